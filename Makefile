@@ -1,0 +1,37 @@
+# Two commands do all set-up on a fresh machine:
+#   make synth   venv + install + `batch-quota check` + synthesize the default topology
+#   make test    venv + install + the whole test suite
+VENV   := .venv
+PYTHON := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+
+.PHONY: test synth check lint bench clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+node_modules/.installed: package.json
+	npm install --no-audit --no-fund --silent
+	touch $@
+
+test: $(STAMP)
+	$(PYTHON) -m pytest -q -n 2
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+check: $(STAMP)
+	$(VENV)/bin/batch-quota check
+
+synth: $(STAMP)
+	$(VENV)/bin/batch-quota check
+
+bench: $(STAMP)
+	$(PYTHON) benchmarks/check_bench.py
+
+clean:
+	rm -rf $(VENV) node_modules cdk.out .pytest_cache .hypothesis

@@ -1,0 +1,32 @@
+"""What a check says about a topology: one ``Finding`` per problem, with a stable rule ID."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Severity(StrEnum):
+    """``error`` fails ``check`` (exit 1) and ``cdk synth``; ``warning`` is reported only."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: which rule, how bad, on which object, what and how to fix it."""
+
+    rule: str
+    severity: Severity
+    object: str
+    message: str
+    hint: str = ""
+    #: For refuted guarantees: the concrete state (share -> usage) under which it fails.
+    counterexample: dict[str, Any] | None = field(default=None, compare=False)
+
+    def line(self) -> str:
+        """``BQ201 error training/QS1: message (fix: hint)`` for logs and CDK annotations."""
+        text = f"{self.rule} {self.severity.value} {self.object}: {self.message}"
+        return f"{text} (fix: {self.hint})" if self.hint else text

@@ -1,0 +1,260 @@
+"""Read a topology from YAML, JSON or a Python module, reporting every problem at once.
+
+A problem is one line: ``FILE[:LINE]: OBJECT.PATH: what is wrong``. Loading fails
+(``LoadError``) on anything that makes the file mean something other than what
+its author wrote: syntax, unknown keys, wrong types, duplicate names, and
+references to things that do not exist. AWS limits are checked later, as rules.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from policy_engine.model import Topology
+
+Path_ = tuple[str | int, ...]
+
+
+class LoadError(Exception):
+    """The input cannot be turned into a topology; ``problems`` has one line each."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+# --- reading files -----------------------------------------------------------
+
+
+class _Lines(dict):
+    """``path -> line number`` recorded while reading YAML, for error messages."""
+
+
+def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines]:
+    """Parse YAML keeping line numbers and refusing duplicate keys (PyYAML keeps the last)."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark else source
+        problem = getattr(error, "problem", None) or str(error)
+        raise LoadError([f"{where}: YAML syntax error: {problem}"]) from None
+    lines = _Lines()
+    problems: list[str] = []
+    constructor = yaml.SafeLoader("")
+
+    def convert(node: yaml.Node, path: Path_) -> Any:
+        lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            result: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = constructor.construct_object(key_node, deep=True)
+                if key in result:
+                    problems.append(
+                        f"{source}:{key_node.start_mark.line + 1}: {_render(path, None)}: "
+                        f"duplicate key {key!r}"
+                    )
+                    continue
+                result[key] = convert(value_node, (*path, key))
+            return result
+        if isinstance(node, yaml.SequenceNode):
+            return [convert(item, (*path, index)) for index, item in enumerate(node.value)]
+        return constructor.construct_object(node, deep=True)
+
+    data = convert(root, ()) if root is not None else None
+    if problems:
+        raise LoadError(problems)
+    return data, lines
+
+
+def _json_to_data(text: str, source: str) -> Any:
+    problems: list[str] = []
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result:
+                problems.append(f"{source}: duplicate key {key!r}")
+            result[key] = value
+        return result
+
+    try:
+        data = json.loads(text, object_pairs_hook=no_duplicates)
+    except json.JSONDecodeError as error:
+        raise LoadError([f"{source}:{error.lineno}: JSON syntax error: {error.msg}"]) from None
+    if problems:
+        raise LoadError(problems)
+    return data
+
+
+def read_data(path: Path) -> tuple[Any, Mapping[Path_, int]]:
+    """Parse a YAML or JSON file into plain data plus the line of each path (YAML only)."""
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise LoadError([f"{source}: cannot read file: {error.strerror or error}"]) from None
+    if path.suffix.lower() == ".json":
+        return _json_to_data(text, source), {}
+    return _yaml_to_data(text, source)
+
+
+# --- turning data into a topology ---------------------------------------------
+
+
+def _render(path: Iterable[str | int], data: Any) -> str:
+    """``job_queues[training].shares[QS1].strategy``: list items by name where they have one."""
+    out = ""
+    node = data
+    for part in path:
+        if isinstance(part, int):
+            item = node[part] if isinstance(node, list) and part < len(node) else None
+            name = item.get("name") if isinstance(item, dict) else None
+            out += f"[{name}]" if isinstance(name, str) and name else f"[{part}]"
+            node = item
+        else:
+            out += f".{part}" if out else str(part)
+            node = node.get(part) if isinstance(node, dict) else None
+    return out or "(top level)"
+
+
+def _describe(error: Mapping[str, Any], model_fields: Iterable[str]) -> str:
+    kind, value = error["type"], error.get("input")
+    if kind == "extra_forbidden":
+        key = error["loc"][-1]
+        close = difflib.get_close_matches(str(key), list(model_fields), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"unknown key {key!r}{hint}"
+    if kind == "missing":
+        return "missing required key"
+    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    return f"{error['msg'][0].lower()}{error['msg'][1:]}, got {shown}"
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
+    """Field names of the model that owns the last key of ``loc`` (for "did you mean")."""
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int) or not (isinstance(current, type) and issubclass(current, BaseModel)):
+            continue
+        field = current.model_fields.get(part)
+        if field is None:
+            return []
+        annotation = field.annotation
+        args = getattr(annotation, "__args__", ())
+        current = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), annotation)
+    return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
+
+
+def topology_from_data(data: Any, source: str = "<topology>", lines: Mapping[Path_, int] | None = None) -> Topology:
+    """Validate plain data (from YAML/JSON or a dict) into a ``Topology`` or raise ``LoadError``."""
+    lines = lines or {}
+    if not isinstance(data, dict):
+        raise LoadError([f"{source}: (top level): expected a mapping with service_environments and job_queues, "
+                         f"got {type(data).__name__}"])
+    try:
+        topology = Topology.model_validate(data)
+    except ValidationError as error:
+        problems = []
+        errors = error.errors()
+        suggested = {  # a typo already says "did you mean X": do not also report X as missing
+            (*tuple(e["loc"])[:-1], match)
+            for e in errors
+            if e["type"] == "extra_forbidden"
+            for match in difflib.get_close_matches(str(e["loc"][-1]), _fields_at(Topology, tuple(e["loc"])), n=1)
+        }
+        for item in errors:
+            loc = tuple(item["loc"])
+            if item["type"] == "missing" and loc in suggested:
+                continue
+            line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), None)
+            where = f"{source}:{line}" if line else source
+            problems.append(f"{where}: {_render(loc, data)}: {_describe(item, _fields_at(Topology, loc))}")
+        raise LoadError(problems) from None
+    problems = [f"{source}: {problem}" for problem in structure_problems(topology)]
+    if problems:
+        raise LoadError(problems)
+    return topology
+
+
+def structure_problems(topology: Topology) -> list[str]:
+    """Duplicate names and dangling references: they make a topology ambiguous, not just unwise."""
+    problems: list[str] = []
+
+    def duplicates(kind: str, names: list[str], prefix: str = "") -> None:
+        seen: set[str] = set()
+        for index, name in enumerate(names):
+            if name in seen:
+                problems.append(f"{prefix}{kind}[{index}]: duplicate name {name!r}")
+            seen.add(name)
+
+    duplicates("service_environments", [e.name for e in topology.service_environments])
+    duplicates("job_queues", [q.name for q in topology.job_queues])
+    environments = {e.name for e in topology.service_environments}
+    for queue in topology.job_queues:
+        duplicates("shares", [s.name for s in queue.shares], prefix=f"job_queues[{queue.name}].")
+        if queue.service_environment not in environments:
+            known = ", ".join(sorted(environments)) or "none defined"
+            problems.append(
+                f"job_queues[{queue.name}].service_environment: no service environment named "
+                f"{queue.service_environment!r} (known: {known})"
+            )
+    for index, guarantee in enumerate(topology.guarantees):
+        matches = topology.resolve_share(guarantee.share)
+        if not matches:
+            problems.append(f"guarantees[{index}].share: no quota share {guarantee.share!r} "
+                            "(write QUEUE/SHARE or a unique SHARE name)")
+        elif len(matches) > 1:
+            queues = ", ".join(f"{q.name}/{s.name}" for q, s in matches)
+            problems.append(f"guarantees[{index}].share: {guarantee.share!r} is ambiguous ({queues}); "
+                            "write QUEUE/SHARE")
+    return problems
+
+
+def validate_topology(topology: Topology, source: str = "<python>") -> Topology:
+    """Apply the loader's structural checks to a topology built in Python."""
+    problems = [f"{source}: {problem}" for problem in structure_problems(topology)]
+    if problems:
+        raise LoadError(problems)
+    return topology
+
+
+def _from_python_module(path: Path) -> Topology:
+    """Import ``path`` and take its ``TOPOLOGY`` (or ``topology``; a callable is called)."""
+    source = str(path)
+    spec = importlib.util.spec_from_file_location(f"_batch_quota_topology_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise LoadError([f"{source}: cannot import as a Python module"])
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except LoadError as error:
+        raise LoadError([f"{source}: {problem}" for problem in error.problems]) from None
+    except Exception as error:  # a user's module: report, never a traceback
+        raise LoadError([f"{source}: importing the module failed: {type(error).__name__}: {error}"]) from None
+    value = getattr(module, "TOPOLOGY", None) or getattr(module, "topology", None)
+    if callable(value) and not isinstance(value, Topology):
+        value = value()
+    if not isinstance(value, Topology):
+        raise LoadError([f"{source}: the module must define TOPOLOGY (or topology) as a policy_engine Topology"])
+    return validate_topology(value, source)
+
+
+def load_topology(path: str | Path) -> Topology:
+    """Load a topology from a ``.yaml``/``.yml``, ``.json`` or ``.py`` file."""
+    path = Path(path)
+    if path.suffix.lower() == ".py":
+        return _from_python_module(path)
+    if path.suffix.lower() not in (".yaml", ".yml", ".json"):
+        raise LoadError([f"{path}: unsupported file type {path.suffix or '(none)'!r}; use .yaml, .yml, .json or .py"])
+    data, lines = read_data(path)
+    return topology_from_data(data, str(path), lines)
+

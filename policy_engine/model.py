@@ -1,0 +1,160 @@
+"""The topology model: frozen, typed records of what an administrator declares.
+
+One set of classes serves Python definitions (``app.py``) and YAML/JSON files
+(``loading.py``), so both mean exactly the same thing. Validation here is only
+about *shape* (types, unknown keys); AWS's limits and the guarantees are rules
+in ``policy_engine.rules`` so that every problem is reported at once.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Strategy = Literal["RESERVE", "LEND", "LEND_AND_BORROW"]
+State = Literal["ENABLED", "DISABLED"]
+
+#: ``instance type -> number of instances``, e.g. ``{"ml.g5.xlarge": 4}``.
+Capacity = dict[str, int]
+
+#: Lists in files become tuples; strictness of the elements is kept.
+_Tuple = Field(strict=False)
+
+UNLIMITED_BORROW = -1
+
+
+class _Frozen(BaseModel):
+    """Immutable, strict, and closed: unknown keys and wrong types are errors."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class ServiceEnvironment(_Frozen):
+    """A ``SAGEMAKER_TRAINING`` service environment: the physical capacity."""
+
+    name: str
+    capacity: Capacity
+    state: State = "ENABLED"
+    tags: dict[str, str] = Field(default_factory=dict)
+
+
+class JobStateTimeLimitAction(_Frozen):
+    """Terminate a job stuck at the front of the queue (``jobStateTimeLimitActions``)."""
+
+    max_time_seconds: int
+    reason: str
+    action: Literal["TERMINATE"] = "TERMINATE"
+    state: Literal["RUNNABLE"] = "RUNNABLE"
+
+
+class QuotaShare(_Frozen):
+    """A team's slice of a job queue, with its idle-capacity strategy."""
+
+    name: str
+    capacity: Capacity
+    strategy: Strategy
+    #: Percent of ``capacity`` a LEND_AND_BORROW share may borrow on top; -1 = unlimited.
+    #: ``None`` means "not set" so that setting it on another strategy can be reported.
+    borrow_limit: int | None = None
+    in_share_preemption: bool = False
+    state: State = "ENABLED"
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def lends(self) -> bool:
+        return self.strategy in ("LEND", "LEND_AND_BORROW")
+
+    @property
+    def borrows(self) -> bool:
+        return self.strategy == "LEND_AND_BORROW"
+
+    @property
+    def effective_borrow_limit(self) -> int:
+        """The borrow limit AWS applies: -1 (unlimited) unless set; 0 when the share cannot borrow."""
+        if not self.borrows:
+            return 0
+        return UNLIMITED_BORROW if self.borrow_limit is None else self.borrow_limit
+
+    def ceiling(self, instance_type: str) -> int | None:
+        """Most instances of a type the share may use at once; ``None`` = unbounded.
+
+        ``floor(limit x (1 + borrow_limit / 100))`` for LEND_AND_BORROW, the limit otherwise.
+        """
+        limit = self.capacity.get(instance_type, 0)
+        percent = self.effective_borrow_limit
+        if percent == UNLIMITED_BORROW:
+            return None
+        return limit + (limit * percent) // 100
+
+
+class JobQueue(_Frozen):
+    """A ``SAGEMAKER_TRAINING`` job queue with a quota-share scheduling policy."""
+
+    name: str
+    service_environment: str
+    shares: Annotated[tuple[QuotaShare, ...], _Tuple] = ()
+    priority: int = 1
+    state: State = "ENABLED"
+    job_state_time_limit_actions: Annotated[tuple[JobStateTimeLimitAction, ...], _Tuple] = ()
+    #: Name of the queue's quota scheduling policy; defaults to ``<queue>-quota-policy``.
+    scheduling_policy: str | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def scheduling_policy_name(self) -> str:
+        return self.scheduling_policy or f"{self.name}-quota-policy"
+
+    def share(self, name: str) -> QuotaShare | None:
+        return next((s for s in self.shares if s.name == name), None)
+
+
+class Guarantee(_Frozen):
+    """What a team was promised; the checks prove or refute it.
+
+    ``share`` is ``QUEUE/SHARE``, or ``SHARE`` when the name is unique.
+    """
+
+    share: str
+    #: Reachable by reclaim for a head job within the share's own limit.
+    min_capacity: Capacity | None = None
+    #: Reachable when every other share is idle.
+    burst_capacity: Capacity | None = None
+    #: No job of the share is ever preempted.
+    never_preempted: bool = False
+
+
+class Topology(_Frozen):
+    """Everything batch-quota checks, simulates and deploys."""
+
+    service_environments: Annotated[tuple[ServiceEnvironment, ...], _Tuple] = ()
+    job_queues: Annotated[tuple[JobQueue, ...], _Tuple] = ()
+    guarantees: Annotated[tuple[Guarantee, ...], _Tuple] = ()
+    #: Share limits may add up to more than the environment (rule BQ201 becomes a warning).
+    allow_oversubscription: bool = False
+
+    def environment(self, name: str) -> ServiceEnvironment | None:
+        return next((e for e in self.service_environments if e.name == name), None)
+
+    def queue(self, name: str) -> JobQueue | None:
+        return next((q for q in self.job_queues if q.name == name), None)
+
+    def shares(self) -> list[tuple[JobQueue, QuotaShare]]:
+        """Every share with its queue, in declaration order."""
+        return [(q, s) for q in self.job_queues for s in q.shares]
+
+    def resolve_share(self, ref: str) -> list[tuple[JobQueue, QuotaShare]]:
+        """Shares a reference names: ``QUEUE/SHARE`` names one; ``SHARE`` may be ambiguous."""
+        if "/" in ref:
+            queue_name, _, share_name = ref.partition("/")
+            queue = self.queue(queue_name)
+            share = queue.share(share_name) if queue else None
+            return [(queue, share)] if queue and share else []
+        return [(q, s) for q, s in self.shares() if s.name == ref]
+
+
+def share_id(queue: JobQueue | str, share: QuotaShare | str) -> str:
+    """The canonical ``QUEUE/SHARE`` name used in findings, graphs and reports."""
+    queue_name = queue if isinstance(queue, str) else queue.name
+    share_name = share if isinstance(share, str) else share.name
+    return f"{queue_name}/{share_name}"

@@ -1,0 +1,122 @@
+"""Loading: the file format means what the Python model means, and bad input is named precisely."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from policy_engine.examples import EXAMPLE_YAML, example_topology
+from policy_engine.loading import LoadError, load_topology, topology_from_data
+
+GOOD = """\
+service_environments:
+  - name: gpu-env
+    capacity: {ml.g5.xlarge: 3}
+job_queues:
+  - name: training
+    service_environment: gpu-env
+    shares:
+      - name: QS1
+        capacity: {ml.g5.xlarge: 1}
+        strategy: LEND_AND_BORROW
+        borrow_limit: 200
+        in_share_preemption: true
+guarantees:
+  - share: training/QS1
+    min_capacity: {ml.g5.xlarge: 1}
+    burst_capacity: {ml.g5.xlarge: 3}
+    never_preempted: true
+"""
+
+
+def problems_of(write_file, text: str, name: str = "t.yaml") -> list[str]:
+    with pytest.raises(LoadError) as caught:
+        load_topology(write_file(name, text))
+    return caught.value.problems
+
+
+def test_issue_example_loads(write_file):
+    topology = load_topology(write_file("t.yaml", GOOD))
+    share = topology.job_queues[0].shares[0]
+    assert share.strategy == "LEND_AND_BORROW"
+    assert share.borrow_limit == 200
+    assert share.ceiling("ml.g5.xlarge") == 3
+    assert topology.guarantees[0].burst_capacity == {"ml.g5.xlarge": 3}
+
+
+def test_embedded_yaml_equals_python_example():
+    assert load_topology(EXAMPLE_YAML) == example_topology()
+
+
+def test_json_means_the_same_as_yaml(write_file):
+    as_json = json.dumps(example_topology().model_dump())
+    assert load_topology(write_file("t.json", as_json)) == example_topology()
+
+
+def test_typo_is_named_with_suggestion_and_line(write_file):
+    (problem,) = problems_of(write_file, GOOD.replace("strategy:", "stratgy:"))
+    assert problem.startswith("t.yaml") or "t.yaml:" in problem
+    assert ":10:" in problem  # the line of the share's mapping key
+    assert "job_queues[training].shares[QS1]" in problem
+    assert "unknown key 'stratgy'" in problem and "did you mean 'strategy'" in problem
+
+
+def test_all_problems_are_reported_at_once(write_file):
+    text = GOOD.replace("capacity: {ml.g5.xlarge: 3}", 'capacity: {ml.g5.xlarge: "3"}', 1)
+    text = text.replace("in_share_preemption: true", "in_share_preemption: yes-please")
+    text = text.replace("strategy: LEND_AND_BORROW", "strategy: BORROW")
+    problems = problems_of(write_file, text)
+    assert len(problems) == 3, problems
+    assert any("service_environments[gpu-env].capacity.ml.g5.xlarge" in p and "integer" in p for p in problems)
+    assert any("shares[QS1].strategy" in p and "BORROW" in p for p in problems)
+    assert any("shares[QS1].in_share_preemption" in p for p in problems)
+
+
+def test_yaml_syntax_error_names_the_line(write_file):
+    (problem,) = problems_of(write_file, "service_environments:\n  - name: [unclosed\n")
+    assert "YAML syntax error" in problem and "t.yaml:" in problem
+
+
+def test_duplicate_yaml_keys_are_not_silently_dropped(write_file):
+    text = GOOD.replace("strategy: LEND_AND_BORROW", "strategy: LEND_AND_BORROW\n        strategy: LEND")
+    (problem,) = problems_of(write_file, text)
+    assert "duplicate key 'strategy'" in problem
+
+
+def test_duplicate_names_and_dangling_references(write_file):
+    text = GOOD.replace("service_environment: gpu-env", "service_environment: gpu-nv")
+    text = text.replace("share: training/QS1", "share: training/QS9")
+    text += "  - share: QS1\n  - share: QS1\n"
+    text = text.replace(
+        "        in_share_preemption: true\n",
+        "        in_share_preemption: true\n      - name: QS1\n        capacity: {a: 1}\n        strategy: LEND\n",
+    )
+    problems = problems_of(write_file, text)
+    assert any("shares[1]: duplicate name 'QS1'" in p for p in problems)
+    assert any("no service environment named 'gpu-nv'" in p for p in problems)
+    assert any("no quota share 'training/QS9'" in p for p in problems)
+    assert any("'QS1' is ambiguous" in p for p in problems)
+
+
+def test_top_level_must_be_a_mapping():
+    with pytest.raises(LoadError, match="expected a mapping"):
+        topology_from_data(["not", "a", "mapping"], "x.yaml")
+
+
+def test_missing_file_and_unknown_suffix(tmp_path):
+    with pytest.raises(LoadError, match="cannot read file"):
+        load_topology(tmp_path / "nope.yaml")
+    with pytest.raises(LoadError, match="unsupported file type"):
+        load_topology(tmp_path / "t.toml")
+
+
+def test_python_module_topology(write_file):
+    module = write_file(
+        "topo.py",
+        "from policy_engine.examples import example_topology\nTOPOLOGY = example_topology()\n",
+    )
+    assert load_topology(module) == example_topology()
+    broken = write_file("broken.py", "raise RuntimeError('boom')\n")
+    with pytest.raises(LoadError, match="RuntimeError: boom"):
+        load_topology(broken)
