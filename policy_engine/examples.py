@@ -44,3 +44,35 @@ def example_topology() -> Topology:
             Guarantee(share="training/QS3", min_capacity={INSTANCE_TYPE: 1}, never_preempted=True),
         ),
     )
+
+
+#: Instance types used by ``large_topology`` (five, AWS's per-share and per-environment maximum).
+LARGE_INSTANCE_TYPES = ("ml.g5.xlarge", "ml.g5.2xlarge", "ml.g5.12xlarge", "ml.p4d.24xlarge", "ml.p5.48xlarge")
+
+_STRATEGIES = ("LEND_AND_BORROW", "LEND", "RESERVE")
+
+
+def large_topology(queues: int = 50, shares_per_queue: int = 20, instance_types: int = 5) -> Topology:
+    """An account at AWS's limits (50 queues x 20 shares, 5 instance types): benchmarks and scale tests.
+
+    Each share gets 2 instances of every type and the environment exactly the sum, so the
+    topology is valid; strategies rotate LEND_AND_BORROW / LEND / RESERVE.
+    """
+    types = LARGE_INSTANCE_TYPES[:instance_types]
+    environments, job_queues = [], []
+    for q in range(queues):
+        shares = tuple(
+            QuotaShare(
+                name=f"team-{q:02d}-{s:02d}",
+                capacity=dict.fromkeys(types, 2),
+                strategy=_STRATEGIES[s % 3],
+                borrow_limit=100 if _STRATEGIES[s % 3] == "LEND_AND_BORROW" else None,
+                in_share_preemption=s % 2 == 0,
+                tags={"team": f"team-{q:02d}-{s:02d}"},
+            )
+            for s in range(shares_per_queue)
+        )
+        capacity = dict.fromkeys(types, 2 * shares_per_queue)
+        environments.append(ServiceEnvironment(name=f"env-{q:02d}", capacity=capacity))
+        job_queues.append(JobQueue(name=f"queue-{q:02d}", service_environment=f"env-{q:02d}", shares=shares))
+    return Topology(service_environments=tuple(environments), job_queues=tuple(job_queues))
