@@ -1,0 +1,56 @@
+"""AWS's documented limits for quota management, as data: one table, one source line each.
+
+Rules read these values instead of repeating numbers, so a limit AWS changes is a
+one-line edit here, and the rule catalogue quotes the same figures the checks use.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SERVICE_LIMITS = "AWS Batch user guide, service_limits"
+_API = "AWS Batch API reference / botocore batch model"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One documented bound: ``minimum <= value <= maximum`` (``None`` = no bound on that side)."""
+
+    minimum: int | None
+    maximum: int | None
+    what: str
+    source: str
+
+    def allows(self, value: int) -> bool:
+        return (self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
+
+    def range_text(self) -> str:
+        if self.maximum is None:
+            return f">= {self.minimum}"
+        if self.minimum is None:
+            return f"<= {self.maximum}"
+        return f"{self.minimum}-{self.maximum}"
+
+
+NAME_LENGTH = Limit(1, 128, "name length (share, queue, environment, scheduling policy)", _SERVICE_LIMITS)
+SHARE_MAX_CAPACITY = Limit(1, None, "a share's maxCapacity per instance type", _SERVICE_LIMITS)
+ENVIRONMENT_MAX_CAPACITY = Limit(1, None, "a service environment's capacity per instance type", _API)
+SHARE_CAPACITY_LIMITS = Limit(1, 5, "capacity limits (instance types) per quota share", _SERVICE_LIMITS)
+ENVIRONMENT_CAPACITY_LIMITS = Limit(1, 5, "capacity limits (instance types) per service environment", _SERVICE_LIMITS)
+SHARES_PER_QUEUE = Limit(None, 20, "quota shares per job queue", _SERVICE_LIMITS)
+ENVIRONMENTS_PER_QUEUE = Limit(1, 1, "service environments per job queue", _SERVICE_LIMITS)
+QUEUES_PER_ENVIRONMENT = Limit(None, 1, "job queues per quota-managed service environment", _SERVICE_LIMITS)
+ENVIRONMENTS_PER_ACCOUNT = Limit(None, 50, "service environments per account and Region", _SERVICE_LIMITS)
+QUEUES_PER_ACCOUNT = Limit(None, 50, "job queues per account and Region", _SERVICE_LIMITS)
+BORROW_LIMIT = Limit(-1, None, "borrowLimit percent (-1 = unlimited)", _API)
+PRIORITY = Limit(0, 9999, "job queue priority", _API)
+TIME_LIMIT_SECONDS = Limit(600, 86400, "jobStateTimeLimitActions maxTimeSeconds", _API)
+
+#: Letters, digits, hyphens and underscores (length checked by ``NAME_LENGTH``).
+NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_-]*")
+
+#: Every limit, for the rule catalogue: ``name -> Limit``.
+ALL: dict[str, Limit] = {
+    name: value for name, value in globals().items() if isinstance(value, Limit)
+}

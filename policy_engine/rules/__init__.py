@@ -1,0 +1,27 @@
+"""The rules: one module per family, each rule a stable ID, a severity, a title and one function.
+
+Importing this package registers every rule in ``REGISTRY`` (ID -> Rule); ``run_rules`` runs them.
+"""
+
+from __future__ import annotations
+
+from policy_engine.findings import Finding
+from policy_engine.model import Topology
+from policy_engine.rules import aws_limits, borrowing, capacity, guarantees, structure
+from policy_engine.rules.base import REGISTRY, Context, Problem, Rule, rule
+
+FAMILIES = (structure, aws_limits, capacity, borrowing, guarantees)
+
+
+def all_rules() -> list[Rule]:
+    """Every rule, ordered by ID."""
+    return sorted(REGISTRY.values(), key=lambda r: r.id)
+
+
+def run_rules(topology: Topology, context: Context | None = None) -> list[Finding]:
+    """Run every rule once over ``topology`` (unsorted; ``checks.check_topology`` orders them)."""
+    context = context or Context(topology)
+    return [finding for each in all_rules() for finding in each.run(context)]
+
+
+__all__ = ["FAMILIES", "REGISTRY", "Context", "Problem", "Rule", "all_rules", "rule", "run_rules"]

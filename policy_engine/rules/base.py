@@ -1,0 +1,89 @@
+"""What a rule is: a stable ID, a severity, a one-line title and one function -> problems.
+
+Rule functions yield ``Problem``s (object, message, hint); the ``Rule`` stamps its ID and
+severity on them, so a rule's identity lives in exactly one place: its decorator.
+The function's docstring is the rule's description in the generated catalogue.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from policy_engine.findings import Finding, Severity
+from policy_engine.graph import BorrowGraph
+from policy_engine.model import Topology
+
+
+@dataclass
+class Context:
+    """What every rule reads: the topology and, built once on first use, its borrow graph."""
+
+    topology: Topology
+
+    @cached_property
+    def graph(self) -> BorrowGraph:
+        return BorrowGraph(self.topology)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A rule's raw result; ``severity`` overrides the rule's default (e.g. opted-in oversubscription)."""
+
+    object: str
+    message: str
+    hint: str = ""
+    severity: Severity | None = None
+    counterexample: dict[str, Any] | None = field(default=None, compare=False)
+
+
+RuleFunction = Callable[[Context], Iterable[Problem]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One check with a stable ID (``BQ`` + family digit + number)."""
+
+    id: str
+    severity: Severity
+    title: str
+    function: RuleFunction
+    family: str
+
+    @property
+    def description(self) -> str:
+        return inspect.getdoc(self.function) or self.title
+
+    def run(self, context: Context) -> list[Finding]:
+        return [
+            Finding(
+                rule=self.id,
+                severity=problem.severity or self.severity,
+                object=problem.object,
+                message=problem.message,
+                hint=problem.hint,
+                counterexample=problem.counterexample,
+            )
+            for problem in self.function(context)
+        ]
+
+
+#: Every registered rule by ID, in registration order (the family modules register on import).
+REGISTRY: dict[str, Rule] = {}
+
+
+def rule(rule_id: str, severity: Severity, title: str) -> Callable[[RuleFunction], Rule]:
+    """Register the decorated function as rule ``rule_id``."""
+
+    def register(function: RuleFunction) -> Rule:
+        if rule_id in REGISTRY:
+            raise ValueError(f"rule {rule_id} registered twice")
+        family = (inspect.getmodule(function).__doc__ or "").strip().splitlines()[0].rstrip(".")
+        registered = Rule(rule_id, severity, title, function, family)
+        REGISTRY[rule_id] = registered
+        return registered
+
+    return register

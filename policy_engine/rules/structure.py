@@ -1,0 +1,24 @@
+"""Structure: duplicate names and dangling references in a topology built in Python.
+
+Files never get here with such problems (loading refuses them, exit 2); a topology
+built in Python and handed straight to ``check_topology`` is checked the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from policy_engine.findings import Severity
+from policy_engine.loading import structure_problems
+from policy_engine.rules.base import Context, Problem, rule
+from policy_engine.rules.objects import TOPOLOGY
+
+
+@rule("BQ001", Severity.ERROR, "Names are unique and every reference resolves")
+def unique_names_and_resolved_references(context: Context) -> Iterator[Problem]:
+    """Environments, queues and the shares of a queue have unique names; a queue names an existing
+    environment; a guarantee names exactly one share (``QUEUE/SHARE``, or ``SHARE`` when unique)."""
+    for problem in structure_problems(context.topology):
+        where, _, message = problem.partition(": ")
+        obj = where.split(".")[0] if where.startswith(("job_queues[", "guarantees[")) else where or TOPOLOGY
+        yield Problem(obj, message or problem, "rename the duplicate or fix the reference")

@@ -1,0 +1,61 @@
+"""Per-share summary: what each team can count on, how far it can burst, and who can preempt whom.
+
+Derived from the same borrow graph and definitions the guarantee rules use, so the table a
+team reads and the checks that fail a deploy never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from policy_engine.graph import BorrowGraph
+from policy_engine.guarantees import guaranteed_capacity
+
+
+@dataclass(frozen=True)
+class ShareSummary:
+    """One share at a glance; capacities are ``instance type -> instances``."""
+
+    share: str
+    strategy: str
+    limit: dict[str, int]
+    #: Always reachable by reclaim (``guarantees.guaranteed_capacity``); equals ``limit`` unless oversubscribed.
+    guaranteed: dict[str, int]
+    #: Reachable when every other share is idle (``BorrowGraph.max_burst``).
+    max_burst: dict[str, int]
+    #: Who may take capacity back from it: lenders it can borrow from, and itself with in-share preemption.
+    preempted_by: tuple[str, ...]
+    #: Whom it may preempt: borrowers of its lent capacity, and itself with in-share preemption.
+    may_preempt: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["preempted_by"] = list(self.preempted_by)
+        data["may_preempt"] = list(self.may_preempt)
+        return data
+
+
+def _flows(graph: BorrowGraph, lender: str, borrower: str) -> bool:
+    """Whether any instance can actually flow from ``lender`` to ``borrower`` (edge capacity > 0)."""
+    return any(data["capacity"] > 0 for data in (graph.graph.get_edge_data(lender, borrower) or {}).values())
+
+
+def summarize(graph: BorrowGraph, node: str) -> ShareSummary:
+    share = graph.share(node)
+    itself = (node,) if share.in_share_preemption else ()
+    lenders = tuple(lender for lender in graph.lenders(node) if _flows(graph, lender, node))
+    borrowers = tuple(borrower for borrower in graph.borrowers(node) if _flows(graph, node, borrower))
+    return ShareSummary(
+        share=node,
+        strategy=share.strategy,
+        limit=dict(share.capacity),
+        guaranteed={t: guaranteed_capacity(graph, node, t) for t in share.capacity},
+        max_burst={t: graph.max_burst(node, t) for t in share.capacity},
+        preempted_by=lenders + itself,
+        may_preempt=borrowers + itself,
+    )
+
+
+def summarize_all(graph: BorrowGraph) -> dict[str, ShareSummary]:
+    """``QUEUE/SHARE -> ShareSummary`` for every share, in declaration order."""
+    return {node: summarize(graph, node) for node in graph.shares()}
