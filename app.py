@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The CDK app: a batch-quota topology -> checked CloudFormation stack(s).
+
+Context (``cdk synth -c KEY=VALUE``):
+  topology    YAML/JSON file or Python module (default: the embedded AWS example)
+  stack_name  stack name, or prefix of the per-queue stacks (default ``BatchQuota``)
+  account, region   target environment (default: CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION)
+  split       auto | single | per-queue (default auto: one stack when it fits)
+
+Bad input prints one line per problem and exits 2; a topology that breaks a guarantee
+fails synthesis listing every finding and exits 1. Neither prints a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from aws_cdk import App, Environment
+
+from policy_engine.examples import example_topology
+from policy_engine.loading import LoadError, load_topology
+from quota_constructs import TopologyStacks
+
+EXIT_FINDINGS, EXIT_BAD_INPUT = 1, 2
+
+
+def _context(app: App, key: str) -> str | None:
+    value = app.node.try_get_context(key)
+    return str(value) if value not in (None, "") else None
+
+
+def main() -> None:
+    app = App()
+    path = _context(app, "topology")
+    account = _context(app, "account") or os.environ.get("CDK_DEFAULT_ACCOUNT")
+    region = _context(app, "region") or os.environ.get("CDK_DEFAULT_REGION")
+    try:
+        topology = load_topology(path) if path else example_topology()
+        TopologyStacks(
+            app,
+            topology,
+            stack_name=_context(app, "stack_name") or "BatchQuota",
+            env=Environment(account=account, region=region) if account or region else None,
+            split=_context(app, "split") or "auto",
+        )
+    except LoadError as error:
+        for problem in error.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
+    try:
+        app.synth()
+    except RuntimeError as error:  # jsii surfaces CDK's synthesis errors (our validations included) as RuntimeError
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(EXIT_FINDINGS)
+
+
+if __name__ == "__main__":
+    main()

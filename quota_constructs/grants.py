@@ -1,0 +1,140 @@
+"""Least-privilege IAM for quota shares and queues, from the Service Authorization Reference for AWS Batch.
+
+What IAM can express (Service Authorization Reference, "Actions, resources, and condition
+keys for AWS Batch"):
+
+- ``batch:SubmitServiceJob`` authorizes against the ``job-queue`` (required), the
+  ``quota-share`` named in the request, and ``service-job`` (required, ``service-job/*`` at
+  submission). Allowing one share's ARN therefore denies a request that names another
+  share of the same queue. Condition keys: ``batch:SchedulingPriority``, ``aws:RequestTag``,
+  ``aws:TagKeys``, ``aws:ResourceTag``. There is no condition key for the share name.
+- ``batch:UpdateServiceJob`` authorizes only against ``service-job`` (IDs unknown before
+  submission) with ``batch:SchedulingPriority`` and ``aws:ResourceTag``: it can be confined to
+  a share's jobs only through a tag those jobs carry (``JOB_SHARE_TAG``).
+- ``DescribeQuotaShare`` takes the share ARN, ``ListQuotaShares``/``GetJobQueueSnapshot`` the
+  queue ARN; ``DescribeJobQueues``, ``DescribeServiceEnvironments``,
+  ``DescribeSchedulingPolicies``, ``ListServiceJobs`` and ``DescribeServiceJob`` accept only ``*``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import ArnFormat, Stack
+from aws_cdk import aws_iam as iam
+from constructs import IConstruct
+
+SUBMIT = "batch:SubmitServiceJob"
+UPDATE = "batch:UpdateServiceJob"
+TAG = "batch:TagResource"
+#: Tag that ``require_job_tag`` puts on every job a share's grantee submits (value ``QUEUE/SHARE``).
+JOB_SHARE_TAG = "batch-quota:quota-share"
+PRIORITY_KEY = "batch:SchedulingPriority"
+
+#: Read actions that accept only ``Resource: *`` (no resource-level permissions exist for them).
+READ_ANY = (
+    "batch:DescribeJobQueues",
+    "batch:DescribeServiceEnvironments",
+    "batch:DescribeSchedulingPolicies",
+    "batch:ListServiceJobs",
+    "batch:DescribeServiceJob",
+)
+
+
+def service_jobs_arn(scope: IConstruct) -> str:
+    """``arn:...:service-job/*``: the job resource ``SubmitServiceJob``/``UpdateServiceJob`` require."""
+    return Stack.of(scope).format_arn(
+        service="batch", resource="service-job", resource_name="*", arn_format=ArnFormat.SLASH_RESOURCE_NAME
+    )
+
+
+def _merge(*conditions: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
+    merged: dict[str, dict[str, Any]] = {}
+    for condition in conditions:
+        for operator, pairs in (condition or {}).items():
+            merged.setdefault(operator, {}).update(pairs)
+    return merged or None
+
+
+def _priority_at_most(max_priority: int | None, if_exists: bool) -> dict[str, dict[str, Any]] | None:
+    if max_priority is None:
+        return None
+    operator = "NumericLessThanEqualsIfExists" if if_exists else "NumericLessThanEquals"
+    return {operator: {PRIORITY_KEY: max_priority}}
+
+
+def grant_submit(
+    grantee: iam.IGrantable,
+    *,
+    scope: IConstruct,
+    queue_arn: str,
+    share_arn: str,
+    share_id: str,
+    max_priority: int | None = None,
+    require_job_tag: bool = False,
+    execution_role: iam.IRole | None = None,
+) -> iam.Grant:
+    """Submit SageMaker Training jobs to one quota share of one queue (see the module docstring)."""
+    jobs = service_jobs_arn(scope)
+    tag_condition = {"StringEquals": {f"aws:RequestTag/{JOB_SHARE_TAG}": share_id}} if require_job_tag else None
+    grant = iam.Grant.add_to_principal(
+        grantee=grantee,
+        actions=[SUBMIT],
+        resource_arns=[queue_arn, share_arn, jobs],
+        conditions=_merge(_priority_at_most(max_priority, if_exists=True), tag_condition),
+        scope=scope,
+    )
+    if require_job_tag:
+        grant = grant.combine(
+            iam.Grant.add_to_principal(
+                grantee=grantee, actions=[TAG], resource_arns=[jobs], conditions=tag_condition, scope=scope
+            )
+        )
+    if execution_role is not None:
+        grant = grant.combine(
+            iam.Grant.add_to_principal(
+                grantee=grantee,
+                actions=["iam:PassRole"],
+                resource_arns=[execution_role.role_arn],
+                conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}},
+                scope=scope,
+            )
+        )
+    return grant
+
+
+def grant_update_priority(
+    grantee: iam.IGrantable,
+    *,
+    scope: IConstruct,
+    share_id: str | None,
+    max_priority: int | None = None,
+) -> iam.Grant:
+    """``UpdateServiceJob`` (change a job's scheduling priority).
+
+    With ``share_id`` only jobs tagged ``JOB_SHARE_TAG = share_id`` qualify (pair it with
+    ``grant_submit(require_job_tag=True)``); without it, any service job of the account.
+    """
+    tag = {"StringEquals": {f"aws:ResourceTag/{JOB_SHARE_TAG}": share_id}} if share_id is not None else None
+    return iam.Grant.add_to_principal(
+        grantee=grantee,
+        actions=[UPDATE],
+        resource_arns=[service_jobs_arn(scope)],
+        conditions=_merge(_priority_at_most(max_priority, if_exists=False), tag),
+        scope=scope,
+    )
+
+
+def grant_read(
+    grantee: iam.IGrantable, *, scope: IConstruct, scoped: dict[str, list[str]]
+) -> iam.Grant:
+    """Read-only: ``scoped`` maps each resource-level action to its ARNs; ``READ_ANY`` goes on ``*``."""
+    grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(READ_ANY), resource_arns=["*"], scope=scope)
+    by_arns: dict[tuple[str, ...], list[str]] = {}
+    for action, arns in scoped.items():
+        by_arns.setdefault(tuple(arns), []).append(action)
+    for arns, actions in by_arns.items():
+        grant = grant.combine(
+            iam.Grant.add_to_principal(grantee=grantee, actions=actions, resource_arns=list(arns), scope=scope)
+        )
+    return grant

@@ -1,0 +1,150 @@
+"""``TrainingJobQueue``: a ``SAGEMAKER_TRAINING`` job queue with a quota-share scheduling policy.
+
+aws-cdk-lib's L2 ``JobQueue`` cannot build this queue type, so this wraps ``CfnJobQueue``:
+one service environment (AWS allows exactly one), the quota policy (created when not
+given), a priority and optional ``jobStateTimeLimitActions`` that TERMINATE a job stuck
+RUNNABLE at the front of the queue (it would otherwise hold every job behind it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from aws_cdk import Resource
+from aws_cdk import aws_batch as batch
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from policy_engine import limits
+from policy_engine import model as m
+from quota_constructs import grants
+from quota_constructs.arns import name_after
+from quota_constructs.props import QUEUE_PRIORITY, STATES, Where
+from quota_constructs.scheduling_policy import QuotaSchedulingPolicy, SchedulingPolicyBase
+from quota_constructs.service_environment import ServiceEnvironmentBase
+
+JOB_QUEUE_TYPE = "SAGEMAKER_TRAINING"
+
+
+class TrainingJobQueueBase(Resource):
+    """What quota shares and grants need from a queue, created here or imported."""
+
+    job_queue_arn: str
+    job_queue_name: str
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Describe the queue and list its shares, jobs and snapshot (no submit, no update)."""
+        return grants.grant_read(
+            grantee,
+            scope=self,
+            scoped={"batch:ListQuotaShares": [self.job_queue_arn], "batch:GetJobQueueSnapshot": [self.job_queue_arn]},
+        )
+
+
+class TrainingJobQueue(TrainingJobQueueBase):
+    """A quota-managed ``SAGEMAKER_TRAINING`` job queue.
+
+    Without ``scheduling_policy`` the queue creates its own ``QuotaSchedulingPolicy``
+    named ``scheduling_policy_name`` (default ``<queue>-quota-policy``).
+
+    ``job_state_time_limit_actions`` takes ``policy_engine.model.JobStateTimeLimitAction``
+    values (``max_time_seconds`` 600-86400, ``reason``; action TERMINATE, state RUNNABLE).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        job_queue_name: str,
+        service_environment: ServiceEnvironmentBase,
+        scheduling_policy: SchedulingPolicyBase | None = None,
+        scheduling_policy_name: str | None = None,
+        priority: int = 1,
+        state: m.State = "ENABLED",
+        job_state_time_limit_actions: Iterable[m.JobStateTimeLimitAction] = (),
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        where = Where("TrainingJobQueue", job_queue_name)
+        where.name_ok("job_queue_name", job_queue_name)
+        where.number_ok("priority", priority, QUEUE_PRIORITY)
+        where.choice_ok("state", state, STATES)
+        actions = [self._time_limit_action(where, index, a) for index, a in enumerate(job_state_time_limit_actions)]
+        checked_tags = where.tags_ok(tags)
+        if not isinstance(service_environment, ServiceEnvironmentBase):
+            where.fail("service_environment", service_environment, "a ServiceEnvironment (or an imported one)")
+        super().__init__(scope, id)
+        self.scheduling_policy = scheduling_policy or QuotaSchedulingPolicy(
+            self,
+            "SchedulingPolicy",
+            scheduling_policy_name=scheduling_policy_name or f"{job_queue_name}-quota-policy",
+            tags=tags,
+        )
+        self.service_environment = service_environment
+        self.resource = batch.CfnJobQueue(
+            self,
+            "Resource",
+            job_queue_name=job_queue_name,
+            job_queue_type=JOB_QUEUE_TYPE,
+            priority=priority,
+            state=state,
+            scheduling_policy_arn=self.scheduling_policy.scheduling_policy_arn,
+            service_environment_order=[
+                batch.CfnJobQueue.ServiceEnvironmentOrderProperty(
+                    order=1, service_environment=service_environment.service_environment_arn
+                )
+            ],
+            job_state_time_limit_actions=actions or None,
+            tags=checked_tags,
+        )
+        self.job_queue_name = job_queue_name
+        self.job_queue_arn = self.resource.attr_job_queue_arn
+
+    @staticmethod
+    def _time_limit_action(where: Where, index: int, action: Any) -> batch.CfnJobQueue.JobStateTimeLimitActionProperty:
+        if not isinstance(action, m.JobStateTimeLimitAction):
+            where.fail(f"job_state_time_limit_actions[{index}]", action, "a JobStateTimeLimitAction")
+        where.number_ok(f"job_state_time_limit_actions[{index}].max_time_seconds", action.max_time_seconds,
+                        limits.TIME_LIMIT_SECONDS)
+        if not action.reason:
+            where.fail(f"job_state_time_limit_actions[{index}].reason", action.reason, "a non-empty reason")
+        return batch.CfnJobQueue.JobStateTimeLimitActionProperty(
+            action=action.action, max_time_seconds=action.max_time_seconds, reason=action.reason, state=action.state
+        )
+
+    def add_quota_share(self, id: str, **props: Any):
+        """Add a ``QuotaShare`` to this queue (same props as ``QuotaShare`` minus ``job_queue``)."""
+        from quota_constructs.quota_share import QuotaShare
+
+        return QuotaShare(self, id, job_queue=self, **props)
+
+    @classmethod
+    def from_model(
+        cls, scope: Construct, id: str, queue: m.JobQueue, service_environment: ServiceEnvironmentBase
+    ) -> TrainingJobQueue:
+        """Build from a ``policy_engine`` job queue (its shares are added separately)."""
+        return cls(
+            scope,
+            id,
+            job_queue_name=queue.name,
+            service_environment=service_environment,
+            scheduling_policy_name=queue.scheduling_policy_name,
+            priority=queue.priority,
+            state=queue.state,
+            job_state_time_limit_actions=queue.job_state_time_limit_actions,
+            tags=queue.tags,
+        )
+
+    @classmethod
+    def from_job_queue_arn(cls, scope: Construct, id: str, arn: str) -> TrainingJobQueueBase:
+        """Reference an existing queue, e.g. to grant read access or import its shares."""
+        return _ImportedJobQueue(scope, id, arn)
+
+
+class _ImportedJobQueue(TrainingJobQueueBase):
+    def __init__(self, scope: Construct, id: str, arn: str) -> None:
+        name = name_after(arn, "job-queue/", "TrainingJobQueue.from_job_queue_arn")
+        super().__init__(scope, id, environment_from_arn=arn)
+        self.job_queue_arn = arn
+        self.job_queue_name = name

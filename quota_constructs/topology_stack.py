@@ -1,0 +1,198 @@
+"""A whole ``policy_engine`` topology -> CDK constructs and stacks, checked once before synthesis.
+
+The policy engine runs once per topology. Its errors become one construct validation per
+job queue (so ``cdk synth`` fails listing every finding with its rule, object and message)
+and its warnings become CDK warnings; a valid topology adds neither. No Python callback is
+registered per resource: properties are set directly from the validated model.
+
+CDK refuses more than 500 resources in a stack and CloudFormation more than 200 outputs, so
+``TopologyStacks`` puts a topology that does not fit in one stack into one stack per job queue
+(a queue, its policy, its service environment and its <= 20 shares always fit).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import jsii
+from aws_cdk import Annotations, App, CfnOutput, Environment, Stack
+from constructs import Construct, IValidation
+
+from policy_engine import model as m
+from policy_engine.checks import CheckReport, check_topology
+from policy_engine.findings import Finding
+from policy_engine.loading import validate_topology
+from quota_constructs.job_queue import TrainingJobQueue
+from quota_constructs.quota_share import QuotaShare
+from quota_constructs.service_environment import ServiceEnvironment, ServiceEnvironmentBase
+
+Split = Literal["auto", "single", "per-queue"]
+
+#: CDK's ``TooManyResourcesInStack`` threshold; one is kept for ``AWS::CDK::Metadata``.
+MAX_RESOURCES_PER_STACK = 500 - 1
+#: CloudFormation's limit on outputs per template.
+MAX_OUTPUTS_PER_STACK = 200
+
+
+@jsii.implements(IValidation)
+class FindingsValidation:
+    """Precomputed finding lines returned to CDK's ``validate()`` (one kernel callback in all)."""
+
+    def __init__(self, lines: Sequence[str]):
+        self._lines = list(lines)
+
+    def validate(self) -> list[str]:
+        return self._lines
+
+
+class QueueResources(Construct):
+    """One job queue of a topology: queue, quota policy, shares, and the outputs the SDK needs.
+
+    Outputs: ``JobQueueArn``/``JobQueueName`` and, per share, ``<share>/Arn`` and ``<share>/Name``
+    (the value for ``TrainingQueue(...).submit(..., quota_share_name=...)``).
+    """
+
+    def __init__(
+        self, scope: Construct, id: str, *, queue: m.JobQueue, service_environment: ServiceEnvironmentBase
+    ) -> None:
+        super().__init__(scope, id)
+        self.job_queue = TrainingJobQueue.from_model(self, "JobQueue", queue, service_environment)
+        self.shares: dict[str, QuotaShare] = {
+            share.name: QuotaShare.from_model(self, share.name, share, self.job_queue) for share in queue.shares
+        }
+        CfnOutput(self, "JobQueueArn", value=self.job_queue.job_queue_arn,
+                  description=f"ARN of job queue {queue.name}")
+        CfnOutput(self, "JobQueueName", value=queue.name,
+                  description="TrainingQueue(name) in the SageMaker Python SDK")
+        for name, share in self.shares.items():
+            CfnOutput(share, "Arn", value=share.quota_share_arn, description=f"ARN of quota share {queue.name}/{name}")
+            CfnOutput(share, "Name", value=name, description=f"quota_share_name for job queue {queue.name}")
+
+
+def resources_needed(topology: m.Topology) -> int:
+    """CloudFormation resources the topology becomes: environments, a queue and a policy per queue, shares."""
+    return len(topology.service_environments) + sum(2 + len(q.shares) for q in topology.job_queues)
+
+
+def outputs_needed(topology: m.Topology) -> int:
+    return sum(2 + 2 * len(q.shares) for q in topology.job_queues)
+
+
+def fits_one_stack(topology: m.Topology) -> bool:
+    return resources_needed(topology) <= MAX_RESOURCES_PER_STACK and outputs_needed(topology) <= MAX_OUTPUTS_PER_STACK
+
+
+def attach_findings(
+    report: CheckReport,
+    queues: Mapping[str, Construct],
+    environments: Mapping[str, Construct],
+    fallback: Construct,
+) -> None:
+    """Errors -> one validation per construct; warnings -> CDK warnings, on the queue the finding names."""
+
+    def target(finding: Finding) -> Construct:
+        head = re.split(r"[/.\[]", finding.object, maxsplit=1)[0]
+        return queues.get(head) or environments.get(head) or fallback
+
+    errors: dict[int, tuple[Construct, list[str]]] = {}
+    for finding in report.errors:
+        construct = target(finding)
+        errors.setdefault(id(construct), (construct, []))[1].append(finding.line())
+    for construct, lines in errors.values():
+        construct.node.add_validation(FindingsValidation(lines))
+    for finding in report.warnings:
+        Annotations.of(target(finding)).add_warning_v2(f"batch-quota:{finding.rule}", finding.line())
+
+
+class QuotaTopology(Construct):
+    """Every resource of a topology in one scope (at most ~500 resources: see ``TopologyStacks``).
+
+    ``report`` reuses a ``check_topology`` result; by default the policy engine runs here, once.
+    """
+
+    def __init__(self, scope: Construct, id: str, *, topology: m.Topology, report: CheckReport | None = None) -> None:
+        validate_topology(topology, source=f"QuotaTopology {id!r}")
+        super().__init__(scope, id)
+        self.report = report if report is not None else check_topology(topology)
+        self.environments: dict[str, ServiceEnvironment] = {
+            e.name: ServiceEnvironment.from_model(self, e.name, e) for e in topology.service_environments
+        }
+        self.queues: dict[str, QueueResources] = {
+            q.name: QueueResources(self, q.name, queue=q, service_environment=self.environments[q.service_environment])
+            for q in topology.job_queues
+        }
+        attach_findings(self.report, self.queues, self.environments, self)
+
+    @property
+    def shares(self) -> dict[str, QuotaShare]:
+        """Every share by ``QUEUE/SHARE``."""
+        return {f"{q}/{s}": share for q, res in self.queues.items() for s, share in res.shares.items()}
+
+
+def _stack_id(name: str) -> str:
+    """CloudFormation stack names: letters, digits and hyphens, starting with a letter."""
+    cleaned = re.sub(r"[^A-Za-z0-9-]", "-", name)
+    return cleaned if cleaned[:1].isalpha() else f"Q{cleaned}"
+
+
+class TopologyStacks:
+    """Build an app's stacks for a topology: one stack when it fits, else one per job queue.
+
+    ``stacks`` lists them; ``queues`` (by name) and ``shares`` (by ``QUEUE/SHARE``) expose the
+    constructs for grants, e.g. ``deployed.shares["training/QS1"].grant_submit(role)``.
+    A service environment lives in the stack of the first queue that uses it; other queues
+    reference it across stacks (CDK adds the export, import and dependency).
+    """
+
+    def __init__(
+        self,
+        app: App,
+        topology: m.Topology,
+        *,
+        stack_name: str = "BatchQuota",
+        env: Environment | None = None,
+        split: Split = "auto",
+        report: CheckReport | None = None,
+    ) -> None:
+        if split not in ("auto", "single", "per-queue"):
+            raise ValueError(f"TopologyStacks: split = {split!r} is invalid; expected one of auto, single, per-queue")
+        validate_topology(topology, source="TopologyStacks")
+        self.report = report if report is not None else check_topology(topology)
+        self.stacks: list[Stack] = []
+        self.queues: dict[str, QueueResources] = {}
+        one_stack = split == "single" or (split == "auto" and fits_one_stack(topology))
+        if one_stack or not topology.job_queues:
+            stack = Stack(app, _stack_id(stack_name), env=env, description=self._describe(topology, None))
+            built = QuotaTopology(stack, "Topology", topology=topology, report=self.report)
+            self.stacks.append(stack)
+            self.queues = built.queues
+            return
+        environments: dict[str, ServiceEnvironmentBase] = {}
+        for queue in topology.job_queues:
+            stack = Stack(app, _stack_id(f"{stack_name}-{queue.name}"), env=env,
+                          description=self._describe(topology, queue))
+            self.stacks.append(stack)
+            if queue.service_environment not in environments:
+                model = topology.environment(queue.service_environment)
+                environments[queue.service_environment] = ServiceEnvironment.from_model(stack, model.name, model)
+            self.queues[queue.name] = QueueResources(
+                stack, queue.name, queue=queue, service_environment=environments[queue.service_environment]
+            )
+        for unused in topology.service_environments:
+            if unused.name not in environments:
+                environments[unused.name] = ServiceEnvironment.from_model(self.stacks[0], unused.name, unused)
+        attach_findings(self.report, self.queues, environments, self.stacks[0])
+
+    @staticmethod
+    def _describe(topology: m.Topology, queue: m.JobQueue | None) -> str:
+        if queue is None:
+            shares = sum(len(q.shares) for q in topology.job_queues)
+            return f"batch-quota: {len(topology.job_queues)} job queue(s), {shares} quota share(s)"
+        return f"batch-quota: job queue {queue.name} with {len(queue.shares)} quota share(s)"
+
+    @property
+    def shares(self) -> dict[str, QuotaShare]:
+        """Every share by ``QUEUE/SHARE``."""
+        return {f"{q}/{s}": share for q, res in self.queues.items() for s, share in res.shares.items()}
