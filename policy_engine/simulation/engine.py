@@ -1,0 +1,649 @@
+"""The event loop: applies the events of one instant, then runs the scheduling pass.
+
+Order at one instant: completions (and failures), start-up completions, priority
+updates, submissions, then ``jobStateTimeLimitActions`` timers; ties by workload
+order. The pass only visits pools touched at that instant and, inside a pool,
+only lines whose head may have changed (``dirty``) or that wait for capacity
+which has just been freed, so an instant costs O(changes x log n), not O(shares).
+
+The pass follows the steps of the issue (own capacity, reclaim, borrow FIFO,
+in-share preemption) and restarts at step 1 after any placement or preemption.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from policy_engine.model import Topology, share_id
+from policy_engine.simulation import placement
+from policy_engine.simulation.capacity import EnvironmentType, Pool, ShareCapacity
+from policy_engine.simulation.jobs import (
+    ACTIVE,
+    FAILED,
+    PREEMPTED,
+    SUCCEEDED,
+    Job,
+    JobSpec,
+    Status,
+)
+from policy_engine.simulation.preemption import POLICIES, LowestPriorityNewestFirst, VictimPolicy, choose_victims
+from policy_engine.simulation.queues import Line
+
+# event phases inside one instant
+_FINISH, _ADVANCE, _UPDATE, _SUBMIT, _LIMIT = 0, 1, 2, 3, 4
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    """Choices a scenario may change; every default is documented in docs/simulator.md."""
+
+    startup_delay: float = 0.0
+    preemption_delay: float = 0.0
+    backfill: bool = False
+    victim_policy: str = LowestPriorityNewestFirst.name
+    utilisation_series: bool = False
+
+    def policy(self) -> VictimPolicy:
+        return POLICIES[self.victim_policy]
+
+
+@dataclass(frozen=True)
+class PriorityUpdate:
+    """``UpdateServiceJob``: set ``job``'s scheduling priority at time ``at``."""
+
+    at: float
+    job: str
+    priority: int
+
+
+Transition = Callable[[float, Job, str, str, str], None]
+
+
+class _PoolQueue:
+    """Scheduling state of one pool: which heads to look at and which wait for capacity."""
+
+    __slots__ = ("borrow", "borrow_member", "dirty", "own", "pool", "preempt", "preempt_member", "reclaim", "waiting")
+
+    def __init__(self, pool: Pool):
+        self.pool = pool
+        self.dirty: dict[ShareCapacity, None] = {}
+        self.own: list = []
+        self.reclaim: list = []
+        self.borrow: list = []  # persistent FIFO of borrowing heads: (submitted, seq, job, share)
+        self.borrow_member: dict[ShareCapacity, Job] = {}
+        self.preempt: list = []
+        self.preempt_member: dict[ShareCapacity, Job] = {}
+        self.waiting: dict[ShareCapacity, None] = {}  # heads that failed reclaim / in-share preemption
+
+
+class Engine:
+    """Replays ``jobs`` and ``updates`` against ``topology``; deterministic for the same input."""
+
+    def __init__(
+        self,
+        topology: Topology,
+        jobs: Sequence[JobSpec],
+        updates: Sequence[PriorityUpdate] = (),
+        settings: SimulationSettings | None = None,
+    ):
+        self.topology = topology
+        self.settings = settings or SimulationSettings()
+        self.policy = self.settings.policy()
+        self.now = 0.0
+        self.observers: list[Callable[[Engine], None]] = []
+        self.on_transition: Transition | None = None
+        self.pools: list[Pool] = []
+        self.shares: dict[tuple[str, str], ShareCapacity] = {}
+        self._queues: list[_PoolQueue] = []
+        self._build(topology)
+        self.jobs = [Job(spec, seq) for seq, spec in enumerate(jobs)]
+        self.by_name = {job.spec.name: job for job in self.jobs}
+        for job in self.jobs:
+            job.share = self.shares[(job.spec.share, job.spec.instance_type)]
+        self._arrivals = sorted(self.jobs, key=lambda j: (j.spec.submit_at, j.seq))
+        self._next_arrival = 0
+        self._events: list[tuple] = []
+        self._seq = 0
+        self._start_counter = 0
+        self._touched: dict[int, None] = {}
+        self._touched_lines: dict[ShareCapacity, None] = {}
+        self._timers: dict[ShareCapacity, tuple[Job, float]] = {}
+        self.preemptions: dict[ShareCapacity, int] = dict.fromkeys(self.shares.values(), 0)
+        self.lost_instance_seconds: dict[ShareCapacity, float] = dict.fromkeys(self.shares.values(), 0.0)
+        self._misconfig_cache: dict[tuple[ShareCapacity, int], str] = {}
+        for order, update in enumerate(updates):
+            self._push(update.at, _UPDATE, "update", update, order)
+
+    # --- construction ---------------------------------------------------------------
+
+    def _build(self, topology: Topology) -> None:
+        envs: dict[tuple[str, str], EnvironmentType] = {}
+        for queue in topology.job_queues:
+            environment = topology.environment(queue.service_environment)
+            env_capacity = dict(environment.capacity) if environment else {}
+            types = list(env_capacity)
+            for share in queue.shares:
+                types += [t for t in share.capacity if t not in types]
+            for instance_type in types:
+                key = (queue.service_environment, instance_type)
+                if key not in envs:
+                    envs[key] = EnvironmentType(queue.service_environment, instance_type,
+                                                env_capacity.get(instance_type, 0))
+                pool = Pool(queue, instance_type, envs[key], len(self.pools))
+                if self.settings.utilisation_series:
+                    pool.series = []
+                envs[key].pools.append(pool)
+                self.pools.append(pool)
+                self._queues.append(_PoolQueue(pool))
+                for share in queue.shares:
+                    if instance_type in share.capacity:
+                        capacity = ShareCapacity(queue, share, instance_type, pool)
+                        capacity.line = Line(capacity, instance_type, len(self.shares))
+                        pool.add_share(capacity)
+                        self.shares[(share_id(queue, share), instance_type)] = capacity
+        self._time_limit = {
+            queue.name: min(a.max_time_seconds for a in queue.job_state_time_limit_actions)
+            for queue in topology.job_queues
+            if queue.job_state_time_limit_actions
+        }
+        self._time_limit_reason = {
+            queue.name: min(queue.job_state_time_limit_actions, key=lambda a: a.max_time_seconds).reason
+            for queue in topology.job_queues
+            if queue.job_state_time_limit_actions
+        }
+
+    # --- events ---------------------------------------------------------------------
+
+    def _push(self, time: float, phase: int, kind: str, subject, data=None) -> None:
+        self._seq += 1
+        heapq.heappush(self._events, (time, phase, self._seq, kind, subject, data))
+
+    def _transition(self, job: Job, to: Status, reason: str = "") -> None:
+        before = job.status
+        job.status = to
+        if self.on_transition is not None:
+            self.on_transition(self.now, job, before.value, to.value, reason)
+
+    def _next_time(self) -> float | None:
+        candidates = []
+        if self._events:
+            candidates.append(self._events[0][0])
+        if self._next_arrival < len(self._arrivals):
+            candidates.append(self._arrivals[self._next_arrival].spec.submit_at)
+        return min(candidates) if candidates else None
+
+    def run(self, until: float | None = None, progress: Callable[[int], None] | None = None) -> float:
+        """Process every instant up to ``until`` (all, when ``None``); return the clock."""
+        instants = 0
+        while True:
+            time = self._next_time()
+            if time is None or (until is not None and time > until):
+                break
+            self.now = time
+            self._instant(time)
+            instants += 1
+            for observer in self.observers:
+                observer(self)
+            if progress is not None and instants % 4096 == 0:
+                progress(self._next_arrival)
+        if until is not None:
+            self.now = max(self.now, until)
+        for pool in self.pools:
+            pool.close(self.now)
+        if progress is not None:
+            progress(self._next_arrival)
+        return self.now
+
+    def _instant(self, time: float) -> None:
+        events = self._events
+        while True:
+            while events and events[0][0] == time and events[0][1] < _SUBMIT:
+                self._dispatch(heapq.heappop(events))
+            arrivals = self._arrivals
+            while self._next_arrival < len(arrivals) and arrivals[self._next_arrival].spec.submit_at == time:
+                self._submit(arrivals[self._next_arrival])
+                self._next_arrival += 1
+            while events and events[0][0] == time and events[0][1] >= _SUBMIT:
+                self._dispatch(heapq.heappop(events))
+            while self._touched:
+                touched = sorted(self._touched)
+                self._touched.clear()
+                for index in touched:
+                    self._pass(self._queues[index])
+            self._arm_time_limits()
+            if not (events and events[0][0] == time):
+                break
+
+    def _dispatch(self, event: tuple) -> None:
+        _, _, _, kind, subject, data = event
+        if kind == "finish":
+            job, version, failed = subject, data[0], data[1]
+            if job.version == version and job.status is Status.RUNNING:
+                self._finish(job, failed)
+        elif kind == "advance":
+            job, version = subject, data
+            if job.version == version and job.status in ACTIVE:
+                self._advance(job)
+        elif kind == "update":
+            self._update_priority(subject)
+        elif kind == "limit":
+            self._time_limit_expired(subject, data)
+
+    # --- job life cycle -------------------------------------------------------------
+
+    def _touch(self, share: ShareCapacity) -> None:
+        queue = self._queues[share.pool.index]
+        queue.dirty[share] = None
+        self._touched[share.pool.index] = None
+        self._touched_lines[share] = None
+
+    def _capacity_freed(self, pool: Pool) -> None:
+        """Heads waiting for capacity in this pool (and pools sharing its environment) look again."""
+        pools = pool.env.pools if len(pool.env.pools) > 1 else (pool,)
+        for other in pools:
+            queue = self._queues[other.index]
+            if queue.waiting:
+                queue.dirty.update(queue.waiting)
+                queue.waiting.clear()
+            self._touched[other.index] = None
+
+    def _submit(self, job: Job) -> None:
+        share = job.share
+        if self.on_transition is not None:
+            self.on_transition(self.now, job, "", Status.SUBMITTED.value, "submitted")
+        if share.model.state == "DISABLED" or share.queue.state == "DISABLED":
+            job.reason = f"REJECTED: quota share {share.share_id} is DISABLED"
+            job.finished_at = self.now
+            self._transition(job, Status.FAILED, job.reason)
+            return
+        key = (share, job.spec.instances)
+        if key not in self._misconfig_cache:
+            self._misconfig_cache[key] = placement.misconfiguration(share.pool, share, job.spec.instances)
+        job.misconfigured = self._misconfig_cache[key]
+        self._transition(job, Status.RUNNABLE, job.misconfigured)
+        share.line.push(job)
+        self._touch(share)
+
+    def _place(self, share: ShareCapacity, job: Job, borrowed: bool, after_preemption: bool, remove=False) -> None:
+        if remove:
+            share.line.remove(job)
+        else:
+            share.line.pop_head()
+        share.pool.change(share, job.spec.instances, self.now)
+        share.active[job] = None
+        job.version += 1
+        self._start_counter += 1
+        job.start_order = self._start_counter
+        job.attempt_start = self.now
+        job.placed_borrowed = borrowed
+        job.run_started = None
+        self._transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
+        self._touch(share)
+        if borrowed:
+            queue = self._queues[share.pool.index]
+            if queue.waiting:  # new borrowed jobs are new reclaim victims
+                queue.dirty.update(queue.waiting)
+                queue.waiting.clear()
+        delay = self.settings.preemption_delay if after_preemption else 0.0
+        if delay > 0:
+            job.pending = "STARTING"
+            self._push(self.now + delay, _ADVANCE, "advance", job, job.version)
+            return
+        self._transition(job, Status.STARTING)
+        self._after_starting(job)
+
+    def _after_starting(self, job: Job) -> None:
+        if self.settings.startup_delay > 0:
+            job.pending = "RUNNING"
+            self._push(self.now + self.settings.startup_delay, _ADVANCE, "advance", job, job.version)
+        else:
+            self._run(job)
+
+    def _advance(self, job: Job) -> None:
+        if job.status is Status.SCHEDULED:
+            self._transition(job, Status.STARTING)
+            self._after_starting(job)
+        elif job.status is Status.STARTING:
+            self._run(job)
+
+    def _run(self, job: Job) -> None:
+        job.pending = ""
+        self._transition(job, Status.RUNNING)
+        job.run_started = self.now
+        if job.started_at is None:
+            job.started_at = self.now
+        spec = job.spec
+        fails = job.attempts_failed < spec.failures
+        work = job.remaining
+        if fails and spec.fail_after is not None:
+            work = min(work, spec.fail_after)
+        self._push(self.now + work, _FINISH, "finish", job, (job.version, fails))
+
+    def _release(self, job: Job, outcome: str) -> None:
+        share = job.share
+        share.pool.change(share, -job.spec.instances, self.now)
+        del share.active[job]
+        job.segments.append((job.attempt_start, self.now, outcome, job.placed_borrowed))
+        job.version += 1
+        self._touch(share)
+        self._capacity_freed(share.pool)
+
+    def _finish(self, job: Job, failed: bool) -> None:
+        self._release(job, FAILED if failed else SUCCEEDED)
+        if not failed:
+            job.remaining = 0.0
+            job.finished_at = self.now
+            job.reason = ""
+            self._transition(job, Status.SUCCEEDED, "work done")
+            return
+        job.attempts_failed += 1
+        if job.attempts_failed >= job.spec.attempts:
+            job.finished_at = self.now
+            job.reason = f"FAILED: attempt {job.attempts_failed} of {job.spec.attempts} (retryStrategy.attempts) failed"
+            self._transition(job, Status.FAILED, job.reason)
+            return
+        job.remaining = float(job.spec.duration)
+        self._transition(job, Status.RUNNABLE, f"attempt {job.attempts_failed} failed; retrying")
+        job.share.line.push(job)
+
+    def _preempt(self, job: Job, by: Job, kind: str) -> None:
+        share = job.share
+        if job.status is Status.RUNNING and job.run_started is not None:
+            done = self.now - job.run_started
+            interval = job.spec.checkpoint_interval
+            kept = (done // interval) * interval if interval else 0.0
+            job.remaining -= kept
+            self.lost_instance_seconds[share] += (done - kept) * job.spec.instances
+        self._release(job, PREEMPTED)
+        job.preemptions += 1
+        self.preemptions[share] += 1
+        retries = job.spec.preemption_retries
+        if retries is not None and job.preemptions > retries:
+            job.finished_at = self.now
+            job.reason = f"PREEMPTED: preemptionRetriesBeforeTermination ({retries}) exceeded"
+            self._transition(job, Status.FAILED, job.reason)
+            return
+        self._transition(job, Status.RUNNABLE, f"preempted ({kind}) by {by.spec.name}")
+        share.line.push(job)
+
+    def _update_priority(self, update: PriorityUpdate) -> None:
+        job = self.by_name[update.job]
+        if job.status in (Status.SUCCEEDED, Status.FAILED) or job.priority == update.priority:
+            job.priority = update.priority
+            return
+        job.priority = update.priority
+        share = job.share
+        if job.status is Status.RUNNABLE:
+            share.line.reprioritise(job)
+        self._touch(share)
+        self._capacity_freed(share.pool)  # victim orders changed: waiting heads look again
+
+    def _arm_time_limits(self) -> None:
+        """Start the ``jobStateTimeLimitActions`` clock for every line whose head changed."""
+        lines = self._touched_lines
+        self._touched_lines = {}
+        if not self._time_limit:
+            return
+        for share in lines:
+            limit = self._time_limit.get(share.queue.name)
+            if limit is None:
+                continue
+            head = share.line.head()
+            timer = self._timers.get(share)
+            if head is None:
+                self._timers.pop(share, None)
+            elif timer is None or timer[0] is not head:
+                self._timers[share] = (head, self.now)
+                self._push(self.now + limit, _LIMIT, "limit", share, head)
+
+    def _time_limit_expired(self, share: ShareCapacity, job: Job) -> None:
+        timer = self._timers.get(share)
+        if timer is None or timer[0] is not job or share.line.head() is not job:
+            return
+        del self._timers[share]
+        share.line.pop_head()
+        job.version += 1
+        job.finished_at = self.now
+        job.reason = f"TERMINATED: {self._time_limit_reason[share.queue.name]} (jobStateTimeLimitActions)"
+        self._transition(job, Status.FAILED, job.reason)
+        self._touch(share)
+
+    # --- the scheduling pass --------------------------------------------------------
+
+    def _pass(self, queue: _PoolQueue) -> None:
+        while True:
+            self._classify(queue)
+            if self._step_own(queue) or self._step_reclaim(queue) or self._step_borrow(queue):
+                continue
+            if self._step_in_share(queue):
+                continue
+            if queue.dirty:
+                continue
+            if self.settings.backfill and self._backfill(queue):
+                continue
+            break
+
+    def _has_lower(self, share: ShareCapacity, job: Job) -> bool:
+        priority = job.priority
+        return share.in_share and any(other.priority < priority for other in share.active)
+
+    def _classify(self, queue: _PoolQueue) -> None:
+        """Sort each changed head into the step that may place it."""
+        if not queue.dirty:
+            return
+        pool = queue.pool
+        dirty = queue.dirty
+        queue.dirty = {}
+        for share in dirty:
+            job = share.line.head()
+            if job is None or job.misconfigured:
+                continue
+            key = (-job.priority, job.spec.submit_at, job.seq, job, share)
+            n = job.spec.instances
+            if share.used + n <= share.limit:
+                if placement.own_fits(pool, share, n):
+                    heapq.heappush(queue.own, key)
+                    continue
+                heapq.heappush(queue.reclaim, key)
+            elif share.borrows and placement.under_ceiling(share, n) and queue.borrow_member.get(share) is not job:
+                queue.borrow_member[share] = job
+                heapq.heappush(queue.borrow, (job.spec.submit_at, job.seq, job, share))
+            if self._has_lower(share, job) and queue.preempt_member.get(share) is not job:
+                queue.preempt_member[share] = job
+                heapq.heappush(queue.preempt, key)
+
+    @staticmethod
+    def _is_head(share: ShareCapacity, job: Job) -> bool:
+        return job.status is Status.RUNNABLE and share.line.head() is job
+
+    def _step_own(self, queue: _PoolQueue) -> bool:
+        pool = queue.pool
+        while queue.own:
+            *_, job, share = heapq.heappop(queue.own)
+            if not self._is_head(share, job):
+                continue
+            if placement.own_fits(pool, share, job.spec.instances):
+                self._place(share, job, borrowed=False, after_preemption=False)
+                return True
+            queue.dirty[share] = None  # no longer fits on its own: look at it again
+        return False
+
+    def _step_reclaim(self, queue: _PoolQueue) -> bool:
+        pool = queue.pool
+        while queue.reclaim:
+            *_, job, share = heapq.heappop(queue.reclaim)
+            if not self._is_head(share, job):
+                continue
+            n = job.spec.instances
+            if not placement.within_own_limit(share, n) or placement.own_fits(pool, share, n):
+                queue.dirty[share] = None
+                continue
+            victims = placement_victims_reclaim(pool, share, job, self.policy)
+            if victims is None:
+                queue.waiting[share] = None
+                continue
+            for victim in victims:
+                self._preempt(victim, job, "reclaim")
+            self._place(share, job, borrowed=False, after_preemption=True)
+            return True
+        return False
+
+    def _step_borrow(self, queue: _PoolQueue) -> bool:
+        pool = queue.pool
+        if not queue.borrow or pool.free_lendable <= 0 or pool.env.capacity - pool.env.used <= 0:
+            return False
+        skipped = []
+        placed = False
+        while queue.borrow:
+            entry = heapq.heappop(queue.borrow)
+            job, share = entry[2], entry[3]
+            if queue.borrow_member.get(share) is not job or not self._is_head(share, job):
+                continue
+            n = job.spec.instances
+            if share.used + n <= share.limit or not placement.under_ceiling(share, n):
+                del queue.borrow_member[share]
+                queue.dirty[share] = None
+                continue
+            if placement.borrow_fits(pool, share, n):
+                del queue.borrow_member[share]
+                self._place(share, job, borrowed=True, after_preemption=False)
+                placed = True
+                break
+            skipped.append(entry)
+        for entry in skipped:
+            heapq.heappush(queue.borrow, entry)
+        return placed
+
+    def _step_in_share(self, queue: _PoolQueue) -> bool:
+        pool = queue.pool
+        while queue.preempt:
+            *_, job, share = heapq.heappop(queue.preempt)
+            if queue.preempt_member.get(share) is job:
+                del queue.preempt_member[share]
+            if not self._is_head(share, job):
+                continue
+            n = job.spec.instances
+            if placement.fits(pool, share, n):
+                queue.dirty[share] = None
+                continue
+            victims = placement_victims_in_share(pool, share, job, self.policy)
+            if victims is None:
+                queue.waiting[share] = None
+                continue
+            borrowed = share.used - sum(v.spec.instances for v in victims if v.share is share) + n > share.limit
+            for victim in victims:
+                self._preempt(victim, job, "in-share" if victim.share is share else "reclaim")
+            self._place(share, job, borrowed=borrowed, after_preemption=True)
+            return True
+        return False
+
+    def _backfill(self, queue: _PoolQueue) -> bool:
+        """Optional: a job behind a blocked head may use capacity the head cannot (no preemption)."""
+        pool = queue.pool
+        for share in pool.shares:
+            if share.line.waiting < 2:
+                continue
+            jobs = share.line.in_order()
+            next(jobs, None)  # the head: handled by the steps above
+            for job in jobs:
+                if job.misconfigured:
+                    continue
+                n = job.spec.instances
+                if placement.own_fits(pool, share, n):
+                    self._place(share, job, borrowed=False, after_preemption=False, remove=True)
+                    return True
+                if placement.borrow_fits(pool, share, n):
+                    self._place(share, job, borrowed=True, after_preemption=False, remove=True)
+                    return True
+        return False
+
+    # --- what a waiting job is waiting for -------------------------------------------
+
+    def waiting_reason(self, job: Job) -> str:
+        """Why a RUNNABLE job is not running: misconfigured, blocked behind a named head, or capacity."""
+        if job.misconfigured:
+            return job.misconfigured
+        share = job.share
+        head = share.line.head()
+        if head is not None and head is not job:
+            why = "misconfigured" if head.misconfigured else "waiting for capacity"
+            return f"BLOCKED: behind head job {head.spec.name} of {share.share_id} ({why})"
+        n = job.spec.instances
+        pool = share.pool
+        if share.used + n <= share.limit:
+            return (f"CAPACITY: own capacity of {share.share_id} is lent out or in use "
+                    f"({share.used}/{share.limit} {share.instance_type} used, nothing reclaimable)")
+        if share.borrows and placement.under_ceiling(share, n):
+            return (f"CAPACITY: {share.share_id} uses {share.used} of its own {share.limit} {share.instance_type}; "
+                    f"{max(0, pool.free_lendable)} lendable idle instance(s), needs {n}")
+        bound = share.limit if not share.borrows else share.ceiling
+        return f"CAPACITY: {share.share_id} at its {'ceiling' if share.borrows else 'limit'} " \
+               f"({share.used}/{bound} {share.instance_type}), needs {n} more"
+
+    # --- views used by reports and properties ----------------------------------------
+
+    def submitted_jobs(self) -> Iterable[Job]:
+        """Jobs submitted by now, in workload order."""
+        count = self._next_arrival
+        submitted = {job.seq for job in self._arrivals[:count]}
+        return (job for job in self.jobs if job.seq in submitted)
+
+    @property
+    def submissions_done(self) -> bool:
+        return self._next_arrival >= len(self._arrivals)
+
+
+def placement_victims_reclaim(pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy) -> list[Job] | None:
+    """Step 2: jobs of shares above their own limit; each eligible only while its share still is."""
+    n = head.spec.instances
+    candidates = [job for other in pool.shares if other is not share and other.used > other.limit
+                  for job in other.active]
+    if not candidates:
+        return None
+    return choose_victims(
+        pool,
+        candidates,
+        policy,
+        eligible=lambda job: job.share.used > job.share.limit,
+        satisfied=lambda chosen: placement.own_fits(pool, share, n),
+    )
+
+
+def placement_victims_in_share(pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy) -> list[Job] | None:
+    """Step 4: strictly lower-priority jobs of the head's share, combinable with step 2's reclaim."""
+    n = head.spec.instances
+    priority = head.priority
+    candidates = [job for job in share.active if job.priority < priority]
+    if not candidates:
+        return None
+    candidates += [job for other in pool.shares if other is not share and other.used > other.limit
+                   for job in other.active]
+    def eligible(job: Job) -> bool:
+        if job.share is share:
+            return True
+        return job.share.used > job.share.limit and share.used + n <= share.limit
+
+    def satisfied(chosen: list[Job]) -> bool:
+        if placement.own_fits(pool, share, n):
+            return True
+        crossing = any(job.share is not share for job in chosen)
+        return not crossing and placement.borrow_fits(pool, share, n)
+
+    return choose_victims(pool, candidates, policy, eligible, satisfied)
+
+
+def simulate(
+    topology: Topology,
+    jobs: Sequence[JobSpec],
+    updates: Sequence[PriorityUpdate] = (),
+    settings: SimulationSettings | None = None,
+    until: float | None = None,
+):
+    """Run a whole simulation and return its ``SimulationResult``."""
+    from policy_engine.simulation.results import build_result
+
+    engine = Engine(topology, jobs, updates, settings)
+    engine.run(until)
+    return build_result(engine)

@@ -1,0 +1,116 @@
+"""A job as the simulator sees it: what the workload asked for, and where it is now."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    """AWS Batch service-job states the quota scheduler moves a job through."""
+
+    SUBMITTED = "SUBMITTED"
+    RUNNABLE = "RUNNABLE"
+    SCHEDULED = "SCHEDULED"
+    STARTING = "STARTING"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+
+#: States that hold capacity (and can be preempted).
+ACTIVE = frozenset({Status.SCHEDULED, Status.STARTING, Status.RUNNING})
+#: States a job never leaves.
+FINAL = frozenset({Status.SUCCEEDED, Status.FAILED})
+
+#: How an attempt (one stay on capacity) ended.
+SUCCEEDED, FAILED, PREEMPTED, TERMINATED = "succeeded", "failed", "preempted", "terminated"
+
+MISCONFIG_ENVIRONMENT = "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
+MISCONFIG_QUOTA = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """One job of a workload, already validated against the topology.
+
+    ``share`` is the canonical ``QUEUE/SHARE``. ``preemption_retries`` is AWS's
+    ``preemptionRetriesBeforeTermination`` (``None`` = unlimited). ``failures``
+    attempts fail after ``fail_after`` work seconds each (default: at the end of
+    the work); ``attempts`` is ``retryStrategy.attempts``.
+    """
+
+    name: str
+    share: str
+    instance_type: str
+    instances: int
+    priority: int
+    submit_at: float
+    duration: float
+    preemption_retries: int | None = None
+    checkpoint_interval: float | None = None
+    attempts: int = 1
+    failures: int = 0
+    fail_after: float | None = None
+
+
+class Job:
+    """Mutable simulation state of one job; ``__slots__`` keeps a million of them small."""
+
+    __slots__ = (
+        "attempt_start",
+        "attempts_failed",
+        "finished_at",
+        "line",
+        "misconfigured",
+        "pending",
+        "placed_borrowed",
+        "pool",
+        "preemptions",
+        "priority",
+        "reason",
+        "remaining",
+        "run_started",
+        "segments",
+        "seq",
+        "share",
+        "spec",
+        "start_order",
+        "started_at",
+        "status",
+        "version",
+    )
+
+    def __init__(self, spec: JobSpec, seq: int):
+        self.spec = spec
+        self.seq = seq
+        self.priority = spec.priority
+        self.status = Status.SUBMITTED
+        self.reason = ""
+        self.remaining = float(spec.duration)
+        self.preemptions = 0
+        self.attempts_failed = 0
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+        self.attempt_start = 0.0
+        self.run_started: float | None = None
+        self.start_order = 0
+        self.version = 0  # bumped on every placement/eviction: stale events and line entries are skipped
+        self.pending: str = ""  # the next scheduled transition, if any
+        self.placed_borrowed = False
+        self.misconfigured: str = ""
+        self.segments: list[tuple[float, float, str, bool]] = []
+        self.share = None  # set by the engine: the ShareState
+        self.pool = None
+        self.line = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def instances(self) -> int:
+        return self.spec.instances
+
+    def __repr__(self) -> str:
+        return f"Job({self.spec.name!r}, {self.status}, priority={self.priority})"

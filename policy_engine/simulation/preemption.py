@@ -1,0 +1,84 @@
+"""Victim selection: which running jobs give way, behind one small interface.
+
+AWS does not publish its heuristic ("number and type of instances borrowed,
+relative priorities, duration"). The default follows Kueue: lowest priority
+first, then most recently started. A policy only orders candidates; the rules
+that keep preemption safe (eligibility, a minimal set, all or nothing) live in
+``choose_victims`` and are shared by every policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+from policy_engine.simulation.capacity import Pool
+from policy_engine.simulation.jobs import Job
+
+
+class VictimPolicy(Protocol):
+    """Orders preemption candidates: the first is preempted first."""
+
+    name: str
+
+    def key(self, job: Job) -> tuple: ...
+
+
+class LowestPriorityNewestFirst:
+    """The default (Kueue's order): lowest priority first, then most recently started."""
+
+    name = "lowest-priority-newest"
+
+    def key(self, job: Job) -> tuple:
+        return (job.priority, -job.start_order)
+
+
+class FewestInstancesFirst:
+    """Smallest jobs first (fewest instances given back), then lowest priority, then newest."""
+
+    name = "fewest-instances"
+
+    def key(self, job: Job) -> tuple:
+        return (job.spec.instances, job.priority, -job.start_order)
+
+
+POLICIES: dict[str, VictimPolicy] = {p.name: p for p in (LowestPriorityNewestFirst(), FewestInstancesFirst())}
+
+
+def choose_victims(
+    pool: Pool,
+    candidates: Iterable[Job],
+    policy: VictimPolicy,
+    eligible: Callable[[Job], bool],
+    satisfied: Callable[[list[Job]], bool],
+) -> list[Job] | None:
+    """The minimal set of victims that makes ``satisfied`` true, or ``None`` (preempt none).
+
+    Candidates are taken in the policy's order while ``eligible`` (checked against the
+    state after the earlier removals); selection stops as soon as ``satisfied``; then
+    every victim but the last is tentatively added back, newest choice first, and
+    stays added back when it was not needed. Counters are restored before returning:
+    the caller performs the real preemptions.
+    """
+    chosen: list[Job] = []
+    found = False
+    for job in sorted(candidates, key=policy.key):
+        if not eligible(job):
+            continue
+        pool.adjust(job.share, -job.spec.instances)
+        chosen.append(job)
+        if satisfied(chosen):
+            found = True
+            break
+    if found:
+        for index in range(len(chosen) - 2, -1, -1):
+            job = chosen[index]
+            pool.adjust(job.share, job.spec.instances)
+            rest = chosen[:index] + chosen[index + 1:]
+            if satisfied(rest):
+                chosen = rest
+            else:
+                pool.adjust(job.share, -job.spec.instances)
+    for job in chosen:
+        pool.adjust(job.share, job.spec.instances)
+    return chosen if found else None

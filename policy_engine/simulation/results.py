@@ -1,0 +1,112 @@
+"""What a simulation hands to reports: per-job records, per-attempt segments, metrics.
+
+Everything a timeline or utilisation chart needs is here, so reports never re-run
+the simulation. ``to_json()`` is the ``--format json`` shape of the issue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from policy_engine.simulation.jobs import ACTIVE, Status
+from policy_engine.simulation.metrics import ShareMetrics, share_metrics, summary
+
+
+class AttemptRecord(NamedTuple):
+    """One stay on capacity: ``end`` is ``None`` while still running at the report time."""
+
+    start: float
+    end: float | None
+    outcome: str  # succeeded | failed | preempted | terminated | running
+    borrowed: bool  # placed above the share's own limit
+
+
+class JobRecord(NamedTuple):
+    name: str
+    share: str
+    instance_type: str
+    instances: int
+    priority: int
+    status: str
+    reason: str
+    submitted_at: float
+    started_at: float | None
+    finished_at: float | None
+    wait_seconds: float
+    preemptions: int
+    attempts: tuple[AttemptRecord, ...]
+
+    def to_json(self) -> dict:
+        """The job object of ``--format json`` (exactly the keys the issue names)."""
+        return {
+            "name": self.name,
+            "share": self.share,
+            "status": self.status,
+            "preemptions": self.preemptions,
+            "reason": self.reason,
+            "submitted_at": self.submitted_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "wait_seconds": self.wait_seconds,
+        }
+
+
+#: One utilisation sample: (time, share, instance type, own use, borrowed, lent, idle not lent).
+UtilisationSample = tuple[float, str, str, int, int, float, float]
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    time: float
+    jobs: list[JobRecord]
+    shares: list[ShareMetrics]
+    summary: dict
+    #: Only with ``SimulationSettings(utilisation_series=True)``; sorted by time.
+    utilisation: list[UtilisationSample] | None = field(default=None)
+
+    def job(self, name: str) -> JobRecord:
+        return next(record for record in self.jobs if record.name == name)
+
+    def to_json(self) -> dict:
+        return {
+            "time": self.time,
+            "jobs": [record.to_json() for record in self.jobs],
+            "shares": [metrics.to_json() for metrics in self.shares],
+            "summary": self.summary,
+        }
+
+
+def _reason(engine, job) -> str:
+    if job.status is Status.RUNNABLE:
+        return engine.waiting_reason(job)
+    if job.status in ACTIVE:
+        return "on borrowed capacity" if job.placed_borrowed else "on own capacity"
+    return job.reason
+
+
+def job_record(engine, job) -> JobRecord:
+    spec = job.spec
+    now = engine.now
+    attempts = [AttemptRecord(*segment) for segment in job.segments]
+    if job.status in ACTIVE:
+        attempts.append(AttemptRecord(job.attempt_start, None, "running", job.placed_borrowed))
+    start = job.started_at
+    wait = (start if start is not None else (job.finished_at if job.finished_at is not None else now)) - spec.submit_at
+    return JobRecord(
+        spec.name, spec.share, spec.instance_type, spec.instances, job.priority, job.status.value,
+        _reason(engine, job), spec.submit_at, start, job.finished_at, wait, job.preemptions, tuple(attempts),
+    )
+
+
+def build_result(engine) -> SimulationResult:
+    """Snapshot the engine at its clock: jobs not yet submitted are left out."""
+    records = [job_record(engine, job) for job in engine.submitted_jobs()]
+    waits: dict = {}
+    for job, record in zip(engine.submitted_jobs(), records, strict=True):
+        waits.setdefault(job.share, []).append(record.wait_seconds)
+    shares = share_metrics(engine, waits)
+    series = None
+    if engine.settings.utilisation_series:
+        series = sorted((s for pool in engine.pools for s in pool.series), key=lambda sample: sample[0])
+    return SimulationResult(engine.now, records, shares, summary(engine, records, shares), series)

@@ -1,0 +1,362 @@
+"""Scenario files: a topology, a workload and timed actions, validated all at once.
+
+A problem is one line, ``FILE[:LINE]: OBJECT.FIELD: rule``, collected for the whole
+file before anything runs (``LoadError``), so a user fixes every mistake in one go.
+Job rows are checked with plain Python (not a schema per row) because a workload
+may have a million of them.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from policy_engine.loading import LoadError, load_topology, read_data, topology_from_data
+from policy_engine.model import Topology, share_id
+from policy_engine.simulation.engine import PriorityUpdate, SimulationSettings
+from policy_engine.simulation.jobs import JobSpec
+from policy_engine.simulation.preemption import POLICIES
+
+MAX_PRIORITY = 9999
+#: Columns of a job row (YAML mapping, CSV header or JSON Lines object).
+JOB_FIELDS = (
+    "name", "share", "instance_type", "instances", "priority", "submit_at", "duration",
+    "preemption_retries", "checkpoint_interval", "attempts", "failures", "fail_after",
+)
+_REQUIRED = ("name", "share", "duration")
+_SCENARIO_KEYS = ("topology", "jobs", "actions", "settings")
+_SETTINGS_KEYS = ("startup_delay", "preemption_delay", "backfill", "victim_policy")
+#: Report at most this many problems, then say how many more there were.
+MAX_PROBLEMS = 200
+
+
+@dataclass(frozen=True)
+class Scenario:
+    topology: Topology
+    jobs: list[JobSpec]
+    updates: list[PriorityUpdate] = field(default_factory=list)
+    settings: SimulationSettings = field(default_factory=SimulationSettings)
+    source: str = "<scenario>"
+
+
+class _Problems(list):
+    def add(self, where: str, what: str) -> None:
+        self.append(f"{where}: {what}")
+
+    def raise_if_any(self) -> None:
+        if self:
+            shown = self[:MAX_PROBLEMS]
+            if len(self) > MAX_PROBLEMS:
+                shown.append(f"... and {len(self) - MAX_PROBLEMS} more problem(s) not shown")
+            raise LoadError(shown)
+
+
+def _unknown(key: Any, allowed: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(str(key), allowed, n=1)
+    return f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
+def _number(value: Any) -> float | None:
+    """A finite int or float (CSV strings parsed), else ``None``; booleans are not numbers."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        if number != number or number in (float("inf"), float("-inf")):
+            return None
+        return int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
+    return None
+
+
+def _integer(value: Any) -> int | None:
+    number = _number(value)
+    if number is None or (isinstance(number, float) and not number.is_integer()):
+        return None
+    return int(number)
+
+
+class _ShareIndex:
+    """Resolves ``SHARE`` or ``QUEUE/SHARE`` to the canonical id and its instance types."""
+
+    def __init__(self, topology: Topology):
+        self.topology = topology
+        self.cache: dict[str, tuple[str, tuple[str, ...]] | str] = {}
+
+    def resolve(self, ref: str) -> tuple[str, tuple[str, ...]] | str:
+        """``(share id, instance types)`` or an error message."""
+        if ref in self.cache:
+            return self.cache[ref]
+        matches = self.topology.resolve_share(ref)
+        if not matches:
+            known = ", ".join(share_id(q, s) for q, s in self.topology.shares()[:10]) or "none defined"
+            result: Any = f"no quota share {ref!r} in the topology (known: {known})"
+        elif len(matches) > 1:
+            result = f"share {ref!r} is ambiguous ({', '.join(share_id(q, s) for q, s in matches)}); write QUEUE/SHARE"
+        else:
+            queue, share = matches[0]
+            result = (share_id(queue, share), tuple(share.capacity))
+        self.cache[ref] = result
+        return result
+
+
+def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, problems: _Problems) -> JobSpec | None:
+    """Validate one job row; add one problem per broken field."""
+    start = len(problems)
+    name = row.get("name")
+    label = f"jobs[{name}]" if isinstance(name, str) and name else where.rsplit(": ", 1)[-1]
+    loc = where.split(": ")[0] + f": {label}"
+    for key in row:
+        if key not in JOB_FIELDS:
+            problems.add(loc, _unknown(key, JOB_FIELDS))
+    for key in _REQUIRED:
+        if row.get(key) in (None, ""):
+            problems.add(f"{loc}.{key}", "missing required field")
+    if name not in (None, "") and not isinstance(name, str):
+        problems.add(f"{loc}.name", f"must be a string, got {name!r}")
+
+    def value(key: str, kind, default, low: float | None = None, high: float | None = None, strict_low=False):
+        raw = row.get(key)
+        if raw in (None, ""):
+            return default
+        parsed = kind(raw)
+        if parsed is None:
+            problems.add(f"{loc}.{key}", f"must be {'an integer' if kind is _integer else 'a number'}, got {raw!r}")
+            return default
+        if low is not None and (parsed < low or (strict_low and parsed == low)):
+            bound = f"greater than {low}" if strict_low else f"at least {low}"
+            problems.add(f"{loc}.{key}", f"must be {bound}, got {parsed!r}")
+        elif high is not None and parsed > high:
+            problems.add(f"{loc}.{key}", f"must be at most {high}, got {parsed!r}")
+        return parsed
+
+    priority = value("priority", _integer, 0, 0, MAX_PRIORITY)
+    instances = value("instances", _integer, 1, 1)
+    submit_at = value("submit_at", _number, 0, 0)
+    duration = value("duration", _number, 0, 0)
+    retries = value("preemption_retries", _integer, None, 0)
+    checkpoint = value("checkpoint_interval", _number, None, 0, strict_low=True)
+    attempts = value("attempts", _integer, 1, 1, 10)
+    failures = value("failures", _integer, 0, 0)
+    fail_after = value("fail_after", _number, None, 0)
+    canonical, instance_type = "", row.get("instance_type") or None
+    ref = row.get("share")
+    if isinstance(ref, str) and ref:
+        resolved = shares.resolve(ref)
+        if isinstance(resolved, str):
+            problems.add(f"{loc}.share", resolved)
+        else:
+            canonical, types = resolved
+            if instance_type is None:
+                if len(types) == 1:
+                    instance_type = types[0]
+                else:
+                    problems.add(f"{loc}.instance_type", f"required: share {canonical} has several instance types "
+                                                         f"({', '.join(types)})")
+            elif instance_type not in types:
+                problems.add(f"{loc}.instance_type", f"share {canonical} has no capacity for {instance_type!r} "
+                                                     f"(it has: {', '.join(types)})")
+    elif ref not in (None, ""):
+        problems.add(f"{loc}.share", f"must be a string, got {ref!r}")
+    if len(problems) > start:
+        return None
+    return JobSpec(name, canonical, instance_type, instances, priority, submit_at, duration, retries, checkpoint,
+                   attempts, failures, fail_after)
+
+
+def _rows_from_file(path: Path, source: str, problems: _Problems):
+    """Yield ``(where, row)`` from a CSV or JSON Lines job file."""
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except OSError as error:
+        problems.add(str(path), f"cannot read job file: {error.strerror or error}")
+        return
+    with handle:
+        if path.suffix.lower() == ".csv":
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            if header is None:
+                problems.add(str(path), "empty job file: expected a header line")
+                return
+            for number, cells in enumerate(reader, start=2):
+                if len(cells) != len(header):
+                    problems.add(f"{path}:{number}", f"expected {len(header)} columns, got {len(cells)}")
+                    continue
+                yield f"{path}:{number}: row {number}", dict(zip(header, cells, strict=True))
+        elif path.suffix.lower() in (".jsonl", ".ndjson"):
+            for number, text in enumerate(handle, start=1):
+                if not text.strip():
+                    continue
+                try:
+                    row = json.loads(text)
+                except json.JSONDecodeError as error:
+                    problems.add(f"{path}:{number}", f"JSON syntax error: {error.msg}")
+                    continue
+                if not isinstance(row, dict):
+                    problems.add(f"{path}:{number}", f"expected a JSON object, got {type(row).__name__}")
+                    continue
+                yield f"{path}:{number}: row {number}", row
+        else:
+            problems.add(f"{source}: jobs", f"unsupported job file type {path.suffix!r}; use .csv or .jsonl")
+
+
+def load_jobs(path: Path, topology: Topology) -> list[JobSpec]:
+    """Read a CSV or JSON Lines workload on its own (``generate`` writes these)."""
+    problems = _Problems()
+    jobs = _collect_jobs(_rows_from_file(path, str(path), problems), _ShareIndex(topology), problems)
+    problems.raise_if_any()
+    return jobs
+
+
+def _collect_jobs(rows, shares: _ShareIndex, problems: _Problems) -> list[JobSpec]:
+    jobs: list[JobSpec] = []
+    seen: set[str] = set()
+    for where, row in rows:
+        spec = _job_from_row(row, where, shares, problems)
+        if spec is None:
+            continue
+        if spec.name in seen:
+            problems.add(where.split(": ")[0] + f": jobs[{spec.name}].name", f"duplicate job name {spec.name!r}")
+            continue
+        seen.add(spec.name)
+        jobs.append(spec)
+    return jobs
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load a scenario file, resolving the topology and job file relative to it."""
+    path = Path(path)
+    source = str(path)
+    data, lines = read_data(path)
+    problems = _Problems()
+
+    def at(*loc: str | int) -> str:
+        line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), None)
+        return f"{source}:{line}" if line else source
+
+    if not isinstance(data, dict):
+        raise LoadError([f"{source}: (top level): expected a mapping with topology and jobs, "
+                         f"got {type(data).__name__}"])
+    for key in data:
+        if key not in _SCENARIO_KEYS:
+            problems.add(f"{at(key)}: {key}", _unknown(key, _SCENARIO_KEYS))
+    topology = _scenario_topology(data.get("topology"), path, at, lines, problems)
+    settings = _settings(data.get("settings"), at, problems)
+    if topology is None:
+        problems.raise_if_any()
+        raise LoadError([f"{source}: topology: missing required key (a path or an inline mapping)"])
+    shares = _ShareIndex(topology)
+    jobs_data = data.get("jobs")
+    if jobs_data is None:
+        problems.add(f"{source}: jobs", "missing required key (a list of jobs or a .csv/.jsonl path)")
+        jobs: list[JobSpec] = []
+    elif isinstance(jobs_data, str):
+        jobs = _collect_jobs(_rows_from_file(path.parent / jobs_data, source, problems), shares, problems)
+    elif isinstance(jobs_data, list):
+        rows = []
+        for index, row in enumerate(jobs_data):
+            if not isinstance(row, dict):
+                problems.add(f"{at('jobs', index)}: jobs[{index}]", f"expected a mapping, got {type(row).__name__}")
+                continue
+            name = row.get("name")
+            label = f"jobs[{name}]" if isinstance(name, str) and name else f"jobs[{index}]"
+            rows.append((f"{at('jobs', index)}: {label}", row))
+        jobs = _collect_jobs(rows, shares, problems)
+    else:
+        problems.add(f"{at('jobs')}: jobs", f"must be a list of jobs or a .csv/.jsonl path, got {jobs_data!r}")
+        jobs = []
+    updates = _actions(data.get("actions"), {job.name: job for job in jobs}, at, problems)
+    problems.raise_if_any()
+    return Scenario(topology, jobs, updates, settings, source)
+
+
+def _scenario_topology(value, path: Path, at, lines, problems: _Problems) -> Topology | None:
+    if value is None:
+        return None
+    try:
+        if isinstance(value, str):
+            return load_topology(path.parent / value)
+        if isinstance(value, dict):
+            inner = {key[1:]: line for key, line in lines.items() if key[:1] == ("topology",)}
+            return topology_from_data(value, f"{path} (topology)", inner)
+    except LoadError as error:
+        problems.extend(error.problems)
+        return None
+    problems.add(f"{at('topology')}: topology", f"must be a path or a mapping, got {type(value).__name__}")
+    return None
+
+
+def _settings(value, at, problems: _Problems) -> SimulationSettings:
+    if value is None:
+        return SimulationSettings()
+    if not isinstance(value, dict):
+        problems.add(f"{at('settings')}: settings", f"must be a mapping, got {type(value).__name__}")
+        return SimulationSettings()
+    kwargs: dict[str, Any] = {}
+    for key, raw in value.items():
+        where = f"{at('settings', key)}: settings.{key}"
+        if key not in _SETTINGS_KEYS:
+            problems.add(where, _unknown(key, _SETTINGS_KEYS))
+        elif key in ("startup_delay", "preemption_delay"):
+            number = _number(raw) if not isinstance(raw, str) else None
+            if number is None or number < 0:
+                problems.add(where, f"must be a number of seconds >= 0, got {raw!r}")
+            else:
+                kwargs[key] = float(number)
+        elif key == "backfill":
+            if not isinstance(raw, bool):
+                problems.add(where, f"must be true or false, got {raw!r}")
+            else:
+                kwargs[key] = raw
+        elif raw not in POLICIES:
+            problems.add(where, f"unknown victim policy {raw!r} (known: {', '.join(POLICIES)})")
+        else:
+            kwargs[key] = raw
+    return SimulationSettings(**kwargs)
+
+
+def _actions(value, jobs: dict[str, JobSpec], at, problems: _Problems) -> list[PriorityUpdate]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        problems.add(f"{at('actions')}: actions", f"must be a list, got {type(value).__name__}")
+        return []
+    updates = []
+    for index, action in enumerate(value):
+        where = f"{at('actions', index)}: actions[{index}]"
+        if not isinstance(action, dict):
+            problems.add(where, f"expected a mapping, got {type(action).__name__}")
+            continue
+        for key in action:
+            if key not in ("at", "update_priority"):
+                problems.add(where, _unknown(key, ("at", "update_priority")))
+        time = _number(action.get("at")) if not isinstance(action.get("at"), str) else None
+        if time is None or time < 0:
+            problems.add(f"{where}.at", f"must be a number of seconds >= 0, got {action.get('at')!r}")
+        update = action.get("update_priority")
+        if not isinstance(update, dict):
+            problems.add(f"{where}.update_priority", "missing: a mapping {job: NAME, priority: N}")
+            continue
+        for key in update:
+            if key not in ("job", "priority"):
+                problems.add(f"{where}.update_priority", _unknown(key, ("job", "priority")))
+        name, priority = update.get("job"), update.get("priority")
+        spec = jobs.get(name) if isinstance(name, str) else None
+        if spec is None:
+            problems.add(f"{where}.update_priority.job", f"no job named {name!r} in the workload")
+        if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= MAX_PRIORITY:
+            problems.add(f"{where}.update_priority.priority", f"must be an integer 0-{MAX_PRIORITY}, got {priority!r}")
+        elif spec is not None and time is not None and time >= 0 and time < spec.submit_at:
+            problems.add(f"{where}.at", f"update at {time} is before job {name!r} is submitted (at {spec.submit_at})")
+        elif spec is not None and time is not None and time >= 0:
+            updates.append(PriorityUpdate(time, name, priority))
+    return updates
