@@ -155,11 +155,10 @@ class BorrowGraph:
         if lenders:
             network, residual = self._flow_network(self.queue(node).name, instance_type)
             flow = edmonds_karp(network, _SOURCE, (_SINK, node), residual=residual)
-            borrowed = {
-                lender: flow[("lends", lender)][("borrows", node)]["flow"]
-                for lender in lenders
-                if flow[("lends", lender)][("borrows", node)]["flow"] > 0
-            }
+            for lender in lenders:  # the residual network omits zero-capacity edges
+                amount = flow[("lends", lender)].get(("borrows", node), {}).get("flow", 0)
+                if amount > 0:
+                    borrowed[lender] = amount
         result = Burst(own=own, borrowed=borrowed)
         self._bursts[(node, instance_type)] = result
         return result

@@ -1,16 +1,62 @@
-"""``batch-quota check [TOPOLOGY]``: load a topology and report what the rules find."""
+"""``batch-quota check [TOPOLOGY] [--format text|json|sarif]``: run every rule and report.
+
+Exit 0 when no rule finds an error (warnings allowed), 1 when one does, 2 when the input
+cannot be loaded or the command is misused (see ``policy_engine.cli``).
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+from pathlib import Path
+
 import click
 
-from policy_engine.cli import topology_or_exit
+from policy_engine.checks import check_topology
+from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, topology_or_exit
+from policy_engine.examples import EXAMPLE_YAML
+from policy_engine.loading import LoadError, read_data
+from policy_engine.reports import check_json, check_sarif, check_text
+
+
+def _uri(path: Path) -> str:
+    """The file as SARIF wants it: relative to the working directory (the repository root in CI) when possible."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_uri()
+
+
+def _lines(path: Path) -> dict:
+    """Line numbers per object path (YAML only); a file that loaded once reads again without problems."""
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return {}
+    try:
+        return dict(read_data(path)[1])
+    except LoadError:
+        return {}
+
+
+def _use_color() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
 @click.command("check")
 @click.argument("topology", required=False, type=click.Path(dir_okay=False))
-def command(topology: str | None) -> None:
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif"]), default="text",
+              show_default=True, help="text: tables for people; json: findings and summary; sarif: code scanning.")
+def command(topology: str | None, output_format: str) -> None:
     """Check TOPOLOGY (YAML, JSON or Python; default: the embedded example) before deploy."""
     loaded = topology_or_exit(topology)
-    shares = sum(len(q.shares) for q in loaded.job_queues)
-    click.echo(f"loaded {len(loaded.job_queues)} job queue(s), {shares} quota share(s)")
+    report = check_topology(loaded)
+    file = Path(topology) if topology else EXAMPLE_YAML
+    source = topology or "(embedded example)"
+    if output_format == "json":
+        click.echo(check_json.render(report, source=source))
+    elif output_format == "sarif":
+        click.echo(check_sarif.render(report, uri=_uri(file), topology=loaded, lines=_lines(file)))
+    else:
+        width = shutil.get_terminal_size((200, 24)).columns if sys.stdout.isatty() else 200
+        click.echo(check_text.render(report, source=source, color=_use_color(), width=width), nl=False)
+    raise SystemExit(EXIT_OK if report.ok else EXIT_FINDINGS)

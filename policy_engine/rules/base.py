@@ -81,7 +81,7 @@ def rule(rule_id: str, severity: Severity, title: str) -> Callable[[RuleFunction
     def register(function: RuleFunction) -> Rule:
         if rule_id in REGISTRY:
             raise ValueError(f"rule {rule_id} registered twice")
-        family = (inspect.getmodule(function).__doc__ or "").strip().splitlines()[0].rstrip(".")
+        family = (inspect.getmodule(function).__doc__ or "").strip().split(":")[0]
         registered = Rule(rule_id, severity, title, function, family)
         REGISTRY[rule_id] = registered
         return registered

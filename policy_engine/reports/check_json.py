@@ -1,0 +1,35 @@
+"""Machine output of ``batch-quota check --format json``: findings plus the per-share summary."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from policy_engine.checks import CheckReport
+from policy_engine.findings import Finding
+
+
+def finding_to_dict(finding: Finding) -> dict[str, Any]:
+    return {
+        "rule": finding.rule,
+        "severity": finding.severity.value,
+        "object": finding.object,
+        "message": finding.message,
+        "hint": finding.hint,
+        "counterexample": finding.counterexample,
+    }
+
+
+def to_dict(report: CheckReport, *, source: str = "") -> dict[str, Any]:
+    return {
+        "source": source,
+        "ok": report.ok,
+        "errors": len(report.errors),
+        "warnings": len(report.warnings),
+        "findings": [finding_to_dict(f) for f in report.findings],
+        "summaries": {name: summary.to_dict() for name, summary in report.summaries.items()},
+    }
+
+
+def render(report: CheckReport, *, source: str = "") -> str:
+    return json.dumps(to_dict(report, source=source), indent=2)

@@ -1,0 +1,48 @@
+"""The pytest entry point for users' repositories: assert a topology passes ``batch-quota check`` in one line.
+
+    from policy_engine.testing import assert_topology_ok
+
+    def test_production_topology():
+        assert_topology_ok("topologies/prod.yaml")
+
+Installed as a pytest plugin (entry point ``pytest11``), the same helper is also the
+fixture ``assert_topology_ok``. A failure lists every finding, one line each, so the
+test output reads like ``batch-quota check``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from policy_engine.checks import CheckReport, check_topology
+from policy_engine.loading import LoadError, load_topology
+from policy_engine.model import Topology
+
+
+def assert_topology_ok(topology: Topology | str | Path, *, allow_warnings: bool = True) -> CheckReport:
+    """Load (if a path) and check ``topology``; raise ``AssertionError`` listing every error (and warning when
+    ``allow_warnings`` is false). Returns the report so a test can assert more, e.g. on ``report.summaries``."""
+    __tracebackhide__ = True
+    if not isinstance(topology, Topology):
+        try:
+            topology = load_topology(topology)
+        except LoadError as error:
+            raise AssertionError("topology cannot be loaded:\n" + "\n".join(error.problems)) from None
+    report = check_topology(topology)
+    failing = report.errors + ([] if allow_warnings else report.warnings)
+    if failing:
+        lines = "\n".join(f"  {finding.line()}" for finding in failing)
+        raise AssertionError(f"topology check found {len(failing)} problem(s):\n{lines}")
+    return report
+
+
+try:  # the fixture needs pytest, which is only a development dependency
+    import pytest
+except ImportError:  # pragma: no cover - exercised only without pytest installed
+    pass
+else:
+
+    @pytest.fixture(name="assert_topology_ok")
+    def _assert_topology_ok_fixture():
+        """Fixture form of ``assert_topology_ok`` for tests that prefer fixtures over imports."""
+        return assert_topology_ok

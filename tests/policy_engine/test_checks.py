@@ -1,0 +1,33 @@
+"""``check_topology``: the public entry point and its report."""
+
+from __future__ import annotations
+
+from policy_engine.checks import CheckReport, check_topology
+from policy_engine.examples import large_topology
+from policy_engine.findings import Severity
+from tests.policy_engine.builders import GPU, guarantee, share, topology
+
+
+def test_example_is_ok_with_one_warning(example):
+    report = check_topology(example)
+    assert isinstance(report, CheckReport)
+    assert report.ok and report.errors == []
+    assert [f.rule for f in report.warnings] == ["BQ302"]
+    assert list(report.summaries) == ["training/QS1", "training/QS2", "training/QS3"]
+
+
+def test_findings_are_sorted_errors_first_then_rule_then_object():
+    bad = topology(share("B", 1, "LEND_AND_BORROW"), share("A", 2), environment=4,
+                   guarantees=[guarantee("training/A", burst_capacity={GPU: 9}),
+                               guarantee("training/B", never_preempted=True)])
+    report = check_topology(bad)
+    keys = [(f.severity is not Severity.ERROR, f.rule, f.object) for f in report.findings]
+    assert keys == sorted(keys)
+    assert not report.ok
+    assert {f.rule for f in report.errors} == {"BQ402"}
+    assert {f.rule for f in report.warnings} == {"BQ203", "BQ301"}
+
+
+def test_large_topology_is_clean():
+    report = check_topology(large_topology(queues=5))
+    assert report.findings == [] and len(report.summaries) == 100
