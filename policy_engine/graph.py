@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import networkx as nx
-from networkx.algorithms.flow import build_residual_network, edmonds_karp
+from networkx.algorithms.flow import edmonds_karp
 
 from policy_engine.model import JobQueue, QuotaShare, Topology, share_id
 
@@ -45,9 +45,7 @@ class BorrowGraph:
         self.graph = nx.MultiDiGraph()
         self._shares: dict[str, tuple[JobQueue, QuotaShare]] = {}
         self._on_environment: dict[str, list[str]] = defaultdict(list)
-        self._queue_shares: dict[str, list[str]] = defaultdict(list)
         self._bursts: dict[tuple[str, str], Burst] = {}
-        self._networks: dict[tuple[str, str], tuple[nx.DiGraph, nx.DiGraph]] = {}
         self._in: dict[tuple[str, str], list[str]] = defaultdict(list)
         self._out: dict[tuple[str, str], list[str]] = defaultdict(list)
         environments = {e.name: e for e in topology.service_environments}
@@ -57,7 +55,6 @@ class BorrowGraph:
                 node = share_id(queue, share)
                 self._shares[node] = (queue, share)
                 self._on_environment[queue.service_environment].append(node)
-                self._queue_shares[queue.name].append(node)
                 self.graph.add_node(
                     node,
                     queue=queue.name,
@@ -152,39 +149,27 @@ class BorrowGraph:
         own = min(self.limit(node, instance_type), self.environment_capacity(node, instance_type))
         borrowed: dict[str, int] = {}
         lenders = self.lenders(node, instance_type)
-        if lenders:
-            network, residual = self._flow_network(self.queue(node).name, instance_type)
-            flow = edmonds_karp(network, _SOURCE, (_SINK, node), residual=residual)
+        room = self.borrow_room(node, instance_type)
+        if lenders and room > 0:
+            flow = edmonds_karp(self._flow_network(node, instance_type, lenders, room), _SOURCE, _SINK, cutoff=room)
             for lender in lenders:  # the residual network omits zero-capacity edges
-                amount = flow[("lends", lender)].get(("borrows", node), {}).get("flow", 0)
+                amount = flow[("lends", lender)].get(node, {}).get("flow", 0)
                 if amount > 0:
                     borrowed[lender] = amount
         result = Burst(own=own, borrowed=borrowed)
         self._bursts[(node, instance_type)] = result
         return result
 
-    def _flow_network(self, queue: str, instance_type: str) -> tuple[nx.DiGraph, nx.DiGraph]:
-        """One flow network per queue and type, reused for every borrower (only the sink changes).
-
-        Bipartite: ``source -> (lends, L) -> (borrows, B) -> (sink, B)``, so capacity never passes
-        through a share that both lends and borrows (AWS has no transitive lending). Edge capacities:
-        the lender's limit, the borrow-graph edge capacity, the borrower's borrow room.
-        """
-        key = (queue, instance_type)
-        if key not in self._networks:
-            network = nx.DiGraph()
-            for share in self._queue_shares[queue]:
-                if self._out.get((share, instance_type)):
-                    network.add_edge(_SOURCE, ("lends", share), capacity=self.limit(share, instance_type))
-                lenders = self._in.get((share, instance_type), ())
-                if lenders:
-                    room = self.borrow_room(share, instance_type)
-                    network.add_edge(("borrows", share), (_SINK, share), capacity=room)
-                for lender in lenders:
-                    network.add_edge(("lends", lender), ("borrows", share),
-                                     capacity=self.edge_capacity(lender, share, instance_type))
-            self._networks[key] = (network, build_residual_network(network, "capacity"))
-        return self._networks[key]
+    def _flow_network(self, node: str, instance_type: str, lenders: list[str], room: int) -> nx.DiGraph:
+        """``source -> (lends, L) -> borrower -> sink`` with the lenders' limits, the edge capacities and the
+        borrower's room. Lender nodes are separate copies so capacity never passes through a share that both
+        lends and borrows (AWS has no transitive lending)."""
+        network = nx.DiGraph()
+        for lender in lenders:
+            network.add_edge(_SOURCE, ("lends", lender), capacity=self.limit(lender, instance_type))
+            network.add_edge(("lends", lender), node, capacity=self.edge_capacity(lender, node, instance_type))
+        network.add_edge(node, _SINK, capacity=room)
+        return network
 
     def max_burst(self, node: str, instance_type: str) -> int:
         """``min(ceiling, own limit + max-flow from lenders, environment capacity)``."""

@@ -14,7 +14,6 @@ from pathlib import Path
 import click
 
 from policy_engine.checks import check_topology
-from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, topology_or_exit
 from policy_engine.examples import EXAMPLE_YAML
 from policy_engine.loading import LoadError, read_data
 from policy_engine.reports import check_json, check_sarif, check_text
@@ -48,6 +47,9 @@ def _use_color() -> bool:
               show_default=True, help="text: tables for people; json: findings and summary; sarif: code scanning.")
 def command(topology: str | None, output_format: str) -> None:
     """Check TOPOLOGY (YAML, JSON or Python; default: the embedded example) before deploy."""
+    # Imported here: ``policy_engine.cli`` imports this module to register it.
+    from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, topology_or_exit
+
     loaded = topology_or_exit(topology)
     report = check_topology(loaded)
     file = Path(topology) if topology else EXAMPLE_YAML

@@ -1,0 +1,51 @@
+"""The human report: findings grouped by severity (errors first), the share table, colour only on request."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+from policy_engine.checks import check_topology
+from policy_engine.commands import check as check_command
+from policy_engine.reports import check_text
+from tests.policy_engine.builders import GPU, guarantee, share, topology
+
+
+def _mixed():
+    return check_topology(topology(share("B", 1, "LEND_AND_BORROW"), share("A", 1), environment=3,
+                                   guarantees=[guarantee("training/A", burst_capacity={GPU: 2})]))
+
+
+def test_groups_errors_before_warnings_then_shares():
+    text = check_text.render(_mixed(), source="t.yaml")
+    errors, warnings, shares = text.index("Errors (1)"), text.index("Warnings (2)"), text.index("Quota shares")
+    assert errors < text.index("BQ402") < warnings < text.index("BQ203") < text.index("BQ301") < shares
+    assert "FAILED: 1 error(s), 2 warning(s), 2 quota share(s)" in text
+    assert "\x1b[" not in text
+
+
+def test_colour_only_when_asked():
+    assert "\x1b[" in check_text.render(_mixed(), color=True)
+
+
+def test_command_colours_only_a_terminal_without_no_color(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    assert check_command._use_color()
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not check_command._use_color()
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    monkeypatch.delenv("NO_COLOR")
+    assert not check_command._use_color()
+
+
+def test_share_table_lists_who_preempts_whom(example):
+    text = check_text.render(check_topology(example))
+    qs1_row = next(line for line in text.splitlines() if "training/QS1 " in line and "LEND_AND_BORROW" in line)
+    assert "training/QS2, training/QS1" in qs1_row
+    qs3_row = next(line for line in text.splitlines() if "training/QS3" in line and "RESERVE" in line)
+    assert qs3_row.count("nobody") == 2

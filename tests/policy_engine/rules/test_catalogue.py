@@ -1,0 +1,28 @@
+"""docs/rules.md is generated from the rules; it must match what the code says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from policy_engine.rules import all_rules
+from policy_engine.rules.catalogue import render_catalogue
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "rules.md"
+
+
+def test_committed_catalogue_is_up_to_date():
+    assert DOCS.read_text(encoding="utf-8") == render_catalogue(), (
+        "docs/rules.md is stale: run `python -m policy_engine.rules.catalogue > docs/rules.md`"
+    )
+
+
+def test_every_rule_is_in_the_catalogue():
+    text = render_catalogue()
+    for rule in all_rules():
+        assert f"| {rule.id} | {rule.severity.value} | {rule.title} |" in text
+
+
+def test_rule_ids_are_stable_shapes():
+    for rule in all_rules():
+        assert len(rule.id) == 5 and rule.id.startswith("BQ") and rule.id[2:].isdigit()
+        assert rule.title and "\n" not in rule.title

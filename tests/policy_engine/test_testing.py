@@ -1,0 +1,46 @@
+"""The pytest entry point users call: a one-line assertion, and the same as a registered fixture."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from policy_engine.examples import EXAMPLE_YAML
+from policy_engine.testing import assert_topology_ok
+from tests.policy_engine.builders import share, topology
+
+
+def test_example_passes_and_returns_the_report(example):
+    report = assert_topology_ok(example)
+    assert "training/QS1" in report.summaries
+    assert_topology_ok(EXAMPLE_YAML)
+    assert_topology_ok(str(EXAMPLE_YAML))
+
+
+def test_errors_fail_listing_every_finding():
+    with pytest.raises(AssertionError) as caught:
+        assert_topology_ok(topology(share("A", 2), share("B", 2), environment=3))
+    assert "BQ201 error service_environments[gpu-env]" in str(caught.value)
+
+
+def test_warnings_fail_only_when_asked(example):
+    with pytest.raises(AssertionError, match="BQ302 warning training/QS1"):
+        assert_topology_ok(example, allow_warnings=False)
+
+
+def test_unloadable_file_fails_with_the_load_problems(write_file):
+    with pytest.raises(AssertionError, match="unknown key 'stratgy'"):
+        assert_topology_ok(write_file("t.yaml", EXAMPLE_YAML.read_text().replace("strategy:", "stratgy:", 1)))
+
+
+def test_fixture_is_available_through_the_pytest11_entry_point(tmp_path):
+    (tmp_path / "test_user.py").write_text(
+        "def test_topology(assert_topology_ok):\n"
+        f"    assert_topology_ok({str(EXAMPLE_YAML)!r})\n"
+    )
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
