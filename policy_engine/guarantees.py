@@ -76,7 +76,7 @@ def refute_min_capacity(graph: BorrowGraph, node: str, promised: Capacity) -> li
             environment = graph.environment_capacity(node, instance_type)
             message = (f"min_capacity {instance_type}: promised {wanted} but only {reach} is sure: when {held} "
                        f"(within their own limits, so nothing can be reclaimed), the environment's {environment} "
-                       f"leave {reach} for {node}")
+                       f"{instance_type} leave only {reach} for {node}")
             hint = f"raise the environment's {instance_type} capacity or lower the other shares' limits"
         refutations.append(Refutation("min_capacity", instance_type, message, hint, state))
     return refutations

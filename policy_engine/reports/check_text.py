@@ -10,6 +10,7 @@ import io
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from policy_engine.checks import CheckReport
 from policy_engine.findings import Finding, Severity
@@ -27,7 +28,8 @@ def _findings_table(severity: Severity, findings: list[Finding]) -> Table:
     for column in ("rule", "object", "problem", "fix"):
         table.add_column(column, overflow="fold")
     for finding in findings:
-        table.add_row(finding.rule, finding.object, finding.message, finding.hint, style=_STYLE[severity])
+        table.add_row(*(Text(cell) for cell in (finding.rule, finding.object, finding.message, finding.hint)),
+                      style=_STYLE[severity])
     return table
 
 
@@ -36,7 +38,7 @@ def _summary_table(report: CheckReport) -> Table:
     for column in ("share", "strategy", "limit", "guaranteed", "max burst", "may be preempted by", "may preempt"):
         table.add_column(column, overflow="fold")
     for summary in report.summaries.values():
-        table.add_row(
+        cells = (
             summary.share,
             summary.strategy,
             _capacity(summary.limit),
@@ -45,6 +47,7 @@ def _summary_table(report: CheckReport) -> Table:
             ", ".join(summary.preempted_by) or "nobody",
             ", ".join(summary.may_preempt) or "nobody",
         )
+        table.add_row(*(Text(cell) for cell in cells))  # Text: names like env[x] are not rich markup
     return table
 
 
@@ -54,7 +57,7 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False,
                       soft_wrap=False)
     if source:
-        console.print(f"batch-quota check {source}")
+        console.print(f"batch-quota check {source}", markup=False)
     for severity in (Severity.ERROR, Severity.WARNING):
         findings = [f for f in report.findings if f.severity is severity]
         if findings:

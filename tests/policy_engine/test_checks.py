@@ -31,3 +31,14 @@ def test_findings_are_sorted_errors_first_then_rule_then_object():
 def test_large_topology_is_clean():
     report = check_topology(large_topology(queues=5))
     assert report.findings == [] and len(report.summaries) == 100
+
+
+def test_broken_python_topology_is_reported_not_raised():
+    from policy_engine.model import JobQueue
+
+    base = topology(share("A", 1), share("A", 1), guarantees=[guarantee("ghost", never_preempted=True)])
+    broken = base.model_copy(update={"job_queues": (*base.job_queues, JobQueue(name="q2", service_environment="x",
+                                                                               shares=(share("B", 1),)))})
+    report = check_topology(broken)
+    assert {f.rule for f in report.errors} == {"BQ001"}
+    assert "q2/B" in report.summaries and report.summaries["q2/B"].guaranteed == {GPU: 0}

@@ -146,3 +146,12 @@ def test_sarif_for_the_embedded_example_points_at_its_yaml():
     location = result["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"].endswith("example.yaml")
     assert location["region"]["startLine"] == 9  # the list item of QS1 in policy_engine/data/example.yaml
+
+
+def test_python_module_topology(write_file):
+    module = "from policy_engine.examples import example_topology\nTOPOLOGY = example_topology()\n"
+    path = write_file("topology.py", module)
+    result = check("--format", "sarif", str(path))
+    assert result.exit_code == 0
+    (finding,) = json.loads(result.stdout)["runs"][0]["results"]
+    assert "region" not in finding["locations"][0]["physicalLocation"]  # no line table for Python

@@ -49,3 +49,9 @@ def test_share_table_lists_who_preempts_whom(example):
     assert "training/QS2, training/QS1" in qs1_row
     qs3_row = next(line for line in text.splitlines() if "training/QS3" in line and "RESERVE" in line)
     assert qs3_row.count("nobody") == 2
+
+
+def test_bracketed_object_names_are_printed_verbatim():
+    text = check_text.render(check_topology(topology(share("A", 1), environment=2)), source="dir[1]/t.yaml")
+    assert "service_environments[gpu-env]" in text
+    assert "batch-quota check dir[1]/t.yaml" in text
