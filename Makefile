@@ -27,8 +27,9 @@ lint: $(STAMP)
 check: $(STAMP)
 	$(VENV)/bin/batch-quota check
 
-synth: $(STAMP)
+synth: $(STAMP) node_modules/.installed
 	$(VENV)/bin/batch-quota check
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk synth --quiet
 
 bench: $(STAMP)
 	$(PYTHON) benchmarks/check_bench.py

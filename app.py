@@ -30,8 +30,9 @@ def _context(app: App, key: str) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
-def main() -> None:
-    app = App()
+def main(app: App | None = None) -> None:
+    """Synthesize; ``app`` lets tests pass context and an output directory in-process."""
+    app = app or App()
     path = _context(app, "topology")
     account = _context(app, "account") or os.environ.get("CDK_DEFAULT_ACCOUNT")
     region = _context(app, "region") or os.environ.get("CDK_DEFAULT_REGION")

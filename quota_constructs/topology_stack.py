@@ -93,8 +93,9 @@ def attach_findings(
     """Errors -> one validation per construct; warnings -> CDK warnings, on the queue the finding names."""
 
     def target(finding: Finding) -> Construct:
-        head = re.split(r"[/.\[]", finding.object, maxsplit=1)[0]
-        return queues.get(head) or environments.get(head) or fallback
+        # ``QUEUE/SHARE``, ``service_environments[ENV]``, ``guarantees[0] (QUEUE/SHARE)``: the first known name wins.
+        names = re.findall(r"[A-Za-z0-9_-]+", finding.object)
+        return next((known[n] for n in names for known in (queues, environments) if n in known), fallback)
 
     errors: dict[int, tuple[Construct, list[str]]] = {}
     for finding in report.errors:

@@ -1,0 +1,126 @@
+"""``app.py``, run in-process the way the CDK CLI runs it (context and output directory from the environment)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from aws_cdk import App
+
+from policy_engine.checks import check_topology
+from policy_engine.loading import load_topology
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN_YAML = """\
+service_environments:
+  - name: gpu-env
+    capacity: {ml.g5.xlarge: 2}
+job_queues:
+  - name: training
+    service_environment: gpu-env
+    shares:
+      - {name: research, capacity: {ml.g5.xlarge: 1}, strategy: RESERVE}
+      - {name: product, capacity: {ml.g5.xlarge: 1}, strategy: LEND}
+guarantees:
+  - {share: training/research, burst_capacity: {ml.g5.xlarge: 2}}
+  - {share: training/product, min_capacity: {ml.g5.xlarge: 2}}
+"""
+PYTHON_TOPOLOGY = """\
+from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
+
+TOPOLOGY = Topology(
+    service_environments=(ServiceEnvironment(name="env", capacity={"ml.g5.xlarge": 2}),),
+    job_queues=(JobQueue(name="q", service_environment="env", shares=(
+        QuotaShare(name="a", capacity={"ml.g5.xlarge": 1}, strategy="LEND"),
+        QuotaShare(name="b", capacity={"ml.g5.xlarge": 1}, strategy="LEND"),
+    )),),
+)
+"""
+
+
+def _load_app():
+    spec = importlib.util.spec_from_file_location("batch_quota_cdk_app", ROOT / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def run_app(tmp_path, monkeypatch):
+    """Run ``app.main()`` with ``-c`` context; returns the cloud assembly directory."""
+
+    def run(**context: str) -> Path:
+        outdir = tmp_path / "cdk.out"
+        cdk_json = json.loads((ROOT / "cdk.json").read_text())
+        monkeypatch.delenv("CDK_DEFAULT_ACCOUNT", raising=False)
+        monkeypatch.delenv("CDK_DEFAULT_REGION", raising=False)
+        # The Node kernel's environment is fixed at start-up, so context and outdir go in as App props.
+        _load_app().main(App(outdir=str(outdir), context={**cdk_json["context"], **context}))
+        return outdir
+
+    return run
+
+
+def test_cdk_json_runs_the_app_and_makes_default_rule_findings_fatal():
+    cdk_json = json.loads((ROOT / "cdk.json").read_text())
+    assert cdk_json["app"] == "python3 app.py"
+    assert cdk_json["context"]["@aws-cdk/core:validateAgainstDefaultRules"] is True
+    assert "cdk.out" in cdk_json["watch"]["exclude"]
+
+
+def test_no_context_synthesizes_the_embedded_example(run_app):
+    outdir = run_app()
+    template = json.loads((outdir / "BatchQuota.template.json").read_text())
+    kinds = sorted(r["Type"] for r in template["Resources"].values())
+    assert kinds == ["AWS::Batch::JobQueue", *["AWS::Batch::QuotaShare"] * 3,
+                     "AWS::Batch::SchedulingPolicy", "AWS::Batch::ServiceEnvironment"]
+    manifest = json.loads((outdir / "manifest.json").read_text())
+    assert manifest["artifacts"]["BatchQuota"]["environment"] == "aws://unknown-account/unknown-region"
+
+
+def test_python_module_stack_name_and_environment_from_context(run_app, write_file):
+    path = write_file("team_topology.py", PYTHON_TOPOLOGY)
+    assert check_topology(load_topology(path)).ok
+    outdir = run_app(topology=str(path), stack_name="TeamQuota", account="123456789012", region="eu-west-1")
+    template = json.loads((outdir / "TeamQuota.template.json").read_text())
+    assert sorted(r["Properties"]["QuotaShareName"] for r in template["Resources"].values()
+                  if r["Type"] == "AWS::Batch::QuotaShare") == ["a", "b"]
+    manifest = json.loads((outdir / "manifest.json").read_text())
+    assert manifest["artifacts"]["TeamQuota"]["environment"] == "aws://123456789012/eu-west-1"
+
+
+def test_bad_input_prints_one_line_per_problem_and_exits_2(run_app, write_file, capsys):
+    path = write_file("typo.yaml", BROKEN_YAML.replace("strategy: RESERVE", "stratgy: RESERVE").replace(
+        "service_environment: gpu-env", "service_environment: gpu"))
+    with pytest.raises(SystemExit) as exit_:
+        run_app(topology=str(path))
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert lines and all(line.startswith(f"error: {path}") for line in lines)
+    assert any("stratgy" in line and "did you mean 'strategy'" in line for line in lines)
+    assert "Traceback" not in err
+
+
+def test_missing_file_and_unknown_split_exit_2(run_app, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        run_app(topology=str(tmp_path / "nope.yaml"))
+    assert exit_.value.code == 2 and "cannot read file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        run_app(split="diagonal")
+    assert exit_.value.code == 2 and "split = 'diagonal'" in capsys.readouterr().err
+
+
+def test_broken_guarantees_fail_synth_with_every_finding_and_exit_1(run_app, write_file, capsys):
+    path = write_file("broken.yaml", BROKEN_YAML)
+    report = check_topology(load_topology(path))
+    assert len(report.errors) >= 2
+    with pytest.raises(SystemExit) as exit_:
+        run_app(topology=str(path))
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    for finding in report.errors:
+        assert finding.line() in err
+    assert "Traceback" not in err

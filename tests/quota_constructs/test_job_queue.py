@@ -1,0 +1,122 @@
+"""TrainingJobQueue: SAGEMAKER_TRAINING type, one environment, the quota policy, time-limit actions."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Match, Template
+
+from policy_engine.model import JobStateTimeLimitAction
+from quota_constructs import QuotaSchedulingPolicy, ServiceEnvironment, TrainingJobQueue
+from tests.quota_constructs.conftest import cfn_lint_errors, fast_app
+
+
+@pytest.fixture(scope="module")
+def built():
+    stack = Stack(fast_app(), "Queues")
+    env = ServiceEnvironment(stack, "Env", service_environment_name="gpu-env", capacity={"ml.g5.xlarge": 3})
+    queue = TrainingJobQueue(
+        stack, "Queue", job_queue_name="training", service_environment=env, priority=10,
+        job_state_time_limit_actions=[JobStateTimeLimitAction(max_time_seconds=3600, reason="stuck at head")],
+        tags={"team": "platform"},
+    )
+    other_env = ServiceEnvironment(stack, "Env2", service_environment_name="gpu-env-2", capacity={"ml.g5.xlarge": 1})
+    shared_policy = QuotaSchedulingPolicy(stack, "Shared", scheduling_policy_name="shared-policy")
+    second = TrainingJobQueue(stack, "Second", job_queue_name="second", service_environment=other_env,
+                              scheduling_policy=shared_policy, state="DISABLED")
+    reader = iam.Role(stack, "Reader", assumed_by=iam.AccountRootPrincipal())
+    queue.grant_read(reader)
+    return stack, queue, second, Template.from_stack(stack)
+
+
+def test_queue_properties(built):
+    stack, queue, _, template = built
+    env_id = next(iter(template.find_resources("AWS::Batch::ServiceEnvironment",
+                                               {"Properties": {"ServiceEnvironmentName": "gpu-env"}})))
+    policy_id = next(iter(template.find_resources("AWS::Batch::SchedulingPolicy",
+                                                  {"Properties": {"Name": "training-quota-policy"}})))
+    template.has_resource_properties("AWS::Batch::JobQueue", {
+        "JobQueueName": "training",
+        "JobQueueType": "SAGEMAKER_TRAINING",
+        "Priority": 10,
+        "State": "ENABLED",
+        "SchedulingPolicyArn": {"Fn::GetAtt": [policy_id, "Arn"]},
+        "ServiceEnvironmentOrder": [
+            {"Order": 1, "ServiceEnvironment": {"Fn::GetAtt": [env_id, "ServiceEnvironmentArn"]}}
+        ],
+        "ComputeEnvironmentOrder": Match.absent(),
+        "JobStateTimeLimitActions": [
+            {"Action": "TERMINATE", "MaxTimeSeconds": 3600, "Reason": "stuck at head", "State": "RUNNABLE"}
+        ],
+        "Tags": {"team": "platform"},
+    })
+    assert queue.job_queue_name == "training"
+    assert stack.resolve(queue.job_queue_arn)["Fn::GetAtt"][1] == "JobQueueArn"
+
+
+def test_default_policy_is_created_per_queue_and_a_given_one_is_used(built):
+    _, _, second, template = built
+    template.resource_count_is("AWS::Batch::SchedulingPolicy", 2)  # training's own + the shared one
+    template.has_resource_properties("AWS::Batch::JobQueue", {
+        "JobQueueName": "second", "State": "DISABLED", "JobStateTimeLimitActions": Match.absent(),
+    })
+    assert second.scheduling_policy.scheduling_policy_name == "shared-policy"
+
+
+def test_grant_read_lists_shares_on_the_queue_and_describes_on_star(built):
+    stack, queue, _, template = built
+    queue_arn = stack.resolve(queue.job_queue_arn)
+    for statement in (
+        {"Action": ["batch:ListQuotaShares", "batch:GetJobQueueSnapshot"], "Effect": "Allow", "Resource": queue_arn},
+        {"Action": Match.array_with(["batch:DescribeJobQueues", "batch:ListServiceJobs"]), "Effect": "Allow",
+         "Resource": "*"},
+    ):
+        template.has_resource_properties(
+            "AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([statement])}}
+        )
+    statements = template.to_json()["Resources"]
+    actions = [a for r in statements.values() if r["Type"] == "AWS::IAM::Policy"
+               for s in r["Properties"]["PolicyDocument"]["Statement"] for a in ([s["Action"]] if isinstance(
+                   s["Action"], str) else s["Action"])]
+    assert not [a for a in actions if not a.startswith(("batch:Describe", "batch:List", "batch:Get"))]
+
+
+def test_template_passes_cfn_lint(built):
+    assert cfn_lint_errors(built[3].to_json()) == []
+
+
+@pytest.mark.parametrize(
+    ("props", "field", "expected"),
+    [
+        ({"priority": 1001}, "priority", "0-1000"),
+        ({"priority": -1}, "priority", "0-1000"),
+        ({"state": "enabled"}, "state", "ENABLED, DISABLED"),
+        ({"job_queue_name": ""}, "job_queue_name", "1-128"),
+        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=599, reason="r")]},
+         "job_state_time_limit_actions[0].max_time_seconds", "600-86400"),
+        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=86401, reason="r")]},
+         "job_state_time_limit_actions[0].max_time_seconds", "600-86400"),
+        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=600, reason="")]},
+         "job_state_time_limit_actions[0].reason", "non-empty"),
+        ({"service_environment": "gpu-env"}, "service_environment", "a ServiceEnvironment"),
+    ],
+)
+def test_invalid_props_raise(props, field, expected):
+    stack = Stack(fast_app(), "Bad")
+    env = ServiceEnvironment(stack, "Env", service_environment_name="e", capacity={"ml.g5.xlarge": 1})
+    arguments = {"job_queue_name": "training", "service_environment": env, **props}
+    with pytest.raises(ValueError) as error:
+        TrainingJobQueue(stack, "Queue", **arguments)
+    assert str(error.value).startswith(f"TrainingJobQueue {arguments['job_queue_name']!r}: {field} = ")
+    assert expected in str(error.value)
+
+
+def test_import_by_arn_and_reject_a_share_arn():
+    stack = Stack(fast_app(), "Import")
+    arn = "arn:aws:batch:us-east-1:123456789012:job-queue/training"
+    imported = TrainingJobQueue.from_job_queue_arn(stack, "Q", arn)
+    assert (imported.job_queue_name, imported.job_queue_arn) == ("training", arn)
+    assert imported.env.region == "us-east-1" and imported.env.account == "123456789012"
+    with pytest.raises(ValueError, match="job-queue/NAME"):
+        TrainingJobQueue.from_job_queue_arn(stack, "S", arn + "/quota-share/QS1")
