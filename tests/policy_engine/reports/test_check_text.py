@@ -47,6 +47,7 @@ def test_share_table_lists_who_preempts_whom(example):
     text = check_text.render(check_topology(example))
     qs1_row = next(line for line in text.splitlines() if "training/QS1 " in line and "LEND_AND_BORROW" in line)
     assert "training/QS2, training/QS1" in qs1_row
+    assert qs1_row.split()[:6] == ["training/QS1", "LEND_AND_BORROW", "ml.g5.xlarge", "1", "1", "2"]
     qs3_row = next(line for line in text.splitlines() if "training/QS3" in line and "RESERVE" in line)
     assert qs3_row.count("nobody") == 2
 
@@ -55,3 +56,12 @@ def test_bracketed_object_names_are_printed_verbatim():
     text = check_text.render(check_topology(topology(share("A", 1), environment=2)), source="dir[1]/t.yaml")
     assert "service_environments[gpu-env]" in text
     assert "batch-quota check dir[1]/t.yaml" in text
+
+
+def test_long_share_lists_are_shortened_with_a_count():
+    from policy_engine.examples import large_topology
+
+    text = check_text.render(check_topology(large_topology(queues=1)))
+    row = next(line for line in text.splitlines() if "queue-00/team-00-00 " in line)
+    # team-00-00 borrows from 13 lenders and has in-share preemption: 14 names, 2 shown.
+    assert "queue-00/team-00-01, queue-00/team-00-03, +12 more" in row
