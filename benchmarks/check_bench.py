@@ -7,6 +7,7 @@ Run: ``python benchmarks/check_bench.py`` (or ``make bench``).
 
 from __future__ import annotations
 
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,6 +67,8 @@ def main() -> None:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(f"peak memory allocated by one check:      {peak / 2**20:.1f} MiB (tracemalloc)")
+    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"peak resident set of this process:       {rss_mib:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ undocumented corners as follows (see also `policy_engine/guarantees.py`):
 
 - **A share only uses the instance types it names.** Lending and borrowing are per instance type;
   a share never borrows a type it has no limit for.
+- **States do not change the arithmetic.** A DISABLED share, queue or environment still owns its
+  limits (its submitted jobs finish, and it can be re-enabled), so every check treats it as enabled.
 - **Capacity nobody owns is idle.** Environment capacity beyond the sum of the share limits is never
   used: borrowing is only from LEND / LEND_AND_BORROW shares (BQ203 warns).
 - **Reclaim restores a share up to its own limit, never more.** Cross-share preemption only takes back
