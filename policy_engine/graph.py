@@ -162,8 +162,8 @@ class BorrowGraph:
 
     def _flow_network(self, node: str, instance_type: str, lenders: list[str], room: int) -> nx.DiGraph:
         """``source -> (lends, L) -> borrower -> sink`` with the lenders' limits, the edge capacities and the
-        borrower's room. Lender nodes are separate copies so capacity never passes through a share that both
-        lends and borrows (AWS has no transitive lending)."""
+        borrower's room. Only the borrower's direct lenders take part, so capacity never passes through a
+        third share (AWS has no transitive lending)."""
         network = nx.DiGraph()
         for lender in lenders:
             network.add_edge(_SOURCE, ("lends", lender), capacity=self.limit(lender, instance_type))

@@ -35,8 +35,8 @@ undocumented corners as follows (see also `policy_engine/guarantees.py`):
 - **Maximum burst** of a share and type, when every other share is idle:
   `min(limit, environment) + max-flow(lenders -> share)` over the edges above, i.e.
   `min(ceiling, limit + what the lenders own, environment)`. The max-flow is computed with networkx
-  on a bipartite network (lenders on one side, borrowers on the other), so capacity never passes
-  through a share that both lends and borrows: AWS has no transitive lending.
+  over the share's direct lenders only (`source -> lenders -> share -> sink`), so capacity never
+  passes through a third share: AWS has no transitive lending.
 
 ## What each guarantee means
 
