@@ -95,3 +95,16 @@ def test_no_resource_when_imported():
     ServiceEnvironment.from_service_environment_arn(
         stack, "Env", "arn:aws:batch:us-east-1:123456789012:service-environment/gpu-env")
     Template.from_stack(stack).resource_count_is("AWS::Batch::ServiceEnvironment", 0)
+
+
+def test_token_names_are_left_for_deploy_time():
+    from aws_cdk import Aws, Token
+
+    from quota_constructs.props import is_token
+
+    assert is_token(Aws.STACK_NAME) and is_token(Token.as_number(Aws.ACCOUNT_ID))
+    assert not is_token("gpu-env") and not is_token(3) and not is_token(3.0)
+    stack = Stack(fast_app(), "Tokens")
+    env = ServiceEnvironment(stack, "Env", service_environment_name=Aws.STACK_NAME, capacity={"ml.g5.xlarge": 1})
+    assert Template.from_stack(stack).to_json()["Resources"][stack.get_logical_id(env.resource)][
+        "Properties"]["ServiceEnvironmentName"] == {"Ref": "AWS::StackName"}

@@ -1,0 +1,126 @@
+"""How long ``cdk synth`` takes for the account-limit topology (50 queues x 20 shares, 5 instance types).
+
+End to end: ``npx cdk synth -c topology=<temp YAML> -o <temp dir>`` through the pinned CLI and
+``cdk.json`` (built-in validation on). Then the same app phase by phase in a fresh Python
+process: importing aws_cdk (which starts the jsii kernel), loading the YAML, the policy engine
+check, building the constructs, ``app.synth()`` (templates plus the built-in validation).
+CLI overhead = end-to-end minus the phased Python process. Target: end to end under 60 s.
+Run: ``python benchmarks/synth_bench.py`` (needs ``node_modules``: ``make synth`` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from policy_engine.examples import large_topology
+from policy_engine.loading import load_topology
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_SECONDS = 60.0
+
+#: Runs in a fresh interpreter so that import and kernel start-up are measured honestly.
+PHASES = """
+import json, sys, time
+start = time.perf_counter()
+marks = {}
+import aws_cdk
+marks["import aws_cdk (+ jsii kernel)"] = time.perf_counter()
+from policy_engine.checks import check_topology
+from policy_engine.loading import load_topology
+from quota_constructs import TopologyStacks
+marks["import policy_engine, quota_constructs"] = time.perf_counter()
+topology = load_topology(sys.argv[1])
+marks["load YAML topology"] = time.perf_counter()
+report = check_topology(topology)
+marks["policy engine check"] = time.perf_counter()
+app = aws_cdk.App(outdir=sys.argv[2], context=json.loads(sys.argv[3]))
+deployed = TopologyStacks(app, topology, report=report)
+marks["build constructs"] = time.perf_counter()
+app.synth()
+marks["app.synth() (+ built-in validation)"] = time.perf_counter()
+previous, phases = start, {}
+for name, mark in marks.items():
+    phases[name] = mark - previous
+    previous = mark
+print(json.dumps({"phases": phases, "stacks": len(deployed.stacks), "errors": len(report.errors)}))
+"""
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ, JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION="1")
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _write_topology(directory: Path) -> Path:
+    topology = large_topology()
+    path = directory / "account.yaml"
+    path.write_text(yaml.safe_dump(topology.model_dump(mode="json", exclude_none=True), sort_keys=False))
+    if load_topology(path) != topology:
+        raise SystemExit("the YAML written for the benchmark does not load back to the same topology")
+    return path
+
+
+def _largest_template(outdir: Path) -> tuple[int, int, int]:
+    """(templates, most resources in one template, total quota shares)."""
+    counts, shares = [], 0
+    for template_path in outdir.glob("*.template.json"):
+        resources = json.loads(template_path.read_text())["Resources"]
+        counts.append(len(resources))
+        shares += sum(r["Type"] == "AWS::Batch::QuotaShare" for r in resources.values())
+    return len(counts), max(counts, default=0), shares
+
+
+def main() -> None:
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    with tempfile.TemporaryDirectory() as temp:
+        temp_dir = Path(temp)
+        topology_path = _write_topology(temp_dir)
+        cdk = ROOT / "node_modules" / ".bin" / "cdk"
+        if not cdk.exists():
+            raise SystemExit("node_modules/.bin/cdk is missing: run `make synth` (or `npm install`) first")
+
+        start = time.perf_counter()
+        synth = subprocess.run(
+            [str(cdk), "synth", "--quiet", "-c", f"topology={topology_path}", "-o", str(temp_dir / "cli.out")],
+            cwd=ROOT, env=_environment(), capture_output=True, text=True,
+        )
+        end_to_end = time.perf_counter() - start
+        if synth.returncode != 0:
+            raise SystemExit(f"cdk synth failed ({synth.returncode}):\n{synth.stderr[-3000:]}")
+        templates, largest, shares = _largest_template(temp_dir / "cli.out")
+
+        start = time.perf_counter()
+        phased = subprocess.run(
+            [sys.executable, "-c", PHASES, str(topology_path), str(temp_dir / "phased.out"), json.dumps(context)],
+            cwd=ROOT, env=_environment(), capture_output=True, text=True,
+        )
+        python_total = time.perf_counter() - start
+        if phased.returncode != 0:
+            raise SystemExit(f"phased run failed:\n{phased.stderr[-3000:]}")
+        result = json.loads(phased.stdout.strip().splitlines()[-1])
+
+    print(f"topology: 50 queues x 20 shares -> {templates} templates, largest {largest} resources, "
+          f"{shares} quota shares")
+    print(f"end to end `cdk synth`: {end_to_end:6.2f} s  (target < {TARGET_SECONDS:.0f} s)")
+    print("phases (fresh Python process, same app):")
+    for name, seconds in result["phases"].items():
+        print(f"  {name:<40} {seconds:6.2f} s")
+    accounted = sum(result["phases"].values())
+    print(f"  {'interpreter start/exit, writing':<40} {python_total - accounted:6.2f} s")
+    print(f"  {'Python process total':<40} {python_total:6.2f} s")
+    print(f"  {'CLI overhead (end to end - Python)':<40} {end_to_end - python_total:6.2f} s")
+    if end_to_end >= TARGET_SECONDS:
+        raise SystemExit(f"too slow: {end_to_end:.1f} s >= {TARGET_SECONDS:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
