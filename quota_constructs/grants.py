@@ -82,12 +82,11 @@ def grant_submit(
         actions=[SUBMIT],
         resource_arns=[queue_arn, share_arn, jobs],
         conditions=_merge(_priority_at_most(max_priority, if_exists=True), tag_condition),
-        scope=scope,
     )
     if require_job_tag:
         grant = grant.combine(
             iam.Grant.add_to_principal(
-                grantee=grantee, actions=[TAG], resource_arns=[jobs], conditions=tag_condition, scope=scope
+                grantee=grantee, actions=[TAG], resource_arns=[jobs], conditions=tag_condition
             )
         )
     if execution_role is not None:
@@ -97,8 +96,7 @@ def grant_submit(
                 actions=["iam:PassRole"],
                 resource_arns=[execution_role.role_arn],
                 conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}},
-                scope=scope,
-            )
+                    )
         )
     return grant
 
@@ -121,20 +119,17 @@ def grant_update_priority(
         actions=[UPDATE],
         resource_arns=[service_jobs_arn(scope)],
         conditions=_merge(_priority_at_most(max_priority, if_exists=False), tag),
-        scope=scope,
     )
 
 
-def grant_read(
-    grantee: iam.IGrantable, *, scope: IConstruct, scoped: dict[str, list[str]]
-) -> iam.Grant:
+def grant_read(grantee: iam.IGrantable, *, scoped: dict[str, list[str]]) -> iam.Grant:
     """Read-only: ``scoped`` maps each resource-level action to its ARNs; ``READ_ANY`` goes on ``*``."""
-    grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(READ_ANY), resource_arns=["*"], scope=scope)
+    grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(READ_ANY), resource_arns=["*"])
     by_arns: dict[tuple[str, ...], list[str]] = {}
     for action, arns in scoped.items():
         by_arns.setdefault(tuple(arns), []).append(action)
     for arns, actions in by_arns.items():
         grant = grant.combine(
-            iam.Grant.add_to_principal(grantee=grantee, actions=actions, resource_arns=list(arns), scope=scope)
+            iam.Grant.add_to_principal(grantee=grantee, actions=actions, resource_arns=list(arns))
         )
     return grant

@@ -37,7 +37,6 @@ class TrainingJobQueueBase(Resource):
         """Describe the queue and list its shares, jobs and snapshot (no submit, no update)."""
         return grants.grant_read(
             grantee,
-            scope=self,
             scoped={"batch:ListQuotaShares": [self.job_queue_arn], "batch:GetJobQueueSnapshot": [self.job_queue_arn]},
         )
 

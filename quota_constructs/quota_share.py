@@ -80,7 +80,6 @@ class QuotaShareBase(Resource):
         """Describe this share, list the queue's shares, describe and list jobs."""
         return grants.grant_read(
             grantee,
-            scope=self,
             scoped={"batch:DescribeQuotaShare": [self.quota_share_arn], "batch:ListQuotaShares": [self.job_queue_arn]},
         )
 

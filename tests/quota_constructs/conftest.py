@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,10 +18,12 @@ from cfnlint.api import ManualArgs, lint
 from cfnlint.core import get_rules
 
 REGION = "us-east-1"
+#: The app's context from ``cdk.json``, so tests build under the same feature flags as ``cdk synth``.
+CDK_CONTEXT = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read_text())["context"]
 
 
 def fast_app() -> App:
-    return App(builtin_cloud_formation_validation=False)
+    return App(builtin_cloud_formation_validation=False, context=CDK_CONTEXT)
 
 
 def template_of(stack: Stack) -> dict[str, Any]:

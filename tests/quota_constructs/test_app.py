@@ -67,6 +67,7 @@ def test_cdk_json_runs_the_app_and_makes_default_rule_findings_fatal():
     cdk_json = json.loads((ROOT / "cdk.json").read_text())
     assert cdk_json["app"] == "python3 app.py"
     assert cdk_json["context"]["@aws-cdk/core:validateAgainstDefaultRules"] is True
+    assert cdk_json["context"]["@aws-cdk/core:defaultCrossStackReferences"] == "strong"  # exports, no warning
     assert "cdk.out" in cdk_json["watch"]["exclude"]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from aws_cdk import Fn, Stack
 from aws_cdk import aws_iam as iam
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Annotations, Match, Template
 
 from quota_constructs import JOB_SHARE_TAG, QuotaShare, ServiceEnvironment, TrainingJobQueue
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app
@@ -197,3 +197,4 @@ def test_a_role_in_another_stack_gets_the_share_arn_by_cross_stack_reference():
         "Properties"]["PolicyDocument"]["Statement"][0]["Resource"]
     assert all("Fn::ImportValue" in r for r in resources[:2])
     assert teams.dependencies == [quota]
+    Annotations.from_stack(teams).has_no_warning("*", Match.any_value())
