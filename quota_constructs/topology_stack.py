@@ -170,10 +170,16 @@ class TopologyStacks:
             self.stacks.append(stack)
             self.queues = built.queues
             return
-        environments: dict[str, ServiceEnvironmentBase] = {}
+        stack_ids: dict[str, str] = {}
         for queue in topology.job_queues:
-            stack = Stack(app, _stack_id(f"{stack_name}-{queue.name}"), env=env,
-                          description=self._describe(topology, queue))
+            stack_id = _stack_id(f"{stack_name}-{queue.name}")
+            if stack_id in stack_ids:
+                raise ValueError(f"TopologyStacks: job queues {stack_ids[stack_id]!r} and {queue.name!r} both need "
+                                 f"stack name {stack_id!r} (stack names allow letters, digits and '-'); rename one")
+            stack_ids[stack_id] = queue.name
+        environments: dict[str, ServiceEnvironmentBase] = {}
+        for queue, stack_id in zip(topology.job_queues, stack_ids, strict=True):
+            stack = Stack(app, stack_id, env=env, description=self._describe(topology, queue))
             self.stacks.append(stack)
             if queue.service_environment not in environments:
                 model = topology.environment(queue.service_environment)

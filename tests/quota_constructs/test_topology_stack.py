@@ -143,6 +143,18 @@ def test_a_dangling_environment_reference_is_a_load_error_not_a_key_error():
         TopologyStacks(fast_app(), topology)
 
 
+def test_queue_names_that_map_to_one_stack_name_are_refused_before_building():
+    share = QuotaShare(name="s", capacity={G5: 1}, strategy="RESERVE")
+    topology = Topology(
+        service_environments=(ServiceEnvironment(name="e1", capacity={G5: 1}),
+                              ServiceEnvironment(name="e2", capacity={G5: 1})),
+        job_queues=(JobQueue(name="team_a", service_environment="e1", shares=(share,)),
+                    JobQueue(name="team-a", service_environment="e2", shares=(share,))),
+    )
+    with pytest.raises(ValueError, match="'team_a' and 'team-a' both need stack name 'BatchQuota-team-a'"):
+        TopologyStacks(fast_app(), topology, split="per-queue")
+
+
 def test_split_must_be_known():
     with pytest.raises(ValueError, match="split = 'sideways'"):
         TopologyStacks(fast_app(), example_topology(), split="sideways")
