@@ -46,8 +46,10 @@ def main() -> None:
 def _register() -> None:
     """Attach each sub-command module's ``command`` to the group."""
     from policy_engine.commands import check
+    from policy_engine.commands import explain, graph
+    from policy_engine.commands import generate, simulate, walkthrough
 
-    for module in (check,):
+    for module in (check, explain, graph, generate, simulate, walkthrough):
         main.add_command(module.command)
 
 

@@ -1,0 +1,191 @@
+"""The borrow graph as a picture: DOT built with the ``graphviz`` package, laid out by Graphviz's ``dot``.
+
+One node per share (name, capacity per instance type, strategy), one cluster per job queue,
+one edge ``lender -> borrower`` per instance type labelled with the most that can flow
+(``BorrowGraph.edge_capacity``). Strategies differ in colour *and* shape so the picture
+survives grey-scale printing; RESERVE shares sit in a dashed "isolated" box of their own
+because nothing ever flows in or out of them. Shares (and guarantees) a check flagged get
+a red border and the rule IDs in their label.
+
+The DOT source never needs the ``dot`` program; SVG and PNG do, and a missing ``dot`` is
+reported as ``RenderError`` with one line the command prints.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import graphviz
+
+from policy_engine.checks import CheckReport
+from policy_engine.findings import Finding, Severity
+from policy_engine.graph import BorrowGraph
+from policy_engine.model import Topology
+
+FORMATS = ("dot", "svg", "png")
+#: Above this many edges Graphviz takes minutes and the picture is unreadable: ask for fewer queues instead.
+MAX_DRAWN_EDGES = 1500
+
+
+@dataclass(frozen=True)
+class StrategyStyle:
+    shape: str
+    fill: str
+    style: str
+    caption: str
+
+
+STRATEGY_STYLES = {
+    "LEND_AND_BORROW": StrategyStyle("box", "#cfe2ff", "rounded,filled", "lends and borrows"),
+    "LEND": StrategyStyle("box", "#d1f2d1", "filled", "lends idle capacity"),
+    "RESERVE": StrategyStyle("box", "#e6e6e6", "filled,dashed", "isolated: never lends or borrows"),
+}
+FINDING_COLOUR = {Severity.ERROR: "#d62728", Severity.WARNING: "#ff7f0e"}
+EDGE_COLOUR, BLOCKED_EDGE_COLOUR = "#1f4e9c", "#9e9e9e"
+
+_GUARANTEE = re.compile(r"^guarantees\[(\d+)\]")
+
+
+class RenderError(Exception):
+    """The picture cannot be written; ``str()`` is the one line to show the user."""
+
+
+def findings_by_share(topology: Topology, report: CheckReport | None) -> dict[str, list[Finding]]:
+    """Findings that are about one share: named directly (``QUEUE/SHARE``) or through its guarantee."""
+    if report is None:
+        return {}
+    nodes = {f"{q.name}/{s.name}" for q, s in topology.shares()}
+    out: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        node = finding.object if finding.object in nodes else None
+        if node is None and (match := _GUARANTEE.match(finding.object)):
+            index = int(match.group(1))
+            if index < len(topology.guarantees):
+                matches = topology.resolve_share(topology.guarantees[index].share)
+                if len(matches) == 1:
+                    node = f"{matches[0][0].name}/{matches[0][1].name}"
+        if node is not None:
+            out.setdefault(node, []).append(finding)
+    return out
+
+
+def _capacity_lines(capacity: dict[str, int]) -> list[str]:
+    return [f"{instance_type}: {count}" for instance_type, count in capacity.items()]
+
+
+def _strategy_line(graph: BorrowGraph, node: str) -> str:
+    share = graph.share(node)
+    if share.strategy != "LEND_AND_BORROW":
+        return share.strategy
+    limit = share.effective_borrow_limit
+    return f"LEND_AND_BORROW, borrow limit {'unlimited' if limit == -1 else f'{limit}%'}"
+
+
+def _node_id(node: str) -> str:
+    return node  # graphviz quotes it; QUEUE/SHARE is unique
+
+
+def build_dot(topology: Topology, report: CheckReport | None = None, queues: tuple[str, ...] = ()) -> graphviz.Digraph:
+    """The DOT graph (``.source`` is the text); ``queues`` limits it to some job queues (all when empty)."""
+    graph = BorrowGraph(topology)
+    flagged = findings_by_share(topology, report)
+    dot = graphviz.Digraph("borrow_graph", graph_attr={
+        "rankdir": "LR", "fontname": "Helvetica", "fontsize": "12", "nodesep": "0.4", "ranksep": "1.2",
+        "labelloc": "t", "label": _legend_label(),
+    }, node_attr={"fontname": "Helvetica", "fontsize": "11"}, edge_attr={"fontname": "Helvetica", "fontsize": "10"})
+    for queue in topology.job_queues:
+        if queues and queue.name not in queues:
+            continue
+        environment = topology.environment(queue.service_environment)
+        env_text = ", ".join(_capacity_lines(dict(environment.capacity))) if environment else "missing"
+        with dot.subgraph(name=f"cluster_{queue.name}") as cluster:
+            cluster.attr(label=f"job queue {queue.name}\nservice environment {queue.service_environment} "
+                               f"({env_text})", style="rounded", color="#555555", fontsize="12")
+            reserved = [s for s in queue.shares if s.strategy == "RESERVE"]
+            for share in queue.shares:
+                if share.strategy != "RESERVE":
+                    _add_node(cluster, graph, f"{queue.name}/{share.name}", flagged)
+            if reserved:
+                with cluster.subgraph(name=f"cluster_{queue.name}__reserved") as isolated:
+                    isolated.attr(label="RESERVE: isolated, no lending or borrowing", style="dashed",
+                                  color="#777777", fontsize="10")
+                    for share in reserved:
+                        _add_node(isolated, graph, f"{queue.name}/{share.name}", flagged)
+    for lender, borrower, instance_type, data in graph.graph.edges(keys=True, data=True):
+        if queues and graph.queue(lender).name not in queues:
+            continue
+        most = data["capacity"]
+        colour = EDGE_COLOUR if most > 0 else BLOCKED_EDGE_COLOUR
+        dot.edge(_node_id(lender), _node_id(borrower), label=f"{instance_type} ≤ {most}", color=colour,
+                 fontcolor=colour, style="solid" if most > 0 else "dashed", penwidth=str(1 + min(most, 8) * 0.4))
+    return dot
+
+
+def _add_node(parent: graphviz.Digraph, graph: BorrowGraph, node: str, flagged: dict[str, list[Finding]]) -> None:
+    share = graph.share(node)
+    style = STRATEGY_STYLES[share.strategy]
+    lines = [share.name, *_capacity_lines(dict(share.capacity)), _strategy_line(graph, node)]
+    if share.in_share_preemption:
+        lines.append("in-share preemption on")
+    if share.state == "DISABLED":
+        lines.append("DISABLED")
+    attrs = {"shape": style.shape, "style": style.style, "fillcolor": style.fill, "tooltip": node}
+    findings = flagged.get(node, [])
+    if findings:
+        worst = Severity.ERROR if any(f.severity is Severity.ERROR for f in findings) else Severity.WARNING
+        rules = ", ".join(dict.fromkeys(f.rule for f in findings))
+        lines.append(f"⚠ {rules}")
+        attrs.update(color=FINDING_COLOUR[worst], penwidth="3", fontcolor=FINDING_COLOUR[worst],
+                     tooltip=node + "\n" + "\n".join(f.line() for f in findings))
+    if share.strategy == "RESERVE":
+        attrs["peripheries"] = "2"
+    parent.node(_node_id(node), label="\n".join(lines), **attrs)
+
+
+def _legend_label() -> str:
+    """Title and key as the graph's own HTML-like label, so the key never disturbs the layout."""
+    cells = ""
+    for strategy, style in STRATEGY_STYLES.items():
+        border = ' BORDER="2" STYLE="dashed"' if strategy == "RESERVE" else ' BORDER="1"'
+        if "rounded" in style.style:
+            border += ' STYLE="rounded"'
+        cells += f'<TD BGCOLOR="{style.fill}"{border}>{strategy}<BR/>{style.caption}</TD>'
+    red = FINDING_COLOUR[Severity.ERROR]
+    flagged = (f'<TD BORDER="3" COLOR="{red}"><FONT COLOR="{red}">'
+               "flagged by check (⚠ rule IDs)<BR/>red: error, orange: warning</FONT></TD>")
+    edge = f'<TD BORDER="0"><FONT COLOR="{EDGE_COLOUR}">lender → borrower<BR/>type ≤ most that can flow</FONT></TD>'
+    return (f'<<TABLE BORDER="0" CELLSPACING="6" CELLPADDING="4"><TR><TD COLSPAN="5"><B>Borrow graph</B></TD></TR>'
+            f"<TR>{cells}{flagged}{edge}</TR></TABLE>>")
+
+
+def output_format(path: Path) -> str:
+    """``dot``, ``svg`` or ``png`` from the file name; ``RenderError`` for anything else."""
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix == "gv":
+        suffix = "dot"
+    if suffix not in FORMATS:
+        raise RenderError(f"{path}: unknown picture format {path.suffix or '(none)'!r}; use .svg, .png or .dot")
+    return suffix
+
+
+def write(dot: graphviz.Digraph, path: Path) -> None:
+    """Write ``dot`` to ``path`` in the format its suffix names."""
+    kind = output_format(path)
+    if kind == "dot":
+        path.write_text(dot.source, encoding="utf-8")
+        return
+    edges = dot.source.count(" -> ")
+    if edges > MAX_DRAWN_EDGES:
+        raise RenderError(f"{path}: the borrow graph has {edges} edges, too many for a readable .{kind} "
+                          f"(limit {MAX_DRAWN_EDGES}); draw some job queues with --queue NAME, or write a .dot file")
+    try:
+        data = dot.pipe(format=kind)
+    except graphviz.ExecutableNotFound:
+        raise RenderError(f"{path}: writing .{kind} needs Graphviz's 'dot' program, which is not on PATH "
+                          "(install the 'graphviz' system package, e.g. apt-get install graphviz); "
+                          "a .dot file needs nothing") from None
+    except graphviz.CalledProcessError as error:
+        raise RenderError(f"{path}: Graphviz failed: {error.stderr.decode(errors='replace').strip()}") from None
+    path.write_bytes(data)

@@ -1,0 +1,119 @@
+"""One share in plain sentences, for the team that owns it.
+
+Every sentence is derived from the same ``ShareSummary`` and ``BorrowGraph`` the checks use,
+so what ``explain`` tells a team and what ``check`` enforces never disagree. The result is a
+list of ``(topic, sentence)`` pairs; the command prints them, tests read them.
+"""
+
+from __future__ import annotations
+
+from policy_engine.checks import CheckReport
+from policy_engine.graph import BorrowGraph
+from policy_engine.model import Topology
+from policy_engine.reports.borrow_graph_render import findings_by_share
+from policy_engine.summary import ShareSummary
+
+Sentence = tuple[str, str]
+
+TOPICS = ("what", "guaranteed", "burst", "lends", "taken back", "preemption", "findings")
+
+
+def _amount(count: int, instance_type: str) -> str:
+    return f"{count} {instance_type}"
+
+
+def _names(nodes: list[str] | tuple[str, ...]) -> str:
+    items = list(nodes)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def explain_share(topology: Topology, node: str, report: CheckReport, graph: BorrowGraph | None = None
+                  ) -> list[Sentence]:
+    """Sentences about ``node`` (``QUEUE/SHARE``): guarantee, burst, lending, reclaim, preemption, findings."""
+    graph = graph or BorrowGraph(topology)
+    summary: ShareSummary = report.summaries[node]
+    share, queue = graph.share(node), graph.queue(node)
+    sentences: list[Sentence] = []
+    limits = ", ".join(_amount(n, t) for t, n in share.capacity.items())
+    sentences.append(("what", f"{node} is a {share.strategy} quota share of job queue {queue.name} "
+                              f"(service environment {queue.service_environment}) with a limit of {limits}."
+                      + (" It is DISABLED: it accepts no new jobs." if share.state == "DISABLED" else "")))
+    for instance_type, limit in share.capacity.items():
+        sentences.extend(_capacity_sentences(graph, node, summary, instance_type, limit))
+    sentences.extend(_preemption_sentences(graph, node, summary))
+    for finding in findings_by_share(topology, report).get(node, []):
+        sentences.append(("findings", f"check {finding.severity.value} {finding.rule}: {finding.message}"
+                          + (f" (fix: {finding.hint})" if finding.hint else "")))
+    return sentences
+
+
+def _capacity_sentences(graph: BorrowGraph, node: str, summary: ShareSummary, instance_type: str, limit: int
+                        ) -> list[Sentence]:
+    share = graph.share(node)
+    out: list[Sentence] = []
+    guaranteed = summary.guaranteed.get(instance_type, 0)
+    if guaranteed >= limit:
+        how = ("nobody else can ever use them" if share.strategy == "RESERVE" else
+               "when its jobs wait, capacity lent to other shares is taken back for them")
+        out.append(("guaranteed", f"It is guaranteed its {_amount(limit, instance_type)}: {how}."))
+    else:
+        out.append(("guaranteed", f"It is guaranteed only {_amount(guaranteed, instance_type)} of its limit of "
+                                  f"{limit}: the other shares' limits on {graph.queue(node).service_environment} add "
+                                  f"up to more than the environment has, and reclaim only takes back borrowed "
+                                  f"capacity."))
+    burst = graph.burst(node, instance_type)
+    if not share.borrows:
+        out.append(("burst", f"It never borrows, so it never runs more than its own {_amount(limit, instance_type)}."))
+    elif not burst.borrowed:
+        lenders = graph.lenders(node, instance_type)
+        why = ("no other share of its job queue lends " + instance_type if not lenders else
+               "its borrow limit or the environment leaves no room above its own limit")
+        out.append(("burst", f"It may borrow but cannot burst above its own {_amount(limit, instance_type)}: "
+                             f"{why}."))
+    else:
+        sources = _names([f"{count} from {lender}" for lender, count in burst.borrowed.items()])
+        lenders = [f"{lender} (up to {graph.edge_capacity(lender, node, instance_type)})"
+                   for lender in graph.lenders(node, instance_type)]
+        out.append(("burst", f"When the other shares are idle it can burst to {_amount(burst.total, instance_type)}: "
+                             f"its own {burst.own} plus {sources}. It can borrow {instance_type} from "
+                             f"{_names(lenders)}, first come first served among borrowers."))
+    borrowers = [b for b in graph.borrowers(node, instance_type) if graph.edge_capacity(node, b, instance_type) > 0]
+    if share.strategy == "RESERVE":
+        out.append(("lends", f"It never lends: idle {instance_type} of {node} stay idle until its own jobs use them."))
+    elif borrowers:
+        out.append(("lends", f"While idle, its {instance_type} may be lent to {_names(borrowers)}; when a job of "
+                             f"{node} then waits, the scheduler preempts their jobs running on borrowed capacity "
+                             f"to give it back."))
+    else:
+        out.append(("lends", f"It lends idle {instance_type}, but no share of its job queue can borrow them."))
+    return out
+
+
+def _preemption_sentences(graph: BorrowGraph, node: str, summary: ShareSummary) -> list[Sentence]:
+    share = graph.share(node)
+    out: list[Sentence] = []
+    reclaimers = [other for other in summary.preempted_by if other != node]
+    if reclaimers:
+        out.append(("taken back", f"{_names(reclaimers)} can take capacity back from it: when a job of "
+                                  f"{'theirs' if len(reclaimers) > 1 else reclaimers[0]} waits for capacity {node} "
+                                  f"borrowed from it, {node}'s jobs running above its own limit "
+                                  f"are preempted (back to RUNNABLE). Jobs within its own limit are never taken "
+                                  f"by another share."))
+    else:
+        out.append(("taken back", f"No other share can take capacity back from {node}: it never runs on borrowed "
+                                  f"capacity."))
+    if share.in_share_preemption:
+        out.append(("preemption", f"In-share preemption is on: a higher-priority job of {node} preempts its "
+                                  f"lower-priority jobs that are scheduled, starting or running."))
+    else:
+        out.append(("preemption", f"In-share preemption is off: a higher-priority job of {node} waits instead of "
+                                  f"preempting the share's own jobs."))
+    if summary.preempted_by:
+        who = _names([("a higher-priority job of its own" if other == node else f"{other} (reclaim)")
+                      for other in summary.preempted_by])
+        out.append(("preemption", f"So its jobs can be preempted, by {who}."))
+    else:
+        out.append(("preemption", "So its jobs are never preempted."))
+    return out

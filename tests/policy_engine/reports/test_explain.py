@@ -1,0 +1,92 @@
+"""``explain``: the sentences a team reads about its share, and the command around them."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from policy_engine.checks import check_topology
+from policy_engine.cli import main
+from policy_engine.model import JobQueue, ServiceEnvironment, Topology
+from policy_engine.reports.explain import explain_share
+from tests.policy_engine.builders import GPU, share, topology
+
+
+def said(t: Topology, node: str) -> dict[str, str]:
+    """``topic -> all sentences of that topic joined``."""
+    out: dict[str, str] = {}
+    for topic, sentence in explain_share(t, node, check_topology(t)):
+        out[topic] = (out.get(topic, "") + " " + sentence).strip()
+    return out
+
+
+def test_qs1_bursts_from_qs2_and_can_be_preempted_by_qs2_and_itself(example):
+    qs1 = said(example, "training/QS1")
+    assert "guaranteed its 1 ml.g5.xlarge" in qs1["guaranteed"]
+    # own 1 + QS2's 1 (QS3 is RESERVE, so it never lends): 2 in total.
+    assert "burst to 2 ml.g5.xlarge: its own 1 plus 1 from training/QS2" in qs1["burst"]
+    assert "training/QS2 can take capacity back" in qs1["taken back"]
+    assert "In-share preemption is on" in qs1["preemption"]
+    assert "preempted, by training/QS2 (reclaim) and a higher-priority job of its own" in qs1["preemption"]
+    assert "BQ302" in qs1["findings"]
+
+
+def test_qs2_lends_to_qs1_and_is_never_preempted(example):
+    qs2 = said(example, "training/QS2")
+    assert "never borrows" in qs2["burst"]
+    assert "may be lent to training/QS1" in qs2["lends"]
+    assert qs2["preemption"].endswith("So its jobs are never preempted.")
+    assert "findings" not in qs2
+
+
+def test_reserve_never_lends(example):
+    qs3 = said(example, "training/QS3")
+    assert "It never lends" in qs3["lends"] and "nobody else can ever use them" in qs3["guaranteed"]
+    assert "No other share can take capacity back" in qs3["taken back"]
+
+
+def test_orphan_borrower_is_told_why_it_cannot_burst():
+    t = topology(share("A", 2, "LEND_AND_BORROW"), share("B", 2, "RESERVE"))
+    a = said(t, "training/A")
+    assert "cannot burst above its own 2 ml.g5.xlarge: no other share of its job queue lends" in a["burst"]
+    assert "BQ301" in a["findings"]
+
+
+def test_oversubscribed_share_is_guaranteed_less_than_its_limit():
+    t = topology(share("A", 2, "LEND"), share("B", 2, "LEND"), environment=3, allow_oversubscription=True)
+    assert "guaranteed only 1 ml.g5.xlarge of its limit of 2" in said(t, "training/A")["guaranteed"]
+
+
+def test_command_prints_plain_sentences_without_colour_when_piped():
+    result = CliRunner().invoke(main, ["explain", "QS1"])
+    assert result.exit_code == 0, result.output
+    assert "burst to 2 ml.g5.xlarge" in result.output
+    assert "\x1b[" not in result.output
+
+
+def test_command_colour_follows_the_terminal_and_no_color(monkeypatch):
+    runner = CliRunner()
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich's way to say "this is a terminal"
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert "\x1b[" in runner.invoke(main, ["explain", "QS1"]).output
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in runner.invoke(main, ["explain", "QS1"]).output
+
+
+def test_unknown_share_is_one_line_and_exit_2():
+    result = CliRunner().invoke(main, ["explain", "nope"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "error: no quota share 'nope' in the embedded example "
+        "(known: training/QS1, training/QS2, training/QS3)"]
+
+
+def test_ambiguous_share_asks_for_queue_slash_share(tmp_path):
+    one = topology(share("A", 1, "LEND"))
+    second = JobQueue(name="other", service_environment="e2", shares=(share("A", 1, "LEND"),))
+    t = Topology(service_environments=(*one.service_environments, ServiceEnvironment(name="e2", capacity={GPU: 1})),
+                 job_queues=(*one.job_queues, second))
+    path = tmp_path / "t.json"
+    path.write_text(t.model_dump_json())
+    result = CliRunner().invoke(main, ["explain", "A", str(path)])
+    assert result.exit_code == 2 and "ambiguous (training/A, other/A); write QUEUE/SHARE" in result.output
+    assert CliRunner().invoke(main, ["explain", "other/A", str(path)]).exit_code == 0
