@@ -50,8 +50,9 @@ class FindingsValidation:
 class QueueResources(Construct):
     """One job queue of a topology: queue, quota policy, shares, and the outputs the SDK needs.
 
-    Outputs: ``JobQueueArn``/``JobQueueName`` and, per share, ``<share>/Arn`` and ``<share>/Name``
-    (the value for ``TrainingQueue(...).submit(..., quota_share_name=...)``).
+    Outputs: ``JobQueueArn``/``JobQueueName`` and, per share, ``Share:<share>/Arn`` and ``Share:<share>/Name``
+    (the value for ``TrainingQueue(...).submit(..., quota_share_name=...)``). Shares are ``Share:<name>``
+    so that no share name can clash with the queue's own children.
     """
 
     def __init__(
@@ -60,7 +61,8 @@ class QueueResources(Construct):
         super().__init__(scope, id)
         self.job_queue = TrainingJobQueue.from_model(self, "JobQueue", queue, service_environment)
         self.shares: dict[str, QuotaShare] = {
-            share.name: QuotaShare.from_model(self, share.name, share, self.job_queue) for share in queue.shares
+            share.name: QuotaShare.from_model(self, f"Share:{share.name}", share, self.job_queue)
+            for share in queue.shares
         }
         CfnOutput(self, "JobQueueArn", value=self.job_queue.job_queue_arn,
                   description=f"ARN of job queue {queue.name}")
@@ -118,7 +120,8 @@ class QuotaTopology(Construct):
         super().__init__(scope, id)
         self.report = report if report is not None else check_topology(topology)
         self.environments: dict[str, ServiceEnvironment] = {
-            e.name: ServiceEnvironment.from_model(self, e.name, e) for e in topology.service_environments
+            e.name: ServiceEnvironment.from_model(self, _environment_id(e.name), e)
+            for e in topology.service_environments
         }
         self.queues: dict[str, QueueResources] = {
             q.name: QueueResources(self, q.name, queue=q, service_environment=self.environments[q.service_environment])
@@ -130,6 +133,11 @@ class QuotaTopology(Construct):
     def shares(self) -> dict[str, QuotaShare]:
         """Every share by ``QUEUE/SHARE``."""
         return {f"{q}/{s}": share for q, res in self.queues.items() for s, share in res.shares.items()}
+
+
+def _environment_id(name: str) -> str:
+    """Construct ID of an environment: ``:`` never occurs in AWS names, so it cannot clash with a queue's."""
+    return f"Environment:{name}"
 
 
 def _stack_id(name: str) -> str:
@@ -183,13 +191,17 @@ class TopologyStacks:
             self.stacks.append(stack)
             if queue.service_environment not in environments:
                 model = topology.environment(queue.service_environment)
-                environments[queue.service_environment] = ServiceEnvironment.from_model(stack, model.name, model)
+                environments[queue.service_environment] = ServiceEnvironment.from_model(
+                    stack, _environment_id(model.name), model
+                )
             self.queues[queue.name] = QueueResources(
                 stack, queue.name, queue=queue, service_environment=environments[queue.service_environment]
             )
         for unused in topology.service_environments:
             if unused.name not in environments:
-                environments[unused.name] = ServiceEnvironment.from_model(self.stacks[0], unused.name, unused)
+                environments[unused.name] = ServiceEnvironment.from_model(
+                    self.stacks[0], _environment_id(unused.name), unused
+                )
         attach_findings(self.report, self.queues, environments, self.stacks[0])
 
     @staticmethod

@@ -155,6 +155,22 @@ def test_queue_names_that_map_to_one_stack_name_are_refused_before_building():
         TopologyStacks(fast_app(), topology, split="per-queue")
 
 
+def test_names_shared_by_an_environment_a_queue_and_a_share_do_not_clash():
+    topology = Topology(
+        service_environments=(ServiceEnvironment(name="training", capacity={G5: 2}),),
+        job_queues=(JobQueue(name="training", service_environment="training", shares=(
+            QuotaShare(name="JobQueue", capacity={G5: 1}, strategy="LEND"),
+            QuotaShare(name="JobQueueArn", capacity={G5: 1}, strategy="LEND"),
+        )),),
+    )
+    for split in ("single", "per-queue"):
+        app = fast_app()
+        deployed = TopologyStacks(app, topology, split=split)
+        template = Template.from_stack(deployed.stacks[0]).to_json()
+        assert len(resources_of(template, "AWS::Batch::QuotaShare")) == 2
+        assert len(resources_of(template, "AWS::Batch::ServiceEnvironment")) == 1
+
+
 def test_split_must_be_known():
     with pytest.raises(ValueError, match="split = 'sideways'"):
         TopologyStacks(fast_app(), example_topology(), split="sideways")
@@ -226,7 +242,7 @@ def test_errors_are_reported_on_the_stack_of_the_queue_or_environment_they_name(
         app.synth()
     reported = [line.strip() for line in str(error.value).splitlines() if " error " in line]
     assert len(reported) == len(report.errors)
-    assert all(line.startswith(("[BatchQuota-queue-01/queue-01]", "[BatchQuota-queue-01/env-01]"))
+    assert all(line.startswith(("[BatchQuota-queue-01/queue-01]", "[BatchQuota-queue-01/Environment:env-01]"))
                for line in reported)
 
 
