@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from aws_cdk import Stack
+from aws_cdk import Stack, Tags
 from aws_cdk.assertions import Annotations, Match, Template
 
 from policy_engine.checks import CheckReport, check_topology
@@ -254,3 +254,17 @@ def test_cfn_lint_judge_rejects_what_cloudformation_would(default):
     share["Properties"]["ResourceSharingConfiguration"]["Strategy"] = "BORROW"
     errors = cfn_lint_errors(template)
     assert len(errors) == 2 and any("Priority" in e for e in errors) and any("Strategy" in e for e in errors)
+
+
+def test_tags_of_the_app_reach_every_batch_resource_and_model_tags_stay():
+    topology = large_topology(queues=1, shares_per_queue=3)
+    app = fast_app()
+    (stack,) = TopologyStacks(app, topology).stacks
+    Tags.of(app).add("cost-center", "ml-platform")
+    resources = Template.from_stack(stack).to_json()["Resources"].values()
+    batch = [r for r in resources if r["Type"].startswith("AWS::Batch::")]
+    assert len(batch) == 6
+    assert all(r["Properties"]["Tags"].get("cost-center") == "ml-platform" for r in batch)
+    shares = {r["Properties"]["QuotaShareName"]: r["Properties"]["Tags"] for r in batch
+              if r["Type"] == "AWS::Batch::QuotaShare"}
+    assert shares == {s.name: {**s.tags, "cost-center": "ml-platform"} for s in topology.job_queues[0].shares}
