@@ -1,4 +1,4 @@
-"""``batch-quota check [TOPOLOGY] [--format text|json|sarif]``: run every rule and report.
+"""``batch-quota check [TOPOLOGY] [--format text|json|sarif|markdown]``: run every rule and report.
 
 Exit 0 when no rule finds an error (warnings allowed), 1 when one does, 2 when the input
 cannot be loaded or the command is misused (see ``policy_engine.cli``).
@@ -16,7 +16,7 @@ import click
 from policy_engine.checks import check_topology
 from policy_engine.examples import EXAMPLE_YAML
 from policy_engine.loading import LoadError, read_data
-from policy_engine.reports import check_json, check_sarif, check_text
+from policy_engine.reports import check_json, check_sarif, check_text, markdown
 
 
 def _uri(path: Path) -> str:
@@ -43,8 +43,9 @@ def _use_color() -> bool:
 
 @click.command("check")
 @click.argument("topology", required=False, type=click.Path(dir_okay=False))
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif"]), default="text",
-              show_default=True, help="text: tables for people; json: findings and summary; sarif: code scanning.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "markdown"]), default="text",
+              show_default=True, help="text: tables for people; json: findings and summary; sarif: code scanning; "
+              "markdown: a pull-request comment or CI job summary.")
 def command(topology: str | None, output_format: str) -> None:
     """Check TOPOLOGY (YAML, JSON or Python; default: the embedded example) before deploy."""
     # Imported here: ``policy_engine.cli`` imports this module to register it.
@@ -56,6 +57,8 @@ def command(topology: str | None, output_format: str) -> None:
     source = topology or "(embedded example)"
     if output_format == "json":
         click.echo(check_json.render(report, source=source))
+    elif output_format == "markdown":
+        click.echo(markdown.render_check(report, source=source), nl=False)
     elif output_format == "sarif":
         click.echo(check_sarif.render(report, uri=_uri(file), topology=loaded, lines=_lines(file)))
     else:

@@ -1,0 +1,76 @@
+"""GitHub-flavoured Markdown for a pull-request comment or ``$GITHUB_STEP_SUMMARY``.
+
+Compact on purpose: a verdict line, then small tables. Cells are escaped so a ``|`` or a
+newline in a message cannot break a table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from policy_engine.checks import CheckReport
+
+
+def cell(value: object) -> str:
+    """One table cell: pipes escaped, newlines folded, empty shown as a dash."""
+    text = str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", "<br>")
+    return text if text.strip() else "–"
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[object]], align: str = "") -> list[str]:
+    """A GFM table; ``align`` is one letter per column (``l``/``r``), default left."""
+    marks = [("---:" if (align[i:i + 1] == "r") else "---") for i in range(len(header))]
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "| " + " | ".join(marks) + " |"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def _capacity(capacity: dict[str, int]) -> str:
+    return ", ".join(f"{t}: {n}" for t, n in capacity.items())
+
+
+def render_check(report: CheckReport, *, source: str = "") -> str:
+    """``check --format markdown``: verdict, findings (errors first), then the per-share summary."""
+    icon = "✅" if report.ok else "❌"
+    verdict = "passed" if report.ok else "failed"
+    lines = [f"### {icon} batch-quota check {verdict}" + (f": `{source}`" if source else ""), "",
+             f"**{len(report.errors)}** error(s), **{len(report.warnings)}** warning(s), "
+             f"**{len(report.summaries)}** quota share(s).", ""]
+    if report.findings:
+        lines += table(("severity", "rule", "object", "problem", "fix"),
+                       ((f.severity.value, f.rule, f.object, f.message, f.hint) for f in report.findings))
+        lines.append("")
+    if report.summaries:
+        lines += ["<details><summary>Quota shares</summary>", ""]
+        lines += table(("share", "strategy", "limit", "guaranteed", "max burst", "may be preempted by", "may preempt"),
+                       ((s.share, s.strategy, _capacity(s.limit), _capacity(s.guaranteed), _capacity(s.max_burst),
+                         ", ".join(s.preempted_by) or "nobody", ", ".join(s.may_preempt) or "nobody")
+                        for s in report.summaries.values()))
+        lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def render_simulation(result, *, source: str = "") -> str:
+    """``simulate --format markdown``: headline figures and one row per share and instance type."""
+    summary = result.summary
+    statuses = ", ".join(f"{status} {count}" for status, count in summary["by_status"].items()) or "none"
+    lines = ["### batch-quota simulate" + (f": `{source}`" if source else ""), "",
+             *table(("jobs", "by status", "preemptions", "instance-hours lost", "cluster utilisation",
+                     "wait p50", "wait p95", "wait max", "simulated time"),
+                    [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:g}",
+                      f"{summary['cluster_utilisation']:.0%}", _seconds(summary["wait_p50"]),
+                      _seconds(summary["wait_p95"]), _seconds(summary["wait_max"]), _seconds(result.time))],
+                    align="rlrrrrrrr"),
+             ""]
+    lines += table(("share", "instance type", "strategy", "limit", "jobs", "own use", "mean borrowed", "mean lent",
+                    "wait p50", "wait p95", "preemptions", "instance-hours lost"),
+                   ((m.share, m.instance_type, m.strategy, m.limit, m.jobs, f"{m.own_utilisation:.0%}",
+                     f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", _seconds(m.wait_p50), _seconds(m.wait_p95),
+                     m.preemptions, f"{m.instance_hours_lost:g}") for m in result.shares),
+                   align="lllrrrrrrrrr")
+    lines.append("")
+    return "\n".join(lines)
