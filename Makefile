@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: test synth check lint bench clean
+.PHONY: test synth check lint bench clean system-deps
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -33,6 +33,11 @@ synth: $(STAMP) node_modules/.installed
 
 bench: $(STAMP)
 	$(PYTHON) benchmarks/check_bench.py
+
+# Graphviz draws `batch-quota graph` as .svg/.png; Chromium opens the HTML report in a test (Debian packages, as root).
+system-deps:
+	@command -v dot >/dev/null && command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz chromium chromium-driver; }
 
 clean:
 	rm -rf $(VENV) node_modules cdk.out .pytest_cache .hypothesis
