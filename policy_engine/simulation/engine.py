@@ -12,8 +12,10 @@ in-share preemption) and restarts at step 1 after any placement or preemption.
 
 from __future__ import annotations
 
+import gc
 import heapq
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from policy_engine.model import Topology, share_id
@@ -33,6 +35,7 @@ from policy_engine.simulation.queues import Line
 
 # event phases inside one instant
 _FINISH, _ADVANCE, _UPDATE, _SUBMIT, _LIMIT = 0, 1, 2, 3, 4
+_NEVER = float("inf")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class SimulationSettings:
     backfill: bool = False
     victim_policy: str = LowestPriorityNewestFirst.name
     utilisation_series: bool = False
+    #: A job placed at T is not a preemption victim before T + this (> 0: no preemption loop inside an instant).
+    min_runtime: float = 1.0
 
     def policy(self) -> VictimPolicy:
         return POLICIES[self.victim_policy]
@@ -59,6 +64,21 @@ class PriorityUpdate:
 
 
 Transition = Callable[[float, Job, str, str, str], None]
+
+
+@contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector: with a million live jobs its scans cost more than the simulation.
+
+    Nothing the engine allocates per event forms a reference cycle, so no garbage is kept.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class _PoolQueue:
@@ -103,6 +123,7 @@ class Engine:
         for job in self.jobs:
             job.share = self.shares[(job.spec.share, job.spec.instance_type)]
         self._arrivals = sorted(self.jobs, key=lambda j: (j.spec.submit_at, j.seq))
+        self._arrival_times = [job.spec.submit_at for job in self._arrivals]
         self._next_arrival = 0
         self._events: list[tuple] = []
         self._seq = 0
@@ -112,6 +133,7 @@ class Engine:
         self._timers: dict[ShareCapacity, tuple[Job, float]] = {}
         self.preemptions: dict[ShareCapacity, int] = dict.fromkeys(self.shares.values(), 0)
         self.lost_instance_seconds: dict[ShareCapacity, float] = dict.fromkeys(self.shares.values(), 0.0)
+        self._wakes: set[tuple[int, float]] = set()
         self._misconfig_cache: dict[tuple[ShareCapacity, int], str] = {}
         for order, update in enumerate(updates):
             self._push(update.at, _UPDATE, "update", update, order)
@@ -161,32 +183,42 @@ class Engine:
         heapq.heappush(self._events, (time, phase, self._seq, kind, subject, data))
 
     def _transition(self, job: Job, to: Status, reason: str = "") -> None:
+        if self.on_transition is None:
+            job.status = to
+            return
         before = job.status
         job.status = to
-        if self.on_transition is not None:
-            self.on_transition(self.now, job, before.value, to.value, reason)
+        self.on_transition(self.now, job, before.value, to.value, reason)
 
     def _next_time(self) -> float | None:
-        candidates = []
-        if self._events:
-            candidates.append(self._events[0][0])
-        if self._next_arrival < len(self._arrivals):
-            candidates.append(self._arrivals[self._next_arrival].spec.submit_at)
-        return min(candidates) if candidates else None
+        """The next instant with something to do, or ``None`` when the run is over."""
+        time = self._events[0][0] if self._events else _NEVER
+        if self._next_arrival < len(self._arrival_times):
+            time = min(time, self._arrival_times[self._next_arrival])
+        return None if time == _NEVER else time
 
     def run(self, until: float | None = None, progress: Callable[[int], None] | None = None) -> float:
         """Process every instant up to ``until`` (all, when ``None``); return the clock."""
+        with gc_paused():
+            return self._run_until(until, progress)
+
+    def _run_until(self, until: float | None, progress: Callable[[int], None] | None) -> float:
         instants = 0
+        events, times, total = self._events, self._arrival_times, len(self._arrival_times)
+        limit = _NEVER if until is None else until
+        observers = self.observers
         while True:
-            time = self._next_time()
-            if time is None or (until is not None and time > until):
+            time = events[0][0] if events else _NEVER
+            if self._next_arrival < total and times[self._next_arrival] < time:
+                time = times[self._next_arrival]
+            if time == _NEVER or time > limit:
                 break
             self.now = time
             self._instant(time)
             instants += 1
-            for observer in self.observers:
+            for observer in observers:
                 observer(self)
-            if progress is not None and instants % 4096 == 0:
+            if progress is not None and not instants & 4095:
                 progress(self._next_arrival)
         if until is not None:
             self.now = max(self.now, until)
@@ -197,22 +229,30 @@ class Engine:
         return self.now
 
     def _instant(self, time: float) -> None:
-        events = self._events
+        events, arrivals, times = self._events, self._arrivals, self._arrival_times
+        total = len(times)
+        pop, dispatch = heapq.heappop, self._dispatch
         while True:
             while events and events[0][0] == time and events[0][1] < _SUBMIT:
-                self._dispatch(heapq.heappop(events))
-            arrivals = self._arrivals
-            while self._next_arrival < len(arrivals) and arrivals[self._next_arrival].spec.submit_at == time:
+                dispatch(pop(events))
+            while self._next_arrival < total and times[self._next_arrival] == time:
                 self._submit(arrivals[self._next_arrival])
                 self._next_arrival += 1
-            while events and events[0][0] == time and events[0][1] >= _SUBMIT:
-                self._dispatch(heapq.heappop(events))
-            while self._touched:
-                touched = sorted(self._touched)
-                self._touched.clear()
-                for index in touched:
+            while events and events[0][0] == time:
+                dispatch(pop(events))
+            touched = self._touched
+            while touched:
+                if len(touched) == 1:
+                    index = next(iter(touched))
+                    touched.clear()
                     self._pass(self._queues[index])
-            self._arm_time_limits()
+                    continue
+                order = sorted(touched)
+                touched.clear()
+                for index in order:
+                    self._pass(self._queues[index])
+            if self._time_limit:
+                self._arm_time_limits()
             if not (events and events[0][0] == time):
                 break
 
@@ -230,6 +270,9 @@ class Engine:
             self._update_priority(subject)
         elif kind == "limit":
             self._time_limit_expired(subject, data)
+        elif kind == "wake":
+            self._wakes.discard((subject, self.now))
+            self._capacity_freed(self.pools[subject])
 
     # --- job life cycle -------------------------------------------------------------
 
@@ -237,7 +280,8 @@ class Engine:
         queue = self._queues[share.pool.index]
         queue.dirty[share] = None
         self._touched[share.pool.index] = None
-        self._touched_lines[share] = None
+        if self._time_limit:
+            self._touched_lines[share] = None
 
     def _capacity_freed(self, pool: Pool) -> None:
         """Heads waiting for capacity in this pool (and pools sharing its environment) look again."""
@@ -278,6 +322,8 @@ class Engine:
         job.start_order = self._start_counter
         job.attempt_start = self.now
         job.placed_borrowed = borrowed
+        if job.placed_at is None:
+            job.placed_at = self.now
         job.run_started = None
         self._transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
         self._touch(share)
@@ -414,10 +460,15 @@ class Engine:
 
     def _pass(self, queue: _PoolQueue) -> None:
         while True:
-            self._classify(queue)
-            if self._step_own(queue) or self._step_reclaim(queue) or self._step_borrow(queue):
+            if queue.dirty:
+                self._classify(queue)
+            if queue.own and self._step_own(queue):
                 continue
-            if self._step_in_share(queue):
+            if queue.reclaim and self._step_reclaim(queue):
+                continue
+            if queue.borrow and self._step_borrow(queue):
+                continue
+            if queue.preempt and self._step_in_share(queue):
                 continue
             if queue.dirty:
                 continue
@@ -425,25 +476,28 @@ class Engine:
                 continue
             break
 
-    def _has_lower(self, share: ShareCapacity, job: Job) -> bool:
+    @staticmethod
+    def _has_lower(share: ShareCapacity, job: Job) -> bool:
+        if not share.in_share:
+            return False
         priority = job.priority
-        return share.in_share and any(other.priority < priority for other in share.active)
+        return any(other.priority < priority for other in share.active)
 
     def _classify(self, queue: _PoolQueue) -> None:
         """Sort each changed head into the step that may place it."""
-        if not queue.dirty:
-            return
         pool = queue.pool
+        env = pool.env
         dirty = queue.dirty
         queue.dirty = {}
         for share in dirty:
             job = share.line.head()
             if job is None or job.misconfigured:
                 continue
-            key = (-job.priority, job.spec.submit_at, job.seq, job, share)
-            n = job.spec.instances
+            spec = job.spec
+            key = (-job.priority, spec.submit_at, job.seq, job, share)
+            n = spec.instances
             if share.used + n <= share.limit:
-                if placement.own_fits(pool, share, n):
+                if env.capacity - env.used >= n and (not share.lends or pool.lender_idle - pool.borrowed >= n):
                     heapq.heappush(queue.own, key)
                     continue
                 heapq.heappush(queue.reclaim, key)
@@ -480,7 +534,7 @@ class Engine:
             if not placement.within_own_limit(share, n) or placement.own_fits(pool, share, n):
                 queue.dirty[share] = None
                 continue
-            victims = placement_victims_reclaim(pool, share, job, self.policy)
+            victims = placement_victims_reclaim(pool, share, job, self.policy, self._ready(pool))
             if victims is None:
                 queue.waiting[share] = None
                 continue
@@ -528,7 +582,7 @@ class Engine:
             if placement.fits(pool, share, n):
                 queue.dirty[share] = None
                 continue
-            victims = placement_victims_in_share(pool, share, job, self.policy)
+            victims = placement_victims_in_share(pool, share, job, self.policy, self._ready(pool))
             if victims is None:
                 queue.waiting[share] = None
                 continue
@@ -538,6 +592,21 @@ class Engine:
             self._place(share, job, borrowed=borrowed, after_preemption=True)
             return True
         return False
+
+    def _ready(self, pool: Pool) -> Callable[[Job], bool]:
+        """Whether a running job may be preempted now; wakes the pool when a protected one becomes ready."""
+        now, minimum = self.now, self.settings.min_runtime
+
+        def ready(job: Job) -> bool:
+            if now >= job.attempt_start + minimum:
+                return True
+            key = (pool.index, job.attempt_start + minimum)
+            if key not in self._wakes:
+                self._wakes.add(key)
+                self._push(key[1], _FINISH, "wake", pool.index)
+            return False
+
+        return ready
 
     def _backfill(self, queue: _PoolQueue) -> bool:
         """Optional: a job behind a blocked head may use capacity the head cannot (no preemption)."""
@@ -586,8 +655,9 @@ class Engine:
 
     def submitted_jobs(self) -> Iterable[Job]:
         """Jobs submitted by now, in workload order."""
-        count = self._next_arrival
-        submitted = {job.seq for job in self._arrivals[:count]}
+        if self._next_arrival >= len(self._arrivals):
+            return iter(self.jobs)
+        submitted = {job.seq for job in self._arrivals[: self._next_arrival]}
         return (job for job in self.jobs if job.seq in submitted)
 
     @property
@@ -595,7 +665,9 @@ class Engine:
         return self._next_arrival >= len(self._arrivals)
 
 
-def placement_victims_reclaim(pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy) -> list[Job] | None:
+def placement_victims_reclaim(
+    pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy, ready: Callable[[Job], bool]
+) -> list[Job] | None:
     """Step 2: jobs of shares above their own limit; each eligible only while its share still is."""
     n = head.spec.instances
     candidates = [job for other in pool.shares if other is not share and other.used > other.limit
@@ -606,12 +678,14 @@ def placement_victims_reclaim(pool: Pool, share: ShareCapacity, head: Job, polic
         pool,
         candidates,
         policy,
-        eligible=lambda job: job.share.used > job.share.limit,
+        eligible=lambda job: job.share.used > job.share.limit and ready(job),
         satisfied=lambda chosen: placement.own_fits(pool, share, n),
     )
 
 
-def placement_victims_in_share(pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy) -> list[Job] | None:
+def placement_victims_in_share(
+    pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy, ready: Callable[[Job], bool]
+) -> list[Job] | None:
     """Step 4: strictly lower-priority jobs of the head's share, combinable with step 2's reclaim."""
     n = head.spec.instances
     priority = head.priority
@@ -622,8 +696,8 @@ def placement_victims_in_share(pool: Pool, share: ShareCapacity, head: Job, poli
                    for job in other.active]
     def eligible(job: Job) -> bool:
         if job.share is share:
-            return True
-        return job.share.used > job.share.limit and share.used + n <= share.limit
+            return ready(job)
+        return job.share.used > job.share.limit and share.used + n <= share.limit and ready(job)
 
     def satisfied(chosen: list[Job]) -> bool:
         if placement.own_fits(pool, share, n):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 
 class Status(StrEnum):
@@ -30,14 +30,13 @@ MISCONFIG_ENVIRONMENT = "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
 MISCONFIG_QUOTA = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
 
 
-@dataclass(frozen=True, slots=True)
-class JobSpec:
+class JobSpec(NamedTuple):
     """One job of a workload, already validated against the topology.
 
     ``share`` is the canonical ``QUEUE/SHARE``. ``preemption_retries`` is AWS's
     ``preemptionRetriesBeforeTermination`` (``None`` = unlimited). ``failures``
     attempts fail after ``fail_after`` work seconds each (default: at the end of
-    the work); ``attempts`` is ``retryStrategy.attempts``.
+    the work); ``attempts`` is ``retryStrategy.attempts``. A tuple: a million are cheap.
     """
 
     name: str
@@ -64,6 +63,7 @@ class Job:
         "line",
         "misconfigured",
         "pending",
+        "placed_at",
         "placed_borrowed",
         "pool",
         "preemptions",
@@ -90,7 +90,8 @@ class Job:
         self.remaining = float(spec.duration)
         self.preemptions = 0
         self.attempts_failed = 0
-        self.started_at: float | None = None
+        self.started_at: float | None = None  # first RUNNING
+        self.placed_at: float | None = None  # first left RUNNABLE for capacity (the end of its wait)
         self.finished_at: float | None = None
         self.attempt_start = 0.0
         self.run_started: float | None = None

@@ -1,7 +1,7 @@
 """Summary metrics from the engine's integrals and the job records.
 
 Utilisation is time-weighted from time 0 to the report time. Waits are from
-submission to the first start (or to the report time for jobs still waiting).
+submission to the first placement (or to the end: terminated, rejected, or still waiting).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from policy_engine.simulation.engine import gc_paused
 from policy_engine.simulation.jobs import ACTIVE, Status
 from policy_engine.simulation.metrics import ShareMetrics, share_metrics, summary
 
@@ -77,6 +78,9 @@ class SimulationResult:
         }
 
 
+_attempt = AttemptRecord._make
+
+
 def _reason(engine, job) -> str:
     if job.status is Status.RUNNABLE:
         return engine.waiting_reason(job)
@@ -88,22 +92,32 @@ def _reason(engine, job) -> str:
 def job_record(engine, job) -> JobRecord:
     spec = job.spec
     now = engine.now
-    attempts = [AttemptRecord(*segment) for segment in job.segments]
+    attempts = tuple(map(_attempt, job.segments))
     if job.status in ACTIVE:
-        attempts.append(AttemptRecord(job.attempt_start, None, "running", job.placed_borrowed))
+        attempts += (AttemptRecord(job.attempt_start, None, "running", job.placed_borrowed),)
     start = job.started_at
-    wait = (start if start is not None else (job.finished_at if job.finished_at is not None else now)) - spec.submit_at
+    end_of_wait = job.placed_at
+    if end_of_wait is None:
+        end_of_wait = job.finished_at if job.finished_at is not None else now
+    wait = end_of_wait - spec.submit_at
     return JobRecord(
         spec.name, spec.share, spec.instance_type, spec.instances, job.priority, job.status.value,
-        _reason(engine, job), spec.submit_at, start, job.finished_at, wait, job.preemptions, tuple(attempts),
+        _reason(engine, job), spec.submit_at, start, job.finished_at, wait, job.preemptions, attempts,
     )
 
 
 def build_result(engine) -> SimulationResult:
     """Snapshot the engine at its clock: jobs not yet submitted are left out."""
-    records = [job_record(engine, job) for job in engine.submitted_jobs()]
+    with gc_paused():
+        return _build(engine)
+
+
+def _build(engine) -> SimulationResult:
+    records = []
     waits: dict = {}
-    for job, record in zip(engine.submitted_jobs(), records, strict=True):
+    for job in engine.submitted_jobs():
+        record = job_record(engine, job)
+        records.append(record)
         waits.setdefault(job.share, []).append(record.wait_seconds)
     shares = share_metrics(engine, waits)
     series = None

@@ -1,0 +1,89 @@
+"""``batch-quota generate``: write a synthetic workload (CSV or JSON Lines) for ``simulate``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+import yaml
+
+from policy_engine.cli import fail_input, topology_or_exit
+from policy_engine.simulation.generate import (
+    DURATION_DISTRIBUTIONS,
+    WorkloadProfile,
+    generate_jobs,
+    parse_weights,
+    write_jobs,
+)
+
+
+@click.command("generate")
+@click.argument("topology", required=False, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Jobs file: .csv or .jsonl.")
+@click.option("--jobs", "count", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Mean arrivals per hour over the whole topology (Poisson).")
+@click.option("--sizes", default="1:1", show_default=True, help="Instances per job, VALUE:WEIGHT,...")
+@click.option("--duration-mean", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Seconds.")
+@click.option("--duration-distribution", type=click.Choice(DURATION_DISTRIBUTIONS), default="exponential",
+              show_default=True)
+@click.option("--priorities", default="1:1", show_default=True, help="Priority mix, VALUE:WEIGHT,...")
+@click.option("--share-priorities", multiple=True, metavar="SHARE=MIX",
+              help="Priority mix of one share, e.g. training/QS1=1:0.8,5:0.2 (repeatable).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--scenario", type=click.Path(dir_okay=False), help="Also write a scenario YAML using the jobs file.")
+def command(topology: str | None, output: str, count: int, rate: float, sizes: str, duration_mean: float,
+            duration_distribution: str, priorities: str, share_priorities: tuple[str, ...], seed: int,
+            scenario: str | None) -> None:
+    """Generate a seeded synthetic workload for TOPOLOGY (default: the embedded example)."""
+    loaded = topology_or_exit(topology)
+    problems: list[str] = []
+    out = Path(output)
+    if out.suffix.lower() not in (".csv", ".jsonl"):
+        problems.append(f"--output {output}: use a .csv or .jsonl file name")
+    try:
+        size_weights = parse_weights(sizes, "--sizes")
+        if min(size_weights) < 1:
+            problems.append("--sizes: instances must be at least 1")
+    except ValueError as error:
+        problems.append(str(error))
+        size_weights = {}
+    try:
+        priority_weights = parse_weights(priorities, "--priorities")
+    except ValueError as error:
+        problems.append(str(error))
+        priority_weights = {}
+    per_share = {}
+    for item in share_priorities:
+        ref, sep, mix = item.partition("=")
+        matches = loaded.resolve_share(ref)
+        if not sep or len(matches) != 1:
+            problems.append(f"--share-priorities {item!r}: expected SHARE=MIX naming one quota share of the topology")
+            continue
+        try:
+            per_share[f"{matches[0][0].name}/{matches[0][1].name}"] = parse_weights(mix, f"--share-priorities {ref}")
+        except ValueError as error:
+            problems.append(str(error))
+    for weights in (priority_weights, *per_share.values()):
+        if weights and not all(0 <= p <= 9999 for p in weights):
+            problems.append("priorities must be integers 0-9999")
+    if problems:
+        fail_input(problems)
+    profile = WorkloadProfile(jobs=count, arrival_rate=rate, sizes=size_weights, duration_mean=duration_mean,
+                              duration_distribution=duration_distribution, priorities=priority_weights,
+                              share_priorities=per_share, seed=seed)
+    try:
+        written = write_jobs(out, generate_jobs(loaded, profile))
+    except OSError as error:
+        fail_input([f"{output}: cannot write: {error.strerror or error}"])
+    click.echo(f"wrote {written} job(s) to {output}")
+    if scenario:
+        target = Path(scenario)
+        base = target.resolve().parent
+        topo_value = (os.path.relpath(Path(topology).resolve(), base) if topology
+                      else loaded.model_dump(mode="json", exclude_defaults=True))
+        jobs_value = os.path.relpath(out.resolve(), base)
+        target.write_text(yaml.safe_dump({"topology": topo_value, "jobs": jobs_value}, sort_keys=False),
+                          encoding="utf-8")
+        click.echo(f"wrote scenario {scenario}")

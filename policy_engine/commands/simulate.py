@@ -1,0 +1,106 @@
+"""``batch-quota simulate SCENARIO``: replay a workload against a topology and report what happened."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import ExitStack
+from dataclasses import replace
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from policy_engine.cli import fail_input
+from policy_engine.loading import LoadError
+from policy_engine.simulation.engine import Engine
+from policy_engine.simulation.preemption import POLICIES
+from policy_engine.simulation.results import SimulationResult, build_result
+from policy_engine.simulation.workload import load_scenario
+
+#: Above this many jobs the text report shows shares and the summary only.
+JOB_TABLE_LIMIT = 200
+#: Show a progress bar for workloads at least this large (and only on a terminal).
+PROGRESS_MIN_JOBS = 10_000
+
+
+def _event_writer(handle):
+    def write(time: float, job, before: str, after: str, reason: str) -> None:
+        handle.write(json.dumps({"time": time, "job": job.spec.name, "from": before, "to": after, "reason": reason}))
+        handle.write("\n")
+
+    return write
+
+
+def _text_report(result: SimulationResult, console: Console) -> None:
+    if len(result.jobs) <= JOB_TABLE_LIMIT:
+        jobs = Table(title=f"Jobs at t={result.time:g} s")
+        for column in ("job", "share", "priority", "status", "preemptions", "wait s", "reason"):
+            jobs.add_column(column)
+        for job in result.jobs:
+            jobs.add_row(job.name, job.share, str(job.priority), job.status, str(job.preemptions),
+                         f"{job.wait_seconds:g}", job.reason)
+        console.print(jobs)
+    else:
+        console.print(f"{len(result.jobs):,} jobs (use --format json for each job)")
+    shares = Table(title="Shares (time-weighted over the run)")
+    for column in ("share", "type", "strategy", "limit", "own util", "mean borrowed", "mean lent", "wait p50",
+                   "wait p95", "wait max", "preemptions", "inst-h lost"):
+        shares.add_column(column)
+    for s in result.shares:
+        shares.add_row(s.share, s.instance_type, s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
+                       f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", f"{s.wait_p50:g}", f"{s.wait_p95:g}",
+                       f"{s.wait_max:g}", str(s.preemptions), f"{s.instance_hours_lost:.2f}")
+    console.print(shares)
+    summary = result.summary
+    counts = ", ".join(f"{count} {status}" for status, count in summary["by_status"].items())
+    console.print(f"t={result.time:g} s: {summary['jobs']} job(s) ({counts}); {summary['preemptions']} preemption(s), "
+                  f"{summary['instance_hours_lost']:.2f} instance-hours lost; cluster utilisation "
+                  f"{summary['cluster_utilisation']:.1%}")
+
+
+@click.command("simulate")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--until", type=click.FloatRange(min=0), help="Stop the clock at SECONDS and report that instant.")
+@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--events", type=click.Path(dir_okay=False, writable=True), help="Write every state change (JSON Lines).")
+@click.option("--backfill/--no-backfill", default=None, help="Let jobs behind a blocked head use capacity it cannot.")
+@click.option("--victim-policy", type=click.Choice(sorted(POLICIES)), help="Override the scenario's victim policy.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def command(scenario: str, until: float | None, output: str, events: str | None, backfill: bool | None,
+            victim_policy: str | None, quiet: bool) -> None:
+    """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
+    try:
+        loaded = load_scenario(scenario)
+    except LoadError as error:
+        fail_input(error.problems)
+        return
+    settings = loaded.settings
+    if backfill is not None:
+        settings = replace(settings, backfill=backfill)
+    if victim_policy is not None:
+        settings = replace(settings, victim_policy=victim_policy)
+    engine = Engine(loaded.topology, loaded.jobs, loaded.updates, settings)
+    with ExitStack() as stack:
+        if events:
+            try:
+                handle = stack.enter_context(open(events, "w", encoding="utf-8"))
+            except OSError as error:
+                fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
+            engine.on_transition = _event_writer(handle)
+        progress = None
+        if not quiet and sys.stderr.isatty() and len(loaded.jobs) >= PROGRESS_MIN_JOBS:
+            bar = stack.enter_context(Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),
+                                               TimeElapsedColumn(), console=Console(stderr=True), transient=True))
+            task = bar.add_task("jobs", total=len(loaded.jobs))
+
+            def progress(submitted: int) -> None:
+                bar.update(task, completed=submitted)
+
+        engine.run(until, progress)
+    result = build_result(engine)
+    if output == "json":
+        click.echo(json.dumps(result.to_json()))
+    else:
+        _text_report(result, Console(width=200) if not sys.stdout.isatty() else Console())
