@@ -1,0 +1,164 @@
+"""``simulate`` and ``generate`` as a user runs them: output shapes, --until, --events, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from policy_engine.cli import main
+
+TOPOLOGY = (Path(__file__).parents[3] / "topologies" / "example.yaml").resolve()
+
+
+def scenario(write_file, body: str, name: str = "scenario.yaml") -> Path:
+    (write_file("topology.yaml", TOPOLOGY.read_text(encoding="utf-8")))
+    return write_file(name, "topology: topology.yaml\n" + body)
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+JOBS = """jobs:
+  - {name: a, share: QS1, priority: 3, instance_type: ml.g5.xlarge, instances: 1, submit_at: 0, duration: 100}
+  - {name: b, share: training/QS1, priority: 2, submit_at: 0, duration: 100}
+  - {name: c, share: QS2, priority: 1, submit_at: 50, duration: 100, preemption_retries: 2}
+  - {name: later, share: QS3, submit_at: 500, duration: 10}
+actions:
+  - {at: 60, update_priority: {job: b, priority: 5}}
+"""
+
+
+def test_json_has_exactly_the_documented_shape(write_file):
+    out = invoke("simulate", str(scenario(write_file, JOBS)), "--format", "json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert set(data) == {"time", "jobs", "shares", "summary"}
+    assert set(data["jobs"][0]) == {"name", "share", "status", "preemptions", "reason", "submitted_at",
+                                    "started_at", "finished_at", "wait_seconds"}
+    assert {j["name"]: j["status"] for j in data["jobs"]} == dict.fromkeys("abc", "SUCCEEDED") | {"later": "SUCCEEDED"}
+    assert data["summary"]["jobs"] == 4
+
+
+def test_until_reports_that_instant_and_leaves_out_later_submissions(write_file):
+    out = invoke("simulate", str(scenario(write_file, JOBS)), "--format", "json", "--until", "50")
+    data = json.loads(out.output)
+    assert data["time"] == 50
+    jobs = {j["name"]: j for j in data["jobs"]}
+    assert "later" not in jobs
+    # c arrived at 50 and reclaimed QS2's instance from b (borrowed)
+    assert jobs["c"]["status"] == "RUNNING" and jobs["b"]["status"] == "RUNNABLE"
+    assert jobs["b"]["preemptions"] == 1
+
+
+def test_events_file_has_one_line_per_state_change(write_file, tmp_path):
+    events = tmp_path / "events.jsonl"
+    out = invoke("simulate", str(scenario(write_file, JOBS)), "--events", str(events), "--quiet")
+    assert out.exit_code == 0, out.output
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert all(set(line) == {"time", "job", "from", "to", "reason"} for line in lines)
+    path = [(e["from"], e["to"]) for e in lines if e["job"] == "later"]
+    assert path == [("", "SUBMITTED"), ("SUBMITTED", "RUNNABLE"), ("RUNNABLE", "SCHEDULED"),
+                    ("SCHEDULED", "STARTING"), ("STARTING", "RUNNING"), ("RUNNING", "SUCCEEDED")]
+    # b borrowed QS2's instance until c reclaimed it at 50; at 60 b, raised to 5, preempted a inside QS1
+    preempted = [(e["time"], e["job"]) for e in lines if e["from"] == "RUNNING" and e["to"] == "RUNNABLE"]
+    assert preempted == [(50, "b"), (60, "a")]
+    assert [e["time"] for e in lines] == sorted(e["time"] for e in lines)
+
+
+def test_text_report_names_jobs_and_shares(write_file):
+    out = invoke("simulate", str(scenario(write_file, JOBS)), "--until", "50")
+    assert out.exit_code == 0
+    assert "training/QS1" in out.output and "cluster utilisation" in out.output
+
+
+BAD = """jobs:
+  - {name: a, share: QS9, duration: 10}
+  - {name: b, share: QS1, priority: 10000, duration: 10}
+  - {name: c, share: QS1, instance_type: ml.p5.48xlarge, duration: 10}
+  - {name: d, share: QS1, submit_at: -5, duration: 10}
+  - {name: e, share: QS1, duration: 10, submit_at: 100}
+  - {name: e, share: QS1, duration: 10}
+  - {name: f, share: QS1, duraton: 10}
+actions:
+  - {at: 50, update_priority: {job: e, priority: 2}}
+  - {at: 60, update_priority: {job: nobody, priority: 2}}
+"""
+
+
+def test_bad_scenario_reports_one_line_per_problem_and_exits_2(write_file):
+    path = scenario(write_file, BAD)
+    out = invoke("simulate", str(path))
+    assert out.exit_code == 2
+    lines = [line for line in out.output.splitlines() if line.startswith("error:")]
+    expected = [
+        ":3: jobs[a].share: no quota share 'QS9'",
+        ":4: jobs[b].priority: must be at most 9999, got 10000",
+        ":5: jobs[c].instance_type: share training/QS1 has no capacity for 'ml.p5.48xlarge'",
+        ":6: jobs[d].submit_at: must be at least 0, got -5",
+        ":8: jobs[e].name: duplicate job name 'e'",
+        ":9: jobs[f]: unknown key 'duraton' (did you mean 'duration'?)",
+        ":9: jobs[f].duration: missing required field",
+        ":11: actions[0].at: update at 50 is before job 'e' is submitted (at 100)",
+        ":12: actions[1].update_priority.job: no job named 'nobody'",
+    ]
+    assert len(lines) == len(expected), lines
+    for line, fragment in zip(lines, expected, strict=True):
+        assert str(path) in line and fragment in line, (line, fragment)
+    assert "Traceback" not in out.output
+
+
+def test_bad_inline_topology_and_settings_are_reported(write_file):
+    path = write_file("s.yaml", """topology:
+  service_environments: [{name: env, capacity: {ml.g5.xlarge: 1}}]
+  job_queues: [{name: q, service_environment: env, shares: [{name: A, capacity: {ml.g5.xlarge: 1}, stratgy: LEND}]}]
+settings: {victim_policy: random, startup_delay: -1}
+jobs: []
+""")
+    out = invoke("simulate", str(path))
+    assert out.exit_code == 2
+    assert "unknown key 'stratgy' (did you mean 'strategy'?)" in out.output
+    assert "settings.victim_policy: unknown victim policy 'random'" in out.output
+    assert "settings.startup_delay: must be a number of seconds >= 0, got -1" in out.output
+
+
+def test_missing_file_and_bad_job_file_exit_2(write_file, tmp_path):
+    assert invoke("simulate", str(tmp_path / "nope.yaml")).exit_code == 2
+    write_file("jobs.csv", "name,share,duration\nx,QS1,ten\n")
+    out = invoke("simulate", str(scenario(write_file, "jobs: jobs.csv\n")))
+    assert out.exit_code == 2
+    assert "jobs.csv:2: jobs[x].duration: must be a number, got 'ten'" in out.output
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl"])
+def test_generate_writes_a_workload_that_simulates_deterministically(tmp_path, suffix):
+    jobs, scen = tmp_path / f"jobs.{suffix}", tmp_path / "gen.yaml"
+    args = ["generate", str(TOPOLOGY), "-o", str(jobs), "--jobs", "300", "--rate", "30", "--sizes", "1:0.8,2:0.2",
+            "--priorities", "1:0.7,5:0.3", "--share-priorities", "QS1=9:1", "--seed", "3", "--scenario", str(scen)]
+    assert invoke(*args).exit_code == 0
+    first = jobs.read_text()
+    assert invoke(*args).exit_code == 0
+    assert jobs.read_text() == first  # same seed, same file
+    runs = [invoke("simulate", str(scen), "--format", "json") for _ in range(2)]
+    assert runs[0].exit_code == 0, runs[0].output
+    assert runs[0].output == runs[1].output
+    data = json.loads(runs[0].output)
+    assert data["summary"]["jobs"] == 300
+    # two-instance jobs of QS2 and QS3 (one instance each) can never run: misconfigured, and they block their line
+    for record in data["jobs"]:
+        assert record["status"] == "SUCCEEDED" or record["reason"].startswith(("MISCONFIGURATION", "BLOCKED")), record
+    rows = jobs.read_text().splitlines()
+    assert any("QS1" in row for row in rows)
+    for row in rows:
+        if "training/QS1" in row:
+            assert ('"priority": 9' in row) if suffix == "jsonl" else (",9," in row)
+
+
+def test_generate_rejects_bad_mixes(tmp_path):
+    out = invoke("generate", "-o", str(tmp_path / "x.txt"), "--sizes", "0:1", "--priorities", "a:b")
+    assert out.exit_code == 2
+    assert "use a .csv or .jsonl" in out.output and "--sizes: instances must be at least 1" in out.output
+    assert "--priorities: 'a:b' is not VALUE:WEIGHT" in out.output
