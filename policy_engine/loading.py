@@ -22,6 +22,9 @@ from policy_engine.model import Topology
 
 Path_ = tuple[str | int, ...]
 
+#: libyaml's parser when PyYAML was built with it (about 5x faster on large topologies).
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 class LoadError(Exception):
     """The input cannot be turned into a topology; ``problems`` has one line each."""
@@ -41,7 +44,7 @@ class _Lines(dict):
 def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines]:
     """Parse YAML keeping line numbers and refusing duplicate keys (PyYAML keeps the last)."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_FAST_LOADER)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark else source
