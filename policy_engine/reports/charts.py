@@ -48,6 +48,9 @@ def timeline_png(share: str, lanes: list[Lane], end: float) -> bytes:
     height = 1.4 + 0.32 * len(shown)
     figure = Figure(figsize=(10, height))
     axis = figure.subplots()
+    bars: dict[bool, tuple[list, list, list]] = {False: ([], [], []), True: ([], [], [])}  # borrowed? -> y, x, w
+    waits: tuple[list, list, list] = ([], [], [])
+    marks: dict[str, tuple[list, list]] = {"preempted": ([], []), "failed": ([], [])}
     for row, lane in enumerate(shown):
         y = len(shown) - 1 - row
         starts = [segment.start for segment in lane.segments]
@@ -56,16 +59,25 @@ def timeline_png(share: str, lanes: list[Lane], end: float) -> bytes:
             starts.append(end)
         for wait_from, wait_to in zip(ends, starts, strict=False):
             if wait_to > wait_from:
-                axis.hlines(y, wait_from / scale, wait_to / scale, color=WAITING, linewidth=1.5)
+                for column, value in zip(waits, (y, wait_from / scale, wait_to / scale), strict=True):
+                    column.append(value)
         for segment in lane.segments:
-            width = max(segment.end - segment.start, end * 0.002) / scale
-            axis.broken_barh([(segment.start / scale, width)], (y - 0.35, 0.7),
-                             facecolors=BORROWED if segment.borrowed else OWN,
-                             hatch="///" if segment.borrowed else None, edgecolor="white", linewidth=0.5)
-            if segment.outcome == "preempted":
-                axis.plot(segment.end / scale, y, marker="X", color=PREEMPTION, markersize=11, markeredgecolor="white")
-            elif segment.outcome in ("failed", "terminated"):
-                axis.plot(segment.end / scale, y, marker="x", color=FAILED, markersize=9)
+            ys, xs, widths = bars[segment.borrowed]
+            ys.append(y)
+            xs.append(segment.start / scale)
+            widths.append(max(segment.end - segment.start, end * 0.002) / scale)
+            kind = "preempted" if segment.outcome == "preempted" else (
+                "failed" if segment.outcome in ("failed", "terminated") else None)
+            if kind:
+                marks[kind][0].append(segment.end / scale)
+                marks[kind][1].append(y)
+    # one artist per kind, not per segment: a 60-lane chart draws in a fraction of a second
+    axis.hlines(*waits, color=WAITING, linewidth=1.5)
+    for borrowed, (ys, xs, widths) in bars.items():
+        axis.barh(ys, widths, left=xs, height=0.7, color=BORROWED if borrowed else OWN,
+                  hatch="///" if borrowed else None, edgecolor="white", linewidth=0.5)
+    axis.plot(*marks["preempted"], linestyle="", marker="X", color=PREEMPTION, markersize=11, markeredgecolor="white")
+    axis.plot(*marks["failed"], linestyle="", marker="x", color=FAILED, markersize=9)
     labels = [f"{lane.job} (p{lane.priority}, {lane.instances}×)" for lane in reversed(shown)]
     axis.set_yticks(range(len(shown)), labels)
     axis.set_ylim(-0.8, len(shown) - 0.2)
