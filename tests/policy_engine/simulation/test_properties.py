@@ -1,0 +1,154 @@
+"""Properties of the simulator on random topologies and workloads, checked after every instant.
+
+Each example is small (a few shares, a dozen jobs) so the module runs in seconds; the
+agreement properties tie the simulator to the policy engine's static answers.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from policy_engine.graph import BorrowGraph
+from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
+from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings
+from policy_engine.simulation.jobs import ACTIVE, JobSpec, Status
+from policy_engine.simulation.results import build_result
+
+TYPES = ("ml.g5.xlarge", "ml.p4d.24xlarge")
+PROPERTY_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def topologies(draw) -> Topology:
+    types = TYPES[: draw(st.integers(1, 2))]
+    shares = []
+    for index in range(draw(st.integers(2, 4))):
+        strategy = draw(st.sampled_from(["RESERVE", "LEND", "LEND_AND_BORROW"]))
+        capacity = {t: draw(st.integers(1, 3)) for t in types if t == types[0] or draw(st.booleans())}
+        shares.append(QuotaShare(
+            name=f"S{index}", capacity=capacity, strategy=strategy,
+            borrow_limit=draw(st.sampled_from([None, -1, 0, 50, 100, 200])) if strategy == "LEND_AND_BORROW" else None,
+            in_share_preemption=draw(st.booleans()),
+        ))
+    environment = {t: sum(s.capacity.get(t, 0) for s in shares) + draw(st.integers(0, 2)) for t in types}
+    actions = (JobStateTimeLimitAction(max_time_seconds=600, reason="stuck"),) if draw(st.booleans()) else ()
+    return Topology(
+        service_environments=(ServiceEnvironment(name="env", capacity=environment),),
+        job_queues=(JobQueue(name="q", service_environment="env", shares=tuple(shares),
+                             job_state_time_limit_actions=actions),),
+    )
+
+
+@st.composite
+def scenarios(draw):
+    topology = draw(topologies())
+    shares = topology.job_queues[0].shares
+    jobs = []
+    for index in range(draw(st.integers(1, 12))):
+        share = draw(st.sampled_from(shares))
+        jobs.append(JobSpec(
+            f"j{index}", f"q/{share.name}", draw(st.sampled_from(sorted(share.capacity))), draw(st.integers(1, 4)),
+            draw(st.integers(0, 3)), draw(st.integers(0, 40)), draw(st.integers(1, 60)),
+            draw(st.sampled_from([None, 0, 1, 3])), draw(st.sampled_from([None, 10.0])),
+        ))
+    updates = []
+    for _ in range(draw(st.integers(0, 3))):
+        target = draw(st.sampled_from(jobs))
+        at = target.submit_at + draw(st.integers(0, 30))
+        updates.append(PriorityUpdate(at, target.name, draw(st.integers(0, 4))))
+    policy = draw(st.sampled_from(["lowest-priority-newest", "fewest-instances"]))
+    return topology, jobs, updates, SimulationSettings(victim_policy=policy)
+
+
+def check_instant(engine: Engine, burst: dict) -> None:
+    """Invariants that must hold after every instant."""
+    environments: dict = {}
+    for pool in engine.pools:
+        environments[id(pool.env)] = pool.env
+        non_reserve_used = sum(s.used for s in pool.shares if s.model.strategy != "RESERVE")
+        non_reserve_limits = sum(s.limit for s in pool.shares if s.model.strategy != "RESERVE")
+        # a RESERVE share's capacity (and capacity of no share) is never used by another share
+        assert non_reserve_used <= non_reserve_limits
+        assert pool.borrowed <= pool.lender_idle
+        for share in pool.shares:
+            assert share.used == sum(job.spec.instances for job in share.active)
+            # never above floor(limit x (1 + borrow_limit / 100))
+            if share.ceiling is not None:
+                assert share.used <= share.ceiling
+            # RESERVE and LEND shares never borrow
+            if share.model.strategy in ("RESERVE", "LEND"):
+                assert share.used <= share.limit
+            # agreement with the policy engine: never above the computed burst
+            assert share.used <= burst[(share.share_id, share.instance_type)]
+            _lender_is_not_left_waiting(engine, pool, share)
+    for env in environments.values():
+        assert 0 <= env.used <= env.capacity
+
+
+def _lender_is_not_left_waiting(engine: Engine, pool, share) -> None:
+    """A lender whose head fits within its own limit does not wait while its capacity is lent out,
+    unless every job it could take back started less than ``min_runtime`` ago (it is retried then)."""
+    head = share.line.head()
+    if head is None or head.misconfigured or not share.lends:
+        return
+    n = head.spec.instances
+    if share.used + n > share.limit or pool.free_lendable >= n or pool.borrowed == 0:
+        return
+    protected = [job for other in pool.shares if other.used > other.limit for job in other.active
+                 if engine.now < job.attempt_start + engine.settings.min_runtime]
+    assert protected, f"{head.spec.name} of {share.share_id} waits while its capacity is lent out"
+
+
+def preempted_only_while_borrowing(now, job, before, after, reason) -> None:
+    """A job of a share without in-share preemption loses its place only while its share is borrowing."""
+    if before in {s.value for s in ACTIVE} and reason.lower().startswith("preempted"):
+        share = job.share
+        if not share.in_share:
+            assert share.used + job.spec.instances > share.limit, (job, reason)
+
+
+def simulate(topology, jobs, updates, sim_settings, events=None):
+    engine = Engine(topology, jobs, updates, sim_settings)
+    graph = BorrowGraph(topology)
+    burst = {key: graph.max_burst(*key) for key in engine.shares}
+    engine.observers.append(lambda e: check_instant(e, burst))
+
+    def on_transition(now, job, before, after, reason):
+        preempted_only_while_borrowing(now, job, before, after, reason)
+        if events is not None:
+            events.append((now, job.spec.name, before, after, reason))
+
+    engine.on_transition = on_transition
+    engine.run()
+    return engine
+
+
+@PROPERTY_SETTINGS
+@given(scenarios())
+def test_invariants_hold_after_every_instant_and_every_job_ends_or_says_why(scenario):
+    engine = simulate(*scenario)
+    assert engine.submissions_done
+    for job in engine.jobs:
+        if job.status in (Status.SUCCEEDED, Status.FAILED):
+            continue
+        assert job.status is Status.RUNNABLE, job
+        reason = engine.waiting_reason(job)
+        head = job.share.line.head()
+        if job.misconfigured:
+            assert reason.startswith("MISCONFIGURATION:")
+        else:  # only a misconfigured head can hold a job back forever
+            assert head is not job and head.misconfigured
+            assert reason.startswith(f"BLOCKED: behind head job {head.spec.name}")
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenarios())
+def test_same_input_same_output(scenario):
+    first_events, second_events = [], []
+    first = build_result(simulate(*scenario, events=first_events))
+    second = build_result(simulate(*scenario, events=second_events))
+    assert json.dumps(first.to_json()) == json.dumps(second.to_json())
+    assert first_events == second_events
