@@ -60,16 +60,33 @@ def _text_report(result: SimulationResult, console: Console) -> None:
                   f"{summary['cluster_utilisation']:.1%}")
 
 
+def _write_report(result: SimulationResult, topology, directory: str, source: str) -> None:
+    """``--report DIR``; imported here so that plain runs never load matplotlib."""
+    from pathlib import Path
+
+    from policy_engine.reports.html_report import write_report
+
+    try:
+        written = write_report(result, topology, Path(directory), source=source)
+    except OSError as error:
+        fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
+        return
+    click.echo(f"wrote {written[0]} and {len(written) - 1} chart(s)", err=True)
+
+
 @click.command("simulate")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--until", type=click.FloatRange(min=0), help="Stop the clock at SECONDS and report that instant.")
-@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "output", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="markdown: a compact summary for a pull-request comment or CI job summary.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+              help="Also write DIR/index.html (self-contained, opens from disk) and a PNG per chart.")
 @click.option("--events", type=click.Path(dir_okay=False, writable=True), help="Write every state change (JSON Lines).")
 @click.option("--backfill/--no-backfill", default=None, help="Let jobs behind a blocked head use capacity it cannot.")
 @click.option("--victim-policy", type=click.Choice(sorted(POLICIES)), help="Override the scenario's victim policy.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def command(scenario: str, until: float | None, output: str, events: str | None, backfill: bool | None,
-            victim_policy: str | None, quiet: bool) -> None:
+            victim_policy: str | None, quiet: bool, report_dir: str | None) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
     try:
         loaded = load_scenario(scenario)
@@ -81,6 +98,8 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
         settings = replace(settings, backfill=backfill)
     if victim_policy is not None:
         settings = replace(settings, victim_policy=victim_policy)
+    if report_dir:
+        settings = replace(settings, utilisation_series=True)  # the report's utilisation charts need it
     engine = Engine(loaded.topology, loaded.jobs, loaded.updates, settings)
     with ExitStack() as stack:
         if events:
@@ -100,7 +119,13 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
 
         engine.run(until, progress)
     result = build_result(engine)
+    if report_dir:
+        _write_report(result, loaded.topology, report_dir, scenario)
     if output == "json":
         click.echo(json.dumps(result.to_json()))
+    elif output == "markdown":
+        from policy_engine.reports.markdown import render_simulation
+
+        click.echo(render_simulation(result, source=scenario), nl=False)
     else:
         _text_report(result, Console(width=200) if not sys.stdout.isatty() else Console())

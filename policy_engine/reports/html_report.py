@@ -104,7 +104,7 @@ def render_page(result, topology: Topology, drawn: dict[str, list[Chart]], uncha
         "<h2>Summary</h2>",
         _table(("jobs", "by status", "preemptions", "instance-hours lost", "cluster utilisation", "wait p50 (s)",
                 "wait p95 (s)", "wait max (s)"),
-               [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:g}",
+               [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:.2f}",
                  f"{summary['cluster_utilisation']:.1%}", f"{summary['wait_p50']:g}", f"{summary['wait_p95']:g}",
                  f"{summary['wait_max']:g}")], numeric={0, 2, 3, 4, 5, 6, 7}),
         "<h2>Shares</h2>",
@@ -114,7 +114,7 @@ def render_page(result, topology: Topology, drawn: dict[str, list[Chart]], uncha
                 "wait p50 (s)", "wait p95 (s)", "preemptions", "instance-hours lost"),
                [(m.share, m.instance_type, m.strategy, m.limit, m.jobs, f"{m.own_utilisation:.1%}",
                  f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", f"{m.wait_p50:g}", f"{m.wait_p95:g}", m.preemptions,
-                 f"{m.instance_hours_lost:g}") for m in result.shares], numeric=set(range(3, 12))),
+                 f"{m.instance_hours_lost:.2f}") for m in result.shares], numeric=set(range(3, 12))),
     ]
     strategies = {f"{q.name}/{s.name}": s.strategy for q, s in topology.shares()}
     for share, share_charts in drawn.items():

@@ -61,7 +61,7 @@ def render_simulation(result, *, source: str = "") -> str:
     lines = ["### batch-quota simulate" + (f": `{source}`" if source else ""), "",
              *table(("jobs", "by status", "preemptions", "instance-hours lost", "cluster utilisation",
                      "wait p50", "wait p95", "wait max", "simulated time"),
-                    [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:g}",
+                    [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:.2f}",
                       f"{summary['cluster_utilisation']:.0%}", _seconds(summary["wait_p50"]),
                       _seconds(summary["wait_p95"]), _seconds(summary["wait_max"]), _seconds(result.time))],
                     align="rlrrrrrrr"),
@@ -70,7 +70,7 @@ def render_simulation(result, *, source: str = "") -> str:
                     "wait p50", "wait p95", "preemptions", "instance-hours lost"),
                    ((m.share, m.instance_type, m.strategy, m.limit, m.jobs, f"{m.own_utilisation:.0%}",
                      f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", _seconds(m.wait_p50), _seconds(m.wait_p95),
-                     m.preemptions, f"{m.instance_hours_lost:g}") for m in result.shares),
+                     m.preemptions, f"{m.instance_hours_lost:.2f}") for m in result.shares),
                    align="lllrrrrrrrrr")
     lines.append("")
     return "\n".join(lines)
