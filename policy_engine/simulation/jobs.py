@@ -24,7 +24,7 @@ ACTIVE = frozenset({Status.SCHEDULED, Status.STARTING, Status.RUNNING})
 FINAL = frozenset({Status.SUCCEEDED, Status.FAILED})
 
 #: How an attempt (one stay on capacity) ended.
-SUCCEEDED, FAILED, PREEMPTED, TERMINATED = "succeeded", "failed", "preempted", "terminated"
+SUCCEEDED, FAILED, PREEMPTED = "succeeded", "failed", "preempted"
 
 MISCONFIG_ENVIRONMENT = "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
 MISCONFIG_QUOTA = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"

@@ -19,7 +19,7 @@ class AttemptRecord(NamedTuple):
 
     start: float
     end: float | None
-    outcome: str  # succeeded | failed | preempted | terminated | running
+    outcome: str  # succeeded | failed | preempted | running (still on capacity at the report time)
     borrowed: bool  # placed above the share's own limit
 
 

@@ -1,0 +1,35 @@
+"""The results object reports draw from: metrics integrals and the optional utilisation series."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.policy_engine.simulation.builders import job, run, share, topology
+
+
+def test_time_weighted_metrics_of_a_borrow_then_reclaim():
+    # A borrows L's instance from 0 to 100 (reclaimed), L uses it from 100 to 200
+    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1))
+    jobs = [job("a1", "A", duration=200), job("a2", "A", duration=1000, preemption_retries=0),
+            job("l", "L", at=100, duration=100)]
+    result = run(topo, jobs, until=200)
+    a, lender = result.shares
+    assert a.mean_borrowed == pytest.approx(0.5)  # 1 instance for 100 of 200 s
+    assert a.own_utilisation == pytest.approx(1.0)
+    assert lender.mean_lent == pytest.approx(0.5)
+    assert lender.own_utilisation == pytest.approx(0.5)
+    assert result.summary["cluster_utilisation"] == pytest.approx(1.0)
+    assert a.preemptions == 1 and a.instance_hours_lost == pytest.approx(100 / 3600, abs=1e-6)
+
+
+def test_utilisation_series_is_off_by_default_and_samples_every_change():
+    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1))
+    jobs = [job("a1", "A", duration=50), job("a2", "A", duration=50)]
+    assert run(topo, jobs).utilisation is None
+    series = run(topo, jobs, utilisation_series=True).utilisation
+    at_zero = {sample[1]: sample for sample in series if sample[0] == 0}
+    assert at_zero["q/A"][3:5] == (1, 1)  # own 1, borrowed 1
+    assert at_zero["q/L"][5] == 1  # lent 1
+    final = {sample[1]: sample for sample in series if sample[0] == 50}
+    assert final["q/A"][3:5] == (0, 0) and final["q/L"][5] == 0
+    assert [s[0] for s in series] == sorted(s[0] for s in series)
