@@ -60,7 +60,8 @@ print(json.dumps({"phases": phases, "stacks": len(deployed.stacks), "errors": le
 
 
 def _environment() -> dict[str, str]:
-    env = dict(os.environ, JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION="1")
+    env = dict(os.environ, JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION="1",
+               JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 
