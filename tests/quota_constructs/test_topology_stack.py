@@ -196,6 +196,15 @@ def test_too_many_outputs_for_one_stack_splits_per_queue(five_queues):
     assert len(deployed.shares) == 100
 
 
+def test_fit_is_decided_by_both_limits():
+    four = large_topology(queues=4, shares_per_queue=20)  # 92 resources, 168 outputs
+    assert fits_one_stack(four) and (resources_needed(four), outputs_needed(four)) == (4 + 4 * 22, 4 * 42)
+    many_small = large_topology(queues=50, shares_per_queue=1)  # 150 resources, 200 outputs: still one stack
+    assert fits_one_stack(many_small) and outputs_needed(many_small) == MAX_OUTPUTS_PER_STACK
+    wide = Topology(service_environments=tuple(ServiceEnvironment(name=f"e{i}", capacity={G5: 1}) for i in range(500)))
+    assert resources_needed(wide) == 500 and not fits_one_stack(wide)  # 500 + CDK metadata > 500
+
+
 def test_every_split_stack_passes_cfn_lint(five_queues):
     _, _, templates = five_queues
     assert {name: cfn_lint_errors(t) for name, t in templates.items()} == {name: [] for name in templates}
