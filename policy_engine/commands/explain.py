@@ -7,14 +7,12 @@ share is one line on stderr and exit 2. Colour only on a terminal without ``NO_C
 
 from __future__ import annotations
 
-import os
-
 import click
-from rich.console import Console
 from rich.text import Text
 
 from policy_engine.checks import check_topology
 from policy_engine.model import share_id
+from policy_engine.reports import terminal
 from policy_engine.reports.explain import explain_share
 
 _TOPIC_STYLE = {"findings": "bold yellow", "what": "bold"}
@@ -36,10 +34,9 @@ def command(share: str, topology: str | None) -> None:
         fail_input([f"share {share!r} is ambiguous ({', '.join(share_id(q, s) for q, s in matches)}); "
                     "write QUEUE/SHARE"])
     node = share_id(*matches[0])
-    # rich turns colour off for a non-terminal; NO_COLOR should also drop bold and dim, hence no colour system.
-    console = Console(highlight=False, soft_wrap=True, color_system=None if "NO_COLOR" in os.environ else "auto")
+    out = terminal.console(highlight=False, soft_wrap=True)
     for topic, sentence in explain_share(loaded, node, check_topology(loaded)):
         line = Text(f"{topic:>11}  ", style="dim")
         line.append(sentence, style=_TOPIC_STYLE.get(topic, ""))
-        console.print(line)
+        out.print(line)
     raise SystemExit(EXIT_OK)

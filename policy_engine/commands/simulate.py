@@ -14,6 +14,7 @@ from rich.table import Table
 
 from policy_engine.cli import fail_input
 from policy_engine.loading import LoadError
+from policy_engine.reports import terminal
 from policy_engine.simulation.engine import Engine
 from policy_engine.simulation.preemption import POLICIES
 from policy_engine.simulation.results import SimulationResult, build_result
@@ -128,4 +129,4 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
 
         click.echo(render_simulation(result, source=scenario), nl=False)
     else:
-        _text_report(result, Console(width=200) if not sys.stdout.isatty() else Console())
+        _text_report(result, terminal.console(width=200) if not sys.stdout.isatty() else terminal.console())

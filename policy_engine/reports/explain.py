@@ -111,9 +111,9 @@ def _preemption_sentences(graph: BorrowGraph, node: str, summary: ShareSummary) 
         out.append(("preemption", f"In-share preemption is off: a higher-priority job of {node} waits instead of "
                                   f"preempting the share's own jobs."))
     if summary.preempted_by:
-        who = _names([("a higher-priority job of its own" if other == node else f"{other} (reclaim)")
+        who = _names([("by a higher-priority job of its own" if other == node else f"by {other} (reclaim)")
                       for other in summary.preempted_by])
-        out.append(("preemption", f"So its jobs can be preempted, by {who}."))
+        out.append(("preemption", f"So its jobs can be preempted: {who}."))
     else:
         out.append(("preemption", "So its jobs are never preempted."))
     return out

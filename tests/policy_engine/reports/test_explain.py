@@ -26,7 +26,7 @@ def test_qs1_bursts_from_qs2_and_can_be_preempted_by_qs2_and_itself(example):
     assert "burst to 2 ml.g5.xlarge: its own 1 plus 1 from training/QS2" in qs1["burst"]
     assert "training/QS2 can take capacity back" in qs1["taken back"]
     assert "In-share preemption is on" in qs1["preemption"]
-    assert "preempted, by training/QS2 (reclaim) and a higher-priority job of its own" in qs1["preemption"]
+    assert "preempted: by training/QS2 (reclaim) and by a higher-priority job of its own" in qs1["preemption"]
     assert "BQ302" in qs1["findings"]
 
 

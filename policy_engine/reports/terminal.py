@@ -1,0 +1,19 @@
+"""The rich ``Console`` every command prints with: styled on a terminal, plain everywhere else.
+
+rich already drops colour for a non-terminal and with ``NO_COLOR``, but keeps bold and dim under
+``NO_COLOR``; no colour system at all means no ANSI escape of any kind, which is what people who
+set ``NO_COLOR`` (and the logs they paste) expect.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rich.console import Console
+
+
+def console(**options) -> Console:
+    """A ``Console`` (``options`` as rich's) that emits no ANSI escape when ``NO_COLOR`` is set."""
+    if "NO_COLOR" in os.environ:
+        options["color_system"] = None
+    return Console(**options)
