@@ -277,3 +277,29 @@ def test_tags_of_the_app_reach_every_batch_resource_and_model_tags_stay():
     shares = {r["Properties"]["QuotaShareName"]: r["Properties"]["Tags"] for r in batch
               if r["Type"] == "AWS::Batch::QuotaShare"}
     assert shares == {s.name: {**s.tags, "cost-center": "ml-platform"} for s in topology.job_queues[0].shares}
+
+
+def test_no_python_callbacks_from_the_kernel_except_one_validate_per_failing_queue(monkeypatch):
+    """Every jsii callback is a round trip to Node; the design allows only the precomputed validations."""
+    import jsii._kernel as kernel  # internal, but the only place all callbacks pass through
+
+    calls: list[str] = []
+    original = kernel._handle_callback
+
+    def counting(k, callback):
+        calls.append(callback.cookie)
+        return original(k, callback)
+
+    monkeypatch.setattr(kernel, "_handle_callback", counting)
+    app = fast_app()
+    TopologyStacks(app, large_topology(queues=3, shares_per_queue=20), split="per-queue")
+    app.synth()
+    assert calls == []
+    broken = example_topology().model_copy(update={"guarantees": (
+        Guarantee(share="training/QS3", burst_capacity={G5: 3}), Guarantee(share="training/QS2", min_capacity={G5: 2}),
+    )})
+    app = fast_app()
+    TopologyStacks(app, broken)
+    with pytest.raises(RuntimeError):
+        app.synth()
+    assert calls == ["validate"]  # two findings on one queue: one callback
