@@ -2,12 +2,12 @@
 
 The policy engine runs once per topology. Its errors become one construct validation per
 job queue (so ``cdk synth`` fails listing every finding with its rule, object and message)
-and its warnings become CDK warnings; a valid topology adds neither. No Python callback is
-registered per resource: properties are set directly from the validated model.
+and its warnings become CDK warnings; a topology without findings adds neither. No Python
+callback is registered per resource: properties are set directly from the validated model.
 
 CDK refuses more than 500 resources in a stack and CloudFormation more than 200 outputs, so
 ``TopologyStacks`` puts a topology that does not fit in one stack into one stack per job queue
-(a queue, its policy, its service environment and its <= 20 shares always fit).
+(a queue, its policy, its service environment and AWS's maximum of 20 shares always fit).
 """
 
 from __future__ import annotations
@@ -140,10 +140,17 @@ def _environment_id(name: str) -> str:
     return f"Environment:{name}"
 
 
-def _stack_id(name: str) -> str:
-    """CloudFormation stack names: letters, digits and hyphens, starting with a letter."""
-    cleaned = re.sub(r"[^A-Za-z0-9-]", "-", name)
-    return cleaned if cleaned[:1].isalpha() else f"Q{cleaned}"
+_STACK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,127}")
+
+
+def _stack_id(stack_name: str, queue: str | None = None) -> str:
+    """``stack_name`` or ``stack_name-queue``: CloudFormation allows letters, digits and '-' (queues' '_' -> '-')."""
+    name = stack_name if queue is None else f"{stack_name}-{queue.replace('_', '-')}"
+    if not _STACK_NAME.fullmatch(name):
+        where = "stack_name" if queue is None else f"stack name for job queue {queue!r}"
+        raise ValueError(f"TopologyStacks: {where} = {name!r} is invalid; expected 1-128 letters, digits and '-', "
+                         "starting with a letter")
+    return name
 
 
 class TopologyStacks:
@@ -168,6 +175,7 @@ class TopologyStacks:
         if split not in ("auto", "single", "per-queue"):
             raise ValueError(f"TopologyStacks: split = {split!r} is invalid; expected one of auto, single, per-queue")
         validate_topology(topology, source="TopologyStacks")
+        _stack_id(stack_name)
         self.report = report if report is not None else check_topology(topology)
         self.stacks: list[Stack] = []
         self.queues: dict[str, QueueResources] = {}
@@ -180,7 +188,7 @@ class TopologyStacks:
             return
         stack_ids: dict[str, str] = {}
         for queue in topology.job_queues:
-            stack_id = _stack_id(f"{stack_name}-{queue.name}")
+            stack_id = _stack_id(stack_name, queue.name)
             if stack_id in stack_ids:
                 raise ValueError(f"TopologyStacks: job queues {stack_ids[stack_id]!r} and {queue.name!r} both need "
                                  f"stack name {stack_id!r} (stack names allow letters, digits and '-'); rename one")

@@ -105,13 +105,16 @@ def test_bad_input_prints_one_line_per_problem_and_exits_2(run_app, write_file, 
     assert "Traceback" not in err
 
 
-def test_missing_file_and_unknown_split_exit_2(run_app, tmp_path, capsys):
+def test_missing_file_unknown_split_and_bad_stack_name_exit_2(run_app, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         run_app(topology=str(tmp_path / "nope.yaml"))
     assert exit_.value.code == 2 and "cannot read file" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
         run_app(split="diagonal")
     assert exit_.value.code == 2 and "split = 'diagonal'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        run_app(stack_name="batch_quota")
+    assert exit_.value.code == 2 and "stack_name = 'batch_quota' is invalid" in capsys.readouterr().err
 
 
 def test_broken_guarantees_fail_synth_with_every_finding_and_exit_1(run_app, write_file, capsys):

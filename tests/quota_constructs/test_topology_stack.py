@@ -171,6 +171,13 @@ def test_names_shared_by_an_environment_a_queue_and_a_share_do_not_clash():
         assert len(resources_of(template, "AWS::Batch::ServiceEnvironment")) == 1
 
 
+def test_stack_names_are_checked_not_rewritten():
+    with pytest.raises(ValueError, match="stack_name = 'my_stack' is invalid"):
+        TopologyStacks(fast_app(), example_topology(), stack_name="my_stack")
+    with pytest.raises(ValueError, match=r"stack name for job queue 'queue-00' = 'S+-queue-00' is invalid"):
+        TopologyStacks(fast_app(), large_topology(queues=1), stack_name="S" * 120, split="per-queue")
+
+
 def test_split_must_be_known():
     with pytest.raises(ValueError, match="split = 'sideways'"):
         TopologyStacks(fast_app(), example_topology(), split="sideways")
