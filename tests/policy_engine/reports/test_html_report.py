@@ -118,3 +118,18 @@ def test_the_network_check_does_catch_a_page_that_fetches(browser, tmp_path: Pat
     page.write_text('<!DOCTYPE html><html><body><img src="http://127.0.0.1:9/chart.png"></body></html>')
     ours, remote = open_page(browser, page)
     assert "http://127.0.0.1:9/chart.png" in ours and remote == ["http://127.0.0.1:9/chart.png"]
+
+
+def test_a_large_run_says_what_the_page_left_out(tmp_path: Path, monkeypatch):
+    from policy_engine.reports import html_report
+
+    monkeypatch.setattr(html_report, "MAX_CHARTED_SHARES", 1)
+    monkeypatch.setattr(html_report, "MAX_JOB_ROWS", 2)
+    scenario, result = walkthrough()
+    write_report(result, scenario.topology, tmp_path)
+    page = (tmp_path / PAGE).read_text()
+    assert {p.name for p in tmp_path.glob("*.png")} == {"timeline-training-QS1.png",
+                                                         "utilisation-training-QS1-ml.g5.xlarge.png"}
+    assert "2 more are in the tables only: training/QS2, training/QS3" in page
+    assert f"The first 2 of {len(result.jobs)} jobs" in page
+    assert page.count("<td>qs") == 2  # job rows only for the first two jobs
