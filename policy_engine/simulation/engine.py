@@ -303,10 +303,14 @@ class Engine:
             self._transition(job, Status.FAILED, job.reason)
             return
         key = (share, job.spec.instances)
-        if key not in self._misconfig_cache:
-            self._misconfig_cache[key] = placement.misconfiguration(share.pool, share, job.spec.instances)
-        job.misconfigured = self._misconfig_cache[key]
-        self._transition(job, Status.RUNNABLE, job.misconfigured)
+        misconfigured = self._misconfig_cache.get(key)
+        if misconfigured is None:
+            misconfigured = self._misconfig_cache[key] = placement.misconfiguration(share.pool, share, key[1])
+        job.misconfigured = misconfigured
+        if self.on_transition is None:
+            job.status = Status.RUNNABLE
+        else:
+            self._transition(job, Status.RUNNABLE, misconfigured)
         share.line.push(job)
         self._touch(share)
 
@@ -325,14 +329,18 @@ class Engine:
         if job.placed_at is None:
             job.placed_at = self.now
         job.run_started = None
-        self._transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
-        self._touch(share)
-        if borrowed:
-            queue = self._queues[share.pool.index]
-            if queue.waiting:  # new borrowed jobs are new reclaim victims
-                queue.dirty.update(queue.waiting)
-                queue.waiting.clear()
+        queue = self._queues[share.pool.index]
+        queue.dirty[share] = None  # the line has a new head
+        if borrowed and queue.waiting:  # new borrowed jobs are new reclaim victims
+            queue.dirty.update(queue.waiting)
+            queue.waiting.clear()
+        if self._time_limit:
+            self._touched_lines[share] = None
         delay = self.settings.preemption_delay if after_preemption else 0.0
+        if self.on_transition is None and delay == 0 and self.settings.startup_delay == 0:
+            self._run(job)  # the common case: SCHEDULED, STARTING and RUNNING at this instant
+            return
+        self._transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
         if delay > 0:
             job.pending = "STARTING"
             self._push(self.now + delay, _ADVANCE, "advance", job, job.version)
@@ -357,24 +365,33 @@ class Engine:
     def _run(self, job: Job) -> None:
         job.pending = ""
         self._transition(job, Status.RUNNING)
-        job.run_started = self.now
+        now = self.now
+        job.run_started = now
         if job.started_at is None:
-            job.started_at = self.now
+            job.started_at = now
         spec = job.spec
         fails = job.attempts_failed < spec.failures
         work = job.remaining
         if fails and spec.fail_after is not None:
             work = min(work, spec.fail_after)
-        self._push(self.now + work, _FINISH, "finish", job, (job.version, fails))
+        self._seq += 1
+        heapq.heappush(self._events, (now + work, _FINISH, self._seq, "finish", job, (job.version, fails)))
 
     def _release(self, job: Job, outcome: str) -> None:
         share = job.share
-        share.pool.change(share, -job.spec.instances, self.now)
+        pool = share.pool
+        pool.change(share, -job.spec.instances, self.now)
         del share.active[job]
         job.segments.append((job.attempt_start, self.now, outcome, job.placed_borrowed))
         job.version += 1
         self._touch(share)
-        self._capacity_freed(share.pool)
+        if len(pool.env.pools) == 1:  # the common case of _capacity_freed, inline
+            queue = self._queues[pool.index]
+            if queue.waiting:
+                queue.dirty.update(queue.waiting)
+                queue.waiting.clear()
+        else:
+            self._capacity_freed(pool)
 
     def _finish(self, job: Job, failed: bool) -> None:
         self._release(job, FAILED if failed else SUCCEEDED)

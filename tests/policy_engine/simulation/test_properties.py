@@ -152,3 +152,6 @@ def test_same_input_same_output(scenario):
     second = build_result(simulate(*scenario, events=second_events))
     assert json.dumps(first.to_json()) == json.dumps(second.to_json())
     assert first_events == second_events
+    plain = Engine(*scenario)  # no observer, no events: the engine's fast path must not change the outcome
+    plain.run()
+    assert json.dumps(build_result(plain).to_json()) == json.dumps(first.to_json())
