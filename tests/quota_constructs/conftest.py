@@ -11,9 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pytest
-from aws_cdk import App, Stack
-from aws_cdk.assertions import Template
+from aws_cdk import App
 from cfnlint.api import ManualArgs, lint
 from cfnlint.core import get_rules
 
@@ -24,10 +22,6 @@ CDK_CONTEXT = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read
 
 def fast_app() -> App:
     return App(builtin_cloud_formation_validation=False, context=CDK_CONTEXT)
-
-
-def template_of(stack: Stack) -> dict[str, Any]:
-    return Template.from_stack(stack).to_json()
 
 
 def resources_of(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -46,8 +40,3 @@ def cfn_lint_errors(template: dict[str, Any]) -> list[str]:
     matches = lint(json.dumps(template), rules=_rules(), regions=[REGION], config=ManualArgs(regions=[REGION]))
     return [f"{m.rule.id} {m.message} ({'/'.join(map(str, m.path or []))})" for m in matches
             if m.rule.id.startswith("E")]
-
-
-@pytest.fixture(scope="module")
-def app() -> App:
-    return fast_app()
