@@ -8,6 +8,7 @@ per problem on stderr.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import click
@@ -37,20 +38,37 @@ def topology_or_exit(path: str | Path | None) -> Topology:
         raise  # unreachable, for type checkers
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: ``name -> (module, one-line help)``. Modules load only when their command runs, so
+#: ``batch-quota check`` does not pay for the simulator's or matplotlib's imports.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("policy_engine.commands.check", "Check a topology before deploy."),
+    "explain": ("policy_engine.commands.explain", "Explain one share to its team in plain sentences."),
+    "graph": ("policy_engine.commands.graph", "Draw the borrow graph (.svg, .png, .dot)."),
+    "simulate": ("policy_engine.commands.simulate", "Replay a workload scenario against a topology."),
+    "generate": ("policy_engine.commands.generate", "Write a synthetic workload (CSV or JSON Lines)."),
+    "walkthrough": ("policy_engine.commands.walkthrough", "Replay AWS's three-step quota example."),
+}
+
+
+class _LazyGroup(click.Group):
+    """A click group that imports a sub-command's module on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module = importlib.import_module(COMMANDS[cmd_name][0])
+        return module.command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List commands from ``COMMANDS`` without importing every module for ``--help``."""
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, text) for name, (_, text) in COMMANDS.items()])
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="batch-quota")
 def main() -> None:
     """Define, check, simulate and deploy AWS Batch quota shares."""
-
-
-def _register() -> None:
-    """Attach each sub-command module's ``command`` to the group."""
-    from policy_engine.commands import check
-    from policy_engine.commands import explain, graph
-    from policy_engine.commands import generate, simulate, walkthrough
-
-    for module in (check, explain, graph, generate, simulate, walkthrough):
-        main.add_command(module.command)
-
-
-_register()
