@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 _SERVICE_LIMITS = "AWS Batch user guide, service_limits"
 _API = "AWS Batch API reference / botocore batch model"
+_CFN_QUEUE = "CloudFormation schema AWS::Batch::JobQueue (the API model has no bound)"
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ QUEUES_PER_ENVIRONMENT = Limit(None, 1, "job queues per quota-managed service en
 ENVIRONMENTS_PER_ACCOUNT = Limit(None, 50, "service environments per account and Region", _SERVICE_LIMITS)
 QUEUES_PER_ACCOUNT = Limit(None, 50, "job queues per account and Region", _SERVICE_LIMITS)
 BORROW_LIMIT = Limit(-1, None, "borrowLimit percent (-1 = unlimited)", _API)
-PRIORITY = Limit(0, 9999, "job queue priority", _API)
+QUEUE_PRIORITY = Limit(0, 1000, "job queue priority", _CFN_QUEUE)
+JOB_PRIORITY = Limit(0, 9999, "a job's schedulingPriority (SubmitServiceJob, UpdateServiceJob)", _API)
 TIME_LIMIT_SECONDS = Limit(600, 86400, "jobStateTimeLimitActions maxTimeSeconds", _API)
 
 #: Letters, digits, hyphens and underscores (length checked by ``NAME_LENGTH``).

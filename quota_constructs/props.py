@@ -20,8 +20,7 @@ from policy_engine import limits
 STATES = ("ENABLED", "DISABLED")
 STRATEGIES = ("RESERVE", "LEND", "LEND_AND_BORROW")
 
-#: ``AWS::Batch::JobQueue.Priority`` is 0-1000 in the CloudFormation schema (the API model has no bound).
-QUEUE_PRIORITY = limits.Limit(0, 1000, "job queue priority", "CloudFormation schema AWS::Batch::JobQueue")
+QUEUE_PRIORITY = limits.QUEUE_PRIORITY
 #: Tags on Batch resources: at most 50 (botocore ``TagrisTagsMap``), keys 1-128 and values 0-256 characters.
 TAG_COUNT = limits.Limit(0, 50, "tags per resource", "botocore batch model, TagrisTagsMap")
 TAG_KEY_LENGTH = limits.Limit(1, 128, "tag key length", "AWS tagging rules")

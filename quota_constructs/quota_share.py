@@ -84,8 +84,7 @@ class QuotaShareBase(Resource):
         )
 
 
-#: A job's ``schedulingPriority`` (0-9999, AWS Batch quota-management documentation).
-_JOB_PRIORITY = limits.Limit(0, 9999, "job scheduling priority", "AWS Batch user guide, quota shares")
+_JOB_PRIORITY = limits.JOB_PRIORITY
 
 
 class QuotaShare(QuotaShareBase):

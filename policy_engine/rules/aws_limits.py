@@ -144,13 +144,14 @@ def borrow_limit_strategy(context: Context) -> Iterator[Problem]:
                           "share", "remove borrow_limit or use strategy LEND_AND_BORROW")
 
 
-@rule("BQ112", Severity.ERROR, "Job queue priority is 0-9999")
+@rule("BQ112", Severity.ERROR, "Job queue priority is 0-1000")
 def queue_priority(context: Context) -> Iterator[Problem]:
-    """A job queue's priority is between 0 and 9999."""
+    """A job queue's priority is between 0 and 1000 (CloudFormation rejects more; jobs' priorities go to 9999)."""
+    bound = limits.QUEUE_PRIORITY
     for queue in context.topology.job_queues:
-        if not limits.PRIORITY.allows(queue.priority):
-            yield Problem(queue_object(queue.name), f"priority {queue.priority} is outside "
-                          f"{limits.PRIORITY.range_text()}", "use a priority between 0 and 9999")
+        if not bound.allows(queue.priority):
+            yield Problem(queue_object(queue.name), f"priority {queue.priority} is outside {bound.range_text()}",
+                          f"use a priority between {bound.minimum} and {bound.maximum}")
 
 
 @rule("BQ113", Severity.ERROR, "job_state_time_limit_actions wait 600-86400 seconds")

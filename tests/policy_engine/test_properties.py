@@ -47,7 +47,7 @@ def topologies_within_limits(draw) -> Topology:
         queues.append(JobQueue(
             name=queue_name,
             service_environment=environment,
-            priority=draw(st.integers(0, 9999)),
+            priority=draw(st.integers(0, 1000)),
             shares=draw(shares(types, share_names)),
             job_state_time_limit_actions=tuple(JobStateTimeLimitAction(max_time_seconds=s, reason="stuck")
                                                for s in actions),

@@ -42,7 +42,7 @@ FAILING = {
     "BQ110": (topology(share("QS1", 1, "LEND_AND_BORROW", borrow_limit=-2), share("L", 1, "LEND")),
               "training/QS1", "borrow_limit -2 is below -1"),
     "BQ111": (topology(share("QS1", 1, "LEND", borrow_limit=100)), "training/QS1", "set on a LEND share"),
-    "BQ112": (_with_queue(priority=10000), "job_queues[training]", "priority 10000"),
+    "BQ112": (_with_queue(priority=1001), "job_queues[training]", "priority 1001"),
     "BQ113": (_with_queue(job_state_time_limit_actions=(JobStateTimeLimitAction(max_time_seconds=599, reason="x"),)),
               "job_queues[training]", "max_time_seconds 599"),
 }
@@ -80,6 +80,6 @@ def test_boundaries_are_accepted():
     assert run("BQ113", _with_queue(job_state_time_limit_actions=(
         JobStateTimeLimitAction(max_time_seconds=600, reason="x"),
         JobStateTimeLimitAction(max_time_seconds=86400, reason="y")))) == []
-    assert run("BQ112", _with_queue(priority=0)) == [] and run("BQ112", _with_queue(priority=9999)) == []
+    assert run("BQ112", _with_queue(priority=0)) == [] and run("BQ112", _with_queue(priority=1000)) == []
     assert run("BQ110", topology(share("B", 1, "LEND_AND_BORROW", borrow_limit=-1))) == []
     assert run("BQ106", topology(*(share(f"s{i}", 1) for i in range(20)))) == []
