@@ -119,7 +119,7 @@ def _render(path: Iterable[str | int], data: Any) -> str:
     node = data
     for part in path:
         if isinstance(part, int):
-            item = node[part] if isinstance(node, list) and part < len(node) else None
+            item = node[part] if isinstance(node, list | tuple) and part < len(node) else None
             name = item.get("name") if isinstance(item, dict) else None
             out += f"[{name}]" if isinstance(name, str) and name else f"[{part}]"
             node = item
@@ -158,15 +158,25 @@ def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
 
 
 def topology_from_data(data: Any, source: str = "<topology>", lines: Mapping[Path_, int] | None = None) -> Topology:
-    """Validate plain data (from YAML/JSON or a dict) into a ``Topology`` or raise ``LoadError``."""
+    """Validate plain data (from YAML/JSON or a dict) into a ``Topology`` or raise ``LoadError``.
+
+    Type problems and structural problems (duplicates, dangling references) are reported
+    together, so one run shows everything that is wrong with a file.
+    """
     lines = lines or {}
     if not isinstance(data, dict):
         raise LoadError([f"{source}: (top level): expected a mapping with service_environments and job_queues, "
                          f"got {type(data).__name__}"])
+
+    def where(loc: tuple[str | int, ...]) -> str:
+        line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), None)
+        return f"{source}:{line}" if line else source
+
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    topology = None
     try:
         topology = Topology.model_validate(data)
     except ValidationError as error:
-        problems = []
         errors = error.errors()
         suggested = {  # a typo already says "did you mean X": do not also report X as missing
             (*tuple(e["loc"])[:-1], match)
@@ -176,50 +186,84 @@ def topology_from_data(data: Any, source: str = "<topology>", lines: Mapping[Pat
         }
         for item in errors:
             loc = tuple(item["loc"])
-            if item["type"] == "missing" and loc in suggested:
-                continue
-            line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), None)
-            where = f"{source}:{line}" if line else source
-            problems.append(f"{where}: {_render(loc, data)}: {_describe(item, _fields_at(Topology, loc))}")
-        raise LoadError(problems) from None
-    problems = [f"{source}: {problem}" for problem in structure_problems(topology)]
+            if not (item["type"] == "missing" and loc in suggested):
+                problems.append((loc, _describe(item, _fields_at(Topology, loc))))
+    problems += _structure_problems(data)
     if problems:
-        raise LoadError(problems)
+        raise LoadError([f"{where(loc)}: {_located(loc, message, data)}" for loc, message in problems])
+    assert topology is not None
     return topology
 
 
-def structure_problems(topology: Topology) -> list[str]:
-    """Duplicate names and dangling references: they make a topology ambiguous, not just unwise."""
-    problems: list[str] = []
+def _items(data: Any, key: str) -> list[tuple[int, dict]]:
+    """``(index, mapping)`` for each well-formed item of a list under ``key`` (others are type errors)."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return [(i, item) for i, item in enumerate(value)] if isinstance(value, list | tuple) else []
 
-    def duplicates(kind: str, names: list[str], prefix: str = "") -> None:
-        seen: set[str] = set()
-        for index, name in enumerate(names):
+
+def _structure_problems(data: dict) -> list[tuple[tuple[str | int, ...], str]]:
+    """Duplicate names and dangling references in plain data: they make a topology ambiguous, not just unwise.
+
+    Works on raw data, tolerating malformed parts, so it can run even when types are wrong.
+    """
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+
+    def names(path: tuple[str | int, ...], items: list[tuple[int, dict]]) -> dict[str, int]:
+        seen: dict[str, int] = {}
+        for index, item in items:
+            name = item.get("name") if isinstance(item, dict) else None
+            if not isinstance(name, str):
+                continue
             if name in seen:
-                problems.append(f"{prefix}{kind}[{index}]: duplicate name {name!r}")
-            seen.add(name)
+                # named by index: by name, both items would read the same
+                problems.append(((*path, index), f"[{index}]: duplicate name {name!r} (first at [{seen[name]}])"))
+            else:
+                seen[name] = index
+        return seen
 
-    duplicates("service_environments", [e.name for e in topology.service_environments])
-    duplicates("job_queues", [q.name for q in topology.job_queues])
-    environments = {e.name for e in topology.service_environments}
-    for queue in topology.job_queues:
-        duplicates("shares", [s.name for s in queue.shares], prefix=f"job_queues[{queue.name}].")
-        if queue.service_environment not in environments:
-            known = ", ".join(sorted(environments)) or "none defined"
-            problems.append(
-                f"job_queues[{queue.name}].service_environment: no service environment named "
-                f"{queue.service_environment!r} (known: {known})"
-            )
-    for index, guarantee in enumerate(topology.guarantees):
-        matches = topology.resolve_share(guarantee.share)
+    environments = names(("service_environments",), _items(data, "service_environments"))
+    queues = names(("job_queues",), _items(data, "job_queues"))
+    shares_by_queue: dict[str, set[str]] = {}
+    for index, queue in _items(data, "job_queues"):
+        if not isinstance(queue, dict):
+            continue
+        shares = names(("job_queues", index, "shares"), _items(queue, "shares"))
+        if isinstance(queue.get("name"), str):
+            shares_by_queue.setdefault(queue["name"], set()).update(shares)
+        environment = queue.get("service_environment")
+        if isinstance(environment, str) and environment not in environments:
+            known = ", ".join(environments) or "none defined"
+            problems.append(((("job_queues", index, "service_environment")),
+                             f"no service environment named {environment!r} (known: {known})"))
+    for index, guarantee in _items(data, "guarantees"):
+        ref = guarantee.get("share") if isinstance(guarantee, dict) else None
+        if not isinstance(ref, str):
+            continue
+        if "/" in ref:
+            queue_name, _, share_name = ref.partition("/")
+            matches = [queue_name] if share_name in shares_by_queue.get(queue_name, set()) else []
+        else:
+            matches = [queue_name for queue_name in queues if ref in shares_by_queue.get(queue_name, set())]
         if not matches:
-            problems.append(f"guarantees[{index}].share: no quota share {guarantee.share!r} "
-                            "(write QUEUE/SHARE or a unique SHARE name)")
+            problems.append((("guarantees", index, "share"),
+                             f"no quota share {ref!r} (write QUEUE/SHARE or a unique SHARE name)"))
         elif len(matches) > 1:
-            queues = ", ".join(f"{q.name}/{s.name}" for q, s in matches)
-            problems.append(f"guarantees[{index}].share: {guarantee.share!r} is ambiguous ({queues}); "
-                            "write QUEUE/SHARE")
+            listed = ", ".join(f"{queue_name}/{ref}" for queue_name in matches)
+            problems.append((("guarantees", index, "share"), f"{ref!r} is ambiguous ({listed}); write QUEUE/SHARE"))
     return problems
+
+
+def _located(loc: tuple[str | int, ...], message: str, data: Any) -> str:
+    """``object.path: message``; a message starting ``[i]`` names the last list item by index."""
+    if message.startswith("["):
+        return f"{_render(loc[:-1], data)}{message}"
+    return f"{_render(loc, data)}: {message}"
+
+
+def structure_problems(topology: Topology) -> list[str]:
+    """The loader's structural problems for a topology built in Python, one line each."""
+    data = topology.model_dump()
+    return [_located(loc, message, data) for loc, message in _structure_problems(data)]
 
 
 def validate_topology(topology: Topology, source: str = "<python>") -> Topology:

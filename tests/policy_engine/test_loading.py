@@ -92,11 +92,23 @@ def test_duplicate_names_and_dangling_references(write_file):
         "        in_share_preemption: true\n",
         "        in_share_preemption: true\n      - name: QS1\n        capacity: {a: 1}\n        strategy: LEND\n",
     )
+    text = text.replace(
+        "guarantees:\n",
+        "  - name: inference\n    service_environment: gpu-env\n    shares:\n"
+        "      - {name: QS1, capacity: {ml.g5.xlarge: 1}, strategy: RESERVE}\nguarantees:\n",
+    )
     problems = problems_of(write_file, text)
-    assert any("shares[1]: duplicate name 'QS1'" in p for p in problems)
+    assert any("job_queues[training].shares[1]: duplicate name 'QS1'" in p for p in problems)
     assert any("no service environment named 'gpu-nv'" in p for p in problems)
     assert any("no quota share 'training/QS9'" in p for p in problems)
-    assert any("'QS1' is ambiguous" in p for p in problems)
+    assert any("'QS1' is ambiguous (training/QS1, inference/QS1)" in p for p in problems)
+
+
+def test_type_and_structure_problems_are_reported_together(write_file):
+    text = GOOD.replace("strategy:", "stratgy:").replace("service_environment: gpu-env", "service_environment: x")
+    problems = problems_of(write_file, text)
+    assert len(problems) == 2
+    assert "unknown key 'stratgy'" in problems[0] and "no service environment named 'x'" in problems[1]
 
 
 def test_top_level_must_be_a_mapping():
