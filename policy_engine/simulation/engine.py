@@ -318,7 +318,7 @@ class Engine:
         if remove:
             share.line.remove(job)
         else:
-            share.line.pop_head()
+            share.line.pop_known_head()
         share.pool.change(share, job.spec.instances, self.now)
         share.active[job] = None
         job.version += 1
@@ -511,8 +511,8 @@ class Engine:
             if job is None or job.misconfigured:
                 continue
             spec = job.spec
-            key = (-job.priority, spec.submit_at, job.seq, job, share)
             n = spec.instances
+            key = (-job.priority, spec.submit_at, job.seq, job, share)
             if share.used + n <= share.limit:
                 if env.capacity - env.used >= n and (not share.lends or pool.lender_idle - pool.borrowed >= n):
                     heapq.heappush(queue.own, key)
@@ -521,7 +521,7 @@ class Engine:
             elif share.borrows and placement.under_ceiling(share, n) and queue.borrow_member.get(share) is not job:
                 queue.borrow_member[share] = job
                 heapq.heappush(queue.borrow, (job.spec.submit_at, job.seq, job, share))
-            if self._has_lower(share, job) and queue.preempt_member.get(share) is not job:
+            if share.in_share and self._has_lower(share, job) and queue.preempt_member.get(share) is not job:
                 queue.preempt_member[share] = job
                 heapq.heappush(queue.preempt, key)
 

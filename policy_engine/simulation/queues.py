@@ -54,6 +54,11 @@ class Line:
         self.waiting -= 1
         return job
 
+    def pop_known_head(self) -> None:
+        """Remove the head just returned by ``head()`` (no stale entry can be on top of it)."""
+        heapq.heappop(self._heap)
+        self.waiting -= 1
+
     def in_order(self) -> Iterator[Job]:
         """Waiting jobs in line order (O(n log n); for backfill and reports, not the hot path)."""
         for entry in sorted(self._heap):
