@@ -84,6 +84,9 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
         topo_value = (os.path.relpath(Path(topology).resolve(), base) if topology
                       else loaded.model_dump(mode="json", exclude_defaults=True))
         jobs_value = os.path.relpath(out.resolve(), base)
-        target.write_text(yaml.safe_dump({"topology": topo_value, "jobs": jobs_value}, sort_keys=False),
-                          encoding="utf-8")
+        try:
+            target.write_text(yaml.safe_dump({"topology": topo_value, "jobs": jobs_value}, sort_keys=False),
+                              encoding="utf-8")
+        except OSError as error:
+            fail_input([f"--scenario {scenario}: cannot write: {error.strerror or error}"])
         click.echo(f"wrote scenario {scenario}")

@@ -162,3 +162,14 @@ def test_generate_rejects_bad_mixes(tmp_path):
     assert out.exit_code == 2
     assert "use a .csv or .jsonl" in out.output and "--sizes: instances must be at least 1" in out.output
     assert "--priorities: 'a:b' is not VALUE:WEIGHT" in out.output
+
+
+def test_unwritable_outputs_are_one_line_errors(tmp_path, write_file):
+    missing = tmp_path / "missing-dir"
+    out = invoke("generate", "-o", str(tmp_path / "j.csv"), "--scenario", str(missing / "s.yaml"))
+    assert out.exit_code == 2 and f"--scenario {missing / 's.yaml'}: cannot write" in out.output
+    out = invoke("generate", "-o", str(missing / "j.csv"))
+    assert out.exit_code == 2 and "cannot write" in out.output
+    out = invoke("simulate", str(scenario(write_file, JOBS)), "--events", str(missing / "e.jsonl"))
+    assert out.exit_code == 2 and "cannot write events file" in out.output
+    assert "Traceback" not in out.output
