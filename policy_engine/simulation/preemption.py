@@ -54,22 +54,26 @@ def choose_victims(
 ) -> list[Job] | None:
     """The minimal set of victims that makes ``satisfied`` true, or ``None`` (preempt none).
 
-    Candidates are taken in the policy's order while ``eligible`` (checked against the
-    state after the earlier removals); selection stops as soon as ``satisfied``; then
+    Each step takes the first candidate, in the policy's order, that is ``eligible`` in the
+    state after the earlier removals (so a candidate that becomes eligible later, e.g. a
+    reclaim victim once in-share victims brought the head within its limit, is not missed);
+    selection stops as soon as ``satisfied``; then
     every victim but the last is tentatively added back, newest choice first, and
     stays added back when it was not needed. Counters are restored before returning:
     the caller performs the real preemptions.
     """
     chosen: list[Job] = []
     found = False
-    for job in sorted(candidates, key=policy.key):
-        if not eligible(job):
-            continue
+    remaining = sorted(candidates, key=policy.key)
+    while not found:
+        # the first candidate, in policy order, that is eligible in the state after the earlier removals
+        index = next((i for i, job in enumerate(remaining) if eligible(job)), None)
+        if index is None:
+            break
+        job = remaining.pop(index)
         pool.adjust(job.share, -job.spec.instances)
         chosen.append(job)
-        if satisfied(chosen):
-            found = True
-            break
+        found = satisfied(chosen)
     if found:
         for index in range(len(chosen) - 2, -1, -1):
             job = chosen[index]

@@ -214,3 +214,15 @@ def test_backfill_lets_jobs_pass_a_blocked_head():
     backfilled = run(topo, jobs, until=2, backfill=True)
     assert statuses(strict)["small"] == "RUNNABLE" and strict.job("small").reason.startswith("BLOCKED")
     assert statuses(backfilled)["small"] == "RUNNING" and statuses(backfilled)["big"] == "RUNNABLE"
+
+
+def test_in_share_preemption_combines_with_reclaim_in_one_minimal_set():
+    # A runs x (priority 1); B borrows one of A's instances. A's urgent job needs both of A's instances:
+    # it preempts x inside A and takes back the instance B borrowed, together; B's own two keep running.
+    topo = topology(4, share("A", 2, "LEND_AND_BORROW", in_share=True), share("B", 2, "LEND_AND_BORROW"))
+    jobs = [job("x", "A", priority=1), job("b1", "B"), job("b2", "B"), job("b3", "B", at=1),
+            job("urgent", "A", instances=2, priority=9, at=100)]
+    result = run(topo, jobs, until=100)
+    assert statuses(result) == {"x": "RUNNABLE", "b1": "RUNNING", "b2": "RUNNING", "b3": "RUNNABLE",
+                                "urgent": "RUNNING"}
+    assert result.summary["preemptions"] == 2
