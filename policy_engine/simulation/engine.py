@@ -570,7 +570,10 @@ class Engine:
         while queue.borrow:
             entry = heapq.heappop(queue.borrow)
             job, share = entry[2], entry[3]
-            if queue.borrow_member.get(share) is not job or not self._is_head(share, job):
+            if queue.borrow_member.get(share) is not job:
+                continue  # stale: the line's current head has its own entry
+            if not self._is_head(share, job):
+                del queue.borrow_member[share]  # it will be classified again when it is the head again
                 continue
             n = job.spec.instances
             if share.used + n <= share.limit or not placement.under_ceiling(share, n):

@@ -226,3 +226,14 @@ def test_in_share_preemption_combines_with_reclaim_in_one_minimal_set():
     assert statuses(result) == {"x": "RUNNABLE", "b1": "RUNNING", "b2": "RUNNING", "b3": "RUNNABLE",
                                 "urgent": "RUNNING"}
     assert result.summary["preemptions"] == 2
+
+
+def test_a_borrowing_head_displaced_by_a_priority_update_borrows_when_it_is_head_again():
+    # found by the property tests: big (misconfigured) is raised above wide, then lowered back;
+    # wide must still borrow once the lender's job ends
+    topo = topology(2, share("L", 1), share("B", 1, "LEND_AND_BORROW"))
+    jobs = [job("lender", "L", duration=10), job("wide", "B", instances=2, priority=0),
+            job("big", "B", instances=3, priority=0, at=1)]
+    result = run(topo, jobs, updates=[(1, "big", 1), (2, "big", 0)])
+    assert result.job("wide").status == "SUCCEEDED" and result.job("wide").started_at == 10
+    assert result.job("big").reason.startswith("MISCONFIGURATION")
