@@ -59,8 +59,12 @@ def scenarios(draw):
         target = draw(st.sampled_from(jobs))
         at = target.submit_at + draw(st.integers(0, 30))
         updates.append(PriorityUpdate(at, target.name, draw(st.integers(0, 4))))
-    policy = draw(st.sampled_from(["lowest-priority-newest", "fewest-instances"]))
-    return topology, jobs, updates, SimulationSettings(victim_policy=policy)
+    return topology, jobs, updates, SimulationSettings(
+        victim_policy=draw(st.sampled_from(["lowest-priority-newest", "fewest-instances"])),
+        startup_delay=draw(st.sampled_from([0.0, 5.0])),
+        preemption_delay=draw(st.sampled_from([0.0, 3.0])),
+        backfill=draw(st.booleans()),
+    )
 
 
 def check_instant(engine: Engine, burst: dict) -> None:
