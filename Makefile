@@ -34,6 +34,7 @@ synth: $(STAMP) node_modules/.installed
 
 bench: $(STAMP)
 	$(PYTHON) benchmarks/check_bench.py
+	$(PYTHON) benchmarks/simulate_bench.py
 
 # Graphviz draws `batch-quota graph` as .svg/.png; Chromium opens the HTML report in a test (Debian packages, as root).
 system-deps:
