@@ -30,7 +30,13 @@ from policy_engine.simulation.jobs import (
     JobSpec,
     Status,
 )
-from policy_engine.simulation.preemption import POLICIES, LowestPriorityNewestFirst, VictimPolicy, choose_victims
+from policy_engine.simulation.preemption import (
+    POLICIES,
+    LowestPriorityNewestFirst,
+    VictimPolicy,
+    in_share_victims,
+    reclaim_victims,
+)
 from policy_engine.simulation.queues import Line
 
 # event phases inside one instant
@@ -49,6 +55,12 @@ class SimulationSettings:
     utilisation_series: bool = False
     #: A job placed at T is not a preemption victim before T + this (> 0: no preemption loop inside an instant).
     min_runtime: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.min_runtime <= 0:
+            raise ValueError("min_runtime must be > 0: it is what stops preemption loops inside one instant")
+        if self.victim_policy not in POLICIES:
+            raise ValueError(f"unknown victim policy {self.victim_policy!r} (known: {', '.join(POLICIES)})")
 
     def policy(self) -> VictimPolicy:
         return POLICIES[self.victim_policy]
@@ -342,7 +354,6 @@ class Engine:
             return
         self._transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
         if delay > 0:
-            job.pending = "STARTING"
             self._push(self.now + delay, _ADVANCE, "advance", job, job.version)
             return
         self._transition(job, Status.STARTING)
@@ -350,7 +361,6 @@ class Engine:
 
     def _after_starting(self, job: Job) -> None:
         if self.settings.startup_delay > 0:
-            job.pending = "RUNNING"
             self._push(self.now + self.settings.startup_delay, _ADVANCE, "advance", job, job.version)
         else:
             self._run(job)
@@ -363,7 +373,6 @@ class Engine:
             self._run(job)
 
     def _run(self, job: Job) -> None:
-        job.pending = ""
         self._transition(job, Status.RUNNING)
         now = self.now
         job.run_started = now
@@ -551,7 +560,7 @@ class Engine:
             if not placement.within_own_limit(share, n) or placement.own_fits(pool, share, n):
                 queue.dirty[share] = None
                 continue
-            victims = placement_victims_reclaim(pool, share, job, self.policy, self._ready(pool))
+            victims = reclaim_victims(pool, share, job, self.policy, self._ready(pool))
             if victims is None:
                 queue.waiting[share] = None
                 continue
@@ -602,7 +611,7 @@ class Engine:
             if placement.fits(pool, share, n):
                 queue.dirty[share] = None
                 continue
-            victims = placement_victims_in_share(pool, share, job, self.policy, self._ready(pool))
+            victims = in_share_victims(pool, share, job, self.policy, self._ready(pool))
             if victims is None:
                 queue.waiting[share] = None
                 continue
@@ -683,49 +692,6 @@ class Engine:
     @property
     def submissions_done(self) -> bool:
         return self._next_arrival >= len(self._arrivals)
-
-
-def placement_victims_reclaim(
-    pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy, ready: Callable[[Job], bool]
-) -> list[Job] | None:
-    """Step 2: jobs of shares above their own limit; each eligible only while its share still is."""
-    n = head.spec.instances
-    candidates = [job for other in pool.shares if other is not share and other.used > other.limit
-                  for job in other.active]
-    if not candidates:
-        return None
-    return choose_victims(
-        pool,
-        candidates,
-        policy,
-        eligible=lambda job: job.share.used > job.share.limit and ready(job),
-        satisfied=lambda chosen: placement.own_fits(pool, share, n),
-    )
-
-
-def placement_victims_in_share(
-    pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy, ready: Callable[[Job], bool]
-) -> list[Job] | None:
-    """Step 4: strictly lower-priority jobs of the head's share, combinable with step 2's reclaim."""
-    n = head.spec.instances
-    priority = head.priority
-    candidates = [job for job in share.active if job.priority < priority]
-    if not candidates:
-        return None
-    candidates += [job for other in pool.shares if other is not share and other.used > other.limit
-                   for job in other.active]
-    def eligible(job: Job) -> bool:
-        if job.share is share:
-            return ready(job)
-        return job.share.used > job.share.limit and share.used + n <= share.limit and ready(job)
-
-    def satisfied(chosen: list[Job]) -> bool:
-        if placement.own_fits(pool, share, n):
-            return True
-        crossing = any(job.share is not share for job in chosen)
-        return not crossing and placement.borrow_fits(pool, share, n)
-
-    return choose_victims(pool, candidates, policy, eligible, satisfied)
 
 
 def simulate(

@@ -60,12 +60,9 @@ class Job:
         "attempt_start",
         "attempts_failed",
         "finished_at",
-        "line",
         "misconfigured",
-        "pending",
         "placed_at",
         "placed_borrowed",
-        "pool",
         "preemptions",
         "priority",
         "reason",
@@ -97,13 +94,10 @@ class Job:
         self.run_started: float | None = None
         self.start_order = 0
         self.version = 0  # bumped on every placement/eviction: stale events and line entries are skipped
-        self.pending: str = ""  # the next scheduled transition, if any
         self.placed_borrowed = False
         self.misconfigured: str = ""
         self.segments: list[tuple[float, float, str, bool]] = []
-        self.share = None  # set by the engine: the ShareState
-        self.pool = None
-        self.line = None
+        self.share = None  # set by the engine: its ShareCapacity (limit, usage, waiting line)
 
     @property
     def name(self) -> str:

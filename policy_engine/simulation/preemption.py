@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-from policy_engine.simulation.capacity import Pool
+from policy_engine.simulation import placement
+from policy_engine.simulation.capacity import Pool, ShareCapacity
 from policy_engine.simulation.jobs import Job
 
 
@@ -86,3 +87,46 @@ def choose_victims(
     for job in chosen:
         pool.adjust(job.share, job.spec.instances)
     return chosen if found else None
+
+
+def reclaim_victims(
+    pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy, ready: Callable[[Job], bool]
+) -> list[Job] | None:
+    """Step 2: jobs of shares above their own limit; each eligible only while its share still is."""
+    n = head.spec.instances
+    candidates = [job for other in pool.shares if other is not share and other.used > other.limit
+                  for job in other.active]
+    if not candidates:
+        return None
+    return choose_victims(
+        pool,
+        candidates,
+        policy,
+        eligible=lambda job: job.share.used > job.share.limit and ready(job),
+        satisfied=lambda chosen: placement.own_fits(pool, share, n),
+    )
+
+
+def in_share_victims(
+    pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy, ready: Callable[[Job], bool]
+) -> list[Job] | None:
+    """Step 4: strictly lower-priority jobs of the head's share, combinable with step 2's reclaim."""
+    n = head.spec.instances
+    priority = head.priority
+    candidates = [job for job in share.active if job.priority < priority]
+    if not candidates:
+        return None
+    candidates += [job for other in pool.shares if other is not share and other.used > other.limit
+                   for job in other.active]
+    def eligible(job: Job) -> bool:
+        if job.share is share:
+            return ready(job)
+        return job.share.used > job.share.limit and share.used + n <= share.limit and ready(job)
+
+    def satisfied(chosen: list[Job]) -> bool:
+        if placement.own_fits(pool, share, n):
+            return True
+        crossing = any(job.share is not share for job in chosen)
+        return not crossing and placement.borrow_fits(pool, share, n)
+
+    return choose_victims(pool, candidates, policy, eligible, satisfied)

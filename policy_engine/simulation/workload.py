@@ -30,7 +30,7 @@ JOB_FIELDS = (
 )
 _REQUIRED = ("name", "share", "duration")
 _SCENARIO_KEYS = ("topology", "jobs", "actions", "settings")
-_SETTINGS_KEYS = ("startup_delay", "preemption_delay", "backfill", "victim_policy")
+_SETTINGS_KEYS = ("startup_delay", "preemption_delay", "backfill", "victim_policy", "min_runtime")
 #: Report at most this many problems, then say how many more there were.
 MAX_PROBLEMS = 200
 
@@ -375,6 +375,12 @@ def _settings(value, at, problems: _Problems) -> SimulationSettings:
             number = _number(raw) if not isinstance(raw, str) else None
             if number is None or number < 0:
                 problems.add(where, f"must be a number of seconds >= 0, got {raw!r}")
+            else:
+                kwargs[key] = float(number)
+        elif key == "min_runtime":
+            number = _number(raw) if not isinstance(raw, str) else None
+            if number is None or number <= 0:
+                problems.add(where, f"must be a number of seconds > 0, got {raw!r}")
             else:
                 kwargs[key] = float(number)
         elif key == "backfill":
