@@ -6,8 +6,9 @@ the simulation. ``to_json()`` is the ``--format json`` shape of the issue.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, TextIO
 
 from policy_engine.simulation.engine import gc_paused
 from policy_engine.simulation.jobs import ACTIVE, Status
@@ -76,6 +77,14 @@ class SimulationResult:
             "shares": [metrics.to_json() for metrics in self.shares],
             "summary": self.summary,
         }
+
+    def write_json(self, handle: TextIO) -> None:
+        """Write ``json.dumps(self.to_json())`` job by job: a million jobs never sit in memory twice."""
+        handle.write(f'{{"time": {json.dumps(self.time)}, "jobs": [')
+        for index, record in enumerate(self.jobs):
+            handle.write((", " if index else "") + json.dumps(record.to_json()))
+        handle.write(f'], "shares": {json.dumps([m.to_json() for m in self.shares])}, '
+                     f'"summary": {json.dumps(self.summary)}}}')
 
 
 _attempt = AttemptRecord._make

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import json
+
 import pytest
 
 from tests.policy_engine.simulation.builders import job, run, share, topology
@@ -33,3 +36,11 @@ def test_utilisation_series_is_off_by_default_and_samples_every_change():
     final = {sample[1]: sample for sample in series if sample[0] == 50}
     assert final["q/A"][3:5] == (0, 0) and final["q/L"][5] == 0
     assert [s[0] for s in series] == sorted(s[0] for s in series)
+
+
+def test_streamed_json_is_exactly_the_json_of_to_json():
+    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1))
+    result = run(topo, [job("a1", "A"), job("a2", "A"), job("l", "L", at=10)], until=20)
+    out = io.StringIO()
+    result.write_json(out)
+    assert out.getvalue() == json.dumps(result.to_json())
