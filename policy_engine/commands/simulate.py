@@ -123,9 +123,8 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
     if report_dir:
         _write_report(result, loaded.topology, report_dir, scenario)
     if output == "json":
-        stdout = click.get_text_stream("stdout")
-        result.write_json(stdout)
-        stdout.write("\n")
+        result.write_json(sys.stdout)
+        sys.stdout.write("\n")
     elif output == "markdown":
         from policy_engine.reports.markdown import render_simulation
 
