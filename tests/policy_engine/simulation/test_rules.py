@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from policy_engine.model import QuotaShare
 from policy_engine.simulation.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
 from tests.policy_engine.simulation.builders import job, run, share, statuses, topology
 
@@ -237,3 +238,14 @@ def test_a_borrowing_head_displaced_by_a_priority_update_borrows_when_it_is_head
     result = run(topo, jobs, updates=[(1, "big", 1), (2, "big", 0)])
     assert result.job("wide").status == "SUCCEEDED" and result.job("wide").started_at == 10
     assert result.job("big").reason.startswith("MISCONFIGURATION")
+
+
+def test_lines_of_different_instance_types_are_independent():
+    two_types = QuotaShare(name="A", capacity={"ml.g5.xlarge": 1, "ml.p4d.24xlarge": 1}, strategy="RESERVE")
+    topo = topology(1, two_types)
+    topo = topo.model_copy(update={"service_environments": (
+        topo.service_environments[0].model_copy(update={"capacity": {"ml.g5.xlarge": 1, "ml.p4d.24xlarge": 1}}),)})
+    jobs = [job("g5-running", "A"), job("g5-waiting", "A", at=1, priority=9),
+            job("p4d", "A", instance_type="ml.p4d.24xlarge", at=2)]
+    result = run(topo, jobs, until=2)
+    assert statuses(result) == {"g5-running": "RUNNING", "g5-waiting": "RUNNABLE", "p4d": "RUNNING"}
