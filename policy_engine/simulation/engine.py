@@ -148,7 +148,7 @@ class Engine:
         self._wakes: set[tuple[int, float]] = set()
         self._misconfig_cache: dict[tuple[ShareCapacity, int], str] = {}
         for order, update in enumerate(updates):
-            self._push(update.at, _UPDATE, "update", update, order)
+            self._push(update.at, _UPDATE, "update", update, order=order)
 
     # --- construction ---------------------------------------------------------------
 
@@ -190,9 +190,10 @@ class Engine:
 
     # --- events ---------------------------------------------------------------------
 
-    def _push(self, time: float, phase: int, kind: str, subject, data=None) -> None:
+    def _push(self, time: float, phase: int, kind: str, subject, data=None, order: int = 0) -> None:
+        """Events sort by time, phase, then ``order`` (workload order of the job), then push order."""
         self._seq += 1
-        heapq.heappush(self._events, (time, phase, self._seq, kind, subject, data))
+        heapq.heappush(self._events, (time, phase, order, self._seq, kind, subject, data))
 
     def _transition(self, job: Job, to: Status, reason: str = "") -> None:
         if self.on_transition is None:
@@ -269,7 +270,7 @@ class Engine:
                 break
 
     def _dispatch(self, event: tuple) -> None:
-        _, _, _, kind, subject, data = event
+        kind, subject, data = event[4], event[5], event[6]
         if kind == "finish":
             job, version, failed = subject, data[0], data[1]
             if job.version == version and job.status is Status.RUNNING:
@@ -354,14 +355,14 @@ class Engine:
             return
         self._transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
         if delay > 0:
-            self._push(self.now + delay, _ADVANCE, "advance", job, job.version)
+            self._push(self.now + delay, _ADVANCE, "advance", job, job.version, job.seq)
             return
         self._transition(job, Status.STARTING)
         self._after_starting(job)
 
     def _after_starting(self, job: Job) -> None:
         if self.settings.startup_delay > 0:
-            self._push(self.now + self.settings.startup_delay, _ADVANCE, "advance", job, job.version)
+            self._push(self.now + self.settings.startup_delay, _ADVANCE, "advance", job, job.version, job.seq)
         else:
             self._run(job)
 
@@ -384,7 +385,7 @@ class Engine:
         if fails and spec.fail_after is not None:
             work = min(work, spec.fail_after)
         self._seq += 1
-        heapq.heappush(self._events, (now + work, _FINISH, self._seq, "finish", job, (job.version, fails)))
+        heapq.heappush(self._events, (now + work, _FINISH, job.seq, self._seq, "finish", job, (job.version, fails)))
 
     def _release(self, job: Job, outcome: str) -> None:
         share = job.share
@@ -468,7 +469,7 @@ class Engine:
                 self._timers.pop(share, None)
             elif timer is None or timer[0] is not head:
                 self._timers[share] = (head, self.now)
-                self._push(self.now + limit, _LIMIT, "limit", share, head)
+                self._push(self.now + limit, _LIMIT, "limit", share, head, head.seq)
 
     def _time_limit_expired(self, share: ShareCapacity, job: Job) -> None:
         timer = self._timers.get(share)
