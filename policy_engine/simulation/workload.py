@@ -98,7 +98,9 @@ class _ShareIndex:
             return self.cache[ref]
         matches = self.topology.resolve_share(ref)
         if not matches:
-            known = ", ".join(share_id(q, s) for q, s in self.topology.shares()[:10]) or "none defined"
+            every = [share_id(q, s) for q, s in self.topology.shares()]
+            known = ", ".join(every[:10]) + (f", ... ({len(every)} in all)" if len(every) > 10 else "")
+            known = known or "none defined"
             result: Any = f"no quota share {ref!r} in the topology (known: {known})"
         elif len(matches) > 1:
             result = f"share {ref!r} is ambiguous ({', '.join(share_id(q, s) for q, s in matches)}); write QUEUE/SHARE"
@@ -279,12 +281,15 @@ def load_jobs(path: Path, topology: Topology) -> list[JobSpec]:
     return jobs
 
 
-def _collect_jobs(rows, shares: _ShareIndex, problems: _Problems) -> list[JobSpec]:
+def _collect_jobs(rows, shares: _ShareIndex, problems: _Problems, named: set | None = None) -> list[JobSpec]:
+    """Valid jobs; ``named`` collects every name written, valid or not (actions may refer to them)."""
     jobs: list[JobSpec] = []
     seen: set[str] = set()
     for where, row in rows:
         fast = isinstance(where, tuple)
         spec = row if fast else _job_from_row(row, where, shares, problems)
+        if named is not None and not fast and isinstance(row.get("name"), str):
+            named.add(row["name"])
         if spec is None:
             continue
         if spec.name in seen:
@@ -320,12 +325,14 @@ def load_scenario(path: str | Path) -> Scenario:
         raise LoadError([f"{source}: topology: missing required key (a path or an inline mapping)"])
     shares = _ShareIndex(topology)
     jobs_data = data.get("jobs")
+    named: set[str] = set()
     if jobs_data is None:
         problems.add(f"{source}: jobs", "missing required key (a list of jobs or a .csv/.jsonl path)")
         jobs: list[JobSpec] = []
     elif isinstance(jobs_data, str):
         with gc_paused():
-            jobs = _collect_jobs(_rows_from_file(path.parent / jobs_data, source, problems, shares), shares, problems)
+            jobs = _collect_jobs(_rows_from_file(path.parent / jobs_data, source, problems, shares), shares, problems,
+                                 named)
     elif isinstance(jobs_data, list):
         rows = []
         for index, row in enumerate(jobs_data):
@@ -335,11 +342,11 @@ def load_scenario(path: str | Path) -> Scenario:
             name = row.get("name")
             label = f"jobs[{name}]" if isinstance(name, str) and name else f"jobs[{index}]"
             rows.append((f"{at('jobs', index)}: {label}", row))
-        jobs = _collect_jobs(rows, shares, problems)
+        jobs = _collect_jobs(rows, shares, problems, named)
     else:
         problems.add(f"{at('jobs')}: jobs", f"must be a list of jobs or a .csv/.jsonl path, got {jobs_data!r}")
         jobs = []
-    updates = _actions(data.get("actions"), {job.name: job for job in jobs}, at, problems)
+    updates = _actions(data.get("actions"), {job.name: job for job in jobs}, named, at, problems)
     problems.raise_if_any()
     return Scenario(topology, jobs, updates, settings, source)
 
@@ -395,7 +402,7 @@ def _settings(value, at, problems: _Problems) -> SimulationSettings:
     return SimulationSettings(**kwargs)
 
 
-def _actions(value, jobs: dict[str, JobSpec], at, problems: _Problems) -> list[PriorityUpdate]:
+def _actions(value, jobs: dict[str, JobSpec], named: set[str], at, problems: _Problems) -> list[PriorityUpdate]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -422,7 +429,7 @@ def _actions(value, jobs: dict[str, JobSpec], at, problems: _Problems) -> list[P
                 problems.add(f"{where}.update_priority", _unknown(key, ("job", "priority")))
         name, priority = update.get("job"), update.get("priority")
         spec = jobs.get(name) if isinstance(name, str) else None
-        if spec is None:
+        if spec is None and not (isinstance(name, str) and name in named):  # a broken job is reported already
             problems.add(f"{where}.update_priority.job", f"no job named {name!r} in the workload")
         if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= MAX_PRIORITY:
             problems.add(f"{where}.update_priority.priority", f"must be an integer 0-{MAX_PRIORITY}, got {priority!r}")
