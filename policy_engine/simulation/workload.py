@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from policy_engine import limits
 from policy_engine.loading import LoadError, load_topology, read_data, topology_from_data
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation.engine import PriorityUpdate, SimulationSettings, gc_paused
 from policy_engine.simulation.jobs import JobSpec
 from policy_engine.simulation.preemption import POLICIES
 
-MAX_PRIORITY = 9999
+#: ``schedulingPriority`` bound of SubmitServiceJob / UpdateServiceJob.
+MAX_PRIORITY = limits.JOB_PRIORITY.maximum
 #: Columns of a job row (YAML mapping, CSV header or JSON Lines object).
 JOB_FIELDS = (
     "name", "share", "instance_type", "instances", "priority", "submit_at", "duration",
