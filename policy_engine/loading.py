@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import json
+import traceback
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,12 +19,19 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from policy_engine import model
 from policy_engine.model import Topology
 
 Path_ = tuple[str | int, ...]
 
 #: libyaml's parser when PyYAML was built with it (about 5x faster on large topologies).
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+#: Model classes by name, to suggest field names in errors raised while building them in Python.
+_MODELS: dict[str, type[BaseModel]] = {
+    name: value for name, value in vars(model).items() if isinstance(value, type) and issubclass(value, BaseModel)
+}
 
 
 class LoadError(Exception):
@@ -41,8 +49,15 @@ class _Lines(dict):
     """``path -> line number`` recorded while reading YAML, for error messages."""
 
 
+_SCALAR_KEY = (str, int, float, bool, type(None))
+
+
 def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines]:
-    """Parse YAML keeping line numbers and refusing duplicate keys (PyYAML keeps the last)."""
+    """Parse YAML keeping line numbers and refusing duplicate keys (PyYAML keeps the last).
+
+    Merge keys (``<<: *base``) work as in YAML: explicit keys override merged ones. Unknown
+    tags, non-scalar keys and recursive aliases are problems, reported with their line.
+    """
     try:
         root = yaml.compose(text, Loader=_FAST_LOADER)
     except yaml.YAMLError as error:
@@ -54,31 +69,57 @@ def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines]:
     problems: list[str] = []
     constructor = yaml.SafeLoader("")
 
-    def convert(node: yaml.Node, path: Path_) -> Any:
+    def problem(node: yaml.Node, path: Path_, text: str) -> None:
+        problems.append(f"{source}:{node.start_mark.line + 1}: {_render(path, None)}: {text}")
+
+    def scalar(node: yaml.Node, path: Path_) -> Any:
+        try:
+            return constructor.construct_object(node, deep=True)
+        except yaml.YAMLError as error:
+            problem(node, path, f"cannot read value: {getattr(error, 'problem', None) or error}")
+            return None
+
+    def convert(node: yaml.Node, path: Path_, active: frozenset[int]) -> Any:
+        if id(node) in active:
+            problem(node, path, "recursive alias (an anchor that contains itself)")
+            return None
         lines[path] = node.start_mark.line + 1
+        inside = active | {id(node)}
         if isinstance(node, yaml.MappingNode):
+            explicit = {id(key_node) for key_node, _ in node.value}
+            try:
+                constructor.flatten_mapping(node)
+            except yaml.YAMLError as error:
+                problem(node, path, f"bad merge key: {getattr(error, 'problem', None) or error}")
             result: dict[Any, Any] = {}
+            merged: set[Any] = set()
             for key_node, value_node in node.value:
-                key = constructor.construct_object(key_node, deep=True)
-                if key in result:
-                    problems.append(
-                        f"{source}:{key_node.start_mark.line + 1}: {_render(path, None)}: "
-                        f"duplicate key {key!r}"
-                    )
+                key = scalar(key_node, path)
+                if not isinstance(key, _SCALAR_KEY):
+                    problem(key_node, path, f"a mapping key must be a plain value, got a {type(key).__name__}")
                     continue
-                result[key] = convert(value_node, (*path, key))
+                from_merge = id(key_node) not in explicit
+                if key in result and not (key in merged and not from_merge):
+                    if not from_merge:
+                        problem(key_node, path, f"duplicate key {key!r}")
+                    continue
+                merged.discard(key)
+                if from_merge:
+                    merged.add(key)
+                result[key] = convert(value_node, (*path, key), inside)
             return result
         if isinstance(node, yaml.SequenceNode):
-            return [convert(item, (*path, index)) for index, item in enumerate(node.value)]
-        return constructor.construct_object(node, deep=True)
+            return [convert(item, (*path, index), inside) for index, item in enumerate(node.value)]
+        return scalar(node, path)
 
-    data = convert(root, ()) if root is not None else None
+    data = convert(root, (), frozenset()) if root is not None else None
     if problems:
         raise LoadError(problems)
     return data, lines
 
 
-def _json_to_data(text: str, source: str) -> Any:
+def _json_to_data(text: str, source: str) -> tuple[Any, Mapping[Path_, int]]:
+    """Parse JSON strictly (syntax, duplicate keys); line numbers come from YAML, a superset, when it agrees."""
     problems: list[str] = []
 
     def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -95,18 +136,22 @@ def _json_to_data(text: str, source: str) -> Any:
         raise LoadError([f"{source}:{error.lineno}: JSON syntax error: {error.msg}"]) from None
     if problems:
         raise LoadError(problems)
-    return data
+    try:
+        same, lines = _yaml_to_data(text, source)
+    except LoadError:
+        return data, {}
+    return data, (lines if same == data else {})
 
 
 def read_data(path: Path) -> tuple[Any, Mapping[Path_, int]]:
-    """Parse a YAML or JSON file into plain data plus the line of each path (YAML only)."""
+    """Parse a YAML or JSON file into plain data plus the line of each path."""
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise LoadError([f"{source}: cannot read file: {error.strerror or error}"]) from None
     if path.suffix.lower() == ".json":
-        return _json_to_data(text, source), {}
+        return _json_to_data(text, source)
     return _yaml_to_data(text, source)
 
 
@@ -138,8 +183,11 @@ def _describe(error: Mapping[str, Any], model_fields: Iterable[str]) -> str:
         return f"unknown key {key!r}{hint}"
     if kind == "missing":
         return "missing required key"
+    message = error["msg"].replace("valid tuple", "valid list")
+    if value is None:
+        return f"{message[0].lower()}{message[1:]}, got an empty value (write [] or {{}}, or remove the key)"
     shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    return f"{error['msg'][0].lower()}{error['msg'][1:]}, got {shown}"
+    return f"{message[0].lower()}{message[1:]}, got {shown}"
 
 
 def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
@@ -274,6 +322,19 @@ def validate_topology(topology: Topology, source: str = "<python>") -> Topology:
     return topology
 
 
+def _python_error_lines(source: str, error: Exception, doing: str) -> list[str]:
+    """One line per problem of an exception raised by a user's topology module, at its line in that file."""
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if Path(frame.filename) == Path(source)]
+    where = f"{source}:{frames[-1].lineno}" if frames else source
+    if isinstance(error, ValidationError):
+        return [
+            f"{where}: {error.title}{''.join(f'[{p}]' if isinstance(p, int) else f'.{p}' for p in item['loc'])}: "
+            f"{_describe(item, _fields_at(_MODELS.get(error.title, Topology), tuple(item['loc'])))}"
+            for item in error.errors()
+        ]
+    return [f"{where}: {doing} failed: {type(error).__name__}: {error}"]
+
+
 def _from_python_module(path: Path) -> Topology:
     """Import ``path`` and take its ``TOPOLOGY`` (or ``topology``; a callable is called)."""
     source = str(path)
@@ -286,10 +347,13 @@ def _from_python_module(path: Path) -> Topology:
     except LoadError as error:
         raise LoadError([f"{source}: {problem}" for problem in error.problems]) from None
     except Exception as error:  # a user's module: report, never a traceback
-        raise LoadError([f"{source}: importing the module failed: {type(error).__name__}: {error}"]) from None
+        raise LoadError(_python_error_lines(source, error, "importing the module")) from None
     value = getattr(module, "TOPOLOGY", None) or getattr(module, "topology", None)
     if callable(value) and not isinstance(value, Topology):
-        value = value()
+        try:
+            value = value()
+        except Exception as error:  # a user's code: report, never a traceback
+            raise LoadError(_python_error_lines(source, error, "calling TOPOLOGY()")) from None
     if not isinstance(value, Topology):
         raise LoadError([f"{source}: the module must define TOPOLOGY (or topology) as a policy_engine Topology"])
     return validate_topology(value, source)

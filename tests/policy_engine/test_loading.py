@@ -132,3 +132,63 @@ def test_python_module_topology(write_file):
     broken = write_file("broken.py", "raise RuntimeError('boom')\n")
     with pytest.raises(LoadError, match="RuntimeError: boom"):
         load_topology(broken)
+
+
+SHARES_WITH_MERGE = """\
+service_environments:
+  - name: e
+    capacity: {ml.g5.xlarge: 3}
+job_queues:
+  - name: q
+    service_environment: e
+    shares:
+      - &base {name: s1, capacity: {ml.g5.xlarge: 1}, strategy: LEND}
+      - {<<: *base, name: s2, strategy: RESERVE}
+"""
+
+
+def test_yaml_merge_keys_work_and_explicit_keys_win(write_file):
+    shares = load_topology(write_file("t.yaml", SHARES_WITH_MERGE)).job_queues[0].shares
+    assert [(s.name, s.strategy, s.capacity) for s in shares] == [
+        ("s1", "LEND", {"ml.g5.xlarge": 1}),
+        ("s2", "RESERVE", {"ml.g5.xlarge": 1}),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("service_environments:\n  - name: !foo e\n", ":2: service_environments[0].name: cannot read value"),
+        ("a: &x [*x]\n", ":1: a[0]: recursive alias"),
+        ("service_environments:\n  - name: e\n    ? [a, b]\n    : 1\n", "a mapping key must be a plain value"),
+        ("guarantees:\n", ":1: guarantees: input should be a valid list, got an empty value"),
+    ],
+)
+def test_unusual_yaml_is_one_line_not_a_traceback(write_file, text, expected):
+    (problem,) = problems_of(write_file, text)
+    assert expected in problem
+
+
+def test_json_errors_name_the_line(write_file):
+    as_json = json.dumps(example_topology().model_dump(), indent=2).replace('"strategy"', '"stratgy"', 1)
+    (problem,) = problems_of(write_file, as_json, name="t.json")
+    line = next(n for n, text in enumerate(as_json.splitlines(), 1) if '"stratgy"' in text)
+    assert f"t.json:{line}: job_queues[training].shares[QS1].stratgy: unknown key" in problem
+
+
+def test_python_module_errors_are_lines_at_the_users_line(write_file):
+    calling = write_file("calling.py", "def TOPOLOGY():\n    raise RuntimeError('inside')\n")
+    with pytest.raises(LoadError) as caught:
+        load_topology(calling)
+    assert caught.value.problems == [f"{calling}:2: calling TOPOLOGY() failed: RuntimeError: inside"]
+    invalid = write_file(
+        "invalid.py",
+        "from policy_engine.model import ServiceEnvironment\n\n"
+        "ENV = ServiceEnvironment(name='e', capacity={'ml.g5.xlarge': 3}, colour=1, state='on')\n",
+    )
+    with pytest.raises(LoadError) as caught:
+        load_topology(invalid)
+    assert caught.value.problems == [
+        f"{invalid}:3: ServiceEnvironment.state: input should be 'ENABLED' or 'DISABLED', got 'on'",
+        f"{invalid}:3: ServiceEnvironment.colour: unknown key 'colour'",
+    ]
