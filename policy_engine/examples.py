@@ -52,11 +52,14 @@ LARGE_INSTANCE_TYPES = ("ml.g5.xlarge", "ml.g5.2xlarge", "ml.g5.12xlarge", "ml.p
 _STRATEGIES = ("LEND_AND_BORROW", "LEND", "RESERVE")
 
 
-def large_topology(queues: int = 50, shares_per_queue: int = 20, instance_types: int = 5) -> Topology:
+def large_topology(queues: int = 50, shares_per_queue: int = 20, instance_types: int = 5, *,
+                   guarantees: bool = False) -> Topology:
     """An account at AWS's limits (50 queues x 20 shares, 5 instance types): benchmarks and scale tests.
 
     Each share gets 2 instances of every type and the environment exactly the sum, so the
-    topology is valid; strategies rotate LEND_AND_BORROW / LEND / RESERVE.
+    topology is valid; strategies rotate LEND_AND_BORROW / LEND / RESERVE. With ``guarantees``
+    every share also gets a satisfiable guarantee (min_capacity, burst_capacity and, where it
+    holds, never_preempted), so the benchmark pays for proving every promise.
     """
     types = LARGE_INSTANCE_TYPES[:instance_types]
     environments, job_queues = [], []
@@ -75,4 +78,17 @@ def large_topology(queues: int = 50, shares_per_queue: int = 20, instance_types:
         capacity = dict.fromkeys(types, 2 * shares_per_queue)
         environments.append(ServiceEnvironment(name=f"env-{q:02d}", capacity=capacity))
         job_queues.append(JobQueue(name=f"queue-{q:02d}", service_environment=f"env-{q:02d}", shares=shares))
-    return Topology(service_environments=tuple(environments), job_queues=tuple(job_queues))
+    promises = tuple(_large_guarantee(queue, share) for queue in job_queues for share in queue.shares) \
+        if guarantees else ()
+    return Topology(service_environments=tuple(environments), job_queues=tuple(job_queues), guarantees=promises)
+
+
+def _large_guarantee(queue: JobQueue, share: QuotaShare) -> Guarantee:
+    """What ``large_topology``'s share can be promised: its limit, its burst (a borrower reaches its
+    100 % ceiling from lenders in the queue) and never_preempted when it neither borrows nor preempts itself."""
+    return Guarantee(
+        share=f"{queue.name}/{share.name}",
+        min_capacity=dict(share.capacity),
+        burst_capacity={t: share.ceiling(t) or n for t, n in share.capacity.items()},
+        never_preempted=not share.borrows and not share.in_share_preemption,
+    )

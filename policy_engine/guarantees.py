@@ -40,8 +40,7 @@ class Refutation:
 
 def guaranteed_capacity(graph: BorrowGraph, node: str, instance_type: str) -> int:
     """What the share can always reach by reclaim: ``min(limit, environment - the others' limits)``, at least 0."""
-    others = sum(graph.limit(other, instance_type) for other in graph.neighbours_on_environment(node))
-    free = graph.environment_capacity(node, instance_type) - others
+    free = graph.environment_capacity(node, instance_type) - graph.others_limits(node, instance_type)
     return max(0, min(graph.limit(node, instance_type), free))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import networkx as nx
 
+from policy_engine.checks import check_topology
 from policy_engine.examples import large_topology
 from policy_engine.graph import BorrowGraph
 from tests.policy_engine.builders import GPU, share, topology
@@ -93,3 +94,25 @@ def test_large_topology_bursts():
     assert graph.max_burst("queue-00/team-00-00", GPU) == 4
     assert graph.max_burst("queue-01/team-01-01", GPU) == 2  # LEND
     assert graph.graph.number_of_nodes() == 40
+
+
+def test_borrowers_of_the_same_shape_get_their_own_lenders():
+    """Flows are shared by network shape; each borrower's result still names its own lenders."""
+    a, b = share("A", 1, "LEND_AND_BORROW", borrow_limit=100), share("B", 1, "LEND_AND_BORROW", borrow_limit=100)
+    graph = BorrowGraph(topology(a, b, share("L", 1, "LEND"), environment=4))
+    # A's lenders are B and L; B's lenders are A and L: same shape (limits 1, 1; room 1), different shares.
+    assert graph.burst("training/A", GPU).borrowed == {"training/B": 1}
+    assert graph.burst("training/B", GPU).borrowed == {"training/A": 1}
+    assert len(graph._flows) == 1
+
+
+def test_large_topology_with_guarantees_proves_every_promise():
+    """The benchmark's topology: a satisfiable guarantee on each of 1,000 shares, max-flows solved once per shape."""
+    large = large_topology(guarantees=True)
+    assert len(large.guarantees) == 1000
+    assert check_topology(large).findings == []
+    graph = BorrowGraph(large)
+    for node in graph.shares():
+        for instance_type in graph.share(node).capacity:
+            graph.burst(node, instance_type)
+    assert len(graph._flows) == 1
