@@ -1,7 +1,9 @@
-"""Guarantees: each declared promise is proven, or refuted with a counterexample.
+"""Guarantees: each declared promise is meaningful, and proven or refuted with a counterexample.
 
 The definitions and the proofs live in ``policy_engine.guarantees``; these rules only
-turn refutations into findings on ``guarantees[i] (QUEUE/SHARE)``.
+turn refutations into findings on ``guarantees[i] (QUEUE/SHARE)``. A promise BQ404 reports
+as meaningless (a count below 1, an instance type the share has no limit for) is not also
+proven or refuted by BQ401/BQ402, so each problem is reported once.
 """
 
 from __future__ import annotations
@@ -11,9 +13,16 @@ from collections.abc import Callable, Iterator
 from policy_engine.findings import Severity
 from policy_engine.graph import BorrowGraph
 from policy_engine.guarantees import Refutation, preemption_risks, refute_burst_capacity, refute_min_capacity
-from policy_engine.model import Guarantee, share_id
+from policy_engine.model import Capacity, Guarantee, QuotaShare, share_id
 from policy_engine.rules.base import Context, Problem, rule
 from policy_engine.rules.objects import guarantee_object
+
+_PROMISES = ("min_capacity", "burst_capacity")
+
+
+def _meaningful(share: QuotaShare, promised: Capacity | None) -> Capacity:
+    """The entries of a promise that BQ404 accepts: at least 1 instance of a type the share has a limit for."""
+    return {t: n for t, n in (promised or {}).items() if n >= 1 and t in share.capacity}
 
 
 def _refuted(context: Context, prove: Callable[[BorrowGraph, str, Guarantee], list[Refutation]]) -> Iterator[Problem]:
@@ -21,7 +30,9 @@ def _refuted(context: Context, prove: Callable[[BorrowGraph, str, Guarantee], li
         matches = context.topology.resolve_share(guarantee.share)
         if len(matches) != 1:
             continue  # unresolved or ambiguous: BQ001 reports it
-        for refutation in prove(context.graph, share_id(*matches[0]), guarantee):
+        share = matches[0][1]
+        checked = guarantee.model_copy(update={p: _meaningful(share, getattr(guarantee, p)) for p in _PROMISES})
+        for refutation in prove(context.graph, share_id(*matches[0]), checked):
             yield Problem(guarantee_object(index, guarantee), refutation.message, refutation.hint,
                           counterexample=refutation.counterexample)
 
@@ -47,3 +58,33 @@ def never_preempted_holds(context: Context) -> Iterator[Problem]:
     capacity (not LEND_AND_BORROW, or nothing can flow to it). Counterexample: the usage in which a job of
     the share is preempted (by a higher-priority job of its own, or by a lender reclaiming)."""
     yield from _refuted(context, lambda g, node, gu: preemption_risks(g, node) if gu.never_preempted else [])
+
+
+@rule("BQ404", Severity.ERROR, "A guarantee promises something meaningful")
+def guarantee_is_meaningful(context: Context) -> Iterator[Problem]:
+    """A guarantee must promise something: ``min_capacity`` or ``burst_capacity`` with at least 1 instance of
+    an instance type the share has a limit for, or ``never_preempted: true``. A count of 0 or less, an instance
+    type the share never runs, or a guarantee with no promise at all would pass every proof while promising
+    nothing, so the team reads a guarantee that does not exist."""
+    for index, guarantee in enumerate(context.topology.guarantees):
+        matches = context.topology.resolve_share(guarantee.share)
+        obj = guarantee_object(index, guarantee)
+        promised = [p for p in _PROMISES if getattr(guarantee, p)]
+        if not promised and not guarantee.never_preempted:
+            yield Problem(obj, "promises nothing: no min_capacity, no burst_capacity and never_preempted is false",
+                          "add min_capacity, burst_capacity or never_preempted: true, or remove the guarantee")
+            continue
+        if len(matches) != 1:
+            continue  # unresolved or ambiguous: BQ001 reports it
+        share = matches[0][1]
+        for name in promised:
+            for instance_type, count in getattr(guarantee, name).items():
+                if instance_type not in share.capacity:
+                    limits = ", ".join(share.capacity) or "none"
+                    yield Problem(obj, f"{name} {instance_type}: share {guarantee.share} has no limit for "
+                                  f"{instance_type} (it has: {limits}), so it never runs it",
+                                  f"promise one of the share's instance types or add {instance_type} to its capacity")
+                elif count < 1:
+                    yield Problem(obj, f"{name} {instance_type}: promises {count} instances; a promise must be "
+                                  "at least 1",
+                                  f"promise at least 1 {instance_type} or remove {instance_type} from {name}")

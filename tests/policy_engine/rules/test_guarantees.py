@@ -33,3 +33,35 @@ def test_never_preempted_refuted_for_the_borrowing_share(example):
     findings = run("BQ403", bad)
     assert len(findings) == 2  # in-share preemption, and cross-share reclaim of what it borrows
     assert {"in-share preemption" in f.message for f in findings} == {True, False}
+
+
+def _meaningless(*promises):
+    return topology(share("A", 2, "LEND_AND_BORROW"), share("B", 1, "LEND"),
+                    guarantees=[guarantee("training/A", **p) for p in promises])
+
+
+def test_negative_and_zero_promises_are_errors():
+    findings = run("BQ404", _meaningless({"min_capacity": {GPU: -4}}, {"burst_capacity": {GPU: 0}}))
+    assert [(f.object, f.severity) for f in findings] == [("guarantees[0] (training/A)", Severity.ERROR),
+                                                          ("guarantees[1] (training/A)", Severity.ERROR)]
+    assert "min_capacity ml.g5.xlarge: promises -4" in findings[0].message
+    assert "burst_capacity ml.g5.xlarge: promises 0" in findings[1].message
+    assert all(f.hint for f in findings)
+
+
+def test_a_guarantee_without_a_promise_is_an_error():
+    (finding,) = run("BQ404", _meaningless({}, {"min_capacity": {GPU: 1}}))
+    assert finding.object == "guarantees[0] (training/A)"
+    assert "promises nothing" in finding.message
+
+
+def test_an_instance_type_the_share_lacks_is_an_error_reported_once():
+    bad = _meaningless({"min_capacity": {"ml.p5.48xlarge": 1}, "burst_capacity": {"ml.p5.48xlarge": 0}})
+    findings = run("BQ404", bad)
+    assert len(findings) == 2 and all("has no limit for ml.p5.48xlarge" in f.message for f in findings)
+    assert run("BQ401", bad) == [] and run("BQ402", bad) == []  # not refuted a second time
+
+
+def test_meaningful_promises_pass_bq404(example):
+    assert run("BQ404", example) == []
+    assert run("BQ404", _meaningless({"never_preempted": True})) == []
