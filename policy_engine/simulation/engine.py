@@ -1,9 +1,10 @@
 """The event loop: applies the events of one instant, then runs the scheduling pass.
 
 Order at one instant: completions (and failures), start-up completions, priority
-updates, submissions, then ``jobStateTimeLimitActions`` timers; ties by workload
-order. The pass only visits pools touched at that instant and, inside a pool,
-only lines whose head may have changed (``dirty``) or that wait for capacity
+updates, submissions, then the scheduling pass; only then ``jobStateTimeLimitActions``
+timers of heads still waiting (then the pass again); ties by workload order.
+The pass only visits pools touched at that instant and, inside a pool, only lines
+whose head may have changed (``dirty``) or that wait for capacity
 which has just been freed, so an instant costs O(changes x log n), not O(shares).
 
 The pass follows the steps of the issue (own capacity, reclaim, borrow FIFO,
@@ -251,7 +252,7 @@ class Engine:
             while self._next_arrival < total and times[self._next_arrival] == time:
                 self._submit(arrivals[self._next_arrival])
                 self._next_arrival += 1
-            while events and events[0][0] == time:
+            while events and events[0][0] == time and events[0][1] < _LIMIT:
                 dispatch(pop(events))
             touched = self._touched
             while touched:
@@ -268,6 +269,11 @@ class Engine:
                 self._arm_time_limits()
             if not (events and events[0][0] == time):
                 break
+            # time limits only after the pass: a head that can be placed at this instant is placed,
+            # not terminated ("RUNNABLE longer than" the limit); the pass runs again afterwards
+            if events[0][1] == _LIMIT:
+                while events and events[0][0] == time and events[0][1] == _LIMIT:
+                    dispatch(pop(events))
 
     def _dispatch(self, event: tuple) -> None:
         kind, subject, data = event[4], event[5], event[6]
