@@ -30,7 +30,9 @@ def no_oversubscription(context: Context) -> Iterator[Problem]:
     """Per instance type, the sum of the share limits on an environment must not exceed its capacity:
     otherwise, when the other shares hold their own limits, some share cannot reach its limit even by
     reclaim (cross-share preemption only takes back *borrowed* capacity). A topology may opt in with
-    ``allow_oversubscription: true``; the finding is then a warning and guarantees use the reduced minimum."""
+    ``allow_oversubscription: true``; the finding is then a warning and guarantees use the reduced minimum.
+    Counterexample: the shares take their own limits in order until the environment is full, and the first
+    share left below its limit is named."""
     claims = _claims(context)
     allowed = context.topology.allow_oversubscription
     for environment in context.topology.service_environments:
@@ -39,14 +41,35 @@ def no_oversubscription(context: Context) -> Iterator[Problem]:
             total = sum(shares.values())
             if total > capacity:
                 listed = ", ".join(f"{name} {count}" for name, count in shares.items())
+                usage, starved = _filled_in_order(shares, capacity)
+                held = " and ".join(f"{name} uses {usage[name]}" for name in shares if name != starved
+                                    and usage[name] > 0) or "the environment is empty"
                 yield Problem(
                     environment_object(environment.name),
-                    f"{instance_type}: share limits add up to {total} ({listed}) but the environment has {capacity}",
+                    f"{instance_type}: share limits add up to {total} ({listed}) but the environment has {capacity}: "
+                    f"when {held} (within their own limits, so nothing can be reclaimed), {starved} gets only "
+                    f"{usage[starved]} of its {shares[starved]}",
                     "raise the environment's capacity or lower share limits"
                     + ("" if allowed else ", or set allow_oversubscription: true if this is intended"),
                     severity=Severity.WARNING if allowed else None,
-                    counterexample={name: {instance_type: count} for name, count in shares.items()},
+                    counterexample={name: {instance_type: count} for name, count in usage.items()},
                 )
+
+
+def _filled_in_order(limits: dict[str, int], capacity: int) -> tuple[dict[str, int], str]:
+    """A state that can occur: the shares take their own limits in order until the environment is full.
+
+    Returns each share's usage and the first share left below its limit (one exists when the limits
+    exceed the capacity); reclaim cannot help it, because every other share is within its own limit.
+    """
+    usage, left, starved = {}, capacity, None
+    for name, limit in limits.items():
+        usage[name] = min(limit, left)
+        left -= usage[name]
+        if starved is None and usage[name] < limit:
+            starved = name
+    assert starved is not None, "called only when the limits exceed the capacity"
+    return usage, starved
 
 
 @rule("BQ202", Severity.ERROR, "Every instance type of a share exists in its environment")

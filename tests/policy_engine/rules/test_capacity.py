@@ -21,7 +21,18 @@ def test_oversubscription_is_an_error_naming_every_share():
     assert finding.object == "service_environments[gpu-env]"
     assert "add up to 4 (training/QS1 2, training/QS2 2) but the environment has 3" in finding.message
     assert "allow_oversubscription" in finding.hint
-    assert finding.counterexample == {"training/QS1": {GPU: 2}, "training/QS2": {GPU: 2}}
+    # A state that can occur (2 + 1 = the environment's 3): QS2 cannot reach its limit, even by reclaim.
+    assert finding.counterexample == {"training/QS1": {GPU: 2}, "training/QS2": {GPU: 1}}
+    assert "when training/QS1 uses 2 (within their own limits" in finding.message
+    assert "training/QS2 gets only 1 of its 2" in finding.message
+
+
+def test_oversubscription_counterexample_never_exceeds_the_environment():
+    bad = topology(share("QS1", 3), share("QS2", 2), share("QS3", 2), environment=4)
+    (finding,) = run("BQ201", bad)
+    assert finding.counterexample == {"training/QS1": {GPU: 3}, "training/QS2": {GPU: 1}, "training/QS3": {GPU: 0}}
+    assert sum(usage[GPU] for usage in finding.counterexample.values()) == 4
+    assert "training/QS2 gets only 1 of its 2" in finding.message
 
 
 def test_opted_in_oversubscription_is_a_warning():
