@@ -5,7 +5,10 @@ one edge ``lender -> borrower`` per instance type labelled with the most that ca
 (``BorrowGraph.edge_capacity``). Strategies differ in colour *and* shape so the picture
 survives grey-scale printing; RESERVE shares sit in a dashed "isolated" box of their own
 because nothing ever flows in or out of them. Shares (and guarantees) a check flagged get
-a red border and the rule IDs in their label.
+a red border and the rule IDs in their label; findings about a job queue or its service
+environment (BQ201, BQ203, AWS limits) colour the queue's cluster border and list their
+rule IDs in its label; findings about the whole topology go under the graph's title.
+Nothing a check found is left out of the picture.
 
 The DOT source never needs the ``dot`` program; SVG and PNG do, and a missing ``dot`` is
 reported as ``RenderError`` with one line the command prints.
@@ -13,6 +16,7 @@ reported as ``RenderError`` with one line the command prints.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +50,7 @@ FINDING_COLOUR = {Severity.ERROR: "#d62728", Severity.WARNING: "#ff7f0e"}
 EDGE_COLOUR, BLOCKED_EDGE_COLOUR = "#1f4e9c", "#9e9e9e"
 
 _GUARANTEE = re.compile(r"^guarantees\[(\d+)\]")
+_LISTED = re.compile(r"^(service_environments|job_queues)\[([^\]]*)\]")
 
 
 class RenderError(Exception):
@@ -71,6 +76,41 @@ def findings_by_share(topology: Topology, report: CheckReport | None) -> dict[st
     return out
 
 
+def findings_by_queue(topology: Topology, report: CheckReport | None) -> dict[str, list[Finding]]:
+    """Findings about a job queue (``job_queues[Q]``) or its environment (``service_environments[E]``, shown
+    on every queue that runs on ``E``), by queue name."""
+    if report is None:
+        return {}
+    out: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        match = _LISTED.match(finding.object)
+        if match is None:
+            continue
+        kind, name = match.groups()
+        for queue in topology.job_queues:
+            if (queue.name if kind == "job_queues" else queue.service_environment) == name:
+                out.setdefault(queue.name, []).append(finding)
+    return out
+
+
+def topology_findings(topology: Topology, report: CheckReport | None) -> list[Finding]:
+    """Findings no share or queue cluster shows (account-wide limits, an unresolved guarantee, an unused
+    environment), so the picture still says they exist."""
+    if report is None:
+        return []
+    placed = {id(f) for found in (*findings_by_share(topology, report).values(),
+                                  *findings_by_queue(topology, report).values()) for f in found}
+    return [f for f in report.findings if id(f) not in placed]
+
+
+def _worst(findings: list[Finding]) -> Severity:
+    return Severity.ERROR if any(f.severity is Severity.ERROR for f in findings) else Severity.WARNING
+
+
+def _rule_ids(findings: list[Finding]) -> str:
+    return ", ".join(dict.fromkeys(f.rule for f in findings))
+
+
 def _capacity_lines(capacity: dict[str, int]) -> list[str]:
     return [f"{instance_type}: {count}" for instance_type, count in capacity.items()]
 
@@ -91,9 +131,10 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
     """The DOT graph (``.source`` is the text); ``queues`` limits it to some job queues (all when empty)."""
     graph = BorrowGraph(topology)
     flagged = findings_by_share(topology, report)
+    by_queue = findings_by_queue(topology, report)
     dot = graphviz.Digraph("borrow_graph", graph_attr={
         "rankdir": "LR", "fontname": "Helvetica", "fontsize": "12", "nodesep": "0.4", "ranksep": "1.2",
-        "labelloc": "t", "label": _legend_label(),
+        "labelloc": "t", "label": _legend_label(topology_findings(topology, report)),
     }, node_attr={"fontname": "Helvetica", "fontsize": "11"}, edge_attr={"fontname": "Helvetica", "fontsize": "10"})
     for queue in topology.job_queues:
         if queues and queue.name not in queues:
@@ -101,8 +142,14 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
         environment = topology.environment(queue.service_environment)
         env_text = ", ".join(_capacity_lines(dict(environment.capacity))) if environment else "missing"
         with dot.subgraph(name=f"cluster_{queue.name}") as cluster:
-            cluster.attr(label=f"job queue {queue.name}\nservice environment {queue.service_environment} "
-                               f"({env_text})", style="rounded", color="#555555", fontsize="12")
+            label = f"job queue {queue.name}\nservice environment {queue.service_environment} ({env_text})"
+            attrs = {"style": "rounded", "color": "#555555", "fontsize": "12"}
+            if found := by_queue.get(queue.name):
+                colour = FINDING_COLOUR[_worst(found)]
+                label += f"\n⚠ {_rule_ids(found)}"
+                attrs.update(color=colour, fontcolor=colour, penwidth="3",
+                             tooltip=f"job queue {queue.name}\n" + "\n".join(f.line() for f in found))
+            cluster.attr(label=label, **attrs)
             reserved = [s for s in queue.shares if s.strategy == "RESERVE"]
             for share in queue.shares:
                 if share.strategy != "RESERVE":
@@ -134,9 +181,8 @@ def _add_node(parent: graphviz.Digraph, graph: BorrowGraph, node: str, flagged: 
     attrs = {"shape": style.shape, "style": style.style, "fillcolor": style.fill, "tooltip": node}
     findings = flagged.get(node, [])
     if findings:
-        worst = Severity.ERROR if any(f.severity is Severity.ERROR for f in findings) else Severity.WARNING
-        rules = ", ".join(dict.fromkeys(f.rule for f in findings))
-        lines.append(f"⚠ {rules}")
+        worst = _worst(findings)
+        lines.append(f"⚠ {_rule_ids(findings)}")
         attrs.update(color=FINDING_COLOUR[worst], penwidth="3", fontcolor=FINDING_COLOUR[worst],
                      tooltip=node + "\n" + "\n".join(f.line() for f in findings))
     if share.strategy == "RESERVE":
@@ -144,8 +190,9 @@ def _add_node(parent: graphviz.Digraph, graph: BorrowGraph, node: str, flagged: 
     parent.node(_node_id(node), label="\n".join(lines), **attrs)
 
 
-def _legend_label() -> str:
-    """Title and key as the graph's own HTML-like label, so the key never disturbs the layout."""
+def _legend_label(elsewhere: list[Finding] = ()) -> str:
+    """Title and key as the graph's own HTML-like label, so the key never disturbs the layout; findings
+    about the whole topology (``elsewhere``) get a row of their own."""
     cells = ""
     for strategy, style in STRATEGY_STYLES.items():
         border = ' BORDER="2" STYLE="dashed"' if strategy == "RESERVE" else ' BORDER="1"'
@@ -156,8 +203,13 @@ def _legend_label() -> str:
     flagged = (f'<TD BORDER="3" COLOR="{red}"><FONT COLOR="{red}">'
                "flagged by check (⚠ rule IDs)<BR/>red: error, orange: warning</FONT></TD>")
     edge = f'<TD BORDER="0"><FONT COLOR="{EDGE_COLOUR}">lender → borrower<BR/>type ≤ most that can flow</FONT></TD>'
+    rows = f"<TR>{cells}{flagged}{edge}</TR>"
+    if elsewhere:
+        colour = FINDING_COLOUR[_worst(elsewhere)]
+        listed = "<BR/>".join(html.escape(f"⚠ {f.rule} {f.object}: {f.message}") for f in elsewhere)
+        rows += f'<TR><TD COLSPAN="5" ALIGN="LEFT"><FONT COLOR="{colour}">{listed}</FONT></TD></TR>'
     return (f'<<TABLE BORDER="0" CELLSPACING="6" CELLPADDING="4"><TR><TD COLSPAN="5"><B>Borrow graph</B></TD></TR>'
-            f"<TR>{cells}{flagged}{edge}</TR></TABLE>>")
+            f"{rows}</TABLE>>")
 
 
 def output_format(path: Path) -> str:

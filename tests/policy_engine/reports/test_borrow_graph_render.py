@@ -177,3 +177,62 @@ def test_command_writes_png_of_the_default_topology(tmp_path: Path):
     result = CliRunner().invoke(main, ["graph", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def cluster_attrs(source: str, cluster: str) -> str:
+    """The attribute block of one cluster (label, colour, tooltip) from the DOT source."""
+    body = source[source.index(f"subgraph {cluster} {{"):]
+    return body[:re.search(r'\n\t\t(?:"|subgraph )', body).start()]
+
+
+def flagged_rules(attrs: str) -> list[str]:
+    """Rule IDs on the ``⚠`` line of a label."""
+    match = re.search(r"⚠ ([A-Z0-9, ]+)", attrs)
+    return match.group(1).split(", ") if match else []
+
+
+def test_environment_findings_colour_every_queue_cluster_on_that_environment():
+    t = two_queues()
+    # Queue c shares env-a with queue a; env-a's 6 GPU are oversubscribed by c's share (BQ201, error).
+    t = t.model_copy(update={"job_queues": (*t.job_queues, JobQueue(name="c", service_environment="env-a", shares=(
+        QuotaShare(name="extra", capacity={GPU: 2}, strategy="RESERVE"),)))})
+    source = build_dot(t, check_topology(t)).source
+    red = FINDING_COLOUR[borrow_graph_render.Severity.ERROR]
+    for cluster in ("cluster_a", "cluster_c"):
+        attrs = cluster_attrs(source, cluster)
+        assert "BQ201" in flagged_rules(attrs) and f'color="{red}"' in attrs and "penwidth=3" in attrs
+        assert "BQ201 error service_environments[env-a]" in attrs  # the tooltip has the whole finding
+    assert "BQ201" not in cluster_attrs(source, "cluster_b")
+
+
+def test_queue_findings_are_on_their_cluster_and_warnings_are_orange():
+    t = two_queues()
+    queue_b = t.job_queues[1].model_copy(update={"priority": 5000})  # outside 0-1000: an error on job_queues[b]
+    t = t.model_copy(update={"job_queues": (t.job_queues[0], queue_b)})
+    report = check_topology(t)
+    rule_id = next(f.rule for f in report.findings if f.object == "job_queues[b]")
+    source = build_dot(t, report).source
+    assert rule_id in flagged_rules(cluster_attrs(source, "cluster_b"))
+    assert rule_id not in cluster_attrs(source, "cluster_a")
+    idle = topology(share("A", 1, "LEND"), environment=3)  # BQ203 warning: 2 instances belong to no share
+    attrs = cluster_attrs(build_dot(idle, check_topology(idle)).source, "cluster_training")
+    assert flagged_rules(attrs) == ["BQ203"] and FINDING_COLOUR[borrow_graph_render.Severity.WARNING] in attrs
+
+
+def test_findings_about_the_whole_topology_are_under_the_title():
+    t = topology(share("A", 1, "LEND"), guarantees=[guarantee("training/nobody", min_capacity={GPU: 1})])
+    report = check_topology(t)
+    assert any(f.rule == "BQ001" for f in report.findings)
+    title = build_dot(t, report).source.split("\n")[1]
+    assert "⚠ BQ001" in title
+
+
+def test_graph_command_shows_environment_findings(tmp_path: Path):
+    bad = tmp_path / "over.yaml"
+    bad.write_text("service_environments: [{name: e, capacity: {ml.g5.xlarge: 3}}]\n"
+                   "job_queues: [{name: q, service_environment: e, shares: [\n"
+                   "  {name: A, capacity: {ml.g5.xlarge: 2}, strategy: LEND_AND_BORROW},\n"
+                   "  {name: B, capacity: {ml.g5.xlarge: 2}, strategy: LEND}]}]\n")
+    result = CliRunner().invoke(main, ["graph", str(bad)])
+    assert result.exit_code == 0
+    assert "BQ201" in flagged_rules(cluster_attrs(result.output, "cluster_q"))
