@@ -1,9 +1,13 @@
 """A whole ``policy_engine`` topology -> CDK constructs and stacks, checked once before synthesis.
 
-The policy engine runs once per topology. Its errors become one construct validation per
-job queue (so ``cdk synth`` fails listing every finding with its rule, object and message)
-and its warnings become CDK warnings; a topology without findings adds neither. No Python
-callback is registered per resource: properties are set directly from the validated model.
+The policy engine runs once per topology, before any construct is built. Its errors become
+one construct validation per job queue (so ``cdk synth`` fails listing every finding with its
+rule, object and message) and its warnings become CDK warnings; a topology without findings
+adds neither. An object whose construct refuses its props (the eager ``ValueError`` checks,
+which the policy engine's BQ1xx rules mirror) is left out instead of aborting the build: its
+finding fails synthesis anyway, alongside every other one. A construct check the engine has
+no rule for becomes a validation line of its own. No Python callback is registered per
+resource: properties are set directly from the validated model.
 
 CDK refuses more than 500 resources in a stack and CloudFormation more than 200 outputs, so
 ``TopologyStacks`` puts a topology that does not fit in one stack into one stack per job queue
@@ -13,8 +17,9 @@ CDK refuses more than 500 resources in a stack and CloudFormation more than 200 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar
 
 import jsii
 from aws_cdk import Annotations, App, CfnOutput, Environment, Stack
@@ -24,6 +29,7 @@ from policy_engine import model as m
 from policy_engine.checks import CheckReport, check_topology
 from policy_engine.findings import Finding
 from policy_engine.loading import validate_topology
+from policy_engine.rules.objects import environment_object, queue_object
 from quota_constructs.job_queue import TrainingJobQueue
 from quota_constructs.quota_share import QuotaShare
 from quota_constructs.service_environment import ServiceEnvironment, ServiceEnvironmentBase
@@ -34,6 +40,34 @@ Split = Literal["auto", "single", "per-queue"]
 MAX_RESOURCES_PER_STACK = 500 - 1
 #: CloudFormation's limit on outputs per template.
 MAX_OUTPUTS_PER_STACK = 200
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class BuildProblem:
+    """A construct's eager ``ValueError`` met while building a topology, and where to report it.
+
+    ``objects`` are the finding objects (``QUEUE/SHARE``, ``job_queues[Q]``, ...) whose AWS-limit
+    error (BQ1xx) already explains the refusal, so the same problem is not listed twice.
+    """
+
+    scope: Construct
+    objects: tuple[str, ...]
+    message: str
+
+
+def build_or_record(
+    problems: list[BuildProblem] | None, scope: Construct, objects: tuple[str, ...], make: Callable[[], T]
+) -> T | None:
+    """``make()``; with a ``problems`` list, a ``ValueError`` is recorded there (result ``None``) instead of raised."""
+    if problems is None:
+        return make()
+    try:
+        return make()
+    except ValueError as error:
+        problems.append(BuildProblem(scope, objects, str(error)))
+        return None
 
 
 @jsii.implements(IValidation)
@@ -53,18 +87,41 @@ class QueueResources(Construct):
     Outputs: ``JobQueueArn``/``JobQueueName`` and, per share, ``Share:<share>/Arn`` and ``Share:<share>/Name``
     (the value for ``TrainingQueue(...).submit(..., quota_share_name=...)``). Shares are ``Share:<name>``
     so that no share name can clash with the queue's own children.
+
+    With ``problems``, a queue or share whose construct refuses its props is recorded there and
+    left out (``job_queue`` is then ``None`` and the queue has no shares); without it, it raises.
+    ``service_environment=None`` (its environment could not be built) builds nothing.
     """
 
     def __init__(
-        self, scope: Construct, id: str, *, queue: m.JobQueue, service_environment: ServiceEnvironmentBase
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        queue: m.JobQueue,
+        service_environment: ServiceEnvironmentBase | None,
+        problems: list[BuildProblem] | None = None,
     ) -> None:
         super().__init__(scope, id)
-        self.job_queue = TrainingJobQueue.from_model(self, "JobQueue", queue, service_environment)
-        self.shares: dict[str, QuotaShare] = {
-            share.name: QuotaShare.from_model(self, f"Share:{share.name}", share, self.job_queue)
-            for share in queue.shares
-        }
-        CfnOutput(self, "JobQueueArn", value=self.job_queue.job_queue_arn,
+        self.job_queue: TrainingJobQueue | None = None
+        self.shares: dict[str, QuotaShare] = {}
+        if service_environment is None:
+            return
+        self.job_queue = build_or_record(
+            problems, self, (queue_object(queue.name), environment_object(queue.service_environment)),
+            lambda: TrainingJobQueue.from_model(self, "JobQueue", queue, service_environment),
+        )
+        job_queue = self.job_queue
+        if job_queue is None:
+            return
+        for model in queue.shares:
+            share = build_or_record(
+                problems, self, (m.share_id(queue, model), queue_object(queue.name)),
+                lambda model=model: QuotaShare.from_model(self, f"Share:{model.name}", model, job_queue),
+            )
+            if share is not None:
+                self.shares[model.name] = share
+        CfnOutput(self, "JobQueueArn", value=job_queue.job_queue_arn,
                   description=f"ARN of job queue {queue.name}")
         CfnOutput(self, "JobQueueName", value=queue.name,
                   description="TrainingQueue(name) in the SageMaker Python SDK")
@@ -91,8 +148,12 @@ def attach_findings(
     queues: Mapping[str, Construct],
     environments: Mapping[str, Construct],
     fallback: Construct,
+    problems: Sequence[BuildProblem] = (),
 ) -> None:
-    """Errors -> one validation per construct; warnings -> CDK warnings, on the queue the finding names."""
+    """Errors -> one validation per construct; warnings -> CDK warnings, on the queue the finding names.
+
+    A construct ``problems`` entry no BQ1xx error explains is one more error line, on its scope.
+    """
 
     def target(finding: Finding) -> Construct:
         # ``QUEUE/SHARE``, ``service_environments[ENV]``, ``guarantees[0] (QUEUE/SHARE)``: the first known name wins.
@@ -103,6 +164,10 @@ def attach_findings(
     for finding in report.errors:
         construct = target(finding)
         errors.setdefault(id(construct), (construct, []))[1].append(finding.line())
+    explained = {finding.object for finding in report.errors if finding.rule.startswith("BQ1")}
+    for problem in problems:
+        if explained.isdisjoint(problem.objects):
+            errors.setdefault(id(problem.scope), (problem.scope, []))[1].append(problem.message)
     for construct, lines in errors.values():
         construct.node.add_validation(FindingsValidation(lines))
     for finding in report.warnings:
@@ -112,27 +177,41 @@ def attach_findings(
 class QuotaTopology(Construct):
     """Every resource of a topology in one scope (at most ~500 resources: see ``TopologyStacks``).
 
-    ``report`` reuses a ``check_topology`` result; by default the policy engine runs here, once.
+    ``report`` reuses a ``check_topology`` result; by default the policy engine runs here, once,
+    before anything is built. Objects whose constructs refuse their props are left out (see the
+    module docstring), so ``environments``, ``queues`` and ``shares`` hold what was built.
     """
 
     def __init__(self, scope: Construct, id: str, *, topology: m.Topology, report: CheckReport | None = None) -> None:
         validate_topology(topology, source=f"QuotaTopology {id!r}")
+        report = report if report is not None else check_topology(topology)
         super().__init__(scope, id)
-        self.report = report if report is not None else check_topology(topology)
-        self.environments: dict[str, ServiceEnvironment] = {
-            e.name: ServiceEnvironment.from_model(self, _environment_id(e.name), e)
-            for e in topology.service_environments
-        }
+        self.report = report
+        problems: list[BuildProblem] = []
+        self.environments: dict[str, ServiceEnvironment] = {}
+        for model in topology.service_environments:
+            environment = build_or_record(
+                problems, self, (environment_object(model.name),),
+                lambda model=model: ServiceEnvironment.from_model(self, _environment_id(model.name), model),
+            )
+            if environment is not None:
+                self.environments[model.name] = environment
         self.queues: dict[str, QueueResources] = {
-            q.name: QueueResources(self, q.name, queue=q, service_environment=self.environments[q.service_environment])
+            q.name: QueueResources(self, _queue_id(q.name), queue=q,
+                                   service_environment=self.environments.get(q.service_environment), problems=problems)
             for q in topology.job_queues
         }
-        attach_findings(self.report, self.queues, self.environments, self)
+        attach_findings(self.report, self.queues, self.environments, self, problems)
 
     @property
     def shares(self) -> dict[str, QuotaShare]:
         """Every share by ``QUEUE/SHARE``."""
         return {f"{q}/{s}": share for q, res in self.queues.items() for s, share in res.shares.items()}
+
+
+def _queue_id(name: str) -> str:
+    """Construct ID of a queue: its name (kept stable), or a placeholder for the empty name BQ101 refuses."""
+    return name or "(unnamed job queue)"
 
 
 def _environment_id(name: str) -> str:
@@ -177,6 +256,7 @@ class TopologyStacks:
         validate_topology(topology, source="TopologyStacks")
         _stack_id(stack_name)
         self.report = report if report is not None else check_topology(topology)
+        problems: list[BuildProblem] = []
         self.stacks: list[Stack] = []
         self.queues: dict[str, QueueResources] = {}
         one_stack = split == "single" or (split == "auto" and fits_one_stack(topology))
@@ -186,31 +266,46 @@ class TopologyStacks:
             self.stacks.append(stack)
             self.queues = built.queues
             return
+        # A queue whose name AWS refuses (BQ101, reported below) cannot name a stack either: it gets none.
+        misnamed = {f.object for f in self.report.errors if f.rule == "BQ101"}
         stack_ids: dict[str, str] = {}
+        queues: list[m.JobQueue] = []
         for queue in topology.job_queues:
-            stack_id = _stack_id(stack_name, queue.name)
+            try:
+                stack_id = _stack_id(stack_name, queue.name)
+            except ValueError:
+                if queue_object(queue.name) in misnamed:
+                    continue
+                raise
             if stack_id in stack_ids:
                 raise ValueError(f"TopologyStacks: job queues {stack_ids[stack_id]!r} and {queue.name!r} both need "
                                  f"stack name {stack_id!r} (stack names allow letters, digits and '-'); rename one")
             stack_ids[stack_id] = queue.name
-        environments: dict[str, ServiceEnvironmentBase] = {}
-        for queue, stack_id in zip(topology.job_queues, stack_ids, strict=True):
+            queues.append(queue)
+        environments: dict[str, ServiceEnvironmentBase | None] = {}
+
+        def environment_in(stack: Stack, model: m.ServiceEnvironment) -> ServiceEnvironmentBase | None:
+            if model.name not in environments:
+                environments[model.name] = build_or_record(
+                    problems, stack, (environment_object(model.name),),
+                    lambda: ServiceEnvironment.from_model(stack, _environment_id(model.name), model),
+                )
+            return environments[model.name]
+
+        for queue, stack_id in zip(queues, stack_ids, strict=True):
             stack = Stack(app, stack_id, env=env, description=self._describe(topology, queue))
             self.stacks.append(stack)
-            if queue.service_environment not in environments:
-                model = topology.environment(queue.service_environment)
-                environments[queue.service_environment] = ServiceEnvironment.from_model(
-                    stack, _environment_id(model.name), model
-                )
             self.queues[queue.name] = QueueResources(
-                stack, queue.name, queue=queue, service_environment=environments[queue.service_environment]
+                stack, _queue_id(queue.name), queue=queue,
+                service_environment=environment_in(stack, topology.environment(queue.service_environment)),
+                problems=problems,
             )
+        if not self.stacks:  # every queue was left out: the findings still need a stack to fail
+            self.stacks.append(Stack(app, _stack_id(stack_name), env=env, description=self._describe(topology, None)))
         for unused in topology.service_environments:
-            if unused.name not in environments:
-                environments[unused.name] = ServiceEnvironment.from_model(
-                    self.stacks[0], _environment_id(unused.name), unused
-                )
-        attach_findings(self.report, self.queues, environments, self.stacks[0])
+            environment_in(self.stacks[0], unused)
+        built = {name: e for name, e in environments.items() if e is not None}
+        attach_findings(self.report, self.queues, built, self.stacks[0], problems)
 
     @staticmethod
     def _describe(topology: m.Topology, queue: m.JobQueue | None) -> str:

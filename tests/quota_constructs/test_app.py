@@ -128,3 +128,17 @@ def test_broken_guarantees_fail_synth_with_every_finding_and_exit_1(run_app, wri
     for finding in report.errors:
         assert finding.line() in err
     assert "Traceback" not in err
+
+
+def test_aws_limit_errors_fail_synth_with_every_finding_and_exit_1(run_app, write_file, capsys):
+    text = (BROKEN_YAML.replace("strategy: LEND}", "strategy: LEND, borrow_limit: 50}")
+            .replace("name: research", "name: 'research team'").replace("training/research", "training/research team"))
+    path = write_file("limits.yaml", text)
+    report = check_topology(load_topology(path))
+    assert {"BQ101", "BQ111"} <= {f.rule for f in report.errors}
+    with pytest.raises(SystemExit) as exit_:
+        run_app(topology=str(path))
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert [f.line() for f in report.errors if f.line() not in err] == []
+    assert "Traceback" not in err and "is invalid; expected" not in err

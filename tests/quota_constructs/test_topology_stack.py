@@ -310,3 +310,64 @@ def test_no_python_callbacks_from_the_kernel_except_one_validate_per_failing_que
     with pytest.raises(RuntimeError):
         app.synth()
     assert calls == ["validate"]  # two findings on one queue: one callback
+
+
+def _aws_limit_errors() -> Topology:
+    """The example with a LEND share that sets borrow_limit (BQ111) and a share name with a space (BQ101)."""
+    example = example_topology()
+    queue = example.job_queues[0]
+    shares = (queue.shares[0], queue.shares[1].model_copy(update={"borrow_limit": 50}),
+              queue.shares[2].model_copy(update={"name": "QS 3"}))
+    return example.model_copy(update={"guarantees": (), "job_queues": (queue.model_copy(update={"shares": shares}),)})
+
+
+@pytest.mark.parametrize("split", ["auto", "per-queue"])
+def test_aws_limit_errors_fail_synth_listing_every_finding_instead_of_raising_on_the_first(split):
+    topology = _aws_limit_errors()
+    report = check_topology(topology)
+    assert {f.rule for f in report.errors} == {"BQ101", "BQ111"}
+    app = fast_app()
+    deployed = TopologyStacks(app, topology, split=split)  # the constructs' eager checks would raise here
+    assert set(deployed.shares) == {"training/QS1"}  # what AWS would refuse is left out, not half-built
+    with pytest.raises(RuntimeError) as error:
+        app.synth()
+    reported = [line.strip() for line in str(error.value).splitlines() if " error " in line]
+    assert sorted(reported) == sorted(f"[{deployed.stacks[0].stack_name}/"
+                                      f"{'Topology/' if split == 'auto' else ''}training] {f.line()}"
+                                      for f in report.errors)
+
+
+def test_every_aws_limit_finding_is_listed_when_environments_and_queues_are_refused_too():
+    share = QuotaShare(name="s", capacity={G5: 1}, strategy="RESERVE")
+    topology = Topology(
+        service_environments=(ServiceEnvironment(name="e", capacity={G5: 0}),
+                              ServiceEnvironment(name="bad env", capacity={G5: 1})),
+        job_queues=(JobQueue(name="q", service_environment="e", shares=(share,)),
+                    JobQueue(name="bad queue", service_environment="bad env", priority=1001, shares=(share,))),
+    )
+    report = check_topology(topology)
+    assert len(report.errors) >= 4
+    for split in ("single", "per-queue"):
+        app = fast_app()
+        TopologyStacks(app, topology, split=split)
+        with pytest.raises(RuntimeError) as error:
+            app.synth()
+        reported = [line for line in str(error.value).splitlines() if " error " in line]
+        assert len(reported) == len(report.errors), split
+        for finding in report.errors:
+            assert finding.line() in str(error.value), split
+
+
+def test_a_construct_check_no_rule_mirrors_is_its_own_line_and_nothing_is_dropped():
+    topology = _clean_example()
+    queue = topology.job_queues[0]
+    shares = (queue.shares[0].model_copy(update={"tags": {"aws:team": "a"}}), *queue.shares[1:])
+    topology = topology.model_copy(update={"job_queues": (queue.model_copy(update={"shares": shares}),)})
+    assert check_topology(topology).errors == []  # the policy engine has no tag rule; QuotaShare has
+    app = fast_app()
+    deployed = TopologyStacks(app, topology)
+    assert set(deployed.shares) == {"training/QS2", "training/QS3"}
+    with pytest.raises(RuntimeError) as error:
+        app.synth()
+    assert ("[BatchQuota/Topology/training] QuotaShare 'QS1': tags key = 'aws:team' is invalid"
+            in str(error.value))
