@@ -567,8 +567,8 @@ class Engine:
             if not placement.within_own_limit(share, n) or placement.own_fits(pool, share, n):
                 queue.dirty[share] = None
                 continue
-            victims = reclaim_victims(pool, share, job, self.policy, self._ready(pool))
-            if victims is None:
+            victims = reclaim_victims(pool, share, job, self.policy)
+            if victims is None or not self._all_ready(pool, victims):
                 queue.waiting[share] = None
                 continue
             for victim in victims:
@@ -618,8 +618,8 @@ class Engine:
             if placement.fits(pool, share, n):
                 queue.dirty[share] = None
                 continue
-            victims = in_share_victims(pool, share, job, self.policy, self._ready(pool))
-            if victims is None:
+            victims = in_share_victims(pool, share, job, self.policy)
+            if victims is None or not self._all_ready(pool, victims):
                 queue.waiting[share] = None
                 continue
             borrowed = share.used - sum(v.spec.instances for v in victims if v.share is share) + n > share.limit
@@ -629,20 +629,26 @@ class Engine:
             return True
         return False
 
-    def _ready(self, pool: Pool) -> Callable[[Job], bool]:
-        """Whether a running job may be preempted now; wakes the pool when a protected one becomes ready."""
-        now, minimum = self.now, self.settings.min_runtime
+    def protected_until(self, job: Job) -> float | None:
+        """When a placed job stops being protected from preemption, or ``None`` when it is not protected."""
+        end = job.attempt_start + self.settings.min_runtime
+        return end if self.now < end else None
 
-        def ready(job: Job) -> bool:
-            if now >= job.attempt_start + minimum:
-                return True
-            key = (pool.index, job.attempt_start + minimum)
-            if key not in self._wakes:
-                self._wakes.add(key)
-                self._push(key[1], _FINISH, "wake", pool.index)
-            return False
+    def _all_ready(self, pool: Pool, victims: list[Job]) -> bool:
+        """Whether the rule's victims may all be preempted now; otherwise wake the pool when they may.
 
-        return ready
+        The loop guard: a job placed at T is no victim before T + min_runtime, or two heads
+        could preempt each other forever inside one instant. The head waits for the same
+        victims (the rule's choice) instead of taking others that are not protected.
+        """
+        ends = [end for end in map(self.protected_until, victims) if end is not None]
+        if not ends:
+            return True
+        key = (pool.index, max(ends))
+        if key not in self._wakes:
+            self._wakes.add(key)
+            self._push(key[1], _FINISH, "wake", pool.index)
+        return False
 
     def _backfill(self, queue: _PoolQueue) -> bool:
         """Optional: a job behind a blocked head may use capacity the head cannot (no preemption)."""
@@ -675,17 +681,40 @@ class Engine:
         if head is not None and head is not job:
             why = "misconfigured" if head.misconfigured else "waiting for capacity"
             return f"BLOCKED: behind head job {head.spec.name} of {share.share_id} ({why})"
-        n = job.spec.instances
-        pool = share.pool
-        if share.used + n <= share.limit:
-            return (f"CAPACITY: own capacity of {share.share_id} is lent out or in use "
-                    f"({share.used}/{share.limit} {share.instance_type} used, nothing reclaimable)")
-        if share.borrows and placement.under_ceiling(share, n):
-            return (f"CAPACITY: {share.share_id} uses {share.used} of its own {share.limit} {share.instance_type}; "
-                    f"{max(0, pool.free_lendable)} lendable idle instance(s), needs {n}")
-        bound = share.limit if not share.borrows else share.ceiling
-        return f"CAPACITY: {share.share_id} at its {'ceiling' if share.borrows else 'limit'} " \
-               f"({share.used}/{bound} {share.instance_type}), needs {n} more"
+        n, pool, kind = job.spec.instances, share.pool, share.instance_type
+        used, limit, sid = share.used, share.limit, share.share_id
+        victims: list[Job] | None = None
+        if used + n <= limit:
+            idle = pool.env.capacity - pool.env.used
+            if share.lends:
+                idle = min(idle, pool.free_lendable)
+            reclaimable = sum(o.used - o.limit for o in pool.shares if o is not share and o.used > o.limit)
+            idle = max(0, idle)
+            only = "only " if idle + reclaimable < n else ""
+            reason = (f"CAPACITY: {sid} needs {n} {kind} within its limit ({used}/{limit} used); "
+                      f"{idle} idle, {only}{reclaimable} reclaimable from shares above their limits")
+            victims = reclaim_victims(pool, share, job, self.policy)
+        elif share.borrows and placement.under_ceiling(share, n):
+            reason = (f"CAPACITY: {sid} uses {used} of its own {limit} {kind}; "
+                      f"{max(0, pool.free_lendable)} lendable idle instance(s), needs {n}")
+        else:
+            word, bound = ("ceiling", share.ceiling) if share.borrows else ("limit", limit)
+            who = sid if share.borrows else f"{sid} ({share.model.strategy}, cannot borrow)"
+            if used >= bound:
+                reason = f"CAPACITY: {who} at its {word} ({used}/{bound} {kind}); needs {n}"
+            else:
+                reason = f"CAPACITY: {who} uses {used} of its {word} {bound} {kind}; needs {n}, {bound - used} left"
+        if victims is None and self._has_lower(share, job):
+            victims = in_share_victims(pool, share, job, self.policy)
+            if victims is None:
+                reason += "; in-share preemption of lower-priority jobs cannot free enough"
+        if victims:
+            protected = [(v, end) for v in victims if (end := self.protected_until(v)) is not None]
+            if protected:
+                names = ", ".join(f"{v.spec.name} (placed at {_num(v.attempt_start)}, protected until {_num(end)}"
+                                  " by min_runtime)" for v, end in protected)
+                reason += f"; preemption waits for {names}"
+        return reason
 
     # --- views used by reports and properties ----------------------------------------
 
@@ -699,6 +728,11 @@ class Engine:
     @property
     def submissions_done(self) -> bool:
         return self._next_arrival >= len(self._arrivals)
+
+
+def _num(value: float) -> str:
+    """A time as people write it: 11, not 11.0."""
+    return f"{value:g}" if float(value).is_integer() else str(value)
 
 
 def simulate(

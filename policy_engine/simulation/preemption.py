@@ -89,10 +89,12 @@ def choose_victims(
     return chosen if found else None
 
 
-def reclaim_victims(
-    pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy, ready: Callable[[Job], bool]
-) -> list[Job] | None:
-    """Step 2: jobs of shares above their own limit; each eligible only while its share still is."""
+def reclaim_victims(pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy) -> list[Job] | None:
+    """Step 2: jobs of shares above their own limit; each eligible only while its share still is.
+
+    Protection (``min_runtime``) is not looked at here: the set is the rule's over all
+    candidates, and the engine waits when it holds a protected job (never picks another).
+    """
     n = head.spec.instances
     candidates = [job for other in pool.shares if other is not share and other.used > other.limit
                   for job in other.active]
@@ -102,15 +104,16 @@ def reclaim_victims(
         pool,
         candidates,
         policy,
-        eligible=lambda job: job.share.used > job.share.limit and ready(job),
+        eligible=lambda job: job.share.used > job.share.limit,
         satisfied=lambda chosen: placement.own_fits(pool, share, n),
     )
 
 
-def in_share_victims(
-    pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy, ready: Callable[[Job], bool]
-) -> list[Job] | None:
-    """Step 4: strictly lower-priority jobs of the head's share, combinable with step 2's reclaim."""
+def in_share_victims(pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy) -> list[Job] | None:
+    """Step 4: strictly lower-priority jobs of the head's share, combinable with step 2's reclaim.
+
+    Like ``reclaim_victims``, the rule's set over all candidates, protected or not.
+    """
     n = head.spec.instances
     priority = head.priority
     candidates = [job for job in share.active if job.priority < priority]
@@ -120,8 +123,8 @@ def in_share_victims(
                    for job in other.active]
     def eligible(job: Job) -> bool:
         if job.share is share:
-            return ready(job)
-        return job.share.used > job.share.limit and share.used + n <= share.limit and ready(job)
+            return True
+        return job.share.used > job.share.limit and share.used + n <= share.limit
 
     def satisfied(chosen: list[Job]) -> bool:
         if placement.own_fits(pool, share, n):

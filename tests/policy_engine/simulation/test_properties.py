@@ -15,6 +15,7 @@ from policy_engine.graph import BorrowGraph
 from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
 from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.jobs import ACTIVE, JobSpec, Status
+from policy_engine.simulation.preemption import reclaim_victims
 from policy_engine.simulation.results import build_result
 
 TYPES = ("ml.g5.xlarge", "ml.p4d.24xlarge")
@@ -64,6 +65,7 @@ def scenarios(draw):
         startup_delay=draw(st.sampled_from([0.0, 5.0])),
         preemption_delay=draw(st.sampled_from([0.0, 3.0])),
         backfill=draw(st.booleans()),
+        min_runtime=draw(st.sampled_from([1.0, 0.25, 30.0])),
     )
 
 
@@ -94,16 +96,16 @@ def check_instant(engine: Engine, burst: dict) -> None:
 
 def _lender_is_not_left_waiting(engine: Engine, pool, share) -> None:
     """A lender whose head fits within its own limit does not wait while its capacity is lent out,
-    unless every job it could take back started less than ``min_runtime`` ago (it is retried then)."""
+    unless the rule's victim set holds a job placed less than ``min_runtime`` ago (it is retried then)."""
     head = share.line.head()
     if head is None or head.misconfigured or not share.lends:
         return
     n = head.spec.instances
     if share.used + n > share.limit or pool.free_lendable >= n or pool.borrowed == 0:
         return
-    protected = [job for other in pool.shares if other.used > other.limit for job in other.active
-                 if engine.now < job.attempt_start + engine.settings.min_runtime]
-    assert protected, f"{head.spec.name} of {share.share_id} waits while its capacity is lent out"
+    victims = reclaim_victims(pool, share, head, engine.policy) or []
+    assert any(engine.protected_until(job) is not None for job in victims), \
+        f"{head.spec.name} of {share.share_id} waits while its capacity is lent out"
 
 
 def preempted_only_while_borrowing(now, job, before, after, reason) -> None:
@@ -114,6 +116,12 @@ def preempted_only_while_borrowing(now, job, before, after, reason) -> None:
             assert share.used + job.spec.instances > share.limit, (job, reason)
 
 
+def never_a_victim_while_protected(engine: Engine, now, job, reason) -> None:
+    """The loop guard: a job placed at T is preempted no earlier than T + min_runtime, so an instant ends."""
+    if reason.startswith("preempted"):
+        assert now >= job.attempt_start + engine.settings.min_runtime, (job, reason)
+
+
 def simulate(topology, jobs, updates, sim_settings, events=None):
     engine = Engine(topology, jobs, updates, sim_settings)
     graph = BorrowGraph(topology)
@@ -122,6 +130,7 @@ def simulate(topology, jobs, updates, sim_settings, events=None):
 
     def on_transition(now, job, before, after, reason):
         preempted_only_while_borrowing(now, job, before, after, reason)
+        never_a_victim_while_protected(engine, now, job, reason)
         if events is not None:
             events.append((now, job.spec.name, before, after, reason))
 

@@ -19,3 +19,47 @@ def test_a_head_still_blocked_when_its_time_limit_expires_is_terminated():
     assert result.job("a2").status == "FAILED"
     assert result.job("a2").reason == "TERMINATED: stuck (jobStateTimeLimitActions)"
     assert result.job("a2").finished_at == 600
+
+
+def _newest_borrower_protected():
+    # b2 (placed at 10, borrowed) is the rule's victim for a1 at 10.5: the most recently started
+    topo = topology(2, share("A", 1, "LEND"), share("B", 1, "LEND_AND_BORROW", borrow_limit=-1))
+    return topo, [job("b1", "B", duration=1000), job("b2", "B", at=10, duration=1000),
+                  job("a1", "A", at=10.5, duration=1000)]
+
+
+def test_a_protected_rule_victim_is_waited_for_not_replaced_by_another():
+    topo, jobs = _newest_borrower_protected()
+    during = run(topo, jobs, until=10.5)
+    assert statuses(during) == {"b1": "RUNNING", "b2": "RUNNING", "a1": "RUNNABLE"}
+    assert during.summary["preemptions"] == 0
+    assert "b2" in during.job("a1").reason and "protected until 11" in during.job("a1").reason
+    after = run(topo, jobs, until=11)
+    assert statuses(after) == {"b1": "RUNNING", "b2": "RUNNABLE", "a1": "RUNNING"}
+    assert after.job("b1").preemptions == 0
+
+
+def test_a_lender_short_of_reclaimable_capacity_says_how_much_is_reclaimable():
+    topo = topology(3, share("A", 3, "LEND"), share("B", 2, "LEND_AND_BORROW", borrow_limit=-1))
+    jobs = [job(f"b{i}", "B") for i in range(3)] + [job("a1", "A", instances=3, at=20)]
+    reason = run(topo, jobs, until=20).job("a1").reason
+    assert reason == ("CAPACITY: q/A needs 3 ml.g5.xlarge within its limit (0/3 used); "
+                      "0 idle, only 1 reclaimable from shares above their limits")
+
+
+def test_a_head_waiting_for_a_job_borrowed_at_the_same_instant_says_so():
+    # bor borrows at 10 (FIFO ignores priority); hi's in-share + reclaim victims are low and bor,
+    # and bor is protected for min_runtime: hi is not "at its limit", it waits for bor
+    topo = topology(3, share("S0", 2, "LEND", in_share=True), share("S1", 1, "LEND_AND_BORROW", borrow_limit=200))
+    jobs = [job("low", "S0", priority=1, duration=100), job("hi", "S0", priority=5, instances=2, at=10),
+            job("bor", "S1", priority=0, instances=2, at=10)]
+    reason = run(topo, jobs, until=10).job("hi").reason
+    assert "at its limit" not in reason
+    assert reason == ("CAPACITY: q/S0 (LEND, cannot borrow) uses 1 of its limit 2 ml.g5.xlarge; needs 2, 1 left; "
+                      "preemption waits for bor (placed at 10, protected until 11 by min_runtime)")
+    assert statuses(run(topo, jobs, until=11)) == {"low": "RUNNABLE", "hi": "RUNNING", "bor": "RUNNABLE"}
+
+
+def test_a_share_at_its_limit_says_so():
+    result = run(topology(2, share("A", 1, "RESERVE")), [job("a1", "A"), job("a2", "A")], until=0)
+    assert result.job("a2").reason == "CAPACITY: q/A (RESERVE, cannot borrow) at its limit (1/1 ml.g5.xlarge); needs 1"
