@@ -316,8 +316,10 @@ class Engine:
         share = job.share
         if self.on_transition is not None:
             self.on_transition(self.now, job, "", Status.SUBMITTED.value, "submitted")
-        if share.model.state == "DISABLED" or share.queue.state == "DISABLED":
-            job.reason = f"REJECTED: quota share {share.share_id} is DISABLED"
+        if share.queue.state == "DISABLED" or share.model.state == "DISABLED":
+            queue_off = share.queue.state == "DISABLED"
+            what = f"job queue {share.queue.name}" if queue_off else f"quota share {share.share_id}"
+            job.reason = f"REJECTED: {what} is DISABLED"
             job.finished_at = self.now
             self._transition(job, Status.FAILED, job.reason)
             return

@@ -63,3 +63,16 @@ def test_a_head_waiting_for_a_job_borrowed_at_the_same_instant_says_so():
 def test_a_share_at_its_limit_says_so():
     result = run(topology(2, share("A", 1, "RESERVE")), [job("a1", "A"), job("a2", "A")], until=0)
     assert result.job("a2").reason == "CAPACITY: q/A (RESERVE, cannot borrow) at its limit (1/1 ml.g5.xlarge); needs 1"
+
+
+def test_a_disabled_job_queue_is_named_when_it_rejects_a_job():
+    topo = topology(2, share("A", 1), share("D", 1, state="DISABLED"))
+    topo = topo.model_copy(update={"job_queues": (topo.job_queues[0].model_copy(update={"state": "DISABLED"}),)})
+    result = run(topo, [job("a", "A"), job("d", "D")])
+    assert result.job("a").reason == "REJECTED: job queue q is DISABLED"
+    assert result.job("d").reason == "REJECTED: job queue q is DISABLED"
+
+
+def test_a_disabled_share_of_an_enabled_queue_is_named():
+    result = run(topology(2, share("A", 1), share("D", 1, state="DISABLED")), [job("d", "D")])
+    assert result.job("d").reason == "REJECTED: quota share q/D is DISABLED"
