@@ -11,6 +11,11 @@ keys for AWS Batch"):
 - ``batch:UpdateServiceJob`` authorizes only against ``service-job`` (IDs unknown before
   submission) with ``batch:SchedulingPriority`` and ``aws:ResourceTag``: it can be confined to
   a share's jobs only through a tag those jobs carry (``JOB_SHARE_TAG``).
+- Tagging on submission needs ``batch:TagResource`` on ``service-job/*``. Batch has no
+  create-action condition key (EC2's ``ec2:CreateAction`` has no Batch counterpart; TagResource
+  takes only ``aws:RequestTag``, ``aws:TagKeys`` and the job's ``aws:ResourceTag``), so the grant
+  requires ``JOB_SHARE_TAG`` to be absent from the job (``Null``): a job submitted with another
+  share's tag cannot be re-tagged, but a job submitted *without* the tag still can.
 - ``DescribeQuotaShare`` takes the share ARN, ``ListQuotaShares``/``GetJobQueueSnapshot`` the
   queue ARN; ``DescribeJobQueues``, ``DescribeServiceEnvironments``,
   ``DescribeSchedulingPolicies``, ``ListServiceJobs`` and ``DescribeServiceJob`` accept only ``*``.
@@ -84,9 +89,11 @@ def grant_submit(
         conditions=_merge(_priority_at_most(max_priority, if_exists=True), tag_condition),
     )
     if require_job_tag:
+        # Only jobs not yet carrying a share tag: else a team could re-tag another team's job as its own.
+        untagged = {"Null": {f"aws:ResourceTag/{JOB_SHARE_TAG}": "true"}}
         grant = grant.combine(
             iam.Grant.add_to_principal(
-                grantee=grantee, actions=[TAG], resource_arns=[jobs], conditions=tag_condition
+                grantee=grantee, actions=[TAG], resource_arns=[jobs], conditions=_merge(tag_condition, untagged)
             )
         )
     if execution_role is not None:
@@ -96,7 +103,7 @@ def grant_submit(
                 actions=["iam:PassRole"],
                 resource_arns=[execution_role.role_arn],
                 conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}},
-                    )
+            )
         )
     return grant
 

@@ -104,7 +104,8 @@ def test_job_tag_confines_updates_to_the_shares_jobs_and_pass_role_is_scoped(bui
     assert _statements(template, _role_id(template, "tagged")) == [
         {"Action": "batch:SubmitServiceJob", "Effect": "Allow", "Resource": [queue_arn, arns["QS3"], jobs],
          "Condition": tag},
-        {"Action": "batch:TagResource", "Effect": "Allow", "Resource": jobs, "Condition": tag},
+        {"Action": "batch:TagResource", "Effect": "Allow", "Resource": jobs,
+         "Condition": {**tag, "Null": {f"aws:ResourceTag/{JOB_SHARE_TAG}": "true"}}},
         {"Action": "iam:PassRole", "Effect": "Allow", "Resource": execution_arn,
          "Condition": {"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}}},
         {"Action": "batch:UpdateServiceJob", "Effect": "Allow", "Resource": jobs,
@@ -198,3 +199,14 @@ def test_a_role_in_another_stack_gets_the_share_arn_by_cross_stack_reference():
     assert all("Fn::ImportValue" in r for r in resources[:2])
     assert teams.dependencies == [quota]
     Annotations.from_stack(teams).has_no_warning("*", Match.any_value())
+
+
+def test_tag_resource_cannot_retag_a_job_that_already_carries_a_share_tag(built):
+    """Re-tagging another team's job with one's own share would pass grant_update_priority's tag condition."""
+    _, template, *_ = built
+    (tagging,) = [s for s in _statements(template, _role_id(template, "tagged")) if s["Action"] == "batch:TagResource"]
+    assert tagging["Condition"]["Null"] == {f"aws:ResourceTag/{JOB_SHARE_TAG}": "true"}  # untagged (new) jobs only
+    assert tagging["Condition"]["StringEquals"] == {f"aws:RequestTag/{JOB_SHARE_TAG}": "training/QS3"}
+    granted = [s["Action"] for role in ("tagged", "capped", "reader")
+               for s in _statements(template, _role_id(template, role))]
+    assert "batch:UntagResource" not in granted  # removing a tag would reopen the same hole
