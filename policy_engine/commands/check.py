@@ -6,6 +6,7 @@ cannot be loaded or the command is misused (see ``policy_engine.cli``).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -15,16 +16,21 @@ import click
 
 from policy_engine.checks import check_topology
 from policy_engine.examples import EXAMPLE_YAML
-from policy_engine.loading import LoadError, read_data
+from policy_engine.loading import LoadError, load_topology, read_data
 from policy_engine.reports import check_json, check_sarif, check_text, markdown
 
 
-def _uri(path: Path) -> str:
-    """The file as SARIF wants it: relative to the working directory (the repository root in CI) when possible."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.resolve().as_uri()
+def _uri(path: Path, root: Path | None = None) -> str:
+    """The file as SARIF wants it: relative to ``root`` (default: the working directory, the repository root
+    in CI), as the user named it, so a symlink in the repository is reported as itself and not as its target.
+    Outside ``root`` the uri is an absolute ``file://`` one, which code scanning cannot place on a diff."""
+    base = Path(os.path.abspath(root or Path.cwd()))
+    absolute = Path(os.path.abspath(path))  # normalises ``..`` without resolving symlinks
+    if absolute.is_relative_to(base):
+        return absolute.relative_to(base).as_posix()
+    if absolute.resolve().is_relative_to(base.resolve()):  # e.g. the working directory is reached via a symlink
+        return absolute.resolve().relative_to(base.resolve()).as_posix()
+    return absolute.as_uri()
 
 
 def _lines(path: Path) -> dict:
@@ -46,21 +52,33 @@ def _use_color() -> bool:
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "markdown"]), default="text",
               show_default=True, help="text: tables for people; json: findings and summary; sarif: code scanning; "
               "markdown: a pull-request comment or CI job summary.")
-def command(topology: str | None, output_format: str) -> None:
+@click.option("--sarif-root", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="SARIF uris are relative to DIR (default: the working directory; the repository root in CI).")
+def command(topology: str | None, output_format: str, sarif_root: str | None) -> None:
     """Check TOPOLOGY (YAML, JSON or Python; default: the embedded example) before deploy."""
     # Imported here: ``policy_engine.cli`` imports this module to register it.
-    from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, topology_or_exit
+    from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input, topology_or_exit
 
-    loaded = topology_or_exit(topology)
-    report = check_topology(loaded)
     file = Path(topology) if topology else EXAMPLE_YAML
+    root = Path(sarif_root) if sarif_root else None
+    if output_format == "sarif" and topology is not None:
+        try:
+            loaded = load_topology(topology)
+        except LoadError as error:
+            # CI uploads whatever stdout holds: a valid log that says the run failed, then the usual lines, exit 2.
+            log = check_sarif.load_failure_to_dict(error.problems, uri=_uri(file, root), source=topology)
+            click.echo(json.dumps(log, indent=2))
+            fail_input(error.problems)
+    else:
+        loaded = topology_or_exit(topology)
+    report = check_topology(loaded)
     source = topology or "(embedded example)"
     if output_format == "json":
         click.echo(check_json.render(report, source=source))
     elif output_format == "markdown":
         click.echo(markdown.render_check(report, source=source), nl=False)
     elif output_format == "sarif":
-        click.echo(check_sarif.render(report, uri=_uri(file), topology=loaded, lines=_lines(file)))
+        click.echo(check_sarif.render(report, uri=_uri(file, root), topology=loaded, lines=_lines(file)))
     else:
         width = shutil.get_terminal_size((200, 24)).columns if sys.stdout.isatty() else 200
         click.echo(check_text.render(report, source=source, color=_use_color(), width=width), nl=False)

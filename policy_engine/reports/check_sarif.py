@@ -2,11 +2,14 @@
 
 ``tool.driver.rules`` comes from the rule registry, so every ``ruleId`` in the results resolves;
 each result points at the topology file, at the line of the object when the file is YAML.
+A file that cannot be loaded still gets a log (``load_failure_to_dict``): an upload step in CI
+then shows the load problems instead of failing on an empty file.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -19,6 +22,17 @@ from policy_engine.rules.objects import object_path
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning"}
+
+#: The pseudo-rule of load problems (exit 2): not a check rule, so not in the registry or the catalogue.
+LOAD_RULE = {
+    "id": "BQ000",
+    "name": "TopologyLoads",
+    "shortDescription": {"text": "The topology file loads"},
+    "fullDescription": {"text": "The file must parse and match the topology schema (known keys, right types, "
+                                "unique names, resolved references) before any rule can run."},
+    "defaultConfiguration": {"level": "error"},
+    "properties": {"family": "Loading"},
+}
 
 
 def _tool_version() -> str:
@@ -85,6 +99,33 @@ def to_dict(report: CheckReport, *, uri: str, topology: Topology | None = None,
                 "version": _tool_version(),
                 "rules": [_driver_rule(rule) for rule in rules],
             }},
+            "artifacts": [{"location": {"uri": uri}}],
+            "results": results,
+        }],
+    }
+
+
+def load_failure_to_dict(problems: list[str], *, uri: str, source: str) -> dict[str, Any]:
+    """A SARIF log for a file that cannot be loaded: ``executionSuccessful`` false, one error notification
+    and one ``BQ000`` result per problem (at its line when the problem names one)."""
+    prefix = re.compile(re.escape(source) + r"(?::(\d+))?: ")
+    notifications, results = [], []
+    for problem in problems:
+        match = prefix.match(problem)
+        text = problem[match.end():] if match else problem
+        physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
+        if match and match.group(1):
+            physical["region"] = {"startLine": int(match.group(1))}
+        location = {"physicalLocation": physical}
+        notifications.append({"level": "error", "message": {"text": text}, "locations": [location]})
+        results.append({"ruleId": LOAD_RULE["id"], "ruleIndex": 0, "level": "error",
+                        "message": {"text": text}, "locations": [location]})
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "batch-quota", "version": _tool_version(), "rules": [LOAD_RULE]}},
+            "invocations": [{"executionSuccessful": False, "toolExecutionNotifications": notifications}],
             "artifacts": [{"location": {"uri": uri}}],
             "results": results,
         }],

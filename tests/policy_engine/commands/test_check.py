@@ -155,3 +155,59 @@ def test_python_module_topology(write_file):
     assert result.exit_code == 0
     (finding,) = json.loads(result.stdout)["runs"][0]["results"]
     assert "region" not in finding["locations"][0]["physicalLocation"]  # no line table for Python
+
+
+BAD = """\
+service_environments:
+  - name: gpu-env
+    capacity: {ml.g5.xlarge: 3}
+    colour: red
+job_queues:
+  - name: training
+    service_environment: gpu-envv
+"""
+
+
+def test_sarif_for_a_file_that_cannot_load_is_a_failed_run(write_file, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    write_file("bad.yaml", BAD)
+    result = check("--format", "sarif", "bad.yaml")
+    assert result.exit_code == 2
+    problems = result.stderr.splitlines()
+    assert len(problems) == 2 and all(line.startswith("error: bad.yaml:") for line in problems)
+    (run,) = json.loads(result.stdout)["runs"]
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False
+    notifications = invocation["toolExecutionNotifications"]
+    assert [n["level"] for n in notifications] == ["error", "error"]
+    assert [r["ruleId"] for r in run["results"]] == ["BQ000", "BQ000"]
+    assert run["tool"]["driver"]["rules"][0]["id"] == "BQ000"
+    located = {r["locations"][0]["physicalLocation"]["region"]["startLine"]: r["message"]["text"]
+               for r in run["results"]}
+    assert located == {4: "service_environments[gpu-env].colour: unknown key 'colour'",
+                       7: "job_queues[training].service_environment: no service environment named 'gpu-envv' "
+                          "(known: gpu-env)"}
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]} == {"bad.yaml"}
+
+
+def test_sarif_names_a_symlink_as_given_not_its_target(write_file, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    write_file("data/real.yaml", GOOD)
+    (tmp_path / "topologies").mkdir()
+    (tmp_path / "topologies" / "example.yaml").symlink_to("../data/real.yaml")
+    (result,) = json.loads(check("--format", "sarif", "topologies/example.yaml").stdout)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "topologies/example.yaml"
+
+
+def test_sarif_uri_outside_the_working_directory(write_file, monkeypatch, tmp_path):
+    write_file("shared.yaml", GOOD)
+    (tmp_path / "repo").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
+
+    def uri(*options: str) -> str:
+        log = json.loads(check("--format", "sarif", "../shared.yaml", *options).stdout)
+        return log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+
+    assert uri() == (tmp_path / "shared.yaml").as_uri()  # no relative path exists: absolute, as documented
+    assert uri("--sarif-root", "..") == "shared.yaml"
