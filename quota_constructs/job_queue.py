@@ -20,7 +20,7 @@ from policy_engine import limits
 from policy_engine import model as m
 from quota_constructs import grants
 from quota_constructs.arns import name_after
-from quota_constructs.props import QUEUE_PRIORITY, STATES, Where
+from quota_constructs.props import QUEUE_PRIORITY, STATES, Where, is_token
 from quota_constructs.scheduling_policy import QuotaSchedulingPolicy, SchedulingPolicyBase
 from quota_constructs.service_environment import ServiceEnvironmentBase
 
@@ -73,6 +73,14 @@ class TrainingJobQueue(TrainingJobQueueBase):
         checked_tags = where.tags_ok(tags)
         if not isinstance(service_environment, ServiceEnvironmentBase):
             where.fail("service_environment", service_environment, "a ServiceEnvironment (or an imported one)")
+        used_by = getattr(service_environment, "_job_queue_name", None)
+        if used_by is not None:
+            bound = limits.QUEUES_PER_ENVIRONMENT
+            where.fail("service_environment", service_environment.service_environment_name,
+                       f"a service environment no other job queue uses: job queue {used_by!r} already uses it "
+                       f"({bound.what}: at most {bound.maximum})")
+        if scheduling_policy is None:  # checked here, so that a refused policy name leaves no half-built queue
+            where.name_ok("scheduling_policy_name", scheduling_policy_name or f"{job_queue_name}-quota-policy")
         super().__init__(scope, id)
         self.scheduling_policy = scheduling_policy or QuotaSchedulingPolicy(
             self,
@@ -99,6 +107,21 @@ class TrainingJobQueue(TrainingJobQueueBase):
         )
         self.job_queue_name = job_queue_name
         self.job_queue_arn = self.resource.attr_job_queue_arn
+        #: Names of the shares added so far (AWS: at most 20 per queue, unique within it).
+        self._quota_share_names: list[str] = []
+        service_environment._job_queue_name = job_queue_name
+
+    def _check_new_share(self, share_name: str) -> None:
+        """Refuse a share AWS would: a 21st one, or a second one with the same name."""
+        where = Where("QuotaShare", share_name)
+        if not is_token(share_name) and share_name in self._quota_share_names:
+            where.fail("quota_share_name", share_name,
+                       f"a name not yet used in job queue {self.job_queue_name!r} (share names are unique per queue)")
+        bound = limits.SHARES_PER_QUEUE
+        if not bound.allows(len(self._quota_share_names) + 1):
+            where.fail("job_queue", self.job_queue_name,
+                       f"a job queue with room for another share: it already has {len(self._quota_share_names)} "
+                       f"({bound.what}: at most {bound.maximum})")
 
     @staticmethod
     def _time_limit_action(where: Where, index: int, action: Any) -> batch.CfnJobQueue.JobStateTimeLimitActionProperty:

@@ -17,7 +17,7 @@ from policy_engine import limits
 from policy_engine import model as m
 from quota_constructs import grants
 from quota_constructs.arns import split_quota_share_arn
-from quota_constructs.job_queue import TrainingJobQueueBase
+from quota_constructs.job_queue import TrainingJobQueue, TrainingJobQueueBase
 from quota_constructs.props import STATES, STRATEGIES, Where
 
 
@@ -125,6 +125,8 @@ class QuotaShare(QuotaShareBase):
         checked_tags = where.tags_ok(tags)
         if not isinstance(job_queue, TrainingJobQueueBase):
             where.fail("job_queue", job_queue, "a TrainingJobQueue (or an imported one)")
+        if isinstance(job_queue, TrainingJobQueue):  # an imported queue's existing shares are unknown here
+            job_queue._check_new_share(quota_share_name)
         super().__init__(scope, id)
         self.resource = batch.CfnQuotaShare(
             self,
@@ -149,6 +151,8 @@ class QuotaShare(QuotaShareBase):
         self.job_queue = job_queue
         self.job_queue_arn = job_queue.job_queue_arn
         self.job_queue_name = job_queue.job_queue_name
+        if isinstance(job_queue, TrainingJobQueue):
+            job_queue._quota_share_names.append(quota_share_name)
 
     @classmethod
     def from_model(cls, scope: Construct, id: str, share: m.QuotaShare, job_queue: TrainingJobQueueBase) -> QuotaShare:

@@ -21,6 +21,8 @@ class ServiceEnvironmentBase(Resource):
 
     service_environment_arn: str
     service_environment_name: str
+    #: The job queue built on this environment in this app (AWS allows one per quota-managed environment).
+    _job_queue_name: str | None = None
 
 
 class ServiceEnvironment(ServiceEnvironmentBase):

@@ -120,3 +120,53 @@ def test_import_by_arn_and_reject_a_share_arn():
     assert imported.env.region == "us-east-1" and imported.env.account == "123456789012"
     with pytest.raises(ValueError, match="job-queue/NAME"):
         TrainingJobQueue.from_job_queue_arn(stack, "S", arn + "/quota-share/QS1")
+
+
+def _queue(name: str = "hand") -> tuple[Stack, ServiceEnvironment, TrainingJobQueue]:
+    stack = Stack(fast_app(), "Hand")
+    env = ServiceEnvironment(stack, "Env", service_environment_name="gpu-env", capacity={"ml.g5.xlarge": 20})
+    return stack, env, TrainingJobQueue(stack, "Queue", job_queue_name=name, service_environment=env)
+
+
+def test_a_21st_share_is_refused_naming_the_share_the_queue_and_the_limit():
+    stack, _, queue = _queue()
+    for index in range(20):
+        queue.add_quota_share(f"S{index}", quota_share_name=f"s{index}", capacity={"ml.g5.xlarge": 1},
+                              strategy="RESERVE")
+    with pytest.raises(ValueError, match=r"^QuotaShare 's20': job_queue = 'hand' is invalid; expected a job queue with "
+                                         r"room for another share: it already has 20 \(quota shares per job queue: "
+                                         r"at most 20\)$"):
+        queue.add_quota_share("S20", quota_share_name="s20", capacity={"ml.g5.xlarge": 1}, strategy="RESERVE")
+    Template.from_stack(stack).resource_count_is("AWS::Batch::QuotaShare", 20)  # nothing half-built
+
+
+def test_a_duplicate_share_name_is_refused_also_when_built_directly():
+    from quota_constructs import QuotaShare
+
+    stack, _, queue = _queue()
+    queue.add_quota_share("A", quota_share_name="team-a", capacity={"ml.g5.xlarge": 1}, strategy="RESERVE")
+    with pytest.raises(ValueError, match=r"^QuotaShare 'team-a': quota_share_name = 'team-a' is invalid; expected a "
+                                         r"name not yet used in job queue 'hand'"):
+        QuotaShare(stack, "Again", job_queue=queue, quota_share_name="team-a", capacity={"ml.g5.xlarge": 1},
+                   strategy="LEND")
+
+
+def test_a_second_queue_on_one_service_environment_is_refused():
+    stack, env, _ = _queue("first")
+    with pytest.raises(ValueError, match=r"^TrainingJobQueue 'second': service_environment = 'gpu-env' is invalid; "
+                                         r"expected a service environment no other job queue uses: job queue 'first' "
+                                         r"already uses it \(job queues per quota-managed service environment: "
+                                         r"at most 1\)$"):
+        TrainingJobQueue(stack, "Second", job_queue_name="second", service_environment=env)
+    Template.from_stack(stack).resource_count_is("AWS::Batch::JobQueue", 1)
+    Template.from_stack(stack).resource_count_is("AWS::Batch::SchedulingPolicy", 1)
+
+
+def test_a_refused_policy_name_leaves_no_half_built_queue():
+    stack = Stack(fast_app(), "Hand")
+    env = ServiceEnvironment(stack, "Env", service_environment_name="gpu-env", capacity={"ml.g5.xlarge": 1})
+    with pytest.raises(ValueError, match="scheduling_policy_name = 'bad policy' is invalid"):
+        TrainingJobQueue(stack, "Queue", job_queue_name="q", service_environment=env,
+                         scheduling_policy_name="bad policy")
+    assert [c.node.id for c in stack.node.children] == ["Env"]
+    TrainingJobQueue(stack, "Queue", job_queue_name="q", service_environment=env)  # the environment is still free

@@ -228,22 +228,28 @@ def test_single_split_keeps_a_small_multi_queue_topology_together():
     assert cfn_lint_errors(template) == []
 
 
-def test_an_environment_shared_by_two_queue_stacks_resolves_across_stacks():
+def test_a_second_queue_on_one_environment_is_refused_even_when_the_report_says_nothing():
     share = QuotaShare(name="s", capacity={G5: 1}, strategy="RESERVE")
     topology = Topology(
         service_environments=(ServiceEnvironment(name="shared", capacity={G5: 2}),),
         job_queues=(JobQueue(name="a", service_environment="shared", shares=(share,)),
                     JobQueue(name="b", service_environment="shared", shares=(share,))),
     )
+    assert [f.rule for f in check_topology(topology).errors] == ["BQ107"]
     app = fast_app()
-    # AWS allows one queue per quota-managed environment (the checks say so); the wiring must still resolve.
+    # AWS allows one queue per quota-managed environment; the construct refuses the second one itself.
     deployed = TopologyStacks(app, topology, split="per-queue", report=CheckReport(findings=[]))
-    first, second = deployed.stacks
-    assert len(resources_of(Template.from_stack(first).to_json(), "AWS::Batch::ServiceEnvironment")) == 1
-    queue_b = next(iter(resources_of(Template.from_stack(second).to_json(), "AWS::Batch::JobQueue").values()))
-    assert "Fn::ImportValue" in queue_b["Properties"]["ServiceEnvironmentOrder"][0]["ServiceEnvironment"]
-    assert second.dependencies == [first]
-    assert any("Export" in o for o in Template.from_stack(first).to_json()["Outputs"].values())
+    assert deployed.queues["b"].job_queue is None and deployed.queues["a"].job_queue is not None
+    with pytest.raises(RuntimeError) as error:
+        app.synth()
+    assert ("[BatchQuota-b/b] TrainingJobQueue 'b': service_environment = 'shared' is invalid; expected a service "
+            "environment no other job queue uses: job queue 'a' already uses it") in str(error.value)
+    app = fast_app()
+    TopologyStacks(app, topology, split="per-queue")  # with the engine's BQ107, that is the one line
+    with pytest.raises(RuntimeError) as error:
+        app.synth()
+    reported = [line for line in str(error.value).splitlines() if " error " in line or "is invalid" in line]
+    assert len(reported) == 1 and "BQ107" in reported[0]
 
 
 def test_errors_are_reported_on_the_stack_of_the_queue_or_environment_they_name():
