@@ -12,6 +12,7 @@ from policy_engine.cli import fail_input, topology_or_exit
 from policy_engine.simulation.generate import (
     DURATION_DISTRIBUTIONS,
     WorkloadProfile,
+    drawable,
     generate_jobs,
     parse_weights,
     write_jobs,
@@ -73,6 +74,11 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
     profile = WorkloadProfile(jobs=count, arrival_rate=rate, sizes=size_weights, duration_mean=duration_mean,
                               duration_distribution=duration_distribution, priorities=priority_weights,
                               share_priorities=per_share, seed=seed)
+    enabled, notes = drawable(loaded, profile)
+    if not enabled:
+        fail_input([f"--sizes: {note}" for note in notes] or ["no ENABLED quota share to draw jobs for"])
+    for note in notes:  # said, not silent: these shares get only the sizes they can ever run
+        click.echo(f"note: --sizes: {note}", err=True)
     try:
         written = write_jobs(out, generate_jobs(loaded, profile))
     except OSError as error:
@@ -80,10 +86,11 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
     click.echo(f"wrote {written} job(s) to {output}")
     if scenario:
         target = Path(scenario)
-        base = target.resolve().parent
-        topo_value = (os.path.relpath(Path(topology).resolve(), base) if topology
+        # relative to the scenario as the user named it: resolving symlinks would climb out of the project
+        base = os.path.dirname(os.path.abspath(target))
+        topo_value = (Path(os.path.relpath(os.path.abspath(topology), base)).as_posix() if topology
                       else loaded.model_dump(mode="json", exclude_defaults=True))
-        jobs_value = os.path.relpath(out.resolve(), base)
+        jobs_value = Path(os.path.relpath(os.path.abspath(out), base)).as_posix()
         try:
             target.write_text(yaml.safe_dump({"topology": topo_value, "jobs": jobs_value}, sort_keys=False),
                               encoding="utf-8")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from policy_engine.model import Topology, share_id
+from policy_engine.simulation import placement
 from policy_engine.simulation.jobs import JobSpec
 
 DURATION_DISTRIBUTIONS = ("exponential", "lognormal", "fixed")
@@ -75,16 +76,52 @@ def _bisect(cumulative: list[float], x: float) -> int:
     return low
 
 
+def share_reach(topology: Topology) -> dict[tuple[str, str], int]:
+    """The most instances one job can ever get, per (``QUEUE/SHARE``, instance type): the simulator's own rule."""
+    from policy_engine.simulation.engine import Engine
+
+    engine = Engine(topology, ())
+    return {(s.share_id, s.instance_type): placement.reach(s.pool, s) for s in engine.shares.values()}
+
+
+def drawable(topology: Topology, profile: WorkloadProfile) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
+    """The (share, instance types) jobs are drawn for, and one note per share and type whose sizes are narrowed.
+
+    Sizes are drawn per share and instance type among those the share can ever reach: a
+    larger job is misconfigured and would block its line forever.
+    """
+    most = share_reach(topology)
+    sizes = sorted(size for size, weight in profile.sizes.items() if weight > 0)
+    enabled, notes = [], []
+    for q, s in topology.shares():
+        sid = share_id(q, s)
+        if s.state != "ENABLED" or (profile.shares and sid not in profile.shares):
+            continue
+        types = []
+        for instance_type in s.capacity:
+            reach = most[(sid, instance_type)]
+            kept = [size for size in sizes if size <= reach]
+            if kept:
+                types.append(instance_type)
+            if len(kept) == len(sizes):
+                continue
+            drawn = f"only size(s) {','.join(map(str, kept))} are drawn for it" if kept else "no job is drawn for it"
+            notes.append(f"{sid} {instance_type}: can reach at most {reach} instance(s); {drawn}")
+        if types:
+            enabled.append((sid, tuple(types)))
+    return enabled, notes
+
+
 def generate_jobs(topology: Topology, profile: WorkloadProfile) -> Iterator[JobSpec]:
-    """Yield ``profile.jobs`` jobs in submission order."""
+    """Yield ``profile.jobs`` jobs in submission order, sizes within reach (see ``drawable``)."""
     rng = random.Random(profile.seed)
-    enabled = [(share_id(q, s), tuple(s.capacity)) for q, s in topology.shares() if s.state == "ENABLED"]
-    if profile.shares:
-        wanted = set(profile.shares)
-        enabled = [item for item in enabled if item[0] in wanted]
+    most = share_reach(topology)
+    positive = {size: weight for size, weight in profile.sizes.items() if weight > 0}
+    enabled, _ = drawable(topology, profile)
     if not enabled:
         return
-    size = _sampler(rng, profile.sizes)
+    samplers = {(sid, t): _sampler(rng, {size: w for size, w in positive.items() if size <= most[(sid, t)]})
+                for sid, types in enabled for t in types}
     default_priority = _sampler(rng, profile.priorities)
     per_share = {sid: _sampler(rng, weights) for sid, weights in profile.share_priorities.items()}
     mean_gap = 3600.0 / profile.arrival_rate
@@ -103,7 +140,8 @@ def generate_jobs(topology: Topology, profile: WorkloadProfile) -> Iterator[JobS
         else:
             duration = rng.expovariate(1.0 / mean) if mean > 0 else 0.0
         priority = per_share.get(sid, default_priority)()
-        yield JobSpec(f"job-{index:07d}", sid, instance_type, size(), priority, round(time, 3),
+        size = samplers[(sid, instance_type)]()
+        yield JobSpec(f"job-{index:07d}", sid, instance_type, size, priority, round(time, 3),
                       round(max(duration, 1.0), 1))
 
 

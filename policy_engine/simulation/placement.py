@@ -40,20 +40,24 @@ def fits(pool: Pool, share: ShareCapacity, instances: int) -> bool:
     return own_fits(pool, share, instances) or borrow_fits(pool, share, instances)
 
 
-def misconfiguration(pool: Pool, share: ShareCapacity, instances: int) -> str:
-    """Why a job can never run, or ``""``: larger than the environment, or than the share can ever reach.
+def reach(pool: Pool, share: ShareCapacity) -> int:
+    """The most instances one job of ``share`` can ever get in ``pool``.
 
-    The most a share can reach is its own limit (RESERVE, LEND), or for LEND_AND_BORROW
-    the smaller of its ceiling and its limit plus every other lender's limit.
+    Its own limit (RESERVE, LEND), or for LEND_AND_BORROW the smaller of its ceiling and
+    its limit plus every other lender's limit; never more than the environment.
     """
+    most = share.limit
+    if share.borrows:
+        most += sum(other.limit for other in pool.shares if other.lends and other is not share)
+        if share.ceiling is not None:
+            most = min(most, share.ceiling)
+    return min(most, pool.env.capacity)
+
+
+def misconfiguration(pool: Pool, share: ShareCapacity, instances: int) -> str:
+    """Why a job can never run, or ``""``: larger than the environment, or than the share can ever reach."""
     if instances > pool.env.capacity:
         return MISCONFIG_ENVIRONMENT
-    reach = share.limit
-    if share.borrows:
-        lendable = sum(other.limit for other in pool.shares if other.lends and other is not share)
-        reach = share.limit + lendable
-        if share.ceiling is not None:
-            reach = min(reach, share.ceiling)
-    if instances > min(reach, pool.env.capacity):
+    if instances > reach(pool, share):
         return MISCONFIG_QUOTA
     return ""

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from policy_engine.cli import main
 from tests.policy_engine.simulation.builders import job, run, share, statuses, topology
+
+TOPOLOGY = Path(__file__).parents[3] / "topologies" / "example.yaml"
 
 
 def test_a_head_placeable_when_its_time_limit_expires_is_placed_not_terminated():
@@ -76,3 +83,27 @@ def test_a_disabled_job_queue_is_named_when_it_rejects_a_job():
 def test_a_disabled_share_of_an_enabled_queue_is_named():
     result = run(topology(2, share("A", 1), share("D", 1, state="DISABLED")), [job("d", "D")])
     assert result.job("d").reason == "REJECTED: quota share q/D is DISABLED"
+
+
+def test_generate_refuses_sizes_no_share_can_reach(tmp_path):
+    out = CliRunner().invoke(main, ["generate", str(TOPOLOGY), "-o", str(tmp_path / "j.csv"), "--sizes", "4:1"])
+    assert out.exit_code == 2
+    lines = out.output.splitlines()
+    assert "error: --sizes: training/QS1 ml.g5.xlarge: can reach at most 2 instance(s); no job is drawn for it" in lines
+    assert len(lines) == 3 and "Traceback" not in out.output
+
+
+def test_generate_scenario_paths_are_relative_to_the_scenario_without_resolving_symlinks(tmp_path):
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "real.yaml").write_text(TOPOLOGY.read_text(encoding="utf-8"), encoding="utf-8")
+    (project / "topologies").mkdir()
+    (project / "topologies" / "example.yaml").symlink_to(Path("..") / "data" / "real.yaml")
+    (project / "scenarios").mkdir()
+    out = CliRunner().invoke(main, [
+        "generate", str(project / "topologies" / "example.yaml"), "-o", str(project / "scenarios" / "jobs.csv"),
+        "--jobs", "5", "--scenario", str(project / "scenarios" / "gen.yaml")])
+    assert out.exit_code == 0, out.output
+    text = (project / "scenarios" / "gen.yaml").read_text(encoding="utf-8")
+    assert text == "topology: ../topologies/example.yaml\njobs: jobs.csv\n"
+    assert str(tmp_path) not in text
