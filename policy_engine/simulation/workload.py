@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import difflib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,28 +64,40 @@ def _unknown(key: Any, allowed: tuple[str, ...]) -> str:
     return f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
-def _number(value: Any) -> float | None:
-    """A finite int or float (CSV strings parsed), else ``None``; booleans are not numbers."""
+_DECIMAL = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_DIGITS = re.compile(r"-?\d+")
+
+
+class _TextRow(dict):
+    """A CSV row: every value is text, so numbers come as strings that must parse exactly."""
+
+
+def _number(value: Any, text: bool = False) -> float | None:
+    """A finite int or float, else ``None``; strings only in CSV (``text``), where they must parse exactly.
+
+    YAML and JSON have numbers: ``"1e3"`` there is a string, a mistake, not a number.
+    """
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
         return value if value == value and value not in (float("inf"), float("-inf")) else None
-    if isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
+    if text and isinstance(value, str) and _DECIMAL.fullmatch(value):
+        number = float(value)
+        if number in (float("inf"), float("-inf")):
             return None
-        if number != number or number in (float("inf"), float("-inf")):
-            return None
-        return int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
+        return int(value) if _DIGITS.fullmatch(value) else number
     return None
 
 
-def _integer(value: Any) -> int | None:
-    number = _number(value)
-    if number is None or (isinstance(number, float) and not number.is_integer()):
+def _integer(value: Any, text: bool = False) -> int | None:
+    """An int (never a float such as ``2.0``, never a bool); in CSV, digits only."""
+    if isinstance(value, bool):
         return None
-    return int(number)
+    if isinstance(value, int):
+        return value
+    if text and isinstance(value, str) and _DIGITS.fullmatch(value):
+        return int(value)
+    return None
 
 
 class _ShareIndex:
@@ -116,6 +129,7 @@ class _ShareIndex:
 def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, problems: _Problems) -> JobSpec | None:
     """Validate one job row; add one problem per broken field."""
     start = len(problems)
+    text = isinstance(row, _TextRow)
     name = row.get("name")
     label = f"jobs[{name}]" if isinstance(name, str) and name else where.rsplit(": ", 1)[-1]
     loc = where.split(": ")[0] + f": {label}"
@@ -132,9 +146,14 @@ def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, probl
         raw = row.get(key)
         if raw in (None, ""):
             return default
-        parsed = kind(raw)
+        parsed = kind(raw, text)
         if parsed is None:
-            problems.add(f"{loc}.{key}", f"must be {'an integer' if kind is _integer else 'a number'}, got {raw!r}")
+            hint = ""
+            if isinstance(raw, str) and not text and _number(raw, True) is not None:
+                hint = " (text, not a number: write it unquoted" + (
+                    "; YAML reads 1e3 as text, write 1000 or 1.0e+3)" if "e" in raw.lower() else ")")
+            problems.add(f"{loc}.{key}",
+                         f"must be {'an integer' if kind is _integer else 'a number'}, got {raw!r}{hint}")
             return default
         if low is not None and (parsed < low or (strict_low and parsed == low)):
             bound = f"greater than {low}" if strict_low else f"at least {low}"
@@ -182,6 +201,8 @@ _FAST_COLUMNS = frozenset({"name", "share", "instance_type", "instances", "prior
 
 
 def _fast_number(text: str) -> float:
+    if "_" in text or text.strip() != text:  # float() is lenient; the full path reports such cells
+        raise ValueError(text)
     value = float(text)
     if not (0 <= value < _NEVER):
         raise ValueError(text)
@@ -220,8 +241,11 @@ def _fast_csv(reader, header: list[str], shares: _ShareIndex):
                 resolved[key] = target
             if target is None:
                 raise ValueError
-            instances = int(cells[i_inst]) if i_inst is not None and cells[i_inst] else 1
-            priority = int(cells[i_prio]) if i_prio is not None and cells[i_prio] else 0
+            instances = cells[i_inst] if i_inst is not None and cells[i_inst] else "1"
+            priority = cells[i_prio] if i_prio is not None and cells[i_prio] else "0"
+            if not (instances.isdigit() and priority.isdigit()):  # int() takes " 3" and "3_0"; exact digits only
+                raise ValueError
+            instances, priority = int(instances), int(priority)
             if instances < 1 or not 0 <= priority <= MAX_PRIORITY or not cells[i_name]:
                 raise ValueError
             submit = _fast_number(cells[i_submit]) if i_submit is not None and cells[i_submit] else 0
@@ -255,7 +279,7 @@ def _rows_from_file(path: Path, source: str, problems: _Problems, shares: _Share
                 if len(cells) != len(header):
                     problems.add(f"{path}:{number}", f"expected {len(header)} columns, got {len(cells)}")
                     continue
-                yield f"{path}:{number}: row {number}", dict(zip(header, cells, strict=True))
+                yield f"{path}:{number}: row {number}", _TextRow(zip(header, cells, strict=True))
         elif path.suffix.lower() in (".jsonl", ".ndjson"):
             for number, text in enumerate(handle, start=1):
                 if not text.strip():
@@ -356,6 +380,9 @@ def load_scenario(path: str | Path) -> Scenario:
 def _scenario_topology(value, path: Path, at, lines, problems: _Problems) -> Topology | None:
     if value is None:
         return None
+    if value in ("", {}):
+        problems.add(f"{at('topology')}: topology", "must not be empty: a path or a mapping with the topology")
+        return None
     try:
         if isinstance(value, str):
             return load_topology(path.parent / value)
@@ -381,13 +408,13 @@ def _settings(value, at, problems: _Problems) -> SimulationSettings:
         if key not in _SETTINGS_KEYS:
             problems.add(where, _unknown(key, _SETTINGS_KEYS))
         elif key in ("startup_delay", "preemption_delay"):
-            number = _number(raw) if not isinstance(raw, str) else None
+            number = _number(raw)
             if number is None or number < 0:
                 problems.add(where, f"must be a number of seconds >= 0, got {raw!r}")
             else:
                 kwargs[key] = float(number)
         elif key == "min_runtime":
-            number = _number(raw) if not isinstance(raw, str) else None
+            number = _number(raw)
             if number is None or number <= 0:
                 problems.add(where, f"must be a number of seconds > 0, got {raw!r}")
             else:
@@ -419,7 +446,7 @@ def _actions(value, jobs: dict[str, JobSpec], named: set[str], at, problems: _Pr
         for key in action:
             if key not in ("at", "update_priority"):
                 problems.add(where, _unknown(key, ("at", "update_priority")))
-        time = _number(action.get("at")) if not isinstance(action.get("at"), str) else None
+        time = _number(action.get("at"))
         if time is None or time < 0:
             problems.add(f"{where}.at", f"must be a number of seconds >= 0, got {action.get('at')!r}")
         update = action.get("update_priority")
