@@ -11,7 +11,9 @@ resource: properties are set directly from the validated model.
 
 CDK refuses more than 500 resources in a stack and CloudFormation more than 200 outputs, so
 ``TopologyStacks`` puts a topology that does not fit in one stack into one stack per job queue
-(a queue, its policy, its service environment and AWS's maximum of 20 shares always fit).
+(a queue, its policy, its service environment and AWS's maximum of 20 shares always fit). The
+outputs counted include the exports that grants from other stacks add (one per share, queue and
+environment ARN), so granting every share from a separate stack never overflows a stack.
 """
 
 from __future__ import annotations
@@ -136,11 +138,23 @@ def resources_needed(topology: m.Topology) -> int:
 
 
 def outputs_needed(topology: m.Topology) -> int:
+    """The stack's own outputs: ARN and name of every queue and share."""
     return sum(2 + 2 * len(q.shares) for q in topology.job_queues)
 
 
+def exports_possible(topology: m.Topology) -> int:
+    """Exports other stacks may add: one per ARN a grant or queue can reference (share, queue, environment).
+
+    A grant from another stack (``share.grant_submit(role)``) makes CDK export the share's and its
+    queue's ARNs; each export is one more output of this stack.
+    """
+    return len(topology.service_environments) + sum(1 + len(q.shares) for q in topology.job_queues)
+
+
 def fits_one_stack(topology: m.Topology) -> bool:
-    return resources_needed(topology) <= MAX_RESOURCES_PER_STACK and outputs_needed(topology) <= MAX_OUTPUTS_PER_STACK
+    """Resources, and outputs including every export grants could add, within CDK's and CloudFormation's limits."""
+    return (resources_needed(topology) <= MAX_RESOURCES_PER_STACK
+            and outputs_needed(topology) + exports_possible(topology) <= MAX_OUTPUTS_PER_STACK)
 
 
 def attach_findings(

@@ -36,7 +36,7 @@ def _rules():
 
 
 def cfn_lint_errors(template: dict[str, Any]) -> list[str]:
-    """cfn-lint's error-level findings (rule IDs ``E...``) for a synthesized template."""
+    """cfn-lint's error-level and fatal findings (rule IDs ``E...``, ``F...`` such as F0004, > 200 outputs)."""
     matches = lint(json.dumps(template), rules=_rules(), regions=[REGION], config=ManualArgs(regions=[REGION]))
     return [f"{m.rule.id} {m.message} ({'/'.join(map(str, m.path or []))})" for m in matches
-            if m.rule.id.startswith("E")]
+            if m.rule.id.startswith(("E", "F"))]

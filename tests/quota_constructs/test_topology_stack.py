@@ -6,6 +6,7 @@ import json
 
 import pytest
 from aws_cdk import Stack, Tags
+from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
 
 from policy_engine.checks import CheckReport, check_topology
@@ -16,6 +17,7 @@ from quota_constructs import QuotaTopology, TopologyStacks
 from quota_constructs.topology_stack import (
     MAX_OUTPUTS_PER_STACK,
     MAX_RESOURCES_PER_STACK,
+    exports_possible,
     fits_one_stack,
     outputs_needed,
     resources_needed,
@@ -203,13 +205,35 @@ def test_too_many_outputs_for_one_stack_splits_per_queue(five_queues):
     assert len(deployed.shares) == 100
 
 
-def test_fit_is_decided_by_both_limits():
-    four = large_topology(queues=4, shares_per_queue=20)  # 92 resources, 168 outputs
-    assert fits_one_stack(four) and (resources_needed(four), outputs_needed(four)) == (4 + 4 * 22, 4 * 42)
-    many_small = large_topology(queues=50, shares_per_queue=1)  # 150 resources, 200 outputs: still one stack
-    assert fits_one_stack(many_small) and outputs_needed(many_small) == MAX_OUTPUTS_PER_STACK
+def test_fit_is_decided_by_resources_and_by_outputs_including_the_exports_grants_add():
+    three = large_topology(queues=3, shares_per_queue=20)  # 69 resources, 126 outputs + 66 possible exports
+    assert (resources_needed(three), outputs_needed(three), exports_possible(three)) == (69, 126, 66)
+    assert fits_one_stack(three)
+    four = large_topology(queues=4, shares_per_queue=20)  # 168 outputs fit, but not with 88 exports
+    assert outputs_needed(four) <= MAX_OUTPUTS_PER_STACK < outputs_needed(four) + exports_possible(four)
+    assert not fits_one_stack(four)
+    many_small = large_topology(queues=50, shares_per_queue=1)  # 200 outputs, no room for a single export
+    assert outputs_needed(many_small) == MAX_OUTPUTS_PER_STACK and not fits_one_stack(many_small)
     wide = Topology(service_environments=tuple(ServiceEnvironment(name=f"e{i}", capacity={G5: 1}) for i in range(500)))
     assert resources_needed(wide) == 500 and not fits_one_stack(wide)  # 500 + CDK metadata > 500
+
+
+def test_auto_split_leaves_room_for_the_exports_of_grants_from_another_stack():
+    """4 queues x 20 shares, every share granted to a role in a Teams stack: once 252 outputs, fatal F0004."""
+    app = fast_app()
+    deployed = TopologyStacks(app, large_topology(queues=4, shares_per_queue=20, instance_types=1))
+    teams = Stack(app, "Teams")
+    for index, share in enumerate(deployed.shares.values()):
+        share.grant_submit(iam.Role(teams, f"Team{index}", assumed_by=iam.AccountRootPrincipal()))
+    templates = {stack.stack_name: stack.template for stack in app.synth().stacks}
+    assert sorted(templates) == ["BatchQuota-queue-00", "BatchQuota-queue-01", "BatchQuota-queue-02",
+                                 "BatchQuota-queue-03", "Teams"]
+    for name in sorted(templates)[:4]:
+        exports = [o for o in templates[name]["Outputs"].values() if "Export" in o]
+        assert len(exports) == 21  # every share's ARN and the queue's, imported by Teams
+        assert len(templates[name]["Outputs"]) <= MAX_OUTPUTS_PER_STACK
+    assert "Fn::ImportValue" in json.dumps(templates["Teams"])
+    assert {name: cfn_lint_errors(t) for name, t in templates.items()} == {name: [] for name in templates}
 
 
 def test_every_split_stack_passes_cfn_lint(five_queues):
