@@ -94,8 +94,20 @@ def _reason(engine, job) -> str:
     if job.status is Status.RUNNABLE:
         return engine.waiting_reason(job)
     if job.status in ACTIVE:
-        return "on borrowed capacity" if job.placed_borrowed else "on own capacity"
+        return _running_reason(job)
     return job.reason
+
+
+def _running_reason(job) -> str:
+    """Where a placed job runs: how it was placed, and its share's usage now (which changes after placement)."""
+    share = job.share
+    usage = f"{share.share_id} {share.used}/{share.limit} {share.instance_type}"
+    above = share.used > share.limit
+    if job.placed_borrowed:
+        if above:
+            return f"on borrowed capacity ({usage}, above its limit)"
+        return f"placed on borrowed capacity; {usage}, within its limit now"
+    return f"on own capacity ({usage}{', above its limit' if above else ''})"
 
 
 def job_record(engine, job) -> JobRecord:

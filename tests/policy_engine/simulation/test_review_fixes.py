@@ -149,3 +149,13 @@ def test_an_empty_topology_is_an_error(tmp_path):
     assert out.exit_code == 2
     assert out.output.splitlines() == [
         f"error: {tmp_path / 's.yaml'}:1: topology: must not be empty: a path or a mapping with the topology"]
+
+
+def test_a_running_reason_follows_its_shares_usage_after_placement():
+    topo = topology(2, share("A", 1, "LEND"), share("B", 1, "LEND_AND_BORROW", borrow_limit=-1))
+    jobs = [job("b1", "B", duration=10), job("b2", "B", duration=100)]
+    both = run(topo, jobs, until=5)
+    assert both.job("b1").reason == "on own capacity (q/B 2/1 ml.g5.xlarge, above its limit)"
+    assert both.job("b2").reason == "on borrowed capacity (q/B 2/1 ml.g5.xlarge, above its limit)"
+    later = run(topo, jobs, until=50)
+    assert later.job("b2").reason == "placed on borrowed capacity; q/B 1/1 ml.g5.xlarge, within its limit now"
