@@ -17,7 +17,7 @@ from policy_engine.loading import LoadError
 from policy_engine.reports import terminal
 from policy_engine.simulation.engine import Engine
 from policy_engine.simulation.preemption import POLICIES
-from policy_engine.simulation.results import SimulationResult, build_result
+from policy_engine.simulation.results import SimulationResult, as_number, build_result
 from policy_engine.simulation.workload import load_scenario
 
 #: Above this many jobs the text report shows shares and the summary only.
@@ -28,7 +28,8 @@ PROGRESS_MIN_JOBS = 10_000
 
 def _event_writer(handle):
     def write(time: float, job, before: str, after: str, reason: str) -> None:
-        handle.write(json.dumps({"time": time, "job": job.spec.name, "from": before, "to": after, "reason": reason}))
+        handle.write(json.dumps({"time": as_number(time), "job": job.spec.name, "from": before, "to": after,
+                                 "reason": reason}))
         handle.write("\n")
 
     return write
@@ -36,12 +37,12 @@ def _event_writer(handle):
 
 def _text_report(result: SimulationResult, console: Console) -> None:
     if len(result.jobs) <= JOB_TABLE_LIMIT:
-        jobs = Table(title=f"Jobs at t={result.time:g} s")
+        jobs = Table(title=f"Jobs at t={result.time:.10g} s")
         for column in ("job", "share", "priority", "status", "preemptions", "wait s", "reason"):
             jobs.add_column(column)
         for job in result.jobs:
             jobs.add_row(job.name, job.share, str(job.priority), job.status, str(job.preemptions),
-                         f"{job.wait_seconds:g}", job.reason)
+                         f"{job.wait_seconds:.10g}", job.reason)
         console.print(jobs)
     else:
         console.print(f"{len(result.jobs):,} jobs (use --format json for each job)")
@@ -51,12 +52,13 @@ def _text_report(result: SimulationResult, console: Console) -> None:
         shares.add_column(column)
     for s in result.shares:
         shares.add_row(s.share, s.instance_type, s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
-                       f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", f"{s.wait_p50:g}", f"{s.wait_p95:g}",
-                       f"{s.wait_max:g}", str(s.preemptions), f"{s.instance_hours_lost:.2f}")
+                       f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", f"{s.wait_p50:.10g}", f"{s.wait_p95:.10g}",
+                       f"{s.wait_max:.10g}", str(s.preemptions), f"{s.instance_hours_lost:.2f}")
     console.print(shares)
     summary = result.summary
     counts = ", ".join(f"{count} {status}" for status, count in summary["by_status"].items())
-    console.print(f"t={result.time:g} s: {summary['jobs']} job(s) ({counts}); {summary['preemptions']} preemption(s), "
+    console.print(f"t={result.time:.10g} s: {summary['jobs']} job(s) ({counts}); "
+                  f"{summary['preemptions']} preemption(s), "
                   f"{summary['instance_hours_lost']:.2f} instance-hours lost; cluster utilisation "
                   f"{summary['cluster_utilisation']:.1%}")
 

@@ -8,11 +8,27 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import NamedTuple, TextIO
+from typing import Any, NamedTuple, TextIO
 
 from policy_engine.simulation.engine import gc_paused
 from policy_engine.simulation.jobs import ACTIVE, Status
 from policy_engine.simulation.metrics import ShareMetrics, share_metrics, summary
+
+
+def plain(value: Any) -> Any:
+    """JSON numbers one way whatever path computed them: an integral float is written as an int (600, not 600.0)."""
+    if value.__class__ is float:
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value
+
+
+def as_number(value: float | int | None) -> float | int | None:
+    """``plain`` for one number on the per-job hot path."""
+    return int(value) if value.__class__ is float and value.is_integer() else value
 
 
 class AttemptRecord(NamedTuple):
@@ -47,10 +63,10 @@ class JobRecord(NamedTuple):
             "status": self.status,
             "preemptions": self.preemptions,
             "reason": self.reason,
-            "submitted_at": self.submitted_at,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "wait_seconds": self.wait_seconds,
+            "submitted_at": as_number(self.submitted_at),
+            "started_at": as_number(self.started_at),
+            "finished_at": as_number(self.finished_at),
+            "wait_seconds": as_number(self.wait_seconds),
         }
 
 
@@ -72,19 +88,19 @@ class SimulationResult:
 
     def to_json(self) -> dict:
         return {
-            "time": self.time,
+            "time": as_number(self.time),
             "jobs": [record.to_json() for record in self.jobs],
-            "shares": [metrics.to_json() for metrics in self.shares],
-            "summary": self.summary,
+            "shares": plain([metrics.to_json() for metrics in self.shares]),
+            "summary": plain(self.summary),
         }
 
     def write_json(self, handle: TextIO) -> None:
         """Write ``json.dumps(self.to_json())`` job by job: a million jobs never sit in memory twice."""
-        handle.write(f'{{"time": {json.dumps(self.time)}, "jobs": [')
+        handle.write(f'{{"time": {json.dumps(as_number(self.time))}, "jobs": [')
         for index, record in enumerate(self.jobs):
             handle.write((", " if index else "") + json.dumps(record.to_json()))
-        handle.write(f'], "shares": {json.dumps([m.to_json() for m in self.shares])}, '
-                     f'"summary": {json.dumps(self.summary)}}}')
+        handle.write(f'], "shares": {json.dumps(plain([m.to_json() for m in self.shares]))}, '
+                     f'"summary": {json.dumps(plain(self.summary))}}}')
 
 
 _attempt = AttemptRecord._make
