@@ -7,8 +7,9 @@ Context (``cdk synth -c KEY=VALUE``):
   account, region   target environment (default: CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION)
   split       auto | single | per-queue (default auto: one stack when it fits)
 
-Bad input prints one line per problem and exits 2; a topology that breaks a guarantee
-fails synthesis listing every finding and exits 1. Neither prints a traceback.
+Bad input prints one line per problem and exits 2; a topology that breaks a guarantee or
+an AWS limit fails synthesis listing every finding and exits 1. Neither prints a traceback.
+(``cdk synth`` reports any failing app as exit 1; these codes are the app's own.)
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -142,3 +146,34 @@ def test_aws_limit_errors_fail_synth_with_every_finding_and_exit_1(run_app, writ
     err = capsys.readouterr().err
     assert [f.line() for f in report.errors if f.line() not in err] == []
     assert "Traceback" not in err and "is invalid; expected" not in err
+
+
+def _readme_cdk_section() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return text[text.index("## Deploying with CDK"):text.index("\n## ", text.index("## Deploying with CDK") + 1)]
+
+
+def test_readme_cdk_section_names_files_that_exist_and_its_python_example_synthesizes(monkeypatch):
+    section = _readme_cdk_section()
+    paths = set(re.findall(r"topologies/[\w.-]+", section))
+    assert paths and all((ROOT / path).is_file() for path in paths), paths
+    example = next(block for block in re.findall(r"```python\n(.*?)```", section, re.S) if "TopologyStacks(" in block)
+    namespace: dict = {}
+    monkeypatch.chdir(ROOT)  # the example's paths are relative to a clone
+    exec(compile(example, "README.md", "exec"), namespace)  # the README's own example, as a user would run it
+    assert sorted(s.stack_name for s in namespace["app"].synth().stacks) == ["BatchQuota", "Hand", "Teams"]
+
+
+@pytest.mark.skipif(not (ROOT / "node_modules" / ".bin" / "cdk").exists(), reason="needs the pinned CDK CLI")
+def test_cdk_synth_of_a_file_that_cannot_load_exits_1_as_the_readme_says(tmp_path):
+    """The app exits 2, but the CDK CLI reports every failing app as exit 1: the README says so."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1", "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
+    result = subprocess.run(
+        ["npx", "--no-install", "cdk", "synth", "-q", "-o", str(tmp_path / "out"), "-c",
+         f"topology={tmp_path / 'missing.yaml'}"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 1
+    assert f"error: {tmp_path / 'missing.yaml'}: cannot read file" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "`cdk synth` exits 1" in " ".join(_readme_cdk_section().split())
