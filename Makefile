@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: test synth check lint bench clean system-deps
+.PHONY: test synth check lint bench clean system-deps graph report
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -20,6 +20,7 @@ node_modules/.installed: package.json
 	touch $@
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(PYTHON) -m pytest -q -n 2
 
 lint: $(STAMP)
@@ -32,9 +33,18 @@ synth: $(STAMP) node_modules/.installed
 	$(VENV)/bin/batch-quota check
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk synth --quiet
 
-bench: $(STAMP)
+bench: $(STAMP) node_modules/.installed
 	$(PYTHON) benchmarks/check_bench.py
 	$(PYTHON) benchmarks/simulate_bench.py
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PYTHON) benchmarks/synth_bench.py
+
+# The README's pictures: the default topology's borrow graph, and AWS's walkthrough as an HTML report.
+graph: $(STAMP)
+	@command -v dot >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz; }
+	$(VENV)/bin/batch-quota graph -o borrow-graph.svg
+
+report: $(STAMP)
+	$(VENV)/bin/batch-quota simulate scenarios/walkthrough.yaml --report report
 
 # Graphviz draws `batch-quota graph` as .svg/.png; Chromium opens the HTML report in a test (Debian packages, as root).
 system-deps:
