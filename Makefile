@@ -19,7 +19,7 @@ node_modules/.installed: package.json
 	npm install --no-audit --no-fund --silent
 	touch $@
 
-test: $(STAMP)
+test: $(STAMP) node_modules/.installed
 	$(VENV)/bin/ruff check .
 	$(PYTHON) -m pytest -q -n 2
 

@@ -164,7 +164,10 @@ def test_readme_cdk_section_names_files_that_exist_and_its_python_example_synthe
     assert sorted(s.stack_name for s in namespace["app"].synth().stacks) == ["BatchQuota", "Hand", "Teams"]
 
 
-@pytest.mark.skipif(not (ROOT / "node_modules" / ".bin" / "cdk").exists(), reason="needs the pinned CDK CLI")
+@pytest.mark.skipif(
+    not (ROOT / "node_modules" / ".bin" / "cdk").exists() and not os.environ.get("CI"),
+    reason="needs the pinned CDK CLI (make test installs it; under CI a missing CLI fails)",
+)
 def test_cdk_synth_of_a_file_that_cannot_load_exits_1_as_the_readme_says(tmp_path):
     """The app exits 2, but the CDK CLI reports every failing app as exit 1: the README says so."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
