@@ -1,0 +1,35 @@
+"""``batch-quota generate``: sizes only where a share can reach them, scenario paths relative to the scenario."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from policy_engine.cli import main
+
+TOPOLOGY = Path(__file__).parents[3] / "topologies" / "example.yaml"
+
+
+def test_generate_refuses_sizes_no_share_can_reach(tmp_path):
+    out = CliRunner().invoke(main, ["generate", str(TOPOLOGY), "-o", str(tmp_path / "j.csv"), "--sizes", "4:1"])
+    assert out.exit_code == 2
+    lines = out.output.splitlines()
+    assert "error: --sizes: training/QS1 ml.g5.xlarge: can reach at most 2 instance(s); no job is drawn for it" in lines
+    assert len(lines) == 3 and "Traceback" not in out.output
+
+
+def test_generate_scenario_paths_are_relative_to_the_scenario_without_resolving_symlinks(tmp_path):
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "real.yaml").write_text(TOPOLOGY.read_text(encoding="utf-8"), encoding="utf-8")
+    (project / "topologies").mkdir()
+    (project / "topologies" / "example.yaml").symlink_to(Path("..") / "data" / "real.yaml")
+    (project / "scenarios").mkdir()
+    out = CliRunner().invoke(main, [
+        "generate", str(project / "topologies" / "example.yaml"), "-o", str(project / "scenarios" / "jobs.csv"),
+        "--jobs", "5", "--scenario", str(project / "scenarios" / "gen.yaml")])
+    assert out.exit_code == 0, out.output
+    text = (project / "scenarios" / "gen.yaml").read_text(encoding="utf-8")
+    assert text == "topology: ../topologies/example.yaml\njobs: jobs.csv\n"
+    assert str(tmp_path) not in text
