@@ -17,7 +17,6 @@ reported as ``RenderError`` with one line the command prints.
 from __future__ import annotations
 
 import html
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from policy_engine.checks import CheckReport
 from policy_engine.findings import Finding, Severity
 from policy_engine.graph import BorrowGraph
 from policy_engine.model import Topology
+from policy_engine.rules.objects import findings_by_share, locate
 
 FORMATS = ("dot", "svg", "png")
 #: Above this many edges Graphviz takes minutes and the picture is unreadable: ask for fewer queues instead.
@@ -49,31 +49,9 @@ STRATEGY_STYLES = {
 FINDING_COLOUR = {Severity.ERROR: "#d62728", Severity.WARNING: "#ff7f0e"}
 EDGE_COLOUR, BLOCKED_EDGE_COLOUR = "#1f4e9c", "#9e9e9e"
 
-_GUARANTEE = re.compile(r"^guarantees\[(\d+)\]")
-_LISTED = re.compile(r"^(service_environments|job_queues)\[([^\]]*)\]")
-
 
 class RenderError(Exception):
     """The picture cannot be written; ``str()`` is the one line to show the user."""
-
-
-def findings_by_share(topology: Topology, report: CheckReport | None) -> dict[str, list[Finding]]:
-    """Findings that are about one share: named directly (``QUEUE/SHARE``) or through its guarantee."""
-    if report is None:
-        return {}
-    nodes = {f"{q.name}/{s.name}" for q, s in topology.shares()}
-    out: dict[str, list[Finding]] = {}
-    for finding in report.findings:
-        node = finding.object if finding.object in nodes else None
-        if node is None and (match := _GUARANTEE.match(finding.object)):
-            index = int(match.group(1))
-            if index < len(topology.guarantees):
-                matches = topology.resolve_share(topology.guarantees[index].share)
-                if len(matches) == 1:
-                    node = f"{matches[0][0].name}/{matches[0][1].name}"
-        if node is not None:
-            out.setdefault(node, []).append(finding)
-    return out
 
 
 def findings_by_queue(topology: Topology, report: CheckReport | None) -> dict[str, list[Finding]]:
@@ -83,14 +61,17 @@ def findings_by_queue(topology: Topology, report: CheckReport | None) -> dict[st
         return {}
     out: dict[str, list[Finding]] = {}
     for finding in report.findings:
-        match = _LISTED.match(finding.object)
-        if match is None:
+        where = locate(topology, finding.object)
+        if where.share is not None:
             continue
-        kind, name = match.groups()
         for queue in topology.job_queues:
-            if (queue.name if kind == "job_queues" else queue.service_environment) == name:
+            if queue.name == where.queue or (where.queue is None and queue.service_environment == where.environment):
                 out.setdefault(queue.name, []).append(finding)
     return out
+
+
+def _findings_by_share(topology: Topology, report: CheckReport | None) -> dict[str, list[Finding]]:
+    return findings_by_share(topology, report.findings) if report is not None else {}
 
 
 def topology_findings(topology: Topology, report: CheckReport | None) -> list[Finding]:
@@ -98,7 +79,7 @@ def topology_findings(topology: Topology, report: CheckReport | None) -> list[Fi
     environment), so the picture still says they exist."""
     if report is None:
         return []
-    placed = {id(f) for found in (*findings_by_share(topology, report).values(),
+    placed = {id(f) for found in (*_findings_by_share(topology, report).values(),
                                   *findings_by_queue(topology, report).values()) for f in found}
     return [f for f in report.findings if id(f) not in placed]
 
@@ -130,7 +111,7 @@ def _node_id(node: str) -> str:
 def build_dot(topology: Topology, report: CheckReport | None = None, queues: tuple[str, ...] = ()) -> graphviz.Digraph:
     """The DOT graph (``.source`` is the text); ``queues`` limits it to some job queues (all when empty)."""
     graph = BorrowGraph(topology)
-    flagged = findings_by_share(topology, report)
+    flagged = _findings_by_share(topology, report)
     by_queue = findings_by_queue(topology, report)
     dot = graphviz.Digraph("borrow_graph", graph_attr={
         "rankdir": "LR", "fontname": "Helvetica", "fontsize": "12", "nodesep": "0.4", "ranksep": "1.2",

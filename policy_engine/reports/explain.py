@@ -10,7 +10,7 @@ from __future__ import annotations
 from policy_engine.checks import CheckReport
 from policy_engine.graph import BorrowGraph
 from policy_engine.model import Topology
-from policy_engine.reports.borrow_graph_render import findings_by_share
+from policy_engine.rules.objects import findings_by_share
 from policy_engine.summary import ShareSummary
 
 Sentence = tuple[str, str]
@@ -43,7 +43,7 @@ def explain_share(topology: Topology, node: str, report: CheckReport, graph: Bor
     for instance_type, limit in share.capacity.items():
         sentences.extend(_capacity_sentences(graph, node, summary, instance_type, limit))
     sentences.extend(_preemption_sentences(graph, node, summary))
-    for finding in findings_by_share(topology, report).get(node, []):
+    for finding in findings_by_share(topology, report.findings).get(node, []):
         sentences.append(("findings", f"check {finding.severity.value} {finding.rule}: {finding.message}"
                           + (f" (fix: {finding.hint})" if finding.hint else "")))
     return sentences
