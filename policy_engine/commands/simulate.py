@@ -16,8 +16,9 @@ from policy_engine.cli import fail_input
 from policy_engine.loading import LoadError
 from policy_engine.reports import terminal
 from policy_engine.simulation.engine import Engine
+from policy_engine.simulation.numbers import as_number, format_seconds
 from policy_engine.simulation.preemption import POLICIES
-from policy_engine.simulation.results import SimulationResult, as_number, build_result
+from policy_engine.simulation.results import SimulationResult, build_result
 from policy_engine.simulation.workload import load_scenario
 
 #: Above this many jobs the text report shows shares and the summary only.
@@ -37,12 +38,12 @@ def _event_writer(handle):
 
 def _text_report(result: SimulationResult, console: Console) -> None:
     if len(result.jobs) <= JOB_TABLE_LIMIT:
-        jobs = Table(title=f"Jobs at t={result.time:.10g} s")
+        jobs = Table(title=f"Jobs at t={format_seconds(result.time)} s")
         for column in ("job", "share", "priority", "status", "preemptions", "wait s", "reason"):
             jobs.add_column(column)
         for job in result.jobs:
             jobs.add_row(job.name, job.share, str(job.priority), job.status, str(job.preemptions),
-                         f"{job.wait_seconds:.10g}", job.reason)
+                         format_seconds(job.wait_seconds), job.reason)
         console.print(jobs)
     else:
         console.print(f"{len(result.jobs):,} jobs (use --format json for each job)")
@@ -52,12 +53,13 @@ def _text_report(result: SimulationResult, console: Console) -> None:
         shares.add_column(column)
     for s in result.shares:
         shares.add_row(s.share, s.instance_type, s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
-                       f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", f"{s.wait_p50:.10g}", f"{s.wait_p95:.10g}",
-                       f"{s.wait_max:.10g}", str(s.preemptions), f"{s.instance_hours_lost:.2f}")
+                       f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", format_seconds(s.wait_p50),
+                       format_seconds(s.wait_p95), format_seconds(s.wait_max), str(s.preemptions),
+                       f"{s.instance_hours_lost:.2f}")
     console.print(shares)
     summary = result.summary
     counts = ", ".join(f"{count} {status}" for status, count in summary["by_status"].items())
-    console.print(f"t={result.time:.10g} s: {summary['jobs']} job(s) ({counts}); "
+    console.print(f"t={format_seconds(result.time)} s: {summary['jobs']} job(s) ({counts}); "
                   f"{summary['preemptions']} preemption(s), "
                   f"{summary['instance_hours_lost']:.2f} instance-hours lost; cluster utilisation "
                   f"{summary['cluster_utilisation']:.1%}")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from policy_engine.model import Topology
 from policy_engine.reports import chart_data, charts
+from policy_engine.simulation.numbers import format_seconds
 
 PAGE = "index.html"
 #: Above this many jobs the page lists the first ones and says how many it left out.
@@ -99,21 +100,23 @@ def render_page(result, topology: Topology, drawn: dict[str, list[Chart]], uncha
         f"<title>batch-quota simulation{escape(': ' + source) if source else ''}</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>batch-quota simulation report</h1>",
-        f'<p class="muted">{escape(source)} · simulated time {result.time:g} s · '
+        f'<p class="muted">{escape(source)} · simulated time {format_seconds(result.time)} s · '
         f"{summary['jobs']} job(s)</p>",
         "<h2>Summary</h2>",
         _table(("jobs", "by status", "preemptions", "instance-hours lost", "cluster utilisation", "wait p50 (s)",
                 "wait p95 (s)", "wait max (s)"),
                [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:.2f}",
-                 f"{summary['cluster_utilisation']:.1%}", f"{summary['wait_p50']:g}", f"{summary['wait_p95']:g}",
-                 f"{summary['wait_max']:g}")], numeric={0, 2, 3, 4, 5, 6, 7}),
+                 f"{summary['cluster_utilisation']:.1%}", format_seconds(summary["wait_p50"]),
+                 format_seconds(summary["wait_p95"]), format_seconds(summary["wait_max"]))],
+               numeric={0, 2, 3, 4, 5, 6, 7}),
         "<h2>Shares</h2>",
         '<p class="muted">Time-weighted over the run: own use as a share of the own limit; mean instances borrowed '
         "above the limit and lent to other shares.</p>",
         _table(("share", "instance type", "strategy", "limit", "jobs", "own use", "mean borrowed", "mean lent",
                 "wait p50 (s)", "wait p95 (s)", "preemptions", "instance-hours lost"),
                [(m.share, m.instance_type, m.strategy, m.limit, m.jobs, f"{m.own_utilisation:.1%}",
-                 f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", f"{m.wait_p50:g}", f"{m.wait_p95:g}", m.preemptions,
+                 f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", format_seconds(m.wait_p50),
+                 format_seconds(m.wait_p95), m.preemptions,
                  f"{m.instance_hours_lost:.2f}") for m in result.shares], numeric=set(range(3, 12))),
     ]
     strategies = {f"{q.name}/{s.name}": s.strategy for q, s in topology.shares()}
@@ -134,7 +137,7 @@ def render_page(result, topology: Topology, drawn: dict[str, list[Chart]], uncha
     parts.append(_table(("job", "share", "type", "instances", "priority", "status", "preemptions", "wait (s)",
                          "reason"),
                         [(j.name, j.share, j.instance_type, j.instances, j.priority, j.status, j.preemptions,
-                          f"{j.wait_seconds:g}", j.reason) for j in jobs], numeric={3, 4, 6, 7},
+                          format_seconds(j.wait_seconds), j.reason) for j in jobs], numeric={3, 4, 6, 7},
                         row_class=lambda row: "preempted" if row[6] else ""))
     parts.append("</body></html>")
     return "\n".join(parts)

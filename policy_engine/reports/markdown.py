@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from policy_engine.checks import CheckReport
+from policy_engine.simulation.numbers import format_seconds
 
 
 def cell(value: object) -> str:
@@ -51,7 +52,7 @@ def render_check(report: CheckReport, *, source: str = "") -> str:
 
 
 def _seconds(value: float) -> str:
-    return f"{value:g} s"
+    return f"{format_seconds(value)} s"
 
 
 def render_simulation(result, *, source: str = "") -> str:

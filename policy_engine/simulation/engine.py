@@ -31,6 +31,7 @@ from policy_engine.simulation.jobs import (
     JobSpec,
     Status,
 )
+from policy_engine.simulation.numbers import format_seconds
 from policy_engine.simulation.preemption import (
     POLICIES,
     LowestPriorityNewestFirst,
@@ -713,8 +714,8 @@ class Engine:
         if victims:
             protected = [(v, end) for v in victims if (end := self.protected_until(v)) is not None]
             if protected:
-                names = ", ".join(f"{v.spec.name} (placed at {_num(v.attempt_start)}, protected until {_num(end)}"
-                                  " by min_runtime)" for v, end in protected)
+                names = ", ".join(f"{v.spec.name} (placed at {format_seconds(v.attempt_start)}, "
+                                  f"protected until {format_seconds(end)} by min_runtime)" for v, end in protected)
                 reason += f"; preemption waits for {names}"
         return reason
 
@@ -730,11 +731,6 @@ class Engine:
     @property
     def submissions_done(self) -> bool:
         return self._next_arrival >= len(self._arrivals)
-
-
-def _num(value: float) -> str:
-    """A time as people write it: 11, not 11.0."""
-    return f"{value:g}" if float(value).is_integer() else str(value)
 
 
 def simulate(

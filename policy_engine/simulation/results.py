@@ -8,27 +8,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TextIO
+from typing import NamedTuple, TextIO
 
 from policy_engine.simulation.engine import gc_paused
 from policy_engine.simulation.jobs import ACTIVE, Status
 from policy_engine.simulation.metrics import ShareMetrics, share_metrics, summary
-
-
-def plain(value: Any) -> Any:
-    """JSON numbers one way whatever path computed them: an integral float is written as an int (600, not 600.0)."""
-    if value.__class__ is float:
-        return int(value) if value.is_integer() else value
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(item) for item in value]
-    return value
-
-
-def as_number(value: float | int | None) -> float | int | None:
-    """``plain`` for one number on the per-job hot path."""
-    return int(value) if value.__class__ is float and value.is_integer() else value
+from policy_engine.simulation.numbers import as_number, plain
 
 
 class AttemptRecord(NamedTuple):

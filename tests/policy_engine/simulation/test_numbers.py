@@ -1,0 +1,43 @@
+"""Times read the same in every output: 1234567 and 0.25, never e-notation or a 6-digit rounding."""
+
+from __future__ import annotations
+
+import pytest
+
+from policy_engine.reports.html_report import render_page
+from policy_engine.reports.markdown import render_simulation
+from policy_engine.simulation.numbers import as_number, format_seconds, plain
+from tests.policy_engine.simulation.builders import job, run, share, topology
+
+BIG = 1234567
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (BIG, "1234567"), (float(BIG), "1234567"), (0.25, "0.25"), (BIG + 0.25, "1234567.25"), (0.0, "0"),
+    (1e17, "100000000000000000"), (10.3 - 0.1, "10.2"), (0.00001, "0.00001"),
+])
+def test_format_seconds(value, text):
+    assert format_seconds(value) == text
+
+
+def test_json_numbers_are_ints_when_integral():
+    assert as_number(600.0) == 600 and type(as_number(600.0)) is int and as_number(0.25) == 0.25
+    assert plain({"a": [1.0, 0.5, (2.0,)]}) == {"a": [1, 0.5, [2]]}
+
+
+def test_a_waiting_reason_at_a_large_time_has_no_e_notation():
+    topo = topology(3, share("S0", 2, "LEND", in_share=True), share("S1", 1, "LEND_AND_BORROW", borrow_limit=200))
+    jobs = [job("low", "S0", priority=1, duration=BIG * 2), job("hi", "S0", priority=5, instances=2, at=BIG),
+            job("bor", "S1", priority=0, instances=2, at=BIG)]
+    reason = run(topo, jobs, until=BIG, min_runtime=0.25).job("hi").reason
+    assert reason.endswith(f"preemption waits for bor (placed at {BIG}, protected until {BIG}.25 by min_runtime)")
+
+
+@pytest.mark.parametrize(("until", "text"), [(BIG, "1234567"), (0.25, "0.25"), (BIG + 0.25, "1234567.25")])
+def test_markdown_and_html_times_have_no_e_notation(until, text):
+    topo = topology(1, share("A", 1))
+    result = run(topo, [job("a", "A", duration=BIG * 2), job("b", "A")], until=until)
+    markdown = render_simulation(result)
+    html = render_page(result, topo, {}, [])
+    assert f"| {text} s |" in markdown and "e+" not in markdown
+    assert f"simulated time {text} s" in html and f'<td class="num">{text}</td>' in html
