@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from policy_engine.model import Guarantee, JobQueue, QuotaShare, ServiceEnvironment, Topology
+from policy_engine.model import Guarantee, JobQueue, QuotaShare, ServiceEnvironment, Topology, share_id
 
 INSTANCE_TYPE = "ml.g5.xlarge"
 
@@ -87,7 +87,7 @@ def _large_guarantee(queue: JobQueue, share: QuotaShare) -> Guarantee:
     """What ``large_topology``'s share can be promised: its limit, its burst (a borrower reaches its
     100 % ceiling from lenders in the queue) and never_preempted when it neither borrows nor preempts itself."""
     return Guarantee(
-        share=f"{queue.name}/{share.name}",
+        share=share_id(queue, share),
         min_capacity=dict(share.capacity),
         burst_capacity={t: share.ceiling(t) or n for t, n in share.capacity.items()},
         never_preempted=not share.borrows and not share.in_share_preemption,

@@ -25,7 +25,7 @@ import graphviz
 from policy_engine.checks import CheckReport
 from policy_engine.findings import Finding, Severity
 from policy_engine.graph import BorrowGraph
-from policy_engine.model import Topology
+from policy_engine.model import Topology, share_id
 from policy_engine.rules.objects import findings_by_share, locate
 
 FORMATS = ("dot", "svg", "png")
@@ -134,13 +134,13 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
             reserved = [s for s in queue.shares if s.strategy == "RESERVE"]
             for share in queue.shares:
                 if share.strategy != "RESERVE":
-                    _add_node(cluster, graph, f"{queue.name}/{share.name}", flagged)
+                    _add_node(cluster, graph, share_id(queue, share), flagged)
             if reserved:
                 with cluster.subgraph(name=f"cluster_{queue.name}__reserved") as isolated:
                     isolated.attr(label="RESERVE: isolated, no lending or borrowing", style="dashed",
                                   color="#777777", fontsize="10")
                     for share in reserved:
-                        _add_node(isolated, graph, f"{queue.name}/{share.name}", flagged)
+                        _add_node(isolated, graph, share_id(queue, share), flagged)
     for lender, borrower, instance_type, data in graph.graph.edges(keys=True, data=True):
         if queues and graph.queue(lender).name not in queues:
             continue
