@@ -8,12 +8,11 @@ proven or refuted by BQ401/BQ402, so each problem is reported once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from policy_engine.findings import Severity
-from policy_engine.graph import BorrowGraph
-from policy_engine.guarantees import Refutation, preemption_risks, refute_burst_capacity, refute_min_capacity
-from policy_engine.model import Capacity, Guarantee, QuotaShare, share_id
+from policy_engine.guarantees import refute
+from policy_engine.model import Capacity, QuotaShare
 from policy_engine.rules.base import Context, Problem, rule
 from policy_engine.rules.objects import guarantee_object
 
@@ -25,16 +24,18 @@ def _meaningful(share: QuotaShare, promised: Capacity | None) -> Capacity:
     return {t: n for t, n in (promised or {}).items() if n >= 1 and t in share.capacity}
 
 
-def _refuted(context: Context, prove: Callable[[BorrowGraph, str, Guarantee], list[Refutation]]) -> Iterator[Problem]:
+def _refuted(context: Context, promise: str) -> Iterator[Problem]:
+    """``refute``'s refutations of one property, for the meaningful part of each guarantee only."""
     for index, guarantee in enumerate(context.topology.guarantees):
         matches = context.topology.resolve_share(guarantee.share)
         if len(matches) != 1:
             continue  # unresolved or ambiguous: BQ001 reports it
         share = matches[0][1]
         checked = guarantee.model_copy(update={p: _meaningful(share, getattr(guarantee, p)) for p in _PROMISES})
-        for refutation in prove(context.graph, share_id(*matches[0]), checked):
-            yield Problem(guarantee_object(index, guarantee), refutation.message, refutation.hint,
-                          counterexample=refutation.counterexample)
+        for refutation in refute(context.topology, context.graph, checked):
+            if refutation.property == promise:
+                yield Problem(guarantee_object(index, guarantee), refutation.message, refutation.hint,
+                              counterexample=refutation.counterexample)
 
 
 @rule("BQ401", Severity.ERROR, "min_capacity is reachable by reclaim")
@@ -42,14 +43,14 @@ def min_capacity_holds(context: Context) -> Iterator[Problem]:
     """A promised ``min_capacity`` must be at most ``min(limit, environment - sum of the other shares' limits)``
     per instance type: what a head job of the share can always get back by reclaim while every other share
     holds up to its own limit. Counterexample: the other shares' usage that leaves too little."""
-    yield from _refuted(context, lambda g, node, gu: refute_min_capacity(g, node, gu.min_capacity or {}))
+    yield from _refuted(context, "min_capacity")
 
 
 @rule("BQ402", Severity.ERROR, "burst_capacity is reachable when every other share is idle")
 def burst_capacity_holds(context: Context) -> Iterator[Problem]:
     """A promised ``burst_capacity`` must be at most the max burst: ``min(ceiling, own limit + max-flow from the
     lenders, environment capacity)``. Counterexample: every other share idle and the most the share reaches."""
-    yield from _refuted(context, lambda g, node, gu: refute_burst_capacity(g, node, gu.burst_capacity or {}))
+    yield from _refuted(context, "burst_capacity")
 
 
 @rule("BQ403", Severity.ERROR, "never_preempted holds")
@@ -57,7 +58,7 @@ def never_preempted_holds(context: Context) -> Iterator[Problem]:
     """``never_preempted: true`` holds only when in-share preemption is off and the share can never hold borrowed
     capacity (not LEND_AND_BORROW, or nothing can flow to it). Counterexample: the usage in which a job of
     the share is preempted (by a higher-priority job of its own, or by a lender reclaiming)."""
-    yield from _refuted(context, lambda g, node, gu: preemption_risks(g, node) if gu.never_preempted else [])
+    yield from _refuted(context, "never_preempted")
 
 
 @rule("BQ404", Severity.ERROR, "A guarantee promises something meaningful")
