@@ -15,6 +15,7 @@ from policy_engine.simulation.generate import (
     drawable,
     generate_jobs,
     parse_weights,
+    share_reach,
     write_jobs,
 )
 
@@ -74,13 +75,14 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
     profile = WorkloadProfile(jobs=count, arrival_rate=rate, sizes=size_weights, duration_mean=duration_mean,
                               duration_distribution=duration_distribution, priorities=priority_weights,
                               share_priorities=per_share, seed=seed)
-    enabled, notes = drawable(loaded, profile)
+    reach = share_reach(loaded)  # one computation for the notes and the jobs
+    enabled, notes = drawable(loaded, profile, reach)
     if not enabled:
         fail_input([f"--sizes: {note}" for note in notes] or ["no ENABLED quota share to draw jobs for"])
     for note in notes:  # said, not silent: these shares get only the sizes they can ever run
         click.echo(f"note: --sizes: {note}", err=True)
     try:
-        written = write_jobs(out, generate_jobs(loaded, profile))
+        written = write_jobs(out, generate_jobs(loaded, profile, reach))
     except OSError as error:
         fail_input([f"{output}: cannot write: {error.strerror or error}"])
     click.echo(f"wrote {written} job(s) to {output}")

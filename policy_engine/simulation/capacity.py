@@ -14,7 +14,7 @@ integrated in O(1) per change through the running integral of that ratio.
 
 from __future__ import annotations
 
-from policy_engine.model import JobQueue, QuotaShare, share_id
+from policy_engine.model import JobQueue, QuotaShare, Topology, share_id
 
 
 class EnvironmentType:
@@ -176,3 +176,31 @@ class Pool:
         """Integrate every share up to ``now`` (end of run or ``--until``)."""
         for share in self.shares:
             self.change(share, 0, now)
+
+
+def build_pools(topology: Topology) -> list[Pool]:
+    """One pool per job queue and instance type (its environment's types, then its shares'), with its shares.
+
+    Pools on the same environment and type share one ``EnvironmentType``. Apart from the
+    engine so that capacity questions (``placement.reach``) need no simulation.
+    """
+    envs: dict[tuple[str, str], EnvironmentType] = {}
+    pools: list[Pool] = []
+    for queue in topology.job_queues:
+        environment = topology.environment(queue.service_environment)
+        env_capacity = dict(environment.capacity) if environment else {}
+        types = list(env_capacity)
+        for share in queue.shares:
+            types += [t for t in share.capacity if t not in types]
+        for instance_type in types:
+            key = (queue.service_environment, instance_type)
+            if key not in envs:
+                envs[key] = EnvironmentType(queue.service_environment, instance_type,
+                                            env_capacity.get(instance_type, 0))
+            pool = Pool(queue, instance_type, envs[key], len(pools))
+            envs[key].pools.append(pool)
+            pools.append(pool)
+            for share in queue.shares:
+                if instance_type in share.capacity:
+                    pool.add_share(ShareCapacity(queue, share, instance_type, pool))
+    return pools

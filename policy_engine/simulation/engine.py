@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from policy_engine.model import Topology, share_id
+from policy_engine.model import Topology
 from policy_engine.simulation import placement
-from policy_engine.simulation.capacity import EnvironmentType, Pool, ShareCapacity
+from policy_engine.simulation.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.jobs import (
     ACTIVE,
     FAILED,
@@ -155,30 +155,14 @@ class Engine:
     # --- construction ---------------------------------------------------------------
 
     def _build(self, topology: Topology) -> None:
-        envs: dict[tuple[str, str], EnvironmentType] = {}
-        for queue in topology.job_queues:
-            environment = topology.environment(queue.service_environment)
-            env_capacity = dict(environment.capacity) if environment else {}
-            types = list(env_capacity)
-            for share in queue.shares:
-                types += [t for t in share.capacity if t not in types]
-            for instance_type in types:
-                key = (queue.service_environment, instance_type)
-                if key not in envs:
-                    envs[key] = EnvironmentType(queue.service_environment, instance_type,
-                                                env_capacity.get(instance_type, 0))
-                pool = Pool(queue, instance_type, envs[key], len(self.pools))
-                if self.settings.utilisation_series:
-                    pool.series = []
-                envs[key].pools.append(pool)
-                self.pools.append(pool)
-                self._queues.append(_PoolQueue(pool))
-                for share in queue.shares:
-                    if instance_type in share.capacity:
-                        capacity = ShareCapacity(queue, share, instance_type, pool)
-                        capacity.line = Line(capacity, instance_type, len(self.shares))
-                        pool.add_share(capacity)
-                        self.shares[(share_id(queue, share), instance_type)] = capacity
+        self.pools = build_pools(topology)
+        for pool in self.pools:
+            if self.settings.utilisation_series:
+                pool.series = []
+            self._queues.append(_PoolQueue(pool))
+            for capacity in pool.shares:
+                capacity.line = Line(capacity, capacity.instance_type, len(self.shares))
+                self.shares[(capacity.share_id, capacity.instance_type)] = capacity
         self._time_limit = {
             queue.name: min(a.max_time_seconds for a in queue.job_state_time_limit_actions)
             for queue in topology.job_queues

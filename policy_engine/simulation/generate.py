@@ -15,6 +15,7 @@ from pathlib import Path
 
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation import placement
+from policy_engine.simulation.capacity import build_pools
 from policy_engine.simulation.jobs import JobSpec
 
 DURATION_DISTRIBUTIONS = ("exponential", "lognormal", "fixed")
@@ -76,21 +77,25 @@ def _bisect(cumulative: list[float], x: float) -> int:
     return low
 
 
+#: The most instances one job can ever get, per (``QUEUE/SHARE``, instance type).
+Reach = Mapping[tuple[str, str], int]
+
+
 def share_reach(topology: Topology) -> dict[tuple[str, str], int]:
-    """The most instances one job can ever get, per (``QUEUE/SHARE``, instance type): the simulator's own rule."""
-    from policy_engine.simulation.engine import Engine
-
-    engine = Engine(topology, ())
-    return {(s.share_id, s.instance_type): placement.reach(s.pool, s) for s in engine.shares.values()}
+    """``Reach`` by the simulator's own rule (``placement.reach``), from its capacity pools: no engine needed."""
+    return {(s.share_id, s.instance_type): placement.reach(pool, s)
+            for pool in build_pools(topology) for s in pool.shares}
 
 
-def drawable(topology: Topology, profile: WorkloadProfile) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
+def drawable(topology: Topology, profile: WorkloadProfile,
+             reach: Reach | None = None) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
     """The (share, instance types) jobs are drawn for, and one note per share and type whose sizes are narrowed.
 
     Sizes are drawn per share and instance type among those the share can ever reach: a
-    larger job is misconfigured and would block its line forever.
+    larger job is misconfigured and would block its line forever. Pass ``reach`` when the
+    caller already has it.
     """
-    most = share_reach(topology)
+    most = share_reach(topology) if reach is None else reach
     sizes = sorted(size for size, weight in profile.sizes.items() if weight > 0)
     enabled, notes = [], []
     for q, s in topology.shares():
@@ -112,12 +117,12 @@ def drawable(topology: Topology, profile: WorkloadProfile) -> tuple[list[tuple[s
     return enabled, notes
 
 
-def generate_jobs(topology: Topology, profile: WorkloadProfile) -> Iterator[JobSpec]:
+def generate_jobs(topology: Topology, profile: WorkloadProfile, reach: Reach | None = None) -> Iterator[JobSpec]:
     """Yield ``profile.jobs`` jobs in submission order, sizes within reach (see ``drawable``)."""
     rng = random.Random(profile.seed)
-    most = share_reach(topology)
+    most = share_reach(topology) if reach is None else reach
     positive = {size: weight for size, weight in profile.sizes.items() if weight > 0}
-    enabled, _ = drawable(topology, profile)
+    enabled, _ = drawable(topology, profile, most)
     if not enabled:
         return
     samplers = {(sid, t): _sampler(rng, {size: w for size, w in positive.items() if size <= most[(sid, t)]})
