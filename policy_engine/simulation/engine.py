@@ -13,15 +13,14 @@ in-share preemption) and restarts at step 1 after any placement or preemption.
 
 from __future__ import annotations
 
-import gc
 import heapq
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from policy_engine.model import Topology
 from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import Pool, ShareCapacity, build_pools
+from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.jobs import (
     ACTIVE,
     FAILED,
@@ -40,6 +39,7 @@ from policy_engine.simulation.preemption import (
     reclaim_victims,
 )
 from policy_engine.simulation.queues import Line
+from policy_engine.simulation.results import SimulationResult, build_result
 
 # event phases inside one instant
 _FINISH, _ADVANCE, _UPDATE, _SUBMIT, _LIMIT = 0, 1, 2, 3, 4
@@ -78,21 +78,6 @@ class PriorityUpdate:
 
 
 Transition = Callable[[float, Job, str, str, str], None]
-
-
-@contextmanager
-def gc_paused():
-    """Pause the cyclic garbage collector: with a million live jobs its scans cost more than the simulation.
-
-    Nothing the engine allocates per event forms a reference cycle, so no garbage is kept.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class _PoolQueue:
@@ -723,10 +708,8 @@ def simulate(
     updates: Sequence[PriorityUpdate] = (),
     settings: SimulationSettings | None = None,
     until: float | None = None,
-):
+) -> SimulationResult:
     """Run a whole simulation and return its ``SimulationResult``."""
-    from policy_engine.simulation.results import build_result
-
     engine = Engine(topology, jobs, updates, settings)
     engine.run(until)
     return build_result(engine)

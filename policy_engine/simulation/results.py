@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import NamedTuple, TextIO
 
-from policy_engine.simulation.engine import gc_paused
+from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.jobs import ACTIVE, Status
 from policy_engine.simulation.metrics import ShareMetrics, share_metrics, summary
 from policy_engine.simulation.numbers import as_number, plain

@@ -20,7 +20,8 @@ from typing import Any
 from policy_engine import limits
 from policy_engine.loading import LoadError, load_topology, read_data, topology_from_data
 from policy_engine.model import Topology, share_id
-from policy_engine.simulation.engine import PriorityUpdate, SimulationSettings, gc_paused
+from policy_engine.simulation.engine import PriorityUpdate, SimulationSettings
+from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.jobs import JobSpec
 from policy_engine.simulation.preemption import POLICIES
 
