@@ -124,10 +124,13 @@ class BorrowGraph:
         ceiling = share.ceiling(instance_type)
         return None if ceiling is None else ceiling - self.limit(node, instance_type)
 
+    def environment_room(self, node: str, instance_type: str) -> int:
+        """What the environment physically has beside the share's own limit (at least 0)."""
+        return max(0, self.environment_capacity(node, instance_type) - self.limit(node, instance_type))
+
     def borrow_room(self, node: str, instance_type: str) -> int:
         """Most the share can borrow: its allowance, capped by what the environment has beside its own limit."""
-        capacity = self.environment_capacity(node, instance_type)
-        room = max(0, capacity - min(self.limit(node, instance_type), capacity))
+        room = self.environment_room(node, instance_type)
         allowance = self.borrow_allowance(node, instance_type)
         return room if allowance is None else min(room, allowance)
 
@@ -149,6 +152,13 @@ class BorrowGraph:
         """The most instances of the type that can flow from ``lender`` to ``borrower`` (0 without an edge)."""
         data = self.graph.get_edge_data(lender, borrower, key=instance_type)
         return data["capacity"] if data else 0
+
+    def can_flow(self, lender: str, borrower: str, instance_type: str | None = None) -> bool:
+        """Whether any instance (of the type, or of any type) can actually flow along ``lender -> borrower``:
+        an edge of capacity 0 exists in the graph but never carries anything."""
+        if instance_type is not None:
+            return self.edge_capacity(lender, borrower, instance_type) > 0
+        return any(data["capacity"] > 0 for data in (self.graph.get_edge_data(lender, borrower) or {}).values())
 
     def lendable(self, node: str, instance_type: str) -> int:
         """Sum of what the share's lenders own of the type: an upper bound before any cap."""

@@ -44,16 +44,24 @@ def guaranteed_capacity(graph: BorrowGraph, node: str, instance_type: str) -> in
     return max(0, min(graph.limit(node, instance_type), free))
 
 
-def _others_at_their_limits(graph: BorrowGraph, node: str, instance_type: str) -> dict[str, int]:
-    """A feasible worst case: the other shares take their own limits, in order, until the environment is full."""
-    left = graph.environment_capacity(node, instance_type)
-    usage: dict[str, int] = {}
-    for other in graph.neighbours_on_environment(node):
-        take = min(graph.limit(other, instance_type), left)
-        if take > 0:
-            usage[other] = take
-            left -= take
+def filled_in_order(limits: dict[str, int], capacity: int) -> dict[str, int]:
+    """A state that can occur: the shares take their own limits, in order, until the environment is full.
+
+    Every share stays within its own limit, so reclaim cannot take anything back: the worst case for
+    whoever comes later (BQ201's starved share, BQ401's promised minimum).
+    """
+    usage, left = {}, capacity
+    for name, limit in limits.items():
+        usage[name] = max(0, min(limit, left))  # a limit below 0 (BQ1xx reports it) frees nothing
+        left -= usage[name]
     return usage
+
+
+def _others_at_their_limits(graph: BorrowGraph, node: str, instance_type: str) -> dict[str, int]:
+    """The other shares at their own limits in order (``filled_in_order``), without those that use nothing."""
+    others = {other: graph.limit(other, instance_type) for other in graph.neighbours_on_environment(node)}
+    usage = filled_in_order(others, graph.environment_capacity(node, instance_type))
+    return {other: count for other, count in usage.items() if count > 0}
 
 
 def refute_min_capacity(graph: BorrowGraph, node: str, promised: Capacity) -> list[Refutation]:

@@ -41,16 +41,11 @@ class ShareSummary:
         }
 
 
-def _flows(graph: BorrowGraph, lender: str, borrower: str) -> bool:
-    """Whether any instance can actually flow from ``lender`` to ``borrower`` (edge capacity > 0)."""
-    return any(data["capacity"] > 0 for data in (graph.graph.get_edge_data(lender, borrower) or {}).values())
-
-
 def summarize(graph: BorrowGraph, node: str) -> ShareSummary:
     share = graph.share(node)
     itself = (node,) if share.in_share_preemption else ()
-    lenders = tuple(lender for lender in graph.lenders(node) if _flows(graph, lender, node))
-    borrowers = tuple(borrower for borrower in graph.borrowers(node) if _flows(graph, node, borrower))
+    lenders = tuple(lender for lender in graph.lenders(node) if graph.can_flow(lender, node))
+    borrowers = tuple(borrower for borrower in graph.borrowers(node) if graph.can_flow(node, borrower))
     return ShareSummary(
         share=node,
         strategy=share.strategy,

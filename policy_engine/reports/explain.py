@@ -79,7 +79,7 @@ def _capacity_sentences(graph: BorrowGraph, node: str, summary: ShareSummary, in
         out.append(("burst", f"When the other shares are idle it can burst to {_amount(burst.total, instance_type)}: "
                              f"its own {burst.own} plus {sources}. It can borrow {instance_type} from "
                              f"{_names(lenders)}, first come first served among borrowers."))
-    borrowers = [b for b in graph.borrowers(node, instance_type) if graph.edge_capacity(node, b, instance_type) > 0]
+    borrowers = [b for b in graph.borrowers(node, instance_type) if graph.can_flow(node, b, instance_type)]
     if share.strategy == "RESERVE":
         out.append(("lends", f"It never lends: idle {instance_type} of {node} stay idle until its own jobs use them."))
     elif borrowers:

@@ -45,7 +45,7 @@ def borrow_limit_reachable(context: Context) -> Iterator[Problem]:
             lenders = graph.lenders(node, instance_type)
             if allowance is None or allowance == 0 or not lenders or limit <= 0:
                 continue
-            room = max(0, graph.environment_capacity(node, instance_type) - limit)
+            room = graph.environment_room(node, instance_type)
             reachable = min(graph.lendable(node, instance_type), room)
             if allowance > reachable:
                 given = ", ".join(f"{lender} {graph.limit(lender, instance_type)}" for lender in lenders)

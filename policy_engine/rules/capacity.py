@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from policy_engine.findings import Severity
+from policy_engine.guarantees import filled_in_order
 from policy_engine.model import share_id
 from policy_engine.rules.base import Context, Problem, rule
 from policy_engine.rules.objects import environment_object
@@ -41,7 +42,8 @@ def no_oversubscription(context: Context) -> Iterator[Problem]:
             total = sum(shares.values())
             if total > capacity:
                 listed = ", ".join(f"{name} {count}" for name, count in shares.items())
-                usage, starved = _filled_in_order(shares, capacity)
+                usage = filled_in_order(shares, capacity)
+                starved = next(name for name, limit in shares.items() if usage[name] < limit)
                 held = " and ".join(f"{name} uses {usage[name]}" for name in shares if name != starved
                                     and usage[name] > 0) or "the environment is empty"
                 yield Problem(
@@ -54,22 +56,6 @@ def no_oversubscription(context: Context) -> Iterator[Problem]:
                     severity=Severity.WARNING if allowed else None,
                     counterexample={name: {instance_type: count} for name, count in usage.items()},
                 )
-
-
-def _filled_in_order(limits: dict[str, int], capacity: int) -> tuple[dict[str, int], str]:
-    """A state that can occur: the shares take their own limits in order until the environment is full.
-
-    Returns each share's usage and the first share left below its limit (one exists when the limits
-    exceed the capacity); reclaim cannot help it, because every other share is within its own limit.
-    """
-    usage, left, starved = {}, capacity, None
-    for name, limit in limits.items():
-        usage[name] = min(limit, left)
-        left -= usage[name]
-        if starved is None and usage[name] < limit:
-            starved = name
-    assert starved is not None, "called only when the limits exceed the capacity"
-    return usage, starved
 
 
 @rule("BQ202", Severity.ERROR, "Every instance type of a share exists in its environment")

@@ -35,6 +35,14 @@ def test_oversubscription_counterexample_never_exceeds_the_environment():
     assert "training/QS2 gets only 1 of its 2" in finding.message
 
 
+def test_oversubscription_counterexample_never_uses_a_negative_limit_as_room():
+    # QS1's limit of -1 (reported by BQ102) must not let QS2 and QS3 together hold more than the environment.
+    bad = topology(share("QS1", -1), share("QS2", 2), share("QS3", 2), environment=2)
+    (finding,) = run("BQ201", bad)
+    assert finding.counterexample == {"training/QS1": {GPU: 0}, "training/QS2": {GPU: 2}, "training/QS3": {GPU: 0}}
+    assert "training/QS3 gets only 0 of its 2" in finding.message
+
+
 def test_opted_in_oversubscription_is_a_warning():
     opted = topology(share("QS1", 2), share("QS2", 2), environment=3, allow_oversubscription=True)
     (finding,) = run("BQ201", opted)
