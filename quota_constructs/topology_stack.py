@@ -31,7 +31,7 @@ from policy_engine import model as m
 from policy_engine.checks import CheckReport, check_topology
 from policy_engine.findings import Finding
 from policy_engine.loading import validate_topology
-from policy_engine.rules.objects import environment_object, queue_object
+from policy_engine.rules.objects import environment_object, locate, queue_object
 from quota_constructs.job_queue import TrainingJobQueue
 from quota_constructs.quota_share import QuotaShare
 from quota_constructs.service_environment import ServiceEnvironment, ServiceEnvironmentBase
@@ -159,20 +159,31 @@ def fits_one_stack(topology: m.Topology) -> bool:
 
 def attach_findings(
     report: CheckReport,
+    topology: m.Topology,
     queues: Mapping[str, Construct],
     environments: Mapping[str, Construct],
     fallback: Construct,
     problems: Sequence[BuildProblem] = (),
 ) -> None:
-    """Errors -> one validation per construct; warnings -> CDK warnings, on the queue the finding names.
+    """Errors -> one validation per construct; warnings -> CDK warnings, on the queue the finding is about.
 
-    A construct ``problems`` entry no BQ1xx error explains is one more error line, on its scope.
+    The queue is found by the kind of object the finding names, never by a name's spelling: a share,
+    guarantee or queue -> its queue; an environment -> the first queue using it, else the environment
+    itself; anything else, or an object left unbuilt -> ``fallback``. A construct ``problems`` entry
+    no BQ1xx error explains is one more error line, on its scope.
     """
+    users: dict[str, str] = {}
+    for queue in topology.job_queues:
+        users.setdefault(queue.service_environment, queue.name)
 
     def target(finding: Finding) -> Construct:
-        # ``QUEUE/SHARE``, ``service_environments[ENV]``, ``guarantees[0] (QUEUE/SHARE)``: the first known name wins.
-        names = re.findall(r"[A-Za-z0-9_-]+", finding.object)
-        return next((known[n] for n in names for known in (queues, environments) if n in known), fallback)
+        where = locate(topology, finding.object)
+        if where.queue is None and where.environment is not None:
+            user = users.get(where.environment)
+            if user not in queues:
+                return environments.get(where.environment, fallback)
+            return queues[user]
+        return queues.get(where.queue, fallback)
 
     errors: dict[int, tuple[Construct, list[str]]] = {}
     for finding in report.errors:
@@ -215,7 +226,7 @@ class QuotaTopology(Construct):
                                    service_environment=self.environments.get(q.service_environment), problems=problems)
             for q in topology.job_queues
         }
-        attach_findings(self.report, self.queues, self.environments, self, problems)
+        attach_findings(self.report, topology, self.queues, self.environments, self, problems)
 
     @property
     def shares(self) -> dict[str, QuotaShare]:
@@ -319,7 +330,7 @@ class TopologyStacks:
         for unused in topology.service_environments:
             environment_in(self.stacks[0], unused)
         built = {name: e for name, e in environments.items() if e is not None}
-        attach_findings(self.report, self.queues, built, self.stacks[0], problems)
+        attach_findings(self.report, topology, self.queues, built, self.stacks[0], problems)
 
     @staticmethod
     def _describe(topology: m.Topology, queue: m.JobQueue | None) -> str:

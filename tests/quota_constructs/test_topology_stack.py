@@ -401,3 +401,20 @@ def test_a_construct_check_no_rule_mirrors_is_its_own_line_and_nothing_is_droppe
         app.synth()
     assert ("[BatchQuota/Topology/training] QuotaShare 'QS1': tags key = 'aws:team' is invalid"
             in str(error.value))
+
+
+def test_a_warning_on_an_environment_lands_on_the_queue_using_it_not_on_a_queue_of_the_same_name():
+    shares = tuple(QuotaShare(name=f"s{i}", capacity={G5: 2}, strategy="RESERVE") for i in (1, 2))
+    topology = Topology(
+        service_environments=(ServiceEnvironment(name="a", capacity={G5: 2}),
+                              ServiceEnvironment(name="e2", capacity={G5: 2})),
+        job_queues=(JobQueue(name="a", service_environment="e2", shares=shares[:1]),
+                    JobQueue(name="b", service_environment="a", shares=shares)),
+        allow_oversubscription=True,  # BQ201 (s1 + s2 > environment a) is then a warning on service_environments[a]
+    )
+    deployed = TopologyStacks(fast_app(), topology)
+    (stack,) = deployed.stacks
+    (warning,) = [f for f in deployed.report.warnings if f.object == "service_environments[a]"]
+    annotations = Annotations.from_stack(stack)
+    annotations.has_warning("/BatchQuota/Topology/b", Match.string_like_regexp(warning.rule))
+    annotations.has_no_warning("/BatchQuota/Topology/a", Match.any_value())
