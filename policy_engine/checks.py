@@ -1,7 +1,8 @@
 """The public entry point: ``check_topology(topology) -> CheckReport``.
 
 Every rule runs over one shared borrow graph; the report orders findings (errors first,
-then by rule, then by object) and carries the per-share summary.
+then by rule, then by object) and carries the per-share summary and that graph, so
+``explain`` and ``graph`` never build it again.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from policy_engine.findings import Finding, Severity
+from policy_engine.graph import BorrowGraph
 from policy_engine.model import Topology
 from policy_engine.rules import Context, run_rules
 from policy_engine.summary import ShareSummary, summarize_all
@@ -22,6 +24,8 @@ class CheckReport:
 
     findings: list[Finding]
     summaries: dict[str, ShareSummary] = field(default_factory=dict)
+    #: The borrow graph the rules ran over (``None`` for a report built by hand).
+    graph: BorrowGraph | None = field(default=None, compare=False, repr=False)
 
     @property
     def errors(self) -> list[Finding]:
@@ -37,6 +41,13 @@ class CheckReport:
         return not self.errors
 
 
+def borrow_graph(topology: Topology, report: CheckReport | None) -> BorrowGraph:
+    """The report's borrow graph when it was checked from ``topology``; a new one otherwise."""
+    if report is not None and report.graph is not None and report.graph.topology is topology:
+        return report.graph
+    return BorrowGraph(topology)
+
+
 def sort_findings(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], f.rule, f.object, f.message))
 
@@ -45,4 +56,4 @@ def check_topology(topology: Topology) -> CheckReport:
     """Run every rule and derive the summaries; never raises on a well-typed topology."""
     context = Context(topology)
     findings = sort_findings(run_rules(topology, context))
-    return CheckReport(findings=findings, summaries=summarize_all(context.graph))
+    return CheckReport(findings=findings, summaries=summarize_all(context.graph), graph=context.graph)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import graphviz
 
-from policy_engine.checks import CheckReport
+from policy_engine.checks import CheckReport, borrow_graph
 from policy_engine.findings import Finding, Severity
 from policy_engine.graph import BorrowGraph
 from policy_engine.model import Topology, share_id
@@ -110,7 +110,7 @@ def _node_id(node: str) -> str:
 
 def build_dot(topology: Topology, report: CheckReport | None = None, queues: tuple[str, ...] = ()) -> graphviz.Digraph:
     """The DOT graph (``.source`` is the text); ``queues`` limits it to some job queues (all when empty)."""
-    graph = BorrowGraph(topology)
+    graph = borrow_graph(topology, report)
     flagged = _findings_by_share(topology, report)
     by_queue = findings_by_queue(topology, report)
     dot = graphviz.Digraph("borrow_graph", graph_attr={

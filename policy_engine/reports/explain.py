@@ -7,7 +7,7 @@ list of ``(topic, sentence)`` pairs; the command prints them, tests read them.
 
 from __future__ import annotations
 
-from policy_engine.checks import CheckReport
+from policy_engine.checks import CheckReport, borrow_graph
 from policy_engine.graph import BorrowGraph
 from policy_engine.model import Topology
 from policy_engine.rules.objects import findings_by_share
@@ -32,7 +32,7 @@ def _names(nodes: list[str] | tuple[str, ...]) -> str:
 def explain_share(topology: Topology, node: str, report: CheckReport, graph: BorrowGraph | None = None
                   ) -> list[Sentence]:
     """Sentences about ``node`` (``QUEUE/SHARE``): guarantee, burst, lending, reclaim, preemption, findings."""
-    graph = graph or BorrowGraph(topology)
+    graph = graph or borrow_graph(topology, report)
     summary: ShareSummary = report.summaries[node]
     share, queue = graph.share(node), graph.queue(node)
     sentences: list[Sentence] = []

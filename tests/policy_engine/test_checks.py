@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policy_engine.checks import CheckReport, check_topology
+from policy_engine.checks import CheckReport, borrow_graph, check_topology
 from policy_engine.examples import large_topology
 from policy_engine.findings import Severity
 from tests.policy_engine.builders import GPU, guarantee, share, topology
@@ -14,6 +14,14 @@ def test_example_is_ok_with_one_warning(example):
     assert report.ok and report.errors == []
     assert [f.rule for f in report.warnings] == ["BQ302"]
     assert list(report.summaries) == ["training/QS1", "training/QS2", "training/QS3"]
+
+
+def test_the_report_carries_its_borrow_graph_for_the_same_topology_only(example):
+    report = check_topology(example)
+    assert report.graph is not None and borrow_graph(example, report) is report.graph
+    other = topology(share("QS1", 1))
+    assert borrow_graph(other, report).topology is other
+    assert borrow_graph(example, None).topology is example
 
 
 def test_findings_are_sorted_errors_first_then_rule_then_object():
