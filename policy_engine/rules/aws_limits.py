@@ -1,16 +1,18 @@
 """AWS limits and API rules: what CloudFormation or the Batch API would refuse at deploy time.
 
-Every figure comes from ``policy_engine.limits`` (one table, with its source).
+Every figure, in messages, hints and titles alike, comes from ``policy_engine.limits`` (one
+table, with its source), so a limit AWS changes is one edit there.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from policy_engine import limits
 from policy_engine.findings import Severity
-from policy_engine.model import share_id
+from policy_engine.limits import Limit
+from policy_engine.model import Capacity, share_id
 from policy_engine.rules.base import Context, Problem, rule
 from policy_engine.rules.objects import environment_object, queue_object
 
@@ -23,10 +25,13 @@ def _name_problem(name: str) -> str | None:
     return None
 
 
-@rule("BQ101", Severity.ERROR, "Names are 1-128 letters, digits, '-' or '_'")
+_NAME_RULE = f"{limits.NAME_LENGTH.range_text()} letters, digits, '-' or '_'"
+
+
+@rule("BQ101", Severity.ERROR, f"Names are {_NAME_RULE}")
 def valid_names(context: Context) -> Iterator[Problem]:
     """Service environment, job queue, scheduling policy and quota share names follow AWS's naming rule."""
-    hint = "use 1-128 letters, digits, '-' or '_'"
+    hint = f"use {_NAME_RULE}"
     for environment in context.topology.service_environments:
         if problem := _name_problem(environment.name):
             yield Problem(environment_object(environment.name), f"service environment {problem}", hint)
@@ -40,50 +45,64 @@ def valid_names(context: Context) -> Iterator[Problem]:
                 yield Problem(share_id(queue, share), f"quota share {problem}", hint)
 
 
-@rule("BQ102", Severity.ERROR, "A share's capacity per instance type is at least 1")
+def _capacities_below_minimum(bound: Limit, owners: Iterable[tuple[str, Capacity]], hint: str
+                              ) -> Iterator[Problem]:
+    """BQ102/BQ103: each ``(object, capacity)``'s count per instance type is at least ``bound.minimum``."""
+    for obj, capacity in owners:
+        for instance_type, count in capacity.items():
+            if not bound.allows(count):
+                yield Problem(obj, f"capacity {instance_type}: {count} is below AWS's minimum of {bound.minimum}",
+                              hint)
+
+
+def _wrong_limit_counts(bound: Limit, owners: Iterable[tuple[str, Capacity]]) -> Iterator[Problem]:
+    """BQ104/BQ105: each ``(object, capacity)`` lists an allowed number of instance types."""
+    for obj, capacity in owners:
+        if not bound.allows(len(capacity)):
+            yield Problem(obj, f"has {len(capacity)} capacity limits; AWS allows {bound.range_text()}",
+                          f"list between {bound.minimum} and {bound.maximum} instance types")
+
+
+def _share_capacities(context: Context) -> Iterator[tuple[str, Capacity]]:
+    return ((share_id(queue, share), share.capacity) for queue, share in context.topology.shares())
+
+
+def _environment_capacities(context: Context) -> Iterator[tuple[str, Capacity]]:
+    return ((environment_object(e.name), e.capacity) for e in context.topology.service_environments)
+
+
+@rule("BQ102", Severity.ERROR,
+      f"A share's capacity per instance type is at least {limits.SHARE_MAX_CAPACITY.minimum}")
 def share_capacity_positive(context: Context) -> Iterator[Problem]:
     """AWS requires ``maxCapacity >= 1`` for every capacity limit of a quota share."""
-    for queue, share in context.topology.shares():
-        for instance_type, count in share.capacity.items():
-            if not limits.SHARE_MAX_CAPACITY.allows(count):
-                yield Problem(share_id(queue, share), f"capacity {instance_type}: {count} is below AWS's minimum of 1",
-                              "give the instance type at least 1 or remove it from the share")
+    bound = limits.SHARE_MAX_CAPACITY
+    yield from _capacities_below_minimum(bound, _share_capacities(context),
+                                         f"give the instance type at least {bound.minimum} or remove it from the share")
 
 
-@rule("BQ103", Severity.ERROR, "An environment's capacity per instance type is at least 1")
+@rule("BQ103", Severity.ERROR,
+      f"An environment's capacity per instance type is at least {limits.ENVIRONMENT_MAX_CAPACITY.minimum}")
 def environment_capacity_positive(context: Context) -> Iterator[Problem]:
     """A service environment's capacity limit for an instance type is at least 1 instance."""
-    for environment in context.topology.service_environments:
-        for instance_type, count in environment.capacity.items():
-            if not limits.ENVIRONMENT_MAX_CAPACITY.allows(count):
-                yield Problem(environment_object(environment.name),
-                              f"capacity {instance_type}: {count} is below AWS's minimum of 1",
-                              "give the instance type at least 1 or remove it")
+    bound = limits.ENVIRONMENT_MAX_CAPACITY
+    yield from _capacities_below_minimum(bound, _environment_capacities(context),
+                                         f"give the instance type at least {bound.minimum} or remove it")
 
 
-@rule("BQ104", Severity.ERROR, "A share has 1-5 capacity limits")
+@rule("BQ104", Severity.ERROR, f"A share has {limits.SHARE_CAPACITY_LIMITS.range_text()} capacity limits")
 def share_capacity_limit_count(context: Context) -> Iterator[Problem]:
     """A quota share lists between 1 and 5 instance types."""
-    bound = limits.SHARE_CAPACITY_LIMITS
-    for queue, share in context.topology.shares():
-        if not bound.allows(len(share.capacity)):
-            yield Problem(share_id(queue, share),
-                          f"has {len(share.capacity)} capacity limits; AWS allows {bound.range_text()}",
-                          "list between 1 and 5 instance types")
+    yield from _wrong_limit_counts(limits.SHARE_CAPACITY_LIMITS, _share_capacities(context))
 
 
-@rule("BQ105", Severity.ERROR, "A service environment has 1-5 capacity limits")
+@rule("BQ105", Severity.ERROR,
+      f"A service environment has {limits.ENVIRONMENT_CAPACITY_LIMITS.range_text()} capacity limits")
 def environment_capacity_limit_count(context: Context) -> Iterator[Problem]:
     """A service environment lists between 1 and 5 instance types."""
-    bound = limits.ENVIRONMENT_CAPACITY_LIMITS
-    for environment in context.topology.service_environments:
-        if not bound.allows(len(environment.capacity)):
-            yield Problem(environment_object(environment.name),
-                          f"has {len(environment.capacity)} capacity limits; AWS allows {bound.range_text()}",
-                          "list between 1 and 5 instance types")
+    yield from _wrong_limit_counts(limits.ENVIRONMENT_CAPACITY_LIMITS, _environment_capacities(context))
 
 
-@rule("BQ106", Severity.ERROR, "At most 20 quota shares per job queue")
+@rule("BQ106", Severity.ERROR, f"At most {limits.SHARES_PER_QUEUE.maximum} quota shares per job queue")
 def shares_per_queue(context: Context) -> Iterator[Problem]:
     """A job queue holds at most 20 quota shares."""
     bound = limits.SHARES_PER_QUEUE
@@ -103,11 +122,12 @@ def queues_per_environment(context: Context) -> Iterator[Problem]:
     for environment, queues in users.items():
         if not limits.QUEUES_PER_ENVIRONMENT.allows(len(queues)):
             yield Problem(environment_object(environment),
-                          f"is used by {len(queues)} job queues ({', '.join(queues)}); AWS allows 1",
+                          f"is used by {len(queues)} job queues ({', '.join(queues)}); AWS allows "
+                          f"{limits.QUEUES_PER_ENVIRONMENT.maximum}",
                           "give each job queue its own service environment")
 
 
-@rule("BQ108", Severity.ERROR, "At most 50 job queues per account and Region")
+@rule("BQ108", Severity.ERROR, f"At most {limits.QUEUES_PER_ACCOUNT.maximum} job queues per account and Region")
 def queues_per_account(context: Context) -> Iterator[Problem]:
     """An account has at most 50 job queues per Region."""
     count = len(context.topology.job_queues)
@@ -116,7 +136,8 @@ def queues_per_account(context: Context) -> Iterator[Problem]:
                       "per account and Region", "merge queues or split the topology over accounts or Regions")
 
 
-@rule("BQ109", Severity.ERROR, "At most 50 service environments per account and Region")
+@rule("BQ109", Severity.ERROR,
+      f"At most {limits.ENVIRONMENTS_PER_ACCOUNT.maximum} service environments per account and Region")
 def environments_per_account(context: Context) -> Iterator[Problem]:
     """An account has at most 50 service environments per Region."""
     count = len(context.topology.service_environments)
@@ -126,12 +147,13 @@ def environments_per_account(context: Context) -> Iterator[Problem]:
                       "merge environments or split the topology over accounts or Regions")
 
 
-@rule("BQ110", Severity.ERROR, "borrow_limit is at least -1")
+@rule("BQ110", Severity.ERROR, f"borrow_limit is at least {limits.BORROW_LIMIT.minimum}")
 def borrow_limit_minimum(context: Context) -> Iterator[Problem]:
     """``borrow_limit`` is a percent of the share's own limit, or -1 for unlimited; lower values are invalid."""
     for queue, share in context.topology.shares():
         if share.borrow_limit is not None and not limits.BORROW_LIMIT.allows(share.borrow_limit):
-            yield Problem(share_id(queue, share), f"borrow_limit {share.borrow_limit} is below -1",
+            yield Problem(share_id(queue, share),
+                          f"borrow_limit {share.borrow_limit} is below {limits.BORROW_LIMIT.minimum}",
                           "use a percent >= 0, or -1 for unlimited")
 
 
@@ -144,7 +166,7 @@ def borrow_limit_strategy(context: Context) -> Iterator[Problem]:
                           "share", "remove borrow_limit or use strategy LEND_AND_BORROW")
 
 
-@rule("BQ112", Severity.ERROR, "Job queue priority is 0-1000")
+@rule("BQ112", Severity.ERROR, f"Job queue priority is {limits.QUEUE_PRIORITY.range_text()}")
 def queue_priority(context: Context) -> Iterator[Problem]:
     """A job queue's priority is between 0 and 1000 (CloudFormation rejects more; jobs' priorities go to 9999)."""
     bound = limits.QUEUE_PRIORITY
@@ -154,7 +176,8 @@ def queue_priority(context: Context) -> Iterator[Problem]:
                           f"use a priority between {bound.minimum} and {bound.maximum}")
 
 
-@rule("BQ113", Severity.ERROR, "job_state_time_limit_actions wait 600-86400 seconds")
+@rule("BQ113", Severity.ERROR,
+      f"job_state_time_limit_actions wait {limits.TIME_LIMIT_SECONDS.range_text()} seconds")
 def time_limit_actions(context: Context) -> Iterator[Problem]:
     """``jobStateTimeLimitActions.maxTimeSeconds`` is between 600 and 86400."""
     bound = limits.TIME_LIMIT_SECONDS
@@ -163,4 +186,4 @@ def time_limit_actions(context: Context) -> Iterator[Problem]:
             if not bound.allows(action.max_time_seconds):
                 yield Problem(queue_object(queue.name), f"job_state_time_limit_actions[{index}].max_time_seconds "
                               f"{action.max_time_seconds} is outside {bound.range_text()}",
-                              "use between 600 and 86400 seconds")
+                              f"use between {bound.minimum} and {bound.maximum} seconds")
