@@ -199,17 +199,41 @@ def attach_findings(
         Annotations.of(target(finding)).add_warning_v2(f"batch-quota:{finding.rule}", finding.line())
 
 
+def checked_report(topology: m.Topology, report: CheckReport | None, source: str) -> CheckReport:
+    """``report`` (else ``check_topology``'s), after refusing a broken structure with ``LoadError``: validated once.
+
+    ``check_topology`` runs the loader's structure check itself (rule BQ001), so ``validate_topology``,
+    which says where, runs again only when BQ001 found something; a report passed in may be of
+    another topology, so the topology is validated then.
+    """
+    if report is None:
+        report = check_topology(topology)
+        if not any(finding.rule == "BQ001" for finding in report.errors):
+            return report
+    validate_topology(topology, source=source)
+    return report
+
+
 class QuotaTopology(Construct):
     """Every resource of a topology in one scope (at most ~500 resources: see ``TopologyStacks``).
 
     ``report`` reuses a ``check_topology`` result; by default the policy engine runs here, once,
-    before anything is built. Objects whose constructs refuse their props are left out (see the
-    module docstring), so ``environments``, ``queues`` and ``shares`` hold what was built.
+    before anything is built. ``validated=True`` says the caller already ran ``checked_report`` on
+    this topology and report (``TopologyStacks`` does). Objects whose constructs refuse their props are
+    left out (see the module docstring), so ``environments``, ``queues`` and ``shares`` hold what was built.
     """
 
-    def __init__(self, scope: Construct, id: str, *, topology: m.Topology, report: CheckReport | None = None) -> None:
-        validate_topology(topology, source=f"QuotaTopology {id!r}")
-        report = report if report is not None else check_topology(topology)
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        topology: m.Topology,
+        report: CheckReport | None = None,
+        validated: bool = False,
+    ) -> None:
+        if not validated or report is None:
+            report = checked_report(topology, report, source=f"QuotaTopology {id!r}")
         super().__init__(scope, id)
         self.report = report
         problems: list[BuildProblem] = []
@@ -278,16 +302,15 @@ class TopologyStacks:
     ) -> None:
         if split not in ("auto", "single", "per-queue"):
             raise ValueError(f"TopologyStacks: split = {split!r} is invalid; expected one of auto, single, per-queue")
-        validate_topology(topology, source="TopologyStacks")
+        self.report = checked_report(topology, report, source="TopologyStacks")
         _stack_id(stack_name)
-        self.report = report if report is not None else check_topology(topology)
         problems: list[BuildProblem] = []
         self.stacks: list[Stack] = []
         self.queues: dict[str, QueueResources] = {}
         one_stack = split == "single" or (split == "auto" and fits_one_stack(topology))
         if one_stack or not topology.job_queues:
             stack = Stack(app, _stack_id(stack_name), env=env, description=self._describe(topology, None))
-            built = QuotaTopology(stack, "Topology", topology=topology, report=self.report)
+            built = QuotaTopology(stack, "Topology", topology=topology, report=self.report, validated=True)
             self.stacks.append(stack)
             self.queues = built.queues
             return
