@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from policy_engine.examples import example_topology
-from policy_engine.loading import LoadError, load_topology
-from policy_engine.model import Topology
+if TYPE_CHECKING:
+    from policy_engine.model import Topology
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -29,6 +29,10 @@ def fail_input(problems: list[str]) -> None:
 
 def topology_or_exit(path: str | Path | None) -> Topology:
     """Load ``path`` (or the embedded example when ``None``), exiting 2 on bad input."""
+    # Imported here so that ``--help`` and the command table never load pydantic and YAML.
+    from policy_engine.examples import example_topology
+    from policy_engine.loading import LoadError, load_topology
+
     if path is None:
         return example_topology()
     try:

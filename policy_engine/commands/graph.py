@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from policy_engine.checks import check_topology
+from policy_engine.cli import EXIT_OK, fail_input, topology_or_exit
 from policy_engine.reports import borrow_graph_render
 
 
@@ -23,8 +24,6 @@ from policy_engine.reports import borrow_graph_render
               help="Draw only this job queue (repeatable); for large topologies.")
 def command(topology: str | None, output: str | None, queues: tuple[str, ...]) -> None:
     """Draw the borrow graph of TOPOLOGY (default: the embedded example): who can lend what to whom."""
-    from policy_engine.cli import EXIT_OK, fail_input, topology_or_exit
-
     loaded = topology_or_exit(topology)
     unknown = [name for name in queues if loaded.queue(name) is None]
     if unknown:
