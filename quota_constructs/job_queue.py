@@ -21,7 +21,11 @@ from policy_engine import model as m
 from quota_constructs import grants
 from quota_constructs.arns import name_after
 from quota_constructs.props import QUEUE_PRIORITY, STATES, Where, is_token
-from quota_constructs.scheduling_policy import QuotaSchedulingPolicy, SchedulingPolicyBase
+from quota_constructs.scheduling_policy import (
+    QuotaSchedulingPolicy,
+    SchedulingPolicyBase,
+    default_scheduling_policy_name,
+)
 from quota_constructs.service_environment import ServiceEnvironmentBase
 
 JOB_QUEUE_TYPE = "SAGEMAKER_TRAINING"
@@ -80,13 +84,11 @@ class TrainingJobQueue(TrainingJobQueueBase):
                        f"a service environment no other job queue uses: job queue {used_by!r} already uses it "
                        f"({bound.what}: at most {bound.maximum})")
         if scheduling_policy is None:  # checked here, so that a refused policy name leaves no half-built queue
-            where.name_ok("scheduling_policy_name", scheduling_policy_name or f"{job_queue_name}-quota-policy")
+            scheduling_policy_name = scheduling_policy_name or default_scheduling_policy_name(job_queue_name)
+            where.name_ok("scheduling_policy_name", scheduling_policy_name)
         super().__init__(scope, id)
         self.scheduling_policy = scheduling_policy or QuotaSchedulingPolicy(
-            self,
-            "SchedulingPolicy",
-            scheduling_policy_name=scheduling_policy_name or f"{job_queue_name}-quota-policy",
-            tags=tags,
+            self, "SchedulingPolicy", scheduling_policy_name=scheduling_policy_name, tags=tags
         )
         self.service_environment = service_environment
         self.resource = batch.CfnJobQueue(

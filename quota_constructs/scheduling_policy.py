@@ -12,10 +12,16 @@ from aws_cdk import Resource
 from aws_cdk import aws_batch as batch
 from constructs import Construct
 
+from policy_engine import model as m
 from quota_constructs.arns import name_after
 from quota_constructs.props import Where
 
 IDLE_RESOURCE_ASSIGNMENT_STRATEGY = "FIFO"
+
+
+def default_scheduling_policy_name(job_queue_name: str) -> str:
+    """The policy name of a queue that names none: the model's own default, so files and constructs agree."""
+    return m.JobQueue(name=job_queue_name, service_environment="").scheduling_policy_name
 
 
 class SchedulingPolicyBase(Resource):
