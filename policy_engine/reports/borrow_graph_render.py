@@ -104,12 +104,9 @@ def _strategy_line(graph: BorrowGraph, node: str) -> str:
     return f"LEND_AND_BORROW, borrow limit {'unlimited' if limit == -1 else f'{limit}%'}"
 
 
-def _node_id(node: str) -> str:
-    return node  # graphviz quotes it; QUEUE/SHARE is unique
-
-
 def build_dot(topology: Topology, report: CheckReport | None = None, queues: tuple[str, ...] = ()) -> graphviz.Digraph:
-    """The DOT graph (``.source`` is the text); ``queues`` limits it to some job queues (all when empty)."""
+    """The DOT graph (``.source`` is the text); ``queues`` limits it to some job queues (all when empty).
+    Node IDs are the ``QUEUE/SHARE`` names themselves: unique, and graphviz quotes them."""
     graph = borrow_graph(topology, report)
     flagged = _findings_by_share(topology, report)
     by_queue = findings_by_queue(topology, report)
@@ -146,7 +143,7 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
             continue
         most = data["capacity"]
         colour = EDGE_COLOUR if most > 0 else BLOCKED_EDGE_COLOUR
-        dot.edge(_node_id(lender), _node_id(borrower), label=f"{instance_type} ≤ {most}", color=colour,
+        dot.edge(lender, borrower, label=f"{instance_type} ≤ {most}", color=colour,
                  fontcolor=colour, style="solid" if most > 0 else "dashed", penwidth=str(1 + min(most, 8) * 0.4))
     return dot
 
@@ -168,7 +165,7 @@ def _add_node(parent: graphviz.Digraph, graph: BorrowGraph, node: str, flagged: 
                      tooltip=node + "\n" + "\n".join(f.line() for f in findings))
     if share.strategy == "RESERVE":
         attrs["peripheries"] = "2"
-    parent.node(_node_id(node), label="\n".join(lines), **attrs)
+    parent.node(node, label="\n".join(lines), **attrs)
 
 
 def _legend_label(elsewhere: list[Finding] = ()) -> str:

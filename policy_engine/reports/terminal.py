@@ -1,4 +1,6 @@
-"""The rich ``Console`` every command prints with: styled on a terminal, plain everywhere else.
+"""The rich ``Console`` that ``explain`` and ``simulate`` print with: styled on a terminal, plain
+everywhere else. (``check`` and ``graph`` print rendered text with click; ``walkthrough`` still
+builds its own ``Console``.)
 
 rich already drops colour for a non-terminal and with ``NO_COLOR``, but keeps bold and dim under
 ``NO_COLOR``; no colour system at all means no ANSI escape of any kind, which is what people who

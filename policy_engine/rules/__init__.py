@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from policy_engine.findings import Finding
 from policy_engine.model import Topology
-from policy_engine.rules import aws_limits, borrowing, capacity, guarantees, structure
+from policy_engine.rules import aws_limits, borrowing, capacity, guarantees, structure  # noqa: F401 (registers)
 from policy_engine.rules.base import REGISTRY, Context, Problem, Rule, rule
-
-FAMILIES = (structure, aws_limits, capacity, borrowing, guarantees)
 
 
 def all_rules() -> list[Rule]:
@@ -24,4 +22,4 @@ def run_rules(topology: Topology, context: Context | None = None) -> list[Findin
     return [finding for each in all_rules() for finding in each.run(context)]
 
 
-__all__ = ["FAMILIES", "REGISTRY", "Context", "Problem", "Rule", "all_rules", "rule", "run_rules"]
+__all__ = ["REGISTRY", "Context", "Problem", "Rule", "all_rules", "rule", "run_rules"]
