@@ -20,11 +20,9 @@ from policy_engine.model import JobQueue, QuotaShare, Topology, share_id
 class EnvironmentType:
     """Physical instances of one type in one service environment."""
 
-    __slots__ = ("capacity", "environment", "instance_type", "pools", "used")
+    __slots__ = ("capacity", "pools", "used")
 
-    def __init__(self, environment: str, instance_type: str, capacity: int):
-        self.environment = environment
-        self.instance_type = instance_type
+    def __init__(self, capacity: int):
         self.capacity = capacity
         self.used = 0
         self.pools: list[Pool] = []
@@ -50,6 +48,7 @@ class ShareCapacity:
         "own_int",
         "pool",
         "queue",
+        "rejected",
         "share_id",
         "used",
     )
@@ -65,6 +64,9 @@ class ShareCapacity:
         self.lends = share.lends
         self.borrows = share.borrows
         self.in_share = share.in_share_preemption
+        #: What is DISABLED, so that every job submitted here is rejected; "" when queue and share are enabled.
+        self.rejected = (f"job queue {queue.name}" if queue.state == "DISABLED"
+                         else f"quota share {self.share_id}" if share.state == "DISABLED" else "")
         self.used = 0
         self.active: dict = {}  # job -> None, insertion-ordered for determinism
         self.line = None
@@ -91,7 +93,6 @@ class Pool:
         "instance_type",
         "last_t",
         "lender_idle",
-        "queue",
         "r_int",
         "series",
         "shares",
@@ -99,8 +100,7 @@ class Pool:
         "used_int",
     )
 
-    def __init__(self, queue: JobQueue, instance_type: str, env: EnvironmentType, index: int):
-        self.queue = queue
+    def __init__(self, instance_type: str, env: EnvironmentType, index: int):
         self.instance_type = instance_type
         self.env = env
         self.index = index
@@ -195,9 +195,8 @@ def build_pools(topology: Topology) -> list[Pool]:
         for instance_type in types:
             key = (queue.service_environment, instance_type)
             if key not in envs:
-                envs[key] = EnvironmentType(queue.service_environment, instance_type,
-                                            env_capacity.get(instance_type, 0))
-            pool = Pool(queue, instance_type, envs[key], len(pools))
+                envs[key] = EnvironmentType(env_capacity.get(instance_type, 0))
+            pool = Pool(instance_type, envs[key], len(pools))
             envs[key].pools.append(pool)
             pools.append(pool)
             for share in queue.shares:

@@ -17,7 +17,7 @@ import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from policy_engine.model import Topology
+from policy_engine.model import JobStateTimeLimitAction, Topology
 from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.gcpause import gc_paused
@@ -96,6 +96,12 @@ class _PoolQueue:
         self.preempt_member: dict[ShareCapacity, Job] = {}
         self.waiting: dict[ShareCapacity, None] = {}  # heads that failed reclaim / in-share preemption
 
+    def retry_waiting(self) -> None:
+        """Heads that failed reclaim or in-share preemption look again: capacity or the victims changed."""
+        if self.waiting:
+            self.dirty.update(self.waiting)
+            self.waiting.clear()
+
 
 class Engine:
     """Replays ``jobs`` and ``updates`` against ``topology``; deterministic for the same input."""
@@ -146,15 +152,11 @@ class Engine:
                 pool.series = []
             self._queues.append(_PoolQueue(pool))
             for capacity in pool.shares:
-                capacity.line = Line(capacity, capacity.instance_type, len(self.shares))
+                capacity.line = Line()
                 self.shares[(capacity.share_id, capacity.instance_type)] = capacity
-        self._time_limit = {
-            queue.name: min(a.max_time_seconds for a in queue.job_state_time_limit_actions)
-            for queue in topology.job_queues
-            if queue.job_state_time_limit_actions
-        }
-        self._time_limit_reason = {
-            queue.name: min(queue.job_state_time_limit_actions, key=lambda a: a.max_time_seconds).reason
+        # the shortest jobStateTimeLimitAction of each queue: its time and its reason
+        self._time_limit: dict[str, JobStateTimeLimitAction] = {
+            queue.name: min(queue.job_state_time_limit_actions, key=lambda a: a.max_time_seconds)
             for queue in topology.job_queues
             if queue.job_state_time_limit_actions
         }
@@ -173,13 +175,6 @@ class Engine:
         before = job.status
         job.status = to
         self.on_transition(self.now, job, before.value, to.value, reason)
-
-    def _next_time(self) -> float | None:
-        """The next instant with something to do, or ``None`` when the run is over."""
-        time = self._events[0][0] if self._events else _NEVER
-        if self._next_arrival < len(self._arrival_times):
-            time = min(time, self._arrival_times[self._next_arrival])
-        return None if time == _NEVER else time
 
     def run(self, until: float | None = None, progress: Callable[[int], None] | None = None) -> float:
         """Process every instant up to ``until`` (all, when ``None``); return the clock."""
@@ -276,20 +271,15 @@ class Engine:
         """Heads waiting for capacity in this pool (and pools sharing its environment) look again."""
         pools = pool.env.pools if len(pool.env.pools) > 1 else (pool,)
         for other in pools:
-            queue = self._queues[other.index]
-            if queue.waiting:
-                queue.dirty.update(queue.waiting)
-                queue.waiting.clear()
+            self._queues[other.index].retry_waiting()
             self._touched[other.index] = None
 
     def _submit(self, job: Job) -> None:
         share = job.share
         if self.on_transition is not None:
             self.on_transition(self.now, job, "", Status.SUBMITTED.value, "submitted")
-        if share.queue.state == "DISABLED" or share.model.state == "DISABLED":
-            queue_off = share.queue.state == "DISABLED"
-            what = f"job queue {share.queue.name}" if queue_off else f"quota share {share.share_id}"
-            job.reason = f"REJECTED: {what} is DISABLED"
+        if share.rejected:
+            job.reason = f"REJECTED: {share.rejected} is DISABLED"
             job.finished_at = self.now
             self._transition(job, Status.FAILED, job.reason)
             return
@@ -322,9 +312,8 @@ class Engine:
         job.run_started = None
         queue = self._queues[share.pool.index]
         queue.dirty[share] = None  # the line has a new head
-        if borrowed and queue.waiting:  # new borrowed jobs are new reclaim victims
-            queue.dirty.update(queue.waiting)
-            queue.waiting.clear()
+        if borrowed:  # new borrowed jobs are new reclaim victims
+            queue.retry_waiting()
         if self._time_limit:
             self._touched_lines[share] = None
         delay = self.settings.preemption_delay if after_preemption else 0.0
@@ -374,10 +363,7 @@ class Engine:
         job.version += 1
         self._touch(share)
         if len(pool.env.pools) == 1:  # the common case of _capacity_freed, inline
-            queue = self._queues[pool.index]
-            if queue.waiting:
-                queue.dirty.update(queue.waiting)
-                queue.waiting.clear()
+            self._queues[pool.index].retry_waiting()
         else:
             self._capacity_freed(pool)
 
@@ -438,8 +424,8 @@ class Engine:
         if not self._time_limit:
             return
         for share in lines:
-            limit = self._time_limit.get(share.queue.name)
-            if limit is None:
+            action = self._time_limit.get(share.queue.name)
+            if action is None:
                 continue
             head = share.line.head()
             timer = self._timers.get(share)
@@ -447,7 +433,7 @@ class Engine:
                 self._timers.pop(share, None)
             elif timer is None or timer[0] is not head:
                 self._timers[share] = (head, self.now)
-                self._push(self.now + limit, _LIMIT, "limit", share, head, head.seq)
+                self._push(self.now + action.max_time_seconds, _LIMIT, "limit", share, head, head.seq)
 
     def _time_limit_expired(self, share: ShareCapacity, job: Job) -> None:
         timer = self._timers.get(share)
@@ -457,7 +443,7 @@ class Engine:
         share.line.pop_head()
         job.version += 1
         job.finished_at = self.now
-        job.reason = f"TERMINATED: {self._time_limit_reason[share.queue.name]} (jobStateTimeLimitActions)"
+        job.reason = f"TERMINATED: {self._time_limit[share.queue.name].reason} (jobStateTimeLimitActions)"
         self._transition(job, Status.FAILED, job.reason)
         self._touch(share)
 

@@ -16,12 +16,9 @@ from policy_engine.simulation.jobs import Job, Status
 class Line:
     """The jobs of one share waiting for one instance type."""
 
-    __slots__ = ("_heap", "index", "instance_type", "share", "waiting")
+    __slots__ = ("_heap", "waiting")
 
-    def __init__(self, share, instance_type: str, index: int):
-        self.share = share
-        self.instance_type = instance_type
-        self.index = index
+    def __init__(self) -> None:
         self._heap: list[tuple[int, float, int, int, Job]] = []
         self.waiting = 0
 
