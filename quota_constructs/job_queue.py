@@ -77,7 +77,7 @@ class TrainingJobQueue(TrainingJobQueueBase):
         checked_tags = where.tags_ok(tags)
         if not isinstance(service_environment, ServiceEnvironmentBase):
             where.fail("service_environment", service_environment, "a ServiceEnvironment (or an imported one)")
-        used_by = getattr(service_environment, "_job_queue_name", None)
+        used_by = service_environment.used_by
         if used_by is not None:
             bound = limits.QUEUES_PER_ENVIRONMENT
             where.fail("service_environment", service_environment.service_environment_name,
@@ -111,9 +111,13 @@ class TrainingJobQueue(TrainingJobQueueBase):
         self.job_queue_arn = self.resource.attr_job_queue_arn
         #: Names of the shares added so far (AWS: at most 20 per queue, unique within it).
         self._quota_share_names: list[str] = []
-        service_environment._job_queue_name = job_queue_name
+        service_environment.use_for(job_queue_name)
 
-    def _check_new_share(self, share_name: str) -> None:
+    def add_quota_share_name(self, share_name: str) -> None:
+        """Record a share built on this queue (``QuotaShare`` does), for ``check_new_share``."""
+        self._quota_share_names.append(share_name)
+
+    def check_new_share(self, share_name: str) -> None:
         """Refuse a share AWS would: a 21st one, or a second one with the same name."""
         where = Where("QuotaShare", share_name)
         if not is_token(share_name) and share_name in self._quota_share_names:

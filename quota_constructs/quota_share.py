@@ -126,7 +126,7 @@ class QuotaShare(QuotaShareBase):
         if not isinstance(job_queue, TrainingJobQueueBase):
             where.fail("job_queue", job_queue, "a TrainingJobQueue (or an imported one)")
         if isinstance(job_queue, TrainingJobQueue):  # an imported queue's existing shares are unknown here
-            job_queue._check_new_share(quota_share_name)
+            job_queue.check_new_share(quota_share_name)
         super().__init__(scope, id)
         self.resource = batch.CfnQuotaShare(
             self,
@@ -152,7 +152,7 @@ class QuotaShare(QuotaShareBase):
         self.job_queue_arn = job_queue.job_queue_arn
         self.job_queue_name = job_queue.job_queue_name
         if isinstance(job_queue, TrainingJobQueue):
-            job_queue._quota_share_names.append(quota_share_name)
+            job_queue.add_quota_share_name(quota_share_name)
 
     @classmethod
     def from_model(cls, scope: Construct, id: str, share: m.QuotaShare, job_queue: TrainingJobQueueBase) -> QuotaShare:

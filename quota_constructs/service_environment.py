@@ -21,8 +21,16 @@ class ServiceEnvironmentBase(Resource):
 
     service_environment_arn: str
     service_environment_name: str
-    #: The job queue built on this environment in this app (AWS allows one per quota-managed environment).
     _job_queue_name: str | None = None
+
+    @property
+    def used_by(self) -> str | None:
+        """The job queue built on this environment in this app (AWS allows one per quota-managed environment)."""
+        return self._job_queue_name
+
+    def use_for(self, job_queue_name: str) -> None:
+        """Record the job queue built on this environment (``TrainingJobQueue`` refuses a second one)."""
+        self._job_queue_name = job_queue_name
 
 
 class ServiceEnvironment(ServiceEnvironmentBase):
@@ -64,7 +72,6 @@ class ServiceEnvironment(ServiceEnvironmentBase):
         )
         self.service_environment_name = service_environment_name
         self.service_environment_arn = self.resource.attr_service_environment_arn
-        self.capacity = dict(capacity)
 
     @classmethod
     def from_model(cls, scope: Construct, id: str, environment: m.ServiceEnvironment) -> ServiceEnvironment:
