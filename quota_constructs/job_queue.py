@@ -20,7 +20,7 @@ from policy_engine import limits
 from policy_engine import model as m
 from quota_constructs import grants
 from quota_constructs.arns import name_after
-from quota_constructs.props import QUEUE_PRIORITY, STATES, Where, is_token
+from quota_constructs.props import STATES, Where, is_token
 from quota_constructs.scheduling_policy import (
     QuotaSchedulingPolicy,
     SchedulingPolicyBase,
@@ -71,7 +71,7 @@ class TrainingJobQueue(TrainingJobQueueBase):
     ) -> None:
         where = Where("TrainingJobQueue", job_queue_name)
         where.name_ok("job_queue_name", job_queue_name)
-        where.number_ok("priority", priority, QUEUE_PRIORITY)
+        where.number_ok("priority", priority, limits.QUEUE_PRIORITY)
         where.choice_ok("state", state, STATES)
         actions = [self._time_limit_action(where, index, a) for index, a in enumerate(job_state_time_limit_actions)]
         checked_tags = where.tags_ok(tags)

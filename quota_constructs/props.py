@@ -11,16 +11,17 @@ tokens (unknown until deploy) are not checked.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 from aws_cdk import Token
 
 from policy_engine import limits
+from policy_engine import model as m
 
-STATES = ("ENABLED", "DISABLED")
-STRATEGIES = ("RESERVE", "LEND", "LEND_AND_BORROW")
+#: The model's choices, so constructs and files accept the same values.
+STATES: tuple[str, ...] = get_args(m.State)
+STRATEGIES: tuple[str, ...] = get_args(m.Strategy)
 
-QUEUE_PRIORITY = limits.QUEUE_PRIORITY
 #: Tags on Batch resources: at most 50 (botocore ``TagrisTagsMap``), keys 1-128 and values 0-256 characters.
 TAG_COUNT = limits.Limit(0, 50, "tags per resource", "botocore batch model, TagrisTagsMap")
 TAG_KEY_LENGTH = limits.Limit(1, 128, "tag key length", "AWS tagging rules")

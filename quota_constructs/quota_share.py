@@ -50,7 +50,7 @@ class QuotaShareBase(Resource):
         adds ``iam:PassRole`` for the SageMaker execution role the SDK passes.
         """
         if max_priority is not None:
-            Where("QuotaShare", self.quota_share_name).number_ok("max_priority", max_priority, _JOB_PRIORITY)
+            Where("QuotaShare", self.quota_share_name).number_ok("max_priority", max_priority, limits.JOB_PRIORITY)
         return grants.grant_submit(
             grantee,
             scope=self,
@@ -71,7 +71,7 @@ class QuotaShareBase(Resource):
         with this share (submitted under ``grant_submit(require_job_tag=True)``).
         """
         if max_priority is not None:
-            Where("QuotaShare", self.quota_share_name).number_ok("max_priority", max_priority, _JOB_PRIORITY)
+            Where("QuotaShare", self.quota_share_name).number_ok("max_priority", max_priority, limits.JOB_PRIORITY)
         return grants.grant_update_priority(
             grantee, scope=self, share_id=self.share_id if own_jobs_only else None, max_priority=max_priority
         )
@@ -82,9 +82,6 @@ class QuotaShareBase(Resource):
             grantee,
             scoped={"batch:DescribeQuotaShare": [self.quota_share_arn], "batch:ListQuotaShares": [self.job_queue_arn]},
         )
-
-
-_JOB_PRIORITY = limits.JOB_PRIORITY
 
 
 class QuotaShare(QuotaShareBase):
