@@ -35,6 +35,7 @@ from policy_engine.simulation.preemption import (
     POLICIES,
     LowestPriorityNewestFirst,
     VictimPolicy,
+    above_limit,
     in_share_victims,
     reclaim_victims,
 )
@@ -646,7 +647,7 @@ class Engine:
             idle = pool.env.capacity - pool.env.used
             if share.lends:
                 idle = min(idle, pool.free_lendable)
-            reclaimable = sum(o.used - o.limit for o in pool.shares if o is not share and o.used > o.limit)
+            reclaimable = sum(o.used - o.limit for o in above_limit(pool, share))
             idle = max(0, idle)
             only = "only " if idle + reclaimable < n else ""
             reason = (f"CAPACITY: {sid} needs {n} {kind} within its limit ({used}/{limit} used); "

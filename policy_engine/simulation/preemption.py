@@ -89,6 +89,16 @@ def choose_victims(
     return chosen if found else None
 
 
+def above_limit(pool: Pool, share: ShareCapacity) -> list[ShareCapacity]:
+    """The other shares of ``pool`` using more than their own limit: the only ones reclaim takes from."""
+    return [other for other in pool.shares if other is not share and other.used > other.limit]
+
+
+def reclaim_candidates(pool: Pool, share: ShareCapacity) -> list[Job]:
+    """Every running job of ``above_limit`` shares (each stays eligible only while its share is above)."""
+    return [job for other in above_limit(pool, share) for job in other.active]
+
+
 def reclaim_victims(pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy) -> list[Job] | None:
     """Step 2: jobs of shares above their own limit; each eligible only while its share still is.
 
@@ -96,8 +106,7 @@ def reclaim_victims(pool: Pool, share: ShareCapacity, head: Job, policy: VictimP
     candidates, and the engine waits when it holds a protected job (never picks another).
     """
     n = head.spec.instances
-    candidates = [job for other in pool.shares if other is not share and other.used > other.limit
-                  for job in other.active]
+    candidates = reclaim_candidates(pool, share)
     if not candidates:
         return None
     return choose_victims(
@@ -119,8 +128,8 @@ def in_share_victims(pool: Pool, share: ShareCapacity, head: Job, policy: Victim
     candidates = [job for job in share.active if job.priority < priority]
     if not candidates:
         return None
-    candidates += [job for other in pool.shares if other is not share and other.used > other.limit
-                   for job in other.active]
+    candidates += reclaim_candidates(pool, share)
+
     def eligible(job: Job) -> bool:
         if job.share is share:
             return True
