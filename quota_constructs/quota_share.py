@@ -32,7 +32,7 @@ class QuotaShareBase(Resource):
     @property
     def share_id(self) -> str:
         """``QUEUE/SHARE``, the value of ``grants.JOB_SHARE_TAG`` on this share's jobs."""
-        return f"{self.job_queue_name}/{self.quota_share_name}"
+        return m.share_id(self.job_queue_name, self.quota_share_name)
 
     def grant_submit(
         self,

@@ -128,7 +128,7 @@ class QueueResources(Construct):
         CfnOutput(self, "JobQueueName", value=queue.name,
                   description="TrainingQueue(name) in the SageMaker Python SDK")
         for name, share in self.shares.items():
-            CfnOutput(share, "Arn", value=share.quota_share_arn, description=f"ARN of quota share {queue.name}/{name}")
+            CfnOutput(share, "Arn", value=share.quota_share_arn, description=f"ARN of quota share {share.share_id}")
             CfnOutput(share, "Name", value=name, description=f"quota_share_name for job queue {queue.name}")
 
 
@@ -255,7 +255,7 @@ class QuotaTopology(Construct):
     @property
     def shares(self) -> dict[str, QuotaShare]:
         """Every share by ``QUEUE/SHARE``."""
-        return {f"{q}/{s}": share for q, res in self.queues.items() for s, share in res.shares.items()}
+        return {m.share_id(q, s): share for q, res in self.queues.items() for s, share in res.shares.items()}
 
 
 def _queue_id(name: str) -> str:
@@ -365,4 +365,4 @@ class TopologyStacks:
     @property
     def shares(self) -> dict[str, QuotaShare]:
         """Every share by ``QUEUE/SHARE``."""
-        return {f"{q}/{s}": share for q, res in self.queues.items() for s, share in res.shares.items()}
+        return {m.share_id(q, s): share for q, res in self.queues.items() for s, share in res.shares.items()}
