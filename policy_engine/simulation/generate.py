@@ -16,7 +16,7 @@ from pathlib import Path
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import build_pools
-from policy_engine.simulation.jobs import JobSpec
+from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
 
 DURATION_DISTRIBUTIONS = ("exponential", "lognormal", "fixed")
 
@@ -152,7 +152,7 @@ def generate_jobs(topology: Topology, profile: WorkloadProfile, reach: Reach | N
 
 def write_jobs(path: Path, jobs: Iterable[JobSpec]) -> int:
     """Write jobs as CSV or JSON Lines (by suffix) with the scenario's column names; return the count."""
-    columns = ("name", "share", "instance_type", "instances", "priority", "submit_at", "duration")
+    columns = CORE_FIELDS
     count = 0
     with path.open("w", encoding="utf-8", newline="") as handle:
         if path.suffix.lower() == ".csv":

@@ -53,6 +53,10 @@ class JobSpec(NamedTuple):
     fail_after: float | None = None
 
 
+#: The fields without a default: every job has them, generated workloads write exactly these.
+CORE_FIELDS: tuple[str, ...] = tuple(f for f in JobSpec._fields if f not in JobSpec._field_defaults)
+
+
 class Job:
     """Mutable simulation state of one job; ``__slots__`` keeps a million of them small."""
 

@@ -13,7 +13,7 @@ import difflib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -22,19 +22,16 @@ from policy_engine.loading import LoadError, load_topology, read_data, topology_
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation.engine import PriorityUpdate, SimulationSettings
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.jobs import JobSpec
-from policy_engine.simulation.preemption import POLICIES
+from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
 
 #: ``schedulingPriority`` bound of SubmitServiceJob / UpdateServiceJob.
 MAX_PRIORITY = limits.JOB_PRIORITY.maximum
 #: Columns of a job row (YAML mapping, CSV header or JSON Lines object).
-JOB_FIELDS = (
-    "name", "share", "instance_type", "instances", "priority", "submit_at", "duration",
-    "preemption_retries", "checkpoint_interval", "attempts", "failures", "fail_after",
-)
+JOB_FIELDS: tuple[str, ...] = JobSpec._fields
 _REQUIRED = ("name", "share", "duration")
 _SCENARIO_KEYS = ("topology", "jobs", "actions", "settings")
-_SETTINGS_KEYS = ("startup_delay", "preemption_delay", "backfill", "victim_policy", "min_runtime")
+#: ``SimulationSettings`` a scenario may set; ``utilisation_series`` is a report option (``simulate --report``).
+_SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings) if f.name != "utilisation_series")
 #: Report at most this many problems, then say how many more there were.
 MAX_PROBLEMS = 200
 
@@ -198,7 +195,7 @@ def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, probl
 
 
 #: Columns the fast CSV path understands; any other column sends the file through full validation.
-_FAST_COLUMNS = frozenset({"name", "share", "instance_type", "instances", "priority", "submit_at", "duration"})
+_FAST_COLUMNS = frozenset(CORE_FIELDS)
 
 
 def _fast_number(text: str) -> float:
@@ -271,7 +268,7 @@ def _rows_from_file(path: Path, source: str, problems: _Problems, shares: _Share
             if header is None:
                 problems.add(str(path), "empty job file: expected a header line")
                 return
-            fast = shares is not None and set(header) <= _FAST_COLUMNS and {"name", "share", "duration"} <= set(header)
+            fast = shares is not None and set(header) <= _FAST_COLUMNS and set(_REQUIRED) <= set(header)
             rows = _fast_csv(reader, header, shares) if fast else ((n, c, None) for n, c in enumerate(reader, start=2))
             for number, cells, spec in rows:
                 if spec is not None:
@@ -425,10 +422,13 @@ def _settings(value, at, problems: _Problems) -> SimulationSettings:
                 problems.add(where, f"must be true or false, got {raw!r}")
             else:
                 kwargs[key] = raw
-        elif raw not in POLICIES:
-            problems.add(where, f"unknown victim policy {raw!r} (known: {', '.join(POLICIES)})")
         else:
-            kwargs[key] = raw
+            try:
+                SimulationSettings(victim_policy=raw)  # the one check of a policy name, with its message
+            except ValueError as error:
+                problems.add(where, str(error))
+            else:
+                kwargs[key] = raw
     return SimulationSettings(**kwargs)
 
 
