@@ -62,7 +62,7 @@ class SimulationSettings:
     def __post_init__(self) -> None:
         if self.min_runtime <= 0:
             raise ValueError("min_runtime must be > 0: it is what stops preemption loops inside one instant")
-        if self.victim_policy not in POLICIES:
+        if not isinstance(self.victim_policy, str) or self.victim_policy not in POLICIES:
             raise ValueError(f"unknown victim policy {self.victim_policy!r} (known: {', '.join(POLICIES)})")
 
     def policy(self) -> VictimPolicy:

@@ -51,3 +51,14 @@ def test_an_empty_topology_is_an_error(tmp_path):
     assert out.exit_code == 2
     assert out.output.splitlines() == [
         f"error: {tmp_path / 's.yaml'}:1: topology: must not be empty: a path or a mapping with the topology"]
+
+
+def test_a_victim_policy_that_is_not_a_name_is_one_line(tmp_path):
+    (tmp_path / "topology.yaml").write_text(TOPOLOGY.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "s.yaml").write_text("topology: topology.yaml\nsettings: {victim_policy: [a, b]}\njobs: []\n",
+                                     encoding="utf-8")
+    out = CliRunner().invoke(main, ["simulate", str(tmp_path / "s.yaml")])
+    assert out.exit_code == 2
+    assert out.output.splitlines() == [
+        f"error: {tmp_path / 's.yaml'}:2: settings.victim_policy: unknown victim policy ['a', 'b'] "
+        "(known: lowest-priority-newest, fewest-instances)"]
