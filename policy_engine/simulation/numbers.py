@@ -9,14 +9,17 @@ from typing import Any
 def format_seconds(value: float) -> str:
     """A time as people write it: 1234567 and 0.25, never 1.23457e+06, 1234567.0 or a 6-digit rounding.
 
-    Fractions keep nanosecond precision, which also hides float noise (10.200000000000001 -> 10.2).
+    Shown to the millisecond (below one, to the nanosecond), which also hides float noise
+    (7117.938999951 -> 7117.939); JSON keeps the full value (``as_number``).
     """
     value = float(value)
     if not math.isfinite(value):
         return str(value)
     if value.is_integer():
         return str(int(value))
-    text = f"{value:.9f}".rstrip("0").rstrip(".")
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    if text in ("0", "-0"):  # below a millisecond: keep what there is rather than print 0
+        text = f"{value:.9f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
 
 

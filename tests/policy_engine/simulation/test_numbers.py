@@ -15,6 +15,7 @@ BIG = 1234567
 @pytest.mark.parametrize(("value", "text"), [
     (BIG, "1234567"), (float(BIG), "1234567"), (0.25, "0.25"), (BIG + 0.25, "1234567.25"), (0.0, "0"),
     (1e17, "100000000000000000"), (10.3 - 0.1, "10.2"), (0.00001, "0.00001"),
+    (7117.938999951, "7117.939"),
 ])
 def test_format_seconds(value, text):
     assert format_seconds(value) == text
