@@ -312,16 +312,17 @@ def _collect_jobs(rows, shares: _ShareIndex, problems: _Problems, named: set | N
     for where, row in rows:
         fast = isinstance(where, tuple)
         spec = row if fast else _job_from_row(row, where, shares, problems)
-        if named is not None and not fast and isinstance(row.get("name"), str):
-            named.add(row["name"])
-        if spec is None:
-            continue
-        if spec.name in seen:
-            where = f"{where[0]}:{where[1]}" if fast else where
-            problems.add(where.split(": ")[0] + f": jobs[{spec.name}].name", f"duplicate job name {spec.name!r}")
-            continue
-        seen.add(spec.name)
-        jobs.append(spec)
+        name = spec.name if fast else row.get("name")
+        if named is not None and not fast and isinstance(name, str):
+            named.add(name)
+        if isinstance(name, str) and name:  # a duplicate is reported even when the row has other errors
+            if name in seen:
+                where = f"{where[0]}:{where[1]}" if fast else where
+                problems.add(where.split(": ")[0] + f": jobs[{name}].name", f"duplicate job name {name!r}")
+                continue
+            seen.add(name)
+        if spec is not None:
+            jobs.append(spec)
     return jobs
 
 

@@ -62,3 +62,22 @@ def test_a_victim_policy_that_is_not_a_name_is_one_line(tmp_path):
     assert out.output.splitlines() == [
         f"error: {tmp_path / 's.yaml'}:2: settings.victim_policy: unknown victim policy ['a', 'b'] "
         "(known: lowest-priority-newest, fewest-instances)"]
+
+
+def test_a_duplicate_job_name_is_reported_even_when_either_row_has_other_errors(tmp_path):
+    (tmp_path / "s.yaml").write_text(f"""topology: {TOPOLOGY.as_posix()}
+jobs:
+  - {{name: c, share: QS1, priority: 10000, duration: 10}}
+  - {{name: c, share: QS1, instances: 0, duration: 10}}
+  - {{name: e, share: QS1, duration: 10}}
+  - {{name: e, share: QS1, duration: -1}}
+""", encoding="utf-8")
+    out = CliRunner().invoke(main, ["simulate", str(tmp_path / "s.yaml")])
+    assert out.exit_code == 2 and "Traceback" not in out.output
+    lines = [line.split(": ", 2)[2] for line in out.output.splitlines()]
+    assert "jobs[c].name: duplicate job name 'c'" in lines
+    assert "jobs[e].name: duplicate job name 'e'" in lines
+    (tmp_path / "j.csv").write_text("name,share,duration\nx,QS1,10\nx,QS1,-1\n", encoding="utf-8")
+    (tmp_path / "c.yaml").write_text(f"topology: {TOPOLOGY.as_posix()}\njobs: j.csv\n", encoding="utf-8")
+    out = CliRunner().invoke(main, ["simulate", str(tmp_path / "c.yaml")])
+    assert out.exit_code == 2 and "jobs[x].name: duplicate job name 'x'" in out.output
