@@ -59,13 +59,20 @@ def command(topology: str | None, output_format: str, sarif_root: str | None) ->
     """Check TOPOLOGY (YAML, JSON or Python; default: the embedded example) before deploy."""
     file = Path(topology) if topology else EXAMPLE_YAML
     root = Path(sarif_root) if sarif_root else None
-    if output_format == "sarif" and topology is not None:
+    if output_format != "text" and topology is not None:
         try:
             loaded = load_topology(topology)
         except LoadError as error:
-            # CI uploads whatever stdout holds: a valid log that says the run failed, then the usual lines, exit 2.
-            log = check_sarif.load_failure_to_dict(error.problems, uri=_uri(file, root), source=topology)
-            click.echo(json.dumps(log, indent=2))
+            # CI reads whatever stdout holds: a document that says the file did not load, then the usual lines, exit 2.
+            if output_format == "sarif":
+                log = check_sarif.load_failure_to_dict(error.problems, uri=_uri(file, root), source=topology)
+                click.echo(json.dumps(log, indent=2))
+            elif output_format == "json":
+                click.echo(check_json.render_load_failure(error.problems, source=topology))
+            else:
+                from policy_engine.reports import markdown
+
+                click.echo(markdown.render_load_failure(error.problems, source=topology), nl=False)
             fail_input(error.problems)
     else:
         loaded = topology_or_exit(topology)

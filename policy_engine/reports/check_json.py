@@ -24,11 +24,31 @@ def to_dict(report: CheckReport, *, source: str = "") -> dict[str, Any]:
     return {
         "source": source,
         "ok": report.ok,
+        "loaded": True,
+        "load_errors": [],
         "errors": len(report.errors),
         "warnings": len(report.warnings),
         "findings": [finding_to_dict(f) for f in report.findings],
         "summaries": {name: summary.to_dict() for name, summary in report.summaries.items()},
     }
+
+
+def load_failure_to_dict(problems: list[str], *, source: str = "") -> dict[str, Any]:
+    """The object for a file that cannot be loaded (exit 2): same keys as :func:`to_dict`, no rule ran."""
+    return {
+        "source": source,
+        "ok": False,
+        "loaded": False,
+        "load_errors": list(problems),
+        "errors": len(problems),
+        "warnings": 0,
+        "findings": [],
+        "summaries": {},
+    }
+
+
+def render_load_failure(problems: list[str], *, source: str = "") -> str:
+    return json.dumps(load_failure_to_dict(problems, source=source), indent=2)
 
 
 def render(report: CheckReport, *, source: str = "") -> str:

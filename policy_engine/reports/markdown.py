@@ -51,6 +51,15 @@ def render_check(report: CheckReport, *, source: str = "") -> str:
     return "\n".join(lines)
 
 
+def render_load_failure(problems: Sequence[str], *, source: str = "") -> str:
+    """``check --format markdown`` for a file that cannot be loaded (exit 2): no rule ran, the problems listed."""
+    lines = ["### ❌ batch-quota check could not load" + (f": `{source}`" if source else ""), "",
+             f"**{len(problems)}** load problem(s); no rule ran.", ""]
+    lines += [f"- {cell(problem)}" for problem in problems]
+    lines.append("")
+    return "\n".join(lines)
+
+
 def _seconds(value: float) -> str:
     return f"{format_seconds(value)} s"
 

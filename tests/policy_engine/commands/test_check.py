@@ -190,6 +190,33 @@ def test_sarif_for_a_file_that_cannot_load_is_a_failed_run(write_file, monkeypat
     assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]} == {"bad.yaml"}
 
 
+def test_json_for_a_file_that_cannot_load_says_so_on_stdout(write_file, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    write_file("bad.yaml", BAD)
+    result = check("--format", "json", "bad.yaml")
+    assert result.exit_code == 2
+    problems = [line.removeprefix("error: ") for line in result.stderr.splitlines()]
+    assert len(problems) == 2
+    data = json.loads(result.stdout)
+    assert data["ok"] is False and data["loaded"] is False
+    assert data["load_errors"] == problems and data["findings"] == [] and data["source"] == "bad.yaml"
+
+
+def test_json_for_a_file_that_loads_says_loaded(write_file):
+    data = json.loads(check("--format", "json", str(write_file("good.yaml", GOOD))).stdout)
+    assert data["loaded"] is True and data["load_errors"] == []
+
+
+def test_markdown_for_a_file_that_cannot_load_lists_the_problems(write_file, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    write_file("bad.yaml", BAD)
+    result = check("--format", "markdown", "bad.yaml")
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 2
+    assert result.stdout.startswith("### ❌ batch-quota check could not load: `bad.yaml`")
+    assert "- bad.yaml:4: service_environments[gpu-env].colour: unknown key 'colour'" in result.stdout
+    assert "no service environment named 'gpu-envv'" in result.stdout
+
+
 def test_sarif_names_a_symlink_as_given_not_its_target(write_file, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").mkdir()
