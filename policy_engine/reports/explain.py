@@ -53,6 +53,12 @@ def _capacity_sentences(graph: BorrowGraph, node: str, summary: ShareSummary, in
                         ) -> list[Sentence]:
     share = graph.share(node)
     out: list[Sentence] = []
+    if graph.environment_capacity(node, instance_type) <= 0:
+        # BQ202: no instance of this type exists, so guarantee, burst and lending are all moot.
+        environment = graph.queue(node).service_environment
+        return [("guaranteed", f"Service environment {environment} has no {instance_type}, so jobs of {node} "
+                               f"that need {instance_type} can never run: its limit of {limit} gives it nothing, "
+                               f"and it has none to lend.")]
     guaranteed = summary.guaranteed.get(instance_type, 0)
     if guaranteed >= limit:
         how = ("nobody else can ever use them" if share.strategy == "RESERVE" else

@@ -56,6 +56,17 @@ def test_oversubscribed_share_is_guaranteed_less_than_its_limit():
     assert "guaranteed only 1 ml.g5.xlarge of its limit of 2" in said(t, "training/A")["guaranteed"]
 
 
+def test_instance_type_the_environment_lacks_can_never_run_and_is_not_lent():
+    t = topology(share("A", 1, "LEND", capacity={GPU: 1, "ml.g4dn.xlarge": 1}), share("B", 1, "LEND_AND_BORROW"),
+                 environment={GPU: 2}, allow_oversubscription=True)
+    a = said(t, "training/A")
+    assert "gpu-env has no ml.g4dn.xlarge, so jobs of training/A that need ml.g4dn.xlarge can never run" in a[
+        "guaranteed"]
+    assert "ml.g4dn.xlarge" not in a["lends"] and "ml.g4dn.xlarge" not in a["burst"]
+    assert "guaranteed only 0 ml.g4dn.xlarge" not in a["guaranteed"]
+    assert "BQ202" in a["findings"]
+
+
 def test_command_prints_plain_sentences_without_colour_when_piped():
     result = CliRunner().invoke(main, ["explain", "QS1"])
     assert result.exit_code == 0, result.output
