@@ -108,7 +108,10 @@ def _running_reason(job) -> str:
         if above:
             return f"on borrowed capacity ({usage}, above its limit)"
         return f"placed on borrowed capacity; {usage}, within its limit now"
-    return f"on own capacity ({usage}{', above its limit' if above else ''})"
+    if above:  # placed within its limit: the instances above it are borrowed by other jobs of the share
+        return (f"on own capacity ({share.share_id} uses {share.used} of its limit {share.limit} "
+                f"{share.instance_type}: {share.used - share.limit} borrowed by other jobs)")
+    return f"on own capacity ({usage})"
 
 
 def job_record(engine, job) -> JobRecord:

@@ -87,7 +87,7 @@ def test_a_running_reason_follows_its_shares_usage_after_placement():
     topo = topology(2, share("A", 1, "LEND"), share("B", 1, "LEND_AND_BORROW", borrow_limit=-1))
     jobs = [job("b1", "B", duration=10), job("b2", "B", duration=100)]
     both = run(topo, jobs, until=5)
-    assert both.job("b1").reason == "on own capacity (q/B 2/1 ml.g5.xlarge, above its limit)"
+    assert both.job("b1").reason == "on own capacity (q/B uses 2 of its limit 1 ml.g5.xlarge: 1 borrowed by other jobs)"
     assert both.job("b2").reason == "on borrowed capacity (q/B 2/1 ml.g5.xlarge, above its limit)"
     later = run(topo, jobs, until=50)
     assert later.job("b2").reason == "placed on borrowed capacity; q/B 1/1 ml.g5.xlarge, within its limit now"

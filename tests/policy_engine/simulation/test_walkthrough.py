@@ -28,6 +28,9 @@ def test_each_step_matches_aws_example():
     step1, step2, step3 = (snapshot[3] for snapshot in replay())
     assert step1.job("qs1_job_med").attempts[-1].borrowed
     assert not step1.job("qs1_job_high").attempts[-1].borrowed
+    # own capacity while QS1 is above its limit because med borrows: said truthfully, not "above its limit"
+    assert step1.job("qs1_job_high").reason == (
+        "on own capacity (training/QS1 uses 2 of its limit 1 ml.g5.xlarge: 1 borrowed by other jobs)")
     assert step2.job("qs1_job_med").preemptions == 1
     assert step2.job("qs1_job_med").attempts[0].outcome == "preempted"
     assert step3.job("qs1_job_high").preemptions == 1
