@@ -13,6 +13,7 @@ import importlib.util
 import json
 import traceback
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +53,21 @@ class _Lines(dict):
 _SCALAR_KEY = (str, int, float, bool, type(None))
 
 
-def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines]:
-    """Parse YAML keeping line numbers and refusing duplicate keys (PyYAML keeps the last).
+@dataclass(frozen=True)
+class _Problem:
+    """A problem found while reading, rendered once the whole file is read (to name objects, sort by line)."""
+
+    line: int | None
+    loc: Path_
+    message: str
+
+
+def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines, list[_Problem]]:
+    """Parse YAML keeping line numbers; duplicate keys (PyYAML would keep the last) are problems.
 
     Merge keys (``<<: *base``) work as in YAML: explicit keys override merged ones. Unknown
-    tags, non-scalar keys and recursive aliases are problems, reported with their line.
+    tags, non-scalar keys and recursive aliases are problems too. Problems are returned, not
+    raised, so the rest of the file is still checked; the first of two duplicate keys is kept.
     """
     try:
         root = yaml.compose(text, Loader=_FAST_LOADER)
@@ -66,11 +77,11 @@ def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines]:
         problem = getattr(error, "problem", None) or str(error)
         raise LoadError([f"{where}: YAML syntax error: {problem}"]) from None
     lines = _Lines()
-    problems: list[str] = []
+    problems: list[_Problem] = []
     constructor = yaml.SafeLoader("")
 
     def problem(node: yaml.Node, path: Path_, text: str) -> None:
-        problems.append(f"{source}:{node.start_mark.line + 1}: {_render(path, None)}: {text}")
+        problems.append(_Problem(node.start_mark.line + 1, path, text))
 
     def scalar(node: yaml.Node, path: Path_) -> Any:
         try:
@@ -113,38 +124,35 @@ def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines]:
         return scalar(node, path)
 
     data = convert(root, (), frozenset()) if root is not None else None
-    if problems:
-        raise LoadError(problems)
-    return data, lines
+    return data, lines, problems
 
 
-def _json_to_data(text: str, source: str) -> tuple[Any, Mapping[Path_, int]]:
-    """Parse JSON strictly (syntax, duplicate keys); line numbers come from YAML, a superset, when it agrees."""
-    problems: list[str] = []
+def _json_to_data(text: str, source: str) -> tuple[Any, Mapping[Path_, int], list[_Problem]]:
+    """Parse JSON strictly; lines, object paths and duplicate keys come from YAML (a superset) when it agrees."""
+    duplicates: list[_Problem] = []
 
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    def first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key, value in pairs:
             if key in result:
-                problems.append(f"{source}: duplicate key {key!r}")
-            result[key] = value
+                duplicates.append(_Problem(None, (), f"duplicate key {key!r}"))
+            else:
+                result[key] = value
         return result
 
     try:
-        data = json.loads(text, object_pairs_hook=no_duplicates)
+        data = json.loads(text, object_pairs_hook=first_wins)
     except json.JSONDecodeError as error:
         raise LoadError([f"{source}:{error.lineno}: JSON syntax error: {error.msg}"]) from None
-    if problems:
-        raise LoadError(problems)
     try:
-        same, lines = _yaml_to_data(text, source)
+        same, lines, problems = _yaml_to_data(text, source)
     except LoadError:
-        return data, {}
-    return data, (lines if same == data else {})
+        return data, {}, duplicates
+    return (same, lines, problems) if same == data else (data, {}, duplicates)
 
 
-def read_data(path: Path) -> tuple[Any, Mapping[Path_, int]]:
-    """Parse a YAML or JSON file into plain data plus the line of each path."""
+def _read(path: Path) -> tuple[Any, Mapping[Path_, int], list[_Problem]]:
+    """Parse a YAML or JSON file: data, the line of each path, and the problems found while reading."""
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -153,6 +161,20 @@ def read_data(path: Path) -> tuple[Any, Mapping[Path_, int]]:
     if path.suffix.lower() == ".json":
         return _json_to_data(text, source)
     return _yaml_to_data(text, source)
+
+
+def _lines_of(source: str, problems: list[_Problem], data: Any) -> list[str]:
+    """Render problems as ``FILE:LINE: object.path: message`` lines, in file order."""
+    ordered = sorted(problems, key=lambda p: (p.line is None, p.line or 0))
+    return [f"{source}{f':{p.line}' if p.line else ''}: {_located(p.loc, p.message, data)}" for p in ordered]
+
+
+def read_data(path: Path) -> tuple[Any, Mapping[Path_, int]]:
+    """Parse a YAML or JSON file into plain data plus the line of each path; any reading problem raises."""
+    data, lines, problems = _read(path)
+    if problems:
+        raise LoadError(_lines_of(str(path), problems, data))
+    return data, lines
 
 
 # --- turning data into a topology ---------------------------------------------
@@ -185,9 +207,22 @@ def _describe(error: Mapping[str, Any], model_fields: Iterable[str]) -> str:
         return "missing required key"
     message = error["msg"].replace("valid tuple", "valid list")
     if value is None:
-        return f"{message[0].lower()}{message[1:]}, got an empty value (write [] or {{}}, or remove the key)"
-    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    return f"{message[0].lower()}{message[1:]}, got {shown}"
+        hint = " (write [] or {}, or remove the key)" if kind in ("tuple_type", "list_type", "dict_type") else ""
+        return f"{message[0].lower()}{message[1:]}, got an empty value{hint}"
+    return f"{message[0].lower()}{message[1:]}, got {_shown(value)}"
+
+
+def _shown(value: Any) -> str:
+    """A value as the user wrote it in YAML/JSON: ``true``, ``null``, ``'text'``, ``3``, or its kind."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return repr(value)
 
 
 def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
@@ -205,22 +240,30 @@ def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
     return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
 
 
-def topology_from_data(data: Any, source: str = "<topology>", lines: Mapping[Path_, int] | None = None) -> Topology:
+def topology_from_data(
+    data: Any,
+    source: str = "<topology>",
+    lines: Mapping[Path_, int] | None = None,
+    read_problems: Iterable[_Problem] = (),
+) -> Topology:
     """Validate plain data (from YAML/JSON or a dict) into a ``Topology`` or raise ``LoadError``.
 
-    Type problems and structural problems (duplicates, dangling references) are reported
-    together, so one run shows everything that is wrong with a file.
+    Reading, type and structural problems (duplicates, dangling references) are reported
+    together, in file order, so one run shows everything that is wrong with a file.
     """
     lines = lines or {}
+    problems: list[_Problem] = list(read_problems)
+    if data is None:
+        raise LoadError([*_lines_of(source, problems, data),
+                         f"{source}: the file is empty; expected a mapping with service_environments and job_queues"])
     if not isinstance(data, dict):
-        raise LoadError([f"{source}: (top level): expected a mapping with service_environments and job_queues, "
-                         f"got {type(data).__name__}"])
+        raise LoadError([*_lines_of(source, problems, data),
+                         f"{source}: (top level): expected a mapping with service_environments and job_queues, "
+                         f"got {_shown(data)}"])
 
-    def where(loc: tuple[str | int, ...]) -> str:
-        line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), None)
-        return f"{source}:{line}" if line else source
+    def line_of(loc: Path_) -> int | None:
+        return next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), None)
 
-    problems: list[tuple[tuple[str | int, ...], str]] = []
     topology = None
     try:
         topology = Topology.model_validate(data)
@@ -232,13 +275,14 @@ def topology_from_data(data: Any, source: str = "<topology>", lines: Mapping[Pat
             if e["type"] == "extra_forbidden"
             for match in difflib.get_close_matches(str(e["loc"][-1]), _fields_at(Topology, tuple(e["loc"])), n=1)
         }
+        unreadable = {p.loc for p in problems}  # already reported: not also "wrong type"
         for item in errors:
             loc = tuple(item["loc"])
-            if not (item["type"] == "missing" and loc in suggested):
-                problems.append((loc, _describe(item, _fields_at(Topology, loc))))
-    problems += _structure_problems(data)
+            if loc not in unreadable and not (item["type"] == "missing" and loc in suggested):
+                problems.append(_Problem(line_of(loc), loc, _describe(item, _fields_at(Topology, loc))))
+    problems += [_Problem(line_of(loc), loc, message) for loc, message in _structure_problems(data)]
     if problems:
-        raise LoadError([f"{where(loc)}: {_located(loc, message, data)}" for loc, message in problems])
+        raise LoadError(_lines_of(source, problems, data))
     assert topology is not None
     return topology
 
@@ -366,6 +410,6 @@ def load_topology(path: str | Path) -> Topology:
         return _from_python_module(path)
     if path.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise LoadError([f"{path}: unsupported file type {path.suffix or '(none)'!r}; use .yaml, .yml, .json or .py"])
-    data, lines = read_data(path)
-    return topology_from_data(data, str(path), lines)
+    data, lines, problems = _read(path)
+    return topology_from_data(data, str(path), lines, problems)
 

@@ -108,7 +108,37 @@ def test_type_and_structure_problems_are_reported_together(write_file):
     text = GOOD.replace("strategy:", "stratgy:").replace("service_environment: gpu-env", "service_environment: x")
     problems = problems_of(write_file, text)
     assert len(problems) == 2
-    assert "unknown key 'stratgy'" in problems[0] and "no service environment named 'x'" in problems[1]
+    assert "no service environment named 'x'" in problems[0] and "unknown key 'stratgy'" in problems[1]
+
+
+def test_a_duplicate_key_does_not_hide_other_problems_and_lines_are_in_file_order(write_file):
+    text = GOOD.replace("capacity: {ml.g5.xlarge: 3}", "capacty: {ml.g5.xlarge: 3}", 1)
+    text = text.replace("service_environment: gpu-env", "service_environment: nowhere")
+    text = text.replace("strategy: LEND_AND_BORROW", "strategy: LEND_AND_BORROW\n        strategy: LEND")
+    problems = problems_of(write_file, text)
+    assert [p.split(": ", 2)[1:] for p in problems] == [
+        ["service_environments[gpu-env].capacty", "unknown key 'capacty' (did you mean 'capacity'?)"],
+        ["job_queues[training].service_environment",
+         "no service environment named 'nowhere' (known: gpu-env)"],
+        ["job_queues[training].shares[QS1]", "duplicate key 'strategy'"],
+    ]
+    numbers = [int(p.split(":")[1]) for p in problems]
+    assert numbers == sorted(numbers)
+
+
+def test_json_duplicate_keys_name_the_object_and_line(write_file):
+    as_json = json.dumps(example_topology().model_dump(), indent=2)
+    as_json = as_json.replace('"strategy": "LEND",', '"strategy": "LEND",\n "strategy": "RESERVE",', 1)
+    (problem,) = problems_of(write_file, as_json, name="t.json")
+    assert ": job_queues[training].shares[QS2]: duplicate key 'strategy'" in problem
+    assert problem.split(":")[1].isdigit()
+
+
+def test_values_are_shown_as_written_and_an_empty_file_is_named(write_file):
+    problems = problems_of(write_file, GOOD.replace("name: gpu-env", "name: true", 1))
+    assert any(p.endswith("service_environments[0].name: input should be a valid string, got true") for p in problems)
+    (problem,) = problems_of(write_file, "# nothing yet\n")
+    assert problem.endswith("the file is empty; expected a mapping with service_environments and job_queues")
 
 
 def test_top_level_must_be_a_mapping():
@@ -165,8 +195,9 @@ def test_yaml_merge_keys_work_and_explicit_keys_win(write_file):
     ],
 )
 def test_unusual_yaml_is_one_line_not_a_traceback(write_file, text, expected):
-    (problem,) = problems_of(write_file, text)
-    assert expected in problem
+    problems = problems_of(write_file, text)
+    assert any(expected in problem for problem in problems), problems
+    assert all(problem.startswith(str(write_file("t.yaml", text))) for problem in problems)
 
 
 def test_json_errors_name_the_line(write_file):
