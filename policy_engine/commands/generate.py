@@ -9,6 +9,8 @@ import click
 import yaml
 
 from policy_engine.cli import fail_input, topology_or_exit
+from policy_engine.limits import JOB_PRIORITY
+from policy_engine.model import share_id
 from policy_engine.simulation.generate import (
     DURATION_DISTRIBUTIONS,
     WorkloadProfile,
@@ -59,17 +61,25 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
     per_share = {}
     for item in share_priorities:
         ref, sep, mix = item.partition("=")
-        matches = loaded.resolve_share(ref)
-        if not sep or len(matches) != 1:
+        matches = loaded.resolve_share(ref) if sep else []
+        if len(matches) > 1:
+            candidates = ", ".join(share_id(queue, share) for queue, share in matches)
+            problems.append(f"--share-priorities {item!r}: quota share {ref!r} is ambiguous, write QUEUE/SHARE "
+                            f"(one of: {candidates})")
+            continue
+        if not matches:
             problems.append(f"--share-priorities {item!r}: expected SHARE=MIX naming one quota share of the topology")
             continue
         try:
-            per_share[f"{matches[0][0].name}/{matches[0][1].name}"] = parse_weights(mix, f"--share-priorities {ref}")
+            per_share[share_id(*matches[0])] = parse_weights(mix, f"--share-priorities {ref}")
         except ValueError as error:
             problems.append(str(error))
-    for weights in (priority_weights, *per_share.values()):
-        if weights and not all(0 <= p <= 9999 for p in weights):
-            problems.append("priorities must be integers 0-9999")
+    mixes = [("--priorities", priority_weights), *((f"--share-priorities {sid}", w) for sid, w in per_share.items())]
+    for what, weights in mixes:
+        wrong = sorted(p for p in weights if not JOB_PRIORITY.allows(p))
+        if wrong:
+            problems.append(f"{what}: priorities must be integers {JOB_PRIORITY.range_text()}, "
+                            f"got {', '.join(map(str, wrong))}")
     if problems:
         fail_input(problems)
     profile = WorkloadProfile(jobs=count, arrival_rate=rate, sizes=size_weights, duration_mean=duration_mean,

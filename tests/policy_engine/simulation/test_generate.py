@@ -33,3 +33,28 @@ def test_generate_scenario_paths_are_relative_to_the_scenario_without_resolving_
     text = (project / "scenarios" / "gen.yaml").read_text(encoding="utf-8")
     assert text == "topology: ../topologies/example.yaml\njobs: jobs.csv\n"
     assert str(tmp_path) not in text
+
+
+def test_priority_and_share_errors_name_their_option_and_an_ambiguous_share_lists_its_candidates(tmp_path):
+    out = CliRunner().invoke(main, ["generate", str(TOPOLOGY), "-o", str(tmp_path / "j.csv"),
+                                    "--priorities", "99999:1", "--share-priorities", "training/QS1=10000:1"])
+    assert out.exit_code == 2
+    assert out.output.splitlines() == [
+        "error: --priorities: priorities must be integers 0-9999, got 99999",
+        "error: --share-priorities training/QS1: priorities must be integers 0-9999, got 10000",
+    ]
+    topo = tmp_path / "t.yaml"
+    topo.write_text("""service_environments:
+  - {name: a-env, capacity: {ml.g5.xlarge: 2}}
+  - {name: b-env, capacity: {ml.g5.xlarge: 1}}
+job_queues:
+  - {name: training, service_environment: a-env, shares: [{name: QS1, capacity: {ml.g5.xlarge: 2}, strategy: RESERVE}]}
+  - {name: other, service_environment: b-env, shares: [{name: QS1, capacity: {ml.g5.xlarge: 1}, strategy: RESERVE}]}
+""", encoding="utf-8")
+    out = CliRunner().invoke(main, ["generate", str(topo), "-o", str(tmp_path / "j.csv"),
+                                    "--share-priorities", "QS1=1:1"])
+    assert out.exit_code == 2
+    assert out.output.splitlines() == [
+        "error: --share-priorities 'QS1=1:1': quota share 'QS1' is ambiguous, write QUEUE/SHARE "
+        "(one of: training/QS1, other/QS1)",
+    ]
