@@ -82,7 +82,8 @@ def _write_report(result: SimulationResult, topology, directory: str, source: st
 @click.command("simulate")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--until", type=click.FloatRange(min=0), metavar="SECONDS",
-              help="Stop the clock at SECONDS and report that instant.")
+              help="Stop the clock at SECONDS and report that instant, also after the run has ended: "
+                   "utilisation is then time-weighted over [0, SECONDS], idle time after the end included.")
 @click.option("--format", "output", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="markdown: a compact summary for a pull-request comment or CI job summary.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),

@@ -177,3 +177,16 @@ def test_unwritable_outputs_are_one_line_errors(tmp_path, write_file):
     out = invoke("simulate", str(scenario(write_file, JOBS)), "--events", str(missing / "e.jsonl"))
     assert out.exit_code == 2 and "cannot write events file" in out.output
     assert "Traceback" not in out.output
+
+
+def test_until_after_the_end_weights_utilisation_over_zero_to_until_and_says_so(write_file):
+    path = scenario(write_file, "jobs:\n  - {name: a, share: QS1, duration: 100}\n")
+    full = json.loads(invoke("simulate", str(path), "--format", "json").output)
+    late = json.loads(invoke("simulate", str(path), "--format", "json", "--until", "1000").output)
+    assert late["time"] == 1000 and late["jobs"][0]["status"] == "SUCCEEDED"  # the state at T (unchanged rule)
+    diluted = late["summary"]["cluster_utilisation"]  # [0, 1000] instead of [0, 100]
+    assert full["summary"]["cluster_utilisation"] == pytest.approx(10 * diluted, rel=1e-3)
+    help_text = " ".join(invoke("simulate", "--help").output.split())
+    assert "after the run has ended: utilisation is then time-weighted over [0, SECONDS]" in help_text
+    docs = " ".join((Path(__file__).parents[3] / "docs" / "simulator.md").read_text(encoding="utf-8").split())
+    assert "time-weighted over [0, `T`], idle time after the end included" in docs
