@@ -126,10 +126,11 @@ class QueueResources(Construct):
         CfnOutput(self, "JobQueueArn", value=job_queue.job_queue_arn,
                   description=f"ARN of job queue {queue.name}")
         CfnOutput(self, "JobQueueName", value=queue.name,
-                  description="TrainingQueue(name) in the SageMaker Python SDK")
+                  description=f"Name of job queue {queue.name}: TrainingQueue(name) in the SageMaker Python SDK")
         for name, share in self.shares.items():
             CfnOutput(share, "Arn", value=share.quota_share_arn, description=f"ARN of quota share {share.share_id}")
-            CfnOutput(share, "Name", value=name, description=f"quota_share_name for job queue {queue.name}")
+            CfnOutput(share, "Name", value=name, description=f"Name of quota share {share.share_id}: quota_share_name "
+                      f"for job queue {queue.name}")
 
 
 def resources_needed(topology: m.Topology) -> int:

@@ -88,6 +88,15 @@ def test_outputs_give_the_queue_and_every_share_arn_and_name(default):
     assert len(outputs) == outputs_needed(example_topology())
 
 
+def test_name_outputs_say_which_queue_and_share_they_name(default):
+    deployed, _, template = default
+    descriptions = {o["Value"]: o["Description"] for o in template["Outputs"].values() if isinstance(o["Value"], str)}
+    assert descriptions["training"].startswith("Name of job queue training: TrainingQueue(name)")
+    for share_id in deployed.shares:
+        name = share_id.split("/")[1]
+        assert descriptions[name] == f"Name of quota share {share_id}: quota_share_name for job queue training"
+
+
 def test_default_template_passes_cfn_lint(default):
     assert cfn_lint_errors(default[2]) == []
 
