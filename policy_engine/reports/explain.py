@@ -39,7 +39,9 @@ def explain_share(topology: Topology, node: str, report: CheckReport, graph: Bor
     limits = ", ".join(_amount(n, t) for t, n in share.capacity.items())
     sentences.append(("what", f"{node} is a {share.strategy} quota share of job queue {queue.name} "
                               f"(service environment {queue.service_environment}) with a limit of {limits}."
-                      + (" It is DISABLED: it accepts no new jobs." if share.state == "DISABLED" else "")))
+                      + (" It is DISABLED: it accepts no new jobs." if share.state == "DISABLED" else "")
+                      + (f" Its job queue {queue.name} is DISABLED: every job submitted to {node} is rejected."
+                         if queue.state == "DISABLED" else "")))
     for instance_type, limit in share.capacity.items():
         sentences.extend(_capacity_sentences(graph, node, summary, instance_type, limit))
     sentences.extend(_preemption_sentences(graph, node, summary))

@@ -67,6 +67,15 @@ def test_instance_type_the_environment_lacks_can_never_run_and_is_not_lent():
     assert "BQ202" in a["findings"]
 
 
+def test_disabled_job_queue_is_said_to_reject_every_job():
+    t = Topology(service_environments=(ServiceEnvironment(name="gpu-env", capacity={GPU: 1}),),
+                 job_queues=(JobQueue(name="training", service_environment="gpu-env", state="DISABLED",
+                                      shares=(share("A", 1, "LEND"),)),))
+    assert "Its job queue training is DISABLED: every job submitted to training/A is rejected." in said(
+        t, "training/A")["what"]
+    assert "DISABLED" not in said(topology(share("A", 1, "LEND")), "training/A")["what"]
+
+
 def test_command_prints_plain_sentences_without_colour_when_piped():
     result = CliRunner().invoke(main, ["explain", "QS1"])
     assert result.exit_code == 0, result.output
