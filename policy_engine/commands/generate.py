@@ -95,7 +95,7 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
         written = write_jobs(out, generate_jobs(loaded, profile, reach))
     except OSError as error:
         fail_input([f"{output}: cannot write: {error.strerror or error}"])
-    click.echo(f"wrote {written} job(s) to {output}")
+    click.echo(f"wrote {written:,} job(s) to {output}")
     if scenario:
         target = Path(scenario)
         # relative to the scenario as the user named it: resolving symlinks would climb out of the project

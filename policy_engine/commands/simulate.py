@@ -46,7 +46,7 @@ def _text_report(result: SimulationResult, console: Console) -> None:
                          format_seconds(job.wait_seconds), job.reason)
         console.print(jobs)
     else:
-        console.print(f"{len(result.jobs):,} jobs (use --format json for each job)")
+        console.print(f"{len(result.jobs):,} job(s) (use --format json for each job)")
     shares = Table(title="Shares (time-weighted over the run)")
     for column in ("share", "type", "strategy", "limit", "own util", "mean borrowed", "mean lent", "wait p50",
                    "wait p95", "wait max", "preemptions", "inst-h lost"):
@@ -54,13 +54,13 @@ def _text_report(result: SimulationResult, console: Console) -> None:
     for s in result.shares:
         shares.add_row(s.share, s.instance_type, s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
                        f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", format_seconds(s.wait_p50),
-                       format_seconds(s.wait_p95), format_seconds(s.wait_max), str(s.preemptions),
+                       format_seconds(s.wait_p95), format_seconds(s.wait_max), f"{s.preemptions:,}",
                        f"{s.instance_hours_lost:.2f}")
     console.print(shares)
     summary = result.summary
-    counts = ", ".join(f"{count} {status}" for status, count in summary["by_status"].items())
-    console.print(f"t={format_seconds(result.time)} s: {summary['jobs']} job(s) ({counts}); "
-                  f"{summary['preemptions']} preemption(s), "
+    counts = ", ".join(f"{count:,} {status}" for status, count in summary["by_status"].items())
+    console.print(f"t={format_seconds(result.time)} s: {summary['jobs']:,} job(s){f' ({counts})' if counts else ''}; "
+                  f"{summary['preemptions']:,} preemption(s), "
                   f"{summary['instance_hours_lost']:.2f} instance-hours lost; cluster utilisation "
                   f"{summary['cluster_utilisation']:.1%}")
 

@@ -190,3 +190,17 @@ def test_until_after_the_end_weights_utilisation_over_zero_to_until_and_says_so(
     assert "after the run has ended: utilisation is then time-weighted over [0, SECONDS]" in help_text
     docs = " ".join((Path(__file__).parents[3] / "docs" / "simulator.md").read_text(encoding="utf-8").split())
     assert "time-weighted over [0, `T`], idle time after the end included" in docs
+
+
+def test_text_counts_are_written_one_way_and_an_empty_workload_has_no_empty_parentheses(write_file, tmp_path):
+    empty = invoke("simulate", str(scenario(write_file, "jobs: []\n")), "--quiet")
+    assert empty.exit_code == 0
+    assert "t=0 s: 0 job(s); 0 preemption(s)" in empty.output and "()" not in empty.output
+    jobs = tmp_path / "j.csv"
+    out = invoke("generate", str(TOPOLOGY), "-o", str(jobs), "--jobs", "1200", "--rate", "3600",
+                 "--duration-mean", "1")
+    assert out.output.startswith("wrote 1,200 job(s) to ")
+    (tmp_path / "big.yaml").write_text(f"topology: {TOPOLOGY.as_posix()}\njobs: j.csv\n", encoding="utf-8")
+    out = invoke("simulate", str(tmp_path / "big.yaml"), "--quiet")
+    assert "1,200 job(s) (use --format json for each job)" in out.output
+    assert "s: 1,200 job(s) (1,200 SUCCEEDED); " in out.output
