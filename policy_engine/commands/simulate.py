@@ -8,7 +8,9 @@ from contextlib import ExitStack
 from dataclasses import replace
 
 import click
+from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -40,7 +42,7 @@ def _text_report(result: SimulationResult, console: Console) -> None:
     if len(result.jobs) <= JOB_TABLE_LIMIT:
         jobs = Table(title=f"Jobs at t={format_seconds(result.time)} s")
         for column in ("job", "share", "priority", "status", "preemptions", "wait s", "reason"):
-            jobs.add_column(column)
+            jobs.add_column(column, overflow="fold")
         for job in result.jobs:
             jobs.add_row(job.name, job.share, str(job.priority), job.status, str(job.preemptions),
                          format_seconds(job.wait_seconds), job.reason)
@@ -48,14 +50,25 @@ def _text_report(result: SimulationResult, console: Console) -> None:
     else:
         console.print(f"{len(result.jobs):,} job(s) (use --format json for each job)")
     shares = Table(title="Shares (time-weighted over the run)")
-    for column in ("share", "type", "strategy", "limit", "own util", "mean borrowed", "mean lent", "wait p50",
-                   "wait p95", "wait max", "preemptions", "inst-h lost"):
-        shares.add_column(column)
-    for s in result.shares:
-        shares.add_row(s.share, s.instance_type, s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
-                       f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", format_seconds(s.wait_p50),
-                       format_seconds(s.wait_p95), format_seconds(s.wait_max), f"{s.preemptions:,}",
-                       f"{s.instance_hours_lost:.2f}")
+    rows = [(s.share, s.instance_type, s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
+             f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", format_seconds(s.wait_p50),
+             format_seconds(s.wait_p95), format_seconds(s.wait_max), f"{s.preemptions:,}",
+             f"{s.instance_hours_lost:.2f}") for s in result.shares]
+    for index, column in enumerate(("share", "type", "strategy", "limit", "own util", "mean borrowed", "mean lent",
+                                    "wait p50", "wait p95", "wait max", "preemptions", "inst-h lost")):
+        if index < 3:  # names fold on a narrow terminal
+            shares.add_column(column, overflow="fold")
+        else:  # numbers are never cut: as wide as the widest one; the header wraps instead
+            shares.add_column(column, justify="right", overflow="fold",
+                              min_width=max((len(row[index]) for row in rows), default=1))
+    for row in rows:
+        shares.add_row(*row)
+    if Measurement.get(console, console.options.update_width(10_000), shares).maximum > console.width:
+        # A narrow terminal: no box, single padding, numbers exactly as wide as the widest one (their headers
+        # wrap), and the names fold into what is left.
+        shares.box, shares.show_edge, shares.pad_edge, shares.collapse_padding = box.SIMPLE_HEAD, False, False, True
+        for column in shares.columns[3:]:
+            column.width = max(column.min_width or 1, 5)
     console.print(shares)
     summary = result.summary
     counts = ", ".join(f"{count:,} {status}" for status, count in summary["by_status"].items())

@@ -74,7 +74,8 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
     if report.summaries:
         console.print("Quota shares", style="bold")
         header, *lines = _summary_lines(report)
-        console.print(header, style="bold", markup=False)
+        # Like the rows, the header is never wrapped by rich: a narrow terminal wraps (or a pager cuts) both alike.
+        console.print(header, style="bold", markup=False, soft_wrap=True)
         console.file.write("\n".join(lines) + "\n")
     verdict = "FAILED" if not report.ok else "passed"
     console.print(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s), "

@@ -65,3 +65,12 @@ def test_long_share_lists_are_shortened_with_a_count():
     row = next(line for line in text.splitlines() if "queue-00/team-00-00 " in line)
     # team-00-00 borrows from 13 lenders and has in-share preemption: 14 names, 2 shown.
     assert "queue-00/team-00-01, queue-00/team-00-03, +12 more" in row
+
+
+def test_share_header_is_one_line_like_the_rows_on_a_narrow_terminal(example):
+    text = check_text.render(check_topology(example), width=80)
+    lines = text.splitlines()
+    header = lines[lines.index("Quota shares") + 1]
+    assert header.startswith("share") and header.rstrip().endswith("may preempt")
+    assert "may be preempted by" in header
+    assert any(line.startswith("training/QS1") and line.rstrip().endswith("training/QS1") for line in lines)
