@@ -169,6 +169,11 @@ def _lines_of(source: str, problems: list[_Problem], data: Any) -> list[str]:
     return [f"{source}{f':{p.line}' if p.line else ''}: {_located(p.loc, p.message, data)}" for p in ordered]
 
 
+def line_of(lines: Mapping[Path_, int], path: Path_) -> int | None:
+    """The line of ``path`` in a file, or of its nearest ancestor that has one (``None`` without lines)."""
+    return next((lines[path[:n]] for n in range(len(path), -1, -1) if path[:n] in lines), None)
+
+
 def read_data(path: Path) -> tuple[Any, Mapping[Path_, int]]:
     """Parse a YAML or JSON file into plain data plus the line of each path; any reading problem raises."""
     data, lines, problems = _read(path)
@@ -261,9 +266,6 @@ def topology_from_data(
                          f"{source}: (top level): expected a mapping with service_environments and job_queues, "
                          f"got {_shown(data)}"])
 
-    def line_of(loc: Path_) -> int | None:
-        return next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), None)
-
     topology = None
     try:
         topology = Topology.model_validate(data)
@@ -279,8 +281,8 @@ def topology_from_data(
         for item in errors:
             loc = tuple(item["loc"])
             if loc not in unreadable and not (item["type"] == "missing" and loc in suggested):
-                problems.append(_Problem(line_of(loc), loc, _describe(item, _fields_at(Topology, loc))))
-    problems += [_Problem(line_of(loc), loc, message) for loc, message in _structure_problems(data)]
+                problems.append(_Problem(line_of(lines, loc), loc, _describe(item, _fields_at(Topology, loc))))
+    problems += [_Problem(line_of(lines, loc), loc, message) for loc, message in _structure_problems(data)]
     if problems:
         raise LoadError(_lines_of(source, problems, data))
     assert topology is not None

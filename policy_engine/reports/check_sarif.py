@@ -16,6 +16,7 @@ from typing import Any
 
 from policy_engine.checks import CheckReport
 from policy_engine.findings import Severity
+from policy_engine.loading import line_of
 from policy_engine.model import Topology
 from policy_engine.rules import Rule, all_rules
 from policy_engine.rules.objects import object_path
@@ -60,8 +61,7 @@ def _driver_rule(rule: Rule) -> dict[str, Any]:
 def _line(topology: Topology | None, lines: Mapping[tuple, int], name: str) -> int | None:
     if topology is None or not lines:
         return None
-    path = object_path(topology, name)
-    return next((lines[path[:n]] for n in range(len(path), -1, -1) if path[:n] in lines), None)
+    return line_of(lines, object_path(topology, name))
 
 
 def to_dict(report: CheckReport, *, uri: str, topology: Topology | None = None,

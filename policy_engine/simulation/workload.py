@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from policy_engine import limits
-from policy_engine.loading import LoadError, load_topology, read_data, topology_from_data
+from policy_engine.loading import LoadError, line_of, load_topology, read_data, topology_from_data
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation.engine import PriorityUpdate, SimulationSettings
 from policy_engine.simulation.gcpause import gc_paused
@@ -334,7 +334,7 @@ def load_scenario(path: str | Path) -> Scenario:
     problems = _Problems()
 
     def at(*loc: str | int) -> str:
-        line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), None)
+        line = line_of(lines, loc)
         return f"{source}:{line}" if line else source
 
     if not isinstance(data, dict):
