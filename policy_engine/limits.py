@@ -47,6 +47,9 @@ QUEUES_PER_ACCOUNT = Limit(None, 50, "job queues per account and Region", _SERVI
 BORROW_LIMIT = Limit(-1, None, "borrowLimit percent (-1 = unlimited)", _API)
 QUEUE_PRIORITY = Limit(0, 1000, "job queue priority", _CFN_QUEUE)
 JOB_PRIORITY = Limit(0, 9999, "a job's schedulingPriority (SubmitServiceJob, UpdateServiceJob)", _API)
+TAG_COUNT = Limit(0, 50, "tags per resource", "botocore batch model, TagrisTagsMap")
+TAG_KEY_LENGTH = Limit(1, 128, "tag key length", "AWS tagging rules")
+TAG_VALUE_LENGTH = Limit(0, 256, "tag value length", "AWS tagging rules")
 TIME_LIMIT_SECONDS = Limit(600, 86400, "jobStateTimeLimitActions maxTimeSeconds", _API)
 
 #: Letters, digits, hyphens and underscores (length checked by ``NAME_LENGTH``).

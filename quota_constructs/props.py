@@ -22,11 +22,6 @@ from policy_engine import model as m
 STATES: tuple[str, ...] = get_args(m.State)
 STRATEGIES: tuple[str, ...] = get_args(m.Strategy)
 
-#: Tags on Batch resources: at most 50 (botocore ``TagrisTagsMap``), keys 1-128 and values 0-256 characters.
-TAG_COUNT = limits.Limit(0, 50, "tags per resource", "botocore batch model, TagrisTagsMap")
-TAG_KEY_LENGTH = limits.Limit(1, 128, "tag key length", "AWS tagging rules")
-TAG_VALUE_LENGTH = limits.Limit(0, 256, "tag value length", "AWS tagging rules")
-
 
 def is_token(value: Any) -> bool:
     """A CDK token (unknown until deploy)? Decided in Python: a kernel round trip per prop is slow at 1,000 shares.
@@ -89,11 +84,11 @@ class Where:
     def tags_ok(self, tags: Mapping[str, str] | None) -> dict[str, str] | None:
         if not tags:
             return None
-        if not TAG_COUNT.allows(len(tags)):
-            self.fail("tags", f"{len(tags)} tags", f"{TAG_COUNT.range_text()} ({TAG_COUNT.what})")
+        if not limits.TAG_COUNT.allows(len(tags)):
+            self.fail("tags", f"{len(tags)} tags", f"{limits.TAG_COUNT.range_text()} ({limits.TAG_COUNT.what})")
         for key, value in tags.items():
-            if not isinstance(key, str) or not TAG_KEY_LENGTH.allows(len(key)) or key.lower().startswith("aws:"):
-                self.fail("tags key", key, f"{TAG_KEY_LENGTH.range_text()} characters, not starting with 'aws:'")
-            if not isinstance(value, str) or not TAG_VALUE_LENGTH.allows(len(value)):
-                self.fail(f"tags[{key}]", value, f"a string of {TAG_VALUE_LENGTH.range_text()} characters")
+            if not isinstance(key, str) or not limits.TAG_KEY_LENGTH.allows(len(key)) or key.lower().startswith("aws:"):
+                self.fail("tags key", key, f"{limits.TAG_KEY_LENGTH.range_text()} characters, not starting with 'aws:'")
+            if not isinstance(value, str) or not limits.TAG_VALUE_LENGTH.allows(len(value)):
+                self.fail(f"tags[{key}]", value, f"a string of {limits.TAG_VALUE_LENGTH.range_text()} characters")
         return dict(tags)
