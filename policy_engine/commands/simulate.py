@@ -38,15 +38,21 @@ def _event_writer(handle):
     return write
 
 
+def jobs_table(result: SimulationResult, title: str, caption: str | None = None, waits: bool = True) -> Table:
+    """One row per job: state, preemptions, (wait) and reason; ``walkthrough`` shows the same table per step."""
+    table = Table(title=title, caption=caption)
+    columns = ("job", "share", "priority", "status", "preemptions", *(("wait s",) if waits else ()), "reason")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for job in result.jobs:
+        wait = (format_seconds(job.wait_seconds),) if waits else ()
+        table.add_row(job.name, job.share, str(job.priority), job.status, str(job.preemptions), *wait, job.reason)
+    return table
+
+
 def _text_report(result: SimulationResult, console: Console) -> None:
     if len(result.jobs) <= JOB_TABLE_LIMIT:
-        jobs = Table(title=f"Jobs at t={format_seconds(result.time)} s")
-        for column in ("job", "share", "priority", "status", "preemptions", "wait s", "reason"):
-            jobs.add_column(column, overflow="fold")
-        for job in result.jobs:
-            jobs.add_row(job.name, job.share, str(job.priority), job.status, str(job.preemptions),
-                         format_seconds(job.wait_seconds), job.reason)
-        console.print(jobs)
+        console.print(jobs_table(result, f"Jobs at t={format_seconds(result.time)} s"))
     else:
         console.print(f"{len(result.jobs):,} job(s) (use --format json for each job)")
     shares = Table(title="Shares (time-weighted over the run)")

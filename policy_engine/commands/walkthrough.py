@@ -11,10 +11,10 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.console import Console
-from rich.table import Table
 
+from policy_engine.commands.simulate import jobs_table
 from policy_engine.examples import INSTANCE_TYPE, example_topology
+from policy_engine.reports import terminal
 from policy_engine.simulation.engine import Engine, PriorityUpdate
 from policy_engine.simulation.jobs import JobSpec
 from policy_engine.simulation.results import SimulationResult, build_result
@@ -53,12 +53,6 @@ def replay() -> list[tuple[int, str, str, SimulationResult]]:
 @click.command("walkthrough")
 def command() -> None:
     """Replay AWS's quota-share example (borrow, reclaim, in-share preemption) and show each job after each step."""
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console = terminal.console() if sys.stdout.isatty() else terminal.console(width=160)
     for time, title, expected, result in replay():
-        table = Table(title=f"{title} (t={time} s)", caption=f"expected: {expected}")
-        for column in ("job", "share", "priority", "status", "preemptions"):
-            table.add_column(column, no_wrap=True)
-        table.add_column("reason")
-        for job in result.jobs:
-            table.add_row(job.name, job.share, str(job.priority), job.status, str(job.preemptions), job.reason)
-        console.print(table)
+        console.print(jobs_table(result, f"{title} (t={time} s)", caption=f"expected: {expected}", waits=False))
