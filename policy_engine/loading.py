@@ -8,26 +8,26 @@ references to things that do not exist. AWS limits are checked later, as rules.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib.util
 import json
+import math
+import os
+import sys
 import traceback
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from policy_engine import model
+from policy_engine import input_files, model, safe_yaml
 from policy_engine.model import Topology
 
 Path_ = tuple[str | int, ...]
-
-#: libyaml's parser when PyYAML was built with it (about 5x faster on large topologies).
-_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 #: Model classes by name, to suggest field names in errors raised while building them in Python.
 _MODELS: dict[str, type[BaseModel]] = {
@@ -63,14 +63,17 @@ class _Problem:
 
 
 def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines, list[_Problem]]:
-    """Parse YAML keeping line numbers; duplicate keys (PyYAML would keep the last) are problems.
+    """Parse YAML (1.2 core schema, see ``safe_yaml``) keeping line numbers; duplicate keys are problems.
 
     Merge keys (``<<: *base``) work as in YAML: explicit keys override merged ones. Unknown
-    tags, non-scalar keys and recursive aliases are problems too. Problems are returned, not
-    raised, so the rest of the file is still checked; the first of two duplicate keys is kept.
+    tags, non-scalar keys, recursive aliases and values a tag does not allow are problems too.
+    Problems are returned, not raised, so the rest of the file is still checked; the first of
+    two duplicate keys is kept. What stops reading (syntax, nesting, an alias bomb) raises.
     """
     try:
-        root = yaml.compose(text, Loader=_FAST_LOADER)
+        root = safe_yaml.compose(text)
+    except safe_yaml.YamlError as error:
+        raise LoadError([f"{source}{f':{error.line}' if error.line else ''}: {error.message}"]) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark else source
@@ -79,18 +82,22 @@ def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines, list[_Problem]]:
     lines = _Lines()
     problems: list[_Problem] = []
     constructor = yaml.SafeLoader("")
+    budget = safe_yaml.Budget(safe_yaml.count_nodes(root))
 
     def problem(node: yaml.Node, path: Path_, text: str) -> None:
         problems.append(_Problem(node.start_mark.line + 1, path, text))
 
     def scalar(node: yaml.Node, path: Path_) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            return convert(node, path, frozenset())
         try:
-            return constructor.construct_object(node, deep=True)
-        except yaml.YAMLError as error:
-            problem(node, path, f"cannot read value: {getattr(error, 'problem', None) or error}")
+            return safe_yaml.scalar(node)
+        except safe_yaml.YamlError as error:
+            problem(node, path, error.message)
             return None
 
     def convert(node: yaml.Node, path: Path_, active: frozenset[int]) -> Any:
+        budget.spend(node)
         if id(node) in active:
             problem(node, path, "recursive alias (an anchor that contains itself)")
             return None
@@ -123,8 +130,39 @@ def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines, list[_Problem]]:
             return [convert(item, (*path, index), inside) for index, item in enumerate(node.value)]
         return scalar(node, path)
 
-    data = convert(root, (), frozenset()) if root is not None else None
+    try:
+        data = convert(root, (), frozenset()) if root is not None else None
+    except safe_yaml.YamlError as error:
+        raise LoadError([f"{source}:{error.line}: {error.message}"]) from None
+    except RecursionError:  # e.g. a long chain of merge keys; nesting itself is bounded while composing
+        raise LoadError([f"{source}: nested too deeply to read"]) from None
     return data, lines, problems
+
+
+def _json_number_hooks(source: str, text: str) -> dict[str, Any]:
+    """``json.loads`` hooks that refuse what JSON numbers must not become: NaN, infinity, huge integers."""
+
+    def where(token: str) -> str:
+        at = text.find(token)
+        return f"{source}:{text.count(chr(10), 0, at) + 1}" if at >= 0 else source
+
+    def constant(token: str) -> Any:
+        raise LoadError([f"{where(token)}: {token} is not a number JSON allows (only finite numbers)"])
+
+    def floating(token: str) -> float:
+        value = float(token)
+        if not math.isfinite(value):
+            raise LoadError([f"{where(token)}: {token} is not a finite number (it overflows to infinity)"])
+        return value
+
+    def integer(token: str) -> int:
+        digits = token.lstrip("-")
+        if len(digits) > safe_yaml.MAX_INTEGER_DIGITS:
+            raise LoadError([f"{where(token)}: integer of {len(digits):,} digits is too large "
+                             f"(at most {safe_yaml.MAX_INTEGER_DIGITS})"])
+        return int(token)
+
+    return {"parse_constant": constant, "parse_float": floating, "parse_int": integer}
 
 
 def _json_to_data(text: str, source: str) -> tuple[Any, Mapping[Path_, int], list[_Problem]]:
@@ -141,23 +179,28 @@ def _json_to_data(text: str, source: str) -> tuple[Any, Mapping[Path_, int], lis
         return result
 
     try:
-        data = json.loads(text, object_pairs_hook=first_wins)
+        data = json.loads(text, object_pairs_hook=first_wins, **_json_number_hooks(source, text))
     except json.JSONDecodeError as error:
         raise LoadError([f"{source}:{error.lineno}: JSON syntax error: {error.msg}"]) from None
+    except RecursionError:
+        raise LoadError([f"{source}: nested more than {safe_yaml.MAX_DEPTH} levels deep"]) from None
     try:
         same, lines, problems = _yaml_to_data(text, source)
-    except LoadError:
+    except LoadError as error:
+        if any("levels deep" in problem for problem in error.problems):
+            raise
         return data, {}, duplicates
     return (same, lines, problems) if same == data else (data, {}, duplicates)
 
 
-def _read(path: Path) -> tuple[Any, Mapping[Path_, int], list[_Problem]]:
+def _read(path: Path, kind: input_files.FileKind = input_files.TOPOLOGY) -> tuple[Any, Mapping[Path_, int],
+                                                                                  list[_Problem]]:
     """Parse a YAML or JSON file: data, the line of each path, and the problems found while reading."""
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise LoadError([f"{source}: cannot read file: {error.strerror or error}"]) from None
+        text = input_files.read_text(path, kind)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
     if path.suffix.lower() == ".json":
         return _json_to_data(text, source)
     return _yaml_to_data(text, source)
@@ -174,9 +217,9 @@ def line_of(lines: Mapping[Path_, int], path: Path_) -> int | None:
     return next((lines[path[:n]] for n in range(len(path), -1, -1) if path[:n] in lines), None)
 
 
-def read_data(path: Path) -> tuple[Any, Mapping[Path_, int]]:
+def read_data(path: Path, kind: input_files.FileKind = input_files.TOPOLOGY) -> tuple[Any, Mapping[Path_, int]]:
     """Parse a YAML or JSON file into plain data plus the line of each path; any reading problem raises."""
-    data, lines, problems = _read(path)
+    data, lines, problems = _read(path, kind)
     if problems:
         raise LoadError(_lines_of(str(path), problems, data))
     return data, lines
@@ -381,37 +424,103 @@ def _python_error_lines(source: str, error: Exception, doing: str) -> list[str]:
     return [f"{where}: {doing} failed: {type(error).__name__}: {error}"]
 
 
+class _ModuleExited(BaseException):
+    """Raised instead of ``os._exit`` while a topology module runs, so the process survives to report it."""
+
+    def __init__(self, code: Any):
+        super().__init__(code)
+        self.code = code
+
+
+@contextlib.contextmanager
+def _running_user_code(source: str, doing: str):
+    """Run a topology module's code: its prints go to stderr (stdout may carry ``--format json``), and
+    ``sys.exit``/``os._exit`` become a problem instead of ending the command with a status CI would trust."""
+
+    def refuse_exit(code: int = 0) -> None:
+        raise _ModuleExited(code)
+
+    real_exit = os._exit
+    os._exit = refuse_exit  # type: ignore[assignment]
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    except (SystemExit, _ModuleExited) as exited:
+        how = "os._exit" if isinstance(exited, _ModuleExited) else "sys.exit"
+        raise LoadError([f"{source}: topology module exited while {doing} ({how}({exited.code!r})); "
+                         "a topology module must define TOPOLOGY, not end the process"]) from None
+    finally:
+        os._exit = real_exit  # type: ignore[assignment]
+
+
 def _from_python_module(path: Path) -> Topology:
-    """Import ``path`` and take its ``TOPOLOGY`` (or ``topology``; a callable is called)."""
+    """Run ``path`` (a regular, UTF-8 file) and take its ``TOPOLOGY`` (or ``topology``; a callable is called).
+
+    Loading a module runs its code, as ``cdk synth`` runs a CDK app: only load modules you trust.
+    """
     source = str(path)
+    try:
+        text = input_files.read_text(path, input_files.MODULE)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
     spec = importlib.util.spec_from_file_location(f"_batch_quota_topology_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise LoadError([f"{source}: cannot import as a Python module"])
     module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except LoadError as error:
-        raise LoadError([f"{source}: {problem}" for problem in error.problems]) from None
-    except Exception as error:  # a user's module: report, never a traceback
-        raise LoadError(_python_error_lines(source, error, "importing the module")) from None
+    with _running_user_code(source, "importing the module"):
+        try:
+            exec(compile(text, source, "exec"), module.__dict__)
+        except LoadError as error:
+            raise LoadError([f"{source}: {problem}" for problem in error.problems]) from None
+        except SyntaxError as error:
+            raise LoadError([f"{source}:{error.lineno}: importing the module failed: SyntaxError: {error.msg}"]) \
+                from None
+        except Exception as error:  # a user's module: report, never a traceback
+            raise LoadError(_python_error_lines(source, error, "importing the module")) from None
     value = getattr(module, "TOPOLOGY", None) or getattr(module, "topology", None)
     if callable(value) and not isinstance(value, Topology):
-        try:
-            value = value()
-        except Exception as error:  # a user's code: report, never a traceback
-            raise LoadError(_python_error_lines(source, error, "calling TOPOLOGY()")) from None
+        with _running_user_code(source, "calling TOPOLOGY()"):
+            try:
+                value = value()
+            except Exception as error:  # a user's code: report, never a traceback
+                raise LoadError(_python_error_lines(source, error, "calling TOPOLOGY()")) from None
     if not isinstance(value, Topology):
         raise LoadError([f"{source}: the module must define TOPOLOGY (or topology) as a policy_engine Topology"])
     return validate_topology(value, source)
 
 
-def load_topology(path: str | Path) -> Topology:
-    """Load a topology from a ``.yaml``/``.yml``, ``.json`` or ``.py`` file."""
-    path = Path(path)
+def load_topology(path: str | Path, allow_python: bool = True) -> Topology:
+    """Load a topology from a ``.yaml``/``.yml``, ``.json`` or ``.py`` file, or YAML/JSON on stdin for ``-``.
+
+    ``allow_python=False`` refuses a ``.py`` module (running it would run code), for a
+    topology named inside another file such as a scenario.
+    """
+    if str(path) == "-":
+        return load_topology_stream(sys.stdin.buffer)
+    try:
+        path = input_files.as_path(path)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
     if path.suffix.lower() == ".py":
+        if not allow_python:
+            raise LoadError([f"{path}: a Python topology module runs code when loaded; pass --allow-python "
+                             "to load it from a scenario"])
         return _from_python_module(path)
     if path.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise LoadError([f"{path}: unsupported file type {path.suffix or '(none)'!r}; use .yaml, .yml, .json or .py"])
     data, lines, problems = _read(path)
     return topology_from_data(data, str(path), lines, problems)
 
+
+def load_topology_stream(stream: BinaryIO, source: str = "<stdin>") -> Topology:
+    """Load a YAML or JSON topology (JSON when it starts with ``{``) from a binary stream, e.g. stdin."""
+    cap = input_files.TOPOLOGY
+    data = stream.read(cap.max_bytes + 1)
+    if len(data) > cap.max_bytes:
+        raise LoadError([f"{source}: too large; {cap.describe_cap()}"])
+    try:
+        text = input_files.decode_utf8(data, source)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
+    parsed, lines, problems = (_json_to_data if text.lstrip().startswith("{") else _yaml_to_data)(text, source)
+    return topology_from_data(parsed, source, lines, problems)

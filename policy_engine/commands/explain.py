@@ -11,7 +11,7 @@ import click
 from rich.text import Text
 
 from policy_engine.checks import check_topology
-from policy_engine.cli import EXIT_OK, fail_input, topology_or_exit
+from policy_engine.cli import EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.model import share_id
 from policy_engine.reports import terminal
 from policy_engine.reports.explain import explain_share
@@ -21,7 +21,7 @@ _TOPIC_STYLE = {"findings": "bold yellow", "what": "bold"}
 
 @click.command("explain")
 @click.argument("share")
-@click.argument("topology", required=False, type=click.Path(dir_okay=False))
+@click.argument("topology", required=False, type=SafePath(dir_okay=False))
 def command(share: str, topology: str | None) -> None:
     """Explain SHARE (QUEUE/SHARE or a unique SHARE name) of TOPOLOGY (default: the embedded example)."""
     loaded = topology_or_exit(topology)

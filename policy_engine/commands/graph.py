@@ -12,13 +12,13 @@ from pathlib import Path
 import click
 
 from policy_engine.checks import check_topology
-from policy_engine.cli import EXIT_OK, fail_input, topology_or_exit
+from policy_engine.cli import EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.reports import borrow_graph_render
 
 
 @click.command("graph")
-@click.argument("topology", required=False, type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
+@click.argument("topology", required=False, type=SafePath(dir_okay=False))
+@click.option("-o", "--output", "output", type=SafePath(dir_okay=False), default=None,
               help="File to write: .svg, .png or .dot (default: DOT on standard output).")
 @click.option("--queue", "queues", multiple=True, metavar="NAME",
               help="Draw only this job queue (repeatable); for large topologies.")

@@ -14,14 +14,15 @@ from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from policy_engine.cli import fail_input
+from policy_engine.cli import FiniteFloatRange, SafePath, fail_input
+from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError
 from policy_engine.reports import terminal
 from policy_engine.simulation.engine import Engine
 from policy_engine.simulation.numbers import as_number, format_seconds
 from policy_engine.simulation.preemption import POLICIES
 from policy_engine.simulation.results import SimulationResult, build_result
-from policy_engine.simulation.workload import load_scenario
+from policy_engine.simulation.workload import MAX_SECONDS, load_scenario
 
 #: Above this many jobs the text report shows shares and the summary only.
 JOB_TABLE_LIMIT = 200
@@ -32,7 +33,7 @@ PROGRESS_MIN_JOBS = 10_000
 def _event_writer(handle):
     def write(time: float, job, before: str, after: str, reason: str) -> None:
         handle.write(json.dumps({"time": as_number(time), "job": job.spec.name, "from": before, "to": after,
-                                 "reason": reason}))
+                                 "reason": reason}, allow_nan=False))
         handle.write("\n")
 
     return write
@@ -99,26 +100,31 @@ def _write_report(result: SimulationResult, topology, directory: str, source: st
 
 
 @click.command("simulate")
-@click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("--until", type=click.FloatRange(min=0), metavar="SECONDS",
+@click.argument("scenario", type=SafePath(dir_okay=False))
+@click.option("--until", type=FiniteFloatRange(min=0, max=MAX_SECONDS), metavar="SECONDS",
               help="Stop the clock at SECONDS and report that instant, also after the run has ended: "
                    "utilisation is then time-weighted over [0, SECONDS], idle time after the end included.")
 @click.option("--format", "output", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="markdown: a compact summary for a pull-request comment or CI job summary.")
-@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+@click.option("--report", "report_dir", type=SafePath(file_okay=False),
               help="Also write DIR/index.html (self-contained, opens from disk) and a PNG per chart.")
-@click.option("--events", type=click.Path(dir_okay=False, writable=True), help="Write every state change (JSON Lines).")
+@click.option("--events", type=SafePath(dir_okay=False, writable=True), help="Write every state change (JSON Lines).")
 @click.option("--backfill/--no-backfill", default=None, help="Let jobs behind a blocked head use capacity it cannot.")
 @click.option("--victim-policy", type=click.Choice(sorted(POLICIES)), help="Override the scenario's victim policy.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--allow-python", is_flag=True,
+              help="Let the scenario name a Python topology module (loading one runs its code).")
 def command(scenario: str, until: float | None, output: str, events: str | None, backfill: bool | None,
-            victim_policy: str | None, quiet: bool, report_dir: str | None) -> None:
+            victim_policy: str | None, quiet: bool, report_dir: str | None, allow_python: bool) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
     try:
-        loaded = load_scenario(scenario)
+        loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:
         fail_input(error.problems)
         return
+    overwritten = refuse_overwriting_inputs({"--events": events, "--report": report_dir}, [scenario, *loaded.inputs])
+    if overwritten:
+        fail_input(overwritten)
     settings = loaded.settings
     if backfill is not None:
         settings = replace(settings, backfill=backfill)

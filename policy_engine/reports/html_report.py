@@ -9,6 +9,8 @@ the same bytes, for pasting into a ticket or a slide.
 from __future__ import annotations
 
 import base64
+import errno
+import os
 import re
 from dataclasses import dataclass
 from html import escape
@@ -144,14 +146,31 @@ def render_page(result, topology: Topology, drawn: dict[str, list[Chart]], uncha
 
 
 def write_report(result, topology: Topology, directory: Path, source: str = "") -> list[Path]:
-    """Write ``index.html`` and every chart's PNG into ``directory`` (created); return the paths written."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Write ``index.html`` and every chart's PNG into ``directory`` (created); return the paths written.
+
+    Symlinks are never followed: neither ``directory`` itself nor a file in it, so a link someone
+    else planted there cannot redirect the report over another file (``OSError`` ``ELOOP`` instead).
+    """
     drawn, uncharted = build_charts(result, topology)
-    written = []
-    for chart in (c for share_charts in drawn.values() for c in share_charts):
-        path = directory / chart.file
-        path.write_bytes(chart.png)
-        written.append(path)
-    page = directory / PAGE
-    page.write_text(render_page(result, topology, drawn, uncharted, source), encoding="utf-8")
-    return [page, *written]
+    files = {chart.file: chart.png for share_charts in drawn.values() for chart in share_charts}
+    files[PAGE] = render_page(result, topology, drawn, uncharted, source).encode("utf-8")
+    if directory.is_symlink():
+        raise OSError(errno.ELOOP, "is a symbolic link; give the real directory", str(directory))
+    directory.mkdir(parents=True, exist_ok=True)
+    folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+    try:
+        for name, data in files.items():
+            try:
+                handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o644, dir_fd=folder)
+            except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise OSError(errno.ELOOP, "is a symbolic link; not followed", str(directory / name)) from None
+                raise
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+    finally:
+        os.close(folder)
+    return [directory / PAGE, *(directory / name for name in files if name != PAGE)]
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

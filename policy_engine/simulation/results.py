@@ -81,11 +81,11 @@ class SimulationResult:
 
     def write_json(self, handle: TextIO) -> None:
         """Write ``json.dumps(self.to_json())`` job by job: a million jobs never sit in memory twice."""
-        handle.write(f'{{"time": {json.dumps(as_number(self.time))}, "jobs": [')
+        handle.write(f'{{"time": {json.dumps(as_number(self.time), allow_nan=False)}, "jobs": [')
         for index, record in enumerate(self.jobs):
-            handle.write((", " if index else "") + json.dumps(record.to_json()))
-        handle.write(f'], "shares": {json.dumps(plain([m.to_json() for m in self.shares]))}, '
-                     f'"summary": {json.dumps(plain(self.summary))}}}')
+            handle.write((", " if index else "") + json.dumps(record.to_json(), allow_nan=False))
+        handle.write(f'], "shares": {json.dumps(plain([m.to_json() for m in self.shares]), allow_nan=False)}, '
+                     f'"summary": {json.dumps(plain(self.summary), allow_nan=False)}}}')
 
 
 _attempt = AttemptRecord._make
