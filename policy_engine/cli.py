@@ -26,8 +26,10 @@ EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
 def fail_input(problems: list[str]) -> None:
     """Print every problem on its own line and exit 2."""
+    from policy_engine.reports.safe_text import visible  # only on the way out
+
     for problem in problems:
-        click.echo(f"error: {problem}", err=True)
+        click.echo(f"error: {visible(problem)}", err=True)
     raise SystemExit(EXIT_BAD_INPUT)
 
 

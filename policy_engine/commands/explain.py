@@ -15,6 +15,7 @@ from policy_engine.cli import EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.model import share_id
 from policy_engine.reports import terminal
 from policy_engine.reports.explain import explain_share
+from policy_engine.reports.safe_text import visible
 
 _TOPIC_STYLE = {"findings": "bold yellow", "what": "bold"}
 
@@ -36,6 +37,6 @@ def command(share: str, topology: str | None) -> None:
     out = terminal.console(highlight=False, soft_wrap=True)
     for topic, sentence in explain_share(loaded, node, check_topology(loaded)):
         line = Text(f"{topic:>11}  ", style="dim")
-        line.append(sentence, style=_TOPIC_STYLE.get(topic, ""))
+        line.append(visible(sentence), style=_TOPIC_STYLE.get(topic, ""))
         out.print(line)
     raise SystemExit(EXIT_OK)

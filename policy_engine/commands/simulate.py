@@ -18,6 +18,7 @@ from policy_engine.cli import FiniteFloatRange, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError
 from policy_engine.reports import terminal
+from policy_engine.reports.safe_text import rich_text, visible
 from policy_engine.simulation.engine import Engine
 from policy_engine.simulation.numbers import as_number, format_seconds
 from policy_engine.simulation.preemption import POLICIES
@@ -47,7 +48,8 @@ def jobs_table(result: SimulationResult, title: str, caption: str | None = None,
         table.add_column(column, overflow="fold")
     for job in result.jobs:
         wait = (format_seconds(job.wait_seconds),) if waits else ()
-        table.add_row(job.name, job.share, str(job.priority), job.status, str(job.preemptions), *wait, job.reason)
+        table.add_row(rich_text(job.name), rich_text(job.share), str(job.priority), job.status, str(job.preemptions),
+                      *wait, rich_text(job.reason))
     return table
 
 
@@ -57,7 +59,7 @@ def _text_report(result: SimulationResult, console: Console) -> None:
     else:
         console.print(f"{len(result.jobs):,} job(s) (use --format json for each job)")
     shares = Table(title="Shares (time-weighted over the run)")
-    rows = [(s.share, s.instance_type, s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
+    rows = [(visible(s.share), visible(s.instance_type), s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
              f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", format_seconds(s.wait_p50),
              format_seconds(s.wait_p95), format_seconds(s.wait_max), f"{s.preemptions:,}",
              f"{s.instance_hours_lost:.2f}") for s in result.shares]
@@ -69,7 +71,7 @@ def _text_report(result: SimulationResult, console: Console) -> None:
             shares.add_column(column, justify="right", overflow="fold",
                               min_width=max((len(row[index]) for row in rows), default=1))
     for row in rows:
-        shares.add_row(*row)
+        shares.add_row(*map(rich_text, row))
     if Measurement.get(console, console.options.update_width(10_000), shares).maximum > console.width:
         # A narrow terminal: no box, single padding, numbers exactly as wide as the widest one (their headers
         # wrap), and the names fold into what is left.

@@ -15,6 +15,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from policy_engine.reports.chart_data import Lane, UtilisationSeries
+from policy_engine.reports.safe_text import mathtext
 
 OWN, BORROWED, LENT, IDLE = "#4c72b0", "#dd8452", "#55a868", "#d9d9d9"
 PREEMPTION, FAILED, WAITING = "#d62728", "#000000", "#9e9e9e"
@@ -78,12 +79,13 @@ def timeline_png(share: str, lanes: list[Lane], end: float) -> bytes:
                   hatch="///" if borrowed else None, edgecolor="white", linewidth=0.5)
     axis.plot(*marks["preempted"], linestyle="", marker="X", color=PREEMPTION, markersize=11, markeredgecolor="white")
     axis.plot(*marks["failed"], linestyle="", marker="x", color=FAILED, markersize=9)
-    labels = [f"{lane.job} (p{lane.priority}, {lane.instances}×)" for lane in reversed(shown)]
+    labels = [f"{mathtext(lane.job)} (p{lane.priority}, {lane.instances}×)" for lane in reversed(shown)]
     axis.set_yticks(range(len(shown)), labels)
     axis.set_ylim(-0.8, len(shown) - 0.2)
     _time_axis(axis, end, unit)
     left_out = len(lanes) - len(shown)
-    axis.set_title(f"{share}: jobs over time" + (f" (first {len(shown)} of {len(lanes)} jobs)" if left_out else ""))
+    more = f" (first {len(shown)} of {len(lanes)} jobs)" if left_out else ""
+    axis.set_title(f"{mathtext(share)}: jobs over time{more}")
     axis.grid(axis="x", alpha=0.3)
     handles = [Patch(facecolor=OWN, label="on own capacity"),
                Patch(facecolor=BORROWED, hatch="///", edgecolor="white", label="on borrowed capacity"),
@@ -109,6 +111,6 @@ def utilisation_png(series: UtilisationSeries, end: float) -> bytes:
     axis.yaxis.get_major_locator().set_params(integer=True)
     axis.set_ylabel("instances")
     _time_axis(axis, end, unit)
-    axis.set_title(f"{series.share}: {series.instance_type} over time")
+    axis.set_title(f"{mathtext(series.share)}: {mathtext(series.instance_type)} over time")
     axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
     return _png(figure)

@@ -6,16 +6,25 @@ newline in a message cannot break a table.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from policy_engine.checks import CheckReport
+from policy_engine.reports import safe_text
 from policy_engine.simulation.numbers import format_seconds
 
 
 def cell(value: object) -> str:
-    """One table cell: pipes escaped, newlines folded, empty shown as a dash."""
-    text = str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", "<br>")
+    """One table cell shown literally (HTML, Markdown and pipes escaped), newlines folded, empty shown as a dash."""
+    text = "<br>".join(safe_text.markdown(line) for line in str(value).replace("\r", " ").split("\n"))
     return text if text.strip() else "–"
+
+
+def _code(text: str) -> str:
+    """``text`` as an inline code span, fenced with more backticks than it contains in a row."""
+    value = safe_text.visible(text)
+    fence = "`" * (1 + max((len(m) for m in re.findall(r"`+", value)), default=0))
+    return f"{fence} {value} {fence}" if "`" in value else f"`{value}`"
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[object]], align: str = "") -> list[str]:
@@ -34,7 +43,7 @@ def render_check(report: CheckReport, *, source: str = "") -> str:
     """``check --format markdown``: verdict, findings (errors first), then the per-share summary."""
     icon = "✅" if report.ok else "❌"
     verdict = "passed" if report.ok else "failed"
-    lines = [f"### {icon} batch-quota check {verdict}" + (f": `{source}`" if source else ""), "",
+    lines = [f"### {icon} batch-quota check {verdict}" + (f": {_code(source)}" if source else ""), "",
              f"**{len(report.errors)}** error(s), **{len(report.warnings)}** warning(s), "
              f"**{len(report.summaries)}** quota share(s).", ""]
     if report.findings:
@@ -53,7 +62,7 @@ def render_check(report: CheckReport, *, source: str = "") -> str:
 
 def render_load_failure(problems: Sequence[str], *, source: str = "") -> str:
     """``check --format markdown`` for a file that cannot be loaded (exit 2): no rule ran, the problems listed."""
-    lines = ["### ❌ batch-quota check could not load" + (f": `{source}`" if source else ""), "",
+    lines = ["### ❌ batch-quota check could not load" + (f": {_code(source)}" if source else ""), "",
              f"**{len(problems)}** load problem(s); no rule ran.", ""]
     lines += [f"- {cell(problem)}" for problem in problems]
     lines.append("")
@@ -68,7 +77,7 @@ def render_simulation(result, *, source: str = "") -> str:
     """``simulate --format markdown``: headline figures and one row per share and instance type."""
     summary = result.summary
     statuses = ", ".join(f"{status} {count}" for status, count in summary["by_status"].items()) or "none"
-    lines = ["### batch-quota simulate" + (f": `{source}`" if source else ""), "",
+    lines = ["### batch-quota simulate" + (f": {_code(source)}" if source else ""), "",
              *table(("jobs", "by status", "preemptions", "instance-hours lost", "cluster utilisation",
                      "wait p50", "wait p95", "wait max", "simulated time"),
                     [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:.2f}",
