@@ -21,6 +21,7 @@ from aws_cdk import App, Environment
 
 from policy_engine.examples import example_topology
 from policy_engine.loading import LoadError, load_topology
+from policy_engine.reports.safe_text import visible
 from quota_constructs import TopologyStacks
 
 EXIT_FINDINGS, EXIT_BAD_INPUT = 1, 2
@@ -48,7 +49,7 @@ def main(app: App | None = None) -> None:
         )
     except LoadError as error:
         for problem in error.problems:
-            print(f"error: {problem}", file=sys.stderr)
+            print(f"error: {visible(problem)}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -193,12 +193,12 @@ def _json_to_data(text: str, source: str) -> tuple[Any, Mapping[Path_, int], lis
     return (same, lines, problems) if same == data else (data, {}, duplicates)
 
 
-def _read(path: Path, kind: input_files.FileKind = input_files.TOPOLOGY) -> tuple[Any, Mapping[Path_, int],
-                                                                                  list[_Problem]]:
-    """Parse a YAML or JSON file: data, the line of each path, and the problems found while reading."""
+def _read(path: Path, kind: input_files.FileKind | None = None) -> tuple[Any, Mapping[Path_, int], list[_Problem]]:
+    """Parse a YAML or JSON file (a topology unless ``kind`` says otherwise): data, the line of each path, and
+    the problems found while reading."""
     source = str(path)
     try:
-        text = input_files.read_text(path, kind)
+        text = input_files.read_text(path, kind or input_files.TOPOLOGY)
     except input_files.InputFileError as error:
         raise LoadError([str(error)]) from None
     if path.suffix.lower() == ".json":
@@ -217,7 +217,7 @@ def line_of(lines: Mapping[Path_, int], path: Path_) -> int | None:
     return next((lines[path[:n]] for n in range(len(path), -1, -1) if path[:n] in lines), None)
 
 
-def read_data(path: Path, kind: input_files.FileKind = input_files.TOPOLOGY) -> tuple[Any, Mapping[Path_, int]]:
+def read_data(path: Path, kind: input_files.FileKind | None = None) -> tuple[Any, Mapping[Path_, int]]:
     """Parse a YAML or JSON file into plain data plus the line of each path; any reading problem raises."""
     data, lines, problems = _read(path, kind)
     if problems:

@@ -348,7 +348,7 @@ def _rows_from_file(path: Path, source: str, problems: _Problems, shares: _Share
         except UnicodeDecodeError:
             problems.append(input_files.locate_bad_utf8(path, input_files.JOBS))
         except csv.Error as error:  # a field over the csv module's size limit, a NUL byte
-            problems.add(f"{path}:{reader.line_num + 1 if reader else '?'}", f"cannot read CSV: {error}")
+            problems.add(f"{path}:{reader.line_num if reader else '?'}", f"cannot read CSV: {error}")
 
 
 def load_jobs(path: Path, topology: Topology) -> list[JobSpec]:

@@ -1,0 +1,284 @@
+"""Every command with odd or hostile input: one line per problem naming the file, exit 2, never a traceback or hang."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from policy_engine import input_files
+from policy_engine.cli import main
+from policy_engine.examples import EXAMPLE_YAML
+
+ROOT = Path(__file__).parents[3]
+GOOD = EXAMPLE_YAML.read_text(encoding="utf-8")
+SCENARIO = "topology: topology.yaml\njobs: jobs.csv\n"
+JOBS = "name,share,duration\nj1,QS1,60\nj2,QS2,60\n"
+
+
+def run(*args: str, stdin: bytes | None = None):
+    result = CliRunner().invoke(main, list(args), input=stdin)
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exc_info
+    return result
+
+
+def one_line(result, *fragments: str) -> str:
+    """The command exited 2 with exactly one ``error:`` line holding every fragment."""
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2, (result.exit_code, result.stderr)
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    assert all(fragment in lines[0] for fragment in fragments), (fragments, lines[0])
+    return lines[0]
+
+
+@pytest.fixture
+def scenario_dir(tmp_path, write_file):
+    write_file("topology.yaml", GOOD)
+    write_file("jobs.csv", JOBS)
+    write_file("scenario.yaml", SCENARIO)
+    return tmp_path
+
+
+# --- not UTF-8 --------------------------------------------------------------------------------------------------
+
+
+NOT_UTF8 = {
+    "latin1": (GOOD.replace("gpu-env", "caf\u00e9", 1).encode("latin-1"), "byte 0xE9 at line"),
+    "utf16": (GOOD.encode("utf-16"), "byte 0xFF at line 1"),
+    "binary": (bytes(range(256)) * 4, "byte 0x80 at line 2"),
+}
+
+
+@pytest.mark.parametrize("kind", NOT_UTF8)
+def test_not_utf8_topology_is_one_line_in_every_command(tmp_path, kind):
+    data, where = NOT_UTF8[kind]
+    path = tmp_path / "t.yaml"
+    path.write_bytes(data)
+    for args in (["check", str(path)], ["explain", "QS1", str(path)], ["graph", str(path)],
+                 ["generate", str(path), "-o", str(tmp_path / "j.csv")]):
+        one_line(run(*args), f"{path}: not UTF-8 text", where)
+
+
+def test_not_utf8_line_number_is_the_line_of_the_byte(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_bytes(b"a: 1\nb: 2\nc: caf\xe9\n")
+    one_line(run("check", str(path)), f"{path}: not UTF-8 text (byte 0xE9 at line 3)")
+
+
+def test_a_utf8_byte_order_mark_is_fine_in_yaml_and_json(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD.encode())
+    assert run("check", str(path)).exit_code == 0
+
+
+@pytest.mark.parametrize("output_format", ["json", "sarif", "markdown"])
+def test_not_utf8_still_prints_the_could_not_load_document(tmp_path, output_format):
+    path = tmp_path / "t.yaml"
+    path.write_bytes(NOT_UTF8["latin1"][0])
+    result = run("check", str(path), "--format", output_format)
+    one_line(result, "not UTF-8 text")
+    if output_format == "json":
+        assert json.loads(result.stdout)["loaded"] is False
+    elif output_format == "sarif":
+        assert json.loads(result.stdout)["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    else:
+        assert "could not load" in result.stdout and "not UTF-8 text" in result.stdout
+
+
+def test_not_utf8_scenario_and_job_file(scenario_dir):
+    (scenario_dir / "jobs.csv").write_bytes(JOBS.encode() + b"j3,QS1,6\xff0\n")
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml")),
+             f"{scenario_dir / 'jobs.csv'}: not UTF-8 text (byte 0xFF at line 4)")
+    (scenario_dir / "scenario.yaml").write_bytes(b"topology: topology.yaml\njobs: j\xe9bs.csv\n")
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml")), "not UTF-8 text (byte 0xE9 at line 2)")
+
+
+# --- regular files only, size caps, NUL bytes -----------------------------------------------------------------
+
+
+def test_fifo_device_and_directory_are_refused_at_once(tmp_path):
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    one_line(run("check", str(fifo)), "FIFO")
+    zero = tmp_path / "zero.yaml"
+    zero.symlink_to("/dev/zero")
+    one_line(run("check", str(zero)), "character device")
+    (tmp_path / "dir.yaml").mkdir()
+    assert run("check", str(tmp_path / "dir.yaml")).exit_code == 2
+    (tmp_path / "jobs.csv").unlink(missing_ok=True)
+    os.mkfifo(tmp_path / "jobs.csv")
+    (tmp_path / "topology.yaml").write_text(GOOD)
+    (tmp_path / "s.yaml").write_text(SCENARIO)
+    one_line(run("simulate", str(tmp_path / "s.yaml")), "jobs.csv", "FIFO")
+
+
+def test_size_caps_per_kind_are_documented_and_enforced(tmp_path, monkeypatch):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for kind in input_files.KINDS:
+        assert input_files._size(kind.max_bytes) in readme
+    assert input_files.JOBS.max_bytes >= 10_000_000 * 64  # 10 M rows of "jobNNNNNNN,QS1,3600,..." fit
+    monkeypatch.setattr(input_files, "TOPOLOGY", input_files.FileKind("topology", 100))
+    path = tmp_path / "t.yaml"
+    path.write_text(GOOD)
+    one_line(run("check", str(path)), "too large", "a topology file may be at most 100 bytes")
+
+
+def test_nul_byte_in_a_path_is_one_line(tmp_path, scenario_dir):
+    result = run("check", "a\0b.yaml")
+    assert result.exit_code == 2 and "NUL byte" in result.stderr and "Traceback" not in result.stderr
+    (scenario_dir / "scenario.yaml").write_text('topology: topology.yaml\njobs: "jobs\\0.csv"\n')
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml")), "NUL byte")
+
+
+# --- CSV and JSON Lines job files --------------------------------------------------------------------------------
+
+
+def test_csv_field_over_the_csv_limit_is_one_line(scenario_dir):
+    (scenario_dir / "jobs.csv").write_text(JOBS + "j3,QS1," + "9" * 200_000 + "\n")
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml")), "jobs.csv:4", "field larger than field limit")
+
+
+@pytest.mark.parametrize("header, expected", [
+    ("\ufeffname,share,duration", "byte-order mark"),
+    ("NAME,SHARE,DURATION", "lower case"),
+    ("name;share;duration", "separated by ';'"),
+])
+def test_a_bad_csv_header_is_one_line_about_the_header(scenario_dir, header, expected):
+    rows = "\n".join(f"j{i},QS1,60".replace(",", ";" if ";" in header else ",") for i in range(50))
+    (scenario_dir / "jobs.csv").write_text(f"{header}\n{rows}\n", encoding="utf-8")
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml")), "jobs.csv:1", expected)
+
+
+@pytest.mark.parametrize("cell, expected", [
+    ("nan", "must be a number"), ("inf", "must be a number"), ("1e999", "must be a number"),
+    ("9" * 5000, "must be a number"), ("99999999999999999", "must be at most"),
+])
+def test_non_finite_huge_and_overlong_job_numbers(scenario_dir, cell, expected):
+    (scenario_dir / "jobs.csv").write_text(f"name,share,duration\nj1,QS1,{cell}\n")
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml")), "j1", "duration", expected)
+    (scenario_dir / "jobs.jsonl").write_text(f'{{"name": "j1", "share": "QS1", "duration": {cell}}}\n')
+    (scenario_dir / "scenario.yaml").write_text("topology: topology.yaml\njobs: jobs.jsonl\n")
+    result = run("simulate", str(scenario_dir / "scenario.yaml"))
+    one_line(result, "jobs.jsonl:1")
+
+
+def test_jsonl_nan_and_deep_nesting(scenario_dir):
+    (scenario_dir / "jobs.jsonl").write_text('{"name": "j1", "share": "QS1", "duration": NaN}\n'
+                                             + '{"name": "j2", "share": "QS1", "duration": ' + "[" * 5000 + "\n")
+    (scenario_dir / "scenario.yaml").write_text("topology: topology.yaml\njobs: jobs.jsonl\n")
+    result = run("simulate", str(scenario_dir / "scenario.yaml"))
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 2
+    assert "NaN is not a number JSON allows" in result.stderr and "jobs.jsonl:2" in result.stderr
+
+
+# --- NaN / inf in options, JSON output -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])
+def test_until_refuses_non_finite(scenario_dir, value):
+    result = run("simulate", str(scenario_dir / "scenario.yaml"), "--until", value)
+    assert result.exit_code == 2 and "--until" in result.stderr
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--rate", "nan"), ("--rate", "inf"), ("--rate", "1e-308"),
+    ("--duration-mean", "nan"), ("--duration-mean", "inf"), ("--jobs", "100000000000"),
+])
+def test_generate_refuses_non_finite_and_runaway_options(tmp_path, option, value):
+    result = run("generate", "-o", str(tmp_path / "j.csv"), option, value)
+    assert result.exit_code == 2 and option in result.stderr, result.stderr
+    assert not (tmp_path / "j.csv").exists()
+
+
+def test_json_output_is_strict_json(scenario_dir):
+    result = run("simulate", str(scenario_dir / "scenario.yaml"), "--format", "json")
+
+    def refuse(token):
+        raise AssertionError(f"{token} in JSON output")
+
+    assert result.exit_code == 0
+    json.loads(result.stdout, parse_constant=refuse)
+    json.loads(run("check", "--format", "json").stdout, parse_constant=refuse)
+
+
+# --- outputs ------------------------------------------------------------------------------------------------------
+
+
+def test_an_output_that_is_an_input_is_refused(scenario_dir):
+    scenario = scenario_dir / "scenario.yaml"
+    before = {p.name: p.read_bytes() for p in scenario_dir.iterdir()}
+    one_line(run("simulate", str(scenario), "--events", str(scenario)), "--events", "is also an input")
+    one_line(run("simulate", str(scenario), "--events", str(scenario_dir / "jobs.csv")), "--events", "jobs.csv")
+    result = run("generate", "-o", str(scenario_dir / "j.csv"), "--scenario", str(scenario_dir / "j.csv"))
+    assert result.exit_code == 2 and "same file as --output" in result.stderr
+    topology = scenario_dir / "topology.yaml"
+    assert run("generate", str(topology), "-o", str(scenario_dir / "x.csv"), "--scenario",
+               str(topology)).exit_code == 2
+    assert {p.name: p.read_bytes() for p in scenario_dir.iterdir() if p.name in before} == before
+
+
+def test_report_does_not_follow_a_symlink_it_did_not_create(scenario_dir, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    victim = elsewhere / "victim.txt"
+    victim.write_text("keep me")
+    report = scenario_dir / "report"
+    report.symlink_to(elsewhere, target_is_directory=True)
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml"), "--report", str(report)), "symbolic link")
+    report.unlink()
+    report.mkdir()
+    (report / "index.html").symlink_to(victim)
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml"), "--report", str(report)), "symbolic link")
+    assert victim.read_text() == "keep me" and sorted(os.listdir(elsewhere)) == ["victim.txt"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_disk_is_one_line():
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([sys.executable, "-c", "from policy_engine.cli import main; main()", "check"],
+                                stdout=full, stderr=subprocess.PIPE, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.decode().strip().splitlines() == [
+        "error: cannot write the output: No space left on device"]
+
+
+def test_a_closed_pipe_is_one_line():
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone, as after ``| head -1``
+    try:
+        result = subprocess.run([sys.executable, "-c", "from policy_engine.cli import main; main()", "check"],
+                                stdout=write_end, stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(write_end)
+    assert result.returncode == 2
+    assert result.stderr.decode().strip().splitlines() == ["error: cannot write the output: Broken pipe"]
+
+
+# --- check -, explain's argument order, simulate given a topology --------------------------------------------
+
+
+def test_check_dash_reads_the_topology_from_stdin():
+    result = run("check", "-", stdin=GOOD.encode())
+    assert result.exit_code == 0 and "batch-quota check (stdin)" in result.stdout
+    assert run("check", "-", "--format", "json", stdin=json.dumps(
+        {"service_environments": [], "job_queues": []}).encode()).exit_code in (0, 1)
+    one_line(run("check", "-", stdin=b"a: caf\xe9"), "<stdin>: not UTF-8 text")
+
+
+def test_explain_accepts_both_argument_orders(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text(GOOD)
+    first = run("explain", "training/QS1", str(path))
+    assert first.exit_code == 0
+    assert run("explain", str(path), "training/QS1").stdout == first.stdout
+    one_line(run("explain", str(path)), "explain takes SHARE [TOPOLOGY]")
+
+
+def test_simulate_given_a_topology_says_so(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text(GOOD)
+    one_line(run("simulate", str(path)), "this is a topology; a scenario needs topology:")
