@@ -471,6 +471,10 @@ def _scenario_topology(value, path: Path, at, lines, problems: _Problems, allow_
     return None
 
 
+def _too_long(raw: Any) -> str:
+    return f"must be at most {MAX_SECONDS:.0e} seconds (about 317,000 years), got {raw!r}"
+
+
 def _settings(value, at, problems: _Problems) -> SimulationSettings:
     if value is None:
         return SimulationSettings()
@@ -486,12 +490,16 @@ def _settings(value, at, problems: _Problems) -> SimulationSettings:
             number = _number(raw)
             if number is None or number < 0:
                 problems.add(where, f"must be a number of seconds >= 0, got {raw!r}")
+            elif number > MAX_SECONDS:
+                problems.add(where, _too_long(raw))
             else:
                 kwargs[key] = float(number)
         elif key == "min_runtime":
             number = _number(raw)
             if number is None or number <= 0:
                 problems.add(where, f"must be a number of seconds > 0, got {raw!r}")
+            elif number > MAX_SECONDS:
+                problems.add(where, _too_long(raw))
             else:
                 kwargs[key] = float(number)
         elif key == "backfill":
@@ -527,6 +535,9 @@ def _actions(value, jobs: dict[str, JobSpec], named: set[str], at, problems: _Pr
         time = _number(action.get("at"))
         if time is None or time < 0:
             problems.add(f"{where}.at", f"must be a number of seconds >= 0, got {action.get('at')!r}")
+        elif time > MAX_SECONDS:
+            problems.add(f"{where}.at", _too_long(action.get("at")))
+            time = None
         update = action.get("update_priority")
         if not isinstance(update, dict):
             problems.add(f"{where}.update_priority", "missing: a mapping {job: NAME, priority: N}")
