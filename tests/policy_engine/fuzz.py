@@ -112,7 +112,7 @@ class _Timeout(Exception):
     pass
 
 
-def _on_alarm(signum, frame):  # noqa: ARG001 - signal handler signature
+def _on_alarm(signum, frame):
     raise _Timeout
 
 
