@@ -108,3 +108,20 @@ def test_dump_quotes_text_that_yaml_1_2_would_read_as_another_type():
 def test_a_second_document_and_undefined_aliases_are_reported(write_file):
     assert "single document" in _problems(write_file, "a: 1\n---\nb: 2\n")[0]
     assert "undefined alias" in _problems(write_file, "a: *nowhere\n")[0]
+
+
+def test_generate_writes_a_scenario_that_reads_back_under_yaml_1_2(tmp_path):
+    from click.testing import CliRunner
+
+    from policy_engine.cli import main
+
+    topology = tmp_path / "t.yaml"
+    topology.write_text(TOPOLOGY.replace("CAPACITY", "2").replace("NAME", "'1e3'"))
+    jobs, scenario = tmp_path / "jobs.csv", tmp_path / "s.yaml"
+    assert CliRunner().invoke(main, ["generate", str(topology), "-o", str(jobs), "--jobs", "5",
+                                     "--scenario", str(scenario)]).exit_code == 0
+    inline = tmp_path / "inline.yaml"
+    inline.write_text(safe_yaml.dump({"topology": yaml.safe_load(topology.read_text()), "jobs": "jobs.csv"}))
+    for path in (scenario, inline):
+        result = CliRunner().invoke(main, ["simulate", str(path), "--format", "json"])
+        assert result.exit_code == 0, result.stderr
