@@ -112,8 +112,8 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
         target = Path(scenario)
         # relative to the scenario as the user named it: resolving symlinks would climb out of the project
         base = os.path.dirname(os.path.abspath(target))
-        topo_value = (Path(os.path.relpath(os.path.abspath(topology), base)).as_posix() if topology
-                      else loaded.model_dump(mode="json", exclude_defaults=True))
+        topo_value = (Path(os.path.relpath(os.path.abspath(topology), base)).as_posix() if topology not in (None, "-")
+                      else loaded.model_dump(mode="json", exclude_defaults=True))  # stdin cannot be named: inline
         jobs_value = Path(os.path.relpath(os.path.abspath(out), base)).as_posix()
         try:
             target.write_text(safe_yaml.dump({"topology": topo_value, "jobs": jobs_value}),

@@ -13,6 +13,7 @@ import click
 
 from policy_engine.checks import check_topology
 from policy_engine.cli import EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.reports import borrow_graph_render
 
 
@@ -24,6 +25,9 @@ from policy_engine.reports import borrow_graph_render
               help="Draw only this job queue (repeatable); for large topologies.")
 def command(topology: str | None, output: str | None, queues: tuple[str, ...]) -> None:
     """Draw the borrow graph of TOPOLOGY (default: the embedded example): who can lend what to whom."""
+    overwritten = refuse_overwriting_inputs({"--output": output}, [topology if topology != "-" else None])
+    if overwritten:
+        fail_input(overwritten)
     loaded = topology_or_exit(topology)
     unknown = [name for name in queues if loaded.queue(name) is None]
     if unknown:

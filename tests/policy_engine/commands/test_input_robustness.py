@@ -282,3 +282,10 @@ def test_simulate_given_a_topology_says_so(tmp_path):
     path = tmp_path / "t.yaml"
     path.write_text(GOOD)
     one_line(run("simulate", str(path)), "this is a topology; a scenario needs topology:")
+
+
+def test_generate_from_stdin_writes_an_inline_topology(tmp_path):
+    jobs, scenario = tmp_path / "j.csv", tmp_path / "s.yaml"
+    result = run("generate", "-", "-o", str(jobs), "--jobs", "3", "--scenario", str(scenario), stdin=GOOD.encode())
+    assert result.exit_code == 0, result.stderr
+    assert run("simulate", str(scenario)).exit_code == 0
