@@ -246,11 +246,12 @@ def test_a_full_disk_is_one_line():
         "error: cannot write the output: No space left on device"]
 
 
-def test_a_closed_pipe_is_one_line():
+@pytest.mark.parametrize("command", ["check", "walkthrough"])  # click.echo, and rich (which would exit 1)
+def test_a_closed_pipe_is_one_line(command):
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader has gone, as after ``| head -1``
     try:
-        result = subprocess.run([sys.executable, "-c", "from policy_engine.cli import main; main()", "check"],
+        result = subprocess.run([sys.executable, "-c", "from policy_engine.cli import main; main()", command],
                                 stdout=write_end, stderr=subprocess.PIPE, timeout=120)
     finally:
         os.close(write_end)
