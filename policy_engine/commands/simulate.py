@@ -151,7 +151,10 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
             def progress(submitted: int) -> None:
                 bar.update(task, completed=submitted)
 
-        engine.run(until, progress)
+        try:
+            engine.run(until, progress)
+        except OSError as error:  # only the events file is written while the engine runs
+            fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
     result = build_result(engine)
     if report_dir:
         _write_report(result, loaded.topology, report_dir, scenario)

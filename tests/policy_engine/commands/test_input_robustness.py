@@ -290,3 +290,11 @@ def test_generate_from_stdin_writes_an_inline_topology(tmp_path):
     result = run("generate", "-", "-o", str(jobs), "--jobs", "3", "--scenario", str(scenario), stdin=GOOD.encode())
     assert result.exit_code == 0, result.stderr
     assert run("simulate", str(scenario)).exit_code == 0
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_an_events_file_on_a_full_disk_is_one_line_naming_it(scenario_dir):
+    rows = "".join(f"j{i},QS1,60\n" for i in range(3000))
+    (scenario_dir / "jobs.csv").write_text("name,share,duration\n" + rows)
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml"), "--events", "/dev/full"),
+             "/dev/full: cannot write events file: No space left on device")
