@@ -10,17 +10,25 @@ from __future__ import annotations
 
 import base64
 import errno
+import html
 import os
 import re
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
 
 from policy_engine.model import Topology
 from policy_engine.reports import chart_data, charts
+from policy_engine.reports.safe_text import visible
 from policy_engine.simulation.numbers import format_seconds
 
 PAGE = "index.html"
+
+
+def escape(text: object) -> str:
+    """Text shown literally in the page: HTML escaped, control characters written as ``\\x1b``."""
+    return html.escape(visible(text))
+
+
 #: Above this many jobs the page lists the first ones and says how many it left out.
 MAX_JOB_ROWS = 500
 #: Charts are drawn for at most this many shares (about 0.2 s each); the page says when it stopped.

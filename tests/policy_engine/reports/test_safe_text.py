@@ -74,6 +74,7 @@ def test_report_charts_draw_hostile_names(files, tmp_path):
     assert result.exit_code == 0, result.stderr
     page = (tmp_path / "r" / "index.html").read_text()
     assert "<b>z</b>" not in page and "&lt;b&gt;z&lt;/b&gt;" in page
+    assert "\x1b" not in page and "y\\x1b[31m" in page
 
 
 def test_graphviz_specials_are_literal_in_dot(files):
