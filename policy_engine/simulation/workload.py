@@ -54,14 +54,25 @@ class Scenario:
 
 
 class _Problems(list):
+    """Problem lines; past ``MAX_PROBLEMS`` only counted, so ten million bad rows do not fill the memory."""
+
+    dropped = 0
+
     def add(self, where: str, what: str) -> None:
-        self.append(f"{where}: {what}")
+        if len(self) < MAX_PROBLEMS:
+            self.append(f"{where}: {what}")
+        else:
+            self.dropped += 1
+
+    @property
+    def total(self) -> int:
+        return len(self) + self.dropped
 
     def raise_if_any(self) -> None:
-        if self:
+        if self.total:
             shown = self[:MAX_PROBLEMS]
-            if len(self) > MAX_PROBLEMS:
-                shown.append(f"... and {len(self) - MAX_PROBLEMS} more problem(s) not shown")
+            if self.total > len(shown):
+                shown.append(f"... and {self.total - len(shown)} more problem(s) not shown")
             raise LoadError(shown)
 
 
@@ -137,7 +148,7 @@ class _ShareIndex:
 
 def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, problems: _Problems) -> JobSpec | None:
     """Validate one job row; add one problem per broken field."""
-    start = len(problems)
+    start = problems.total
     text = isinstance(row, _TextRow)
     name = row.get("name")
     label = f"jobs[{name}]" if isinstance(name, str) and name else where.rsplit(": ", 1)[-1]
@@ -199,7 +210,7 @@ def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, probl
                                                      f"(it has: {', '.join(types)})")
     elif ref not in (None, ""):
         problems.add(f"{loc}.share", f"must be a string, got {ref!r}")
-    if len(problems) > start:
+    if problems.total > start:
         return None
     return JobSpec(name, canonical, instance_type, instances, priority, submit_at, duration, retries, checkpoint,
                    attempts, failures, fail_after)

@@ -298,3 +298,15 @@ def test_an_events_file_on_a_full_disk_is_one_line_naming_it(scenario_dir):
     (scenario_dir / "jobs.csv").write_text("name,share,duration\n" + rows)
     one_line(run("simulate", str(scenario_dir / "scenario.yaml"), "--events", "/dev/full"),
              "/dev/full: cannot write events file: No space left on device")
+
+
+def test_many_bad_rows_are_counted_not_kept(scenario_dir):
+    from policy_engine.simulation import workload
+
+    rows = "".join(f"j{i},QS1,-{i + 1}\n" for i in range(5000))
+    (scenario_dir / "jobs.csv").write_text("name,share,duration\n" + rows)
+    with pytest.raises(workload.LoadError) as error:
+        workload.load_scenario(scenario_dir / "scenario.yaml")
+    problems = error.value.problems
+    assert len(problems) == workload.MAX_PROBLEMS + 1
+    assert problems[-1] == f"... and {5000 - workload.MAX_PROBLEMS} more problem(s) not shown"
