@@ -98,10 +98,12 @@ def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines, list[_Problem]]:
 
     def convert(node: yaml.Node, path: Path_, active: frozenset[int]) -> Any:
         budget.spend(node)
+        lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.ScalarNode):
+            return scalar(node, path)
         if id(node) in active:
             problem(node, path, "recursive alias (an anchor that contains itself)")
             return None
-        lines[path] = node.start_mark.line + 1
         inside = active | {id(node)}
         if isinstance(node, yaml.MappingNode):
             explicit = {id(key_node) for key_node, _ in node.value}
@@ -126,9 +128,7 @@ def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines, list[_Problem]]:
                     merged.add(key)
                 result[key] = convert(value_node, (*path, key), inside)
             return result
-        if isinstance(node, yaml.SequenceNode):
-            return [convert(item, (*path, index), inside) for index, item in enumerate(node.value)]
-        return scalar(node, path)
+        return [convert(item, (*path, index), inside) for index, item in enumerate(node.value)]
 
     try:
         data = convert(root, (), frozenset()) if root is not None else None

@@ -22,7 +22,7 @@ MAX_DEPTH = 64
 #: Longest integer accepted, in digits (2**64 has 20); longer ones are refused before Python converts them.
 MAX_INTEGER_DIGITS = 64
 #: Values aliases may expand a document to: this many, or four times the nodes written, whichever is more.
-MIN_EXPANSION_BUDGET = 50_000
+MIN_EXPANSION_BUDGET = 20_000
 
 _BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -144,7 +144,7 @@ class Budget:
 
     def spend(self, node: yaml.Node) -> None:
         self.left -= 1
-        if self.left < 0:
+        if self.left < 0:  # reported at the value where the budget ran out
             raise YamlError(node.start_mark.line + 1,
                             f"aliases expand the document to more than {self.limit:,} values "
                             "(an alias bomb?); refused")

@@ -125,3 +125,12 @@ def test_generate_writes_a_scenario_that_reads_back_under_yaml_1_2(tmp_path):
     for path in (scenario, inline):
         result = CliRunner().invoke(main, ["simulate", str(path), "--format", "json"])
         assert result.exit_code == 0, result.stderr
+
+
+def test_readme_states_the_limits_the_reader_applies():
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert f"max({safe_yaml.MIN_EXPANSION_BUDGET:,}, 4 x its nodes)" in readme
+    assert f"nesting deeper than {safe_yaml.MAX_DEPTH} levels" in readme
+    assert f"integers longer than {safe_yaml.MAX_INTEGER_DIGITS} digits" in readme
