@@ -284,6 +284,18 @@ def _header_problem(header: list[str]) -> str | None:
     if upper:
         return (f"header column(s) {', '.join(map(repr, upper))} must be written exactly as "
                 f"{', '.join(repr(cell.strip().lower()) for cell in upper)} (lower case, no spaces)")
+    unknown = [cell for cell in header if cell not in JOB_FIELDS]
+    if unknown:
+        hints = "".join(f" (did you mean {close[0]!r}?)" for cell in unknown[:1]
+                        if (close := difflib.get_close_matches(cell, JOB_FIELDS, n=1)))
+        return (f"header column(s) {', '.join(map(repr, unknown))} are not job fields{hints}; "
+                f"the columns are {', '.join(JOB_FIELDS)}")
+    repeated = sorted({cell for cell in header if header.count(cell) > 1})
+    if repeated:
+        return f"header names column(s) {', '.join(map(repr, repeated))} more than once"
+    missing = [name for name in _REQUIRED if name not in header]
+    if missing:
+        return f"header lacks the required column(s) {', '.join(map(repr, missing))}"
     return None
 
 

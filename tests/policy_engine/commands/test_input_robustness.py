@@ -147,6 +147,9 @@ def test_csv_field_over_the_csv_limit_is_one_line(scenario_dir):
     ("\ufeffname,share,duration", "byte-order mark"),
     ("NAME,SHARE,DURATION", "lower case"),
     ("name;share;duration", "separated by ';'"),
+    ("nmae,share,duration", "'nmae' are not job fields (did you mean 'name'?)"),
+    ("name,share,share,duration", "'share' more than once"),
+    ("name,share,priority", "lacks the required column(s) 'duration'"),
 ])
 def test_a_bad_csv_header_is_one_line_about_the_header(scenario_dir, header, expected):
     rows = "\n".join(f"j{i},QS1,60".replace(",", ";" if ";" in header else ",") for i in range(50))
