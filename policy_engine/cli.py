@@ -103,6 +103,9 @@ class _LazyGroup(click.Group):
     """
 
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        if sys.stdout is None:  # started with stdout closed (``>&-``)
+            click.echo("error: standard output is closed; redirect it to a file or /dev/null instead", err=True)
+            raise SystemExit(EXIT_BAD_INPUT)
         try:
             try:
                 return super().invoke(ctx)

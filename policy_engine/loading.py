@@ -496,6 +496,8 @@ def load_topology(path: str | Path, allow_python: bool = True) -> Topology:
     topology named inside another file such as a scenario.
     """
     if str(path) == "-":
+        if sys.stdin is None:
+            raise LoadError(["<stdin>: standard input is closed; pipe the topology in or name a file"])
         return load_topology_stream(sys.stdin.buffer)
     try:
         path = input_files.as_path(path)

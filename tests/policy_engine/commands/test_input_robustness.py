@@ -313,3 +313,16 @@ def test_many_bad_rows_are_counted_not_kept(scenario_dir):
     problems = error.value.problems
     assert len(problems) == workload.MAX_PROBLEMS + 1
     assert problems[-1] == f"... and {5000 - workload.MAX_PROBLEMS} more problem(s) not shown"
+
+
+def test_closed_stdout_and_stdin_are_one_line():
+    command = f'"{sys.executable}" -c "from policy_engine.cli import main; main()"'
+    closed_out = subprocess.run(["sh", "-c", f"{command} walkthrough >&-"], capture_output=False,
+                                stderr=subprocess.PIPE, timeout=120)
+    assert closed_out.returncode == 2
+    assert closed_out.stderr.decode().strip().splitlines() == [
+        "error: standard output is closed; redirect it to a file or /dev/null instead"]
+    closed_in = subprocess.run(["sh", "-c", f"{command} check - <&-"], capture_output=True, timeout=120)
+    assert closed_in.returncode == 2
+    assert closed_in.stderr.decode().strip().splitlines() == [
+        "error: <stdin>: standard input is closed; pipe the topology in or name a file"]
