@@ -52,7 +52,7 @@ class SafePath(click.Path):
     """``click.Path`` that refuses a name with a NUL byte as a usage error (``os.stat`` would raise)."""
 
     def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
-        if isinstance(value, str | bytes) and ("\0" in value if isinstance(value, str) else b"\0" in value):
+        if isinstance(value, str | bytes) and "\0" in os.fsdecode(value):
             self.fail(f"{value!r}: a file name cannot contain a NUL byte", param, ctx)
         return super().convert(value, param, ctx)
 
