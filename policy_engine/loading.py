@@ -14,6 +14,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import sys
 import traceback
 from collections.abc import Iterable, Mapping
@@ -165,6 +166,27 @@ def _json_number_hooks(source: str, text: str) -> dict[str, Any]:
     return {"parse_constant": constant, "parse_float": floating, "parse_int": integer}
 
 
+def find_lone_surrogate(data: Any) -> Path_ | None:
+    """The path of the first key or string holding a lone surrogate (JSON can write one: ``"\\ud800"``)."""
+    todo: list[tuple[Path_, Any]] = [((), data)]
+    while todo:
+        path, value = todo.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return path
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return path
+                todo.append(((*path, key), item))
+        elif isinstance(value, list | tuple):
+            todo.extend(((*path, index), item) for index, item in enumerate(value))
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _json_to_data(text: str, source: str) -> tuple[Any, Mapping[Path_, int], list[_Problem]]:
     """Parse JSON strictly; lines, object paths and duplicate keys come from YAML (a superset) when it agrees."""
     duplicates: list[_Problem] = []
@@ -184,6 +206,10 @@ def _json_to_data(text: str, source: str) -> tuple[Any, Mapping[Path_, int], lis
         raise LoadError([f"{source}:{error.lineno}: JSON syntax error: {error.msg}"]) from None
     except RecursionError:
         raise LoadError([f"{source}: nested more than {safe_yaml.MAX_DEPTH} levels deep"]) from None
+    surrogate = find_lone_surrogate(data)
+    if surrogate is not None:
+        raise LoadError([f"{source}: {_render(surrogate, data)}: text holds a lone UTF-16 surrogate escape "
+                         "(\\ud800-\\udfff), which is no character"])
     try:
         same, lines, problems = _yaml_to_data(text, source)
     except LoadError as error:
@@ -406,6 +432,9 @@ def structure_problems(topology: Topology) -> list[str]:
 def validate_topology(topology: Topology, source: str = "<python>") -> Topology:
     """Apply the loader's structural checks to a topology built in Python."""
     problems = [f"{source}: {problem}" for problem in structure_problems(topology)]
+    data = topology.model_dump()
+    if (surrogate := find_lone_surrogate(data)) is not None:
+        problems.append(f"{source}: {_render(surrogate, data)}: text holds a lone surrogate, which is no character")
     if problems:
         raise LoadError(problems)
     return topology

@@ -15,7 +15,8 @@ import unicodedata
 from rich.text import Text
 
 #: Invisible characters that change what a reader sees: C0/C1 controls (``\n`` and ``\t`` included,
-#: so one problem stays one line) and the bidirectional overrides used to disguise text.
+#: so one problem stays one line) and the bidirectional overrides used to disguise text. Lone surrogates
+#: (a file name that is not UTF-8, as Python decodes it) are escaped too: UTF-8 output cannot encode them.
 _BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
 
 
@@ -29,7 +30,7 @@ def visible(text: object) -> str:
     value = str(text)
     if value.isprintable() and not any(ord(char) in _BIDI for char in value):
         return value
-    return "".join(_escape(char) if unicodedata.category(char) == "Cc" or ord(char) in _BIDI else char
+    return "".join(_escape(char) if unicodedata.category(char) in ("Cc", "Cs") or ord(char) in _BIDI else char
                    for char in value)
 
 

@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from policy_engine import input_files, limits
-from policy_engine.loading import LoadError, line_of, load_topology, read_data, topology_from_data
+from policy_engine.loading import (
+    LoadError,
+    find_lone_surrogate,
+    line_of,
+    load_topology,
+    read_data,
+    topology_from_data,
+)
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation.engine import PriorityUpdate, SimulationSettings
 from policy_engine.simulation.gcpause import gc_paused
@@ -334,6 +341,10 @@ def _jsonl_rows(handle, path: Path, problems: _Problems):
             continue
         if not isinstance(row, dict):
             problems.add(f"{path}:{number}", f"expected a JSON object, got {type(row).__name__}")
+            continue
+        if find_lone_surrogate(row) is not None:
+            problems.add(f"{path}:{number}", "text holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), "
+                                             "which is no character")
             continue
         yield f"{path}:{number}: row {number}", row
 

@@ -62,7 +62,7 @@ VALUES = [b"0", b"-1", b"1.5", b"1e3", b"1.0e999", b".nan", b".inf", b"NaN", b"I
           b"0o17", b"1:30", b"NO", b"yes", b"null", b"~", b"true", b"[]", b"{}", b'""', b"'x'", b"QS1",
           b"training/QS2", b"ml.p5.48xlarge", b"RESERVE", b"LEND", b"DISABLED", b"-1e-308", b"4.9e-324",
           b"18446744073709551616", b"1e308", b"\"\x1b[31m[bold]<b>$x$\"", b"*a", b"&a x", b"!!binary aGk=",
-          b"2024-01-01", b"9999", b"10000", b"86400", b"1000000"]
+          b"2024-01-01", b"9999", b"10000", b"86400", b"1000000", b'"\\ud800"', b'"a\\udfff"']
 
 KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv")
 SEEDS = {"topology.yaml": TOPOLOGY_YAML, "topology.json": TOPOLOGY_JSON, "scenario.yaml": SCENARIO_YAML,

@@ -326,3 +326,29 @@ def test_closed_stdout_and_stdin_are_one_line():
     assert closed_in.returncode == 2
     assert closed_in.stderr.decode().strip().splitlines() == [
         "error: <stdin>: standard input is closed; pipe the topology in or name a file"]
+
+
+def test_lone_surrogates_are_refused_or_escaped_never_a_crash(tmp_path, scenario_dir):
+    path = tmp_path / "t.json"
+    path.write_text('{"service_environments": [{"name": "e\\ud800", "capacity": {"ml.g5.xlarge": 1}}], '
+                    '"job_queues": []}')
+    one_line(run("check", str(path)), "service_environments[e\\ud800].name", "lone UTF-16 surrogate")
+    (scenario_dir / "jobs.jsonl").write_text('{"name": "a\\udfff", "share": "QS1", "duration": 5}\n')
+    (scenario_dir / "scenario.yaml").write_text("topology: topology.yaml\njobs: jobs.jsonl\n")
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml")), "jobs.jsonl:1", "lone UTF-16 surrogate")
+    # a file name that is not UTF-8 reaches Python as a lone surrogate: shown escaped, never a crash
+    name = os.fsdecode(b"caf\xe9.yaml")
+    (tmp_path / name).write_text(GOOD)
+    process = subprocess.run([sys.executable, "-c", "from policy_engine.cli import main; main()", "check",
+                              str(tmp_path / name)], capture_output=True, timeout=120)
+    assert process.returncode == 0 and b"caf\\udce9.yaml" in process.stdout and not process.stderr
+
+
+def test_a_python_topology_with_a_lone_surrogate_is_refused(write_file):
+    path = write_file("t.py", "from policy_engine.examples import example_topology\n"
+                              "t = example_topology()\n"
+                              "env = t.service_environments[0].model_copy(update={'name': 'x\\ud800'})\n"
+                              "TOPOLOGY = t.model_copy(update={'service_environments': (env,), 'job_queues': (),"
+                              " 'guarantees': ()})\n")
+    result = run("check", str(path))
+    assert result.exit_code == 2 and "lone surrogate" in result.stderr
