@@ -3,7 +3,8 @@
 Inputs: the hostile corpus (``tests/data/hostile``) and seeded random mutations of a topology (YAML and
 JSON), a scenario and a CSV job file (``tests/policy_engine/fuzz.py``: bytes flipped, hostile tokens
 inserted, values replaced, ranges cut or repeated). Each runs through ``check --format json`` plus one
-of explain/graph/check/generate (topologies) or ``simulate --format json`` (scenarios, job files).
+of explain/graph/check/generate (topologies) or ``simulate --format json`` (scenarios, job files); then
+``generate``/``simulate`` with odd option values (NaN, infinity, 1e-308, malformed mixes), one set per ten files.
 
 Prints: inputs and runs, exit codes, failures by kind (tracebacks, exit codes other than 0/1/2,
 invalid JSON, runs over 10 s; all must be 0), run times (median, p99, max) and how fast a
@@ -74,9 +75,13 @@ def main() -> int:
         record(kind, data, fuzz.run_input(kind, data, index))
         if (index + 1) % 1000 == 0:
             print(f"  {index + 1:,} mutated inputs, {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    flag_sets = options.inputs // 10
+    for _ in range(flag_sets):
+        record("options", b"", fuzz.run_flags(rng))
     wall = time.perf_counter() - started
     ordered = sorted(times)
-    print(f"inputs: {inputs:,} ({corpus_inputs} corpus files + {options.inputs:,} mutated, seed {options.seed}); "
+    print(f"inputs: {inputs:,} ({corpus_inputs} corpus files + {options.inputs:,} mutated files + {flag_sets:,} sets "
+          f"of odd option values, seed {options.seed}); "
           f"runs: {len(times):,}; largest input {largest:,} bytes; wall {wall:.1f} s")
     print("exit codes: " + ", ".join(f"{code}: {count:,}" for code, count in sorted(codes.items(), key=str)))
     print(f"run time: median {statistics.median(ordered) * 1000:.1f} ms, "

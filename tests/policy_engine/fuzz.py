@@ -190,3 +190,29 @@ def run_corpus_file(kind: str, path: Path) -> list[Outcome]:
     if kind.startswith("topology"):
         outcomes.append(run_cli(["check", "-", "--format", "json"], stdin=path.read_bytes()))
     return outcomes
+
+
+#: Option values: non-finite, tiny, huge, malformed mixes and separators.
+FLAG_VALUES = ["nan", "inf", "-inf", "1e999", "1e-308", "0", "-1", "1", "3.5", "9" * 5000, "", " ", "\x1b[2J",
+               "1:nan", "1:inf", "1:-1", "a:b", "1:1,2:0", "0:1", "99999999999999999999:1", "1:1e308", ":", ",",
+               "QS1=1:1", "training/QS1=5:1", "nope=1:1", "QS1=", "lowest-priority-newest", "x" * 300]
+GENERATE_FLAGS = ["--jobs", "--rate", "--sizes", "--duration-mean", "--duration-distribution", "--priorities",
+                  "--share-priorities", "--seed"]
+SIMULATE_FLAGS = ["--until", "--victim-policy"]
+
+
+def flag_runs(rng: random.Random, folder: Path) -> list[list[str]]:
+    """A ``generate`` and a ``simulate`` with one to three odd option values each."""
+    generate = ["generate", "-o", str(folder / "out.csv"), "--jobs", "20"]
+    for _ in range(rng.randint(1, 3)):
+        generate += [rng.choice(GENERATE_FLAGS), rng.choice(FLAG_VALUES)]
+    simulate = ["simulate", str(folder / "scenario.yaml"), "--format", "json", "--quiet",
+                rng.choice(SIMULATE_FLAGS), rng.choice(FLAG_VALUES)]
+    return [generate, simulate]
+
+
+def run_flags(rng: random.Random) -> list[Outcome]:
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        write_input(folder, "jobs.csv", JOBS_CSV)
+        return [run_cli(args) for args in flag_runs(rng, folder)]

@@ -71,3 +71,9 @@ def test_the_harness_catches_what_it_must(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setattr(check.check_json, "render", lambda report, source: '{"x": NaN}')
     assert "invalid JSON output" in fuzz.run_cli(["check", "--format", "json"]).problem
+
+
+@settings(FUZZ, max_examples=60)
+@given(rng=st.randoms(use_true_random=False))
+def test_odd_option_values(rng):
+    _assert_behaved(fuzz.run_flags(rng))
