@@ -335,6 +335,9 @@ def topology_from_data(
                          f"{source}: (top level): expected a mapping with service_environments and job_queues, "
                          f"got {_shown(data)}"])
 
+    too_large = [_Problem(line_of(lines, loc), loc, message) for loc, message in _scale_problems(data)]
+    if too_large:
+        raise LoadError(_lines_of(source, [*problems, *too_large], data))
     topology = None
     try:
         topology = Topology.model_validate(data)
@@ -364,12 +367,55 @@ def _items(data: Any, key: str) -> list[tuple[int, dict]]:
     return [(i, item) for i, item in enumerate(value)] if isinstance(value, list | tuple) else []
 
 
+#: The largest topology the checks analyse, a few times AWS's own limits (50 queues, 20 shares a queue,
+#: 1,000 shares, 5 instance types): the borrow graph grows with the square of the shares in a queue, so a
+#: file far past AWS's limits (which could never be deployed) is refused at once instead of running for minutes.
+MAX_QUEUES = 200
+MAX_SHARES_PER_QUEUE = 100
+MAX_SHARES = 2_000
+MAX_INSTANCE_TYPES = 10
+
+
+def _scale_problems(data: dict) -> list[tuple[tuple[str | int, ...], str]]:
+    """Counts past what the checks analyse: one problem each, before any analysis runs."""
+    beyond = "far beyond AWS's limits; the checks analyse at most"
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    queues = _items(data, "job_queues")
+    for key, count in (("service_environments", len(_items(data, "service_environments"))),
+                       ("job_queues", len(queues))):
+        if count > MAX_QUEUES:
+            problems.append(((key,), f"{count:,} items, {beyond} {MAX_QUEUES}"))
+    total = 0
+    for index, queue in queues:
+        shares = _items(queue, "shares") if isinstance(queue, dict) else []
+        total += len(shares)
+        if len(shares) > MAX_SHARES_PER_QUEUE:
+            problems.append((("job_queues", index, "shares"), f"{len(shares):,} quota shares in one job queue, "
+                                                             f"{beyond} {MAX_SHARES_PER_QUEUE}"))
+        for share_index, share in shares:
+            capacity = share.get("capacity") if isinstance(share, dict) else None
+            if isinstance(capacity, dict) and len(capacity) > MAX_INSTANCE_TYPES:
+                problems.append((("job_queues", index, "shares", share_index, "capacity"),
+                                 f"{len(capacity)} instance types, {beyond} {MAX_INSTANCE_TYPES}"))
+    if total > MAX_SHARES:
+        problems.append((("job_queues",), f"{total:,} quota shares in all, {beyond} {MAX_SHARES:,}"))
+    for index, environment in _items(data, "service_environments"):
+        capacity = environment.get("capacity") if isinstance(environment, dict) else None
+        if isinstance(capacity, dict) and len(capacity) > MAX_INSTANCE_TYPES:
+            problems.append((("service_environments", index, "capacity"),
+                             f"{len(capacity)} instance types, {beyond} {MAX_INSTANCE_TYPES}"))
+    return problems
+
+
 def _structure_problems(data: dict) -> list[tuple[tuple[str | int, ...], str]]:
     """Duplicate names and dangling references in plain data: they make a topology ambiguous, not just unwise.
+    A topology too large to analyse is refused here too, before its references are even looked at.
 
     Works on raw data, tolerating malformed parts, so it can run even when types are wrong.
     """
-    problems: list[tuple[tuple[str | int, ...], str]] = []
+    problems = _scale_problems(data)
+    if problems:
+        return problems
 
     def names(path: tuple[str | int, ...], items: list[tuple[int, dict]]) -> dict[str, int]:
         seen: dict[str, int] = {}

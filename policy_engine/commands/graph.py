@@ -33,7 +33,10 @@ def command(topology: str | None, output: str | None, queues: tuple[str, ...]) -
     if unknown:
         known = ", ".join(q.name for q in loaded.job_queues[:10]) or "none defined"
         fail_input([f"--queue {name}: no job queue {name!r} in the topology (known: {known})" for name in unknown])
-    picture = borrow_graph_render.build_dot(loaded, check_topology(loaded), queues)
+    try:
+        picture = borrow_graph_render.build_dot(loaded, check_topology(loaded), queues)
+    except borrow_graph_render.RenderError as error:
+        fail_input([str(error)])
     if output is None:
         click.echo(picture.source, nl=False)
         raise SystemExit(EXIT_OK)

@@ -34,6 +34,8 @@ from policy_engine.rules.objects import findings_by_share, locate
 FORMATS = ("dot", "svg", "png")
 #: Above this many edges Graphviz takes minutes and the picture is unreadable: ask for fewer queues instead.
 MAX_DRAWN_EDGES = 1500
+#: Most edges even a .dot file gets: twice a topology at AWS's limits (50 queues x 20 shares x 5 types).
+MAX_DOT_EDGES = 200_000
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,10 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
     """The DOT graph (``.source`` is the text); ``queues`` limits it to some job queues (all when empty).
     Node IDs are the ``QUEUE/SHARE`` names themselves: unique, and graphviz quotes them."""
     graph = borrow_graph(topology, report)
+    edges = sum(1 for lender, _ in graph.graph.edges() if not queues or graph.queue(lender).name in queues)
+    if edges > MAX_DOT_EDGES:
+        raise RenderError(f"the borrow graph has {edges:,} edges, more than a picture can show (limit "
+                          f"{MAX_DOT_EDGES:,}); draw some job queues with --queue NAME")
     flagged = _findings_by_share(topology, report)
     by_queue = findings_by_queue(topology, report)
     dot = graphviz.Digraph("borrow_graph", graph_attr={

@@ -134,3 +134,16 @@ def test_readme_states_the_limits_the_reader_applies():
     assert f"max({safe_yaml.MIN_EXPANSION_BUDGET:,}, 4 x its nodes)" in readme
     assert f"nesting deeper than {safe_yaml.MAX_DEPTH} levels" in readme
     assert f"integers longer than {safe_yaml.MAX_INTEGER_DIGITS} digits" in readme
+
+
+def test_readme_states_the_analysis_caps():
+    from pathlib import Path
+
+    from policy_engine import loading
+    from policy_engine.reports import borrow_graph_render
+
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert (f"more than {loading.MAX_QUEUES} job queues or service environments, {loading.MAX_SHARES_PER_QUEUE} "
+            f"quota shares in a job queue, {loading.MAX_SHARES:,} shares in all or {loading.MAX_INSTANCE_TYPES} "
+            "instance types in one capacity") in readme
+    assert f"draws at most {borrow_graph_render.MAX_DOT_EDGES:,} edges" in readme

@@ -352,3 +352,25 @@ def test_a_python_topology_with_a_lone_surrogate_is_refused(write_file):
                               " 'guarantees': ()})\n")
     result = run("check", str(path))
     assert result.exit_code == 2 and "lone surrogate" in result.stderr
+
+
+def test_a_topology_far_past_awss_limits_is_refused_before_any_analysis(tmp_path):
+    from policy_engine import loading
+    from policy_engine.examples import large_topology
+
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(large_topology(queues=1, shares_per_queue=loading.MAX_SHARES_PER_QUEUE + 1,
+                                              instance_types=1).model_dump(mode="json")))
+    for command in ("check", "graph"):
+        one_line(run(command, str(path)), "job_queues[queue-00].shares", "quota shares in one job queue",
+                 f"at most {loading.MAX_SHARES_PER_QUEUE}")
+    at_aws_limits = tmp_path / "limits.json"
+    at_aws_limits.write_text(json.dumps(large_topology().model_dump(mode="json")))
+    assert run("check", str(at_aws_limits), "--format", "json").exit_code in (0, 1)
+
+
+def test_graph_refuses_more_edges_than_a_picture_can_show(tmp_path, monkeypatch):
+    from policy_engine.reports import borrow_graph_render
+
+    monkeypatch.setattr(borrow_graph_render, "MAX_DOT_EDGES", 0)
+    one_line(run("graph"), "the borrow graph has", "edges", "--queue NAME")
