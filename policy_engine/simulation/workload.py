@@ -45,6 +45,8 @@ _SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings) if f.name != "
 MAX_PROBLEMS = 200
 #: Largest time accepted in a workload, in seconds (about 317,000 years): sums of times stay exact and finite.
 MAX_SECONDS = 10**13
+#: Shortest checkpoint interval: below a millisecond it means nothing, and work / interval would overflow.
+MIN_CHECKPOINT_SECONDS = 0.001
 #: Longest integer cell or value read, in digits; Python refuses to convert much longer ones.
 MAX_DIGITS = 64
 
@@ -169,7 +171,7 @@ def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, probl
     if name not in (None, "") and not isinstance(name, str):
         problems.add(f"{loc}.name", f"must be a string, got {name!r}")
 
-    def value(key: str, kind, default, low: float | None = None, high: float | None = None, strict_low=False):
+    def value(key: str, kind, default, low: float | None = None, high: float | None = None):
         raw = row.get(key)
         if raw in (None, ""):
             return default
@@ -182,9 +184,8 @@ def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, probl
             problems.add(f"{loc}.{key}",
                          f"must be {'an integer' if kind is _integer else 'a number'}, got {raw!r}{hint}")
             return default
-        if low is not None and (parsed < low or (strict_low and parsed == low)):
-            bound = f"greater than {low}" if strict_low else f"at least {low}"
-            problems.add(f"{loc}.{key}", f"must be {bound}, got {parsed!r}")
+        if low is not None and parsed < low:
+            problems.add(f"{loc}.{key}", f"must be at least {low}, got {parsed!r}")
         elif high is not None and parsed > high:
             problems.add(f"{loc}.{key}", f"must be at most {high}, got {parsed!r}")
         return parsed
@@ -194,7 +195,7 @@ def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, probl
     submit_at = value("submit_at", _number, 0, 0, MAX_SECONDS)
     duration = value("duration", _number, 0, 0, MAX_SECONDS)
     retries = value("preemption_retries", _integer, None, 0)
-    checkpoint = value("checkpoint_interval", _number, None, 0, MAX_SECONDS, strict_low=True)
+    checkpoint = value("checkpoint_interval", _number, None, MIN_CHECKPOINT_SECONDS, MAX_SECONDS)
     attempts = value("attempts", _integer, 1, 1, 10)
     failures = value("failures", _integer, 0, 0)
     fail_after = value("fail_after", _number, None, 0, MAX_SECONDS)

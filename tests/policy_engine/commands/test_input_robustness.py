@@ -374,3 +374,9 @@ def test_graph_refuses_more_edges_than_a_picture_can_show(tmp_path, monkeypatch)
 
     monkeypatch.setattr(borrow_graph_render, "MAX_DOT_EDGES", 0)
     one_line(run("graph"), "the borrow graph has", "edges", "--queue NAME")
+
+
+def test_a_checkpoint_interval_too_small_to_divide_by_is_refused(scenario_dir):
+    (scenario_dir / "jobs.csv").write_text("name,share,duration,checkpoint_interval\nj1,QS1,60,4.9e-324\n")
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml")), "jobs[j1].checkpoint_interval",
+             "must be at least 0.001")
