@@ -64,17 +64,22 @@ VALUES = [b"0", b"-1", b"1.5", b"1e3", b"1.0e999", b".nan", b".inf", b"NaN", b"I
           b"18446744073709551616", b"1e308", b"\"\x1b[31m[bold]<b>$x$\"", b"*a", b"&a x", b"!!binary aGk=",
           b"2024-01-01", b"9999", b"10000", b"86400", b"1000000", b'"\\ud800"', b'"a\\udfff"']
 
+#: In-range values of the right kind: the file stays valid more often and reaches the rules and the simulator.
+PLAUSIBLE = [b"0", b"1", b"2", b"3", b"5", b"10", b"100", b"200", b"3600", b"-1", b"true", b"false", b"LEND",
+             b"RESERVE", b"LEND_AND_BORROW", b"ENABLED", b"DISABLED", b"QS1", b"QS2", b"QS3"]
+
 KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv")
 SEEDS = {"topology.yaml": TOPOLOGY_YAML, "topology.json": TOPOLOGY_JSON, "scenario.yaml": SCENARIO_YAML,
          "jobs.csv": JOBS_CSV}
 
 
 def mutate(seed: bytes, rng: random.Random, steps: int | None = None) -> bytes:
-    """``seed`` after 1-4 random edits, most of them one value replaced so that the file still parses."""
+    """``seed`` after 1-4 random edits; for half the inputs only values are replaced, so that the file parses."""
     data = bytearray(seed)
+    values_only = rng.random() < 0.5  # half the inputs still parse: they reach the rules and the simulator
     for _ in range(steps if steps is not None else rng.choice((1, 1, 1, 2, 4))):
         at = rng.randint(0, len(data))
-        action = rng.randrange(10)
+        action = 6 if values_only else rng.randrange(10)
         if action >= 6:  # replace one value (after ": " or a CSV comma) and keep the structure
             marks = [i for i in range(len(data) - 1) if data[i:i + 2] == b": " or data[i:i + 1] == b","]
             if marks:
@@ -83,7 +88,7 @@ def mutate(seed: bytes, rng: random.Random, steps: int | None = None) -> bytes:
                 end = start
                 while end < len(data) and data[end:end + 1] not in (b"\n", b",", b"}", b"]"):
                     end += 1
-                data[start:end] = rng.choice(VALUES)
+                data[start:end] = rng.choice(PLAUSIBLE if rng.random() < 0.5 else VALUES)
         elif action == 0 and data:  # flip a byte
             data[min(at, len(data) - 1)] = rng.randrange(256)
         elif action in (1, 2):  # insert a hostile token
