@@ -129,6 +129,10 @@ def locate_bad_utf8(path: str | os.PathLike, kind: FileKind) -> str:
             except UnicodeDecodeError as error:  # ``error.object`` is the held-back bytes (never a newline) + chunk
                 return not_utf8(name, error.object[error.start], line + error.object.count(b"\n", 0, error.start))
             line += chunk.count(b"\n")
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError as error:  # the file ends inside a character
+            return not_utf8(name, error.object[error.start], line)
     return f"{name}: not UTF-8 text"
 
 

@@ -380,3 +380,8 @@ def test_a_checkpoint_interval_too_small_to_divide_by_is_refused(scenario_dir):
     (scenario_dir / "jobs.csv").write_text("name,share,duration,checkpoint_interval\nj1,QS1,60,4.9e-324\n")
     one_line(run("simulate", str(scenario_dir / "scenario.yaml")), "jobs[j1].checkpoint_interval",
              "must be at least 0.001")
+
+
+def test_a_job_file_ending_inside_a_character_names_the_byte(scenario_dir):
+    (scenario_dir / "jobs.csv").write_bytes(JOBS.encode() + b"j3,QS1,6\xe2\x82")
+    one_line(run("simulate", str(scenario_dir / "scenario.yaml")), "jobs.csv: not UTF-8 text (byte 0xE2 at line 4)")
