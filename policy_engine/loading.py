@@ -508,6 +508,26 @@ class _ModuleExited(BaseException):
 
 
 @contextlib.contextmanager
+def _stdout_descriptor_to_stderr():
+    """In a real process, also point file descriptor 1 at stderr: ``os.write(1, ...)`` and child processes."""
+    if sys.stdout is not sys.__stdout__ or sys.stdout is None or sys.stderr is None:
+        yield  # in-process (tests): sys.stdout is already someone else's buffer
+        return
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(sys.stderr.fileno(), 1)
+    except (OSError, ValueError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+@contextlib.contextmanager
 def _running_user_code(source: str, doing: str):
     """Run a topology module's code: its prints go to stderr (stdout may carry ``--format json``), and
     ``sys.exit``/``os._exit`` become a problem instead of ending the command with a status CI would trust."""
@@ -518,7 +538,7 @@ def _running_user_code(source: str, doing: str):
     real_exit = os._exit
     os._exit = refuse_exit  # type: ignore[assignment]
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with _stdout_descriptor_to_stderr(), contextlib.redirect_stdout(sys.stderr):
             yield
     except (SystemExit, _ModuleExited) as exited:
         how = "os._exit" if isinstance(exited, _ModuleExited) else "sys.exit"

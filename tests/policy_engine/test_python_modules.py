@@ -85,3 +85,16 @@ def test_readme_says_loading_a_module_runs_code():
 
     readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
     assert "A Python topology module runs code when it is loaded" in readme and "--allow-python" in readme
+
+
+def test_a_modules_raw_writes_and_child_processes_do_not_reach_stdout(write_file):
+    import subprocess
+    import sys
+
+    path = _module(write_file, "import os, subprocess, sys\nos.write(1, b'raw write\\n')\n"
+                               "subprocess.run([sys.executable, '-c', 'print(\"child process\")'])")
+    result = subprocess.run([sys.executable, "-c", "from policy_engine.cli import main; main()", "check", str(path),
+                             "--format", "json"], capture_output=True, timeout=120)
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["ok"] is True
+    assert b"raw write" in result.stderr and b"child process" in result.stderr
