@@ -335,6 +335,9 @@ def topology_from_data(
                          f"{source}: (top level): expected a mapping with service_environments and job_queues, "
                          f"got {_shown(data)}"])
 
+    if {"topology", "jobs"} & set(data) and not {"service_environments", "job_queues"} & set(data):
+        raise LoadError([f"{source}: this is a scenario (topology:, jobs:), not a topology; "
+                         "replay it with batch-quota simulate"])
     too_large = [_Problem(line_of(lines, loc), loc, message) for loc, message in _scale_problems(data)]
     if too_large:
         raise LoadError(_lines_of(source, [*problems, *too_large], data))

@@ -385,3 +385,7 @@ def test_a_checkpoint_interval_too_small_to_divide_by_is_refused(scenario_dir):
 def test_a_job_file_ending_inside_a_character_names_the_byte(scenario_dir):
     (scenario_dir / "jobs.csv").write_bytes(JOBS.encode() + b"j3,QS1,6\xe2\x82")
     one_line(run("simulate", str(scenario_dir / "scenario.yaml")), "jobs.csv: not UTF-8 text (byte 0xE2 at line 4)")
+
+
+def test_check_given_a_scenario_says_so(scenario_dir):
+    one_line(run("check", str(scenario_dir / "scenario.yaml")), "this is a scenario", "batch-quota simulate")
