@@ -27,6 +27,11 @@ from quota_constructs import TopologyStacks
 EXIT_FINDINGS, EXIT_BAD_INPUT = 1, 2
 
 
+def _shown(error: Exception) -> str:
+    """An error's lines with control characters escaped (a name in a finding is the user's text)."""
+    return "\n".join(visible(line) for line in str(error).splitlines())
+
+
 def _context(app: App, key: str) -> str | None:
     value = app.node.try_get_context(key)
     return str(value) if value not in (None, "") else None
@@ -52,12 +57,12 @@ def main(app: App | None = None) -> None:
             print(f"error: {visible(problem)}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
     except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {_shown(error)}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
     try:
         app.synth()
     except RuntimeError as error:  # jsii surfaces CDK's synthesis errors (our validations included) as RuntimeError
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {_shown(error)}", file=sys.stderr)
         sys.exit(EXIT_FINDINGS)
 
 
