@@ -147,3 +147,17 @@ def test_readme_states_the_analysis_caps():
             f"quota shares in a job queue, {loading.MAX_SHARES:,} shares in all or {loading.MAX_INSTANCE_TYPES} "
             "instance types in one capacity") in readme
     assert f"draws at most {borrow_graph_render.MAX_DOT_EDGES:,} edges" in readme
+
+
+def test_scenarios_read_yaml_1_2_too(write_file):
+    from policy_engine.simulation.workload import load_scenario
+
+    write_file("topology.yaml", EXAMPLE_YAML.read_text(encoding="utf-8"))
+    scenario = load_scenario(write_file("s.yaml", "topology: topology.yaml\n"
+                                                  "jobs: [{name: NO, share: QS1, priority: 010, duration: 1e3}]\n"))
+    assert [(job.name, job.priority, job.duration) for job in scenario.jobs] == [("NO", 10, 1000.0)]
+    with pytest.raises(LoadError) as error:
+        load_scenario(write_file("s.yaml", "topology: topology.yaml\nsettings: {backfill: yes}\n"
+                                           "jobs: [{name: a, share: QS1, duration: 1:30}]\n"))
+    assert any("settings.backfill: must be true or false, got 'yes'" in p for p in error.value.problems)
+    assert any("jobs[a].duration: must be a number, got '1:30'" in p for p in error.value.problems)
