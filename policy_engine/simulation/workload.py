@@ -179,8 +179,7 @@ def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, probl
         if parsed is None:
             hint = ""
             if isinstance(raw, str) and not text and _number(raw, True) is not None:
-                hint = " (text, not a number: write it unquoted" + (
-                    "; YAML reads 1e3 as text, write 1000 or 1.0e+3)" if "e" in raw.lower() else ")")
+                hint = " (text, not a number: write it unquoted)"
             problems.add(f"{loc}.{key}",
                          f"must be {'an integer' if kind is _integer else 'a number'}, got {raw!r}{hint}")
             return default
