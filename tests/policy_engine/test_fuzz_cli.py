@@ -69,7 +69,7 @@ def test_the_harness_catches_what_it_must(monkeypatch):
     monkeypatch.setattr(check, "check_topology", lambda topology: 1 / 0)
     assert fuzz.run_cli(["check"]).problem.startswith("traceback: ZeroDivisionError")
     monkeypatch.undo()
-    monkeypatch.setattr(check.check_json, "render", lambda report, source: '{"x": NaN}')
+    monkeypatch.setattr(check.check_json, "render", lambda report, **options: '{"x": NaN}')
     assert "invalid JSON output" in fuzz.run_cli(["check", "--format", "json"]).problem
 
 
