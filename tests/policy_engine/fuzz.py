@@ -68,9 +68,13 @@ VALUES = [b"0", b"-1", b"1.5", b"1e3", b"1.0e999", b".nan", b".inf", b"NaN", b"I
 PLAUSIBLE = [b"0", b"1", b"2", b"3", b"5", b"10", b"100", b"200", b"3600", b"-1", b"true", b"false", b"LEND",
              b"RESERVE", b"LEND_AND_BORROW", b"ENABLED", b"DISABLED", b"QS1", b"QS2", b"QS3"]
 
-KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv")
+JOBS_JSONL = b"".join(json.dumps({"name": f"j{i}", "share": f"QS{1 + i % 3}", "priority": i % 4, "submit_at": i * 7,
+                                  "duration": 60 + i, "attempts": 1 + i % 2, "failures": i % 2}).encode() + b"\n"
+                       for i in range(8))
+
+KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv", "jobs.jsonl")
 SEEDS = {"topology.yaml": TOPOLOGY_YAML, "topology.json": TOPOLOGY_JSON, "scenario.yaml": SCENARIO_YAML,
-         "jobs.csv": JOBS_CSV}
+         "jobs.csv": JOBS_CSV, "jobs.jsonl": JOBS_JSONL}
 
 
 def mutate(seed: bytes, rng: random.Random, steps: int | None = None) -> bytes:
@@ -169,7 +173,8 @@ def commands_for(kind: str, folder: Path, index: int) -> list[list[str]]:
 def write_input(folder: Path, kind: str, data: bytes) -> None:
     """``data`` as the file of ``kind``, with valid companions (a scenario needs a topology and jobs)."""
     (folder / "topology.yaml").write_bytes(TOPOLOGY_YAML)
-    (folder / "scenario.yaml").write_bytes(b"topology: topology.yaml\njobs: jobs.csv\n")
+    jobs = "jobs.jsonl" if kind == "jobs.jsonl" else "jobs.csv"
+    (folder / "scenario.yaml").write_bytes(f"topology: topology.yaml\njobs: {jobs}\n".encode())
     (folder / "jobs.csv").write_bytes(JOBS_CSV)
     (folder / kind).write_bytes(data)
 

@@ -55,10 +55,10 @@ def test_mutated_scenarios(rng):
 
 
 @settings(FUZZ, max_examples=100)
-@given(rng=st.randoms(use_true_random=False))
-def test_mutated_job_files(rng):
-    data = fuzz.mutate(fuzz.SEEDS["jobs.csv"], rng)
-    _assert_behaved(fuzz.run_input("jobs.csv", data), data)
+@given(kind=st.sampled_from(["jobs.csv", "jobs.jsonl"]), rng=st.randoms(use_true_random=False))
+def test_mutated_job_files(kind, rng):
+    data = fuzz.mutate(fuzz.SEEDS[kind], rng)
+    _assert_behaved(fuzz.run_input(kind, data), data)
 
 
 def test_the_harness_catches_what_it_must(monkeypatch):
