@@ -1,7 +1,7 @@
 """The fuzz campaign at scale: 10,000+ odd or hostile inputs through the ``batch-quota`` CLI in-process.
 
 Inputs: the hostile corpus (``tests/data/hostile``) and seeded random mutations of a topology (YAML and
-JSON), a scenario and a CSV job file (``tests/policy_engine/fuzz.py``: bytes flipped, hostile tokens
+JSON), a scenario, a CSV and a JSON Lines job file (``tests/policy_engine/fuzz.py``: bytes flipped, hostile tokens
 inserted, values replaced, ranges cut or repeated). Each runs through ``check --format json`` plus one
 of explain/graph/check/generate (topologies) or ``simulate --format json`` (scenarios, job files); then
 ``generate``/``simulate`` with odd option values (NaN, infinity, 1e-308, malformed mixes), one set per ten files.
