@@ -551,6 +551,10 @@ def _running_user_code(source: str, doing: str):
         os._exit = real_exit  # type: ignore[assignment]
 
 
+#: What a user's module may raise that is not its own failure: an exit (reported by ``_running_user_code``), Ctrl-C.
+_LEAVING = (SystemExit, KeyboardInterrupt, _ModuleExited)
+
+
 def _from_python_module(path: Path) -> Topology:
     """Run ``path`` (a regular, UTF-8 file) and take its ``TOPOLOGY`` (or ``topology``; a callable is called).
 
@@ -573,14 +577,19 @@ def _from_python_module(path: Path) -> Topology:
         except SyntaxError as error:
             raise LoadError([f"{source}:{error.lineno}: importing the module failed: SyntaxError: {error.msg}"]) \
                 from None
-        except Exception as error:  # a user's module: report, never a traceback
+        except _LEAVING:
+            raise
+        except BaseException as error:  # a user's module: report, never a traceback
             raise LoadError(_python_error_lines(source, error, "importing the module")) from None
-    value = getattr(module, "TOPOLOGY", None) or getattr(module, "topology", None)
+    value = module.__dict__.get("TOPOLOGY")
+    value = module.__dict__.get("topology") if value is None else value
     if callable(value) and not isinstance(value, Topology):
         with _running_user_code(source, "calling TOPOLOGY()"):
             try:
                 value = value()
-            except Exception as error:  # a user's code: report, never a traceback
+            except _LEAVING:
+                raise
+            except BaseException as error:  # a user's code: report, never a traceback
                 raise LoadError(_python_error_lines(source, error, "calling TOPOLOGY()")) from None
     if not isinstance(value, Topology):
         raise LoadError([f"{source}: the module must define TOPOLOGY (or topology) as a policy_engine Topology"])

@@ -98,3 +98,17 @@ def test_a_modules_raw_writes_and_child_processes_do_not_reach_stdout(write_file
     assert result.returncode == 0
     assert json.loads(result.stdout)["ok"] is True
     assert b"raw write" in result.stderr and b"child process" in result.stderr
+
+
+@pytest.mark.parametrize("body", ["class Odd(BaseException): pass\nraise Odd('odd')", "raise GeneratorExit"])
+def test_a_module_raising_a_base_exception_is_reported(write_file, body):
+    path = _module(write_file, body)
+    with pytest.raises(LoadError) as error:
+        load_topology(path)
+    assert len(error.value.problems) == 1 and "importing the module failed" in error.value.problems[0]
+
+
+def test_a_topology_object_that_refuses_truthiness_is_reported(write_file):
+    path = write_file("t.py", "class T:\n    def __bool__(self):\n        raise ValueError('no')\nTOPOLOGY = T()\n")
+    with pytest.raises(LoadError, match="must define TOPOLOGY"):
+        load_topology(path)
