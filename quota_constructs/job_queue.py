@@ -135,8 +135,9 @@ class TrainingJobQueue(TrainingJobQueueBase):
             where.fail(f"job_state_time_limit_actions[{index}]", action, "a JobStateTimeLimitAction")
         where.number_ok(f"job_state_time_limit_actions[{index}].max_time_seconds", action.max_time_seconds,
                         limits.TIME_LIMIT_SECONDS)
-        if not action.reason:
-            where.fail(f"job_state_time_limit_actions[{index}].reason", action.reason, "a non-empty reason")
+        if action.reason not in limits.TIME_LIMIT_REASONS:
+            where.fail(f"job_state_time_limit_actions[{index}].reason", action.reason,
+                       "one of " + ", ".join(limits.TIME_LIMIT_REASONS))
         return batch.CfnJobQueue.JobStateTimeLimitActionProperty(
             action=action.action, max_time_seconds=action.max_time_seconds, reason=action.reason, state=action.state
         )

@@ -23,6 +23,7 @@ from policy_engine.simulation.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.jobs import (
     ACTIVE,
+    CAPACITY_INSUFFICIENT,
     FAILED,
     PREEMPTED,
     SUCCEEDED,
@@ -136,7 +137,7 @@ class Engine:
         self._start_counter = 0
         self._touched: dict[int, None] = {}
         self._touched_lines: dict[ShareCapacity, None] = {}
-        self._timers: dict[ShareCapacity, tuple[Job, float]] = {}
+        self._timers: dict[ShareCapacity, tuple[Job, JobStateTimeLimitAction]] = {}
         self.preemptions: dict[ShareCapacity, int] = dict.fromkeys(self.shares.values(), 0)
         self.lost_instance_seconds: dict[ShareCapacity, float] = dict.fromkeys(self.shares.values(), 0.0)
         self._wakes: set[tuple[int, float]] = set()
@@ -155,12 +156,11 @@ class Engine:
             for capacity in pool.shares:
                 capacity.line = Line()
                 self.shares[(capacity.share_id, capacity.instance_type)] = capacity
-        # the shortest jobStateTimeLimitAction of each queue: its time and its reason
-        self._time_limit: dict[str, JobStateTimeLimitAction] = {
-            queue.name: min(queue.job_state_time_limit_actions, key=lambda a: a.max_time_seconds)
-            for queue in topology.job_queues
-            if queue.job_state_time_limit_actions
-        }
+        # per queue, the shortest jobStateTimeLimitAction for each status reason it names
+        self._time_limit: dict[str, dict[str, JobStateTimeLimitAction]] = {}
+        for queue in topology.job_queues:
+            for action in sorted(queue.job_state_time_limit_actions, key=lambda a: -a.max_time_seconds):
+                self._time_limit.setdefault(queue.name, {})[action.reason] = action
 
     # --- events ---------------------------------------------------------------------
 
@@ -419,21 +419,26 @@ class Engine:
         self._capacity_freed(share.pool)  # victim orders changed: waiting heads look again
 
     def _arm_time_limits(self) -> None:
-        """Start the ``jobStateTimeLimitActions`` clock for every line whose head changed."""
+        """Start the ``jobStateTimeLimitActions`` clock for every line whose head changed.
+
+        Only an action naming the head's status reason applies: its misconfiguration, else
+        ``CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY`` (a head still waiting after the pass).
+        """
         lines = self._touched_lines
         self._touched_lines = {}
         if not self._time_limit:
             return
         for share in lines:
-            action = self._time_limit.get(share.queue.name)
-            if action is None:
+            actions = self._time_limit.get(share.queue.name)
+            if actions is None:
                 continue
             head = share.line.head()
             timer = self._timers.get(share)
-            if head is None:
+            action = actions.get(head.misconfigured or CAPACITY_INSUFFICIENT) if head is not None else None
+            if action is None:
                 self._timers.pop(share, None)
             elif timer is None or timer[0] is not head:
-                self._timers[share] = (head, self.now)
+                self._timers[share] = (head, action)
                 self._push(self.now + action.max_time_seconds, _LIMIT, "limit", share, head, head.seq)
 
     def _time_limit_expired(self, share: ShareCapacity, job: Job) -> None:
@@ -444,7 +449,7 @@ class Engine:
         share.line.pop_head()
         job.version += 1
         job.finished_at = self.now
-        job.reason = f"TERMINATED: {self._time_limit[share.queue.name].reason} (jobStateTimeLimitActions)"
+        job.reason = f"Terminated by JobStateTimeLimit action due to reason: {timer[1].reason}"
         self._transition(job, Status.FAILED, job.reason)
         self._touch(share)
 

@@ -28,6 +28,9 @@ SUCCEEDED, FAILED, PREEMPTED = "succeeded", "failed", "preempted"
 
 MISCONFIG_ENVIRONMENT = "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
 MISCONFIG_QUOTA = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
+#: The status reason the simulator gives, for ``jobStateTimeLimitActions``, to a head that is not misconfigured
+#: and still waits after the scheduling pass (docs/simulator.md says why).
+CAPACITY_INSUFFICIENT = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
 
 
 class JobSpec(NamedTuple):

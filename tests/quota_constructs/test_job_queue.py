@@ -11,6 +11,8 @@ from policy_engine.model import JobStateTimeLimitAction
 from quota_constructs import QuotaSchedulingPolicy, ServiceEnvironment, TrainingJobQueue
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app
 
+CAPACITY = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
+
 
 @pytest.fixture(scope="module")
 def built():
@@ -18,7 +20,7 @@ def built():
     env = ServiceEnvironment(stack, "Env", service_environment_name="gpu-env", capacity={"ml.g5.xlarge": 3})
     queue = TrainingJobQueue(
         stack, "Queue", job_queue_name="training", service_environment=env, priority=10,
-        job_state_time_limit_actions=[JobStateTimeLimitAction(max_time_seconds=3600, reason="stuck at head")],
+        job_state_time_limit_actions=[JobStateTimeLimitAction(max_time_seconds=3600, reason="MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED")],
         tags={"team": "platform"},
     )
     other_env = ServiceEnvironment(stack, "Env2", service_environment_name="gpu-env-2", capacity={"ml.g5.xlarge": 1})
@@ -47,7 +49,7 @@ def test_queue_properties(built):
         ],
         "ComputeEnvironmentOrder": Match.absent(),
         "JobStateTimeLimitActions": [
-            {"Action": "TERMINATE", "MaxTimeSeconds": 3600, "Reason": "stuck at head", "State": "RUNNABLE"}
+            {"Action": "TERMINATE", "MaxTimeSeconds": 3600, "Reason": "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED", "State": "RUNNABLE"}
         ],
         "Tags": {"team": "platform"},
     })
@@ -93,12 +95,16 @@ def test_template_passes_cfn_lint(built):
         ({"priority": -1}, "priority", "0-1000"),
         ({"state": "enabled"}, "state", "ENABLED, DISABLED"),
         ({"job_queue_name": ""}, "job_queue_name", "1-128"),
-        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=599, reason="r")]},
+        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=599, reason=CAPACITY)]},
          "job_state_time_limit_actions[0].max_time_seconds", "600-86400"),
-        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=86401, reason="r")]},
+        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=86401, reason=CAPACITY)]},
          "job_state_time_limit_actions[0].max_time_seconds", "600-86400"),
         ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=600, reason="")]},
-         "job_state_time_limit_actions[0].reason", "non-empty"),
+         "job_state_time_limit_actions[0].reason", "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"),
+        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=600, reason="stuck at head")]},
+         "job_state_time_limit_actions[0].reason", "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"),
+        ({"tags": {"aws:team": "a"}}, "tags", "'aws:'"),
+        ({"tags": {f"k{i}": "v" for i in range(51)}}, "tags", "at most 50"),
         ({"service_environment": "gpu-env"}, "service_environment", "a ServiceEnvironment"),
     ],
 )
