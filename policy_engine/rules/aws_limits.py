@@ -162,8 +162,9 @@ def borrow_limit_minimum(context: Context) -> Iterator[Problem]:
     for queue, share in context.topology.shares():
         if share.borrow_limit is None or bound.allows(share.borrow_limit):
             continue
-        where = "below" if share.borrow_limit < bound.minimum else "above"
-        yield Problem(share_id(queue, share), f"borrow_limit {share.borrow_limit} is {where} {bound.range_text()}",
+        where = (f"below {bound.minimum}" if share.borrow_limit < bound.minimum
+                 else f"above {bound.maximum}, the largest number AWS's API holds")
+        yield Problem(share_id(queue, share), f"borrow_limit {share.borrow_limit} is {where}",
                       f"use a percent between 0 and {bound.maximum}, or -1 for unlimited")
 
 
