@@ -148,6 +148,19 @@ class Guarantee(_Frozen):
     never_preempted: bool = False
 
 
+class Suppression(_Frozen):
+    """Accept one finding on purpose: its rule ID, the object it names (as findings do) and why.
+
+    ``object`` is ``QUEUE/SHARE``, ``job_queues[QUEUE]``, ``service_environments[ENV]`` or a guarantee
+    (``guarantees[0] (QUEUE/SHARE)``, or the share it names). Warnings can be suppressed; errors only where
+    AWS would still accept the deploy (a refuted guarantee), never an AWS limit.
+    """
+
+    rule: str
+    object: str
+    reason: str
+
+
 class Topology(_Frozen):
     """Everything batch-quota checks, simulates and deploys."""
 
@@ -156,6 +169,8 @@ class Topology(_Frozen):
     guarantees: Annotated[tuple[Guarantee, ...], _Tuple] = ()
     #: Share limits may add up to more than the environment (rule BQ201 becomes a warning).
     allow_oversubscription: bool = False
+    #: Findings accepted on purpose; they stay in every output, marked with their reason.
+    suppress: Annotated[tuple[Suppression, ...], _Tuple] = ()
 
     def environment(self, name: str) -> ServiceEnvironment | None:
         return next((e for e in self.service_environments if e.name == name), None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from policy_engine.checks import CheckReport
+from policy_engine.findings import Finding
 from policy_engine.simulation.numbers import format_seconds
 
 
@@ -30,16 +31,24 @@ def _capacity(capacity: dict[str, int]) -> str:
     return ", ".join(f"{t}: {n}" for t, n in capacity.items())
 
 
-def render_check(report: CheckReport, *, source: str = "") -> str:
-    """``check --format markdown``: verdict, findings (errors first), then the per-share summary."""
-    icon = "✅" if report.ok else "❌"
-    verdict = "passed" if report.ok else "failed"
+def _severity(finding: Finding) -> str:
+    if finding.suppressed is None:
+        return finding.severity.value
+    return f"{finding.severity.value} (suppressed: {finding.suppressed})"
+
+
+def render_check(report: CheckReport, *, source: str = "", strict: bool = False) -> str:
+    """``check --format markdown``: verdict, findings (errors first, suppressed ones marked), per-share summary."""
+    passed = report.passes(strict)
+    icon = "✅" if passed else "❌"
+    verdict = "passed" if passed else "failed"
+    suppressed = f", **{len(report.suppressed)}** suppressed" if report.suppressed else ""
     lines = [f"### {icon} batch-quota check {verdict}" + (f": `{source}`" if source else ""), "",
-             f"**{len(report.errors)}** error(s), **{len(report.warnings)}** warning(s), "
-             f"**{len(report.summaries)}** quota share(s).", ""]
+             f"**{len(report.errors)}** error(s), **{len(report.warnings)}** warning(s){suppressed}, "
+             f"**{len(report.summaries)}** quota share(s)." + (" Strict: warnings fail." if strict else ""), ""]
     if report.findings:
         lines += table(("severity", "rule", "object", "problem", "fix"),
-                       ((f.severity.value, f.rule, f.object, f.message, f.hint) for f in report.findings))
+                       ((_severity(f), f.rule, f.object, f.message, f.hint) for f in report.findings))
         lines.append("")
     if report.summaries:
         lines += ["<details><summary>Quota shares</summary>", ""]

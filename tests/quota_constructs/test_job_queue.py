@@ -12,6 +12,7 @@ from quota_constructs import QuotaSchedulingPolicy, ServiceEnvironment, Training
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app
 
 CAPACITY = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
+QUOTA = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +21,7 @@ def built():
     env = ServiceEnvironment(stack, "Env", service_environment_name="gpu-env", capacity={"ml.g5.xlarge": 3})
     queue = TrainingJobQueue(
         stack, "Queue", job_queue_name="training", service_environment=env, priority=10,
-        job_state_time_limit_actions=[JobStateTimeLimitAction(max_time_seconds=3600, reason="MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED")],
+        job_state_time_limit_actions=[JobStateTimeLimitAction(max_time_seconds=3600, reason=QUOTA)],
         tags={"team": "platform"},
     )
     other_env = ServiceEnvironment(stack, "Env2", service_environment_name="gpu-env-2", capacity={"ml.g5.xlarge": 1})
@@ -49,7 +50,7 @@ def test_queue_properties(built):
         ],
         "ComputeEnvironmentOrder": Match.absent(),
         "JobStateTimeLimitActions": [
-            {"Action": "TERMINATE", "MaxTimeSeconds": 3600, "Reason": "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED", "State": "RUNNABLE"}
+            {"Action": "TERMINATE", "MaxTimeSeconds": 3600, "Reason": QUOTA, "State": "RUNNABLE"}
         ],
         "Tags": {"team": "platform"},
     })

@@ -47,7 +47,7 @@ FAILING = {
     "BQ113": (_with_queue(job_state_time_limit_actions=(JobStateTimeLimitAction(max_time_seconds=599, reason=QUOTA),)),
               "job_queues[training]", "max_time_seconds 599"),
     "BQ114": (topology(share("QS1", capacity={"ml.g5.xlrage": 1}), environment={GPU: 1}),
-              "training/QS1", "'ml.g5.xlrage' is not a SageMaker training instance type (did you mean 'ml.g5.xlarge'?)"),
+              "training/QS1", "'ml.g5.xlrage' is not a SageMaker training instance type (did you mean 'ml.g5.xlarge'"),
     "BQ115": (_with_queue(job_state_time_limit_actions=(
         JobStateTimeLimitAction(max_time_seconds=600, reason="stuck at head"),)),
         "job_queues[training]", "reason 'stuck at head' is not a status reason AWS accepts"),
