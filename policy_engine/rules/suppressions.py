@@ -90,8 +90,10 @@ def suppression_valid(context: Context) -> Iterator[Problem]:
 def suppression_used(context: Context) -> Iterator[Problem]:
     """A suppression whose rule finds nothing on its object any more is stale: it would silently accept a future
     finding nobody reviewed. Remove it (or fix its object)."""
+    known_objects = set(_known_objects(context.topology))
     for index, suppression, found in _suppressing(context):
-        if not found and suppression.rule in REGISTRY and not REGISTRY[suppression.rule].after_findings:
+        if (not found and suppression.rule in REGISTRY and not REGISTRY[suppression.rule].after_findings
+                and suppression.object in known_objects):
             yield Problem(suppression_object(index, suppression),
                           f"suppresses nothing: {suppression.rule} finds nothing on {suppression.object}",
                           "remove the suppression")

@@ -12,7 +12,7 @@ from aws_cdk.assertions import Annotations, Match, Template
 from policy_engine.checks import CheckReport, check_topology
 from policy_engine.examples import example_topology, large_topology
 from policy_engine.loading import LoadError
-from policy_engine.model import Guarantee, JobQueue, QuotaShare, ServiceEnvironment, Topology
+from policy_engine.model import Guarantee, JobQueue, QuotaShare, ServiceEnvironment, Suppression, Topology
 from quota_constructs import QuotaTopology, TopologyStacks
 from quota_constructs.topology_stack import (
     MAX_OUTPUTS_PER_STACK,
@@ -138,6 +138,21 @@ def test_a_broken_guarantee_fails_synth_listing_every_error_finding():
         assert f"[BatchQuota/Topology/training] {finding.line()}" in message
     for finding in report.warnings:
         assert finding.line() not in message  # warnings do not fail synthesis
+
+
+def test_suppressed_findings_do_not_fail_synth_and_show_as_info():
+    broken = example_topology().model_copy(update={
+        "guarantees": (Guarantee(share="training/QS3", burst_capacity={G5: 3}),),
+        "suppress": (Suppression(rule="BQ402", object="training/QS3", reason="QS3 is capped on purpose"),
+                     Suppression(rule="BQ302", object="training/QS1", reason="QS2 grows next quarter")),
+    })
+    app = fast_app()
+    (stack,) = TopologyStacks(app, broken).stacks
+    app.synth()  # no validation error: the only error is suppressed
+    annotations = Annotations.from_stack(stack)
+    annotations.has_no_warning("*", Match.any_value())
+    annotations.has_info("/BatchQuota/Topology/training", Match.string_like_regexp(r"BQ402 .*\[suppressed: QS3 is capped"))
+    annotations.has_info("/BatchQuota/Topology/training", Match.string_like_regexp(r"BQ302 .*\[suppressed: QS2 grows"))
 
 
 def test_quota_topology_runs_the_checks_itself_and_exposes_shares():
