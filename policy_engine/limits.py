@@ -36,7 +36,7 @@ class Limit:
             return f">= {self.minimum}"
         if self.minimum is None:
             return f"<= {self.maximum}"
-        return f"{self.minimum}-{self.maximum}"
+        return f"{self.minimum} to {self.maximum}" if self.minimum < 0 else f"{self.minimum}-{self.maximum}"
 
 
 NAME_LENGTH = Limit(1, 128, "name length (share, queue, environment, scheduling policy)", _SERVICE_LIMITS)

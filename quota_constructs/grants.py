@@ -15,10 +15,15 @@ keys for AWS Batch"):
   create-action condition key (EC2's ``ec2:CreateAction`` has no Batch counterpart; TagResource
   takes only ``aws:RequestTag``, ``aws:TagKeys`` and the job's ``aws:ResourceTag``), so the grant
   requires ``JOB_SHARE_TAG`` to be absent from the job (``Null``): a job submitted with another
-  share's tag cannot be re-tagged, but a job submitted *without* the tag still can.
+  share's tag cannot be re-tagged, but a job submitted *without* the tag still can. ``aws:TagKeys``
+  limits the keys it may add to ``JOB_SHARE_TAG`` (plus the keys a caller allows).
+- The job tag is required by default, so that ``grant_update_priority`` confined to a share's
+  jobs works out of the box.
 - ``DescribeQuotaShare`` takes the share ARN, ``ListQuotaShares``/``GetJobQueueSnapshot`` the
-  queue ARN; ``DescribeJobQueues``, ``DescribeServiceEnvironments``,
-  ``DescribeSchedulingPolicies``, ``ListServiceJobs`` and ``DescribeServiceJob`` accept only ``*``.
+  queue ARN; ``DescribeJobQueues``, ``DescribeServiceEnvironments`` and
+  ``DescribeSchedulingPolicies`` accept only ``*``. So do ``ListServiceJobs`` and
+  ``DescribeServiceJob``, which return every team's jobs and request payloads: they are a
+  separate opt-in (``grant_read_account_service_jobs``), never part of ``grant_read``.
 """
 
 from __future__ import annotations
@@ -41,6 +46,9 @@ READ_ANY = (
     "batch:DescribeJobQueues",
     "batch:DescribeServiceEnvironments",
     "batch:DescribeSchedulingPolicies",
+)
+#: Every service job of the account, with its SageMaker request payload: only ``*`` exists, so an explicit opt-in.
+READ_SERVICE_JOBS = (
     "batch:ListServiceJobs",
     "batch:DescribeServiceJob",
 )
@@ -76,10 +84,14 @@ def grant_submit(
     share_arn: str,
     share_id: str,
     max_priority: int | None = None,
-    require_job_tag: bool = False,
+    require_job_tag: bool = True,
     execution_role: iam.IRole | None = None,
+    extra_tag_keys: tuple[str, ...] = (),
 ) -> iam.Grant:
-    """Submit SageMaker Training jobs to one quota share of one queue (see the module docstring)."""
+    """Submit SageMaker Training jobs to one quota share of one queue (see the module docstring).
+
+    ``extra_tag_keys``: other tag keys the grantee may put on its jobs besides ``JOB_SHARE_TAG``.
+    """
     jobs = service_jobs_arn(scope)
     tag_condition = {"StringEquals": {f"aws:RequestTag/{JOB_SHARE_TAG}": share_id}} if require_job_tag else None
     grant = iam.Grant.add_to_principal(
@@ -91,9 +103,11 @@ def grant_submit(
     if require_job_tag:
         # Only jobs not yet carrying a share tag: else a team could re-tag another team's job as its own.
         untagged = {"Null": {f"aws:ResourceTag/{JOB_SHARE_TAG}": "true"}}
+        only_keys = {"ForAllValues:StringEquals": {"aws:TagKeys": [JOB_SHARE_TAG, *extra_tag_keys]}}
         grant = grant.combine(
             iam.Grant.add_to_principal(
-                grantee=grantee, actions=[TAG], resource_arns=[jobs], conditions=_merge(tag_condition, untagged)
+                grantee=grantee, actions=[TAG], resource_arns=[jobs],
+                conditions=_merge(tag_condition, untagged, only_keys),
             )
         )
     if execution_role is not None:
@@ -117,8 +131,8 @@ def grant_update_priority(
 ) -> iam.Grant:
     """``UpdateServiceJob`` (change a job's scheduling priority).
 
-    With ``share_id`` only jobs tagged ``JOB_SHARE_TAG = share_id`` qualify (pair it with
-    ``grant_submit(require_job_tag=True)``); without it, any service job of the account.
+    With ``share_id`` only jobs tagged ``JOB_SHARE_TAG = share_id`` qualify (``grant_submit`` tags them
+    by default); without it, any service job of the account.
     """
     tag = {"StringEquals": {f"aws:ResourceTag/{JOB_SHARE_TAG}": share_id}} if share_id is not None else None
     return iam.Grant.add_to_principal(
@@ -129,8 +143,16 @@ def grant_update_priority(
     )
 
 
+def grant_read_account_service_jobs(grantee: iam.IGrantable) -> iam.Grant:
+    """``ListServiceJobs`` and ``DescribeServiceJob`` on ``*``: every team's jobs and request payloads (opt-in)."""
+    return iam.Grant.add_to_principal(grantee=grantee, actions=list(READ_SERVICE_JOBS), resource_arns=["*"])
+
+
 def grant_read(grantee: iam.IGrantable, *, scoped: dict[str, list[str]]) -> iam.Grant:
-    """Read-only: ``scoped`` maps each resource-level action to its ARNs; ``READ_ANY`` goes on ``*``."""
+    """Read-only: ``scoped`` maps each resource-level action to its ARNs; ``READ_ANY`` goes on ``*``.
+
+    Never the account's service jobs (``READ_SERVICE_JOBS``): see ``grant_read_account_service_jobs``.
+    """
     grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(READ_ANY), resource_arns=["*"])
     by_arns: dict[tuple[str, ...], list[str]] = {}
     for action, arns in scoped.items():

@@ -38,11 +38,17 @@ class TrainingJobQueueBase(Resource):
     job_queue_name: str
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Describe the queue and list its shares, jobs and snapshot (no submit, no update)."""
+        """Describe the queue, list its shares and read its snapshot (no submit, no update, not other teams'
+        jobs: see ``grant_read_account_service_jobs``)."""
         return grants.grant_read(
             grantee,
             scoped={"batch:ListQuotaShares": [self.job_queue_arn], "batch:GetJobQueueSnapshot": [self.job_queue_arn]},
         )
+
+    def grant_read_account_service_jobs(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Opt-in: ``ListServiceJobs``/``DescribeServiceJob`` on every service job of the account (IAM has no
+        narrower resource), request payloads of other teams included."""
+        return grants.grant_read_account_service_jobs(grantee)
 
 
 class TrainingJobQueue(TrainingJobQueueBase):

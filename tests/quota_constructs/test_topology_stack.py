@@ -151,8 +151,8 @@ def test_suppressed_findings_do_not_fail_synth_and_show_as_info():
     app.synth()  # no validation error: the only error is suppressed
     annotations = Annotations.from_stack(stack)
     annotations.has_no_warning("*", Match.any_value())
-    annotations.has_info("/BatchQuota/Topology/training", Match.string_like_regexp(r"BQ402 .*\[suppressed: QS3 is capped"))
-    annotations.has_info("/BatchQuota/Topology/training", Match.string_like_regexp(r"BQ302 .*\[suppressed: QS2 grows"))
+    for pattern in (r"BQ402 .*\[suppressed: QS3 is capped", r"BQ302 .*\[suppressed: QS2 grows"):
+        annotations.has_info("/BatchQuota/Topology/training", Match.string_like_regexp(pattern))
 
 
 def test_quota_topology_runs_the_checks_itself_and_exposes_shares():
@@ -412,19 +412,46 @@ def test_every_aws_limit_finding_is_listed_when_environments_and_queues_are_refu
             assert finding.line() in str(error.value), split
 
 
-def test_a_construct_check_no_rule_mirrors_is_its_own_line_and_nothing_is_dropped():
+def _with_qs1_tags(tags: dict[str, str]) -> Topology:
     topology = _clean_example()
     queue = topology.job_queues[0]
-    shares = (queue.shares[0].model_copy(update={"tags": {"aws:team": "a"}}), *queue.shares[1:])
-    topology = topology.model_copy(update={"job_queues": (queue.model_copy(update={"shares": shares}),)})
-    assert check_topology(topology).errors == []  # the policy engine has no tag rule; QuotaShare has
+    shares = (queue.shares[0].model_copy(update={"tags": tags}), *queue.shares[1:])
+    return topology.model_copy(update={"job_queues": (queue.model_copy(update={"shares": shares}),)})
+
+
+def test_a_tag_aws_refuses_is_a_policy_engine_error_listed_once_at_synth():
+    topology = _with_qs1_tags({"aws:team": "a"})
+    (error_finding,) = check_topology(topology).errors  # `check` refuses it, not only the construct
+    assert error_finding.rule == "BQ116" and error_finding.object == "training/QS1"
     app = fast_app()
     deployed = TopologyStacks(app, topology)
     assert set(deployed.shares) == {"training/QS2", "training/QS3"}
     with pytest.raises(RuntimeError) as error:
         app.synth()
-    assert ("[BatchQuota/Topology/training] QuotaShare 'QS1': tags key = 'aws:team' is invalid"
-            in str(error.value))
+    assert error_finding.line() in str(error.value)
+    assert "QuotaShare 'QS1': tags" not in str(error.value)  # the construct's refusal is the same problem
+
+
+def test_a_construct_check_no_rule_mirrors_is_its_own_line_and_nothing_is_dropped(monkeypatch):
+    from quota_constructs import quota_share
+    from quota_constructs.props import Where
+
+    original = Where.tags_ok
+
+    def stricter(self, tags):  # a construct check the policy engine has no rule for
+        if tags and "team" in tags:
+            self.fail("tags key", "team", "a key other than 'team'")
+        return original(self, tags)
+
+    monkeypatch.setattr(quota_share.Where, "tags_ok", stricter)
+    topology = _with_qs1_tags({"team": "a"})
+    assert check_topology(topology).errors == []
+    app = fast_app()
+    deployed = TopologyStacks(app, topology)
+    assert set(deployed.shares) == {"training/QS2", "training/QS3"}
+    with pytest.raises(RuntimeError) as error:
+        app.synth()
+    assert "[BatchQuota/Topology/training] QuotaShare 'QS1': tags key = 'team' is invalid" in str(error.value)
 
 
 def test_a_warning_on_an_environment_lands_on_the_queue_using_it_not_on_a_queue_of_the_same_name():
