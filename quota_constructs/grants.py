@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import ArnFormat, Stack
+from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations
 from aws_cdk import aws_iam as iam
-from constructs import IConstruct
+from constructs import Construct, IConstruct
 
 SUBMIT = "batch:SubmitServiceJob"
 UPDATE = "batch:UpdateServiceJob"
@@ -59,6 +59,43 @@ def service_jobs_arn(scope: IConstruct) -> str:
     return Stack.of(scope).format_arn(
         service="batch", resource="service-job", resource_name="*", arn_format=ArnFormat.SLASH_RESOURCE_NAME
     )
+
+
+#: Why the two wildcards cdk-nag's AwsSolutions-IAM5 reports are what AWS forces (acknowledged on the grantee).
+SERVICE_JOBS_WILDCARD_REASON = (
+    "batch:SubmitServiceJob, UpdateServiceJob and TagResource authorize against the service job, whose ID does not "
+    "exist before submission: AWS accepts only service-job/* here. Submission is confined by the queue and quota "
+    "share ARNs, updates and tagging by the job's batch-quota:quota-share tag."
+)
+STAR_WILDCARD_REASON = (
+    "DescribeJobQueues, DescribeServiceEnvironments, DescribeSchedulingPolicies, ListServiceJobs and "
+    "DescribeServiceJob have no resource-level permissions: AWS accepts only Resource '*' for them."
+)
+
+
+def _nag_text(value: Any) -> str:
+    """A resolved ARN as cdk-nag writes it in finding IDs: pseudo parameters as ``<AWS::Region>``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "Ref" in value:
+        return f"<{value['Ref']}>"
+    if isinstance(value, dict) and "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return separator.join(_nag_text(part) for part in parts)
+    return str(value)
+
+
+def acknowledge_wildcard(grantee: iam.IGrantable, scope: IConstruct, resource: str, reason: str) -> None:
+    """Acknowledge cdk-nag's ``AwsSolutions-IAM5`` finding for ``resource`` on the grantee's policies.
+
+    Only the wildcard named is acknowledged (CDK's ``Validations`` API, which cdk-nag 3 reads); a grantee
+    that is not a construct (an imported principal) gets no policy here, so there is nothing to acknowledge.
+    """
+    if not isinstance(grantee, Construct):
+        return
+    text = _nag_text(Stack.of(scope).resolve(resource))
+    Validations.of(grantee).acknowledge(Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{text}]",
+                                                       reason=reason))
 
 
 def _merge(*conditions: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
@@ -93,6 +130,7 @@ def grant_submit(
     ``extra_tag_keys``: other tag keys the grantee may put on its jobs besides ``JOB_SHARE_TAG``.
     """
     jobs = service_jobs_arn(scope)
+    acknowledge_wildcard(grantee, scope, jobs, SERVICE_JOBS_WILDCARD_REASON)
     tag_condition = {"StringEquals": {f"aws:RequestTag/{JOB_SHARE_TAG}": share_id}} if require_job_tag else None
     grant = iam.Grant.add_to_principal(
         grantee=grantee,
@@ -135,6 +173,7 @@ def grant_update_priority(
     by default); without it, any service job of the account.
     """
     tag = {"StringEquals": {f"aws:ResourceTag/{JOB_SHARE_TAG}": share_id}} if share_id is not None else None
+    acknowledge_wildcard(grantee, scope, service_jobs_arn(scope), SERVICE_JOBS_WILDCARD_REASON)
     return iam.Grant.add_to_principal(
         grantee=grantee,
         actions=[UPDATE],
@@ -143,16 +182,18 @@ def grant_update_priority(
     )
 
 
-def grant_read_account_service_jobs(grantee: iam.IGrantable) -> iam.Grant:
+def grant_read_account_service_jobs(grantee: iam.IGrantable, *, scope: IConstruct) -> iam.Grant:
     """``ListServiceJobs`` and ``DescribeServiceJob`` on ``*``: every team's jobs and request payloads (opt-in)."""
+    acknowledge_wildcard(grantee, scope, "*", STAR_WILDCARD_REASON)
     return iam.Grant.add_to_principal(grantee=grantee, actions=list(READ_SERVICE_JOBS), resource_arns=["*"])
 
 
-def grant_read(grantee: iam.IGrantable, *, scoped: dict[str, list[str]]) -> iam.Grant:
+def grant_read(grantee: iam.IGrantable, *, scope: IConstruct, scoped: dict[str, list[str]]) -> iam.Grant:
     """Read-only: ``scoped`` maps each resource-level action to its ARNs; ``READ_ANY`` goes on ``*``.
 
     Never the account's service jobs (``READ_SERVICE_JOBS``): see ``grant_read_account_service_jobs``.
     """
+    acknowledge_wildcard(grantee, scope, "*", STAR_WILDCARD_REASON)
     grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(READ_ANY), resource_arns=["*"])
     by_arns: dict[tuple[str, ...], list[str]] = {}
     for action, arns in scoped.items():

@@ -42,13 +42,14 @@ class TrainingJobQueueBase(Resource):
         jobs: see ``grant_read_account_service_jobs``)."""
         return grants.grant_read(
             grantee,
+            scope=self,
             scoped={"batch:ListQuotaShares": [self.job_queue_arn], "batch:GetJobQueueSnapshot": [self.job_queue_arn]},
         )
 
     def grant_read_account_service_jobs(self, grantee: iam.IGrantable) -> iam.Grant:
         """Opt-in: ``ListServiceJobs``/``DescribeServiceJob`` on every service job of the account (IAM has no
         narrower resource), request payloads of other teams included."""
-        return grants.grant_read_account_service_jobs(grantee)
+        return grants.grant_read_account_service_jobs(grantee, scope=self)
 
 
 class TrainingJobQueue(TrainingJobQueueBase):

@@ -116,13 +116,14 @@ class QuotaShareBase(Resource):
         see ``grant_read_account_service_jobs``)."""
         return grants.grant_read(
             grantee,
+            scope=self,
             scoped={"batch:DescribeQuotaShare": [self.quota_share_arn], "batch:ListQuotaShares": [self.job_queue_arn]},
         )
 
     def grant_read_account_service_jobs(self, grantee: iam.IGrantable) -> iam.Grant:
         """Opt-in: ``ListServiceJobs``/``DescribeServiceJob`` on every service job of the account (IAM has no
         narrower resource), request payloads of other teams included. Needed by the SDK's ``list_jobs_by_share``."""
-        return grants.grant_read_account_service_jobs(grantee)
+        return grants.grant_read_account_service_jobs(grantee, scope=self)
 
 
 class QuotaShare(QuotaShareBase):
