@@ -340,6 +340,22 @@ def test_tags_of_the_app_reach_every_batch_resource_and_model_tags_stay():
     assert shares == {s.name: {**s.tags, "cost-center": "ml-platform"} for s in topology.job_queues[0].shares}
 
 
+def test_system_tags_are_kept_apart_and_never_deployed():
+    system = {"aws:cloudformation:stack-name": "old-stack"}
+    example = example_topology()
+    queue = example.job_queues[0]
+    shares = (queue.shares[0].model_copy(update={"tags": {"team": "a"}, "system_tags": system}), *queue.shares[1:])
+    topology = example.model_copy(update={
+        "service_environments": (example.service_environments[0].model_copy(update={"system_tags": system}),),
+        "job_queues": (queue.model_copy(update={"shares": shares, "system_tags": system}),),
+    })
+    assert [f for f in check_topology(topology).errors if f.rule == "BQ116"] == []
+    (stack,) = TopologyStacks(fast_app(), topology).stacks
+    template = json.dumps(Template.from_stack(stack).to_json())
+    assert "aws:cloudformation" not in template and "old-stack" not in template
+    Template.from_stack(stack).has_resource_properties("AWS::Batch::QuotaShare", {"Tags": {"team": "a"}})
+
+
 def test_no_python_callbacks_from_the_kernel_except_one_validate_per_failing_queue(monkeypatch):
     """Every jsii callback is a round trip to Node; the design allows only the precomputed validations."""
     import jsii._kernel as kernel  # internal, but the only place all callbacks pass through

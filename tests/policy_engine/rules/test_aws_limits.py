@@ -162,3 +162,24 @@ def test_numbers_beyond_the_apis_32_bit_integers_are_refused():
     (borrow,) = run("BQ110", topology(share("B", 1, "LEND_AND_BORROW", borrow_limit=big), share("L", 1, "LEND")))
     assert "is above 2147483647" in borrow.message
     assert run("BQ102", topology(share("QS1", 2**31 - 1), environment=2**31 - 1)) == []
+
+
+def test_the_readmes_topology_example_passes_the_aws_rules(tmp_path):
+    """The example a new user copies first (one share, so its guarantee is refuted): a valid time-limit reason,
+    real instance types, nothing AWS would refuse, and its suppression matches a finding."""
+    import re
+    from pathlib import Path
+
+    from policy_engine.checks import check_topology
+    from policy_engine.loading import load_topology
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## The topology file"):]
+    example = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    path = tmp_path / "readme.yaml"
+    path.write_text(example, encoding="utf-8")
+    topology = load_topology(path)
+    assert topology.job_queues[0].job_state_time_limit_actions[0].reason == QUOTA
+    report = check_topology(topology)
+    assert [f.line() for f in report.findings if f.rule.startswith(("BQ0", "BQ1"))] == []
+    assert [f.rule for f in report.suppressed] == ["BQ301"]

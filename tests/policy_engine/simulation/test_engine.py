@@ -130,3 +130,13 @@ def test_a_running_reason_follows_its_shares_usage_after_placement():
     assert both.job("b2").reason == "on borrowed capacity (q/B 2/1 ml.g5.xlarge, above its limit)"
     later = run(topo, jobs, until=50)
     assert later.job("b2").reason == "placed on borrowed capacity; q/B 1/1 ml.g5.xlarge, within its limit now"
+
+
+def test_the_blocked_head_scenario_is_terminated_with_aws_wording():
+    from policy_engine.simulation.workload import load_scenario
+
+    scenario = load_scenario(TOPOLOGY.parents[1] / "scenarios" / "blocked-head.yaml")
+    result = run(scenario.topology, scenario.jobs)
+    assert result.job("too-big").reason == f"Terminated by JobStateTimeLimit action due to reason: {MISCONFIG_QUOTA}"
+    assert result.job("too-big").finished_at == 600
+    assert statuses(result)["small-1"] == statuses(result)["small-2"] == "SUCCEEDED"
