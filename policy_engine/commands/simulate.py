@@ -98,6 +98,15 @@ def _write_report(result: SimulationResult, topology, directory: str, source: st
     click.echo(f"wrote {written[0]} and {len(written) - 1} chart(s)", err=True)
 
 
+def _warn_inert_time_limit_actions(topology) -> None:
+    """An action naming a reason AWS does not accept (rule BQ115) never matches a job: say so, not a silent hang."""
+    from policy_engine.rules import REGISTRY, Context
+
+    for finding in REGISTRY["BQ115"].run(Context(topology)):
+        click.echo(f"warning: {finding.object}: {finding.message}; the simulator never fires it (AWS would refuse "
+                   f"the queue: {finding.rule})", err=True)
+
+
 @click.command("simulate")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--until", type=click.FloatRange(min=0), metavar="SECONDS",
@@ -119,6 +128,7 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
     except LoadError as error:
         fail_input(error.problems)
         return
+    _warn_inert_time_limit_actions(loaded.topology)
     settings = loaded.settings
     if backfill is not None:
         settings = replace(settings, backfill=backfill)
