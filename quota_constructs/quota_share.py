@@ -80,7 +80,7 @@ class QuotaShareBase(Resource):
         if max_priority is not None:
             where.number_ok("max_priority", max_priority, limits.JOB_PRIORITY)
         for key in extra_tag_keys:
-            if not isinstance(key, str) or any(True for _ in tag_problems({key: ""})):
+            if not isinstance(key, str) or list(tag_problems({key: ""})):
                 where.fail("extra_tag_keys", key, "a tag key AWS accepts (1-128 characters, not starting with 'aws:')")
         self._record_cap(grantee, "submit", max_priority)
         return grants.grant_submit(
