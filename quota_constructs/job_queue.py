@@ -59,7 +59,9 @@ class TrainingJobQueue(TrainingJobQueueBase):
     named ``scheduling_policy_name`` (default ``<queue>-quota-policy``).
 
     ``job_state_time_limit_actions`` takes ``policy_engine.model.JobStateTimeLimitAction``
-    values (``max_time_seconds`` 600-86400, ``reason``; action TERMINATE, state RUNNABLE).
+    values (``max_time_seconds`` 600-86400; ``reason`` one of ``policy_engine.limits.TIME_LIMIT_REASONS``, the
+    status reasons AWS accepts, e.g. ``MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED``; action TERMINATE,
+    state RUNNABLE).
     """
 
     def __init__(

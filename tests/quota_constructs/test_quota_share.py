@@ -137,6 +137,13 @@ def test_an_update_grant_above_the_submit_cap_is_refused_in_either_order():
         later.grant_submit(other, max_priority=5)
 
 
+@pytest.mark.parametrize("key", ["aws:team", "", "k" * 129])
+def test_extra_tag_keys_aws_would_refuse_are_refused(key):
+    share, role = _share_and_role()
+    with pytest.raises(ValueError, match=r"extra_tag_keys = .* is invalid; expected a tag key AWS accepts"):
+        share.grant_submit(role, extra_tag_keys=(key,))
+
+
 def test_job_tag_confines_updates_to_the_shares_jobs_and_pass_role_is_scoped(built):
     _, template, queue_arn, arns, jobs = built
     tag = {"StringEquals": {f"aws:RequestTag/{JOB_SHARE_TAG}": "training/QS3"}}
