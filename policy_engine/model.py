@@ -37,6 +37,8 @@ class ServiceEnvironment(_Frozen):
     capacity: Capacity
     state: State = "ENABLED"
     tags: dict[str, str] = Field(default_factory=dict)
+    #: System tags (``aws:*``) read from the account: who manages the object. Read-only, never deployed.
+    managed_by: dict[str, str] = Field(default_factory=dict)
 
 
 class JobStateTimeLimitAction(_Frozen):
@@ -60,6 +62,8 @@ class QuotaShare(_Frozen):
     in_share_preemption: bool = False
     state: State = "ENABLED"
     tags: dict[str, str] = Field(default_factory=dict)
+    #: System tags (``aws:*``) read from the account: who manages the object. Read-only, never deployed.
+    managed_by: dict[str, str] = Field(default_factory=dict)
 
     @property
     def lends(self) -> bool:
@@ -100,6 +104,8 @@ class JobQueue(_Frozen):
     #: Name of the queue's quota scheduling policy; defaults to ``<queue>-quota-policy``.
     scheduling_policy: str | None = None
     tags: dict[str, str] = Field(default_factory=dict)
+    #: System tags (``aws:*``) read from the account: who manages the object. Read-only, never deployed.
+    managed_by: dict[str, str] = Field(default_factory=dict)
 
     @property
     def scheduling_policy_name(self) -> str:
