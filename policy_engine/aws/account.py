@@ -124,7 +124,8 @@ def _read_queue(api: Api, detail: dict, policies: dict, environments: dict, resu
                                           f"{detail['schedulingPolicyArn']} was not returned", "NotFound"))
         return None
     if not policy.get("quotaSharePolicy"):
-        result.skipped.append((name, f"scheduling policy {policy['name']} is a fair-share policy, not a quota-share one"))
+        result.skipped.append((name, f"scheduling policy {policy['name']} is a fair-share policy, "
+                                     "not a quota-share one"))
         return None
     order = detail.get("serviceEnvironmentOrder") or []
     if len(order) != 1:
@@ -147,7 +148,8 @@ def _read_queue(api: Api, detail: dict, policies: dict, environments: dict, resu
     policy_user, _ = shapes.split_tags(policy.get("tags"))
     if policy_user != queue_user:
         result.notes.append(f"scheduling policy {policy['name']} of job queue {name} has tags {policy_user or '{}'} "
-                            f"other than the queue's {queue_user or '{}'}; batch-quota gives the policy the queue's tags")
+                            f"other than the queue's {queue_user or '{}'}; "
+                            "batch-quota gives the policy the queue's tags")
     shares = []
     try:
         summaries = [s for page in api.pages("ListQuotaShares", f"quota shares of job queue {name}",

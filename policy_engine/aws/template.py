@@ -231,10 +231,7 @@ def template_data(template: dict, source: str) -> dict:
             data["job_state_time_limit_actions"] = [
                 {"max_time_seconds": a.get("MaxTimeSeconds"), "reason": a.get("Reason"), "action": a.get("Action"),
                  "state": a.get("State")} for a in actions]
-        if policy_ref.startswith("id:"):
-            policy_name = policies[policy_ref[3:]][0]
-        else:
-            policy_name = policy_ref[5:]
+        policy_name = policies[policy_ref[3:]][0] if policy_ref.startswith("id:") else policy_ref[5:]
         if policy_name and policy_name != f"{name}-quota-policy":
             data["scheduling_policy"] = policy_name
         data["shares"] = []
@@ -247,8 +244,9 @@ def template_data(template: dict, source: str) -> dict:
             continue
         queue = queues.get(queue_ref[3:]) if queue_ref.startswith("id:") else by_name.get(queue_ref[5:])
         if queue is None:
-            reader.problem(f"{where}.JobQueue", f"job queue {queue_ref[3:] if queue_ref.startswith('id:') else queue_ref[5:]!r} "
-                                                "is not a quota-managed SAGEMAKER_TRAINING queue of this template")
+            named = queue_ref[3:] if queue_ref.startswith("id:") else queue_ref[5:]
+            reader.problem(f"{where}.JobQueue",
+                           f"job queue {named!r} is not a quota-managed SAGEMAKER_TRAINING queue of this template")
             continue
         sharing = reader.literal(props.get("ResourceSharingConfiguration") or {},
                                  f"{where}.ResourceSharingConfiguration") or {}
