@@ -161,3 +161,54 @@ def topology_template(topology, stack_name: str = "Imported") -> dict:
 
     stacks = TopologyStacks(fast_app(), topology, stack_name=stack_name, split="single").stacks
     return Template.from_stack(stacks[0]).to_json()
+
+
+def service_job(name: str, share: str, status: str, *, queue: str = "training", instance_type: str = "ml.g5.xlarge",
+                instances: int = 1, priority: int = 0, created_ms: int = 0, started_ms: int | None = None,
+                stopped_ms: int | None = None, max_runtime: int | None = 86400, preempted: int = 0,
+                preemption_retries: int | None = None, attempts: int = 1, job_id: str | None = None,
+                usage_in_payload_only: bool = False) -> tuple[dict, dict]:
+    """``(ListServiceJobs summary, DescribeServiceJob response)`` of one SageMaker training job."""
+    import json as _json
+
+    job_id = job_id or f"{name}-0000-0000-0000-000000000000"[:36]
+    job_arn = f"arn:aws:batch:{REGION}:{ACCOUNT}:service-job/{job_id}"
+    training_arn = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:training-job/{name}"
+    usage = [] if usage_in_payload_only else [{"capacityUnit": instance_type, "quantity": float(instances)}]
+    summary: dict[str, Any] = {"jobId": job_id, "jobArn": job_arn, "jobName": name,
+                               "serviceJobType": "SAGEMAKER_TRAINING", "quotaShareName": share, "status": status,
+                               "createdAt": created_ms, "capacityUsage": usage}
+    payload = {"TrainingJobName": name, "RoleArn": f"arn:aws:iam::{ACCOUNT}:role/sagemaker",
+               "AlgorithmSpecification": {"TrainingImage": "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch:2",
+                                          "TrainingInputMode": "File"},
+               "ResourceConfig": {"InstanceType": instance_type, "InstanceCount": instances, "VolumeSizeInGB": 50},
+               "OutputDataConfig": {"S3OutputPath": "s3://bucket/output"}}
+    if max_runtime is not None:
+        payload["StoppingCondition"] = {"MaxRuntimeSeconds": max_runtime}
+    described: dict[str, Any] = {
+        "jobId": job_id, "jobArn": job_arn, "jobName": name, "jobQueue": arn("job-queue", queue),
+        "serviceJobType": "SAGEMAKER_TRAINING", "quotaShareName": share, "status": status,
+        "createdAt": created_ms, "startedAt": started_ms or 0, "schedulingPriority": priority,
+        "serviceRequestPayload": _json.dumps(payload), "capacityUsage": usage,
+        "retryStrategy": {"attempts": attempts},
+        "preemptionSummary": {"preemptedAttemptCount": preempted, "recentPreemptedAttempts": []},
+        "tags": {},
+    }
+    if preemption_retries is not None:
+        described["preemptionConfiguration"] = {"preemptionRetriesBeforeTermination": preemption_retries}
+    if started_ms is not None:
+        summary["startedAt"] = started_ms
+        summary["scheduledAt"] = started_ms
+        described["scheduledAt"] = started_ms
+        attempt = {"serviceResourceId": {"name": "TrainingJobArn", "value": training_arn}, "startedAt": started_ms}
+        if stopped_ms is not None:
+            attempt["stoppedAt"] = stopped_ms
+            attempt["statusReason"] = "Completed" if status == "SUCCEEDED" else "AlgorithmError"
+        described["attempts"] = [attempt]
+        described["latestAttempt"] = {"serviceResourceId": {"name": "TrainingJobArn", "value": training_arn}}
+        summary["latestAttempt"] = described["latestAttempt"]
+    if stopped_ms is not None:
+        summary["stoppedAt"] = stopped_ms
+        described["stoppedAt"] = stopped_ms
+        described["isTerminated"] = False
+    return summary, described
