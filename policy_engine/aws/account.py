@@ -66,7 +66,7 @@ def read_account(api: Api, queues: Sequence[str] = ()) -> AccountRead:
             details.extend(page.get("jobQueues", []))
 
     quota_queues = []
-    for detail in details:
+    for detail in sorted(details, key=lambda d: d["jobQueueName"]):  # AWS's order means nothing; files stay stable
         name = detail["jobQueueName"]
         if detail.get("jobQueueType") != shapes.QUOTA_QUEUE_TYPE:
             result.skipped.append((name, f"job queue type {detail.get('jobQueueType', 'ECS')}, not SAGEMAKER_TRAINING"))

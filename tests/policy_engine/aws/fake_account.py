@@ -114,7 +114,8 @@ class FakeAccount:
         else:
             stubber.add_response("describe_job_queues", {"jobQueues": selected}, {"jobQueues": list(queues)})
             calls += 1
-        quota = [q for q in selected if q.get("jobQueueType") == "SAGEMAKER_TRAINING" and q.get("schedulingPolicyArn")]
+        quota = sorted((q for q in selected if q.get("jobQueueType") == "SAGEMAKER_TRAINING"
+                        and q.get("schedulingPolicyArn")), key=lambda q: q["jobQueueName"])
         policy_arns = list(dict.fromkeys(q["schedulingPolicyArn"] for q in quota))
         for start in range(0, len(policy_arns), 100):
             chunk = policy_arns[start:start + 100]
