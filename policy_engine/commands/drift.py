@@ -6,6 +6,8 @@ be read (each named with its call; the drift found among the readable ones is st
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from policy_engine.aws.cli_options import aws_options, client_options, connect, exits_on_aws_errors, fail_aws
@@ -34,8 +36,7 @@ def command(topology: str, output_format: str, **connection) -> None:
     except LoadError as error:
         fail_input(error.problems)
     differences = drift_module.drift(desired, account)
-    unread = {e.subject for e in read.errors}
-    differences = [d for d in differences if not any(d.object in s or s.endswith(d.object) for s in unread)]
+    differences = [d for d in differences if not _unread(d, desired, [e.subject for e in read.errors])]
     if output_format == "json":
         click.echo(drift_module.render_json(differences, topology, api.region, [e.line for e in read.errors]),
                    nl=False)
@@ -46,6 +47,32 @@ def command(topology: str, output_format: str, **connection) -> None:
     if read.errors:
         fail_aws(read.errors)
     raise SystemExit(EXIT_FINDINGS if differences else EXIT_OK)
+
+
+def _unread(difference, desired, subjects: list[str]) -> bool:
+    """Whether a missing object is only missing because a call about it (or about everything) failed."""
+    from policy_engine.aws.drift import MISSING
+
+    if difference.kind != MISSING or not subjects:
+        return False
+    match = re.fullmatch(r"(\w+)\[(.*)\]", difference.object)
+    if match and match.group(1) == "service_environments":
+        names = [match.group(2)] + [q.name for q in desired.job_queues if q.service_environment == match.group(2)]
+    elif match:
+        names = [match.group(2)]
+    else:
+        names = [difference.object, difference.object.split("/", 1)[0]]
+    every = [q.name for q in desired.job_queues] + [e.name for e in desired.service_environments]
+    for subject in subjects:
+        if not any(_mentions(subject, name) for name in every):
+            return True  # a call about everything failed: nothing can be said to be missing
+        if any(_mentions(subject, name) for name in names):
+            return True
+    return False
+
+
+def _mentions(subject: str, name: str) -> bool:
+    return re.search(rf"(^|[\s,/]){re.escape(name)}($|[\s,/)])", subject) is not None
 
 
 def _skipped_error(name: str, reason: str):

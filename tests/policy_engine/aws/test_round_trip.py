@@ -1,8 +1,8 @@
 """Round trip: a topology -> the project's constructs -> the Describe responses AWS would give -> import -> the same.
 
-Normalised: the order of queues, environments and shares (AWS stores none); AWS reports a LEND_AND_BORROW share's unset borrow limit as its
-default, -1, which means the same; ``managed_by`` (the CloudFormation system tags AWS adds)
-is the one field the import adds.
+Normalised: the order of queues, environments and shares (AWS stores none); AWS reports
+a LEND_AND_BORROW share's unset borrow limit as its default, -1, which means the same;
+``managed_by`` (the CloudFormation system tags AWS adds) is the one field the import adds.
 """
 
 from __future__ import annotations
