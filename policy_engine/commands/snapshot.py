@@ -16,6 +16,11 @@ from policy_engine.aws.cli_options import aws_options, client_options, connect, 
 from policy_engine.cli import EXIT_OK, fail_input
 
 
+def now_ms() -> int:
+    """The snapshot's time 0, in epoch milliseconds like the API's timestamps."""
+    return int(time.time() * 1000)
+
+
 @click.command("snapshot")
 @click.option("--queue", required=True, metavar="NAME", help="The quota-managed job queue (name or ARN).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
@@ -42,7 +47,7 @@ def command(queue: str, output: str | None, assume_remaining: float, history_csv
             fail_input([f"{history_csv}: cannot read a history CSV: {error}"])
     with exits_on_aws_errors():
         api = connect(client_options(workers=workers, **connection))
-        snapshot = take_snapshot(api, queue, int(time.time() * 1000), assume_remaining, estimates, workers)
+        snapshot = take_snapshot(api, queue, now_ms(), assume_remaining, estimates, workers)
         text = snapshot.to_yaml()
         if output is None:
             click.echo(text, nl=False)

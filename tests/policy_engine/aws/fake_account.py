@@ -9,6 +9,7 @@ validates against the installed botocore model.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,7 +173,7 @@ def service_job(name: str, share: str, status: str, *, queue: str = "training", 
     """``(ListServiceJobs summary, DescribeServiceJob response)`` of one SageMaker training job."""
     import json as _json
 
-    job_id = job_id or f"{name}-0000-0000-0000-000000000000"[:36]
+    job_id = job_id or str(uuid.uuid5(uuid.NAMESPACE_URL, name))
     job_arn = f"arn:aws:batch:{REGION}:{ACCOUNT}:service-job/{job_id}"
     training_arn = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:training-job/{name}"
     usage = [] if usage_in_payload_only else [{"capacityUnit": instance_type, "quantity": float(instances)}]
@@ -213,3 +214,8 @@ def service_job(name: str, share: str, status: str, *, queue: str = "training", 
         described["stoppedAt"] = stopped_ms
         described["isTerminated"] = False
     return summary, described
+
+
+def short(workload_name: str) -> str:
+    """A workload job name without the job ID the connectors append (``NAME-<uuid>`` -> ``NAME``)."""
+    return workload_name[:-37]
