@@ -1,6 +1,6 @@
 """The options every account command shares (``--region``, ``--profile``, retries), and its error exits.
 
-Region and profile default to boto3's standard configuration chain (``AWS_REGION``,
+Region and profile default to boto3's standard configuration chain (``AWS_DEFAULT_REGION``,
 ``AWS_PROFILE``, ``~/.aws/config``); ``AWS_ENDPOINT_URL_BATCH`` is honoured by botocore
 itself. An ``AwsError`` is one line on stderr and exit 2; Ctrl-C is exit 130 and leaves
 no partial output file (``atomic_file``).
@@ -31,7 +31,7 @@ EXIT_INTERRUPTED = 130
 def aws_options(function: Callable) -> Callable:
     """Add the connection options; the command receives them as ``client_options``."""
     options = [
-        click.option("--region", default=None, help="AWS Region (default: AWS_REGION or the profile's)."),
+        click.option("--region", default=None, help="AWS Region (default: AWS_DEFAULT_REGION or the profile's)."),
         click.option("--profile", default=None, help="Named profile from the AWS config (default: AWS_PROFILE)."),
         click.option("--retry-mode", type=click.Choice(RETRY_MODES), default=DEFAULT_RETRY_MODE, show_default=True,
                      help="botocore retry mode; adaptive also slows down client-side when throttled."),

@@ -66,7 +66,8 @@ def make_client(options: ClientOptions) -> Any:
         raise AwsError("configuration", f"profile {options.profile!r}",
                        "no such profile in the AWS config or credentials file") from None
     config = Config(
-        retries={"mode": options.retry_mode, "max_attempts": options.max_attempts},
+        # total_max_attempts counts the first attempt (botocore's max_attempts would not)
+        retries={"mode": options.retry_mode, "total_max_attempts": options.max_attempts},
         max_pool_connections=max(10, options.workers),
         user_agent_extra="batch-quota",
     )
@@ -80,7 +81,7 @@ def _botocore_reason(error: Exception) -> str:
     from botocore.exceptions import NoCredentialsError, NoRegionError
 
     if isinstance(error, NoRegionError):
-        return "no region: pass --region or set AWS_REGION / a profile's region"
+        return "no region: pass --region, set AWS_DEFAULT_REGION or a profile's region"
     if isinstance(error, NoCredentialsError):
         return "no credentials: configure a profile (--profile), environment variables or an instance role"
     return str(error)
