@@ -18,7 +18,7 @@ COMMAND_OPERATIONS: dict[str, tuple[str, ...]] = {
               "ListTagsForResource"),
     "snapshot": ("DescribeJobQueues", "DescribeSchedulingPolicies", "DescribeServiceEnvironments", "ListQuotaShares",
                  "ListTagsForResource", "ListServiceJobs", "DescribeServiceJob", "GetJobQueueSnapshot"),
-    "history": ("DescribeJobQueues", "ListServiceJobs", "DescribeServiceJob"),
+    "history": ("ListServiceJobs", "DescribeServiceJob"),
 }
 
 #: ``operation -> resource kind`` it can be scoped to; ``None`` = only ``*`` exists.
