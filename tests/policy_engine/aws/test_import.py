@@ -157,3 +157,29 @@ def test_stubber_keeps_validation_on(stubbed):
     with pytest.raises(ParamValidationError):
         stubber.add_response("describe_job_queues", {"jobQueues": [{"jobQueueName": 3}]})
     assert isinstance(stubber, Stubber)
+
+
+def test_an_invalid_queue_is_an_error_naming_its_reason(stubbed, account):
+    client, stubber = stubbed
+    broken = FakeAccount(environments=account.environments, policies=account.policies, tags=account.tags,
+                         shares=account.shares, queues=[{**account.queues[0], "status": "INVALID",
+                                                         "statusReason": "CLIENT_ERROR - scheduling policy invalid"}])
+    stubber.add_response("describe_job_queues", {"jobQueues": broken.queues}, {})
+    read = read_account(Api(client))
+    assert [e.line for e in read.errors] == [
+        "DescribeJobQueues (job queue training): status INVALID: CLIENT_ERROR - scheduling policy invalid; "
+        "import it once it is VALID"]
+
+
+def test_an_unreachable_endpoint_and_a_malformed_region_are_one_line():
+    """No stub: the fixture points Batch at a closed loopback port, so the real client fails to connect."""
+    runner = CliRunner()
+    unreachable = runner.invoke(main, ["import", "--max-attempts", "1"])
+    assert unreachable.exit_code == 2
+    assert unreachable.stderr.startswith("error: DescribeJobQueues (every job queue): Could not connect to the "
+                                         "endpoint URL")
+    assert len(unreachable.stderr.splitlines()) == 1
+    malformed = runner.invoke(main, ["import", "--region", "not a region"])
+    assert malformed.exit_code == 2
+    assert malformed.stderr.startswith("error: configuration (batch client): ")
+    assert len(malformed.stderr.splitlines()) == 1
