@@ -78,3 +78,30 @@ def test_import_of_what_the_constructs_deploy_gives_the_topology_back(topology):
     assert all(s.managed_by == {"aws:cloudformation:stack-name": "RoundTrip",
                                 "aws:cloudformation:logical-id": s.managed_by["aws:cloudformation:logical-id"]}
                for _, s in imported.shares())
+
+
+def _deployed(account: FakeAccount) -> dict:
+    """What the account holds, without what AWS adds on its own (system tags)."""
+    def user(tags):
+        return {k: v for k, v in (tags or {}).items() if not k.startswith("aws:")}
+
+    return {
+        "environments": sorted(({**e, "tags": user(e.get("tags"))} for e in account.environments),
+                               key=lambda e: e["serviceEnvironmentName"]),
+        "policies": sorted(({**p, "tags": user(p.get("tags"))} for p in account.policies), key=lambda p: p["name"]),
+        "queues": sorted(({**q, "tags": user(q.get("tags"))} for q in account.queues), key=lambda q: q["jobQueueName"]),
+        "shares": sorted(({**s, "tags": user(account.tags[s["quotaShareArn"]])}
+                          for shares in account.shares.values() for s in shares), key=lambda s: s["quotaShareArn"]),
+    }
+
+
+def test_import_then_synth_deploys_the_same_properties_the_account_has():
+    from tests.quota_constructs.test_botocore_shapes import _rich_topology
+
+    original = FakeAccount.from_template(topology_template(_rich_topology()), stack_name="Original")
+    client = batch_client()
+    with Stubber(client) as stubber:
+        original.stub_import(stubber)
+        imported = topology_from_data(read_account(Api(client)).data, "account")
+    redeployed = FakeAccount.from_template(topology_template(imported), stack_name="Redeployed")
+    assert _deployed(redeployed) == _deployed(original)
