@@ -219,3 +219,17 @@ def service_job(name: str, share: str, status: str, *, queue: str = "training", 
 def short(workload_name: str) -> str:
     """A workload job name without the job ID the connectors append (``NAME-<uuid>`` -> ``NAME``)."""
     return workload_name[:-37]
+
+
+def http_handlers(account: FakeAccount) -> dict:
+    """The account as handlers of ``LoopbackBatch``: the import's operations, unpaged."""
+    return {
+        "DescribeJobQueues": lambda body: {"jobQueues": [q for q in account.queues if not body.get("jobQueues")
+                                                         or q["jobQueueName"] in body["jobQueues"]]},
+        "DescribeSchedulingPolicies": lambda body: {"schedulingPolicies": [p for p in account.policies
+                                                                           if p["arn"] in body["arns"]]},
+        "DescribeServiceEnvironments": lambda body: {"serviceEnvironments": [
+            e for e in account.environments if e["serviceEnvironmentArn"] in body["serviceEnvironments"]]},
+        "ListQuotaShares": lambda body: {"quotaShares": account.shares[body["jobQueue"]]},
+        "ListTagsForResource": lambda body: {"tags": account.tags[body["resourceArn"]]},
+    }

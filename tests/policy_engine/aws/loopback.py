@@ -55,6 +55,21 @@ class LoopbackBatch:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_GET(self) -> None:  # ListTagsForResource: GET /v1/tags/{resourceArn}
+                from urllib.parse import unquote
+
+                path = self.path.split("?")[0]
+                operation = "ListTagsForResource" if path.startswith("/v1/tags/") else None
+                status, payload, headers = outer._answer(operation, {"resourceArn": unquote(path[len("/v1/tags/"):])})
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 

@@ -120,3 +120,26 @@ def test_no_credentials_is_one_line(monkeypatch):
     assert server.requests["DescribeJobQueues"] == 0
     assert error.value.line == ("DescribeJobQueues (every job queue): no credentials: configure a profile "
                                 "(--profile), environment variables or an instance role")
+
+
+def test_the_import_command_over_http_with_throttled_tags(monkeypatch, tmp_path):
+    """The real client factory and CLI, sent by AWS_ENDPOINT_URL_BATCH to the loopback endpoint."""
+    from click.testing import CliRunner
+
+    from policy_engine.cli import main
+    from policy_engine.examples import example_topology
+    from policy_engine.loading import load_topology
+    from tests.policy_engine.aws.fake_account import FakeAccount, http_handlers, topology_template
+
+    account = FakeAccount.from_template(topology_template(example_topology()), stack_name="Http")
+    out = tmp_path / "account.yaml"
+    with LoopbackBatch(http_handlers(account)) as server:
+        server.throttle("ListTagsForResource", 2)
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", server.url)
+        result = CliRunner().invoke(main, ["import", "-o", str(out), "--retry-mode", "standard"])
+    assert result.exit_code == 0, result.output
+    assert "in 7 API call(s)" in result.stderr
+    assert server.requests["ListTagsForResource"] == 5 and server.throttled["ListTagsForResource"] == 2
+    imported = load_topology(out)
+    assert [s.name for s in imported.job_queues[0].shares] == ["QS1", "QS2", "QS3"]
+    assert imported.job_queues[0].shares[0].managed_by["aws:cloudformation:stack-name"] == "Http"
