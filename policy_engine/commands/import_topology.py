@@ -22,6 +22,7 @@ from policy_engine.aws.cli_options import (
     exits_on_aws_errors,
     fail_aws,
 )
+from policy_engine.aws.clients import AwsError
 from policy_engine.cli import EXIT_OK, fail_input
 from policy_engine.loading import LoadError, topology_from_data
 
@@ -55,6 +56,9 @@ def command(queues: tuple[str, ...], template: str | None, output: str | None, *
             read = read_account(api, queues)
         for name, reason in read.skipped:
             click.echo(f"skipped job queue {name}: {reason}", err=True)
+        if queues and read.skipped:  # asked for by name: importing nothing for it would be a silent pass
+            read.errors += [AwsError("DescribeJobQueues", f"job queue {name}", f"cannot be imported: {reason}",
+                                     "NotQuotaQueue") for name, reason in read.skipped]
         for note in read.notes:
             click.echo(f"note: {note}", err=True)
         if read.errors or read.missing:

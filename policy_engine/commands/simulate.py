@@ -159,7 +159,7 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
     elif output == "markdown":
         from policy_engine.reports.markdown import render_simulation
 
-        click.echo(render_simulation(result, source=scenario), nl=False)
+        click.echo(render_simulation(result, source=scenario, calibration=calibration), nl=False)
     else:
         console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
         _text_report(result, console)

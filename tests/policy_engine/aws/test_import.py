@@ -183,3 +183,15 @@ def test_an_unreachable_endpoint_and_a_malformed_region_are_one_line():
     assert malformed.exit_code == 2
     assert malformed.stderr.startswith("error: configuration (batch client): ")
     assert len(malformed.stderr.splitlines()) == 1
+
+
+def test_cli_a_named_queue_that_is_not_quota_managed_is_exit_2(stubbed):
+    _, stubber = stubbed
+    stubber.add_response("describe_job_queues", {"jobQueues": [
+        {"jobQueueName": "cpu", "jobQueueArn": arn("job-queue", "cpu"), "state": "ENABLED", "priority": 1,
+         "computeEnvironmentOrder": [], "jobQueueType": "ECS", "status": "VALID"}]}, {"jobQueues": ["cpu"]})
+    result = CliRunner().invoke(main, ["import", "--queue", "cpu"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "skipped job queue cpu: job queue type ECS, not SAGEMAKER_TRAINING",
+        "error: DescribeJobQueues (job queue cpu): cannot be imported: job queue type ECS, not SAGEMAKER_TRAINING"]
