@@ -49,6 +49,8 @@ QUEUE_PRIORITY = Limit(0, 1000, "job queue priority", _CFN_QUEUE)
 JOB_PRIORITY = Limit(0, 9999, "a job's schedulingPriority (SubmitServiceJob, UpdateServiceJob)", _API)
 TAG_COUNT = Limit(0, 50, "tags per resource", "botocore batch model, TagrisTagsMap")
 TAG_KEY_LENGTH = Limit(1, 128, "tag key length", "AWS tagging rules")
+#: Tag keys starting with this (any case) are AWS's own: a user cannot set them, and they do not count toward 50.
+SYSTEM_TAG_PREFIX = "aws:"
 TAG_VALUE_LENGTH = Limit(0, 256, "tag value length", "AWS tagging rules")
 TIME_LIMIT_SECONDS = Limit(600, 86400, "jobStateTimeLimitActions maxTimeSeconds", _API)
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from policy_engine.limits import SYSTEM_TAG_PREFIX
 
 Strategy = Literal["RESERVE", "LEND", "LEND_AND_BORROW"]
 State = Literal["ENABLED", "DISABLED"]
@@ -22,6 +24,25 @@ Capacity = dict[str, int]
 _Tuple = Field(strict=False)
 
 UNLIMITED_BORROW = -1
+
+
+def _only_system_keys(tags: dict[str, str]) -> dict[str, str]:
+    user = [key for key in tags if not key.lower().startswith(SYSTEM_TAG_PREFIX)]
+    if user:
+        raise ValueError(f"system_tags holds only tags AWS set (keys starting with {SYSTEM_TAG_PREFIX!r}); "
+                         f"move {', '.join(map(repr, user))} to tags")
+    return tags
+
+
+#: Tags AWS itself put on an existing resource (``aws:cloudformation:stack-name``, ...), e.g. brought in by an
+#: account import: kept apart from ``tags``, never deployed, never counted against the tag limits.
+SystemTags = Annotated[dict[str, str], AfterValidator(_only_system_keys)]
+
+
+def split_system_tags(tags: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """``(user tags, system tags)`` of tags as the API lists them: an importer keeps the ``aws:`` ones apart."""
+    system = {k: v for k, v in tags.items() if k.lower().startswith(SYSTEM_TAG_PREFIX)}
+    return {k: v for k, v in tags.items() if k not in system}, system
 
 
 class _Frozen(BaseModel):
@@ -37,8 +58,7 @@ class ServiceEnvironment(_Frozen):
     capacity: Capacity
     state: State = "ENABLED"
     tags: dict[str, str] = Field(default_factory=dict)
-    #: System tags (``aws:*``) read from the account: who manages the object. Read-only, never deployed.
-    managed_by: dict[str, str] = Field(default_factory=dict)
+    system_tags: SystemTags = Field(default_factory=dict)
 
 
 class JobStateTimeLimitAction(_Frozen):
@@ -62,8 +82,7 @@ class QuotaShare(_Frozen):
     in_share_preemption: bool = False
     state: State = "ENABLED"
     tags: dict[str, str] = Field(default_factory=dict)
-    #: System tags (``aws:*``) read from the account: who manages the object. Read-only, never deployed.
-    managed_by: dict[str, str] = Field(default_factory=dict)
+    system_tags: SystemTags = Field(default_factory=dict)
 
     @property
     def lends(self) -> bool:
@@ -104,8 +123,7 @@ class JobQueue(_Frozen):
     #: Name of the queue's quota scheduling policy; defaults to ``<queue>-quota-policy``.
     scheduling_policy: str | None = None
     tags: dict[str, str] = Field(default_factory=dict)
-    #: System tags (``aws:*``) read from the account: who manages the object. Read-only, never deployed.
-    managed_by: dict[str, str] = Field(default_factory=dict)
+    system_tags: SystemTags = Field(default_factory=dict)
 
     @property
     def scheduling_policy_name(self) -> str:

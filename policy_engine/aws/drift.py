@@ -1,6 +1,6 @@
 """The account against a topology, per object and field: missing, extra, different.
 
-Compared: what the constructs deploy. ``managed_by`` (system tags) and what is never
+Compared: what the constructs deploy. ``system_tags`` (``aws:*``, AWS's own) and what is never
 deployed (guarantees, ``allow_oversubscription``) are not. A borrow limit is compared by
 its effective value (unset and -1 both mean unlimited to AWS). The scope is the
 topology's job queues and their environments: shares in those queues that the topology

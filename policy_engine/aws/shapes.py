@@ -3,7 +3,7 @@
 Builders return the plain mappings a topology file holds (``loading.topology_from_data``
 validates them), so an imported account, a CloudFormation template and a YAML file go
 through the same checks. System tags (``aws:*``, set by CloudFormation and other AWS
-services) are kept apart in ``managed_by``: read-only, never deployed, never drift.
+services) are kept apart in ``system_tags``: read-only, never deployed, never drift.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-SYSTEM_TAG_PREFIX = "aws:"
+from policy_engine.model import split_system_tags
+
 #: The statuses in which an object's properties are settled and can be imported.
 SETTLED = ("VALID",)
 QUOTA_QUEUE_TYPE = "SAGEMAKER_TRAINING"
@@ -19,10 +20,7 @@ QUOTA_QUEUE_TYPE = "SAGEMAKER_TRAINING"
 
 def split_tags(tags: Mapping[str, str] | None) -> tuple[dict[str, str], dict[str, str]]:
     """``(user tags, system tags)``: keys starting with ``aws:`` are AWS's, not the user's."""
-    user, system = {}, {}
-    for key, value in (tags or {}).items():
-        (system if key.lower().startswith(SYSTEM_TAG_PREFIX) else user)[key] = value
-    return user, system
+    return split_system_tags(dict(tags or {}))
 
 
 def _capacity(limits: list[Mapping[str, Any]] | None) -> dict[str, int]:
@@ -34,7 +32,7 @@ def _tagged(data: dict[str, Any], tags: Mapping[str, str] | None) -> dict[str, A
     if user:
         data["tags"] = user
     if system:
-        data["managed_by"] = system
+        data["system_tags"] = system
     return data
 
 

@@ -159,7 +159,7 @@ def _with_tags(data: dict, tags: tuple[dict[str, str], dict[str, str]]) -> dict:
     if tags[0]:
         data["tags"] = tags[0]
     if tags[1]:
-        data["managed_by"] = tags[1]
+        data["system_tags"] = tags[1]
     return data
 
 

@@ -11,7 +11,7 @@ from policy_engine.model import Topology
 
 
 def topology_to_data(topology: Topology) -> dict:
-    """The mapping a topology file holds; defaults are left out, ``managed_by`` notes kept."""
+    """The mapping a topology file holds; defaults are left out, ``system_tags`` notes kept."""
     return topology.model_dump(mode="json", exclude_defaults=True)
 
 

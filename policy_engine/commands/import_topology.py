@@ -4,7 +4,7 @@ Read-only. From the account: DescribeJobQueues, DescribeSchedulingPolicies,
 DescribeServiceEnvironments, ListQuotaShares and ListTagsForResource per share (see
 ``policy_engine.aws.account``); queues that are not quota-managed SAGEMAKER_TRAINING
 queues are listed as skipped with the reason. System tags (``aws:*``) become the
-read-only ``managed_by`` note. Exit 0 on success, 2 when a call fails or an object
+read-only ``system_tags`` note. Exit 0 on success, 2 when a call fails or an object
 cannot be read (nothing is written then).
 """
 
@@ -71,7 +71,7 @@ def command(queues: tuple[str, ...], template: str | None, output: str | None, *
         calls = sum(api.calls.values())
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         header = [f"imported from the {source} by batch-quota import at {stamp} ({calls} API calls)",
-                  "managed_by: system tags (aws:*) that say which stack owns an object; read-only, never deployed"]
+                  "system_tags: system tags (aws:*) that say which stack owns an object; read-only, never deployed"]
         click.echo(f"imported {len(topology.job_queues)} job queue(s), "
                    f"{sum(len(q.shares) for q in topology.job_queues)} quota share(s) in {calls} API call(s)",
                    err=True)

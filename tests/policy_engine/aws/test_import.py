@@ -31,18 +31,18 @@ def test_import_reads_every_object_and_counts_calls(stubbed, account):
     assert api.calls["ListTagsForResource"] == 3
     topology = topology_from_data(read.data, "account")
     assert topology.job_queues[0].shares == tuple(
-        s.model_copy(update={"managed_by": topology.job_queues[0].shares[i].managed_by})
+        s.model_copy(update={"system_tags": topology.job_queues[0].shares[i].system_tags})
         for i, s in enumerate(example_topology().job_queues[0].shares))
 
 
-def test_system_tags_become_managed_by_and_the_import_passes_check(stubbed, account):
+def test_system_tags_become_system_tags_and_the_import_passes_check(stubbed, account):
     client, stubber = stubbed
     account.stub_import(stubber)
     topology = topology_from_data(read_account(Api(client)).data, "account")
     share = topology.job_queues[0].shares[0]
-    assert share.managed_by["aws:cloudformation:stack-name"] == "QuotaStack"
+    assert share.system_tags["aws:cloudformation:stack-name"] == "QuotaStack"
     assert not any(key.startswith("aws:") for key in share.tags)
-    assert topology.service_environments[0].managed_by["aws:cloudformation:stack-name"] == "QuotaStack"
+    assert topology.service_environments[0].system_tags["aws:cloudformation:stack-name"] == "QuotaStack"
     assert check_topology(topology).ok
 
 
@@ -108,7 +108,7 @@ def test_cli_writes_the_topology_and_reports_skips(stubbed, account, tmp_path):
     assert "imported 1 job queue(s), 3 quota share(s) in 7 API call(s)" in result.stderr
     loaded = load_topology(out)
     assert [s.name for s in loaded.job_queues[0].shares] == ["QS1", "QS2", "QS3"]
-    assert "managed_by:" in out.read_text()
+    assert "system_tags:" in out.read_text()
     assert CliRunner().invoke(main, ["check", str(out)]).exit_code == 0
 
 

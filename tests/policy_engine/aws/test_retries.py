@@ -142,4 +142,4 @@ def test_the_import_command_over_http_with_throttled_tags(monkeypatch, tmp_path)
     assert server.requests["ListTagsForResource"] == 5 and server.throttled["ListTagsForResource"] == 2
     imported = load_topology(out)
     assert [s.name for s in imported.job_queues[0].shares] == ["QS1", "QS2", "QS3"]
-    assert imported.job_queues[0].shares[0].managed_by["aws:cloudformation:stack-name"] == "Http"
+    assert imported.job_queues[0].shares[0].system_tags["aws:cloudformation:stack-name"] == "Http"

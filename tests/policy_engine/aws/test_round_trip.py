@@ -2,7 +2,7 @@
 
 Normalised: the order of queues, environments and shares (AWS stores none); AWS reports
 a LEND_AND_BORROW share's unset borrow limit as its default, -1, which means the same;
-``managed_by`` (the CloudFormation system tags AWS adds) is the one field the import adds.
+``system_tags`` (the CloudFormation system tags AWS adds) is the one field the import adds.
 """
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ def deployable_topologies(draw) -> Topology:
 def _normalised(topology: Topology) -> dict:
     data = topology.model_dump(exclude={"guarantees", "allow_oversubscription"})
     for env in data["service_environments"]:
-        env.pop("managed_by")
+        env.pop("system_tags")
     for queue in data["job_queues"]:
-        queue.pop("managed_by")
+        queue.pop("system_tags")
         for share in queue["shares"]:
-            share.pop("managed_by")
+            share.pop("system_tags")
             if share["strategy"] == "LEND_AND_BORROW" and share["borrow_limit"] is None:
                 share["borrow_limit"] = -1
         queue["shares"] = sorted(queue["shares"], key=lambda item: item["name"])
@@ -75,8 +75,8 @@ def test_import_of_what_the_constructs_deploy_gives_the_topology_back(topology):
     assert sum(api.calls.values()) == calls
     imported = topology_from_data(read.data, "account")
     assert _normalised(imported) == _normalised(topology)
-    assert all(s.managed_by == {"aws:cloudformation:stack-name": "RoundTrip",
-                                "aws:cloudformation:logical-id": s.managed_by["aws:cloudformation:logical-id"]}
+    assert all(s.system_tags == {"aws:cloudformation:stack-name": "RoundTrip",
+                                "aws:cloudformation:logical-id": s.system_tags["aws:cloudformation:logical-id"]}
                for _, s in imported.shares())
 
 

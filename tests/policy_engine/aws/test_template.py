@@ -69,7 +69,7 @@ def test_a_hand_written_yaml_template_with_short_intrinsics(tmp_path):
     assert [(s.name, s.strategy, s.borrow_limit, s.in_share_preemption) for s in queue.shares] == [
         ("research", "LEND_AND_BORROW", 100, True), ("prod", "LEND", None, False)]
     env = topology.service_environments[0]
-    assert env.tags == {"team": "ml"} and env.managed_by == {"aws:cloudformation:stack-name": "other-app"}
+    assert env.tags == {"team": "ml"} and env.system_tags == {"aws:cloudformation:stack-name": "other-app"}
 
 
 def test_unresolvable_intrinsics_are_named_not_guessed(tmp_path):
