@@ -195,3 +195,18 @@ def test_cli_a_named_queue_that_is_not_quota_managed_is_exit_2(stubbed):
     assert result.stderr.splitlines() == [
         "skipped job queue cpu: job queue type ECS, not SAGEMAKER_TRAINING",
         "error: DescribeJobQueues (job queue cpu): cannot be imported: job queue type ECS, not SAGEMAKER_TRAINING"]
+
+
+def test_system_tags_are_never_deployed_and_user_keys_are_refused_there(stubbed, account):
+    import pydantic
+
+    from policy_engine.model import QuotaShare
+
+    client, stubber = stubbed
+    account.stub_import(stubber)
+    imported = topology_from_data(read_account(Api(client)).data, "account")
+    template = topology_template(imported)
+    tags = [resource["Properties"].get("Tags") or {} for resource in template["Resources"].values()]
+    assert not any(key.startswith("aws:") for resource_tags in tags for key in resource_tags)
+    with pytest.raises(pydantic.ValidationError, match="system_tags holds only tags AWS set"):
+        QuotaShare(name="s", capacity={"ml.g5.xlarge": 1}, strategy="LEND", system_tags={"team": "a"})
