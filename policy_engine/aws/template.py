@@ -99,10 +99,8 @@ class _Reader:
                 if key == "Ref" or key.startswith("Fn::"):
                     self.problem(where, self._unresolvable(key, argument))
                     return None
-            out = {}
-            for key, item in value.items():
-                out[key] = self.literal(item, f"{where}.{key}")
-            return None if any(v is None for v in out.values()) and out else out
+            out = {key: self.literal(item, f"{where}.{key}") for key, item in value.items()}
+            return None if any(item is None for item in out.values()) else out
         if isinstance(value, list):
             items = [self.literal(item, f"{where}[{index}]") for index, item in enumerate(value)]
             return None if any(item is None for item in items) else items
@@ -111,7 +109,7 @@ class _Reader:
     def _unresolvable(self, key: str, argument: Any) -> str:
         if key == "Ref" and argument in self.parameters:
             return f"unresolvable: Ref to parameter {argument!r} (its value is known only at deploy)"
-        if key == "Ref" and argument.startswith("AWS::") if isinstance(argument, str) else False:
+        if key == "Ref" and isinstance(argument, str) and argument.startswith("AWS::"):
             return f"unresolvable: Ref to pseudo parameter {argument!r}"
         if key == "Fn::ImportValue":
             return f"unresolvable: Fn::ImportValue {argument!r} (another stack's export)"
