@@ -210,3 +210,19 @@ def test_system_tags_are_never_deployed_and_user_keys_are_refused_there(stubbed,
     assert not any(key.startswith("aws:") for resource_tags in tags for key in resource_tags)
     with pytest.raises(pydantic.ValidationError, match="system_tags holds only tags AWS set"):
         QuotaShare(name="s", capacity={"ml.g5.xlarge": 1}, strategy="LEND", system_tags={"team": "a"})
+
+
+def test_without_a_paginator_the_next_token_loop_reads_every_page(stubbed, monkeypatch):
+    client, stubber = stubbed
+    monkeypatch.setattr(client, "can_paginate", lambda name: False)
+    queue = arn("job-queue", "training")
+    share = {"quotaShareName": "a", "quotaShareArn": f"{queue}/quota-share/a", "jobQueueArn": queue,
+             "capacityLimits": [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 1}],
+             "resourceSharingConfiguration": {"strategy": "LEND"}, "state": "ENABLED", "status": "VALID"}
+    stubber.add_response("list_quota_shares", {"quotaShares": [share], "nextToken": "t1"}, {"jobQueue": queue})
+    stubber.add_response("list_quota_shares", {"quotaShares": [{**share, "quotaShareName": "b"}]},
+                         {"jobQueue": queue, "nextToken": "t1"})
+    api = Api(client)
+    names = [s["quotaShareName"] for page in api.pages("ListQuotaShares", "shares", jobQueue=queue)
+             for s in page["quotaShares"]]
+    assert names == ["a", "b"] and api.calls["ListQuotaShares"] == 2
