@@ -128,3 +128,16 @@ def test_a_template_reference_to_a_missing_resource_is_one_line(tmp_path):
     assert result.exit_code == 2
     assert result.stderr.strip() == (f"error: {path}: Resources.Research.Properties.JobQueue: refers to 'Qeueu', "
                                      "which is not a resource of this template")
+
+
+def test_check_of_a_template_needs_no_boto3(tmp_path):
+    """Templates are read without credentials or the SDK: boto3 loads only when a command talks to AWS."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "QuotaStack.template.json"
+    path.write_text(json.dumps(topology_template(example_topology())))
+    code = (f"import sys\nfrom policy_engine.cli import main\ntry:\n    main(['check', {str(path)!r}])\n"
+            "except SystemExit as e:\n    print(e.code)\nprint('boto3' in sys.modules, 'botocore' in sys.modules)")
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert output.strip().splitlines()[-2:] == ["0", "False False"]
