@@ -17,6 +17,7 @@ if importlib.util.find_spec("aws_cdk") is None or importlib.util.find_spec("cons
 from quota_constructs.grants import JOB_SHARE_TAG  # noqa: E402 (after the CDK check)
 from quota_constructs.job_queue import TrainingJobQueue, TrainingJobQueueBase  # noqa: E402
 from quota_constructs.quota_share import QuotaShare, QuotaShareBase  # noqa: E402
+from quota_constructs.read_only_access import ReadOnlyQuotaAccess  # noqa: E402
 from quota_constructs.scheduling_policy import QuotaSchedulingPolicy, SchedulingPolicyBase  # noqa: E402
 from quota_constructs.service_environment import ServiceEnvironment, ServiceEnvironmentBase  # noqa: E402
 from quota_constructs.topology_stack import QueueResources, QuotaTopology, TopologyStacks  # noqa: E402
@@ -29,6 +30,7 @@ __all__ = [
     "QuotaShare",
     "QuotaShareBase",
     "QuotaTopology",
+    "ReadOnlyQuotaAccess",
     "SchedulingPolicyBase",
     "ServiceEnvironment",
     "ServiceEnvironmentBase",

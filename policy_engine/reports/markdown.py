@@ -73,8 +73,11 @@ def _seconds(value: float) -> str:
     return f"{format_seconds(value)} s"
 
 
-def render_simulation(result, *, source: str = "") -> str:
-    """``simulate --format markdown``: headline figures and one row per share and instance type."""
+def render_simulation(result, *, source: str = "", calibration=None) -> str:
+    """``simulate --format markdown``: headline figures and one row per share and instance type.
+
+    ``calibration`` (rows of ``simulation.calibration``) adds observed vs simulated waits per share.
+    """
     summary = result.summary
     statuses = ", ".join(f"{status} {count}" for status, count in summary["by_status"].items()) or "none"
     lines = ["### batch-quota simulate" + (f": `{source}`" if source else ""), "",
@@ -92,4 +95,13 @@ def render_simulation(result, *, source: str = "") -> str:
                      m.preemptions, f"{m.instance_hours_lost:.2f}") for m in result.shares),
                    align="lllrrrrrrrrr")
     lines.append("")
+    if calibration:
+        lines += ["Observed vs simulated (jobs with an observed start):", ""]
+        lines += table(("share", "jobs", "observed wait p50", "simulated wait p50", "observed wait p95",
+                        "simulated wait p95", "observed preemptions", "simulated preemptions"),
+                       ((c.share, c.jobs, _seconds(c.observed_wait_p50), _seconds(c.simulated_wait_p50),
+                         _seconds(c.observed_wait_p95), _seconds(c.simulated_wait_p95), c.observed_preemptions,
+                         c.simulated_preemptions) for c in calibration),
+                       align="lrrrrrrr")
+        lines.append("")
     return "\n".join(lines)
