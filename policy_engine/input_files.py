@@ -37,11 +37,13 @@ SCENARIO = FileKind("scenario", 64 * MiB)
 JOBS = FileKind("job", 4096 * MiB)
 #: A Python topology module.
 MODULE = FileKind("Python topology module", 16 * MiB)
+#: A CloudFormation template (``import --template``); CloudFormation itself takes at most 1 MB.
+TEMPLATE = FileKind("CloudFormation template", 16 * MiB)
 
-KINDS = (TOPOLOGY, SCENARIO, JOBS, MODULE)
+KINDS = (TOPOLOGY, SCENARIO, JOBS, MODULE, TEMPLATE)
 
 
-class InputFileError(Exception):
+class InputFileError(ValueError):
     """The file cannot be read as the kind of input asked for; the message is one line naming it."""
 
 

@@ -150,6 +150,20 @@ class Budget:
                             "(an alias bomb?); refused")
 
 
+def check_expansion(root: yaml.Node | None) -> None:
+    """Raise ``YamlError`` if aliases expand ``root`` past the budget (for readers that build values themselves)."""
+    budget = Budget(count_nodes(root))
+    todo = [root] if root is not None else []
+    while todo:
+        node = todo.pop()
+        budget.spend(node)
+        if isinstance(node, yaml.SequenceNode):
+            todo.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                todo.extend((key, value))
+
+
 def count_nodes(root: yaml.Node | None) -> int:
     """Nodes as written (each anchored node once), without recursion."""
     seen: set[int] = set()
@@ -225,6 +239,9 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _represent_str)
 
 
-def dump(data: Any) -> str:
-    """YAML text that reads back as ``data`` under both YAML 1.1 (PyYAML) and YAML 1.2 (``compose``)."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+def dump(data: Any, **options: Any) -> str:
+    """YAML text that reads back as ``data`` under both YAML 1.1 (PyYAML) and YAML 1.2 (``compose``).
+
+    ``options`` are ``yaml.dump``'s (default: keys in their order, Unicode written as itself).
+    """
+    return yaml.dump(data, Dumper=_Dumper, **{"sort_keys": False, "allow_unicode": True, **options})

@@ -10,10 +10,13 @@ the descriptions arrive, so memory stays flat however many jobs there are.
 from __future__ import annotations
 
 import csv
+import io
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
+from policy_engine import input_files
 from policy_engine.aws import service_jobs
 from policy_engine.aws.clients import Api, AwsError
 from policy_engine.simulation.jobs import OBSERVED_FIELDS
@@ -100,18 +103,29 @@ def parse_since(text: str) -> float:
     return value * factor
 
 
+def _add_duration(row: dict, queue: str | None, durations: dict[str, list[float]]) -> None:
+    share = row.get("share") or ""
+    if (row.get("observed_status") or "SUCCEEDED") != "SUCCEEDED" or not row.get("duration"):
+        return
+    queue_name, _, name = share.rpartition("/")
+    if queue is not None and queue_name and queue_name != queue:
+        return
+    duration = float(row["duration"])
+    if not math.isfinite(duration) or duration < 0:
+        raise ValueError(f"share {share!r}: duration {row['duration']!r} is not a finite number of seconds")
+    durations.setdefault(name or share, []).append(duration)
+
+
 def share_medians(path: str, queue: str | None = None) -> dict[str, float]:
     """Median ``duration`` per share from a history CSV: ``snapshot``'s per-share estimate of remaining work."""
     durations: dict[str, list[float]] = {}
-    with open(path, encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            share = row.get("share") or ""
-            if (row.get("observed_status") or "SUCCEEDED") != "SUCCEEDED" or not row.get("duration"):
-                continue
-            queue_name, _, name = share.rpartition("/")
-            if queue is not None and queue_name and queue_name != queue:
-                continue
-            durations.setdefault(name or share, []).append(float(row["duration"]))
+    binary = input_files.open_input(path, input_files.JOBS)  # a regular file within the job-file cap
+    with io.TextIOWrapper(binary, encoding="utf-8", newline="") as handle:
+        try:
+            for row in csv.DictReader(handle):
+                _add_duration(row, queue, durations)
+        except csv.Error as error:  # a field over the csv module's limit, a NUL byte
+            raise ValueError(f"cannot read CSV: {error}") from None
     medians = {}
     for share, values in durations.items():
         values.sort()

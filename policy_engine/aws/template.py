@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from policy_engine import input_files, safe_yaml
 from policy_engine.aws.shapes import name_from_arn, split_tags
 from policy_engine.loading import LoadError
 
@@ -50,17 +51,23 @@ def is_template(data: Any) -> bool:
 
 
 def read_template_file(path: str | Path) -> dict:
+    """A template file read safely (a regular UTF-8 file within its cap; nesting and aliases bounded)."""
+    try:
+        text = input_files.read_text(path, input_files.TEMPLATE)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise LoadError([f"{path}: cannot read template: {error.strerror or error}"]) from None
-    try:
+        safe_yaml.check_expansion(safe_yaml.compose(text))  # refuses deep nesting and alias bombs first
         data = yaml.load(text, Loader=_CfnLoader)  # JSON is YAML
+    except safe_yaml.YamlError as error:
+        raise LoadError([f"{path}{f':{error.line}' if error.line else ''}: {error.message}"]) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise LoadError([f"{where}: template syntax error: {getattr(error, 'problem', None) or error}"]) from None
+    except (ValueError, RecursionError) as error:  # a value PyYAML cannot convert (a huge integer, a bad date)
+        raise LoadError([f"{path}: template value cannot be read: {error}"]) from None
     if not is_template(data):
         raise LoadError([f"{path}: not a CloudFormation template (no Resources mapping)"])
     return data

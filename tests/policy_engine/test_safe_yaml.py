@@ -161,3 +161,30 @@ def test_scenarios_read_yaml_1_2_too(write_file):
                                            "jobs: [{name: a, share: QS1, duration: 1:30}]\n"))
     assert any("settings.backfill: must be true or false, got 'yes'" in p for p in error.value.problems)
     assert any("jobs[a].duration: must be a number, got '1:30'" in p for p in error.value.problems)
+
+
+def test_import_and_snapshot_write_names_that_read_back_under_yaml_1_2(tmp_path):
+    from policy_engine.aws.snapshot import Snapshot
+    from policy_engine.aws.topology_file import topology_text
+    from policy_engine.examples import example_topology
+
+    topology = example_topology()
+    queue = topology.job_queues[0]
+    shares = tuple(share.model_copy(update={"name": name, "tags": {"team": tag}})
+                   for share, name, tag in zip(queue.shares, ("1e3", "0o17", "NO"), ("1:30", "010", "true"),
+                                               strict=True))
+    renamed = topology.model_copy(update={"job_queues": (queue.model_copy(update={"shares": shares}),),
+                                          "guarantees": ()})
+    path = tmp_path / "imported.yaml"
+    path.write_text(topology_text(renamed, path), encoding="utf-8")
+    assert load_topology(path) == renamed
+    snapshot = Snapshot(queue="training", region="eu-west-1", taken_at_ms=0,
+                        topology=renamed.model_dump(mode="json", exclude_defaults=True),
+                        jobs=[{"name": "1e3", "share": "training/1e3", "duration": 60}], estimates=["assumed"])
+    data, _ = read_data(write_file_text(tmp_path / "snapshot.yaml", snapshot.to_yaml()))
+    assert data["jobs"][0]["name"] == "1e3" and data["topology"]["job_queues"][0]["shares"][0]["name"] == "1e3"
+
+
+def write_file_text(path, text: str):
+    path.write_text(text, encoding="utf-8")
+    return path
