@@ -174,7 +174,23 @@ def _capacity(reader: _Reader, value: Any, where: str) -> dict:
         if items is not None:
             reader.problem(where, "must be a list of {CapacityUnit, MaxCapacity}")
         return {}
-    return {item.get("CapacityUnit"): item.get("MaxCapacity") for item in items if isinstance(item, dict)}
+    capacity = {}
+    for item in items:
+        unit = item.get("CapacityUnit") if isinstance(item, dict) else None
+        if not isinstance(unit, str):
+            reader.problem(where, f"each item must be {{CapacityUnit: TYPE, MaxCapacity: N}}, got {item!r}")
+            continue
+        capacity[unit] = item.get("MaxCapacity")
+    return capacity
+
+
+def _mapping(reader: _Reader, value: Any, where: str) -> dict:
+    """A property that must be a mapping (``{}`` when absent); anything else is one problem."""
+    found = reader.literal(value or {}, where) or {}
+    if not isinstance(found, dict):
+        reader.problem(where, f"must be a mapping, got {found!r}")
+        return {}
+    return found
 
 
 def _name(reader: _Reader, properties: dict, key: str, where: str) -> str | None:
@@ -241,7 +257,7 @@ def template_data(template: dict, source: str) -> dict:
             data["scheduling_policy"] = policy_name
         data["shares"] = []
         queues[logical_id] = _with_tags(data, _tags(reader, props, where))
-    by_name = {q["name"]: q for q in queues.values()}
+    by_name = {q["name"]: q for q in queues.values() if isinstance(q["name"], str)}
     for logical_id, props in reader.of_type(SHARE):
         where = f"Resources.{logical_id}.Properties"
         queue_ref = reader.reference(props.get("JobQueue"), f"{where}.JobQueue", QUEUE)
@@ -253,15 +269,14 @@ def template_data(template: dict, source: str) -> dict:
             reader.problem(f"{where}.JobQueue",
                            f"job queue {named!r} is not a quota-managed SAGEMAKER_TRAINING queue of this template")
             continue
-        sharing = reader.literal(props.get("ResourceSharingConfiguration") or {},
-                                 f"{where}.ResourceSharingConfiguration") or {}
+        sharing = _mapping(reader, props.get("ResourceSharingConfiguration"), f"{where}.ResourceSharingConfiguration")
         data = {"name": _name(reader, props, "QuotaShareName", where),
                 "capacity": _capacity(reader, props.get("CapacityLimits"), f"{where}.CapacityLimits"),
                 "strategy": sharing.get("Strategy")}
         if "BorrowLimit" in sharing:
             data["borrow_limit"] = sharing["BorrowLimit"]
-        preemption = reader.literal(props.get("PreemptionConfiguration") or {}, f"{where}.PreemptionConfiguration")
-        if (preemption or {}).get("InSharePreemption") == "ENABLED":
+        preemption = _mapping(reader, props.get("PreemptionConfiguration"), f"{where}.PreemptionConfiguration")
+        if preemption.get("InSharePreemption") == "ENABLED":
             data["in_share_preemption"] = True
         if "State" in props:
             data["state"] = reader.literal(props["State"], f"{where}.State")
@@ -275,5 +290,10 @@ def load_template(path: str | Path, template: Mapping | None = None):
     """The ``Topology`` of a template file (``template`` when already parsed)."""
     from policy_engine.loading import topology_from_data
 
-    data = template_data(dict(template) if template is not None else read_template_file(path), str(path))
+    template = dict(template) if template is not None else read_template_file(path)
+    try:
+        data = template_data(template, str(path))
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as error:  # a shape no rule names yet
+        raise LoadError([f"{path}: the template's AWS::Batch resources have an unexpected shape "
+                         f"({type(error).__name__}: {error}); cfn-lint names the property"]) from None
     return topology_from_data(data, f"{path} (CloudFormation template)")

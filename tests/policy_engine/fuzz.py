@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from policy_engine.cli import main
 from policy_engine.examples import EXAMPLE_YAML
+from tests.policy_engine.aws.test_template import HAND_WRITTEN as TEMPLATE_YAML
 
 ROOT = Path(__file__).parents[2]
 CORPUS = ROOT / "tests" / "data" / "hostile"
@@ -72,9 +73,9 @@ JOBS_JSONL = b"".join(json.dumps({"name": f"j{i}", "share": f"QS{1 + i % 3}", "p
                                   "duration": 60 + i, "attempts": 1 + i % 2, "failures": i % 2}).encode() + b"\n"
                        for i in range(8))
 
-KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv", "jobs.jsonl")
+KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv", "jobs.jsonl", "template.yaml")
 SEEDS = {"topology.yaml": TOPOLOGY_YAML, "topology.json": TOPOLOGY_JSON, "scenario.yaml": SCENARIO_YAML,
-         "jobs.csv": JOBS_CSV, "jobs.jsonl": JOBS_JSONL}
+         "jobs.csv": JOBS_CSV, "jobs.jsonl": JOBS_JSONL, "template.yaml": TEMPLATE_YAML.encode()}
 
 
 def mutate(seed: bytes, rng: random.Random, steps: int | None = None) -> bytes:
@@ -161,6 +162,9 @@ def _no_constants(token: str):
 
 def commands_for(kind: str, folder: Path, index: int) -> list[list[str]]:
     """The commands one input runs through; a topology rotates through the other commands by ``index``."""
+    if kind == "template.yaml":  # a CloudFormation template: check reads it, import turns it into a topology
+        path = str(folder / kind)
+        return [["check", path, "--format", "json"], ["import", "--from-template", path]]
     if kind.startswith("topology"):
         path = str(folder / kind)
         other = [["explain", "QS1", path], ["graph", path], ["check", path],

@@ -61,6 +61,13 @@ def test_mutated_job_files(kind, rng):
     _assert_behaved(fuzz.run_input(kind, data), data)
 
 
+@settings(FUZZ, max_examples=60)
+@given(rng=st.randoms(use_true_random=False))
+def test_mutated_cloudformation_templates(rng):
+    data = fuzz.mutate(fuzz.SEEDS["template.yaml"], rng)
+    _assert_behaved(fuzz.run_input("template.yaml", data), data)
+
+
 def test_the_harness_catches_what_it_must(monkeypatch):
     """A traceback and NaN in JSON output are caught, so a clean campaign means something."""
     assert fuzz.run_cli(["nosuchcommand"]).problem is None  # click's usage error: exit 2, as it should be
