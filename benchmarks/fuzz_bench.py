@@ -1,9 +1,10 @@
 """The fuzz campaign at scale: 10,000+ odd or hostile inputs through the ``batch-quota`` CLI in-process.
 
 Inputs: the hostile corpus (``tests/data/hostile``) and seeded random mutations of a topology (YAML and
-JSON), a scenario, a CSV and a JSON Lines job file (``tests/policy_engine/fuzz.py``: bytes flipped, hostile tokens
-inserted, values replaced, ranges cut or repeated). Each runs through ``check --format json`` plus one
-of explain/graph/check/generate (topologies) or ``simulate --format json`` (scenarios, job files); then
+JSON), a scenario, a CSV and a JSON Lines job file and a CloudFormation template (``tests/policy_engine/fuzz.py``:
+bytes flipped, hostile tokens inserted, values replaced, ranges cut or repeated). A topology runs through
+``check --format json`` plus one of explain/graph/check/generate, a scenario or job file through
+``simulate --format json``, a template through ``check`` and ``import --from-template``; then
 ``generate``/``simulate`` with odd option values (NaN, infinity, 1e-308, malformed mixes), one set per ten files.
 
 Prints: inputs and runs, exit codes, failures by kind (tracebacks, exit codes other than 0/1/2,
