@@ -51,3 +51,24 @@ def test_a_hostile_history_csv_is_a_value_error(tmp_path, text, expected):
     os.mkfifo(tmp_path / "fifo.csv")
     with pytest.raises(InputFileError, match="FIFO"):
         share_medians(str(tmp_path / "fifo.csv"))
+
+
+def test_import_never_writes_over_its_template(tmp_path):
+    import json
+
+    from policy_engine.examples import example_topology
+    from tests.policy_engine.aws.fake_account import topology_template
+
+    path = tmp_path / "stack.template.json"
+    text = json.dumps(topology_template(example_topology()))
+    path.write_text(text)
+    result = CliRunner().invoke(main, ["import", "--from-template", str(path), "-o", str(path)])
+    assert result.exit_code == 2 and "is also an input" in result.stderr and path.read_text() == text
+
+
+def test_snapshot_never_writes_over_its_history(tmp_path):
+    path = tmp_path / "history.csv"
+    path.write_text("share,duration\nq/a,60\n")
+    result = CliRunner().invoke(main, ["snapshot", "--queue", "q", "--history", str(path), "-o", str(path)])
+    assert result.exit_code == 2 and "is also an input" in result.stderr
+    assert path.read_text() == "share,duration\nq/a,60\n"
