@@ -129,8 +129,11 @@ def test_size_caps_per_kind_are_documented_and_enforced(tmp_path, monkeypatch):
 
 
 def test_nul_byte_in_a_path_is_one_line(tmp_path, scenario_dir):
-    result = run("check", "a\0b.yaml")
-    assert result.exit_code == 2 and "NUL byte" in result.stderr and "Traceback" not in result.stderr
+    for args in (["check", "a\0b.yaml"], ["graph", "-o", "a\0b.dot"], ["generate", "-o", "a\0b.csv"],
+                 ["simulate", "a\0b.yaml"], ["drift", "a\0b.yaml"], ["history", "--queue", "q", "-o", "a\0b.csv"],
+                 ["import", "--from-template", "a\0b.json"], ["snapshot", "--queue", "q", "-o", "a\0b.yaml"]):
+        result = run(*args)
+        assert result.exit_code == 2 and "NUL byte" in result.stderr and "Traceback" not in result.stderr, args
     (scenario_dir / "scenario.yaml").write_text('topology: topology.yaml\njobs: "jobs\\0.csv"\n')
     one_line(run("simulate", str(scenario_dir / "scenario.yaml")), "NUL byte")
 
