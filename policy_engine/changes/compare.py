@@ -43,8 +43,9 @@ def _share_changes(base_report: CheckReport, head_report: CheckReport, base_id: 
                    base_share: QuotaShare, head_share: QuotaShare, renames: Renames) -> list[FieldChange]:
     changes = _values(base_share, head_share, _SHARE_FIELDS)
     changes += _per_type("limit", dict(base_share.capacity), dict(head_share.capacity))
-    ceilings = [{t: s.ceiling(t) for t in s.capacity} if s.borrows else {} for s in (base_share, head_share)]
-    changes += _per_type("ceiling", *ceilings)
+    # the most the share may hold: its limit unless it borrows; None = unlimited borrowing
+    ceilings = [{t: s.ceiling(t) for t in s.capacity} for s in (base_share, head_share)]
+    changes += [c for c in _per_type("ceiling", *ceilings) if c.instance_type in base_share.capacity]
     before, after = base_report.summaries[base_id], head_report.summaries[head_id]
     changes += _per_type("guaranteed", before.guaranteed, after.guaranteed)
     changes += _per_type("max_burst", before.max_burst, after.max_burst)

@@ -98,7 +98,9 @@ def impact_lines(impact: dict) -> list[str]:
     """The replay's figures: preempted jobs, wait changes per share, instance-hours lost."""
     lines = [f"Impact of applying HEAD at t={impact['at']} to {impact['scenario']}",
              f"  jobs preempted because of the change: {len(impact['preempted'])}",
-             f"  instance-hours lost because of the change: {impact['instance_hours_lost']:.2f}"]
+             f"  instance-hours lost because of the change: {impact['instance_hours_lost']:.2f} (without "
+             f"{impact['instance_hours_lost_before']:.2f}, with {impact['instance_hours_lost_after']:.2f}"
+             + ("; the change saves work)" if impact["instance_hours_lost"] < 0 else ")")]
     for job in impact["preempted"]:
         lines.append(f"    {job['name']} ({job['share']}, {job['instances']} {job['instance_type']}): "
                      f"preempted {job['preemptions_before']} -> {job['preemptions_after']} time(s)")
@@ -107,6 +109,9 @@ def impact_lines(impact: dict) -> list[str]:
         for row in impact["waits"]:
             lines.append(f"    {row['share']} {row['instance_type']}: {row['mean_wait_before']:.3f} -> "
                          f"{row['mean_wait_after']:.3f} ({row['jobs']} job(s))")
+    if impact["never_finish"]:
+        lines.append(f"  jobs that succeed only without the change: {', '.join(impact['never_finish'][:20])}"
+                     + (f" ... ({len(impact['never_finish'])} in all)" if len(impact["never_finish"]) > 20 else ""))
     for note in impact.get("notes", []):
         lines.append(f"  note: {note}")
     lines.append("")
