@@ -171,24 +171,28 @@ def _graph(topology: Topology, report: CheckReport) -> BorrowGraph:
 
 def _findings(base_report: CheckReport, head_report: CheckReport,
               renames: Renames) -> tuple[list[Finding], list[Finding]]:
-    def key(finding: Finding, mapped: bool) -> tuple[str, str, str]:
-        return (finding.rule, renames.share(finding.object) if mapped else finding.object, finding.message)
-
-    before = Counter(key(f, True) for f in base_report.findings)
-    after = Counter(key(f, False) for f in head_report.findings)
-    new, resolved = [], []
-    seen: Counter = Counter()
-    for finding in head_report.findings:
-        k = key(finding, False)
-        seen[k] += 1
-        if seen[k] > before[k]:
-            new.append(finding)
-    seen.clear()
+    """New and resolved findings. A finding that stays (same rule on the same object) is neither, even when
+    its numbers moved: new means HEAD has more findings of that rule on that object than BASE had."""
+    before: dict[tuple[str, str], list[Finding]] = {}
     for finding in base_report.findings:
-        k = key(finding, True)
-        seen[k] += 1
-        if seen[k] > after[k]:
-            resolved.append(finding)
+        before.setdefault((finding.rule, renames.share(finding.object)), []).append(finding)
+    after: dict[tuple[str, str], list[Finding]] = {}
+    for finding in head_report.findings:
+        after.setdefault((finding.rule, finding.object), []).append(finding)
+    new, resolved = [], []
+    for key in dict.fromkeys([*before, *after]):
+        old, now = before.get(key, []), after.get(key, [])
+        if len(old) == len(now):
+            continue
+        # the surplus: those whose message has no counterpart on the other side first
+        old_messages = Counter(f.message for f in old)
+        now_messages = Counter(f.message for f in now)
+        if len(now) > len(old):
+            unmatched = [f for f in now if now_messages[f.message] > old_messages[f.message]]
+            new += (unmatched + [f for f in now if f not in unmatched])[: len(now) - len(old)]
+        else:
+            unmatched = [f for f in old if old_messages[f.message] > now_messages[f.message]]
+            resolved += (unmatched + [f for f in old if f not in unmatched])[: len(old) - len(now)]
     return new, resolved
 
 

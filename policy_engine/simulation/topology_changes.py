@@ -4,9 +4,10 @@ What AWS documents, and what batch-quota chooses where it does not (docs/simulat
 
 - Lowering a share's limits makes its SCHEDULED, STARTING and RUNNING jobs above the new limit
   eligible for preemption, even for LEND and RESERVE shares. Here they become *reclaim victims*:
-  a head of another share within its own limit may take them back, exactly like borrowed capacity.
-  Nothing is preempted merely because a limit dropped, and the share places nothing new until it
-  is back under its limit.
+  a head of another share within its own limit may take them back when it needs the capacity (as it
+  takes back borrowed capacity). Nothing is preempted merely because a limit dropped, and the share
+  places nothing new until it is back under its limit. Usage above the lowered limit of a RESERVE or
+  LEND share is not borrowed capacity: it blocks nobody's borrowing, only the environment's room.
 - An environment whose capacity is lowered below its usage places nothing new in that pool until
   usage is back under the capacity, and nothing is preempted to get there (AWS documents no
   preemption for this: batch-quota's choice). While an environment is above its capacity no head
@@ -37,7 +38,7 @@ SHARE_FIELDS = ("capacity", "strategy", "borrow_limit", "in_share_preemption", "
 def _contribution(share: ShareCapacity) -> tuple[int, int]:
     """What the share adds to its pool's ``borrowed`` and ``lender_idle`` counters."""
     used, limit = share.used, share.limit
-    borrowed = used - limit if used > limit else 0
+    borrowed = used - limit if used > limit and share.borrows else 0
     idle = limit - used if share.lends and used < limit else 0
     return borrowed, idle
 
