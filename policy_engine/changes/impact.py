@@ -84,12 +84,12 @@ def _union(base: Topology, head: Topology, renames: Renames, at: float) -> tuple
         shares = []
         for share in queue.shares:
             node = share_id(queue, share)
-            after = head_shares.get(renames.share(node))
-            if after is None:
+            after = head_shares.get(node) if renames.share(node) == node else None
+            if after is None:  # removed, or replaced (renamed, moved): CloudFormation deletes it
                 shares.append(share)
                 changes.append(ShareUpdate(at, node, dict(_GONE)))
                 continue
-            matched.add(renames.share(node))
+            matched.add(node)
             capacity = dict(share.capacity) | {t: 0 for t in after.capacity if t not in share.capacity}
             shares.append(share.model_copy(update={"capacity": capacity}))
             changes.append(ShareUpdate(at, node, {"capacity": dict(after.capacity), "strategy": after.strategy,
