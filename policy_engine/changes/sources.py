@@ -9,6 +9,7 @@ commit lacks is an error (never "deleted"): a new or deleted topology is diffed 
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
 import subprocess
 import tempfile
@@ -40,14 +41,31 @@ def _resolves(ref: str) -> bool:
     return _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode == 0
 
 
+def _blob(argument: str, ref: str, path: str) -> bytes:
+    """The file's bytes at ``ref``, following symbolic links inside the commit (as a checkout would).
+    ``path`` is relative to the repository's root, as in ``git show REF:PATH``."""
+    top = _git("rev-parse", "--show-toplevel").stdout.decode("utf-8", "replace").strip() or None
+    for _ in range(10):
+        listed = _git("ls-tree", "-z", ref, "--", path, cwd=Path(top) if top else None)
+        entry = listed.stdout.split(b"\0", 1)[0].decode("utf-8", "replace") if listed.returncode == 0 else ""
+        if not entry:
+            raise LoadError([f"{argument}: commit {ref} has no file {path} (a new or deleted topology is diffed "
+                             f"against {NULL})"])
+        mode, kind = entry.split(" ", 2)[:2]
+        if kind != "blob":
+            raise LoadError([f"{argument}: {path} is not a file in commit {ref}"])
+        shown = _git("show", f"{ref}:{path}")
+        if mode != "120000":
+            return shown.stdout
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(path), shown.stdout.decode("utf-8")))
+    raise LoadError([f"{argument}: too many levels of symbolic links in commit {ref}"])
+
+
 def _from_git(argument: str, ref: str, path: str) -> Topology:
-    shown = _git("show", f"{ref}:{path}")
-    if shown.returncode != 0:
-        raise LoadError([f"{argument}: commit {ref} has no file {path} (a new or deleted topology is diffed "
-                         f"against {NULL})"])
+    content = _blob(argument, ref, path)
     with tempfile.TemporaryDirectory(prefix="batch-quota-diff-") as folder:
         file = Path(folder) / Path(path).name
-        file.write_bytes(shown.stdout)
+        file.write_bytes(content)
         try:
             return load_topology(file)
         except LoadError as error:  # name the problems after REF:PATH, not the temporary copy

@@ -70,3 +70,13 @@ def test_load_problems_name_ref_path(repo):
         load_side("main:topologies/prod.yaml")
     assert all(problem.startswith("main:topologies/prod.yaml") for problem in error.value.problems)
     assert "batch-quota-diff-" not in "\n".join(error.value.problems)
+
+
+def test_symbolic_links_in_the_commit_are_followed_and_paths_are_from_the_root(repo, monkeypatch):
+    (repo / "topologies" / "link.yaml").symlink_to("prod.yaml")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "link")
+    monkeypatch.chdir(repo / "topologies")
+    assert load_side("main:topologies/link.yaml").topology.service_environments[0].capacity == {"ml.g5.xlarge": 4}
+    with pytest.raises(LoadError, match="is not a file in commit main"):
+        load_side("main:topologies")
