@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 
 from policy_engine.changes.report import FAIL_ON, ChangeReport
-from policy_engine.reports.diff_text import KIND_TITLES, describe, guarantee_line, object_line, verdict
+from policy_engine.reports.diff_text import KIND_TITLES, describe, object_line, verdict
 from policy_engine.reports.markdown import cell, table
+from policy_engine.simulation.numbers import format_seconds
 
 #: GitHub's limit on an issue or pull-request comment, in characters.
 GITHUB_COMMENT_LIMIT = 65_536
@@ -69,7 +70,8 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
     other = [g for g in report.guarantees if not g.lost]
 
     def guarantee_rows(changes):
-        return [(guarantee_line(g).split(":", 1)[0].strip(), f"{g.before} → {g.after}", g.message,
+        return [(f"{g.share} {g.property}" + (f" {g.instance_type}" if g.instance_type else ""),
+                 f"{g.before} → {g.after}", g.message,
                  json.dumps(g.counterexample, sort_keys=True) if g.counterexample and g.after == "refuted" else "")
                 for g in changes]
 
@@ -95,7 +97,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         impact = report.impact
         rows = [(job["name"], job["share"], job["instances"], f"{job['preemptions_before']} → "
                  f"{job['preemptions_after']}") for job in impact["preempted"]]
-        intro = (f"Replaying `{impact['scenario']}` with HEAD applied at t={impact['at']}: "
+        intro = (f"Replaying `{impact['scenario']}` with HEAD applied at t={format_seconds(impact['at'])} s: "
                  f"**{len(impact['preempted'])}** job(s) preempted because of the change, "
                  f"**{impact['instance_hours_lost']:.2f}** instance-hours lost.")
         if budget.take(intro):

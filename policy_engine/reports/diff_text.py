@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from policy_engine.changes.report import FAIL_ON, ChangeReport, FieldChange, GuaranteeChange, ObjectChange
+from policy_engine.simulation.numbers import format_seconds
 
 KIND_TITLES = {"service_environment": "Service environments", "job_queue": "Job queues",
                "quota_share": "Quota shares"}
@@ -96,7 +97,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
 
 def impact_lines(impact: dict) -> list[str]:
     """The replay's figures: preempted jobs, wait changes per share, instance-hours lost."""
-    lines = [f"Impact of applying HEAD at t={impact['at']} to {impact['scenario']}",
+    lines = [f"Impact of applying HEAD at t={format_seconds(impact['at'])} s to {impact['scenario']}",
              f"  jobs preempted because of the change: {len(impact['preempted'])}",
              f"  instance-hours lost because of the change: {impact['instance_hours_lost']:.2f} (without "
              f"{impact['instance_hours_lost_before']:.2f}, with {impact['instance_hours_lost_after']:.2f}"

@@ -32,11 +32,13 @@ def test_a_lowered_limit_preempts_nothing_by_itself():
     assert {r.name: r.status for r in result.jobs} == {"a": "SUCCEEDED", "b": "SUCCEEDED", "x": "SUCCEEDED"}
 
 
-def test_jobs_above_a_lowered_limit_become_reclaim_victims_even_for_reserve():
+@pytest.mark.parametrize("strategy", ["RESERVE", "LEND"])
+def test_jobs_above_a_lowered_limit_become_reclaim_victims_even_for_reserve_and_lend(strategy):
+    topo = topology(3, share("S1", 2, strategy), share("S2", 1, "LEND"))
     jobs = [job("a", "S1", duration=100), job("b", "S1", duration=100), job("x", "S2", duration=100),
             job("y", "S2", at=30, duration=10)]
     actions = [ShareUpdate(10, "q/S1", {"capacity": {GPU: 1}}), ShareUpdate(10, "q/S2", {"capacity": {GPU: 2}})]
-    _, result, events = _run(LOWERED, jobs, actions)
+    _, result, events = _run(topo, jobs, actions)
     preempted = [(now, name, reason) for now, name, after, reason in events if reason.startswith("preempted")]
     assert preempted == [(30, "b", "preempted (reclaim) by y")]  # the newest of the share above its limit
     assert result.job("y").wait_seconds == 0
