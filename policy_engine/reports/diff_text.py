@@ -47,7 +47,8 @@ def object_line(change: ObjectChange) -> str:
 
 def guarantee_line(change: GuaranteeChange) -> str:
     what = f"{change.share} {change.property}" + (f" {change.instance_type}" if change.instance_type else "")
-    label = "LOST" if change.lost else "REGAINED" if change.regained else change.after.upper()
+    label = ("LOST" if change.lost else "REGAINED" if change.regained else "DROPPED" if change.after == "absent"
+             else "NEW" if change.before == "absent" else change.after.upper())
     return f"{label:<8} {what}: {change.before} -> {change.after}"
 
 
