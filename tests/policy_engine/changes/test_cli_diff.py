@@ -108,5 +108,8 @@ def test_markdown_of_a_large_change_fits_a_github_comment():
     assert len(text) < diff_markdown.GITHUB_COMMENT_LIMIT
     assert "Left out to fit GitHub's 65,536-character comment limit" in text
     assert "of 1000 hazard(s)" in text
+    # the budget is shared: hazards do not crowd out the share changes (and every shown table has rows)
+    assert "<summary>Deploy hazards (1000)</summary>" in text and "<summary>Quota shares (200)</summary>" in text
+    assert "| --- | --- |\n\n</details>" not in text
     small = diff_markdown.render(report, limit=10_000)
     assert len(small) < 10_000 and "quota shares change(s)" in small
