@@ -76,6 +76,10 @@ def _queues(base: Topology, head: Topology, renames: Renames) -> list[Hazard]:
                                 f"with {after.name}, and with it every share on it ({shares}): jobs are not moved "
                                 f"to the new queue; submitters must use the new queue's ARN",
                                 tuple(changed)))
+        if queue.state == "ENABLED" and after.state == "DISABLED":
+            found.append(Hazard("disabled", JOB_QUEUE, after.name,
+                                f"job queue {after.name} becomes DISABLED: every share on it rejects new jobs; "
+                                f"jobs already submitted finish"))
         changed = replacing_changes(Resource(SCHEDULING_POLICY, queue.scheduling_policy_name, queue=queue),
                                     Resource(SCHEDULING_POLICY, after.scheduling_policy_name, queue=after))
         if changed:

@@ -117,3 +117,8 @@ def test_hazard_json_is_stable():
     data = compare(BASE, head).to_dict()
     assert json.loads(json.dumps(data))["hazards"][0].keys() == {"kind", "resource_type", "object", "properties",
                                                                   "message"}
+
+
+def test_disabling_a_queue_is_a_hazard():
+    head = BASE.model_copy(update={"job_queues": (QUEUE.model_copy(update={"state": "DISABLED"}),)})
+    assert [(h.kind, h.resource_type) for h in compare(BASE, head).hazards] == [("disabled", "AWS::Batch::JobQueue")]
