@@ -39,12 +39,17 @@ def _per_type(field: str, before: dict[str, Any], after: dict[str, Any]) -> list
     return [FieldChange(field, before.get(t), after.get(t), t) for t in types if before.get(t) != after.get(t)]
 
 
+def _ceilings(share: QuotaShare) -> dict[str, int | str]:
+    """The most the share may hold per type: its limit unless it borrows, ``"unlimited"`` without a borrow limit."""
+    return {t: "unlimited" if (c := share.ceiling(t)) is None else c for t in share.capacity}
+
+
 def _share_changes(base_report: CheckReport, head_report: CheckReport, base_id: str, head_id: str,
                    base_share: QuotaShare, head_share: QuotaShare, renames: Renames) -> list[FieldChange]:
     changes = _values(base_share, head_share, _SHARE_FIELDS)
     changes += _per_type("limit", dict(base_share.capacity), dict(head_share.capacity))
     # the most the share may hold: its limit unless it borrows; None = unlimited borrowing
-    ceilings = [{t: s.ceiling(t) for t in s.capacity} for s in (base_share, head_share)]
+    ceilings = [_ceilings(s) for s in (base_share, head_share)]
     changes += [c for c in _per_type("ceiling", *ceilings) if c.instance_type in base_share.capacity]
     before, after = base_report.summaries[base_id], head_report.summaries[head_id]
     changes += _per_type("guaranteed", before.guaranteed, after.guaranteed)
@@ -57,6 +62,20 @@ def _share_changes(base_report: CheckReport, head_report: CheckReport, base_id: 
     return changes
 
 
+def _one_side(report: CheckReport, node: str, share: QuotaShare, added: bool) -> tuple[FieldChange, ...]:
+    """What an added share brings (``None -> value``) or a removed one takes away (``value -> None``)."""
+    summary = report.summaries[node]
+    values: list[tuple[str, Any, str | None]] = [(name, getattr(share, name), None) for name in _SHARE_FIELDS[:4]]
+    for field, per_type in (("limit", share.capacity), ("ceiling", _ceilings(share)),
+                            ("guaranteed", summary.guaranteed), ("max_burst", summary.max_burst)):
+        values += [(field, value, t) for t, value in per_type.items()]
+    values += [("preempted_by", sorted(summary.preempted_by), None), ("may_preempt", sorted(summary.may_preempt), None)]
+    empty = {"preempted_by": [], "may_preempt": []}
+    return tuple(FieldChange(field, empty.get(field), value, t) if added else
+                 FieldChange(field, value, empty.get(field), t)
+                 for field, value, t in values if value not in (None, []))
+
+
 def _shares(base: Topology, head: Topology, base_report: CheckReport, head_report: CheckReport,
             renames: Renames) -> tuple[list[ObjectChange], dict[str, str]]:
     """Share changes, and the BASE id -> HEAD id of every share present on both sides."""
@@ -67,7 +86,8 @@ def _shares(base: Topology, head: Topology, base_report: CheckReport, head_repor
         base_id = share_id(queue, share)
         head_id = renames.share(base_id)
         if head_id not in head_shares:
-            changes.append(ObjectChange("quota_share", base_id, "removed"))
+            changes.append(ObjectChange("quota_share", base_id, "removed", _one_side(base_report, base_id, share,
+                                                                                      added=False)))
             continue
         matched[base_id] = head_id
         fields = _share_changes(base_report, head_report, base_id, head_id, share, head_shares[head_id], renames)
@@ -76,7 +96,9 @@ def _shares(base: Topology, head: Topology, base_report: CheckReport, head_repor
         elif fields:
             changes.append(ObjectChange("quota_share", head_id, "changed", tuple(fields)))
     found = set(matched.values())
-    changes += [ObjectChange("quota_share", head_id, "added") for head_id in head_shares if head_id not in found]
+    changes += [ObjectChange("quota_share", head_id, "added", _one_side(head_report, head_id, head_shares[head_id],
+                                                                        added=True))
+                for head_id in head_shares if head_id not in found]
     return changes, matched
 
 

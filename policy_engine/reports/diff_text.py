@@ -13,7 +13,7 @@ KIND_TITLES = {"service_environment": "Service environments", "job_queue": "Job 
 
 
 def shown(value: Any) -> str:
-    """A value as a reviewer reads it: ``-`` for absent, ``unlimited`` for no ceiling, mappings inline."""
+    """A value as a reviewer reads it: ``-`` for absent, mappings inline, lists joined."""
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -21,7 +21,7 @@ def shown(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items()) or "{}"
     if isinstance(value, list):
-        return json.dumps(value)
+        return ", ".join(map(str, value)) or "nobody"
     return str(value)
 
 
@@ -32,10 +32,6 @@ def describe(change: FieldChange) -> str:
         removed = [x for x in change.before if x not in change.after]
         parts = [f"+{x}" for x in added] + [f"-{x}" for x in removed]
         return f"{change.field}: {' '.join(parts)}"
-    if change.field == "ceiling":
-        before = "unlimited" if change.before is None else change.before
-        after = "unlimited" if change.after is None else change.after
-        return f"{change.name}: {before} -> {after}"
     return f"{change.name}: {shown(change.before)} -> {shown(change.after)}"
 
 

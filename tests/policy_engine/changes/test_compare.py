@@ -74,6 +74,15 @@ def test_added_and_removed_shares():
     report = compare(BASE, head)
     assert {(c.name, c.status) for c in report.shares} >= {("training/C", "removed"), ("training/D", "added")}
     assert [h.object for h in report.hazards if h.kind == "delete"] == ["training/C"]
+    added = _fields(_share(report, "training/D"))
+    assert added[("limit", GPU)] == (None, 1) and added[("strategy", None)] == (None, "RESERVE")
+    assert added[("guaranteed", GPU)] == (None, 1)
+    assert _fields(_share(report, "training/C"))[("limit", GPU)] == (1, None)
+
+
+def test_unlimited_ceiling_is_named():
+    head = topology(share("A", 2, "LEND_AND_BORROW", borrow_limit=-1), share("B", 2, "LEND"), share("C", 1))
+    assert _fields(_share(compare(BASE, head), "training/A"))[("ceiling", GPU)] == (4, "unlimited")
 
 
 def test_rename_is_declared_not_guessed():
