@@ -43,11 +43,12 @@ class Impact:
     @property
     def instance_hours_lost(self) -> float:
         """Instance-hours of work lost to preemption because of the change (with minus without)."""
-        return self.instance_hours_lost_after - self.instance_hours_lost_before
+        difference = self.instance_hours_lost_after - self.instance_hours_lost_before
+        return 0.0 if abs(difference) < 1e-9 else difference
 
     def to_dict(self) -> dict:
         return {"scenario": self.scenario, "at": self.at, "preempted": self.preempted, "waits": self.waits,
-                "instance_hours_lost": round(self.instance_hours_lost, 6),
+                "instance_hours_lost": round(self.instance_hours_lost, 6) + 0.0,  # never -0.0
                 "instance_hours_lost_before": round(self.instance_hours_lost_before, 6),
                 "instance_hours_lost_after": round(self.instance_hours_lost_after, 6),
                 "never_finish": self.never_finish, "notes": self.notes}
@@ -142,9 +143,12 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
     _check_against_base(scenario, base)
     union, changes = _union(base, head, renames, at)
     actions = list(scenario.updates)
-    without = Engine(base, scenario.jobs, actions, scenario.settings)
+    # a snapshot of a live queue (jobs already on capacity at time 0) starts both runs from the same state
+    live = getattr(scenario, "live", None)
+    start = (live,) if live else ()
+    without = Engine(base, scenario.jobs, actions, scenario.settings, *start)
     without.run()
-    with_change = Engine(union, scenario.jobs, actions + changes, scenario.settings)
+    with_change = Engine(union, scenario.jobs, actions + changes, scenario.settings, *start)
     with_change.run()
     before, after = _preempted_after(without, at), _preempted_after(with_change, at)
     by_name = {job.spec.name: job for job in with_change.jobs}

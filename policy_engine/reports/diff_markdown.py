@@ -122,7 +122,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
     if impact is not None:
         lines += [f"Replaying `{impact['scenario']}` with HEAD applied at t={format_seconds(impact['at'])} s: "
                   f"**{len(impact['preempted'])}** job(s) preempted because of the change, "
-                  f"**{impact['instance_hours_lost']:.2f}** instance-hours lost.", ""]
+                  f"**{impact['instance_hours_lost']:.3f}** instance-hours lost.", ""]
         sections += [
             _section("Jobs preempted because of the change", ("job", "share", "instances", "preemptions"),
                      [(job["name"], job["share"], job["instances"],

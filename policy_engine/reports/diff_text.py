@@ -96,8 +96,8 @@ def impact_lines(impact: dict) -> list[str]:
     """The replay's figures: preempted jobs, wait changes per share, instance-hours lost."""
     lines = [f"Impact of applying HEAD at t={format_seconds(impact['at'])} s to {impact['scenario']}",
              f"  jobs preempted because of the change: {len(impact['preempted'])}",
-             f"  instance-hours lost because of the change: {impact['instance_hours_lost']:.2f} (without "
-             f"{impact['instance_hours_lost_before']:.2f}, with {impact['instance_hours_lost_after']:.2f}"
+             f"  instance-hours lost because of the change: {impact['instance_hours_lost']:.3f} (without "
+             f"{impact['instance_hours_lost_before']:.3f}, with {impact['instance_hours_lost_after']:.3f}"
              + ("; the change saves work)" if impact["instance_hours_lost"] < 0 else ")")]
     for job in impact["preempted"]:
         lines.append(f"    {job['name']} ({job['share']}, {job['instances']} {job['instance_type']}): "
