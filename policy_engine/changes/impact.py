@@ -144,11 +144,10 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
     union, changes = _union(base, head, renames, at)
     actions = list(scenario.updates)
     # a snapshot of a live queue (jobs already on capacity at time 0) starts both runs from the same state
-    live = getattr(scenario, "live", None)
-    start = (live,) if live else ()
-    without = Engine(base, scenario.jobs, actions, scenario.settings, *start)
+    live = scenario.live or None
+    without = Engine(base, scenario.jobs, actions, scenario.settings, live)
     without.run()
-    with_change = Engine(union, scenario.jobs, actions + changes, scenario.settings, *start)
+    with_change = Engine(union, scenario.jobs, actions + changes, scenario.settings, live)
     with_change.run()
     before, after = _preempted_after(without, at), _preempted_after(with_change, at)
     by_name = {job.spec.name: job for job in with_change.jobs}

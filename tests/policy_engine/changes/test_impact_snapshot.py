@@ -1,22 +1,16 @@
 """``diff --scenario snapshot.yaml --at 0``: which running jobs of a live queue a deploy would preempt.
 
 A snapshot is a scenario whose jobs carry ``status`` (RUNNING, SCHEDULED, STARTING), ``started_at`` and
-``remaining`` (the account connectors write them); skipped where the simulator cannot start from one.
+``remaining`` (the account connectors write them).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 
-import pytest
 from click.testing import CliRunner
 
 from policy_engine.cli import main
-from policy_engine.simulation.workload import Scenario
-
-pytestmark = pytest.mark.skipif("live" not in {f.name for f in fields(Scenario)},
-                                reason="the simulator cannot start from a live snapshot here")
 
 BASE = """\
 service_environments: [{name: gpu-env, capacity: {ml.g5.xlarge: 4}}]
