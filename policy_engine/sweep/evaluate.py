@@ -1,0 +1,52 @@
+"""Evaluate one candidate: ``check`` its topology, then simulate it when no rule found an error.
+
+Runs on a Dask worker (or in-process): it takes the shared scenario and returns a plain,
+picklable run record, the object of the sweep's JSON ``runs`` list plus its grid index.
+``summary`` and ``shares`` are built exactly as ``simulate --format json`` builds them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from policy_engine.checks import check_topology
+from policy_engine.reports.check_json import finding_to_dict
+from policy_engine.simulation.engine import simulate
+from policy_engine.simulation.numbers import plain
+from policy_engine.simulation.results import SimulationResult
+from policy_engine.simulation.workload import Scenario
+from policy_engine.sweep.candidate import variant
+from policy_engine.sweep.grammar import Axis
+from policy_engine.sweep.grid import Candidate
+
+OK, INVALID, ERROR = "ok", "invalid", "error"
+
+
+def simulation_json(result: SimulationResult) -> tuple[dict, list[dict]]:
+    """``summary`` and ``shares`` of ``simulate --format json`` (``SimulationResult.write_json``)."""
+    return plain(result.summary), plain([metrics.to_json() for metrics in result.shares])
+
+
+def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate) -> dict[str, Any]:
+    """The run record of one candidate; never raises (a failure is recorded as status ``error``)."""
+    record: dict[str, Any] = {"index": candidate.index, "values": dict(candidate.values), "status": OK,
+                              "findings": [], "error": "", "summary": {}, "shares": []}
+    try:
+        chosen = variant(scenario, axes, candidate.values)
+        report = check_topology(chosen.topology)
+        record["findings"] = [finding_to_dict(finding) for finding in report.findings]
+        if not report.ok:
+            record["status"] = INVALID
+            return record
+        result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings)
+        record["summary"], record["shares"] = simulation_json(result)
+    except Exception as error:  # one bad candidate must not end a sweep of thousands
+        record["status"] = ERROR
+        record["error"] = f"{type(error).__name__}: {error}"
+    return record
+
+
+def evaluate_many(scenario: Scenario, axes: Sequence[Axis], candidates: Sequence[Candidate]) -> list[dict]:
+    """Several small candidates in one task: scheduling overhead is paid once per batch."""
+    return [evaluate(scenario, axes, candidate) for candidate in candidates]
