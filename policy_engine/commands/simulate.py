@@ -111,8 +111,14 @@ def _write_report(result: SimulationResult, topology, directory: str, source: st
 @click.option("--backfill/--no-backfill", default=None, help="Let jobs behind a blocked head use capacity it cannot.")
 @click.option("--victim-policy", type=click.Choice(sorted(POLICIES)), help="Override the scenario's victim policy.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Simulate the job queues in parallel on the Dask cluster at ADDRESS (tcp://HOST:8786); "
+                   "the output is the same as a sequential run.")
+@click.option("--workers", type=int, metavar="N",
+              help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
 def command(scenario: str, until: float | None, output: str, events: str | None, backfill: bool | None,
-            victim_policy: str | None, quiet: bool, report_dir: str | None) -> None:
+            victim_policy: str | None, quiet: bool, report_dir: str | None, scheduler: str | None,
+            workers: int | None) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
     try:
         loaded = load_scenario(scenario)
@@ -126,6 +132,41 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
         settings = replace(settings, victim_policy=victim_policy)
     if report_dir:
         settings = replace(settings, utilisation_series=True)  # the report's utilisation charts need it
+    if scheduler or workers is not None:
+        result = _parallel(replace(loaded, settings=settings), until, events, scheduler, workers)
+    else:
+        result = _sequential(loaded, settings, until, events, quiet)
+    if report_dir:
+        _write_report(result, loaded.topology, report_dir, scenario)
+    if output == "json":
+        result.write_json(sys.stdout)
+        sys.stdout.write("\n")
+    elif output == "markdown":
+        from policy_engine.reports.markdown import render_simulation
+
+        click.echo(render_simulation(result, source=scenario), nl=False)
+    else:
+        _text_report(result, terminal.console(width=200) if not sys.stdout.isatty() else terminal.console())
+
+
+def _parallel(loaded, until: float | None, events: str | None, scheduler: str | None,
+              workers: int | None) -> SimulationResult:
+    """The job queues on a Dask cluster (or in-process with ``--workers 1``), merged."""
+    from policy_engine.sweep.executor import ExecutorError, open_executor
+    from policy_engine.sweep.split import simulate_parallel
+
+    if events:
+        fail_input(["--events writes one stream in event order: run without --scheduler/--workers"])
+    try:
+        executor = open_executor(scheduler, workers)
+    except ExecutorError as error:
+        fail_input([str(error)])
+        raise
+    with executor:
+        return simulate_parallel(loaded, executor, until)
+
+
+def _sequential(loaded, settings, until: float | None, events: str | None, quiet: bool) -> SimulationResult:
     engine = Engine(loaded.topology, loaded.jobs, loaded.updates, settings)
     with ExitStack() as stack:
         if events:
@@ -144,15 +185,4 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
                 bar.update(task, completed=submitted)
 
         engine.run(until, progress)
-    result = build_result(engine)
-    if report_dir:
-        _write_report(result, loaded.topology, report_dir, scenario)
-    if output == "json":
-        result.write_json(sys.stdout)
-        sys.stdout.write("\n")
-    elif output == "markdown":
-        from policy_engine.reports.markdown import render_simulation
-
-        click.echo(render_simulation(result, source=scenario), nl=False)
-    else:
-        _text_report(result, terminal.console(width=200) if not sys.stdout.isatty() else terminal.console())
+    return build_result(engine)
