@@ -61,7 +61,8 @@ class DaskExecutor(AbstractContextManager):
             else:
                 count = workers or os.cpu_count() or 1
                 self._cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                             dashboard_address=None, silence_logs=logging.ERROR)
+                                             dashboard_address="127.0.0.1:0", host="127.0.0.1",
+                                             silence_logs=logging.ERROR)
                 self.client = Client(self._cluster)
         except (OSError, TimeoutError, ValueError) as error:
             if self._cluster is not None:
