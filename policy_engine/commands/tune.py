@@ -38,7 +38,9 @@ def topology_yaml(topology: Topology, header: str) -> str:
     return comments + yaml.safe_dump(data, sort_keys=False)
 
 
-def _figure(value) -> str:
+def _figure(value, percent: bool = False) -> str:
+    if percent:
+        return f"{value:.1%}"
     if isinstance(value, float) and not value.is_integer():
         return format_seconds(round(value, 6))
     return format_seconds(value) if isinstance(value, (int, float)) else str(value)
@@ -48,8 +50,10 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective], constraints)
     rows = []
     current, chosen = result.current, result.chosen
     for objective in objectives:
-        rows.append((objective.label, _figure(objective.expression(current)) if current["status"] == OK else "-",
-                     _figure(objective.expression(chosen)) if chosen else "-"))
+        percent = "utilisation" in objective.expression.text
+        rows.append((objective.label,
+                     _figure(objective.expression(current), percent) if current["status"] == OK else "-",
+                     _figure(objective.expression(chosen), percent) if chosen else "-"))
     for constraint in constraints:
         rows.append((f"constraint {constraint.text}",
                      ("holds" if constraint.holds(current) else "violated") if current["status"] == OK else "-",
@@ -57,8 +61,9 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective], constraints)
     for key, label in (("cluster_utilisation", "cluster utilisation"), ("wait_p95", "wait p95 (s)"),
                        ("wait_max", "wait max (s)"), ("preemptions", "preemptions"),
                        ("instance_hours_lost", "instance-hours lost")):
-        rows.append((label, _figure(current["summary"][key]) if current["status"] == OK else "-",
-                     _figure(chosen["summary"][key]) if chosen else "-"))
+        percent = key == "cluster_utilisation"
+        rows.append((label, _figure(current["summary"][key], percent) if current["status"] == OK else "-",
+                     _figure(chosen["summary"][key], percent) if chosen else "-"))
     if current["status"] != OK:
         rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
     return rows

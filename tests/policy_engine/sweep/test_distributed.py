@@ -142,3 +142,16 @@ def test_a_worker_killed_mid_sweep_loses_no_run_and_repeats_none(tmp_path: Path)
             time.sleep(0.2)
     assert killed and sorted(seen) == list(range(16))  # each run reported exactly once
     assert records == expected
+
+
+def test_tune_on_the_cluster_asks_and_recommends_as_in_process(dask_cluster, tmp_path: Path):
+    from tests.policy_engine.sweep.scenarios import KNOWN_OPTIMUM
+
+    path = tmp_path / "known.yaml"
+    path.write_text(KNOWN_OPTIMUM, encoding="utf-8")
+    args = ["tune", str(path), "--vary", "q/A.capacity.ml.g5.xlarge=1..6", "--vary", "q/B.capacity.ml.g5.xlarge=1..6",
+            "--budget", "6", "--format", "json", "--quiet"]
+    remote = CliRunner().invoke(main, [*args, "--scheduler", dask_cluster])
+    local = CliRunner().invoke(main, [*args, "--workers", "1"])
+    assert remote.exit_code == local.exit_code == 0, remote.output
+    assert json.loads(remote.stdout) == json.loads(local.stdout)
