@@ -55,18 +55,15 @@ def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
     shares = list(dict.fromkeys(entry["share"] for r in ok for entry in r["shares"]))
     figure = Figure(figsize=(8, 3.6))
     plot = figure.add_subplot()
-    positions = list(range(len(axis.values)))
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in axis.values)
-    xs = list(axis.values) if numeric else positions
+    positions = list(range(len(axis.values)))  # values in the order written (-1 = unlimited is not a number here)
     for share in shares:
         ys = []
         for value in axis.values:
             per_run = [max(e[metric] for e in r["shares"] if e["share"] == share)
                        for r in ok if r["values"][axis.path] == value and any(e["share"] == share for e in r["shares"])]
             ys.append(_mean(per_run))
-        plot.plot(xs, ys, marker="o", label=share)
-    if not numeric:
-        plot.set_xticks(positions, [_label(v) for v in axis.values])
+        plot.plot(positions, ys, marker="o", label=share)
+    plot.set_xticks(positions, [_label(v) for v in axis.values])
     plot.set_xlabel(axis.path)
     plot.set_ylabel(metric)
     plot.grid(alpha=0.3)
@@ -93,10 +90,13 @@ def heatmap_chart(records: Sequence[dict], first: Axis, second: Axis, objective:
     plot.set_yticks(range(len(first.values)), [_label(v) for v in first.values], fontsize=8)
     plot.set_xlabel(second.path)
     plot.set_ylabel(first.path)
+    finite = [value for row in grid for value in row if not math.isnan(value)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
     for i, row in enumerate(grid):
         for j, value in enumerate(row):
-            plot.text(j, i, "invalid" if math.isnan(value) else format_seconds(round(value, 3)), ha="center",
-                      va="center", fontsize=7, color="white" if not math.isnan(value) else "black")
+            dark = not math.isnan(value) and high > low and (value - low) / (high - low) > 0.5  # viridis_r: dark
+            plot.text(j, i, "no ok run" if math.isnan(value) else format_seconds(round(value, 3)), ha="center",
+                      va="center", fontsize=7, color="white" if dark else "black")
     figure.colorbar(image, ax=plot, label=objective.text)
     plot.set_title(f"{objective.text} by {first.path} and {second.path}", fontsize=9)
     return Chart(f"heatmap-{_slug(first.path)}-{_slug(second.path)}.png",
