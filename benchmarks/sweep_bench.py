@@ -1,0 +1,116 @@
+"""Sweep benchmark: parallel throughput against sequential, scheduling overhead, and a 1,000-run sweep.
+
+Prints, for a 10,000-job scenario (8 shares, generated workload):
+  * the sequential rate (in-process, ``--workers 1``) and the rate on an embedded LocalCluster with one
+    worker process per core, and their ratio (target: at least 1.8x on 2 cores);
+  * the scheduling overhead per run for a small scenario (the walkthrough's 4 jobs): wall time per run on
+    the cluster minus the compute time per run divided by the workers (target: under 50 ms);
+  * with ``--big N``: the wall time of N runs of the 10,000-job scenario (target: 1,000 in under 10 min);
+  * each worker's peak memory next to the memory of one simulation in this process (the workload is
+    scattered once, not copied per task).
+The load average is printed with the figures: the machine is shared, so wall-time ratios are noisy.
+
+    python benchmarks/sweep_bench.py                 # throughput and overhead (about a minute)
+    python benchmarks/sweep_bench.py --big 1000      # plus the 1,000-run sweep
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+from policy_engine.simulation.generate import WorkloadProfile, generate_jobs, write_jobs
+from policy_engine.simulation.workload import load_scenario
+from policy_engine.sweep.executor import DaskExecutor, InProcess
+from policy_engine.sweep.grammar import parse_vary
+from policy_engine.sweep.grid import expand
+from policy_engine.sweep.runner import run_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_scenario(directory: Path, jobs: int) -> Path:
+    import yaml
+
+    from policy_engine.examples import large_topology
+
+    topology = large_topology(queues=1, shares_per_queue=8, instance_types=1)
+    profile = WorkloadProfile(jobs=jobs, arrival_rate=0.8 * 16 / 1.3, sizes={1: 0.7, 2: 0.3}, duration_mean=3600.0,
+                              priorities={1: 0.6, 5: 0.3, 9: 0.1}, seed=7)
+    write_jobs(directory / "jobs.csv", generate_jobs(topology, profile))
+    (directory / "topology.yaml").write_text(yaml.safe_dump(topology.model_dump(mode="json", exclude_none=True)))
+    path = directory / "scenario.yaml"
+    path.write_text("topology: topology.yaml\njobs: jobs.csv\nsettings: {startup_delay: 30}\n")
+    return path
+
+
+def candidates(scenario, runs: int):
+    """``runs`` distinct candidates of a grid over two shares' borrow limits and the arrival rate (similar costs)."""
+    shares = [f"{q.name}/{s.name}" for q, s in scenario.topology.shares() if s.strategy == "LEND_AND_BORROW"][:2]
+    vary = [f"{shares[0]}.borrow_limit=0..100:5", f"{shares[1]}.borrow_limit=0,50,100,-1",
+            "workload.scale=0.9..1.1:0.05"]
+    axes = parse_vary(vary, scenario.topology)
+    grid = list(expand(axes))
+    assert len(grid) >= runs, f"the grid has {len(grid)} candidates, fewer than {runs}"
+    return axes, grid[:runs]
+
+
+def timed(executor, scenario, axes, chosen) -> tuple[float, list[dict]]:
+    started = time.perf_counter()
+    records = run_sweep(scenario, axes, chosen, executor)
+    return time.perf_counter() - started, records
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=12, help="runs of the large scenario per throughput figure")
+    parser.add_argument("--small-runs", type=int, default=400)
+    parser.add_argument("--big", type=int, default=0, help="also time this many runs of the large scenario")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    print(f"cores {os.cpu_count()}, workers {args.workers}, load average at start "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory() as work:
+        scenario = load_scenario(write_scenario(Path(work), args.jobs))
+        axes, grid = candidates(scenario, max(args.runs, args.big))
+        chosen = grid[: args.runs]
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        sequential, reference = timed(InProcess(), scenario, axes, chosen)
+        one_simulation_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+        print(f"sequential: {args.runs} runs of {args.jobs:,} jobs in {sequential:.1f} s = "
+              f"{args.runs / sequential:.2f} runs/s ({sequential / args.runs * 1000:.0f} ms per run)")
+        small = load_scenario(ROOT / "scenarios" / "walkthrough.yaml")
+        small_axes = parse_vary(["training/QS1.borrow_limit=0..399", "settings.backfill=false,true"],
+                                small.topology)
+        small_grid = list(expand(small_axes))[: args.small_runs]
+        small_sequential, _ = timed(InProcess(), small, small_axes, small_grid)
+        with DaskExecutor(workers=args.workers) as cluster:
+            timed(cluster, small, small_axes, small_grid[:20])  # warm the workers' imports
+            parallel, records = timed(cluster, scenario, axes, chosen)
+            assert records == reference, "the cluster's results differ from the sequential ones"
+            print(f"LocalCluster: {args.runs} runs in {parallel:.1f} s = {args.runs / parallel:.2f} runs/s; "
+                  f"speed-up {sequential / parallel:.2f}x (target >= 1.8x)")
+            small_parallel, _ = timed(cluster, small, small_axes, small_grid)
+            compute = small_sequential / len(small_grid)
+            per_run = small_parallel / len(small_grid)
+            overhead = per_run - compute / args.workers
+            print(f"small scenario: {len(small_grid)} runs, {compute * 1000:.1f} ms compute per run in-process, "
+                  f"{per_run * 1000:.1f} ms wall per run on the cluster: overhead {overhead * 1000:.1f} ms per run "
+                  "(target < 50 ms)")
+            if args.big:
+                big, _ = timed(cluster, scenario, axes, grid[: args.big])
+                print(f"{args.big:,} runs of {args.jobs:,} jobs: {big:.0f} s = {big / 60:.1f} min "
+                      f"(target < 10 min for 1,000); {args.big / big:.2f} runs/s")
+            peaks = cluster.client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+            print(f"peak memory per worker: {', '.join(f'{mb:.0f} MB' for mb in peaks.values())}; one simulation "
+                  f"in this process added {one_simulation_mb:.0f} MB to its peak")
+    print(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
