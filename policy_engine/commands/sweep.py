@@ -151,6 +151,9 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
         except DatasetError as error:
             fail_input([str(error)])
     candidates = list(expand(axes, sample, seed))
+    if sample is not None and sample >= grid_size(axes):
+        click.echo(f"note: --sample {sample} covers the whole grid of {grid_size(axes)}: running every candidate",
+                   err=True)
     try:
         executor = open_executor(scheduler, workers)
     except ExecutorError as error:
