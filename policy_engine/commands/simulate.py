@@ -114,7 +114,7 @@ def _write_report(result: SimulationResult, topology, directory: str, source: st
 @click.option("--scheduler", metavar="ADDRESS",
               help="Simulate the job queues in parallel on the Dask cluster at ADDRESS (tcp://HOST:8786); "
                    "the output is the same as a sequential run.")
-@click.option("--workers", type=int, metavar="N",
+@click.option("--workers", type=click.IntRange(min=1), metavar="N",
               help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
 def command(scenario: str, until: float | None, output: str, events: str | None, backfill: bool | None,
             victim_policy: str | None, quiet: bool, report_dir: str | None, scheduler: str | None,
@@ -153,10 +153,15 @@ def _parallel(loaded, until: float | None, events: str | None, scheduler: str | 
               workers: int | None) -> SimulationResult:
     """The job queues on a Dask cluster (or in-process with ``--workers 1``), merged."""
     from policy_engine.sweep.executor import ExecutorError, open_executor
-    from policy_engine.sweep.split import simulate_parallel
+    from policy_engine.sweep.split import partition, simulate_parallel
 
     if events:
         fail_input(["--events writes one stream in event order: run without --scheduler/--workers"])
+    parts = partition(loaded.topology)
+    if parts is None or len(parts) < 2:  # one part: nothing to run in parallel
+        click.echo("note: one job queue (with its service environment) only: nothing to run in parallel, "
+                   "simulating here", err=True)
+        return _sequential(loaded, loaded.settings, until, None, True)
     try:
         executor = open_executor(scheduler, workers)
     except ExecutorError as error:

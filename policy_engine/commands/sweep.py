@@ -115,7 +115,8 @@ def _csv(records: list[dict], axes: list[Axis], pairs) -> None:
 @click.option("--scheduler", metavar="ADDRESS",
               help="Run on the Dask cluster at ADDRESS (tcp://HOST:8786); default $DASK_SCHEDULER_ADDRESS, else "
                    "an embedded local cluster with one worker process per core.")
-@click.option("--workers", type=int, metavar="N", help="Worker processes of the local cluster; 1 runs in-process.")
+@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+              help="Worker processes of the local cluster; 1 runs in-process.")
 @click.option("--format", "output", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False),
               help="Stream results to a Parquet dataset in DIR (one part file per batch of finished runs).")
@@ -167,6 +168,10 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
             records = run_sweep(loaded, axes, candidates, executor, dataset, update)
         except OSError as error:
             fail_input([f"{out_dir}: cannot write results: {error.strerror or error}"])
+            raise
+        except Exception as error:  # the cluster itself failed (a task's worker died too often, scheduler gone)
+            kept = f"; the finished runs are in {out_dir}: --resume continues" if out_dir else ""
+            fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}{kept}"])
             raise
     if report_dir:
         from policy_engine.sweep.report import write_sweep_report

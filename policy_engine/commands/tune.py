@@ -94,7 +94,8 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="Candidates asked per round (fixed, so results do not depend on the worker count).")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else local).")
-@click.option("--workers", type=int, metavar="N", help="Worker processes of the local cluster; 1 runs in-process.")
+@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+              help="Worker processes of the local cluster; 1 runs in-process.")
 @click.option("--format", "output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
               help="Write DIR/index.html with the evidence, the Pareto front and its chart.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import yaml
@@ -50,3 +51,24 @@ def first_share(directory: Path) -> str:
     data = yaml.safe_load((directory / "topology.yaml").read_text(encoding="utf-8"))
     queue = data["job_queues"][0]
     return f"{queue['name']}/{queue['shares'][0]['name']}"
+
+
+class CountingInput:
+    """A task input that appends a line to ``log`` each time it is unpickled (once per worker when scattered)."""
+
+    def __init__(self, shared, log: str):
+        self.shared, self.log = shared, log
+
+    def __getstate__(self) -> dict:
+        return {"shared": self.shared, "log": self.log}
+
+    def __setstate__(self, state: dict) -> None:
+        self.shared, self.log = state["shared"], state["log"]
+        with open(self.log, "a", encoding="utf-8") as handle:
+            handle.write(f"unpickled in {os.getpid()}\n")
+
+
+def counting_task(counting: CountingInput, candidate):
+    from policy_engine.sweep.runner import run_task
+
+    return run_task(counting.shared, candidate)

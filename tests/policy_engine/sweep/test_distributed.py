@@ -155,3 +155,20 @@ def test_tune_on_the_cluster_asks_and_recommends_as_in_process(dask_cluster, tmp
     local = CliRunner().invoke(main, [*args, "--workers", "1"])
     assert remote.exit_code == local.exit_code == 0, remote.output
     assert json.loads(remote.stdout) == json.loads(local.stdout)
+
+
+def test_the_workload_is_shipped_to_each_worker_once_not_per_task(dask_cluster, tmp_path: Path):
+    from policy_engine.sweep.runner import SweepInput
+    from tests.policy_engine.sweep.scenarios import CountingInput, counting_task
+
+    scenario = load_scenario(SMALL)
+    axes = parse_vary(SMALL_VARY, scenario.topology)
+    log = tmp_path / "unpickled.log"
+    log.touch()
+    with open_executor(dask_cluster, None) as remote:
+        records = list(remote.map(counting_task, CountingInput(SweepInput(scenario, tuple(axes)), str(log)),
+                                  expand(axes)))
+    assert len(records) == 18
+    # one copy per worker (two workers), not one per task; Dask's memory manager may drop an idle replica and
+    # copy it back once later, so at most two copies per worker over the whole sweep
+    assert 2 <= len(log.read_text().splitlines()) <= 4
