@@ -20,13 +20,14 @@ class RateColumn(ProgressColumn):
 
 
 @contextmanager
-def progress_bar(label: str, enabled: bool) -> Iterator:
-    """Yield ``update(done, total)``; a no-op unless ``enabled`` and stderr is a terminal."""
-    if not enabled or not sys.stderr.isatty():
+def progress_bar(label: str, enabled: bool, console: Console | None = None) -> Iterator:
+    """Yield ``update(done, total)``; a no-op unless ``enabled`` and stderr (or ``console``) is a terminal."""
+    console = console or Console(stderr=True)
+    if not enabled or not (console.is_terminal or sys.stderr.isatty()):
         yield lambda done, total: None
         return
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), RateColumn(), TextColumn("ETA"),
-                  TimeRemainingColumn(), console=Console(stderr=True), transient=True) as bar:
+                  TimeRemainingColumn(), console=console, transient=True) as bar:
         task = bar.add_task(label, total=None)
 
         def update(done: int, total: int) -> None:
