@@ -153,7 +153,7 @@ def _parallel(loaded, until: float | None, events: str | None, scheduler: str | 
               workers: int | None) -> SimulationResult:
     """The job queues on a Dask cluster (or in-process with ``--workers 1``), merged."""
     from policy_engine.sweep.executor import ExecutorError, open_executor
-    from policy_engine.sweep.split import partition, simulate_parallel
+    from policy_engine.sweep.split import MergeError, partition, simulate_parallel
 
     if events:
         fail_input(["--events writes one stream in event order: run without --scheduler/--workers"])
@@ -168,7 +168,11 @@ def _parallel(loaded, until: float | None, events: str | None, scheduler: str | 
         fail_input([str(error)])
         raise
     with executor:
-        return simulate_parallel(loaded, executor, until)
+        try:
+            return simulate_parallel(loaded, executor, until)
+        except MergeError as error:
+            fail_input([str(error)])
+            raise
 
 
 def _sequential(loaded, settings, until: float | None, events: str | None, quiet: bool) -> SimulationResult:

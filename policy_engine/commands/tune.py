@@ -193,14 +193,13 @@ def _text(result, axes, objectives, constraints, evidence, front_rows, out_file)
 
 
 def _write_report(result, axes, objectives, evidence, front_rows, directory: Path, source: str) -> None:
-    from policy_engine.reports.html_report import _table
-    from policy_engine.sweep.report import pareto_chart, write_tune_report
+    from policy_engine.sweep.report import html_table, pareto_chart, write_tune_report
 
-    evidence_html = _table(("", "current", "recommended"), evidence, numeric={1, 2})
+    evidence_html = html_table(("", "current", "recommended"), evidence, numeric={1, 2})
     front_html = ""
     charts = []
     if len(objectives) > 1:
-        front_html = _table(("#", *(a.path for a in axes), *(o.label for o in objectives)), front_rows,
+        front_html = html_table(("#", *(a.path for a in axes), *(o.label for o in objectives)), front_rows,
                             numeric={0, *range(len(axes) + 1, len(axes) + 1 + len(objectives))})
         on_front = {id(r) for r in result.front}
         points = [(objectives[0].expression(r), objectives[1].expression(r), id(r) in on_front)

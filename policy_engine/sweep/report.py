@@ -1,23 +1,26 @@
 """``sweep --report DIR`` and ``tune --report DIR``: one self-contained HTML page plus a PNG per chart.
 
-Built like the simulation report (inline CSS, charts as ``data:`` URIs, a Content-Security-Policy
-that forbids fetching anything): a chart per varied field (the per-share figure against the value,
-one line per share, each point the mean over the runs with that value), a heatmap of the objective
-for the first two fields, the table of runs; for ``tune``, the Pareto front.
+Self-contained like the simulation report (inline CSS, charts as ``data:`` URIs, a
+Content-Security-Policy that forbids fetching or running anything), and static: a chart per
+varied field (the per-share figure against the value, one line per share, each point the mean
+over the runs with that value), a heatmap of the objective for the first two fields, the table
+of runs; for ``tune``, the evidence and the Pareto front.
 """
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import math
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from policy_engine.reports.html_report import _CSP, _CSS, PAGE, Chart, _slug, _table
 from policy_engine.simulation.numbers import format_seconds
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.expressions import SHARE_METRICS, Expression
@@ -25,6 +28,47 @@ from policy_engine.sweep.grammar import Axis
 
 #: The page lists at most this many runs.
 MAX_RUN_ROWS = 500
+PAGE = "index.html"
+
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+_CSS = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1200px;
+       color: #222; padding: 0 1rem; }
+h1 { font-size: 1.6rem; margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd; }
+.muted { color: #666; }
+table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
+th, td { border: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: left; }
+th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 0.8rem 0 1.4rem; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { color: #666; font-size: 0.85rem; }
+"""
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One drawn chart: its file name in the report directory, caption and PNG bytes."""
+
+    file: str
+    caption: str
+    png: bytes
+
+    def img(self) -> str:
+        data = base64.b64encode(self.png).decode("ascii")
+        return (f'<figure><img src="data:image/png;base64,{data}" alt="{escape(self.caption)}">'
+                f"<figcaption>{escape(self.caption)} ({escape(self.file)})</figcaption></figure>")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
+
+
+def html_table(header: Sequence[str], rows, numeric: set[int] = frozenset()) -> str:
+    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="num">{escape(str(v))}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
+                         for i, v in enumerate(row)) + "</tr>"
+        for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _png(figure: Figure) -> bytes:
@@ -141,7 +185,7 @@ def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Express
                      "" if ok else record["error"] or "; ".join(f"{f['rule']} {f['object']}" for f in
                                                                   record["findings"] if f["severity"] == "error")))
     width = len(axes)
-    return _table((*(a.path for a in axes), "status", objective.text, "cluster util", "wait p95 (s)",
+    return html_table((*(a.path for a in axes), "status", objective.text, "cluster util", "wait p95 (s)",
                    "preemptions", "why not run"), rows, numeric=set(range(width + 1, width + 5)))
 
 

@@ -11,7 +11,7 @@ so the output is identical to ``simulate`` run in one process.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from types import SimpleNamespace
 
 from policy_engine.model import Topology
@@ -83,8 +83,21 @@ def finish_part(engine: Engine, until: float) -> tuple[SimulationResult, list[tu
     return build_result(engine), pools
 
 
+class MergeError(RuntimeError):
+    """A part's result carries something this merge does not know how to combine."""
+
+
+#: ``SimulationResult`` fields ``merge`` combines; any other one set on a part is refused, never dropped.
+MERGED_FIELDS = {"time", "jobs", "shares", "summary", "utilisation"}
+
+
 def merge(scenario: Scenario, time: float, parts: Sequence[tuple[SimulationResult, list]]) -> SimulationResult:
     """The sequential run's result from the parts' (in topology order)."""
+    for result, _ in parts:
+        for name in (f.name for f in fields(result) if f.name not in MERGED_FIELDS):
+            if getattr(result, name) is not None:
+                raise MergeError(f"the parts' {name!r} cannot be merged: run this simulation without "
+                                 "--scheduler/--workers")
     position = {spec.name: index for index, spec in enumerate(scenario.jobs)}
     records = sorted((record for result, _ in parts for record in result.jobs), key=lambda r: position[r.name])
     shares = [metrics for result, _ in parts for metrics in result.shares]

@@ -4,17 +4,22 @@ headless Chromium without network (the same browser harness as the simulation re
 from __future__ import annotations
 
 import base64
+import json
+import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from policy_engine.cli import main
-from policy_engine.reports.html_report import PAGE
-from tests.policy_engine.reports.test_html_report import browser, needs_browser, open_page
+from policy_engine.sweep.report import PAGE
 
-__all__ = ["browser"]  # the module-scoped Chromium fixture, shared with the simulation report's test
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+needs_browser = pytest.mark.skipif((CHROMIUM is None or CHROMEDRIVER is None) and not os.environ.get("CI"),
+                                   reason="Debian chromium and chromium-driver not installed (CI installs them)")
 
 ROOT = Path(__file__).parents[3]
 SCENARIO = str(ROOT / "scenarios" / "borrow-and-reclaim.yaml")
@@ -47,6 +52,42 @@ def test_one_field_has_no_heatmap(tmp_path: Path):
     CliRunner().invoke(main, ["sweep", SCENARIO, "--vary", "settings.backfill=false,true", "--workers", "1",
                               "--quiet", "--report", str(tmp_path)])
     assert {p.name for p in tmp_path.iterdir()} == {PAGE, "field-settings.backfill.png"}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's headless Chromium through chromedriver, logging every network event."""
+    assert CHROMIUM and CHROMEDRIVER, "CI must have chromium and chromedriver (.ci/run installs them)"
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 f"--user-data-dir={profile}", "--window-size=1280,1600"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def open_page(driver, page: Path) -> tuple[list[str], list[str]]:
+    """Load ``page``; return the URLs it requested and every off-machine URL the browser requested meanwhile."""
+    driver.get_log("performance")
+    uri = page.as_uri()
+    driver.get(uri)
+    events = [json.loads(entry["message"])["message"] for entry in driver.get_log("performance")]
+    sent = [e["params"] for e in events if e["method"] == "Network.requestWillBeSent"]
+    ours = [p["request"]["url"] for p in sent if p.get("documentURL") == uri]
+    remote = [p["request"]["url"] for p in sent if re.match(r"(?i)(https?|wss?|ftp):", p["request"]["url"])]
+    return ours, remote
 
 
 @needs_browser
