@@ -116,6 +116,12 @@ def test_simulate_queues_in_parallel_is_identical_to_sequential(dask_cluster, tm
     scenario = load_scenario(path)
     with open_executor(dask_cluster, None) as remote:
         assert simulate_parallel(scenario, remote).summary == json.loads(sequential.stdout)["summary"]
+    small = generated(tmp_path / "two-queues", jobs=40, queues=2, shares=1)  # the report draws a chart per share
+    reports = [tmp_path / "sequential", tmp_path / "parallel"]
+    CliRunner().invoke(main, ["simulate", str(small), "--report", str(reports[0])])
+    CliRunner().invoke(main, ["simulate", str(small), "--report", str(reports[1]), "--scheduler", dask_cluster])
+    assert sorted(p.name for p in reports[0].iterdir()) == sorted(p.name for p in reports[1].iterdir())
+    assert all((reports[0] / p.name).read_bytes() == p.read_bytes() for p in reports[1].iterdir())
     events = CliRunner().invoke(main, ["simulate", str(path), "--workers", "1", "--events", str(tmp_path / "e")])
     assert events.exit_code == 2 and "--events" in events.stderr
 
