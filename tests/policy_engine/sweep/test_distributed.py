@@ -13,11 +13,13 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from policy_engine.cli import main
 from policy_engine.simulation.workload import load_scenario
+from policy_engine.sweep.dataset import ResultsDataset, share_pairs
 from policy_engine.sweep.executor import DaskExecutor, InProcess, open_executor
 from policy_engine.sweep.grammar import parse_vary
 from policy_engine.sweep.grid import expand
@@ -131,6 +133,11 @@ def test_a_worker_killed_mid_sweep_loses_no_run_and_repeats_none(tmp_path: Path)
     share = first_share(tmp_path / "slow")
     vary = [f"{share}.borrow_limit=0,100,200,-1", "settings.backfill=false,true", "workload.scale=1,1.1"]
     expected = _sweep(InProcess(), str(path), vary)
+    scenario = load_scenario(path)
+    axes = parse_vary(vary, scenario.topology)
+    out = tmp_path / "results"
+    results = ResultsDataset(out, axes, share_pairs(scenario.topology, axes),
+                             {"scenario": "s", "scenario_sha256": "x", "vary": vary}, resume=False)
     killed: list[int] = []
     seen: list[int] = []
     with open_executor(None, 2) as local:
@@ -142,12 +149,15 @@ def test_a_worker_killed_mid_sweep_loses_no_run_and_repeats_none(tmp_path: Path)
                 os.kill(victim, signal.SIGKILL)
                 killed.append(victim)
 
-        records = _sweep(local, str(path), vary, on_result=kill_one_worker)
+        records = _sweep(local, str(path), vary, on_result=kill_one_worker, dataset=results, flush_runs=3)
         deadline = time.monotonic() + 60  # the nanny restarts the killed worker; leave a whole cluster behind
         while len(local.client.nthreads()) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
     assert killed and sorted(seen) == list(range(16))  # each run reported exactly once
     assert records == expected
+    written = pd.read_parquet(out)
+    assert sorted(written["run"]) == list(range(16))  # each run written exactly once, over several part files
+    assert len(list(out.glob("part-*.parquet"))) > 1
 
 
 def test_tune_on_the_cluster_asks_and_recommends_as_in_process(dask_cluster, tmp_path: Path):
