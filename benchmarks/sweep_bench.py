@@ -8,7 +8,11 @@ Prints, for a 10,000-job scenario (8 shares, generated workload):
   * with ``--big N``: the wall time of N runs of the 10,000-job scenario (target: 1,000 in under 10 min);
   * each worker's peak memory next to the memory of one simulation in this process (the workload is
     scattered once, not copied per task).
-The load average is printed with the figures: the machine is shared, so wall-time ratios are noisy.
+The load average is printed with the figures: on a shared machine wall-time ratios are noisy, and
+with Linux's autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``) a session's
+processes share one slice of a busy CPU, so the speed-up only shows when the cores are not
+already saturated by other sessions. Sequential and parallel runs are interleaved over
+``--rounds`` and the best of each is compared.
 
     python benchmarks/sweep_bench.py                 # throughput and overhead (about a minute)
     python benchmarks/sweep_bench.py --big 1000      # plus the 1,000-run sweep
