@@ -13,7 +13,6 @@ import yaml
 from click.testing import CliRunner
 
 from policy_engine.cli import main
-from policy_engine.examples import example_topology
 from policy_engine.simulation.workload import load_scenario
 from policy_engine.sweep import dataset as dataset_module
 from policy_engine.sweep.candidate import topology_for, variant
@@ -147,4 +146,6 @@ def test_bad_objective_and_bad_scheduler_are_one_line_exit_2():
     assert unknown.exit_code == 2 and "is not a quota share" in unknown.stderr
     both = invoke("sweep", SCENARIO, *VARY, "--workers", "2", "--scheduler", "tcp://127.0.0.1:9")
     assert both.exit_code == 2 and "give one or the other" in both.stderr
-    assert example_topology()  # the fixtures above never changed the embedded example
+    bad_address = invoke("sweep", SCENARIO, *VARY, "--scheduler", "http://127.0.0.1:9")
+    assert bad_address.exit_code == 2
+    assert bad_address.stderr.startswith("error: cannot reach Dask scheduler http://127.0.0.1:9: unknown address")
