@@ -19,6 +19,14 @@ from typing import Any
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity, e.g. inside a container), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 class ExecutorError(RuntimeError):
     """The executor cannot start or reach its cluster (a usage problem: exit 2)."""
 
@@ -59,7 +67,7 @@ class DaskExecutor(AbstractContextManager):
             if address:
                 self.client = Client(address, timeout="10s")
             else:
-                count = workers or os.cpu_count() or 1
+                count = workers or usable_cores()
                 self._cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
                                              dashboard_address="127.0.0.1:0", host="127.0.0.1",
                                              silence_logs=logging.ERROR)
