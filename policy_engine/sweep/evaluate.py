@@ -67,7 +67,7 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate) -> 
             if not ok:
                 record["status"] = INVALID
                 return record
-            result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings)
+            result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings, live=scenario.live)
             record["summary"], record["shares"] = simulation_json(result)
     except Exception as error:  # one bad candidate must not end a sweep of thousands
         record["status"] = ERROR

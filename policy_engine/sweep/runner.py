@@ -36,9 +36,9 @@ def run_task(shared: SweepInput, candidate: Candidate) -> dict[str, Any]:
 
 
 def scenario_digest(scenario: Scenario) -> str:
-    """What ``--resume`` compares: the loaded topology, workload, actions and settings (not file names)."""
+    """What ``--resume`` compares: the loaded topology, workload, actions, settings and live jobs (not file names)."""
     digest = hashlib.sha256(scenario.topology.model_dump_json().encode())
-    for part in (scenario.jobs, scenario.updates, (scenario.settings,)):
+    for part in (scenario.jobs, scenario.updates, (scenario.settings,), sorted(scenario.live.items())):
         for item in part:
             digest.update(repr(item).encode())
     return digest.hexdigest()

@@ -59,13 +59,16 @@ def split(scenario: Scenario) -> list[Part] | None:
         jobs = [spec for spec in scenario.jobs if spec.share.partition("/")[0] in wanted]
         names_here = {spec.name for spec in jobs}
         updates = [update for update in scenario.updates if update.job in names_here]
-        parts.append(Part(names, replace(scenario, topology=topology, jobs=jobs, updates=updates)))
+        live = {name: state for name, state in scenario.live.items() if name in names_here}
+        parts.append(Part(names, replace(scenario, topology=topology, jobs=jobs, updates=updates, live=live,
+                                         observed={})))
     return parts
 
 
 def start_part(part: Part, until: float | None) -> Engine:
     """Phase one (on a worker): simulate the part to its end (or ``until``); the engine stays there."""
-    engine = Engine(part.scenario.topology, part.scenario.jobs, part.scenario.updates, part.scenario.settings)
+    engine = Engine(part.scenario.topology, part.scenario.jobs, part.scenario.updates, part.scenario.settings,
+                    part.scenario.live)
     engine.run(until)
     return engine
 
