@@ -149,3 +149,22 @@ def test_bad_objective_and_bad_scheduler_are_one_line_exit_2():
     bad_address = invoke("sweep", SCENARIO, *VARY, "--scheduler", "http://127.0.0.1:9")
     assert bad_address.exit_code == 2
     assert bad_address.stderr.startswith("error: cannot reach Dask scheduler http://127.0.0.1:9: unknown address")
+
+
+def test_a_sweep_from_a_live_snapshot_starts_every_candidate_from_it():
+    from policy_engine.simulation.engine import simulate
+    from policy_engine.simulation.jobs import JobSpec, LiveState, Status
+    from policy_engine.simulation.workload import Scenario
+    from policy_engine.sweep.evaluate import evaluate, simulation_json
+    from policy_engine.sweep.grid import Candidate
+
+    topology = load_scenario(str(ROOT / "scenarios" / "walkthrough.yaml")).topology
+    jobs = [JobSpec("a", "training/QS1", "ml.g5.xlarge", 1, 0, 0, 1000), JobSpec("b", "training/QS2", "ml.g5.xlarge",
+                                                                                 1, 0, 0, 50)]
+    live = {"a": LiveState(Status.RUNNING, -900, 100.0)}
+    scenario = Scenario(topology, jobs, live=live)
+    axes = parse_vary(["settings.backfill=true"], topology)
+    record = evaluate(scenario, axes, Candidate(0, {"settings.backfill": True}))
+    expected = simulate(topology, jobs, settings=scenario.settings.__class__(backfill=True), live=live)
+    assert (record["summary"], record["shares"]) == simulation_json(expected)
+    assert expected.job("a").finished_at == 100  # the live job's remaining work, not its whole duration
