@@ -115,6 +115,7 @@ def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines, list[_Problem]]:
             result: dict[Any, Any] = {}
             merged: set[Any] = set()
             for key_node, value_node in node.value:
+                budget.spend(key_node)  # keys are built too: a merge chain repeats them
                 key = scalar(key_node, path)
                 if not isinstance(key, _SCALAR_KEY):
                     problem(key_node, path, f"a mapping key must be a plain value, got a {type(key).__name__}")
