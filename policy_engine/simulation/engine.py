@@ -84,7 +84,8 @@ Transition = Callable[[float, Job, str, str, str], None]
 class _PoolQueue:
     """Scheduling state of one pool: which heads to look at and which wait for capacity."""
 
-    __slots__ = ("borrow", "borrow_member", "dirty", "own", "pool", "preempt", "preempt_member", "reclaim", "waiting")
+    __slots__ = ("borrow", "borrow_member", "deep", "dirty", "own", "pool", "position", "preempt", "preempt_member",
+                 "reclaim", "waiting")
 
     def __init__(self, pool: Pool):
         self.pool = pool
@@ -96,6 +97,9 @@ class _PoolQueue:
         self.preempt: list = []
         self.preempt_member: dict[ShareCapacity, Job] = {}
         self.waiting: dict[ShareCapacity, None] = {}  # heads that failed reclaim / in-share preemption
+        #: lines with a job behind the head (set by the line, dropped by backfill): backfill's candidates
+        self.deep: dict[ShareCapacity, None] = {}
+        self.position = {share: index for index, share in enumerate(pool.shares)}
 
     def retry_waiting(self) -> None:
         """Heads that failed reclaim or in-share preemption look again: capacity or the victims changed."""
@@ -151,9 +155,10 @@ class Engine:
         for pool in self.pools:
             if self.settings.utilisation_series:
                 pool.series = []
-            self._queues.append(_PoolQueue(pool))
+            queue = _PoolQueue(pool)
+            self._queues.append(queue)
             for capacity in pool.shares:
-                capacity.line = Line()
+                capacity.line = Line(self.settings.backfill, queue.deep, capacity)
                 self.shares[(capacity.share_id, capacity.instance_type)] = capacity
         # the shortest jobStateTimeLimitAction of each queue: its time and its reason
         self._time_limit: dict[str, JobStateTimeLimitAction] = {
@@ -610,23 +615,42 @@ class Engine:
         return False
 
     def _backfill(self, queue: _PoolQueue) -> bool:
-        """Optional: a job behind a blocked head may use capacity the head cannot (no preemption)."""
+        """Optional: a job behind a blocked head may use capacity the head cannot (no preemption).
+
+        The first job in line order (head excluded) that fits on own or borrowed capacity, share by
+        share in pool order. What fits is every size up to a bound (own room, or borrowed room above
+        the own limit: the two ranges always join), so the line's size index answers it without a scan.
+        """
         pool = queue.pool
-        for share in pool.shares:
-            if share.line.waiting < 2:
+        env_free = pool.env.capacity - pool.env.used
+        if env_free <= 0:
+            return False
+        lendable = pool.lender_idle - pool.borrowed
+        deep = queue.deep
+        shares = list(deep)
+        if len(shares) > 1:
+            shares.sort(key=queue.position.__getitem__)  # pool order, as the definition walks it
+        for share in shares:
+            line = share.line
+            if line.waiting < 2:
+                del deep[share]
                 continue
-            jobs = share.line.in_order()
-            next(jobs, None)  # the head: handled by the steps above
-            for job in jobs:
-                if job.misconfigured:
-                    continue
+            room = share.limit - share.used
+            most = min(room, env_free, lendable) if share.lends else min(room, env_free)
+            if share.borrows:
+                top = min(lendable, env_free)
+                if share.ceiling is not None:
+                    top = min(top, share.ceiling - share.used)
+                if top > room:
+                    most = max(most, top)
+            if most <= 0:
+                continue
+            job = line.first_fitting(most, line.head())
+            if job is not None:
                 n = job.spec.instances
-                if placement.own_fits(pool, share, n):
-                    self._place(share, job, borrowed=False, after_preemption=False, remove=True)
-                    return True
-                if placement.borrow_fits(pool, share, n):
-                    self._place(share, job, borrowed=True, after_preemption=False, remove=True)
-                    return True
+                borrowed = not placement.own_fits(pool, share, n)
+                self._place(share, job, borrowed=borrowed, after_preemption=False, remove=True)
+                return True
         return False
 
     # --- what a waiting job is waiting for -------------------------------------------
