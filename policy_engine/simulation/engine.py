@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from policy_engine.model import JobStateTimeLimitAction, Topology
 from policy_engine.simulation import placement
@@ -26,6 +27,7 @@ from policy_engine.simulation.jobs import (
     FAILED,
     PREEMPTED,
     SUCCEEDED,
+    AttemptRecord,
     Job,
     JobSpec,
     Status,
@@ -41,6 +43,7 @@ from policy_engine.simulation.preemption import (
 )
 from policy_engine.simulation.queues import Line
 from policy_engine.simulation.results import SimulationResult, build_result
+from policy_engine.simulation.usage import LoggedShare, UsageLog
 
 # event phases inside one instant
 _FINISH, _ADVANCE, _UPDATE, _SUBMIT, _LIMIT = 0, 1, 2, 3, 4
@@ -56,6 +59,8 @@ class SimulationSettings:
     backfill: bool = False
     victim_policy: str = LowestPriorityNewestFirst.name
     utilisation_series: bool = False
+    #: Log every usage change compactly (``SimulationResult.usage``): what the HTML report aggregates.
+    usage_log: bool = False
     #: A job placed at T is not a preemption victim before T + this (> 0: no preemption loop inside an instant).
     min_runtime: float = 1.0
 
@@ -129,7 +134,6 @@ class Engine:
         self._queues: list[_PoolQueue] = []
         self._build(topology)
         self.jobs = [Job(spec, seq) for seq, spec in enumerate(jobs)]
-        self.by_name = {job.spec.name: job for job in self.jobs}
         for job in self.jobs:
             job.share = self.shares[(job.spec.share, job.spec.instance_type)]
         self._arrivals = sorted(self.jobs, key=lambda j: (j.spec.submit_at, j.seq))
@@ -148,11 +152,21 @@ class Engine:
         for order, update in enumerate(updates):
             self._push(update.at, _UPDATE, "update", update, order=order)
 
+    @cached_property
+    def by_name(self) -> dict[str, Job]:
+        """Jobs by name; built on first use (priority updates), not for every run of a million jobs."""
+        return {job.spec.name: job for job in self.jobs}
+
     # --- construction ---------------------------------------------------------------
 
     def _build(self, topology: Topology) -> None:
         self.pools = build_pools(topology)
+        self.usage: UsageLog | None = None
+        if self.settings.usage_log:
+            self.usage = UsageLog([LoggedShare(s.share_id, s.instance_type, s.limit, s.lends, pool.index)
+                                   for pool in self.pools for s in pool.shares])
         for pool in self.pools:
+            pool.log = self.usage
             if self.settings.utilisation_series:
                 pool.series = []
             queue = _PoolQueue(pool)
@@ -365,7 +379,7 @@ class Engine:
         pool = share.pool
         pool.change(share, -job.spec.instances, self.now)
         del share.active[job]
-        job.segments.append((job.attempt_start, self.now, outcome, job.placed_borrowed))
+        job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed),)
         job.version += 1
         self._touch(share)
         if len(pool.env.pools) == 1:  # the common case of _capacity_freed, inline

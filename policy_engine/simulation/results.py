@@ -11,18 +11,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, TextIO
 
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.jobs import ACTIVE, Status
+from policy_engine.simulation.jobs import ACTIVE, AttemptRecord, Status
 from policy_engine.simulation.metrics import ShareMetrics, share_metrics, summary
 from policy_engine.simulation.numbers import as_number, plain
-
-
-class AttemptRecord(NamedTuple):
-    """One stay on capacity: ``end`` is ``None`` while still running at the report time."""
-
-    start: float
-    end: float | None
-    outcome: str  # succeeded | failed | preempted | running (still on capacity at the report time)
-    borrowed: bool  # placed above the share's own limit
+from policy_engine.simulation.usage import UsageLog
 
 
 class JobRecord(NamedTuple):
@@ -67,6 +59,8 @@ class SimulationResult:
     summary: dict
     #: Only with ``SimulationSettings(utilisation_series=True)``; sorted by time.
     utilisation: list[UtilisationSample] | None = field(default=None)
+    #: Only with ``SimulationSettings(usage_log=True)``: every usage change, for the HTML report's aggregates.
+    usage: UsageLog | None = field(default=None)
 
     def job(self, name: str) -> JobRecord:
         return next(record for record in self.jobs if record.name == name)
@@ -86,9 +80,6 @@ class SimulationResult:
             handle.write((", " if index else "") + json.dumps(record.to_json()))
         handle.write(f'], "shares": {json.dumps(plain([m.to_json() for m in self.shares]))}, '
                      f'"summary": {json.dumps(plain(self.summary))}}}')
-
-
-_attempt = AttemptRecord._make
 
 
 def _reason(engine, job) -> str:
@@ -117,7 +108,7 @@ def _running_reason(job) -> str:
 def job_record(engine, job) -> JobRecord:
     spec = job.spec
     now = engine.now
-    attempts = tuple(map(_attempt, job.segments))
+    attempts = job.segments
     if job.status in ACTIVE:
         attempts += (AttemptRecord(job.attempt_start, None, "running", job.placed_borrowed),)
     start = job.started_at
@@ -148,4 +139,4 @@ def _build(engine) -> SimulationResult:
     series = None
     if engine.settings.utilisation_series:
         series = sorted((s for pool in engine.pools for s in pool.series), key=lambda sample: sample[0])
-    return SimulationResult(engine.now, records, shares, summary(engine, records, shares), series)
+    return SimulationResult(engine.now, records, shares, summary(engine, records, shares), series, engine.usage)
