@@ -195,6 +195,7 @@ _SCRIPT = r"""
   }
   if (data.lanes) pending.push(draw('chart-lanes', laneSpec(data.lanes)));
   Promise.all(pending).then(function () {
+    document.documentElement.dataset.renderedMs = Math.round(performance.now());  // since navigation start
     document.documentElement.dataset.rendered = 'true';
   }, function (error) {
     document.documentElement.dataset.rendered = 'error';
