@@ -36,6 +36,8 @@ synth: $(STAMP) node_modules/.installed
 bench: $(STAMP) node_modules/.installed
 	$(PYTHON) benchmarks/check_bench.py
 	$(PYTHON) benchmarks/simulate_bench.py
+	$(PYTHON) benchmarks/floor_bench.py
+	$(PYTHON) benchmarks/report_bench.py
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PYTHON) benchmarks/synth_bench.py
 
 # The README's pictures: the default topology's borrow graph, and AWS's walkthrough as an HTML report.
