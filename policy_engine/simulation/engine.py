@@ -136,8 +136,12 @@ class Engine:
         self.jobs = [Job(spec, seq) for seq, spec in enumerate(jobs)]
         for job in self.jobs:
             job.share = self.shares[(job.spec.share, job.spec.instance_type)]
-        self._arrivals = sorted(self.jobs, key=lambda j: (j.spec.submit_at, j.seq))
-        self._arrival_times = [job.spec.submit_at for job in self._arrivals]
+        self._arrival_times = [job.spec.submit_at for job in self.jobs]
+        if all(a <= b for a, b in zip(self._arrival_times, self._arrival_times[1:], strict=False)):
+            self._arrivals = self.jobs  # already in submission order (generated files are): no second list
+        else:
+            self._arrivals = sorted(self.jobs, key=lambda j: (j.spec.submit_at, j.seq))
+            self._arrival_times = [job.spec.submit_at for job in self._arrivals]
         self._next_arrival = 0
         self._events: list[tuple] = []
         self._seq = 0
@@ -379,6 +383,7 @@ class Engine:
         pool = share.pool
         pool.change(share, -job.spec.instances, self.now)
         del share.active[job]
+        job.start_order = 0  # it only ranks placed jobs (victim order): a million finished jobs keep no int
         job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed),)
         job.version += 1
         self._touch(share)
