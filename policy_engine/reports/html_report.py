@@ -176,7 +176,7 @@ _SCRIPT = r"""
 
   sortableTable(document.getElementById('worst'), document.getElementById('worst-filter'));
   const picker = document.getElementById('share-picker');
-  const pending = [draw('chart-cluster', overTime('All shares and instance types', data.cluster)),
+  const pending = [draw('chart-cluster', overTime(data.cluster.label, data.cluster)),
                    draw('chart-waits', waitSpec())];
   let shareView = null;
   if (data.series.length) {
@@ -243,9 +243,12 @@ def page_data(result, aggregates: agg.Aggregates, lanes: agg.Lanes | None, lanes
     scale, unit = time_unit(result.time)
     series = aggregates.series
     metrics = [[getattr(s, m) for s in series] for m in agg.METRICS]
+    empty = np.zeros(len(aggregates.edges) - 1)
+    sums = [np.sum(m, axis=0) if m else empty for m in metrics]
+    sums[2] = empty  # across the cluster every lent instance is some share's borrowed one: drawn once
     cluster = _series_json(
-        "All shares and instance types",
-        [np.sum(m, axis=0) if m else np.zeros(len(aggregates.edges) - 1) for m in metrics],
+        "All shares and instance types (lent instances are the borrowed ones)",
+        sums,
         np.sum([s.depth for s in series], axis=0) if series else np.zeros(len(aggregates.edges) - 1),
         np.sum([s.preemptions for s in series], axis=0) if series else np.zeros(len(aggregates.edges) - 1))
     data = {

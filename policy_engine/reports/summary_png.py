@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from policy_engine.reports.aggregates import METRICS, Aggregates
 
-OWN, BORROWED, LENT, IDLE = "#4c72b0", "#dd8452", "#55a868", "#d9d9d9"
+OWN, BORROWED, IDLE = "#4c72b0", "#dd8452", "#d9d9d9"
 #: The waits chart shows this many shares (worst p95 first); its title says how many there are.
 MAX_WAIT_BOXES = 30
 CLUSTER, WAITS = "summary-cluster.png", "summary-waits.png"
@@ -39,14 +39,14 @@ def cluster_png(aggregates: Aggregates, end: float) -> bytes:
     edges = aggregates.edges / scale
     bins = len(edges) - 1
     stacks = [np.sum([getattr(s, m) for s in aggregates.series], axis=0) if aggregates.series else np.zeros(bins)
-              for m in METRICS]
+              for m in METRICS if m != "lent"]  # across the cluster, lent instances are the borrowed ones
     depth = np.sum([s.depth for s in aggregates.series], axis=0) if aggregates.series else np.zeros(bins)
     figure = Figure(figsize=(11, 5))
     figure.subplots_adjust(left=0.07, right=0.84, top=0.93, bottom=0.1, hspace=0.12)
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[3, 1.3])
     steps = [np.append(stack, stack[-1]) for stack in stacks]
-    top.stackplot(edges, *steps, step="post", colors=[OWN, BORROWED, LENT, IDLE],
-                  labels=["own use", "borrowed", "lent to others", "idle"])
+    top.stackplot(edges, *steps, step="post", colors=[OWN, BORROWED, IDLE],
+                  labels=["own use", "borrowed (lent by\nother shares)", "idle"])
     top.set_ylabel("instances (bin mean)")
     top.set_title("All shares and instance types over time")
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
