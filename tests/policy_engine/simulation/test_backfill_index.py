@@ -72,7 +72,7 @@ def _outcome(engine_class, topo, jobs, updates, sim_settings):
     return json.dumps(build_result(engine).to_json()), events
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(deep_lines())
 def test_indexed_backfill_matches_the_scanning_reference(scenario):
     indexed, reference = _outcome(Engine, *scenario), _outcome(ScanningBackfill, *scenario)
