@@ -93,3 +93,34 @@ def test_behind_a_blocked_head_the_first_job_that_fits_runs():
         result = build_result(engine)
         assert result.job("one").started_at == 3
         assert result.job("late").started_at == 3600 and result.job("two").started_at == 7200
+
+
+def test_no_line_is_scanned_and_no_reason_is_written_while_the_run_goes_on(monkeypatch):
+    """Reasons are computed when reported, and backfill, time limits and priority updates never walk a line."""
+    from policy_engine.simulation.queues import Line
+
+    topo = topology(4, share("A", 2, "LEND_AND_BORROW", borrow_limit=200, in_share=True), share("B", 2),
+                    time_limit=5000)
+    jobs = [job(f"j{i}", "AB"[i % 2], instances=1 + (i % 3 == 0), priority=i % 4, at=i % 50, duration=100 + i % 70)
+            for i in range(400)]
+    updates = [PriorityUpdate(60 + i, f"j{i}", 3) for i in range(0, 400, 7)]
+    engine = Engine(topo, jobs, updates, SimulationSettings(backfill=True))
+    reasons = []
+    original = Engine.waiting_reason
+
+    def counted(self, waiting):
+        reasons.append(waiting.spec.name)
+        return original(self, waiting)
+
+    def scanned(self):
+        raise AssertionError("a waiting line was scanned during the run")
+
+    monkeypatch.setattr(Engine, "waiting_reason", counted)
+    monkeypatch.setattr(Line, "in_order", scanned)
+    engine.run(until=500)
+    assert reasons == []
+    waiting = [j for j in engine.jobs if j.status.value == "RUNNABLE"]
+    assert len(waiting) > 100  # deep lines at the report time
+    result = build_result(engine)
+    assert sorted(reasons) == sorted(j.spec.name for j in waiting)  # one reason per waiting job, when reported
+    assert sum(r.reason.startswith("BLOCKED") for r in result.jobs) > 50
