@@ -60,7 +60,7 @@ def floor(path: Path) -> dict:
 
 
 def simulator(path: Path, backfill: bool) -> dict:
-    topology = workloads.topology()
+    topology = workloads.topology(path.stem.split("-")[0])  # files are named SHAPE-JOBS.csv
     started, cpu = time.perf_counter(), time.process_time()
     specs = load_jobs(path, topology)
     engine = Engine(topology, specs, settings=SimulationSettings(backfill=backfill))

@@ -34,7 +34,7 @@ from policy_engine.simulation.workload import load_jobs
 
 
 def one(path: Path, report: Path | None) -> dict:
-    topology = workloads.topology()
+    topology = workloads.topology(path.stem.split("-")[0])  # files are named SHAPE-JOBS.csv
     started, cpu = time.perf_counter(), time.process_time()
     specs = load_jobs(path, topology)
     engine = Engine(topology, specs, settings=SimulationSettings(usage_log=report is not None))

@@ -12,6 +12,7 @@ import io
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from policy_engine.reports.aggregates import METRICS, Aggregates
 
@@ -65,13 +66,20 @@ def waits_png(aggregates: Aggregates) -> bytes:
     figure = Figure(figsize=(11, height))
     figure.subplots_adjust(left=0.3, right=0.97, top=1 - 0.45 / height, bottom=0.6 / height)
     axis = figure.subplots()
-    if shown:
-        stats = [{"label": f"{w.share} ({w.jobs:,})", "whislo": w.low, "q1": w.p25, "med": w.p50, "q3": w.p75,
-                  "whishi": w.p95, "fliers": [w.high] if w.high > w.p95 else []} for w in reversed(shown)]
-        axis.bxp(stats, orientation="horizontal", showfliers=True, patch_artist=True,
-                 boxprops={"facecolor": OWN, "alpha": 0.8}, medianprops={"color": "white"})
+    if shown:  # one artist per kind (not per box): as fast for 30 shares as for 3
+        rows = np.arange(len(shown))[::-1]
+        low, p25, p50, p75, p95, high = (np.array([getattr(w, f) for w in shown])
+                                         for f in ("low", "p25", "p50", "p75", "p95", "high"))
+        axis.hlines(rows, low, p95, color="#555555", linewidth=1)
+        axis.barh(rows, p75 - p25, left=p25, height=0.6, color=OWN, alpha=0.85)
+        axis.vlines(p50, rows - 0.3, rows + 0.3, color="white", linewidth=2)
+        axis.plot(high, rows, linestyle="", marker="o", markersize=3, color="#d62728")
+        axis.set_yticks(rows, [f"{w.share} ({w.jobs:,})" for w in shown])
+        axis.set_ylim(-0.7, len(shown) - 0.3)
         axis.set_xscale("symlog", linthresh=1.0)
-    axis.set_xlabel("wait before first placement (s, log scale); whiskers min and p95, dot: max")
+        axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))  # no slow mathtext 10^n
+    axis.set_xlabel("wait before first placement (s, log scale): box quartiles, white median, line min to p95, "
+                    "dot max")
     more = len(aggregates.waits) - len(shown)
     axis.set_title("Waits per share (jobs)" + (f": the {len(shown)} longest p95 of {len(aggregates.waits)} shares"
                                                 if more > 0 else ""))
