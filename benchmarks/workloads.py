@@ -1,11 +1,12 @@
-"""The benchmark workloads, shared by every script: one topology, two shapes of load.
+"""The benchmark workloads, shared by every script: 100 shares, two shapes of load.
 
 ``steady``: Poisson arrivals at about 85 % of the cluster's throughput, exponential
 durations (the simulator benchmark's original workload). ``heavy``: shaped like a
 production GPU cluster: lognormal durations from seconds to weeks (sigma 2.5, capped at
 two weeks), 85 % of jobs on one instance and a few on 2 or 4, submissions in bursts of
 about 500 jobs to one share, offered at 97 % of capacity, on a topology whose borrowers have
-no ceiling: bursts spread over lent capacity and are reclaimed, and lines grow thousands deep. ``batch-quota generate`` writes the same shape with
+no ceiling: bursts spread over lent capacity and are reclaimed, and lines grow thousands deep.
+``batch-quota generate`` writes the same shape with
 ``--duration-distribution lognormal --duration-shape 2.5 --duration-max 1209600
 --burst-mean 500 --burst-spread 600 --sizes 1:0.85,2:0.12,4:0.03``.
 """
