@@ -60,6 +60,14 @@ def cluster_png(aggregates: Aggregates, end: float) -> bytes:
     return _png(figure)
 
 
+def _compact(value: float, _position=None) -> str:
+    """1, 10, 100, 1k, 10k, 100k, 1M (seconds)."""
+    for size, suffix in ((1e6, "M"), (1e3, "k")):
+        if value >= size:
+            return f"{value / size:g}{suffix}"
+    return f"{value:g}"
+
+
 def waits_png(aggregates: Aggregates) -> bytes:
     shown = aggregates.waits[:MAX_WAIT_BOXES]
     height = 1.2 + 0.28 * max(len(shown), 1)
@@ -77,7 +85,8 @@ def waits_png(aggregates: Aggregates) -> bytes:
         axis.set_yticks(rows, [f"{w.share} ({w.jobs:,})" for w in shown])
         axis.set_ylim(-0.7, len(shown) - 0.3)
         axis.set_xscale("symlog", linthresh=1.0)
-        axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))  # no slow mathtext 10^n
+        axis.set_xlim(left=0)
+        axis.xaxis.set_major_formatter(FuncFormatter(_compact))  # plain text: mathtext 10^n is slow to lay out
     axis.set_xlabel("wait before first placement (s, log scale): box quartiles, white median, line min to p95, "
                     "dot max")
     more = len(aggregates.waits) - len(shown)
