@@ -77,86 +77,122 @@ def _means(knots: np.ndarray, values: np.ndarray, edges: np.ndarray) -> np.ndarr
 
 
 def _usage(result: SimulationResult, edges: np.ndarray) -> dict[int, dict[str, np.ndarray]]:
-    """``share number -> metric -> per-bin means`` from the usage log, one pool at a time (lending is per pool)."""
+    """``share number -> metric -> per-bin means`` from the usage log, in O(changes log changes + shares x bins).
+
+    Own use, borrowed and idle of a share change only at its own log entries. Lending is attributed
+    as the engine does (``capacity.Pool``): a lender's idle instances times the pool's
+    borrowed / lender-idle ratio, integrated through that ratio's running integral, so no
+    changes x shares matrix is ever built.
+    """
     log = result.usage
     shares = log.shares
     times = np.frombuffer(log.times, dtype=np.float64)
     who = np.frombuffer(log.who, dtype=np.int64)
-    used = np.frombuffer(log.used, dtype=np.int64)
+    used = np.frombuffer(log.used, dtype=np.int64).astype(np.float64)
+    limits = np.array([s.limit for s in shares], dtype=np.float64)
+    lends = np.array([s.lends for s in shares], dtype=bool)
     pool_of = np.array([s.pool for s in shares], dtype=np.int64)
-    members: dict[int, list[int]] = {}
-    for number, s in enumerate(shares):
-        members.setdefault(s.pool, []).append(number)
-    order = np.argsort(pool_of[who], kind="stable") if len(who) else np.array([], dtype=np.int64)
-    sorted_pools = pool_of[who][order]
+    end = max(edges[-1], times[-1] if len(times) else 0.0)
+    # each entry's share as it was before the entry: the share's previous entry, or idle (0 used) at time 0
+    by_share = np.argsort(who, kind="stable")
+    grouped = who[by_share]
+    first = np.ones(len(grouped), dtype=bool)
+    first[1:] = grouped[1:] != grouped[:-1]
+    before = np.empty_like(used)
+    before[by_share] = np.where(first, 0.0, np.roll(used[by_share], 1))
+    limit = limits[who]
+    borrowed_delta = np.maximum(used - limit, 0) - np.maximum(before - limit, 0)
+    idle_delta = (np.maximum(limit - used, 0) - np.maximum(limit - before, 0)) * lends[who]
+    # per pool: the running integral R of borrowed / lender-idle, as a piecewise-linear function of time
+    ratio_integral: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    by_pool = np.argsort(pool_of[who], kind="stable")
+    pools_sorted = pool_of[who][by_pool]
+    for pool in np.unique(pool_of):
+        lo, hi = np.searchsorted(pools_sorted, [pool, pool + 1])
+        picked = by_pool[lo:hi]
+        knots = np.concatenate([[0.0], times[picked], [end]])
+        borrowed = np.concatenate([[0.0], np.cumsum(borrowed_delta[picked])])
+        lender_idle = limits[(pool_of == pool) & lends].sum() + np.concatenate([[0.0], np.cumsum(idle_delta[picked])])
+        ratio = np.divide(borrowed, lender_idle, out=np.zeros_like(borrowed), where=lender_idle > 0)
+        ratio_integral[int(pool)] = (knots, np.concatenate([[0.0], np.cumsum(ratio * np.diff(knots))]))
     out: dict[int, dict[str, np.ndarray]] = {}
-    for pool, numbers in members.items():
-        lo, hi = np.searchsorted(sorted_pools, [pool, pool + 1])
-        picked = order[lo:hi]
-        local = np.full(len(shares), -1, dtype=np.int64)
-        local[numbers] = np.arange(len(numbers))
-        columns = local[who[picked]]
-        count = len(picked) + 1
-        # forward fill: row k holds every share's usage after the k-th change of the pool (row 0: all idle)
-        filled = np.zeros((count, len(numbers)), dtype=np.int64)
-        latest = np.zeros((count, len(numbers)), dtype=np.int64)
-        rows = np.arange(1, count)
-        filled[rows, columns] = used[picked]
-        latest[rows, columns] = rows
-        np.maximum.accumulate(latest, axis=0, out=latest)
-        usage = np.take_along_axis(filled, latest, axis=0).astype(np.float64)
+    bounds = np.searchsorted(grouped, np.arange(len(shares) + 1))
+    for number, share in enumerate(shares):
+        picked = by_share[bounds[number]:bounds[number + 1]]
         knots = np.concatenate([[0.0], times[picked]])
-        limits = np.array([shares[n].limit for n in numbers], dtype=np.float64)
-        lends = np.array([shares[n].lends for n in numbers], dtype=bool)
-        own = np.minimum(usage, limits)
-        borrowed = np.maximum(usage - limits, 0.0)
-        idle = np.maximum(limits - usage, 0.0)
-        lender_idle = (idle * lends).sum(axis=1)
-        ratio = np.divide(borrowed.sum(axis=1), lender_idle, out=np.zeros(count), where=lender_idle > 0)
-        lent = idle * lends * np.minimum(ratio, 1.0)[:, None]
-        stacked = np.stack([own, borrowed, lent, idle - lent], axis=-1)  # (changes, shares, metrics)
-        means = _means(knots, stacked, edges)
-        for column, number in enumerate(numbers):
-            out[number] = {name: means[:, column, i] for i, name in enumerate(METRICS)}
+        usage = np.concatenate([[0.0], used[picked]])
+        own = np.minimum(usage, share.limit)
+        idle = share.limit - own
+        means = _means(knots, np.stack([own, np.maximum(usage - share.limit, 0), idle], axis=1), edges)
+        lent = np.zeros(len(edges) - 1)
+        if share.lends:
+            pool_knots, pool_integral = ratio_integral[share.pool]
+            at_knots = np.interp(knots, pool_knots, pool_integral)
+            at_edges = np.interp(edges, pool_knots, pool_integral)
+            lent_knots = np.concatenate([[0.0], np.cumsum(idle[:-1] * np.diff(at_knots))])
+            k = np.clip(np.searchsorted(knots, edges, side="right") - 1, 0, len(knots) - 1)
+            lent_edges = lent_knots[k] + idle[k] * (at_edges - at_knots[k])
+            lent = np.diff(lent_edges) / np.diff(edges)
+        out[number] = {"own": means[:, 0], "borrowed": means[:, 1], "lent": lent, "idle": means[:, 2] - lent}
     return out
 
 
-def _depth_and_preemptions(result: SimulationResult, number_of: dict, edges: np.ndarray, count: int):
-    """Waiting jobs (mean per bin) and preemptions (per bin) of every share number, from the job records."""
-    times: list[float] = []
-    who: list[int] = []
-    deltas: list[int] = []
-    preempted_at: list[float] = []
-    preempted_who: list[int] = []
+def _scan(result: SimulationResult, number_of: dict) -> dict[str, np.ndarray]:
+    """One pass over the job records: when each job entered and left its line, preemptions, waits per share."""
+    enter, enter_who, leave, leave_who, preempted, preempted_who = [], [], [], [], [], []
+    add_enter, add_enter_who, add_leave, add_leave_who = enter.append, enter_who.append, leave.append, leave_who.append
+    waits, wait_share = [], []
+    add_wait, add_wait_share = waits.append, wait_share.append
+    share_index: dict[str, int] = {}
     for record in result.jobs:
         number = number_of.get((record.share, record.instance_type))
+        add_wait(record.wait_seconds)
+        add_wait_share(share_index.setdefault(record.share, len(share_index)))
         if number is None:
             continue
+        add_enter(record.submitted_at)
+        add_enter_who(number)
+        attempts = record.attempts
+        if len(attempts) == 1 and record.status != "RUNNABLE" and attempts[0].outcome != "preempted":
+            add_leave(attempts[0].start)  # the common job: one wait, one stay on capacity
+            add_leave_who(number)
+            continue
         waiting_since = record.submitted_at
-        for attempt in record.attempts:
-            times += (waiting_since, attempt.start)
-            who += (number, number)
-            deltas += (1, -1)
-            waiting_since = attempt.end
+        for index, attempt in enumerate(attempts):
+            add_leave(attempt.start)
+            add_leave_who(number)
             if attempt.outcome == "preempted":
-                preempted_at.append(attempt.end)
+                preempted.append(attempt.end)
                 preempted_who.append(number)
-        if record.status == "RUNNABLE":  # still waiting at the report time
-            times.append(waiting_since)
-            who.append(number)
-            deltas.append(1)
-        elif record.status == "FAILED" and record.finished_at is not None and record.finished_at > waiting_since:
-            # left the line without running (again): terminated by a time limit while waiting
-            times += (waiting_since, record.finished_at)
-            who += (number, number)
-            deltas += (1, -1)
+            if attempt.end is not None and (index + 1 < len(attempts) or record.status == "RUNNABLE"):
+                add_enter(attempt.end)  # back in the line: preempted, or a failed attempt to be retried
+                add_enter_who(number)
+            waiting_since = attempt.end
+        if record.status == "FAILED" and record.finished_at is not None and waiting_since is not None:
+            if not attempts:  # rejected on submission, or terminated by a time limit before it ever ran
+                add_leave(record.finished_at)
+                add_leave_who(number)
+            elif record.finished_at > waiting_since:  # back in the line, then terminated by a time limit
+                add_enter(waiting_since)
+                add_enter_who(number)
+                add_leave(record.finished_at)
+                add_leave_who(number)
+    return {"enter": np.array(enter), "enter_who": np.array(enter_who, dtype=np.int64),
+            "leave": np.array(leave), "leave_who": np.array(leave_who, dtype=np.int64),
+            "preempted": np.array(preempted), "preempted_who": np.array(preempted_who, dtype=np.int64),
+            "waits": np.array(waits), "wait_share": np.array(wait_share, dtype=np.int64),
+            "shares": np.array(list(share_index), dtype=object)}
+
+
+def _depth_and_preemptions(scan: dict, edges: np.ndarray, count: int):
+    """Waiting jobs (mean per bin) and preemptions (per bin) of every share number."""
     bins = len(edges) - 1
     depth = np.zeros((count, bins))
-    if times:
-        t = np.array(times)
-        w = np.array(who, dtype=np.int64)
-        d = np.array(deltas, dtype=np.float64)
-        order = np.lexsort((t, w))
+    t = np.concatenate([scan["enter"], scan["leave"]])
+    if len(t):
+        w = np.concatenate([scan["enter_who"], scan["leave_who"]])
+        d = np.concatenate([np.ones(len(scan["enter"])), -np.ones(len(scan["leave"]))])
+        order = np.lexsort((d, t, w))  # at one instant, leaving before entering: no spurious peak
         t, w, d = t[order], w[order], d[order]
         bounds = np.searchsorted(w, np.arange(count + 1))
         for number in range(count):
@@ -167,31 +203,32 @@ def _depth_and_preemptions(result: SimulationResult, number_of: dict, edges: np.
             values = np.concatenate([[0.0], np.cumsum(d[lo:hi])])
             depth[number] = _means(knots, values, edges)
     preemptions = np.zeros((count, bins))
-    if preempted_at:
-        index = np.clip(np.searchsorted(edges, np.array(preempted_at), side="right") - 1, 0, bins - 1)
-        np.add.at(preemptions, (np.array(preempted_who, dtype=np.int64), index), 1)
+    if len(scan["preempted"]):
+        index = np.clip(np.searchsorted(edges, scan["preempted"], side="right") - 1, 0, bins - 1)
+        np.add.at(preemptions, (scan["preempted_who"], index), 1)
     return depth, preemptions
 
 
-def _waits(result: SimulationResult) -> list[WaitStats]:
-    by_share: dict[str, list[float]] = {}
-    for record in result.jobs:
-        by_share.setdefault(record.share, []).append(record.wait_seconds)
+def _waits(scan: dict) -> list[WaitStats]:
     stats = []
-    for share, waits in by_share.items():
-        values = np.asarray(waits)
+    order = np.argsort(scan["wait_share"], kind="stable")
+    grouped = scan["wait_share"][order]
+    bounds = np.searchsorted(grouped, np.arange(len(scan["shares"]) + 1))
+    for index, share in enumerate(scan["shares"]):
+        values = scan["waits"][order[bounds[index]:bounds[index + 1]]]
         low, p25, p50, p75, p95, high = np.percentile(values, [0, 25, 50, 75, 95, 100], method="inverted_cdf")
-        stats.append(WaitStats(share, len(waits), float(low), float(p25), float(p50), float(p75), float(p95),
+        stats.append(WaitStats(share, len(values), float(low), float(p25), float(p50), float(p75), float(p95),
                                float(high)))
     stats.sort(key=lambda s: (-s.p95, -s.high, s.share))
     return stats
 
 
-def worst_waiting(result: SimulationResult, count: int = WORST_JOBS) -> list:
-    """The ``count`` jobs that waited longest (ties in workload order)."""
+def worst_waiting(result: SimulationResult, count: int = WORST_JOBS, waits: np.ndarray | None = None) -> list:
+    """The ``count`` jobs that waited longest (ties in workload order); ``waits``: their waits, when known."""
     if not result.jobs:
         return []
-    waits = np.fromiter((record.wait_seconds for record in result.jobs), dtype=np.float64, count=len(result.jobs))
+    if waits is None:
+        waits = np.fromiter((r.wait_seconds for r in result.jobs), dtype=np.float64, count=len(result.jobs))
     return [result.jobs[i] for i in np.argsort(-waits, kind="stable")[:count].tolist()]
 
 
@@ -203,10 +240,11 @@ def aggregate(result: SimulationResult, bins: int = BINS) -> Aggregates:
     shares = result.usage.shares
     number_of = {(s.share, s.instance_type): n for n, s in enumerate(shares)}
     usage = _usage(result, edges)
-    depth, preemptions = _depth_and_preemptions(result, number_of, edges, len(shares))
+    scan = _scan(result, number_of)
+    depth, preemptions = _depth_and_preemptions(scan, edges, len(shares))
     series = [Series(s.share, s.instance_type, s.limit, *(usage[n][m] for m in METRICS), depth[n], preemptions[n])
               for n, s in enumerate(shares)]
-    return Aggregates(edges, series, _waits(result), worst_waiting(result))
+    return Aggregates(edges, series, _waits(scan), worst_waiting(result, waits=scan["waits"]))
 
 
 @dataclass(frozen=True)

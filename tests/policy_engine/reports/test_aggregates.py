@@ -67,8 +67,8 @@ def test_lanes_show_own_versus_borrowed_and_preemptions():
 def _random_run(seed: int):
     rng = np.random.default_rng(seed)
     topo = topology(6, share("A", 2, "LEND_AND_BORROW", borrow_limit=200, in_share=True), share("B", 2),
-                    share("C", 2, "RESERVE"))
-    jobs = [job(f"j{i}", str(rng.choice(["A", "B", "C"])), instances=int(rng.choice([1, 1, 2])),
+                    share("C", 2, "RESERVE"), share("D", 1, state="DISABLED"), time_limit=300)
+    jobs = [job(f"j{i}", str(rng.choice(["A", "B", "C", "D"])), instances=int(rng.choice([1, 1, 2])),
                 priority=int(rng.integers(0, 4)), at=float(rng.integers(0, 2000)), duration=float(rng.integers(1, 900)))
             for i in range(150)]
     return run(topo, jobs, usage_log=True)
@@ -88,11 +88,15 @@ def test_bins_hold_exactly_the_instance_seconds_and_waiting_seconds_of_the_run(s
     borrowed = sum(s.borrowed for s in aggregates.series)
     assert np.allclose(lent, borrowed)  # one pool: every borrowed instance is some lender's
     waited = 0.0
-    for record in result.jobs:  # every stay in the line: before the first attempt and between attempts
+    for record in result.jobs:  # every stay in the line: before and between attempts, and until terminated
         since = record.submitted_at
         for attempt in record.attempts:
             waited += attempt.start - since
             since = attempt.end
+        if record.status == "FAILED" and record.finished_at > since:
+            waited += record.finished_at - since
+    assert any(r.reason.startswith("TERMINATED") for r in result.jobs)
+    assert any(r.reason.startswith("REJECTED") for r in result.jobs)
     depth = sum((s.depth * width).sum() for s in aggregates.series)
     assert depth == pytest.approx(waited)
     assert sum(s.preemptions.sum() for s in aggregates.series) == result.summary["preemptions"]
