@@ -114,10 +114,11 @@ def main() -> None:
             with_report = measure(path, report)
             page = report / "index.html"
             added = with_report["wall_s"] - plain["wall_s"]
+            added_cpu = with_report["cpu_s"] - plain["cpu_s"]
             print(f"{size:>9,} jobs: simulate {plain['wall_s']:6.2f} s (peak {plain['peak_mb']:5.0f} MB); "
                   f"with --report "
                   f"{with_report['wall_s']:6.2f} s (write_report {with_report['report_s']:5.2f} s, peak "
-                  f"{with_report['peak_mb']:5.0f} MB): adds {added:5.2f} s; page {page.stat().st_size / 1e6:.2f} MB, "
+                  f"{with_report['peak_mb']:5.0f} MB): adds {added:5.2f} s wall, {added_cpu:5.2f} s cpu; page {page.stat().st_size / 1e6:.2f} MB, "
                   f"PNGs {sum(p.stat().st_size for p in report.glob('*.png')) / 1e3:.0f} KB", flush=True)
             rendered = render_ms(page)
             if rendered is not None:

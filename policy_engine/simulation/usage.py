@@ -28,8 +28,8 @@ class UsageLog:
     def __init__(self, shares: list[LoggedShare]):
         self.shares = shares
         self.times = array("d")
-        self.who = array("l")
-        self.used = array("l")
+        self.who = array("q")
+        self.used = array("q")
 
     def record(self, time: float, number: int, used: int) -> None:
         self.times.append(time)

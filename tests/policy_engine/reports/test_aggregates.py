@@ -119,3 +119,15 @@ def test_aggregates_need_the_usage_log():
     plain = simulate(scenario.topology, scenario.jobs, scenario.updates)
     with pytest.raises(ValueError, match="usage_log"):
         agg.aggregate(plain)
+
+
+def test_a_run_where_nothing_ran_still_aggregates(tmp_path):
+    from policy_engine.reports.html_report import write_report
+
+    topo = topology(2, share("A", 1, state="DISABLED"), share("B", 1))
+    result = run(topo, [job("x", "A"), job("y", "A", at=5)], usage_log=True)
+    aggregates = agg.aggregate(result)
+    assert all(s.depth.sum() == 0 and s.own.sum() == 0 for s in aggregates.series)
+    assert [r.name for r in aggregates.worst] == ["x", "y"]
+    written = write_report(result, topo, tmp_path)
+    assert "REJECTED: quota share q/A is DISABLED" in written[0].read_text()
