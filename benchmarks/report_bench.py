@@ -115,11 +115,12 @@ def main() -> None:
             page = report / "index.html"
             added = with_report["wall_s"] - plain["wall_s"]
             added_cpu = with_report["cpu_s"] - plain["cpu_s"]
-            print(f"{size:>9,} jobs: simulate {plain['wall_s']:6.2f} s (peak {plain['peak_mb']:5.0f} MB); "
-                  f"with --report "
-                  f"{with_report['wall_s']:6.2f} s (write_report {with_report['report_s']:5.2f} s, peak "
-                  f"{with_report['peak_mb']:5.0f} MB): adds {added:5.2f} s wall, {added_cpu:5.2f} s cpu; page {page.stat().st_size / 1e6:.2f} MB, "
-                  f"PNGs {sum(p.stat().st_size for p in report.glob('*.png')) / 1e3:.0f} KB", flush=True)
+            pngs = sum(p.stat().st_size for p in report.glob("*.png")) / 1e3
+            print(f"{size:>9,} jobs: simulate {plain['wall_s']:6.2f} s (cpu {plain['cpu_s']:6.2f} s, peak "
+                  f"{plain['peak_mb']:5.0f} MB); with --report {with_report['wall_s']:6.2f} s (cpu "
+                  f"{with_report['cpu_s']:6.2f} s, write_report {with_report['report_s']:5.2f} s, peak "
+                  f"{with_report['peak_mb']:5.0f} MB): adds {added:5.2f} s wall, {added_cpu:5.2f} s cpu; "
+                  f"page {page.stat().st_size / 1e6:.2f} MB, PNGs {pngs:.0f} KB", flush=True)
             rendered = render_ms(page)
             if rendered is not None:
                 print(f"{'':>15} Chromium: rendered after {', '.join(map(str, rendered))} ms "
