@@ -90,7 +90,7 @@ class _PoolQueue:
     """Scheduling state of one pool: which heads to look at and which wait for capacity."""
 
     __slots__ = ("borrow", "borrow_member", "deep", "dirty", "own", "pool", "position", "preempt", "preempt_member",
-                 "reclaim", "waiting")
+                 "reclaim", "settled", "waiting")
 
     def __init__(self, pool: Pool):
         self.pool = pool
@@ -105,6 +105,9 @@ class _PoolQueue:
         #: lines with a job behind the head (set by the line, dropped by backfill): backfill's candidates
         self.deep: dict[ShareCapacity, None] = {}
         self.position = {share: index for index, share in enumerate(pool.shares)}
+        #: backfill found nothing, and since then no capacity was freed and no job joined a line of the pool:
+        #: placements only take capacity, so it would find nothing again
+        self.settled = False
 
     def retry_waiting(self) -> None:
         """Heads that failed reclaim or in-share preemption look again: capacity or the victims changed."""
@@ -287,6 +290,7 @@ class Engine:
     def _touch(self, share: ShareCapacity) -> None:
         queue = self._queues[share.pool.index]
         queue.dirty[share] = None
+        queue.settled = False
         self._touched[share.pool.index] = None
         if self._time_limit:
             self._touched_lines[share] = None
@@ -295,7 +299,9 @@ class Engine:
         """Heads waiting for capacity in this pool (and pools sharing its environment) look again."""
         pools = pool.env.pools if len(pool.env.pools) > 1 else (pool,)
         for other in pools:
-            self._queues[other.index].retry_waiting()
+            queue = self._queues[other.index]
+            queue.retry_waiting()
+            queue.settled = False
             self._touched[other.index] = None
 
     def _submit(self, job: Job) -> None:
@@ -488,8 +494,10 @@ class Engine:
                 continue
             if queue.dirty:
                 continue
-            if self.settings.backfill and self._backfill(queue):
-                continue
+            if self.settings.backfill and not queue.settled:
+                if self._backfill(queue):
+                    continue
+                queue.settled = True
             break
 
     @staticmethod
@@ -655,13 +663,17 @@ class Engine:
                 del deep[share]
                 continue
             room = share.limit - share.used
-            most = min(room, env_free, lendable) if share.lends else min(room, env_free)
+            if room <= 0 and (lendable <= 0 or not share.borrows):
+                continue  # the common case on a busy cluster: at its limit, nothing to borrow
+            most = room if room < env_free else env_free
+            if share.lends and lendable < most:
+                most = lendable
             if share.borrows:
-                top = min(lendable, env_free)
-                if share.ceiling is not None:
-                    top = min(top, share.ceiling - share.used)
-                if top > room:
-                    most = max(most, top)
+                top = lendable if lendable < env_free else env_free
+                if share.ceiling is not None and share.ceiling - share.used < top:
+                    top = share.ceiling - share.used
+                if top > room and top > most:
+                    most = top
             if most <= 0:
                 continue
             job = line.first_fitting(most, line.head())
