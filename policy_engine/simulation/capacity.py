@@ -157,7 +157,14 @@ class Pool:
         if share.lends and used < limit:
             share.lent_int += (limit - used) * (self.r_int - share.last_r)
         share.last_r = self.r_int
-        self.adjust(share, delta)
+        # self.adjust(share, delta), inline: this runs twice per job
+        new = used + delta
+        self.borrowed += (new - limit if new > limit else 0) - (used - limit if used > limit else 0)
+        if share.lends:
+            self.lender_idle += (limit - new if new < limit else 0) - (limit - used if used < limit else 0)
+        share.used = new
+        self.used += delta
+        self.env.used += delta
         if self.series is not None:
             self.record(now)
         if self.log is not None:

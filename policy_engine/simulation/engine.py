@@ -528,7 +528,7 @@ class Engine:
             elif share.borrows and placement.under_ceiling(share, n) and queue.borrow_member.get(share) is not job:
                 queue.borrow_member[share] = job
                 heapq.heappush(queue.borrow, (job.spec.submit_at, job.seq, job, share))
-            if share.in_share and self._has_lower(share, job) and queue.preempt_member.get(share) is not job:
+            if share.in_share and queue.preempt_member.get(share) is not job and self._has_lower(share, job):
                 queue.preempt_member[share] = job
                 heapq.heappush(queue.preempt, key)
 
