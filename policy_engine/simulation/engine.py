@@ -539,7 +539,8 @@ class Engine:
     def _step_own(self, queue: _PoolQueue) -> bool:
         pool = queue.pool
         while queue.own:
-            *_, job, share = heapq.heappop(queue.own)
+            entry = heapq.heappop(queue.own)
+            job, share = entry[3], entry[4]
             if not self._is_head(share, job):
                 continue
             if placement.own_fits(pool, share, job.spec.instances):
@@ -551,7 +552,8 @@ class Engine:
     def _step_reclaim(self, queue: _PoolQueue) -> bool:
         pool = queue.pool
         while queue.reclaim:
-            *_, job, share = heapq.heappop(queue.reclaim)
+            entry = heapq.heappop(queue.reclaim)
+            job, share = entry[3], entry[4]
             if not self._is_head(share, job):
                 continue
             n = job.spec.instances
@@ -600,7 +602,8 @@ class Engine:
     def _step_in_share(self, queue: _PoolQueue) -> bool:
         pool = queue.pool
         while queue.preempt:
-            *_, job, share = heapq.heappop(queue.preempt)
+            entry = heapq.heappop(queue.preempt)
+            job, share = entry[3], entry[4]
             if queue.preempt_member.get(share) is job:
                 del queue.preempt_member[share]
             if not self._is_head(share, job):
