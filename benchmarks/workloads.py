@@ -5,7 +5,8 @@ durations (the simulator benchmark's original workload). ``heavy``: shaped like 
 production GPU cluster: lognormal durations from seconds to weeks (sigma 2.5, capped at
 two weeks), 85 % of jobs on one instance and a few on 2 or 4, submissions in bursts of
 about 500 jobs to one share, offered at 97 % of capacity, on a topology whose borrowers have
-no ceiling: bursts spread over lent capacity and are reclaimed, and lines grow thousands deep.
+no ceiling: bursts to borrowers spread over lent capacity and are reclaimed, bursts to shares
+that cannot borrow queue behind their 2 instances, and lines grow tens of thousands deep.
 ``batch-quota generate`` writes the same shape with
 ``--duration-distribution lognormal --duration-shape 2.5 --duration-max 1209600
 --burst-mean 500 --burst-spread 600 --sizes 1:0.85,2:0.12,4:0.03``.

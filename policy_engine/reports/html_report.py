@@ -77,7 +77,7 @@ _SCRIPT = r"""
          mark: {type: 'area', interpolate: 'step-after'},
          encoding: {x: x, y: {field: 'value', type: 'quantitative', stack: 'zero', title: 'instances (bin mean)'},
                     color: {field: 'kind', type: 'nominal', sort: KINDS, scale: {domain: KINDS, range: COLORS},
-                            title: null},
+                            title: null, legend: {labelLimit: 200}},
                     order: {field: 'order'},
                     tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'}, {field: 'kind'},
                               {field: 'value', title: 'instances', format: '.2f'}]}},
@@ -308,7 +308,7 @@ def render_page(result, topology: Topology, source: str = "", share: str | None 
         f"<title>batch-quota simulation{escape(': ' + source) if source else ''}</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>batch-quota simulation report</h1>",
-        f'<p class="muted">{escape(source)} · simulated time {format_seconds(result.time)} s · '
+        f'<p class="muted">{escape(source) + " · " if source else ""}simulated time {format_seconds(result.time)} s · '
         f"{summary['jobs']:,} job(s)</p>",
         '<p id="render-error" class="error" hidden></p>',
         "<h2>Summary</h2>",
