@@ -169,6 +169,31 @@ def test_the_share_picker_redraws_and_the_table_sorts_and_filters(browser, repor
 
 
 @needs_browser
+def test_scrolling_zooms_the_time_axis_and_hovering_a_bar_shows_the_job(browser, report_dir: Path):
+    open_page(browser, report_dir / PAGE)
+    assert wait_rendered(browser) == "true"
+    labels = ("return Array.from(document.querySelectorAll('#chart-cluster svg .role-axis-label text'))"
+              ".map(t => t.textContent)")
+    before = browser.execute_script(labels)
+    browser.execute_script(
+        "const bg = document.querySelector('#chart-cluster svg .mark-group.role-scope path.background');"
+        "const r = bg.getBoundingClientRect();"
+        "for (let i = 0; i < 5; i++) bg.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, bubbles: true,"
+        " cancelable: true, clientX: r.left + r.width / 3, clientY: r.top + 50}));")
+    time.sleep(0.3)
+    assert browser.execute_script(labels) != before  # zoomed in: other time ticks
+    browser.execute_script(
+        "const bar = document.querySelector('#chart-lanes svg .mark-rect path');"
+        "const r = bar.getBoundingClientRect();"
+        "for (const kind of ['pointermove', 'mousemove']) bar.dispatchEvent(new MouseEvent(kind,"
+        " {clientX: r.left + 1, clientY: r.top + 1, bubbles: true}));")
+    time.sleep(0.2)
+    tooltip = browser.execute_script("return document.getElementById('chart-lanes').title")
+    assert tooltip.startswith("job: qs1_job_high (training/QS1, p3, 1x)") and "state:" in tooltip
+    assert browser.get_log("browser") == []
+
+
+@needs_browser
 def test_the_checks_do_catch_fetching_eval_and_console_errors(browser, tmp_path: Path):
     """Controls: a remote image is seen, and under the report's CSP eval is refused (so charts drew without it)."""
     page = tmp_path / "fetching.html"
