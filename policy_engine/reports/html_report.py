@@ -69,13 +69,17 @@ _SCRIPT = r"""
     for (let i = 0; i <= values.length; i++) rows.push({t: data.edges[i], value: values[Math.min(i, last)]});
     return rows;
   }
+  function floor(values) {  // an all-zero series still gets an axis from 0 to 1
+    return values.some(function (v) { return v > 0; }) ? {} : {domain: [0, 1]};
+  }
   function overTime(title, s) {
     return {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: title,
       vconcat: [
         {width: 1100, height: 220, data: {name: 'usage', values: usageRows(s)}, params: zoom,
          mark: {type: 'area', interpolate: 'step-after'},
-         encoding: {x: x, y: {field: 'value', type: 'quantitative', stack: 'zero', title: 'instances (bin mean)'},
+         encoding: {x: x, y: {field: 'value', type: 'quantitative', stack: 'zero', title: 'instances (bin mean)',
+                       axis: {format: '~s'}},
                     color: {field: 'kind', type: 'nominal', sort: KINDS, scale: {domain: KINDS, range: COLORS},
                             title: null, legend: {labelLimit: 200}},
                     order: {field: 'order'},
@@ -83,12 +87,14 @@ _SCRIPT = r"""
                               {field: 'value', title: 'instances', format: '.2f'}]}},
         {width: 1100, height: 90, data: {name: 'depth', values: binRows(s.depth)},
          mark: {type: 'area', interpolate: 'step-after', color: '#8172b3'},
-         encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'waiting jobs'},
+         encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'waiting jobs', axis: {format: '~s'},
+                              scale: floor(s.depth)},
                     tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'},
                               {field: 'value', title: 'waiting jobs (mean)', format: '.1f'}]}},
         {width: 1100, height: 70, data: {name: 'preemptions', values: binRows(s.preemptions)},
          mark: {type: 'area', interpolate: 'step-after', color: '#d62728'},
-         encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'preemptions'},
+         encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'preemptions', axis: {format: '~s'},
+                       scale: floor(s.preemptions)},
                     tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'},
                               {field: 'value', title: 'preemptions'}]}}
       ],
