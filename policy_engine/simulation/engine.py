@@ -45,6 +45,9 @@ from policy_engine.simulation.queues import Line
 from policy_engine.simulation.results import SimulationResult, build_result
 from policy_engine.simulation.usage import LoggedShare, UsageLog
 
+_RUNNABLE = Status.RUNNABLE
+_attempt = AttemptRecord._make  # a fixed-size tuple: faster than the keyword constructor, once per attempt
+
 # event phases inside one instant
 _FINISH, _ADVANCE, _UPDATE, _SUBMIT, _LIMIT = 0, 1, 2, 3, 4
 _NEVER = float("inf")
@@ -390,7 +393,7 @@ class Engine:
         pool.change(share, -job.spec.instances, self.now)
         del share.active[job]
         job.start_order = 0  # it only ranks placed jobs (victim order): a million finished jobs keep no int
-        job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed),)
+        job.segments += (_attempt((job.attempt_start, self.now, outcome, job.placed_borrowed)),)
         job.version += 1
         self._touch(share)
         if len(pool.env.pools) == 1:  # the common case of _capacity_freed, inline
@@ -404,7 +407,10 @@ class Engine:
             job.remaining = 0.0
             job.finished_at = self.now
             job.reason = ""
-            self._transition(job, Status.SUCCEEDED, "work done")
+            if self.on_transition is None:
+                job.status = Status.SUCCEEDED
+            else:
+                self._transition(job, Status.SUCCEEDED, "work done")
             return
         job.attempts_failed += 1
         if job.attempts_failed >= job.spec.attempts:
@@ -538,12 +544,15 @@ class Engine:
 
     def _step_own(self, queue: _PoolQueue) -> bool:
         pool = queue.pool
+        env = pool.env
         while queue.own:
             entry = heapq.heappop(queue.own)
             job, share = entry[3], entry[4]
-            if not self._is_head(share, job):
+            if job.status is not _RUNNABLE or share.line.head() is not job:  # _is_head, inline: once per job
                 continue
-            if placement.own_fits(pool, share, job.spec.instances):
+            n = job.spec.instances  # placement.own_fits, inline
+            if share.used + n <= share.limit and env.capacity - env.used >= n and (
+                    not share.lends or pool.lender_idle - pool.borrowed >= n):
                 self._place(share, job, borrowed=False, after_preemption=False)
                 return True
             queue.dirty[share] = None  # no longer fits on its own: look at it again
