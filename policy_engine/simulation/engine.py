@@ -519,6 +519,7 @@ class Engine:
         env = pool.env
         dirty = queue.dirty
         queue.dirty = {}
+        push = heapq.heappush
         for share in dirty:
             job = share.line.head()
             if job is None or job.misconfigured:
@@ -526,17 +527,19 @@ class Engine:
             spec = job.spec
             n = spec.instances
             key = (-job.priority, spec.submit_at, job.seq, job, share)
-            if share.used + n <= share.limit:
+            used = share.used
+            if used + n <= share.limit:
                 if env.capacity - env.used >= n and (not share.lends or pool.lender_idle - pool.borrowed >= n):
-                    heapq.heappush(queue.own, key)
+                    push(queue.own, key)
                     continue
-                heapq.heappush(queue.reclaim, key)
-            elif share.borrows and placement.under_ceiling(share, n) and queue.borrow_member.get(share) is not job:
+                push(queue.reclaim, key)
+            elif (share.borrows and (share.ceiling is None or used + n <= share.ceiling)  # under its ceiling
+                  and queue.borrow_member.get(share) is not job):
                 queue.borrow_member[share] = job
-                heapq.heappush(queue.borrow, (job.spec.submit_at, job.seq, job, share))
+                push(queue.borrow, (spec.submit_at, job.seq, job, share))
             if share.in_share and queue.preempt_member.get(share) is not job and self._has_lower(share, job):
                 queue.preempt_member[share] = job
-                heapq.heappush(queue.preempt, key)
+                push(queue.preempt, key)
 
     @staticmethod
     def _is_head(share: ShareCapacity, job: Job) -> bool:
