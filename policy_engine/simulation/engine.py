@@ -584,25 +584,28 @@ class Engine:
 
     def _step_borrow(self, queue: _PoolQueue) -> bool:
         pool = queue.pool
-        if not queue.borrow or pool.free_lendable <= 0 or pool.env.capacity - pool.env.used <= 0:
+        lendable, env_free = pool.lender_idle - pool.borrowed, pool.env.capacity - pool.env.used
+        if not queue.borrow or lendable <= 0 or env_free <= 0:
             return False
+        room = lendable if lendable < env_free else env_free  # nothing changes them until a placement
         skipped = []
         placed = False
+        member = queue.borrow_member
         while queue.borrow:
             entry = heapq.heappop(queue.borrow)
             job, share = entry[2], entry[3]
-            if queue.borrow_member.get(share) is not job:
+            if member.get(share) is not job:
                 continue  # stale: the line's current head has its own entry
-            if not self._is_head(share, job):
-                del queue.borrow_member[share]  # it will be classified again when it is the head again
+            if job.status is not _RUNNABLE or share.line.head() is not job:
+                del member[share]  # it will be classified again when it is the head again
                 continue
             n = job.spec.instances
-            if share.used + n <= share.limit or not placement.under_ceiling(share, n):
-                del queue.borrow_member[share]
+            if share.used + n <= share.limit or (share.ceiling is not None and share.used + n > share.ceiling):
+                del member[share]  # within its own limit now, or no longer under its ceiling
                 queue.dirty[share] = None
                 continue
-            if placement.borrow_fits(pool, share, n):
-                del queue.borrow_member[share]
+            if n <= room:  # placement.borrow_fits: the share borrows and is above its limit, under its ceiling
+                del member[share]
                 self._place(share, job, borrowed=True, after_preemption=False)
                 placed = True
                 break
