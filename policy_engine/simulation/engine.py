@@ -374,7 +374,10 @@ class Engine:
             self._run(job)
 
     def _run(self, job: Job) -> None:
-        self._transition(job, Status.RUNNING)
+        if self.on_transition is None:
+            job.status = Status.RUNNING
+        else:
+            self._transition(job, Status.RUNNING)
         now = self.now
         job.run_started = now
         if job.started_at is None:
@@ -397,7 +400,9 @@ class Engine:
         job.version += 1
         self._touch(share)
         if len(pool.env.pools) == 1:  # the common case of _capacity_freed, inline
-            self._queues[pool.index].retry_waiting()
+            queue = self._queues[pool.index]
+            if queue.waiting:
+                queue.retry_waiting()
         else:
             self._capacity_freed(pool)
 
