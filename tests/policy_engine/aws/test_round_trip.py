@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from policy_engine.aws.account import read_account
 from policy_engine.aws.clients import Api
+from policy_engine.limits import TIME_LIMIT_REASONS
 from policy_engine.loading import topology_from_data
 from policy_engine.model import JobQueue, JobStateTimeLimitAction, ServiceEnvironment, Topology
 from tests.policy_engine.aws.fake_account import FakeAccount, batch_client, topology_template
@@ -40,8 +41,9 @@ def deployable_topologies(draw) -> Topology:
             state=draw(STATE), shares=share_list, tags=draw(TAGS),
             scheduling_policy=draw(st.none() | st.just(f"policy-{index}")),
             job_state_time_limit_actions=tuple(
-                JobStateTimeLimitAction(max_time_seconds=seconds, reason="MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT")
-                for seconds in draw(st.lists(st.integers(600, 86400), max_size=2)))))
+                JobStateTimeLimitAction(max_time_seconds=seconds, reason=reason)
+                for seconds, reason in draw(st.lists(
+                    st.tuples(st.integers(600, 86400), st.sampled_from(TIME_LIMIT_REASONS)), max_size=2)))))
     return Topology(service_environments=tuple(environments), job_queues=tuple(queues))
 
 
