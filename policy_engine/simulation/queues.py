@@ -46,10 +46,8 @@ class Line:
         self._deep, self._key = deep, key
 
     def _index(self, entry: tuple) -> None:
-        job = entry[4]
-        if job.misconfigured:
-            return  # it never fits anywhere: backfill never asks for it
-        size = job.spec.instances
+        # misconfigured jobs too: a topology update can make them runnable (and one never fits while it is not)
+        size = entry[4].spec.instances
         heap = self._by_size.get(size)
         if heap is None:
             heap = self._by_size[size] = []

@@ -38,3 +38,20 @@ class UsageLog:
 
     def __len__(self) -> int:
         return len(self.times)
+
+
+def merge_logs(logs: list[UsageLog | None]) -> UsageLog:
+    """One log from the logs of runs over disjoint parts of a topology (``--workers``): numbers and pools offset."""
+    shares: list[LoggedShare] = []
+    merged = UsageLog(shares)
+    pools = 0
+    for log in logs:
+        if log is None:
+            continue
+        offset = len(shares)
+        shares.extend(share._replace(pool=share.pool + pools) for share in log.shares)
+        pools += max((share.pool for share in log.shares), default=-1) + 1
+        merged.times.extend(log.times)
+        merged.who.extend(array("q", (number + offset for number in log.who)))
+        merged.used.extend(log.used)
+    return merged
