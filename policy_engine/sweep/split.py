@@ -77,13 +77,22 @@ def end_time(engine: Engine) -> float:
     return engine.now
 
 
-def finish_part(engine: Engine, until: float) -> tuple[SimulationResult, list[tuple[int, int, float]]]:
-    """Phase two: advance to the common end and snapshot; each pool's (environment ordinal, capacity, integral)."""
+def finish_part(engine: Engine, until: float) -> tuple[SimulationResult, list[tuple[int, int, float, float]]]:
+    """Phase two: advance to the common end and snapshot; each pool's (environment ordinal, capacity, integral,
+    the environment's capacity-seconds correction from capacity changes during the run)."""
     engine.run(until)
     ordinals: dict[int, int] = {}
-    pools = [(ordinals.setdefault(id(pool.env), len(ordinals)), pool.env.capacity, pool.used_int)
-             for pool in engine.pools]
+    pools = [(ordinals.setdefault(id(pool.env), len(ordinals)), pool.env.capacity, pool.used_int,
+              engine.capacity_corrections.get(pool.env, 0.0)) for pool in engine.pools]
     return build_result(engine), pools
+
+
+@dataclass(eq=False)
+class _Environment:
+    """One part's environment for the merged summary (hashed by identity, as the engine's are)."""
+
+    capacity: int
+    number: int
 
 
 class MergeError(RuntimeError):
@@ -105,12 +114,14 @@ def merge(scenario: Scenario, time: float, parts: Sequence[tuple[SimulationResul
     records = sorted((record for result, _ in parts for record in result.jobs), key=lambda r: position[r.name])
     shares = [metrics for result, _ in parts for metrics in result.shares]
     pools = []
+    corrections: dict[_Environment, float] = {}
     for number, (_, part_pools) in enumerate(parts):
-        environments: dict[int, SimpleNamespace] = {}
-        for ordinal, capacity, used in part_pools:
-            env = environments.setdefault(ordinal, SimpleNamespace(capacity=capacity, number=number))
+        environments: dict[int, _Environment] = {}
+        for ordinal, capacity, used, correction in part_pools:
+            env = environments.setdefault(ordinal, _Environment(capacity, number))
+            corrections[env] = correction
             pools.append(SimpleNamespace(env=env, used_int=used))
-    cluster = summary(SimpleNamespace(now=time, pools=pools), records, shares)
+    cluster = summary(SimpleNamespace(now=time, pools=pools, capacity_corrections=corrections), records, shares)
     series = None
     if scenario.settings.utilisation_series:
         series = sorted((s for result, _ in parts for s in result.utilisation or ()), key=lambda sample: sample[0])
