@@ -15,9 +15,10 @@ from dataclasses import dataclass, fields, replace
 from types import SimpleNamespace
 
 from policy_engine.model import Topology
-from policy_engine.simulation.engine import Engine
+from policy_engine.simulation.engine import Action, Engine
 from policy_engine.simulation.metrics import summary
 from policy_engine.simulation.results import SimulationResult, build_result
+from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 from policy_engine.simulation.workload import Scenario
 
 
@@ -58,11 +59,20 @@ def split(scenario: Scenario) -> list[Part] | None:
         })
         jobs = [spec for spec in scenario.jobs if spec.share.partition("/")[0] in wanted]
         names_here = {spec.name for spec in jobs}
-        updates = [update for update in scenario.updates if update.job in names_here]
+        updates = [update for update in scenario.updates if _belongs(update, wanted, environments, names_here)]
         live = {name: state for name, state in scenario.live.items() if name in names_here}
         parts.append(Part(names, replace(scenario, topology=topology, jobs=jobs, updates=updates, live=live,
                                          observed={})))
     return parts
+
+
+def _belongs(update: Action, queues: set[str], environments: set[str], jobs: set[str]) -> bool:
+    """Whether an action touches this part: its job, its share's queue or its environment."""
+    if isinstance(update, ShareUpdate):
+        return update.share.partition("/")[0] in queues
+    if isinstance(update, EnvironmentUpdate):
+        return update.name in environments
+    return update.job in jobs
 
 
 def start_part(part: Part, until: float | None) -> Engine:
@@ -77,13 +87,23 @@ def end_time(engine: Engine) -> float:
     return engine.now
 
 
-def finish_part(engine: Engine, until: float) -> tuple[SimulationResult, list[tuple[int, int, float]]]:
-    """Phase two: advance to the common end and snapshot; each pool's (environment ordinal, capacity, integral)."""
+def finish_part(engine: Engine, until: float) -> tuple[SimulationResult, list[tuple[int, int, float, float]]]:
+    """Phase two: advance to the common end and snapshot; each pool's (environment ordinal, capacity, integral,
+    the capacity-seconds correction of topology changes)."""
     engine.run(until)
     ordinals: dict[int, int] = {}
-    pools = [(ordinals.setdefault(id(pool.env), len(ordinals)), pool.env.capacity, pool.used_int)
+    pools = [(ordinals.setdefault(id(pool.env), len(ordinals)), pool.env.capacity, pool.used_int,
+              engine.capacity_corrections.get(pool.env, 0.0))
              for pool in engine.pools]
     return build_result(engine), pools
+
+
+@dataclass(eq=False)
+class _MergedEnvironment:
+    """A part's environment as ``summary`` reads it (hashed by identity, like the engine's own)."""
+
+    capacity: int
+    number: int
 
 
 class MergeError(RuntimeError):
@@ -105,12 +125,14 @@ def merge(scenario: Scenario, time: float, parts: Sequence[tuple[SimulationResul
     records = sorted((record for result, _ in parts for record in result.jobs), key=lambda r: position[r.name])
     shares = [metrics for result, _ in parts for metrics in result.shares]
     pools = []
+    corrections: dict[_MergedEnvironment, float] = {}
     for number, (_, part_pools) in enumerate(parts):
-        environments: dict[int, SimpleNamespace] = {}
-        for ordinal, capacity, used in part_pools:
-            env = environments.setdefault(ordinal, SimpleNamespace(capacity=capacity, number=number))
+        environments: dict[int, _MergedEnvironment] = {}
+        for ordinal, capacity, used, correction in part_pools:
+            env = environments.setdefault(ordinal, _MergedEnvironment(capacity, number))
+            corrections[env] = correction
             pools.append(SimpleNamespace(env=env, used_int=used))
-    cluster = summary(SimpleNamespace(now=time, pools=pools), records, shares)
+    cluster = summary(SimpleNamespace(now=time, pools=pools, capacity_corrections=corrections), records, shares)
     series = None
     if scenario.settings.utilisation_series:
         series = sorted((s for result, _ in parts for s in result.utilisation or ()), key=lambda sample: sample[0])

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from policy_engine.cli import main
@@ -188,3 +189,24 @@ def test_the_workload_is_shipped_to_each_worker_once_not_per_task(dask_cluster, 
     # one copy per worker (two workers), not one per task; Dask's memory manager may drop an idle replica and
     # copy it back once later, so at most two copies per worker over the whole sweep
     assert 2 <= len(log.read_text().splitlines()) <= 4
+
+
+def test_simulate_queues_in_parallel_applies_topology_changes_like_the_sequential_run(tmp_path: Path):
+    """A share's limit and an environment's capacity lowered mid-run: each part applies its own changes."""
+    path = generated(tmp_path / "changes", jobs=600, queues=3, shares=2)
+    topology = yaml.safe_load((tmp_path / "changes" / "topology.yaml").read_text(encoding="utf-8"))
+    last_queue = topology["job_queues"][-1]
+    environment = next(e for e in topology["service_environments"] if e["name"] == last_queue["service_environment"])
+    (instance_type, capacity), = environment["capacity"].items()
+    actions = [{"at": 3000, "update_share": {"share": first_share(tmp_path / "changes"),
+                                             "capacity": {instance_type: 1}}},
+               {"at": 6000, "update_environment": {"name": environment["name"],
+                                                   "capacity": {instance_type: capacity - 2}}}]
+    changed = path.with_name("changed.yaml")
+    changed.write_text(path.read_text(encoding="utf-8") + yaml.safe_dump({"actions": actions}), encoding="utf-8")
+    sequential = CliRunner().invoke(main, ["simulate", str(changed), "--format", "json"])
+    parallel = CliRunner().invoke(main, ["simulate", str(changed), "--format", "json", "--workers", "1"])
+    assert sequential.exit_code == parallel.exit_code == 0, sequential.output + parallel.output
+    assert parallel.stdout == sequential.stdout
+    plain = CliRunner().invoke(main, ["simulate", str(path), "--format", "json"])
+    assert json.loads(plain.stdout)["summary"] != json.loads(sequential.stdout)["summary"]  # the changes mattered
