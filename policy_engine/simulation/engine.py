@@ -688,6 +688,90 @@ class Engine:
     def submissions_done(self) -> bool:
         return self._next_arrival >= len(self._arrivals)
 
+    # --- driving a live engine (``batch-quota serve``): inputs arrive at the clock's time --------
+
+    def submit(self, spec: JobSpec) -> Job:
+        """Add a job submitted now (``spec.submit_at`` is the clock); the next ``run(now)`` schedules it."""
+        if spec.submit_at < self.now:
+            raise ValueError(f"job {spec.name} submitted at {spec.submit_at} before the clock ({self.now})")
+        seq = self.jobs[-1].seq + 1 if self.jobs else 0
+        job = Job(spec, seq)
+        job.share = self.shares[(spec.share, spec.instance_type)]
+        self.jobs.append(job)
+        self.by_name[spec.name] = job
+        self._arrivals.append(job)
+        self._arrival_times.append(spec.submit_at)
+        return job
+
+    def update_priority_now(self, name: str, priority: int) -> None:
+        """``UpdateServiceJob`` at the clock's time; applied by the next ``run(now)``."""
+        self._push(self.now, _UPDATE, "update", PriorityUpdate(self.now, name, priority))
+
+    def terminate(self, job: Job, reason: str) -> None:
+        """``TerminateServiceJob`` at the clock's time: the job fails and frees its capacity or line place."""
+        if job.status in (Status.SUCCEEDED, Status.FAILED):
+            return
+        share = job.share
+        if job.status is Status.RUNNABLE:
+            share.line.remove(job)
+            self._touch(share)
+        elif job.status in ACTIVE:
+            self._release(job, FAILED)
+        job.finished_at = self.now
+        job.reason = reason
+        self._transition(job, Status.FAILED, reason)
+        self._wake_now(share.pool)
+
+    def _wake_now(self, pool: Pool) -> None:
+        """Make the next ``run(now)`` run the scheduling pass of ``pool`` (a live input changed it)."""
+        key = (pool.index, self.now)
+        if key not in self._wakes:
+            self._wakes.add(key)
+            self._push(self.now, _FINISH, "wake", pool.index)
+
+    def adopt(self, old: Job) -> Job | None:
+        """Carry a job over from an engine on the previous topology, at this engine's clock.
+
+        A waiting job joins its line again (keeping its submission order), a running one keeps
+        its capacity and its finish time. ``None`` when the topology no longer has its share
+        and instance type. Only the zero-delay settings are supported (every placed job RUNNING).
+        """
+        spec = old.spec
+        share = self.shares.get((spec.share, spec.instance_type))
+        if share is None:
+            return None
+        job = Job(spec, old.seq)
+        for name in ("priority", "preemptions", "attempts_failed", "started_at", "placed_at", "finished_at",
+                     "attempt_start", "run_started", "start_order", "placed_borrowed", "reason", "segments"):
+            setattr(job, name, getattr(old, name))
+        job.share = share
+        self.jobs.append(job)
+        self.by_name[spec.name] = job
+        self._start_counter = max(self._start_counter, job.start_order)
+        if old.status is Status.RUNNABLE:
+            job.remaining = old.remaining
+            job.status = Status.RUNNABLE
+            job.misconfigured = placement.misconfiguration(share.pool, share, spec.instances)
+            share.line.push(job)
+            self._touch(share)
+            self._wake_now(share.pool)
+        elif old.status in ACTIVE:
+            if old.status is not Status.RUNNING or old.run_started is None:
+                raise ValueError(f"job {spec.name}: only RUNNING jobs can be adopted, not {old.status}")
+            job.status = Status.RUNNING
+            job.remaining = old.remaining
+            share.pool.change(share, spec.instances, self.now)
+            share.active[job] = None
+            job.version += 1
+            self._seq += 1
+            heapq.heappush(self._events, (old.run_started + old.remaining, _FINISH, job.seq, self._seq, "finish", job,
+                                          (job.version, False)))
+            self._touch(share)
+            self._wake_now(share.pool)
+        else:
+            job.status = old.status
+        return job
+
 
 def simulate(
     topology: Topology,

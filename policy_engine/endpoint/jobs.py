@@ -1,0 +1,106 @@
+"""Service-job records as the API reports them, and the indexes that page ListServiceJobs in O(log n + page).
+
+A record is what AWS keeps for a job (name, ARN, payload, tags, timestamps, attempts);
+the scheduling state lives in the simulator's ``Job``. Lists are newest first: every
+index holds job sequence numbers in ascending order, and a page is a slice read
+backwards from the token (the sequence number to continue below).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections import defaultdict
+
+#: Most recent preempted attempts kept per job (``preemptionSummary.recentPreemptedAttempts``).
+RECENT_PREEMPTIONS = 5
+
+
+class ServiceJob:
+    """One submitted service job; ``__slots__``: a hundred thousand must stay cheap."""
+
+    __slots__ = (
+        "arn", "attempts", "client_token", "created", "duration", "id", "initial_priority", "instance_type",
+        "instances", "name", "payload", "preempted", "preempted_count", "preemption_config", "preemption_retries",
+        "priority", "queue", "reason", "retry", "scheduled", "seq", "share", "started", "status", "stopped", "tags",
+        "terminated", "timeout", "training_name",
+    )
+
+    def __init__(self, **values):
+        self.scheduled = self.started = self.stopped = None
+        self.status = "SUBMITTED"
+        self.reason = ""
+        self.attempts: list[dict] = []
+        self.preempted: list[dict] = []
+        self.preempted_count = 0
+        self.terminated = False
+        self.client_token = None
+        for key, value in values.items():
+            setattr(self, key, value)
+
+
+class JobIndex:
+    """Records by id and by sequence; sorted sequence lists per (queue[, share][, status])."""
+
+    def __init__(self) -> None:
+        self.records: list[ServiceJob] = []
+        self.by_id: dict[str, ServiceJob] = {}
+        self.by_token: dict[tuple[str, str], ServiceJob] = {}
+        self.lists: defaultdict[tuple, list[int]] = defaultdict(list)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def add(self, record: ServiceJob) -> None:
+        record.seq = len(self.records)
+        self.records.append(record)
+        self.by_id[record.id] = record
+        if record.client_token:
+            self.by_token[(record.queue, record.client_token)] = record
+        lists = self.lists
+        lists[(record.queue,)].append(record.seq)
+        lists[(record.queue, record.share)].append(record.seq)
+        self._enter(record, record.status)
+
+    def _enter(self, record: ServiceJob, status: str) -> None:
+        lists = self.lists
+        for key in ((record.queue, None, status), (record.queue, record.share, status)):
+            seqs = lists[key]
+            if not seqs or seqs[-1] < record.seq:
+                seqs.append(record.seq)
+            else:
+                insort(seqs, record.seq)
+
+    def _leave(self, record: ServiceJob, status: str) -> None:
+        lists = self.lists
+        for key in ((record.queue, None, status), (record.queue, record.share, status)):
+            seqs = lists[key]
+            at = bisect_left(seqs, record.seq)
+            if at < len(seqs) and seqs[at] == record.seq:
+                del seqs[at]
+
+    def move(self, record: ServiceJob, status: str) -> None:
+        if status == record.status:
+            return
+        self._leave(record, record.status)
+        record.status = status
+        self._enter(record, status)
+
+    def drop_queue(self, queue: str) -> None:
+        """Forget a deleted queue's jobs from the indexes (records stay reachable by id, as AWS keeps them)."""
+        for key in [key for key in self.lists if key[0] == queue]:
+            del self.lists[key]
+
+    def page(self, key: tuple, below: int | None, size: int, keep=None) -> tuple[list[ServiceJob], int | None]:
+        """Up to ``size`` records of index ``key``, newest first, with sequence < ``below``; and the next token."""
+        seqs = self.lists.get(key, ())
+        end = len(seqs) if below is None else bisect_left(seqs, below)
+        records = self.records
+        found: list[ServiceJob] = []
+        at = end
+        while at > 0 and len(found) < size:
+            at -= 1
+            record = records[seqs[at]]
+            if keep is None or keep(record):
+                found.append(record)
+        more = at > 0 and (keep is None or any(keep(records[seqs[i]]) for i in range(at - 1, -1, -1)))
+        return found, (found[-1].seq if more and found else None)
