@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("policy_engine.commands.simulate", "Replay a workload scenario against a topology."),
     "generate": ("policy_engine.commands.generate", "Write a synthetic workload (CSV or JSON Lines)."),
     "walkthrough": ("policy_engine.commands.walkthrough", "Replay AWS's three-step quota example."),
+    "serve": ("policy_engine.commands.serve", "Serve a local AWS Batch endpoint backed by the simulator."),
 }
 
 

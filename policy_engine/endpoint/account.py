@@ -23,6 +23,15 @@ from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, S
 _API_RULE_PREFIXES = ("BQ0", "BQ1")
 
 
+def api_problems(topology: Topology) -> list[str]:
+    """The policy engine's findings that AWS itself would reject (rule families BQ0xx and BQ1xx)."""
+    from policy_engine.rules import Context, run_rules
+
+    findings = run_rules(topology, Context(topology))
+    return [f"{f.rule} {f.object}: {f.message}" for f in findings
+            if f.severity.value == "error" and f.rule.startswith(_API_RULE_PREFIXES)]
+
+
 @dataclass
 class Arns:
     region: str = "us-east-1"
@@ -203,22 +212,13 @@ class Account:
 
     def apply(self, change) -> None:
         """Run ``change(resources_copy)``, check the result with the AWS rules, then keep it."""
-        from policy_engine.rules import Context, run_rules
-
-        before = self._api_problems(self.topology(), Context, run_rules)
+        before = api_problems(self.topology())
         candidate = copy.deepcopy(self.resources)
         change(candidate)
-        topology = self.topology(candidate)
-        problems = [line for line in self._api_problems(topology, Context, run_rules) if line not in before]
+        problems = [line for line in api_problems(self.topology(candidate)) if line not in before]
         if problems:
             raise client_error("; ".join(problems))
         self.resources = candidate
-
-    @staticmethod
-    def _api_problems(topology: Topology, context_type, run_rules) -> list[str]:
-        findings = run_rules(topology, context_type(topology))
-        return [f"{f.object}: {f.message}" for f in findings
-                if f.severity.value == "error" and f.rule.startswith(_API_RULE_PREFIXES)]
 
     def load(self, topology: Topology, now: float) -> None:
         """Create every resource of ``topology`` at once, VALID (``serve TOPOLOGY``, ``/_batch-quota/topology``)."""

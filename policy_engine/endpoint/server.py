@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
+from pathlib import Path
 
 import uvicorn
 
@@ -59,6 +63,35 @@ class RunningEndpoint:
         self.sock.close()
         if self.service.store is not None:
             self.service.store.close()
+
+    # --- the control API, for tests ---------------------------------------------------------
+
+    def control(self, method: str, path: str, body: bytes = b"") -> dict:
+        request = urllib.request.Request(f"{self.url}/_batch-quota/{path}", data=body or None, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            raise ValueError(json.loads(error.read()).get("message", str(error))) from None
+
+    def advance(self, seconds: float) -> float:
+        """Move the simulated clock ``seconds`` ahead (jobs finish, waiting jobs start); returns the clock."""
+        return self.control("POST", f"clock/advance?seconds={seconds}")["seconds"]
+
+    def clock(self) -> float:
+        return self.control("GET", "clock")["seconds"]
+
+    def reset(self) -> None:
+        """Start over: the startup topology, no jobs, clock 0."""
+        self.control("POST", "reset")
+
+    def load_topology(self, topology: str | Path | dict) -> None:
+        """Start over with a topology: a file path, or its data as a dict."""
+        body = json.dumps(topology).encode() if isinstance(topology, dict) else Path(topology).read_bytes()
+        self.control("POST", "topology", body)
+
+    def export(self) -> dict:
+        return self.control("GET", "export")
 
     def __enter__(self) -> RunningEndpoint:
         return self
