@@ -158,7 +158,7 @@ class Scheduler:
             attempt = record.attempts[-1]
             if "stoppedAt" not in attempt:
                 attempt["stoppedAt"] = now
-                attempt["statusReason"] = _attempt_reason(after, reason)
+                attempt["statusReason"] = self.named(_attempt_reason(after, reason))
                 if reason.startswith("preempted"):
                     record.preempted_count += 1
                     record.preempted.append(attempt)
