@@ -86,6 +86,7 @@ class Service:
         origin_ms, clock, stored_topology = stored
         self.initial_topology = stored_topology
         self._fresh(stored_topology, 0.0, origin_ms)
+        self.scheduler.clock.speed = 0  # frozen while replaying: every input lands on its recorded instant
         for at, name, params, generated in self.store.entries():
             self._replay_to(at)
             self._replaying = deque(generated)
@@ -94,6 +95,8 @@ class Service:
             finally:
                 self._replaying = None
         self._replay_to(clock)
+        self.scheduler.clock.speed = self.options.speed
+        self.scheduler.clock.set(self.scheduler.engine.now)
 
     def _replay_to(self, at: float) -> None:
         clock = self.scheduler.clock
@@ -167,10 +170,10 @@ class Service:
         """``advance`` (logged like an API call), ``reset`` and ``topology`` (a fresh start: clock 0, no jobs)."""
         self.catch_up()
         if name == "advance":
-            seconds = params["seconds"]
+            at = self.now
             result = self._control(name, params)
             if self.store is not None:
-                self.store.append(self.now, name, {"seconds": seconds}, [])
+                self.store.append(at, name, {"seconds": params["seconds"]}, [])
             return result
         if name == "reset":
             topology = self.initial_topology
