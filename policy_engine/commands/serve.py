@@ -68,7 +68,14 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     click.echo(url)
     import uvicorn
 
-    uvicorn.Server(server.config(service)).run(sockets=[sock])
+    try:
+        uvicorn.Server(server.config(service)).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown: a normal stop
+        pass
+    finally:
+        if store is not None:
+            store.close()
+    click.echo(f"batch-quota serve: stopped at simulated {service.now:g} s", err=True)
 
 
 def _exit_on_api_errors(topology, source: str) -> None:
