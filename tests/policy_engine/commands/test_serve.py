@@ -1,4 +1,4 @@
-"""``batch-quota serve`` as a process: prints its URL, serves boto3 through AWS_ENDPOINT_URL_BATCH, bad input exits 2."""
+"""``batch-quota serve`` as a process: prints its URL, serves boto3 via AWS_ENDPOINT_URL_BATCH; bad input exits 2."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from policy_engine.cli import main
 
 def test_serve_prints_its_url_and_answers_boto3_through_the_environment_variable(monkeypatch):
     command = str(Path(sys.executable).with_name("batch-quota"))
-    process = subprocess.Popen([command, "serve", "--walkthrough", "--port", "0", "--speed", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen([command, "serve", "--walkthrough", "--port", "0", "--speed", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url = process.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:")

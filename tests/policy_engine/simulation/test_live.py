@@ -1,4 +1,4 @@
-"""The engine's live hooks (``batch-quota serve``): submit, update and terminate at the clock, adopt on a new topology."""
+"""The engine's live hooks (``batch-quota serve``): submit, update, terminate at the clock; adopt on a new topology."""
 
 from __future__ import annotations
 
