@@ -587,6 +587,12 @@ def submit_service_job(service: Service, params: dict) -> dict:
 
 
 def _job(service: Service, job_id: str) -> ServiceJob:
+    """A job by id or by ARN (the SageMaker SDK passes the ARN as ``jobId``)."""
+    if job_id.startswith("arn:"):
+        record = service.scheduler.jobs.by_id.get(job_id.rsplit("service-job/", 1)[-1])
+        if record is not None and record.arn == job_id:
+            return record
+        raise client_error(f"Service job {job_id} does not exist")
     record = service.scheduler.jobs.by_id.get(job_id)
     if record is None:
         raise client_error(f"Service job {job_id} does not exist")
