@@ -52,6 +52,9 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
         except StateFileError as error:
             fail_input([str(error)])
     try:
+        if store is not None and loaded is not None and store.read_meta() is not None:
+            click.echo(f"note: {state_file} already holds a state, which is resumed; {topology or '--walkthrough'} "
+                       "is not loaded (POST /_batch-quota/topology starts over with a topology)", err=True)
         service = Service(options, loaded, store)
     except Exception as error:  # a state file written by another version, or damaged
         fail_input([f"{state_file}: cannot restore the state: {error}"])

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from policy_engine import limits
-from policy_engine.endpoint.errors import client_error
+from policy_engine.endpoint.errors import ApiError, client_error
 from policy_engine.endpoint.jobs import ServiceJob
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def describe_service_environments(service: Service, params: dict) -> dict:
         for ref in wanted:
             try:
                 records.append(account.environment(ref))
-            except Exception:  # AWS leaves out what does not exist
+            except ApiError:  # AWS leaves out what does not exist
                 continue
     else:
         records = list(account.resources.environments.values())
@@ -308,7 +308,7 @@ def describe_job_queues(service: Service, params: dict) -> dict:
         for ref in wanted:
             try:
                 records.append(account.queue(ref))
-            except Exception:  # AWS leaves out what does not exist
+            except ApiError:  # AWS leaves out what does not exist
                 continue
     else:
         records = list(account.resources.queues.values())
