@@ -551,8 +551,8 @@ def submit_service_job(service: Service, params: dict) -> dict:
     share = account.resources.shares.get((queue_name, share_name))
     if share is None:
         raise client_error(f"Quota share {share_name} does not exist in job queue {queue_name}")
-    if share["state"] != "ENABLED" or share["status"] == "DELETING":
-        raise client_error(f"Quota share {share_name} is {share['state']}: it accepts no new jobs")
+    if share["state"] != "ENABLED" or share["status"] not in ("VALID", "UPDATING"):
+        raise client_error(f"Quota share {share_name} is {share['state']}/{share['status']}: it accepts no new jobs")
     payload = _payload(params["serviceRequestPayload"])
     instance_type, count = _resources(payload)
     units = {limit["capacityUnit"] for limit in share["capacityLimits"]}
@@ -682,6 +682,7 @@ def list_service_jobs(service: Service, params: dict) -> dict:
         raise client_error("Only one filter can be used at a time")
     status = params.get("jobStatus")
     keep = None
+    floor = 0
     if not filters:
         key = (queue, None, status or "RUNNING")
     else:
@@ -713,15 +714,13 @@ def list_service_jobs(service: Service, params: dict) -> dict:
             except ValueError:
                 raise client_error(f"Filter {name} takes epoch milliseconds, got {value!r}") from None
             key = (queue,)
-            if name == "BEFORE_CREATED_AT":
-
-                def keep(record):
-                    return service.ms(record.created) < bound
-            else:
-
-                def keep(record):
-                    return service.ms(record.created) > bound
-    page, token = jobs.page(key, below, size, keep)
+            seconds = (bound - service.origin_ms) / 1000
+            if name == "BEFORE_CREATED_AT":  # created < bound: below the first created at or after it
+                limit = jobs.first_created_after(key, seconds, strictly=False)
+                below = limit if below is None else min(below, limit)
+            else:  # created > bound
+                floor = jobs.first_created_after(key, seconds, strictly=True)
+    page, token = jobs.page(key, below, size, keep, floor)
     out = {"jobSummaryList": [_summary(service, record) for record in page]}
     if token is not None:
         out["nextToken"] = str(token)

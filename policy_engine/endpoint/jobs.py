@@ -90,17 +90,34 @@ class JobIndex:
         for key in [key for key in self.lists if key[0] == queue]:
             del self.lists[key]
 
-    def page(self, key: tuple, below: int | None, size: int, keep=None) -> tuple[list[ServiceJob], int | None]:
-        """Up to ``size`` records of index ``key``, newest first, with sequence < ``below``; and the next token."""
+    def page(self, key: tuple, below: int | None, size: int, keep=None, floor: int = 0,
+             ) -> tuple[list[ServiceJob], int | None]:
+        """Up to ``size`` records of index ``key``, newest first, with ``floor <= seq < below``; and the next token."""
         seqs = self.lists.get(key, ())
         end = len(seqs) if below is None else bisect_left(seqs, below)
+        start = bisect_left(seqs, floor) if floor else 0
         records = self.records
         found: list[ServiceJob] = []
         at = end
-        while at > 0 and len(found) < size:
+        while at > start and len(found) < size:
             at -= 1
             record = records[seqs[at]]
             if keep is None or keep(record):
                 found.append(record)
-        more = at > 0 and (keep is None or any(keep(records[seqs[i]]) for i in range(at - 1, -1, -1)))
+        more = at > start and (keep is None or any(keep(records[seqs[i]]) for i in range(at - 1, start - 1, -1)))
         return found, (found[-1].seq if more and found else None)
+
+    def first_created_after(self, key: tuple, created: float, strictly: bool) -> int:
+        """The smallest sequence number in index ``key`` created after (or at, unless ``strictly``) ``created``;
+        creation times grow with sequence numbers, so this is a binary search."""
+        seqs = self.lists.get(key, ())
+        records = self.records
+        low, high = 0, len(seqs)
+        while low < high:
+            middle = (low + high) // 2
+            value = records[seqs[middle]].created
+            if value > created or (not strictly and value == created):
+                high = middle
+            else:
+                low = middle + 1
+        return seqs[low] if low < len(seqs) else len(records)

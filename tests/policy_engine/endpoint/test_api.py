@@ -129,6 +129,16 @@ def test_list_filters_and_pagination(endpoint):
     after = batch.list_service_jobs(jobQueue="training",
                                     filters=[{"name": "AFTER_CREATED_AT", "values": [str(created - 1)]}])
     assert len(after["jobSummaryList"]) == 100
+    endpoint.advance(10)
+    late = [submit(batch, f"late-{i}", "A") for i in range(5)]
+    late_created = batch.describe_service_job(jobId=late[0])["createdAt"]
+    assert late_created == created + 10_000
+    after = batch.list_service_jobs(jobQueue="training",
+                                    filters=[{"name": "AFTER_CREATED_AT", "values": [str(late_created - 1)]}])
+    assert [j["jobId"] for j in after["jobSummaryList"]] == late[::-1] and "nextToken" not in after
+    before = [j for p in paginator.paginate(jobQueue="training", filters=[
+        {"name": "BEFORE_CREATED_AT", "values": [str(late_created)]}]) for j in p["jobSummaryList"]]
+    assert [j["jobId"] for j in before] == ids[::-1]
     code, status, message = error_of(batch.list_service_jobs, jobQueue="training", filters=[
         {"name": "JOB_NAME", "values": ["a"]}, {"name": "QUOTA_SHARE_NAME", "values": ["A"]}])
     assert (code, status) == ("ClientException", 400) and "one filter" in message
