@@ -25,7 +25,8 @@ def _at(path: str, name: str) -> str:
 
 
 def _show(value) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    """A value as AWS quotes it: strings in single quotes, long values cut."""
+    text = repr(value) if not isinstance(value, str) else f"'{value}'"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -70,7 +71,7 @@ def _check(shape: Shape, value, path: str, problems: list[str]) -> None:
             return
         enum = shape.enum
         if enum and value not in enum:
-            problems.append(f"Value '{_show(value)}' at '{path}' failed to satisfy constraint: "
+            problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: "
                             f"Member must satisfy enum value set: [{', '.join(enum)}]")
         _length(shape, value, len(value), path, problems)
         return
