@@ -25,9 +25,13 @@ from policy_engine.cli import EXIT_FINDINGS, fail_input, topology_or_exit
 @click.option("--transition-seconds", type=click.FloatRange(min=0), default=0.0, show_default=True,
               metavar="SECONDS", help="Simulated seconds a created/updated/deleted resource stays "
                                       "CREATING/UPDATING/DELETING.")
+@click.option("--preemption-seconds", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              metavar="SECONDS", help="A preempted job shows RUNNING with reason PREEMPTION_IN_PROGRESS this long "
+                                      "(its preemptor SCHEDULED), as AWS's (about 20 s); 0: RUNNABLE at once.")
 @click.option("--region", default="us-east-1", show_default=True, help="Region in the ARNs.")
 def command(topology: str | None, host: str, port: int, speed: float, state_file: str | None, walkthrough: bool,
-            enforce_limits: bool, default_duration: float, transition_seconds: float, region: str) -> None:
+            enforce_limits: bool, default_duration: float, transition_seconds: float, preemption_seconds: float,
+            region: str) -> None:
     """Serve AWS Batch's quota-share API (REST-JSON) on HOST:PORT; TOPOLOGY's resources exist from the start.
 
     Point boto3, the AWS CLI or the SageMaker SDK at it with AWS_ENDPOINT_URL_BATCH=http://HOST:PORT;
@@ -44,7 +48,7 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     from policy_engine.endpoint.store import StateFileError, Store
 
     options = Options(speed=speed, default_duration=default_duration, enforce_limits=enforce_limits,
-                      transition_seconds=transition_seconds, region=region)
+                      transition_seconds=transition_seconds, preemption_seconds=preemption_seconds, region=region)
     store = None
     if state_file:
         try:

@@ -88,6 +88,8 @@ def export(service: Service) -> dict:
     scenario = {"topology": topology.model_dump(mode="json", exclude_defaults=True), "jobs": jobs}
     if actions:
         scenario["actions"] = actions
+    if scheduler.preemption_seconds:
+        scenario["settings"] = {"preemption_delay": scheduler.preemption_seconds}
     out = {
         "scenario": scenario,
         "events": [{"time": as_number(t), "job": names[job_id], "from": before, "to": after, "reason": reason}

@@ -53,8 +53,14 @@ class Scheduler:
     """One engine on the account's topology, the job records it updates, and the event log."""
 
     def __init__(self, topology: Topology, clock: Clock, training_arn: Callable[[str], str],
-                 keep_events: bool = True):
+                 keep_events: bool = True, preemption_seconds: float = 0.0):
         self.clock = clock
+        #: AWS's PREEMPTION_IN_PROGRESS window: a victim shows RUNNING this long while its preemptor is
+        #: SCHEDULED (the engine's ``preemption_delay``); 0: victims are RUNNABLE at once
+        self.preemption_seconds = preemption_seconds
+        self.settings = SimulationSettings(preemption_delay=preemption_seconds)
+        #: victims in their PREEMPTION_IN_PROGRESS window: job id -> (ends at, engine reason)
+        self._in_progress: dict[str, tuple[float, str]] = {}
         self.jobs = JobIndex()
         self.training_arn = training_arn
         self.keep_events = keep_events
@@ -66,7 +72,7 @@ class Scheduler:
         self.engine = self._new_engine(topology, clock.now())
 
     def _new_engine(self, topology: Topology, now: float) -> Engine:
-        engine = Engine(topology, [], settings=SimulationSettings())
+        engine = Engine(topology, [], settings=self.settings)
         engine.now = now
         engine.on_transition = self._on_transition
         return engine
@@ -80,6 +86,10 @@ class Scheduler:
             self.clock.set(self.engine.now)
             now = self.engine.now
         self.engine.run(now)
+        if self._in_progress:
+            for job_id, (ends, _) in list(self._in_progress.items()):
+                if ends <= now:
+                    self._end_preemption(self.jobs.by_id[job_id], ends)
         return now
 
     def advance(self, seconds: float) -> float:
@@ -94,11 +104,12 @@ class Scheduler:
         old = self.engine
         now = old.now
         engine = self._new_engine(topology, now)
+        advances = old.pending_advances()
         orphans = []
         for job in sorted(old.jobs, key=lambda j: j.seq):
             if job.status.value in ("SUCCEEDED", "FAILED"):
                 continue
-            if engine.adopt(job) is None:
+            if engine.adopt(job, advances.get(job.spec.name)) is None:
                 orphans.append(job)
         self.engine = engine
         for job in orphans:
@@ -154,6 +165,22 @@ class Scheduler:
         record = self.jobs.by_id[job.spec.name]
         if self.keep_events:
             self.events.append((now, record.id, before, after, reason))
+        if record.id in self._in_progress:  # its next change ends the window first
+            self._end_preemption(record, min(now, self._in_progress[record.id][0]))
+        if (self.preemption_seconds > 0 and after == "RUNNABLE" and reason.startswith("preempted")
+                and before in ("SCHEDULED", "STARTING", "RUNNING")):
+            # as AWS shows it: still RUNNING, reason PREEMPTION_IN_PROGRESS, while its preemptor waits SCHEDULED
+            self._in_progress[record.id] = (now + self.preemption_seconds, reason)
+            record.reason = "PREEMPTION_IN_PROGRESS"
+            return
+        self._apply(record, now, before, after, reason)
+
+    def _end_preemption(self, record: ServiceJob, at: float) -> None:
+        _, reason = self._in_progress.pop(record.id)
+        self._apply(record, at, record.status, "RUNNABLE", reason)
+
+    def _apply(self, record: ServiceJob, now: float, before: str, after: str, reason: str) -> None:
+        """Mirror one state change onto the record: attempts, timestamps, reason, and the list indexes."""
         if before in ("SCHEDULED", "STARTING", "RUNNING") and record.attempts:
             attempt = record.attempts[-1]
             if "stoppedAt" not in attempt:

@@ -31,6 +31,7 @@ class Options:
     default_duration: float = 3600.0
     enforce_limits: bool = False
     transition_seconds: float = 0.0
+    preemption_seconds: float = 0.0
     region: str = "us-east-1"
     account_id: str = "123456789012"
 
@@ -74,7 +75,8 @@ class Service:
         self.account = Account(Arns(options.region, options.account_id), options.transition_seconds)
         if topology is not None:
             self.account.load(topology, start)
-        self.scheduler = Scheduler(self.account.topology(), Clock(options.speed, start), self.account.arns.training_job)
+        self.scheduler = Scheduler(self.account.topology(), Clock(options.speed, start), self.account.arns.training_job,
+                                   preemption_seconds=options.preemption_seconds)
         self.scheduler.engine.now = start
 
     def _restore(self, topology: Topology | None) -> None:

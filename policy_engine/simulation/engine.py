@@ -729,12 +729,13 @@ class Engine:
             self._wakes.add(key)
             self._push(self.now, _FINISH, "wake", pool.index)
 
-    def adopt(self, old: Job) -> Job | None:
+    def adopt(self, old: Job, advance_at: float | None = None) -> Job | None:
         """Carry a job over from an engine on the previous topology, at this engine's clock.
 
         A waiting job joins its line again (keeping its submission order), a running one keeps
-        its capacity and its finish time. ``None`` when the topology no longer has its share
-        and instance type. Only the zero-delay settings are supported (every placed job RUNNING).
+        its capacity and its finish time, a SCHEDULED or STARTING one its capacity and the time
+        it moves on (``advance_at``, from the previous engine). ``None`` when the topology no
+        longer has its share and instance type.
         """
         spec = old.spec
         share = self.shares.get((spec.share, spec.instance_type))
@@ -745,32 +746,38 @@ class Engine:
                      "attempt_start", "run_started", "start_order", "placed_borrowed", "reason", "segments"):
             setattr(job, name, getattr(old, name))
         job.share = share
+        job.remaining = old.remaining
+        job.status = old.status
         self.jobs.append(job)
         self.by_name[spec.name] = job
         self._start_counter = max(self._start_counter, job.start_order)
         if old.status is Status.RUNNABLE:
-            job.remaining = old.remaining
-            job.status = Status.RUNNABLE
             job.misconfigured = placement.misconfiguration(share.pool, share, spec.instances)
             share.line.push(job)
-            self._touch(share)
-            self._wake_now(share.pool)
         elif old.status in ACTIVE:
-            if old.status is not Status.RUNNING or old.run_started is None:
-                raise ValueError(f"job {spec.name}: only RUNNING jobs can be adopted, not {old.status}")
-            job.status = Status.RUNNING
-            job.remaining = old.remaining
             share.pool.change(share, spec.instances, self.now)
             share.active[job] = None
             job.version += 1
-            self._seq += 1
-            heapq.heappush(self._events, (old.run_started + old.remaining, _FINISH, job.seq, self._seq, "finish", job,
-                                          (job.version, False)))
-            self._touch(share)
-            self._wake_now(share.pool)
+            if old.status is Status.RUNNING:
+                fails = job.attempts_failed < spec.failures
+                work = min(job.remaining, spec.fail_after) if fails and spec.fail_after is not None else job.remaining
+                self._seq += 1
+                heapq.heappush(self._events, (old.run_started + work, _FINISH, job.seq, self._seq, "finish", job,
+                                              (job.version, fails)))
+            else:
+                if advance_at is None:
+                    raise ValueError(f"job {spec.name} is {old.status}: adopting it needs the time it moves on")
+                self._push(advance_at, _ADVANCE, "advance", job, job.version, job.seq)
         else:
-            job.status = old.status
+            return job
+        self._touch(share)
+        self._wake_now(share.pool)
         return job
+
+    def pending_advances(self) -> dict[str, float]:
+        """When each SCHEDULED / STARTING job moves on (for ``adopt`` into a new engine)."""
+        return {event[5].spec.name: event[0] for event in self._events
+                if event[4] == "advance" and event[5].version == event[6]}
 
 
 def simulate(

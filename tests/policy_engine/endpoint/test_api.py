@@ -325,3 +325,41 @@ def test_submit_rate_limit_is_emulated_only_when_asked():
         assert [attempt(i) for i in range(7, 9)] == [200, ("TooManyRequestsException", 429)]
         # the other operations are not limited
         assert batch.list_service_jobs(jobQueue="training", jobStatus="RUNNABLE")["jobSummaryList"]
+
+
+def test_preemption_in_progress_window_as_aws_shows_it(tmp_path):
+    import yaml
+
+    from policy_engine.endpoint.server import start_in_thread
+    from policy_engine.endpoint.service import Options, Service
+    from policy_engine.examples import example_topology
+    from policy_engine.simulation.engine import Engine
+    from policy_engine.simulation.workload import load_scenario
+
+    with start_in_thread(Service(Options(speed=0, preemption_seconds=20), example_topology())) as running:
+        batch = client(running)
+        high, med = submit(batch, "high", "QS1", priority=3), submit(batch, "med", "QS1", priority=2)
+        running.advance(100)
+        qs2 = submit(batch, "qs2", "QS2")
+        victim = batch.describe_service_job(jobId=med)
+        assert (victim["status"], victim["statusReason"]) == ("RUNNING", "PREEMPTION_IN_PROGRESS")
+        assert batch.describe_service_job(jobId=qs2)["status"] == "SCHEDULED"
+        running_now = {j["jobName"] for j in batch.list_service_jobs(jobQueue="training")["jobSummaryList"]}
+        assert running_now == {"high", "med"}
+        running.advance(19)
+        assert batch.describe_service_job(jobId=med)["status"] == "RUNNING"
+        running.advance(1)
+        victim = batch.describe_service_job(jobId=med)
+        assert victim["status"] == "RUNNABLE" and victim["preemptionSummary"]["preemptedAttemptCount"] == 1
+        assert victim["attempts"][0]["stoppedAt"] - victim["attempts"][0]["startedAt"] == 120_000
+        assert batch.describe_service_job(jobId=qs2)["status"] == "RUNNING"
+        assert batch.describe_service_job(jobId=high)["status"] == "RUNNING"
+        exported = running.export()
+    assert exported["scenario"]["settings"] == {"preemption_delay": 20}
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(exported["scenario"]), encoding="utf-8")
+    scenario = load_scenario(path)
+    engine = Engine(scenario.topology, scenario.jobs, scenario.updates, scenario.settings)
+    engine.run(until=120)
+    assert {job.spec.name: job.status.value for job in engine.jobs} == {"high": "RUNNING", "med": "RUNNABLE",
+                                                                       "qs2": "RUNNING"}

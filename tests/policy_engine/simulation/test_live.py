@@ -66,3 +66,27 @@ def test_adopt_keeps_running_jobs_finish_times_and_waiting_order():
     assert [j.status for j in new.jobs[:2]] == [Status.SUCCEEDED, Status.SUCCEEDED]
     assert [j.status for j in new.jobs[2:]] == [Status.RUNNING, Status.RUNNING]
     assert new.jobs[2].started_at == 100
+
+
+def test_adopt_keeps_a_scheduled_job_waiting_for_its_preemption_delay():
+    from policy_engine.simulation.engine import SimulationSettings
+
+    settings = SimulationSettings(preemption_delay=20)
+    old = Engine(example_topology(), [], settings=settings)
+    old.submit(spec("med", "QS1", 2, duration=1000))
+    old.submit(spec("high", "QS1", 3, duration=1000))
+    old.run(50)
+    old.submit(spec("qs2", "QS2", 1, at=50))
+    old.run(50)
+    assert old.by_name["qs2"].status is Status.SCHEDULED
+    new = Engine(example_topology(), [], settings=settings)
+    new.now = old.now
+    advances = old.pending_advances()
+    assert advances == {"qs2": 70}
+    for job in sorted(old.jobs, key=lambda j: j.seq):
+        new.adopt(job, advances.get(job.spec.name))
+    new.run(69)
+    assert new.by_name["qs2"].status is Status.SCHEDULED
+    new.run(70)
+    assert new.by_name["qs2"].status is Status.RUNNING
+    assert new.by_name["qs2"].started_at == 70
