@@ -212,6 +212,12 @@ async def listing(host: str, port: int, jobs: int, limit_s: float) -> None:
         connection.writer.close()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux ``/proc``), to separate the server's cost from the machine's load."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_server(topology: Path, speed: float) -> tuple[subprocess.Popen, str, int]:
     command = [str(Path(sys.executable).with_name("batch-quota")), "serve", str(topology), "--port", "0",
                "--speed", str(speed)]
@@ -243,7 +249,11 @@ def main() -> None:
         busy.write_text(topology_yaml(SHARES, 40))  # 200 instances: jobs start and finish all the time
         process, host, port = start_server(busy, 60)
         try:
+            before = cpu_seconds(process.pid)
             asyncio.run(throughput(host, port, args.jobs, args.concurrency, args.limit))
+            used = cpu_seconds(process.pid) - before
+            print(f"  server CPU during the throughput run: {used:.2f} s = {used / args.jobs * 1e6:,.0f} us per "
+                  f"request (one core's worth: {args.jobs / used:,.0f} req/s)")
             asyncio.run(steady(host, port, 100, args.steady_seconds))
         finally:
             stop(process)
