@@ -94,7 +94,7 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.2f} ms"
 
 
-async def throughput(host: str, port: int, total: int, concurrency: int, limit_s: float) -> None:
+async def throughput(host: str, port: int, total: int, concurrency: int, limit_s: float) -> int:
     rng = random.Random(1)
     bodies = [request("/v1/submitservicejob", submit_body(rng, i, rng.uniform(30, 120)), f"{host}:{port}")
               for i in range(total)]
@@ -122,6 +122,7 @@ async def throughput(host: str, port: int, total: int, concurrency: int, limit_s
     print(f"throughput: {len(latencies):,} SubmitServiceJob in {elapsed:.2f} s over {concurrency} connections = "
           f"{len(latencies) / elapsed:,.0f} req/s; latency p50 {ms(percentile(latencies, 0.5))}, "
           f"p99 {ms(percentile(latencies, 0.99))}; {errors} error(s)")
+    return len(latencies)
 
 
 async def steady(host: str, port: int, rate: float, seconds: float) -> None:
@@ -250,10 +251,10 @@ def main() -> None:
         process, host, port = start_server(busy, 60)
         try:
             before = cpu_seconds(process.pid)
-            asyncio.run(throughput(host, port, args.jobs, args.concurrency, args.limit))
+            done = asyncio.run(throughput(host, port, args.jobs, args.concurrency, args.limit))
             used = cpu_seconds(process.pid) - before
-            print(f"  server CPU during the throughput run: {used:.2f} s = {used / args.jobs * 1e6:,.0f} us per "
-                  f"request (one core's worth: {args.jobs / used:,.0f} req/s)")
+            print(f"  server CPU during the throughput run: {used:.2f} s = {used / done * 1e6:,.0f} us per "
+                  f"request (one core's worth: {done / used:,.0f} req/s)")
             asyncio.run(steady(host, port, 100, args.steady_seconds))
         finally:
             stop(process)
