@@ -7,6 +7,7 @@ Each handler returns the output members; the app serialises them as JSON.
 
 from __future__ import annotations
 
+import heapq
 import json
 import re
 from collections.abc import Callable
@@ -753,17 +754,17 @@ def get_job_queue_snapshot(service: Service, params: dict) -> dict:
     queue = service.account.queue(params["jobQueue"])
     name = queue["jobQueueName"]
     jobs = service.scheduler.jobs
-    runnable = jobs.lists.get((name, None, "RUNNABLE"), [])
+    records = jobs.records
     now_ms = service.ms(service.now)
-    by_share: dict[str, list[ServiceJob]] = {}
-    for seq in runnable:
-        record = jobs.records[seq]
-        by_share.setdefault(record.share, []).append(record)
-    # the order the scheduler takes them: priority first, then submission
-    front = sorted((jobs.records[seq] for seq in runnable), key=lambda r: (-r.priority, r.seq))[:100]
-    shares = {share: [{"jobArn": r.arn, "earliestTimeAtPosition": service.ms(r.created)}
-                      for r in sorted(records, key=lambda r: (-r.priority, r.seq))[:100]]
-              for share, records in by_share.items()}
+
+    def front(seqs) -> list[dict]:
+        """The first 100 in scheduling order (priority, then submission): O(n) for n waiting jobs."""
+        first = heapq.nsmallest(_PAGE, (records[seq] for seq in seqs), key=lambda r: (-r.priority, r.seq))
+        return [{"jobArn": r.arn, "earliestTimeAtPosition": service.ms(r.created)} for r in first]
+
+    shares = {record["quotaShareName"]: front(jobs.lists[(name, record["quotaShareName"], "RUNNABLE")])
+              for record in service.account.queue_shares(name)
+              if jobs.lists.get((name, record["quotaShareName"], "RUNNABLE"))}
     total: dict[str, int] = {}
     top = []
     for record in service.account.queue_shares(name):
@@ -777,8 +778,7 @@ def get_job_queue_snapshot(service: Service, params: dict) -> dict:
             top.append((sum(usage.values()), record["quotaShareName"], usage))
     top.sort(key=lambda item: (-item[0], item[1]))
     return {
-        "frontOfQueue": {"jobs": [{"jobArn": r.arn, "earliestTimeAtPosition": service.ms(r.created)} for r in front],
-                         "lastUpdatedAt": now_ms},
+        "frontOfQueue": {"jobs": front(jobs.lists.get((name, None, "RUNNABLE"), ())), "lastUpdatedAt": now_ms},
         "frontOfQuotaShares": {"quotaShares": shares, "lastUpdatedAt": now_ms},
         "queueUtilization": {
             "totalCapacityUsage": [{"capacityUnit": u, "quantity": float(n)} for u, n in total.items()],
