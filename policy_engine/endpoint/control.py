@@ -80,6 +80,10 @@ def export(service: Service) -> dict:
             job["preemption_retries"] = record.preemption_retries
         if record.retry:
             job["attempts"] = record.retry["attempts"]
+        timeout = (record.timeout or {}).get("attemptDurationSeconds")
+        if timeout is not None and timeout < record.duration:  # every attempt times out (see Scheduler.submit)
+            job["failures"] = job.get("attempts", 1)
+            job["fail_after"] = timeout
         jobs.append(job)
     scheduler = service.scheduler
     actions = [{"at": as_number(at), "update_priority": {"job": names[job_id], "priority": priority}}

@@ -583,7 +583,10 @@ def submit_service_job(service: Service, params: dict) -> dict:
         instance_type=instance_type, instances=count,
         training_name=str(payload.get("TrainingJobName") or name), client_token=token,
     )
-    service.scheduler.submit(record, duration, retries, attempts)
+    timeout = (params.get("timeoutConfig") or {}).get("attemptDurationSeconds")
+    if timeout is not None and timeout < 1:
+        raise client_error(f"timeoutConfig.attemptDurationSeconds must be >= 1, got {timeout}")
+    service.scheduler.submit(record, duration, retries, attempts, timeout)
     return {"jobArn": record.arn, "jobName": name, "jobId": job_id}
 
 

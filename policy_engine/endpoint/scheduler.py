@@ -118,15 +118,20 @@ class Scheduler:
         engine.run(now)
         return [self.jobs.by_id[job.spec.name] for job in orphans]
 
-    def submit(self, record: ServiceJob, duration: float, preemption_retries: int | None, attempts: int) -> None:
+    def submit(self, record: ServiceJob, duration: float, preemption_retries: int | None, attempts: int,
+               attempt_timeout: float | None = None) -> None:
+        """Add a job now. An ``attempt_timeout`` shorter than the run time fails every attempt after that long
+        (``timeoutConfig.attemptDurationSeconds``); ``retryStrategy.attempts`` then retries it."""
         now = self.engine.now
         record.created = now
         record.duration = duration
         record.initial_priority = record.priority
         record.preemption_retries = preemption_retries
         self.jobs.add(record)
+        times_out = attempt_timeout is not None and attempt_timeout < duration
         spec = JobSpec(record.id, f"{record.queue}/{record.share}", record.instance_type, record.instances,
-                       record.priority, now, duration, preemption_retries, None, attempts)
+                       record.priority, now, duration, preemption_retries, None, attempts,
+                       attempts if times_out else 0, attempt_timeout if times_out else None)
         self.engine.submit(spec)
         self.engine.run(now)
 
@@ -215,11 +220,18 @@ class Scheduler:
         return _JOB_ID.sub(name, reason)
 
 
+#: What AWS says when an attempt outlives ``timeoutConfig.attemptDurationSeconds`` (the only way a served
+#: job's attempt fails: the engine reports it as a failed attempt).
+TIMED_OUT = "Job attempt duration exceeded timeout"
+
+
 def _attempt_reason(after: str, reason: str) -> str:
     if reason.startswith("preempted"):
         return _preempted(reason)
     if after == "SUCCEEDED":
         return "Training job completed"
+    if reason.startswith(("FAILED: attempt", "attempt ")):
+        return TIMED_OUT
     return reason
 
 
@@ -228,11 +240,13 @@ def _status_reason(after: str, reason: str) -> str:
     if after == "RUNNABLE":
         if reason.startswith("preempted"):
             return _preempted(reason)
+        if reason.startswith("attempt "):
+            return f"{TIMED_OUT}; retrying ({reason.split(';')[0]})"
         return reason  # "" or MISCONFIGURATION:...
     if after == "SUCCEEDED":
         return "Training job completed"
     if after == "FAILED":
-        return reason
+        return TIMED_OUT if reason.startswith("FAILED: attempt") else reason
     return ""
 
 

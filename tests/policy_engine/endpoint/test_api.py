@@ -363,3 +363,19 @@ def test_preemption_in_progress_window_as_aws_shows_it(tmp_path):
     engine.run(until=120)
     assert {job.spec.name: job.status.value for job in engine.jobs} == {"high": "RUNNING", "med": "RUNNABLE",
                                                                        "qs2": "RUNNING"}
+
+
+def test_an_attempt_longer_than_its_timeout_fails_and_is_retried(walkthrough_endpoint):
+    batch = client(walkthrough_endpoint)
+    job = submit(batch, "slow", "QS3", tags={"batch-quota:duration": "500"}, retryStrategy={"attempts": 2},
+                 timeoutConfig={"attemptDurationSeconds": 100})
+    walkthrough_endpoint.advance(100)
+    retried = batch.describe_service_job(jobId=job)
+    assert retried["status"] == "RUNNING" and len(retried["attempts"]) == 2  # the retry runs at once
+    assert retried["attempts"][0]["statusReason"] == "Job attempt duration exceeded timeout"
+    walkthrough_endpoint.advance(100)
+    failed = batch.describe_service_job(jobId=job)
+    assert (failed["status"], failed["statusReason"]) == ("FAILED", "Job attempt duration exceeded timeout")
+    assert failed["stoppedAt"] - failed["createdAt"] == 200_000
+    exported = walkthrough_endpoint.export()["scenario"]["jobs"][0]
+    assert (exported["attempts"], exported["failures"], exported["fail_after"]) == (2, 2, 100)
