@@ -25,11 +25,12 @@ _API_RULE_PREFIXES = ("BQ0", "BQ1")
 
 def api_problems(topology: Topology) -> list[str]:
     """The policy engine's findings that AWS itself would reject (rule families BQ0xx and BQ1xx)."""
-    from policy_engine.rules import Context, run_rules
+    from policy_engine.rules import Context, all_rules
 
-    findings = run_rules(topology, Context(topology))
-    return [f"{f.rule} {f.object}: {f.message}" for f in findings
-            if f.severity.value == "error" and f.rule.startswith(_API_RULE_PREFIXES)]
+    context = Context(topology)
+    findings = [finding for each in all_rules() if each.id.startswith(_API_RULE_PREFIXES)
+                for finding in each.run(context)]
+    return [f"{f.rule} {f.object}: {f.message}" for f in findings if f.severity.value == "error"]
 
 
 @dataclass
@@ -92,6 +93,8 @@ class Account:
         self.resources = Resources()
         #: resource ARN -> tags (jobs' tags live on their records)
         self.tags: dict[str, dict[str, str]] = {}
+        #: (resources, their AWS-rule problems): what the last change left, so the next one checks only once
+        self._problems: tuple[Resources, list[str]] | None = None
 
     # --- lookups ------------------------------------------------------------------------
 
@@ -212,13 +215,16 @@ class Account:
 
     def apply(self, change) -> None:
         """Run ``change(resources_copy)``, check the result with the AWS rules, then keep it."""
-        before = api_problems(self.topology())
+        cached = self._problems
+        before = cached[1] if cached is not None and cached[0] is self.resources else api_problems(self.topology())
         candidate = copy.deepcopy(self.resources)
         change(candidate)
-        problems = [line for line in api_problems(self.topology(candidate)) if line not in before]
+        after = api_problems(self.topology(candidate))
+        problems = [line for line in after if line not in before]
         if problems:
             raise client_error("; ".join(problems))
         self.resources = candidate
+        self._problems = (candidate, after)
 
     def load(self, topology: Topology, now: float) -> None:
         """Create every resource of ``topology`` at once, VALID (``serve TOPOLOGY``, ``/_batch-quota/topology``)."""
