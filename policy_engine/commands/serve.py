@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from policy_engine.cli import EXIT_FINDINGS, fail_input, topology_or_exit
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """click's FloatRange lets ``nan`` and ``inf`` through; a clock or a duration must be a finite number."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
 
 
 @click.command("serve")
@@ -12,7 +21,7 @@ from policy_engine.cli import EXIT_FINDINGS, fail_input, topology_or_exit
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=4599, show_default=True,
               help="Port to listen on; 0 picks a free one (the URL is printed).")
-@click.option("--speed", type=click.FloatRange(min=0), default=60.0, show_default=True,
+@click.option("--speed", callback=_finite, type=click.FloatRange(min=0), default=60.0, show_default=True,
               help="Simulated seconds per real second; 0: the clock moves only on POST /_batch-quota/clock/advance.")
 @click.option("--state", "state_file", type=click.Path(dir_okay=False),
               help="Keep resources, jobs and the clock in this SQLite file across restarts (default: in memory).")
@@ -20,12 +29,12 @@ from policy_engine.cli import EXIT_FINDINGS, fail_input, topology_or_exit
               help="Serve AWS's quota-management example (queue 'training', shares QS1-QS3 on 3 x ml.g5.xlarge).")
 @click.option("--enforce-limits", is_flag=True,
               help="Emulate SubmitServiceJob's 5 requests/s account limit (TooManyRequestsException, HTTP 429).")
-@click.option("--default-duration", type=click.FloatRange(min=0, min_open=True), default=3600.0, show_default=True,
-              metavar="SECONDS", help="Run time of a job without a batch-quota:duration tag or MaxRuntimeSeconds.")
-@click.option("--transition-seconds", type=click.FloatRange(min=0), default=0.0, show_default=True,
+@click.option("--default-duration", callback=_finite, type=click.FloatRange(min=0, min_open=True), default=3600.0,
+              show_default=True, metavar="SECONDS", help="Run time of a job without a batch-quota:duration tag or MaxRuntimeSeconds.")
+@click.option("--transition-seconds", callback=_finite, type=click.FloatRange(min=0), default=0.0, show_default=True,
               metavar="SECONDS", help="Simulated seconds a created/updated/deleted resource stays "
                                       "CREATING/UPDATING/DELETING.")
-@click.option("--preemption-seconds", type=click.FloatRange(min=0), default=0.0, show_default=True,
+@click.option("--preemption-seconds", callback=_finite, type=click.FloatRange(min=0), default=0.0, show_default=True,
               metavar="SECONDS", help="A preempted job shows RUNNING with reason PREEMPTION_IN_PROGRESS this long "
                                       "(its preemptor SCHEDULED), as AWS's (about 20 s); 0: RUNNABLE at once.")
 @click.option("--region", default="us-east-1", show_default=True, help="Region in the ARNs.")
