@@ -30,7 +30,8 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
 @click.option("--enforce-limits", is_flag=True,
               help="Emulate SubmitServiceJob's 5 requests/s account limit (TooManyRequestsException, HTTP 429).")
 @click.option("--default-duration", callback=_finite, type=click.FloatRange(min=0, min_open=True), default=3600.0,
-              show_default=True, metavar="SECONDS", help="Run time of a job without a batch-quota:duration tag or MaxRuntimeSeconds.")
+              show_default=True, metavar="SECONDS",
+              help="Run time of a job without a batch-quota:duration tag or MaxRuntimeSeconds.")
 @click.option("--transition-seconds", callback=_finite, type=click.FloatRange(min=0), default=0.0, show_default=True,
               metavar="SECONDS", help="Simulated seconds a created/updated/deleted resource stays "
                                       "CREATING/UPDATING/DELETING.")
