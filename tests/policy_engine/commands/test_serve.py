@@ -41,7 +41,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert result.output.strip().splitlines() == [f"error: {not_a_database}: not a batch-quota state file "
                                                   "(file is not a database)"]
     assert runner.invoke(main, ["serve", "--walkthrough", "topologies/example.yaml"]).exit_code == 2
-    assert runner.invoke(main, ["serve", "--speed", "-1"]).exit_code == 2
+    for option, value in (("--speed", "-1"), ("--speed", "nan"), ("--default-duration", "inf")):
+        assert runner.invoke(main, ["serve", option, value]).exit_code == 2
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
