@@ -20,6 +20,7 @@ from urllib.parse import parse_qs
 
 import yaml
 
+from policy_engine.endpoint.account import api_problems
 from policy_engine.endpoint.errors import client_error
 from policy_engine.endpoint.service import Service
 from policy_engine.simulation.numbers import as_number
@@ -59,9 +60,13 @@ def _topology(body: bytes):
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         raise client_error(f"topology: not YAML or JSON: {error}") from None
     try:
-        return topology_from_data(data, "topology")
+        topology = topology_from_data(data, "topology")
     except LoadError as error:
         raise client_error("; ".join(error.problems)) from None
+    problems = api_problems(topology)
+    if problems:  # what AWS would reject is not served (as `batch-quota serve TOPOLOGY` exits 1)
+        raise client_error("; ".join(problems))
+    return topology
 
 
 def export(service: Service) -> dict:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 import time
 
+import pytest
+
 from policy_engine.endpoint.server import start_in_thread
 from policy_engine.endpoint.service import Options, Service
 from policy_engine.endpoint.store import Store
@@ -69,9 +71,10 @@ def test_reset_and_topology_start_over(tmp_path, walkthrough_endpoint):
                                         "job_queues": [{"name": "q", "service_environment": "e", "shares": [
                                             {"name": "S", "capacity": {"ml.p5.48xlarge": 2}, "strategy": "LEND"}]}]})
     assert [q["jobQueueName"] for q in batch.describe_job_queues()["jobQueues"]] == ["q"]
-    try:
-        walkthrough_endpoint.load_topology({"job_queues": [{"name": "q"}]})
-    except ValueError as error:
-        assert "service_environment" in str(error)
-    else:
-        raise AssertionError("a bad topology was accepted")
+    for bad, expected in (({"job_queues": [{"name": "q"}]}, "service_environment"),
+                          ({"service_environments": [{"name": "e!", "capacity": {"ml.g5.xlarge": 1}}]}, "BQ101")):
+        with pytest.raises(ValueError, match=expected):
+            walkthrough_endpoint.load_topology(bad)
+    with pytest.raises(ValueError, match="finite number >= 0"):
+        walkthrough_endpoint.advance(-1)
+    assert [q["jobQueueName"] for q in batch.describe_job_queues()["jobQueues"]] == ["q"]  # unchanged
