@@ -19,7 +19,3 @@ def client_error(message: str) -> ApiError:
 
 def throttled(message: str) -> ApiError:
     return ApiError(message, "TooManyRequestsException", 429)
-
-
-def server_error(message: str) -> ApiError:
-    return ApiError(message, "ServerException", 500)

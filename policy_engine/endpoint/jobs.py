@@ -85,11 +85,6 @@ class JobIndex:
         record.status = status
         self._enter(record, status)
 
-    def drop_queue(self, queue: str) -> None:
-        """Forget a deleted queue's jobs from the indexes (records stay reachable by id, as AWS keeps them)."""
-        for key in [key for key in self.lists if key[0] == queue]:
-            del self.lists[key]
-
     def page(self, key: tuple, below: int | None, size: int, keep=None, floor: int = 0,
              ) -> tuple[list[ServiceJob], int | None]:
         """Up to ``size`` records of index ``key``, newest first, with ``floor <= seq < below``; and the next token."""

@@ -121,11 +121,3 @@ def _scalar(shape: Shape, text: str):
     if shape.type_name == "boolean":
         return text == "true"
     return text
-
-
-def body_shape_members(operation: OperationModel) -> set[str]:
-    """Members of the output that travel in the JSON body (every one in Batch's model)."""
-    shape = operation.output_shape
-    if shape is None:
-        return set()
-    return {name for name, member in shape.members.items() if "location" not in member.serialization}
