@@ -368,6 +368,7 @@ def delete_job_queue(service: Service, params: dict) -> dict:
         account.begin(res, "queues", name, "status", "DELETING", None, service.now)
 
     account.apply(change)
+    service.scheduler.jobs.drop_queue(name)
     service.topology_changed()
     return {}
 

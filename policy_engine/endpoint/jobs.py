@@ -85,6 +85,12 @@ class JobIndex:
         record.status = status
         self._enter(record, status)
 
+    def drop_queue(self, queue: str) -> None:
+        """Forget a deleted queue's jobs in the list indexes (a new queue of the same name starts empty);
+        the records stay reachable by id, as AWS keeps describing jobs for a while."""
+        for key in [key for key in self.lists if key[0] == queue]:
+            del self.lists[key]
+
     def page(self, key: tuple, below: int | None, size: int, keep=None, floor: int = 0,
              ) -> tuple[list[ServiceJob], int | None]:
         """Up to ``size`` records of index ``key``, newest first, with ``floor <= seq < below``; and the next token."""

@@ -213,6 +213,14 @@ def test_resources_go_through_creating_updating_deleting(tmp_path):
         assert "CREATING" in message and "VALID" in message
         running.advance(30)
         assert batch.describe_job_queues()["jobQueues"][0]["status"] == "VALID"
+        batch.create_quota_share(quotaShareName="A", jobQueue="training",
+                                 capacityLimits=[{"maxCapacity": 1, "capacityUnit": INSTANCE}],
+                                 resourceSharingConfiguration={"strategy": "RESERVE"},
+                                 preemptionConfiguration={"inSharePreemption": "DISABLED"})
+        _, _, message = error_of(submit, batch, "early", "A")
+        assert "CREATING" in message  # a share takes jobs once VALID
+        running.advance(30)
+        job = submit(batch, "j", "A")
         batch.update_service_environment(serviceEnvironment=env["serviceEnvironmentArn"], state="DISABLED")
         assert batch.describe_service_environments()["serviceEnvironments"][0]["status"] == "UPDATING"
         running.advance(30)
@@ -225,6 +233,13 @@ def test_resources_go_through_creating_updating_deleting(tmp_path):
         assert batch.describe_job_queues()["jobQueues"][0]["status"] == "DELETING"
         running.advance(30)
         assert batch.describe_job_queues()["jobQueues"] == []
+        # a new queue of the same name starts without the old one's jobs
+        batch.create_job_queue(jobQueueName="training", priority=1, jobQueueType="SAGEMAKER_TRAINING",
+                               schedulingPolicyArn=policy["arn"],
+                               serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": "gpu"}])
+        running.advance(30)
+        assert batch.list_service_jobs(jobQueue="training", jobStatus="FAILED")["jobSummaryList"] == []
+        assert batch.describe_service_job(jobId=job)["status"] == "FAILED"  # still described
 
 
 def test_policy_engine_rules_and_shape_constraints_are_enforced(endpoint):
