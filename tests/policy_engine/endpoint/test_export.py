@@ -32,6 +32,16 @@ def test_export_replays_to_the_same_states(walkthrough_endpoint, tmp_path):
     transitions = [(e["job"], e["from"], e["to"]) for e in exported["events"]]
     assert ("med", "RUNNING", "RUNNABLE") in transitions and ("high", "RUNNING", "RUNNABLE") in transitions
     assert "notReplayed" not in exported
+    # `batch-quota simulate` reads it as it is (its --report is tested with the simulator's own scenarios)
+    import json
+
+    from click.testing import CliRunner
+
+    from policy_engine.cli import main
+
+    result = CliRunner().invoke(main, ["simulate", str(path), "--until", "250", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert {job["name"]: job["status"] for job in json.loads(result.output)["jobs"]} == served
 
 
 def test_terminations_are_listed_as_not_replayed(walkthrough_endpoint):
