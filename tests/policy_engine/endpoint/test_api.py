@@ -394,3 +394,20 @@ def test_an_attempt_longer_than_its_timeout_fails_and_is_retried(walkthrough_end
     assert failed["stoppedAt"] - failed["createdAt"] == 200_000
     exported = walkthrough_endpoint.export()["scenario"]["jobs"][0]
     assert (exported["attempts"], exported["failures"], exported["fail_after"]) == (2, 2, 100)
+
+
+def test_a_share_update_mid_run_keeps_running_jobs_and_starts_waiting_ones(walkthrough_endpoint):
+    batch = client(walkthrough_endpoint)
+    running_job = submit(batch, "runs", "QS3", tags={"batch-quota:duration": "100"})
+    waiting_job = submit(batch, "waits", "QS3", tags={"batch-quota:duration": "100"})
+    walkthrough_endpoint.advance(40)
+    share = "arn:aws:batch:us-east-1:123456789012:job-queue/training/quota-share/QS3"
+    # QS3 (RESERVE) never borrows: only a larger limit of its own (and room in the environment) starts the job
+    batch.update_service_environment(serviceEnvironment="gpu-env",
+                                     capacityLimits=[{"maxCapacity": 4, "capacityUnit": INSTANCE}])
+    batch.update_quota_share(quotaShareArn=share, capacityLimits=[{"maxCapacity": 2, "capacityUnit": INSTANCE}])
+    assert batch.describe_service_job(jobId=waiting_job)["status"] == "RUNNING"
+    walkthrough_endpoint.advance(60)  # the running job keeps its finish time: 100 s after it started
+    done = batch.describe_service_job(jobId=running_job)
+    assert done["status"] == "SUCCEEDED" and done["stoppedAt"] - done["startedAt"] == 100_000
+    assert batch.describe_service_job(jobId=waiting_job)["status"] == "RUNNING"
