@@ -5,7 +5,8 @@ streams, no boto3: a boto3 client's own CPU would dominate on 2 cores) and times
 response. Three measurements, each bounded in count and time:
 
 1. throughput: SubmitServiceJob as fast as it is answered, with the scheduler running
-   (speed 60, jobs of 30-120 simulated seconds finishing and starting all the time);
+   (speed 60, jobs of 30-120 simulated seconds finishing and starting all the time), in memory
+   and with ``--state`` (SQLite);
 2. latency at a steady 100 SubmitServiceJob/s (open loop: requests are sent on schedule,
    whether or not earlier ones were answered), p50/p99/max;
 3. ListServiceJobs pages over 100,000 jobs of one queue (clock stopped, so they all wait):
@@ -226,9 +227,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_server(topology: Path, speed: float) -> tuple[subprocess.Popen, str, int]:
+def start_server(topology: Path, speed: float, state: Path | None = None) -> tuple[subprocess.Popen, str, int]:
     command = [str(Path(sys.executable).with_name("batch-quota")), "serve", str(topology), "--port", "0",
-               "--speed", str(speed)]
+               "--speed", str(speed), *(["--state", str(state)] if state else [])]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     url = process.stdout.readline().strip()
     host, port = url.removeprefix("http://").rsplit(":", 1)
@@ -263,6 +264,12 @@ def main() -> None:
             print(f"  server CPU during the throughput run: {used:.2f} s = {used / done * 1e6:,.0f} us per "
                   f"request (one core's worth: {done / used:,.0f} req/s)")
             asyncio.run(steady(host, port, 100, args.steady_seconds))
+        finally:
+            stop(process)
+        process, host, port = start_server(busy, 60, Path(tmp) / "state.db")
+        try:
+            print("with --state (every SubmitServiceJob appended to SQLite):")
+            asyncio.run(throughput(host, port, args.jobs // 2, args.concurrency, args.limit))
         finally:
             stop(process)
         small = Path(tmp) / "small.yaml"

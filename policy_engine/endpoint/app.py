@@ -8,6 +8,7 @@ Signatures (SigV4) are accepted and not verified: any credentials work.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import uuid
@@ -22,12 +23,15 @@ log = logging.getLogger("batch_quota.serve")
 _JSON = (b"content-type", b"application/json")
 #: The store's clock is saved this often (real seconds) while time passes without calls.
 CLOCK_SAVE_SECONDS = 1.0
+#: Every this many requests, young garbage is collected and what survives is frozen (see ``_age_heap``).
+FREEZE_EVERY = 1000
 
 
 class EndpointApp:
     def __init__(self, service: Service):
         self.service = service
         self.router = Router()
+        self._requests = 0
 
     async def __call__(self, scope, receive, send) -> None:
         kind = scope["type"]
@@ -52,6 +56,8 @@ class EndpointApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                gc.collect()
+                gc.freeze()  # the botocore model, the libraries and the topology live as long as the server
                 if self.service.store is not None:
                     saver = asyncio.get_running_loop().create_task(self._save_clock())
                 await send({"type": "lifespan.startup.complete"})
@@ -68,6 +74,9 @@ class EndpointApp:
             self.service.save_clock()
 
     def respond(self, method: str, path: str, query: bytes, body: bytes) -> tuple[int, bytes, list]:
+        self._requests += 1
+        if not self._requests % FREEZE_EVERY:
+            _age_heap()
         request_id = str(uuid.uuid4()).encode()
         try:
             if path.startswith(control.PREFIX):
@@ -97,6 +106,15 @@ class EndpointApp:
                                "(it serves service environments, quota shares and service jobs)")
         params = parse_request(operation, labels, query, body)
         return self.service.call(operation.name, params)
+
+
+def _age_heap() -> None:
+    """Keep the cyclic garbage collector's full passes short: they scan every tracked object, and job
+    records live as long as the server (100,000 jobs made a full pass take hundreds of milliseconds, the
+    p99 of every request around it). Young cycles are collected, then the survivors are frozen: later
+    passes scan only what came since. Cost: a cycle that outlives a young collection is kept."""
+    gc.collect(1)
+    gc.freeze()
 
 
 def _error_body(error: ApiError) -> bytes:
