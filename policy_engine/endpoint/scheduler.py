@@ -85,7 +85,7 @@ class Scheduler:
         if now < self.engine.now:  # the clock never goes back (it was restored or set behind)
             self.clock.set(self.engine.now)
             now = self.engine.now
-        self.engine.run(now)
+        self.engine.run(now, close=False)
         if self._in_progress:
             for job_id, (ends, _) in list(self._in_progress.items()):
                 if ends <= now:
@@ -115,7 +115,7 @@ class Scheduler:
         for job in orphans:
             reason = f"Terminated: quota share {job.spec.share} no longer has {job.spec.instance_type} capacity"
             self._on_transition(now, job, job.status.value, "FAILED", reason)
-        engine.run(now)
+        engine.run(now, close=False)
         return [self.jobs.by_id[job.spec.name] for job in orphans]
 
     def submit(self, record: ServiceJob, duration: float, preemption_retries: int | None, attempts: int,
@@ -133,7 +133,7 @@ class Scheduler:
                        record.priority, now, duration, preemption_retries, None, attempts,
                        attempts if times_out else 0, attempt_timeout if times_out else None)
         self.engine.submit(spec)
-        self.engine.run(now)
+        self.engine.run(now, close=False)
 
     def update_priority(self, record: ServiceJob, priority: int) -> None:
         now = self.engine.now
@@ -143,7 +143,7 @@ class Scheduler:
         if job is None:
             return
         self.engine.update_priority_now(record.id, priority)
-        self.engine.run(now)
+        self.engine.run(now, close=False)
 
     def terminate(self, record: ServiceJob, reason: str) -> None:
         now = self.engine.now
@@ -153,7 +153,7 @@ class Scheduler:
         if job is None:
             return
         self.engine.terminate(job, reason)
-        self.engine.run(now)
+        self.engine.run(now, close=False)
 
     def job(self, record: ServiceJob) -> Job | None:
         return self.engine.by_name.get(record.id)

@@ -177,12 +177,17 @@ class Engine:
         job.status = to
         self.on_transition(self.now, job, before.value, to.value, reason)
 
-    def run(self, until: float | None = None, progress: Callable[[int], None] | None = None) -> float:
-        """Process every instant up to ``until`` (all, when ``None``); return the clock."""
-        with gc_paused():
-            return self._run_until(until, progress)
+    def run(self, until: float | None = None, progress: Callable[[int], None] | None = None,
+            close: bool = True) -> float:
+        """Process every instant up to ``until`` (all, when ``None``); return the clock.
 
-    def _run_until(self, until: float | None, progress: Callable[[int], None] | None) -> float:
+        ``close=False`` skips integrating every share's metrics up to the clock (O(shares)): a live
+        driver calling ``run`` once per request does not read them.
+        """
+        with gc_paused():
+            return self._run_until(until, progress, close)
+
+    def _run_until(self, until: float | None, progress: Callable[[int], None] | None, close: bool = True) -> float:
         instants = 0
         events, times, total = self._events, self._arrival_times, len(self._arrival_times)
         limit = _NEVER if until is None else until
@@ -202,8 +207,9 @@ class Engine:
                 progress(self._next_arrival)
         if until is not None:
             self.now = max(self.now, until)
-        for pool in self.pools:
-            pool.close(self.now)
+        if close:
+            for pool in self.pools:
+                pool.close(self.now)
         if progress is not None:
             progress(self._next_arrival)
         return self.now
