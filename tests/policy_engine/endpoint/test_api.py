@@ -411,3 +411,14 @@ def test_a_share_update_mid_run_keeps_running_jobs_and_starts_waiting_ones(walkt
     done = batch.describe_service_job(jobId=running_job)
     assert done["status"] == "SUCCEEDED" and done["stoppedAt"] - done["startedAt"] == 100_000
     assert batch.describe_service_job(jobId=waiting_job)["status"] == "RUNNING"
+
+
+def test_a_bug_in_the_endpoint_is_a_server_exception(endpoint, monkeypatch):
+    from policy_engine.endpoint import handlers
+
+    def broken(service, params):
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(handlers.HANDLERS, "ListSchedulingPolicies", broken)
+    code, status, message = error_of(client(endpoint).list_scheduling_policies)
+    assert (code, status) == ("ServerException", 500) and "RuntimeError: boom" in message
