@@ -422,3 +422,12 @@ def test_a_bug_in_the_endpoint_is_a_server_exception(endpoint, monkeypatch):
     monkeypatch.setitem(handlers.HANDLERS, "ListSchedulingPolicies", broken)
     code, status, message = error_of(client(endpoint).list_scheduling_policies)
     assert (code, status) == ("ServerException", 500) and "RuntimeError: boom" in message
+
+
+def test_a_client_token_makes_submission_idempotent(walkthrough_endpoint):
+    batch = client(walkthrough_endpoint)
+    first = submit(batch, "once", "QS1", clientToken="token-a")
+    assert submit(batch, "once", "QS1", clientToken="token-a") == first
+    _, _, message = error_of(submit, batch, "other", "QS1", clientToken="token-a")
+    assert "already used" in message
+    assert len(batch.list_service_jobs(jobQueue="training", jobStatus="RUNNING")["jobSummaryList"]) == 1
