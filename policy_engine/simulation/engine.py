@@ -705,7 +705,8 @@ class Engine:
         job.share = self.shares[(spec.share, spec.instance_type)]
         self.jobs.append(job)
         self.by_name[spec.name] = job
-        self._arrivals.append(job)
+        if self._arrivals is not self.jobs:  # the arrival order may be the jobs list itself
+            self._arrivals.append(job)
         self._arrival_times.append(spec.submit_at)
         return job
 
