@@ -12,11 +12,11 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet -e '.[dev]'
+	$(PYTHON) -m pip install --quiet -e '.[cdk,dev]'
 	touch $(STAMP)
 
-node_modules/.installed: package.json
-	npm install --no-audit --no-fund --silent
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
 	touch $@
 
 test: $(STAMP) node_modules/.installed
@@ -47,6 +47,7 @@ synth: $(STAMP) node_modules/.installed
 bench: $(STAMP) node_modules/.installed
 	$(PYTHON) benchmarks/check_bench.py
 	$(PYTHON) benchmarks/simulate_bench.py
+	$(PYTHON) benchmarks/import_bench.py --history 50000
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PYTHON) benchmarks/synth_bench.py
 
 # The README's pictures: the default topology's borrow graph, and AWS's walkthrough as an HTML report.

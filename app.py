@@ -17,13 +17,24 @@ from __future__ import annotations
 import os
 import sys
 
-from aws_cdk import App, Environment
-
 from policy_engine.examples import example_topology
 from policy_engine.loading import LoadError, load_topology
-from quota_constructs import TopologyStacks
 
 EXIT_FINDINGS, EXIT_BAD_INPUT = 1, 2
+
+_MISSING_CDK = ("the CDK app needs aws-cdk-lib and constructs, which are not installed: "
+                "pip install 'batch-quota[cdk]' (check, simulate and graph work without them)")
+
+try:
+    from aws_cdk import App, Environment
+
+    from quota_constructs import TopologyStacks
+except ImportError as error:  # the engine-only install: one line, not a traceback
+    if not ((isinstance(error, ModuleNotFoundError) and error.name in ("aws_cdk", "constructs"))
+            or "batch-quota[cdk]" in str(error)):
+        raise
+    print(f"error: {_MISSING_CDK}", file=sys.stderr)
+    sys.exit(EXIT_BAD_INPUT)
 
 
 def _context(app: App, key: str) -> str | None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         JobStateTimeLimitAction,
         QuotaShare,
         ServiceEnvironment,
+        Suppression,
         Topology,
     )
 
@@ -30,6 +31,7 @@ _HOMES = {
     "LoadError": "policy_engine.loading",
     "QuotaShare": "policy_engine.model",
     "ServiceEnvironment": "policy_engine.model",
+    "Suppression": "policy_engine.model",
     "Topology": "policy_engine.model",
     "load_topology": "policy_engine.loading",
 }
@@ -41,6 +43,7 @@ __all__ = [
     "LoadError",
     "QuotaShare",
     "ServiceEnvironment",
+    "Suppression",
     "Topology",
     "load_topology",
 ]

@@ -7,11 +7,12 @@ then by rule, then by object) and carries the per-share summary and that graph, 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from policy_engine.findings import Finding, Severity
 from policy_engine.graph import BorrowGraph
-from policy_engine.model import Topology
+from policy_engine.model import Suppression, Topology
 from policy_engine.rules import Context, run_rules
 from policy_engine.summary import ShareSummary, summarize_all
 
@@ -29,16 +30,27 @@ class CheckReport:
 
     @property
     def errors(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity is Severity.ERROR]
+        """Errors not suppressed: each fails ``check`` and ``cdk synth``."""
+        return [f for f in self.findings if f.severity is Severity.ERROR and f.suppressed is None]
 
     @property
     def warnings(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity is Severity.WARNING]
+        """Warnings not suppressed: each fails ``check --strict``."""
+        return [f for f in self.findings if f.severity is Severity.WARNING and f.suppressed is None]
+
+    @property
+    def suppressed(self) -> list[Finding]:
+        """Findings accepted by a suppression, with its reason (shown, never failing)."""
+        return [f for f in self.findings if f.suppressed is not None]
 
     @property
     def ok(self) -> bool:
-        """True when no rule found an error (warnings allowed)."""
+        """True when no rule found an unsuppressed error (warnings allowed)."""
         return not self.errors
+
+    def passes(self, strict: bool = False) -> bool:
+        """``ok``; with ``strict`` also no unsuppressed warning (``check --strict``)."""
+        return self.ok and not (strict and self.warnings)
 
 
 def borrow_graph(topology: Topology, report: CheckReport | None) -> BorrowGraph:
@@ -52,8 +64,11 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], f.rule, f.object, f.message))
 
 
-def check_topology(topology: Topology) -> CheckReport:
-    """Run every rule and derive the summaries; never raises on a well-typed topology."""
-    context = Context(topology)
+def check_topology(topology: Topology, *, suppress: Iterable[Suppression] = ()) -> CheckReport:
+    """Run every rule and derive the summaries; never raises on a well-typed topology.
+
+    ``suppress`` adds suppressions to the topology's own ``suppress`` entries (for a topology built elsewhere).
+    """
+    context = Context(topology, extra_suppressions=tuple(suppress))
     findings = sort_findings(run_rules(topology, context))
     return CheckReport(findings=findings, summaries=summarize_all(context.graph), graph=context.graph)

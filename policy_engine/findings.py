@@ -25,8 +25,11 @@ class Finding:
     hint: str = ""
     #: For refuted guarantees: the concrete state (share -> usage) under which it fails.
     counterexample: dict[str, Any] | None = field(default=None, compare=False)
+    #: The reason given by the topology's ``suppress`` entry that accepts this finding (``None``: not suppressed).
+    suppressed: str | None = None
 
     def line(self) -> str:
         """``BQ201 error training/QS1: message (fix: hint)`` for logs and CDK annotations."""
         text = f"{self.rule} {self.severity.value} {self.object}: {self.message}"
-        return f"{text} (fix: {self.hint})" if self.hint else text
+        text = f"{text} (fix: {self.hint})" if self.hint else text
+        return f"{text} [suppressed: {self.suppressed}]" if self.suppressed is not None else text

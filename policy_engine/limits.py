@@ -12,6 +12,11 @@ from dataclasses import dataclass
 _SERVICE_LIMITS = "AWS Batch user guide, service_limits"
 _API = "AWS Batch API reference / botocore batch model"
 _CFN_QUEUE = "CloudFormation schema AWS::Batch::JobQueue (the API model has no bound)"
+_INTEGER = "botocore batch model: an Integer shape is a signed 32-bit number"
+_TIME_LIMIT_REASONS = "AWS Batch user guide, 'Automatic remediation with jobStateTimeLimitActions'"
+
+#: The largest value an API ``Integer`` holds; CloudFormation passes larger ones on, and the API refuses them.
+INTEGER_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -31,12 +36,14 @@ class Limit:
             return f">= {self.minimum}"
         if self.minimum is None:
             return f"<= {self.maximum}"
-        return f"{self.minimum}-{self.maximum}"
+        return f"{self.minimum} to {self.maximum}" if self.minimum < 0 else f"{self.minimum}-{self.maximum}"
 
 
 NAME_LENGTH = Limit(1, 128, "name length (share, queue, environment, scheduling policy)", _SERVICE_LIMITS)
-SHARE_MAX_CAPACITY = Limit(1, None, "a share's maxCapacity per instance type", _SERVICE_LIMITS)
-ENVIRONMENT_MAX_CAPACITY = Limit(1, None, "a service environment's capacity per instance type", _API)
+SHARE_MAX_CAPACITY = Limit(1, INTEGER_MAX, "a share's maxCapacity per instance type",
+                           f"{_SERVICE_LIMITS}; {_INTEGER}")
+ENVIRONMENT_MAX_CAPACITY = Limit(1, INTEGER_MAX, "a service environment's capacity per instance type",
+                                 f"{_API}; {_INTEGER}")
 SHARE_CAPACITY_LIMITS = Limit(1, 5, "capacity limits (instance types) per quota share", _SERVICE_LIMITS)
 ENVIRONMENT_CAPACITY_LIMITS = Limit(1, 5, "capacity limits (instance types) per service environment", _SERVICE_LIMITS)
 SHARES_PER_QUEUE = Limit(None, 20, "quota shares per job queue", _SERVICE_LIMITS)
@@ -44,13 +51,26 @@ ENVIRONMENTS_PER_QUEUE = Limit(1, 1, "service environments per job queue", _SERV
 QUEUES_PER_ENVIRONMENT = Limit(None, 1, "job queues per quota-managed service environment", _SERVICE_LIMITS)
 ENVIRONMENTS_PER_ACCOUNT = Limit(None, 50, "service environments per account and Region", _SERVICE_LIMITS)
 QUEUES_PER_ACCOUNT = Limit(None, 50, "job queues per account and Region", _SERVICE_LIMITS)
-BORROW_LIMIT = Limit(-1, None, "borrowLimit percent (-1 = unlimited)", _API)
+BORROW_LIMIT = Limit(-1, INTEGER_MAX, "borrowLimit percent (-1 = unlimited)", f"{_API}; {_INTEGER}")
 QUEUE_PRIORITY = Limit(0, 1000, "job queue priority", _CFN_QUEUE)
 JOB_PRIORITY = Limit(0, 9999, "a job's schedulingPriority (SubmitServiceJob, UpdateServiceJob)", _API)
 TAG_COUNT = Limit(0, 50, "tags per resource", "botocore batch model, TagrisTagsMap")
 TAG_KEY_LENGTH = Limit(1, 128, "tag key length", "AWS tagging rules")
+#: Tag keys starting with this (any case) are AWS's own: a user cannot set them, and they do not count toward 50.
+SYSTEM_TAG_PREFIX = "aws:"
 TAG_VALUE_LENGTH = Limit(0, 256, "tag value length", "AWS tagging rules")
 TIME_LIMIT_SECONDS = Limit(600, 86400, "jobStateTimeLimitActions maxTimeSeconds", _API)
+
+#: The status reasons a SAGEMAKER_TRAINING queue's ``jobStateTimeLimitActions`` may name (AWS accepts no others).
+TIME_LIMIT_REASONS: tuple[str, ...] = (
+    "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY",
+    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE",
+    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED",
+)
+TIME_LIMIT_REASONS_SOURCE = _TIME_LIMIT_REASONS
+#: ``jobStateTimeLimitActions.action`` and ``.state`` for SAGEMAKER_TRAINING queues: the only values AWS accepts.
+TIME_LIMIT_ACTION = "TERMINATE"
+TIME_LIMIT_STATE = "RUNNABLE"
 
 #: Letters, digits, hyphens and underscores (length checked by ``NAME_LENGTH``).
 NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_-]*")

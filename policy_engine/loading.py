@@ -413,5 +413,9 @@ def load_topology(path: str | Path) -> Topology:
     if path.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise LoadError([f"{path}: unsupported file type {path.suffix or '(none)'!r}; use .yaml, .yml, .json or .py"])
     data, lines, problems = _read(path)
+    from policy_engine.aws.template import is_template, load_template
+
+    if is_template(data):  # a CloudFormation template (cdk.out, SAM, hand-written): its quota resources
+        return load_template(path)
     return topology_from_data(data, str(path), lines, problems)
 

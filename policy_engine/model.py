@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from policy_engine.limits import SYSTEM_TAG_PREFIX
 
 Strategy = Literal["RESERVE", "LEND", "LEND_AND_BORROW"]
 State = Literal["ENABLED", "DISABLED"]
@@ -22,6 +24,25 @@ Capacity = dict[str, int]
 _Tuple = Field(strict=False)
 
 UNLIMITED_BORROW = -1
+
+
+def _only_system_keys(tags: dict[str, str]) -> dict[str, str]:
+    user = [key for key in tags if not key.lower().startswith(SYSTEM_TAG_PREFIX)]
+    if user:
+        raise ValueError(f"system_tags holds only tags AWS set (keys starting with {SYSTEM_TAG_PREFIX!r}); "
+                         f"move {', '.join(map(repr, user))} to tags")
+    return tags
+
+
+#: Tags AWS itself put on an existing resource (``aws:cloudformation:stack-name``, ...), e.g. brought in by an
+#: account import: kept apart from ``tags``, never deployed, never counted against the tag limits.
+SystemTags = Annotated[dict[str, str], AfterValidator(_only_system_keys)]
+
+
+def split_system_tags(tags: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """``(user tags, system tags)`` of tags as the API lists them: an importer keeps the ``aws:`` ones apart."""
+    system = {k: v for k, v in tags.items() if k.lower().startswith(SYSTEM_TAG_PREFIX)}
+    return {k: v for k, v in tags.items() if k not in system}, system
 
 
 class _Frozen(BaseModel):
@@ -37,6 +58,7 @@ class ServiceEnvironment(_Frozen):
     capacity: Capacity
     state: State = "ENABLED"
     tags: dict[str, str] = Field(default_factory=dict)
+    system_tags: SystemTags = Field(default_factory=dict)
 
 
 class JobStateTimeLimitAction(_Frozen):
@@ -60,6 +82,7 @@ class QuotaShare(_Frozen):
     in_share_preemption: bool = False
     state: State = "ENABLED"
     tags: dict[str, str] = Field(default_factory=dict)
+    system_tags: SystemTags = Field(default_factory=dict)
 
     @property
     def lends(self) -> bool:
@@ -100,6 +123,7 @@ class JobQueue(_Frozen):
     #: Name of the queue's quota scheduling policy; defaults to ``<queue>-quota-policy``.
     scheduling_policy: str | None = None
     tags: dict[str, str] = Field(default_factory=dict)
+    system_tags: SystemTags = Field(default_factory=dict)
 
     @property
     def scheduling_policy_name(self) -> str:
@@ -124,6 +148,19 @@ class Guarantee(_Frozen):
     never_preempted: bool = False
 
 
+class Suppression(_Frozen):
+    """Accept one finding on purpose: its rule ID, the object it names (as findings do) and why.
+
+    ``object`` is ``QUEUE/SHARE``, ``job_queues[QUEUE]``, ``service_environments[ENV]`` or a guarantee
+    (``guarantees[0] (QUEUE/SHARE)``, or the share it names). Warnings can be suppressed; errors only where
+    AWS would still accept the deploy (a refuted guarantee), never an AWS limit.
+    """
+
+    rule: str
+    object: str
+    reason: str
+
+
 class Topology(_Frozen):
     """Everything batch-quota checks, simulates and deploys."""
 
@@ -132,6 +169,8 @@ class Topology(_Frozen):
     guarantees: Annotated[tuple[Guarantee, ...], _Tuple] = ()
     #: Share limits may add up to more than the environment (rule BQ201 becomes a warning).
     allow_oversubscription: bool = False
+    #: Findings accepted on purpose; they stay in every output, marked with their reason.
+    suppress: Annotated[tuple[Suppression, ...], _Tuple] = ()
 
     def environment(self, name: str) -> ServiceEnvironment | None:
         return next((e for e in self.service_environments if e.name == name), None)

@@ -21,23 +21,26 @@ session and sets ``AWS_ENDPOINT_URL_BATCH``, so unchanged boto3 code talks to it
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from policy_engine.checks import CheckReport, check_topology
 from policy_engine.loading import LoadError, load_topology
-from policy_engine.model import Topology
+from policy_engine.model import Suppression, Topology
 
 
-def assert_topology_ok(topology: Topology | str | Path, *, allow_warnings: bool = True) -> CheckReport:
-    """Load (if a path) and check ``topology``; raise ``AssertionError`` listing every error (and warning when
-    ``allow_warnings`` is false). Returns the report so a test can assert more, e.g. on ``report.summaries``."""
+def assert_topology_ok(topology: Topology | str | Path, *, allow_warnings: bool = True,
+                       suppress: Iterable[Suppression] = ()) -> CheckReport:
+    """Load (if a path) and check ``topology``; raise ``AssertionError`` listing every unsuppressed error (and
+    warning when ``allow_warnings`` is false, like ``check --strict``). ``suppress`` adds to the topology's own
+    suppressions. Returns the report so a test can assert more, e.g. on ``report.summaries``."""
     __tracebackhide__ = True
     if not isinstance(topology, Topology):
         try:
             topology = load_topology(topology)
         except LoadError as error:
             raise AssertionError("topology cannot be loaded:\n" + "\n".join(error.problems)) from None
-    report = check_topology(topology)
+    report = check_topology(topology, suppress=suppress)
     failing = report.errors + ([] if allow_warnings else report.warnings)
     if failing:
         lines = "\n".join(f"  {finding.line()}" for finding in failing)

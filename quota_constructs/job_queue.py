@@ -38,11 +38,18 @@ class TrainingJobQueueBase(Resource):
     job_queue_name: str
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Describe the queue and list its shares, jobs and snapshot (no submit, no update)."""
+        """Describe the queue, list its shares and read its snapshot (no submit, no update, not other teams'
+        jobs: see ``grant_read_account_service_jobs``)."""
         return grants.grant_read(
             grantee,
+            scope=self,
             scoped={"batch:ListQuotaShares": [self.job_queue_arn], "batch:GetJobQueueSnapshot": [self.job_queue_arn]},
         )
+
+    def grant_read_account_service_jobs(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Opt-in: ``ListServiceJobs``/``DescribeServiceJob`` on every service job of the account (IAM has no
+        narrower resource), request payloads of other teams included."""
+        return grants.grant_read_account_service_jobs(grantee, scope=self)
 
 
 class TrainingJobQueue(TrainingJobQueueBase):
@@ -52,7 +59,9 @@ class TrainingJobQueue(TrainingJobQueueBase):
     named ``scheduling_policy_name`` (default ``<queue>-quota-policy``).
 
     ``job_state_time_limit_actions`` takes ``policy_engine.model.JobStateTimeLimitAction``
-    values (``max_time_seconds`` 600-86400, ``reason``; action TERMINATE, state RUNNABLE).
+    values (``max_time_seconds`` 600-86400; ``reason`` one of ``policy_engine.limits.TIME_LIMIT_REASONS``, the
+    status reasons AWS accepts, e.g. ``MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED``; action TERMINATE,
+    state RUNNABLE).
     """
 
     def __init__(
@@ -135,8 +144,9 @@ class TrainingJobQueue(TrainingJobQueueBase):
             where.fail(f"job_state_time_limit_actions[{index}]", action, "a JobStateTimeLimitAction")
         where.number_ok(f"job_state_time_limit_actions[{index}].max_time_seconds", action.max_time_seconds,
                         limits.TIME_LIMIT_SECONDS)
-        if not action.reason:
-            where.fail(f"job_state_time_limit_actions[{index}].reason", action.reason, "a non-empty reason")
+        if action.reason not in limits.TIME_LIMIT_REASONS:
+            where.fail(f"job_state_time_limit_actions[{index}].reason", action.reason,
+                       "one of " + ", ".join(limits.TIME_LIMIT_REASONS))
         return batch.CfnJobQueue.JobStateTimeLimitActionProperty(
             action=action.action, max_time_seconds=action.max_time_seconds, reason=action.reason, state=action.state
         )

@@ -15,8 +15,9 @@ from typing import Any, get_args
 
 from aws_cdk import Token
 
-from policy_engine import limits
+from policy_engine import instance_types, limits
 from policy_engine import model as m
+from policy_engine.rules.aws_limits import tag_problems
 
 #: The model's choices, so constructs and files accept the same values.
 STATES: tuple[str, ...] = get_args(m.State)
@@ -77,18 +78,28 @@ class Where:
         for unit, instances in capacity.items():
             if not isinstance(unit, str) or not unit:
                 self.fail(f"{field} key", unit, "an instance type such as 'ml.g5.xlarge'")
+            if not is_token(unit) and unit not in instance_types.training_instance_types():
+                close = instance_types.suggestion(unit)
+                self.fail(f"{field} key", unit, f"{close!r} (did you mean it?)" if close else
+                          f"a SageMaker training instance type ({instance_types.SOURCE})")
             self.number_ok(f"{field}[{unit}]", instances, each)
             result.append((unit, instances))
         return result
 
     def tags_ok(self, tags: Mapping[str, str] | None) -> dict[str, str] | None:
+        """AWS's tagging rules, the same the policy engine checks (rule BQ116)."""
         if not tags:
             return None
-        if not limits.TAG_COUNT.allows(len(tags)):
-            self.fail("tags", f"{len(tags)} tags", f"{limits.TAG_COUNT.range_text()} ({limits.TAG_COUNT.what})")
         for key, value in tags.items():
-            if not isinstance(key, str) or not limits.TAG_KEY_LENGTH.allows(len(key)) or key.lower().startswith("aws:"):
-                self.fail("tags key", key, f"{limits.TAG_KEY_LENGTH.range_text()} characters, not starting with 'aws:'")
-            if not isinstance(value, str) or not limits.TAG_VALUE_LENGTH.allows(len(value)):
-                self.fail(f"tags[{key}]", value, f"a string of {limits.TAG_VALUE_LENGTH.range_text()} characters")
+            if not isinstance(key, str):
+                self.fail("tags key", key, "a string")
+            if not isinstance(value, str):
+                self.fail(f"tags[{key}]", value, "a string")
+        for message, hint in tag_problems(tags):
+            self.fail("tags", _shorten(dict(tags)), f"tags AWS accepts: {message} ({hint})")
         return dict(tags)
+
+
+def _shorten(value: Any, width: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."

@@ -18,7 +18,7 @@ from policy_engine import model as m
 from quota_constructs import grants
 from quota_constructs.arns import split_quota_share_arn
 from quota_constructs.job_queue import TrainingJobQueue, TrainingJobQueueBase
-from quota_constructs.props import STATES, STRATEGIES, Where
+from quota_constructs.props import STATES, STRATEGIES, Where, tag_problems
 
 
 class QuotaShareBase(Resource):
@@ -34,23 +34,55 @@ class QuotaShareBase(Resource):
         """``QUEUE/SHARE``, the value of ``grants.JOB_SHARE_TAG`` on this share's jobs."""
         return m.share_id(self.job_queue_name, self.quota_share_name)
 
+    def _priority_caps(self) -> dict[int, tuple[iam.IGrantable, dict[str, int | None]]]:
+        """Per grantee (by identity): the ``max_priority`` of its submit and update grants on this share."""
+        caps = getattr(self, "_caps", None)
+        if caps is None:
+            caps = self._caps = {}
+        return caps
+
+    def _record_cap(self, grantee: iam.IGrantable, grant: str, max_priority: int | None) -> int | None:
+        """Record a grant's cap; an update grant without one inherits the submit grant's; a higher one is refused.
+
+        Without this a team capped at submission could raise its jobs above the cap with UpdateServiceJob.
+        """
+        caps = self._priority_caps().setdefault(id(grantee), (grantee, {}))[1]
+        if grant == "update" and max_priority is None:
+            max_priority = caps.get("submit")
+        after = {**caps, grant: max_priority}
+        submit = after.get("submit")
+        if submit is not None and "update" in after and (after["update"] is None or after["update"] > submit):
+            field = "max_priority" if grant == "update" else "max_priority of the earlier grant_update_priority"
+            Where("QuotaShare", self.quota_share_name).fail(
+                field, after["update"], f"at most {submit}, the max_priority of this grantee's grant_submit on the "
+                "share (UpdateServiceJob would lift the submission cap); give both grants the same cap")
+        caps[grant] = max_priority
+        return max_priority
+
     def grant_submit(
         self,
         grantee: iam.IGrantable,
         *,
         max_priority: int | None = None,
-        require_job_tag: bool = False,
+        require_job_tag: bool = True,
         execution_role: iam.IRole | None = None,
+        extra_tag_keys: tuple[str, ...] = (),
     ) -> iam.Grant:
         """Let ``grantee`` submit jobs to this share only (``batch:SubmitServiceJob``).
 
-        ``max_priority`` caps the ``schedulingPriority`` it may ask for; ``require_job_tag``
-        makes every job carry ``batch-quota:quota-share = QUEUE/SHARE`` (so that
-        ``grant_update_priority`` can be confined to the share's jobs); ``execution_role``
-        adds ``iam:PassRole`` for the SageMaker execution role the SDK passes.
+        ``max_priority`` caps the ``schedulingPriority`` it may ask for, and carries over to this grantee's
+        ``grant_update_priority`` on the share. Every job must carry ``batch-quota:quota-share = QUEUE/SHARE``
+        (``require_job_tag``, on by default), so that ``grant_update_priority`` is confined to the share's jobs;
+        the grantee may add that tag key only, plus ``extra_tag_keys``. ``execution_role`` adds
+        ``iam:PassRole`` for the SageMaker execution role the SDK passes.
         """
+        where = Where("QuotaShare", self.quota_share_name)
         if max_priority is not None:
-            Where("QuotaShare", self.quota_share_name).number_ok("max_priority", max_priority, limits.JOB_PRIORITY)
+            where.number_ok("max_priority", max_priority, limits.JOB_PRIORITY)
+        for key in extra_tag_keys:
+            if not isinstance(key, str) or list(tag_problems({key: ""})):
+                where.fail("extra_tag_keys", key, "a tag key AWS accepts (1-128 characters, not starting with 'aws:')")
+        self._record_cap(grantee, "submit", max_priority)
         return grants.grant_submit(
             grantee,
             scope=self,
@@ -60,6 +92,7 @@ class QuotaShareBase(Resource):
             max_priority=max_priority,
             require_job_tag=require_job_tag,
             execution_role=execution_role,
+            extra_tag_keys=tuple(extra_tag_keys),
         )
 
     def grant_update_priority(
@@ -68,20 +101,29 @@ class QuotaShareBase(Resource):
         """Let ``grantee`` change a job's scheduling priority (``batch:UpdateServiceJob``).
 
         IAM cannot name a share for this action; ``own_jobs_only`` confines it to jobs tagged
-        with this share (submitted under ``grant_submit(require_job_tag=True)``).
+        with this share (``grant_submit`` requires that tag by default). Without ``max_priority`` the cap of
+        this grantee's ``grant_submit`` on the share applies; a higher cap than that one is refused.
         """
         if max_priority is not None:
             Where("QuotaShare", self.quota_share_name).number_ok("max_priority", max_priority, limits.JOB_PRIORITY)
+        max_priority = self._record_cap(grantee, "update", max_priority)
         return grants.grant_update_priority(
             grantee, scope=self, share_id=self.share_id if own_jobs_only else None, max_priority=max_priority
         )
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Describe this share, list the queue's shares, describe and list jobs."""
+        """Describe this share and list the queue's shares (not other teams' jobs:
+        see ``grant_read_account_service_jobs``)."""
         return grants.grant_read(
             grantee,
+            scope=self,
             scoped={"batch:DescribeQuotaShare": [self.quota_share_arn], "batch:ListQuotaShares": [self.job_queue_arn]},
         )
+
+    def grant_read_account_service_jobs(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Opt-in: ``ListServiceJobs``/``DescribeServiceJob`` on every service job of the account (IAM has no
+        narrower resource), request payloads of other teams included. Needed by the SDK's ``list_jobs_by_share``."""
+        return grants.grant_read_account_service_jobs(grantee, scope=self)
 
 
 class QuotaShare(QuotaShareBase):

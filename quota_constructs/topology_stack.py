@@ -166,7 +166,8 @@ def attach_findings(
     fallback: Construct,
     problems: Sequence[BuildProblem] = (),
 ) -> None:
-    """Errors -> one validation per construct; warnings -> CDK warnings, on the queue the finding is about.
+    """Errors -> one validation per construct; warnings -> CDK warnings; suppressed findings -> CDK info
+    (marked with their reason); each on the queue the finding is about.
 
     The queue is found by the kind of object the finding names, never by a name's spelling: a share,
     guarantee or queue -> its queue; an environment -> the first queue using it, else the environment
@@ -198,6 +199,8 @@ def attach_findings(
         construct.node.add_validation(FindingsValidation(lines))
     for finding in report.warnings:
         Annotations.of(target(finding)).add_warning_v2(f"batch-quota:{finding.rule}", finding.line())
+    for finding in report.suppressed:  # accepted in the topology: shown, never failing
+        Annotations.of(target(finding)).add_info(finding.line())
 
 
 def checked_report(topology: m.Topology, report: CheckReport | None, source: str) -> CheckReport:

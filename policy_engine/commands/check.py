@@ -1,7 +1,7 @@
-"""``batch-quota check [TOPOLOGY] [--format text|json|sarif|markdown]``: run every rule and report.
+"""``batch-quota check [TOPOLOGY] [--format text|json|sarif|markdown] [--strict]``: run every rule and report.
 
-Exit 0 when no rule finds an error (warnings allowed), 1 when one does, 2 when the input
-cannot be loaded or the command is misused (see ``policy_engine.cli``).
+Exit 0 when no rule finds an unsuppressed error (warnings allowed, unless ``--strict``), 1 when one
+does, 2 when the input cannot be loaded or the command is misused (see ``policy_engine.cli``).
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ def _use_color() -> bool:
               "markdown: a pull-request comment or CI job summary.")
 @click.option("--sarif-root", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="SARIF uris are relative to DIR (default: the working directory; the repository root in CI).")
-def command(topology: str | None, output_format: str, sarif_root: str | None) -> None:
+@click.option("--strict", is_flag=True, help="Exit 1 on unsuppressed warnings too (suppress accepted ones in the "
+              "topology's suppress: list, with a reason).")
+def command(topology: str | None, output_format: str, sarif_root: str | None, strict: bool) -> None:
     """Check TOPOLOGY (YAML, JSON or Python; default: the embedded example) before deploy."""
     file = Path(topology) if topology else EXAMPLE_YAML
     root = Path(sarif_root) if sarif_root else None
@@ -79,15 +81,15 @@ def command(topology: str | None, output_format: str, sarif_root: str | None) ->
     report = check_topology(loaded)
     source = topology or "(embedded example)"
     if output_format == "json":
-        click.echo(check_json.render(report, source=source))
+        click.echo(check_json.render(report, source=source, strict=strict))
     elif output_format == "markdown":
         # Only here: markdown shares the simulator's number formatting, which plain ``check`` never loads.
         from policy_engine.reports import markdown
 
-        click.echo(markdown.render_check(report, source=source), nl=False)
+        click.echo(markdown.render_check(report, source=source, strict=strict), nl=False)
     elif output_format == "sarif":
         click.echo(check_sarif.render(report, uri=_uri(file, root), topology=loaded, lines=_lines(file)))
     else:
         width = shutil.get_terminal_size((200, 24)).columns if sys.stdout.isatty() else 200
-        click.echo(check_text.render(report, source=source, color=_use_color(), width=width), nl=False)
-    raise SystemExit(EXIT_OK if report.ok else EXIT_FINDINGS)
+        click.echo(check_text.render(report, source=source, color=_use_color(), width=width, strict=strict), nl=False)
+    raise SystemExit(EXIT_OK if report.passes(strict) else EXIT_FINDINGS)

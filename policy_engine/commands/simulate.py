@@ -98,6 +98,15 @@ def _write_report(result: SimulationResult, topology, directory: str, source: st
     click.echo(f"wrote {written[0]} and {len(written) - 1} chart(s)", err=True)
 
 
+def _warn_inert_time_limit_actions(topology) -> None:
+    """An action naming a reason AWS does not accept (rule BQ115) never matches a job: say so, not a silent hang."""
+    from policy_engine.rules import REGISTRY, Context
+
+    for finding in REGISTRY["BQ115"].run(Context(topology)):
+        click.echo(f"warning: {finding.object}: {finding.message}; the simulator never fires it (AWS would refuse "
+                   f"the queue: {finding.rule})", err=True)
+
+
 @click.command("simulate")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--until", type=click.FloatRange(min=0), metavar="SECONDS",
@@ -119,6 +128,7 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
     except LoadError as error:
         fail_input(error.problems)
         return
+    _warn_inert_time_limit_actions(loaded.topology)
     settings = loaded.settings
     if backfill is not None:
         settings = replace(settings, backfill=backfill)
@@ -126,7 +136,7 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
         settings = replace(settings, victim_policy=victim_policy)
     if report_dir:
         settings = replace(settings, utilisation_series=True)  # the report's utilisation charts need it
-    engine = Engine(loaded.topology, loaded.jobs, loaded.updates, settings)
+    engine = Engine(loaded.topology, loaded.jobs, loaded.updates, settings, loaded.live)
     with ExitStack() as stack:
         if events:
             try:
@@ -147,12 +157,36 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
     result = build_result(engine)
     if report_dir:
         _write_report(result, loaded.topology, report_dir, scenario)
+    calibration = None
+    if loaded.observed:
+        from policy_engine.simulation.calibration import calibrate
+
+        calibration = calibrate(result, loaded.observed)
     if output == "json":
-        result.write_json(sys.stdout)
+        result.write_json(sys.stdout, {"observed_vs_simulated": [row.to_json() for row in calibration]}
+                          if calibration is not None else None)
         sys.stdout.write("\n")
     elif output == "markdown":
         from policy_engine.reports.markdown import render_simulation
 
-        click.echo(render_simulation(result, source=scenario), nl=False)
+        click.echo(render_simulation(result, source=scenario, calibration=calibration), nl=False)
     else:
-        _text_report(result, terminal.console(width=200) if not sys.stdout.isatty() else terminal.console())
+        console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
+        _text_report(result, console)
+        if calibration is not None:
+            console.print(calibration_table(calibration))
+
+
+def calibration_table(rows) -> Table:
+    """Observed vs simulated wait and preemptions per share (a workload from ``batch-quota history``)."""
+    table = Table(title="Observed vs simulated (jobs with an observed start)")
+    for index, column in enumerate(("share", "jobs", "obs wait p50", "sim wait p50", "obs wait p95", "sim wait p95",
+                                    "obs wait mean", "sim wait mean", "obs preemptions", "sim preemptions")):
+        table.add_column(column, overflow="fold", justify="left" if index == 0 else "right")
+    for row in rows:
+        table.add_row(row.share, f"{row.jobs:,}", format_seconds(row.observed_wait_p50),
+                      format_seconds(row.simulated_wait_p50), format_seconds(row.observed_wait_p95),
+                      format_seconds(row.simulated_wait_p95), format_seconds(row.observed_wait_mean),
+                      format_seconds(row.simulated_wait_mean), f"{row.observed_preemptions:,}",
+                      f"{row.simulated_preemptions:,}")
+    return table

@@ -47,6 +47,8 @@ STRATEGY_STYLES = {
     "RESERVE": StrategyStyle("box", "#e6e6e6", "filled,dashed", "isolated: never lends or borrows"),
 }
 FINDING_COLOUR = {Severity.ERROR: "#d62728", Severity.WARNING: "#ff7f0e"}
+#: Findings a ``suppress`` entry accepted: still flagged, without the alarm colour.
+SUPPRESSED_COLOUR = "#7f7f7f"
 EDGE_COLOUR, BLOCKED_EDGE_COLOUR = "#1f4e9c", "#9e9e9e"
 
 
@@ -84,12 +86,18 @@ def topology_findings(topology: Topology, report: CheckReport | None) -> list[Fi
     return [f for f in report.findings if id(f) not in placed]
 
 
-def _worst(findings: list[Finding]) -> Severity:
-    return Severity.ERROR if any(f.severity is Severity.ERROR for f in findings) else Severity.WARNING
+def _colour(findings: list[Finding]) -> str:
+    """Red for an unsuppressed error, orange for an unsuppressed warning, grey when all are suppressed."""
+    open_findings = [f for f in findings if f.suppressed is None]
+    if not open_findings:
+        return SUPPRESSED_COLOUR
+    return FINDING_COLOUR[Severity.ERROR if any(f.severity is Severity.ERROR for f in open_findings)
+                          else Severity.WARNING]
 
 
 def _rule_ids(findings: list[Finding]) -> str:
-    return ", ".join(dict.fromkeys(f.rule for f in findings))
+    return ", ".join(dict.fromkeys(f.rule + (" (suppressed)" if f.suppressed is not None else "")
+                                   for f in findings))
 
 
 def _capacity_lines(capacity: dict[str, int]) -> list[str]:
@@ -123,7 +131,7 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
             label = f"job queue {queue.name}\nservice environment {queue.service_environment} ({env_text})"
             attrs = {"style": "rounded", "color": "#555555", "fontsize": "12"}
             if found := by_queue.get(queue.name):
-                colour = FINDING_COLOUR[_worst(found)]
+                colour = _colour(found)
                 label += f"\n⚠ {_rule_ids(found)}"
                 attrs.update(color=colour, fontcolor=colour, penwidth="3",
                              tooltip=f"job queue {queue.name}\n" + "\n".join(f.line() for f in found))
@@ -159,9 +167,9 @@ def _add_node(parent: graphviz.Digraph, graph: BorrowGraph, node: str, flagged: 
     attrs = {"shape": style.shape, "style": style.style, "fillcolor": style.fill, "tooltip": node}
     findings = flagged.get(node, [])
     if findings:
-        worst = _worst(findings)
+        colour = _colour(findings)
         lines.append(f"⚠ {_rule_ids(findings)}")
-        attrs.update(color=FINDING_COLOUR[worst], penwidth="3", fontcolor=FINDING_COLOUR[worst],
+        attrs.update(color=colour, penwidth="3", fontcolor=colour,
                      tooltip=node + "\n" + "\n".join(f.line() for f in findings))
     if share.strategy == "RESERVE":
         attrs["peripheries"] = "2"
@@ -179,11 +187,11 @@ def _legend_label(elsewhere: list[Finding] = ()) -> str:
         cells += f'<TD BGCOLOR="{style.fill}"{border}>{strategy}<BR/>{style.caption}</TD>'
     red = FINDING_COLOUR[Severity.ERROR]
     flagged = (f'<TD BORDER="3" COLOR="{red}"><FONT COLOR="{red}">'
-               "flagged by check (⚠ rule IDs)<BR/>red: error, orange: warning</FONT></TD>")
+               "flagged by check (⚠ rule IDs)<BR/>red: error, orange: warning, grey: suppressed</FONT></TD>")
     edge = f'<TD BORDER="0"><FONT COLOR="{EDGE_COLOUR}">lender → borrower<BR/>type ≤ most that can flow</FONT></TD>'
     rows = f"<TR>{cells}{flagged}{edge}</TR>"
     if elsewhere:
-        colour = FINDING_COLOUR[_worst(elsewhere)]
+        colour = _colour(elsewhere)
         listed = "<BR/>".join(html.escape(f"⚠ {f.rule} {f.object}: {f.message}") for f in elsewhere)
         rows += f'<TR><TD COLSPAN="5" ALIGN="LEFT"><FONT COLOR="{colour}">{listed}</FONT></TD></TR>'
     return (f'<<TABLE BORDER="0" CELLSPACING="6" CELLPADDING="4"><TR><TD COLSPAN="5"><B>Borrow graph</B></TD></TR>'

@@ -17,17 +17,21 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "message": finding.message,
         "hint": finding.hint,
         "counterexample": finding.counterexample,
+        "suppressed": None if finding.suppressed is None else {"reason": finding.suppressed},
     }
 
 
-def to_dict(report: CheckReport, *, source: str = "") -> dict[str, Any]:
+def to_dict(report: CheckReport, *, source: str = "", strict: bool = False) -> dict[str, Any]:
+    """``ok`` is the exit code's verdict: no unsuppressed error (and, with ``strict``, no unsuppressed warning)."""
     return {
         "source": source,
-        "ok": report.ok,
+        "ok": report.passes(strict),
+        "strict": strict,
         "loaded": True,
         "load_errors": [],
         "errors": len(report.errors),
         "warnings": len(report.warnings),
+        "suppressed": len(report.suppressed),
         "findings": [finding_to_dict(f) for f in report.findings],
         "summaries": {name: summary.to_dict() for name, summary in report.summaries.items()},
     }
@@ -38,10 +42,12 @@ def load_failure_to_dict(problems: list[str], *, source: str = "") -> dict[str, 
     return {
         "source": source,
         "ok": False,
+        "strict": False,
         "loaded": False,
         "load_errors": list(problems),
         "errors": len(problems),
         "warnings": 0,
+        "suppressed": 0,
         "findings": [],
         "summaries": {},
     }
@@ -51,5 +57,5 @@ def render_load_failure(problems: list[str], *, source: str = "") -> str:
     return json.dumps(load_failure_to_dict(problems, source=source), indent=2)
 
 
-def render(report: CheckReport, *, source: str = "") -> str:
-    return json.dumps(to_dict(report, source=source), indent=2)
+def render(report: CheckReport, *, source: str = "", strict: bool = False) -> str:
+    return json.dumps(to_dict(report, source=source, strict=strict), indent=2)

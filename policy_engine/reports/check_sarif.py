@@ -89,6 +89,8 @@ def to_dict(report: CheckReport, *, uri: str, topology: Topology | None = None,
             result["ruleIndex"] = index[finding.rule]
         if finding.counterexample is not None:
             result["properties"] = {"counterexample": finding.counterexample}
+        if finding.suppressed is not None:  # in the topology file itself: SARIF's "inSource"
+            result["suppressions"] = [{"kind": "inSource", "status": "accepted", "justification": finding.suppressed}]
         results.append(result)
     return {
         "$schema": SCHEMA,

@@ -27,13 +27,17 @@ def _shares(names: tuple[str, ...], shown: int = 2) -> str:
     return ", ".join(names[:shown]) + more
 
 
-def _findings_table(severity: Severity, findings: list[Finding]) -> Table:
+def _findings_table(severity: Severity | None, findings: list[Finding]) -> Table:
+    """One severity's findings; ``None``: the suppressed ones, with their severity and the suppression's reason."""
     table = Table()
-    for column in ("rule", "object", "problem", "fix"):
+    columns = ("rule", "object", "problem", "fix") if severity else ("rule", "severity", "object", "problem",
+                                                                      "suppressed because")
+    for column in columns:
         table.add_column(column, overflow="fold")
     for finding in findings:
-        table.add_row(*(Text(cell) for cell in (finding.rule, finding.object, finding.message, finding.hint)),
-                      style=_STYLE[severity])
+        cells = ((finding.rule, finding.object, finding.message, finding.hint) if severity else
+                 (finding.rule, finding.severity.value, finding.object, finding.message, finding.suppressed or ""))
+        table.add_row(*(Text(cell) for cell in cells), style=_STYLE[severity] if severity else "dim")
     return table
 
 
@@ -59,25 +63,32 @@ def _summary_lines(report: CheckReport) -> list[str]:
                       for i, cell in enumerate(row)).rstrip() for row in rows]
 
 
-def render(report: CheckReport, *, source: str = "", color: bool = False, width: int = 200) -> str:
-    """The report as text; ``color`` adds ANSI styles, ``width`` is the table width in characters."""
+def render(report: CheckReport, *, source: str = "", color: bool = False, width: int = 200,
+           strict: bool = False) -> str:
+    """The report as text; ``color`` adds ANSI styles, ``width`` is the table width in characters;
+    ``strict``: the verdict fails on unsuppressed warnings too (``check --strict``)."""
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False,
                       soft_wrap=False)
     if source:
         console.print(f"batch-quota check {source}", markup=False)
-    for severity in (Severity.ERROR, Severity.WARNING):
-        findings = [f for f in report.findings if f.severity is severity]
+    for severity, findings in ((Severity.ERROR, report.errors), (Severity.WARNING, report.warnings)):
         if findings:
             console.print(f"{_TITLE[severity]} ({len(findings)})", style=_STYLE[severity])
             console.print(_findings_table(severity, findings))
+    if report.suppressed:
+        console.print(f"Suppressed ({len(report.suppressed)})", style="bold")
+        console.print(_findings_table(None, report.suppressed))
     if report.summaries:
         console.print("Quota shares", style="bold")
         header, *lines = _summary_lines(report)
         # Like the rows, the header is never wrapped by rich: a narrow terminal wraps (or a pager cuts) both alike.
         console.print(header, style="bold", markup=False, soft_wrap=True)
         console.file.write("\n".join(lines) + "\n")
-    verdict = "FAILED" if not report.ok else "passed"
-    console.print(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s), "
-                  f"{len(report.summaries)} quota share(s)", style="bold red" if not report.ok else "bold green")
+    passed = report.passes(strict)
+    verdict = "passed" if passed else "FAILED"
+    strictly = " (--strict: warnings fail)" if strict and report.warnings else ""
+    suppressed = f", {len(report.suppressed)} suppressed" if report.suppressed else ""
+    console.print(f"{verdict}{strictly}: {len(report.errors)} error(s), {len(report.warnings)} warning(s){suppressed}, "
+                  f"{len(report.summaries)} quota share(s)", style="bold green" if passed else "bold red")
     return buffer.getvalue()

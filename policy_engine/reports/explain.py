@@ -46,8 +46,9 @@ def explain_share(topology: Topology, node: str, report: CheckReport, graph: Bor
         sentences.extend(_capacity_sentences(graph, node, summary, instance_type, limit))
     sentences.extend(_preemption_sentences(graph, node, summary))
     for finding in findings_by_share(topology, report.findings).get(node, []):
+        suppressed = f" [suppressed: {finding.suppressed}]" if finding.suppressed is not None else ""
         sentences.append(("findings", f"check {finding.severity.value} {finding.rule}: {finding.message}"
-                          + (f" (fix: {finding.hint})" if finding.hint else "")))
+                          + (f" (fix: {finding.hint})" if finding.hint else "") + suppressed))
     return sentences
 
 

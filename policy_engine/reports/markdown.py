@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from policy_engine.checks import CheckReport
+from policy_engine.findings import Finding
 from policy_engine.simulation.numbers import format_seconds
 
 
@@ -30,16 +31,24 @@ def _capacity(capacity: dict[str, int]) -> str:
     return ", ".join(f"{t}: {n}" for t, n in capacity.items())
 
 
-def render_check(report: CheckReport, *, source: str = "") -> str:
-    """``check --format markdown``: verdict, findings (errors first), then the per-share summary."""
-    icon = "✅" if report.ok else "❌"
-    verdict = "passed" if report.ok else "failed"
+def _severity(finding: Finding) -> str:
+    if finding.suppressed is None:
+        return finding.severity.value
+    return f"{finding.severity.value} (suppressed: {finding.suppressed})"
+
+
+def render_check(report: CheckReport, *, source: str = "", strict: bool = False) -> str:
+    """``check --format markdown``: verdict, findings (errors first, suppressed ones marked), per-share summary."""
+    passed = report.passes(strict)
+    icon = "✅" if passed else "❌"
+    verdict = "passed" if passed else "failed"
+    suppressed = f", **{len(report.suppressed)}** suppressed" if report.suppressed else ""
     lines = [f"### {icon} batch-quota check {verdict}" + (f": `{source}`" if source else ""), "",
-             f"**{len(report.errors)}** error(s), **{len(report.warnings)}** warning(s), "
-             f"**{len(report.summaries)}** quota share(s).", ""]
+             f"**{len(report.errors)}** error(s), **{len(report.warnings)}** warning(s){suppressed}, "
+             f"**{len(report.summaries)}** quota share(s)." + (" Strict: warnings fail." if strict else ""), ""]
     if report.findings:
         lines += table(("severity", "rule", "object", "problem", "fix"),
-                       ((f.severity.value, f.rule, f.object, f.message, f.hint) for f in report.findings))
+                       ((_severity(f), f.rule, f.object, f.message, f.hint) for f in report.findings))
         lines.append("")
     if report.summaries:
         lines += ["<details><summary>Quota shares</summary>", ""]
@@ -64,8 +73,11 @@ def _seconds(value: float) -> str:
     return f"{format_seconds(value)} s"
 
 
-def render_simulation(result, *, source: str = "") -> str:
-    """``simulate --format markdown``: headline figures and one row per share and instance type."""
+def render_simulation(result, *, source: str = "", calibration=None) -> str:
+    """``simulate --format markdown``: headline figures and one row per share and instance type.
+
+    ``calibration`` (rows of ``simulation.calibration``) adds observed vs simulated waits per share.
+    """
     summary = result.summary
     statuses = ", ".join(f"{status} {count}" for status, count in summary["by_status"].items()) or "none"
     lines = ["### batch-quota simulate" + (f": `{source}`" if source else ""), "",
@@ -83,4 +95,13 @@ def render_simulation(result, *, source: str = "") -> str:
                      m.preemptions, f"{m.instance_hours_lost:.2f}") for m in result.shares),
                    align="lllrrrrrrrrr")
     lines.append("")
+    if calibration:
+        lines += ["Observed vs simulated (jobs with an observed start):", ""]
+        lines += table(("share", "jobs", "observed wait p50", "simulated wait p50", "observed wait p95",
+                        "simulated wait p95", "observed preemptions", "simulated preemptions"),
+                       ((c.share, c.jobs, _seconds(c.observed_wait_p50), _seconds(c.simulated_wait_p50),
+                         _seconds(c.observed_wait_p95), _seconds(c.simulated_wait_p95), c.observed_preemptions,
+                         c.simulated_preemptions) for c in calibration),
+                       align="lrrrrrrr")
+        lines.append("")
     return "\n".join(lines)

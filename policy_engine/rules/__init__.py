@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from policy_engine.findings import Finding
 from policy_engine.model import Topology
-from policy_engine.rules import aws_limits, borrowing, capacity, guarantees, structure  # noqa: F401 (registers)
+from policy_engine.rules import (  # noqa: F401 (registers)
+    aws_limits,
+    borrowing,
+    capacity,
+    guarantees,
+    structure,
+    suppressions,
+)
 from policy_engine.rules.base import REGISTRY, Context, Problem, Rule, rule
 
 
@@ -17,9 +24,13 @@ def all_rules() -> list[Rule]:
 
 
 def run_rules(topology: Topology, context: Context | None = None) -> list[Finding]:
-    """Run every rule once over ``topology`` (unsorted; ``checks.check_topology`` orders them)."""
+    """Run every rule once over ``topology``, then the rules about findings, and mark suppressed findings
+    (unsorted; ``checks.check_topology`` orders them)."""
     context = context or Context(topology)
-    return [finding for each in all_rules() for finding in each.run(context)]
+    rules = all_rules()
+    context.findings = [finding for each in rules if not each.after_findings for finding in each.run(context)]
+    about_findings = [finding for each in rules if each.after_findings for finding in each.run(context)]
+    return suppressions.apply(context, context.findings) + about_findings
 
 
 __all__ = ["REGISTRY", "Context", "Problem", "Rule", "all_rules", "rule", "run_rules"]

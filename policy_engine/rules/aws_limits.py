@@ -6,15 +6,16 @@ table, with its source), so a limit AWS changes is one edit there.
 
 from __future__ import annotations
 
+import difflib
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
-from policy_engine import limits
+from policy_engine import instance_types, limits
 from policy_engine.findings import Severity
 from policy_engine.limits import Limit
 from policy_engine.model import Capacity, share_id
 from policy_engine.rules.base import Context, Problem, rule
-from policy_engine.rules.objects import environment_object, queue_object
+from policy_engine.rules.objects import TOPOLOGY, environment_object, queue_object
 
 
 def _name_problem(name: str) -> str | None:
@@ -45,14 +46,18 @@ def valid_names(context: Context) -> Iterator[Problem]:
                 yield Problem(share_id(queue, share), f"quota share {problem}", hint)
 
 
-def _capacities_below_minimum(bound: Limit, owners: Iterable[tuple[str, Capacity]], hint: str
-                              ) -> Iterator[Problem]:
-    """BQ102/BQ103: each ``(object, capacity)``'s count per instance type is at least ``bound.minimum``."""
+def _capacities_out_of_range(bound: Limit, owners: Iterable[tuple[str, Capacity]], hint: str
+                             ) -> Iterator[Problem]:
+    """BQ102/BQ103: each ``(object, capacity)``'s count per instance type is within ``bound``."""
     for obj, capacity in owners:
         for instance_type, count in capacity.items():
-            if not bound.allows(count):
+            if bound.minimum is not None and count < bound.minimum:
                 yield Problem(obj, f"capacity {instance_type}: {count} is below AWS's minimum of {bound.minimum}",
                               hint)
+            elif bound.maximum is not None and count > bound.maximum:
+                yield Problem(obj, f"capacity {instance_type}: {count} is above {bound.maximum}, the largest number "
+                              "AWS's API holds (CloudFormation would pass it on, and the deploy fail)",
+                              f"use at most {bound.maximum} instances")
 
 
 def _wrong_limit_counts(bound: Limit, owners: Iterable[tuple[str, Capacity]]) -> Iterator[Problem]:
@@ -72,21 +77,23 @@ def _environment_capacities(context: Context) -> Iterator[tuple[str, Capacity]]:
 
 
 @rule("BQ102", Severity.ERROR,
-      f"A share's capacity per instance type is at least {limits.SHARE_MAX_CAPACITY.minimum}")
+      f"A share's capacity per instance type is {limits.SHARE_MAX_CAPACITY.range_text()}")
 def share_capacity_positive(context: Context) -> Iterator[Problem]:
-    """AWS requires ``maxCapacity >= 1`` for every capacity limit of a quota share."""
+    """AWS requires ``maxCapacity >= 1`` for every capacity limit of a quota share, and the API holds it in a
+    signed 32-bit integer: a larger count (e.g. 2**64) passes CloudFormation's schema but fails the deploy."""
     bound = limits.SHARE_MAX_CAPACITY
-    yield from _capacities_below_minimum(bound, _share_capacities(context),
-                                         f"give the instance type at least {bound.minimum} or remove it from the share")
+    yield from _capacities_out_of_range(bound, _share_capacities(context),
+                                        f"give the instance type at least {bound.minimum} or remove it from the share")
 
 
 @rule("BQ103", Severity.ERROR,
-      f"An environment's capacity per instance type is at least {limits.ENVIRONMENT_MAX_CAPACITY.minimum}")
+      f"An environment's capacity per instance type is {limits.ENVIRONMENT_MAX_CAPACITY.range_text()}")
 def environment_capacity_positive(context: Context) -> Iterator[Problem]:
-    """A service environment's capacity limit for an instance type is at least 1 instance."""
+    """A service environment's capacity limit for an instance type is at least 1 instance and fits the API's
+    signed 32-bit integer."""
     bound = limits.ENVIRONMENT_MAX_CAPACITY
-    yield from _capacities_below_minimum(bound, _environment_capacities(context),
-                                         f"give the instance type at least {bound.minimum} or remove it")
+    yield from _capacities_out_of_range(bound, _environment_capacities(context),
+                                        f"give the instance type at least {bound.minimum} or remove it")
 
 
 @rule("BQ104", Severity.ERROR, f"A share has {limits.SHARE_CAPACITY_LIMITS.range_text()} capacity limits")
@@ -147,14 +154,18 @@ def environments_per_account(context: Context) -> Iterator[Problem]:
                       "merge environments or split the topology over accounts or Regions")
 
 
-@rule("BQ110", Severity.ERROR, f"borrow_limit is at least {limits.BORROW_LIMIT.minimum}")
+@rule("BQ110", Severity.ERROR, f"borrow_limit is {limits.BORROW_LIMIT.range_text()}")
 def borrow_limit_minimum(context: Context) -> Iterator[Problem]:
-    """``borrow_limit`` is a percent of the share's own limit, or -1 for unlimited; lower values are invalid."""
+    """``borrow_limit`` is a percent of the share's own limit, or -1 for unlimited; lower values are invalid, and
+    the API holds it in a signed 32-bit integer."""
+    bound = limits.BORROW_LIMIT
     for queue, share in context.topology.shares():
-        if share.borrow_limit is not None and not limits.BORROW_LIMIT.allows(share.borrow_limit):
-            yield Problem(share_id(queue, share),
-                          f"borrow_limit {share.borrow_limit} is below {limits.BORROW_LIMIT.minimum}",
-                          "use a percent >= 0, or -1 for unlimited")
+        if share.borrow_limit is None or bound.allows(share.borrow_limit):
+            continue
+        where = (f"below {bound.minimum}" if share.borrow_limit < bound.minimum
+                 else f"above {bound.maximum}, the largest number AWS's API holds")
+        yield Problem(share_id(queue, share), f"borrow_limit {share.borrow_limit} is {where}",
+                      f"use a percent between 0 and {bound.maximum}, or -1 for unlimited")
 
 
 @rule("BQ111", Severity.ERROR, "borrow_limit only with LEND_AND_BORROW")
@@ -187,3 +198,87 @@ def time_limit_actions(context: Context) -> Iterator[Problem]:
                 yield Problem(queue_object(queue.name), f"job_state_time_limit_actions[{index}].max_time_seconds "
                               f"{action.max_time_seconds} is outside {bound.range_text()}",
                               f"use between {bound.minimum} and {bound.maximum} seconds")
+
+
+@rule("BQ114", Severity.ERROR, "Capacity keys are SageMaker training instance types")
+def training_instance_types(context: Context) -> Iterator[Problem]:
+    """Every instance type a share or service environment names is one SageMaker training accepts: the
+    ``TrainingInstanceType`` enum of the installed botocore's SageMaker model (upgrade botocore for a newer
+    type). A misspelled type gets the closest valid one as "did you mean"."""
+    try:
+        known = instance_types.training_instance_types()
+    except instance_types.InstanceTypesUnavailable as error:
+        yield Problem(TOPOLOGY, f"cannot read the SageMaker training instance types: {error}",
+                      "install botocore (a dependency of batch-quota)")
+        return
+    owners = [*_environment_capacities(context), *_share_capacities(context)]
+    for obj, capacity in owners:
+        for instance_type in capacity:
+            if instance_type in known:
+                continue
+            close = instance_types.suggestion(instance_type)
+            guess = f" (did you mean {close!r}?)" if close else ""
+            yield Problem(obj, f"capacity key {instance_type!r} is not a SageMaker training instance type{guess}",
+                          f"use {close!r}" if close else f"use an instance type listed in {instance_types.SOURCE}")
+
+
+_REASONS = ", ".join(limits.TIME_LIMIT_REASONS)
+
+
+@rule("BQ115", Severity.ERROR,
+      f"job_state_time_limit_actions: {limits.TIME_LIMIT_ACTION} a {limits.TIME_LIMIT_STATE} job for a reason AWS "
+      "names")
+def time_limit_action_reasons(context: Context) -> Iterator[Problem]:
+    """For a SAGEMAKER_TRAINING job queue AWS accepts only action TERMINATE, state RUNNABLE and one of three
+    status reasons: CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY, MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE,
+    MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED. An action matches a stuck job by that reason, so free text
+    (``stuck at head``) is refused at deploy and would never fire anyway."""
+    for queue in context.topology.job_queues:
+        for index, action in enumerate(queue.job_state_time_limit_actions):
+            field = f"job_state_time_limit_actions[{index}]"
+            if action.reason not in limits.TIME_LIMIT_REASONS:
+                close = difflib.get_close_matches(action.reason, limits.TIME_LIMIT_REASONS, n=1, cutoff=0.6)
+                guess = f" (did you mean {close[0]!r}?)" if close else ""
+                yield Problem(queue_object(queue.name), f"{field}.reason {action.reason!r} is not a status reason AWS "
+                              f"accepts{guess}", f"use one of {_REASONS}")
+            if action.action != limits.TIME_LIMIT_ACTION:
+                yield Problem(queue_object(queue.name), f"{field}.action {action.action!r} is not "
+                              f"{limits.TIME_LIMIT_ACTION}", f"use {limits.TIME_LIMIT_ACTION}")
+            if action.state != limits.TIME_LIMIT_STATE:
+                yield Problem(queue_object(queue.name), f"{field}.state {action.state!r} is not "
+                              f"{limits.TIME_LIMIT_STATE}", f"use {limits.TIME_LIMIT_STATE}")
+
+
+def tag_problems(tags: Mapping[str, str]) -> Iterator[tuple[str, str]]:
+    """``(message, hint)`` for each way ``tags`` breaks AWS's tagging rules (shared with the constructs)."""
+    count, key_length, value_length = limits.TAG_COUNT, limits.TAG_KEY_LENGTH, limits.TAG_VALUE_LENGTH
+    if not count.allows(len(tags)):
+        yield (f"has {len(tags)} tags; AWS allows at most {count.maximum} per resource",
+               f"remove {len(tags) - count.maximum} tag(s)")
+    for key, value in tags.items():
+        if key.lower().startswith(limits.SYSTEM_TAG_PREFIX):
+            yield (f"tag key {key!r} starts with {limits.SYSTEM_TAG_PREFIX!r}, which AWS reserves for its own tags",
+                   "rename the tag; tags AWS set on existing resources belong under system_tags (never deployed)")
+        elif not key_length.allows(len(key)):
+            yield (f"tag key {key[:40]!r}{'...' if len(key) > 40 else ''} has {len(key)} characters; AWS allows "
+                   f"{key_length.range_text()}", f"shorten the key to at most {key_length.maximum} characters")
+        if not value_length.allows(len(value)):
+            yield (f"tag {key[:40]!r} has a value of {len(value)} characters; AWS allows {value_length.range_text()}",
+                   f"shorten the value to at most {value_length.maximum} characters")
+
+
+@rule("BQ116", Severity.ERROR,
+      f"Tags: at most {limits.TAG_COUNT.maximum} per resource, keys {limits.TAG_KEY_LENGTH.range_text()} and values "
+      f"{limits.TAG_VALUE_LENGTH.range_text()} characters, no key starting with 'aws:'")
+def tag_limits(context: Context) -> Iterator[Problem]:
+    """The tags of every service environment, job queue (also put on its scheduling policy) and quota share follow
+    AWS's tagging rules. Keys starting with ``aws:`` belong to AWS: a user cannot set them. Tags AWS itself put on
+    an existing resource are kept apart in ``system_tags``: they are never deployed and not counted here."""
+    objects = [
+        *((environment_object(e.name), e.tags) for e in context.topology.service_environments),
+        *((queue_object(q.name), q.tags) for q in context.topology.job_queues),
+        *((share_id(q, s), s.tags) for q, s in context.topology.shares()),
+    ]
+    for obj, tags in objects:
+        for message, hint in tag_problems(tags):
+            yield Problem(obj, message, hint)

@@ -15,14 +15,24 @@ from typing import Any
 
 from policy_engine.findings import Finding, Severity
 from policy_engine.graph import BorrowGraph
-from policy_engine.model import Topology
+from policy_engine.model import Suppression, Topology
 
 
 @dataclass
 class Context:
-    """What every rule reads: the topology and, built once on first use, its borrow graph."""
+    """What every rule reads: the topology and, built once on first use, its borrow graph.
+
+    ``findings`` holds the other rules' findings for the rules that judge findings (``after_findings``);
+    ``extra_suppressions`` are suppressions given in Python next to the topology's own.
+    """
 
     topology: Topology
+    extra_suppressions: tuple[Suppression, ...] = ()
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def suppressions(self) -> tuple[Suppression, ...]:
+        return (*self.topology.suppress, *self.extra_suppressions)
 
     @cached_property
     def graph(self) -> BorrowGraph:
@@ -52,6 +62,13 @@ class Rule:
     title: str
     function: RuleFunction
     family: str
+    #: Its errors may be suppressed: AWS still accepts the deploy (warnings always may).
+    suppressible_errors: bool = False
+    #: Runs after every other rule, over ``Context.findings``.
+    after_findings: bool = False
+
+    def can_suppress(self, severity: Severity) -> bool:
+        return severity is Severity.WARNING or self.suppressible_errors
 
     @property
     def description(self) -> str:
@@ -75,14 +92,15 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(rule_id: str, severity: Severity, title: str) -> Callable[[RuleFunction], Rule]:
+def rule(rule_id: str, severity: Severity, title: str, *, suppressible_errors: bool = False,
+         after_findings: bool = False) -> Callable[[RuleFunction], Rule]:
     """Register the decorated function as rule ``rule_id``."""
 
     def register(function: RuleFunction) -> Rule:
         if rule_id in REGISTRY:
             raise ValueError(f"rule {rule_id} registered twice")
         family = (inspect.getmodule(function).__doc__ or "").strip().split(":")[0]
-        registered = Rule(rule_id, severity, title, function, family)
+        registered = Rule(rule_id, severity, title, function, family, suppressible_errors, after_findings)
         REGISTRY[rule_id] = registered
         return registered
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from policy_engine.findings import Severity
+from policy_engine.model import share_id
 from policy_engine.rules.base import Context, Problem, rule
 
 
@@ -56,3 +57,22 @@ def borrow_limit_reachable(context: Context) -> Iterator[Problem]:
                     f"{reachable} can be lent (lenders: {given}; environment room {room})",
                     f"lower borrow_limit to {percent} or give the lenders more {instance_type}",
                 )
+
+
+@rule("BQ303", Severity.WARNING, "A borrow limit allows at least one instance")
+def borrow_limit_rounds_to_zero(context: Context) -> Iterator[Problem]:
+    """A LEND_AND_BORROW share may borrow ``floor(limit x borrow_limit / 100)`` instances of a type; a positive
+    ``borrow_limit`` too small for one instance (limit 3, 33 % -> 0) means the share can never borrow that type,
+    although its strategy says it does."""
+    for queue, share in context.topology.shares():
+        percent = share.effective_borrow_limit
+        if not share.borrows or percent <= 0:
+            continue
+        for instance_type, limit in share.capacity.items():
+            if limit > 0 and limit * percent // 100 == 0:
+                needed = -(-100 // limit)
+                yield Problem(share_id(queue, share),
+                              f"{instance_type}: borrow_limit {percent}% of {limit} rounds down to 0 instances; "
+                              "the share can never borrow it",
+                              f"raise borrow_limit to at least {needed}, or use strategy LEND if it is not meant "
+                              "to borrow")

@@ -38,7 +38,7 @@ def _refuted(context: Context, promise: str) -> Iterator[Problem]:
                               counterexample=refutation.counterexample)
 
 
-@rule("BQ401", Severity.ERROR, "min_capacity is reachable by reclaim")
+@rule("BQ401", Severity.ERROR, "min_capacity is reachable by reclaim", suppressible_errors=True)
 def min_capacity_holds(context: Context) -> Iterator[Problem]:
     """A promised ``min_capacity`` must be at most ``min(limit, environment - sum of the other shares' limits)``
     per instance type: what a head job of the share can always get back by reclaim while every other share
@@ -46,14 +46,14 @@ def min_capacity_holds(context: Context) -> Iterator[Problem]:
     yield from _refuted(context, "min_capacity")
 
 
-@rule("BQ402", Severity.ERROR, "burst_capacity is reachable when every other share is idle")
+@rule("BQ402", Severity.ERROR, "burst_capacity is reachable when every other share is idle", suppressible_errors=True)
 def burst_capacity_holds(context: Context) -> Iterator[Problem]:
     """A promised ``burst_capacity`` must be at most the max burst: ``min(ceiling, own limit + max-flow from the
     lenders, environment capacity)``. Counterexample: every other share idle and the most the share reaches."""
     yield from _refuted(context, "burst_capacity")
 
 
-@rule("BQ403", Severity.ERROR, "never_preempted holds")
+@rule("BQ403", Severity.ERROR, "never_preempted holds", suppressible_errors=True)
 def never_preempted_holds(context: Context) -> Iterator[Problem]:
     """``never_preempted: true`` holds only when in-share preemption is off and the share can never hold borrowed
     capacity (not LEND_AND_BORROW, or nothing can flow to it). Counterexample: the usage in which a job of
@@ -61,7 +61,7 @@ def never_preempted_holds(context: Context) -> Iterator[Problem]:
     yield from _refuted(context, "never_preempted")
 
 
-@rule("BQ404", Severity.ERROR, "A guarantee promises something meaningful")
+@rule("BQ404", Severity.ERROR, "A guarantee promises something meaningful", suppressible_errors=True)
 def guarantee_is_meaningful(context: Context) -> Iterator[Problem]:
     """A guarantee must promise something: ``min_capacity`` or ``burst_capacity`` with at least 1 instance of
     an instance type the share has a limit for, or ``never_preempted: true``. A count of 0 or less, an instance

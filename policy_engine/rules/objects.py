@@ -32,6 +32,7 @@ def guarantee_object(index: int, guarantee: Guarantee) -> str:
 
 _LISTED = re.compile(r"^(service_environments|job_queues)\[([^\]]*)\]")
 _GUARANTEE = re.compile(r"^guarantees\[(\d+)\]")
+_SUPPRESSION = re.compile(r"^suppress\[(\d+)\]")
 
 
 def object_path(topology: Topology, name: str) -> tuple[str | int, ...]:
@@ -39,6 +40,9 @@ def object_path(topology: Topology, name: str) -> tuple[str | int, ...]:
     if match := _GUARANTEE.match(name):
         index = int(match.group(1))
         return ("guarantees", index) if index < len(topology.guarantees) else ("guarantees",)
+    if match := _SUPPRESSION.match(name):
+        index = int(match.group(1))
+        return ("suppress", index) if index < len(topology.suppress) else ("suppress",)
     if match := _LISTED.match(name):
         kind, item = match.groups()
         items = topology.service_environments if kind == "service_environments" else topology.job_queues

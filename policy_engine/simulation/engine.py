@@ -14,7 +14,7 @@ in-share preemption) and restarts at step 1 after any placement or preemption.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from policy_engine.model import JobStateTimeLimitAction, Topology
@@ -23,11 +23,13 @@ from policy_engine.simulation.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.jobs import (
     ACTIVE,
+    CAPACITY_INSUFFICIENT,
     FAILED,
     PREEMPTED,
     SUCCEEDED,
     Job,
     JobSpec,
+    LiveState,
     Status,
 )
 from policy_engine.simulation.numbers import format_seconds
@@ -113,6 +115,7 @@ class Engine:
         jobs: Sequence[JobSpec],
         updates: Sequence[PriorityUpdate] = (),
         settings: SimulationSettings | None = None,
+        live: Mapping[str, LiveState] | None = None,
     ):
         self.topology = topology
         self.settings = settings or SimulationSettings()
@@ -128,7 +131,10 @@ class Engine:
         self.by_name = {job.spec.name: job for job in self.jobs}
         for job in self.jobs:
             job.share = self.shares[(job.spec.share, job.spec.instance_type)]
-        self._arrivals = sorted(self.jobs, key=lambda j: (j.spec.submit_at, j.seq))
+        #: Jobs already on capacity at time 0 (a live queue's snapshot): placed when the run starts.
+        self._live = self._live_jobs(jobs, live or {})
+        self._arrivals = sorted((j for j in self.jobs if j.seq not in self._live),
+                                key=lambda j: (j.spec.submit_at, j.seq))
         self._arrival_times = [job.spec.submit_at for job in self._arrivals]
         self._next_arrival = 0
         self._events: list[tuple] = []
@@ -136,15 +142,56 @@ class Engine:
         self._start_counter = 0
         self._touched: dict[int, None] = {}
         self._touched_lines: dict[ShareCapacity, None] = {}
-        self._timers: dict[ShareCapacity, tuple[Job, float]] = {}
+        self._timers: dict[ShareCapacity, tuple[Job, JobStateTimeLimitAction]] = {}
         self.preemptions: dict[ShareCapacity, int] = dict.fromkeys(self.shares.values(), 0)
         self.lost_instance_seconds: dict[ShareCapacity, float] = dict.fromkeys(self.shares.values(), 0.0)
         self._wakes: set[tuple[int, float]] = set()
         self._misconfig_cache: dict[tuple[ShareCapacity, int], str] = {}
+        self._live_started = False
         for order, update in enumerate(updates):
             self._push(update.at, _UPDATE, "update", update, order=order)
 
     # --- construction ---------------------------------------------------------------
+
+    def _live_jobs(self, specs: Sequence[JobSpec], live: Mapping[str, LiveState]) -> dict[int, LiveState]:
+        """``seq -> LiveState`` of the jobs already on capacity; ``LiveStateError`` if they break an invariant."""
+        if not live:
+            return {}
+        from policy_engine.simulation.live import LiveStateError, live_state_problems
+
+        problems = live_state_problems(self.topology, specs, live)
+        if problems:
+            raise LiveStateError(problems)
+        return {job.seq: live[job.spec.name] for job in self.jobs if job.spec.name in live}
+
+    def _start_live(self) -> None:
+        """Put the live jobs on capacity at time 0, in workload order, as the snapshot had them."""
+        for seq, state in self._live.items():
+            job = self.jobs[seq]
+            share = job.share
+            if self.on_transition is not None:
+                self.on_transition(self.now, job, "", Status.SUBMITTED.value, "on capacity at the snapshot")
+            share.pool.change(share, job.spec.instances, self.now)
+            share.active[job] = None
+            job.version += 1
+            self._start_counter += 1
+            job.start_order = self._start_counter
+            job.attempt_start = state.started_at
+            job.placed_at = self.now  # its wait ended before the snapshot
+            job.placed_borrowed = share.used > share.limit
+            job.remaining = state.remaining
+            job.run_started = None
+            if state.status is Status.RUNNING:
+                self._run(job)
+                job.started_at = state.started_at
+            else:
+                self._transition(job, Status.SCHEDULED, "on capacity at the snapshot")
+                if state.status is Status.STARTING:
+                    self._transition(job, Status.STARTING)
+                    self._after_starting(job)
+                else:  # SCHEDULED: starts like a job placed now
+                    self._push(self.now, _ADVANCE, "advance", job, job.version, job.seq)
+        self._live_started = True
 
     def _build(self, topology: Topology) -> None:
         self.pools = build_pools(topology)
@@ -155,12 +202,11 @@ class Engine:
             for capacity in pool.shares:
                 capacity.line = Line()
                 self.shares[(capacity.share_id, capacity.instance_type)] = capacity
-        # the shortest jobStateTimeLimitAction of each queue: its time and its reason
-        self._time_limit: dict[str, JobStateTimeLimitAction] = {
-            queue.name: min(queue.job_state_time_limit_actions, key=lambda a: a.max_time_seconds)
-            for queue in topology.job_queues
-            if queue.job_state_time_limit_actions
-        }
+        # per queue, the shortest jobStateTimeLimitAction for each status reason it names
+        self._time_limit: dict[str, dict[str, JobStateTimeLimitAction]] = {}
+        for queue in topology.job_queues:
+            for action in sorted(queue.job_state_time_limit_actions, key=lambda a: -a.max_time_seconds):
+                self._time_limit.setdefault(queue.name, {})[action.reason] = action
 
     # --- events ---------------------------------------------------------------------
 
@@ -188,6 +234,8 @@ class Engine:
             return self._run_until(until, progress, close)
 
     def _run_until(self, until: float | None, progress: Callable[[int], None] | None, close: bool = True) -> float:
+        if self._live and not self._live_started:
+            self._start_live()
         instants = 0
         events, times, total = self._events, self._arrival_times, len(self._arrival_times)
         limit = _NEVER if until is None else until
@@ -425,21 +473,26 @@ class Engine:
         self._capacity_freed(share.pool)  # victim orders changed: waiting heads look again
 
     def _arm_time_limits(self) -> None:
-        """Start the ``jobStateTimeLimitActions`` clock for every line whose head changed."""
+        """Start the ``jobStateTimeLimitActions`` clock for every line whose head changed.
+
+        Only an action naming the head's status reason applies: its misconfiguration, else
+        ``CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY`` (a head still waiting after the pass).
+        """
         lines = self._touched_lines
         self._touched_lines = {}
         if not self._time_limit:
             return
         for share in lines:
-            action = self._time_limit.get(share.queue.name)
-            if action is None:
+            actions = self._time_limit.get(share.queue.name)
+            if actions is None:
                 continue
             head = share.line.head()
             timer = self._timers.get(share)
-            if head is None:
+            action = actions.get(head.misconfigured or CAPACITY_INSUFFICIENT) if head is not None else None
+            if action is None:
                 self._timers.pop(share, None)
             elif timer is None or timer[0] is not head:
-                self._timers[share] = (head, self.now)
+                self._timers[share] = (head, action)
                 self._push(self.now + action.max_time_seconds, _LIMIT, "limit", share, head, head.seq)
 
     def _time_limit_expired(self, share: ShareCapacity, job: Job) -> None:
@@ -450,7 +503,7 @@ class Engine:
         share.line.pop_head()
         job.version += 1
         job.finished_at = self.now
-        job.reason = f"TERMINATED: {self._time_limit[share.queue.name].reason} (jobStateTimeLimitActions)"
+        job.reason = f"Terminated by JobStateTimeLimit action due to reason: {timer[1].reason}"
         self._transition(job, Status.FAILED, job.reason)
         self._touch(share)
 
@@ -687,7 +740,7 @@ class Engine:
         """Jobs submitted by now, in workload order."""
         if self._next_arrival >= len(self._arrivals):
             return iter(self.jobs)
-        submitted = {job.seq for job in self._arrivals[: self._next_arrival]}
+        submitted = {job.seq for job in self._arrivals[: self._next_arrival]} | self._live.keys()
         return (job for job in self.jobs if job.seq in submitted)
 
     @property
@@ -793,8 +846,9 @@ def simulate(
     updates: Sequence[PriorityUpdate] = (),
     settings: SimulationSettings | None = None,
     until: float | None = None,
+    live: Mapping[str, LiveState] | None = None,
 ) -> SimulationResult:
     """Run a whole simulation and return its ``SimulationResult``."""
-    engine = Engine(topology, jobs, updates, settings)
+    engine = Engine(topology, jobs, updates, settings, live)
     engine.run(until)
     return build_result(engine)

@@ -28,6 +28,9 @@ SUCCEEDED, FAILED, PREEMPTED = "succeeded", "failed", "preempted"
 
 MISCONFIG_ENVIRONMENT = "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
 MISCONFIG_QUOTA = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
+#: The status reason the simulator gives, for ``jobStateTimeLimitActions``, to a head that is not misconfigured
+#: and still waits after the scheduling pass (docs/simulator.md says why).
+CAPACITY_INSUFFICIENT = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
 
 
 class JobSpec(NamedTuple):
@@ -55,6 +58,34 @@ class JobSpec(NamedTuple):
 
 #: The fields without a default: every job has them, generated workloads write exactly these.
 CORE_FIELDS: tuple[str, ...] = tuple(f for f in JobSpec._fields if f not in JobSpec._field_defaults)
+
+
+class LiveState(NamedTuple):
+    """A job already on capacity when the simulation starts (a ``batch-quota snapshot`` of a live queue).
+
+    ``started_at`` <= 0 is when it was placed (now is 0); ``remaining`` is the work left, in seconds.
+    """
+
+    status: Status
+    started_at: float
+    remaining: float
+
+
+#: Workload columns of a live job; ``status`` is RUNNING, SCHEDULED or STARTING (empty: the job waits).
+LIVE_FIELDS: tuple[str, ...] = LiveState._fields
+
+
+class Observed(NamedTuple):
+    """What really happened to a job (``batch-quota history``): reported beside the simulation, never used by it."""
+
+    start: float | None
+    end: float | None
+    preemptions: int | None
+    status: str | None
+
+
+#: Workload columns of what was observed, in ``Observed`` order.
+OBSERVED_FIELDS: tuple[str, ...] = tuple(f"observed_{name}" for name in Observed._fields)
 
 
 class Job:

@@ -79,13 +79,19 @@ class SimulationResult:
             "summary": plain(self.summary),
         }
 
-    def write_json(self, handle: TextIO) -> None:
-        """Write ``json.dumps(self.to_json())`` job by job: a million jobs never sit in memory twice."""
+    def write_json(self, handle: TextIO, extra: dict | None = None) -> None:
+        """Write ``json.dumps(self.to_json())`` job by job: a million jobs never sit in memory twice.
+
+        ``extra`` keys (e.g. observed vs simulated figures) are added after ``summary``.
+        """
         handle.write(f'{{"time": {json.dumps(as_number(self.time))}, "jobs": [')
         for index, record in enumerate(self.jobs):
             handle.write((", " if index else "") + json.dumps(record.to_json()))
         handle.write(f'], "shares": {json.dumps(plain([m.to_json() for m in self.shares]))}, '
-                     f'"summary": {json.dumps(plain(self.summary))}}}')
+                     f'"summary": {json.dumps(plain(self.summary))}')
+        for key, value in (extra or {}).items():
+            handle.write(f", {json.dumps(key)}: {json.dumps(plain(value))}")
+        handle.write("}")
 
 
 _attempt = AttemptRecord._make

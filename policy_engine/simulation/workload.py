@@ -22,18 +22,37 @@ from policy_engine.loading import LoadError, line_of, load_topology, read_data, 
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation.engine import PriorityUpdate, SimulationSettings
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
+from policy_engine.simulation.jobs import (
+    CORE_FIELDS,
+    LIVE_FIELDS,
+    OBSERVED_FIELDS,
+    JobSpec,
+    LiveState,
+    Observed,
+    Status,
+)
 
 #: ``schedulingPriority`` bound of SubmitServiceJob / UpdateServiceJob.
 MAX_PRIORITY = limits.JOB_PRIORITY.maximum
 #: Columns of a job row (YAML mapping, CSV header or JSON Lines object).
-JOB_FIELDS: tuple[str, ...] = JobSpec._fields
+JOB_FIELDS: tuple[str, ...] = JobSpec._fields + LIVE_FIELDS + OBSERVED_FIELDS
+#: Statuses a workload row may carry: on capacity (``LiveState``) or waiting (the same as no status).
+_LIVE_STATUSES = tuple(s.value for s in (Status.RUNNING, Status.STARTING, Status.SCHEDULED))
+_WAITING_STATUSES = ("SUBMITTED", "PENDING", "RUNNABLE")
 _REQUIRED = ("name", "share", "duration")
 _SCENARIO_KEYS = ("topology", "jobs", "actions", "settings")
 #: ``SimulationSettings`` a scenario may set; ``utilisation_series`` is a report option (``simulate --report``).
 _SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings) if f.name != "utilisation_series")
 #: Report at most this many problems, then say how many more there were.
 MAX_PROBLEMS = 200
+
+
+@dataclass
+class Extras:
+    """Optional per-job columns kept beside the ``JobSpec``s: the live state and what was observed, by job name."""
+
+    live: dict[str, LiveState] = field(default_factory=dict)
+    observed: dict[str, Observed] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -43,6 +62,10 @@ class Scenario:
     updates: list[PriorityUpdate] = field(default_factory=list)
     settings: SimulationSettings = field(default_factory=SimulationSettings)
     source: str = "<scenario>"
+    #: Jobs already on capacity at time 0 (a snapshot of a live queue), by name.
+    live: dict[str, LiveState] = field(default_factory=dict)
+    #: What really happened to jobs (a history), by name: reported beside the simulated figures.
+    observed: dict[str, Observed] = field(default_factory=dict)
 
 
 class _Problems(list):
@@ -124,8 +147,9 @@ class _ShareIndex:
         return result
 
 
-def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, problems: _Problems) -> JobSpec | None:
-    """Validate one job row; add one problem per broken field."""
+def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, problems: _Problems,
+                  extras: Extras | None = None) -> JobSpec | None:
+    """Validate one job row; add one problem per broken field (live and observed columns go to ``extras``)."""
     start = len(problems)
     text = isinstance(row, _TextRow)
     name = row.get("name")
@@ -188,10 +212,60 @@ def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, probl
                                                      f"(it has: {', '.join(types)})")
     elif ref not in (None, ""):
         problems.add(f"{loc}.share", f"must be a string, got {ref!r}")
+    live = _live_state(row, loc, value, submit_at, duration, problems)
+    observed = _observed(row, loc, value, problems)
     if len(problems) > start:
         return None
+    if extras is not None:
+        if live is not None:
+            extras.live[name] = live
+        if observed is not None:
+            extras.observed[name] = observed
     return JobSpec(name, canonical, instance_type, instances, priority, submit_at, duration, retries, checkpoint,
                    attempts, failures, fail_after)
+
+
+def _live_state(row, loc: str, value, submit_at, duration, problems: _Problems) -> LiveState | None:
+    """``status``/``started_at``/``remaining``: a job already on capacity at time 0, or ``None`` for a waiting one."""
+    status = row.get("status")
+    started = value("started_at", _number, None)
+    remaining = value("remaining", _number, None, 0)
+    if status in (None, "") or status in _WAITING_STATUSES:
+        for key, given in (("started_at", started), ("remaining", remaining)):
+            if given is not None:
+                problems.add(f"{loc}.{key}", f"only for a job already on capacity (status {', '.join(_LIVE_STATUSES)})")
+        return None
+    if status not in _LIVE_STATUSES:
+        problems.add(f"{loc}.status", f"must be one of {', '.join(_LIVE_STATUSES + _WAITING_STATUSES)}, got {status!r}")
+        return None
+    if started is None:
+        problems.add(f"{loc}.started_at", f"required for a {status} job: when it was placed, in seconds <= 0 (now)")
+    elif started > 0:
+        problems.add(f"{loc}.started_at", f"must be <= 0 (a {status} job was placed before now), got {started!r}")
+    if remaining is None:
+        problems.add(f"{loc}.remaining", f"required for a {status} job: the work seconds it has left")
+    elif isinstance(duration, (int, float)) and remaining > duration:
+        problems.add(f"{loc}.remaining", f"must be at most the job's duration ({duration}), got {remaining!r}")
+    if isinstance(submit_at, (int, float)) and submit_at > 0:
+        problems.add(f"{loc}.submit_at", f"must be 0 for a {status} job (it was submitted before now), "
+                                         f"got {submit_at!r}")
+    if started is None or remaining is None:
+        return None
+    return LiveState(Status(status), float(started), float(remaining))
+
+
+def _observed(row, loc: str, value, problems: _Problems) -> Observed | None:
+    if not any(row.get(key) not in (None, "") for key in OBSERVED_FIELDS):
+        return None
+    start = value("observed_start", _number, None)
+    end = value("observed_end", _number, None)
+    preemptions = value("observed_preemptions", _integer, None, 0)
+    status = row.get("observed_status") or None
+    if status is not None and status not in Status.__members__ and status != "PENDING":
+        problems.add(f"{loc}.observed_status", f"must be an AWS Batch job status, got {status!r}")
+    if start is not None and end is not None and end < start:
+        problems.add(f"{loc}.observed_end", f"must not be before observed_start ({start}), got {end!r}")
+    return Observed(start, end, preemptions, status)
 
 
 #: Columns the fast CSV path understands; any other column sends the file through full validation.
@@ -295,23 +369,24 @@ def _rows_from_file(path: Path, source: str, problems: _Problems, shares: _Share
             problems.add(f"{source}: jobs", f"unsupported job file type {path.suffix!r}; use .csv or .jsonl")
 
 
-def load_jobs(path: Path, topology: Topology) -> list[JobSpec]:
-    """Read a CSV or JSON Lines workload on its own (``generate`` writes these)."""
+def load_jobs(path: Path, topology: Topology, extras: Extras | None = None) -> list[JobSpec]:
+    """Read a CSV or JSON Lines workload on its own (``generate`` and ``history`` write these)."""
     problems = _Problems()
     shares = _ShareIndex(topology)
     with gc_paused():
-        jobs = _collect_jobs(_rows_from_file(path, str(path), problems, shares), shares, problems)
+        jobs = _collect_jobs(_rows_from_file(path, str(path), problems, shares), shares, problems, extras=extras)
     problems.raise_if_any()
     return jobs
 
 
-def _collect_jobs(rows, shares: _ShareIndex, problems: _Problems, named: set | None = None) -> list[JobSpec]:
+def _collect_jobs(rows, shares: _ShareIndex, problems: _Problems, named: set | None = None,
+                  extras: Extras | None = None) -> list[JobSpec]:
     """Valid jobs; ``named`` collects every name written, valid or not (actions may refer to them)."""
     jobs: list[JobSpec] = []
     seen: set[str] = set()
     for where, row in rows:
         fast = isinstance(where, tuple)
-        spec = row if fast else _job_from_row(row, where, shares, problems)
+        spec = row if fast else _job_from_row(row, where, shares, problems, extras)
         name = spec.name if fast else row.get("name")
         if named is not None and not fast and isinstance(name, str):
             named.add(name)
@@ -351,13 +426,14 @@ def load_scenario(path: str | Path) -> Scenario:
     shares = _ShareIndex(topology)
     jobs_data = data.get("jobs")
     named: set[str] = set()
+    extras = Extras()
     if jobs_data is None:
         problems.add(f"{source}: jobs", "missing required key (a list of jobs or a .csv/.jsonl path)")
         jobs: list[JobSpec] = []
     elif isinstance(jobs_data, str):
         with gc_paused():
             jobs = _collect_jobs(_rows_from_file(path.parent / jobs_data, source, problems, shares), shares, problems,
-                                 named)
+                                 named, extras)
     elif isinstance(jobs_data, list):
         rows = []
         for index, row in enumerate(jobs_data):
@@ -367,13 +443,18 @@ def load_scenario(path: str | Path) -> Scenario:
             name = row.get("name")
             label = f"jobs[{name}]" if isinstance(name, str) and name else f"jobs[{index}]"
             rows.append((f"{at('jobs', index)}: {label}", row))
-        jobs = _collect_jobs(rows, shares, problems, named)
+        jobs = _collect_jobs(rows, shares, problems, named, extras)
     else:
         problems.add(f"{at('jobs')}: jobs", f"must be a list of jobs or a .csv/.jsonl path, got {jobs_data!r}")
         jobs = []
     updates = _actions(data.get("actions"), {job.name: job for job in jobs}, named, at, problems)
+    if extras.live and not problems:
+        from policy_engine.simulation.live import live_state_problems
+
+        for problem in live_state_problems(topology, jobs, extras.live):
+            problems.add(f"{source}: jobs", problem)
     problems.raise_if_any()
-    return Scenario(topology, jobs, updates, settings, source)
+    return Scenario(topology, jobs, updates, settings, source, extras.live, extras.observed)
 
 
 def _scenario_topology(value, path: Path, at, lines, problems: _Problems) -> Topology | None:

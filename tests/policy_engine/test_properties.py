@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from policy_engine.graph import BorrowGraph
 from policy_engine.guarantees import guaranteed_capacity
+from policy_engine.limits import TIME_LIMIT_REASONS
 from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
 from policy_engine.rules import REGISTRY, Context
 
@@ -43,14 +44,14 @@ def topologies_within_limits(draw) -> Topology:
         environment = f"env-{index}"
         capacity = {t: draw(st.integers(1, 200)) for t in types}
         environments.append(ServiceEnvironment(name=environment, capacity=capacity))
-        actions = draw(st.lists(st.integers(600, 86400), max_size=2))
+        actions = draw(st.lists(st.tuples(st.integers(600, 86400), st.sampled_from(TIME_LIMIT_REASONS)), max_size=2))
         queues.append(JobQueue(
             name=queue_name,
             service_environment=environment,
             priority=draw(st.integers(0, 1000)),
             shares=draw(shares(types, share_names)),
-            job_state_time_limit_actions=tuple(JobStateTimeLimitAction(max_time_seconds=s, reason="stuck")
-                                               for s in actions),
+            job_state_time_limit_actions=tuple(JobStateTimeLimitAction(max_time_seconds=s, reason=reason)
+                                               for s, reason in actions),
         ))
     return Topology(service_environments=tuple(environments), job_queues=tuple(queues))
 

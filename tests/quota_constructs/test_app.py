@@ -75,6 +75,34 @@ def test_cdk_json_runs_the_app_and_makes_default_rule_findings_fatal():
     assert "cdk.out" in cdk_json["watch"]["exclude"]
 
 
+def test_cdk_json_turns_off_cli_telemetry_and_notices(tmp_path):
+    cdk_json = json.loads((ROOT / "cdk.json").read_text())
+    assert cdk_json["notices"] is False
+    assert cdk_json["context"]["cli-telemetry"] is False
+    cli = ROOT / "node_modules" / ".bin" / "cdk"
+    env = {k: v for k, v in os.environ.items() if k != "CDK_DISABLE_CLI_TELEMETRY"} | {"HOME": str(tmp_path)}
+
+    def status(cdk_json_text: str) -> str:
+        app_dir = tmp_path / f"app{len(cdk_json_text)}"
+        app_dir.mkdir()
+        (app_dir / "cdk.json").write_text(cdk_json_text)
+        result = subprocess.run([str(cli), "cli-telemetry", "--status"], cwd=app_dir, env=env, capture_output=True,
+                                text=True, timeout=120)
+        return result.stdout + result.stderr
+
+    assert "CLI Telemetry is disabled" in status((ROOT / "cdk.json").read_text())  # as the pinned CLI reads it
+    assert "CLI Telemetry is enabled" in status('{"app": "python3 app.py"}')  # the check can tell the difference
+
+
+def test_readme_says_what_a_first_deploy_needs_and_make_uses_the_lock_file():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for needed in ("AWSServiceRoleForBatch", "iam:CreateServiceLinkedRole", "cdk bootstrap", "sts:AssumeRole"):
+        assert needed in readme, needed
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "npm ci " in makefile and "npm install" not in makefile
+    assert (ROOT / "package-lock.json").is_file()
+
+
 def test_no_context_synthesizes_the_embedded_example(run_app):
     outdir = run_app()
     template = json.loads((outdir / "BatchQuota.template.json").read_text())

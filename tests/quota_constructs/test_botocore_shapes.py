@@ -38,8 +38,9 @@ def _rich_topology() -> Topology:
     queue = JobQueue(
         name="rich", service_environment="env", shares=shares, priority=1000, state="DISABLED",
         scheduling_policy="rich-policy", tags={"owner": "platform"},
-        job_state_time_limit_actions=(JobStateTimeLimitAction(max_time_seconds=600, reason="blocked"),
-                                      JobStateTimeLimitAction(max_time_seconds=86400, reason="stuck a day")),
+        job_state_time_limit_actions=(
+            JobStateTimeLimitAction(max_time_seconds=600, reason="MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"),
+            JobStateTimeLimitAction(max_time_seconds=86400, reason="CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY")),
     )
     environment = ServiceEnvironment(name="env", capacity={g5: 3, p4: 2}, state="DISABLED", tags={"cost": "ml"})
     return Topology(service_environments=(environment,), job_queues=(queue,))

@@ -11,6 +11,9 @@ from policy_engine.model import JobStateTimeLimitAction
 from quota_constructs import QuotaSchedulingPolicy, ServiceEnvironment, TrainingJobQueue
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app
 
+CAPACITY = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
+QUOTA = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
+
 
 @pytest.fixture(scope="module")
 def built():
@@ -18,7 +21,7 @@ def built():
     env = ServiceEnvironment(stack, "Env", service_environment_name="gpu-env", capacity={"ml.g5.xlarge": 3})
     queue = TrainingJobQueue(
         stack, "Queue", job_queue_name="training", service_environment=env, priority=10,
-        job_state_time_limit_actions=[JobStateTimeLimitAction(max_time_seconds=3600, reason="stuck at head")],
+        job_state_time_limit_actions=[JobStateTimeLimitAction(max_time_seconds=3600, reason=QUOTA)],
         tags={"team": "platform"},
     )
     other_env = ServiceEnvironment(stack, "Env2", service_environment_name="gpu-env-2", capacity={"ml.g5.xlarge": 1})
@@ -47,7 +50,7 @@ def test_queue_properties(built):
         ],
         "ComputeEnvironmentOrder": Match.absent(),
         "JobStateTimeLimitActions": [
-            {"Action": "TERMINATE", "MaxTimeSeconds": 3600, "Reason": "stuck at head", "State": "RUNNABLE"}
+            {"Action": "TERMINATE", "MaxTimeSeconds": 3600, "Reason": QUOTA, "State": "RUNNABLE"}
         ],
         "Tags": {"team": "platform"},
     })
@@ -69,8 +72,7 @@ def test_grant_read_lists_shares_on_the_queue_and_describes_on_star(built):
     queue_arn = stack.resolve(queue.job_queue_arn)
     for statement in (
         {"Action": ["batch:ListQuotaShares", "batch:GetJobQueueSnapshot"], "Effect": "Allow", "Resource": queue_arn},
-        {"Action": Match.array_with(["batch:DescribeJobQueues", "batch:ListServiceJobs"]), "Effect": "Allow",
-         "Resource": "*"},
+        {"Action": Match.array_with(["batch:DescribeJobQueues"]), "Effect": "Allow", "Resource": "*"},
     ):
         template.has_resource_properties(
             "AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([statement])}}
@@ -80,6 +82,7 @@ def test_grant_read_lists_shares_on_the_queue_and_describes_on_star(built):
                for s in r["Properties"]["PolicyDocument"]["Statement"] for a in ([s["Action"]] if isinstance(
                    s["Action"], str) else s["Action"])]
     assert not [a for a in actions if not a.startswith(("batch:Describe", "batch:List", "batch:Get"))]
+    assert "batch:ListServiceJobs" not in actions and "batch:DescribeServiceJob" not in actions  # an opt-in only
 
 
 def test_template_passes_cfn_lint(built):
@@ -93,12 +96,16 @@ def test_template_passes_cfn_lint(built):
         ({"priority": -1}, "priority", "0-1000"),
         ({"state": "enabled"}, "state", "ENABLED, DISABLED"),
         ({"job_queue_name": ""}, "job_queue_name", "1-128"),
-        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=599, reason="r")]},
+        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=599, reason=CAPACITY)]},
          "job_state_time_limit_actions[0].max_time_seconds", "600-86400"),
-        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=86401, reason="r")]},
+        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=86401, reason=CAPACITY)]},
          "job_state_time_limit_actions[0].max_time_seconds", "600-86400"),
         ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=600, reason="")]},
-         "job_state_time_limit_actions[0].reason", "non-empty"),
+         "job_state_time_limit_actions[0].reason", "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"),
+        ({"job_state_time_limit_actions": [JobStateTimeLimitAction(max_time_seconds=600, reason="stuck at head")]},
+         "job_state_time_limit_actions[0].reason", "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"),
+        ({"tags": {"aws:team": "a"}}, "tags", "'aws:'"),
+        ({"tags": {f"k{i}": "v" for i in range(51)}}, "tags", "at most 50"),
         ({"service_environment": "gpu-env"}, "service_environment", "a ServiceEnvironment"),
     ],
 )

@@ -42,13 +42,18 @@ def built():
     reader = iam.Role(stack, "Reader", assumed_by=principal, role_name="reader")
     execution = iam.Role(stack, "Execution", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
                          role_name="sagemaker-execution")
+    untagged = iam.Role(stack, "Untagged", assumed_by=principal, role_name="untagged")
+    all_jobs = iam.Role(stack, "AllJobs", assumed_by=principal, role_name="all-jobs")
     qs1.grant_submit(team_a)
-    qs2.grant_submit(team_b)
-    qs1.grant_submit(capped, max_priority=5)
-    qs1.grant_update_priority(capped, max_priority=5, own_jobs_only=False)
-    qs3.grant_submit(tagged, require_job_tag=True, execution_role=execution)
+    qs2.grant_submit(team_b, extra_tag_keys=("cost-center",))
+    qs1.grant_submit(capped, max_priority=5, require_job_tag=False)
+    qs1.grant_update_priority(capped, own_jobs_only=False)  # the submit cap carries over
+    qs3.grant_submit(tagged, execution_role=execution)
     qs3.grant_update_priority(tagged)
+    qs1.grant_submit(untagged, require_job_tag=False)
     qs1.grant_read(reader)
+    queue.grant_read(reader)
+    qs1.grant_read_account_service_jobs(all_jobs)
     template = Template.from_stack(stack)
     arns = {name: stack.resolve(share.quota_share_arn) for name, share in (("QS1", qs1), ("QS2", qs2), ("QS3", qs3))}
     jobs = {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":batch:", {"Ref": "AWS::Region"}, ":",
@@ -75,19 +80,34 @@ def test_share_properties_per_strategy(built):
     })
 
 
-def test_grant_submit_names_the_queue_this_share_and_new_jobs_only(built):
+def _tagging(share_id: str, *keys: str) -> dict:
+    return {"StringEquals": {f"aws:RequestTag/{JOB_SHARE_TAG}": share_id},
+            "Null": {f"aws:ResourceTag/{JOB_SHARE_TAG}": "true"},
+            "ForAllValues:StringEquals": {"aws:TagKeys": [JOB_SHARE_TAG, *keys]}}
+
+
+def test_grant_submit_names_the_queue_this_share_and_new_jobs_only_and_requires_the_job_tag(built):
     _, template, queue_arn, arns, jobs = built
+    tag = {"StringEquals": {f"aws:RequestTag/{JOB_SHARE_TAG}": "training/QS1"}}
     assert _statements(template, _role_id(template, "team-a")) == [
-        {"Action": "batch:SubmitServiceJob", "Effect": "Allow", "Resource": [queue_arn, arns["QS1"], jobs]}
+        {"Action": "batch:SubmitServiceJob", "Effect": "Allow", "Resource": [queue_arn, arns["QS1"], jobs],
+         "Condition": tag},
+        {"Action": "batch:TagResource", "Effect": "Allow", "Resource": jobs, "Condition": _tagging("training/QS1")},
     ]
     team_b = _statements(template, _role_id(template, "team-b"))
-    assert team_b == [
-        {"Action": "batch:SubmitServiceJob", "Effect": "Allow", "Resource": [queue_arn, arns["QS2"], jobs]}
-    ]
+    assert team_b[0]["Resource"] == [queue_arn, arns["QS2"], jobs]
     assert arns["QS1"] not in team_b[0]["Resource"]  # team B cannot submit into team A's share
+    assert team_b[1]["Condition"] == _tagging("training/QS2", "cost-center")
 
 
-def test_max_priority_caps_submission_and_updates(built):
+def test_without_the_job_tag_there_is_no_tagging_statement(built):
+    _, template, queue_arn, arns, jobs = built
+    assert _statements(template, _role_id(template, "untagged")) == [
+        {"Action": "batch:SubmitServiceJob", "Effect": "Allow", "Resource": [queue_arn, arns["QS1"], jobs]}
+    ]
+
+
+def test_max_priority_caps_submission_and_carries_over_to_updates(built):
     _, template, queue_arn, arns, jobs = built
     assert _statements(template, _role_id(template, "capped")) == [
         {"Action": "batch:SubmitServiceJob", "Effect": "Allow", "Resource": [queue_arn, arns["QS1"], jobs],
@@ -97,6 +117,33 @@ def test_max_priority_caps_submission_and_updates(built):
     ]
 
 
+def _share_and_role():
+    stack = Stack(fast_app(), "Caps")
+    env = ServiceEnvironment(stack, "Env", service_environment_name="e", capacity={G5: 1})
+    queue = TrainingJobQueue(stack, "Queue", job_queue_name="q", service_environment=env)
+    share = queue.add_quota_share("S", quota_share_name="S", capacity={G5: 1}, strategy="RESERVE")
+    return share, iam.Role(stack, "Team", assumed_by=iam.AccountRootPrincipal())
+
+
+def test_an_update_grant_above_the_submit_cap_is_refused_in_either_order():
+    share, role = _share_and_role()
+    share.grant_submit(role, max_priority=5)
+    with pytest.raises(ValueError, match="max_priority = 9 is invalid; expected at most 5"):
+        share.grant_update_priority(role, max_priority=9)
+    share.grant_update_priority(role, max_priority=3)  # lower is fine
+    later, other = _share_and_role()
+    later.grant_update_priority(other)
+    with pytest.raises(ValueError, match="earlier grant_update_priority = None is invalid; expected at most 5"):
+        later.grant_submit(other, max_priority=5)
+
+
+@pytest.mark.parametrize("key", ["aws:team", "", "k" * 129])
+def test_extra_tag_keys_aws_would_refuse_are_refused(key):
+    share, role = _share_and_role()
+    with pytest.raises(ValueError, match=r"extra_tag_keys = .* is invalid; expected a tag key AWS accepts"):
+        share.grant_submit(role, extra_tag_keys=(key,))
+
+
 def test_job_tag_confines_updates_to_the_shares_jobs_and_pass_role_is_scoped(built):
     _, template, queue_arn, arns, jobs = built
     tag = {"StringEquals": {f"aws:RequestTag/{JOB_SHARE_TAG}": "training/QS3"}}
@@ -104,8 +151,7 @@ def test_job_tag_confines_updates_to_the_shares_jobs_and_pass_role_is_scoped(bui
     assert _statements(template, _role_id(template, "tagged")) == [
         {"Action": "batch:SubmitServiceJob", "Effect": "Allow", "Resource": [queue_arn, arns["QS3"], jobs],
          "Condition": tag},
-        {"Action": "batch:TagResource", "Effect": "Allow", "Resource": jobs,
-         "Condition": {**tag, "Null": {f"aws:ResourceTag/{JOB_SHARE_TAG}": "true"}}},
+        {"Action": "batch:TagResource", "Effect": "Allow", "Resource": jobs, "Condition": _tagging("training/QS3")},
         {"Action": "iam:PassRole", "Effect": "Allow", "Resource": execution_arn,
          "Condition": {"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}}},
         {"Action": "batch:UpdateServiceJob", "Effect": "Allow", "Resource": jobs,
@@ -113,13 +159,25 @@ def test_job_tag_confines_updates_to_the_shares_jobs_and_pass_role_is_scoped(bui
     ]
 
 
-def test_grant_read_is_read_only(built):
+def _actions(statements: list[dict]) -> list[str]:
+    return [a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])]
+
+
+def test_grant_read_is_read_only_and_never_the_accounts_service_jobs(built):
     _, template, queue_arn, arns, _ = built
     statements = _statements(template, _role_id(template, "reader"))
     assert {"Action": "batch:DescribeQuotaShare", "Effect": "Allow", "Resource": arns["QS1"]} in statements
     assert {"Action": "batch:ListQuotaShares", "Effect": "Allow", "Resource": queue_arn} in statements
-    actions = [a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])]
+    actions = _actions(statements)
     assert actions and all(a.split(":")[1].startswith(("Describe", "List", "Get")) for a in actions)
+    assert "batch:ListServiceJobs" not in actions and "batch:DescribeServiceJob" not in actions
+
+
+def test_reading_every_service_job_is_a_named_opt_in(built):
+    _, template, *_ = built
+    assert _statements(template, _role_id(template, "all-jobs")) == [
+        {"Action": ["batch:ListServiceJobs", "batch:DescribeServiceJob"], "Effect": "Allow", "Resource": "*"}
+    ]
 
 
 def test_template_passes_cfn_lint(built):
@@ -131,9 +189,13 @@ def test_template_passes_cfn_lint(built):
     [
         ({"strategy": "LEND", "borrow_limit": 100}, "borrow_limit", "only applies to LEND_AND_BORROW"),
         ({"strategy": "RESERVE", "borrow_limit": -1}, "borrow_limit", "only applies to LEND_AND_BORROW"),
-        ({"borrow_limit": -2}, "borrow_limit", ">= -1"),
+        ({"borrow_limit": -2}, "borrow_limit", "-1 to 2147483647"),
+        ({"borrow_limit": 2**64}, "borrow_limit", "-1 to 2147483647"),
+        ({"capacity": {G5: 2**64}}, f"capacity[{G5}]", "1-2147483647"),
+        ({"capacity": {"ml.g5.xlrage": 1}}, "capacity key", "'ml.g5.xlarge' (did you mean it?)"),
+        ({"tags": {"aws:cloudformation:stack-name": "x"}}, "tags", "starts with 'aws:'"),
         ({"strategy": "BORROW"}, "strategy", "RESERVE, LEND, LEND_AND_BORROW"),
-        ({"capacity": {G5: 0}}, f"capacity[{G5}]", ">= 1"),
+        ({"capacity": {G5: 0}}, f"capacity[{G5}]", "1-2147483647"),
         ({"capacity": {}}, "capacity", "1-5"),
         ({"in_share_preemption": "yes"}, "in_share_preemption", "True or False"),
         ({"quota_share_name": "team a"}, "quota_share_name", "letters, digits"),
@@ -160,10 +222,11 @@ def test_import_by_arn_grants_on_that_share():
     role = iam.Role(stack, "Team", assumed_by=iam.AccountRootPrincipal())
     share.grant_submit(role)
     template = Template.from_stack(stack)
-    template.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": [{
+    template.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([{
         "Action": "batch:SubmitServiceJob", "Effect": "Allow",
         "Resource": [share.job_queue_arn, arn, Match.any_value()],
-    }]}})
+        "Condition": {"StringEquals": {f"aws:RequestTag/{JOB_SHARE_TAG}": "training/QS2"}},
+    }])}})
     for bad in ("arn:aws:batch:us-east-1:123456789012:job-queue/training",
                 "arn:aws:batch:us-east-1:123456789012:job-queue/training/quota-share/",
                 "not-an-arn"):
@@ -207,6 +270,7 @@ def test_tag_resource_cannot_retag_a_job_that_already_carries_a_share_tag(built)
     (tagging,) = [s for s in _statements(template, _role_id(template, "tagged")) if s["Action"] == "batch:TagResource"]
     assert tagging["Condition"]["Null"] == {f"aws:ResourceTag/{JOB_SHARE_TAG}": "true"}  # untagged (new) jobs only
     assert tagging["Condition"]["StringEquals"] == {f"aws:RequestTag/{JOB_SHARE_TAG}": "training/QS3"}
+    assert tagging["Condition"]["ForAllValues:StringEquals"] == {"aws:TagKeys": [JOB_SHARE_TAG]}
     granted = [s["Action"] for role in ("tagged", "capped", "reader")
                for s in _statements(template, _role_id(template, role))]
     assert "batch:UntagResource" not in granted  # removing a tag would reopen the same hole

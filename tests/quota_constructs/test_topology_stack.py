@@ -12,7 +12,7 @@ from aws_cdk.assertions import Annotations, Match, Template
 from policy_engine.checks import CheckReport, check_topology
 from policy_engine.examples import example_topology, large_topology
 from policy_engine.loading import LoadError
-from policy_engine.model import Guarantee, JobQueue, QuotaShare, ServiceEnvironment, Topology
+from policy_engine.model import Guarantee, JobQueue, QuotaShare, ServiceEnvironment, Suppression, Topology
 from quota_constructs import QuotaTopology, TopologyStacks
 from quota_constructs.topology_stack import (
     MAX_OUTPUTS_PER_STACK,
@@ -138,6 +138,21 @@ def test_a_broken_guarantee_fails_synth_listing_every_error_finding():
         assert f"[BatchQuota/Topology/training] {finding.line()}" in message
     for finding in report.warnings:
         assert finding.line() not in message  # warnings do not fail synthesis
+
+
+def test_suppressed_findings_do_not_fail_synth_and_show_as_info():
+    broken = example_topology().model_copy(update={
+        "guarantees": (Guarantee(share="training/QS3", burst_capacity={G5: 3}),),
+        "suppress": (Suppression(rule="BQ402", object="training/QS3", reason="QS3 is capped on purpose"),
+                     Suppression(rule="BQ302", object="training/QS1", reason="QS2 grows next quarter")),
+    })
+    app = fast_app()
+    (stack,) = TopologyStacks(app, broken).stacks
+    app.synth()  # no validation error: the only error is suppressed
+    annotations = Annotations.from_stack(stack)
+    annotations.has_no_warning("*", Match.any_value())
+    for pattern in (r"BQ402 .*\[suppressed: QS3 is capped", r"BQ302 .*\[suppressed: QS2 grows"):
+        annotations.has_info("/BatchQuota/Topology/training", Match.string_like_regexp(pattern))
 
 
 def test_quota_topology_runs_the_checks_itself_and_exposes_shares():
@@ -325,6 +340,22 @@ def test_tags_of_the_app_reach_every_batch_resource_and_model_tags_stay():
     assert shares == {s.name: {**s.tags, "cost-center": "ml-platform"} for s in topology.job_queues[0].shares}
 
 
+def test_system_tags_are_kept_apart_and_never_deployed():
+    system = {"aws:cloudformation:stack-name": "old-stack"}
+    example = example_topology()
+    queue = example.job_queues[0]
+    shares = (queue.shares[0].model_copy(update={"tags": {"team": "a"}, "system_tags": system}), *queue.shares[1:])
+    topology = example.model_copy(update={
+        "service_environments": (example.service_environments[0].model_copy(update={"system_tags": system}),),
+        "job_queues": (queue.model_copy(update={"shares": shares, "system_tags": system}),),
+    })
+    assert [f for f in check_topology(topology).errors if f.rule == "BQ116"] == []
+    (stack,) = TopologyStacks(fast_app(), topology).stacks
+    template = json.dumps(Template.from_stack(stack).to_json())
+    assert "aws:cloudformation" not in template and "old-stack" not in template
+    Template.from_stack(stack).has_resource_properties("AWS::Batch::QuotaShare", {"Tags": {"team": "a"}})
+
+
 def test_no_python_callbacks_from_the_kernel_except_one_validate_per_failing_queue(monkeypatch):
     """Every jsii callback is a round trip to Node; the design allows only the precomputed validations."""
     import jsii._kernel as kernel  # internal, but the only place all callbacks pass through
@@ -397,19 +428,46 @@ def test_every_aws_limit_finding_is_listed_when_environments_and_queues_are_refu
             assert finding.line() in str(error.value), split
 
 
-def test_a_construct_check_no_rule_mirrors_is_its_own_line_and_nothing_is_dropped():
+def _with_qs1_tags(tags: dict[str, str]) -> Topology:
     topology = _clean_example()
     queue = topology.job_queues[0]
-    shares = (queue.shares[0].model_copy(update={"tags": {"aws:team": "a"}}), *queue.shares[1:])
-    topology = topology.model_copy(update={"job_queues": (queue.model_copy(update={"shares": shares}),)})
-    assert check_topology(topology).errors == []  # the policy engine has no tag rule; QuotaShare has
+    shares = (queue.shares[0].model_copy(update={"tags": tags}), *queue.shares[1:])
+    return topology.model_copy(update={"job_queues": (queue.model_copy(update={"shares": shares}),)})
+
+
+def test_a_tag_aws_refuses_is_a_policy_engine_error_listed_once_at_synth():
+    topology = _with_qs1_tags({"aws:team": "a"})
+    (error_finding,) = check_topology(topology).errors  # `check` refuses it, not only the construct
+    assert error_finding.rule == "BQ116" and error_finding.object == "training/QS1"
     app = fast_app()
     deployed = TopologyStacks(app, topology)
     assert set(deployed.shares) == {"training/QS2", "training/QS3"}
     with pytest.raises(RuntimeError) as error:
         app.synth()
-    assert ("[BatchQuota/Topology/training] QuotaShare 'QS1': tags key = 'aws:team' is invalid"
-            in str(error.value))
+    assert error_finding.line() in str(error.value)
+    assert "QuotaShare 'QS1': tags" not in str(error.value)  # the construct's refusal is the same problem
+
+
+def test_a_construct_check_no_rule_mirrors_is_its_own_line_and_nothing_is_dropped(monkeypatch):
+    from quota_constructs import quota_share
+    from quota_constructs.props import Where
+
+    original = Where.tags_ok
+
+    def stricter(self, tags):  # a construct check the policy engine has no rule for
+        if tags and "team" in tags:
+            self.fail("tags key", "team", "a key other than 'team'")
+        return original(self, tags)
+
+    monkeypatch.setattr(quota_share.Where, "tags_ok", stricter)
+    topology = _with_qs1_tags({"team": "a"})
+    assert check_topology(topology).errors == []
+    app = fast_app()
+    deployed = TopologyStacks(app, topology)
+    assert set(deployed.shares) == {"training/QS2", "training/QS3"}
+    with pytest.raises(RuntimeError) as error:
+        app.synth()
+    assert "[BatchQuota/Topology/training] QuotaShare 'QS1': tags key = 'team' is invalid" in str(error.value)
 
 
 def test_a_warning_on_an_environment_lands_on_the_queue_using_it_not_on_a_queue_of_the_same_name():

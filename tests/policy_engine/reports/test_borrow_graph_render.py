@@ -122,6 +122,17 @@ def test_refuted_guarantee_marks_its_share_in_error_colour():
     assert "BQ402" in label and FINDING_COLOUR[borrow_graph_render.Severity.ERROR] in look
 
 
+def test_a_suppressed_finding_stays_flagged_in_grey():
+    from policy_engine.model import Suppression
+
+    t = topology(share("A", 1, "LEND_AND_BORROW"), share("B", 1, "LEND"),
+                 guarantees=[guarantee("A", burst_capacity={GPU: 5})])
+    report = check_topology(t, suppress=[Suppression(rule="BQ402", object="training/A", reason="on paper")])
+    label, look = nodes(build_dot(t, report).source)["training/A"]
+    assert "BQ402 (suppressed)" in label and borrow_graph_render.SUPPRESSED_COLOUR in look
+    assert FINDING_COLOUR[borrow_graph_render.Severity.ERROR] not in look
+
+
 def test_queue_filter_keeps_only_that_queue():
     source = build_dot(two_queues(), queues=("b",)).source
     assert set(nodes(source)) == {"b/orphan", "b/locked"}

@@ -42,3 +42,16 @@ def test_borrow_limit_beyond_lendable_warns_with_the_reachable_percent(example):
     assert finding.severity is Severity.WARNING and finding.object == "training/QS1"
     assert "allows borrowing 2 but at most 1 can be lent" in finding.message
     assert finding.hint.startswith("lower borrow_limit to 100")
+
+
+def test_borrow_limit_rounding_down_to_no_instance_warns():
+    (finding,) = run("BQ303", topology(share("B", 3, "LEND_AND_BORROW", borrow_limit=33), share("L", 3, "LEND")))
+    assert finding.severity is Severity.WARNING and finding.object == "training/B"
+    assert finding.message == f"{GPU}: borrow_limit 33% of 3 rounds down to 0 instances; the share can never borrow it"
+    assert "at least 34" in finding.hint
+
+
+def test_borrow_limit_allowing_one_instance_or_unlimited_or_zero_passes():
+    for percent in (34, -1, 0, None):
+        assert run("BQ303", topology(share("B", 3, "LEND_AND_BORROW", borrow_limit=percent),
+                                     share("L", 3, "LEND"))) == [], percent

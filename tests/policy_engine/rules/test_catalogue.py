@@ -19,7 +19,15 @@ def test_committed_catalogue_is_up_to_date():
 def test_every_rule_is_in_the_catalogue():
     text = render_catalogue()
     for rule in all_rules():
-        assert f"| {rule.id} | {rule.severity.value} | {rule.title} |" in text
+        suppressible = "yes" if rule.can_suppress(rule.severity) and not rule.after_findings else "no"
+        assert f"| {rule.id} | {rule.severity.value} | {suppressible} | {rule.title} |" in text
+
+
+def test_the_catalogue_says_which_findings_can_be_suppressed():
+    text = render_catalogue()
+    assert "| BQ402 | error | yes |" in text  # a refuted guarantee: AWS still deploys
+    assert "| BQ116 | error | no |" in text  # an AWS limit: the deploy would fail
+    assert "| BQ302 | warning | yes |" in text and "| BQ003 | warning | no |" in text
 
 
 def test_rule_ids_are_stable_shapes():

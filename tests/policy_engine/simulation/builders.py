@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from policy_engine.limits import TIME_LIMIT_REASONS
 from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
 from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.jobs import JobSpec
@@ -18,8 +19,11 @@ def share(name: str, limit: int, strategy: str = "LEND", borrow_limit: int | Non
 
 
 def topology(environment: int, *shares: QuotaShare, time_limit: int | None = None,
-             oversubscribed: bool = False, instance_type: str = GPU) -> Topology:
-    actions = (JobStateTimeLimitAction(max_time_seconds=time_limit, reason="stuck"),) if time_limit else ()
+             oversubscribed: bool = False, instance_type: str = GPU,
+             reasons: tuple[str, ...] = TIME_LIMIT_REASONS) -> Topology:
+    """``time_limit``: one action of that many seconds for each of ``reasons`` (default: every reason AWS accepts)."""
+    actions = tuple(JobStateTimeLimitAction(max_time_seconds=time_limit, reason=reason)
+                    for reason in reasons) if time_limit else ()
     return Topology(
         service_environments=(ServiceEnvironment(name="env", capacity={instance_type: environment}),),
         job_queues=(JobQueue(name=QUEUE, service_environment="env", shares=shares,

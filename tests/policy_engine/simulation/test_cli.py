@@ -204,3 +204,15 @@ def test_text_counts_are_written_one_way_and_an_empty_workload_has_no_empty_pare
     out = invoke("simulate", str(tmp_path / "big.yaml"), "--quiet")
     assert "1,200 job(s) (use --format json for each job)" in out.output
     assert "s: 1,200 job(s) (1,200 SUCCEEDED); " in out.output
+
+
+def test_a_time_limit_action_aws_refuses_is_named_on_stderr_and_never_fires(tmp_path):
+    text = (Path(__file__).resolve().parents[3] / "scenarios" / "blocked-head.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "free-text.yaml"
+    path.write_text(text.replace("MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED", "stuck at head"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["simulate", str(path), "--format", "json"])
+    assert result.exit_code == 0
+    assert ("warning: job_queues[training]: job_state_time_limit_actions[0].reason 'stuck at head' is not a status "
+            "reason AWS accepts; the simulator never fires it") in result.stderr
+    jobs = {job["name"]: job for job in json.loads(result.stdout)["jobs"]}
+    assert jobs["too-big"]["status"] == "RUNNABLE"  # no action matches its reason

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from policy_engine.model import JobStateTimeLimitAction
+from policy_engine.simulation.jobs import CAPACITY_INSUFFICIENT as CAPACITY
+from policy_engine.simulation.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
 from tests.policy_engine.simulation.builders import job, run, share, statuses, topology
 
 TOPOLOGY = Path(__file__).parents[3] / "topologies" / "example.yaml"
@@ -22,8 +25,44 @@ def test_a_head_still_blocked_when_its_time_limit_expires_is_terminated():
     topo = topology(2, share("A", 1, "RESERVE"), time_limit=600)
     result = run(topo, [job("a1", "A", duration=601), job("a2", "A", duration=100)])
     assert result.job("a2").status == "FAILED"
-    assert result.job("a2").reason == "TERMINATED: stuck (jobStateTimeLimitActions)"
+    assert result.job("a2").reason == ("Terminated by JobStateTimeLimit action due to reason: "
+                                       "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY")
     assert result.job("a2").finished_at == 600
+
+
+def test_a_capacity_head_is_not_terminated_by_a_misconfiguration_action():
+    topo = topology(2, share("A", 1, "RESERVE"), time_limit=600, reasons=(MISCONFIG_QUOTA, MISCONFIG_ENVIRONMENT))
+    result = run(topo, [job("a1", "A", duration=5000), job("a2", "A", duration=100)])
+    assert statuses(result) == {"a1": "SUCCEEDED", "a2": "SUCCEEDED"}
+    assert result.job("a2").started_at == 5000
+
+
+def test_a_misconfigured_head_is_terminated_only_by_the_action_naming_its_reason():
+    # a 3-instance job on a RESERVE share of 2: QUOTA_MANAGEMENT_LIMIT_EXCEEDED, never ENVIRONMENT_MAX_RESOURCE
+    jobs = [job("big", "A", instances=3, duration=100), job("small", "A", at=1, duration=100)]
+    other = run(topology(4, share("A", 2, "RESERVE"), time_limit=600, reasons=(MISCONFIG_ENVIRONMENT, CAPACITY)), jobs)
+    assert statuses(other) == {"big": "RUNNABLE", "small": "RUNNABLE"}
+    matching = run(topology(4, share("A", 2, "RESERVE"), time_limit=600, reasons=(MISCONFIG_QUOTA,)), jobs)
+    assert matching.job("big").status == "FAILED" and matching.job("big").finished_at == 600
+    assert matching.job("big").reason == f"Terminated by JobStateTimeLimit action due to reason: {MISCONFIG_QUOTA}"
+    assert matching.job("small").started_at == 600
+
+
+def test_the_clock_starts_when_the_job_becomes_the_head_and_the_shortest_matching_action_applies():
+    quota = topology(4, share("A", 2, "RESERVE"), time_limit=600, reasons=(MISCONFIG_QUOTA,))
+    actions = (*quota.job_queues[0].job_state_time_limit_actions,
+               JobStateTimeLimitAction(max_time_seconds=900, reason=MISCONFIG_QUOTA),
+               JobStateTimeLimitAction(max_time_seconds=700, reason=CAPACITY))
+    topo = quota.model_copy(update={"job_queues": (quota.job_queues[0].model_copy(
+        update={"job_state_time_limit_actions": actions}),)})
+    # "big" only becomes the head at 1000, when the higher-priority "first" starts
+    jobs = [job("blocker", "A", instances=2, duration=1000), job("first", "A", priority=5, instances=2, at=1,
+                                                                   duration=100),
+            job("big", "A", instances=3, at=2)]
+    result = run(topo, jobs)
+    assert result.job("first").status == "FAILED"  # a capacity head for 700 s: the CAPACITY action
+    assert result.job("first").finished_at == 701
+    assert result.job("big").status == "FAILED" and result.job("big").finished_at == 701 + 600
 
 
 def _newest_borrower_protected():
@@ -91,3 +130,13 @@ def test_a_running_reason_follows_its_shares_usage_after_placement():
     assert both.job("b2").reason == "on borrowed capacity (q/B 2/1 ml.g5.xlarge, above its limit)"
     later = run(topo, jobs, until=50)
     assert later.job("b2").reason == "placed on borrowed capacity; q/B 1/1 ml.g5.xlarge, within its limit now"
+
+
+def test_the_blocked_head_scenario_is_terminated_with_aws_wording():
+    from policy_engine.simulation.workload import load_scenario
+
+    scenario = load_scenario(TOPOLOGY.parents[1] / "scenarios" / "blocked-head.yaml")
+    result = run(scenario.topology, scenario.jobs)
+    assert result.job("too-big").reason == f"Terminated by JobStateTimeLimit action due to reason: {MISCONFIG_QUOTA}"
+    assert result.job("too-big").finished_at == 600
+    assert statuses(result)["small-1"] == statuses(result)["small-2"] == "SUCCEEDED"

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policy_engine.graph import BorrowGraph
+from policy_engine.limits import TIME_LIMIT_REASONS
 from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
 from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.jobs import ACTIVE, JobSpec, Status
@@ -35,7 +36,8 @@ def topologies(draw) -> Topology:
             in_share_preemption=draw(st.booleans()),
         ))
     environment = {t: sum(s.capacity.get(t, 0) for s in shares) + draw(st.integers(0, 2)) for t in types}
-    actions = (JobStateTimeLimitAction(max_time_seconds=600, reason="stuck"),) if draw(st.booleans()) else ()
+    actions = tuple(JobStateTimeLimitAction(max_time_seconds=600, reason=reason)
+                    for reason in draw(st.lists(st.sampled_from(TIME_LIMIT_REASONS), max_size=3, unique=True)))
     return Topology(
         service_environments=(ServiceEnvironment(name="env", capacity=environment),),
         job_queues=(JobQueue(name="q", service_environment="env", shares=tuple(shares),

@@ -169,7 +169,8 @@ def test_time_limit_action_terminates_a_stuck_head():
     result = run(topo, jobs)
     assert result.job("big").status == "FAILED"
     assert result.job("big").finished_at == 600
-    assert "jobStateTimeLimitActions" in result.job("big").reason
+    assert result.job("big").reason == ("Terminated by JobStateTimeLimit action due to reason: "
+                                        "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE")
     assert result.job("small").started_at == 600 and result.job("small").status == "SUCCEEDED"
 
 

@@ -1,0 +1,116 @@
+"""What ``batch-quota import`` costs at AWS's account limits (50 queues x 20 shares), with a stubbed client.
+
+The account is what the project's constructs deploy for ``large_topology()`` (as the round-trip
+test builds it), answered by botocore's Stubber (request and response validation on). Prints the
+API calls per operation (bounded: 3 batched Describe calls + one ListQuotaShares page per queue +
+one ListTagsForResource per share) and the tool's own time: reading the account through botocore
+(serialisation, parsing, stub), building and validating the topology, and writing the YAML.
+Target: under 5 s. Run: ``python benchmarks/import_bench.py`` (or ``make bench``).
+
+``--history N`` also streams N stubbed finished jobs to a CSV (default 50,000) and prints the
+time per job and the peak traced memory at N/10 and N jobs: flat memory means the two agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the test fixtures build the stubbed account
+for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                   "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL_BATCH": "http://127.0.0.1:9",
+                   "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+                   "AWS_EC2_METADATA_DISABLED": "true"}.items():
+    os.environ[key] = value  # never reach AWS, whatever the caller's configuration
+
+from botocore.stub import Stubber  # noqa: E402
+
+from policy_engine.aws.account import read_account  # noqa: E402
+from policy_engine.aws.clients import Api  # noqa: E402
+from policy_engine.aws.history import write_history  # noqa: E402
+from policy_engine.aws.topology_file import topology_text  # noqa: E402
+from policy_engine.examples import large_topology  # noqa: E402
+from policy_engine.loading import topology_from_data  # noqa: E402
+from tests.policy_engine.aws.fake_account import FakeAccount, batch_client  # noqa: E402
+from tests.policy_engine.aws.lazy_jobs import LazyHistory  # noqa: E402
+
+
+def _template(topology) -> dict:
+    from aws_cdk import App
+    from aws_cdk.assertions import Template
+
+    from quota_constructs import TopologyStacks
+
+    app = App(builtin_cloud_formation_validation=False)
+    resources: dict = {}
+    for stack in TopologyStacks(app, topology, stack_name="Bench").stacks:
+        resources.update(Template.from_stack(stack).to_json()["Resources"])
+    return {"Resources": resources}
+
+
+def bench_import(repeats: int) -> None:
+    topology = large_topology()
+    queues, shares = len(topology.job_queues), sum(len(q.shares) for q in topology.job_queues)
+    account = FakeAccount.from_template(_template(topology), stack_name="Bench")
+    times, calls = [], None
+    for _ in range(repeats):
+        client = batch_client()
+        stubber = Stubber(client)
+        stubbed = account.stub_import(stubber)  # the Stubber validates each response here, before the clock
+        with stubber:
+            start = time.perf_counter()
+            api = Api(client)
+            read = read_account(api)
+            imported = topology_from_data(read.data, "bench account")
+            text = topology_text(imported, None)
+            times.append(time.perf_counter() - start)
+        assert not read.errors and sum(api.calls.values()) == stubbed and len(imported.job_queues) == queues
+        calls = api.calls
+    print(f"import of {queues} queues x {shares // queues} shares ({shares} shares, {len(text):,} bytes of YAML)")
+    print(f"  API calls: {sum(calls.values())} = " + ", ".join(f"{op} {n}" for op, n in sorted(calls.items())))
+    print(f"  tool time: best {min(times):.3f} s, median {statistics.median(times):.3f} s over {repeats} runs "
+          "(target < 5 s)")
+
+
+def bench_history(jobs: int) -> None:
+    def run(count: int, traced: bool) -> tuple[float, int]:
+        client = batch_client()
+        stubber = Stubber(client)
+        LazyHistory(client, stubber, count, 1_000_000)
+        with open(os.devnull, "w") as sink, stubber:
+            if traced:
+                tracemalloc.start()
+            start = time.perf_counter()
+            stats = write_history(Api(client), "training", 0, sink, workers=1)
+            elapsed = time.perf_counter() - start
+            peak = tracemalloc.get_traced_memory()[1] if traced else 0
+            tracemalloc.stop()
+        assert stats.written == count
+        return elapsed, peak
+
+    elapsed, _ = run(jobs, traced=False)
+    print(f"history of {jobs:,} stubbed jobs: {elapsed:.1f} s ({elapsed / jobs * 1000:.2f} ms per job, "
+          "Stubber included)")
+    _, small = run(jobs // 10, traced=True)
+    _, large = run(jobs, traced=True)
+    print(f"  peak traced memory: {small / 1e6:.2f} MB at {jobs // 10:,} jobs, {large / 1e6:.2f} MB at {jobs:,}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--history", type=int, default=0, metavar="N", help="also stream N jobs (e.g. 50000)")
+    args = parser.parse_args()
+    bench_import(args.repeats)
+    if args.history:
+        bench_history(args.history)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""The options every account command shares (``--region``, ``--profile``, retries), and its error exits.
+
+Region and profile default to boto3's standard configuration chain (``AWS_DEFAULT_REGION``,
+``AWS_PROFILE``, ``~/.aws/config``); ``AWS_ENDPOINT_URL_BATCH`` is honoured by botocore
+itself. An ``AwsError`` is one line on stderr and exit 2; Ctrl-C is exit 130 and leaves
+no partial output file (``atomic_file``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+
+from policy_engine.aws.clients import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_RETRY_MODE,
+    RETRY_MODES,
+    Api,
+    AwsError,
+    ClientOptions,
+    make_client,
+)
+from policy_engine.cli import EXIT_BAD_INPUT
+
+EXIT_INTERRUPTED = 130
+
+
+def aws_options(function: Callable) -> Callable:
+    """Add the connection options; the command receives them as ``client_options``."""
+    options = [
+        click.option("--region", default=None, help="AWS Region (default: AWS_DEFAULT_REGION or the profile's)."),
+        click.option("--profile", default=None, help="Named profile from the AWS config (default: AWS_PROFILE)."),
+        click.option("--retry-mode", type=click.Choice(RETRY_MODES), default=DEFAULT_RETRY_MODE, show_default=True,
+                     help="botocore retry mode; adaptive also slows down client-side when throttled."),
+        click.option("--max-attempts", type=click.IntRange(min=1), default=DEFAULT_MAX_ATTEMPTS, show_default=True,
+                     help="Attempts per call, the first included, before a throttled or failed call is an error."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def client_options(region: str | None, profile: str | None, retry_mode: str, max_attempts: int,
+                   **extra: Any) -> ClientOptions:
+    return ClientOptions(region=region, profile=profile, retry_mode=retry_mode, max_attempts=max_attempts, **extra)
+
+
+#: Tests and the benchmark replace this to hand commands a stubbed client; it is never set in production.
+client_factory: Callable[[ClientOptions], Any] = make_client
+
+
+def connect(options: ClientOptions) -> Api:
+    return Api(client_factory(options))
+
+
+def fail_aws(errors: list[AwsError]) -> None:
+    for error in errors:
+        click.echo(f"error: {error.line}", err=True)
+    raise SystemExit(EXIT_BAD_INPUT)
+
+
+@contextlib.contextmanager
+def exits_on_aws_errors() -> Iterator[None]:
+    """``AwsError`` -> one line, exit 2; Ctrl-C -> one line, exit 130 (no traceback either way)."""
+    try:
+        yield
+    except AwsError as error:
+        fail_aws([error])
+    except KeyboardInterrupt:
+        click.echo("interrupted: nothing was written", err=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None

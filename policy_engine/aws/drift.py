@@ -1,0 +1,121 @@
+"""The account against a topology, per object and field: missing, extra, different.
+
+Compared: what the constructs deploy. ``system_tags`` (``aws:*``, AWS's own) and what is never
+deployed (guarantees, ``allow_oversubscription``) are not. A borrow limit is compared by
+its effective value (unset and -1 both mean unlimited to AWS). The scope is the
+topology's job queues and their environments: shares in those queues that the topology
+lacks are ``extra``; other queues of the account are not this topology's business.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology, share_id
+
+MISSING, EXTRA, DIFFERENT = "missing", "extra", "different"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One drifted field (``field`` is empty for a whole missing or extra object)."""
+
+    object: str
+    field: str
+    kind: str
+    expected: Any = None
+    actual: Any = None
+
+    def line(self) -> str:
+        if self.kind == MISSING:
+            return f"{self.object}: missing from the account"
+        if self.kind == EXTRA:
+            return f"{self.object}: in the account, not in the topology"
+        return f"{self.object}.{self.field}: topology {_shown(self.expected)}, account {_shown(self.actual)}"
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list, tuple)) else repr(value)
+
+
+def _environment_fields(env: ServiceEnvironment) -> dict[str, Any]:
+    return {"capacity": dict(env.capacity), "state": env.state, "tags": dict(env.tags)}
+
+
+def _queue_fields(queue: JobQueue) -> dict[str, Any]:
+    return {"service_environment": queue.service_environment, "priority": queue.priority, "state": queue.state,
+            "scheduling_policy": queue.scheduling_policy_name,
+            "job_state_time_limit_actions": [a.model_dump() for a in queue.job_state_time_limit_actions],
+            "tags": dict(queue.tags)}
+
+
+def _share_fields(share: QuotaShare) -> dict[str, Any]:
+    return {"capacity": dict(share.capacity), "strategy": share.strategy,
+            "borrow_limit": share.effective_borrow_limit if share.borrows else share.borrow_limit,
+            "in_share_preemption": share.in_share_preemption, "state": share.state, "tags": dict(share.tags)}
+
+
+def _compare(name: str, expected: dict[str, Any], actual: dict[str, Any]) -> list[Difference]:
+    return [Difference(name, key, DIFFERENT, expected[key], actual[key]) for key in expected
+            if expected[key] != actual[key]]
+
+
+def drift(desired: Topology, account: Topology) -> list[Difference]:
+    """Every difference between ``desired`` and what ``account`` holds for it."""
+    found: list[Difference] = []
+    for env in desired.service_environments:
+        name = f"service_environments[{env.name}]"
+        actual = account.environment(env.name)
+        if actual is None:
+            # environments are read through their queues: one whose queues are all missing was not looked at
+            if any(q.service_environment == env.name and account.queue(q.name) for q in desired.job_queues):
+                found.append(Difference(name, "", MISSING))
+            continue
+        found += _compare(name, _environment_fields(env), _environment_fields(actual))
+    for queue in desired.job_queues:
+        name = f"job_queues[{queue.name}]"
+        actual_queue = account.queue(queue.name)
+        if actual_queue is None:
+            found.append(Difference(name, "", MISSING))
+            continue
+        expected_fields = _queue_fields(queue)
+        found += _compare(name, expected_fields, _queue_fields(actual_queue))
+        for share in queue.shares:
+            actual_share = actual_queue.share(share.name)
+            if actual_share is None:
+                found.append(Difference(share_id(queue, share), "", MISSING))
+                continue
+            found += _compare(share_id(queue, share), _share_fields(share), _share_fields(actual_share))
+        for share in actual_queue.shares:
+            if queue.share(share.name) is None:
+                found.append(Difference(share_id(queue, share), "", EXTRA, None, _share_fields(share)))
+    return found
+
+
+def render_text(differences: list[Difference], source: str, region: str) -> str:
+    if not differences:
+        return f"no drift: the account (Region {region}) matches {source}\n"
+    lines = [f"drift: {len(differences)} difference(s) between {source} and the account (Region {region})"]
+    lines += [f"  {d.kind:<9} {d.line()}" for d in differences]
+    return "\n".join(lines) + "\n"
+
+
+def render_json(differences: list[Difference], source: str, region: str, unreadable: list[str] = ()) -> str:
+    return json.dumps({"source": source, "region": region, "drift": bool(differences),
+                       "differences": [asdict(d) for d in differences], "unreadable": list(unreadable)},
+                      indent=2, default=list) + "\n"
+
+
+def render_markdown(differences: list[Difference], source: str, region: str) -> str:
+    if not differences:
+        return f"### No drift\n\nThe account (Region `{region}`) matches `{source}`.\n"
+    rows = "\n".join(f"| {d.kind} | `{d.object}` | {d.field or '-'} | {_md(d.expected)} | {_md(d.actual)} |"
+                     for d in differences)
+    return (f"### Drift: {len(differences)} difference(s)\n\n`{source}` against the account (Region `{region}`)\n\n"
+            f"| kind | object | field | topology | account |\n|---|---|---|---|---|\n{rows}\n")
+
+
+def _md(value: Any) -> str:
+    return "-" if value is None else f"`{_shown(value)}`".replace("|", "\\|")

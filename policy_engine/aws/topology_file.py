@@ -1,0 +1,24 @@
+"""A topology as the project's YAML (or JSON) file text: what ``import`` writes and ``check`` reads back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from policy_engine.model import Topology
+
+
+def topology_to_data(topology: Topology) -> dict:
+    """The mapping a topology file holds; defaults are left out, ``system_tags`` notes kept."""
+    return topology.model_dump(mode="json", exclude_defaults=True)
+
+
+def topology_text(topology: Topology, path: str | Path | None, header: list[str] = ()) -> str:
+    """YAML (or JSON for a ``.json`` path) with ``header`` lines as comments (YAML only)."""
+    data = topology_to_data(topology)
+    if path is not None and Path(path).suffix.lower() == ".json":
+        return json.dumps(data, indent=2) + "\n"
+    comments = "".join(f"# {line}\n" for line in header)
+    return comments + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

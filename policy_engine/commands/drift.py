@@ -1,0 +1,81 @@
+"""``batch-quota drift TOPOLOGY``: the account against the topology, per object and field.
+
+Exit 0 when equal, 1 on drift, 2 on bad input, an API error, or objects that could not
+be read (each named with its call; the drift found among the readable ones is still shown).
+"""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+from policy_engine.aws.cli_options import aws_options, client_options, connect, exits_on_aws_errors, fail_aws
+from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input, topology_or_exit
+from policy_engine.loading import LoadError, topology_from_data
+
+
+@click.command("drift")
+@click.argument("topology", type=click.Path(dir_okay=False))
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="text for people, json for tools, markdown for a pull-request comment.")
+@aws_options
+def command(topology: str, output_format: str, **connection) -> None:
+    """Compare the account with TOPOLOGY: missing, extra and different objects and fields."""
+    from policy_engine.aws import drift as drift_module
+    from policy_engine.aws.account import read_account
+
+    desired = topology_or_exit(topology)
+    with exits_on_aws_errors():
+        api = connect(client_options(**connection))
+        read = read_account(api, [q.name for q in desired.job_queues])
+    for name, reason in read.skipped:
+        read.errors.append(_skipped_error(name, reason))
+    try:
+        account = topology_from_data(read.data, f"account, Region {api.region}")
+    except LoadError as error:
+        fail_input(error.problems)
+    differences = drift_module.drift(desired, account)
+    differences = [d for d in differences if not _unread(d, desired, [e.subject for e in read.errors])]
+    if output_format == "json":
+        click.echo(drift_module.render_json(differences, topology, api.region, [e.line for e in read.errors]),
+                   nl=False)
+    elif output_format == "markdown":
+        click.echo(drift_module.render_markdown(differences, topology, api.region), nl=False)
+    else:
+        click.echo(drift_module.render_text(differences, topology, api.region), nl=False)
+    if read.errors:
+        fail_aws(read.errors)
+    raise SystemExit(EXIT_FINDINGS if differences else EXIT_OK)
+
+
+def _unread(difference, desired, subjects: list[str]) -> bool:
+    """Whether a missing object is only missing because a call about it (or about everything) failed."""
+    from policy_engine.aws.drift import MISSING
+
+    if difference.kind != MISSING or not subjects:
+        return False
+    match = re.fullmatch(r"(\w+)\[(.*)\]", difference.object)
+    if match and match.group(1) == "service_environments":
+        names = [match.group(2)] + [q.name for q in desired.job_queues if q.service_environment == match.group(2)]
+    elif match:
+        names = [match.group(2)]
+    else:
+        names = [difference.object, difference.object.split("/", 1)[0]]
+    every = [q.name for q in desired.job_queues] + [e.name for e in desired.service_environments]
+    for subject in subjects:
+        if not any(_mentions(subject, name) for name in every):
+            return True  # a call about everything failed: nothing can be said to be missing
+        if any(_mentions(subject, name) for name in names):
+            return True
+    return False
+
+
+def _mentions(subject: str, name: str) -> bool:
+    return re.search(rf"(^|[\s,/]){re.escape(name)}($|[\s,/)])", subject) is not None
+
+
+def _skipped_error(name: str, reason: str):
+    from policy_engine.aws.clients import AwsError
+
+    return AwsError("DescribeJobQueues", f"job queue {name}", f"not a quota-managed queue: {reason}", "Skipped")

@@ -1,0 +1,62 @@
+"""``batch-quota snapshot --queue NAME``: the live queue as a scenario that ``simulate`` continues from now.
+
+Read-only: the queue's topology (as ``import``), ListServiceJobs per waiting and running
+status, DescribeServiceJob per job, GetJobQueueSnapshot as a cross-check. Exit 2 when a
+call fails (nothing is written).
+"""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from policy_engine.aws.atomic_file import atomic_write
+from policy_engine.aws.cli_options import aws_options, client_options, connect, exits_on_aws_errors
+from policy_engine.cli import EXIT_OK, fail_input
+
+
+def now_ms() -> int:
+    """The snapshot's time 0, in epoch milliseconds like the API's timestamps."""
+    return int(time.time() * 1000)
+
+
+@click.command("snapshot")
+@click.option("--queue", required=True, metavar="NAME", help="The quota-managed job queue (name or ARN).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the scenario here (YAML); default: standard output.")
+@click.option("--assume-remaining", type=click.FloatRange(min=0), default=3600.0, show_default=True,
+              metavar="SECONDS", help="Work left for a job without MaxRuntimeSeconds or a history estimate.")
+@click.option("--history", "history_csv", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="A `batch-quota history` CSV: each share's median run time estimates remaining work.")
+@click.option("--workers", type=click.IntRange(1, 64), default=8, show_default=True,
+              help="DescribeServiceJob calls in flight at once.")
+@aws_options
+def command(queue: str, output: str | None, assume_remaining: float, history_csv: str | None, workers: int,
+            **connection) -> None:
+    """Write QUEUE's waiting and running jobs, with its topology, as a scenario starting now."""
+    from policy_engine.aws.snapshot import take_snapshot
+
+    estimates = None
+    if history_csv is not None:
+        from policy_engine.aws.history import share_medians
+
+        try:
+            estimates = share_medians(history_csv)
+        except (OSError, ValueError, KeyError) as error:
+            fail_input([f"{history_csv}: cannot read a history CSV: {error}"])
+    with exits_on_aws_errors():
+        api = connect(client_options(workers=workers, **connection))
+        snapshot = take_snapshot(api, queue, now_ms(), assume_remaining, estimates, workers)
+        text = snapshot.to_yaml()
+        if output is None:
+            click.echo(text, nl=False)
+        else:
+            with atomic_write(output) as handle:
+                handle.write(text)
+    running = sum(1 for job in snapshot.jobs if "status" in job)
+    click.echo(f"snapshot of {snapshot.queue}: {running} job(s) on capacity, {len(snapshot.jobs) - running} waiting "
+               f"({sum(api.calls.values())} API calls)", err=True)
+    for line in snapshot.cross_check:
+        click.echo(f"cross-check: {line}", err=True)
+    raise SystemExit(EXIT_OK)

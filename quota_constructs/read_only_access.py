@@ -1,0 +1,41 @@
+"""``ReadOnlyQuotaAccess``: the IAM managed policy ``batch-quota import/drift/snapshot/history`` need.
+
+The statements come from ``policy_engine.aws.iam_policy`` (what ``batch-quota iam-policy``
+prints), scoped to the stack's account and Region, so a CI role gets exactly that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aws_cdk import Aws
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from policy_engine.aws.iam_policy import COMMAND_OPERATIONS, statements
+
+
+class ReadOnlyQuotaAccess(Construct):
+    """A managed policy with the read-only Batch actions of ``commands`` (default: every account command)."""
+
+    def __init__(self, scope: Construct, id: str, *, commands: Sequence[str] | None = None,
+                 roles: Sequence[iam.IRole] = ()) -> None:
+        chosen = tuple(commands) if commands else None
+        if chosen is not None:
+            unknown = [c for c in chosen if c not in COMMAND_OPERATIONS]
+            if unknown:
+                raise ValueError(f"ReadOnlyQuotaAccess: commands {unknown!r} are invalid; "
+                                 f"expected some of {', '.join(COMMAND_OPERATIONS)}")
+        super().__init__(scope, id)
+        self.policy = iam.ManagedPolicy(
+            self, "Policy",
+            description="Read-only access for batch-quota import, drift, snapshot and history",
+            statements=[iam.PolicyStatement.from_json(statement)
+                        for statement in statements(chosen, region=Aws.REGION, account=Aws.ACCOUNT_ID,
+                                                    partition=Aws.PARTITION)],
+            roles=list(roles) or None,
+        )
+
+    def grant(self, role: iam.IRole) -> None:
+        """Attach the policy to ``role`` (e.g. a CI role)."""
+        role.add_managed_policy(self.policy)

@@ -1,0 +1,94 @@
+"""``drift``: the account against a topology, per object and field; exit 0/1/2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from policy_engine.aws.topology_file import topology_text
+from policy_engine.cli import main
+from policy_engine.examples import example_topology
+from tests.policy_engine.aws.fake_account import FakeAccount, topology_template
+
+
+@pytest.fixture(scope="module")
+def template() -> dict:
+    return topology_template(example_topology())
+
+
+@pytest.fixture
+def topology_file(tmp_path):
+    path = tmp_path / "topology.yaml"
+    path.write_text(topology_text(example_topology(), path))
+    return path
+
+
+def test_an_account_that_matches_is_exit_0(stubbed, template, topology_file):
+    _, stubber = stubbed
+    FakeAccount.from_template(template).stub_import(stubber, queues=["training"])
+    result = CliRunner().invoke(main, ["drift", str(topology_file)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("no drift: the account (Region us-east-1) matches")
+
+
+def test_changed_added_and_removed_objects_are_each_one_line(stubbed, template, topology_file):
+    _, stubber = stubbed
+    account = FakeAccount.from_template(template)
+    queue_arn = account.queues[0]["jobQueueArn"]
+    qs1, qs2, qs3 = account.shares[queue_arn]
+    qs1["capacityLimits"] = [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 2}]  # changed in the console
+    account.tags[qs2["quotaShareArn"]] = {**account.tags[qs2["quotaShareArn"]], "owner": "someone",
+                                          "aws:cloudformation:logical-id": "Changed"}  # system tags are ignored
+    extra = {**qs3, "quotaShareName": "adhoc", "quotaShareArn": queue_arn + "/quota-share/adhoc"}
+    account.shares[queue_arn] = [qs1, qs2, extra]  # QS3 deleted, adhoc added
+    account.tags[extra["quotaShareArn"]] = {}
+    account.stub_import(stubber, queues=["training"])
+    result = CliRunner().invoke(main, ["drift", str(topology_file), "--format", "json"])
+    assert result.exit_code == 1, result.output
+    differences = json.loads(result.output)["differences"]
+    assert [(d["object"], d["field"], d["kind"], d["expected"], d["actual"]) for d in differences] == [
+        ("training/QS1", "capacity", "different", {"ml.g5.xlarge": 1}, {"ml.g5.xlarge": 2}),
+        ("training/QS2", "tags", "different", {}, {"owner": "someone"}),
+        ("training/QS3", "", "missing", None, None),
+        ("training/adhoc", "", "extra", None, differences[3]["actual"]),
+    ]
+
+
+def test_text_and_markdown_name_object_and_field(stubbed, template, topology_file):
+    _, stubber = stubbed
+    account = FakeAccount.from_template(template)
+    account.queues[0]["priority"] = 7
+    account.stub_import(stubber, queues=["training"])
+    result = CliRunner().invoke(main, ["drift", str(topology_file), "--format", "markdown"])
+    assert result.exit_code == 1
+    assert "| different | `job_queues[training]` | priority | `1` | `7` |" in result.output
+
+
+def test_a_missing_queue_is_drift(stubbed, topology_file):
+    _, stubber = stubbed
+    stubber.add_response("describe_job_queues", {"jobQueues": []}, {"jobQueues": ["training"]})
+    result = CliRunner().invoke(main, ["drift", str(topology_file)])
+    assert result.exit_code == 1
+    assert "missing   job_queues[training]: missing from the account" in result.output
+
+
+def test_access_denied_is_exit_2_naming_call_and_object(stubbed, template, topology_file):
+    _, stubber = stubbed
+    account = FakeAccount.from_template(template)
+    account.stub_import(stubber, queues=["training"])
+    stubber._queue.pop()  # the last share's tags
+    stubber.add_client_error("list_tags_for_resource", "AccessDeniedException", "not authorized", 403)
+    result = CliRunner().invoke(main, ["drift", str(topology_file)])
+    assert result.exit_code == 2
+    assert ("error: ListTagsForResource (quota share training/QS3): access denied (AccessDeniedException): "
+            "not authorized (see `batch-quota iam-policy`)") in result.stderr
+    assert "training/QS3: missing" not in result.output  # unreadable is not reported as missing
+
+
+def test_a_bad_topology_is_exit_2_before_any_call(stubbed, tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("job_queues: 3\n")
+    result = CliRunner().invoke(main, ["drift", str(path)])
+    assert result.exit_code == 2

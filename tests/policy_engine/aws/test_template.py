@@ -1,0 +1,143 @@
+"""``import --from-template`` and ``check FILE.template.json``: any template's quota resources, intrinsics resolved."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from policy_engine.aws.template import load_template
+from policy_engine.cli import main
+from policy_engine.examples import example_topology
+from policy_engine.loading import LoadError, load_topology
+from tests.policy_engine.aws.fake_account import topology_template
+
+HAND_WRITTEN = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  Capacity: {Type: Number, Default: 4}
+Resources:
+  Env:
+    Type: AWS::Batch::ServiceEnvironment
+    Properties:
+      ServiceEnvironmentName: sam-env
+      ServiceEnvironmentType: SAGEMAKER_TRAINING
+      CapacityLimits: [{CapacityUnit: ml.g5.xlarge, MaxCapacity: 4}]
+      Tags: {team: ml, "aws:cloudformation:stack-name": other-app}
+  Policy:
+    Type: AWS::Batch::SchedulingPolicy
+    Properties:
+      Name: sam-policy
+      QuotaSharePolicy: {IdleResourceAssignmentStrategy: FIFO}
+  Queue:
+    Type: AWS::Batch::JobQueue
+    Properties:
+      JobQueueName: sam-queue
+      JobQueueType: SAGEMAKER_TRAINING
+      Priority: 5
+      SchedulingPolicyArn: !Ref Policy
+      ServiceEnvironmentOrder:
+        - {Order: 1, ServiceEnvironment: !GetAtt Env.ServiceEnvironmentArn}
+  Research:
+    Type: AWS::Batch::QuotaShare
+    Properties:
+      QuotaShareName: research
+      JobQueue: !Ref Queue
+      CapacityLimits: [{CapacityUnit: ml.g5.xlarge, MaxCapacity: 2}]
+      ResourceSharingConfiguration: {Strategy: LEND_AND_BORROW, BorrowLimit: 100}
+      PreemptionConfiguration: {InSharePreemption: ENABLED}
+  Prod:
+    Type: AWS::Batch::QuotaShare
+    Properties:
+      QuotaShareName: prod
+      JobQueue: !GetAtt Queue.JobQueueArn
+      CapacityLimits: [{CapacityUnit: ml.g5.xlarge, MaxCapacity: 2}]
+      ResourceSharingConfiguration: {Strategy: LEND}
+  Bucket:
+    Type: AWS::S3::Bucket
+"""
+
+
+def test_a_hand_written_yaml_template_with_short_intrinsics(tmp_path):
+    path = tmp_path / "sam.yaml"
+    path.write_text(HAND_WRITTEN)
+    topology = load_template(path)
+    queue = topology.job_queues[0]
+    assert (queue.name, queue.service_environment, queue.priority, queue.scheduling_policy) == \
+        ("sam-queue", "sam-env", 5, "sam-policy")
+    assert [(s.name, s.strategy, s.borrow_limit, s.in_share_preemption) for s in queue.shares] == [
+        ("research", "LEND_AND_BORROW", 100, True), ("prod", "LEND", None, False)]
+    env = topology.service_environments[0]
+    assert env.tags == {"team": "ml"} and env.system_tags == {"aws:cloudformation:stack-name": "other-app"}
+
+
+def test_unresolvable_intrinsics_are_named_not_guessed(tmp_path):
+    text = HAND_WRITTEN.replace("MaxCapacity: 4}", "MaxCapacity: !Ref Capacity}").replace(
+        "JobQueue: !GetAtt Queue.JobQueueArn", "JobQueue: !ImportValue shared-queue")
+    path = tmp_path / "sam.yaml"
+    path.write_text(text)
+    with pytest.raises(LoadError) as error:
+        load_template(path)
+    assert error.value.problems == [
+        f"{path}: Resources.Env.Properties.CapacityLimits[0].MaxCapacity: unresolvable: Ref to parameter 'Capacity' "
+        "(its value is known only at deploy)",
+        f"{path}: Resources.Prod.Properties.JobQueue: unresolvable: Fn::ImportValue 'shared-queue' "
+        "(another stack's export)",
+    ]
+
+
+def test_the_constructs_template_reads_back_as_the_topology(tmp_path):
+    template = topology_template(example_topology())
+    path = tmp_path / "QuotaStack.template.json"
+    path.write_text(json.dumps(template))
+    topology = load_template(path)
+    expected = example_topology()
+    assert topology.job_queues == expected.job_queues
+    assert topology.service_environments == expected.service_environments
+
+
+def test_check_reads_a_template_and_import_writes_the_topology(tmp_path):
+    path = tmp_path / "QuotaStack.template.json"
+    path.write_text(json.dumps(topology_template(example_topology())))
+    runner = CliRunner()
+    checked = runner.invoke(main, ["check", str(path)])
+    assert checked.exit_code == 0, checked.output
+    assert "training/QS1" in checked.output
+    out = tmp_path / "from-template.yaml"
+    imported = runner.invoke(main, ["import", "--from-template", str(path), "-o", str(out)])
+    assert imported.exit_code == 0, imported.output
+    assert load_topology(out).job_queues == example_topology().job_queues
+
+
+def test_check_of_a_template_with_a_broken_share_fails_with_its_rule(tmp_path):
+    template = topology_template(example_topology())
+    share = next(r for r in template["Resources"].values() if r["Type"] == "AWS::Batch::QuotaShare")
+    share["Properties"]["CapacityLimits"][0]["MaxCapacity"] = 50  # far above the environment's 3
+    path = tmp_path / "broken.template.json"
+    path.write_text(json.dumps(template))
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert result.exit_code == 1
+    assert "BQ2" in result.output
+
+
+def test_a_template_reference_to_a_missing_resource_is_one_line(tmp_path):
+    path = tmp_path / "sam.yaml"
+    path.write_text(HAND_WRITTEN.replace("JobQueue: !Ref Queue", "JobQueue: !Ref Qeueu"))
+    result = CliRunner().invoke(main, ["import", "--from-template", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"error: {path}: Resources.Research.Properties.JobQueue: refers to 'Qeueu', "
+                                     "which is not a resource of this template")
+
+
+def test_check_of_a_template_needs_no_boto3(tmp_path):
+    """Templates are read without credentials or the SDK: boto3 loads only when a command talks to AWS."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "QuotaStack.template.json"
+    path.write_text(json.dumps(topology_template(example_topology())))
+    code = (f"import sys\nfrom policy_engine.cli import main\ntry:\n    main(['check', {str(path)!r}])\n"
+            "except SystemExit as e:\n    print(e.code)\nprint('boto3' in sys.modules, 'botocore' in sys.modules)")
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert output.strip().splitlines()[-2:] == ["0", "False False"]
