@@ -11,7 +11,8 @@ test output reads like ``batch-quota check``.
 
 The fixture ``batch_endpoint`` runs ``batch-quota serve`` (an empty account, clock at
 speed 0: it moves on ``batch_endpoint.advance(seconds)``) on a free port for the test
-session and sets ``AWS_ENDPOINT_URL_BATCH``, so unchanged boto3 code talks to it::
+session and sets ``AWS_ENDPOINT_URL_BATCH`` in each test that uses it, so unchanged boto3
+code talks to it (the account is shared by the session: ``reset()`` starts over)::
 
     def test_submit(batch_endpoint):
         batch_endpoint.load_topology("topologies/prod.yaml")
@@ -55,31 +56,31 @@ except ImportError:  # pragma: no cover - exercised only without pytest installe
 else:
 
     @pytest.fixture(scope="session")
-    def batch_endpoint():
-        """A local AWS Batch endpoint for the session; ``AWS_ENDPOINT_URL_BATCH`` (and dummy credentials and
-        Region, when none are set) point every boto3 client at it. Yields a ``RunningEndpoint``."""
-        import os
-
+    def batch_endpoint_server():
+        """``batch-quota serve`` on a free port for the whole session (empty account, clock at speed 0)."""
         from policy_engine.endpoint.server import start_in_thread
         from policy_engine.endpoint.service import Options, Service
 
         endpoint = start_in_thread(Service(Options(speed=0)))
-        settings = {"AWS_ENDPOINT_URL_BATCH": endpoint.url}
-        for name, dummy in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                            ("AWS_DEFAULT_REGION", "us-east-1")):
-            if not os.environ.get(name) and not (name == "AWS_DEFAULT_REGION" and os.environ.get("AWS_REGION")):
-                settings[name] = dummy
-        saved = {name: os.environ.get(name) for name in settings}
-        os.environ.update(settings)
         try:
             yield endpoint
         finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
             endpoint.stop()
+
+    @pytest.fixture
+    def batch_endpoint(batch_endpoint_server, monkeypatch):
+        """The session's local AWS Batch endpoint, with ``AWS_ENDPOINT_URL_BATCH`` (and dummy credentials and
+        Region, where none are set) pointing every boto3 client at it during the test. A ``RunningEndpoint``:
+        ``load_topology``, ``advance``, ``reset``, ``export``, ``url``."""
+        import os
+
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", batch_endpoint_server.url)
+        for name, dummy in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
+            if not os.environ.get(name):
+                monkeypatch.setenv(name, dummy)
+        if not (os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION")):
+            monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        return batch_endpoint_server
 
     @pytest.fixture(name="assert_topology_ok")
     def _assert_topology_ok_fixture():
