@@ -686,7 +686,6 @@ def list_service_jobs(service: Service, params: dict) -> dict:
     if len(filters) > 1:
         raise client_error("Only one filter can be used at a time")
     status = params.get("jobStatus")
-    keep = None
     floor = 0
     if not filters:
         key = (queue, None, status or "RUNNING")
@@ -702,17 +701,7 @@ def list_service_jobs(service: Service, params: dict) -> dict:
         elif name == "SHARE_IDENTIFIER":
             return {"jobSummaryList": []}  # fair-share identifiers: no job has one here
         elif name == "JOB_NAME":
-            key = (queue,)
-            text = value.lower()
-            if text.endswith("*"):
-                prefix = text[:-1]
-
-                def keep(record):
-                    return record.name.lower().startswith(prefix)
-            else:
-
-                def keep(record):
-                    return record.name.lower() == text
+            key = jobs.named(queue, value)
         else:
             try:
                 bound = int(value)
@@ -725,7 +714,7 @@ def list_service_jobs(service: Service, params: dict) -> dict:
                 below = limit if below is None else min(below, limit)
             else:  # created > bound
                 floor = jobs.first_created_after(key, seconds, strictly=True)
-    page, token = jobs.page(key, below, size, keep, floor)
+    page, token = jobs.page(key, below, size, floor)
     out = {"jobSummaryList": [_summary(service, record) for record in page]}
     if token is not None:
         out["nextToken"] = str(token)

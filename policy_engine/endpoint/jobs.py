@@ -2,8 +2,9 @@
 
 A record is what AWS keeps for a job (name, ARN, payload, tags, timestamps, attempts);
 the scheduling state lives in the simulator's ``Job``. Lists are newest first: every
-index holds job sequence numbers in ascending order, and a page is a slice read
-backwards from the token (the sequence number to continue below).
+index (by queue, share and status, and by job name) holds job sequence numbers in
+ascending order, and a page is a slice read backwards from the token (the sequence
+number to continue below), so no filter scans the queue.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ class JobIndex:
         self.by_id: dict[str, ServiceJob] = {}
         self.by_token: dict[tuple[str, str], ServiceJob] = {}
         self.lists: defaultdict[tuple, list[int]] = defaultdict(list)
+        #: queue -> lower-case job name -> sequence numbers (ascending); names sorted on demand for prefixes
+        self.names: defaultdict[str, dict[str, list[int]]] = defaultdict(dict)
+        self._sorted_names: dict[str, list[str]] = {}
 
     def __len__(self) -> int:
         return len(self.records)
@@ -60,6 +64,12 @@ class JobIndex:
         lists[(record.queue,)].append(record.seq)
         lists[(record.queue, record.share)].append(record.seq)
         self._enter(record, record.status)
+        names = self.names[record.queue]
+        lower = record.name.lower()
+        if lower not in names:
+            names[lower] = []
+            self._sorted_names.pop(record.queue, None)
+        names[lower].append(record.seq)
 
     def _enter(self, record: ServiceJob, status: str) -> None:
         lists = self.lists
@@ -85,27 +95,43 @@ class JobIndex:
         record.status = status
         self._enter(record, status)
 
+    def named(self, queue: str, pattern: str) -> list[int]:
+        """Sequence numbers (ascending) of the queue's jobs whose name matches ``JOB_NAME``'s rule: case-insensitive,
+        a trailing ``*`` matches a prefix."""
+        names = self.names.get(queue, {})
+        text = pattern.lower()
+        if not text.endswith("*"):
+            return names.get(text, [])
+        prefix = text[:-1]
+        ordered = self._sorted_names.get(queue)
+        if ordered is None:
+            ordered = self._sorted_names[queue] = sorted(names)
+        found: list[int] = []
+        for name in ordered[bisect_left(ordered, prefix):]:
+            if not name.startswith(prefix):
+                break
+            found += names[name]
+        found.sort()
+        return found
+
     def drop_queue(self, queue: str) -> None:
         """Forget a deleted queue's jobs in the list indexes (a new queue of the same name starts empty);
         the records stay reachable by id, as AWS keeps describing jobs for a while."""
         for key in [key for key in self.lists if key[0] == queue]:
             del self.lists[key]
+        self.names.pop(queue, None)
+        self._sorted_names.pop(queue, None)
 
-    def page(self, key: tuple, below: int | None, size: int, keep=None, floor: int = 0,
+    def page(self, key: tuple | list[int], below: int | None, size: int, floor: int = 0,
              ) -> tuple[list[ServiceJob], int | None]:
-        """Up to ``size`` records of index ``key``, newest first, with ``floor <= seq < below``; and the next token."""
-        seqs = self.lists.get(key, ())
+        """Up to ``size`` records of index ``key`` (or of a list of sequence numbers), newest first, with
+        ``floor <= seq < below``; and the next token (the last record's sequence number, when more remain)."""
+        seqs = key if isinstance(key, list) else self.lists.get(key, ())
         end = len(seqs) if below is None else bisect_left(seqs, below)
-        start = bisect_left(seqs, floor) if floor else 0
+        start = max(end - size, bisect_left(seqs, floor) if floor else 0)
         records = self.records
-        found: list[ServiceJob] = []
-        at = end
-        while at > start and len(found) < size:
-            at -= 1
-            record = records[seqs[at]]
-            if keep is None or keep(record):
-                found.append(record)
-        more = at > start and (keep is None or any(keep(records[seqs[i]]) for i in range(at - 1, start - 1, -1)))
+        found = [records[seqs[at]] for at in range(end - 1, start - 1, -1)]
+        more = start > (bisect_left(seqs, floor) if floor else 0)
         return found, (found[-1].seq if more and found else None)
 
     def first_created_after(self, key: tuple, created: float, strictly: bool) -> int:
