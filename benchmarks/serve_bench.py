@@ -208,7 +208,7 @@ async def listing(host: str, port: int, jobs: int, limit_s: float) -> None:
         "QUOTA_SHARE_NAME=S0 + RUNNABLE, 100 per page, 50 pages": (
             {"jobQueue": "training", "jobStatus": "RUNNABLE",
              "filters": [{"name": "QUOTA_SHARE_NAME", "values": ["S0"]}]}, 50),
-        "JOB_NAME=job-99* (prefix scan over every job), 10 pages": (
+        "JOB_NAME=job-99* (a prefix: 1,111 names in the name index), 10 pages": (
             {"jobQueue": "training", "filters": [{"name": "JOB_NAME", "values": ["job-99*"]}]}, 10),
     }
     for title, (body, count) in cases.items():
