@@ -47,6 +47,7 @@ synth: $(STAMP) node_modules/.installed
 bench: $(STAMP) node_modules/.installed
 	$(PYTHON) benchmarks/check_bench.py
 	$(PYTHON) benchmarks/simulate_bench.py
+	$(PYTHON) benchmarks/diff_bench.py
 	$(PYTHON) benchmarks/import_bench.py --history 50000
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PYTHON) benchmarks/synth_bench.py
 

@@ -46,9 +46,12 @@ def topology_or_exit(path: str | Path | None) -> Topology:
 #: ``batch-quota check`` does not pay for the simulator's or matplotlib's imports.
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("policy_engine.commands.check", "Check a topology before deploy."),
+    "diff": ("policy_engine.commands.diff", "What a topology change does: per team, guarantees, deploy hazards."),
     "explain": ("policy_engine.commands.explain", "Explain one share to its team in plain sentences."),
     "graph": ("policy_engine.commands.graph", "Draw the borrow graph (.svg, .png, .dot)."),
     "simulate": ("policy_engine.commands.simulate", "Replay a workload scenario against a topology."),
+    "sweep": ("policy_engine.commands.sweep", "Replay a scenario against every combination of varied fields."),
+    "tune": ("policy_engine.commands.tune", "Search varied fields for the best topology (optuna)."),
     "generate": ("policy_engine.commands.generate", "Write a synthetic workload (CSV or JSON Lines)."),
     "walkthrough": ("policy_engine.commands.walkthrough", "Replay AWS's three-step quota example."),
     "import": ("policy_engine.commands.import_topology", "Import an account's (or a template's) quota shares."),

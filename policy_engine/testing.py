@@ -18,6 +18,9 @@ code talks to it (the account is shared by the session: ``reset()`` starts over)
         batch_endpoint.load_topology("topologies/prod.yaml")
         batch = boto3.client("batch")
         ...
+
+``assert_no_regression(base, head)`` is ``batch-quota diff`` for pytest: it fails when a change
+loses a guarantee, adds a finding or has a deploy hazard (``fail_on`` chooses which).
 """
 
 from __future__ import annotations
@@ -46,6 +49,47 @@ def assert_topology_ok(topology: Topology | str | Path, *, allow_warnings: bool 
     if failing:
         lines = "\n".join(f"  {finding.line()}" for finding in failing)
         raise AssertionError(f"topology check found {len(failing)} problem(s):\n{lines}")
+    return report
+
+
+def assert_no_regression(base: Topology | str | Path, head: Topology | str | Path, *,
+                         fail_on: tuple[str, ...] = ("guarantee", "finding", "hazard"),
+                         renames: tuple[str, ...] = ()):
+    """Compare two topologies (paths, ``REF:PATH`` from git, ``/dev/null``, or ``Topology`` objects) and raise
+    ``AssertionError`` listing every lost guarantee, new finding and hazard selected by ``fail_on``.
+    ``renames`` are ``--rename`` values (``QUEUE/OLD=QUEUE/NEW``). Returns the ``ChangeReport``."""
+    __tracebackhide__ = True
+    from policy_engine.changes import compare
+    from policy_engine.changes.renames import parse_renames
+    from policy_engine.changes.sources import load_side
+
+    sides = []
+    for side in (base, head):
+        if isinstance(side, Topology):
+            sides.append((side, "<topology>"))
+            continue
+        try:
+            loaded = load_side(str(side))
+        except LoadError as error:
+            raise AssertionError("topology cannot be loaded:\n" + "\n".join(error.problems)) from None
+        sides.append((loaded.topology, loaded.label))
+    (before, base_label), (after, head_label) = sides
+    try:
+        declared = parse_renames(renames, before, after)
+    except LoadError as error:
+        raise AssertionError("bad rename:\n" + "\n".join(error.problems)) from None
+    report = compare(before, after, declared, base_label=base_label, head_label=head_label)
+    lines = []
+    if "guarantee" in fail_on:
+        lines += [f"  guarantee lost: {g.share} {g.property}{' ' + g.instance_type if g.instance_type else ''}: "
+                  f"{g.message}" for g in report.lost_guarantees]
+    if "finding" in fail_on:
+        lines += [f"  new finding: {finding.line()}" for finding in report.new_findings]
+    if "hazard" in fail_on:
+        lines += [f"  hazard: {hazard.kind} {hazard.resource_type} {hazard.object}: {hazard.message}"
+                  for hazard in report.hazards]
+    if lines:
+        raise AssertionError(f"{base_label} -> {head_label}: {len(lines)} regression(s):\n" + "\n".join(lines))
     return report
 
 

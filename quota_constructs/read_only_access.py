@@ -13,6 +13,11 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from policy_engine.aws.iam_policy import COMMAND_OPERATIONS, statements
+from quota_constructs.grants import STAR_WILDCARD_REASON, acknowledge_wildcard
+
+#: Why reading every queue and share of the account is the point of this policy (cdk-nag AwsSolutions-IAM5).
+ACCOUNT_WIDE_READ_REASON = ("batch-quota import and drift read every job queue and quota share of the account "
+                            "to compare it with the topology; the actions are read-only")
 
 
 class ReadOnlyQuotaAccess(Construct):
@@ -35,6 +40,10 @@ class ReadOnlyQuotaAccess(Construct):
                                                     partition=Aws.PARTITION)],
             roles=list(roles) or None,
         )
+        for statement in statements(chosen, region=Aws.REGION, account=Aws.ACCOUNT_ID, partition=Aws.PARTITION):
+            resource = statement["Resource"]
+            acknowledge_wildcard(self.policy, self, resource,
+                                 STAR_WILDCARD_REASON if resource == "*" else ACCOUNT_WIDE_READ_REASON)
 
     def grant(self, role: iam.IRole) -> None:
         """Attach the policy to ``role`` (e.g. a CI role)."""

@@ -120,8 +120,14 @@ def _warn_inert_time_limit_actions(topology) -> None:
 @click.option("--backfill/--no-backfill", default=None, help="Let jobs behind a blocked head use capacity it cannot.")
 @click.option("--victim-policy", type=click.Choice(sorted(POLICIES)), help="Override the scenario's victim policy.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Simulate the job queues in parallel on the Dask cluster at ADDRESS (tcp://HOST:8786); "
+                   "the output is the same as a sequential run.")
+@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+              help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
 def command(scenario: str, until: float | None, output: str, events: str | None, backfill: bool | None,
-            victim_policy: str | None, quiet: bool, report_dir: str | None) -> None:
+            victim_policy: str | None, quiet: bool, report_dir: str | None, scheduler: str | None,
+            workers: int | None) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
     try:
         loaded = load_scenario(scenario)
@@ -136,25 +142,10 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
         settings = replace(settings, victim_policy=victim_policy)
     if report_dir:
         settings = replace(settings, utilisation_series=True)  # the report's utilisation charts need it
-    engine = Engine(loaded.topology, loaded.jobs, loaded.updates, settings, loaded.live)
-    with ExitStack() as stack:
-        if events:
-            try:
-                handle = stack.enter_context(open(events, "w", encoding="utf-8"))
-            except OSError as error:
-                fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
-            engine.on_transition = _event_writer(handle)
-        progress = None
-        if not quiet and sys.stderr.isatty() and len(loaded.jobs) >= PROGRESS_MIN_JOBS:
-            bar = stack.enter_context(Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),
-                                               TimeElapsedColumn(), console=Console(stderr=True), transient=True))
-            task = bar.add_task("jobs", total=len(loaded.jobs))
-
-            def progress(submitted: int) -> None:
-                bar.update(task, completed=submitted)
-
-        engine.run(until, progress)
-    result = build_result(engine)
+    if scheduler or workers is not None:
+        result = _parallel(replace(loaded, settings=settings), until, events, scheduler, workers)
+    else:
+        result = _sequential(loaded, settings, until, events, quiet)
     if report_dir:
         _write_report(result, loaded.topology, report_dir, scenario)
     calibration = None
@@ -175,6 +166,54 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
         _text_report(result, console)
         if calibration is not None:
             console.print(calibration_table(calibration))
+
+
+def _parallel(loaded, until: float | None, events: str | None, scheduler: str | None,
+              workers: int | None) -> SimulationResult:
+    """The job queues on a Dask cluster (or in-process with ``--workers 1``), merged."""
+    from policy_engine.sweep.executor import ExecutorError, open_executor
+    from policy_engine.sweep.split import MergeError, partition, simulate_parallel
+
+    if events:
+        fail_input(["--events writes one stream in event order: run without --scheduler/--workers"])
+    parts = partition(loaded.topology)
+    if parts is None or len(parts) < 2:  # one part: nothing to run in parallel
+        click.echo("note: one job queue (with its service environment) only: nothing to run in parallel, "
+                   "simulating here", err=True)
+        return _sequential(loaded, loaded.settings, until, None, True)
+    try:
+        executor = open_executor(scheduler, workers)
+    except ExecutorError as error:
+        fail_input([str(error)])
+        raise
+    with executor:
+        try:
+            return simulate_parallel(loaded, executor, until)
+        except MergeError as error:
+            fail_input([str(error)])
+            raise
+
+
+def _sequential(loaded, settings, until: float | None, events: str | None, quiet: bool) -> SimulationResult:
+    engine = Engine(loaded.topology, loaded.jobs, loaded.updates, settings, loaded.live)
+    with ExitStack() as stack:
+        if events:
+            try:
+                handle = stack.enter_context(open(events, "w", encoding="utf-8"))
+            except OSError as error:
+                fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
+            engine.on_transition = _event_writer(handle)
+        progress = None
+        if not quiet and sys.stderr.isatty() and len(loaded.jobs) >= PROGRESS_MIN_JOBS:
+            bar = stack.enter_context(Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),
+                                               TimeElapsedColumn(), console=Console(stderr=True), transient=True))
+            task = bar.add_task("jobs", total=len(loaded.jobs))
+
+            def progress(submitted: int) -> None:
+                bar.update(task, completed=submitted)
+
+        engine.run(until, progress)
+    return build_result(engine)
 
 
 def calibration_table(rows) -> Table:

@@ -128,7 +128,8 @@ class Pool:
         old = share.used
         new = old + delta
         limit = share.limit
-        self.borrowed += (new - limit if new > limit else 0) - (old - limit if old > limit else 0)
+        if share.borrows:  # usage above a lowered limit of a share that cannot borrow is not borrowed capacity
+            self.borrowed += (new - limit if new > limit else 0) - (old - limit if old > limit else 0)
         if share.lends:
             self.lender_idle += (limit - new if new < limit else 0) - (limit - old if old < limit else 0)
         share.used = new

@@ -43,6 +43,7 @@ from policy_engine.simulation.preemption import (
 )
 from policy_engine.simulation.queues import Line
 from policy_engine.simulation.results import SimulationResult, build_result
+from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 # event phases inside one instant
 _FINISH, _ADVANCE, _UPDATE, _SUBMIT, _LIMIT = 0, 1, 2, 3, 4
@@ -80,6 +81,9 @@ class PriorityUpdate:
     priority: int
 
 
+#: What a scenario's ``actions`` do at a time: a job's priority, or the topology (``topology_changes``).
+Action = PriorityUpdate | ShareUpdate | EnvironmentUpdate
+
 Transition = Callable[[float, Job, str, str, str], None]
 
 
@@ -113,7 +117,7 @@ class Engine:
         self,
         topology: Topology,
         jobs: Sequence[JobSpec],
-        updates: Sequence[PriorityUpdate] = (),
+        updates: Sequence[Action] = (),
         settings: SimulationSettings | None = None,
         live: Mapping[str, LiveState] | None = None,
     ):
@@ -147,9 +151,12 @@ class Engine:
         self.lost_instance_seconds: dict[ShareCapacity, float] = dict.fromkeys(self.shares.values(), 0.0)
         self._wakes: set[tuple[int, float]] = set()
         self._misconfig_cache: dict[tuple[ShareCapacity, int], str] = {}
+        #: Capacity-seconds to add to ``capacity x time`` after topology changes (``topology_changes``).
+        self.capacity_corrections: dict[object, float] = {}
         self._live_started = False
         for order, update in enumerate(updates):
-            self._push(update.at, _UPDATE, "update", update, order=order)
+            kind = "update" if isinstance(update, PriorityUpdate) else "topology"
+            self._push(update.at, _UPDATE, kind, update, order=order)
 
     # --- construction ---------------------------------------------------------------
 
@@ -307,6 +314,8 @@ class Engine:
                 self._advance(job)
         elif kind == "update":
             self._update_priority(subject)
+        elif kind == "topology":
+            subject.apply(self)
         elif kind == "limit":
             self._time_limit_expired(subject, data)
         elif kind == "wake":
@@ -843,7 +852,7 @@ class Engine:
 def simulate(
     topology: Topology,
     jobs: Sequence[JobSpec],
-    updates: Sequence[PriorityUpdate] = (),
+    updates: Sequence[Action] = (),
     settings: SimulationSettings | None = None,
     until: float | None = None,
     live: Mapping[str, LiveState] | None = None,

@@ -49,6 +49,8 @@ def share_metrics(engine, waits: dict) -> list[ShareMetrics]:
     out = []
     for (sid, instance_type), share in engine.shares.items():
         values = sorted(waits.get(share, ()))
+        # limit x time, over a limit that topology changes may have moved (``topology_changes.limit_seconds``)
+        limit_seconds = share.limit * span + engine.capacity_corrections.get(share, 0.0)
         out.append(
             ShareMetrics(
                 share=sid,
@@ -57,7 +59,7 @@ def share_metrics(engine, waits: dict) -> list[ShareMetrics]:
                 limit=share.limit,
                 in_use=share.used,
                 jobs=len(values),
-                own_utilisation=round(share.own_int / (share.limit * span), 6) if share.limit and span else 0.0,
+                own_utilisation=round(share.own_int / limit_seconds, 6) if limit_seconds > 0 and span else 0.0,
                 mean_own=round(share.own_int / span, 6) if span else 0.0,
                 mean_borrowed=round(share.borrowed_int / span, 6) if span else 0.0,
                 mean_lent=round(share.lent_int / span, 6) if span else 0.0,
@@ -78,7 +80,8 @@ def summary(engine, records, shares: list[ShareMetrics]) -> dict:
     for record in records:
         counts[record.status] = counts.get(record.status, 0) + 1
     environments = {id(pool.env): pool.env for pool in engine.pools}
-    capacity = sum(env.capacity for env in environments.values())
+    capacity_seconds = sum(env.capacity * span + engine.capacity_corrections.get(env, 0.0)
+                           for env in environments.values())
     used = sum(pool.used_int for pool in engine.pools)
     waits = sorted(record.wait_seconds for record in records)
     return {
@@ -86,7 +89,7 @@ def summary(engine, records, shares: list[ShareMetrics]) -> dict:
         "by_status": dict(sorted(counts.items())),
         "preemptions": sum(s.preemptions for s in shares),
         "instance_hours_lost": round(sum(s.instance_hours_lost for s in shares), 6),
-        "cluster_utilisation": round(used / (capacity * span), 6) if capacity and span else 0.0,
+        "cluster_utilisation": round(used / capacity_seconds, 6) if capacity_seconds > 0 and span else 0.0,
         "wait_p50": percentile(waits, 0.50),
         "wait_p95": percentile(waits, 0.95),
         "wait_max": float(waits[-1]) if waits else 0.0,

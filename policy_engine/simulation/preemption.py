@@ -15,6 +15,7 @@ from typing import Protocol
 from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import Pool, ShareCapacity
 from policy_engine.simulation.jobs import Job
+from policy_engine.simulation.topology_changes import over_capacity
 
 
 class VictimPolicy(Protocol):
@@ -107,7 +108,7 @@ def reclaim_victims(pool: Pool, share: ShareCapacity, head: Job, policy: VictimP
     """
     n = head.spec.instances
     candidates = reclaim_candidates(pool, share)
-    if not candidates:
+    if not candidates or over_capacity(pool):
         return None
     return choose_victims(
         pool,
@@ -126,7 +127,7 @@ def in_share_victims(pool: Pool, share: ShareCapacity, head: Job, policy: Victim
     n = head.spec.instances
     priority = head.priority
     candidates = [job for job in share.active if job.priority < priority]
-    if not candidates:
+    if not candidates or over_capacity(pool):
         return None
     candidates += reclaim_candidates(pool, share)
 

@@ -20,7 +20,8 @@ from typing import Any
 from policy_engine import limits
 from policy_engine.loading import LoadError, line_of, load_topology, read_data, topology_from_data
 from policy_engine.model import Topology, share_id
-from policy_engine.simulation.engine import PriorityUpdate, SimulationSettings
+from policy_engine.simulation import change_actions
+from policy_engine.simulation.engine import Action, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.jobs import (
     CORE_FIELDS,
@@ -59,7 +60,8 @@ class Extras:
 class Scenario:
     topology: Topology
     jobs: list[JobSpec]
-    updates: list[PriorityUpdate] = field(default_factory=list)
+    #: ``update_priority`` (``PriorityUpdate``) and topology changes (``ShareUpdate``, ``EnvironmentUpdate``).
+    updates: list[Action] = field(default_factory=list)
     settings: SimulationSettings = field(default_factory=SimulationSettings)
     source: str = "<scenario>"
     #: Jobs already on capacity at time 0 (a snapshot of a live queue), by name.
@@ -447,7 +449,7 @@ def load_scenario(path: str | Path) -> Scenario:
     else:
         problems.add(f"{at('jobs')}: jobs", f"must be a list of jobs or a .csv/.jsonl path, got {jobs_data!r}")
         jobs = []
-    updates = _actions(data.get("actions"), {job.name: job for job in jobs}, named, at, problems)
+    updates = _actions(data.get("actions"), {job.name: job for job in jobs}, named, at, problems, topology, shares)
     if extras.live and not problems:
         from policy_engine.simulation.live import live_state_problems
 
@@ -514,27 +516,49 @@ def _settings(value, at, problems: _Problems) -> SimulationSettings:
     return SimulationSettings(**kwargs)
 
 
-def _actions(value, jobs: dict[str, JobSpec], named: set[str], at, problems: _Problems) -> list[PriorityUpdate]:
+_ACTION_KINDS = ("update_priority", "update_share", "update_environment")
+
+
+def _actions(value, jobs: dict[str, JobSpec], named: set[str], at, problems: _Problems,
+             topology: Topology | None = None, shares: _ShareIndex | None = None) -> list[Action]:
     if value is None:
         return []
     if not isinstance(value, list):
         problems.add(f"{at('actions')}: actions", f"must be a list, got {type(value).__name__}")
         return []
-    updates = []
+    updates: list[Action] = []
     for index, action in enumerate(value):
         where = f"{at('actions', index)}: actions[{index}]"
         if not isinstance(action, dict):
             problems.add(where, f"expected a mapping, got {type(action).__name__}")
             continue
         for key in action:
-            if key not in ("at", "update_priority"):
-                problems.add(where, _unknown(key, ("at", "update_priority")))
+            if key not in ("at", *_ACTION_KINDS):
+                problems.add(where, _unknown(key, ("at", *_ACTION_KINDS)))
         time = _number(action.get("at"))
         if time is None or time < 0:
             problems.add(f"{where}.at", f"must be a number of seconds >= 0, got {action.get('at')!r}")
+        kinds = [kind for kind in _ACTION_KINDS if kind in action]
+        if len(kinds) > 1:
+            problems.add(where, f"one action per entry: {' and '.join(kinds)} given together")
+            continue
+        if kinds and kinds[0] != "update_priority":
+            if topology is None or shares is None:
+                continue
+            valid_time = time is not None and time >= 0
+            if kinds[0] == "update_share":
+                change = change_actions.share_update(time or 0.0, action["update_share"], f"{where}.update_share",
+                                                     topology, shares.resolve, problems.add)
+            else:
+                change = change_actions.environment_update(time or 0.0, action["update_environment"],
+                                                           f"{where}.update_environment", topology, problems.add)
+            if change is not None and valid_time:
+                updates.append(change)
+            continue
         update = action.get("update_priority")
         if not isinstance(update, dict):
-            problems.add(f"{where}.update_priority", "missing: a mapping {job: NAME, priority: N}")
+            problems.add(f"{where}.update_priority", "missing: a mapping {job: NAME, priority: N} (or update_share, "
+                                                     "update_environment)")
             continue
         for key in update:
             if key not in ("job", "priority"):

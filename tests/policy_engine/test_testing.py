@@ -44,3 +44,28 @@ def test_fixture_is_available_through_the_pytest11_entry_point(tmp_path):
                             capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
+
+
+def test_assert_no_regression_passes_an_improvement_and_fails_a_regression(example):
+    from policy_engine.testing import assert_no_regression
+
+    bigger = example.model_copy(update={"service_environments": (
+        example.service_environments[0].model_copy(update={"capacity": {"ml.g5.xlarge": 3}}),)})
+    report = assert_no_regression(example, bigger)
+    assert report.failures() == []
+    queue = example.job_queues[0]
+    reserve = example.model_copy(update={"job_queues": (queue.model_copy(update={"shares": (
+        queue.shares[0], queue.shares[1].model_copy(update={"strategy": "RESERVE"}), queue.shares[2])}),)})
+    with pytest.raises(AssertionError) as caught:
+        assert_no_regression(EXAMPLE_YAML, reserve)
+    message = str(caught.value)
+    assert "guarantee lost: training/QS1 burst_capacity ml.g5.xlarge" in message
+    assert "new finding: BQ402" in message
+    assert_no_regression(EXAMPLE_YAML, reserve, fail_on=("hazard",))
+
+
+def test_assert_no_regression_reports_unloadable_input():
+    from policy_engine.testing import assert_no_regression
+
+    with pytest.raises(AssertionError, match="topology cannot be loaded"):
+        assert_no_regression("no-such-file.yaml", EXAMPLE_YAML)

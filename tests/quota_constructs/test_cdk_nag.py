@@ -11,7 +11,7 @@ from aws_cdk import aws_iam as iam
 from cdk_nag import AwsSolutionsChecks
 
 from policy_engine.examples import example_topology
-from quota_constructs import TopologyStacks, grants
+from quota_constructs import ReadOnlyQuotaAccess, TopologyStacks, grants, read_only_access
 from tests.quota_constructs.conftest import CDK_CONTEXT
 
 #: The only findings the project's resources may raise, each acknowledged in ``grants`` with its reason.
@@ -93,3 +93,27 @@ def test_the_acknowledgments_carry_their_reasons(tmp_path):
     assert reasons[max(FORCED)] == grants.SERVICE_JOBS_WILDCARD_REASON
     assert {c["constructPath"] for v in acknowledged for c in v["violatingConstructs"]} == {
         "Teams/TeamA/DefaultPolicy/Resource", "Teams/TeamB/DefaultPolicy/Resource"}
+
+
+def _read_only_access(app: App) -> None:
+    stack = Stack(app, "ReadOnly")
+    ci = iam.Role(stack, "Ci", assumed_by=iam.AccountRootPrincipal())
+    ReadOnlyQuotaAccess(stack, "Access", roles=[ci])
+
+
+def test_the_read_only_access_policy_has_no_open_finding(tmp_path):
+    app = _nagged_app(tmp_path)
+    _read_only_access(app)
+    assert _findings(app, tmp_path) == []
+
+
+def test_the_read_only_access_acknowledges_exactly_its_account_wide_wildcards(tmp_path):
+    app = _nagged_app(tmp_path)
+    _read_only_access(app)
+    acknowledged = {v["ruleName"]: v["reason"] for v in _report(app, tmp_path)["acknowledged"]}
+    assert acknowledged.pop("AwsSolutions-IAM5[Resource::*]") == grants.STAR_WILDCARD_REASON
+    assert sorted(acknowledged) == [
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job-queue/*/quota-share/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job-queue/*]",
+    ]
+    assert set(acknowledged.values()) == {read_only_access.ACCOUNT_WIDE_READ_REASON}

@@ -1,0 +1,144 @@
+"""Deploy hazards: what CloudFormation deletes and recreates, and which running work a deploy puts at risk.
+
+Replacement is read from the resource schemas' ``createOnlyProperties`` (``resources.py``), never
+guessed. The other hazards follow AWS's documented behaviour: lowering a share's limits makes its
+jobs above the new limit eligible for preemption; a DISABLED share accepts no new jobs; a share can
+only be deleted once DISABLED. What AWS leaves undocumented is said as such in the message.
+"""
+
+from __future__ import annotations
+
+from policy_engine.changes.renames import Renames
+from policy_engine.changes.report import Hazard
+from policy_engine.changes.resources import (
+    JOB_QUEUE,
+    QUOTA_SHARE,
+    SCHEDULING_POLICY,
+    SERVICE_ENVIRONMENT,
+    Resource,
+    replacing_changes,
+)
+from policy_engine.model import JobQueue, QuotaShare, Topology, share_id
+
+_JOBS_OF_DELETED = ("AWS documents only that a DISABLED share's submitted jobs finish and that a share must be "
+                    "DISABLED before it is deleted; whether the delete waits for them is undocumented, so plan for "
+                    "its RUNNABLE and running jobs to be lost")
+
+
+def _share_resource(queue: JobQueue, share: QuotaShare) -> Resource:
+    return Resource(QUOTA_SHARE, f"quota share {share_id(queue, share)}", queue=queue, share=share)
+
+
+def _environments(base: Topology, head: Topology, renames: Renames) -> list[Hazard]:
+    found = []
+    for environment in base.service_environments:
+        after = head.environment(renames.environment(environment.name))
+        if after is None:
+            found.append(Hazard("delete", SERVICE_ENVIRONMENT, environment.name,
+                                f"CloudFormation deletes service environment {environment.name}: every job queue "
+                                f"on it must be gone or moved first"))
+            continue
+        before_resource = Resource(SERVICE_ENVIRONMENT, environment.name, environment=environment)
+        changed = replacing_changes(before_resource, Resource(SERVICE_ENVIRONMENT, after.name, environment=after))
+        if changed:
+            found.append(Hazard("replace", SERVICE_ENVIRONMENT, after.name,
+                                f"CloudFormation replaces service environment {environment.name} "
+                                f"({', '.join(changed)} create-only): it creates {after.name} and deletes "
+                                f"{environment.name}; the job queues on it are updated to the new one",
+                                tuple(changed)))
+        for instance_type, count in environment.capacity.items():
+            new = after.capacity.get(instance_type, 0)
+            if new < count:
+                found.append(Hazard(
+                    "capacity_cut", SERVICE_ENVIRONMENT, after.name,
+                    f"{after.name} {instance_type} capacity {count} -> {new}: when more than {new} are in use at "
+                    f"deploy, nothing new is placed on {instance_type} until usage is back under {new}; nothing "
+                    f"is preempted for it (AWS documents no preemption for a capacity cut: batch-quota's choice)"))
+    return found
+
+
+def _queues(base: Topology, head: Topology, renames: Renames) -> list[Hazard]:
+    found = []
+    for queue in base.job_queues:
+        after = head.queue(renames.queue(queue.name))
+        shares = ", ".join(share_id(queue, s) for s in queue.shares) or "none"
+        if after is None:
+            found.append(Hazard("delete", JOB_QUEUE, queue.name,
+                                f"CloudFormation deletes job queue {queue.name} and its scheduling policy "
+                                f"{queue.scheduling_policy_name}, with every share on it ({shares}); "
+                                f"{_JOBS_OF_DELETED}"))
+            continue
+        changed = replacing_changes(Resource(JOB_QUEUE, queue.name, queue=queue),
+                                    Resource(JOB_QUEUE, after.name, queue=after))
+        if changed:
+            found.append(Hazard("replace", JOB_QUEUE, after.name,
+                                f"CloudFormation replaces job queue {queue.name} ({', '.join(changed)} create-only) "
+                                f"with {after.name}, and with it every share on it ({shares}): jobs are not moved "
+                                f"to the new queue; submitters must use the new queue's ARN",
+                                tuple(changed)))
+        if queue.state == "ENABLED" and after.state == "DISABLED":
+            found.append(Hazard("disabled", JOB_QUEUE, after.name,
+                                f"job queue {after.name} becomes DISABLED: every share on it rejects new jobs; "
+                                f"jobs already submitted finish"))
+        changed = replacing_changes(Resource(SCHEDULING_POLICY, queue.scheduling_policy_name, queue=queue),
+                                    Resource(SCHEDULING_POLICY, after.scheduling_policy_name, queue=after))
+        if changed:
+            found.append(Hazard("replace", SCHEDULING_POLICY, after.scheduling_policy_name,
+                                f"CloudFormation replaces scheduling policy {queue.scheduling_policy_name} "
+                                f"({', '.join(changed)} create-only) with {after.scheduling_policy_name}; job queue "
+                                f"{after.name} is pointed at the new one", tuple(changed)))
+    return found
+
+
+def _removed_share(queue: JobQueue, share: QuotaShare) -> Hazard:
+    node = share_id(queue, share)
+    limits = ", ".join(f"{count} {t}" for t, count in share.capacity.items())
+    held = ("already DISABLED: it accepts no new jobs, but jobs submitted before may still hold capacity"
+            if share.state == "DISABLED" or queue.state == "DISABLED"
+            else f"ENABLED, it may hold RUNNABLE and running jobs (limit {limits})")
+    return Hazard("delete", QUOTA_SHARE, node,
+                  f"CloudFormation deletes quota share {node} ({held}); {_JOBS_OF_DELETED}")
+
+
+def _lowered_limits(head_id: str, before: QuotaShare, after: QuotaShare) -> list[Hazard]:
+    found = []
+    for instance_type, count in before.capacity.items():
+        new = after.capacity.get(instance_type, 0)
+        if new < count:
+            found.append(Hazard(
+                "lowered_limit", QUOTA_SHARE, head_id,
+                f"{head_id} {instance_type} limit {count} -> {new}: on deploy its SCHEDULED, STARTING and RUNNING "
+                f"jobs above {new} become eligible for preemption (reclaimed for heads of shares within their "
+                f"limits), even for a {after.strategy} share; nothing is preempted merely because the limit "
+                f"dropped, and the share places nothing new until it is back under {new}"))
+    return found
+
+
+def find(base: Topology, head: Topology, renames: Renames, matched: dict[str, str]) -> list[Hazard]:
+    """Every hazard of deploying ``head`` over ``base``; ``matched`` maps BASE share ids to HEAD ids."""
+    found = _environments(base, head, renames) + _queues(base, head, renames)
+    head_shares = {share_id(q, s): (q, s) for q, s in head.shares()}
+    for queue, share in base.shares():
+        base_id = share_id(queue, share)
+        if base_id not in matched:
+            found.append(_removed_share(queue, share))
+            continue
+        head_id = matched[base_id]
+        new_queue, new_share = head_shares[head_id]
+        changed = replacing_changes(_share_resource(queue, share), _share_resource(new_queue, new_share))
+        if changed:
+            how = "renamed" if queue.name == new_queue.name else "moved" if share.name == new_share.name else \
+                "moved and renamed"
+            found.append(Hazard(
+                "replace", QUOTA_SHARE, head_id,
+                f"CloudFormation replaces quota share {base_id} ({how} to {head_id}; {', '.join(changed)} "
+                f"create-only): it creates {head_id} and deletes {base_id}. Jobs are not moved: RUNNABLE jobs of "
+                f"{base_id} never start under {head_id} and must be resubmitted there; {_JOBS_OF_DELETED}",
+                tuple(changed)))
+        found += _lowered_limits(head_id, share, new_share)
+        was_enabled = share.state == "ENABLED"
+        if was_enabled and new_share.state == "DISABLED":
+            found.append(Hazard("disabled", QUOTA_SHARE, head_id,
+                                f"{head_id} becomes DISABLED: it accepts no new jobs (submissions are rejected); "
+                                f"its RUNNABLE jobs stay queued and still run, its running jobs finish"))
+    return found

@@ -1,0 +1,156 @@
+"""What a topology change does, as data: renderers (text, json, markdown) only format it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from policy_engine.findings import Finding
+
+#: What makes ``diff`` exit 1 (``--fail-on``); ``never`` turns all off.
+FAIL_ON = ("guarantee", "finding", "hazard")
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One value before -> after; ``instance_type`` for per-type values (limit, guaranteed, burst, ceiling)."""
+
+    field: str
+    before: Any
+    after: Any
+    instance_type: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.field} {self.instance_type}" if self.instance_type else self.field
+
+    def to_dict(self) -> dict:
+        return {"field": self.field, "instance_type": self.instance_type, "before": self.before, "after": self.after}
+
+
+@dataclass(frozen=True)
+class ObjectChange:
+    """A share, job queue or service environment: added, removed, renamed or changed, with its changes.
+
+    ``name`` is the HEAD name (BASE's when removed); ``renamed_from`` the BASE name of a declared rename.
+    """
+
+    kind: str  # quota_share | job_queue | service_environment
+    name: str
+    status: str  # added | removed | renamed | changed
+    changes: tuple[FieldChange, ...] = ()
+    renamed_from: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "name": self.name, "status": self.status, "renamed_from": self.renamed_from,
+                "changes": [change.to_dict() for change in self.changes]}
+
+
+@dataclass(frozen=True)
+class GuaranteeChange:
+    """One declared promise (share, property, instance type) before -> after: held, refuted or absent."""
+
+    share: str
+    property: str
+    instance_type: str | None
+    before: str  # held | refuted | absent
+    after: str
+    #: Why it fails after the change (empty when it holds), and the state that shows it.
+    message: str = ""
+    counterexample: dict[str, Any] | None = None
+
+    @property
+    def lost(self) -> bool:
+        return self.before == "held" and self.after == "refuted"
+
+    @property
+    def regained(self) -> bool:
+        return self.before == "refuted" and self.after == "held"
+
+    def to_dict(self) -> dict:
+        return {"share": self.share, "property": self.property, "instance_type": self.instance_type,
+                "before": self.before, "after": self.after, "message": self.message,
+                "counterexample": self.counterexample}
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """What a deploy does beyond updating properties in place: replace, delete, or put running jobs at risk."""
+
+    kind: str  # replace | delete | lowered_limit | capacity_cut | disabled
+    resource_type: str
+    object: str
+    message: str
+    #: The create-only properties that changed (``replace`` only).
+    properties: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "resource_type": self.resource_type, "object": self.object,
+                "properties": list(self.properties), "message": self.message}
+
+
+@dataclass(frozen=True)
+class ChangeReport:
+    """Everything ``batch-quota diff`` says about BASE -> HEAD."""
+
+    base: str
+    head: str
+    objects: list[ObjectChange]
+    guarantees: list[GuaranteeChange]
+    new_findings: list[Finding]
+    resolved_findings: list[Finding]
+    hazards: list[Hazard]
+    #: ``diff --scenario S --at T``: the replay's result (``impact.Impact.to_dict()``), else ``None``.
+    impact: dict | None = field(default=None)
+
+    @property
+    def shares(self) -> list[ObjectChange]:
+        return [change for change in self.objects if change.kind == "quota_share"]
+
+    @property
+    def lost_guarantees(self) -> list[GuaranteeChange]:
+        return [change for change in self.guarantees if change.lost]
+
+    def failures(self, fail_on: tuple[str, ...] = FAIL_ON) -> list[str]:
+        """Why the diff fails under ``fail_on`` (empty: exit 0), one phrase per reason."""
+        reasons = []
+        if "guarantee" in fail_on and self.lost_guarantees:
+            reasons.append(f"{len(self.lost_guarantees)} guarantee(s) lost")
+        if "finding" in fail_on and self.new_findings:
+            reasons.append(f"{len(self.new_findings)} new finding(s)")
+        if "hazard" in fail_on and self.hazards:
+            reasons.append(f"{len(self.hazards)} deploy hazard(s)")
+        return reasons
+
+    def with_impact(self, impact: dict) -> ChangeReport:
+        return ChangeReport(self.base, self.head, self.objects, self.guarantees, self.new_findings,
+                            self.resolved_findings, self.hazards, impact)
+
+    def to_dict(self, fail_on: tuple[str, ...] = FAIL_ON) -> dict:
+        """The ``--format json`` document (stable keys)."""
+
+        def finding(f: Finding) -> dict:
+            return {"rule": f.rule, "severity": f.severity.value, "object": f.object, "message": f.message,
+                    "hint": f.hint}
+
+        failures = self.failures(fail_on)
+        return {
+            "base": self.base,
+            "head": self.head,
+            "ok": not failures,
+            "failures": failures,
+            "summary": {
+                "shares_changed": len(self.shares),
+                "guarantees_lost": len(self.lost_guarantees),
+                "guarantees_regained": sum(1 for g in self.guarantees if g.regained),
+                "new_findings": len(self.new_findings),
+                "resolved_findings": len(self.resolved_findings),
+                "hazards": len(self.hazards),
+            },
+            "objects": [change.to_dict() for change in self.objects],
+            "guarantees": [change.to_dict() for change in self.guarantees],
+            "new_findings": [finding(f) for f in self.new_findings],
+            "resolved_findings": [finding(f) for f in self.resolved_findings],
+            "hazards": [hazard.to_dict() for hazard in self.hazards],
+            "impact": self.impact,
+        }

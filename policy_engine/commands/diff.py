@@ -1,0 +1,99 @@
+"""``batch-quota diff BASE HEAD``: what a topology change does, for the pull request that makes it.
+
+BASE and HEAD are files, ``REF:PATH`` read from git, or ``/dev/null``. Exit 0 when nothing got
+worse, 1 when a guarantee was lost, a finding was added or a deploy hazard found (``--fail-on``),
+2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input
+from policy_engine.loading import LoadError
+
+_FAIL_ON = ("guarantee", "finding", "hazard", "never")
+
+
+def _load_failure(output_format: str, problems: list[str], base: str, head: str) -> None:
+    """CI reads stdout: a document saying the inputs did not load, then the usual lines on stderr, exit 2."""
+    if output_format == "json":
+        click.echo(json.dumps({"base": base, "head": head, "ok": False, "loaded": False, "load_errors": problems},
+                              indent=2))
+    elif output_format == "markdown":
+        from policy_engine.reports.diff_markdown import MARKER
+        from policy_engine.reports.markdown import cell
+
+        click.echo("\n".join([MARKER, f"### ❌ batch-quota diff could not load: `{base}` → `{head}`", "",
+                              *[f"- {cell(problem)}" for problem in problems], ""]))
+    fail_input(problems)
+
+
+@click.command("diff")
+@click.argument("base")
+@click.argument("head")
+@click.option("--rename", "renames", multiple=True, metavar="OLD=NEW",
+              help="Declare a rename (repeatable): QUEUE/SHARE=QUEUE/SHARE for a share (or a move between "
+                   "queues), NAME=NAME for a job queue or service environment. Renames are never guessed.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="text for people, json for scripts, markdown for a pull-request comment.")
+@click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(_FAIL_ON),
+              help="What makes the exit code 1 (repeatable; default: guarantee, finding and hazard; never: always 0 "
+                   "unless the input is bad).")
+@click.option("--scenario", type=click.Path(dir_okay=False), default=None,
+              help="Replay this scenario's jobs on BASE and apply HEAD at --at: jobs preempted, waits, hours lost.")
+@click.option("--at", "at", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="When HEAD is deployed in the --scenario replay (default 0).")
+def command(base: str, head: str, renames: tuple[str, ...], output_format: str, fail_on: tuple[str, ...],
+            scenario: str | None, at: float | None) -> None:
+    """What changes from BASE to HEAD: per team, per guarantee, per finding, and what a deploy replaces."""
+    from policy_engine.changes.compare import compare
+    from policy_engine.changes.renames import parse_renames
+    from policy_engine.changes.sources import load_side
+
+    if "never" in fail_on and len(set(fail_on)) > 1:
+        raise click.UsageError("--fail-on never cannot be combined with other --fail-on values")
+    if at is not None and scenario is None:
+        raise click.UsageError("--at needs --scenario (the workload to replay)")
+    effective = () if "never" in fail_on else (tuple(dict.fromkeys(fail_on)) or ("guarantee", "finding", "hazard"))
+    problems: list[str] = []
+    sides = []
+    for argument in (base, head):
+        try:
+            sides.append(load_side(argument))
+        except LoadError as error:
+            problems += error.problems
+    if problems:
+        _load_failure(output_format, problems, base, head)
+    base_side, head_side = sides
+    try:
+        declared = parse_renames(renames, base_side.topology, head_side.topology)
+    except LoadError as error:
+        _load_failure(output_format, error.problems, base, head)
+        raise
+    report = compare(base_side.topology, head_side.topology, declared, base_label=base_side.label,
+                     head_label=head_side.label)
+    if scenario is not None:
+        from policy_engine.changes.impact import replay
+        from policy_engine.simulation.workload import load_scenario
+
+        try:
+            loaded = load_scenario(scenario)
+            impact = replay(loaded, base_side.topology, head_side.topology, declared, at or 0.0)
+        except LoadError as error:
+            _load_failure(output_format, error.problems, base, head)
+            raise
+        report = report.with_impact(impact.to_dict())
+    if output_format == "json":
+        click.echo(json.dumps(report.to_dict(effective), indent=2, default=str))
+    elif output_format == "markdown":
+        from policy_engine.reports import diff_markdown
+
+        click.echo(diff_markdown.render(report, effective))
+    else:
+        from policy_engine.reports import diff_text
+
+        click.echo(diff_text.render(report, effective), nl=False)
+    raise SystemExit(EXIT_FINDINGS if report.failures(effective) else EXIT_OK)

@@ -1,0 +1,193 @@
+"""``batch-quota sweep SCENARIO --vary PATH=VALUES ...``: replay a scenario against every candidate."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input
+from policy_engine.loading import LoadError
+from policy_engine.reports import terminal
+from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.workload import Scenario, load_scenario
+from policy_engine.sweep.dataset import DatasetError, ResultsDataset, flat_row, share_pairs
+from policy_engine.sweep.evaluate import ERROR, OK
+from policy_engine.sweep.executor import ExecutorError, open_executor
+from policy_engine.sweep.expressions import Expression, ExpressionError, parse_expression
+from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
+from policy_engine.sweep.grid import candidate_key, expand, grid_size
+from policy_engine.sweep.progress import progress_bar
+from policy_engine.sweep.runner import run_sweep, scenario_digest
+
+DEFAULT_OBJECTIVE = "max(wait_p95)"
+RUN_KEYS = ("values", "status", "findings", "error", "summary", "shares")
+
+
+def load_or_exit(path: str) -> Scenario:
+    try:
+        return load_scenario(path)
+    except LoadError as error:
+        fail_input(error.problems)
+        raise
+
+
+def axes_or_exit(vary: tuple[str, ...], scenario: Scenario) -> list[Axis]:
+    try:
+        return parse_vary(vary, scenario.topology)
+    except VaryError as error:
+        fail_input(error.problems)
+        raise
+
+
+def run_json(record: dict) -> dict:
+    """A run of the JSON contract: exactly ``values, status, findings, error, summary, shares``."""
+    return {key: record[key] for key in RUN_KEYS}
+
+
+def ranked(records: list[dict], objective: Expression, maximize: bool) -> list[tuple[float, dict]]:
+    """Ok runs best first by ``objective`` (ties by grid order)."""
+    scored = [(objective(record), record) for record in records if record["status"] == OK]
+    return sorted(scored, key=lambda pair: (-pair[0] if maximize else pair[0], pair[1]["index"]))
+
+
+def _number(value: float) -> str:
+    return format_seconds(value) if isinstance(value, (int, float)) else str(value)
+
+
+def _text(records: list[dict], axes: list[Axis], objective: Expression, maximize: bool, top: int,
+          where: str) -> None:
+    console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
+    best = ranked(records, objective, maximize)
+    table = Table(title=f"Best {min(top, len(best))} of {len(best)} run(s) by "
+                        f"{'max' if maximize else 'min'} {objective.text}")
+    table.add_column("#", justify="right")
+    for axis in axes:
+        table.add_column(axis.path, overflow="fold")
+    for column in (objective.text, "cluster util", "wait p95", "wait max", "preemptions", "inst-h lost"):
+        table.add_column(column, justify="right")
+    for rank, (score, record) in enumerate(best[:top], start=1):
+        summary = record["summary"]
+        table.add_row(str(rank), *(json.dumps(record["values"][axis.path]) for axis in axes), _number(score),
+                      f"{summary['cluster_utilisation']:.1%}", format_seconds(summary["wait_p95"]),
+                      format_seconds(summary["wait_max"]), f"{summary['preemptions']:,}",
+                      f"{summary['instance_hours_lost']:.2f}")
+    console.print(table)
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record["status"]] = counts.get(record["status"], 0) + 1
+    console.print(f"{len(records):,} run(s): " + ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
+                  + where)
+    for record in records:
+        if record["status"] == OK:
+            continue
+        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in record["values"].items())
+        if record["status"] == ERROR:
+            console.print(f"  error  {values}: {record['error']}", highlight=False)
+        else:
+            errors = [f for f in record["findings"] if f["severity"] == "error"]
+            first = errors[0] if errors else {"rule": "?", "object": "?", "message": "?"}
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            console.print(f"  invalid  {values}: {first['rule']} {first['object']}: {first['message']}{more}",
+                          highlight=False, soft_wrap=True)
+
+
+def _csv(records: list[dict], axes: list[Axis], pairs) -> None:
+    rows = [flat_row(record, candidate_key(record["values"]), axes, pairs) for record in records]
+    columns = [c for c in (rows[0] if rows else {"run": 0}) if c != "key"]
+    writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if v is None else json.dumps(v) if isinstance(v, bool) else v) for k, v in row.items()})
+
+
+@click.command("sweep")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--vary", "vary", multiple=True, metavar="PATH=VALUES",
+              help="A field and its values (repeatable): training/QS1.borrow_limit=0,100,-1, "
+                   "training/QS2.capacity.ml.g5.xlarge=1..4, settings.backfill=false,true, workload.scale=0.8,1.2.")
+@click.option("--sample", type=click.IntRange(min=1), metavar="N", help="Run N candidates drawn from the grid.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Run on the Dask cluster at ADDRESS (tcp://HOST:8786); default $DASK_SCHEDULER_ADDRESS, else "
+                   "an embedded local cluster with one worker process per core.")
+@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+              help="Worker processes of the local cluster; 1 runs in-process.")
+@click.option("--format", "output", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False),
+              help="Stream results to a Parquet dataset in DIR (one part file per batch of finished runs).")
+@click.option("--resume", is_flag=True, help="Continue the sweep in --out DIR: finished runs are not run again.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+              help="Write DIR/index.html: a chart per varied field and a heatmap for two.")
+@click.option("--minimize", metavar="EXPR", help=f"Rank runs by EXPR, smallest first (default {DEFAULT_OBJECTIVE}).")
+@click.option("--maximize", metavar="EXPR", help="Rank runs by EXPR, largest first (e.g. cluster_utilisation).")
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Rows of the text summary.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int, scheduler: str | None,
+            workers: int | None, output: str, out_dir: str | None, resume: bool, report_dir: str | None,
+            minimize: str | None, maximize: str | None, top: int, quiet: bool) -> None:
+    """Replay SCENARIO against every combination of the --vary values (check first, then simulate)."""
+    loaded = load_or_exit(scenario)
+    axes = axes_or_exit(vary, loaded)
+    if minimize and maximize:
+        fail_input(["--minimize and --maximize: give one objective to rank by (tune takes several)"])
+    if resume and not out_dir:
+        fail_input(["--resume needs --out DIR: the dataset of the sweep to continue"])
+    try:
+        objective = parse_expression(maximize or minimize or DEFAULT_OBJECTIVE, loaded.topology)
+    except ExpressionError as error:
+        fail_input([f"--{'maximize' if maximize else 'minimize'}: {error}"])
+        raise
+    pairs = share_pairs(loaded.topology, axes)
+    dataset = None
+    if out_dir:
+        manifest = {"scenario": Path(scenario).name, "scenario_sha256": scenario_digest(loaded),
+                    "vary": [{"path": a.path, "values": list(a.values)} for a in axes]}
+        try:
+            dataset = ResultsDataset(Path(out_dir), axes, pairs, manifest, resume)
+        except DatasetError as error:
+            fail_input([str(error)])
+    candidates = list(expand(axes, sample, seed))
+    if sample is not None and sample >= grid_size(axes):
+        click.echo(f"note: --sample {sample} covers the whole grid of {grid_size(axes)}: running every candidate",
+                   err=True)
+    try:
+        executor = open_executor(scheduler, workers)
+    except ExecutorError as error:
+        fail_input([str(error)])
+        raise
+    with executor, progress_bar("sweep", not quiet) as update:
+        if not quiet:
+            click.echo(f"{len(candidates):,} of {grid_size(axes):,} candidate(s) on {executor.description}",
+                       err=True)
+        try:
+            records = run_sweep(loaded, axes, candidates, executor, dataset, update)
+        except OSError as error:
+            fail_input([f"{out_dir}: cannot write results: {error.strerror or error}"])
+            raise
+        except Exception as error:  # the cluster itself failed (a task's worker died too often, scheduler gone)
+            kept = f"; the finished runs are in {out_dir}: --resume continues" if out_dir else ""
+            fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}{kept}"])
+            raise
+    if report_dir:
+        from policy_engine.sweep.report import write_sweep_report
+
+        try:
+            page = write_sweep_report(records, axes, objective, Path(report_dir), source=scenario)
+        except OSError as error:
+            fail_input([f"{report_dir}: cannot write the report: {error.strerror or error}"])
+            raise
+        click.echo(f"wrote {page}", err=True)
+    if output == "json":
+        json.dump({"runs": [run_json(record) for record in records]}, sys.stdout)
+        sys.stdout.write("\n")
+    elif output == "csv":
+        _csv(records, axes, pairs)
+    else:
+        where = f"; results in {out_dir}" if out_dir else ""
+        _text(records, axes, objective, bool(maximize), top, where)
+    raise SystemExit(EXIT_FINDINGS if any(r["status"] == ERROR for r in records) else EXIT_OK)

@@ -1,0 +1,214 @@
+"""``batch-quota tune SCENARIO --vary ... --minimize EXPR --budget N``: recommend a topology, with evidence."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+import yaml
+from rich.table import Table
+
+from policy_engine.checks import check_topology
+from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input
+from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, axes_or_exit, load_or_exit, run_json
+from policy_engine.model import Topology
+from policy_engine.reports import terminal
+from policy_engine.simulation.numbers import format_seconds
+from policy_engine.sweep.candidate import topology_for
+from policy_engine.sweep.evaluate import OK
+from policy_engine.sweep.executor import ExecutorError, open_executor
+from policy_engine.sweep.expressions import ExpressionError, parse_constraint, parse_expression
+from policy_engine.sweep.grammar import Axis
+from policy_engine.sweep.progress import progress_bar
+from policy_engine.sweep.tune import Objective, TuneResult, feasible, tune
+
+
+def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """Objectives keep the order of the command line (click processes options in the order given)."""
+    ctx.meta.setdefault("objective_order", []).extend((param.name, text) for text in value)
+    return value
+
+
+def topology_yaml(topology: Topology, header: str) -> str:
+    """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out)."""
+    data = topology.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    comments = "".join(f"# {line}\n" for line in header.splitlines())
+    return comments + yaml.safe_dump(data, sort_keys=False)
+
+
+def _figure(value, percent: bool = False) -> str:
+    if percent:
+        return f"{value:.1%}"
+    if isinstance(value, float) and not value.is_integer():
+        return format_seconds(round(value, 6))
+    return format_seconds(value) if isinstance(value, (int, float)) else str(value)
+
+
+def _evidence_rows(result: TuneResult, objectives: list[Objective], constraints) -> list[tuple[str, str, str]]:
+    rows = []
+    current, chosen = result.current, result.chosen
+    for objective in objectives:
+        percent = "utilisation" in objective.expression.text
+        rows.append((objective.label,
+                     _figure(objective.expression(current), percent) if current["status"] == OK else "-",
+                     _figure(objective.expression(chosen), percent) if chosen else "-"))
+    for constraint in constraints:
+        rows.append((f"constraint {constraint.text}",
+                     ("holds" if constraint.holds(current) else "violated") if current["status"] == OK else "-",
+                     ("holds" if constraint.holds(chosen) else "violated") if chosen else "-"))
+    for key, label in (("cluster_utilisation", "cluster utilisation"), ("wait_p95", "wait p95 (s)"),
+                       ("wait_max", "wait max (s)"), ("preemptions", "preemptions"),
+                       ("instance_hours_lost", "instance-hours lost")):
+        percent = key == "cluster_utilisation"
+        rows.append((label, _figure(current["summary"][key], percent) if current["status"] == OK else "-",
+                     _figure(chosen["summary"][key], percent) if chosen else "-"))
+    if current["status"] != OK:
+        rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
+    return rows
+
+
+def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective]) -> list[tuple]:
+    return [(str(rank), *(json.dumps(r["values"][a.path]) for a in axes),
+             *(_figure(o.expression(r)) for o in objectives))
+            for rank, r in enumerate(result.front, start=1)]
+
+
+@click.command("tune")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--vary", "vary", multiple=True, metavar="PATH=VALUES",
+              help="The search space, as for sweep (repeatable).")
+@click.option("--minimize", multiple=True, metavar="EXPR", callback=_remember_order,
+              help="An objective to minimize, e.g. 'max(wait_p95)' (repeatable: several make a Pareto front).")
+@click.option("--maximize", multiple=True, metavar="EXPR", callback=_remember_order,
+              help="An objective to maximize, e.g. cluster_utilisation.")
+@click.option("--constraint", "constraints", multiple=True, metavar="EXPR",
+              help="'guarantees' or EXPR <= NUMBER, e.g. 'share(training/prod).wait_p95 <= 600' (repeatable).")
+@click.option("--budget", type=click.IntRange(min=1), required=True, metavar="N", help="Candidates to simulate.")
+@click.option("-o", "--output-topology", "out_file", type=click.Path(dir_okay=False),
+              help="Write the recommended topology (YAML; it passes check).")
+@click.option("--pick", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="With several objectives: recommend the N-th point of the Pareto front (by the first objective).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampler.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Candidates asked per round (fixed, so results do not depend on the worker count).")
+@click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else local).")
+@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+              help="Worker processes of the local cluster; 1 runs in-process.")
+@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+              help="Write DIR/index.html with the evidence, the Pareto front and its chart.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.pass_context
+def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: tuple[str, ...],
+            maximize: tuple[str, ...], constraints: tuple[str, ...], budget: int, out_file: str | None, pick: int,
+            seed: int, batch_size: int, scheduler: str | None, workers: int | None, output: str,
+            report_dir: str | None, quiet: bool) -> None:
+    """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
+    loaded = load_or_exit(scenario)
+    axes = axes_or_exit(vary, loaded)
+    order = ctx.meta.get("objective_order") or [("minimize", DEFAULT_OBJECTIVE)]
+    problems, objectives, parsed_constraints = [], [], []
+    for name, text in order:
+        try:
+            objectives.append(Objective(parse_expression(text, loaded.topology), name == "maximize"))
+        except ExpressionError as error:
+            problems.append(f"--{name}: {error}")
+    for text in constraints:
+        try:
+            parsed_constraints.append(parse_constraint(text, loaded.topology))
+        except ExpressionError as error:
+            problems.append(f"--constraint: {error}")
+    if pick > 1 and len(order) < 2:
+        problems.append("--pick chooses a point of a Pareto front: it needs two or more objectives")
+    if problems:
+        fail_input(problems)
+    try:
+        executor = open_executor(scheduler, workers)
+    except ExecutorError as error:
+        fail_input([str(error)])
+        raise
+    with executor, progress_bar("tune", not quiet) as update:
+        if not quiet:
+            click.echo(f"tuning {len(axes)} field(s), budget {budget} run(s), on {executor.description}", err=True)
+        result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick, update)
+    if len(objectives) > 1 and result.front and pick > len(result.front):
+        fail_input([f"--pick {pick}: the Pareto front has {len(result.front)} point(s)"])
+    best_topology = topology_for(loaded.topology, axes, result.chosen["values"]) if result.chosen else None
+    if out_file and best_topology is not None:
+        if not check_topology(best_topology).ok:  # never: an invalid candidate is not simulated, so not chosen
+            fail_input([f"{out_file}: the recommended topology does not pass check; nothing written"])
+        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.chosen["values"].items())
+        header = f"Recommended by batch-quota tune {scenario}\n{values}\n" + "\n".join(o.label for o in objectives)
+        try:
+            Path(out_file).write_text(topology_yaml(best_topology, header), encoding="utf-8")
+        except OSError as error:
+            fail_input([f"{out_file}: cannot write the topology: {error.strerror or error}"])
+    evidence = _evidence_rows(result, objectives, parsed_constraints)
+    front_rows = _front_rows(result, axes, objectives)
+    if report_dir:
+        _write_report(result, axes, objectives, evidence, front_rows, Path(report_dir), scenario)
+    if output == "json":
+        json.dump({
+            "objectives": [o.label for o in objectives],
+            "constraints": [c.text for c in parsed_constraints],
+            "recommended": run_json(result.chosen) if result.chosen else None,
+            "current": run_json(result.current),
+            "front": [run_json(r) for r in result.front],
+            "runs": [run_json(r) for r in result.runs],
+        }, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        _text(result, axes, objectives, parsed_constraints, evidence, front_rows, out_file)
+    raise SystemExit(EXIT_OK if result.chosen else EXIT_FINDINGS)
+
+
+def _text(result, axes, objectives, constraints, evidence, front_rows, out_file) -> None:
+    console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
+    ok = sum(1 for r in result.runs if r["status"] == OK)
+    good = sum(1 for r in result.runs if feasible(r, constraints))
+    console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
+    if result.chosen is None:
+        console.print("no candidate met every constraint: nothing to recommend")
+        return
+    values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.chosen["values"].items())
+    console.print(f"recommended: {values}" + (f" (written to {out_file})" if out_file else ""), highlight=False)
+    table = Table(title="Evidence: recommended against the current topology")
+    for column in ("", "current", "recommended"):
+        table.add_column(column, justify="right" if column else "left")
+    for row in evidence:
+        table.add_row(*row)
+    console.print(table)
+    if front_rows:
+        front = Table(title=f"Pareto front ({len(front_rows)} point(s); --pick N chooses)")
+        front.add_column("#", justify="right")
+        for axis in axes:
+            front.add_column(axis.path, overflow="fold")
+        for objective in objectives:
+            front.add_column(objective.label, justify="right")
+        for row in front_rows:
+            front.add_row(*row)
+        console.print(front)
+
+
+def _write_report(result, axes, objectives, evidence, front_rows, directory: Path, source: str) -> None:
+    from policy_engine.sweep.report import html_table, pareto_chart, write_tune_report
+
+    evidence_html = html_table(("", "current", "recommended"), evidence, numeric={1, 2})
+    front_html = ""
+    charts = []
+    if len(objectives) > 1:
+        front_html = html_table(("#", *(a.path for a in axes), *(o.label for o in objectives)), front_rows,
+                            numeric={0, *range(len(axes) + 1, len(axes) + 1 + len(objectives))})
+        on_front = {id(r) for r in result.front}
+        points = [(objectives[0].expression(r), objectives[1].expression(r), id(r) in on_front)
+                  for r in result.runs if r["status"] == OK]
+        charts.append(pareto_chart(points, (objectives[0].label, objectives[1].label)))
+    try:
+        page = write_tune_report(evidence_html, front_html, charts, result.runs, axes, objectives[0].expression,
+                                 directory, source)
+    except OSError as error:
+        fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
+        return
+    click.echo(f"wrote {page}", err=True)

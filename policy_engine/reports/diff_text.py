@@ -1,0 +1,116 @@
+"""``batch-quota diff`` for people: the verdict, then what changes per share, guarantee, finding and hazard."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from policy_engine.changes.report import FAIL_ON, ChangeReport, FieldChange, GuaranteeChange, ObjectChange
+from policy_engine.simulation.numbers import format_seconds
+
+KIND_TITLES = {"service_environment": "Service environments", "job_queue": "Job queues",
+               "quota_share": "Quota shares"}
+
+
+def shown(value: Any) -> str:
+    """A value as a reviewer reads it: ``-`` for absent, mappings inline, lists joined."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "{}"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "nobody"
+    return str(value)
+
+
+def describe(change: FieldChange) -> str:
+    """``limit ml.g5.xlarge: 2 -> 1``; list fields as ``+added -removed``."""
+    if change.field in ("preempted_by", "may_preempt"):
+        added = [x for x in change.after if x not in change.before]
+        removed = [x for x in change.before if x not in change.after]
+        parts = [f"+{x}" for x in added] + [f"-{x}" for x in removed]
+        return f"{change.field}: {' '.join(parts)}"
+    return f"{change.name}: {shown(change.before)} -> {shown(change.after)}"
+
+
+def object_line(change: ObjectChange) -> str:
+    if change.status == "renamed":
+        return f"{change.renamed_from} -> {change.name} (renamed)"
+    return f"{change.name} ({change.status})"
+
+
+def guarantee_line(change: GuaranteeChange) -> str:
+    what = f"{change.share} {change.property}" + (f" {change.instance_type}" if change.instance_type else "")
+    label = ("LOST" if change.lost else "REGAINED" if change.regained else "DROPPED" if change.after == "absent"
+             else "NEW" if change.before == "absent" else change.after.upper())
+    return f"{label:<8} {what}: {change.before} -> {change.after}"
+
+
+def verdict(report: ChangeReport, fail_on: tuple[str, ...]) -> str:
+    failures = report.failures(fail_on)
+    return ("FAIL: " + ", ".join(failures)) if failures else "OK: nothing got worse"
+
+
+def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
+    lines = [f"batch-quota diff {report.base} -> {report.head}", "", verdict(report, fail_on), ""]
+    if not (report.objects or report.guarantees or report.new_findings or report.resolved_findings
+            or report.hazards):
+        lines += ["No change to shares, queues, environments, guarantees or findings.", ""]
+    for kind, title in KIND_TITLES.items():
+        changes = [c for c in report.objects if c.kind == kind]
+        if not changes:
+            continue
+        lines.append(f"{title} ({len(changes)})")
+        for change in changes:
+            lines.append(f"  {object_line(change)}")
+            lines += [f"      {describe(field)}" for field in change.changes]
+        lines.append("")
+    if report.guarantees:
+        lines.append(f"Guarantees ({len(report.guarantees)})")
+        for change in report.guarantees:
+            lines.append(f"  {guarantee_line(change)}")
+            if change.after == "refuted" and change.message:
+                lines.append(f"           {change.message}")
+                if change.counterexample:
+                    lines.append(f"           counterexample: {json.dumps(change.counterexample, sort_keys=True)}")
+        lines.append("")
+    for title, findings in (("New findings", report.new_findings), ("Resolved findings", report.resolved_findings)):
+        if findings:
+            lines.append(f"{title} ({len(findings)})")
+            lines += [f"  {finding.line()}" for finding in findings]
+            lines.append("")
+    if report.hazards:
+        lines.append(f"Deploy hazards ({len(report.hazards)})")
+        for hazard in report.hazards:
+            lines.append(f"  {hazard.kind} {hazard.resource_type} {hazard.object}")
+            lines.append(f"      {hazard.message}")
+        lines.append("")
+    if report.impact is not None:
+        lines += impact_lines(report.impact)
+    return "\n".join(lines)
+
+
+def impact_lines(impact: dict) -> list[str]:
+    """The replay's figures: preempted jobs, wait changes per share, instance-hours lost."""
+    lines = [f"Impact of applying HEAD at t={format_seconds(impact['at'])} s to {impact['scenario']}",
+             f"  jobs preempted because of the change: {len(impact['preempted'])}",
+             f"  instance-hours lost because of the change: {impact['instance_hours_lost']:.3f} (without "
+             f"{impact['instance_hours_lost_before']:.3f}, with {impact['instance_hours_lost_after']:.3f}"
+             + ("; the change saves work)" if impact["instance_hours_lost"] < 0 else ")")]
+    for job in impact["preempted"]:
+        lines.append(f"    {job['name']} ({job['share']}, {job['instances']} {job['instance_type']}): "
+                     f"preempted {job['preemptions_before']} -> {job['preemptions_after']} time(s)")
+    if impact["waits"]:
+        lines.append("  mean wait per share (s), without -> with the change:")
+        for row in impact["waits"]:
+            lines.append(f"    {row['share']} {row['instance_type']}: {row['mean_wait_before']:.3f} -> "
+                         f"{row['mean_wait_after']:.3f} ({row['jobs']} job(s))")
+    if impact["never_finish"]:
+        lines.append(f"  jobs that succeed only without the change: {', '.join(impact['never_finish'][:20])}"
+                     + (f" ... ({len(impact['never_finish'])} in all)" if len(impact["never_finish"]) > 20 else ""))
+    for note in impact.get("notes", []):
+        lines.append(f"  note: {note}")
+    lines.append("")
+    return lines

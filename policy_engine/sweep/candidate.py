@@ -1,0 +1,89 @@
+"""One candidate as the simulator sees it: the scenario with the varied fields set.
+
+Topology fields are set with ``model_copy`` on the frozen records (the values are typed by
+the grammar already, and ``check`` runs on the result); settings with ``dataclasses.replace``;
+workload transforms build new job tuples, leaving the shared workload untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from policy_engine.model import JobQueue, Topology, share_id
+from policy_engine.simulation.engine import PriorityUpdate, SimulationSettings
+from policy_engine.simulation.jobs import JobSpec
+from policy_engine.simulation.workload import Scenario
+from policy_engine.sweep.grammar import Axis
+
+
+@dataclass(frozen=True)
+class Variant:
+    topology: Topology
+    jobs: Sequence[JobSpec]
+    updates: Sequence[PriorityUpdate]
+    settings: SimulationSettings
+
+
+def _set_share(topology: Topology, axis: Axis, value: Any) -> Topology:
+    queues: list[JobQueue] = []
+    for queue in topology.job_queues:
+        shares = []
+        for share in queue.shares:
+            if share_id(queue, share) == axis.target:
+                if axis.field == "capacity":
+                    share = share.model_copy(update={"capacity": {**share.capacity, axis.instance_type: value}})
+                else:
+                    share = share.model_copy(update={axis.field: value})
+            shares.append(share)
+        queues.append(queue.model_copy(update={"shares": tuple(shares)}))
+    return topology.model_copy(update={"job_queues": tuple(queues)})
+
+
+def _set_environment(topology: Topology, axis: Axis, value: Any) -> Topology:
+    environments = tuple(
+        env.model_copy(update={"capacity": {**env.capacity, axis.instance_type: value}}) if env.name == axis.target
+        else env
+        for env in topology.service_environments
+    )
+    return topology.model_copy(update={"service_environments": environments})
+
+
+def topology_for(topology: Topology, axes: Sequence[Axis], values: dict[str, Any]) -> Topology:
+    """The candidate topology: ``topology`` with every share and environment axis set."""
+    for axis in axes:
+        if axis.kind == "share":
+            topology = _set_share(topology, axis, values[axis.path])
+        elif axis.kind == "environment":
+            topology = _set_environment(topology, axis, values[axis.path])
+    return topology
+
+
+def variant(scenario: Scenario, axes: Sequence[Axis], values: dict[str, Any]) -> Variant:
+    """The scenario as one candidate sees it."""
+    topology = topology_for(scenario.topology, axes, values)
+    settings = scenario.settings
+    scale = duration_scale = 1.0
+    for axis in axes:
+        value = values[axis.path]
+        if axis.kind == "settings":
+            settings = replace(settings, **{axis.field: value})
+        elif axis.kind == "workload" and axis.field == "scale":
+            scale = value
+        elif axis.kind == "workload":
+            duration_scale = value
+    jobs: Sequence[JobSpec] = scenario.jobs
+    updates: Sequence[PriorityUpdate] = scenario.updates
+    if scale != 1.0 or duration_scale != 1.0:
+        jobs = [_scaled(spec, scale, duration_scale) for spec in jobs]
+        # an update keeps its place relative to the job it changes: its time scales like the submissions
+        updates = [replace(update, at=update.at / scale) for update in updates]
+    return Variant(topology, jobs, updates, settings)
+
+
+def _scaled(spec: JobSpec, scale: float, duration_scale: float) -> JobSpec:
+    """Arrival-rate scaling divides submission times; duration scaling multiplies the work (and a failure point)."""
+    fail_after = spec.fail_after * duration_scale if spec.fail_after is not None else None
+    return spec._replace(submit_at=spec.submit_at / scale, duration=spec.duration * duration_scale,
+                         fail_after=fail_after)

@@ -1,0 +1,167 @@
+"""Sweep results as a Parquet dataset: one part file per batch of finished runs, and resume.
+
+One row per run: its grid index and key, one typed column per varied field, status, findings
+and error, the cluster-wide figures, one column per share, instance type and figure
+(``training/QS1[ml.g5.xlarge].wait_p95``), and ``summary``/``shares`` as simulate's JSON text so
+the JSON output is rebuilt exactly on resume. The schema is fixed before the first run, so every part
+file has the same columns and ``pandas.read_parquet(DIR)`` / ``polars.read_parquet(DIR/*.parquet)``
+open the directory directly. A part file is written under a dot name and renamed, so a reader never
+sees half of one; ``_sweep.json`` (ignored by Parquet readers) records what the sweep varies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from policy_engine.model import Topology, share_id
+from policy_engine.sweep.expressions import SHARE_METRICS, SUMMARY_METRICS
+from policy_engine.sweep.grammar import Axis
+
+MANIFEST = "_sweep.json"
+PART = "part-{:05d}.parquet"
+_INTEGER_FIELDS = {"borrow_limit", "capacity"}
+_BOOLEAN_FIELDS = {"in_share_preemption", "backfill"}
+_INTEGER_METRICS = {"jobs", "preemptions"}
+
+
+class DatasetError(RuntimeError):
+    """The output directory cannot be used as asked (exit 2)."""
+
+
+def share_pairs(topology: Topology, axes: Sequence[Axis]) -> list[tuple[str, str]]:
+    """Every (share, instance type) a candidate can report, in topology order (capacity axes may add types)."""
+    pairs = [(share_id(q, s), t) for q, s in topology.shares() for t in s.capacity]
+    for axis in axes:
+        if axis.kind == "share" and axis.field == "capacity" and (axis.target, axis.instance_type) not in pairs:
+            pairs.append((axis.target, axis.instance_type or ""))
+    return pairs
+
+
+def share_column(share: str, instance_type: str, metric: str) -> str:
+    return f"{share}[{instance_type}].{metric}"
+
+
+def _axis_type(axis: Axis):
+    import pyarrow as pa
+
+    if axis.kind == "workload" or axis.field in ("startup_delay", "preemption_delay", "min_runtime"):
+        return pa.float64()
+    if axis.field in _INTEGER_FIELDS:
+        return pa.int64()
+    if axis.field in _BOOLEAN_FIELDS:
+        return pa.bool_()
+    return pa.string()
+
+
+def schema(axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]):
+    import pyarrow as pa
+
+    fields = [pa.field("run", pa.int64()), pa.field("key", pa.string())]
+    fields += [pa.field(axis.path, _axis_type(axis)) for axis in axes]
+    fields += [pa.field(name, pa.string()) for name in ("status", "error", "findings")]
+    fields += [pa.field(m, pa.int64() if m in _INTEGER_METRICS else pa.float64()) for m in SUMMARY_METRICS]
+    for share, instance_type in pairs:
+        fields += [pa.field(share_column(share, instance_type, m), pa.int64() if m in _INTEGER_METRICS
+                            else pa.float64()) for m in SHARE_METRICS]
+    fields += [pa.field("summary", pa.string()), pa.field("shares", pa.string())]
+    return pa.schema(fields)
+
+
+def flat_row(record: dict[str, Any], key: str, axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]) -> dict:
+    """The run as one flat row (the CSV output and the Parquet columns, without the JSON text)."""
+    row: dict[str, Any] = {"run": record["index"], "key": key}
+    row.update({axis.path: record["values"][axis.path] for axis in axes})
+    row.update(status=record["status"], error=record["error"], findings=json.dumps(record["findings"]))
+    summary = record["summary"]
+    row.update({metric: summary.get(metric) for metric in SUMMARY_METRICS})
+    by_pair = {(entry["share"], entry["instance_type"]): entry for entry in record["shares"]}
+    for share, instance_type in pairs:
+        entry = by_pair.get((share, instance_type), {})
+        row.update({share_column(share, instance_type, m): entry.get(m) for m in SHARE_METRICS})
+    return row
+
+
+class ResultsDataset:
+    """Appends finished runs as part files; knows which runs a previous, interrupted sweep finished."""
+
+    def __init__(self, directory: Path, axes: Sequence[Axis], pairs: Sequence[tuple[str, str]], manifest: dict,
+                 resume: bool):
+        self.directory = directory
+        self.axes, self.pairs = list(axes), list(pairs)
+        self.schema = schema(axes, pairs)
+        self.written: dict[str, dict] = {}
+        self._next_part = 1
+        existing = sorted(directory.glob("part-*.parquet")) if directory.is_dir() else []
+        manifest_path = directory / MANIFEST
+        if existing or manifest_path.exists():
+            if not resume:
+                raise DatasetError(f"{directory}: already holds sweep results; pass --resume to continue that "
+                                   "sweep or choose an empty directory")
+            self._check_manifest(manifest_path, manifest)
+            self._load(existing)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        except OSError as error:
+            raise DatasetError(f"{directory}: cannot write results: {error.strerror or error}") from None
+
+    def _check_manifest(self, path: Path, manifest: dict) -> None:
+        try:
+            previous = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise DatasetError(f"{path}: cannot read the sweep manifest: {error}") from None
+        if previous.get("vary") != manifest["vary"]:
+            raise DatasetError(f"{self.directory}: --resume with other --vary fields or values than the sweep "
+                               f"there ({', '.join(a['path'] for a in previous.get('vary', []))}); "
+                               "use the same --vary arguments or another directory")
+        if previous.get("scenario_sha256") != manifest["scenario_sha256"]:
+            raise DatasetError(f"{self.directory}: --resume of a sweep of another scenario (the scenario, its "
+                               "topology or its workload changed since); use another directory")
+
+    def _load(self, parts: Sequence[Path]) -> None:
+        import pyarrow.parquet as pq
+
+        for part in parts:
+            try:
+                table = pq.read_table(part)
+            except Exception as error:  # pyarrow raises several types for a damaged file
+                raise DatasetError(f"{part}: cannot read this part file: {error}") from None
+            for row in table.to_pylist():
+                self.written[row["key"]] = {
+                    "index": row["run"],
+                    "values": {axis.path: row[axis.path] for axis in self.axes},
+                    "status": row["status"],
+                    "findings": json.loads(row["findings"]),
+                    "error": row["error"],
+                    "summary": json.loads(row["summary"]),
+                    "shares": json.loads(row["shares"]),
+                }
+            number = int(part.stem.split("-")[1])
+            self._next_part = max(self._next_part, number + 1)
+
+    def append(self, batch: Iterable[tuple[str, dict]]) -> int:
+        """Write one part file of ``(key, record)``; a key already written is skipped. Returns rows written."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rows = []
+        for key, record in batch:
+            if key in self.written:
+                continue
+            self.written[key] = record
+            row = flat_row(record, key, self.axes, self.pairs)
+            row.update(summary=json.dumps(record["summary"]), shares=json.dumps(record["shares"]))
+            rows.append(row)
+        if not rows:
+            return 0
+        table = pa.Table.from_pylist(rows, schema=self.schema)
+        name = PART.format(self._next_part)
+        temporary = self.directory / f".{name}.tmp"
+        pq.write_table(table, temporary)
+        os.replace(temporary, self.directory / name)
+        self._next_part += 1
+        return len(rows)

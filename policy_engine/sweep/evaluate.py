@@ -1,0 +1,75 @@
+"""Evaluate one candidate: ``check`` its topology, then simulate it when no rule found an error.
+
+Runs on a Dask worker (or in-process): it takes the shared scenario and returns a plain,
+picklable run record, the object of the sweep's JSON ``runs`` list plus its grid index.
+``summary`` and ``shares`` are built exactly as ``simulate --format json`` builds them.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from policy_engine.checks import check_topology
+from policy_engine.model import Topology
+from policy_engine.reports.check_json import finding_to_dict
+from policy_engine.simulation.engine import simulate
+from policy_engine.simulation.gcpause import gc_paused
+from policy_engine.simulation.numbers import plain
+from policy_engine.simulation.results import SimulationResult
+from policy_engine.simulation.workload import Scenario
+from policy_engine.sweep.candidate import variant
+from policy_engine.sweep.grammar import Axis
+from policy_engine.sweep.grid import Candidate
+
+OK, INVALID, ERROR = "ok", "invalid", "error"
+
+
+def simulation_json(result: SimulationResult) -> tuple[dict, list[dict]]:
+    """``summary`` and ``shares`` of ``simulate --format json`` (``SimulationResult.write_json``)."""
+    return plain(result.summary), plain([metrics.to_json() for metrics in result.shares])
+
+
+#: Candidates that differ only in settings or workload share a topology: check it once per worker.
+_CHECKED: OrderedDict[str, tuple[bool, list[dict]]] = OrderedDict()
+_CHECK_CACHE_SIZE = 64
+_LOCK = threading.Lock()
+
+
+def checked(topology: Topology) -> tuple[bool, list[dict]]:
+    """``(ok, findings as check --format json)`` of ``topology``, remembered for the last few topologies."""
+    key = topology.model_dump_json()
+    with _LOCK:  # a worker may run several tasks in threads
+        if key in _CHECKED:
+            _CHECKED.move_to_end(key)
+            return _CHECKED[key]
+    report = check_topology(topology)
+    answer = (report.ok, [finding_to_dict(finding) for finding in report.findings])
+    with _LOCK:
+        _CHECKED[key] = answer
+        if len(_CHECKED) > _CHECK_CACHE_SIZE:
+            _CHECKED.popitem(last=False)
+    return answer
+
+
+def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate) -> dict[str, Any]:
+    """The run record of one candidate; never raises (a failure is recorded as status ``error``)."""
+    record: dict[str, Any] = {"index": candidate.index, "values": dict(candidate.values), "status": OK,
+                              "findings": [], "error": "", "summary": {}, "shares": []}
+    try:
+        with gc_paused():  # building the candidate's workload and results allocates in bulk (about 15 % faster)
+            chosen = variant(scenario, axes, candidate.values)
+            ok, findings = checked(chosen.topology)
+            record["findings"] = copy.deepcopy(findings)
+            if not ok:
+                record["status"] = INVALID
+                return record
+            result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings, live=scenario.live)
+            record["summary"], record["shares"] = simulation_json(result)
+    except Exception as error:  # one bad candidate must not end a sweep of thousands
+        record["status"] = ERROR
+        record["error"] = f"{type(error).__name__}: {error}"
+    return record

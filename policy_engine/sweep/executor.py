@@ -1,0 +1,147 @@
+"""Where runs execute: in this process (``--workers 1``), or on Dask distributed (the same code path
+for an embedded ``LocalCluster`` and an existing cluster at ``--scheduler`` / ``DASK_SCHEDULER_ADDRESS``).
+
+The shared input (the scenario's workload) is scattered to every worker once and each task names
+it, so it is never copied per task. Tasks are submitted through a bounded window (memory stays
+flat for a million-run grid) and results come back as they finish; Dask retries a task whose worker
+died, and each task yields exactly one result.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity, e.g. inside a container), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class ExecutorError(RuntimeError):
+    """The executor cannot start or reach its cluster (a usage problem: exit 2)."""
+
+
+class InProcess(AbstractContextManager):
+    """``--workers 1``: run every task here, in submission order (for debugging, and the reference)."""
+
+    workers = 1
+    description = "in-process (1 worker)"
+
+    def share(self, shared: Any) -> Any:
+        return shared
+
+    def release(self, handle: Any) -> None:
+        return None
+
+    def map(self, function: Callable, shared: Any, items: Iterable[Any]) -> Iterator[Any]:
+        for item in items:
+            yield function(shared, item)
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+class DaskExecutor(AbstractContextManager):
+    """Runs tasks on a Dask cluster: its own ``LocalCluster`` or one at ``address``."""
+
+    #: Tasks in flight per worker thread: enough to keep workers busy while results are written.
+    WINDOW_PER_WORKER = 4
+    #: Each task is retried this many times when it raises (a lost worker is rescheduled by Dask itself).
+    RETRIES = 2
+
+    def __init__(self, address: str | None = None, workers: int | None = None):
+        from dask.distributed import Client, LocalCluster
+
+        self._cluster = None
+        try:
+            if address:
+                self.client = Client(address, timeout="10s")
+            else:
+                count = workers or usable_cores()
+                self._cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                                             dashboard_address="127.0.0.1:0", host="127.0.0.1",
+                                             silence_logs=logging.ERROR)
+                self.client = Client(self._cluster)
+        except (OSError, TimeoutError, ValueError) as error:
+            if self._cluster is not None:
+                self._cluster.close()
+            where = f"Dask scheduler {address}" if address else "a local Dask cluster"
+            raise ExecutorError(f"cannot reach {where}: {error}") from None
+        threads = self.client.nthreads()
+        self.workers = max(1, sum(threads.values()))
+        self.description = (f"Dask scheduler {address} ({len(threads)} worker(s), {self.workers} thread(s))"
+                            if address else f"local Dask cluster ({len(threads)} worker process(es))")
+
+    def share(self, shared: Any) -> Any:
+        """Scatter ``shared`` to every worker once; pass the handle to ``map`` as often as needed."""
+        return self.client.scatter(shared, broadcast=True, hash=False)
+
+    def release(self, handle: Any) -> None:
+        handle.release()
+
+    def map(self, function: Callable, shared: Any, items: Iterable[Any]) -> Iterator[Any]:
+        """``function(shared, item)`` for every item, results in completion order.
+
+        ``shared`` is scattered here unless it is a handle from ``share`` already.
+        """
+        from dask.distributed import Future, as_completed
+
+        owned = not isinstance(shared, Future)
+        handle = self.share(shared) if owned else shared
+        prefix = f"batch-quota-{uuid.uuid4().hex[:12]}"
+        pending = iter(enumerate(items))
+        finished = as_completed()
+        window = self.workers * self.WINDOW_PER_WORKER
+
+        def submit_next() -> bool:
+            step = next(pending, None)
+            if step is None:
+                return False
+            number, item = step
+            finished.add(self.client.submit(function, handle, item, key=f"{prefix}-{number}", pure=False,
+                                            retries=self.RETRIES))
+            return True
+
+        for _ in range(window):
+            if not submit_next():
+                break
+        try:
+            for future in finished:
+                result = future.result()
+                future.release()
+                submit_next()
+                yield result
+        finally:
+            for future in list(finished.futures):
+                future.cancel()
+            if owned:
+                handle.release()
+
+    def __exit__(self, *exc) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def open_executor(scheduler: str | None, workers: int | None) -> InProcess | DaskExecutor:
+    """``--workers 1``: in-process; otherwise Dask (``--scheduler``, else ``DASK_SCHEDULER_ADDRESS``, else local)."""
+    if workers is not None and workers < 1:
+        raise ExecutorError(f"--workers must be at least 1, got {workers}")
+    if scheduler and workers is not None:
+        raise ExecutorError("--workers sizes the embedded local cluster; an existing cluster at --scheduler "
+                            f"({scheduler}) has its own workers: give one or the other")
+    # an explicit --workers wins over the environment's scheduler address
+    address = scheduler or (None if workers is not None else os.environ.get(SCHEDULER_ENV) or None)
+    if address is None and workers == 1:
+        return InProcess()
+    return DaskExecutor(address, workers)

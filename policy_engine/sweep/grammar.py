@@ -1,0 +1,277 @@
+"""The ``--vary PATH=VALUES`` grammar: which field of a scenario a sweep changes, and to what.
+
+Paths:
+  ``QUEUE/SHARE.borrow_limit`` | ``.strategy`` | ``.in_share_preemption`` | ``.state`` | ``.capacity.TYPE``
+  (``SHARE.…`` when the share name is unique), ``ENVIRONMENT.capacity.TYPE``,
+  ``settings.backfill`` | ``.victim_policy`` | ``.startup_delay`` | ``.preemption_delay`` | ``.min_runtime``,
+  ``workload.scale`` (submission times divided by the factor) | ``workload.duration_scale``.
+  Everything after ``capacity.`` is the instance type (instance types contain dots).
+Values: a comma-separated list; ``A..B`` is an inclusive integer range, ``A..B:STEP`` a stepped one
+(decimals need the step). Every problem is one line naming the ``--vary`` argument; all are reported at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from policy_engine.model import Topology, share_id
+from policy_engine.simulation.preemption import POLICIES
+
+STRATEGIES = ("RESERVE", "LEND", "LEND_AND_BORROW")
+STATES = ("ENABLED", "DISABLED")
+SHARE_FIELDS = ("borrow_limit", "strategy", "in_share_preemption", "state", "capacity.<instance type>")
+ENVIRONMENT_FIELDS = ("capacity.<instance type>",)
+SETTINGS_FIELDS = ("backfill", "victim_policy", "startup_delay", "preemption_delay", "min_runtime")
+WORKLOAD_FIELDS = ("scale", "duration_scale")
+#: A range may not expand to more values than this (a typo such as 0..100000 is caught, not run).
+MAX_RANGE = 10_000
+
+
+class VaryError(ValueError):
+    """One line per problem in the ``--vary`` arguments."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One varied field: where it lives and the values it takes (typed, in the order written)."""
+
+    path: str
+    kind: str  # share | environment | settings | workload
+    target: str  # QUEUE/SHARE, environment name, or "" for settings and workload
+    field: str  # borrow_limit, strategy, ..., capacity, backfill, scale, ...
+    instance_type: str | None
+    values: tuple[Any, ...]
+
+
+# --- value kinds ----------------------------------------------------------------------------------------------
+
+_INT = re.compile(r"[+-]?\d+")
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """How one field's values are written and which are allowed."""
+
+    description: str
+    parse: Callable[[str], Any]  # raises ValueError with a message
+    numeric: str | None = None  # "int" | "float": ranges allowed
+
+
+def _integer(low: int) -> _Kind:
+    def parse(text: str) -> int:
+        if not _INT.fullmatch(text):
+            raise ValueError(f"{text!r} is not an integer")
+        value = int(text)
+        if value < low:
+            raise ValueError(f"{value} is below the minimum {low}")
+        return value
+
+    return _Kind(f"an integer >= {low}", parse, "int")
+
+
+def _decimal(low: float, strict: bool) -> _Kind:
+    bound = f"> {low:g}" if strict else f">= {low:g}"
+
+    def parse(text: str) -> float:
+        if not _DECIMAL.fullmatch(text):
+            raise ValueError(f"{text!r} is not a number")
+        value = float(text)
+        if not math.isfinite(value) or value < low or (strict and value == low):
+            raise ValueError(f"{text} must be {bound}")
+        return value
+
+    return _Kind(f"a number {bound}", parse, "float")
+
+
+def _choice(options: Sequence[str]) -> _Kind:
+    def parse(text: str) -> str:
+        if text not in options:
+            close = difflib.get_close_matches(text, options, n=1)
+            raise ValueError(f"{text!r} is not one of {', '.join(options)}" + (f" (did you mean {close[0]!r}?)"
+                                                                              if close else ""))
+        return text
+
+    return _Kind(f"one of {', '.join(options)}", parse)
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.lower()
+    if lowered not in ("true", "false"):
+        raise ValueError(f"{text!r} is not true or false")
+    return lowered == "true"
+
+
+_KINDS: dict[str, _Kind] = {
+    "borrow_limit": _integer(-1),
+    "strategy": _choice(STRATEGIES),
+    "in_share_preemption": _Kind("true or false", _boolean),
+    "state": _choice(STATES),
+    "capacity": _integer(0),
+    "backfill": _Kind("true or false", _boolean),
+    "victim_policy": _choice(sorted(POLICIES)),
+    "startup_delay": _decimal(0, strict=False),
+    "preemption_delay": _decimal(0, strict=False),
+    "min_runtime": _decimal(0, strict=True),
+    "scale": _decimal(0, strict=True),
+    "duration_scale": _decimal(0, strict=True),
+}
+
+
+# --- paths ----------------------------------------------------------------------------------------------------
+
+
+def _unknown_field(field: str, allowed: Sequence[str], owner: str) -> str:
+    close = difflib.get_close_matches(field, allowed, n=1)
+    return (f"{owner} has no field {field!r} to vary (fields: {', '.join(allowed)})"
+            + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+def _resolve_path(path: str, topology: Topology) -> tuple[str, str, str, str | None, str] | str:
+    """``(kind, target, field, instance type, canonical path)`` or an error message."""
+    owner, dot, rest = path.partition(".")
+    if not dot or not owner or not rest:
+        return ("expected OWNER.FIELD: QUEUE/SHARE.FIELD, ENVIRONMENT.capacity.TYPE, settings.FIELD or "
+                "workload.FIELD")
+    if owner == "settings":
+        if rest not in SETTINGS_FIELDS:
+            return _unknown_field(rest, SETTINGS_FIELDS, "settings")
+        return "settings", "", rest, None, path
+    if owner == "workload":
+        if rest not in WORKLOAD_FIELDS:
+            return _unknown_field(rest, WORKLOAD_FIELDS, "workload")
+        return "workload", "", rest, None, path
+    shares = topology.resolve_share(owner)
+    environment = topology.environment(owner) if "/" not in owner else None
+    if len(shares) > 1:
+        return f"share {owner!r} is ambiguous ({', '.join(share_id(q, s) for q, s in shares)}); write QUEUE/SHARE"
+    if shares and environment is not None:
+        return f"{owner!r} names both a quota share and a service environment; write QUEUE/SHARE for the share"
+    field, instance_type = rest, None
+    if rest.startswith("capacity."):
+        field, instance_type = "capacity", rest[len("capacity."):]
+    elif rest == "capacity":
+        return "capacity needs the instance type: capacity.<instance type>, e.g. capacity.ml.g5.xlarge"
+    if shares:
+        queue, share = shares[0]
+        canonical = share_id(queue, share)
+        if field not in _KINDS or field not in ("borrow_limit", "strategy", "in_share_preemption", "state",
+                                                "capacity"):
+            return _unknown_field(rest, SHARE_FIELDS, f"quota share {canonical}")
+        return "share", canonical, field, instance_type, f"{canonical}.{rest}"
+    if environment is not None:
+        if field != "capacity":
+            return _unknown_field(rest, ENVIRONMENT_FIELDS, f"service environment {owner}")
+        return "environment", owner, field, instance_type, path
+    every = [share_id(q, s) for q, s in topology.shares()]
+    known = ", ".join(every[:10]) + (f", ... ({len(every)} in all)" if len(every) > 10 else "")
+    envs = ", ".join(e.name for e in topology.service_environments)
+    close = difflib.get_close_matches(owner, [*every, *(e.name for e in topology.service_environments)], n=1)
+    return (f"no quota share or service environment {owner!r} in the topology (shares: {known or 'none'}; "
+            f"environments: {envs or 'none'})" + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+# --- values ---------------------------------------------------------------------------------------------------
+
+
+def _expand_range(item: str, kind: _Kind) -> list[Any]:
+    low_text, _, rest = item.partition("..")
+    high_text, colon, step_text = rest.partition(":")
+    if kind.numeric is None:
+        raise ValueError(f"range {item!r} on a field that takes {kind.description}")
+    low, high = kind.parse(low_text.strip()), kind.parse(high_text.strip())
+    if kind.numeric == "float" and not colon:
+        raise ValueError(f"a range of decimals needs a step: {low_text}..{high_text}:STEP")
+    step: float = 1
+    if colon:
+        pattern = _INT if kind.numeric == "int" else _DECIMAL
+        if not pattern.fullmatch(step_text.strip()) or float(step_text) <= 0:
+            raise ValueError(f"range step {step_text!r} must be a positive "
+                             f"{'integer' if kind.numeric == 'int' else 'number'}")
+        step = int(step_text) if kind.numeric == "int" else float(step_text)
+    if high < low:
+        raise ValueError(f"range {item!r} is empty: {high} is below {low}")
+    count = math.floor((high - low) / step + 1e-9) + 1
+    if count > MAX_RANGE:
+        raise ValueError(f"range {item!r} has {count:,} values (at most {MAX_RANGE:,})")
+    if kind.numeric == "int":
+        return list(range(low, high + 1, int(step)))
+    return [round(low + index * step, 12) for index in range(count)]
+
+
+def _parse_values(text: str, kind: _Kind) -> tuple[list[Any], list[str]]:
+    values: list[Any] = []
+    problems: list[str] = []
+    if not text.strip():
+        return [], [f"no values (expected {kind.description}, comma-separated)"]
+    for item in (part.strip() for part in text.split(",")):
+        try:
+            if not item:
+                raise ValueError("empty value between commas")
+            values.extend(_expand_range(item, kind) if ".." in item else [kind.parse(item)])
+        except ValueError as error:
+            problems.append(f"{error} (expected {kind.description})")
+    seen: list[Any] = []
+    for value in values:
+        if value in seen and not problems:
+            problems.append(f"value {value!r} is listed twice")
+        seen.append(value)
+    return values, problems
+
+
+def parse_vary(arguments: Sequence[str], topology: Topology) -> list[Axis]:
+    """Every ``--vary`` argument as an ``Axis``; ``VaryError`` lists every problem."""
+    axes: list[Axis] = []
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for argument in arguments:
+        where = f"--vary {argument!r}"
+        path, equals, values_text = argument.partition("=")
+        path = path.strip()
+        if not equals or not path:
+            problems.append(f"{where}: expected PATH=VALUES, e.g. training/QS1.borrow_limit=0,100,200")
+            continue
+        resolved = _resolve_path(path, topology)
+        if isinstance(resolved, str):
+            problems.append(f"{where}: {path}: {resolved}")
+            continue
+        kind_name, target, field, instance_type, canonical = resolved
+        kind = _KINDS[field]
+        values, value_problems = _parse_values(values_text, kind)
+        problems.extend(f"{where}: {canonical}: {problem}" for problem in value_problems)
+        if canonical in seen:
+            problems.append(f"{where}: {canonical} is varied twice (also by --vary {seen[canonical]!r}); "
+                            "list all its values in one --vary")
+            continue
+        seen[canonical] = argument
+        if not value_problems:
+            axes.append(Axis(canonical, kind_name, target, field, instance_type, tuple(values)))
+    if not arguments:
+        problems.append("--vary: at least one PATH=VALUES is needed, e.g. --vary training/QS1.borrow_limit=0,100")
+    if problems:
+        raise VaryError(problems)
+    return axes
+
+
+def base_value(axis: Axis, topology: Topology, settings, ) -> Any:
+    """The scenario's own value of an axis (the current topology): ``None`` when the field is not set."""
+    if axis.kind == "settings":
+        return getattr(settings, axis.field)
+    if axis.kind == "workload":
+        return 1.0
+    if axis.kind == "environment":
+        environment = topology.environment(axis.target)
+        return environment.capacity.get(axis.instance_type, 0) if environment else None
+    share = topology.resolve_share(axis.target)[0][1]
+    if axis.field == "capacity":
+        return share.capacity.get(axis.instance_type or "", 0)
+    return getattr(share, axis.field)

@@ -1,0 +1,232 @@
+"""``sweep --report DIR`` and ``tune --report DIR``: one self-contained HTML page plus a PNG per chart.
+
+Self-contained like the simulation report (inline CSS, charts as ``data:`` URIs, a
+Content-Security-Policy that forbids fetching or running anything), and static: a chart per
+varied field (the per-share figure against the value, one line per share, each point the mean
+over the runs with that value), a heatmap of the objective for the first two fields, the table
+of runs; for ``tune``, the evidence and the Pareto front.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+
+from matplotlib.figure import Figure
+
+from policy_engine.simulation.numbers import format_seconds
+from policy_engine.sweep.evaluate import OK
+from policy_engine.sweep.expressions import SHARE_METRICS, Expression
+from policy_engine.sweep.grammar import Axis
+
+#: The page lists at most this many runs.
+MAX_RUN_ROWS = 500
+PAGE = "index.html"
+
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+_CSS = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1200px;
+       color: #222; padding: 0 1rem; }
+h1 { font-size: 1.6rem; margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd; }
+.muted { color: #666; }
+table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
+th, td { border: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: left; }
+th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 0.8rem 0 1.4rem; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { color: #666; font-size: 0.85rem; }
+"""
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One drawn chart: its file name in the report directory, caption and PNG bytes."""
+
+    file: str
+    caption: str
+    png: bytes
+
+    def img(self) -> str:
+        data = base64.b64encode(self.png).decode("ascii")
+        return (f'<figure><img src="data:image/png;base64,{data}" alt="{escape(self.caption)}">'
+                f"<figcaption>{escape(self.caption)} ({escape(self.file)})</figcaption></figure>")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
+
+
+def html_table(header: Sequence[str], rows, numeric: set[int] = frozenset()) -> str:
+    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="num">{escape(str(v))}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
+                         for i, v in enumerate(row)) + "</tr>"
+        for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def _label(value) -> str:
+    return json.dumps(value) if isinstance(value, (bool, str)) else format_seconds(value)
+
+
+def share_metric_of(objective: Expression) -> str:
+    """The per-share figure the field charts show: the objective's own one, else wait p95."""
+    for metric in SHARE_METRICS:
+        if objective.text.endswith((f"({metric})", f".{metric}")):
+            return metric
+    return "wait_p95"
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
+    """One line per share: the mean of ``metric`` (worst instance type) over the ok runs with each value."""
+    ok = [r for r in records if r["status"] == OK]
+    shares = list(dict.fromkeys(entry["share"] for r in ok for entry in r["shares"]))
+    figure = Figure(figsize=(8, 3.6))
+    plot = figure.add_subplot()
+    positions = list(range(len(axis.values)))  # values in the order written (-1 = unlimited is not a number here)
+    for share in shares:
+        ys = []
+        for value in axis.values:
+            per_run = [max(e[metric] for e in r["shares"] if e["share"] == share)
+                       for r in ok if r["values"][axis.path] == value and any(e["share"] == share for e in r["shares"])]
+            ys.append(_mean(per_run))
+        plot.plot(positions, ys, marker="o", label=share)
+    plot.set_xticks(positions, [_label(v) for v in axis.values])
+    plot.set_xlabel(axis.path)
+    plot.set_ylabel(metric)
+    plot.grid(alpha=0.3)
+    if shares:
+        plot.legend(fontsize=7, loc="best", ncol=max(1, len(shares) // 8))
+    plot.set_title(f"{metric} per share against {axis.path} (mean over the other fields)", fontsize=9)
+    return Chart(f"field-{_slug(axis.path)}.png", f"{metric} per share against {axis.path}", _png(figure))
+
+
+def heatmap_chart(records: Sequence[dict], first: Axis, second: Axis, objective: Expression) -> Chart:
+    """The objective (mean over the other fields) for every pair of values; blank where no run was ok."""
+    grid = []
+    for a in first.values:
+        row = []
+        for b in second.values:
+            scores = [objective(r) for r in records if r["status"] == OK and r["values"][first.path] == a
+                      and r["values"][second.path] == b]
+            row.append(_mean(scores))
+        grid.append(row)
+    figure = Figure(figsize=(1.2 + 0.9 * len(second.values), 1.2 + 0.5 * len(first.values)))
+    plot = figure.add_subplot()
+    image = plot.imshow(grid, aspect="auto", cmap="viridis_r")
+    plot.set_xticks(range(len(second.values)), [_label(v) for v in second.values], fontsize=8)
+    plot.set_yticks(range(len(first.values)), [_label(v) for v in first.values], fontsize=8)
+    plot.set_xlabel(second.path)
+    plot.set_ylabel(first.path)
+    finite = [value for row in grid for value in row if not math.isnan(value)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
+    for i, row in enumerate(grid):
+        for j, value in enumerate(row):
+            dark = not math.isnan(value) and high > low and (value - low) / (high - low) > 0.5  # viridis_r: dark
+            plot.text(j, i, "no ok run" if math.isnan(value) else format_seconds(round(value, 3)), ha="center",
+                      va="center", fontsize=7, color="white" if dark else "black")
+    figure.colorbar(image, ax=plot, label=objective.text)
+    plot.set_title(f"{objective.text} by {first.path} and {second.path}", fontsize=9)
+    return Chart(f"heatmap-{_slug(first.path)}-{_slug(second.path)}.png",
+                 f"{objective.text} by {first.path} and {second.path}", _png(figure))
+
+
+def pareto_chart(points: Sequence[tuple[float, float, bool]], names: tuple[str, str]) -> Chart:
+    """Every evaluated run's first two objectives; the Pareto front highlighted."""
+    figure = Figure(figsize=(6, 4))
+    plot = figure.add_subplot()
+    others = [(x, y) for x, y, front in points if not front]
+    front = sorted((x, y) for x, y, on in points if on)
+    if others:
+        plot.scatter(*zip(*others, strict=True), color="#9e9e9e", s=14, label="evaluated")
+    if front:
+        plot.plot(*zip(*front, strict=True), color="#d62728", marker="o", label="Pareto front")
+    plot.set_xlabel(names[0])
+    plot.set_ylabel(names[1])
+    plot.grid(alpha=0.3)
+    plot.legend(fontsize=8)
+    return Chart("pareto.png", f"Pareto front: {names[0]} against {names[1]}", _png(figure))
+
+
+def _page(title: str, source: str, body: list[str]) -> str:
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}{escape(': ' + source) if source else ''}</title>",
+        f"<style>{_CSS}</style></head><body>", f"<h1>{escape(title)} report</h1>", *body, "</body></html>"])
+
+
+def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Expression) -> str:
+    rows = []
+    for record in records[:MAX_RUN_ROWS]:
+        ok = record["status"] == OK
+        summary = record["summary"]
+        rows.append((*(_label(record["values"][a.path]) for a in axes), record["status"],
+                     format_seconds(round(objective(record), 6)) if ok else "",
+                     f"{summary['cluster_utilisation']:.1%}" if ok else "",
+                     format_seconds(summary["wait_p95"]) if ok else "", summary["preemptions"] if ok else "",
+                     "" if ok else record["error"] or "; ".join(f"{f['rule']} {f['object']}" for f in
+                                                                  record["findings"] if f["severity"] == "error")))
+    width = len(axes)
+    return html_table((*(a.path for a in axes), "status", objective.text, "cluster util", "wait p95 (s)",
+                   "preemptions", "why not run"), rows, numeric=set(range(width + 1, width + 5)))
+
+
+def _write(directory: Path, charts: list[Chart], html: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for chart in charts:
+        (directory / chart.file).write_bytes(chart.png)
+    page = directory / PAGE
+    page.write_text(html, encoding="utf-8")
+    return page
+
+
+def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective: Expression, directory: Path,
+                       source: str = "") -> Path:
+    """Write ``index.html`` and the charts' PNG files; return the page's path."""
+    metric = share_metric_of(objective)
+    charts = [field_chart(records, axis, metric) for axis in axes]
+    if len(axes) >= 2:
+        charts.append(heatmap_chart(records, axes[0], axes[1], objective))
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record["status"]] = counts.get(record["status"], 0) + 1
+    body = [f'<p class="muted">{escape(source)} · {len(records)} run(s): '
+            f"{escape(', '.join(f'{n} {s}' for s, n in sorted(counts.items())))}</p>",
+            "<h2>Fields</h2>", *(chart.img() for chart in charts if chart.file.startswith("field-"))]
+    heatmaps = [chart for chart in charts if chart.file.startswith("heatmap-")]
+    if heatmaps:
+        body += ["<h2>Heatmap</h2>", *(chart.img() for chart in heatmaps)]
+    body += ["<h2>Runs</h2>"]
+    if len(records) > MAX_RUN_ROWS:
+        body.append(f'<p class="muted">The first {MAX_RUN_ROWS} of {len(records)} runs.</p>')
+    body.append(runs_table(records, axes, objective))
+    return _write(directory, charts, _page("batch-quota sweep", source, body))
+
+
+def write_tune_report(evidence_html: str, front_html: str, charts: list[Chart], records: Sequence[dict],
+                      axes: Sequence[Axis], objective: Expression, directory: Path, source: str = "") -> Path:
+    body = [f'<p class="muted">{escape(source)} · {len(records)} run(s)</p>', "<h2>Recommendation</h2>",
+            evidence_html]
+    if front_html:
+        body += ["<h2>Pareto front</h2>", front_html]
+    body += [chart.img() for chart in charts]
+    body += ["<h2>Runs</h2>", runs_table(records, axes, objective)]
+    return _write(directory, charts, _page("batch-quota tune", source, body))

@@ -1,0 +1,88 @@
+"""Drive a sweep: candidates in, run records out, through an executor, a results dataset and a progress bar.
+
+Runs finished by an earlier, interrupted sweep (``--resume``) are not submitted again. Results are
+keyed by candidate, so a run Dask had to repeat (a worker lost after it finished) is kept once.
+Part files are written every ``flush_runs`` results or ``flush_seconds``, and on interruption, so an
+interrupted sweep loses at most the runs in flight.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from policy_engine.simulation.workload import Scenario
+from policy_engine.sweep.evaluate import evaluate
+from policy_engine.sweep.grammar import Axis
+from policy_engine.sweep.grid import Candidate
+
+Progress = Callable[[int, int], None]  # (runs done, runs in all)
+
+
+@dataclass(frozen=True)
+class SweepInput:
+    """What every task needs, scattered to each worker once."""
+
+    scenario: Scenario
+    axes: tuple[Axis, ...]
+
+
+def run_task(shared: SweepInput, candidate: Candidate) -> dict[str, Any]:
+    """One Dask task: evaluate ``candidate`` against the scattered scenario."""
+    return evaluate(shared.scenario, shared.axes, candidate)
+
+
+def scenario_digest(scenario: Scenario) -> str:
+    """What ``--resume`` compares: the loaded topology, workload, actions, settings and live jobs (not file names)."""
+    digest = hashlib.sha256(scenario.topology.model_dump_json().encode())
+    for part in (scenario.jobs, scenario.updates, (scenario.settings,), sorted(scenario.live.items())):
+        for item in part:
+            digest.update(repr(item).encode())
+    return digest.hexdigest()
+
+
+def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Candidate], executor,
+              dataset=None, progress: Progress | None = None, total: int | None = None,
+              on_result: Callable[[dict], None] | None = None, flush_runs: int = 64,
+              flush_seconds: float = 2.0) -> list[dict]:
+    """Every candidate's run record, sorted by grid index; ``dataset`` (if any) gets them in part files."""
+    done: dict[str, dict] = dict(dataset.written) if dataset is not None else {}
+    todo = [candidate for candidate in candidates if candidate.key not in done]
+    keep = {candidate.key for candidate in todo} | set(done)
+    count = len(todo) + sum(1 for key in done if key in keep)
+    total = total if total is not None else count
+    finished = count - len(todo)
+    if progress:
+        progress(finished, total)
+    batch: list[tuple[str, dict]] = []
+    last_flush = time.monotonic()
+
+    def flush() -> None:
+        nonlocal last_flush
+        if dataset is not None and batch:
+            dataset.append(batch)
+        batch.clear()
+        last_flush = time.monotonic()
+
+    shared = SweepInput(scenario, tuple(axes))
+    keys = {candidate.index: candidate.key for candidate in todo}
+    try:
+        for record in executor.map(run_task, shared, todo):
+            key = keys[record["index"]]
+            if key in done:
+                continue  # a repeated run: the first result stands
+            done[key] = record
+            batch.append((key, record))
+            finished += 1
+            if on_result:
+                on_result(record)
+            if progress:
+                progress(finished, total)
+            if len(batch) >= flush_runs or time.monotonic() - last_flush >= flush_seconds:
+                flush()
+    finally:
+        flush()
+    return sorted((record for key, record in done.items() if key in keep), key=lambda r: r["index"])

@@ -1,0 +1,66 @@
+"""``diff --scenario S --at T``: the jobs a deploy preempts, the waits it changes, the hours it loses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from policy_engine.changes.impact import replay
+from policy_engine.changes.renames import Renames, parse_renames
+from policy_engine.cli import main
+from policy_engine.loading import LoadError
+from policy_engine.simulation.workload import Scenario
+from tests.policy_engine.simulation.builders import GPU, job, share, topology
+
+BASE = topology(3, share("S1", 2, "RESERVE"), share("S2", 1, "LEND"))
+HEAD = topology(3, share("S1", 1, "RESERVE"), share("S2", 2, "LEND"))
+JOBS = [job("a", "S1", duration=100), job("b", "S1", duration=100), job("x", "S2", duration=100),
+        job("y", "S2", at=30, duration=10)]
+
+
+def test_lowered_limit_preempts_the_job_above_it_when_the_lender_needs_its_capacity():
+    impact = replay(Scenario(BASE, JOBS), BASE, HEAD, Renames(), at=10)
+    assert [(p["name"], p["preemptions_before"], p["preemptions_after"]) for p in impact.preempted] == [("b", 0, 1)]
+    # b ran 30 s of its first attempt for nothing (no checkpoints): 30 instance-seconds
+    assert impact.instance_hours_lost == pytest.approx(30 / 3600)
+    waits = {(w["share"], w["instance_type"]): (w["mean_wait_before"], w["mean_wait_after"]) for w in impact.waits}
+    assert waits[("q/S2", GPU)] == (35.0, 0.0)  # y no longer waits for x to end
+
+
+def test_deploying_after_the_work_is_done_changes_nothing():
+    impact = replay(Scenario(BASE, JOBS), BASE, HEAD, Renames(), at=1000)
+    assert impact.preempted == [] and impact.waits == [] and impact.instance_hours_lost == 0
+
+
+def test_removed_or_renamed_share_rejects_later_jobs_and_says_so():
+    head = topology(3, share("S1", 2, "RESERVE"), share("S3", 1, "LEND"))
+    impact = replay(Scenario(BASE, JOBS), BASE, head, parse_renames(["q/S2=q/S3"], BASE, head), at=10)
+    assert impact.never_finish == ["y"]
+    assert any("deleted or replaced share" in note for note in impact.notes)
+
+
+def test_a_scenario_naming_shares_base_lacks_is_bad_input():
+    other = topology(3, share("Z", 3, "RESERVE"))
+    with pytest.raises(LoadError, match="BASE has no quota share q/S1"):
+        replay(Scenario(BASE, JOBS), other, HEAD, Renames(), at=0)
+
+
+def test_cli_replay_in_every_format(write_file):
+    dump = lambda t: yaml.safe_dump(t.model_dump(mode="json"))  # noqa: E731
+    base, head = write_file("base.yaml", dump(BASE)), write_file("head.yaml", dump(HEAD))
+    rows = [{"name": j.name, "share": j.share, "submit_at": j.submit_at, "duration": j.duration} for j in JOBS]
+    scenario = write_file("s.yaml", yaml.safe_dump({"topology": "base.yaml", "jobs": rows}))
+    runner = CliRunner()
+    result = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10",
+                                  "--format", "json"])
+    assert result.exit_code == 1  # a lowered limit is a hazard
+    data = json.loads(result.output)["impact"]
+    assert data["at"] == 10 and [p["name"] for p in data["preempted"]] == ["b"]
+    text = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10"]).output
+    assert "jobs preempted because of the change: 1" in text and "b (q/S1, 1 ml.g5.xlarge)" in text
+    markdown = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10",
+                                    "--format", "markdown"]).output
+    assert "**1** job(s) preempted because of the change" in markdown
