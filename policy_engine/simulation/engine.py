@@ -260,12 +260,17 @@ class Engine:
         job.status = to
         self.on_transition(self.now, job, before.value, to.value, reason)
 
-    def run(self, until: float | None = None, progress: Callable[[int], None] | None = None) -> float:
-        """Process every instant up to ``until`` (all, when ``None``); return the clock."""
-        with gc_paused():
-            return self._run_until(until, progress)
+    def run(self, until: float | None = None, progress: Callable[[int], None] | None = None,
+            close: bool = True) -> float:
+        """Process every instant up to ``until`` (all, when ``None``); return the clock.
 
-    def _run_until(self, until: float | None, progress: Callable[[int], None] | None) -> float:
+        ``close=False`` skips integrating every share's metrics up to the clock (O(shares)): a live
+        driver calling ``run`` once per request does not read them.
+        """
+        with gc_paused():
+            return self._run_until(until, progress, close)
+
+    def _run_until(self, until: float | None, progress: Callable[[int], None] | None, close: bool = True) -> float:
         if self._live and not self._live_started:
             self._start_live()
         instants = 0
@@ -287,8 +292,9 @@ class Engine:
                 progress(self._next_arrival)
         if until is not None:
             self.now = max(self.now, until)
-        for pool in self.pools:
-            pool.close(self.now)
+        if close:
+            for pool in self.pools:
+                pool.close(self.now)
         if progress is not None:
             progress(self._next_arrival)
         return self.now
@@ -828,6 +834,98 @@ class Engine:
     @property
     def submissions_done(self) -> bool:
         return self._next_arrival >= len(self._arrivals)
+
+    # --- driving a live engine (``batch-quota serve``): inputs arrive at the clock's time --------
+
+    def submit(self, spec: JobSpec) -> Job:
+        """Add a job submitted now (``spec.submit_at`` is the clock); the next ``run(now)`` schedules it."""
+        if spec.submit_at < self.now:
+            raise ValueError(f"job {spec.name} submitted at {spec.submit_at} before the clock ({self.now})")
+        seq = self.jobs[-1].seq + 1 if self.jobs else 0
+        job = Job(spec, seq)
+        job.share = self.shares[(spec.share, spec.instance_type)]
+        self.jobs.append(job)
+        self.by_name[spec.name] = job
+        if self._arrivals is not self.jobs:  # the arrival order may be the jobs list itself
+            self._arrivals.append(job)
+        self._arrival_times.append(spec.submit_at)
+        return job
+
+    def update_priority_now(self, name: str, priority: int) -> None:
+        """``UpdateServiceJob`` at the clock's time; applied by the next ``run(now)``."""
+        self._push(self.now, _UPDATE, "update", PriorityUpdate(self.now, name, priority))
+
+    def terminate(self, job: Job, reason: str) -> None:
+        """``TerminateServiceJob`` at the clock's time: the job fails and frees its capacity or line place."""
+        if job.status in (Status.SUCCEEDED, Status.FAILED):
+            return
+        share = job.share
+        if job.status is Status.RUNNABLE:
+            share.line.remove(job)
+            self._touch(share)
+        elif job.status in ACTIVE:
+            self._release(job, FAILED)
+        job.finished_at = self.now
+        job.reason = reason
+        self._transition(job, Status.FAILED, reason)
+        self._wake_now(share.pool)
+
+    def _wake_now(self, pool: Pool) -> None:
+        """Make the next ``run(now)`` run the scheduling pass of ``pool`` (a live input changed it)."""
+        key = (pool.index, self.now)
+        if key not in self._wakes:
+            self._wakes.add(key)
+            self._push(self.now, _FINISH, "wake", pool.index)
+
+    def adopt(self, old: Job, advance_at: float | None = None) -> Job | None:
+        """Carry a job over from an engine on the previous topology, at this engine's clock.
+
+        A waiting job joins its line again (keeping its submission order), a running one keeps
+        its capacity and its finish time, a SCHEDULED or STARTING one its capacity and the time
+        it moves on (``advance_at``, from the previous engine). ``None`` when the topology no
+        longer has its share and instance type.
+        """
+        spec = old.spec
+        share = self.shares.get((spec.share, spec.instance_type))
+        if share is None:
+            return None
+        job = Job(spec, old.seq)
+        for name in ("priority", "preemptions", "attempts_failed", "started_at", "placed_at", "finished_at",
+                     "attempt_start", "run_started", "start_order", "placed_borrowed", "reason", "segments"):
+            setattr(job, name, getattr(old, name))
+        job.share = share
+        job.remaining = old.remaining
+        job.status = old.status
+        self.jobs.append(job)
+        self.by_name[spec.name] = job
+        self._start_counter = max(self._start_counter, job.start_order)
+        if old.status is Status.RUNNABLE:
+            job.misconfigured = placement.misconfiguration(share.pool, share, spec.instances)
+            share.line.push(job)
+        elif old.status in ACTIVE:
+            share.pool.change(share, spec.instances, self.now)
+            share.active[job] = None
+            job.version += 1
+            if old.status is Status.RUNNING:
+                fails = job.attempts_failed < spec.failures
+                work = min(job.remaining, spec.fail_after) if fails and spec.fail_after is not None else job.remaining
+                self._seq += 1
+                heapq.heappush(self._events, (old.run_started + work, _FINISH, job.seq, self._seq, "finish", job,
+                                              (job.version, fails)))
+            else:
+                if advance_at is None:
+                    raise ValueError(f"job {spec.name} is {old.status}: adopting it needs the time it moves on")
+                self._push(advance_at, _ADVANCE, "advance", job, job.version, job.seq)
+        else:
+            return job
+        self._touch(share)
+        self._wake_now(share.pool)
+        return job
+
+    def pending_advances(self) -> dict[str, float]:
+        """When each SCHEDULED / STARTING job moves on (for ``adopt`` into a new engine)."""
+        return {event[5].spec.name: event[0] for event in self._events
+                if event[4] == "advance" and event[5].version == event[6]}
 
 
 def simulate(
