@@ -103,12 +103,19 @@ def read_bytes(path: str | os.PathLike, kind: FileKind) -> bytes:
 
 
 def decode_utf8(data: bytes, name: str) -> str:
-    """Strict UTF-8 (a UTF-8 byte-order mark is allowed and dropped, as YAML and JSON readers do)."""
+    """Strict UTF-8 without a byte-order mark.
+
+    A BOM is refused rather than dropped: JSON forbids it, tools disagree on it (``json.loads`` fails,
+    some YAML readers keep it in the first key), and a file that reads differently elsewhere is one
+    a reviewer cannot trust.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        raise InputFileError(f"{not_utf8(name, data[0], 1)}: a UTF-8 byte-order mark; save the file as UTF-8 "
+                             "without BOM")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputFileError(not_utf8(name, data[error.start], data.count(b"\n", 0, error.start) + 1)) from None
-    return text[1:] if text.startswith("\ufeff") else text
 
 
 def not_utf8(name: str, byte: int, line: int) -> str:

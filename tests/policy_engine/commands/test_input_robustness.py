@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from policy_engine import input_files
@@ -17,6 +18,7 @@ from policy_engine.examples import EXAMPLE_YAML
 
 ROOT = Path(__file__).parents[3]
 GOOD = EXAMPLE_YAML.read_text(encoding="utf-8")
+GOOD_DATA = yaml.safe_load(GOOD)
 SCENARIO = "topology: topology.yaml\njobs: jobs.csv\n"
 JOBS = "name,share,duration\nj1,QS1,60\nj2,QS2,60\n"
 
@@ -70,10 +72,16 @@ def test_not_utf8_line_number_is_the_line_of_the_byte(tmp_path):
     one_line(run("check", str(path)), f"{path}: not UTF-8 text (byte 0xE9 at line 3)")
 
 
-def test_a_utf8_byte_order_mark_is_fine_in_yaml_and_json(tmp_path):
-    path = tmp_path / "t.yaml"
-    path.write_bytes(b"\xef\xbb\xbf" + GOOD.encode())
-    assert run("check", str(path)).exit_code == 0
+@pytest.mark.parametrize("name", ["t.yaml", "t.json"])
+def test_a_utf8_byte_order_mark_is_one_line(tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + (GOOD if name.endswith(".yaml") else json.dumps(GOOD_DATA)).encode())
+    for args in (["check", str(path)], ["explain", "QS1", str(path)], ["graph", str(path)]):
+        one_line(run(*args), f"{path}: not UTF-8 text (byte 0xEF at line 1): a UTF-8 byte-order mark")
+    for output_format in ("json", "sarif", "markdown"):
+        result = run("check", str(path), "--format", output_format)
+        one_line(result, "byte-order mark")
+        assert result.stdout  # the could-not-load document is still printed
 
 
 @pytest.mark.parametrize("output_format", ["json", "sarif", "markdown"])
