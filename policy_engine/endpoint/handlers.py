@@ -742,6 +742,35 @@ def terminate_service_job(service: Service, params: dict) -> dict:
     return {}
 
 
+#: AWS's bound on one ``TerminateServiceJobs`` call.
+TERMINATE_BATCH = 50
+
+
+@operation("TerminateServiceJobs", mutating=True)
+def terminate_service_jobs(service: Service, params: dict) -> dict:
+    """The bulk form, as AWS documents it: each job reported on its own, HTTP 200 even when some fail;
+    a job that cannot be found counts as terminated, a malformed identifier is a ``ValidationException`` entry."""
+    ids = params["jobs"]
+    if not 1 <= len(ids) <= TERMINATE_BATCH:
+        raise client_error(f"jobs must list 1-{TERMINATE_BATCH} service job IDs, got {len(ids)}")
+    successful: list[str] = []
+    errors: list[dict] = []
+    for job_id in ids:
+        if not job_id or job_id != job_id.strip() or ("/" in job_id and not job_id.startswith("arn:")):
+            errors.append({"job": job_id, "code": "ValidationException",
+                           "message": f"Service job identifier {job_id!r} is not valid"})
+            continue
+        try:
+            record = _job(service, job_id)
+        except ApiError:
+            successful.append(job_id)  # AWS: jobs that cannot be found are treated as processed
+            continue
+        if record.status not in ("SUCCEEDED", "FAILED"):
+            service.scheduler.terminate(record, f"Terminated by user: {params['reason']}")
+        successful.append(job_id)
+    return {"successful": successful, "errors": errors}
+
+
 @operation("GetJobQueueSnapshot")
 def get_job_queue_snapshot(service: Service, params: dict) -> dict:
     queue = service.account.queue(params["jobQueue"])

@@ -290,6 +290,21 @@ def test_policy_engine_rules_and_shape_constraints_are_enforced(endpoint):
     assert "serviceRequestPayload is not valid JSON" in message
 
 
+def test_terminate_service_jobs_reports_each_job_as_aws_documents(walkthrough_endpoint):
+    batch = client(walkthrough_endpoint)
+    running, waiting, other = (submit(batch, name, "QS1", priority=p) for name, p in (("a", 3), ("b", 2), ("c", 1)))
+    walkthrough_endpoint.advance(5)
+    done = batch.terminate_service_jobs(jobs=[running, waiting, "no-such-job", " bad id"], reason="cleanup")
+    assert done["successful"] == [running, waiting, "no-such-job"]  # not found counts as processed
+    assert [(e["job"], e["code"]) for e in done["errors"]] == [(" bad id", "ValidationException")]
+    for job in (running, waiting):
+        terminated = batch.describe_service_job(jobId=job)
+        assert (terminated["status"], terminated["statusReason"]) == ("FAILED", "Terminated by user: cleanup")
+    assert batch.describe_service_job(jobId=other)["status"] == "RUNNING"  # took the freed instance
+    code, status, message = error_of(batch.terminate_service_jobs, jobs=[running] * 51, reason="too many")
+    assert (code, status) == ("ClientException", 400) and "1-50" in message
+
+
 def test_operations_outside_the_subset_get_a_client_exception(endpoint):
     batch = client(endpoint)
     for call, kwargs in ((batch.describe_compute_environments, {}), (batch.list_jobs, {"jobQueue": "q"}),

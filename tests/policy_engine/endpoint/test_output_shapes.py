@@ -56,6 +56,7 @@ def exercise_every_operation(endpoint, batch) -> None:
         batch.describe_service_job(jobId=job)
     batch.get_job_queue_snapshot(jobQueue="training")
     batch.terminate_service_job(jobId=jobs[1], reason="test")
+    batch.terminate_service_jobs(jobs=[jobs[2], "missing", " bad"], reason="test")
     endpoint.advance(3700)
     for job in jobs:
         batch.describe_service_job(jobId=job)
