@@ -10,6 +10,7 @@ the descriptions arrive, so memory stays flat however many jobs there are.
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
@@ -101,17 +102,33 @@ def parse_since(text: str) -> float:
 
 
 def share_medians(path: str, queue: str | None = None) -> dict[str, float]:
-    """Median ``duration`` per share from a history CSV: ``snapshot``'s per-share estimate of remaining work."""
+    """Median ``duration`` per share of ``queue`` from a history CSV: ``snapshot``'s estimate of remaining work.
+
+    ``ValueError`` when the file is not a history CSV (its header lacks ``share``/``duration``) or holds
+    no finished job of ``queue``: another queue's history would silently give wrong estimates.
+    """
     durations: dict[str, list[float]] = {}
     with open(path, encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
+        reader = csv.DictReader(handle)
+        missing = [column for column in ("share", "duration") if column not in (reader.fieldnames or ())]
+        if missing:
+            raise ValueError(f"not a `batch-quota history` CSV: no column {', '.join(missing)} in its header")
+        for line, row in enumerate(reader, start=2):
             share = row.get("share") or ""
             if (row.get("observed_status") or "SUCCEEDED") != "SUCCEEDED" or not row.get("duration"):
                 continue
             queue_name, _, name = share.rpartition("/")
-            if queue is not None and queue_name and queue_name != queue:
+            if queue is not None and queue_name != queue:
                 continue
-            durations.setdefault(name or share, []).append(float(row["duration"]))
+            try:
+                duration = float(row["duration"])
+            except ValueError:
+                raise ValueError(f"line {line}: duration {row['duration']!r} is not a number") from None
+            if not math.isfinite(duration) or duration < 0:
+                raise ValueError(f"line {line}: duration {row['duration']!r} is not a finite number >= 0")
+            durations.setdefault(name, []).append(duration)
+    if queue is not None and not durations:
+        raise ValueError(f"no SUCCEEDED job of job queue {queue} (shares are written QUEUE/SHARE)")
     medians = {}
     for share, values in durations.items():
         values.sort()

@@ -19,8 +19,13 @@ PAGE = 100
 class LazyHistory:
     """``jobs`` finished jobs of queue ``training``, half SUCCEEDED then half FAILED, one every ``spacing_ms``."""
 
-    def __init__(self, client: Any, stubber: Stubber, jobs: int, start_ms: int, spacing_ms: int = 60_000):
+    def __init__(self, client: Any, stubber: Stubber, jobs: int, start_ms: int, spacing_ms: int = 60_000,
+                 queue: str = "training"):
         self.stubber = stubber
+        self.queue = queue
+        #: The listing the command must ask for next: SUCCEEDED then FAILED, each from its first page.
+        self.listing = ["SUCCEEDED", "FAILED"]
+        self.token: str | None = None
         self.jobs = jobs
         self.start_ms = start_ms
         self.spacing_ms = spacing_ms
@@ -37,13 +42,22 @@ class LazyHistory:
 
     def _queue_answer(self, params: dict, model: Any, **_: Any) -> None:
         if model.name == "ListServiceJobs":
-            first, last = (0, self.succeeded) if params["jobStatus"] == "SUCCEEDED" else (self.succeeded, self.jobs)
-            offset = int(params.get("nextToken", "0"))
+            # the expected request is what a correct command sends (queue, status, token), never the request itself
+            status = self.listing[0] if self.listing else "(no more listings expected)"
+            expected = {"jobQueue": self.queue, "jobStatus": status}
+            if self.token:
+                expected["nextToken"] = self.token
+            first, last = (0, self.succeeded) if status == "SUCCEEDED" else (self.succeeded, self.jobs)
+            offset = int(self.token or "0")
             indices = range(first + offset, min(last, first + offset + PAGE))
             response: dict[str, Any] = {"jobSummaryList": [self.job(i)[0] for i in indices]}
             if first + offset + PAGE < last:
-                response["nextToken"] = str(offset + PAGE)
-            self.stubber.add_response("list_service_jobs", response, dict(params))
+                response["nextToken"] = self.token = str(offset + PAGE)
+            else:
+                self.token = None
+                if self.listing:
+                    self.listing.pop(0)
+            self.stubber.add_response("list_service_jobs", response, expected)
         elif model.name == "DescribeServiceJob":
             index = int(params["jobId"].rsplit("-", 1)[1])
             self.stubber.add_response("describe_service_job", self.job(index)[1], {"jobId": params["jobId"]})

@@ -143,3 +143,11 @@ def test_since_and_share_medians(tmp_path):
     path = tmp_path / "jobs.csv"
     path.write_text(text)
     assert share_medians(str(path)) == {"QS1": 600.0, "QS2": 599.0, "QS3": 598.0}  # the SUCCEEDED ones
+
+
+def test_an_unwritable_output_is_one_line_and_exit_2(stubbed, tmp_path):
+    out = tmp_path / "no-such-dir" / "jobs.csv"
+    result = CliRunner().invoke(main, ["history", "--queue", "training", "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stderr.strip() == f"error: {out}: cannot write the output file: No such file or directory"
