@@ -123,12 +123,11 @@ def bench_history_concurrent(jobs: int) -> tuple[float, int, int]:
         history.jobs, history.start_ms, history.spacing_ms = count, 1_000_000, 60_000
         history.succeeded = count - count // 2
 
-        def list_jobs(body: dict) -> dict:
-            first, last = (0, history.succeeded) if body["jobStatus"] == "SUCCEEDED" else (history.succeeded, count)
+        def list_jobs(body: dict) -> dict:  # every job is in the window (since 0), newest first
             offset = int(body.get("nextToken") or 0)
-            indices = range(first + offset, min(last, first + offset + 100))
+            indices = range(count - 1 - offset, max(-1, count - 1 - offset - 100), -1)
             page = {"jobSummaryList": [history.job(i)[0] for i in indices]}
-            if first + offset + 100 < last:
+            if offset + 100 < count:
                 page["nextToken"] = str(offset + 100)
             return page
 

@@ -4,7 +4,8 @@ Columns are the ones ``simulate`` reads (``submit_at`` is seconds after the wind
 start; ``duration`` the run time of the last attempt, the successful one for a job that
 succeeded) plus what really happened: ``observed_start`` (first placement, same clock),
 ``observed_end``, ``observed_preemptions``, ``observed_status``. Rows are written as
-the descriptions arrive, so memory stays flat however many jobs there are.
+the descriptions arrive, so memory stays flat however many jobs there are. AWS applies the
+window (``AFTER_CREATED_AT``) and lists newest first, so rows come newest first too.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class HistoryStats:
     written: int = 0
     #: Listed jobs created before the window: not described, not written.
     outside_window: int = 0
+    #: Listed jobs of the window that have not finished (waiting or running): not written.
+    unfinished: int = 0
 
 
 def write_history(api: Api, queue: str, since_ms: int, handle: TextIO, workers: int = 8,
@@ -39,10 +42,13 @@ def write_history(api: Api, queue: str, since_ms: int, handle: TextIO, workers: 
     writer.writerow(COLUMNS)
 
     def in_window():
-        for summary in service_jobs.list_jobs(api, queue, service_jobs.FINISHED):
+        for summary in service_jobs.list_jobs_since(api, queue, since_ms):
             stats.listed += 1
             if (summary.get("createdAt") or 0) < since_ms:
                 stats.outside_window += 1
+                continue
+            if summary.get("status") not in service_jobs.FINISHED:
+                stats.unfinished += 1
                 continue
             yield summary
 
