@@ -57,8 +57,8 @@ def write_scenario(directory: Path, jobs: int) -> Path:
 def candidates(scenario, runs: int):
     """``runs`` distinct candidates of a grid over two shares' borrow limits and the arrival rate (similar costs)."""
     shares = [f"{q.name}/{s.name}" for q, s in scenario.topology.shares() if s.strategy == "LEND_AND_BORROW"][:2]
-    vary = [f"{shares[0]}.borrow_limit=0..100:5", f"{shares[1]}.borrow_limit=0,50,100,-1",
-            "workload.scale=0.9..1.1:0.05"]
+    vary = [f"{shares[0]}.borrow_limit=0..200:5", f"{shares[1]}.borrow_limit=0,50,100,-1",
+            "workload.scale=0.9..1.1:0.02"]
     axes = parse_vary(vary, scenario.topology)
     grid = list(expand(axes))
     assert len(grid) >= runs, f"the grid has {len(grid)} candidates, fewer than {runs}"
