@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: test synth check lint bench clean system-deps graph report
+.PHONY: test test-sdk synth check lint bench clean system-deps graph report
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -23,6 +23,17 @@ test: $(STAMP) node_modules/.installed
 	$(VENV)/bin/ruff check .
 	$(PYTHON) -m pytest -q -n 2
 
+# The SageMaker Python SDK (sagemaker-train: ~4 min and ~0.9 GB to install, with its own version pins) in its
+# own environment, driving `batch-quota serve` through TrainingQueue / TrainingQueuedJob. Not part of `make test`.
+SDK_VENV := .venv-sdk
+$(SDK_VENV)/.installed:
+	python3 -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/python -m pip install --quiet 'sagemaker-train>=1.27'
+	touch $@
+
+test-sdk: $(STAMP) $(SDK_VENV)/.installed
+	BATCH_QUOTA_SDK_PYTHON=$(CURDIR)/$(SDK_VENV)/bin/python $(PYTHON) -m pytest -q -m sdk tests/policy_engine/endpoint
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
@@ -36,6 +47,8 @@ synth: $(STAMP) node_modules/.installed
 bench: $(STAMP) node_modules/.installed
 	$(PYTHON) benchmarks/check_bench.py
 	$(PYTHON) benchmarks/simulate_bench.py
+	$(PYTHON) benchmarks/floor_bench.py
+	$(PYTHON) benchmarks/report_bench.py
 	$(PYTHON) benchmarks/diff_bench.py
 	$(PYTHON) benchmarks/import_bench.py --history 50000
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PYTHON) benchmarks/synth_bench.py
@@ -54,4 +67,4 @@ system-deps:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz chromium chromium-driver; }
 
 clean:
-	rm -rf $(VENV) node_modules cdk.out .pytest_cache .hypothesis
+	rm -rf $(VENV) $(SDK_VENV) node_modules cdk.out .pytest_cache .hypothesis

@@ -59,6 +59,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "snapshot": ("policy_engine.commands.snapshot", "Write a live queue's jobs as a scenario to simulate."),
     "history": ("policy_engine.commands.history", "Write a queue's finished jobs as a workload CSV."),
     "iam-policy": ("policy_engine.commands.iam_policy", "Print the read-only IAM policy these commands need."),
+    "serve": ("policy_engine.commands.serve", "Serve a local AWS Batch endpoint backed by the simulator."),
 }
 
 

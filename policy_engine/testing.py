@@ -9,6 +9,16 @@ Installed as a pytest plugin (entry point ``pytest11``), the same helper is also
 fixture ``assert_topology_ok``. A failure lists every finding, one line each, so the
 test output reads like ``batch-quota check``.
 
+The fixture ``batch_endpoint`` runs ``batch-quota serve`` (an empty account, clock at
+speed 0: it moves on ``batch_endpoint.advance(seconds)``) on a free port for the test
+session and sets ``AWS_ENDPOINT_URL_BATCH`` in each test that uses it, so unchanged boto3
+code talks to it (the account is shared by the session: ``reset()`` starts over)::
+
+    def test_submit(batch_endpoint):
+        batch_endpoint.load_topology("topologies/prod.yaml")
+        batch = boto3.client("batch")
+        ...
+
 ``assert_no_regression(base, head)`` is ``batch-quota diff`` for pytest: it fails when a change
 loses a guarantee, adds a finding or has a deploy hazard (``fail_on`` chooses which).
 """
@@ -88,6 +98,33 @@ try:  # the fixture needs pytest, which is only a development dependency
 except ImportError:  # pragma: no cover - exercised only without pytest installed
     pass
 else:
+
+    @pytest.fixture(scope="session")
+    def batch_endpoint_server():
+        """``batch-quota serve`` on a free port for the whole session (empty account, clock at speed 0)."""
+        from policy_engine.endpoint.server import start_in_thread
+        from policy_engine.endpoint.service import Options, Service
+
+        endpoint = start_in_thread(Service(Options(speed=0)))
+        try:
+            yield endpoint
+        finally:
+            endpoint.stop()
+
+    @pytest.fixture
+    def batch_endpoint(batch_endpoint_server, monkeypatch):
+        """The session's local AWS Batch endpoint, with ``AWS_ENDPOINT_URL_BATCH`` (and dummy credentials and
+        Region, where none are set) pointing every boto3 client at it during the test. A ``RunningEndpoint``:
+        ``load_topology``, ``advance``, ``reset``, ``export``, ``url``."""
+        import os
+
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", batch_endpoint_server.url)
+        for name, dummy in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
+            if not os.environ.get(name):
+                monkeypatch.setenv(name, dummy)
+        if not (os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION")):
+            monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        return batch_endpoint_server
 
     @pytest.fixture(name="assert_topology_ok")
     def _assert_topology_ok_fixture():

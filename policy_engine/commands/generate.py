@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -32,13 +33,24 @@ from policy_engine.simulation.generate import (
 @click.option("--duration-mean", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Seconds.")
 @click.option("--duration-distribution", type=click.Choice(DURATION_DISTRIBUTIONS), default="exponential",
               show_default=True)
+@click.option("--duration-shape", type=float, metavar="SHAPE",
+              help="Tail of the durations: lognormal sigma (default 1.0; 2.5 spans seconds to weeks) or "
+                   "pareto alpha (> 1, default 1.5; closer to 1 = heavier tail).")
+@click.option("--duration-max", type=click.FloatRange(min=1), metavar="SECONDS",
+              help="Cap every drawn duration at SECONDS (e.g. 1209600 for two weeks).")
+@click.option("--burst-mean", type=click.FloatRange(min=1), default=1.0, show_default=True, metavar="JOBS",
+              help="Submit in bursts of JOBS jobs on average (geometric), each to one share and instance type; "
+                   "1 = independent Poisson arrivals. --rate stays the mean job rate.")
+@click.option("--burst-spread", type=click.FloatRange(min=0), default=60.0, show_default=True, metavar="SECONDS",
+              help="A burst's jobs are submitted within SECONDS of its start.")
 @click.option("--priorities", default="1:1", show_default=True, help="Priority mix, VALUE:WEIGHT,...")
 @click.option("--share-priorities", multiple=True, metavar="SHARE=MIX",
               help="Priority mix of one share, e.g. training/QS1=1:0.8,5:0.2 (repeatable).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--scenario", type=click.Path(dir_okay=False), help="Also write a scenario YAML using the jobs file.")
 def command(topology: str | None, output: str, count: int, rate: float, sizes: str, duration_mean: float,
-            duration_distribution: str, priorities: str, share_priorities: tuple[str, ...], seed: int,
+            duration_distribution: str, duration_shape: float | None, duration_max: float | None,
+            burst_mean: float, burst_spread: float, priorities: str, share_priorities: tuple[str, ...], seed: int,
             scenario: str | None) -> None:
     """Generate a seeded synthetic workload for TOPOLOGY (default: the embedded example)."""
     loaded = topology_or_exit(topology)
@@ -53,6 +65,15 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
     except ValueError as error:
         problems.append(str(error))
         size_weights = {}
+    if duration_shape is not None:
+        if duration_distribution == "pareto" and not (1 < duration_shape < math.inf):
+            problems.append(f"--duration-shape {duration_shape:g}: a pareto alpha must be a number > 1 "
+                            "(the mean is infinite at 1 and below)")
+        elif duration_distribution == "lognormal" and not (0 < duration_shape < math.inf):
+            problems.append(f"--duration-shape {duration_shape:g}: a lognormal sigma must be a number > 0")
+        elif duration_distribution not in ("pareto", "lognormal"):
+            problems.append(f"--duration-shape: only lognormal and pareto durations have a shape, "
+                            f"not {duration_distribution}")
     try:
         priority_weights = parse_weights(priorities, "--priorities")
     except ValueError as error:
@@ -84,7 +105,8 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
         fail_input(problems)
     profile = WorkloadProfile(jobs=count, arrival_rate=rate, sizes=size_weights, duration_mean=duration_mean,
                               duration_distribution=duration_distribution, priorities=priority_weights,
-                              share_priorities=per_share, seed=seed)
+                              share_priorities=per_share, seed=seed, duration_shape=duration_shape,
+                              duration_max=duration_max, burst_mean=burst_mean, burst_spread=burst_spread)
     reach = share_reach(loaded)  # one computation for the notes and the jobs
     enabled, notes = drawable(loaded, profile, reach)
     if not enabled:

@@ -84,18 +84,50 @@ def _text_report(result: SimulationResult, console: Console) -> None:
                   f"{summary['cluster_utilisation']:.1%}")
 
 
-def _write_report(result: SimulationResult, topology, directory: str, source: str) -> None:
+def _write_report(result: SimulationResult, topology, directory: str, source: str, share: str | None,
+                  window: tuple[float, float] | None) -> None:
     """``--report DIR``; imported here so that plain runs never load matplotlib."""
     from pathlib import Path
 
     from policy_engine.reports.html_report import write_report
 
     try:
-        written = write_report(result, topology, Path(directory), source=source)
+        written = write_report(result, topology, Path(directory), source=source, share=share, window=window)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
         return
-    click.echo(f"wrote {written[0]} and {len(written) - 1} chart(s)", err=True)
+    click.echo(f"wrote {written[0]} and {len(written) - 1} summary chart(s): "
+               f"{', '.join(path.name for path in written[1:])}", err=True)
+
+
+def _report_choice(topology, report_dir: str | None, share: str | None, window: str | None):
+    """``--report-share`` as a canonical ``QUEUE/SHARE`` and ``--report-window FROM:TO`` as seconds; problems listed."""
+    problems: list[str] = []
+    canonical = parsed = None
+    if (share or window) and not report_dir:
+        problems.append("--report-share/--report-window: they choose what the HTML report draws; add --report DIR")
+    if share:
+        from policy_engine.model import share_id
+
+        matches = topology.resolve_share(share)
+        if len(matches) == 1:
+            canonical = share_id(*matches[0])
+        elif matches:
+            names = ", ".join(share_id(q, s) for q, s in matches)
+            problems.append(f"--report-share {share}: ambiguous, write QUEUE/SHARE (one of: {names})")
+        else:
+            problems.append(f"--report-share {share}: no such quota share in the topology")
+    if window:
+        start, sep, end = window.partition(":")
+        try:
+            parsed = (float(start), float(end)) if sep else None
+        except ValueError:
+            parsed = None
+        if parsed is None or not (0 <= parsed[0] < parsed[1] < float("inf")):
+            problems.append(f"--report-window {window}: expected FROM:TO in seconds with 0 <= FROM < TO "
+                            "(e.g. 86400:172800)")
+            parsed = None
+    return canonical, parsed, problems
 
 
 def _warn_inert_time_limit_actions(topology) -> None:
@@ -115,7 +147,11 @@ def _warn_inert_time_limit_actions(topology) -> None:
 @click.option("--format", "output", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="markdown: a compact summary for a pull-request comment or CI job summary.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
-              help="Also write DIR/index.html (self-contained, opens from disk) and a PNG per chart.")
+              help="Also write DIR/index.html (interactive, self-contained, opens offline) and summary PNGs beside it.")
+@click.option("--report-share", metavar="QUEUE/SHARE",
+              help="Per-job timeline of this share in the report (large runs draw none by default).")
+@click.option("--report-window", metavar="FROM:TO",
+              help="Per-job timeline of the jobs alive between FROM and TO seconds in the report.")
 @click.option("--events", type=click.Path(dir_okay=False, writable=True), help="Write every state change (JSON Lines).")
 @click.option("--backfill/--no-backfill", default=None, help="Let jobs behind a blocked head use capacity it cannot.")
 @click.option("--victim-policy", type=click.Choice(sorted(POLICIES)), help="Override the scenario's victim policy.")
@@ -126,13 +162,17 @@ def _warn_inert_time_limit_actions(topology) -> None:
 @click.option("--workers", type=click.IntRange(min=1), metavar="N",
               help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
 def command(scenario: str, until: float | None, output: str, events: str | None, backfill: bool | None,
-            victim_policy: str | None, quiet: bool, report_dir: str | None, scheduler: str | None,
-            workers: int | None) -> None:
+            victim_policy: str | None, quiet: bool, report_dir: str | None, report_share: str | None,
+            report_window: str | None, scheduler: str | None, workers: int | None) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
     try:
         loaded = load_scenario(scenario)
     except LoadError as error:
         fail_input(error.problems)
+        return
+    chosen_share, chosen_window, problems = _report_choice(loaded.topology, report_dir, report_share, report_window)
+    if problems:
+        fail_input(problems)
         return
     _warn_inert_time_limit_actions(loaded.topology)
     settings = loaded.settings
@@ -141,13 +181,13 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
     if victim_policy is not None:
         settings = replace(settings, victim_policy=victim_policy)
     if report_dir:
-        settings = replace(settings, utilisation_series=True)  # the report's utilisation charts need it
+        settings = replace(settings, usage_log=True)  # the report's charts over time are built from it
     if scheduler or workers is not None:
         result = _parallel(replace(loaded, settings=settings), until, events, scheduler, workers)
     else:
         result = _sequential(loaded, settings, until, events, quiet)
     if report_dir:
-        _write_report(result, loaded.topology, report_dir, scenario)
+        _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window)
     calibration = None
     if loaded.observed:
         from policy_engine.simulation.calibration import calibrate

@@ -1,107 +1,322 @@
-"""``simulate --report DIR``: one self-contained HTML page plus a PNG file per chart.
+"""``simulate --report DIR``: one self-contained, interactive HTML page plus summary PNGs beside it.
 
-The page embeds every chart as a ``data:`` URI and carries its CSS inline, so it opens from
-disk, from an e-mail attachment or a CI artifact with no server and no network; a
-Content-Security-Policy forbids the browser from fetching anything else. The PNG files are
-the same bytes, for pasting into a ticket or a slide.
+The page is built from aggregates (``reports.aggregates``), not from one drawing per job, so
+it stays a few MB and opens in about a second at a million jobs: usage per share and instance
+type over time (own, borrowed, lent, idle; waiting jobs; preemptions) for the whole cluster and
+for any share picked from a list, wait-time distributions per share on a log scale, and the
+worst-waiting jobs with their reasons in a sortable, filterable table. Per-job timelines are
+drawn only for a chosen share or time window (``--report-share``, ``--report-window``), or for
+a small run. Charts are Vega-Lite specs rendered in the browser by the inlined Vega libraries
+(``reports.vega``); zoom with the mouse wheel or drag, hover for the figures. The
+Content-Security-Policy allows inline scripts and ``data:`` images only, never ``unsafe-eval``
+nor any fetch. ``summary-*.png`` are the two summary charts as images, for e-mail and
+pull-request comments.
 """
 
 from __future__ import annotations
 
-import base64
-import re
-from dataclasses import dataclass
+import json
 from html import escape
 from pathlib import Path
 
+import numpy as np
+
 from policy_engine.model import Topology
-from policy_engine.reports import chart_data, charts
+from policy_engine.reports import aggregates as agg
+from policy_engine.reports import summary_png, vega
 from policy_engine.simulation.numbers import format_seconds
 
 PAGE = "index.html"
-#: Above this many jobs the page lists the first ones and says how many it left out.
-MAX_JOB_ROWS = 500
-#: Charts are drawn for at most this many shares (about 0.2 s each); the page says when it stopped.
-MAX_CHARTED_SHARES = 40
+#: Without --report-share / --report-window, runs of at most this many jobs still get per-job timelines.
+SMALL_RUN = 500
 
-_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+_CSP = "default-src 'none'; script-src 'unsafe-inline'; img-src data:; style-src 'unsafe-inline'"
 _CSS = """
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1200px;
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1280px;
        color: #222; padding: 0 1rem; }
 h1 { font-size: 1.6rem; margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd; }
-h3 { margin-bottom: 0.3rem; } .muted { color: #666; }
+.muted { color: #666; } .chart { margin: 0.6rem 0 1.2rem; min-height: 60px; }
 table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
-th, td { border: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: left; }
+th, td { border: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
 th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.preempted td { background: #fff3f0; }
-figure { margin: 0.8rem 0 1.4rem; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption { color: #666; font-size: 0.85rem; }
+table.sortable th { cursor: pointer; user-select: none; } table.sortable th:hover { background: #e6ebf0; }
+tr.preempted td { background: #fff3f0; } input, select { font-size: 0.95rem; padding: 0.2rem 0.4rem; }
+.error { color: #b00020; font-weight: bold; } code { background: #f4f6f8; padding: 0 0.2rem; }
+"""
+
+_SCRIPT = r"""
+(function () {
+  'use strict';
+  const data = JSON.parse(document.getElementById('report-data').textContent);
+  const KINDS = ['own use', 'borrowed', 'lent to others', 'idle'];
+  const COLORS = ['#4c72b0', '#dd8452', '#55a868', '#d9d9d9'];
+  const unit = data.unit;
+  const x = {field: 't', type: 'quantitative', title: 'simulated time (' + unit + ')', scale: {nice: false}};
+  const zoom = [{name: 'zoom', select: {type: 'interval', encodings: ['x']}, bind: 'scales'}];
+
+  function usageRows(s) {
+    const rows = [];
+    const n = data.edges.length - 1;
+    for (let i = 0; i <= n; i++) {
+      const b = Math.min(i, n - 1);
+      for (let k = 0; k < 4; k++) rows.push({t: data.edges[i], kind: KINDS[k], order: k, value: s.usage[k][b]});
+    }
+    return rows;
+  }
+  function binRows(values) {
+    const rows = [];
+    const last = values.length - 1;
+    for (let i = 0; i <= values.length; i++) rows.push({t: data.edges[i], value: values[Math.min(i, last)]});
+    return rows;
+  }
+  function floor(values) {  // an all-zero series still gets an axis from 0 to 1
+    return values.some(function (v) { return v > 0; }) ? {} : {domain: [0, 1]};
+  }
+  function overTime(title, s) {
+    return {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: title,
+      vconcat: [
+        {width: 1100, height: 220, data: {name: 'usage', values: usageRows(s)}, params: zoom,
+         mark: {type: 'area', interpolate: 'step-after'},
+         encoding: {x: x, y: {field: 'value', type: 'quantitative', stack: 'zero', title: 'instances (bin mean)',
+                       axis: {format: '~s'}},
+                    color: {field: 'kind', type: 'nominal', sort: KINDS, scale: {domain: KINDS, range: COLORS},
+                            title: null, legend: {labelLimit: 200}},
+                    order: {field: 'order'},
+                    tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'}, {field: 'kind'},
+                              {field: 'value', title: 'instances', format: '.2f'}]}},
+        {width: 1100, height: 90, data: {name: 'depth', values: binRows(s.depth)},
+         mark: {type: 'area', interpolate: 'step-after', color: '#8172b3'},
+         encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'waiting jobs', axis: {format: '~s'},
+                              scale: floor(s.depth)},
+                    tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'},
+                              {field: 'value', title: 'waiting jobs (mean)', format: '.1f'}]}},
+        {width: 1100, height: 70, data: {name: 'preemptions', values: binRows(s.preemptions)},
+         mark: {type: 'area', interpolate: 'step-after', color: '#d62728'},
+         encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'preemptions', axis: {format: '~s'},
+                       scale: floor(s.preemptions)},
+                    tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'},
+                              {field: 'value', title: 'preemptions'}]}}
+      ],
+      resolve: {scale: {x: 'shared'}}
+    };
+  }
+  function waitSpec() {
+    const y = {field: 'share', type: 'nominal', sort: null, title: null};
+    const scale = {type: 'symlog', constant: 1};
+    const tip = [{field: 'share'}, {field: 'jobs'}, {field: 'min'}, {field: 'p25'}, {field: 'p50', title: 'median'},
+                 {field: 'p75'}, {field: 'p95'}, {field: 'max'}];
+    return {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      title: 'Wait before first placement per share (seconds, log scale): min-max, quartiles, median, p95',
+      width: 900, data: {values: data.waits},
+      layer: [
+        {params: zoom, mark: {type: 'rule', color: '#777'},
+         encoding: {y: y, x: {field: 'min', type: 'quantitative', scale: scale, title: 'wait (s)'}, x2: {field: 'max'},
+                    tooltip: tip}},
+        {mark: {type: 'bar', color: '#4c72b0', height: 10}, encoding: {y: y, x: {field: 'p25', type: 'quantitative'},
+          x2: {field: 'p75'}, tooltip: tip}},
+        {mark: {type: 'tick', color: 'white', thickness: 2, size: 10}, encoding: {y: y,
+          x: {field: 'p50', type: 'quantitative'}, tooltip: tip}},
+        {mark: {type: 'point', color: '#d62728', shape: 'diamond', filled: true}, encoding: {y: y,
+          x: {field: 'p95', type: 'quantitative'}, tooltip: tip}}
+      ]
+    };
+  }
+  function laneSpec(lanes) {
+    const states = ['waiting', 'own', 'borrowed'];
+    return {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: lanes.title,
+      width: 1000, height: {step: 14}, data: {values: lanes.rows}, params: zoom,
+      mark: {type: 'bar'},
+      encoding: {
+        y: {field: 'job', type: 'nominal', sort: {field: 'order'}, title: null},
+        x: {field: 'start', type: 'quantitative', title: 'simulated time (' + unit + ')'}, x2: {field: 'end'},
+        color: {field: 'state', type: 'nominal', scale: {domain: states, range: ['#cfcfcf', '#4c72b0', '#dd8452']},
+                title: 'state'},
+        tooltip: [{field: 'job'}, {field: 'state'}, {field: 'outcome'}, {field: 'start', format: '.3f'},
+                  {field: 'end', format: '.3f'}, {field: 'reason'}]
+      }
+    };
+  }
+  async function draw(id, spec) {
+    const compiled = vegaLite.compile(spec).spec;
+    const runtime = vega.parse(compiled, null, {ast: true});
+    const view = new vega.View(runtime, {expr: vega.expressionInterpreter, renderer: 'svg',
+                                         container: document.getElementById(id), hover: true});
+    await view.runAsync();
+    return view;
+  }
+  function sortableTable(table, filter) {
+    const body = table.tBodies[0];
+    let column = -1, ascending = true;
+    Array.from(table.tHead.rows[0].cells).forEach(function (th, index) {
+      th.addEventListener('click', function () {
+        ascending = column === index ? !ascending : th.dataset.num === undefined;
+        column = index;
+        const numeric = th.dataset.num !== undefined;
+        const rows = Array.from(body.rows);
+        rows.sort(function (a, b) {
+          const p = a.cells[index].dataset.value || a.cells[index].textContent;
+          const q = b.cells[index].dataset.value || b.cells[index].textContent;
+          const c = numeric ? parseFloat(p) - parseFloat(q) : p.localeCompare(q);
+          return ascending ? c : -c;
+        });
+        rows.forEach(function (row) { body.appendChild(row); });
+        Array.from(table.tHead.rows[0].cells).forEach(function (h) { h.removeAttribute('aria-sort'); });
+        th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+      });
+    });
+    filter.addEventListener('input', function () {
+      const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+      let shown = 0;
+      Array.from(body.rows).forEach(function (row) {
+        const text = row.textContent.toLowerCase();
+        const keep = words.every(function (w) { return text.includes(w); });
+        row.hidden = !keep;
+        if (keep) shown++;
+      });
+      document.getElementById('worst-count').textContent = shown + ' of ' + body.rows.length + ' rows';
+    });
+  }
+
+  sortableTable(document.getElementById('worst'), document.getElementById('worst-filter'));
+  const picker = document.getElementById('share-picker');
+  const pending = [draw('chart-cluster', overTime(data.cluster.label, data.cluster)),
+                   draw('chart-waits', waitSpec())];
+  let shareView = null;
+  if (data.series.length) {
+    pending.push(draw('chart-share', overTime(data.series[0].label, data.series[0])).then(function (view) {
+      shareView = view;
+    }));
+    picker.addEventListener('change', function () {
+      const s = data.series[Number(picker.value)];
+      document.documentElement.dataset.rendered = 'false';
+      draw('chart-share', overTime(s.label, s)).then(function (view) {
+        if (shareView) shareView.finalize();
+        shareView = view;
+        document.documentElement.dataset.rendered = 'true';
+      });
+    });
+  }
+  if (data.lanes) pending.push(draw('chart-lanes', laneSpec(data.lanes)));
+  Promise.all(pending).then(function () {
+    document.documentElement.dataset.renderedMs = Math.round(performance.now());  // since navigation start
+    document.documentElement.dataset.rendered = 'true';
+  }, function (error) {
+    document.documentElement.dataset.rendered = 'error';
+    const note = document.getElementById('render-error');
+    note.textContent = 'A chart could not be drawn: ' + error;
+    note.hidden = false;
+    console.error(error);
+  });
+})();
 """
 
 
-@dataclass(frozen=True)
-class Chart:
-    """One drawn chart: its file name in the report directory, caption and PNG bytes."""
-
-    file: str
-    caption: str
-    png: bytes
-
-    def img(self) -> str:
-        data = base64.b64encode(self.png).decode("ascii")
-        return (f'<figure><img src="data:image/png;base64,{data}" alt="{escape(self.caption)}">'
-                f"<figcaption>{escape(self.caption)} ({escape(self.file)})</figcaption></figure>")
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
-
-
-def _table(header: tuple[str, ...], rows, numeric: set[int] = frozenset(), row_class=None) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+def _table(header: tuple[str, ...], rows, numeric: set[int] = frozenset(), row_class=None, attrs: str = "") -> str:
+    head = "".join(f"<th{' data-num' if i in numeric else ''}>{escape(h)}</th>" for i, h in enumerate(header))
     body = []
     for row in rows:
         cls = f' class="{row_class(row)}"' if row_class and row_class(row) else ""
         cells = "".join(f'<td class="num">{escape(str(v))}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
                         for i, v in enumerate(row))
         body.append(f"<tr{cls}>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f"<table{attrs}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def build_charts(result, topology: Topology) -> tuple[dict[str, list[Chart]], list[str]]:
-    """``share -> charts`` (its timeline, then utilisation per instance type) and the shares left uncharted."""
-    lanes = chart_data.timelines(result)
-    series = chart_data.utilisation(result, topology)
-    shares = list(dict.fromkeys(share for share, _ in series))
-    out: dict[str, list[Chart]] = {}
-    for share in shares[:MAX_CHARTED_SHARES]:
-        drawn = []
-        if lanes.get(share):
-            drawn.append(Chart(f"timeline-{_slug(share)}.png", f"{share}: one lane per job",
-                               charts.timeline_png(share, lanes[share], result.time)))
-        for (owner, instance_type), one in series.items():
-            if owner == share:
-                drawn.append(Chart(f"utilisation-{_slug(share)}-{_slug(instance_type)}.png",
-                                   f"{share}: {instance_type} own use, borrowed, lent and idle",
-                                   charts.utilisation_png(one, result.time)))
-        out[share] = drawn
-    return out, shares[MAX_CHARTED_SHARES:]
+def time_unit(end: float) -> tuple[float, str]:
+    """The unit that reads best for the span: days, hours, minutes or seconds."""
+    for seconds, name in ((86400.0, "days"), (3600.0, "hours"), (60.0, "minutes")):
+        if end >= 3 * seconds:
+            return seconds, name
+    return 1.0, "seconds"
 
 
-def render_page(result, topology: Topology, drawn: dict[str, list[Chart]], uncharted: list[str],
-                source: str = "") -> str:
-    """The HTML page (a string) with every chart embedded."""
+def _numbers(values: np.ndarray) -> list:
+    """Compact JSON numbers: 3 decimals, integers without a fraction."""
+    rounded = np.round(values.astype(np.float64), 3)
+    return [int(v) if v.is_integer() else v for v in rounded.tolist()]
+
+
+def _series_json(label: str, usage: list[np.ndarray], depth: np.ndarray, preemptions: np.ndarray) -> dict:
+    return {"label": label, "usage": [_numbers(u) for u in usage], "depth": _numbers(depth),
+            "preemptions": _numbers(preemptions)}
+
+
+def page_data(result, aggregates: agg.Aggregates, lanes: agg.Lanes | None, lanes_title: str) -> dict:
+    """The JSON the page's script draws from (times in the page's unit)."""
+    scale, unit = time_unit(result.time)
+    series = aggregates.series
+    metrics = [[getattr(s, m) for s in series] for m in agg.METRICS]
+    empty = np.zeros(len(aggregates.edges) - 1)
+    sums = [np.sum(m, axis=0) if m else empty for m in metrics]
+    sums[2] = empty  # across the cluster every lent instance is some share's borrowed one: drawn once
+    cluster = _series_json(
+        "All shares and instance types (lent instances are the borrowed ones)",
+        sums,
+        np.sum([s.depth for s in series], axis=0) if series else np.zeros(len(aggregates.edges) - 1),
+        np.sum([s.preemptions for s in series], axis=0) if series else np.zeros(len(aggregates.edges) - 1))
+    data = {
+        "unit": unit,
+        "edges": _numbers(aggregates.edges / scale),
+        "cluster": cluster,
+        "series": [_series_json(f"{s.share}: {s.instance_type} (own limit {s.limit})",
+                                [s.own, s.borrowed, s.lent, s.idle], s.depth, s.preemptions) for s in series],
+        "waits": [{"share": w.share, "jobs": w.jobs, "min": w.low, "p25": w.p25, "p50": w.p50, "p75": w.p75,
+                   "p95": w.p95, "max": w.high} for w in aggregates.waits],
+        "lanes": None,
+    }
+    if lanes is not None and lanes.rows:
+        rows = [dict(row, start=round(row["start"] / scale, 6), end=round(row["end"] / scale, 6))
+                for row in lanes.rows]
+        data["lanes"] = {"title": lanes_title, "rows": rows}
+    return data
+
+
+def _lanes_choice(result, share: str | None, window: tuple[float, float] | None):
+    """Which per-job timeline to draw, its title, and a note for the page (``None``: none drawn)."""
+    if share is None and window is None and len(result.jobs) > SMALL_RUN:
+        return None, "", (f"Per-job timelines are drawn for a chosen share or time window: "
+                          f"<code>--report-share QUEUE/SHARE</code>, <code>--report-window FROM:TO</code> "
+                          f"(seconds); this run has {len(result.jobs):,} jobs.")
+    lanes = agg.lanes(result, share, window)
+    what = [f"share {share}" if share else "all shares"]
+    if window:
+        what.append(f"alive between {format_seconds(window[0])} s and {format_seconds(window[1])} s")
+    title = f"Jobs of {', '.join(what)}: one lane per job"
+    note = ""
+    if lanes.matched > lanes.jobs:
+        note = (f"The timeline shows the first {lanes.jobs:,} of the {lanes.matched:,} matching jobs (workload "
+                "order); narrow <code>--report-window</code> to see the others.")
+        title += f" (first {lanes.jobs:,} of {lanes.matched:,})"
+    elif not lanes.matched:
+        note = "No job matches the chosen share and window."
+    return lanes, title, note
+
+
+def render_page(result, topology: Topology, source: str = "", share: str | None = None,
+                window: tuple[float, float] | None = None, aggregates: agg.Aggregates | None = None,
+                pngs: tuple[str, ...] = ()) -> str:
+    """The HTML page (a string): tables in HTML, charts drawn by the inlined Vega from the embedded data."""
+    aggregates = aggregates or agg.aggregate(result)
     summary = result.summary
-    statuses = ", ".join(f"{status} {count}" for status, count in summary["by_status"].items()) or "none"
+    lanes, lanes_title, lanes_note = _lanes_choice(result, share, window)
+    data = json.dumps(page_data(result, aggregates, lanes, lanes_title), separators=(",", ":"))
+    statuses = ", ".join(f"{status} {count:,}" for status, count in summary["by_status"].items()) or "none"
+    options = "".join(f'<option value="{i}">{escape(s.share)} · {escape(s.instance_type)}</option>'
+                      for i, s in enumerate(aggregates.series))
+    worst = aggregates.worst
     parts = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        "<!DOCTYPE html>", '<html lang="en" data-rendered="false"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>batch-quota simulation{escape(': ' + source) if source else ''}</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>batch-quota simulation report</h1>",
-        f'<p class="muted">{escape(source)} · simulated time {format_seconds(result.time)} s · '
-        f"{summary['jobs']} job(s)</p>",
+        f'<p class="muted">{escape(source) + " · " if source else ""}simulated time {format_seconds(result.time)} s · '
+        f"{summary['jobs']:,} job(s)</p>",
+        '<p id="render-error" class="error" hidden></p>',
         "<h2>Summary</h2>",
         _table(("jobs", "by status", "preemptions", "instance-hours lost", "cluster utilisation", "wait p50 (s)",
                 "wait p95 (s)", "wait max (s)"),
@@ -109,6 +324,31 @@ def render_page(result, topology: Topology, drawn: dict[str, list[Chart]], uncha
                  f"{summary['cluster_utilisation']:.1%}", format_seconds(summary["wait_p50"]),
                  format_seconds(summary["wait_p95"]), format_seconds(summary["wait_max"]))],
                numeric={0, 2, 3, 4, 5, 6, 7}),
+        "<h2>Over time</h2>",
+        '<p class="muted">Mean instances per time bin (own use, borrowed above the own limit, own capacity lent to '
+        "others, idle), mean waiting jobs and preemptions per bin. Drag or scroll on a chart to zoom and pan "
+        "(double-click resets); hover for the figures.</p>",
+        '<div id="chart-cluster" class="chart"></div>',
+        f'<p><label for="share-picker">Share and instance type: </label><select id="share-picker">{options}</select>'
+        "</p>",
+        '<div id="chart-share" class="chart"></div>',
+        "<h2>Waits</h2>",
+        '<div id="chart-waits" class="chart"></div>',
+        f"<h2>Longest waits</h2><p class=\"muted\">The {len(worst):,} jobs that waited longest before their first "
+        "placement (or until the report time), with the reason each one waited or ended. Click a header to sort; "
+        'type to filter (every word must match). <input id="worst-filter" type="search" placeholder="filter" '
+        f'aria-label="filter the table"> <span id="worst-count">{len(worst)} of {len(worst)} rows</span></p>',
+        _table(("job", "share", "type", "instances", "priority", "status", "preemptions", "wait (s)", "reason"),
+               [(j.name, j.share, j.instance_type, j.instances, j.priority, j.status, j.preemptions,
+                 format_seconds(j.wait_seconds), j.reason) for j in worst], numeric={3, 4, 6, 7},
+               row_class=lambda row: "preempted" if row[6] else "", attrs=' id="worst" class="sortable"'),
+        "<h2>Jobs over time</h2>",
+    ]
+    if lanes_note:
+        parts.append(f'<p class="muted">{lanes_note}</p>')
+    if lanes is not None and lanes.rows:
+        parts.append('<div id="chart-lanes" class="chart"></div>')
+    parts += [
         "<h2>Shares</h2>",
         '<p class="muted">Time-weighted over the run: own use as a share of the own limit; mean instances borrowed '
         "above the limit and lent to other shares.</p>",
@@ -117,41 +357,31 @@ def render_page(result, topology: Topology, drawn: dict[str, list[Chart]], uncha
                [(m.share, m.instance_type, m.strategy, m.limit, m.jobs, f"{m.own_utilisation:.1%}",
                  f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", format_seconds(m.wait_p50),
                  format_seconds(m.wait_p95), m.preemptions,
-                 f"{m.instance_hours_lost:.2f}") for m in result.shares], numeric=set(range(3, 12))),
+                 f"{m.instance_hours_lost:.2f}") for m in result.shares], numeric=set(range(3, 12)),
+               attrs=' id="shares"'),
     ]
-    strategies = {f"{q.name}/{s.name}": s.strategy for q, s in topology.shares()}
-    for share, share_charts in drawn.items():
-        parts.append(f'<h2 id="{escape(_slug(share))}">{escape(share)} '
-                     f'<span class="muted">({escape(strategies.get(share, ""))})</span></h2>')
-        if not any(c.file.startswith("timeline-") for c in share_charts):
-            parts.append('<p class="muted">No job was submitted to this share.</p>')
-        parts += [chart.img() for chart in share_charts]
-    if uncharted:
-        parts.append(f'<p class="muted">Charts were drawn for the first {len(drawn)} shares; '
-                     f"{len(uncharted)} more are in the tables only: {escape(', '.join(uncharted))}.</p>")
-    jobs = result.jobs[:MAX_JOB_ROWS]
-    parts.append("<h2>Jobs</h2>")
-    if len(result.jobs) > len(jobs):
-        parts.append(f'<p class="muted">The first {len(jobs)} of {len(result.jobs)} jobs '
-                     "(use <code>--format json</code> for all).</p>")
-    parts.append(_table(("job", "share", "type", "instances", "priority", "status", "preemptions", "wait (s)",
-                         "reason"),
-                        [(j.name, j.share, j.instance_type, j.instances, j.priority, j.status, j.preemptions,
-                          format_seconds(j.wait_seconds), j.reason) for j in jobs], numeric={3, 4, 6, 7},
-                        row_class=lambda row: "preempted" if row[6] else ""))
+    if pngs:
+        parts.append(f'<p class="muted">The summary charts are also beside this page as images: '
+                     f"{escape(', '.join(pngs))}.</p>")
+    safe = data.replace("</", "<\\/")  # no "</script>" inside the data block
+    parts.append(f'<script type="application/json" id="report-data">{safe}</script>')
+    parts += [f"<script>{script}</script>" for script in vega.scripts()]
+    parts.append(f"<script>{_SCRIPT}</script>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def write_report(result, topology: Topology, directory: Path, source: str = "") -> list[Path]:
-    """Write ``index.html`` and every chart's PNG into ``directory`` (created); return the paths written."""
+def write_report(result, topology: Topology, directory: Path, source: str = "", share: str | None = None,
+                 window: tuple[float, float] | None = None) -> list[Path]:
+    """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written."""
     directory.mkdir(parents=True, exist_ok=True)
-    drawn, uncharted = build_charts(result, topology)
+    aggregates = agg.aggregate(result)
     written = []
-    for chart in (c for share_charts in drawn.values() for c in share_charts):
-        path = directory / chart.file
-        path.write_bytes(chart.png)
+    for name, png in summary_png.draw(result, aggregates):
+        path = directory / name
+        path.write_bytes(png)
         written.append(path)
     page = directory / PAGE
-    page.write_text(render_page(result, topology, drawn, uncharted, source), encoding="utf-8")
+    page.write_text(render_page(result, topology, source, share, window, aggregates, tuple(p.name for p in written)),
+                    encoding="utf-8")
     return [page, *written]

@@ -45,6 +45,7 @@ class ShareCapacity:
         "limit",
         "line",
         "model",
+        "number",
         "own_int",
         "pool",
         "queue",
@@ -68,6 +69,7 @@ class ShareCapacity:
         self.rejected = (f"job queue {queue.name}" if queue.state == "DISABLED"
                          else f"quota share {self.share_id}" if share.state == "DISABLED" else "")
         self.used = 0
+        self.number = 0  # position among every share of the topology (set by build_pools)
         self.active: dict = {}  # job -> None, insertion-ordered for determinism
         self.line = None
         self.own_int = self.borrowed_int = self.lent_int = 0.0
@@ -93,6 +95,7 @@ class Pool:
         "instance_type",
         "last_t",
         "lender_idle",
+        "log",
         "r_int",
         "series",
         "shares",
@@ -112,6 +115,7 @@ class Pool:
         self.r_int = 0.0  # integral of borrowed / lender_idle: attributes lending to lenders
         self.used_int = 0.0
         self.series: list | None = None
+        self.log = None  # a UsageLog when a report asked for one
 
     def add_share(self, share: ShareCapacity) -> None:
         self.shares.append(share)
@@ -154,9 +158,18 @@ class Pool:
         if share.lends and used < limit:
             share.lent_int += (limit - used) * (self.r_int - share.last_r)
         share.last_r = self.r_int
-        self.adjust(share, delta)
+        # self.adjust(share, delta), inline: this runs twice per job
+        new = used + delta
+        self.borrowed += (new - limit if new > limit else 0) - (used - limit if used > limit else 0)
+        if share.lends:
+            self.lender_idle += (limit - new if new < limit else 0) - (limit - used if used < limit else 0)
+        share.used = new
+        self.used += delta
+        self.env.used += delta
         if self.series is not None:
             self.record(now)
+        if self.log is not None:
+            self.log.record(now, share.number, share.used)
 
     def lent_now(self, share: ShareCapacity) -> float:
         """Instances of ``share`` lent out at this instant (proportional attribution)."""
@@ -202,5 +215,7 @@ def build_pools(topology: Topology) -> list[Pool]:
             pools.append(pool)
             for share in queue.shares:
                 if instance_type in share.capacity:
-                    pool.add_share(ShareCapacity(queue, share, instance_type, pool))
+                    capacity = ShareCapacity(queue, share, instance_type, pool)
+                    capacity.number = sum(len(p.shares) for p in pools)
+                    pool.add_share(capacity)
     return pools

@@ -16,6 +16,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import pairwise
 
 from policy_engine.model import JobStateTimeLimitAction, Topology
 from policy_engine.simulation import placement
@@ -27,6 +29,7 @@ from policy_engine.simulation.jobs import (
     FAILED,
     PREEMPTED,
     SUCCEEDED,
+    AttemptRecord,
     Job,
     JobSpec,
     LiveState,
@@ -44,6 +47,10 @@ from policy_engine.simulation.preemption import (
 from policy_engine.simulation.queues import Line
 from policy_engine.simulation.results import SimulationResult, build_result
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
+from policy_engine.simulation.usage import LoggedShare, UsageLog
+
+_RUNNABLE = Status.RUNNABLE
+_attempt = AttemptRecord._make  # a fixed-size tuple: faster than the keyword constructor, once per attempt
 
 # event phases inside one instant
 _FINISH, _ADVANCE, _UPDATE, _SUBMIT, _LIMIT = 0, 1, 2, 3, 4
@@ -59,6 +66,8 @@ class SimulationSettings:
     backfill: bool = False
     victim_policy: str = LowestPriorityNewestFirst.name
     utilisation_series: bool = False
+    #: Log every usage change compactly (``SimulationResult.usage``): what the HTML report aggregates.
+    usage_log: bool = False
     #: A job placed at T is not a preemption victim before T + this (> 0: no preemption loop inside an instant).
     min_runtime: float = 1.0
 
@@ -90,7 +99,8 @@ Transition = Callable[[float, Job, str, str, str], None]
 class _PoolQueue:
     """Scheduling state of one pool: which heads to look at and which wait for capacity."""
 
-    __slots__ = ("borrow", "borrow_member", "dirty", "own", "pool", "preempt", "preempt_member", "reclaim", "waiting")
+    __slots__ = ("borrow", "borrow_member", "deep", "dirty", "own", "pool", "position", "preempt", "preempt_member",
+                 "reclaim", "settled", "waiting")
 
     def __init__(self, pool: Pool):
         self.pool = pool
@@ -102,6 +112,12 @@ class _PoolQueue:
         self.preempt: list = []
         self.preempt_member: dict[ShareCapacity, Job] = {}
         self.waiting: dict[ShareCapacity, None] = {}  # heads that failed reclaim / in-share preemption
+        #: lines with a job behind the head (set by the line, dropped by backfill): backfill's candidates
+        self.deep: dict[ShareCapacity, None] = {}
+        self.position = {share: index for index, share in enumerate(pool.shares)}
+        #: backfill found nothing, and since then no capacity was freed and no job joined a line of the pool:
+        #: placements only take capacity, so it would find nothing again
+        self.settled = False
 
     def retry_waiting(self) -> None:
         """Heads that failed reclaim or in-share preemption look again: capacity or the victims changed."""
@@ -132,14 +148,17 @@ class Engine:
         self._queues: list[_PoolQueue] = []
         self._build(topology)
         self.jobs = [Job(spec, seq) for seq, spec in enumerate(jobs)]
-        self.by_name = {job.spec.name: job for job in self.jobs}
         for job in self.jobs:
             job.share = self.shares[(job.spec.share, job.spec.instance_type)]
         #: Jobs already on capacity at time 0 (a live queue's snapshot): placed when the run starts.
         self._live = self._live_jobs(jobs, live or {})
-        self._arrivals = sorted((j for j in self.jobs if j.seq not in self._live),
-                                key=lambda j: (j.spec.submit_at, j.seq))
-        self._arrival_times = [job.spec.submit_at for job in self._arrivals]
+        times = [job.spec.submit_at for job in self.jobs]
+        if not self._live and all(a <= b for a, b in pairwise(times)):
+            self._arrivals, self._arrival_times = self.jobs, times  # in submission order already: no second list
+        else:
+            self._arrivals = sorted((j for j in self.jobs if j.seq not in self._live),
+                                    key=lambda j: (j.spec.submit_at, j.seq))
+            self._arrival_times = [job.spec.submit_at for job in self._arrivals]
         self._next_arrival = 0
         self._events: list[tuple] = []
         self._seq = 0
@@ -157,6 +176,11 @@ class Engine:
         for order, update in enumerate(updates):
             kind = "update" if isinstance(update, PriorityUpdate) else "topology"
             self._push(update.at, _UPDATE, kind, update, order=order)
+
+    @cached_property
+    def by_name(self) -> dict[str, Job]:
+        """Jobs by name; built on first use (priority updates), not for every run of a million jobs."""
+        return {job.spec.name: job for job in self.jobs}
 
     # --- construction ---------------------------------------------------------------
 
@@ -202,12 +226,18 @@ class Engine:
 
     def _build(self, topology: Topology) -> None:
         self.pools = build_pools(topology)
+        self.usage: UsageLog | None = None
+        if self.settings.usage_log:
+            self.usage = UsageLog([LoggedShare(s.share_id, s.instance_type, s.limit, s.lends, pool.index)
+                                   for pool in self.pools for s in pool.shares])
         for pool in self.pools:
+            pool.log = self.usage
             if self.settings.utilisation_series:
                 pool.series = []
-            self._queues.append(_PoolQueue(pool))
+            queue = _PoolQueue(pool)
+            self._queues.append(queue)
             for capacity in pool.shares:
-                capacity.line = Line()
+                capacity.line = Line(self.settings.backfill, queue.deep, capacity)
                 self.shares[(capacity.share_id, capacity.instance_type)] = capacity
         # per queue, the shortest jobStateTimeLimitAction for each status reason it names
         self._time_limit: dict[str, dict[str, JobStateTimeLimitAction]] = {}
@@ -230,12 +260,17 @@ class Engine:
         job.status = to
         self.on_transition(self.now, job, before.value, to.value, reason)
 
-    def run(self, until: float | None = None, progress: Callable[[int], None] | None = None) -> float:
-        """Process every instant up to ``until`` (all, when ``None``); return the clock."""
-        with gc_paused():
-            return self._run_until(until, progress)
+    def run(self, until: float | None = None, progress: Callable[[int], None] | None = None,
+            close: bool = True) -> float:
+        """Process every instant up to ``until`` (all, when ``None``); return the clock.
 
-    def _run_until(self, until: float | None, progress: Callable[[int], None] | None) -> float:
+        ``close=False`` skips integrating every share's metrics up to the clock (O(shares)): a live
+        driver calling ``run`` once per request does not read them.
+        """
+        with gc_paused():
+            return self._run_until(until, progress, close)
+
+    def _run_until(self, until: float | None, progress: Callable[[int], None] | None, close: bool = True) -> float:
         if self._live and not self._live_started:
             self._start_live()
         instants = 0
@@ -257,8 +292,9 @@ class Engine:
                 progress(self._next_arrival)
         if until is not None:
             self.now = max(self.now, until)
-        for pool in self.pools:
-            pool.close(self.now)
+        if close:
+            for pool in self.pools:
+                pool.close(self.now)
         if progress is not None:
             progress(self._next_arrival)
         return self.now
@@ -321,6 +357,7 @@ class Engine:
     def _touch(self, share: ShareCapacity) -> None:
         queue = self._queues[share.pool.index]
         queue.dirty[share] = None
+        queue.settled = False
         self._touched[share.pool.index] = None
         if self._time_limit:
             self._touched_lines[share] = None
@@ -329,7 +366,9 @@ class Engine:
         """Heads waiting for capacity in this pool (and pools sharing its environment) look again."""
         pools = pool.env.pools if len(pool.env.pools) > 1 else (pool,)
         for other in pools:
-            self._queues[other.index].retry_waiting()
+            queue = self._queues[other.index]
+            queue.retry_waiting()
+            queue.settled = False
             self._touched[other.index] = None
 
     def _submit(self, job: Job) -> None:
@@ -399,7 +438,10 @@ class Engine:
             self._run(job)
 
     def _run(self, job: Job) -> None:
-        self._transition(job, Status.RUNNING)
+        if self.on_transition is None:
+            job.status = Status.RUNNING
+        else:
+            self._transition(job, Status.RUNNING)
         now = self.now
         job.run_started = now
         if job.started_at is None:
@@ -417,11 +459,14 @@ class Engine:
         pool = share.pool
         pool.change(share, -job.spec.instances, self.now)
         del share.active[job]
-        job.segments.append((job.attempt_start, self.now, outcome, job.placed_borrowed))
+        job.start_order = 0  # it only ranks placed jobs (victim order): a million finished jobs keep no int
+        job.segments += (_attempt((job.attempt_start, self.now, outcome, job.placed_borrowed)),)
         job.version += 1
         self._touch(share)
         if len(pool.env.pools) == 1:  # the common case of _capacity_freed, inline
-            self._queues[pool.index].retry_waiting()
+            queue = self._queues[pool.index]
+            if queue.waiting:
+                queue.retry_waiting()
         else:
             self._capacity_freed(pool)
 
@@ -431,7 +476,10 @@ class Engine:
             job.remaining = 0.0
             job.finished_at = self.now
             job.reason = ""
-            self._transition(job, Status.SUCCEEDED, "work done")
+            if self.on_transition is None:
+                job.status = Status.SUCCEEDED
+            else:
+                self._transition(job, Status.SUCCEEDED, "work done")
             return
         job.attempts_failed += 1
         if job.attempts_failed >= job.spec.attempts:
@@ -526,8 +574,10 @@ class Engine:
                 continue
             if queue.dirty:
                 continue
-            if self.settings.backfill and self._backfill(queue):
-                continue
+            if self.settings.backfill and not queue.settled:
+                if self._backfill(queue):
+                    continue
+                queue.settled = True
             break
 
     @staticmethod
@@ -543,6 +593,7 @@ class Engine:
         env = pool.env
         dirty = queue.dirty
         queue.dirty = {}
+        push = heapq.heappush
         for share in dirty:
             job = share.line.head()
             if job is None or job.misconfigured:
@@ -550,17 +601,19 @@ class Engine:
             spec = job.spec
             n = spec.instances
             key = (-job.priority, spec.submit_at, job.seq, job, share)
-            if share.used + n <= share.limit:
+            used = share.used
+            if used + n <= share.limit:
                 if env.capacity - env.used >= n and (not share.lends or pool.lender_idle - pool.borrowed >= n):
-                    heapq.heappush(queue.own, key)
+                    push(queue.own, key)
                     continue
-                heapq.heappush(queue.reclaim, key)
-            elif share.borrows and placement.under_ceiling(share, n) and queue.borrow_member.get(share) is not job:
+                push(queue.reclaim, key)
+            elif (share.borrows and (share.ceiling is None or used + n <= share.ceiling)  # under its ceiling
+                  and queue.borrow_member.get(share) is not job):
                 queue.borrow_member[share] = job
-                heapq.heappush(queue.borrow, (job.spec.submit_at, job.seq, job, share))
-            if share.in_share and self._has_lower(share, job) and queue.preempt_member.get(share) is not job:
+                push(queue.borrow, (spec.submit_at, job.seq, job, share))
+            if share.in_share and queue.preempt_member.get(share) is not job and self._has_lower(share, job):
                 queue.preempt_member[share] = job
-                heapq.heappush(queue.preempt, key)
+                push(queue.preempt, key)
 
     @staticmethod
     def _is_head(share: ShareCapacity, job: Job) -> bool:
@@ -568,11 +621,15 @@ class Engine:
 
     def _step_own(self, queue: _PoolQueue) -> bool:
         pool = queue.pool
+        env = pool.env
         while queue.own:
-            *_, job, share = heapq.heappop(queue.own)
-            if not self._is_head(share, job):
+            entry = heapq.heappop(queue.own)
+            job, share = entry[3], entry[4]
+            if job.status is not _RUNNABLE or share.line.head() is not job:  # _is_head, inline: once per job
                 continue
-            if placement.own_fits(pool, share, job.spec.instances):
+            n = job.spec.instances  # placement.own_fits, inline
+            if share.used + n <= share.limit and env.capacity - env.used >= n and (
+                    not share.lends or pool.lender_idle - pool.borrowed >= n):
                 self._place(share, job, borrowed=False, after_preemption=False)
                 return True
             queue.dirty[share] = None  # no longer fits on its own: look at it again
@@ -581,7 +638,8 @@ class Engine:
     def _step_reclaim(self, queue: _PoolQueue) -> bool:
         pool = queue.pool
         while queue.reclaim:
-            *_, job, share = heapq.heappop(queue.reclaim)
+            entry = heapq.heappop(queue.reclaim)
+            job, share = entry[3], entry[4]
             if not self._is_head(share, job):
                 continue
             n = job.spec.instances
@@ -600,25 +658,28 @@ class Engine:
 
     def _step_borrow(self, queue: _PoolQueue) -> bool:
         pool = queue.pool
-        if not queue.borrow or pool.free_lendable <= 0 or pool.env.capacity - pool.env.used <= 0:
+        lendable, env_free = pool.lender_idle - pool.borrowed, pool.env.capacity - pool.env.used
+        if not queue.borrow or lendable <= 0 or env_free <= 0:
             return False
+        room = lendable if lendable < env_free else env_free  # nothing changes them until a placement
         skipped = []
         placed = False
+        member = queue.borrow_member
         while queue.borrow:
             entry = heapq.heappop(queue.borrow)
             job, share = entry[2], entry[3]
-            if queue.borrow_member.get(share) is not job:
+            if member.get(share) is not job:
                 continue  # stale: the line's current head has its own entry
-            if not self._is_head(share, job):
-                del queue.borrow_member[share]  # it will be classified again when it is the head again
+            if job.status is not _RUNNABLE or share.line.head() is not job:
+                del member[share]  # it will be classified again when it is the head again
                 continue
             n = job.spec.instances
-            if share.used + n <= share.limit or not placement.under_ceiling(share, n):
-                del queue.borrow_member[share]
+            if share.used + n <= share.limit or (share.ceiling is not None and share.used + n > share.ceiling):
+                del member[share]  # within its own limit now, or no longer under its ceiling
                 queue.dirty[share] = None
                 continue
-            if placement.borrow_fits(pool, share, n):
-                del queue.borrow_member[share]
+            if n <= room:  # placement.borrow_fits: the share borrows and is above its limit, under its ceiling
+                del member[share]
                 self._place(share, job, borrowed=True, after_preemption=False)
                 placed = True
                 break
@@ -630,7 +691,8 @@ class Engine:
     def _step_in_share(self, queue: _PoolQueue) -> bool:
         pool = queue.pool
         while queue.preempt:
-            *_, job, share = heapq.heappop(queue.preempt)
+            entry = heapq.heappop(queue.preempt)
+            job, share = entry[3], entry[4]
             if queue.preempt_member.get(share) is job:
                 del queue.preempt_member[share]
             if not self._is_head(share, job):
@@ -672,23 +734,46 @@ class Engine:
         return False
 
     def _backfill(self, queue: _PoolQueue) -> bool:
-        """Optional: a job behind a blocked head may use capacity the head cannot (no preemption)."""
+        """Optional: a job behind a blocked head may use capacity the head cannot (no preemption).
+
+        The first job in line order (head excluded) that fits on own or borrowed capacity, share by
+        share in pool order. What fits is every size up to a bound (own room, or borrowed room above
+        the own limit: the two ranges always join), so the line's size index answers it without a scan.
+        """
         pool = queue.pool
-        for share in pool.shares:
-            if share.line.waiting < 2:
+        env_free = pool.env.capacity - pool.env.used
+        if env_free <= 0:
+            return False
+        lendable = pool.lender_idle - pool.borrowed
+        deep = queue.deep
+        shares = list(deep)
+        if len(shares) > 1:
+            shares.sort(key=queue.position.__getitem__)  # pool order, as the definition walks it
+        for share in shares:
+            line = share.line
+            if line.waiting < 2:
+                del deep[share]
                 continue
-            jobs = share.line.in_order()
-            next(jobs, None)  # the head: handled by the steps above
-            for job in jobs:
-                if job.misconfigured:
-                    continue
+            room = share.limit - share.used
+            if room <= 0 and (lendable <= 0 or not share.borrows):
+                continue  # the common case on a busy cluster: at its limit, nothing to borrow
+            most = room if room < env_free else env_free
+            if share.lends and lendable < most:
+                most = lendable
+            if share.borrows:
+                top = lendable if lendable < env_free else env_free
+                if share.ceiling is not None and share.ceiling - share.used < top:
+                    top = share.ceiling - share.used
+                if top > room and top > most:
+                    most = top
+            if most <= 0:
+                continue
+            job = line.first_fitting(most, line.head())
+            if job is not None:
                 n = job.spec.instances
-                if placement.own_fits(pool, share, n):
-                    self._place(share, job, borrowed=False, after_preemption=False, remove=True)
-                    return True
-                if placement.borrow_fits(pool, share, n):
-                    self._place(share, job, borrowed=True, after_preemption=False, remove=True)
-                    return True
+                borrowed = not placement.own_fits(pool, share, n)
+                self._place(share, job, borrowed=borrowed, after_preemption=False, remove=True)
+                return True
         return False
 
     # --- what a waiting job is waiting for -------------------------------------------
@@ -749,6 +834,98 @@ class Engine:
     @property
     def submissions_done(self) -> bool:
         return self._next_arrival >= len(self._arrivals)
+
+    # --- driving a live engine (``batch-quota serve``): inputs arrive at the clock's time --------
+
+    def submit(self, spec: JobSpec) -> Job:
+        """Add a job submitted now (``spec.submit_at`` is the clock); the next ``run(now)`` schedules it."""
+        if spec.submit_at < self.now:
+            raise ValueError(f"job {spec.name} submitted at {spec.submit_at} before the clock ({self.now})")
+        seq = self.jobs[-1].seq + 1 if self.jobs else 0
+        job = Job(spec, seq)
+        job.share = self.shares[(spec.share, spec.instance_type)]
+        self.jobs.append(job)
+        self.by_name[spec.name] = job
+        if self._arrivals is not self.jobs:  # the arrival order may be the jobs list itself
+            self._arrivals.append(job)
+        self._arrival_times.append(spec.submit_at)
+        return job
+
+    def update_priority_now(self, name: str, priority: int) -> None:
+        """``UpdateServiceJob`` at the clock's time; applied by the next ``run(now)``."""
+        self._push(self.now, _UPDATE, "update", PriorityUpdate(self.now, name, priority))
+
+    def terminate(self, job: Job, reason: str) -> None:
+        """``TerminateServiceJob`` at the clock's time: the job fails and frees its capacity or line place."""
+        if job.status in (Status.SUCCEEDED, Status.FAILED):
+            return
+        share = job.share
+        if job.status is Status.RUNNABLE:
+            share.line.remove(job)
+            self._touch(share)
+        elif job.status in ACTIVE:
+            self._release(job, FAILED)
+        job.finished_at = self.now
+        job.reason = reason
+        self._transition(job, Status.FAILED, reason)
+        self._wake_now(share.pool)
+
+    def _wake_now(self, pool: Pool) -> None:
+        """Make the next ``run(now)`` run the scheduling pass of ``pool`` (a live input changed it)."""
+        key = (pool.index, self.now)
+        if key not in self._wakes:
+            self._wakes.add(key)
+            self._push(self.now, _FINISH, "wake", pool.index)
+
+    def adopt(self, old: Job, advance_at: float | None = None) -> Job | None:
+        """Carry a job over from an engine on the previous topology, at this engine's clock.
+
+        A waiting job joins its line again (keeping its submission order), a running one keeps
+        its capacity and its finish time, a SCHEDULED or STARTING one its capacity and the time
+        it moves on (``advance_at``, from the previous engine). ``None`` when the topology no
+        longer has its share and instance type.
+        """
+        spec = old.spec
+        share = self.shares.get((spec.share, spec.instance_type))
+        if share is None:
+            return None
+        job = Job(spec, old.seq)
+        for name in ("priority", "preemptions", "attempts_failed", "started_at", "placed_at", "finished_at",
+                     "attempt_start", "run_started", "start_order", "placed_borrowed", "reason", "segments"):
+            setattr(job, name, getattr(old, name))
+        job.share = share
+        job.remaining = old.remaining
+        job.status = old.status
+        self.jobs.append(job)
+        self.by_name[spec.name] = job
+        self._start_counter = max(self._start_counter, job.start_order)
+        if old.status is Status.RUNNABLE:
+            job.misconfigured = placement.misconfiguration(share.pool, share, spec.instances)
+            share.line.push(job)
+        elif old.status in ACTIVE:
+            share.pool.change(share, spec.instances, self.now)
+            share.active[job] = None
+            job.version += 1
+            if old.status is Status.RUNNING:
+                fails = job.attempts_failed < spec.failures
+                work = min(job.remaining, spec.fail_after) if fails and spec.fail_after is not None else job.remaining
+                self._seq += 1
+                heapq.heappush(self._events, (old.run_started + work, _FINISH, job.seq, self._seq, "finish", job,
+                                              (job.version, fails)))
+            else:
+                if advance_at is None:
+                    raise ValueError(f"job {spec.name} is {old.status}: adopting it needs the time it moves on")
+                self._push(advance_at, _ADVANCE, "advance", job, job.version, job.seq)
+        else:
+            return job
+        self._touch(share)
+        self._wake_now(share.pool)
+        return job
+
+    def pending_advances(self) -> dict[str, float]:
+        """When each SCHEDULED / STARTING job moves on (for ``adopt`` into a new engine)."""
+        return {event[5].spec.name: event[0] for event in self._events
+                if event[4] == "advance" and event[5].version == event[6]}
 
 
 def simulate(

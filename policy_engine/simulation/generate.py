@@ -1,6 +1,9 @@
-"""Synthetic workloads: Poisson arrivals, size/duration distributions, priority mix per share.
+"""Synthetic workloads: Poisson arrivals (optionally in bursts), size/duration distributions, priority mix.
 
-Seeded ``random.Random`` only, so the same arguments always write the same file.
+Seeded ``random.Random`` only, so the same arguments always write the same file. The heavy
+shape of production GPU clusters: ``duration_distribution="lognormal"`` with a large
+``duration_shape`` (or ``"pareto"``) for seconds-to-weeks durations, ``burst_mean`` for sweeps of
+thousands of submissions to one share at once, and a size mix such as ``{1: 0.85, 2: 0.1, 8: 0.05}``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import build_pools
 from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
 
-DURATION_DISTRIBUTIONS = ("exponential", "lognormal", "fixed")
+DURATION_DISTRIBUTIONS = ("exponential", "lognormal", "pareto", "fixed")
+#: ``duration_shape`` when none is given: lognormal sigma, Pareto alpha.
+DEFAULT_SHAPE = {"lognormal": 1.0, "pareto": 1.5}
 
 
 def parse_weights(text: str, what: str) -> dict[int, float]:
@@ -51,6 +56,18 @@ class WorkloadProfile:
     share_priorities: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
     shares: Sequence[str] = ()
     seed: int = 0
+    #: lognormal: sigma of the log (larger = heavier tail); pareto: alpha (> 1; smaller = heavier tail)
+    duration_shape: float | None = None
+    #: no duration above this many seconds (the drawn value is capped; ``None``: no cap)
+    duration_max: float | None = None
+    #: mean jobs per burst (geometric); a burst goes to one share and instance type, within ``burst_spread`` s
+    burst_mean: float = 1.0
+    burst_spread: float = 60.0
+
+    def shape(self) -> float:
+        if self.duration_shape is not None:
+            return self.duration_shape
+        return DEFAULT_SHAPE.get(self.duration_distribution, 1.0)
 
 
 def _sampler(rng: random.Random, weights: Mapping[int, float]):
@@ -130,24 +147,70 @@ def generate_jobs(topology: Topology, profile: WorkloadProfile, reach: Reach | N
     default_priority = _sampler(rng, profile.priorities)
     per_share = {sid: _sampler(rng, weights) for sid, weights in profile.share_priorities.items()}
     mean_gap = 3600.0 / profile.arrival_rate
-    mean = profile.duration_mean
-    sigma = 1.0
-    mu = math.log(mean) - sigma * sigma / 2 if mean > 0 else 0.0
+    duration = _duration_sampler(rng, profile)
+    if profile.burst_mean > 1:
+        yield from _bursts(rng, profile, enabled, samplers, default_priority, per_share, mean_gap, duration)
+        return
     time = 0.0
     for index in range(profile.jobs):
         time += rng.expovariate(1.0 / mean_gap)
         sid, types = enabled[rng.randrange(len(enabled))]
         instance_type = types[rng.randrange(len(types))]
-        if profile.duration_distribution == "fixed":
-            duration = mean
-        elif profile.duration_distribution == "lognormal":
-            duration = rng.lognormvariate(mu, sigma)
-        else:
-            duration = rng.expovariate(1.0 / mean) if mean > 0 else 0.0
+        seconds = duration()
         priority = per_share.get(sid, default_priority)()
         size = samplers[(sid, instance_type)]()
-        yield JobSpec(f"job-{index:07d}", sid, instance_type, size, priority, round(time, 3),
-                      round(max(duration, 1.0), 1))
+        yield JobSpec(f"job-{index:07d}", sid, instance_type, size, priority, round(time, 3), seconds)
+
+
+def _duration_sampler(rng: random.Random, profile: WorkloadProfile):
+    """Seconds of work of one job (at least 1, at most ``duration_max``), rounded to 0.1 s."""
+    mean, kind, shape, cap = profile.duration_mean, profile.duration_distribution, profile.shape(), profile.duration_max
+    if kind == "lognormal":
+        mu = math.log(mean) - shape * shape / 2 if mean > 0 else 0.0
+
+        def draw() -> float:
+            return rng.lognormvariate(mu, shape)
+    elif kind == "pareto":
+        scale = mean * (shape - 1) / shape  # the minimum of a Pareto law with this mean
+
+        def draw() -> float:
+            return scale * rng.paretovariate(shape)
+    elif kind == "fixed":
+        def draw() -> float:
+            return mean
+    else:
+        def draw() -> float:
+            return rng.expovariate(1.0 / mean) if mean > 0 else 0.0
+
+    def sample() -> float:
+        value = draw()
+        if cap is not None and value > cap:
+            value = cap
+        return round(max(value, 1.0), 1)
+
+    return sample
+
+
+def _bursts(rng, profile, enabled, samplers, default_priority, per_share, mean_gap, duration) -> Iterator[JobSpec]:
+    """Bursts (Poisson, ``burst_mean`` times rarer than jobs) of a geometric number of jobs to one share."""
+    keep = 1.0 - 1.0 / profile.burst_mean  # geometric law with this mean: continue with probability keep
+    time = 0.0
+    index = 0
+    while index < profile.jobs:
+        time += rng.expovariate(1.0 / (mean_gap * profile.burst_mean))
+        sid, types = enabled[rng.randrange(len(enabled))]
+        instance_type = types[rng.randrange(len(types))]
+        count = 1
+        while rng.random() < keep and index + count < profile.jobs:
+            count += 1
+        offsets = sorted(rng.uniform(0, profile.burst_spread) for _ in range(count))
+        priority = per_share.get(sid, default_priority)
+        size = samplers[(sid, instance_type)]
+        for offset in offsets:
+            yield JobSpec(f"job-{index:07d}", sid, instance_type, size(), priority(), round(time + offset, 3),
+                          duration())
+            index += 1
+        time += offsets[-1]
 
 
 def write_jobs(path: Path, jobs: Iterable[JobSpec]) -> int:

@@ -56,6 +56,15 @@ class JobSpec(NamedTuple):
     fail_after: float | None = None
 
 
+class AttemptRecord(NamedTuple):
+    """One stay on capacity: ``end`` is ``None`` while still running at the report time."""
+
+    start: float
+    end: float | None
+    outcome: str  # succeeded | failed | preempted | running (still on capacity at the report time)
+    borrowed: bool  # placed above the share's own limit
+
+
 #: The fields without a default: every job has them, generated workloads write exactly these.
 CORE_FIELDS: tuple[str, ...] = tuple(f for f in JobSpec._fields if f not in JobSpec._field_defaults)
 
@@ -131,7 +140,8 @@ class Job:
         self.version = 0  # bumped on every placement/eviction: stale events and line entries are skipped
         self.placed_borrowed = False
         self.misconfigured: str = ""
-        self.segments: list[tuple[float, float, str, bool]] = []
+        #: finished attempts; a tuple (the empty one is shared) that the job's record reuses as it is
+        self.segments: tuple[AttemptRecord, ...] = ()
         self.share = None  # set by the engine: its ShareCapacity (limit, usage, waiting line)
 
     @property

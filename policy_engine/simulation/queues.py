@@ -3,6 +3,11 @@
 A binary heap keyed ``(-priority, submitted, seq)``; a priority update pushes a new
 entry and the old one is skipped when it surfaces (lazy invalidation), so every
 operation stays O(log n) even with a million waiting jobs.
+
+With backfill the line also keeps its jobs indexed by size (one such heap per distinct
+job size): "the first job in line order that fits in k instances" is then the smallest
+top among the heaps of sizes <= k, found in O(sizes + log n) instead of a scan of the
+line. The sizes a share can ever run are bounded by its reach, so that is O(log n).
 """
 
 from __future__ import annotations
@@ -12,33 +17,69 @@ from collections.abc import Iterator
 
 from policy_engine.simulation.jobs import Job, Status
 
+_RUNNABLE = Status.RUNNABLE
+
+
+def _top(heap: list) -> tuple | None:
+    """The heap's first live entry (stale entries surfacing on top are dropped)."""
+    while heap:
+        entry = heap[0]
+        job = entry[4]
+        if job.status is _RUNNABLE and job.version == entry[3]:
+            return entry
+        heapq.heappop(heap)
+    return None
+
 
 class Line:
     """The jobs of one share waiting for one instance type."""
 
-    __slots__ = ("_heap", "waiting")
+    __slots__ = ("_by_size", "_deep", "_heap", "_key", "_sizes", "waiting")
 
-    def __init__(self) -> None:
+    def __init__(self, indexed: bool = False, deep: dict | None = None, key=None) -> None:
         self._heap: list[tuple[int, float, int, int, Job]] = []
         self.waiting = 0
+        #: size -> heap of the same entries (only when ``indexed``: backfill asks by size)
+        self._by_size: dict[int, list] | None = {} if indexed else None
+        self._sizes: list[int] = []  # the keys of ``_by_size``, ascending
+        #: ``deep[key]`` is set when two or more jobs wait (someone behind the head: backfill looks here)
+        self._deep, self._key = deep, key
+
+    def _index(self, entry: tuple) -> None:
+        # misconfigured jobs too: a topology update can make them runnable (and one never fits while it is not)
+        size = entry[4].spec.instances
+        heap = self._by_size.get(size)
+        if heap is None:
+            heap = self._by_size[size] = []
+            self._sizes.append(size)
+            self._sizes.sort()
+        heapq.heappush(heap, entry)
 
     def push(self, job: Job) -> None:
         """Add a RUNNABLE job (new, retried or preempted: it keeps its submission time)."""
         job.version += 1
-        heapq.heappush(self._heap, (-job.priority, job.spec.submit_at, job.seq, job.version, job))
+        entry = (-job.priority, job.spec.submit_at, job.seq, job.version, job)
+        heapq.heappush(self._heap, entry)
         self.waiting += 1
+        if self._by_size is not None:
+            self._index(entry)
+            if self.waiting >= 2 and self._deep is not None:
+                self._deep[self._key] = None
 
     def reprioritise(self, job: Job) -> None:
         """Re-key a waiting job after ``UpdateServiceJob``; its old entry becomes stale."""
         job.version += 1
-        heapq.heappush(self._heap, (-job.priority, job.spec.submit_at, job.seq, job.version, job))
+        entry = (-job.priority, job.spec.submit_at, job.seq, job.version, job)
+        heapq.heappush(self._heap, entry)
+        if self._by_size is not None:
+            self._index(entry)
 
     def head(self) -> Job | None:
         heap = self._heap
         while heap:
             entry = heap[0]
             job = entry[4]
-            if job.status is Status.RUNNABLE and job.version == entry[3]:
+            if job.status is _RUNNABLE and job.version == entry[3]:
                 return job
             heapq.heappop(heap)
         return None
@@ -56,11 +97,31 @@ class Line:
         heapq.heappop(self._heap)
         self.waiting -= 1
 
+    def first_fitting(self, most: int, skip: Job | None) -> Job | None:
+        """The first job in line order, other than ``skip``, of at most ``most`` instances (indexed lines only)."""
+        best = None
+        for size in self._sizes:
+            if size > most:
+                break
+            heap = self._by_size[size]
+            entry = _top(heap)
+            if entry is None:
+                continue
+            if entry[4] is skip:  # the next one of this size: take the head out for the look
+                held = heapq.heappop(heap)
+                entry = _top(heap)
+                heapq.heappush(heap, held)
+                if entry is None:
+                    continue
+            if best is None or entry < best:
+                best = entry
+        return None if best is None else best[4]
+
     def in_order(self) -> Iterator[Job]:
-        """Waiting jobs in line order (O(n log n); for backfill and reports, not the hot path)."""
+        """Waiting jobs in line order (O(n log n); for reports, not the hot path)."""
         for entry in sorted(self._heap):
             job = entry[4]
-            if job.status is Status.RUNNABLE and job.version == entry[3]:
+            if job.status is _RUNNABLE and job.version == entry[3]:
                 yield job
 
     def remove(self, job: Job) -> None:

@@ -11,18 +11,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, TextIO
 
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.jobs import ACTIVE, Status
+from policy_engine.simulation.jobs import ACTIVE, FINAL, AttemptRecord, Status
 from policy_engine.simulation.metrics import ShareMetrics, share_metrics, summary
 from policy_engine.simulation.numbers import as_number, plain
-
-
-class AttemptRecord(NamedTuple):
-    """One stay on capacity: ``end`` is ``None`` while still running at the report time."""
-
-    start: float
-    end: float | None
-    outcome: str  # succeeded | failed | preempted | running (still on capacity at the report time)
-    borrowed: bool  # placed above the share's own limit
+from policy_engine.simulation.usage import UsageLog
 
 
 class JobRecord(NamedTuple):
@@ -67,6 +59,8 @@ class SimulationResult:
     summary: dict
     #: Only with ``SimulationSettings(utilisation_series=True)``; sorted by time.
     utilisation: list[UtilisationSample] | None = field(default=None)
+    #: Only with ``SimulationSettings(usage_log=True)``: every usage change, for the HTML report's aggregates.
+    usage: UsageLog | None = field(default=None)
 
     def job(self, name: str) -> JobRecord:
         return next(record for record in self.jobs if record.name == name)
@@ -94,9 +88,6 @@ class SimulationResult:
         handle.write("}")
 
 
-_attempt = AttemptRecord._make
-
-
 def _reason(engine, job) -> str:
     if job.status is Status.RUNNABLE:
         return engine.waiting_reason(job)
@@ -120,21 +111,22 @@ def _running_reason(job) -> str:
     return f"on own capacity ({usage})"
 
 
+_record = JobRecord._make  # from one tuple: faster than the keyword constructor, a million times
+
+
 def job_record(engine, job) -> JobRecord:
     spec = job.spec
-    now = engine.now
-    attempts = tuple(map(_attempt, job.segments))
-    if job.status in ACTIVE:
+    status = job.status
+    attempts = job.segments
+    if status in ACTIVE:
         attempts += (AttemptRecord(job.attempt_start, None, "running", job.placed_borrowed),)
-    start = job.started_at
     end_of_wait = job.placed_at
     if end_of_wait is None:
-        end_of_wait = job.finished_at if job.finished_at is not None else now
-    wait = end_of_wait - spec.submit_at
-    return JobRecord(
-        spec.name, spec.share, spec.instance_type, spec.instances, job.priority, job.status.value,
-        _reason(engine, job), spec.submit_at, start, job.finished_at, wait, job.preemptions, attempts,
-    )
+        end_of_wait = job.finished_at if job.finished_at is not None else engine.now
+    reason = job.reason if status in FINAL else _reason(engine, job)
+    return _record((spec.name, spec.share, spec.instance_type, spec.instances, job.priority, status.value, reason,
+                    spec.submit_at, job.started_at, job.finished_at, end_of_wait - spec.submit_at, job.preemptions,
+                    attempts))
 
 
 def build_result(engine) -> SimulationResult:
@@ -154,4 +146,4 @@ def _build(engine) -> SimulationResult:
     series = None
     if engine.settings.utilisation_series:
         series = sorted((s for pool in engine.pools for s in pool.series), key=lambda sample: sample[0])
-    return SimulationResult(engine.now, records, shares, summary(engine, records, shares), series)
+    return SimulationResult(engine.now, records, shares, summary(engine, records, shares), series, engine.usage)

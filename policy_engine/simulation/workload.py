@@ -42,8 +42,8 @@ _LIVE_STATUSES = tuple(s.value for s in (Status.RUNNING, Status.STARTING, Status
 _WAITING_STATUSES = ("SUBMITTED", "PENDING", "RUNNABLE")
 _REQUIRED = ("name", "share", "duration")
 _SCENARIO_KEYS = ("topology", "jobs", "actions", "settings")
-#: ``SimulationSettings`` a scenario may set; ``utilisation_series`` is a report option (``simulate --report``).
-_SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings) if f.name != "utilisation_series")
+#: ``SimulationSettings`` a scenario may set; ``utilisation_series`` and ``usage_log`` are report options.
+_SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings) if f.name not in ("utilisation_series", "usage_log"))
 #: Report at most this many problems, then say how many more there were.
 MAX_PROBLEMS = 200
 

@@ -19,6 +19,7 @@ from policy_engine.simulation.engine import Action, Engine
 from policy_engine.simulation.metrics import summary
 from policy_engine.simulation.results import SimulationResult, build_result
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
+from policy_engine.simulation.usage import merge_logs
 from policy_engine.simulation.workload import Scenario
 
 
@@ -111,7 +112,7 @@ class MergeError(RuntimeError):
 
 
 #: ``SimulationResult`` fields ``merge`` combines; any other one set on a part is refused, never dropped.
-MERGED_FIELDS = {"time", "jobs", "shares", "summary", "utilisation"}
+MERGED_FIELDS = {"time", "jobs", "shares", "summary", "utilisation", "usage"}
 
 
 def merge(scenario: Scenario, time: float, parts: Sequence[tuple[SimulationResult, list]]) -> SimulationResult:
@@ -136,7 +137,8 @@ def merge(scenario: Scenario, time: float, parts: Sequence[tuple[SimulationResul
     series = None
     if scenario.settings.utilisation_series:
         series = sorted((s for result, _ in parts for s in result.utilisation or ()), key=lambda sample: sample[0])
-    return SimulationResult(time, records, shares, cluster, series)
+    usage = merge_logs([result.usage for result, _ in parts]) if scenario.settings.usage_log else None
+    return SimulationResult(time, records, shares, cluster, series, usage)
 
 
 def simulate_parallel(scenario: Scenario, executor, until: float | None = None) -> SimulationResult:

@@ -1,23 +1,29 @@
-"""The HTML report: self-contained on disk, and really rendered by headless Chromium without network."""
+"""The HTML report: self-contained on disk, and really rendered by headless Chromium without network.
+
+Chromium loads the page under its own Content-Security-Policy (inline scripts and data: images,
+no unsafe-eval, nothing fetched); the tests wait for the page's rendering marker, then check that
+every chart drew its marks, that nothing was requested off the page, that the console stayed
+clean, and that the worst-waiting table sorts and filters.
+"""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
+from policy_engine.reports import html_report
 from policy_engine.reports.html_report import PAGE, write_report
+from policy_engine.reports.summary_png import CLUSTER, WAITS
 from tests.policy_engine.reports.walkthrough import walkthrough
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-CHARTS = {"timeline-training-QS1.png", "timeline-training-QS2.png", "utilisation-training-QS1-ml.g5.xlarge.png",
-          "utilisation-training-QS2-ml.g5.xlarge.png", "utilisation-training-QS3-ml.g5.xlarge.png"}
 
 
 @pytest.fixture(scope="module")
@@ -28,30 +34,44 @@ def report_dir(tmp_path_factory) -> Path:
     return directory
 
 
-def test_writes_the_page_and_one_png_per_chart(report_dir: Path):
-    # QS1 and QS2 ran jobs (a timeline each); every share has one instance type (a utilisation chart each).
-    assert {p.name for p in report_dir.iterdir()} == {PAGE, *CHARTS}
-    for name in CHARTS:
+def test_writes_the_page_and_the_summary_pngs(report_dir: Path):
+    assert {p.name for p in report_dir.iterdir()} == {PAGE, CLUSTER, WAITS}
+    for name in (CLUSTER, WAITS):
         assert (report_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_page_embeds_exactly_the_png_files_and_links_nothing(report_dir: Path):
+def test_page_is_self_contained_and_forbids_eval_and_fetching(report_dir: Path):
     page = (report_dir / PAGE).read_text()
-    embedded = [base64.b64decode(data) for data in re.findall(r'src="data:image/png;base64,([^"]+)"', page)]
-    assert sorted(embedded) == sorted((report_dir / name).read_bytes() for name in CHARTS)
-    without_images = re.sub(r'data:image/png;base64,[^"]+', "data:", page)
-    assert not re.search(r"(?i)(https?:|//[a-z]|<link|<script|url\(|src=\"[^d])", without_images)
-    assert "Content-Security-Policy" in page
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+    assert "default-src 'none'" in csp and "script-src 'unsafe-inline'" in csp and "unsafe-eval" not in csp
+    assert not re.search(r"(?i)<(script|img|link|iframe)[^>]*\s(src|href)=", page)  # nothing loaded by URL
+    assert page.count("<script") == 5  # the data, vega, vega-lite, the interpreter, the page's own script
+    assert "sourceMappingURL" not in page
 
 
 def test_page_tables_carry_the_simulation_figures(report_dir: Path):
     _, result = walkthrough()
     page = (report_dir / PAGE).read_text()
-    for job in result.jobs:
+    for job in result.jobs:  # 4 jobs: all in the worst-waiting table
         assert f"<td>{job.name}</td>" in page
     for share in ("training/QS1", "training/QS2", "training/QS3"):
         assert f"<td>{share}</td>" in page
     assert f'<td class="num">{result.summary["preemptions"]}</td>' in page
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', page, re.S).group(1))
+    assert len(data["series"]) == 3 and len(data["edges"]) == html_report.agg.BINS + 1
+    assert {row["job"].split()[0] for row in data["lanes"]["rows"]} == {j.name for j in result.jobs}  # a small run
+
+
+def test_a_large_run_draws_per_job_timelines_only_when_chosen(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(html_report, "SMALL_RUN", 2)
+    scenario, result = walkthrough()
+    write_report(result, scenario.topology, tmp_path / "plain")
+    page = (tmp_path / "plain" / PAGE).read_text()
+    assert "chart-lanes" not in page.split("<script")[0] and "--report-share QUEUE/SHARE" in page
+    write_report(result, scenario.topology, tmp_path / "chosen", share="training/QS2")
+    page = (tmp_path / "chosen" / PAGE).read_text()
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', page, re.S).group(1))
+    assert {row["job"].split()[0] for row in data["lanes"]["rows"]} == {"qs2_job_1"}
 
 
 needs_browser = pytest.mark.skipif((CHROMIUM is None or CHROMEDRIVER is None) and not os.environ.get("CI"),
@@ -60,7 +80,7 @@ needs_browser = pytest.mark.skipif((CHROMIUM is None or CHROMEDRIVER is None) an
 
 @pytest.fixture(scope="module")
 def browser():
-    """Debian's headless Chromium through chromedriver, logging every network event."""
+    """Debian's headless Chromium through chromedriver, logging every network event and console message."""
     assert CHROMIUM and CHROMEDRIVER, "CI must have chromium and chromedriver (.ci/run installs them)"
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -72,7 +92,7 @@ def browser():
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  f"--user-data-dir={profile}", "--window-size=1280,1600"):
         options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
     try:
@@ -82,54 +102,107 @@ def browser():
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def open_page(driver, page: Path) -> tuple[list[str], list[str]]:
-    """Load ``page``; return the URLs it requested and every off-machine URL the browser requested meanwhile."""
+def open_page(driver, page: Path) -> tuple[list[str], list[str], list[dict]]:
+    """Load ``page``; return the URLs it requested, every off-machine URL requested meanwhile, and the console."""
     driver.get_log("performance")  # drop earlier events (the browser's own start-up page)
+    driver.get_log("browser")
     uri = page.as_uri()
     driver.get(uri)
     events = [json.loads(entry["message"])["message"] for entry in driver.get_log("performance")]
     sent = [e["params"] for e in events if e["method"] == "Network.requestWillBeSent"]
     ours = [p["request"]["url"] for p in sent if p.get("documentURL") == uri]
     remote = [p["request"]["url"] for p in sent if re.match(r"(?i)(https?|wss?|ftp):", p["request"]["url"])]
-    return ours, remote
+    return ours, remote, driver.get_log("browser")
+
+
+def wait_rendered(driver, seconds: float = 30.0) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        state = driver.execute_script("return document.documentElement.dataset.rendered")
+        if state != "false":
+            return state
+        time.sleep(0.05)
+    return "timeout"
+
+
+MARKS = ("return Array.from(document.querySelectorAll('.chart'))"
+         ".map(c => [c.id, c.querySelectorAll('svg path, svg rect').length])")
 
 
 @needs_browser
-def test_headless_chromium_renders_tables_and_images_without_network(browser, report_dir: Path):
-    ours, remote = open_page(browser, report_dir / PAGE)
-    assert browser.execute_script("return document.readyState") == "complete"
+def test_headless_chromium_renders_every_chart_without_network_or_console_errors(browser, report_dir: Path):
+    ours, remote, _ = open_page(browser, report_dir / PAGE)
+    assert wait_rendered(browser) == "true"
     assert browser.title == "batch-quota simulation: scenarios/walkthrough.yaml"
-    tables = browser.execute_script("return Array.from(document.querySelectorAll('table')).map(t => t.rows.length)")
+    marks = dict(browser.execute_script(MARKS))
+    assert set(marks) == {"chart-cluster", "chart-share", "chart-waits", "chart-lanes"}
+    assert all(count > 10 for count in marks.values()), marks
+    # 4 jobs, each with its waiting and running bars: the lanes chart drew one rect per row
+    bars = browser.execute_script("return document.querySelectorAll('#chart-lanes svg .mark-rect path').length")
     _, result = walkthrough()
-    assert tables == [2, 1 + len(result.shares), 1 + len(result.jobs)]  # summary, shares, jobs (with headers)
-    images = browser.execute_script(
-        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
-    assert len(images) == len(CHARTS)
-    assert all(done and width > 300 and height > 100 for done, width, height in images)
-    assert (report_dir / PAGE).as_uri() in ours and any(url.startswith("data:image/png") for url in ours)
+    assert bars == sum(len(job.attempts) for job in result.jobs) + sum(
+        1 for job in result.jobs for i, a in enumerate(job.attempts)
+        if a.start > (job.submitted_at if i == 0 else job.attempts[i - 1].end))
     assert [url for url in ours if not url.startswith(("file:", "data:"))] == []
     assert remote == []
+    console = browser.get_log("browser")
+    assert console == [], console
 
 
 @needs_browser
-def test_the_network_check_does_catch_a_page_that_fetches(browser, tmp_path: Path):
-    """Control: without our page's safeguards, a remote image is seen (local port 9: nothing listens)."""
+def test_the_share_picker_redraws_and_the_table_sorts_and_filters(browser, report_dir: Path):
+    open_page(browser, report_dir / PAGE)
+    assert wait_rendered(browser) == "true"
+    browser.execute_script("const p = document.getElementById('share-picker'); p.value = '1';"
+                           "p.dispatchEvent(new Event('change'));")
+    assert wait_rendered(browser) == "true"
+    title = browser.execute_script("return document.querySelector('#chart-share svg .role-title-text').textContent")
+    assert title.startswith("training/QS2")
+    column = ("return Array.from(document.querySelectorAll('#worst tbody tr')).filter(r => !r.hidden)"
+              ".map(r => r.cells[0].textContent)")
+    browser.execute_script("document.querySelectorAll('#worst th')[0].click()")
+    assert browser.execute_script(column) == sorted(browser.execute_script(column))
+    browser.execute_script("const f = document.getElementById('worst-filter'); f.value = 'qs2';"
+                           "f.dispatchEvent(new Event('input'));")
+    assert browser.execute_script(column) == ["qs2_job_1"]
+    assert browser.get_log("browser") == []
+
+
+@needs_browser
+def test_scrolling_zooms_the_time_axis_and_hovering_a_bar_shows_the_job(browser, report_dir: Path):
+    open_page(browser, report_dir / PAGE)
+    assert wait_rendered(browser) == "true"
+    labels = ("return Array.from(document.querySelectorAll('#chart-cluster svg .role-axis-label text'))"
+              ".map(t => t.textContent)")
+    before = browser.execute_script(labels)
+    browser.execute_script(
+        "const bg = document.querySelector('#chart-cluster svg .mark-group.role-scope path.background');"
+        "const r = bg.getBoundingClientRect();"
+        "for (let i = 0; i < 5; i++) bg.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, bubbles: true,"
+        " cancelable: true, clientX: r.left + r.width / 3, clientY: r.top + 50}));")
+    time.sleep(0.3)
+    assert browser.execute_script(labels) != before  # zoomed in: other time ticks
+    browser.execute_script(
+        "const bar = document.querySelector('#chart-lanes svg .mark-rect path');"
+        "const r = bar.getBoundingClientRect();"
+        "for (const kind of ['pointermove', 'mousemove']) bar.dispatchEvent(new MouseEvent(kind,"
+        " {clientX: r.left + 1, clientY: r.top + 1, bubbles: true}));")
+    time.sleep(0.2)
+    tooltip = browser.execute_script("return document.getElementById('chart-lanes').title")
+    assert tooltip.startswith("job: qs1_job_high (training/QS1, p3, 1x)") and "state:" in tooltip
+    assert browser.get_log("browser") == []
+
+
+@needs_browser
+def test_the_checks_do_catch_fetching_eval_and_console_errors(browser, tmp_path: Path):
+    """Controls: a remote image is seen, and under the report's CSP eval is refused (so charts drew without it)."""
     page = tmp_path / "fetching.html"
     page.write_text('<!DOCTYPE html><html><body><img src="http://127.0.0.1:9/chart.png"></body></html>')
-    ours, remote = open_page(browser, page)
+    ours, remote, _ = open_page(browser, page)
     assert "http://127.0.0.1:9/chart.png" in ours and remote == ["http://127.0.0.1:9/chart.png"]
-
-
-def test_a_large_run_says_what_the_page_left_out(tmp_path: Path, monkeypatch):
-    from policy_engine.reports import html_report
-
-    monkeypatch.setattr(html_report, "MAX_CHARTED_SHARES", 1)
-    monkeypatch.setattr(html_report, "MAX_JOB_ROWS", 2)
-    scenario, result = walkthrough()
-    write_report(result, scenario.topology, tmp_path)
-    page = (tmp_path / PAGE).read_text()
-    assert {p.name for p in tmp_path.glob("*.png")} == {"timeline-training-QS1.png",
-                                                         "utilisation-training-QS1-ml.g5.xlarge.png"}
-    assert "2 more are in the tables only: training/QS2, training/QS3" in page
-    assert f"The first 2 of {len(result.jobs)} jobs" in page
-    assert page.count("<td>qs") == 2  # job rows only for the first two jobs
+    page = tmp_path / "eval.html"
+    page.write_text(f'<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" '
+                    f'content="{html_report._CSP}"></head><body><script>'
+                    "try { eval('1'); } catch (e) { console.error('blocked: ' + e.name); }</script></body></html>")
+    _, _, console = open_page(browser, page)
+    assert any("blocked: EvalError" in entry["message"] for entry in console), console

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from policy_engine.cli import main
@@ -11,15 +12,40 @@ from policy_engine.reports.html_report import PAGE
 from tests.policy_engine.reports.walkthrough import WALKTHROUGH
 
 
-def test_report_directory_holds_the_page_and_the_charts(tmp_path: Path):
+def test_report_directory_holds_the_page_and_the_summary_charts(tmp_path: Path):
     out = tmp_path / "report"
     result = CliRunner().invoke(main, ["simulate", str(WALKTHROUGH), "--report", str(out)])
     assert result.exit_code == 0, result.output
-    names = {p.name for p in out.iterdir()}
-    assert PAGE in names
-    assert {n for n in names if n.startswith("timeline-")} == {"timeline-training-QS1.png", "timeline-training-QS2.png"}
-    assert len([n for n in names if n.startswith("utilisation-")]) == 3  # one per share and instance type
+    assert {p.name for p in out.iterdir()} == {PAGE, "summary-cluster.png", "summary-waits.png"}
     assert "Shares (time-weighted" in result.output  # the usual text report is still printed
+
+
+def test_report_share_and_window_choose_the_per_job_timeline(tmp_path: Path):
+    out = tmp_path / "report"
+    result = CliRunner().invoke(main, ["simulate", str(WALKTHROUGH), "--report", str(out), "--report-share", "QS2",
+                                       "--report-window", "50:150"])
+    assert result.exit_code == 0, result.output
+    page = (out / PAGE).read_text()
+    assert "Jobs of share training/QS2, alive between 50 s and 150 s" in page
+    assert "qs2_job_1 (training/QS2" in page and "qs1_job_high (training/QS1" not in page
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--report-share", "nope"], "--report-share nope: no such quota share in the topology"),
+    (["--report-window", "10:5"], "--report-window 10:5: expected FROM:TO in seconds with 0 <= FROM < TO"),
+    (["--report-window", "soon"], "--report-window soon: expected FROM:TO"),
+])
+def test_bad_report_choices_are_one_line_each_and_exit_2(tmp_path: Path, args, message):
+    result = CliRunner().invoke(main, ["simulate", str(WALKTHROUGH), "--report", str(tmp_path / "r"), *args])
+    assert result.exit_code == 2
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_report_choices_without_a_report_are_an_error():
+    result = CliRunner().invoke(main, ["simulate", str(WALKTHROUGH), "--report-share", "QS1"])
+    assert result.exit_code == 2 and "add --report DIR" in result.output
 
 
 def test_markdown_is_printed_instead_of_the_text_tables():

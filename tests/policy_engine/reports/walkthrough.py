@@ -13,9 +13,9 @@ WALKTHROUGH = Path(__file__).resolve().parents[3] / "scenarios" / "walkthrough.y
 
 @cache
 def walkthrough() -> tuple[Scenario, SimulationResult]:
-    """The scenario and its result, with the utilisation series the charts need."""
+    """The scenario and its result, with the usage log the report aggregates."""
     scenario = load_scenario(WALKTHROUGH)
-    settings = replace(scenario.settings, utilisation_series=True)
+    settings = replace(scenario.settings, usage_log=True)
     return scenario, simulate(scenario.topology, scenario.jobs, scenario.updates, settings)
 
 

@@ -37,8 +37,8 @@ def test_a_waiting_reason_at_a_large_time_has_no_e_notation():
 @pytest.mark.parametrize(("until", "text"), [(BIG, "1234567"), (0.25, "0.25"), (BIG + 0.25, "1234567.25")])
 def test_markdown_and_html_times_have_no_e_notation(until, text):
     topo = topology(1, share("A", 1))
-    result = run(topo, [job("a", "A", duration=BIG * 2), job("b", "A")], until=until)
+    result = run(topo, [job("a", "A", duration=BIG * 2), job("b", "A")], until=until, usage_log=True)
     markdown = render_simulation(result)
-    html = render_page(result, topo, {}, [])
+    html = render_page(result, topo)
     assert f"| {text} s |" in markdown and "e+" not in markdown
     assert f"simulated time {text} s" in html and f'<td class="num">{text}</td>' in html

@@ -1,0 +1,132 @@
+"""What ``simulate --report`` adds to a run, how large the page is, and how fast Chromium draws it.
+
+Per workload size, in a fresh process each: the simulation alone (load, run, results), then the
+same with the usage log and ``write_report`` (aggregates, summary PNGs, the page). Prints the
+time the report adds, the page's size and, when Debian's ``chromium`` and ``chromedriver`` are
+installed (``make system-deps``), the milliseconds from opening the page until it marks every
+chart drawn (``data-rendered-ms``). Targets: at most 2 s added at 20,000 jobs and 15 s at
+1,000,000; a page under 10 MB whose charts have rendered within 2 s of opening.
+
+    python benchmarks/report_bench.py                    # heavy workload, 20k and 1M jobs
+    python benchmarks/report_bench.py --sizes 20000      # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import workloads
+
+from policy_engine.simulation.engine import Engine, SimulationSettings
+from policy_engine.simulation.results import build_result
+from policy_engine.simulation.workload import load_jobs
+
+
+def one(path: Path, report: Path | None) -> dict:
+    topology = workloads.topology(path.stem.split("-")[0])  # files are named SHAPE-JOBS.csv
+    started, cpu = time.perf_counter(), time.process_time()
+    specs = load_jobs(path, topology)
+    engine = Engine(topology, specs, settings=SimulationSettings(usage_log=report is not None))
+    engine.run()
+    result = build_result(engine)
+    row = {"simulate_s": time.perf_counter() - started}
+    if report is not None:
+        from policy_engine.reports.html_report import write_report  # imported here: part of what --report costs
+
+        begun = time.perf_counter()
+        write_report(result, topology, report)
+        row["report_s"] = time.perf_counter() - begun
+    row["wall_s"] = time.perf_counter() - started
+    row["cpu_s"] = time.process_time() - cpu
+    row["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return row
+
+
+def measure(path: Path, report: Path | None) -> dict:
+    command = [sys.executable, __file__, "--one", str(path)] + (["--report-dir", str(report)] if report else [])
+    out = subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def render_ms(page: Path, runs: int = 3) -> list[int] | None:
+    """Milliseconds from navigation start until the page set ``data-rendered`` (each run a fresh load)."""
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver_path):
+        return None
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 f"--user-data-dir={profile}", "--window-size=1400,1000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    times = []
+    try:
+        for _ in range(runs):
+            driver.get(page.as_uri())
+            deadline = time.monotonic() + 60
+            state = "false"
+            while time.monotonic() < deadline:
+                state = driver.execute_script("return document.documentElement.dataset.rendered")
+                if state != "false":
+                    break
+                time.sleep(0.02)
+            if state != "true":
+                raise RuntimeError(f"the page did not render: data-rendered={state}")
+            times.append(int(driver.execute_script("return document.documentElement.dataset.renderedMs")))
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", default="heavy", choices=sorted(workloads.SHAPES))
+    parser.add_argument("--sizes", type=int, nargs="*", default=[20_000, 1_000_000])
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--report-dir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(Path(args.one), Path(args.report_dir) if args.report_dir else None)))
+        return
+    print(f"{args.shape} workload on {workloads.QUEUES} queues x {workloads.SHARES} shares, {workloads.TYPES} "
+          f"instance types; load average {os.getloadavg()[0]:.2f}", flush=True)
+    with tempfile.TemporaryDirectory() as workdir:
+        for size in args.sizes:
+            path = workloads.workload_csv(args.shape, size, Path(workdir))
+            report = Path(workdir) / f"report-{size}"
+            plain = measure(path, None)
+            with_report = measure(path, report)
+            page = report / "index.html"
+            added = with_report["wall_s"] - plain["wall_s"]
+            added_cpu = with_report["cpu_s"] - plain["cpu_s"]
+            pngs = sum(p.stat().st_size for p in report.glob("*.png")) / 1e3
+            print(f"{size:>9,} jobs: simulate {plain['wall_s']:6.2f} s (cpu {plain['cpu_s']:6.2f} s, peak "
+                  f"{plain['peak_mb']:5.0f} MB); with --report {with_report['wall_s']:6.2f} s (cpu "
+                  f"{with_report['cpu_s']:6.2f} s, write_report {with_report['report_s']:5.2f} s, peak "
+                  f"{with_report['peak_mb']:5.0f} MB): adds {added:5.2f} s wall, {added_cpu:5.2f} s cpu; "
+                  f"page {page.stat().st_size / 1e6:.2f} MB, PNGs {pngs:.0f} KB", flush=True)
+            rendered = render_ms(page)
+            if rendered is not None:
+                print(f"{'':>15} Chromium: rendered after {', '.join(map(str, rendered))} ms "
+                      f"(best {min(rendered)} ms)", flush=True)
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

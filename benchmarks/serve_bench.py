@@ -1,0 +1,305 @@
+"""``batch-quota serve`` under load: raw HTTP on loopback, the server in its own process.
+
+The load generator writes pre-built HTTP/1.1 requests on keep-alive connections (asyncio
+streams, no boto3: a boto3 client's own CPU would dominate on 2 cores) and times each
+response. Three measurements, each bounded in count and time:
+
+1. throughput: SubmitServiceJob as fast as it is answered, with the scheduler running
+   (speed 60, jobs of 30-120 simulated seconds finishing and starting all the time), in memory
+   and with ``--state`` (SQLite);
+2. latency at a steady 100 SubmitServiceJob/s (open loop: requests are sent on schedule,
+   whether or not earlier ones were answered), p50/p99/max;
+3. ListServiceJobs pages over 100,000 jobs of one queue (clock stopped, so they all wait):
+   first pages, pages deep in the list (following nextToken), a quota-share filter and a
+   JOB_NAME prefix scan.
+
+Targets: >= 500 submits/s, p99 < 20 ms at 100/s, < 50 ms per ListServiceJobs page.
+The machine's load average is printed with the figures (a shared machine inflates them).
+
+    python benchmarks/serve_bench.py                      # the full run
+    python benchmarks/serve_bench.py --quick              # a small look (2,000 jobs to list)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+INSTANCE = "ml.g5.xlarge"
+SHARES = 5
+AUTH = ("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/batch/aws4_request, "
+        "SignedHeaders=host;x-amz-date, Signature=" + "0" * 64)
+
+
+def topology_yaml(shares: int, per_share: int) -> str:
+    lines = ["service_environments:", f"  - {{name: gpu, capacity: {{{INSTANCE}: {shares * per_share}}}}}",
+             "job_queues:", "  - name: training", "    service_environment: gpu", "    shares:"]
+    for index in range(shares):
+        lines.append(f"      - {{name: S{index}, capacity: {{{INSTANCE}: {per_share}}}, strategy: LEND_AND_BORROW, "
+                     "borrow_limit: 100, in_share_preemption: true}")
+    return "\n".join(lines) + "\n"
+
+
+def request(path: str, body: dict, host: str) -> bytes:
+    data = json.dumps(body).encode()
+    head = (f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"X-Amz-Date: 20260101T000000Z\r\nAuthorization: {AUTH}\r\nContent-Length: {len(data)}\r\n\r\n")
+    return head.encode() + data
+
+
+def submit_body(rng: random.Random, index: int, duration: float | None) -> dict:
+    payload = {"TrainingJobName": f"job-{index}", "ResourceConfig": {"InstanceType": INSTANCE, "InstanceCount": 1}}
+    body = {"jobName": f"job-{index}", "jobQueue": "training", "serviceJobType": "SAGEMAKER_TRAINING",
+            "serviceRequestPayload": json.dumps(payload), "quotaShareName": f"S{rng.randrange(SHARES)}",
+            "schedulingPriority": rng.randrange(10)}
+    if duration is not None:
+        body["tags"] = {"batch-quota:duration": str(duration)}
+    return body
+
+
+class Connection:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.reader, self.writer = reader, writer
+
+    async def call(self, data: bytes) -> tuple[int, bytes]:
+        self.writer.write(data)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(head[9:12])
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line[:15].lower() == b"content-length:":
+                length = int(line[15:])
+        body = await self.reader.readexactly(length)
+        return status, body
+
+
+async def connect(host: str, port: int) -> Connection:
+    reader, writer = await asyncio.open_connection(host, port)
+    return Connection(reader, writer)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+async def throughput(host: str, port: int, total: int, concurrency: int, limit_s: float) -> int:
+    rng = random.Random(1)
+    bodies = [request("/v1/submitservicejob", submit_body(rng, i, rng.uniform(30, 120)), f"{host}:{port}")
+              for i in range(total)]
+    connections = [await connect(host, port) for _ in range(concurrency)]
+    latencies: list[float] = []
+    errors = 0
+    next_index = 0
+    deadline = time.perf_counter() + limit_s
+
+    async def worker(connection: Connection) -> None:
+        nonlocal next_index, errors
+        while next_index < total and time.perf_counter() < deadline:
+            data = bodies[next_index]
+            next_index += 1
+            start = time.perf_counter()
+            status, _ = await connection.call(data)
+            latencies.append(time.perf_counter() - start)
+            errors += status != 200
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker(c) for c in connections))
+    elapsed = time.perf_counter() - start
+    for connection in connections:
+        connection.writer.close()
+    print(f"throughput: {len(latencies):,} SubmitServiceJob in {elapsed:.2f} s over {concurrency} connections = "
+          f"{len(latencies) / elapsed:,.0f} req/s; latency p50 {ms(percentile(latencies, 0.5))}, "
+          f"p99 {ms(percentile(latencies, 0.99))}; {errors} error(s)")
+    return len(latencies)
+
+
+async def steady(host: str, port: int, rate: float, seconds: float) -> None:
+    rng = random.Random(2)
+    count = int(rate * seconds)
+    bodies = [request("/v1/submitservicejob", submit_body(rng, 10_000_000 + i, rng.uniform(30, 120)),
+                      f"{host}:{port}") for i in range(count)]
+    pool = [await connect(host, port) for _ in range(8)]
+    free = asyncio.Queue()
+    for connection in pool:
+        free.put_nowait(connection)
+    latencies: list[float] = []
+    worst: list[tuple[float, int]] = []
+    errors = 0
+
+    async def one(data: bytes, due: float) -> None:
+        nonlocal errors
+        connection = await free.get()
+        status, _ = await connection.call(data)
+        latencies.append(time.perf_counter() - due)  # from when it was due: queueing counts
+        worst.append((latencies[-1], round((due - start) * 100)))
+        errors += status != 200
+        free.put_nowait(connection)
+
+    start = time.perf_counter()
+    tasks = []
+    for index, data in enumerate(bodies):
+        due = start + index / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(data, due)))
+    await asyncio.gather(*tasks)
+    for connection in pool:
+        connection.writer.close()
+    print(f"steady {rate:g} req/s for {seconds:g} s: {len(latencies):,} SubmitServiceJob; latency "
+          f"p50 {ms(percentile(latencies, 0.5))}, p99 {ms(percentile(latencies, 0.99))}, "
+          f"max {ms(max(latencies))}; {errors} error(s)")
+    if os.environ.get("SERVE_BENCH_DEBUG"):
+        print("  slowest (ms, request number):", [(round(w * 1000), n) for w, n in sorted(worst)[-12:]])
+
+
+async def listing(host: str, port: int, jobs: int, limit_s: float) -> None:
+    rng = random.Random(3)
+    target = f"{host}:{port}"
+    connections = [await connect(host, port) for _ in range(8)]
+    loaded = 0
+    start = time.perf_counter()
+
+    async def load(connection: Connection) -> None:
+        nonlocal loaded
+        while loaded < jobs and time.perf_counter() - start < limit_s:
+            index = loaded
+            loaded += 1
+            status, body = await connection.call(request("/v1/submitservicejob", submit_body(rng, index, None),
+                                                         target))
+            assert status == 200, body
+
+    await asyncio.gather(*(load(c) for c in connections))
+    elapsed = time.perf_counter() - start
+    print(f"loaded {loaded:,} jobs for listing in {elapsed:.1f} s ({loaded / elapsed:,.0f} req/s, clock stopped)")
+    connection = connections[0]
+
+    async def pages(body: dict, count: int) -> list[float]:
+        times, token = [], None
+        for _ in range(count):
+            page = dict(body, **({"nextToken": token} if token else {}))
+            began = time.perf_counter()
+            status, data = await connection.call(request("/v1/listservicejobs", page, target))
+            times.append(time.perf_counter() - began)
+            assert status == 200, data
+            parsed = json.loads(data)
+            token = parsed.get("nextToken")
+            if not token:
+                break
+        return times
+
+    cases = {
+        "RUNNABLE, 100 per page, first 200 pages (20,000 jobs deep)": (
+            {"jobQueue": "training", "jobStatus": "RUNNABLE", "maxResults": 100}, 200),
+        "QUOTA_SHARE_NAME=S0 + RUNNABLE, 100 per page, 50 pages": (
+            {"jobQueue": "training", "jobStatus": "RUNNABLE",
+             "filters": [{"name": "QUOTA_SHARE_NAME", "values": ["S0"]}]}, 50),
+        "JOB_NAME=job-99* (a prefix: 1,111 names in the name index), 10 pages": (
+            {"jobQueue": "training", "filters": [{"name": "JOB_NAME", "values": ["job-99*"]}]}, 10),
+    }
+    for title, (body, count) in cases.items():
+        times = await pages(body, count)
+        print(f"ListServiceJobs over {loaded:,} jobs, {title}: {len(times)} page(s), per page "
+              f"p50 {ms(percentile(times, 0.5))}, p99 {ms(percentile(times, 0.99))}, max {ms(max(times))}")
+    times = []
+    for _ in range(5):
+        began = time.perf_counter()
+        status, data = await connection.call(request("/v1/getjobqueuesnapshot", {"jobQueue": "training"}, target))
+        times.append(time.perf_counter() - began)
+        assert status == 200, data
+    print(f"GetJobQueueSnapshot over {loaded:,} waiting jobs: p50 {ms(percentile(times, 0.5))}, max {ms(max(times))}")
+    for connection in connections:
+        connection.writer.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux ``/proc``), to separate the server's cost from the machine's load."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_server(topology: Path, speed: float, state: Path | None = None) -> tuple[subprocess.Popen, str, int]:
+    command = [str(Path(sys.executable).with_name("batch-quota")), "serve", str(topology), "--port", "0",
+               "--speed", str(speed), *(["--state", str(state)] if state else [])]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    url = process.stdout.readline().strip()
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    # the URL is printed once the socket listens, before uvicorn serves: measure only a ready server
+    with urllib.request.urlopen(f"{url}/_batch-quota/clock", timeout=60) as response:
+        response.read()
+    return process, host, int(port)
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    process.wait(timeout=20)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=10_000, help="SubmitServiceJob requests for the throughput run")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--steady-seconds", type=float, default=10.0)
+    parser.add_argument("--list-jobs", type=int, default=100_000)
+    parser.add_argument("--limit", type=float, default=300.0, help="time bound of each load phase (seconds)")
+    parser.add_argument("--quick", action="store_true", help="2,000 jobs, 3 s steady, 2,000 jobs to list")
+    parser.add_argument("--phases", default="throughput,steady,state,list",
+                        help="comma-separated subset of: throughput, steady, state, list")
+    args = parser.parse_args()
+    if args.quick:
+        args.jobs, args.steady_seconds, args.list_jobs = 2_000, 3.0, 2_000
+    print(f"cpus {os.cpu_count()}, load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory() as tmp:
+        busy = Path(tmp) / "busy.yaml"
+        busy.write_text(topology_yaml(SHARES, 40))  # 200 instances: jobs start and finish all the time
+        phases = set(args.phases.split(","))
+        process, host, port = start_server(busy, 60)
+        try:
+            if "throughput" in phases:
+                before = cpu_seconds(process.pid)
+                done = asyncio.run(throughput(host, port, args.jobs, args.concurrency, args.limit))
+                used = cpu_seconds(process.pid) - before
+                print(f"  server CPU during the throughput run: {used:.2f} s = {used / done * 1e6:,.0f} us per "
+                      f"request (one core's worth: {done / used:,.0f} req/s)")
+            if "steady" in phases:
+                before = cpu_seconds(process.pid)
+                asyncio.run(steady(host, port, 100, args.steady_seconds))
+                used = cpu_seconds(process.pid) - before
+                print(f"  server CPU during the steady run: {used:.2f} s "
+                      f"({used / (100 * args.steady_seconds) * 1e6:,.0f} us per request)")
+        finally:
+            stop(process)
+        if "state" in phases:
+            process, host, port = start_server(busy, 60, Path(tmp) / "state.db")
+            try:
+                print("with --state (every SubmitServiceJob appended to SQLite):")
+                asyncio.run(throughput(host, port, args.jobs // 2, args.concurrency, args.limit))
+            finally:
+                stop(process)
+        if "list" in phases:
+            small = Path(tmp) / "small.yaml"
+            small.write_text(topology_yaml(SHARES, 1))  # the clock stopped and 5 instances: every job waits
+            process, host, port = start_server(small, 0)
+            try:
+                asyncio.run(listing(host, port, args.list_jobs, args.limit))
+            finally:
+                stop(process)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""``batch-quota serve``: a local AWS Batch endpoint for quota shares, scheduled by the simulator."""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+from policy_engine.cli import EXIT_FINDINGS, fail_input, topology_or_exit
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """click's FloatRange lets ``nan`` and ``inf`` through; a clock or a duration must be a finite number."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+@click.command("serve")
+@click.argument("topology", required=False, type=click.Path(dir_okay=False))
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=4599, show_default=True,
+              help="Port to listen on; 0 picks a free one (the URL is printed).")
+@click.option("--speed", callback=_finite, type=click.FloatRange(min=0), default=60.0, show_default=True,
+              help="Simulated seconds per real second; 0: the clock moves only on POST /_batch-quota/clock/advance.")
+@click.option("--state", "state_file", type=click.Path(dir_okay=False),
+              help="Keep resources, jobs and the clock in this SQLite file across restarts (default: in memory).")
+@click.option("--walkthrough", is_flag=True,
+              help="Serve AWS's quota-management example (queue 'training', shares QS1-QS3 on 3 x ml.g5.xlarge).")
+@click.option("--enforce-limits", is_flag=True,
+              help="Emulate SubmitServiceJob's 5 requests/s account limit (TooManyRequestsException, HTTP 429).")
+@click.option("--default-duration", callback=_finite, type=click.FloatRange(min=0, min_open=True), default=3600.0,
+              show_default=True, metavar="SECONDS",
+              help="Run time of a job without a batch-quota:duration tag or MaxRuntimeSeconds.")
+@click.option("--transition-seconds", callback=_finite, type=click.FloatRange(min=0), default=0.0, show_default=True,
+              metavar="SECONDS", help="Simulated seconds a created/updated/deleted resource stays "
+                                      "CREATING/UPDATING/DELETING.")
+@click.option("--preemption-seconds", callback=_finite, type=click.FloatRange(min=0), default=0.0, show_default=True,
+              metavar="SECONDS", help="A preempted job shows RUNNING with reason PREEMPTION_IN_PROGRESS this long "
+                                      "(its preemptor SCHEDULED), as AWS's (about 20 s); 0: RUNNABLE at once.")
+@click.option("--region", default="us-east-1", show_default=True, help="Region in the ARNs.")
+def command(topology: str | None, host: str, port: int, speed: float, state_file: str | None, walkthrough: bool,
+            enforce_limits: bool, default_duration: float, transition_seconds: float, preemption_seconds: float,
+            region: str) -> None:
+    """Serve AWS Batch's quota-share API (REST-JSON) on HOST:PORT; TOPOLOGY's resources exist from the start.
+
+    Point boto3, the AWS CLI or the SageMaker SDK at it with AWS_ENDPOINT_URL_BATCH=http://HOST:PORT;
+    any credentials work (SigV4 signatures are accepted, not verified).
+    """
+    if walkthrough and topology:
+        raise click.UsageError("give a TOPOLOGY or --walkthrough, not both")
+    loaded = None
+    if topology or walkthrough:
+        loaded = topology_or_exit(topology)
+        _exit_on_api_errors(loaded, topology or "the walkthrough example")
+    from policy_engine.endpoint import server
+    from policy_engine.endpoint.service import Options, Service
+    from policy_engine.endpoint.store import StateFileError, Store
+
+    options = Options(speed=speed, default_duration=default_duration, enforce_limits=enforce_limits,
+                      transition_seconds=transition_seconds, preemption_seconds=preemption_seconds, region=region)
+    store = None
+    if state_file:
+        try:
+            store = Store(state_file)
+        except StateFileError as error:
+            fail_input([str(error)])
+    try:
+        if store is not None and loaded is not None and store.read_meta() is not None:
+            click.echo(f"note: {state_file} already holds a state, which is resumed; {topology or '--walkthrough'} "
+                       "is not loaded (POST /_batch-quota/topology starts over with a topology)", err=True)
+        service = Service(options, loaded, store)
+    except Exception as error:  # a state file written by another version, or damaged
+        fail_input([f"{state_file}: cannot restore the state: {error}"])
+        return
+    try:
+        sock = server.bind(host, port)
+    except OSError as error:
+        fail_input([f"cannot listen on {host}:{port}: {error.strerror or error}"])
+        return
+    url = server.url_of(sock)
+    where = f"state in {state_file}" if state_file else "state in memory"
+    click.echo(f"batch-quota serve: {url} (speed {speed:g}x, clock at {service.now:g} s, {where})", err=True)
+    click.echo(f"  export AWS_ENDPOINT_URL_BATCH={url}", err=True)
+    click.echo(url)
+    import uvicorn
+
+    try:
+        uvicorn.Server(server.config(service)).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown: a normal stop
+        pass
+    finally:
+        if store is not None:
+            store.close()
+    click.echo(f"batch-quota serve: stopped at simulated {service.now:g} s", err=True)
+
+
+def _exit_on_api_errors(topology, source: str) -> None:
+    """AWS would reject what breaks its own rules (names, limits): such a topology cannot be served."""
+    from policy_engine.endpoint.account import api_problems
+
+    problems = api_problems(topology)
+    if problems:
+        for line in problems:
+            click.echo(f"error: {source}: {line}", err=True)
+        raise SystemExit(EXIT_FINDINGS)
+
+
+

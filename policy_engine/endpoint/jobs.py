@@ -1,0 +1,150 @@
+"""Service-job records as the API reports them, and the indexes that page ListServiceJobs in O(log n + page).
+
+A record is what AWS keeps for a job (name, ARN, payload, tags, timestamps, attempts);
+the scheduling state lives in the simulator's ``Job``. Lists are newest first: every
+index (by queue, share and status, and by job name) holds job sequence numbers in
+ascending order, and a page is a slice read backwards from the token (the sequence
+number to continue below), so no filter scans the queue.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections import defaultdict
+
+#: Most recent preempted attempts kept per job (``preemptionSummary.recentPreemptedAttempts``).
+RECENT_PREEMPTIONS = 5
+
+
+class ServiceJob:
+    """One submitted service job; ``__slots__``: a hundred thousand must stay cheap."""
+
+    __slots__ = (
+        "arn", "attempts", "client_token", "created", "duration", "id", "initial_priority", "instance_type",
+        "instances", "name", "payload", "preempted", "preempted_count", "preemption_config", "preemption_retries",
+        "priority", "queue", "reason", "retry", "scheduled", "seq", "share", "started", "status", "stopped", "tags",
+        "terminated", "timeout", "training_name",
+    )
+
+    def __init__(self, **values):
+        self.scheduled = self.started = self.stopped = None
+        self.status = "SUBMITTED"
+        self.reason = ""
+        self.attempts: list[dict] = []
+        self.preempted: list[dict] = []
+        self.preempted_count = 0
+        self.terminated = False
+        self.client_token = None
+        for key, value in values.items():
+            setattr(self, key, value)
+
+
+class JobIndex:
+    """Records by id and by sequence; sorted sequence lists per (queue[, share][, status])."""
+
+    def __init__(self) -> None:
+        self.records: list[ServiceJob] = []
+        self.by_id: dict[str, ServiceJob] = {}
+        self.by_token: dict[tuple[str, str], ServiceJob] = {}
+        self.lists: defaultdict[tuple, list[int]] = defaultdict(list)
+        #: queue -> lower-case job name -> sequence numbers (ascending); names sorted on demand for prefixes
+        self.names: defaultdict[str, dict[str, list[int]]] = defaultdict(dict)
+        self._sorted_names: dict[str, list[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def add(self, record: ServiceJob) -> None:
+        record.seq = len(self.records)
+        self.records.append(record)
+        self.by_id[record.id] = record
+        if record.client_token:
+            self.by_token[(record.queue, record.client_token)] = record
+        lists = self.lists
+        lists[(record.queue,)].append(record.seq)
+        lists[(record.queue, record.share)].append(record.seq)
+        self._enter(record, record.status)
+        names = self.names[record.queue]
+        lower = record.name.lower()
+        if lower not in names:
+            names[lower] = []
+            self._sorted_names.pop(record.queue, None)
+        names[lower].append(record.seq)
+
+    def _enter(self, record: ServiceJob, status: str) -> None:
+        lists = self.lists
+        for key in ((record.queue, None, status), (record.queue, record.share, status)):
+            seqs = lists[key]
+            if not seqs or seqs[-1] < record.seq:
+                seqs.append(record.seq)
+            else:
+                insort(seqs, record.seq)
+
+    def _leave(self, record: ServiceJob, status: str) -> None:
+        lists = self.lists
+        for key in ((record.queue, None, status), (record.queue, record.share, status)):
+            seqs = lists[key]
+            at = bisect_left(seqs, record.seq)
+            if at < len(seqs) and seqs[at] == record.seq:
+                del seqs[at]
+
+    def move(self, record: ServiceJob, status: str) -> None:
+        if status == record.status:
+            return
+        self._leave(record, record.status)
+        record.status = status
+        self._enter(record, status)
+
+    def named(self, queue: str, pattern: str) -> list[int]:
+        """Sequence numbers (ascending) of the queue's jobs whose name matches ``JOB_NAME``'s rule: case-insensitive,
+        a trailing ``*`` matches a prefix."""
+        names = self.names.get(queue, {})
+        text = pattern.lower()
+        if not text.endswith("*"):
+            return names.get(text, [])
+        prefix = text[:-1]
+        ordered = self._sorted_names.get(queue)
+        if ordered is None:
+            ordered = self._sorted_names[queue] = sorted(names)
+        found: list[int] = []
+        for name in ordered[bisect_left(ordered, prefix):]:
+            if not name.startswith(prefix):
+                break
+            found += names[name]
+        found.sort()
+        return found
+
+    def drop_queue(self, queue: str) -> None:
+        """Forget a deleted queue's jobs in the list indexes (a new queue of the same name starts empty);
+        the records stay reachable by id, as AWS keeps describing jobs for a while."""
+        for key in [key for key in self.lists if key[0] == queue]:
+            del self.lists[key]
+        self.names.pop(queue, None)
+        self._sorted_names.pop(queue, None)
+
+    def page(self, key: tuple | list[int], below: int | None, size: int, floor: int = 0,
+             ) -> tuple[list[ServiceJob], int | None]:
+        """Up to ``size`` records of index ``key`` (or of a list of sequence numbers), newest first, with
+        ``floor <= seq < below``; and the next token (the last record's sequence number, when more remain)."""
+        seqs = key if isinstance(key, list) else self.lists.get(key, ())
+        end = len(seqs) if below is None else bisect_left(seqs, below)
+        start = max(end - size, bisect_left(seqs, floor) if floor else 0)
+        records = self.records
+        found = [records[seqs[at]] for at in range(end - 1, start - 1, -1)]
+        more = start > (bisect_left(seqs, floor) if floor else 0)
+        return found, (found[-1].seq if more and found else None)
+
+    def first_created_after(self, key: tuple, created: float, strictly: bool) -> int:
+        """The smallest sequence number in index ``key`` created after (or at, unless ``strictly``) ``created``;
+        creation times grow with sequence numbers, so this is a binary search."""
+        seqs = self.lists.get(key, ())
+        records = self.records
+        low, high = 0, len(seqs)
+        while low < high:
+            middle = (low + high) // 2
+            value = records[seqs[middle]].created
+            if value > created or (not strictly and value == created):
+                high = middle
+            else:
+                low = middle + 1
+        return seqs[low] if low < len(seqs) else len(records)

@@ -1,0 +1,261 @@
+"""The simulator driven live: a simulated clock, and the engine fed with API calls as they arrive.
+
+The clock runs at ``speed`` x real time (0: only ``advance`` moves it). Before every
+request the engine catches up to the clock (``run(now)``: completions, preemptions and
+placements due by then), so time passes even with no background thread. Inputs are
+applied at the clock's time through the engine's live hooks (``submit``,
+``update_priority_now``, ``terminate``); a topology change builds a new engine and
+carries every unfinished job over (``Engine.adopt``), so running jobs keep their
+capacity and waiting jobs their place.
+
+The engine's state changes are mirrored onto the API records (status, reason,
+timestamps, attempts, ``preemptionSummary``) and kept as the event log ``export`` returns.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+
+from policy_engine.endpoint.jobs import RECENT_PREEMPTIONS, JobIndex, ServiceJob
+from policy_engine.model import Topology
+from policy_engine.simulation.engine import Engine, SimulationSettings
+from policy_engine.simulation.jobs import Job, JobSpec
+
+_JOB_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+class Clock:
+    """Simulated seconds since the account began; ``speed`` simulated seconds per real second."""
+
+    def __init__(self, speed: float, start: float = 0.0, wall: Callable[[], float] = time.monotonic):
+        self.speed = speed
+        self._wall = wall
+        self._anchor_sim = start
+        self._anchor_wall = wall()
+
+    def now(self) -> float:
+        if not self.speed:
+            return self._anchor_sim
+        return self._anchor_sim + (self._wall() - self._anchor_wall) * self.speed
+
+    def set(self, seconds: float) -> None:
+        self._anchor_sim = seconds
+        self._anchor_wall = self._wall()
+
+    def advance(self, seconds: float) -> float:
+        self.set(self.now() + seconds)
+        return self._anchor_sim
+
+
+class Scheduler:
+    """One engine on the account's topology, the job records it updates, and the event log."""
+
+    def __init__(self, topology: Topology, clock: Clock, training_arn: Callable[[str], str],
+                 keep_events: bool = True, preemption_seconds: float = 0.0):
+        self.clock = clock
+        #: AWS's PREEMPTION_IN_PROGRESS window: a victim shows RUNNING this long while its preemptor is
+        #: SCHEDULED (the engine's ``preemption_delay``); 0: victims are RUNNABLE at once
+        self.preemption_seconds = preemption_seconds
+        self.settings = SimulationSettings(preemption_delay=preemption_seconds)
+        #: victims in their PREEMPTION_IN_PROGRESS window: job id -> (ends at, engine reason)
+        self._in_progress: dict[str, tuple[float, str]] = {}
+        self.jobs = JobIndex()
+        self.training_arn = training_arn
+        self.keep_events = keep_events
+        #: (time, job id, from, to, reason): every state change, for ``export``
+        self.events: list[tuple[float, str, str, str, str]] = []
+        #: (time, job id, priority) and (time, job id, reason): inputs a scenario replays
+        self.updates: list[tuple[float, str, int]] = []
+        self.terminations: list[tuple[float, str, str]] = []
+        self.engine = self._new_engine(topology, clock.now())
+
+    def _new_engine(self, topology: Topology, now: float) -> Engine:
+        engine = Engine(topology, [], settings=self.settings)
+        engine.now = now
+        engine.on_transition = self._on_transition
+        return engine
+
+    # --- time ---------------------------------------------------------------------------
+
+    def catch_up(self) -> float:
+        """Run the engine up to the clock; return the clock."""
+        now = self.clock.now()
+        if now < self.engine.now:  # the clock never goes back (it was restored or set behind)
+            self.clock.set(self.engine.now)
+            now = self.engine.now
+        self.engine.run(now, close=False)
+        if self._in_progress:
+            for job_id, (ends, _) in list(self._in_progress.items()):
+                if ends <= now:
+                    self._end_preemption(self.jobs.by_id[job_id], ends)
+        return now
+
+    def advance(self, seconds: float) -> float:
+        self.clock.advance(seconds)
+        return self.catch_up()
+
+    # --- inputs ---------------------------------------------------------------------------
+
+    def set_topology(self, topology: Topology) -> list[ServiceJob]:
+        """A new engine on ``topology`` with every unfinished job carried over; returns the jobs that could
+        not be (their share or its instance type is gone): they fail."""
+        old = self.engine
+        now = old.now
+        engine = self._new_engine(topology, now)
+        advances = old.pending_advances()
+        orphans = []
+        for job in sorted(old.jobs, key=lambda j: j.seq):
+            if job.status.value in ("SUCCEEDED", "FAILED"):
+                continue
+            if engine.adopt(job, advances.get(job.spec.name)) is None:
+                orphans.append(job)
+        self.engine = engine
+        for job in orphans:
+            reason = f"Terminated: quota share {job.spec.share} no longer has {job.spec.instance_type} capacity"
+            self._on_transition(now, job, job.status.value, "FAILED", reason)
+        engine.run(now, close=False)
+        return [self.jobs.by_id[job.spec.name] for job in orphans]
+
+    def submit(self, record: ServiceJob, duration: float, preemption_retries: int | None, attempts: int,
+               attempt_timeout: float | None = None) -> None:
+        """Add a job now. An ``attempt_timeout`` shorter than the run time fails every attempt after that long
+        (``timeoutConfig.attemptDurationSeconds``); ``retryStrategy.attempts`` then retries it."""
+        now = self.engine.now
+        record.created = now
+        record.duration = duration
+        record.initial_priority = record.priority
+        record.preemption_retries = preemption_retries
+        self.jobs.add(record)
+        times_out = attempt_timeout is not None and attempt_timeout < duration
+        spec = JobSpec(record.id, f"{record.queue}/{record.share}", record.instance_type, record.instances,
+                       record.priority, now, duration, preemption_retries, None, attempts,
+                       attempts if times_out else 0, attempt_timeout if times_out else None)
+        self.engine.submit(spec)
+        self.engine.run(now, close=False)
+
+    def update_priority(self, record: ServiceJob, priority: int) -> None:
+        now = self.engine.now
+        record.priority = priority
+        self.updates.append((now, record.id, priority))
+        job = self.engine.by_name.get(record.id)
+        if job is None:
+            return
+        self.engine.update_priority_now(record.id, priority)
+        self.engine.run(now, close=False)
+
+    def terminate(self, record: ServiceJob, reason: str) -> None:
+        now = self.engine.now
+        record.terminated = True
+        self.terminations.append((now, record.id, reason))
+        job = self.engine.by_name.get(record.id)
+        if job is None:
+            return
+        self.engine.terminate(job, reason)
+        self.engine.run(now, close=False)
+
+    def job(self, record: ServiceJob) -> Job | None:
+        return self.engine.by_name.get(record.id)
+
+    def waiting_reason(self, record: ServiceJob) -> str:
+        job = self.job(record)
+        if job is None or job.status.value != "RUNNABLE":
+            return record.reason
+        return self.named(self.engine.waiting_reason(job))
+
+    # --- mirroring the engine onto the API records ----------------------------------------
+
+    def _on_transition(self, now: float, job: Job, before: str, after: str, reason: str) -> None:
+        record = self.jobs.by_id[job.spec.name]
+        if self.keep_events:
+            self.events.append((now, record.id, before, after, reason))
+        if record.id in self._in_progress:  # its next change ends the window first
+            self._end_preemption(record, min(now, self._in_progress[record.id][0]))
+        if (self.preemption_seconds > 0 and after == "RUNNABLE" and reason.startswith("preempted")
+                and before in ("SCHEDULED", "STARTING", "RUNNING")):
+            # as AWS shows it: still RUNNING, reason PREEMPTION_IN_PROGRESS, while its preemptor waits SCHEDULED
+            self._in_progress[record.id] = (now + self.preemption_seconds, reason)
+            record.reason = "PREEMPTION_IN_PROGRESS"
+            return
+        self._apply(record, now, before, after, reason)
+
+    def _end_preemption(self, record: ServiceJob, at: float) -> None:
+        _, reason = self._in_progress.pop(record.id)
+        self._apply(record, at, record.status, "RUNNABLE", reason)
+
+    def _apply(self, record: ServiceJob, now: float, before: str, after: str, reason: str) -> None:
+        """Mirror one state change onto the record: attempts, timestamps, reason, and the list indexes."""
+        if before in ("SCHEDULED", "STARTING", "RUNNING") and record.attempts:
+            attempt = record.attempts[-1]
+            if "stoppedAt" not in attempt:
+                attempt["stoppedAt"] = now
+                attempt["statusReason"] = self.named(_attempt_reason(after, reason))
+                if reason.startswith("preempted"):
+                    record.preempted_count += 1
+                    record.preempted.append(attempt)
+                    del record.preempted[:-RECENT_PREEMPTIONS]
+        if after == "SCHEDULED":
+            record.scheduled = now
+        elif after == "RUNNING":
+            if record.started is None:
+                record.started = now
+            resource = self.training_arn(f"{record.training_name}-{len(record.attempts) + 1}")
+            record.attempts.append({"startedAt": now, "resource": resource})
+        elif after in ("SUCCEEDED", "FAILED"):
+            record.stopped = now
+        record.reason = self.named(_status_reason(after, reason))
+        self.jobs.move(record, after)
+
+    def named(self, reason: str) -> str:
+        """Job ids in the engine's reasons become ``jobName (jobId)``, as a user reads them."""
+        if "-" not in reason:
+            return reason
+        by_id = self.jobs.by_id
+
+        def name(found: re.Match) -> str:
+            record = by_id.get(found.group(0))
+            return f"{record.name} ({record.id})" if record else found.group(0)
+
+        return _JOB_ID.sub(name, reason)
+
+
+#: What AWS says when an attempt outlives ``timeoutConfig.attemptDurationSeconds`` (the only way a served
+#: job's attempt fails: the engine reports it as a failed attempt).
+TIMED_OUT = "Job attempt duration exceeded timeout"
+
+
+def _attempt_reason(after: str, reason: str) -> str:
+    if reason.startswith("preempted"):
+        return _preempted(reason)
+    if after == "SUCCEEDED":
+        return "Training job completed"
+    if reason.startswith(("FAILED: attempt", "attempt ")):
+        return TIMED_OUT
+    return reason
+
+
+def _status_reason(after: str, reason: str) -> str:
+    """AWS-style wording of the engine's reason for a state."""
+    if after == "RUNNABLE":
+        if reason.startswith("preempted"):
+            return _preempted(reason)
+        if reason.startswith("attempt "):
+            return f"{TIMED_OUT}; retrying ({reason.split(';')[0]})"
+        return reason  # "" or MISCONFIGURATION:...
+    if after == "SUCCEEDED":
+        return "Training job completed"
+    if after == "FAILED":
+        return TIMED_OUT if reason.startswith("FAILED: attempt") else reason
+    return ""
+
+
+def _preempted(reason: str) -> str:
+    """``preempted (reclaim) by ID`` -> ``Preempted by ID (cross-share: its quota share reclaimed capacity)``."""
+    found = re.match(r"preempted \((\S+)\) by (\S+)", reason)
+    if not found:
+        return reason
+    kind, by = found.groups()
+    why = ("in-share preemption by a higher-priority job" if kind == "in-share"
+           else "cross-share preemption: its lender reclaimed capacity")
+    return f"Preempted by job {by} ({why})"

@@ -1,0 +1,209 @@
+"""The endpoint's state and its one entry point: ``Service.call(operation, params)``.
+
+Every call first brings the simulator up to the clock, then runs the operation's
+handler. A call that changes state is appended to the ``--state`` store with the
+simulated time and the identifiers it generated, so a restart replays the same
+inputs at the same instants and the deterministic engine arrives at the same state.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass
+
+from policy_engine.endpoint import handlers
+from policy_engine.endpoint.account import Account, Arns
+from policy_engine.endpoint.errors import client_error, throttled
+from policy_engine.endpoint.jobs import ServiceJob
+from policy_engine.endpoint.scheduler import Clock, Scheduler
+from policy_engine.endpoint.store import Store
+from policy_engine.model import Topology
+
+#: SubmitServiceJob's documented account rate (service_limits): requests per second.
+SUBMIT_RATE = 5.0
+
+
+@dataclass(frozen=True)
+class Options:
+    speed: float = 60.0
+    default_duration: float = 3600.0
+    enforce_limits: bool = False
+    transition_seconds: float = 0.0
+    preemption_seconds: float = 0.0
+    region: str = "us-east-1"
+    account_id: str = "123456789012"
+
+
+class RateLimiter:
+    """A token bucket in real time: ``rate`` per second, bursts up to ``rate``."""
+
+    def __init__(self, rate: float, wall=time.monotonic):
+        self.rate = rate
+        self.tokens = rate
+        self._wall = wall
+        self._last = wall()
+
+    def allow(self) -> bool:
+        now = self._wall()
+        self.tokens = min(self.rate, self.tokens + (now - self._last) * self.rate)
+        self._last = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class Service:
+    def __init__(self, options: Options | None = None, topology: Topology | None = None, store: Store | None = None):
+        self.options = options or Options()
+        self.store = store
+        self._replaying: deque[str] | None = None
+        self.limiter = RateLimiter(SUBMIT_RATE)
+        self.initial_topology = topology
+        self._generated: list[str] = []
+        self._fresh(topology, start=0.0, origin_ms=int(time.time() * 1000))
+        if store is not None:
+            self._restore(topology)
+
+    # --- set-up ----------------------------------------------------------------------------
+
+    def _fresh(self, topology: Topology | None, start: float, origin_ms: int) -> None:
+        options = self.options
+        self.origin_ms = origin_ms
+        self.account = Account(Arns(options.region, options.account_id), options.transition_seconds)
+        if topology is not None:
+            self.account.load(topology, start)
+        self.scheduler = Scheduler(self.account.topology(), Clock(options.speed, start), self.account.arns.training_job,
+                                   preemption_seconds=options.preemption_seconds)
+        self.scheduler.engine.now = start
+
+    def _restore(self, topology: Topology | None) -> None:
+        """Replay the store's log (if any) on top of the initial topology; the clock resumes where it was."""
+        stored = self.store.read_meta()
+        if stored is None:
+            self.store.write_meta(self.origin_ms, 0.0, topology)
+            return
+        origin_ms, clock, stored_topology = stored
+        self.initial_topology = stored_topology
+        self._fresh(stored_topology, 0.0, origin_ms)
+        self.scheduler.clock.speed = 0  # frozen while replaying: every input lands on its recorded instant
+        for at, name, params, generated in self.store.entries():
+            self._replay_to(at)
+            self._replaying = deque(generated)
+            try:
+                self._apply(name, params)
+            finally:
+                self._replaying = None
+        self._replay_to(clock)
+        self.scheduler.clock.speed = self.options.speed
+        self.scheduler.clock.set(self.scheduler.engine.now)
+
+    def _replay_to(self, at: float) -> None:
+        clock = self.scheduler.clock
+        clock.set(max(at, self.scheduler.engine.now))
+        self.scheduler.catch_up()
+        self.account.settle(self.scheduler.engine.now)
+
+    # --- what handlers use ----------------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        return self.scheduler.engine.now
+
+    @property
+    def default_duration(self) -> float:
+        return self.options.default_duration
+
+    def ms(self, seconds: float) -> int:
+        return self.origin_ms + round(seconds * 1000)
+
+    def new_id(self) -> str:
+        if self._replaying:
+            return self._replaying.popleft()
+        job_id = str(uuid.uuid4())
+        self._generated.append(job_id)
+        return job_id
+
+    def throttle_submit(self) -> None:
+        if self.options.enforce_limits and self._replaying is None and not self.limiter.allow():
+            raise throttled(f"Rate exceeded: SubmitServiceJob accepts {SUBMIT_RATE:g} requests per second "
+                            "per account (emulated by --enforce-limits)")
+
+    def topology_changed(self) -> None:
+        self.scheduler.set_topology(self.account.topology())
+
+    def unfinished_jobs(self, queue: str):
+        jobs = self.scheduler.jobs
+        for status in ("SUBMITTED", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING"):
+            for seq in list(jobs.lists.get((queue, None, status), ())):
+                yield jobs.records[seq]
+
+    # --- the entry points -----------------------------------------------------------------------
+
+    def catch_up(self) -> float:
+        now = self.scheduler.catch_up()
+        self.account.settle(now)
+        return now
+
+    def call(self, name: str, params: dict) -> dict:
+        """Run one API operation at the clock's time; raise ``ApiError`` for what AWS would reject."""
+        handler = handlers.HANDLERS.get(name)
+        if handler is None:
+            raise client_error(f"Operation {name} is not supported by batch-quota serve")
+        self.catch_up()
+        self._generated = []
+        result = handler(self, params)
+        if name in handlers.MUTATING and self.store is not None:
+            self.store.append(self.now, name, params, self._generated)
+        return result
+
+    def _apply(self, name: str, params: dict) -> None:
+        self._generated = []
+        if name in handlers.HANDLERS:
+            handlers.HANDLERS[name](self, params)
+        else:
+            self._control(name, params)
+
+    # --- control operations (``/_batch-quota/``) ------------------------------------------------
+
+    def control(self, name: str, params: dict) -> dict:
+        """``advance`` (logged like an API call), ``reset`` and ``topology`` (a fresh start: clock 0, no jobs)."""
+        self.catch_up()
+        if name == "advance":
+            at = self.now
+            result = self._control(name, params)
+            if self.store is not None:
+                self.store.append(at, name, {"seconds": params["seconds"]}, [])
+            return result
+        if name == "reset":
+            topology = self.initial_topology
+        elif name == "topology":
+            topology = params["topology"]
+        else:
+            raise client_error(f"Unknown control operation {name}")
+        self.initial_topology = topology
+        self._fresh(topology, 0.0, int(time.time() * 1000))
+        if self.store is not None:
+            self.store.clear()
+            self.store.write_meta(self.origin_ms, 0.0, topology)
+        return self.clock_state()
+
+    def _control(self, name: str, params: dict) -> dict:
+        if name == "advance":
+            self.scheduler.advance(params["seconds"])
+            self.account.settle(self.now)
+            return self.clock_state()
+        raise client_error(f"Unknown control operation {name}")
+
+    def clock_state(self) -> dict:
+        now = self.now
+        return {"seconds": now, "epochMillis": self.ms(now), "speed": self.options.speed}
+
+    def save_clock(self) -> None:
+        if self.store is not None:
+            self.store.save_clock(self.scheduler.clock.now())
+
+    def job_records(self) -> list[ServiceJob]:
+        return self.scheduler.jobs.records

@@ -1,0 +1,294 @@
+"""What the HTML report shows, computed in bulk with numpy: a million jobs become a few hundred bins.
+
+Per share and instance type over time (mean own use, borrowed, lent, idle, waiting jobs and
+preemptions per bin), wait-time quantiles per share, the worst-waiting jobs, and per-job
+lanes only for a chosen share or time window. The usage step functions come from the
+engine's ``UsageLog`` (one entry per change); each metric is integrated once and read at
+the bin edges, so the cost is O(changes + shares x bins), never one drawing per job.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+
+import numpy as np
+
+from policy_engine.simulation.results import SimulationResult
+
+#: Time bins of every chart over time.
+BINS = 300
+#: Rows of the worst-waiting table.
+WORST_JOBS = 200
+#: Jobs of a per-job timeline; more are counted and left out, and the page says how many.
+MAX_LANES = 1000
+METRICS = ("own", "borrowed", "lent", "idle")
+
+
+@dataclass(frozen=True)
+class Series:
+    """Per-bin means of one share and instance type (``depth``: waiting jobs; ``preemptions``: a count per bin)."""
+
+    share: str
+    instance_type: str
+    limit: int
+    own: np.ndarray
+    borrowed: np.ndarray
+    lent: np.ndarray
+    idle: np.ndarray
+    depth: np.ndarray
+    preemptions: np.ndarray
+
+
+@dataclass(frozen=True)
+class WaitStats:
+    share: str
+    jobs: int
+    low: float
+    p25: float
+    p50: float
+    p75: float
+    p95: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Aggregates:
+    edges: np.ndarray  # BINS + 1 bin edges, seconds
+    series: list[Series]  # in the log's share order (pool by pool)
+    waits: list[WaitStats]  # worst p95 first
+    worst: list  # JobRecords, longest wait first
+
+
+def edges_for(end: float, bins: int = BINS) -> np.ndarray:
+    return np.linspace(0.0, end if end > 0 else 1.0, bins + 1)
+
+
+def _means(knots: np.ndarray, values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Per-bin time-weighted means of step functions: ``values[k]`` (one column each) holds from ``knots[k]``.
+
+    One cumulative integral per column, read at the bin edges: O(knots + bins), whatever the job count.
+    """
+    shape = (-1,) + (1,) * (values.ndim - 1)
+    dt = np.diff(knots, append=max(edges[-1], knots[-1])).reshape(shape)
+    cumulative = np.cumsum(values * dt, axis=0) - values * dt  # the integral up to each knot
+    k = np.clip(np.searchsorted(knots, edges, side="right") - 1, 0, len(knots) - 1)
+    at = cumulative[k] + values[k] * (edges - knots[k]).reshape(shape)
+    return np.diff(at, axis=0) / np.diff(edges).reshape(shape)
+
+
+def _usage(result: SimulationResult, edges: np.ndarray) -> dict[int, dict[str, np.ndarray]]:
+    """``share number -> metric -> per-bin means`` from the usage log, in O(changes log changes + shares x bins).
+
+    Own use, borrowed and idle of a share change only at its own log entries. Lending is attributed
+    as the engine does (``capacity.Pool``): a lender's idle instances times the pool's
+    borrowed / lender-idle ratio, integrated through that ratio's running integral, so no
+    changes x shares matrix is ever built.
+    """
+    log = result.usage
+    shares = log.shares
+    times = np.frombuffer(log.times, dtype=np.float64)
+    who = np.frombuffer(log.who, dtype=np.int64)
+    used = np.frombuffer(log.used, dtype=np.int64).astype(np.float64)
+    limits = np.array([s.limit for s in shares], dtype=np.float64)
+    lends = np.array([s.lends for s in shares], dtype=bool)
+    pool_of = np.array([s.pool for s in shares], dtype=np.int64)
+    end = max(edges[-1], times[-1] if len(times) else 0.0)
+    # each entry's share as it was before the entry: the share's previous entry, or idle (0 used) at time 0
+    by_share = np.argsort(who, kind="stable")
+    grouped = who[by_share]
+    first = np.ones(len(grouped), dtype=bool)
+    first[1:] = grouped[1:] != grouped[:-1]
+    before = np.empty_like(used)
+    before[by_share] = np.where(first, 0.0, np.roll(used[by_share], 1))
+    limit = limits[who]
+    borrowed_delta = np.maximum(used - limit, 0) - np.maximum(before - limit, 0)
+    idle_delta = (np.maximum(limit - used, 0) - np.maximum(limit - before, 0)) * lends[who]
+    # per pool: the running integral R of borrowed / lender-idle, as a piecewise-linear function of time
+    ratio_integral: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    by_pool = np.argsort(pool_of[who], kind="stable")
+    pools_sorted = pool_of[who][by_pool]
+    for pool in np.unique(pool_of):
+        lo, hi = np.searchsorted(pools_sorted, [pool, pool + 1])
+        picked = by_pool[lo:hi]
+        knots = np.concatenate([[0.0], times[picked], [end]])
+        borrowed = np.concatenate([[0.0], np.cumsum(borrowed_delta[picked])])
+        lender_idle = limits[(pool_of == pool) & lends].sum() + np.concatenate([[0.0], np.cumsum(idle_delta[picked])])
+        ratio = np.divide(borrowed, lender_idle, out=np.zeros_like(borrowed), where=lender_idle > 0)
+        ratio_integral[int(pool)] = (knots, np.concatenate([[0.0], np.cumsum(ratio * np.diff(knots))]))
+    out: dict[int, dict[str, np.ndarray]] = {}
+    bounds = np.searchsorted(grouped, np.arange(len(shares) + 1))
+    for number, share in enumerate(shares):
+        picked = by_share[bounds[number]:bounds[number + 1]]
+        knots = np.concatenate([[0.0], times[picked]])
+        usage = np.concatenate([[0.0], used[picked]])
+        own = np.minimum(usage, share.limit)
+        idle = share.limit - own
+        means = _means(knots, np.stack([own, np.maximum(usage - share.limit, 0), idle], axis=1), edges)
+        lent = np.zeros(len(edges) - 1)
+        if share.lends:
+            pool_knots, pool_integral = ratio_integral[share.pool]
+            at_knots = np.interp(knots, pool_knots, pool_integral)
+            at_edges = np.interp(edges, pool_knots, pool_integral)
+            lent_knots = np.concatenate([[0.0], np.cumsum(idle[:-1] * np.diff(at_knots))])
+            k = np.clip(np.searchsorted(knots, edges, side="right") - 1, 0, len(knots) - 1)
+            lent_edges = lent_knots[k] + idle[k] * (at_edges - at_knots[k])
+            lent = np.diff(lent_edges) / np.diff(edges)
+        out[number] = {"own": means[:, 0], "borrowed": means[:, 1], "lent": lent, "idle": means[:, 2] - lent}
+    return out
+
+
+def _scan(result: SimulationResult, number_of: dict) -> dict[str, np.ndarray]:
+    """One pass over the job records: when each job entered and left its line, preemptions, waits per share."""
+    # typed arrays, not lists: a million entries are 8 bytes each, not a pointer plus an int object
+    enter, enter_who, leave, leave_who = array("d"), array("q"), array("d"), array("q")
+    preempted, preempted_who, waits, wait_share = array("d"), array("q"), array("d"), array("q")
+    add_enter, add_enter_who, add_leave, add_leave_who = enter.append, enter_who.append, leave.append, leave_who.append
+    add_wait, add_wait_share = waits.append, wait_share.append
+    share_index: dict[str, int] = {}
+    lookup, index_of = number_of.get, share_index.setdefault
+    # records are tuples: unpacking them is several times faster than reading their fields by name
+    for _, share, instance_type, _, _, status, _, submitted, _, finished, wait, _, attempts in result.jobs:
+        number = lookup((share, instance_type))
+        add_wait(wait)
+        add_wait_share(index_of(share, len(share_index)))
+        if number is None:
+            continue
+        add_enter(submitted)
+        add_enter_who(number)
+        if len(attempts) == 1 and status != "RUNNABLE" and attempts[0][2] != "preempted":
+            add_leave(attempts[0][0])  # the common job: one wait, one stay on capacity
+            add_leave_who(number)
+            continue
+        waiting_since = submitted
+        for index, (start, end, outcome, _) in enumerate(attempts):
+            add_leave(start)
+            add_leave_who(number)
+            if outcome == "preempted":
+                preempted.append(end)
+                preempted_who.append(number)
+            if end is not None and (index + 1 < len(attempts) or status == "RUNNABLE"):
+                add_enter(end)  # back in the line: preempted, or a failed attempt to be retried
+                add_enter_who(number)
+            waiting_since = end
+        if status == "FAILED" and finished is not None and waiting_since is not None:
+            if not attempts:  # rejected on submission, or terminated by a time limit before it ever ran
+                add_leave(finished)
+                add_leave_who(number)
+            elif finished > waiting_since:  # back in the line, then terminated by a time limit
+                add_enter(waiting_since)
+                add_enter_who(number)
+                add_leave(finished)
+                add_leave_who(number)
+    arrays = {"enter": enter, "enter_who": enter_who, "leave": leave, "leave_who": leave_who, "preempted": preempted,
+              "preempted_who": preempted_who, "waits": waits, "wait_share": wait_share}
+    scan = {key: np.frombuffer(values, dtype=np.float64 if values.typecode == "d" else np.int64)
+            for key, values in arrays.items()}
+    scan["shares"] = list(share_index)
+    return scan
+
+
+def _depth_and_preemptions(scan: dict, edges: np.ndarray, count: int):
+    """Waiting jobs (mean per bin) and preemptions (per bin) of every share number."""
+    bins = len(edges) - 1
+    depth = np.zeros((count, bins))
+    t = np.concatenate([scan["enter"], scan["leave"]])
+    if len(t):
+        w = np.concatenate([scan["enter_who"], scan["leave_who"]])
+        d = np.concatenate([np.ones(len(scan["enter"])), -np.ones(len(scan["leave"]))])
+        order = np.lexsort((d, t, w))  # at one instant, leaving before entering: no spurious peak
+        t, w, d = t[order], w[order], d[order]
+        bounds = np.searchsorted(w, np.arange(count + 1))
+        for number in range(count):
+            lo, hi = bounds[number], bounds[number + 1]
+            if lo == hi:
+                continue
+            knots = np.concatenate([[0.0], t[lo:hi]])
+            values = np.concatenate([[0.0], np.cumsum(d[lo:hi])])
+            depth[number] = _means(knots, values, edges)
+    preemptions = np.zeros((count, bins))
+    if len(scan["preempted"]):
+        index = np.clip(np.searchsorted(edges, scan["preempted"], side="right") - 1, 0, bins - 1)
+        np.add.at(preemptions, (scan["preempted_who"], index), 1)
+    return depth, preemptions
+
+
+def _waits(scan: dict) -> list[WaitStats]:
+    stats = []
+    order = np.argsort(scan["wait_share"], kind="stable")
+    grouped = scan["wait_share"][order]
+    bounds = np.searchsorted(grouped, np.arange(len(scan["shares"]) + 1))
+    for index, share in enumerate(scan["shares"]):
+        values = scan["waits"][order[bounds[index]:bounds[index + 1]]]
+        low, p25, p50, p75, p95, high = np.percentile(values, [0, 25, 50, 75, 95, 100], method="inverted_cdf")
+        stats.append(WaitStats(share, len(values), float(low), float(p25), float(p50), float(p75), float(p95),
+                               float(high)))
+    stats.sort(key=lambda s: (-s.p95, -s.high, s.share))
+    return stats
+
+
+def worst_waiting(result: SimulationResult, count: int = WORST_JOBS, waits: np.ndarray | None = None) -> list:
+    """The ``count`` jobs that waited longest (ties in workload order); ``waits``: their waits, when known."""
+    if not result.jobs:
+        return []
+    if waits is None:
+        waits = np.fromiter((r.wait_seconds for r in result.jobs), dtype=np.float64, count=len(result.jobs))
+    return [result.jobs[i] for i in np.argsort(-waits, kind="stable")[:count].tolist()]
+
+
+def aggregate(result: SimulationResult, bins: int = BINS) -> Aggregates:
+    """Everything the report's charts and tables need (the run must have ``usage_log=True``)."""
+    if result.usage is None:
+        raise ValueError("the simulation was run without SimulationSettings(usage_log=True)")
+    edges = edges_for(result.time, bins)
+    shares = result.usage.shares
+    number_of = {(s.share, s.instance_type): n for n, s in enumerate(shares)}
+    usage = _usage(result, edges)
+    scan = _scan(result, number_of)
+    depth, preemptions = _depth_and_preemptions(scan, edges, len(shares))
+    series = [Series(s.share, s.instance_type, s.limit, *(usage[n][m] for m in METRICS), depth[n], preemptions[n])
+              for n, s in enumerate(shares)]
+    return Aggregates(edges, series, _waits(scan), worst_waiting(result, waits=scan["waits"]))
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """Per-job rows of a chosen share and/or window: ``rows`` (job, start, end, state) and what was left out."""
+
+    rows: list[dict]
+    jobs: int  # jobs shown
+    matched: int  # jobs that matched the choice
+
+
+def lanes(result: SimulationResult, share: str | None, window: tuple[float, float] | None,
+          limit: int = MAX_LANES) -> Lanes:
+    """One lane per job of ``share`` (all when ``None``) alive during ``window`` (the whole run when ``None``)."""
+    start, end = window if window is not None else (0.0, result.time)
+    rows: list[dict] = []
+    shown = matched = 0
+    for record in result.jobs:
+        if share is not None and record.share != share:
+            continue
+        finished = record.finished_at if record.finished_at is not None else result.time
+        if record.submitted_at > end or finished < start:
+            continue
+        matched += 1
+        if shown >= limit:
+            continue
+        shown += 1
+        waiting_since = record.submitted_at
+        label = f"{record.name} ({record.share}, p{record.priority}, {record.instances}x)"
+        for attempt in record.attempts:
+            if attempt.start > waiting_since:
+                rows.append({"job": label, "order": shown, "start": waiting_since, "end": attempt.start,
+                             "state": "waiting", "outcome": "", "reason": ""})
+            stop = result.time if attempt.end is None else attempt.end
+            rows.append({"job": label, "order": shown, "start": attempt.start, "end": stop,
+                         "state": "borrowed" if attempt.borrowed else "own", "outcome": attempt.outcome,
+                         "reason": ""})
+            waiting_since = stop
+        if record.status in ("RUNNABLE", "FAILED") and (record.finished_at or result.time) > waiting_since:
+            rows.append({"job": label, "order": shown, "start": waiting_since,
+                         "end": record.finished_at if record.finished_at is not None else result.time,
+                         "state": "waiting", "outcome": record.status, "reason": record.reason})
+    return Lanes(rows, shown, matched)

@@ -1,0 +1,51 @@
+"""An endpoint per test module (speed 0: the clock moves only when a test advances it) and boto3 clients."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from policy_engine.endpoint.server import RunningEndpoint, start_in_thread
+from policy_engine.endpoint.service import Options, Service
+
+INSTANCE = "ml.g5.xlarge"
+
+
+def client(endpoint: RunningEndpoint):
+    """A real boto3 client over HTTP; no retries, so a throttle or an error is seen as it is."""
+    return boto3.client("batch", endpoint_url=endpoint.url, region_name="us-east-1", aws_access_key_id="testing",
+                        aws_secret_access_key="testing", config=Config(retries={"max_attempts": 1, "mode": "standard"}))
+
+
+def payload(instance_type: str = INSTANCE, count: int = 1, max_runtime: int | None = None, name: str = "train") -> str:
+    request = {"TrainingJobName": name, "RoleArn": "arn:aws:iam::123456789012:role/SageMaker",
+               "AlgorithmSpecification": {"TrainingImage": "image", "TrainingInputMode": "File"},
+               "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+               "ResourceConfig": {"InstanceType": instance_type, "InstanceCount": count, "VolumeSizeInGB": 30}}
+    if max_runtime is not None:
+        request["StoppingCondition"] = {"MaxRuntimeSeconds": max_runtime}
+    return json.dumps(request)
+
+
+def submit(batch, name: str, share: str, priority: int = 0, queue: str = "training", **extra) -> str:
+    count = extra.pop("count", 1)
+    return batch.submit_service_job(jobName=name, jobQueue=queue, serviceJobType="SAGEMAKER_TRAINING",
+                                    serviceRequestPayload=payload(count=count), quotaShareName=share,
+                                    schedulingPriority=priority, **extra)["jobId"]
+
+
+@pytest.fixture
+def endpoint():
+    with start_in_thread(Service(Options(speed=0))) as running:
+        yield running
+
+
+@pytest.fixture
+def walkthrough_endpoint():
+    from policy_engine.examples import example_topology
+
+    with start_in_thread(Service(Options(speed=0), example_topology())) as running:
+        yield running
