@@ -19,6 +19,7 @@ import sys
 
 from policy_engine.examples import example_topology
 from policy_engine.loading import LoadError, load_topology
+from policy_engine.reports.safe_text import visible
 
 EXIT_FINDINGS, EXIT_BAD_INPUT = 1, 2
 
@@ -35,6 +36,11 @@ except ImportError as error:  # the engine-only install: one line, not a traceba
         raise
     print(f"error: {_MISSING_CDK}", file=sys.stderr)
     sys.exit(EXIT_BAD_INPUT)
+
+
+def _shown(error: Exception) -> str:
+    """An error's lines with control characters escaped (a name in a finding is the user's text)."""
+    return "\n".join(visible(line) for line in str(error).splitlines())
 
 
 def _context(app: App, key: str) -> str | None:
@@ -59,15 +65,15 @@ def main(app: App | None = None) -> None:
         )
     except LoadError as error:
         for problem in error.problems:
-            print(f"error: {problem}", file=sys.stderr)
+            print(f"error: {visible(problem)}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
     except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {_shown(error)}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
     try:
         app.synth()
     except RuntimeError as error:  # jsii surfaces CDK's synthesis errors (our validations included) as RuntimeError
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {_shown(error)}", file=sys.stderr)
         sys.exit(EXIT_FINDINGS)
 
 

@@ -8,7 +8,11 @@ per problem on stderr.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import math
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,8 +26,10 @@ EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
 def fail_input(problems: list[str]) -> None:
     """Print every problem on its own line and exit 2."""
+    from policy_engine.reports.safe_text import visible  # only on the way out
+
     for problem in problems:
-        click.echo(f"error: {problem}", err=True)
+        click.echo(f"error: {visible(problem)}", err=True)
     raise SystemExit(EXIT_BAD_INPUT)
 
 
@@ -40,6 +46,41 @@ def topology_or_exit(path: str | Path | None) -> Topology:
     except LoadError as error:
         fail_input(error.problems)
         raise  # unreachable, for type checkers
+
+
+class SafePath(click.Path):
+    """``click.Path`` that refuses a name with a NUL byte as a usage error (``os.stat`` would raise)."""
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, str | bytes) and "\0" in os.fsdecode(value):
+            self.fail(f"{value!r}: a file name cannot contain a NUL byte", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class FiniteFloatRange(click.FloatRange):
+    """``click.FloatRange`` that refuses ``nan`` and ``inf`` (which pass any range check or none)."""
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+#: Errors writing the output that are the reader's or the disk's doing, not the command's.
+_OUTPUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EFBIG, errno.EIO, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _silence_stdout() -> None:
+    """After a failed write to stdout, point it at /dev/null so the interpreter's final flush cannot fail again."""
+    if sys.stdout is not sys.__stdout__:
+        return  # in-process (tests, CliRunner): nothing will flush the real stream
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 #: ``name -> (module, one-line help)``. Modules load only when their command runs, so
@@ -64,7 +105,27 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class _LazyGroup(click.Group):
-    """A click group that imports a sub-command's module on first use."""
+    """A click group that imports a sub-command's module on first use.
+
+    It also turns a failed write of the output (a closed pipe as in ``| head``, a full disk as
+    ``/dev/full``) into one line and exit 2 instead of a traceback.
+    """
+
+    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        if sys.stdout is None:  # started with stdout closed (``>&-``)
+            click.echo("error: standard output is closed; redirect it to a file or /dev/null instead", err=True)
+            raise SystemExit(EXIT_BAD_INPUT)
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()
+        except OSError as error:
+            _silence_stdout()
+            what = "cannot write the output" if error.errno in _OUTPUT_ERRNOS else "input/output error"
+            where = f" ({error.filename})" if error.filename else ""
+            click.echo(f"error: {what}{where}: {error.strerror or error}", err=True)
+            raise SystemExit(EXIT_BAD_INPUT) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)

@@ -8,26 +8,27 @@ references to things that do not exist. AWS limits are checked later, as rules.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib.util
 import json
+import math
+import os
+import re
+import sys
 import traceback
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from policy_engine import model
+from policy_engine import input_files, model, safe_yaml
 from policy_engine.model import Topology
 
 Path_ = tuple[str | int, ...]
-
-#: libyaml's parser when PyYAML was built with it (about 5x faster on large topologies).
-_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 #: Model classes by name, to suggest field names in errors raised while building them in Python.
 _MODELS: dict[str, type[BaseModel]] = {
@@ -63,14 +64,17 @@ class _Problem:
 
 
 def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines, list[_Problem]]:
-    """Parse YAML keeping line numbers; duplicate keys (PyYAML would keep the last) are problems.
+    """Parse YAML (1.2 core schema, see ``safe_yaml``) keeping line numbers; duplicate keys are problems.
 
     Merge keys (``<<: *base``) work as in YAML: explicit keys override merged ones. Unknown
-    tags, non-scalar keys and recursive aliases are problems too. Problems are returned, not
-    raised, so the rest of the file is still checked; the first of two duplicate keys is kept.
+    tags, non-scalar keys, recursive aliases and values a tag does not allow are problems too.
+    Problems are returned, not raised, so the rest of the file is still checked; the first of
+    two duplicate keys is kept. What stops reading (syntax, nesting, an alias bomb) raises.
     """
     try:
-        root = yaml.compose(text, Loader=_FAST_LOADER)
+        root = safe_yaml.compose(text)
+    except safe_yaml.YamlError as error:
+        raise LoadError([f"{source}{f':{error.line}' if error.line else ''}: {error.message}"]) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark else source
@@ -79,22 +83,28 @@ def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines, list[_Problem]]:
     lines = _Lines()
     problems: list[_Problem] = []
     constructor = yaml.SafeLoader("")
+    budget = safe_yaml.Budget(safe_yaml.count_nodes(root))
 
     def problem(node: yaml.Node, path: Path_, text: str) -> None:
         problems.append(_Problem(node.start_mark.line + 1, path, text))
 
     def scalar(node: yaml.Node, path: Path_) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            return convert(node, path, frozenset())
         try:
-            return constructor.construct_object(node, deep=True)
-        except yaml.YAMLError as error:
-            problem(node, path, f"cannot read value: {getattr(error, 'problem', None) or error}")
+            return safe_yaml.scalar(node)
+        except safe_yaml.YamlError as error:
+            problem(node, path, error.message)
             return None
 
     def convert(node: yaml.Node, path: Path_, active: frozenset[int]) -> Any:
+        budget.spend(node)
+        lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.ScalarNode):
+            return scalar(node, path)
         if id(node) in active:
             problem(node, path, "recursive alias (an anchor that contains itself)")
             return None
-        lines[path] = node.start_mark.line + 1
         inside = active | {id(node)}
         if isinstance(node, yaml.MappingNode):
             explicit = {id(key_node) for key_node, _ in node.value}
@@ -105,6 +115,7 @@ def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines, list[_Problem]]:
             result: dict[Any, Any] = {}
             merged: set[Any] = set()
             for key_node, value_node in node.value:
+                budget.spend(key_node)  # keys are built too: a merge chain repeats them
                 key = scalar(key_node, path)
                 if not isinstance(key, _SCALAR_KEY):
                     problem(key_node, path, f"a mapping key must be a plain value, got a {type(key).__name__}")
@@ -119,12 +130,62 @@ def _yaml_to_data(text: str, source: str) -> tuple[Any, _Lines, list[_Problem]]:
                     merged.add(key)
                 result[key] = convert(value_node, (*path, key), inside)
             return result
-        if isinstance(node, yaml.SequenceNode):
-            return [convert(item, (*path, index), inside) for index, item in enumerate(node.value)]
-        return scalar(node, path)
+        return [convert(item, (*path, index), inside) for index, item in enumerate(node.value)]
 
-    data = convert(root, (), frozenset()) if root is not None else None
+    try:
+        data = convert(root, (), frozenset()) if root is not None else None
+    except safe_yaml.YamlError as error:
+        raise LoadError([f"{source}:{error.line}: {error.message}"]) from None
+    except RecursionError:  # e.g. a long chain of merge keys; nesting itself is bounded while composing
+        raise LoadError([f"{source}: nested too deeply to read"]) from None
     return data, lines, problems
+
+
+def _json_number_hooks(source: str, text: str) -> dict[str, Any]:
+    """``json.loads`` hooks that refuse what JSON numbers must not become: NaN, infinity, huge integers."""
+
+    def where(token: str) -> str:
+        at = text.find(token)
+        return f"{source}:{text.count(chr(10), 0, at) + 1}" if at >= 0 else source
+
+    def constant(token: str) -> Any:
+        raise LoadError([f"{where(token)}: {token} is not a number JSON allows (only finite numbers)"])
+
+    def floating(token: str) -> float:
+        value = float(token)
+        if not math.isfinite(value):
+            raise LoadError([f"{where(token)}: {token} is not a finite number (it overflows to infinity)"])
+        return value
+
+    def integer(token: str) -> int:
+        digits = token.lstrip("-")
+        if len(digits) > safe_yaml.MAX_INTEGER_DIGITS:
+            raise LoadError([f"{where(token)}: integer of {len(digits):,} digits is too large "
+                             f"(at most {safe_yaml.MAX_INTEGER_DIGITS})"])
+        return int(token)
+
+    return {"parse_constant": constant, "parse_float": floating, "parse_int": integer}
+
+
+def find_lone_surrogate(data: Any) -> Path_ | None:
+    """The path of the first key or string holding a lone surrogate (JSON can write one: ``"\\ud800"``)."""
+    todo: list[tuple[Path_, Any]] = [((), data)]
+    while todo:
+        path, value = todo.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return path
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return path
+                todo.append(((*path, key), item))
+        elif isinstance(value, list | tuple):
+            todo.extend(((*path, index), item) for index, item in enumerate(value))
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_to_data(text: str, source: str) -> tuple[Any, Mapping[Path_, int], list[_Problem]]:
@@ -141,23 +202,32 @@ def _json_to_data(text: str, source: str) -> tuple[Any, Mapping[Path_, int], lis
         return result
 
     try:
-        data = json.loads(text, object_pairs_hook=first_wins)
+        data = json.loads(text, object_pairs_hook=first_wins, **_json_number_hooks(source, text))
     except json.JSONDecodeError as error:
         raise LoadError([f"{source}:{error.lineno}: JSON syntax error: {error.msg}"]) from None
+    except RecursionError:
+        raise LoadError([f"{source}: nested more than {safe_yaml.MAX_DEPTH} levels deep"]) from None
+    surrogate = find_lone_surrogate(data)
+    if surrogate is not None:
+        raise LoadError([f"{source}: {_render(surrogate, data)}: text holds a lone UTF-16 surrogate escape "
+                         "(\\ud800-\\udfff), which is no character"])
     try:
         same, lines, problems = _yaml_to_data(text, source)
-    except LoadError:
+    except LoadError as error:
+        if any("levels deep" in problem for problem in error.problems):
+            raise
         return data, {}, duplicates
     return (same, lines, problems) if same == data else (data, {}, duplicates)
 
 
-def _read(path: Path) -> tuple[Any, Mapping[Path_, int], list[_Problem]]:
-    """Parse a YAML or JSON file: data, the line of each path, and the problems found while reading."""
+def _read(path: Path, kind: input_files.FileKind | None = None) -> tuple[Any, Mapping[Path_, int], list[_Problem]]:
+    """Parse a YAML or JSON file (a topology unless ``kind`` says otherwise): data, the line of each path, and
+    the problems found while reading."""
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise LoadError([f"{source}: cannot read file: {error.strerror or error}"]) from None
+        text = input_files.read_text(path, kind or input_files.TOPOLOGY)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
     if path.suffix.lower() == ".json":
         return _json_to_data(text, source)
     return _yaml_to_data(text, source)
@@ -174,9 +244,9 @@ def line_of(lines: Mapping[Path_, int], path: Path_) -> int | None:
     return next((lines[path[:n]] for n in range(len(path), -1, -1) if path[:n] in lines), None)
 
 
-def read_data(path: Path) -> tuple[Any, Mapping[Path_, int]]:
+def read_data(path: Path, kind: input_files.FileKind | None = None) -> tuple[Any, Mapping[Path_, int]]:
     """Parse a YAML or JSON file into plain data plus the line of each path; any reading problem raises."""
-    data, lines, problems = _read(path)
+    data, lines, problems = _read(path, kind)
     if problems:
         raise LoadError(_lines_of(str(path), problems, data))
     return data, lines
@@ -266,6 +336,12 @@ def topology_from_data(
                          f"{source}: (top level): expected a mapping with service_environments and job_queues, "
                          f"got {_shown(data)}"])
 
+    if {"topology", "jobs"} & set(data) and not {"service_environments", "job_queues"} & set(data):
+        raise LoadError([f"{source}: this is a scenario (topology:, jobs:), not a topology; "
+                         "replay it with batch-quota simulate"])
+    too_large = [_Problem(line_of(lines, loc), loc, message) for loc, message in _scale_problems(data)]
+    if too_large:
+        raise LoadError(_lines_of(source, [*problems, *too_large], data))
     topology = None
     try:
         topology = Topology.model_validate(data)
@@ -295,12 +371,55 @@ def _items(data: Any, key: str) -> list[tuple[int, dict]]:
     return [(i, item) for i, item in enumerate(value)] if isinstance(value, list | tuple) else []
 
 
+#: The largest topology the checks analyse, a few times AWS's own limits (50 queues, 20 shares a queue,
+#: 1,000 shares, 5 instance types): the borrow graph grows with the square of the shares in a queue, so a
+#: file far past AWS's limits (which could never be deployed) is refused at once instead of running for minutes.
+MAX_QUEUES = 200
+MAX_SHARES_PER_QUEUE = 100
+MAX_SHARES = 2_000
+MAX_INSTANCE_TYPES = 10
+
+
+def _scale_problems(data: dict) -> list[tuple[tuple[str | int, ...], str]]:
+    """Counts past what the checks analyse: one problem each, before any analysis runs."""
+    beyond = "far beyond AWS's limits; the checks analyse at most"
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    queues = _items(data, "job_queues")
+    for key, count in (("service_environments", len(_items(data, "service_environments"))),
+                       ("job_queues", len(queues))):
+        if count > MAX_QUEUES:
+            problems.append(((key,), f"{count:,} items, {beyond} {MAX_QUEUES}"))
+    total = 0
+    for index, queue in queues:
+        shares = _items(queue, "shares") if isinstance(queue, dict) else []
+        total += len(shares)
+        if len(shares) > MAX_SHARES_PER_QUEUE:
+            problems.append((("job_queues", index, "shares"), f"{len(shares):,} quota shares in one job queue, "
+                                                             f"{beyond} {MAX_SHARES_PER_QUEUE}"))
+        for share_index, share in shares:
+            capacity = share.get("capacity") if isinstance(share, dict) else None
+            if isinstance(capacity, dict) and len(capacity) > MAX_INSTANCE_TYPES:
+                problems.append((("job_queues", index, "shares", share_index, "capacity"),
+                                 f"{len(capacity)} instance types, {beyond} {MAX_INSTANCE_TYPES}"))
+    if total > MAX_SHARES:
+        problems.append((("job_queues",), f"{total:,} quota shares in all, {beyond} {MAX_SHARES:,}"))
+    for index, environment in _items(data, "service_environments"):
+        capacity = environment.get("capacity") if isinstance(environment, dict) else None
+        if isinstance(capacity, dict) and len(capacity) > MAX_INSTANCE_TYPES:
+            problems.append((("service_environments", index, "capacity"),
+                             f"{len(capacity)} instance types, {beyond} {MAX_INSTANCE_TYPES}"))
+    return problems
+
+
 def _structure_problems(data: dict) -> list[tuple[tuple[str | int, ...], str]]:
     """Duplicate names and dangling references in plain data: they make a topology ambiguous, not just unwise.
+    A topology too large to analyse is refused here too, before its references are even looked at.
 
     Works on raw data, tolerating malformed parts, so it can run even when types are wrong.
     """
-    problems: list[tuple[tuple[str | int, ...], str]] = []
+    problems = _scale_problems(data)
+    if problems:
+        return problems
 
     def names(path: tuple[str | int, ...], items: list[tuple[int, dict]]) -> dict[str, int]:
         seen: dict[str, int] = {}
@@ -363,6 +482,9 @@ def structure_problems(topology: Topology) -> list[str]:
 def validate_topology(topology: Topology, source: str = "<python>") -> Topology:
     """Apply the loader's structural checks to a topology built in Python."""
     problems = [f"{source}: {problem}" for problem in structure_problems(topology)]
+    data = topology.model_dump()
+    if (surrogate := find_lone_surrogate(data)) is not None:
+        problems.append(f"{source}: {_render(surrogate, data)}: text holds a lone surrogate, which is no character")
     if problems:
         raise LoadError(problems)
     return topology
@@ -381,34 +503,118 @@ def _python_error_lines(source: str, error: Exception, doing: str) -> list[str]:
     return [f"{where}: {doing} failed: {type(error).__name__}: {error}"]
 
 
+class _ModuleExited(BaseException):
+    """Raised instead of ``os._exit`` while a topology module runs, so the process survives to report it."""
+
+    def __init__(self, code: Any):
+        super().__init__(code)
+        self.code = code
+
+
+@contextlib.contextmanager
+def _stdout_descriptor_to_stderr():
+    """In a real process, also point file descriptor 1 at stderr: ``os.write(1, ...)`` and child processes."""
+    if sys.stdout is not sys.__stdout__ or sys.stdout is None or sys.stderr is None:
+        yield  # in-process (tests): sys.stdout is already someone else's buffer
+        return
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(sys.stderr.fileno(), 1)
+    except (OSError, ValueError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def _running_user_code(source: str, doing: str):
+    """Run a topology module's code: its prints go to stderr (stdout may carry ``--format json``), and
+    ``sys.exit``/``os._exit`` become a problem instead of ending the command with a status CI would trust."""
+
+    def refuse_exit(code: int = 0) -> None:
+        raise _ModuleExited(code)
+
+    real_exit = os._exit
+    os._exit = refuse_exit  # type: ignore[assignment]
+    try:
+        with _stdout_descriptor_to_stderr(), contextlib.redirect_stdout(sys.stderr):
+            yield
+    except (SystemExit, _ModuleExited) as exited:
+        how = "os._exit" if isinstance(exited, _ModuleExited) else "sys.exit"
+        raise LoadError([f"{source}: topology module exited while {doing} ({how}({exited.code!r})); "
+                         "a topology module must define TOPOLOGY, not end the process"]) from None
+    finally:
+        os._exit = real_exit  # type: ignore[assignment]
+
+
+#: What a user's module may raise that is not its own failure: an exit (reported by ``_running_user_code``), Ctrl-C.
+_LEAVING = (SystemExit, KeyboardInterrupt, _ModuleExited)
+
+
 def _from_python_module(path: Path) -> Topology:
-    """Import ``path`` and take its ``TOPOLOGY`` (or ``topology``; a callable is called)."""
+    """Run ``path`` (a regular, UTF-8 file) and take its ``TOPOLOGY`` (or ``topology``; a callable is called).
+
+    Loading a module runs its code, as ``cdk synth`` runs a CDK app: only load modules you trust.
+    """
     source = str(path)
+    try:
+        text = input_files.read_text(path, input_files.MODULE)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
     spec = importlib.util.spec_from_file_location(f"_batch_quota_topology_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise LoadError([f"{source}: cannot import as a Python module"])
     module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except LoadError as error:
-        raise LoadError([f"{source}: {problem}" for problem in error.problems]) from None
-    except Exception as error:  # a user's module: report, never a traceback
-        raise LoadError(_python_error_lines(source, error, "importing the module")) from None
-    value = getattr(module, "TOPOLOGY", None) or getattr(module, "topology", None)
-    if callable(value) and not isinstance(value, Topology):
+    with _running_user_code(source, "importing the module"):
         try:
-            value = value()
-        except Exception as error:  # a user's code: report, never a traceback
-            raise LoadError(_python_error_lines(source, error, "calling TOPOLOGY()")) from None
+            exec(compile(text, source, "exec"), module.__dict__)
+        except LoadError as error:
+            raise LoadError([f"{source}: {problem}" for problem in error.problems]) from None
+        except SyntaxError as error:
+            raise LoadError([f"{source}:{error.lineno}: importing the module failed: SyntaxError: {error.msg}"]) \
+                from None
+        except _LEAVING:
+            raise
+        except BaseException as error:  # a user's module: report, never a traceback
+            raise LoadError(_python_error_lines(source, error, "importing the module")) from None
+    value = module.__dict__.get("TOPOLOGY")
+    value = module.__dict__.get("topology") if value is None else value
+    if callable(value) and not isinstance(value, Topology):
+        with _running_user_code(source, "calling TOPOLOGY()"):
+            try:
+                value = value()
+            except _LEAVING:
+                raise
+            except BaseException as error:  # a user's code: report, never a traceback
+                raise LoadError(_python_error_lines(source, error, "calling TOPOLOGY()")) from None
     if not isinstance(value, Topology):
         raise LoadError([f"{source}: the module must define TOPOLOGY (or topology) as a policy_engine Topology"])
     return validate_topology(value, source)
 
 
-def load_topology(path: str | Path) -> Topology:
-    """Load a topology from a ``.yaml``/``.yml``, ``.json`` or ``.py`` file."""
-    path = Path(path)
+def load_topology(path: str | Path, allow_python: bool = True) -> Topology:
+    """Load a topology from a ``.yaml``/``.yml``, ``.json`` or ``.py`` file, or YAML/JSON on stdin for ``-``.
+
+    ``allow_python=False`` refuses a ``.py`` module (running it would run code), for a
+    topology named inside another file such as a scenario.
+    """
+    if str(path) == "-":
+        if sys.stdin is None:
+            raise LoadError(["<stdin>: standard input is closed; pipe the topology in or name a file"])
+        return load_topology_stream(sys.stdin.buffer)
+    try:
+        path = input_files.as_path(path)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
     if path.suffix.lower() == ".py":
+        if not allow_python:
+            raise LoadError([f"{path}: a Python topology module runs code when loaded; pass --allow-python "
+                             "to load it from a scenario"])
         return _from_python_module(path)
     if path.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise LoadError([f"{path}: unsupported file type {path.suffix or '(none)'!r}; use .yaml, .yml, .json or .py"])
@@ -419,3 +625,16 @@ def load_topology(path: str | Path) -> Topology:
         return load_template(path)
     return topology_from_data(data, str(path), lines, problems)
 
+
+def load_topology_stream(stream: BinaryIO, source: str = "<stdin>") -> Topology:
+    """Load a YAML or JSON topology (JSON when it starts with ``{``) from a binary stream, e.g. stdin."""
+    cap = input_files.TOPOLOGY
+    data = stream.read(cap.max_bytes + 1)
+    if len(data) > cap.max_bytes:
+        raise LoadError([f"{source}: too large; {cap.describe_cap()}"])
+    try:
+        text = input_files.decode_utf8(data, source)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
+    parsed, lines, problems = (_json_to_data if text.lstrip().startswith("{") else _yaml_to_data)(text, source)
+    return topology_from_data(parsed, source, lines, problems)

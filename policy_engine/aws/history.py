@@ -11,11 +11,13 @@ window (``AFTER_CREATED_AT``) and lists newest first, so rows come newest first 
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
+from policy_engine import input_files
 from policy_engine.aws import service_jobs
 from policy_engine.aws.clients import Api, AwsError
 from policy_engine.simulation.jobs import OBSERVED_FIELDS
@@ -107,6 +109,22 @@ def parse_since(text: str) -> float:
     return value * factor
 
 
+def _add_duration(row: dict, queue: str | None, durations: dict[str, list[float]]) -> None:
+    share = row.get("share") or ""
+    if (row.get("observed_status") or "SUCCEEDED") != "SUCCEEDED" or not row.get("duration"):
+        return
+    queue_name, _, name = share.rpartition("/")
+    if queue is not None and queue_name != queue:  # another queue's history would give wrong estimates
+        return
+    try:
+        duration = float(row["duration"])
+    except ValueError:
+        raise ValueError(f"share {share!r}: duration {row['duration']!r} is not a number") from None
+    if not math.isfinite(duration) or duration < 0:
+        raise ValueError(f"share {share!r}: duration {row['duration']!r} is not a finite number of seconds")
+    durations.setdefault(name or share, []).append(duration)
+
+
 def share_medians(path: str, queue: str | None = None) -> dict[str, float]:
     """Median ``duration`` per share of ``queue`` from a history CSV: ``snapshot``'s estimate of remaining work.
 
@@ -114,25 +132,17 @@ def share_medians(path: str, queue: str | None = None) -> dict[str, float]:
     no finished job of ``queue``: another queue's history would silently give wrong estimates.
     """
     durations: dict[str, list[float]] = {}
-    with open(path, encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [column for column in ("share", "duration") if column not in (reader.fieldnames or ())]
-        if missing:
-            raise ValueError(f"not a `batch-quota history` CSV: no column {', '.join(missing)} in its header")
-        for line, row in enumerate(reader, start=2):
-            share = row.get("share") or ""
-            if (row.get("observed_status") or "SUCCEEDED") != "SUCCEEDED" or not row.get("duration"):
-                continue
-            queue_name, _, name = share.rpartition("/")
-            if queue is not None and queue_name != queue:
-                continue
-            try:
-                duration = float(row["duration"])
-            except ValueError:
-                raise ValueError(f"line {line}: duration {row['duration']!r} is not a number") from None
-            if not math.isfinite(duration) or duration < 0:
-                raise ValueError(f"line {line}: duration {row['duration']!r} is not a finite number >= 0")
-            durations.setdefault(name, []).append(duration)
+    binary = input_files.open_input(path, input_files.JOBS)  # a regular file within the job-file cap
+    with io.TextIOWrapper(binary, encoding="utf-8", newline="") as handle:
+        try:
+            reader = csv.DictReader(handle)
+            missing = [column for column in ("share", "duration") if column not in (reader.fieldnames or ())]
+            if missing:
+                raise ValueError(f"not a `batch-quota history` CSV: no column {', '.join(missing)} in its header")
+            for row in reader:
+                _add_duration(row, queue, durations)
+        except csv.Error as error:  # a field over the csv module's limit, a NUL byte
+            raise ValueError(f"cannot read CSV: {error}") from None
     if queue is not None and not durations:
         raise ValueError(f"no SUCCEEDED job of job queue {queue} (shares are written QUEUE/SHARE)")
     medians = {}

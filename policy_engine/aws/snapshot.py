@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import yaml
-
+from policy_engine import safe_yaml
 from policy_engine.aws import service_jobs
 from policy_engine.aws.account import read_account
 from policy_engine.aws.clients import Api, AwsError, AwsErrors
@@ -48,10 +47,10 @@ class Snapshot:
                  "# time 0 is the snapshot; started_at <= 0 is when a job on capacity was placed",
                  *(f"# cross-check: {line}" for line in self.cross_check),
                  *(f"# impossible state: {line}" for line in self.violations)]
-        body = yaml.safe_dump({"topology": self.topology}, sort_keys=False)
+        body = safe_yaml.dump({"topology": self.topology})  # quoted where YAML 1.2 would read a name as a number
         out = ["\n".join(lines), body.rstrip("\n"), "jobs:" if self.jobs else "jobs: []"]
         for job, estimate in zip(self.jobs, self.estimates, strict=True):
-            text = yaml.safe_dump(job, default_flow_style=True, sort_keys=False, width=10_000).strip()
+            text = safe_yaml.dump(job, default_flow_style=True, width=10_000).strip()
             out.append(f"  - {text}  # remaining: {estimate}")
         return "\n".join(out) + "\n"
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from policy_engine import input_files, safe_yaml
 from policy_engine.aws.shapes import name_from_arn, split_tags
 from policy_engine.loading import LoadError
 
@@ -91,17 +92,23 @@ def is_template(data: Any) -> bool:
 
 
 def read_template_file(path: str | Path) -> dict:
+    """A template file read safely (a regular UTF-8 file within its cap; nesting and aliases bounded)."""
+    try:
+        text = input_files.read_text(path, input_files.TEMPLATE)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise LoadError([f"{path}: cannot read template: {error.strerror or error}"]) from None
-    try:
+        safe_yaml.check_expansion(safe_yaml.compose(text))  # refuses deep nesting and alias bombs first
         data = yaml.load(text, Loader=_CfnLoader)  # JSON is YAML
+    except safe_yaml.YamlError as error:
+        raise LoadError([f"{path}{f':{error.line}' if error.line else ''}: {error.message}"]) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise LoadError([f"{where}: template syntax error: {getattr(error, 'problem', None) or error}"]) from None
+    except (ValueError, RecursionError) as error:  # a value PyYAML cannot convert (a huge integer, a bad date)
+        raise LoadError([f"{path}: template value cannot be read: {error}"]) from None
     if not is_template(data):
         raise LoadError([f"{path}: not a CloudFormation template (no Resources mapping)"])
     return data
@@ -305,7 +312,23 @@ def _capacity(reader: _Reader, value: Any, where: str) -> dict:
         if items is not None:
             reader.problem(where, "must be a list of {CapacityUnit, MaxCapacity}")
         return {}
-    return {item.get("CapacityUnit"): item.get("MaxCapacity") for item in items if isinstance(item, dict)}
+    capacity = {}
+    for item in items:
+        unit = item.get("CapacityUnit") if isinstance(item, dict) else None
+        if not isinstance(unit, str):
+            reader.problem(where, f"each item must be {{CapacityUnit: TYPE, MaxCapacity: N}}, got {item!r}")
+            continue
+        capacity[unit] = item.get("MaxCapacity")
+    return capacity
+
+
+def _mapping(reader: _Reader, value: Any, where: str) -> dict:
+    """A property that must be a mapping (``{}`` when absent); anything else is one problem."""
+    found = reader.literal(value or {}, where) or {}
+    if not isinstance(found, dict):
+        reader.problem(where, f"must be a mapping, got {found!r}")
+        return {}
+    return found
 
 
 def _name(reader: _Reader, properties: dict, key: str, where: str) -> str | None:
@@ -386,7 +409,7 @@ def template_data(template: dict, source: str, skipped: list[tuple[str, str]] | 
             data["scheduling_policy"] = policy_name
         data["shares"] = []
         queues[logical_id] = _with_tags(data, _tags(reader, props, where))
-    by_name = {q["name"]: q for q in queues.values()}
+    by_name = {q["name"]: q for q in queues.values() if isinstance(q["name"], str)}
     for logical_id, props in reader.of_type(SHARE):
         where = f"Resources.{logical_id}.Properties"
         queue_ref = reader.reference(props.get("JobQueue"), f"{where}.JobQueue", QUEUE)
@@ -398,15 +421,14 @@ def template_data(template: dict, source: str, skipped: list[tuple[str, str]] | 
             reader.problem(f"{where}.JobQueue",
                            f"job queue {named!r} is not a quota-managed SAGEMAKER_TRAINING queue of this template")
             continue
-        sharing = reader.literal(props.get("ResourceSharingConfiguration") or {},
-                                 f"{where}.ResourceSharingConfiguration") or {}
+        sharing = _mapping(reader, props.get("ResourceSharingConfiguration"), f"{where}.ResourceSharingConfiguration")
         data = {"name": _name(reader, props, "QuotaShareName", where),
                 "capacity": _capacity(reader, props.get("CapacityLimits"), f"{where}.CapacityLimits"),
                 "strategy": sharing.get("Strategy")}
         if "BorrowLimit" in sharing:
             data["borrow_limit"] = sharing["BorrowLimit"]
-        preemption = reader.literal(props.get("PreemptionConfiguration") or {}, f"{where}.PreemptionConfiguration")
-        if (preemption or {}).get("InSharePreemption") == "ENABLED":
+        preemption = _mapping(reader, props.get("PreemptionConfiguration"), f"{where}.PreemptionConfiguration")
+        if preemption.get("InSharePreemption") == "ENABLED":
             data["in_share_preemption"] = True
         if "State" in props:
             data["state"] = reader.literal(props["State"], f"{where}.State")
@@ -422,8 +444,13 @@ def load_template(path: str | Path, template: Mapping | None = None):
     """The ``Topology`` of a template file (``template`` when already parsed)."""
     from policy_engine.loading import topology_from_data
 
+    template = dict(template) if template is not None else read_template_file(path)
     skipped: list[tuple[str, str]] = []
-    data = template_data(dict(template) if template is not None else read_template_file(path), str(path), skipped)
+    try:
+        data = template_data(template, str(path), skipped)
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as error:  # a shape no rule names yet
+        raise LoadError([f"{path}: the template's AWS::Batch resources have an unexpected shape "
+                         f"({type(error).__name__}: {error}); cfn-lint names the property"]) from None
     for logical_id, reason in skipped:  # listed, never silently dropped (as the account import does)
         sys.stderr.write(f"{path}: skipped job queue Resources.{logical_id}: {reason}\n")
     return topology_from_data(data, f"{path} (CloudFormation template)")

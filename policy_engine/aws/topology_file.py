@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
-
+from policy_engine import safe_yaml
 from policy_engine.model import Topology
 
 
@@ -21,4 +20,4 @@ def topology_text(topology: Topology, path: str | Path | None, header: list[str]
     if path is not None and Path(path).suffix.lower() == ".json":
         return json.dumps(data, indent=2) + "\n"
     comments = "".join(f"# {line}\n" for line in header)
-    return comments + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    return comments + safe_yaml.dump(data)  # quoted where YAML 1.2 would read a name as a number

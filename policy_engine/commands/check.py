@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from policy_engine.checks import check_topology
-from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input, topology_or_exit
+from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.examples import EXAMPLE_YAML
 from policy_engine.loading import LoadError, load_topology, read_data
 from policy_engine.reports import check_json, check_sarif, check_text
@@ -49,16 +49,16 @@ def _use_color() -> bool:
 
 
 @click.command("check")
-@click.argument("topology", required=False, type=click.Path(dir_okay=False))
+@click.argument("topology", required=False, type=SafePath(dir_okay=False, allow_dash=True))
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "markdown"]), default="text",
               show_default=True, help="text: tables for people; json: findings and summary; sarif: code scanning; "
               "markdown: a pull-request comment or CI job summary.")
-@click.option("--sarif-root", type=click.Path(file_okay=False), default=None, metavar="DIR",
+@click.option("--sarif-root", type=SafePath(file_okay=False), default=None, metavar="DIR",
               help="SARIF uris are relative to DIR (default: the working directory; the repository root in CI).")
 @click.option("--strict", is_flag=True, help="Exit 1 on unsuppressed warnings too (suppress accepted ones in the "
               "topology's suppress: list, with a reason).")
 def command(topology: str | None, output_format: str, sarif_root: str | None, strict: bool) -> None:
-    """Check TOPOLOGY (YAML, JSON or Python; default: the embedded example) before deploy."""
+    """Check TOPOLOGY (YAML, JSON or Python; ``-`` reads YAML/JSON from stdin; default: the embedded example)."""
     file = Path(topology) if topology else EXAMPLE_YAML
     root = Path(sarif_root) if sarif_root else None
     if output_format != "text" and topology is not None:
@@ -68,7 +68,7 @@ def command(topology: str | None, output_format: str, sarif_root: str | None, st
             # CI reads whatever stdout holds: a document that says the file did not load, then the usual lines, exit 2.
             if output_format == "sarif":
                 log = check_sarif.load_failure_to_dict(error.problems, uri=_uri(file, root), source=topology)
-                click.echo(json.dumps(log, indent=2))
+                click.echo(json.dumps(log, indent=2, allow_nan=False))
             elif output_format == "json":
                 click.echo(check_json.render_load_failure(error.problems, source=topology))
             else:
@@ -79,7 +79,7 @@ def command(topology: str | None, output_format: str, sarif_root: str | None, st
     else:
         loaded = topology_or_exit(topology)
     report = check_topology(loaded)
-    source = topology or "(embedded example)"
+    source = "(stdin)" if topology == "-" else topology or "(embedded example)"
     if output_format == "json":
         click.echo(check_json.render(report, source=source, strict=strict))
     elif output_format == "markdown":

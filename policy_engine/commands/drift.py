@@ -11,12 +11,12 @@ import re
 import click
 
 from policy_engine.aws.cli_options import aws_options, client_options, connect, exits_on_aws_errors, fail_aws
-from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input, topology_or_exit
+from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.loading import LoadError, topology_from_data
 
 
 @click.command("drift")
-@click.argument("topology", type=click.Path(dir_okay=False))
+@click.argument("topology", type=SafePath(dir_okay=False))
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="text for people, json for tools, markdown for a pull-request comment.")
 @aws_options

@@ -1,5 +1,6 @@
 """``batch-quota explain SHARE [TOPOLOGY]``: what one share can count on, in plain sentences.
 
+``explain TOPOLOGY SHARE`` is accepted too (a file name is told apart from a share by its suffix).
 SHARE is ``QUEUE/SHARE``, or ``SHARE`` when the name is unique. An unknown or ambiguous
 share is one line on stderr and exit 2. Colour only on a terminal without ``NO_COLOR``
 (rich decides).
@@ -11,19 +12,35 @@ import click
 from rich.text import Text
 
 from policy_engine.checks import check_topology
-from policy_engine.cli import EXIT_OK, fail_input, topology_or_exit
+from policy_engine.cli import EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.model import share_id
 from policy_engine.reports import terminal
 from policy_engine.reports.explain import explain_share
+from policy_engine.reports.safe_text import visible
 
 _TOPIC_STYLE = {"findings": "bold yellow", "what": "bold"}
 
 
+_TOPOLOGY_SUFFIXES = (".yaml", ".yml", ".json", ".py")
+
+
+def _looks_like_topology(argument: str) -> bool:
+    return argument == "-" or argument.lower().endswith(_TOPOLOGY_SUFFIXES)
+
+
 @click.command("explain")
 @click.argument("share")
-@click.argument("topology", required=False, type=click.Path(dir_okay=False))
+@click.argument("topology", required=False, type=SafePath(dir_okay=False, allow_dash=True))
 def command(share: str, topology: str | None) -> None:
-    """Explain SHARE (QUEUE/SHARE or a unique SHARE name) of TOPOLOGY (default: the embedded example)."""
+    """Explain SHARE (QUEUE/SHARE or a unique SHARE name) of TOPOLOGY (default: the embedded example).
+
+    ``explain TOPOLOGY SHARE``, the order other commands put the file in, works too.
+    """
+    if topology is not None and _looks_like_topology(share) and not _looks_like_topology(topology):
+        share, topology = topology, share
+    elif topology is None and _looks_like_topology(share):
+        fail_input([f"explain takes SHARE [TOPOLOGY]: {share!r} looks like a topology file; "
+                    f"name the share too, e.g. batch-quota explain QUEUE/SHARE {share}"])
     loaded = topology_or_exit(topology)
     matches = loaded.resolve_share(share)
     if not matches:
@@ -36,6 +53,6 @@ def command(share: str, topology: str | None) -> None:
     out = terminal.console(highlight=False, soft_wrap=True)
     for topic, sentence in explain_share(loaded, node, check_topology(loaded)):
         line = Text(f"{topic:>11}  ", style="dim")
-        line.append(sentence, style=_TOPIC_STYLE.get(topic, ""))
+        line.append(visible(sentence), style=_TOPIC_STYLE.get(topic, ""))
         out.print(line)
     raise SystemExit(EXIT_OK)

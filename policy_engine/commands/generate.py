@@ -7,9 +7,10 @@ import os
 from pathlib import Path
 
 import click
-import yaml
 
-from policy_engine.cli import fail_input, topology_or_exit
+from policy_engine import safe_yaml
+from policy_engine.cli import FiniteFloatRange, SafePath, fail_input, topology_or_exit
+from policy_engine.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.limits import JOB_PRIORITY
 from policy_engine.model import share_id
 from policy_engine.simulation.generate import (
@@ -21,16 +22,21 @@ from policy_engine.simulation.generate import (
     share_reach,
     write_jobs,
 )
+from policy_engine.simulation.workload import MAX_SECONDS
+
+#: Most jobs one run writes: the largest job file ``simulate`` is sized for.
+MAX_JOBS = 10_000_000
 
 
 @click.command("generate")
-@click.argument("topology", required=False, type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Jobs file: .csv or .jsonl.")
-@click.option("--jobs", "count", type=click.IntRange(min=1), default=1000, show_default=True)
-@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+@click.argument("topology", required=False, type=SafePath(dir_okay=False))
+@click.option("-o", "--output", required=True, type=SafePath(dir_okay=False), help="Jobs file: .csv or .jsonl.")
+@click.option("--jobs", "count", type=click.IntRange(min=1, max=MAX_JOBS), default=1000, show_default=True)
+@click.option("--rate", type=FiniteFloatRange(min=0, min_open=True), default=60.0, show_default=True,
               help="Mean arrivals per hour over the whole topology (Poisson).")
 @click.option("--sizes", default="1:1", show_default=True, help="Instances per job, VALUE:WEIGHT,...")
-@click.option("--duration-mean", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Seconds.")
+@click.option("--duration-mean", type=FiniteFloatRange(min=1, max=MAX_SECONDS / 1000), default=3600.0,
+              show_default=True, help="Seconds.")
 @click.option("--duration-distribution", type=click.Choice(DURATION_DISTRIBUTIONS), default="exponential",
               show_default=True)
 @click.option("--duration-shape", type=float, metavar="SHAPE",
@@ -47,17 +53,23 @@ from policy_engine.simulation.generate import (
 @click.option("--share-priorities", multiple=True, metavar="SHARE=MIX",
               help="Priority mix of one share, e.g. training/QS1=1:0.8,5:0.2 (repeatable).")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--scenario", type=click.Path(dir_okay=False), help="Also write a scenario YAML using the jobs file.")
+@click.option("--scenario", type=SafePath(dir_okay=False), help="Also write a scenario YAML using the jobs file.")
 def command(topology: str | None, output: str, count: int, rate: float, sizes: str, duration_mean: float,
             duration_distribution: str, duration_shape: float | None, duration_max: float | None,
             burst_mean: float, burst_spread: float, priorities: str, share_priorities: tuple[str, ...], seed: int,
             scenario: str | None) -> None:
     """Generate a seeded synthetic workload for TOPOLOGY (default: the embedded example)."""
     loaded = topology_or_exit(topology)
-    problems: list[str] = []
+    problems: list[str] = refuse_overwriting_inputs({"--output": output, "--scenario": scenario},
+                                                    [topology if topology != "-" else None])
+    if scenario is not None and same_file(output, scenario):
+        problems.append(f"--scenario {scenario}: is the same file as --output; write them to two files")
     out = Path(output)
     if out.suffix.lower() not in (".csv", ".jsonl"):
         problems.append(f"--output {output}: use a .csv or .jsonl file name")
+    if count * 3600 / rate > MAX_SECONDS / 100:
+        problems.append(f"--rate {rate:g}: {count:,} job(s) at {rate:g} per hour would arrive over about "
+                        f"{count * 3600 / rate:.3g} s, more than a workload may span ({MAX_SECONDS:.0e} s)")
     try:
         size_weights = parse_weights(sizes, "--sizes")
         if min(size_weights) < 1:
@@ -122,11 +134,11 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
         target = Path(scenario)
         # relative to the scenario as the user named it: resolving symlinks would climb out of the project
         base = os.path.dirname(os.path.abspath(target))
-        topo_value = (Path(os.path.relpath(os.path.abspath(topology), base)).as_posix() if topology
-                      else loaded.model_dump(mode="json", exclude_defaults=True))
+        topo_value = (Path(os.path.relpath(os.path.abspath(topology), base)).as_posix() if topology not in (None, "-")
+                      else loaded.model_dump(mode="json", exclude_defaults=True))  # stdin cannot be named: inline
         jobs_value = Path(os.path.relpath(os.path.abspath(out), base)).as_posix()
         try:
-            target.write_text(yaml.safe_dump({"topology": topo_value, "jobs": jobs_value}, sort_keys=False),
+            target.write_text(safe_yaml.dump({"topology": topo_value, "jobs": jobs_value}),
                               encoding="utf-8")
         except OSError as error:
             fail_input([f"--scenario {scenario}: cannot write: {error.strerror or error}"])

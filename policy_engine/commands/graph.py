@@ -12,24 +12,31 @@ from pathlib import Path
 import click
 
 from policy_engine.checks import check_topology
-from policy_engine.cli import EXIT_OK, fail_input, topology_or_exit
+from policy_engine.cli import EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.reports import borrow_graph_render
 
 
 @click.command("graph")
-@click.argument("topology", required=False, type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
+@click.argument("topology", required=False, type=SafePath(dir_okay=False))
+@click.option("-o", "--output", "output", type=SafePath(dir_okay=False), default=None,
               help="File to write: .svg, .png or .dot (default: DOT on standard output).")
 @click.option("--queue", "queues", multiple=True, metavar="NAME",
               help="Draw only this job queue (repeatable); for large topologies.")
 def command(topology: str | None, output: str | None, queues: tuple[str, ...]) -> None:
     """Draw the borrow graph of TOPOLOGY (default: the embedded example): who can lend what to whom."""
+    overwritten = refuse_overwriting_inputs({"--output": output}, [topology if topology != "-" else None])
+    if overwritten:
+        fail_input(overwritten)
     loaded = topology_or_exit(topology)
     unknown = [name for name in queues if loaded.queue(name) is None]
     if unknown:
         known = ", ".join(q.name for q in loaded.job_queues[:10]) or "none defined"
         fail_input([f"--queue {name}: no job queue {name!r} in the topology (known: {known})" for name in unknown])
-    picture = borrow_graph_render.build_dot(loaded, check_topology(loaded), queues)
+    try:
+        picture = borrow_graph_render.build_dot(loaded, check_topology(loaded), queues)
+    except borrow_graph_render.RenderError as error:
+        fail_input([str(error)])
     if output is None:
         click.echo(picture.source, nl=False)
         raise SystemExit(EXIT_OK)

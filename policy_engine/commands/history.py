@@ -14,14 +14,14 @@ import click
 
 from policy_engine.aws.atomic_file import atomic_write
 from policy_engine.aws.cli_options import aws_options, client_options, connect, exits_on_aws_errors
-from policy_engine.cli import EXIT_OK, fail_input
+from policy_engine.cli import EXIT_OK, SafePath, fail_input
 
 
 @click.command("history")
 @click.option("--queue", required=True, metavar="NAME", help="The quota-managed job queue (name or ARN).")
 @click.option("--since", default="30d", show_default=True, metavar="AGE",
               help="Jobs created in the last AGE: 30d, 12h, 90m, 3600s.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=SafePath(dir_okay=False), default=None,
               help="Write the CSV here; default: standard output.")
 @click.option("--workers", type=click.IntRange(1, 64), default=8, show_default=True,
               help="DescribeServiceJob calls in flight at once.")

@@ -23,15 +23,16 @@ from policy_engine.aws.cli_options import (
     fail_aws,
 )
 from policy_engine.aws.clients import AwsError
-from policy_engine.cli import EXIT_OK, fail_input
+from policy_engine.cli import EXIT_OK, SafePath, fail_input
+from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError, topology_from_data
 
 
 @click.command("import")
 @click.option("--queue", "queues", multiple=True, metavar="NAME", help="Import only this job queue (repeatable).")
-@click.option("--from-template", "template", type=click.Path(dir_okay=False, exists=True), default=None,
+@click.option("--from-template", "template", type=SafePath(dir_okay=False, exists=True), default=None,
               help="Read a CloudFormation template (JSON or YAML) instead of the account.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=SafePath(dir_okay=False), default=None,
               help="Write the topology here (.yaml or .json); default: standard output.")
 @aws_options
 def command(queues: tuple[str, ...], template: str | None, output: str | None, **connection) -> None:
@@ -41,6 +42,8 @@ def command(queues: tuple[str, ...], template: str | None, output: str | None, *
     if template is not None:
         if queues:
             fail_input(["--queue applies to the account; a template's queues are all imported"])
+        if overwritten := refuse_overwriting_inputs({"--output": output}, [template]):
+            fail_input(overwritten)
         from policy_engine.aws.template import load_template
 
         try:

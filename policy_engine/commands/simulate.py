@@ -14,14 +14,16 @@ from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from policy_engine.cli import fail_input
+from policy_engine.cli import FiniteFloatRange, SafePath, fail_input
+from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError
 from policy_engine.reports import terminal
+from policy_engine.reports.safe_text import rich_text, visible
 from policy_engine.simulation.engine import Engine
 from policy_engine.simulation.numbers import as_number, format_seconds
 from policy_engine.simulation.preemption import POLICIES
 from policy_engine.simulation.results import SimulationResult, build_result
-from policy_engine.simulation.workload import load_scenario
+from policy_engine.simulation.workload import MAX_SECONDS, load_scenario
 
 #: Above this many jobs the text report shows shares and the summary only.
 JOB_TABLE_LIMIT = 200
@@ -32,7 +34,7 @@ PROGRESS_MIN_JOBS = 10_000
 def _event_writer(handle):
     def write(time: float, job, before: str, after: str, reason: str) -> None:
         handle.write(json.dumps({"time": as_number(time), "job": job.spec.name, "from": before, "to": after,
-                                 "reason": reason}))
+                                 "reason": reason}, allow_nan=False))
         handle.write("\n")
 
     return write
@@ -46,7 +48,8 @@ def jobs_table(result: SimulationResult, title: str, caption: str | None = None,
         table.add_column(column, overflow="fold")
     for job in result.jobs:
         wait = (format_seconds(job.wait_seconds),) if waits else ()
-        table.add_row(job.name, job.share, str(job.priority), job.status, str(job.preemptions), *wait, job.reason)
+        table.add_row(rich_text(job.name), rich_text(job.share), str(job.priority), job.status, str(job.preemptions),
+                      *wait, rich_text(job.reason))
     return table
 
 
@@ -56,7 +59,7 @@ def _text_report(result: SimulationResult, console: Console) -> None:
     else:
         console.print(f"{len(result.jobs):,} job(s) (use --format json for each job)")
     shares = Table(title="Shares (time-weighted over the run)")
-    rows = [(s.share, s.instance_type, s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
+    rows = [(visible(s.share), visible(s.instance_type), s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
              f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", format_seconds(s.wait_p50),
              format_seconds(s.wait_p95), format_seconds(s.wait_max), f"{s.preemptions:,}",
              f"{s.instance_hours_lost:.2f}") for s in result.shares]
@@ -68,7 +71,7 @@ def _text_report(result: SimulationResult, console: Console) -> None:
             shares.add_column(column, justify="right", overflow="fold",
                               min_width=max((len(row[index]) for row in rows), default=1))
     for row in rows:
-        shares.add_row(*row)
+        shares.add_row(*map(rich_text, row))
     if Measurement.get(console, console.options.update_width(10_000), shares).maximum > console.width:
         # A narrow terminal: no box, single padding, numbers exactly as wide as the widest one (their headers
         # wrap), and the names fold into what is left.
@@ -135,24 +138,24 @@ def _warn_inert_time_limit_actions(topology) -> None:
     from policy_engine.rules import REGISTRY, Context
 
     for finding in REGISTRY["BQ115"].run(Context(topology)):
-        click.echo(f"warning: {finding.object}: {finding.message}; the simulator never fires it (AWS would refuse "
-                   f"the queue: {finding.rule})", err=True)
+        click.echo(visible(f"warning: {finding.object}: {finding.message}; the simulator never fires it (AWS would "
+                           f"refuse the queue: {finding.rule})"), err=True)
 
 
 @click.command("simulate")
-@click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("--until", type=click.FloatRange(min=0), metavar="SECONDS",
+@click.argument("scenario", type=SafePath(dir_okay=False))
+@click.option("--until", type=FiniteFloatRange(min=0, max=MAX_SECONDS), metavar="SECONDS",
               help="Stop the clock at SECONDS and report that instant, also after the run has ended: "
                    "utilisation is then time-weighted over [0, SECONDS], idle time after the end included.")
 @click.option("--format", "output", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="markdown: a compact summary for a pull-request comment or CI job summary.")
-@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+@click.option("--report", "report_dir", type=SafePath(file_okay=False),
               help="Also write DIR/index.html (interactive, self-contained, opens offline) and summary PNGs beside it.")
 @click.option("--report-share", metavar="QUEUE/SHARE",
               help="Per-job timeline of this share in the report (large runs draw none by default).")
 @click.option("--report-window", metavar="FROM:TO",
               help="Per-job timeline of the jobs alive between FROM and TO seconds in the report.")
-@click.option("--events", type=click.Path(dir_okay=False, writable=True), help="Write every state change (JSON Lines).")
+@click.option("--events", type=SafePath(dir_okay=False, writable=True), help="Write every state change (JSON Lines).")
 @click.option("--backfill/--no-backfill", default=None, help="Let jobs behind a blocked head use capacity it cannot.")
 @click.option("--victim-policy", type=click.Choice(sorted(POLICIES)), help="Override the scenario's victim policy.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -161,15 +164,20 @@ def _warn_inert_time_limit_actions(topology) -> None:
                    "the output is the same as a sequential run.")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N",
               help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
+@click.option("--allow-python", is_flag=True,
+              help="Let the scenario name a Python topology module (loading one runs its code).")
 def command(scenario: str, until: float | None, output: str, events: str | None, backfill: bool | None,
             victim_policy: str | None, quiet: bool, report_dir: str | None, report_share: str | None,
-            report_window: str | None, scheduler: str | None, workers: int | None) -> None:
+            report_window: str | None, scheduler: str | None, workers: int | None, allow_python: bool) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
     try:
-        loaded = load_scenario(scenario)
+        loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:
         fail_input(error.problems)
         return
+    overwritten = refuse_overwriting_inputs({"--events": events, "--report": report_dir}, [scenario, *loaded.inputs])
+    if overwritten:
+        fail_input(overwritten)
     chosen_share, chosen_window, problems = _report_choice(loaded.topology, report_dir, report_share, report_window)
     if problems:
         fail_input(problems)
@@ -252,7 +260,10 @@ def _sequential(loaded, settings, until: float | None, events: str | None, quiet
             def progress(submitted: int) -> None:
                 bar.update(task, completed=submitted)
 
-        engine.run(until, progress)
+        try:
+            engine.run(until, progress)
+        except OSError as error:  # only the events file is written while the engine runs
+            fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
     return build_result(engine)
 
 
@@ -263,7 +274,7 @@ def calibration_table(rows) -> Table:
                                     "obs wait mean", "sim wait mean", "obs preemptions", "sim preemptions")):
         table.add_column(column, overflow="fold", justify="left" if index == 0 else "right")
     for row in rows:
-        table.add_row(row.share, f"{row.jobs:,}", format_seconds(row.observed_wait_p50),
+        table.add_row(rich_text(row.share), f"{row.jobs:,}", format_seconds(row.observed_wait_p50),
                       format_seconds(row.simulated_wait_p50), format_seconds(row.observed_wait_p95),
                       format_seconds(row.simulated_wait_p95), format_seconds(row.observed_wait_mean),
                       format_seconds(row.simulated_wait_mean), f"{row.observed_preemptions:,}",

@@ -13,7 +13,8 @@ import click
 
 from policy_engine.aws.atomic_file import atomic_write
 from policy_engine.aws.cli_options import FiniteFloat, aws_options, client_options, connect, exits_on_aws_errors
-from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input
+from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input
+from policy_engine.input_files import refuse_overwriting_inputs
 
 
 def now_ms() -> int:
@@ -23,11 +24,11 @@ def now_ms() -> int:
 
 @click.command("snapshot")
 @click.option("--queue", required=True, metavar="NAME", help="The quota-managed job queue (name or ARN).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=SafePath(dir_okay=False), default=None,
               help="Write the scenario here (YAML); default: standard output.")
 @click.option("--assume-remaining", type=FiniteFloat(0.0), default=3600.0, show_default=True,
               metavar="SECONDS", help="Work left for a job without MaxRuntimeSeconds or a history estimate.")
-@click.option("--history", "history_csv", type=click.Path(dir_okay=False, exists=True), default=None,
+@click.option("--history", "history_csv", type=SafePath(dir_okay=False, exists=True), default=None,
               help="A `batch-quota history` CSV: each share's median run time estimates remaining work.")
 @click.option("--workers", type=click.IntRange(1, 64), default=8, show_default=True,
               help="DescribeServiceJob calls in flight at once.")
@@ -37,6 +38,8 @@ def command(queue: str, output: str | None, assume_remaining: float, history_csv
     """Write QUEUE's waiting and running jobs, with its topology, as a scenario starting now."""
     from policy_engine.aws.snapshot import take_snapshot
 
+    if overwritten := refuse_overwriting_inputs({"--output": output}, [history_csv]):
+        fail_input(overwritten)
     estimates = None
     if history_csv is not None:
         from policy_engine.aws.history import share_medians

@@ -16,7 +16,9 @@ reported as ``RenderError`` with one line the command prints.
 
 from __future__ import annotations
 
+import hashlib
 import html
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,11 +28,14 @@ from policy_engine.checks import CheckReport, borrow_graph
 from policy_engine.findings import Finding, Severity
 from policy_engine.graph import BorrowGraph
 from policy_engine.model import Topology, share_id
+from policy_engine.reports.safe_text import visible
 from policy_engine.rules.objects import findings_by_share, locate
 
 FORMATS = ("dot", "svg", "png")
 #: Above this many edges Graphviz takes minutes and the picture is unreadable: ask for fewer queues instead.
 MAX_DRAWN_EDGES = 1500
+#: Most edges even a .dot file gets: twice a topology at AWS's limits (50 queues x 20 shares x 5 types).
+MAX_DOT_EDGES = 200_000
 
 
 @dataclass(frozen=True)
@@ -112,10 +117,30 @@ def _strategy_line(graph: BorrowGraph, node: str) -> str:
     return f"LEND_AND_BORROW, borrow limit {'unlimited' if limit == -1 else f'{limit}%'}"
 
 
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./ -]*")
+
+
+def _id(name: str) -> str:
+    """A DOT node ID for a share: its name when DOT reads it back literally, else a stable stand-in (a ``:``
+    would be read as a port, ``<...>`` as HTML, a backslash as an escape); the label shows the real name."""
+    if _PLAIN_ID.fullmatch(name):
+        return name
+    return "share_" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _label(*lines: str) -> graphviz.quoting.NoHtml:
+    """Label text shown literally: backslashes escaped (``\\N`` would print the node ID), never an HTML label."""
+    return graphviz.nohtml("\n".join(visible(line).replace("\\", "\\\\").replace('"', '\\"') for line in lines))
+
+
 def build_dot(topology: Topology, report: CheckReport | None = None, queues: tuple[str, ...] = ()) -> graphviz.Digraph:
     """The DOT graph (``.source`` is the text); ``queues`` limits it to some job queues (all when empty).
     Node IDs are the ``QUEUE/SHARE`` names themselves: unique, and graphviz quotes them."""
     graph = borrow_graph(topology, report)
+    edges = sum(1 for lender, _ in graph.graph.edges() if not queues or graph.queue(lender).name in queues)
+    if edges > MAX_DOT_EDGES:
+        raise RenderError(f"the borrow graph has {edges:,} edges, more than a picture can show (limit "
+                          f"{MAX_DOT_EDGES:,}); draw some job queues with --queue NAME")
     flagged = _findings_by_share(topology, report)
     by_queue = findings_by_queue(topology, report)
     dot = graphviz.Digraph("borrow_graph", graph_attr={
@@ -127,21 +152,21 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
             continue
         environment = topology.environment(queue.service_environment)
         env_text = ", ".join(_capacity_lines(dict(environment.capacity))) if environment else "missing"
-        with dot.subgraph(name=f"cluster_{queue.name}") as cluster:
+        with dot.subgraph(name=f"cluster_{_id(queue.name)}") as cluster:
             label = f"job queue {queue.name}\nservice environment {queue.service_environment} ({env_text})"
             attrs = {"style": "rounded", "color": "#555555", "fontsize": "12"}
             if found := by_queue.get(queue.name):
                 colour = _colour(found)
                 label += f"\n⚠ {_rule_ids(found)}"
                 attrs.update(color=colour, fontcolor=colour, penwidth="3",
-                             tooltip=f"job queue {queue.name}\n" + "\n".join(f.line() for f in found))
-            cluster.attr(label=label, **attrs)
+                             tooltip=_label(f"job queue {queue.name}", *(f.line() for f in found)))
+            cluster.attr(label=_label(*label.split("\n")), **attrs)
             reserved = [s for s in queue.shares if s.strategy == "RESERVE"]
             for share in queue.shares:
                 if share.strategy != "RESERVE":
                     _add_node(cluster, graph, share_id(queue, share), flagged)
             if reserved:
-                with cluster.subgraph(name=f"cluster_{queue.name}__reserved") as isolated:
+                with cluster.subgraph(name=f"cluster_{_id(queue.name)}__reserved") as isolated:
                     isolated.attr(label="RESERVE: isolated, no lending or borrowing", style="dashed",
                                   color="#777777", fontsize="10")
                     for share in reserved:
@@ -151,7 +176,7 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
             continue
         most = data["capacity"]
         colour = EDGE_COLOUR if most > 0 else BLOCKED_EDGE_COLOUR
-        dot.edge(lender, borrower, label=f"{instance_type} ≤ {most}", color=colour,
+        dot.edge(_id(lender), _id(borrower), label=_label(f"{instance_type} ≤ {most}"), color=colour,
                  fontcolor=colour, style="solid" if most > 0 else "dashed", penwidth=str(1 + min(most, 8) * 0.4))
     return dot
 
@@ -164,16 +189,16 @@ def _add_node(parent: graphviz.Digraph, graph: BorrowGraph, node: str, flagged: 
         lines.append("in-share preemption on")
     if share.state == "DISABLED":
         lines.append("DISABLED")
-    attrs = {"shape": style.shape, "style": style.style, "fillcolor": style.fill, "tooltip": node}
+    attrs = {"shape": style.shape, "style": style.style, "fillcolor": style.fill, "tooltip": _label(node)}
     findings = flagged.get(node, [])
     if findings:
         colour = _colour(findings)
         lines.append(f"⚠ {_rule_ids(findings)}")
         attrs.update(color=colour, penwidth="3", fontcolor=colour,
-                     tooltip=node + "\n" + "\n".join(f.line() for f in findings))
+                     tooltip=_label(node, *(f.line() for f in findings)))
     if share.strategy == "RESERVE":
         attrs["peripheries"] = "2"
-    parent.node(node, label="\n".join(lines), **attrs)
+    parent.node(_id(node), label=_label(*lines), **attrs)
 
 
 def _legend_label(elsewhere: list[Finding] = ()) -> str:

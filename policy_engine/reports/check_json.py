@@ -54,8 +54,8 @@ def load_failure_to_dict(problems: list[str], *, source: str = "") -> dict[str, 
 
 
 def render_load_failure(problems: list[str], *, source: str = "") -> str:
-    return json.dumps(load_failure_to_dict(problems, source=source), indent=2)
+    return json.dumps(load_failure_to_dict(problems, source=source), indent=2, allow_nan=False)
 
 
 def render(report: CheckReport, *, source: str = "", strict: bool = False) -> str:
-    return json.dumps(to_dict(report, source=source, strict=strict), indent=2)
+    return json.dumps(to_dict(report, source=source, strict=strict), indent=2, allow_nan=False)

@@ -136,4 +136,4 @@ def load_failure_to_dict(problems: list[str], *, uri: str, source: str) -> dict[
 
 def render(report: CheckReport, *, uri: str, topology: Topology | None = None,
            lines: Mapping[tuple, int] | None = None) -> str:
-    return json.dumps(to_dict(report, uri=uri, topology=topology, lines=lines), indent=2)
+    return json.dumps(to_dict(report, uri=uri, topology=topology, lines=lines), indent=2, allow_nan=False)

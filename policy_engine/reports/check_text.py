@@ -10,10 +10,10 @@ import io
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from policy_engine.checks import CheckReport
 from policy_engine.findings import Finding, Severity
+from policy_engine.reports.safe_text import rich_text, visible
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow"}
 _TITLE = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings"}
@@ -24,7 +24,7 @@ def _shares(names: tuple[str, ...], shown: int = 2) -> str:
     if not names:
         return "nobody"
     more = f", +{len(names) - shown} more" if len(names) > shown else ""
-    return ", ".join(names[:shown]) + more
+    return ", ".join(map(visible, names[:shown])) + more
 
 
 def _findings_table(severity: Severity | None, findings: list[Finding]) -> Table:
@@ -37,7 +37,7 @@ def _findings_table(severity: Severity | None, findings: list[Finding]) -> Table
     for finding in findings:
         cells = ((finding.rule, finding.object, finding.message, finding.hint) if severity else
                  (finding.rule, finding.severity.value, finding.object, finding.message, finding.suppressed or ""))
-        table.add_row(*(Text(cell) for cell in cells), style=_STYLE[severity] if severity else "dim")
+        table.add_row(*(rich_text(cell) for cell in cells), style=_STYLE[severity] if severity else "dim")
     return table
 
 
@@ -54,7 +54,7 @@ def _summary_lines(report: CheckReport) -> list[str]:
     rows = [_SUMMARY_COLUMNS]
     for summary in report.summaries.values():
         for instance_type, limit in summary.limit.items():
-            rows.append((summary.share, summary.strategy, instance_type, str(limit),
+            rows.append((visible(summary.share), summary.strategy, visible(instance_type), str(limit),
                          str(summary.guaranteed[instance_type]), str(summary.max_burst[instance_type]),
                          _shares(summary.preempted_by), _shares(summary.may_preempt)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(_SUMMARY_COLUMNS))]
@@ -71,7 +71,7 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False,
                       soft_wrap=False)
     if source:
-        console.print(f"batch-quota check {source}", markup=False)
+        console.print(f"batch-quota check {visible(source)}", markup=False)
     for severity, findings in ((Severity.ERROR, report.errors), (Severity.WARNING, report.warnings)):
         if findings:
             console.print(f"{_TITLE[severity]} ({len(findings)})", style=_STYLE[severity])

@@ -15,8 +15,10 @@ pull-request comments.
 
 from __future__ import annotations
 
+import errno
+import html
 import json
-from html import escape
+import os
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +26,7 @@ import numpy as np
 from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
 from policy_engine.reports import summary_png, vega
+from policy_engine.reports.safe_text import visible
 from policy_engine.simulation.numbers import format_seconds
 
 PAGE = "index.html"
@@ -373,15 +376,37 @@ def render_page(result, topology: Topology, source: str = "", share: str | None 
 
 def write_report(result, topology: Topology, directory: Path, source: str = "", share: str | None = None,
                  window: tuple[float, float] | None = None) -> list[Path]:
-    """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written.
+
+    Symlinks are never followed: neither ``directory`` itself nor a file in it, so a link someone
+    else planted there cannot redirect the report over another file (``OSError`` ``ELOOP`` instead).
+    """
     aggregates = agg.aggregate(result)
-    written = []
-    for name, png in summary_png.draw(result, aggregates):
-        path = directory / name
-        path.write_bytes(png)
-        written.append(path)
-    page = directory / PAGE
-    page.write_text(render_page(result, topology, source, share, window, aggregates, tuple(p.name for p in written)),
-                    encoding="utf-8")
-    return [page, *written]
+    files = dict(summary_png.draw(result, aggregates))
+    page = render_page(result, topology, source, share, window, aggregates, tuple(files))
+    files[PAGE] = page.encode("utf-8")
+    if directory.is_symlink():
+        raise OSError(errno.ELOOP, "is a symbolic link; give the real directory", str(directory))
+    directory.mkdir(parents=True, exist_ok=True)
+    folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+    try:
+        for name, data in files.items():
+            try:
+                handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o644, dir_fd=folder)
+            except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise OSError(errno.ELOOP, "is a symbolic link; not followed", str(directory / name)) from None
+                raise
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+    finally:
+        os.close(folder)
+    return [directory / PAGE, *(directory / name for name in files if name != PAGE)]
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def escape(text: object) -> str:
+    """Text shown literally in the page: HTML escaped, control characters written as ``\\x1b``."""
+    return html.escape(visible(text))

@@ -6,17 +6,26 @@ newline in a message cannot break a table.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from policy_engine.checks import CheckReport
 from policy_engine.findings import Finding
+from policy_engine.reports import safe_text
 from policy_engine.simulation.numbers import format_seconds
 
 
 def cell(value: object) -> str:
-    """One table cell: pipes escaped, newlines folded, empty shown as a dash."""
-    text = str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", "<br>")
+    """One table cell shown literally (HTML, Markdown and pipes escaped), newlines folded, empty shown as a dash."""
+    text = "<br>".join(safe_text.markdown(line) for line in str(value).replace("\r", " ").split("\n"))
     return text if text.strip() else "–"
+
+
+def _code(text: str) -> str:
+    """``text`` as an inline code span, fenced with more backticks than it contains in a row."""
+    value = safe_text.visible(text)
+    fence = "`" * (1 + max((len(m) for m in re.findall(r"`+", value)), default=0))
+    return f"{fence} {value} {fence}" if "`" in value else f"`{value}`"
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[object]], align: str = "") -> list[str]:
@@ -43,7 +52,7 @@ def render_check(report: CheckReport, *, source: str = "", strict: bool = False)
     icon = "✅" if passed else "❌"
     verdict = "passed" if passed else "failed"
     suppressed = f", **{len(report.suppressed)}** suppressed" if report.suppressed else ""
-    lines = [f"### {icon} batch-quota check {verdict}" + (f": `{source}`" if source else ""), "",
+    lines = [f"### {icon} batch-quota check {verdict}" + (f": {_code(source)}" if source else ""), "",
              f"**{len(report.errors)}** error(s), **{len(report.warnings)}** warning(s){suppressed}, "
              f"**{len(report.summaries)}** quota share(s)." + (" Strict: warnings fail." if strict else ""), ""]
     if report.findings:
@@ -62,7 +71,7 @@ def render_check(report: CheckReport, *, source: str = "", strict: bool = False)
 
 def render_load_failure(problems: Sequence[str], *, source: str = "") -> str:
     """``check --format markdown`` for a file that cannot be loaded (exit 2): no rule ran, the problems listed."""
-    lines = ["### ❌ batch-quota check could not load" + (f": `{source}`" if source else ""), "",
+    lines = ["### ❌ batch-quota check could not load" + (f": {_code(source)}" if source else ""), "",
              f"**{len(problems)}** load problem(s); no rule ran.", ""]
     lines += [f"- {cell(problem)}" for problem in problems]
     lines.append("")
@@ -80,7 +89,7 @@ def render_simulation(result, *, source: str = "", calibration=None) -> str:
     """
     summary = result.summary
     statuses = ", ".join(f"{status} {count}" for status, count in summary["by_status"].items()) or "none"
-    lines = ["### batch-quota simulate" + (f": `{source}`" if source else ""), "",
+    lines = ["### batch-quota simulate" + (f": {_code(source)}" if source else ""), "",
              *table(("jobs", "by status", "preemptions", "instance-hours lost", "cluster utilisation",
                      "wait p50", "wait p95", "wait max", "simulated time"),
                     [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:.2f}",

@@ -9,13 +9,23 @@ set ``NO_COLOR`` (and the logs they paste) expect.
 
 from __future__ import annotations
 
+import errno
 import os
 
 from rich.console import Console
+
+
+class _Console(Console):
+    """rich's ``Console``, except that a closed pipe is the command line's to report (one line, exit 2):
+    rich would end the process with exit 1, which means "a rule found an error"."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
 def console(**options) -> Console:
     """A ``Console`` (``options`` as rich's) that emits no ANSI escape when ``NO_COLOR`` is set."""
     if "NO_COLOR" in os.environ:
         options["color_system"] = None
-    return Console(**options)
+    return _Console(**options)

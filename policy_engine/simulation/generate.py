@@ -226,6 +226,6 @@ def write_jobs(path: Path, jobs: Iterable[JobSpec]) -> int:
                 count += 1
         else:
             for job in jobs:
-                handle.write(json.dumps({column: getattr(job, column) for column in columns}) + "\n")
+                handle.write(json.dumps({column: getattr(job, column) for column in columns}, allow_nan=False) + "\n")
                 count += 1
     return count

@@ -78,13 +78,13 @@ class SimulationResult:
 
         ``extra`` keys (e.g. observed vs simulated figures) are added after ``summary``.
         """
-        handle.write(f'{{"time": {json.dumps(as_number(self.time))}, "jobs": [')
+        handle.write(f'{{"time": {json.dumps(as_number(self.time), allow_nan=False)}, "jobs": [')
         for index, record in enumerate(self.jobs):
-            handle.write((", " if index else "") + json.dumps(record.to_json()))
-        handle.write(f'], "shares": {json.dumps(plain([m.to_json() for m in self.shares]))}, '
-                     f'"summary": {json.dumps(plain(self.summary))}')
+            handle.write((", " if index else "") + json.dumps(record.to_json(), allow_nan=False))
+        handle.write(f'], "shares": {json.dumps(plain([m.to_json() for m in self.shares]), allow_nan=False)}, '
+                     f'"summary": {json.dumps(plain(self.summary), allow_nan=False)}')
         for key, value in (extra or {}).items():
-            handle.write(f", {json.dumps(key)}: {json.dumps(plain(value))}")
+            handle.write(f", {json.dumps(key)}: {json.dumps(plain(value), allow_nan=False)}")
         handle.write("}")
 
 

@@ -10,15 +10,24 @@ from __future__ import annotations
 
 import csv
 import difflib
+import io
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from policy_engine import limits
-from policy_engine.loading import LoadError, line_of, load_topology, read_data, topology_from_data
+from policy_engine import input_files, limits
+from policy_engine.loading import (
+    LoadError,
+    find_lone_surrogate,
+    line_of,
+    load_topology,
+    read_data,
+    topology_from_data,
+)
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation import change_actions
 from policy_engine.simulation.engine import Action, PriorityUpdate, SimulationSettings
@@ -46,6 +55,12 @@ _SCENARIO_KEYS = ("topology", "jobs", "actions", "settings")
 _SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings) if f.name not in ("utilisation_series", "usage_log"))
 #: Report at most this many problems, then say how many more there were.
 MAX_PROBLEMS = 200
+#: Largest time accepted in a workload, in seconds (about 317,000 years): sums of times stay exact and finite.
+MAX_SECONDS = 10**13
+#: Shortest checkpoint interval: below a millisecond it means nothing, and work / interval would overflow.
+MIN_CHECKPOINT_SECONDS = 0.001
+#: Longest integer cell or value read, in digits; Python refuses to convert much longer ones.
+MAX_DIGITS = 64
 
 
 @dataclass
@@ -68,17 +83,30 @@ class Scenario:
     live: dict[str, LiveState] = field(default_factory=dict)
     #: What really happened to jobs (a history), by name: reported beside the simulated figures.
     observed: dict[str, Observed] = field(default_factory=dict)
+    #: The files the scenario names (topology, jobs), which a command must not write over.
+    inputs: tuple[Path, ...] = ()
 
 
 class _Problems(list):
+    """Problem lines; past ``MAX_PROBLEMS`` only counted, so ten million bad rows do not fill the memory."""
+
+    dropped = 0
+
     def add(self, where: str, what: str) -> None:
-        self.append(f"{where}: {what}")
+        if len(self) < MAX_PROBLEMS:
+            self.append(f"{where}: {what}")
+        else:
+            self.dropped += 1
+
+    @property
+    def total(self) -> int:
+        return len(self) + self.dropped
 
     def raise_if_any(self) -> None:
-        if self:
+        if self.total:
             shown = self[:MAX_PROBLEMS]
-            if len(self) > MAX_PROBLEMS:
-                shown.append(f"... and {len(self) - MAX_PROBLEMS} more problem(s) not shown")
+            if self.total > len(shown):
+                shown.append(f"... and {self.total - len(shown)} more problem(s) not shown")
             raise LoadError(shown)
 
 
@@ -87,6 +115,7 @@ def _unknown(key: Any, allowed: tuple[str, ...]) -> str:
     return f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
+_HUGE = 10**MAX_DIGITS
 _DECIMAL = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _DIGITS = re.compile(r"-?\d+")
 
@@ -102,11 +131,13 @@ def _number(value: Any, text: bool = False) -> float | None:
     """
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return value if value == value and value not in (float("inf"), float("-inf")) else None
-    if text and isinstance(value, str) and _DECIMAL.fullmatch(value):
+    if isinstance(value, int):
+        return value if abs(value) <= _HUGE else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if text and isinstance(value, str) and len(value) <= 2 * MAX_DIGITS and _DECIMAL.fullmatch(value):
         number = float(value)
-        if number in (float("inf"), float("-inf")):
+        if not math.isfinite(number):
             return None
         return int(value) if _DIGITS.fullmatch(value) else number
     return None
@@ -117,8 +148,8 @@ def _integer(value: Any, text: bool = False) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    if text and isinstance(value, str) and _DIGITS.fullmatch(value):
+        return value if abs(value) <= _HUGE else None
+    if text and isinstance(value, str) and len(value) <= MAX_DIGITS and _DIGITS.fullmatch(value):
         return int(value)
     return None
 
@@ -152,7 +183,7 @@ class _ShareIndex:
 def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, problems: _Problems,
                   extras: Extras | None = None) -> JobSpec | None:
     """Validate one job row; add one problem per broken field (live and observed columns go to ``extras``)."""
-    start = len(problems)
+    start = problems.total
     text = isinstance(row, _TextRow)
     name = row.get("name")
     label = f"jobs[{name}]" if isinstance(name, str) and name else where.rsplit(": ", 1)[-1]
@@ -166,7 +197,7 @@ def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, probl
     if name not in (None, "") and not isinstance(name, str):
         problems.add(f"{loc}.name", f"must be a string, got {name!r}")
 
-    def value(key: str, kind, default, low: float | None = None, high: float | None = None, strict_low=False):
+    def value(key: str, kind, default, low: float | None = None, high: float | None = None):
         raw = row.get(key)
         if raw in (None, ""):
             return default
@@ -174,27 +205,25 @@ def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, probl
         if parsed is None:
             hint = ""
             if isinstance(raw, str) and not text and _number(raw, True) is not None:
-                hint = " (text, not a number: write it unquoted" + (
-                    "; YAML reads 1e3 as text, write 1000 or 1.0e+3)" if "e" in raw.lower() else ")")
+                hint = " (text, not a number: write it unquoted)"
             problems.add(f"{loc}.{key}",
                          f"must be {'an integer' if kind is _integer else 'a number'}, got {raw!r}{hint}")
             return default
-        if low is not None and (parsed < low or (strict_low and parsed == low)):
-            bound = f"greater than {low}" if strict_low else f"at least {low}"
-            problems.add(f"{loc}.{key}", f"must be {bound}, got {parsed!r}")
+        if low is not None and parsed < low:
+            problems.add(f"{loc}.{key}", f"must be at least {low}, got {parsed!r}")
         elif high is not None and parsed > high:
             problems.add(f"{loc}.{key}", f"must be at most {high}, got {parsed!r}")
         return parsed
 
     priority = value("priority", _integer, 0, 0, MAX_PRIORITY)
     instances = value("instances", _integer, 1, 1)
-    submit_at = value("submit_at", _number, 0, 0)
-    duration = value("duration", _number, 0, 0)
+    submit_at = value("submit_at", _number, 0, 0, MAX_SECONDS)
+    duration = value("duration", _number, 0, 0, MAX_SECONDS)
     retries = value("preemption_retries", _integer, None, 0)
-    checkpoint = value("checkpoint_interval", _number, None, 0, strict_low=True)
+    checkpoint = value("checkpoint_interval", _number, None, MIN_CHECKPOINT_SECONDS, MAX_SECONDS)
     attempts = value("attempts", _integer, 1, 1, 10)
     failures = value("failures", _integer, 0, 0)
-    fail_after = value("fail_after", _number, None, 0)
+    fail_after = value("fail_after", _number, None, 0, MAX_SECONDS)
     canonical, instance_type = "", row.get("instance_type") or None
     ref = row.get("share")
     if isinstance(ref, str) and ref:
@@ -216,7 +245,7 @@ def _job_from_row(row: Mapping[str, Any], where: str, shares: _ShareIndex, probl
         problems.add(f"{loc}.share", f"must be a string, got {ref!r}")
     live = _live_state(row, loc, value, submit_at, duration, problems)
     observed = _observed(row, loc, value, problems)
-    if len(problems) > start:
+    if problems.total > start:
         return None
     if extras is not None:
         if live is not None:
@@ -278,12 +307,10 @@ def _fast_number(text: str) -> float:
     if "_" in text or text.strip() != text:  # float() is lenient; the full path reports such cells
         raise ValueError(text)
     value = float(text)
-    if not (0 <= value < _NEVER):
+    if not (0 <= value <= MAX_SECONDS):
         raise ValueError(text)
     return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value
 
-
-_NEVER = float("inf")
 
 
 def _fast_csv(reader, header: list[str], shares: _ShareIndex):
@@ -317,8 +344,8 @@ def _fast_csv(reader, header: list[str], shares: _ShareIndex):
                 raise ValueError
             instances = cells[i_inst] if i_inst is not None and cells[i_inst] else "1"
             priority = cells[i_prio] if i_prio is not None and cells[i_prio] else "0"
-            if not (instances.isdigit() and priority.isdigit()):  # int() takes " 3" and "3_0"; exact digits only
-                raise ValueError
+            if not (instances.isdigit() and priority.isdigit()) or len(instances) + len(priority) > MAX_DIGITS:
+                raise ValueError  # int() takes " 3" and "3_0"; exact, short digits only
             instances, priority = int(instances), int(priority)
             if instances < 1 or not 0 <= priority <= MAX_PRIORITY or not cells[i_name]:
                 raise ValueError
@@ -330,45 +357,108 @@ def _fast_csv(reader, header: list[str], shares: _ShareIndex):
         yield number, cells, spec
 
 
-def _rows_from_file(path: Path, source: str, problems: _Problems, shares: _ShareIndex | None = None):
-    """Yield ``(where, row)`` from a CSV or JSON Lines job file (``((path, line), JobSpec)`` for fast-checked rows)."""
-    try:
-        handle = path.open(encoding="utf-8", newline="")
-    except OSError as error:
-        problems.add(str(path), f"cannot read job file: {error.strerror or error}")
+def _header_problem(header: list[str]) -> str | None:
+    """What is wrong with a CSV header as a whole (said once, not once per row), or ``None``."""
+    if header and header[0].startswith("\ufeff"):
+        return "the header starts with a byte-order mark (BOM); save the file as UTF-8 without BOM"
+    if len(header) == 1 and ";" in header[0]:
+        return "the header is separated by ';'; job files are comma-separated (name,share,duration,...)"
+    upper = [cell for cell in header if cell not in JOB_FIELDS and cell.strip().lower() in JOB_FIELDS]
+    if upper:
+        return (f"header column(s) {', '.join(map(repr, upper))} must be written exactly as "
+                f"{', '.join(repr(cell.strip().lower()) for cell in upper)} (lower case, no spaces)")
+    unknown = [cell for cell in header if cell not in JOB_FIELDS]
+    if unknown:
+        hints = "".join(f" (did you mean {close[0]!r}?)" for cell in unknown[:1]
+                        if (close := difflib.get_close_matches(cell, JOB_FIELDS, n=1)))
+        return (f"header column(s) {', '.join(map(repr, unknown))} are not job fields{hints}; "
+                f"the columns are {', '.join(JOB_FIELDS)}")
+    repeated = sorted({cell for cell in header if header.count(cell) > 1})
+    if repeated:
+        return f"header names column(s) {', '.join(map(repr, repeated))} more than once"
+    missing = [name for name in _REQUIRED if name not in header]
+    if missing:
+        return f"header lacks the required column(s) {', '.join(map(repr, missing))}"
+    return None
+
+
+def _csv_rows(reader, path: Path, problems: _Problems, shares: _ShareIndex | None):
+    header = next(reader, None)
+    if header is None:
+        problems.add(str(path), "empty job file: expected a header line")
         return
-    with handle:
-        if path.suffix.lower() == ".csv":
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None:
-                problems.add(str(path), "empty job file: expected a header line")
-                return
-            fast = shares is not None and set(header) <= _FAST_COLUMNS and set(_REQUIRED) <= set(header)
-            rows = _fast_csv(reader, header, shares) if fast else ((n, c, None) for n, c in enumerate(reader, start=2))
-            for number, cells, spec in rows:
-                if spec is not None:
-                    yield (path, number), spec
-                    continue
-                if len(cells) != len(header):
-                    problems.add(f"{path}:{number}", f"expected {len(header)} columns, got {len(cells)}")
-                    continue
-                yield f"{path}:{number}: row {number}", _TextRow(zip(header, cells, strict=True))
-        elif path.suffix.lower() in (".jsonl", ".ndjson"):
-            for number, text in enumerate(handle, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as error:
-                    problems.add(f"{path}:{number}", f"JSON syntax error: {error.msg}")
-                    continue
-                if not isinstance(row, dict):
-                    problems.add(f"{path}:{number}", f"expected a JSON object, got {type(row).__name__}")
-                    continue
-                yield f"{path}:{number}: row {number}", row
-        else:
-            problems.add(f"{source}: jobs", f"unsupported job file type {path.suffix!r}; use .csv or .jsonl")
+    wrong = _header_problem(header)
+    if wrong:
+        problems.add(f"{path}:1", wrong)
+        return
+    fast = shares is not None and set(header) <= _FAST_COLUMNS and set(_REQUIRED) <= set(header)
+    rows = _fast_csv(reader, header, shares) if fast else ((n, c, None) for n, c in enumerate(reader, start=2))
+    for number, cells, spec in rows:
+        if spec is not None:
+            yield (path, number), spec
+            continue
+        if len(cells) != len(header):
+            problems.add(f"{path}:{number}", f"expected {len(header)} columns, got {len(cells)}")
+            continue
+        yield f"{path}:{number}: row {number}", _TextRow(zip(header, cells, strict=True))
+
+
+def _jsonl_rows(handle, path: Path, problems: _Problems):
+    for number, text in enumerate(handle, start=1):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text, parse_constant=_refuse_constant)
+        except json.JSONDecodeError as error:
+            problems.add(f"{path}:{number}", f"JSON syntax error: {error.msg}")
+            continue
+        except (ValueError, RecursionError) as error:  # a constant, a huge integer, deep nesting
+            problems.add(f"{path}:{number}", f"cannot read: {_short(error)}")
+            continue
+        if not isinstance(row, dict):
+            problems.add(f"{path}:{number}", f"expected a JSON object, got {type(row).__name__}")
+            continue
+        if find_lone_surrogate(row) is not None:
+            problems.add(f"{path}:{number}", "text holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), "
+                                             "which is no character")
+            continue
+        yield f"{path}:{number}: row {number}", row
+
+
+def _refuse_constant(token: str):
+    raise ValueError(f"{token} is not a number JSON allows (only finite numbers)")
+
+
+def _short(error: Exception) -> str:
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    text = str(error)
+    return "an integer is too large" if "digits" in text and "limit" in text else text
+
+
+def _rows_from_file(path: Path, source: str, problems: _Problems, shares: _ShareIndex | None = None):
+    """Yield ``(where, row)`` from a CSV or JSON Lines job file (``((path, line), JobSpec)`` for fast-checked rows).
+
+    A problem that stops reading (not UTF-8, a CSV field over the csv module's limit, a NUL
+    byte) is one line with the line number; the rows read before it are still checked.
+    """
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".jsonl", ".ndjson"):
+        problems.add(f"{source}: jobs", f"unsupported job file type {path.suffix!r}; use .csv or .jsonl")
+        return
+    try:
+        binary = input_files.open_input(path, input_files.JOBS)
+    except input_files.InputFileError as error:
+        problems.append(str(error))
+        return
+    with io.TextIOWrapper(binary, encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle) if suffix == ".csv" else None
+        try:
+            yield from (_csv_rows(reader, path, problems, shares) if reader else _jsonl_rows(handle, path, problems))
+        except UnicodeDecodeError:
+            problems.append(input_files.locate_bad_utf8(path, input_files.JOBS))
+        except csv.Error as error:  # a field over the csv module's size limit, a NUL byte
+            problems.add(f"{path}:{reader.line_num if reader else '?'}", f"cannot read CSV: {error}")
 
 
 def load_jobs(path: Path, topology: Topology, extras: Extras | None = None) -> list[JobSpec]:
@@ -403,11 +493,20 @@ def _collect_jobs(rows, shares: _ShareIndex, problems: _Problems, named: set | N
     return jobs
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Load a scenario file, resolving the topology and job file relative to it."""
-    path = Path(path)
+def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
+    """Load a scenario file, resolving the topology and job file relative to it.
+
+    A topology it names may be a Python module only with ``allow_python``: a reviewed YAML
+    file must not run code.
+    """
+    try:
+        path = input_files.as_path(path)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
     source = str(path)
-    data, lines = read_data(path)
+    if path.suffix.lower() == ".py":
+        raise LoadError([f"{source}: this is a Python module; a scenario is a YAML file with topology: and jobs:"])
+    data, lines = read_data(path, input_files.SCENARIO)
     problems = _Problems()
 
     def at(*loc: str | int) -> str:
@@ -417,10 +516,15 @@ def load_scenario(path: str | Path) -> Scenario:
     if not isinstance(data, dict):
         raise LoadError([f"{source}: (top level): expected a mapping with topology and jobs, "
                          f"got {type(data).__name__}"])
+    if not {"topology", "jobs"} & set(data) and {"service_environments", "job_queues"} & set(data):
+        raise LoadError([f"{source}: this is a topology; a scenario needs topology: (this file's path) and jobs: "
+                         "(see docs/simulator.md)"])
     for key in data:
         if key not in _SCENARIO_KEYS:
             problems.add(f"{at(key)}: {key}", _unknown(key, _SCENARIO_KEYS))
-    topology = _scenario_topology(data.get("topology"), path, at, lines, problems)
+    topology = _scenario_topology(data.get("topology"), path, at, lines, problems, allow_python)
+    inputs = [path.parent / value for key in ("topology", "jobs")
+              if isinstance(value := data.get(key), str) and value and "\0" not in value]
     settings = _settings(data.get("settings"), at, problems)
     if topology is None:
         problems.raise_if_any()
@@ -432,6 +536,9 @@ def load_scenario(path: str | Path) -> Scenario:
     if jobs_data is None:
         problems.add(f"{source}: jobs", "missing required key (a list of jobs or a .csv/.jsonl path)")
         jobs: list[JobSpec] = []
+    elif isinstance(jobs_data, str) and "\0" in jobs_data:
+        problems.add(f"{at('jobs')}: jobs", f"{jobs_data!r}: a file name cannot contain a NUL byte")
+        jobs = []
     elif isinstance(jobs_data, str):
         with gc_paused():
             jobs = _collect_jobs(_rows_from_file(path.parent / jobs_data, source, problems, shares), shares, problems,
@@ -456,10 +563,10 @@ def load_scenario(path: str | Path) -> Scenario:
         for problem in live_state_problems(topology, jobs, extras.live):
             problems.add(f"{source}: jobs", problem)
     problems.raise_if_any()
-    return Scenario(topology, jobs, updates, settings, source, extras.live, extras.observed)
+    return Scenario(topology, jobs, updates, settings, source, extras.live, extras.observed, tuple(inputs))
 
 
-def _scenario_topology(value, path: Path, at, lines, problems: _Problems) -> Topology | None:
+def _scenario_topology(value, path: Path, at, lines, problems: _Problems, allow_python: bool) -> Topology | None:
     if value is None:
         return None
     if value in ("", {}):
@@ -467,15 +574,22 @@ def _scenario_topology(value, path: Path, at, lines, problems: _Problems) -> Top
         return None
     try:
         if isinstance(value, str):
-            return load_topology(path.parent / value)
+            return load_topology(path.parent / input_files.as_path(value), allow_python=allow_python)
         if isinstance(value, dict):
             inner = {key[1:]: line for key, line in lines.items() if key[:1] == ("topology",)}
             return topology_from_data(value, f"{path} (topology)", inner)
     except LoadError as error:
         problems.extend(error.problems)
         return None
+    except input_files.InputFileError as error:
+        problems.add(f"{at('topology')}: topology", str(error))
+        return None
     problems.add(f"{at('topology')}: topology", f"must be a path or a mapping, got {type(value).__name__}")
     return None
+
+
+def _too_long(raw: Any) -> str:
+    return f"must be at most {MAX_SECONDS:.0e} seconds (about 317,000 years), got {raw!r}"
 
 
 def _settings(value, at, problems: _Problems) -> SimulationSettings:
@@ -493,12 +607,16 @@ def _settings(value, at, problems: _Problems) -> SimulationSettings:
             number = _number(raw)
             if number is None or number < 0:
                 problems.add(where, f"must be a number of seconds >= 0, got {raw!r}")
+            elif number > MAX_SECONDS:
+                problems.add(where, _too_long(raw))
             else:
                 kwargs[key] = float(number)
         elif key == "min_runtime":
             number = _number(raw)
             if number is None or number <= 0:
                 problems.add(where, f"must be a number of seconds > 0, got {raw!r}")
+            elif number > MAX_SECONDS:
+                problems.add(where, _too_long(raw))
             else:
                 kwargs[key] = float(number)
         elif key == "backfill":
@@ -538,6 +656,9 @@ def _actions(value, jobs: dict[str, JobSpec], named: set[str], at, problems: _Pr
         time = _number(action.get("at"))
         if time is None or time < 0:
             problems.add(f"{where}.at", f"must be a number of seconds >= 0, got {action.get('at')!r}")
+        elif time > MAX_SECONDS:
+            problems.add(f"{where}.at", _too_long(action.get("at")))
+            time = None
         kinds = [kind for kind in _ACTION_KINDS if kind in action]
         if len(kinds) > 1:
             problems.add(where, f"one action per entry: {' and '.join(kinds)} given together")

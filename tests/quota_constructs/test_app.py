@@ -208,3 +208,27 @@ def test_cdk_synth_of_a_file_that_cannot_load_exits_1_as_the_readme_says(tmp_pat
     assert f"error: {tmp_path / 'missing.yaml'}: cannot read file" in result.stderr
     assert "Traceback" not in result.stderr
     assert "`cdk synth` exits 1" in " ".join(_readme_cdk_section().split())
+
+
+def test_cdk_synth_names_a_file_that_is_not_utf8_and_a_module_that_exits(run_app, tmp_path, write_file, capsys):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"service_environments:\n  - name: caf\xe9\n")
+    with pytest.raises(SystemExit) as exit_:
+        run_app(topology=str(path))
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"error: {path}: not UTF-8 text (byte 0xE9 at line 2)"]
+    module = write_file("exits.py", "import sys\nsys.exit(0)\n")
+    with pytest.raises(SystemExit) as exit_:
+        run_app(topology=str(module))
+    assert exit_.value.code == 2 and "topology module exited" in capsys.readouterr().err
+
+
+def test_cdk_synth_shows_a_hostile_name_escaped(run_app, write_file, capsys):
+    text = (ROOT / "topologies" / "example.yaml").read_text(encoding="utf-8").replace(
+        "name: QS1", 'name: "QS1\\e[2J"', 1).replace("share: training/QS1", 'share: "training/QS1\\e[2J"')
+    path = write_file("hostile.yaml", text)
+    with pytest.raises(SystemExit) as exit_:
+        run_app(topology=str(path))
+    assert exit_.value.code in (1, 2)
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "QS1\\x1b[2J" in err

@@ -1,0 +1,61 @@
+"""User text (share, queue, job and file names, messages quoting them) shown literally in every output.
+
+A name is data, never markup: terminal control characters (an ``ESC[`` sequence can rewrite
+what a CI log shows), rich markup (``[bold]``, ``[link=...]``), HTML in Markdown, matplotlib
+mathtext (``$...$``) and Graphviz's escapes (``\\N``, ``<...>`` labels) each get escaped for
+the one output that would interpret them.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+
+from rich.text import Text
+
+#: Invisible characters that change what a reader sees: C0/C1 controls (``\n`` and ``\t`` included,
+#: so one problem stays one line) and the bidirectional overrides used to disguise text. Lone surrogates
+#: (a file name that is not UTF-8, as Python decodes it) are escaped too: UTF-8 output cannot encode them.
+_BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: object) -> str:
+    """``text`` with control and bidi-override characters written as ``\\x1b``-style escapes."""
+    value = str(text)
+    if value.isprintable() and not any(ord(char) in _BIDI for char in value):
+        return value
+    return "".join(_escape(char) if unicodedata.category(char) in ("Cc", "Cs") or ord(char) in _BIDI else char
+                   for char in value)
+
+
+def rich_text(text: object, style: str = "") -> Text:
+    """A rich ``Text`` that shows ``text`` literally (no markup, no control characters)."""
+    return Text(visible(text), style=style)
+
+
+#: ``_`` inside a word (``LEND_AND_BORROW``) is literal in GitHub Markdown; elsewhere it may start emphasis.
+_EMPHASIS_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+
+
+#: A ``[`` that would open a link or image (``[text](url)``, ``[text][ref]``); ``jobs[QS1]`` stays as written.
+_LINK_TEXT = re.compile(r"\[(?=[^\[\]]*\][(\[])")
+
+
+def markdown(text: object) -> str:
+    """Inline Markdown that renders as the literal text: HTML and Markdown punctuation escaped."""
+    value = html.escape(visible(text), quote=False)
+    for char in "\\`*|~":
+        value = value.replace(char, "\\" + char)
+    value = _LINK_TEXT.sub(r"\\[", value)
+    return _EMPHASIS_UNDERSCORE.sub(r"\\_", value)
+
+
+def mathtext(text: object) -> str:
+    """A matplotlib label shown literally: ``$`` would start mathtext."""
+    return visible(text).replace("$", r"\$")
