@@ -32,6 +32,15 @@ class AccountRead:
     notes: list[str] = field(default_factory=list)
     #: Job queues asked for by name that the account does not have.
     missing: list[str] = field(default_factory=list)
+    #: Service environments (by name) whose Describe call failed: their queues and shares are still read, and
+    #: ``data`` names them without describing them (``fill_unread_environments`` completes it for ``drift``).
+    unread_environments: list[str] = field(default_factory=list)
+
+    def fill_unread_environments(self, known: dict[str, dict[str, Any]]) -> None:
+        """Describe each unread environment as ``known[name]`` so the readable objects can be compared."""
+        for name in self.unread_environments:
+            if name in known:
+                self.data["service_environments"].append(dict(known[name], name=name))
 
     def missing_errors(self, region: str) -> list[AwsError]:
         return [AwsError("DescribeJobQueues", f"job queue {name}", f"no such job queue in Region {region}", "NotFound")
@@ -106,10 +115,23 @@ def read_account(api: Api, queues: Sequence[str] = ()) -> AccountRead:
         queue_data = _read_queue(api, detail, policies, environments, result)
         if queue_data is None:
             continue
-        env = environments[queue_data["service_environment"]]
+        env = environments.get(queue_data["service_environment"])
+        if env is None:  # its DescribeServiceEnvironments failed (recorded); the queue itself was read
+            env_name = shapes.name_from_arn(queue_data["service_environment"])
+            if env_name not in result.unread_environments:
+                result.unread_environments.append(env_name)
+            queue_data["service_environment"] = env_name
+            result.data["job_queues"].append(queue_data)
+            continue
         if env["serviceEnvironmentName"] not in added_envs:
             added_envs.add(env["serviceEnvironmentName"])
-            result.data["service_environments"].append(shapes.environment_data(env))
+            try:
+                result.data["service_environments"].append(shapes.environment_data(env))
+            except shapes.DuplicateCapacityUnit as error:
+                result.errors.append(AwsError("DescribeServiceEnvironments",
+                                              f"service environment {env['serviceEnvironmentName']}", str(error),
+                                              "UnexpectedShape"))
+                result.unread_environments.append(env["serviceEnvironmentName"])
         queue_data["service_environment"] = env["serviceEnvironmentName"]
         result.data["job_queues"].append(queue_data)
     return result
@@ -134,12 +156,12 @@ def _read_queue(api: Api, detail: dict, policies: dict, environments: dict, resu
                                       "UnexpectedShape"))
         return None
     env = environments.get(order[0]["serviceEnvironment"])
-    if env is None:
-        if not any(e.call == "DescribeServiceEnvironments" for e in result.errors):
-            result.errors.append(AwsError("DescribeServiceEnvironments", f"service environment of job queue {name}",
-                                          f"{order[0]['serviceEnvironment']} does not exist", "NotFound"))
+    env_unreadable = env is None and any(e.call == "DescribeServiceEnvironments" for e in result.errors)
+    if env is None and not env_unreadable:
+        result.errors.append(AwsError("DescribeServiceEnvironments", f"service environment of job queue {name}",
+                                      f"{order[0]['serviceEnvironment']} does not exist", "NotFound"))
         return None
-    if (error := _unsettled("service environment", env["serviceEnvironmentName"], env,
+    if env is not None and (error := _unsettled("service environment", env["serviceEnvironmentName"], env,
                             "DescribeServiceEnvironments")) is not None:
         if error.line not in {e.line for e in result.errors}:
             result.errors.append(error)
@@ -168,5 +190,8 @@ def _read_queue(api: Api, detail: dict, policies: dict, environments: dict, resu
         except AwsError as error:
             result.errors.append(error)
             continue
-        shares.append(shapes.share_data(summary, tags))
+        try:
+            shares.append(shapes.share_data(summary, tags))
+        except shapes.DuplicateCapacityUnit as error:
+            result.errors.append(AwsError("ListQuotaShares", subject, str(error), "UnexpectedShape"))
     return shapes.queue_data(detail, order[0]["serviceEnvironment"], policy["name"], shares)

@@ -16,18 +16,33 @@ from pathlib import Path
 from typing import IO
 
 
+class OutputError(Exception):
+    """The output file cannot be created or replaced (no such directory, no permission): one line, exit 2."""
+
+    def __init__(self, path: str | Path, error: OSError):
+        super().__init__(f"{path}: cannot write the output file: {error.strerror or error}")
+        self.line = str(self)
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, newline: str | None = None) -> Iterator[IO[str]]:
     """``with atomic_write(path) as handle:`` write to ``handle``; ``path`` appears only on success."""
     target = Path(path)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent or ".")
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial",
+                                                 dir=target.parent or ".")
+    except OSError as error:
+        raise OutputError(path, error) from None
     try:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # as an ordinary open() would create it, not mkstemp's 0600
         with os.fdopen(descriptor, "w", encoding="utf-8", newline=newline) as handle:
             yield handle
-        os.replace(temporary, target)
+        try:
+            os.replace(temporary, target)
+        except OSError as error:
+            raise OutputError(path, error) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)

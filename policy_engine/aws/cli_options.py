@@ -14,12 +14,14 @@ from typing import Any
 
 import click
 
+from policy_engine.aws.atomic_file import OutputError
 from policy_engine.aws.clients import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_RETRY_MODE,
     RETRY_MODES,
     Api,
     AwsError,
+    AwsErrors,
     ClientOptions,
     make_client,
 )
@@ -43,6 +45,28 @@ def aws_options(function: Callable) -> Callable:
     return function
 
 
+class FiniteFloat(click.ParamType):
+    """A number of seconds >= ``minimum``; NaN and infinity are refused (they would poison every sum)."""
+
+    name = "seconds"
+
+    def __init__(self, minimum: float = 0.0):
+        self.minimum = minimum
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        import math
+
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if number < self.minimum:
+            self.fail(f"{value!r} is below {self.minimum:g}", param, ctx)
+        return number
+
+
 def client_options(region: str | None, profile: str | None, retry_mode: str, max_attempts: int,
                    **extra: Any) -> ClientOptions:
     return ClientOptions(region=region, profile=profile, retry_mode=retry_mode, max_attempts=max_attempts, **extra)
@@ -64,11 +88,16 @@ def fail_aws(errors: list[AwsError]) -> None:
 
 @contextlib.contextmanager
 def exits_on_aws_errors() -> Iterator[None]:
-    """``AwsError`` -> one line, exit 2; Ctrl-C -> one line, exit 130 (no traceback either way)."""
+    """``AwsError`` or an unwritable output file -> one line, exit 2; Ctrl-C -> one line, exit 130 (no traceback)."""
     try:
         yield
     except AwsError as error:
         fail_aws([error])
+    except AwsErrors as group:
+        fail_aws(group.errors)
+    except OutputError as error:
+        click.echo(f"error: {error.line}", err=True)
+        raise SystemExit(EXIT_BAD_INPUT) from None
     except KeyboardInterrupt:
         click.echo("interrupted: nothing was written", err=True)
         raise SystemExit(EXIT_INTERRUPTED) from None

@@ -36,6 +36,14 @@ class AwsError(Exception):
         return str(self)
 
 
+class AwsErrors(Exception):
+    """Several failed calls reported together, one line each (never joined into one line)."""
+
+    def __init__(self, errors: list[AwsError]):
+        super().__init__("; ".join(error.line for error in errors))
+        self.errors = errors
+
+
 @dataclass(frozen=True)
 class ClientOptions:
     """Where and how to connect; ``None`` means boto3's standard configuration chain decides."""

@@ -94,7 +94,10 @@ def drift(desired: Topology, account: Topology) -> list[Difference]:
     return found
 
 
-def render_text(differences: list[Difference], source: str, region: str) -> str:
+def render_text(differences: list[Difference], source: str, region: str, unreadable: int = 0) -> str:
+    if not differences and unreadable:
+        return (f"incomplete: {unreadable} object(s) could not be read (Region {region}); "
+                f"no drift among the objects of {source} that were read\n")
     if not differences:
         return f"no drift: the account (Region {region}) matches {source}\n"
     lines = [f"drift: {len(differences)} difference(s) between {source} and the account (Region {region})"]
@@ -108,7 +111,10 @@ def render_json(differences: list[Difference], source: str, region: str, unreada
                       indent=2, default=list) + "\n"
 
 
-def render_markdown(differences: list[Difference], source: str, region: str) -> str:
+def render_markdown(differences: list[Difference], source: str, region: str, unreadable: int = 0) -> str:
+    if not differences and unreadable:
+        return (f"### Incomplete\n\n{unreadable} object(s) could not be read (Region `{region}`); "
+                f"no drift among the objects of `{source}` that were read.\n")
     if not differences:
         return f"### No drift\n\nThe account (Region `{region}`) matches `{source}`.\n"
     rows = "\n".join(f"| {d.kind} | `{d.object}` | {d.field or '-'} | {_md(d.expected)} | {_md(d.actual)} |"

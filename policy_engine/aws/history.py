@@ -4,7 +4,8 @@ Columns are the ones ``simulate`` reads (``submit_at`` is seconds after the wind
 start; ``duration`` the run time of the last attempt, the successful one for a job that
 succeeded) plus what really happened: ``observed_start`` (first placement, same clock),
 ``observed_end``, ``observed_preemptions``, ``observed_status``. Rows are written as
-the descriptions arrive, so memory stays flat however many jobs there are.
+the descriptions arrive, so memory stays flat however many jobs there are. AWS applies the
+window (``AFTER_CREATED_AT``) and lists newest first, so rows come newest first too.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class HistoryStats:
     written: int = 0
     #: Listed jobs created before the window: not described, not written.
     outside_window: int = 0
+    #: Listed jobs of the window that have not finished (waiting or running): not written.
+    unfinished: int = 0
 
 
 def write_history(api: Api, queue: str, since_ms: int, handle: TextIO, workers: int = 8,
@@ -41,10 +44,13 @@ def write_history(api: Api, queue: str, since_ms: int, handle: TextIO, workers: 
     writer.writerow(COLUMNS)
 
     def in_window():
-        for summary in service_jobs.list_jobs(api, queue, service_jobs.FINISHED):
+        for summary in service_jobs.list_jobs_since(api, queue, since_ms):
             stats.listed += 1
             if (summary.get("createdAt") or 0) < since_ms:
                 stats.outside_window += 1
+                continue
+            if summary.get("status") not in service_jobs.FINISHED:
+                stats.unfinished += 1
                 continue
             yield summary
 
@@ -108,24 +114,37 @@ def _add_duration(row: dict, queue: str | None, durations: dict[str, list[float]
     if (row.get("observed_status") or "SUCCEEDED") != "SUCCEEDED" or not row.get("duration"):
         return
     queue_name, _, name = share.rpartition("/")
-    if queue is not None and queue_name and queue_name != queue:
+    if queue is not None and queue_name != queue:  # another queue's history would give wrong estimates
         return
-    duration = float(row["duration"])
+    try:
+        duration = float(row["duration"])
+    except ValueError:
+        raise ValueError(f"share {share!r}: duration {row['duration']!r} is not a number") from None
     if not math.isfinite(duration) or duration < 0:
         raise ValueError(f"share {share!r}: duration {row['duration']!r} is not a finite number of seconds")
     durations.setdefault(name or share, []).append(duration)
 
 
 def share_medians(path: str, queue: str | None = None) -> dict[str, float]:
-    """Median ``duration`` per share from a history CSV: ``snapshot``'s per-share estimate of remaining work."""
+    """Median ``duration`` per share of ``queue`` from a history CSV: ``snapshot``'s estimate of remaining work.
+
+    ``ValueError`` when the file is not a history CSV (its header lacks ``share``/``duration``) or holds
+    no finished job of ``queue``: another queue's history would silently give wrong estimates.
+    """
     durations: dict[str, list[float]] = {}
     binary = input_files.open_input(path, input_files.JOBS)  # a regular file within the job-file cap
     with io.TextIOWrapper(binary, encoding="utf-8", newline="") as handle:
         try:
-            for row in csv.DictReader(handle):
+            reader = csv.DictReader(handle)
+            missing = [column for column in ("share", "duration") if column not in (reader.fieldnames or ())]
+            if missing:
+                raise ValueError(f"not a `batch-quota history` CSV: no column {', '.join(missing)} in its header")
+            for row in reader:
                 _add_duration(row, queue, durations)
         except csv.Error as error:  # a field over the csv module's limit, a NUL byte
             raise ValueError(f"cannot read CSV: {error}") from None
+    if queue is not None and not durations:
+        raise ValueError(f"no SUCCEEDED job of job queue {queue} (shares are written QUEUE/SHARE)")
     medians = {}
     for share, values in durations.items():
         values.sort()

@@ -30,6 +30,26 @@ def list_jobs(api: Api, queue: str, statuses: Iterable[str]) -> Iterator[dict]:
             yield from page.get("jobSummaryList", [])
 
 
+def created_after_filter(since_ms: int) -> list[dict[str, Any]]:
+    """``ListServiceJobs`` filters for jobs created at or after ``since_ms`` (AWS's filter is strictly after)."""
+    return [{"name": "AFTER_CREATED_AT", "values": [str(since_ms - 1)]}]
+
+
+def list_jobs_since(api: Api, queue: str, since_ms: int) -> Iterator[dict]:
+    """Every job summary of ``queue`` created at or after ``since_ms``, whatever its status, newest first.
+
+    The window is applied by AWS (``AFTER_CREATED_AT``), so a short window never pages through the
+    whole retained history; with a filter AWS ignores ``jobStatus`` and sorts by ``createdAt``,
+    most recent first, so the caller keeps the statuses it wants.
+    """
+    from datetime import UTC, datetime
+
+    since = datetime.fromtimestamp(since_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for page in api.pages("ListServiceJobs", f"jobs of job queue {queue} created since {since}",
+                          jobQueue=queue, filters=created_after_filter(since_ms)):
+        yield from page.get("jobSummaryList", [])
+
+
 def describe_jobs(api: Api, summaries: Iterable[dict], workers: int) -> Iterator[tuple[dict, dict]]:
     """``(summary, DescribeServiceJob response)`` in the summaries' order, ``workers`` calls in flight."""
 

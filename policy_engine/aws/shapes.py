@@ -23,8 +23,17 @@ def split_tags(tags: Mapping[str, str] | None) -> tuple[dict[str, str], dict[str
     return split_system_tags(dict(tags or {}))
 
 
+class DuplicateCapacityUnit(ValueError):
+    """``capacityLimits`` names one unit twice: which limit AWS applies cannot be told, so none is picked."""
+
+
 def _capacity(limits: list[Mapping[str, Any]] | None) -> dict[str, int]:
-    return {item["capacityUnit"]: item["maxCapacity"] for item in limits or ()}
+    capacity: dict[str, int] = {}
+    for item in limits or ():
+        if item["capacityUnit"] in capacity:
+            raise DuplicateCapacityUnit(f"capacityLimits gives {item['capacityUnit']} more than once")
+        capacity[item["capacityUnit"]] = item["maxCapacity"]
+    return capacity
 
 
 def _tagged(data: dict[str, Any], tags: Mapping[str, str] | None) -> dict[str, Any]:

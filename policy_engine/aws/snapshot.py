@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from policy_engine import safe_yaml
 from policy_engine.aws import service_jobs
 from policy_engine.aws.account import read_account
-from policy_engine.aws.clients import Api, AwsError
+from policy_engine.aws.clients import Api, AwsError, AwsErrors
 from policy_engine.loading import LoadError, topology_from_data
+from policy_engine.model import share_id
 
 ESTIMATE_HISTORY, ESTIMATE_MAX_RUNTIME, ESTIMATE_ASSUMED = "history", "max-runtime", "assumed"
 
@@ -35,6 +36,8 @@ class Snapshot:
     #: Per job (same order): which estimate gave its remaining work.
     estimates: list[str] = field(default_factory=list)
     cross_check: list[str] = field(default_factory=list)
+    #: Scheduler invariants the live state already breaks (usage above the environment): reported, kept as read.
+    violations: list[str] = field(default_factory=list)
 
     def to_yaml(self) -> str:
         from datetime import UTC, datetime
@@ -42,7 +45,8 @@ class Snapshot:
         stamp = datetime.fromtimestamp(self.taken_at_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         lines = [f"# snapshot of job queue {self.queue} (Region {self.region}) at {stamp} by batch-quota snapshot",
                  "# time 0 is the snapshot; started_at <= 0 is when a job on capacity was placed",
-                 *(f"# cross-check: {line}" for line in self.cross_check)]
+                 *(f"# cross-check: {line}" for line in self.cross_check),
+                 *(f"# impossible state: {line}" for line in self.violations)]
         body = safe_yaml.dump({"topology": self.topology})  # quoted where YAML 1.2 would read a name as a number
         out = ["\n".join(lines), body.rstrip("\n"), "jobs:" if self.jobs else "jobs: []"]
         for job, estimate in zip(self.jobs, self.estimates, strict=True):
@@ -55,14 +59,17 @@ def take_snapshot(api: Api, queue: str, now_ms: int, assume_remaining: float,
                   per_share_estimate: Mapping[str, float] | None = None, workers: int = 8) -> Snapshot:
     """Read ``queue``'s topology and its waiting and running jobs; raise ``AwsError`` on any failed call."""
     read = read_account(api, [queue])
-    if read.missing or read.errors or read.skipped:
-        reasons = [e.line for e in read.missing_errors(api.region) + read.errors]
-        reasons += [f"job queue {name}: {why}" for name, why in read.skipped]
-        raise AwsError("DescribeJobQueues", f"job queue {queue}", "; ".join(reasons), "NotQuotaQueue")
+    errors = read.missing_errors(api.region) + read.errors
+    errors += [AwsError("DescribeJobQueues", f"job queue {name}", f"cannot be snapshotted: {why}", "NotQuotaQueue")
+               for name, why in read.skipped]
+    if errors:  # each failure once, as it was raised (never wrapped in another line naming the same call)
+        raise errors[0] if len(errors) == 1 else AwsErrors(errors)
+    source = f"job queue {queue}"
     try:
-        topology = topology_from_data(read.data, f"job queue {queue}")
+        topology = topology_from_data(read.data, source)
     except LoadError as error:
-        raise AwsError("DescribeJobQueues", f"job queue {queue}", "; ".join(error.problems), "Invalid") from None
+        raise AwsErrors([AwsError("DescribeJobQueues", source, problem.removeprefix(f"{source}: "), "Invalid")
+                         for problem in error.problems]) from None
     model_queue = topology.job_queues[0]
     snapshot = Snapshot(model_queue.name, api.region, now_ms, read.data)
     estimates = dict(per_share_estimate or {})
@@ -75,12 +82,34 @@ def take_snapshot(api: Api, queue: str, now_ms: int, assume_remaining: float,
         row, estimate = _job_row(job, summary, model_queue, now_ms, assume_remaining, estimates)
         snapshot.jobs.append(row)
         snapshot.estimates.append(estimate)
-        if "status" in row:
+        if row["status"] in service_jobs.ON_CAPACITY:
             key = (row["share"], row["instance_type"])
             used[key] = used.get(key, 0) + row["instances"]
     live = api.call("GetJobQueueSnapshot", f"job queue {model_queue.name}", jobQueue=model_queue.name)
     snapshot.cross_check = _cross_check(live, used, waiting, model_queue.name)
+    snapshot.violations = _violations(topology, model_queue, snapshot.jobs)
     return snapshot
+
+
+class _Placed(NamedTuple):
+    """What ``live_state_problems`` reads of a job on capacity."""
+
+    name: str
+    share: str
+    instance_type: str
+    instances: int
+
+
+def _violations(topology, queue, jobs: list[dict[str, Any]]) -> list[str]:
+    """The scheduler invariants the jobs on capacity already break (usage above the environment, a share's ceiling).
+
+    The same check ``simulate`` makes at time 0, made when the snapshot is taken; the state is kept as read.
+    """
+    from policy_engine.simulation.live import live_state_problems
+
+    placed = [_Placed(f"{index}", share_id(queue, job["share"]), job["instance_type"], job["instances"])
+              for index, job in enumerate(jobs) if job["status"] in service_jobs.ON_CAPACITY]
+    return live_state_problems(topology, placed, {job.name: None for job in placed})
 
 
 def _job_row(job: dict, summary: dict, queue, now_ms: int, assume: float,
@@ -102,15 +131,22 @@ def _job_row(job: dict, summary: dict, queue, now_ms: int, assume: float,
         placed = job.get("startedAt") or job.get("scheduledAt") or summary.get("scheduledAt") or now_ms
         elapsed = max(0.0, (now_ms - placed) / 1000)
     bound = service_jobs.max_runtime(payload)
-    if share_name in estimates:
-        remaining, estimate = max(0.0, estimates[share_name] - elapsed), f"{ESTIMATE_HISTORY} (share median)"
-    elif bound is not None:
-        remaining, estimate = max(0.0, bound - elapsed), f"{ESTIMATE_MAX_RUNTIME} (StoppingCondition upper bound)"
+    outlived = ""
+    median = estimates.get(share_name)
+    if median is not None and median > elapsed:
+        remaining, estimate = median - elapsed, f"{ESTIMATE_HISTORY} (share median)"
+    elif bound is not None and bound > elapsed:
+        remaining, estimate = bound - elapsed, f"{ESTIMATE_MAX_RUNTIME} (StoppingCondition upper bound)"
     else:
         remaining, estimate = float(assume), f"{ESTIMATE_ASSUMED} (--assume-remaining)"
+    if median is not None and median <= elapsed:  # never `remaining: 0` on a median the job has outlived
+        outlived += f"; ran {_seconds(elapsed)} s, past its share's history median {_seconds(median)} s"
+    if bound is not None and bound <= elapsed:
+        outlived += f"; ran {_seconds(elapsed)} s, past its MaxRuntimeSeconds {_seconds(bound)} s"
+    estimate += outlived
     row["duration"] = _seconds(elapsed + remaining)
+    row["status"] = status
     if on_capacity:
-        row["status"] = status
         row["started_at"] = _seconds(-elapsed)
         row["remaining"] = _seconds(remaining)
     columns = service_jobs.retry_columns(job)
@@ -127,23 +163,44 @@ def _seconds(value: float) -> float | int:
     return int(value) if value == int(value) else value
 
 
+#: GetJobQueueSnapshot's front of queue lists at most this many RUNNABLE jobs.
+FRONT_OF_QUEUE_SIZE = 100
+
+
 def _cross_check(live: dict, used: dict[tuple[str, str], float], waiting: list[dict], queue: str) -> list[str]:
+    """Where GetJobQueueSnapshot and the listed jobs disagree; agreement is claimed only with evidence for it."""
     notes = []
     utilisation = (live.get("queueUtilization") or {}).get("quotaShareUtilization") or {}
+    reported_shares = set()
     for entry in utilisation.get("topCapacityUtilization") or ():
         share = entry.get("quotaShareName")
+        reported_shares.add(share)
         for usage in entry.get("capacityUsage") or ():
             reported = usage.get("quantity") or 0
             counted = used.get((share, usage.get("capacityUnit")), 0)
             if round(reported) != round(counted):
                 notes.append(f"GetJobQueueSnapshot reports {share} using {reported:g} {usage.get('capacityUnit')}; "
                              f"the listed jobs use {counted:g} (jobs changed state while reading?)")
+    if used and not reported_shares:
+        notes.append(f"GetJobQueueSnapshot reports no utilisation, but {sum(used.values()):g} instance(s) of listed "
+                     "jobs are on capacity (jobs changed state while reading?)")
     listed = {s.get("jobArn") for s in waiting}
-    front = (live.get("frontOfQueue") or {}).get("jobs") or ()
-    absent = [j.get("jobArn") for j in front if j.get("jobArn") not in listed]
+    runnable = [s.get("jobArn") for s in waiting if s.get("status") == "RUNNABLE"]
+    front = [j.get("jobArn") for j in (live.get("frontOfQueue") or {}).get("jobs") or ()]
+    absent = [arn for arn in front if arn not in listed]
     if absent:
         notes.append(f"{len(absent)} job(s) at the front of job queue {queue} were not listed as waiting "
                      f"(first: {absent[0]})")
+    unfronted = [arn for arn in runnable[:FRONT_OF_QUEUE_SIZE] if arn not in set(front)]
+    if len(front) < FRONT_OF_QUEUE_SIZE and unfronted:
+        notes.append(f"{len(unfronted)} listed RUNNABLE job(s) are missing from GetJobQueueSnapshot's front of "
+                     f"job queue {queue} (first: {unfronted[0]}; jobs changed state while reading?)")
     if not notes:
-        notes.append("GetJobQueueSnapshot agrees with the listed jobs (top shares' usage, front of queue)")
+        evidence = []
+        if reported_shares:
+            evidence.append(f"usage of its top {len(reported_shares)} share(s)")
+        if front:
+            evidence.append(f"front of queue ({len(front)} job(s))")
+        notes.append("GetJobQueueSnapshot agrees with the listed jobs: " + " and ".join(evidence) if evidence else
+                     "GetJobQueueSnapshot and the listed jobs are both empty: nothing on capacity, nothing RUNNABLE")
     return notes

@@ -9,6 +9,7 @@ named as unresolvable, never guessed: every such place is one problem line.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,46 @@ ENVIRONMENT = "AWS::Batch::ServiceEnvironment"
 POLICY = "AWS::Batch::SchedulingPolicy"
 QUEUE = "AWS::Batch::JobQueue"
 SHARE = "AWS::Batch::QuotaShare"
+
+
+#: The shape each property must have, after CloudFormation's own resource schemas for these types:
+#: ``str``/``int`` scalars, ``REF`` (a name, an ARN, or Ref/Fn::GetAtt to this template's resources),
+#: ``TAGS`` (a string map or a Key/Value list), a ``[item]`` list, a ``{key: shape}`` mapping.
+REF, TAGS = "reference", "tags"
+_CAPACITY = [{"CapacityUnit": str, "MaxCapacity": int}]
+_PROPERTIES: dict[str, dict[str, Any]] = {
+    ENVIRONMENT: {"ServiceEnvironmentName": str, "ServiceEnvironmentType": str, "CapacityLimits": _CAPACITY,
+                  "State": str, "Tags": TAGS},
+    POLICY: {"Name": str, "QuotaSharePolicy": {"IdleResourceAssignmentStrategy": str},
+             "FairsharePolicy": dict, "Tags": TAGS},
+    QUEUE: {"JobQueueName": str, "JobQueueType": str, "Priority": int, "State": str, "SchedulingPolicyArn": REF,
+            "ComputeEnvironmentOrder": [{"ComputeEnvironment": REF, "Order": int}],
+            "ServiceEnvironmentOrder": [{"ServiceEnvironment": REF, "Order": int}],
+            "JobStateTimeLimitActions": [{"Action": str, "MaxTimeSeconds": int, "Reason": str, "State": str}],
+            "Tags": TAGS},
+    SHARE: {"QuotaShareName": str, "JobQueue": REF, "CapacityLimits": _CAPACITY,
+            "ResourceSharingConfiguration": {"Strategy": str, "BorrowLimit": int},
+            "PreemptionConfiguration": {"InSharePreemption": str}, "State": str, "Tags": TAGS},
+}
+#: Properties without which the resource cannot be read (CloudFormation's required ones, and the names).
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    ENVIRONMENT: ("ServiceEnvironmentType", "CapacityLimits"),
+    POLICY: (),
+    QUEUE: ("Priority",),
+    SHARE: ("JobQueue", "CapacityLimits", "ResourceSharingConfiguration"),
+}
+#: Inside these mappings, these keys are required.
+_REQUIRED_KEYS = {"CapacityUnit", "MaxCapacity", "ServiceEnvironment", "ComputeEnvironment", "Order", "Action",
+                  "MaxTimeSeconds", "Reason", "State", "Strategy"}
+_TYPE_NAMES = {str: "a string", int: "an integer"}
+
+
+def _is_intrinsic(value: Any) -> bool:
+    """A ``{Ref: ..}``, ``{Condition: ..}`` or ``{Fn::...: ..}`` mapping: a value known only at deploy."""
+    if not (isinstance(value, dict) and len(value) == 1):
+        return False
+    key = str(next(iter(value)))
+    return key in ("Ref", "Condition") or key.startswith("Fn::")
 
 
 class _CfnLoader(yaml.SafeLoader):
@@ -79,9 +120,106 @@ class _Reader:
         self.parameters = set((template.get("Parameters") or {}).keys())
         self.source = source
         self.problems: list[str] = []
+        #: ``(logical id, reason)`` of each queue that is read but not imported (as the account import lists them).
+        self.skipped: list[tuple[str, str]] = []
 
     def problem(self, where: str, what: str) -> None:
         self.problems.append(f"{self.source}: {where}: {what}")
+
+    def check_shape(self, value: Any, shape: Any, where: str) -> None:
+        """Name every place where ``value`` does not have ``shape`` (never stop at the first one)."""
+        if shape == REF:
+            if isinstance(value, str):
+                return
+            if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("Ref", "Fn::GetAtt"):
+                return  # resolved (or named as unresolvable) when read
+            if _is_intrinsic(value):
+                (key, argument), = value.items()
+                self.problem(where, self._unresolvable(key, argument))
+                return
+            self.problem(where, f"expected a name, an ARN, Ref or Fn::GetAtt, got {value!r}")
+            return
+        if _is_intrinsic(value):
+            (key, argument), = value.items()
+            self.problem(where, self._unresolvable(key, argument))
+            return
+        if shape == TAGS:
+            if isinstance(value, list):
+                for index, item in enumerate(value):
+                    if not (isinstance(item, dict) and set(item) == {"Key", "Value"}):
+                        self.problem(f"{where}[{index}]", f"expected {{Key, Value}}, got {item!r}")
+                        continue
+                    self.check_shape(item["Key"], str, f"{where}[{index}].Key")
+                    self.check_shape(item["Value"], str, f"{where}[{index}].Value")
+                keys = [item.get("Key") for item in value if isinstance(item, dict)]
+                for key in sorted({k for k in keys if isinstance(k, str) and keys.count(k) > 1}):
+                    self.problem(where, f"tag {key!r} given more than once")
+            elif isinstance(value, dict):
+                for key, item in value.items():
+                    self.check_shape(item, str, f"{where}.{key}")
+            else:
+                self.problem(where, f"expected a mapping of tag names to values, got {value!r}")
+            return
+        if shape is str or shape is int:
+            ok = isinstance(value, str) if shape is str else (isinstance(value, int) and not isinstance(value, bool))
+            if shape is int and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+                ok = True  # CloudFormation passes numbers as strings too
+            if not ok:
+                self.problem(where, f"expected {_TYPE_NAMES[shape]}, got {value!r}")
+            return
+        if shape is dict:
+            if not isinstance(value, dict):
+                self.problem(where, f"expected a mapping, got {value!r}")
+            return
+        if isinstance(shape, list):
+            if not isinstance(value, list):
+                self.problem(where, f"expected a list, got {value!r}")
+                return
+            for index, item in enumerate(value):
+                self.check_shape(item, shape[0], f"{where}[{index}]")
+            units = [item.get("CapacityUnit") for item in value if isinstance(item, dict)]
+            for unit in sorted({u for u in units if isinstance(u, str) and units.count(u) > 1}):
+                self.problem(where, f"CapacityUnit {unit!r} given more than once")
+            return
+        if not isinstance(value, dict):
+            self.problem(where, f"expected a mapping with {', '.join(shape)}, got {value!r}")
+            return
+        for key, item in value.items():
+            if key not in shape:
+                self.problem(f"{where}.{key}", f"unknown property (known: {', '.join(shape)})")
+            else:
+                self.check_shape(item, shape[key], f"{where}.{key}")
+        for key in shape:
+            if key in _REQUIRED_KEYS and key not in value:
+                self.problem(f"{where}.{key}", "missing: required")
+
+    def check_resources(self) -> None:
+        """Every quota resource's properties against ``_PROPERTIES``: one line per wrong place."""
+        for logical_id, resource in self.resources.items():
+            where = f"Resources.{logical_id}"
+            if not isinstance(resource, dict):
+                self.problem(where, f"a resource must be a mapping, got {resource!r}")
+                continue
+            kind = resource.get("Type")
+            if kind not in _PROPERTIES:
+                continue
+            properties = resource.get("Properties", {})
+            if _is_intrinsic(properties):
+                (key, argument), = properties.items()
+                self.problem(f"{where}.Properties", self._unresolvable(key, argument))
+                continue
+            if not isinstance(properties, dict):
+                self.problem(f"{where}.Properties", f"must be a mapping, got {properties!r}")
+                continue
+            for key, value in properties.items():
+                if key not in _PROPERTIES[kind]:
+                    self.problem(f"{where}.Properties.{key}",
+                                 f"unknown property of {kind} (known: {', '.join(_PROPERTIES[kind])})")
+                else:
+                    self.check_shape(value, _PROPERTIES[kind][key], f"{where}.Properties.{key}")
+            for key in _REQUIRED[kind]:
+                if key not in properties:
+                    self.problem(f"{where}.Properties.{key}", f"missing: required by {kind}")
 
     def of_type(self, kind: str) -> list[tuple[str, dict]]:
         found = []
@@ -201,9 +339,15 @@ def _name(reader: _Reader, properties: dict, key: str, where: str) -> str | None
     return reader.literal(properties[key], f"{where}.{key}")
 
 
-def template_data(template: dict, source: str) -> dict:
-    """The topology mapping the template's quota resources describe; ``LoadError`` lists every problem."""
+def template_data(template: dict, source: str, skipped: list[tuple[str, str]] | None = None) -> dict:
+    """The topology mapping the template's quota resources describe; ``LoadError`` lists every problem.
+
+    Queues that are not quota-managed SAGEMAKER_TRAINING queues are appended to ``skipped`` with the reason.
+    """
     reader = _Reader(template, source)
+    reader.check_resources()
+    if reader.problems:  # the reading below relies on every property having its shape
+        raise LoadError(reader.problems)
     envs: dict[str, dict] = {}
     for logical_id, props in reader.of_type(ENVIRONMENT):
         where = f"Resources.{logical_id}.Properties"
@@ -225,12 +369,20 @@ def template_data(template: dict, source: str) -> dict:
     for logical_id, props in reader.of_type(QUEUE):
         where = f"Resources.{logical_id}.Properties"
         if props.get("JobQueueType") != "SAGEMAKER_TRAINING":
+            reader.skipped.append((logical_id, f"JobQueueType {props.get('JobQueueType', 'ECS (the default)')}: "
+                                               "only SAGEMAKER_TRAINING queues have quota shares"))
             continue
         name = _name(reader, props, "JobQueueName", where)
         policy_ref = reader.reference(props.get("SchedulingPolicyArn"), f"{where}.SchedulingPolicyArn", POLICY) \
             if "SchedulingPolicyArn" in props else None
-        if policy_ref is None or (policy_ref.startswith("id:") and policy_ref[3:] not in policies):
-            continue  # no quota policy in this template (or already named as a problem)
+        if policy_ref is None and "SchedulingPolicyArn" not in props:
+            reader.skipped.append((logical_id, "no SchedulingPolicyArn: a FIFO queue, not quota-managed"))
+            continue
+        if policy_ref is None:
+            continue  # already named as a problem
+        if policy_ref.startswith("id:") and policy_ref[3:] not in policies:
+            reader.skipped.append((logical_id, f"scheduling policy {policy_ref[3:]} is not a quota-share policy"))
+            continue
         raw_order = props.get("ServiceEnvironmentOrder") or []
         env_name = None
         if len(raw_order) != 1:
@@ -283,6 +435,8 @@ def template_data(template: dict, source: str) -> dict:
         queue["shares"].append(_with_tags(data, _tags(reader, props, where)))
     if reader.problems:
         raise LoadError(reader.problems)
+    if skipped is not None:
+        skipped += reader.skipped
     return {"service_environments": list(envs.values()), "job_queues": list(queues.values())}
 
 
@@ -291,9 +445,12 @@ def load_template(path: str | Path, template: Mapping | None = None):
     from policy_engine.loading import topology_from_data
 
     template = dict(template) if template is not None else read_template_file(path)
+    skipped: list[tuple[str, str]] = []
     try:
-        data = template_data(template, str(path))
+        data = template_data(template, str(path), skipped)
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as error:  # a shape no rule names yet
         raise LoadError([f"{path}: the template's AWS::Batch resources have an unexpected shape "
                          f"({type(error).__name__}: {error}); cfn-lint names the property"]) from None
+    for logical_id, reason in skipped:  # listed, never silently dropped (as the account import does)
+        sys.stderr.write(f"{path}: skipped job queue Resources.{logical_id}: {reason}\n")
     return topology_from_data(data, f"{path} (CloudFormation template)")

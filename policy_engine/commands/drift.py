@@ -31,6 +31,9 @@ def command(topology: str, output_format: str, **connection) -> None:
         read = read_account(api, [q.name for q in desired.job_queues])
     for name, reason in read.skipped:
         read.errors.append(_skipped_error(name, reason))
+    # an environment that could not be described is listed as unreadable; its queues' drift is still shown
+    read.fill_unread_environments({env.name: env.model_dump(mode="json", exclude_none=True)
+                                   for env in desired.service_environments})
     try:
         account = topology_from_data(read.data, f"account, Region {api.region}")
     except LoadError as error:
@@ -41,9 +44,9 @@ def command(topology: str, output_format: str, **connection) -> None:
         click.echo(drift_module.render_json(differences, topology, api.region, [e.line for e in read.errors]),
                    nl=False)
     elif output_format == "markdown":
-        click.echo(drift_module.render_markdown(differences, topology, api.region), nl=False)
+        click.echo(drift_module.render_markdown(differences, topology, api.region, len(read.errors)), nl=False)
     else:
-        click.echo(drift_module.render_text(differences, topology, api.region), nl=False)
+        click.echo(drift_module.render_text(differences, topology, api.region, len(read.errors)), nl=False)
     if read.errors:
         fail_aws(read.errors)
     raise SystemExit(EXIT_FINDINGS if differences else EXIT_OK)

@@ -43,5 +43,6 @@ def command(queue: str, since: str, output: str | None, workers: int, **connecti
             with atomic_write(output, newline="") as handle:
                 stats = write_history(api, queue, since_ms, handle, workers)
     click.echo(f"history of {queue}: {stats.written:,} finished job(s) since {since} "
-               f"({stats.outside_window:,} older skipped; {sum(api.calls.values()):,} API calls)", err=True)
+               f"({stats.unfinished:,} unfinished and {stats.outside_window:,} older skipped; "
+               f"{sum(api.calls.values()):,} API calls)", err=True)
     raise SystemExit(EXIT_OK)

@@ -12,8 +12,8 @@ import time
 import click
 
 from policy_engine.aws.atomic_file import atomic_write
-from policy_engine.aws.cli_options import aws_options, client_options, connect, exits_on_aws_errors
-from policy_engine.cli import EXIT_OK, SafePath, fail_input
+from policy_engine.aws.cli_options import FiniteFloat, aws_options, client_options, connect, exits_on_aws_errors
+from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 
 
@@ -26,7 +26,7 @@ def now_ms() -> int:
 @click.option("--queue", required=True, metavar="NAME", help="The quota-managed job queue (name or ARN).")
 @click.option("-o", "--output", type=SafePath(dir_okay=False), default=None,
               help="Write the scenario here (YAML); default: standard output.")
-@click.option("--assume-remaining", type=click.FloatRange(min=0), default=3600.0, show_default=True,
+@click.option("--assume-remaining", type=FiniteFloat(0.0), default=3600.0, show_default=True,
               metavar="SECONDS", help="Work left for a job without MaxRuntimeSeconds or a history estimate.")
 @click.option("--history", "history_csv", type=SafePath(dir_okay=False, exists=True), default=None,
               help="A `batch-quota history` CSV: each share's median run time estimates remaining work.")
@@ -45,7 +45,9 @@ def command(queue: str, output: str | None, assume_remaining: float, history_csv
         from policy_engine.aws.history import share_medians
 
         try:
-            estimates = share_medians(history_csv)
+            from policy_engine.aws.shapes import name_from_arn
+
+            estimates = share_medians(history_csv, name_from_arn(queue))
         except (OSError, ValueError, KeyError) as error:
             fail_input([f"{history_csv}: cannot read a history CSV: {error}"])
     with exits_on_aws_errors():
@@ -57,9 +59,13 @@ def command(queue: str, output: str | None, assume_remaining: float, history_csv
         else:
             with atomic_write(output) as handle:
                 handle.write(text)
-    running = sum(1 for job in snapshot.jobs if "status" in job)
+    from policy_engine.aws.service_jobs import ON_CAPACITY
+
+    running = sum(1 for job in snapshot.jobs if job["status"] in ON_CAPACITY)
     click.echo(f"snapshot of {snapshot.queue}: {running} job(s) on capacity, {len(snapshot.jobs) - running} waiting "
                f"({sum(api.calls.values())} API calls)", err=True)
     for line in snapshot.cross_check:
         click.echo(f"cross-check: {line}", err=True)
-    raise SystemExit(EXIT_OK)
+    for line in snapshot.violations:
+        click.echo(f"impossible state: {line}", err=True)
+    raise SystemExit(EXIT_FINDINGS if snapshot.violations else EXIT_OK)

@@ -17,3 +17,4 @@ def stubbed(monkeypatch):
     monkeypatch.setattr(cli_options, "client_factory", lambda options: client)
     with stubber:
         yield client, stubber
+    stubber.assert_no_pending_responses()  # a queued answer nobody asked for: a call the command did not make

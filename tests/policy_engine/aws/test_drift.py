@@ -92,3 +92,47 @@ def test_a_bad_topology_is_exit_2_before_any_call(stubbed, tmp_path):
     path.write_text("job_queues: 3\n")
     result = CliRunner().invoke(main, ["drift", str(path)])
     assert result.exit_code == 2
+
+
+def _deny(stubber, operation: str) -> None:
+    """Answer ``operation`` (as queued by ``stub_import``) with AccessDenied instead, keeping every other answer."""
+    queued = list(stubber._queue)
+    stubber._queue.clear()
+    for entry in queued:
+        if entry["operation_name"] == operation:
+            stubber.add_client_error(entry["operation_name"][0].lower() + "".join(
+                f"_{c.lower()}" if c.isupper() else c for c in entry["operation_name"][1:]),
+                "AccessDeniedException", "not authorized", 403)
+        else:
+            stubber._queue.append(entry)
+
+
+def test_an_unreadable_environment_hides_no_drift_of_its_queue(stubbed, template, topology_file):
+    _, stubber = stubbed
+    account = FakeAccount.from_template(template)
+    queue_arn = account.queues[0]["jobQueueArn"]
+    account.shares[queue_arn][0]["capacityLimits"] = [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 2}]
+    account.stub_import(stubber, queues=["training"])
+    _deny(stubber, "DescribeServiceEnvironments")
+    result = CliRunner().invoke(main, ["drift", str(topology_file)])
+    assert result.exit_code == 2
+    assert "different training/QS1.capacity: topology" in result.output
+    assert "missing" not in result.output  # the queue exists: it is not reported missing
+    assert "error: DescribeServiceEnvironments (service environment(s) " in result.stderr
+
+
+def test_no_drift_among_readable_objects_is_not_called_no_drift(stubbed, template, topology_file):
+    _, stubber = stubbed
+    account = FakeAccount.from_template(template)
+    account.stub_import(stubber, queues=["training"])
+    stubber._queue.pop()  # the last share's tags
+    stubber.add_client_error("list_tags_for_resource", "AccessDeniedException", "not authorized", 403)
+    for output_format, expected in (("text", "incomplete: 1 object(s) could not be read"),
+                                    ("markdown", "### Incomplete")):
+        if output_format == "markdown":
+            account.stub_import(stubber, queues=["training"])
+            stubber._queue.pop()
+            stubber.add_client_error("list_tags_for_resource", "AccessDeniedException", "not authorized", 403)
+        result = CliRunner().invoke(main, ["drift", str(topology_file), "--format", output_format])
+        assert result.exit_code == 2
+        assert result.output.startswith(expected) and "no drift:" not in result.output

@@ -24,7 +24,7 @@ START = 1_780_000_000_000
 def _history(jobs: int, since_ms: int = START) -> tuple[str, object]:
     client = batch_client()
     stubber = Stubber(client)
-    LazyHistory(client, stubber, jobs, START)
+    LazyHistory(client, stubber, jobs, START, since_ms=since_ms)
     out = io.StringIO()
     with stubber:
         stats = write_history(Api(client), "training", since_ms, out, workers=1)
@@ -37,20 +37,29 @@ def test_rows_are_the_workload_columns_plus_what_was_observed():
     rows = list(csv.DictReader(io.StringIO(text)))
     assert tuple(rows[0]) == COLUMNS
     assert stats.written == 4 and stats.outside_window == 0
-    first = rows[0]
+    assert [r["name"][:9] for r in rows] == ["job000003", "job000002", "job000001", "job000000"]  # newest first
+    first = rows[-1]
     assert first["name"] == "job000000-00000000-0000-0000-0000-000000000000"
     assert (first["share"], first["priority"], first["instance_type"], first["instances"]) == \
         ("training/QS1", "0", "ml.g5.xlarge", "1")
     assert (first["submit_at"], first["duration"]) == ("0", "600")  # run time of the (last) attempt
     assert (first["observed_start"], first["observed_end"], first["observed_preemptions"],
             first["observed_status"]) == ("30", "630", "0", "SUCCEEDED")
-    assert [r["observed_status"] for r in rows] == ["SUCCEEDED", "SUCCEEDED", "FAILED", "FAILED"]
+    assert [r["observed_status"] for r in rows] == ["FAILED", "FAILED", "SUCCEEDED", "SUCCEEDED"]
 
 
-def test_jobs_created_before_the_window_are_listed_but_not_described():
-    text, stats = _history(10, since_ms=START + 5 * 60_000)
-    assert stats.listed == 10 and stats.outside_window == 5 and stats.written == 5
-    assert len(text.splitlines()) == 6
+def test_the_window_is_applied_by_aws_not_by_paging_through_everything():
+    client = batch_client()
+    stubber = Stubber(client)
+    LazyHistory(client, stubber, 1000, START, since_ms=START + 995 * 60_000)
+    api = Api(client)
+    out = io.StringIO()
+    with stubber:
+        stats = write_history(api, "training", START + 995 * 60_000, out, workers=1)
+        stubber.assert_no_pending_responses()
+    assert stats.listed == 5 and stats.outside_window == 0 and stats.written == 5
+    assert api.calls["ListServiceJobs"] == 1 and api.calls["DescribeServiceJob"] == 5  # not 10 pages
+    assert len(out.getvalue().splitlines()) == 6
 
 
 def test_the_workload_loader_reads_it_and_simulate_reports_observed_beside_simulated(tmp_path):
@@ -65,7 +74,7 @@ def test_the_workload_loader_reads_it_and_simulate_reports_observed_beside_simul
     (tmp_path / "topology.yaml").write_text(_example_yaml())
     result = CliRunner().invoke(main, ["simulate", str(scenario), "--format", "json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)["observed_vs_simulated"]
+    rows = sorted(json.loads(result.output)["observed_vs_simulated"], key=lambda row: row["share"])
     assert [row["share"] for row in rows] == ["training/QS1", "training/QS2", "training/QS3"]
     assert all(row["jobs"] == 10 for row in rows)
     assert rows[0]["observed_wait_p50"] == 33 and rows[0]["observed_preemptions"] == 5
@@ -108,12 +117,12 @@ def test_ctrl_c_in_the_middle_leaves_no_file(monkeypatch, tmp_path):
 
 def test_access_denied_on_the_listing_is_one_line(stubbed):
     _, stubber = stubbed
-    stubber.add_client_error("list_service_jobs", "AccessDeniedException", "not authorized", 403,
-                             expected_params={"jobQueue": "training", "jobStatus": "SUCCEEDED"})
+    stubber.add_client_error("list_service_jobs", "AccessDeniedException", "not authorized", 403)
     result = CliRunner().invoke(main, ["history", "--queue", "training"])
     assert result.exit_code == 2
-    assert result.stderr == ("error: ListServiceJobs (SUCCEEDED jobs of job queue training): access denied "
-                             "(AccessDeniedException): not authorized (see `batch-quota iam-policy`)\n")
+    assert result.stderr.startswith("error: ListServiceJobs (jobs of job queue training created since ")
+    assert result.stderr.endswith("Z): access denied (AccessDeniedException): not authorized "
+                                  "(see `batch-quota iam-policy`)\n")
 
 
 def test_memory_stays_flat_as_the_history_grows():
@@ -143,3 +152,11 @@ def test_since_and_share_medians(tmp_path):
     path = tmp_path / "jobs.csv"
     path.write_text(text)
     assert share_medians(str(path)) == {"QS1": 600.0, "QS2": 599.0, "QS3": 598.0}  # the SUCCEEDED ones
+
+
+def test_an_unwritable_output_is_one_line_and_exit_2(stubbed, tmp_path):
+    out = tmp_path / "no-such-dir" / "jobs.csv"
+    result = CliRunner().invoke(main, ["history", "--queue", "training", "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stderr.strip() == f"error: {out}: cannot write the output file: No such file or directory"

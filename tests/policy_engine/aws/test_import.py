@@ -226,3 +226,26 @@ def test_without_a_paginator_the_next_token_loop_reads_every_page(stubbed, monke
     names = [s["quotaShareName"] for page in api.pages("ListQuotaShares", "shares", jobQueue=queue)
              for s in page["quotaShares"]]
     assert names == ["a", "b"] and api.calls["ListQuotaShares"] == 2
+
+
+def test_an_unwritable_output_is_one_line_and_exit_2(stubbed, account, tmp_path):
+    _, stubber = stubbed
+    account.stub_import(stubber)
+    out = tmp_path / "nonexistent" / "dir" / "a.yaml"
+    result = CliRunner().invoke(main, ["import", "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stderr.strip().splitlines()[-1] == (f"error: {out}: cannot write the output file: "
+                                                      "No such file or directory")
+
+
+def test_a_capacity_unit_given_twice_is_an_error_not_last_wins(stubbed):
+    client, stubber = stubbed
+    account = FakeAccount.from_template(topology_template(example_topology()))
+    queue_arn = account.queues[0]["jobQueueArn"]
+    account.shares[queue_arn][0]["capacityLimits"] = [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 1},
+                                                      {"capacityUnit": "ml.g5.xlarge", "maxCapacity": 3}]
+    account.stub_import(stubber)
+    read = read_account(Api(client))
+    assert [error.line for error in read.errors] == [
+        "ListQuotaShares (quota share training/QS1): capacityLimits gives ml.g5.xlarge more than once"]

@@ -141,3 +141,99 @@ def test_check_of_a_template_needs_no_boto3(tmp_path):
             "except SystemExit as e:\n    print(e.code)\nprint('boto3' in sys.modules, 'botocore' in sys.modules)")
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert output.strip().splitlines()[-2:] == ["0", "False False"]
+
+
+def _check_and_import(tmp_path, text: str) -> tuple[object, object, object]:
+    """``(check result, import result, path)`` of a template file holding ``text``."""
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    runner = CliRunner()
+    return runner.invoke(main, ["check", str(path)]), runner.invoke(main, ["import", "--from-template", str(path)]), \
+        path
+
+
+@pytest.mark.parametrize(("old", "new", "where", "rule"), [
+    ("Priority: 5", "Priority: 5\n      JobStateTimeLimitActions: x", "Queue.Properties.JobStateTimeLimitActions",
+     "expected a list"),
+    ("Priority: 5", "Priority: 5\n      JobStateTimeLimitActions: [x]",
+     "Queue.Properties.JobStateTimeLimitActions[0]", "expected a mapping"),
+    ("ServiceEnvironmentOrder:\n        - {Order: 1, ServiceEnvironment: !GetAtt Env.ServiceEnvironmentArn}",
+     "ServiceEnvironmentOrder: {Ref: X}", "Queue.Properties.ServiceEnvironmentOrder", "unresolvable: Ref 'X'"),
+    ("ServiceEnvironmentOrder:\n        - {Order: 1, ServiceEnvironment: !GetAtt Env.ServiceEnvironmentArn}",
+     "ServiceEnvironmentOrder: [abc]", "Queue.Properties.ServiceEnvironmentOrder[0]", "expected a mapping"),
+    ("ResourceSharingConfiguration: {Strategy: LEND}", "ResourceSharingConfiguration: LEND",
+     "Prod.Properties.ResourceSharingConfiguration", "expected a mapping"),
+    ("Tags: {team: ml,", "Tags: {team: [ml],", "Env.Properties.Tags.team", "expected a string"),
+    ("      CapacityLimits: [{CapacityUnit: ml.g5.xlarge, MaxCapacity: 2}]\n"
+     "      ResourceSharingConfiguration: {Strategy: LEND}",
+     "      ResourceSharingConfiguration: {Strategy: LEND}", "Prod.Properties.CapacityLimits", "missing"),
+    ("      Priority: 5\n", "", "Queue.Properties.Priority", "missing"),
+    ("CapacityLimits: [{CapacityUnit: ml.g5.xlarge, MaxCapacity: 4}]",
+     "CapacityLimits: [{CapacityUnit: ml.g5.xlarge, MaxCapacity: 4}, {CapacityUnit: ml.g5.xlarge, MaxCapacity: 9}]",
+     "Env.Properties.CapacityLimits", "CapacityUnit 'ml.g5.xlarge' given more than once"),
+    ("JobQueueType: SAGEMAKER_TRAINING", "JobQueueType: !Ref T", "Queue.Properties.JobQueueType",
+     "unresolvable: Ref 'T'"),
+    ("  Bucket:\n", "  Odd: 3\n  Bucket:\n", "Odd", "a resource must be a mapping"),
+])
+def test_a_malformed_property_is_one_line_and_exit_2_in_check_and_import(tmp_path, old, new, where, rule):
+    assert old in HAND_WRITTEN
+    checked, imported, _ = _check_and_import(tmp_path, HAND_WRITTEN.replace(old, new, 1))
+    for result in (checked, imported):
+        assert result.exit_code == 2, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        lines = [line for line in result.stderr.splitlines() if f"Resources.{where}" in line]
+        assert lines and rule in lines[0], result.stderr
+
+
+def test_a_conditional_properties_mapping_is_named(tmp_path):
+    text = HAND_WRITTEN.replace("""  Prod:
+    Type: AWS::Batch::QuotaShare
+    Properties:""", """  Prod:
+    Type: AWS::Batch::QuotaShare
+    Properties: !If
+      - IsProd
+      - {QuotaShareName: prod}
+      - {QuotaShareName: dev}
+    Unused:""")
+    checked, imported, _ = _check_and_import(tmp_path, text)
+    for result in (checked, imported):
+        assert result.exit_code == 2
+        assert "Resources.Prod.Properties: unresolvable: Fn::If" in result.stderr
+
+
+def test_every_unresolvable_place_of_a_share_is_named(tmp_path):
+    prod_limits = "{CapacityUnit: ml.g5.xlarge, MaxCapacity: 2}]\n      ResourceSharingConfiguration: {Strategy: LEND}"
+    text = HAND_WRITTEN.replace("JobQueue: !GetAtt Queue.JobQueueArn", "JobQueue: !ImportValue shared-queue").replace(
+        prod_limits, prod_limits.replace("MaxCapacity: 2", "MaxCapacity: !Ref Capacity"))
+    path = tmp_path / "sam.yaml"
+    path.write_text(text)
+    with pytest.raises(LoadError) as error:
+        load_template(path)
+    assert error.value.problems == [
+        f"{path}: Resources.Prod.Properties.JobQueue: unresolvable: Fn::ImportValue 'shared-queue' "
+        "(another stack's export)",
+        f"{path}: Resources.Prod.Properties.CapacityLimits[0].MaxCapacity: unresolvable: Ref to parameter "
+        "'Capacity' (its value is known only at deploy)",
+    ]
+
+
+def test_queues_that_are_not_quota_managed_are_listed_as_skipped(tmp_path):
+    text = HAND_WRITTEN.replace("QuotaSharePolicy: {IdleResourceAssignmentStrategy: FIFO}",
+                                "FairsharePolicy: {ShareDecaySeconds: 3600}")
+    text = text[:text.index("  Research:")] + """  Fifo:
+    Type: AWS::Batch::JobQueue
+    Properties: {JobQueueName: fifo, JobQueueType: SAGEMAKER_TRAINING, Priority: 1,
+                 ServiceEnvironmentOrder: [{Order: 1, ServiceEnvironment: !Ref Env}]}
+  Ecs:
+    Type: AWS::Batch::JobQueue
+    Properties: {JobQueueName: ecs, Priority: 1, ComputeEnvironmentOrder: [{Order: 1, ComputeEnvironment: ce}]}
+"""
+    checked, imported, path = _check_and_import(tmp_path, text)
+    for result in (checked, imported):
+        skipped = [line for line in result.stderr.splitlines() if "skipped job queue" in line]
+        assert skipped == [
+            f"{path}: skipped job queue Resources.Queue: scheduling policy Policy is not a quota-share policy",
+            f"{path}: skipped job queue Resources.Fifo: no SchedulingPolicyArn: a FIFO queue, not quota-managed",
+            f"{path}: skipped job queue Resources.Ecs: JobQueueType ECS (the default): only SAGEMAKER_TRAINING "
+            "queues have quota shares",
+        ], result.stderr
