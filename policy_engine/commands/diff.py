@@ -11,8 +11,9 @@ import json
 
 import click
 
-from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input
+from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
 from policy_engine.loading import LoadError
+from policy_engine.simulation.workload import MAX_SECONDS
 
 _FAIL_ON = ("guarantee", "finding", "hazard", "never")
 
@@ -44,7 +45,7 @@ def _load_failure(output_format: str, problems: list[str], base: str, head: str)
                    "unless the input is bad).")
 @click.option("--scenario", type=click.Path(dir_okay=False), default=None,
               help="Replay this scenario's jobs on BASE and apply HEAD at --at: jobs preempted, waits, hours lost.")
-@click.option("--at", "at", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+@click.option("--at", "at", type=FiniteFloatRange(min=0, max=MAX_SECONDS), default=None, metavar="SECONDS",
               help="When HEAD is deployed in the --scenario replay (default 0).")
 def command(base: str, head: str, renames: tuple[str, ...], output_format: str, fail_on: tuple[str, ...],
             scenario: str | None, at: float | None) -> None:

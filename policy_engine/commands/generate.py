@@ -39,15 +39,17 @@ MAX_JOBS = 10_000_000
               show_default=True, help="Seconds.")
 @click.option("--duration-distribution", type=click.Choice(DURATION_DISTRIBUTIONS), default="exponential",
               show_default=True)
-@click.option("--duration-shape", type=float, metavar="SHAPE",
+@click.option("--duration-shape", type=FiniteFloatRange(), metavar="SHAPE",
               help="Tail of the durations: lognormal sigma (default 1.0; 2.5 spans seconds to weeks) or "
                    "pareto alpha (> 1, default 1.5; closer to 1 = heavier tail).")
-@click.option("--duration-max", type=click.FloatRange(min=1), metavar="SECONDS",
+@click.option("--duration-max", type=FiniteFloatRange(min=1, max=MAX_SECONDS), metavar="SECONDS",
               help="Cap every drawn duration at SECONDS (e.g. 1209600 for two weeks).")
-@click.option("--burst-mean", type=click.FloatRange(min=1), default=1.0, show_default=True, metavar="JOBS",
+@click.option("--burst-mean", type=FiniteFloatRange(min=1, max=MAX_JOBS), default=1.0, show_default=True,
+              metavar="JOBS",
               help="Submit in bursts of JOBS jobs on average (geometric), each to one share and instance type; "
                    "1 = independent Poisson arrivals. --rate stays the mean job rate.")
-@click.option("--burst-spread", type=click.FloatRange(min=0), default=60.0, show_default=True, metavar="SECONDS",
+@click.option("--burst-spread", type=FiniteFloatRange(min=0, max=MAX_SECONDS), default=60.0, show_default=True,
+              metavar="SECONDS",
               help="A burst's jobs are submitted within SECONDS of its start.")
 @click.option("--priorities", default="1:1", show_default=True, help="Priority mix, VALUE:WEIGHT,...")
 @click.option("--share-priorities", multiple=True, metavar="SHARE=MIX",

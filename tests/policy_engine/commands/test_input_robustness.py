@@ -199,9 +199,20 @@ def test_until_refuses_non_finite(scenario_dir, value):
     assert result.exit_code == 2 and "--until" in result.stderr
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "1e999", "1e300"])
+def test_diff_at_refuses_non_finite_and_runaway_times(value):
+    """``--at nan`` once replayed forever: a time that is not a finite workload time is a usage error."""
+    example = str(EXAMPLE_YAML)
+    scenario = str(Path(__file__).parents[3] / "scenarios" / "walkthrough.yaml")
+    result = run("diff", example, example, "--scenario", scenario, "--at", value)
+    assert result.exit_code == 2 and "--at" in result.stderr, result.stderr
+
+
 @pytest.mark.parametrize("option, value", [
     ("--rate", "nan"), ("--rate", "inf"), ("--rate", "1e-308"),
     ("--duration-mean", "nan"), ("--duration-mean", "inf"), ("--jobs", "100000000000"),
+    ("--duration-shape", "nan"), ("--duration-max", "inf"), ("--burst-mean", "inf"), ("--burst-mean", "1e300"),
+    ("--burst-spread", "nan"), ("--burst-spread", "inf"),
 ])
 def test_generate_refuses_non_finite_and_runaway_options(tmp_path, option, value):
     result = run("generate", "-o", str(tmp_path / "j.csv"), option, value)
