@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from policy_engine import limits
@@ -109,24 +109,31 @@ def create_service_environment(service: Service, params: dict) -> dict:
     return {"serviceEnvironmentName": name, "serviceEnvironmentArn": arn}
 
 
-@operation("DescribeServiceEnvironments")
-def describe_service_environments(service: Service, params: dict) -> dict:
-    account = service.account
-    wanted = params.get("serviceEnvironments")
+def _describe(service: Service, params: dict, operation_name: str, key: str, arn_key: str,
+              lookup: Callable[[str], dict], everything: Iterable[dict]) -> dict:
+    """A paged ``Describe*`` of the records ``params[key]`` names (AWS leaves out what does not exist), or all."""
+    wanted = params.get(key)
     if wanted:
         records = []
         for ref in wanted:
             try:
-                records.append(account.environment(ref))
-            except ApiError:  # AWS leaves out what does not exist
+                records.append(lookup(ref))
+            except ApiError:
                 continue
     else:
-        records = list(account.resources.environments.values())
-    page, token = _paginate(records, params, "DescribeServiceEnvironments")
-    out = {"serviceEnvironments": [_with_tags(service, r, r["serviceEnvironmentArn"]) for r in page]}
+        records = list(everything)
+    page, token = _paginate(records, params, operation_name)
+    out: dict = {key: [_with_tags(service, r, r[arn_key]) for r in page]}
     if token:
         out["nextToken"] = token
     return out
+
+
+@operation("DescribeServiceEnvironments")
+def describe_service_environments(service: Service, params: dict) -> dict:
+    account = service.account
+    return _describe(service, params, "DescribeServiceEnvironments", "serviceEnvironments", "serviceEnvironmentArn",
+                     account.environment, account.resources.environments.values())
 
 
 @operation("UpdateServiceEnvironment", mutating=True)
@@ -303,21 +310,8 @@ def create_job_queue(service: Service, params: dict) -> dict:
 @operation("DescribeJobQueues")
 def describe_job_queues(service: Service, params: dict) -> dict:
     account = service.account
-    wanted = params.get("jobQueues")
-    if wanted:
-        records = []
-        for ref in wanted:
-            try:
-                records.append(account.queue(ref))
-            except ApiError:  # AWS leaves out what does not exist
-                continue
-    else:
-        records = list(account.resources.queues.values())
-    page, token = _paginate(records, params, "DescribeJobQueues")
-    out = {"jobQueues": [_with_tags(service, r, r["jobQueueArn"]) for r in page]}
-    if token:
-        out["nextToken"] = token
-    return out
+    return _describe(service, params, "DescribeJobQueues", "jobQueues", "jobQueueArn",
+                     account.queue, account.resources.queues.values())
 
 
 @operation("UpdateJobQueue", mutating=True)
