@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from policy_engine.simulation.results import SimulationResult
+from policy_engine.simulation.usage import UsageLog
 
 #: Time bins of every chart over time.
 BINS = 300
@@ -77,33 +78,73 @@ def _means(knots: np.ndarray, values: np.ndarray, edges: np.ndarray) -> np.ndarr
     return np.diff(at, axis=0) / np.diff(edges).reshape(shape)
 
 
-def _usage(result: SimulationResult, edges: np.ndarray) -> dict[int, dict[str, np.ndarray]]:
-    """``share number -> metric -> per-bin means`` from the usage log, in O(changes log changes + shares x bins).
+def _entries(log: UsageLog) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every log entry as ``(times, who, used, limit, lends)``, each with the own limit in force at its time.
 
-    Own use, borrowed and idle of a share change only at its own log entries. Lending is attributed
-    as the engine does (``capacity.Pool``): a lender's idle instances times the pool's
-    borrowed / lender-idle ratio, integrated through that ratio's running integral, so no
-    changes x shares matrix is ever built.
+    A limit change (``update_share``) adds an entry at its time with the share's use then, so each
+    share's step functions change exactly when its limit does. Without changes the log is read as is.
     """
-    log = result.usage
-    shares = log.shares
     times = np.frombuffer(log.times, dtype=np.float64)
     who = np.frombuffer(log.who, dtype=np.int64)
     used = np.frombuffer(log.used, dtype=np.int64).astype(np.float64)
-    limits = np.array([s.limit for s in shares], dtype=np.float64)
-    lends = np.array([s.lends for s in shares], dtype=bool)
+    limits = np.array([s.limit for s in log.shares], dtype=np.float64)
+    lends = np.array([s.lends for s in log.shares], dtype=bool)
+    if not log.limit_changes:
+        return times, who, used, limits[who], lends[who]
+    changes = sorted(log.limit_changes, key=lambda c: (c.number, c.time))  # stable: same instant, last one wins
+    by_share = np.argsort(who, kind="stable")
+    bounds = np.searchsorted(who[by_share], np.arange(len(log.shares) + 1))
+    extra_t, extra_who, extra_used = [], [], []
+    for change in changes:
+        picked = by_share[bounds[change.number]:bounds[change.number + 1]]
+        last = int(np.searchsorted(times[picked], change.time, side="right")) - 1
+        extra_t.append(change.time)
+        extra_who.append(change.number)
+        extra_used.append(float(used[picked[last]]) if last >= 0 else 0.0)
+    times = np.concatenate([times, extra_t])
+    who = np.concatenate([who, np.array(extra_who, dtype=np.int64)])
+    used = np.concatenate([used, extra_used])
+    late = np.concatenate([np.zeros(len(log.times), dtype=bool), np.ones(len(changes), dtype=bool)])
+    order = np.lexsort((late, times))  # chronological; at one instant the change's entry comes last
+    times, who, used = times[order], who[order], used[order]
+    limit, lend = limits[who], lends[who]
+    for number in sorted({c.number for c in changes}):
+        mine = [c for c in changes if c.number == number]
+        at = np.flatnonzero(who == number)
+        k = np.searchsorted(np.array([c.time for c in mine]), times[at], side="right") - 1
+        now = k >= 0
+        limit[at[now]] = np.array([c.limit for c in mine], dtype=np.float64)[k[now]]
+        lend[at[now]] = np.array([c.lends for c in mine], dtype=bool)[k[now]]
+    return times, who, used, limit, lend
+
+
+def _usage(log: UsageLog, edges: np.ndarray) -> dict[int, dict[str, np.ndarray]]:
+    """``share number -> metric -> per-bin means`` from the usage log, in O(changes log changes + shares x bins).
+
+    Own use, borrowed and idle of a share change only at its own log entries, under the own limit
+    in force then. Lending is attributed as the engine does (``capacity.Pool``): a lender's idle
+    instances times the pool's borrowed / lender-idle ratio, integrated through that ratio's
+    running integral, so no changes x shares matrix is ever built.
+    """
+    shares = log.shares
+    times, who, used, limit, lends = _entries(log)
+    start_limits = np.array([s.limit for s in shares], dtype=np.float64)
+    start_lends = np.array([s.lends for s in shares], dtype=bool)
     pool_of = np.array([s.pool for s in shares], dtype=np.int64)
     end = max(edges[-1], times[-1] if len(times) else 0.0)
-    # each entry's share as it was before the entry: the share's previous entry, or idle (0 used) at time 0
+    borrowed_now = np.maximum(used - limit, 0)
+    idle_now = np.maximum(limit - used, 0) * lends
+    # each entry's share as it was before the entry: the share's previous entry, or idle at its starting limit
     by_share = np.argsort(who, kind="stable")
     grouped = who[by_share]
     first = np.ones(len(grouped), dtype=bool)
     first[1:] = grouped[1:] != grouped[:-1]
-    before = np.empty_like(used)
-    before[by_share] = np.where(first, 0.0, np.roll(used[by_share], 1))
-    limit = limits[who]
-    borrowed_delta = np.maximum(used - limit, 0) - np.maximum(before - limit, 0)
-    idle_delta = (np.maximum(limit - used, 0) - np.maximum(limit - before, 0)) * lends[who]
+    borrowed_before = np.empty_like(used)
+    idle_before = np.empty_like(used)
+    borrowed_before[by_share] = np.where(first, 0.0, np.roll(borrowed_now[by_share], 1))
+    idle_before[by_share] = np.where(first, (start_limits * start_lends)[grouped], np.roll(idle_now[by_share], 1))
+    borrowed_delta = borrowed_now - borrowed_before
+    idle_delta = idle_now - idle_before
     # per pool: the running integral R of borrowed / lender-idle, as a piecewise-linear function of time
     ratio_integral: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     by_pool = np.argsort(pool_of[who], kind="stable")
@@ -113,7 +154,8 @@ def _usage(result: SimulationResult, edges: np.ndarray) -> dict[int, dict[str, n
         picked = by_pool[lo:hi]
         knots = np.concatenate([[0.0], times[picked], [end]])
         borrowed = np.concatenate([[0.0], np.cumsum(borrowed_delta[picked])])
-        lender_idle = limits[(pool_of == pool) & lends].sum() + np.concatenate([[0.0], np.cumsum(idle_delta[picked])])
+        starting_idle = (start_limits * start_lends)[pool_of == pool].sum()
+        lender_idle = starting_idle + np.concatenate([[0.0], np.cumsum(idle_delta[picked])])
         ratio = np.divide(borrowed, lender_idle, out=np.zeros_like(borrowed), where=lender_idle > 0)
         ratio_integral[int(pool)] = (knots, np.concatenate([[0.0], np.cumsum(ratio * np.diff(knots))]))
     out: dict[int, dict[str, np.ndarray]] = {}
@@ -122,17 +164,20 @@ def _usage(result: SimulationResult, edges: np.ndarray) -> dict[int, dict[str, n
         picked = by_share[bounds[number]:bounds[number + 1]]
         knots = np.concatenate([[0.0], times[picked]])
         usage = np.concatenate([[0.0], used[picked]])
-        own = np.minimum(usage, share.limit)
-        idle = share.limit - own
-        means = _means(knots, np.stack([own, np.maximum(usage - share.limit, 0), idle], axis=1), edges)
+        in_force = np.concatenate([[share.limit], limit[picked]])
+        lending = np.concatenate([[share.lends], lends[picked]])
+        own = np.minimum(usage, in_force)
+        idle = in_force - own
+        means = _means(knots, np.stack([own, np.maximum(usage - in_force, 0), idle], axis=1), edges)
         lent = np.zeros(len(edges) - 1)
-        if share.lends:
+        if lending.any():
+            lendable = idle * lending
             pool_knots, pool_integral = ratio_integral[share.pool]
             at_knots = np.interp(knots, pool_knots, pool_integral)
             at_edges = np.interp(edges, pool_knots, pool_integral)
-            lent_knots = np.concatenate([[0.0], np.cumsum(idle[:-1] * np.diff(at_knots))])
+            lent_knots = np.concatenate([[0.0], np.cumsum(lendable[:-1] * np.diff(at_knots))])
             k = np.clip(np.searchsorted(knots, edges, side="right") - 1, 0, len(knots) - 1)
-            lent_edges = lent_knots[k] + idle[k] * (at_edges - at_knots[k])
+            lent_edges = lent_knots[k] + lendable[k] * (at_edges - at_knots[k])
             lent = np.diff(lent_edges) / np.diff(edges)
         out[number] = {"own": means[:, 0], "borrowed": means[:, 1], "lent": lent, "idle": means[:, 2] - lent}
     return out
@@ -243,7 +288,7 @@ def aggregate(result: SimulationResult, bins: int = BINS) -> Aggregates:
     edges = edges_for(result.time, bins)
     shares = result.usage.shares
     number_of = {(s.share, s.instance_type): n for n, s in enumerate(shares)}
-    usage = _usage(result, edges)
+    usage = _usage(result.usage, edges)
     scan = _scan(result, number_of)
     depth, preemptions = _depth_and_preemptions(scan, edges, len(shares))
     series = [Series(s.share, s.instance_type, s.limit, *(usage[n][m] for m in METRICS), depth[n], preemptions[n])

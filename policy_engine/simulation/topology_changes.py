@@ -78,6 +78,8 @@ class ShareUpdate:
             pool.lender_idle += new_idle - old_idle
             if pool.series is not None:
                 pool.record(now)
+            if pool.log is not None:
+                pool.log.record_limit(now, share.number, share.limit, share.lends)
         _reconsider(engine, {share.pool for share in parts})
 
 

@@ -22,19 +22,33 @@ class LoggedShare(NamedTuple):
     pool: int
 
 
+class LimitChange(NamedTuple):
+    """From ``time`` on, the share numbered ``number`` has this own ``limit`` and ``lends`` (a topology change)."""
+
+    time: float
+    number: int
+    limit: int
+    lends: bool
+
+
 class UsageLog:
-    __slots__ = ("shares", "times", "used", "who")
+    __slots__ = ("limit_changes", "shares", "times", "used", "who")
 
     def __init__(self, shares: list[LoggedShare]):
         self.shares = shares
         self.times = array("d")
         self.who = array("q")
         self.used = array("q")
+        #: Rare (one per share per ``update_share``): own limits in force after ``LoggedShare.limit``.
+        self.limit_changes: list[LimitChange] = []
 
     def record(self, time: float, number: int, used: int) -> None:
         self.times.append(time)
         self.who.append(number)
         self.used.append(used)
+
+    def record_limit(self, time: float, number: int, limit: int, lends: bool) -> None:
+        self.limit_changes.append(LimitChange(time, number, limit, lends))
 
     def __len__(self) -> int:
         return len(self.times)
@@ -54,4 +68,5 @@ def merge_logs(logs: list[UsageLog | None]) -> UsageLog:
         merged.times.extend(log.times)
         merged.who.extend(array("q", (number + offset for number in log.who)))
         merged.used.extend(log.used)
+        merged.limit_changes.extend(change._replace(number=change.number + offset) for change in log.limit_changes)
     return merged

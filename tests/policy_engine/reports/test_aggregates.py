@@ -13,6 +13,9 @@ import pytest
 
 from policy_engine.reports import aggregates as agg
 from policy_engine.simulation import simulate
+from policy_engine.simulation.engine import Engine, SimulationSettings
+from policy_engine.simulation.results import build_result
+from policy_engine.simulation.topology_changes import ShareUpdate
 from tests.policy_engine.reports.walkthrough import step_times, walkthrough
 from tests.policy_engine.simulation.builders import job, run, share, topology
 
@@ -131,3 +134,36 @@ def test_a_run_where_nothing_ran_still_aggregates(tmp_path):
     assert [r.name for r in aggregates.worst] == ["x", "y"]
     written = write_report(result, topo, tmp_path)
     assert "REJECTED: quota share q/A is DISABLED" in written[0].read_text()
+
+
+def _changed_limits_run(seed: int):
+    """A run whose limits change twice mid-run: A is cut below its use, B raised, then A raised again."""
+    rng = np.random.default_rng(seed)
+    topo = topology(6, share("A", 3, "LEND_AND_BORROW", borrow_limit=100), share("B", 2), share("C", 1, "RESERVE"))
+    jobs = [job(f"j{i}", str(rng.choice(["A", "B", "C"])), instances=int(rng.choice([1, 1, 2])),
+                at=float(rng.integers(0, 2000)), duration=float(rng.integers(50, 700))) for i in range(120)]
+    updates = [ShareUpdate(600, "q/A", {"capacity": {GPU: 1}}), ShareUpdate(600, "q/B", {"capacity": {GPU: 4}}),
+               ShareUpdate(1500, "q/A", {"capacity": {GPU: 2}})]
+    engine = Engine(topo, jobs, updates, SimulationSettings(usage_log=True))
+    engine.run()
+    return build_result(engine)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_own_borrowed_and_lent_follow_the_limit_in_force_after_a_mid_run_change(seed):
+    result = _changed_limits_run(seed)
+    aggregates = agg.aggregate(result, bins=50)
+    width = np.diff(aggregates.edges)
+    for metrics in result.shares:  # the engine integrates under the limit in force at each time
+        series = _series(aggregates, metrics.share)
+        assert (series.own * width).sum() == pytest.approx(metrics.mean_own * result.time, rel=1e-4)
+        assert (series.borrowed * width).sum() == pytest.approx(metrics.mean_borrowed * result.time, rel=1e-4)
+        assert (series.lent * width).sum() == pytest.approx(metrics.mean_lent * result.time, rel=1e-4)
+    a, b = _series(aggregates, "q/A"), _series(aggregates, "q/B")
+    in_force = {"q/A": lambda t: 3 if t < 600 else 1 if t < 1500 else 2, "q/B": lambda t: 2 if t < 600 else 4}
+    for series in (a, b):
+        for index, (start, end) in enumerate(zip(aggregates.edges[:-1], aggregates.edges[1:], strict=True)):
+            if in_force[series.share](start) == in_force[series.share](end):  # bins inside one limit
+                total = series.own[index] + series.lent[index] + series.idle[index]
+                assert total == pytest.approx(in_force[series.share](start))
+    assert np.allclose(sum(s.lent for s in aggregates.series), sum(s.borrowed for s in aggregates.series))
