@@ -39,6 +39,8 @@ class Series:
     idle: np.ndarray
     depth: np.ndarray
     preemptions: np.ndarray
+    #: ``(time, limit)`` of each later change of the own limit (``update_share``), in time order.
+    later_limits: tuple[tuple[float, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -291,8 +293,13 @@ def aggregate(result: SimulationResult, bins: int = BINS) -> Aggregates:
     usage = _usage(result.usage, edges)
     scan = _scan(result, number_of)
     depth, preemptions = _depth_and_preemptions(scan, edges, len(shares))
-    series = [Series(s.share, s.instance_type, s.limit, *(usage[n][m] for m in METRICS), depth[n], preemptions[n])
-              for n, s in enumerate(shares)]
+    later: dict[int, list[tuple[float, int]]] = {}
+    for change in sorted(result.usage.limit_changes, key=lambda c: c.time):
+        steps = later.setdefault(change.number, [])
+        if change.limit != (steps[-1][1] if steps else shares[change.number].limit):
+            steps.append((change.time, change.limit))
+    series = [Series(s.share, s.instance_type, s.limit, *(usage[n][m] for m in METRICS), depth[n], preemptions[n],
+                     tuple(later.get(n, ()))) for n, s in enumerate(shares)]
     return Aggregates(edges, series, _waits(scan), worst_waiting(result, waits=scan["waits"]))
 
 

@@ -167,3 +167,4 @@ def test_own_borrowed_and_lent_follow_the_limit_in_force_after_a_mid_run_change(
                 total = series.own[index] + series.lent[index] + series.idle[index]
                 assert total == pytest.approx(in_force[series.share](start))
     assert np.allclose(sum(s.lent for s in aggregates.series), sum(s.borrowed for s in aggregates.series))
+    assert (a.limit, a.later_limits, b.later_limits) == (3, ((600, 1), (1500, 2)), ((600, 4),))

@@ -1,0 +1,239 @@
+"""Job files: CSV and JSON Lines rows read into ``JobSpec``s, with one problem per broken row or field.
+
+A common, valid CSV row takes a fast path (a few conversions); any row it cannot vouch for goes
+through the full check (``job_rows.job_from_row``) so that every problem is still reported. A
+problem that stops reading (not UTF-8, a CSV field over the csv module's limit, a NUL byte) is one
+line with the line number; the rows read before it are still checked.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from policy_engine import input_files
+from policy_engine.diagnostics import Named
+from policy_engine.loading import find_lone_surrogate
+from policy_engine.model import Topology
+from policy_engine.simulation.gcpause import gc_paused
+from policy_engine.simulation.input_problems import Problems
+from policy_engine.simulation.job_rows import (
+    JOB_FIELDS,
+    MAX_DIGITS,
+    MAX_PRIORITY,
+    MAX_SECONDS,
+    REQUIRED,
+    Extras,
+    RowAt,
+    ShareIndex,
+    TextRow,
+    job_from_row,
+)
+from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
+
+#: A row to check (a mapping) or one the fast path already turned into a ``JobSpec``, with where it is.
+Row = tuple[RowAt, Mapping[str, Any] | JobSpec]
+#: Columns the fast CSV path understands; any other column sends the file through full validation.
+_FAST_COLUMNS = frozenset(CORE_FIELDS)
+
+
+def _fast_number(text: str) -> float:
+    if "_" in text or text.strip() != text:  # float() is lenient; the full path reports such cells
+        raise ValueError(text)
+    value = float(text)
+    if not (0 <= value <= MAX_SECONDS):
+        raise ValueError(text)
+    return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value
+
+
+def _fast_csv(reader: Iterator[list[str]], header: list[str],
+              shares: ShareIndex) -> Iterator[tuple[int, list[str], JobSpec | None]]:
+    """Yield ``(number, cells, spec-or-None)``: the common, valid row costs a few conversions only.
+
+    ``None`` sends the row through ``job_from_row`` so that every problem is still reported.
+    """
+    column = {name: index for index, name in enumerate(header)}
+    i_name, i_share = column["name"], column["share"]
+    i_type, i_inst = column.get("instance_type"), column.get("instances")
+    i_prio, i_submit, i_duration = column.get("priority"), column.get("submit_at"), column["duration"]
+    resolved: dict[tuple[str, str], tuple[str, str] | None] = {}
+    width = len(header)
+    for number, cells in enumerate(reader, start=2):
+        spec: JobSpec | None
+        try:
+            if len(cells) != width:
+                raise ValueError
+            ref = cells[i_share]
+            wanted = cells[i_type] if i_type is not None else ""
+            key = (ref, wanted)
+            if key in resolved:
+                target = resolved[key]
+            else:
+                found = shares.resolve(ref) if ref else "missing"
+                target = None
+                if not isinstance(found, str):
+                    canonical, types = found
+                    if wanted in types or (not wanted and len(types) == 1):
+                        target = (canonical, wanted or types[0])
+                resolved[key] = target
+            if target is None:
+                raise ValueError
+            instances_text = cells[i_inst] if i_inst is not None and cells[i_inst] else "1"
+            priority_text = cells[i_prio] if i_prio is not None and cells[i_prio] else "0"
+            if (not (instances_text.isdigit() and priority_text.isdigit())
+                    or len(instances_text) + len(priority_text) > MAX_DIGITS):
+                raise ValueError  # int() takes " 3" and "3_0"; exact, short digits only
+            instances, priority = int(instances_text), int(priority_text)
+            if instances < 1 or not 0 <= priority <= MAX_PRIORITY or not cells[i_name]:
+                raise ValueError
+            submit = _fast_number(cells[i_submit]) if i_submit is not None and cells[i_submit] else 0
+            spec = JobSpec(cells[i_name], target[0], target[1], instances, priority, submit,
+                           _fast_number(cells[i_duration]))
+        except (ValueError, IndexError):
+            spec = None
+        yield number, cells, spec
+
+
+def _header_problem(header: list[str]) -> str | None:
+    """What is wrong with a CSV header as a whole (said once, not once per row), or ``None``."""
+    if header and header[0].startswith("\ufeff"):
+        return "the header starts with a byte-order mark (BOM); save the file as UTF-8 without BOM"
+    if len(header) == 1 and ";" in header[0]:
+        return "the header is separated by ';'; job files are comma-separated (name,share,duration,...)"
+    upper = [cell for cell in header if cell not in JOB_FIELDS and cell.strip().lower() in JOB_FIELDS]
+    if upper:
+        return (f"header column(s) {', '.join(map(repr, upper))} must be written exactly as "
+                f"{', '.join(repr(cell.strip().lower()) for cell in upper)} (lower case, no spaces)")
+    unknown = [cell for cell in header if cell not in JOB_FIELDS]
+    if unknown:
+        hints = "".join(f" (did you mean {close[0]!r}?)" for cell in unknown[:1]
+                        if (close := difflib.get_close_matches(cell, JOB_FIELDS, n=1)))
+        return (f"header column(s) {', '.join(map(repr, unknown))} are not job fields{hints}; "
+                f"the columns are {', '.join(JOB_FIELDS)}")
+    repeated = sorted({cell for cell in header if header.count(cell) > 1})
+    if repeated:
+        return f"header names column(s) {', '.join(map(repr, repeated))} more than once"
+    missing = [name for name in REQUIRED if name not in header]
+    if missing:
+        return f"header lacks the required column(s) {', '.join(map(repr, missing))}"
+    return None
+
+
+def _csv_rows(reader: Iterator[list[str]], path: Path, problems: Problems, shares: ShareIndex | None) -> Iterator[Row]:
+    source = str(path)
+    header = next(reader, None)
+    if header is None:
+        problems.add(source, None, (), "empty job file: expected a header line")
+        return
+    wrong = _header_problem(header)
+    if wrong:
+        problems.add(source, 1, (), wrong)
+        return
+    rows: Iterable[tuple[int, list[str], JobSpec | None]]
+    if shares is not None and set(header) <= _FAST_COLUMNS and set(REQUIRED) <= set(header):
+        rows = _fast_csv(reader, header, shares)
+    else:
+        rows = ((number, cells, None) for number, cells in enumerate(reader, start=2))
+    for number, cells, spec in rows:
+        at = RowAt(source, number, number, True)
+        if spec is not None:
+            yield at, spec
+        elif len(cells) != len(header):
+            problems.add(source, number, (), f"expected {len(header)} columns, got {len(cells)}")
+        else:
+            yield at, TextRow(zip(header, cells, strict=True))
+
+
+def _jsonl_rows(handle: IO[str], path: Path, problems: Problems) -> Iterator[Row]:
+    source = str(path)
+    for number, text in enumerate(handle, start=1):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text, parse_constant=_refuse_constant)
+        except json.JSONDecodeError as error:
+            problems.add(source, number, (), f"JSON syntax error: {error.msg}")
+            continue
+        except (ValueError, RecursionError) as error:  # a constant, a huge integer, deep nesting
+            problems.add(source, number, (), f"cannot read: {_short(error)}")
+            continue
+        if not isinstance(row, dict):
+            problems.add(source, number, (), f"expected a JSON object, got {type(row).__name__}")
+            continue
+        if find_lone_surrogate(row) is not None:
+            problems.add(source, number, (), "text holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), "
+                                             "which is no character")
+            continue
+        yield RowAt(source, number, number, True), row
+
+
+def _refuse_constant(token: str) -> float:
+    raise ValueError(f"{token} is not a number JSON allows (only finite numbers)")
+
+
+def _short(error: Exception) -> str:
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    text = str(error)
+    return "an integer is too large" if "digits" in text and "limit" in text else text
+
+
+def rows_from_file(path: Path, source: str, problems: Problems, shares: ShareIndex | None = None) -> Iterator[Row]:
+    """The rows of a CSV or JSON Lines job file; ``source`` (the scenario) is named when the file type is wrong."""
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".jsonl", ".ndjson"):
+        problems.add(source, None, ("jobs",), f"unsupported job file type {path.suffix!r}; use .csv or .jsonl")
+        return
+    try:
+        binary = input_files.open_input(path, input_files.JOBS)
+    except input_files.InputFileError as error:
+        problems.add_rendered([str(error)])
+        return
+    with io.TextIOWrapper(binary, encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle) if suffix == ".csv" else None
+        try:
+            yield from (_csv_rows(reader, path, problems, shares) if reader else _jsonl_rows(handle, path, problems))
+        except UnicodeDecodeError:
+            problems.add_rendered([input_files.locate_bad_utf8(path, input_files.JOBS)])
+        except csv.Error as error:  # a field over the csv module's size limit, a NUL byte
+            problems.add(str(path), reader.line_num if reader else None, (), f"cannot read CSV: {error}")
+
+
+def collect_jobs(rows: Iterable[Row], shares: ShareIndex, problems: Problems, named: set[str] | None = None,
+                 extras: Extras | None = None) -> list[JobSpec]:
+    """Valid jobs; ``named`` collects every name written, valid or not (actions may refer to them)."""
+    jobs: list[JobSpec] = []
+    seen: set[str] = set()
+    for at, row in rows:
+        if isinstance(row, JobSpec):
+            spec: JobSpec | None = row
+            name: object = row.name
+        else:
+            spec = job_from_row(row, at, shares, problems, extras)
+            name = row.get("name")
+            if named is not None and isinstance(name, str):
+                named.add(name)
+        if isinstance(name, str) and name:  # a duplicate is reported even when the row has other errors
+            if name in seen:
+                problems.add(at.source, at.line, ("jobs", Named(at.position, name), "name"),
+                             f"duplicate job name {name!r}")
+                continue
+            seen.add(name)
+        if spec is not None:
+            jobs.append(spec)
+    return jobs
+
+
+def load_jobs(path: Path, topology: Topology, extras: Extras | None = None) -> list[JobSpec]:
+    """Read a CSV or JSON Lines workload on its own (``generate`` and ``history`` write these)."""
+    problems = Problems()
+    shares = ShareIndex(topology)
+    with gc_paused():
+        jobs = collect_jobs(rows_from_file(path, str(path), problems, shares), shares, problems, extras=extras)
+    problems.raise_if_any()
+    return jobs
