@@ -12,13 +12,13 @@ from policy_engine import safe_yaml
 from policy_engine.cli import FiniteFloatRange, SafePath, fail_input, topology_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.limits import JOB_PRIORITY
-from policy_engine.model import share_id
 from policy_engine.simulation.generate import (
     DURATION_DISTRIBUTIONS,
     WorkloadProfile,
     drawable,
     generate_jobs,
     parse_weights,
+    share_priority_mixes,
     share_reach,
     write_jobs,
 )
@@ -93,22 +93,8 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
     except ValueError as error:
         problems.append(str(error))
         priority_weights = {}
-    per_share = {}
-    for item in share_priorities:
-        ref, sep, mix = item.partition("=")
-        matches = loaded.resolve_share(ref) if sep else []
-        if len(matches) > 1:
-            candidates = ", ".join(share_id(queue, share) for queue, share in matches)
-            problems.append(f"--share-priorities {item!r}: quota share {ref!r} is ambiguous, write QUEUE/SHARE "
-                            f"(one of: {candidates})")
-            continue
-        if not matches:
-            problems.append(f"--share-priorities {item!r}: expected SHARE=MIX naming one quota share of the topology")
-            continue
-        try:
-            per_share[share_id(*matches[0])] = parse_weights(mix, f"--share-priorities {ref}")
-        except ValueError as error:
-            problems.append(str(error))
+    per_share, wrong_mixes = share_priority_mixes(loaded, share_priorities)
+    problems += wrong_mixes
     mixes = [("--priorities", priority_weights), *((f"--share-priorities {sid}", w) for sid, w in per_share.items())]
     for what, weights in mixes:
         wrong = sorted(p for p in weights if not JOB_PRIORITY.allows(p))

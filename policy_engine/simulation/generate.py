@@ -8,14 +8,17 @@ thousands of submissions to one share at once, and a size mix such as ``{1: 0.85
 
 from __future__ import annotations
 
+import bisect
 import csv
+import itertools
 import json
 import math
 import random
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from policy_engine.diagnostics import resolve_share
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import build_pools
@@ -70,28 +73,40 @@ class WorkloadProfile:
         return DEFAULT_SHAPE.get(self.duration_distribution, 1.0)
 
 
-def _sampler(rng: random.Random, weights: Mapping[int, float]):
-    values, cumulative = list(weights), []
-    total = 0.0
-    for value in values:
-        total += weights[value]
-        cumulative.append(total)
+def share_priority_mixes(topology: Topology, items: Sequence[str]) -> tuple[dict[str, dict[int, float]], list[str]]:
+    """``--share-priorities SHARE=MIX`` items as ``{QUEUE/SHARE: weights}``, and one problem line per bad item."""
+    by_queue = {queue.name: [share.name for share in queue.shares] for queue in topology.job_queues}
+    mixes: dict[str, dict[int, float]] = {}
+    problems: list[str] = []
+    for item in items:
+        ref, sep, mix = item.partition("=")
+        if not sep or not ref:
+            problems.append(f"--share-priorities {item!r}: expected SHARE=MIX naming one quota share of the topology")
+            continue
+        match = resolve_share(ref, by_queue)
+        if match.share_id is None:
+            problems.append(f"--share-priorities {item!r}: {match.error}")
+            continue
+        try:
+            mixes[match.share_id] = parse_weights(mix, f"--share-priorities {ref}")
+        except ValueError as error:
+            problems.append(str(error))
+    return mixes, problems
+
+
+Sampler = Callable[[], int]
+
+
+def _sampler(rng: random.Random, weights: Mapping[int, float]) -> Sampler:
+    """Draw one of ``weights``' keys with probability proportional to its weight."""
+    values = list(weights)
+    cumulative = list(itertools.accumulate(weights[value] for value in values))
+    total = cumulative[-1]
 
     def sample() -> int:
-        return values[min(len(values) - 1, _bisect(cumulative, rng.random() * total))]
+        return values[min(len(values) - 1, bisect.bisect_right(cumulative, rng.random() * total))]
 
     return sample
-
-
-def _bisect(cumulative: list[float], x: float) -> int:
-    low, high = 0, len(cumulative)
-    while low < high:
-        mid = (low + high) // 2
-        if cumulative[mid] <= x:
-            low = mid + 1
-        else:
-            high = mid
-    return low
 
 
 #: The most instances one job can ever get, per (``QUEUE/SHARE``, instance type).
@@ -114,21 +129,22 @@ def drawable(topology: Topology, profile: WorkloadProfile,
     """
     most = share_reach(topology) if reach is None else reach
     sizes = sorted(size for size, weight in profile.sizes.items() if weight > 0)
-    enabled, notes = [], []
+    enabled: list[tuple[str, tuple[str, ...]]] = []
+    notes: list[str] = []
     for q, s in topology.shares():
         sid = share_id(q, s)
         if s.state != "ENABLED" or (profile.shares and sid not in profile.shares):
             continue
         types = []
         for instance_type in s.capacity:
-            reach = most[(sid, instance_type)]
-            kept = [size for size in sizes if size <= reach]
+            most_instances = most[(sid, instance_type)]
+            kept = [size for size in sizes if size <= most_instances]
             if kept:
                 types.append(instance_type)
             if len(kept) == len(sizes):
                 continue
             drawn = f"only size(s) {','.join(map(str, kept))} are drawn for it" if kept else "no job is drawn for it"
-            notes.append(f"{sid} {instance_type}: can reach at most {reach} instance(s); {drawn}")
+            notes.append(f"{sid} {instance_type}: can reach at most {most_instances} instance(s); {drawn}")
         if types:
             enabled.append((sid, tuple(types)))
     return enabled, notes
@@ -162,7 +178,7 @@ def generate_jobs(topology: Topology, profile: WorkloadProfile, reach: Reach | N
         yield JobSpec(f"job-{index:07d}", sid, instance_type, size, priority, round(time, 3), seconds)
 
 
-def _duration_sampler(rng: random.Random, profile: WorkloadProfile):
+def _duration_sampler(rng: random.Random, profile: WorkloadProfile) -> Callable[[], float]:
     """Seconds of work of one job (at least 1, at most ``duration_max``), rounded to 0.1 s."""
     mean, kind, shape, cap = profile.duration_mean, profile.duration_distribution, profile.shape(), profile.duration_max
     if kind == "lognormal":
@@ -191,7 +207,9 @@ def _duration_sampler(rng: random.Random, profile: WorkloadProfile):
     return sample
 
 
-def _bursts(rng, profile, enabled, samplers, default_priority, per_share, mean_gap, duration) -> Iterator[JobSpec]:
+def _bursts(rng: random.Random, profile: WorkloadProfile, enabled: list[tuple[str, tuple[str, ...]]],
+            samplers: Mapping[tuple[str, str], Sampler], default_priority: Sampler, per_share: Mapping[str, Sampler],
+            mean_gap: float, duration: Callable[[], float]) -> Iterator[JobSpec]:
     """Bursts (Poisson, ``burst_mean`` times rarer than jobs) of a geometric number of jobs to one share."""
     keep = 1.0 - 1.0 / profile.burst_mean  # geometric law with this mean: continue with probability keep
     time = 0.0

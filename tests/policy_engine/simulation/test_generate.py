@@ -56,8 +56,14 @@ job_queues:
                                     "--share-priorities", "QS1=1:1"])
     assert out.exit_code == 2
     assert out.output.splitlines() == [
-        "error: --share-priorities 'QS1=1:1': quota share 'QS1' is ambiguous, write QUEUE/SHARE "
-        "(one of: training/QS1, other/QS1)",
+        "error: --share-priorities 'QS1=1:1': share 'QS1' is ambiguous (training/QS1, other/QS1); write QUEUE/SHARE",
+    ]
+    out = CliRunner().invoke(main, ["generate", str(topo), "-o", str(tmp_path / "j.csv"),
+                                    "--share-priorities", "QS9=1:1", "--share-priorities", "QS1"])
+    assert out.exit_code == 2
+    assert out.output.splitlines() == [  # the one resolver's words, as for a workload row or a guarantee
+        "error: --share-priorities 'QS9=1:1': no quota share 'QS9' (write QUEUE/SHARE or a unique SHARE name)",
+        "error: --share-priorities 'QS1': expected SHARE=MIX naming one quota share of the topology",
     ]
 
 
