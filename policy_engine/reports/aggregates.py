@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from policy_engine.simulation.results import SimulationResult
+from policy_engine.simulation.results import JobRecord, SimulationResult
 from policy_engine.simulation.usage import UsageLog
 
 #: Time bins of every chart over time.
@@ -60,7 +61,15 @@ class Aggregates:
     edges: np.ndarray  # BINS + 1 bin edges, seconds
     series: list[Series]  # in the log's share order (pool by pool)
     waits: list[WaitStats]  # worst p95 first
-    worst: list  # JobRecords, longest wait first
+    worst: list[JobRecord]  # longest wait first
+
+
+def time_unit(end: float) -> tuple[float, str]:
+    """The unit that reads best for a span of ``end`` seconds: days, hours, minutes or seconds."""
+    for seconds, name in ((86400.0, "days"), (3600.0, "hours"), (60.0, "minutes")):
+        if end >= 3 * seconds:
+            return seconds, name
+    return 1.0, "seconds"
 
 
 def edges_for(end: float, bins: int = BINS) -> np.ndarray:
@@ -185,7 +194,22 @@ def _usage(log: UsageLog, edges: np.ndarray) -> dict[int, dict[str, np.ndarray]]
     return out
 
 
-def _scan(result: SimulationResult, number_of: dict) -> dict[str, np.ndarray]:
+@dataclass(frozen=True)
+class _Scan:
+    """What one pass over the job records found: entries into and exits from each share's line, preemptions, waits."""
+
+    enter: np.ndarray
+    enter_who: np.ndarray
+    leave: np.ndarray
+    leave_who: np.ndarray
+    preempted: np.ndarray
+    preempted_who: np.ndarray
+    waits: np.ndarray
+    wait_share: np.ndarray  # index into ``shares``
+    shares: list[str]
+
+
+def _scan(result: SimulationResult, number_of: dict[tuple[str, str], int]) -> _Scan:
     """One pass over the job records: when each job entered and left its line, preemptions, waits per share."""
     # typed arrays, not lists: a million entries are 8 bytes each, not a pointer plus an int object
     enter, enter_who, leave, leave_who = array("d"), array("q"), array("d"), array("q")
@@ -207,11 +231,11 @@ def _scan(result: SimulationResult, number_of: dict) -> dict[str, np.ndarray]:
             add_leave(attempts[0][0])  # the common job: one wait, one stay on capacity
             add_leave_who(number)
             continue
-        waiting_since = submitted
+        waiting_since: float | None = submitted
         for index, (start, end, outcome, _) in enumerate(attempts):
             add_leave(start)
             add_leave_who(number)
-            if outcome == "preempted":
+            if outcome == "preempted" and end is not None:
                 preempted.append(end)
                 preempted_who.append(number)
             if end is not None and (index + 1 < len(attempts) or status == "RUNNABLE"):
@@ -227,22 +251,26 @@ def _scan(result: SimulationResult, number_of: dict) -> dict[str, np.ndarray]:
                 add_enter_who(number)
                 add_leave(finished)
                 add_leave_who(number)
-    arrays = {"enter": enter, "enter_who": enter_who, "leave": leave, "leave_who": leave_who, "preempted": preempted,
-              "preempted_who": preempted_who, "waits": waits, "wait_share": wait_share}
-    scan = {key: np.frombuffer(values, dtype=np.float64 if values.typecode == "d" else np.int64)
-            for key, values in arrays.items()}
-    scan["shares"] = list(share_index)
-    return scan
+    return _Scan(_floats(enter), _ints(enter_who), _floats(leave), _ints(leave_who), _floats(preempted),
+                 _ints(preempted_who), _floats(waits), _ints(wait_share), list(share_index))
 
 
-def _depth_and_preemptions(scan: dict, edges: np.ndarray, count: int):
+def _floats(values: array[float]) -> np.ndarray:
+    return np.frombuffer(values, dtype=np.float64)
+
+
+def _ints(values: array[int]) -> np.ndarray:
+    return np.frombuffer(values, dtype=np.int64)
+
+
+def _depth_and_preemptions(scan: _Scan, edges: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
     """Waiting jobs (mean per bin) and preemptions (per bin) of every share number."""
     bins = len(edges) - 1
     depth = np.zeros((count, bins))
-    t = np.concatenate([scan["enter"], scan["leave"]])
+    t = np.concatenate([scan.enter, scan.leave])
     if len(t):
-        w = np.concatenate([scan["enter_who"], scan["leave_who"]])
-        d = np.concatenate([np.ones(len(scan["enter"])), -np.ones(len(scan["leave"]))])
+        w = np.concatenate([scan.enter_who, scan.leave_who])
+        d = np.concatenate([np.ones(len(scan.enter)), -np.ones(len(scan.leave))])
         order = np.lexsort((d, t, w))  # at one instant, leaving before entering: no spurious peak
         t, w, d = t[order], w[order], d[order]
         bounds = np.searchsorted(w, np.arange(count + 1))
@@ -254,19 +282,19 @@ def _depth_and_preemptions(scan: dict, edges: np.ndarray, count: int):
             values = np.concatenate([[0.0], np.cumsum(d[lo:hi])])
             depth[number] = _means(knots, values, edges)
     preemptions = np.zeros((count, bins))
-    if len(scan["preempted"]):
-        index = np.clip(np.searchsorted(edges, scan["preempted"], side="right") - 1, 0, bins - 1)
-        np.add.at(preemptions, (scan["preempted_who"], index), 1)
+    if len(scan.preempted):
+        index = np.clip(np.searchsorted(edges, scan.preempted, side="right") - 1, 0, bins - 1)
+        np.add.at(preemptions, (scan.preempted_who, index), 1)
     return depth, preemptions
 
 
-def _waits(scan: dict) -> list[WaitStats]:
+def _waits(scan: _Scan) -> list[WaitStats]:
     stats = []
-    order = np.argsort(scan["wait_share"], kind="stable")
-    grouped = scan["wait_share"][order]
-    bounds = np.searchsorted(grouped, np.arange(len(scan["shares"]) + 1))
-    for index, share in enumerate(scan["shares"]):
-        values = scan["waits"][order[bounds[index]:bounds[index + 1]]]
+    order = np.argsort(scan.wait_share, kind="stable")
+    grouped = scan.wait_share[order]
+    bounds = np.searchsorted(grouped, np.arange(len(scan.shares) + 1))
+    for index, share in enumerate(scan.shares):
+        values = scan.waits[order[bounds[index]:bounds[index + 1]]]
         low, p25, p50, p75, p95, high = np.percentile(values, [0, 25, 50, 75, 95, 100], method="inverted_cdf")
         stats.append(WaitStats(share, len(values), float(low), float(p25), float(p50), float(p75), float(p95),
                                float(high)))
@@ -274,7 +302,8 @@ def _waits(scan: dict) -> list[WaitStats]:
     return stats
 
 
-def worst_waiting(result: SimulationResult, count: int = WORST_JOBS, waits: np.ndarray | None = None) -> list:
+def worst_waiting(result: SimulationResult, count: int = WORST_JOBS,
+                  waits: np.ndarray | None = None) -> list[JobRecord]:
     """The ``count`` jobs that waited longest (ties in workload order); ``waits``: their waits, when known."""
     if not result.jobs:
         return []
@@ -298,16 +327,16 @@ def aggregate(result: SimulationResult, bins: int = BINS) -> Aggregates:
         steps = later.setdefault(change.number, [])
         if change.limit != (steps[-1][1] if steps else shares[change.number].limit):
             steps.append((change.time, change.limit))
-    series = [Series(s.share, s.instance_type, s.limit, *(usage[n][m] for m in METRICS), depth[n], preemptions[n],
-                     tuple(later.get(n, ()))) for n, s in enumerate(shares)]
-    return Aggregates(edges, series, _waits(scan), worst_waiting(result, waits=scan["waits"]))
+    series = [Series(s.share, s.instance_type, s.limit, usage[n]["own"], usage[n]["borrowed"], usage[n]["lent"],
+                     usage[n]["idle"], depth[n], preemptions[n], tuple(later.get(n, ()))) for n, s in enumerate(shares)]
+    return Aggregates(edges, series, _waits(scan), worst_waiting(result, waits=scan.waits))
 
 
 @dataclass(frozen=True)
 class Lanes:
     """Per-job rows of a chosen share and/or window: ``rows`` (job, start, end, state) and what was left out."""
 
-    rows: list[dict]
+    rows: list[dict[str, Any]]
     jobs: int  # jobs shown
     matched: int  # jobs that matched the choice
 
@@ -316,7 +345,7 @@ def lanes(result: SimulationResult, share: str | None, window: tuple[float, floa
           limit: int = MAX_LANES) -> Lanes:
     """One lane per job of ``share`` (all when ``None``) alive during ``window`` (the whole run when ``None``)."""
     start, end = window if window is not None else (0.0, result.time)
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     shown = matched = 0
     for record in result.jobs:
         if share is not None and record.share != share:

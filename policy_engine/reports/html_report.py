@@ -19,205 +19,30 @@ import errno
 import html
 import json
 import os
+from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
-from policy_engine.reports import summary_png, vega
+from policy_engine.reports import report_script, summary_png, vega
 from policy_engine.reports.safe_text import visible
 from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.results import SimulationResult
 
 PAGE = "index.html"
 #: Without --report-share / --report-window, runs of at most this many jobs still get per-job timelines.
 SMALL_RUN = 500
 
 _CSP = "default-src 'none'; script-src 'unsafe-inline'; img-src data:; style-src 'unsafe-inline'"
-_CSS = """
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1280px;
-       color: #222; padding: 0 1rem; }
-h1 { font-size: 1.6rem; margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd; }
-.muted { color: #666; } .chart { margin: 0.6rem 0 1.2rem; min-height: 60px; }
-table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
-th, td { border: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
-th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-table.sortable th { cursor: pointer; user-select: none; } table.sortable th:hover { background: #e6ebf0; }
-tr.preempted td { background: #fff3f0; } input, select { font-size: 0.95rem; padding: 0.2rem 0.4rem; }
-.error { color: #b00020; font-weight: bold; } code { background: #f4f6f8; padding: 0 0.2rem; }
-"""
-
-_SCRIPT = r"""
-(function () {
-  'use strict';
-  const data = JSON.parse(document.getElementById('report-data').textContent);
-  const KINDS = ['own use', 'borrowed', 'lent to others', 'idle'];
-  const COLORS = ['#4c72b0', '#dd8452', '#55a868', '#d9d9d9'];
-  const unit = data.unit;
-  const x = {field: 't', type: 'quantitative', title: 'simulated time (' + unit + ')', scale: {nice: false}};
-  const zoom = [{name: 'zoom', select: {type: 'interval', encodings: ['x']}, bind: 'scales'}];
-
-  function usageRows(s) {
-    const rows = [];
-    const n = data.edges.length - 1;
-    for (let i = 0; i <= n; i++) {
-      const b = Math.min(i, n - 1);
-      for (let k = 0; k < 4; k++) rows.push({t: data.edges[i], kind: KINDS[k], order: k, value: s.usage[k][b]});
-    }
-    return rows;
-  }
-  function binRows(values) {
-    const rows = [];
-    const last = values.length - 1;
-    for (let i = 0; i <= values.length; i++) rows.push({t: data.edges[i], value: values[Math.min(i, last)]});
-    return rows;
-  }
-  function floor(values) {  // an all-zero series still gets an axis from 0 to 1
-    return values.some(function (v) { return v > 0; }) ? {} : {domain: [0, 1]};
-  }
-  function overTime(title, s) {
-    return {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: title,
-      vconcat: [
-        {width: 1100, height: 220, data: {name: 'usage', values: usageRows(s)}, params: zoom,
-         mark: {type: 'area', interpolate: 'step-after'},
-         encoding: {x: x, y: {field: 'value', type: 'quantitative', stack: 'zero', title: 'instances (bin mean)',
-                       axis: {format: '~s'}},
-                    color: {field: 'kind', type: 'nominal', sort: KINDS, scale: {domain: KINDS, range: COLORS},
-                            title: null, legend: {labelLimit: 200}},
-                    order: {field: 'order'},
-                    tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'}, {field: 'kind'},
-                              {field: 'value', title: 'instances', format: '.2f'}]}},
-        {width: 1100, height: 90, data: {name: 'depth', values: binRows(s.depth)},
-         mark: {type: 'area', interpolate: 'step-after', color: '#8172b3'},
-         encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'waiting jobs', axis: {format: '~s'},
-                              scale: floor(s.depth)},
-                    tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'},
-                              {field: 'value', title: 'waiting jobs (mean)', format: '.1f'}]}},
-        {width: 1100, height: 70, data: {name: 'preemptions', values: binRows(s.preemptions)},
-         mark: {type: 'area', interpolate: 'step-after', color: '#d62728'},
-         encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'preemptions', axis: {format: '~s'},
-                       scale: floor(s.preemptions)},
-                    tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'},
-                              {field: 'value', title: 'preemptions'}]}}
-      ],
-      resolve: {scale: {x: 'shared'}}
-    };
-  }
-  function waitSpec() {
-    const y = {field: 'share', type: 'nominal', sort: null, title: null};
-    const scale = {type: 'symlog', constant: 1};
-    const tip = [{field: 'share'}, {field: 'jobs'}, {field: 'min'}, {field: 'p25'}, {field: 'p50', title: 'median'},
-                 {field: 'p75'}, {field: 'p95'}, {field: 'max'}];
-    return {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      title: 'Wait before first placement per share (seconds, log scale): min-max, quartiles, median, p95',
-      width: 900, data: {values: data.waits},
-      layer: [
-        {params: zoom, mark: {type: 'rule', color: '#777'},
-         encoding: {y: y, x: {field: 'min', type: 'quantitative', scale: scale, title: 'wait (s)'}, x2: {field: 'max'},
-                    tooltip: tip}},
-        {mark: {type: 'bar', color: '#4c72b0', height: 10}, encoding: {y: y, x: {field: 'p25', type: 'quantitative'},
-          x2: {field: 'p75'}, tooltip: tip}},
-        {mark: {type: 'tick', color: 'white', thickness: 2, size: 10}, encoding: {y: y,
-          x: {field: 'p50', type: 'quantitative'}, tooltip: tip}},
-        {mark: {type: 'point', color: '#d62728', shape: 'diamond', filled: true}, encoding: {y: y,
-          x: {field: 'p95', type: 'quantitative'}, tooltip: tip}}
-      ]
-    };
-  }
-  function laneSpec(lanes) {
-    const states = ['waiting', 'own', 'borrowed'];
-    return {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: lanes.title,
-      width: 1000, height: {step: 14}, data: {values: lanes.rows}, params: zoom,
-      mark: {type: 'bar'},
-      encoding: {
-        y: {field: 'job', type: 'nominal', sort: {field: 'order'}, title: null},
-        x: {field: 'start', type: 'quantitative', title: 'simulated time (' + unit + ')'}, x2: {field: 'end'},
-        color: {field: 'state', type: 'nominal', scale: {domain: states, range: ['#cfcfcf', '#4c72b0', '#dd8452']},
-                title: 'state'},
-        tooltip: [{field: 'job'}, {field: 'state'}, {field: 'outcome'}, {field: 'start', format: '.3f'},
-                  {field: 'end', format: '.3f'}, {field: 'reason'}]
-      }
-    };
-  }
-  async function draw(id, spec) {
-    const compiled = vegaLite.compile(spec).spec;
-    const runtime = vega.parse(compiled, null, {ast: true});
-    const view = new vega.View(runtime, {expr: vega.expressionInterpreter, renderer: 'svg',
-                                         container: document.getElementById(id), hover: true});
-    await view.runAsync();
-    return view;
-  }
-  function sortableTable(table, filter) {
-    const body = table.tBodies[0];
-    let column = -1, ascending = true;
-    Array.from(table.tHead.rows[0].cells).forEach(function (th, index) {
-      th.addEventListener('click', function () {
-        ascending = column === index ? !ascending : th.dataset.num === undefined;
-        column = index;
-        const numeric = th.dataset.num !== undefined;
-        const rows = Array.from(body.rows);
-        rows.sort(function (a, b) {
-          const p = a.cells[index].dataset.value || a.cells[index].textContent;
-          const q = b.cells[index].dataset.value || b.cells[index].textContent;
-          const c = numeric ? parseFloat(p) - parseFloat(q) : p.localeCompare(q);
-          return ascending ? c : -c;
-        });
-        rows.forEach(function (row) { body.appendChild(row); });
-        Array.from(table.tHead.rows[0].cells).forEach(function (h) { h.removeAttribute('aria-sort'); });
-        th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
-      });
-    });
-    filter.addEventListener('input', function () {
-      const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
-      let shown = 0;
-      Array.from(body.rows).forEach(function (row) {
-        const text = row.textContent.toLowerCase();
-        const keep = words.every(function (w) { return text.includes(w); });
-        row.hidden = !keep;
-        if (keep) shown++;
-      });
-      document.getElementById('worst-count').textContent = shown + ' of ' + body.rows.length + ' rows';
-    });
-  }
-
-  sortableTable(document.getElementById('worst'), document.getElementById('worst-filter'));
-  const picker = document.getElementById('share-picker');
-  const pending = [draw('chart-cluster', overTime(data.cluster.label, data.cluster)),
-                   draw('chart-waits', waitSpec())];
-  let shareView = null;
-  if (data.series.length) {
-    pending.push(draw('chart-share', overTime(data.series[0].label, data.series[0])).then(function (view) {
-      shareView = view;
-    }));
-    picker.addEventListener('change', function () {
-      const s = data.series[Number(picker.value)];
-      document.documentElement.dataset.rendered = 'false';
-      draw('chart-share', overTime(s.label, s)).then(function (view) {
-        if (shareView) shareView.finalize();
-        shareView = view;
-        document.documentElement.dataset.rendered = 'true';
-      });
-    });
-  }
-  if (data.lanes) pending.push(draw('chart-lanes', laneSpec(data.lanes)));
-  Promise.all(pending).then(function () {
-    document.documentElement.dataset.renderedMs = Math.round(performance.now());  // since navigation start
-    document.documentElement.dataset.rendered = 'true';
-  }, function (error) {
-    document.documentElement.dataset.rendered = 'error';
-    const note = document.getElementById('render-error');
-    note.textContent = 'A chart could not be drawn: ' + error;
-    note.hidden = false;
-    console.error(error);
-  });
-})();
-"""
+Cells = Sequence[object]
 
 
-def _table(header: tuple[str, ...], rows, numeric: set[int] = frozenset(), row_class=None, attrs: str = "") -> str:
+def _table(header: tuple[str, ...], rows: Iterable[Cells], numeric: AbstractSet[int] = frozenset(),
+           row_class: Callable[[Cells], str] | None = None, attrs: str = "") -> str:
     head = "".join(f"<th{' data-num' if i in numeric else ''}>{escape(h)}</th>" for i, h in enumerate(header))
     body = []
     for row in rows:
@@ -226,14 +51,6 @@ def _table(header: tuple[str, ...], rows, numeric: set[int] = frozenset(), row_c
                         for i, v in enumerate(row))
         body.append(f"<tr{cls}>{cells}</tr>")
     return f"<table{attrs}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def time_unit(end: float) -> tuple[float, str]:
-    """The unit that reads best for the span: days, hours, minutes or seconds."""
-    for seconds, name in ((86400.0, "days"), (3600.0, "hours"), (60.0, "minutes")):
-        if end >= 3 * seconds:
-            return seconds, name
-    return 1.0, "seconds"
 
 
 def _numbers(values: np.ndarray) -> list:
@@ -247,9 +64,17 @@ def _series_json(label: str, usage: list[np.ndarray], depth: np.ndarray, preempt
             "preemptions": _numbers(preemptions)}
 
 
-def page_data(result, aggregates: agg.Aggregates, lanes: agg.Lanes | None, lanes_title: str) -> dict:
+def _label(series: agg.Series, scale: float, unit: str) -> str:
+    """``QUEUE/SHARE: TYPE (own limit 3)``; after ``update_share`` changes, every limit and when it began."""
+    limits = [f"own limit {series.limit}"] + [f"{limit} from {time / scale:g} {unit}" for time, limit in
+                                              series.later_limits]
+    return f"{series.share}: {series.instance_type} ({', '.join(limits)})"
+
+
+def page_data(result: SimulationResult, aggregates: agg.Aggregates, lanes: agg.Lanes | None,
+              lanes_title: str) -> dict[str, Any]:
     """The JSON the page's script draws from (times in the page's unit)."""
-    scale, unit = time_unit(result.time)
+    scale, unit = agg.time_unit(result.time)
     series = aggregates.series
     metrics = [[getattr(s, m) for s in series] for m in agg.METRICS]
     empty = np.zeros(len(aggregates.edges) - 1)
@@ -260,11 +85,11 @@ def page_data(result, aggregates: agg.Aggregates, lanes: agg.Lanes | None, lanes
         sums,
         np.sum([s.depth for s in series], axis=0) if series else np.zeros(len(aggregates.edges) - 1),
         np.sum([s.preemptions for s in series], axis=0) if series else np.zeros(len(aggregates.edges) - 1))
-    data = {
+    data: dict[str, Any] = {
         "unit": unit,
         "edges": _numbers(aggregates.edges / scale),
         "cluster": cluster,
-        "series": [_series_json(f"{s.share}: {s.instance_type} (own limit {s.limit})",
+        "series": [_series_json(_label(s, scale, unit),
                                 [s.own, s.borrowed, s.lent, s.idle], s.depth, s.preemptions) for s in series],
         "waits": [{"share": w.share, "jobs": w.jobs, "min": w.low, "p25": w.p25, "p50": w.p50, "p75": w.p75,
                    "p95": w.p95, "max": w.high} for w in aggregates.waits],
@@ -277,7 +102,8 @@ def page_data(result, aggregates: agg.Aggregates, lanes: agg.Lanes | None, lanes
     return data
 
 
-def _lanes_choice(result, share: str | None, window: tuple[float, float] | None):
+def _lanes_choice(result: SimulationResult, share: str | None,
+                  window: tuple[float, float] | None) -> tuple[agg.Lanes | None, str, str]:
     """Which per-job timeline to draw, its title, and a note for the page (``None``: none drawn)."""
     if share is None and window is None and len(result.jobs) > SMALL_RUN:
         return None, "", (f"Per-job timelines are drawn for a chosen share or time window: "
@@ -298,7 +124,7 @@ def _lanes_choice(result, share: str | None, window: tuple[float, float] | None)
     return lanes, title, note
 
 
-def render_page(result, topology: Topology, source: str = "", share: str | None = None,
+def render_page(result: SimulationResult, topology: Topology, source: str = "", share: str | None = None,
                 window: tuple[float, float] | None = None, aggregates: agg.Aggregates | None = None,
                 pngs: tuple[str, ...] = ()) -> str:
     """The HTML page (a string): tables in HTML, charts drawn by the inlined Vega from the embedded data."""
@@ -315,7 +141,7 @@ def render_page(result, topology: Topology, source: str = "", share: str | None 
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>batch-quota simulation{escape(': ' + source) if source else ''}</title>",
-        f"<style>{_CSS}</style></head><body>",
+        f"<style>{report_script.STYLE}</style></head><body>",
         "<h1>batch-quota simulation report</h1>",
         f'<p class="muted">{escape(source) + " · " if source else ""}simulated time {format_seconds(result.time)} s · '
         f"{summary['jobs']:,} job(s)</p>",
@@ -369,13 +195,13 @@ def render_page(result, topology: Topology, source: str = "", share: str | None 
     safe = data.replace("</", "<\\/")  # no "</script>" inside the data block
     parts.append(f'<script type="application/json" id="report-data">{safe}</script>')
     parts += [f"<script>{script}</script>" for script in vega.scripts()]
-    parts.append(f"<script>{_SCRIPT}</script>")
+    parts.append(f"<script>{report_script.SCRIPT}</script>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def write_report(result, topology: Topology, directory: Path, source: str = "", share: str | None = None,
-                 window: tuple[float, float] | None = None) -> list[Path]:
+def write_report(result: SimulationResult, topology: Topology, directory: Path, source: str = "",
+                 share: str | None = None, window: tuple[float, float] | None = None) -> list[Path]:
     """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written.
 
     Symlinks are never followed: neither ``directory`` itself nor a file in it, so a link someone

@@ -14,7 +14,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from policy_engine.reports.aggregates import METRICS, Aggregates
+from policy_engine.reports.aggregates import METRICS, Aggregates, time_unit
+from policy_engine.simulation.results import SimulationResult
 
 OWN, BORROWED, IDLE = "#4c72b0", "#dd8452", "#d9d9d9"
 #: The waits chart shows this many shares (worst p95 first); its title says how many there are.
@@ -22,21 +23,14 @@ MAX_WAIT_BOXES = 30
 CLUSTER, WAITS = "summary-cluster.png", "summary-waits.png"
 
 
-def _png(figure) -> bytes:
+def _png(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100)  # fixed margins: "tight" would draw everything twice
     return buffer.getvalue()
 
 
-def _unit(end: float) -> tuple[float, str]:
-    for seconds, name in ((86400.0, "days"), (3600.0, "hours"), (60.0, "minutes")):
-        if end >= 3 * seconds:
-            return seconds, name
-    return 1.0, "seconds"
-
-
 def cluster_png(aggregates: Aggregates, end: float) -> bytes:
-    scale, unit = _unit(end)
+    scale, unit = time_unit(end)
     edges = aggregates.edges / scale
     bins = len(edges) - 1
     stacks = [np.sum([getattr(s, m) for s in aggregates.series], axis=0) if aggregates.series else np.zeros(bins)
@@ -60,7 +54,7 @@ def cluster_png(aggregates: Aggregates, end: float) -> bytes:
     return _png(figure)
 
 
-def _compact(value: float, _position=None) -> str:
+def _compact(value: float, _position: object = None) -> str:
     """1, 10, 100, 1k, 10k, 100k, 1M (seconds)."""
     for size, suffix in ((1e6, "M"), (1e3, "k")):
         if value >= size:
@@ -96,6 +90,6 @@ def waits_png(aggregates: Aggregates) -> bytes:
     return _png(figure)
 
 
-def draw(result, aggregates: Aggregates) -> list[tuple[str, bytes]]:
+def draw(result: SimulationResult, aggregates: Aggregates) -> list[tuple[str, bytes]]:
     """``(file name, PNG bytes)`` of each summary chart."""
     return [(CLUSTER, cluster_png(aggregates, result.time)), (WAITS, waits_png(aggregates))]

@@ -1,0 +1,192 @@
+"""What the report page runs and how it looks: its style sheet and the script that draws the charts.
+
+The script reads the page's embedded JSON (``html_report.page_data``), builds one Vega-Lite spec
+per chart, compiles it and renders it with Vega's CSP-safe expression interpreter (no ``eval``),
+wires the share picker and the sortable, filterable worst-waiting table, and marks the page
+``data-rendered="true"`` (with ``data-rendered-ms``) once every chart is drawn, or ``"error"``.
+A new chart is a spec function here plus a ``draw(...)`` call next to the others.
+"""
+
+from __future__ import annotations
+
+STYLE = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1280px;
+       color: #222; padding: 0 1rem; }
+h1 { font-size: 1.6rem; margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd; }
+.muted { color: #666; } .chart { margin: 0.6rem 0 1.2rem; min-height: 60px; }
+table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
+th, td { border: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
+th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.sortable th { cursor: pointer; user-select: none; } table.sortable th:hover { background: #e6ebf0; }
+tr.preempted td { background: #fff3f0; } input, select { font-size: 0.95rem; padding: 0.2rem 0.4rem; }
+.error { color: #b00020; font-weight: bold; } code { background: #f4f6f8; padding: 0 0.2rem; }
+"""
+
+SCRIPT = r"""
+(function () {
+  'use strict';
+  const data = JSON.parse(document.getElementById('report-data').textContent);
+  const KINDS = ['own use', 'borrowed', 'lent to others', 'idle'];
+  const COLORS = ['#4c72b0', '#dd8452', '#55a868', '#d9d9d9'];
+  const unit = data.unit;
+  const x = {field: 't', type: 'quantitative', title: 'simulated time (' + unit + ')', scale: {nice: false}};
+  const zoom = [{name: 'zoom', select: {type: 'interval', encodings: ['x']}, bind: 'scales'}];
+
+  function usageRows(s) {
+    const rows = [];
+    const n = data.edges.length - 1;
+    for (let i = 0; i <= n; i++) {
+      const b = Math.min(i, n - 1);
+      for (let k = 0; k < 4; k++) rows.push({t: data.edges[i], kind: KINDS[k], order: k, value: s.usage[k][b]});
+    }
+    return rows;
+  }
+  function binRows(values) {
+    const rows = [];
+    const last = values.length - 1;
+    for (let i = 0; i <= values.length; i++) rows.push({t: data.edges[i], value: values[Math.min(i, last)]});
+    return rows;
+  }
+  function floor(values) {  // an all-zero series still gets an axis from 0 to 1
+    return values.some(function (v) { return v > 0; }) ? {} : {domain: [0, 1]};
+  }
+  function overTime(title, s) {
+    return {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: title,
+      vconcat: [
+        {width: 1100, height: 220, data: {name: 'usage', values: usageRows(s)}, params: zoom,
+         mark: {type: 'area', interpolate: 'step-after'},
+         encoding: {x: x, y: {field: 'value', type: 'quantitative', stack: 'zero', title: 'instances (bin mean)',
+                       axis: {format: '~s'}},
+                    color: {field: 'kind', type: 'nominal', sort: KINDS, scale: {domain: KINDS, range: COLORS},
+                            title: null, legend: {labelLimit: 200}},
+                    order: {field: 'order'},
+                    tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'}, {field: 'kind'},
+                              {field: 'value', title: 'instances', format: '.2f'}]}},
+        {width: 1100, height: 90, data: {name: 'depth', values: binRows(s.depth)},
+         mark: {type: 'area', interpolate: 'step-after', color: '#8172b3'},
+         encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'waiting jobs', axis: {format: '~s'},
+                              scale: floor(s.depth)},
+                    tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'},
+                              {field: 'value', title: 'waiting jobs (mean)', format: '.1f'}]}},
+        {width: 1100, height: 70, data: {name: 'preemptions', values: binRows(s.preemptions)},
+         mark: {type: 'area', interpolate: 'step-after', color: '#d62728'},
+         encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'preemptions', axis: {format: '~s'},
+                       scale: floor(s.preemptions)},
+                    tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'},
+                              {field: 'value', title: 'preemptions'}]}}
+      ],
+      resolve: {scale: {x: 'shared'}}
+    };
+  }
+  function waitSpec() {
+    const y = {field: 'share', type: 'nominal', sort: null, title: null};
+    const scale = {type: 'symlog', constant: 1};
+    const tip = [{field: 'share'}, {field: 'jobs'}, {field: 'min'}, {field: 'p25'}, {field: 'p50', title: 'median'},
+                 {field: 'p75'}, {field: 'p95'}, {field: 'max'}];
+    return {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      title: 'Wait before first placement per share (seconds, log scale): min-max, quartiles, median, p95',
+      width: 900, data: {values: data.waits},
+      layer: [
+        {params: zoom, mark: {type: 'rule', color: '#777'},
+         encoding: {y: y, x: {field: 'min', type: 'quantitative', scale: scale, title: 'wait (s)'}, x2: {field: 'max'},
+                    tooltip: tip}},
+        {mark: {type: 'bar', color: '#4c72b0', height: 10}, encoding: {y: y, x: {field: 'p25', type: 'quantitative'},
+          x2: {field: 'p75'}, tooltip: tip}},
+        {mark: {type: 'tick', color: 'white', thickness: 2, size: 10}, encoding: {y: y,
+          x: {field: 'p50', type: 'quantitative'}, tooltip: tip}},
+        {mark: {type: 'point', color: '#d62728', shape: 'diamond', filled: true}, encoding: {y: y,
+          x: {field: 'p95', type: 'quantitative'}, tooltip: tip}}
+      ]
+    };
+  }
+  function laneSpec(lanes) {
+    const states = ['waiting', 'own', 'borrowed'];
+    return {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: lanes.title,
+      width: 1000, height: {step: 14}, data: {values: lanes.rows}, params: zoom,
+      mark: {type: 'bar'},
+      encoding: {
+        y: {field: 'job', type: 'nominal', sort: {field: 'order'}, title: null},
+        x: {field: 'start', type: 'quantitative', title: 'simulated time (' + unit + ')'}, x2: {field: 'end'},
+        color: {field: 'state', type: 'nominal', scale: {domain: states, range: ['#cfcfcf', '#4c72b0', '#dd8452']},
+                title: 'state'},
+        tooltip: [{field: 'job'}, {field: 'state'}, {field: 'outcome'}, {field: 'start', format: '.3f'},
+                  {field: 'end', format: '.3f'}, {field: 'reason'}]
+      }
+    };
+  }
+  async function draw(id, spec) {
+    const compiled = vegaLite.compile(spec).spec;
+    const runtime = vega.parse(compiled, null, {ast: true});
+    const view = new vega.View(runtime, {expr: vega.expressionInterpreter, renderer: 'svg',
+                                         container: document.getElementById(id), hover: true});
+    await view.runAsync();
+    return view;
+  }
+  function sortableTable(table, filter) {
+    const body = table.tBodies[0];
+    let column = -1, ascending = true;
+    Array.from(table.tHead.rows[0].cells).forEach(function (th, index) {
+      th.addEventListener('click', function () {
+        ascending = column === index ? !ascending : th.dataset.num === undefined;
+        column = index;
+        const numeric = th.dataset.num !== undefined;
+        const rows = Array.from(body.rows);
+        rows.sort(function (a, b) {
+          const p = a.cells[index].dataset.value || a.cells[index].textContent;
+          const q = b.cells[index].dataset.value || b.cells[index].textContent;
+          const c = numeric ? parseFloat(p) - parseFloat(q) : p.localeCompare(q);
+          return ascending ? c : -c;
+        });
+        rows.forEach(function (row) { body.appendChild(row); });
+        Array.from(table.tHead.rows[0].cells).forEach(function (h) { h.removeAttribute('aria-sort'); });
+        th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+      });
+    });
+    filter.addEventListener('input', function () {
+      const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+      let shown = 0;
+      Array.from(body.rows).forEach(function (row) {
+        const text = row.textContent.toLowerCase();
+        const keep = words.every(function (w) { return text.includes(w); });
+        row.hidden = !keep;
+        if (keep) shown++;
+      });
+      document.getElementById('worst-count').textContent = shown + ' of ' + body.rows.length + ' rows';
+    });
+  }
+
+  sortableTable(document.getElementById('worst'), document.getElementById('worst-filter'));
+  const picker = document.getElementById('share-picker');
+  const pending = [draw('chart-cluster', overTime(data.cluster.label, data.cluster)),
+                   draw('chart-waits', waitSpec())];
+  let shareView = null;
+  if (data.series.length) {
+    pending.push(draw('chart-share', overTime(data.series[0].label, data.series[0])).then(function (view) {
+      shareView = view;
+    }));
+    picker.addEventListener('change', function () {
+      const s = data.series[Number(picker.value)];
+      document.documentElement.dataset.rendered = 'false';
+      draw('chart-share', overTime(s.label, s)).then(function (view) {
+        if (shareView) shareView.finalize();
+        shareView = view;
+        document.documentElement.dataset.rendered = 'true';
+      });
+    });
+  }
+  if (data.lanes) pending.push(draw('chart-lanes', laneSpec(data.lanes)));
+  Promise.all(pending).then(function () {
+    document.documentElement.dataset.renderedMs = Math.round(performance.now());  // since navigation start
+    document.documentElement.dataset.rendered = 'true';
+  }, function (error) {
+    document.documentElement.dataset.rendered = 'error';
+    const note = document.getElementById('render-error');
+    note.textContent = 'A chart could not be drawn: ' + error;
+    note.hidden = false;
+    console.error(error);
+  });
+})();
+"""
