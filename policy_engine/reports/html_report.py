@@ -53,10 +53,15 @@ def _table(header: tuple[str, ...], rows: Iterable[Cells], numeric: AbstractSet[
     return f"<table{attrs}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _numbers(values: np.ndarray) -> list:
-    """Compact JSON numbers: 3 decimals, integers without a fraction."""
+def _numbers(values: np.ndarray) -> list[float]:
+    """Compact JSON numbers: 3 decimals, integers without a fraction (converted in bulk, not number by number)."""
     rounded = np.round(values.astype(np.float64), 3)
-    return [int(v) if v.is_integer() else v for v in rounded.tolist()]
+    whole = rounded == np.trunc(rounded)
+    if whole.all():
+        return rounded.astype(np.int64).tolist()
+    mixed = rounded.astype(object)
+    mixed[whole] = rounded[whole].astype(np.int64).astype(object)
+    return mixed.tolist()
 
 
 def _series_json(label: str, usage: list[np.ndarray], depth: np.ndarray, preemptions: np.ndarray) -> dict:
