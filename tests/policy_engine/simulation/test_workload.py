@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from policy_engine.cli import main
+from policy_engine.loading import LoadError
 
 TOPOLOGY = Path(__file__).parents[3] / "topologies" / "example.yaml"
 
@@ -80,3 +82,63 @@ jobs:
     (tmp_path / "c.yaml").write_text(f"topology: {TOPOLOGY.as_posix()}\njobs: j.csv\n", encoding="utf-8")
     out = CliRunner().invoke(main, ["simulate", str(tmp_path / "c.yaml")])
     assert out.exit_code == 2 and "jobs[x].name: duplicate job name 'x'" in out.output
+
+
+DOTTED = """service_environments:
+  - {name: env, capacity: {ml.g5.xlarge: 4, ml.p4d.24xlarge: 2}}
+job_queues:
+  - name: team.a
+    service_environment: env
+    shares:
+      - {name: QS1, capacity: {ml.g5.xlarge: 2, ml.p4d.24xlarge: 1}, strategy: LEND_AND_BORROW}
+      - {name: dup, capacity: {ml.g5.xlarge: 1}, strategy: LEND}
+  - name: teamb
+    service_environment: env
+    shares:
+      - {name: dup, capacity: {ml.g5.xlarge: 1}, strategy: LEND}
+"""
+
+
+def test_row_problems_are_located_data_whatever_the_names_hold(tmp_path):
+    from policy_engine.diagnostics import Named, Problem
+    from policy_engine.simulation.input_problems import Problems
+    from policy_engine.simulation.job_files import collect_jobs, rows_from_file
+    from policy_engine.simulation.job_rows import ShareIndex
+    from policy_engine.simulation.workload import load_jobs
+
+    topology_file = tmp_path / "t.yaml"
+    topology_file.write_text(DOTTED, encoding="utf-8")
+    from policy_engine.loading import load_topology
+
+    topology = load_topology(topology_file)
+    jobs = tmp_path / "jobs.csv"
+    jobs.write_text("name,share,duration,instance_type\nj.1,team.a/QS1,10,ml.g5.xlarge\nj.2,dup,10,\n"
+                    "j.3,team.a/dup,x,\nj.1,teamb/dup,10,\n", encoding="utf-8")
+    problems = Problems()
+    shares = ShareIndex(topology)
+    found = collect_jobs(rows_from_file(jobs, str(jobs), problems, shares), shares, problems)
+    assert [spec.name for spec in found] == ["j.1"]
+    assert problems.found == [
+        Problem(str(jobs), 3, ("jobs", Named(3, "j.2"), "share"),
+                "share 'dup' is ambiguous (team.a/dup, teamb/dup); write QUEUE/SHARE"),
+        Problem(str(jobs), 4, ("jobs", Named(4, "j.3"), "duration"), "must be a number, got 'x'"),
+        Problem(str(jobs), 5, ("jobs", Named(5, "j.1"), "name"), "duplicate job name 'j.1'"),
+    ]
+    with pytest.raises(LoadError) as error:  # rendered only at the edge, names with dots intact
+        load_jobs(jobs, topology)
+    assert error.value.problems[0] == (f"{jobs}:3: jobs[j.2].share: share 'dup' is ambiguous "
+                                       "(team.a/dup, teamb/dup); write QUEUE/SHARE")
+
+
+def test_a_row_names_a_share_through_the_one_resolver(tmp_path):
+    from policy_engine.loading import load_topology
+    from policy_engine.simulation.job_rows import ShareIndex
+
+    topology_file = tmp_path / "t.yaml"
+    topology_file.write_text(DOTTED, encoding="utf-8")
+    shares = ShareIndex(load_topology(topology_file))
+    assert shares.resolve("QS1") == ("team.a/QS1", ("ml.g5.xlarge", "ml.p4d.24xlarge"))
+    assert shares.resolve("teamb/dup") == ("teamb/dup", ("ml.g5.xlarge",))
+    assert shares.resolve("dup") == "share 'dup' is ambiguous (team.a/dup, teamb/dup); write QUEUE/SHARE"
+    assert shares.resolve("team.a/nope") == ("no quota share 'team.a/nope' in the topology "
+                                             "(known: team.a/QS1, team.a/dup, teamb/dup)")
