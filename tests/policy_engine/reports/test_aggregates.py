@@ -136,7 +136,7 @@ def test_a_run_where_nothing_ran_still_aggregates(tmp_path):
     assert "REJECTED: quota share q/A is DISABLED" in written[0].read_text()
 
 
-def _changed_limits_run(seed: int):
+def _changed_limits_run(seed: int):  # -> (topology, result)
     """A run whose limits change twice mid-run: A is cut below its use, B raised, then A raised again."""
     rng = np.random.default_rng(seed)
     topo = topology(6, share("A", 3, "LEND_AND_BORROW", borrow_limit=100), share("B", 2), share("C", 1, "RESERVE"))
@@ -146,12 +146,12 @@ def _changed_limits_run(seed: int):
                ShareUpdate(1500, "q/A", {"capacity": {GPU: 2}})]
     engine = Engine(topo, jobs, updates, SimulationSettings(usage_log=True))
     engine.run()
-    return build_result(engine)
+    return topo, build_result(engine)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_own_borrowed_and_lent_follow_the_limit_in_force_after_a_mid_run_change(seed):
-    result = _changed_limits_run(seed)
+    _, result = _changed_limits_run(seed)
     aggregates = agg.aggregate(result, bins=50)
     width = np.diff(aggregates.edges)
     for metrics in result.shares:  # the engine integrates under the limit in force at each time

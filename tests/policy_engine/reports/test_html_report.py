@@ -40,6 +40,27 @@ def test_writes_the_page_and_the_summary_pngs(report_dir: Path):
         assert (report_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_summary_pngs_are_images_of_the_run_and_limits_changed_mid_run_are_labelled(tmp_path: Path):
+    from PIL import Image
+
+    from policy_engine.reports import aggregates as agg
+    from tests.policy_engine.reports.test_aggregates import _changed_limits_run
+
+    topology, result = _changed_limits_run(1)
+    written = write_report(result, topology, tmp_path)
+    for name in (CLUSTER, WAITS):
+        with Image.open(tmp_path / name) as image:
+            assert image.format == "PNG" and image.width == 1100
+            assert len(image.convert("RGB").getcolors(1 << 16) or ()) > 5  # drawn, not blank
+    data = html_report.page_data(result, agg.aggregate(result), None, "")
+    scale, unit = agg.time_unit(result.time)
+    labels = {series["label"].split(":")[0]: series["label"] for series in data["series"]}
+    assert labels["q/A"] == (f"q/A: ml.g5.xlarge (own limit 3, 1 from {600 / scale:g} {unit}, "
+                             f"2 from {1500 / scale:g} {unit})")
+    assert labels["q/C"] == "q/C: ml.g5.xlarge (own limit 1)"
+    assert written[0].name == PAGE
+
+
 def test_page_is_self_contained_and_forbids_eval_and_fetching(report_dir: Path):
     page = (report_dir / PAGE).read_text()
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
