@@ -84,7 +84,6 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
     data, lines = read_data(path, input_files.SCENARIO)
     problems = Problems()
     here = _Located(source, lines, problems)
-
     if not isinstance(data, dict):
         raise LoadError([f"{source}: (top level): expected a mapping with topology and jobs, "
                          f"got {type(data).__name__}"])
