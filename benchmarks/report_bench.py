@@ -28,18 +28,24 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import workloads
 
+from policy_engine.model import Topology
 from policy_engine.simulation.engine import Engine, SimulationSettings
-from policy_engine.simulation.results import build_result
+from policy_engine.simulation.jobs import JobSpec
+from policy_engine.simulation.results import SimulationResult, build_result
 from policy_engine.simulation.workload import load_jobs
+
+
+def _simulate(topology: Topology, specs: list[JobSpec], usage_log: bool) -> SimulationResult:
+    """As ``simulate`` does: only the result outlives the engine (the report is written without it in memory)."""
+    engine = Engine(topology, specs, settings=SimulationSettings(usage_log=usage_log))
+    engine.run()
+    return build_result(engine)
 
 
 def one(path: Path, report: Path | None) -> dict:
     topology = workloads.topology(path.stem.split("-")[0])  # files are named SHAPE-JOBS.csv
     started, cpu = time.perf_counter(), time.process_time()
-    specs = load_jobs(path, topology)
-    engine = Engine(topology, specs, settings=SimulationSettings(usage_log=report is not None))
-    engine.run()
-    result = build_result(engine)
+    result = _simulate(topology, load_jobs(path, topology), report is not None)
     row = {"simulate_s": time.perf_counter() - started}
     if report is not None:
         from policy_engine.reports.html_report import write_report  # imported here: part of what --report costs
@@ -116,7 +122,8 @@ def main() -> None:
             added = with_report["wall_s"] - plain["wall_s"]
             added_cpu = with_report["cpu_s"] - plain["cpu_s"]
             pngs = sum(p.stat().st_size for p in report.glob("*.png")) / 1e3
-            print(f"{size:>9,} jobs: simulate {plain['wall_s']:6.2f} s (cpu {plain['cpu_s']:6.2f} s, peak "
+            print(f"{size:>9,} jobs (load average {os.getloadavg()[0]:.2f}): simulate {plain['wall_s']:6.2f} s "
+                  f"(cpu {plain['cpu_s']:6.2f} s, peak "
                   f"{plain['peak_mb']:5.0f} MB); with --report {with_report['wall_s']:6.2f} s (cpu "
                   f"{with_report['cpu_s']:6.2f} s, write_report {with_report['report_s']:5.2f} s, peak "
                   f"{with_report['peak_mb']:5.0f} MB): adds {added:5.2f} s wall, {added_cpu:5.2f} s cpu; "
