@@ -103,7 +103,6 @@ class ShareIndex:
     """A row's ``SHARE`` or ``QUEUE/SHARE`` as the canonical id and its instance types (``resolve_share``), cached."""
 
     def __init__(self, topology: Topology):
-        self.topology = topology
         self.by_queue = {queue.name: [share.name for share in queue.shares] for queue in topology.job_queues}
         self.types = {share_id(q, s): tuple(s.capacity) for q, s in topology.shares()}
         self.names = Counter(s.name for _, s in topology.shares())
