@@ -36,8 +36,9 @@ from policy_engine.simulation.job_rows import (
 )
 from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
 
-#: A row to check (a mapping) or one the fast path already turned into a ``JobSpec``, with where it is.
-Row = tuple[RowAt, Mapping[str, Any] | JobSpec]
+#: A row to check (a mapping) or one the fast path already turned into a ``JobSpec``, with where it is
+#: (for a fast row only ``(file, line)``: a million ``RowAt``s would cost more than the rest of its check).
+Row = tuple[RowAt | tuple[str, int], Mapping[str, Any] | JobSpec]
 #: Columns the fast CSV path understands; any other column sends the file through full validation.
 _FAST_COLUMNS = frozenset(CORE_FIELDS)
 
@@ -140,13 +141,12 @@ def _csv_rows(reader: Iterator[list[str]], path: Path, problems: Problems, share
     else:
         rows = ((number, cells, None) for number, cells in enumerate(reader, start=2))
     for number, cells, spec in rows:
-        at = RowAt(source, number, number, True)
         if spec is not None:
-            yield at, spec
+            yield (source, number), spec
         elif len(cells) != len(header):
             problems.add(source, number, (), f"expected {len(header)} columns, got {len(cells)}")
         else:
-            yield at, TextRow(zip(header, cells, strict=True))
+            yield RowAt(source, number, number, True), TextRow(zip(header, cells, strict=True))
 
 
 def _jsonl_rows(handle: IO[str], path: Path, problems: Problems) -> Iterator[Row]:
@@ -204,22 +204,27 @@ def rows_from_file(path: Path, source: str, problems: Problems, shares: ShareInd
             problems.add(str(path), reader.line_num if reader else None, (), f"cannot read CSV: {error}")
 
 
+def _row_at(where: RowAt | tuple[str, int]) -> RowAt:
+    return where if isinstance(where, RowAt) else RowAt(where[0], where[1], where[1], True)
+
+
 def collect_jobs(rows: Iterable[Row], shares: ShareIndex, problems: Problems, named: set[str] | None = None,
                  extras: Extras | None = None) -> list[JobSpec]:
     """Valid jobs; ``named`` collects every name written, valid or not (actions may refer to them)."""
     jobs: list[JobSpec] = []
     seen: set[str] = set()
-    for at, row in rows:
+    for where, row in rows:
         if isinstance(row, JobSpec):
             spec: JobSpec | None = row
             name: object = row.name
         else:
-            spec = job_from_row(row, at, shares, problems, extras)
+            spec = job_from_row(row, _row_at(where), shares, problems, extras)
             name = row.get("name")
             if named is not None and isinstance(name, str):
                 named.add(name)
         if isinstance(name, str) and name:  # a duplicate is reported even when the row has other errors
             if name in seen:
+                at = _row_at(where)
                 problems.add(at.source, at.line, ("jobs", Named(at.position, name), "name"),
                              f"duplicate job name {name!r}")
                 continue
