@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from policy_engine.diagnostics import ShareMatch, resolve_share
 from policy_engine.limits import SYSTEM_TAG_PREFIX
 
 Strategy = Literal["RESERVE", "LEND", "LEND_AND_BORROW"]
@@ -182,14 +183,25 @@ class Topology(_Frozen):
         """Every share with its queue, in declaration order."""
         return [(q, s) for q in self.job_queues for s in q.shares]
 
+    def shares_by_queue(self) -> dict[str, list[str]]:
+        """Share names per queue name, in declaration order (what ``diagnostics.resolve_share`` looks in)."""
+        out: dict[str, list[str]] = {}
+        for queue in self.job_queues:
+            out.setdefault(queue.name, []).extend(share.name for share in queue.shares)
+        return out
+
+    def find_share(self, ref: str) -> ShareMatch:
+        """The share a reference names, or why none (``diagnostics.resolve_share``)."""
+        return resolve_share(ref, self.shares_by_queue())
+
     def resolve_share(self, ref: str) -> list[tuple[JobQueue, QuotaShare]]:
-        """Shares a reference names: ``QUEUE/SHARE`` names one; ``SHARE`` may be ambiguous."""
-        if "/" in ref:
-            queue_name, _, share_name = ref.partition("/")
-            queue = self.queue(queue_name)
-            share = queue.share(share_name) if queue else None
-            return [(queue, share)] if queue and share else []
-        return [(q, s) for q, s in self.shares() if s.name == ref]
+        """Shares a reference names: one, several when a bare ``SHARE`` is ambiguous, or none."""
+        match = self.find_share(ref)
+        found = list(match.candidates)
+        if match.queue is not None and match.share is not None:
+            found = [(match.queue, match.share)]
+        return [(queue, share) for queue_name, share_name in found
+                if (queue := self.queue(queue_name)) is not None and (share := queue.share(share_name)) is not None]
 
 
 def share_id(queue: JobQueue | str, share: QuotaShare | str) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from policy_engine.diagnostics import ObjectRef
 from policy_engine.findings import Finding, Severity
 from policy_engine.graph import BorrowGraph
 from policy_engine.model import Suppression, Topology
@@ -43,7 +44,7 @@ class Context:
 class Problem:
     """A rule's raw result; ``severity`` overrides the rule's default (e.g. opted-in oversubscription)."""
 
-    object: str
+    object: ObjectRef
     message: str
     hint: str = ""
     severity: Severity | None = None
@@ -66,9 +67,18 @@ class Rule:
     suppressible_errors: bool = False
     #: Runs after every other rule, over ``Context.findings``.
     after_findings: bool = False
+    #: AWS itself refuses what it finds (CloudFormation or the Batch API fail the deploy); the constructs'
+    #: eager prop checks mirror these rules, and a local AWS endpoint rejects the same requests.
+    enforced_by_aws: bool = False
 
     def can_suppress(self, severity: Severity) -> bool:
+        """A finding of this severity may be accepted: a warning, or an error AWS would still deploy."""
         return severity is Severity.WARNING or self.suppressible_errors
+
+    @property
+    def blocks_synthesis(self) -> bool:
+        """Its errors fail ``check`` and ``cdk synth`` whatever a suppression says."""
+        return self.severity is Severity.ERROR and not self.suppressible_errors
 
     @property
     def description(self) -> str:
@@ -93,14 +103,15 @@ REGISTRY: dict[str, Rule] = {}
 
 
 def rule(rule_id: str, severity: Severity, title: str, *, suppressible_errors: bool = False,
-         after_findings: bool = False) -> Callable[[RuleFunction], Rule]:
+         after_findings: bool = False, enforced_by_aws: bool = False) -> Callable[[RuleFunction], Rule]:
     """Register the decorated function as rule ``rule_id``."""
 
     def register(function: RuleFunction) -> Rule:
         if rule_id in REGISTRY:
             raise ValueError(f"rule {rule_id} registered twice")
         family = (inspect.getmodule(function).__doc__ or "").strip().split(":")[0]
-        registered = Rule(rule_id, severity, title, function, family, suppressible_errors, after_findings)
+        registered = Rule(rule_id, severity, title, function, family, suppressible_errors, after_findings,
+                          enforced_by_aws)
         REGISTRY[rule_id] = registered
         return registered
 

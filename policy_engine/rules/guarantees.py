@@ -14,7 +14,7 @@ from policy_engine.findings import Severity
 from policy_engine.guarantees import refute
 from policy_engine.model import Capacity, QuotaShare
 from policy_engine.rules.base import Context, Problem, rule
-from policy_engine.rules.objects import guarantee_object
+from policy_engine.rules.objects import guarantee_ref
 
 _PROMISES = ("min_capacity", "burst_capacity")
 
@@ -34,7 +34,7 @@ def _refuted(context: Context, promise: str) -> Iterator[Problem]:
         checked = guarantee.model_copy(update={p: _meaningful(share, getattr(guarantee, p)) for p in _PROMISES})
         for refutation in refute(context.topology, context.graph, checked):
             if refutation.property == promise:
-                yield Problem(guarantee_object(index, guarantee), refutation.message, refutation.hint,
+                yield Problem(guarantee_ref(context.topology, index, guarantee), refutation.message, refutation.hint,
                               counterexample=refutation.counterexample)
 
 
@@ -69,7 +69,7 @@ def guarantee_is_meaningful(context: Context) -> Iterator[Problem]:
     nothing, so the team reads a guarantee that does not exist."""
     for index, guarantee in enumerate(context.topology.guarantees):
         matches = context.topology.resolve_share(guarantee.share)
-        obj = guarantee_object(index, guarantee)
+        obj = guarantee_ref(context.topology, index, guarantee)
         promised = [p for p in _PROMISES if getattr(guarantee, p)]
         if not promised and not guarantee.never_preempted:
             yield Problem(obj, "promises nothing: no min_capacity, no burst_capacity and never_preempted is false",
