@@ -60,7 +60,7 @@ def test_rule_fails_its_bad_topology(rule_id):
     bad, obj, text = FAILING[rule_id]
     findings = run(rule_id, bad)
     assert findings, f"{rule_id} found nothing"
-    (finding,) = [f for f in findings if f.object == obj]
+    (finding,) = [f for f in findings if str(f.object) == obj]
     assert text in finding.message
     assert finding.severity is Severity.ERROR and finding.hint
 
@@ -117,7 +117,7 @@ def test_instance_types_come_from_botocores_sagemaker_model():
 
     assert training_instance_types() == frozenset(enum)
     (finding,) = run("BQ114", topology(share("QS1", 1), environment={GPU: 1, "p5.48xlarge": 1}))
-    assert finding.object == "service_environments[gpu-env]" and "did you mean 'ml.p5.48xlarge'" in finding.message
+    assert str(finding.object) == "service_environments[gpu-env]" and "did you mean 'ml.p5.48xlarge'" in finding.message
     (unknown,) = run("BQ114", topology(share("QS1", 1), environment={GPU: 1, "cpu": 1}))
     assert "did you mean" not in unknown.message and "TrainingInstanceType" in unknown.hint
 
@@ -137,7 +137,7 @@ def test_tag_limits():
     env_and_queue = topology(share("QS1", 1), environment=1).model_copy()
     env = env_and_queue.service_environments[0].model_copy(update={"tags": {"aws:x": "1"}})
     queue = env_and_queue.job_queues[0].model_copy(update={"tags": {"aws:y": "1"}})
-    objects = {f.object for f in run("BQ116", env_and_queue.model_copy(
+    objects = {str(f.object) for f in run("BQ116", env_and_queue.model_copy(
         update={"service_environments": (env,), "job_queues": (queue,)}))}
     assert objects == {"service_environments[gpu-env]", "job_queues[training]"}
 
