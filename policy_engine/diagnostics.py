@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class ObjectKind(StrEnum):
@@ -200,7 +201,7 @@ def plain_path(path: Iterable[PathPart]) -> tuple[str | int, ...]:
     return tuple(part.index if isinstance(part, Named) else part for part in path)
 
 
-def line_of(lines: Mapping[tuple[str | int, ...], int], path: Iterable[PathPart]) -> int | None:
+def line_of(lines: Mapping[tuple[Any, ...], int], path: Iterable[PathPart]) -> int | None:
     """The line of ``path`` in a file, or of its nearest ancestor that has one (``None`` without lines)."""
     plain = plain_path(path)
     return next((lines[plain[:n]] for n in range(len(plain), -1, -1) if plain[:n] in lines), None)

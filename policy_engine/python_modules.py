@@ -84,7 +84,7 @@ def _running_user_code(source: str, doing: str) -> Iterator[None]:
         raise LoadError([Problem(source, None, (), f"topology module exited while {doing} ({how}({exited.code!r})); "
                                  "a topology module must define TOPOLOGY, not end the process")]) from None
     finally:
-        os._exit = real_exit  # type: ignore[assignment]
+        os._exit = real_exit
 
 
 #: What a user's module may raise that is not its own failure: an exit (reported by ``_running_user_code``), Ctrl-C.

@@ -21,7 +21,8 @@ import yaml
 from policy_engine import input_files, safe_yaml
 from policy_engine.diagnostics import TOP_LEVEL, DataPath, LoadError, Named, Problem
 
-RawPath = tuple[str | int, ...]
+#: Keys as the file has them (a YAML key may be any plain value), list items by index.
+RawPath = tuple[Any, ...]
 #: ``path -> line number`` of a file read (empty for JSON that YAML reads differently).
 Lines = Mapping[RawPath, int]
 
@@ -73,8 +74,8 @@ def yaml_to_data(text: str, source: str) -> tuple[Any, Lines, list[RawProblem]]:
         raise LoadError([Problem(source, error.line or None, (), error.message)]) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
-        problem = getattr(error, "problem", None) or str(error)
-        raise LoadError([Problem(source, mark.line + 1 if mark else None, (), f"YAML syntax error: {problem}")]) \
+        reason = getattr(error, "problem", None) or str(error)
+        raise LoadError([Problem(source, mark.line + 1 if mark else None, (), f"YAML syntax error: {reason}")]) \
             from None
     lines: dict[RawPath, int] = {}
     problems: list[RawProblem] = []

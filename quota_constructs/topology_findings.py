@@ -89,12 +89,14 @@ def attach_findings(
 
     def target(finding: Finding) -> Construct:
         where = locate(topology, finding.object)
-        if where.queue is None and where.environment is not None:
+        if where.queue is not None:
+            return queues.get(where.queue, fallback)
+        if where.environment is not None:
             user = users.get(where.environment)
-            if user not in queues:
-                return environments.get(where.environment, fallback)
-            return queues[user]
-        return queues.get(where.queue, fallback)
+            if user is not None and user in queues:
+                return queues[user]
+            return environments.get(where.environment, fallback)
+        return fallback
 
     errors: dict[int, tuple[Construct, list[str]]] = {}
     for finding in report.errors:

@@ -15,6 +15,7 @@ environment ARN), so granting every share from a separate stack never overflows 
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Literal
 
 from aws_cdk import App, CfnOutput, Environment, Stack
@@ -77,7 +78,7 @@ class QueueResources(Construct):
         for model in queue.shares:
             share = build_or_record(
                 problems, self, (share_ref(queue, model), queue_ref(queue)),
-                lambda model=model: QuotaShare.from_model(self, f"Share:{model.name}", model, job_queue),
+                partial(QuotaShare.from_model, self, f"Share:{model.name}", model, job_queue),
             )
             if share is not None:
                 self.shares[model.name] = share
@@ -143,7 +144,7 @@ class QuotaTopology(Construct):
         for model in topology.service_environments:
             environment = build_or_record(
                 problems, self, (environment_ref(model.name),),
-                lambda model=model: ServiceEnvironment.from_model(self, _environment_id(model.name), model),
+                partial(ServiceEnvironment.from_model, self, _environment_id(model.name), model),
             )
             if environment is not None:
                 self.environments[model.name] = environment
@@ -242,20 +243,21 @@ class TopologyStacks:
                 )
             return environments[model.name]
 
+        declared = {model.name: model for model in topology.service_environments}  # validated: each queue's exists
         for queue, stack_id in zip(queues, stack_ids, strict=True):
             stack = Stack(app, stack_id, env=env, description=self._describe(topology, queue))
             self.stacks.append(stack)
             self.queues[queue.name] = QueueResources(
                 stack, _queue_id(queue.name), queue=queue,
-                service_environment=environment_in(stack, topology.environment(queue.service_environment)),
+                service_environment=environment_in(stack, declared[queue.service_environment]),
                 problems=problems,
             )
         if not self.stacks:  # every queue was left out: the findings still need a stack to fail
             self.stacks.append(Stack(app, _stack_id(stack_name), env=env, description=self._describe(topology, None)))
         for unused in topology.service_environments:
             environment_in(self.stacks[0], unused)
-        built = {name: e for name, e in environments.items() if e is not None}
-        attach_findings(self.report, topology, self.queues, built, self.stacks[0], problems)
+        built_environments = {name: e for name, e in environments.items() if e is not None}
+        attach_findings(self.report, topology, self.queues, built_environments, self.stacks[0], problems)
 
     @staticmethod
     def _describe(topology: m.Topology, queue: m.JobQueue | None) -> str:

@@ -83,8 +83,9 @@ def _environment_capacities(context: Context) -> Iterator[tuple[ObjectRef, Capac
 @aws_rule("BQ102", Severity.ERROR,
       f"A share's capacity per instance type is {limits.SHARE_MAX_CAPACITY.range_text()}")
 def share_capacity_positive(context: Context) -> Iterator[Problem]:
-    """AWS requires ``maxCapacity >= 1`` for every capacity limit of a quota share, and the API holds it in a
-    signed 32-bit integer: a larger count (e.g. 2**64) passes CloudFormation's schema but fails the deploy."""
+    """AWS requires ``maxCapacity >= {SHARE_MAX_CAPACITY.minimum}`` for every capacity limit of a quota share, and the
+    API holds it in a signed 32-bit integer: a larger count (e.g. 2**64) passes CloudFormation's schema but fails
+    the deploy."""
     bound = limits.SHARE_MAX_CAPACITY
     yield from _capacities_out_of_range(bound, _share_capacities(context),
                                         f"give the instance type at least {bound.minimum} or remove it from the share")
@@ -93,8 +94,8 @@ def share_capacity_positive(context: Context) -> Iterator[Problem]:
 @aws_rule("BQ103", Severity.ERROR,
       f"An environment's capacity per instance type is {limits.ENVIRONMENT_MAX_CAPACITY.range_text()}")
 def environment_capacity_positive(context: Context) -> Iterator[Problem]:
-    """A service environment's capacity limit for an instance type is at least 1 instance and fits the API's
-    signed 32-bit integer."""
+    """A service environment's capacity limit for an instance type is at least
+    {ENVIRONMENT_MAX_CAPACITY.minimum} instance and fits the API's signed 32-bit integer."""
     bound = limits.ENVIRONMENT_MAX_CAPACITY
     yield from _capacities_out_of_range(bound, _environment_capacities(context),
                                         f"give the instance type at least {bound.minimum} or remove it")
@@ -102,20 +103,22 @@ def environment_capacity_positive(context: Context) -> Iterator[Problem]:
 
 @aws_rule("BQ104", Severity.ERROR, f"A share has {limits.SHARE_CAPACITY_LIMITS.range_text()} capacity limits")
 def share_capacity_limit_count(context: Context) -> Iterator[Problem]:
-    """A quota share lists between 1 and 5 instance types."""
+    """A quota share lists between {SHARE_CAPACITY_LIMITS.minimum} and {SHARE_CAPACITY_LIMITS.maximum} instance
+    types."""
     yield from _wrong_limit_counts(limits.SHARE_CAPACITY_LIMITS, _share_capacities(context))
 
 
 @aws_rule("BQ105", Severity.ERROR,
       f"A service environment has {limits.ENVIRONMENT_CAPACITY_LIMITS.range_text()} capacity limits")
 def environment_capacity_limit_count(context: Context) -> Iterator[Problem]:
-    """A service environment lists between 1 and 5 instance types."""
+    """A service environment lists between {ENVIRONMENT_CAPACITY_LIMITS.minimum} and
+    {ENVIRONMENT_CAPACITY_LIMITS.maximum} instance types."""
     yield from _wrong_limit_counts(limits.ENVIRONMENT_CAPACITY_LIMITS, _environment_capacities(context))
 
 
 @aws_rule("BQ106", Severity.ERROR, f"At most {limits.SHARES_PER_QUEUE.maximum} quota shares per job queue")
 def shares_per_queue(context: Context) -> Iterator[Problem]:
-    """A job queue holds at most 20 quota shares."""
+    """A job queue holds at most {SHARES_PER_QUEUE.maximum} quota shares."""
     bound = limits.SHARES_PER_QUEUE
     for queue in context.topology.job_queues:
         if not bound.allows(len(queue.shares)):
@@ -125,8 +128,9 @@ def shares_per_queue(context: Context) -> Iterator[Problem]:
 
 @aws_rule("BQ107", Severity.ERROR, "One job queue per quota-managed service environment")
 def queues_per_environment(context: Context) -> Iterator[Problem]:
-    """Two job queues cannot use the same quota-managed service environment. (The other direction,
-    one environment per job queue, is the file format itself: a queue has one ``service_environment``.)"""
+    """A quota-managed service environment serves at most {QUEUES_PER_ENVIRONMENT.maximum} job queue: two job
+    queues cannot use the same one. (The other direction, one environment per job queue, is the file format
+    itself: a queue has one ``service_environment``.)"""
     users: dict[str, list[str]] = defaultdict(list)
     for queue in context.topology.job_queues:
         users[queue.service_environment].append(queue.name)
@@ -140,18 +144,18 @@ def queues_per_environment(context: Context) -> Iterator[Problem]:
 
 @aws_rule("BQ108", Severity.ERROR, f"At most {limits.QUEUES_PER_ACCOUNT.maximum} job queues per account and Region")
 def queues_per_account(context: Context) -> Iterator[Problem]:
-    """An account has at most 50 job queues per Region."""
+    """An account has at most {QUEUES_PER_ACCOUNT.maximum} job queues per Region."""
     count = len(context.topology.job_queues)
     if not limits.QUEUES_PER_ACCOUNT.allows(count):
-        yield Problem(ObjectRef.all_queues(),
-                      f"{count} job queues; AWS allows at most {limits.QUEUES_PER_ACCOUNT.maximum} per account and Region",
+        yield Problem(ObjectRef.all_queues(), f"{count} job queues; AWS allows at most "
+                      f"{limits.QUEUES_PER_ACCOUNT.maximum} per account and Region",
                       "merge queues or split the topology over accounts or Regions")
 
 
 @aws_rule("BQ109", Severity.ERROR,
       f"At most {limits.ENVIRONMENTS_PER_ACCOUNT.maximum} service environments per account and Region")
 def environments_per_account(context: Context) -> Iterator[Problem]:
-    """An account has at most 50 service environments per Region."""
+    """An account has at most {ENVIRONMENTS_PER_ACCOUNT.maximum} service environments per Region."""
     count = len(context.topology.service_environments)
     if not limits.ENVIRONMENTS_PER_ACCOUNT.allows(count):
         yield Problem(ObjectRef.all_environments(), f"{count} service environments; AWS allows at most "
@@ -161,13 +165,13 @@ def environments_per_account(context: Context) -> Iterator[Problem]:
 
 @aws_rule("BQ110", Severity.ERROR, f"borrow_limit is {limits.BORROW_LIMIT.range_text()}")
 def borrow_limit_minimum(context: Context) -> Iterator[Problem]:
-    """``borrow_limit`` is a percent of the share's own limit, or -1 for unlimited; lower values are invalid, and
-    the API holds it in a signed 32-bit integer."""
+    """``borrow_limit`` is a percent of the share's own limit, or {BORROW_LIMIT.minimum} for unlimited; lower values
+    are invalid, and the API holds it in a signed 32-bit integer."""
     bound = limits.BORROW_LIMIT
     for queue, share in context.topology.shares():
         if share.borrow_limit is None or bound.allows(share.borrow_limit):
             continue
-        where = (f"below {bound.minimum}" if share.borrow_limit < bound.minimum
+        where = (f"below {bound.minimum}" if bound.below(share.borrow_limit)
                  else f"above {bound.maximum}, the largest number AWS's API holds")
         yield Problem(share_ref(queue, share), f"borrow_limit {share.borrow_limit} is {where}",
                       f"use a percent between 0 and {bound.maximum}, or -1 for unlimited")
@@ -184,7 +188,8 @@ def borrow_limit_strategy(context: Context) -> Iterator[Problem]:
 
 @aws_rule("BQ112", Severity.ERROR, f"Job queue priority is {limits.QUEUE_PRIORITY.range_text()}")
 def queue_priority(context: Context) -> Iterator[Problem]:
-    """A job queue's priority is between 0 and 1000 (CloudFormation rejects more; jobs' priorities go to 9999)."""
+    """A job queue's priority is between {QUEUE_PRIORITY.minimum} and {QUEUE_PRIORITY.maximum} (CloudFormation
+    rejects more; jobs' priorities go to {JOB_PRIORITY.maximum})."""
     bound = limits.QUEUE_PRIORITY
     for queue in context.topology.job_queues:
         if not bound.allows(queue.priority):
@@ -195,7 +200,8 @@ def queue_priority(context: Context) -> Iterator[Problem]:
 @aws_rule("BQ113", Severity.ERROR,
       f"job_state_time_limit_actions wait {limits.TIME_LIMIT_SECONDS.range_text()} seconds")
 def time_limit_actions(context: Context) -> Iterator[Problem]:
-    """``jobStateTimeLimitActions.maxTimeSeconds`` is between 600 and 86400."""
+    """``jobStateTimeLimitActions.maxTimeSeconds`` is between {TIME_LIMIT_SECONDS.minimum} and
+    {TIME_LIMIT_SECONDS.maximum}."""
     bound = limits.TIME_LIMIT_SECONDS
     for queue in context.topology.job_queues:
         for index, action in enumerate(queue.job_state_time_limit_actions):
@@ -259,7 +265,7 @@ def tag_problems(tags: Mapping[str, str]) -> Iterator[tuple[str, str]]:
     count, key_length, value_length = limits.TAG_COUNT, limits.TAG_KEY_LENGTH, limits.TAG_VALUE_LENGTH
     if not count.allows(len(tags)):
         yield (f"has {len(tags)} tags; AWS allows at most {count.maximum} per resource",
-               f"remove {len(tags) - count.maximum} tag(s)")
+               f"remove {count.excess(len(tags))} tag(s)")
     for key, value in tags.items():
         if key.lower().startswith(limits.SYSTEM_TAG_PREFIX):
             yield (f"tag key {key!r} starts with {limits.SYSTEM_TAG_PREFIX!r}, which AWS reserves for its own tags",

@@ -2,7 +2,9 @@
 
 Rule functions yield ``Problem``s (object, message, hint); the ``Rule`` stamps its ID and
 severity on them, so a rule's identity lives in exactly one place: its decorator.
-The function's docstring is the rule's description in the generated catalogue.
+The function's docstring is the rule's description in the generated catalogue; like the messages, it
+takes its figures from ``policy_engine.limits`` (``{SHARES_PER_QUEUE.maximum}``), so a docstring holds
+no other braces.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from policy_engine import limits
 from policy_engine.diagnostics import ObjectRef
 from policy_engine.findings import Finding, Severity
 from policy_engine.graph import BorrowGraph
@@ -82,7 +85,9 @@ class Rule:
 
     @property
     def description(self) -> str:
-        return inspect.getdoc(self.function) or self.title
+        """The docstring with its ``{LIMIT.field}`` figures filled in from ``policy_engine.limits``."""
+        doc = inspect.getdoc(self.function)
+        return doc.format_map(vars(limits)) if doc else self.title
 
     def run(self, context: Context) -> list[Finding]:
         return [

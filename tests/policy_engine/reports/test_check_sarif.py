@@ -51,7 +51,7 @@ job_queues:
       - {{name: {json.dumps(name + "]s")}, capacity: {{ml.g5.xlarge: 1}}, strategy: LEND}}
 """)
     loaded = load_topology(path)
-    data, lines = read_data(path)
+    lines = read_data(path)[1]
     log = check_sarif.to_dict(check_topology(loaded), uri="t.yaml", topology=loaded, lines=lines)
     at = {(result["ruleId"], result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"]):
           result["locations"][0]["physicalLocation"]["region"]["startLine"] for result in log["runs"][0]["results"]}
