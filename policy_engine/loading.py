@@ -6,7 +6,7 @@ its author wrote: syntax, unknown keys, wrong types, duplicate names, and
 references to things that do not exist. AWS limits are checked later, as rules.
 
 The steps live in their own modules: ``reading`` (YAML/JSON with the line of every path),
-``schema_errors`` (pydantic's errors in the author's words), ``structure`` (sizes, duplicate
+``schema_errors`` (pydantic's errors in the author's words), ``structure_checks`` (sizes, duplicate
 names, dangling references) and ``python_modules`` (running a ``.py`` topology).
 """
 
@@ -34,7 +34,7 @@ from policy_engine.reading import (
     yaml_to_data,
 )
 from policy_engine.schema_errors import describe, fields_at, shown
-from policy_engine.structure import (
+from policy_engine.structure_checks import (
     MAX_INSTANCE_TYPES,
     MAX_QUEUES,
     MAX_SHARES,

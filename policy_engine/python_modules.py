@@ -22,7 +22,7 @@ from policy_engine import input_files
 from policy_engine.diagnostics import LoadError, Problem
 from policy_engine.model import Topology
 from policy_engine.schema_errors import MODELS, describe, fields_at
-from policy_engine.structure import validate_topology
+from policy_engine.structure_checks import validate_topology
 
 
 def _python_error_problems(source: str, error: BaseException, doing: str) -> list[Problem]:

@@ -27,9 +27,8 @@ from policy_engine.rules.objects import environment_ref, queue_ref, share_ref
 from quota_constructs.job_queue import TrainingJobQueue
 from quota_constructs.quota_share import QuotaShare
 from quota_constructs.service_environment import ServiceEnvironment, ServiceEnvironmentBase
-from quota_constructs.topology_findings import (  # noqa: F401 (BuildProblem and FindingsValidation: public here too)
+from quota_constructs.topology_findings import (
     BuildProblem,
-    FindingsValidation,
     attach_findings,
     build_or_record,
     checked_report,

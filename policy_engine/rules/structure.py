@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from policy_engine.findings import Severity
 from policy_engine.rules.base import Context, Problem, rule
-from policy_engine.structure import topology_problems
+from policy_engine.structure_checks import topology_problems
 
 
 @rule("BQ001", Severity.ERROR, "Names are unique and every reference resolves", enforced_by_aws=True)
