@@ -7,7 +7,7 @@ CDK find a construct and reports group by share, whatever characters the names c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -163,18 +163,19 @@ class ShareMatch:
         return f"{self.queue}/{self.share}" if self.queue is not None and self.share is not None else None
 
 
-def resolve_share(ref: str, shares_by_queue: Mapping[str, Iterable[str]]) -> ShareMatch:
+def resolve_share(ref: str, shares_by_queue: Mapping[str, Collection[str]]) -> ShareMatch:
     """``QUEUE/SHARE`` names one share; a bare ``SHARE`` must be unique across queues.
 
     The one place that turns a user's share reference into a share or a helpful error
     (topology guarantees, workload rows, ``explain``, ``generate``, sweep paths). ``QUEUE/SHARE``
     is matched whole, so a queue or share whose name holds ``/`` is still found.
     """
-    named = {queue: list(shares) for queue, shares in shares_by_queue.items()}
-    matches = [(queue, share) for queue, shares in named.items() for share in shares if f"{queue}/{share}" == ref]
+    matches = []
+    for at, character in enumerate(ref):
+        if character == "/" and ref[at + 1:] in shares_by_queue.get(ref[:at], ()):
+            matches.append((ref[:at], ref[at + 1:]))
     if not matches:
-        matches = [(queue, share) for queue, shares in named.items() for share in shares if share == ref]
-    matches = list(dict.fromkeys(matches))
+        matches = [(queue, ref) for queue, shares in shares_by_queue.items() if ref in shares]
     if len(matches) == 1:
         return ShareMatch(*matches[0])
     if not matches:

@@ -152,9 +152,13 @@ def preemption_risks(graph: BorrowGraph, node: str) -> list[Refutation]:
     return risks
 
 
-def refute(topology: Topology, graph: BorrowGraph, guarantee: Guarantee) -> list[Refutation]:
-    """Every way ``guarantee`` fails (empty = proven). An unresolved share is BQ001's business, not ours."""
-    node = topology.find_share(guarantee.share).share_id
+def refute(topology: Topology, graph: BorrowGraph, guarantee: Guarantee, *, node: str | None = None
+           ) -> list[Refutation]:
+    """Every way ``guarantee`` fails (empty = proven). An unresolved share is BQ001's business, not ours.
+
+    ``node``: the guarantee's share (``QUEUE/SHARE``) when the caller has already resolved it.
+    """
+    node = node or topology.find_share(guarantee.share).share_id
     if node is None:
         return []
     refutations = []

@@ -128,9 +128,8 @@ def shares_per_queue(context: Context) -> Iterator[Problem]:
 
 @aws_rule("BQ107", Severity.ERROR, "One job queue per quota-managed service environment")
 def queues_per_environment(context: Context) -> Iterator[Problem]:
-    """A quota-managed service environment serves at most {QUEUES_PER_ENVIRONMENT.maximum} job queue: two job
-    queues cannot use the same one. (The other direction, one environment per job queue, is the file format
-    itself: a queue has one ``service_environment``.)"""
+    """Two job queues cannot use the same quota-managed service environment. (The other direction,
+    one environment per job queue, is the file format itself: a queue has one ``service_environment``.)"""
     users: dict[str, list[str]] = defaultdict(list)
     for queue in context.topology.job_queues:
         users[queue.service_environment].append(queue.name)

@@ -16,10 +16,10 @@ from functools import cached_property
 from typing import Any
 
 from policy_engine import limits
-from policy_engine.diagnostics import ObjectRef
+from policy_engine.diagnostics import ObjectRef, resolve_share
 from policy_engine.findings import Finding, Severity
 from policy_engine.graph import BorrowGraph
-from policy_engine.model import Suppression, Topology
+from policy_engine.model import QuotaShare, Suppression, Topology
 
 
 @dataclass
@@ -41,6 +41,21 @@ class Context:
     @cached_property
     def graph(self) -> BorrowGraph:
         return BorrowGraph(self.topology)
+
+    @cached_property
+    def guarantee_shares(self) -> list[tuple[ObjectRef, QuotaShare | None]]:
+        """Per guarantee: its object (shown with its share reference) and the one share it names (else ``None``),
+        resolved once for every rule about guarantees."""
+        shares = dict(self.topology.shares_by_queue().items())
+        out: list[tuple[ObjectRef, QuotaShare | None]] = []
+        for index, guarantee in enumerate(self.topology.guarantees):
+            match = resolve_share(guarantee.share, shares)
+            queue = self.topology.queue(match.queue) if match.queue is not None else None
+            share = queue.share(match.share) if queue is not None and match.share is not None else None
+            out.append((ObjectRef.of_guarantee(index, match.queue, match.share,
+                                               queue.service_environment if queue else None, ref=guarantee.share),
+                        share))
+        return out
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from policy_engine.rules.base import REGISTRY, Context, Problem, rule
 from policy_engine.rules.objects import (
     TOPOLOGY,
     environment_ref,
-    guarantee_ref,
     queue_ref,
     share_ref,
     suppression_ref,
@@ -37,14 +36,15 @@ def matches(topology: Topology, suppression: Suppression, finding: Finding) -> b
     return finding.object.kind is ObjectKind.GUARANTEE and finding.object.share_id == suppression.object
 
 
-def _known_objects(topology: Topology) -> list[str]:
+def _known_objects(context: Context) -> list[str]:
     """Every object a finding may name, as findings name it (what a suppression's ``object`` matches)."""
+    topology = context.topology
     refs = [
         TOPOLOGY, ObjectRef.all_queues(), ObjectRef.all_environments(),
         *(environment_ref(e.name) for e in topology.service_environments),
         *(queue_ref(q) for q in topology.job_queues),
         *(share_ref(q, s) for q, s in topology.shares()),
-        *(guarantee_ref(topology, i, g) for i, g in enumerate(topology.guarantees)),
+        *(ref for ref, _ in context.guarantee_shares),
     ]
     return [str(ref) for ref in refs]
 
@@ -68,7 +68,7 @@ def suppression_valid(context: Context) -> Iterator[Problem]:
     deploy (a refuted guarantee, BQ4xx). An AWS-limit or structural error cannot be suppressed: the deploy
     would fail (or the topology mean something else) whatever the suppression says."""
     known_rules = sorted(REGISTRY)
-    known_objects = _known_objects(context.topology)
+    known_objects = _known_objects(context)
     for index, suppression, found in _suppressing(context):
         obj = suppression_ref(index, suppression)
         if not suppression.reason.strip():
@@ -96,7 +96,7 @@ def suppression_valid(context: Context) -> Iterator[Problem]:
 def suppression_used(context: Context) -> Iterator[Problem]:
     """A suppression whose rule finds nothing on its object any more is stale: it would silently accept a future
     finding nobody reviewed. Remove it (or fix its object)."""
-    known_objects = set(_known_objects(context.topology))
+    known_objects = set(_known_objects(context))
     for index, suppression, found in _suppressing(context):
         if (not found and suppression.rule in REGISTRY and not REGISTRY[suppression.rule].after_findings
                 and suppression.object in known_objects):
