@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from policy_engine.diagnostics import resolve_share
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import build_pools
@@ -75,7 +74,6 @@ class WorkloadProfile:
 
 def share_priority_mixes(topology: Topology, items: Sequence[str]) -> tuple[dict[str, dict[int, float]], list[str]]:
     """``--share-priorities SHARE=MIX`` items as ``{QUEUE/SHARE: weights}``, and one problem line per bad item."""
-    by_queue = {queue.name: [share.name for share in queue.shares] for queue in topology.job_queues}
     mixes: dict[str, dict[int, float]] = {}
     problems: list[str] = []
     for item in items:
@@ -83,7 +81,7 @@ def share_priority_mixes(topology: Topology, items: Sequence[str]) -> tuple[dict
         if not sep or not ref:
             problems.append(f"--share-priorities {item!r}: expected SHARE=MIX naming one quota share of the topology")
             continue
-        match = resolve_share(ref, by_queue)
+        match = topology.find_share(ref)
         if match.share_id is None:
             problems.append(f"--share-priorities {item!r}: {match.error}")
             continue

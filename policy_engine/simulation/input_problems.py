@@ -9,8 +9,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from policy_engine.diagnostics import DataPath, Problem
-from policy_engine.loading import LoadError
+from policy_engine.diagnostics import DataPath, LoadError, Problem
 
 #: Report at most this many problems, then say how many more there were.
 MAX_PROBLEMS = 200
@@ -38,9 +37,9 @@ class Problems:
         else:
             self.dropped += 1
 
-    def add_rendered(self, lines: list[str]) -> None:
-        """Lines another loader already rendered (a topology's ``LoadError``, an unreadable file)."""
-        self.found.extend(lines)
+    def add_rendered(self, problems: list[Problem | str]) -> None:
+        """Problems another loader found (a topology's ``LoadError.located``), or a line it rendered (a file error)."""
+        self.found.extend(problems)
 
     @property
     def total(self) -> int:
@@ -49,12 +48,14 @@ class Problems:
     def __bool__(self) -> bool:
         return bool(self.found)
 
-    def lines(self) -> list[str]:
-        shown = [str(problem) for problem in self.found[:MAX_PROBLEMS]]
+    def shown(self) -> list[Problem | str]:
+        """The problems to report, then a line saying how many more there were."""
+        shown = self.found[:MAX_PROBLEMS]
         if self.total > len(shown):
             shown.append(f"... and {self.total - len(shown)} more problem(s) not shown")
         return shown
 
     def raise_if_any(self) -> None:
+        """``LoadError`` keeps the problems as data (``located``) and renders them as lines (``problems``)."""
         if self.total:
-            raise LoadError(self.lines())
+            raise LoadError(self.shown())

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from policy_engine import limits
-from policy_engine.diagnostics import DataPath, Named, resolve_share
+from policy_engine.diagnostics import DataPath, Named
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation.input_problems import Problems, unknown_key
 from policy_engine.simulation.jobs import LIVE_FIELDS, OBSERVED_FIELDS, JobSpec, LiveState, Observed, Status
@@ -103,22 +102,21 @@ class ShareIndex:
     """A row's ``SHARE`` or ``QUEUE/SHARE`` as the canonical id and its instance types (``resolve_share``), cached."""
 
     def __init__(self, topology: Topology):
-        self.by_queue = {queue.name: [share.name for share in queue.shares] for queue in topology.job_queues}
+        self.topology = topology
         self.types = {share_id(q, s): tuple(s.capacity) for q, s in topology.shares()}
-        self.names = Counter(s.name for _, s in topology.shares())
         self.cache: dict[str, tuple[str, tuple[str, ...]] | str] = {}
 
     def resolve(self, ref: str) -> tuple[str, tuple[str, ...]] | str:
         """``(share id, instance types)`` or an error message."""
         if ref in self.cache:
             return self.cache[ref]
-        match = resolve_share(ref, self.by_queue)
+        match = self.topology.find_share(ref)
         result: tuple[str, tuple[str, ...]] | str
         if match.share_id is not None:
             result = (match.share_id, self.types[match.share_id])
-        elif "/" not in ref and self.names[ref] > 1:
+        elif match.candidates:
             result = match.error or ""
-        else:
+        else:  # the workload's message lists the shares there are
             every = list(self.types)
             known = ", ".join(every[:10]) + (f", ... ({len(every)} in all)" if len(every) > 10 else "")
             result = f"no quota share {ref!r} in the topology (known: {known or 'none defined'})"

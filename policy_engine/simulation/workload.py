@@ -148,7 +148,7 @@ def _scenario_topology(value: Any, path: Path, here: _Located, allow_python: boo
             inner = {key[1:]: line for key, line in here.lines.items() if key[:1] == ("topology",)}
             return topology_from_data(value, f"{path} (topology)", inner)
     except LoadError as error:
-        here.problems.add_rendered(error.problems)
+        here.problems.add_rendered(error.located)
         return None
     except input_files.InputFileError as error:
         here.add(("topology",), ("topology",), str(error))

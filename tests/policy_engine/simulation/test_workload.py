@@ -128,6 +128,7 @@ def test_row_problems_are_located_data_whatever_the_names_hold(tmp_path):
         load_jobs(jobs, topology)
     assert error.value.problems[0] == (f"{jobs}:3: jobs[j.2].share: share 'dup' is ambiguous "
                                        "(team.a/dup, teamb/dup); write QUEUE/SHARE")
+    assert error.value.located == problems.found  # the caller still has them as data
 
 
 def test_a_row_names_a_share_through_the_one_resolver(tmp_path):
