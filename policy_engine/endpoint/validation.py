@@ -9,11 +9,12 @@ endpoint reads those from the shapes. Messages follow AWS's validation wording:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from botocore.model import Shape
 
 
-def validate(shape: Shape, value, path: str = "") -> list[str]:
+def validate(shape: Shape, value: Any, path: str = "") -> list[str]:
     """Every problem of ``value`` against ``shape``; ``[]`` when it conforms."""
     problems: list[str] = []
     _check(shape, value, path, problems)
@@ -24,13 +25,13 @@ def _at(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _show(value) -> str:
+def _show(value: Any) -> str:
     """A value as AWS quotes it: strings in single quotes, long values cut."""
     text = repr(value) if not isinstance(value, str) else f"'{value}'"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _check(shape: Shape, value, path: str, problems: list[str]) -> None:
+def _check(shape: Shape, value: Any, path: str, problems: list[str]) -> None:
     kind = shape.type_name
     if kind == "structure":
         if not isinstance(value, dict):
@@ -98,7 +99,7 @@ def _check(shape: Shape, value, path: str, problems: list[str]) -> None:
         problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: Member must be a timestamp")
 
 
-def _length(shape: Shape, value, length: int, path: str, problems: list[str]) -> None:
+def _length(shape: Shape, value: Any, length: int, path: str, problems: list[str]) -> None:
     low, high = shape.metadata.get("min"), shape.metadata.get("max")
     if low is not None and length < low:
         problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: "
@@ -108,7 +109,7 @@ def _length(shape: Shape, value, length: int, path: str, problems: list[str]) ->
                         f"Member must have length less than or equal to {high}")
 
 
-def _range(shape: Shape, value, path: str, problems: list[str]) -> None:
+def _range(shape: Shape, value: float, path: str, problems: list[str]) -> None:
     low, high = shape.metadata.get("min"), shape.metadata.get("max")
     if low is not None and value < low:
         problems.append(f"Value {value} at '{path}' failed to satisfy constraint: "
