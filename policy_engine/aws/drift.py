@@ -10,6 +10,7 @@ lacks are ``extra``; other queues of the account are not this topology's busines
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -105,7 +106,7 @@ def render_text(differences: list[Difference], source: str, region: str, unreada
     return "\n".join(lines) + "\n"
 
 
-def render_json(differences: list[Difference], source: str, region: str, unreadable: list[str] = ()) -> str:
+def render_json(differences: list[Difference], source: str, region: str, unreadable: Sequence[str] = ()) -> str:
     return json.dumps({"source": source, "region": region, "drift": bool(differences),
                        "differences": [asdict(d) for d in differences], "unreadable": list(unreadable)},
                       indent=2, default=list) + "\n"

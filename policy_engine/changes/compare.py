@@ -70,7 +70,7 @@ def _one_side(report: CheckReport, node: str, share: QuotaShare, added: bool) ->
                             ("guaranteed", summary.guaranteed), ("max_burst", summary.max_burst)):
         values += [(field, value, t) for t, value in per_type.items()]
     values += [("preempted_by", sorted(summary.preempted_by), None), ("may_preempt", sorted(summary.may_preempt), None)]
-    empty = {"preempted_by": [], "may_preempt": []}
+    empty: dict[str, list[str]] = {"preempted_by": [], "may_preempt": []}
     return tuple(FieldChange(field, empty.get(field), value, t) if added else
                  FieldChange(field, value, empty.get(field), t)
                  for field, value, t in values if value not in (None, []))
