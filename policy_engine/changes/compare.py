@@ -102,6 +102,13 @@ def _shares(base: Topology, head: Topology, base_report: CheckReport, head_repor
     return changes, matched
 
 
+def _kept(kind: str, base_name: str, head_name: str, fields: list[FieldChange]) -> list[ObjectChange]:
+    """An object in both: ``renamed`` (with what changed), ``changed``, or nothing to say."""
+    if head_name != base_name:
+        return [ObjectChange(kind, head_name, "renamed", tuple(fields), base_name)]
+    return [ObjectChange(kind, head_name, "changed", tuple(fields))] if fields else []
+
+
 def _queues(base: Topology, head: Topology, renames: Renames) -> list[ObjectChange]:
     changes = []
     head_names = {q.name for q in head.job_queues}
@@ -116,10 +123,7 @@ def _queues(base: Topology, head: Topology, renames: Renames) -> list[ObjectChan
             fields.append(FieldChange("job_state_time_limit_actions",
                                       [a.model_dump() for a in queue.job_state_time_limit_actions],
                                       [a.model_dump() for a in after.job_state_time_limit_actions]))
-        if new_name != queue.name:
-            changes.append(ObjectChange("job_queue", new_name, "renamed", tuple(fields), queue.name))
-        elif fields:
-            changes.append(ObjectChange("job_queue", new_name, "changed", tuple(fields)))
+        changes += _kept("job_queue", queue.name, new_name, fields)
         head_names.discard(new_name)
     changes += [ObjectChange("job_queue", name, "added") for name in head_names
                 if name not in {renames.queue(q.name) for q in base.job_queues}]
@@ -138,10 +142,7 @@ def _environments(base: Topology, head: Topology, renames: Renames) -> list[Obje
         seen.add(new_name)
         fields = _per_type("capacity", dict(environment.capacity), dict(after.capacity))
         fields += _values(environment, after, ("state", "tags"))
-        if new_name != environment.name:
-            changes.append(ObjectChange("service_environment", new_name, "renamed", tuple(fields), environment.name))
-        elif fields:
-            changes.append(ObjectChange("service_environment", new_name, "changed", tuple(fields)))
+        changes += _kept("service_environment", environment.name, new_name, fields)
     changes += [ObjectChange("service_environment", e.name, "added") for e in head.service_environments
                 if e.name not in seen]
     return changes

@@ -110,12 +110,18 @@ class Account:
 
     # --- lookups ------------------------------------------------------------------------
 
-    def environment(self, ref: str) -> Record:
-        name = ref.rsplit("service-environment/", 1)[-1] if ref.startswith("arn:") else ref
-        record = self.resources.environments.get(name)
-        if record is None or (ref.startswith("arn:") and record["serviceEnvironmentArn"] != ref):
-            raise client_error(f"Service environment {ref} does not exist")
+    @staticmethod
+    def _named(table: dict[str, Record], ref: str, marker: str, arn_key: str, what: str) -> Record:
+        """A record by name or by ARN (whose part after ``marker`` is the name)."""
+        is_arn = ref.startswith("arn:")
+        record = table.get(ref.rsplit(marker, 1)[-1] if is_arn else ref)
+        if record is None or (is_arn and record[arn_key] != ref):
+            raise client_error(f"{what} {ref} does not exist")
         return record
+
+    def environment(self, ref: str) -> Record:
+        return self._named(self.resources.environments, ref, "service-environment/", "serviceEnvironmentArn",
+                           "Service environment")
 
     def policy(self, arn: str) -> Record:
         name = arn.rsplit("scheduling-policy/", 1)[-1]
@@ -125,11 +131,7 @@ class Account:
         return record
 
     def queue(self, ref: str) -> Record:
-        name = ref.rsplit("job-queue/", 1)[-1] if ref.startswith("arn:") else ref
-        record = self.resources.queues.get(name)
-        if record is None or (ref.startswith("arn:") and record["jobQueueArn"] != ref):
-            raise client_error(f"Job queue {ref} does not exist")
-        return record
+        return self._named(self.resources.queues, ref, "job-queue/", "jobQueueArn", "Job queue")
 
     def share(self, arn: str) -> Record:
         head, sep, share = arn.rpartition("/quota-share/")

@@ -84,17 +84,21 @@ class Router:
             route.pattern.match(raw_path) for route in self.patterns)
 
 
+def json_object(text: str | bytes, subject: str, expected: str) -> dict[str, Any]:
+    """``text`` as a JSON object, or the ``ClientException`` that says what is wrong with ``subject``."""
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise client_error(f"{subject} is not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise client_error(f"{subject} must be a JSON object{expected}")
+    return value
+
+
 def parse_request(operation: OperationModel, labels: dict[str, str], query: bytes, body: bytes) -> dict[str, Any]:
     """The operation's input as botocore built it: URI labels, query string and JSON body; validated."""
     shape = operation.input_shape
-    params: dict[str, Any] = {}
-    if body.strip():
-        try:
-            params = json.loads(body)
-        except ValueError as error:
-            raise client_error(f"The request body is not valid JSON: {error}") from None
-        if not isinstance(params, dict):
-            raise client_error("The request body must be a JSON object")
+    params = json_object(body, "The request body", "") if body.strip() else {}
     if shape is None:
         return params
     query_values = parse_qs(query.decode("latin-1"), keep_blank_values=True) if query else {}

@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING
 
 from policy_engine.endpoint.account import Resources
 from policy_engine.endpoint.errors import client_error
-from policy_engine.endpoint.handlers.registry import Output, Params, check_name, describe, operation, set_tags
+from policy_engine.endpoint.handlers.registry import (
+    Output,
+    Params,
+    check_name,
+    copy_members,
+    describe,
+    operation,
+    set_tags,
+)
 
 if TYPE_CHECKING:
     from policy_engine.endpoint.service import Service
@@ -51,11 +59,7 @@ def update_service_environment(service: Service, params: Params) -> Output:
         raise client_error(f"Service environment {name} is being deleted")
 
     def change(res: Resources) -> None:
-        env = res.environments[name]
-        if "state" in params:
-            env["state"] = params["state"]
-        if "capacityLimits" in params:
-            env["capacityLimits"] = params["capacityLimits"]
+        copy_members(res.environments[name], params, ("state", "capacityLimits"))
         account.begin(res, "environments", name, "status", "UPDATING", "VALID", service.now)
 
     account.apply(change)

@@ -10,9 +10,9 @@ from policy_engine.endpoint.handlers.registry import (
     Output,
     Params,
     check_name,
+    copy_members,
+    listed,
     operation,
-    paged,
-    paginate,
     set_tags,
     with_tags,
 )
@@ -55,8 +55,7 @@ def describe_scheduling_policies(service: Service, params: Params) -> Output:
 @operation("ListSchedulingPolicies")
 def list_scheduling_policies(service: Service, params: Params) -> Output:
     records = list(service.account.resources.policies.values())
-    page, token = paginate(records, params, "ListSchedulingPolicies")
-    return paged("schedulingPolicies", [{"arn": r["arn"]} for r in page], token)
+    return listed(params, "ListSchedulingPolicies", "schedulingPolicies", records, lambda r: {"arn": r["arn"]})
 
 
 @operation("UpdateSchedulingPolicy", mutating=True)
@@ -70,9 +69,7 @@ def update_scheduling_policy(service: Service, params: Params) -> Output:
         raise client_error(f"Scheduling policy {name} is a fair-share policy: it cannot become a quota share policy")
 
     def change(res: Resources) -> None:
-        for key in _KINDS:
-            if key in params:
-                res.policies[name][key] = params[key]
+        copy_members(res.policies[name], params, _KINDS)
 
     account.apply(change)
     return {}

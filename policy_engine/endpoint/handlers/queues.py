@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING
 
 from policy_engine.endpoint.account import Resources
 from policy_engine.endpoint.errors import client_error
-from policy_engine.endpoint.handlers.registry import Output, Params, check_name, describe, operation, set_tags
+from policy_engine.endpoint.handlers.registry import (
+    Output,
+    Params,
+    check_name,
+    copy_members,
+    describe,
+    operation,
+    set_tags,
+)
 
 if TYPE_CHECKING:
     from policy_engine.endpoint.service import Service
@@ -96,10 +104,7 @@ def update_job_queue(service: Service, params: Params) -> Output:
                                "(or the reverse)")
 
     def change(res: Resources) -> None:
-        queue = res.queues[name]
-        for key in _UPDATABLE:
-            if key in params:
-                queue[key] = params[key]
+        copy_members(res.queues[name], params, _UPDATABLE)
         account.begin(res, "queues", name, "status", "UPDATING", "VALID", service.now)
 
     account.apply(change)

@@ -66,12 +66,21 @@ def paginate(items: Sequence[T], params: Params, what: str) -> tuple[Sequence[T]
     return page, str(start + size) if start + size < len(items) else None
 
 
-def paged(key: str, items: list[Any], token: str | None) -> Output:
-    """``{key: items}`` with ``nextToken`` when more remain."""
-    out: Output = {key: items}
+def listed(params: Params, operation_name: str, key: str, records: Sequence[Params],
+           shown: Callable[[Params], Output]) -> Output:
+    """One page of ``records`` as ``{key: [shown(record)...]}``, with ``nextToken`` when more remain."""
+    page, token = paginate(records, params, operation_name)
+    out: Output = {key: [shown(record) for record in page]}
     if token:
         out["nextToken"] = token
     return out
+
+
+def copy_members(target: Params, params: Params, names: Iterable[str]) -> None:
+    """Set each of ``names`` that the request gives (an update changes only what it names)."""
+    for name in names:
+        if name in params:
+            target[name] = params[name]
 
 
 def with_tags(service: Service, record: Params, arn: str) -> Output:
@@ -108,5 +117,4 @@ def describe(service: Service, params: Params, operation_name: str, key: str, ar
                 continue
     else:
         records = list(everything)
-    page, token = paginate(records, params, operation_name)
-    return paged(key, [with_tags(service, r, r[arn_key]) for r in page], token)
+    return listed(params, operation_name, key, records, lambda r: with_tags(service, r, r[arn_key]))

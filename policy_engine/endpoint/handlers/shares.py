@@ -11,9 +11,9 @@ from policy_engine.endpoint.handlers.registry import (
     Output,
     Params,
     check_name,
+    copy_members,
+    listed,
     operation,
-    paged,
-    paginate,
     set_tags,
     with_tags,
 )
@@ -84,8 +84,7 @@ def describe_quota_share(service: Service, params: Params) -> Output:
 def list_quota_shares(service: Service, params: Params) -> Output:
     queue = service.account.queue(params["jobQueue"])
     records = service.account.queue_shares(queue["jobQueueName"])
-    page, token = paginate(records, params, "ListQuotaShares")
-    return paged("quotaShares", [dict(r) for r in page], token)  # no tags: ListTagsForResource has them
+    return listed(params, "ListQuotaShares", "quotaShares", records, dict)  # no tags: ListTagsForResource has them
 
 
 @operation("UpdateQuotaShare", mutating=True)
@@ -98,10 +97,7 @@ def update_quota_share(service: Service, params: Params) -> Output:
     _check_share(params, None if "resourceSharingConfiguration" in params else record)
 
     def change(res: Resources) -> None:
-        share = res.shares[key]
-        for name in _UPDATABLE:
-            if name in params:
-                share[name] = params[name]
+        copy_members(res.shares[key], params, _UPDATABLE)
         account.begin(res, "shares", key, "status", "UPDATING", "VALID", service.now)
 
     account.apply(change)

@@ -6,7 +6,6 @@ The simulated run time comes from the ``batch-quota:duration`` tag, else the pay
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from policy_engine.endpoint.errors import client_error
@@ -19,22 +18,13 @@ from policy_engine.endpoint.handlers.registry import (
     operation,
 )
 from policy_engine.endpoint.jobs import ServiceJob
+from policy_engine.endpoint.protocol import json_object
 
 if TYPE_CHECKING:
     from policy_engine.endpoint.service import Service
 
 #: Per-job tag giving the simulated run time in seconds.
 DURATION_TAG = "batch-quota:duration"
-
-
-def _payload(text: str) -> dict[str, Any]:
-    try:
-        payload = json.loads(text)
-    except ValueError as error:
-        raise client_error(f"serviceRequestPayload is not valid JSON: {error}") from None
-    if not isinstance(payload, dict):
-        raise client_error("serviceRequestPayload must be a JSON object (a SageMaker CreateTrainingJob request)")
-    return payload
 
 
 def _resources(payload: dict[str, Any]) -> tuple[str, int]:
@@ -112,7 +102,8 @@ def submit_service_job(service: Service, params: Params) -> Output:
     if queue["state"] != "ENABLED" or queue["status"] not in ("VALID", "UPDATING"):
         raise client_error(f"Job queue {queue_name} is {queue['state']}/{queue['status']}: it accepts no jobs")
     share_name, share = _share(service, queue, params.get("quotaShareName"), bool(params.get("shareIdentifier")))
-    payload = _payload(params["serviceRequestPayload"])
+    payload = json_object(params["serviceRequestPayload"], "serviceRequestPayload",
+                          " (a SageMaker CreateTrainingJob request)")
     instance_type, count = _resources(payload)
     units = {limit["capacityUnit"] for limit in share["capacityLimits"]}
     if instance_type not in units:
