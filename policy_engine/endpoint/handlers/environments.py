@@ -10,10 +10,10 @@ from policy_engine.endpoint.handlers.registry import (
     Output,
     Params,
     check_name,
+    commit,
     copy_members,
     describe,
     operation,
-    set_tags,
 )
 
 if TYPE_CHECKING:
@@ -37,9 +37,7 @@ def create_service_environment(service: Service, params: Params) -> Output:
         }
         account.begin(res, "environments", name, "status", "CREATING", "VALID", service.now)
 
-    account.apply(change)
-    set_tags(service, arn, params.get("tags"))
-    service.topology_changed()
+    commit(service, change, arn, params.get("tags"))
     return {"serviceEnvironmentName": name, "serviceEnvironmentArn": arn}
 
 
@@ -62,8 +60,7 @@ def update_service_environment(service: Service, params: Params) -> Output:
         copy_members(res.environments[name], params, ("state", "capacityLimits"))
         account.begin(res, "environments", name, "status", "UPDATING", "VALID", service.now)
 
-    account.apply(change)
-    service.topology_changed()
+    commit(service, change)
     return {"serviceEnvironmentName": name, "serviceEnvironmentArn": record["serviceEnvironmentArn"]}
 
 
@@ -78,6 +75,5 @@ def delete_service_environment(service: Service, params: Params) -> Output:
              if any(o["serviceEnvironment"] in (name, arn) for o in q.get("serviceEnvironmentOrder") or ())]
     if users:
         raise client_error(f"Service environment {name} is used by job queue(s) {', '.join(users)}")
-    account.apply(lambda res: account.begin(res, "environments", name, "status", "DELETING", None, service.now))
-    service.topology_changed()
+    commit(service, lambda res: account.begin(res, "environments", name, "status", "DELETING", None, service.now))
     return {}

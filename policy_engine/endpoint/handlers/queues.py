@@ -10,10 +10,10 @@ from policy_engine.endpoint.handlers.registry import (
     Output,
     Params,
     check_name,
+    commit,
     copy_members,
     describe,
     operation,
-    set_tags,
 )
 
 if TYPE_CHECKING:
@@ -71,9 +71,7 @@ def create_job_queue(service: Service, params: Params) -> Output:
         res.queues[name] = record
         account.begin(res, "queues", name, "status", "CREATING", "VALID", service.now)
 
-    account.apply(change)
-    set_tags(service, arn, params.get("tags"))
-    service.topology_changed()
+    commit(service, change, arn, params.get("tags"))
     return {"jobQueueName": name, "jobQueueArn": arn}
 
 
@@ -107,8 +105,7 @@ def update_job_queue(service: Service, params: Params) -> Output:
         copy_members(res.queues[name], params, _UPDATABLE)
         account.begin(res, "queues", name, "status", "UPDATING", "VALID", service.now)
 
-    account.apply(change)
-    service.topology_changed()
+    commit(service, change)
     return {"jobQueueName": name, "jobQueueArn": record["jobQueueArn"]}
 
 
@@ -128,7 +125,7 @@ def delete_job_queue(service: Service, params: Params) -> Output:
             account.remove(res, "shares", key)
         account.begin(res, "queues", name, "status", "DELETING", None, service.now)
 
-    account.apply(change)
+    service.account.apply(change)
     service.scheduler.jobs.drop_queue(name)
     service.topology_changed()
     return {}

@@ -15,6 +15,7 @@ from policy_engine import limits
 from policy_engine.endpoint.errors import ApiError, client_error
 
 if TYPE_CHECKING:
+    from policy_engine.endpoint.account import Resources
     from policy_engine.endpoint.service import Service
 
 #: An operation's input or output members, or a resource record in the API's shape.
@@ -86,6 +87,16 @@ def copy_members(target: Params, params: Params, names: Iterable[str]) -> None:
 def with_tags(service: Service, record: Params, arn: str) -> Output:
     tags = service.account.tags.get(arn)
     return {**record, "tags": dict(tags)} if tags else dict(record)
+
+
+def commit(service: Service, change: Callable[[Resources], object], arn: str | None = None,
+           tags: dict[str, str] | None = None) -> None:
+    """Keep a change the AWS rules accept (``Account.apply``), tag the resource it created, and run the
+    scheduler on the topology it makes."""
+    service.account.apply(change)
+    if arn is not None:
+        set_tags(service, arn, tags)
+    service.topology_changed()
 
 
 def set_tags(service: Service, arn: str, tags: dict[str, str] | None) -> None:

@@ -11,10 +11,10 @@ from policy_engine.endpoint.handlers.registry import (
     Output,
     Params,
     check_name,
+    commit,
     copy_members,
     listed,
     operation,
-    set_tags,
     with_tags,
 )
 
@@ -68,9 +68,7 @@ def create_quota_share(service: Service, params: Params) -> Output:
         }
         account.begin(res, "shares", (queue_name, name), "status", "CREATING", "VALID", service.now)
 
-    account.apply(change)
-    set_tags(service, arn, params.get("tags"))
-    service.topology_changed()
+    commit(service, change, arn, params.get("tags"))
     return {"quotaShareName": name, "quotaShareArn": arn}
 
 
@@ -100,8 +98,7 @@ def update_quota_share(service: Service, params: Params) -> Output:
         copy_members(res.shares[key], params, _UPDATABLE)
         account.begin(res, "shares", key, "status", "UPDATING", "VALID", service.now)
 
-    account.apply(change)
-    service.topology_changed()
+    commit(service, change)
     return {"quotaShareName": record["quotaShareName"], "quotaShareArn": record["quotaShareArn"]}
 
 
@@ -116,6 +113,5 @@ def delete_quota_share(service: Service, params: Params) -> Output:
     if unfinished:
         raise client_error(f"Quota share {record['quotaShareName']} still has {unfinished} unfinished job(s): "
                            "wait for them or terminate them first")
-    account.apply(lambda res: account.begin(res, "shares", key, "status", "DELETING", None, service.now))
-    service.topology_changed()
+    commit(service, lambda res: account.begin(res, "shares", key, "status", "DELETING", None, service.now))
     return {}
