@@ -64,13 +64,11 @@ def _unread(difference: Difference, desired: Topology, subjects: list[str]) -> b
 
     if difference.kind != MISSING or not subjects:
         return False
-    match = re.fullmatch(r"(\w+)\[(.*)\]", difference.object)
-    if match and match.group(1) == "service_environments":
-        names = [match.group(2)] + [q.name for q in desired.job_queues if q.service_environment == match.group(2)]
-    elif match:
-        names = [match.group(2)]
+    ref = difference.ref
+    if ref.environment is not None:
+        names = [ref.environment] + [q.name for q in desired.job_queues if q.service_environment == ref.environment]
     else:
-        names = [difference.object, difference.object.split("/", 1)[0]]
+        names = [name for name in (ref.share_id, ref.queue) if name is not None]
     every = [q.name for q in desired.job_queues] + [e.name for e in desired.service_environments]
     for subject in subjects:
         if not any(_mentions(subject, name) for name in every):
