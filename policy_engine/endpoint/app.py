@@ -17,8 +17,8 @@ from typing import Any
 
 from policy_engine.endpoint import control
 from policy_engine.endpoint.errors import ApiError, client_error
-from policy_engine.endpoint.handlers import HANDLERS
 from policy_engine.endpoint.handlers.registry import Output
+from policy_engine.endpoint.operations import HANDLERS
 from policy_engine.endpoint.protocol import Router, parse_request
 from policy_engine.endpoint.service import Service
 

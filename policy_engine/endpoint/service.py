@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from policy_engine.endpoint import handlers
+from policy_engine.endpoint import operations
 from policy_engine.endpoint.account import Account, Arns
 from policy_engine.endpoint.errors import client_error, throttled
 from policy_engine.endpoint.handlers.registry import Output, Params
@@ -152,20 +152,20 @@ class Service:
 
     def call(self, name: str, params: Params) -> Output:
         """Run one API operation at the clock's time; raise ``ApiError`` for what AWS would reject."""
-        handler = handlers.HANDLERS.get(name)
+        handler = operations.HANDLERS.get(name)
         if handler is None:
             raise client_error(f"Operation {name} is not supported by batch-quota serve")
         self.catch_up()
         self._generated = []
         result = handler(self, params)
-        if name in handlers.MUTATING and self.store is not None:
+        if name in operations.MUTATING and self.store is not None:
             self.store.append(self.now, name, params, self._generated)
         return result
 
     def _apply(self, name: str, params: Params) -> None:
         self._generated = []
-        if name in handlers.HANDLERS:
-            handlers.HANDLERS[name](self, params)
+        if name in operations.HANDLERS:
+            operations.HANDLERS[name](self, params)
         else:
             self._control(name, params)
 

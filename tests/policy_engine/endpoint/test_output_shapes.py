@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from botocore.validate import ParamValidator
 
-from policy_engine.endpoint.handlers import HANDLERS
+from policy_engine.endpoint.operations import HANDLERS
 from tests.policy_engine.endpoint.conftest import client, create_stack, submit
 
 

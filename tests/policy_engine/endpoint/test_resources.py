@@ -145,11 +145,11 @@ def test_tags_route_on_the_raw_path_for_every_arn_kind(walkthrough_endpoint):
     assert code == "ClientException" and "does not exist" in message
 
 def test_a_bug_in_the_endpoint_is_a_server_exception(endpoint, monkeypatch):
-    from policy_engine.endpoint import handlers
+    from policy_engine.endpoint import operations
 
     def broken(service, params):
         raise RuntimeError("boom")
 
-    monkeypatch.setitem(handlers.HANDLERS, "ListSchedulingPolicies", broken)
+    monkeypatch.setitem(operations.HANDLERS, "ListSchedulingPolicies", broken)
     code, status, message = error_of(client(endpoint).list_scheduling_policies)
     assert (code, status) == ("ServerException", 500) and "RuntimeError: boom" in message
