@@ -28,14 +28,12 @@ Key = str | tuple[str, str]
 
 
 def api_problems(topology: Topology) -> list[str]:
-    """The policy engine's findings that AWS itself would reject: the structure and AWS-limit rule families
-    (capacity, borrowing and guarantee rules stay ``check``'s)."""
-    from policy_engine.rules import Context, all_rules, aws_limits, structure
+    """The policy engine's findings that AWS itself would reject (``Rule.enforced_by_aws``: structure and AWS
+    limits); capacity, borrowing and guarantee rules stay ``check``'s."""
+    from policy_engine.rules import Context, all_rules
 
-    families = {structure.__name__, aws_limits.__name__}
     context = Context(topology)
-    findings = [finding for each in all_rules() if each.function.__module__ in families
-                for finding in each.run(context)]
+    findings = [finding for each in all_rules() if each.enforced_by_aws for finding in each.run(context)]
     return [f"{f.rule} {f.object}: {f.message}" for f in findings if f.severity.value == "error"]
 
 
