@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from policy_engine.checks import check_topology
 from policy_engine.reports import check_sarif
-from tests.policy_engine.builders import share, topology
+from tests.builders import share, topology
 
 
 def test_without_line_table_there_is_no_region():
