@@ -66,12 +66,11 @@ class TrainingJobQueue(TrainingJobQueueBase):
                        f"a service environment no other job queue uses: job queue {used_by!r} already uses it "
                        f"({bound.what}: at most {bound.maximum})")
         if scheduling_policy is None:  # checked here, so that a refused policy name leaves no half-built queue
-            scheduling_policy_name = scheduling_policy_name or default_scheduling_policy_name(job_queue_name)
-            where.name_ok("scheduling_policy_name", scheduling_policy_name)
+            policy_name = where.name_ok("scheduling_policy_name",
+                                        scheduling_policy_name or default_scheduling_policy_name(job_queue_name))
         super().__init__(scope, id)
-        self.scheduling_policy = scheduling_policy or QuotaSchedulingPolicy(
-            self, "SchedulingPolicy", scheduling_policy_name=scheduling_policy_name, tags=tags
-        )
+        self.scheduling_policy: SchedulingPolicyBase = scheduling_policy if scheduling_policy is not None else \
+            QuotaSchedulingPolicy(self, "SchedulingPolicy", scheduling_policy_name=policy_name, tags=tags)
         self.service_environment = service_environment
         self.resource = batch.CfnJobQueue(
             self,
