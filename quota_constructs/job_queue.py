@@ -69,8 +69,10 @@ class TrainingJobQueue(TrainingJobQueueBase):
             policy_name = where.name_ok("scheduling_policy_name",
                                         scheduling_policy_name or default_scheduling_policy_name(job_queue_name))
         super().__init__(scope, id)
-        self.scheduling_policy: SchedulingPolicyBase = scheduling_policy if scheduling_policy is not None else \
-            QuotaSchedulingPolicy(self, "SchedulingPolicy", scheduling_policy_name=policy_name, tags=tags)
+        self.scheduling_policy: SchedulingPolicyBase = (
+            scheduling_policy if scheduling_policy is not None
+            else QuotaSchedulingPolicy(self, "SchedulingPolicy", scheduling_policy_name=policy_name, tags=tags)
+        )
         self.service_environment = service_environment
         self.resource = batch.CfnJobQueue(
             self,
