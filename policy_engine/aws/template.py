@@ -17,7 +17,7 @@ from typing import Any
 from policy_engine.aws.shapes import split_tags
 from policy_engine.aws.template_file import is_template, read_template_file
 from policy_engine.aws.template_reader import ENVIRONMENT, POLICY, QUEUE, SHARE, TemplateReader
-from policy_engine.loading import LoadError
+from policy_engine.diagnostics import LoadError
 from policy_engine.model import Topology
 
 __all__ = ["is_template", "load_template", "read_template_file", "template_data"]

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from policy_engine import input_files, safe_yaml
-from policy_engine.loading import LoadError
+from policy_engine.diagnostics import LoadError
 
 
 class _CfnLoader(yaml.SafeLoader):

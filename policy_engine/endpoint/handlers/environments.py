@@ -17,11 +17,11 @@ from policy_engine.endpoint.handlers.registry import (
 )
 
 if TYPE_CHECKING:
-    from policy_engine.endpoint.service import Service
+    from policy_engine.endpoint.handlers.context import Endpoint
 
 
 @operation("CreateServiceEnvironment", mutating=True)
-def create_service_environment(service: Service, params: Params) -> Output:
+def create_service_environment(service: Endpoint, params: Params) -> Output:
     name = params["serviceEnvironmentName"]
     check_name(name, "serviceEnvironmentName")
     account = service.account
@@ -42,14 +42,14 @@ def create_service_environment(service: Service, params: Params) -> Output:
 
 
 @operation("DescribeServiceEnvironments")
-def describe_service_environments(service: Service, params: Params) -> Output:
+def describe_service_environments(service: Endpoint, params: Params) -> Output:
     account = service.account
     return describe(service, params, "DescribeServiceEnvironments", "serviceEnvironments", "serviceEnvironmentArn",
                     account.environment, account.resources.environments.values())
 
 
 @operation("UpdateServiceEnvironment", mutating=True)
-def update_service_environment(service: Service, params: Params) -> Output:
+def update_service_environment(service: Endpoint, params: Params) -> Output:
     account = service.account
     record = account.environment(params["serviceEnvironment"])
     name = record["serviceEnvironmentName"]
@@ -65,7 +65,7 @@ def update_service_environment(service: Service, params: Params) -> Output:
 
 
 @operation("DeleteServiceEnvironment", mutating=True)
-def delete_service_environment(service: Service, params: Params) -> Output:
+def delete_service_environment(service: Endpoint, params: Params) -> Output:
     account = service.account
     record = account.environment(params["serviceEnvironment"])
     name, arn = record["serviceEnvironmentName"], record["serviceEnvironmentArn"]

@@ -18,13 +18,13 @@ from policy_engine.endpoint.handlers.registry import (
 )
 
 if TYPE_CHECKING:
-    from policy_engine.endpoint.service import Service
+    from policy_engine.endpoint.handlers.context import Endpoint
 
 _KINDS = ("quotaSharePolicy", "fairsharePolicy")
 
 
 @operation("CreateSchedulingPolicy", mutating=True)
-def create_scheduling_policy(service: Service, params: Params) -> Output:
+def create_scheduling_policy(service: Endpoint, params: Params) -> Output:
     name = params["name"]
     check_name(name, "name")
     account = service.account
@@ -42,7 +42,7 @@ def create_scheduling_policy(service: Service, params: Params) -> Output:
 
 
 @operation("DescribeSchedulingPolicies")
-def describe_scheduling_policies(service: Service, params: Params) -> Output:
+def describe_scheduling_policies(service: Endpoint, params: Params) -> Output:
     account = service.account
     found = []
     for arn in params["arns"]:
@@ -53,13 +53,13 @@ def describe_scheduling_policies(service: Service, params: Params) -> Output:
 
 
 @operation("ListSchedulingPolicies")
-def list_scheduling_policies(service: Service, params: Params) -> Output:
+def list_scheduling_policies(service: Endpoint, params: Params) -> Output:
     records = list(service.account.resources.policies.values())
     return listed(params, "ListSchedulingPolicies", "schedulingPolicies", records, lambda r: {"arn": r["arn"]})
 
 
 @operation("UpdateSchedulingPolicy", mutating=True)
-def update_scheduling_policy(service: Service, params: Params) -> Output:
+def update_scheduling_policy(service: Endpoint, params: Params) -> Output:
     account = service.account
     record = account.policy(params["arn"])
     name = record["name"]
@@ -76,7 +76,7 @@ def update_scheduling_policy(service: Service, params: Params) -> Output:
 
 
 @operation("DeleteSchedulingPolicy", mutating=True)
-def delete_scheduling_policy(service: Service, params: Params) -> Output:
+def delete_scheduling_policy(service: Endpoint, params: Params) -> Output:
     account = service.account
     record = account.policy(params["arn"])
     users = [q["jobQueueName"] for q in account.resources.queues.values()

@@ -17,14 +17,14 @@ from policy_engine.endpoint.handlers.registry import (
 )
 
 if TYPE_CHECKING:
-    from policy_engine.endpoint.service import Service
+    from policy_engine.endpoint.handlers.context import Endpoint
 
 _TIME_LIMIT_REASONS = ("CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY", "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE",
                        "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED")
 _UPDATABLE = ("state", "schedulingPolicyArn", "priority", "serviceEnvironmentOrder", "jobStateTimeLimitActions")
 
 
-def _check_queue_links(service: Service, params: Params, queue_type: str) -> None:
+def _check_queue_links(service: Endpoint, params: Params, queue_type: str) -> None:
     account = service.account
     if queue_type != "SAGEMAKER_TRAINING":
         raise client_error(f"jobQueueType {queue_type} is not supported by batch-quota serve "
@@ -45,7 +45,7 @@ def _check_queue_links(service: Service, params: Params, queue_type: str) -> Non
 
 
 @operation("CreateJobQueue", mutating=True)
-def create_job_queue(service: Service, params: Params) -> Output:
+def create_job_queue(service: Endpoint, params: Params) -> Output:
     name = params["jobQueueName"]
     check_name(name, "jobQueueName")
     account = service.account
@@ -76,14 +76,14 @@ def create_job_queue(service: Service, params: Params) -> Output:
 
 
 @operation("DescribeJobQueues")
-def describe_job_queues(service: Service, params: Params) -> Output:
+def describe_job_queues(service: Endpoint, params: Params) -> Output:
     account = service.account
     return describe(service, params, "DescribeJobQueues", "jobQueues", "jobQueueArn",
                     account.queue, account.resources.queues.values())
 
 
 @operation("UpdateJobQueue", mutating=True)
-def update_job_queue(service: Service, params: Params) -> Output:
+def update_job_queue(service: Endpoint, params: Params) -> Output:
     account = service.account
     record = account.queue(params["jobQueue"])
     name = record["jobQueueName"]
@@ -110,7 +110,7 @@ def update_job_queue(service: Service, params: Params) -> Output:
 
 
 @operation("DeleteJobQueue", mutating=True)
-def delete_job_queue(service: Service, params: Params) -> Output:
+def delete_job_queue(service: Endpoint, params: Params) -> Output:
     account = service.account
     record = account.queue(params["jobQueue"])
     name = record["jobQueueName"]

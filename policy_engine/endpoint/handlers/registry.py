@@ -16,12 +16,12 @@ from policy_engine.endpoint.errors import ApiError, client_error
 
 if TYPE_CHECKING:
     from policy_engine.endpoint.account import Resources
-    from policy_engine.endpoint.service import Service
+    from policy_engine.endpoint.handlers.context import Endpoint
 
 #: An operation's input or output members, or a resource record in the API's shape.
 Params = dict[str, Any]
 Output = dict[str, Any]
-Handler = Callable[["Service", Params], Output]
+Handler = Callable[["Endpoint", Params], Output]
 HANDLERS: dict[str, Handler] = {}
 #: Operations that change state: logged to the ``--state`` store and replayed on restart.
 MUTATING: set[str] = set()
@@ -84,12 +84,12 @@ def copy_members(target: Params, params: Params, names: Iterable[str]) -> None:
             target[name] = params[name]
 
 
-def with_tags(service: Service, record: Params, arn: str) -> Output:
+def with_tags(service: Endpoint, record: Params, arn: str) -> Output:
     tags = service.account.tags.get(arn)
     return {**record, "tags": dict(tags)} if tags else dict(record)
 
 
-def commit(service: Service, change: Callable[[Resources], object], arn: str | None = None,
+def commit(service: Endpoint, change: Callable[[Resources], object], arn: str | None = None,
            tags: dict[str, str] | None = None) -> None:
     """Keep a change the AWS rules accept (``Account.apply``), tag the resource it created, and run the
     scheduler on the topology it makes."""
@@ -99,7 +99,7 @@ def commit(service: Service, change: Callable[[Resources], object], arn: str | N
     service.topology_changed()
 
 
-def set_tags(service: Service, arn: str, tags: dict[str, str] | None) -> None:
+def set_tags(service: Endpoint, arn: str, tags: dict[str, str] | None) -> None:
     if tags:
         check_tags(tags)
         service.account.tags.setdefault(arn, {}).update(tags)
@@ -115,7 +115,7 @@ def check_tags(tags: dict[str, str]) -> None:
             raise client_error(f"Tag key {key!r}: the aws: prefix is reserved")
 
 
-def describe(service: Service, params: Params, operation_name: str, key: str, arn_key: str,
+def describe(service: Endpoint, params: Params, operation_name: str, key: str, arn_key: str,
              lookup: Callable[[str], Params], everything: Iterable[Params]) -> Output:
     """A paged ``Describe*`` of the records ``params[key]`` names (AWS leaves out what does not exist), or all."""
     wanted = params.get(key)

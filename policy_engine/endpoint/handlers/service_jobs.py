@@ -9,14 +9,14 @@ from policy_engine.endpoint.handlers.registry import PAGE, Output, Params, check
 from policy_engine.endpoint.jobs import FINAL, Attempt, IndexKey, ServiceJob
 
 if TYPE_CHECKING:
-    from policy_engine.endpoint.service import Service
+    from policy_engine.endpoint.handlers.context import Endpoint
 
 _FILTERS = ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENTIFIER", "QUOTA_SHARE_NAME")
 #: AWS's bound on one ``TerminateServiceJobs`` call.
 TERMINATE_BATCH = 50
 
 
-def find_job(service: Service, job_id: str) -> ServiceJob:
+def find_job(service: Endpoint, job_id: str) -> ServiceJob:
     """A job by id or by ARN (the SageMaker SDK passes the ARN as ``jobId``)."""
     if job_id.startswith("arn:"):
         record = service.scheduler.jobs.by_id.get(job_id.rsplit("service-job/", 1)[-1])
@@ -33,7 +33,7 @@ def _usage(record: ServiceJob) -> list[dict[str, Any]]:
     return [{"capacityUnit": record.instance_type, "quantity": float(record.instances)}]
 
 
-def _summary(service: Service, record: ServiceJob) -> Output:
+def _summary(service: Endpoint, record: ServiceJob) -> Output:
     ms = service.ms
     out: Output = {
         "capacityUsage": _usage(record), "createdAt": ms(record.created), "jobArn": record.arn, "jobId": record.id,
@@ -52,7 +52,7 @@ def _summary(service: Service, record: ServiceJob) -> Output:
     return out
 
 
-def _attempt(service: Service, attempt: Attempt) -> Output:
+def _attempt(service: Endpoint, attempt: Attempt) -> Output:
     out: Output = {"serviceResourceId": {"name": "TrainingJobArn", "value": attempt["resource"]},
                    "startedAt": service.ms(attempt["startedAt"])}
     if "stoppedAt" in attempt:
@@ -62,7 +62,7 @@ def _attempt(service: Service, attempt: Attempt) -> Output:
 
 
 @operation("DescribeServiceJob")
-def describe_service_job(service: Service, params: Params) -> Output:
+def describe_service_job(service: Endpoint, params: Params) -> Output:
     record = find_job(service, params["jobId"])
     out = _summary(service, record)
     del out["capacityUsage"]
@@ -89,7 +89,7 @@ def describe_service_job(service: Service, params: Params) -> Output:
 
 
 @operation("ListServiceJobs")
-def list_service_jobs(service: Service, params: Params) -> Output:
+def list_service_jobs(service: Endpoint, params: Params) -> Output:
     jobs = service.scheduler.jobs
     size = params.get("maxResults") or PAGE
     if not 1 <= size <= PAGE:
@@ -145,7 +145,7 @@ def list_service_jobs(service: Service, params: Params) -> Output:
 
 
 @operation("UpdateServiceJob", mutating=True)
-def update_service_job(service: Service, params: Params) -> Output:
+def update_service_job(service: Endpoint, params: Params) -> Output:
     record = find_job(service, params["jobId"])
     priority = params["schedulingPriority"]
     check_priority(priority)
@@ -156,7 +156,7 @@ def update_service_job(service: Service, params: Params) -> Output:
 
 
 @operation("TerminateServiceJob", mutating=True)
-def terminate_service_job(service: Service, params: Params) -> Output:
+def terminate_service_job(service: Endpoint, params: Params) -> Output:
     record = find_job(service, params["jobId"])
     if record.status not in FINAL:
         service.scheduler.terminate(record, f"Terminated by user: {params['reason']}")
@@ -164,7 +164,7 @@ def terminate_service_job(service: Service, params: Params) -> Output:
 
 
 @operation("TerminateServiceJobs", mutating=True)
-def terminate_service_jobs(service: Service, params: Params) -> Output:
+def terminate_service_jobs(service: Endpoint, params: Params) -> Output:
     """The bulk form, as AWS documents it: each job reported on its own, HTTP 200 even when some fail;
     a job that cannot be found counts as terminated, a malformed identifier is a ``ValidationException`` entry."""
     ids = params["jobs"]

@@ -19,7 +19,7 @@ from policy_engine.endpoint.handlers.registry import (
 )
 
 if TYPE_CHECKING:
-    from policy_engine.endpoint.service import Service
+    from policy_engine.endpoint.handlers.context import Endpoint
 
 _UPDATABLE = ("capacityLimits", "resourceSharingConfiguration", "preemptionConfiguration", "state")
 
@@ -42,7 +42,7 @@ def _key(record: Params) -> tuple[str, str]:
 
 
 @operation("CreateQuotaShare", mutating=True)
-def create_quota_share(service: Service, params: Params) -> Output:
+def create_quota_share(service: Endpoint, params: Params) -> Output:
     account = service.account
     queue = account.queue(params["jobQueue"])
     queue_name = queue["jobQueueName"]
@@ -73,20 +73,20 @@ def create_quota_share(service: Service, params: Params) -> Output:
 
 
 @operation("DescribeQuotaShare")
-def describe_quota_share(service: Service, params: Params) -> Output:
+def describe_quota_share(service: Endpoint, params: Params) -> Output:
     record = service.account.share(params["quotaShareArn"])
     return with_tags(service, record, record["quotaShareArn"])
 
 
 @operation("ListQuotaShares")
-def list_quota_shares(service: Service, params: Params) -> Output:
+def list_quota_shares(service: Endpoint, params: Params) -> Output:
     queue = service.account.queue(params["jobQueue"])
     records = service.account.queue_shares(queue["jobQueueName"])
     return listed(params, "ListQuotaShares", "quotaShares", records, dict)  # no tags: ListTagsForResource has them
 
 
 @operation("UpdateQuotaShare", mutating=True)
-def update_quota_share(service: Service, params: Params) -> Output:
+def update_quota_share(service: Endpoint, params: Params) -> Output:
     account = service.account
     record = account.share(params["quotaShareArn"])
     key = _key(record)
@@ -103,7 +103,7 @@ def update_quota_share(service: Service, params: Params) -> Output:
 
 
 @operation("DeleteQuotaShare", mutating=True)
-def delete_quota_share(service: Service, params: Params) -> Output:
+def delete_quota_share(service: Endpoint, params: Params) -> Output:
     account = service.account
     record = account.share(params["quotaShareArn"])
     key = _key(record)

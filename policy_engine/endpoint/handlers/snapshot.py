@@ -10,7 +10,7 @@ from policy_engine.endpoint.handlers.registry import PAGE, Output, Params, opera
 from policy_engine.endpoint.jobs import ACTIVE, JobIndex
 
 if TYPE_CHECKING:
-    from policy_engine.endpoint.service import Service
+    from policy_engine.endpoint.handlers.context import Endpoint
 
 def _active(jobs: JobIndex, queue: str, share: str) -> Iterator[int]:
     for status in ACTIVE:
@@ -22,7 +22,7 @@ def _capacity(usage: dict[str, int]) -> list[dict[str, Any]]:
 
 
 @operation("GetJobQueueSnapshot")
-def get_job_queue_snapshot(service: Service, params: Params) -> Output:
+def get_job_queue_snapshot(service: Endpoint, params: Params) -> Output:
     queue = service.account.queue(params["jobQueue"])
     name = queue["jobQueueName"]
     jobs = service.scheduler.jobs

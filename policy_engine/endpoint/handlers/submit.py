@@ -21,7 +21,7 @@ from policy_engine.endpoint.jobs import ServiceJob
 from policy_engine.endpoint.protocol import json_object
 
 if TYPE_CHECKING:
-    from policy_engine.endpoint.service import Service
+    from policy_engine.endpoint.handlers.context import Endpoint
 
 #: Per-job tag giving the simulated run time in seconds.
 DURATION_TAG = "batch-quota:duration"
@@ -39,7 +39,7 @@ def _resources(payload: dict[str, Any]) -> tuple[str, int]:
     return instance_type, count
 
 
-def _duration(service: Service, payload: dict[str, Any], tags: dict[str, str]) -> float:
+def _duration(service: Endpoint, payload: dict[str, Any], tags: dict[str, str]) -> float:
     text = tags.get(DURATION_TAG)
     if text is not None:
         try:
@@ -59,7 +59,7 @@ def _duration(service: Service, payload: dict[str, Any], tags: dict[str, str]) -
     return service.default_duration
 
 
-def _share(service: Service, queue: Params, share_name: str | None, shared: bool) -> tuple[str, Params]:
+def _share(service: Endpoint, queue: Params, share_name: str | None, shared: bool) -> tuple[str, Params]:
     """The quota share a job goes to: named, existing, and accepting jobs."""
     account = service.account
     queue_name = queue["jobQueueName"]
@@ -82,7 +82,7 @@ def _share(service: Service, queue: Params, share_name: str | None, shared: bool
 
 
 @operation("SubmitServiceJob", mutating=True)
-def submit_service_job(service: Service, params: Params) -> Output:
+def submit_service_job(service: Endpoint, params: Params) -> Output:
     service.throttle_submit()
     account = service.account
     name = params["jobName"]

@@ -10,10 +10,10 @@ from policy_engine.endpoint.handlers.registry import Output, Params, check_tags,
 from policy_engine.endpoint.handlers.service_jobs import find_job
 
 if TYPE_CHECKING:
-    from policy_engine.endpoint.service import Service
+    from policy_engine.endpoint.handlers.context import Endpoint
 
 
-def _tag_target(service: Service, arn: str) -> dict[str, str]:
+def _tag_target(service: Endpoint, arn: str) -> dict[str, str]:
     """The tag dictionary of a resource or job ARN (created for a resource without tags yet)."""
     if ":service-job/" in arn:
         return find_job(service, arn.rsplit("/", 1)[-1]).tags
@@ -32,7 +32,7 @@ def _tag_target(service: Service, arn: str) -> dict[str, str]:
 
 
 @operation("TagResource", mutating=True)
-def tag_resource(service: Service, params: Params) -> Output:
+def tag_resource(service: Endpoint, params: Params) -> Output:
     tags = _tag_target(service, params["resourceArn"])
     check_tags(params["tags"])
     if not limits.TAG_COUNT.allows(len({**tags, **params["tags"]})):
@@ -42,7 +42,7 @@ def tag_resource(service: Service, params: Params) -> Output:
 
 
 @operation("UntagResource", mutating=True)
-def untag_resource(service: Service, params: Params) -> Output:
+def untag_resource(service: Endpoint, params: Params) -> Output:
     tags = _tag_target(service, params["resourceArn"])
     for key in params["tagKeys"]:
         tags.pop(key, None)
@@ -50,5 +50,5 @@ def untag_resource(service: Service, params: Params) -> Output:
 
 
 @operation("ListTagsForResource")
-def list_tags_for_resource(service: Service, params: Params) -> Output:
+def list_tags_for_resource(service: Endpoint, params: Params) -> Output:
     return {"tags": dict(_tag_target(service, params["resourceArn"]))}
