@@ -16,7 +16,7 @@ from policy_engine.examples import large_topology
 from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
 from policy_engine.reports import borrow_graph_render
 from policy_engine.reports.borrow_graph_render import FINDING_COLOUR, RenderError, build_dot, write
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 
 BIG = "ml.p4d.24xlarge"
 _EDGE = re.compile(r'^\t"([^"]+)" -> "([^"]+)" \[label="([^"]+)"(.*)\]$', re.M)
