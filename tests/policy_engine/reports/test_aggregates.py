@@ -142,7 +142,8 @@ def test_a_run_where_nothing_ran_still_aggregates(tmp_path):
 def _changed_limits_run(seed: int):  # -> (topology, result)
     """A run whose limits change twice mid-run: A is cut below its use, B raised, then A raised again."""
     rng = np.random.default_rng(seed)
-    topo = topology(6, share("A", 3, "LEND_AND_BORROW", borrow_limit=100), share("B", 2), share("C", 1, "RESERVE"))
+    topo = topology(6, share("A", 3, "LEND_AND_BORROW", borrow_limit=100), share("B", 2, "LEND"),
+                    share("C", 1, "RESERVE"))
     jobs = [job(f"j{i}", str(rng.choice(["A", "B", "C"])), instances=int(rng.choice([1, 1, 2])),
                 at=float(rng.integers(0, 2000)), duration=float(rng.integers(50, 700))) for i in range(120)]
     updates = [ShareUpdate(600, "q/A", {"capacity": {GPU: 1}}), ShareUpdate(600, "q/B", {"capacity": {GPU: 4}}),
