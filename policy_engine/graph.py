@@ -14,6 +14,7 @@ engineer can draw the flow that realises it.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import networkx as nx
@@ -222,5 +223,5 @@ def _flow_network(edges: tuple[tuple[int, int], ...], room: int) -> nx.DiGraph:
     return network
 
 
-def _unique(items) -> list[str]:
+def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
