@@ -192,10 +192,6 @@ class Engine(JobLifecycle):
         submitted = {job.seq for job in self._arrivals[: self._next_arrival]} | self._live.keys()
         return (job for job in self.jobs if job.seq in submitted)
 
-    @property
-    def submissions_done(self) -> bool:
-        return self._next_arrival >= len(self._arrivals)
-
     # --- driving a live engine (``batch-quota serve``): inputs arrive at the clock's time --------
 
     def _start_live(self) -> None:

@@ -1,7 +1,7 @@
 """What a simulation hands to reports: per-job records, per-attempt segments, metrics.
 
 Everything a timeline or utilisation chart needs is here, so reports never re-run
-the simulation. ``to_json()`` is the ``--format json`` shape of the issue.
+the simulation. ``to_json()`` is the ``--format json`` shape (docs/simulator.md).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class JobRecord(NamedTuple):
     attempts: tuple[AttemptRecord, ...]
 
     def to_json(self) -> dict:
-        """The job object of ``--format json`` (exactly the keys the issue names)."""
+        """The job object of ``--format json`` (exactly the documented keys)."""
         return {
             "name": self.name,
             "share": self.share,

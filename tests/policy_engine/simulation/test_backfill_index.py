@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from policy_engine.simulation import placement
 from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings
-from policy_engine.simulation.pool_queue import PoolQueue
-from policy_engine.simulation.steps import Steps
 from policy_engine.simulation.jobs import JobSpec
+from policy_engine.simulation.pool_queue import PoolQueue
 from policy_engine.simulation.results import build_result
+from policy_engine.simulation.steps import Steps
 from tests.policy_engine.simulation.builders import job, run, share, topology
 from tests.policy_engine.simulation.test_properties import scenarios, topologies
 
