@@ -93,76 +93,75 @@ class Engine(JobLifecycle):
         if self._live and not self._live_started:
             self._start_live()
         instants = 0
-        events, times, total = self._events, self._arrival_times, len(self._arrival_times)
+        events, arrivals, times, total = self._events, self._arrivals, self._arrival_times, len(self._arrival_times)
         limit = _NEVER if until is None else until
         observers = self.observers
+        # bound once: the loop below runs twice per job
+        pop, handlers, submit, touched = heapq.heappop, self._handlers, self._submit, self._touched
+        run_pass, queues, limits = self.steps.run_pass, self._queues, self.time_limits
+        arrival = self._next_arrival
         while True:
             time = events[0][0] if events else _NEVER
-            if self._next_arrival < total and times[self._next_arrival] < time:
-                time = times[self._next_arrival]
+            if arrival < total and times[arrival] < time:
+                time = times[arrival]
             if time == _NEVER or time > limit:
                 break
             self.now = time
-            self._instant(time)
+            # one instant: its events, submissions and scheduling passes, in the order of the module docstring
+            while True:
+                while events and events[0][0] == time and events[0][1] < _SUBMIT:
+                    event = pop(events)
+                    handlers[event[4]](event)
+                while arrival < total and times[arrival] == time:
+                    submit(arrivals[arrival])
+                    arrival += 1
+                while events and events[0][0] == time and events[0][1] < _LIMIT:
+                    event = pop(events)
+                    handlers[event[4]](event)
+                while touched:
+                    if len(touched) == 1:
+                        index = next(iter(touched))
+                        touched.clear()
+                        run_pass(queues[index])
+                        continue
+                    order = sorted(touched)
+                    touched.clear()
+                    for index in order:
+                        run_pass(queues[index])
+                if limits is not None:
+                    limits.arm()
+                if not (events and events[0][0] == time):
+                    break
+                # time limits only after the pass: a head that can be placed at this instant is placed,
+                # not terminated ("RUNNABLE longer than" the limit); the pass runs again afterwards
+                if events[0][1] == _LIMIT:
+                    while events and events[0][0] == time and events[0][1] == _LIMIT:
+                        event = pop(events)
+                        handlers[event[4]](event)
+            self._next_arrival = arrival
             instants += 1
             for observer in observers:
                 observer(self)
             if progress is not None and not instants & 4095:
-                progress(self._next_arrival)
+                progress(arrival)
+        self._next_arrival = arrival
         if until is not None:
             self.now = max(self.now, until)
         if close:
             for pool in self.pools:
                 pool.close(self.now)
         if progress is not None:
-            progress(self._next_arrival)
+            progress(arrival)
         return self.now
 
-    def _instant(self, time: float) -> None:
-        events, arrivals, times = self._events, self._arrivals, self._arrival_times
-        total = len(times)
-        pop, handlers = heapq.heappop, self._handlers
-        run_pass, queues, limits = self.steps.run_pass, self._queues, self.time_limits
-        while True:
-            while events and events[0][0] == time and events[0][1] < _SUBMIT:
-                event = pop(events)
-                handlers[event[4]](event)
-            while self._next_arrival < total and times[self._next_arrival] == time:
-                self._submit(arrivals[self._next_arrival])
-                self._next_arrival += 1
-            while events and events[0][0] == time and events[0][1] < _LIMIT:
-                event = pop(events)
-                handlers[event[4]](event)
-            touched = self._touched
-            while touched:
-                if len(touched) == 1:
-                    index = next(iter(touched))
-                    touched.clear()
-                    run_pass(queues[index])
-                    continue
-                order = sorted(touched)
-                touched.clear()
-                for index in order:
-                    run_pass(queues[index])
-            if limits is not None:
-                limits.arm()
-            if not (events and events[0][0] == time):
-                break
-            # time limits only after the pass: a head that can be placed at this instant is placed,
-            # not terminated ("RUNNABLE longer than" the limit); the pass runs again afterwards
-            if events[0][1] == _LIMIT:
-                while events and events[0][0] == time and events[0][1] == _LIMIT:
-                    event = pop(events)
-                    handlers[event[4]](event)
-
     def _on_finish(self, event: Event) -> None:
-        job, (version, failed) = event.subject, event.data
-        if job.version == version and job.status is _RUNNING:
-            self._finish(job, failed)
+        job, data = event[5], event[6]  # subject, data: by index, once per job attempt
+        if job.version == data[0] and job.status is _RUNNING:
+            self._finish(job, data[1])
 
     def _on_advance(self, event: Event) -> None:
-        job = event.subject
-        if job.version == event.data and job.status in ACTIVE:
+        job = event[5]
+        if job.version == event[6] and job.status in ACTIVE:
             self._advance(job)
 
     def _on_priority(self, event: Event) -> None:
