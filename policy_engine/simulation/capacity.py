@@ -81,7 +81,7 @@ class ShareCapacity:
         self.number = number  # position among every share of the topology (the usage log's share number)
         self.active: dict[Job, None] = {}  # insertion-ordered for determinism
         #: indexed by job size when backfill asks "the first job that fits"; marks the pool's ``deep`` lines
-        self.line = Line(indexed, pool.deep, pool.fresh, self)
+        self.line = Line(indexed, pool.deep, self)
         self.own_int = self.borrowed_int = self.lent_int = 0.0
         self.last_t = 0.0
         self.last_r = 0.0
@@ -102,7 +102,6 @@ class Pool:
         "borrowed",
         "deep",
         "env",
-        "fresh",
         "index",
         "instance_type",
         "last_t",
@@ -130,8 +129,6 @@ class Pool:
         self.log: UsageLog | None = None  # a compact log, only when a report asked for one
         #: lines with a job behind the head (set by the line, dropped by backfill): backfill's candidates
         self.deep: dict[ShareCapacity, None] = {}
-        #: deep lines a job joined (or moved up in) since backfill last looked at them
-        self.fresh: dict[ShareCapacity, None] = {}
 
     def add_share(self, share: ShareCapacity) -> None:
         self.shares.append(share)

@@ -119,7 +119,9 @@ class JobLifecycle:
         """Heads waiting for capacity in this pool (and pools sharing its environment) look again."""
         pools = pool.env.pools if len(pool.env.pools) > 1 else (pool,)
         for other in pools:
-            self._queues[other.index].capacity_freed()
+            queue = self._queues[other.index]
+            queue.retry_waiting()
+            queue.settled = False
             self._touched[other.index] = None
 
     def _submit(self, job: Job) -> None:
@@ -231,7 +233,6 @@ class JobLifecycle:
         self.touch(share)
         if len(pool.env.pools) == 1:  # the common case of capacity_freed, inline
             queue = self._queues[pool.index]
-            queue.fill_all = True
             if queue.waiting:
                 queue.retry_waiting()
         else:

@@ -19,8 +19,8 @@ BorrowEntry = tuple[float, int, Job, ShareCapacity]
 class PoolQueue:
     """Which heads of one pool's lines may be placed by which step, and which wait for capacity."""
 
-    __slots__ = ("borrow", "borrow_member", "deep", "dirty", "fill_all", "fresh", "own", "pool", "position", "preempt",
-                 "preempt_member", "reclaim", "settled", "waiting")
+    __slots__ = ("borrow", "borrow_member", "deep", "dirty", "own", "pool", "position", "preempt", "preempt_member",
+                 "reclaim", "settled", "waiting")
 
     def __init__(self, pool: Pool):
         self.pool = pool
@@ -35,19 +35,10 @@ class PoolQueue:
         self.waiting: dict[ShareCapacity, None] = {}  # heads that failed reclaim / in-share preemption
         #: lines with a job behind the head (set by the line, dropped by backfill): backfill's candidates
         self.deep = pool.deep
-        #: backfill's next look: every deep line (capacity was freed), or only the ``fresh`` ones (jobs joined)
-        self.fill_all = True
-        self.fresh = pool.fresh
         self.position = {share: index for index, share in enumerate(pool.shares)}
         #: backfill found nothing, and since then no capacity was freed and no job joined a line of the pool:
         #: placements only take capacity, so it would find nothing again
         self.settled = False
-
-    def capacity_freed(self) -> None:
-        """Capacity came back: waiting heads look again, and backfill looks at every deep line."""
-        self.retry_waiting()
-        self.settled = False
-        self.fill_all = True
 
     def retry_waiting(self) -> None:
         """Heads that failed reclaim or in-share preemption look again: capacity or the victims changed."""

@@ -40,18 +40,16 @@ def _top(heap: list[Entry]) -> Entry | None:
 class Line:
     """The jobs of one share waiting for one instance type."""
 
-    __slots__ = ("_by_size", "_deep", "_fresh", "_heap", "_key", "_sizes", "waiting")
+    __slots__ = ("_by_size", "_deep", "_heap", "_key", "_sizes", "waiting")
 
-    def __init__(self, indexed: bool, deep: dict[ShareCapacity, None], fresh: dict[ShareCapacity, None],
-                 key: ShareCapacity) -> None:
+    def __init__(self, indexed: bool, deep: dict[ShareCapacity, None], key: ShareCapacity) -> None:
         self._heap: list[Entry] = []
         self.waiting = 0
         #: size -> heap of the same entries (only when ``indexed``: backfill asks by size)
         self._by_size: dict[int, list[Entry]] | None = {} if indexed else None
         self._sizes: list[int] = []  # the keys of ``_by_size``, ascending
         #: ``deep[key]`` is set when two or more jobs wait (someone behind the head: backfill looks here)
-        #: ``fresh[key]`` too, on every change of order behind the head (backfill looks at this line again)
-        self._deep, self._fresh, self._key = deep, fresh, key
+        self._deep, self._key = deep, key
 
     def _index(self, by_size: dict[int, list[Entry]], entry: Entry) -> None:
         # misconfigured jobs too: a topology update can make them runnable (and one never fits while it is not)
@@ -74,7 +72,6 @@ class Line:
             self._index(by_size, entry)
             if self.waiting >= 2:
                 self._deep[self._key] = None
-                self._fresh[self._key] = None
 
     def reprioritise(self, job: Job) -> None:
         """Re-key a waiting job after ``UpdateServiceJob``; its old entry becomes stale."""
@@ -83,8 +80,6 @@ class Line:
         heapq.heappush(self._heap, entry)
         if self._by_size is not None:
             self._index(self._by_size, entry)
-            if self.waiting >= 2:
-                self._fresh[self._key] = None
 
     def head(self) -> Job | None:
         heap = self._heap

@@ -208,18 +208,11 @@ class Steps:
         if env_free <= 0:
             return False
         lendable = pool.lender_idle - pool.borrowed
-        deep, fresh = queue.deep, queue.fresh
-        # Placements only take capacity: a line where nothing fitted still has nothing that fits until capacity
-        # is freed (``fill_all``) or a job joins it (``fresh``), so only those lines are looked at.
-        if queue.fill_all:
-            queue.fill_all = False
-            shares = list(deep)
-        else:
-            shares = [share for share in fresh if share in deep]
-        fresh.clear()
+        deep = queue.deep
+        shares = list(deep)
         if len(shares) > 1:
             shares.sort(key=queue.position.__getitem__)  # pool order, as the definition walks it
-        for index, share in enumerate(shares):
+        for share in shares:
             line = share.line
             if line.waiting < 2:
                 del deep[share]
@@ -240,7 +233,6 @@ class Steps:
                 continue
             job = line.first_fitting(most, line.head())
             if job is not None:
-                fresh.update(dict.fromkeys(shares[index:]))  # this line and those not looked at yet: next time
                 n = job.spec.instances
                 borrowed = not placement.own_fits(pool, share, n)
                 self.engine.place(share, job, borrowed=borrowed, after_preemption=False, remove=True)
