@@ -41,6 +41,7 @@ class ShareCapacity:
 
     __slots__ = (
         "active",
+        "active_priorities",
         "borrowed_int",
         "borrows",
         "ceiling",
@@ -80,6 +81,8 @@ class ShareCapacity:
         self.used = 0
         self.number = number  # position among every share of the topology (the usage log's share number)
         self.active: dict[Job, None] = {}  # insertion-ordered for determinism
+        #: priority -> how many of ``active`` have it: "is a lower-priority job running?" without a scan
+        self.active_priorities: dict[int, int] = {}
         #: indexed by job size when backfill asks "the first job that fits"; marks the pool's ``deep`` lines
         self.line = Line(indexed, pool.deep, self)
         self.own_int = self.borrowed_int = self.lent_int = 0.0

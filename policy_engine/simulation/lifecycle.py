@@ -16,6 +16,7 @@ from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.events import Event, Kind, Phase, make_event
 from policy_engine.simulation.jobs import (
+    ACTIVE,
     FAILED,
     FINAL,
     PREEMPTED,
@@ -149,6 +150,8 @@ class JobLifecycle:
         """Put the job's instances on capacity (a placement, a live job at the snapshot, an adopted job)."""
         share.pool.change(share, job.spec.instances, self.now)
         share.active[job] = None
+        counts = share.active_priorities
+        counts[job.priority] = counts.get(job.priority, 0) + 1
         job.version += 1  # events and line entries of its previous state are stale
 
     def place(self, share: ShareCapacity, job: Job, borrowed: bool, after_preemption: bool,
@@ -227,6 +230,7 @@ class JobLifecycle:
         pool = share.pool
         pool.change(share, -job.spec.instances, self.now)
         del share.active[job]
+        _uncount(share.active_priorities, job.priority)
         job.start_order = 0  # it only ranks placed jobs (victim order): a million finished jobs keep no int
         job.segments += (_attempt((job.attempt_start, self.now, outcome, job.placed_borrowed)),)
         job.version += 1
@@ -285,8 +289,11 @@ class JobLifecycle:
         if job.status in FINAL or job.priority == update.priority:
             job.priority = update.priority
             return
-        job.priority = update.priority
         share = job.share
+        if job.status in ACTIVE:
+            _uncount(share.active_priorities, job.priority)
+            share.active_priorities[update.priority] = share.active_priorities.get(update.priority, 0) + 1
+        job.priority = update.priority
         if job.status is _RUNNABLE:
             share.line.reprioritise(job)
         self.touch(share)
@@ -296,3 +303,12 @@ class JobLifecycle:
         """When a placed job stops being protected from preemption, or ``None`` when it is not protected."""
         end = job.attempt_start + self.settings.min_runtime
         return end if self.now < end else None
+
+
+def _uncount(counts: dict[int, int], priority: int) -> None:
+    """One active job of ``priority`` fewer (the key goes with the last one)."""
+    left = counts[priority] - 1
+    if left:
+        counts[priority] = left
+    else:
+        del counts[priority]

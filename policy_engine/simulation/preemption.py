@@ -101,7 +101,7 @@ def has_lower_priority(share: ShareCapacity, job: Job) -> bool:
     if not share.in_share:
         return False
     priority = job.priority
-    return any(other.priority < priority for other in share.active)
+    return any(other < priority for other in share.active_priorities)
 
 
 def above_limit(pool: Pool, share: ShareCapacity) -> list[ShareCapacity]:
