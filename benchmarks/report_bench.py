@@ -29,9 +29,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads
 
 from policy_engine.model import Topology
-from policy_engine.simulation.engine import Engine, SimulationSettings
+from policy_engine.simulation.engine import Engine
 from policy_engine.simulation.jobs import JobSpec
 from policy_engine.simulation.results import SimulationResult, build_result
+from policy_engine.simulation.settings import SimulationSettings
 from policy_engine.simulation.workload import load_jobs
 
 

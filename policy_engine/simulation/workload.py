@@ -18,12 +18,12 @@ from policy_engine.diagnostics import DataPath
 from policy_engine.loading import LoadError, line_of, load_topology, read_data, topology_from_data
 from policy_engine.model import Topology
 from policy_engine.simulation import change_actions
-from policy_engine.simulation.engine import Action, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.input_problems import MAX_PROBLEMS, Problems, unknown_key
 from policy_engine.simulation.job_files import Row, collect_jobs, load_jobs, rows_from_file
 from policy_engine.simulation.job_rows import MAX_PRIORITY, MAX_SECONDS, Extras, RowAt, ShareIndex, number
 from policy_engine.simulation.jobs import JobSpec, LiveState, Observed
+from policy_engine.simulation.settings import Action, PriorityUpdate, SimulationSettings
 
 __all__ = ["MAX_PROBLEMS", "MAX_SECONDS", "Extras", "LoadError", "PriorityUpdate", "Scenario", "load_jobs",
            "load_scenario"]

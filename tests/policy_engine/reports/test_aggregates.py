@@ -13,8 +13,9 @@ import pytest
 
 from policy_engine.reports import aggregates as agg
 from policy_engine.simulation import simulate
-from policy_engine.simulation.engine import Engine, SimulationSettings
+from policy_engine.simulation.engine import Engine
 from policy_engine.simulation.results import build_result
+from policy_engine.simulation.settings import SimulationSettings
 from policy_engine.simulation.topology_changes import ShareUpdate
 from tests.builders import job, share
 from tests.builders import simulate as run
