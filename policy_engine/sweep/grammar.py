@@ -19,7 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policy_engine.model import Topology, share_id
+from policy_engine.diagnostics import ShareMatch, resolve_share
+from policy_engine.model import QuotaShare, Topology, share_id
+from policy_engine.simulation.engine import SimulationSettings
 from policy_engine.simulation.preemption import POLICIES
 
 STRATEGIES = ("RESERVE", "LEND", "LEND_AND_BORROW")
@@ -130,6 +132,21 @@ _KINDS: dict[str, _Kind] = {
 # --- paths ----------------------------------------------------------------------------------------------------
 
 
+def find_share(topology: Topology, ref: str) -> ShareMatch:
+    """``ref`` (``QUEUE/SHARE`` or a unique ``SHARE``) through the project's one share resolver."""
+    return resolve_share(ref, {queue.name: [share.name for share in queue.shares] for queue in topology.job_queues})
+
+
+def share_of(topology: Topology, ref: str) -> QuotaShare:
+    """The share a resolved reference (an axis target, a ``QUEUE/SHARE``) names."""
+    match = find_share(topology, ref)
+    queue = topology.queue(match.queue or "")
+    share = queue.share(match.share or "") if queue is not None else None
+    if share is None:
+        raise KeyError(f"no quota share {ref!r}: {match.error}")
+    return share
+
+
 def _unknown_field(field: str, allowed: Sequence[str], owner: str) -> str:
     close = difflib.get_close_matches(field, allowed, n=1)
     return (f"{owner} has no field {field!r} to vary (fields: {', '.join(allowed)})"
@@ -150,20 +167,21 @@ def _resolve_path(path: str, topology: Topology) -> tuple[str, str, str, str | N
         if rest not in WORKLOAD_FIELDS:
             return _unknown_field(rest, WORKLOAD_FIELDS, "workload")
         return "workload", "", rest, None, path
-    shares = topology.resolve_share(owner)
+    match = find_share(topology, owner)
     environment = topology.environment(owner) if "/" not in owner else None
-    if len(shares) > 1:
-        return f"share {owner!r} is ambiguous ({', '.join(share_id(q, s) for q, s in shares)}); write QUEUE/SHARE"
-    if shares and environment is not None:
+    ambiguous = match.error is not None and "/" not in owner and any(
+        share.name == owner for _, share in topology.shares())
+    if ambiguous:
+        return str(match.error)
+    if match.share_id is not None and environment is not None:
         return f"{owner!r} names both a quota share and a service environment; write QUEUE/SHARE for the share"
     field, instance_type = rest, None
     if rest.startswith("capacity."):
         field, instance_type = "capacity", rest[len("capacity."):]
     elif rest == "capacity":
         return "capacity needs the instance type: capacity.<instance type>, e.g. capacity.ml.g5.xlarge"
-    if shares:
-        queue, share = shares[0]
-        canonical = share_id(queue, share)
+    if match.share_id is not None:
+        canonical = match.share_id
         if field not in _KINDS or field not in ("borrow_limit", "strategy", "in_share_preemption", "state",
                                                 "capacity"):
             return _unknown_field(rest, SHARE_FIELDS, f"quota share {canonical}")
@@ -262,7 +280,7 @@ def parse_vary(arguments: Sequence[str], topology: Topology) -> list[Axis]:
     return axes
 
 
-def base_value(axis: Axis, topology: Topology, settings, ) -> Any:
+def base_value(axis: Axis, topology: Topology, settings: SimulationSettings) -> Any:
     """The scenario's own value of an axis (the current topology): ``None`` when the field is not set."""
     if axis.kind == "settings":
         return getattr(settings, axis.field)
@@ -271,7 +289,7 @@ def base_value(axis: Axis, topology: Topology, settings, ) -> Any:
     if axis.kind == "environment":
         environment = topology.environment(axis.target)
         return environment.capacity.get(axis.instance_type, 0) if environment else None
-    share = topology.resolve_share(axis.target)[0][1]
+    share = share_of(topology, axis.target)
     if axis.field == "capacity":
         return share.capacity.get(axis.instance_type or "", 0)
     return getattr(share, axis.field)
