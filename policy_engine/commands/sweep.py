@@ -96,7 +96,7 @@ def _text(records: list[dict], axes: list[Axis], objective: Expression, maximize
                           highlight=False, soft_wrap=True)
 
 
-def _csv(records: list[dict], axes: list[Axis], pairs) -> None:
+def _csv(records: list[dict], axes: list[Axis], pairs: list[tuple[str, str]]) -> None:
     rows = [flat_row(record, candidate_key(record["values"]), axes, pairs) for record in records]
     columns = [c for c in (rows[0] if rows else {"run": 0}) if c != "key"]
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore", lineterminator="\n")

@@ -15,11 +15,14 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policy_engine.model import Topology, share_id
 from policy_engine.sweep.expressions import SHARE_METRICS, SUMMARY_METRICS
 from policy_engine.sweep.grammar import Axis
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 MANIFEST = "_sweep.json"
 PART = "part-{:05d}.parquet"
@@ -45,7 +48,7 @@ def share_column(share: str, instance_type: str, metric: str) -> str:
     return f"{share}[{instance_type}].{metric}"
 
 
-def _axis_type(axis: Axis):
+def _axis_type(axis: Axis) -> pa.DataType:
     import pyarrow as pa
 
     if axis.kind == "workload" or axis.field in ("startup_delay", "preemption_delay", "min_runtime"):
@@ -57,7 +60,7 @@ def _axis_type(axis: Axis):
     return pa.string()
 
 
-def schema(axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]):
+def schema(axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]) -> pa.Schema:
     import pyarrow as pa
 
     fields = [pa.field("run", pa.int64()), pa.field("key", pa.string())]

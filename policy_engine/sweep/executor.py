@@ -63,7 +63,7 @@ class InProcess(AbstractContextManager):
         for item in items:
             yield function(shared, item)
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         return None
 
 
@@ -145,13 +145,16 @@ class DaskExecutor(AbstractContextManager):
             if owned:
                 handle.release()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
 
 
-def open_executor(scheduler: str | None, workers: int | None) -> InProcess | DaskExecutor:
+Executor = InProcess | DaskExecutor
+
+
+def open_executor(scheduler: str | None, workers: int | None) -> Executor:
     """``--workers 1``: in-process; otherwise Dask (``--scheduler``, else ``DASK_SCHEDULER_ADDRESS``, else local)."""
     if workers is not None and workers < 1:
         raise ExecutorError(f"--workers must be at least 1, got {workers}")

@@ -288,7 +288,7 @@ def base_value(axis: Axis, topology: Topology, settings: SimulationSettings) -> 
         return 1.0
     if axis.kind == "environment":
         environment = topology.environment(axis.target)
-        return environment.capacity.get(axis.instance_type, 0) if environment else None
+        return environment.capacity.get(axis.instance_type or "", 0) if environment else None
     share = share_of(topology, axis.target)
     if axis.field == "capacity":
         return share.capacity.get(axis.instance_type or "", 0)
