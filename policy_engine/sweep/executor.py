@@ -2,9 +2,9 @@
 for an embedded ``LocalCluster`` and an existing cluster at ``--scheduler`` / ``DASK_SCHEDULER_ADDRESS``).
 
 The shared input (the scenario's workload) is scattered to every worker once and each task names
-it, so it is never copied per task. Tasks are submitted through a bounded window (memory stays
-flat for a million-run grid) and results come back as they finish; Dask retries a task whose worker
-died, and each task yields exactly one result.
+it, so it is never copied per task. Tasks (batches of runs, see ``batching``) are submitted through
+a bounded window (memory stays flat for a million-run grid) and results come back as they finish;
+Dask retries a task whose worker died, and each task yields its runs' results exactly once.
 
 The embedded cluster runs with ``LOCAL_CLUSTER_CONFIG``: on a laptop its scheduler, nannies and
 workers share the cores with the simulations, and Dask's defaults for a long-lived shared cluster
@@ -14,12 +14,15 @@ a dashboard) cost a run on a worker about a fifth more CPU than the same run in-
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from contextlib import AbstractContextManager
 from typing import Any
+
+from policy_engine.sweep.batching import BatchSizer, run_batch
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 
@@ -110,24 +113,29 @@ class DaskExecutor(AbstractContextManager):
     def map(self, function: Callable, shared: Any, items: Iterable[Any]) -> Iterator[Any]:
         """``function(shared, item)`` for every item, results in completion order.
 
-        ``shared`` is scattered here unless it is a handle from ``share`` already.
+        ``shared`` is scattered here unless it is a handle from ``share`` already. Items go out in
+        batches sized by ``BatchSizer``; a batch whose worker died is run again as a whole by Dask.
         """
         from dask.distributed import Future, as_completed
 
         owned = not isinstance(shared, Future)
         handle = self.share(shared) if owned else shared
         prefix = f"batch-quota-{uuid.uuid4().hex[:12]}"
-        pending = iter(enumerate(items))
+        total = len(items) if isinstance(items, Sized) else None
+        pending = iter(items)
+        sent = 0
+        sizer = BatchSizer(self.workers)
         finished = as_completed()
         window = self.workers * self.WINDOW_PER_WORKER
 
         def submit_next() -> bool:
-            step = next(pending, None)
-            if step is None:
+            nonlocal sent
+            batch = list(itertools.islice(pending, sizer.size(None if total is None else total - sent)))
+            if not batch:
                 return False
-            number, item = step
-            finished.add(self.client.submit(function, handle, item, key=f"{prefix}-{number}", pure=False,
+            finished.add(self.client.submit(run_batch, function, handle, batch, key=f"{prefix}-{sent}", pure=False,
                                             retries=self.RETRIES))
+            sent += len(batch)
             return True
 
         for _ in range(window):
@@ -135,10 +143,11 @@ class DaskExecutor(AbstractContextManager):
                 break
         try:
             for future in finished:
-                result = future.result()
+                results, seconds = future.result()
                 future.release()
+                sizer.observe(len(results), seconds)
                 submit_next()
-                yield result
+                yield from results
         finally:
             for future in list(finished.futures):
                 future.cancel()

@@ -210,3 +210,15 @@ def test_simulate_queues_in_parallel_applies_topology_changes_like_the_sequentia
     assert parallel.stdout == sequential.stdout
     plain = CliRunner().invoke(main, ["simulate", str(path), "--format", "json"])
     assert json.loads(plain.stdout)["summary"] != json.loads(sequential.stdout)["summary"]  # the changes mattered
+
+
+def test_quick_runs_share_tasks_and_each_result_comes_back_once(dask_cluster):
+    from dask.distributed import get_task_stream
+
+    from tests.policy_engine.sweep.scenarios import offset_task
+
+    with open_executor(dask_cluster, None) as remote, get_task_stream(remote.client) as stream:
+        results = list(remote.map(offset_task, 1000, list(range(300))))
+    assert sorted(results) == [1000 + item for item in range(300)]
+    tasks = {entry["key"] for entry in stream.data if str(entry["key"]).startswith("batch-quota-")}
+    assert 2 <= len(tasks) < 100  # batched once the first tasks were timed, not one task per run
