@@ -121,8 +121,9 @@ def test_simulate_queues_in_parallel_is_identical_to_sequential(dask_cluster, tm
         assert simulate_parallel(scenario, remote).summary == json.loads(sequential.stdout)["summary"]
     small = generated(tmp_path / "two-queues", jobs=40, queues=2, shares=1)  # the report draws a chart per share
     reports = [tmp_path / "sequential", tmp_path / "parallel"]
-    CliRunner().invoke(main, ["simulate", str(small), "--report", str(reports[0])])
-    CliRunner().invoke(main, ["simulate", str(small), "--report", str(reports[1]), "--scheduler", dask_cluster])
+    runs = [CliRunner().invoke(main, ["simulate", str(small), "--report", str(reports[0]), *flags])
+            for flags in ([], ["--scheduler", dask_cluster])]
+    assert [run.exit_code for run in runs] == [0, 0], [run.output for run in runs]
     assert sorted(p.name for p in reports[0].iterdir()) == sorted(p.name for p in reports[1].iterdir())
     assert all((reports[0] / p.name).read_bytes() == p.read_bytes() for p in reports[1].iterdir())
     events = CliRunner().invoke(main, ["simulate", str(path), "--workers", "1", "--events", str(tmp_path / "e")])
@@ -210,6 +211,41 @@ def test_simulate_queues_in_parallel_applies_topology_changes_like_the_sequentia
     assert parallel.stdout == sequential.stdout
     plain = CliRunner().invoke(main, ["simulate", str(path), "--format", "json"])
     assert json.loads(plain.stdout)["summary"] != json.loads(sequential.stdout)["summary"]  # the changes mattered
+
+
+def _with_changes(path: Path) -> Path:
+    """``path``'s scenario plus a share's and an environment's capacity lowered mid-run (in different queues)."""
+    directory = path.parent
+    topology = yaml.safe_load((directory / "topology.yaml").read_text(encoding="utf-8"))
+    last_queue = topology["job_queues"][-1]
+    environment = next(e for e in topology["service_environments"] if e["name"] == last_queue["service_environment"])
+    instance_type, capacity = next(iter(environment["capacity"].items()))
+    share = first_share(directory)
+    share_type = next(iter(topology["job_queues"][0]["shares"][0]["capacity"]))
+    actions = [{"at": 3000, "update_share": {"share": share, "capacity": {share_type: 1}}},
+               {"at": 6000, "update_environment": {"name": environment["name"],
+                                                   "capacity": {instance_type: capacity - 2}}}]
+    changed = path.with_name("changed.yaml")
+    changed.write_text(path.read_text(encoding="utf-8") + yaml.safe_dump({"actions": actions}), encoding="utf-8")
+    return changed
+
+
+def test_simulate_report_from_a_local_cluster_is_the_sequential_report(tmp_path: Path):
+    """``simulate --report DIR --workers 2``: the queues on the embedded cluster, merged; every file identical."""
+    scenario = _with_changes(generated(tmp_path / "queues", jobs=900, queues=3, shares=2, types=2))
+    share = first_share(tmp_path / "queues")
+    reports = {flags: tmp_path / f"report{len(flags)}" for flags in ((), ("--workers", "2"))}
+    for flags, directory in reports.items():
+        run = CliRunner().invoke(main, ["simulate", str(scenario), "--report", str(directory), "--report-share", share,
+                                        "--format", "json", *flags])
+        assert run.exit_code == 0, run.output
+    sequential, parallel = reports.values()
+    names = sorted(p.name for p in sequential.iterdir())
+    assert "index.html" in names and names == sorted(p.name for p in parallel.iterdir())
+    for name in names:
+        assert (sequential / name).read_bytes() == (parallel / name).read_bytes(), name
+    page = (sequential / "index.html").read_text(encoding="utf-8")
+    assert share in page and "queue-02" in page  # the data of every part made it into the page
 
 
 def test_quick_runs_share_tasks_and_each_result_comes_back_once(dask_cluster):
