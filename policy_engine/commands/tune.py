@@ -12,7 +12,7 @@ from rich.table import Table
 
 from policy_engine.checks import check_topology
 from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input
-from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, axes_or_exit, load_or_exit, run_json
+from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit, run_json
 from policy_engine.model import Topology
 from policy_engine.reports import terminal
 from policy_engine.simulation.numbers import format_seconds
@@ -130,10 +130,16 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     except ExecutorError as error:
         fail_input([str(error)])
         raise
-    with executor, progress_bar("tune", not quiet) as update:
-        if not quiet:
-            click.echo(f"tuning {len(axes)} field(s), budget {budget} run(s), on {executor.description}", err=True)
-        result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick, update)
+    try:
+        with executor, progress_bar("tune", not quiet) as update:
+            if not quiet:
+                click.echo(f"tuning {len(axes)} field(s), budget {budget} run(s), on {executor.description}",
+                           err=True)
+            result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick,
+                          update)
+    except KeyboardInterrupt:
+        click.echo("interrupted: nothing recommended (a smaller --budget ends sooner)", err=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None
     if len(objectives) > 1 and result.front and pick > len(result.front):
         fail_input([f"--pick {pick}: the Pareto front has {len(result.front)} point(s)"])
     chosen = result.chosen

@@ -17,9 +17,11 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import signal
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sized
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from policy_engine.sweep.batching import BatchSizer, run_batch
@@ -48,6 +50,46 @@ LOCAL_CLUSTER_CONFIG: dict[str, Any] = {
 
 class ExecutorError(RuntimeError):
     """The executor cannot start or reach its cluster (a usage problem: exit 2)."""
+
+
+_EXAMPLE = "expected tcp://HOST:PORT, e.g. tcp://10.0.0.5:8786"
+
+
+def check_address(address: str, origin: str) -> None:
+    """Refuse an address Dask could only fail on after a timeout or with a bare Python error."""
+    from distributed.comm import registry  # the package registers its transports on import
+
+    backends = registry.backends
+    scheme, separator, location = address.partition("://")
+    if not separator:
+        scheme, location = "tcp", address
+    if scheme not in backends:
+        raise ExecutorError(f"{origin} {address!r}: unknown scheme {scheme!r} (one of {', '.join(sorted(backends))}; "
+                            f"{_EXAMPLE})")
+    if scheme == "inproc":
+        return
+    host, colon, port = location.rpartition(":")
+    if not colon or not host.strip("[]"):
+        raise ExecutorError(f"{origin} {address!r}: no host and port ({_EXAMPLE})")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ExecutorError(f"{origin} {address!r}: port {port!r} is not a number from 1 to 65535 ({_EXAMPLE})")
+
+
+@contextmanager
+def _interrupts_left_to_this_process() -> Iterator[None]:
+    """Start worker processes with SIGINT ignored (it is inherited across exec).
+
+    Ctrl-C in a terminal reaches every process of the group; this one alone winds a sweep down
+    (keeps the finished runs, stops the cluster) instead of every worker printing a traceback.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class InProcess(AbstractContextManager):
@@ -88,10 +130,11 @@ class DaskExecutor(AbstractContextManager):
                 self.client = Client(address, timeout="10s")
             else:
                 count = workers or usable_cores()
-                with dask.config.set(LOCAL_CLUSTER_CONFIG):  # read when the scheduler and nannies start
+                # the configuration is read when the scheduler and nannies start
+                with dask.config.set(LOCAL_CLUSTER_CONFIG), _interrupts_left_to_this_process():
                     self._cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
                                                  dashboard_address=None, host="127.0.0.1",
-                                                 silence_logs=logging.ERROR)
+                                                 silence_logs=logging.CRITICAL)
                     self.client = Client(self._cluster)
         except (OSError, TimeoutError, ValueError) as error:
             if self._cluster is not None:
@@ -170,8 +213,12 @@ def open_executor(scheduler: str | None, workers: int | None) -> Executor:
     if scheduler and workers is not None:
         raise ExecutorError("--workers sizes the embedded local cluster; an existing cluster at --scheduler "
                             f"({scheduler}) has its own workers: give one or the other")
+    if scheduler is not None and not scheduler.strip():
+        raise ExecutorError(f"--scheduler: the address is empty ({_EXAMPLE})")
     # an explicit --workers wins over the environment's scheduler address
     address = scheduler or (None if workers is not None else os.environ.get(SCHEDULER_ENV) or None)
+    if address:
+        check_address(address, "--scheduler" if scheduler else f"${SCHEDULER_ENV}")
     if address is None and workers == 1:
         return InProcess()
     return DaskExecutor(address, workers)

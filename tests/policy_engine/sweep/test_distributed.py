@@ -121,8 +121,8 @@ def test_simulate_queues_in_parallel_is_identical_to_sequential(dask_cluster, tm
         assert simulate_parallel(scenario, remote).summary == json.loads(sequential.stdout)["summary"]
     small = generated(tmp_path / "two-queues", jobs=40, queues=2, shares=1)  # the report draws a chart per share
     reports = [tmp_path / "sequential", tmp_path / "parallel"]
-    runs = [CliRunner().invoke(main, ["simulate", str(small), "--report", str(reports[0]), *flags])
-            for flags in ([], ["--scheduler", dask_cluster])]
+    runs = [CliRunner().invoke(main, ["simulate", str(small), "--report", str(report), *flags])
+            for report, flags in zip(reports, ([], ["--scheduler", dask_cluster]), strict=True)]
     assert [run.exit_code for run in runs] == [0, 0], [run.output for run in runs]
     assert sorted(p.name for p in reports[0].iterdir()) == sorted(p.name for p in reports[1].iterdir())
     assert all((reports[0] / p.name).read_bytes() == p.read_bytes() for p in reports[1].iterdir())
@@ -258,3 +258,29 @@ def test_quick_runs_share_tasks_and_each_result_comes_back_once(dask_cluster):
     assert sorted(results) == [1000 + item for item in range(300)]
     tasks = {entry["key"] for entry in stream.data if str(entry["key"]).startswith("batch-quota-")}
     assert 2 <= len(tasks) < 100  # batched once the first tasks were timed, not one task per run
+
+
+def test_ctrl_c_in_a_terminal_stops_the_local_cluster_quietly_and_keeps_the_finished_runs(tmp_path: Path):
+    """SIGINT to the whole process group, as a terminal sends it: the workers ignore it, the command winds down."""
+    path = generated(tmp_path / "long", jobs=3000, queues=1, shares=4)
+    share = first_share(tmp_path / "long")
+    out = tmp_path / "results"
+    command = [sys.executable, "-c", "from policy_engine.cli import main; main()", "sweep", str(path),
+               "--vary", f"{share}.borrow_limit=0..299", "--vary", "settings.backfill=false,true", "--workers", "2",
+               "--out", str(out), "--quiet"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.glob("part-*.parquet")) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        _stop(process)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and stdout == ""
+    kept = len(pd.read_parquet(out))
+    assert 0 < kept < 600
+    assert stderr.strip().splitlines()[-1] == (f"interrupted: {kept} of 600 run(s) are in {out}; run the same command "
+                                               "with --resume to continue")
