@@ -179,10 +179,10 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
             if not quiet:
                 click.echo(f"{len(candidates):,} of {grid_size(axes):,} candidate(s) on {executor.description}",
                            err=True)
-                kept = sum(1 for candidate in candidates if dataset is not None and candidate.key in dataset.written)
-                if kept:
-                    click.echo(f"resuming: {kept:,} run(s) already in {out_dir}, {len(candidates) - kept:,} to run",
-                               err=True)
+                finished = sum(1 for c in candidates if dataset is not None and c.key in dataset.written)
+                if finished:
+                    click.echo(f"resuming: {finished:,} run(s) already in {out_dir}, "
+                               f"{len(candidates) - finished:,} to run", err=True)
             try:
                 records = run_sweep(loaded, axes, candidates, executor, dataset, update)
             except OSError as error:
