@@ -88,7 +88,9 @@ def _decimal(low: float, strict: bool) -> _Kind:
         if not _DECIMAL.fullmatch(text):
             raise ValueError(f"{text!r} is not a number")
         value = float(text)
-        if not math.isfinite(value) or value < low or (strict and value == low):
+        if not math.isfinite(value):
+            raise ValueError(f"{text} is too large to be a number")
+        if value < low or (strict and value == low):
             raise ValueError(f"{text} must be {bound}")
         return value
 
@@ -98,7 +100,8 @@ def _decimal(low: float, strict: bool) -> _Kind:
 def _choice(options: Sequence[str]) -> _Kind:
     def parse(text: str) -> str:
         if text not in options:
-            close = difflib.get_close_matches(text, options, n=1)
+            same_but_case = [option for option in options if option.lower() == text.lower()]
+            close = same_but_case or difflib.get_close_matches(text, options, n=1)
             raise ValueError(f"{text!r} is not one of {', '.join(options)}" + (f" (did you mean {close[0]!r}?)"
                                                                               if close else ""))
         return text
@@ -180,6 +183,8 @@ def _resolve_path(path: str, topology: Topology) -> tuple[str, str, str, str | N
         field, instance_type = "capacity", rest[len("capacity."):]
     elif rest == "capacity":
         return "capacity needs the instance type: capacity.<instance type>, e.g. capacity.ml.g5.xlarge"
+    if field == "capacity" and not (instance_type or "").strip():
+        return "capacity needs the instance type after 'capacity.', e.g. capacity.ml.g5.xlarge"
     if match.share_id is not None:
         canonical = match.share_id
         if field not in _KINDS or field not in ("borrow_limit", "strategy", "in_share_preemption", "state",
@@ -206,6 +211,8 @@ def _expand_range(item: str, kind: _Kind) -> list[Any]:
     high_text, colon, step_text = rest.partition(":")
     if kind.numeric is None:
         raise ValueError(f"range {item!r} on a field that takes {kind.description}")
+    if not low_text.strip() or not high_text.strip():
+        raise ValueError(f"range {item!r} needs both ends: LOW..HIGH")
     low, high = kind.parse(low_text.strip()), kind.parse(high_text.strip())
     if kind.numeric == "float" and not colon:
         raise ValueError(f"a range of decimals needs a step: {low_text}..{high_text}:STEP")
