@@ -13,6 +13,7 @@ from rich.table import Table
 from policy_engine.checks import check_topology
 from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input
 from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit, run_json
+from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import Topology
 from policy_engine.reports import terminal
 from policy_engine.simulation.numbers import format_seconds
@@ -123,6 +124,9 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             problems.append(f"--constraint: {error}")
     if pick > 1 and len(order) < 2:
         problems.append("--pick chooses a point of a Pareto front: it needs two or more objectives")
+    problems += refuse_overwriting_inputs({"-o": out_file}, [scenario, *loaded.inputs])
+    if out_file and not Path(out_file).absolute().parent.is_dir():
+        problems.append(f"-o {out_file}: the directory {Path(out_file).absolute().parent} does not exist")
     if problems:
         fail_input(problems)
     try:
