@@ -11,7 +11,8 @@ Every figure is printed with the 1-minute load average at that moment. Targets (
     work running (load average above the core count) they measure the neighbours, not the sweep.
   * CPU PER RUN (load-independent): the cluster's CPU per run (workers, plus the scheduler, nannies and
     client in this process) against the sequential CPU per run. ``ceiling`` = cores x sequential CPU /
-    cluster CPU: the ratio the cluster reaches on idle cores if Dask is the only cost.
+    cluster CPU: the ratio the cluster reaches on idle cores from CPU alone. A bare process pool's CPU per
+    run separates Dask's share from what simulations running side by side cost each other.
   * OVERHEAD: for a small scenario (4 jobs), wall time per run on the cluster minus compute per run
     divided by the workers (target: under 50 ms per run).
   * BIG (``--big N``): N runs of the 10,000-job scenario through the cluster (target: 1,000 in under 10 min).
@@ -81,19 +82,23 @@ def _control_init(path: str, runs: int) -> None:
     _CONTROL = (SweepInput(scenario, tuple(axes)), grid)
 
 
-def _control_task(index: int) -> int:
+def _control_task(index: int) -> float:
+    """One run in a pool process; its CPU seconds."""
     assert _CONTROL is not None
     shared, grid = _CONTROL
-    return int(run_task(shared, grid[index])["index"])
+    started = time.process_time()
+    run_task(shared, grid[index])
+    return time.process_time() - started
 
 
-def control_ratio(path: Path, runs: int, workers: int, sequential: float) -> float:
-    """The same runs on a bare ``ProcessPoolExecutor``: the parallelism the machine offers right now."""
+def control_ratio(path: Path, runs: int, workers: int, sequential: float) -> tuple[float, float]:
+    """The same runs on a bare ``ProcessPoolExecutor``: the parallelism the machine offers right now, and the
+    CPU seconds per run when ``workers`` simulations run side by side (they share caches and memory bandwidth)."""
     with ProcessPoolExecutor(workers, initializer=_control_init, initargs=(str(path), runs)) as pool:
         list(pool.map(_control_task, range(workers)))
         started = time.perf_counter()
-        list(pool.map(_control_task, range(runs)))
-        return sequential / (time.perf_counter() - started)
+        cpu = sum(pool.map(_control_task, range(runs)))
+        return sequential / (time.perf_counter() - started), cpu / runs
 
 
 def _cpu_seconds() -> float:
@@ -146,19 +151,19 @@ def main() -> None:
               f"{args.rounds} interleaved rounds")
         with DaskExecutor(workers=args.workers) as cluster:
             timed(cluster, small, small_axes, small_grid[:20])  # warm the workers' imports
-            rounds: list[tuple[float, float, float, float, float]] = []
+            rounds: list[tuple[float, float, float, float, float, float]] = []
             for round_number in range(1, args.rounds + 1):  # interleaved, so a burst of load hits both alike
                 sequential, sequential_cpu, _, reference = timed(InProcess(), scenario, axes, chosen)
                 parallel, client_cpu, worker_cpu, records = timed(cluster, scenario, axes, chosen)
                 assert records == reference, "the cluster's results differ from the sequential ones"
-                rounds.append((sequential, parallel, sequential_cpu, worker_cpu, client_cpu))
-                control = control_ratio(scenario_path, args.runs, args.workers, sequential)
+                control, pool_cpu = control_ratio(scenario_path, args.runs, args.workers, sequential)
+                rounds.append((sequential, parallel, sequential_cpu, worker_cpu, client_cpu, pool_cpu))
                 per_run = 1000 / args.runs
                 print(f"  round {round_number}: sequential {args.runs / sequential:.2f} runs/s "
                       f"({sequential_cpu * per_run:.0f} ms CPU/run); LocalCluster {args.runs / parallel:.2f} runs/s "
                       f"({worker_cpu * per_run:.0f} ms CPU/run on workers + {client_cpu * per_run:.0f} ms in the "
                       f"scheduler, nannies and client): {sequential / parallel:.2f}x; bare process pool "
-                      f"{control:.2f}x; {load()}")
+                      f"{control:.2f}x ({pool_cpu * 1000:.0f} ms CPU/run); {load()}")
             best_sequential = min(r[0] for r in rounds)
             best_parallel = min(r[1] for r in rounds)
             print(f"THROUGHPUT (best of {args.rounds}): sequential {args.runs / best_sequential:.2f} runs/s, "
@@ -167,10 +172,14 @@ def main() -> None:
             sequential_cpu = min(r[2] for r in rounds) / args.runs
             cluster_cpu = min(r[3] + r[4] for r in rounds) / args.runs
             worker_share = min(r[3] for r in rounds) / args.runs
+            side_by_side = min(r[5] for r in rounds)
             print(f"CPU PER RUN (least of {args.rounds}): sequential {sequential_cpu * 1000:.0f} ms; LocalCluster "
                   f"{cluster_cpu * 1000:.0f} ms ({worker_share * 1000:.0f} ms in the worker processes): "
                   f"{(cluster_cpu / sequential_cpu - 1):+.0%}; ceiling on {min(cores, args.workers)} idle cores "
                   f"{min(cores, args.workers) * sequential_cpu / cluster_cpu:.2f}x; {load()}")
+            print(f"  of which Dask: {(cluster_cpu / side_by_side - 1):+.0%} against a bare process pool's "
+                  f"{side_by_side * 1000:.0f} ms per run with {args.workers} simulations side by side (the rest is "
+                  "what concurrent simulations cost each other on this machine)")
             small_sequential, _, _, _ = timed(InProcess(), small, small_axes, small_grid)
             small_parallel, _, _, _ = timed(cluster, small, small_axes, small_grid)
             compute = small_sequential / len(small_grid)

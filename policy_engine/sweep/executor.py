@@ -132,8 +132,10 @@ class DaskExecutor(AbstractContextManager):
                 count = workers or usable_cores()
                 # the configuration is read when the scheduler and nannies start
                 with dask.config.set(LOCAL_CLUSTER_CONFIG), _interrupts_left_to_this_process():
+                    # no dashboard; the scheduler's small HTTP server (health checks) on a free loopback port
                     self._cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
                                                  dashboard_address=None, host="127.0.0.1",
+                                                 scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                                                  silence_logs=logging.CRITICAL)
                     self.client = Client(self._cluster)
         except (OSError, TimeoutError, ValueError) as error:
