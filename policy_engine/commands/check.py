@@ -67,7 +67,7 @@ def command(topology: str | None, output_format: str, sarif_root: str | None, st
         except LoadError as error:
             # CI reads whatever stdout holds: a document that says the file did not load, then the usual lines, exit 2.
             if output_format == "sarif":
-                log = check_sarif.load_failure_to_dict(error.problems, uri=_uri(file, root), source=topology)
+                log = check_sarif.load_failure_to_dict(error.located, uri=_uri(file, root), source=topology)
                 click.echo(json.dumps(log, indent=2, allow_nan=False))
             elif output_format == "json":
                 click.echo(check_json.render_load_failure(error.problems, source=topology))

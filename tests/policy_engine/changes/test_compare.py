@@ -8,7 +8,7 @@ from policy_engine.changes import compare
 from policy_engine.changes.renames import Renames, parse_renames
 from policy_engine.loading import LoadError
 from policy_engine.model import JobQueue, ServiceEnvironment, Topology
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 
 BASE = topology(share("A", 2, "LEND_AND_BORROW", borrow_limit=100), share("B", 2, "LEND"), share("C", 1))
 

@@ -16,7 +16,7 @@ from policy_engine.examples import large_topology
 from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
 from policy_engine.reports import borrow_graph_render
 from policy_engine.reports.borrow_graph_render import FINDING_COLOUR, RenderError, build_dot, write
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 
 BIG = "ml.p4d.24xlarge"
 _EDGE = re.compile(r'^\t"([^"]+)" -> "([^"]+)" \[label="([^"]+)"(.*)\]$', re.M)
@@ -221,7 +221,7 @@ def test_queue_findings_are_on_their_cluster_and_warnings_are_orange():
     queue_b = t.job_queues[1].model_copy(update={"priority": 5000})  # outside 0-1000: an error on job_queues[b]
     t = t.model_copy(update={"job_queues": (t.job_queues[0], queue_b)})
     report = check_topology(t)
-    rule_id = next(f.rule for f in report.findings if f.object == "job_queues[b]")
+    rule_id = next(f.rule for f in report.findings if str(f.object) == "job_queues[b]")
     source = build_dot(t, report).source
     assert rule_id in flagged_rules(cluster_attrs(source, "cluster_b"))
     assert rule_id not in cluster_attrs(source, "cluster_a")

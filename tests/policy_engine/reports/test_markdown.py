@@ -8,7 +8,7 @@ from policy_engine.checks import CheckReport, check_topology
 from policy_engine.cli import main
 from policy_engine.findings import Finding, Severity
 from policy_engine.reports.markdown import cell, render_check, render_simulation, table
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 from tests.policy_engine.reports.walkthrough import walkthrough
 
 

@@ -12,7 +12,7 @@ from policy_engine.cli import main
 from policy_engine.model import Suppression
 from policy_engine.reports import check_json, check_sarif, check_text, markdown
 from policy_engine.testing import assert_topology_ok
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 
 # BQ302: QS1 may borrow 2 but only 1 can be lent (the worked example); BQ402: a burst of 3 is never reached
 WARNED = topology(share("QS1", 1, "LEND_AND_BORROW", borrow_limit=200), share("QS2", 1, "LEND"), share("QS3", 1),
@@ -69,7 +69,7 @@ def test_an_aws_limit_error_cannot_be_suppressed():
     report = check_topology(bad, suppress=_suppress(("BQ116", "training/QS1", "we like it")))
     assert _rules(report.errors) == ["BQ002", "BQ116"]
     (refusal,) = [f for f in report.errors if f.rule == "BQ002"]
-    assert refusal.object == "suppress[0] (BQ116 training/QS1)"
+    assert str(refusal.object) == "suppress[0] (BQ116 training/QS1)"
     assert "cannot suppress the error BQ116 on training/QS1: AWS would refuse the deploy" in refusal.message
     assert report.suppressed == []
 
