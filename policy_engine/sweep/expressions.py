@@ -68,8 +68,7 @@ def parse_expression(text: str, topology: Topology) -> Expression:
         found = find_share(topology, ref)
         if found.share_id is None:
             every = [share_id(q, s) for q, s in topology.shares()]
-            ambiguous = "/" not in ref and any(s.name == ref for _, s in topology.shares())
-            problem = "is ambiguous; write QUEUE/SHARE" if ambiguous else "is not a quota share of the topology"
+            problem = "is ambiguous; write QUEUE/SHARE" if found.candidates else "is not a quota share of the topology"
             raise ExpressionError(f"{text!r}: {ref!r} {problem}" + _suggest(ref, tuple(every)))
         name = found.share_id
 

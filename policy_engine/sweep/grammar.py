@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policy_engine.diagnostics import ShareMatch, resolve_share
+from policy_engine.diagnostics import ShareMatch
 from policy_engine.model import QuotaShare, Topology, share_id
 from policy_engine.simulation.engine import SimulationSettings
 from policy_engine.simulation.preemption import POLICIES
@@ -137,7 +137,7 @@ _KINDS: dict[str, _Kind] = {
 
 def find_share(topology: Topology, ref: str) -> ShareMatch:
     """``ref`` (``QUEUE/SHARE`` or a unique ``SHARE``) through the project's one share resolver."""
-    return resolve_share(ref, {queue.name: [share.name for share in queue.shares] for queue in topology.job_queues})
+    return topology.find_share(ref)
 
 
 def share_of(topology: Topology, ref: str) -> QuotaShare:
@@ -172,9 +172,7 @@ def _resolve_path(path: str, topology: Topology) -> tuple[str, str, str, str | N
         return "workload", "", rest, None, path
     match = find_share(topology, owner)
     environment = topology.environment(owner) if "/" not in owner else None
-    ambiguous = match.error is not None and "/" not in owner and any(
-        share.name == owner for _, share in topology.shares())
-    if ambiguous:
+    if match.candidates:  # ambiguous: the resolver's message lists them
         return str(match.error)
     if match.share_id is not None and environment is not None:
         return f"{owner!r} names both a quota share and a service environment; write QUEUE/SHARE for the share"
