@@ -114,6 +114,15 @@ def test_move_between_queues():
     assert hazard.properties == ("JobQueue",) and "moved" in hazard.message
 
 
+def test_added_queues_are_listed_in_head_order():
+    queue = BASE.job_queues[0]
+    added = tuple(queue.model_copy(update={"name": name, "shares": ()}) for name in ("zeta", "alpha", "mid"))
+    head = BASE.model_copy(update={"job_queues": (*added[:1], queue, *added[1:])})
+    report = compare(BASE, head)
+    queues = [(c.name, c.status) for c in report.objects if c.kind == "job_queue"]
+    assert queues == [("zeta", "added"), ("alpha", "added"), ("mid", "added")]
+
+
 def test_queue_rename_replaces_queue_policy_and_every_share():
     head = BASE.model_copy(update={"job_queues": (BASE.job_queues[0].model_copy(update={"name": "train2"}),)})
     report = compare(BASE, head, parse_renames(["training=train2"], BASE, head))
