@@ -111,7 +111,9 @@ def cluster_png(aggregates: Aggregates, end: float) -> bytes:
     series = aggregates.series
 
     def total(metric: str) -> np.ndarray:
-        return np.sum([getattr(s, metric) for s in series], axis=0) if series else np.zeros(bins)
+        """Summed in a fixed share order and rounded: a run split over workers draws the very same pixels."""
+        ordered = sorted(series, key=lambda s: (s.share, s.instance_type))
+        return np.round(np.sum([getattr(s, metric) for s in ordered], axis=0), 6) if series else np.zeros(bins)
 
     # across the cluster, lent instances are the borrowed ones: own + borrowed + idle
     own, borrowed, idle = total("own"), total("borrowed"), total("idle")
