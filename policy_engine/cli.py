@@ -14,7 +14,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def fail_input(problems: list[str]) -> None:
+def fail_input(problems: list[str]) -> NoReturn:
     """Print every problem on its own line and exit 2."""
     from policy_engine.reports.safe_text import visible  # only on the way out
 
@@ -45,7 +45,6 @@ def topology_or_exit(path: str | Path | None) -> Topology:
         return load_topology(path)
     except LoadError as error:
         fail_input(error.problems)
-        raise  # unreachable, for type checkers
 
 
 class SafePath(click.Path):

@@ -2,24 +2,20 @@
 
 ``explain TOPOLOGY SHARE`` is accepted too (a file name is told apart from a share by its suffix).
 SHARE is ``QUEUE/SHARE``, or ``SHARE`` when the name is unique. An unknown or ambiguous
-share is one line on stderr and exit 2. Colour only on a terminal without ``NO_COLOR``
-(rich decides).
+share is one line on stderr and exit 2. ``--format`` chooses a renderer from
+``reports.registry.EXPLAIN_FORMATS``.
 """
 
 from __future__ import annotations
 
+import sys
+
 import click
-from rich.text import Text
 
 from policy_engine.checks import check_topology
 from policy_engine.cli import EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.model import share_id
-from policy_engine.reports import terminal
-from policy_engine.reports.explain import explain_share
-from policy_engine.reports.safe_text import visible
-
-_TOPIC_STYLE = {"findings": "bold yellow", "what": "bold"}
-
+from policy_engine.reports.registry import EXPLAIN_FORMATS, ExplainOutput
 
 _TOPOLOGY_SUFFIXES = (".yaml", ".yml", ".json", ".py")
 
@@ -31,7 +27,8 @@ def _looks_like_topology(argument: str) -> bool:
 @click.command("explain")
 @click.argument("share")
 @click.argument("topology", required=False, type=SafePath(dir_okay=False, allow_dash=True))
-def command(share: str, topology: str | None) -> None:
+@EXPLAIN_FORMATS.option()
+def command(share: str, topology: str | None, output_format: str) -> None:
     """Explain SHARE (QUEUE/SHARE or a unique SHARE name) of TOPOLOGY (default: the embedded example).
 
     ``explain TOPOLOGY SHARE``, the order other commands put the file in, works too.
@@ -49,10 +46,6 @@ def command(share: str, topology: str | None) -> None:
     if len(matches) > 1:
         fail_input([f"share {share!r} is ambiguous ({', '.join(share_id(q, s) for q, s in matches)}); "
                     "write QUEUE/SHARE"])
-    node = share_id(*matches[0])
-    out = terminal.console(highlight=False, soft_wrap=True)
-    for topic, sentence in explain_share(loaded, node, check_topology(loaded)):
-        line = Text(f"{topic:>11}  ", style="dim")
-        line.append(visible(sentence), style=_TOPIC_STYLE.get(topic, ""))
-        out.print(line)
+    output = ExplainOutput(loaded, share_id(*matches[0]), check_topology(loaded))
+    EXPLAIN_FORMATS.renderer(output_format)(output, sys.stdout)
     raise SystemExit(EXIT_OK)

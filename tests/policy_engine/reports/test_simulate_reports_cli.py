@@ -85,7 +85,7 @@ def test_shares_table_on_an_80_column_terminal_never_cuts_a_number(tmp_path: Pat
 
     from rich.console import Console
 
-    from policy_engine.commands.simulate import _text_report
+    from policy_engine.reports.simulate_text import print_tables
     from policy_engine.simulation import Engine, load_scenario
     from policy_engine.simulation.results import build_result
 
@@ -96,7 +96,7 @@ def test_shares_table_on_an_80_column_terminal_never_cuts_a_number(tmp_path: Pat
     engine.run(None, None)
     result = build_result(engine)
     buffer = io.StringIO()
-    _text_report(result, Console(file=buffer, width=80, color_system=None))
+    print_tables(result, Console(file=buffer, width=80, color_system=None))
     shares = buffer.getvalue().split("Shares (time-weighted over the run)")[1]
     assert all(len(line) <= 80 for line in shares.splitlines())
     assert "…" not in shares
