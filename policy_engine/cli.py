@@ -72,11 +72,12 @@ _OUTPUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EFBIG, errno.EIO, getattr(err
 
 def _silence_stdout() -> None:
     """After a failed write to stdout, point it at /dev/null so the interpreter's final flush cannot fail again."""
-    if sys.stdout is not sys.__stdout__:
+    stdout = sys.stdout
+    if stdout is not sys.__stdout__ or stdout is None:
         return  # in-process (tests, CliRunner): nothing will flush the real stream
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stdout.fileno())
         os.close(devnull)
     except (OSError, ValueError):
         pass

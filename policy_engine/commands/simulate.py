@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import replace
+from typing import TYPE_CHECKING, TextIO
 
 import click
 from rich.console import Console
@@ -22,12 +24,17 @@ from policy_engine.simulation.preemption import POLICIES
 from policy_engine.simulation.results import SimulationResult, build_result
 from policy_engine.simulation.workload import MAX_SECONDS, load_scenario
 
+if TYPE_CHECKING:
+    from policy_engine.model import Topology
+    from policy_engine.simulation.jobs import Job
+    from policy_engine.simulation.workload import Scenario
+
 #: Show a progress bar for workloads at least this large (and only on a terminal).
 PROGRESS_MIN_JOBS = 10_000
 
 
-def _event_writer(handle):
-    def write(time: float, job, before: str, after: str, reason: str) -> None:
+def _event_writer(handle: TextIO) -> Callable[[float, Job, str, str, str], None]:
+    def write(time: float, job: Job, before: str, after: str, reason: str) -> None:
         handle.write(json.dumps({"time": as_number(time), "job": job.spec.name, "from": before, "to": after,
                                  "reason": reason}, allow_nan=False))
         handle.write("\n")
@@ -35,7 +42,7 @@ def _event_writer(handle):
     return write
 
 
-def _write_report(result: SimulationResult, topology, directory: str, source: str, share: str | None,
+def _write_report(result: SimulationResult, topology: Topology, directory: str, source: str, share: str | None,
                   window: tuple[float, float] | None) -> None:
     """``--report DIR``; imported here so that plain runs never load matplotlib."""
     from pathlib import Path
@@ -46,15 +53,16 @@ def _write_report(result: SimulationResult, topology, directory: str, source: st
         written = write_report(result, topology, Path(directory), source=source, share=share, window=window)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
-        return
     click.echo(f"wrote {written[0]} and {len(written) - 1} summary chart(s): "
                f"{', '.join(path.name for path in written[1:])}", err=True)
 
 
-def _report_choice(topology, report_dir: str | None, share: str | None, window: str | None):
+def _report_choice(topology: Topology, report_dir: str | None, share: str | None, window: str | None
+                   ) -> tuple[str | None, tuple[float, float] | None, list[str]]:
     """``--report-share`` as a canonical ``QUEUE/SHARE`` and ``--report-window FROM:TO`` as seconds; problems listed."""
     problems: list[str] = []
-    canonical = parsed = None
+    canonical: str | None = None
+    parsed: tuple[float, float] | None = None
     if (share or window) and not report_dir:
         problems.append("--report-share/--report-window: they choose what the HTML report draws; add --report DIR")
     if share:
@@ -81,7 +89,7 @@ def _report_choice(topology, report_dir: str | None, share: str | None, window: 
     return canonical, parsed, problems
 
 
-def _warn_inert_time_limit_actions(topology) -> None:
+def _warn_inert_time_limit_actions(topology: Topology) -> None:
     """An action naming a reason AWS does not accept (rule BQ115) never matches a job: say so, not a silent hang."""
     from policy_engine.rules import REGISTRY, Context
 
@@ -121,14 +129,12 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
         loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:
         fail_input(error.problems)
-        return
     overwritten = refuse_overwriting_inputs({"--events": events, "--report": report_dir}, [scenario, *loaded.inputs])
     if overwritten:
         fail_input(overwritten)
     chosen_share, chosen_window, problems = _report_choice(loaded.topology, report_dir, report_share, report_window)
     if problems:
         fail_input(problems)
-        return
     _warn_inert_time_limit_actions(loaded.topology)
     settings = loaded.settings
     if backfill is not None:
@@ -137,10 +143,11 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
         settings = replace(settings, victim_policy=victim_policy)
     if report_dir:
         settings = replace(settings, usage_log=True)  # the report's charts over time are built from it
+    loaded = replace(loaded, settings=settings)
     if scheduler or workers is not None:
-        result = _parallel(replace(loaded, settings=settings), until, events, scheduler, workers)
+        result = _parallel(loaded, until, events, scheduler, workers)
     else:
-        result = _sequential(loaded, settings, until, events, quiet)
+        result = _sequential(loaded, until, events, quiet)
     if report_dir:
         _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window)
     calibration = None
@@ -151,7 +158,7 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
     SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration), sys.stdout)
 
 
-def _parallel(loaded, until: float | None, events: str | None, scheduler: str | None,
+def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,
               workers: int | None) -> SimulationResult:
     """The job queues on a Dask cluster (or in-process with ``--workers 1``), merged."""
     from policy_engine.sweep.executor import ExecutorError, open_executor
@@ -163,22 +170,20 @@ def _parallel(loaded, until: float | None, events: str | None, scheduler: str | 
     if parts is None or len(parts) < 2:  # one part: nothing to run in parallel
         click.echo("note: one job queue (with its service environment) only: nothing to run in parallel, "
                    "simulating here", err=True)
-        return _sequential(loaded, loaded.settings, until, None, True)
+        return _sequential(loaded, until, None, True)
     try:
         executor = open_executor(scheduler, workers)
     except ExecutorError as error:
         fail_input([str(error)])
-        raise
     with executor:
         try:
             return simulate_parallel(loaded, executor, until)
         except MergeError as error:
             fail_input([str(error)])
-            raise
 
 
-def _sequential(loaded, settings, until: float | None, events: str | None, quiet: bool) -> SimulationResult:
-    engine = Engine(loaded.topology, loaded.jobs, loaded.updates, settings, loaded.live)
+def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet: bool) -> SimulationResult:
+    engine = Engine(loaded.topology, loaded.jobs, loaded.updates, loaded.settings, loaded.live)
     with ExitStack() as stack:
         if events:
             try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,7 +92,7 @@ def topology_findings(topology: Topology, report: CheckReport | None) -> list[Fi
     return [f for f in report.findings if id(f) not in placed]
 
 
-def _colour(findings: list[Finding]) -> str:
+def _colour(findings: Sequence[Finding]) -> str:
     """Red for an unsuppressed error, orange for an unsuppressed warning, grey when all are suppressed."""
     open_findings = [f for f in findings if f.suppressed is None]
     if not open_findings:
@@ -201,7 +202,7 @@ def _add_node(parent: graphviz.Digraph, graph: BorrowGraph, node: str, flagged: 
     parent.node(_id(node), label=_label(*lines), **attrs)
 
 
-def _legend_label(elsewhere: list[Finding] = ()) -> str:
+def _legend_label(elsewhere: Sequence[Finding] = ()) -> str:
     """Title and key as the graph's own HTML-like label, so the key never disturbs the layout; findings
     about the whole topology (``elsewhere``) get a row of their own."""
     cells = ""

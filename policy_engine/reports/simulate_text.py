@@ -46,12 +46,12 @@ def print_tables(result: SimulationResult, console: Console) -> None:
              f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", format_seconds(s.wait_p50),
              format_seconds(s.wait_p95), format_seconds(s.wait_max), f"{s.preemptions:,}",
              f"{s.instance_hours_lost:.2f}") for s in result.shares]
-    for index, column in enumerate(("share", "type", "strategy", "limit", "own util", "mean borrowed", "mean lent",
+    for index, header in enumerate(("share", "type", "strategy", "limit", "own util", "mean borrowed", "mean lent",
                                     "wait p50", "wait p95", "wait max", "preemptions", "inst-h lost")):
         if index < 3:  # names fold on a narrow terminal
-            shares.add_column(column, overflow="fold")
+            shares.add_column(header, overflow="fold")
         else:  # numbers are never cut: as wide as the widest one; the header wraps instead
-            shares.add_column(column, justify="right", overflow="fold",
+            shares.add_column(header, justify="right", overflow="fold",
                               min_width=max((len(row[index]) for row in rows), default=1))
     for row in rows:
         shares.add_row(*map(rich_text, row))

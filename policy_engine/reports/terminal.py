@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+from typing import Any
 
 from rich.console import Console
 
@@ -24,7 +25,7 @@ class _Console(Console):
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
-def console(**options) -> Console:
+def console(**options: Any) -> Console:
     """A ``Console`` (``options`` as rich's) that emits no ANSI escape when ``NO_COLOR`` is set."""
     if "NO_COLOR" in os.environ:
         options["color_system"] = None
