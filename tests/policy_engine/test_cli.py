@@ -1,13 +1,16 @@
-"""The command group: every listed command loads, and a check does not pay for the simulator."""
+"""The command group: every listed command loads, and a check pays only for the renderer it runs."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from policy_engine.cli import COMMANDS, main
+from policy_engine.reports.registry import CHECK_FORMATS
 
 
 def test_every_listed_command_loads_under_its_name():
@@ -23,11 +26,38 @@ def test_help_lists_every_command_and_unknown_command_exits_2():
     assert runner.invoke(main, ["no-such-command"]).exit_code == 2
 
 
-def test_check_does_not_import_the_simulator_or_matplotlib():
+#: Modules no ``check`` format needs: the simulator, the charts, the picture and the other commands' reports.
+NOT_FOR_CHECK = ("policy_engine.simulation", "policy_engine.sweep", "matplotlib", "graphviz", "dask",
+                 "policy_engine.reports.borrow_graph_render", "policy_engine.reports.html_report",
+                 "policy_engine.reports.aggregates", "policy_engine.reports.summary_png", "policy_engine.reports.vega",
+                 "policy_engine.reports.simulate_", "policy_engine.reports.explain")
+
+
+def _modules_after(*argv: str) -> list[str]:
+    """``batch-quota ARGV`` in a fresh interpreter; the modules it had imported when it finished."""
     code = (
-        "import sys\nfrom policy_engine.cli import main\n"
-        "try:\n    main(['check'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('policy_engine.simulation', 'matplotlib'))))"
+        "import json, sys\nfrom policy_engine.cli import main\n"
+        f"try:\n    main({list(argv)!r})\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)"
     )
+    finished = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(finished.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("output_format", CHECK_FORMATS.names)
+def test_check_loads_only_its_own_renderer_and_never_the_simulator_or_matplotlib(output_format):
+    modules = _modules_after("check", "--format", output_format)
+    assert f"policy_engine.reports.check_{output_format}" in modules  # the control: the renderer did run
+    assert [m for m in modules if m.startswith(NOT_FOR_CHECK)] == []
+    others = {f"policy_engine.reports.check_{name}" for name in CHECK_FORMATS.names} - {
+        f"policy_engine.reports.check_{output_format}"}
+    assert others.isdisjoint(modules)
+    if output_format in ("json", "markdown"):  # documents for machines and GitHub: no terminal library
+        assert not [m for m in modules if m == "rich" or m.startswith("rich.")]
+
+
+def test_importing_reports_imports_none_of_its_renderers():
+    code = ("import sys, policy_engine.reports\n"
+            "print([m for m in sys.modules if m.startswith('policy_engine.reports.')])")
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert output.strip().splitlines()[-1] == "[]"
+    assert output.strip() == "[]"
