@@ -238,3 +238,15 @@ def test_sarif_uri_outside_the_working_directory(write_file, monkeypatch, tmp_pa
 
     assert uri() == (tmp_path / "shared.yaml").as_uri()  # no relative path exists: absolute, as documented
     assert uri("--sarif-root", "..") == "shared.yaml"
+
+
+def test_check_command_markdown_keeps_exit_codes(tmp_path):
+    runner = CliRunner()
+    ok = runner.invoke(main, ["check", "--format", "markdown"])
+    assert ok.exit_code == 0 and ok.output.startswith("### ✅ batch-quota check passed")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("service_environments: [{name: e, capacity: {ml.g5.xlarge: 1}}]\n"
+                   "job_queues: [{name: q, service_environment: e, shares: "
+                   "[{name: A, capacity: {ml.g5.xlarge: 2}, strategy: RESERVE}]}]\n")
+    failed = runner.invoke(main, ["check", str(bad), "--format", "markdown"])
+    assert failed.exit_code == 1 and "| error | BQ201 |" in failed.output
