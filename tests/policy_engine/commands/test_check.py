@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from policy_engine.cli import main
 from policy_engine.examples import EXAMPLE_YAML
 from policy_engine.rules import REGISTRY
+from tests.policy_engine.commands.test_input_robustness import one_line, run
 
 GOOD = EXAMPLE_YAML.read_text(encoding="utf-8")
 
@@ -250,3 +251,11 @@ def test_check_command_markdown_keeps_exit_codes(tmp_path):
                    "[{name: A, capacity: {ml.g5.xlarge: 2}, strategy: RESERVE}]}]\n")
     failed = runner.invoke(main, ["check", str(bad), "--format", "markdown"])
     assert failed.exit_code == 1 and "| error | BQ201 |" in failed.output
+
+
+def test_check_dash_reads_the_topology_from_stdin():
+    result = run("check", "-", stdin=GOOD.encode())
+    assert result.exit_code == 0 and "batch-quota check (stdin)" in result.stdout
+    assert run("check", "-", "--format", "json", stdin=json.dumps(
+        {"service_environments": [], "job_queues": []}).encode()).exit_code in (0, 1)
+    one_line(run("check", "-", stdin=b"a: caf\xe9"), "<stdin>: not UTF-8 text")

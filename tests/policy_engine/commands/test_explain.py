@@ -7,6 +7,7 @@ from click.testing import CliRunner
 from policy_engine.cli import main
 from policy_engine.model import JobQueue, ServiceEnvironment, Topology
 from tests.policy_engine.builders import GPU, share, topology
+from tests.policy_engine.commands.test_input_robustness import GOOD, one_line, run
 
 
 def test_command_prints_plain_sentences_without_colour_when_piped():
@@ -43,3 +44,12 @@ def test_ambiguous_share_asks_for_queue_slash_share(tmp_path):
     result = CliRunner().invoke(main, ["explain", "A", str(path)])
     assert result.exit_code == 2 and "ambiguous (training/A, other/A); write QUEUE/SHARE" in result.output
     assert CliRunner().invoke(main, ["explain", "other/A", str(path)]).exit_code == 0
+
+
+def test_explain_accepts_both_argument_orders(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text(GOOD)
+    first = run("explain", "training/QS1", str(path))
+    assert first.exit_code == 0
+    assert run("explain", str(path), "training/QS1").stdout == first.stdout
+    one_line(run("explain", str(path)), "explain takes SHARE [TOPOLOGY]")

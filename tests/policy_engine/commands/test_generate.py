@@ -8,6 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from policy_engine.cli import main
+from tests.policy_engine.commands.test_input_robustness import GOOD, run
 
 TOPOLOGY = Path(__file__).parents[3] / "topologies" / "example.yaml"
 
@@ -82,3 +83,10 @@ def test_the_heavy_shape_from_the_command_line(tmp_path):
 
     jobs = load_jobs(tmp_path / "j.csv", load_topology(TOPOLOGY))
     assert len(jobs) == 3000 and max(j.duration for j in jobs) <= 1209600
+
+
+def test_generate_from_stdin_writes_an_inline_topology(tmp_path):
+    jobs, scenario = tmp_path / "j.csv", tmp_path / "s.yaml"
+    result = run("generate", "-", "-o", str(jobs), "--jobs", "3", "--scenario", str(scenario), stdin=GOOD.encode())
+    assert result.exit_code == 0, result.stderr
+    assert run("simulate", str(scenario)).exit_code == 0

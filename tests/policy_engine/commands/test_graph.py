@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from policy_engine.cli import main
 from tests.policy_engine.builders import GPU
+from tests.policy_engine.commands.test_input_robustness import one_line, run
 from tests.policy_engine.reports.test_borrow_graph_render import cluster_attrs, edges, flagged_rules, needs_dot
 
 
@@ -41,3 +42,10 @@ def test_graph_command_shows_environment_findings(tmp_path: Path):
     result = CliRunner().invoke(main, ["graph", str(bad)])
     assert result.exit_code == 0
     assert "BQ201" in flagged_rules(cluster_attrs(result.output, "cluster_q"))
+
+
+def test_graph_refuses_more_edges_than_a_picture_can_show(tmp_path, monkeypatch):
+    from policy_engine.reports import borrow_graph_render
+
+    monkeypatch.setattr(borrow_graph_render, "MAX_DOT_EDGES", 0)
+    one_line(run("graph"), "the borrow graph has", "edges", "--queue NAME")
