@@ -1,4 +1,4 @@
-"""The output formats of ``check``, ``simulate`` and ``explain``, and what their renderers are given.
+"""The output formats of ``check``, ``simulate``, ``explain`` and ``graph``, and what their renderers are given.
 
 Adding a format is one renderer module (a function ``(subject, stream) -> None``), one row
 here and its test; the command's ``--format`` choices and help follow from the table. The
@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, TextIO
 from policy_engine.reports.formats import FormatTable, OutputFormat
 
 if TYPE_CHECKING:
+    from graphviz import Digraph
+
     from policy_engine.checks import CheckReport
     from policy_engine.model import Topology
     from policy_engine.simulation.calibration import ShareCalibration
@@ -170,3 +172,32 @@ def _explain_text() -> ExplainRenderer:
 EXPLAIN_FORMATS = FormatTable("explain", [
     OutputFormat("text", "one sentence a line, under its topic, for people", _explain_text),
 ])
+
+#: ``graph -o FILE``: the picture (or its DOT source) written to ``FILE``.
+GraphRenderer = Callable[["Digraph", Path], None]
+
+
+def _graph_svg() -> GraphRenderer:
+    from policy_engine.reports import borrow_graph_render
+
+    return borrow_graph_render.write_svg
+
+
+def _graph_png() -> GraphRenderer:
+    from policy_engine.reports import borrow_graph_render
+
+    return borrow_graph_render.write_png
+
+
+def _graph_dot() -> GraphRenderer:
+    from policy_engine.reports import borrow_graph_render
+
+    return borrow_graph_render.write_dot
+
+
+#: Chosen by the suffix of ``-o FILE``; without ``-o`` the default, DOT, goes to standard output.
+GRAPH_FORMATS = FormatTable("graph", [
+    OutputFormat("svg", "a picture for a browser or a wiki page", _graph_svg, (".svg",)),
+    OutputFormat("png", "a picture for a chat or a slide", _graph_png, (".png",)),
+    OutputFormat("dot", "Graphviz source, drawn by anything that reads DOT", _graph_dot, (".dot", ".gv")),
+], default="dot")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -61,3 +63,13 @@ def test_importing_reports_imports_none_of_its_renderers():
             "print([m for m in sys.modules if m.startswith('policy_engine.reports.')])")
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert output.strip() == "[]"
+
+
+def test_every_command_is_in_the_readme_quickstart_and_documented():
+    root = Path(__file__).parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    quickstart = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    documents = readme + "".join(path.read_text(encoding="utf-8") for path in (root / "docs").glob("*.md"))
+    for name in COMMANDS:
+        assert re.search(rf"\b{re.escape(name)}\b", quickstart), f"{name}: not in the README's quickstart"
+        assert f"batch-quota {name}" in documents, f"{name}: no 'batch-quota {name}' usage in README.md or docs/"

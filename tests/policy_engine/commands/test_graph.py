@@ -21,6 +21,10 @@ def test_command_writes_dot_and_reports_bad_input(tmp_path: Path):
     assert edges(runner.invoke(main, ["graph"]).output) == edges(out.read_text())  # stdout without -o
     bad = runner.invoke(main, ["graph", "-o", str(tmp_path / "g.txt")])
     assert bad.exit_code == 2 and "unknown picture format '.txt'" in bad.output and "Traceback" not in bad.output
+    assert bad.output.rstrip().endswith("use .svg, .png or .dot")
+    for name in ("g.gv", "G.DOT"):  # the other DOT suffix, and suffixes in any case
+        assert runner.invoke(main, ["graph", "-o", str(tmp_path / name)]).exit_code == 0
+        assert edges((tmp_path / name).read_text()) == edges(out.read_text())
     missing = runner.invoke(main, ["graph", "--queue", "nope"])
     assert missing.exit_code == 2 and "no job queue 'nope'" in missing.output
 

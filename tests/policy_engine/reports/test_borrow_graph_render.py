@@ -13,7 +13,14 @@ from policy_engine.checks import check_topology
 from policy_engine.examples import large_topology
 from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
 from policy_engine.reports import borrow_graph_render
-from policy_engine.reports.borrow_graph_render import FINDING_COLOUR, RenderError, build_dot, write
+from policy_engine.reports.borrow_graph_render import (
+    FINDING_COLOUR,
+    RenderError,
+    build_dot,
+    write_dot,
+    write_png,
+    write_svg,
+)
 from tests.policy_engine.builders import GPU, guarantee, share, topology
 
 BIG = "ml.p4d.24xlarge"
@@ -144,26 +151,26 @@ needs_dot = pytest.mark.skipif(shutil.which("dot") is None and not os.environ.ge
 @needs_dot
 def test_svg_and_png_are_rendered_by_graphviz(example, tmp_path: Path):
     dot = build_dot(example, check_topology(example))
-    write(dot, tmp_path / "g.svg")
+    write_svg(dot, tmp_path / "g.svg")
     svg = (tmp_path / "g.svg").read_text()
     assert "<svg" in svg and "training/QS2&#45;&gt;training/QS1" in svg  # the edge's title
-    write(dot, tmp_path / "g.png")
+    write_png(dot, tmp_path / "g.png")
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_missing_dot_is_one_clear_line(example, tmp_path: Path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(RenderError) as caught:
-        write(build_dot(example), tmp_path / "g.svg")
+        write_svg(build_dot(example), tmp_path / "g.svg")
     assert "'dot' program" in str(caught.value) and "\n" not in str(caught.value)
-    write(build_dot(example), tmp_path / "g.dot")  # DOT needs no Graphviz
+    write_dot(build_dot(example), tmp_path / "g.dot")  # DOT needs no Graphviz
     assert (tmp_path / "g.dot").read_text().startswith("digraph borrow_graph {")
 
 
 def test_too_big_a_picture_asks_for_fewer_queues(tmp_path: Path):
     big = large_topology(queues=4)
     with pytest.raises(RenderError, match="--queue"):
-        write(build_dot(big), tmp_path / "g.svg")
+        write_svg(build_dot(big), tmp_path / "g.svg")
     assert not (tmp_path / "g.svg").exists()
 
 

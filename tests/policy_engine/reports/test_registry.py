@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import TextIO
 
 import click
@@ -16,6 +17,7 @@ from policy_engine.reports.formats import FormatTable, OutputFormat
 from policy_engine.reports.registry import (
     CHECK_FORMATS,
     EXPLAIN_FORMATS,
+    GRAPH_FORMATS,
     SIMULATE_FORMATS,
     CheckLoadFailure,
     CheckOutput,
@@ -59,7 +61,7 @@ def test_every_check_format_writes_a_document_and_machine_ones_a_load_failure(na
         assert "bad" in failed.getvalue() and "thing" in failed.getvalue()
 
 
-def test_a_table_refuses_duplicate_or_no_formats():
+def test_a_table_refuses_duplicate_or_no_formats_a_shared_suffix_and_an_unknown_default():
     def loader() -> str:
         return "renderer"
 
@@ -67,6 +69,19 @@ def test_a_table_refuses_duplicate_or_no_formats():
         FormatTable("x", [OutputFormat("a", "one", loader), OutputFormat("a", "two", loader)])
     with pytest.raises(ValueError):
         FormatTable("x", [])
+    with pytest.raises(ValueError, match="suffix"):
+        FormatTable("x", [OutputFormat("a", "one", loader, (".a",)), OutputFormat("b", "two", loader, (".a",))])
+    with pytest.raises(ValueError, match="default"):
+        FormatTable("x", [OutputFormat("a", "one", loader)], default="b")
+
+
+def test_graph_formats_are_chosen_by_the_file_suffix_and_dot_is_the_default():
+    assert GRAPH_FORMATS.default == "dot"
+    chosen = {name: GRAPH_FORMATS.for_path(Path(name)) for name in ("a.svg", "b.PNG", "c.gv", "d.dot", "e.txt", "f")}
+    assert {name: f.name if f else None for name, f in chosen.items()} == {
+        "a.svg": "svg", "b.PNG": "png", "c.gv": "dot", "d.dot": "dot", "e.txt": None, "f": None}
+    assert GRAPH_FORMATS.suffix_list() == ".svg, .png or .dot"
+    assert all(callable(GRAPH_FORMATS.renderer(name)) for name in GRAPH_FORMATS.names)
 
 
 def test_a_new_format_is_a_row_and_a_renderer():
