@@ -37,7 +37,7 @@ def command(topology: str | None, output_format: str, sarif_root: str | None, st
             loaded = load_topology(topology)
         except LoadError as error:
             # CI reads whatever stdout holds: a document that says the file did not load, then the usual lines, exit 2.
-            renderer.load_failure(CheckLoadFailure(error.problems, source=topology, file=file, root=root), sys.stdout)
+            renderer.load_failure(CheckLoadFailure(error, source=topology, file=file, root=root), sys.stdout)
             fail_input(error.problems)
     else:
         loaded = topology_or_exit(topology)

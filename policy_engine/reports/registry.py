@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from graphviz import Digraph
 
     from policy_engine.checks import CheckReport
+    from policy_engine.loading import LoadError
     from policy_engine.model import Topology
     from policy_engine.simulation.calibration import ShareCalibration
     from policy_engine.simulation.results import SimulationResult
@@ -54,10 +55,15 @@ class CheckOutput:
 class CheckLoadFailure:
     """A topology ``check`` could not load: the document CI reads says so (the command then exits 2)."""
 
-    problems: list[str]
+    error: LoadError
     source: str  # the argument as given
     file: Path
     root: Path | None = None
+
+    @property
+    def problems(self) -> list[str]:
+        """One line per problem, as the command prints them on stderr."""
+        return self.error.problems
 
     def uri(self) -> str:
         return file_uri(self.file, self.root)

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from policy_engine.checks import check_topology
 from policy_engine.cli import main
 from policy_engine.examples import EXAMPLE_YAML, example_topology
+from policy_engine.loading import LoadError
 from policy_engine.reports.formats import FormatTable, OutputFormat
 from policy_engine.reports.registry import (
     CHECK_FORMATS,
@@ -57,7 +58,8 @@ def test_every_check_format_writes_a_document_and_machine_ones_a_load_failure(na
     assert "BQ302" in out.getvalue()  # the example's one warning, in every format
     if renderer.load_failure is not None:
         failed = io.StringIO()
-        renderer.load_failure(CheckLoadFailure(["t.yaml:3: bad | thing"], source="t.yaml", file=EXAMPLE_YAML), failed)
+        error = LoadError(["t.yaml:3: bad | thing"])
+        renderer.load_failure(CheckLoadFailure(error, source="t.yaml", file=EXAMPLE_YAML), failed)
         assert "bad" in failed.getvalue() and "thing" in failed.getvalue()
 
 
