@@ -34,7 +34,7 @@ def render(report: CheckReport, *, source: str = "", strict: bool = False) -> st
              f"**{len(report.summaries)}** quota share(s)." + (" Strict: warnings fail." if strict else ""), ""]
     if report.findings:
         lines += table(("severity", "rule", "object", "problem", "fix"),
-                       ((_severity(f), f.rule, f.object, f.message, f.hint) for f in report.findings))
+                       ((_severity(f), f.rule, str(f.object), f.message, f.hint) for f in report.findings))
         lines.append("")
     if report.summaries:
         lines += ["<details><summary>Quota shares</summary>", ""]
