@@ -14,7 +14,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -50,7 +50,7 @@ def topology_or_exit(path: str | Path | None) -> Topology:
 class SafePath(click.Path):
     """``click.Path`` that refuses a name with a NUL byte as a usage error (``os.stat`` would raise)."""
 
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str | bytes) and "\0" in os.fsdecode(value):
             self.fail(f"{value!r}: a file name cannot contain a NUL byte", param, ctx)
         return super().convert(value, param, ctx)
@@ -59,7 +59,7 @@ class SafePath(click.Path):
 class FiniteFloatRange(click.FloatRange):
     """``click.FloatRange`` that refuses ``nan`` and ``inf`` (which pass any range check or none)."""
 
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
@@ -111,7 +111,7 @@ class _LazyGroup(click.Group):
     ``/dev/full``) into one line and exit 2 instead of a traceback.
     """
 
-    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: click.Context) -> Any:
         if sys.stdout is None:  # started with stdout closed (``>&-``)
             click.echo("error: standard output is closed; redirect it to a file or /dev/null instead", err=True)
             raise SystemExit(EXIT_BAD_INPUT)

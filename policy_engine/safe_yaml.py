@@ -49,6 +49,7 @@ class YamlError(Exception):
         self.message = message
 
 
+# mypy cannot follow a base class chosen at import time (libyaml's CSafeLoader when built, else SafeLoader).
 class _Loader(_BASE_LOADER):  # type: ignore[misc,valid-type]
     """libyaml's parser with YAML 1.2 core tag resolution for plain scalars."""
 
