@@ -61,7 +61,7 @@ def borrow_graph(topology: Topology, report: CheckReport | None) -> BorrowGraph:
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
-    return sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], f.rule, f.object, f.message))
+    return sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], f.rule, str(f.object), f.message))
 
 
 def check_topology(topology: Topology, *, suppress: Iterable[Suppression] = ()) -> CheckReport:

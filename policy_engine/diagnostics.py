@@ -7,9 +7,10 @@ CDK find a construct and reports group by share, whatever characters the names c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class ObjectKind(StrEnum):
@@ -18,6 +19,9 @@ class ObjectKind(StrEnum):
     TOPOLOGY = "topology"
     ENVIRONMENT = "service_environment"
     QUEUE = "job_queue"
+    #: The list of every environment or queue (account-wide limits).
+    ALL_ENVIRONMENTS = "service_environments"
+    ALL_QUEUES = "job_queues"
     SHARE = "quota_share"
     GUARANTEE = "guarantee"
     SUPPRESSION = "suppression"
@@ -28,7 +32,10 @@ class ObjectRef:
     """One topology object: a share is ``queue`` + ``share``; guarantees and suppressions also have ``index``.
 
     ``str()`` gives the name findings have always shown (``training/QS1``, ``job_queues[training]``,
-    ``service_environments[gpu]``, ``guarantees[0] (training/QS1)``); code reads the fields.
+    ``service_environments[gpu]``, ``guarantees[0] (training/QS1)``); code reads the fields. An
+    environment or queue with ``index`` is one whose name is not unique: it is shown by position
+    (``job_queues[1]``). ``label`` is what the user wrote for a guarantee (its share reference) or a
+    suppression (its rule and object), shown in parentheses.
     """
 
     kind: ObjectKind
@@ -36,18 +43,29 @@ class ObjectRef:
     queue: str | None = None
     share: str | None = None
     index: int | None = None
+    label: str | None = None
 
     @classmethod
     def topology(cls) -> ObjectRef:
         return cls(ObjectKind.TOPOLOGY)
 
     @classmethod
-    def of_environment(cls, name: str) -> ObjectRef:
-        return cls(ObjectKind.ENVIRONMENT, environment=name)
+    def all_environments(cls) -> ObjectRef:
+        return cls(ObjectKind.ALL_ENVIRONMENTS)
 
     @classmethod
-    def of_queue(cls, name: str, environment: str | None = None) -> ObjectRef:
-        return cls(ObjectKind.QUEUE, environment=environment, queue=name)
+    def all_queues(cls) -> ObjectRef:
+        return cls(ObjectKind.ALL_QUEUES)
+
+    @classmethod
+    def of_environment(cls, name: str, index: int | None = None) -> ObjectRef:
+        """``index``: shown by position, for an environment whose name is not unique."""
+        return cls(ObjectKind.ENVIRONMENT, environment=name, index=index)
+
+    @classmethod
+    def of_queue(cls, name: str, environment: str | None = None, index: int | None = None) -> ObjectRef:
+        """``index``: shown by position, for a queue whose name is not unique."""
+        return cls(ObjectKind.QUEUE, environment=environment, queue=name, index=index)
 
     @classmethod
     def of_share(cls, queue: str, share: str, environment: str | None = None) -> ObjectRef:
@@ -55,13 +73,16 @@ class ObjectRef:
 
     @classmethod
     def of_guarantee(cls, index: int, queue: str | None = None, share: str | None = None,
-                     environment: str | None = None) -> ObjectRef:
-        """A guarantee; ``queue``/``share`` when its share reference resolves to exactly one share."""
-        return cls(ObjectKind.GUARANTEE, environment=environment, queue=queue, share=share, index=index)
+                     environment: str | None = None, ref: str | None = None) -> ObjectRef:
+        """A guarantee; ``queue``/``share`` when its share reference resolves to exactly one share,
+        ``ref`` the reference as written (shown instead of ``QUEUE/SHARE`` when given)."""
+        return cls(ObjectKind.GUARANTEE, environment=environment, queue=queue, share=share, index=index, label=ref)
 
     @classmethod
-    def of_suppression(cls, index: int) -> ObjectRef:
-        return cls(ObjectKind.SUPPRESSION, index=index)
+    def of_suppression(cls, index: int, rule: str | None = None, object: str | None = None) -> ObjectRef:
+        """A ``suppress`` entry; ``rule`` and ``object`` as written, shown after the index."""
+        label = f"{rule} {object}" if rule is not None and object is not None else None
+        return cls(ObjectKind.SUPPRESSION, index=index, label=label)
 
     @property
     def share_id(self) -> str | None:
@@ -72,14 +93,16 @@ class ObjectRef:
         if self.kind is ObjectKind.SHARE:
             return f"{self.queue}/{self.share}"
         if self.kind is ObjectKind.QUEUE:
-            return f"job_queues[{self.queue}]"
+            return f"job_queues[{self.queue if self.index is None else self.index}]"
         if self.kind is ObjectKind.ENVIRONMENT:
-            return f"service_environments[{self.environment}]"
+            return f"service_environments[{self.environment if self.index is None else self.index}]"
         if self.kind is ObjectKind.GUARANTEE:
-            about = f" ({self.share_id})" if self.share_id else ""
-            return f"guarantees[{self.index}]{about}"
+            about = self.label if self.label is not None else self.share_id
+            return f"guarantees[{self.index}]" + (f" ({about})" if about else "")
         if self.kind is ObjectKind.SUPPRESSION:
-            return f"suppress[{self.index}]"
+            return f"suppress[{self.index}]" + (f" ({self.label})" if self.label else "")
+        if self.kind in (ObjectKind.ALL_ENVIRONMENTS, ObjectKind.ALL_QUEUES):
+            return self.kind.value
         return "(topology)"
 
 
@@ -93,6 +116,9 @@ class Named:
 
 PathPart = str | int | Named
 DataPath = tuple[PathPart, ...]
+
+#: A path part naming the document itself (``(top level): expected a mapping``); an empty path names nothing.
+TOP_LEVEL = "(top level)"
 
 
 def render_path(path: Iterable[PathPart]) -> str:
@@ -110,7 +136,7 @@ def render_path(path: Iterable[PathPart]) -> str:
 
 @dataclass(frozen=True)
 class Problem:
-    """One problem in an input file: ``SOURCE[:LINE]: PATH: message`` when rendered."""
+    """One problem in an input file: ``SOURCE[:LINE]: PATH: message`` when rendered (no ``PATH`` when empty)."""
 
     source: str
     line: int | None
@@ -124,32 +150,59 @@ class Problem:
 
 @dataclass(frozen=True)
 class ShareMatch:
-    """What a share reference names: ``queue``/``share`` when exactly one, else ``error`` says why not."""
+    """What a share reference names: ``queue``/``share`` when exactly one, else ``error`` says why not
+    (``candidates``: the ``QUEUE/SHARE`` of every share an ambiguous reference could mean)."""
 
     queue: str | None = None
     share: str | None = None
     error: str | None = None
+    candidates: tuple[tuple[str, str], ...] = ()
 
     @property
     def share_id(self) -> str | None:
         return f"{self.queue}/{self.share}" if self.queue is not None and self.share is not None else None
 
 
-def resolve_share(ref: str, shares_by_queue: Mapping[str, Iterable[str]]) -> ShareMatch:
+def resolve_share(ref: str, shares_by_queue: Mapping[str, Collection[str]]) -> ShareMatch:
     """``QUEUE/SHARE`` names one share; a bare ``SHARE`` must be unique across queues.
 
     The one place that turns a user's share reference into a share or a helpful error
-    (topology guarantees, workload rows, ``explain``, ``generate``, sweep paths).
+    (topology guarantees, workload rows, ``explain``, ``generate``, sweep paths). ``QUEUE/SHARE``
+    is matched whole, so a queue or share whose name holds ``/`` is still found.
     """
-    if "/" in ref:
-        queue, _, share = ref.partition("/")
-        if share in set(shares_by_queue.get(queue, ())):
-            return ShareMatch(queue, share)
-        return ShareMatch(error=f"no quota share {ref!r} (write QUEUE/SHARE or a unique SHARE name)")
-    matches = [queue for queue, shares in shares_by_queue.items() if ref in set(shares)]
+    matches = []
+    for at, character in enumerate(ref):
+        if character == "/" and ref[at + 1:] in shares_by_queue.get(ref[:at], ()):
+            matches.append((ref[:at], ref[at + 1:]))
+    if not matches:
+        matches = [(queue, ref) for queue, shares in shares_by_queue.items() if ref in shares]
     if len(matches) == 1:
-        return ShareMatch(matches[0], ref)
+        return ShareMatch(*matches[0])
     if not matches:
         return ShareMatch(error=f"no quota share {ref!r} (write QUEUE/SHARE or a unique SHARE name)")
-    listed = ", ".join(f"{queue}/{ref}" for queue in matches)
-    return ShareMatch(error=f"share {ref!r} is ambiguous ({listed}); write QUEUE/SHARE")
+    listed = ", ".join(f"{queue}/{share}" for queue, share in matches)
+    return ShareMatch(error=f"share {ref!r} is ambiguous ({listed}); write QUEUE/SHARE", candidates=tuple(matches))
+
+
+class LoadError(Exception):
+    """The input cannot be turned into what was asked for; one problem per line.
+
+    ``located`` keeps each problem as given: a ``Problem`` (source, line, data path, message) where the
+    reader knows where it is, else its text. ``problems`` renders them, one line each.
+    """
+
+    def __init__(self, problems: Iterable[Problem | str]):
+        self.located: list[Problem | str] = list(problems)
+        self.problems: list[str] = [str(problem) for problem in self.located]
+        super().__init__("\n".join(self.problems))
+
+
+def plain_path(path: Iterable[PathPart]) -> tuple[str | int, ...]:
+    """A data path with named list items back to their indexes, as line tables key them."""
+    return tuple(part.index if isinstance(part, Named) else part for part in path)
+
+
+def line_of(lines: Mapping[tuple[Any, ...], int], path: Iterable[PathPart]) -> int | None:
+    """The line of ``path`` in a file, or of its nearest ancestor that has one (``None`` without lines)."""
+    plain = plain_path(path)
+    return next((lines[plain[:n]] for n in range(len(plain), -1, -1) if plain[:n] in lines), None)

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from policy_engine.diagnostics import ObjectRef
+
 
 class Severity(StrEnum):
     """``error`` fails ``check`` (exit 1) and ``cdk synth``; ``warning`` is reported only."""
@@ -16,11 +18,14 @@ class Severity(StrEnum):
 
 @dataclass(frozen=True)
 class Finding:
-    """One problem: which rule, how bad, on which object, what and how to fix it."""
+    """One problem: which rule, how bad, on which object, what and how to fix it.
+
+    ``object`` is data (kind, environment, queue, share, index); ``str(object)`` is how every output names it.
+    """
 
     rule: str
     severity: Severity
-    object: str
+    object: ObjectRef
     message: str
     hint: str = ""
     #: For refuted guarantees: the concrete state (share -> usage) under which it fails.

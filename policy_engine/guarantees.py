@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from policy_engine.graph import BorrowGraph
-from policy_engine.model import Capacity, Guarantee, Topology, share_id
+from policy_engine.model import Capacity, Guarantee, Topology
 
 Usage = dict[str, dict[str, int]]
 
@@ -152,12 +152,15 @@ def preemption_risks(graph: BorrowGraph, node: str) -> list[Refutation]:
     return risks
 
 
-def refute(topology: Topology, graph: BorrowGraph, guarantee: Guarantee) -> list[Refutation]:
-    """Every way ``guarantee`` fails (empty = proven). An unresolved share is BQ001's business, not ours."""
-    matches = topology.resolve_share(guarantee.share)
-    if len(matches) != 1:
+def refute(topology: Topology, graph: BorrowGraph, guarantee: Guarantee, *, node: str | None = None
+           ) -> list[Refutation]:
+    """Every way ``guarantee`` fails (empty = proven). An unresolved share is BQ001's business, not ours.
+
+    ``node``: the guarantee's share (``QUEUE/SHARE``) when the caller has already resolved it.
+    """
+    node = node or topology.find_share(guarantee.share).share_id
+    if node is None:
         return []
-    node = share_id(*matches[0])
     refutations = []
     if guarantee.min_capacity:
         refutations += refute_min_capacity(graph, node, guarantee.min_capacity)

@@ -29,7 +29,17 @@ class Limit:
     source: str
 
     def allows(self, value: int) -> bool:
-        return (self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
+        return not self.below(value) and not self.above(value)
+
+    def below(self, value: int) -> bool:
+        return self.minimum is not None and value < self.minimum
+
+    def above(self, value: int) -> bool:
+        return self.maximum is not None and value > self.maximum
+
+    def excess(self, value: int) -> int:
+        """How far ``value`` is above the maximum (0 when within it or unbounded)."""
+        return max(0, value - self.maximum) if self.maximum is not None else 0
 
     def range_text(self) -> str:
         if self.maximum is None:
@@ -47,7 +57,6 @@ ENVIRONMENT_MAX_CAPACITY = Limit(1, INTEGER_MAX, "a service environment's capaci
 SHARE_CAPACITY_LIMITS = Limit(1, 5, "capacity limits (instance types) per quota share", _SERVICE_LIMITS)
 ENVIRONMENT_CAPACITY_LIMITS = Limit(1, 5, "capacity limits (instance types) per service environment", _SERVICE_LIMITS)
 SHARES_PER_QUEUE = Limit(None, 20, "quota shares per job queue", _SERVICE_LIMITS)
-ENVIRONMENTS_PER_QUEUE = Limit(1, 1, "service environments per job queue", _SERVICE_LIMITS)
 QUEUES_PER_ENVIRONMENT = Limit(None, 1, "job queues per quota-managed service environment", _SERVICE_LIMITS)
 ENVIRONMENTS_PER_ACCOUNT = Limit(None, 50, "service environments per account and Region", _SERVICE_LIMITS)
 QUEUES_PER_ACCOUNT = Limit(None, 50, "job queues per account and Region", _SERVICE_LIMITS)

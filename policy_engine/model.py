@@ -8,10 +8,12 @@ in ``policy_engine.rules`` so that every problem is reported at once.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator, Mapping
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from policy_engine.diagnostics import ShareMatch, resolve_share
 from policy_engine.limits import SYSTEM_TAG_PREFIX
 
 Strategy = Literal["RESERVE", "LEND", "LEND_AND_BORROW"]
@@ -182,14 +184,49 @@ class Topology(_Frozen):
         """Every share with its queue, in declaration order."""
         return [(q, s) for q in self.job_queues for s in q.shares]
 
+    def shares_by_queue(self) -> Mapping[str, Collection[str]]:
+        """Share names per queue name, in declaration order (what ``diagnostics.resolve_share`` looks in).
+
+        A view, not a copy: looking one queue up costs a pass over the queues, as ``queue()`` does.
+        """
+        return _SharesByQueue(self.job_queues)
+
+    def find_share(self, ref: str) -> ShareMatch:
+        """The share a reference names, or why none (``diagnostics.resolve_share``)."""
+        return resolve_share(ref, self.shares_by_queue())
+
     def resolve_share(self, ref: str) -> list[tuple[JobQueue, QuotaShare]]:
-        """Shares a reference names: ``QUEUE/SHARE`` names one; ``SHARE`` may be ambiguous."""
-        if "/" in ref:
-            queue_name, _, share_name = ref.partition("/")
-            queue = self.queue(queue_name)
-            share = queue.share(share_name) if queue else None
-            return [(queue, share)] if queue and share else []
-        return [(q, s) for q, s in self.shares() if s.name == ref]
+        """Shares a reference names: one, several when a bare ``SHARE`` is ambiguous, or none."""
+        match = self.find_share(ref)
+        found = list(match.candidates)
+        if match.queue is not None and match.share is not None:
+            found = [(match.queue, match.share)]
+        return [(queue, share) for queue_name, share_name in found
+                if (queue := self.queue(queue_name)) is not None and (share := queue.share(share_name)) is not None]
+
+
+class _SharesByQueue(Mapping[str, Collection[str]]):
+    """Queue name -> names of its shares (of every queue so named), read from the queues as asked."""
+
+    def __init__(self, queues: tuple[JobQueue, ...]):
+        self._queues = queues
+
+    def __getitem__(self, name: str) -> Collection[str]:
+        names: list[str] = []
+        found = False
+        for queue in self._queues:
+            if queue.name == name:
+                found = True
+                names.extend(share.name for share in queue.shares)
+        if not found:
+            raise KeyError(name)
+        return names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(queue.name for queue in self._queues))
+
+    def __len__(self) -> int:
+        return len({queue.name for queue in self._queues})
 
 
 def share_id(queue: JobQueue | str, share: QuotaShare | str) -> str:

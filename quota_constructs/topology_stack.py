@@ -1,13 +1,9 @@
 """A whole ``policy_engine`` topology -> CDK constructs and stacks, checked once before synthesis.
 
-The policy engine runs once per topology, before any construct is built. Its errors become
-one construct validation per job queue (so ``cdk synth`` fails listing every finding with its
-rule, object and message) and its warnings become CDK warnings; a topology without findings
-adds neither. An object whose construct refuses its props (the eager ``ValueError`` checks,
-which the policy engine's BQ1xx rules mirror) is left out instead of aborting the build: its
-finding fails synthesis anyway, alongside every other one. A construct check the engine has
-no rule for becomes a validation line of its own. No Python callback is registered per
-resource: properties are set directly from the validated model.
+The policy engine runs once per topology, before any construct is built; ``topology_findings``
+puts its findings on the constructs (errors fail ``cdk synth``). An object whose construct refuses
+its props is left out instead of aborting the build, and its finding fails synthesis anyway. No
+Python callback is registered per resource: properties are set directly from the validated model.
 
 CDK refuses more than 500 resources in a stack and CloudFormation more than 200 outputs, so
 ``TopologyStacks`` puts a topology that does not fit in one stack into one stack per job queue
@@ -19,22 +15,24 @@ environment ARN), so granting every share from a separate stack never overflows 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal, TypeVar
+from functools import partial
+from typing import Literal
 
-import jsii
-from aws_cdk import Annotations, App, CfnOutput, Environment, Stack
-from constructs import Construct, IValidation
+from aws_cdk import App, CfnOutput, Environment, Stack
+from constructs import Construct
 
 from policy_engine import model as m
-from policy_engine.checks import CheckReport, check_topology
-from policy_engine.findings import Finding
-from policy_engine.loading import validate_topology
-from policy_engine.rules.objects import environment_object, locate, queue_object
+from policy_engine.checks import CheckReport
+from policy_engine.rules.objects import environment_ref, queue_ref, share_ref
 from quota_constructs.job_queue import TrainingJobQueue
 from quota_constructs.quota_share import QuotaShare
 from quota_constructs.service_environment import ServiceEnvironment, ServiceEnvironmentBase
+from quota_constructs.topology_findings import (
+    BuildProblem,
+    attach_findings,
+    build_or_record,
+    checked_report,
+)
 
 Split = Literal["auto", "single", "per-queue"]
 
@@ -42,46 +40,6 @@ Split = Literal["auto", "single", "per-queue"]
 MAX_RESOURCES_PER_STACK = 500 - 1
 #: CloudFormation's limit on outputs per template.
 MAX_OUTPUTS_PER_STACK = 200
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class BuildProblem:
-    """A construct's eager ``ValueError`` met while building a topology, and where to report it.
-
-    ``objects`` are the finding objects (``QUEUE/SHARE``, ``job_queues[Q]``, ...) whose AWS-limit
-    error (BQ1xx) already explains the refusal, so the same problem is not listed twice.
-    """
-
-    scope: Construct
-    objects: tuple[str, ...]
-    message: str
-
-
-def build_or_record(
-    problems: list[BuildProblem] | None, scope: Construct, objects: tuple[str, ...], make: Callable[[], T]
-) -> T | None:
-    """``make()``; with a ``problems`` list, a ``ValueError`` is recorded there (result ``None``) instead of raised."""
-    if problems is None:
-        return make()
-    try:
-        return make()
-    except ValueError as error:
-        problems.append(BuildProblem(scope, objects, str(error)))
-        return None
-
-
-@jsii.implements(IValidation)
-class FindingsValidation:
-    """Precomputed finding lines returned to CDK's ``validate()`` (one kernel callback in all)."""
-
-    def __init__(self, lines: Sequence[str]):
-        self._lines = list(lines)
-
-    def validate(self) -> list[str]:
-        return self._lines
-
 
 class QueueResources(Construct):
     """One job queue of a topology: queue, quota policy, shares, and the outputs the SDK needs.
@@ -110,7 +68,7 @@ class QueueResources(Construct):
         if service_environment is None:
             return
         self.job_queue = build_or_record(
-            problems, self, (queue_object(queue.name), environment_object(queue.service_environment)),
+            problems, self, (queue_ref(queue), environment_ref(queue.service_environment)),
             lambda: TrainingJobQueue.from_model(self, "JobQueue", queue, service_environment),
         )
         job_queue = self.job_queue
@@ -118,8 +76,8 @@ class QueueResources(Construct):
             return
         for model in queue.shares:
             share = build_or_record(
-                problems, self, (m.share_id(queue, model), queue_object(queue.name)),
-                lambda model=model: QuotaShare.from_model(self, f"Share:{model.name}", model, job_queue),
+                problems, self, (share_ref(queue, model), queue_ref(queue)),
+                partial(QuotaShare.from_model, self, f"Share:{model.name}", model, job_queue),
             )
             if share is not None:
                 self.shares[model.name] = share
@@ -158,66 +116,6 @@ def fits_one_stack(topology: m.Topology) -> bool:
             and outputs_needed(topology) + exports_possible(topology) <= MAX_OUTPUTS_PER_STACK)
 
 
-def attach_findings(
-    report: CheckReport,
-    topology: m.Topology,
-    queues: Mapping[str, Construct],
-    environments: Mapping[str, Construct],
-    fallback: Construct,
-    problems: Sequence[BuildProblem] = (),
-) -> None:
-    """Errors -> one validation per construct; warnings -> CDK warnings; suppressed findings -> CDK info
-    (marked with their reason); each on the queue the finding is about.
-
-    The queue is found by the kind of object the finding names, never by a name's spelling: a share,
-    guarantee or queue -> its queue; an environment -> the first queue using it, else the environment
-    itself; anything else, or an object left unbuilt -> ``fallback``. A construct ``problems`` entry
-    no BQ1xx error explains is one more error line, on its scope.
-    """
-    users: dict[str, str] = {}
-    for queue in topology.job_queues:
-        users.setdefault(queue.service_environment, queue.name)
-
-    def target(finding: Finding) -> Construct:
-        where = locate(topology, finding.object)
-        if where.queue is None and where.environment is not None:
-            user = users.get(where.environment)
-            if user not in queues:
-                return environments.get(where.environment, fallback)
-            return queues[user]
-        return queues.get(where.queue, fallback)
-
-    errors: dict[int, tuple[Construct, list[str]]] = {}
-    for finding in report.errors:
-        construct = target(finding)
-        errors.setdefault(id(construct), (construct, []))[1].append(finding.line())
-    explained = {finding.object for finding in report.errors if finding.rule.startswith("BQ1")}
-    for problem in problems:
-        if explained.isdisjoint(problem.objects):
-            errors.setdefault(id(problem.scope), (problem.scope, []))[1].append(problem.message)
-    for construct, lines in errors.values():
-        construct.node.add_validation(FindingsValidation(lines))
-    for finding in report.warnings:
-        Annotations.of(target(finding)).add_warning_v2(f"batch-quota:{finding.rule}", finding.line())
-    for finding in report.suppressed:  # accepted in the topology: shown, never failing
-        Annotations.of(target(finding)).add_info(finding.line())
-
-
-def checked_report(topology: m.Topology, report: CheckReport | None, source: str) -> CheckReport:
-    """``report`` (else ``check_topology``'s), after refusing a broken structure with ``LoadError``: validated once.
-
-    ``check_topology`` runs the loader's structure check itself (rule BQ001), so ``validate_topology``,
-    which says where, runs again only when BQ001 found something; a report passed in may be of
-    another topology, so the topology is validated then.
-    """
-    if report is None:
-        report = check_topology(topology)
-        if not any(finding.rule == "BQ001" for finding in report.errors):
-            return report
-    validate_topology(topology, source=source)
-    return report
-
-
 class QuotaTopology(Construct):
     """Every resource of a topology in one scope (at most ~500 resources: see ``TopologyStacks``).
 
@@ -244,8 +142,8 @@ class QuotaTopology(Construct):
         self.environments: dict[str, ServiceEnvironment] = {}
         for model in topology.service_environments:
             environment = build_or_record(
-                problems, self, (environment_object(model.name),),
-                lambda model=model: ServiceEnvironment.from_model(self, _environment_id(model.name), model),
+                problems, self, (environment_ref(model.name),),
+                partial(ServiceEnvironment.from_model, self, _environment_id(model.name), model),
             )
             if environment is not None:
                 self.environments[model.name] = environment
@@ -326,7 +224,7 @@ class TopologyStacks:
             try:
                 stack_id = _stack_id(stack_name, queue.name)
             except ValueError:
-                if queue_object(queue.name) in misnamed:
+                if queue_ref(queue) in misnamed:
                     continue
                 raise
             if stack_id in stack_ids:
@@ -339,25 +237,26 @@ class TopologyStacks:
         def environment_in(stack: Stack, model: m.ServiceEnvironment) -> ServiceEnvironmentBase | None:
             if model.name not in environments:
                 environments[model.name] = build_or_record(
-                    problems, stack, (environment_object(model.name),),
+                    problems, stack, (environment_ref(model.name),),
                     lambda: ServiceEnvironment.from_model(stack, _environment_id(model.name), model),
                 )
             return environments[model.name]
 
+        declared = {model.name: model for model in topology.service_environments}  # validated: each queue's exists
         for queue, stack_id in zip(queues, stack_ids, strict=True):
             stack = Stack(app, stack_id, env=env, description=self._describe(topology, queue))
             self.stacks.append(stack)
             self.queues[queue.name] = QueueResources(
                 stack, _queue_id(queue.name), queue=queue,
-                service_environment=environment_in(stack, topology.environment(queue.service_environment)),
+                service_environment=environment_in(stack, declared[queue.service_environment]),
                 problems=problems,
             )
         if not self.stacks:  # every queue was left out: the findings still need a stack to fail
             self.stacks.append(Stack(app, _stack_id(stack_name), env=env, description=self._describe(topology, None)))
         for unused in topology.service_environments:
             environment_in(self.stacks[0], unused)
-        built = {name: e for name, e in environments.items() if e is not None}
-        attach_findings(self.report, topology, self.queues, built, self.stacks[0], problems)
+        built_environments = {name: e for name, e in environments.items() if e is not None}
+        attach_findings(self.report, topology, self.queues, built_environments, self.stacks[0], problems)
 
     @staticmethod
     def _describe(topology: m.Topology, queue: m.JobQueue | None) -> str:

@@ -197,10 +197,10 @@ def _findings(base_report: CheckReport, head_report: CheckReport,
     its numbers moved: new means HEAD has more findings of that rule on that object than BASE had."""
     before: dict[tuple[str, str], list[Finding]] = {}
     for finding in base_report.findings:
-        before.setdefault((finding.rule, renames.share(finding.object)), []).append(finding)
+        before.setdefault((finding.rule, renames.share(str(finding.object))), []).append(finding)
     after: dict[tuple[str, str], list[Finding]] = {}
     for finding in head_report.findings:
-        after.setdefault((finding.rule, finding.object), []).append(finding)
+        after.setdefault((finding.rule, str(finding.object)), []).append(finding)
     new, resolved = [], []
     for key in dict.fromkeys([*before, *after]):
         old, now = before.get(key, []), after.get(key, [])

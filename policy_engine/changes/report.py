@@ -130,7 +130,7 @@ class ChangeReport:
         """The ``--format json`` document (stable keys)."""
 
         def finding(f: Finding) -> dict:
-            return {"rule": f.rule, "severity": f.severity.value, "object": f.object, "message": f.message,
+            return {"rule": f.rule, "severity": f.severity.value, "object": str(f.object), "message": f.message,
                     "hint": f.hint}
 
         failures = self.failures(fail_on)

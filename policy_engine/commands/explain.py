@@ -39,13 +39,12 @@ def command(share: str, topology: str | None, output_format: str) -> None:
         fail_input([f"explain takes SHARE [TOPOLOGY]: {share!r} looks like a topology file; "
                     f"name the share too, e.g. batch-quota explain QUEUE/SHARE {share}"])
     loaded = topology_or_exit(topology)
-    matches = loaded.resolve_share(share)
-    if not matches:
+    match = loaded.find_share(share)
+    node = match.share_id
+    if node is None:  # ambiguous: the resolver's words; unknown: also the file and the shares it has
         known = ", ".join(share_id(q, s) for q, s in loaded.shares()[:10]) or "none defined"
-        fail_input([f"no quota share {share!r} in {topology or 'the embedded example'} (known: {known})"])
-    if len(matches) > 1:
-        fail_input([f"share {share!r} is ambiguous ({', '.join(share_id(q, s) for q, s in matches)}); "
-                    "write QUEUE/SHARE"])
-    output = ExplainOutput(loaded, share_id(*matches[0]), check_topology(loaded))
+        unknown = f"no quota share {share!r} in {topology or 'the embedded example'} (known: {known})"
+        fail_input([match.error if match.candidates and match.error else unknown])
+    output = ExplainOutput(loaded, node, check_topology(loaded))
     EXPLAIN_FORMATS.renderer(output_format)(output, sys.stdout)
     raise SystemExit(EXIT_OK)

@@ -16,7 +16,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
     return {
         "rule": finding.rule,
         "severity": finding.severity.value,
-        "object": finding.object,
+        "object": str(finding.object),
         "message": finding.message,
         "hint": finding.hint,
         "counterexample": finding.counterexample,

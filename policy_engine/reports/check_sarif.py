@@ -9,16 +9,15 @@ then shows the load problems instead of failing on an empty file.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TextIO
 
 import click
 
 from policy_engine.checks import CheckReport
+from policy_engine.diagnostics import ObjectRef, Problem, line_of, render_path
 from policy_engine.findings import Severity
-from policy_engine.loading import line_of
 from policy_engine.model import Topology
 from policy_engine.reports.registry import CheckLoadFailure, CheckOutput
 from policy_engine.rules import Rule, all_rules
@@ -61,10 +60,10 @@ def _driver_rule(rule: Rule) -> dict[str, Any]:
     }
 
 
-def _line(topology: Topology | None, lines: Mapping[tuple, int], name: str) -> int | None:
+def _line(topology: Topology | None, lines: Mapping[tuple, int], ref: ObjectRef) -> int | None:
     if topology is None or not lines:
         return None
-    return line_of(lines, object_path(topology, name))
+    return line_of(lines, object_path(topology, ref))
 
 
 def to_dict(report: CheckReport, *, uri: str, topology: Topology | None = None,
@@ -85,7 +84,7 @@ def to_dict(report: CheckReport, *, uri: str, topology: Topology | None = None,
             "message": {"text": f"{finding.object}: {message}"},
             "locations": [{
                 "physicalLocation": physical,
-                "logicalLocations": [{"fullyQualifiedName": finding.object}],
+                "logicalLocations": [{"fullyQualifiedName": str(finding.object)}],
             }],
         }
         if finding.rule in index:
@@ -110,17 +109,27 @@ def to_dict(report: CheckReport, *, uri: str, topology: Topology | None = None,
     }
 
 
-def load_failure_to_dict(problems: list[str], *, uri: str, source: str) -> dict[str, Any]:
+def _load_problem(problem: Problem | str, source: str) -> tuple[str, int | None]:
+    """A load problem's text without its file (the artifact names it) and its line.
+
+    A ``Problem`` says both; a plain line (from a reader that does not locate its problems yet)
+    only loses the leading ``SOURCE: `` and has no line.
+    """
+    if isinstance(problem, Problem):
+        text = f"{render_path(problem.path)}: {problem.message}" if problem.path else problem.message
+        return text, problem.line
+    return problem.removeprefix(f"{source}: "), None
+
+
+def load_failure_to_dict(problems: Sequence[Problem | str], *, uri: str, source: str) -> dict[str, Any]:
     """A SARIF log for a file that cannot be loaded: ``executionSuccessful`` false, one error notification
     and one ``BQ000`` result per problem (at its line when the problem names one)."""
-    prefix = re.compile(re.escape(source) + r"(?::(\d+))?: ")
     notifications, results = [], []
     for problem in problems:
-        match = prefix.match(problem)
-        text = problem[match.end():] if match else problem
+        text, line = _load_problem(problem, source)
         physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
-        if match and match.group(1):
-            physical["region"] = {"startLine": int(match.group(1))}
+        if line:
+            physical["region"] = {"startLine": line}
         location = {"physicalLocation": physical}
         notifications.append({"level": "error", "message": {"text": text}, "locations": [location]})
         results.append({"ruleId": LOAD_RULE["id"], "ruleIndex": 0, "level": "error",
@@ -147,5 +156,5 @@ def write(output: CheckOutput, stream: TextIO) -> None:
 
 
 def write_load_failure(failure: CheckLoadFailure, stream: TextIO) -> None:
-    log = load_failure_to_dict(failure.problems, uri=failure.uri(), source=failure.source)
+    log = load_failure_to_dict(failure.error.located, uri=failure.uri(), source=failure.source)
     click.echo(json.dumps(log, indent=2, allow_nan=False), file=stream)

@@ -40,8 +40,8 @@ def _findings_table(severity: Severity | None, findings: list[Finding]) -> Table
     for column in columns:
         table.add_column(column, overflow="fold")
     for finding in findings:
-        cells = ((finding.rule, finding.object, finding.message, finding.hint) if severity else
-                 (finding.rule, finding.severity.value, finding.object, finding.message, finding.suppressed or ""))
+        cells = ((finding.rule, str(finding.object), finding.message, finding.hint) if severity else
+                 (finding.rule, finding.severity.value, str(finding.object), finding.message, finding.suppressed or ""))
         table.add_row(*(rich_text(cell) for cell in cells), style=_STYLE[severity] if severity else "dim")
     return table
 

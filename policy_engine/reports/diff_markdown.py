@@ -103,7 +103,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         _section("Deploy hazards", ("hazard", "resource", "object", "what happens"),
                  [(h.kind, h.resource_type, h.object, h.message) for h in report.hazards], "hazard(s)", open_=True),
         _section("New findings", ("severity", "rule", "object", "problem", "fix"),
-                 [(f.severity.value, f.rule, f.object, f.message, f.hint) for f in report.new_findings],
+                 [(f.severity.value, f.rule, str(f.object), f.message, f.hint) for f in report.new_findings],
                  "new finding(s)", open_=True),
     ]
     for kind, title in reversed(KIND_TITLES.items()):
@@ -115,7 +115,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         _section("Other guarantee changes", ("guarantee", "before → after", "why", "counterexample"),
                  guarantee_rows(other), "other guarantee change(s)"),
         _section("Resolved findings", ("severity", "rule", "object", "problem"),
-                 [(f.severity.value, f.rule, f.object, f.message) for f in report.resolved_findings],
+                 [(f.severity.value, f.rule, str(f.object), f.message) for f in report.resolved_findings],
                  "resolved finding(s)"),
     ]
     impact = report.impact

@@ -9,14 +9,18 @@ from __future__ import annotations
 import difflib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
+from functools import partial
 
 from policy_engine import instance_types, limits
+from policy_engine.diagnostics import ObjectRef
 from policy_engine.findings import Severity
 from policy_engine.limits import Limit
-from policy_engine.model import Capacity, share_id
+from policy_engine.model import Capacity
 from policy_engine.rules.base import Context, Problem, rule
-from policy_engine.rules.objects import TOPOLOGY, environment_object, queue_object
+from policy_engine.rules.objects import TOPOLOGY, environment_ref, queue_ref, share_ref
 
+#: Every rule of this family: AWS refuses what it finds.
+aws_rule = partial(rule, enforced_by_aws=True)
 
 def _name_problem(name: str) -> str | None:
     if not limits.NAME_LENGTH.allows(len(name)):
@@ -29,24 +33,24 @@ def _name_problem(name: str) -> str | None:
 _NAME_RULE = f"{limits.NAME_LENGTH.range_text()} letters, digits, '-' or '_'"
 
 
-@rule("BQ101", Severity.ERROR, f"Names are {_NAME_RULE}")
+@aws_rule("BQ101", Severity.ERROR, f"Names are {_NAME_RULE}")
 def valid_names(context: Context) -> Iterator[Problem]:
     """Service environment, job queue, scheduling policy and quota share names follow AWS's naming rule."""
     hint = f"use {_NAME_RULE}"
     for environment in context.topology.service_environments:
         if problem := _name_problem(environment.name):
-            yield Problem(environment_object(environment.name), f"service environment {problem}", hint)
+            yield Problem(environment_ref(environment.name), f"service environment {problem}", hint)
     for queue in context.topology.job_queues:
         if problem := _name_problem(queue.name):
-            yield Problem(queue_object(queue.name), f"job queue {problem}", hint)
+            yield Problem(queue_ref(queue), f"job queue {problem}", hint)
         if queue.scheduling_policy is not None and (problem := _name_problem(queue.scheduling_policy)):
-            yield Problem(queue_object(queue.name), f"scheduling policy {problem}", hint)
+            yield Problem(queue_ref(queue), f"scheduling policy {problem}", hint)
         for share in queue.shares:
             if problem := _name_problem(share.name):
-                yield Problem(share_id(queue, share), f"quota share {problem}", hint)
+                yield Problem(share_ref(queue, share), f"quota share {problem}", hint)
 
 
-def _capacities_out_of_range(bound: Limit, owners: Iterable[tuple[str, Capacity]], hint: str
+def _capacities_out_of_range(bound: Limit, owners: Iterable[tuple[ObjectRef, Capacity]], hint: str
                              ) -> Iterator[Problem]:
     """BQ102/BQ103: each ``(object, capacity)``'s count per instance type is within ``bound``."""
     for obj, capacity in owners:
@@ -60,7 +64,7 @@ def _capacities_out_of_range(bound: Limit, owners: Iterable[tuple[str, Capacity]
                               f"use at most {bound.maximum} instances")
 
 
-def _wrong_limit_counts(bound: Limit, owners: Iterable[tuple[str, Capacity]]) -> Iterator[Problem]:
+def _wrong_limit_counts(bound: Limit, owners: Iterable[tuple[ObjectRef, Capacity]]) -> Iterator[Problem]:
     """BQ104/BQ105: each ``(object, capacity)`` lists an allowed number of instance types."""
     for obj, capacity in owners:
         if not bound.allows(len(capacity)):
@@ -68,58 +72,61 @@ def _wrong_limit_counts(bound: Limit, owners: Iterable[tuple[str, Capacity]]) ->
                           f"list between {bound.minimum} and {bound.maximum} instance types")
 
 
-def _share_capacities(context: Context) -> Iterator[tuple[str, Capacity]]:
-    return ((share_id(queue, share), share.capacity) for queue, share in context.topology.shares())
+def _share_capacities(context: Context) -> Iterator[tuple[ObjectRef, Capacity]]:
+    return ((share_ref(queue, share), share.capacity) for queue, share in context.topology.shares())
 
 
-def _environment_capacities(context: Context) -> Iterator[tuple[str, Capacity]]:
-    return ((environment_object(e.name), e.capacity) for e in context.topology.service_environments)
+def _environment_capacities(context: Context) -> Iterator[tuple[ObjectRef, Capacity]]:
+    return ((environment_ref(e.name), e.capacity) for e in context.topology.service_environments)
 
 
-@rule("BQ102", Severity.ERROR,
+@aws_rule("BQ102", Severity.ERROR,
       f"A share's capacity per instance type is {limits.SHARE_MAX_CAPACITY.range_text()}")
 def share_capacity_positive(context: Context) -> Iterator[Problem]:
-    """AWS requires ``maxCapacity >= 1`` for every capacity limit of a quota share, and the API holds it in a
-    signed 32-bit integer: a larger count (e.g. 2**64) passes CloudFormation's schema but fails the deploy."""
+    """AWS requires ``maxCapacity >= {SHARE_MAX_CAPACITY.minimum}`` for every capacity limit of a quota share, and the
+    API holds it in a signed 32-bit integer: a larger count (e.g. 2**64) passes CloudFormation's schema but fails
+    the deploy."""
     bound = limits.SHARE_MAX_CAPACITY
     yield from _capacities_out_of_range(bound, _share_capacities(context),
                                         f"give the instance type at least {bound.minimum} or remove it from the share")
 
 
-@rule("BQ103", Severity.ERROR,
+@aws_rule("BQ103", Severity.ERROR,
       f"An environment's capacity per instance type is {limits.ENVIRONMENT_MAX_CAPACITY.range_text()}")
 def environment_capacity_positive(context: Context) -> Iterator[Problem]:
-    """A service environment's capacity limit for an instance type is at least 1 instance and fits the API's
-    signed 32-bit integer."""
+    """A service environment's capacity limit for an instance type is at least
+    {ENVIRONMENT_MAX_CAPACITY.minimum} instance and fits the API's signed 32-bit integer."""
     bound = limits.ENVIRONMENT_MAX_CAPACITY
     yield from _capacities_out_of_range(bound, _environment_capacities(context),
                                         f"give the instance type at least {bound.minimum} or remove it")
 
 
-@rule("BQ104", Severity.ERROR, f"A share has {limits.SHARE_CAPACITY_LIMITS.range_text()} capacity limits")
+@aws_rule("BQ104", Severity.ERROR, f"A share has {limits.SHARE_CAPACITY_LIMITS.range_text()} capacity limits")
 def share_capacity_limit_count(context: Context) -> Iterator[Problem]:
-    """A quota share lists between 1 and 5 instance types."""
+    """A quota share lists between {SHARE_CAPACITY_LIMITS.minimum} and {SHARE_CAPACITY_LIMITS.maximum} instance
+    types."""
     yield from _wrong_limit_counts(limits.SHARE_CAPACITY_LIMITS, _share_capacities(context))
 
 
-@rule("BQ105", Severity.ERROR,
+@aws_rule("BQ105", Severity.ERROR,
       f"A service environment has {limits.ENVIRONMENT_CAPACITY_LIMITS.range_text()} capacity limits")
 def environment_capacity_limit_count(context: Context) -> Iterator[Problem]:
-    """A service environment lists between 1 and 5 instance types."""
+    """A service environment lists between {ENVIRONMENT_CAPACITY_LIMITS.minimum} and
+    {ENVIRONMENT_CAPACITY_LIMITS.maximum} instance types."""
     yield from _wrong_limit_counts(limits.ENVIRONMENT_CAPACITY_LIMITS, _environment_capacities(context))
 
 
-@rule("BQ106", Severity.ERROR, f"At most {limits.SHARES_PER_QUEUE.maximum} quota shares per job queue")
+@aws_rule("BQ106", Severity.ERROR, f"At most {limits.SHARES_PER_QUEUE.maximum} quota shares per job queue")
 def shares_per_queue(context: Context) -> Iterator[Problem]:
-    """A job queue holds at most 20 quota shares."""
+    """A job queue holds at most {SHARES_PER_QUEUE.maximum} quota shares."""
     bound = limits.SHARES_PER_QUEUE
     for queue in context.topology.job_queues:
         if not bound.allows(len(queue.shares)):
-            yield Problem(queue_object(queue.name), f"has {len(queue.shares)} quota shares; AWS allows at most "
+            yield Problem(queue_ref(queue), f"has {len(queue.shares)} quota shares; AWS allows at most "
                           f"{bound.maximum}", "split the shares over several job queues")
 
 
-@rule("BQ107", Severity.ERROR, "One job queue per quota-managed service environment")
+@aws_rule("BQ107", Severity.ERROR, "One job queue per quota-managed service environment")
 def queues_per_environment(context: Context) -> Iterator[Problem]:
     """Two job queues cannot use the same quota-managed service environment. (The other direction,
     one environment per job queue, is the file format itself: a queue has one ``service_environment``.)"""
@@ -128,79 +135,82 @@ def queues_per_environment(context: Context) -> Iterator[Problem]:
         users[queue.service_environment].append(queue.name)
     for environment, queues in users.items():
         if not limits.QUEUES_PER_ENVIRONMENT.allows(len(queues)):
-            yield Problem(environment_object(environment),
+            yield Problem(environment_ref(environment),
                           f"is used by {len(queues)} job queues ({', '.join(queues)}); AWS allows "
                           f"{limits.QUEUES_PER_ENVIRONMENT.maximum}",
                           "give each job queue its own service environment")
 
 
-@rule("BQ108", Severity.ERROR, f"At most {limits.QUEUES_PER_ACCOUNT.maximum} job queues per account and Region")
+@aws_rule("BQ108", Severity.ERROR, f"At most {limits.QUEUES_PER_ACCOUNT.maximum} job queues per account and Region")
 def queues_per_account(context: Context) -> Iterator[Problem]:
-    """An account has at most 50 job queues per Region."""
+    """An account has at most {QUEUES_PER_ACCOUNT.maximum} job queues per Region."""
     count = len(context.topology.job_queues)
     if not limits.QUEUES_PER_ACCOUNT.allows(count):
-        yield Problem("job_queues", f"{count} job queues; AWS allows at most {limits.QUEUES_PER_ACCOUNT.maximum} "
-                      "per account and Region", "merge queues or split the topology over accounts or Regions")
+        yield Problem(ObjectRef.all_queues(), f"{count} job queues; AWS allows at most "
+                      f"{limits.QUEUES_PER_ACCOUNT.maximum} per account and Region",
+                      "merge queues or split the topology over accounts or Regions")
 
 
-@rule("BQ109", Severity.ERROR,
+@aws_rule("BQ109", Severity.ERROR,
       f"At most {limits.ENVIRONMENTS_PER_ACCOUNT.maximum} service environments per account and Region")
 def environments_per_account(context: Context) -> Iterator[Problem]:
-    """An account has at most 50 service environments per Region."""
+    """An account has at most {ENVIRONMENTS_PER_ACCOUNT.maximum} service environments per Region."""
     count = len(context.topology.service_environments)
     if not limits.ENVIRONMENTS_PER_ACCOUNT.allows(count):
-        yield Problem("service_environments", f"{count} service environments; AWS allows at most "
+        yield Problem(ObjectRef.all_environments(), f"{count} service environments; AWS allows at most "
                       f"{limits.ENVIRONMENTS_PER_ACCOUNT.maximum} per account and Region",
                       "merge environments or split the topology over accounts or Regions")
 
 
-@rule("BQ110", Severity.ERROR, f"borrow_limit is {limits.BORROW_LIMIT.range_text()}")
+@aws_rule("BQ110", Severity.ERROR, f"borrow_limit is {limits.BORROW_LIMIT.range_text()}")
 def borrow_limit_minimum(context: Context) -> Iterator[Problem]:
-    """``borrow_limit`` is a percent of the share's own limit, or -1 for unlimited; lower values are invalid, and
-    the API holds it in a signed 32-bit integer."""
+    """``borrow_limit`` is a percent of the share's own limit, or {BORROW_LIMIT.minimum} for unlimited; lower values
+    are invalid, and the API holds it in a signed 32-bit integer."""
     bound = limits.BORROW_LIMIT
     for queue, share in context.topology.shares():
         if share.borrow_limit is None or bound.allows(share.borrow_limit):
             continue
-        where = (f"below {bound.minimum}" if share.borrow_limit < bound.minimum
+        where = (f"below {bound.minimum}" if bound.below(share.borrow_limit)
                  else f"above {bound.maximum}, the largest number AWS's API holds")
-        yield Problem(share_id(queue, share), f"borrow_limit {share.borrow_limit} is {where}",
+        yield Problem(share_ref(queue, share), f"borrow_limit {share.borrow_limit} is {where}",
                       f"use a percent between 0 and {bound.maximum}, or -1 for unlimited")
 
 
-@rule("BQ111", Severity.ERROR, "borrow_limit only with LEND_AND_BORROW")
+@aws_rule("BQ111", Severity.ERROR, "borrow_limit only with LEND_AND_BORROW")
 def borrow_limit_strategy(context: Context) -> Iterator[Problem]:
     """AWS accepts ``borrowLimit`` only on LEND_AND_BORROW shares; on RESERVE or LEND it would mean nothing."""
     for queue, share in context.topology.shares():
         if share.borrow_limit is not None and not share.borrows:
-            yield Problem(share_id(queue, share), f"borrow_limit {share.borrow_limit} is set on a {share.strategy} "
+            yield Problem(share_ref(queue, share), f"borrow_limit {share.borrow_limit} is set on a {share.strategy} "
                           "share", "remove borrow_limit or use strategy LEND_AND_BORROW")
 
 
-@rule("BQ112", Severity.ERROR, f"Job queue priority is {limits.QUEUE_PRIORITY.range_text()}")
+@aws_rule("BQ112", Severity.ERROR, f"Job queue priority is {limits.QUEUE_PRIORITY.range_text()}")
 def queue_priority(context: Context) -> Iterator[Problem]:
-    """A job queue's priority is between 0 and 1000 (CloudFormation rejects more; jobs' priorities go to 9999)."""
+    """A job queue's priority is between {QUEUE_PRIORITY.minimum} and {QUEUE_PRIORITY.maximum} (CloudFormation
+    rejects more; jobs' priorities go to {JOB_PRIORITY.maximum})."""
     bound = limits.QUEUE_PRIORITY
     for queue in context.topology.job_queues:
         if not bound.allows(queue.priority):
-            yield Problem(queue_object(queue.name), f"priority {queue.priority} is outside {bound.range_text()}",
+            yield Problem(queue_ref(queue), f"priority {queue.priority} is outside {bound.range_text()}",
                           f"use a priority between {bound.minimum} and {bound.maximum}")
 
 
-@rule("BQ113", Severity.ERROR,
+@aws_rule("BQ113", Severity.ERROR,
       f"job_state_time_limit_actions wait {limits.TIME_LIMIT_SECONDS.range_text()} seconds")
 def time_limit_actions(context: Context) -> Iterator[Problem]:
-    """``jobStateTimeLimitActions.maxTimeSeconds`` is between 600 and 86400."""
+    """``jobStateTimeLimitActions.maxTimeSeconds`` is between {TIME_LIMIT_SECONDS.minimum} and
+    {TIME_LIMIT_SECONDS.maximum}."""
     bound = limits.TIME_LIMIT_SECONDS
     for queue in context.topology.job_queues:
         for index, action in enumerate(queue.job_state_time_limit_actions):
             if not bound.allows(action.max_time_seconds):
-                yield Problem(queue_object(queue.name), f"job_state_time_limit_actions[{index}].max_time_seconds "
+                yield Problem(queue_ref(queue), f"job_state_time_limit_actions[{index}].max_time_seconds "
                               f"{action.max_time_seconds} is outside {bound.range_text()}",
                               f"use between {bound.minimum} and {bound.maximum} seconds")
 
 
-@rule("BQ114", Severity.ERROR, "Capacity keys are SageMaker training instance types")
+@aws_rule("BQ114", Severity.ERROR, "Capacity keys are SageMaker training instance types")
 def training_instance_types(context: Context) -> Iterator[Problem]:
     """Every instance type a share or service environment names is one SageMaker training accepts: the
     ``TrainingInstanceType`` enum of the installed botocore's SageMaker model (upgrade botocore for a newer
@@ -225,7 +235,7 @@ def training_instance_types(context: Context) -> Iterator[Problem]:
 _REASONS = ", ".join(limits.TIME_LIMIT_REASONS)
 
 
-@rule("BQ115", Severity.ERROR,
+@aws_rule("BQ115", Severity.ERROR,
       f"job_state_time_limit_actions: {limits.TIME_LIMIT_ACTION} a {limits.TIME_LIMIT_STATE} job for a reason AWS "
       "names")
 def time_limit_action_reasons(context: Context) -> Iterator[Problem]:
@@ -239,13 +249,13 @@ def time_limit_action_reasons(context: Context) -> Iterator[Problem]:
             if action.reason not in limits.TIME_LIMIT_REASONS:
                 close = difflib.get_close_matches(action.reason, limits.TIME_LIMIT_REASONS, n=1, cutoff=0.6)
                 guess = f" (did you mean {close[0]!r}?)" if close else ""
-                yield Problem(queue_object(queue.name), f"{field}.reason {action.reason!r} is not a status reason AWS "
+                yield Problem(queue_ref(queue), f"{field}.reason {action.reason!r} is not a status reason AWS "
                               f"accepts{guess}", f"use one of {_REASONS}")
             if action.action != limits.TIME_LIMIT_ACTION:
-                yield Problem(queue_object(queue.name), f"{field}.action {action.action!r} is not "
+                yield Problem(queue_ref(queue), f"{field}.action {action.action!r} is not "
                               f"{limits.TIME_LIMIT_ACTION}", f"use {limits.TIME_LIMIT_ACTION}")
             if action.state != limits.TIME_LIMIT_STATE:
-                yield Problem(queue_object(queue.name), f"{field}.state {action.state!r} is not "
+                yield Problem(queue_ref(queue), f"{field}.state {action.state!r} is not "
                               f"{limits.TIME_LIMIT_STATE}", f"use {limits.TIME_LIMIT_STATE}")
 
 
@@ -254,7 +264,7 @@ def tag_problems(tags: Mapping[str, str]) -> Iterator[tuple[str, str]]:
     count, key_length, value_length = limits.TAG_COUNT, limits.TAG_KEY_LENGTH, limits.TAG_VALUE_LENGTH
     if not count.allows(len(tags)):
         yield (f"has {len(tags)} tags; AWS allows at most {count.maximum} per resource",
-               f"remove {len(tags) - count.maximum} tag(s)")
+               f"remove {count.excess(len(tags))} tag(s)")
     for key, value in tags.items():
         if key.lower().startswith(limits.SYSTEM_TAG_PREFIX):
             yield (f"tag key {key!r} starts with {limits.SYSTEM_TAG_PREFIX!r}, which AWS reserves for its own tags",
@@ -267,7 +277,7 @@ def tag_problems(tags: Mapping[str, str]) -> Iterator[tuple[str, str]]:
                    f"shorten the value to at most {value_length.maximum} characters")
 
 
-@rule("BQ116", Severity.ERROR,
+@aws_rule("BQ116", Severity.ERROR,
       f"Tags: at most {limits.TAG_COUNT.maximum} per resource, keys {limits.TAG_KEY_LENGTH.range_text()} and values "
       f"{limits.TAG_VALUE_LENGTH.range_text()} characters, no key starting with 'aws:'")
 def tag_limits(context: Context) -> Iterator[Problem]:
@@ -275,9 +285,9 @@ def tag_limits(context: Context) -> Iterator[Problem]:
     AWS's tagging rules. Keys starting with ``aws:`` belong to AWS: a user cannot set them. Tags AWS itself put on
     an existing resource are kept apart in ``system_tags``: they are never deployed and not counted here."""
     objects = [
-        *((environment_object(e.name), e.tags) for e in context.topology.service_environments),
-        *((queue_object(q.name), q.tags) for q in context.topology.job_queues),
-        *((share_id(q, s), s.tags) for q, s in context.topology.shares()),
+        *((environment_ref(e.name), e.tags) for e in context.topology.service_environments),
+        *((queue_ref(q), q.tags) for q in context.topology.job_queues),
+        *((share_ref(q, s), s.tags) for q, s in context.topology.shares()),
     ]
     for obj, tags in objects:
         for message, hint in tag_problems(tags):

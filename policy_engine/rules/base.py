@@ -2,7 +2,9 @@
 
 Rule functions yield ``Problem``s (object, message, hint); the ``Rule`` stamps its ID and
 severity on them, so a rule's identity lives in exactly one place: its decorator.
-The function's docstring is the rule's description in the generated catalogue.
+The function's docstring is the rule's description in the generated catalogue; like the messages, it
+takes its figures from ``policy_engine.limits`` (``{SHARES_PER_QUEUE.maximum}``), so a docstring holds
+no other braces.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from policy_engine import limits
+from policy_engine.diagnostics import ObjectRef, resolve_share
 from policy_engine.findings import Finding, Severity
 from policy_engine.graph import BorrowGraph
-from policy_engine.model import Suppression, Topology
+from policy_engine.model import QuotaShare, Suppression, Topology
 
 
 @dataclass
@@ -38,12 +42,27 @@ class Context:
     def graph(self) -> BorrowGraph:
         return BorrowGraph(self.topology)
 
+    @cached_property
+    def guarantee_shares(self) -> list[tuple[ObjectRef, QuotaShare | None]]:
+        """Per guarantee: its object (shown with its share reference) and the one share it names (else ``None``),
+        resolved once for every rule about guarantees."""
+        shares = dict(self.topology.shares_by_queue().items())
+        out: list[tuple[ObjectRef, QuotaShare | None]] = []
+        for index, guarantee in enumerate(self.topology.guarantees):
+            match = resolve_share(guarantee.share, shares)
+            queue = self.topology.queue(match.queue) if match.queue is not None else None
+            share = queue.share(match.share) if queue is not None and match.share is not None else None
+            out.append((ObjectRef.of_guarantee(index, match.queue, match.share,
+                                               queue.service_environment if queue else None, ref=guarantee.share),
+                        share))
+        return out
+
 
 @dataclass(frozen=True)
 class Problem:
     """A rule's raw result; ``severity`` overrides the rule's default (e.g. opted-in oversubscription)."""
 
-    object: str
+    object: ObjectRef
     message: str
     hint: str = ""
     severity: Severity | None = None
@@ -66,13 +85,24 @@ class Rule:
     suppressible_errors: bool = False
     #: Runs after every other rule, over ``Context.findings``.
     after_findings: bool = False
+    #: AWS itself refuses what it finds (CloudFormation or the Batch API fail the deploy); the constructs'
+    #: eager prop checks mirror these rules, and a local AWS endpoint rejects the same requests.
+    enforced_by_aws: bool = False
 
     def can_suppress(self, severity: Severity) -> bool:
+        """A finding of this severity may be accepted: a warning, or an error AWS would still deploy."""
         return severity is Severity.WARNING or self.suppressible_errors
 
     @property
+    def blocks_synthesis(self) -> bool:
+        """Its errors fail ``check`` and ``cdk synth`` whatever a suppression says."""
+        return self.severity is Severity.ERROR and not self.suppressible_errors
+
+    @property
     def description(self) -> str:
-        return inspect.getdoc(self.function) or self.title
+        """The docstring with its ``{LIMIT.field}`` figures filled in from ``policy_engine.limits``."""
+        doc = inspect.getdoc(self.function)
+        return doc.format_map(vars(limits)) if doc else self.title
 
     def run(self, context: Context) -> list[Finding]:
         return [
@@ -93,14 +123,15 @@ REGISTRY: dict[str, Rule] = {}
 
 
 def rule(rule_id: str, severity: Severity, title: str, *, suppressible_errors: bool = False,
-         after_findings: bool = False) -> Callable[[RuleFunction], Rule]:
+         after_findings: bool = False, enforced_by_aws: bool = False) -> Callable[[RuleFunction], Rule]:
     """Register the decorated function as rule ``rule_id``."""
 
     def register(function: RuleFunction) -> Rule:
         if rule_id in REGISTRY:
             raise ValueError(f"rule {rule_id} registered twice")
         family = (inspect.getmodule(function).__doc__ or "").strip().split(":")[0]
-        registered = Rule(rule_id, severity, title, function, family, suppressible_errors, after_findings)
+        registered = Rule(rule_id, severity, title, function, family, suppressible_errors, after_findings,
+                          enforced_by_aws)
         REGISTRY[rule_id] = registered
         return registered
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from policy_engine.findings import Severity
-from policy_engine.model import share_id
 from policy_engine.rules.base import Context, Problem, rule
+from policy_engine.rules.objects import share_ref
 
 
 @rule("BQ301", Severity.WARNING, "A borrowing share has a possible lender")
@@ -30,8 +30,9 @@ def borrower_has_lender(context: Context) -> Iterator[Problem]:
             message = f"can never borrow: no other share in job queue {queue} lends {', '.join(missing)}"
         else:
             message = f"cannot borrow {', '.join(missing)}: no other share in job queue {queue} lends it"
-        yield Problem(node, message, "make another share of the queue LEND or LEND_AND_BORROW with these "
-                      "instance types, or use strategy LEND if the share is not meant to borrow")
+        yield Problem(share_ref(graph.queue(node), share), message,
+                      "make another share of the queue LEND or LEND_AND_BORROW with these instance types, "
+                      "or use strategy LEND if the share is not meant to borrow")
 
 
 @rule("BQ302", Severity.WARNING, "A borrow limit is not larger than anything lendable")
@@ -52,7 +53,7 @@ def borrow_limit_reachable(context: Context) -> Iterator[Problem]:
                 given = ", ".join(f"{lender} {graph.limit(lender, instance_type)}" for lender in lenders)
                 percent = -(-reachable * 100 // limit)
                 yield Problem(
-                    node,
+                    share_ref(graph.queue(node), share),
                     f"{instance_type}: borrow_limit {share.borrow_limit}% allows borrowing {allowance} but at most "
                     f"{reachable} can be lent (lenders: {given}; environment room {room})",
                     f"lower borrow_limit to {percent} or give the lenders more {instance_type}",
@@ -71,7 +72,7 @@ def borrow_limit_rounds_to_zero(context: Context) -> Iterator[Problem]:
         for instance_type, limit in share.capacity.items():
             if limit > 0 and limit * percent // 100 == 0:
                 needed = -(-100 // limit)
-                yield Problem(share_id(queue, share),
+                yield Problem(share_ref(queue, share),
                               f"{instance_type}: borrow_limit {percent}% of {limit} rounds down to 0 instances; "
                               "the share can never borrow it",
                               f"raise borrow_limit to at least {needed}, or use strategy LEND if it is not meant "

@@ -14,7 +14,7 @@ from policy_engine.findings import Severity
 from policy_engine.guarantees import filled_in_order
 from policy_engine.model import share_id
 from policy_engine.rules.base import Context, Problem, rule
-from policy_engine.rules.objects import environment_object
+from policy_engine.rules.objects import environment_ref, share_ref
 
 
 def _claims(context: Context) -> dict[str, dict[str, dict[str, int]]]:
@@ -47,7 +47,7 @@ def no_oversubscription(context: Context) -> Iterator[Problem]:
                 held = " and ".join(f"{name} uses {usage[name]}" for name in shares if name != starved
                                     and usage[name] > 0) or "the environment is empty"
                 yield Problem(
-                    environment_object(environment.name),
+                    environment_ref(environment.name),
                     f"{instance_type}: share limits add up to {total} ({listed}) but the environment has {capacity}: "
                     f"when {held} (within their own limits, so nothing can be reclaimed), {starved} gets only "
                     f"{usage[starved]} of its {shares[starved]}",
@@ -70,7 +70,7 @@ def instance_types_exist(context: Context) -> Iterator[Problem]:
         for instance_type in share.capacity:
             if instance_type not in environment.capacity:
                 known = ", ".join(environment.capacity) or "none"
-                yield Problem(share_id(queue, share),
+                yield Problem(share_ref(queue, share),
                               f"instance type {instance_type} is not in service environment {environment.name} "
                               f"(it has: {known})",
                               f"add {instance_type} to {environment.name} or remove it from the share")
@@ -85,7 +85,7 @@ def no_idle_capacity(context: Context) -> Iterator[Problem]:
         for instance_type, capacity in environment.capacity.items():
             total = sum(claims[environment.name].get(instance_type, {}).values())
             if total < capacity:
-                yield Problem(environment_object(environment.name),
+                yield Problem(environment_ref(environment.name),
                               f"{instance_type}: {capacity - total} of {capacity} instances belong to no share "
                               "and stay idle",
                               "give the remaining capacity to a share or lower the environment's capacity")

@@ -14,7 +14,6 @@ from policy_engine.findings import Severity
 from policy_engine.guarantees import refute
 from policy_engine.model import Capacity, QuotaShare
 from policy_engine.rules.base import Context, Problem, rule
-from policy_engine.rules.objects import guarantee_object
 
 _PROMISES = ("min_capacity", "burst_capacity")
 
@@ -26,16 +25,13 @@ def _meaningful(share: QuotaShare, promised: Capacity | None) -> Capacity:
 
 def _refuted(context: Context, promise: str) -> Iterator[Problem]:
     """``refute``'s refutations of one property, for the meaningful part of each guarantee only."""
-    for index, guarantee in enumerate(context.topology.guarantees):
-        matches = context.topology.resolve_share(guarantee.share)
-        if len(matches) != 1:
+    for guarantee, (obj, share) in zip(context.topology.guarantees, context.guarantee_shares, strict=True):
+        if share is None or obj.share_id is None:
             continue  # unresolved or ambiguous: BQ001 reports it
-        share = matches[0][1]
         checked = guarantee.model_copy(update={p: _meaningful(share, getattr(guarantee, p)) for p in _PROMISES})
-        for refutation in refute(context.topology, context.graph, checked):
+        for refutation in refute(context.topology, context.graph, checked, node=obj.share_id):
             if refutation.property == promise:
-                yield Problem(guarantee_object(index, guarantee), refutation.message, refutation.hint,
-                              counterexample=refutation.counterexample)
+                yield Problem(obj, refutation.message, refutation.hint, counterexample=refutation.counterexample)
 
 
 @rule("BQ401", Severity.ERROR, "min_capacity is reachable by reclaim", suppressible_errors=True)
@@ -67,17 +63,14 @@ def guarantee_is_meaningful(context: Context) -> Iterator[Problem]:
     an instance type the share has a limit for, or ``never_preempted: true``. A count of 0 or less, an instance
     type the share never runs, or a guarantee with no promise at all would pass every proof while promising
     nothing, so the team reads a guarantee that does not exist."""
-    for index, guarantee in enumerate(context.topology.guarantees):
-        matches = context.topology.resolve_share(guarantee.share)
-        obj = guarantee_object(index, guarantee)
+    for guarantee, (obj, share) in zip(context.topology.guarantees, context.guarantee_shares, strict=True):
         promised = [p for p in _PROMISES if getattr(guarantee, p)]
         if not promised and not guarantee.never_preempted:
             yield Problem(obj, "promises nothing: no min_capacity, no burst_capacity and never_preempted is false",
                           "add min_capacity, burst_capacity or never_preempted: true, or remove the guarantee")
             continue
-        if len(matches) != 1:
+        if share is None:
             continue  # unresolved or ambiguous: BQ001 reports it
-        share = matches[0][1]
         for name in promised:
             for instance_type, count in getattr(guarantee, name).items():
                 if instance_type not in share.capacity:

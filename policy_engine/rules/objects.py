@@ -1,101 +1,98 @@
-"""How findings name objects, and the way back from a name to where it sits in the file.
+"""The objects findings are about, as ``ObjectRef``s, and where each sits in the topology's data.
 
-Findings say ``training/QS1``, ``service_environments[gpu-env]``, ``job_queues[training]``
-or ``guarantees[0] (training/QS1)``; SARIF needs the file path of that object to find its
-line, and reports need the share, queue or environment it is about, so naming and locating
-live together.
+Rules build references from the model (``share_ref``, ``queue_ref``, ...), so a reference always
+carries its environment, queue and share; SARIF maps one to its data path (``object_path``) and so
+to a line, CDK to a construct, reports to a share, whatever characters the names hold.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from policy_engine.diagnostics import ObjectKind, ObjectRef
 from policy_engine.findings import Finding
-from policy_engine.model import Guarantee, JobQueue, QuotaShare, Topology, share_id
+from policy_engine.model import Guarantee, JobQueue, QuotaShare, Suppression, Topology
 
-TOPOLOGY = "(topology)"
-
-
-def environment_object(name: str) -> str:
-    return f"service_environments[{name}]"
+TOPOLOGY = ObjectRef.topology()
 
 
-def queue_object(name: str) -> str:
-    return f"job_queues[{name}]"
+def environment_ref(name: str) -> ObjectRef:
+    return ObjectRef.of_environment(name)
 
 
-def guarantee_object(index: int, guarantee: Guarantee) -> str:
-    return f"guarantees[{index}] ({guarantee.share})"
+def queue_ref(queue: JobQueue) -> ObjectRef:
+    return ObjectRef.of_queue(queue.name, queue.service_environment)
 
 
-_LISTED = re.compile(r"^(service_environments|job_queues)\[([^\]]*)\]")
-_GUARANTEE = re.compile(r"^guarantees\[(\d+)\]")
-_SUPPRESSION = re.compile(r"^suppress\[(\d+)\]")
+def share_ref(queue: JobQueue, share: QuotaShare) -> ObjectRef:
+    return ObjectRef.of_share(queue.name, share.name, queue.service_environment)
 
 
-def object_path(topology: Topology, name: str) -> tuple[str | int, ...]:
-    """The data path (as in ``loading.read_data``'s line table) of a named object; ``()`` if unknown."""
-    if match := _GUARANTEE.match(name):
-        index = int(match.group(1))
-        return ("guarantees", index) if index < len(topology.guarantees) else ("guarantees",)
-    if match := _SUPPRESSION.match(name):
-        index = int(match.group(1))
-        return ("suppress", index) if index < len(topology.suppress) else ("suppress",)
-    if match := _LISTED.match(name):
-        kind, item = match.groups()
-        items = topology.service_environments if kind == "service_environments" else topology.job_queues
-        index = next((i for i, x in enumerate(items) if x.name == item), None)
-        return (kind,) if index is None else (kind, index)
-    for q_index, queue in enumerate(topology.job_queues):
-        for s_index, share in enumerate(queue.shares):
-            if name == share_id(queue, share):
-                return ("job_queues", q_index, "shares", s_index)
-    if name in ("service_environments", "job_queues", "guarantees"):
-        return (name,)
+def guarantee_ref(topology: Topology, index: int, guarantee: Guarantee) -> ObjectRef:
+    """A guarantee, shown with its share reference as written; about its share when that resolves to one."""
+    match = topology.find_share(guarantee.share)
+    queue = topology.queue(match.queue) if match.queue is not None else None
+    return ObjectRef.of_guarantee(index, match.queue, match.share, queue.service_environment if queue else None,
+                                  ref=guarantee.share)
+
+
+def suppression_ref(index: int, suppression: Suppression) -> ObjectRef:
+    return ObjectRef.of_suppression(index, suppression.rule, suppression.object)
+
+
+def _listed(kind: str, count: int, index: int | None) -> tuple[str | int, ...]:
+    return (kind, index) if index is not None and index < count else (kind,)
+
+
+def object_path(topology: Topology, ref: ObjectRef) -> tuple[str | int, ...]:
+    """The data path (as in ``reading.read_data``'s line table) of an object; ``()`` if it has none.
+
+    An object that is no longer (or never was) in the topology maps to its list, or to nothing.
+    """
+    queues = topology.job_queues
+    environments = topology.service_environments
+    match ref.kind:
+        case ObjectKind.SHARE:
+            return next((("job_queues", q_index, "shares", s_index)
+                         for q_index, queue in enumerate(queues) if queue.name == ref.queue
+                         for s_index, share in enumerate(queue.shares) if share.name == ref.share), ())
+        case ObjectKind.QUEUE:
+            index = ref.index if ref.index is not None else next(
+                (i for i, queue in enumerate(queues) if queue.name == ref.queue), None)
+            return _listed("job_queues", len(queues), index)
+        case ObjectKind.ENVIRONMENT:
+            index = ref.index if ref.index is not None else next(
+                (i for i, environment in enumerate(environments) if environment.name == ref.environment), None)
+            return _listed("service_environments", len(environments), index)
+        case ObjectKind.GUARANTEE:
+            return _listed("guarantees", len(topology.guarantees), ref.index)
+        case ObjectKind.SUPPRESSION:
+            return _listed("suppress", len(topology.suppress), ref.index)
+        case ObjectKind.ALL_QUEUES:
+            return ("job_queues",)
+        case ObjectKind.ALL_ENVIRONMENTS:
+            return ("service_environments",)
     return ()
 
 
-@dataclass(frozen=True)
-class ObjectLocation:
-    """Where a finding's object sits: its service environment, job queue and share (``None`` = not one)."""
+def locate(topology: Topology, ref: ObjectRef) -> ObjectRef:
+    """The environment, queue and share an object is about (``kind`` kept; unknown parts ``None``).
 
-    environment: str | None = None
-    queue: str | None = None
-    share: str | None = None
-
-    @property
-    def share_id(self) -> str | None:
-        """``QUEUE/SHARE`` when the object is (or guarantees) exactly one share."""
-        return share_id(self.queue, self.share) if self.queue and self.share else None
-
-
-def _share_location(queue: JobQueue, share: QuotaShare) -> ObjectLocation:
-    return ObjectLocation(queue.service_environment, queue.name, share.name)
-
-
-def locate(topology: Topology, object_name: str) -> ObjectLocation:
-    """The environment, queue and share a finding's object name is about: a share (or a guarantee that
-    names exactly one) has all three, a job queue its environment and itself, an environment itself."""
-    match object_path(topology, object_name):
-        case ("job_queues", int(q_index), "shares", int(s_index)):
-            queue = topology.job_queues[q_index]
-            return _share_location(queue, queue.shares[s_index])
-        case ("job_queues", int(q_index)):
-            queue = topology.job_queues[q_index]
-            return ObjectLocation(queue.service_environment, queue.name)
-        case ("service_environments", int(e_index)):
-            return ObjectLocation(topology.service_environments[e_index].name)
-        case ("guarantees", int(g_index)):
-            matches = topology.resolve_share(topology.guarantees[g_index].share)
-            return _share_location(*matches[0]) if len(matches) == 1 else ObjectLocation()
-    # An environment only job queues name (not declared) has no path, yet is still where they run.
-    match = _LISTED.match(object_name)
-    if match and match.group(1) == "service_environments" and any(
-            queue.service_environment == match.group(2) for queue in topology.job_queues):
-        return ObjectLocation(match.group(2))
-    return ObjectLocation()
+    A share (or a guarantee that names exactly one) has all three, a job queue its environment and itself,
+    an environment itself when the topology declares it or a queue runs on it. An object shown by position
+    (a duplicate name) or about the whole topology is about none of them.
+    """
+    if ref.kind in (ObjectKind.SHARE, ObjectKind.GUARANTEE) and ref.share_id is not None:
+        return ObjectRef(ref.kind, ref.environment, ref.queue, ref.share)
+    if ref.kind is ObjectKind.QUEUE and ref.index is None and topology.queue(ref.queue or "") is not None:
+        return ObjectRef(ref.kind, ref.environment, ref.queue)
+    if ref.kind is ObjectKind.ENVIRONMENT and ref.index is not None:
+        return ObjectRef(ref.kind)
+    if ref.kind is ObjectKind.ENVIRONMENT and (
+            topology.environment(ref.environment or "") is not None
+            or any(queue.service_environment == ref.environment for queue in topology.job_queues)):
+        return ObjectRef(ref.kind, ref.environment)
+    return ObjectRef(ref.kind)
 
 
 def findings_by_share(topology: Topology, findings: Iterable[Finding]) -> dict[str, list[Finding]]:

@@ -14,33 +14,39 @@ import difflib
 from collections.abc import Iterator
 from dataclasses import replace
 
+from policy_engine.diagnostics import ObjectKind, ObjectRef
 from policy_engine.findings import Finding, Severity
-from policy_engine.model import Suppression, Topology, share_id
+from policy_engine.model import Suppression, Topology
 from policy_engine.rules.base import REGISTRY, Context, Problem, rule
-from policy_engine.rules.objects import TOPOLOGY, environment_object, guarantee_object, locate, queue_object
-
-
-def suppression_object(index: int, suppression: Suppression) -> str:
-    return f"suppress[{index}] ({suppression.rule} {suppression.object})"
+from policy_engine.rules.objects import (
+    TOPOLOGY,
+    environment_ref,
+    queue_ref,
+    share_ref,
+    suppression_ref,
+)
 
 
 def matches(topology: Topology, suppression: Suppression, finding: Finding) -> bool:
     """Same rule, and the finding's object, or the share a guarantee finding is about."""
     if suppression.rule != finding.rule:
         return False
-    if suppression.object == finding.object:
+    if suppression.object == str(finding.object):
         return True
-    return finding.object.startswith("guarantees[") and locate(topology, finding.object).share_id == suppression.object
+    return finding.object.kind is ObjectKind.GUARANTEE and finding.object.share_id == suppression.object
 
 
-def _known_objects(topology: Topology) -> list[str]:
-    return [
-        TOPOLOGY, "job_queues", "service_environments",
-        *(environment_object(e.name) for e in topology.service_environments),
-        *(queue_object(q.name) for q in topology.job_queues),
-        *(share_id(q, s) for q, s in topology.shares()),
-        *(guarantee_object(i, g) for i, g in enumerate(topology.guarantees)),
+def _known_objects(context: Context) -> list[str]:
+    """Every object a finding may name, as findings name it (what a suppression's ``object`` matches)."""
+    topology = context.topology
+    refs = [
+        TOPOLOGY, ObjectRef.all_queues(), ObjectRef.all_environments(),
+        *(environment_ref(e.name) for e in topology.service_environments),
+        *(queue_ref(q) for q in topology.job_queues),
+        *(share_ref(q, s) for q, s in topology.shares()),
+        *(ref for ref, _ in context.guarantee_shares),
     ]
+    return [str(ref) for ref in refs]
 
 
 def _suppressing(context: Context) -> Iterator[tuple[int, Suppression, list[Finding]]]:
@@ -62,9 +68,9 @@ def suppression_valid(context: Context) -> Iterator[Problem]:
     deploy (a refuted guarantee, BQ4xx). An AWS-limit or structural error cannot be suppressed: the deploy
     would fail (or the topology mean something else) whatever the suppression says."""
     known_rules = sorted(REGISTRY)
-    known_objects = _known_objects(context.topology)
+    known_objects = _known_objects(context)
     for index, suppression, found in _suppressing(context):
-        obj = suppression_object(index, suppression)
+        obj = suppression_ref(index, suppression)
         if not suppression.reason.strip():
             yield Problem(obj, "has no reason", "say why the finding is accepted, e.g. reason: \"QS2 grows in Q3\"")
         if suppression.rule not in REGISTRY:
@@ -90,11 +96,11 @@ def suppression_valid(context: Context) -> Iterator[Problem]:
 def suppression_used(context: Context) -> Iterator[Problem]:
     """A suppression whose rule finds nothing on its object any more is stale: it would silently accept a future
     finding nobody reviewed. Remove it (or fix its object)."""
-    known_objects = set(_known_objects(context.topology))
+    known_objects = set(_known_objects(context))
     for index, suppression, found in _suppressing(context):
         if (not found and suppression.rule in REGISTRY and not REGISTRY[suppression.rule].after_findings
                 and suppression.object in known_objects):
-            yield Problem(suppression_object(index, suppression),
+            yield Problem(suppression_ref(index, suppression),
                           f"suppresses nothing: {suppression.rule} finds nothing on {suppression.object}",
                           "remove the suppression")
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from policy_engine.diagnostics import Named, Problem
 from policy_engine.examples import EXAMPLE_YAML, example_topology
 from policy_engine.loading import LoadError, load_topology, topology_from_data
 
@@ -223,3 +224,21 @@ def test_python_module_errors_are_lines_at_the_users_line(write_file):
         f"{invalid}:3: ServiceEnvironment.state: input should be 'ENABLED' or 'DISABLED', got 'on'",
         f"{invalid}:3: ServiceEnvironment.colour: unknown key 'colour'",
     ]
+
+
+def test_load_problems_are_data_with_file_line_and_path(write_file):
+    """Callers read where a problem is from the ``Problem`` itself; the rendered line is the same text."""
+    text = GOOD.replace("strategy: LEND_AND_BORROW", "strategy: LEND_AND_BORROWS").replace(
+        "  - name: training\n", "  - name: \"team.a: x\"\n").replace("share: training/QS1", "share: nobody")
+    path = write_file("t.yaml", text)
+    with pytest.raises(LoadError) as caught:
+        load_topology(path)
+    located = caught.value.located
+    assert all(isinstance(problem, Problem) for problem in located)
+    strategy, guarantee = located
+    assert (strategy.source, strategy.line) == (str(path), 10)
+    assert strategy.path == ("job_queues", Named(0, "team.a: x"), "shares", Named(0, "QS1"), "strategy")
+    assert guarantee.path == ("guarantees", 0, "share") and guarantee.line == 14
+    assert guarantee.message == "no quota share 'nobody' (write QUEUE/SHARE or a unique SHARE name)"
+    assert caught.value.problems == [str(problem) for problem in located]
+    assert caught.value.problems[0].startswith(f"{path}:10: job_queues[team.a: x].shares[QS1].strategy: ")

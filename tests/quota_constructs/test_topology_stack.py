@@ -305,7 +305,7 @@ def test_errors_are_reported_on_the_stack_of_the_queue_or_environment_they_name(
     environment = topology.service_environments[1].model_copy(update={"capacity": {G5: 1}})
     broken = topology.model_copy(update={"service_environments": (topology.service_environments[0], environment)})
     report = check_topology(broken)
-    assert report.errors and all("01" in f.object for f in report.errors)  # only queue-01 / env-01 is broken
+    assert report.errors and all("01" in str(f.object) for f in report.errors)  # only queue-01 / env-01 is broken
     app = fast_app()
     TopologyStacks(app, broken, split="per-queue", report=report)
     with pytest.raises(RuntimeError) as error:
@@ -438,7 +438,7 @@ def _with_qs1_tags(tags: dict[str, str]) -> Topology:
 def test_a_tag_aws_refuses_is_a_policy_engine_error_listed_once_at_synth():
     topology = _with_qs1_tags({"aws:team": "a"})
     (error_finding,) = check_topology(topology).errors  # `check` refuses it, not only the construct
-    assert error_finding.rule == "BQ116" and error_finding.object == "training/QS1"
+    assert error_finding.rule == "BQ116" and str(error_finding.object) == "training/QS1"
     app = fast_app()
     deployed = TopologyStacks(app, topology)
     assert set(deployed.shares) == {"training/QS2", "training/QS3"}
@@ -481,7 +481,7 @@ def test_a_warning_on_an_environment_lands_on_the_queue_using_it_not_on_a_queue_
     )
     deployed = TopologyStacks(fast_app(), topology)
     (stack,) = deployed.stacks
-    (warning,) = [f for f in deployed.report.warnings if f.object == "service_environments[a]"]
+    (warning,) = [f for f in deployed.report.warnings if str(f.object) == "service_environments[a]"]
     annotations = Annotations.from_stack(stack)
     annotations.has_warning("/BatchQuota/Topology/b", Match.string_like_regexp(warning.rule))
     annotations.has_no_warning("/BatchQuota/Topology/a", Match.any_value())

@@ -205,7 +205,7 @@ def test_queue_findings_are_on_their_cluster_and_warnings_are_orange():
     queue_b = t.job_queues[1].model_copy(update={"priority": 5000})  # outside 0-1000: an error on job_queues[b]
     t = t.model_copy(update={"job_queues": (t.job_queues[0], queue_b)})
     report = check_topology(t)
-    rule_id = next(f.rule for f in report.findings if f.object == "job_queues[b]")
+    rule_id = next(f.rule for f in report.findings if str(f.object) == "job_queues[b]")
     source = build_dot(t, report).source
     assert rule_id in flagged_rules(cluster_attrs(source, "cluster_b"))
     assert rule_id not in cluster_attrs(source, "cluster_a")

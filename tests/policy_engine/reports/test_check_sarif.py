@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from policy_engine.checks import check_topology
+from policy_engine.diagnostics import Named, Problem
+from policy_engine.loading import load_topology, read_data
 from policy_engine.reports import check_sarif
 from tests.policy_engine.builders import share, topology
 
@@ -21,3 +27,41 @@ def test_driver_rule_names_are_identifiers():
     names = [rule["name"] for rule in log["runs"][0]["tool"]["driver"]["rules"]]
     assert all(name.isidentifier() and name[0].isupper() for name in names)
     assert "NoOversubscription" in names
+
+
+ODD_NAMES = ["team.a", "t]b", "a/b", "x: y", "sp ace"]
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_a_finding_on_an_oddly_named_queue_points_at_that_queues_line(tmp_path, name):
+    """Names AWS refuses (BQ101) still lead SARIF to their own line, whatever characters they hold."""
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""\
+service_environments:
+  - name: env
+    capacity: {{ml.g5.xlarge: 2}}
+job_queues:
+  - name: fine
+    service_environment: env
+    shares:
+      - {{name: A, capacity: {{ml.g5.xlarge: 1}}, strategy: LEND}}
+  - name: {json.dumps(name)}
+    service_environment: env
+    shares:
+      - {{name: {json.dumps(name + "]s")}, capacity: {{ml.g5.xlarge: 1}}, strategy: LEND}}
+""")
+    loaded = load_topology(path)
+    lines = read_data(path)[1]
+    log = check_sarif.to_dict(check_topology(loaded), uri="t.yaml", topology=loaded, lines=lines)
+    at = {(result["ruleId"], result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"]):
+          result["locations"][0]["physicalLocation"]["region"]["startLine"] for result in log["runs"][0]["results"]}
+    assert at[("BQ101", f"job_queues[{name}]")] == 9
+    assert at[("BQ101", f"{name}/{name}]s")] == 12
+
+
+def test_load_problems_keep_their_line_without_parsing_text():
+    problem = Problem("odd: name.yaml", 7, ("job_queues", Named(0, "a: b"), "priority"), "must be an integer")
+    log = check_sarif.load_failure_to_dict([problem], uri="odd.yaml", source="odd: name.yaml")
+    (result,) = log["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 7}
+    assert result["message"]["text"] == "job_queues[a: b].priority: must be an integer"

@@ -15,7 +15,7 @@ def test_borrower_with_a_lender_passes(example):
 
 def test_borrower_without_any_lender_warns():
     (finding,) = run("BQ301", topology(share("B", 1, "LEND_AND_BORROW"), share("R", 1, "RESERVE")))
-    assert finding.severity is Severity.WARNING and finding.object == "training/B"
+    assert finding.severity is Severity.WARNING and str(finding.object) == "training/B"
     assert finding.message == f"can never borrow: no other share in job queue training lends {GPU}"
 
 
@@ -39,14 +39,14 @@ def test_borrow_limit_within_lendable_passes():
 def test_borrow_limit_beyond_lendable_warns_with_the_reachable_percent(example):
     # The AWS example: QS1 may borrow 200 % (2 instances) but only QS2's 1 can ever be lent.
     (finding,) = run("BQ302", example)
-    assert finding.severity is Severity.WARNING and finding.object == "training/QS1"
+    assert finding.severity is Severity.WARNING and str(finding.object) == "training/QS1"
     assert "allows borrowing 2 but at most 1 can be lent" in finding.message
     assert finding.hint.startswith("lower borrow_limit to 100")
 
 
 def test_borrow_limit_rounding_down_to_no_instance_warns():
     (finding,) = run("BQ303", topology(share("B", 3, "LEND_AND_BORROW", borrow_limit=33), share("L", 3, "LEND")))
-    assert finding.severity is Severity.WARNING and finding.object == "training/B"
+    assert finding.severity is Severity.WARNING and str(finding.object) == "training/B"
     assert finding.message == f"{GPU}: borrow_limit 33% of 3 rounds down to 0 instances; the share can never borrow it"
     assert "at least 34" in finding.hint
 

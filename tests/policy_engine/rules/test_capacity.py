@@ -18,7 +18,7 @@ def test_oversubscription_is_an_error_naming_every_share():
     bad = topology(share("QS1", 2), share("QS2", 2), environment=3)
     (finding,) = run("BQ201", bad)
     assert finding.severity is Severity.ERROR
-    assert finding.object == "service_environments[gpu-env]"
+    assert str(finding.object) == "service_environments[gpu-env]"
     assert "add up to 4 (training/QS1 2, training/QS2 2) but the environment has 3" in finding.message
     assert "allow_oversubscription" in finding.hint
     # A state that can occur (2 + 1 = the environment's 3): QS2 cannot reach its limit, even by reclaim.
@@ -52,7 +52,7 @@ def test_opted_in_oversubscription_is_a_warning():
 def test_unknown_instance_type_is_an_error():
     bad = topology(share("QS1", capacity={GPU: 1, P5: 1}), environment=1)
     (finding,) = run("BQ202", bad)
-    assert finding.object == "training/QS1"
+    assert str(finding.object) == "training/QS1"
     assert f"instance type {P5} is not in service environment gpu-env (it has: {GPU})" in finding.message
     assert finding.severity is Severity.ERROR
 

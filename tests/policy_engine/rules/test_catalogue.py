@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 from pathlib import Path
 
 from policy_engine.rules import all_rules
@@ -34,3 +36,17 @@ def test_rule_ids_are_stable_shapes():
     for rule in all_rules():
         assert len(rule.id) == 5 and rule.id.startswith("BQ") and rule.id[2:].isdigit()
         assert rule.title and "\n" not in rule.title
+
+
+def test_aws_rule_docstrings_take_their_figures_from_limits():
+    """A limit AWS changes is one edit in ``limits.py``: no rule AWS enforces writes a figure of its own."""
+    for rule in all_rules():
+        if rule.enforced_by_aws:
+            raw = inspect.getdoc(rule.function) or ""
+            figures = set(re.findall(r"(?<![{.\w])\d{2,}\b", raw)) - {"32", "64"}  # bit widths, not limits
+            assert not figures, f"{rule.id} writes {sorted(figures)}; use {{LIMIT.maximum}} from policy_engine.limits"
+
+
+def test_figures_in_descriptions_are_filled_in():
+    described = {rule.id: rule.description for rule in all_rules()}
+    assert "at most 20 quota shares" in described["BQ106"] and "{" not in "".join(described.values())

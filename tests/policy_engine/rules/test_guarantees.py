@@ -17,14 +17,14 @@ def test_min_capacity_refuted_under_oversubscription():
                    guarantees=[guarantee("training/A", min_capacity={GPU: 2})])
     (finding,) = run("BQ401", bad)
     assert finding.severity is Severity.ERROR
-    assert finding.object == "guarantees[0] (training/A)"
+    assert str(finding.object) == "guarantees[0] (training/A)"
     assert finding.counterexample == {"training/B": {GPU: 2}, "training/A": {GPU: 1}}
 
 
 def test_burst_refuted_with_idle_counterexample(example):
     bad = example.model_copy(update={"guarantees": (guarantee("QS1", burst_capacity={GPU: 3}),)})
     (finding,) = run("BQ402", bad)
-    assert finding.object == "guarantees[0] (QS1)"
+    assert str(finding.object) == "guarantees[0] (QS1)"
     assert finding.counterexample == {"training/QS2": {GPU: 0}, "training/QS3": {GPU: 0}, "training/QS1": {GPU: 2}}
 
 
@@ -42,7 +42,7 @@ def _meaningless(*promises):
 
 def test_negative_and_zero_promises_are_errors():
     findings = run("BQ404", _meaningless({"min_capacity": {GPU: -4}}, {"burst_capacity": {GPU: 0}}))
-    assert [(f.object, f.severity) for f in findings] == [("guarantees[0] (training/A)", Severity.ERROR),
+    assert [(str(f.object), f.severity) for f in findings] == [("guarantees[0] (training/A)", Severity.ERROR),
                                                           ("guarantees[1] (training/A)", Severity.ERROR)]
     assert "min_capacity ml.g5.xlarge: promises -4" in findings[0].message
     assert "burst_capacity ml.g5.xlarge: promises 0" in findings[1].message
@@ -51,7 +51,7 @@ def test_negative_and_zero_promises_are_errors():
 
 def test_a_guarantee_without_a_promise_is_an_error():
     (finding,) = run("BQ404", _meaningless({}, {"min_capacity": {GPU: 1}}))
-    assert finding.object == "guarantees[0] (training/A)"
+    assert str(finding.object) == "guarantees[0] (training/A)"
     assert "promises nothing" in finding.message
 
 

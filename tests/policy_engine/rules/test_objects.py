@@ -1,35 +1,50 @@
-"""Object names in findings lead back to the object's place in the file (for SARIF line numbers)."""
+"""Object references in findings lead back to the object's place in the file (for SARIF line numbers)."""
 
 from __future__ import annotations
 
+from policy_engine.diagnostics import ObjectKind, ObjectRef
 from policy_engine.rules.objects import (
-    ObjectLocation,
-    environment_object,
-    guarantee_object,
+    TOPOLOGY,
+    environment_ref,
+    guarantee_ref,
     locate,
     object_path,
-    queue_object,
+    share_ref,
 )
 
 
-def test_each_object_name_resolves_to_its_data_path(example):
-    assert object_path(example, environment_object("gpu-env")) == ("service_environments", 0)
-    assert object_path(example, queue_object("training")) == ("job_queues", 0)
-    assert object_path(example, "training/QS3") == ("job_queues", 0, "shares", 2)
-    assert object_path(example, guarantee_object(1, example.guarantees[1])) == ("guarantees", 1)
-    assert object_path(example, "job_queues") == ("job_queues",)
+def test_each_object_resolves_to_its_data_path(example):
+    queue = example.job_queues[0]
+    assert object_path(example, environment_ref("gpu-env")) == ("service_environments", 0)
+    assert object_path(example, ObjectRef.of_queue("training")) == ("job_queues", 0)
+    assert object_path(example, share_ref(queue, queue.shares[2])) == ("job_queues", 0, "shares", 2)
+    assert object_path(example, guarantee_ref(example, 1, example.guarantees[1])) == ("guarantees", 1)
+    assert object_path(example, ObjectRef.all_queues()) == ("job_queues",)
 
 
-def test_unknown_names_resolve_to_nothing_or_their_list(example):
-    assert object_path(example, "training/QS9") == ()
-    assert object_path(example, "service_environments[nope]") == ("service_environments",)
-    assert object_path(example, "(topology)") == ()
+def test_unknown_objects_resolve_to_nothing_or_their_list(example):
+    assert object_path(example, ObjectRef.of_share("training", "QS9")) == ()
+    assert object_path(example, environment_ref("nope")) == ("service_environments",)
+    assert object_path(example, TOPOLOGY) == ()
 
 
-def test_object_names_locate_their_environment_queue_and_share(example):
-    assert locate(example, "training/QS3") == ObjectLocation("gpu-env", "training", "QS3")
-    assert locate(example, queue_object("training")) == ObjectLocation("gpu-env", "training", None)
-    assert locate(example, environment_object("gpu-env")) == ObjectLocation("gpu-env", None, None)
-    assert locate(example, guarantee_object(1, example.guarantees[1])).share_id == "training/QS2"
-    assert locate(example, "(topology)") == ObjectLocation()
-    assert locate(example, "service_environments[nope]") == ObjectLocation()
+def test_objects_locate_their_environment_queue_and_share(example):
+    queue = example.job_queues[0]
+    assert locate(example, share_ref(queue, queue.shares[2])).share_id == "training/QS3"
+    assert locate(example, share_ref(queue, queue.shares[2])).environment == "gpu-env"
+    located = locate(example, ObjectRef.of_queue("training", "gpu-env"))
+    assert (located.environment, located.queue, located.share) == ("gpu-env", "training", None)
+    assert locate(example, environment_ref("gpu-env")).environment == "gpu-env"
+    assert locate(example, guarantee_ref(example, 1, example.guarantees[1])).share_id == "training/QS2"
+    assert locate(example, TOPOLOGY) == ObjectRef(ObjectKind.TOPOLOGY)
+    assert locate(example, environment_ref("nope")) == ObjectRef(ObjectKind.ENVIRONMENT)
+
+
+def test_names_print_as_findings_always_showed_them(example):
+    queue = example.job_queues[0]
+    assert str(share_ref(queue, queue.shares[0])) == "training/QS1"
+    assert str(ObjectRef.of_queue("training")) == "job_queues[training]"
+    assert str(ObjectRef.of_queue("training", index=1)) == "job_queues[1]"
+    assert str(environment_ref("gpu-env")) == "service_environments[gpu-env]"
+    assert str(ObjectRef.all_environments()) == "service_environments"
+    assert str(TOPOLOGY) == "(topology)"

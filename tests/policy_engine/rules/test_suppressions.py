@@ -69,7 +69,7 @@ def test_an_aws_limit_error_cannot_be_suppressed():
     report = check_topology(bad, suppress=_suppress(("BQ116", "training/QS1", "we like it")))
     assert _rules(report.errors) == ["BQ002", "BQ116"]
     (refusal,) = [f for f in report.errors if f.rule == "BQ002"]
-    assert refusal.object == "suppress[0] (BQ116 training/QS1)"
+    assert str(refusal.object) == "suppress[0] (BQ116 training/QS1)"
     assert "cannot suppress the error BQ116 on training/QS1: AWS would refuse the deploy" in refusal.message
     assert report.suppressed == []
 

@@ -1,0 +1,165 @@
+"""Structure checks on plain topology data: sizes past what the checks analyse, duplicate names, dangling references.
+
+They work on raw data (from a file, or ``Topology.model_dump()``), tolerating malformed parts, so they run
+even when types are wrong: the loader reports them with the file's lines (exit 2) and rule BQ001 reports
+the same problems for a topology built in Python. Each problem carries both its data path (for the line)
+and the topology object it is about (for findings, SARIF and CDK).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from policy_engine.diagnostics import DataPath, LoadError, Named, ObjectRef, PathPart, Problem, resolve_share
+from policy_engine.model import Topology
+from policy_engine.reading import find_lone_surrogate, named_path
+
+#: The largest topology the checks analyse, a few times AWS's own limits (50 queues, 20 shares a queue,
+#: 1,000 shares, 5 instance types): the borrow graph grows with the square of the shares in a queue, so a
+#: file far past AWS's limits (which could never be deployed) is refused at once instead of running for minutes.
+MAX_QUEUES = 200
+MAX_SHARES_PER_QUEUE = 100
+MAX_SHARES = 2_000
+MAX_INSTANCE_TYPES = 10
+
+
+@dataclass(frozen=True)
+class StructureProblem:
+    """One structural problem: where it is in the data, which object it is about, and what is wrong."""
+
+    path: DataPath
+    object: ObjectRef
+    message: str
+
+
+def items(data: Any, key: str) -> list[tuple[int, Any]]:
+    """``(index, item)`` for each item of a list under ``key`` (empty when ``data`` or the value is no list)."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return list(enumerate(value)) if isinstance(value, list | tuple) else []
+
+
+def _name(item: Any) -> str | None:
+    name = item.get("name") if isinstance(item, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def item_part(index: int, item: Any) -> PathPart:
+    """A list item in a path: by its name where it has a non-empty one (as errors show it), else by index."""
+    name = _name(item)
+    return Named(index, name) if name else index
+
+
+def _environment_ref(index: int, item: Any) -> ObjectRef:
+    name = _name(item)
+    return ObjectRef.of_environment(name) if name else ObjectRef.of_environment(name or "", index=index)
+
+
+def _queue_ref(index: int, item: Any) -> ObjectRef:
+    name = _name(item)
+    environment = item.get("service_environment") if isinstance(item, dict) else None
+    environment = environment if isinstance(environment, str) else None
+    return ObjectRef.of_queue(name, environment) if name else ObjectRef.of_queue(name or "", environment, index=index)
+
+
+def scale_problems(data: Any) -> list[StructureProblem]:
+    """Counts past what the checks analyse: one problem each, before any analysis runs."""
+    beyond = "far beyond AWS's limits; the checks analyse at most"
+    problems: list[StructureProblem] = []
+    queues = items(data, "job_queues")
+    environments = items(data, "service_environments")
+    for key, ref, count in (("service_environments", ObjectRef.all_environments(), len(environments)),
+                            ("job_queues", ObjectRef.all_queues(), len(queues))):
+        if count > MAX_QUEUES:
+            problems.append(StructureProblem((key,), ref, f"{count:,} items, {beyond} {MAX_QUEUES}"))
+    total = 0
+    for index, queue in queues:
+        shares = items(queue, "shares")
+        total += len(shares)
+        at: DataPath = ("job_queues", item_part(index, queue), "shares")
+        if len(shares) > MAX_SHARES_PER_QUEUE:
+            problems.append(StructureProblem(at, _queue_ref(index, queue), f"{len(shares):,} quota shares in one "
+                                             f"job queue, {beyond} {MAX_SHARES_PER_QUEUE}"))
+        for share_index, share in shares:
+            capacity = share.get("capacity") if isinstance(share, dict) else None
+            if isinstance(capacity, dict) and len(capacity) > MAX_INSTANCE_TYPES:
+                problems.append(StructureProblem((*at, item_part(share_index, share), "capacity"),
+                                                 _queue_ref(index, queue),
+                                                 f"{len(capacity)} instance types, {beyond} {MAX_INSTANCE_TYPES}"))
+    if total > MAX_SHARES:
+        problems.append(StructureProblem(("job_queues",), ObjectRef.all_queues(),
+                                         f"{total:,} quota shares in all, {beyond} {MAX_SHARES:,}"))
+    for index, environment in environments:
+        capacity = environment.get("capacity") if isinstance(environment, dict) else None
+        if isinstance(capacity, dict) and len(capacity) > MAX_INSTANCE_TYPES:
+            problems.append(StructureProblem(("service_environments", item_part(index, environment), "capacity"),
+                                             _environment_ref(index, environment),
+                                             f"{len(capacity)} instance types, {beyond} {MAX_INSTANCE_TYPES}"))
+    return problems
+
+
+def _duplicates(path: DataPath, listed: list[tuple[int, Any]], ref: Any) -> Iterator[StructureProblem]:
+    """A second item with a name already used, shown by its index (by name, both items would read the same)."""
+    seen: dict[str, int] = {}
+    for index, item in listed:
+        name = _name(item)
+        if name is None:
+            continue
+        if name in seen:
+            yield StructureProblem((*path, index), ref(index, item),
+                                   f"duplicate name {name!r} (first at [{seen[name]}])")
+        else:
+            seen[name] = index
+
+
+def structure_problems(data: Any) -> list[StructureProblem]:
+    """Duplicate names and dangling references: they make a topology ambiguous, not just unwise.
+    A topology too large to analyse is refused here too, before its references are even looked at."""
+    problems = scale_problems(data)
+    if problems:
+        return problems
+    environments = items(data, "service_environments")
+    problems += _duplicates(("service_environments",), environments,
+                            lambda index, item: ObjectRef.of_environment(_name(item) or "", index=index))
+    queues = items(data, "job_queues")
+    problems += _duplicates(("job_queues",), queues,
+                            lambda index, item: ObjectRef.of_queue(_name(item) or "", index=index))
+    environment_names = list(dict.fromkeys(name for _, item in environments if (name := _name(item)) is not None))
+    shares_by_queue: dict[str, list[str]] = {}
+    for index, queue in queues:
+        if not isinstance(queue, dict):
+            continue
+        at: DataPath = ("job_queues", item_part(index, queue))
+        shares = items(queue, "shares")
+        problems += _duplicates((*at, "shares"), shares, lambda _index, _item, q=(index, queue): _queue_ref(*q))
+        if (name := _name(queue)) is not None:
+            known = shares_by_queue.setdefault(name, [])
+            known += [share_name for _, share in shares if (share_name := _name(share)) is not None]
+        environment = queue.get("service_environment")
+        if isinstance(environment, str) and environment not in environment_names:
+            listed = ", ".join(environment_names) or "none defined"
+            problems.append(StructureProblem((*at, "service_environment"), _queue_ref(index, queue),
+                                             f"no service environment named {environment!r} (known: {listed})"))
+    for index, guarantee in items(data, "guarantees"):
+        ref = guarantee.get("share") if isinstance(guarantee, dict) else None
+        if isinstance(ref, str) and (error := resolve_share(ref, shares_by_queue).error) is not None:
+            problems.append(StructureProblem(("guarantees", index, "share"), ObjectRef.of_guarantee(index), error))
+    return problems
+
+
+def topology_problems(topology: Topology) -> list[StructureProblem]:
+    """The structural problems of a topology built in Python (the same checks a file gets when loaded)."""
+    return structure_problems(topology.model_dump())
+
+
+def validate_topology(topology: Topology, source: str = "<python>") -> Topology:
+    """Apply the loader's structural checks to a topology built in Python; ``LoadError`` names each problem."""
+    data = topology.model_dump()
+    problems = [Problem(source, None, problem.path, problem.message) for problem in structure_problems(data)]
+    if (surrogate := find_lone_surrogate(data)) is not None:
+        problems.append(Problem(source, None, named_path(surrogate, data),
+                                "text holds a lone surrogate, which is no character"))
+    if problems:
+        raise LoadError(problems)
+    return topology
