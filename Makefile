@@ -4,6 +4,8 @@
 VENV   := .venv
 PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+RUFF   := $(VENV)/bin/ruff check .
+MYPY   := $(VENV)/bin/mypy
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
@@ -19,8 +21,10 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
 	touch $@
 
+# `make test` lints first. The type checker joins it once main is mypy-clean: uncomment the $(MYPY) line.
 test: $(STAMP) node_modules/.installed
-	$(VENV)/bin/ruff check .
+	$(RUFF)
+#	$(MYPY)
 	$(PYTHON) -m pytest -q -n 2
 
 # The SageMaker Python SDK (sagemaker-train: ~4 min and ~0.9 GB to install, with its own version pins) in its
@@ -34,8 +38,10 @@ $(SDK_VENV)/.installed:
 test-sdk: $(STAMP) $(SDK_VENV)/.installed
 	BATCH_QUOTA_SDK_PYTHON=$(CURDIR)/$(SDK_VENV)/bin/python $(PYTHON) -m pytest -q -m sdk tests/policy_engine/endpoint
 
+# ruff, then mypy over policy_engine and quota_constructs (settings in pyproject.toml [tool.mypy]).
 lint: $(STAMP)
-	$(VENV)/bin/ruff check .
+	$(RUFF)
+	$(MYPY)
 
 check: $(STAMP)
 	$(VENV)/bin/batch-quota check
@@ -67,4 +73,4 @@ system-deps:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz chromium chromium-driver; }
 
 clean:
-	rm -rf $(VENV) $(SDK_VENV) node_modules cdk.out .pytest_cache .hypothesis
+	rm -rf $(VENV) $(SDK_VENV) node_modules cdk.out .pytest_cache .hypothesis .mypy_cache .ruff_cache

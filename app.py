@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TypeGuard, get_args
 
 from policy_engine.examples import example_topology
 from policy_engine.loading import LoadError, load_topology
@@ -30,6 +31,7 @@ try:
     from aws_cdk import App, Environment
 
     from quota_constructs import TopologyStacks
+    from quota_constructs.topology_stack import Split
 except ImportError as error:  # the engine-only install: one line, not a traceback
     if not ((isinstance(error, ModuleNotFoundError) and error.name in ("aws_cdk", "constructs"))
             or "batch-quota[cdk]" in str(error)):
@@ -48,6 +50,18 @@ def _context(app: App, key: str) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
+def _is_split(value: str) -> TypeGuard[Split]:
+    return value in get_args(Split)
+
+
+def _split(app: App) -> Split:
+    """The ``split`` context value (default ``auto``); one ``TopologyStacks`` does not know is bad input."""
+    value = _context(app, "split") or "auto"
+    if not _is_split(value):
+        raise ValueError(f"TopologyStacks: split = {value!r} is invalid; expected one of {', '.join(get_args(Split))}")
+    return value
+
+
 def main(app: App | None = None) -> None:
     """Synthesize; ``app`` lets tests pass context and an output directory in-process."""
     app = app or App()
@@ -61,7 +75,7 @@ def main(app: App | None = None) -> None:
             topology,
             stack_name=_context(app, "stack_name") or "BatchQuota",
             env=Environment(account=account, region=region) if account or region else None,
-            split=_context(app, "split") or "auto",
+            split=_split(app),
         )
     except LoadError as error:
         for problem in error.problems:

@@ -1,7 +1,7 @@
 """How fast ``batch-quota check`` is at AWS's account limits (50 queues x 20 shares x 5 instance types).
 
 Every share carries a guarantee (min_capacity, burst_capacity, never_preempted where it holds), so
-the benchmark pays for every proof, max-flows included (issue 2).
+the benchmark pays for every proof, max-flows included.
 
 Prints: check time for the Python ``large_topology()``, load+check time from a YAML file of the
 same topology, the whole command line on that file, and peak memory. Target: under 2 s.

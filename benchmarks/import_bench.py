@@ -86,16 +86,8 @@ def bench_history(jobs: int) -> None:
         client = batch_client()
         stubber = Stubber(client)
         LazyHistory(client, stubber, count, 1_000_000)
-        with open(os.devnull, "w") as sink, stubber:
-            if traced:
-                tracemalloc.start()
-            start = time.perf_counter()
-            stats = write_history(Api(client), "training", 0, sink, workers=1)
-            elapsed = time.perf_counter() - start
-            peak = tracemalloc.get_traced_memory()[1] if traced else 0
-            tracemalloc.stop()
-        assert stats.written == count
-        return elapsed, peak
+        with stubber:
+            return _timed_history(Api(client), 1, count, traced)
 
     elapsed, _ = run(jobs, traced=False)
     print(f"history of {jobs:,} stubbed jobs: {elapsed:.1f} s ({elapsed / jobs * 1000:.2f} ms per job, "
@@ -108,6 +100,20 @@ def bench_history(jobs: int) -> None:
     print(f"history of {http_jobs:,} jobs over loopback HTTP, {DEFAULT_WORKERS} workers: {elapsed:.1f} s "
           f"({elapsed / http_jobs * 1000:.2f} ms per job); peak traced memory {small / 1e6:.2f} MB at "
           f"{http_jobs // 10:,} jobs, {large / 1e6:.2f} MB at {http_jobs:,}")
+
+
+def _timed_history(api: Api, workers: int, count: int, traced: bool) -> tuple[float, int]:
+    """Seconds ``write_history`` takes over all ``count`` jobs, and its peak traced memory (when ``traced``)."""
+    with open(os.devnull, "w") as sink:
+        if traced:
+            tracemalloc.start()
+        start = time.perf_counter()
+        stats = write_history(api, "training", 0, sink, workers=workers)
+        elapsed = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1] if traced else 0
+        tracemalloc.stop()
+    assert stats.written == count
+    return elapsed, peak
 
 
 #: ``batch-quota history``'s default ``--workers``.
@@ -140,16 +146,7 @@ def bench_history_concurrent(jobs: int) -> tuple[float, int, int]:
 
         with LoopbackBatch({"ListServiceJobs": list_jobs, "DescribeServiceJob": describe}) as server:
             api = Api(make_client(ClientOptions(endpoint_url=server.url, workers=DEFAULT_WORKERS)))
-            with open(os.devnull, "w") as sink:
-                if traced:
-                    tracemalloc.start()
-                start = time.perf_counter()
-                stats = write_history(api, "training", 0, sink, workers=DEFAULT_WORKERS)
-                elapsed = time.perf_counter() - start
-                peak = tracemalloc.get_traced_memory()[1] if traced else 0
-                tracemalloc.stop()
-        assert stats.written == count
-        return elapsed, peak
+            return _timed_history(api, DEFAULT_WORKERS, count, traced)
 
     elapsed, _ = run(jobs, traced=False)
     _, small = run(jobs // 10, traced=True)

@@ -14,12 +14,18 @@ MISSING_CDK = ("the CDK constructs need aws-cdk-lib and constructs, which are no
 if importlib.util.find_spec("aws_cdk") is None or importlib.util.find_spec("constructs") is None:
     raise ImportError(MISSING_CDK)
 
-from quota_constructs.grants import JOB_SHARE_TAG  # noqa: E402 (after the CDK check)
-from quota_constructs.job_queue import TrainingJobQueue, TrainingJobQueueBase  # noqa: E402
-from quota_constructs.quota_share import QuotaShare, QuotaShareBase  # noqa: E402
+from quota_constructs.base import (  # noqa: E402 (after the CDK check)
+    QuotaShareBase,
+    SchedulingPolicyBase,
+    ServiceEnvironmentBase,
+    TrainingJobQueueBase,
+)
+from quota_constructs.grants import JOB_SHARE_TAG  # noqa: E402
+from quota_constructs.job_queue import TrainingJobQueue  # noqa: E402
+from quota_constructs.quota_share import QuotaShare  # noqa: E402
 from quota_constructs.read_only_access import ReadOnlyQuotaAccess  # noqa: E402
-from quota_constructs.scheduling_policy import QuotaSchedulingPolicy, SchedulingPolicyBase  # noqa: E402
-from quota_constructs.service_environment import ServiceEnvironment, ServiceEnvironmentBase  # noqa: E402
+from quota_constructs.scheduling_policy import QuotaSchedulingPolicy  # noqa: E402
+from quota_constructs.service_environment import ServiceEnvironment  # noqa: E402
 from quota_constructs.topology_stack import QueueResources, QuotaTopology, TopologyStacks  # noqa: E402
 
 __all__ = [

@@ -198,8 +198,8 @@ def grant_read(grantee: iam.IGrantable, *, scope: IConstruct, scoped: dict[str, 
     by_arns: dict[tuple[str, ...], list[str]] = {}
     for action, arns in scoped.items():
         by_arns.setdefault(tuple(arns), []).append(action)
-    for arns, actions in by_arns.items():
+    for same_arns, actions in by_arns.items():
         grant = grant.combine(
-            iam.Grant.add_to_principal(grantee=grantee, actions=actions, resource_arns=list(arns))
+            iam.Grant.add_to_principal(grantee=grantee, actions=actions, resource_arns=list(same_arns))
         )
     return grant

@@ -11,45 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aws_cdk import Resource
 from aws_cdk import aws_batch as batch
-from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from policy_engine import limits
 from policy_engine import model as m
-from quota_constructs import grants
 from quota_constructs.arns import name_after
-from quota_constructs.props import STATES, Where, is_token
-from quota_constructs.scheduling_policy import (
-    QuotaSchedulingPolicy,
-    SchedulingPolicyBase,
-    default_scheduling_policy_name,
-)
-from quota_constructs.service_environment import ServiceEnvironmentBase
+from quota_constructs.base import SchedulingPolicyBase, ServiceEnvironmentBase, TrainingJobQueueBase
+from quota_constructs.quota_share import QuotaShare
+from quota_constructs.scheduling_policy import QuotaSchedulingPolicy, default_scheduling_policy_name
+from quota_constructs.validation import STATES, Where, is_token
 
 JOB_QUEUE_TYPE = "SAGEMAKER_TRAINING"
-
-
-class TrainingJobQueueBase(Resource):
-    """What quota shares and grants need from a queue, created here or imported."""
-
-    job_queue_arn: str
-    job_queue_name: str
-
-    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Describe the queue, list its shares and read its snapshot (no submit, no update, not other teams'
-        jobs: see ``grant_read_account_service_jobs``)."""
-        return grants.grant_read(
-            grantee,
-            scope=self,
-            scoped={"batch:ListQuotaShares": [self.job_queue_arn], "batch:GetJobQueueSnapshot": [self.job_queue_arn]},
-        )
-
-    def grant_read_account_service_jobs(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Opt-in: ``ListServiceJobs``/``DescribeServiceJob`` on every service job of the account (IAM has no
-        narrower resource), request payloads of other teams included."""
-        return grants.grant_read_account_service_jobs(grantee, scope=self)
 
 
 class TrainingJobQueue(TrainingJobQueueBase):
@@ -93,11 +66,12 @@ class TrainingJobQueue(TrainingJobQueueBase):
                        f"a service environment no other job queue uses: job queue {used_by!r} already uses it "
                        f"({bound.what}: at most {bound.maximum})")
         if scheduling_policy is None:  # checked here, so that a refused policy name leaves no half-built queue
-            scheduling_policy_name = scheduling_policy_name or default_scheduling_policy_name(job_queue_name)
-            where.name_ok("scheduling_policy_name", scheduling_policy_name)
+            policy_name = where.name_ok("scheduling_policy_name",
+                                        scheduling_policy_name or default_scheduling_policy_name(job_queue_name))
         super().__init__(scope, id)
-        self.scheduling_policy = scheduling_policy or QuotaSchedulingPolicy(
-            self, "SchedulingPolicy", scheduling_policy_name=scheduling_policy_name, tags=tags
+        self.scheduling_policy: SchedulingPolicyBase = (
+            scheduling_policy if scheduling_policy is not None
+            else QuotaSchedulingPolicy(self, "SchedulingPolicy", scheduling_policy_name=policy_name, tags=tags)
         )
         self.service_environment = service_environment
         self.resource = batch.CfnJobQueue(
@@ -151,10 +125,8 @@ class TrainingJobQueue(TrainingJobQueueBase):
             action=action.action, max_time_seconds=action.max_time_seconds, reason=action.reason, state=action.state
         )
 
-    def add_quota_share(self, id: str, **props: Any):
+    def add_quota_share(self, id: str, **props: Any) -> QuotaShare:
         """Add a ``QuotaShare`` to this queue (same props as ``QuotaShare`` minus ``job_queue``)."""
-        from quota_constructs.quota_share import QuotaShare
-
         return QuotaShare(self, id, job_queue=self, **props)
 
     @classmethod

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import Resource
 from aws_cdk import aws_batch as batch
 from constructs import Construct
 
 from policy_engine import model as m
 from quota_constructs.arns import name_after
-from quota_constructs.props import Where
+from quota_constructs.base import SchedulingPolicyBase
+from quota_constructs.validation import Where
 
 IDLE_RESOURCE_ASSIGNMENT_STRATEGY = "FIFO"
 
@@ -22,13 +22,6 @@ IDLE_RESOURCE_ASSIGNMENT_STRATEGY = "FIFO"
 def default_scheduling_policy_name(job_queue_name: str) -> str:
     """The policy name of a queue that names none: the model's own default, so files and constructs agree."""
     return m.JobQueue(name=job_queue_name, service_environment="").scheduling_policy_name
-
-
-class SchedulingPolicyBase(Resource):
-    """What a job queue needs from a scheduling policy, created here or imported."""
-
-    scheduling_policy_arn: str
-    scheduling_policy_name: str
 
 
 class QuotaSchedulingPolicy(SchedulingPolicyBase):

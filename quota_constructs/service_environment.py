@@ -4,33 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import Resource
 from aws_cdk import aws_batch as batch
 from constructs import Construct
 
 from policy_engine import limits
 from policy_engine import model as m
 from quota_constructs.arns import name_after
-from quota_constructs.props import STATES, Where
+from quota_constructs.base import ServiceEnvironmentBase
+from quota_constructs.validation import STATES, Where
 
 SERVICE_ENVIRONMENT_TYPE = "SAGEMAKER_TRAINING"
-
-
-class ServiceEnvironmentBase(Resource):
-    """What a job queue needs from a service environment, created here or imported."""
-
-    service_environment_arn: str
-    service_environment_name: str
-    _job_queue_name: str | None = None
-
-    @property
-    def used_by(self) -> str | None:
-        """The job queue built on this environment in this app (AWS allows one per quota-managed environment)."""
-        return self._job_queue_name
-
-    def use_for(self, job_queue_name: str) -> None:
-        """Record the job queue built on this environment (``TrainingJobQueue`` refuses a second one)."""
-        self._job_queue_name = job_queue_name
 
 
 class ServiceEnvironment(ServiceEnvironmentBase):

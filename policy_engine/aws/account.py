@@ -182,8 +182,9 @@ def _read_queue(api: Api, detail: dict, policies: dict, environments: dict, resu
     for summary in summaries:
         share_name = summary.get("quotaShareName", "?")
         subject = f"quota share {name}/{share_name}"
-        if (error := _unsettled("quota share", f"{name}/{share_name}", summary, "ListQuotaShares")) is not None:
-            result.errors.append(error)
+        unsettled = _unsettled("quota share", f"{name}/{share_name}", summary, "ListQuotaShares")
+        if unsettled is not None:
+            result.errors.append(unsettled)
             continue
         try:
             tags = api.call("ListTagsForResource", subject, resourceArn=summary["quotaShareArn"]).get("tags")

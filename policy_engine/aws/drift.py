@@ -10,23 +10,34 @@ lacks are ``extra``; other queues of the account are not this topology's busines
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology, share_id
+from policy_engine.diagnostics import ObjectRef
+from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
 
 MISSING, EXTRA, DIFFERENT = "missing", "extra", "different"
 
 
 @dataclass(frozen=True)
 class Difference:
-    """One drifted field (``field`` is empty for a whole missing or extra object)."""
+    """One drifted field of an object (``field`` is empty for a whole missing or extra object)."""
 
-    object: str
+    ref: ObjectRef
     field: str
     kind: str
     expected: Any = None
     actual: Any = None
+
+    @property
+    def object(self) -> str:
+        """The object as reports name it (``job_queues[training]``, ``training/QS1``)."""
+        return str(self.ref)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"object": self.object, "field": self.field, "kind": self.kind, "expected": self.expected,
+                "actual": self.actual}
 
     def line(self) -> str:
         if self.kind == MISSING:
@@ -57,7 +68,7 @@ def _share_fields(share: QuotaShare) -> dict[str, Any]:
             "in_share_preemption": share.in_share_preemption, "state": share.state, "tags": dict(share.tags)}
 
 
-def _compare(name: str, expected: dict[str, Any], actual: dict[str, Any]) -> list[Difference]:
+def _compare(name: ObjectRef, expected: dict[str, Any], actual: dict[str, Any]) -> list[Difference]:
     return [Difference(name, key, DIFFERENT, expected[key], actual[key]) for key in expected
             if expected[key] != actual[key]]
 
@@ -66,7 +77,7 @@ def drift(desired: Topology, account: Topology) -> list[Difference]:
     """Every difference between ``desired`` and what ``account`` holds for it."""
     found: list[Difference] = []
     for env in desired.service_environments:
-        name = f"service_environments[{env.name}]"
+        name = ObjectRef.of_environment(env.name)
         actual = account.environment(env.name)
         if actual is None:
             # environments are read through their queues: one whose queues are all missing was not looked at
@@ -75,7 +86,7 @@ def drift(desired: Topology, account: Topology) -> list[Difference]:
             continue
         found += _compare(name, _environment_fields(env), _environment_fields(actual))
     for queue in desired.job_queues:
-        name = f"job_queues[{queue.name}]"
+        name = ObjectRef.of_queue(queue.name)
         actual_queue = account.queue(queue.name)
         if actual_queue is None:
             found.append(Difference(name, "", MISSING))
@@ -85,12 +96,14 @@ def drift(desired: Topology, account: Topology) -> list[Difference]:
         for share in queue.shares:
             actual_share = actual_queue.share(share.name)
             if actual_share is None:
-                found.append(Difference(share_id(queue, share), "", MISSING))
+                found.append(Difference(ObjectRef.of_share(queue.name, share.name), "", MISSING))
                 continue
-            found += _compare(share_id(queue, share), _share_fields(share), _share_fields(actual_share))
+            found += _compare(ObjectRef.of_share(queue.name, share.name), _share_fields(share),
+                              _share_fields(actual_share))
         for share in actual_queue.shares:
             if queue.share(share.name) is None:
-                found.append(Difference(share_id(queue, share), "", EXTRA, None, _share_fields(share)))
+                found.append(Difference(ObjectRef.of_share(queue.name, share.name), "", EXTRA, None,
+                                        _share_fields(share)))
     return found
 
 
@@ -105,9 +118,9 @@ def render_text(differences: list[Difference], source: str, region: str, unreada
     return "\n".join(lines) + "\n"
 
 
-def render_json(differences: list[Difference], source: str, region: str, unreadable: list[str] = ()) -> str:
+def render_json(differences: list[Difference], source: str, region: str, unreadable: Sequence[str] = ()) -> str:
     return json.dumps({"source": source, "region": region, "drift": bool(differences),
-                       "differences": [asdict(d) for d in differences], "unreadable": list(unreadable)},
+                       "differences": [d.to_dict() for d in differences], "unreadable": list(unreadable)},
                       indent=2, default=list) + "\n"
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TextIO
+from typing import IO, Any
 
 from policy_engine import input_files
 from policy_engine.aws import service_jobs
@@ -36,14 +36,14 @@ class HistoryStats:
     unfinished: int = 0
 
 
-def write_history(api: Api, queue: str, since_ms: int, handle: TextIO, workers: int = 8,
+def write_history(api: Api, queue: str, since_ms: int, handle: IO[str], workers: int = 8,
                   progress: Callable[[int], None] | None = None) -> HistoryStats:
     """Write ``queue``'s SUCCEEDED and FAILED jobs created at or after ``since_ms`` to ``handle`` as CSV."""
     stats = HistoryStats()
     writer = csv.writer(handle, lineterminator="\n")
     writer.writerow(COLUMNS)
 
-    def in_window():
+    def in_window() -> Iterator[dict[str, Any]]:
         for summary in service_jobs.list_jobs_since(api, queue, since_ms):
             stats.listed += 1
             if (summary.get("createdAt") or 0) < since_ms:

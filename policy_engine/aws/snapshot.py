@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from policy_engine import safe_yaml
 from policy_engine.aws import service_jobs
 from policy_engine.aws.account import read_account
 from policy_engine.aws.clients import Api, AwsError, AwsErrors
 from policy_engine.loading import LoadError, topology_from_data
-from policy_engine.model import share_id
+from policy_engine.model import JobQueue, Topology, share_id
 
 ESTIMATE_HISTORY, ESTIMATE_MAX_RUNTIME, ESTIMATE_ASSUMED = "history", "max-runtime", "assumed"
 
@@ -91,28 +91,20 @@ def take_snapshot(api: Api, queue: str, now_ms: int, assume_remaining: float,
     return snapshot
 
 
-class _Placed(NamedTuple):
-    """What ``live_state_problems`` reads of a job on capacity."""
-
-    name: str
-    share: str
-    instance_type: str
-    instances: int
-
-
-def _violations(topology, queue, jobs: list[dict[str, Any]]) -> list[str]:
+def _violations(topology: Topology, queue: JobQueue, jobs: list[dict[str, Any]]) -> list[str]:
     """The scheduler invariants the jobs on capacity already break (usage above the environment, a share's ceiling).
 
     The same check ``simulate`` makes at time 0, made when the snapshot is taken; the state is kept as read.
     """
+    from policy_engine.simulation.jobs import JobSpec, LiveState, Status
     from policy_engine.simulation.live import live_state_problems
 
-    placed = [_Placed(f"{index}", share_id(queue, job["share"]), job["instance_type"], job["instances"])
+    placed = [JobSpec(f"{index}", share_id(queue, job["share"]), job["instance_type"], job["instances"], 0, 0.0, 0.0)
               for index, job in enumerate(jobs) if job["status"] in service_jobs.ON_CAPACITY]
-    return live_state_problems(topology, placed, {job.name: None for job in placed})
+    return live_state_problems(topology, placed, {job.name: LiveState(Status.RUNNING, 0.0, 0.0) for job in placed})
 
 
-def _job_row(job: dict, summary: dict, queue, now_ms: int, assume: float,
+def _job_row(job: dict[str, Any], summary: dict[str, Any], queue: JobQueue, now_ms: int, assume: float,
              estimates: Mapping[str, float]) -> tuple[dict[str, Any], str]:
     subject = f"service job {job.get('jobName')} ({job.get('jobId')})"
     share_name = job.get("quotaShareName") or summary.get("quotaShareName")

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from policy_engine import safe_yaml
 from policy_engine.model import Topology
 
 
-def topology_to_data(topology: Topology) -> dict:
+def topology_to_data(topology: Topology) -> dict[str, Any]:
     """The mapping a topology file holds; defaults are left out, ``system_tags`` notes kept."""
     return topology.model_dump(mode="json", exclude_defaults=True)
 
 
-def topology_text(topology: Topology, path: str | Path | None, header: list[str] = ()) -> str:
+def topology_text(topology: Topology, path: str | Path | None, header: Sequence[str] = ()) -> str:
     """YAML (or JSON for a ``.json`` path) with ``header`` lines as comments (YAML only)."""
     data = topology_to_data(topology)
     if path is not None and Path(path).suffix.lower() == ".json":

@@ -7,8 +7,8 @@ Both sides are checked once (``check_topology``); every number here comes from t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from policy_engine.changes import hazards
 from policy_engine.changes.renames import Renames
@@ -17,7 +17,7 @@ from policy_engine.checks import CheckReport, check_topology
 from policy_engine.findings import Finding
 from policy_engine.graph import BorrowGraph
 from policy_engine.guarantees import refute
-from policy_engine.model import QuotaShare, Topology, share_id
+from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology, share_id
 
 _SHARE_FIELDS = ("strategy", "borrow_limit", "in_share_preemption", "state", "tags")
 _QUEUE_FIELDS = ("service_environment", "priority", "state", "scheduling_policy_name", "tags")
@@ -70,7 +70,7 @@ def _one_side(report: CheckReport, node: str, share: QuotaShare, added: bool) ->
                             ("guaranteed", summary.guaranteed), ("max_burst", summary.max_burst)):
         values += [(field, value, t) for t, value in per_type.items()]
     values += [("preempted_by", sorted(summary.preempted_by), None), ("may_preempt", sorted(summary.may_preempt), None)]
-    empty = {"preempted_by": [], "may_preempt": []}
+    empty: dict[str, list[str]] = {"preempted_by": [], "may_preempt": []}
     return tuple(FieldChange(field, empty.get(field), value, t) if added else
                  FieldChange(field, value, empty.get(field), t)
                  for field, value, t in values if value not in (None, []))
@@ -102,49 +102,57 @@ def _shares(base: Topology, head: Topology, base_report: CheckReport, head_repor
     return changes, matched
 
 
-def _queues(base: Topology, head: Topology, renames: Renames) -> list[ObjectChange]:
-    changes = []
-    head_names = {q.name for q in head.job_queues}
-    for queue in base.job_queues:
-        new_name = renames.queue(queue.name)
-        after = head.queue(new_name)
-        if after is None:
-            changes.append(ObjectChange("job_queue", queue.name, "removed"))
+def _kept(kind: str, base_name: str, head_name: str, fields: list[FieldChange]) -> list[ObjectChange]:
+    """An object in both: ``renamed`` (with what changed), ``changed``, or nothing to say."""
+    if head_name != base_name:
+        return [ObjectChange(kind, head_name, "renamed", tuple(fields), base_name)]
+    return [ObjectChange(kind, head_name, "changed", tuple(fields))] if fields else []
+
+
+Named = TypeVar("Named", JobQueue, ServiceEnvironment)
+
+
+def _named(kind: str, before: Sequence[Named], after: Sequence[Named], renamed: Callable[[str], str],
+           fields: Callable[[Named, Named], list[FieldChange]]) -> list[ObjectChange]:
+    """Removed, renamed and changed objects in BASE order, then the added ones in HEAD order."""
+    changes: list[ObjectChange] = []
+    by_name = {item.name: item for item in after}
+    seen = set()
+    for item in before:
+        new_name = renamed(item.name)
+        found = by_name.get(new_name)
+        if found is None:
+            changes.append(ObjectChange(kind, item.name, "removed"))
             continue
-        fields = _values(queue, after, _QUEUE_FIELDS, {"service_environment": renames.environment})
+        seen.add(new_name)
+        changes += _kept(kind, item.name, new_name, fields(item, found))
+    return changes + [ObjectChange(kind, item.name, "added") for item in after if item.name not in seen]
+
+
+def _queue_fields(renames: Renames) -> Callable[[JobQueue, JobQueue], list[FieldChange]]:
+    def fields(queue: JobQueue, after: JobQueue) -> list[FieldChange]:
+        found = _values(queue, after, _QUEUE_FIELDS, {"service_environment": renames.environment})
         if queue.job_state_time_limit_actions != after.job_state_time_limit_actions:
-            fields.append(FieldChange("job_state_time_limit_actions",
-                                      [a.model_dump() for a in queue.job_state_time_limit_actions],
-                                      [a.model_dump() for a in after.job_state_time_limit_actions]))
-        if new_name != queue.name:
-            changes.append(ObjectChange("job_queue", new_name, "renamed", tuple(fields), queue.name))
-        elif fields:
-            changes.append(ObjectChange("job_queue", new_name, "changed", tuple(fields)))
-        head_names.discard(new_name)
-    changes += [ObjectChange("job_queue", name, "added") for name in head_names
-                if name not in {renames.queue(q.name) for q in base.job_queues}]
-    return changes
+            found.append(FieldChange("job_state_time_limit_actions",
+                                     [a.model_dump() for a in queue.job_state_time_limit_actions],
+                                     [a.model_dump() for a in after.job_state_time_limit_actions]))
+        return found
+
+    return fields
+
+
+def _environment_fields(environment: ServiceEnvironment, after: ServiceEnvironment) -> list[FieldChange]:
+    return (_per_type("capacity", dict(environment.capacity), dict(after.capacity))
+            + _values(environment, after, ("state", "tags")))
+
+
+def _queues(base: Topology, head: Topology, renames: Renames) -> list[ObjectChange]:
+    return _named("job_queue", base.job_queues, head.job_queues, renames.queue, _queue_fields(renames))
 
 
 def _environments(base: Topology, head: Topology, renames: Renames) -> list[ObjectChange]:
-    changes = []
-    seen = set()
-    for environment in base.service_environments:
-        new_name = renames.environment(environment.name)
-        after = head.environment(new_name)
-        if after is None:
-            changes.append(ObjectChange("service_environment", environment.name, "removed"))
-            continue
-        seen.add(new_name)
-        fields = _per_type("capacity", dict(environment.capacity), dict(after.capacity))
-        fields += _values(environment, after, ("state", "tags"))
-        if new_name != environment.name:
-            changes.append(ObjectChange("service_environment", new_name, "renamed", tuple(fields), environment.name))
-        elif fields:
-            changes.append(ObjectChange("service_environment", new_name, "changed", tuple(fields)))
-    changes += [ObjectChange("service_environment", e.name, "added") for e in head.service_environments
-                if e.name not in seen]
-    return changes
+    return _named("service_environment", base.service_environments, head.service_environments,
+                  renames.environment, _environment_fields)
 
 
 GuaranteeKey = tuple[str, str, str | None]

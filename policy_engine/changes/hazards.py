@@ -29,6 +29,16 @@ def _share_resource(queue: JobQueue, share: QuotaShare) -> Resource:
     return Resource(QUOTA_SHARE, f"quota share {share_id(queue, share)}", queue=queue, share=share)
 
 
+def _replaced(before: Resource, after: Resource, name: str, subject: str, then: str, how: str = "") -> list[Hazard]:
+    """A ``replace`` hazard when a create-only property differs: ``CloudFormation replaces SUBJECT ([HOW; ]
+    PROPERTIES create-only)THEN``."""
+    changed = replacing_changes(before, after)
+    if not changed:
+        return []
+    message = f"CloudFormation replaces {subject} ({how}{', '.join(changed)} create-only){then}"
+    return [Hazard("replace", before.type, name, message, tuple(changed))]
+
+
 def _environments(base: Topology, head: Topology, renames: Renames) -> list[Hazard]:
     found = []
     for environment in base.service_environments:
@@ -38,14 +48,11 @@ def _environments(base: Topology, head: Topology, renames: Renames) -> list[Haza
                                 f"CloudFormation deletes service environment {environment.name}: every job queue "
                                 f"on it must be gone or moved first"))
             continue
-        before_resource = Resource(SERVICE_ENVIRONMENT, environment.name, environment=environment)
-        changed = replacing_changes(before_resource, Resource(SERVICE_ENVIRONMENT, after.name, environment=after))
-        if changed:
-            found.append(Hazard("replace", SERVICE_ENVIRONMENT, after.name,
-                                f"CloudFormation replaces service environment {environment.name} "
-                                f"({', '.join(changed)} create-only): it creates {after.name} and deletes "
-                                f"{environment.name}; the job queues on it are updated to the new one",
-                                tuple(changed)))
+        found += _replaced(Resource(SERVICE_ENVIRONMENT, environment.name, environment=environment),
+                           Resource(SERVICE_ENVIRONMENT, after.name, environment=after), after.name,
+                           f"service environment {environment.name}",
+                           f": it creates {after.name} and deletes {environment.name}; the job queues on it are "
+                           f"updated to the new one")
         for instance_type, count in environment.capacity.items():
             new = after.capacity.get(instance_type, 0)
             if new < count:
@@ -68,25 +75,20 @@ def _queues(base: Topology, head: Topology, renames: Renames) -> list[Hazard]:
                                 f"{queue.scheduling_policy_name}, with every share on it ({shares}); "
                                 f"{_JOBS_OF_DELETED}"))
             continue
-        changed = replacing_changes(Resource(JOB_QUEUE, queue.name, queue=queue),
-                                    Resource(JOB_QUEUE, after.name, queue=after))
-        if changed:
-            found.append(Hazard("replace", JOB_QUEUE, after.name,
-                                f"CloudFormation replaces job queue {queue.name} ({', '.join(changed)} create-only) "
-                                f"with {after.name}, and with it every share on it ({shares}): jobs are not moved "
-                                f"to the new queue; submitters must use the new queue's ARN",
-                                tuple(changed)))
+        found += _replaced(Resource(JOB_QUEUE, queue.name, queue=queue),
+                           Resource(JOB_QUEUE, after.name, queue=after), after.name,
+                           f"job queue {queue.name}",
+                           f" with {after.name}, and with it every share on it ({shares}): jobs are not moved "
+                           f"to the new queue; submitters must use the new queue's ARN")
         if queue.state == "ENABLED" and after.state == "DISABLED":
             found.append(Hazard("disabled", JOB_QUEUE, after.name,
                                 f"job queue {after.name} becomes DISABLED: every share on it rejects new jobs; "
                                 f"jobs already submitted finish"))
-        changed = replacing_changes(Resource(SCHEDULING_POLICY, queue.scheduling_policy_name, queue=queue),
-                                    Resource(SCHEDULING_POLICY, after.scheduling_policy_name, queue=after))
-        if changed:
-            found.append(Hazard("replace", SCHEDULING_POLICY, after.scheduling_policy_name,
-                                f"CloudFormation replaces scheduling policy {queue.scheduling_policy_name} "
-                                f"({', '.join(changed)} create-only) with {after.scheduling_policy_name}; job queue "
-                                f"{after.name} is pointed at the new one", tuple(changed)))
+        found += _replaced(Resource(SCHEDULING_POLICY, queue.scheduling_policy_name, queue=queue),
+                           Resource(SCHEDULING_POLICY, after.scheduling_policy_name, queue=after),
+                           after.scheduling_policy_name,
+                           f"scheduling policy {queue.scheduling_policy_name}",
+                           f" with {after.scheduling_policy_name}; job queue {after.name} is pointed at the new one")
     return found
 
 
@@ -125,16 +127,12 @@ def find(base: Topology, head: Topology, renames: Renames, matched: dict[str, st
             continue
         head_id = matched[base_id]
         new_queue, new_share = head_shares[head_id]
-        changed = replacing_changes(_share_resource(queue, share), _share_resource(new_queue, new_share))
-        if changed:
-            how = "renamed" if queue.name == new_queue.name else "moved" if share.name == new_share.name else \
-                "moved and renamed"
-            found.append(Hazard(
-                "replace", QUOTA_SHARE, head_id,
-                f"CloudFormation replaces quota share {base_id} ({how} to {head_id}; {', '.join(changed)} "
-                f"create-only): it creates {head_id} and deletes {base_id}. Jobs are not moved: RUNNABLE jobs of "
-                f"{base_id} never start under {head_id} and must be resubmitted there; {_JOBS_OF_DELETED}",
-                tuple(changed)))
+        how = "renamed" if queue.name == new_queue.name else "moved" if share.name == new_share.name else \
+            "moved and renamed"
+        found += _replaced(
+            _share_resource(queue, share), _share_resource(new_queue, new_share), head_id, f"quota share {base_id}",
+            f": it creates {head_id} and deletes {base_id}. Jobs are not moved: RUNNABLE jobs of {base_id} never "
+            f"start under {head_id} and must be resubmitted there; {_JOBS_OF_DELETED}", f"{how} to {head_id}; ")
         found += _lowered_limits(head_id, share, new_share)
         was_enabled = share.state == "ENABLED"
         if was_enabled and new_share.state == "DISABLED":

@@ -14,6 +14,7 @@ running jobs become reclaim victims and its queued jobs never start (CloudFormat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from policy_engine.changes.renames import Renames
 from policy_engine.loading import LoadError
@@ -23,7 +24,13 @@ from policy_engine.simulation.jobs import PREEMPTED, Status
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 from policy_engine.simulation.workload import Scenario
 
-_GONE = {"capacity": {}, "strategy": "RESERVE", "borrow_limit": None, "state": "DISABLED"}
+_GONE: dict[str, Any] = {"capacity": {}, "strategy": "RESERVE", "borrow_limit": None, "state": "DISABLED"}
+
+
+def _fields(share: QuotaShare) -> dict[str, Any]:
+    """What an ``update_share`` sets to make a share what ``share`` says."""
+    return {"capacity": dict(share.capacity), "strategy": share.strategy, "borrow_limit": share.borrow_limit,
+            "in_share_preemption": share.in_share_preemption, "state": share.state}
 
 
 @dataclass(frozen=True)
@@ -75,11 +82,12 @@ def _check_against_base(scenario: Scenario, base: Topology) -> None:
         raise LoadError(problems[:50] + ([f"... and {len(problems) - 50} more"] if len(problems) > 50 else []))
 
 
-def _union(base: Topology, head: Topology, renames: Renames, at: float) -> tuple[Topology, list]:
+def _union(base: Topology, head: Topology, renames: Renames, at: float,
+           ) -> tuple[Topology, list[ShareUpdate | EnvironmentUpdate]]:
     """BASE plus HEAD's new shares and instance types at zero capacity, and the updates that make it HEAD at T."""
     head_shares = {share_id(q, s): s for q, s in head.shares()}
     matched: set[str] = set()
-    changes: list = []
+    changes: list[ShareUpdate | EnvironmentUpdate] = []
     queues = []
     for queue in base.job_queues:
         shares = []
@@ -93,27 +101,22 @@ def _union(base: Topology, head: Topology, renames: Renames, at: float) -> tuple
             matched.add(node)
             capacity = dict(share.capacity) | {t: 0 for t in after.capacity if t not in share.capacity}
             shares.append(share.model_copy(update={"capacity": capacity}))
-            changes.append(ShareUpdate(at, node, {"capacity": dict(after.capacity), "strategy": after.strategy,
-                                                  "borrow_limit": after.borrow_limit,
-                                                  "in_share_preemption": after.in_share_preemption,
-                                                  "state": after.state}))
+            changes.append(ShareUpdate(at, node, _fields(after)))
         new_queue = head.queue(renames.queue(queue.name))
         names = {s.name for s in shares}
-        for after in (new_queue.shares if new_queue else ()):
-            node = share_id(new_queue, after)
-            if node in matched or after.name in names:
+        for added in (new_queue.shares if new_queue else ()):
+            if share_id(new_queue or queue, added) in matched or added.name in names:
                 continue
-            shares.append(QuotaShare(name=after.name, capacity={t: 0 for t in after.capacity}, strategy="RESERVE",
+            shares.append(QuotaShare(name=added.name, capacity={t: 0 for t in added.capacity}, strategy="RESERVE",
                                      state="DISABLED"))
-            changes.append(ShareUpdate(at, share_id(queue, after), {
-                "capacity": dict(after.capacity), "strategy": after.strategy, "borrow_limit": after.borrow_limit,
-                "in_share_preemption": after.in_share_preemption, "state": after.state}))
+            changes.append(ShareUpdate(at, share_id(queue, added), _fields(added)))
         queues.append(queue.model_copy(update={"shares": tuple(shares)}))
     environments = []
     for environment in base.service_environments:
-        after = head.environment(renames.environment(environment.name))
-        new_capacity = dict(after.capacity) if after else {}
-        types = [t for queue in head.job_queues if after and queue.service_environment == after.name
+        head_environment = head.environment(renames.environment(environment.name))
+        new_capacity = dict(head_environment.capacity) if head_environment else {}
+        types = [t for queue in head.job_queues
+                 if head_environment and queue.service_environment == head_environment.name
                  for s in queue.shares for t in s.capacity]
         capacity = dict(environment.capacity) | {t: 0 for t in [*new_capacity, *types] if t not in environment.capacity}
         environments.append(ServiceEnvironment(name=environment.name, capacity=capacity, state=environment.state,
@@ -125,7 +128,8 @@ def _union(base: Topology, head: Topology, renames: Renames, at: float) -> tuple
 
 
 def _preempted_after(engine: Engine, at: float) -> dict[str, int]:
-    return {job.spec.name: sum(1 for start, end, outcome, _ in job.segments if outcome == PREEMPTED and end >= at)
+    return {job.spec.name: sum(1 for _, end, outcome, _ in job.segments
+                             if outcome == PREEMPTED and end is not None and end >= at)
             for job in engine.jobs}
 
 
@@ -147,7 +151,7 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
     live = scenario.live or None
     without = Engine(base, scenario.jobs, actions, scenario.settings, live)
     without.run()
-    with_change = Engine(union, scenario.jobs, actions + changes, scenario.settings, live)
+    with_change = Engine(union, scenario.jobs, [*actions, *changes], scenario.settings, live)
     with_change.run()
     before, after = _preempted_after(without, at), _preempted_after(with_change, at)
     by_name = {job.spec.name: job for job in with_change.jobs}

@@ -6,11 +6,12 @@ follow) or, when BASE has no such queue, a service environment.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
+from policy_engine.diagnostics import resolve_share
 from policy_engine.loading import LoadError
-from policy_engine.model import Topology, share_id
+from policy_engine.model import JobQueue, ServiceEnvironment, Topology
 
 
 @dataclass(frozen=True)
@@ -35,13 +36,33 @@ class Renames:
         return self.environments.get(name, name)
 
 
+def _names(objects: Iterable[JobQueue | ServiceEnvironment]) -> Container[str]:
+    return {item.name for item in objects}
+
+
+def _share_names(topology: Topology) -> dict[str, list[str]]:
+    return {queue.name: [share.name for share in queue.shares] for queue in topology.job_queues}
+
+
+@dataclass(frozen=True)
+class _ShareNames:
+    """``QUEUE/SHARE in names``: whether the reference names one share of a topology."""
+
+    shares_by_queue: dict[str, list[str]]
+
+    def __contains__(self, ref: object) -> bool:
+        return isinstance(ref, str) and resolve_share(ref, self.shares_by_queue).share_id == ref
+
+
 def parse_renames(values: Iterable[str], base: Topology, head: Topology) -> Renames:
     """Check every ``OLD=NEW`` against both topologies; ``LoadError`` lists every bad one."""
     problems: list[str] = []
     renames = Renames()
-    base_shares = {share_id(q, s) for q, s in base.shares()}
-    head_shares = {share_id(q, s) for q, s in head.shares()}
+    base_shares = _share_names(base)
+    head_shares = _share_names(head)
     seen_new: set[str] = set()
+    before: Container[str]
+    after: Container[str]
     for value in values:
         old, equals, new = value.partition("=")
         where = f"--rename {value}"
@@ -59,14 +80,14 @@ def parse_renames(values: Iterable[str], base: Topology, head: Topology) -> Rena
             problems.append(f"{where}: {new} is already the target of another --rename")
             continue
         if "/" in old:
-            kind, table, before, after = "quota share", renames.shares, base_shares, head_shares
+            kind, table = "quota share", renames.shares
+            before, after = _ShareNames(base_shares), _ShareNames(head_shares)
         elif base.queue(old) is not None:
             kind, table = "job queue", renames.queues
-            before, after = {q.name for q in base.job_queues}, {q.name for q in head.job_queues}
+            before, after = _names(base.job_queues), _names(head.job_queues)
         else:
             kind, table = "service environment", renames.environments
-            before = {e.name for e in base.service_environments}
-            after = {e.name for e in head.service_environments}
+            before, after = _names(base.service_environments), _names(head.service_environments)
         bad = False
         if old not in before:
             problems.append(f"{where}: BASE has no {kind} {old}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,11 +60,11 @@ class GuaranteeChange:
     message: str = ""
     counterexample: dict[str, Any] | None = None
 
-    @property
+    @builtins.property  # the field ``property`` shadows the builtin in this class body
     def lost(self) -> bool:
         return self.before == "held" and self.after == "refuted"
 
-    @property
+    @builtins.property
     def regained(self) -> bool:
         return self.before == "refuted" and self.after == "held"
 

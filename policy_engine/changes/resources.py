@@ -39,38 +39,56 @@ class Resource:
     share: QuotaShare | None = None
 
 
+def _environment(resource: Resource) -> ServiceEnvironment:
+    if resource.environment is None:
+        raise TypeError(f"{resource.type} {resource.label}: built without its service environment")
+    return resource.environment
+
+
+def _queue(resource: Resource) -> JobQueue:
+    if resource.queue is None:
+        raise TypeError(f"{resource.type} {resource.label}: built without its job queue")
+    return resource.queue
+
+
+def _share(resource: Resource) -> QuotaShare:
+    if resource.share is None:
+        raise TypeError(f"{resource.type} {resource.label}: built without its quota share")
+    return resource.share
+
+
 #: ``resource type -> CloudFormation property -> how to read it from the model``.
 PROPERTY_READERS: dict[str, dict[str, Callable[[Resource], Any]]] = {
     SERVICE_ENVIRONMENT: {
-        "ServiceEnvironmentName": lambda r: r.environment.name,
+        "ServiceEnvironmentName": lambda r: _environment(r).name,
         "ServiceEnvironmentType": lambda r: SERVICE_ENVIRONMENT_TYPE,
-        "CapacityLimits": lambda r: dict(r.environment.capacity),
-        "State": lambda r: r.environment.state,
-        "Tags": lambda r: dict(r.environment.tags),
+        "CapacityLimits": lambda r: dict(_environment(r).capacity),
+        "State": lambda r: _environment(r).state,
+        "Tags": lambda r: dict(_environment(r).tags),
     },
     SCHEDULING_POLICY: {
-        "Name": lambda r: r.queue.scheduling_policy_name,
-        "Tags": lambda r: dict(r.queue.tags),
+        "Name": lambda r: _queue(r).scheduling_policy_name,
+        "Tags": lambda r: dict(_queue(r).tags),
     },
     JOB_QUEUE: {
-        "JobQueueName": lambda r: r.queue.name,
+        "JobQueueName": lambda r: _queue(r).name,
         "JobQueueType": lambda r: JOB_QUEUE_TYPE,
-        "Priority": lambda r: r.queue.priority,
-        "State": lambda r: r.queue.state,
-        "ServiceEnvironmentOrder": lambda r: r.queue.service_environment,
-        "SchedulingPolicyArn": lambda r: r.queue.scheduling_policy_name,
-        "JobStateTimeLimitActions": lambda r: [a.model_dump() for a in r.queue.job_state_time_limit_actions],
-        "Tags": lambda r: dict(r.queue.tags),
+        "Priority": lambda r: _queue(r).priority,
+        "State": lambda r: _queue(r).state,
+        "ServiceEnvironmentOrder": lambda r: _queue(r).service_environment,
+        "SchedulingPolicyArn": lambda r: _queue(r).scheduling_policy_name,
+        "JobStateTimeLimitActions": lambda r: [a.model_dump() for a in _queue(r).job_state_time_limit_actions],
+        "Tags": lambda r: dict(_queue(r).tags),
     },
     QUOTA_SHARE: {
-        "QuotaShareName": lambda r: r.share.name,
+        "QuotaShareName": lambda r: _share(r).name,
         # the queue's ARN, which holds its name: a renamed (replaced) queue gives its shares a new one
-        "JobQueue": lambda r: r.queue.name,
-        "CapacityLimits": lambda r: dict(r.share.capacity),
-        "ResourceSharingConfiguration": lambda r: (r.share.strategy, r.share.borrow_limit),
-        "PreemptionConfiguration": lambda r: r.share.in_share_preemption,
-        "State": lambda r: r.share.state,
-        "Tags": lambda r: dict(r.share.tags),
+        "JobQueue": lambda r: _queue(r).name,
+        "CapacityLimits": lambda r: dict(_share(r).capacity),
+        "ResourceSharingConfiguration": lambda r: (_share(r).strategy, _share(r).borrow_limit),
+        "PreemptionConfiguration": lambda r: _share(r).in_share_preemption,
+        "State": lambda r: _share(r).state,
+        "Tags": lambda r: dict(_share(r).tags),
     },
 }
 

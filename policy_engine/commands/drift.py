@@ -7,6 +7,7 @@ be read (each named with its call; the drift found among the readable ones is st
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,13 +15,18 @@ from policy_engine.aws.cli_options import aws_options, client_options, connect, 
 from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.loading import LoadError, topology_from_data
 
+if TYPE_CHECKING:
+    from policy_engine.aws.clients import AwsError
+    from policy_engine.aws.drift import Difference
+    from policy_engine.model import Topology
+
 
 @click.command("drift")
 @click.argument("topology", type=SafePath(dir_okay=False))
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="text for people, json for tools, markdown for a pull-request comment.")
 @aws_options
-def command(topology: str, output_format: str, **connection) -> None:
+def command(topology: str, output_format: str, **connection: Any) -> None:
     """Compare the account with TOPOLOGY: missing, extra and different objects and fields."""
     from policy_engine.aws import drift as drift_module
     from policy_engine.aws.account import read_account
@@ -52,19 +58,17 @@ def command(topology: str, output_format: str, **connection) -> None:
     raise SystemExit(EXIT_FINDINGS if differences else EXIT_OK)
 
 
-def _unread(difference, desired, subjects: list[str]) -> bool:
+def _unread(difference: Difference, desired: Topology, subjects: list[str]) -> bool:
     """Whether a missing object is only missing because a call about it (or about everything) failed."""
     from policy_engine.aws.drift import MISSING
 
     if difference.kind != MISSING or not subjects:
         return False
-    match = re.fullmatch(r"(\w+)\[(.*)\]", difference.object)
-    if match and match.group(1) == "service_environments":
-        names = [match.group(2)] + [q.name for q in desired.job_queues if q.service_environment == match.group(2)]
-    elif match:
-        names = [match.group(2)]
+    ref = difference.ref
+    if ref.environment is not None:
+        names = [ref.environment] + [q.name for q in desired.job_queues if q.service_environment == ref.environment]
     else:
-        names = [difference.object, difference.object.split("/", 1)[0]]
+        names = [name for name in (ref.share_id, ref.queue) if name is not None]
     every = [q.name for q in desired.job_queues] + [e.name for e in desired.service_environments]
     for subject in subjects:
         if not any(_mentions(subject, name) for name in every):
@@ -78,7 +82,7 @@ def _mentions(subject: str, name: str) -> bool:
     return re.search(rf"(^|[\s,/]){re.escape(name)}($|[\s,/)])", subject) is not None
 
 
-def _skipped_error(name: str, reason: str):
+def _skipped_error(name: str, reason: str) -> AwsError:
     from policy_engine.aws.clients import AwsError
 
     return AwsError("DescribeJobQueues", f"job queue {name}", f"not a quota-managed queue: {reason}", "Skipped")

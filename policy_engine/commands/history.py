@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 import click
 
@@ -26,7 +27,7 @@ from policy_engine.cli import EXIT_OK, SafePath, fail_input
 @click.option("--workers", type=click.IntRange(1, 64), default=8, show_default=True,
               help="DescribeServiceJob calls in flight at once.")
 @aws_options
-def command(queue: str, since: str, output: str | None, workers: int, **connection) -> None:
+def command(queue: str, since: str, output: str | None, workers: int, **connection: Any) -> None:
     """Write QUEUE's SUCCEEDED and FAILED jobs as the workload CSV `simulate` reads, with observed columns."""
     from policy_engine.aws.history import parse_since, write_history
 

@@ -11,6 +11,7 @@ cannot be read (nothing is written then).
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import click
 
@@ -35,7 +36,7 @@ from policy_engine.loading import LoadError, topology_from_data
 @click.option("-o", "--output", type=SafePath(dir_okay=False), default=None,
               help="Write the topology here (.yaml or .json); default: standard output.")
 @aws_options
-def command(queues: tuple[str, ...], template: str | None, output: str | None, **connection) -> None:
+def command(queues: tuple[str, ...], template: str | None, output: str | None, **connection: Any) -> None:
     """Import quota-managed job queues, their environments and shares as a topology file."""
     from policy_engine.aws.topology_file import topology_text
 

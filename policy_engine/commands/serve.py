@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import click
 
 from policy_engine.cli import EXIT_FINDINGS, fail_input, topology_or_exit
+
+if TYPE_CHECKING:
+    from policy_engine.model import Topology
 
 
 def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -95,7 +99,7 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     click.echo(f"batch-quota serve: stopped at simulated {service.now:g} s", err=True)
 
 
-def _exit_on_api_errors(topology, source: str) -> None:
+def _exit_on_api_errors(topology: Topology, source: str) -> None:
     """AWS would reject what breaks its own rules (names, limits): such a topology cannot be served."""
     from policy_engine.endpoint.account import api_problems
 

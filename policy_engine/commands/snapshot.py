@@ -8,6 +8,7 @@ call fails (nothing is written).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import click
 
@@ -34,7 +35,7 @@ def now_ms() -> int:
               help="DescribeServiceJob calls in flight at once.")
 @aws_options
 def command(queue: str, output: str | None, assume_remaining: float, history_csv: str | None, workers: int,
-            **connection) -> None:
+            **connection: Any) -> None:
     """Write QUEUE's waiting and running jobs, with its topology, as a scenario starting now."""
     from policy_engine.aws.snapshot import take_snapshot
 

@@ -14,22 +14,26 @@ compressed; 0 makes every change VALID at once).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from policy_engine.endpoint.errors import client_error
 from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
 
-#: Rule families AWS itself enforces (structure, AWS limits); capacity and guarantee rules stay ``check``'s.
-_API_RULE_PREFIXES = ("BQ0", "BQ1")
+#: A resource record in the API's own shape (``ServiceEnvironmentDetail``, ``JobQueueDetail``, ...).
+Record = dict[str, Any]
+#: A key of a ``Resources`` table: a name, or ``(queue, share)`` for shares.
+Key = str | tuple[str, str]
 
 
 def api_problems(topology: Topology) -> list[str]:
-    """The policy engine's findings that AWS itself would reject (rule families BQ0xx and BQ1xx)."""
+    """The policy engine's findings that AWS itself would reject (``Rule.enforced_by_aws``: structure and AWS
+    limits); capacity, borrowing and guarantee rules stay ``check``'s."""
     from policy_engine.rules import Context, all_rules
 
     context = Context(topology)
-    findings = [finding for each in all_rules() if each.id.startswith(_API_RULE_PREFIXES)
-                for finding in each.run(context)]
+    findings = [finding for each in all_rules() if each.enforced_by_aws for finding in each.run(context)]
     return [f"{f.rule} {f.object}: {f.message}" for f in findings if f.severity.value == "error"]
 
 
@@ -64,15 +68,21 @@ class Arns:
 class Resources:
     """Every resource record by name; shares by ``(queue, share)``. Insertion order is creation order."""
 
-    environments: dict[str, dict] = field(default_factory=dict)
-    policies: dict[str, dict] = field(default_factory=dict)
-    queues: dict[str, dict] = field(default_factory=dict)
-    shares: dict[tuple[str, str], dict] = field(default_factory=dict)
+    environments: dict[str, Record] = field(default_factory=dict)
+    policies: dict[str, Record] = field(default_factory=dict)
+    queues: dict[str, Record] = field(default_factory=dict)
+    shares: dict[tuple[str, str], Record] = field(default_factory=dict)
     #: (table, key) -> (settles at, field, final value or None to remove the record)
-    pending: dict[tuple[str, object], tuple[float, str, str | None]] = field(default_factory=dict)
+    pending: dict[tuple[str, Key], tuple[float, str, str | None]] = field(default_factory=dict)
+
+    def table(self, kind: str) -> dict[Any, Record]:
+        """``environments``, ``policies``, ``queues`` or ``shares`` by name."""
+        tables: dict[str, dict[Any, Record]] = {"environments": self.environments, "policies": self.policies,
+                                                "queues": self.queues, "shares": self.shares}
+        return tables[kind]
 
 
-def _capacity(limits: list[dict], where: str) -> dict[str, int]:
+def _capacity(limits: list[Record], where: str) -> dict[str, int]:
     capacity: dict[str, int] = {}
     for index, limit in enumerate(limits, 1):
         unit, count = limit.get("capacityUnit"), limit.get("maxCapacity")
@@ -87,7 +97,7 @@ def _capacity(limits: list[dict], where: str) -> dict[str, int]:
 class Account:
     """Resources plus the rules of their life cycle; ``topology()`` is what the scheduler runs."""
 
-    def __init__(self, arns: Arns | None = None, transition_seconds: float = 0.0):
+    def __init__(self, arns: Arns | None = None, transition_seconds: float = 0.0) -> None:
         self.arns = arns or Arns()
         self.transition_seconds = transition_seconds
         self.resources = Resources()
@@ -98,28 +108,30 @@ class Account:
 
     # --- lookups ------------------------------------------------------------------------
 
-    def environment(self, ref: str) -> dict:
-        name = ref.rsplit("service-environment/", 1)[-1] if ref.startswith("arn:") else ref
-        record = self.resources.environments.get(name)
-        if record is None or (ref.startswith("arn:") and record["serviceEnvironmentArn"] != ref):
-            raise client_error(f"Service environment {ref} does not exist")
+    @staticmethod
+    def _named(table: dict[str, Record], ref: str, marker: str, arn_key: str, what: str) -> Record:
+        """A record by name or by ARN (whose part after ``marker`` is the name)."""
+        is_arn = ref.startswith("arn:")
+        record = table.get(ref.rsplit(marker, 1)[-1] if is_arn else ref)
+        if record is None or (is_arn and record[arn_key] != ref):
+            raise client_error(f"{what} {ref} does not exist")
         return record
 
-    def policy(self, arn: str) -> dict:
+    def environment(self, ref: str) -> Record:
+        return self._named(self.resources.environments, ref, "service-environment/", "serviceEnvironmentArn",
+                           "Service environment")
+
+    def policy(self, arn: str) -> Record:
         name = arn.rsplit("scheduling-policy/", 1)[-1]
         record = self.resources.policies.get(name)
         if record is None or record["arn"] != arn:
             raise client_error(f"Scheduling policy {arn} does not exist")
         return record
 
-    def queue(self, ref: str) -> dict:
-        name = ref.rsplit("job-queue/", 1)[-1] if ref.startswith("arn:") else ref
-        record = self.resources.queues.get(name)
-        if record is None or (ref.startswith("arn:") and record["jobQueueArn"] != ref):
-            raise client_error(f"Job queue {ref} does not exist")
-        return record
+    def queue(self, ref: str) -> Record:
+        return self._named(self.resources.queues, ref, "job-queue/", "jobQueueArn", "Job queue")
 
-    def share(self, arn: str) -> dict:
+    def share(self, arn: str) -> Record:
         head, sep, share = arn.rpartition("/quota-share/")
         queue = head.rsplit("job-queue/", 1)[-1]
         record = self.resources.shares.get((queue, share)) if sep else None
@@ -127,10 +139,10 @@ class Account:
             raise client_error(f"Quota share {arn} does not exist")
         return record
 
-    def queue_shares(self, queue: str) -> list[dict]:
+    def queue_shares(self, queue: str) -> list[Record]:
         return [record for (q, _), record in self.resources.shares.items() if q == queue]
 
-    def policy_of(self, queue: dict) -> dict | None:
+    def policy_of(self, queue: Record) -> Record | None:
         arn = queue.get("schedulingPolicyArn")
         if not arn:
             return None
@@ -138,14 +150,14 @@ class Account:
 
     # --- life cycle -----------------------------------------------------------------------
 
-    def begin(self, resources: Resources, kind: str, key, field_name: str, transitional: str,
+    def begin(self, resources: Resources, kind: str, key: Key, field_name: str, transitional: str,
               final: str | None, now: float) -> None:
         """Set the record's ``field_name`` to ``transitional`` until ``transition_seconds`` pass, then to
         ``final`` (``None``: the record goes away)."""
-        record = getattr(resources, kind)[key]
+        record = resources.table(kind)[key]
         if self.transition_seconds <= 0:
             if final is None:
-                self._remove(resources, kind, key)
+                self.remove(resources, kind, key)
             else:
                 record[field_name] = final
             return
@@ -161,12 +173,13 @@ class Account:
             if when <= now:
                 del pending[(kind, key)]
                 if final is None:
-                    self._remove(self.resources, kind, key)
+                    self.remove(self.resources, kind, key)
                 else:
-                    getattr(self.resources, kind)[key][field_name] = final
+                    self.resources.table(kind)[key][field_name] = final
 
-    def _remove(self, resources: Resources, kind: str, key) -> None:
-        record = getattr(resources, kind).pop(key, None)
+    def remove(self, resources: Resources, kind: str, key: Key) -> None:
+        """Drop a record, its pending transition and its tags."""
+        record = resources.table(kind).pop(key, None)
         resources.pending.pop((kind, key), None)
         if record is not None:
             for arn_key in ("serviceEnvironmentArn", "jobQueueArn", "quotaShareArn", "arn"):
@@ -204,7 +217,7 @@ class Account:
         return Topology(service_environments=environments, job_queues=tuple(queues), allow_oversubscription=True)
 
     @staticmethod
-    def _share_model(record: dict) -> QuotaShare:
+    def _share_model(record: Record) -> QuotaShare:
         sharing = record["resourceSharingConfiguration"]
         return QuotaShare(
             name=record["quotaShareName"], capacity=_capacity(record["capacityLimits"], record["quotaShareName"]),
@@ -213,7 +226,7 @@ class Account:
             state=record["state"],
         )
 
-    def apply(self, change) -> None:
+    def apply(self, change: Callable[[Resources], object]) -> None:
         """Run ``change(resources_copy)``, check the result with the AWS rules, then keep it."""
         cached = self._problems
         before = cached[1] if cached is not None and cached[0] is self.resources else api_problems(self.topology())
@@ -252,7 +265,7 @@ class Account:
                     for a in queue.job_state_time_limit_actions],
             }
             for share in queue.shares:
-                sharing = {"strategy": share.strategy}
+                sharing: Record = {"strategy": share.strategy}
                 if share.borrow_limit is not None:
                     sharing["borrowLimit"] = share.borrow_limit
                 res.shares[(queue.name, share.name)] = {

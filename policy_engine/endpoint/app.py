@@ -12,12 +12,21 @@ import gc
 import json
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from policy_engine.endpoint import control
 from policy_engine.endpoint.errors import ApiError, client_error
-from policy_engine.endpoint.handlers import HANDLERS
+from policy_engine.endpoint.handlers.registry import Output
+from policy_engine.endpoint.operations import HANDLERS
 from policy_engine.endpoint.protocol import Router, parse_request
 from policy_engine.endpoint.service import Service
+
+#: ASGI's message and callables, as the server hands them over.
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
 
 log = logging.getLogger("batch_quota.serve")
 _JSON = (b"content-type", b"application/json")
@@ -28,13 +37,13 @@ FREEZE_EVERY = 1000
 
 
 class EndpointApp:
-    def __init__(self, service: Service):
+    def __init__(self, service: Service) -> None:
         self.service = service
         self.router = Router()
         self._requests = 0
         self._boot = uuid.uuid4().hex[:16]
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
             body = b""
@@ -52,8 +61,8 @@ class EndpointApp:
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
-    async def _lifespan(self, receive, send) -> None:
-        saver = None
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        saver: asyncio.Task[None] | None = None
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
@@ -74,7 +83,7 @@ class EndpointApp:
             await asyncio.sleep(CLOCK_SAVE_SECONDS)
             self.service.save_clock()
 
-    def respond(self, method: str, path: str, query: bytes, body: bytes) -> tuple[int, bytes, list]:
+    def respond(self, method: str, path: str, query: bytes, body: bytes) -> tuple[int, bytes, Headers]:
         self._requests += 1
         if not self._requests % FREEZE_EVERY:
             _age_heap()
@@ -95,7 +104,7 @@ class EndpointApp:
             return 500, _error_body(failure), [_JSON, (b"x-amzn-requestid", request_id),
                                                (b"x-amzn-errortype", b"ServerException")]
 
-    def _operation(self, method: str, path: str, query: bytes, body: bytes) -> dict:
+    def _operation(self, method: str, path: str, query: bytes, body: bytes) -> Output:
         found = self.router.match(method, path)
         if found is None:
             if self.router.known_path(path):

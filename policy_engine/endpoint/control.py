@@ -13,22 +13,26 @@ so ``simulate --report`` draws what happened; the events are the state changes i
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 import yaml
 
 from policy_engine.endpoint.account import api_problems
 from policy_engine.endpoint.errors import client_error
+from policy_engine.endpoint.handlers.registry import Output
 from policy_engine.endpoint.service import Service
 from policy_engine.simulation.numbers import as_number
+
+if TYPE_CHECKING:
+    from policy_engine.model import Topology
 
 PREFIX = "/_batch-quota/"
 
 
-def handle(service: Service, method: str, path: str, query: bytes, body: bytes) -> dict:
+def handle(service: Service, method: str, path: str, query: bytes, body: bytes) -> Output:
     route = path[len(PREFIX):].rstrip("/")
     if (method, route) == ("GET", "clock"):
         service.catch_up()
@@ -52,7 +56,7 @@ def handle(service: Service, method: str, path: str, query: bytes, body: bytes) 
     raise client_error(f"No control operation {method} {path} (see docs/endpoint.md)")
 
 
-def _topology(body: bytes):
+def _topology(body: bytes) -> Topology:
     from policy_engine.loading import LoadError, topology_from_data
 
     try:
@@ -69,7 +73,7 @@ def _topology(body: bytes):
     return topology
 
 
-def export(service: Service) -> dict:
+def export(service: Service) -> Output:
     """The run so far as a scenario (current topology, jobs as submitted, priority updates) plus its events."""
     records = service.job_records()
     counts = Counter(record.name for record in records)
@@ -77,7 +81,7 @@ def export(service: Service) -> dict:
              for record in records}
     jobs = []
     for record in records:
-        job = {"name": names[record.id], "share": f"{record.queue}/{record.share}",
+        job: dict[str, Any] = {"name": names[record.id], "share": f"{record.queue}/{record.share}",
                "instance_type": record.instance_type, "instances": record.instances,
                "priority": record.initial_priority, "submit_at": as_number(record.created),
                "duration": as_number(record.duration)}
@@ -94,12 +98,12 @@ def export(service: Service) -> dict:
     actions = [{"at": as_number(at), "update_priority": {"job": names[job_id], "priority": priority}}
                for at, job_id, priority in scheduler.updates]
     topology = service.account.topology()
-    scenario = {"topology": topology.model_dump(mode="json", exclude_defaults=True), "jobs": jobs}
+    scenario: dict[str, Any] = {"topology": topology.model_dump(mode="json", exclude_defaults=True), "jobs": jobs}
     if actions:
         scenario["actions"] = actions
     if scheduler.preemption_seconds:
         scenario["settings"] = {"preemption_delay": scheduler.preemption_seconds}
-    out = {
+    out: Output = {
         "scenario": scenario,
         "events": [{"time": as_number(t), "job": names[job_id], "from": before, "to": after, "reason": reason}
                    for t, job_id, before, after, reason in scheduler.events],
@@ -110,7 +114,3 @@ def export(service: Service) -> dict:
         out["notReplayed"] = [{"at": as_number(at), "terminate": names[job_id], "reason": reason}
                               for at, job_id, reason in scheduler.terminations]
     return out
-
-
-def dumps(value) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()

@@ -11,32 +11,79 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 #: Most recent preempted attempts kept per job (``preemptionSummary.recentPreemptedAttempts``).
 RECENT_PREEMPTIONS = 5
+#: States a job never leaves.
+FINAL = ("SUCCEEDED", "FAILED")
+#: States in which a job holds capacity.
+ACTIVE = ("SCHEDULED", "STARTING", "RUNNING")
 
 
+class _AttemptBase(TypedDict):
+    startedAt: float
+    #: the SageMaker training job ARN of this attempt
+    resource: str
+
+
+class Attempt(_AttemptBase, total=False):
+    """One attempt in simulated seconds; ``stoppedAt`` and ``statusReason`` once it ended."""
+
+    stoppedAt: float
+    statusReason: str
+
+
+#: An index key: ``(queue,)``, ``(queue, share)`` or ``(queue, share or None, status)``.
+IndexKey = tuple[str] | tuple[str, str] | tuple[str, str | None, str]
+
+
+@dataclass(slots=True, eq=False)
 class ServiceJob:
-    """One submitted service job; ``__slots__``: a hundred thousand must stay cheap."""
+    """One submitted service job, complete from submission on; ``slots``: a hundred thousand must stay cheap.
 
-    __slots__ = (
-        "arn", "attempts", "client_token", "created", "duration", "id", "initial_priority", "instance_type",
-        "instances", "name", "payload", "preempted", "preempted_count", "preemption_config", "preemption_retries",
-        "priority", "queue", "reason", "retry", "scheduled", "seq", "share", "started", "status", "stopped", "tags",
-        "terminated", "timeout", "training_name",
-    )
+    The request's fields never change (but ``priority``); the rest mirrors the engine as the job moves.
+    """
 
-    def __init__(self, **values):
-        self.scheduled = self.started = self.stopped = None
-        self.status = "SUBMITTED"
-        self.reason = ""
-        self.attempts: list[dict] = []
-        self.preempted: list[dict] = []
-        self.preempted_count = 0
-        self.terminated = False
-        self.client_token = None
-        for key, value in values.items():
-            setattr(self, key, value)
+    id: str
+    arn: str
+    name: str
+    queue: str
+    share: str
+    #: ``serviceRequestPayload`` as submitted (a JSON text)
+    payload: str
+    tags: dict[str, str]
+    retry: dict[str, Any] | None
+    preemption_config: dict[str, Any] | None
+    timeout: dict[str, Any] | None
+    priority: int
+    instance_type: str
+    instances: int
+    training_name: str
+    client_token: str | None
+    #: position in submission order: the job's key in every list index
+    seq: int
+    #: simulated seconds at submission
+    created: float
+    #: simulated run time (seconds) of every attempt
+    duration: float
+    preemption_retries: int | None
+    initial_priority: int = field(init=False)
+    status: str = "SUBMITTED"
+    reason: str = ""
+    scheduled: float | None = None
+    started: float | None = None
+    stopped: float | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+    #: the most recent preempted attempts (``RECENT_PREEMPTIONS``), and how many there were in all
+    preempted: list[Attempt] = field(default_factory=list)
+    preempted_count: int = 0
+    terminated: bool = False
+
+    def __post_init__(self) -> None:
+        self.initial_priority = self.priority
 
 
 class JobIndex:
@@ -46,7 +93,7 @@ class JobIndex:
         self.records: list[ServiceJob] = []
         self.by_id: dict[str, ServiceJob] = {}
         self.by_token: dict[tuple[str, str], ServiceJob] = {}
-        self.lists: defaultdict[tuple, list[int]] = defaultdict(list)
+        self.lists: defaultdict[IndexKey, list[int]] = defaultdict(list)
         #: queue -> lower-case job name -> sequence numbers (ascending); names sorted on demand for prefixes
         self.names: defaultdict[str, dict[str, list[int]]] = defaultdict(dict)
         self._sorted_names: dict[str, list[str]] = {}
@@ -54,8 +101,14 @@ class JobIndex:
     def __len__(self) -> int:
         return len(self.records)
 
+    @property
+    def next_seq(self) -> int:
+        """The sequence number the next added record must carry."""
+        return len(self.records)
+
     def add(self, record: ServiceJob) -> None:
-        record.seq = len(self.records)
+        if record.seq != len(self.records):
+            raise ValueError(f"job {record.id} has sequence number {record.seq}, expected {len(self.records)}")
         self.records.append(record)
         self.by_id[record.id] = record
         if record.client_token:
@@ -122,11 +175,11 @@ class JobIndex:
         self.names.pop(queue, None)
         self._sorted_names.pop(queue, None)
 
-    def page(self, key: tuple | list[int], below: int | None, size: int, floor: int = 0,
+    def page(self, key: IndexKey | list[int], below: int | None, size: int, floor: int = 0,
              ) -> tuple[list[ServiceJob], int | None]:
         """Up to ``size`` records of index ``key`` (or of a list of sequence numbers), newest first, with
         ``floor <= seq < below``; and the next token (the last record's sequence number, when more remain)."""
-        seqs = key if isinstance(key, list) else self.lists.get(key, ())
+        seqs: Sequence[int] = key if isinstance(key, list) else self.lists.get(key, ())
         end = len(seqs) if below is None else bisect_left(seqs, below)
         start = max(end - size, bisect_left(seqs, floor) if floor else 0)
         records = self.records
@@ -134,10 +187,10 @@ class JobIndex:
         more = start > (bisect_left(seqs, floor) if floor else 0)
         return found, (found[-1].seq if more and found else None)
 
-    def first_created_after(self, key: tuple, created: float, strictly: bool) -> int:
+    def first_created_after(self, key: IndexKey, created: float, strictly: bool) -> int:
         """The smallest sequence number in index ``key`` created after (or at, unless ``strictly``) ``created``;
         creation times grow with sequence numbers, so this is a binary search."""
-        seqs = self.lists.get(key, ())
+        seqs: Sequence[int] = self.lists.get(key, ())
         records = self.records
         low, high = 0, len(seqs)
         while low < high:

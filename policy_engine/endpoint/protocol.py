@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 from urllib.parse import parse_qs, unquote
 
 from botocore.model import OperationModel, ServiceModel, Shape
@@ -29,39 +30,41 @@ def service_model() -> ServiceModel:
 
 @dataclass(frozen=True)
 class Route:
+    """An operation whose URI has labels: they are named groups of the pattern, one raw segment each."""
+
     method: str
     operation: OperationModel
-    literal: str | None  # the whole path when the URI has no label
-    pattern: re.Pattern | None  # otherwise: labels as named groups of one raw segment each
+    pattern: re.Pattern[str]
 
 
-def _route(operation: OperationModel) -> Route:
+def _route(operation: OperationModel) -> str | Route:
+    """The whole path when the URI has no label, else its ``Route``."""
     uri = operation.http["requestUri"].split("?", 1)[0]
-    method = operation.http["method"]
     if "{" not in uri:
-        return Route(method, operation, uri, None)
+        return str(uri)
     parts = re.split(r"(\{[^}]+\})", uri)
     regex = "".join(
         (f"(?P<{part[1:-1].rstrip('+')}>.+)" if part.endswith("+}") else f"(?P<{part[1:-1]}>[^/]+)")
         if part.startswith("{") else re.escape(part)
         for part in parts
     )
-    return Route(method, operation, None, re.compile(regex + "$"))
+    return Route(operation.http["method"], operation, re.compile(regex + "$"))
 
 
 class Router:
     """(method, raw path) -> operation, for every operation of the model."""
 
-    def __init__(self, model: ServiceModel | None = None):
+    def __init__(self, model: ServiceModel | None = None) -> None:
         self.model = model or service_model()
         self.literal: dict[tuple[str, str], OperationModel] = {}
         self.patterns: list[Route] = []
         for name in self.model.operation_names:
-            route = _route(self.model.operation_model(name))
-            if route.literal is not None:
-                self.literal[(route.method, route.literal)] = route.operation
-            else:
+            operation = self.model.operation_model(name)
+            route = _route(operation)
+            if isinstance(route, Route):
                 self.patterns.append(route)
+            else:
+                self.literal[(operation.http["method"], route)] = operation
 
     def match(self, method: str, raw_path: str) -> tuple[OperationModel, dict[str, str]] | None:
         operation = self.literal.get((method, raw_path))
@@ -81,17 +84,21 @@ class Router:
             route.pattern.match(raw_path) for route in self.patterns)
 
 
-def parse_request(operation: OperationModel, labels: dict[str, str], query: bytes, body: bytes) -> dict:
+def json_object(text: str | bytes, subject: str, expected: str) -> dict[str, Any]:
+    """``text`` as a JSON object, or the ``ClientException`` that says what is wrong with ``subject``."""
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise client_error(f"{subject} is not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise client_error(f"{subject} must be a JSON object{expected}")
+    return value
+
+
+def parse_request(operation: OperationModel, labels: dict[str, str], query: bytes, body: bytes) -> dict[str, Any]:
     """The operation's input as botocore built it: URI labels, query string and JSON body; validated."""
     shape = operation.input_shape
-    params: dict = {}
-    if body.strip():
-        try:
-            params = json.loads(body)
-        except ValueError as error:
-            raise client_error(f"The request body is not valid JSON: {error}") from None
-        if not isinstance(params, dict):
-            raise client_error("The request body must be a JSON object")
+    params = json_object(body, "The request body", "") if body.strip() else {}
     if shape is None:
         return params
     query_values = parse_qs(query.decode("latin-1"), keep_blank_values=True) if query else {}
@@ -112,7 +119,7 @@ def parse_request(operation: OperationModel, labels: dict[str, str], query: byte
     return params
 
 
-def _scalar(shape: Shape, text: str):
+def _scalar(shape: Shape, text: str) -> str | int | bool:
     if shape.type_name in ("integer", "long"):
         try:
             return int(text)

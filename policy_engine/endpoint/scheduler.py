@@ -18,7 +18,7 @@ import re
 import time
 from collections.abc import Callable
 
-from policy_engine.endpoint.jobs import RECENT_PREEMPTIONS, JobIndex, ServiceJob
+from policy_engine.endpoint.jobs import ACTIVE, FINAL, RECENT_PREEMPTIONS, JobIndex, ServiceJob
 from policy_engine.model import Topology
 from policy_engine.simulation.engine import Engine, SimulationSettings
 from policy_engine.simulation.jobs import Job, JobSpec
@@ -29,7 +29,7 @@ _JOB_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 class Clock:
     """Simulated seconds since the account began; ``speed`` simulated seconds per real second."""
 
-    def __init__(self, speed: float, start: float = 0.0, wall: Callable[[], float] = time.monotonic):
+    def __init__(self, speed: float, start: float = 0.0, wall: Callable[[], float] = time.monotonic) -> None:
         self.speed = speed
         self._wall = wall
         self._anchor_sim = start
@@ -53,7 +53,7 @@ class Scheduler:
     """One engine on the account's topology, the job records it updates, and the event log."""
 
     def __init__(self, topology: Topology, clock: Clock, training_arn: Callable[[str], str],
-                 keep_events: bool = True, preemption_seconds: float = 0.0):
+                 keep_events: bool = True, preemption_seconds: float = 0.0) -> None:
         self.clock = clock
         #: AWS's PREEMPTION_IN_PROGRESS window: a victim shows RUNNING this long while its preemptor is
         #: SCHEDULED (the engine's ``preemption_delay``); 0: victims are RUNNABLE at once
@@ -105,9 +105,9 @@ class Scheduler:
         now = old.now
         engine = self._new_engine(topology, now)
         advances = old.pending_advances()
-        orphans = []
+        orphans: list[Job] = []
         for job in sorted(old.jobs, key=lambda j: j.seq):
-            if job.status.value in ("SUCCEEDED", "FAILED"):
+            if job.status.value in FINAL:
                 continue
             if engine.adopt(job, advances.get(job.spec.name)) is None:
                 orphans.append(job)
@@ -118,19 +118,15 @@ class Scheduler:
         engine.run(now, close=False)
         return [self.jobs.by_id[job.spec.name] for job in orphans]
 
-    def submit(self, record: ServiceJob, duration: float, preemption_retries: int | None, attempts: int,
-               attempt_timeout: float | None = None) -> None:
+    def submit(self, record: ServiceJob, attempts: int, attempt_timeout: float | None = None) -> None:
         """Add a job now. An ``attempt_timeout`` shorter than the run time fails every attempt after that long
         (``timeoutConfig.attemptDurationSeconds``); ``retryStrategy.attempts`` then retries it."""
         now = self.engine.now
-        record.created = now
-        record.duration = duration
-        record.initial_priority = record.priority
-        record.preemption_retries = preemption_retries
         self.jobs.add(record)
+        duration = record.duration
         times_out = attempt_timeout is not None and attempt_timeout < duration
         spec = JobSpec(record.id, f"{record.queue}/{record.share}", record.instance_type, record.instances,
-                       record.priority, now, duration, preemption_retries, None, attempts,
+                       record.priority, now, duration, record.preemption_retries, None, attempts,
                        attempts if times_out else 0, attempt_timeout if times_out else None)
         self.engine.submit(spec)
         self.engine.run(now, close=False)
@@ -173,7 +169,7 @@ class Scheduler:
         if record.id in self._in_progress:  # its next change ends the window first
             self._end_preemption(record, min(now, self._in_progress[record.id][0]))
         if (self.preemption_seconds > 0 and after == "RUNNABLE" and reason.startswith("preempted")
-                and before in ("SCHEDULED", "STARTING", "RUNNING")):
+                and before in ACTIVE):
             # as AWS shows it: still RUNNING, reason PREEMPTION_IN_PROGRESS, while its preemptor waits SCHEDULED
             self._in_progress[record.id] = (now + self.preemption_seconds, reason)
             record.reason = "PREEMPTION_IN_PROGRESS"
@@ -186,7 +182,7 @@ class Scheduler:
 
     def _apply(self, record: ServiceJob, now: float, before: str, after: str, reason: str) -> None:
         """Mirror one state change onto the record: attempts, timestamps, reason, and the list indexes."""
-        if before in ("SCHEDULED", "STARTING", "RUNNING") and record.attempts:
+        if before in ACTIVE and record.attempts:
             attempt = record.attempts[-1]
             if "stoppedAt" not in attempt:
                 attempt["stoppedAt"] = now
@@ -202,7 +198,7 @@ class Scheduler:
                 record.started = now
             resource = self.training_arn(f"{record.training_name}-{len(record.attempts) + 1}")
             record.attempts.append({"startedAt": now, "resource": resource})
-        elif after in ("SUCCEEDED", "FAILED"):
+        elif after in FINAL:
             record.stopped = now
         record.reason = self.named(_status_reason(after, reason))
         self.jobs.move(record, after)
@@ -213,7 +209,7 @@ class Scheduler:
             return reason
         by_id = self.jobs.by_id
 
-        def name(found: re.Match) -> str:
+        def name(found: re.Match[str]) -> str:
             record = by_id.get(found.group(0))
             return f"{record.name} ({record.id})" if record else found.group(0)
 

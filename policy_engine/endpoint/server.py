@@ -11,6 +11,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
@@ -66,7 +67,7 @@ class RunningEndpoint:
 
     # --- the control API, for tests ---------------------------------------------------------
 
-    def control(self, method: str, path: str, body: bytes = b"") -> dict:
+    def control(self, method: str, path: str, body: bytes = b"") -> dict[str, Any]:
         request = urllib.request.Request(f"{self.url}/_batch-quota/{path}", data=body or None, method=method)
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
@@ -85,18 +86,18 @@ class RunningEndpoint:
         """Start over: the startup topology, no jobs, clock 0."""
         self.control("POST", "reset")
 
-    def load_topology(self, topology: str | Path | dict) -> None:
+    def load_topology(self, topology: str | Path | dict[str, Any]) -> None:
         """Start over with a topology: a file path, or its data as a dict."""
         body = json.dumps(topology).encode() if isinstance(topology, dict) else Path(topology).read_bytes()
         self.control("POST", "topology", body)
 
-    def export(self) -> dict:
+    def export(self) -> dict[str, Any]:
         return self.control("GET", "export")
 
     def __enter__(self) -> RunningEndpoint:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 

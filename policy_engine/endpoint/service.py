@@ -11,11 +11,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from policy_engine.endpoint import handlers
+from policy_engine.endpoint import operations
 from policy_engine.endpoint.account import Account, Arns
 from policy_engine.endpoint.errors import client_error, throttled
+from policy_engine.endpoint.handlers.registry import Output, Params
 from policy_engine.endpoint.jobs import ServiceJob
 from policy_engine.endpoint.scheduler import Clock, Scheduler
 from policy_engine.endpoint.store import Store
@@ -39,7 +41,7 @@ class Options:
 class RateLimiter:
     """A token bucket in real time: ``rate`` per second, bursts up to ``rate``."""
 
-    def __init__(self, rate: float, wall=time.monotonic):
+    def __init__(self, rate: float, wall: Callable[[], float] = time.monotonic) -> None:
         self.rate = rate
         self.tokens = rate
         self._wall = wall
@@ -56,7 +58,8 @@ class RateLimiter:
 
 
 class Service:
-    def __init__(self, options: Options | None = None, topology: Topology | None = None, store: Store | None = None):
+    def __init__(self, options: Options | None = None, topology: Topology | None = None,
+                 store: Store | None = None) -> None:
         self.options = options or Options()
         self.store = store
         self._replaying: deque[str] | None = None
@@ -65,7 +68,7 @@ class Service:
         self._generated: list[str] = []
         self._fresh(topology, start=0.0, origin_ms=int(time.time() * 1000))
         if store is not None:
-            self._restore(topology)
+            self._restore(store, topology)
 
     # --- set-up ----------------------------------------------------------------------------
 
@@ -79,17 +82,17 @@ class Service:
                                    preemption_seconds=options.preemption_seconds)
         self.scheduler.engine.now = start
 
-    def _restore(self, topology: Topology | None) -> None:
+    def _restore(self, store: Store, topology: Topology | None) -> None:
         """Replay the store's log (if any) on top of the initial topology; the clock resumes where it was."""
-        stored = self.store.read_meta()
+        stored = store.read_meta()
         if stored is None:
-            self.store.write_meta(self.origin_ms, 0.0, topology)
+            store.write_meta(self.origin_ms, 0.0, topology)
             return
         origin_ms, clock, stored_topology = stored
         self.initial_topology = stored_topology
         self._fresh(stored_topology, 0.0, origin_ms)
         self.scheduler.clock.speed = 0  # frozen while replaying: every input lands on its recorded instant
-        for at, name, params, generated in self.store.entries():
+        for at, name, params, generated in store.entries():
             self._replay_to(at)
             self._replaying = deque(generated)
             try:
@@ -134,7 +137,7 @@ class Service:
     def topology_changed(self) -> None:
         self.scheduler.set_topology(self.account.topology())
 
-    def unfinished_jobs(self, queue: str):
+    def unfinished_jobs(self, queue: str) -> Iterator[ServiceJob]:
         jobs = self.scheduler.jobs
         for status in ("SUBMITTED", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING"):
             for seq in list(jobs.lists.get((queue, None, status), ())):
@@ -147,28 +150,28 @@ class Service:
         self.account.settle(now)
         return now
 
-    def call(self, name: str, params: dict) -> dict:
+    def call(self, name: str, params: Params) -> Output:
         """Run one API operation at the clock's time; raise ``ApiError`` for what AWS would reject."""
-        handler = handlers.HANDLERS.get(name)
+        handler = operations.HANDLERS.get(name)
         if handler is None:
             raise client_error(f"Operation {name} is not supported by batch-quota serve")
         self.catch_up()
         self._generated = []
         result = handler(self, params)
-        if name in handlers.MUTATING and self.store is not None:
+        if name in operations.MUTATING and self.store is not None:
             self.store.append(self.now, name, params, self._generated)
         return result
 
-    def _apply(self, name: str, params: dict) -> None:
+    def _apply(self, name: str, params: Params) -> None:
         self._generated = []
-        if name in handlers.HANDLERS:
-            handlers.HANDLERS[name](self, params)
+        if name in operations.HANDLERS:
+            operations.HANDLERS[name](self, params)
         else:
             self._control(name, params)
 
     # --- control operations (``/_batch-quota/``) ------------------------------------------------
 
-    def control(self, name: str, params: dict) -> dict:
+    def control(self, name: str, params: Params) -> Output:
         """``advance`` (logged like an API call), ``reset`` and ``topology`` (a fresh start: clock 0, no jobs)."""
         self.catch_up()
         if name == "advance":
@@ -190,14 +193,14 @@ class Service:
             self.store.write_meta(self.origin_ms, 0.0, topology)
         return self.clock_state()
 
-    def _control(self, name: str, params: dict) -> dict:
+    def _control(self, name: str, params: Params) -> Output:
         if name == "advance":
             self.scheduler.advance(params["seconds"])
             self.account.settle(self.now)
             return self.clock_state()
         raise client_error(f"Unknown control operation {name}")
 
-    def clock_state(self) -> dict:
+    def clock_state(self) -> Output:
         now = self.now
         return {"seconds": now, "epochMillis": self.ms(now), "speed": self.options.speed}
 

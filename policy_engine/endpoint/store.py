@@ -13,6 +13,7 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from policy_engine.model import Topology
 
@@ -38,7 +39,7 @@ class StateFileError(Exception):
 
 
 class Store:
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -64,7 +65,7 @@ class Store:
         self.db.execute("INSERT OR REPLACE INTO meta (id, origin_ms, clock, topology) VALUES (1, ?, ?, ?)",
                         (origin_ms, clock, text))
 
-    def append(self, at: float, operation: str, params: dict, generated: list[str]) -> None:
+    def append(self, at: float, operation: str, params: dict[str, Any], generated: list[str]) -> None:
         self.db.execute("BEGIN")
         self.db.execute("INSERT INTO calls (at, operation, params, generated) VALUES (?, ?, ?, ?)",
                         (at, operation, json.dumps(params), json.dumps(generated)))
@@ -74,7 +75,7 @@ class Store:
     def save_clock(self, clock: float) -> None:
         self.db.execute("UPDATE meta SET clock = MAX(clock, ?) WHERE id = 1", (clock,))
 
-    def entries(self) -> Iterator[tuple[float, str, dict, list[str]]]:
+    def entries(self) -> Iterator[tuple[float, str, dict[str, Any], list[str]]]:
         for at, operation, params, generated in self.db.execute(
                 "SELECT at, operation, params, generated FROM calls ORDER BY seq"):
             yield at, operation, json.loads(params), json.loads(generated)

@@ -9,11 +9,13 @@ endpoint reads those from the shapes. Messages follow AWS's validation wording:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 from botocore.model import Shape
 
 
-def validate(shape: Shape, value, path: str = "") -> list[str]:
+def validate(shape: Shape, value: Any, path: str = "") -> list[str]:
     """Every problem of ``value`` against ``shape``; ``[]`` when it conforms."""
     problems: list[str] = []
     _check(shape, value, path, problems)
@@ -24,95 +26,79 @@ def _at(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _show(value) -> str:
+def _show(value: Any) -> str:
     """A value as AWS quotes it: strings in single quotes, long values cut."""
     text = repr(value) if not isinstance(value, str) else f"'{value}'"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _check(shape: Shape, value, path: str, problems: list[str]) -> None:
+#: Scalar shape types: what a value must be, and AWS's name for it.
+_SCALARS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "string": (lambda v: isinstance(v, str), "a string"),
+    "integer": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "long": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "double": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v), "a number"),
+    "float": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v), "a number"),
+    "boolean": (lambda v: isinstance(v, bool), "a boolean"),
+    "timestamp": (lambda v: isinstance(v, (int, float, str)) and not isinstance(v, bool), "a timestamp"),
+}
+#: Container shape types: the Python type their value must have, and AWS's name for it.
+_CONTAINERS: dict[str, tuple[type, str]] = {
+    "structure": (dict, "a structure (object)"), "list": (list, "a list"), "map": (dict, "a map (object)"),
+}
+
+
+def _check(shape: Shape, value: Any, path: str, problems: list[str]) -> None:
     kind = shape.type_name
-    if kind == "structure":
-        if not isinstance(value, dict):
-            problems.append(f"Value at '{path}' failed to satisfy constraint: Member must be a structure (object)")
+    if kind in _CONTAINERS:
+        expected, what = _CONTAINERS[kind]
+        if not isinstance(value, expected):
+            problems.append(f"Value at '{path}' failed to satisfy constraint: Member must be {what}")
             return
-        members = shape.members
+    elif kind in _SCALARS:
+        accepts, what = _SCALARS[kind]
+        if not accepts(value):
+            problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: Member must be {what}")
+            return
+    if kind == "structure":
         for name in shape.required_members:
             if value.get(name) is None:
                 problems.append(f"Value null at '{_at(path, name)}' failed to satisfy constraint: "
                                 "Member must not be null")
         for name, item in value.items():
-            member = members.get(name)
+            member = shape.members.get(name)
             if member is None:
                 problems.append(f"Unknown member '{_at(path, name)}': {shape.name} has no such member")
             elif item is not None:
                 _check(member, item, _at(path, name), problems)
-        return
-    if kind == "list":
-        if not isinstance(value, list):
-            problems.append(f"Value at '{path}' failed to satisfy constraint: Member must be a list")
-            return
-        _length(shape, value, len(value), path, problems)
+    elif kind == "list":
+        _bounds(shape, len(value), _show(value), "length", path, problems)
         for index, item in enumerate(value):
             _check(shape.member, item, f"{path}.{index + 1}", problems)
-        return
-    if kind == "map":
-        if not isinstance(value, dict):
-            problems.append(f"Value at '{path}' failed to satisfy constraint: Member must be a map (object)")
-            return
-        _length(shape, value, len(value), path, problems)
+    elif kind == "map":
+        _bounds(shape, len(value), _show(value), "length", path, problems)
         for key, item in value.items():
             _check(shape.key, key, f"{path}.key", problems)
             _check(shape.value, item, f"{path}.{key}", problems)
-        return
-    if kind == "string":
-        if not isinstance(value, str):
-            problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: Member must be a string")
-            return
+    elif kind == "string":
         enum = shape.enum
         if enum and value not in enum:
             problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: "
                             f"Member must satisfy enum value set: [{', '.join(enum)}]")
-        _length(shape, value, len(value), path, problems)
-        return
-    if kind in ("integer", "long"):
-        if isinstance(value, bool) or not isinstance(value, int):
-            problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: Member must be an integer")
-            return
+        _bounds(shape, len(value), _show(value), "length", path, problems)
+    elif kind in ("integer", "long", "double", "float"):
         if kind == "integer" and not -(2**31) <= value < 2**31:
             problems.append(f"Value {value} at '{path}' failed to satisfy constraint: "
                             "Member must be a 32-bit integer")
-        _range(shape, value, path, problems)
-        return
-    if kind in ("double", "float"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: Member must be a number")
-            return
-        _range(shape, value, path, problems)
-        return
-    if kind == "boolean":
-        if not isinstance(value, bool):
-            problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: Member must be a boolean")
-        return
-    if kind == "timestamp" and (isinstance(value, bool) or not isinstance(value, (int, float, str))):
-        problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: Member must be a timestamp")
+        _bounds(shape, value, str(value), "value", path, problems)
 
 
-def _length(shape: Shape, value, length: int, path: str, problems: list[str]) -> None:
+def _bounds(shape: Shape, measure: float, shown: str, what: str, path: str, problems: list[str]) -> None:
+    """The shape's ``min``/``max`` on a length or a value (``what``), worded as AWS words them."""
     low, high = shape.metadata.get("min"), shape.metadata.get("max")
-    if low is not None and length < low:
-        problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: "
-                        f"Member must have length greater than or equal to {low}")
-    if high is not None and length > high:
-        problems.append(f"Value {_show(value)} at '{path}' failed to satisfy constraint: "
-                        f"Member must have length less than or equal to {high}")
-
-
-def _range(shape: Shape, value, path: str, problems: list[str]) -> None:
-    low, high = shape.metadata.get("min"), shape.metadata.get("max")
-    if low is not None and value < low:
-        problems.append(f"Value {value} at '{path}' failed to satisfy constraint: "
-                        f"Member must have value greater than or equal to {low}")
-    if high is not None and value > high:
-        problems.append(f"Value {value} at '{path}' failed to satisfy constraint: "
-                        f"Member must have value less than or equal to {high}")
+    if low is not None and measure < low:
+        problems.append(f"Value {shown} at '{path}' failed to satisfy constraint: "
+                        f"Member must have {what} greater than or equal to {low}")
+    if high is not None and measure > high:
+        problems.append(f"Value {shown} at '{path}' failed to satisfy constraint: "
+                        f"Member must have {what} less than or equal to {high}")

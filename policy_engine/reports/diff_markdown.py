@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from policy_engine.changes.report import FAIL_ON, ChangeReport
+from policy_engine.changes.report import FAIL_ON, ChangeReport, GuaranteeChange
 from policy_engine.reports.diff_text import KIND_TITLES, describe, object_line, verdict
 from policy_engine.reports.markdown import cell, table
 from policy_engine.simulation.numbers import format_seconds
@@ -91,7 +91,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
     lost = [g for g in report.guarantees if g.lost]
     other = [g for g in report.guarantees if not g.lost]
 
-    def guarantee_rows(changes):
+    def guarantee_rows(changes: list[GuaranteeChange]) -> list[tuple[str, str, str, str]]:
         return [(f"{g.share} {g.property}" + (f" {g.instance_type}" if g.instance_type else ""),
                  f"{g.before} → {g.after}", g.message,
                  json.dumps(g.counterexample, sort_keys=True) if g.counterexample and g.after == "refuted" else "")

@@ -69,12 +69,12 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
         lines.append("")
     if report.guarantees:
         lines.append(f"Guarantees ({len(report.guarantees)})")
-        for change in report.guarantees:
-            lines.append(f"  {guarantee_line(change)}")
-            if change.after == "refuted" and change.message:
-                lines.append(f"           {change.message}")
-                if change.counterexample:
-                    lines.append(f"           counterexample: {json.dumps(change.counterexample, sort_keys=True)}")
+        for promise in report.guarantees:
+            lines.append(f"  {guarantee_line(promise)}")
+            if promise.after == "refuted" and promise.message:
+                lines.append(f"           {promise.message}")
+                if promise.counterexample:
+                    lines.append(f"           counterexample: {json.dumps(promise.counterexample, sort_keys=True)}")
         lines.append("")
     for title, findings in (("New findings", report.new_findings), ("Resolved findings", report.resolved_findings)):
         if findings:

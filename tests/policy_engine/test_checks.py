@@ -5,7 +5,7 @@ from __future__ import annotations
 from policy_engine.checks import CheckReport, borrow_graph, check_topology
 from policy_engine.examples import large_topology
 from policy_engine.findings import Severity
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 
 
 def test_example_is_ok_with_one_warning(example):

@@ -8,7 +8,7 @@ from policy_engine import graph as graph_module
 from policy_engine.checks import check_topology
 from policy_engine.examples import large_topology
 from policy_engine.graph import BorrowGraph
-from tests.policy_engine.builders import GPU, share, topology
+from tests.builders import GPU, share, topology
 
 OTHER = "ml.p4d.24xlarge"
 

@@ -10,7 +10,7 @@ from policy_engine.guarantees import (
     refute_burst_capacity,
     refute_min_capacity,
 )
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 
 
 def test_min_equals_limit_without_oversubscription(example):

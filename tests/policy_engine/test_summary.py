@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from policy_engine.graph import BorrowGraph
 from policy_engine.summary import summarize_all
-from tests.policy_engine.builders import GPU, share, topology
+from tests.builders import GPU, share, topology
 
 
 def test_example_summary(example):

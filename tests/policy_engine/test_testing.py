@@ -9,7 +9,7 @@ import pytest
 
 from policy_engine.examples import EXAMPLE_YAML
 from policy_engine.testing import assert_topology_ok
-from tests.policy_engine.builders import share, topology
+from tests.builders import share, topology
 
 
 def test_example_passes_and_returns_the_report(example):

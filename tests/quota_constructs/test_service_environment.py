@@ -100,7 +100,7 @@ def test_no_resource_when_imported():
 def test_token_names_are_left_for_deploy_time():
     from aws_cdk import Aws, Token
 
-    from quota_constructs.props import is_token
+    from quota_constructs.validation import is_token
 
     assert is_token(Aws.STACK_NAME) and is_token(Token.as_number(Aws.ACCOUNT_ID))
     assert not is_token("gpu-env") and not is_token(3) and not is_token(3.0)

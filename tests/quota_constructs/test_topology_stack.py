@@ -450,7 +450,7 @@ def test_a_tag_aws_refuses_is_a_policy_engine_error_listed_once_at_synth():
 
 def test_a_construct_check_no_rule_mirrors_is_its_own_line_and_nothing_is_dropped(monkeypatch):
     from quota_constructs import quota_share
-    from quota_constructs.props import Where
+    from quota_constructs.validation import Where
 
     original = Where.tags_ok
 

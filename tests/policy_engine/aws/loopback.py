@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import unquote
 
 import botocore.session
 
@@ -44,23 +45,14 @@ class LoopbackBatch:
             def do_POST(self) -> None:
                 operation = ROUTES.get(("POST", self.path.split("?")[0]))
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                status, payload, headers = outer._answer(operation, body)
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self._send(*outer._answer(operation, json.loads(self.rfile.read(length) or b"{}")))
 
             def do_GET(self) -> None:  # ListTagsForResource: GET /v1/tags/{resourceArn}
-                from urllib.parse import unquote
-
                 path = self.path.split("?")[0]
                 operation = "ListTagsForResource" if path.startswith("/v1/tags/") else None
-                status, payload, headers = outer._answer(operation, {"resourceArn": unquote(path[len("/v1/tags/"):])})
+                self._send(*outer._answer(operation, {"resourceArn": unquote(path[len("/v1/tags/"):])}))
+
+            def _send(self, status: int, payload: dict, headers: dict) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 for key, value in headers.items():

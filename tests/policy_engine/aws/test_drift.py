@@ -74,12 +74,17 @@ def test_a_missing_queue_is_drift(stubbed, topology_file):
     assert "missing   job_queues[training]: missing from the account" in result.output
 
 
-def test_access_denied_is_exit_2_naming_call_and_object(stubbed, template, topology_file):
+def _deny_last_share_tags(stubbed, template) -> None:
+    """The account reads as the template, but the last share's tags are refused (AccessDenied)."""
     _, stubber = stubbed
     account = FakeAccount.from_template(template)
     account.stub_import(stubber, queues=["training"])
     stubber._queue.pop()  # the last share's tags
     stubber.add_client_error("list_tags_for_resource", "AccessDeniedException", "not authorized", 403)
+
+
+def test_access_denied_is_exit_2_naming_call_and_object(stubbed, template, topology_file):
+    _deny_last_share_tags(stubbed, template)
     result = CliRunner().invoke(main, ["drift", str(topology_file)])
     assert result.exit_code == 2
     assert ("error: ListTagsForResource (quota share training/QS3): access denied (AccessDeniedException): "
@@ -122,17 +127,11 @@ def test_an_unreadable_environment_hides_no_drift_of_its_queue(stubbed, template
 
 
 def test_no_drift_among_readable_objects_is_not_called_no_drift(stubbed, template, topology_file):
-    _, stubber = stubbed
-    account = FakeAccount.from_template(template)
-    account.stub_import(stubber, queues=["training"])
-    stubber._queue.pop()  # the last share's tags
-    stubber.add_client_error("list_tags_for_resource", "AccessDeniedException", "not authorized", 403)
+    _deny_last_share_tags(stubbed, template)
     for output_format, expected in (("text", "incomplete: 1 object(s) could not be read"),
                                     ("markdown", "### Incomplete")):
         if output_format == "markdown":
-            account.stub_import(stubber, queues=["training"])
-            stubber._queue.pop()
-            stubber.add_client_error("list_tags_for_resource", "AccessDeniedException", "not authorized", 403)
+            _deny_last_share_tags(stubbed, template)
         result = CliRunner().invoke(main, ["drift", str(topology_file), "--format", output_format])
         assert result.exit_code == 2
         assert result.output.startswith(expected) and "no drift:" not in result.output

@@ -72,14 +72,20 @@ def test_a_hand_written_yaml_template_with_short_intrinsics(tmp_path):
     assert env.tags == {"team": "ml"} and env.system_tags == {"aws:cloudformation:stack-name": "other-app"}
 
 
-def test_unresolvable_intrinsics_are_named_not_guessed(tmp_path):
-    text = HAND_WRITTEN.replace("MaxCapacity: 4}", "MaxCapacity: !Ref Capacity}").replace(
-        "JobQueue: !GetAtt Queue.JobQueueArn", "JobQueue: !ImportValue shared-queue")
+def _load_problems(tmp_path, text: str):
+    """The template file written from ``text``, and every problem ``load_template`` names in it."""
     path = tmp_path / "sam.yaml"
     path.write_text(text)
     with pytest.raises(LoadError) as error:
         load_template(path)
-    assert error.value.problems == [
+    return path, error.value.problems
+
+
+def test_unresolvable_intrinsics_are_named_not_guessed(tmp_path):
+    text = HAND_WRITTEN.replace("MaxCapacity: 4}", "MaxCapacity: !Ref Capacity}").replace(
+        "JobQueue: !GetAtt Queue.JobQueueArn", "JobQueue: !ImportValue shared-queue")
+    path, problems = _load_problems(tmp_path, text)
+    assert problems == [
         f"{path}: Resources.Env.Properties.CapacityLimits[0].MaxCapacity: unresolvable: Ref to parameter 'Capacity' "
         "(its value is known only at deploy)",
         f"{path}: Resources.Prod.Properties.JobQueue: unresolvable: Fn::ImportValue 'shared-queue' "
@@ -205,11 +211,8 @@ def test_every_unresolvable_place_of_a_share_is_named(tmp_path):
     prod_limits = "{CapacityUnit: ml.g5.xlarge, MaxCapacity: 2}]\n      ResourceSharingConfiguration: {Strategy: LEND}"
     text = HAND_WRITTEN.replace("JobQueue: !GetAtt Queue.JobQueueArn", "JobQueue: !ImportValue shared-queue").replace(
         prod_limits, prod_limits.replace("MaxCapacity: 2", "MaxCapacity: !Ref Capacity"))
-    path = tmp_path / "sam.yaml"
-    path.write_text(text)
-    with pytest.raises(LoadError) as error:
-        load_template(path)
-    assert error.value.problems == [
+    path, problems = _load_problems(tmp_path, text)
+    assert problems == [
         f"{path}: Resources.Prod.Properties.JobQueue: unresolvable: Fn::ImportValue 'shared-queue' "
         "(another stack's export)",
         f"{path}: Resources.Prod.Properties.CapacityLimits[0].MaxCapacity: unresolvable: Ref to parameter "

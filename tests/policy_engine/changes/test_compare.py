@@ -8,7 +8,7 @@ from policy_engine.changes import compare
 from policy_engine.changes.renames import Renames, parse_renames
 from policy_engine.loading import LoadError
 from policy_engine.model import JobQueue, ServiceEnvironment, Topology
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 
 BASE = topology(share("A", 2, "LEND_AND_BORROW", borrow_limit=100), share("B", 2, "LEND"), share("C", 1))
 
@@ -112,6 +112,15 @@ def test_move_between_queues():
     assert _share(report, "q2/S").status == "renamed"
     hazard = next(h for h in report.hazards if h.kind == "replace")
     assert hazard.properties == ("JobQueue",) and "moved" in hazard.message
+
+
+def test_added_queues_are_listed_in_head_order():
+    queue = BASE.job_queues[0]
+    added = tuple(queue.model_copy(update={"name": name, "shares": ()}) for name in ("zeta", "alpha", "mid"))
+    head = BASE.model_copy(update={"job_queues": (*added[:1], queue, *added[1:])})
+    report = compare(BASE, head)
+    queues = [(c.name, c.status) for c in report.objects if c.kind == "job_queue"]
+    assert queues == [("zeta", "added"), ("alpha", "added"), ("mid", "added")]
 
 
 def test_queue_rename_replaces_queue_policy_and_every_share():

@@ -19,7 +19,7 @@ from policy_engine.changes.resources import (
     replacing_changes,
 )
 from policy_engine.model import JobQueue, ServiceEnvironment
-from tests.policy_engine.builders import GPU, share, topology
+from tests.builders import GPU, share, topology
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "generate_create_only_properties.py"

@@ -13,7 +13,8 @@ from policy_engine.changes.renames import Renames, parse_renames
 from policy_engine.cli import main
 from policy_engine.loading import LoadError
 from policy_engine.simulation.workload import Scenario
-from tests.policy_engine.simulation.builders import GPU, job, share, topology
+from tests.builders import GPU, job, share
+from tests.builders import simulated_topology as topology
 
 BASE = topology(3, share("S1", 2, "RESERVE"), share("S2", 1, "LEND"))
 HEAD = topology(3, share("S1", 1, "RESERVE"), share("S2", 2, "LEND"))

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from policy_engine.cli import main
 from policy_engine.model import JobQueue, ServiceEnvironment, Topology
-from tests.policy_engine.builders import GPU, share, topology
+from tests.builders import GPU, share, topology
 from tests.policy_engine.commands.test_input_robustness import GOOD, one_line, run
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from policy_engine.cli import main
-from tests.policy_engine.builders import GPU
+from tests.builders import GPU
 from tests.policy_engine.commands.test_input_robustness import one_line, run
 from tests.policy_engine.reports.test_borrow_graph_render import cluster_attrs, edges, flagged_rules, needs_dot
 

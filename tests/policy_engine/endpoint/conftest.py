@@ -7,6 +7,7 @@ import json
 import boto3
 import pytest
 from botocore.config import Config
+from botocore.exceptions import ClientError
 
 from policy_engine.endpoint.server import RunningEndpoint, start_in_thread
 from policy_engine.endpoint.service import Options, Service
@@ -35,6 +36,34 @@ def submit(batch, name: str, share: str, priority: int = 0, queue: str = "traini
     return batch.submit_service_job(jobName=name, jobQueue=queue, serviceJobType="SAGEMAKER_TRAINING",
                                     serviceRequestPayload=payload(count=count), quotaShareName=share,
                                     schedulingPriority=priority, **extra)["jobId"]
+
+
+ENV_CAPACITY = 4
+
+
+def create_stack(batch, shares=(("A", "LEND_AND_BORROW", 2, 100, "DISABLED"), ("B", "LEND", 2, None, "DISABLED"))):
+    env = batch.create_service_environment(serviceEnvironmentName="gpu", serviceEnvironmentType="SAGEMAKER_TRAINING",
+                                           capacityLimits=[{"maxCapacity": ENV_CAPACITY, "capacityUnit": INSTANCE}])
+    policy = batch.create_scheduling_policy(name="quota", quotaSharePolicy={"idleResourceAssignmentStrategy": "FIFO"})
+    queue = batch.create_job_queue(jobQueueName="training", priority=1, jobQueueType="SAGEMAKER_TRAINING",
+                                   schedulingPolicyArn=policy["arn"],
+                                   serviceEnvironmentOrder=[{"order": 1,
+                                                             "serviceEnvironment": env["serviceEnvironmentArn"]}])
+    arns = {}
+    for name, strategy, limit, borrow, preemption in shares:
+        sharing = {"strategy": strategy} | ({"borrowLimit": borrow} if borrow is not None else {})
+        arns[name] = batch.create_quota_share(
+            quotaShareName=name, jobQueue=queue["jobQueueArn"],
+            capacityLimits=[{"maxCapacity": limit, "capacityUnit": INSTANCE}], resourceSharingConfiguration=sharing,
+            preemptionConfiguration={"inSharePreemption": preemption}, tags={"team": name})["quotaShareArn"]
+    return env, policy, queue, arns
+
+
+def error_of(call, *args, **kwargs) -> tuple[str, int, str]:
+    with pytest.raises(ClientError) as caught:
+        call(*args, **kwargs)
+    response = caught.value.response
+    return response["Error"]["Code"], response["ResponseMetadata"]["HTTPStatusCode"], response["Error"]["Message"]
 
 
 @pytest.fixture

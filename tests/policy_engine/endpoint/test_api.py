@@ -1,56 +1,10 @@
-"""The whole stack with boto3 over HTTP: resources, jobs, filters, pagination, priority, terminate, snapshot."""
+"""The whole stack with boto3 over HTTP: jobs, filters, pagination, priority, terminate, snapshot."""
 
 from __future__ import annotations
 
-import pytest
 from botocore.exceptions import ClientError
 
-from tests.policy_engine.endpoint.conftest import INSTANCE, client, payload, submit
-
-ENV_CAPACITY = 4
-
-
-def create_stack(batch, shares=(("A", "LEND_AND_BORROW", 2, 100, "DISABLED"), ("B", "LEND", 2, None, "DISABLED"))):
-    env = batch.create_service_environment(serviceEnvironmentName="gpu", serviceEnvironmentType="SAGEMAKER_TRAINING",
-                                           capacityLimits=[{"maxCapacity": ENV_CAPACITY, "capacityUnit": INSTANCE}])
-    policy = batch.create_scheduling_policy(name="quota", quotaSharePolicy={"idleResourceAssignmentStrategy": "FIFO"})
-    queue = batch.create_job_queue(jobQueueName="training", priority=1, jobQueueType="SAGEMAKER_TRAINING",
-                                   schedulingPolicyArn=policy["arn"],
-                                   serviceEnvironmentOrder=[{"order": 1,
-                                                             "serviceEnvironment": env["serviceEnvironmentArn"]}])
-    arns = {}
-    for name, strategy, limit, borrow, preemption in shares:
-        sharing = {"strategy": strategy} | ({"borrowLimit": borrow} if borrow is not None else {})
-        arns[name] = batch.create_quota_share(
-            quotaShareName=name, jobQueue=queue["jobQueueArn"],
-            capacityLimits=[{"maxCapacity": limit, "capacityUnit": INSTANCE}], resourceSharingConfiguration=sharing,
-            preemptionConfiguration={"inSharePreemption": preemption}, tags={"team": name})["quotaShareArn"]
-    return env, policy, queue, arns
-
-
-def error_of(call, *args, **kwargs) -> tuple[str, int, str]:
-    with pytest.raises(ClientError) as caught:
-        call(*args, **kwargs)
-    response = caught.value.response
-    return response["Error"]["Code"], response["ResponseMetadata"]["HTTPStatusCode"], response["Error"]["Message"]
-
-
-def test_stack_is_created_with_aws_arns_names_and_states(endpoint):
-    batch = client(endpoint)
-    env, policy, _, arns = create_stack(batch)
-    assert env["serviceEnvironmentArn"] == "arn:aws:batch:us-east-1:123456789012:service-environment/gpu"
-    assert policy["arn"] == "arn:aws:batch:us-east-1:123456789012:scheduling-policy/quota"
-    assert arns["A"] == "arn:aws:batch:us-east-1:123456789012:job-queue/training/quota-share/A"
-    described = batch.describe_job_queues(jobQueues=["training"])["jobQueues"][0]
-    assert (described["status"], described["state"], described["jobQueueType"]) == ("VALID", "ENABLED",
-                                                                                     "SAGEMAKER_TRAINING")
-    share = batch.describe_quota_share(quotaShareArn=arns["A"])
-    assert share["resourceSharingConfiguration"] == {"strategy": "LEND_AND_BORROW", "borrowLimit": 100}
-    assert share["tags"] == {"team": "A"}
-    listed = batch.list_quota_shares(jobQueue="training")["quotaShares"]
-    assert [s["quotaShareName"] for s in listed] == ["A", "B"]
-    assert all("tags" not in s for s in listed)  # ListQuotaShares carries no tags
-    assert batch.list_tags_for_resource(resourceArn=arns["B"])["tags"] == {"team": "B"}
+from tests.policy_engine.endpoint.conftest import INSTANCE, client, create_stack, error_of, payload, submit
 
 
 def test_submitted_jobs_run_borrow_and_wait_as_the_simulator_says(endpoint):
@@ -79,7 +33,6 @@ def test_submitted_jobs_run_borrow_and_wait_as_the_simulator_says(endpoint):
     recent = victim["preemptionSummary"]["recentPreemptedAttempts"][0]
     assert "Preempted by job b0" in recent["statusReason"] and recent["stoppedAt"] >= recent["startedAt"]
 
-
 def test_jobs_finish_after_their_duration_tag_max_runtime_or_default(endpoint):
     batch = client(endpoint)
     create_stack(batch)
@@ -95,7 +48,6 @@ def test_jobs_finish_after_their_duration_tag_max_runtime_or_default(endpoint):
     endpoint.advance(3600 - 120)
     done = batch.describe_service_job(jobId=default)
     assert done["status"] == "SUCCEEDED" and done["stoppedAt"] - done["startedAt"] == 3600 * 1000
-
 
 def test_list_filters_and_pagination(endpoint):
     batch = client(endpoint)
@@ -145,7 +97,6 @@ def test_list_filters_and_pagination(endpoint):
     code, _, message = error_of(batch.list_service_jobs, jobQueue="training", maxResults=101)
     assert code == "ClientException" and "between 1 and 100" in message
 
-
 def test_raising_a_priority_preempts_in_share_and_terminate_frees_capacity(walkthrough_endpoint):
     batch = client(walkthrough_endpoint)
     high = submit(batch, "high", "QS1", priority=3)
@@ -176,7 +127,6 @@ def test_raising_a_priority_preempts_in_share_and_terminate_frees_capacity(walkt
     code, _, message = error_of(batch.update_service_job, jobId=low, schedulingPriority=10_000)
     assert "9999" in message
 
-
 def test_job_queue_snapshot_shows_front_of_queue_and_utilisation(walkthrough_endpoint):
     batch = client(walkthrough_endpoint)
     ids = [submit(batch, f"j{i}", "QS1", priority=p) for i, p in enumerate((1, 5, 3, 2))]
@@ -189,106 +139,6 @@ def test_job_queue_snapshot_shows_front_of_queue_and_utilisation(walkthrough_end
     assert usage["totalCapacityUsage"] == [{"capacityUnit": INSTANCE, "quantity": 2.0}]
     assert usage["quotaShareUtilization"]["topCapacityUtilization"] == [
         {"quotaShareName": "QS1", "capacityUsage": [{"capacityUnit": INSTANCE, "quantity": 2.0}]}]
-
-
-def test_resources_go_through_creating_updating_deleting(tmp_path):
-    from policy_engine.endpoint.server import start_in_thread
-    from policy_engine.endpoint.service import Options, Service
-
-    with start_in_thread(Service(Options(speed=0, transition_seconds=30))) as running:
-        batch = client(running)
-        env = batch.create_service_environment(serviceEnvironmentName="gpu",
-                                               serviceEnvironmentType="SAGEMAKER_TRAINING",
-                                               capacityLimits=[{"maxCapacity": 2, "capacityUnit": INSTANCE}])
-        assert batch.describe_service_environments()["serviceEnvironments"][0]["status"] == "CREATING"
-        policy = batch.create_scheduling_policy(name="q", quotaSharePolicy={"idleResourceAssignmentStrategy": "FIFO"})
-        batch.create_job_queue(jobQueueName="training", priority=1, jobQueueType="SAGEMAKER_TRAINING",
-                               schedulingPolicyArn=policy["arn"],
-                               serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": "gpu"}])
-        _, _, message = error_of(
-            batch.create_quota_share, quotaShareName="A", jobQueue="training",
-            capacityLimits=[{"maxCapacity": 1, "capacityUnit": INSTANCE}],
-            resourceSharingConfiguration={"strategy": "RESERVE"}, preemptionConfiguration={"inSharePreemption":
-                                                                                            "DISABLED"})
-        assert "CREATING" in message and "VALID" in message
-        running.advance(30)
-        assert batch.describe_job_queues()["jobQueues"][0]["status"] == "VALID"
-        batch.create_quota_share(quotaShareName="A", jobQueue="training",
-                                 capacityLimits=[{"maxCapacity": 1, "capacityUnit": INSTANCE}],
-                                 resourceSharingConfiguration={"strategy": "RESERVE"},
-                                 preemptionConfiguration={"inSharePreemption": "DISABLED"})
-        _, _, message = error_of(submit, batch, "early", "A")
-        assert "CREATING" in message  # a share takes jobs once VALID
-        running.advance(30)
-        job = submit(batch, "j", "A")
-        batch.update_service_environment(serviceEnvironment=env["serviceEnvironmentArn"], state="DISABLED")
-        assert batch.describe_service_environments()["serviceEnvironments"][0]["status"] == "UPDATING"
-        running.advance(30)
-        assert batch.describe_service_environments()["serviceEnvironments"][0]["status"] == "VALID"
-        _, _, message = error_of(batch.delete_service_environment, serviceEnvironment="gpu")
-        assert "used by job queue(s) training" in message
-        batch.update_job_queue(jobQueue="training", state="DISABLED")
-        running.advance(30)
-        batch.delete_job_queue(jobQueue="training")
-        assert batch.describe_job_queues()["jobQueues"][0]["status"] == "DELETING"
-        running.advance(30)
-        assert batch.describe_job_queues()["jobQueues"] == []
-        # a new queue of the same name starts without the old one's jobs
-        batch.create_job_queue(jobQueueName="training", priority=1, jobQueueType="SAGEMAKER_TRAINING",
-                               schedulingPolicyArn=policy["arn"],
-                               serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": "gpu"}])
-        running.advance(30)
-        assert batch.list_service_jobs(jobQueue="training", jobStatus="FAILED")["jobSummaryList"] == []
-        assert batch.describe_service_job(jobId=job)["status"] == "FAILED"  # still described
-
-
-def test_policy_engine_rules_and_shape_constraints_are_enforced(endpoint):
-    batch = client(endpoint)
-    create_stack(batch)
-
-    def share(name, **overrides):
-        args = dict(quotaShareName=name, jobQueue="training",
-                    capacityLimits=[{"maxCapacity": 1, "capacityUnit": INSTANCE}],
-                    resourceSharingConfiguration={"strategy": "RESERVE"},
-                    preemptionConfiguration={"inSharePreemption": "DISABLED"}) | overrides
-        return batch.create_quota_share(**args)
-
-    _, status, message = error_of(share, "C", resourceSharingConfiguration={"strategy": "LEND", "borrowLimit": 50})
-    assert status == 400 and "borrowLimit is only valid with the LEND_AND_BORROW" in message
-    _, _, message = error_of(share, "C", resourceSharingConfiguration={"strategy": "BORROW"})
-    assert "Member must satisfy enum value set: [RESERVE, LEND, LEND_AND_BORROW]" in message
-    _, _, message = error_of(share, "C", capacityLimits=[{"maxCapacity": 0, "capacityUnit": INSTANCE}])
-    assert "maxCapacity" in message and "at least 1" in message
-    _, _, message = error_of(share, "bad name!")
-    assert "1-128 letters" in message
-    _, _, message = error_of(batch.tag_resource, resourceArn=batch.describe_job_queues()["jobQueues"][0][
-        "jobQueueArn"], tags={f"k{i}": "v" for i in range(51)})
-    assert "less than or equal to 50" in message
-    for index in range(18):  # 2 shares exist: up to 20 is fine
-        share(f"S{index}")
-    _, _, message = error_of(share, "S21")
-    assert "BQ106" in message and "20" in message
-    # one queue per quota-managed service environment (BQ107)
-    policy = batch.list_scheduling_policies()["schedulingPolicies"][0]["arn"]
-    _, _, message = error_of(batch.create_job_queue, jobQueueName="second", priority=1,
-                             jobQueueType="SAGEMAKER_TRAINING", schedulingPolicyArn=policy,
-                             serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": "gpu"}])
-    assert "BQ107" in message
-    # a quota share policy never becomes a fair-share policy
-    _, _, message = error_of(batch.update_scheduling_policy, arn=policy, fairsharePolicy={"shareDecaySeconds": 60})
-    assert "cannot become a fair-share policy" in message
-    # jobs: an instance type the share lacks, a DISABLED share, a queue's quota share is required
-    _, _, message = error_of(batch.submit_service_job, jobName="x", jobQueue="training",
-                             serviceJobType="SAGEMAKER_TRAINING", quotaShareName="A",
-                             serviceRequestPayload=payload(instance_type="ml.p4d.24xlarge"))
-    assert "no capacity limit for ml.p4d.24xlarge" in message
-    _, _, message = error_of(batch.submit_service_job, jobName="x", jobQueue="training",
-                             serviceJobType="SAGEMAKER_TRAINING", serviceRequestPayload=payload())
-    assert "quotaShareName is required" in message
-    _, _, message = error_of(batch.submit_service_job, jobName="x", jobQueue="training", quotaShareName="A",
-                             serviceJobType="SAGEMAKER_TRAINING", serviceRequestPayload="{not json")
-    assert "serviceRequestPayload is not valid JSON" in message
-
 
 def test_terminate_service_jobs_reports_each_job_as_aws_documents(walkthrough_endpoint):
     batch = client(walkthrough_endpoint)
@@ -303,34 +153,6 @@ def test_terminate_service_jobs_reports_each_job_as_aws_documents(walkthrough_en
     assert batch.describe_service_job(jobId=other)["status"] == "RUNNING"  # took the freed instance
     code, status, message = error_of(batch.terminate_service_jobs, jobs=[running] * 51, reason="too many")
     assert (code, status) == ("ClientException", 400) and "1-50" in message
-
-
-def test_operations_outside_the_subset_get_a_client_exception(endpoint):
-    batch = client(endpoint)
-    for call, kwargs in ((batch.describe_compute_environments, {}), (batch.list_jobs, {"jobQueue": "q"}),
-                         (batch.submit_job, {"jobName": "j", "jobQueue": "q", "jobDefinition": "d"})):
-        code, status, message = error_of(call, **kwargs)
-        assert (code, status) == ("ClientException", 400)
-        assert "is not supported by batch-quota serve" in message
-
-
-def test_tags_route_on_the_raw_path_for_every_arn_kind(walkthrough_endpoint):
-    batch = client(walkthrough_endpoint)
-    job = submit(batch, "tagged", "QS1", tags={"a": "1"})
-    arns = [batch.describe_service_job(jobId=job)["jobArn"],
-            "arn:aws:batch:us-east-1:123456789012:job-queue/training/quota-share/QS2",
-            "arn:aws:batch:us-east-1:123456789012:job-queue/training",
-            "arn:aws:batch:us-east-1:123456789012:service-environment/gpu-env"]
-    for arn in arns:
-        batch.tag_resource(resourceArn=arn, tags={"owner": "ml", "cost": "x"})
-        batch.untag_resource(resourceArn=arn, tagKeys=["cost"])
-        tags = batch.list_tags_for_resource(resourceArn=arn)["tags"]
-        assert tags.get("owner") == "ml" and "cost" not in tags
-    assert batch.describe_service_job(jobId=job)["tags"] == {"a": "1", "owner": "ml"}
-    code, _, message = error_of(batch.list_tags_for_resource,
-                                resourceArn="arn:aws:batch:us-east-1:123456789012:job-queue/nope/quota-share/X")
-    assert code == "ClientException" and "does not exist" in message
-
 
 def test_submit_rate_limit_is_emulated_only_when_asked():
     from policy_engine.endpoint.server import start_in_thread
@@ -355,7 +177,6 @@ def test_submit_rate_limit_is_emulated_only_when_asked():
         assert [attempt(i) for i in range(7, 9)] == [200, ("TooManyRequestsException", 429)]
         # the other operations are not limited
         assert batch.list_service_jobs(jobQueue="training", jobStatus="RUNNABLE")["jobSummaryList"]
-
 
 def test_preemption_in_progress_window_as_aws_shows_it(tmp_path):
     import yaml
@@ -394,7 +215,6 @@ def test_preemption_in_progress_window_as_aws_shows_it(tmp_path):
     assert {job.spec.name: job.status.value for job in engine.jobs} == {"high": "RUNNING", "med": "RUNNABLE",
                                                                        "qs2": "RUNNING"}
 
-
 def test_an_attempt_longer_than_its_timeout_fails_and_is_retried(walkthrough_endpoint):
     batch = client(walkthrough_endpoint)
     job = submit(batch, "slow", "QS3", tags={"batch-quota:duration": "500"}, retryStrategy={"attempts": 2},
@@ -409,7 +229,6 @@ def test_an_attempt_longer_than_its_timeout_fails_and_is_retried(walkthrough_end
     assert failed["stoppedAt"] - failed["createdAt"] == 200_000
     exported = walkthrough_endpoint.export()["scenario"]["jobs"][0]
     assert (exported["attempts"], exported["failures"], exported["fail_after"]) == (2, 2, 100)
-
 
 def test_a_share_update_mid_run_keeps_running_jobs_and_starts_waiting_ones(walkthrough_endpoint):
     batch = client(walkthrough_endpoint)
@@ -426,18 +245,6 @@ def test_a_share_update_mid_run_keeps_running_jobs_and_starts_waiting_ones(walkt
     done = batch.describe_service_job(jobId=running_job)
     assert done["status"] == "SUCCEEDED" and done["stoppedAt"] - done["startedAt"] == 100_000
     assert batch.describe_service_job(jobId=waiting_job)["status"] == "RUNNING"
-
-
-def test_a_bug_in_the_endpoint_is_a_server_exception(endpoint, monkeypatch):
-    from policy_engine.endpoint import handlers
-
-    def broken(service, params):
-        raise RuntimeError("boom")
-
-    monkeypatch.setitem(handlers.HANDLERS, "ListSchedulingPolicies", broken)
-    code, status, message = error_of(client(endpoint).list_scheduling_policies)
-    assert (code, status) == ("ServerException", 500) and "RuntimeError: boom" in message
-
 
 def test_a_client_token_makes_submission_idempotent(walkthrough_endpoint):
     batch = client(walkthrough_endpoint)

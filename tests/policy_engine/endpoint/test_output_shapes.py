@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from botocore.validate import ParamValidator
 
-from policy_engine.endpoint.handlers import HANDLERS
-from tests.policy_engine.endpoint.conftest import client, submit
-from tests.policy_engine.endpoint.test_api import create_stack
+from policy_engine.endpoint.operations import HANDLERS
+from tests.policy_engine.endpoint.conftest import client, create_stack, submit
 
 
 def enum_problems(shape, value, path="") -> list[str]:

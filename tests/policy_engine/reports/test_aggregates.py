@@ -13,8 +13,10 @@ import pytest
 
 from policy_engine.reports import aggregates as agg
 from policy_engine.simulation import simulate
+from tests.builders import job, share
+from tests.builders import simulate as run
+from tests.builders import simulated_topology as topology
 from tests.policy_engine.reports.walkthrough import step_times, walkthrough
-from tests.policy_engine.simulation.builders import job, run, share, topology
 
 GPU = "ml.g5.xlarge"
 
@@ -66,8 +68,9 @@ def test_lanes_show_own_versus_borrowed_and_preemptions():
 
 def _random_run(seed: int):
     rng = np.random.default_rng(seed)
-    topo = topology(6, share("A", 2, "LEND_AND_BORROW", borrow_limit=200, in_share=True), share("B", 2),
-                    share("C", 2, "RESERVE"), share("D", 1, state="DISABLED"), time_limit=300)
+    topo = topology(6, share("A", 2, "LEND_AND_BORROW", borrow_limit=200, in_share_preemption=True),
+                    share("B", 2, "LEND"), share("C", 2, "RESERVE"), share("D", 1, "LEND", state="DISABLED"),
+                    time_limit=300)
     jobs = [job(f"j{i}", str(rng.choice(["A", "B", "C", "D"])), instances=int(rng.choice([1, 1, 2])),
                 priority=int(rng.integers(0, 4)), at=float(rng.integers(0, 2000)), duration=float(rng.integers(1, 900)))
             for i in range(150)]
@@ -124,7 +127,7 @@ def test_aggregates_need_the_usage_log():
 def test_a_run_where_nothing_ran_still_aggregates(tmp_path):
     from policy_engine.reports.html_report import write_report
 
-    topo = topology(2, share("A", 1, state="DISABLED"), share("B", 1))
+    topo = topology(2, share("A", 1, "LEND", state="DISABLED"), share("B", 1, "LEND"))
     result = run(topo, [job("x", "A"), job("y", "A", at=5)], usage_log=True)
     aggregates = agg.aggregate(result)
     assert all(s.depth.sum() == 0 and s.own.sum() == 0 for s in aggregates.series)

@@ -21,7 +21,7 @@ from policy_engine.reports.borrow_graph_render import (
     write_png,
     write_svg,
 )
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 
 BIG = "ml.p4d.24xlarge"
 _EDGE = re.compile(r'^\t"([^"]+)" -> "([^"]+)" \[label="([^"]+)"(.*)\]$', re.M)

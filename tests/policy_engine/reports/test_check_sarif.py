@@ -10,7 +10,7 @@ from policy_engine.checks import check_topology
 from policy_engine.diagnostics import Named, Problem
 from policy_engine.loading import load_topology, read_data
 from policy_engine.reports import check_sarif
-from tests.policy_engine.builders import share, topology
+from tests.builders import share, topology
 
 
 def test_without_line_table_there_is_no_region():

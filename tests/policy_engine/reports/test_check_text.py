@@ -6,7 +6,7 @@ import io
 
 from policy_engine.checks import check_topology
 from policy_engine.reports import check_text
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 
 
 def _mixed():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from policy_engine.checks import check_topology
 from policy_engine.model import JobQueue, ServiceEnvironment, Topology
 from policy_engine.reports.explain import explain_share
-from tests.policy_engine.builders import GPU, share, topology
+from tests.builders import GPU, share, topology
 
 
 def said(t: Topology, node: str) -> dict[str, str]:

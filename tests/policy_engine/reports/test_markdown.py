@@ -7,7 +7,7 @@ from policy_engine.findings import Finding, Severity
 from policy_engine.reports.check_markdown import render as render_check
 from policy_engine.reports.markdown import cell, table
 from policy_engine.reports.simulate_markdown import render as render_simulation
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 from tests.policy_engine.reports.walkthrough import walkthrough
 
 

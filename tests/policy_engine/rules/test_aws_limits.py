@@ -7,8 +7,8 @@ import pytest
 from policy_engine.findings import Severity
 from policy_engine.model import JobQueue, JobStateTimeLimitAction, ServiceEnvironment, Topology
 from policy_engine.rules import REGISTRY
-from tests.policy_engine.builders import GPU, share, topology
-from tests.policy_engine.rules.helpers import run
+from tests.builders import GPU, share, topology
+from tests.builders import run_rule as run
 
 TYPES = [f"ml.type{i}.xlarge" for i in range(6)]
 QUOTA = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from policy_engine.findings import Severity
-from tests.policy_engine.builders import GPU, share, topology
-from tests.policy_engine.rules.helpers import run
+from tests.builders import GPU, share, topology
+from tests.builders import run_rule as run
 
 P5 = "ml.p5.48xlarge"
 

@@ -6,8 +6,8 @@ import pytest
 
 from policy_engine.model import JobQueue
 from policy_engine.rules.objects import locate, object_path
-from tests.policy_engine.builders import guarantee, share, topology
-from tests.policy_engine.rules.helpers import run
+from tests.builders import guarantee, share, topology
+from tests.builders import run_rule as run
 
 
 def test_example_passes(example):

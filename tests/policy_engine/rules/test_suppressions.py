@@ -12,7 +12,7 @@ from policy_engine.cli import main
 from policy_engine.model import Suppression
 from policy_engine.reports import check_json, check_markdown, check_sarif, check_text
 from policy_engine.testing import assert_topology_ok
-from tests.policy_engine.builders import GPU, guarantee, share, topology
+from tests.builders import GPU, guarantee, share, topology
 
 # BQ302: QS1 may borrow 2 but only 1 can be lent (the worked example); BQ402: a burst of 3 is never reached
 WARNED = topology(share("QS1", 1, "LEND_AND_BORROW", borrow_limit=200), share("QS2", 1, "LEND"), share("QS3", 1),

@@ -17,7 +17,9 @@ from policy_engine.simulation import placement
 from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings, _PoolQueue
 from policy_engine.simulation.jobs import JobSpec
 from policy_engine.simulation.results import build_result
-from tests.policy_engine.simulation.builders import job, run, share, topology
+from tests.builders import job, share
+from tests.builders import simulate as run
+from tests.builders import simulated_topology as topology
 from tests.policy_engine.simulation.test_properties import scenarios, topologies
 
 
@@ -94,7 +96,7 @@ def test_indexed_backfill_matches_the_scanning_reference(scenario):
 
 def test_behind_a_blocked_head_the_first_job_that_fits_runs():
     """Control: backfill changes outcomes, and both engines pick the first fitting job, not the first behind."""
-    topo = topology(4, share("A", 4))
+    topo = topology(4, share("A", 4, "LEND"))
     jobs = [job("big", "A", instances=3, at=0), job("head", "A", instances=2, at=1),
             job("two", "A", instances=2, at=2), job("one", "A", instances=1, at=3), job("late", "A", at=4)]
     without = run(topo, jobs, backfill=False)
@@ -111,8 +113,8 @@ def test_no_line_is_scanned_and_no_reason_is_written_while_the_run_goes_on(monke
     """Reasons are computed when reported, and backfill, time limits and priority updates never walk a line."""
     from policy_engine.simulation.queues import Line
 
-    topo = topology(4, share("A", 2, "LEND_AND_BORROW", borrow_limit=200, in_share=True), share("B", 2),
-                    time_limit=5000)
+    topo = topology(4, share("A", 2, "LEND_AND_BORROW", borrow_limit=200, in_share_preemption=True),
+                    share("B", 2, "LEND"), time_limit=5000)
     jobs = [job(f"j{i}", "AB"[i % 2], instances=1 + (i % 3 == 0), priority=i % 4, at=i % 50, duration=100 + i % 70)
             for i in range(400)]
     updates = [PriorityUpdate(60 + i, f"j{i}", 3) for i in range(0, 400, 7)]

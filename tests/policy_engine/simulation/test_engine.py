@@ -8,7 +8,9 @@ from pathlib import Path
 from policy_engine.model import JobStateTimeLimitAction
 from policy_engine.simulation.jobs import CAPACITY_INSUFFICIENT as CAPACITY
 from policy_engine.simulation.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
-from tests.policy_engine.simulation.builders import job, run, share, statuses, topology
+from tests.builders import job, share, statuses
+from tests.builders import simulate as run
+from tests.builders import simulated_topology as topology
 
 TOPOLOGY = Path(__file__).parents[3] / "topologies" / "example.yaml"
 
@@ -94,7 +96,8 @@ def test_a_lender_short_of_reclaimable_capacity_says_how_much_is_reclaimable():
 def test_a_head_waiting_for_a_job_borrowed_at_the_same_instant_says_so():
     # bor borrows at 10 (FIFO ignores priority); hi's in-share + reclaim victims are low and bor,
     # and bor is protected for min_runtime: hi is not "at its limit", it waits for bor
-    topo = topology(3, share("S0", 2, "LEND", in_share=True), share("S1", 1, "LEND_AND_BORROW", borrow_limit=200))
+    topo = topology(3, share("S0", 2, "LEND", in_share_preemption=True),
+                    share("S1", 1, "LEND_AND_BORROW", borrow_limit=200))
     jobs = [job("low", "S0", priority=1, duration=100), job("hi", "S0", priority=5, instances=2, at=10),
             job("bor", "S1", priority=0, instances=2, at=10)]
     reason = run(topo, jobs, until=10).job("hi").reason
@@ -110,7 +113,7 @@ def test_a_share_at_its_limit_says_so():
 
 
 def test_a_disabled_job_queue_is_named_when_it_rejects_a_job():
-    topo = topology(2, share("A", 1), share("D", 1, state="DISABLED"))
+    topo = topology(2, share("A", 1, "LEND"), share("D", 1, "LEND", state="DISABLED"))
     topo = topo.model_copy(update={"job_queues": (topo.job_queues[0].model_copy(update={"state": "DISABLED"}),)})
     result = run(topo, [job("a", "A"), job("d", "D")])
     assert result.job("a").reason == "REJECTED: job queue q is DISABLED"
@@ -118,7 +121,7 @@ def test_a_disabled_job_queue_is_named_when_it_rejects_a_job():
 
 
 def test_a_disabled_share_of_an_enabled_queue_is_named():
-    result = run(topology(2, share("A", 1), share("D", 1, state="DISABLED")), [job("d", "D")])
+    result = run(topology(2, share("A", 1, "LEND"), share("D", 1, "LEND", state="DISABLED")), [job("d", "D")])
     assert result.job("d").reason == "REJECTED: quota share q/D is DISABLED"
 
 

@@ -7,7 +7,9 @@ import pytest
 from policy_engine.reports.html_report import render_page
 from policy_engine.reports.simulate_markdown import render as render_simulation
 from policy_engine.simulation.numbers import as_number, format_seconds, plain
-from tests.policy_engine.simulation.builders import job, run, share, topology
+from tests.builders import job, share
+from tests.builders import simulate as run
+from tests.builders import simulated_topology as topology
 
 BIG = 1234567
 
@@ -27,7 +29,8 @@ def test_json_numbers_are_ints_when_integral():
 
 
 def test_a_waiting_reason_at_a_large_time_has_no_e_notation():
-    topo = topology(3, share("S0", 2, "LEND", in_share=True), share("S1", 1, "LEND_AND_BORROW", borrow_limit=200))
+    topo = topology(3, share("S0", 2, "LEND", in_share_preemption=True),
+                    share("S1", 1, "LEND_AND_BORROW", borrow_limit=200))
     jobs = [job("low", "S0", priority=1, duration=BIG * 2), job("hi", "S0", priority=5, instances=2, at=BIG),
             job("bor", "S1", priority=0, instances=2, at=BIG)]
     reason = run(topo, jobs, until=BIG, min_runtime=0.25).job("hi").reason
@@ -36,7 +39,7 @@ def test_a_waiting_reason_at_a_large_time_has_no_e_notation():
 
 @pytest.mark.parametrize(("until", "text"), [(BIG, "1234567"), (0.25, "0.25"), (BIG + 0.25, "1234567.25")])
 def test_markdown_and_html_times_have_no_e_notation(until, text):
-    topo = topology(1, share("A", 1))
+    topo = topology(1, share("A", 1, "LEND"))
     result = run(topo, [job("a", "A", duration=BIG * 2), job("b", "A")], until=until, usage_log=True)
     markdown = render_simulation(result)
     html = render_page(result, topo)

@@ -7,12 +7,14 @@ import json
 
 import pytest
 
-from tests.policy_engine.simulation.builders import job, run, share, topology
+from tests.builders import job, share
+from tests.builders import simulate as run
+from tests.builders import simulated_topology as topology
 
 
 def test_time_weighted_metrics_of_a_borrow_then_reclaim():
     # A borrows L's instance from 0 to 100 (reclaimed), L uses it from 100 to 200
-    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1))
+    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
     jobs = [job("a1", "A", duration=200), job("a2", "A", duration=1000, preemption_retries=0),
             job("l", "L", at=100, duration=100)]
     result = run(topo, jobs, until=200)
@@ -26,7 +28,7 @@ def test_time_weighted_metrics_of_a_borrow_then_reclaim():
 
 
 def test_utilisation_series_is_off_by_default_and_samples_every_change():
-    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1))
+    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
     jobs = [job("a1", "A", duration=50), job("a2", "A", duration=50)]
     assert run(topo, jobs).utilisation is None
     series = run(topo, jobs, utilisation_series=True).utilisation
@@ -39,7 +41,7 @@ def test_utilisation_series_is_off_by_default_and_samples_every_change():
 
 
 def test_streamed_json_is_exactly_the_json_of_to_json():
-    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1))
+    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
     result = run(topo, [job("a1", "A"), job("a2", "A"), job("l", "L", at=10)], until=20)
     out = io.StringIO()
     result.write_json(out)

@@ -6,7 +6,9 @@ import pytest
 
 from policy_engine.model import QuotaShare
 from policy_engine.simulation.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
-from tests.policy_engine.simulation.builders import job, run, share, statuses, topology
+from tests.builders import job, share, statuses
+from tests.builders import simulate as run
+from tests.builders import simulated_topology as topology
 
 
 def usage(result, name: str) -> int:
@@ -15,7 +17,7 @@ def usage(result, name: str) -> int:
 
 def test_borrow_limit_bounds_a_lend_and_borrow_share():
     # ceiling = floor(2 x 1.5) = 3 although the lender has 6 idle
-    topo = topology(8, share("A", 2, "LEND_AND_BORROW", borrow_limit=50), share("L", 6))
+    topo = topology(8, share("A", 2, "LEND_AND_BORROW", borrow_limit=50), share("L", 6, "LEND"))
     result = run(topo, [job(f"a{i}", "A") for i in range(5)], until=0)
     assert usage(result, "A") == 3
     assert list(statuses(result).values()).count("RUNNING") == 3
@@ -23,7 +25,7 @@ def test_borrow_limit_bounds_a_lend_and_borrow_share():
 
 
 def test_unlimited_borrow_takes_all_lendable_idle_capacity():
-    topo = topology(8, share("A", 2, "LEND_AND_BORROW", borrow_limit=-1), share("L", 6))
+    topo = topology(8, share("A", 2, "LEND_AND_BORROW", borrow_limit=-1), share("L", 6, "LEND"))
     result = run(topo, [job(f"a{i}", "A") for i in range(10)], until=0)
     assert usage(result, "A") == 8
 
@@ -36,7 +38,7 @@ def test_reserve_never_lends_its_idle_capacity():
 
 
 def test_capacity_of_no_share_is_never_used():
-    topo = topology(10, share("A", 1, "LEND_AND_BORROW"), share("L", 1))
+    topo = topology(10, share("A", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
     result = run(topo, [job(f"a{i}", "A") for i in range(4)], until=0)
     assert usage(result, "A") == 2  # own 1 + L's 1; the 8 unowned instances stay idle
 
@@ -49,7 +51,7 @@ def test_lend_never_borrows():
 
 def test_fifo_among_borrowers_ignores_priority():
     # L's own job ends at 100 and frees one instance; B's head was submitted first, A's has higher priority
-    topo = topology(3, share("A", 1, "LEND_AND_BORROW"), share("B", 1, "LEND_AND_BORROW"), share("L", 1))
+    topo = topology(3, share("A", 1, "LEND_AND_BORROW"), share("B", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
     jobs = [job("a-own", "A"), job("b-own", "B"), job("l-own", "L", duration=100),
             job("b-extra", "B", priority=1, at=5), job("a-extra", "A", priority=9, at=10)]
     result = run(topo, jobs, until=100)
@@ -58,7 +60,7 @@ def test_fifo_among_borrowers_ignores_priority():
 
 
 def test_a_borrowing_head_that_does_not_fit_does_not_hold_back_others():
-    topo = topology(3, share("A", 1, "LEND_AND_BORROW"), share("B", 1, "LEND_AND_BORROW"), share("L", 1))
+    topo = topology(3, share("A", 1, "LEND_AND_BORROW"), share("B", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
     jobs = [job("a-own", "A"), job("b-own", "B"), job("l-own", "L", duration=100),
             job("b-big", "B", instances=2, at=5), job("a-small", "A", at=10)]
     result = run(topo, jobs, until=100)
@@ -69,7 +71,7 @@ def test_a_borrowing_head_that_does_not_fit_does_not_hold_back_others():
 def test_reclaim_preempts_a_minimal_victim_set():
     # B borrows x (1 instance, priority 1) and y (2 instances, priority 2); L needs 3 of its 4 back at t=100.
     # Lowest priority first takes x, then y; x was not needed once y is out, so only y is preempted.
-    topo = topology(6, share("B", 2, "LEND_AND_BORROW"), share("L", 4))
+    topo = topology(6, share("B", 2, "LEND_AND_BORROW"), share("L", 4, "LEND"))
     jobs = [job("z", "B", instances=2, priority=9), job("y", "B", instances=2, priority=2),
             job("x", "B", instances=1, priority=1), job("l", "L", instances=3, at=100)]
     result = run(topo, jobs, until=100)
@@ -79,7 +81,7 @@ def test_reclaim_preempts_a_minimal_victim_set():
 
 def test_second_victim_policy_chooses_differently():
     # fewest instances first: x (1) then y (2); x is needed too, so both go
-    topo = topology(6, share("B", 2, "LEND_AND_BORROW"), share("L", 4))
+    topo = topology(6, share("B", 2, "LEND_AND_BORROW"), share("L", 4, "LEND"))
     jobs = [job("z", "B", instances=2, priority=9), job("y", "B", instances=2, priority=1),
             job("x", "B", instances=1, priority=5), job("l", "L", instances=2, at=100)]
     default = run(topo, jobs, until=100)
@@ -91,7 +93,7 @@ def test_second_victim_policy_chooses_differently():
 def test_no_partial_preemption_when_all_candidates_are_not_enough():
     # oversubscribed: the environment has 3, L owns 3 and B owns 2; B runs 3 (one borrowed).
     # L's job of 3 could only get 1 back (B may not be pushed below its limit twice): nothing is preempted.
-    topo = topology(3, share("B", 2, "LEND_AND_BORROW"), share("L", 3), oversubscribed=True)
+    topo = topology(3, share("B", 2, "LEND_AND_BORROW"), share("L", 3, "LEND"), oversubscribed=True)
     jobs = [job(f"b{i}", "B") for i in range(3)] + [job("l", "L", instances=3, at=100)]
     result = run(topo, jobs, until=100)
     assert result.summary["preemptions"] == 0
@@ -100,7 +102,7 @@ def test_no_partial_preemption_when_all_candidates_are_not_enough():
 
 
 def test_victims_only_from_shares_above_their_limit():
-    topo = topology(4, share("A", 2, "LEND_AND_BORROW"), share("L", 2))
+    topo = topology(4, share("A", 2, "LEND_AND_BORROW"), share("L", 2, "LEND"))
     jobs = [job("a1", "A"), job("a2", "A"), job("a3", "A"), job("l1", "L", at=50), job("l2", "L", at=100)]
     result = run(topo, jobs, until=100)
     # l1 fits in L's idle instance; l2 reclaims a3 (A above its limit) and A's own two keep running
@@ -108,7 +110,7 @@ def test_victims_only_from_shares_above_their_limit():
 
 
 def test_equal_priority_never_preempts_in_share():
-    topo = topology(1, share("A", 1, "RESERVE", in_share=True))
+    topo = topology(1, share("A", 1, "RESERVE", in_share_preemption=True))
     same = run(topo, [job("first", "A", priority=5), job("second", "A", priority=5, at=10)], until=10)
     higher = run(topo, [job("first", "A", priority=5), job("second", "A", priority=6, at=10)], until=10)
     assert statuses(same) == {"first": "RUNNING", "second": "RUNNABLE"}
@@ -116,20 +118,20 @@ def test_equal_priority_never_preempts_in_share():
 
 
 def test_in_share_preemption_off_means_the_job_waits():
-    topo = topology(1, share("A", 1, "RESERVE", in_share=False))
+    topo = topology(1, share("A", 1, "RESERVE", in_share_preemption=False))
     result = run(topo, [job("first", "A", priority=1), job("urgent", "A", priority=9, at=10)], until=10)
     assert statuses(result) == {"first": "RUNNING", "urgent": "RUNNABLE"}
 
 
 def test_lowering_a_running_job_makes_it_a_victim():
-    topo = topology(1, share("A", 1, "RESERVE", in_share=True))
+    topo = topology(1, share("A", 1, "RESERVE", in_share_preemption=True))
     jobs = [job("runner", "A", priority=5), job("waiter", "A", priority=3, at=10)]
     result = run(topo, jobs, updates=[(20, "runner", 1)], until=20)
     assert statuses(result) == {"runner": "RUNNABLE", "waiter": "RUNNING"}
 
 
 def test_preemption_retries_exhausted_fails_the_job():
-    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1))
+    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
     jobs = [job("a1", "A"), job("a2", "A", preemption_retries=0), job("l", "L", at=100)]
     result = run(topo, jobs, until=100)
     assert result.job("a2").status == "FAILED"
@@ -137,7 +139,7 @@ def test_preemption_retries_exhausted_fails_the_job():
 
 
 def test_preemption_retries_allow_that_many_preemptions():
-    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1))
+    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
     jobs = [job("a1", "A"), job("a2", "A", preemption_retries=1), job("l", "L", at=100, duration=50)]
     result = run(topo, jobs)
     assert result.job("a2").status == "SUCCEEDED"
@@ -154,7 +156,7 @@ def test_preemption_retries_allow_that_many_preemptions():
 )
 def test_misconfigured_jobs_stay_runnable_and_block_the_line(instances, strategy, borrow_limit, reason):
     topo = topology(4, share("A", 1 if strategy == "LEND" else 2, strategy, borrow_limit=borrow_limit),
-                    share("L", 1), share("R", 1, "RESERVE"))
+                    share("L", 1, "LEND"), share("R", 1, "RESERVE"))
     jobs = [job("big", "A", instances=instances, priority=9), job("small", "A", at=1)]
     result = run(topo, jobs)
     assert result.job("big").status == "RUNNABLE"
@@ -164,7 +166,7 @@ def test_misconfigured_jobs_stay_runnable_and_block_the_line(instances, strategy
 
 
 def test_time_limit_action_terminates_a_stuck_head():
-    topo = topology(2, share("A", 2), time_limit=600)
+    topo = topology(2, share("A", 2, "LEND"), time_limit=600)
     jobs = [job("big", "A", instances=3, priority=9), job("small", "A", at=10, duration=100)]
     result = run(topo, jobs)
     assert result.job("big").status == "FAILED"
@@ -175,14 +177,14 @@ def test_time_limit_action_terminates_a_stuck_head():
 
 
 def test_disabled_share_rejects_submissions():
-    topo = topology(2, share("A", 1, state="DISABLED"), share("B", 1))
+    topo = topology(2, share("A", 1, "LEND", state="DISABLED"), share("B", 1, "LEND"))
     result = run(topo, [job("a", "A"), job("b", "B")])
     assert result.job("a").status == "FAILED" and "DISABLED" in result.job("a").reason
     assert result.job("b").status == "SUCCEEDED"
 
 
 def test_failures_are_retried_up_to_attempts():
-    topo = topology(1, share("A", 1))
+    topo = topology(1, share("A", 1, "LEND"))
     retried = run(topo, [job("j", "A", duration=100, attempts=2, failures=1, fail_after=30)])
     exhausted = run(topo, [job("j", "A", duration=100, attempts=2, failures=2, fail_after=30)])
     assert retried.job("j").status == "SUCCEEDED" and retried.job("j").finished_at == 130
@@ -191,7 +193,7 @@ def test_failures_are_retried_up_to_attempts():
 
 
 def test_preempted_job_restarts_from_its_last_checkpoint():
-    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1))
+    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
     jobs = [job("a1", "A", duration=10_000), job("a2", "A", duration=1000, checkpoint_interval=100),
             job("l", "L", at=350, duration=100)]
     result = run(topo, jobs)
@@ -201,7 +203,7 @@ def test_preempted_job_restarts_from_its_last_checkpoint():
 
 
 def test_startup_and_preemption_delays():
-    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1))
+    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
     jobs = [job("a1", "A"), job("a2", "A", duration=100), job("l", "L", at=50, duration=100)]
     result = run(topo, jobs, startup_delay=10, preemption_delay=20)
     assert result.job("a1").started_at == 10
@@ -209,7 +211,7 @@ def test_startup_and_preemption_delays():
 
 
 def test_backfill_lets_jobs_pass_a_blocked_head():
-    topo = topology(4, share("A", 2, "LEND_AND_BORROW", borrow_limit=100), share("L", 2))
+    topo = topology(4, share("A", 2, "LEND_AND_BORROW", borrow_limit=100), share("L", 2, "LEND"))
     jobs = [job("running", "A", instances=2), job("l", "L", instances=1),
             job("big", "A", instances=2, priority=9, at=1), job("small", "A", instances=1, at=2)]
     strict = run(topo, jobs, until=2)
@@ -221,7 +223,7 @@ def test_backfill_lets_jobs_pass_a_blocked_head():
 def test_in_share_preemption_combines_with_reclaim_in_one_minimal_set():
     # A runs x (priority 1); B borrows one of A's instances. A's urgent job needs both of A's instances:
     # it preempts x inside A and takes back the instance B borrowed, together; B's own two keep running.
-    topo = topology(4, share("A", 2, "LEND_AND_BORROW", in_share=True), share("B", 2, "LEND_AND_BORROW"))
+    topo = topology(4, share("A", 2, "LEND_AND_BORROW", in_share_preemption=True), share("B", 2, "LEND_AND_BORROW"))
     jobs = [job("x", "A", priority=1), job("b1", "B"), job("b2", "B"), job("b3", "B", at=1),
             job("urgent", "A", instances=2, priority=9, at=100)]
     result = run(topo, jobs, until=100)
@@ -233,7 +235,7 @@ def test_in_share_preemption_combines_with_reclaim_in_one_minimal_set():
 def test_a_borrowing_head_displaced_by_a_priority_update_borrows_when_it_is_head_again():
     # found by the property tests: big (misconfigured) is raised above wide, then lowered back;
     # wide must still borrow once the lender's job ends
-    topo = topology(2, share("L", 1), share("B", 1, "LEND_AND_BORROW"))
+    topo = topology(2, share("L", 1, "LEND"), share("B", 1, "LEND_AND_BORROW"))
     jobs = [job("lender", "L", duration=10), job("wide", "B", instances=2, priority=0),
             job("big", "B", instances=3, priority=0, at=1)]
     result = run(topo, jobs, updates=[(1, "big", 1), (2, "big", 0)])

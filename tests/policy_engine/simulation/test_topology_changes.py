@@ -12,7 +12,8 @@ from policy_engine.simulation.jobs import ACTIVE, JobSpec, Status
 from policy_engine.simulation.results import build_result
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 from policy_engine.simulation.workload import load_scenario
-from tests.policy_engine.simulation.builders import GPU, job, share, topology
+from tests.builders import GPU, job, share
+from tests.builders import simulated_topology as topology
 
 LOWERED = topology(3, share("S1", 2, "RESERVE"), share("S2", 1, "LEND"))
 
@@ -120,7 +121,7 @@ def changing_scenarios(draw):
         strategy = draw(st.sampled_from(["RESERVE", "LEND", "LEND_AND_BORROW"]))
         shares.append(share(f"S{index}", draw(st.integers(1, 3)), strategy,
                             borrow_limit=draw(st.sampled_from([None, 0, 100])) if strategy == "LEND_AND_BORROW"
-                            else None, in_share=draw(st.booleans())))
+                            else None, in_share_preemption=draw(st.booleans())))
     environment = sum(s.capacity[GPU] for s in shares) + draw(st.integers(0, 2))
     topo = topology(environment, *shares)
     jobs = [JobSpec(f"j{i}", f"q/{draw(st.sampled_from(shares)).name}", GPU, draw(st.integers(1, 3)),

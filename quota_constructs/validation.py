@@ -1,4 +1,4 @@
-"""Eager prop validation shared by the constructs, in the style of aws-cdk's ``aws-batch``.
+"""Validators for construct props (``Where`` and ``is_token``), in the style of aws-cdk's ``aws-batch``.
 
 A construct checks its own props in ``__init__`` and raises ``ValueError`` naming the
 construct, the field, the value and the allowed range, so a mistake points at the line
@@ -11,7 +11,7 @@ tokens (unknown until deploy) are not checked.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, get_args
+from typing import Any, NoReturn, get_args
 
 from aws_cdk import Token
 
@@ -41,7 +41,8 @@ class Where:
         self.construct = construct
         self.name = name
 
-    def fail(self, field: str, value: Any, expected: str) -> None:
+    def fail(self, field: str, value: Any, expected: str) -> NoReturn:
+        """Refuse ``value``: one line naming the construct, the object, the field, the value and what is allowed."""
         raise ValueError(f"{self.construct} {self.name!r}: {field} = {value!r} is invalid; expected {expected}")
 
     def name_ok(self, field: str, value: str) -> str:

@@ -1,0 +1,237 @@
+"""The import graph of ``policy_engine`` and ``quota_constructs``, read from the source with ``ast`` (nothing imported).
+
+Two rules hold the layering in place:
+
+- ``policy_engine`` never imports the CDK (``aws_cdk``, ``constructs``, ``jsii``, ``cdk_nag``) or
+  ``quota_constructs``, in any form: at load time, inside a function, or for type checking only. The policy
+  engine installs and runs without the CDK (``pip install batch-quota``).
+- No cycles among the modules of both packages. Every import counts as an edge, wherever it is written:
+  at module level (``load``), inside a function or as ``importlib.import_module("literal")`` (``lazy``), or
+  under ``if TYPE_CHECKING:`` (``typing``). A string that is exactly the dotted name of one of these modules
+  is a lazy import too: registries load modules by name (``cli.COMMANDS``, the package's ``__getattr__``).
+  A lazy import is the right way to keep a heavy dependency off the load path (``check`` does not load the
+  simulator), but it does not make two modules that need each other independent: a cycle through a lazy
+  or a type-checking import is still a cycle in the design. It is broken by moving what both sides need
+  into a third module (as ``quota_constructs/base.py`` does for the construct base classes).
+
+An edge goes to the module named: ``from a.b import c`` is an edge to ``a.b.c`` when that is a module, else to
+``a.b``. Loading ``a.b.c`` also runs ``a/__init__.py`` and ``a/b/__init__.py``; those implicit parent edges are
+not counted (every submodule would otherwise be in a cycle with a package that re-exports it). Module names
+built at run time (``f"policy_engine.{name}"``) are not seen.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("policy_engine", "quota_constructs")
+#: What ``policy_engine`` must never import (top-level names).
+CDK_ONLY = ("aws_cdk", "constructs", "jsii", "cdk_nag", "quota_constructs")
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # importing module
+    target: str  # imported module (absolute, dotted)
+    line: int
+    kind: str  # "load" | "lazy" | "typing"
+
+    def where(self) -> str:
+        return f"{self.source.replace('.', '/')}:{self.line} ({self.kind})"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> Iterator[Import]:
+    """Every import in ``path``, absolute and classified by where it is written."""
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+    def resolve(node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        base = name.split(".") if is_package else name.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        return ".".join([*base, node.module] if node.module else base)
+
+    def visit(node: ast.AST, kind: str) -> Iterator[Import]:
+        for child in ast.iter_child_nodes(node):
+            child_kind = kind
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) and kind == "load":
+                child_kind = "lazy"
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for statement in child.body:
+                    yield from visit_statement(statement, "typing")
+                for statement in child.orelse:
+                    yield from visit_statement(statement, kind)
+                continue
+            yield from visit_statement(child, child_kind)
+
+    def visit_statement(node: ast.AST, kind: str) -> Iterator[Import]:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(name, alias.name, node.lineno, kind)
+        elif isinstance(node, ast.ImportFrom):
+            module = resolve(node)
+            for alias in node.names:
+                submodule = f"{module}.{alias.name}"
+                yield Import(name, submodule if submodule in known else module, node.lineno, kind)
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and ((isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
+                   or (isinstance(node.func, ast.Name) and node.func.id == "import_module"))):
+            yield Import(name, node.args[0].value, node.lineno, "lazy")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in known:
+            yield Import(name, node.value, node.lineno, "lazy")  # a registry entry loaded by name
+        yield from visit(node, kind)
+
+    yield from visit(tree, "load")
+
+
+def all_imports() -> list[Import]:
+    found = modules()
+    known = set(found)
+    return list(dict.fromkeys(each for name, path in found.items() for each in imports_of(name, path, known)))
+
+
+def import_graph(imports: list[Import]) -> nx.MultiDiGraph:
+    known = set(modules())
+    graph = nx.MultiDiGraph()
+    graph.add_nodes_from(known)
+    for each in imports:
+        if each.target in known and each.target != each.source:
+            graph.add_edge(each.source, each.target, where=each.where())
+    return graph
+
+
+def cycle_groups(imports: list[Import]) -> dict[frozenset[str], str]:
+    """Each group of modules that reach one another -> a shortest cycle through it, each edge with its lines."""
+    graph = import_graph(imports)
+    simple = nx.DiGraph(graph)
+    found = {}
+    for group in nx.strongly_connected_components(simple):
+        if len(group) < 2:
+            continue
+        start = min(group)
+        ring = min((nx.shortest_path(simple, start, other) + nx.shortest_path(simple, other, start)[1:]
+                    for other in group if other != start), key=len)
+        steps = [f"{a} -> {b} [{', '.join(d['where'] for d in graph.get_edge_data(a, b).values())}]"
+                 for a, b in pairwise(ring)]
+        found[frozenset(group)] = f"{len(group)} modules: " + "; ".join(steps)
+    return found
+
+
+def cycles(imports: list[Import]) -> list[str]:
+    return sorted(cycle_groups(imports).values())
+
+
+#: Cycles that exist today, each to be broken by moving what both sides need into a third module; the test
+#: fails on any other cycle, and on a listed one that is gone (delete its entry: the list only shrinks).
+KNOWN_CYCLES: dict[frozenset[str], str] = {
+    frozenset({"policy_engine.cli", "policy_engine.aws.cli_options", *(f"policy_engine.commands.{name}" for name in (
+        "check", "diff", "drift", "explain", "generate", "graph", "history", "import_topology", "serve",
+        "simulate", "snapshot", "sweep", "tune", "walkthrough"))}):
+        "cli.COMMANDS loads each command by name, and the commands import EXIT_*, SafePath, fail_input, "
+        "topology_or_exit back from cli: those belong in a module of their own that cli and commands import",
+    frozenset({"policy_engine.loading", "policy_engine.aws.template"}):
+        "loading reads a CloudFormation template through aws.template (lazily), which imports loading's "
+        "validation back",
+    frozenset({"policy_engine.simulation.engine", "policy_engine.simulation.preemption",
+               "policy_engine.simulation.topology_changes"}):
+        "topology_changes names the Engine (TYPE_CHECKING), which imports it and preemption, which imports it",
+}
+
+
+# --- the rules -----------------------------------------------------------------------------------------------
+
+
+def cdk_imports(imports: list[Import]) -> list[str]:
+    """Each import of the CDK or the constructs written in ``policy_engine``, with its line."""
+    return [f"{each.where()}: imports {each.target}" for each in imports
+            if each.source.split(".")[0] == "policy_engine" and each.target.split(".")[0] in CDK_ONLY]
+
+
+def test_policy_engine_never_imports_the_cdk_or_the_constructs():
+    offending = cdk_imports(all_imports())
+    assert not offending, "\n".join(offending)
+
+
+def test_no_import_cycles_among_modules_but_the_known_ones():
+    found = cycle_groups(all_imports())
+    new = [ring for group, ring in found.items() if group not in KNOWN_CYCLES]
+    assert not new, "import cycles:\n" + "\n".join(sorted(new))
+    gone = [sorted(group) for group in KNOWN_CYCLES if group not in found]
+    assert not gone, f"fixed, so remove from KNOWN_CYCLES: {gone}"
+
+
+# --- the reader itself ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """A throwaway ``policy_engine`` tree under ``tmp_path``, read by the same functions."""
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    root = tmp_path / "policy_engine"
+    (root / "sub").mkdir(parents=True)
+    (tmp_path / "quota_constructs").mkdir()
+    (tmp_path / "quota_constructs" / "__init__.py").write_text("")
+
+    def write(files: dict[str, str]) -> list[Import]:
+        for relative, text in {"__init__.py": "", "sub/__init__.py": "", **files}.items():
+            (root / relative).write_text(text)
+        return all_imports()
+
+    return write
+
+
+def test_reader_classifies_load_lazy_and_typing_imports(package):
+    found = package({
+        "a.py": "import importlib\nfrom typing import TYPE_CHECKING\nfrom . import b\n"
+                "if TYPE_CHECKING:\n    from policy_engine.sub import c\n"
+                "def f():\n    from .sub.c import thing\n    importlib.import_module('policy_engine.b')\n",
+        "b.py": "COMMANDS = {'c': ('policy_engine.sub.c', 'help text')}\n", "sub/c.py": "from ..a import x\n",
+    })
+    edges = {(each.source, each.target, each.kind) for each in found if each.target.startswith("policy_engine")}
+    assert edges == {
+        ("policy_engine.a", "policy_engine.b", "load"),
+        ("policy_engine.a", "policy_engine.sub.c", "typing"),
+        ("policy_engine.a", "policy_engine.sub.c", "lazy"),
+        ("policy_engine.a", "policy_engine.b", "lazy"),
+        ("policy_engine.sub.c", "policy_engine.a", "load"),
+        ("policy_engine.b", "policy_engine.sub.c", "lazy"),
+    }
+
+
+def test_a_cycle_through_a_lazy_import_is_reported_with_its_lines(package):
+    found = package({"a.py": "from policy_engine import b\n", "b.py": "def f():\n    import policy_engine.a\n"})
+    assert cycles(found) == ["2 modules: policy_engine.a -> policy_engine.b [policy_engine/a:1 (load)]; "
+                             "policy_engine.b -> policy_engine.a [policy_engine/b:2 (lazy)]"]
+
+
+def test_a_lazy_cdk_import_in_the_engine_is_caught(package):
+    found = package({"a.py": "def f():\n    from aws_cdk import App\n",
+                     "b.py": "if TYPE_CHECKING:\n    import quota_constructs.base\n"})
+    assert cdk_imports(found) == ["policy_engine/a:2 (lazy): imports aws_cdk",
+                                  "policy_engine/b:2 (typing): imports quota_constructs.base"]
