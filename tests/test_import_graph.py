@@ -152,7 +152,7 @@ def cycles(imports: list[Import]) -> list[str]:
 KNOWN_CYCLES: dict[frozenset[str], str] = {
     frozenset({"policy_engine.cli", "policy_engine.aws.cli_options", *(f"policy_engine.commands.{name}" for name in (
         "check", "diff", "drift", "explain", "generate", "graph", "history", "import_topology", "serve",
-        "simulate", "snapshot", "sweep", "tune", "walkthrough"))}):
+        "simulate", "snapshot", "sweep", "tune"))}):
         "cli.COMMANDS loads each command by name, and the commands import EXIT_*, SafePath, fail_input, "
         "topology_or_exit back from cli: those belong in a module of their own that cli and commands import",
     frozenset({"policy_engine.loading", "policy_engine.aws.template"}):

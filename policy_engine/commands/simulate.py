@@ -16,8 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from policy_engine.cli import FiniteFloatRange, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError
-from policy_engine.reports.registry import SIMULATE_FORMATS, SimulateOutput
+from policy_engine.reports.registry import SIMULATE_FORMATS
 from policy_engine.reports.safe_text import visible
+from policy_engine.reports.subjects import SimulateOutput
 from policy_engine.simulation.engine import Engine
 from policy_engine.simulation.numbers import as_number
 from policy_engine.simulation.preemption import POLICIES

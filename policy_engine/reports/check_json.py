@@ -9,7 +9,7 @@ import click
 
 from policy_engine.checks import CheckReport
 from policy_engine.findings import Finding
-from policy_engine.reports.registry import CheckLoadFailure, CheckOutput
+from policy_engine.reports.subjects import CheckLoadFailure, CheckOutput
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:

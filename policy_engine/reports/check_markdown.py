@@ -10,7 +10,7 @@ import click
 from policy_engine.checks import CheckReport
 from policy_engine.findings import Finding
 from policy_engine.reports.markdown import cell, code, table
-from policy_engine.reports.registry import CheckLoadFailure, CheckOutput
+from policy_engine.reports.subjects import CheckLoadFailure, CheckOutput
 
 
 def _capacity(capacity: dict[str, int]) -> str:

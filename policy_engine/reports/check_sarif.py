@@ -19,7 +19,7 @@ from policy_engine.checks import CheckReport
 from policy_engine.diagnostics import ObjectRef, Problem, line_of, render_path
 from policy_engine.findings import Severity
 from policy_engine.model import Topology
-from policy_engine.reports.registry import CheckLoadFailure, CheckOutput
+from policy_engine.reports.subjects import CheckLoadFailure, CheckOutput
 from policy_engine.rules import Rule, all_rules
 from policy_engine.rules.objects import object_path
 

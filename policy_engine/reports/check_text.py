@@ -17,8 +17,8 @@ from rich.table import Table
 
 from policy_engine.checks import CheckReport
 from policy_engine.findings import Finding, Severity
-from policy_engine.reports.registry import CheckOutput
 from policy_engine.reports.safe_text import rich_text, visible
+from policy_engine.reports.subjects import CheckOutput
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow"}
 _TITLE = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings"}

@@ -9,8 +9,8 @@ from rich.text import Text
 
 from policy_engine.reports import terminal
 from policy_engine.reports.explain import explain_share
-from policy_engine.reports.registry import ExplainOutput
 from policy_engine.reports.safe_text import visible
+from policy_engine.reports.subjects import ExplainOutput
 
 _TOPIC_STYLE = {"findings": "bold yellow", "what": "bold"}
 

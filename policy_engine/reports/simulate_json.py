@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from policy_engine.reports.registry import SimulateOutput
+from policy_engine.reports.subjects import SimulateOutput
 
 
 def write(output: SimulateOutput, stream: TextIO) -> None:

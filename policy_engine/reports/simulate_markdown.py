@@ -8,7 +8,7 @@ from typing import TextIO
 import click
 
 from policy_engine.reports.markdown import code, table
-from policy_engine.reports.registry import SimulateOutput
+from policy_engine.reports.subjects import SimulateOutput
 from policy_engine.simulation.calibration import ShareCalibration
 from policy_engine.simulation.numbers import format_seconds
 from policy_engine.simulation.results import SimulationResult

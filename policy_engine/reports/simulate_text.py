@@ -12,8 +12,8 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from policy_engine.reports import terminal
-from policy_engine.reports.registry import SimulateOutput
 from policy_engine.reports.safe_text import rich_text, visible
+from policy_engine.reports.subjects import SimulateOutput
 from policy_engine.simulation.calibration import ShareCalibration
 from policy_engine.simulation.numbers import format_seconds
 from policy_engine.simulation.results import SimulationResult
