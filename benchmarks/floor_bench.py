@@ -70,6 +70,17 @@ def simulator(path: Path, backfill: bool) -> dict:
             "preemptions": result.summary["preemptions"], "simulated_days": result.time / 86400}
 
 
+#: Targets: the simulator at most this many times the floor, per workload shape; backfill against without.
+FLOOR_TARGETS = {"heavy": 5.0, "steady": 4.0}
+BACKFILL_TARGET = 1.5
+#: Peak memory of 1,000,000 heavy jobs (load, run, results), in MB.
+MEMORY_TARGET_MB = 800
+
+
+def verdict(value: float, target: float) -> str:
+    return f"{'meets' if value <= target else 'MISSES'} <= {target:g}"
+
+
 STEPS = {"floor": lambda path: floor(path), "simulator": lambda path: simulator(path, False),
          "backfill": lambda path: simulator(path, True)}
 
@@ -101,17 +112,22 @@ def main() -> None:
                 path = workloads.workload_csv(shape, size, Path(workdir))
                 base = measure("floor", path)
                 sim = measure("simulator", path)
+                wall, cpu = sim["wall_s"] / base["wall_s"], sim["cpu_s"] / base["cpu_s"]
+                target = FLOOR_TARGETS[shape]
+                memory = (f", peak {verdict(sim['peak_mb'], MEMORY_TARGET_MB)} MB"
+                          if shape == "heavy" and size >= 1_000_000 else "")
                 print(f"{shape:>6} {size:>9,} jobs: floor {base['wall_s']:7.2f} s (cpu {base['cpu_s']:7.2f})  "
                       f"simulator {sim['wall_s']:7.2f} s (cpu {sim['cpu_s']:7.2f}, peak {sim['peak_mb']:6.0f} MB, "
                       f"{sim['preemptions']:,} preemptions, {sim['simulated_days']:.0f} days)  "
-                      f"ratio {sim['wall_s'] / base['wall_s']:.2f}x wall, {sim['cpu_s'] / base['cpu_s']:.2f}x cpu",
-                      flush=True)
+                      f"ratio {wall:.2f}x wall, {cpu:.2f}x cpu (wall {verdict(wall, target)}x, cpu "
+                      f"{verdict(cpu, target)}x{memory}); load average {os.getloadavg()[0]:.2f}", flush=True)
                 if not args.no_backfill:
                     fill = measure("backfill", path)
+                    wall, cpu = fill["wall_s"] / sim["wall_s"], fill["cpu_s"] / sim["cpu_s"]
                     print(f"{'':>6} {'':>9}       --backfill {fill['wall_s']:7.2f} s (cpu {fill['cpu_s']:7.2f}, "
                           f"peak {fill['peak_mb']:6.0f} MB, {fill['preemptions']:,} preemptions)  "
-                          f"ratio to without {fill['wall_s'] / sim['wall_s']:.2f}x wall, "
-                          f"{fill['cpu_s'] / sim['cpu_s']:.2f}x cpu", flush=True)
+                          f"ratio to without {wall:.2f}x wall, {cpu:.2f}x cpu (wall {verdict(wall, BACKFILL_TARGET)}x, "
+                          f"cpu {verdict(cpu, BACKFILL_TARGET)}x); load average {os.getloadavg()[0]:.2f}", flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

@@ -14,11 +14,13 @@ engineer can draw the flow that realises it.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import networkx as nx
 from networkx.algorithms.flow import edmonds_karp
 
+from policy_engine.burst import burst_limit
 from policy_engine.model import JobQueue, QuotaShare, Topology, share_id
 
 _SOURCE, _SINK, _BORROWER = "__lenders__", "__environment__", "__borrower__"
@@ -200,8 +202,11 @@ class BorrowGraph:
         return cached
 
     def max_burst(self, node: str, instance_type: str) -> int:
-        """``min(ceiling, own limit + max-flow from lenders, environment capacity)``."""
-        return self.burst(node, instance_type).total
+        """``min(ceiling, own limit + max-flow from lenders, environment capacity)`` (``burst.burst_limit``)."""
+        share = self.share(node)
+        ceiling = share.ceiling(instance_type) if share.borrows else None
+        return burst_limit(self.limit(node, instance_type), self.max_borrowed(node, instance_type), ceiling,
+                           self.environment_capacity(node, instance_type))
 
     def max_borrowed(self, node: str, instance_type: str) -> int:
         return sum(self.burst(node, instance_type).borrowed.values())
@@ -222,5 +227,5 @@ def _flow_network(edges: tuple[tuple[int, int], ...], room: int) -> nx.DiGraph:
     return network
 
 
-def _unique(items) -> list[str]:
+def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))

@@ -158,9 +158,10 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
     frozenset({"policy_engine.loading", "policy_engine.aws.template"}):
         "loading reads a CloudFormation template through aws.template (lazily), which imports loading's "
         "validation back",
-    frozenset({"policy_engine.simulation.engine", "policy_engine.simulation.preemption",
-               "policy_engine.simulation.topology_changes"}):
-        "topology_changes names the Engine (TYPE_CHECKING), which imports it and preemption, which imports it",
+    frozenset(f"policy_engine.simulation.{name}" for name in (
+        "capacity", "engine", "jobs", "lifecycle", "live", "metrics", "placement", "pool_queue", "preemption",
+        "queues", "reasons", "results", "settings", "steps", "time_limits", "topology_changes")):
+        "the simulator's modules name each other's types for checking (TYPE_CHECKING)",
 }
 
 

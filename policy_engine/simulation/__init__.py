@@ -3,14 +3,44 @@
 Separated like Kueue's scheduler: ``jobs`` (records and states), ``workload``
 (scenario files), ``generate`` (synthetic workloads), ``queues`` (waiting lines),
 ``capacity`` (accounting), ``placement`` (who fits where), ``preemption`` (victim
-policies), ``engine`` (the event loop), ``metrics`` and ``results``.
+policies), ``pool_queue`` and ``steps`` (the scheduling pass), ``lifecycle`` (job
+transitions), ``engine`` (the event loop), ``reasons``, ``metrics`` and ``results``.
+
+The names below are imported on first use, so importing a submodule (or this package)
+does not load the whole simulator.
 """
 
-from policy_engine.simulation.engine import Engine, SimulationSettings, simulate
-from policy_engine.simulation.jobs import Job, JobSpec, Status
-from policy_engine.simulation.preemption import FewestInstancesFirst, LowestPriorityNewestFirst, VictimPolicy
-from policy_engine.simulation.results import AttemptRecord, JobRecord, SimulationResult
-from policy_engine.simulation.workload import PriorityUpdate, Scenario, load_scenario
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from policy_engine.simulation.engine import Engine, simulate
+    from policy_engine.simulation.jobs import Job, JobSpec, Status
+    from policy_engine.simulation.preemption import FewestInstancesFirst, LowestPriorityNewestFirst, VictimPolicy
+    from policy_engine.simulation.results import AttemptRecord, JobRecord, SimulationResult
+    from policy_engine.simulation.settings import PriorityUpdate, SimulationSettings
+    from policy_engine.simulation.workload import Scenario, load_scenario
+
+#: public name -> the submodule that defines it
+_HOMES = {
+    "AttemptRecord": "results",
+    "Engine": "engine",
+    "FewestInstancesFirst": "preemption",
+    "Job": "jobs",
+    "JobRecord": "results",
+    "JobSpec": "jobs",
+    "LowestPriorityNewestFirst": "preemption",
+    "PriorityUpdate": "settings",
+    "Scenario": "workload",
+    "SimulationResult": "results",
+    "SimulationSettings": "settings",
+    "Status": "jobs",
+    "VictimPolicy": "preemption",
+    "load_scenario": "workload",
+    "simulate": "engine",
+}
 
 __all__ = [
     "AttemptRecord",
@@ -29,3 +59,12 @@ __all__ = [
     "load_scenario",
     "simulate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -14,7 +14,15 @@ integrated in O(1) per change through the running integral of that ratio.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from policy_engine.model import JobQueue, QuotaShare, Topology, share_id
+from policy_engine.simulation.queues import Line
+
+if TYPE_CHECKING:
+    from policy_engine.simulation.jobs import Job
+    from policy_engine.simulation.results import UtilisationSample
+    from policy_engine.simulation.usage import UsageLog
 
 
 class EnvironmentType:
@@ -33,6 +41,7 @@ class ShareCapacity:
 
     __slots__ = (
         "active",
+        "active_priorities",
         "borrowed_int",
         "borrows",
         "ceiling",
@@ -54,7 +63,8 @@ class ShareCapacity:
         "used",
     )
 
-    def __init__(self, queue: JobQueue, share: QuotaShare, instance_type: str, pool: Pool):
+    def __init__(self, queue: JobQueue, share: QuotaShare, instance_type: str, pool: Pool, number: int,
+                 indexed: bool = False):
         self.queue = queue
         self.model = share
         self.share_id = share_id(queue, share)
@@ -69,9 +79,12 @@ class ShareCapacity:
         self.rejected = (f"job queue {queue.name}" if queue.state == "DISABLED"
                          else f"quota share {self.share_id}" if share.state == "DISABLED" else "")
         self.used = 0
-        self.number = 0  # position among every share of the topology (set by build_pools)
-        self.active: dict = {}  # job -> None, insertion-ordered for determinism
-        self.line = None
+        self.number = number  # position among every share of the topology (the usage log's share number)
+        self.active: dict[Job, None] = {}  # insertion-ordered for determinism
+        #: priority -> how many of ``active`` have it: "is a lower-priority job running?" without a scan
+        self.active_priorities: dict[int, int] = {}
+        #: indexed by job size when backfill asks "the first job that fits"; marks the pool's ``deep`` lines
+        self.line = Line(indexed, pool.deep, self)
         self.own_int = self.borrowed_int = self.lent_int = 0.0
         self.last_t = 0.0
         self.last_r = 0.0
@@ -90,6 +103,7 @@ class Pool:
 
     __slots__ = (
         "borrowed",
+        "deep",
         "env",
         "index",
         "instance_type",
@@ -114,8 +128,10 @@ class Pool:
         self.last_t = 0.0
         self.r_int = 0.0  # integral of borrowed / lender_idle: attributes lending to lenders
         self.used_int = 0.0
-        self.series: list | None = None
-        self.log = None  # a UsageLog when a report asked for one
+        self.series: list[UtilisationSample] | None = None  # only when a report asked for samples
+        self.log: UsageLog | None = None  # a compact log, only when a report asked for one
+        #: lines with a job behind the head (set by the line, dropped by backfill): backfill's candidates
+        self.deep: dict[ShareCapacity, None] = {}
 
     def add_share(self, share: ShareCapacity) -> None:
         self.shares.append(share)
@@ -179,9 +195,12 @@ class Pool:
 
     def record(self, now: float) -> None:
         """Append one utilisation sample per share (only when the time series was asked for)."""
+        series = self.series
+        if series is None:
+            return
         for share in self.shares:
             lent = self.lent_now(share)
-            self.series.append(
+            series.append(
                 (now, share.share_id, self.instance_type, min(share.used, share.limit), share.borrowing, lent,
                  share.idle - lent if share.lends else share.idle)
             )
@@ -192,11 +211,12 @@ class Pool:
             self.change(share, 0, now)
 
 
-def build_pools(topology: Topology) -> list[Pool]:
+def build_pools(topology: Topology, indexed_lines: bool = False) -> list[Pool]:
     """One pool per job queue and instance type (its environment's types, then its shares'), with its shares.
 
     Pools on the same environment and type share one ``EnvironmentType``. Apart from the
-    engine so that capacity questions (``placement.reach``) need no simulation.
+    engine so that capacity questions (``placement.reach``) need no simulation. ``indexed_lines``:
+    the waiting lines index their jobs by size (backfill asks for the first job that fits).
     """
     envs: dict[tuple[str, str], EnvironmentType] = {}
     pools: list[Pool] = []
@@ -215,7 +235,6 @@ def build_pools(topology: Topology) -> list[Pool]:
             pools.append(pool)
             for share in queue.shares:
                 if instance_type in share.capacity:
-                    capacity = ShareCapacity(queue, share, instance_type, pool)
-                    capacity.number = sum(len(p.shares) for p in pools)
-                    pool.add_share(capacity)
+                    number = sum(len(p.shares) for p in pools)
+                    pool.add_share(ShareCapacity(queue, share, instance_type, pool, number, indexed_lines))
     return pools

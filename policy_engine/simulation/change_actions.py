@@ -21,6 +21,8 @@ STRATEGIES: tuple[str, ...] = get_args(Strategy)
 STATES: tuple[str, ...] = get_args(State)
 
 Report = Callable[[str, str], None]
+#: A share reference -> ``(QUEUE/SHARE, its instance types)``, or the one-line problem with it.
+Resolve = Callable[[str], "tuple[str, tuple[str, ...]] | str"]
 
 
 def _unknown(key: Any, allowed: tuple[str, ...]) -> str:
@@ -32,7 +34,8 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _capacity(value: Any, known: tuple[str, ...], minimum: int, where: str, owner: str, report: Report):
+def _capacity(value: Any, known: tuple[str, ...], minimum: int, where: str, owner: str,
+              report: Report) -> dict[str, int] | None:
     if not isinstance(value, dict) or not value:
         report(where, f"must be a non-empty mapping of instance type -> instances, got {value!r}")
         return None
@@ -49,7 +52,8 @@ def _capacity(value: Any, known: tuple[str, ...], minimum: int, where: str, owne
     return dict(value) if good else None
 
 
-def share_update(at: float, body: Any, where: str, topology: Topology, resolve, report: Report) -> ShareUpdate | None:
+def share_update(at: float, body: Any, where: str, topology: Topology, resolve: Resolve,
+                 report: Report) -> ShareUpdate | None:
     """``update_share: {share, capacity, strategy, borrow_limit, in_share_preemption, state}``."""
     if not isinstance(body, dict):
         report(where, "must be a mapping {share: NAME, capacity: {...}, strategy: ..., ...}")
@@ -126,7 +130,7 @@ def environment_update(at: float, body: Any, where: str, topology: Topology,
             problem(where, _unknown(key, ("name", "capacity")))
     name = body.get("name")
     environment = topology.environment(name) if isinstance(name, str) else None
-    if environment is None:
+    if environment is None or not isinstance(name, str):
         known = ", ".join(e.name for e in topology.service_environments) or "none defined"
         problem(f"{where}.name", f"no service environment {name!r} in the topology (known: {known})")
         return None

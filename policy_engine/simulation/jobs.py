@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from policy_engine.simulation.capacity import ShareCapacity
 
 
 class Status(StrEnum):
@@ -122,7 +125,7 @@ class Job:
         "version",
     )
 
-    def __init__(self, spec: JobSpec, seq: int):
+    def __init__(self, spec: JobSpec, seq: int, share: ShareCapacity):
         self.spec = spec
         self.seq = seq
         self.priority = spec.priority
@@ -142,7 +145,7 @@ class Job:
         self.misconfigured: str = ""
         #: finished attempts; a tuple (the empty one is shared) that the job's record reuses as it is
         self.segments: tuple[AttemptRecord, ...] = ()
-        self.share = None  # set by the engine: its ShareCapacity (limit, usage, waiting line)
+        self.share = share  # its share's capacity of its instance type (limit, usage, waiting line)
 
     @property
     def name(self) -> str:

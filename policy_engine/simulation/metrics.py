@@ -7,8 +7,14 @@ submission to the first placement (or to the end: terminated, rejected, or still
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from policy_engine.simulation.capacity import ShareCapacity
+    from policy_engine.simulation.engine import Engine
+    from policy_engine.simulation.results import JobRecord
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -43,7 +49,7 @@ class ShareMetrics:
         return asdict(self)
 
 
-def share_metrics(engine, waits: dict) -> list[ShareMetrics]:
+def share_metrics(engine: Engine, waits: dict[ShareCapacity, list[float]]) -> list[ShareMetrics]:
     """One ``ShareMetrics`` per (share, instance type), in topology order."""
     span = engine.now or 0.0
     out = []
@@ -73,16 +79,30 @@ def share_metrics(engine, waits: dict) -> list[ShareMetrics]:
     return out
 
 
-def summary(engine, records, shares: list[ShareMetrics]) -> dict:
-    """Cluster-wide figures: job counts by status, preemptions, utilisation."""
-    span = engine.now or 0.0
+class EnvironmentSpan(NamedTuple):
+    """One environment's instances of one type over the run: what cluster utilisation divides by."""
+
+    capacity: int  # at the report time
+    correction: float  # capacity-seconds to add to ``capacity x time`` after topology changes
+
+
+def summary(engine: Engine, records: Sequence[JobRecord], shares: list[ShareMetrics]) -> dict:
+    """Cluster-wide figures of one engine at its clock (``cluster_summary`` of its pools)."""
+    environments = {id(pool.env): pool.env for pool in engine.pools}
+    spans = [EnvironmentSpan(env.capacity, engine.capacity_corrections.get(env, 0.0))
+             for env in environments.values()]
+    return cluster_summary(engine.now, spans, [pool.used_int for pool in engine.pools], records, shares)
+
+
+def cluster_summary(now: float, environments: Iterable[EnvironmentSpan], used_seconds: Iterable[float],
+                    records: Sequence[JobRecord], shares: Sequence[ShareMetrics]) -> dict:
+    """Cluster-wide figures: job counts by status, preemptions, utilisation (``used_seconds``: per pool)."""
+    span = now or 0.0
     counts: dict[str, int] = {}
     for record in records:
         counts[record.status] = counts.get(record.status, 0) + 1
-    environments = {id(pool.env): pool.env for pool in engine.pools}
-    capacity_seconds = sum(env.capacity * span + engine.capacity_corrections.get(env, 0.0)
-                           for env in environments.values())
-    used = sum(pool.used_int for pool in engine.pools)
+    capacity_seconds = sum(env.capacity * span + env.correction for env in environments)
+    used = sum(used_seconds)
     waits = sorted(record.wait_seconds for record in records)
     return {
         "jobs": len(records),

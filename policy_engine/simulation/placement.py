@@ -6,6 +6,7 @@ capacity, environment) can be read and tested on its own.
 
 from __future__ import annotations
 
+from policy_engine.burst import burst_limit
 from policy_engine.simulation.capacity import Pool, ShareCapacity
 from policy_engine.simulation.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
 
@@ -41,17 +42,15 @@ def fits(pool: Pool, share: ShareCapacity, instances: int) -> bool:
 
 
 def reach(pool: Pool, share: ShareCapacity) -> int:
-    """The most instances one job of ``share`` can ever get in ``pool``.
+    """The most instances one job of ``share`` can ever get in ``pool`` (``burst.burst_limit``).
 
     Its own limit (RESERVE, LEND), or for LEND_AND_BORROW the smaller of its ceiling and
     its limit plus every other lender's limit; never more than the environment.
     """
-    most = share.limit
-    if share.borrows:
-        most += sum(other.limit for other in pool.shares if other.lends and other is not share)
-        if share.ceiling is not None:
-            most = min(most, share.ceiling)
-    return min(most, pool.env.capacity)
+    if not share.borrows:
+        return burst_limit(share.limit, 0, None, pool.env.capacity)
+    lendable = sum(other.limit for other in pool.shares if other.lends and other is not share)
+    return burst_limit(share.limit, lendable, share.ceiling, pool.env.capacity)
 
 
 def misconfiguration(pool: Pool, share: ShareCapacity, instances: int) -> str:

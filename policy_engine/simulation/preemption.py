@@ -19,11 +19,15 @@ from policy_engine.simulation.topology_changes import over_capacity
 
 
 class VictimPolicy(Protocol):
-    """Orders preemption candidates: the first is preempted first."""
+    """Orders preemption candidates: the first is preempted first.
+
+    ``key`` sees the preempting job too (as Kueue's candidate ordering does), so a policy can
+    prefer, say, victims of other shares or of a lower priority than the preemptor's.
+    """
 
     name: str
 
-    def key(self, job: Job) -> tuple: ...
+    def key(self, victim: Job, preemptor: Job) -> tuple: ...
 
 
 class LowestPriorityNewestFirst:
@@ -31,8 +35,8 @@ class LowestPriorityNewestFirst:
 
     name = "lowest-priority-newest"
 
-    def key(self, job: Job) -> tuple:
-        return (job.priority, -job.start_order)
+    def key(self, victim: Job, preemptor: Job) -> tuple:
+        return (victim.priority, -victim.start_order)
 
 
 class FewestInstancesFirst:
@@ -40,8 +44,8 @@ class FewestInstancesFirst:
 
     name = "fewest-instances"
 
-    def key(self, job: Job) -> tuple:
-        return (job.spec.instances, job.priority, -job.start_order)
+    def key(self, victim: Job, preemptor: Job) -> tuple:
+        return (victim.spec.instances, victim.priority, -victim.start_order)
 
 
 POLICIES: dict[str, VictimPolicy] = {p.name: p for p in (LowestPriorityNewestFirst(), FewestInstancesFirst())}
@@ -51,6 +55,7 @@ def choose_victims(
     pool: Pool,
     candidates: Iterable[Job],
     policy: VictimPolicy,
+    preemptor: Job,
     eligible: Callable[[Job], bool],
     satisfied: Callable[[list[Job]], bool],
 ) -> list[Job] | None:
@@ -66,7 +71,8 @@ def choose_victims(
     """
     chosen: list[Job] = []
     found = False
-    remaining = sorted(candidates, key=policy.key)
+    key = policy.key
+    remaining = sorted(candidates, key=lambda victim: key(victim, preemptor))
     while not found:
         # the first candidate, in policy order, that is eligible in the state after the earlier removals
         index = next((i for i, job in enumerate(remaining) if eligible(job)), None)
@@ -88,6 +94,14 @@ def choose_victims(
     for job in chosen:
         pool.adjust(job.share, job.spec.instances)
     return chosen if found else None
+
+
+def has_lower_priority(share: ShareCapacity, job: Job) -> bool:
+    """Whether in-share preemption could help ``job``: its share allows it and runs a lower-priority job."""
+    if not share.in_share:
+        return False
+    priority = job.priority
+    return any(other < priority for other in share.active_priorities)
 
 
 def above_limit(pool: Pool, share: ShareCapacity) -> list[ShareCapacity]:
@@ -114,6 +128,7 @@ def reclaim_victims(pool: Pool, share: ShareCapacity, head: Job, policy: VictimP
         pool,
         candidates,
         policy,
+        head,
         eligible=lambda job: job.share.used > job.share.limit,
         satisfied=lambda chosen: placement.own_fits(pool, share, n),
     )
@@ -142,4 +157,4 @@ def in_share_victims(pool: Pool, share: ShareCapacity, head: Job, policy: Victim
         crossing = any(job.share is not share for job in chosen)
         return not crossing and placement.borrow_fits(pool, share, n)
 
-    return choose_victims(pool, candidates, policy, eligible, satisfied)
+    return choose_victims(pool, candidates, policy, head, eligible, satisfied)

@@ -14,13 +14,19 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from policy_engine.simulation.jobs import Job, Status
 
+if TYPE_CHECKING:
+    from policy_engine.simulation.capacity import ShareCapacity
+
 _RUNNABLE = Status.RUNNABLE
+#: ``(-priority, submitted, seq, version, job)``: line order, then the version that tells a stale entry
+Entry = tuple[int, float, int, int, Job]
 
 
-def _top(heap: list) -> tuple | None:
+def _top(heap: list[Entry]) -> Entry | None:
     """The heap's first live entry (stale entries surfacing on top are dropped)."""
     while heap:
         entry = heap[0]
@@ -36,21 +42,21 @@ class Line:
 
     __slots__ = ("_by_size", "_deep", "_heap", "_key", "_sizes", "waiting")
 
-    def __init__(self, indexed: bool = False, deep: dict | None = None, key=None) -> None:
-        self._heap: list[tuple[int, float, int, int, Job]] = []
+    def __init__(self, indexed: bool, deep: dict[ShareCapacity, None], key: ShareCapacity) -> None:
+        self._heap: list[Entry] = []
         self.waiting = 0
         #: size -> heap of the same entries (only when ``indexed``: backfill asks by size)
-        self._by_size: dict[int, list] | None = {} if indexed else None
+        self._by_size: dict[int, list[Entry]] | None = {} if indexed else None
         self._sizes: list[int] = []  # the keys of ``_by_size``, ascending
         #: ``deep[key]`` is set when two or more jobs wait (someone behind the head: backfill looks here)
         self._deep, self._key = deep, key
 
-    def _index(self, entry: tuple) -> None:
+    def _index(self, by_size: dict[int, list[Entry]], entry: Entry) -> None:
         # misconfigured jobs too: a topology update can make them runnable (and one never fits while it is not)
         size = entry[4].spec.instances
-        heap = self._by_size.get(size)
+        heap = by_size.get(size)
         if heap is None:
-            heap = self._by_size[size] = []
+            heap = by_size[size] = []
             self._sizes.append(size)
             self._sizes.sort()
         heapq.heappush(heap, entry)
@@ -61,9 +67,10 @@ class Line:
         entry = (-job.priority, job.spec.submit_at, job.seq, job.version, job)
         heapq.heappush(self._heap, entry)
         self.waiting += 1
-        if self._by_size is not None:
-            self._index(entry)
-            if self.waiting >= 2 and self._deep is not None:
+        by_size = self._by_size
+        if by_size is not None:
+            self._index(by_size, entry)
+            if self.waiting >= 2:
                 self._deep[self._key] = None
 
     def reprioritise(self, job: Job) -> None:
@@ -72,7 +79,7 @@ class Line:
         entry = (-job.priority, job.spec.submit_at, job.seq, job.version, job)
         heapq.heappush(self._heap, entry)
         if self._by_size is not None:
-            self._index(entry)
+            self._index(self._by_size, entry)
 
     def head(self) -> Job | None:
         heap = self._heap
@@ -99,11 +106,14 @@ class Line:
 
     def first_fitting(self, most: int, skip: Job | None) -> Job | None:
         """The first job in line order, other than ``skip``, of at most ``most`` instances (indexed lines only)."""
+        by_size = self._by_size
+        if by_size is None:
+            raise ValueError("first_fitting needs a line indexed by size (backfill)")
         best = None
         for size in self._sizes:
             if size > most:
                 break
-            heap = self._by_size[size]
+            heap = by_size[size]
             entry = _top(heap)
             if entry is None:
                 continue

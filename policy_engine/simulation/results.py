@@ -1,20 +1,25 @@
 """What a simulation hands to reports: per-job records, per-attempt segments, metrics.
 
 Everything a timeline or utilisation chart needs is here, so reports never re-run
-the simulation. ``to_json()`` is the ``--format json`` shape of the issue.
+the simulation. ``to_json()`` is the ``--format json`` shape (docs/simulator.md).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import NamedTuple, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.jobs import ACTIVE, FINAL, AttemptRecord, Status
+from policy_engine.simulation.jobs import ACTIVE, FINAL, AttemptRecord, Job
 from policy_engine.simulation.metrics import ShareMetrics, share_metrics, summary
 from policy_engine.simulation.numbers import as_number, plain
+from policy_engine.simulation.reasons import reason as job_reason
 from policy_engine.simulation.usage import UsageLog
+
+if TYPE_CHECKING:
+    from policy_engine.simulation.capacity import ShareCapacity
+    from policy_engine.simulation.engine import Engine
 
 
 class JobRecord(NamedTuple):
@@ -33,7 +38,7 @@ class JobRecord(NamedTuple):
     attempts: tuple[AttemptRecord, ...]
 
     def to_json(self) -> dict:
-        """The job object of ``--format json`` (exactly the keys the issue names)."""
+        """The job object of ``--format json`` (exactly the documented keys)."""
         return {
             "name": self.name,
             "share": self.share,
@@ -88,33 +93,10 @@ class SimulationResult:
         handle.write("}")
 
 
-def _reason(engine, job) -> str:
-    if job.status is Status.RUNNABLE:
-        return engine.waiting_reason(job)
-    if job.status in ACTIVE:
-        return _running_reason(job)
-    return job.reason
+_new = tuple.__new__  # JobRecord from one tuple, without _make's checks: a million times
 
 
-def _running_reason(job) -> str:
-    """Where a placed job runs: how it was placed, and its share's usage now (which changes after placement)."""
-    share = job.share
-    usage = f"{share.share_id} {share.used}/{share.limit} {share.instance_type}"
-    above = share.used > share.limit
-    if job.placed_borrowed:
-        if above:
-            return f"on borrowed capacity ({usage}, above its limit)"
-        return f"placed on borrowed capacity; {usage}, within its limit now"
-    if above:  # placed within its limit: the instances above it are borrowed by other jobs of the share
-        return (f"on own capacity ({share.share_id} uses {share.used} of its limit {share.limit} "
-                f"{share.instance_type}: {share.used - share.limit} borrowed by other jobs)")
-    return f"on own capacity ({usage})"
-
-
-_record = JobRecord._make  # from one tuple: faster than the keyword constructor, a million times
-
-
-def job_record(engine, job) -> JobRecord:
+def job_record(engine: Engine, job: Job) -> JobRecord:
     spec = job.spec
     status = job.status
     attempts = job.segments
@@ -123,21 +105,21 @@ def job_record(engine, job) -> JobRecord:
     end_of_wait = job.placed_at
     if end_of_wait is None:
         end_of_wait = job.finished_at if job.finished_at is not None else engine.now
-    reason = job.reason if status in FINAL else _reason(engine, job)
-    return _record((spec.name, spec.share, spec.instance_type, spec.instances, job.priority, status.value, reason,
-                    spec.submit_at, job.started_at, job.finished_at, end_of_wait - spec.submit_at, job.preemptions,
-                    attempts))
+    reason = job.reason if status in FINAL else job_reason(engine, job)
+    return _new(JobRecord, (spec.name, spec.share, spec.instance_type, spec.instances, job.priority, status.value,
+                            reason, spec.submit_at, job.started_at, job.finished_at, end_of_wait - spec.submit_at,
+                            job.preemptions, attempts))
 
 
-def build_result(engine) -> SimulationResult:
+def build_result(engine: Engine) -> SimulationResult:
     """Snapshot the engine at its clock: jobs not yet submitted are left out."""
     with gc_paused():
         return _build(engine)
 
 
-def _build(engine) -> SimulationResult:
+def _build(engine: Engine) -> SimulationResult:
     records = []
-    waits: dict = {}
+    waits: dict[ShareCapacity, list[float]] = {}
     for job in engine.submitted_jobs():
         record = job_record(engine, job)
         records.append(record)
@@ -145,5 +127,5 @@ def _build(engine) -> SimulationResult:
     shares = share_metrics(engine, waits)
     series = None
     if engine.settings.utilisation_series:
-        series = sorted((s for pool in engine.pools for s in pool.series), key=lambda sample: sample[0])
+        series = sorted((s for pool in engine.pools for s in pool.series or ()), key=lambda sample: sample[0])
     return SimulationResult(engine.now, records, shares, summary(engine, records, shares), series, engine.usage)

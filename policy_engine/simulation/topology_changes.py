@@ -123,10 +123,10 @@ def over_capacity(pool: Pool) -> bool:
 
 def _reconsider(engine: Engine, pools: set[Pool]) -> None:
     """Limits or capacity changed: which waiting jobs can ever run may differ, and every head looks again."""
-    engine._misconfig_cache.clear()
+    engine.misconfig_cache.clear()
     for pool in sorted(pools, key=lambda p: p.index):
         for share in pool.shares:
             for job in share.line.in_order():
                 job.misconfigured = placement.misconfiguration(pool, share, job.spec.instances)
-            engine._touch(share)
-        engine._capacity_freed(pool)
+            engine.touch(share)
+        engine.capacity_freed(pool)

@@ -30,7 +30,6 @@ from policy_engine.loading import (
 )
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation import change_actions
-from policy_engine.simulation.engine import Action, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.jobs import (
     CORE_FIELDS,
@@ -41,6 +40,7 @@ from policy_engine.simulation.jobs import (
     Observed,
     Status,
 )
+from policy_engine.simulation.settings import Action, PriorityUpdate, SimulationSettings
 
 #: ``schedulingPriority`` bound of SubmitServiceJob / UpdateServiceJob.
 MAX_PRIORITY = limits.JOB_PRIORITY.maximum

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
-from types import SimpleNamespace
 
 from policy_engine.model import Topology
 from policy_engine.simulation.engine import Action, Engine
-from policy_engine.simulation.metrics import summary
+from policy_engine.simulation.metrics import EnvironmentSpan, cluster_summary
 from policy_engine.simulation.results import SimulationResult, build_result
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 from policy_engine.simulation.usage import merge_logs
@@ -99,14 +98,6 @@ def finish_part(engine: Engine, until: float) -> tuple[SimulationResult, list[tu
     return build_result(engine), pools
 
 
-@dataclass(eq=False)
-class _MergedEnvironment:
-    """A part's environment as ``summary`` reads it (hashed by identity, like the engine's own)."""
-
-    capacity: int
-    number: int
-
-
 class MergeError(RuntimeError):
     """A part's result carries something this merge does not know how to combine."""
 
@@ -125,15 +116,13 @@ def merge(scenario: Scenario, time: float, parts: Sequence[tuple[SimulationResul
     position = {spec.name: index for index, spec in enumerate(scenario.jobs)}
     records = sorted((record for result, _ in parts for record in result.jobs), key=lambda r: position[r.name])
     shares = [metrics for result, _ in parts for metrics in result.shares]
-    pools = []
-    corrections: dict[_MergedEnvironment, float] = {}
+    environments: dict[tuple[int, int], EnvironmentSpan] = {}  # (part, environment ordinal), in pool order
+    used: list[float] = []
     for number, (_, part_pools) in enumerate(parts):
-        environments: dict[int, _MergedEnvironment] = {}
-        for ordinal, capacity, used, correction in part_pools:
-            env = environments.setdefault(ordinal, _MergedEnvironment(capacity, number))
-            corrections[env] = correction
-            pools.append(SimpleNamespace(env=env, used_int=used))
-    cluster = summary(SimpleNamespace(now=time, pools=pools, capacity_corrections=corrections), records, shares)
+        for ordinal, capacity, used_seconds, correction in part_pools:
+            environments[(number, ordinal)] = EnvironmentSpan(capacity, correction)
+            used.append(used_seconds)
+    cluster = cluster_summary(time, environments.values(), used, records, shares)
     series = None
     if scenario.settings.utilisation_series:
         series = sorted((s for result, _ in parts for s in result.utilisation or ()), key=lambda sample: sample[0])

@@ -14,31 +14,30 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policy_engine.simulation import placement
-from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings, _PoolQueue
+from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.jobs import JobSpec
+from policy_engine.simulation.pool_queue import PoolQueue
 from policy_engine.simulation.results import build_result
+from policy_engine.simulation.steps import Steps
 from tests.builders import job, share
 from tests.builders import simulate as run
 from tests.builders import simulated_topology as topology
 from tests.policy_engine.simulation.test_properties import scenarios, topologies
 
 
-class _NeverSettled(_PoolQueue):
+class _NeverSettled(PoolQueue):
     """The reference looks every time: no skipping after a backfill that found nothing."""
 
     __slots__ = ()
     settled = property(lambda self: False, lambda self, value: None)
 
 
-class ScanningBackfill(Engine):
+class _ScanningSteps(Steps):
     """The reference: O(line) per look on every pass, the definition the index must reproduce."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        for queue in self._queues:
-            queue.__class__ = _NeverSettled
+    __slots__ = ()
 
-    def _backfill(self, queue) -> bool:
+    def fill(self, queue: PoolQueue) -> bool:
         pool = queue.pool
         for capacity in pool.shares:
             if capacity.line.waiting < 2:
@@ -50,12 +49,22 @@ class ScanningBackfill(Engine):
                     continue
                 n = waiting.spec.instances
                 if placement.own_fits(pool, capacity, n):
-                    self._place(capacity, waiting, borrowed=False, after_preemption=False, remove=True)
+                    self.engine.place(capacity, waiting, borrowed=False, after_preemption=False, remove=True)
                     return True
                 if placement.borrow_fits(pool, capacity, n):
-                    self._place(capacity, waiting, borrowed=True, after_preemption=False, remove=True)
+                    self.engine.place(capacity, waiting, borrowed=True, after_preemption=False, remove=True)
                     return True
         return False
+
+
+class ScanningBackfill(Engine):
+    """An engine whose backfill scans every line (``_ScanningSteps``) and never skips a look."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.steps = _ScanningSteps(self)
+        for queue in self._queues:
+            queue.__class__ = _NeverSettled
 
 
 @st.composite
@@ -111,6 +120,7 @@ def test_behind_a_blocked_head_the_first_job_that_fits_runs():
 
 def test_no_line_is_scanned_and_no_reason_is_written_while_the_run_goes_on(monkeypatch):
     """Reasons are computed when reported, and backfill, time limits and priority updates never walk a line."""
+    from policy_engine.simulation import reasons as reason_texts
     from policy_engine.simulation.queues import Line
 
     topo = topology(4, share("A", 2, "LEND_AND_BORROW", borrow_limit=200, in_share_preemption=True),
@@ -120,16 +130,16 @@ def test_no_line_is_scanned_and_no_reason_is_written_while_the_run_goes_on(monke
     updates = [PriorityUpdate(60 + i, f"j{i}", 3) for i in range(0, 400, 7)]
     engine = Engine(topo, jobs, updates, SimulationSettings(backfill=True))
     reasons = []
-    original = Engine.waiting_reason
+    original = reason_texts.waiting_reason
 
-    def counted(self, waiting):
+    def counted(engine, waiting):
         reasons.append(waiting.spec.name)
-        return original(self, waiting)
+        return original(engine, waiting)
 
     def scanned(self):
         raise AssertionError("a waiting line was scanned during the run")
 
-    monkeypatch.setattr(Engine, "waiting_reason", counted)
+    monkeypatch.setattr(reason_texts, "waiting_reason", counted)
     monkeypatch.setattr(Line, "in_order", scanned)
     engine.run(until=500)
     assert reasons == []

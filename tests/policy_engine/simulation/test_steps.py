@@ -1,4 +1,6 @@
-"""One test per scheduling rule of issue 4, each on the smallest topology that shows it."""
+"""The scheduling steps (own capacity, borrowing, reclaim, in-share preemption, backfill) and the job life
+cycle around them (retries, checkpoints, delays, time limits), one test each on the smallest topology
+that shows it."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import pytest
 
 from policy_engine.model import QuotaShare
 from policy_engine.simulation.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
+from policy_engine.simulation.preemption import POLICIES
 from tests.builders import job, share, statuses
 from tests.builders import simulate as run
 from tests.builders import simulated_topology as topology
@@ -88,6 +91,28 @@ def test_second_victim_policy_chooses_differently():
     fewest = run(topo, jobs, until=100, victim_policy="fewest-instances")
     assert default.job("y").status == "RUNNABLE" and default.job("x").status == "RUNNING"
     assert fewest.job("x").status == "RUNNABLE" and fewest.job("l").status == "RUNNING"
+
+
+class ClosestSizeFirst:
+    """A policy that needs the preemptor: victims of the preemptor's size first (no more capacity than it needs)."""
+
+    name = "closest-size"
+
+    def key(self, victim, preemptor) -> tuple:
+        return (abs(victim.spec.instances - preemptor.spec.instances), victim.priority, -victim.start_order)
+
+
+def test_a_victim_policy_orders_by_the_preempting_job(monkeypatch):
+    # y (1 instance) then x (2) fill the share at the same priority; h (1 instance, priority 5) preempts in-share.
+    # The default takes the newest, x (2 instances for a 1-instance head); ordering by h's size takes y.
+    monkeypatch.setitem(POLICIES, ClosestSizeFirst.name, ClosestSizeFirst())
+    topo = topology(3, share("A", 3, "RESERVE", in_share_preemption=True))
+    jobs = [job("y", "A", instances=1, priority=1), job("x", "A", instances=2, priority=1, at=1),
+            job("h", "A", instances=1, priority=5, at=100)]
+    default = run(topo, jobs, until=100)
+    closest = run(topo, jobs, until=100, victim_policy=ClosestSizeFirst.name)
+    assert statuses(default) == {"x": "RUNNABLE", "y": "RUNNING", "h": "RUNNING"}
+    assert statuses(closest) == {"x": "RUNNING", "y": "RUNNABLE", "h": "RUNNING"}
 
 
 def test_no_partial_preemption_when_all_candidates_are_not_enough():

@@ -1,4 +1,5 @@
-"""``simulate`` and ``generate`` as a user runs them: output shapes, --until, --events, bad input."""
+"""The ``simulate`` command as a user runs it (with workloads ``generate`` writes): output shapes, --until,
+--events, bad input."""
 
 from __future__ import annotations
 

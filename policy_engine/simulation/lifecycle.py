@@ -1,0 +1,314 @@
+"""A job's life on the simulated cluster: submitted, waiting, placed, running, preempted, finished.
+
+The state every scheduling decision reads (pools, shares, lines, the event heap) and the
+transitions that change it. The event loop (``engine``) decides when; the scheduling steps
+(``steps``) decide who; this module carries a decision out and keeps the books.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from functools import cached_property
+
+from policy_engine.model import Topology
+from policy_engine.simulation import placement
+from policy_engine.simulation.capacity import Pool, ShareCapacity, build_pools
+from policy_engine.simulation.events import Event, Kind, Phase, make_event
+from policy_engine.simulation.jobs import (
+    ACTIVE,
+    FAILED,
+    FINAL,
+    PREEMPTED,
+    SUCCEEDED,
+    AttemptRecord,
+    Job,
+    JobSpec,
+    Status,
+)
+from policy_engine.simulation.pool_queue import PoolQueue
+from policy_engine.simulation.settings import PriorityUpdate, SimulationSettings
+from policy_engine.simulation.steps import Steps
+from policy_engine.simulation.time_limits import TimeLimits, queue_actions
+from policy_engine.simulation.usage import LoggedShare, UsageLog
+
+_RUNNABLE, _RUNNING = Status.RUNNABLE, Status.RUNNING
+_attempt = AttemptRecord._make  # a fixed-size tuple: faster than the keyword constructor, once per attempt
+_FINISH, _ADVANCE = Phase.FINISH, Phase.ADVANCE
+
+#: ``on_transition(time, job, from, to, reason)``: every state change (``--events``, the local endpoint).
+Transition = Callable[[float, Job, str, str, str], None]
+
+
+class JobLifecycle:
+    """The simulated cluster's state and the transitions of its jobs, at the clock ``now``."""
+
+    def __init__(self, topology: Topology, jobs: Sequence[JobSpec], settings: SimulationSettings | None = None):
+        self.topology = topology
+        self.settings = settings or SimulationSettings()
+        self.policy = self.settings.policy()
+        self.now = 0.0
+        self.on_transition: Transition | None = None
+        self.pools = build_pools(topology, indexed_lines=self.settings.backfill)
+        self.shares = {(s.share_id, s.instance_type): s for pool in self.pools for s in pool.shares}
+        self.usage: UsageLog | None = None
+        if self.settings.usage_log:
+            self.usage = UsageLog([LoggedShare(s.share_id, s.instance_type, s.limit, s.lends, pool.index)
+                                   for pool in self.pools for s in pool.shares])
+        for pool in self.pools:
+            pool.log = self.usage
+            if self.settings.utilisation_series:
+                pool.series = []
+        self._queues = [PoolQueue(pool) for pool in self.pools]
+        self.steps = Steps(self)
+        actions = queue_actions(topology)
+        self.time_limits = TimeLimits(self, actions) if actions else None
+        shares = self.shares
+        self.jobs = [Job(spec, seq, shares[(spec.share, spec.instance_type)]) for seq, spec in enumerate(jobs)]
+        self._events: list[Event] = []
+        self._seq = 0
+        self._start_counter = 0
+        #: pools whose scheduling pass runs at the end of this instant
+        self._touched: dict[int, None] = {}
+        self.preemptions: dict[ShareCapacity, int] = dict.fromkeys(self.shares.values(), 0)
+        self.lost_instance_seconds: dict[ShareCapacity, float] = dict.fromkeys(self.shares.values(), 0.0)
+        self._wakes: set[tuple[int, float]] = set()
+        self.misconfig_cache: dict[tuple[ShareCapacity, int], str] = {}
+        #: Capacity-seconds to add to ``capacity x time`` after topology changes (``topology_changes``).
+        self.capacity_corrections: dict[object, float] = {}
+
+    @cached_property
+    def by_name(self) -> dict[str, Job]:
+        """Jobs by name; built on first use (priority updates), not for every run of a million jobs."""
+        return {job.spec.name: job for job in self.jobs}
+
+    # --- events ---------------------------------------------------------------------
+
+    def push(self, time: float, phase: Phase, kind: Kind, subject: object, data: object = None,
+             order: int = 0) -> None:
+        """Events sort by time, phase, then ``order`` (workload order of the job), then push order."""
+        self._seq += 1
+        heapq.heappush(self._events, make_event(Event, (time, phase, order, self._seq, kind, subject, data)))
+
+    def wake(self, pool: Pool, time: float) -> None:
+        """Run ``pool``'s scheduling pass at ``time`` (once, however many heads wait for it)."""
+        key = (pool.index, time)
+        if key not in self._wakes:
+            self._wakes.add(key)
+            self.push(time, _FINISH, Kind.WAKE, pool.index)
+
+    def transition(self, job: Job, to: Status, reason: str = "") -> None:
+        if self.on_transition is None:
+            job.status = to
+            return
+        before = job.status
+        job.status = to
+        self.on_transition(self.now, job, before.value, to.value, reason)
+
+    # --- job life cycle -------------------------------------------------------------
+
+    def touch(self, share: ShareCapacity) -> None:
+        """The share's line or usage changed: its pool's pass looks at its head again."""
+        queue = self._queues[share.pool.index]
+        queue.dirty[share] = None
+        queue.settled = False
+        self._touched[share.pool.index] = None
+        if self.time_limits is not None:
+            self.time_limits.touched[share] = None
+
+    def capacity_freed(self, pool: Pool) -> None:
+        """Heads waiting for capacity in this pool (and pools sharing its environment) look again."""
+        pools = pool.env.pools if len(pool.env.pools) > 1 else (pool,)
+        for other in pools:
+            queue = self._queues[other.index]
+            queue.retry_waiting()
+            queue.settled = False
+            self._touched[other.index] = None
+
+    def _submit(self, job: Job) -> None:
+        share = job.share
+        if self.on_transition is not None:
+            self.on_transition(self.now, job, "", Status.SUBMITTED.value, "submitted")
+        if share.rejected:
+            job.reason = f"REJECTED: {share.rejected} is DISABLED"
+            job.finished_at = self.now
+            self.transition(job, Status.FAILED, job.reason)
+            return
+        key = (share, job.spec.instances)
+        misconfigured = self.misconfig_cache.get(key)
+        if misconfigured is None:
+            misconfigured = self.misconfig_cache[key] = placement.misconfiguration(share.pool, share, key[1])
+        job.misconfigured = misconfigured
+        if self.on_transition is None:
+            job.status = _RUNNABLE
+        else:
+            self.transition(job, _RUNNABLE, misconfigured)
+        share.line.push(job)
+        self.touch(share)
+
+    def _occupy(self, job: Job, share: ShareCapacity) -> None:
+        """Put the job's instances on capacity (a placement, a live job at the snapshot, an adopted job)."""
+        share.pool.change(share, job.spec.instances, self.now)
+        share.active[job] = None
+        counts = share.active_priorities
+        counts[job.priority] = counts.get(job.priority, 0) + 1
+        job.version += 1  # events and line entries of its previous state are stale
+
+    def place(self, share: ShareCapacity, job: Job, borrowed: bool, after_preemption: bool,
+              remove: bool = False) -> None:
+        """Place a waiting job (the head, or with ``remove`` one behind it) on capacity now."""
+        if remove:
+            share.line.remove(job)
+        else:
+            share.line.pop_known_head()
+        self._occupy(job, share)
+        self._start_counter += 1
+        job.start_order = self._start_counter
+        job.attempt_start = self.now
+        job.placed_borrowed = borrowed
+        if job.placed_at is None:
+            job.placed_at = self.now
+        job.run_started = None
+        queue = self._queues[share.pool.index]
+        queue.dirty[share] = None  # the line has a new head
+        if borrowed:  # new borrowed jobs are new reclaim victims
+            queue.retry_waiting()
+        if self.time_limits is not None:
+            self.time_limits.touched[share] = None
+        delay = self.settings.preemption_delay if after_preemption else 0.0
+        if self.on_transition is None and delay == 0 and self.settings.startup_delay == 0:
+            self._run(job)  # the common case: SCHEDULED, STARTING and RUNNING at this instant
+            return
+        self.transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
+        if delay > 0:
+            self._advance_at(job, self.now + delay)
+            return
+        self.transition(job, Status.STARTING)
+        self._after_starting(job)
+
+    def _advance_at(self, job: Job, time: float) -> None:
+        """The job moves on (SCHEDULED -> STARTING -> RUNNING) at ``time``, unless it left capacity before."""
+        self.push(time, _ADVANCE, Kind.ADVANCE, job, job.version, job.seq)
+
+    def _after_starting(self, job: Job) -> None:
+        if self.settings.startup_delay > 0:
+            self._advance_at(job, self.now + self.settings.startup_delay)
+        else:
+            self._run(job)
+
+    def _advance(self, job: Job) -> None:
+        if job.status is Status.SCHEDULED:
+            self.transition(job, Status.STARTING)
+            self._after_starting(job)
+        elif job.status is Status.STARTING:
+            self._run(job)
+
+    def _run(self, job: Job) -> None:
+        if self.on_transition is None:
+            job.status = _RUNNING
+        else:
+            self.transition(job, _RUNNING)
+        now = self.now
+        job.run_started = now
+        if job.started_at is None:
+            job.started_at = now
+        self._schedule_finish(job, now)
+
+    def _schedule_finish(self, job: Job, run_started: float) -> None:
+        """The end of the attempt that runs since ``run_started``: its work done, or its failure."""
+        spec = job.spec
+        fails = job.attempts_failed < spec.failures
+        work = job.remaining
+        if fails and spec.fail_after is not None:
+            work = min(work, spec.fail_after)
+        self._seq += 1
+        heapq.heappush(self._events, make_event(Event, (run_started + work, _FINISH, job.seq, self._seq, Kind.FINISH,
+                                                        job, (job.version, fails))))
+
+    def _release(self, job: Job, outcome: str) -> None:
+        share = job.share
+        pool = share.pool
+        pool.change(share, -job.spec.instances, self.now)
+        del share.active[job]
+        _uncount(share.active_priorities, job.priority)
+        job.start_order = 0  # it only ranks placed jobs (victim order): a million finished jobs keep no int
+        job.segments += (_attempt((job.attempt_start, self.now, outcome, job.placed_borrowed)),)
+        job.version += 1
+        self.touch(share)
+        if len(pool.env.pools) == 1:  # the common case of capacity_freed, inline
+            queue = self._queues[pool.index]
+            if queue.waiting:
+                queue.retry_waiting()
+        else:
+            self.capacity_freed(pool)
+
+    def _finish(self, job: Job, failed: bool) -> None:
+        self._release(job, FAILED if failed else SUCCEEDED)
+        if not failed:
+            job.remaining = 0.0
+            job.finished_at = self.now
+            job.reason = ""
+            if self.on_transition is None:
+                job.status = Status.SUCCEEDED
+            else:
+                self.transition(job, Status.SUCCEEDED, "work done")
+            return
+        job.attempts_failed += 1
+        if job.attempts_failed >= job.spec.attempts:
+            job.finished_at = self.now
+            job.reason = f"FAILED: attempt {job.attempts_failed} of {job.spec.attempts} (retryStrategy.attempts) failed"
+            self.transition(job, Status.FAILED, job.reason)
+            return
+        job.remaining = float(job.spec.duration)
+        self.transition(job, _RUNNABLE, f"attempt {job.attempts_failed} failed; retrying")
+        job.share.line.push(job)
+
+    def preempt(self, job: Job, by: Job, kind: str) -> None:
+        """``by`` takes ``job``'s capacity: work since the last checkpoint is lost, the job waits again."""
+        share = job.share
+        if job.status is _RUNNING and job.run_started is not None:
+            done = self.now - job.run_started
+            interval = job.spec.checkpoint_interval
+            kept = (done // interval) * interval if interval else 0.0
+            job.remaining -= kept
+            self.lost_instance_seconds[share] += (done - kept) * job.spec.instances
+        self._release(job, PREEMPTED)
+        job.preemptions += 1
+        self.preemptions[share] += 1
+        retries = job.spec.preemption_retries
+        if retries is not None and job.preemptions > retries:
+            job.finished_at = self.now
+            job.reason = f"PREEMPTED: preemptionRetriesBeforeTermination ({retries}) exceeded"
+            self.transition(job, Status.FAILED, job.reason)
+            return
+        self.transition(job, _RUNNABLE, f"preempted ({kind}) by {by.spec.name}")
+        share.line.push(job)
+
+    def _update_priority(self, update: PriorityUpdate) -> None:
+        job = self.by_name[update.job]
+        if job.status in FINAL or job.priority == update.priority:
+            job.priority = update.priority
+            return
+        share = job.share
+        if job.status in ACTIVE:
+            _uncount(share.active_priorities, job.priority)
+            share.active_priorities[update.priority] = share.active_priorities.get(update.priority, 0) + 1
+        job.priority = update.priority
+        if job.status is _RUNNABLE:
+            share.line.reprioritise(job)
+        self.touch(share)
+        self.capacity_freed(share.pool)  # victim orders changed: waiting heads look again
+
+    def protected_until(self, job: Job) -> float | None:
+        """When a placed job stops being protected from preemption, or ``None`` when it is not protected."""
+        end = job.attempt_start + self.settings.min_runtime
+        return end if self.now < end else None
+
+
+def _uncount(counts: dict[int, int], priority: int) -> None:
+    """One active job of ``priority`` fewer (the key goes with the last one)."""
+    left = counts[priority] - 1
+    if left:
+        counts[priority] = left
+    else:
+        del counts[priority]

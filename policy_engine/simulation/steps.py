@@ -1,0 +1,240 @@
+"""The scheduling pass of one pool: own capacity, reclaim, borrow FIFO, in-share preemption, then backfill.
+
+The pass restarts at the first step after any placement or preemption, and only looks at
+heads that may have changed (``PoolQueue.dirty``) or that wait for capacity just freed, so an
+instant costs O(changes x log n), not O(shares). The steps decide; the engine places and preempts.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING
+
+from policy_engine.simulation import placement
+from policy_engine.simulation.capacity import Pool, ShareCapacity
+from policy_engine.simulation.jobs import Job, Status
+from policy_engine.simulation.pool_queue import BorrowEntry, PoolQueue
+from policy_engine.simulation.preemption import has_lower_priority, in_share_victims, reclaim_victims
+
+if TYPE_CHECKING:
+    from policy_engine.simulation.lifecycle import JobLifecycle
+
+_RUNNABLE = Status.RUNNABLE
+
+
+def _is_head(share: ShareCapacity, job: Job) -> bool:
+    return job.status is _RUNNABLE and share.line.head() is job
+
+
+class Steps:
+    """The scheduling steps, in order, over one engine's pools."""
+
+    __slots__ = ("backfill", "engine")
+
+    def __init__(self, engine: JobLifecycle):
+        self.engine = engine
+        self.backfill = engine.settings.backfill
+
+    def run_pass(self, queue: PoolQueue) -> None:
+        while True:
+            if queue.dirty:
+                self.classify(queue)
+            if queue.own and self.own(queue):
+                continue
+            if queue.reclaim and self.reclaim(queue):
+                continue
+            if queue.borrow and self.borrow(queue):
+                continue
+            if queue.preempt and self.in_share(queue):
+                continue
+            if queue.dirty:
+                continue
+            if self.backfill and not queue.settled:
+                if self.fill(queue):
+                    continue
+                queue.settled = True
+            break
+
+    def classify(self, queue: PoolQueue) -> None:
+        """Sort each changed head into the step that may place it."""
+        pool = queue.pool
+        env = pool.env
+        dirty = queue.dirty
+        queue.dirty = {}
+        push = heapq.heappush
+        for share in dirty:
+            job = share.line.head()
+            if job is None or job.misconfigured:
+                continue
+            spec = job.spec
+            n = spec.instances
+            key = (-job.priority, spec.submit_at, job.seq, job, share)
+            used = share.used
+            if used + n <= share.limit:
+                if env.capacity - env.used >= n and (not share.lends or pool.lender_idle - pool.borrowed >= n):
+                    push(queue.own, key)
+                    continue
+                push(queue.reclaim, key)
+            elif (share.borrows and (share.ceiling is None or used + n <= share.ceiling)  # under its ceiling
+                  and queue.borrow_member.get(share) is not job):
+                queue.borrow_member[share] = job
+                push(queue.borrow, (spec.submit_at, job.seq, job, share))
+            if share.in_share and queue.preempt_member.get(share) is not job and has_lower_priority(share, job):
+                queue.preempt_member[share] = job
+                push(queue.preempt, key)
+
+    def own(self, queue: PoolQueue) -> bool:
+        """Step 1: a head within its own limit, on idle owned capacity."""
+        pool = queue.pool
+        env = pool.env
+        while queue.own:
+            entry = heapq.heappop(queue.own)
+            job, share = entry[3], entry[4]
+            if job.status is not _RUNNABLE or share.line.head() is not job:  # _is_head, inline: once per job
+                continue
+            n = job.spec.instances  # placement.own_fits, inline
+            if share.used + n <= share.limit and env.capacity - env.used >= n and (
+                    not share.lends or pool.lender_idle - pool.borrowed >= n):
+                self.engine.place(share, job, borrowed=False, after_preemption=False)
+                return True
+            queue.dirty[share] = None  # no longer fits on its own: look at it again
+        return False
+
+    def reclaim(self, queue: PoolQueue) -> bool:
+        """Step 2: a head within its own limit takes back capacity from shares above theirs."""
+        pool = queue.pool
+        engine = self.engine
+        while queue.reclaim:
+            entry = heapq.heappop(queue.reclaim)
+            job, share = entry[3], entry[4]
+            if not _is_head(share, job):
+                continue
+            n = job.spec.instances
+            if not placement.within_own_limit(share, n) or placement.own_fits(pool, share, n):
+                queue.dirty[share] = None
+                continue
+            victims = reclaim_victims(pool, share, job, engine.policy)
+            if victims is None or not self.all_ready(pool, victims):
+                queue.waiting[share] = None
+                continue
+            for victim in victims:
+                engine.preempt(victim, job, "reclaim")
+            engine.place(share, job, borrowed=False, after_preemption=True)
+            return True
+        return False
+
+    def borrow(self, queue: PoolQueue) -> bool:
+        """Step 3: borrowing heads, first come first served, on lendable idle capacity."""
+        pool = queue.pool
+        lendable, env_free = pool.lender_idle - pool.borrowed, pool.env.capacity - pool.env.used
+        if not queue.borrow or lendable <= 0 or env_free <= 0:
+            return False
+        room = lendable if lendable < env_free else env_free  # nothing changes them until a placement
+        skipped: list[BorrowEntry] = []
+        placed = False
+        member = queue.borrow_member
+        while queue.borrow:
+            entry = heapq.heappop(queue.borrow)
+            job, share = entry[2], entry[3]
+            if member.get(share) is not job:
+                continue  # stale: the line's current head has its own entry
+            if job.status is not _RUNNABLE or share.line.head() is not job:
+                del member[share]  # it will be classified again when it is the head again
+                continue
+            n = job.spec.instances
+            if share.used + n <= share.limit or (share.ceiling is not None and share.used + n > share.ceiling):
+                del member[share]  # within its own limit now, or no longer under its ceiling
+                queue.dirty[share] = None
+                continue
+            if n <= room:  # placement.borrow_fits: the share borrows and is above its limit, under its ceiling
+                del member[share]
+                self.engine.place(share, job, borrowed=True, after_preemption=False)
+                placed = True
+                break
+            skipped.append(entry)
+        for entry in skipped:
+            heapq.heappush(queue.borrow, entry)
+        return placed
+
+    def in_share(self, queue: PoolQueue) -> bool:
+        """Step 4: a head preempts lower-priority jobs of its own share (with reclaim where it needs it)."""
+        pool = queue.pool
+        engine = self.engine
+        while queue.preempt:
+            entry = heapq.heappop(queue.preempt)
+            job, share = entry[3], entry[4]
+            if queue.preempt_member.get(share) is job:
+                del queue.preempt_member[share]
+            if not _is_head(share, job):
+                continue
+            n = job.spec.instances
+            if placement.fits(pool, share, n):
+                queue.dirty[share] = None
+                continue
+            victims = in_share_victims(pool, share, job, engine.policy)
+            if victims is None or not self.all_ready(pool, victims):
+                queue.waiting[share] = None
+                continue
+            borrowed = share.used - sum(v.spec.instances for v in victims if v.share is share) + n > share.limit
+            for victim in victims:
+                engine.preempt(victim, job, "in-share" if victim.share is share else "reclaim")
+            engine.place(share, job, borrowed=borrowed, after_preemption=True)
+            return True
+        return False
+
+    def all_ready(self, pool: Pool, victims: list[Job]) -> bool:
+        """Whether the step's victims may all be preempted now; otherwise wake the pool when they may.
+
+        The loop guard: a job placed at T is no victim before T + min_runtime, or two heads
+        could preempt each other forever inside one instant. The head waits for the same
+        victims (the step's choice) instead of taking others that are not protected.
+        """
+        engine = self.engine
+        ends = [end for end in map(engine.protected_until, victims) if end is not None]
+        if not ends:
+            return True
+        engine.wake(pool, max(ends))
+        return False
+
+    def fill(self, queue: PoolQueue) -> bool:
+        """Backfill (optional): a job behind a blocked head may use capacity the head cannot (no preemption).
+
+        The first job in line order (head excluded) that fits on own or borrowed capacity, share by
+        share in pool order. What fits is every size up to a bound (own room, or borrowed room above
+        the own limit: the two ranges always join), so the line's size index answers it without a scan.
+        """
+        pool = queue.pool
+        env_free = pool.env.capacity - pool.env.used
+        if env_free <= 0:
+            return False
+        lendable = pool.lender_idle - pool.borrowed
+        deep = queue.deep
+        shares = list(deep)
+        if len(shares) > 1:
+            shares.sort(key=queue.position.__getitem__)  # pool order, as the definition walks it
+        for share in shares:
+            line = share.line
+            if line.waiting < 2:
+                del deep[share]
+                continue
+            room = share.limit - share.used
+            if room <= 0 and (lendable <= 0 or not share.borrows):
+                continue  # the common case on a busy cluster: at its limit, nothing to borrow
+            most = room if room < env_free else env_free
+            if share.lends and lendable < most:
+                most = lendable
+            if share.borrows:
+                top = lendable if lendable < env_free else env_free
+                if share.ceiling is not None and share.ceiling - share.used < top:
+                    top = share.ceiling - share.used
+                if top > room and top > most:
+                    most = top
+            if most <= 0:
+                continue
+            job = line.first_fitting(most, line.head())
+            if job is not None:
+                n = job.spec.instances
+                borrowed = not placement.own_fits(pool, share, n)
+                self.engine.place(share, job, borrowed=borrowed, after_preemption=False, remove=True)
+                return True
+        return False
