@@ -1,22 +1,22 @@
-"""Sweep benchmark: parallel throughput against sequential, scheduling overhead, and a 1,000-run sweep.
+"""Sweep benchmark: parallel throughput against sequential, CPU per run, scheduling overhead, a 1,000-run sweep.
 
-Prints, for a 10,000-job scenario (8 shares, generated workload):
-  * the sequential rate (in-process, ``--workers 1``) and the rate on an embedded LocalCluster with one
-    worker process per core, and their ratio (target: at least 1.8x on 2 cores), next to the ratio a
-    bare ``ProcessPoolExecutor`` gets on the same runs at the same moment (what the machine allows);
-  * the scheduling overhead per run for a small scenario (the walkthrough's 4 jobs): wall time per run on
-    the cluster minus the compute time per run divided by the workers (target: under 50 ms);
-  * with ``--big N``: the wall time of N runs of the 10,000-job scenario (target: 1,000 in under 10 min);
-  * each worker's peak memory next to the memory of one simulation in this process (the workload is
-    scattered once, not copied per task).
-The load average is printed with the figures: on a shared machine wall-time ratios are noisy, and
-with Linux's autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``) a session's
-processes share one slice of a busy CPU, so the speed-up only shows when the cores are not
-already saturated by other sessions. Sequential and parallel runs are interleaved over
-``--rounds`` and the best of each is compared.
+    .venv/bin/python benchmarks/sweep_bench.py              # throughput, CPU per run and overhead (1-2 min idle)
+    .venv/bin/python benchmarks/sweep_bench.py --big 1000   # plus 1,000 runs of the 10,000-job scenario
 
-    python benchmarks/sweep_bench.py                 # throughput and overhead (about a minute)
-    python benchmarks/sweep_bench.py --big 1000      # plus the 1,000-run sweep
+Every figure is printed with the 1-minute load average at that moment. Targets (2 cores):
+  * THROUGHPUT: the LocalCluster (one worker process per core) at least 1.8x the sequential rate
+    (in-process, ``--workers 1``) on a 10,000-job scenario. Sequential and parallel runs are interleaved
+    over ``--rounds`` and the best of each is compared; a bare ``ProcessPoolExecutor`` on the same runs
+    at the same moment shows what the machine allows. Wall-time ratios need idle cores: with other
+    work running (load average above the core count) they measure the neighbours, not the sweep.
+  * CPU PER RUN (load-independent): the cluster's CPU per run (workers, plus the scheduler, nannies and
+    client in this process) against the sequential CPU per run. ``ceiling`` = cores x sequential CPU /
+    cluster CPU: the ratio the cluster reaches on idle cores from CPU alone. A bare process pool's CPU per
+    run separates Dask's share from what simulations running side by side cost each other.
+  * OVERHEAD: for a small scenario (4 jobs), wall time per run on the cluster minus compute per run
+    divided by the workers (target: under 50 ms per run).
+  * BIG (``--big N``): N runs of the 10,000-job scenario through the cluster (target: 1,000 in under 10 min).
+  * MEMORY: each worker's peak next to one simulation's (the workload is scattered once, not per task).
 """
 
 from __future__ import annotations
@@ -26,17 +26,23 @@ import os
 import resource
 import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from policy_engine.simulation.generate import WorkloadProfile, generate_jobs, write_jobs
-from policy_engine.simulation.workload import load_scenario
-from policy_engine.sweep.executor import DaskExecutor, InProcess
-from policy_engine.sweep.grammar import parse_vary
-from policy_engine.sweep.grid import expand
+from policy_engine.simulation.workload import Scenario, load_scenario
+from policy_engine.sweep.executor import DaskExecutor, Executor, InProcess
+from policy_engine.sweep.grammar import Axis, parse_vary
+from policy_engine.sweep.grid import Candidate, expand
 from policy_engine.sweep.runner import SweepInput, run_sweep, run_task
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def load() -> str:
+    return f"load {os.getloadavg()[0]:.2f}"
 
 
 def write_scenario(directory: Path, jobs: int) -> Path:
@@ -54,7 +60,7 @@ def write_scenario(directory: Path, jobs: int) -> Path:
     return path
 
 
-def candidates(scenario, runs: int):
+def candidates(scenario: Scenario, runs: int) -> tuple[list[Axis], list[Candidate]]:
     """``runs`` distinct candidates of a grid over two shares' borrow limits and the arrival rate (similar costs)."""
     shares = [f"{q.name}/{s.name}" for q, s in scenario.topology.shares() if s.strategy == "LEND_AND_BORROW"][:2]
     vary = [f"{shares[0]}.borrow_limit=0..200:5", f"{shares[1]}.borrow_limit=0,50,100,-1",
@@ -65,7 +71,7 @@ def candidates(scenario, runs: int):
     return axes, grid[:runs]
 
 
-_CONTROL: tuple | None = None
+_CONTROL: tuple[SweepInput, list[Candidate]] | None = None
 
 
 def _control_init(path: str, runs: int) -> None:
@@ -76,28 +82,48 @@ def _control_init(path: str, runs: int) -> None:
     _CONTROL = (SweepInput(scenario, tuple(axes)), grid)
 
 
-def _control_task(index: int) -> int:
+def _control_task(index: int) -> float:
+    """One run in a pool process; its CPU seconds."""
+    assert _CONTROL is not None
     shared, grid = _CONTROL
-    return run_task(shared, grid[index])["index"]
+    started = time.process_time()
+    run_task(shared, grid[index])
+    return time.process_time() - started
 
 
-def control_ratio(path: Path, runs: int, workers: int, sequential: float) -> float:
-    """The same runs on a bare ``ProcessPoolExecutor``: the parallelism the machine offers right now."""
+def control_ratio(path: Path, runs: int, workers: int, sequential: float) -> tuple[float, float]:
+    """The same runs on a bare ``ProcessPoolExecutor``: the parallelism the machine offers right now, and the
+    CPU seconds per run when ``workers`` simulations run side by side (they share caches and memory bandwidth)."""
     with ProcessPoolExecutor(workers, initializer=_control_init, initargs=(str(path), runs)) as pool:
         list(pool.map(_control_task, range(workers)))
         started = time.perf_counter()
-        list(pool.map(_control_task, range(runs)))
-        return sequential / (time.perf_counter() - started)
+        cpu = sum(pool.map(_control_task, range(runs)))
+        return sequential / (time.perf_counter() - started), cpu / runs
 
 
-def timed(executor, scenario, axes, chosen) -> tuple[float, list[dict]]:
-    started = time.perf_counter()
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def workers_cpu(cluster: DaskExecutor) -> float:
+    """CPU seconds the cluster's worker processes have used so far."""
+    return float(sum(cluster.client.run(_cpu_seconds).values()))
+
+
+def timed(executor: Executor, scenario: Scenario, axes: Sequence[Axis],
+          chosen: Sequence[Candidate]) -> tuple[float, float, float, list[dict[str, Any]]]:
+    """(wall seconds, CPU seconds of this process, CPU seconds of the cluster's workers, records)."""
+    workers_before = workers_cpu(executor) if isinstance(executor, DaskExecutor) else 0.0
+    cpu, started = time.process_time(), time.perf_counter()
     records = run_sweep(scenario, axes, chosen, executor)
-    return time.perf_counter() - started, records
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    workers = workers_cpu(executor) - workers_before if isinstance(executor, DaskExecutor) else 0.0
+    return wall, cpu, workers, records
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=40, help="runs of the large scenario per throughput figure")
     parser.add_argument("--small-runs", type=int, default=400)
@@ -105,8 +131,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved sequential/parallel measurements")
     args = parser.parse_args()
-    print(f"cores {os.cpu_count()}, workers {args.workers}, load average at start "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    cores = os.cpu_count() or 1
+    print(f"machine: {cores} cores; LocalCluster of {args.workers} worker processes; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min). Wall-time ratios need a load below "
+          f"{cores}; CPU per run does not.")
     with tempfile.TemporaryDirectory() as work:
         scenario_path = write_scenario(Path(work), args.jobs)
         scenario = load_scenario(scenario_path)
@@ -119,41 +147,53 @@ def main() -> None:
         small_axes = parse_vary(["training/QS1.borrow_limit=0..399", "settings.backfill=false,true"],
                                 small.topology)
         small_grid = list(expand(small_axes))[: args.small_runs]
+        print(f"scenario: {args.jobs:,} generated jobs on 8 shares; {args.runs} runs per measurement, "
+              f"{args.rounds} interleaved rounds")
         with DaskExecutor(workers=args.workers) as cluster:
             timed(cluster, small, small_axes, small_grid[:20])  # warm the workers' imports
-            sequential_times, parallel_times = [], []
+            rounds: list[tuple[float, float, float, float, float, float]] = []
             for round_number in range(1, args.rounds + 1):  # interleaved, so a burst of load hits both alike
-                cpu = time.process_time()
-                sequential, reference = timed(InProcess(), scenario, axes, chosen)
-                cpu = time.process_time() - cpu
-                parallel, records = timed(cluster, scenario, axes, chosen)
+                sequential, sequential_cpu, _, reference = timed(InProcess(), scenario, axes, chosen)
+                parallel, client_cpu, worker_cpu, records = timed(cluster, scenario, axes, chosen)
                 assert records == reference, "the cluster's results differ from the sequential ones"
-                sequential_times.append(sequential)
-                parallel_times.append(parallel)
-                control = control_ratio(scenario_path, args.runs, args.workers, sequential)
-                print(f"round {round_number}: {args.runs} runs of {args.jobs:,} jobs: sequential {sequential:.1f} s "
-                      f"({args.runs / sequential:.2f} runs/s, {cpu / args.runs * 1000:.0f} ms CPU per run), "
-                      f"LocalCluster {parallel:.1f} s ({args.runs / parallel:.2f} runs/s): "
-                      f"{sequential / parallel:.2f}x; a bare process pool: {control:.2f}x; "
-                      f"load {os.getloadavg()[0]:.2f}")
-            best_sequential, best_parallel = min(sequential_times), min(parallel_times)
-            print(f"throughput (best of {args.rounds}): sequential {args.runs / best_sequential:.2f} runs/s, "
-                  f"LocalCluster with {args.workers} workers {args.runs / best_parallel:.2f} runs/s: "
-                  f"{best_sequential / best_parallel:.2f}x (target >= 1.8x)")
-            small_sequential, _ = timed(InProcess(), small, small_axes, small_grid)
-            small_parallel, _ = timed(cluster, small, small_axes, small_grid)
+                control, pool_cpu = control_ratio(scenario_path, args.runs, args.workers, sequential)
+                rounds.append((sequential, parallel, sequential_cpu, worker_cpu, client_cpu, pool_cpu))
+                per_run = 1000 / args.runs
+                print(f"  round {round_number}: sequential {args.runs / sequential:.2f} runs/s "
+                      f"({sequential_cpu * per_run:.0f} ms CPU/run); LocalCluster {args.runs / parallel:.2f} runs/s "
+                      f"({worker_cpu * per_run:.0f} ms CPU/run on workers + {client_cpu * per_run:.0f} ms in the "
+                      f"scheduler, nannies and client): {sequential / parallel:.2f}x; bare process pool "
+                      f"{control:.2f}x ({pool_cpu * 1000:.0f} ms CPU/run); {load()}")
+            best_sequential = min(r[0] for r in rounds)
+            best_parallel = min(r[1] for r in rounds)
+            print(f"THROUGHPUT (best of {args.rounds}): sequential {args.runs / best_sequential:.2f} runs/s, "
+                  f"LocalCluster {args.runs / best_parallel:.2f} runs/s: {best_sequential / best_parallel:.2f}x "
+                  f"(target >= 1.8x); {load()}")
+            sequential_cpu = min(r[2] for r in rounds) / args.runs
+            cluster_cpu = min(r[3] + r[4] for r in rounds) / args.runs
+            worker_share = min(r[3] for r in rounds) / args.runs
+            side_by_side = min(r[5] for r in rounds)
+            print(f"CPU PER RUN (least of {args.rounds}): sequential {sequential_cpu * 1000:.0f} ms; LocalCluster "
+                  f"{cluster_cpu * 1000:.0f} ms ({worker_share * 1000:.0f} ms in the worker processes): "
+                  f"{(cluster_cpu / sequential_cpu - 1):+.0%}; ceiling on {min(cores, args.workers)} idle cores "
+                  f"{min(cores, args.workers) * sequential_cpu / cluster_cpu:.2f}x; {load()}")
+            print(f"  of which Dask: {(cluster_cpu / side_by_side - 1):+.0%} against a bare process pool's "
+                  f"{side_by_side * 1000:.0f} ms per run with {args.workers} simulations side by side (the rest is "
+                  "what concurrent simulations cost each other on this machine)")
+            small_sequential, _, _, _ = timed(InProcess(), small, small_axes, small_grid)
+            small_parallel, _, _, _ = timed(cluster, small, small_axes, small_grid)
             compute = small_sequential / len(small_grid)
-            per_run = small_parallel / len(small_grid)
-            overhead = per_run - compute / args.workers
-            print(f"small scenario: {len(small_grid)} runs, {compute * 1000:.1f} ms per run in-process, "
-                  f"{per_run * 1000:.1f} ms wall per run on the cluster: overhead {overhead * 1000:.1f} ms per run "
-                  "(target < 50 ms)")
+            wall_per_run = small_parallel / len(small_grid)
+            overhead = wall_per_run - compute / args.workers
+            print(f"OVERHEAD: small scenario, {len(small_grid)} runs: {compute * 1000:.1f} ms per run in-process, "
+                  f"{wall_per_run * 1000:.1f} ms wall per run on the cluster: {overhead * 1000:.1f} ms per run "
+                  f"(target < 50 ms); {load()}")
             if args.big:
-                big, _ = timed(cluster, scenario, axes, grid[: args.big])
-                print(f"{args.big:,} runs of {args.jobs:,} jobs: {big:.0f} s = {big / 60:.1f} min "
-                      f"(target < 10 min for 1,000); {args.big / big:.2f} runs/s")
+                big, _, _, _ = timed(cluster, scenario, axes, grid[: args.big])
+                print(f"BIG: {args.big:,} runs of {args.jobs:,} jobs on the LocalCluster: {big:.0f} s = "
+                      f"{big / 60:.1f} min (target < 10 min for 1,000); {args.big / big:.2f} runs/s; {load()}")
             peaks = cluster.client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-            print(f"peak memory per worker: {', '.join(f'{mb:.0f} MB' for mb in peaks.values())}; one simulation "
+            print(f"MEMORY: peak per worker {', '.join(f'{mb:.0f} MB' for mb in peaks.values())}; one simulation "
                   f"in this process added {one_simulation_mb:.0f} MB to its peak")
     print(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

@@ -6,6 +6,7 @@ import csv
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.table import Table
@@ -25,6 +26,8 @@ from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.runner import run_sweep, scenario_digest
 
 DEFAULT_OBJECTIVE = "max(wait_p95)"
+#: The shell's code for a program ended by Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED = 130
 RUN_KEYS = ("values", "status", "findings", "error", "summary", "shares")
 
 
@@ -96,13 +99,24 @@ def _text(records: list[dict], axes: list[Axis], objective: Expression, maximize
                           highlight=False, soft_wrap=True)
 
 
-def _csv(records: list[dict], axes: list[Axis], pairs) -> None:
+def _csv(records: list[dict], axes: list[Axis], pairs: list[tuple[str, str]]) -> None:
     rows = [flat_row(record, candidate_key(record["values"]), axes, pairs) for record in records]
     columns = [c for c in (rows[0] if rows else {"run": 0}) if c != "key"]
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: ("" if v is None else json.dumps(v) if isinstance(v, bool) else v) for k, v in row.items()})
+
+
+def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int) -> NoReturn:
+    """Ctrl-C: say what was kept and how to go on; exit 130 like any program a terminal interrupts."""
+    if dataset is not None:
+        click.echo(f"interrupted: {len(dataset.written):,} of {total:,} run(s) are in {out_dir}; run the same "
+                   "command with --resume to continue", err=True)
+    else:
+        click.echo("interrupted: no results kept (with --out DIR finished runs are kept and --resume continues)",
+                   err=True)
+    raise SystemExit(EXIT_INTERRUPTED)
 
 
 @click.command("sweep")
@@ -160,19 +174,26 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
     except ExecutorError as error:
         fail_input([str(error)])
         raise
-    with executor, progress_bar("sweep", not quiet) as update:
-        if not quiet:
-            click.echo(f"{len(candidates):,} of {grid_size(axes):,} candidate(s) on {executor.description}",
-                       err=True)
-        try:
-            records = run_sweep(loaded, axes, candidates, executor, dataset, update)
-        except OSError as error:
-            fail_input([f"{out_dir}: cannot write results: {error.strerror or error}"])
-            raise
-        except Exception as error:  # the cluster itself failed (a task's worker died too often, scheduler gone)
-            kept = f"; the finished runs are in {out_dir}: --resume continues" if out_dir else ""
-            fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}{kept}"])
-            raise
+    try:
+        with executor, progress_bar("sweep", not quiet) as update:
+            if not quiet:
+                click.echo(f"{len(candidates):,} of {grid_size(axes):,} candidate(s) on {executor.description}",
+                           err=True)
+                finished = sum(1 for c in candidates if dataset is not None and c.key in dataset.written)
+                if finished:
+                    click.echo(f"resuming: {finished:,} run(s) already in {out_dir}, "
+                               f"{len(candidates) - finished:,} to run", err=True)
+            try:
+                records = run_sweep(loaded, axes, candidates, executor, dataset, update)
+            except OSError as error:
+                fail_input([f"{out_dir}: cannot write results: {error.strerror or error}"])
+                raise
+            except Exception as error:  # the cluster itself failed (a task's worker died too often, scheduler gone)
+                kept = f"; the finished runs are in {out_dir}: --resume continues" if out_dir else ""
+                fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}{kept}"])
+                raise
+    except KeyboardInterrupt:
+        interrupted(dataset, out_dir, len(candidates))
     if report_dir:
         from policy_engine.sweep.report import write_sweep_report
 

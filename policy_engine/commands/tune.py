@@ -12,14 +12,15 @@ from rich.table import Table
 
 from policy_engine.checks import check_topology
 from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input
-from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, axes_or_exit, load_or_exit, run_json
+from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit, run_json
+from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import Topology
 from policy_engine.reports import terminal
 from policy_engine.simulation.numbers import format_seconds
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.executor import ExecutorError, open_executor
-from policy_engine.sweep.expressions import ExpressionError, parse_constraint, parse_expression
+from policy_engine.sweep.expressions import Constraint, ExpressionError, parse_constraint, parse_expression
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.tune import Objective, TuneResult, feasible, tune
@@ -38,7 +39,7 @@ def topology_yaml(topology: Topology, header: str) -> str:
     return comments + yaml.safe_dump(data, sort_keys=False)
 
 
-def _figure(value, percent: bool = False) -> str:
+def _figure(value: object, percent: bool = False) -> str:
     if percent:
         return f"{value:.1%}"
     if isinstance(value, float) and not value.is_integer():
@@ -46,7 +47,8 @@ def _figure(value, percent: bool = False) -> str:
     return format_seconds(value) if isinstance(value, (int, float)) else str(value)
 
 
-def _evidence_rows(result: TuneResult, objectives: list[Objective], constraints) -> list[tuple[str, str, str]]:
+def _evidence_rows(result: TuneResult, objectives: list[Objective],
+                   constraints: list[Constraint]) -> list[tuple[str, str, str]]:
     rows = []
     current, chosen = result.current, result.chosen
     for objective in objectives:
@@ -122,6 +124,9 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             problems.append(f"--constraint: {error}")
     if pick > 1 and len(order) < 2:
         problems.append("--pick chooses a point of a Pareto front: it needs two or more objectives")
+    problems += refuse_overwriting_inputs({"-o": out_file}, [scenario, *loaded.inputs])
+    if out_file and not Path(out_file).absolute().parent.is_dir():
+        problems.append(f"-o {out_file}: the directory {Path(out_file).absolute().parent} does not exist")
     if problems:
         fail_input(problems)
     try:
@@ -129,17 +134,24 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     except ExecutorError as error:
         fail_input([str(error)])
         raise
-    with executor, progress_bar("tune", not quiet) as update:
-        if not quiet:
-            click.echo(f"tuning {len(axes)} field(s), budget {budget} run(s), on {executor.description}", err=True)
-        result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick, update)
+    try:
+        with executor, progress_bar("tune", not quiet) as update:
+            if not quiet:
+                click.echo(f"tuning {len(axes)} field(s), budget {budget} run(s), on {executor.description}",
+                           err=True)
+            result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick,
+                          update)
+    except KeyboardInterrupt:
+        click.echo("interrupted: nothing recommended (a smaller --budget ends sooner)", err=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None
     if len(objectives) > 1 and result.front and pick > len(result.front):
         fail_input([f"--pick {pick}: the Pareto front has {len(result.front)} point(s)"])
-    best_topology = topology_for(loaded.topology, axes, result.chosen["values"]) if result.chosen else None
-    if out_file and best_topology is not None:
+    chosen = result.chosen
+    if out_file and chosen is not None:
+        best_topology = topology_for(loaded.topology, axes, chosen["values"])
         if not check_topology(best_topology).ok:  # never: an invalid candidate is not simulated, so not chosen
             fail_input([f"{out_file}: the recommended topology does not pass check; nothing written"])
-        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.chosen["values"].items())
+        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in chosen["values"].items())
         header = f"Recommended by batch-quota tune {scenario}\n{values}\n" + "\n".join(o.label for o in objectives)
         try:
             Path(out_file).write_text(topology_yaml(best_topology, header), encoding="utf-8")
@@ -164,7 +176,8 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     raise SystemExit(EXIT_OK if result.chosen else EXIT_FINDINGS)
 
 
-def _text(result, axes, objectives, constraints, evidence, front_rows, out_file) -> None:
+def _text(result: TuneResult, axes: list[Axis], objectives: list[Objective], constraints: list[Constraint],
+          evidence: list[tuple[str, str, str]], front_rows: list[tuple], out_file: str | None) -> None:
     console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
     ok = sum(1 for r in result.runs if r["status"] == OK)
     good = sum(1 for r in result.runs if feasible(r, constraints))
@@ -192,7 +205,8 @@ def _text(result, axes, objectives, constraints, evidence, front_rows, out_file)
         console.print(front)
 
 
-def _write_report(result, axes, objectives, evidence, front_rows, directory: Path, source: str) -> None:
+def _write_report(result: TuneResult, axes: list[Axis], objectives: list[Objective],
+                  evidence: list[tuple[str, str, str]], front_rows: list[tuple], directory: Path, source: str) -> None:
     from policy_engine.sweep.report import html_table, pareto_chart, write_tune_report
 
     evidence_html = html_table(("", "current", "recommended"), evidence, numeric={1, 2})

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from policy_engine.model import JobQueue, Topology, share_id
-from policy_engine.simulation.engine import PriorityUpdate, SimulationSettings
+from policy_engine.simulation.engine import Action, SimulationSettings
 from policy_engine.simulation.jobs import JobSpec
 from policy_engine.simulation.workload import Scenario
 from policy_engine.sweep.grammar import Axis
@@ -22,7 +22,7 @@ from policy_engine.sweep.grammar import Axis
 class Variant:
     topology: Topology
     jobs: Sequence[JobSpec]
-    updates: Sequence[PriorityUpdate]
+    updates: Sequence[Action]
     settings: SimulationSettings
 
 
@@ -74,7 +74,7 @@ def variant(scenario: Scenario, axes: Sequence[Axis], values: dict[str, Any]) ->
         elif axis.kind == "workload":
             duration_scale = value
     jobs: Sequence[JobSpec] = scenario.jobs
-    updates: Sequence[PriorityUpdate] = scenario.updates
+    updates: Sequence[Action] = scenario.updates
     if scale != 1.0 or duration_scale != 1.0:
         jobs = [_scaled(spec, scale, duration_scale) for spec in jobs]
         # an update keeps its place relative to the job it changes: its time scales like the submissions

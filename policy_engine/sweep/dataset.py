@@ -15,11 +15,14 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policy_engine.model import Topology, share_id
 from policy_engine.sweep.expressions import SHARE_METRICS, SUMMARY_METRICS
 from policy_engine.sweep.grammar import Axis
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 MANIFEST = "_sweep.json"
 PART = "part-{:05d}.parquet"
@@ -45,7 +48,7 @@ def share_column(share: str, instance_type: str, metric: str) -> str:
     return f"{share}[{instance_type}].{metric}"
 
 
-def _axis_type(axis: Axis):
+def _axis_type(axis: Axis) -> pa.DataType:
     import pyarrow as pa
 
     if axis.kind == "workload" or axis.field in ("startup_delay", "preemption_delay", "min_runtime"):
@@ -57,7 +60,7 @@ def _axis_type(axis: Axis):
     return pa.string()
 
 
-def schema(axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]):
+def schema(axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]) -> pa.Schema:
     import pyarrow as pa
 
     fields = [pa.field("run", pa.int64()), pa.field("key", pa.string())]
@@ -97,12 +100,15 @@ class ResultsDataset:
         self._next_part = 1
         existing = sorted(directory.glob("part-*.parquet")) if directory.is_dir() else []
         manifest_path = directory / MANIFEST
-        if existing or manifest_path.exists():
-            if not resume:
-                raise DatasetError(f"{directory}: already holds sweep results; pass --resume to continue that "
-                                   "sweep or choose an empty directory")
+        if existing and not resume:
+            raise DatasetError(f"{directory}: already holds sweep results; pass --resume to continue that "
+                               "sweep or choose an empty directory")
+        if resume and manifest_path.exists():  # a manifest alone is a sweep stopped before its first results
             self._check_manifest(manifest_path, manifest)
             self._load(existing)
+        elif existing:
+            raise DatasetError(f"{directory}: holds part files but no {MANIFEST}: not a sweep this command wrote; "
+                               "choose another directory")
         try:
             directory.mkdir(parents=True, exist_ok=True)
             manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -148,20 +154,19 @@ class ResultsDataset:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        fresh = {key: record for key, record in batch if key not in self.written}
+        if not fresh:
+            return 0
         rows = []
-        for key, record in batch:
-            if key in self.written:
-                continue
-            self.written[key] = record
+        for key, record in fresh.items():
             row = flat_row(record, key, self.axes, self.pairs)
             row.update(summary=json.dumps(record["summary"]), shares=json.dumps(record["shares"]))
             rows.append(row)
-        if not rows:
-            return 0
         table = pa.Table.from_pylist(rows, schema=self.schema)
         name = PART.format(self._next_part)
         temporary = self.directory / f".{name}.tmp"
         pq.write_table(table, temporary)
         os.replace(temporary, self.directory / name)
         self._next_part += 1
+        self.written.update(fresh)  # only once the part file is in place (an interrupted write is retried)
         return len(rows)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policy_engine.model import Topology, share_id
+from policy_engine.sweep.grammar import find_share
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
                    "instance_hours_lost", "jobs")
@@ -64,12 +65,12 @@ def parse_expression(text: str, topology: Topology) -> Expression:
         ref, metric = match.groups()
         if metric not in SHARE_METRICS:
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, SHARE_METRICS))
-        shares = topology.resolve_share(ref)
-        if len(shares) != 1:
+        found = find_share(topology, ref)
+        if found.share_id is None:
             every = [share_id(q, s) for q, s in topology.shares()]
-            problem = "is ambiguous; write QUEUE/SHARE" if shares else "is not a quota share of the topology"
+            problem = "is ambiguous; write QUEUE/SHARE" if found.candidates else "is not a quota share of the topology"
             raise ExpressionError(f"{text!r}: {ref!r} {problem}" + _suggest(ref, tuple(every)))
-        name = share_id(*shares[0])
+        name = found.share_id
 
         def one_share(record: dict) -> float:
             return max((entry[metric] for entry in record["shares"] if entry["share"] == name), default=0.0)
@@ -104,9 +105,9 @@ def never_preempted_shares(topology: Topology) -> list[str]:
     """Shares a guarantee promises are never preempted."""
     names = []
     for guarantee in topology.guarantees:
-        matches = topology.resolve_share(guarantee.share)
-        if guarantee.never_preempted and len(matches) == 1:
-            names.append(share_id(*matches[0]))
+        found = find_share(topology, guarantee.share)
+        if guarantee.never_preempted and found.share_id is not None:
+            names.append(found.share_id)
     return names
 
 

@@ -19,7 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policy_engine.model import Topology, share_id
+from policy_engine.diagnostics import ShareMatch
+from policy_engine.model import QuotaShare, Topology, share_id
+from policy_engine.simulation.engine import SimulationSettings
 from policy_engine.simulation.preemption import POLICIES
 
 STRATEGIES = ("RESERVE", "LEND", "LEND_AND_BORROW")
@@ -86,7 +88,9 @@ def _decimal(low: float, strict: bool) -> _Kind:
         if not _DECIMAL.fullmatch(text):
             raise ValueError(f"{text!r} is not a number")
         value = float(text)
-        if not math.isfinite(value) or value < low or (strict and value == low):
+        if not math.isfinite(value):
+            raise ValueError(f"{text} is too large to be a number")
+        if value < low or (strict and value == low):
             raise ValueError(f"{text} must be {bound}")
         return value
 
@@ -96,7 +100,8 @@ def _decimal(low: float, strict: bool) -> _Kind:
 def _choice(options: Sequence[str]) -> _Kind:
     def parse(text: str) -> str:
         if text not in options:
-            close = difflib.get_close_matches(text, options, n=1)
+            same_but_case = [option for option in options if option.lower() == text.lower()]
+            close = same_but_case or difflib.get_close_matches(text, options, n=1)
             raise ValueError(f"{text!r} is not one of {', '.join(options)}" + (f" (did you mean {close[0]!r}?)"
                                                                               if close else ""))
         return text
@@ -130,6 +135,21 @@ _KINDS: dict[str, _Kind] = {
 # --- paths ----------------------------------------------------------------------------------------------------
 
 
+def find_share(topology: Topology, ref: str) -> ShareMatch:
+    """``ref`` (``QUEUE/SHARE`` or a unique ``SHARE``) through the project's one share resolver."""
+    return topology.find_share(ref)
+
+
+def share_of(topology: Topology, ref: str) -> QuotaShare:
+    """The share a resolved reference (an axis target, a ``QUEUE/SHARE``) names."""
+    match = find_share(topology, ref)
+    queue = topology.queue(match.queue or "")
+    share = queue.share(match.share or "") if queue is not None else None
+    if share is None:
+        raise KeyError(f"no quota share {ref!r}: {match.error}")
+    return share
+
+
 def _unknown_field(field: str, allowed: Sequence[str], owner: str) -> str:
     close = difflib.get_close_matches(field, allowed, n=1)
     return (f"{owner} has no field {field!r} to vary (fields: {', '.join(allowed)})"
@@ -150,20 +170,21 @@ def _resolve_path(path: str, topology: Topology) -> tuple[str, str, str, str | N
         if rest not in WORKLOAD_FIELDS:
             return _unknown_field(rest, WORKLOAD_FIELDS, "workload")
         return "workload", "", rest, None, path
-    shares = topology.resolve_share(owner)
+    match = find_share(topology, owner)
     environment = topology.environment(owner) if "/" not in owner else None
-    if len(shares) > 1:
-        return f"share {owner!r} is ambiguous ({', '.join(share_id(q, s) for q, s in shares)}); write QUEUE/SHARE"
-    if shares and environment is not None:
+    if match.candidates:  # ambiguous: the resolver's message lists them
+        return str(match.error)
+    if match.share_id is not None and environment is not None:
         return f"{owner!r} names both a quota share and a service environment; write QUEUE/SHARE for the share"
     field, instance_type = rest, None
     if rest.startswith("capacity."):
         field, instance_type = "capacity", rest[len("capacity."):]
     elif rest == "capacity":
         return "capacity needs the instance type: capacity.<instance type>, e.g. capacity.ml.g5.xlarge"
-    if shares:
-        queue, share = shares[0]
-        canonical = share_id(queue, share)
+    if field == "capacity" and not (instance_type or "").strip():
+        return "capacity needs the instance type after 'capacity.', e.g. capacity.ml.g5.xlarge"
+    if match.share_id is not None:
+        canonical = match.share_id
         if field not in _KINDS or field not in ("borrow_limit", "strategy", "in_share_preemption", "state",
                                                 "capacity"):
             return _unknown_field(rest, SHARE_FIELDS, f"quota share {canonical}")
@@ -188,6 +209,8 @@ def _expand_range(item: str, kind: _Kind) -> list[Any]:
     high_text, colon, step_text = rest.partition(":")
     if kind.numeric is None:
         raise ValueError(f"range {item!r} on a field that takes {kind.description}")
+    if not low_text.strip() or not high_text.strip():
+        raise ValueError(f"range {item!r} needs both ends: LOW..HIGH")
     low, high = kind.parse(low_text.strip()), kind.parse(high_text.strip())
     if kind.numeric == "float" and not colon:
         raise ValueError(f"a range of decimals needs a step: {low_text}..{high_text}:STEP")
@@ -262,7 +285,7 @@ def parse_vary(arguments: Sequence[str], topology: Topology) -> list[Axis]:
     return axes
 
 
-def base_value(axis: Axis, topology: Topology, settings, ) -> Any:
+def base_value(axis: Axis, topology: Topology, settings: SimulationSettings) -> Any:
     """The scenario's own value of an axis (the current topology): ``None`` when the field is not set."""
     if axis.kind == "settings":
         return getattr(settings, axis.field)
@@ -270,8 +293,8 @@ def base_value(axis: Axis, topology: Topology, settings, ) -> Any:
         return 1.0
     if axis.kind == "environment":
         environment = topology.environment(axis.target)
-        return environment.capacity.get(axis.instance_type, 0) if environment else None
-    share = topology.resolve_share(axis.target)[0][1]
+        return environment.capacity.get(axis.instance_type or "", 0) if environment else None
+    share = share_of(topology, axis.target)
     if axis.field == "capacity":
         return share.capacity.get(axis.instance_type or "", 0)
     return getattr(share, axis.field)

@@ -7,14 +7,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
 
 class RateColumn(ProgressColumn):
     """Runs per second over rich's recent window (blank until it has two samples)."""
 
-    def render(self, task) -> Text:
+    def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
         return Text(f"{speed:.1f} runs/s" if speed else "- runs/s", style="progress.data.speed")
 

@@ -14,7 +14,8 @@ import io
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -62,7 +63,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
 
 
-def html_table(header: Sequence[str], rows, numeric: set[int] = frozenset()) -> str:
+def html_table(header: Sequence[str], rows: Iterable[Sequence[object]], numeric: AbstractSet[int] = frozenset()) -> str:
     head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
     body = "".join(
         "<tr>" + "".join(f'<td class="num">{escape(str(v))}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
@@ -77,7 +78,7 @@ def _png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _label(value) -> str:
+def _label(value: float | str) -> str:
     return json.dumps(value) if isinstance(value, (bool, str)) else format_seconds(value)
 
 
@@ -154,7 +155,7 @@ def pareto_chart(points: Sequence[tuple[float, float, bool]], names: tuple[str, 
     others = [(x, y) for x, y, front in points if not front]
     front = sorted((x, y) for x, y, on in points if on)
     if others:
-        plot.scatter(*zip(*others, strict=True), color="#9e9e9e", s=14, label="evaluated")
+        plot.scatter([x for x, _ in others], [y for _, y in others], color="#9e9e9e", s=14, label="evaluated")
     if front:
         plot.plot(*zip(*front, strict=True), color="#d62728", marker="o", label="Pareto front")
     plot.set_xlabel(names[0])

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from policy_engine.simulation.workload import Scenario
+from policy_engine.sweep.dataset import ResultsDataset
 from policy_engine.sweep.evaluate import evaluate
+from policy_engine.sweep.executor import Executor
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.grid import Candidate
 
@@ -44,8 +46,8 @@ def scenario_digest(scenario: Scenario) -> str:
     return digest.hexdigest()
 
 
-def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Candidate], executor,
-              dataset=None, progress: Progress | None = None, total: int | None = None,
+def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Candidate], executor: Executor,
+              dataset: ResultsDataset | None = None, progress: Progress | None = None, total: int | None = None,
               on_result: Callable[[dict], None] | None = None, flush_runs: int = 64,
               flush_seconds: float = 2.0) -> list[dict]:
     """Every candidate's run record, sorted by grid index; ``dataset`` (if any) gets them in part files."""

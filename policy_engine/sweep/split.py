@@ -20,6 +20,7 @@ from policy_engine.simulation.results import SimulationResult, build_result
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 from policy_engine.simulation.usage import merge_logs
 from policy_engine.simulation.workload import Scenario
+from policy_engine.sweep.executor import Executor
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ def merge(scenario: Scenario, time: float, parts: Sequence[tuple[SimulationResul
     return SimulationResult(time, records, shares, cluster, series, usage)
 
 
-def simulate_parallel(scenario: Scenario, executor, until: float | None = None) -> SimulationResult:
+def simulate_parallel(scenario: Scenario, executor: Executor, until: float | None = None) -> SimulationResult:
     """``simulate`` with the queues on ``executor``'s workers; the same result as one sequential run."""
     parts = split(scenario)
     if parts is None or len(parts) < 2:

@@ -13,13 +13,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from policy_engine.simulation.workload import Scenario
 from policy_engine.sweep.evaluate import INVALID, OK, evaluate
+from policy_engine.sweep.executor import Executor
 from policy_engine.sweep.expressions import Constraint, Expression
 from policy_engine.sweep.grammar import Axis, base_value
 from policy_engine.sweep.grid import Candidate, candidate_key, grid_size
 from policy_engine.sweep.runner import SweepInput, run_task
+
+if TYPE_CHECKING:
+    import optuna
 
 #: How many asks in a row may bring nothing new before the search stops (the space is exhausted in practice).
 MAX_STALE_BATCHES = 25
@@ -78,7 +83,7 @@ def pareto_front(records: Sequence[dict], objectives: Sequence[Objective]) -> li
     return front
 
 
-def _sampler(objectives: Sequence[Objective], seed: int, budget: int):
+def _sampler(objectives: Sequence[Objective], seed: int, budget: int) -> optuna.samplers.BaseSampler:
     import optuna
 
     if len(objectives) == 1:
@@ -86,7 +91,8 @@ def _sampler(objectives: Sequence[Objective], seed: int, budget: int):
     return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(4, min(50, budget // 4)))
 
 
-def _tell(study, trial, record: dict | None, objectives: Sequence[Objective], constraints: Sequence[Constraint]):
+def _tell(study: optuna.Study, trial: optuna.Trial, record: dict | None, objectives: Sequence[Objective],
+          constraints: Sequence[Constraint]) -> None:
     """Invalid candidates are told as infeasible (the ``valid`` constraint) so the sampler learns to avoid them."""
     from optuna.trial import TrialState
 
@@ -111,7 +117,7 @@ _WORST = 1e30
 
 
 def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objective],
-         constraints: Sequence[Constraint], budget: int, executor, seed: int = 0, batch_size: int = 8,
+         constraints: Sequence[Constraint], budget: int, executor: Executor, seed: int = 0, batch_size: int = 8,
          pick: int = 1, progress: Callable[[int, int], None] | None = None) -> TuneResult:
     """Up to ``budget`` simulated candidates (invalid ones cost a check only and are not counted)."""
     import optuna
@@ -130,7 +136,8 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
         if progress:
             progress(0, budget)
         while simulated(runs) < budget and len(runs) < size and stale < MAX_STALE_BATCHES:
-            trials, wanted = [], {}
+            trials: list[tuple[optuna.Trial, str]] = []
+            wanted: dict[str, Candidate] = {}
             room = budget - simulated(runs)
             for _ in range(batch_size):
                 trial = study.ask()

@@ -72,3 +72,8 @@ def counting_task(counting: CountingInput, candidate):
     from policy_engine.sweep.runner import run_task
 
     return run_task(counting.shared, candidate)
+
+
+def offset_task(offset: int, item: int) -> int:
+    """A run that takes no time: what per-task overhead would dominate."""
+    return offset + item

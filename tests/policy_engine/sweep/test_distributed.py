@@ -121,8 +121,9 @@ def test_simulate_queues_in_parallel_is_identical_to_sequential(dask_cluster, tm
         assert simulate_parallel(scenario, remote).summary == json.loads(sequential.stdout)["summary"]
     small = generated(tmp_path / "two-queues", jobs=40, queues=2, shares=1)  # the report draws a chart per share
     reports = [tmp_path / "sequential", tmp_path / "parallel"]
-    CliRunner().invoke(main, ["simulate", str(small), "--report", str(reports[0])])
-    CliRunner().invoke(main, ["simulate", str(small), "--report", str(reports[1]), "--scheduler", dask_cluster])
+    runs = [CliRunner().invoke(main, ["simulate", str(small), "--report", str(report), *flags])
+            for report, flags in zip(reports, ([], ["--scheduler", dask_cluster]), strict=True)]
+    assert [run.exit_code for run in runs] == [0, 0], [run.output for run in runs]
     assert sorted(p.name for p in reports[0].iterdir()) == sorted(p.name for p in reports[1].iterdir())
     assert all((reports[0] / p.name).read_bytes() == p.read_bytes() for p in reports[1].iterdir())
     events = CliRunner().invoke(main, ["simulate", str(path), "--workers", "1", "--events", str(tmp_path / "e")])
@@ -210,3 +211,76 @@ def test_simulate_queues_in_parallel_applies_topology_changes_like_the_sequentia
     assert parallel.stdout == sequential.stdout
     plain = CliRunner().invoke(main, ["simulate", str(path), "--format", "json"])
     assert json.loads(plain.stdout)["summary"] != json.loads(sequential.stdout)["summary"]  # the changes mattered
+
+
+def _with_changes(path: Path) -> Path:
+    """``path``'s scenario plus a share's and an environment's capacity lowered mid-run (in different queues)."""
+    directory = path.parent
+    topology = yaml.safe_load((directory / "topology.yaml").read_text(encoding="utf-8"))
+    last_queue = topology["job_queues"][-1]
+    environment = next(e for e in topology["service_environments"] if e["name"] == last_queue["service_environment"])
+    instance_type, capacity = next(iter(environment["capacity"].items()))
+    share = first_share(directory)
+    share_type = next(iter(topology["job_queues"][0]["shares"][0]["capacity"]))
+    actions = [{"at": 3000, "update_share": {"share": share, "capacity": {share_type: 1}}},
+               {"at": 6000, "update_environment": {"name": environment["name"],
+                                                   "capacity": {instance_type: capacity - 2}}}]
+    changed = path.with_name("changed.yaml")
+    changed.write_text(path.read_text(encoding="utf-8") + yaml.safe_dump({"actions": actions}), encoding="utf-8")
+    return changed
+
+
+def test_simulate_report_from_a_local_cluster_is_the_sequential_report(tmp_path: Path):
+    """``simulate --report DIR --workers 2``: the queues on the embedded cluster, merged; every file identical."""
+    scenario = _with_changes(generated(tmp_path / "queues", jobs=900, queues=3, shares=2, types=2))
+    share = first_share(tmp_path / "queues")
+    reports = {flags: tmp_path / f"report{len(flags)}" for flags in ((), ("--workers", "2"))}
+    for flags, directory in reports.items():
+        run = CliRunner().invoke(main, ["simulate", str(scenario), "--report", str(directory), "--report-share", share,
+                                        "--format", "json", *flags])
+        assert run.exit_code == 0, run.output
+    sequential, parallel = reports.values()
+    names = sorted(p.name for p in sequential.iterdir())
+    assert "index.html" in names and names == sorted(p.name for p in parallel.iterdir())
+    for name in names:
+        assert (sequential / name).read_bytes() == (parallel / name).read_bytes(), name
+    page = (sequential / "index.html").read_text(encoding="utf-8")
+    assert share in page and "queue-02" in page  # the data of every part made it into the page
+
+
+def test_quick_runs_share_tasks_and_each_result_comes_back_once(dask_cluster):
+    from dask.distributed import get_task_stream
+
+    from tests.policy_engine.sweep.scenarios import offset_task
+
+    with open_executor(dask_cluster, None) as remote, get_task_stream(remote.client) as stream:
+        results = list(remote.map(offset_task, 1000, list(range(300))))
+    assert sorted(results) == [1000 + item for item in range(300)]
+    tasks = {entry["key"] for entry in stream.data if str(entry["key"]).startswith("batch-quota-")}
+    assert 2 <= len(tasks) < 100  # batched once the first tasks were timed, not one task per run
+
+
+def test_ctrl_c_in_a_terminal_stops_the_local_cluster_quietly_and_keeps_the_finished_runs(tmp_path: Path):
+    """SIGINT to the whole process group, as a terminal sends it: the workers ignore it, the command winds down."""
+    path = generated(tmp_path / "long", jobs=3000, queues=1, shares=4)
+    share = first_share(tmp_path / "long")
+    out = tmp_path / "results"
+    command = [sys.executable, "-c", "from policy_engine.cli import main; main()", "sweep", str(path),
+               "--vary", f"{share}.borrow_limit=0..299", "--vary", "settings.backfill=false,true", "--workers", "2",
+               "--out", str(out), "--quiet"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.glob("part-*.parquet")) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        _stop(process)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and stdout == ""
+    kept = len(pd.read_parquet(out))
+    assert 0 < kept < 600
+    assert stderr.strip().splitlines()[-1] == (f"interrupted: {kept} of 600 run(s) are in {out}; run the same command "
+                                               "with --resume to continue")

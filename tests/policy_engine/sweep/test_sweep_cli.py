@@ -146,9 +146,26 @@ def test_bad_objective_and_bad_scheduler_are_one_line_exit_2():
     assert unknown.exit_code == 2 and "is not a quota share" in unknown.stderr
     both = invoke("sweep", SCENARIO, *VARY, "--workers", "2", "--scheduler", "tcp://127.0.0.1:9")
     assert both.exit_code == 2 and "give one or the other" in both.stderr
-    bad_address = invoke("sweep", SCENARIO, *VARY, "--scheduler", "http://127.0.0.1:9")
-    assert bad_address.exit_code == 2
-    assert bad_address.stderr.startswith("error: cannot reach Dask scheduler http://127.0.0.1:9: unknown address")
+
+
+@pytest.mark.parametrize(("address", "message"), [
+    ("http://127.0.0.1:9", "--scheduler 'http://127.0.0.1:9': unknown scheme 'http' (one of"),
+    ("", "--scheduler: the address is empty (expected tcp://HOST:PORT"),
+    ("localhost:bar", "--scheduler 'localhost:bar': port 'bar' is not a number from 1 to 65535"),
+    ("tcp://127.0.0.1:99999", "--scheduler 'tcp://127.0.0.1:99999': port '99999' is not a number from 1 to 65535"),
+    ("nonsense", "--scheduler 'nonsense': no host and port (expected tcp://HOST:PORT"),
+])
+def test_a_scheduler_address_dask_cannot_use_is_refused_at_once(address: str, message: str):
+    for command in (("sweep", SCENARIO, *VARY), ("tune", SCENARIO, *VARY, "--budget", "2")):
+        bad = invoke(*command, "--scheduler", address)
+        assert bad.exit_code == 2
+        assert bad.stderr.startswith(f"error: {message}") and bad.stderr.count("\n") == 1
+
+
+def test_a_bad_scheduler_address_in_the_environment_is_named_as_such(monkeypatch):
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "garbage")
+    bad = invoke("sweep", SCENARIO, *VARY)
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: $DASK_SCHEDULER_ADDRESS 'garbage': no host and port")
 
 
 def test_a_sweep_from_a_live_snapshot_starts_every_candidate_from_it():
@@ -168,3 +185,55 @@ def test_a_sweep_from_a_live_snapshot_starts_every_candidate_from_it():
     expected = simulate(topology, jobs, settings=scenario.settings.__class__(backfill=True), live=live)
     assert (record["summary"], record["shares"]) == simulation_json(expected)
     assert expected.job("a").finished_at == 100  # the live job's remaining work, not its whole duration
+
+
+def test_ctrl_c_keeps_the_finished_runs_and_resume_completes_the_sweep(tmp_path: Path, monkeypatch):
+    from policy_engine.sweep import runner
+
+    args = ["sweep", SCENARIO, *VARY, "--workers", "1", "--quiet", "--format", "json"]
+    whole = invoke(*args)
+    assert whole.exit_code == 0
+    calls = []
+    real = runner.evaluate
+
+    def interrupted_at_the_fourth_run(*arguments):
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyboardInterrupt  # what Ctrl-C raises in the main thread
+        return real(*arguments)
+
+    monkeypatch.setattr(runner, "evaluate", interrupted_at_the_fourth_run)
+    out = tmp_path / "results"
+    stopped = invoke(*args, "--out", str(out))
+    assert stopped.exit_code == 130 and stopped.stdout == ""
+    assert stopped.stderr == (f"interrupted: 3 of 6 run(s) are in {out}; run the same command with --resume to "
+                              "continue\n")
+    assert len(pd.read_parquet(out)) == 3
+    monkeypatch.setattr(runner, "evaluate", real)
+    again = invoke(*args, "--out", str(out))
+    assert again.exit_code == 2 and "pass --resume" in again.stderr
+    resumed = invoke(*args, "--out", str(out), "--resume")
+    assert resumed.exit_code == 0 and json.loads(resumed.stdout) == json.loads(whole.stdout)
+    assert sorted(pd.read_parquet(out)["run"]) == list(range(6))  # each run written once
+    monkeypatch.setattr(runner, "evaluate", interrupted_at_the_fourth_run)
+    calls.clear()
+    unkept = invoke(*args)  # without --out nothing is kept, and the user is told so
+    assert unkept.exit_code == 130 and unkept.stderr.startswith("interrupted: no results kept (with --out DIR")
+
+
+def test_a_sweep_stopped_before_its_first_result_starts_afresh_without_resume(tmp_path: Path, monkeypatch):
+    from policy_engine.sweep import runner
+
+    real = runner.evaluate
+
+    def interrupted(*arguments):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "evaluate", interrupted)
+    out = tmp_path / "results"
+    args = ["sweep", SCENARIO, *VARY, "--workers", "1", "--quiet", "--out", str(out), "--format", "json"]
+    stopped = invoke(*args)
+    assert stopped.exit_code == 130 and "0 of 6 run(s)" in stopped.stderr
+    monkeypatch.setattr(runner, "evaluate", real)
+    fresh = invoke(*args)  # nothing was kept, so there is nothing to resume: no --resume needed
+    assert fresh.exit_code == 0 and len(json.loads(fresh.stdout)["runs"]) == 6

@@ -113,3 +113,14 @@ def test_bad_objectives_and_constraints_are_one_line_exit_2(known: Path, flag: s
     result = invoke("tune", str(known), *VARY, "--budget", "2", "--workers", "1", flag, value)
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and expected in result.stderr, result.stderr
+
+
+def test_the_recommended_topology_never_overwrites_an_input_and_its_directory_is_checked_first(known: Path):
+    before = known.read_bytes()
+    over = invoke("tune", str(known), *VARY, "--budget", "2", "--workers", "1", "-o", str(known))
+    assert over.exit_code == 2 and "is also an input of this command" in over.stderr and over.stdout == ""
+    assert known.read_bytes() == before
+    missing = known.parent / "no-such-directory" / "best.yaml"
+    nowhere = invoke("tune", str(known), *VARY, "--budget", "2", "--workers", "1", "-o", str(missing))
+    assert nowhere.exit_code == 2 and nowhere.stdout == ""  # refused before any run, not after the search
+    assert nowhere.stderr == f"error: -o {missing}: the directory {missing.parent} does not exist\n"
