@@ -13,7 +13,7 @@ import sys
 import click
 
 from policy_engine.checks import check_topology
-from policy_engine.cli import EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.model import share_id
 from policy_engine.reports.registry import EXPLAIN_FORMATS
 from policy_engine.reports.subjects import ExplainOutput

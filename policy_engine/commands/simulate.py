@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from policy_engine.cli import FiniteFloatRange, SafePath, fail_input
+from policy_engine.commands.shared import FiniteFloatRange, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import SIMULATE_FORMATS
