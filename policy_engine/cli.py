@@ -1,6 +1,6 @@
 """The ``batch-quota`` command line.
 
-Exit codes, shared by every sub-command: 0 fine, 1 a rule found an error,
+Exit codes, shared by every sub-command (``commands/shared.py``): 0 fine, 1 a rule found an error,
 2 the input cannot be loaded or the command is misused (click's usage errors
 already exit 2). Users never see a traceback: ``LoadError`` becomes one line
 per problem on stderr.
@@ -10,62 +10,13 @@ from __future__ import annotations
 
 import errno
 import importlib
-import math
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
-if TYPE_CHECKING:
-    from policy_engine.model import Topology
-
-EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
-
-
-def fail_input(problems: list[str]) -> None:
-    """Print every problem on its own line and exit 2."""
-    from policy_engine.reports.safe_text import visible  # only on the way out
-
-    for problem in problems:
-        click.echo(f"error: {visible(problem)}", err=True)
-    raise SystemExit(EXIT_BAD_INPUT)
-
-
-def topology_or_exit(path: str | Path | None) -> Topology:
-    """Load ``path`` (or the embedded example when ``None``), exiting 2 on bad input."""
-    # Imported here so that ``--help`` and the command table never load pydantic and YAML.
-    from policy_engine.examples import example_topology
-    from policy_engine.loading import LoadError, load_topology
-
-    if path is None:
-        return example_topology()
-    try:
-        return load_topology(path)
-    except LoadError as error:
-        fail_input(error.problems)
-        raise  # unreachable, for type checkers
-
-
-class SafePath(click.Path):
-    """``click.Path`` that refuses a name with a NUL byte as a usage error (``os.stat`` would raise)."""
-
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
-        if isinstance(value, str | bytes) and "\0" in os.fsdecode(value):
-            self.fail(f"{value!r}: a file name cannot contain a NUL byte", param, ctx)
-        return super().convert(value, param, ctx)
-
-
-class FiniteFloatRange(click.FloatRange):
-    """``click.FloatRange`` that refuses ``nan`` and ``inf`` (which pass any range check or none)."""
-
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
-        number = super().convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return number
-
+from policy_engine.commands.shared import EXIT_BAD_INPUT
 
 #: Errors writing the output that are the reader's or the disk's doing, not the command's.
 _OUTPUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EFBIG, errno.EIO, getattr(errno, "EDQUOT", errno.ENOSPC)}
@@ -73,11 +24,12 @@ _OUTPUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EFBIG, errno.EIO, getattr(err
 
 def _silence_stdout() -> None:
     """After a failed write to stdout, point it at /dev/null so the interpreter's final flush cannot fail again."""
-    if sys.stdout is not sys.__stdout__:
+    stdout = sys.stdout
+    if stdout is not sys.__stdout__ or stdout is None:
         return  # in-process (tests, CliRunner): nothing will flush the real stream
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stdout.fileno())
         os.close(devnull)
     except (OSError, ValueError):
         pass
@@ -111,7 +63,7 @@ class _LazyGroup(click.Group):
     ``/dev/full``) into one line and exit 2 instead of a traceback.
     """
 
-    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: click.Context) -> Any:
         if sys.stdout is None:  # started with stdout closed (``>&-``)
             click.echo("error: standard output is closed; redirect it to a file or /dev/null instead", err=True)
             raise SystemExit(EXIT_BAD_INPUT)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from policy_engine.model import Guarantee, JobQueue, QuotaShare, ServiceEnvironment, Topology, share_id
+from policy_engine.model import Guarantee, JobQueue, QuotaShare, ServiceEnvironment, Strategy, Topology, share_id
 
 INSTANCE_TYPE = "ml.g5.xlarge"
 
@@ -49,7 +49,7 @@ def example_topology() -> Topology:
 #: Instance types used by ``large_topology`` (five, AWS's per-share and per-environment maximum).
 LARGE_INSTANCE_TYPES = ("ml.g5.xlarge", "ml.g5.2xlarge", "ml.g5.12xlarge", "ml.p4d.24xlarge", "ml.p5.48xlarge")
 
-_STRATEGIES = ("LEND_AND_BORROW", "LEND", "RESERVE")
+_STRATEGIES: tuple[Strategy, ...] = ("LEND_AND_BORROW", "LEND", "RESERVE")
 
 
 def large_topology(queues: int = 50, shares_per_queue: int = 20, instance_types: int = 5, *,

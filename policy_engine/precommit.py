@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from policy_engine.cli import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK
+from policy_engine.commands.shared import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

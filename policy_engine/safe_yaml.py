@@ -49,6 +49,7 @@ class YamlError(Exception):
         self.message = message
 
 
+# mypy cannot follow a base class chosen at import time (libyaml's CSafeLoader when built, else SafeLoader).
 class _Loader(_BASE_LOADER):  # type: ignore[misc,valid-type]
     """libyaml's parser with YAML 1.2 core tag resolution for plain scalars."""
 
@@ -102,14 +103,17 @@ def compose(text: str) -> yaml.Node | None:
             if isinstance(event, yaml.ScalarEvent):
                 tag = event.tag if event.tag not in (None, "!") else loader.resolve(
                     yaml.ScalarNode, event.value, event.implicit)
-                node: yaml.Node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+                # types-PyYAML: a Node takes either loader's Mark (the C one or the pure-Python one), same fields.
+                start, end = event.start_mark, event.end_mark
+                node: yaml.Node = yaml.ScalarNode(tag, event.value, start, end, event.style)  # type: ignore[arg-type]
             elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
                 if len(stack) >= MAX_DEPTH:
                     raise YamlError(line, f"nested more than {MAX_DEPTH} levels deep")
                 sequence = isinstance(event, yaml.SequenceStartEvent)
                 kind = yaml.SequenceNode if sequence else yaml.MappingNode
                 tag = event.tag if event.tag not in (None, "!") else loader.resolve(kind, None, event.implicit)
-                node = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                node = kind(tag, [], event.start_mark, None,  # type: ignore[arg-type]  # as ScalarNode above
+                            flow_style=event.flow_style)
             else:  # SequenceEnd / MappingEnd
                 finished, items = stack.pop()
                 if isinstance(finished, yaml.MappingNode):

@@ -25,12 +25,17 @@ loses a guarantee, adds a finding or has a deploy hazard (``fail_on`` chooses wh
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from policy_engine.checks import CheckReport, check_topology
 from policy_engine.loading import LoadError, load_topology
 from policy_engine.model import Suppression, Topology
+
+if TYPE_CHECKING:
+    from policy_engine.changes.report import ChangeReport
+    from policy_engine.endpoint.server import RunningEndpoint
 
 
 def assert_topology_ok(topology: Topology | str | Path, *, allow_warnings: bool = True,
@@ -54,7 +59,7 @@ def assert_topology_ok(topology: Topology | str | Path, *, allow_warnings: bool 
 
 def assert_no_regression(base: Topology | str | Path, head: Topology | str | Path, *,
                          fail_on: tuple[str, ...] = ("guarantee", "finding", "hazard"),
-                         renames: tuple[str, ...] = ()):
+                         renames: tuple[str, ...] = ()) -> ChangeReport:
     """Compare two topologies (paths, ``REF:PATH`` from git, ``/dev/null``, or ``Topology`` objects) and raise
     ``AssertionError`` listing every lost guarantee, new finding and hazard selected by ``fail_on``.
     ``renames`` are ``--rename`` values (``QUEUE/OLD=QUEUE/NEW``). Returns the ``ChangeReport``."""
@@ -100,7 +105,7 @@ except ImportError:  # pragma: no cover - exercised only without pytest installe
 else:
 
     @pytest.fixture(scope="session")
-    def batch_endpoint_server():
+    def batch_endpoint_server() -> Iterator[RunningEndpoint]:
         """``batch-quota serve`` on a free port for the whole session (empty account, clock at speed 0)."""
         from policy_engine.endpoint.server import start_in_thread
         from policy_engine.endpoint.service import Options, Service
@@ -112,7 +117,7 @@ else:
             endpoint.stop()
 
     @pytest.fixture
-    def batch_endpoint(batch_endpoint_server, monkeypatch):
+    def batch_endpoint(batch_endpoint_server: RunningEndpoint, monkeypatch: pytest.MonkeyPatch) -> RunningEndpoint:
         """The session's local AWS Batch endpoint, with ``AWS_ENDPOINT_URL_BATCH`` (and dummy credentials and
         Region, where none are set) pointing every boto3 client at it during the test. A ``RunningEndpoint``:
         ``load_topology``, ``advance``, ``reset``, ``export``, ``url``."""
@@ -127,6 +132,6 @@ else:
         return batch_endpoint_server
 
     @pytest.fixture(name="assert_topology_ok")
-    def _assert_topology_ok_fixture():
+    def _assert_topology_ok_fixture() -> Callable[..., CheckReport]:
         """Fixture form of ``assert_topology_ok`` for tests that prefer fixtures over imports."""
         return assert_topology_ok

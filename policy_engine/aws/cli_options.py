@@ -25,7 +25,7 @@ from policy_engine.aws.clients import (
     ClientOptions,
     make_client,
 )
-from policy_engine.cli import EXIT_BAD_INPUT
+from policy_engine.commands.shared import EXIT_BAD_INPUT
 
 EXIT_INTERRUPTED = 130
 

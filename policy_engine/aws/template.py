@@ -19,6 +19,7 @@ from policy_engine.aws.template_file import is_template, read_template_file
 from policy_engine.aws.template_reader import ENVIRONMENT, POLICY, QUEUE, SHARE, TemplateReader
 from policy_engine.diagnostics import LoadError
 from policy_engine.model import Topology
+from policy_engine.topology_data import topology_from_data
 
 __all__ = ["is_template", "load_template", "read_template_file", "template_data"]
 
@@ -202,8 +203,6 @@ def template_data(template: Data, source: str, skipped: list[tuple[str, str]] | 
 
 def load_template(path: str | Path, template: Mapping[str, Any] | None = None) -> Topology:
     """The ``Topology`` of a template file (``template`` when already parsed)."""
-    from policy_engine.loading import topology_from_data
-
     data_in = dict(template) if template is not None else read_template_file(path)
     skipped: list[tuple[str, str]] = []
     try:

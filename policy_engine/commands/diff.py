@@ -11,7 +11,7 @@ import json
 
 import click
 
-from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
+from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
 from policy_engine.loading import LoadError
 from policy_engine.simulation.workload import MAX_SECONDS
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from policy_engine.aws.cli_options import aws_options, client_options, connect, exits_on_aws_errors, fail_aws
-from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.loading import LoadError, topology_from_data
 
 if TYPE_CHECKING:

@@ -2,24 +2,21 @@
 
 ``explain TOPOLOGY SHARE`` is accepted too (a file name is told apart from a share by its suffix).
 SHARE is ``QUEUE/SHARE``, or ``SHARE`` when the name is unique. An unknown or ambiguous
-share is one line on stderr and exit 2. Colour only on a terminal without ``NO_COLOR``
-(rich decides).
+share is one line on stderr and exit 2. ``--format`` chooses a renderer from
+``reports.registry.EXPLAIN_FORMATS``.
 """
 
 from __future__ import annotations
 
+import sys
+
 import click
-from rich.text import Text
 
 from policy_engine.checks import check_topology
-from policy_engine.cli import EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.model import share_id
-from policy_engine.reports import terminal
-from policy_engine.reports.explain import explain_share
-from policy_engine.reports.safe_text import visible
-
-_TOPIC_STYLE = {"findings": "bold yellow", "what": "bold"}
-
+from policy_engine.reports.registry import EXPLAIN_FORMATS
+from policy_engine.reports.subjects import ExplainOutput
 
 _TOPOLOGY_SUFFIXES = (".yaml", ".yml", ".json", ".py")
 
@@ -31,7 +28,8 @@ def _looks_like_topology(argument: str) -> bool:
 @click.command("explain")
 @click.argument("share")
 @click.argument("topology", required=False, type=SafePath(dir_okay=False, allow_dash=True))
-def command(share: str, topology: str | None) -> None:
+@EXPLAIN_FORMATS.option()
+def command(share: str, topology: str | None, output_format: str) -> None:
     """Explain SHARE (QUEUE/SHARE or a unique SHARE name) of TOPOLOGY (default: the embedded example).
 
     ``explain TOPOLOGY SHARE``, the order other commands put the file in, works too.
@@ -48,10 +46,6 @@ def command(share: str, topology: str | None) -> None:
         known = ", ".join(share_id(q, s) for q, s in loaded.shares()[:10]) or "none defined"
         unknown = f"no quota share {share!r} in {topology or 'the embedded example'} (known: {known})"
         fail_input([match.error if match.candidates and match.error else unknown])
-        return
-    out = terminal.console(highlight=False, soft_wrap=True)
-    for topic, sentence in explain_share(loaded, node, check_topology(loaded)):
-        line = Text(f"{topic:>11}  ", style="dim")
-        line.append(visible(sentence), style=_TOPIC_STYLE.get(topic, ""))
-        out.print(line)
+    output = ExplainOutput(loaded, node, check_topology(loaded))
+    EXPLAIN_FORMATS.renderer(output_format)(output, sys.stdout)
     raise SystemExit(EXIT_OK)

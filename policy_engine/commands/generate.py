@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from policy_engine import safe_yaml
-from policy_engine.cli import FiniteFloatRange, SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import FiniteFloatRange, SafePath, fail_input, topology_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.limits import JOB_PRIORITY
 from policy_engine.simulation.generate import (

@@ -2,7 +2,8 @@
 
 The picture is drawn even when the check finds errors (that is when one needs it most):
 flagged shares are highlighted instead. Exit 0 when the file is written, 2 when the input
-cannot be loaded, the format is unknown or Graphviz's ``dot`` is missing for SVG/PNG.
+cannot be loaded, the format is unknown or Graphviz's ``dot`` is missing for SVG/PNG. The file's
+suffix chooses the format from ``reports.registry.GRAPH_FORMATS``.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ from pathlib import Path
 import click
 
 from policy_engine.checks import check_topology
-from policy_engine.cli import EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.reports import borrow_graph_render
+from policy_engine.reports.registry import GRAPH_FORMATS
 
 
 @click.command("graph")
 @click.argument("topology", required=False, type=SafePath(dir_okay=False))
 @click.option("-o", "--output", "output", type=SafePath(dir_okay=False), default=None,
-              help="File to write: .svg, .png or .dot (default: DOT on standard output).")
+              help=f"File to write: {GRAPH_FORMATS.suffix_list()} (default: DOT on standard output).")
 @click.option("--queue", "queues", multiple=True, metavar="NAME",
               help="Draw only this job queue (repeatable); for large topologies.")
 def command(topology: str | None, output: str | None, queues: tuple[str, ...]) -> None:
@@ -40,8 +42,12 @@ def command(topology: str | None, output: str | None, queues: tuple[str, ...]) -
     if output is None:
         click.echo(picture.source, nl=False)
         raise SystemExit(EXIT_OK)
+    path = Path(output)
+    chosen = GRAPH_FORMATS.for_path(path)
+    if chosen is None:
+        fail_input([f"{path}: unknown picture format {path.suffix or '(none)'!r}; use {GRAPH_FORMATS.suffix_list()}"])
     try:
-        borrow_graph_render.write(picture, Path(output))
+        chosen.load()(picture, path)
     except borrow_graph_render.RenderError as error:
         fail_input([str(error)])
     except OSError as error:

@@ -24,7 +24,7 @@ from policy_engine.aws.cli_options import (
     fail_aws,
 )
 from policy_engine.aws.clients import AwsError
-from policy_engine.cli import EXIT_OK, SafePath, fail_input
+from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError, topology_from_data
 

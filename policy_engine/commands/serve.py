@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from policy_engine.cli import EXIT_FINDINGS, fail_input, topology_or_exit
+from policy_engine.commands.shared import EXIT_FINDINGS, fail_input, topology_or_exit
 
 if TYPE_CHECKING:
     from policy_engine.model import Topology

@@ -4,35 +4,38 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import replace
+from typing import TYPE_CHECKING, TextIO
 
 import click
-from rich import box
 from rich.console import Console
-from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from policy_engine.cli import FiniteFloatRange, SafePath, fail_input
+from policy_engine.commands.shared import FiniteFloatRange, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError
-from policy_engine.reports import terminal
-from policy_engine.reports.safe_text import rich_text, visible
+from policy_engine.reports.registry import SIMULATE_FORMATS
+from policy_engine.reports.safe_text import visible
+from policy_engine.reports.subjects import SimulateOutput
 from policy_engine.simulation.engine import Engine
-from policy_engine.simulation.numbers import as_number, format_seconds
+from policy_engine.simulation.numbers import as_number
 from policy_engine.simulation.preemption import POLICIES
 from policy_engine.simulation.results import SimulationResult, build_result
 from policy_engine.simulation.workload import MAX_SECONDS, load_scenario
 
-#: Above this many jobs the text report shows shares and the summary only.
-JOB_TABLE_LIMIT = 200
+if TYPE_CHECKING:
+    from policy_engine.model import Topology
+    from policy_engine.simulation.jobs import Job
+    from policy_engine.simulation.workload import Scenario
+
 #: Show a progress bar for workloads at least this large (and only on a terminal).
 PROGRESS_MIN_JOBS = 10_000
 
 
-def _event_writer(handle):
-    def write(time: float, job, before: str, after: str, reason: str) -> None:
+def _event_writer(handle: TextIO) -> Callable[[float, Job, str, str, str], None]:
+    def write(time: float, job: Job, before: str, after: str, reason: str) -> None:
         handle.write(json.dumps({"time": as_number(time), "job": job.spec.name, "from": before, "to": after,
                                  "reason": reason}, allow_nan=False))
         handle.write("\n")
@@ -40,54 +43,7 @@ def _event_writer(handle):
     return write
 
 
-def jobs_table(result: SimulationResult, title: str, caption: str | None = None, waits: bool = True) -> Table:
-    """One row per job: state, preemptions, (wait) and reason; ``walkthrough`` shows the same table per step."""
-    table = Table(title=title, caption=caption)
-    columns = ("job", "share", "priority", "status", "preemptions", *(("wait s",) if waits else ()), "reason")
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for job in result.jobs:
-        wait = (format_seconds(job.wait_seconds),) if waits else ()
-        table.add_row(rich_text(job.name), rich_text(job.share), str(job.priority), job.status, str(job.preemptions),
-                      *wait, rich_text(job.reason))
-    return table
-
-
-def _text_report(result: SimulationResult, console: Console) -> None:
-    if len(result.jobs) <= JOB_TABLE_LIMIT:
-        console.print(jobs_table(result, f"Jobs at t={format_seconds(result.time)} s"))
-    else:
-        console.print(f"{len(result.jobs):,} job(s) (use --format json for each job)")
-    shares = Table(title="Shares (time-weighted over the run)")
-    rows = [(visible(s.share), visible(s.instance_type), s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
-             f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", format_seconds(s.wait_p50),
-             format_seconds(s.wait_p95), format_seconds(s.wait_max), f"{s.preemptions:,}",
-             f"{s.instance_hours_lost:.2f}") for s in result.shares]
-    for index, column in enumerate(("share", "type", "strategy", "limit", "own util", "mean borrowed", "mean lent",
-                                    "wait p50", "wait p95", "wait max", "preemptions", "inst-h lost")):
-        if index < 3:  # names fold on a narrow terminal
-            shares.add_column(column, overflow="fold")
-        else:  # numbers are never cut: as wide as the widest one; the header wraps instead
-            shares.add_column(column, justify="right", overflow="fold",
-                              min_width=max((len(row[index]) for row in rows), default=1))
-    for row in rows:
-        shares.add_row(*map(rich_text, row))
-    if Measurement.get(console, console.options.update_width(10_000), shares).maximum > console.width:
-        # A narrow terminal: no box, single padding, numbers exactly as wide as the widest one (their headers
-        # wrap), and the names fold into what is left.
-        shares.box, shares.show_edge, shares.pad_edge, shares.collapse_padding = box.SIMPLE_HEAD, False, False, True
-        for column in shares.columns[3:]:
-            column.width = max(column.min_width or 1, 5)
-    console.print(shares)
-    summary = result.summary
-    counts = ", ".join(f"{count:,} {status}" for status, count in summary["by_status"].items())
-    console.print(f"t={format_seconds(result.time)} s: {summary['jobs']:,} job(s){f' ({counts})' if counts else ''}; "
-                  f"{summary['preemptions']:,} preemption(s), "
-                  f"{summary['instance_hours_lost']:.2f} instance-hours lost; cluster utilisation "
-                  f"{summary['cluster_utilisation']:.1%}")
-
-
-def _write_report(result: SimulationResult, topology, directory: str, source: str, share: str | None,
+def _write_report(result: SimulationResult, topology: Topology, directory: str, source: str, share: str | None,
                   window: tuple[float, float] | None) -> None:
     """``--report DIR``; imported here so that plain runs never load matplotlib."""
     from pathlib import Path
@@ -98,15 +54,16 @@ def _write_report(result: SimulationResult, topology, directory: str, source: st
         written = write_report(result, topology, Path(directory), source=source, share=share, window=window)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
-        return
     click.echo(f"wrote {written[0]} and {len(written) - 1} summary chart(s): "
                f"{', '.join(path.name for path in written[1:])}", err=True)
 
 
-def _report_choice(topology, report_dir: str | None, share: str | None, window: str | None):
+def _report_choice(topology: Topology, report_dir: str | None, share: str | None, window: str | None
+                   ) -> tuple[str | None, tuple[float, float] | None, list[str]]:
     """``--report-share`` as a canonical ``QUEUE/SHARE`` and ``--report-window FROM:TO`` as seconds; problems listed."""
     problems: list[str] = []
-    canonical = parsed = None
+    canonical: str | None = None
+    parsed: tuple[float, float] | None = None
     if (share or window) and not report_dir:
         problems.append("--report-share/--report-window: they choose what the HTML report draws; add --report DIR")
     if share:
@@ -133,7 +90,7 @@ def _report_choice(topology, report_dir: str | None, share: str | None, window: 
     return canonical, parsed, problems
 
 
-def _warn_inert_time_limit_actions(topology) -> None:
+def _warn_inert_time_limit_actions(topology: Topology) -> None:
     """An action naming a reason AWS does not accept (rule BQ115) never matches a job: say so, not a silent hang."""
     from policy_engine.rules import REGISTRY, Context
 
@@ -147,8 +104,7 @@ def _warn_inert_time_limit_actions(topology) -> None:
 @click.option("--until", type=FiniteFloatRange(min=0, max=MAX_SECONDS), metavar="SECONDS",
               help="Stop the clock at SECONDS and report that instant, also after the run has ended: "
                    "utilisation is then time-weighted over [0, SECONDS], idle time after the end included.")
-@click.option("--format", "output", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="markdown: a compact summary for a pull-request comment or CI job summary.")
+@SIMULATE_FORMATS.option("output")
 @click.option("--report", "report_dir", type=SafePath(file_okay=False),
               help="Also write DIR/index.html (interactive, self-contained, opens offline) and summary PNGs beside it.")
 @click.option("--report-share", metavar="QUEUE/SHARE",
@@ -174,14 +130,12 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
         loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:
         fail_input(error.problems)
-        return
     overwritten = refuse_overwriting_inputs({"--events": events, "--report": report_dir}, [scenario, *loaded.inputs])
     if overwritten:
         fail_input(overwritten)
     chosen_share, chosen_window, problems = _report_choice(loaded.topology, report_dir, report_share, report_window)
     if problems:
         fail_input(problems)
-        return
     _warn_inert_time_limit_actions(loaded.topology)
     settings = loaded.settings
     if backfill is not None:
@@ -190,10 +144,11 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
         settings = replace(settings, victim_policy=victim_policy)
     if report_dir:
         settings = replace(settings, usage_log=True)  # the report's charts over time are built from it
+    loaded = replace(loaded, settings=settings)
     if scheduler or workers is not None:
-        result = _parallel(replace(loaded, settings=settings), until, events, scheduler, workers)
+        result = _parallel(loaded, until, events, scheduler, workers)
     else:
-        result = _sequential(loaded, settings, until, events, quiet)
+        result = _sequential(loaded, until, events, quiet)
     if report_dir:
         _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window)
     calibration = None
@@ -201,22 +156,10 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
         from policy_engine.simulation.calibration import calibrate
 
         calibration = calibrate(result, loaded.observed)
-    if output == "json":
-        result.write_json(sys.stdout, {"observed_vs_simulated": [row.to_json() for row in calibration]}
-                          if calibration is not None else None)
-        sys.stdout.write("\n")
-    elif output == "markdown":
-        from policy_engine.reports.markdown import render_simulation
-
-        click.echo(render_simulation(result, source=scenario, calibration=calibration), nl=False)
-    else:
-        console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
-        _text_report(result, console)
-        if calibration is not None:
-            console.print(calibration_table(calibration))
+    SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration), sys.stdout)
 
 
-def _parallel(loaded, until: float | None, events: str | None, scheduler: str | None,
+def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,
               workers: int | None) -> SimulationResult:
     """The job queues on a Dask cluster (or in-process with ``--workers 1``), merged."""
     from policy_engine.sweep.executor import ExecutorError, open_executor
@@ -228,22 +171,20 @@ def _parallel(loaded, until: float | None, events: str | None, scheduler: str | 
     if parts is None or len(parts) < 2:  # one part: nothing to run in parallel
         click.echo("note: one job queue (with its service environment) only: nothing to run in parallel, "
                    "simulating here", err=True)
-        return _sequential(loaded, loaded.settings, until, None, True)
+        return _sequential(loaded, until, None, True)
     try:
         executor = open_executor(scheduler, workers)
     except ExecutorError as error:
         fail_input([str(error)])
-        raise
     with executor:
         try:
             return simulate_parallel(loaded, executor, until)
         except MergeError as error:
             fail_input([str(error)])
-            raise
 
 
-def _sequential(loaded, settings, until: float | None, events: str | None, quiet: bool) -> SimulationResult:
-    engine = Engine(loaded.topology, loaded.jobs, loaded.updates, settings, loaded.live)
+def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet: bool) -> SimulationResult:
+    engine = Engine(loaded.topology, loaded.jobs, loaded.updates, loaded.settings, loaded.live)
     with ExitStack() as stack:
         if events:
             try:
@@ -265,18 +206,3 @@ def _sequential(loaded, settings, until: float | None, events: str | None, quiet
         except OSError as error:  # only the events file is written while the engine runs
             fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
     return build_result(engine)
-
-
-def calibration_table(rows) -> Table:
-    """Observed vs simulated wait and preemptions per share (a workload from ``batch-quota history``)."""
-    table = Table(title="Observed vs simulated (jobs with an observed start)")
-    for index, column in enumerate(("share", "jobs", "obs wait p50", "sim wait p50", "obs wait p95", "sim wait p95",
-                                    "obs wait mean", "sim wait mean", "obs preemptions", "sim preemptions")):
-        table.add_column(column, overflow="fold", justify="left" if index == 0 else "right")
-    for row in rows:
-        table.add_row(rich_text(row.share), f"{row.jobs:,}", format_seconds(row.observed_wait_p50),
-                      format_seconds(row.simulated_wait_p50), format_seconds(row.observed_wait_p95),
-                      format_seconds(row.simulated_wait_p95), format_seconds(row.observed_wait_mean),
-                      format_seconds(row.simulated_wait_mean), f"{row.observed_preemptions:,}",
-                      f"{row.simulated_preemptions:,}")
-    return table

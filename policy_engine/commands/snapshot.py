@@ -14,7 +14,7 @@ import click
 
 from policy_engine.aws.atomic_file import atomic_write
 from policy_engine.aws.cli_options import FiniteFloat, aws_options, client_options, connect, exits_on_aws_errors
-from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input
+from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 
 

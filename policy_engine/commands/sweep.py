@@ -11,7 +11,7 @@ from typing import NoReturn
 import click
 from rich.table import Table
 
-from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input
+from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
 from policy_engine.loading import LoadError
 from policy_engine.reports import terminal
 from policy_engine.simulation.numbers import format_seconds

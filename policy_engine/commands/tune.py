@@ -11,7 +11,7 @@ import yaml
 from rich.table import Table
 
 from policy_engine.checks import check_topology
-from policy_engine.cli import EXIT_FINDINGS, EXIT_OK, fail_input
+from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
 from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit, run_json
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import Topology

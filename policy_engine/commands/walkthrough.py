@@ -12,9 +12,9 @@ import sys
 
 import click
 
-from policy_engine.commands.simulate import jobs_table
 from policy_engine.examples import INSTANCE_TYPE, example_topology
 from policy_engine.reports import terminal
+from policy_engine.reports.simulate_text import jobs_table
 from policy_engine.simulation.engine import Engine, PriorityUpdate
 from policy_engine.simulation.jobs import JobSpec
 from policy_engine.simulation.results import SimulationResult, build_result

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,6 @@ from policy_engine.model import Topology, share_id
 from policy_engine.reports.safe_text import visible
 from policy_engine.rules.objects import findings_by_share, locate
 
-FORMATS = ("dot", "svg", "png")
 #: Above this many edges Graphviz takes minutes and the picture is unreadable: ask for fewer queues instead.
 MAX_DRAWN_EDGES = 1500
 #: Most edges even a .dot file gets: twice a topology at AWS's limits (50 queues x 20 shares x 5 types).
@@ -91,7 +91,7 @@ def topology_findings(topology: Topology, report: CheckReport | None) -> list[Fi
     return [f for f in report.findings if id(f) not in placed]
 
 
-def _colour(findings: list[Finding]) -> str:
+def _colour(findings: Sequence[Finding]) -> str:
     """Red for an unsuppressed error, orange for an unsuppressed warning, grey when all are suppressed."""
     open_findings = [f for f in findings if f.suppressed is None]
     if not open_findings:
@@ -201,7 +201,7 @@ def _add_node(parent: graphviz.Digraph, graph: BorrowGraph, node: str, flagged: 
     parent.node(_id(node), label=_label(*lines), **attrs)
 
 
-def _legend_label(elsewhere: list[Finding] = ()) -> str:
+def _legend_label(elsewhere: Sequence[Finding] = ()) -> str:
     """Title and key as the graph's own HTML-like label, so the key never disturbs the layout; findings
     about the whole topology (``elsewhere``) get a row of their own."""
     cells = ""
@@ -223,22 +223,21 @@ def _legend_label(elsewhere: list[Finding] = ()) -> str:
             f"{rows}</TABLE>>")
 
 
-def output_format(path: Path) -> str:
-    """``dot``, ``svg`` or ``png`` from the file name; ``RenderError`` for anything else."""
-    suffix = path.suffix.lower().lstrip(".")
-    if suffix == "gv":
-        suffix = "dot"
-    if suffix not in FORMATS:
-        raise RenderError(f"{path}: unknown picture format {path.suffix or '(none)'!r}; use .svg, .png or .dot")
-    return suffix
+def write_dot(dot: graphviz.Digraph, path: Path) -> None:
+    """The DOT source: needs no Graphviz, and has no edge limit below ``MAX_DOT_EDGES``."""
+    path.write_text(dot.source, encoding="utf-8")
 
 
-def write(dot: graphviz.Digraph, path: Path) -> None:
-    """Write ``dot`` to ``path`` in the format its suffix names."""
-    kind = output_format(path)
-    if kind == "dot":
-        path.write_text(dot.source, encoding="utf-8")
-        return
+def write_svg(dot: graphviz.Digraph, path: Path) -> None:
+    _draw(dot, path, "svg")
+
+
+def write_png(dot: graphviz.Digraph, path: Path) -> None:
+    _draw(dot, path, "png")
+
+
+def _draw(dot: graphviz.Digraph, path: Path, kind: str) -> None:
+    """The picture drawn by Graphviz's ``dot`` program; ``RenderError`` when it is missing or the graph too big."""
     edges = dot.source.count(" -> ")
     if edges > MAX_DRAWN_EDGES:
         raise RenderError(f"{path}: the borrow graph has {edges} edges, too many for a readable .{kind} "

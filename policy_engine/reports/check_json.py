@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TextIO
+
+import click
 
 from policy_engine.checks import CheckReport
 from policy_engine.findings import Finding
+from policy_engine.reports.subjects import CheckLoadFailure, CheckOutput
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
@@ -59,3 +62,11 @@ def render_load_failure(problems: list[str], *, source: str = "") -> str:
 
 def render(report: CheckReport, *, source: str = "", strict: bool = False) -> str:
     return json.dumps(to_dict(report, source=source, strict=strict), indent=2, allow_nan=False)
+
+
+def write(output: CheckOutput, stream: TextIO) -> None:
+    click.echo(render(output.report, source=output.source, strict=output.strict), file=stream)
+
+
+def write_load_failure(failure: CheckLoadFailure, stream: TextIO) -> None:
+    click.echo(render_load_failure(failure.problems, source=failure.source), file=stream)

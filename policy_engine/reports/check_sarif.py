@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, TextIO
+
+import click
 
 from policy_engine.checks import CheckReport
 from policy_engine.diagnostics import ObjectRef, Problem, line_of, render_path
 from policy_engine.findings import Severity
 from policy_engine.model import Topology
+from policy_engine.reports.subjects import CheckLoadFailure, CheckOutput
 from policy_engine.rules import Rule, all_rules
 from policy_engine.rules.objects import object_path
 
@@ -146,3 +149,12 @@ def load_failure_to_dict(problems: Sequence[Problem | str], *, uri: str, source:
 def render(report: CheckReport, *, uri: str, topology: Topology | None = None,
            lines: Mapping[tuple, int] | None = None) -> str:
     return json.dumps(to_dict(report, uri=uri, topology=topology, lines=lines), indent=2, allow_nan=False)
+
+
+def write(output: CheckOutput, stream: TextIO) -> None:
+    click.echo(render(output.report, uri=output.uri(), topology=output.topology, lines=output.lines()), file=stream)
+
+
+def write_load_failure(failure: CheckLoadFailure, stream: TextIO) -> None:
+    log = load_failure_to_dict(failure.error.located, uri=failure.uri(), source=failure.source)
+    click.echo(json.dumps(log, indent=2, allow_nan=False), file=stream)

@@ -1,19 +1,24 @@
 """Human output of ``batch-quota check``: findings grouped by severity, then the per-share summary.
 
-Rendered with rich; colour only when asked for (the command asks when stdout is a terminal
-and ``NO_COLOR`` is unset), so piped output and CI logs stay plain.
+Rendered with rich; colour only on a terminal without ``NO_COLOR`` (``use_color``), so piped
+output and CI logs stay plain.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import shutil
+from typing import TextIO
 
+import click
 from rich.console import Console
 from rich.table import Table
 
 from policy_engine.checks import CheckReport
 from policy_engine.findings import Finding, Severity
 from policy_engine.reports.safe_text import rich_text, visible
+from policy_engine.reports.subjects import CheckOutput
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow"}
 _TITLE = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings"}
@@ -92,3 +97,15 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
     console.print(f"{verdict}{strictly}: {len(report.errors)} error(s), {len(report.warnings)} warning(s){suppressed}, "
                   f"{len(report.summaries)} quota share(s)", style="bold green" if passed else "bold red")
     return buffer.getvalue()
+
+
+def use_color(stream: TextIO) -> bool:
+    """Colour for a terminal, unless ``NO_COLOR`` is set."""
+    return stream.isatty() and "NO_COLOR" not in os.environ
+
+
+def write(output: CheckOutput, stream: TextIO) -> None:
+    """As wide as the terminal; 200 columns when piped, so CI logs do not wrap findings."""
+    width = shutil.get_terminal_size((200, 24)).columns if stream.isatty() else 200
+    click.echo(render(output.report, source=output.source, color=use_color(stream), width=width,
+                      strict=output.strict), file=stream, nl=False)

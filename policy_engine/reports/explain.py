@@ -15,8 +15,6 @@ from policy_engine.summary import ShareSummary
 
 Sentence = tuple[str, str]
 
-TOPICS = ("what", "guaranteed", "burst", "lends", "taken back", "preemption", "findings")
-
 
 def _amount(count: int, instance_type: str) -> str:
     return f"{count} {instance_type}"

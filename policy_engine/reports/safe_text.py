@@ -11,8 +11,10 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.text import Text
 
 #: Invisible characters that change what a reader sees: C0/C1 controls (``\n`` and ``\t`` included,
 #: so one problem stays one line) and the bidirectional overrides used to disguise text. Lone surrogates
@@ -36,6 +38,8 @@ def visible(text: object) -> str:
 
 def rich_text(text: object, style: str = "") -> Text:
     """A rich ``Text`` that shows ``text`` literally (no markup, no control characters)."""
+    from rich.text import Text  # here: the Markdown and JSON reports never load rich
+
     return Text(visible(text), style=style)
 
 

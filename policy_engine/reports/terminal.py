@@ -1,6 +1,6 @@
-"""The rich ``Console`` that ``explain`` and ``simulate`` print with: styled on a terminal, plain
-everywhere else. (``check`` and ``graph`` print rendered text with click; ``walkthrough`` still
-builds its own ``Console``.)
+"""The rich ``Console`` that the text reports of ``explain``, ``simulate``, ``walkthrough``, ``sweep`` and
+``tune`` print with: styled on a terminal, plain everywhere else. (``check`` renders its text into a
+string first, with its own ``Console``, and prints it with click.)
 
 rich already drops colour for a non-terminal and with ``NO_COLOR``, but keeps bold and dim under
 ``NO_COLOR``; no colour system at all means no ANSI escape of any kind, which is what people who
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+from typing import Any
 
 from rich.console import Console
 
@@ -24,7 +25,7 @@ class _Console(Console):
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
-def console(**options) -> Console:
+def console(**options: Any) -> Console:
     """A ``Console`` (``options`` as rich's) that emits no ANSI escape when ``NO_COLOR`` is set."""
     if "NO_COLOR" in os.environ:
         options["color_system"] = None

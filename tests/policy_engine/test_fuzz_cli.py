@@ -76,7 +76,9 @@ def test_the_harness_catches_what_it_must(monkeypatch):
     monkeypatch.setattr(check, "check_topology", lambda topology: 1 / 0)
     assert fuzz.run_cli(["check"]).problem.startswith("traceback: ZeroDivisionError")
     monkeypatch.undo()
-    monkeypatch.setattr(check.check_json, "render", lambda report, **options: '{"x": NaN}')
+    from policy_engine.reports import check_json
+
+    monkeypatch.setattr(check_json, "render", lambda report, **options: '{"x": NaN}')
     assert "invalid JSON output" in fuzz.run_cli(["check", "--format", "json"]).problem
 
 

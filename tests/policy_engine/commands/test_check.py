@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from policy_engine.cli import main
 from policy_engine.examples import EXAMPLE_YAML
 from policy_engine.rules import REGISTRY
+from tests.policy_engine.commands.test_input_robustness import one_line, run
 
 GOOD = EXAMPLE_YAML.read_text(encoding="utf-8")
 
@@ -238,3 +239,23 @@ def test_sarif_uri_outside_the_working_directory(write_file, monkeypatch, tmp_pa
 
     assert uri() == (tmp_path / "shared.yaml").as_uri()  # no relative path exists: absolute, as documented
     assert uri("--sarif-root", "..") == "shared.yaml"
+
+
+def test_check_command_markdown_keeps_exit_codes(tmp_path):
+    runner = CliRunner()
+    ok = runner.invoke(main, ["check", "--format", "markdown"])
+    assert ok.exit_code == 0 and ok.output.startswith("### ✅ batch-quota check passed")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("service_environments: [{name: e, capacity: {ml.g5.xlarge: 1}}]\n"
+                   "job_queues: [{name: q, service_environment: e, shares: "
+                   "[{name: A, capacity: {ml.g5.xlarge: 2}, strategy: RESERVE}]}]\n")
+    failed = runner.invoke(main, ["check", str(bad), "--format", "markdown"])
+    assert failed.exit_code == 1 and "| error | BQ201 |" in failed.output
+
+
+def test_check_dash_reads_the_topology_from_stdin():
+    result = run("check", "-", stdin=GOOD.encode())
+    assert result.exit_code == 0 and "batch-quota check (stdin)" in result.stdout
+    assert run("check", "-", "--format", "json", stdin=json.dumps(
+        {"service_environments": [], "job_queues": []}).encode()).exit_code in (0, 1)
+    one_line(run("check", "-", stdin=b"a: caf\xe9"), "<stdin>: not UTF-8 text")

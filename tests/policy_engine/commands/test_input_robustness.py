@@ -287,34 +287,10 @@ def test_a_closed_pipe_is_one_line(command):
 # --- check -, explain's argument order, simulate given a topology --------------------------------------------
 
 
-def test_check_dash_reads_the_topology_from_stdin():
-    result = run("check", "-", stdin=GOOD.encode())
-    assert result.exit_code == 0 and "batch-quota check (stdin)" in result.stdout
-    assert run("check", "-", "--format", "json", stdin=json.dumps(
-        {"service_environments": [], "job_queues": []}).encode()).exit_code in (0, 1)
-    one_line(run("check", "-", stdin=b"a: caf\xe9"), "<stdin>: not UTF-8 text")
-
-
-def test_explain_accepts_both_argument_orders(tmp_path):
-    path = tmp_path / "t.yaml"
-    path.write_text(GOOD)
-    first = run("explain", "training/QS1", str(path))
-    assert first.exit_code == 0
-    assert run("explain", str(path), "training/QS1").stdout == first.stdout
-    one_line(run("explain", str(path)), "explain takes SHARE [TOPOLOGY]")
-
-
 def test_simulate_given_a_topology_says_so(tmp_path):
     path = tmp_path / "t.yaml"
     path.write_text(GOOD)
     one_line(run("simulate", str(path)), "this is a topology; a scenario needs topology:")
-
-
-def test_generate_from_stdin_writes_an_inline_topology(tmp_path):
-    jobs, scenario = tmp_path / "j.csv", tmp_path / "s.yaml"
-    result = run("generate", "-", "-o", str(jobs), "--jobs", "3", "--scenario", str(scenario), stdin=GOOD.encode())
-    assert result.exit_code == 0, result.stderr
-    assert run("simulate", str(scenario)).exit_code == 0
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
@@ -389,13 +365,6 @@ def test_a_topology_far_past_awss_limits_is_refused_before_any_analysis(tmp_path
     at_aws_limits = tmp_path / "limits.json"
     at_aws_limits.write_text(json.dumps(large_topology().model_dump(mode="json")))
     assert run("check", str(at_aws_limits), "--format", "json").exit_code in (0, 1)
-
-
-def test_graph_refuses_more_edges_than_a_picture_can_show(tmp_path, monkeypatch):
-    from policy_engine.reports import borrow_graph_render
-
-    monkeypatch.setattr(borrow_graph_render, "MAX_DOT_EDGES", 0)
-    one_line(run("graph"), "the borrow graph has", "edges", "--queue NAME")
 
 
 def test_a_checkpoint_interval_too_small_to_divide_by_is_refused(scenario_dir):

@@ -8,14 +8,19 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from policy_engine.checks import check_topology
-from policy_engine.cli import main
 from policy_engine.examples import large_topology
 from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
 from policy_engine.reports import borrow_graph_render
-from policy_engine.reports.borrow_graph_render import FINDING_COLOUR, RenderError, build_dot, write
+from policy_engine.reports.borrow_graph_render import (
+    FINDING_COLOUR,
+    RenderError,
+    build_dot,
+    write_dot,
+    write_png,
+    write_svg,
+)
 from tests.builders import GPU, guarantee, share, topology
 
 BIG = "ml.p4d.24xlarge"
@@ -146,48 +151,27 @@ needs_dot = pytest.mark.skipif(shutil.which("dot") is None and not os.environ.ge
 @needs_dot
 def test_svg_and_png_are_rendered_by_graphviz(example, tmp_path: Path):
     dot = build_dot(example, check_topology(example))
-    write(dot, tmp_path / "g.svg")
+    write_svg(dot, tmp_path / "g.svg")
     svg = (tmp_path / "g.svg").read_text()
     assert "<svg" in svg and "training/QS2&#45;&gt;training/QS1" in svg  # the edge's title
-    write(dot, tmp_path / "g.png")
+    write_png(dot, tmp_path / "g.png")
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_missing_dot_is_one_clear_line(example, tmp_path: Path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(RenderError) as caught:
-        write(build_dot(example), tmp_path / "g.svg")
+        write_svg(build_dot(example), tmp_path / "g.svg")
     assert "'dot' program" in str(caught.value) and "\n" not in str(caught.value)
-    write(build_dot(example), tmp_path / "g.dot")  # DOT needs no Graphviz
+    write_dot(build_dot(example), tmp_path / "g.dot")  # DOT needs no Graphviz
     assert (tmp_path / "g.dot").read_text().startswith("digraph borrow_graph {")
 
 
 def test_too_big_a_picture_asks_for_fewer_queues(tmp_path: Path):
     big = large_topology(queues=4)
     with pytest.raises(RenderError, match="--queue"):
-        write(build_dot(big), tmp_path / "g.svg")
+        write_svg(build_dot(big), tmp_path / "g.svg")
     assert not (tmp_path / "g.svg").exists()
-
-
-def test_command_writes_dot_and_reports_bad_input(tmp_path: Path):
-    runner = CliRunner()
-    out = tmp_path / "g.dot"
-    result = runner.invoke(main, ["graph", "-o", str(out)])
-    assert result.exit_code == 0, result.output
-    assert edges(out.read_text()) == {("training/QS2", "training/QS1", GPU): "1"}
-    assert edges(runner.invoke(main, ["graph"]).output) == edges(out.read_text())  # stdout without -o
-    bad = runner.invoke(main, ["graph", "-o", str(tmp_path / "g.txt")])
-    assert bad.exit_code == 2 and "unknown picture format '.txt'" in bad.output and "Traceback" not in bad.output
-    missing = runner.invoke(main, ["graph", "--queue", "nope"])
-    assert missing.exit_code == 2 and "no job queue 'nope'" in missing.output
-
-
-@needs_dot
-def test_command_writes_png_of_the_default_topology(tmp_path: Path):
-    out = tmp_path / "borrow-graph.png"
-    result = CliRunner().invoke(main, ["graph", "-o", str(out)])
-    assert result.exit_code == 0, result.output
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def cluster_attrs(source: str, cluster: str) -> str:
@@ -236,14 +220,3 @@ def test_findings_about_the_whole_topology_are_under_the_title():
     assert any(f.rule == "BQ001" for f in report.findings)
     title = build_dot(t, report).source.split("\n")[1]
     assert "⚠ BQ001" in title
-
-
-def test_graph_command_shows_environment_findings(tmp_path: Path):
-    bad = tmp_path / "over.yaml"
-    bad.write_text("service_environments: [{name: e, capacity: {ml.g5.xlarge: 3}}]\n"
-                   "job_queues: [{name: q, service_environment: e, shares: [\n"
-                   "  {name: A, capacity: {ml.g5.xlarge: 2}, strategy: LEND_AND_BORROW},\n"
-                   "  {name: B, capacity: {ml.g5.xlarge: 2}, strategy: LEND}]}]\n")
-    result = CliRunner().invoke(main, ["graph", str(bad)])
-    assert result.exit_code == 0
-    assert "BQ201" in flagged_rules(cluster_attrs(result.output, "cluster_q"))

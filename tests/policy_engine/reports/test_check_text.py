@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import io
-import sys
 
 from policy_engine.checks import check_topology
-from policy_engine.commands import check as check_command
 from policy_engine.reports import check_text
 from tests.builders import GPU, guarantee, share, topology
 
@@ -28,19 +26,17 @@ def test_colour_only_when_asked():
     assert "\x1b[" in check_text.render(_mixed(), color=True)
 
 
-def test_command_colours_only_a_terminal_without_no_color(monkeypatch):
+def test_colours_only_a_terminal_without_no_color(monkeypatch):
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
 
     monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.setattr(sys, "stdout", Terminal())
-    assert check_command._use_color()
+    assert check_text.use_color(Terminal())
     monkeypatch.setenv("NO_COLOR", "1")
-    assert not check_command._use_color()
-    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert not check_text.use_color(Terminal())
     monkeypatch.delenv("NO_COLOR")
-    assert not check_command._use_color()
+    assert not check_text.use_color(io.StringIO())
 
 
 def test_share_table_lists_who_preempts_whom(example):

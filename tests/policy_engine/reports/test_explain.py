@@ -1,11 +1,8 @@
-"""``explain``: the sentences a team reads about its share, and the command around them."""
+"""``explain``'s sentences: what a team reads about its share, derived from the check's summary and graph."""
 
 from __future__ import annotations
 
-from click.testing import CliRunner
-
 from policy_engine.checks import check_topology
-from policy_engine.cli import main
 from policy_engine.model import JobQueue, ServiceEnvironment, Topology
 from policy_engine.reports.explain import explain_share
 from tests.builders import GPU, share, topology
@@ -74,39 +71,3 @@ def test_disabled_job_queue_is_said_to_reject_every_job():
     assert "Its job queue training is DISABLED: every job submitted to training/A is rejected." in said(
         t, "training/A")["what"]
     assert "DISABLED" not in said(topology(share("A", 1, "LEND")), "training/A")["what"]
-
-
-def test_command_prints_plain_sentences_without_colour_when_piped():
-    result = CliRunner().invoke(main, ["explain", "QS1"])
-    assert result.exit_code == 0, result.output
-    assert "burst to 2 ml.g5.xlarge" in result.output
-    assert "\x1b[" not in result.output
-
-
-def test_command_colour_follows_the_terminal_and_no_color(monkeypatch):
-    runner = CliRunner()
-    monkeypatch.setenv("FORCE_COLOR", "1")  # rich's way to say "this is a terminal"
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    assert "\x1b[" in runner.invoke(main, ["explain", "QS1"]).output
-    monkeypatch.setenv("NO_COLOR", "1")
-    assert "\x1b[" not in runner.invoke(main, ["explain", "QS1"]).output
-
-
-def test_unknown_share_is_one_line_and_exit_2():
-    result = CliRunner().invoke(main, ["explain", "nope"])
-    assert result.exit_code == 2
-    assert result.output.strip().splitlines() == [
-        "error: no quota share 'nope' in the embedded example "
-        "(known: training/QS1, training/QS2, training/QS3)"]
-
-
-def test_ambiguous_share_asks_for_queue_slash_share(tmp_path):
-    one = topology(share("A", 1, "LEND"))
-    second = JobQueue(name="other", service_environment="e2", shares=(share("A", 1, "LEND"),))
-    t = Topology(service_environments=(*one.service_environments, ServiceEnvironment(name="e2", capacity={GPU: 1})),
-                 job_queues=(*one.job_queues, second))
-    path = tmp_path / "t.json"
-    path.write_text(t.model_dump_json())
-    result = CliRunner().invoke(main, ["explain", "A", str(path)])
-    assert result.exit_code == 2 and "ambiguous (training/A, other/A); write QUEUE/SHARE" in result.output
-    assert CliRunner().invoke(main, ["explain", "other/A", str(path)]).exit_code == 0

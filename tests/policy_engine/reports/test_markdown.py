@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from click.testing import CliRunner
-
 from policy_engine.checks import CheckReport, check_topology
-from policy_engine.cli import main
 from policy_engine.findings import Finding, Severity
-from policy_engine.reports.markdown import cell, render_check, render_simulation, table
+from policy_engine.reports.check_markdown import render as render_check
+from policy_engine.reports.markdown import cell, table
+from policy_engine.reports.simulate_markdown import render as render_simulation
 from tests.builders import GPU, guarantee, share, topology
 from tests.policy_engine.reports.walkthrough import walkthrough
 
@@ -52,18 +51,6 @@ def test_check_failure_lists_errors_first():
 def test_a_message_with_a_pipe_stays_in_its_cell():
     report = CheckReport(findings=[Finding("BQ999", Severity.ERROR, "x", "a | b", "fix | it")])
     assert rows(render_check(report), "severity") == [["error", "BQ999", "x", "a \\| b", "fix \\| it"]]
-
-
-def test_check_command_markdown_keeps_exit_codes(tmp_path):
-    runner = CliRunner()
-    ok = runner.invoke(main, ["check", "--format", "markdown"])
-    assert ok.exit_code == 0 and ok.output.startswith("### ✅ batch-quota check passed")
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("service_environments: [{name: e, capacity: {ml.g5.xlarge: 1}}]\n"
-                   "job_queues: [{name: q, service_environment: e, shares: "
-                   "[{name: A, capacity: {ml.g5.xlarge: 2}, strategy: RESERVE}]}]\n")
-    failed = runner.invoke(main, ["check", str(bad), "--format", "markdown"])
-    assert failed.exit_code == 1 and "| error | BQ201 |" in failed.output
 
 
 def test_simulation_summary_and_one_row_per_share():

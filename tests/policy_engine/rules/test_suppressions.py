@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from policy_engine.checks import check_topology
 from policy_engine.cli import main
 from policy_engine.model import Suppression
-from policy_engine.reports import check_json, check_sarif, check_text, markdown
+from policy_engine.reports import check_json, check_markdown, check_sarif, check_text
 from policy_engine.testing import assert_topology_ok
 from tests.builders import GPU, guarantee, share, topology
 
@@ -108,7 +108,7 @@ def test_outputs_mark_suppressed_findings():
     assert "suppressions" not in results["BQ402"]
     text = check_text.render(report)
     assert "Suppressed (1)" in text and "QS2 grows" in text and "1 suppressed" in text
-    assert "warning (suppressed: QS2 grows)" in markdown.render_check(report)
+    assert "warning (suppressed: QS2 grows)" in check_markdown.render(report)
 
 
 def _check(tmp_path, text: str, *args: str):

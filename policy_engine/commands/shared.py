@@ -1,0 +1,62 @@
+"""What every sub-command shares: the exit codes, one line per input problem, and click types that refuse
+what the standard ones let through.
+
+Kept apart from ``policy_engine.cli`` (which loads the commands by name), so a command never imports
+the group that loads it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+if TYPE_CHECKING:
+    from policy_engine.model import Topology
+
+EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def fail_input(problems: list[str]) -> NoReturn:
+    """Print every problem on its own line and exit 2."""
+    from policy_engine.reports.safe_text import visible  # only on the way out
+
+    for problem in problems:
+        click.echo(f"error: {visible(problem)}", err=True)
+    raise SystemExit(EXIT_BAD_INPUT)
+
+
+def topology_or_exit(path: str | Path | None) -> Topology:
+    """Load ``path`` (or the embedded example when ``None``), exiting 2 on bad input."""
+    # Imported here so that ``--help`` and the command table never load pydantic and YAML.
+    from policy_engine.examples import example_topology
+    from policy_engine.loading import LoadError, load_topology
+
+    if path is None:
+        return example_topology()
+    try:
+        return load_topology(path)
+    except LoadError as error:
+        fail_input(error.problems)
+
+
+class SafePath(click.Path):
+    """``click.Path`` that refuses a name with a NUL byte as a usage error (``os.stat`` would raise)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str | bytes) and "\0" in os.fsdecode(value):
+            self.fail(f"{value!r}: a file name cannot contain a NUL byte", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class FiniteFloatRange(click.FloatRange):
+    """``click.FloatRange`` that refuses ``nan`` and ``inf`` (which pass any range check or none)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number

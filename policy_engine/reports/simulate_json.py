@@ -1,0 +1,15 @@
+"""``simulate --format json``: every job, every share and the summary, streamed job by job."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from policy_engine.reports.subjects import SimulateOutput
+
+
+def write(output: SimulateOutput, stream: TextIO) -> None:
+    """``observed_vs_simulated`` follows the summary when the workload carried observed jobs."""
+    calibration = output.calibration
+    output.result.write_json(stream, {"observed_vs_simulated": [row.to_json() for row in calibration]}
+                             if calibration is not None else None)
+    stream.write("\n")

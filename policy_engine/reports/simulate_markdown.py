@@ -1,0 +1,55 @@
+"""``simulate --format markdown``: headline figures and one row per share and instance type."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+import click
+
+from policy_engine.reports.markdown import code, table
+from policy_engine.reports.subjects import SimulateOutput
+from policy_engine.simulation.calibration import ShareCalibration
+from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.results import SimulationResult
+
+
+def _seconds(value: float) -> str:
+    return f"{format_seconds(value)} s"
+
+
+def render(result: SimulationResult, *, source: str = "",
+           calibration: Sequence[ShareCalibration] | None = None) -> str:
+    """The run as Markdown; ``calibration`` adds observed vs simulated waits per share."""
+    summary = result.summary
+    statuses = ", ".join(f"{status} {count}" for status, count in summary["by_status"].items()) or "none"
+    lines = ["### batch-quota simulate" + (f": {code(source)}" if source else ""), "",
+             *table(("jobs", "by status", "preemptions", "instance-hours lost", "cluster utilisation",
+                     "wait p50", "wait p95", "wait max", "simulated time"),
+                    [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:.2f}",
+                      f"{summary['cluster_utilisation']:.0%}", _seconds(summary["wait_p50"]),
+                      _seconds(summary["wait_p95"]), _seconds(summary["wait_max"]), _seconds(result.time))],
+                    align="rlrrrrrrr"),
+             ""]
+    lines += table(("share", "instance type", "strategy", "limit", "jobs", "own use", "mean borrowed", "mean lent",
+                    "wait p50", "wait p95", "preemptions", "instance-hours lost"),
+                   ((m.share, m.instance_type, m.strategy, m.limit, m.jobs, f"{m.own_utilisation:.0%}",
+                     f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", _seconds(m.wait_p50), _seconds(m.wait_p95),
+                     m.preemptions, f"{m.instance_hours_lost:.2f}") for m in result.shares),
+                   align="lllrrrrrrrrr")
+    lines.append("")
+    if calibration:
+        lines += ["Observed vs simulated (jobs with an observed start):", ""]
+        lines += table(("share", "jobs", "observed wait p50", "simulated wait p50", "observed wait p95",
+                        "simulated wait p95", "observed preemptions", "simulated preemptions"),
+                       ((c.share, c.jobs, _seconds(c.observed_wait_p50), _seconds(c.simulated_wait_p50),
+                         _seconds(c.observed_wait_p95), _seconds(c.simulated_wait_p95), c.observed_preemptions,
+                         c.simulated_preemptions) for c in calibration),
+                       align="lrrrrrrr")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write(output: SimulateOutput, stream: TextIO) -> None:
+    click.echo(render(output.result, source=output.source, calibration=output.calibration), file=stream,
+               nl=False)

@@ -1,0 +1,92 @@
+"""``simulate``'s report for people: jobs, shares and a summary as rich tables (``walkthrough`` reuses
+the jobs table). Styled on a terminal, plain and 200 columns wide when piped (see ``reports.terminal``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from rich import box
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+
+from policy_engine.reports import terminal
+from policy_engine.reports.safe_text import rich_text, visible
+from policy_engine.reports.subjects import SimulateOutput
+from policy_engine.simulation.calibration import ShareCalibration
+from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.results import SimulationResult
+
+#: Above this many jobs the text report shows shares and the summary only.
+JOB_TABLE_LIMIT = 200
+
+
+def jobs_table(result: SimulationResult, title: str, caption: str | None = None, waits: bool = True) -> Table:
+    """One row per job: state, preemptions, (wait) and reason; ``walkthrough`` shows the same table per step."""
+    table = Table(title=title, caption=caption)
+    columns = ("job", "share", "priority", "status", "preemptions", *(("wait s",) if waits else ()), "reason")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for job in result.jobs:
+        wait = (format_seconds(job.wait_seconds),) if waits else ()
+        table.add_row(rich_text(job.name), rich_text(job.share), str(job.priority), job.status, str(job.preemptions),
+                      *wait, rich_text(job.reason))
+    return table
+
+
+def print_tables(result: SimulationResult, console: Console) -> None:
+    """The jobs (or their count, above ``JOB_TABLE_LIMIT``), the shares, and a one-line summary."""
+    if len(result.jobs) <= JOB_TABLE_LIMIT:
+        console.print(jobs_table(result, f"Jobs at t={format_seconds(result.time)} s"))
+    else:
+        console.print(f"{len(result.jobs):,} job(s) (use --format json for each job)")
+    shares = Table(title="Shares (time-weighted over the run)")
+    rows = [(visible(s.share), visible(s.instance_type), s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
+             f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", format_seconds(s.wait_p50),
+             format_seconds(s.wait_p95), format_seconds(s.wait_max), f"{s.preemptions:,}",
+             f"{s.instance_hours_lost:.2f}") for s in result.shares]
+    for index, header in enumerate(("share", "type", "strategy", "limit", "own util", "mean borrowed", "mean lent",
+                                    "wait p50", "wait p95", "wait max", "preemptions", "inst-h lost")):
+        if index < 3:  # names fold on a narrow terminal
+            shares.add_column(header, overflow="fold")
+        else:  # numbers are never cut: as wide as the widest one; the header wraps instead
+            shares.add_column(header, justify="right", overflow="fold",
+                              min_width=max((len(row[index]) for row in rows), default=1))
+    for row in rows:
+        shares.add_row(*map(rich_text, row))
+    if Measurement.get(console, console.options.update_width(10_000), shares).maximum > console.width:
+        # A narrow terminal: no box, single padding, numbers exactly as wide as the widest one (their headers
+        # wrap), and the names fold into what is left.
+        shares.box, shares.show_edge, shares.pad_edge, shares.collapse_padding = box.SIMPLE_HEAD, False, False, True
+        for column in shares.columns[3:]:
+            column.width = max(column.min_width or 1, 5)
+    console.print(shares)
+    summary = result.summary
+    counts = ", ".join(f"{count:,} {status}" for status, count in summary["by_status"].items())
+    console.print(f"t={format_seconds(result.time)} s: {summary['jobs']:,} job(s){f' ({counts})' if counts else ''}; "
+                  f"{summary['preemptions']:,} preemption(s), "
+                  f"{summary['instance_hours_lost']:.2f} instance-hours lost; cluster utilisation "
+                  f"{summary['cluster_utilisation']:.1%}")
+
+
+def calibration_table(rows: Sequence[ShareCalibration]) -> Table:
+    """Observed vs simulated wait and preemptions per share (a workload from ``batch-quota history``)."""
+    table = Table(title="Observed vs simulated (jobs with an observed start)")
+    for index, column in enumerate(("share", "jobs", "obs wait p50", "sim wait p50", "obs wait p95", "sim wait p95",
+                                    "obs wait mean", "sim wait mean", "obs preemptions", "sim preemptions")):
+        table.add_column(column, overflow="fold", justify="left" if index == 0 else "right")
+    for row in rows:
+        table.add_row(rich_text(row.share), f"{row.jobs:,}", format_seconds(row.observed_wait_p50),
+                      format_seconds(row.simulated_wait_p50), format_seconds(row.observed_wait_p95),
+                      format_seconds(row.simulated_wait_p95), format_seconds(row.observed_wait_mean),
+                      format_seconds(row.simulated_wait_mean), f"{row.observed_preemptions:,}",
+                      f"{row.simulated_preemptions:,}")
+    return table
+
+
+def write(output: SimulateOutput, stream: TextIO) -> None:
+    console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
+    print_tables(output.result, console)
+    if output.calibration is not None:
+        console.print(calibration_table(output.calibration))
