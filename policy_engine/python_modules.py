@@ -14,7 +14,7 @@ import sys
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -71,11 +71,11 @@ def _running_user_code(source: str, doing: str) -> Iterator[None]:
     """Run a topology module's code: its prints go to stderr (stdout may carry ``--format json``), and
     ``sys.exit``/``os._exit`` become a problem instead of ending the command with a status CI would trust."""
 
-    def refuse_exit(code: int = 0) -> None:
-        raise _ModuleExited(code)
+    def refuse_exit(status: int) -> NoReturn:
+        raise _ModuleExited(status)
 
     real_exit = os._exit
-    os._exit = refuse_exit  # type: ignore[assignment]
+    os._exit = refuse_exit
     try:
         with _stdout_descriptor_to_stderr(), contextlib.redirect_stdout(sys.stderr):
             yield
