@@ -67,16 +67,11 @@ def _report_choice(topology: Topology, report_dir: str | None, share: str | None
     if (share or window) and not report_dir:
         problems.append("--report-share/--report-window: they choose what the HTML report draws; add --report DIR")
     if share:
-        from policy_engine.model import share_id
-
-        matches = topology.resolve_share(share)
-        if len(matches) == 1:
-            canonical = share_id(*matches[0])
-        elif matches:
-            names = ", ".join(share_id(q, s) for q, s in matches)
-            problems.append(f"--report-share {share}: ambiguous, write QUEUE/SHARE (one of: {names})")
+        match = topology.find_share(share)
+        if match.share_id is not None:
+            canonical = match.share_id
         else:
-            problems.append(f"--report-share {share}: no such quota share in the topology")
+            problems.append(f"--report-share: {match.error}")
     if window:
         start, sep, end = window.partition(":")
         try:

@@ -31,7 +31,7 @@ def test_report_share_and_window_choose_the_per_job_timeline(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--report-share", "nope"], "--report-share nope: no such quota share in the topology"),
+    (["--report-share", "nope"], "--report-share: no quota share 'nope' (write QUEUE/SHARE or a unique SHARE name)"),
     (["--report-window", "10:5"], "--report-window 10:5: expected FROM:TO in seconds with 0 <= FROM < TO"),
     (["--report-window", "soon"], "--report-window soon: expected FROM:TO"),
 ])
