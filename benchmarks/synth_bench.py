@@ -6,7 +6,9 @@ process: importing aws_cdk (which starts the jsii kernel), loading the YAML, the
 check, building the constructs, ``app.synth()`` (templates plus the built-in validation).
 A second phased run without the built-in validation isolates its cost, and ``cdk synth --app
 <assembly>`` the CLI's own share. Runs are noisy on a busy 2-core machine: best of ``REPEATS``.
-Target: end to end under 60 s.
+Targets: end to end under 60 s; the app at most 1.5x a raw L1 app that synthesizes the same resources
+(each template's resources rebuilt as ``CfnResource``s, same stacks, same validation), both measured as
+a fresh Python process from start to exit.
 Run: ``python benchmarks/synth_bench.py`` (needs ``node_modules``: ``make synth`` installs it).
 """
 
@@ -57,6 +59,43 @@ for name, mark in marks.items():
     previous = mark
 print(json.dumps({"phases": phases, "stacks": len(deployed.stacks), "errors": len(report.errors)}))
 """
+
+
+#: The floor: the same resources, written as raw L1 ``CfnResource``s from the templates the app synthesized.
+RAW_L1 = """
+import json, pathlib, sys
+import aws_cdk
+app = aws_cdk.App(outdir=sys.argv[2], context=json.loads(sys.argv[3]), builtin_cloud_formation_validation=True)
+resources = 0
+for path in sorted(pathlib.Path(sys.argv[1]).glob("*.template.json")):
+    template = json.loads(path.read_text())
+    stack = aws_cdk.Stack(app, path.name.removesuffix(".template.json"))
+    built = {}
+    for logical_id, resource in template["Resources"].items():
+        if resource["Type"] == "AWS::CDK::Metadata":
+            continue
+        built[logical_id] = aws_cdk.CfnResource(stack, logical_id, type=resource["Type"],
+                                                properties=resource.get("Properties"))
+        built[logical_id].override_logical_id(logical_id)
+        resources += 1
+    for logical_id, resource in template["Resources"].items():
+        needs = resource.get("DependsOn", [])
+        for other in [needs] if isinstance(needs, str) else needs:
+            built[logical_id].add_dependency(built[other])
+app.synth()
+print(json.dumps({"resources": resources}))
+"""
+L1_RATIO_TARGET = 1.5
+
+
+def _raw_l1(templates: Path, outdir: Path, context: dict) -> tuple[float, int]:
+    """(wall time, resources) of the raw L1 app in a fresh interpreter."""
+    start = time.perf_counter()
+    raw = subprocess.run([sys.executable, "-c", RAW_L1, str(templates), str(outdir), json.dumps(context)],
+                         cwd=ROOT, env=_environment(), capture_output=True, text=True)
+    if raw.returncode != 0:
+        raise SystemExit(f"raw L1 run failed:\n{raw.stderr[-3000:]}")
+    return time.perf_counter() - start, json.loads(raw.stdout.strip().splitlines()[-1])["resources"]
 
 
 def _environment() -> dict[str, str]:
@@ -133,6 +172,8 @@ def main() -> None:
             key=lambda run: run[0],
         )
         _, unvalidated = _phased(topology_path, temp_dir / "unvalidated.out", context, validate=False)
+        l1_seconds, l1_resources = min(_raw_l1(temp_dir / "cli0", temp_dir / f"l1-{n}", context)
+                                       for n in range(REPEATS))
 
     print(f"topology: 50 queues x 20 shares -> {templates} templates, largest {largest} resources, "
           f"{shares} quota shares")
@@ -149,6 +190,10 @@ def main() -> None:
     print(f"  {'interpreter start/exit, writing':<40} {python_total - accounted:6.2f} s")
     print(f"  {'Python process total':<40} {python_total:6.2f} s")
     print(f"CLI alone (`cdk synth --app <assembly>`, no app run): {cli_seconds:6.2f} s")
+    ratio = python_total / l1_seconds
+    verdict = "meets" if ratio <= L1_RATIO_TARGET else "MISSES"
+    print(f"raw L1 app, same {l1_resources} resources and stacks, fresh process: {l1_seconds:6.2f} s best of "
+          f"{REPEATS}; this app {python_total:.2f} s = {ratio:.2f}x ({verdict} <= {L1_RATIO_TARGET}x)")
     if end_to_end >= TARGET_SECONDS:
         raise SystemExit(f"too slow: {end_to_end:.1f} s >= {TARGET_SECONDS:.0f} s")
 
