@@ -17,7 +17,7 @@ from policy_engine.limits import TIME_LIMIT_REASONS
 from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
 from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.jobs import ACTIVE, JobSpec, Status
-from policy_engine.simulation.preemption import reclaim_victims
+from policy_engine.simulation.preemption import POLICIES, reclaim_victims
 from policy_engine.simulation.results import build_result
 
 TYPES = ("ml.g5.xlarge", "ml.p4d.24xlarge")
@@ -64,7 +64,7 @@ def scenarios(draw):
         at = target.submit_at + draw(st.integers(0, 30))
         updates.append(PriorityUpdate(at, target.name, draw(st.integers(0, 4))))
     return topology, jobs, updates, SimulationSettings(
-        victim_policy=draw(st.sampled_from(["lowest-priority-newest", "fewest-instances"])),
+        victim_policy=draw(st.sampled_from(list(POLICIES))),
         startup_delay=draw(st.sampled_from([0.0, 5.0])),
         preemption_delay=draw(st.sampled_from([0.0, 3.0])),
         backfill=draw(st.booleans()),

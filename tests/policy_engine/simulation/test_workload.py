@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from policy_engine.cli import main
 from policy_engine.loading import LoadError
+from policy_engine.simulation.preemption import POLICIES
 
 TOPOLOGY = Path(__file__).parents[3] / "topologies" / "example.yaml"
 
@@ -62,7 +63,7 @@ def test_a_victim_policy_that_is_not_a_name_is_one_line(tmp_path):
     assert out.exit_code == 2
     assert out.output.splitlines() == [
         f"error: {tmp_path / 's.yaml'}:2: settings.victim_policy: unknown victim policy ['a', 'b'] "
-        "(known: lowest-priority-newest, fewest-instances)"]
+        f"(known: {', '.join(POLICIES)})"]
 
 
 def test_a_duplicate_job_name_is_reported_even_when_either_row_has_other_errors(tmp_path):
