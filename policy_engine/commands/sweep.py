@@ -173,7 +173,6 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
         executor = open_executor(scheduler, workers)
     except ExecutorError as error:
         fail_input([str(error)])
-        raise
     try:
         with executor, progress_bar("sweep", not quiet) as update:
             if not quiet:

@@ -133,7 +133,6 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         executor = open_executor(scheduler, workers)
     except ExecutorError as error:
         fail_input([str(error)])
-        raise
     try:
         with executor, progress_bar("tune", not quiet) as update:
             if not quiet:

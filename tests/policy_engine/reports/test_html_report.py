@@ -9,10 +9,7 @@ clean, and that the worst-waiting table sorts and filters.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,9 +18,8 @@ import pytest
 from policy_engine.reports import html_report
 from policy_engine.reports.html_report import PAGE, write_report
 from policy_engine.reports.summary_png import CLUSTER, WAITS
+from tests.chromium import headless_chromium, needs_browser, open_page
 from tests.policy_engine.reports.walkthrough import walkthrough
-
-CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 
 
 @pytest.fixture(scope="module")
@@ -95,45 +91,10 @@ def test_a_large_run_draws_per_job_timelines_only_when_chosen(tmp_path: Path, mo
     assert {row["job"].split()[0] for row in data["lanes"]["rows"]} == {"qs2_job_1"}
 
 
-needs_browser = pytest.mark.skipif((CHROMIUM is None or CHROMEDRIVER is None) and not os.environ.get("CI"),
-                                   reason="Debian chromium and chromium-driver not installed (CI installs them)")
-
-
 @pytest.fixture(scope="module")
 def browser():
-    """Debian's headless Chromium through chromedriver, logging every network event and console message."""
-    assert CHROMIUM and CHROMEDRIVER, "CI must have chromium and chromedriver (.ci/run installs them)"
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="chromium-profile-")
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={profile}", "--window-size=1280,1600"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
+    with headless_chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def open_page(driver, page: Path) -> tuple[list[str], list[str], list[dict]]:
-    """Load ``page``; return the URLs it requested, every off-machine URL requested meanwhile, and the console."""
-    driver.get_log("performance")  # drop earlier events (the browser's own start-up page)
-    driver.get_log("browser")
-    uri = page.as_uri()
-    driver.get(uri)
-    events = [json.loads(entry["message"])["message"] for entry in driver.get_log("performance")]
-    sent = [e["params"] for e in events if e["method"] == "Network.requestWillBeSent"]
-    ours = [p["request"]["url"] for p in sent if p.get("documentURL") == uri]
-    remote = [p["request"]["url"] for p in sent if re.match(r"(?i)(https?|wss?|ftp):", p["request"]["url"])]
-    return ours, remote, driver.get_log("browser")
 
 
 def wait_rendered(driver, seconds: float = 30.0) -> str:

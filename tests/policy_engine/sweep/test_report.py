@@ -4,11 +4,7 @@ headless Chromium without network (the same browser harness as the simulation re
 from __future__ import annotations
 
 import base64
-import json
-import os
 import re
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,10 +12,7 @@ from click.testing import CliRunner
 
 from policy_engine.cli import main
 from policy_engine.sweep.report import PAGE
-
-CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-needs_browser = pytest.mark.skipif((CHROMIUM is None or CHROMEDRIVER is None) and not os.environ.get("CI"),
-                                   reason="Debian chromium and chromium-driver not installed (CI installs them)")
+from tests.chromium import headless_chromium, needs_browser, open_page
 
 ROOT = Path(__file__).parents[3]
 SCENARIO = str(ROOT / "scenarios" / "borrow-and-reclaim.yaml")
@@ -56,43 +49,13 @@ def test_one_field_has_no_heatmap(tmp_path: Path):
 
 @pytest.fixture(scope="module")
 def browser():
-    """Debian's headless Chromium through chromedriver, logging every network event."""
-    assert CHROMIUM and CHROMEDRIVER, "CI must have chromium and chromedriver (.ci/run installs them)"
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="chromium-profile-")
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={profile}", "--window-size=1280,1600"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
+    with headless_chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def open_page(driver, page: Path) -> tuple[list[str], list[str]]:
-    """Load ``page``; return the URLs it requested and every off-machine URL the browser requested meanwhile."""
-    driver.get_log("performance")
-    uri = page.as_uri()
-    driver.get(uri)
-    events = [json.loads(entry["message"])["message"] for entry in driver.get_log("performance")]
-    sent = [e["params"] for e in events if e["method"] == "Network.requestWillBeSent"]
-    ours = [p["request"]["url"] for p in sent if p.get("documentURL") == uri]
-    remote = [p["request"]["url"] for p in sent if re.match(r"(?i)(https?|wss?|ftp):", p["request"]["url"])]
-    return ours, remote
 
 
 @needs_browser
 def test_headless_chromium_renders_the_charts_and_the_runs_without_network(browser, report_dir: Path):
-    ours, remote = open_page(browser, report_dir / PAGE)
+    ours, remote, _ = open_page(browser, report_dir / PAGE)
     assert browser.execute_script("return document.readyState") == "complete"
     assert browser.title == f"batch-quota sweep: {SCENARIO}"
     rows = browser.execute_script("return Array.from(document.querySelectorAll('table')).map(t => t.rows.length)")
