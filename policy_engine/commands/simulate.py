@@ -64,15 +64,15 @@ def _report_choice(topology: Topology, report_dir: str | None, share: str | None
     problems: list[str] = []
     canonical: str | None = None
     parsed: tuple[float, float] | None = None
-    if (share or window) and not report_dir:
+    if (share is not None or window is not None) and not report_dir:
         problems.append("--report-share/--report-window: they choose what the HTML report draws; add --report DIR")
-    if share:
+    if share is not None:
         match = topology.find_share(share)
         if match.share_id is not None:
             canonical = match.share_id
         else:
             problems.append(f"--report-share: {match.error}")
-    if window:
+    if window is not None:
         start, sep, end = window.partition(":")
         try:
             parsed = (float(start), float(end)) if sep else None

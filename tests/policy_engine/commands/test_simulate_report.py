@@ -34,6 +34,8 @@ def test_report_share_and_window_choose_the_per_job_timeline(tmp_path: Path):
     (["--report-share", "nope"], "--report-share: no quota share 'nope' (write QUEUE/SHARE or a unique SHARE name)"),
     (["--report-window", "10:5"], "--report-window 10:5: expected FROM:TO in seconds with 0 <= FROM < TO"),
     (["--report-window", "soon"], "--report-window soon: expected FROM:TO"),
+    (["--report-share", ""], "--report-share: no quota share ''"),  # empty is a value, not "not given"
+    (["--report-window", ""], "--report-window : expected FROM:TO"),
 ])
 def test_bad_report_choices_are_one_line_each_and_exit_2(tmp_path: Path, args, message):
     result = CliRunner().invoke(main, ["simulate", str(WALKTHROUGH), "--report", str(tmp_path / "r"), *args])
