@@ -143,9 +143,20 @@ class Job:
         self.version = 0  # bumped on every placement/eviction: stale events and line entries are skipped
         self.placed_borrowed = False
         self.misconfigured: str = ""
-        #: finished attempts; a tuple (the empty one is shared) that the job's record reuses as it is
+        #: attempts that ended without succeeding (preempted, failed); a tuple, the empty one shared.
+        #: The succeeding attempt is not kept: ``attempts`` derives it (a million of them cost 140 MB).
         self.segments: tuple[AttemptRecord, ...] = ()
         self.share = share  # its share's capacity of its instance type (limit, usage, waiting line)
+
+    def attempts(self) -> tuple[AttemptRecord, ...]:
+        """Every stay on capacity in order: those that ended, then the one that succeeded or is still on it."""
+        status = self.status
+        if status is Status.SUCCEEDED:
+            return (*self.segments, AttemptRecord(self.attempt_start, self.finished_at, SUCCEEDED,
+                                                  self.placed_borrowed))
+        if status in ACTIVE:
+            return (*self.segments, AttemptRecord(self.attempt_start, None, "running", self.placed_borrowed))
+        return self.segments
 
     @property
     def name(self) -> str:

@@ -15,6 +15,7 @@ from policy_engine.model import Topology
 from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.events import Event, Kind, Phase, make_event
+from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.jobs import (
     ACTIVE,
     FAILED,
@@ -33,7 +34,6 @@ from policy_engine.simulation.time_limits import TimeLimits, queue_actions
 from policy_engine.simulation.usage import LoggedShare, UsageLog
 
 _RUNNABLE, _RUNNING = Status.RUNNABLE, Status.RUNNING
-_attempt = AttemptRecord._make  # a fixed-size tuple: faster than the keyword constructor, once per attempt
 _FINISH, _ADVANCE = Phase.FINISH, Phase.ADVANCE
 
 #: ``on_transition(time, job, from, to, reason)``: every state change (``--events``, the local endpoint).
@@ -64,7 +64,8 @@ class JobLifecycle:
         actions = queue_actions(topology)
         self.time_limits = TimeLimits(self, actions) if actions else None
         shares = self.shares
-        self.jobs = [Job(spec, seq, shares[(spec.share, spec.instance_type)]) for seq, spec in enumerate(jobs)]
+        with gc_paused():  # a million new objects: the collector's scans would cost twice the building
+            self.jobs = [Job(spec, seq, shares[(spec.share, spec.instance_type)]) for seq, spec in enumerate(jobs)]
         self._events: list[Event] = []
         self._seq = 0
         self._start_counter = 0
@@ -232,7 +233,8 @@ class JobLifecycle:
         del share.active[job]
         _uncount(share.active_priorities, job.priority)
         job.start_order = 0  # it only ranks placed jobs (victim order): a million finished jobs keep no int
-        job.segments += (_attempt((job.attempt_start, self.now, outcome, job.placed_borrowed)),)
+        if outcome is not SUCCEEDED:  # the succeeding attempt is the job's last: its record derives it (``attempts``)
+            job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed),)
         job.version += 1
         self.touch(share)
         if len(pool.env.pools) == 1:  # the common case of capacity_freed, inline

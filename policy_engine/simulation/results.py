@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.jobs import ACTIVE, FINAL, AttemptRecord, Job
+from policy_engine.simulation.jobs import FINAL, AttemptRecord, Job
 from policy_engine.simulation.metrics import ShareMetrics, share_metrics, summary
 from policy_engine.simulation.numbers import as_number, plain
 from policy_engine.simulation.reasons import reason as job_reason
@@ -99,9 +99,7 @@ _new = tuple.__new__  # JobRecord from one tuple, without _make's checks: a mill
 def job_record(engine: Engine, job: Job) -> JobRecord:
     spec = job.spec
     status = job.status
-    attempts = job.segments
-    if status in ACTIVE:
-        attempts += (AttemptRecord(job.attempt_start, None, "running", job.placed_borrowed),)
+    attempts = job.attempts()
     end_of_wait = job.placed_at
     if end_of_wait is None:
         end_of_wait = job.finished_at if job.finished_at is not None else engine.now
