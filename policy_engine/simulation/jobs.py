@@ -100,6 +100,16 @@ class Observed(NamedTuple):
 OBSERVED_FIELDS: tuple[str, ...] = tuple(f"observed_{name}" for name in Observed._fields)
 
 
+def attempts(ended: tuple[AttemptRecord, ...], status: Status, attempt_start: float, finished_at: float | None,
+             borrowed: bool) -> tuple[AttemptRecord, ...]:
+    """A job's stays on capacity: the ``ended`` ones (``Job.segments``), then its last one if it succeeded or runs."""
+    if status is Status.SUCCEEDED:
+        return (*ended, AttemptRecord(attempt_start, finished_at, SUCCEEDED, borrowed))
+    if status in ACTIVE:
+        return (*ended, AttemptRecord(attempt_start, None, "running", borrowed))
+    return ended
+
+
 class Job:
     """Mutable simulation state of one job; ``__slots__`` keeps a million of them small."""
 
@@ -150,13 +160,7 @@ class Job:
 
     def attempts(self) -> tuple[AttemptRecord, ...]:
         """Every stay on capacity in order: those that ended, then the one that succeeded or is still on it."""
-        status = self.status
-        if status is Status.SUCCEEDED:
-            return (*self.segments, AttemptRecord(self.attempt_start, self.finished_at, SUCCEEDED,
-                                                  self.placed_borrowed))
-        if status in ACTIVE:
-            return (*self.segments, AttemptRecord(self.attempt_start, None, "running", self.placed_borrowed))
-        return self.segments
+        return attempts(self.segments, self.status, self.attempt_start, self.finished_at, self.placed_borrowed)
 
     @property
     def name(self) -> str:

@@ -7,6 +7,7 @@ submission to the first placement (or to the end: terminated, rejected, or still
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, NamedTuple
@@ -14,7 +15,6 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     from policy_engine.simulation.capacity import ShareCapacity
     from policy_engine.simulation.engine import Engine
-    from policy_engine.simulation.results import JobRecord
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -86,26 +86,28 @@ class EnvironmentSpan(NamedTuple):
     correction: float  # capacity-seconds to add to ``capacity x time`` after topology changes
 
 
-def summary(engine: Engine, records: Sequence[JobRecord], shares: list[ShareMetrics]) -> dict:
+def summary(engine: Engine, statuses: Sequence[str], waits: Iterable[float], shares: list[ShareMetrics]) -> dict:
     """Cluster-wide figures of one engine at its clock (``cluster_summary`` of its pools)."""
     environments = {id(pool.env): pool.env for pool in engine.pools}
     spans = [EnvironmentSpan(env.capacity, engine.capacity_corrections.get(env, 0.0))
              for env in environments.values()]
-    return cluster_summary(engine.now, spans, [pool.used_int for pool in engine.pools], records, shares)
+    return cluster_summary(engine.now, spans, [pool.used_int for pool in engine.pools], statuses, waits, shares)
 
 
 def cluster_summary(now: float, environments: Iterable[EnvironmentSpan], used_seconds: Iterable[float],
-                    records: Sequence[JobRecord], shares: Sequence[ShareMetrics]) -> dict:
-    """Cluster-wide figures: job counts by status, preemptions, utilisation (``used_seconds``: per pool)."""
+                    statuses: Sequence[str], waits: Iterable[float], shares: Sequence[ShareMetrics]) -> dict:
+    """Cluster-wide figures: job counts by status, preemptions, utilisation (``used_seconds``: per pool).
+
+    ``statuses`` and ``waits``: one per job record, in the same order (columns, not records: a million
+    records are not built just to be counted).
+    """
     span = now or 0.0
-    counts: dict[str, int] = {}
-    for record in records:
-        counts[record.status] = counts.get(record.status, 0) + 1
+    counts = {str(status): count for status, count in Counter(statuses).items()}  # a Status counts as its value
     capacity_seconds = sum(env.capacity * span + env.correction for env in environments)
     used = sum(used_seconds)
-    waits = sorted(record.wait_seconds for record in records)
+    waits = sorted(waits)
     return {
-        "jobs": len(records),
+        "jobs": len(statuses),
         "by_status": dict(sorted(counts.items())),
         "preemptions": sum(s.preemptions for s in shares),
         "instance_hours_lost": round(sum(s.instance_hours_lost for s in shares), 6),

@@ -7,11 +7,13 @@ the simulation. ``to_json()`` is the ``--format json`` shape (docs/simulator.md)
 from __future__ import annotations
 
 import json
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
 
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.jobs import FINAL, AttemptRecord, Job
+from policy_engine.simulation.jobs import FINAL, AttemptRecord, Job, JobSpec, Status, attempts
 from policy_engine.simulation.metrics import ShareMetrics, share_metrics, summary
 from policy_engine.simulation.numbers import as_number, plain
 from policy_engine.simulation.reasons import reason as job_reason
@@ -59,7 +61,7 @@ UtilisationSample = tuple[float, str, str, int, int, float, float]
 @dataclass(frozen=True)
 class SimulationResult:
     time: float
-    jobs: list[JobRecord]
+    jobs: Sequence[JobRecord]  # a ``JobRecords`` from the engine; a list after a merge
     shares: list[ShareMetrics]
     summary: dict
     #: Only with ``SimulationSettings(utilisation_series=True)``; sorted by time.
@@ -96,17 +98,68 @@ class SimulationResult:
 _new = tuple.__new__  # JobRecord from one tuple, without _make's checks: a million times
 
 
-def job_record(engine: Engine, job: Job) -> JobRecord:
-    spec = job.spec
-    status = job.status
-    attempts = job.attempts()
-    end_of_wait = job.placed_at
-    if end_of_wait is None:
-        end_of_wait = job.finished_at if job.finished_at is not None else engine.now
-    reason = job.reason if status in FINAL else job_reason(engine, job)
-    return _new(JobRecord, (spec.name, spec.share, spec.instance_type, spec.instances, job.priority, status.value,
-                            reason, spec.submit_at, job.started_at, job.finished_at, end_of_wait - spec.submit_at,
-                            job.preemptions, attempts))
+def _record(spec: JobSpec, priority: int, status: Status, reason: str, started_at: float | None,
+            finished_at: float | None, wait: float, preemptions: int, ended: tuple[AttemptRecord, ...],
+            attempt_start: float, borrowed: bool) -> JobRecord:
+    return _new(JobRecord, (spec.name, spec.share, spec.instance_type, spec.instances, priority, status.value,
+                            reason, spec.submit_at, started_at, finished_at, wait, preemptions,
+                            attempts(ended, status, attempt_start, finished_at, borrowed)))
+
+
+class JobRecords(Sequence[JobRecord]):
+    """The job records of a result: the engine's values at build time, kept as one column per field.
+
+    A ``JobRecord`` and its attempts are built when read, so a million records and their attempt
+    tuples never sit in memory at once (a column costs one reference per job; waits are doubles).
+    Reads like a list of records, and equals one with the same records.
+    """
+
+    __slots__ = ("_columns",)
+
+    def __init__(self, engine: Engine, jobs: Sequence[Job]) -> None:
+        now = engine.now
+        waits = array("d", [(job.placed_at if job.placed_at is not None else job.finished_at
+                             if job.finished_at is not None else now) - job.spec.submit_at for job in jobs])
+        # the reason of a job still waiting or running is worked out now, from the engine at this instant
+        reasons = [job.reason if job.status in FINAL else job_reason(engine, job) for job in jobs]
+        self._columns: tuple[Sequence[Any], ...] = (
+            [job.spec for job in jobs], [job.priority for job in jobs], [job.status for job in jobs], reasons,
+            [job.started_at for job in jobs], [job.finished_at for job in jobs], waits,
+            [job.preemptions for job in jobs], [job.segments for job in jobs], [job.attempt_start for job in jobs],
+            [job.placed_borrowed for job in jobs])
+
+    def statuses(self) -> Sequence[Status]:
+        return self._columns[2]
+
+    def waits(self) -> Sequence[float]:
+        return self._columns[6]
+
+    def __len__(self) -> int:
+        return len(self._columns[0])
+
+    def __iter__(self) -> Iterator[JobRecord]:
+        return map(_record, *self._columns)
+
+    @overload
+    def __getitem__(self, index: int) -> JobRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[JobRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> JobRecord | list[JobRecord]:
+        if isinstance(index, slice):
+            return list(map(_record, *(column[index] for column in self._columns)))
+        return _record(*(column[index] for column in self._columns))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking and compared by content, as a list
+
+    def __repr__(self) -> str:
+        return f"JobRecords({len(self)} jobs)"
 
 
 def build_result(engine: Engine) -> SimulationResult:
@@ -116,14 +169,14 @@ def build_result(engine: Engine) -> SimulationResult:
 
 
 def _build(engine: Engine) -> SimulationResult:
-    records = []
+    jobs = list(engine.submitted_jobs())
+    records = JobRecords(engine, jobs)
     waits: dict[ShareCapacity, list[float]] = {}
-    for job in engine.submitted_jobs():
-        record = job_record(engine, job)
-        records.append(record)
-        waits.setdefault(job.share, []).append(record.wait_seconds)
+    for job, wait in zip(jobs, records.waits(), strict=True):
+        waits.setdefault(job.share, []).append(wait)
     shares = share_metrics(engine, waits)
     series = None
     if engine.settings.utilisation_series:
         series = sorted((s for pool in engine.pools for s in pool.series or ()), key=lambda sample: sample[0])
-    return SimulationResult(engine.now, records, shares, summary(engine, records, shares), series, engine.usage)
+    return SimulationResult(engine.now, records, shares, summary(engine, records.statuses(), records.waits(), shares),
+                            series, engine.usage)

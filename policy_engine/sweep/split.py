@@ -123,7 +123,8 @@ def merge(scenario: Scenario, time: float, parts: Sequence[tuple[SimulationResul
         for ordinal, capacity, used_seconds, correction in part_pools:
             environments[(number, ordinal)] = EnvironmentSpan(capacity, correction)
             used.append(used_seconds)
-    cluster = cluster_summary(time, environments.values(), used, records, shares)
+    cluster = cluster_summary(time, environments.values(), used, [r.status for r in records],
+                              [r.wait_seconds for r in records], shares)
     series = None
     if scenario.settings.utilisation_series:
         series = sorted((s for result, _ in parts for s in result.utilisation or ()), key=lambda sample: sample[0])

@@ -46,3 +46,33 @@ def test_streamed_json_is_exactly_the_json_of_to_json():
     out = io.StringIO()
     result.write_json(out)
     assert out.getvalue() == json.dumps(result.to_json())
+
+
+def test_job_records_are_a_snapshot_that_reads_like_a_list():
+    # A borrows L's idle instance and is reclaimed at 100 when L's job arrives; a record built at 50
+    # keeps what was true at 50 while the engine runs on
+    import pickle
+
+    from policy_engine.simulation.engine import Engine, SimulationSettings
+    from policy_engine.simulation.jobs import AttemptRecord
+    from policy_engine.simulation.results import build_result
+
+    topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
+    jobs = [job("a1", "A", duration=200), job("a2", "A", duration=300), job("l", "L", at=100, duration=100)]
+    engine = Engine(topo, jobs, settings=SimulationSettings())
+    engine.run(until=50)
+    early = build_result(engine)
+    engine.run()
+    late = build_result(engine)
+    a2_early = early.jobs[1]
+    assert (a2_early.status, a2_early.finished_at, a2_early.attempts) == (
+        "RUNNING", None, (AttemptRecord(0, None, "running", True),))
+    a2 = late.job("a2")
+    assert a2.status == "SUCCEEDED" and a2.preemptions == 1
+    assert a2.attempts == (AttemptRecord(0, 100, "preempted", True), AttemptRecord(200, 500, "succeeded", False))  # no checkpoint: all again
+    assert [r.name for r in early.jobs] == ["a1", "a2"]  # l not yet submitted at 50
+    listed = list(late.jobs)
+    assert late.jobs == listed and late.jobs[1:] == listed[1:] and late.jobs[-1] == listed[-1]
+    assert late.jobs != listed[:-1] and len(late.jobs) == 3
+    assert pickle.loads(pickle.dumps(late.jobs)) == listed  # results cross processes (sweeps on Dask)
+    assert late.summary["by_status"] == {"SUCCEEDED": 3} and early.summary["by_status"] == {"RUNNING": 2}
