@@ -14,7 +14,7 @@ import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from policy_engine import input_files
 from policy_engine.diagnostics import Named
@@ -36,14 +36,28 @@ from policy_engine.simulation.job_rows import (
 )
 from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
 
-#: A row to check (a mapping) or one the fast path already turned into a ``JobSpec``, with where it is
-#: (for a fast row only ``(file, line)``: a million ``RowAt``s would cost more than the rest of its check).
-Row = tuple[RowAt | tuple[str, int], Mapping[str, Any] | JobSpec]
+
+class Batch(NamedTuple):
+    """Consecutive rows the fast path read whole: the line of the first, and their specs in line order."""
+
+    first: int
+    specs: list[JobSpec]
+
+
+#: A row to check (a mapping), or a ``Batch`` of rows the fast path already turned into ``JobSpec``s, with where
+#: it is (for a batch only ``(file, line of its first row)``: a million ``RowAt``s would cost more than the check).
+Row = tuple[RowAt | tuple[str, int], Mapping[str, Any] | Batch]
 #: Columns the fast CSV path understands; any other column sends the file through full validation.
 _FAST_COLUMNS = frozenset(CORE_FIELDS)
+#: Rows per batch: large enough that a batch costs one pass through the generators per thousands of rows.
+_BATCH = 4096
+_new_spec = tuple.__new__  # JobSpec from one tuple, without the generated __new__: a million times
+#: The fields a fast row has no column for, at their defaults.
+_DEFAULTS = tuple(JobSpec._field_defaults[name] for name in JobSpec._fields[len(CORE_FIELDS):])
 
 
 def _fast_number(text: str) -> float:
+    """A time cell the fast path vouches for (``ValueError`` otherwise: the full path then reports it)."""
     if "_" in text or text.strip() != text:  # float() is lenient; the full path reports such cells
         raise ValueError(text)
     value = float(text)
@@ -53,10 +67,11 @@ def _fast_number(text: str) -> float:
 
 
 def _fast_csv(reader: Iterator[list[str]], header: list[str],
-              shares: ShareIndex) -> Iterator[tuple[int, list[str], JobSpec | None]]:
-    """Yield ``(number, cells, spec-or-None)``: the common, valid row costs a few conversions only.
+              shares: ShareIndex) -> Iterator[Batch | tuple[int, list[str]]]:
+    """Batches of common, valid rows (a few conversions each), and ``(line, cells)`` of any other row.
 
-    ``None`` sends the row through ``job_from_row`` so that every problem is still reported.
+    A row the fast path cannot vouch for goes through ``job_from_row`` so that every problem is
+    still reported; the batch before it ends there, so that everything stays in line order.
     """
     column = {name: index for index, name in enumerate(header)}
     i_name, i_share = column["name"], column["share"]
@@ -64,8 +79,9 @@ def _fast_csv(reader: Iterator[list[str]], header: list[str],
     i_prio, i_submit, i_duration = column.get("priority"), column.get("submit_at"), column["duration"]
     resolved: dict[tuple[str, str], tuple[str, str] | None] = {}
     width = len(header)
+    batch: list[JobSpec] = []
+    first = 2
     for number, cells in enumerate(reader, start=2):
-        spec: JobSpec | None
         try:
             if len(cells) != width:
                 raise ValueError
@@ -93,11 +109,22 @@ def _fast_csv(reader: Iterator[list[str]], header: list[str],
             if instances < 1 or not 0 <= priority <= MAX_PRIORITY or not cells[i_name]:
                 raise ValueError
             submit = _fast_number(cells[i_submit]) if i_submit is not None and cells[i_submit] else 0
-            spec = JobSpec(cells[i_name], target[0], target[1], instances, priority, submit,
-                           _fast_number(cells[i_duration]))
+            spec = _new_spec(JobSpec, (cells[i_name], target[0], target[1], instances, priority, submit,
+                                       _fast_number(cells[i_duration]), *_DEFAULTS))
         except (ValueError, IndexError):
-            spec = None
-        yield number, cells, spec
+            if batch:
+                yield Batch(first, batch)
+                batch = []
+            yield number, cells
+            first = number + 1
+            continue
+        batch.append(spec)
+        if len(batch) == _BATCH:
+            yield Batch(first, batch)
+            batch = []
+            first = number + 1
+    if batch:
+        yield Batch(first, batch)
 
 
 def _header_problem(header: list[str]) -> str | None:
@@ -135,15 +162,17 @@ def _csv_rows(reader: Iterator[list[str]], path: Path, problems: Problems, share
     if wrong:
         problems.add(source, 1, (), wrong)
         return
-    rows: Iterable[tuple[int, list[str], JobSpec | None]]
+    rows: Iterable[Batch | tuple[int, list[str]]]
     if shares is not None and set(header) <= _FAST_COLUMNS and set(REQUIRED) <= set(header):
         rows = _fast_csv(reader, header, shares)
     else:
-        rows = ((number, cells, None) for number, cells in enumerate(reader, start=2))
-    for number, cells, spec in rows:
-        if spec is not None:
-            yield (source, number), spec
-        elif len(cells) != len(header):
+        rows = enumerate(reader, start=2)
+    for row in rows:
+        if isinstance(row, Batch):
+            yield (source, row.first), row
+            continue
+        number, cells = row
+        if len(cells) != len(header):
             problems.add(source, number, (), f"expected {len(header)} columns, got {len(cells)}")
         else:
             yield RowAt(source, number, number, True), TextRow(zip(header, cells, strict=True))
@@ -213,23 +242,34 @@ def collect_jobs(rows: Iterable[Row], shares: ShareIndex, problems: Problems, na
     """Valid jobs; ``named`` collects every name written, valid or not (actions may refer to them)."""
     jobs: list[JobSpec] = []
     seen: set[str] = set()
-    for where, row in rows:
-        if isinstance(row, JobSpec):
-            spec: JobSpec | None = row
-            name: object = row.name
-        else:
-            spec = job_from_row(row, _row_at(where), shares, problems, extras)
-            name = row.get("name")
-            if named is not None and isinstance(name, str):
-                named.add(name)
-        if isinstance(name, str) and name:  # a duplicate is reported even when the row has other errors
+
+    def unique(name: object, where: RowAt | tuple[str, int]) -> bool:
+        """Whether ``name`` is new (a duplicate is reported even when the row has other errors)."""
+        if isinstance(name, str) and name:
             if name in seen:
                 at = _row_at(where)
                 problems.add(at.source, at.line, ("jobs", Named(at.position, name), "name"),
                              f"duplicate job name {name!r}")
-                continue
+                return False
             seen.add(name)
-        if spec is not None:
+        return True
+
+    for where, row in rows:
+        if isinstance(row, Batch):
+            names = [spec.name for spec in row.specs]
+            batch_names = set(names)
+            if len(batch_names) == len(names) and seen.isdisjoint(batch_names):  # the common case: in bulk
+                seen |= batch_names
+                jobs += row.specs
+                continue
+            source = where[0]
+            jobs += [spec for line, spec in enumerate(row.specs, start=row.first) if unique(spec.name, (source, line))]
+            continue
+        spec = job_from_row(row, _row_at(where), shares, problems, extras)
+        name = row.get("name")
+        if named is not None and isinstance(name, str):
+            named.add(name)
+        if unique(name, where) and spec is not None:
             jobs.append(spec)
     return jobs
 

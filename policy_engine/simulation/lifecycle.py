@@ -47,6 +47,7 @@ class JobLifecycle:
         self.topology = topology
         self.settings = settings or SimulationSettings()
         self.policy = self.settings.policy()
+        self._backfill = self.settings.backfill
         self.now = 0.0
         self.on_transition: Transition | None = None
         self.pools = build_pools(topology, indexed_lines=self.settings.backfill)
@@ -144,8 +145,14 @@ class JobLifecycle:
             job.status = _RUNNABLE
         else:
             self.transition(job, _RUNNABLE, misconfigured)
-        share.line.push(job)
-        self.touch(share)
+        line = share.line
+        line.push(job)
+        if line.head() is job or self._backfill:
+            self.touch(share)
+        # else the head and the share's usage are as the last pass left them, so classifying the head again
+        # would place nobody (on a busy cluster, most submissions): only the head's time limit looks again
+        elif self.time_limits is not None:
+            self.time_limits.touched[share] = None
 
     def _occupy(self, job: Job, share: ShareCapacity) -> None:
         """Put the job's instances on capacity (a placement, a live job at the snapshot, an adopted job)."""
@@ -171,7 +178,8 @@ class JobLifecycle:
             job.placed_at = self.now
         job.run_started = None
         queue = self._queues[share.pool.index]
-        queue.dirty[share] = None  # the line has a new head
+        if share.line.waiting:
+            queue.dirty[share] = None  # the line has a new head (or, after backfill, the head a smaller share)
         if borrowed:  # new borrowed jobs are new reclaim victims
             queue.retry_waiting()
         if self.time_limits is not None:

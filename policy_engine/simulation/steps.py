@@ -14,7 +14,7 @@ from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import Pool, ShareCapacity
 from policy_engine.simulation.jobs import Job, Status
 from policy_engine.simulation.pool_queue import BorrowEntry, PoolQueue
-from policy_engine.simulation.preemption import has_lower_priority, in_share_victims, reclaim_victims
+from policy_engine.simulation.preemption import in_share_victims, reclaim_victims
 
 if TYPE_CHECKING:
     from policy_engine.simulation.lifecycle import JobLifecycle
@@ -79,7 +79,9 @@ class Steps:
                   and queue.borrow_member.get(share) is not job):
                 queue.borrow_member[share] = job
                 push(queue.borrow, (spec.submit_at, job.seq, job, share))
-            if share.in_share and queue.preempt_member.get(share) is not job and has_lower_priority(share, job):
+            # has_lower_priority, inline: once per head
+            if (share.in_share and share.active_priorities and min(share.active_priorities) < job.priority
+                    and queue.preempt_member.get(share) is not job):
                 queue.preempt_member[share] = job
                 push(queue.preempt, key)
 

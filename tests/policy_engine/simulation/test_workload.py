@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from policy_engine.cli import main
 from policy_engine.loading import LoadError
 from policy_engine.simulation.preemption import POLICIES
+from tests.builders import share, simulated_topology
 
 TOPOLOGY = Path(__file__).parents[3] / "topologies" / "example.yaml"
 
@@ -144,3 +145,32 @@ def test_a_row_names_a_share_through_the_one_resolver(tmp_path):
     assert shares.resolve("dup") == "share 'dup' is ambiguous (team.a/dup, teamb/dup); write QUEUE/SHARE"
     assert shares.resolve("team.a/nope") == ("no quota share 'team.a/nope' in the topology "
                                              "(known: team.a/QS1, team.a/dup, teamb/dup)")
+
+
+def test_a_large_file_read_in_batches_reports_each_problem_on_its_line(tmp_path):
+    # 10,000 good rows (more than one fast batch) with a duplicate inside the first batch, one across
+    # batches and a broken row between them: every good row kept in order, each problem on its own line
+    from policy_engine.diagnostics import Named, Problem
+    from policy_engine.simulation.input_problems import Problems
+    from policy_engine.simulation.job_files import _BATCH, collect_jobs, rows_from_file
+    from policy_engine.simulation.job_rows import ShareIndex
+
+    topo = simulated_topology(4, share("A", 2))
+    names = [f"j{i}" for i in range(10_000)]
+    names[10] = "j3"  # a duplicate within the first batch
+    names[_BATCH + 7] = "j5"  # a duplicate in a later batch
+    rows = [f"{name},q/A,{i}.5,{i}" for i, name in enumerate(names)]
+    rows[100] = "j100,q/A,-1,100"  # a negative duration: the full check reports it
+    path = tmp_path / "jobs.csv"
+    path.write_text("name,share,duration,submit_at\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    problems = Problems()
+    shares = ShareIndex(topo)
+    found = collect_jobs(rows_from_file(path, str(path), problems, shares), shares, problems)
+    line = {index: index + 2 for index in range(len(names))}  # the header is line 1
+    assert [problem.line for problem in problems.found] == [line[10], line[100], line[_BATCH + 7]]
+    assert problems.found[0] == Problem(str(path), line[10], ("jobs", Named(line[10], "j3"), "name"),
+                                        "duplicate job name 'j3'")
+    assert problems.found[1].path[-1] == "duration"
+    expected = [name for i, name in enumerate(names) if i not in (10, 100, _BATCH + 7)]
+    assert [spec.name for spec in found] == expected
+    assert found[0].submit_at == 0 and found[0].duration == 0.5 and found[-1].submit_at == 9_999
