@@ -147,11 +147,18 @@ class JobLifecycle:
             self.transition(job, _RUNNABLE, misconfigured)
         line = share.line
         line.push(job)
-        if line.head() is job or self._backfill:
+        if line.head() is job:
             self.touch(share)
-        # else the head and the share's usage are as the last pass left them, so classifying the head again
-        # would place nobody (on a busy cluster, most submissions): only the head's time limit looks again
-        elif self.time_limits is not None:
+            return
+        # the head and the share's usage are as the last pass left them, so classifying the head again would
+        # place nobody (on a busy cluster, most submissions): only backfill and the head's time limit look again
+        if self._backfill:
+            index = share.pool.index
+            queue = self._queues[index]
+            if queue.settled:
+                queue.fresh[share] = None  # the new job may fit where nothing else did
+            self._touched[index] = None
+        if self.time_limits is not None:
             self.time_limits.touched[share] = None
 
     def _occupy(self, job: Job, share: ShareCapacity) -> None:

@@ -19,8 +19,8 @@ BorrowEntry = tuple[float, int, Job, ShareCapacity]
 class PoolQueue:
     """Which heads of one pool's lines may be placed by which step, and which wait for capacity."""
 
-    __slots__ = ("borrow", "borrow_member", "deep", "dirty", "own", "pool", "position", "preempt", "preempt_member",
-                 "reclaim", "settled", "waiting")
+    __slots__ = ("borrow", "borrow_member", "deep", "dirty", "fresh", "own", "pool", "position", "preempt",
+                 "preempt_member", "reclaim", "settled", "waiting")
 
     def __init__(self, pool: Pool):
         self.pool = pool
@@ -39,6 +39,8 @@ class PoolQueue:
         #: backfill found nothing, and since then no capacity was freed and no job joined a line of the pool:
         #: placements only take capacity, so it would find nothing again
         self.settled = False
+        #: lines a job joined (behind its head) since backfill settled: only their new jobs could fit now
+        self.fresh: dict[ShareCapacity, None] = {}
 
     def retry_waiting(self) -> None:
         """Heads that failed reclaim or in-share preemption look again: capacity or the victims changed."""

@@ -104,6 +104,38 @@ def has_lower_priority(share: ShareCapacity, job: Job) -> bool:
     return any(other < priority for other in share.active_priorities)
 
 
+def could_make_room(pool: Pool, share: ShareCapacity, instances: int, lower: list[Job]) -> bool:
+    """Whether preempting every candidate would make room: ``lower`` (the head's in-share candidates) and
+    every job of the shares above their limit. When not, no set of victims does, and none is searched for.
+
+    A bound on the counters' arithmetic (what ``Pool.adjust`` would do), without moving them: freeing
+    more only ever helps (own room, environment, lendable capacity), so a set that fits implies that
+    all of them fit. A blocked head asks again after every release in its pool; sorting every
+    candidate each time cost more than the rest of the pass.
+    """
+    used, limit = share.used, share.limit
+    after = used - sum(job.spec.instances for job in lower)
+    lender_idle, borrowed = pool.lender_idle, pool.borrowed
+    if share.lends:
+        lender_idle += max(0, limit - after) - max(0, limit - used)
+    if share.borrows:
+        borrowed -= max(0, used - limit) - max(0, after - limit)
+    env_free = pool.env.capacity - pool.env.used + (used - after)
+    # step 3 after in-share victims only (``borrow_fits`` without "above its limit": only a bound)
+    if (share.borrows and (share.ceiling is None or after + instances <= share.ceiling)
+            and lender_idle - borrowed >= instances and env_free >= instances):
+        return True
+    if after + instances > limit:
+        return False  # own capacity needs the share within its limit; other shares' victims do not change that
+    for other in above_limit(pool, share):  # every job of it gone: nothing borrowed, all of its limit idle
+        env_free += other.used
+        if other.borrows:
+            borrowed -= other.used - other.limit
+        if other.lends:
+            lender_idle += other.limit
+    return env_free >= instances and (not share.lends or lender_idle - borrowed >= instances)
+
+
 def above_limit(pool: Pool, share: ShareCapacity) -> list[ShareCapacity]:
     """The other shares of ``pool`` using more than their own limit: the only ones reclaim takes from."""
     return [other for other in pool.shares if other is not share and other.used > other.limit]
@@ -122,7 +154,7 @@ def reclaim_victims(pool: Pool, share: ShareCapacity, head: Job, policy: VictimP
     """
     n = head.spec.instances
     candidates = reclaim_candidates(pool, share)
-    if not candidates or over_capacity(pool):
+    if not candidates or over_capacity(pool) or not could_make_room(pool, share, n, []):
         return None
     return choose_victims(
         pool,
@@ -142,7 +174,7 @@ def in_share_victims(pool: Pool, share: ShareCapacity, head: Job, policy: Victim
     n = head.spec.instances
     priority = head.priority
     candidates = [job for job in share.active if job.priority < priority]
-    if not candidates or over_capacity(pool):
+    if not candidates or over_capacity(pool) or not could_make_room(pool, share, n, candidates):
         return None
     candidates += reclaim_candidates(pool, share)
 

@@ -49,7 +49,7 @@ class Steps:
                 continue
             if queue.dirty:
                 continue
-            if self.backfill and not queue.settled:
+            if self.backfill and (not queue.settled or queue.fresh):
                 if self.fill(queue):
                     continue
                 queue.settled = True
@@ -204,23 +204,31 @@ class Steps:
         The first job in line order (head excluded) that fits on own or borrowed capacity, share by
         share in pool order. What fits is every size up to a bound (own room, or borrowed room above
         the own limit: the two ranges always join), so the line's size index answers it without a scan.
+
+        Once settled (nothing fitted, and since then no capacity was freed), only lines a job joined
+        are looked at (``fresh``): placements only take capacity, so nothing else can fit.
         """
         pool = queue.pool
+        fresh = queue.fresh
+        candidates = fresh if queue.settled else queue.deep
         env_free = pool.env.capacity - pool.env.used
         if env_free <= 0:
+            fresh.clear()
             return False
         lendable = pool.lender_idle - pool.borrowed
-        deep = queue.deep
-        shares = list(deep)
+        shares = list(candidates)
+        if candidates is not fresh:
+            fresh.clear()  # the whole pool is looked at
         if len(shares) > 1:
             shares.sort(key=queue.position.__getitem__)  # pool order, as the definition walks it
         for share in shares:
             line = share.line
             if line.waiting < 2:
-                del deep[share]
+                del candidates[share]
                 continue
             room = share.limit - share.used
             if room <= 0 and (lendable <= 0 or not share.borrows):
+                fresh.pop(share, None)
                 continue  # the common case on a busy cluster: at its limit, nothing to borrow
             most = room if room < env_free else env_free
             if share.lends and lendable < most:
@@ -231,12 +239,12 @@ class Steps:
                     top = share.ceiling - share.used
                 if top > room and top > most:
                     most = top
-            if most <= 0:
-                continue
-            job = line.first_fitting(most, line.head())
-            if job is not None:
-                n = job.spec.instances
-                borrowed = not placement.own_fits(pool, share, n)
-                self.engine.place(share, job, borrowed=borrowed, after_preemption=False, remove=True)
-                return True
+            if most > 0:
+                job = line.first_fitting(most, line.head())
+                if job is not None:
+                    n = job.spec.instances
+                    borrowed = not placement.own_fits(pool, share, n)
+                    self.engine.place(share, job, borrowed=borrowed, after_preemption=False, remove=True)
+                    return True  # a fresh line stays fresh: another of its new jobs may fit as well
+            fresh.pop(share, None)
         return False
