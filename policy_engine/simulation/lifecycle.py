@@ -48,6 +48,8 @@ class JobLifecycle:
         self.settings = settings or SimulationSettings()
         self.policy = self.settings.policy()
         self._backfill = self.settings.backfill
+        #: nothing delays a start: unless someone listens, a placed job runs at once (``place``)
+        self._immediate = self.settings.startup_delay == 0
         self.now = 0.0
         self.on_transition: Transition | None = None
         self.pools = build_pools(topology, indexed_lines=self.settings.backfill)
@@ -172,29 +174,41 @@ class JobLifecycle:
     def place(self, share: ShareCapacity, job: Job, borrowed: bool, after_preemption: bool,
               remove: bool = False) -> None:
         """Place a waiting job (the head, or with ``remove`` one behind it) on capacity now."""
+        line = share.line
         if remove:
-            share.line.remove(job)
+            line.remove(job)
         else:
-            share.line.pop_known_head()
-        self._occupy(job, share)
+            line.pop_known_head()
+        now = self.now
+        # self._occupy(job, share), inline: once per placement
+        share.pool.change(share, job.spec.instances, now)
+        share.active[job] = None
+        counts = share.active_priorities
+        counts[job.priority] = counts.get(job.priority, 0) + 1
+        job.version += 1
         self._start_counter += 1
         job.start_order = self._start_counter
-        job.attempt_start = self.now
+        job.attempt_start = now
         job.placed_borrowed = borrowed
         if job.placed_at is None:
-            job.placed_at = self.now
-        job.run_started = None
+            job.placed_at = now
         queue = self._queues[share.pool.index]
-        if share.line.waiting:
+        if line.waiting:
             queue.dirty[share] = None  # the line has a new head (or, after backfill, the head a smaller share)
         if borrowed:  # new borrowed jobs are new reclaim victims
             queue.retry_waiting()
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
         delay = self.settings.preemption_delay if after_preemption else 0.0
-        if self.on_transition is None and delay == 0 and self.settings.startup_delay == 0:
-            self._run(job)  # the common case: SCHEDULED, STARTING and RUNNING at this instant
+        if delay == 0 and self._immediate and self.on_transition is None:
+            # the common case: SCHEDULED, STARTING and RUNNING at this instant (self._run, inline)
+            job.status = _RUNNING
+            job.run_started = now
+            if job.started_at is None:
+                job.started_at = now
+            self._schedule_finish(job, now)
             return
+        job.run_started = None
         self.transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
         if delay > 0:
             self._advance_at(job, self.now + delay)
