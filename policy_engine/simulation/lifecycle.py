@@ -116,6 +116,7 @@ class JobLifecycle:
         queue = self._queues[share.pool.index]
         queue.dirty[share] = None
         queue.settled = False
+        queue.fill_from = 0
         self._touched[share.pool.index] = None
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
@@ -127,6 +128,7 @@ class JobLifecycle:
             queue = self._queues[other.index]
             queue.retry_waiting()
             queue.settled = False
+            queue.fill_from = 0
             self._touched[other.index] = None
 
     def _submit(self, job: Job) -> None:

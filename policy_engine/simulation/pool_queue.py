@@ -19,8 +19,8 @@ BorrowEntry = tuple[float, int, Job, ShareCapacity]
 class PoolQueue:
     """Which heads of one pool's lines may be placed by which step, and which wait for capacity."""
 
-    __slots__ = ("borrow", "borrow_member", "deep", "dirty", "fresh", "own", "pool", "position", "preempt",
-                 "preempt_member", "reclaim", "settled", "waiting")
+    __slots__ = ("borrow", "borrow_member", "deep", "dirty", "fill_from", "fresh", "own", "pool", "position",
+                 "preempt", "preempt_member", "reclaim", "settled", "waiting")
 
     def __init__(self, pool: Pool):
         self.pool = pool
@@ -41,6 +41,9 @@ class PoolQueue:
         self.settled = False
         #: lines a job joined (behind its head) since backfill settled: only their new jobs could fit now
         self.fresh: dict[ShareCapacity, None] = {}
+        #: pool position where backfill resumes: the lines before it had nothing that fits, and only placements
+        #: happened since (0 again whenever ``settled`` is reset)
+        self.fill_from = 0
 
     def retry_waiting(self) -> None:
         """Heads that failed reclaim or in-share preemption look again: capacity or the victims changed."""

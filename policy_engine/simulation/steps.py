@@ -228,9 +228,13 @@ class Steps:
         shares = list(candidates)
         if candidates is not fresh:
             fresh.clear()  # the whole pool is looked at
+        position = queue.position
         if len(shares) > 1:
-            shares.sort(key=queue.position.__getitem__)  # pool order, as the definition walks it
+            shares.sort(key=position.__getitem__)  # pool order, as the definition walks it
+        start = 0 if candidates is fresh else queue.fill_from
         for share in shares:
+            if position[share] < start:
+                continue  # looked at since the last capacity freed: nothing of it fits
             line = share.line
             if line.waiting < 2:
                 del candidates[share]
@@ -254,6 +258,8 @@ class Steps:
                     n = job.spec.instances
                     borrowed = not placement.own_fits(pool, share, n)
                     self.engine.place(share, job, borrowed=borrowed, after_preemption=False, remove=True)
+                    if candidates is not fresh:
+                        queue.fill_from = position[share]  # the next look starts here: more of it may fit
                     return True  # a fresh line stays fresh: another of its new jobs may fit as well
             fresh.pop(share, None)
         return False
