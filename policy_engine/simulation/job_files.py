@@ -1,7 +1,8 @@
 """Job files: CSV and JSON Lines rows read into ``JobSpec``s, with one problem per broken row or field.
 
-A common, valid CSV row takes a fast path (a few conversions); any row it cannot vouch for goes
-through the full check (``job_rows.job_from_row``) so that every problem is still reported. A
+Common, valid CSV rows take a fast path (``fast_csv``: a chunk of rows checked a column at a time);
+any row it cannot vouch for goes through the full check (``job_rows.job_from_row``) so that every
+problem is still reported. A
 problem that stops reading (not UTF-8, a CSV field over the csv module's limit, a NUL byte) is one
 line with the line number; the rows read before it are still checked.
 """
@@ -14,19 +15,17 @@ import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any
 
 from policy_engine import input_files
 from policy_engine.diagnostics import Named
 from policy_engine.loading import find_lone_surrogate
 from policy_engine.model import Topology
+from policy_engine.simulation.fast_csv import Batch, fast_csv_rows
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.input_problems import Problems
 from policy_engine.simulation.job_rows import (
     JOB_FIELDS,
-    MAX_DIGITS,
-    MAX_PRIORITY,
-    MAX_SECONDS,
     REQUIRED,
     Extras,
     RowAt,
@@ -36,95 +35,11 @@ from policy_engine.simulation.job_rows import (
 )
 from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
 
-
-class Batch(NamedTuple):
-    """Consecutive rows the fast path read whole: the line of the first, and their specs in line order."""
-
-    first: int
-    specs: list[JobSpec]
-
-
 #: A row to check (a mapping), or a ``Batch`` of rows the fast path already turned into ``JobSpec``s, with where
 #: it is (for a batch only ``(file, line of its first row)``: a million ``RowAt``s would cost more than the check).
 Row = tuple[RowAt | tuple[str, int], Mapping[str, Any] | Batch]
 #: Columns the fast CSV path understands; any other column sends the file through full validation.
 _FAST_COLUMNS = frozenset(CORE_FIELDS)
-#: Rows per batch: large enough that a batch costs one pass through the generators per thousands of rows.
-_BATCH = 4096
-_new_spec = tuple.__new__  # JobSpec from one tuple, without the generated __new__: a million times
-#: The fields a fast row has no column for, at their defaults.
-_DEFAULTS = tuple(JobSpec._field_defaults[name] for name in JobSpec._fields[len(CORE_FIELDS):])
-
-
-def _fast_number(text: str) -> float:
-    """A time cell the fast path vouches for (``ValueError`` otherwise: the full path then reports it)."""
-    if "_" in text or text.strip() != text:  # float() is lenient; the full path reports such cells
-        raise ValueError(text)
-    value = float(text)
-    if not (0 <= value <= MAX_SECONDS):
-        raise ValueError(text)
-    return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value
-
-
-def _fast_csv(reader: Iterator[list[str]], header: list[str],
-              shares: ShareIndex) -> Iterator[Batch | tuple[int, list[str]]]:
-    """Batches of common, valid rows (a few conversions each), and ``(line, cells)`` of any other row.
-
-    A row the fast path cannot vouch for goes through ``job_from_row`` so that every problem is
-    still reported; the batch before it ends there, so that everything stays in line order.
-    """
-    column = {name: index for index, name in enumerate(header)}
-    i_name, i_share = column["name"], column["share"]
-    i_type, i_inst = column.get("instance_type"), column.get("instances")
-    i_prio, i_submit, i_duration = column.get("priority"), column.get("submit_at"), column["duration"]
-    resolved: dict[tuple[str, str], tuple[str, str] | None] = {}
-    width = len(header)
-    batch: list[JobSpec] = []
-    first = 2
-    for number, cells in enumerate(reader, start=2):
-        try:
-            if len(cells) != width:
-                raise ValueError
-            ref = cells[i_share]
-            wanted = cells[i_type] if i_type is not None else ""
-            key = (ref, wanted)
-            if key in resolved:
-                target = resolved[key]
-            else:
-                found = shares.resolve(ref) if ref else "missing"
-                target = None
-                if not isinstance(found, str):
-                    canonical, types = found
-                    if wanted in types or (not wanted and len(types) == 1):
-                        target = (canonical, wanted or types[0])
-                resolved[key] = target
-            if target is None:
-                raise ValueError
-            instances_text = cells[i_inst] if i_inst is not None and cells[i_inst] else "1"
-            priority_text = cells[i_prio] if i_prio is not None and cells[i_prio] else "0"
-            if (not (instances_text.isdigit() and priority_text.isdigit())
-                    or len(instances_text) + len(priority_text) > MAX_DIGITS):
-                raise ValueError  # int() takes " 3" and "3_0"; exact, short digits only
-            instances, priority = int(instances_text), int(priority_text)
-            if instances < 1 or not 0 <= priority <= MAX_PRIORITY or not cells[i_name]:
-                raise ValueError
-            submit = _fast_number(cells[i_submit]) if i_submit is not None and cells[i_submit] else 0
-            spec = _new_spec(JobSpec, (cells[i_name], target[0], target[1], instances, priority, submit,
-                                       _fast_number(cells[i_duration]), *_DEFAULTS))
-        except (ValueError, IndexError):
-            if batch:
-                yield Batch(first, batch)
-                batch = []
-            yield number, cells
-            first = number + 1
-            continue
-        batch.append(spec)
-        if len(batch) == _BATCH:
-            yield Batch(first, batch)
-            batch = []
-            first = number + 1
-    if batch:
-        yield Batch(first, batch)
 
 
 def _header_problem(header: list[str]) -> str | None:
@@ -164,7 +79,7 @@ def _csv_rows(reader: Iterator[list[str]], path: Path, problems: Problems, share
         return
     rows: Iterable[Batch | tuple[int, list[str]]]
     if shares is not None and set(header) <= _FAST_COLUMNS and set(REQUIRED) <= set(header):
-        rows = _fast_csv(reader, header, shares)
+        rows = fast_csv_rows(reader, header, shares)
     else:
         rows = enumerate(reader, start=2)
     for row in rows:

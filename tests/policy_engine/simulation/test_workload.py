@@ -151,8 +151,9 @@ def test_a_large_file_read_in_batches_reports_each_problem_on_its_line(tmp_path)
     # 10,000 good rows (more than one fast batch) with a duplicate inside the first batch, one across
     # batches and a broken row between them: every good row kept in order, each problem on its own line
     from policy_engine.diagnostics import Named, Problem
+    from policy_engine.simulation.fast_csv import CHUNK as _BATCH
     from policy_engine.simulation.input_problems import Problems
-    from policy_engine.simulation.job_files import _BATCH, collect_jobs, rows_from_file
+    from policy_engine.simulation.job_files import collect_jobs, rows_from_file
     from policy_engine.simulation.job_rows import ShareIndex
 
     topo = simulated_topology(4, share("A", 2))
@@ -174,3 +175,51 @@ def test_a_large_file_read_in_batches_reports_each_problem_on_its_line(tmp_path)
     expected = [name for i, name in enumerate(names) if i not in (10, 100, _BATCH + 7)]
     assert [spec.name for spec in found] == expected
     assert found[0].submit_at == 0 and found[0].duration == 0.5 and found[-1].submit_at == 9_999
+
+
+def test_rows_read_before_an_unreadable_row_are_still_checked(tmp_path):
+    # a field over the csv module's limit stops reading on line 6,002: the duplicate on line 5,992 (in the
+    # chunk being read when it stopped) is still reported, then the stop
+    from policy_engine.simulation.workload import load_jobs
+
+    topo = simulated_topology(4, share("A", 2))
+    rows = [f"j{i},q/A,{i}.5" for i in range(6_000)]
+    rows[5_990] = "j1,q/A,3.5"
+    path = tmp_path / "jobs.csv"
+    path.write_text("name,share,duration\n" + "\n".join(rows) + f'\nbig,q/A,"{"9" * 200_000}"\n', encoding="utf-8")
+    with pytest.raises(LoadError) as error:
+        load_jobs(path, topo)
+    assert error.value.problems == [f"{path}:5992: jobs[j1].name: duplicate job name 'j1'",
+                                    f"{path}:6002: cannot read CSV: field larger than field limit (131072)"]
+
+
+def test_the_column_check_accepts_exactly_what_the_row_check_does(tmp_path):
+    # each odd cell in a chunk of good rows: read a chunk at a time or row by row, the specs (values and
+    # their int/float types) and the problems are the same
+    from policy_engine.simulation import fast_csv
+    from policy_engine.simulation.workload import load_jobs
+
+    topo = simulated_topology(4, share("A", 2))
+    odd = ["1e3", "+5", "7", "007", "-0", "1.5e3", "2.", ".5", "1E2", " 3", "3_0", "1e999", "nan", "", "-1",
+           '"1,5"', "٣"]
+    header = "name,share,duration,submit_at,instances,priority\n"
+    good = [f"k{i},q/A,{i}.25,{i},{'' if i % 2 else 2},{'' if i % 3 else 4}" for i in range(40)]
+
+    def outcome(path):
+        try:
+            return [(spec, tuple(type(v).__name__ for v in spec)) for spec in load_jobs(path, topo)], []
+        except LoadError as error:
+            return None, error.problems
+
+    rejected = 0
+    for index, cell in enumerate(odd):
+        for row in (f"odd,q/A,{cell},1,1,0", f"odd,q/A,1.5,{cell},1,0", f"odd,q/A,1.5,1,{cell},{cell}"):
+            path = tmp_path / f"jobs{index}.csv"
+            path.write_text(header + "\n".join([*good[:20], row, *good[20:]]) + "\n", encoding="utf-8")
+            by_chunk = outcome(path)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(fast_csv.FastReader, "chunk", lambda self, rows: None)  # row by row only
+                by_row = outcome(path)
+            assert by_chunk == by_row, row
+            rejected += by_chunk[0] is None
+    assert rejected >= 10  # the bad cells were reported, not read as something else
