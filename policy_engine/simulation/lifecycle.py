@@ -157,11 +157,14 @@ class JobLifecycle:
         # the head and the share's usage are as the last pass left them, so classifying the head again would
         # place nobody (on a busy cluster, most submissions): only backfill and the head's time limit look again
         if self._backfill:
-            index = share.pool.index
-            queue = self._queues[index]
-            if queue.settled:
-                queue.fresh[share] = None  # the new job may fit where nothing else did
-            self._touched[index] = None
+            pool = share.pool
+            # backfill could place it now only with room on the share (own, or borrowed) and in the environment
+            if (job.spec.instances <= pool.env.capacity - pool.env.used
+                    and (share.limit > share.used or (share.borrows and pool.lender_idle > pool.borrowed))):
+                queue = self._queues[pool.index]
+                if queue.settled:
+                    queue.fresh[share] = None  # the new job may fit where nothing else did
+                self._touched[pool.index] = None
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
 
@@ -195,8 +198,10 @@ class JobLifecycle:
         if job.placed_at is None:
             job.placed_at = now
         queue = self._queues[share.pool.index]
-        if line.waiting:
-            queue.dirty[share] = None  # the line has a new head (or, after backfill, the head a smaller share)
+        # the line has a new head; after backfill the head is the same, and only in-share preemption gains
+        # from the share's higher use (a new lower-priority job it may preempt): other steps lose by it
+        if line.waiting and (not remove or share.in_share):
+            queue.dirty[share] = None
         if borrowed:  # new borrowed jobs are new reclaim victims
             queue.retry_waiting()
         if self.time_limits is not None:

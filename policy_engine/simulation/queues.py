@@ -37,6 +37,26 @@ def _top(heap: list[Entry]) -> Entry | None:
     return None
 
 
+def _second(heap: list[Entry]) -> Entry | None:
+    """The live entry after the (live) top: the smaller child of the root when both children are live,
+    which is the common case; otherwise the top is taken out for the look and put back."""
+    size = len(heap)
+    if size >= 3:
+        left, right = heap[1], heap[2]
+        if (left[4].status is _RUNNABLE and left[4].version == left[3]
+                and right[4].status is _RUNNABLE and right[4].version == right[3]):
+            return left if left < right else right
+    elif size == 2:
+        child = heap[1]
+        return child if child[4].status is _RUNNABLE and child[4].version == child[3] else None
+    else:
+        return None
+    held = heapq.heappop(heap)
+    entry = _top(heap)
+    heapq.heappush(heap, held)
+    return entry
+
+
 class Line:
     """The jobs of one share waiting for one instance type."""
 
@@ -48,7 +68,7 @@ class Line:
         #: size -> heap of the same entries (only when ``indexed``: backfill asks by size)
         self._by_size: dict[int, list[Entry]] | None = {} if indexed else None
         self._sizes: list[int] = []  # the keys of ``_by_size``, ascending
-        #: ``deep[key]`` is set when two or more jobs wait (someone behind the head: backfill looks here)
+        #: ``deep[key]`` is set while two or more jobs wait (someone behind the head: backfill looks here)
         self._deep, self._key = deep, key
 
     def _index(self, by_size: dict[int, list[Entry]], entry: Entry) -> None:
@@ -96,13 +116,21 @@ class Line:
         job = self.head()
         assert job is not None
         heapq.heappop(self._heap)
-        self.waiting -= 1
+        self._left()
         return job
 
     def pop_known_head(self) -> None:
         """Remove the head just returned by ``head()`` (no stale entry can be on top of it)."""
         heapq.heappop(self._heap)
         self.waiting -= 1
+        if self.waiting == 1 and self._by_size is not None:
+            del self._deep[self._key]  # nobody behind the head any more
+
+    def _left(self) -> None:
+        """One job fewer waits; with one left, nobody is behind the head for backfill."""
+        self.waiting -= 1
+        if self.waiting == 1 and self._by_size is not None:
+            del self._deep[self._key]
 
     def first_fitting(self, most: int, skip: Job | None) -> Job | None:
         """The first job in line order, other than ``skip``, of at most ``most`` instances (indexed lines only)."""
@@ -117,10 +145,8 @@ class Line:
             entry = _top(heap)
             if entry is None:
                 continue
-            if entry[4] is skip:  # the next one of this size: take the head out for the look
-                held = heapq.heappop(heap)
-                entry = _top(heap)
-                heapq.heappush(heap, held)
+            if entry[4] is skip:  # the next one of this size
+                entry = _second(heap)
                 if entry is None:
                     continue
             if best is None or entry < best:
@@ -137,7 +163,7 @@ class Line:
     def remove(self, job: Job) -> None:
         """Take a waiting job out of the line from anywhere (backfill placement)."""
         job.version += 1  # its entry is now stale
-        self.waiting -= 1
+        self._left()
 
     def __len__(self) -> int:
         return self.waiting

@@ -225,9 +225,13 @@ class Steps:
             fresh.clear()
             return False
         lendable = pool.lender_idle - pool.borrowed
-        shares = list(candidates)
         if candidates is not fresh:
             fresh.clear()  # the whole pool is looked at
+        # lines with someone behind the head and room for them: on a busy cluster most shares are at their
+        # limit with nothing to borrow, so this leaves one or two of a dozen (put in pool order only then)
+        can_borrow = lendable > 0
+        shares = [share for share in candidates
+                  if (share.limit > share.used or (can_borrow and share.borrows)) and share.line.waiting >= 2]
         position = queue.position
         if len(shares) > 1:
             shares.sort(key=position.__getitem__)  # pool order, as the definition walks it
@@ -236,13 +240,7 @@ class Steps:
             if position[share] < start:
                 continue  # looked at since the last capacity freed: nothing of it fits
             line = share.line
-            if line.waiting < 2:
-                del candidates[share]
-                continue
             room = share.limit - share.used
-            if room <= 0 and (lendable <= 0 or not share.borrows):
-                fresh.pop(share, None)
-                continue  # the common case on a busy cluster: at its limit, nothing to borrow
             most = room if room < env_free else env_free
             if share.lends and lendable < most:
                 most = lendable
@@ -261,5 +259,5 @@ class Steps:
                     if candidates is not fresh:
                         queue.fill_from = position[share]  # the next look starts here: more of it may fit
                     return True  # a fresh line stays fresh: another of its new jobs may fit as well
-            fresh.pop(share, None)
+        fresh.clear()  # nothing in a fresh line fits: none will until capacity is freed
         return False
