@@ -35,6 +35,7 @@ from policy_engine.simulation.usage import LoggedShare, UsageLog
 
 _RUNNABLE, _RUNNING = Status.RUNNABLE, Status.RUNNING
 _FINISH, _ADVANCE = Phase.FINISH, Phase.ADVANCE
+_FINISH_KIND = Kind.FINISH
 
 #: ``on_transition(time, job, from, to, reason)``: every state change (``--events``, the local endpoint).
 Transition = Callable[[float, Job, str, str, str], None]
@@ -259,7 +260,7 @@ class JobLifecycle:
         if fails and spec.fail_after is not None:
             work = min(work, spec.fail_after)
         self._seq += 1
-        heapq.heappush(self._events, make_event(Event, (run_started + work, _FINISH, job.seq, self._seq, Kind.FINISH,
+        heapq.heappush(self._events, make_event(Event, (run_started + work, _FINISH, job.seq, self._seq, _FINISH_KIND,
                                                         job, (job.version, fails))))
 
     def _release(self, job: Job, outcome: str) -> None:
@@ -272,9 +273,16 @@ class JobLifecycle:
         if outcome is not SUCCEEDED:  # the succeeding attempt is the job's last: its record derives it (``attempts``)
             job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed),)
         job.version += 1
-        self.touch(share)
+        # self.touch(share), inline: once per job; a line nobody waits in has no head to look at again
+        index = pool.index
+        queue = self._queues[index]
+        queue.dirty[share] = None
+        queue.settled = False
+        queue.fill_from = 0
+        self._touched[index] = None
+        if self.time_limits is not None:
+            self.time_limits.touched[share] = None
         if len(pool.env.pools) == 1:  # the common case of capacity_freed, inline
-            queue = self._queues[pool.index]
             if queue.waiting:
                 queue.retry_waiting()
         else:
