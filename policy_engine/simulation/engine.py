@@ -109,19 +109,24 @@ class Engine(JobLifecycle):
             self.now = time
             # one instant: its events, submissions and scheduling passes, in the order of the module docstring
             while True:
-                while events and events[0][0] == time and events[0][1] < _SUBMIT:
-                    event = pop(events)
+                while events:
+                    event = events[0]
+                    if event[0] != time or event[1] >= _SUBMIT:
+                        break
+                    pop(events)
                     handlers[event[4]](event)
                 while arrival < total and times[arrival] == time:
                     submit(arrivals[arrival])
                     arrival += 1
-                while events and events[0][0] == time and events[0][1] < _LIMIT:
-                    event = pop(events)
+                while events:
+                    event = events[0]
+                    if event[0] != time or event[1] >= _LIMIT:
+                        break
+                    pop(events)
                     handlers[event[4]](event)
                 while touched:
                     if len(touched) == 1:
-                        index = next(iter(touched))
-                        touched.clear()
+                        index = touched.popitem()[0]
                         run_pass(queues[index])
                         continue
                     order = sorted(touched)
@@ -139,11 +144,13 @@ class Engine(JobLifecycle):
                         event = pop(events)
                         handlers[event[4]](event)
             self._next_arrival = arrival
-            instants += 1
-            for observer in observers:
-                observer(self)
-            if progress is not None and not instants & 4095:
-                progress(arrival)
+            if observers:
+                for observer in observers:
+                    observer(self)
+            if progress is not None:
+                instants += 1
+                if not instants & 4095:
+                    progress(arrival)
         self._next_arrival = arrival
         if until is not None:
             self.now = max(self.now, until)
