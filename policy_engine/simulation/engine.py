@@ -100,6 +100,7 @@ class Engine(JobLifecycle):
         pop, handlers, submit, touched = heapq.heappop, self._handlers, self._submit, self._touched
         run_pass, queues, limits = self.steps.run_pass, self._queues, self.time_limits
         arrival = self._next_arrival
+        alone = limits is None and not self.settings.backfill  # a lone submission may be placed as it arrives
         while True:
             time = events[0][0] if events else _NEVER
             if arrival < total and times[arrival] < time:
@@ -116,8 +117,10 @@ class Engine(JobLifecycle):
                     pop(events)
                     handlers[event[4]](event)
                 while arrival < total and times[arrival] == time:
-                    submit(arrivals[arrival])
+                    job = arrivals[arrival]
                     arrival += 1
+                    # nothing else at this instant (no pass pending, no other submission, no time limit after)
+                    submit(job, alone and not touched and (arrival == total or times[arrival] != time))
                 while events:
                     event = events[0]
                     if event[0] != time or event[1] >= _LIMIT:

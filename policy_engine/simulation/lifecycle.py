@@ -132,7 +132,8 @@ class JobLifecycle:
             queue.fill_from = 0
             self._touched[other.index] = None
 
-    def _submit(self, job: Job) -> None:
+    def _submit(self, job: Job, alone: bool = False) -> None:
+        """A job joins its line; ``alone``: nothing else happens in any pool at this instant (the loop knows)."""
         share = job.share
         if self.on_transition is not None:
             self.on_transition(self.now, job, "", Status.SUBMITTED.value, "submitted")
@@ -153,6 +154,11 @@ class JobLifecycle:
         line = share.line
         line.push(job)
         if line.head() is job:
+            if alone and line.waiting == 1 and not misconfigured and placement.own_fits(share.pool, share,
+                                                                                          job.spec.instances):
+                # the instant's pass would look at this one head and place it on own capacity: place it now
+                self.place(share, job, borrowed=False, after_preemption=False)
+                return
             self.touch(share)
             return
         # the head and the share's usage are as the last pass left them, so classifying the head again would
