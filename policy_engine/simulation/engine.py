@@ -164,11 +164,6 @@ class Engine(JobLifecycle):
             progress(arrival)
         return self.now
 
-    def _on_finish(self, event: Event) -> None:
-        job, data = event[5], event[6]  # subject, data: by index, once per job attempt
-        if job.version == data[0] and job.status is _RUNNING:
-            self._finish(job, data[1])
-
     def _on_advance(self, event: Event) -> None:
         job = event[5]
         if job.version == event[6] and job.status in ACTIVE:

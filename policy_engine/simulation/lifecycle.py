@@ -220,7 +220,14 @@ class JobLifecycle:
             job.run_started = now
             if job.started_at is None:
                 job.started_at = now
-            self._schedule_finish(job, now)
+            spec = job.spec  # self._schedule_finish(job, now), inline
+            fails = job.attempts_failed < spec.failures
+            work = job.remaining
+            if fails and spec.fail_after is not None:
+                work = min(work, spec.fail_after)
+            self._seq += 1
+            heapq.heappush(self._events, make_event(Event, (now + work, _FINISH, job.seq, self._seq, _FINISH_KIND,
+                                                            job, (job.version, fails))))
             return
         job.run_started = None
         self.transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
@@ -294,7 +301,12 @@ class JobLifecycle:
         else:
             self.capacity_freed(pool)
 
-    def _finish(self, job: Job, failed: bool) -> None:
+    def _on_finish(self, event: Event) -> None:
+        """A FINISH event: the attempt ends (its work done, or failed) unless the job left capacity before."""
+        job, data = event[5], event[6]  # subject, data: by index, once per job attempt
+        if job.version != data[0] or job.status is not _RUNNING:
+            return  # stale: preempted or terminated since the event was pushed
+        failed = data[1]
         self._release(job, FAILED if failed else SUCCEEDED)
         if not failed:
             job.remaining = 0.0

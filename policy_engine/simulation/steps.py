@@ -43,7 +43,8 @@ class Steps:
                 continue
             if queue.reclaim and self.reclaim(queue):
                 continue
-            if queue.borrow and self.borrow(queue):
+            # step 3 only with lendable idle capacity (the call is skipped on a cluster with none)
+            if queue.borrow and queue.pool.lender_idle > queue.pool.borrowed and self.borrow(queue):
                 continue
             if queue.preempt and self.in_share(queue):
                 continue
@@ -73,16 +74,15 @@ class Steps:
                 continue
             spec = job.spec
             n = spec.instances
-            key = (-job.priority, spec.submit_at, job.seq, job, share)
             used = share.used
             if used + n <= share.limit:
                 if env.capacity - env.used >= n and (not share.lends or pool.lender_idle - pool.borrowed >= n):
                     if lone:
                         self.engine.place(share, job, borrowed=False, after_preemption=False)
                         return True
-                    push(queue.own, key)
+                    push(queue.own, (-job.priority, spec.submit_at, job.seq, job, share))
                     continue
-                push(queue.reclaim, key)
+                push(queue.reclaim, (-job.priority, spec.submit_at, job.seq, job, share))
             elif (share.borrows and (share.ceiling is None or used + n <= share.ceiling)  # under its ceiling
                   and queue.borrow_member.get(share) is not job):
                 queue.borrow_member[share] = job
@@ -91,7 +91,7 @@ class Steps:
             if (share.in_share and share.active_priorities and min(share.active_priorities) < job.priority
                     and queue.preempt_member.get(share) is not job):
                 queue.preempt_member[share] = job
-                push(queue.preempt, key)
+                push(queue.preempt, (-job.priority, spec.submit_at, job.seq, job, share))
         return False
 
     def own(self, queue: PoolQueue) -> bool:
