@@ -281,7 +281,12 @@ class JobLifecycle:
         pool = share.pool
         pool.change(share, -job.spec.instances, self.now)
         del share.active[job]
-        _uncount(share.active_priorities, job.priority)
+        counts = share.active_priorities  # _uncount, inline: once per attempt
+        left = counts[job.priority] - 1
+        if left:
+            counts[job.priority] = left
+        else:
+            del counts[job.priority]
         job.start_order = 0  # it only ranks placed jobs (victim order): a million finished jobs keep no int
         if outcome is not SUCCEEDED:  # the succeeding attempt is the job's last: its record derives it (``attempts``)
             job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed),)
