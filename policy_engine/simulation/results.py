@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
@@ -171,9 +172,9 @@ def build_result(engine: Engine) -> SimulationResult:
 def _build(engine: Engine) -> SimulationResult:
     jobs = list(engine.submitted_jobs())
     records = JobRecords(engine, jobs)
-    waits: dict[ShareCapacity, list[float]] = {}
+    waits: defaultdict[ShareCapacity, list[float]] = defaultdict(list)  # no empty list made per job
     for job, wait in zip(jobs, records.waits(), strict=True):
-        waits.setdefault(job.share, []).append(wait)
+        waits[job.share].append(wait)
     shares = share_metrics(engine, waits)
     series = None
     if engine.settings.utilisation_series:
