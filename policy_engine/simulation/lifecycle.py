@@ -162,13 +162,17 @@ class JobLifecycle:
             self.touch(share)
             return
         # the head and the share's usage are as the last pass left them, so classifying the head again would
-        # place nobody (on a busy cluster, most submissions): only backfill and the head's time limit look again
+        # change nothing (on a busy cluster, most submissions): only backfill and the head's time limit look
+        # again. Unless the head waits for victims: placements since may have changed which set it would take.
+        queue = self._queues[share.pool.index]
+        if share in queue.waiting:
+            self.touch(share)
+            return
         if self._backfill:
             pool = share.pool
             # backfill could place it now only with room on the share (own, or borrowed) and in the environment
             if (job.spec.instances <= pool.env.capacity - pool.env.used
                     and (share.limit > share.used or (share.borrows and pool.lender_idle > pool.borrowed))):
-                queue = self._queues[pool.index]
                 if queue.settled:
                     queue.fresh[share] = None  # the new job may fit where nothing else did
                 self._touched[pool.index] = None
@@ -206,8 +210,9 @@ class JobLifecycle:
             job.placed_at = now
         queue = self._queues[share.pool.index]
         # the line has a new head; after backfill the head is the same, and only in-share preemption gains
-        # from the share's higher use (a new lower-priority job it may preempt): other steps lose by it
-        if line.waiting and (not remove or share.in_share):
+        # from the share's higher use (a new lower-priority job it may preempt), or a head waiting for victims
+        # (the capacity just taken may change which set it would take): other steps lose by it
+        if line.waiting and (not remove or share.in_share or share in queue.waiting):
             queue.dirty[share] = None
         if borrowed:  # new borrowed jobs are new reclaim victims
             queue.retry_waiting()

@@ -9,7 +9,7 @@ import pytest
 from policy_engine.model import QuotaShare
 from policy_engine.simulation.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
 from policy_engine.simulation.preemption import POLICIES
-from tests.builders import job, share, statuses
+from tests.builders import GPU, job, share, statuses
 from tests.builders import simulate as run
 from tests.builders import simulated_topology as topology
 
@@ -277,3 +277,41 @@ def test_lines_of_different_instance_types_are_independent():
             job("p4d", "A", instance_type="ml.p4d.24xlarge", at=2)]
     result = run(topo, jobs, until=2)
     assert statuses(result) == {"g5-running": "RUNNING", "g5-waiting": "RUNNABLE", "p4d": "RUNNING"}
+
+
+def _victims_topology(own: int):
+    """S3 borrows everything it runs from lender S4; S1 and S2 reserve theirs; one environment of 4."""
+    from policy_engine.model import JobQueue, ServiceEnvironment, Topology
+
+    shares = (share("S1", own), share("S2", 1), share("S3", 0, "LEND_AND_BORROW", borrow_limit=-1),
+              share("S4", 3, "LEND"))
+    return Topology(service_environments=(ServiceEnvironment(name="env", capacity={GPU: 4}),),
+                    job_queues=(JobQueue(name="q", service_environment="env", shares=shares),),
+                    allow_oversubscription=True)
+
+
+@pytest.mark.parametrize("backfill", [False, True])
+def test_a_head_waiting_for_protected_victims_looks_again_when_a_job_joins_its_line(backfill):
+    # at 12 head H of S1 needs 2 of S3's borrowed instances: its victim set is {p1}, protected until 18
+    # (min_runtime 10). At 14 J takes the last idle instance and J2 joins S1's line behind H: H looks
+    # again, and the set is now {q2}, unprotected, so q2 is preempted at 14 (not when p1's protection ends)
+    from policy_engine.simulation.jobs import AttemptRecord
+
+    jobs = [job("q2", "S3", 2, at=0, duration=100), job("p1", "S3", 1, priority=0, at=8, duration=100),
+            job("H", "S1", 2, priority=0, at=12, duration=100), job("J2", "S1", 1, priority=0, at=14, duration=100),
+            job("J", "S2", 1, priority=0, at=14, duration=100)]
+    result = run(_victims_topology(2), jobs, min_runtime=10.0, backfill=backfill)
+    assert result.job("q2").attempts[0] == AttemptRecord(0, 14, "preempted", True)
+    assert (result.job("H").started_at, result.job("J2").started_at) == (14, 114)
+
+
+def test_a_backfill_placement_makes_a_head_waiting_for_victims_look_again():
+    # as above without J: at 14 backfill places J2 behind H on S1's third instance, taking the last idle
+    # one; H looks again and preempts the unprotected q2 at once
+    from policy_engine.simulation.jobs import AttemptRecord
+
+    jobs = [job("q2", "S3", 2, at=0, duration=100), job("p1", "S3", 1, priority=0, at=8, duration=100),
+            job("H", "S1", 2, priority=0, at=12, duration=100), job("J2", "S1", 1, priority=0, at=14, duration=100)]
+    result = run(_victims_topology(3), jobs, min_runtime=10.0, backfill=True)
+    assert result.job("q2").attempts[0] == AttemptRecord(0, 14, "preempted", True)
+    assert result.job("H").started_at == 14
