@@ -5,7 +5,8 @@ End to end: ``npx cdk synth -c topology=<temp YAML> -o <temp dir>`` through the 
 process: importing aws_cdk (which starts the jsii kernel), loading the YAML, the policy engine
 check, building the constructs, ``app.synth()`` (templates plus the built-in validation).
 A second phased run without the built-in validation isolates its cost, and ``cdk synth --app
-<assembly>`` the CLI's own share. Runs are noisy on a busy 2-core machine: best of ``REPEATS``.
+<assembly>`` the CLI's own share. Runs are noisy on a busy 2-core machine: best of ``REPEATS``, this app
+and the raw one measured in turns, and the load average printed.
 Targets: end to end under 60 s; the app at most 1.5x a raw L1 app that synthesizes the same resources
 (each template's resources rebuilt as ``CfnResource``s, same stacks, same validation), both measured as
 a fresh Python process from start to exit.
@@ -138,6 +139,7 @@ def _phased(topology_path: Path, outdir: Path, context: dict, *, validate: bool)
 
 
 def main() -> None:
+    load_before = os.getloadavg()
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     with tempfile.TemporaryDirectory() as temp:
         temp_dir = Path(temp)
@@ -167,13 +169,14 @@ def main() -> None:
         if cli_alone.returncode != 0:
             raise SystemExit(f"cdk synth --app <assembly> failed:\n{cli_alone.stderr[-3000:]}")
 
-        python_total, result = min(
-            (_phased(topology_path, temp_dir / f"phased{n}", context, validate=True) for n in range(REPEATS)),
-            key=lambda run: run[0],
-        )
+        # This app and the raw one in turns, so that a load change on a shared machine hits both alike.
+        phased_runs, l1_runs = [], []
+        for n in range(REPEATS):
+            phased_runs.append(_phased(topology_path, temp_dir / f"phased{n}", context, validate=True))
+            l1_runs.append(_raw_l1(temp_dir / "cli0", temp_dir / f"l1-{n}", context))
+        python_total, result = min(phased_runs, key=lambda run: run[0])
+        l1_seconds, l1_resources = min(l1_runs)
         _, unvalidated = _phased(topology_path, temp_dir / "unvalidated.out", context, validate=False)
-        l1_seconds, l1_resources = min(_raw_l1(temp_dir / "cli0", temp_dir / f"l1-{n}", context)
-                                       for n in range(REPEATS))
 
     print(f"topology: 50 queues x 20 shares -> {templates} templates, largest {largest} resources, "
           f"{shares} quota shares")
@@ -194,6 +197,8 @@ def main() -> None:
     verdict = "meets" if ratio <= L1_RATIO_TARGET else "MISSES"
     print(f"raw L1 app, same {l1_resources} resources and stacks, fresh process: {l1_seconds:6.2f} s best of "
           f"{REPEATS}; this app {python_total:.2f} s = {ratio:.2f}x ({verdict} <= {L1_RATIO_TARGET}x)")
+    print("load average (1, 5, 15 min) at the start: {:.2f} {:.2f} {:.2f}, at the end: {:.2f} {:.2f} {:.2f}".format(
+        *load_before, *os.getloadavg()))
     if end_to_end >= TARGET_SECONDS:
         raise SystemExit(f"too slow: {end_to_end:.1f} s >= {TARGET_SECONDS:.0f} s")
 

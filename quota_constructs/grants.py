@@ -173,11 +173,12 @@ def grant_update_priority(
     by default); without it, any service job of the account.
     """
     tag = {"StringEquals": {f"aws:ResourceTag/{JOB_SHARE_TAG}": share_id}} if share_id is not None else None
-    acknowledge_wildcard(grantee, scope, service_jobs_arn(scope), SERVICE_JOBS_WILDCARD_REASON)
+    jobs = service_jobs_arn(scope)
+    acknowledge_wildcard(grantee, scope, jobs, SERVICE_JOBS_WILDCARD_REASON)
     return iam.Grant.add_to_principal(
         grantee=grantee,
         actions=[UPDATE],
-        resource_arns=[service_jobs_arn(scope)],
+        resource_arns=[jobs],
         conditions=_merge(_priority_at_most(max_priority, if_exists=False), tag),
     )
 
