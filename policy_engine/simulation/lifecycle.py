@@ -163,9 +163,10 @@ class JobLifecycle:
             return
         # the head and the share's usage are as the last pass left them, so classifying the head again would
         # change nothing (on a busy cluster, most submissions): only backfill and the head's time limit look
-        # again. Unless the head waits for victims: placements since may have changed which set it would take.
+        # again. Unless the head waits for protected victims: placements since may change which set it takes.
         queue = self._queues[share.pool.index]
-        if share in queue.waiting:
+        if share in queue.protected:
+            del queue.protected[share]  # noted again if it still waits for protected victims
             self.touch(share)
             return
         if self._backfill:
@@ -210,9 +211,9 @@ class JobLifecycle:
             job.placed_at = now
         queue = self._queues[share.pool.index]
         # the line has a new head; after backfill the head is the same, and only in-share preemption gains
-        # from the share's higher use (a new lower-priority job it may preempt), or a head waiting for victims
-        # (the capacity just taken may change which set it would take): other steps lose by it
-        if line.waiting and (not remove or share.in_share or share in queue.waiting):
+        # from the share's higher use (a new lower-priority job it may preempt), or a head waiting for protected
+        # victims (the capacity just taken may change which set it takes): other steps lose by it
+        if line.waiting and (not remove or share.in_share or share in queue.protected):
             queue.dirty[share] = None
         if borrowed:  # new borrowed jobs are new reclaim victims
             queue.retry_waiting()

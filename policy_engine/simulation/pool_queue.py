@@ -20,7 +20,7 @@ class PoolQueue:
     """Which heads of one pool's lines may be placed by which step, and which wait for capacity."""
 
     __slots__ = ("borrow", "borrow_member", "deep", "dirty", "fill_from", "fresh", "own", "pool", "position",
-                 "preempt", "preempt_member", "reclaim", "settled", "waiting")
+                 "preempt", "preempt_member", "protected", "reclaim", "settled", "waiting")
 
     def __init__(self, pool: Pool):
         self.pool = pool
@@ -33,6 +33,9 @@ class PoolQueue:
         self.preempt: list[HeadEntry] = []
         self.preempt_member: dict[ShareCapacity, Job] = {}
         self.waiting: dict[ShareCapacity, None] = {}  # heads that failed reclaim / in-share preemption
+        #: of those, heads whose victims were found but not all preemptible yet (``min_runtime``): a placement
+        #: since may change which set their search takes, so a change to their line makes them look again
+        self.protected: dict[ShareCapacity, None] = {}
         #: lines with a job behind the head (set by the line, dropped by backfill): backfill's candidates
         self.deep = pool.deep
         self.position = {share: index for index, share in enumerate(pool.shares)}
@@ -50,3 +53,4 @@ class PoolQueue:
         if self.waiting:
             self.dirty.update(self.waiting)
             self.waiting.clear()
+            self.protected.clear()

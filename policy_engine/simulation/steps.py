@@ -125,7 +125,7 @@ class Steps:
                 queue.dirty[share] = None
                 continue
             victims = reclaim_victims(pool, share, job, engine.policy)
-            if victims is None or not self.all_ready(pool, victims):
+            if victims is None or not self.all_ready(pool, victims, queue, share):
                 queue.waiting[share] = None
                 continue
             for victim in victims:
@@ -183,7 +183,7 @@ class Steps:
                 queue.dirty[share] = None
                 continue
             victims = in_share_victims(pool, share, job, engine.policy)
-            if victims is None or not self.all_ready(pool, victims):
+            if victims is None or not self.all_ready(pool, victims, queue, share):
                 queue.waiting[share] = None
                 continue
             borrowed = share.used - sum(v.spec.instances for v in victims if v.share is share) + n > share.limit
@@ -193,8 +193,9 @@ class Steps:
             return True
         return False
 
-    def all_ready(self, pool: Pool, victims: list[Job]) -> bool:
-        """Whether the step's victims may all be preempted now; otherwise wake the pool when they may.
+    def all_ready(self, pool: Pool, victims: list[Job], queue: PoolQueue, share: ShareCapacity) -> bool:
+        """Whether the step's victims may all be preempted now; otherwise wake the pool when they may, and
+        note that ``share``'s head waits for protected victims (``PoolQueue.protected``).
 
         The loop guard: a job placed at T is no victim before T + min_runtime, or two heads
         could preempt each other forever inside one instant. The head waits for the same
@@ -205,6 +206,7 @@ class Steps:
         if not ends:
             return True
         engine.wake(pool, max(ends))
+        queue.protected[share] = None
         return False
 
     def fill(self, queue: PoolQueue) -> bool:
