@@ -221,19 +221,7 @@ class JobLifecycle:
             self.time_limits.touched[share] = None
         delay = self.settings.preemption_delay if after_preemption else 0.0
         if delay == 0 and self._immediate and self.on_transition is None:
-            # the common case: SCHEDULED, STARTING and RUNNING at this instant (self._run, inline)
-            job.status = _RUNNING
-            job.run_started = now
-            if job.started_at is None:
-                job.started_at = now
-            spec = job.spec  # self._schedule_finish(job, now), inline
-            fails = job.attempts_failed < spec.failures
-            work = job.remaining
-            if fails and spec.fail_after is not None:
-                work = min(work, spec.fail_after)
-            self._seq += 1
-            heapq.heappush(self._events, make_event(Event, (now + work, _FINISH, job.seq, self._seq, _FINISH_KIND,
-                                                            job, (job.version, fails))))
+            self._run(job)  # the common case: SCHEDULED, STARTING and RUNNING at this instant
             return
         job.run_started = None
         self.transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
