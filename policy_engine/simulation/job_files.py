@@ -2,9 +2,8 @@
 
 Common, valid CSV rows take a fast path (``fast_csv``: a chunk of rows checked a column at a time);
 any row it cannot vouch for goes through the full check (``job_rows.job_from_row``) so that every
-problem is still reported. A
-problem that stops reading (not UTF-8, a CSV field over the csv module's limit, a NUL byte) is one
-line with the line number; the rows read before it are still checked.
+problem is still reported. A problem that stops reading (not UTF-8, a CSV field over the csv
+module's limit) is one line with the line number; the rows read before it are still checked.
 """
 
 from __future__ import annotations
@@ -144,7 +143,7 @@ def rows_from_file(path: Path, source: str, problems: Problems, shares: ShareInd
             yield from (_csv_rows(reader, path, problems, shares) if reader else _jsonl_rows(handle, path, problems))
         except UnicodeDecodeError:
             problems.add_rendered([input_files.locate_bad_utf8(path, input_files.JOBS)])
-        except csv.Error as error:  # a field over the csv module's size limit, a NUL byte
+        except csv.Error as error:  # a field over the csv module's size limit
             problems.add(str(path), reader.line_num if reader else None, (), f"cannot read CSV: {error}")
 
 
