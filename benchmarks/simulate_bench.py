@@ -32,6 +32,7 @@ import workloads
 from floor_bench import floor
 
 from policy_engine.simulation.engine import Engine
+from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.results import build_result
 from policy_engine.simulation.workload import load_jobs
 
@@ -44,13 +45,14 @@ def run_one(jobs: int, workdir: Path) -> dict:
     topo = workloads.topology("steady")
     path = workloads.workload_csv("steady", jobs, workdir)
     started, cpu_started = time.perf_counter(), time.process_time()
-    specs = load_jobs(path, topo)
-    loaded = time.perf_counter()
-    engine = Engine(topo, specs)
-    engine.run()
-    simulated = time.perf_counter()
-    result = build_result(engine)
-    built, cpu = time.perf_counter(), time.process_time() - cpu_started
+    with gc_paused():  # as ``batch-quota simulate`` runs them: one pause of the cyclic collector
+        specs = load_jobs(path, topo)
+        loaded = time.perf_counter()
+        engine = Engine(topo, specs)
+        engine.run()
+        simulated = time.perf_counter()
+        result = build_result(engine)
+        built, cpu = time.perf_counter(), time.process_time() - cpu_started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "jobs": jobs,

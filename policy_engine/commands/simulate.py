@@ -20,6 +20,7 @@ from policy_engine.reports.registry import SIMULATE_FORMATS
 from policy_engine.reports.safe_text import visible
 from policy_engine.reports.subjects import SimulateOutput
 from policy_engine.simulation.engine import Engine
+from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.numbers import as_number
 from policy_engine.simulation.preemption import POLICIES
 from policy_engine.simulation.results import SimulationResult, build_result
@@ -121,6 +122,16 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
             victim_policy: str | None, quiet: bool, report_dir: str | None, report_share: str | None,
             report_window: str | None, scheduler: str | None, workers: int | None, allow_python: bool) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
+    # one pause of the cyclic collector over loading, simulating and writing: between separately paused
+    # phases, its first collection would walk the million jobs just built (nothing here forms a cycle)
+    with gc_paused():
+        _simulate(scenario, until, output, events, backfill, victim_policy, quiet, report_dir, report_share,
+                  report_window, scheduler, workers, allow_python)
+
+
+def _simulate(scenario: str, until: float | None, output: str, events: str | None, backfill: bool | None,
+              victim_policy: str | None, quiet: bool, report_dir: str | None, report_share: str | None,
+              report_window: str | None, scheduler: str | None, workers: int | None, allow_python: bool) -> None:
     try:
         loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:

@@ -157,35 +157,47 @@ class Pool:
         self.env.used += delta
 
     def change(self, share: ShareCapacity, delta: int, now: float) -> None:
-        """A real change at ``now``: integrate the metrics up to now, then adjust."""
-        dt = now - self.last_t
-        if dt:
-            if self.lender_idle > 0 and self.borrowed:
-                self.r_int += self.borrowed / self.lender_idle * dt
+        """A real change at ``now``: integrate the metrics up to now, then adjust (twice per job: kept lean)."""
+        last = self.last_t
+        if now != last:
+            dt = now - last
+            borrowed = self.borrowed
+            if borrowed and self.lender_idle > 0:
+                self.r_int += borrowed / self.lender_idle * dt
             self.used_int += self.used * dt
             self.last_t = now
         used, limit = share.used, share.limit
-        span = now - share.last_t
-        if span:
-            share.own_int += (used if used < limit else limit) * span
+        last = share.last_t
+        if now != last:
+            span = now - last
             if used > limit:
+                share.own_int += limit * span
                 share.borrowed_int += (used - limit) * span
+            else:
+                share.own_int += used * span
             share.last_t = now
-        if share.lends and used < limit:
-            share.lent_int += (limit - used) * (self.r_int - share.last_r)
-        share.last_r = self.r_int
-        # self.adjust(share, delta), inline: this runs twice per job
         new = used + delta
-        self.borrowed += (new - limit if new > limit else 0) - (used - limit if used > limit else 0)
-        if share.lends:
-            self.lender_idle += (limit - new if new < limit else 0) - (limit - used if used < limit else 0)
+        r_int = self.r_int
+        # self.adjust(share, delta), inline, with the metrics that depend on which side of the limit it is
+        if used < limit:
+            if share.lends:
+                share.lent_int += (limit - used) * (r_int - share.last_r)
+                self.lender_idle += (limit - new if new < limit else 0) - (limit - used)
+            if new > limit:
+                self.borrowed += new - limit
+        else:
+            if used > limit or new > limit:
+                self.borrowed += (new - limit if new > limit else 0) - (used - limit)
+            if new < limit and share.lends:
+                self.lender_idle += limit - new
+        share.last_r = r_int
         share.used = new
         self.used += delta
         self.env.used += delta
         if self.series is not None:
             self.record(now)
         if self.log is not None:
-            self.log.record(now, share.number, share.used)
+            self.log.record(now, share.number, new)
 
     def lent_now(self, share: ShareCapacity) -> float:
         """Instances of ``share`` lent out at this instant (proportional attribution)."""

@@ -12,6 +12,7 @@ arrive at the clock's time, and jobs carry over from an engine on the previous t
 from __future__ import annotations
 
 import heapq
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
 
@@ -30,7 +31,8 @@ __all__ = ["Action", "Engine", "PoolQueue", "PriorityUpdate", "SimulationSetting
 
 _RUNNING = Status.RUNNING
 _SUBMIT, _LIMIT = Phase.SUBMIT, Phase.LIMIT
-_NEVER = float("inf")
+#: the clock's bound when running to the end: every finite time, never infinity
+_LATEST = sys.float_info.max
 #: What ``adopt`` carries over from a job of the previous engine as it is.
 _CARRIED = ("priority", "preemptions", "attempts_failed", "started_at", "placed_at", "finished_at", "attempt_start",
             "run_started", "start_order", "placed_borrowed", "reason", "segments", "remaining", "status")
@@ -94,7 +96,7 @@ class Engine(JobLifecycle):
             self._start_live()
         instants = 0
         events, arrivals, times, total = self._events, self._arrivals, self._arrival_times, len(self._arrival_times)
-        limit = _NEVER if until is None else until
+        limit = _LATEST if until is None else until  # an event at infinity never runs
         observers = self.observers
         # bound once: the loop below runs twice per job
         pop, handlers, submit, touched = heapq.heappop, self._handlers, self._submit, self._touched
@@ -102,35 +104,42 @@ class Engine(JobLifecycle):
         arrival = self._next_arrival
         alone = limits is None and not self.settings.backfill  # a lone submission may be placed as it arrives
         while True:
-            time = events[0][0] if events else _NEVER
-            if arrival < total and times[arrival] < time:
+            # the next instant: a submission before the next event, or the next event's time
+            if arrival < total and (not events or times[arrival] < events[0][0]):
                 time = times[arrival]
-            if time == _NEVER or time > limit:
-                break
-            self.now = time
-            # one instant: its events, submissions and scheduling passes, in the order of the module docstring
+                if time > limit:
+                    break
+                self.now = time  # no event is due at this instant before its submissions
+            else:
+                if not events:
+                    break
+                time = events[0][0]
+                if time > limit:
+                    break
+                self.now = time
+                while events and (event := events[0])[0] == time and event[1] < _SUBMIT:
+                    pop(events)
+                    handlers[event[4]](event)
+            # the rest of the instant, in the order of the module docstring
             while True:
-                while events:
-                    event = events[0]
-                    if event[0] != time or event[1] >= _SUBMIT:
+                if arrival < total and times[arrival] == time:
+                    while True:
+                        job = arrivals[arrival]
+                        arrival += 1
+                        if arrival < total and times[arrival] == time:
+                            submit(job, False)
+                            continue
+                        # the instant's last submission: alone when nothing else happens at this instant
+                        # (no pass pending, no other submission, no time limit after)
+                        submit(job, alone and not touched)
                         break
-                    pop(events)
-                    handlers[event[4]](event)
-                while arrival < total and times[arrival] == time:
-                    job = arrivals[arrival]
-                    arrival += 1
-                    # nothing else at this instant (no pass pending, no other submission, no time limit after)
-                    submit(job, alone and not touched and (arrival == total or times[arrival] != time))
-                while events:
-                    event = events[0]
-                    if event[0] != time or event[1] >= _LIMIT:
-                        break
-                    pop(events)
-                    handlers[event[4]](event)
+                    # events the submissions brought to this instant (a job that needs no time)
+                    while events and (event := events[0])[0] == time and event[1] < _LIMIT:
+                        pop(events)
+                        handlers[event[4]](event)
                 while touched:
                     if len(touched) == 1:
-                        index = touched.popitem()[0]
-                        run_pass(queues[index])
+                        run_pass(queues[touched.popitem()[0]])
                         continue
                     order = sorted(touched)
                     touched.clear()
@@ -142,12 +151,15 @@ class Engine(JobLifecycle):
                     break
                 # time limits only after the pass: a head that can be placed at this instant is placed,
                 # not terminated ("RUNNABLE longer than" the limit); the pass runs again afterwards
-                if events[0][1] == _LIMIT:
-                    while events and events[0][0] == time and events[0][1] == _LIMIT:
-                        event = pop(events)
-                        handlers[event[4]](event)
-            self._next_arrival = arrival
+                while events and (event := events[0])[0] == time and event[1] == _LIMIT:
+                    pop(events)
+                    handlers[event[4]](event)
+                # then what the pass and the time limits brought to this instant, as at its start
+                while events and (event := events[0])[0] == time and event[1] < _SUBMIT:
+                    pop(events)
+                    handlers[event[4]](event)
             if observers:
+                self._next_arrival = arrival
                 for observer in observers:
                     observer(self)
             if progress is not None:

@@ -48,13 +48,15 @@ def _fast_number(text: str) -> float:
 def _times(cells: Sequence[str]) -> list[float] | None:
     """``_fast_number`` of every cell, or ``None`` when a cell needs it one at a time (or the full check)."""
     joined = ",".join(cells)
-    if not _PLAIN_TIMES.fullmatch(joined) or "" in cells:
+    # an empty cell leaves two commas together, or one at an end (a cell holding a comma only looks empty)
+    if (not _PLAIN_TIMES.fullmatch(joined) or ",," in joined or joined.startswith(",") or joined.endswith(",")
+            or not cells or not cells[0]):
         return None
     try:
         values = list(map(float, cells))
     except ValueError:
         return None
-    if not values or min(values) < 0 or max(values) > MAX_SECONDS:
+    if ("-" in joined and min(values) < 0) or max(values) > MAX_SECONDS:
         return None
     if joined.count(".") != len(cells) or "e" in joined or "E" in joined:
         # some cell may be written as an integer: that one is read as an int, as the full check does
@@ -63,17 +65,41 @@ def _times(cells: Sequence[str]) -> list[float] | None:
     return values  # every cell has its one decimal point: all stay floats
 
 
-def _counts(cells: Sequence[str], default: str, low: int, high: int) -> list[int] | None:
-    """Exact, short ASCII-digit integers within ``[low, high]`` (an empty cell is ``default``), or ``None``."""
-    if "" in cells:
+#: Above this many distinct cells in a chunk's count column, each cell is converted rather than looked up.
+_FEW = 64
+
+
+def _counts(cells: Sequence[str], default: str, low: int, high: int) -> tuple[list[int], int] | None:
+    """Exact, short ASCII-digit integers within ``[low, high]`` (an empty cell is ``default``), with the most
+    digits of a cell (an empty one counts as ``default``), or ``None``.
+
+    ``int()`` takes " 3" and "3_0", and refuses thousands of digits: exact, short digits only. Counts repeat
+    (instances, priorities), so each distinct cell is checked once and the column is looked up in C.
+    """
+    distinct = set(cells)
+    if len(distinct) <= _FEW:
+        table: dict[str, int] = {}
+        digits = 0
+        for cell in distinct:
+            text = cell or default
+            if not (text.isascii() and text.isdigit()) or len(text) > MAX_DIGITS:
+                return None
+            value = int(text)
+            if not low <= value <= high:
+                return None
+            table[cell] = value
+            digits = max(digits, len(text))
+        return list(map(table.__getitem__, cells)), digits
+    if "" in distinct:
         cells = [cell or default for cell in cells]
     joined = "".join(cells)
-    if not (joined.isascii() and joined.isdigit()) or max(map(len, cells)) > MAX_DIGITS:
-        return None  # int() takes " 3" and "3_0", and refuses thousands of digits: exact, short digits only
+    digits = max(map(len, cells))
+    if not (joined.isascii() and joined.isdigit()) or digits > MAX_DIGITS:
+        return None
     values = list(map(int, cells))
     if min(values) < low or max(values) > high:
         return None
-    return values
+    return values, digits
 
 
 class FastReader:
@@ -118,23 +144,22 @@ class FastReader:
         if len(targets) != len(distinct):
             return None
         placed = [targets[pair] for pair in pairs]
+        size = len(rows)
         instances = (_counts(columns[self.i_inst], "1", 1, 10**MAX_DIGITS) if self.i_inst is not None
-                     else [1] * len(rows))
+                     else ([1] * size, 1))
         priorities = (_counts(columns[self.i_prio], "0", 0, MAX_PRIORITY) if self.i_prio is not None
-                      else [0] * len(rows))
+                      else ([0] * size, 1))
         if instances is None or priorities is None:
             return None
-        # the row check bounds the two cells' digits together; an empty or missing cell is its one-digit default
-        inst_digits = max(map(len, columns[self.i_inst]), default=1) if self.i_inst is not None else 1
-        prio_digits = max(map(len, columns[self.i_prio]), default=1) if self.i_prio is not None else 1
-        if max(inst_digits, 1) + max(prio_digits, 1) > MAX_DIGITS:
+        # the row check bounds the two cells' digits together
+        if instances[1] + priorities[1] > MAX_DIGITS:
             return None
-        submits = _times(columns[self.i_submit]) if self.i_submit is not None else [0] * len(rows)
+        submits = _times(columns[self.i_submit]) if self.i_submit is not None else [0] * size
         durations = _times(columns[self.i_duration])
         if submits is None or durations is None:
             return None
         return list(map(_new_spec, repeat(JobSpec), zip(
-            names, [target[0] for target in placed], [target[1] for target in placed], instances, priorities,
+            names, [target[0] for target in placed], [target[1] for target in placed], instances[0], priorities[0],
             submits, durations, *(repeat(value) for value in _DEFAULTS), strict=False)))  # repeat() is endless
 
     def row(self, cells: list[str]) -> JobSpec | None:

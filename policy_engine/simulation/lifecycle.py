@@ -157,7 +157,7 @@ class JobLifecycle:
             if alone and line.waiting == 1 and not misconfigured and placement.own_fits(share.pool, share,
                                                                                           job.spec.instances):
                 # the instant's pass would look at this one head and place it on own capacity: place it now
-                self.place(share, job, borrowed=False, after_preemption=False)
+                self.place(share, job, False, False)  # own capacity, no preemption (positional: a faster call)
                 return
             self.touch(share)
             return

@@ -60,7 +60,8 @@ class Steps:
         """Sort each changed head into the step that may place it; ``True`` when it placed one itself.
 
         A lone changed head that fits on own capacity while no other head waits for it is what step 1
-        would pop and place next, so it is placed at once: on a busy cluster, most placements.
+        would pop and place next, so it is placed at once: on a busy cluster, most placements. Its line's
+        new head is then what the pass would look at next (this step again), so it is looked at here.
         """
         pool = queue.pool
         env = pool.env
@@ -69,29 +70,36 @@ class Steps:
         push = heapq.heappush
         lone = len(dirty) == 1 and not queue.own
         for share in dirty:
-            job = share.line.head()
-            if job is None or job.misconfigured:
-                continue
-            spec = job.spec
-            n = spec.instances
-            used = share.used
-            if used + n <= share.limit:
-                if env.capacity - env.used >= n and (not share.lends or pool.lender_idle - pool.borrowed >= n):
-                    if lone:
-                        self.engine.place(share, job, borrowed=False, after_preemption=False)
-                        return True
-                    push(queue.own, (-job.priority, spec.submit_at, job.seq, job, share))
-                    continue
-                push(queue.reclaim, (-job.priority, spec.submit_at, job.seq, job, share))
-            elif (share.borrows and (share.ceiling is None or used + n <= share.ceiling)  # under its ceiling
-                  and queue.borrow_member.get(share) is not job):
-                queue.borrow_member[share] = job
-                push(queue.borrow, (spec.submit_at, job.seq, job, share))
-            # has_lower_priority, inline: once per head
-            if (share.in_share and share.active_priorities and min(share.active_priorities) < job.priority
-                    and queue.preempt_member.get(share) is not job):
-                queue.preempt_member[share] = job
-                push(queue.preempt, (-job.priority, spec.submit_at, job.seq, job, share))
+            line = share.line
+            while True:
+                job = line.head()
+                if job is None or job.misconfigured:
+                    break
+                spec = job.spec
+                n = spec.instances
+                used = share.used
+                if used + n <= share.limit:
+                    if env.capacity - env.used >= n and (not share.lends or pool.lender_idle - pool.borrowed >= n):
+                        if not lone:
+                            push(queue.own, (-job.priority, spec.submit_at, job.seq, job, share))
+                            break
+                        self.engine.place(share, job, False, False)  # own capacity, no preemption
+                        changed = queue.dirty
+                        if len(changed) != 1 or share not in changed:
+                            return True  # the pass restarts at this step
+                        queue.dirty = {}
+                        continue  # only this line changed: its new head, as the restarted pass would
+                    push(queue.reclaim, (-job.priority, spec.submit_at, job.seq, job, share))
+                elif (share.borrows and (share.ceiling is None or used + n <= share.ceiling)  # under its ceiling
+                      and queue.borrow_member.get(share) is not job):
+                    queue.borrow_member[share] = job
+                    push(queue.borrow, (spec.submit_at, job.seq, job, share))
+                # has_lower_priority, inline: once per head
+                if (share.in_share and share.active_priorities and min(share.active_priorities) < job.priority
+                        and queue.preempt_member.get(share) is not job):
+                    queue.preempt_member[share] = job
+                    push(queue.preempt, (-job.priority, spec.submit_at, job.seq, job, share))
+                break
         return False
 
     def own(self, queue: PoolQueue) -> bool:
@@ -106,7 +114,7 @@ class Steps:
             n = job.spec.instances  # placement.own_fits, inline
             if share.used + n <= share.limit and env.capacity - env.used >= n and (
                     not share.lends or pool.lender_idle - pool.borrowed >= n):
-                self.engine.place(share, job, borrowed=False, after_preemption=False)
+                self.engine.place(share, job, False, False)  # own capacity, no preemption
                 return True
             queue.dirty[share] = None  # no longer fits on its own: look at it again
         return False
@@ -159,7 +167,7 @@ class Steps:
                 continue
             if n <= room:  # placement.borrow_fits: the share borrows and is above its limit, under its ceiling
                 del member[share]
-                self.engine.place(share, job, borrowed=True, after_preemption=False)
+                self.engine.place(share, job, True, False)  # borrowed, no preemption
                 placed = True
                 break
             skipped.append(entry)
