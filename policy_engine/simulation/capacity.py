@@ -105,16 +105,16 @@ class Pool:
         "borrowed",
         "deep",
         "env",
+        "env_alone",
         "index",
         "instance_type",
         "last_t",
         "lender_idle",
         "log",
         "r_int",
+        "recorded",
         "series",
         "shares",
-        "used",
-        "used_int",
     )
 
     def __init__(self, instance_type: str, env: EnvironmentType, index: int):
@@ -122,14 +122,16 @@ class Pool:
         self.env = env
         self.index = index
         self.shares: list[ShareCapacity] = []
-        self.used = 0
         self.borrowed = 0
         self.lender_idle = 0
         self.last_t = 0.0
         self.r_int = 0.0  # integral of borrowed / lender_idle: attributes lending to lenders
-        self.used_int = 0.0
         self.series: list[UtilisationSample] | None = None  # only when a report asked for samples
         self.log: UsageLog | None = None  # a compact log, only when a report asked for one
+        #: ``series`` or ``log`` is kept (set with them): ``change`` records nothing otherwise
+        self.recorded = False
+        #: the only pool on its environment's instances (``build_pools`` says): freed capacity concerns it alone
+        self.env_alone = True
         #: lines with a job behind the head (set by the line, dropped by backfill): backfill's candidates
         self.deep: dict[ShareCapacity, None] = {}
 
@@ -137,6 +139,11 @@ class Pool:
         self.shares.append(share)
         if share.lends:
             self.lender_idle += share.idle
+
+    @property
+    def used_int(self) -> float:
+        """Instance-seconds used in the pool: its shares' own and borrowed use (integrated up to their last change)."""
+        return sum(share.own_int + share.borrowed_int for share in self.shares)
 
     @property
     def free_lendable(self) -> int:
@@ -153,7 +160,6 @@ class Pool:
         if share.lends:
             self.lender_idle += (limit - new if new < limit else 0) - (limit - old if old < limit else 0)
         share.used = new
-        self.used += delta
         self.env.used += delta
 
     def change(self, share: ShareCapacity, delta: int, now: float) -> None:
@@ -164,7 +170,6 @@ class Pool:
             borrowed = self.borrowed
             if borrowed and self.lender_idle > 0:
                 self.r_int += borrowed / self.lender_idle * dt
-            self.used_int += self.used * dt
             self.last_t = now
         used, limit = share.used, share.limit
         last = share.last_t
@@ -192,12 +197,12 @@ class Pool:
                 self.lender_idle += limit - new
         share.last_r = r_int
         share.used = new
-        self.used += delta
         self.env.used += delta
-        if self.series is not None:
-            self.record(now)
-        if self.log is not None:
-            self.log.record(now, share.number, new)
+        if self.recorded:
+            if self.series is not None:
+                self.record(now)
+            if self.log is not None:
+                self.log.record(now, share.number, new)
 
     def lent_now(self, share: ShareCapacity) -> float:
         """Instances of ``share`` lent out at this instant (proportional attribution)."""
@@ -249,4 +254,6 @@ def build_pools(topology: Topology, indexed_lines: bool = False) -> list[Pool]:
                 if instance_type in share.capacity:
                     number = sum(len(p.shares) for p in pools)
                     pool.add_share(ShareCapacity(queue, share, instance_type, pool, number, indexed_lines))
+    for pool in pools:
+        pool.env_alone = len(pool.env.pools) == 1
     return pools

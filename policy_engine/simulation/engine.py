@@ -110,6 +110,16 @@ class Engine(JobLifecycle):
                 if time > limit:
                     break
                 self.now = time  # no event is due at this instant before its submissions
+                job = arrivals[arrival]
+                arrival += 1
+                if arrival < total and times[arrival] == time:
+                    submit(job, False)  # the others follow below
+                    done = False
+                else:
+                    # alone when nothing else happens at this instant (no pass pending, no time limit after)
+                    submit(job, alone and not touched)
+                    # most submissions: nothing else to do at this instant (no pass, no event it brought)
+                    done = alone and not touched and not (events and events[0][0] == time)
             else:
                 if not events:
                     break
@@ -120,8 +130,9 @@ class Engine(JobLifecycle):
                 while events and (event := events[0])[0] == time and event[1] < _SUBMIT:
                     pop(events)
                     handlers[event[4]](event)
+                done = False
             # the rest of the instant, in the order of the module docstring
-            while True:
+            while not done:
                 if arrival < total and times[arrival] == time:
                     while True:
                         job = arrivals[arrival]
@@ -129,14 +140,12 @@ class Engine(JobLifecycle):
                         if arrival < total and times[arrival] == time:
                             submit(job, False)
                             continue
-                        # the instant's last submission: alone when nothing else happens at this instant
-                        # (no pass pending, no other submission, no time limit after)
-                        submit(job, alone and not touched)
+                        submit(job, alone and not touched)  # the instant's last submission
                         break
-                    # events the submissions brought to this instant (a job that needs no time)
-                    while events and (event := events[0])[0] == time and event[1] < _LIMIT:
-                        pop(events)
-                        handlers[event[4]](event)
+                # events the submissions brought to this instant (a job that needs no time)
+                while events and (event := events[0])[0] == time and event[1] < _LIMIT:
+                    pop(events)
+                    handlers[event[4]](event)
                 while touched:
                     if len(touched) == 1:
                         run_pass(queues[touched.popitem()[0]])

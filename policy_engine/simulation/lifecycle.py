@@ -49,8 +49,9 @@ class JobLifecycle:
         self.settings = settings or SimulationSettings()
         self.policy = self.settings.policy()
         self._backfill = self.settings.backfill
-        #: nothing delays a start: unless someone listens, a placed job runs at once (``place``)
-        self._immediate = self.settings.startup_delay == 0
+        #: nothing delays a start (no start-up, no preemption delay): unless someone listens, a placed job runs
+        #: at once (``place``)
+        self._immediate = self.settings.startup_delay == 0 and self.settings.preemption_delay == 0
         self.now = 0.0
         self.on_transition: Transition | None = None
         self.pools = build_pools(topology, indexed_lines=self.settings.backfill)
@@ -63,6 +64,7 @@ class JobLifecycle:
             pool.log = self.usage
             if self.settings.utilisation_series:
                 pool.series = []
+            pool.recorded = pool.log is not None or pool.series is not None
         self._queues = [PoolQueue(pool) for pool in self.pools]
         self.steps = Steps(self)
         actions = queue_actions(topology)
@@ -152,14 +154,15 @@ class JobLifecycle:
         else:
             self.transition(job, _RUNNABLE, misconfigured)
         line = share.line
-        line.push(job)
-        if line.head() is job:
+        if line.push(job):  # it is the head
             if alone and line.waiting == 1 and not misconfigured and placement.own_fits(share.pool, share,
                                                                                           job.spec.instances):
                 # the instant's pass would look at this one head and place it on own capacity: place it now
                 self.place(share, job, False, False)  # own capacity, no preemption (positional: a faster call)
                 return
-            self.touch(share)
+            if (share.used < share.limit or share.borrows or share.in_share or self._backfill
+                    or self.time_limits is not None):
+                self.touch(share)  # else no step could place it: the pool's pass would change nothing
             return
         # the head and the share's usage are as the last pass left them, so classifying the head again would
         # change nothing (on a busy cluster, most submissions): only backfill and the head's time limit look
@@ -212,17 +215,24 @@ class JobLifecycle:
         queue = self._queues[share.pool.index]
         # the line has a new head; after backfill the head is the same, and only in-share preemption gains
         # from the share's higher use (a new lower-priority job it may preempt), or a head waiting for protected
-        # victims (the capacity just taken may change which set it takes): other steps lose by it
-        if line.waiting and (not remove or share.in_share or share in queue.protected):
+        # victims (the capacity just taken may change which set it takes): other steps lose by it. No step
+        # places the head of a share at its limit that neither borrows nor preempts in-share: it is not looked at.
+        if (line.waiting and (not remove or share.in_share or share in queue.protected)
+                and (share.used < share.limit or share.borrows or share.in_share)):
             queue.dirty[share] = None
         if borrowed:  # new borrowed jobs are new reclaim victims
             queue.retry_waiting()
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
-        delay = self.settings.preemption_delay if after_preemption else 0.0
-        if delay == 0 and self._immediate and self.on_transition is None:
-            self._run(job)  # the common case: SCHEDULED, STARTING and RUNNING at this instant
+        if self._immediate and self.on_transition is None:
+            # the common case: SCHEDULED, STARTING and RUNNING at this instant (``_run``, inline)
+            job.status = _RUNNING
+            job.run_started = now
+            if job.started_at is None:
+                job.started_at = now
+            self._schedule_finish(job, now)
             return
+        delay = self.settings.preemption_delay if after_preemption else 0.0
         job.run_started = None
         self.transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
         if delay > 0:
@@ -285,16 +295,21 @@ class JobLifecycle:
         if outcome is not SUCCEEDED:  # the succeeding attempt is the job's last: its record derives it (``attempts``)
             job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed),)
         job.version += 1
-        # self.touch(share), inline: once per job; a line nobody waits in has no head to look at again
         index = pool.index
         queue = self._queues[index]
+        if (outcome is SUCCEEDED and not share.line.waiting and not queue.borrow and not queue.waiting
+                and not self._backfill and self.time_limits is None and pool.env_alone):
+            # nobody waits in its line, nobody waits to borrow the capacity and no head waits for capacity to be
+            # freed: the pool's pass would find nothing to do (every other head was sorted when it last changed)
+            return
+        # self.touch(share), inline: once per job
         queue.dirty[share] = None
         queue.settled = False
         queue.fill_from = 0
         self._touched[index] = None
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
-        if len(pool.env.pools) == 1:  # the common case of capacity_freed, inline
+        if pool.env_alone:  # the common case of capacity_freed, inline
             if queue.waiting:
                 queue.retry_waiting()
         else:

@@ -104,9 +104,10 @@ def has_lower_priority(share: ShareCapacity, job: Job) -> bool:
     return any(other < priority for other in share.active_priorities)
 
 
-def could_make_room(pool: Pool, share: ShareCapacity, instances: int, lower: list[Job]) -> bool:
+def could_make_room(pool: Pool, share: ShareCapacity, instances: int, lower: list[Job],
+                    above: list[ShareCapacity]) -> bool:
     """Whether preempting every candidate would make room: ``lower`` (the head's in-share candidates) and
-    every job of the shares above their limit. When not, no set of victims does, and none is searched for.
+    every job of ``above`` (``above_limit``). When not, no set of victims does, and none is searched for.
 
     A bound on the counters' arithmetic (what ``Pool.adjust`` would do), without moving them: freeing
     more only ever helps (own room, environment, lendable capacity), so a set that fits implies that
@@ -127,7 +128,7 @@ def could_make_room(pool: Pool, share: ShareCapacity, instances: int, lower: lis
         return True
     if after + instances > limit:
         return False  # own capacity needs the share within its limit; other shares' victims do not change that
-    for other in above_limit(pool, share):  # every job of it gone: nothing borrowed, all of its limit idle
+    for other in above:  # every job of it gone: nothing borrowed, all of its limit idle
         env_free += other.used
         if other.borrows:
             borrowed -= other.used - other.limit
@@ -138,12 +139,7 @@ def could_make_room(pool: Pool, share: ShareCapacity, instances: int, lower: lis
 
 def above_limit(pool: Pool, share: ShareCapacity) -> list[ShareCapacity]:
     """The other shares of ``pool`` using more than their own limit: the only ones reclaim takes from."""
-    return [other for other in pool.shares if other is not share and other.used > other.limit]
-
-
-def reclaim_candidates(pool: Pool, share: ShareCapacity) -> list[Job]:
-    """Every running job of ``above_limit`` shares (each stays eligible only while its share is above)."""
-    return [job for other in above_limit(pool, share) for job in other.active]
+    return [other for other in pool.shares if other.used > other.limit and other is not share]
 
 
 def reclaim_victims(pool: Pool, share: ShareCapacity, head: Job, policy: VictimPolicy) -> list[Job] | None:
@@ -153,8 +149,11 @@ def reclaim_victims(pool: Pool, share: ShareCapacity, head: Job, policy: VictimP
     candidates, and the engine waits when it holds a protected job (never picks another).
     """
     n = head.spec.instances
-    candidates = reclaim_candidates(pool, share)
-    if not candidates or over_capacity(pool) or not could_make_room(pool, share, n, []):
+    above = above_limit(pool, share)
+    if not above or over_capacity(pool) or not could_make_room(pool, share, n, [], above):
+        return None
+    candidates = [job for other in above for job in other.active]
+    if not candidates:
         return None
     return choose_victims(
         pool,
@@ -174,9 +173,12 @@ def in_share_victims(pool: Pool, share: ShareCapacity, head: Job, policy: Victim
     n = head.spec.instances
     priority = head.priority
     candidates = [job for job in share.active if job.priority < priority]
-    if not candidates or over_capacity(pool) or not could_make_room(pool, share, n, candidates):
+    if not candidates or over_capacity(pool):
         return None
-    candidates += reclaim_candidates(pool, share)
+    above = above_limit(pool, share)
+    if not could_make_room(pool, share, n, candidates, above):
+        return None
+    candidates += [job for other in above for job in other.active]  # each eligible only while its share is above
 
     def eligible(job: Job) -> bool:
         if job.share is share:

@@ -81,17 +81,25 @@ class Line:
             self._sizes.sort()
         heapq.heappush(heap, entry)
 
-    def push(self, job: Job) -> None:
-        """Add a RUNNABLE job (new, retried or preempted: it keeps its submission time)."""
+    def push(self, job: Job) -> bool:
+        """Add a RUNNABLE job (new, retried or preempted: it keeps its submission time); whether it is the head now."""
         job.version += 1
         entry = (-job.priority, job.spec.submit_at, job.seq, job.version, job)
-        heapq.heappush(self._heap, entry)
+        heap = self._heap
+        heapq.heappush(heap, entry)
         self.waiting += 1
         by_size = self._by_size
         if by_size is not None:
             self._index(by_size, entry)
             if self.waiting >= 2:
                 self._deep[self._key] = None
+        top = heap[0]
+        if top is entry:
+            return True
+        first = top[4]
+        if first.status is _RUNNABLE and first.version == top[3]:
+            return False  # a live entry before it: most submissions on a busy cluster
+        return self.head() is job
 
     def reprioritise(self, job: Job) -> None:
         """Re-key a waiting job after ``UpdateServiceJob``; its old entry becomes stale."""

@@ -201,8 +201,8 @@ def test_the_room_bound_never_rules_out_a_victim_set_the_search_would_find():
     bound = preemption.could_make_room
     ruled_out: list[str] = []
 
-    def checked(pool, share, instances, lower):
-        fits = bound(pool, share, instances, lower)
+    def checked(pool, share, instances, lower, above):
+        fits = bound(pool, share, instances, lower, above)
         if not fits:
             ruled_out.append(share.share_id)
             head = share.line.head()
