@@ -58,13 +58,20 @@ def _second(heap: list[Entry]) -> Entry | None:
 
 
 class Line:
-    """The jobs of one share waiting for one instance type."""
+    """The jobs of one share waiting for one instance type; ``first`` is its head (``None`` when empty).
 
-    __slots__ = ("_by_size", "_deep", "_heap", "_key", "_sizes", "waiting")
+    The head is kept up to date by every change of the line (the only way a waiting job leaves it,
+    changes priority or joins it), so the scheduling steps read it as an attribute, many times per job.
+    """
+
+    __slots__ = ("_by_size", "_deep", "_first_entry", "_heap", "_key", "_sizes", "first", "waiting")
 
     def __init__(self, indexed: bool, deep: dict[ShareCapacity, None], key: ShareCapacity) -> None:
         self._heap: list[Entry] = []
         self.waiting = 0
+        #: the head and its entry (always ``_heap[0]`` when there is one: stale entries above it are dropped)
+        self.first: Job | None = None
+        self._first_entry: Entry | None = None
         #: size -> heap of the same entries (only when ``indexed``: backfill asks by size)
         self._by_size: dict[int, list[Entry]] | None = {} if indexed else None
         self._sizes: list[int] = []  # the keys of ``_by_size``, ascending
@@ -81,58 +88,70 @@ class Line:
             self._sizes.sort()
         heapq.heappush(heap, entry)
 
+    def _settle(self) -> None:
+        """The head left or changed: the first live entry is the head (stale entries on top are dropped)."""
+        heap = self._heap
+        while heap:
+            entry = heap[0]
+            job = entry[4]
+            if job.status is _RUNNABLE and job.version == entry[3]:
+                self._first_entry = entry
+                self.first = job
+                return
+            heapq.heappop(heap)
+        self._first_entry = None
+        self.first = None
+
     def push(self, job: Job) -> bool:
         """Add a RUNNABLE job (new, retried or preempted: it keeps its submission time); whether it is the head now."""
         job.version += 1
         entry = (-job.priority, job.spec.submit_at, job.seq, job.version, job)
-        heap = self._heap
-        heapq.heappush(heap, entry)
+        heapq.heappush(self._heap, entry)
         self.waiting += 1
         by_size = self._by_size
         if by_size is not None:
             self._index(by_size, entry)
             if self.waiting >= 2:
                 self._deep[self._key] = None
-        top = heap[0]
-        if top is entry:
+        top = self._first_entry
+        if top is None or entry < top:
+            self._first_entry = entry
+            self.first = job
             return True
-        first = top[4]
-        if first.status is _RUNNABLE and first.version == top[3]:
-            return False  # a live entry before it: most submissions on a busy cluster
-        return self.head() is job
+        return False
 
     def reprioritise(self, job: Job) -> None:
         """Re-key a waiting job after ``UpdateServiceJob``; its old entry becomes stale."""
+        was_first = job is self.first
         job.version += 1
         entry = (-job.priority, job.spec.submit_at, job.seq, job.version, job)
         heapq.heappush(self._heap, entry)
         if self._by_size is not None:
             self._index(self._by_size, entry)
+        top = self._first_entry
+        if was_first:
+            self._settle()  # its old entry on top is stale
+        elif top is None or entry < top:
+            self._first_entry = entry
+            self.first = job
 
     def head(self) -> Job | None:
-        heap = self._heap
-        while heap:
-            entry = heap[0]
-            job = entry[4]
-            if job.status is _RUNNABLE and job.version == entry[3]:
-                return job
-            heapq.heappop(heap)
-        return None
+        return self.first
 
     def pop_head(self) -> Job:
         """Remove the head (it is being placed or terminated)."""
-        job = self.head()
+        job = self.first
         assert job is not None
-        heapq.heappop(self._heap)
-        self._left()
+        self.pop_known_head()
         return job
 
     def pop_known_head(self) -> None:
-        """Remove the head just returned by ``head()`` (no stale entry can be on top of it)."""
+        """Remove the head."""
         heapq.heappop(self._heap)
         self.waiting -= 1
         if self.waiting == 1 and self._by_size is not None:
             del self._deep[self._key]  # nobody behind the head any more
+        self._settle()
 
     def _left(self) -> None:
         """One job fewer waits; with one left, nobody is behind the head for backfill."""
@@ -169,9 +188,11 @@ class Line:
                 yield job
 
     def remove(self, job: Job) -> None:
-        """Take a waiting job out of the line from anywhere (backfill placement)."""
+        """Take a waiting job out of the line from anywhere (backfill placement, termination)."""
         job.version += 1  # its entry is now stale
         self._left()
+        if job is self.first:
+            self._settle()
 
     def __len__(self) -> int:
         return self.waiting

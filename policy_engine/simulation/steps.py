@@ -23,7 +23,7 @@ _RUNNABLE = Status.RUNNABLE
 
 
 def _is_head(share: ShareCapacity, job: Job) -> bool:
-    return job.status is _RUNNABLE and share.line.head() is job
+    return share.line.first is job
 
 
 class Steps:
@@ -72,7 +72,7 @@ class Steps:
         for share in dirty:
             line = share.line
             while True:
-                job = line.head()
+                job = line.first
                 if job is None or job.misconfigured:
                     break
                 spec = job.spec
@@ -109,7 +109,7 @@ class Steps:
         while queue.own:
             entry = heapq.heappop(queue.own)
             job, share = entry[3], entry[4]
-            if job.status is not _RUNNABLE or share.line.head() is not job:  # _is_head, inline: once per job
+            if share.line.first is not job:  # _is_head, inline: once per job
                 continue
             n = job.spec.instances  # placement.own_fits, inline
             if share.used + n <= share.limit and env.capacity - env.used >= n and (
@@ -157,7 +157,7 @@ class Steps:
             job, share = entry[2], entry[3]
             if member.get(share) is not job:
                 continue  # stale: the line's current head has its own entry
-            if job.status is not _RUNNABLE or share.line.head() is not job:
+            if share.line.first is not job:
                 del member[share]  # it will be classified again when it is the head again
                 continue
             n = job.spec.instances
@@ -261,7 +261,7 @@ class Steps:
                 if top > room and top > most:
                     most = top
             if most > 0:
-                job = line.first_fitting(most, line.head())
+                job = line.first_fitting(most, line.first)
                 if job is not None:
                     n = job.spec.instances
                     borrowed = not placement.own_fits(pool, share, n)

@@ -86,6 +86,8 @@ def check_instant(engine: Engine, burst: dict) -> None:
             assert share.used == sum(job.spec.instances for job in share.active)
             # the running count of priorities in-share preemption asks is the active jobs' priorities
             assert share.active_priorities == dict(Counter(job.priority for job in share.active))
+            # the head the line keeps is its first waiting job in line order
+            assert share.line.first is next(share.line.in_order(), None)
             # never above floor(limit x (1 + borrow_limit / 100))
             if share.ceiling is not None:
                 assert share.used <= share.ceiling
