@@ -9,20 +9,31 @@ MYPY   := $(VENV)/bin/mypy
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: test test-sdk synth check lint bench clean system-deps graph report
+.PHONY: test test-sdk synth check lint bench clean system-deps graph report compile
 
-$(STAMP): pyproject.toml
+# The install compiles the simulator's hot path (setup.py, mypyc); `compile` rebuilds it after an edit.
+$(STAMP): pyproject.toml setup.py
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
 	$(PYTHON) -m pip install --quiet -e '.[cdk,dev]'
 	touch $(STAMP)
+	if [ -f $(COMPILED) ]; then touch $(COMPILED); fi  # just compiled by the install
+
+HOT      := $(foreach name,capacity engine events jobs lifecycle placement pool_queue preemption queues steps,\
+              policy_engine/simulation/$(name).py)
+COMPILED := policy_engine/simulation/_compiled_sources.py
+
+$(COMPILED): $(STAMP) $(HOT)
+	$(PYTHON) setup.py --quiet build_ext --inplace
+
+compile: $(COMPILED)
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
 	touch $@
 
 # `make test` lints first: ruff, then mypy (zero errors is the bar), then the suite.
-test: $(STAMP) node_modules/.installed
+test: $(COMPILED) node_modules/.installed
 	$(RUFF)
 	$(MYPY)
 	$(PYTHON) -m pytest -q -n 2
@@ -43,14 +54,14 @@ lint: $(STAMP)
 	$(RUFF)
 	$(MYPY)
 
-check: $(STAMP)
+check: $(COMPILED)
 	$(VENV)/bin/batch-quota check
 
-synth: $(STAMP) node_modules/.installed
+synth: $(COMPILED) node_modules/.installed
 	$(VENV)/bin/batch-quota check
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npx --no-install cdk synth --quiet
 
-bench: $(STAMP) node_modules/.installed
+bench: $(COMPILED) node_modules/.installed
 	$(PYTHON) benchmarks/check_bench.py
 	$(PYTHON) benchmarks/simulate_bench.py
 	$(PYTHON) benchmarks/floor_bench.py
@@ -60,11 +71,11 @@ bench: $(STAMP) node_modules/.installed
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PYTHON) benchmarks/synth_bench.py
 
 # The README's pictures: the default topology's borrow graph, and AWS's walkthrough as an HTML report.
-graph: $(STAMP)
+graph: $(COMPILED)
 	@command -v dot >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz; }
 	$(VENV)/bin/batch-quota graph -o borrow-graph.svg
 
-report: $(STAMP)
+report: $(COMPILED)
 	$(VENV)/bin/batch-quota simulate scenarios/walkthrough.yaml --report report
 
 # Graphviz draws `batch-quota graph` as .svg/.png; Chromium opens the HTML report in a test (Debian packages, as root).
@@ -73,4 +84,5 @@ system-deps:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz chromium chromium-driver; }
 
 clean:
-	rm -rf $(VENV) $(SDK_VENV) node_modules cdk.out .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SDK_VENV) node_modules cdk.out .pytest_cache .hypothesis .mypy_cache .ruff_cache build
+	rm -f policy_engine/simulation/*.so $(COMPILED)

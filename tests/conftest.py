@@ -42,3 +42,17 @@ def _no_aws(monkeypatch):
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", "http://127.0.0.1:9")
+
+
+def pytest_collection_modifyitems(config, items):
+    """With the compiled simulator, tests that replace its internals run in a pure-Python process instead.
+
+    A compiled class cannot be subclassed or patched from Python, and compiled callers never see a
+    patched module function; ``test_compiled`` runs the ``interpreted`` tests from source.
+    """
+    from policy_engine.simulation import compiled
+
+    if compiled.runs_compiled:
+        kept = [item for item in items if item.get_closest_marker("interpreted") is None]
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept

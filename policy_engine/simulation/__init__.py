@@ -15,6 +15,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from policy_engine.simulation.compiled import use_source_when_stale
+
 if TYPE_CHECKING:
     from policy_engine.simulation.engine import Engine, simulate
     from policy_engine.simulation.jobs import Job, JobSpec, Status
@@ -59,6 +61,9 @@ __all__ = [
     "load_scenario",
     "simulate",
 ]
+
+
+use_source_when_stale()  # before any hot module is imported: a compiled build older than its source is not run
 
 
 def __getattr__(name: str) -> Any:

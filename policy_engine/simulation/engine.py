@@ -132,7 +132,9 @@ class Engine(JobLifecycle):
                     handlers[event[4]](event)
                 done = False
             # the rest of the instant, in the order of the module docstring
-            while not done:
+            while True:  # not ``while not done``: mypyc 2.4 miscompiles that loop
+                if done:
+                    break
                 if arrival < total and times[arrival] == time:
                     while True:
                         job = arrivals[arrival]
@@ -215,7 +217,7 @@ class Engine(JobLifecycle):
         if self._next_arrival >= len(self._arrivals):
             return iter(self.jobs)
         submitted = {job.seq for job in self._arrivals[: self._next_arrival]} | self._live.keys()
-        return (job for job in self.jobs if job.seq in submitted)
+        return [job for job in self.jobs if job.seq in submitted]
 
     # --- driving a live engine (``batch-quota serve``): inputs arrive at the clock's time --------
 

@@ -210,8 +210,10 @@ class JobLifecycle:
         job.start_order = self._start_counter
         job.attempt_start = now
         job.placed_borrowed = borrowed
+        # one float object for the times set below: compiled, each store of ``now`` would make its own (24 bytes)
+        at: float | None = now
         if job.placed_at is None:
-            job.placed_at = now
+            job.placed_at = at
         queue = self._queues[share.pool.index]
         # the line has a new head; after backfill the head is the same, and only in-share preemption gains
         # from the share's higher use (a new lower-priority job it may preempt), or a head waiting for protected
@@ -227,9 +229,9 @@ class JobLifecycle:
         if self._immediate and self.on_transition is None:
             # the common case: SCHEDULED, STARTING and RUNNING at this instant (``_run``, inline)
             job.status = _RUNNING
-            job.run_started = now
+            job.run_started = at
             if job.started_at is None:
-                job.started_at = now
+                job.started_at = at
             self._schedule_finish(job, now)
             return
         delay = self.settings.preemption_delay if after_preemption else 0.0

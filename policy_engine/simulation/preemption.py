@@ -10,7 +10,7 @@ that keep preemption safe (eligibility, a minimal set, all or nothing) live in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import Pool, ShareCapacity
@@ -25,7 +25,7 @@ class VictimPolicy(Protocol):
     prefer, say, victims of other shares or of a lower priority than the preemptor's.
     """
 
-    name: str
+    name: ClassVar[str]
 
     def key(self, victim: Job, preemptor: Job) -> tuple: ...
 
@@ -33,7 +33,7 @@ class VictimPolicy(Protocol):
 class LowestPriorityNewestFirst:
     """The default (Kueue's order): lowest priority first, then most recently started."""
 
-    name = "lowest-priority-newest"
+    name: ClassVar[str] = "lowest-priority-newest"
 
     def key(self, victim: Job, preemptor: Job) -> tuple:
         return (victim.priority, -victim.start_order)
@@ -42,7 +42,7 @@ class LowestPriorityNewestFirst:
 class FewestInstancesFirst:
     """Smallest jobs first (fewest instances given back), then lowest priority, then newest."""
 
-    name = "fewest-instances"
+    name: ClassVar[str] = "fewest-instances"
 
     def key(self, victim: Job, preemptor: Job) -> tuple:
         return (victim.spec.instances, victim.priority, -victim.start_order)

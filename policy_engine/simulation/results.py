@@ -97,6 +97,8 @@ class SimulationResult:
 
 
 _new = tuple.__new__  # JobRecord from one tuple, without _make's checks: a million times
+#: How many values ``_record`` builds a record from.
+_FIELDS = 11
 
 
 def _record(spec: JobSpec, priority: int, status: Status, reason: str, started_at: float | None,
@@ -107,27 +109,17 @@ def _record(spec: JobSpec, priority: int, status: Status, reason: str, started_a
                             attempts(ended, status, attempt_start, finished_at, borrowed)))
 
 
-class JobRecords(Sequence[JobRecord]):
-    """The job records of a result: the engine's values at build time, kept as one column per field.
+class RecordColumns(Sequence[JobRecord]):
+    """Job records kept as one column per field; a ``JobRecord`` and its attempts are built when read.
 
-    A ``JobRecord`` and its attempts are built when read, so a million records and their attempt
-    tuples never sit in memory at once (a column costs one reference per job; waits are doubles).
+    What a pickled ``JobRecords`` becomes (a Dask worker's result): the values alone, not the engine.
     Reads like a list of records, and equals one with the same records.
     """
 
     __slots__ = ("_columns",)
 
-    def __init__(self, engine: Engine, jobs: Sequence[Job]) -> None:
-        now = engine.now
-        waits = array("d", [(job.placed_at if job.placed_at is not None else job.finished_at
-                             if job.finished_at is not None else now) - job.spec.submit_at for job in jobs])
-        # the reason of a job still waiting or running is worked out now, from the engine at this instant
-        reasons = [job.reason if job.status in FINAL else job_reason(engine, job) for job in jobs]
-        self._columns: tuple[Sequence[Any], ...] = (
-            [job.spec for job in jobs], [job.priority for job in jobs], [job.status for job in jobs], reasons,
-            [job.started_at for job in jobs], [job.finished_at for job in jobs], waits,
-            [job.preemptions for job in jobs], [job.segments for job in jobs], [job.attempt_start for job in jobs],
-            [job.placed_borrowed for job in jobs])
+    def __init__(self, columns: tuple[Sequence[Any], ...]) -> None:
+        self._columns = columns
 
     def statuses(self) -> Sequence[Status]:
         return self._columns[2]
@@ -160,7 +152,66 @@ class JobRecords(Sequence[JobRecord]):
     __hash__ = None  # type: ignore[assignment]  # mutable-looking and compared by content, as a list
 
     def __repr__(self) -> str:
-        return f"JobRecords({len(self)} jobs)"
+        return f"{type(self).__name__}({len(self)} jobs)"
+
+
+class JobRecords(RecordColumns):
+    """The job records of a result: the engine's values at build time.
+
+    A finished job (SUCCEEDED or FAILED) never changes again but for its priority (``UpdateServiceJob``
+    still applies), so its record is read from the job itself when asked for, with the priority and
+    status kept here; only jobs still waiting or on capacity are copied now (at the end of a run, none).
+    A million records cost a few references each until read.
+    """
+
+    __slots__ = ("_jobs", "_open")
+
+    def __init__(self, engine: Engine, jobs: Sequence[Job]) -> None:
+        now = engine.now
+        waits = array("d", [(job.placed_at if job.placed_at is not None else job.finished_at
+                             if job.finished_at is not None else now) - job.spec.submit_at for job in jobs])
+        statuses = [job.status for job in jobs]
+        self._jobs = jobs
+        # a job still waiting or running: its fields now, and its reason worked out from the engine at this instant
+        self._open = {index: (job.spec, job.priority, job.status, job_reason(engine, job), job.started_at,
+                              job.finished_at, waits[index], job.preemptions, job.segments, job.attempt_start,
+                              job.placed_borrowed)
+                      for index, job in enumerate(jobs) if job.status not in FINAL}
+        super().__init__(([job.priority for job in jobs], statuses, waits))
+
+    def statuses(self) -> Sequence[Status]:
+        return self._columns[1]
+
+    def waits(self) -> Sequence[float]:
+        return self._columns[2]
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def _fields(self, index: int, job: Job, priority: int, status: Status, wait: float) -> tuple[Any, ...]:
+        """What ``_record`` builds the job's record from."""
+        fields = self._open.get(index) if self._open else None
+        if fields is not None:
+            return fields
+        return (job.spec, priority, status, job.reason, job.started_at, job.finished_at, wait, job.preemptions,
+                job.segments, job.attempt_start, job.placed_borrowed)
+
+    def _read(self, index: int, job: Job, priority: int, status: Status, wait: float) -> JobRecord:
+        return _record(*self._fields(index, job, priority, status, wait))
+
+    def __iter__(self) -> Iterator[JobRecord]:
+        return map(self._read, range(len(self._jobs)), self._jobs, *self._columns)
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self[position] for position in range(len(self._jobs))[index]]
+        position = range(len(self._jobs))[index]  # negative indexes and IndexError as a list's
+        return self._read(position, self._jobs[position], *(column[position] for column in self._columns))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its values (``RecordColumns``): a job refers to its share, its pool and so the whole engine."""
+        rows = map(self._fields, range(len(self._jobs)), self._jobs, *self._columns)
+        return RecordColumns, (tuple(map(list, zip(*rows, strict=True))) or ((),) * _FIELDS,)
 
 
 def build_result(engine: Engine) -> SimulationResult:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,9 @@ from tests.builders import job, share
 from tests.builders import simulate as run
 from tests.builders import simulated_topology as topology
 from tests.policy_engine.simulation.test_properties import scenarios, topologies
+
+#: the reference subclasses the engine and its steps, and a test replaces a line method: from source only
+pytestmark = pytest.mark.interpreted
 
 
 class _NeverSettled(PoolQueue):

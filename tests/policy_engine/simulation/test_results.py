@@ -48,6 +48,39 @@ def test_streamed_json_is_exactly_the_json_of_to_json():
     assert out.getvalue() == json.dumps(result.to_json())
 
 
+def test_a_finished_jobs_record_keeps_its_priority_at_build_time_and_pickles_as_values():
+    # a finished job's record is read from the job when asked for: only its priority can still change
+    # (UpdateServiceJob applies to a finished job too), and the record must not see that change
+    import pickle
+
+    from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings
+    from policy_engine.simulation.results import RecordColumns, build_result
+
+    topo = topology(1, share("A", 1))
+    jobs = [job("done", "A", duration=100), job("waits", "A", duration=500)]
+    engine = Engine(topo, jobs, [PriorityUpdate(300, "done", 7), PriorityUpdate(300, "waits", 4)],
+                    SimulationSettings())
+    engine.run(until=50)
+    waiting = build_result(engine)
+    engine.run(until=200)
+    early = build_result(engine)
+    engine.run()
+    late = build_result(engine)
+    assert [(r.name, r.status, r.priority) for r in early.jobs] == [("done", "SUCCEEDED", 1), ("waits", "RUNNING", 1)]
+    assert [(r.name, r.status, r.priority) for r in late.jobs] == [("done", "SUCCEEDED", 7), ("waits", "SUCCEEDED", 4)]
+    assert waiting.job("waits").status == "RUNNABLE" and waiting.job("waits").started_at is None
+    assert early.job("waits").finished_at is None and late.job("waits").finished_at == 600
+    for records in (waiting.jobs, early.jobs, late.jobs):
+        pickled = pickle.dumps(records)
+        assert b"ShareCapacity" not in pickled and b"Engine" not in pickled  # values, not the engine's objects
+        copy = pickle.loads(pickled)
+        assert isinstance(copy, RecordColumns) and copy == list(records)
+        assert list(copy.statuses()) == list(records.statuses()) and list(copy.waits()) == list(records.waits())
+    assert late.jobs[-1] == late.jobs[1] and late.jobs[-2:] == list(late.jobs)
+    with pytest.raises(IndexError):
+        late.jobs[2]
+
+
 def test_job_records_are_a_snapshot_that_reads_like_a_list():
     # A borrows L's idle instance and is reclaimed at 100 when L's job arrives; a record built at 50
     # keeps what was true at 50 while the engine runs on
