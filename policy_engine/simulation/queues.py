@@ -4,10 +4,11 @@ A binary heap keyed ``(-priority, submitted, seq)``; a priority update pushes a 
 entry and the old one is skipped when it surfaces (lazy invalidation), so every
 operation stays O(log n) even with a million waiting jobs.
 
-With backfill the line also keeps its jobs indexed by size (one such heap per distinct
-job size): "the first job in line order that fits in k instances" is then the smallest
-top among the heaps of sizes <= k, found in O(sizes + log n) instead of a scan of the
-line. The sizes a share can ever run are bounded by its reach, so that is O(log n).
+With backfill the line keeps its jobs in one such heap per distinct job size instead:
+"the first job in line order that fits in k instances" is then the smallest top among the
+heaps of sizes <= k, found in O(sizes + log n) instead of a scan of the line, and the head
+is the smallest top of all (one heap operation per job, as without the index). The sizes a
+share can ever run are bounded by its reach, so that is O(log n).
 """
 
 from __future__ import annotations
@@ -67,12 +68,13 @@ class Line:
     __slots__ = ("_by_size", "_deep", "_first_entry", "_heap", "_key", "_sizes", "first", "waiting")
 
     def __init__(self, indexed: bool, deep: dict[ShareCapacity, None], key: ShareCapacity) -> None:
-        self._heap: list[Entry] = []
+        self._heap: list[Entry] = []  # every entry, unless ``indexed``
         self.waiting = 0
-        #: the head and its entry (always ``_heap[0]`` when there is one: stale entries above it are dropped)
+        #: the head and its entry, always on top of its heap (stale entries above it are dropped)
         self.first: Job | None = None
         self._first_entry: Entry | None = None
-        #: size -> heap of the same entries (only when ``indexed``: backfill asks by size)
+        #: size -> heap of the entries of that size, instead of ``_heap`` (only when ``indexed``: backfill asks
+        #: by size)
         self._by_size: dict[int, list[Entry]] | None = {} if indexed else None
         self._sizes: list[int] = []  # the keys of ``_by_size``, ascending
         #: ``deep[key]`` is set while two or more jobs wait (someone behind the head: backfill looks here)
@@ -90,6 +92,16 @@ class Line:
 
     def _settle(self) -> None:
         """The head left or changed: the first live entry is the head (stale entries on top are dropped)."""
+        by_size = self._by_size
+        if by_size is not None:  # the smallest live top of the size heaps (a handful)
+            best = None
+            for size in self._sizes:
+                entry = _top(by_size[size])
+                if entry is not None and (best is None or entry < best):
+                    best = entry
+            self._first_entry = best
+            self.first = None if best is None else best[4]
+            return
         heap = self._heap
         while heap:
             entry = heap[0]
@@ -106,10 +118,11 @@ class Line:
         """Add a RUNNABLE job (new, retried or preempted: it keeps its submission time); whether it is the head now."""
         job.version += 1
         entry = (-job.priority, job.spec.submit_at, job.seq, job.version, job)
-        heapq.heappush(self._heap, entry)
         self.waiting += 1
         by_size = self._by_size
-        if by_size is not None:
+        if by_size is None:
+            heapq.heappush(self._heap, entry)
+        else:
             self._index(by_size, entry)
             if self.waiting >= 2:
                 self._deep[self._key] = None
@@ -125,8 +138,9 @@ class Line:
         was_first = job is self.first
         job.version += 1
         entry = (-job.priority, job.spec.submit_at, job.seq, job.version, job)
-        heapq.heappush(self._heap, entry)
-        if self._by_size is not None:
+        if self._by_size is None:
+            heapq.heappush(self._heap, entry)
+        else:
             self._index(self._by_size, entry)
         top = self._first_entry
         if was_first:
@@ -146,11 +160,17 @@ class Line:
         return job
 
     def pop_known_head(self) -> None:
-        """Remove the head."""
-        heapq.heappop(self._heap)
+        """Remove the head (its entry is on top of its heap)."""
+        by_size = self._by_size
+        if by_size is None:
+            heapq.heappop(self._heap)
+        else:
+            head = self.first
+            assert head is not None
+            heapq.heappop(by_size[head.spec.instances])
+            if self.waiting == 2:
+                del self._deep[self._key]  # nobody behind the head any more
         self.waiting -= 1
-        if self.waiting == 1 and self._by_size is not None:
-            del self._deep[self._key]  # nobody behind the head any more
         self._settle()
 
     def _left(self) -> None:
@@ -182,7 +202,9 @@ class Line:
 
     def in_order(self) -> Iterator[Job]:
         """Waiting jobs in line order (O(n log n); for reports, not the hot path)."""
-        for entry in sorted(self._heap):
+        by_size = self._by_size
+        entries = self._heap if by_size is None else [entry for heap in by_size.values() for entry in heap]
+        for entry in sorted(entries):
             job = entry[4]
             if job.status is _RUNNABLE and job.version == entry[3]:
                 yield job
