@@ -15,6 +15,7 @@ import heapq
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
+from typing import Final
 
 from policy_engine.model import Topology
 from policy_engine.simulation import placement
@@ -29,10 +30,11 @@ from policy_engine.simulation.settings import Action, PriorityUpdate, Simulation
 
 __all__ = ["Action", "Engine", "PoolQueue", "PriorityUpdate", "SimulationSettings", "Transition", "simulate"]
 
-_RUNNING = Status.RUNNING
-_SUBMIT, _LIMIT = Phase.SUBMIT, Phase.LIMIT
+_RUNNING: Final = Status.RUNNING
+_SUBMIT: Final = Phase.SUBMIT
+_LIMIT: Final = Phase.LIMIT
 #: the clock's bound when running to the end: every finite time, never infinity
-_LATEST = sys.float_info.max
+_LATEST: Final = sys.float_info.max
 #: What ``adopt`` carries over from a job of the previous engine as it is.
 _CARRIED = ("priority", "preemptions", "attempts_failed", "started_at", "placed_at", "finished_at", "attempt_start",
             "run_started", "start_order", "placed_borrowed", "reason", "segments", "remaining", "status")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 if TYPE_CHECKING:
     from policy_engine.simulation.capacity import ShareCapacity
@@ -22,12 +22,14 @@ class Status(StrEnum):
 
 
 #: States that hold capacity (and can be preempted).
-ACTIVE = frozenset({Status.SCHEDULED, Status.STARTING, Status.RUNNING})
+ACTIVE: Final = frozenset({Status.SCHEDULED, Status.STARTING, Status.RUNNING})
 #: States a job never leaves.
-FINAL = frozenset({Status.SUCCEEDED, Status.FAILED})
+FINAL: Final = frozenset({Status.SUCCEEDED, Status.FAILED})
 
 #: How an attempt (one stay on capacity) ended.
-SUCCEEDED, FAILED, PREEMPTED = "succeeded", "failed", "preempted"
+SUCCEEDED: Final = "succeeded"
+FAILED: Final = "failed"
+PREEMPTED: Final = "preempted"
 
 MISCONFIG_ENVIRONMENT = "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
 MISCONFIG_QUOTA = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"

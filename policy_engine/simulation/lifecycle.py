@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Sequence
 from functools import cached_property
+from typing import Final
 
 from policy_engine.model import Topology
 from policy_engine.simulation import placement
@@ -33,9 +34,12 @@ from policy_engine.simulation.steps import Steps
 from policy_engine.simulation.time_limits import TimeLimits, queue_actions
 from policy_engine.simulation.usage import LoggedShare, UsageLog
 
-_RUNNABLE, _RUNNING = Status.RUNNABLE, Status.RUNNING
-_FINISH, _ADVANCE = Phase.FINISH, Phase.ADVANCE
-_FINISH_KIND = Kind.FINISH
+_RUNNABLE: Final = Status.RUNNABLE
+_RUNNING: Final = Status.RUNNING
+_SUCCEEDED: Final = Status.SUCCEEDED
+_FINISH: Final = Phase.FINISH
+_ADVANCE: Final = Phase.ADVANCE
+_FINISH_KIND: Final = Kind.FINISH
 
 #: ``on_transition(time, job, from, to, reason)``: every state change (``--events``, the local endpoint).
 Transition = Callable[[float, Job, str, str, str], None]
@@ -329,7 +333,7 @@ class JobLifecycle:
             job.finished_at = self.now
             job.reason = ""
             if self.on_transition is None:
-                job.status = Status.SUCCEEDED
+                job.status = _SUCCEEDED
             else:
                 self.transition(job, Status.SUCCEEDED, "work done")
             return

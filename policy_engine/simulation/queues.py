@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from policy_engine.simulation.jobs import Job, Status
 
 if TYPE_CHECKING:
     from policy_engine.simulation.capacity import ShareCapacity
 
-_RUNNABLE = Status.RUNNABLE
+_RUNNABLE: Final = Status.RUNNABLE
 #: ``(-priority, submitted, seq, version, job)``: line order, then the version that tells a stale entry
 Entry = tuple[int, float, int, int, Job]
 

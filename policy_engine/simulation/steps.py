@@ -8,7 +8,7 @@ instant costs O(changes x log n), not O(shares). The steps decide; the engine pl
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import Pool, ShareCapacity
@@ -19,7 +19,7 @@ from policy_engine.simulation.preemption import in_share_victims, reclaim_victim
 if TYPE_CHECKING:
     from policy_engine.simulation.lifecycle import JobLifecycle
 
-_RUNNABLE = Status.RUNNABLE
+_RUNNABLE: Final = Status.RUNNABLE
 
 
 def _is_head(share: ShareCapacity, job: Job) -> bool:
