@@ -223,3 +223,41 @@ def test_the_column_check_accepts_exactly_what_the_row_check_does(tmp_path):
             assert by_chunk == by_row, row
             rejected += by_chunk[0] is None
     assert rejected >= 10  # the bad cells were reported, not read as something else
+
+
+def test_count_columns_with_many_distinct_cells_and_long_digits_read_as_row_by_row(tmp_path):
+    # above 64 distinct cells a chunk's count column is converted cell by cell rather than looked up, and
+    # a chunk leaves long instances and priority cells (65 digits together) to the row check: whichever
+    # path reads a row, the specs and the problems are the ones the row check gives
+    from policy_engine.simulation import fast_csv
+    from policy_engine.simulation.workload import load_jobs
+
+    topo = simulated_topology(4, share("A", 2))
+    header = "name,share,duration,submit_at,instances,priority\n"
+    good = [f"k{i},q/A,{i}.5,{i},{1 + i % 2},{i}" for i in range(200)]  # 200 distinct priorities
+    assert len({row.rsplit(",", 1)[1] for row in good}) > fast_csv._FEW
+
+    def outcome(rows, name):
+        path = tmp_path / name
+        path.write_text(header + "\n".join(rows) + "\n", encoding="utf-8")
+        try:
+            return [(spec, tuple(type(v).__name__ for v in spec)) for spec in load_jobs(path, topo)], []
+        except LoadError as error:
+            return None, [problem.replace(str(path), "F") for problem in error.problems]
+
+    long_instances = "0" * 61 + "1"  # 62 digits, value 1: with 2 or 3 digits of priority, 64 or 65 in all
+    odd_rows = [f"odd,q/A,1.5,1,1,{cell}" for cell in ("", "007", " 3", "3_0", "-1", "1e3", "\u0663", "9" * 70)]
+    odd_rows += [f"odd,q/A,1.5,1,{long_instances},12", f"odd,q/A,1.5,1,{long_instances},123"]
+    odd_rows += [f"odd,q/A,1.5,1,{cell},5" for cell in ("", "0", "02", "9" * 65)]
+    read = 0
+    for index, row in enumerate(odd_rows):
+        rows = [*good[:100], row, *good[100:]]
+        by_chunk = outcome(rows, f"chunk{index}.csv")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fast_csv.FastReader, "chunk", lambda self, rows: None)  # row by row only
+            by_row = outcome(rows, f"row{index}.csv")
+        assert by_chunk == by_row, row
+        read += by_chunk[0] is not None
+    assert 3 <= read < len(odd_rows)  # some odd cells were read, the others reported
+    plain = outcome(good, "plain.csv")[0]
+    assert plain is not None and [spec.priority for spec, _ in plain] == list(range(200))
