@@ -17,13 +17,13 @@ $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m pip install --quiet --upgrade pip
 	$(PYTHON) -m pip install --quiet -e '.[cdk,dev]'
 	touch $(STAMP)
-	if [ -f $(COMPILED) ]; then touch $(COMPILED); fi  # just compiled by the install
 
 HOT      := $(foreach name,capacity engine events jobs lifecycle placement pool_queue preemption queues steps,\
               policy_engine/simulation/$(name).py)
 COMPILED := policy_engine/simulation/_compiled_sources.py
 
-$(COMPILED): $(STAMP) $(HOT)
+# after the install (order only: a fresh install has just compiled, with a newer record than the sources)
+$(COMPILED): $(HOT) | $(STAMP)
 	$(PYTHON) setup.py --quiet build_ext --inplace
 
 compile: $(COMPILED)

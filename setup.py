@@ -1,9 +1,10 @@
 """Compiles the simulator's hot path with mypyc; everything else about the package is in pyproject.toml.
 
-The compiled modules are built from the same type-checked source; the build records each source's
-hash (``_compiled_sources``) so that ``policy_engine.simulation.compiled`` runs the source instead of a
-build older than it. ``BATCH_QUOTA_PURE_PYTHON=1`` at install time builds no extension: a pure-Python
-install, slower and otherwise the same.
+The compiled modules are built from the same type-checked source. Next to the extensions it has just
+built, the build records each source's hash (``_compiled_sources``), so that
+``policy_engine.simulation.compiled`` runs the source instead of a build older than it. With
+``BATCH_QUOTA_PURE_PYTHON`` set at install time no extension is built (a pure-Python install, slower
+and otherwise the same), and the extensions and record of an earlier build in the tree are removed.
 """
 
 from __future__ import annotations
@@ -20,27 +21,36 @@ PACKAGE = Path("policy_engine") / "simulation"
 #: Kept equal to ``policy_engine.simulation.compiled.COMPILED_MODULES`` (a test compares them).
 COMPILED_MODULES = ("capacity", "engine", "events", "jobs", "lifecycle", "placement", "pool_queue", "preemption",
                     "queues", "steps")
+#: The library every compiled module calls into (``group_name`` below).
+SHARED_LIBRARY = "_native__mypyc"
 RECORD = "_compiled_sources.py"
 
 
+def pure_python() -> bool:
+    """``BATCH_QUOTA_PURE_PYTHON`` set to anything but empty, 0, false or no (as ``compiled.py`` reads it)."""
+    return os.environ.get("BATCH_QUOTA_PURE_PYTHON", "").strip().lower() not in ("", "0", "false", "no")
+
+
 class BuildAndRecord(build_ext):
-    """Build the extensions, then record the hashes of the sources they were built from."""
+    """Build the extensions, then record, beside them, the hashes of the sources they were built from."""
 
     def run(self) -> None:
+        if not self.extensions:
+            return
         hashes = {name: hashlib.sha256((HERE / PACKAGE / f"{name}.py").read_bytes()).hexdigest()
                   for name in COMPILED_MODULES}
         super().run()
-        text = ('"""Written by setup.py: the sha256 of each compiled module\'s source at build time."""\n\n'
-                f"SOURCE_HASHES = {hashes!r}\n")
-        targets = [HERE / PACKAGE / RECORD] + ([] if self.inplace else [Path(self.build_lib) / PACKAGE / RECORD])
-        for target in targets:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+        # where this run put the extensions: the tree (an editable install, ``--inplace``) or a build directory
+        built = Path(self.get_ext_fullpath(f"policy_engine.simulation.{COMPILED_MODULES[0]}")).parent
+        (built / RECORD).write_text('"""Written by setup.py: the sha256 of each compiled module\'s source at build '
+                                    f'time."""\n\nSOURCE_HASHES = {hashes!r}\n', encoding="utf-8")
 
 
 def extensions() -> list:
-    if os.environ.get("BATCH_QUOTA_PURE_PYTHON") == "1":
-        (HERE / PACKAGE / RECORD).unlink(missing_ok=True)
+    if pure_python():
+        for stale in [*(HERE / PACKAGE).glob("*.so"), *(HERE / PACKAGE).glob("*.pyd"), HERE / PACKAGE / RECORD]:
+            if stale.name == RECORD or stale.name.split(".")[0] in (*COMPILED_MODULES, SHARED_LIBRARY):
+                stale.unlink(missing_ok=True)
         return []
     from mypyc.build import mypycify
 

@@ -54,5 +54,19 @@ def pytest_collection_modifyitems(config, items):
 
     if compiled.runs_compiled:
         kept = [item for item in items if item.get_closest_marker("interpreted") is None]
-        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        left_out = [item for item in items if item.get_closest_marker("interpreted") is not None]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            config.stash[_INTERPRETED_LEFT_OUT] = len(left_out)
         items[:] = kept
+
+
+_INTERPRETED_LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    left_out = config.stash.get(_INTERPRETED_LEFT_OUT, 0)
+    if left_out:
+        terminalreporter.write_line(
+            f"{left_out} tests that replace simulator internals were deselected (the simulator runs compiled): "
+            "test_compiled.py runs them from source, or run them with BATCH_QUOTA_PURE_PYTHON=1")

@@ -4,9 +4,10 @@
 records each source's hash in ``_compiled_sources``. Python prefers a compiled module to the ``.py``
 beside it, so after an edit an editable install would silently run the old code: ``use_source_when_stale``
 (run by the package's ``__init__``) loads every one of them from source instead, with a warning,
-when any source changed since the build, and always when ``BATCH_QUOTA_PURE_PYTHON=1`` (a debugger,
-coverage or a profiler that needs Python frames). All or none: compiled and interpreted classes do
-not mix (a compiled step reads a compiled job's fields directly).
+when any source changed since the build (or a module's compiled file is missing), and always when
+``BATCH_QUOTA_PURE_PYTHON=1`` (a debugger, coverage or a profiler that needs Python frames). All or
+none: compiled and interpreted classes do not mix (a compiled step reads a compiled job's fields
+directly).
 
 Only the standard library here: it runs whenever the simulator package is imported.
 """
@@ -26,9 +27,20 @@ from types import ModuleType
 #: The modules ``setup.py`` compiles, in ``policy_engine.simulation``.
 COMPILED_MODULES = ("capacity", "engine", "events", "jobs", "lifecycle", "placement", "pool_queue", "preemption",
                     "queues", "steps")
-#: Set to 1 to run the simulator from source even where a compiled build exists.
+#: Set (to anything but empty, 0, false or no) to run the simulator from source even where a compiled build exists.
 PURE_PYTHON_VARIABLE = "BATCH_QUOTA_PURE_PYTHON"
+
+
+class StaleBuildWarning(UserWarning):
+    """The compiled simulator is older than its source (or incomplete): it runs from source."""
+
+
+def asks_for_source(environ: Mapping[str, str]) -> bool:
+    """Whether ``environ`` sets ``PURE_PYTHON_VARIABLE`` (as ``setup.py`` reads it at install time)."""
+    return environ.get(PURE_PYTHON_VARIABLE, "").strip().lower() not in ("", "0", "false", "no")
 _PACKAGE = __name__.rpartition(".")[0]
+#: The library every compiled module calls into (``setup.py``'s ``group_name``).
+SHARED_LIBRARY = "_native__mypyc"
 _HERE = Path(__file__).parent
 
 
@@ -54,12 +66,13 @@ def _recorded_hashes() -> dict[str, str]:
 
 
 def stale_modules(directory: Path, recorded: Mapping[str, str]) -> list[str]:
-    """Compiled modules in ``directory`` whose source differs from the hash the build ``recorded``."""
+    """Hot modules of a compiled build in ``directory`` that must not run compiled: their source differs from
+    the hash the build ``recorded``, or their own compiled file is missing (the shared library still holds
+    their old code)."""
     stale = []
     for name in COMPILED_MODULES:
         source = directory / f"{name}.py"
-        built = _compiled_file(directory, name) is not None
-        if built and source.exists() and recorded.get(name) != source_hash(source):
+        if _compiled_file(directory, name) is None or (source.exists() and recorded.get(name) != source_hash(source)):
             stale.append(name)
     return stale
 
@@ -67,9 +80,10 @@ def stale_modules(directory: Path, recorded: Mapping[str, str]) -> list[str]:
 def decide(directory: Path, recorded: Mapping[str, str], environ: Mapping[str, str]) -> tuple[str, list[str]]:
     """How the hot modules of ``directory`` load: ``"compiled"``, ``"source"`` (asked for, or ``stale`` names
     the sources changed since the build) or ``"not built"``; and the stale modules."""
-    if not any(_compiled_file(directory, name) is not None for name in COMPILED_MODULES):
+    built = [name for name in (*COMPILED_MODULES, SHARED_LIBRARY) if _compiled_file(directory, name) is not None]
+    if not built:
         return "not built", []
-    if environ.get(PURE_PYTHON_VARIABLE) == "1":
+    if asks_for_source(environ):
         return "source", []
     stale = stale_modules(directory, recorded)
     return ("source" if stale else "compiled"), stale
@@ -103,8 +117,12 @@ def use_source_when_stale() -> None:
     global runs_compiled
     how, stale = decide(_HERE, _recorded_hashes(), os.environ)
     if stale:
-        warnings.warn(f"{', '.join(f'{name}.py' for name in stale)} changed since the simulator was compiled: "
-                      "running it from source (slower); `make compile` rebuilds it", stacklevel=3)
+        message = (f"{', '.join(f'{name}.py' for name in stale)} changed since the simulator was compiled (or its "
+                   "build is incomplete): running it from source (slower); `make compile` rebuilds it")
+        try:
+            warnings.warn(message, StaleBuildWarning, stacklevel=2)
+        except StaleBuildWarning:  # warnings turned into errors (-W error): still no traceback for a slower run
+            print(f"warning: {message}", file=sys.stderr)
     if how == "source":
         sys.meta_path.insert(0, SourceFinder(COMPILED_MODULES))
     runs_compiled = how == "compiled"

@@ -15,11 +15,12 @@ import heapq
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
-from typing import Final
+from typing import Final, SupportsFloat
 
 from policy_engine.model import Topology
 from policy_engine.simulation import placement
 from policy_engine.simulation.events import Event, Kind, Phase
+from policy_engine.simulation.exact_types import exact_number
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.jobs import ACTIVE, FAILED, FINAL, Job, JobSpec, LiveState, Status
 from policy_engine.simulation.lifecycle import JobLifecycle, Transition
@@ -83,7 +84,7 @@ class Engine(JobLifecycle):
 
     # --- the loop ---------------------------------------------------------------------
 
-    def run(self, until: float | None = None, progress: Callable[[int], None] | None = None,
+    def run(self, until: SupportsFloat | None = None, progress: Callable[[int], None] | None = None,
             close: bool = True) -> float:
         """Process every instant up to ``until`` (all, when ``None``); return the clock.
 
@@ -91,7 +92,7 @@ class Engine(JobLifecycle):
         driver calling ``run`` once per request does not read them.
         """
         with gc_paused():
-            return self._run_until(until, progress, close)
+            return self._run_until(None if until is None else exact_number("until", until), progress, close)
 
     def _run_until(self, until: float | None, progress: Callable[[int], None] | None, close: bool = True) -> float:
         if self._live and not self._live_started:
@@ -327,7 +328,7 @@ def simulate(
     jobs: Sequence[JobSpec],
     updates: Sequence[Action] = (),
     settings: SimulationSettings | None = None,
-    until: float | None = None,
+    until: SupportsFloat | None = None,
     live: Mapping[str, LiveState] | None = None,
 ) -> SimulationResult:
     """Run a whole simulation and return its ``SimulationResult``."""

@@ -138,6 +138,11 @@ class Job:
     )
 
     def __init__(self, spec: JobSpec, seq: int, share: ShareCapacity):
+        # compiled, reading a field checks its type: a spec holding, say, a numpy integer fails here rather than
+        # in the middle of a run, and the engine builds its jobs again from exact values (``exact_types``)
+        _typed: tuple[int, float, int | None, float | None, int, int, float | None] = (
+            spec.instances, spec.submit_at, spec.preemption_retries, spec.checkpoint_interval, spec.attempts,
+            spec.failures, spec.fail_after)
         self.spec = spec
         self.seq = seq
         self.priority = spec.priority

@@ -16,6 +16,7 @@ from policy_engine.model import Topology
 from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.events import Event, Kind, Phase, make_event
+from policy_engine.simulation.exact_types import exact_spec
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.jobs import (
     ACTIVE,
@@ -75,7 +76,11 @@ class JobLifecycle:
         self.time_limits = TimeLimits(self, actions) if actions else None
         shares = self.shares
         with gc_paused():  # a million new objects: the collector's scans would cost twice the building
-            self.jobs = [Job(spec, seq, shares[(spec.share, spec.instance_type)]) for seq, spec in enumerate(jobs)]
+            try:
+                self.jobs = [Job(spec, seq, shares[(spec.share, spec.instance_type)]) for seq, spec in enumerate(jobs)]
+            except TypeError:  # compiled, a field of another type than annotated (a numpy integer, say): exactly
+                self.jobs = [Job(exact_spec(spec), seq, shares[(spec.share, spec.instance_type)])
+                             for seq, spec in enumerate(jobs)]
         self._events: list[Event] = []
         self._seq = 0
         self._start_counter = 0

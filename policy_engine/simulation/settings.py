@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from policy_engine.simulation.exact_types import exact_flag, exact_integer, exact_number
 from policy_engine.simulation.preemption import POLICIES, LowestPriorityNewestFirst, VictimPolicy
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
@@ -26,6 +27,11 @@ class SimulationSettings:
     min_runtime: float = 1.0
 
     def __post_init__(self) -> None:
+        # the types the (compiled) engine reads: numpy scalars and 0/1 from a data frame become them exactly
+        for name in ("startup_delay", "preemption_delay", "min_runtime"):
+            object.__setattr__(self, name, exact_number(name, getattr(self, name)))
+        for name in ("backfill", "utilisation_series", "usage_log"):
+            object.__setattr__(self, name, exact_flag(name, getattr(self, name)))
         if self.min_runtime <= 0:
             raise ValueError("min_runtime must be > 0: it is what stops preemption loops inside one instant")
         if not isinstance(self.victim_policy, str) or self.victim_policy not in POLICIES:
@@ -42,6 +48,10 @@ class PriorityUpdate:
     at: float
     job: str
     priority: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "at", exact_number("at", self.at))
+        object.__setattr__(self, "priority", exact_integer("priority", self.priority))
 
 
 #: What a scenario's ``actions`` do at a time: a job's priority, or the topology (``topology_changes``).

@@ -21,11 +21,12 @@ from tests.policy_engine.simulation.compiled_cases import outcomes
 from tests.policy_engine.simulation.test_properties import contended, scenarios
 
 ROOT = Path(__file__).parents[3]
-from_source_only = pytest.mark.skipif(not compiled.runs_compiled,
+compiled_only = pytest.mark.skipif(not compiled.runs_compiled,
                                       reason="the simulator runs from source here: nothing compiled to compare")
 
 
 def _from_source(*args: str) -> subprocess.CompletedProcess:
+    """Run Python with ``args`` from the repository, the simulator from source."""
     environment = {**os.environ, compiled.PURE_PYTHON_VARIABLE: "1"}
     return subprocess.run([sys.executable, *args], cwd=ROOT, env=environment, capture_output=True, text=True,
                           timeout=600)
@@ -38,11 +39,11 @@ def test_setup_compiles_the_modules_the_loader_checks():
     assert ast.literal_eval(listed) == compiled.COMPILED_MODULES
 
 
-@pytest.mark.skipif(os.environ.get(compiled.PURE_PYTHON_VARIABLE) == "1", reason="asked to run from source")
+@pytest.mark.skipif(compiled.asks_for_source(os.environ), reason="asked to run from source")
 def test_the_installed_simulator_is_compiled():
     """``make test`` and ``make synth`` build it: the benchmarks' figures are the compiled simulator's."""
-    assert compiled.runs_compiled, compiled.decide(Path(compiled.__file__).parent, compiled._recorded_hashes(),
-                                                   os.environ)
+    how, stale = compiled.decide(Path(compiled.__file__).parent, compiled._recorded_hashes(), os.environ)
+    assert compiled.runs_compiled, f"the simulator runs from source ({how}; changed: {stale}): run `make compile`"
     assert compiled.loaded_compiled()
 
 
@@ -59,7 +60,7 @@ def _larger_cases() -> list[tuple]:
             for backfill in (False, True)] + [(topology, jobs, [], delayed)]
 
 
-@from_source_only
+@compiled_only
 def test_the_compiled_simulator_decides_exactly_as_its_source(tmp_path):
     """Every record, attempt, metric and state change of random scenarios, compiled against from source."""
     cases: list[tuple] = []
@@ -88,7 +89,7 @@ def test_the_compiled_simulator_decides_exactly_as_its_source(tmp_path):
     assert not mismatched, cases[mismatched[0] // 2]
 
 
-@from_source_only
+@compiled_only
 def test_the_tests_that_replace_simulator_internals_pass_from_source():
     """They are deselected in a compiled run (``conftest``): here they run, from source."""
     run = _from_source("-m", "pytest", "-q", "-m", "interpreted", "-p", "no:cacheprovider", "tests")
@@ -105,9 +106,21 @@ def test_a_source_edited_since_the_build_is_run_from_source(tmp_path):
     recorded = {name: compiled.source_hash(tmp_path / f"{name}.py") for name in compiled.COMPILED_MODULES}
     assert compiled.decide(tmp_path, recorded, {}) == ("compiled", [])
     assert compiled.decide(tmp_path, recorded, {compiled.PURE_PYTHON_VARIABLE: "1"}) == ("source", [])
+    for value in ("true", "yes", "1"):
+        assert compiled.decide(tmp_path, recorded, {compiled.PURE_PYTHON_VARIABLE: value}) == ("source", [])
+    for value in ("", "0", "false", "No"):
+        assert compiled.decide(tmp_path, recorded, {compiled.PURE_PYTHON_VARIABLE: value}) == ("compiled", [])
     (tmp_path / "steps.py").write_text("# steps, edited\n", encoding="utf-8")
     assert compiled.decide(tmp_path, recorded, {}) == ("source", ["steps"])
     assert compiled.decide(tmp_path, {}, {})[1] == list(compiled.COMPILED_MODULES)  # a build that recorded nothing
+    # one module's compiled file gone: the shared library still holds its old code, so nothing runs compiled
+    recorded["steps"] = compiled.source_hash(tmp_path / "steps.py")
+    (tmp_path / f"queues{compiled.importlib.machinery.EXTENSION_SUFFIXES[0]}").unlink()
+    assert compiled.decide(tmp_path, recorded, {}) == ("source", ["queues"])
+    for name in compiled.COMPILED_MODULES:
+        (tmp_path / f"{name}{compiled.importlib.machinery.EXTENSION_SUFFIXES[0]}").unlink(missing_ok=True)
+    (tmp_path / f"{compiled.SHARED_LIBRARY}{compiled.importlib.machinery.EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    assert compiled.decide(tmp_path, recorded, {}) == ("source", list(compiled.COMPILED_MODULES))
 
 
 def test_running_from_source_loads_every_hot_module_from_its_source():
@@ -120,3 +133,41 @@ def test_running_from_source_loads_every_hot_module_from_its_source():
     runs, loaded, files = json.loads(run.stdout)
     assert runs is False and loaded is False
     assert all(file.endswith(".py") for file in files)
+
+
+def test_numpy_values_from_a_data_frame_run_as_the_plain_values_they_stand_for():
+    """The compiled engine checks types: values that are exactly ints or floats are taken as such."""
+    import numpy as np
+
+    from policy_engine.simulation.engine import PriorityUpdate, simulate
+    from policy_engine.simulation.jobs import JobSpec
+
+    topology = simulated_topology(4, share("A", 2, "LEND_AND_BORROW"), share("B", 2, "LEND"))
+    gpu = "ml.g5.xlarge"
+    plain = [JobSpec("a", "q/A", gpu, 2, 2, 0, 10.0), JobSpec("b", "q/B", gpu, 2, 1, 5, 20.0, 2, 3.0, 2, 1, 4.0),
+             JobSpec("c", "q/A", gpu, 3, 1, 6, 30.0)]
+    numpy = [JobSpec(*(np.int64(v) if type(v) is int else np.float64(v) if type(v) is float else v for v in spec))
+             for spec in plain]
+    runs = [simulate(topology, jobs, [PriorityUpdate(update_at, "c", priority)],
+                     SimulationSettings(backfill=flag, startup_delay=delay), until=until)
+            for jobs, update_at, priority, flag, delay, until in (
+                (plain, 3.0, 5, True, 1.0, 100.0),
+                (numpy, np.int64(3), np.int64(5), np.bool_(True), np.int64(1), np.int64(100)))]
+    assert runs[0].jobs == runs[1].jobs and runs[0].summary == runs[1].summary
+    assert [record.priority for record in runs[1].jobs] == [2, 1, 5]
+
+
+@compiled_only
+def test_a_value_that_is_not_exactly_an_integer_is_refused_with_its_job_and_field():
+    from policy_engine.simulation.engine import PriorityUpdate, simulate
+    from policy_engine.simulation.jobs import JobSpec
+
+    topology = simulated_topology(4, share("A", 2))
+    for spec, message in ((JobSpec("a", "q/A", "ml.g5.xlarge", 1, 2.5, 0, 10), "job 'a': priority"),
+                          (JobSpec("a", "q/A", "ml.g5.xlarge", "1", 2, 0, 10), "job 'a': instances")):
+        with pytest.raises(TypeError, match=f"{message} must be an integer"):
+            simulate(topology, [spec])
+    with pytest.raises(TypeError, match=r"priority must be an integer, not 2\.0"):
+        PriorityUpdate(1, "a", 2.0)
+    with pytest.raises(TypeError, match="backfill must be true or false"):
+        SimulationSettings(backfill="yes")
