@@ -22,6 +22,7 @@ from policy_engine.endpoint.jobs import ServiceJob
 from policy_engine.endpoint.scheduler import Clock, Scheduler
 from policy_engine.endpoint.store import Store
 from policy_engine.model import Topology
+from policy_engine.simulation.job_rows import MAX_SECONDS
 
 #: SubmitServiceJob's documented account rate (service_limits): requests per second.
 SUBMIT_RATE = 5.0
@@ -176,6 +177,9 @@ class Service:
         self.catch_up()
         if name == "advance":
             at = self.now
+            if at + params["seconds"] > MAX_SECONDS:  # the clock's timestamps stay finite
+                raise client_error(f"clock/advance would move the clock past {MAX_SECONDS} seconds (its limit, "
+                                   f"as for a workload's times); it is at {at:g}")
             result = self._control(name, params)
             if self.store is not None:
                 self.store.append(at, name, {"seconds": params["seconds"]}, [])

@@ -253,3 +253,14 @@ def test_a_client_token_makes_submission_idempotent(walkthrough_endpoint):
     _, _, message = error_of(submit, batch, "other", "QS1", clientToken="token-a")
     assert "already used" in message
     assert len(batch.list_service_jobs(jobQueue="training", jobStatus="RUNNING")["jobSummaryList"]) == 1
+
+
+def test_the_clock_cannot_be_advanced_past_what_its_timestamps_hold(endpoint):
+    import pytest
+
+    start = endpoint.clock()
+    for seconds in ("1e308", "10000000000001"):
+        with pytest.raises(ValueError, match="would move the clock past 10000000000000 seconds"):
+            endpoint.control("POST", f"clock/advance?seconds={seconds}")
+    assert endpoint.clock() == start  # refused: nothing moved, and the clock still answers
+    assert endpoint.advance(5) == start + 5
