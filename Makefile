@@ -22,9 +22,10 @@ HOT      := $(foreach name,capacity engine events jobs lifecycle placement pool_
               policy_engine/simulation/$(name).py)
 COMPILED := policy_engine/simulation/_compiled_sources.py
 
-# after the install (order only: a fresh install has just compiled, with a newer record than the sources)
+# after the install; not again when the build already matches the sources (a fresh install has just compiled)
 $(COMPILED): $(HOT) | $(STAMP)
-	$(PYTHON) setup.py --quiet build_ext --inplace
+	@$(PYTHON) -W ignore -c 'import sys; from policy_engine.simulation import compiled; sys.exit(not compiled.runs_compiled)' \
+	  || $(PYTHON) setup.py --quiet build_ext --inplace
 
 compile: $(COMPILED)
 
