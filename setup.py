@@ -4,7 +4,7 @@ The compiled modules are built from the same type-checked source. Next to the ex
 built, the build records each source's hash (``_compiled_sources``), so that
 ``policy_engine.simulation.compiled`` runs the source instead of a build older than it. With
 ``BATCH_QUOTA_PURE_PYTHON`` set at install time no extension is built (a pure-Python install, slower
-and otherwise the same), and the extensions and record of an earlier build in the tree are removed.
+and otherwise the same).
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ PACKAGE = Path("policy_engine") / "simulation"
 #: Kept equal to ``policy_engine.simulation.compiled.COMPILED_MODULES`` (a test compares them).
 COMPILED_MODULES = ("capacity", "engine", "events", "jobs", "lifecycle", "placement", "pool_queue", "preemption",
                     "queues", "steps")
-#: The library every compiled module calls into (``group_name`` below).
-SHARED_LIBRARY = "_native__mypyc"
 RECORD = "_compiled_sources.py"
 
 
@@ -48,10 +46,7 @@ class BuildAndRecord(build_ext):
 
 def extensions() -> list:
     if pure_python():
-        for stale in [*(HERE / PACKAGE).glob("*.so"), *(HERE / PACKAGE).glob("*.pyd"), HERE / PACKAGE / RECORD]:
-            if stale.name == RECORD or stale.name.split(".")[0] in (*COMPILED_MODULES, SHARED_LIBRARY):
-                stale.unlink(missing_ok=True)
-        return []
+        return []  # an earlier build in the tree is left as it is: its record still tells whether it is current
     from mypyc.build import mypycify
 
     sources = [str(PACKAGE / f"{name}.py") for name in COMPILED_MODULES]
