@@ -149,9 +149,6 @@ class Line:
             self._first_entry = entry
             self.first = job
 
-    def head(self) -> Job | None:
-        return self.first
-
     def pop_head(self) -> Job:
         """Remove the head (it is being placed or terminated)."""
         job = self.first

@@ -31,7 +31,7 @@ def waiting_reason(engine: Engine, job: Job) -> str:
     if job.misconfigured:
         return job.misconfigured
     share = job.share
-    head = share.line.head()
+    head = share.line.first
     if head is not None and head is not job:
         why = "misconfigured" if head.misconfigured else "waiting for capacity"
         return f"BLOCKED: behind head job {head.spec.name} of {share.share_id} ({why})"

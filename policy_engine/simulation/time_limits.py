@@ -48,7 +48,7 @@ class TimeLimits:
             actions = self.actions.get(share.queue.name)
             if actions is None:
                 continue
-            head = share.line.head()
+            head = share.line.first
             timer = self.timers.get(share)
             action = actions.get(head.misconfigured or CAPACITY_INSUFFICIENT) if head is not None else None
             if action is None or head is None:
@@ -60,7 +60,7 @@ class TimeLimits:
     def expired(self, share: ShareCapacity, job: Job) -> None:
         """A timer ran out: the head it was started for is terminated if it is still the waiting head."""
         timer = self.timers.get(share)
-        if timer is None or timer[0] is not job or share.line.head() is not job:
+        if timer is None or timer[0] is not job or share.line.first is not job:
             return
         del self.timers[share]
         engine = self.engine

@@ -105,7 +105,7 @@ def check_instant(engine: Engine, burst: dict) -> None:
 def _lender_is_not_left_waiting(engine: Engine, pool, share) -> None:
     """A lender whose head fits within its own limit does not wait while its capacity is lent out,
     unless the rule's victim set holds a job placed less than ``min_runtime`` ago (it is retried then)."""
-    head = share.line.head()
+    head = share.line.first
     if head is None or head.misconfigured or not share.lends:
         return
     n = head.spec.instances
@@ -157,7 +157,7 @@ def test_invariants_hold_after_every_instant_and_every_job_ends_or_says_why(scen
             continue
         assert job.status is Status.RUNNABLE, job
         reason = engine.waiting_reason(job)
-        head = job.share.line.head()
+        head = job.share.line.first
         if job.misconfigured:
             assert reason.startswith("MISCONFIGURATION:")
         else:  # only a misconfigured head can hold a job back forever
@@ -209,7 +209,7 @@ def test_the_room_bound_never_rules_out_a_victim_set_the_search_would_find():
         fits = bound(pool, share, instances, lower, above)
         if not fits:
             ruled_out.append(share.share_id)
-            head = share.line.head()
+            head = share.line.first
             assert head is not None
             policy = POLICIES[engine_settings[0].victim_policy]
             with mock.patch.object(preemption, "could_make_room", return_value=True):
