@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from policy_engine.endpoint.jobs import ACTIVE, FINAL, RECENT_PREEMPTIONS, JobIndex, ServiceJob
 from policy_engine.model import Topology
@@ -49,6 +50,16 @@ class Clock:
         return self._anchor_sim
 
 
+class ChangeWatcher(Protocol):
+    """Sees every change mirrored onto a record (``serve --events``), after the record shows it."""
+
+    def changed(self, record: ServiceJob, now: float, before: str, after: str, reason: str, started: bool) -> None:
+        """``reason`` is the engine's; ``started``: the change ends a PREEMPTION_IN_PROGRESS window."""
+
+    def preemption_started(self, record: ServiceJob, now: float, status: str, reason: str) -> None:
+        """A PREEMPTION_IN_PROGRESS window opens: ``record`` still holds its capacity in ``status``."""
+
+
 class Scheduler:
     """One engine on the account's topology, the job records it updates, and the event log."""
 
@@ -69,6 +80,7 @@ class Scheduler:
         #: (time, job id, priority) and (time, job id, reason): inputs a scenario replays
         self.updates: list[tuple[float, str, int]] = []
         self.terminations: list[tuple[float, str, str]] = []
+        self.watcher: ChangeWatcher | None = None
         self.engine = self._new_engine(topology, clock.now())
 
     def _new_engine(self, topology: Topology, now: float) -> Engine:
@@ -173,14 +185,17 @@ class Scheduler:
             # as AWS shows it: still RUNNING, reason PREEMPTION_IN_PROGRESS, while its preemptor waits SCHEDULED
             self._in_progress[record.id] = (now + self.preemption_seconds, reason)
             record.reason = "PREEMPTION_IN_PROGRESS"
+            if self.watcher is not None:
+                self.watcher.preemption_started(record, now, before, reason)
             return
         self._apply(record, now, before, after, reason)
 
     def _end_preemption(self, record: ServiceJob, at: float) -> None:
         _, reason = self._in_progress.pop(record.id)
-        self._apply(record, at, record.status, "RUNNABLE", reason)
+        self._apply(record, at, record.status, "RUNNABLE", reason, started=True)
 
-    def _apply(self, record: ServiceJob, now: float, before: str, after: str, reason: str) -> None:
+    def _apply(self, record: ServiceJob, now: float, before: str, after: str, reason: str,
+               started: bool = False) -> None:
         """Mirror one state change onto the record: attempts, timestamps, reason, and the list indexes."""
         if before in ACTIVE and record.attempts:
             attempt = record.attempts[-1]
@@ -202,6 +217,8 @@ class Scheduler:
             record.stopped = now
         record.reason = self.named(_status_reason(after, reason))
         self.jobs.move(record, after)
+        if self.watcher is not None:
+            self.watcher.changed(record, now, before, after, reason, started)
 
     def named(self, reason: str) -> str:
         """Job ids in the engine's reasons become ``jobName (jobId)``, as a user reads them."""

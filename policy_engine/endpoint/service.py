@@ -17,11 +17,14 @@ from dataclasses import dataclass
 from policy_engine.endpoint import operations
 from policy_engine.endpoint.account import Account, Arns
 from policy_engine.endpoint.errors import client_error, throttled
+from policy_engine.endpoint.events import EndpointEvents
 from policy_engine.endpoint.handlers.registry import Output, Params
 from policy_engine.endpoint.jobs import ServiceJob
 from policy_engine.endpoint.scheduler import Clock, Scheduler
 from policy_engine.endpoint.store import Store
+from policy_engine.event_sinks import EventSink
 from policy_engine.model import Topology
+from policy_engine.service_events import EventFactory
 from policy_engine.simulation.job_rows import MAX_SECONDS
 
 #: SubmitServiceJob's documented account rate (service_limits): requests per second.
@@ -60,9 +63,11 @@ class RateLimiter:
 
 class Service:
     def __init__(self, options: Options | None = None, topology: Topology | None = None,
-                 store: Store | None = None) -> None:
+                 store: Store | None = None, sinks: list[EventSink] | None = None) -> None:
         self.options = options or Options()
         self.store = store
+        #: ``serve --events``: None when no sink was asked for; attached after a restore (replayed calls send nothing)
+        self.events: EndpointEvents | None = None
         self._replaying: deque[str] | None = None
         self.limiter = RateLimiter(SUBMIT_RATE)
         self.initial_topology = topology
@@ -70,6 +75,9 @@ class Service:
         self._fresh(topology, start=0.0, origin_ms=int(time.time() * 1000))
         if store is not None:
             self._restore(store, topology)
+        if sinks:
+            self.events = EndpointEvents(self, sinks, EventFactory(self.options.region, self.options.account_id))
+            self.scheduler.watcher = self.events
 
     # --- set-up ----------------------------------------------------------------------------
 
@@ -192,6 +200,7 @@ class Service:
             raise client_error(f"Unknown control operation {name}")
         self.initial_topology = topology
         self._fresh(topology, 0.0, int(time.time() * 1000))
+        self.scheduler.watcher = self.events
         if self.store is not None:
             self.store.clear()
             self.store.write_meta(self.origin_ms, 0.0, topology)

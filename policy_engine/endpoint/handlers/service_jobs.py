@@ -63,7 +63,12 @@ def _attempt(service: Endpoint, attempt: Attempt) -> Output:
 
 @operation("DescribeServiceJob")
 def describe_service_job(service: Endpoint, params: Params) -> Output:
-    record = find_job(service, params["jobId"])
+    return describe(service, find_job(service, params["jobId"]))
+
+
+def describe(service: Endpoint, record: ServiceJob, live_reason: bool = True) -> Output:
+    """The job as DescribeServiceJob shows it; ``live_reason``: a RUNNABLE job's reason as the scheduler reads it
+    now (else the reason its last change gave it: what an event sent at that change shows)."""
     out = _summary(service, record)
     del out["capacityUsage"]
     out.update({
@@ -75,7 +80,7 @@ def describe_service_job(service: Endpoint, params: Params) -> Output:
         # startedAt is required by the model: 0 until the job first runs
         "startedAt": service.ms(record.started) if record.started is not None else 0,
     })
-    if record.status == "RUNNABLE":
+    if live_reason and record.status == "RUNNABLE":
         reason = service.scheduler.waiting_reason(record)
         if reason:
             out["statusReason"] = reason
