@@ -53,6 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("policy_engine.commands.history", "Write a queue's finished jobs as a workload CSV."),
     "iam-policy": ("policy_engine.commands.iam_policy", "Print the read-only IAM policy these commands need."),
     "serve": ("policy_engine.commands.serve", "Serve a local AWS Batch endpoint backed by the simulator."),
+    "top": ("policy_engine.commands.top", "Watch a live queue per share: use, borrowing, waiting, head jobs."),
 }
 
 
