@@ -10,6 +10,8 @@ import click
 from policy_engine.commands.shared import EXIT_FINDINGS, SafePath, fail_input, topology_or_exit
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from policy_engine.event_sinks import EventSink
     from policy_engine.model import Topology
 
@@ -112,12 +114,12 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     click.echo(f"batch-quota serve: stopped at simulated {service.now:g} s", err=True)
 
 
-def _event_problems(events_file: str | None, events_url: str | None, inputs: list[str | None]) -> list[str]:
+def _event_problems(events_file: str | None, events_url: str | None, inputs: Sequence[str | None]) -> list[str]:
     from urllib.parse import urlsplit
 
     from policy_engine.input_files import refuse_overwriting_inputs
 
-    problems = refuse_overwriting_inputs({"--events": events_file}, inputs)
+    problems = refuse_overwriting_inputs({"--events": events_file}, list(inputs))
     if events_url is not None:
         parts = urlsplit(events_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:

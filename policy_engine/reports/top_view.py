@@ -13,6 +13,9 @@ from rich.text import Text
 
 from policy_engine.aws.queue_figures import QueueFigures, ShareRow
 
+#: Columns of a head job's reason on the screen (cut with an ellipsis; ``--format json`` has it whole).
+REASON_WIDTH = 70
+
 
 def human_duration(seconds: float | None) -> str:
     """``45s``, ``12m 03s``, ``3h 05m``, ``2d 04h``: two units at most, the larger first."""
@@ -70,8 +73,9 @@ def shares_table(figures: QueueFigures, rows: list[ShareRow]) -> Table:
                           ("OWN", "right"), ("BORROWED", "right"), ("LENT", "right"), ("WAITING", "right"),
                           ("HEAD JOB", "left"), ("PRIO", "right"), ("AGE", "right"), ("REASON", "left"),
                           ("PREEMPT 1h", "right")):
-        table.add_column(name, justify=justify, overflow="fold" if name == "REASON" else "ellipsis",
-                         max_width=60 if name == "REASON" else None)
+        # one line per row, as in top: a long reason is cut (the JSON output has it whole)
+        table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
+                         max_width=REASON_WIDTH if name == "REASON" else None)
     for row in rows:
         head = row.head
         state = "" if row.state == "ENABLED" else f" ({row.state})"
