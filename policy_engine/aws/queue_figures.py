@@ -111,8 +111,10 @@ class QueueReader:
     """Reads ``queue``'s figures through ``api``; keeps the share list ``share_ttl`` seconds between reads."""
 
     def __init__(self, api: Api, queue: str, share_ttl: float = SHARE_TTL_SECONDS,
-                 clock: Callable[[], float] = time.monotonic, front_size: int = FRONT_SIZE) -> None:
+                 clock: Callable[[], float] = time.monotonic, front_size: int = FRONT_SIZE, workers: int = 8) -> None:
         self.api = api
+        #: calls in flight at once (botocore clients are thread-safe; ``ClientOptions.workers`` sizes the pool)
+        self.workers = workers
         self.queue = queue
         self.share_ttl = share_ttl
         self.front_size = front_size
@@ -143,13 +145,12 @@ class QueueReader:
         usage = _share_usage(snapshot)
         heads = {name: jobs[0]["jobArn"] for name, jobs in
                  (snapshot.get("frontOfQuotaShares", {}).get("quotaShares") or {}).items() if jobs}
+        # the pages and the heads' descriptions do not depend on each other: ``workers`` calls in flight at once
+        pages, head_jobs = self._pages_and_heads(sorted(heads), heads, now_ms)
         waiting: dict[str, Counter[str]] = {}
         capped: dict[str, bool] = {}
-        known: dict[str, tuple[str, str]] = {}  # job ARN -> (name, share), from the listings
-        for share in sorted(heads):
-            page = self.api.call("ListServiceJobs", f"RUNNABLE jobs of quota share {share}", jobQueue=self.queue,
-                                 jobStatus="RUNNABLE", maxResults=PAGE,
-                                 filters=[{"name": "QUOTA_SHARE_NAME", "values": [share]}])
+        known: dict[str, tuple[str | None, str | None]] = {}  # job ARN -> (name, share), from the listings
+        for share, page in pages.items():
             counts: Counter[str] = Counter()
             for summary in page.get("jobSummaryList", []):
                 known[summary["jobArn"]] = (summary.get("jobName", ""), share)
@@ -157,17 +158,35 @@ class QueueReader:
                     counts[item["capacityUnit"]] += 1
             waiting[share] = counts
             capped[share] = bool(page.get("nextToken"))
-        head_jobs = {share: self._head(arn, now_ms) for share, arn in heads.items()}
         for share, head in head_jobs.items():
             known.setdefault(heads[share], (head.name, share))
         counted = dict(preemptions(now_ms)) if preemptions is not None else None
         rows = _rows(shares, usage, waiting, capped, head_jobs, counted)
-        front = tuple(
-            FrontJob(position, _job_id(job["jobArn"]), *known.get(job["jobArn"], (None, None)),
-                     _age(now_ms, job.get("earliestTimeAtPosition")))
-            for position, job in enumerate(snapshot.get("frontOfQueue", {}).get("jobs", [])[:self.front_size], 1))
+        front = []
+        for position, job in enumerate(snapshot.get("frontOfQueue", {}).get("jobs", [])[:self.front_size], 1):
+            name, share = known.get(job["jobArn"], (None, None))
+            front.append(FrontJob(position, _job_id(job["jobArn"]), name, share,
+                                  _age(now_ms, job.get("earliestTimeAtPosition"))))
         calls = {op: n for op, n in (Counter(self.api.calls) - before).items() if n}
-        return QueueFigures(self.queue, now_ms, rows, front, _totals(rows), calls)
+        return QueueFigures(self.queue, now_ms, rows, tuple(front), _totals(rows), calls)
+
+    def _pages_and_heads(self, shares: list[str], heads: Mapping[str, str], now_ms: int
+                         ) -> tuple[dict[str, dict[str, Any]], dict[str, HeadJob]]:
+        def page(share: str) -> dict[str, Any]:
+            return self.api.call("ListServiceJobs", f"RUNNABLE jobs of quota share {share}", jobQueue=self.queue,
+                                 jobStatus="RUNNABLE", maxResults=PAGE,
+                                 filters=[{"name": "QUOTA_SHARE_NAME", "values": [share]}])
+
+        if self.workers <= 1 or len(shares) <= 1:
+            return ({share: page(share) for share in shares},
+                    {share: self._head(heads[share], now_ms) for share in shares})
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(self.workers) as pool:
+            pages = {share: pool.submit(page, share) for share in shares}
+            described = {share: pool.submit(self._head, heads[share], now_ms) for share in shares}
+            return ({share: future.result() for share, future in pages.items()},
+                    {share: future.result() for share, future in described.items()})
 
     def _head(self, arn: str, now_ms: int) -> HeadJob:
         job = self.api.call("DescribeServiceJob", f"service job {arn}", jobId=_job_id(arn))

@@ -145,7 +145,7 @@ class Scheduler:
 
     def update_priority(self, record: ServiceJob, priority: int) -> None:
         now = self.engine.now
-        record.priority = priority
+        self.jobs.reprioritise(record, priority)
         self.updates.append((now, record.id, priority))
         job = self.engine.by_name.get(record.id)
         if job is None:

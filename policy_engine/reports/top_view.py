@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -69,10 +69,11 @@ def visible_rows(figures: QueueFigures, sort: SortKey, text: str) -> list[ShareR
 
 def shares_table(figures: QueueFigures, rows: list[ShareRow]) -> Table:
     table = Table(title=f"job queue {figures.queue}: quota shares", title_justify="left", expand=False)
-    for name, justify in (("SHARE", "left"), ("TYPE", "left"), ("STRATEGY", "left"), ("LIMIT", "right"),
-                          ("OWN", "right"), ("BORROWED", "right"), ("LENT", "right"), ("WAITING", "right"),
-                          ("HEAD JOB", "left"), ("PRIO", "right"), ("AGE", "right"), ("REASON", "left"),
-                          ("PREEMPT 1h", "right")):
+    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
+        ("SHARE", "left"), ("TYPE", "left"), ("STRATEGY", "left"), ("LIMIT", "right"), ("OWN", "right"),
+        ("BORROWED", "right"), ("LENT", "right"), ("WAITING", "right"), ("HEAD JOB", "left"), ("PRIO", "right"),
+        ("AGE", "right"), ("REASON", "left"), ("PREEMPT 1h", "right"))
+    for name, justify in columns:
         # one line per row, as in top: a long reason is cut (the JSON output has it whole)
         table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
                          max_width=REASON_WIDTH if name == "REASON" else None)
