@@ -164,8 +164,8 @@ class QueueReader:
         rows = _rows(shares, usage, waiting, capped, head_jobs, counted)
         front = []
         for position, job in enumerate(snapshot.get("frontOfQueue", {}).get("jobs", [])[:self.front_size], 1):
-            name, share = known.get(job["jobArn"], (None, None))
-            front.append(FrontJob(position, _job_id(job["jobArn"]), name, share,
+            name, job_share = known.get(job["jobArn"], (None, None))
+            front.append(FrontJob(position, _job_id(job["jobArn"]), name, job_share,
                                   _age(now_ms, job.get("earliestTimeAtPosition"))))
         calls = {op: n for op, n in (Counter(self.api.calls) - before).items() if n}
         return QueueFigures(self.queue, now_ms, rows, tuple(front), _totals(rows), calls)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from policy_engine.aws.cli_options import aws_options, client_options, connect, exits_on_aws_errors
-from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input
+from policy_engine.commands.shared import EXIT_OK, FiniteFloatRange, SafePath, fail_input
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,7 +32,7 @@ PIPE_WIDTH = 200
 
 @click.command("top")
 @click.option("--queue", required=True, metavar="NAME", help="The quota-managed job queue (name or ARN).")
-@click.option("--interval", type=click.FloatRange(min=0.2), default=2.0, show_default=True, metavar="SECONDS",
+@click.option("--interval", type=FiniteFloatRange(min=0.2), default=2.0, show_default=True, metavar="SECONDS",
               help="Seconds between refreshes.")
 @click.option("--once", is_flag=True, help="Print one table and exit (the default when stdout is not a terminal).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,

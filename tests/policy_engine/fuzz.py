@@ -126,13 +126,13 @@ def _on_alarm(signum, frame):
     raise _Timeout
 
 
-def run_cli(args: list[str], stdin: bytes | None = None) -> Outcome:
+def run_cli(args: list[str], stdin: bytes | None = None, env: dict[str, str] | None = None) -> Outcome:
     """One in-process run; any traceback, other exit code, broken JSON or overrun becomes ``problem``."""
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT)
     start = time.perf_counter()
     try:
-        result = CliRunner().invoke(main, args, input=stdin, catch_exceptions=True)
+        result = CliRunner().invoke(main, args, input=stdin, catch_exceptions=True, env=env)
     except _Timeout:
         return Outcome(tuple(args), None, time.perf_counter() - start, f"over {TIME_LIMIT} s")
     finally:
@@ -213,20 +213,27 @@ FLAG_VALUES = ["nan", "inf", "-inf", "1e999", "1e-308", "0", "-1", "1", "3.5", "
 GENERATE_FLAGS = ["--jobs", "--rate", "--sizes", "--duration-mean", "--duration-distribution", "--priorities",
                   "--share-priorities", "--seed"]
 SIMULATE_FLAGS = ["--until", "--victim-policy"]
+TOP_FLAGS = ["--queue", "--interval", "--region", "--events", "--max-attempts"]
+#: ``top`` talks to Batch: sent to a closed loopback port (refused at once), never to AWS.
+TOP_ENV = {"AWS_ENDPOINT_URL_BATCH": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": "fuzz",
+           "AWS_SECRET_ACCESS_KEY": "fuzz", "AWS_DEFAULT_REGION": "us-east-1", "AWS_CONFIG_FILE": "/dev/null",
+           "AWS_SHARED_CREDENTIALS_FILE": "/dev/null", "AWS_EC2_METADATA_DISABLED": "true"}
 
 
 def flag_runs(rng: random.Random, folder: Path) -> list[list[str]]:
-    """A ``generate`` and a ``simulate`` with one to three odd option values each."""
+    """A ``generate``, a ``simulate`` and a ``top`` with odd option values."""
     generate = ["generate", "-o", str(folder / "out.csv"), "--jobs", "20"]
     for _ in range(rng.randint(1, 3)):
         generate += [rng.choice(GENERATE_FLAGS), rng.choice(FLAG_VALUES)]
     simulate = ["simulate", str(folder / "scenario.yaml"), "--format", "json", "--quiet",
                 rng.choice(SIMULATE_FLAGS), rng.choice(FLAG_VALUES)]
-    return [generate, simulate]
+    top = ["top", "--queue", "training", "--once", "--max-attempts", "1",
+           rng.choice(TOP_FLAGS), rng.choice(FLAG_VALUES)]
+    return [generate, simulate, top]
 
 
 def run_flags(rng: random.Random) -> list[Outcome]:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         write_input(folder, "jobs.csv", JOBS_CSV)
-        return [run_cli(args) for args in flag_runs(rng, folder)]
+        return [run_cli(args, env=TOP_ENV if args[0] == "top" else None) for args in flag_runs(rng, folder)]
