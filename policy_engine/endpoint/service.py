@@ -76,7 +76,9 @@ class Service:
         if store is not None:
             self._restore(store, topology)
         if sinks:
-            self.events = EndpointEvents(self, sinks, EventFactory(self.options.region, self.options.account_id))
+            # event ids from a namespace of this run: unique across restarts, where the counter starts again
+            factory = EventFactory(self.options.region, self.options.account_id, namespace=uuid.uuid4())
+            self.events = EndpointEvents(self, sinks, factory)
             self.scheduler.watcher = self.events
 
     # --- set-up ----------------------------------------------------------------------------

@@ -293,3 +293,26 @@ def test_simulate_event_format_needs_events():
     result = CliRunner().invoke(main, ["simulate", "scenarios/walkthrough.yaml", "--event-format", "eventbridge"])
     assert result.exit_code == 2
     assert "add --events FILE" in result.output
+
+
+def test_a_resumed_state_sends_no_event_twice(tmp_path, events_file):
+    from policy_engine.endpoint.store import Store
+
+    path = tmp_path / "state.db"
+    sink = FileSink(str(events_file))
+    with start_in_thread(Service(Options(speed=0), example_topology(), Store(str(path)), [sink])) as running:
+        batch = client(running)
+        for name, priority in (("qs1_job_high", 3), ("qs1_job_med", 2)):
+            submit(batch, name, "QS1", priority=priority)
+    sink.close()
+    before = read(events_file)
+    sink = FileSink(str(events_file), append=True)
+    with start_in_thread(Service(Options(speed=0), example_topology(), Store(str(path)), [sink])) as running:
+        running.advance(100)
+        submit(client(running), "qs2_job_1", "QS2", priority=1)
+    sink.close()
+    after = read(events_file)
+    assert after[:len(before)] == before  # the replayed calls sent nothing again
+    added = [e["detail-type"] for e in after[len(before):]]
+    assert "Batch Service Job Preemption Started" in added
+    assert len({e["id"] for e in after}) == len(after)  # ids stay unique across the restart
