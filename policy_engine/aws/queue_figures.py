@@ -267,6 +267,8 @@ class PreemptionLog:
     _offset: int = 0
     _jobs: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # job ARN -> (queue ARN, share, type)
     _started: list[tuple[int, str]] = field(default_factory=list)  # (epoch ms, job ARN)
+    #: lines that are not JSON, or a State Change / Preemption Started event without the fields read
+    unreadable: int = 0
 
     def _read(self) -> None:
         from datetime import datetime
@@ -276,7 +278,7 @@ class PreemptionLog:
         except OSError:
             return  # not written yet: no preemptions so far
         if size < self._offset:  # truncated (a new serve run): start over
-            self._offset, self._jobs, self._started = 0, {}, []
+            self._offset, self._jobs, self._started, self.unreadable = 0, {}, [], 0
         with open(self.path, "rb") as handle:
             handle.seek(self._offset)
             data = handle.read()
@@ -294,7 +296,7 @@ class PreemptionLog:
                     at = datetime.strptime(event["time"], "%Y-%m-%dT%H:%M:%S%z")
                     self._started.append((int(at.timestamp() * 1000), detail["preemptedJobArn"]))
             except (ValueError, KeyError, TypeError, AttributeError):
-                continue  # not one of the service-job events this reads
+                self.unreadable += 1
 
     def counts(self, queue: str, now_ms: int, window: float = PREEMPTION_WINDOW_SECONDS) -> dict[tuple[str, str], int]:
         """Preemptions Started in ``(now_ms - window, now_ms]`` of jobs of ``queue`` (name or ARN), per

@@ -51,10 +51,14 @@ def command(queue: str, interval: float, once: bool, output_format: str, events_
     if output_format == "json" and live:
         fail_input(["--format json: prints one read; add --once (or redirect standard output)"])
     log = PreemptionLog(events_file) if events_file else None
+    warnings: list[str] = []  # about the events file: shown under the screen, or on stderr with --once
 
     def preemptions(now_ms: int) -> Mapping[tuple[str, str], int]:
         assert log is not None
-        return log.counts(queue, now_ms)
+        counts = log.counts(queue, now_ms)
+        if log.unreadable:
+            warnings[:] = [f"{events_file}: {log.unreadable} line(s) not service-job events; not counted"]
+        return counts
 
     counter = preemptions if log is not None else None
     with exits_on_aws_errors():
@@ -62,8 +66,10 @@ def command(queue: str, interval: float, once: bool, output_format: str, events_
         figures = reader.read(counter)
     if not live:
         _print_once(figures, output_format, verbose)
+        for line in warnings:
+            click.echo(f"warning: {line}", err=True)
         raise SystemExit(EXIT_OK)
-    _run_live(reader, figures, counter, interval, verbose)
+    _run_live(reader, figures, counter, interval, verbose, warnings)
     raise SystemExit(EXIT_OK)
 
 
@@ -84,8 +90,9 @@ def _print_once(figures: QueueFigures, output_format: str, verbose: bool) -> Non
 class _Screen:
     """The live view's state: the last figures, the sort, the filter being typed, the last error."""
 
-    def __init__(self, figures: QueueFigures, interval: float, verbose: bool) -> None:
+    def __init__(self, figures: QueueFigures, interval: float, verbose: bool, warnings: list[str]) -> None:
         self.figures = figures
+        self.warnings = warnings
         self.interval = interval
         self.verbose = verbose
         self.sort = 0
@@ -105,6 +112,7 @@ class _Screen:
             footer.append(Text(f"filter: {self.typing}_  (Enter applies, Esc cancels)"))
         if self.verbose:
             footer.append(Text(top_view.calls_line(self.figures)))
+        footer += [Text(f"warning: {line}") for line in self.warnings]
         if self.error:
             footer.append(Text(f"error: {self.error} (showing the last figures; retrying)"))
         return top_view.screen(self.figures, top_view.SORTS[self.sort], self.filter, footer)
@@ -134,13 +142,13 @@ class _Screen:
 
 def _run_live(reader: QueueReader, figures: QueueFigures,
               preemptions: Callable[[int], Mapping[tuple[str, str], int]] | None, interval: float,
-              verbose: bool) -> None:
+              verbose: bool, warnings: list[str]) -> None:
     from rich.console import Console
     from rich.live import Live
 
     from policy_engine.aws.clients import AwsError
 
-    view = _Screen(figures, interval, verbose)
+    view = _Screen(figures, interval, verbose, warnings)
     console: Console = Console(highlight=False)
     with _keys(sys.stdin.fileno()) as read_key, Live(view.render(), console=console, screen=True,
                                                        auto_refresh=False) as live:

@@ -16,6 +16,7 @@ from botocore.stub import Stubber
 from click.testing import CliRunner
 
 from policy_engine.aws.clients import Api
+from policy_engine.aws.iam_policy import operations
 from policy_engine.aws.queue_figures import PreemptionLog, QueueReader
 from policy_engine.cli import main
 from policy_engine.endpoint.server import start_in_thread
@@ -72,6 +73,7 @@ def test_once_as_json_shows_the_reclaim(served):
     # at most: 1 snapshot, 1 share list, 1 RUNNABLE page per share with waiting jobs, 1 describe per head
     assert figures["calls"] == {"GetJobQueueSnapshot": 1, "ListQuotaShares": 1, "ListServiceJobs": 1,
                                 "DescribeServiceJob": 1}
+    assert set(figures["calls"]) <= set(operations(("top",)))  # `iam-policy --command top` grants them
 
 
 def test_borrowed_and_lent_while_qs1_borrows(served):
@@ -200,11 +202,12 @@ def test_preemptions_outside_the_hour_or_another_queue_are_not_counted(tmp_path)
 
     path = tmp_path / "events.jsonl"
     lines = [change("training"), started("2026-01-01T00:10:00Z"), started("2026-01-01T01:05:00Z")]
-    path.write_text("".join(json.dumps(e) + "\n" for e in lines) + '{"partial')
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines) + "not json\n" + '{"partial')
     log = PreemptionLog(str(path))
     now = 1767229200000 + 600_000  # 2026-01-01T01:10:00Z
     assert log.counts("training", now) == {("a", "ml.g5.xlarge"): 1}  # 00:10 is more than an hour before
     assert log.counts("other", now) == {}
+    assert log.unreadable == 1  # counted (and shown on the screen), never silently skipped
     with path.open("a") as handle:  # the partial line completes; a new preemption arrives
         handle.write('": 1}\n' + json.dumps(started("2026-01-01T01:09:00Z")) + "\n")
     assert log.counts("training", now) == {("a", "ml.g5.xlarge"): 2}
