@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from policy_engine import event_patterns
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.jobs import Job
+    from policy_engine.simulation.core.jobs import Job
 
 #: The account and Region ``serve`` and ``simulate`` write into ARNs and envelopes unless told otherwise.
 DEFAULT_REGION = "us-east-1"
