@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from policy_engine.reports.formats import FormatTable, OutputFormat
-from policy_engine.reports.subjects import CheckLoadFailure, CheckOutput, ExplainOutput, SimulateOutput
+from policy_engine.reports.subjects import CheckLoadFailure, CheckOutput, ExplainOutput, FitOutput, SimulateOutput
 
 if TYPE_CHECKING:
     from graphviz import Digraph
@@ -97,6 +97,26 @@ def _explain_text() -> ExplainRenderer:
 
 EXPLAIN_FORMATS = FormatTable("explain", [
     OutputFormat("text", "one sentence a line, under its topic, for people", _explain_text),
+])
+
+FitRenderer = Callable[[FitOutput, TextIO], None]
+
+
+def _fit_text() -> FitRenderer:
+    from policy_engine.reports import fit_text
+
+    return fit_text.write
+
+
+def _fit_json() -> FitRenderer:
+    from policy_engine.reports import fit_json
+
+    return fit_json.write
+
+
+FIT_FORMATS = FormatTable("fit", [
+    OutputFormat("text", "one row per share and every note, for people", _fit_text),
+    OutputFormat("json", "per share, what was fitted, and the profile, for scripts", _fit_json),
 ])
 
 #: ``graph -o FILE``: the picture (or its DOT source) written to ``FILE``.

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from policy_engine.checks import CheckReport
     from policy_engine.loading import LoadError
     from policy_engine.model import Topology
+    from policy_engine.profiles.fitting import FitResult
     from policy_engine.simulation.calibration import ShareCalibration
     from policy_engine.simulation.results import SimulationResult
 
@@ -93,3 +94,12 @@ class ExplainOutput:
     topology: Topology
     share: str
     report: CheckReport
+
+
+@dataclass(frozen=True)
+class FitOutput:
+    """A fitted workload profile (``batch-quota fit``); ``written`` is the profile file, when one was written."""
+
+    result: FitResult
+    source: str
+    written: str | None = None
