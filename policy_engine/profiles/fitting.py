@@ -142,9 +142,13 @@ def _local_seconds(epoch_s: np.ndarray, timezone: str) -> np.ndarray:
     zone = zoneinfo.ZoneInfo(timezone)
     hours = np.floor(epoch_s / 3600.0)
     unique, inverse = np.unique(hours, return_inverse=True)
-    offsets = np.fromiter((datetime.fromtimestamp(h * 3600.0, zone).utcoffset().total_seconds()  # type: ignore[union-attr]
-                           for h in unique), float, len(unique))
+    offsets = np.array([_offset(datetime.fromtimestamp(h * 3600.0, zone)) for h in unique], dtype=float)
     return epoch_s + offsets[inverse]
+
+
+def _offset(moment: datetime) -> float:
+    offset = moment.utcoffset()
+    return 0.0 if offset is None else offset.total_seconds()
 
 
 def _cycle(slots: np.ndarray, start: float, end: float, unit: float, size: int,
@@ -339,10 +343,12 @@ def _fit_share(share: str, mask: np.ndarray, columns: Mapping[str, np.ndarray], 
         types = None
     priorities = _weights(columns["priority"][mask].astype(np.int64)) if "priority" in columns else {1: 1.0}
     run_values = durations[completed]
+    p50: float | None
+    p95: float | None
     if run_values.shape[0] >= MIN_RUN_TIMES:
         run_time, family, said = fit_run_time(run_values, rng, unknown)
         notes += said
-        p50, p95 = (float(v) for v in np.quantile(run_values, (0.5, 0.95)))
+        p50, p95 = (float(np.quantile(run_values, q)) for q in (0.5, 0.95))
     else:
         run_time, family = DEFAULT_RUN_TIME, "default"
         notes.append(f"{run_values.shape[0]} completed job(s), fewer than {MIN_RUN_TIMES}: run time falls back "

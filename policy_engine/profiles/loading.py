@@ -6,20 +6,21 @@ topology lacks, an instance type the share has no limit for, a size no share of 
 
 from __future__ import annotations
 
+import difflib
 import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from policy_engine import input_files
 from policy_engine.diagnostics import LoadError, Problem, line_of
 from policy_engine.model import Topology
-from policy_engine.profiles.spec import ShareProfile, WorkloadProfile
+from policy_engine.profiles.spec import Bursts, EarlyFailures, FitRecord, RunTime, ShareProfile, WorkloadProfile
 from policy_engine.reading import RawProblem, read, to_problems
-from policy_engine.schema_errors import describe, fields_at
+from policy_engine.schema_errors import describe
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,7 @@ def profile_from_data(data: Any, source: str, lines: Mapping[tuple[str | int, ..
     try:
         profile = WorkloadProfile.model_validate(data)
     except ValidationError as error:
-        for item in error.errors():
-            loc = tuple(item["loc"])
-            loc = tuple(part for part in loc if not (isinstance(part, str) and part in _UNION_TAGS))
-            problems.append(RawProblem(line_of(lines, loc), loc, describe(item, fields_at(WorkloadProfile, loc))))
+        problems += _schema_problems(error, lines)
     if profile is not None:
         problems += _against_topology(profile, topology, lines)
     if problems:
@@ -82,6 +80,39 @@ def profile_from_data(data: Any, source: str, lines: Mapping[tuple[str | int, ..
         assert share_id is not None
         resolved[share_id] = share
     return ResolvedProfile(resolved, profile.timezone, source)
+
+
+def _schema_problems(error: ValidationError, lines: Mapping[tuple[str | int, ...], int]) -> list[RawProblem]:
+    """Pydantic's errors in the author's words; a typo's "did you mean X" is not also reported as X missing."""
+    errors = [(tuple(p for p in item["loc"] if not (isinstance(p, str) and p in _UNION_TAGS)), item)
+              for item in error.errors()]
+    suggested = {(*loc[:-1], match) for loc, item in errors if item["type"] == "extra_forbidden"
+                 for match in difflib.get_close_matches(str(loc[-1]), _fields(loc), n=1)}
+    return [RawProblem(line_of(lines, loc), loc, describe(item, _fields(loc))) for loc, item in errors
+            if not (item["type"] == "missing" and loc in suggested)]
+
+
+#: The model a key of the file leads to: ``shares.NAME`` is a share, then its nested records.
+_NESTED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
+    (ShareProfile, "run_time"): RunTime, (ShareProfile, "bursts"): Bursts,
+    (ShareProfile, "early_failures"): EarlyFailures, (RunTime, "fit"): FitRecord,
+}
+
+
+def _fields(loc: tuple[str | int, ...]) -> list[str]:
+    """The field names of the model that owns the last key of ``loc`` (for "did you mean")."""
+    model: type[BaseModel] = WorkloadProfile
+    parts = list(loc[:-1])
+    if parts[:1] == ["shares"]:
+        if len(parts) == 1:
+            return []
+        model, parts = ShareProfile, parts[2:]
+    for part in parts:
+        nested = _NESTED.get((model, str(part)))
+        if nested is None:
+            return []
+        model = nested
+    return list(model.model_fields)
 
 
 #: Pydantic names the member of a tagged union it tried (``run_time.law.lognormal.sigma``): not a key of the file.

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -94,7 +95,7 @@ def draw_run_times(rng: np.random.Generator, run_time: RunTime, count: int) -> n
     return np.round(np.maximum(values, 1.0), 1)
 
 
-def _choice(rng: np.random.Generator, weights: Mapping, count: int) -> np.ndarray:  # type: ignore[type-arg]
+def _choice(rng: np.random.Generator, weights: Mapping[Any, float], count: int) -> np.ndarray:
     keys = list(weights)
     p = np.fromiter((weights[k] for k in keys), float)
     picked = rng.choice(len(keys), size=count, p=p / p.sum())
@@ -125,22 +126,22 @@ def draw_share(rng: np.random.Generator, share_id: str, share: ShareProfile, typ
     hour_index = np.arange(hours)
     if share.bursts is not None and share.bursts.mean_jobs > 1:
         per_burst = share.bursts.mean_jobs
-        bursts = rng.poisson(expected / per_burst)
+        bursts: np.ndarray = np.asarray(rng.poisson(expected / per_burst))
         starts = (np.repeat(hour_index, bursts) + rng.random(int(bursts.sum()))) * SECONDS_PER_HOUR
-        counts = rng.geometric(1.0 / per_burst, starts.shape[0])
+        counts: np.ndarray = np.asarray(rng.geometric(1.0 / per_burst, starts.shape[0]))
         burst_types = _choice(rng, usable, starts.shape[0])
         times = np.repeat(starts, counts) + rng.random(int(counts.sum())) * share.bursts.spread
-        instance_type = np.repeat(burst_types, counts)
+        kinds = np.repeat(burst_types, counts)
     else:
-        arrivals = rng.poisson(expected)
+        arrivals: np.ndarray = np.asarray(rng.poisson(expected))
         times = (np.repeat(hour_index, arrivals) + rng.random(int(arrivals.sum()))) * SECONDS_PER_HOUR
-        instance_type = _choice(rng, usable, times.shape[0])
+        kinds = _choice(rng, usable, times.shape[0])
     keep = times < horizon
-    times, instance_type = np.round(times[keep], 3), instance_type[keep]
+    times, kinds = np.round(times[keep], 3), kinds[keep]
     count = times.shape[0]
     instances = np.empty(count, dtype=np.int64)
     for t, sizes in sizes_by_type.items():
-        mask = instance_type == t
+        mask: np.ndarray = np.asarray(kinds == t)
         if mask.any():
             instances[mask] = _choice(rng, sizes, int(mask.sum()))
     duration = draw_run_times(rng, share.run_time, count)
@@ -148,12 +149,12 @@ def draw_share(rng: np.random.Generator, share_id: str, share: ShareProfile, typ
     failures = np.zeros(count, dtype=np.int64)
     fail_after = np.full(count, np.nan)
     if share.early_failures is not None and share.early_failures.fraction > 0:
-        failing = rng.random(count) < share.early_failures.fraction
+        failing: np.ndarray = np.asarray(rng.random(count) < share.early_failures.fraction)
         failures[failing] = 1
         fail_after[failing] = np.round(duration[failing] * share.early_failures.after, 1)
     retries = np.full(count, np.nan if share.preemption_retries is None else float(share.preemption_retries))
     shares = np.full(count, share_id, dtype=object)
-    return Columns(shares, instance_type.astype(object), instances, priority, times, duration, retries, failures,
+    return Columns(shares, kinds.astype(object), instances, priority, times, duration, retries, failures,
                    fail_after), notes
 
 
@@ -191,7 +192,8 @@ def _concatenate(parts: Sequence[Columns]) -> Columns:
              "failures", "fail_after")
     joined = {name: np.concatenate([getattr(p, name) for p in parts]) for name in names}
     order = np.argsort(joined["submit_at"], kind="stable")
-    return Columns(**{name: values[order] for name, values in joined.items()})
+    ordered = [joined[name][order] for name in names]
+    return Columns(*ordered)  # type: ignore[arg-type]
 
 
 def write_columns(path: Path, columns: Columns) -> int:
@@ -217,7 +219,9 @@ def write_columns(path: Path, columns: Columns) -> int:
         data["fail_after"] = pa.array(columns.fail_after, mask=np.isnan(columns.fail_after))
     table = pa.table(data)
     if path.suffix.lower() == ".csv":
-        pacsv.write_csv(table, str(path), pacsv.WriteOptions(quoting_style="needed"))
+        with path.open("wb") as handle:  # the header as the job files' reader and people write it: unquoted
+            handle.write((",".join(table.column_names) + "\n").encode())
+            pacsv.write_csv(table, handle, pacsv.WriteOptions(include_header=False, quoting_style="needed"))
     else:
         import json
 

@@ -8,7 +8,7 @@ is normalised to mean 1, so ``jobs_per_day`` stays the mean rate whatever the cy
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -138,19 +138,19 @@ class ShareProfile(_Closed):
     @classmethod
     def _day(cls, cycle: tuple[float, ...] | None) -> tuple[float, ...] | None:
         if cycle is not None and (len(cycle) != HOURS_PER_DAY or sum(cycle) <= 0):
-            raise ValueError(f"expected {HOURS_PER_DAY} multipliers (one per hour), not all 0; got {len(cycle)}")
+            raise ValueError(f"expected {HOURS_PER_DAY} multipliers (one per hour), not all 0; {len(cycle)} given")
         return cycle
 
     @field_validator("weekly_cycle")
     @classmethod
     def _week(cls, cycle: tuple[float, ...] | None) -> tuple[float, ...] | None:
         if cycle is not None and (len(cycle) != DAYS_PER_WEEK or sum(cycle) <= 0):
-            raise ValueError(f"expected {DAYS_PER_WEEK} multipliers (Monday first), not all 0; got {len(cycle)}")
+            raise ValueError(f"expected {DAYS_PER_WEEK} multipliers (Monday first), not all 0; {len(cycle)} given")
         return cycle
 
     @field_validator("sizes", "priorities", "instance_types")
     @classmethod
-    def _weights(cls, weights: dict | None) -> dict | None:  # type: ignore[type-arg]
+    def _weights(cls, weights: dict[Any, float] | None) -> dict[Any, float] | None:
         if weights is not None:
             _positive_total(weights, "weights")
         return weights
