@@ -36,6 +36,7 @@ from policy_engine.profiles.spec import (
     ShareProfile,
     WorkloadProfile,
 )
+from policy_engine.units import duration_text
 
 #: Largest subsample the goodness-of-fit test (and the parametric fit) sees: a KS test on a million
 #: jobs rejects every family for differences nobody would plan by.
@@ -59,7 +60,7 @@ REQUIRED = ("share", "instances", "submit_at", "duration")
 _TYPES = {"name": "string", "share": "string", "instance_type": "string", "instances": "int64",
           "priority": "int64", "submit_at": "float64", "duration": "float64", "preemption_retries": "float64",
           "submitted_epoch_ms": "float64", "duration_known": "string", "observed_status": "string",
-          "status": "string"}
+          "status": "string", "attempts": "float64", "failures": "float64", "fail_after": "float64"}
 
 
 @dataclass
@@ -208,6 +209,9 @@ def fit_run_time(values: np.ndarray, rng: np.random.Generator, unknown: int) -> 
     quantiles = {q: max(v, 0.1) for q, v in quantiles.items()}
     sample = values if values.shape[0] <= SAMPLE else rng.choice(values, SAMPLE, replace=False)
     sample = np.maximum(sample, 0.1)
+    if float(np.ptp(sample)) == 0:  # every run time the same: nothing to fit, the quantiles say it all
+        return RunTime(law=Empirical(distribution="empirical"), quantiles=quantiles), "empirical", [
+            f"every completed job ran {duration_text(float(sample[0]))}: run times follow the empirical quantiles"]
     candidates: list[tuple[float, float, str, Exponential | LogNormal | Pareto]] = []
     for name, family in (("exponential", stats.expon), ("lognormal", stats.lognorm), ("pareto", stats.pareto)):
         try:
@@ -216,10 +220,12 @@ def fit_run_time(values: np.ndarray, rng: np.random.Generator, unknown: int) -> 
             continue
         test = stats.kstest(sample, family.cdf, args=params)
         law: Exponential | LogNormal | Pareto
+        if not all(math.isfinite(p) for p in params) or params[-1] <= 0:
+            continue
         if name == "exponential":
             law = Exponential(distribution="exponential", mean=round(float(params[-1]), 3))
         elif name == "lognormal":
-            if params[0] <= 0:
+            if round(float(params[0]), 4) <= 0:
                 continue
             law = LogNormal(distribution="lognormal", median=round(float(params[-1]), 3),
                             sigma=round(float(params[0]), 4))
@@ -321,6 +327,11 @@ def _fit_share(share: str, mask: np.ndarray, columns: Mapping[str, np.ndarray], 
         failed = st == "FAILED"
     if known is not None:
         completed &= np.asarray([str(k).lower() not in ("false", "0", "no") for k in known[mask]])
+    planned = "failures" in columns and status is None  # a job file (generate's): failures planned per job
+    if planned:
+        attempts = np.nan_to_num(columns["attempts"][mask], nan=1.0) if "attempts" in columns else np.ones(jobs)
+        failed = np.nan_to_num(columns["failures"][mask], nan=0.0) >= attempts
+        completed &= ~failed
     unknown = int(jobs - completed.sum() - failed.sum())
     daily = weekly = None
     bursts, arrivals = _bursts(times, jobs / (span_days * 86400.0))
@@ -360,8 +371,12 @@ def _fit_share(share: str, mask: np.ndarray, columns: Mapping[str, np.ndarray], 
     early = None
     finished = int(completed.sum() + failed.sum())
     if failed.any() and finished:
-        typical = float(np.median(run_values)) if run_values.size else float(np.median(durations[failed]))
-        after = min(1.0, float(np.median(durations[failed])) / typical) if typical > 0 else 0.1
+        if planned and "fail_after" in columns:  # the failure point is in the file: a fraction of the run time
+            points = columns["fail_after"][mask][failed] / np.maximum(durations[failed], 1e-9)
+            after = min(1.0, float(np.nanmedian(points))) if np.isfinite(points).any() else 1.0
+        else:  # a history: how long failed jobs ran against how long completed ones run
+            typical = float(np.median(run_values)) if run_values.size else float(np.median(durations[failed]))
+            after = min(1.0, float(np.median(durations[failed])) / typical) if typical > 0 else 0.1
         early = EarlyFailures(fraction=round(float(failed.sum()) / finished, 4), after=round(after, 3))
     retries = None
     if "preemption_retries" in columns:
