@@ -80,6 +80,16 @@ class ShareFit:
     p_value: float | None
     profile: ShareProfile
     notes: list[str] = field(default_factory=list)
+    #: how the daily and weekly cycles were read: ``peak/trough x3.2``, ``flat (p=0.4)``, ``too few jobs``
+    daily: str = "flat"
+    weekly: str = "flat"
+
+
+def _cycle_text(cycle: tuple[float, ...] | None, p_value: float | None, reason: str) -> str:
+    if cycle is not None:
+        low = min(v for v in cycle)
+        return f"x{max(cycle) / low:.1f} peak" if low > 0 else "idle slots"
+    return f"flat (p={p_value:.2g})" if p_value is not None else reason
 
 
 @dataclass
@@ -334,20 +344,16 @@ def _fit_share(share: str, mask: np.ndarray, columns: Mapping[str, np.ndarray], 
         completed &= ~failed
     unknown = int(jobs - completed.sum() - failed.sum())
     daily = weekly = None
+    p_daily = p_weekly = None
     bursts, arrivals = _bursts(times, jobs / (span_days * 86400.0))
+    few_daily = "flat (few jobs)" if span_days >= 2 else "flat (< 2 days)"
     if span_days >= 2 and arrivals.shape[0] >= MIN_DAILY_JOBS:
         slots = (np.floor(arrivals / 3600.0).astype(np.int64)) % HOURS_PER_DAY
         daily, p_daily = _cycle(slots, start, end, 3600.0, HOURS_PER_DAY, 0)
-        if daily is None:
-            notes.append(f"no daily cycle (chi-square p={p_daily:.2g} against a flat day)")
-    else:
-        notes.append(f"{arrivals.shape[0]} arrival(s) over {span_days:.1f} day(s): too few for a daily cycle "
-                     f"(needs {MIN_DAILY_JOBS} over 2 days); flat day")
+    few_weekly = "flat (few jobs)" if span_days >= 2 * DAYS_PER_WEEK else "flat (< 2 weeks)"
     if span_days >= 2 * DAYS_PER_WEEK and arrivals.shape[0] >= MIN_WEEKLY_JOBS:
         days = (np.floor(arrivals / 86400.0).astype(np.int64) + weekday_offset) % DAYS_PER_WEEK
         weekly, p_weekly = _cycle(days, start, end, 86400.0, DAYS_PER_WEEK, weekday_offset)
-        if weekly is None:
-            notes.append(f"no weekly cycle (chi-square p={p_weekly:.2g} against a flat week)")
     sizes = _weights(instances)
     types = _weights(columns["instance_type"][mask]) if "instance_type" in columns else None
     if types is not None and any(k in (None, "None", "") for k in types):
@@ -391,4 +397,5 @@ def _fit_share(share: str, mask: np.ndarray, columns: Mapping[str, np.ndarray], 
     hours = float((instances * durations).sum()) / 3600.0 / span_days
     fit = run_time.fit
     return ShareFit(share, jobs, int(completed.sum()), unknown, hours, sizes, p50, p95, family,
-                    None if fit is None else fit.statistic, None if fit is None else fit.p_value, profile, notes)
+                    None if fit is None else fit.statistic, None if fit is None else fit.p_value, profile, notes,
+                    _cycle_text(daily, p_daily, few_daily), _cycle_text(weekly, p_weekly, few_weekly))

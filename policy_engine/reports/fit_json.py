@@ -24,6 +24,7 @@ def write(output: FitOutput, stream: TextIO) -> None:
             "sizes": {str(k): v for k, v in fit.sizes.items()},
             "run_time_p50_seconds": fit.run_time_p50, "run_time_p95_seconds": fit.run_time_p95,
             "law": fit.family, "ks_statistic": fit.statistic, "ks_p_value": fit.p_value, "notes": fit.notes,
+            "daily_cycle": fit.daily, "weekly_cycle": fit.weekly,
         } for share, fit in result.shares.items()},
         "profile": json.loads(json.dumps(profile_data(result.profile()), default=str)),
     }
