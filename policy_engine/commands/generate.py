@@ -165,7 +165,7 @@ def _from_profile(loaded: Topology, profile_path: str, options: GenerateOptions,
     """``--workload-profile``: the profile's shares (scaled, added), the others from ``options``; write them."""
     from policy_engine.profiles.loading import load_profile
     from policy_engine.profiles.planning import add_shares, parse_scales, with_defaults
-    from policy_engine.profiles.sampling import draw_workload, write_columns
+    from policy_engine.profiles.sampling import draw_workload, expected_jobs, write_columns
 
     try:
         resolved = load_profile(profile_path, loaded)
@@ -176,6 +176,10 @@ def _from_profile(loaded: Topology, profile_path: str, options: GenerateOptions,
     if problems or wrong:
         fail_input(problems + wrong)
     resolved, notes = with_defaults(resolved, loaded, options)
+    expected = expected_jobs(resolved, days, factors)
+    if expected > MAX_JOBS:
+        fail_input([f"--workload-profile {profile_path}: about {expected:,.0f} job(s) over {days:g} day(s), more "
+                    f"than a workload may hold ({MAX_JOBS:,}); lower the rates, --scale or --days"])
     columns = draw_workload(loaded, resolved, days, options.seed, reach, factors)
     for note in notes + columns.notes:  # said, not silent
         click.echo(f"note: {note}", err=True)

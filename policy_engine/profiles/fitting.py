@@ -10,6 +10,7 @@ of at most ``SAMPLE`` jobs accepts it at ``ALPHA``. scipy.stats does the fitting
 
 from __future__ import annotations
 
+import codecs
 import math
 import zoneinfo
 from collections.abc import Mapping
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from policy_engine import input_files, limits
 from policy_engine.diagnostics import LoadError
 from policy_engine.model import Topology
 from policy_engine.profiles.spec import (
@@ -36,6 +38,8 @@ from policy_engine.profiles.spec import (
     ShareProfile,
     WorkloadProfile,
 )
+from policy_engine.simulation.job_rows import MAX_PRIORITY
+from policy_engine.simulation.job_rows import MAX_SECONDS as MAX_JOB_SECONDS
 from policy_engine.units import duration_text
 
 #: Largest subsample the goodness-of-fit test (and the parametric fit) sees: a KS test on a million
@@ -56,11 +60,23 @@ DEFAULT_RUN_TIME = RunTime(law=Exponential(distribution="exponential", mean=3600
 #: 1970-01-01 was a Thursday: the day index of the Unix epoch, Monday being 0.
 _EPOCH_WEEKDAY = 3
 
-REQUIRED = ("share", "instances", "submit_at", "duration")
+REQUIRED = ("share", "duration")
+#: What a job file may leave out, as the simulator reads it: one instance, submitted at 0.
+DEFAULTS = {"instances": 1.0, "submit_at": 0.0}
 _TYPES = {"name": "string", "share": "string", "instance_type": "string", "instances": "int64",
           "priority": "int64", "submit_at": "float64", "duration": "float64", "preemption_retries": "float64",
           "submitted_epoch_ms": "float64", "duration_known": "string", "observed_status": "string",
           "status": "string", "attempts": "float64", "failures": "float64", "fail_after": "float64"}
+
+
+#: The ranges the simulator's job-file reader holds cells to (``job_rows``): a file it refuses, fit refuses too.
+_RANGES = (("priority", 0, MAX_PRIORITY, f"an integer {limits.JOB_PRIORITY.range_text()}"),
+           ("instances", 1, limits.INTEGER_MAX, "an integer >= 1"),
+           ("duration", 0, MAX_JOB_SECONDS, "a number of seconds >= 0"),
+           ("submit_at", 0, MAX_JOB_SECONDS, "a number of seconds >= 0"),
+           ("preemption_retries", 0, limits.INTEGER_MAX, "an integer >= 0"), ("attempts", 1, 10, "an integer 1-10"),
+           ("failures", 0, limits.INTEGER_MAX, "an integer >= 0"))
+_INTEGERS = frozenset({"priority", "instances", "preemption_retries", "attempts", "failures"})
 
 
 @dataclass
@@ -110,11 +126,24 @@ class FitResult:
 def read_columns(path: Path) -> dict[str, np.ndarray]:
     """The job file's known columns as numpy arrays (CSV or JSON Lines, read by pyarrow); ``LoadError`` when
     a required column is missing or a cell is not of its column's type."""
+    source = str(path)
+    try:  # the rules every job file is read by: a regular file within the size cap, UTF-8 without a BOM or NUL
+        with input_files.open_input(path, input_files.JOBS) as handle:
+            head = handle.read(1 << 20)
+            if not head.strip():
+                raise LoadError([f"{source}: the file is empty; a job file has a header and one row per job"])
+            if head.startswith(codecs.BOM_UTF8):
+                raise LoadError([f"{source}: starts with a UTF-8 byte-order mark; save it as UTF-8 without one"])
+            while head:
+                if b"\0" in head:
+                    raise LoadError([f"{source}: holds a NUL byte; a job file is text"])
+                head = handle.read(1 << 20)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
     import pyarrow as pa
     import pyarrow.csv as pacsv
     import pyarrow.json as pajson
 
-    source = str(path)
     try:
         if path.suffix.lower() == ".csv":
             with path.open("r", encoding="utf-8", newline="") as handle:
@@ -128,21 +157,45 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
             table = pa.table({n: table[n].cast(pa.type_for_alias(_TYPES[n])) for n in table.column_names})
         else:
             raise LoadError([f"{source}: a job file is .csv or .jsonl"])
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, UnicodeDecodeError) as error:
-        raise LoadError([f"{source}: {str(error).splitlines()[0]}"]) from None
+    except UnicodeDecodeError:
+        raise LoadError([input_files.locate_bad_utf8(path, input_files.JOBS)]) from None
+    except pa.ArrowException as error:
+        text = str(error).splitlines()[0] if str(error) else type(error).__name__
+        text = text if len(text) <= 200 else text[:200] + "..."
+        if "UTF8" in text or "utf8" in text or "UTF-8" in text:
+            raise LoadError([input_files.locate_bad_utf8(path, input_files.JOBS)]) from None
+        raise LoadError([f"{source}: {text}"]) from None
     except OSError as error:
         raise LoadError([f"{source}: cannot read: {error.strerror or error}"]) from None
     missing = [c for c in REQUIRED if c not in table.column_names]
     if missing:
         raise LoadError([f"{source}: missing column(s) {', '.join(missing)} (a job file has name, share, "
                          "instance_type, instances, priority, submit_at, duration; see docs/workloads.md)"])
-    columns: dict[str, np.ndarray] = {}
+    columns: dict[str, np.ndarray] = {name: np.full(table.num_rows, value) for name, value in DEFAULTS.items()
+                                      if name not in table.column_names}
+    problems: list[str] = []
     for name in table.column_names:
         column = table[name]
         if pa.types.is_string(column.type):
             columns[name] = np.asarray(column.to_pylist(), dtype=object)
         else:
-            columns[name] = column.to_numpy(zero_copy_only=False).astype(float)
+            values = column.to_numpy(zero_copy_only=False).astype(float)
+            given = ~np.isnan(values) if column.null_count == 0 else np.asarray(column.is_valid())
+            wrong = np.flatnonzero(given & ~np.isfinite(values))
+            if wrong.size:  # NaN and infinity are refused in every input, as the simulator's reader does
+                problems.append(f"{source}: line {int(wrong[0]) + 2}: {name}: not a finite number"
+                                + (f" ({wrong.size - 1} more line(s) like it)" if wrong.size > 1 else ""))
+            columns[name] = values
+    for name, low, high, what in _RANGES:
+        if name in columns:
+            values = columns[name]
+            wrong = np.flatnonzero(np.isfinite(values) & ((values < low) | (values > high)
+                                                          | (name in _INTEGERS) & (values != np.round(values))))
+            if wrong.size:
+                problems.append(f"{source}: line {int(wrong[0]) + 2}: {name}: must be {what}, got {values[wrong[0]]:g}"
+                                + (f" ({wrong.size - 1} more line(s) like it)" if wrong.size > 1 else ""))
+    if problems:
+        raise LoadError(problems)
     return columns
 
 
@@ -183,6 +236,8 @@ def _cycle(slots: np.ndarray, start: float, end: float, unit: float, size: int,
 
 
 def _weights(values: np.ndarray) -> dict[Any, float]:
+    if values.dtype == object:  # an empty cell reads as None: counted as "" so the cells sort
+        values = np.asarray(["" if v is None else str(v) for v in values], dtype=object)
     keys, counts = np.unique(values, return_counts=True)
     total = counts.sum()
     return {(int(k) if isinstance(k, (np.integer, float, np.floating)) else str(k)): round(float(c / total), 4)

@@ -68,7 +68,8 @@ def profile_from_data(data: Any, source: str, lines: Mapping[tuple[str | int, ..
     try:
         profile = WorkloadProfile.model_validate(data)
     except ValidationError as error:
-        problems += _schema_problems(error, lines)
+        unreadable = {p.loc for p in problems}  # reading said what is wrong there: not also "wrong type"
+        problems += [p for p in _schema_problems(error, lines) if p.loc not in unreadable]
     if profile is not None:
         problems += _against_topology(profile, topology, lines)
     if problems:
@@ -86,6 +87,9 @@ def _schema_problems(error: ValidationError, lines: Mapping[tuple[str | int, ...
     """Pydantic's errors in the author's words; a typo's "did you mean X" is not also reported as X missing."""
     errors = [(tuple(p for p in item["loc"] if not (isinstance(p, str) and p in _UNION_TAGS)), item)
               for item in error.errors()]
+    errors = [(tuple(p for p in loc if p != "[key]"),  # a mapping's key is wrong, not its value
+               {**item, "msg": "the key: " + item["msg"].lower()} if "[key]" in loc else item)
+              for loc, item in errors]
     suggested = {(*loc[:-1], match) for loc, item in errors if item["type"] == "extra_forbidden"
                  for match in difflib.get_close_matches(str(loc[-1]), _fields(loc), n=1)}
     return [RawProblem(line_of(lines, loc), loc, describe(item, _fields(loc))) for loc, item in errors

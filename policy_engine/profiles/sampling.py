@@ -21,6 +21,7 @@ from policy_engine.profiles.loading import ResolvedProfile
 from policy_engine.profiles.spec import (
     DAYS_PER_WEEK,
     HOURS_PER_DAY,
+    MAX_SECONDS,
     Empirical,
     Exponential,
     LogNormal,
@@ -90,8 +91,7 @@ def draw_run_times(rng: np.random.Generator, run_time: RunTime, count: int) -> n
         qs = np.fromiter(run_time.quantiles.keys(), float)
         logs = np.log(np.fromiter(run_time.quantiles.values(), float))
         values = np.exp(np.interp(rng.random(count), qs, logs))
-    if run_time.maximum is not None:
-        np.minimum(values, run_time.maximum, out=values)
+    np.minimum(values, run_time.maximum if run_time.maximum is not None else MAX_SECONDS, out=values)
     return np.round(np.maximum(values, 1.0), 1)
 
 
@@ -162,6 +162,11 @@ def _empty() -> Columns:
     nothing = np.empty(0)
     return Columns(np.empty(0, dtype=object), np.empty(0, dtype=object), np.empty(0, dtype=np.int64),
                    np.empty(0, dtype=np.int64), nothing, nothing, nothing, np.empty(0, dtype=np.int64), nothing)
+
+
+def expected_jobs(profile: ResolvedProfile, days: float, scales: Mapping[str, float] | None = None) -> float:
+    """How many jobs the profile submits over ``days`` on average (to refuse a workload too large to draw)."""
+    return sum(share.jobs_per_day * (scales or {}).get(sid, 1.0) for sid, share in profile.shares.items()) * days
 
 
 def draw_workload(topology: Topology, profile: ResolvedProfile, days: float, seed: int,

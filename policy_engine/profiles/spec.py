@@ -15,8 +15,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 HOURS_PER_DAY = 24
 DAYS_PER_WEEK = 7
 
+#: The longest run time, burst window or cap a profile may give (about 317 years): far past any job, well
+#: inside the simulator's clock (``job_rows.MAX_SECONDS``), so a drawn workload always loads.
+MAX_SECONDS = 1e10
+#: The most jobs a day one share may submit (a million-job month is about 33,000 a day).
+MAX_JOBS_PER_DAY = 10_000_000.0
+
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegativeFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
 
 
 class _Closed(BaseModel):
@@ -34,23 +41,23 @@ class Exponential(_Closed):
     """Memoryless run times with this mean (seconds)."""
 
     distribution: Literal["exponential"]
-    mean: PositiveFloat
+    mean: Seconds
 
 
 class LogNormal(_Closed):
     """Run times whose logarithm is normal: ``median`` seconds, ``sigma`` the spread of the log."""
 
     distribution: Literal["lognormal"]
-    median: PositiveFloat
-    sigma: PositiveFloat
+    median: Seconds
+    sigma: Annotated[float, Field(gt=0, le=10, allow_inf_nan=False)]
 
 
 class Pareto(_Closed):
     """Heavy-tailed run times: at least ``minimum`` seconds, tail index ``alpha`` (> 1 for a finite mean)."""
 
     distribution: Literal["pareto"]
-    minimum: PositiveFloat
-    alpha: Annotated[float, Field(gt=1, allow_inf_nan=False)]
+    minimum: Seconds
+    alpha: Annotated[float, Field(gt=1, le=100, allow_inf_nan=False)]
 
 
 class Empirical(_Closed):
@@ -75,9 +82,9 @@ class RunTime(_Closed):
 
     law: Exponential | LogNormal | Pareto | Empirical = Field(discriminator="distribution")
     #: quantile (0-1) -> seconds; non-decreasing in the quantile
-    quantiles: dict[float, PositiveFloat] = Field(default_factory=dict)
+    quantiles: dict[float, Seconds] = Field(default_factory=dict)
     #: no run time above this many seconds (a drawn value is capped)
-    maximum: PositiveFloat | None = None
+    maximum: Seconds | None = None
     fit: FitRecord | None = None
 
     @field_validator("quantiles")
@@ -103,7 +110,7 @@ class Bursts(_Closed):
     """Jobs arrive in batches: a geometric number of jobs (mean ``mean_jobs``) within ``spread`` seconds."""
 
     mean_jobs: Annotated[float, Field(ge=1, allow_inf_nan=False)]
-    spread: NonNegativeFloat = 60.0
+    spread: Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)] = 60.0
 
 
 class EarlyFailures(_Closed):
@@ -116,7 +123,7 @@ class EarlyFailures(_Closed):
 class ShareProfile(_Closed):
     """How one team submits: arrivals, sizes, instance types, run times, priorities, failures."""
 
-    jobs_per_day: NonNegativeFloat
+    jobs_per_day: Annotated[float, Field(ge=0, le=MAX_JOBS_PER_DAY, allow_inf_nan=False)]
     #: 24 multipliers, one per hour of the day (the profile's ``timezone``); normalised to mean 1
     daily_cycle: tuple[NonNegativeFloat, ...] | None = None
     #: 7 multipliers, Monday first; normalised to mean 1
