@@ -180,7 +180,7 @@ def test_bad_job_files_are_one_line_and_exit_2(tmp_path):
     missing.write_text("name,share,instances\nj,a,1\n", encoding="utf-8")
     wrong = tmp_path / "wrong.csv"
     wrong.write_text("name,share,instances,submit_at,duration\nj,a,ten,0,5\n", encoding="utf-8")
-    for path, message in ((missing, "missing column(s) submit_at, duration"),
+    for path, message in ((missing, "missing column(s) duration"),
                           (wrong, "CSV conversion error to int64")):
         out = CliRunner().invoke(main, ["fit", str(path)])
         assert out.exit_code == 2 and message in out.output and len(out.output.splitlines()) == 1, out.output
