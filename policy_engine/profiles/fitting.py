@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import math
 import zoneinfo
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -141,6 +142,7 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
     except input_files.InputFileError as error:
         raise LoadError([str(error)]) from None
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.csv as pacsv
     import pyarrow.json as pajson
 
@@ -176,8 +178,11 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
     problems: list[str] = []
     for name in table.column_names:
         column = table[name]
-        if pa.types.is_string(column.type):
-            columns[name] = np.asarray(column.to_pylist(), dtype=object)
+        if pa.types.is_string(column.type):  # through a dictionary: a million cells of a few distinct texts
+            encoded = pc.dictionary_encode(column).combine_chunks()
+            texts = np.asarray([*encoded.dictionary.to_pylist(), None], dtype=object)
+            codes = encoded.indices.fill_null(len(texts) - 1).to_numpy(zero_copy_only=False)
+            columns[name] = texts[codes]
         else:
             values = column.to_numpy(zero_copy_only=False).astype(float)
             given = ~np.isnan(values) if column.null_count == 0 else np.asarray(column.is_valid())
@@ -236,8 +241,11 @@ def _cycle(slots: np.ndarray, start: float, end: float, unit: float, size: int,
 
 
 def _weights(values: np.ndarray) -> dict[Any, float]:
-    if values.dtype == object:  # an empty cell reads as None: counted as "" so the cells sort
-        values = np.asarray(["" if v is None else str(v) for v in values], dtype=object)
+    if values.dtype == object:  # texts: counted, not sorted (an empty cell reads as None, counted as "")
+        counted = Counter(values.tolist())
+        total_texts = sum(counted.values())
+        return {("" if k is None else str(k)): round(c / total_texts, 4) for k, c in sorted(
+            counted.items(), key=lambda kv: "" if kv[0] is None else str(kv[0]))}
     keys, counts = np.unique(values, return_counts=True)
     total = counts.sum()
     return {(int(k) if isinstance(k, (np.integer, float, np.floating)) else str(k)): round(float(c / total), 4)
@@ -330,17 +338,21 @@ def fit_profile(columns: Mapping[str, np.ndarray], source: str, topology: Topolo
             usable[newly] = False
 
     shares = columns["share"]
-    drop(np.asarray([s is None or s == "" for s in shares]), "no share")
+    names = [s for s in set(shares.tolist()) if s is not None]
+    drop(np.asarray(shares == None) | np.asarray(shares == ""), "no share")  # noqa: E711 (elementwise)
     for name in ("instances", "submit_at", "duration"):
         drop(~np.isfinite(columns[name]), f"no {name}")
     drop(columns["instances"] < 1, "instances below 1")
     if topology is not None:
-        ids = {}
-        for ref in set(shares[usable].tolist()):
-            ids[ref] = topology.find_share(ref).share_id
-        unknown = np.asarray([ids.get(s) is None for s in shares])
-        drop(unknown, "share not in the topology")
-        shares = np.asarray([ids.get(s) or s for s in shares], dtype=object)
+        resolved = shares.copy()
+        for ref in names:
+            share_id = topology.find_share(ref).share_id if ref else None
+            same = np.asarray(shares == ref)
+            if share_id is None:
+                drop(same, "share not in the topology")
+            else:
+                resolved[same] = share_id
+        shares = resolved
     epoch = columns.get("submitted_epoch_ms")
     absolute = epoch is not None and bool(np.isfinite(epoch[usable]).all()) and bool(usable.any())
     notes: list[str] = []
@@ -391,7 +403,10 @@ def _fit_share(share: str, mask: np.ndarray, columns: Mapping[str, np.ndarray], 
         completed &= st == "SUCCEEDED"
         failed = st == "FAILED"
     if known is not None:
-        completed &= np.asarray([str(k).lower() not in ("false", "0", "no") for k in known[mask]])
+        cells = known[mask]
+        for value in set(cells.tolist()):
+            if str(value).lower() in ("false", "0", "no"):
+                completed &= np.asarray(cells != value)
     planned = "failures" in columns and status is None  # a job file (generate's): failures planned per job
     if planned:
         attempts = np.nan_to_num(columns["attempts"][mask], nan=1.0) if "attempts" in columns else np.ones(jobs)
