@@ -14,7 +14,7 @@ from policy_engine.diagnostics import LoadError
 from policy_engine.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.limits import JOB_PRIORITY
 from policy_engine.model import Topology
-from policy_engine.simulation.generate import (
+from policy_engine.simulation.inputs.generate import (
     DURATION_DISTRIBUTIONS,
     GenerateOptions,
     Reach,
@@ -26,7 +26,7 @@ from policy_engine.simulation.generate import (
     share_reach,
     write_jobs,
 )
-from policy_engine.simulation.workload import MAX_SECONDS
+from policy_engine.simulation.inputs.workload import MAX_SECONDS
 
 #: Most jobs one run writes: the largest job file ``simulate`` is sized for.
 MAX_JOBS = 10_000_000

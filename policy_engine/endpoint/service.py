@@ -22,7 +22,7 @@ from policy_engine.endpoint.jobs import ServiceJob
 from policy_engine.endpoint.scheduler import Clock, Scheduler
 from policy_engine.endpoint.store import Store
 from policy_engine.model import Topology
-from policy_engine.simulation.job_rows import MAX_SECONDS
+from policy_engine.simulation.inputs.job_rows import MAX_SECONDS
 
 #: SubmitServiceJob's documented account rate (service_limits): requests per second.
 SUBMIT_RATE = 5.0
@@ -107,8 +107,7 @@ class Service:
     def _replay_to(self, at: float) -> None:
         clock = self.scheduler.clock
         clock.set(max(at, self.scheduler.engine.now))
-        self.scheduler.catch_up()
-        self.account.settle(self.scheduler.engine.now)
+        self.catch_up()
 
     # --- what handlers use ----------------------------------------------------------------------
 
@@ -136,7 +135,7 @@ class Service:
                             "per account (emulated by --enforce-limits)")
 
     def topology_changed(self) -> None:
-        self.scheduler.set_topology(self.account.topology())
+        self.scheduler.change_topology(self.account.topology())
 
     def unfinished_jobs(self, queue: str) -> Iterator[ServiceJob]:
         jobs = self.scheduler.jobs
@@ -148,7 +147,8 @@ class Service:
 
     def catch_up(self) -> float:
         now = self.scheduler.catch_up()
-        self.account.settle(now)
+        if self.account.settle(now):
+            self.topology_changed()
         return now
 
     def call(self, name: str, params: Params) -> Output:
@@ -200,7 +200,8 @@ class Service:
     def _control(self, name: str, params: Params) -> Output:
         if name == "advance":
             self.scheduler.advance(params["seconds"])
-            self.account.settle(self.now)
+            if self.account.settle(self.now):
+                self.topology_changed()
             return self.clock_state()
         raise client_error(f"Unknown control operation {name}")
 

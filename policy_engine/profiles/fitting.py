@@ -39,8 +39,8 @@ from policy_engine.profiles.spec import (
     ShareProfile,
     WorkloadProfile,
 )
-from policy_engine.simulation.job_rows import MAX_PRIORITY
-from policy_engine.simulation.job_rows import MAX_SECONDS as MAX_JOB_SECONDS
+from policy_engine.simulation.inputs.job_rows import MAX_PRIORITY
+from policy_engine.simulation.inputs.job_rows import MAX_SECONDS as MAX_JOB_SECONDS
 from policy_engine.units import duration_text
 
 #: Largest subsample the goodness-of-fit test (and the parametric fit) sees: a KS test on a million

@@ -20,7 +20,7 @@ from policy_engine.profiles.spec import (
     RunTime,
     ShareProfile,
 )
-from policy_engine.simulation.generate import GenerateOptions, ShareMix
+from policy_engine.simulation.inputs.generate import GenerateOptions, ShareMix
 
 
 def parse_scales(profile: ResolvedProfile, topology: Topology,

@@ -29,7 +29,7 @@ from policy_engine.profiles.spec import (
     RunTime,
     ShareProfile,
 )
-from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
+from policy_engine.simulation.core.jobs import CORE_FIELDS, JobSpec
 
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0

@@ -20,7 +20,7 @@ from policy_engine.profiles.fitting import fit_profile, read_columns
 from policy_engine.profiles.loading import load_profile
 from policy_engine.profiles.sampling import Columns, draw_workload, write_columns
 from policy_engine.profiles.spec import Empirical, Exponential, LogNormal, Pareto
-from policy_engine.simulation.generate import share_reach
+from policy_engine.simulation.inputs.generate import share_reach
 
 PEAK = [0.2] * 7 + [1, 2, 3, 3, 3, 2, 3, 3, 3, 2, 1] + [0.4] * 6
 SOURCE = f"""\

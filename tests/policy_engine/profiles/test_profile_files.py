@@ -13,7 +13,7 @@ from policy_engine.cli import main
 from policy_engine.diagnostics import LoadError
 from policy_engine.profiles.loading import load_profile
 from policy_engine.profiles.sampling import draw_workload
-from policy_engine.simulation.generate import share_reach
+from policy_engine.simulation.inputs.generate import share_reach
 
 GOOD = """\
 shares:
