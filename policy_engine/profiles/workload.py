@@ -14,8 +14,8 @@ from policy_engine.model import Topology
 from policy_engine.profiles.loading import ResolvedProfile
 from policy_engine.profiles.planning import with_defaults
 from policy_engine.profiles.sampling import draw_workload
-from policy_engine.simulation.inputs.generate import GenerateOptions, share_reach
 from policy_engine.simulation.core.jobs import JobSpec
+from policy_engine.simulation.inputs.generate import GenerateOptions, share_reach
 
 
 @dataclass(frozen=True)
