@@ -15,7 +15,6 @@ from typing import ClassVar, Protocol
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity
 from policy_engine.simulation.core.jobs import Job
-from policy_engine.simulation.topology_changes import over_capacity
 
 
 class VictimPolicy(Protocol):
@@ -150,7 +149,7 @@ def reclaim_victims(pool: Pool, share: ShareCapacity, head: Job, policy: VictimP
     """
     n = head.spec.instances
     above = above_limit(pool, share)
-    if not above or over_capacity(pool) or not could_make_room(pool, share, n, [], above):
+    if not above or placement.over_capacity(pool) or not could_make_room(pool, share, n, [], above):
         return None
     candidates = [job for other in above for job in other.active]
     if not candidates:
@@ -173,7 +172,7 @@ def in_share_victims(pool: Pool, share: ShareCapacity, head: Job, policy: Victim
     n = head.spec.instances
     priority = head.priority
     candidates = [job for job in share.active if job.priority < priority]
-    if not candidates or over_capacity(pool):
+    if not candidates or placement.over_capacity(pool):
         return None
     above = above_limit(pool, share)
     if not could_make_room(pool, share, n, candidates, above):
