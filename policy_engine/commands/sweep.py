@@ -11,7 +11,6 @@ import click
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import SWEEP_FORMATS
-from policy_engine.reports.subjects import SweepOutput
 from policy_engine.simulation.workload import Scenario, load_scenario
 from policy_engine.sweep.dataset import DatasetError, ResultsDataset, share_pairs
 from policy_engine.sweep.evaluate import ERROR
@@ -21,6 +20,7 @@ from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
 from policy_engine.sweep.grid import expand, grid_size
 from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.runner import run_sweep, scenario_digest
+from policy_engine.sweep.subjects import SweepOutput
 
 DEFAULT_OBJECTIVE = "max(wait_p95)"
 #: The shell's code for a program ended by Ctrl-C (128 + SIGINT).

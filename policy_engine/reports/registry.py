@@ -23,10 +23,9 @@ from policy_engine.reports.subjects import (
     ExplainOutput,
     GenerateOutput,
     SimulateOutput,
-    SweepOutput,
-    TuneOutput,
     WalkthroughStep,
 )
+from policy_engine.sweep.subjects import SweepOutput, TuneOutput
 
 if TYPE_CHECKING:
     from graphviz import Digraph

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from policy_engine.aws.drift import Difference
@@ -20,9 +20,6 @@ if TYPE_CHECKING:
     from policy_engine.model import Topology
     from policy_engine.simulation.calibration import ShareCalibration
     from policy_engine.simulation.results import SimulationResult
-    from policy_engine.sweep.expressions import Constraint, Expression
-    from policy_engine.sweep.grammar import Axis
-    from policy_engine.sweep.tune import Objective, TuneResult
 
 
 @dataclass(frozen=True)
@@ -125,32 +122,6 @@ class DriftOutput:
     source: str
     region: str
     unreadable: list[str]
-
-
-@dataclass(frozen=True)
-class SweepOutput:
-    """Every run of a sweep, ranked by ``objective`` for the text summary (``top`` rows)."""
-
-    records: list[dict[str, Any]]
-    axes: list[Axis]
-    pairs: list[tuple[str, str]]
-    objective: Expression
-    maximize: bool
-    top: int
-    out_dir: str | None = None
-
-
-@dataclass(frozen=True)
-class TuneOutput:
-    """A tuning run: the recommendation with its evidence rows, and the Pareto front."""
-
-    result: TuneResult
-    axes: list[Axis]
-    objectives: list[Objective]
-    constraints: list[Constraint]
-    evidence: list[tuple[str, str, str]]
-    front_rows: list[tuple[str, ...]]
-    out_file: str | None = None
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import csv
 import json
 from typing import TextIO
 
-from policy_engine.reports.subjects import SweepOutput
 from policy_engine.sweep.dataset import flat_row
 from policy_engine.sweep.grid import candidate_key
+from policy_engine.sweep.subjects import SweepOutput
 
 
 def write(output: SweepOutput, stream: TextIO) -> None:

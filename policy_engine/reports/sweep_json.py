@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from policy_engine.reports.subjects import SweepOutput
+from policy_engine.sweep.subjects import SweepOutput
 
 #: The keys of one run in the JSON documents of ``sweep`` and ``tune``.
 RUN_KEYS = ("values", "status", "findings", "error", "summary", "shares")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from policy_engine.reports.subjects import TuneOutput
 from policy_engine.reports.sweep_json import run_json
+from policy_engine.sweep.subjects import TuneOutput
 
 
 def write(output: TuneOutput, stream: TextIO) -> None:

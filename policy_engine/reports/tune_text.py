@@ -8,8 +8,8 @@ from typing import TextIO
 from rich.table import Table
 
 from policy_engine.reports import terminal
-from policy_engine.reports.subjects import TuneOutput
 from policy_engine.sweep.evaluate import OK
+from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import feasible
 
 

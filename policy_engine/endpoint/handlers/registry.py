@@ -33,7 +33,12 @@ T = TypeVar("T")
 
 
 def operation(name: str, mutating: bool = False) -> Callable[[Handler], Handler]:
+    """Register the decorated function as the handler of operation ``name``; a second handler is refused."""
+
     def register(function: Handler) -> Handler:
+        if name in HANDLERS:
+            raise ValueError(f"operation {name} registered twice ({HANDLERS[name].__qualname__} and "
+                             f"{function.__qualname__})")
         HANDLERS[name] = function
         if mutating:
             MUTATING.add(name)
