@@ -69,6 +69,17 @@ TAG_KEY_LENGTH = Limit(1, 128, "tag key length", "AWS tagging rules")
 SYSTEM_TAG_PREFIX = "aws:"
 TAG_VALUE_LENGTH = Limit(0, 256, "tag value length", "AWS tagging rules")
 TIME_LIMIT_SECONDS = Limit(600, 86400, "jobStateTimeLimitActions maxTimeSeconds", _API)
+#: One page of a ``List*``/``Describe*`` call (``maxResults``), and the front of queue ``GetJobQueueSnapshot`` shows.
+PAGE_SIZE = Limit(1, 100, "maxResults of one List*/Describe* page", _API)
+SNAPSHOT_FRONT_OF_QUEUE = Limit(None, 100, "RUNNABLE jobs in GetJobQueueSnapshot's front of queue", _API)
+TERMINATE_JOBS_PER_CALL = Limit(1, 50, "service job IDs in one TerminateServiceJobs call", _API)
+RECENT_PREEMPTED_ATTEMPTS = Limit(None, 5, "preemptionSummary.recentPreemptedAttempts per job", _API)
+SUBMIT_REQUESTS_PER_SECOND = Limit(None, 5, "SubmitServiceJob requests per second per account", _SERVICE_LIMITS)
+STACK_RESOURCES = Limit(None, 500, "resources per CloudFormation stack (CDK refuses more: TooManyResourcesInStack)",
+                        "AWS CloudFormation user guide, quotas")
+STACK_OUTPUTS = Limit(None, 200, "outputs per CloudFormation template", "AWS CloudFormation user guide, quotas")
+STACK_NAME_LENGTH = Limit(1, 128, "CloudFormation stack name length (a letter, then letters, digits and '-')",
+                          "AWS CloudFormation user guide, CreateStack StackName")
 
 #: The status reasons a SAGEMAKER_TRAINING queue's ``jobStateTimeLimitActions`` may name (AWS accepts no others).
 TIME_LIMIT_REASONS: tuple[str, ...] = (
