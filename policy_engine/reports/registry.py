@@ -25,10 +25,11 @@ from policy_engine.reports.subjects import (
     SimulateOutput,
     WalkthroughStep,
 )
-from policy_engine.sweep.subjects import SweepOutput, TuneOutput
 
 if TYPE_CHECKING:
     from graphviz import Digraph
+
+    from policy_engine.sweep.subjects import SweepOutput, TuneOutput
 
 
 Subject = TypeVar("Subject")
@@ -55,8 +56,8 @@ class DiffRenderer(DocumentRenderer[DiffOutput, DiffLoadFailure]):
 SimulateRenderer = Callable[[SimulateOutput, TextIO], None]
 ExplainRenderer = Callable[[ExplainOutput, TextIO], None]
 DriftRenderer = Callable[[DriftOutput, TextIO], None]
-SweepRenderer = Callable[[SweepOutput, TextIO], None]
-TuneRenderer = Callable[[TuneOutput, TextIO], None]
+SweepRenderer = Callable[["SweepOutput", TextIO], None]  # named: check never loads the sweep package
+TuneRenderer = Callable[["TuneOutput", TextIO], None]
 WalkthroughRenderer = Callable[[Sequence[WalkthroughStep], TextIO], None]
 GenerateRenderer = Callable[[GenerateOutput, TextIO], None]
 
