@@ -37,6 +37,13 @@ class Limit:
     def above(self, value: int) -> bool:
         return self.maximum is not None and value > self.maximum
 
+    @property
+    def at_most(self) -> int:
+        """The maximum of a limit that has one, as a plain figure (a page size, a rate, a count of resources)."""
+        if self.maximum is None:
+            raise ValueError(f"{self.what} has no maximum")
+        return self.maximum
+
     def excess(self, value: int) -> int:
         """How far ``value`` is above the maximum (0 when within it or unbounded)."""
         return max(0, value - self.maximum) if self.maximum is not None else 0

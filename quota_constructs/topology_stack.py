@@ -44,9 +44,9 @@ from quota_constructs.validation import construct_path
 Split = Literal["auto", "single", "per-queue"]
 
 #: CDK's ``TooManyResourcesInStack`` threshold; one is kept for ``AWS::CDK::Metadata``.
-MAX_RESOURCES_PER_STACK = limits.STACK_RESOURCES.maximum - 1
+MAX_RESOURCES_PER_STACK = limits.STACK_RESOURCES.at_most - 1
 #: CloudFormation's limit on outputs per template.
-MAX_OUTPUTS_PER_STACK = limits.STACK_OUTPUTS.maximum
+MAX_OUTPUTS_PER_STACK = limits.STACK_OUTPUTS.at_most
 
 
 class QueueResources(Construct):
@@ -215,7 +215,7 @@ def _environment_id(name: str) -> str:
     return f"Environment:{name}"
 
 
-_STACK_NAME = re.compile(rf"[A-Za-z][A-Za-z0-9-]{{0,{limits.STACK_NAME_LENGTH.maximum - 1}}}")
+_STACK_NAME = re.compile(rf"[A-Za-z][A-Za-z0-9-]{{0,{limits.STACK_NAME_LENGTH.at_most - 1}}}")
 
 
 def _stack_id(app: App, stack_name: str, queue: str | None = None) -> str:

@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 from policy_engine import limits
 
 #: Most recent preempted attempts kept per job (``preemptionSummary.recentPreemptedAttempts``).
-RECENT_PREEMPTIONS = limits.RECENT_PREEMPTED_ATTEMPTS.maximum
+RECENT_PREEMPTIONS = limits.RECENT_PREEMPTED_ATTEMPTS.at_most
 #: States a job never leaves.
 FINAL = ("SUCCEEDED", "FAILED")
 #: States in which a job holds capacity.

@@ -26,7 +26,7 @@ from policy_engine.model import Topology
 from policy_engine.simulation.job_rows import MAX_SECONDS
 
 #: SubmitServiceJob's documented account rate (service_limits): requests per second.
-SUBMIT_RATE = float(limits.SUBMIT_REQUESTS_PER_SECOND.maximum)
+SUBMIT_RATE = float(limits.SUBMIT_REQUESTS_PER_SECOND.at_most)
 
 
 @dataclass(frozen=True)

@@ -108,14 +108,14 @@ def render_catalogue() -> str:
     families = list(dict.fromkeys(rule.family for rule in rules))
     for family, members in groupby(sorted(rules, key=lambda r: (families.index(r.family), r.id)),
                                    key=lambda r: r.family):
-        members = list(members)
+        family_rules = list(members)
         out += [f"## {family}", "", "| ID | severity | suppressible | rule | AWS documentation |",
                 "|---|---|---|---|---|"]
-        for rule in members:
+        for rule in family_rules:
             out.append(f"| [{rule.id}](#{catalogue_anchor(rule.id)}) | {rule.severity.value} | {_suppressible(rule)} | "
                        f"{rule.title} | {_aws_link(rule)} |")
         out.append("")
-        for rule in members:
+        for rule in family_rules:
             out += [f"### {rule.id}", "", f"**{rule.title}** ({rule.severity.value}; suppressible: "
                     f"{_suppressible(rule)}). " + " ".join(rule.description.split()), ""]
             if _is_aws_page(rule.source_url):

@@ -26,7 +26,7 @@ HANDLERS: dict[str, Handler] = {}
 MUTATING: set[str] = set()
 
 #: AWS's largest page (``maxResults``) and the default one.
-PAGE = limits.PAGE_SIZE.maximum
+PAGE = limits.PAGE_SIZE.at_most
 T = TypeVar("T")
 
 

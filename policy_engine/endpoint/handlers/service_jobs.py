@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 _FILTERS = ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENTIFIER", "QUOTA_SHARE_NAME")
 #: AWS's bound on one ``TerminateServiceJobs`` call.
-TERMINATE_BATCH = limits.TERMINATE_JOBS_PER_CALL.maximum
+TERMINATE_BATCH = limits.TERMINATE_JOBS_PER_CALL.at_most
 
 
 def find_job(service: Endpoint, job_id: str) -> ServiceJob:

@@ -33,7 +33,7 @@ def get_job_queue_snapshot(service: Endpoint, params: Params) -> Output:
     def front(seqs: Iterable[int]) -> list[dict[str, Any]]:
         """The front of queue AWS shows (``limits.SNAPSHOT_FRONT_OF_QUEUE``) in scheduling order (priority, then
         submission): O(n) for n waiting jobs."""
-        first = heapq.nsmallest(limits.SNAPSHOT_FRONT_OF_QUEUE.maximum, (records[seq] for seq in seqs),
+        first = heapq.nsmallest(limits.SNAPSHOT_FRONT_OF_QUEUE.at_most, (records[seq] for seq in seqs),
                                 key=lambda r: (-r.priority, r.seq))
         return [{"jobArn": r.arn, "earliestTimeAtPosition": service.ms(r.created)} for r in first]
 
