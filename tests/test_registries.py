@@ -11,7 +11,7 @@ from policy_engine.endpoint.operations import HANDLERS
 from policy_engine.findings import Severity
 from policy_engine.reports.formats import FormatTable, OutputFormat
 from policy_engine.rules import REGISTRY, rule
-from policy_engine.simulation.preemption import POLICIES, LowestPriorityNewestFirst, register_policy
+from policy_engine.simulation.core.preemption import POLICIES, LowestPriorityNewestFirst, register_policy
 
 
 def test_a_command_given_twice_is_refused():

@@ -16,7 +16,7 @@ from policy_engine.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.limits import JOB_PRIORITY
 from policy_engine.reports.registry import GENERATE_FORMATS
 from policy_engine.reports.subjects import GenerateOutput
-from policy_engine.simulation.generate import (
+from policy_engine.simulation.inputs.generate import (
     DURATION_DISTRIBUTIONS,
     WorkloadProfile,
     drawable,
@@ -26,7 +26,7 @@ from policy_engine.simulation.generate import (
     share_reach,
     write_jobs,
 )
-from policy_engine.simulation.workload import MAX_SECONDS
+from policy_engine.simulation.inputs.workload import MAX_SECONDS
 
 #: Most jobs one run writes: the largest job file ``simulate`` is sized for.
 MAX_JOBS = 10_000_000

@@ -11,7 +11,7 @@ import click
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import SWEEP_FORMATS
-from policy_engine.simulation.workload import Scenario, load_scenario
+from policy_engine.simulation.inputs.workload import Scenario, load_scenario
 from policy_engine.sweep.dataset import DatasetError, ResultsDataset, share_pairs
 from policy_engine.sweep.evaluate import ERROR
 from policy_engine.sweep.executor import ExecutorError, open_executor

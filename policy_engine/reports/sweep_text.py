@@ -8,7 +8,7 @@ from typing import Any, TextIO
 from rich.table import Table
 
 from policy_engine.reports import terminal
-from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.sweep.evaluate import ERROR, OK
 from policy_engine.sweep.expressions import Expression
 from policy_engine.sweep.subjects import SweepOutput

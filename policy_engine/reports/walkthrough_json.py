@@ -10,7 +10,7 @@ from typing import Any, TextIO
 import click
 
 from policy_engine.reports.subjects import WalkthroughStep
-from policy_engine.simulation.numbers import as_number
+from policy_engine.simulation.outputs.numbers import as_number
 
 
 def to_dict(steps: Sequence[WalkthroughStep]) -> dict[str, Any]:
