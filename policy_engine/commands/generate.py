@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import math
 import os
+import sys
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -14,6 +18,8 @@ from policy_engine.diagnostics import LoadError
 from policy_engine.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.limits import JOB_PRIORITY
 from policy_engine.model import Topology
+from policy_engine.reports.registry import GENERATE_FORMATS
+from policy_engine.reports.subjects import GenerateOutput
 from policy_engine.simulation.inputs.generate import (
     DURATION_DISTRIBUTIONS,
     GenerateOptions,
@@ -76,12 +82,13 @@ MAX_DAYS = 3650.0
               help="Priority mix of one share, e.g. training/QS1=1:0.8,5:0.2 (repeatable).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--scenario", type=SafePath(dir_okay=False), help="Also write a scenario YAML using the jobs file.")
+@GENERATE_FORMATS.option()
 def command(topology: str | None, output: str, count: int | None, days: float | None, profile_path: str | None,
             scales: tuple[str, ...], added: tuple[str, ...], share_mix: str, rate: float, sizes: str,
             duration_mean: float,
             duration_distribution: str, duration_shape: float | None, duration_max: float | None,
             burst_mean: float, burst_spread: float, priorities: str, share_priorities: tuple[str, ...], seed: int,
-            scenario: str | None) -> None:
+            scenario: str | None, output_format: str) -> None:
     """Generate a seeded synthetic workload for TOPOLOGY (default: the embedded example).
 
     Exit 0 when the file is written; 2 for bad input (one line per problem).
@@ -142,10 +149,11 @@ def command(topology: str | None, output: str, count: int | None, days: float | 
                               duration_max=duration_max, burst_mean=burst_mean, burst_spread=burst_spread,
                               share_mix=ShareMix(share_mix))
     reach = share_reach(loaded)  # one computation for the notes and the jobs
+    render = GENERATE_FORMATS.renderer(output_format)
     if profile_path is not None:
         assert days is not None
-        written = _from_profile(loaded, profile_path, profile, days, scales, added, reach, out, output)
-        _write_scenario(scenario, topology, loaded, out)
+        written, said = _from_profile(loaded, profile_path, profile, days, scales, added, reach, out, output)
+        _finish(render, GenerateOutput(written, output, notes=tuple(said)), scenario, topology, loaded, out)
         return
     enabled, notes = drawable(loaded, profile, reach)
     if not enabled:
@@ -156,12 +164,12 @@ def command(topology: str | None, output: str, count: int | None, days: float | 
         written = write_jobs(out, generate_jobs(loaded, profile, reach))
     except OSError as error:
         fail_input([f"{output}: cannot write: {error.strerror or error}"])
-    click.echo(f"wrote {written:,} job(s) to {output}")
-    _write_scenario(scenario, topology, loaded, out)
+    _finish(render, GenerateOutput(written, output, notes=tuple(notes)), scenario, topology, loaded, out)
 
 
 def _from_profile(loaded: Topology, profile_path: str, options: GenerateOptions, days: float,
-                  scales: tuple[str, ...], added: tuple[str, ...], reach: Reach, out: Path, output: str) -> int:
+                  scales: tuple[str, ...], added: tuple[str, ...], reach: Reach, out: Path,
+                  output: str) -> tuple[int, list[str]]:
     """``--workload-profile``: the profile's shares (scaled, added), the others from ``options``; write them."""
     from policy_engine.profiles.loading import load_profile
     from policy_engine.profiles.planning import add_shares, parse_scales, with_defaults
@@ -187,11 +195,12 @@ def _from_profile(loaded: Topology, profile_path: str, options: GenerateOptions,
         written = write_columns(out, columns)
     except OSError as error:
         fail_input([f"{output}: cannot write: {error.strerror or error}"])
-    click.echo(f"wrote {written:,} job(s) over {days:g} day(s) to {output}")
-    return written
+    return written, notes + columns.notes
 
 
-def _write_scenario(scenario: str | None, topology: str | None, loaded: Topology, out: Path) -> None:
+def _finish(render: Callable[[GenerateOutput, TextIO], None], done: GenerateOutput, scenario: str | None,
+            topology: str | None, loaded: Topology, out: Path) -> None:
+    """Write the scenario beside the jobs (when asked for), then say what was written."""
     if scenario:
         target = Path(scenario)
         # relative to the scenario as the user named it: resolving symlinks would climb out of the project
@@ -203,5 +212,7 @@ def _write_scenario(scenario: str | None, topology: str | None, loaded: Topology
             target.write_text(safe_yaml.dump({"topology": topo_value, "jobs": jobs_value}),
                               encoding="utf-8")
         except OSError as error:
+            render(done, sys.stdout)  # the jobs file was written
             fail_input([f"--scenario {scenario}: cannot write: {error.strerror or error}"])
-        click.echo(f"wrote scenario {scenario}")
+        done = replace(done, scenario=scenario)
+    render(done, sys.stdout)
