@@ -99,36 +99,56 @@ class ExplainOutput:
 
 
 @dataclass(frozen=True)
+class DiffOutput:
+    """What ``diff`` found between two topologies; ``fail_on`` is what makes it fail (the verdict says so)."""
+
+    report: ChangeReport
+    fail_on: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DiffLoadFailure:
+    """``diff`` inputs that did not load: the document CI reads says so (the command then exits 2)."""
+
+    problems: list[str]
+    base: str
+    head: str
+
+
+@dataclass(frozen=True)
+class DriftOutput:
+    """The account against a topology: each difference, and the calls that could not be read (one line each)."""
+
+    differences: list[Difference]
+    source: str
+    region: str
+    unreadable: list[str]
+
+
+@dataclass(frozen=True)
+class WalkthroughStep:
+    """One step of AWS's example: when, what is done, what AWS's example says happens, and the jobs after it."""
+
+    time: float
+    title: str
+    expected: str
+    result: SimulationResult
+
+
+@dataclass(frozen=True)
+class GenerateOutput:
+    """What ``generate`` wrote: the jobs file, the scenario beside it (if asked for), and the notes it said."""
+
+    jobs: int
+    output: str
+    scenario: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class FitOutput:
     """A fitted workload profile (``batch-quota fit``); ``written`` is the profile file, when one was written."""
 
     result: FitResult
     source: str
     written: str | None = None
-class DiffOutput:
-    """What ``diff`` found between two topologies; ``fail_on`` is what makes it fail (the verdict says so)."""
-    report: ChangeReport
-    fail_on: tuple[str, ...]
-@dataclass(frozen=True)
-class DiffLoadFailure:
-    """``diff`` inputs that did not load: the document CI reads says so (the command then exits 2)."""
-    problems: list[str]
-    base: str
-    head: str
-class DriftOutput:
-    """The account against a topology: each difference, and the calls that could not be read (one line each)."""
-    differences: list[Difference]
-    region: str
-    unreadable: list[str]
-class WalkthroughStep:
-    """One step of AWS's example: when, what is done, what AWS's example says happens, and the jobs after it."""
-    time: float
-    title: str
-    expected: str
-    result: SimulationResult
-class GenerateOutput:
-    """What ``generate`` wrote: the jobs file, the scenario beside it (if asked for), and the notes it said."""
-    jobs: int
-    output: str
-    scenario: str | None = None
-    notes: tuple[str, ...] = ()
