@@ -12,26 +12,15 @@ from rich.table import Table
 from rich.text import Text
 
 from policy_engine.aws.queue_figures import QueueFigures, ShareRow
+from policy_engine.units import duration_text
 
 #: Columns of a head job's reason on the screen (cut with an ellipsis; ``--format json`` has it whole).
 REASON_WIDTH = 70
 
 
 def human_duration(seconds: float | None) -> str:
-    """``45s``, ``12m 03s``, ``3h 05m``, ``2d 04h``: two units at most, the larger first."""
-    if seconds is None:
-        return "-"
-    whole = int(seconds)
-    days, rest = divmod(whole, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours:02d}h"
-    if hours:
-        return f"{hours}h {minutes:02d}m"
-    if minutes:
-        return f"{minutes}m {secs:02d}s"
-    return f"{secs}s"
+    """The project's one duration wording (``units.duration_text``: ``45s``, ``3h 05m``), ``-`` when unknown."""
+    return "-" if seconds is None else duration_text(seconds)
 
 
 def _number(value: float) -> str:
