@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from policy_engine.changes.promises import PromiseChange
 from policy_engine.changes.report import FAIL_ON, ChangeReport, FieldChange, GuaranteeChange, ObjectChange
 from policy_engine.simulation.numbers import format_seconds
 
@@ -25,14 +26,14 @@ def shown(value: Any) -> str:
     return str(value)
 
 
-def describe(change: FieldChange) -> str:
+def describe(change: FieldChange, arrow: str = "->") -> str:
     """``limit ml.g5.xlarge: 2 -> 1``; list fields as ``+added -removed``."""
     if change.field in ("preempted_by", "may_preempt"):
         added = [x for x in change.after if x not in change.before]
         removed = [x for x in change.before if x not in change.after]
         parts = [f"+{x}" for x in added] + [f"-{x}" for x in removed]
         return f"{change.field}: {' '.join(parts)}"
-    return f"{change.name}: {shown(change.before)} -> {shown(change.after)}"
+    return f"{change.name}: {shown(change.before)} {arrow} {shown(change.after)}"
 
 
 def object_line(change: ObjectChange) -> str:
@@ -43,9 +44,30 @@ def object_line(change: ObjectChange) -> str:
 
 def guarantee_line(change: GuaranteeChange) -> str:
     what = f"{change.share} {change.property}" + (f" {change.instance_type}" if change.instance_type else "")
-    label = ("LOST" if change.lost else "REGAINED" if change.regained else "DROPPED" if change.after == "absent"
+    label = ("LOST" if change.refuted_now else "REGAINED" if change.regained else "DROPPED" if change.after == "absent"
              else "NEW" if change.before == "absent" else change.after.upper())
     return f"{label:<8} {what}: {change.before} -> {change.after}"
+
+
+def declared(value: int | bool | None) -> str:
+    """A declared promise's value: ``-`` when not declared."""
+    return "-" if value is None else "yes" if value is True else str(value)
+
+
+def promise_line(change: PromiseChange) -> str:
+    """``WEAKENED training/A min_capacity ml.g5.xlarge: 8 -> 6 (proof: held -> held)``, with who accepted it."""
+    state = f"proof: {change.proven_before} -> {change.proven_after}"
+    accepted = f"; accepted ({change.kind.rule}): {change.accepted}" if change.accepted else (
+        f"; needs review ({change.kind.rule})" if change.kind.rule else "")
+    return (f"{change.kind.value.upper().replace('_', ' '):<24} {change.label}: {declared(change.before)} -> "
+            f"{declared(change.after)} ({state}{accepted})")
+
+
+def shares_title(report: ChangeReport) -> str:
+    """How many shares changed directly, and how many only through the borrow graph."""
+    affected = len(report.affected_shares)
+    return (f"Quota shares ({len(report.changed_shares)} changed"
+            + (f", {affected} affected through the borrow graph)" if affected else ")"))
 
 
 def verdict(report: ChangeReport, fail_on: tuple[str, ...]) -> str:
@@ -56,13 +78,17 @@ def verdict(report: ChangeReport, fail_on: tuple[str, ...]) -> str:
 def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
     lines = [f"batch-quota diff {report.base} -> {report.head}", "", verdict(report, fail_on), ""]
     if not (report.objects or report.guarantees or report.new_findings or report.resolved_findings
-            or report.hazards):
+            or report.hazards or report.promises):
         lines += ["No change to shares, queues, environments, guarantees or findings.", ""]
+    if report.promises:
+        lines.append(f"Promises: declared guarantees that change ({len(report.promises)})")
+        lines += [f"  {promise_line(change)}" for change in report.promises]
+        lines.append("")
     for kind, title in KIND_TITLES.items():
         changes = [c for c in report.objects if c.kind == kind]
         if not changes:
             continue
-        lines.append(f"{title} ({len(changes)})")
+        lines.append(shares_title(report) if kind == "quota_share" else f"{title} ({len(changes)})")
         for change in changes:
             lines.append(f"  {object_line(change)}")
             lines += [f"      {describe(field)}" for field in change.changes]

@@ -88,6 +88,9 @@ class Rule:
     #: AWS itself refuses what it finds (CloudFormation or the Batch API fail the deploy); the constructs'
     #: eager prop checks mirror these rules, and a local AWS endpoint rejects the same requests.
     enforced_by_aws: bool = False
+    #: Judges a change between two topologies, not one topology: only ``batch-quota diff`` evaluates it
+    #: (``check`` never reports it, and a suppression of it in HEAD is never stale).
+    diff_only: bool = False
 
     def can_suppress(self, severity: Severity) -> bool:
         """A finding of this severity may be accepted: a warning, or an error AWS would still deploy."""
@@ -123,7 +126,8 @@ REGISTRY: dict[str, Rule] = {}
 
 
 def rule(rule_id: str, severity: Severity, title: str, *, suppressible_errors: bool = False,
-         after_findings: bool = False, enforced_by_aws: bool = False) -> Callable[[RuleFunction], Rule]:
+         after_findings: bool = False, enforced_by_aws: bool = False,
+         diff_only: bool = False) -> Callable[[RuleFunction], Rule]:
     """Register the decorated function as rule ``rule_id``."""
 
     def register(function: RuleFunction) -> Rule:
@@ -131,7 +135,7 @@ def rule(rule_id: str, severity: Severity, title: str, *, suppressible_errors: b
             raise ValueError(f"rule {rule_id} registered twice")
         family = (inspect.getmodule(function).__doc__ or "").strip().split(":")[0]
         registered = Rule(rule_id, severity, title, function, family, suppressible_errors, after_findings,
-                          enforced_by_aws)
+                          enforced_by_aws, diff_only)
         REGISTRY[rule_id] = registered
         return registered
 

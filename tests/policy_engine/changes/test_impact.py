@@ -64,4 +64,4 @@ def test_cli_replay_in_every_format(write_file):
     assert "jobs preempted because of the change: 1" in text and "b (q/S1, 1 ml.g5.xlarge)" in text
     markdown = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10",
                                     "--format", "markdown"]).output
-    assert "**1** job(s) preempted because of the change" in markdown
+    assert "**1** job(s) preempted more often because of the change" in markdown
