@@ -1,4 +1,11 @@
-"""``batch-quota tune SCENARIO --vary ... --minimize EXPR --budget N``: recommend a topology, with evidence."""
+"""``batch-quota tune SCENARIO --vary ... --minimize EXPR --budget N``: recommend a topology, with evidence.
+
+Only knobs AWS has are searched (share limits, strategies, borrow limits, in-share preemption, states,
+environment capacity, transfers between two shares); simulator assumptions (``settings.*``,
+``workload.*``) are refused as ``--vary`` and taken by ``--assume`` instead. Exit 0 with a
+recommendation or the answer to keep the current topology, 1 when no candidate meets every
+constraint (the nearest is named), 2 on bad input.
+"""
 
 from __future__ import annotations
 
@@ -17,13 +24,15 @@ from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import Topology
 from policy_engine.reports import terminal
 from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.workload import Scenario
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.executor import ExecutorError, open_executor
 from policy_engine.sweep.expressions import Constraint, ExpressionError, parse_constraint, parse_expression
-from policy_engine.sweep.grammar import Axis
+from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
+from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
-from policy_engine.sweep.tune import Objective, TuneResult, feasible, tune
+from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, feasible, tune
 
 
 def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -50,7 +59,7 @@ def _figure(value: object, percent: bool = False) -> str:
 def _evidence_rows(result: TuneResult, objectives: list[Objective],
                    constraints: list[Constraint]) -> list[tuple[str, str, str]]:
     rows = []
-    current, chosen = result.current, result.chosen
+    current, chosen = result.current, result.chosen or result.best
     for objective in objectives:
         percent = "utilisation" in objective.expression.text
         rows.append((objective.label,
@@ -68,6 +77,17 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective],
                      _figure(chosen["summary"][key], percent) if chosen else "-"))
     if current["status"] != OK:
         rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
+    if result.samples and chosen is not None:
+        first = objectives[0]
+
+        def spread(record: dict) -> str:
+            values = [first.expression(sample) for sample in record.get("samples", [])]
+            return f"{_figure(min(values))} .. {_figure(max(values))}" if values else "-"
+
+        rows.append((f"{first.label}: spread over {result.samples} workload samples (min .. max; the rows above "
+                     f"are means)", spread(current), spread(chosen)))
+        rows.append(("workload samples on which the recommendation is better", "-",
+                     f"{result.wins} of {result.samples}"))
     return rows
 
 
@@ -95,6 +115,23 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampler.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="Candidates asked per round (fixed, so results do not depend on the worker count).")
+@click.option("--assume", "assume", multiple=True, metavar="PATH=VALUES",
+              help="A simulator assumption to test the answer under (settings.* or workload.*, the --vary grammar; "
+                   "repeatable): every candidate is evaluated under each, shown in an assumption-sensitivity "
+                   "table, never written into the recommended topology.")
+@click.option("--min-gain", "min_gain", type=click.FloatRange(min=0, max=1), default=DEFAULT_MIN_GAIN,
+              show_default=True, metavar="FRACTION",
+              help="How much better than the current topology the recommendation must be on the first objective "
+                   "(relative; when the current value is 0, an absolute gain of 1). Otherwise: keep the current.")
+@click.option("--guarantee-policy", "guarantee_policy", type=click.Choice([p.value for p in GuaranteePolicy]),
+              default=GuaranteePolicy.KEEP.value, show_default=True,
+              help="A declared guarantee when its share's limit moves: keep it (a candidate that breaks it is "
+                   "invalid), follow (min(declared, proven)) or drop it; follow and drop are promise changes, "
+                   "printed, which diff fails on until reviewed.")
+@click.option("--workload-samples", "workload_samples", type=click.IntRange(min=2), default=None, metavar="K",
+              help="Evaluate every candidate on K workloads (day-blocks of the scenario's workload resampled with "
+                   "replacement, seeded by --seed); rank by the mean; recommend only a candidate that beats the "
+                   "current topology on more than K/2 of them.")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else local).")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N",
               help="Worker processes of the local cluster; 1 runs in-process.")
@@ -105,13 +142,21 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
 @click.pass_context
 def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: tuple[str, ...],
             maximize: tuple[str, ...], constraints: tuple[str, ...], budget: int, out_file: str | None, pick: int,
-            seed: int, batch_size: int, scheduler: str | None, workers: int | None, output: str,
+            seed: int, batch_size: int, assume: tuple[str, ...], min_gain: float, guarantee_policy: str,
+            workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
             report_dir: str | None, quiet: bool) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
     loaded = load_or_exit(scenario)
     axes = axes_or_exit(vary, loaded)
+    problems: list[str] = [
+        f"--vary {axis.path}: {axis.path.split('.')[0]}.* is a simulator assumption, not a knob AWS has; tune "
+        f"recommends topologies only: test it with --assume {axis.path}=..."
+        for axis in axes if axis.assumption]
+    assumptions = _assumptions_or_problems(assume, loaded, problems)
+    if workload_samples is not None:
+        problems += _sample_problems(loaded)
     order = ctx.meta.get("objective_order") or [("minimize", DEFAULT_OBJECTIVE)]
-    problems, objectives, parsed_constraints = [], [], []
+    objectives, parsed_constraints = [], []
     for name, text in order:
         try:
             objectives.append(Objective(parse_expression(text, loaded.topology), name == "maximize"))
@@ -139,15 +184,19 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
                 click.echo(f"tuning {len(axes)} field(s), budget {budget} run(s), on {executor.description}",
                            err=True)
             result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick,
-                          update)
+                          update, guarantees=GuaranteePolicy(guarantee_policy),
+                          workload_samples=workload_samples or 0, assumptions=assumptions, min_gain=min_gain)
     except KeyboardInterrupt:
         click.echo("interrupted: nothing recommended (a smaller --budget ends sooner)", err=True)
         raise SystemExit(EXIT_INTERRUPTED) from None
     if len(objectives) > 1 and result.front and pick > len(result.front):
         fail_input([f"--pick {pick}: the Pareto front has {len(result.front)} point(s)"])
     chosen = result.chosen
-    if out_file and chosen is not None:
-        best_topology = topology_for(loaded.topology, axes, chosen["values"])
+    policy = GuaranteePolicy(guarantee_policy)
+    recommended = topology_for(loaded.topology, axes, chosen["values"], policy) if chosen else None
+    promises = _promise_changes(loaded.topology, recommended) if recommended is not None else []
+    if out_file and chosen is not None and recommended is not None:
+        best_topology = recommended
         if not check_topology(best_topology).ok:  # never: an invalid candidate is not simulated, so not chosen
             fail_input([f"{out_file}: the recommended topology does not pass check; nothing written"])
         values = ", ".join(f"{path}={json.dumps(value)}" for path, value in chosen["values"].items())
@@ -165,6 +214,17 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             "objectives": [o.label for o in objectives],
             "constraints": [c.text for c in parsed_constraints],
             "recommended": run_json(result.chosen) if result.chosen else None,
+            "keep_current": bool(result.keep_reason),
+            "keep_reason": result.keep_reason or None,
+            "best": run_json(result.best) if result.best else None,
+            "gain": result.gain, "gain_relative": result.relative_gain, "min_gain": min_gain,
+            "workload_samples": result.samples, "wins": result.wins,
+            "spread": _spreads(result, objectives) if result.samples else None,
+            "nearest": ({"run": run_json(result.nearest),
+                         "misses": [{"constraint": text, "by": amount} for text, amount in result.misses]}
+                        if result.nearest else None),
+            "promise_changes": [p.to_dict() for p in promises],
+            "sensitivity": [_sensitivity_json(row, objectives) for row in result.sensitivity],
             "current": run_json(result.current),
             "front": [run_json(r) for r in result.front],
             "runs": [run_json(r) for r in result.runs],
@@ -172,7 +232,104 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         sys.stdout.write("\n")
     else:
         _text(result, axes, objectives, parsed_constraints, evidence, front_rows, out_file)
-    raise SystemExit(EXIT_OK if result.chosen else EXIT_FINDINGS)
+        _decision_text(result, objectives, promises, policy)
+    raise SystemExit(EXIT_OK if result.best else EXIT_FINDINGS)
+
+
+def _assumptions_or_problems(assume: tuple[str, ...], loaded: Scenario, problems: list[str]) -> list[Axis]:
+    """``--assume`` in the ``--vary`` grammar, settings and workload paths only."""
+    if not assume:
+        return []
+    try:
+        axes = parse_vary([a.replace("--assume", "", 1) for a in assume], loaded.topology)
+    except VaryError as error:
+        problems += [problem.replace("--vary", "--assume", 1) for problem in error.problems]
+        return []
+    problems += [f"--assume {axis.path}: an assumption is a settings.* or workload.* path; {axis.path} is a "
+                 f"topology knob: vary it with --vary" for axis in axes if not axis.assumption]
+    return [axis for axis in axes if axis.assumption]
+
+
+def _sample_problems(loaded: Scenario) -> list[str]:
+    """A resampled workload renames jobs: what names a job cannot follow it."""
+    from policy_engine.simulation.engine import PriorityUpdate
+
+    named = sum(1 for action in loaded.updates if isinstance(action, PriorityUpdate))
+    problems = []
+    if named:
+        problems.append(f"--workload-samples: {loaded.source}: {named} action(s) change a named job's priority; "
+                        f"a resampled workload renames its jobs, so they would apply to nothing (leave out "
+                        f"--workload-samples, or the actions)")
+    if not loaded.jobs:
+        problems.append(f"--workload-samples: {loaded.source}: the scenario has no jobs to resample")
+    return problems
+
+
+def _promise_changes(base: Topology, recommended: Topology) -> list:
+    """The guarantee declarations the recommendation changes (``--guarantee-policy follow|drop``)."""
+    from policy_engine.changes.promises import compare_promises
+
+    return compare_promises(base, recommended, lambda node: node, {}, {})
+
+
+def _spreads(result: TuneResult, objectives: list[Objective]) -> dict:
+    def spread(record: dict | None) -> dict | None:
+        if not record or "samples" not in record:
+            return None
+        values = [objectives[0].expression(sample) for sample in record["samples"]]
+        return {"values": values, "min": min(values), "max": max(values)}
+
+    return {"current": spread(result.current), "best": spread(result.best)}
+
+
+def _sensitivity_json(row: dict, objectives: list[Objective]) -> dict:
+    def value(record: dict | None) -> float | None:
+        return objectives[0].expression(record) if record and record["status"] == OK else None
+
+    return {"assumption": row["assumption"], "current": value(row["current"]),
+            "recommended": value(row["recommended"]), "best": value(row["best"]),
+            "best_values": row["best"]["values"] if row["best"] else None}
+
+
+def _decision_text(result: TuneResult, objectives: list[Objective], promises: list,
+                   policy: GuaranteePolicy) -> None:
+    """The answer in words: keep the current topology, or the nearest miss; the promises changed; the
+    assumption-sensitivity table."""
+    from policy_engine.reports.diff_text import promise_line
+
+    console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
+    first = objectives[0]
+    if result.best is None and result.nearest is not None:
+        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.nearest["values"].items())
+        misses = "; ".join(f"{text} missed by {_figure(amount)}" for text, amount in result.misses)
+        console.print(f"nearest candidate: {values}: {misses}", highlight=False, soft_wrap=True)
+    if result.keep_reason and result.best is not None:
+        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.best["values"].items())
+        console.print(f"keep the current topology: {result.keep_reason} (best candidate: {values}, "
+                      f"{first.label} {_figure(first.expression(result.best))} against "
+                      f"{_figure(first.expression(result.current))}); nothing written", highlight=False,
+                      soft_wrap=True)
+    if promises:
+        console.print(f"promise changes made by --guarantee-policy {policy.value} (diff fails on them until "
+                      f"reviewed):", highlight=False)
+        for change in promises:
+            console.print(f"  {promise_line(change)}", highlight=False, soft_wrap=True)
+    if result.sensitivity:
+        table = Table(title=f"Assumption sensitivity: {first.label} under each assumption (never written into "
+                            f"the topology)")
+        for column in ("assumption", "current", "recommended" if result.chosen else "best candidate",
+                       "best under it", "best candidate's values"):
+            table.add_column(column, justify="left" if column in ("assumption", "best candidate's values")
+                             else "right", overflow="fold")
+        for row in result.sensitivity:
+            def shown(record: dict | None) -> str:
+                return _figure(first.expression(record)) if record and record["status"] == OK else "-"
+
+            table.add_row(", ".join(f"{k}={json.dumps(v)}" for k, v in row["assumption"].items()),
+                          shown(row["current"]), shown(row["recommended"]), shown(row["best"]),
+                          ", ".join(f"{k}={json.dumps(v)}" for k, v in row["best"]["values"].items()
+                                    if k in result.current["values"]) if row["best"] else "-")
+        console.print(table)
 
 
 def _text(result: TuneResult, axes: list[Axis], objectives: list[Objective], constraints: list[Constraint],
@@ -181,13 +338,15 @@ def _text(result: TuneResult, axes: list[Axis], objectives: list[Objective], con
     ok = sum(1 for r in result.runs if r["status"] == OK)
     good = sum(1 for r in result.runs if feasible(r, constraints))
     console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
-    if result.chosen is None:
+    if result.best is None:
         console.print("no candidate met every constraint: nothing to recommend")
         return
-    values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.chosen["values"].items())
-    console.print(f"recommended: {values}" + (f" (written to {out_file})" if out_file else ""), highlight=False)
-    table = Table(title="Evidence: recommended against the current topology")
-    for column in ("", "current", "recommended"):
+    if result.chosen is not None:
+        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.chosen["values"].items())
+        console.print(f"recommended: {values}" + (f" (written to {out_file})" if out_file else ""), highlight=False)
+    table = Table(title="Evidence: recommended against the current topology" if result.chosen else
+                  "Evidence: the best candidate against the current topology (not recommended)")
+    for column in ("", "current", "recommended" if result.chosen else "best candidate"):
         table.add_column(column, justify="right" if column else "left")
     for row in evidence:
         table.add_row(*row)
