@@ -303,6 +303,11 @@ def _decision_text(result: TuneResult, objectives: list[Objective], promises: li
         values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.nearest["values"].items())
         misses = "; ".join(f"{text} missed by {_figure(amount)}" for text, amount in result.misses)
         console.print(f"nearest candidate: {values}: {misses}", highlight=False, soft_wrap=True)
+    if result.chosen is not None and result.gain is not None:
+        gain = f"{result.gain:.1%} of the current value" if result.relative_gain else f"{result.gain:g} (absolute)"
+        console.print(f"gain on {first.label}: {gain}, the margin being {result.min_gain:.1%}"
+                      + (f"; better on {result.wins} of {result.samples} workload samples" if result.samples else ""),
+                      highlight=False)
     if result.keep_reason and result.best is not None:
         values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.best["values"].items())
         console.print(f"keep the current topology: {result.keep_reason} (best candidate: {values}, "

@@ -68,6 +68,7 @@ class TuneResult:
     #: The best candidate's gain on the first objective over the current topology (relative, or absolute at 0).
     gain: float | None = None
     relative_gain: bool = True
+    min_gain: float = DEFAULT_MIN_GAIN
     #: With workload samples: on how many the best candidate beats the current topology (first objective).
     wins: int | None = None
     samples: int = 0
@@ -188,7 +189,7 @@ def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Seq
     """Recommend the best candidate only when it beats the current topology by the margin (and, with workload
     samples, on more than half of them); otherwise keep the current topology, the best shown."""
     best = result.chosen
-    result.best = best
+    result.best, result.min_gain = best, min_gain
     if best is None:
         result.nearest, result.misses = nearest_miss(result.runs, constraints)
         return result
