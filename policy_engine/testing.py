@@ -36,6 +36,7 @@ from policy_engine.loading import LoadError, load_topology
 from policy_engine.model import Suppression, Topology
 
 if TYPE_CHECKING:
+    from policy_engine.changes.hazards import Policy
     from policy_engine.changes.report import ChangeReport
     from policy_engine.endpoint.server import RunningEndpoint
 
@@ -71,7 +72,7 @@ def assert_no_regression(base: Topology | str | Path, head: Topology | str | Pat
     from policy_engine.changes.renames import parse_renames
     from policy_engine.changes.sources import load_side
 
-    sides = []
+    sides: list[tuple[Topology, str, dict[str, Policy] | None]] = []
     for side in (base, head):
         if isinstance(side, Topology):
             sides.append((side, "<topology>", None))

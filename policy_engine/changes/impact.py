@@ -187,7 +187,7 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
     with_change.run()
     before, after = _preempted_after(without, at), _preempted_after(with_change, at)
     by_name = {job.spec.name: job for job in with_change.jobs}
-    preempted = [
+    preempted: list[dict[str, Any]] = [
         {"name": name, "share": by_name[name].spec.share, "instance_type": by_name[name].spec.instance_type,
          "instances": by_name[name].spec.instances, "preemptions_before": before[name],
          "preemptions_after": count}

@@ -9,9 +9,11 @@ HEAD accepts the change.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from policy_engine.model import Suppression, Topology, share_id
 
@@ -61,11 +63,11 @@ class PromiseChange:
     #: The reason of the suppression in HEAD that accepts it (BQ501/BQ502), else ``None``.
     accepted: str | None = None
 
-    @property
+    @builtins.property  # the field ``property`` shadows the builtin in this class body
     def label(self) -> str:
         return f"{self.share} {self.property}" + (f" {self.instance_type}" if self.instance_type else "")
 
-    @property
+    @builtins.property
     def failing(self) -> bool:
         """Needs review and nobody accepted it."""
         return self.kind.rule is not None and self.accepted is None
@@ -113,8 +115,8 @@ def _acceptance(suppressions: tuple[Suppression, ...], rule: str | None, share: 
 
 
 def compare_promises(base: Topology, head: Topology, renamed: Callable[[str], str],
-                     base_states: Mapping[PromiseKey, tuple[str, ...]],
-                     head_states: Mapping[PromiseKey, tuple[str, ...]]) -> list[PromiseChange]:
+                     base_states: Mapping[PromiseKey, tuple[Any, ...]],
+                     head_states: Mapping[PromiseKey, tuple[Any, ...]]) -> list[PromiseChange]:
     """Each promise declared differently in BASE and HEAD (BASE ids renamed to HEAD's), BASE order first.
     ``*_states`` are ``guarantee_states`` keyed the same way (BASE's already renamed)."""
     before = {(renamed(node), prop, kind): value for (node, prop, kind), value in declarations(base).items()}
