@@ -308,12 +308,6 @@ def _decision_text(result: TuneResult, objectives: list[Objective], promises: li
         console.print(f"gain on {first.label}: {gain}, the margin being {result.min_gain:.1%}"
                       + (f"; better on {result.wins} of {result.samples} workload samples" if result.samples else ""),
                       highlight=False)
-    if result.keep_reason and result.best is not None:
-        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.best["values"].items())
-        console.print(f"keep the current topology: {result.keep_reason} (best candidate: {values}, "
-                      f"{first.label} {_figure(first.expression(result.best))} against "
-                      f"{_figure(first.expression(result.current))}); nothing written", highlight=False,
-                      soft_wrap=True)
     if promises:
         console.print(f"promise changes made by --guarantee-policy {policy.value} (diff fails on them until "
                       f"reviewed):", highlight=False)
@@ -349,6 +343,13 @@ def _text(result: TuneResult, axes: list[Axis], objectives: list[Objective], con
     if result.chosen is not None:
         values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.chosen["values"].items())
         console.print(f"recommended: {values}" + (f" (written to {out_file})" if out_file else ""), highlight=False)
+    elif result.keep_reason and result.best is not None:
+        first = objectives[0]
+        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.best["values"].items())
+        console.print(f"keep the current topology: {result.keep_reason} (best candidate: {values}; "
+                      f"{first.label} {_figure(first.expression(result.best))} against "
+                      f"{_figure(first.expression(result.current))}){'; nothing written' if out_file else ''}",
+                      highlight=False, soft_wrap=True)
     table = Table(title="Evidence: recommended against the current topology" if result.chosen else
                   "Evidence: the best candidate against the current topology (not recommended)")
     for column in ("", "current", "recommended" if result.chosen else "best candidate"):
