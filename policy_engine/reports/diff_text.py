@@ -128,11 +128,16 @@ def impact_lines(impact: dict) -> list[str]:
     for job in impact["preempted"]:
         lines.append(f"    {job['name']} ({job['share']}, {job['instances']} {job['instance_type']}): "
                      f"preempted {job['preemptions_before']} -> {job['preemptions_after']} time(s)")
-    if impact["waits"]:
-        lines.append("  mean wait per share (s), without -> with the change:")
-        for row in impact["waits"]:
-            lines.append(f"    {row['share']} {row['instance_type']}: {row['mean_wait_before']:.3f} -> "
-                         f"{row['mean_wait_after']:.3f} ({row['jobs']} job(s))")
+    if impact.get("shares"):
+        lines.append("  per share, without -> with the change (wait: seconds from submission to the first start; "
+                     "preemptions at or after the deploy):")
+        for row in impact["shares"]:
+            lines.append(f"    {row['share']} {row['instance_type']} ({row['jobs']} job(s)): mean wait "
+                         f"{format_seconds(round(row['mean_wait_before'], 3))} -> "
+                         f"{format_seconds(round(row['mean_wait_after'], 3))}, p95 wait "
+                         f"{format_seconds(round(row['wait_p95_before'], 3))} -> "
+                         f"{format_seconds(round(row['wait_p95_after'], 3))}, preemptions "
+                         f"{row['preemptions_before']} -> {row['preemptions_after']}")
     if impact["never_finish"]:
         lines.append(f"  jobs that succeed only without the change: {', '.join(impact['never_finish'][:20])}"
                      + (f" ... ({len(impact['never_finish'])} in all)" if len(impact["never_finish"]) > 20 else ""))
