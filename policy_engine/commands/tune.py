@@ -241,7 +241,7 @@ def _assumptions_or_problems(assume: tuple[str, ...], loaded: Scenario, problems
     if not assume:
         return []
     try:
-        axes = parse_vary([a.replace("--assume", "", 1) for a in assume], loaded.topology)
+        axes = parse_vary(list(assume), loaded.topology)
     except VaryError as error:
         problems += [problem.replace("--vary", "--assume", 1) for problem in error.problems]
         return []

@@ -212,3 +212,20 @@ def test_guarantee_policy_follow_keeps_what_the_candidate_proves():
     assert followed.guarantees[0].burst_capacity == {GPU: 8}  # still reachable by borrowing A's 5
     assert topology_for(base, axes, {axes[0].path: 1}, GuaranteePolicy.DROP).guarantees == ()
     assert topology_for(base, axes, {axes[0].path: 0}, GuaranteePolicy.DROP).guarantees == base.guarantees
+
+
+def test_sweep_takes_transfer_axes_into_its_dataset(known: Path, tmp_path: Path):
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "runs"
+    result = invoke("sweep", str(known), "--vary", f"{TRANSFER}=-1..2", "--workers", "1", "--quiet", "--out",
+                    str(out), "--format", "json")
+    assert result.exit_code == 0, result.output
+    runs = json.loads(result.stdout)["runs"]
+    assert [r["values"][TRANSFER] for r in runs] == [-1, 0, 1, 2]
+    assert [r["status"] for r in runs] == ["invalid", "ok", "ok", "ok"]  # A's limit 0 is refused by check
+    for run in runs[1:]:  # the two limits always add up to 6
+        limits = {s["share"]: s["limit"] for s in run["shares"]}
+        assert limits["q/A"] + limits["q/B"] == 6 and limits["q/A"] == 1 + run["values"][TRANSFER]
+    table = pq.read_table(out)
+    assert str(table.schema.field(TRANSFER).type) == "int64"
