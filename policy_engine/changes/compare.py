@@ -20,6 +20,7 @@ from policy_engine.findings import Finding
 from policy_engine.graph import BorrowGraph
 from policy_engine.guarantees import refute
 from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology, share_id
+from policy_engine.rules.guarantees import PROPERTY_OF_RULE
 
 _SHARE_FIELDS = ("strategy", "borrow_limit", "in_share_preemption", "state", "tags")
 _QUEUE_FIELDS = ("service_environment", "priority", "state", "scheduling_policy_name", "tags")
@@ -201,13 +202,9 @@ def _graph(topology: Topology, report: CheckReport) -> BorrowGraph:
     return report.graph if report.graph is not None else BorrowGraph(topology)
 
 
-#: The rule that proves or refutes each property of a guarantee (``policy_engine.rules.guarantees``).
-_PROOF_RULES = {"BQ401": "min_capacity", "BQ402": "burst_capacity", "BQ403": "never_preempted"}
-
-
 def _reported_as_lost(finding: Finding, lost: set[tuple[str, str]]) -> bool:
     """A refutation finding whose promise is listed under guarantees lost already (reported once)."""
-    prop = _PROOF_RULES.get(finding.rule)
+    prop = PROPERTY_OF_RULE.get(finding.rule)
     return prop is not None and (finding.object.share_id or "", prop) in lost
 
 

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any
 
 from policy_engine.model import Suppression, Topology, share_id
+from policy_engine.rules.promises import guarantee_dropped, guarantee_weakened
 
 #: ``(share id, property, instance type)``: one promise (``instance_type`` is ``None`` for never_preempted).
 PromiseKey = tuple[str, str, str | None]
@@ -35,16 +36,17 @@ class PromiseKind(Enum):
     def rule(self) -> str | None:
         """The rule a reviewer accepts it under (BQ501 weakened, BQ502 dropped); ``None``: nothing to review."""
         if self is PromiseKind.WEAKENED:
-            return "BQ501"
+            return guarantee_weakened.id
         if self in (PromiseKind.REMOVED, PromiseKind.NEVER_PREEMPTED_REMOVED):
-            return "BQ502"
+            return guarantee_dropped.id
         return None
 
     @property
     def fail_on(self) -> str | None:
         """The ``--fail-on`` value that fails on it."""
-        rule = self.rule
-        return None if rule is None else "guarantee-weakened" if rule == "BQ501" else "guarantee-dropped"
+        if self.rule is None:
+            return None
+        return "guarantee-weakened" if self is PromiseKind.WEAKENED else "guarantee-dropped"
 
 
 @dataclass(frozen=True)
