@@ -8,7 +8,8 @@ moves one instance either way between four pairs of shares (``transfer(A,B).capa
 81 candidates, plus two borrow limits: more than 100), so every candidate keeps the environment's
 total. Each candidate is simulated on 5 day-block resamples of the workload (and the current topology
 too): 505 simulations of 10,000 jobs. Prints the wall time of the command line (process start to exit)
-with the load average before and after: on a shared machine, wall time measures the neighbours too.
+with the load average before and after, and its CPU time (the cluster's processes included) with the
+wall time idle cores would give: on a shared machine, wall time measures the neighbours too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -54,10 +56,15 @@ def main() -> None:
                    *arguments, "--budget", str(options.budget), "--workload-samples", str(options.samples),
                    "--workers", str(options.workers), "--quiet", "--format", "json"]
         before = os.getloadavg()[0]
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - started
+        after_usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         after = os.getloadavg()[0]
+    # the command's CPU, its cluster's processes included (reaped descendants): on idle cores the wall time
+    # would be about this divided by the workers
+    cpu = after_usage.ru_utime + after_usage.ru_stime - usage.ru_utime - usage.ru_stime
     if done.returncode not in (0, 1):
         sys.exit(f"tune failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
     data = json.loads(done.stdout)
@@ -67,7 +74,8 @@ def main() -> None:
     print(f"tune --workload-samples {options.samples}: {simulated} candidate(s) simulated x {options.samples} "
           f"samples of {options.jobs:,} jobs, {options.workers} workers (LocalCluster): wall {wall:.1f} s "
           f"(target < {TARGET_SECONDS} s at 100 candidates and 10,000 jobs); load {before:.2f} before, "
-          f"{after:.2f} after; {answer}; better on {data['wins']} of {data['workload_samples']} samples")
+          f"{after:.2f} after; CPU {cpu:.1f} s (idle-core estimate {cpu / options.workers:.1f} s); {answer}; "
+          f"better on {data['wins']} of {data['workload_samples']} samples")
 
 
 if __name__ == "__main__":
