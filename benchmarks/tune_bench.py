@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sweep_bench import write_scenario
 
-from policy_engine.simulation.workload import load_scenario
+from policy_engine.simulation.inputs.workload import load_scenario
 
 TARGET_SECONDS = 300
 

@@ -15,7 +15,7 @@ import click
 from policy_engine.changes.report import FAIL_ON
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
 from policy_engine.loading import LoadError
-from policy_engine.simulation.workload import MAX_SECONDS
+from policy_engine.simulation.inputs.workload import MAX_SECONDS
 
 _FAIL_ON = (*FAIL_ON, "never")
 
@@ -81,7 +81,7 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
                      head_label=head_side.label, policies=(base_side.policies, head_side.policies))
     if scenario is not None:
         from policy_engine.changes.impact import replay
-        from policy_engine.simulation.workload import load_scenario
+        from policy_engine.simulation.inputs.workload import load_scenario
 
         try:
             loaded = load_scenario(scenario)

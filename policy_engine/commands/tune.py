@@ -23,8 +23,8 @@ from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, ax
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import Topology
 from policy_engine.reports import terminal
-from policy_engine.simulation.numbers import format_seconds
-from policy_engine.simulation.workload import Scenario
+from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.executor import ExecutorError, open_executor
@@ -252,7 +252,7 @@ def _assumptions_or_problems(assume: tuple[str, ...], loaded: Scenario, problems
 
 def _sample_problems(loaded: Scenario) -> list[str]:
     """A resampled workload renames jobs: what names a job cannot follow it."""
-    from policy_engine.simulation.engine import PriorityUpdate
+    from policy_engine.simulation.core.engine import PriorityUpdate
 
     named = sum(1 for action in loaded.updates if isinstance(action, PriorityUpdate))
     problems = []

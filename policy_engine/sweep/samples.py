@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from statistics import fmean
 from typing import Any
 
-from policy_engine.simulation.jobs import JobSpec
+from policy_engine.simulation.core.jobs import JobSpec
 
 DAY = 86_400.0
 
