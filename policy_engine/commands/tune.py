@@ -252,7 +252,7 @@ def _assumptions_or_problems(assume: tuple[str, ...], loaded: Scenario, problems
 
 def _sample_problems(loaded: Scenario) -> list[str]:
     """A resampled workload renames jobs: what names a job cannot follow it."""
-    from policy_engine.simulation.core.engine import PriorityUpdate
+    from policy_engine.simulation.settings import PriorityUpdate
 
     named = sum(1 for action in loaded.updates if isinstance(action, PriorityUpdate))
     problems = []
