@@ -17,6 +17,7 @@ import click
 import yaml
 from rich.table import Table
 
+from policy_engine.changes.promises import PromiseChange
 from policy_engine.checks import check_topology
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
 from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit, run_json
@@ -265,7 +266,7 @@ def _sample_problems(loaded: Scenario) -> list[str]:
     return problems
 
 
-def _promise_changes(base: Topology, recommended: Topology) -> list:
+def _promise_changes(base: Topology, recommended: Topology) -> list[PromiseChange]:
     """The guarantee declarations the recommendation changes (``--guarantee-policy follow|drop``)."""
     from policy_engine.changes.promises import compare_promises
 
@@ -291,7 +292,7 @@ def _sensitivity_json(row: dict, objectives: list[Objective]) -> dict:
             "best_values": row["best"]["values"] if row["best"] else None}
 
 
-def _decision_text(result: TuneResult, objectives: list[Objective], promises: list,
+def _decision_text(result: TuneResult, objectives: list[Objective], promises: list[PromiseChange],
                    policy: GuaranteePolicy) -> None:
     """The answer in words: keep the current topology, or the nearest miss; the promises changed; the
     assumption-sensitivity table."""
