@@ -187,11 +187,14 @@ States = dict[GuaranteeKey, tuple[str, str, dict | None]]
 
 
 def _guarantees(before: States, after: States) -> list[GuaranteeChange]:
-    """Proofs that change (held, refuted, absent); ``before`` keyed by HEAD ids."""
+    """Proofs that change (held, refuted, absent); ``before`` keyed by HEAD ids. A promise dropped, or added and
+    proven, is a promise change (``promises``) and said there once; one added and refuted is a guarantee lost."""
     changes = []
     for key in dict.fromkeys([*before, *after]):
         old = before.get(key, ("absent", "", None))
         new = after.get(key, ("absent", "", None))
+        if new[0] == "absent" or (old[0] == "absent" and new[0] == "held"):
+            continue
         if old[0] != new[0] or (new[0] == "refuted" and old[1] != new[1]):
             message, counterexample = (new[1], new[2]) if new[0] == "refuted" else (old[1], old[2])
             changes.append(GuaranteeChange(key[0], key[1], key[2], old[0], new[0], message, counterexample))
