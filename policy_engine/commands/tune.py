@@ -15,17 +15,16 @@ from pathlib import Path
 
 import click
 import yaml
-from rich.table import Table
 
 from policy_engine.changes.promises import PromiseChange
 from policy_engine.checks import check_topology
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
-from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit, run_json
+from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import Topology
-from policy_engine.reports import terminal
+from policy_engine.reports.registry import TUNE_FORMATS
+from policy_engine.reports.tune_text import figure as _figure
 from policy_engine.simulation.inputs.workload import Scenario
-from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.executor import ExecutorError, open_executor
@@ -33,7 +32,8 @@ from policy_engine.sweep.expressions import Constraint, ExpressionError, parse_c
 from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
-from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, feasible, tune
+from policy_engine.sweep.subjects import TuneOutput
+from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
 
 
 def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -47,14 +47,6 @@ def topology_yaml(topology: Topology, header: str) -> str:
     data = topology.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
     comments = "".join(f"# {line}\n" for line in header.splitlines())
     return comments + yaml.safe_dump(data, sort_keys=False)
-
-
-def _figure(value: object, percent: bool = False) -> str:
-    if percent:
-        return f"{value:.1%}"
-    if isinstance(value, float) and not value.is_integer():
-        return format_seconds(round(value, 6))
-    return format_seconds(value) if isinstance(value, (int, float)) else str(value)
 
 
 def _evidence_rows(result: TuneResult, objectives: list[Objective],
@@ -136,7 +128,7 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else local).")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N",
               help="Worker processes of the local cluster; 1 runs in-process.")
-@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@TUNE_FORMATS.option("output")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
               help="Write DIR/index.html with the evidence, the Pareto front and its chart.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -210,30 +202,8 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     front_rows = _front_rows(result, axes, objectives)
     if report_dir:
         _write_report(result, axes, objectives, evidence, front_rows, Path(report_dir), scenario)
-    if output == "json":
-        json.dump({
-            "objectives": [o.label for o in objectives],
-            "constraints": [c.text for c in parsed_constraints],
-            "recommended": run_json(result.chosen) if result.chosen else None,
-            "keep_current": bool(result.keep_reason),
-            "keep_reason": result.keep_reason or None,
-            "best": run_json(result.best) if result.best else None,
-            "gain": result.gain, "gain_relative": result.relative_gain, "min_gain": min_gain,
-            "workload_samples": result.samples, "wins": result.wins,
-            "spread": _spreads(result, objectives) if result.samples else None,
-            "nearest": ({"run": run_json(result.nearest),
-                         "misses": [{"constraint": text, "by": amount} for text, amount in result.misses]}
-                        if result.nearest else None),
-            "promise_changes": [p.to_dict() for p in promises],
-            "sensitivity": [_sensitivity_json(row, objectives) for row in result.sensitivity],
-            "current": run_json(result.current),
-            "front": [run_json(r) for r in result.front],
-            "runs": [run_json(r) for r in result.runs],
-        }, sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        _text(result, axes, objectives, parsed_constraints, evidence, front_rows, out_file)
-        _decision_text(result, objectives, promises, policy)
+    TUNE_FORMATS.renderer(output)(TuneOutput(result, axes, objectives, parsed_constraints, evidence, front_rows,
+                                             out_file, promises, policy, min_gain), sys.stdout)
     raise SystemExit(EXIT_OK if result.best else EXIT_FINDINGS)
 
 
@@ -251,6 +221,7 @@ def _assumptions_or_problems(assume: tuple[str, ...], loaded: Scenario, problems
     return [axis for axis in axes if axis.assumption]
 
 
+
 def _sample_problems(loaded: Scenario) -> list[str]:
     """A resampled workload renames jobs: what names a job cannot follow it."""
     from policy_engine.simulation.settings import PriorityUpdate
@@ -266,108 +237,12 @@ def _sample_problems(loaded: Scenario) -> list[str]:
     return problems
 
 
+
 def _promise_changes(base: Topology, recommended: Topology) -> list[PromiseChange]:
     """The guarantee declarations the recommendation changes (``--guarantee-policy follow|drop``)."""
     from policy_engine.changes.promises import compare_promises
 
     return compare_promises(base, recommended, lambda node: node, {}, {})
-
-
-def _spreads(result: TuneResult, objectives: list[Objective]) -> dict:
-    def spread(record: dict | None) -> dict | None:
-        if not record or "samples" not in record:
-            return None
-        values = [objectives[0].expression(sample) for sample in record["samples"]]
-        return {"values": values, "min": min(values), "max": max(values)}
-
-    return {"current": spread(result.current), "best": spread(result.best)}
-
-
-def _sensitivity_json(row: dict, objectives: list[Objective]) -> dict:
-    def value(record: dict | None) -> float | None:
-        return objectives[0].expression(record) if record and record["status"] == OK else None
-
-    return {"assumption": row["assumption"], "current": value(row["current"]),
-            "recommended": value(row["recommended"]), "best": value(row["best"]),
-            "best_values": row["best"]["values"] if row["best"] else None}
-
-
-def _decision_text(result: TuneResult, objectives: list[Objective], promises: list[PromiseChange],
-                   policy: GuaranteePolicy) -> None:
-    """The answer in words: keep the current topology, or the nearest miss; the promises changed; the
-    assumption-sensitivity table."""
-    from policy_engine.reports.diff_text import promise_line
-
-    console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
-    first = objectives[0]
-    if result.best is None and result.nearest is not None:
-        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.nearest["values"].items())
-        misses = "; ".join(f"{text} missed by {_figure(amount)}" for text, amount in result.misses)
-        console.print(f"nearest candidate: {values}: {misses}", highlight=False, soft_wrap=True)
-    if result.chosen is not None and result.gain is not None:
-        gain = f"{result.gain:.1%} of the current value" if result.relative_gain else f"{result.gain:g} (absolute)"
-        console.print(f"gain on {first.label}: {gain}, the margin being {result.min_gain:.1%}"
-                      + (f"; better on {result.wins} of {result.samples} workload samples" if result.samples else ""),
-                      highlight=False)
-    if promises:
-        console.print(f"promise changes made by --guarantee-policy {policy.value} (diff fails on them until "
-                      f"reviewed):", highlight=False)
-        for change in promises:
-            console.print(f"  {promise_line(change)}", highlight=False, soft_wrap=True)
-    if result.sensitivity:
-        table = Table(title=f"Assumption sensitivity: {first.label} under each assumption (never written into "
-                            f"the topology)")
-        for column in ("assumption", "current", "recommended" if result.chosen else "best candidate",
-                       "best under it", "best candidate's values"):
-            table.add_column(column, justify="left" if column in ("assumption", "best candidate's values")
-                             else "right", overflow="fold")
-        for row in result.sensitivity:
-            def shown(record: dict | None) -> str:
-                return _figure(first.expression(record)) if record and record["status"] == OK else "-"
-
-            table.add_row(", ".join(f"{k}={json.dumps(v)}" for k, v in row["assumption"].items()),
-                          shown(row["current"]), shown(row["recommended"]), shown(row["best"]),
-                          ", ".join(f"{k}={json.dumps(v)}" for k, v in row["best"]["values"].items()
-                                    if k in result.current["values"]) if row["best"] else "-")
-        console.print(table)
-
-
-def _text(result: TuneResult, axes: list[Axis], objectives: list[Objective], constraints: list[Constraint],
-          evidence: list[tuple[str, str, str]], front_rows: list[tuple], out_file: str | None) -> None:
-    console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
-    ok = sum(1 for r in result.runs if r["status"] == OK)
-    good = sum(1 for r in result.runs if feasible(r, constraints))
-    console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
-    if result.best is None:
-        console.print("no candidate met every constraint: nothing to recommend")
-        return
-    if result.chosen is not None:
-        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.chosen["values"].items())
-        console.print(f"recommended: {values}" + (f" (written to {out_file})" if out_file else ""), highlight=False)
-    elif result.keep_reason and result.best is not None:
-        first = objectives[0]
-        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.best["values"].items())
-        console.print(f"keep the current topology: {result.keep_reason} (best candidate: {values}; "
-                      f"{first.label} {_figure(first.expression(result.best))} against "
-                      f"{_figure(first.expression(result.current))}){'; nothing written' if out_file else ''}",
-                      highlight=False, soft_wrap=True)
-    table = Table(title="Evidence: recommended against the current topology" if result.chosen else
-                  "Evidence: the best candidate against the current topology (not recommended)")
-    for column in ("", "current", "recommended" if result.chosen else "best candidate"):
-        table.add_column(column, justify="right" if column else "left")
-    for row in evidence:
-        table.add_row(*row)
-    console.print(table)
-    if front_rows:
-        front = Table(title=f"Pareto front ({len(front_rows)} point(s); --pick N chooses)")
-        front.add_column("#", justify="right")
-        for axis in axes:
-            front.add_column(axis.path, overflow="fold")
-        for objective in objectives:
-            front.add_column(objective.label, justify="right")
-        for row in front_rows:
-            front.add_row(*row)
-        console.print(front)
 
 
 def _write_report(result: TuneResult, axes: list[Axis], objectives: list[Objective],
