@@ -56,6 +56,7 @@ COMMANDS: dict[str, tuple[str, str]] = command_table(
     ("sweep", "policy_engine.commands.sweep", "Replay a scenario against every combination of varied fields."),
     ("tune", "policy_engine.commands.tune", "Search varied fields for the best topology (optuna)."),
     ("generate", "policy_engine.commands.generate", "Write a synthetic workload (CSV or JSON Lines)."),
+    ("fit", "policy_engine.commands.fit", "Fit a per-team workload profile from a job file or history."),
     ("walkthrough", "policy_engine.commands.walkthrough", "Replay AWS's three-step quota example."),
     ("import", "policy_engine.commands.import_topology", "Import an account's (or a template's) quota shares."),
     ("drift", "policy_engine.commands.drift", "Compare the account with a topology, field by field."),

@@ -35,10 +35,17 @@ def load_or_exit(path: str) -> Scenario:
 
 def axes_or_exit(vary: tuple[str, ...], scenario: Scenario) -> list[Axis]:
     try:
-        return parse_vary(vary, scenario.topology)
+        axes = parse_vary(vary, scenario.topology)
     except VaryError as error:
         fail_input(error.problems)
         raise
+    if scenario.profile is None:
+        wrong = [f"--vary {axis.path}: only for a scenario whose workload is a profile "
+                 f"(workload: {{profile: FILE, days: N}}); {scenario.source} lists its jobs" for axis in axes
+                 if axis.kind == "profile"]
+        if wrong:
+            fail_input(wrong)
+    return axes
 
 
 def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int) -> NoReturn:

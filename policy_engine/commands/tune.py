@@ -216,7 +216,7 @@ def _assumptions_or_problems(assume: tuple[str, ...], loaded: Scenario, problems
     except VaryError as error:
         problems += [problem.replace("--vary", "--assume", 1) for problem in error.problems]
         return []
-    problems += [f"--assume {axis.path}: an assumption is a settings.* or workload.* path; {axis.path} is a "
+    problems += [f"--assume {axis.path}: an assumption is a settings.*, workload.* or profile.* path; {axis.path} is a "
                  f"topology knob: vary it with --vary" for axis in axes if not axis.assumption]
     return [axis for axis in axes if axis.assumption]
 

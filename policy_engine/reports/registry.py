@@ -21,6 +21,7 @@ from policy_engine.reports.subjects import (
     DiffOutput,
     DriftOutput,
     ExplainOutput,
+    FitOutput,
     GenerateOutput,
     SimulateOutput,
     WalkthroughStep,
@@ -261,6 +262,26 @@ def _generate_json() -> GenerateRenderer:
 GENERATE_FORMATS = FormatTable("generate", [
     OutputFormat("text", "what was written, for people", _generate_text),
     OutputFormat("json", "the files written and the job count, for scripts", _generate_json),
+])
+
+FitRenderer = Callable[[FitOutput, TextIO], None]
+
+
+def _fit_text() -> FitRenderer:
+    from policy_engine.reports import fit_text
+
+    return fit_text.write
+
+
+def _fit_json() -> FitRenderer:
+    from policy_engine.reports import fit_json
+
+    return fit_json.write
+
+
+FIT_FORMATS = FormatTable("fit", [
+    OutputFormat("text", "one row per share and every note, for people", _fit_text),
+    OutputFormat("json", "per share, what was fitted, and the profile, for scripts", _fit_json),
 ])
 
 #: ``graph -o FILE``: the picture (or its DOT source) written to ``FILE``.

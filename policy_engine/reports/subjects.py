@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from policy_engine.checks import CheckReport
     from policy_engine.loading import LoadError
     from policy_engine.model import Topology
+    from policy_engine.profiles.fitting import FitResult
     from policy_engine.simulation.outputs.calibration import ShareCalibration
     from policy_engine.simulation.outputs.results import SimulationResult
 
@@ -142,3 +143,12 @@ class GenerateOutput:
     output: str
     scenario: str | None = None
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FitOutput:
+    """A fitted workload profile (``batch-quota fit``); ``written`` is the profile file, when one was written."""
+
+    result: FitResult
+    source: str
+    written: str | None = None
