@@ -1,8 +1,9 @@
 """``batch-quota diff BASE HEAD``: what a topology change does, for the pull request that makes it.
 
 BASE and HEAD are files, ``REF:PATH`` read from git, or ``/dev/null``. Exit 0 when nothing got
-worse, 1 when a guarantee was lost, a finding was added or a deploy hazard found (``--fail-on``),
-2 on bad input.
+worse, 1 when a guarantee was lost, a declared guarantee weakened or dropped (unless a suppression of
+BQ501/BQ502 in HEAD accepts it), a finding was added or a deploy hazard found (``--fail-on``), 2 on
+bad input.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from typing import NoReturn
 
 import click
 
+from policy_engine.changes.report import FAIL_ON
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import DIFF_FORMATS
 from policy_engine.reports.subjects import DiffLoadFailure, DiffOutput
 from policy_engine.simulation.inputs.workload import MAX_SECONDS
 
-_FAIL_ON = ("guarantee", "finding", "hazard", "never")
+_FAIL_ON = (*FAIL_ON, "never")
 
 
 def _load_failure(output_format: str, problems: list[str], base: str, head: str) -> NoReturn:
@@ -37,8 +39,9 @@ def _load_failure(output_format: str, problems: list[str], base: str, head: str)
                    "queues), NAME=NAME for a job queue or service environment. Renames are never guessed.")
 @DIFF_FORMATS.option()
 @click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(_FAIL_ON),
-              help="What makes the exit code 1 (repeatable; default: guarantee, finding and hazard; never: always 0 "
-                   "unless the input is bad).")
+              help="What makes the exit code 1 (repeatable; default: all of guarantee (a proof lost), "
+                   "guarantee-weakened, guarantee-dropped (a declared promise lowered or removed), finding and "
+                   "hazard; never: always 0 unless the input is bad).")
 @click.option("--scenario", type=click.Path(dir_okay=False), default=None,
               help="Replay this scenario's jobs on BASE and apply HEAD at --at: jobs preempted, waits, hours lost.")
 @click.option("--at", "at", type=FiniteFloatRange(min=0, max=MAX_SECONDS), default=None, metavar="SECONDS",
@@ -54,7 +57,7 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
         raise click.UsageError("--fail-on never cannot be combined with other --fail-on values")
     if at is not None and scenario is None:
         raise click.UsageError("--at needs --scenario (the workload to replay)")
-    effective = () if "never" in fail_on else (tuple(dict.fromkeys(fail_on)) or ("guarantee", "finding", "hazard"))
+    effective = () if "never" in fail_on else (tuple(dict.fromkeys(fail_on)) or FAIL_ON)
     problems: list[str] = []
     sides = []
     for argument in (base, head):
@@ -70,7 +73,7 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
     except LoadError as error:
         _load_failure(output_format, error.problems, base, head)
     report = compare(base_side.topology, head_side.topology, declared, base_label=base_side.label,
-                     head_label=head_side.label)
+                     head_label=head_side.label, policies=(base_side.policies, head_side.policies))
     if scenario is not None:
         from policy_engine.changes.impact import replay
         from policy_engine.simulation.inputs.workload import load_scenario

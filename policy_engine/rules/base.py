@@ -92,6 +92,9 @@ class Rule:
     #: The help link: the AWS page that states the limit or behaviour, or (for the project's own rules) the
     #: rule's entry in the catalogue (``catalogue_url``). SARIF writes it as the rule's ``helpUri``.
     source_url: str = ""
+    #: Judges a change between two topologies, not one topology: only ``batch-quota diff`` evaluates it
+    #: (``check`` never reports it, and a suppression of it in HEAD is never stale).
+    diff_only: bool = False
 
     def can_suppress(self, severity: Severity) -> bool:
         """A finding of this severity may be accepted: a warning, or an error AWS would still deploy."""
@@ -144,7 +147,7 @@ def catalogue_url(rule_id: str) -> str:
 
 def rule(rule_id: str, severity: Severity, title: str, *, suppressible_errors: bool = False,
          after_findings: bool = False, enforced_by_aws: bool = False,
-         source_url: str | None = None) -> Callable[[RuleFunction], Rule]:
+         source_url: str | None = None, diff_only: bool = False) -> Callable[[RuleFunction], Rule]:
     """Register the decorated function as rule ``rule_id``; ``source_url`` is the AWS page stating what it checks
     (without one, the rule is the project's own and links to its catalogue entry)."""
 
@@ -153,7 +156,7 @@ def rule(rule_id: str, severity: Severity, title: str, *, suppressible_errors: b
             raise ValueError(f"rule {rule_id} registered twice")
         family = (inspect.getmodule(function).__doc__ or "").strip().split(":")[0]
         registered = Rule(rule_id, severity, title, function, family, suppressible_errors, after_findings,
-                          enforced_by_aws, source_url or catalogue_url(rule_id))
+                          enforced_by_aws, source_url or catalogue_url(rule_id), diff_only)
         REGISTRY[rule_id] = registered
         return registered
 

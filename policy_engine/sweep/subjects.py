@@ -6,12 +6,14 @@ Kept in this package, beside what they hold, so that the reports' own subjects n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from policy_engine.changes.promises import PromiseChange
     from policy_engine.sweep.expressions import Constraint, Expression
     from policy_engine.sweep.grammar import Axis
+    from policy_engine.sweep.guarantee_policy import GuaranteePolicy
     from policy_engine.sweep.tune import Objective, TuneResult
 
 
@@ -39,3 +41,7 @@ class TuneOutput:
     evidence: list[tuple[str, str, str]]
     front_rows: list[tuple[str, ...]]
     out_file: str | None = None
+    #: The guarantee declarations the recommendation changes (``--guarantee-policy follow|drop``).
+    promises: list[PromiseChange] = field(default_factory=list)
+    policy: GuaranteePolicy | None = None
+    min_gain: float = 0.0
