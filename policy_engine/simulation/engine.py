@@ -27,7 +27,7 @@ from policy_engine.simulation.lifecycle import JobLifecycle, Transition
 from policy_engine.simulation.pool_queue import PoolQueue
 from policy_engine.simulation.reasons import waiting_reason
 from policy_engine.simulation.results import SimulationResult, build_result
-from policy_engine.simulation.settings import Action, PriorityUpdate, SimulationSettings
+from policy_engine.simulation.settings import Action, JobTermination, PriorityUpdate, SimulationSettings
 
 __all__ = ["Action", "Engine", "PoolQueue", "PriorityUpdate", "SimulationSettings", "Transition", "simulate"]
 
@@ -66,9 +66,11 @@ class Engine(JobLifecycle):
         self._next_arrival = 0
         self._live_started = False
         self._handlers: tuple[Callable[[Event], None], ...] = (
-            self._on_finish, self._on_advance, self._on_priority, self._on_topology, self._on_limit, self._on_wake)
+            self._on_finish, self._on_advance, self._on_priority, self._on_topology, self._on_limit, self._on_wake,
+            self._on_terminate)
         for order, update in enumerate(updates):
-            kind = Kind.PRIORITY if isinstance(update, PriorityUpdate) else Kind.TOPOLOGY
+            kind = (Kind.PRIORITY if isinstance(update, PriorityUpdate) else
+                    Kind.TERMINATE if isinstance(update, JobTermination) else Kind.TOPOLOGY)
             self.push(update.at, Phase.UPDATE, kind, update, order=order)
 
     def _live_jobs(self, specs: Sequence[JobSpec], live: Mapping[str, LiveState]) -> dict[int, LiveState]:
@@ -200,6 +202,16 @@ class Engine(JobLifecycle):
 
     def _on_topology(self, event: Event) -> None:
         event.subject.apply(self)
+
+    def _on_terminate(self, event: Event) -> None:
+        termination: JobTermination = event.subject
+        job = self.by_name[termination.job]
+        if job.status is Status.SUBMITTED and event.phase < _LIMIT:
+            # submitted at this instant and not yet arrived: terminated after its submission and the pass,
+            # as the call came after the submission
+            self.push(self.now, _LIMIT, Kind.TERMINATE, termination, order=event.order)
+            return
+        self.terminate(job, termination.status_reason)
 
     def _on_limit(self, event: Event) -> None:
         if self.time_limits is not None:
