@@ -28,7 +28,7 @@ from policy_engine.simulation.settings import Action, JobTermination, PriorityUp
 __all__ = ["MAX_PROBLEMS", "MAX_SECONDS", "Extras", "LoadError", "PriorityUpdate", "Scenario", "load_jobs",
            "load_scenario"]
 
-_SCENARIO_KEYS = ("topology", "jobs", "actions", "settings")
+_SCENARIO_KEYS = ("topology", "jobs", "actions", "settings", "until")
 #: ``SimulationSettings`` a scenario may set; ``utilisation_series`` and ``usage_log`` are report options.
 _SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings) if f.name not in ("utilisation_series", "usage_log"))
 _ACTION_KINDS = ("update_priority", "terminate_job", "update_share", "create_share", "delete_share",
@@ -53,6 +53,8 @@ class Scenario:
     inputs: tuple[Path, ...] = ()
     #: When jobs were submitted in absolute time (``submitted_epoch_ms``, epoch milliseconds), by name.
     submitted_epoch_ms: dict[str, int] = field(default_factory=dict)
+    #: Where the run stops unless ``--until`` says otherwise (a history's window ends there); ``None``: at the end.
+    until: float | None = None
 
 
 class _Located:
@@ -132,6 +134,13 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
         here.add(("jobs",), ("jobs",), f"must be a list of jobs or a .csv/.jsonl path, got {jobs_data!r}")
         jobs = []
     updates = _actions(data.get("actions"), {job.name: job for job in jobs}, named, here, topology, shares, created)
+    until = None
+    if data.get("until") is not None:
+        until = number(data["until"])
+        if until is None or until < 0:
+            here.add(("until",), ("until",), f"must be a number of seconds >= 0, got {data['until']!r}")
+        elif until > MAX_SECONDS:
+            here.add(("until",), ("until",), _too_long(data["until"]))
     if extras.live and not problems:
         from policy_engine.simulation.live import live_state_problems
 
@@ -139,7 +148,7 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
             problems.add(source, None, ("jobs",), problem)
     problems.raise_if_any()
     return Scenario(topology, jobs, updates, settings, source, extras.live, extras.observed, tuple(inputs),
-                    extras.submitted_epoch_ms)
+                    extras.submitted_epoch_ms, None if until is None else float(until))
 
 
 def _scenario_topology(value: Any, path: Path, here: _Located, allow_python: bool) -> Topology | None:
