@@ -76,7 +76,7 @@ class Blind:
 
     @property
     def line(self) -> str:
-        return f"could not read {', '.join(self.events)} from CloudTrail: {self.reason}"
+        return f"could not read {', '.join(self.events)} from CloudTrail (LookupEvents): {self.reason}"
 
 
 @dataclass
@@ -126,14 +126,14 @@ def read_trail(api: Api, window_start_ms: int, now_ms: int, submissions: bool) -
         try:
             _read(trail, _lookup(api, name, start_ms), name)
         except AwsError as error:
-            failed.setdefault(error.line, []).append(name)
+            failed.setdefault(error.reason, []).append(name)
     updated = any(change.name is EventName.UPDATE_SERVICE_JOB for change in trail.changes)
     if submissions and updated:
         try:
             _read(trail, _lookup(api, EventName.SUBMIT_SERVICE_JOB, window_start_ms),
                   EventName.SUBMIT_SERVICE_JOB)
         except AwsError as error:
-            failed.setdefault(error.line, []).append(EventName.SUBMIT_SERVICE_JOB)
+            failed.setdefault(error.reason, []).append(EventName.SUBMIT_SERVICE_JOB)
     trail.blind = [Blind(tuple(names), reason) for reason, names in failed.items()]
     trail.changes.sort(key=lambda change: change.at_ms)  # stable: same-millisecond events keep CloudTrail's order
     return trail
