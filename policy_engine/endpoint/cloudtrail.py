@@ -44,7 +44,8 @@ PAGE = 50
 _RESOURCE_MEMBERS = (("jobQueue", "AWS::Batch::JobQueue"), ("quotaShareArn", "AWS::Batch::QuotaShare"),
                      ("serviceEnvironment", "AWS::Batch::ServiceEnvironment"), ("jobId", "AWS::Batch::ServiceJob"),
                      ("arn", "AWS::Batch::SchedulingPolicy"), ("resourceArn", "AWS::Batch::Resource"))
-_RESPONSE_RESOURCES = (("quotaShareArn", "AWS::Batch::QuotaShare"), ("jobArn", "AWS::Batch::ServiceJob"),
+_RESPONSE_RESOURCES = (("quotaShareArn", "AWS::Batch::QuotaShare"), ("jobId", "AWS::Batch::ServiceJob"),
+                       ("jobArn", "AWS::Batch::ServiceJob"),
                        ("jobQueueArn", "AWS::Batch::JobQueue"),
                        ("serviceEnvironmentArn", "AWS::Batch::ServiceEnvironment"),
                        ("arn", "AWS::Batch::SchedulingPolicy"))
@@ -230,6 +231,9 @@ def handle(trail: Trail, target: str, body: bytes) -> dict[str, Any]:
         raise _error("SerializationException", f"The request body is not valid JSON: {error}") from None
     if not isinstance(params, dict):
         raise _error("SerializationException", "The request body must be a JSON object")
+    size = params.get("MaxResults")
+    if isinstance(size, int) and not isinstance(size, bool) and not 1 <= size <= PAGE:  # CloudTrail's own error
+        raise _error("InvalidMaxResultsException", f"MaxResults must be between 1 and {PAGE}, got {size}")
     problems = validate(model.operation_model(operation).input_shape, params)
     if problems:
         count = len(problems)

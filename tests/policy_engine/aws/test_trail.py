@@ -53,10 +53,11 @@ LOOKBACK = NOW - 90 * 86_400_000
 JOB = "00000000-0000-0000-0000-000000000001"
 
 
-def stub_trail(stubber: Stubber, denied: set[EventName] = frozenset()) -> None:  # type: ignore[assignment]
+def stub_trail(stubber: Stubber, denied: frozenset[EventName] = frozenset()) -> None:
     """Every lookup history makes, in its order; ``denied`` ones answer AccessDenied."""
     answers: dict[EventName, list[list[dict[str, Any]]]] = {
-        EventName.UPDATE_SERVICE_JOB: [[event("UpdateServiceJob", NOW - 1000, {"jobId": JOB, "schedulingPriority": 7})]],
+        EventName.UPDATE_SERVICE_JOB: [[event("UpdateServiceJob", NOW - 1000,
+                                              {"jobId": JOB, "schedulingPriority": 7})]],
         EventName.UPDATE_QUOTA_SHARE: [
             [event("UpdateQuotaShare", NOW - 3000, {"quotaShareArn": QS1, "capacityLimits": [
                 {"maxCapacity": 2, "capacityUnit": "ml.g5.xlarge"}]})],
@@ -153,7 +154,7 @@ def test_access_denied_is_said_per_change_it_hides_and_history_still_writes_the_
 def test_some_lookups_denied_are_named_and_the_others_used():
     client = cloudtrail_client()
     stubber = Stubber(client)
-    stub_trail(stubber, denied={EventName.SUBMIT_SERVICE_JOB})
+    stub_trail(stubber, denied=frozenset({EventName.SUBMIT_SERVICE_JOB}))
     with stubber:
         trail = read_trail(Api(client), SINCE, NOW, submissions=True)
     assert [blind.events for blind in trail.blind] == [(EventName.SUBMIT_SERVICE_JOB,)]
