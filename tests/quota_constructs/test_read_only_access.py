@@ -50,7 +50,8 @@ def test_construct_for_one_command_and_a_bad_command():
     ReadOnlyQuotaAccess(stack, "HistoryRead", commands=["history"])
     policy = next(r for r in Template.from_stack(stack).to_json()["Resources"].values()
                   if r["Type"] == "AWS::IAM::ManagedPolicy")
-    actions = sorted(a for s in policy["Properties"]["PolicyDocument"]["Statement"] for a in s["Action"])
+    actions = sorted(a for s in policy["Properties"]["PolicyDocument"]["Statement"]
+                     for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))
     assert actions == sorted(action(op) for op in COMMAND_OPERATIONS["history"])
     with pytest.raises(ValueError, match="ReadOnlyQuotaAccess: commands \\['deploy'\\] are invalid"):
         ReadOnlyQuotaAccess(stack, "Bad", commands=["deploy"])
