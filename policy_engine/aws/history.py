@@ -34,8 +34,6 @@ from policy_engine.simulation.jobs import DURATION_KNOWN_FIELD, EPOCH_FIELD, OBS
 
 COLUMNS = ("name", "share", "priority", "instance_type", "instances", "submit_at", "duration", DURATION_KNOWN_FIELD,
            "preemption_retries", "attempts", EPOCH_FIELD, *OBSERVED_FIELDS)
-#: The job tag that gives a served job's run time (``serve``'s own, ``handlers.submit.DURATION_TAG``).
-DURATION_TAG = "batch-quota:duration"
 
 
 @dataclass
@@ -74,7 +72,7 @@ def duration_of(job: dict, payload: dict, served: bool, now_ms: int) -> Duration
     attempts = [a for a in job.get("attempts") or () if a.get("startedAt")]
     if job.get("status") == "SUCCEEDED" and attempts and attempts[-1].get("stoppedAt"):
         return Duration(max(0, attempts[-1]["stoppedAt"] - attempts[-1]["startedAt"]) / 1000, True)
-    tag = (job.get("tags") or {}).get(DURATION_TAG)
+    tag = (job.get("tags") or {}).get(service_jobs.DURATION_TAG)
     if tag is not None:
         try:
             value = float(tag)
