@@ -13,7 +13,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,6 +27,11 @@ from policy_engine.aws.cli_options import (
     fail_aws,
 )
 from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input
+
+if TYPE_CHECKING:
+    from policy_engine.aws.clients import Api
+    from policy_engine.aws.history import HistoryStats
+    from policy_engine.aws.trail import Trail
 
 
 def _stamp(ms: int) -> str:
@@ -117,8 +122,9 @@ def command(queue: str, since: str, output: str | None, scenario: str | None, cl
     raise SystemExit(EXIT_OK)
 
 
-def _write_scenario(api: Any, queue: str, trail: Any, stats: Any, scenario: str, output: str, since: str,
-                    since_ms: int) -> None:
+def _write_scenario(api: Api, queue: str, trail: Trail, stats: HistoryStats, scenario: str, output: str,
+                    since: str, since_ms: int) -> None:
+    """The replay: the topology at time 0 beside the scenario, and the scenario naming it and the job file."""
     from policy_engine import safe_yaml
     from policy_engine.aws import replay
     from policy_engine.aws.account import read_account
