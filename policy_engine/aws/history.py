@@ -30,7 +30,7 @@ from policy_engine import input_files
 from policy_engine.aws import service_jobs
 from policy_engine.aws.clients import Api, AwsError
 from policy_engine.aws.replay import JobRef
-from policy_engine.simulation.jobs import DURATION_KNOWN_FIELD, EPOCH_FIELD, OBSERVED_FIELDS
+from policy_engine.simulation.core.jobs import DURATION_KNOWN_FIELD, EPOCH_FIELD, OBSERVED_FIELDS
 
 COLUMNS = ("name", "share", "priority", "instance_type", "instances", "submit_at", "duration", DURATION_KNOWN_FIELD,
            "preemption_retries", "attempts", EPOCH_FIELD, *OBSERVED_FIELDS)

@@ -18,7 +18,7 @@ from typing import Any
 
 from policy_engine.aws import shapes
 from policy_engine.aws.trail import QUEUE_EVENTS, Change, EventName, Trail
-from policy_engine.simulation.numbers import as_number
+from policy_engine.simulation.outputs.numbers import as_number
 
 #: A share's fields a call may set, in the topology file's names.
 SHARE_FIELDS = ("capacity", "strategy", "borrow_limit", "in_share_preemption", "state")

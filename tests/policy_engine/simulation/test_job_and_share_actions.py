@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from policy_engine.cli import main
 from policy_engine.loading import LoadError
-from policy_engine.simulation.engine import simulate
-from policy_engine.simulation.workload import load_scenario
+from policy_engine.simulation.core.engine import simulate
+from policy_engine.simulation.inputs.workload import load_scenario
 
 TOPOLOGY = """\
 topology:
