@@ -154,13 +154,18 @@ def _shares(trail: Trail, queue: str, queue_data: dict[str, Any], t0_ms: int,
             shares[name] = start
             if name not in order:
                 order.append(name)
+        exists = start is not None
         for change in after:
             ref = f"{queue}/{name}"
             at = _seconds(change.at_ms, t0_ms)
+            if (change.name is EventName.CREATE_QUOTA_SHARE) == exists:
+                continue  # a change of a share the replay does not have (named above), or a second creation
             if change.name is EventName.DELETE_QUOTA_SHARE:
                 action: dict[str, Any] = {"at": at, "delete_share": {"share": ref}}
+                exists = False
             elif change.name is EventName.CREATE_QUOTA_SHARE:
                 action = {"at": at, "create_share": {"share": ref, **_share_fields(change.request, True)}}
+                exists = True
             else:
                 fields = _share_fields(change.request, False)
                 if not fields:

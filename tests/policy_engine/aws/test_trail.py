@@ -177,3 +177,50 @@ def test_an_unreadable_record_is_counted_not_skipped_in_silence():
     from policy_engine.aws.replay import unseen
 
     assert list(unseen(trail))[-1].startswith("1 CloudTrail event(s) could not be read and are not replayed")
+
+
+def _change(name: EventName, at_ms: int, request: dict[str, Any]) -> Any:
+    from policy_engine.aws.trail import Change
+
+    return Change(at_ms, name, request, {}, f"{name}-{at_ms}")
+
+
+def test_shares_created_deleted_and_unknown_before_the_window_are_replayed_or_named():
+    from policy_engine.aws.replay import JobRef
+    from policy_engine.aws.trail import Trail
+
+    qs2 = QS1.replace("QS1", "QS2")
+    create = {"quotaShareName": "QS2", "jobQueue": "arn:aws:batch:us-east-1:123456789012:job-queue/training",
+              "capacityLimits": [{"maxCapacity": 1, "capacityUnit": "ml.g5.xlarge"}],
+              "resourceSharingConfiguration": {"strategy": "LEND"}}
+    trail = Trail([
+        _change(EventName.CREATE_QUOTA_SHARE, NOW + 2000, create),
+        _change(EventName.UPDATE_QUOTA_SHARE, NOW + 3000, {"quotaShareArn": QS1, "state": "DISABLED"}),
+        _change(EventName.DELETE_QUOTA_SHARE, NOW + 4000, {"quotaShareArn": QS1}),
+        _change(EventName.TERMINATE_SERVICE_JOBS, NOW + 500, {"jobs": [JOB, "arn:aws:batch:x:1:service-job/other"],
+                                                              "reason": "r"}),
+        _change(EventName.UPDATE_JOB_QUEUE, NOW + 600, {"jobQueue": "training", "state": "DISABLED"}),
+        _change(EventName.UPDATE_QUOTA_SHARE, NOW + 700, {"quotaShareArn": qs2.replace("QS2", "QS9"),
+                                                          "state": "DISABLED"}),
+    ])
+    current = {"service_environments": [{"name": "gpu", "capacity": {"ml.g5.xlarge": 4}}],
+               "job_queues": [{"name": "training", "service_environment": "gpu", "shares": [
+                   {"name": "QS2", "capacity": {"ml.g5.xlarge": 1}, "strategy": "LEND"},
+                   {"name": "QS9", "capacity": {"ml.g5.xlarge": 1}, "strategy": "LEND", "state": "DISABLED"}]}]}
+    replay = build_replay(current, "training", trail, NOW, {JOB: JobRef("a-" + JOB, NOW + 1000)})
+    shares = replay.topology["job_queues"][0]["shares"]
+    # QS2 did not exist at time 0; QS1 (deleted since, never seen created) is left out and named; QS9's state
+    # before its update is unknown: the replay starts from the value the update set, and says so
+    assert [share["name"] for share in shares] == ["QS9"]
+    # QS1's own changes are not replayed (the replay has no QS1); the termination before its job's submission
+    # (CloudTrail's whole seconds) is moved to the submission
+    assert [next(iter(set(action) - {"at"})) for action in replay.actions] == [
+        "update_share", "terminate_job", "create_share"]
+    assert replay.actions[1] == {"at": 1, "terminate_job": {"job": "a-" + JOB, "reason": "r"}}
+    assert replay.moved == 1
+    assert replay.actions[2]["create_share"] == {"share": "training/QS2", "capacity": {"ml.g5.xlarge": 1},
+                                                 "strategy": "LEND", "borrow_limit": None,
+                                                 "in_share_preemption": False, "state": "ENABLED"}
+    assert any("quota share training/QS1 was deleted" in note for note in replay.notes)
+    assert any(note.startswith("quota share training/QS9: its state before") for note in replay.notes)
+    assert any(note.startswith("UpdateJobQueue of job queue training") for note in replay.notes)
