@@ -83,7 +83,8 @@ def _seconds(ms: int, t0_ms: int) -> float | int:
     return as_number(round((ms - t0_ms) / 1000, 3))
 
 
-def _stamp(ms: int) -> str:
+def stamp(ms: int) -> str:
+    """Epoch milliseconds as ISO 8601 UTC, to the millisecond."""
     from datetime import UTC, datetime
 
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
@@ -103,7 +104,7 @@ def build_replay(current: dict[str, Any], queue: str, trail: Trail, t0_ms: int,
     for change in trail.of(*QUEUE_EVENTS):
         ref = str(change.request.get("jobQueue") or "")
         if shapes.name_from_arn(ref) == queue and change.at_ms >= t0_ms:
-            replay.notes.append(f"{change.name} of job queue {queue} at {_stamp(change.at_ms)} is not replayed "
+            replay.notes.append(f"{change.name} of job queue {queue} at {stamp(change.at_ms)} is not replayed "
                                 "(a scenario has no job queue action)")
     timed.sort(key=lambda item: (item[0], item[1]))
     replay.actions = [action for _, _, action in timed]
@@ -210,7 +211,7 @@ def _state_at(now: dict[str, Any] | None, before: list[Change], after: list[Chan
         return None
     base = dict(now) if now is not None else None
     if base is None:  # deleted in the window, never seen created: its settings are unknown
-        replay.notes.append(f"{subject} was deleted at {_stamp(after[-1].at_ms)} and no CreateQuotaShare of it is "
+        replay.notes.append(f"{subject} was deleted at {stamp(after[-1].at_ms)} and no CreateQuotaShare of it is "
                             "in CloudTrail: it is left out of the topology at time 0")
         return None
     partial = {key: value for change in before for key, value in _share_fields(change.request, False).items()}
@@ -224,7 +225,7 @@ def _state_at(now: dict[str, Any] | None, before: list[Change], after: list[Chan
     if unknown:
         for key in unknown:
             base[key] = later[key]
-        replay.notes.append(f"{subject}: its {', '.join(unknown)} before {_stamp(after[0].at_ms)} cannot be told "
+        replay.notes.append(f"{subject}: its {', '.join(unknown)} before {stamp(after[0].at_ms)} cannot be told "
                             "(no earlier CreateQuotaShare or UpdateQuotaShare in CloudTrail): the replay starts "
                             "from the value that update set")
     return base
@@ -247,7 +248,7 @@ def _environment(trail: Trail, name: str, current: dict[str, Any], t0_ms: int,
     after = [c for c in changes if c.at_ms > t0_ms and "capacityLimits" in c.request]
     if capacity is None and after:
         capacity = {c["capacityUnit"]: c["maxCapacity"] for c in after[0].request["capacityLimits"]}
-        replay.notes.append(f"service environment {name}: its capacity before {_stamp(after[0].at_ms)} cannot be "
+        replay.notes.append(f"service environment {name}: its capacity before {stamp(after[0].at_ms)} cannot be "
                             "told (no earlier call in CloudTrail): the replay starts from the value that update set")
     if capacity is not None:
         env["capacity"] = capacity
@@ -257,7 +258,7 @@ def _environment(trail: Trail, name: str, current: dict[str, Any], t0_ms: int,
                                          "update_environment": {"name": name, "capacity": capacity_now}}))
     for change in changes:
         if change.at_ms > t0_ms and "state" in change.request:
-            replay.notes.append(f"UpdateServiceEnvironment of {name} at {_stamp(change.at_ms)} sets its state "
+            replay.notes.append(f"UpdateServiceEnvironment of {name} at {stamp(change.at_ms)} sets its state "
                                 f"{change.request['state']}: not replayed (a scenario has no environment state)")
 
 

@@ -34,12 +34,6 @@ if TYPE_CHECKING:
     from policy_engine.aws.trail import Trail
 
 
-def _stamp(ms: int) -> str:
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
 def _cloudtrail_unreachable() -> str | None:
     """Why CloudTrail is not read although it was asked for: Batch calls go to an endpoint, CloudTrail's would
     go to AWS (for ``batch-quota serve``, set ``AWS_ENDPOINT_URL_CLOUDTRAIL`` to the same URL)."""
@@ -109,7 +103,7 @@ def command(queue: str, since: str, output: str | None, scenario: str | None, cl
     for reason, count in stats.unusable.most_common():
         click.echo(f"not exported: {count:,} job(s): {reason}", err=True)
     if stats.t0_ms is not None:
-        click.echo(f"time 0 = the first submission, {_stamp(stats.t0_ms)} (submitted_epoch_ms {stats.t0_ms}), "
+        click.echo(f"time 0 = the first submission, {replay.stamp(stats.t0_ms)} (submitted_epoch_ms {stats.t0_ms}), "
                    f"{(stats.t0_ms - since_ms) / 1000:,.3f} s after the window's start", err=True)
     if stats.duration_unknown:
         click.echo(f"duration: {stats.duration_unknown:,} job(s) did not finish an attempt: their duration is the "
@@ -145,12 +139,12 @@ def _write_scenario(api: Api, queue: str, trail: Trail, stats: HistoryStats, sce
     topology_path = scenario_path.with_name(scenario_path.stem + ".topology.yaml")
     jobs_ref = os.path.relpath(Path(output).resolve(), scenario_path.resolve().parent)
     header = [f"replay of job queue {queue_name} (Region {api.region}) since {since}, by batch-quota history",
-              f"time 0 = the first submission, {_stamp(t0)}; the window ends at {_stamp(end_ms)} (until)",
+              f"time 0 = the first submission, {replay.stamp(t0)}; the window ends at {replay.stamp(end_ms)} (until)",
               "topology: the account's, unwound to time 0 with the CloudTrail changes before it"]
     text = replay.scenario_text(built, topology_path.name, jobs_ref, max(0.0, (end_ms - t0) / 1000), header)
     with exits_on_aws_errors():
         with atomic_write(topology_path) as handle:
-            handle.write(f"# job queue {queue_name} at {_stamp(t0)} (time 0 of {scenario_path.name})\n")
+            handle.write(f"# job queue {queue_name} at {replay.stamp(t0)} (time 0 of {scenario_path.name})\n")
             handle.write(safe_yaml.dump(built.topology))
         with atomic_write(scenario_path) as handle:
             handle.write(text)

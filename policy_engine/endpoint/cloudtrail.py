@@ -24,11 +24,11 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
 from typing import Any
 
 from botocore.model import ServiceModel
 
+from policy_engine.endpoint import protocol
 from policy_engine.endpoint.errors import ApiError
 from policy_engine.endpoint.validation import validate
 
@@ -51,11 +51,8 @@ _RESPONSE_RESOURCES = (("quotaShareArn", "AWS::Batch::QuotaShare"), ("jobId", "A
                        ("arn", "AWS::Batch::SchedulingPolicy"))
 
 
-@cache
 def service_model() -> ServiceModel:
-    import botocore.session
-
-    return botocore.session.get_session().get_service_model("cloudtrail")
+    return protocol.service_model("cloudtrail")
 
 
 @dataclass(frozen=True)
