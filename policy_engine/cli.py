@@ -61,7 +61,7 @@ COMMANDS: dict[str, tuple[str, str]] = command_table(
     ("import", "policy_engine.commands.import_topology", "Import an account's (or a template's) quota shares."),
     ("drift", "policy_engine.commands.drift", "Compare the account with a topology, field by field."),
     ("snapshot", "policy_engine.commands.snapshot", "Write a live queue's jobs as a scenario to simulate."),
-    ("history", "policy_engine.commands.history", "Write a queue's finished jobs as a workload CSV."),
+    ("history", "policy_engine.commands.history", "Write a queue's jobs as a workload CSV, with --scenario a replay."),
     ("iam-policy", "policy_engine.commands.iam_policy", "Print the read-only IAM policy these commands need."),
     ("serve", "policy_engine.commands.serve", "Serve a local AWS Batch endpoint backed by the simulator."),
     ("top", "policy_engine.commands.top", "Watch a live queue per share: use, borrowing, waiting, head jobs."),

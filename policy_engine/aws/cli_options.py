@@ -9,6 +9,7 @@ no partial output file (``atomic_file``).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -74,10 +75,16 @@ def client_options(region: str | None, profile: str | None, retry_mode: str, max
 
 #: Tests and the benchmark replace this to hand commands a stubbed client; it is never set in production.
 client_factory: Callable[[ClientOptions], Any] = make_client
+#: The CloudTrail client ``history`` reads past changes with; replaced by tests as ``client_factory`` is.
+cloudtrail_factory: Callable[[ClientOptions], Any] = functools.partial(make_client, service="cloudtrail")
 
 
 def connect(options: ClientOptions) -> Api:
     return Api(client_factory(options))
+
+
+def connect_cloudtrail(options: ClientOptions) -> Api:
+    return Api(cloudtrail_factory(options))
 
 
 def fail_aws(errors: list[AwsError]) -> None:

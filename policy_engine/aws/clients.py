@@ -1,4 +1,5 @@
-"""The boto3 Batch client every connector uses, and the one wrapper all its calls go through.
+"""The boto3 clients every connector uses (Batch; CloudTrail for ``history``), and the one wrapper all
+their calls go through.
 
 ``Api.call`` and ``Api.pages`` turn every botocore failure (no credentials, no region,
 AccessDenied, throttling that outlived the retries, an unreachable endpoint) into an
@@ -57,8 +58,9 @@ class ClientOptions:
     workers: int = 8
 
 
-def make_client(options: ClientOptions) -> Any:
-    """A Batch client with the chosen retry mode; configuration errors become ``AwsError``."""
+def make_client(options: ClientOptions, service: str = "batch") -> Any:
+    """A client of ``service`` (``batch``, ``cloudtrail``) with the chosen retry mode; configuration errors
+    become ``AwsError``. ``AWS_ENDPOINT_URL_BATCH`` / ``AWS_ENDPOINT_URL_CLOUDTRAIL`` are botocore's own."""
     import boto3
     from botocore.config import Config
     from botocore.exceptions import BotoCoreError, ProfileNotFound
@@ -80,9 +82,9 @@ def make_client(options: ClientOptions) -> Any:
         user_agent_extra="batch-quota",
     )
     try:
-        return session.client("batch", config=config, endpoint_url=options.endpoint_url)
+        return session.client(service, config=config, endpoint_url=options.endpoint_url)
     except BotoCoreError as error:
-        raise AwsError("configuration", "batch client", _botocore_reason(error)) from None
+        raise AwsError("configuration", f"{service} client", _botocore_reason(error)) from None
 
 
 def _botocore_reason(error: Exception) -> str:

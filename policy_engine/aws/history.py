@@ -1,29 +1,39 @@
-"""A queue's finished jobs as a workload CSV (``batch-quota history``), streamed to disk.
+"""A queue's jobs as a workload CSV (``batch-quota history``), every status, oldest first, time 0 the first one.
 
-Columns are the ones ``simulate`` reads (``submit_at`` is seconds after the window's
-start; ``duration`` the run time of the last attempt, the successful one for a job that
-succeeded) plus what really happened: ``observed_start`` (first placement, same clock),
-``observed_end``, ``observed_preemptions``, ``observed_status``. Rows are written as
-the descriptions arrive, so memory stays flat however many jobs there are. AWS applies the
-window (``AFTER_CREATED_AT``) and lists newest first, so rows come newest first too.
+Columns are the ones ``simulate`` reads plus what really happened: ``submit_at`` is seconds after
+the window's first submission (time 0: no idle prefix before it), ``submitted_epoch_ms`` the same
+instant in absolute time (daily and weekly cycles), ``duration`` as ``duration_of`` says (with
+``duration_known`` false where it is only a lower bound), and ``observed_start`` (first placement,
+same clock), ``observed_end``, ``observed_preemptions``, ``observed_status`` (every status: jobs
+still waiting or running and terminated ones are written too). A job that cannot be used (several
+instance types, no quota share) is counted with its reason, never dropped in silence.
+
+AWS applies the window (``AFTER_CREATED_AT``) and lists newest first; rows are spilled to a
+temporary file as the descriptions arrive (memory stays flat however many jobs there are) and
+written oldest first once time 0 is known, so that jobs submitted at one instant keep their order.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import tempfile
+from array import array
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from policy_engine import input_files
 from policy_engine.aws import service_jobs
 from policy_engine.aws.clients import Api, AwsError
-from policy_engine.simulation.core.jobs import OBSERVED_FIELDS
+from policy_engine.aws.replay import JobRef
+from policy_engine.simulation.core.jobs import DURATION_KNOWN_FIELD, EPOCH_FIELD, OBSERVED_FIELDS
 
-COLUMNS = ("name", "share", "priority", "instance_type", "instances", "submit_at", "duration",
-           "preemption_retries", "attempts", *OBSERVED_FIELDS)
+COLUMNS = ("name", "share", "priority", "instance_type", "instances", "submit_at", "duration", DURATION_KNOWN_FIELD,
+           "preemption_retries", "attempts", EPOCH_FIELD, *OBSERVED_FIELDS)
 
 
 @dataclass
@@ -32,16 +42,66 @@ class HistoryStats:
     written: int = 0
     #: Listed jobs created before the window: not described, not written.
     outside_window: int = 0
-    #: Listed jobs of the window that have not finished (waiting or running): not written.
-    unfinished: int = 0
+    #: Jobs of the window that could not be used: reason -> how many.
+    unusable: Counter[str] = field(default_factory=Counter)
+    #: Written jobs per status.
+    by_status: Counter[str] = field(default_factory=Counter)
+    #: Written jobs whose ``duration`` is a lower bound (``duration_known`` false).
+    duration_unknown: int = 0
+    #: Time 0: the first submission written (epoch ms), and the latest instant the jobs show.
+    t0_ms: int | None = None
+    end_ms: int = 0
+    #: Jobs whose priority is the one they were submitted with (read from CloudTrail), by job id.
+    initial_priorities: int = 0
+    #: Jobs by id, for the ones the replay's actions name (``wanted``).
+    jobs: dict[str, JobRef] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Duration:
+    """A job's run time for the workload, and whether it is the real one or a lower bound."""
+
+    seconds: float
+    known: bool
+
+
+def duration_of(job: dict, payload: dict, served: bool, now_ms: int) -> Duration:
+    """The successful attempt's run time; else the ``batch-quota:duration`` tag; else, for a job served by
+    ``batch-quota serve``, ``MaxRuntimeSeconds`` (its run time there); else the longest attempt so far, a lower
+    bound (in AWS ``MaxRuntimeSeconds`` is only an upper bound)."""
+    attempts = [a for a in job.get("attempts") or () if a.get("startedAt")]
+    if job.get("status") == "SUCCEEDED" and attempts and attempts[-1].get("stoppedAt"):
+        return Duration(max(0, attempts[-1]["stoppedAt"] - attempts[-1]["startedAt"]) / 1000, True)
+    tag = (job.get("tags") or {}).get(service_jobs.DURATION_TAG)
+    if tag is not None:
+        try:
+            value = float(tag)
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value) and value > 0:
+            return Duration(value, True)
+    bound = service_jobs.max_runtime(payload)
+    if served and bound is not None:
+        return Duration(bound, True)
+    longest = max(((a.get("stoppedAt") or now_ms) - a["startedAt"] for a in attempts), default=0)
+    return Duration(max(0, longest) / 1000, False)
 
 
 def write_history(api: Api, queue: str, since_ms: int, handle: IO[str], workers: int = 8,
-                  progress: Callable[[int], None] | None = None) -> HistoryStats:
-    """Write ``queue``'s SUCCEEDED and FAILED jobs created at or after ``since_ms`` to ``handle`` as CSV."""
-    stats = HistoryStats()
-    writer = csv.writer(handle, lineterminator="\n")
-    writer.writerow(COLUMNS)
+                  progress: Callable[[int], None] | None = None, now_ms: int | None = None,
+                  initial_priority: dict[str, int] | None = None, wanted: Collection[str] = (),
+                  served: bool = False) -> HistoryStats:
+    """Write ``queue``'s jobs created at or after ``since_ms`` to ``handle`` as CSV, oldest first.
+
+    ``initial_priority``: job id -> the priority it was submitted with (CloudTrail), for jobs whose priority
+    changed since; ``wanted``: job ids whose workload names the replay's actions need (``stats.jobs``).
+    """
+    import time
+
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    stats = HistoryStats(end_ms=now_ms)
+    priorities = initial_priority or {}
+    wanted_ids = set(wanted)
 
     def in_window() -> Iterator[dict[str, Any]]:
         for summary in service_jobs.list_jobs_since(api, queue, since_ms):
@@ -49,16 +109,35 @@ def write_history(api: Api, queue: str, since_ms: int, handle: IO[str], workers:
             if (summary.get("createdAt") or 0) < since_ms:
                 stats.outside_window += 1
                 continue
-            if summary.get("status") not in service_jobs.FINISHED:
-                stats.unfinished += 1
-                continue
             yield summary
 
-    for summary, job in service_jobs.describe_jobs(api, in_window(), workers):
-        writer.writerow(_row(job, summary, queue, since_ms))
-        stats.written += 1
-        if progress is not None and not stats.written % 1000:
-            progress(stats.written)
+    offsets = array("q")
+    with tempfile.TemporaryFile("w+", encoding="utf-8", newline="") as spill:
+        for summary, job in service_jobs.describe_jobs(api, in_window(), workers):
+            try:
+                row = _row(job, summary, queue, served, now_ms, priorities)
+            except AwsError as error:
+                stats.unusable[error.reason] += 1
+                continue
+            offsets.append(spill.tell())
+            spill.write(json.dumps(row, separators=(",", ":")) + "\n")
+            created = row["created"]
+            stats.t0_ms = created if stats.t0_ms is None else min(stats.t0_ms, created)
+            stats.end_ms = max(stats.end_ms, created, row["start"] or 0, row["end"] or 0)
+            stats.by_status[row["status"]] += 1
+            stats.duration_unknown += not row["known"]
+            stats.initial_priorities += row["initial"]
+            if job.get("jobId") in wanted_ids:
+                stats.jobs[job["jobId"]] = JobRef(row["name"], created)
+            stats.written += 1
+            if progress is not None and not stats.written % 1000:
+                progress(stats.written)
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        t0 = stats.t0_ms or since_ms
+        for offset in reversed(offsets):  # the listing is newest first; the workload oldest first
+            spill.seek(offset)
+            writer.writerow(_cells(json.loads(spill.readline()), t0))
     return stats
 
 
@@ -67,32 +146,45 @@ def _seconds(ms: float) -> str:
     return str(int(value)) if value == int(value) else f"{value:.3f}"
 
 
-def _row(job: dict, summary: dict, queue: str, since_ms: int) -> list:
-    subject = f"service job {job.get('jobName')} ({job.get('jobId')})"
+def _row(job: dict, summary: dict, queue: str, served: bool, now_ms: int, priorities: dict[str, int]) -> dict:
+    """What a row needs, in absolute epoch milliseconds (the spill's form); ``AwsError`` when it cannot be used."""
     share = job.get("quotaShareName") or summary.get("quotaShareName")
     if not share:
-        raise AwsError("DescribeServiceJob", subject, f"no quota share: job queue {queue} is not quota-managed?",
-                       "UnexpectedShape")
+        raise AwsError("DescribeServiceJob", f"service job {job.get('jobName')} ({job.get('jobId')})",
+                       f"no quota share (job queue {queue} is not quota-managed?)", "UnexpectedShape")
     payload = service_jobs.payload_of(job)
     usage = service_jobs.usage_of(job, payload)
-    attempts = job.get("attempts") or []
-    last = attempts[-1] if attempts else job
-    run_ms = max(0, (last.get("stoppedAt") or 0) - (last.get("startedAt") or 0)) if last.get("startedAt") else 0
-    starts = [a["startedAt"] for a in attempts if a.get("startedAt")]
+    duration = duration_of(job, payload, served, now_ms)
+    starts = [a["startedAt"] for a in job.get("attempts") or () if a.get("startedAt")]
     starts += [a["startedAt"] for a in (job.get("preemptionSummary") or {}).get("recentPreemptedAttempts") or ()
                if a.get("startedAt")]
     if job.get("startedAt"):
         starts.append(job["startedAt"])
-    created = job.get("createdAt") or summary.get("createdAt") or since_ms
+    created = job.get("createdAt") or summary.get("createdAt") or 0
     retry = service_jobs.retry_columns(job)
+    job_id = job.get("jobId") or ""
+    initial = priorities.get(job_id)
+    return {
+        "name": service_jobs.job_name(job), "share": f"{queue}/{share}",
+        "priority": initial if initial is not None else job.get("schedulingPriority") or 0,
+        "initial": initial is not None, "instance_type": usage.instance_type, "instances": usage.instances,
+        "created": created, "duration": duration.seconds, "known": duration.known,
+        "retries": retry.get("preemption_retries", ""), "attempts": retry.get("attempts", ""),
+        "start": min(starts) if starts else None, "end": job.get("stoppedAt") or None,
+        "preemptions": (job.get("preemptionSummary") or {}).get("preemptedAttemptCount") or 0,
+        "status": job.get("status") or summary.get("status") or "",
+    }
+
+
+def _cells(row: dict, t0: int) -> list:
+    duration = row["duration"]
     return [
-        service_jobs.job_name(job), f"{queue}/{share}", job.get("schedulingPriority") or 0, usage.instance_type,
-        usage.instances, _seconds(created - since_ms), _seconds(run_ms), retry.get("preemption_retries", ""),
-        retry.get("attempts", ""),
-        _seconds(min(starts) - since_ms) if starts else "",
-        _seconds(job["stoppedAt"] - since_ms) if job.get("stoppedAt") else "",
-        (job.get("preemptionSummary") or {}).get("preemptedAttemptCount") or 0,
-        job.get("status") or summary.get("status") or "",
+        row["name"], row["share"], row["priority"], row["instance_type"], row["instances"],
+        _seconds(row["created"] - t0), str(int(duration)) if duration == int(duration) else f"{duration:.3f}",
+        "true" if row["known"] else "false", row["retries"], row["attempts"], row["created"],
+        _seconds(row["start"] - t0) if row["start"] is not None else "",
+        _seconds(row["end"] - t0) if row["end"] is not None else "",
+        row["preemptions"], row["status"],
     ]
 
 

@@ -5,7 +5,8 @@ One table, ``command -> actions``, is the source for ``batch-quota iam-policy`` 
 call is in it. Resource scoping follows the Service Authorization Reference for AWS Batch:
 the Describe calls and ListServiceJobs/DescribeServiceJob accept only ``*``;
 ListQuotaShares and GetJobQueueSnapshot take the job queue's ARN; ListTagsForResource
-the tagged resource's (here: quota shares).
+the tagged resource's (here: quota shares). ``history`` also reads CloudTrail's
+``LookupEvents`` (past priority and share changes), which accepts only ``*``.
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ COMMAND_OPERATIONS: dict[str, tuple[str, ...]] = {
               "ListTagsForResource"),
     "snapshot": ("DescribeJobQueues", "DescribeSchedulingPolicies", "DescribeServiceEnvironments", "ListQuotaShares",
                  "ListTagsForResource", "ListServiceJobs", "DescribeServiceJob", "GetJobQueueSnapshot"),
-    "history": ("ListServiceJobs", "DescribeServiceJob"),
+    "history": ("ListServiceJobs", "DescribeServiceJob", "DescribeJobQueues", "DescribeSchedulingPolicies",
+                "DescribeServiceEnvironments", "ListQuotaShares", "ListTagsForResource", "LookupEvents"),
     "top": ("GetJobQueueSnapshot", "ListQuotaShares", "ListServiceJobs", "DescribeServiceJob"),
 }
+
+#: The service of an operation, where it is not AWS Batch.
+SERVICE_OF: dict[str, str] = {"LookupEvents": "cloudtrail"}
 
 #: ``operation -> resource kind`` it can be scoped to; ``None`` = only ``*`` exists.
 RESOURCE_OF: dict[str, str | None] = {
@@ -32,7 +37,13 @@ RESOURCE_OF: dict[str, str | None] = {
     "ListQuotaShares": "job-queue/*",
     "GetJobQueueSnapshot": "job-queue/*",
     "ListTagsForResource": "job-queue/*/quota-share/*",
+    "LookupEvents": None,
 }
+
+
+def action(operation: str) -> str:
+    """The IAM action of an operation: ``batch:ListServiceJobs``, ``cloudtrail:LookupEvents``."""
+    return f"{SERVICE_OF.get(operation, 'batch')}:{operation}"
 
 
 def operations(commands: tuple[str, ...] | None = None) -> list[str]:
@@ -49,13 +60,13 @@ def statements(commands: tuple[str, ...] | None = None, region: str = "*", accou
     """IAM statements: one for the ``*``-only actions, one per scoped resource kind."""
     grouped: dict[str | None, list[str]] = {}
     for operation in operations(commands):
-        grouped.setdefault(RESOURCE_OF[operation], []).append(f"batch:{operation}")
+        grouped.setdefault(RESOURCE_OF[operation], []).append(action(operation))
     result = []
     for kind, actions in sorted(grouped.items(), key=lambda item: item[0] or ""):
         sid = "BatchQuotaRead" + ("Any" if kind is None else "".join(
             part.title() for part in kind.replace("/*", "").replace("-", " ").replace("/", " ").split()))
         resource = "*" if kind is None else f"arn:{partition}:batch:{region}:{account}:{kind}"
-        result.append({"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resource})
+        result.append({"Sid": sid, "Effect": "Allow", "Action": sorted(actions), "Resource": resource})
     return result
 
 

@@ -20,6 +20,8 @@ from policy_engine.aws.clients import Api, AwsError
 WAITING = ("SUBMITTED", "PENDING", "RUNNABLE")
 ON_CAPACITY = ("SCHEDULED", "STARTING", "RUNNING")
 FINISHED = ("SUCCEEDED", "FAILED")
+#: The job tag that gives a job's run time in ``batch-quota serve`` (simulated seconds); ``history`` reads it back.
+DURATION_TAG = "batch-quota:duration"
 
 
 def list_jobs(api: Api, queue: str, statuses: Iterable[str]) -> Iterator[dict]:

@@ -181,6 +181,8 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
     if report_dir:
         settings = replace(settings, usage_log=True)  # the report's charts over time are built from it
     loaded = replace(loaded, settings=settings)
+    if until is None:
+        until = loaded.until  # a history's replay stops where its window ended
     if scheduler or workers is not None:
         result = _parallel(loaded, until, events, scheduler, workers)
     else:

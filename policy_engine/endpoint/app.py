@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from policy_engine.endpoint import control
+from policy_engine.endpoint import cloudtrail, control
 from policy_engine.endpoint.errors import ApiError, client_error
 from policy_engine.endpoint.handlers.registry import Output
 from policy_engine.endpoint.operations import HANDLERS
@@ -53,8 +53,10 @@ class EndpointApp:
                 body += message.get("body", b"")
                 more = message.get("more_body", False)
             raw_path = scope.get("raw_path") or scope["path"].encode()
+            target = next((value for key, value in scope.get("headers") or () if key.lower() == b"x-amz-target"), b"")
             status, payload, headers = self.respond(scope["method"], raw_path.decode("latin-1"),
-                                                    scope.get("query_string", b""), body)
+                                                    scope.get("query_string", b""), body,
+                                                    target.decode("latin-1"))
             headers.append((b"content-length", str(len(payload)).encode()))
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": payload})
@@ -83,11 +85,15 @@ class EndpointApp:
             await asyncio.sleep(CLOCK_SAVE_SECONDS)
             self.service.save_clock()
 
-    def respond(self, method: str, path: str, query: bytes, body: bytes) -> tuple[int, bytes, Headers]:
+    def respond(self, method: str, path: str, query: bytes, body: bytes,
+                target: str = "") -> tuple[int, bytes, Headers]:
+        """One request: AWS Batch (REST-JSON), the control API, or CloudTrail (JSON 1.1, by ``X-Amz-Target``)."""
         self._requests += 1
         if not self._requests % FREEZE_EVERY:
             _age_heap()
         request_id = f"{self._boot}-{self._requests:016x}".encode()  # unique per server run, cheaper than uuid4
+        if target.startswith(cloudtrail.TARGET_PREFIX):
+            return self._cloudtrail(target, body, request_id)
         try:
             if path.startswith(control.PREFIX):
                 result = control.handle(self.service, method, path, query, body)
@@ -103,6 +109,20 @@ class EndpointApp:
                                "ServerException", 500)
             return 500, _error_body(failure), [_JSON, (b"x-amzn-requestid", request_id),
                                                (b"x-amzn-errortype", b"ServerException")]
+
+    def _cloudtrail(self, target: str, body: bytes, request_id: bytes) -> tuple[int, bytes, Headers]:
+        kind = (b"content-type", cloudtrail.CONTENT_TYPE)
+        try:
+            self.service.catch_up()
+            result = cloudtrail.handle(self.service.trail, target, body)
+            return 200, json.dumps(result, separators=(",", ":")).encode(), [kind, (b"x-amzn-requestid", request_id)]
+        except ApiError as error:
+            return error.status, _error_body(error), [kind, (b"x-amzn-requestid", request_id)]
+        except Exception as error:  # a bug: answered as CloudTrail does, logged with its traceback
+            log.exception("internal error on CloudTrail %s", target)
+            failure = ApiError(f"Internal error in batch-quota serve: {type(error).__name__}: {error}",
+                               "InternalFailure", 500)
+            return 500, _error_body(failure), [kind, (b"x-amzn-requestid", request_id)]
 
     def _operation(self, method: str, path: str, query: bytes, body: bytes) -> Output:
         found = self.router.match(method, path)

@@ -22,10 +22,11 @@ from policy_engine.endpoint.validation import validate
 
 
 @cache
-def service_model() -> ServiceModel:
+def service_model(service: str = "batch") -> ServiceModel:
+    """The installed botocore model of ``service`` (``batch``; ``cloudtrail`` for LookupEvents)."""
     import botocore.session
 
-    return botocore.session.get_session().get_service_model("batch")
+    return botocore.session.get_session().get_service_model(service)
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ class Scheduler:
             if "stoppedAt" not in attempt:
                 attempt["stoppedAt"] = now
                 attempt["statusReason"] = self.named(_attempt_reason(after, reason))
-                if reason.startswith("preempted"):
+                if reason.startswith(_PREEMPTED_ATTEMPT):  # a preemption past the job's retries counts too
                     record.preempted_count += 1
                     record.preempted.append(attempt)
                     del record.preempted[:-RECENT_PREEMPTIONS]
@@ -253,6 +253,10 @@ class Scheduler:
 
         return _JOB_ID.sub(name, reason)
 
+
+#: The engine's reasons for an attempt ended by preemption: the job waits again, or it fails because the preemption
+#: exceeded its ``preemptionRetriesBeforeTermination`` (``lifecycle``); both are preempted attempts.
+_PREEMPTED_ATTEMPT = ("preempted", "PREEMPTED:")
 
 #: What AWS says when an attempt outlives ``timeoutConfig.attemptDurationSeconds`` (the only way a served
 #: job's attempt fails: the engine reports it as a failed attempt).

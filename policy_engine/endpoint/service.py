@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from policy_engine import limits
 from policy_engine.endpoint import operations
 from policy_engine.endpoint.account import Account, Arns
+from policy_engine.endpoint.cloudtrail import Trail
 from policy_engine.endpoint.errors import client_error, throttled
 from policy_engine.endpoint.events import EndpointEvents
 from policy_engine.endpoint.handlers.registry import Output, Params
@@ -41,6 +42,11 @@ class Options:
     preemption_seconds: float = 0.0
     region: str = "us-east-1"
     account_id: str = "123456789012"
+
+
+def _given(members: Params) -> Params:
+    """Request members without the ones a caller would have left out."""
+    return {key: value for key, value in members.items() if value is not None}
 
 
 class RateLimiter:
@@ -88,8 +94,10 @@ class Service:
         options = self.options
         self.origin_ms = origin_ms
         self.account = Account(Arns(options.region, options.account_id), options.transition_seconds)
+        self.trail = Trail(options.region, options.account_id, origin_ms)
         if topology is not None:
             self.account.load(topology, start)
+            self._record_creation(start)
         self.scheduler = Scheduler(self.account.topology(), Clock(options.speed, start), self.account.arns.training_job,
                                    preemption_seconds=options.preemption_seconds)
         self.scheduler.engine.now = start
@@ -114,6 +122,37 @@ class Service:
         self._replay_to(clock)
         self.scheduler.clock.speed = self.options.speed
         self.scheduler.clock.set(self.scheduler.engine.now)
+
+    def _record_creation(self, at: float) -> None:
+        """The loaded topology in the trail as the Create calls that would have made it (docs/endpoint.md)."""
+        resources, trail = self.account.resources, self.trail
+        tags = self.account.tags
+        for name, env in resources.environments.items():
+            trail.record(at, "CreateServiceEnvironment", _given({
+                "serviceEnvironmentName": name, "serviceEnvironmentType": env["serviceEnvironmentType"],
+                "state": env.get("state"), "capacityLimits": env["capacityLimits"],
+                "tags": tags.get(env["serviceEnvironmentArn"])}),
+                {"serviceEnvironmentName": name, "serviceEnvironmentArn": env["serviceEnvironmentArn"]})
+        for policy in resources.policies.values():
+            trail.record(at, "CreateSchedulingPolicy", _given({
+                "name": policy["name"], "quotaSharePolicy": policy.get("quotaSharePolicy"),
+                "fairsharePolicy": policy.get("fairsharePolicy"), "tags": tags.get(policy["arn"])}),
+                {"name": policy["name"], "arn": policy["arn"]})
+        for name, queue in resources.queues.items():
+            trail.record(at, "CreateJobQueue", _given({
+                "jobQueueName": name, "state": queue.get("state"), "jobQueueType": queue.get("jobQueueType"),
+                "schedulingPolicyArn": queue.get("schedulingPolicyArn"), "priority": queue.get("priority"),
+                "serviceEnvironmentOrder": queue.get("serviceEnvironmentOrder"),
+                "jobStateTimeLimitActions": queue.get("jobStateTimeLimitActions"),
+                "tags": tags.get(queue["jobQueueArn"])}),
+                {"jobQueueName": name, "jobQueueArn": queue["jobQueueArn"]})
+        for (_, name), share in resources.shares.items():
+            trail.record(at, "CreateQuotaShare", _given({
+                "quotaShareName": name, "jobQueue": share["jobQueueArn"], "capacityLimits": share["capacityLimits"],
+                "resourceSharingConfiguration": share["resourceSharingConfiguration"],
+                "preemptionConfiguration": share["preemptionConfiguration"], "state": share.get("state"),
+                "tags": tags.get(share["quotaShareArn"])}),
+                {"quotaShareName": name, "quotaShareArn": share["quotaShareArn"]})
 
     def _replay_to(self, at: float) -> None:
         clock = self.scheduler.clock
@@ -170,14 +209,17 @@ class Service:
         self.catch_up()
         self._generated = []
         result = handler(self, params)
-        if name in operations.MUTATING and self.store is not None:
-            self.store.append(self.now, name, params, self._generated)
+        if name in operations.MUTATING:
+            self.trail.record(self.now, name, params, result)
+            if self.store is not None:
+                self.store.append(self.now, name, params, self._generated)
         return result
 
     def _apply(self, name: str, params: Params) -> None:
         self._generated = []
         if name in operations.HANDLERS:
-            operations.HANDLERS[name](self, params)
+            result = operations.HANDLERS[name](self, params)
+            self.trail.record(self.now, name, params, result)
         else:
             self._control(name, params)
 

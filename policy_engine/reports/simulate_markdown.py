@@ -39,13 +39,14 @@ def render(result: SimulationResult, *, source: str = "",
                    align="lllrrrrrrrrr")
     lines.append("")
     if calibration:
-        lines += ["Observed vs simulated (jobs with an observed start):", ""]
+        lines += ["Observed vs simulated (waits: jobs with an observed start; agree: same status, end and "
+                  "preemptions):", ""]
         lines += table(("share", "jobs", "observed wait p50", "simulated wait p50", "observed wait p95",
-                        "simulated wait p95", "observed preemptions", "simulated preemptions"),
+                        "simulated wait p95", "observed preemptions", "simulated preemptions", "agree"),
                        ((c.share, c.jobs, _seconds(c.observed_wait_p50), _seconds(c.simulated_wait_p50),
                          _seconds(c.observed_wait_p95), _seconds(c.simulated_wait_p95), c.observed_preemptions,
-                         c.simulated_preemptions) for c in calibration),
-                       align="lrrrrrrr")
+                         c.simulated_preemptions, f"{c.agreeing}/{c.observed_jobs}") for c in calibration),
+                       align="lrrrrrrrr")
         lines.append("")
     return "\n".join(lines)
 

@@ -72,16 +72,18 @@ def print_tables(result: SimulationResult, console: Console) -> None:
 
 def calibration_table(rows: Sequence[ShareCalibration]) -> Table:
     """Observed vs simulated wait and preemptions per share (a workload from ``batch-quota history``)."""
-    table = Table(title="Observed vs simulated (jobs with an observed start)")
+    table = Table(title="Observed vs simulated (waits: jobs with an observed start; agree: same status, end and "
+                        "preemptions)")
     for index, column in enumerate(("share", "jobs", "obs wait p50", "sim wait p50", "obs wait p95", "sim wait p95",
-                                    "obs wait mean", "sim wait mean", "obs preemptions", "sim preemptions")):
+                                    "obs wait mean", "sim wait mean", "obs preemptions", "sim preemptions",
+                                    "agree")):
         table.add_column(column, overflow="fold", justify="left" if index == 0 else "right")
     for row in rows:
         table.add_row(rich_text(row.share), f"{row.jobs:,}", format_seconds(row.observed_wait_p50),
                       format_seconds(row.simulated_wait_p50), format_seconds(row.observed_wait_p95),
                       format_seconds(row.simulated_wait_p95), format_seconds(row.observed_wait_mean),
                       format_seconds(row.simulated_wait_mean), f"{row.observed_preemptions:,}",
-                      f"{row.simulated_preemptions:,}")
+                      f"{row.simulated_preemptions:,}", f"{row.agreeing:,}/{row.observed_jobs:,}")
     return table
 
 

@@ -54,5 +54,25 @@ class PriorityUpdate:
         object.__setattr__(self, "priority", exact_integer("priority", self.priority))
 
 
-#: What a scenario's ``actions`` do at a time: a job's priority, or the topology (``topology_changes``).
-Action = PriorityUpdate | ShareUpdate | EnvironmentUpdate
+@dataclass(frozen=True)
+class JobTermination:
+    """``TerminateServiceJob``: ``job`` fails at ``at``, freeing its capacity or its place in line.
+
+    At its submission instant it follows the submission (as the call did), not precedes it."""
+
+    at: float
+    job: str
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "at", exact_number("at", self.at))
+
+    @property
+    def status_reason(self) -> str:
+        """The reason the job fails with, worded as AWS Batch words a user's termination."""
+        return f"Terminated by user: {self.reason}" if self.reason else "Terminated by user"
+
+
+#: What a scenario's ``actions`` do at a time: a job's priority or its termination, or the topology
+#: (``topology_changes``: share updates, creations and deletions, environment updates).
+Action = PriorityUpdate | JobTermination | ShareUpdate | EnvironmentUpdate

@@ -12,7 +12,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Template
 from click.testing import CliRunner
 
-from policy_engine.aws.iam_policy import COMMAND_OPERATIONS, RESOURCE_OF, operations
+from policy_engine.aws.iam_policy import COMMAND_OPERATIONS, RESOURCE_OF, action, operations
 from policy_engine.cli import main
 from quota_constructs import ReadOnlyQuotaAccess
 from quota_constructs.errors import QuotaConstructError
@@ -27,7 +27,8 @@ def test_every_operation_the_connectors_call_is_in_the_policy():
         called |= set(re.findall(r'api\.(?:call|pages)\(\s*"(\w+)"', path.read_text()))
     assert called == set(operations())
     assert set(RESOURCE_OF) == called
-    assert all(name.startswith(("Describe", "List", "Get")) for name in called)  # read-only, nothing else
+    assert all(name.startswith(("Describe", "List", "Get", "Lookup")) for name in called)  # read-only, nothing else
+    assert action("LookupEvents") == "cloudtrail:LookupEvents" and action("ListServiceJobs") == "batch:ListServiceJobs"
 
 
 def test_construct_grants_exactly_the_printed_statements_and_lints_clean():
@@ -38,7 +39,8 @@ def test_construct_grants_exactly_the_printed_statements_and_lints_clean():
     policy = next(r for r in template["Resources"].values() if r["Type"] == "AWS::IAM::ManagedPolicy")
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
     actions = sorted(a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))
-    assert actions == [f"batch:{op}" for op in operations()]
+    assert actions == sorted(action(op) for op in operations())
+    assert "cloudtrail:LookupEvents" in actions
     assert next(s for s in statements if s["Resource"] == "*")["Sid"] == "BatchQuotaReadAny"
     assert cfn_lint_errors(template) == []
     assert access.policy is not None
@@ -49,8 +51,9 @@ def test_construct_for_one_command_and_a_bad_command():
     ReadOnlyQuotaAccess(stack, "HistoryRead", commands=["history"])
     policy = next(r for r in Template.from_stack(stack).to_json()["Resources"].values()
                   if r["Type"] == "AWS::IAM::ManagedPolicy")
-    actions = sorted(a for s in policy["Properties"]["PolicyDocument"]["Statement"] for a in s["Action"])
-    assert actions == sorted(f"batch:{op}" for op in COMMAND_OPERATIONS["history"])
+    actions = sorted(a for s in policy["Properties"]["PolicyDocument"]["Statement"]
+                     for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))
+    assert actions == sorted(action(op) for op in COMMAND_OPERATIONS["history"])
     with pytest.raises(QuotaConstructError, match="ReadOnlyQuotaAccess: commands \\['deploy'\\] are invalid") as error:
         ReadOnlyQuotaAccess(stack, "Bad", commands=["deploy"])
     assert (error.value.path, error.value.field, error.value.value) == ("History/Bad", "commands", ["deploy"])
@@ -65,5 +68,7 @@ def test_iam_policy_command_prints_the_policy():
         "arn:aws:batch:eu-west-1:123456789012:job-queue/*/quota-share/*"
     assert scoped["BatchQuotaReadJobQueue"]["Action"] == ["batch:GetJobQueueSnapshot", "batch:ListQuotaShares"]
     only = json.loads(CliRunner().invoke(main, ["iam-policy", "--command", "history"]).output)
-    assert sorted(a for s in only["Statement"] for a in s["Action"]) == \
-        ["batch:DescribeServiceJob", "batch:ListServiceJobs"]
+    assert sorted(a for s in only["Statement"] for a in s["Action"]) == [
+        "batch:DescribeJobQueues", "batch:DescribeSchedulingPolicies", "batch:DescribeServiceEnvironments",
+        "batch:DescribeServiceJob", "batch:ListQuotaShares", "batch:ListServiceJobs", "batch:ListTagsForResource",
+        "cloudtrail:LookupEvents"]

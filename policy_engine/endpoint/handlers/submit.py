@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from policy_engine.aws.service_jobs import DURATION_TAG  # the run time's tag, which history reads back
 from policy_engine.endpoint.errors import client_error
 from policy_engine.endpoint.handlers.registry import (
     Output,
@@ -23,8 +24,7 @@ from policy_engine.endpoint.protocol import json_object
 if TYPE_CHECKING:
     from policy_engine.endpoint.handlers.context import Endpoint
 
-#: Per-job tag giving the simulated run time in seconds.
-DURATION_TAG = "batch-quota:duration"
+__all__ = ["DURATION_TAG", "submit_service_job"]
 
 
 def _resources(payload: dict[str, Any]) -> tuple[str, int]:

@@ -27,7 +27,7 @@ from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.exact_types import exact_number
 from policy_engine.simulation.outputs.reasons import waiting_reason
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
-from policy_engine.simulation.settings import Action, PriorityUpdate, SimulationSettings
+from policy_engine.simulation.settings import Action, JobTermination, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 __all__ = ["Action", "Engine", "PoolQueue", "PriorityUpdate", "SimulationSettings", "Transition", "simulate"]
@@ -69,9 +69,11 @@ class Engine(JobLifecycle):
         #: seqs of jobs carried over from an engine on the previous topology (``adopt``): submitted already
         self._adopted: set[int] = set()
         self._handlers: tuple[Callable[[Event], None], ...] = (
-            self._on_finish, self._on_advance, self._on_priority, self._on_topology, self._on_limit, self._on_wake)
+            self._on_finish, self._on_advance, self._on_priority, self._on_topology, self._on_limit, self._on_wake,
+            self._on_terminate)
         for order, update in enumerate(updates):
-            kind = Kind.PRIORITY if isinstance(update, PriorityUpdate) else Kind.TOPOLOGY
+            kind = (Kind.PRIORITY if isinstance(update, PriorityUpdate) else
+                    Kind.TERMINATE if isinstance(update, JobTermination) else Kind.TOPOLOGY)
             self.push(update.at, Phase.UPDATE, kind, update, order=order)
 
     def _live_jobs(self, specs: Sequence[JobSpec], live: Mapping[str, LiveState]) -> dict[int, LiveState]:
@@ -203,6 +205,16 @@ class Engine(JobLifecycle):
 
     def _on_topology(self, event: Event) -> None:
         event.subject.apply(self)
+
+    def _on_terminate(self, event: Event) -> None:
+        termination: JobTermination = event.subject
+        job = self.by_name[termination.job]
+        if job.status is Status.SUBMITTED and event.phase < _LIMIT:
+            # submitted at this instant and not yet arrived: terminated after its submission and the pass,
+            # as the call came after the submission
+            self.push(self.now, _LIMIT, Kind.TERMINATE, termination, order=event.order)
+            return
+        self.terminate(job, termination.status_reason)
 
     def _on_limit(self, event: Event) -> None:
         if self.time_limits is not None:

@@ -15,7 +15,7 @@ class Phase(IntEnum):
 
     FINISH = 0  # completions, failures and wake-ups of waiting heads
     ADVANCE = 1  # SCHEDULED -> STARTING -> RUNNING after a delay
-    UPDATE = 2  # priority and topology updates
+    UPDATE = 2  # priority and topology updates, terminations
     SUBMIT = 3  # submissions (not heap events: the arrivals list)
     LIMIT = 4  # jobStateTimeLimitActions, after the scheduling pass
 
@@ -29,6 +29,7 @@ class Kind(IntEnum):
     TOPOLOGY = 3  # subject: a ShareUpdate or EnvironmentUpdate
     LIMIT = 4  # subject: the ShareCapacity; data: its head when the timer started
     WAKE = 5  # subject: the pool index
+    TERMINATE = 6  # subject: a JobTermination
 
 
 class Event(NamedTuple):

@@ -100,6 +100,12 @@ class Observed(NamedTuple):
 
 #: Workload columns of what was observed, in ``Observed`` order.
 OBSERVED_FIELDS: tuple[str, ...] = tuple(f"observed_{name}" for name in Observed._fields)
+#: Workload column of a job's submission in absolute time (epoch milliseconds; ``batch-quota history`` writes
+#: it), so that daily and weekly cycles can be read from a workload whose ``submit_at`` starts at 0.
+EPOCH_FIELD = "submitted_epoch_ms"
+#: Workload column saying whether ``duration`` is the job's real run time (``true``) or only a lower bound
+#: (``false``: ``batch-quota history`` of a job whose last attempt was preempted or terminated).
+DURATION_KNOWN_FIELD = "duration_known"
 
 
 def attempts(ended: tuple[AttemptRecord, ...], status: Status, attempt_start: float, finished_at: float | None,

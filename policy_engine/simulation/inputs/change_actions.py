@@ -1,8 +1,16 @@
-"""Scenario ``actions`` that change the topology: ``update_share`` and ``update_environment``, validated.
+"""Scenario ``actions`` that change the topology: ``update_share``, ``create_share``, ``delete_share`` and
+``update_environment``, validated.
 
     actions:
       - {at: 3600, update_share: {share: training/QS1, capacity: {ml.g5.xlarge: 1}, strategy: LEND}}
+      - {at: 5400, create_share: {share: training/QS4, capacity: {ml.g5.xlarge: 1}, strategy: LEND}}
+      - {at: 6000, delete_share: {share: training/QS4}}
       - {at: 7200, update_environment: {name: gpu-env, capacity: {ml.g5.xlarge: 2}}}
+
+A share created mid-run is in the engine's topology from the start as a *placeholder* that holds,
+lends and accepts nothing (capacity 0 of the types it will have, RESERVE, DISABLED); its creation is
+an update to its real settings, and a deletion an update back to the placeholder's. So every change
+goes through ``ShareUpdate``, and the engine needs no share to appear or vanish mid-run.
 
 Every problem is one line naming the action and the field; the values follow AWS's rules
 (``maxCapacity`` >= 1 for a share, ``borrowLimit`` >= -1 and only with LEND_AND_BORROW).
@@ -14,7 +22,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any, get_args
 
-from policy_engine.model import State, Strategy, Topology
+from policy_engine.model import QuotaShare, State, Strategy, Topology
 from policy_engine.simulation.topology_changes import SHARE_FIELDS, EnvironmentUpdate, ShareUpdate
 
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
@@ -140,3 +148,100 @@ def environment_update(at: float, body: Any, where: str, topology: Topology,
             types += [t for share in queue.shares for t in share.capacity if t not in types]
     capacity = _capacity(body.get("capacity"), tuple(types), 0, f"{where}.capacity", f"environment {name}", problem)
     return None if failed or capacity is None else EnvironmentUpdate(at, name, capacity)
+
+
+#: Fields ``create_share`` must give (the rest default as CreateQuotaShare's do).
+CREATE_REQUIRED = ("capacity", "strategy")
+
+
+def placeholder(name: str, instance_types: tuple[str, ...]) -> QuotaShare:
+    """A share before its creation or after its deletion: it holds, lends and accepts nothing."""
+    return QuotaShare.model_construct(name=name, capacity=dict.fromkeys(instance_types, 0), strategy="RESERVE",
+                                      borrow_limit=None, in_share_preemption=False, state="DISABLED", tags={},
+                                      system_tags={})
+
+
+def placeholder_changes(instance_types: tuple[str, ...]) -> dict[str, Any]:
+    """The ``ShareUpdate`` changes that make a share its placeholder again (``delete_share``)."""
+    return {"capacity": dict.fromkeys(instance_types, 0), "strategy": "RESERVE", "borrow_limit": None,
+            "in_share_preemption": False, "state": "DISABLED"}
+
+
+def with_created_shares(topology: Topology, actions: Any) -> tuple[Topology, set[str]]:
+    """``topology`` plus a placeholder for every share a ``create_share`` action names (well-formed ones:
+    the full check reports the others), and the ids of those shares."""
+    created: dict[str, dict[str, set[str]]] = {}
+    for action in actions if isinstance(actions, list) else ():
+        body = action.get("create_share") if isinstance(action, dict) else None
+        ref = body.get("share") if isinstance(body, dict) else None
+        if not isinstance(ref, str) or ref.count("/") != 1:
+            continue
+        queue_name, name = ref.split("/")
+        queue = topology.queue(queue_name)
+        if queue is None or queue.share(name) is not None:
+            continue
+        environment = topology.environment(queue.service_environment)
+        known = set(environment.capacity) if environment is not None else set()
+        capacity = body.get("capacity")
+        types = {t for t in capacity if t in known} if isinstance(capacity, dict) else set()
+        created.setdefault(queue_name, {}).setdefault(name, set()).update(types)
+    if not created:
+        return topology, set()
+    queues = []
+    for queue in topology.job_queues:
+        extra = created.get(queue.name, {})
+        shares = queue.shares + tuple(placeholder(name, tuple(sorted(types))) for name, types in extra.items())
+        queues.append(queue.model_copy(update={"shares": shares}) if extra else queue)
+    ids = {f"{queue}/{name}" for queue, names in created.items() for name in names}
+    return topology.model_copy(update={"job_queues": tuple(queues)}), ids
+
+
+def share_creation(at: float, body: Any, where: str, topology: Topology, created: set[str], resolve: Resolve,
+                   report: Report) -> ShareUpdate | None:
+    """``create_share: {share: QUEUE/NAME, capacity, strategy, borrow_limit, in_share_preemption, state}``:
+    a share the topology does not have yet (``with_created_shares`` made its placeholder)."""
+    if not isinstance(body, dict):
+        report(where, "must be a mapping {share: QUEUE/NAME, capacity: {...}, strategy: ...}")
+        return None
+    ref = body.get("share")
+    if not isinstance(ref, str) or ref.count("/") != 1:
+        report(f"{where}.share", f"must be QUEUE/NAME of the share to create, got {ref!r}")
+        return None
+    queue = topology.queue(ref.split("/")[0])
+    if queue is None:
+        known = ", ".join(q.name for q in topology.job_queues) or "none defined"
+        report(f"{where}.share", f"no job queue {ref.split('/')[0]!r} in the topology (known: {known})")
+        return None
+    if ref not in created:
+        report(f"{where}.share", f"quota share {ref} is already in the topology (update_share changes it)")
+        return None
+    missing = [key for key in CREATE_REQUIRED if key not in body]
+    if missing:
+        report(where, f"missing: {', '.join(missing)} (CreateQuotaShare requires them)")
+        return None
+    failed = False
+
+    def problem(loc: str, text: str) -> None:
+        nonlocal failed
+        failed = True
+        report(loc, text)
+
+    update = share_update(at, body, where, topology, resolve, problem)
+    if failed or update is None:
+        return None
+    defaults = {"borrow_limit": None, "in_share_preemption": False, "state": "ENABLED"}
+    return ShareUpdate(at, update.share, defaults | dict(update.changes))
+
+
+def share_deletion(at: float, body: Any, where: str, resolve: Resolve, report: Report) -> ShareUpdate | None:
+    """``delete_share: {share}``: the share becomes its placeholder (AWS deletes only a DISABLED share whose jobs
+    have all finished; here its unfinished jobs, if any, keep running)."""
+    if not isinstance(body, dict) or set(body) != {"share"} or not isinstance(body["share"], str):
+        report(where, f"must be a mapping {{share: NAME}}, got {body!r}")
+        return None
+    resolved = resolve(body["share"])
+    if isinstance(resolved, str):
+        report(f"{where}.share", resolved)
+        return None
+    node, types = resolved
+    return ShareUpdate(at, node, placeholder_changes(types))

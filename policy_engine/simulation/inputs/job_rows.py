@@ -15,13 +15,22 @@ from typing import Any, NamedTuple
 from policy_engine import limits
 from policy_engine.diagnostics import DataPath, Named
 from policy_engine.model import Topology, share_id
-from policy_engine.simulation.core.jobs import LIVE_FIELDS, OBSERVED_FIELDS, JobSpec, LiveState, Observed, Status
+from policy_engine.simulation.core.jobs import (
+    DURATION_KNOWN_FIELD,
+    EPOCH_FIELD,
+    LIVE_FIELDS,
+    OBSERVED_FIELDS,
+    JobSpec,
+    LiveState,
+    Observed,
+    Status,
+)
 from policy_engine.simulation.inputs.input_problems import Problems, unknown_key
 
 #: ``schedulingPriority`` bound of SubmitServiceJob / UpdateServiceJob (``limits.JOB_PRIORITY``, bounded both sides).
 MAX_PRIORITY: int = limits.JOB_PRIORITY.maximum if limits.JOB_PRIORITY.maximum is not None else 0
 #: Columns of a job row (YAML mapping, CSV header or JSON Lines object).
-JOB_FIELDS: tuple[str, ...] = JobSpec._fields + LIVE_FIELDS + OBSERVED_FIELDS
+JOB_FIELDS: tuple[str, ...] = JobSpec._fields + LIVE_FIELDS + OBSERVED_FIELDS + (EPOCH_FIELD, DURATION_KNOWN_FIELD)
 REQUIRED = ("name", "share", "duration")
 #: Largest time accepted in a workload, in seconds (about 317,000 years): sums of times stay exact and finite.
 MAX_SECONDS = 10**13
@@ -44,6 +53,10 @@ class Extras:
 
     live: dict[str, LiveState] = field(default_factory=dict)
     observed: dict[str, Observed] = field(default_factory=dict)
+    #: ``submitted_epoch_ms``: when the job was submitted, in absolute time (epoch milliseconds)
+    submitted_epoch_ms: dict[str, int] = field(default_factory=dict)
+    #: Jobs whose ``duration`` is only a lower bound (``duration_known: false``)
+    duration_unknown: set[str] = field(default_factory=set)
 
 
 class RowAt(NamedTuple):
@@ -211,9 +224,17 @@ def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems
         read.problem("share", f"must be a string, got {ref!r}")
     live = _live_state(read, submit_at, duration)
     observed = _observed(read)
+    epoch_ms = read.integer(EPOCH_FIELD, 0)
+    known = row.get(DURATION_KNOWN_FIELD)
+    if known not in (None, "", True, False, "true", "false"):
+        read.problem(DURATION_KNOWN_FIELD, f"must be true or false, got {known!r}")
     if problems.total > start or not isinstance(name, str) or not isinstance(instance_type, str):
         return None
     if extras is not None:
+        if epoch_ms is not None:
+            extras.submitted_epoch_ms[name] = epoch_ms
+        if known in (False, "false"):
+            extras.duration_unknown.add(name)
         if live is not None:
             extras.live[name] = live
         if observed is not None:

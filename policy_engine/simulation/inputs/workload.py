@@ -23,16 +23,19 @@ from policy_engine.simulation.inputs import change_actions
 from policy_engine.simulation.inputs.input_problems import MAX_PROBLEMS, Problems, unknown_key
 from policy_engine.simulation.inputs.job_files import Row, collect_jobs, load_jobs, rows_from_file
 from policy_engine.simulation.inputs.job_rows import MAX_PRIORITY, MAX_SECONDS, Extras, RowAt, ShareIndex, number
-from policy_engine.simulation.settings import Action, PriorityUpdate, SimulationSettings
+from policy_engine.simulation.settings import Action, JobTermination, PriorityUpdate, SimulationSettings
 
 __all__ = ["MAX_PROBLEMS", "MAX_SECONDS", "Extras", "LoadError", "PriorityUpdate", "Scenario", "load_jobs",
            "load_scenario"]
 
-_SCENARIO_KEYS = ("topology", "jobs", "workload", "actions", "settings")
+_SCENARIO_KEYS = ("topology", "jobs", "workload", "actions", "settings", "until")
 _WORKLOAD_KEYS = ("profile", "days", "seed", "scale")
 #: ``SimulationSettings`` a scenario may set; ``utilisation_series`` and ``usage_log`` are report options.
 _SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings) if f.name not in ("utilisation_series", "usage_log"))
-_ACTION_KINDS = ("update_priority", "update_share", "update_environment")
+_ACTION_KINDS = ("update_priority", "terminate_job", "update_share", "create_share", "delete_share",
+                 "update_environment")
+#: The actions that change the topology (``change_actions``); the others name a job.
+_TOPOLOGY_KINDS = ("update_share", "create_share", "delete_share", "update_environment")
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,10 @@ class Scenario:
     observed: dict[str, Observed] = field(default_factory=dict)
     #: The files the scenario names (topology, jobs), which a command must not write over.
     inputs: tuple[Path, ...] = ()
+    #: When jobs were submitted in absolute time (``submitted_epoch_ms``, epoch milliseconds), by name.
+    submitted_epoch_ms: dict[str, int] = field(default_factory=dict)
+    #: Where the run stops unless ``--until`` says otherwise (a history's window ends there); ``None``: at the end.
+    until: float | None = None
     #: ``workload: {profile: ...}``: the profile the jobs were drawn from (``ProfileWorkload``), else ``None``.
     profile: Any = None
 
@@ -106,6 +113,7 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
     if topology is None:
         problems.raise_if_any()
         raise LoadError([f"{source}: topology: missing required key (a path or an inline mapping)"])
+    topology, created = change_actions.with_created_shares(topology, data.get("actions"))
     shares = ShareIndex(topology)
     jobs_data = data.get("jobs")
     named: set[str] = set()
@@ -140,14 +148,22 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
     else:
         here.add(("jobs",), ("jobs",), f"must be a list of jobs or a .csv/.jsonl path, got {jobs_data!r}")
         jobs = []
-    updates = _actions(data.get("actions"), {job.name: job for job in jobs}, named, here, topology, shares)
+    updates = _actions(data.get("actions"), {job.name: job for job in jobs}, named, here, topology, shares, created)
+    until = None
+    if data.get("until") is not None:
+        until = number(data["until"])
+        if until is None or until < 0:
+            here.add(("until",), ("until",), f"must be a number of seconds >= 0, got {data['until']!r}")
+        elif until > MAX_SECONDS:
+            here.add(("until",), ("until",), _too_long(data["until"]))
     if extras.live and not problems:
         from policy_engine.simulation.inputs.live import live_state_problems
 
         for problem in live_state_problems(topology, jobs, extras.live):
             problems.add(source, None, ("jobs",), problem)
     problems.raise_if_any()
-    return Scenario(topology, jobs, updates, settings, source, extras.live, extras.observed, tuple(inputs), profile)
+    return Scenario(topology, jobs, updates, settings, source, extras.live, extras.observed, tuple(inputs),
+                    extras.submitted_epoch_ms, None if until is None else float(until), profile)
 
 
 def _profile_workload(value: Any, path: Path, here: _Located, topology: Topology) -> tuple[Any, list[JobSpec]]:
@@ -270,7 +286,7 @@ def _settings(value: Any, here: _Located) -> SimulationSettings:
 
 
 def _actions(value: Any, jobs: dict[str, JobSpec], named: set[str], here: _Located, topology: Topology,
-             shares: ShareIndex) -> list[Action]:
+             shares: ShareIndex, created: set[str]) -> list[Action]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -299,35 +315,56 @@ def _actions(value: Any, jobs: dict[str, JobSpec], named: set[str], here: _Locat
         if len(kinds) > 1:
             problem(f"one action per entry: {' and '.join(kinds)} given together")
             continue
-        if kinds and kinds[0] != "update_priority":
+        if kinds and kinds[0] in _TOPOLOGY_KINDS:
             valid_time = time is not None and time >= 0
-            where = f"actions[{index}].{kinds[0]}"
+            kind = kinds[0]
+            where = f"actions[{index}].{kind}"
             change: Action | None
-            if kinds[0] == "update_share":
-                change = change_actions.share_update(time or 0.0, action["update_share"], where, topology,
-                                                     shares.resolve, here.reporter(loc))
+            if kind == "update_share":
+                change = change_actions.share_update(time or 0.0, action[kind], where, topology, shares.resolve,
+                                                     here.reporter(loc))
+            elif kind == "create_share":
+                change = change_actions.share_creation(time or 0.0, action[kind], where, topology, created,
+                                                       shares.resolve, here.reporter(loc))
+            elif kind == "delete_share":
+                change = change_actions.share_deletion(time or 0.0, action[kind], where, shares.resolve,
+                                                       here.reporter(loc))
             else:
-                change = change_actions.environment_update(time or 0.0, action["update_environment"], where,
-                                                           topology, here.reporter(loc))
+                change = change_actions.environment_update(time or 0.0, action[kind], where, topology,
+                                                           here.reporter(loc))
             if change is not None and valid_time:
                 updates.append(change)
             continue
-        update = action.get("update_priority")
+        kind = kinds[0] if kinds else "update_priority"
+        fields = ("job", "priority") if kind == "update_priority" else ("job", "reason")
+        update = action.get(kind)
         if not isinstance(update, dict):
-            problem("missing: a mapping {job: NAME, priority: N} (or update_share, update_environment)",
-                    "update_priority")
+            problem("missing: a mapping {job: NAME, priority: N} (or terminate_job, update_share, create_share, "
+                    "delete_share, update_environment)" if not kinds else
+                    f"must be a mapping {{{', '.join(f + ': ...' for f in fields)}}}", kind)
             continue
         for key in update:
-            if key not in ("job", "priority"):
-                problem(unknown_key(key, ("job", "priority")), "update_priority")
-        name, priority = update.get("job"), update.get("priority")
+            if key not in fields:
+                problem(unknown_key(key, fields), kind)
+        name = update.get("job")
         spec = jobs.get(name) if isinstance(name, str) else None
         if spec is None and not (isinstance(name, str) and name in named):  # a broken job is reported already
-            problem(f"no job named {name!r} in the workload", "update_priority", "job")
+            problem(f"no job named {name!r} in the workload", kind, "job")
+        timed = spec is not None and time is not None and time >= 0
+        if timed and spec is not None and time is not None and time < spec.submit_at:
+            what = "update" if kind == "update_priority" else "termination"
+            problem(f"{what} at {time} is before job {name!r} is submitted (at {spec.submit_at})", "at")
+            continue
+        if kind == "terminate_job":
+            reason = update.get("reason", "")
+            if not isinstance(reason, str):
+                problem(f"must be a text, got {reason!r}", kind, "reason")
+            elif timed and spec is not None and time is not None:
+                updates.append(JobTermination(time, spec.name, reason))
+            continue
+        priority = update.get("priority")
         if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= MAX_PRIORITY:
-            problem(f"must be an integer 0-{MAX_PRIORITY}, got {priority!r}", "update_priority", "priority")
-        elif spec is not None and time is not None and time >= 0 and time < spec.submit_at:
-            problem(f"update at {time} is before job {name!r} is submitted (at {spec.submit_at})", "at")
-        elif spec is not None and time is not None and time >= 0:
+            problem(f"must be an integer 0-{MAX_PRIORITY}, got {priority!r}", kind, "priority")
+        elif timed and spec is not None and time is not None:
             updates.append(PriorityUpdate(time, spec.name, priority))
     return updates

@@ -37,15 +37,21 @@ def test_rows_are_the_workload_columns_plus_what_was_observed():
     rows = list(csv.DictReader(io.StringIO(text)))
     assert tuple(rows[0]) == COLUMNS
     assert stats.written == 4 and stats.outside_window == 0
-    assert [r["name"][:9] for r in rows] == ["job000003", "job000002", "job000001", "job000000"]  # newest first
-    first = rows[-1]
+    # AWS lists newest first; the workload is oldest first, so jobs of one instant keep their order
+    assert [r["name"][:9] for r in rows] == ["job000000", "job000001", "job000002", "job000003"]
+    first = rows[0]
     assert first["name"] == "job000000-00000000-0000-0000-0000-000000000000"
     assert (first["share"], first["priority"], first["instance_type"], first["instances"]) == \
         ("training/QS1", "0", "ml.g5.xlarge", "1")
-    assert (first["submit_at"], first["duration"]) == ("0", "600")  # run time of the (last) attempt
+    assert (first["submit_at"], first["duration"], first["duration_known"]) == ("0", "600", "true")  # its run time
+    assert first["submitted_epoch_ms"] == str(START) and rows[1]["submit_at"] == "60"  # time 0: the first one
     assert (first["observed_start"], first["observed_end"], first["observed_preemptions"],
             first["observed_status"]) == ("30", "630", "0", "SUCCEEDED")
-    assert [r["observed_status"] for r in rows] == ["FAILED", "FAILED", "SUCCEEDED", "SUCCEEDED"]
+    assert [r["observed_status"] for r in rows] == ["SUCCEEDED", "SUCCEEDED", "FAILED", "FAILED"]
+    # a failed job's last attempt did not finish: the longest attempt is a lower bound (MaxRuntimeSeconds is only an
+    # upper bound in AWS)
+    assert (rows[2]["duration"], rows[2]["duration_known"]) == ("598", "false")
+    assert stats.duration_unknown == 2 and stats.by_status == {"SUCCEEDED": 2, "FAILED": 2}
 
 
 def test_the_window_is_applied_by_aws_not_by_paging_through_everything():
@@ -160,3 +166,33 @@ def test_an_unwritable_output_is_one_line_and_exit_2(stubbed, tmp_path):
     assert result.exit_code == 2
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.stderr.strip() == f"error: {out}: cannot write the output file: No such file or directory"
+
+
+def test_a_job_that_cannot_be_used_is_counted_with_its_reason_and_the_others_written(stubbed, monkeypatch, tmp_path):
+    import time
+
+    from botocore.stub import ANY
+
+    from tests.policy_engine.aws.fake_account import service_job
+
+    _, stubber = stubbed
+    now = int(time.time() * 1000)
+    good = service_job("good", "QS1", "RUNNING", created_ms=now - 5000, started_ms=now - 4000, job_id="1" * 8)
+    wide = service_job("wide", "QS2", "SUCCEEDED", created_ms=now - 9000, started_ms=now - 8000,
+                       stopped_ms=now - 1000, job_id="2" * 8)
+    wide[1]["capacityUsage"] = [{"capacityUnit": "ml.g5.xlarge", "quantity": 1.0},
+                                {"capacityUnit": "ml.p4d.24xlarge", "quantity": 1.0}]
+    stubber.add_response("list_service_jobs", {"jobSummaryList": [good[0], wide[0]]},
+                         {"jobQueue": "training", "filters": ANY})
+    stubber.add_response("describe_service_job", good[1], {"jobId": "1" * 8})
+    stubber.add_response("describe_service_job", wide[1], {"jobId": "2" * 8})
+    out = tmp_path / "jobs.csv"
+    result = CliRunner().invoke(main, ["history", "--queue", "training", "--since", "1h", "--workers", "1",
+                                       "--no-cloudtrail", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "history of training: 1 job(s) since 1h (1 RUNNING)" in result.stderr
+    assert ("not exported: 1 job(s): uses several instance types (ml.g5.xlarge, ml.p4d.24xlarge); the simulator "
+            "models one per job") in result.stderr
+    row = next(csv.DictReader(io.StringIO(out.read_text())))
+    assert (row["observed_status"], row["submit_at"], row["observed_start"], row["observed_end"]) == \
+        ("RUNNING", "0", "1", "")

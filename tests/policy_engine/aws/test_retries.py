@@ -91,7 +91,9 @@ def test_history_with_concurrent_describes_keeps_order_through_throttling():
         stats = write_history(api, "training", 0, out, workers=6)
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert stats.written == 120
-    assert [row["name"][:6] for row in rows] == [f"job{i:03d}" for i in range(120)]
+    # the listing's order, reversed (AWS lists newest first, the workload is oldest first): this fake lists job000
+    # first, so the rows end with it
+    assert [row["name"][:6] for row in rows] == [f"job{i:03d}" for i in reversed(range(120))]
     assert server.throttled["DescribeServiceJob"] == 24 and server.requests["DescribeServiceJob"] == 144
     assert api.calls["DescribeServiceJob"] == 120 and api.calls["ListServiceJobs"] == 2
 
