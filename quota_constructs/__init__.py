@@ -20,6 +20,7 @@ from quota_constructs.base import (  # noqa: E402 (after the CDK check)
     ServiceEnvironmentBase,
     TrainingJobQueueBase,
 )
+from quota_constructs.checks_plugin import BatchQuotaChecks  # noqa: E402
 from quota_constructs.grants import JOB_SHARE_TAG  # noqa: E402
 from quota_constructs.job_queue import TrainingJobQueue  # noqa: E402
 from quota_constructs.quota_share import QuotaShare  # noqa: E402
@@ -31,6 +32,7 @@ from quota_constructs.topology_stack import QueueResources, QuotaTopology, Topol
 __all__ = [
     "JOB_SHARE_TAG",
     "MISSING_CDK",
+    "BatchQuotaChecks",
     "QueueResources",
     "QuotaSchedulingPolicy",
     "QuotaShare",
