@@ -23,6 +23,7 @@ from quota_constructs.base import (  # noqa: E402 (after the CDK check)
 from quota_constructs.checks_plugin import BatchQuotaChecks  # noqa: E402
 from quota_constructs.grants import JOB_SHARE_TAG  # noqa: E402
 from quota_constructs.job_queue import TrainingJobQueue  # noqa: E402
+from quota_constructs.monitoring import QuotaMonitoring  # noqa: E402
 from quota_constructs.quota_share import QuotaShare  # noqa: E402
 from quota_constructs.read_only_access import ReadOnlyQuotaAccess  # noqa: E402
 from quota_constructs.scheduling_policy import QuotaSchedulingPolicy  # noqa: E402
@@ -34,6 +35,7 @@ __all__ = [
     "MISSING_CDK",
     "BatchQuotaChecks",
     "QueueResources",
+    "QuotaMonitoring",
     "QuotaSchedulingPolicy",
     "QuotaShare",
     "QuotaShareBase",
