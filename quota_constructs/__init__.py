@@ -7,6 +7,14 @@ package says so in one line instead of a bare ``ModuleNotFoundError`` deep in an
 """
 
 import importlib.util
+import os
+
+#: The Node.js majors batch-quota's CDK constructs are tested on (jsii's kernel runs on Node.js).
+SUPPORTED_NODE_MAJORS = ("20", "22", "24")
+#: jsii prints a banner on every import under a Node.js it calls end-of-life (Node 20 since 2026-04-30) unless this
+#: lists the major. Set here, before aws_cdk starts the kernel, for the supported majors; a value the user set wins.
+NODE_BANNER_VARIABLE = "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"
+os.environ.setdefault(NODE_BANNER_VARIABLE, ",".join(SUPPORTED_NODE_MAJORS))
 
 MISSING_CDK = ("the CDK constructs need aws-cdk-lib and constructs, which are not installed: "
                "pip install 'batch-quota[cdk]' (check, simulate and graph work without them)")
