@@ -123,9 +123,9 @@ class TemplateReader:
                 continue
             export = output["Export"].get("Name")
             target = target_of(output.get("Value"))
-            resource = self.resources.get(target) if target is not None else None
-            if not isinstance(export, str) or not isinstance(resource, dict):
+            if target is None or not isinstance(export, str) or not isinstance(self.resources.get(target), dict):
                 continue
+            resource = self.resources[target]
             kind = resource.get("Type")
             properties = resource.get("Properties") or {}
             if kind in NAME_PROPERTIES and isinstance(properties, dict):
@@ -288,9 +288,9 @@ class TemplateReader:
             return "name:" + name_from_arn(value)
         imported = self._imported(value)
         if imported is not None:
-            found, name = imported
-            if found != kind:
-                self.problem(where, f"imports {value['Fn::ImportValue']!r}, a {found}; expected a {kind}")
+            imported_kind, name = imported
+            if imported_kind != kind:
+                self.problem(where, f"imports {value['Fn::ImportValue']!r}, a {imported_kind}; expected a {kind}")
                 return None
             return "name:" + name
         if isinstance(value, dict) and len(value) == 1:
