@@ -29,6 +29,7 @@ from quota_constructs.base import (  # noqa: E402 (after the CDK check)
     TrainingJobQueueBase,
 )
 from quota_constructs.checks_plugin import BatchQuotaChecks  # noqa: E402
+from quota_constructs.errors import QuotaConstructError  # noqa: E402
 from quota_constructs.grants import JOB_SHARE_TAG  # noqa: E402
 from quota_constructs.job_queue import TrainingJobQueue  # noqa: E402
 from quota_constructs.monitoring import QuotaMonitoring  # noqa: E402
@@ -43,6 +44,7 @@ __all__ = [
     "MISSING_CDK",
     "BatchQuotaChecks",
     "QueueResources",
+    "QuotaConstructError",
     "QuotaMonitoring",
     "QuotaSchedulingPolicy",
     "QuotaShare",
