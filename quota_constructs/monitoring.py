@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
+from typing import cast
 
 import botocore
 import jsii
@@ -164,7 +165,7 @@ class QuotaMonitoring(Construct):
                            event_pattern=_pattern(event_patterns.pattern(key, queue_arns)))
         if key != "state_change":  # every job's every transition: logged, not mailed
             rule.add_target(targets.SnsTopic(self.topic))
-        rule.add_target(_LogGroupTarget(self.log_group))
+        rule.add_target(cast(events.IRuleTarget, _LogGroupTarget(self.log_group)))  # jsii.implements: untyped
         return rule
 
     def _function(self, queues: Sequence[TrainingJobQueueBase], schedule: Duration) -> lambda_.Function:
@@ -247,7 +248,7 @@ class QuotaMonitoring(Construct):
                                    f"JobQueue=\"{share.job_queue_name}\" QuotaShare=\"{share.quota_share_name}\" "
                                    "MetricName=\"OwnUse\"', 'Average', 60)",
                         label="OwnUse", period=Duration.minutes(1))]))
-            dashboard.add_widgets(cloudwatch.Row(*widgets))
+            dashboard.add_widgets(cast(cloudwatch.IWidget, cloudwatch.Row(*widgets)))  # a Row is an IWidget
         return dashboard
 
 
