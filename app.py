@@ -27,9 +27,7 @@ EXIT_FINDINGS, EXIT_BAD_INPUT = 1, 2
 _MISSING_CDK = ("the CDK app needs aws-cdk-lib and constructs, which are not installed: "
                 "pip install 'batch-quota[cdk]' (check, simulate and graph work without them)")
 
-try:
-    from aws_cdk import App, Environment
-
+try:  # quota_constructs first: it quiets jsii's Node banner before aws_cdk starts the jsii kernel
     from quota_constructs import TopologyStacks
     from quota_constructs.topology_stack import Split
 except ImportError as error:  # the engine-only install: one line, not a traceback
@@ -38,6 +36,8 @@ except ImportError as error:  # the engine-only install: one line, not a traceba
         raise
     print(f"error: {_MISSING_CDK}", file=sys.stderr)
     sys.exit(EXIT_BAD_INPUT)
+
+from aws_cdk import App, Environment  # noqa: E402 (after quota_constructs, see above)
 
 
 def _shown(error: Exception) -> str:

@@ -7,11 +7,13 @@ check, building the constructs, ``app.synth()`` (templates plus the built-in val
 A second phased run without the built-in validation isolates its cost, and ``cdk synth --app
 <assembly>`` the CLI's own share. Runs are noisy on a busy 2-core machine: best of ``REPEATS``, this app
 and the raw one measured in turns, and the load average printed.
+The ``BatchQuotaChecks`` plugin: the phased app with and without it, in turns (``--plugin`` runs only that),
+its own time inside ``validate`` printed; target: it adds at most 20 % to the app.
 Targets: end to end under 60 s; the app at most 1.5x a raw L1 app that synthesizes the same templates
 (each template's resources rebuilt as ``CfnResource``s and its outputs as ``CfnOutput``s, same stacks, same
 validation; the script checks that the raw app's templates hold the same resources and outputs), both
 measured as a fresh Python process from start to exit.
-Run: ``python benchmarks/synth_bench.py`` (needs ``node_modules``: ``make synth`` installs it).
+Run: ``python benchmarks/synth_bench.py [--plugin]`` (needs ``node_modules``: ``make synth`` installs it).
 """
 
 from __future__ import annotations
@@ -52,6 +54,19 @@ marks["policy engine check"] = time.perf_counter()
 app = aws_cdk.App(outdir=sys.argv[2], context=json.loads(sys.argv[3]),
                   builtin_cloud_formation_validation=sys.argv[4] == "validate")
 deployed = TopologyStacks(app, topology, report=report)
+plugin_seconds = []
+if sys.argv[5] == "plugin":
+    from quota_constructs import BatchQuotaChecks
+
+    class Timed(BatchQuotaChecks):
+        def validate(self, context):
+            begin = time.perf_counter()
+            try:
+                return super().validate(context)
+            finally:
+                plugin_seconds.append(time.perf_counter() - begin)
+
+    aws_cdk.Validations.of(app).add_plugins(Timed())
 marks["build constructs"] = time.perf_counter()
 app.synth()
 marks["app.synth() (+ built-in validation)"] = time.perf_counter()
@@ -59,8 +74,11 @@ previous, phases = start, {}
 for name, mark in marks.items():
     phases[name] = mark - previous
     previous = mark
-print(json.dumps({"phases": phases, "stacks": len(deployed.stacks), "errors": len(report.errors)}))
+print(json.dumps({"phases": phases, "stacks": len(deployed.stacks), "errors": len(report.errors),
+                  "plugin": sum(plugin_seconds)}))
 """
+#: The plugin may add at most this fraction to the phased app's time.
+PLUGIN_OVERHEAD_TARGET = 0.20
 
 
 #: The floor: the same templates, their resources written as raw L1 ``CfnResource``s and their outputs as
@@ -127,8 +145,7 @@ def _content(template: dict) -> tuple[dict, dict]:
 
 
 def _environment() -> dict[str, str]:
-    env = dict(os.environ, JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION="1",
-               JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20")
+    env = dict(os.environ, JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 
@@ -152,12 +169,13 @@ def _largest_template(outdir: Path) -> tuple[int, int, int]:
     return len(counts), max(counts, default=0), shares
 
 
-def _phased(topology_path: Path, outdir: Path, context: dict, *, validate: bool) -> tuple[float, dict]:
+def _phased(topology_path: Path, outdir: Path, context: dict, *, validate: bool,
+            plugin: bool = False) -> tuple[float, dict]:
     """Run the app phase by phase in a fresh interpreter: (wall time, reported phases)."""
     start = time.perf_counter()
     phased = subprocess.run(
         [sys.executable, "-c", PHASES, str(topology_path), str(outdir), json.dumps(context),
-         "validate" if validate else "no-validate"],
+         "validate" if validate else "no-validate", "plugin" if plugin else "no-plugin"],
         cwd=ROOT, env=_environment(), capture_output=True, text=True,
     )
     if phased.returncode != 0:
@@ -165,9 +183,32 @@ def _phased(topology_path: Path, outdir: Path, context: dict, *, validate: bool)
     return time.perf_counter() - start, json.loads(phased.stdout.strip().splitlines()[-1])
 
 
+def plugin_overhead(topology_path: Path, temp_dir: Path, context: dict) -> float:
+    """The phased app with and without ``BatchQuotaChecks``, in turns; prints the figures, returns the overhead."""
+    without, with_plugin = [], []
+    for n in range(REPEATS):
+        without.append(_phased(topology_path, temp_dir / f"noplugin{n}", context, validate=True))
+        with_plugin.append(_phased(topology_path, temp_dir / f"plugin{n}", context, validate=True, plugin=True))
+    base, _ = min(without, key=lambda run: run[0])
+    checked, result = min(with_plugin, key=lambda run: run[0])
+    overhead = checked / base - 1
+    verdict = "meets" if overhead <= PLUGIN_OVERHEAD_TARGET else "MISSES"
+    print(f"BatchQuotaChecks plugin: app {base:6.2f} s without, {checked:6.2f} s with (best of {REPEATS}: "
+          f"{', '.join(f'{r[0]:.2f}' for r in without)} / {', '.join(f'{r[0]:.2f}' for r in with_plugin)}); "
+          f"inside validate {result['plugin']:.2f} s; +{overhead:.0%} ({verdict} <= "
+          f"{PLUGIN_OVERHEAD_TARGET:.0%})")
+    return overhead
+
+
 def main() -> None:
     load_before = os.getloadavg()
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    if "--plugin" in sys.argv[1:]:
+        with tempfile.TemporaryDirectory() as temp:
+            plugin_overhead(_write_topology(Path(temp)), Path(temp), context)
+        print("load average (1, 5, 15 min) at the start: {:.2f} {:.2f} {:.2f}, at the end: {:.2f} {:.2f} {:.2f}"
+              .format(*load_before, *os.getloadavg()))
+        return
     with tempfile.TemporaryDirectory() as temp:
         temp_dir = Path(temp)
         topology_path = _write_topology(temp_dir)
@@ -204,6 +245,7 @@ def main() -> None:
         python_total, result = min(phased_runs, key=lambda run: run[0])
         l1_seconds, l1_resources, l1_outputs = min(l1_runs)
         _, unvalidated = _phased(topology_path, temp_dir / "unvalidated.out", context, validate=False)
+        plugin_overhead(topology_path, temp_dir, context)
 
     print(f"topology: 50 queues x 20 shares -> {templates} templates, largest {largest} resources, "
           f"{shares} quota shares")

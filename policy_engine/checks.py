@@ -8,12 +8,13 @@ then by rule, then by object) and carries the per-share summary and that graph, 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from policy_engine.findings import Finding, Severity
 from policy_engine.graph import BorrowGraph
 from policy_engine.model import Suppression, Topology
 from policy_engine.rules import Context, run_rules
+from policy_engine.rules.objects import locate
 from policy_engine.summary import ShareSummary, summarize_all
 
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1}
@@ -70,5 +71,23 @@ def check_topology(topology: Topology, *, suppress: Iterable[Suppression] = ()) 
     ``suppress`` adds suppressions to the topology's own ``suppress`` entries (for a topology built elsewhere).
     """
     context = Context(topology, extra_suppressions=tuple(suppress))
-    findings = sort_findings(run_rules(topology, context))
+    findings = marked_named_at_deploy(topology, sort_findings(run_rules(topology, context)))
     return CheckReport(findings=findings, summaries=summarize_all(context.graph), graph=context.graph)
+
+
+def marked_named_at_deploy(topology: Topology, findings: list[Finding]) -> list[Finding]:
+    """Findings about an object named at deploy (``Topology.named_at_deploy``) say so in their message, so every
+    output that shows a finding shows that its names are a template's logical IDs."""
+    if not topology.named_at_deploy:
+        return findings
+    named = set(topology.named_at_deploy)
+    out = []
+    for finding in findings:
+        where = locate(topology, finding.object)
+        about = [label for label in (
+            f"service_environments[{where.environment}]" if where.environment is not None else None,
+            f"job_queues[{where.queue}]" if where.queue is not None else None,
+            where.share_id) if label in named]
+        out.append(replace(finding, message=f"{finding.message} [named at deploy: {', '.join(about)}]")
+                   if about else finding)
+    return out

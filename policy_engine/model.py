@@ -173,6 +173,9 @@ class Topology(_Frozen):
     allow_oversubscription: bool = False
     #: Findings accepted on purpose; they stay in every output, marked with their reason.
     suppress: Annotated[tuple[Suppression, ...], _Tuple] = ()
+    #: Objects whose names stand in for the ones CloudFormation generates at deploy (a template's logical IDs),
+    #: as findings name them (``job_queues[Queue1]``, ``Queue1/TeamA``): a note every output marks, never deployed.
+    named_at_deploy: Annotated[tuple[str, ...], _Tuple] = ()
 
     def environment(self, name: str) -> ServiceEnvironment | None:
         return next((e for e in self.service_environments if e.name == name), None)

@@ -7,6 +7,14 @@ package says so in one line instead of a bare ``ModuleNotFoundError`` deep in an
 """
 
 import importlib.util
+import os
+
+#: The Node.js majors batch-quota's CDK constructs are tested on (jsii's kernel runs on Node.js).
+SUPPORTED_NODE_MAJORS = ("20", "22", "24")
+#: jsii prints a banner on every import under a Node.js it calls end-of-life (Node 20 since 2026-04-30) unless this
+#: lists the major. Set here, before aws_cdk starts the kernel, for the supported majors; a value the user set wins.
+NODE_BANNER_VARIABLE = "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"
+os.environ.setdefault(NODE_BANNER_VARIABLE, ",".join(SUPPORTED_NODE_MAJORS))
 
 MISSING_CDK = ("the CDK constructs need aws-cdk-lib and constructs, which are not installed: "
                "pip install 'batch-quota[cdk]' (check, simulate and graph work without them)")
@@ -20,9 +28,11 @@ from quota_constructs.base import (  # noqa: E402 (after the CDK check)
     ServiceEnvironmentBase,
     TrainingJobQueueBase,
 )
+from quota_constructs.checks_plugin import BatchQuotaChecks  # noqa: E402
 from quota_constructs.errors import QuotaConstructError  # noqa: E402
 from quota_constructs.grants import JOB_SHARE_TAG  # noqa: E402
 from quota_constructs.job_queue import TrainingJobQueue  # noqa: E402
+from quota_constructs.monitoring import QuotaMonitoring  # noqa: E402
 from quota_constructs.quota_share import QuotaShare  # noqa: E402
 from quota_constructs.read_only_access import ReadOnlyQuotaAccess  # noqa: E402
 from quota_constructs.scheduling_policy import QuotaSchedulingPolicy  # noqa: E402
@@ -32,8 +42,10 @@ from quota_constructs.topology_stack import QueueResources, QuotaTopology, Topol
 __all__ = [
     "JOB_SHARE_TAG",
     "MISSING_CDK",
+    "BatchQuotaChecks",
     "QueueResources",
     "QuotaConstructError",
+    "QuotaMonitoring",
     "QuotaSchedulingPolicy",
     "QuotaShare",
     "QuotaShareBase",

@@ -84,6 +84,8 @@ class QuotaShareBase(Resource):
     quota_share_name: str
     job_queue_arn: str
     job_queue_name: str
+    #: The instance types of the share's capacity limits (empty for an imported share: not known here).
+    instance_types: tuple[str, ...] = ()
     _caps: PriorityCaps | None = None
 
     @property

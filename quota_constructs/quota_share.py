@@ -77,6 +77,7 @@ class QuotaShare(QuotaShareBase):
             tags=checked_tags,
         )
         self.quota_share_name = quota_share_name
+        self.instance_types = tuple(unit for unit, _ in capacity_limits)
         self.quota_share_arn = self.resource.attr_quota_share_arn
         self.job_queue = job_queue
         self.job_queue_arn = job_queue.job_queue_arn

@@ -26,6 +26,7 @@ from policy_engine.findings import Finding
 from policy_engine.loading import validate_topology
 from policy_engine.rules import REGISTRY
 from policy_engine.rules.objects import locate
+from quota_constructs.checks_plugin import CHECKED_METADATA, checked_metadata
 from quota_constructs.errors import QuotaConstructError
 
 T = TypeVar("T")
@@ -110,6 +111,8 @@ def attach_findings(
             errors.setdefault(id(problem.scope), (problem.scope, []))[1].append(problem.message)
     for construct, lines in errors.values():
         construct.node.add_validation(FindingsValidation(lines))
+    if report.findings:  # so that BatchQuotaChecks, reading the same resources from the templates, skips these
+        fallback.node.add_metadata(CHECKED_METADATA, checked_metadata(report.findings))
     for finding in report.warnings:
         Annotations.of(target(finding)).add_warning_v2(f"batch-quota:{finding.rule}", finding.line())
     for finding in report.suppressed:  # accepted in the topology: shown, never failing

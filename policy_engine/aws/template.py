@@ -1,29 +1,84 @@
-"""A CloudFormation template's AWS Batch quota resources -> a topology mapping.
+"""CloudFormation templates' AWS Batch quota resources -> a topology mapping.
 
 Reads ``AWS::Batch::ServiceEnvironment``, ``SchedulingPolicy``, ``JobQueue`` and ``QuotaShare``
 from any template (a CDK app's ``cdk.out``, SAM, hand-written; JSON or YAML with the short
 ``!Ref``/``!GetAtt`` forms), resolving ``Ref`` and ``Fn::GetAtt`` among the template's own
-resources (``template_reader``). Anything else is named as unresolvable, never guessed: every
-such place is one problem line.
+resources (``template_reader``) and, when several templates are read as one (a CDK app's
+stacks), ``Fn::ImportValue`` against the others' exports. Anything else is named as
+unresolvable, never guessed: every such place is one problem line.
+
+A resource without a name property (CloudFormation names it at deploy) is read under its
+logical ID (``STACK-ID`` when two templates' unnamed resources share one); ``TemplateRead``
+records which objects are so named, and where every object came from.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from policy_engine.aws.shapes import split_tags
 from policy_engine.aws.template_file import is_template, read_template_file
-from policy_engine.aws.template_reader import ENVIRONMENT, POLICY, QUEUE, SHARE, TemplateReader
+from policy_engine.aws.template_reader import (
+    ENVIRONMENT,
+    NAME_PROPERTIES,
+    POLICY,
+    QUEUE,
+    SHARE,
+    TemplateReader,
+    target_of,
+)
 from policy_engine.diagnostics import LoadError
 from policy_engine.model import Topology
 from policy_engine.topology_data import topology_from_data
 
-__all__ = ["fair_share_policies", "is_template", "load_template", "read_template_file", "template_data"]
+__all__ = ["Origin", "TemplateRead", "fair_share_policies", "is_template", "load_template", "read_template_file",
+           "read_templates", "template_data"]
 
 Data = dict[str, Any]
+
+#: Which object an origin is of: ``("environment", NAME)``, ``("queue", NAME)``, ``("share", QUEUE, SHARE)`` or
+#: ``("policy", QUEUE)`` (a queue's scheduling policy, recorded only when named at deploy).
+ObjectKey = tuple[str, ...]
+
+#: How every output marks an object whose name stands in for the one CloudFormation generates.
+NAMED_AT_DEPLOY = "named at deploy"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an object of the topology was read: its template and resource."""
+
+    source: str
+    logical_id: str
+    #: The template gives no name: the object's name is its logical ID (CloudFormation names it at deploy).
+    named_at_deploy: bool = False
+
+
+@dataclass
+class TemplateRead:
+    """The topology mapping read from templates, where each object came from, and the queues skipped."""
+
+    data: Data
+    origins: dict[ObjectKey, Origin] = field(default_factory=dict)
+    #: ``(source, logical id, reason)`` of each queue read but not imported.
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def named_at_deploy(self) -> list[str]:
+        """The objects named at deploy, as outputs name them (``job_queues[Q]``, ``Q/S``, ...), in reading order."""
+        return [_object_label(key) for key, origin in self.origins.items() if origin.named_at_deploy]
+
+
+def _object_label(key: ObjectKey) -> str:
+    if key[0] == "share":
+        return f"{key[1]}/{key[2]}"
+    if key[0] == "policy":
+        return f"job_queues[{key[1]}].scheduling_policy"
+    return f"{'service_environments' if key[0] == 'environment' else 'job_queues'}[{key[1]}]"
 
 
 def _tags(reader: TemplateReader, properties: Data, where: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -69,20 +124,12 @@ def _mapping(reader: TemplateReader, value: Any, where: str) -> Data:
     return found
 
 
-def _name(reader: TemplateReader, properties: Data, key: str, where: str) -> Any:
-    if key not in properties:
-        reader.problem(f"{where}.{key}", "missing: CloudFormation would generate a name at deploy; "
-                                         "name the resource so that it can be checked")
-        return None
-    return reader.literal(properties[key], f"{where}.{key}")
-
-
 def _environments(reader: TemplateReader) -> dict[str, Data]:
     """Service environments by logical id."""
     envs: dict[str, Data] = {}
     for logical_id, props in reader.of_type(ENVIRONMENT):
         where = f"Resources.{logical_id}.Properties"
-        name = _name(reader, props, "ServiceEnvironmentName", where)
+        name = reader.name(logical_id, props, "ServiceEnvironmentName", where)
         kind = props.get("ServiceEnvironmentType", "SAGEMAKER_TRAINING")
         if kind != "SAGEMAKER_TRAINING":
             reader.problem(f"{where}.ServiceEnvironmentType", f"{kind!r}: only SAGEMAKER_TRAINING is read")
@@ -98,7 +145,7 @@ def _quota_policies(reader: TemplateReader) -> dict[str, Any]:
     policies: dict[str, Any] = {}
     for logical_id, props in reader.of_type(POLICY):
         if "QuotaSharePolicy" in props:
-            policies[logical_id] = _name(reader, props, "Name", f"Resources.{logical_id}.Properties")
+            policies[logical_id] = reader.name(logical_id, props, "Name", f"Resources.{logical_id}.Properties")
     return policies
 
 
@@ -110,7 +157,7 @@ def _queue(reader: TemplateReader, logical_id: str, props: Data, envs: dict[str,
         reader.skipped.append((logical_id, f"JobQueueType {props.get('JobQueueType', 'ECS (the default)')}: "
                                            "only SAGEMAKER_TRAINING queues have quota shares"))
         return None
-    name = _name(reader, props, "JobQueueName", where)
+    name = reader.name(logical_id, props, "JobQueueName", where)
     if "SchedulingPolicyArn" not in props:
         reader.skipped.append((logical_id, "no SchedulingPolicyArn: a FIFO queue, not quota-managed"))
         return None
@@ -149,20 +196,21 @@ def _queue(reader: TemplateReader, logical_id: str, props: Data, envs: dict[str,
 
 
 def _share(reader: TemplateReader, logical_id: str, props: Data, queues: dict[str, Data],
-           by_name: dict[str, Data]) -> None:
-    """One quota share, appended to its queue's ``shares``."""
+           by_name: dict[str, Data]) -> Data | None:
+    """One quota share, appended to its queue's ``shares`` (``queues``: this template's, by logical ID;
+    ``by_name``: every template's)."""
     where = f"Resources.{logical_id}.Properties"
     queue_ref = reader.reference(props.get("JobQueue"), f"{where}.JobQueue", QUEUE)
     if queue_ref is None:
-        return
+        return None
     queue = queues.get(queue_ref[3:]) if queue_ref.startswith("id:") else by_name.get(queue_ref[5:])
     if queue is None:
         named = queue_ref[3:] if queue_ref.startswith("id:") else queue_ref[5:]
         reader.problem(f"{where}.JobQueue",
                        f"job queue {named!r} is not a quota-managed SAGEMAKER_TRAINING queue of this template")
-        return
+        return None
     sharing = _mapping(reader, props.get("ResourceSharingConfiguration"), f"{where}.ResourceSharingConfiguration")
-    data: Data = {"name": _name(reader, props, "QuotaShareName", where),
+    data: Data = {"name": reader.name(logical_id, props, "QuotaShareName", where),
                   "capacity": _capacity(reader, props.get("CapacityLimits"), f"{where}.CapacityLimits"),
                   "strategy": sharing.get("Strategy")}
     if "BorrowLimit" in sharing:
@@ -173,46 +221,101 @@ def _share(reader: TemplateReader, logical_id: str, props: Data, queues: dict[st
     if "State" in props:
         data["state"] = reader.literal(props["State"], f"{where}.State")
     queue["shares"].append(_with_tags(data, _tags(reader, props, where)))
+    return queue
+
+
+def _stand_in_names(readers: Sequence[TemplateReader]) -> None:
+    """Each unnamed environment, policy and queue's name: its logical ID, or ``STACK-ID`` when that is taken by
+    another template's object of its type (names are per account and Region; shares' only per queue)."""
+    taken: Counter[tuple[str, str]] = Counter()
+    for reader in readers:
+        for logical_id, kind, props in reader.quota_resources():
+            taken[(kind, reader.literal_name(kind, props) or logical_id)] += 1
+    for reader in readers:
+        for logical_id, kind, props in reader.quota_resources():
+            if props.get(NAME_PROPERTIES[kind]) is None:
+                clash = kind != SHARE and taken[(kind, logical_id)] > 1
+                reader.stand_ins[logical_id] = f"{reader.stack}-{logical_id}" if clash else logical_id
+
+
+def read_templates(templates: Sequence[tuple[str, Data]]) -> TemplateRead:
+    """The topology mapping the templates' quota resources describe, as one account; ``LoadError`` lists every
+    problem of every template. ``templates`` are ``(source, parsed template)``; ``source`` prefixes problems."""
+    readers = [TemplateReader(template, source) for source, template in templates]
+    _stand_in_names(readers)
+    exports: dict[str, tuple[str, str]] = {}
+    for reader in readers:
+        exports.update(reader.exports())
+    for reader in readers:
+        reader.imports = exports
+        reader.check_resources()
+    if any(reader.problems for reader in readers):  # the reading below relies on every property having its shape
+        raise LoadError([problem for reader in readers for problem in reader.problems])
+    read = TemplateRead({"service_environments": [], "job_queues": []})
+    per_template: list[dict[str, Data]] = []
+    for reader in readers:
+        envs = _environments(reader)
+        for logical_id, env in envs.items():
+            read.data["service_environments"].append(env)
+            _record(read, reader, ("environment", env["name"]), logical_id)
+        policies = _quota_policies(reader)
+        queues: dict[str, Data] = {}
+        for logical_id, props in reader.of_type(QUEUE):
+            queue = _queue(reader, logical_id, props, envs, policies)
+            if queue is not None:
+                queues[logical_id] = queue
+                read.data["job_queues"].append(queue)
+                _record(read, reader, ("queue", queue["name"]), logical_id)
+                policy = target_of(props["SchedulingPolicyArn"])
+                if policy is not None and policy in reader.named_at_deploy:
+                    read.origins[("policy", queue["name"])] = Origin(reader.source, policy, True)
+        per_template.append(queues)
+    by_name = {q["name"]: q for q in read.data["job_queues"] if isinstance(q["name"], str)}
+    for reader, queues in zip(readers, per_template, strict=True):
+        for logical_id, props in reader.of_type(SHARE):
+            queue = _share(reader, logical_id, props, queues, by_name)
+            if queue is not None:
+                _record(read, reader, ("share", queue["name"], queue["shares"][-1]["name"]), logical_id)
+        read.skipped += [(reader.source, logical_id, reason) for logical_id, reason in reader.skipped]
+    if any(reader.problems for reader in readers):
+        raise LoadError([problem for reader in readers for problem in reader.problems])
+    return read
+
+
+def _record(read: TemplateRead, reader: TemplateReader, key: tuple[Any, ...], logical_id: str) -> None:
+    """Where an object came from (the first object of a name keeps it: BQ001 names the duplicate)."""
+    read.origins.setdefault(tuple(map(str, key)), Origin(reader.source, logical_id,
+                                                        logical_id in reader.named_at_deploy))
 
 
 def template_data(template: Data, source: str, skipped: list[tuple[str, str]] | None = None) -> Data:
-    """The topology mapping the template's quota resources describe; ``LoadError`` lists every problem.
+    """The topology mapping one template's quota resources describe; ``LoadError`` lists every problem.
 
     Queues that are not quota-managed SAGEMAKER_TRAINING queues are appended to ``skipped`` with the reason.
     """
-    reader = TemplateReader(template, source)
-    reader.check_resources()
-    if reader.problems:  # the reading below relies on every property having its shape
-        raise LoadError(reader.problems)
-    envs = _environments(reader)
-    policies = _quota_policies(reader)
-    queues: dict[str, Data] = {}
-    for logical_id, props in reader.of_type(QUEUE):
-        queue = _queue(reader, logical_id, props, envs, policies)
-        if queue is not None:
-            queues[logical_id] = queue
-    by_name = {q["name"]: q for q in queues.values() if isinstance(q["name"], str)}
-    for logical_id, props in reader.of_type(SHARE):
-        _share(reader, logical_id, props, queues, by_name)
-    if reader.problems:
-        raise LoadError(reader.problems)
+    read = read_templates([(source, template)])
     if skipped is not None:
-        skipped += reader.skipped
-    return {"service_environments": list(envs.values()), "job_queues": list(queues.values())}
+        skipped += [(logical_id, reason) for _, logical_id, reason in read.skipped]
+    return read.data
 
 
 def load_template(path: str | Path, template: Mapping[str, Any] | None = None) -> Topology:
     """The ``Topology`` of a template file (``template`` when already parsed)."""
     data_in = dict(template) if template is not None else read_template_file(path)
-    skipped: list[tuple[str, str]] = []
     try:
-        data = template_data(data_in, str(path), skipped)
+        read = read_templates([(str(path), data_in)])
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as error:  # a shape no rule names yet
         raise LoadError([f"{path}: the template's AWS::Batch resources have an unexpected shape "
                          f"({type(error).__name__}: {error}); cfn-lint names the property"]) from None
-    for logical_id, reason in skipped:  # listed, never silently dropped (as the account import does)
+    for _, logical_id, reason in read.skipped:  # listed, never silently dropped (as the account import does)
         sys.stderr.write(f"{path}: skipped job queue Resources.{logical_id}: {reason}\n")
-    return topology_from_data(data, f"{path} (CloudFormation template)")
+    return topology_of(read, f"{path} (CloudFormation template)")
+
+
+def topology_of(read: TemplateRead, source: str) -> Topology:
+    """The ``Topology`` of templates read together, its objects named at deploy noted."""
+    named = read.named_at_deploy()
+    return topology_from_data({**read.data, **({"named_at_deploy": named} if named else {})}, source)
 
 
 def fair_share_policies(template: Data, source: str) -> dict[str, tuple[str, ...]]:

@@ -3,11 +3,15 @@
 Every property is checked against the shape CloudFormation's resource schemas give it, and every
 place that is not as expected is one problem line (never only the first). ``Ref`` and
 ``Fn::GetAtt`` among the template's own resources are resolved; anything known only at deploy
-(a parameter, ``Fn::ImportValue``, ``Fn::Sub``, a condition) is named as unresolvable.
+(a parameter, ``Fn::Sub``, a condition, an ``Fn::ImportValue`` of no template read alongside) is named as
+unresolvable. ``Fn::ImportValue`` of an export another template of the set makes (a CDK app's cross-stack
+reference) resolves to the exported resource's name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from policy_engine.aws.shapes import name_from_arn
@@ -48,6 +52,12 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
 _REQUIRED_KEYS = {"CapacityUnit", "MaxCapacity", "ServiceEnvironment", "ComputeEnvironment", "Order", "Action",
                   "MaxTimeSeconds", "Reason", "State", "Strategy"}
 _TYPE_NAMES = {str: "a string", int: "an integer"}
+#: The property holding each resource type's name; without it CloudFormation names the resource at deploy.
+NAME_PROPERTIES = {ENVIRONMENT: "ServiceEnvironmentName", POLICY: "Name", QUEUE: "JobQueueName",
+                   SHARE: "QuotaShareName"}
+
+#: ``export name -> (resource type, name)``: what an ``Fn::ImportValue`` of another template resolves to.
+Exports = Mapping[str, tuple[str, str]]
 
 
 def is_intrinsic(value: Any) -> bool:
@@ -62,13 +72,68 @@ class TemplateReader:
     """The template's resources, and the problems and skipped queues found while reading them."""
 
 
-    def __init__(self, template: dict[str, Any], source: str) -> None:
+    def __init__(self, template: dict[str, Any], source: str, imports: Exports | None = None) -> None:
+        self.template = template
         self.resources: dict[str, Any] = template["Resources"]
         self.parameters = set((template.get("Parameters") or {}).keys())
         self.source = source
+        self.imports: Exports = imports or {}
         self.problems: list[str] = []
         #: ``(logical id, reason)`` of each queue that is read but not imported (as the account import lists them).
         self.skipped: list[tuple[str, str]] = []
+        #: The name standing for each resource CloudFormation names at deploy (its logical ID, see ``stand_in``).
+        self.stand_ins: dict[str, str] = {}
+        #: Logical IDs of the resources read whose names stand in for the one CloudFormation generates.
+        self.named_at_deploy: set[str] = set()
+
+    @property
+    def stack(self) -> str:
+        """The stack a template file is of, as CDK names the file (``STACK.template.json``)."""
+        name = Path(self.source).name
+        return name.removesuffix(".template.json") if name.endswith(".template.json") else Path(self.source).stem
+
+    def quota_resources(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """``(logical id, type, properties)`` of the template's quota resources whose properties are a mapping."""
+        found = []
+        for logical_id, resource in self.resources.items():
+            if isinstance(resource, dict) and resource.get("Type") in NAME_PROPERTIES:
+                properties = resource.get("Properties") or {}
+                if isinstance(properties, dict):
+                    found.append((logical_id, resource["Type"], properties))
+        return found
+
+    def literal_name(self, kind: str, properties: Mapping[str, Any]) -> str | None:
+        """The resource's name when the template gives it as a string (``None``: named at deploy, or an intrinsic)."""
+        name = properties.get(NAME_PROPERTIES[kind])
+        return name if isinstance(name, str) else None
+
+    def name(self, logical_id: str, properties: Mapping[str, Any], key: str, where: str) -> Any:
+        """The resource's name; one CloudFormation generates at deploy is stood in for (``stand_ins``) and marked."""
+        if key not in properties:
+            self.named_at_deploy.add(logical_id)
+            return self.stand_ins.get(logical_id, logical_id)
+        return self.literal(properties[key], f"{where}.{key}")
+
+    def exports(self) -> dict[str, tuple[str, str]]:
+        """The template's exports of its quota resources (``Outputs.*.Export.Name`` of a Ref or Fn::GetAtt)."""
+        found: dict[str, tuple[str, str]] = {}
+        outputs = self.template.get("Outputs")
+        for output in (outputs.values() if isinstance(outputs, dict) else ()):
+            if not isinstance(output, dict) or not isinstance(output.get("Export"), dict):
+                continue
+            export = output["Export"].get("Name")
+            target = target_of(output.get("Value"))
+            if target is None or not isinstance(export, str) or not isinstance(self.resources.get(target), dict):
+                continue
+            resource = self.resources[target]
+            kind = resource.get("Type")
+            properties = resource.get("Properties") or {}
+            if kind in NAME_PROPERTIES and isinstance(properties, dict):
+                name = (self.literal_name(kind, properties) if NAME_PROPERTIES[kind] in properties
+                        else self.stand_ins.get(target, target))
+                if name is not None:
+                    found[export] = (kind, name)
+        return found
 
     def problem(self, where: str, what: str) -> None:
         self.problems.append(f"{self.source}: {where}: {what}")
@@ -80,6 +145,8 @@ class TemplateReader:
                 return
             if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("Ref", "Fn::GetAtt"):
                 return  # resolved (or named as unresolvable) when read
+            if self._imported(value) is not None:
+                return
             if is_intrinsic(value):
                 (key, argument), = value.items()
                 self.problem(where, self._unresolvable(key, argument))
@@ -207,10 +274,25 @@ class TemplateReader:
             return f"unresolvable: Fn::ImportValue {argument!r} (another stack's export)"
         return f"unresolvable: {key} {argument!r}"
 
+    def _imported(self, value: Any) -> tuple[str, str] | None:
+        """``(type, name)`` of the resource another template exports as ``value``'s ``Fn::ImportValue``."""
+        if isinstance(value, dict) and len(value) == 1 and "Fn::ImportValue" in value:
+            export = value["Fn::ImportValue"]
+            return self.imports.get(export) if isinstance(export, str) else None
+        return None
+
     def reference(self, value: Any, where: str, kind: str) -> str | None:
-        """The logical id of a same-template resource of ``kind`` that ``value`` refers to, or a literal name."""
+        """The logical id of a same-template resource of ``kind`` that ``value`` refers to, or a name
+        (literal, or of the resource another template exports)."""
         if isinstance(value, str):
             return "name:" + name_from_arn(value)
+        imported = self._imported(value)
+        if imported is not None:
+            imported_kind, name = imported
+            if imported_kind != kind:
+                self.problem(where, f"imports {value['Fn::ImportValue']!r}, a {imported_kind}; expected a {kind}")
+                return None
+            return "name:" + name
         if isinstance(value, dict) and len(value) == 1:
             (key, argument), = value.items()
             target = None
@@ -235,3 +317,15 @@ class TemplateReader:
         return None
 
 
+def target_of(value: Any) -> str | None:
+    """The logical ID a ``Ref`` or ``Fn::GetAtt`` names (``None`` for anything else)."""
+    if not (isinstance(value, dict) and len(value) == 1):
+        return None
+    (key, argument), = value.items()
+    if key == "Ref" and isinstance(argument, str):
+        return argument
+    if key == "Fn::GetAtt":
+        parts = argument.split(".", 1) if isinstance(argument, str) else argument
+        if isinstance(parts, list) and parts and isinstance(parts[0], str):
+            return parts[0]
+    return None

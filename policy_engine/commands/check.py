@@ -44,5 +44,7 @@ def command(topology: str | None, output_format: str, sarif_root: str | None, st
         loaded = topology_or_exit(topology)
     report = check_topology(loaded)
     source = "(stdin)" if topology == "-" else topology or "(embedded example)"
+    if loaded.named_at_deploy:
+        source += f" ({len(loaded.named_at_deploy)} object(s) named at deploy: their names are logical IDs)"
     renderer.render(CheckOutput(report, loaded, source=source, file=file, strict=strict, root=root), sys.stdout)
     raise SystemExit(EXIT_OK if report.passes(strict) else EXIT_FINDINGS)

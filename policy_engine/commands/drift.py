@@ -34,6 +34,11 @@ def command(topology: str, output_format: str, **connection: Any) -> None:
     from policy_engine.aws.account import read_account
 
     desired = topology_or_exit(topology)
+    if desired.named_at_deploy:
+        fail_input([f"{topology}: {label} is named at deploy (its name is a template's logical ID); drift compares "
+                    "the account's names: write the deployed name (the stack's physical ID) in the file and drop "
+                    "the entry from named_at_deploy, or name the resource in the template"
+                    for label in desired.named_at_deploy])
     with exits_on_aws_errors():
         api = connect(client_options(**connection))
         read = read_account(api, [q.name for q in desired.job_queues])

@@ -52,6 +52,10 @@ def command(queues: tuple[str, ...], template: str | None, output: str | None, *
         except LoadError as error:
             fail_input(error.problems)
         header = [f"imported from CloudFormation template {click.format_filename(template)} by batch-quota import"]
+        if topology.named_at_deploy:
+            header += ["named at deploy: the template names none of " + ", ".join(topology.named_at_deploy) + ";",
+                       "  their names here are the template's logical IDs (CloudFormation generates the real ones at",
+                       "  deploy). check and simulate work with them; drift needs the deployed names"]
     else:
         from policy_engine.aws.account import read_account
 

@@ -199,7 +199,7 @@ def test_readme_cdk_section_names_files_that_exist_and_its_python_example_synthe
 def test_cdk_synth_of_a_file_that_cannot_load_exits_1_as_the_readme_says(tmp_path):
     """The app exits 2, but the CDK CLI reports every failing app as exit 1: the README says so."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1", "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
+           "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
     result = subprocess.run(
         ["npx", "--no-install", "cdk", "synth", "-q", "-o", str(tmp_path / "out"), "-c",
          f"topology={tmp_path / 'missing.yaml'}"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,

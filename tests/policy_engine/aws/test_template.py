@@ -240,3 +240,85 @@ def test_queues_that_are_not_quota_managed_are_listed_as_skipped(tmp_path):
             f"{path}: skipped job queue Resources.Ecs: JobQueueType ECS (the default): only SAGEMAKER_TRAINING "
             "queues have quota shares",
         ], result.stderr
+
+
+UNNAMED = """\
+Resources:
+  Env:
+    Type: AWS::Batch::ServiceEnvironment
+    Properties:
+      ServiceEnvironmentType: SAGEMAKER_TRAINING
+      CapacityLimits: [{CapacityUnit: ml.g5.xlarge, MaxCapacity: 4}]
+  Policy:
+    Type: AWS::Batch::SchedulingPolicy
+    Properties: {QuotaSharePolicy: {IdleResourceAssignmentStrategy: FIFO}}
+  Queue:
+    Type: AWS::Batch::JobQueue
+    Properties:
+      JobQueueType: SAGEMAKER_TRAINING
+      Priority: 1
+      SchedulingPolicyArn: !Ref Policy
+      ServiceEnvironmentOrder: [{Order: 1, ServiceEnvironment: !Ref Env}]
+  Research:
+    Type: AWS::Batch::QuotaShare
+    Properties:
+      QuotaShareName: research
+      JobQueue: !Ref Queue
+      CapacityLimits: [{CapacityUnit: ml.g5.xlarge, MaxCapacity: 5}]
+      ResourceSharingConfiguration: {Strategy: RESERVE}
+"""
+
+
+def test_resources_named_at_deploy_are_checked_under_their_logical_ids_and_marked(tmp_path):
+    path = tmp_path / "unnamed.yaml"
+    path.write_text(UNNAMED)
+    topology = load_template(path)
+    assert (topology.service_environments[0].name, topology.job_queues[0].name) == ("Env", "Queue")
+    assert topology.named_at_deploy == ("service_environments[Env]", "job_queues[Queue]",
+                                        "job_queues[Queue].scheduling_policy")
+    runner = CliRunner()
+    checked = runner.invoke(main, ["check", str(path), "--format", "json"])
+    assert checked.exit_code == 1  # 5 instances of shares in a 4-instance environment
+    report = json.loads(checked.stdout)
+    assert "3 object(s) named at deploy" in report["source"]
+    (finding,) = [f for f in report["findings"] if f["rule"] == "BQ201"]
+    assert finding["message"].endswith("[named at deploy: service_environments[Env]]")
+    imported = runner.invoke(main, ["import", "--from-template", str(path)])
+    assert imported.exit_code == 0
+    assert "# named at deploy: the template names none of service_environments[Env]" in imported.stdout
+    out = tmp_path / "imported.yaml"
+    out.write_text(imported.stdout)
+    drift = runner.invoke(main, ["drift", str(out), "--region", "us-east-1"])
+    assert drift.exit_code == 2
+    assert drift.stderr.splitlines()[0] == (
+        f"error: {out}: service_environments[Env] is named at deploy (its name is a template's logical ID); "
+        "drift compares the account's names: write the deployed name (the stack's physical ID) in the file and "
+        "drop the entry from named_at_deploy, or name the resource in the template")
+
+
+def test_templates_read_together_resolve_each_others_exports():
+    from policy_engine.aws.template import read_templates, topology_of
+
+    capacity = {"Resources": {"Env": {"Type": "AWS::Batch::ServiceEnvironment", "Properties": {
+        "ServiceEnvironmentType": "SAGEMAKER_TRAINING",
+        "CapacityLimits": [{"CapacityUnit": "ml.g5.xlarge", "MaxCapacity": 4}]}}},
+        "Outputs": {"ExportEnv": {"Value": {"Fn::GetAtt": ["Env", "ServiceEnvironmentArn"]},
+                                  "Export": {"Name": "Capacity:ExportsOutputEnv"}}}}
+    queue_template = {"Resources": {
+        "Env": {"Type": "AWS::Batch::ServiceEnvironment", "Properties": {  # the same logical ID, another stack
+            "ServiceEnvironmentType": "SAGEMAKER_TRAINING",
+            "CapacityLimits": [{"CapacityUnit": "ml.g5.xlarge", "MaxCapacity": 1}]}},
+        "Policy": {"Type": "AWS::Batch::SchedulingPolicy", "Properties": {
+            "Name": "p", "QuotaSharePolicy": {"IdleResourceAssignmentStrategy": "FIFO"}}},
+        "Queue": {"Type": "AWS::Batch::JobQueue", "Properties": {
+            "JobQueueName": "training", "JobQueueType": "SAGEMAKER_TRAINING", "Priority": 1,
+            "SchedulingPolicyArn": {"Ref": "Policy"},
+            "ServiceEnvironmentOrder": [{"Order": 1,
+                                         "ServiceEnvironment": {"Fn::ImportValue": "Capacity:ExportsOutputEnv"}}]}}}}
+    read = read_templates([("cdk.out/Capacity.template.json", capacity), ("cdk.out/Queue.template.json",
+                                                                           queue_template)])
+    topology = topology_of(read, "app")
+    assert [e.name for e in topology.service_environments] == ["Capacity-Env", "Queue-Env"]
+    assert topology.job_queues[0].service_environment == "Capacity-Env"
+    assert read.origins[("queue", "training")].source == "cdk.out/Queue.template.json"
+    assert read.origins[("environment", "Capacity-Env")].named_at_deploy
