@@ -69,6 +69,8 @@ TAG_KEY_LENGTH = Limit(1, 128, "tag key length", "AWS tagging rules")
 SYSTEM_TAG_PREFIX = "aws:"
 TAG_VALUE_LENGTH = Limit(0, 256, "tag value length", "AWS tagging rules")
 TIME_LIMIT_SECONDS = Limit(600, 86400, "jobStateTimeLimitActions maxTimeSeconds", _API)
+SUBMIT_PAYLOAD_BYTES = Limit(None, 10 * 1024, "SubmitServiceJob serviceRequestPayload size in bytes", _API)
+SUBMIT_REQUEST_BYTES = Limit(None, 30 * 1024, "SubmitServiceJob request size in bytes", _API)
 
 #: The status reasons a SAGEMAKER_TRAINING queue's ``jobStateTimeLimitActions`` may name (AWS accepts no others).
 TIME_LIMIT_REASONS: tuple[str, ...] = (
