@@ -61,6 +61,7 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     from policy_engine.endpoint.service import Options, Service
     from policy_engine.endpoint.store import StateFileError, Store
 
+    _log_to_stderr()
     options = Options(speed=speed, default_duration=default_duration, enforce_limits=enforce_limits,
                       transition_seconds=transition_seconds, preemption_seconds=preemption_seconds, region=region)
     store = None
@@ -97,6 +98,18 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
         if store is not None:
             store.close()
     click.echo(f"batch-quota serve: stopped at simulated {service.now:g} s", err=True)
+
+
+def _log_to_stderr() -> None:
+    """The endpoint's log (a change's new findings, internal errors) as lines on stderr: ``batch-quota serve: ...``."""
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("batch-quota serve: %(message)s"))
+    log = logging.getLogger("batch_quota.serve")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
 
 
 def _exit_on_api_errors(topology: Topology, source: str) -> None:

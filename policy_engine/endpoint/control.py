@@ -5,6 +5,7 @@
     POST /_batch-quota/reset                      start over: the startup topology, no jobs, clock 0
     POST /_batch-quota/topology                   start over with the topology in the body (YAML or JSON)
     GET  /_batch-quota/export                     {"scenario": ..., "events": [...]}: the run so far
+    GET  /_batch-quota/findings                   {"findings": [...]}: what ``check`` finds in the resources now
 
 The exported scenario is what ``batch-quota simulate`` reads (save it as YAML or JSON),
 so ``simulate --report`` draws what happened; the events are the state changes in
@@ -49,6 +50,8 @@ def handle(service: Service, method: str, path: str, query: bytes, body: bytes) 
         return service.control("reset", {})
     if (method, route) == ("POST", "topology"):
         return service.control("topology", {"topology": _topology(body)})
+    if (method, route) == ("GET", "findings"):
+        return service.audit.to_json()
     if (method, route) == ("GET", "export"):
         service.catch_up()
         return export(service)
