@@ -23,8 +23,8 @@ from collections.abc import Callable
 from policy_engine.endpoint.jobs import ACTIVE, FINAL, RECENT_PREEMPTIONS, JobIndex, ServiceJob
 from policy_engine.endpoint.topology_diff import live_actions
 from policy_engine.model import Topology
-from policy_engine.simulation.engine import Engine, SimulationSettings
-from policy_engine.simulation.jobs import Job, JobSpec
+from policy_engine.simulation.core.engine import Engine, SimulationSettings
+from policy_engine.simulation.core.jobs import Job, JobSpec
 
 _JOB_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 

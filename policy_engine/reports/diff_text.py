@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from policy_engine.changes.report import FAIL_ON, ChangeReport, FieldChange, GuaranteeChange, ObjectChange
-from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.outputs.numbers import format_seconds
 
 KIND_TITLES = {"service_environment": "Service environments", "job_queue": "Job queues",
                "quota_share": "Quota shares"}

@@ -6,7 +6,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.capacity import ShareCapacity
+    from policy_engine.simulation.core.capacity import ShareCapacity
 
 
 class Status(StrEnum):
