@@ -27,7 +27,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 
 from policy_engine.endpoint.server import RunningEndpoint, start_in_thread
 from policy_engine.endpoint.service import Options, Service
-from policy_engine.simulation.jobs import ACTIVE, Status
+from policy_engine.simulation.core.jobs import ACTIVE, Status
 from tests.policy_engine.endpoint.conftest import client
 from tests.policy_engine.endpoint.twin import submit
 
