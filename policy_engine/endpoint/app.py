@@ -11,6 +11,7 @@ import asyncio
 import gc
 import json
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -33,6 +34,9 @@ log = logging.getLogger("batch_quota.serve")
 _JSON = (b"content-type", b"application/json")
 #: The store's clock is saved this often (real seconds) while time passes without calls.
 CLOCK_SAVE_SECONDS = 1.0
+#: Response header: microseconds the server spent on the request (after reading its body, before writing the
+#: answer), so a client can tell the server's time from its own and the network's.
+HANDLING_HEADER = b"x-batch-quota-handling-us"
 #: Every this many requests, young garbage is collected and what survives is frozen (see ``_age_heap``).
 FREEZE_EVERY = 1000
 #: Largest request body read: a topology file's cap, the largest legitimate body (the control API's topology;
@@ -61,12 +65,14 @@ class EndpointApp:
                     chunks.append(chunk)
                 more = message.get("more_body", False)
             raw_path = scope.get("raw_path") or scope["path"].encode()
+            began = time.perf_counter()
             if size > MAX_BODY_BYTES:
                 status, payload, headers = self.too_large(size)
             else:
                 status, payload, headers = self.respond(scope["method"], raw_path.decode("latin-1"),
                                                         scope.get("query_string", b""), b"".join(chunks))
             headers.append((b"content-length", str(len(payload)).encode()))
+            headers.append((HANDLING_HEADER, str(round((time.perf_counter() - began) * 1e6)).encode()))
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": payload})
         elif kind == "lifespan":
