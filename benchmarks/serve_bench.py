@@ -16,9 +16,11 @@ response. Three measurements, each bounded in count and time:
 4. mixed: 200 requests/s for 60 s of submits, describes, lists, priority updates, terminations,
    snapshots and tag reads (open loop): the server's own handling time per request (its
    ``x-batch-quota-handling-us`` header) beside the client's latency, per operation.
+5. restart: ``--restart-calls`` (100,000) calls recorded with ``--state`` (submits, one clock
+   advance in ten), then the time a restart takes until the server answers (target < 5 s).
 
 Targets: >= 500 submits/s, p99 < 20 ms at 100/s, < 50 ms per ListServiceJobs page, mixed 200/s:
-server handling p99 < 20 ms and no error.
+server handling p99 < 20 ms and no error, restart after 100,000 calls < 5 s.
 The machine's load average is printed with the figures (a shared machine inflates them).
 
     python benchmarks/serve_bench.py                      # the full run
@@ -325,6 +327,51 @@ async def listing(host: str, port: int, jobs: int, limit_s: float) -> None:
         connection.writer.close()
 
 
+async def record(host: str, port: int, calls: int, limit_s: float) -> int:
+    """``calls`` recorded calls (SubmitServiceJob, one clock advance in ten), as fast as they are answered."""
+    rng = random.Random(5)
+    target = f"{host}:{port}"
+    connections = [await connect(host, port) for _ in range(8)]
+    sent = 0
+    start = time.perf_counter()
+
+    async def load(connection: Connection) -> None:
+        nonlocal sent
+        while sent < calls and time.perf_counter() - start < limit_s:
+            index = sent
+            sent += 1
+            if index % 10 == 9:
+                data = (f"POST /_batch-quota/clock/advance?seconds=5 HTTP/1.1\r\nHost: {target}\r\n"
+                        "Content-Length: 0\r\n\r\n").encode()
+            else:
+                data = request("/v1/submitservicejob", submit_body(rng, index, rng.uniform(30, 120)), target)
+            status, body = await connection.call(data)
+            assert status == 200, body
+
+    await asyncio.gather(*(load(c) for c in connections))
+    for connection in connections:
+        connection.writer.close()
+    return sent
+
+
+def restart_time(topology: Path, state: Path, calls: int, limit_s: float) -> None:
+    """Record ``calls`` calls with ``--state``, stop the server, and time a restart until it answers."""
+    process, host, port = start_server(topology, 0, state)
+    try:
+        began = time.perf_counter()
+        done = asyncio.run(record(host, port, calls, limit_s))
+        print(f"restart: recorded {done:,} calls with --state in {time.perf_counter() - began:.1f} s")
+    finally:
+        stop(process)
+    began = time.perf_counter()
+    process, _, _ = start_server(topology, 0, state)
+    elapsed = time.perf_counter() - began
+    cpu = cpu_seconds(process.pid)
+    stop(process)
+    print(f"  restart with --state after {done:,} recorded calls: ready in {elapsed:.2f} s ({cpu:.2f} s of CPU; "
+          f"target < 5 s at 100,000 calls); load average {os.getloadavg()[0]:.2f}")
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process (Linux ``/proc``), to separate the server's cost from the machine's load."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -357,11 +404,13 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=300.0, help="time bound of each load phase (seconds)")
     parser.add_argument("--quick", action="store_true", help="2,000 jobs, 3 s steady, 2,000 jobs to list")
     parser.add_argument("--mixed-seconds", type=float, default=60.0)
-    parser.add_argument("--phases", default="throughput,steady,mixed,state,list",
-                        help="comma-separated subset of: throughput, steady, mixed, state, list")
+    parser.add_argument("--restart-calls", type=int, default=100_000, help="calls recorded before the restart")
+    parser.add_argument("--phases", default="throughput,steady,mixed,state,restart,list",
+                        help="comma-separated subset of: throughput, steady, mixed, state, restart, list")
     args = parser.parse_args()
     if args.quick:
         args.jobs, args.steady_seconds, args.list_jobs, args.mixed_seconds = 2_000, 3.0, 2_000, 5.0
+        args.restart_calls = 2_000
     print(f"cpus {os.cpu_count()}, load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
         busy = Path(tmp) / "busy.yaml"
@@ -397,6 +446,8 @@ def main() -> None:
                 asyncio.run(throughput(host, port, args.jobs // 2, args.concurrency, args.limit))
             finally:
                 stop(process)
+        if "restart" in phases:
+            restart_time(busy, Path(tmp) / "restart.db", args.restart_calls, args.limit)
         if "list" in phases:
             small = Path(tmp) / "small.yaml"
             small.write_text(topology_yaml(SHARES, 1))  # the clock stopped and 5 instances: every job waits
