@@ -2,7 +2,7 @@
 
 The load generator writes pre-built HTTP/1.1 requests on keep-alive connections (asyncio
 streams, no boto3: a boto3 client's own CPU would dominate on 2 cores) and times each
-response. Three measurements, each bounded in count and time:
+response. Five measurements, each bounded in count and time:
 
 1. throughput: SubmitServiceJob as fast as it is answered, with the scheduler running
    (speed 60, jobs of 30-120 simulated seconds finishing and starting all the time), in memory
@@ -12,7 +12,6 @@ response. Three measurements, each bounded in count and time:
 3. ListServiceJobs pages over 100,000 jobs of one queue (clock stopped, so they all wait):
    first pages, pages deep in the list (following nextToken), a quota-share filter and a
    JOB_NAME prefix scan.
-
 4. mixed: 200 requests/s for 60 s of submits, describes, lists, priority updates, terminations,
    snapshots and tag reads (open loop): the server's own handling time per request (its
    ``x-batch-quota-handling-us`` header) beside the client's latency, per operation.
