@@ -43,7 +43,7 @@ _ADVANCE: Final = Phase.ADVANCE
 _FINISH_KIND: Final = Kind.FINISH
 
 #: ``JobLifecycle.pass_start`` while no scheduling pass runs: no job was placed by the pass running now.
-OUTSIDE_PASS: Final = 1 << 62
+OUTSIDE_PASS: Final = 1 << 60  # a short int when compiled; no run places that many jobs
 
 #: ``on_transition(time, job, from, to, reason)``: every state change (``--events``, the local endpoint).
 Transition = Callable[[float, Job, str, str, str], None]

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.core.lifecycle import JobLifecycle
 
 #: ``JobLifecycle.pass_start`` between passes (``lifecycle.OUTSIDE_PASS``; not imported: lifecycle imports steps).
-OUTSIDE_PASS: Final = 1 << 62
+OUTSIDE_PASS: Final = 1 << 60  # a short int when compiled; no run places that many jobs
 
 _RUNNABLE: Final = Status.RUNNABLE
 
