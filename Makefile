@@ -78,9 +78,11 @@ report: compile
 	$(VENV)/bin/batch-quota simulate scenarios/walkthrough.yaml --report report
 
 # Graphviz draws `batch-quota graph` as .svg/.png; Chromium opens the HTML report in a test (Debian packages, as root).
+# Graphviz (the borrow graph), headless Chromium (the HTML report's test), tmux (the `top` test's real terminal).
 system-deps:
-	@command -v dot >/dev/null && command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz chromium chromium-driver; }
+	@command -v dot >/dev/null && command -v chromium >/dev/null && command -v chromedriver >/dev/null \
+	  && command -v tmux >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz chromium chromium-driver tmux; }
 
 clean:
 	rm -rf $(VENV) $(SDK_VENV) node_modules cdk.out .pytest_cache .hypothesis .mypy_cache .ruff_cache build

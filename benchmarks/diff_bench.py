@@ -85,7 +85,8 @@ def main() -> None:
     start = time.perf_counter()
     report = compare(base, head)
     print(f"compare(base, head) in process:                {time.perf_counter() - start:.3f} s "
-          f"({len(report.shares)} shares changed, {len(report.hazards)} hazards, "
+          f"({len(report.changed_shares)} shares changed, {len(report.affected_shares)} affected, "
+          f"{len(report.hazards)} hazards, "
           f"{len(report.lost_guarantees)} guarantees lost)")
     times = []
     for _ in range(5):

@@ -57,3 +57,19 @@ def pattern(key: str, queue_arns: Sequence[str] = ()) -> dict[str, Any]:
     if queue_arns and event.queue_field is not None:
         result["detail"] = {event.queue_field: list(queue_arns)}
     return result
+
+
+@dataclass(frozen=True)
+class DetailSpec:
+    """What AWS documents for an event's ``detail``: ``fields``, or the ``like`` response without ``omits``."""
+
+    fields: tuple[str, ...] = ()
+    like: str | None = None
+    omits: tuple[str, ...] = ()
+
+
+def detail_spec(key: str) -> DetailSpec:
+    """The documented ``detail`` of the event called ``key`` (``KeyError`` as for ``kind``)."""
+    kind(key)
+    entry = _data()["events"][key]["detail"]
+    return DetailSpec(tuple(entry.get("fields", ())), entry.get("like"), tuple(entry.get("omits", ())))

@@ -20,7 +20,8 @@ code talks to it (the account is shared by the session: ``reset()`` starts over)
         ...
 
 ``assert_no_regression(base, head)`` is ``batch-quota diff`` for pytest: it fails when a change
-loses a guarantee, adds a finding or has a deploy hazard (``fail_on`` chooses which).
+loses a guarantee, weakens or drops a declared one (unless a suppression of BQ501/BQ502 in HEAD
+accepts it), adds a finding or has a deploy hazard (``fail_on`` chooses which, as ``--fail-on``).
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from policy_engine.changes.report import FAIL_ON
 from policy_engine.checks import CheckReport, check_topology
 from policy_engine.loading import LoadError, load_topology
 from policy_engine.model import Suppression, Topology
 
 if TYPE_CHECKING:
+    from policy_engine.changes.hazards import Policy
     from policy_engine.changes.report import ChangeReport
     from policy_engine.endpoint.server import RunningEndpoint
 
@@ -58,36 +61,42 @@ def assert_topology_ok(topology: Topology | str | Path, *, allow_warnings: bool 
 
 
 def assert_no_regression(base: Topology | str | Path, head: Topology | str | Path, *,
-                         fail_on: tuple[str, ...] = ("guarantee", "finding", "hazard"),
+                         fail_on: tuple[str, ...] = FAIL_ON,
                          renames: tuple[str, ...] = ()) -> ChangeReport:
     """Compare two topologies (paths, ``REF:PATH`` from git, ``/dev/null``, or ``Topology`` objects) and raise
-    ``AssertionError`` listing every lost guarantee, new finding and hazard selected by ``fail_on``.
+    ``AssertionError`` listing every lost guarantee, weakened or dropped declaration, new finding and hazard
+    selected by ``fail_on``.
     ``renames`` are ``--rename`` values (``QUEUE/OLD=QUEUE/NEW``). Returns the ``ChangeReport``."""
     __tracebackhide__ = True
     from policy_engine.changes import compare
     from policy_engine.changes.renames import parse_renames
     from policy_engine.changes.sources import load_side
 
-    sides = []
+    sides: list[tuple[Topology, str, dict[str, Policy] | None]] = []
     for side in (base, head):
         if isinstance(side, Topology):
-            sides.append((side, "<topology>"))
+            sides.append((side, "<topology>", None))
             continue
         try:
             loaded = load_side(str(side))
         except LoadError as error:
             raise AssertionError("topology cannot be loaded:\n" + "\n".join(error.problems)) from None
-        sides.append((loaded.topology, loaded.label))
-    (before, base_label), (after, head_label) = sides
+        sides.append((loaded.topology, loaded.label, loaded.policies))
+    (before, base_label, base_policies), (after, head_label, head_policies) = sides
     try:
         declared = parse_renames(renames, before, after)
     except LoadError as error:
         raise AssertionError("bad rename:\n" + "\n".join(error.problems)) from None
-    report = compare(before, after, declared, base_label=base_label, head_label=head_label)
+    policies = (base_policies, head_policies) if base_policies is not None and head_policies is not None else None
+    report = compare(before, after, declared, base_label=base_label, head_label=head_label, policies=policies)
     lines = []
     if "guarantee" in fail_on:
         lines += [f"  guarantee lost: {g.share} {g.property}{' ' + g.instance_type if g.instance_type else ''}: "
                   f"{g.message}" for g in report.lost_guarantees]
+    for which in ("guarantee-weakened", "guarantee-dropped"):
+        if which in fail_on:
+            lines += [f"  {which.replace('-', ' ')}: {p.label}: {p.before} -> {p.after} (accept with a suppression "
+                      f"of {p.kind.rule} on {p.share} in HEAD)" for p in report.failing_promises(which)]
     if "finding" in fail_on:
         lines += [f"  new finding: {finding.line()}" for finding in report.new_findings]
     if "hazard" in fail_on:

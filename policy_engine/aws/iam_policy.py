@@ -19,6 +19,7 @@ COMMAND_OPERATIONS: dict[str, tuple[str, ...]] = {
     "snapshot": ("DescribeJobQueues", "DescribeSchedulingPolicies", "DescribeServiceEnvironments", "ListQuotaShares",
                  "ListTagsForResource", "ListServiceJobs", "DescribeServiceJob", "GetJobQueueSnapshot"),
     "history": ("ListServiceJobs", "DescribeServiceJob"),
+    "top": ("GetJobQueueSnapshot", "ListQuotaShares", "ListServiceJobs", "DescribeServiceJob"),
 }
 
 #: ``operation -> resource kind`` it can be scoped to; ``None`` = only ``*`` exists.

@@ -21,7 +21,7 @@ from policy_engine.diagnostics import LoadError
 from policy_engine.model import Topology
 from policy_engine.topology_data import topology_from_data
 
-__all__ = ["is_template", "load_template", "read_template_file", "template_data"]
+__all__ = ["fair_share_policies", "is_template", "load_template", "read_template_file", "template_data"]
 
 Data = dict[str, Any]
 
@@ -213,3 +213,24 @@ def load_template(path: str | Path, template: Mapping[str, Any] | None = None) -
     for logical_id, reason in skipped:  # listed, never silently dropped (as the account import does)
         sys.stderr.write(f"{path}: skipped job queue Resources.{logical_id}: {reason}\n")
     return topology_from_data(data, f"{path} (CloudFormation template)")
+
+
+def fair_share_policies(template: Data, source: str) -> dict[str, tuple[str, ...]]:
+    """The template's fair-share scheduling policies (``FairsharePolicy``) by name, with the names of the job
+    queues using them: not part of a topology, but ``diff`` must see a policy that changes type."""
+    reader = TemplateReader(template, source)
+    named: dict[str, str] = {}
+    for logical_id, props in reader.of_type(POLICY):
+        name = props.get("Name")
+        if "FairsharePolicy" in props and isinstance(name, str):
+            named[logical_id] = name
+    found: dict[str, list[str]] = {name: [] for name in named.values()}
+    for logical_id, props in reader.of_type(QUEUE):
+        arn, queue = props.get("SchedulingPolicyArn"), props.get("JobQueueName")
+        if arn is None or not isinstance(queue, str):
+            continue
+        ref = reader.reference(arn, f"Resources.{logical_id}.Properties.SchedulingPolicyArn", POLICY)
+        policy = named.get(ref[3:]) if ref and ref.startswith("id:") else ref[5:] if ref else None
+        if policy in found:
+            found[policy].append(queue)
+    return {name: tuple(queues) for name, queues in found.items()}

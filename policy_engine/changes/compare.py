@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from policy_engine.changes import hazards
+from policy_engine.changes.hazards import PolicyTypes
+from policy_engine.changes.promises import compare_promises
 from policy_engine.changes.renames import Renames
 from policy_engine.changes.report import ChangeReport, FieldChange, GuaranteeChange, ObjectChange
 from policy_engine.checks import CheckReport, check_topology
@@ -18,6 +20,7 @@ from policy_engine.findings import Finding
 from policy_engine.graph import BorrowGraph
 from policy_engine.guarantees import refute
 from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology, share_id
+from policy_engine.rules.guarantees import PROPERTY_OF_RULE
 
 _SHARE_FIELDS = ("strategy", "borrow_limit", "in_share_preemption", "state", "tags")
 _QUEUE_FIELDS = ("service_environment", "priority", "state", "scheduling_policy_name", "tags")
@@ -180,15 +183,18 @@ def guarantee_states(topology: Topology, graph: BorrowGraph) -> dict[GuaranteeKe
     return states
 
 
-def _guarantees(base: Topology, head: Topology, base_report: CheckReport, head_report: CheckReport,
-                renames: Renames) -> list[GuaranteeChange]:
-    before = {(renames.share(node), prop, kind): state
-              for (node, prop, kind), state in guarantee_states(base, _graph(base, base_report)).items()}
-    after = guarantee_states(head, _graph(head, head_report))
+States = dict[GuaranteeKey, tuple[str, str, dict | None]]
+
+
+def _guarantees(before: States, after: States) -> list[GuaranteeChange]:
+    """Proofs that change (held, refuted, absent); ``before`` keyed by HEAD ids. A promise dropped, or added and
+    proven, is a promise change (``promises``) and said there once; one added and refuted is a guarantee lost."""
     changes = []
     for key in dict.fromkeys([*before, *after]):
         old = before.get(key, ("absent", "", None))
         new = after.get(key, ("absent", "", None))
+        if new[0] == "absent" or (old[0] == "absent" and new[0] == "held"):
+            continue
         if old[0] != new[0] or (new[0] == "refuted" and old[1] != new[1]):
             message, counterexample = (new[1], new[2]) if new[0] == "refuted" else (old[1], old[2])
             changes.append(GuaranteeChange(key[0], key[1], key[2], old[0], new[0], message, counterexample))
@@ -197,6 +203,12 @@ def _guarantees(base: Topology, head: Topology, base_report: CheckReport, head_r
 
 def _graph(topology: Topology, report: CheckReport) -> BorrowGraph:
     return report.graph if report.graph is not None else BorrowGraph(topology)
+
+
+def _reported_as_lost(finding: Finding, lost: set[tuple[str, str]]) -> bool:
+    """A refutation finding whose promise is listed under guarantees lost already (reported once)."""
+    prop = PROPERTY_OF_RULE.get(finding.rule)
+    return prop is not None and (finding.object.share_id or "", prop) in lost
 
 
 def _findings(base_report: CheckReport, head_report: CheckReport,
@@ -228,20 +240,32 @@ def _findings(base_report: CheckReport, head_report: CheckReport,
 
 def compare(base: Topology, head: Topology, renames: Renames | None = None, *, base_label: str = "BASE",
             head_label: str = "HEAD", base_report: CheckReport | None = None,
-            head_report: CheckReport | None = None) -> ChangeReport:
-    """Everything that changes from ``base`` to ``head`` (each checked once unless its report is given)."""
+            head_report: CheckReport | None = None,
+            policies: tuple[PolicyTypes, PolicyTypes] | None = None) -> ChangeReport:
+    """Everything that changes from ``base`` to ``head`` (each checked once unless its report is given).
+    ``policies``: each side's scheduling policies by type, when a side is a CloudFormation template that
+    also holds fair-share policies (``sources.Side.policies``)."""
     renames = renames or Renames()
     base_report = base_report or check_topology(base)
     head_report = head_report or check_topology(head)
     share_changes, matched = _shares(base, head, base_report, head_report, renames)
     objects = _environments(base, head, renames) + _queues(base, head, renames) + share_changes
     new, resolved = _findings(base_report, head_report, renames)
+    before = {(renames.share(node), prop, kind): state
+              for (node, prop, kind), state in guarantee_states(base, _graph(base, base_report)).items()}
+    after = guarantee_states(head, _graph(head, head_report))
+    guarantees = _guarantees(before, after)
+    lost = {(g.share, g.property) for g in guarantees if g.refuted_now}
+    found = hazards.find(base, head, renames, matched)
+    if policies is not None:
+        found += hazards.policy_type_changes(*policies)
     return ChangeReport(
         base=base_label,
         head=head_label,
         objects=objects,
-        guarantees=_guarantees(base, head, base_report, head_report, renames),
-        new_findings=new,
+        guarantees=guarantees,
+        new_findings=[finding for finding in new if not _reported_as_lost(finding, lost)],
         resolved_findings=resolved,
-        hazards=hazards.find(base, head, renames, matched),
+        hazards=found,
+        promises=compare_promises(base, head, renames.share, before, after),
     )

@@ -8,6 +8,10 @@ only be deleted once DISABLED. What AWS leaves undocumented is said as such in t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
 from policy_engine.changes.renames import Renames
 from policy_engine.changes.report import Hazard
 from policy_engine.changes.resources import (
@@ -23,6 +27,60 @@ from policy_engine.model import JobQueue, QuotaShare, Topology, share_id
 _JOBS_OF_DELETED = ("AWS documents only that a DISABLED share's submitted jobs finish and that a share must be "
                     "DISABLED before it is deleted; whether the delete waits for them is undocumented, so plan for "
                     "its RUNNABLE and running jobs to be lost")
+
+
+class PolicyType(Enum):
+    """A scheduling policy's type: AWS documents that it cannot be changed once set."""
+
+    QUOTA_SHARE = "QuotaSharePolicy"
+    FAIR_SHARE = "FairsharePolicy"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One scheduling policy of a side: its type and the job queues using it."""
+
+    type: PolicyType
+    queues: tuple[str, ...]
+
+
+#: Scheduling policy name -> its type and queues, for one side of a diff.
+PolicyTypes = Mapping[str, Policy]
+
+
+def policy_types(topology: Topology, fair_share: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, Policy]:
+    """A side's policies: the topology's (quota-share) and a template's fair-share ones (name -> queues)."""
+    found: dict[str, Policy] = {name: Policy(PolicyType.FAIR_SHARE, tuple(queues))
+                                for name, queues in (fair_share or {}).items()}
+    for queue in topology.job_queues:
+        old = found.get(queue.scheduling_policy_name)
+        queues = (*(old.queues if old and old.type is PolicyType.QUOTA_SHARE else ()), queue.name)
+        found[queue.scheduling_policy_name] = Policy(PolicyType.QUOTA_SHARE, queues)
+    return found
+
+
+def policy_type_changes(base: PolicyTypes, head: PolicyTypes) -> list[Hazard]:
+    """A policy named on both sides whose type differs: AWS cannot change it in place, so it is replaced, and
+    every queue using it on either side with it."""
+    found = []
+    for name, before in base.items():
+        after = head.get(name)
+        if after is None or after.type is before.type:
+            continue
+        queues = tuple(dict.fromkeys([*before.queues, *after.queues]))
+        found.append(Hazard(
+            "replace", SCHEDULING_POLICY, name,
+            f"scheduling policy {name} changes type ({before.type.value} -> {after.type.value}); AWS documents "
+            f"that a policy's type cannot be changed once set, so CloudFormation replaces it, and it cannot "
+            f"replace a custom-named resource under the same name: give the new policy a new name. Queues using "
+            f"it: {', '.join(queues) or 'none'}", ("FairsharePolicy", "QuotaSharePolicy")))
+        found += [Hazard(
+            "replace", JOB_QUEUE, queue,
+            f"job queue {queue} uses scheduling policy {name}, which is replaced ({before.type.value} -> "
+            f"{after.type.value}); whether AWS moves a queue between a fair-share and a quota-share policy in "
+            f"place is undocumented, so plan for the queue to be replaced: its jobs are not moved, submitters "
+            f"must use the new queue's ARN", ("SchedulingPolicyArn",)) for queue in queues]
+    return found
 
 
 def _share_resource(queue: JobQueue, share: QuotaShare) -> Resource:

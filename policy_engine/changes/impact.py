@@ -13,6 +13,7 @@ running jobs become reclaim victims and its queued jobs never start (CloudFormat
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,10 @@ class Impact:
     #: Jobs that succeed without the change but not with it (e.g. submitted to a deleted share).
     never_finish: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Per share and instance type, without -> with the change: jobs, mean and p95 wait (seconds from
+    #: submission to the first start, or to the end of the run for a job that never starts) and preemptions
+    #: at or after T. Every share with jobs, changed or not (a zero difference is a finding too).
+    shares: list[dict] = field(default_factory=list)
 
     @property
     def instance_hours_lost(self) -> float:
@@ -58,7 +63,7 @@ class Impact:
                 "instance_hours_lost": round(self.instance_hours_lost, 6) + 0.0,  # never -0.0
                 "instance_hours_lost_before": round(self.instance_hours_lost_before, 6),
                 "instance_hours_lost_after": round(self.instance_hours_lost_after, 6),
-                "never_finish": self.never_finish, "notes": self.notes}
+                "never_finish": self.never_finish, "notes": self.notes, "shares": self.shares}
 
 
 def _check_against_base(scenario: Scenario, base: Topology) -> None:
@@ -142,6 +147,33 @@ def _waits(engine: Engine) -> dict[tuple[str, str], list[float]]:
     return waits
 
 
+def _p95(values: list[float]) -> float:
+    """The nearest-rank 95th percentile (as ``simulate`` reports waits)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def _per_share(without: Engine, with_change: Engine, before: dict[str, int], after: dict[str, int]) -> list[dict]:
+    waits_before, waits_after = _waits(without), _waits(with_change)
+    preempted: dict[tuple[str, str], list[int]] = {}
+    for job in with_change.jobs:
+        counts = preempted.setdefault((job.spec.share, job.spec.instance_type), [0, 0])
+        counts[0] += before.get(job.spec.name, 0)
+        counts[1] += after.get(job.spec.name, 0)
+    rows = []
+    for key in sorted(set(waits_before) | set(waits_after)):
+        old, new = waits_before.get(key, []), waits_after.get(key, [])
+        rows.append({"share": key[0], "instance_type": key[1], "jobs": len(new) or len(old),
+                     "mean_wait_before": sum(old) / len(old) if old else 0.0,
+                     "mean_wait_after": sum(new) / len(new) if new else 0.0,
+                     "wait_p95_before": _p95(old), "wait_p95_after": _p95(new),
+                     "preemptions_before": preempted.get(key, [0, 0])[0],
+                     "preemptions_after": preempted.get(key, [0, 0])[1]})
+    return rows
+
+
 def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames, at: float) -> Impact:
     """Run ``scenario`` on ``base`` with and without ``head`` deployed at ``at``; ``LoadError`` on a mismatch."""
     _check_against_base(scenario, base)
@@ -155,12 +187,15 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
     with_change.run()
     before, after = _preempted_after(without, at), _preempted_after(with_change, at)
     by_name = {job.spec.name: job for job in with_change.jobs}
-    preempted = [
+    preempted: list[dict[str, Any]] = [
         {"name": name, "share": by_name[name].spec.share, "instance_type": by_name[name].spec.instance_type,
          "instances": by_name[name].spec.instances, "preemptions_before": before[name],
          "preemptions_after": count}
         for name, count in after.items() if count > before[name]
     ]
+    # the worst first: the most extra preemptions times the instances each one throws away
+    preempted.sort(key=lambda job: (-(job["preemptions_after"] - job["preemptions_before"]) * job["instances"],
+                                    job["name"]))
     waits_before, waits_after = _waits(without), _waits(with_change)
     waits = []
     for key, values in waits_after.items():
@@ -181,4 +216,5 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
                      f"on a deleted or replaced share (rejected or never started), or still waiting")
     return Impact(scenario.source, at, preempted, waits,
                   sum(without.lost_instance_seconds.values()) / 3600,
-                  sum(with_change.lost_instance_seconds.values()) / 3600, never, notes)
+                  sum(with_change.lost_instance_seconds.values()) / 3600, never, notes,
+                  _per_share(without, with_change, before, after))

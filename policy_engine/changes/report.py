@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from policy_engine.changes.promises import PromiseChange
 from policy_engine.findings import Finding
 
-#: What makes ``diff`` exit 1 (``--fail-on``); ``never`` turns all off.
-FAIL_ON = ("guarantee", "finding", "hazard")
+#: What makes ``diff`` exit 1 (``--fail-on``); ``never`` turns all off. The default is all of them.
+FAIL_ON = ("guarantee", "guarantee-weakened", "guarantee-dropped", "finding", "hazard")
+#: A share's own fields: a change to one of them is a direct change; the rest (guaranteed, max burst, who
+#: preempts whom) may move through the borrow graph when another share changes.
+DIRECT_FIELDS = frozenset({"strategy", "borrow_limit", "in_share_preemption", "state", "tags", "limit", "ceiling"})
 
 
 @dataclass(frozen=True)
@@ -42,9 +46,15 @@ class ObjectChange:
     changes: tuple[FieldChange, ...] = ()
     renamed_from: str | None = None
 
+    @property
+    def direct(self) -> bool:
+        """Added, removed, renamed, or one of its own fields changed (not only figures the borrow graph moves)."""
+        return (self.kind != "quota_share" or self.status != "changed"
+                or any(change.field in DIRECT_FIELDS for change in self.changes))
+
     def to_dict(self) -> dict:
         return {"kind": self.kind, "name": self.name, "status": self.status, "renamed_from": self.renamed_from,
-                "changes": [change.to_dict() for change in self.changes]}
+                "direct": self.direct, "changes": [change.to_dict() for change in self.changes]}
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,11 @@ class GuaranteeChange:
     @builtins.property  # the field ``property`` shadows the builtin in this class body
     def lost(self) -> bool:
         return self.before == "held" and self.after == "refuted"
+
+    @builtins.property
+    def refuted_now(self) -> bool:
+        """Refuted in HEAD and not in BASE: lost (held before), or declared anew and refuted."""
+        return self.after == "refuted" and self.before != "refuted"
 
     @builtins.property
     def regained(self) -> bool:
@@ -103,20 +118,43 @@ class ChangeReport:
     hazards: list[Hazard]
     #: ``diff --scenario S --at T``: the replay's result (``impact.Impact.to_dict()``), else ``None``.
     impact: dict | None = field(default=None)
+    #: Guarantee declarations that differ (weakened, dropped, added, ...), each with its proof on both sides.
+    promises: list[PromiseChange] = field(default_factory=list)
 
     @property
     def shares(self) -> list[ObjectChange]:
+        """Every share that changes, directly or through the borrow graph."""
         return [change for change in self.objects if change.kind == "quota_share"]
 
     @property
+    def changed_shares(self) -> list[ObjectChange]:
+        """Shares changed directly (their own fields, added, removed, renamed)."""
+        return [change for change in self.shares if change.direct]
+
+    @property
+    def affected_shares(self) -> list[ObjectChange]:
+        """Shares whose own fields are unchanged but whose guaranteed, burst or preemption figures move through
+        the borrow graph because another share changed."""
+        return [change for change in self.shares if not change.direct]
+
+    @property
     def lost_guarantees(self) -> list[GuaranteeChange]:
-        return [change for change in self.guarantees if change.lost]
+        """Promises refuted in HEAD that were not in BASE (held before, or new and refuted)."""
+        return [change for change in self.guarantees if change.refuted_now]
+
+    def failing_promises(self, which: str) -> list[PromiseChange]:
+        """Unaccepted promise changes that ``--fail-on WHICH`` (guarantee-weakened, guarantee-dropped) fails on."""
+        return [p for p in self.promises if p.failing and p.kind.fail_on == which]
 
     def failures(self, fail_on: tuple[str, ...] = FAIL_ON) -> list[str]:
         """Why the diff fails under ``fail_on`` (empty: exit 0), one phrase per reason."""
         reasons = []
         if "guarantee" in fail_on and self.lost_guarantees:
             reasons.append(f"{len(self.lost_guarantees)} guarantee(s) lost")
+        for which, phrase in (("guarantee-weakened", "weakened"), ("guarantee-dropped", "dropped")):
+            if which in fail_on and (found := self.failing_promises(which)):
+                reasons.append(f"{len(found)} declared guarantee(s) {phrase} (accept with a suppression of "
+                               f"{found[0].kind.rule} in HEAD)")
         if "finding" in fail_on and self.new_findings:
             reasons.append(f"{len(self.new_findings)} new finding(s)")
         if "hazard" in fail_on and self.hazards:
@@ -124,8 +162,7 @@ class ChangeReport:
         return reasons
 
     def with_impact(self, impact: dict) -> ChangeReport:
-        return ChangeReport(self.base, self.head, self.objects, self.guarantees, self.new_findings,
-                            self.resolved_findings, self.hazards, impact)
+        return replace(self, impact=impact)
 
     def to_dict(self, fail_on: tuple[str, ...] = FAIL_ON) -> dict:
         """The ``--format json`` document (stable keys)."""
@@ -141,8 +178,12 @@ class ChangeReport:
             "ok": not failures,
             "failures": failures,
             "summary": {
-                "shares_changed": len(self.shares),
+                "shares_changed": len(self.changed_shares),
+                "shares_affected": len(self.affected_shares),
                 "guarantees_lost": len(self.lost_guarantees),
+                "guarantees_weakened": sum(1 for p in self.promises if p.kind.fail_on == "guarantee-weakened"),
+                "guarantees_dropped": sum(1 for p in self.promises if p.kind.fail_on == "guarantee-dropped"),
+                "promise_changes": len(self.promises),
                 "guarantees_regained": sum(1 for g in self.guarantees if g.regained),
                 "new_findings": len(self.new_findings),
                 "resolved_findings": len(self.resolved_findings),
@@ -154,4 +195,5 @@ class ChangeReport:
             "resolved_findings": [finding(f) for f in self.resolved_findings],
             "hazards": [hazard.to_dict() for hazard in self.hazards],
             "impact": self.impact,
+            "promises": [change.to_dict() for change in self.promises],
         }

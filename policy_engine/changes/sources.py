@@ -13,9 +13,10 @@ import posixpath
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from policy_engine.changes.hazards import Policy, policy_types
 from policy_engine.loading import LoadError, load_topology
 from policy_engine.model import Topology
 
@@ -29,6 +30,13 @@ class Side:
     topology: Topology
     label: str
     absent: bool = False
+    #: A CloudFormation template's fair-share scheduling policies (name -> queues using them): not part of the
+    #: topology, but a policy that changes type is replaced (``hazards.policy_type_changes``).
+    fair_share_policies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def policies(self) -> dict[str, Policy]:
+        return policy_types(self.topology, self.fair_share_policies)
 
 
 def _git(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -61,13 +69,32 @@ def _blob(argument: str, ref: str, path: str) -> bytes:
     raise LoadError([f"{argument}: too many levels of symbolic links in commit {ref}"])
 
 
-def _from_git(argument: str, ref: str, path: str) -> Topology:
+def _fair_share(path: Path, label: str) -> dict[str, tuple[str, ...]]:
+    """A template's fair-share policies (read again: the topology loader keeps only quota-share queues)."""
+    from policy_engine.aws.template import fair_share_policies, is_template, read_template_file
+
+    if path.suffix.lower() == ".py":
+        return {}
+    try:
+        if "FairsharePolicy" not in path.read_text("utf-8", errors="replace"):
+            return {}
+        data = read_template_file(path)
+    except (OSError, LoadError):
+        return {}  # not a template (the topology loaded, so it is a topology file)
+    return fair_share_policies(data, label) if is_template(data) else {}
+
+
+def _loaded(path: Path, label: str) -> Side:
+    return Side(load_topology(path), label, fair_share_policies=_fair_share(path, label))
+
+
+def _from_git(argument: str, ref: str, path: str) -> Side:
     content = _blob(argument, ref, path)
     with tempfile.TemporaryDirectory(prefix="batch-quota-diff-") as folder:
         file = Path(folder) / Path(path).name
         file.write_bytes(content)
         try:
-            return load_topology(file)
+            return _loaded(file, argument)
         except LoadError as error:  # name the problems after REF:PATH, not the temporary copy
             raise LoadError([problem.replace(str(file), argument) for problem in error.problems]) from None
 
@@ -77,10 +104,10 @@ def load_side(argument: str) -> Side:
     if argument == NULL or (os.name == "nt" and argument.upper() == "NUL"):
         return Side(Topology(), NULL, absent=True)
     if Path(argument).is_file():
-        return Side(load_topology(argument), argument)
+        return _loaded(Path(argument), argument)
     ref, colon, path = argument.partition(":")
     if colon and path and _resolves(ref):
-        return Side(_from_git(argument, ref, path), argument)
+        return _from_git(argument, ref, path)
     if Path(argument).exists():
         raise LoadError([f"{argument}: not a file"])
     hint = f" and {ref!r} is not a git commit" if colon and path else ""

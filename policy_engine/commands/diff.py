@@ -1,34 +1,33 @@
 """``batch-quota diff BASE HEAD``: what a topology change does, for the pull request that makes it.
 
 BASE and HEAD are files, ``REF:PATH`` read from git, or ``/dev/null``. Exit 0 when nothing got
-worse, 1 when a guarantee was lost, a finding was added or a deploy hazard found (``--fail-on``),
-2 on bad input.
+worse, 1 when a guarantee was lost, a declared guarantee weakened or dropped (unless a suppression of
+BQ501/BQ502 in HEAD accepts it), a finding was added or a deploy hazard found (``--fail-on``), 2 on
+bad input.
 """
 
 from __future__ import annotations
 
-import json
+import sys
+from typing import NoReturn
 
 import click
 
+from policy_engine.changes.report import FAIL_ON
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
 from policy_engine.loading import LoadError
+from policy_engine.reports.registry import DIFF_FORMATS
+from policy_engine.reports.subjects import DiffLoadFailure, DiffOutput
 from policy_engine.simulation.inputs.workload import MAX_SECONDS
 
-_FAIL_ON = ("guarantee", "finding", "hazard", "never")
+_FAIL_ON = (*FAIL_ON, "never")
 
 
-def _load_failure(output_format: str, problems: list[str], base: str, head: str) -> None:
+def _load_failure(output_format: str, problems: list[str], base: str, head: str) -> NoReturn:
     """CI reads stdout: a document saying the inputs did not load, then the usual lines on stderr, exit 2."""
-    if output_format == "json":
-        click.echo(json.dumps({"base": base, "head": head, "ok": False, "loaded": False, "load_errors": problems},
-                              indent=2))
-    elif output_format == "markdown":
-        from policy_engine.reports.diff_markdown import MARKER
-        from policy_engine.reports.markdown import cell
-
-        click.echo("\n".join([MARKER, f"### ❌ batch-quota diff could not load: `{base}` → `{head}`", "",
-                              *[f"- {cell(problem)}" for problem in problems], ""]))
+    write = DIFF_FORMATS.renderer(output_format).load_failure
+    if write is not None:
+        write(DiffLoadFailure(problems, base, head), sys.stdout)
     fail_input(problems)
 
 
@@ -38,11 +37,11 @@ def _load_failure(output_format: str, problems: list[str], base: str, head: str)
 @click.option("--rename", "renames", multiple=True, metavar="OLD=NEW",
               help="Declare a rename (repeatable): QUEUE/SHARE=QUEUE/SHARE for a share (or a move between "
                    "queues), NAME=NAME for a job queue or service environment. Renames are never guessed.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, help="text for people, json for scripts, markdown for a pull-request comment.")
+@DIFF_FORMATS.option()
 @click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(_FAIL_ON),
-              help="What makes the exit code 1 (repeatable; default: guarantee, finding and hazard; never: always 0 "
-                   "unless the input is bad).")
+              help="What makes the exit code 1 (repeatable; default: all of guarantee (a proof lost), "
+                   "guarantee-weakened, guarantee-dropped (a declared promise lowered or removed), finding and "
+                   "hazard; never: always 0 unless the input is bad).")
 @click.option("--scenario", type=click.Path(dir_okay=False), default=None,
               help="Replay this scenario's jobs on BASE and apply HEAD at --at: jobs preempted, waits, hours lost.")
 @click.option("--at", "at", type=FiniteFloatRange(min=0, max=MAX_SECONDS), default=None, metavar="SECONDS",
@@ -58,7 +57,7 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
         raise click.UsageError("--fail-on never cannot be combined with other --fail-on values")
     if at is not None and scenario is None:
         raise click.UsageError("--at needs --scenario (the workload to replay)")
-    effective = () if "never" in fail_on else (tuple(dict.fromkeys(fail_on)) or ("guarantee", "finding", "hazard"))
+    effective = () if "never" in fail_on else (tuple(dict.fromkeys(fail_on)) or FAIL_ON)
     problems: list[str] = []
     sides = []
     for argument in (base, head):
@@ -73,9 +72,8 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
         declared = parse_renames(renames, base_side.topology, head_side.topology)
     except LoadError as error:
         _load_failure(output_format, error.problems, base, head)
-        raise
     report = compare(base_side.topology, head_side.topology, declared, base_label=base_side.label,
-                     head_label=head_side.label)
+                     head_label=head_side.label, policies=(base_side.policies, head_side.policies))
     if scenario is not None:
         from policy_engine.changes.impact import replay
         from policy_engine.simulation.inputs.workload import load_scenario
@@ -85,16 +83,6 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
             impact = replay(loaded, base_side.topology, head_side.topology, declared, at or 0.0)
         except LoadError as error:
             _load_failure(output_format, error.problems, base, head)
-            raise
         report = report.with_impact(impact.to_dict())
-    if output_format == "json":
-        click.echo(json.dumps(report.to_dict(effective), indent=2, default=str))
-    elif output_format == "markdown":
-        from policy_engine.reports import diff_markdown
-
-        click.echo(diff_markdown.render(report, effective))
-    else:
-        from policy_engine.reports import diff_text
-
-        click.echo(diff_text.render(report, effective), nl=False)
+    DIFF_FORMATS.renderer(output_format).render(DiffOutput(report, effective), sys.stdout)
     raise SystemExit(EXIT_FINDINGS if report.failures(effective) else EXIT_OK)

@@ -7,9 +7,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from policy_engine.commands.shared import EXIT_FINDINGS, fail_input, topology_or_exit
+from policy_engine.commands.shared import EXIT_FINDINGS, SafePath, fail_input, topology_or_exit
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from policy_engine.event_sinks import EventSink
     from policy_engine.model import Topology
 
 
@@ -43,9 +46,14 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
               metavar="SECONDS", help="A preempted job shows RUNNING with reason PREEMPTION_IN_PROGRESS this long "
                                       "(its preemptor SCHEDULED), as AWS's (about 20 s); 0: RUNNABLE at once.")
 @click.option("--region", default="us-east-1", show_default=True, help="Region in the ARNs.")
+@click.option("--events", "events_file", type=SafePath(dir_okay=False, writable=True), metavar="FILE.jsonl",
+              help="Write the EventBridge events AWS sends for service jobs (state changes, preemptions, blocked "
+                   "queues), one JSON object a line; appended to when --state resumes a state.")
+@click.option("--events-url", metavar="URL",
+              help="POST each such event to URL (http:// or https://), from a background thread with a few retries.")
 def command(topology: str | None, host: str, port: int, speed: float, state_file: str | None, walkthrough: bool,
             enforce_limits: bool, default_duration: float, transition_seconds: float, preemption_seconds: float,
-            region: str) -> None:
+            region: str, events_file: str | None, events_url: str | None) -> None:
     """Serve AWS Batch's quota-share API (REST-JSON) on HOST:PORT; TOPOLOGY's resources exist from the start.
 
     Point boto3, the AWS CLI or the SageMaker SDK at it with AWS_ENDPOINT_URL_BATCH=http://HOST:PORT;
@@ -64,17 +72,22 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     _log_to_stderr()
     options = Options(speed=speed, default_duration=default_duration, enforce_limits=enforce_limits,
                       transition_seconds=transition_seconds, preemption_seconds=preemption_seconds, region=region)
+    problems = _event_problems(events_file, events_url, [state_file, topology])
+    if problems:
+        fail_input(problems)
     store = None
     if state_file:
         try:
             store = Store(state_file)
         except StateFileError as error:
             fail_input([str(error)])
+    resuming = store is not None and store.read_meta() is not None
+    sinks = _sinks(events_file, events_url, append=resuming)
     try:
-        if store is not None and loaded is not None and store.read_meta() is not None:
+        if resuming and loaded is not None:
             click.echo(f"note: {state_file} already holds a state, which is resumed; {topology or '--walkthrough'} "
                        "is not loaded (POST /_batch-quota/topology starts over with a topology)", err=True)
-        service = Service(options, loaded, store)
+        service = Service(options, loaded, store, sinks)
     except Exception as error:  # a state file written by another version, or damaged
         fail_input([f"{state_file}: cannot restore the state: {error}"])
         return
@@ -97,6 +110,8 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     finally:
         if store is not None:
             store.close()
+        if service.events is not None:
+            service.events.close()
     click.echo(f"batch-quota serve: stopped at simulated {service.now:g} s", err=True)
 
 
@@ -110,6 +125,33 @@ def _log_to_stderr() -> None:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
+
+
+def _event_problems(events_file: str | None, events_url: str | None, inputs: Sequence[str | None]) -> list[str]:
+    from urllib.parse import urlsplit
+
+    from policy_engine.input_files import refuse_overwriting_inputs
+
+    problems = refuse_overwriting_inputs({"--events": events_file}, list(inputs))
+    if events_url is not None:
+        parts = urlsplit(events_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            problems.append(f"--events-url {events_url}: expected an http:// or https:// URL with a host")
+    return problems
+
+
+def _sinks(events_file: str | None, events_url: str | None, append: bool) -> list[EventSink]:
+    from policy_engine.event_sinks import FileSink, HttpSink
+
+    sinks: list[EventSink] = []
+    if events_file is not None:
+        try:
+            sinks.append(FileSink(events_file, append=append))
+        except OSError as error:
+            fail_input([f"--events {events_file}: cannot write: {error.strerror or error}"])
+    if events_url is not None:
+        sinks.append(HttpSink(events_url))
+    return sinks
 
 
 def _exit_on_api_errors(topology: Topology, source: str) -> None:

@@ -35,11 +35,34 @@ if TYPE_CHECKING:
 PROGRESS_MIN_JOBS = 10_000
 
 
-def _event_writer(handle: TextIO) -> Callable[[float, Job, str, str, str], None]:
+#: ``--event-format``: the simulator's own state changes, or the EventBridge events AWS would send.
+EVENT_FORMATS = ("changes", "eventbridge")
+
+
+def _event_writer(handle: TextIO, event_format: str = "changes") -> Callable[[float, Job, str, str, str], None]:
+    if event_format == "eventbridge":
+        return _eventbridge_writer(handle)
+
     def write(time: float, job: Job, before: str, after: str, reason: str) -> None:
         handle.write(json.dumps({"time": as_number(time), "job": job.spec.name, "from": before, "to": after,
                                  "reason": reason}, allow_nan=False))
         handle.write("\n")
+
+    return write
+
+
+def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, str], None]:
+    """The events ``serve --events`` sends for the same changes (simulated second 0 is the Unix epoch)."""
+    from policy_engine.service_events import EventFactory, SimulatedJobs
+
+    factory = EventFactory()
+    jobs = SimulatedJobs()
+
+    def write(time: float, job: Job, before: str, after: str, reason: str) -> None:
+        for event in factory.for_change(jobs.ms(time), jobs.job_arn(job.spec.name), before, after, reason,
+                                        lambda: jobs.describe(job, reason)):
+            handle.write(json.dumps(event, separators=(",", ":"), allow_nan=False))
+            handle.write("\n")
 
     return write
 
@@ -108,6 +131,9 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
 @click.option("--report-window", metavar="FROM:TO",
               help="Per-job timeline of the jobs alive between FROM and TO seconds in the report.")
 @click.option("--events", type=SafePath(dir_okay=False, writable=True), help="Write every state change (JSON Lines).")
+@click.option("--event-format", type=click.Choice(EVENT_FORMATS), default=None,
+              help="What --events writes: the simulator's state changes (changes, the default) or the EventBridge "
+                   "events AWS sends for service jobs (eventbridge), to test an alerting rule offline.")
 @click.option("--backfill/--no-backfill", default=None, help="Let jobs behind a blocked head use capacity it cannot.")
 @click.option("--victim-policy", type=click.Choice(sorted(POLICIES)), help="Override the scenario's victim policy.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -118,20 +144,24 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
               help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
 @click.option("--allow-python", is_flag=True,
               help="Let the scenario name a Python topology module (loading one runs its code).")
-def command(scenario: str, until: float | None, output: str, events: str | None, backfill: bool | None,
-            victim_policy: str | None, quiet: bool, report_dir: str | None, report_share: str | None,
-            report_window: str | None, scheduler: str | None, workers: int | None, allow_python: bool) -> None:
+def command(scenario: str, until: float | None, output: str, events: str | None, event_format: str | None,
+            backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
+            report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
+            allow_python: bool) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
+    if event_format is not None and not events:
+        fail_input([f"--event-format {event_format}: it chooses what --events writes; add --events FILE"])
     # one pause of the cyclic collector over loading, simulating and writing: between separately paused
     # phases, its first collection would walk the million jobs just built (nothing here forms a cycle)
     with gc_paused():
-        _simulate(scenario, until, output, events, backfill, victim_policy, quiet, report_dir, report_share,
-                  report_window, scheduler, workers, allow_python)
+        _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy, quiet,
+                  report_dir, report_share, report_window, scheduler, workers, allow_python)
 
 
-def _simulate(scenario: str, until: float | None, output: str, events: str | None, backfill: bool | None,
-              victim_policy: str | None, quiet: bool, report_dir: str | None, report_share: str | None,
-              report_window: str | None, scheduler: str | None, workers: int | None, allow_python: bool) -> None:
+def _simulate(scenario: str, until: float | None, output: str, events: str | None, event_format: str,
+              backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
+              report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
+              allow_python: bool) -> None:
     try:
         loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:
@@ -154,7 +184,7 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
     if scheduler or workers is not None:
         result = _parallel(loaded, until, events, scheduler, workers)
     else:
-        result = _sequential(loaded, until, events, quiet)
+        result = _sequential(loaded, until, events, quiet, event_format)
     if report_dir:
         _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window)
     calibration = None
@@ -189,7 +219,8 @@ def _parallel(loaded: Scenario, until: float | None, events: str | None, schedul
             fail_input([str(error)])
 
 
-def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet: bool) -> SimulationResult:
+def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet: bool,
+                event_format: str = "changes") -> SimulationResult:
     engine = Engine(loaded.topology, loaded.jobs, loaded.updates, loaded.settings, loaded.live)
     with ExitStack() as stack:
         if events:
@@ -197,7 +228,7 @@ def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet
                 handle = stack.enter_context(open(events, "w", encoding="utf-8"))
             except OSError as error:
                 fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
-            engine.on_transition = _event_writer(handle)
+            engine.on_transition = _event_writer(handle, event_format)
         progress = None
         if not quiet and sys.stderr.isatty() and len(loaded.jobs) >= PROGRESS_MIN_JOBS:
             bar = stack.enter_context(Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),

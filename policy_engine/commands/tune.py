@@ -1,4 +1,11 @@
-"""``batch-quota tune SCENARIO --vary ... --minimize EXPR --budget N``: recommend a topology, with evidence."""
+"""``batch-quota tune SCENARIO --vary ... --minimize EXPR --budget N``: recommend a topology, with evidence.
+
+Only knobs AWS has are searched (share limits, strategies, borrow limits, in-share preemption, states,
+environment capacity, transfers between two shares); simulator assumptions (``settings.*``,
+``workload.*``) are refused as ``--vary`` and taken by ``--assume`` instead. Exit 0 with a
+recommendation or the answer to keep the current topology, 1 when no candidate meets every
+constraint (the nearest is named), 2 on bad input.
+"""
 
 from __future__ import annotations
 
@@ -8,22 +15,25 @@ from pathlib import Path
 
 import click
 import yaml
-from rich.table import Table
 
+from policy_engine.changes.promises import PromiseChange
 from policy_engine.checks import check_topology
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
-from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit, run_json
+from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import Topology
-from policy_engine.reports import terminal
-from policy_engine.simulation.outputs.numbers import format_seconds
+from policy_engine.reports.registry import TUNE_FORMATS
+from policy_engine.reports.tune_text import figure as _figure
+from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.executor import ExecutorError, open_executor
 from policy_engine.sweep.expressions import Constraint, ExpressionError, parse_constraint, parse_expression
-from policy_engine.sweep.grammar import Axis
+from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
+from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
-from policy_engine.sweep.tune import Objective, TuneResult, feasible, tune
+from policy_engine.sweep.subjects import TuneOutput
+from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
 
 
 def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -39,18 +49,10 @@ def topology_yaml(topology: Topology, header: str) -> str:
     return comments + yaml.safe_dump(data, sort_keys=False)
 
 
-def _figure(value: object, percent: bool = False) -> str:
-    if percent:
-        return f"{value:.1%}"
-    if isinstance(value, float) and not value.is_integer():
-        return format_seconds(round(value, 6))
-    return format_seconds(value) if isinstance(value, (int, float)) else str(value)
-
-
 def _evidence_rows(result: TuneResult, objectives: list[Objective],
                    constraints: list[Constraint]) -> list[tuple[str, str, str]]:
     rows = []
-    current, chosen = result.current, result.chosen
+    current, chosen = result.current, result.chosen or result.best
     for objective in objectives:
         percent = "utilisation" in objective.expression.text
         rows.append((objective.label,
@@ -68,6 +70,17 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective],
                      _figure(chosen["summary"][key], percent) if chosen else "-"))
     if current["status"] != OK:
         rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
+    if result.samples and chosen is not None:
+        first = objectives[0]
+
+        def spread(record: dict) -> str:
+            values = [first.expression(sample) for sample in record.get("samples", [])]
+            return f"{_figure(min(values))} .. {_figure(max(values))}" if values else "-"
+
+        rows.append((f"{first.label}: spread over {result.samples} workload samples (min .. max; the rows above "
+                     f"are means)", spread(current), spread(chosen)))
+        rows.append(("workload samples on which the recommendation is better", "-",
+                     f"{result.wins} of {result.samples}"))
     return rows
 
 
@@ -95,23 +108,48 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampler.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="Candidates asked per round (fixed, so results do not depend on the worker count).")
+@click.option("--assume", "assume", multiple=True, metavar="PATH=VALUES",
+              help="A simulator assumption to test the answer under (settings.* or workload.*, the --vary grammar; "
+                   "repeatable): every candidate is evaluated under each, shown in an assumption-sensitivity "
+                   "table, never written into the recommended topology.")
+@click.option("--min-gain", "min_gain", type=click.FloatRange(min=0, max=1), default=DEFAULT_MIN_GAIN,
+              show_default=True, metavar="FRACTION",
+              help="How much better than the current topology the recommendation must be on the first objective "
+                   "(relative; when the current value is 0, an absolute gain of 1). Otherwise: keep the current.")
+@click.option("--guarantee-policy", "guarantee_policy", type=click.Choice([p.value for p in GuaranteePolicy]),
+              default=GuaranteePolicy.KEEP.value, show_default=True,
+              help="A declared guarantee when its share's limit moves: keep it (a candidate that breaks it is "
+                   "invalid), follow (min(declared, proven)) or drop it; follow and drop are promise changes, "
+                   "printed, which diff fails on until reviewed.")
+@click.option("--workload-samples", "workload_samples", type=click.IntRange(min=2), default=None, metavar="K",
+              help="Evaluate every candidate on K workloads (day-blocks of the scenario's workload resampled with "
+                   "replacement, seeded by --seed); rank by the mean; recommend only a candidate that beats the "
+                   "current topology on more than K/2 of them.")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else local).")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N",
               help="Worker processes of the local cluster; 1 runs in-process.")
-@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@TUNE_FORMATS.option("output")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
               help="Write DIR/index.html with the evidence, the Pareto front and its chart.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.pass_context
 def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: tuple[str, ...],
             maximize: tuple[str, ...], constraints: tuple[str, ...], budget: int, out_file: str | None, pick: int,
-            seed: int, batch_size: int, scheduler: str | None, workers: int | None, output: str,
+            seed: int, batch_size: int, assume: tuple[str, ...], min_gain: float, guarantee_policy: str,
+            workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
             report_dir: str | None, quiet: bool) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
     loaded = load_or_exit(scenario)
     axes = axes_or_exit(vary, loaded)
+    problems: list[str] = [
+        f"--vary {axis.path}: {axis.path.split('.')[0]}.* is a simulator assumption, not a knob AWS has; tune "
+        f"recommends topologies only: test it with --assume {axis.path}=..."
+        for axis in axes if axis.assumption]
+    assumptions = _assumptions_or_problems(assume, loaded, problems)
+    if workload_samples is not None:
+        problems += _sample_problems(loaded)
     order = ctx.meta.get("objective_order") or [("minimize", DEFAULT_OBJECTIVE)]
-    problems, objectives, parsed_constraints = [], [], []
+    objectives, parsed_constraints = [], []
     for name, text in order:
         try:
             objectives.append(Objective(parse_expression(text, loaded.topology), name == "maximize"))
@@ -139,15 +177,19 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
                 click.echo(f"tuning {len(axes)} field(s), budget {budget} run(s), on {executor.description}",
                            err=True)
             result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick,
-                          update)
+                          update, guarantees=GuaranteePolicy(guarantee_policy),
+                          workload_samples=workload_samples or 0, assumptions=assumptions, min_gain=min_gain)
     except KeyboardInterrupt:
         click.echo("interrupted: nothing recommended (a smaller --budget ends sooner)", err=True)
         raise SystemExit(EXIT_INTERRUPTED) from None
     if len(objectives) > 1 and result.front and pick > len(result.front):
         fail_input([f"--pick {pick}: the Pareto front has {len(result.front)} point(s)"])
     chosen = result.chosen
-    if out_file and chosen is not None:
-        best_topology = topology_for(loaded.topology, axes, chosen["values"])
+    policy = GuaranteePolicy(guarantee_policy)
+    recommended = topology_for(loaded.topology, axes, chosen["values"], policy) if chosen else None
+    promises = _promise_changes(loaded.topology, recommended) if recommended is not None else []
+    if out_file and chosen is not None and recommended is not None:
+        best_topology = recommended
         if not check_topology(best_topology).ok:  # never: an invalid candidate is not simulated, so not chosen
             fail_input([f"{out_file}: the recommended topology does not pass check; nothing written"])
         values = ", ".join(f"{path}={json.dumps(value)}" for path, value in chosen["values"].items())
@@ -160,48 +202,47 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     front_rows = _front_rows(result, axes, objectives)
     if report_dir:
         _write_report(result, axes, objectives, evidence, front_rows, Path(report_dir), scenario)
-    if output == "json":
-        json.dump({
-            "objectives": [o.label for o in objectives],
-            "constraints": [c.text for c in parsed_constraints],
-            "recommended": run_json(result.chosen) if result.chosen else None,
-            "current": run_json(result.current),
-            "front": [run_json(r) for r in result.front],
-            "runs": [run_json(r) for r in result.runs],
-        }, sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        _text(result, axes, objectives, parsed_constraints, evidence, front_rows, out_file)
-    raise SystemExit(EXIT_OK if result.chosen else EXIT_FINDINGS)
+    TUNE_FORMATS.renderer(output)(TuneOutput(result, axes, objectives, parsed_constraints, evidence, front_rows,
+                                             out_file, promises, policy, min_gain), sys.stdout)
+    raise SystemExit(EXIT_OK if result.best else EXIT_FINDINGS)
 
 
-def _text(result: TuneResult, axes: list[Axis], objectives: list[Objective], constraints: list[Constraint],
-          evidence: list[tuple[str, str, str]], front_rows: list[tuple], out_file: str | None) -> None:
-    console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
-    ok = sum(1 for r in result.runs if r["status"] == OK)
-    good = sum(1 for r in result.runs if feasible(r, constraints))
-    console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
-    if result.chosen is None:
-        console.print("no candidate met every constraint: nothing to recommend")
-        return
-    values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.chosen["values"].items())
-    console.print(f"recommended: {values}" + (f" (written to {out_file})" if out_file else ""), highlight=False)
-    table = Table(title="Evidence: recommended against the current topology")
-    for column in ("", "current", "recommended"):
-        table.add_column(column, justify="right" if column else "left")
-    for row in evidence:
-        table.add_row(*row)
-    console.print(table)
-    if front_rows:
-        front = Table(title=f"Pareto front ({len(front_rows)} point(s); --pick N chooses)")
-        front.add_column("#", justify="right")
-        for axis in axes:
-            front.add_column(axis.path, overflow="fold")
-        for objective in objectives:
-            front.add_column(objective.label, justify="right")
-        for row in front_rows:
-            front.add_row(*row)
-        console.print(front)
+def _assumptions_or_problems(assume: tuple[str, ...], loaded: Scenario, problems: list[str]) -> list[Axis]:
+    """``--assume`` in the ``--vary`` grammar, settings and workload paths only."""
+    if not assume:
+        return []
+    try:
+        axes = parse_vary(list(assume), loaded.topology)
+    except VaryError as error:
+        problems += [problem.replace("--vary", "--assume", 1) for problem in error.problems]
+        return []
+    problems += [f"--assume {axis.path}: an assumption is a settings.*, workload.* or profile.* path; {axis.path} is a "
+                 f"topology knob: vary it with --vary" for axis in axes if not axis.assumption]
+    return [axis for axis in axes if axis.assumption]
+
+
+
+def _sample_problems(loaded: Scenario) -> list[str]:
+    """A resampled workload renames jobs: what names a job cannot follow it."""
+    from policy_engine.simulation.settings import PriorityUpdate
+
+    named = sum(1 for action in loaded.updates if isinstance(action, PriorityUpdate))
+    problems = []
+    if named:
+        problems.append(f"--workload-samples: {loaded.source}: {named} action(s) change a named job's priority; "
+                        f"a resampled workload renames its jobs, so they would apply to nothing (leave out "
+                        f"--workload-samples, or the actions)")
+    if not loaded.jobs:
+        problems.append(f"--workload-samples: {loaded.source}: the scenario has no jobs to resample")
+    return problems
+
+
+
+def _promise_changes(base: Topology, recommended: Topology) -> list[PromiseChange]:
+    """The guarantee declarations the recommendation changes (``--guarantee-policy follow|drop``)."""
+    from policy_engine.changes.promises import compare_promises
+
+    return compare_promises(base, recommended, lambda node: node, {}, {})
 
 
 def _write_report(result: TuneResult, axes: list[Axis], objectives: list[Objective],

@@ -6,6 +6,7 @@
     POST /_batch-quota/topology                   start over with the topology in the body (YAML or JSON)
     GET  /_batch-quota/export                     {"scenario": ..., "events": [...]}: the run so far
     GET  /_batch-quota/findings                   {"findings": [...]}: what ``check`` finds in the resources now
+    GET  /_batch-quota/events                     where ``--events``/``--events-url`` send events, and counts
 
 The exported scenario is what ``batch-quota simulate`` reads (save it as YAML or JSON),
 so ``simulate --report`` draws what happened; the events are the state changes in
@@ -52,6 +53,11 @@ def handle(service: Service, method: str, path: str, query: bytes, body: bytes) 
         return service.control("topology", {"topology": _topology(body)})
     if (method, route) == ("GET", "findings"):
         return service.audit.to_json()
+    if (method, route) == ("GET", "events"):
+        service.catch_up()
+        if service.events is None:
+            return {"sinks": []}
+        return service.events.state()
     if (method, route) == ("GET", "export"):
         service.catch_up()
         return export(service)

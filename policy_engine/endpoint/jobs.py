@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from policy_engine import limits
+
 #: Most recent preempted attempts kept per job (``preemptionSummary.recentPreemptedAttempts``).
-RECENT_PREEMPTIONS = 5
+RECENT_PREEMPTIONS = limits.RECENT_PREEMPTED_ATTEMPTS.at_most
 #: States a job never leaves.
 FINAL = ("SUCCEEDED", "FAILED")
 #: States in which a job holds capacity.
@@ -97,6 +99,9 @@ class JobIndex:
         #: queue -> lower-case job name -> sequence numbers (ascending); names sorted on demand for prefixes
         self.names: defaultdict[str, dict[str, list[int]]] = defaultdict(dict)
         self._sorted_names: dict[str, list[str]] = {}
+        #: (queue, share or None) -> its RUNNABLE jobs as ``(-priority, seq)``, ascending: scheduling order, so
+        #: the front of a queue or share (GetJobQueueSnapshot) is a slice, not a pass over every waiting job
+        self.waiting: defaultdict[tuple[str, str | None], list[tuple[int, int]]] = defaultdict(list)
 
     def __len__(self) -> int:
         return len(self.records)
@@ -132,6 +137,10 @@ class JobIndex:
                 seqs.append(record.seq)
             else:
                 insort(seqs, record.seq)
+        if status == "RUNNABLE":
+            entry = (-record.priority, record.seq)
+            for queue_key in ((record.queue, None), (record.queue, record.share)):
+                insort(self.waiting[queue_key], entry)
 
     def _leave(self, record: ServiceJob, status: str) -> None:
         lists = self.lists
@@ -140,6 +149,28 @@ class JobIndex:
             at = bisect_left(seqs, record.seq)
             if at < len(seqs) and seqs[at] == record.seq:
                 del seqs[at]
+        if status == "RUNNABLE":
+            entry = (-record.priority, record.seq)
+            for queue_key in ((record.queue, None), (record.queue, record.share)):
+                order = self.waiting[queue_key]
+                at = bisect_left(order, entry)
+                if at < len(order) and order[at] == entry:
+                    del order[at]
+
+    def reprioritise(self, record: ServiceJob, priority: int) -> None:
+        """A new ``schedulingPriority``: a waiting job moves in its queue's and share's order."""
+        if record.status == "RUNNABLE":
+            self._leave(record, record.status)
+            record.priority = priority
+            self._enter(record, record.status)
+        else:
+            record.priority = priority
+
+    def front(self, queue: str, share: str | None, size: int) -> list[ServiceJob]:
+        """The first ``size`` RUNNABLE jobs of the queue (or of one share) in scheduling order: priority, then
+        submission."""
+        records = self.records
+        return [records[seq] for _, seq in self.waiting.get((queue, share), ())[:size]]
 
     def move(self, record: ServiceJob, status: str) -> None:
         if status == record.status:
@@ -172,6 +203,8 @@ class JobIndex:
         the records stay reachable by id, as AWS keeps describing jobs for a while."""
         for key in [key for key in self.lists if key[0] == queue]:
             del self.lists[key]
+        for waiting_key in [waiting_key for waiting_key in self.waiting if waiting_key[0] == queue]:
+            del self.waiting[waiting_key]
         self.names.pop(queue, None)
         self._sorted_names.pop(queue, None)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from policy_engine.endpoint.jobs import ACTIVE, FINAL, RECENT_PREEMPTIONS, JobIndex, ServiceJob
 from policy_engine.endpoint.topology_diff import live_actions
@@ -52,6 +53,16 @@ class Clock:
         return self._anchor_sim
 
 
+class ChangeWatcher(Protocol):
+    """Sees every change mirrored onto a record (``serve --events``), after the record shows it."""
+
+    def changed(self, record: ServiceJob, now: float, before: str, after: str, reason: str, started: bool) -> None:
+        """``reason`` is the engine's; ``started``: the change ends a PREEMPTION_IN_PROGRESS window."""
+
+    def preemption_started(self, record: ServiceJob, now: float, status: str, reason: str) -> None:
+        """A PREEMPTION_IN_PROGRESS window opens: ``record`` still holds its capacity in ``status``."""
+
+
 class Scheduler:
     """One engine on the account's topology, the job records it updates, and the event log."""
 
@@ -72,6 +83,7 @@ class Scheduler:
         #: (time, job id, priority) and (time, job id, reason): inputs a scenario replays
         self.updates: list[tuple[float, str, int]] = []
         self.terminations: list[tuple[float, str, str]] = []
+        self.watcher: ChangeWatcher | None = None
         #: the account's topology the engine runs (changed live, so ``engine.topology`` may be older)
         self.topology = topology
         self.engine = self._new_engine(topology, clock.now())
@@ -154,7 +166,7 @@ class Scheduler:
 
     def update_priority(self, record: ServiceJob, priority: int) -> None:
         now = self.engine.now
-        record.priority = priority
+        self.jobs.reprioritise(record, priority)
         self.updates.append((now, record.id, priority))
         job = self.engine.by_name.get(record.id)
         if job is None:
@@ -194,14 +206,17 @@ class Scheduler:
             # as AWS shows it: still RUNNING, reason PREEMPTION_IN_PROGRESS, while its preemptor waits SCHEDULED
             self._in_progress[record.id] = (now + self.preemption_seconds, reason)
             record.reason = "PREEMPTION_IN_PROGRESS"
+            if self.watcher is not None:
+                self.watcher.preemption_started(record, now, before, reason)
             return
         self._apply(record, now, before, after, reason)
 
     def _end_preemption(self, record: ServiceJob, at: float) -> None:
         _, reason = self._in_progress.pop(record.id)
-        self._apply(record, at, record.status, "RUNNABLE", reason)
+        self._apply(record, at, record.status, "RUNNABLE", reason, started=True)
 
-    def _apply(self, record: ServiceJob, now: float, before: str, after: str, reason: str) -> None:
+    def _apply(self, record: ServiceJob, now: float, before: str, after: str, reason: str,
+               started: bool = False) -> None:
         """Mirror one state change onto the record: attempts, timestamps, reason, and the list indexes."""
         if before in ACTIVE and record.attempts:
             attempt = record.attempts[-1]
@@ -223,6 +238,8 @@ class Scheduler:
             record.stopped = now
         record.reason = self.named(_status_reason(after, reason))
         self.jobs.move(record, after)
+        if self.watcher is not None:
+            self.watcher.changed(record, now, before, after, reason, started)
 
     def named(self, reason: str) -> str:
         """Job ids in the engine's reasons become ``jobName (jobId)``, as a user reads them."""

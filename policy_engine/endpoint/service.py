@@ -14,19 +14,23 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from policy_engine import limits
 from policy_engine.endpoint import operations
 from policy_engine.endpoint.account import Account, Arns
 from policy_engine.endpoint.audit import Audit
 from policy_engine.endpoint.errors import client_error, throttled
+from policy_engine.endpoint.events import EndpointEvents
 from policy_engine.endpoint.handlers.registry import Output, Params
 from policy_engine.endpoint.jobs import ServiceJob
 from policy_engine.endpoint.scheduler import Clock, Scheduler
 from policy_engine.endpoint.store import Store
+from policy_engine.event_sinks import EventSink
 from policy_engine.model import Topology
+from policy_engine.service_events import EventFactory
 from policy_engine.simulation.inputs.job_rows import MAX_SECONDS
 
 #: SubmitServiceJob's documented account rate (service_limits): requests per second.
-SUBMIT_RATE = 5.0
+SUBMIT_RATE = float(limits.SUBMIT_REQUESTS_PER_SECOND.at_most)
 
 
 @dataclass(frozen=True)
@@ -61,9 +65,11 @@ class RateLimiter:
 
 class Service:
     def __init__(self, options: Options | None = None, topology: Topology | None = None,
-                 store: Store | None = None) -> None:
+                 store: Store | None = None, sinks: list[EventSink] | None = None) -> None:
         self.options = options or Options()
         self.store = store
+        #: ``serve --events``: None when no sink was asked for; attached after a restore (replayed calls send nothing)
+        self.events: EndpointEvents | None = None
         self._replaying: deque[str] | None = None
         #: replaying the ``--state`` log: findings are not logged again
         self._restoring = False
@@ -74,6 +80,11 @@ class Service:
         if store is not None:
             self._restore(store, topology)
         self._restoring = False
+        if sinks:
+            # event ids from a namespace of this run: unique across restarts, where the counter starts again
+            factory = EventFactory(self.options.region, self.options.account_id, namespace=uuid.uuid4())
+            self.events = EndpointEvents(self, sinks, factory)
+            self.scheduler.watcher = self.events
 
     # --- set-up ----------------------------------------------------------------------------
 
@@ -201,6 +212,7 @@ class Service:
             raise client_error(f"Unknown control operation {name}")
         self.initial_topology = topology
         self._fresh(topology, 0.0, int(time.time() * 1000))
+        self.scheduler.watcher = self.events
         if self.store is not None:
             self.store.clear()
             self.store.write_meta(self.origin_ms, 0.0, topology)

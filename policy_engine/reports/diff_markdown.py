@@ -1,19 +1,27 @@
-"""``batch-quota diff --format markdown``: a pull-request comment that always fits.
+"""``batch-quota diff --format markdown``: a pull-request comment that decides, and always fits.
 
-A verdict and a summary table first, then each section collapsed in ``<details>``. GitHub
-refuses comments over 65,536 characters, so sections are filled in order of importance (lost
-guarantees, hazards, new findings, share changes, ...) until a budget is spent; whatever is left
-out is counted in a closing note that points at ``--format json`` for everything.
+A verdict and a summary table first, then in this order: the promise changes (declared guarantees
+weakened, dropped, added, and guarantees lost), the deploy hazards and, with ``--scenario``, the
+impact per share before -> after, each open; then new findings, object changes and the rest in
+collapsed ``<details>``, the replay's per-job list last (the worst ``WORST_JOBS``; JSON has them all).
+Cells hold plain text (lists joined with ``;``, never HTML). GitHub refuses comments over 65,536
+characters, so sections share a budget; whatever is left out is counted in a closing note that
+points at ``--format json`` for everything.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import dataclass
+from typing import TextIO
+
+import click
 
 from policy_engine.changes.report import FAIL_ON, ChangeReport, GuaranteeChange
-from policy_engine.reports.diff_text import KIND_TITLES, describe, object_line, verdict
-from policy_engine.reports.markdown import cell, table
+from policy_engine.reports.diff_text import KIND_TITLES, declared, describe, object_line, verdict
+from policy_engine.reports.markdown import cell, code, table
+from policy_engine.reports.subjects import DiffLoadFailure, DiffOutput
 from policy_engine.simulation.outputs.numbers import format_seconds
 
 #: GitHub's limit on an issue or pull-request comment, in characters.
@@ -39,15 +47,20 @@ class _Section:
     rows: list[str]  # rendered table rows
     what: str
     open: bool = False
+    #: A line under the table saying what its figures mean.
+    note: str = ""
 
     def frame(self) -> tuple[list[str], list[str]]:
-        head = [f"<details{' open' if self.open else ''}><summary>{self.title} ({len(self.rows)})</summary>", "",
-                *table(self.header, [])]
-        return head, ["", "</details>", ""]
+        # the summary's text is HTML: escaped here, as a table cell is
+        head = [f"<details{' open' if self.open else ''}><summary>{html.escape(self.title, quote=False)} "
+                f"({len(self.rows)})</summary>", "", *table(self.header, [])]
+        return head, ["", *([self.note, ""] if self.note else []), "</details>", ""]
 
 
-def _section(title: str, header: tuple[str, ...], rows: list[tuple], what: str, open_: bool = False) -> _Section:
-    return _Section(title, header, [table(header, [tuple(_cut(c) for c in row)])[2] for row in rows], what, open_)
+def _section(title: str, header: tuple[str, ...], rows: list[tuple], what: str, open_: bool = False,
+             note: str = "") -> _Section:
+    return _Section(title, header, [table(header, [tuple(_cut(c) for c in row)])[2] for row in rows], what, open_,
+                    note)
 
 
 def _allocate(sections: list[_Section], budget: int) -> list[int]:
@@ -77,61 +90,108 @@ def _allocate(sections: list[_Section], budget: int) -> list[int]:
     return counts
 
 
+#: The per-job list of a replay shows the worst this many (by extra preemptions x instances); JSON has all.
+WORST_JOBS = 20
+
+#: What each figure of the impact means, said once under its table.
+IMPACT_LEGEND = (
+    "*wait*: seconds from submission to a job's first start (to the end of the replay for a job that never "
+    "starts); *p95*: 95 % of the share's jobs waited at most this long; *preemptions*: jobs of the share "
+    "preempted at or after the deploy; *before → after*: the replay without the change → with HEAD deployed.")
+
+
+def _promise_rows(report: ChangeReport) -> list[tuple[str, ...]]:
+    return [(p.share, p.property + (f" {p.instance_type}" if p.instance_type else ""),
+             p.kind.value.replace("_", " "), f"{declared(p.before)} → {declared(p.after)}",
+             f"{p.proven_before} → {p.proven_after}",
+             f"accepted ({p.kind.rule}): {p.accepted}" if p.accepted else
+             f"needs review: suppress {p.kind.rule} on {p.share} in HEAD" if p.kind.rule else "–")
+            for p in report.promises]
+
+
+def _guarantee_rows(changes: list[GuaranteeChange]) -> list[tuple[str, str, str, str]]:
+    return [(f"{g.share} {g.property}" + (f" {g.instance_type}" if g.instance_type else ""),
+             f"{g.before} → {g.after}", g.message,
+             json.dumps(g.counterexample, sort_keys=True) if g.counterexample and g.after == "refuted" else "")
+            for g in changes]
+
+
+def _seconds(before: float, after: float) -> str:
+    return f"{format_seconds(round(before, 3))} → {format_seconds(round(after, 3))}"
+
+
+def _impact_sections(impact: dict) -> list[_Section]:
+    rows = [(row["share"], row["instance_type"], row["jobs"],
+             _seconds(row["mean_wait_before"], row["mean_wait_after"]),
+             _seconds(row["wait_p95_before"], row["wait_p95_after"]),
+             f"{row['preemptions_before']} → {row['preemptions_after']}")
+            for row in impact.get("shares", [])]
+    worst = impact["preempted"][:WORST_JOBS]
+    more = len(impact["preempted"]) - len(worst)
+    jobs = _section(f"Jobs preempted because of the change (the {len(worst)} worst"
+                    + (f"; {more} more in `--format json`)" if more else ")"),
+                    ("job", "share", "instances", "preemptions without → with the change"),
+                    [(job["name"], job["share"], f"{job['instances']} {job['instance_type']}",
+                      f"{job['preemptions_before']} → {job['preemptions_after']}") for job in worst],
+                    "preempted job(s)")
+    return [_section("Impact per share", ("share", "instance type", "jobs", "mean wait (s), before → after",
+                                          "p95 wait (s), before → after", "preemptions, before → after"),
+                     rows, "impact row(s)", open_=True, note=IMPACT_LEGEND), jobs]
+
+
 def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    """Verdict, then promise changes, deploy hazards and the impact per share (open), then the rest collapsed."""
     failures = report.failures(fail_on)
     icon = "❌" if failures else "✅"
     counts = report.to_dict(fail_on)["summary"]
-    lines = [MARKER, f"### {icon} batch-quota diff: `{report.base}` → `{report.head}`", "",
+    lines = [MARKER, f"### {icon} batch-quota diff: {code(report.base)} → {code(report.head)}", "",
              f"**{verdict(report, fail_on)}**", "",
-             *table(("shares changed", "guarantees lost", "guarantees regained", "new findings", "resolved findings",
-                     "deploy hazards"),
-                    [(counts["shares_changed"], counts["guarantees_lost"], counts["guarantees_regained"],
-                      counts["new_findings"], counts["resolved_findings"], counts["hazards"])], align="rrrrrr"),
+             *table(("shares changed", "shares affected through borrowing", "guarantees lost",
+                     "declared guarantees weakened", "declared guarantees dropped", "new findings",
+                     "resolved findings", "deploy hazards"),
+                    [(counts["shares_changed"], counts["shares_affected"], counts["guarantees_lost"],
+                      counts["guarantees_weakened"], counts["guarantees_dropped"], counts["new_findings"],
+                      counts["resolved_findings"], counts["hazards"])], align="rrrrrrrr"),
              ""]
-    lost = [g for g in report.guarantees if g.lost]
-    other = [g for g in report.guarantees if not g.lost]
-
-    def guarantee_rows(changes: list[GuaranteeChange]) -> list[tuple[str, str, str, str]]:
-        return [(f"{g.share} {g.property}" + (f" {g.instance_type}" if g.instance_type else ""),
-                 f"{g.before} → {g.after}", g.message,
-                 json.dumps(g.counterexample, sort_keys=True) if g.counterexample and g.after == "refuted" else "")
-                for g in changes]
-
+    impact = report.impact
+    if impact is not None:
+        lost = impact["instance_hours_lost"]
+        lines += [f"Replaying `{impact['scenario']}` with HEAD deployed at t = {format_seconds(impact['at'])} s: "
+                  f"**{len(impact['preempted'])}** job(s) preempted more often because of the change; "
+                  f"**{lost:.3f}** instance-hours lost (work thrown away by the preemptions the change causes; "
+                  f"negative means the change saves work).", ""]
+    lost_guarantees = [g for g in report.guarantees if g.refuted_now]
+    other = [g for g in report.guarantees if not g.refuted_now]
     sections = [
-        _section("Guarantees lost", ("guarantee", "before → after", "why", "counterexample"), guarantee_rows(lost),
-                 "lost guarantee(s)", open_=True),
+        _section("Promise changes: declared guarantees", ("share", "promise", "change", "declared before → after",
+                                                          "proof before → after", "review"),
+                 _promise_rows(report), "promise change(s)", open_=True),
+        _section("Guarantees lost", ("guarantee", "proof before → after", "why", "counterexample"),
+                 _guarantee_rows(lost_guarantees), "lost guarantee(s)", open_=True),
         _section("Deploy hazards", ("hazard", "resource", "object", "what happens"),
                  [(h.kind, h.resource_type, h.object, h.message) for h in report.hazards], "hazard(s)", open_=True),
-        _section("New findings", ("severity", "rule", "object", "problem", "fix"),
-                 [(f.severity.value, f.rule, str(f.object), f.message, f.hint) for f in report.new_findings],
-                 "new finding(s)", open_=True),
     ]
+    impact_sections = _impact_sections(impact) if impact is not None else []
+    sections += impact_sections[:1]
+    sections.append(_section("New findings", ("severity", "rule", "object", "problem", "fix"),
+                             [(f.severity.value, f.rule, str(f.object), f.message, f.hint)
+                              for f in report.new_findings], "new finding(s)", open_=True))
     for kind, title in reversed(KIND_TITLES.items()):
         changes = [c for c in report.objects if c.kind == kind]
+        note = (f"{len(report.changed_shares)} changed directly; {len(report.affected_shares)} affected through "
+                f"the borrow graph only (their guaranteed, burst or preemption figures move with another share)"
+                if kind == "quota_share" and report.affected_shares else "")
         sections.append(_section(title, ("name", "changes"),
-                                 [(object_line(c), "<br>".join(describe(f) for f in c.changes)) for c in changes],
-                                 f"{title.lower()} change(s)"))
+                                 [(object_line(c), "; ".join(describe(f, "→") for f in c.changes)) for c in changes],
+                                 f"{title.lower()} change(s)", note=note))
     sections += [
-        _section("Other guarantee changes", ("guarantee", "before → after", "why", "counterexample"),
-                 guarantee_rows(other), "other guarantee change(s)"),
+        _section("Other guarantee changes", ("guarantee", "proof before → after", "why", "counterexample"),
+                 _guarantee_rows(other), "other guarantee change(s)"),
         _section("Resolved findings", ("severity", "rule", "object", "problem"),
                  [(f.severity.value, f.rule, str(f.object), f.message) for f in report.resolved_findings],
                  "resolved finding(s)"),
+        *impact_sections[1:],
     ]
-    impact = report.impact
-    if impact is not None:
-        lines += [f"Replaying `{impact['scenario']}` with HEAD applied at t={format_seconds(impact['at'])} s: "
-                  f"**{len(impact['preempted'])}** job(s) preempted because of the change, "
-                  f"**{impact['instance_hours_lost']:.3f}** instance-hours lost.", ""]
-        sections += [
-            _section("Jobs preempted because of the change", ("job", "share", "instances", "preemptions"),
-                     [(job["name"], job["share"], job["instances"],
-                       f"{job['preemptions_before']} → {job['preemptions_after']}") for job in impact["preempted"]],
-                     "preempted job(s)", open_=True),
-            _section("Mean wait per share", ("share", "instance type", "jobs", "without (s)", "with the change (s)"),
-                     [(w["share"], w["instance_type"], w["jobs"], f"{w['mean_wait_before']:.3f}",
-                       f"{w['mean_wait_after']:.3f}") for w in impact["waits"]], "wait row(s)"),
-        ]
     sections = [section for section in sections if section.rows]
     omitted = []
     for section, count in zip(sections, _allocate(sections, limit - _RESERVE - len("\n".join(lines))), strict=True):
@@ -146,3 +206,17 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         lines += [f"> **Left out to fit GitHub's {GITHUB_COMMENT_LIMIT:,}-character comment limit:** "
                   f"{cell('; '.join(omitted))}. Run `batch-quota diff --format json` for everything.", ""]
     return "\n".join(lines)
+
+
+def write(output: DiffOutput, stream: TextIO) -> None:
+    click.echo(render(output.report, output.fail_on), file=stream)
+
+
+def render_load_failure(failure: DiffLoadFailure) -> str:
+    """For inputs that cannot be loaded (exit 2): the marker (so the sticky comment is updated), the problems."""
+    return "\n".join([MARKER, f"### ❌ batch-quota diff could not load: {code(failure.base)} → {code(failure.head)}",
+                      "", *[f"- {cell(problem)}" for problem in failure.problems], ""])
+
+
+def write_load_failure(failure: DiffLoadFailure, stream: TextIO) -> None:
+    click.echo(render_load_failure(failure), file=stream)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TextIO
 
+import click
+
+from policy_engine.changes.promises import PromiseChange
 from policy_engine.changes.report import FAIL_ON, ChangeReport, FieldChange, GuaranteeChange, ObjectChange
+from policy_engine.reports.subjects import DiffOutput
 from policy_engine.simulation.outputs.numbers import format_seconds
 
 KIND_TITLES = {"service_environment": "Service environments", "job_queue": "Job queues",
@@ -25,14 +29,14 @@ def shown(value: Any) -> str:
     return str(value)
 
 
-def describe(change: FieldChange) -> str:
+def describe(change: FieldChange, arrow: str = "->") -> str:
     """``limit ml.g5.xlarge: 2 -> 1``; list fields as ``+added -removed``."""
     if change.field in ("preempted_by", "may_preempt"):
         added = [x for x in change.after if x not in change.before]
         removed = [x for x in change.before if x not in change.after]
         parts = [f"+{x}" for x in added] + [f"-{x}" for x in removed]
         return f"{change.field}: {' '.join(parts)}"
-    return f"{change.name}: {shown(change.before)} -> {shown(change.after)}"
+    return f"{change.name}: {shown(change.before)} {arrow} {shown(change.after)}"
 
 
 def object_line(change: ObjectChange) -> str:
@@ -43,9 +47,30 @@ def object_line(change: ObjectChange) -> str:
 
 def guarantee_line(change: GuaranteeChange) -> str:
     what = f"{change.share} {change.property}" + (f" {change.instance_type}" if change.instance_type else "")
-    label = ("LOST" if change.lost else "REGAINED" if change.regained else "DROPPED" if change.after == "absent"
+    label = ("LOST" if change.refuted_now else "REGAINED" if change.regained else "DROPPED" if change.after == "absent"
              else "NEW" if change.before == "absent" else change.after.upper())
     return f"{label:<8} {what}: {change.before} -> {change.after}"
+
+
+def declared(value: int | bool | None) -> str:
+    """A declared promise's value: ``-`` when not declared."""
+    return "-" if value is None else "yes" if value is True else str(value)
+
+
+def promise_line(change: PromiseChange) -> str:
+    """``WEAKENED training/A min_capacity ml.g5.xlarge: 8 -> 6 (proof: held -> held)``, with who accepted it."""
+    state = f"proof: {change.proven_before} -> {change.proven_after}"
+    accepted = f"; accepted ({change.kind.rule}): {change.accepted}" if change.accepted else (
+        f"; needs review ({change.kind.rule})" if change.kind.rule else "")
+    return (f"{change.kind.value.upper().replace('_', ' '):<24} {change.label}: {declared(change.before)} -> "
+            f"{declared(change.after)} ({state}{accepted})")
+
+
+def shares_title(report: ChangeReport) -> str:
+    """How many shares changed directly, and how many only through the borrow graph."""
+    affected = len(report.affected_shares)
+    return (f"Quota shares ({len(report.changed_shares)} changed"
+            + (f", {affected} affected through the borrow graph)" if affected else ")"))
 
 
 def verdict(report: ChangeReport, fail_on: tuple[str, ...]) -> str:
@@ -56,13 +81,17 @@ def verdict(report: ChangeReport, fail_on: tuple[str, ...]) -> str:
 def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
     lines = [f"batch-quota diff {report.base} -> {report.head}", "", verdict(report, fail_on), ""]
     if not (report.objects or report.guarantees or report.new_findings or report.resolved_findings
-            or report.hazards):
+            or report.hazards or report.promises):
         lines += ["No change to shares, queues, environments, guarantees or findings.", ""]
+    if report.promises:
+        lines.append(f"Promises: declared guarantees that change ({len(report.promises)})")
+        lines += [f"  {promise_line(change)}" for change in report.promises]
+        lines.append("")
     for kind, title in KIND_TITLES.items():
         changes = [c for c in report.objects if c.kind == kind]
         if not changes:
             continue
-        lines.append(f"{title} ({len(changes)})")
+        lines.append(shares_title(report) if kind == "quota_share" else f"{title} ({len(changes)})")
         for change in changes:
             lines.append(f"  {object_line(change)}")
             lines += [f"      {describe(field)}" for field in change.changes]
@@ -102,11 +131,16 @@ def impact_lines(impact: dict) -> list[str]:
     for job in impact["preempted"]:
         lines.append(f"    {job['name']} ({job['share']}, {job['instances']} {job['instance_type']}): "
                      f"preempted {job['preemptions_before']} -> {job['preemptions_after']} time(s)")
-    if impact["waits"]:
-        lines.append("  mean wait per share (s), without -> with the change:")
-        for row in impact["waits"]:
-            lines.append(f"    {row['share']} {row['instance_type']}: {row['mean_wait_before']:.3f} -> "
-                         f"{row['mean_wait_after']:.3f} ({row['jobs']} job(s))")
+    if impact.get("shares"):
+        lines.append("  per share, without -> with the change (wait: seconds from submission to the first start; "
+                     "preemptions at or after the deploy):")
+        for row in impact["shares"]:
+            lines.append(f"    {row['share']} {row['instance_type']} ({row['jobs']} job(s)): mean wait "
+                         f"{format_seconds(round(row['mean_wait_before'], 3))} -> "
+                         f"{format_seconds(round(row['mean_wait_after'], 3))}, p95 wait "
+                         f"{format_seconds(round(row['wait_p95_before'], 3))} -> "
+                         f"{format_seconds(round(row['wait_p95_after'], 3))}, preemptions "
+                         f"{row['preemptions_before']} -> {row['preemptions_after']}")
     if impact["never_finish"]:
         lines.append(f"  jobs that succeed only without the change: {', '.join(impact['never_finish'][:20])}"
                      + (f" ... ({len(impact['never_finish'])} in all)" if len(impact["never_finish"]) > 20 else ""))
@@ -114,3 +148,7 @@ def impact_lines(impact: dict) -> list[str]:
         lines.append(f"  note: {note}")
     lines.append("")
     return lines
+
+
+def write(output: DiffOutput, stream: TextIO) -> None:
+    click.echo(render(output.report, output.fail_on), file=stream, nl=False)

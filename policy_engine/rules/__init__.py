@@ -12,6 +12,7 @@ from policy_engine.rules import (  # noqa: F401 (registers)
     borrowing,
     capacity,
     guarantees,
+    promises,
     structure,
     suppressions,
 )
@@ -27,7 +28,7 @@ def run_rules(topology: Topology, context: Context | None = None) -> list[Findin
     """Run every rule once over ``topology``, then the rules about findings, and mark suppressed findings
     (unsorted; ``checks.check_topology`` orders them)."""
     context = context or Context(topology)
-    rules = all_rules()
+    rules = [each for each in all_rules() if not each.diff_only]
     context.findings = [finding for each in rules if not each.after_findings for finding in each.run(context)]
     about_findings = [finding for each in rules if each.after_findings for finding in each.run(context)]
     return suppressions.apply(context, context.findings) + about_findings

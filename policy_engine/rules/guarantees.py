@@ -82,3 +82,9 @@ def guarantee_is_meaningful(context: Context) -> Iterator[Problem]:
                     yield Problem(obj, f"{name} {instance_type}: promises {count} instances; a promise must be "
                                   "at least 1",
                                   f"promise at least 1 {instance_type} or remove {instance_type} from {name}")
+
+
+#: The property of a guarantee each refutation rule proves (``diff`` reports a lost promise once, not again as
+#: the finding of its rule).
+PROPERTY_OF_RULE = {min_capacity_holds.id: "min_capacity", burst_capacity_holds.id: "burst_capacity",
+                    never_preempted_holds.id: "never_preempted"}

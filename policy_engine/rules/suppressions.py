@@ -77,7 +77,11 @@ def suppression_valid(context: Context) -> Iterator[Problem]:
             yield Problem(obj, f"rule {suppression.rule!r} does not exist{_closest(suppression.rule, known_rules)}",
                           "use a rule ID from docs/rules.md")
             continue
-        if not found and suppression.object not in known_objects:
+        if REGISTRY[suppression.rule].diff_only:
+            if "/" not in suppression.object:  # the share may be gone from HEAD: its promise is what changed
+                yield Problem(obj, f"{suppression.rule} is about a share's declared guarantees: its object is "
+                              f"QUEUE/SHARE, not {suppression.object!r}", "write the share as QUEUE/SHARE")
+        elif not found and suppression.object not in known_objects:
             yield Problem(obj, f"object {suppression.object!r} names nothing in the topology"
                           f"{_closest(suppression.object, known_objects)}",
                           "write the object as the finding names it, e.g. QUEUE/SHARE or job_queues[QUEUE]")
@@ -98,7 +102,8 @@ def suppression_used(context: Context) -> Iterator[Problem]:
     finding nobody reviewed. Remove it (or fix its object)."""
     known_objects = set(_known_objects(context))
     for index, suppression, found in _suppressing(context):
-        if (not found and suppression.rule in REGISTRY and not REGISTRY[suppression.rule].after_findings
+        checked = REGISTRY.get(suppression.rule)
+        if (not found and checked is not None and not checked.after_findings and not checked.diff_only
                 and suppression.object in known_objects):
             yield Problem(suppression_ref(index, suppression),
                           f"suppresses nothing: {suppression.rule} finds nothing on {suppression.object}",

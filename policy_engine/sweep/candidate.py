@@ -16,6 +16,8 @@ from policy_engine.simulation.core.engine import Action, SimulationSettings
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.sweep.grammar import Axis
+from policy_engine.sweep.guarantee_policy import GuaranteePolicy
+from policy_engine.sweep.guarantee_policy import apply as apply_guarantee_policy
 
 
 @dataclass(frozen=True)
@@ -50,19 +52,42 @@ def _set_environment(topology: Topology, axis: Axis, value: Any) -> Topology:
     return topology.model_copy(update={"service_environments": environments})
 
 
-def topology_for(topology: Topology, axes: Sequence[Axis], values: dict[str, Any]) -> Topology:
-    """The candidate topology: ``topology`` with every share and environment axis set."""
+def _transfer(topology: Topology, axis: Axis, count: int) -> Topology:
+    """``count`` instances of the axis's type from the giver's limit to the partner's (their sum is kept)."""
+    moved = {axis.target: -count, axis.partner: count}
+    queues: list[JobQueue] = []
+    for queue in topology.job_queues:
+        shares = []
+        for share in queue.shares:
+            delta = moved.get(share_id(queue, share))
+            if delta:
+                capacity = {**share.capacity, axis.instance_type or "": share.capacity.get(axis.instance_type or "", 0)
+                            + delta}
+                share = share.model_copy(update={"capacity": capacity})
+            shares.append(share)
+        queues.append(queue.model_copy(update={"shares": tuple(shares)}))
+    return topology.model_copy(update={"job_queues": tuple(queues)})
+
+
+def topology_for(topology: Topology, axes: Sequence[Axis], values: dict[str, Any],
+                 guarantees: GuaranteePolicy = GuaranteePolicy.KEEP) -> Topology:
+    """The candidate topology: ``topology`` with every share, transfer and environment axis set, and its
+    guarantees as ``guarantees`` says when a share's limit moved."""
+    candidate = topology
     for axis in axes:
         if axis.kind == "share":
-            topology = _set_share(topology, axis, values[axis.path])
+            candidate = _set_share(candidate, axis, values[axis.path])
+        elif axis.kind == "transfer":
+            candidate = _transfer(candidate, axis, values[axis.path])
         elif axis.kind == "environment":
-            topology = _set_environment(topology, axis, values[axis.path])
-    return topology
+            candidate = _set_environment(candidate, axis, values[axis.path])
+    return apply_guarantee_policy(guarantees, topology, candidate)
 
 
-def variant(scenario: Scenario, axes: Sequence[Axis], values: dict[str, Any]) -> Variant:
+def variant(scenario: Scenario, axes: Sequence[Axis], values: dict[str, Any],
+            guarantees: GuaranteePolicy = GuaranteePolicy.KEEP) -> Variant:
     """The scenario as one candidate sees it."""
-    topology = topology_for(scenario.topology, axes, values)
+    topology = topology_for(scenario.topology, axes, values, guarantees)
     settings = scenario.settings
     scale = duration_scale = 1.0
     for axis in axes:
@@ -75,6 +100,11 @@ def variant(scenario: Scenario, axes: Sequence[Axis], values: dict[str, Any]) ->
             duration_scale = value
     jobs: Sequence[JobSpec] = scenario.jobs
     updates: Sequence[Action] = scenario.updates
+    team_scales = {axis.target: values[axis.path] for axis in axes if axis.kind == "profile"}
+    if team_scales:  # a team's rate changes its draws: the profile draws the candidate's jobs anew
+        profiled = scenario.profile.jobs(topology, {share: scenario.profile.scales.get(share, 1.0) * factor
+                                                    for share, factor in team_scales.items()})
+        jobs = profiled[0]
     if scale != 1.0 or duration_scale != 1.0:
         jobs = [_scaled(spec, scale, duration_scale) for spec in jobs]
         # an update keeps its place relative to the job it changes: its time scales like the submissions

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 MANIFEST = "_sweep.json"
 PART = "part-{:05d}.parquet"
-_INTEGER_FIELDS = {"borrow_limit", "capacity"}
+_INTEGER_FIELDS = {"borrow_limit", "capacity", "transfer"}
 _BOOLEAN_FIELDS = {"in_share_preemption", "backfill"}
 _INTEGER_METRICS = {"jobs", "preemptions"}
 
@@ -39,8 +39,11 @@ def share_pairs(topology: Topology, axes: Sequence[Axis]) -> list[tuple[str, str
     """Every (share, instance type) a candidate can report, in topology order (capacity axes may add types)."""
     pairs = [(share_id(q, s), t) for q, s in topology.shares() for t in s.capacity]
     for axis in axes:
-        if axis.kind == "share" and axis.field == "capacity" and (axis.target, axis.instance_type) not in pairs:
-            pairs.append((axis.target, axis.instance_type or ""))
+        moved = [axis.target] if axis.kind == "share" and axis.field == "capacity" else \
+            [axis.target, axis.partner or ""] if axis.kind == "transfer" else []
+        for target in moved:  # a capacity axis or a transfer may give a share a type it had no limit for
+            if (target, axis.instance_type) not in pairs:
+                pairs.append((target, axis.instance_type or ""))
     return pairs
 
 

@@ -11,12 +11,14 @@ import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from policy_engine.checks import check_topology
 from policy_engine.model import Topology
 from policy_engine.reports.check_json import finding_to_dict
 from policy_engine.simulation.core.engine import simulate
+from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.simulation.outputs.numbers import plain
@@ -24,6 +26,8 @@ from policy_engine.simulation.outputs.results import SimulationResult
 from policy_engine.sweep.candidate import variant
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.grid import Candidate
+from policy_engine.sweep.guarantee_policy import GuaranteePolicy
+from policy_engine.sweep.samples import mean_record
 
 OK, INVALID, ERROR = "ok", "invalid", "error"
 
@@ -55,20 +59,34 @@ def checked(topology: Topology) -> tuple[bool, list[dict]]:
     return answer
 
 
-def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate) -> dict[str, Any]:
-    """The run record of one candidate; never raises (a failure is recorded as status ``error``)."""
+def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
+             guarantees: GuaranteePolicy = GuaranteePolicy.KEEP,
+             workloads: Sequence[Sequence[JobSpec]] = ()) -> dict[str, Any]:
+    """The run record of one candidate; never raises (a failure is recorded as status ``error``).
+
+    With ``workloads`` (``samples.resample``), the candidate runs once on each instead of the scenario's
+    own jobs, and the record holds their mean (``samples.mean_record``)."""
     record: dict[str, Any] = {"index": candidate.index, "values": dict(candidate.values), "status": OK,
                               "findings": [], "error": "", "summary": {}, "shares": []}
     try:
         with gc_paused():  # building the candidate's workload and results allocates in bulk (about 15 % faster)
-            chosen = variant(scenario, axes, candidate.values)
+            chosen = variant(scenario, axes, candidate.values, guarantees)
             ok, findings = checked(chosen.topology)
             record["findings"] = copy.deepcopy(findings)
             if not ok:
                 record["status"] = INVALID
                 return record
-            result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings, live=scenario.live)
-            record["summary"], record["shares"] = simulation_json(result)
+            if not workloads:
+                result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings, live=scenario.live)
+                record["summary"], record["shares"] = simulation_json(result)
+                return record
+            runs = []
+            for jobs in workloads:
+                sample = variant(replace(scenario, jobs=list(jobs)), axes, candidate.values, guarantees)
+                result = simulate(sample.topology, sample.jobs, sample.updates, sample.settings, live=scenario.live)
+                summary, shares = simulation_json(result)
+                runs.append({**record, "summary": summary, "shares": shares})
+            return mean_record(runs)
     except Exception as error:  # one bad candidate must not end a sweep of thousands
         record["status"] = ERROR
         record["error"] = f"{type(error).__name__}: {error}"

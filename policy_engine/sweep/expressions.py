@@ -96,6 +96,8 @@ class Constraint:
 
     text: str
     violation: Callable[[dict], float]
+    #: The number compared against (``None`` for ``guarantees``): what a miss is measured relative to.
+    bound: float | None = None
 
     def holds(self, record: dict) -> bool:
         return self.violation(record) <= 0
@@ -141,7 +143,7 @@ def parse_constraint(text: str, topology: Topology) -> Constraint:
         ">": lambda value: bound - value + strict,
     }
     difference = functions[operator]
-    return Constraint(source, lambda record: difference(expression(record)))
+    return Constraint(source, lambda record: difference(expression(record)), bound)
 
 
 def objective_value(expression: Expression, record: dict[str, Any]) -> float | None:

@@ -4,8 +4,13 @@ Paths:
   ``QUEUE/SHARE.borrow_limit`` | ``.strategy`` | ``.in_share_preemption`` | ``.state`` | ``.capacity.TYPE``
   (``SHARE.…`` when the share name is unique), ``ENVIRONMENT.capacity.TYPE``,
   ``settings.backfill`` | ``.victim_policy`` | ``.startup_delay`` | ``.preemption_delay`` | ``.min_runtime``,
-  ``workload.scale`` (submission times divided by the factor) | ``workload.duration_scale``.
+  ``workload.scale`` (submission times divided by the factor) | ``workload.duration_scale``,
+  ``profile.QUEUE/SHARE.scale`` (that team's arrival rate, for a scenario whose workload is a profile),
+  ``transfer(A,B).capacity.TYPE``: a coupled pair, moving that many instances of TYPE from A's limit to B's
+  (negative: from B to A), so the sum of the two limits, and the environment's total, stay fixed.
   Everything after ``capacity.`` is the instance type (instance types contain dots).
+Settings, workload and profile paths are simulator assumptions, not topology: ``tune`` refuses them as axes
+(``ASSUMPTION_KINDS``) and takes them as ``--assume`` instead.
 Values: a comma-separated list; ``A..B`` is an inclusive integer range, ``A..B:STEP`` a stepped one
 (decimals need the step). Every problem is one line naming the ``--vary`` argument; all are reported at once.
 """
@@ -30,6 +35,7 @@ SHARE_FIELDS = ("borrow_limit", "strategy", "in_share_preemption", "state", "cap
 ENVIRONMENT_FIELDS = ("capacity.<instance type>",)
 SETTINGS_FIELDS = ("backfill", "victim_policy", "startup_delay", "preemption_delay", "min_runtime")
 WORKLOAD_FIELDS = ("scale", "duration_scale")
+PROFILE_FIELDS = ("scale",)
 #: A range may not expand to more values than this (a typo such as 0..100000 is caught, not run).
 MAX_RANGE = 10_000
 
@@ -47,11 +53,22 @@ class Axis:
     """One varied field: where it lives and the values it takes (typed, in the order written)."""
 
     path: str
-    kind: str  # share | environment | settings | workload
-    target: str  # QUEUE/SHARE, environment name, or "" for settings and workload
+    kind: str  # share | environment | transfer | settings | workload | profile
+    target: str  # QUEUE/SHARE (share, profile, the giver of a transfer), environment name, or "" for settings
     field: str  # borrow_limit, strategy, ..., capacity, backfill, scale, ...
     instance_type: str | None
     values: tuple[Any, ...]
+    #: The receiving share of a ``transfer`` (QUEUE/SHARE).
+    partner: str | None = None
+
+    @property
+    def assumption(self) -> bool:
+        """A simulator assumption (settings, workload), not a knob AWS has."""
+        return self.kind in ASSUMPTION_KINDS
+
+
+#: Axis kinds that describe the simulator or the workload, not the topology AWS deploys.
+ASSUMPTION_KINDS = ("settings", "workload", "profile")
 
 
 # --- value kinds ----------------------------------------------------------------------------------------------
@@ -116,12 +133,19 @@ def _boolean(text: str) -> bool:
     return lowered == "true"
 
 
+def _signed(text: str) -> int:
+    if not _INT.fullmatch(text):
+        raise ValueError(f"{text!r} is not an integer")
+    return int(text)
+
+
 _KINDS: dict[str, _Kind] = {
     "borrow_limit": _integer(-1),
     "strategy": _choice(STRATEGIES),
     "in_share_preemption": _Kind("true or false", _boolean),
     "state": _choice(STATES),
     "capacity": _integer(0),
+    "transfer": _Kind("an integer (negative: from the second share to the first)", _signed, "int"),
     "backfill": _Kind("true or false", _boolean),
     "victim_policy": _choice(sorted(POLICIES)),
     "startup_delay": _decimal(0, strict=False),
@@ -156,6 +180,34 @@ def _unknown_field(field: str, allowed: Sequence[str], owner: str) -> str:
             + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
+_TRANSFER = re.compile(r"transfer\(\s*([^,()\s]+)\s*,\s*([^,()\s]+)\s*\)\.capacity\.(.+)")
+
+
+def _resolve_transfer(path: str, topology: Topology) -> tuple[str, str, str, str | None, str, str] | str:
+    """``transfer(A,B).capacity.TYPE``: both shares in one queue (a limit moves within an environment)."""
+    match = _TRANSFER.fullmatch(path)
+    if match is None:
+        return "expected transfer(QUEUE/A,QUEUE/B).capacity.TYPE, e.g. transfer(q/A,q/B).capacity.ml.p4d.24xlarge"
+    giver_ref, taker_ref, instance_type = match.groups()
+    found = []
+    for ref in (giver_ref, taker_ref):
+        share = find_share(topology, ref)
+        if share.share_id is None:
+            return f"{ref!r}: {share.error}"
+        found.append(share)
+    giver, taker = found
+    if giver.share_id == taker.share_id:
+        return f"transfer needs two different shares, got {giver.share_id} twice"
+    if giver.queue != taker.queue:
+        return (f"{giver.share_id} and {taker.share_id} are in different job queues; a transfer moves a limit "
+                f"within one queue (its environment's total stays fixed)")
+    shares = [share_of(topology, str(s.share_id)) for s in found]
+    if not any(instance_type in s.capacity for s in shares):
+        return f"neither {giver.share_id} nor {taker.share_id} has a limit for {instance_type}"
+    canonical = f"transfer({giver.share_id},{taker.share_id}).capacity.{instance_type}"
+    return "transfer", str(giver.share_id), "transfer", instance_type, canonical, str(taker.share_id)
+
+
 def _resolve_path(path: str, topology: Topology) -> tuple[str, str, str, str | None, str] | str:
     """``(kind, target, field, instance type, canonical path)`` or an error message."""
     owner, dot, rest = path.partition(".")
@@ -170,6 +222,16 @@ def _resolve_path(path: str, topology: Topology) -> tuple[str, str, str, str | N
         if rest not in WORKLOAD_FIELDS:
             return _unknown_field(rest, WORKLOAD_FIELDS, "workload")
         return "workload", "", rest, None, path
+    if owner == "profile":  # profile.QUEUE/SHARE.scale: share and queue names hold no dot
+        ref, dot, field = rest.rpartition(".")
+        if not dot or not ref:
+            return "expected profile.QUEUE/SHARE.scale, e.g. profile.training/vision.scale=0.8..1.2:0.1"
+        if field not in PROFILE_FIELDS:
+            return _unknown_field(field, PROFILE_FIELDS, f"profile of {ref}")
+        match = find_share(topology, ref)
+        if match.share_id is None:
+            return str(match.error)
+        return "profile", match.share_id, field, None, f"profile.{match.share_id}.{field}"
     match = find_share(topology, owner)
     environment = topology.environment(owner) if "/" not in owner else None
     if match.candidates:  # ambiguous: the resolver's message lists them
@@ -256,6 +318,7 @@ def parse_vary(arguments: Sequence[str], topology: Topology) -> list[Axis]:
     axes: list[Axis] = []
     problems: list[str] = []
     seen: dict[str, str] = {}
+    touched: dict[tuple[str, str], str] = {}  # (share, instance type) -> the --vary moving that limit
     for argument in arguments:
         where = f"--vary {argument!r}"
         path, equals, values_text = argument.partition("=")
@@ -263,11 +326,19 @@ def parse_vary(arguments: Sequence[str], topology: Topology) -> list[Axis]:
         if not equals or not path:
             problems.append(f"{where}: expected PATH=VALUES, e.g. training/QS1.borrow_limit=0,100,200")
             continue
-        resolved = _resolve_path(path, topology)
-        if isinstance(resolved, str):
-            problems.append(f"{where}: {path}: {resolved}")
-            continue
-        kind_name, target, field, instance_type, canonical = resolved
+        partner = None
+        if path.startswith("transfer("):
+            transfer = _resolve_transfer(path, topology)
+            if isinstance(transfer, str):
+                problems.append(f"{where}: {path}: {transfer}")
+                continue
+            kind_name, target, field, instance_type, canonical, partner = transfer
+        else:
+            resolved = _resolve_path(path, topology)
+            if isinstance(resolved, str):
+                problems.append(f"{where}: {path}: {resolved}")
+                continue
+            kind_name, target, field, instance_type, canonical = resolved
         kind = _KINDS[field]
         values, value_problems = _parse_values(values_text, kind)
         problems.extend(f"{where}: {canonical}: {problem}" for problem in value_problems)
@@ -275,9 +346,16 @@ def parse_vary(arguments: Sequence[str], topology: Topology) -> list[Axis]:
             problems.append(f"{where}: {canonical} is varied twice (also by --vary {seen[canonical]!r}); "
                             "list all its values in one --vary")
             continue
+        limits = _limits_moved(kind_name, target, partner, field, instance_type)
+        clash = next((other for other in limits if other in touched), None)
+        if clash is not None:
+            problems.append(f"{where}: {canonical} moves the limit {clash[0]}.capacity.{clash[1]}, which --vary "
+                            f"{touched[clash]!r} varies too; vary each share's limit of a type once")
+            continue
+        touched.update(dict.fromkeys(limits, argument))
         seen[canonical] = argument
         if not value_problems:
-            axes.append(Axis(canonical, kind_name, target, field, instance_type, tuple(values)))
+            axes.append(Axis(canonical, kind_name, target, field, instance_type, tuple(values), partner))
     if not arguments:
         problems.append("--vary: at least one PATH=VALUES is needed, e.g. --vary training/QS1.borrow_limit=0,100")
     if problems:
@@ -285,12 +363,24 @@ def parse_vary(arguments: Sequence[str], topology: Topology) -> list[Axis]:
     return axes
 
 
+def _limits_moved(kind: str, target: str, partner: str | None, field: str,
+                  instance_type: str | None) -> list[tuple[str, str]]:
+    """The share limits an axis sets: a capacity axis one, a transfer two."""
+    if field == "capacity" and kind == "share":
+        return [(target, instance_type or "")]
+    if kind == "transfer":
+        return [(target, instance_type or ""), (partner or "", instance_type or "")]
+    return []
+
+
 def base_value(axis: Axis, topology: Topology, settings: SimulationSettings) -> Any:
     """The scenario's own value of an axis (the current topology): ``None`` when the field is not set."""
     if axis.kind == "settings":
         return getattr(settings, axis.field)
-    if axis.kind == "workload":
-        return 1.0
+    if axis.kind in ("workload", "profile"):
+        return 1.0  # a factor on the scenario's own workload
+    if axis.kind == "transfer":
+        return 0
     if axis.kind == "environment":
         environment = topology.environment(axis.target)
         return environment.capacity.get(axis.instance_type or "", 0) if environment else None

@@ -14,12 +14,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.sweep.dataset import ResultsDataset
 from policy_engine.sweep.evaluate import evaluate
 from policy_engine.sweep.executor import Executor
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.grid import Candidate
+from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 
 Progress = Callable[[int, int], None]  # (runs done, runs in all)
 
@@ -30,11 +32,14 @@ class SweepInput:
 
     scenario: Scenario
     axes: tuple[Axis, ...]
+    guarantees: GuaranteePolicy = GuaranteePolicy.KEEP
+    #: ``tune --workload-samples``: the resampled workloads every candidate runs on (else the scenario's jobs).
+    workloads: tuple[tuple[JobSpec, ...], ...] = ()
 
 
 def run_task(shared: SweepInput, candidate: Candidate) -> dict[str, Any]:
     """One Dask task: evaluate ``candidate`` against the scattered scenario."""
-    return evaluate(shared.scenario, shared.axes, candidate)
+    return evaluate(shared.scenario, shared.axes, candidate, shared.guarantees, shared.workloads)
 
 
 def scenario_digest(scenario: Scenario) -> str:

@@ -1,5 +1,11 @@
 """Search the varied fields for the best topology: optuna asks, the sweep's executor evaluates.
 
+A recommendation must beat the current topology (the scenario's own, on the same workload) by a
+margin (``min_gain``, relative to its first objective; absolute when that is 0) and, with workload
+samples, on more than half of them: otherwise the answer is to keep the current topology. With no
+feasible candidate, the nearest one is named with what it misses by. Assumptions (settings,
+workload) are never searched: every candidate is evaluated under each (``--assume``) afterwards.
+
 One objective: TPE; several: NSGA-II (a Pareto front). Constraints go to the sampler as optuna
 trial constraints (a value <= 0 is satisfied); an invalid candidate violates the ``valid`` one.
 Trials are asked in batches of a fixed size and told in ask order, so a seeded search is the same
@@ -15,13 +21,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.sweep.evaluate import INVALID, OK, evaluate
 from policy_engine.sweep.executor import Executor
 from policy_engine.sweep.expressions import Constraint, Expression
 from policy_engine.sweep.grammar import Axis, base_value
-from policy_engine.sweep.grid import Candidate, candidate_key, grid_size
+from policy_engine.sweep.grid import Candidate, candidate_key, expand, grid_size
+from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.runner import SweepInput, run_task
+from policy_engine.sweep.samples import resample
 
 if TYPE_CHECKING:
     import optuna
@@ -40,12 +49,35 @@ class Objective:
         return f"{'max' if self.maximize else 'min'} {self.expression.text}"
 
 
+#: ``--min-gain``'s default: a recommendation beats the current topology by 5 % of its first objective.
+DEFAULT_MIN_GAIN = 0.05
+#: When the current value of the first objective is 0 a relative gain means nothing: this absolute one instead.
+ABSOLUTE_GAIN_AT_ZERO = 1.0
+
+
 @dataclass
 class TuneResult:
     runs: list[dict]  # distinct candidates, in the order they were evaluated
     current: dict  # the scenario's own topology, for the evidence
-    chosen: dict | None  # the recommended run
+    chosen: dict | None  # the recommended run (None: nothing feasible, or keep the current topology)
     front: list[dict] = field(default_factory=list)  # feasible, non-dominated runs (sorted by the first objective)
+    #: The best feasible candidate, recommended or not (shown when the answer is to keep the current topology).
+    best: dict | None = None
+    #: Why the best candidate is not recommended (below the margin, or it wins on too few samples); else "".
+    keep_reason: str = ""
+    #: The best candidate's gain on the first objective over the current topology (relative, or absolute at 0).
+    gain: float | None = None
+    relative_gain: bool = True
+    min_gain: float = DEFAULT_MIN_GAIN
+    #: With workload samples: on how many the best candidate beats the current topology (first objective).
+    wins: int | None = None
+    samples: int = 0
+    #: With no feasible candidate: the nearest one and, per constraint, by how much it misses.
+    nearest: dict | None = None
+    misses: list[tuple[str, float]] = field(default_factory=list)
+    #: ``--assume``: per assumption (its values), the current topology's, the recommendation's and the best
+    #: candidate's run under it.
+    sensitivity: list[dict] = field(default_factory=list)
 
 
 def simulated(runs: dict[str, dict]) -> int:
@@ -116,22 +148,123 @@ def _tell(study: optuna.Study, trial: optuna.Trial, record: dict | None, objecti
 _WORST = 1e30
 
 
+def gain_over(current: dict, best: dict, objective: Objective) -> tuple[float, bool]:
+    """How much ``best`` improves the objective over ``current``: relative to the current value, or absolute
+    (``relative`` False) when the current value is 0."""
+    now, then = objective.expression(current), objective.expression(best)
+    better = then - now if objective.maximize else now - then
+    if now == 0:
+        return better, False
+    return better / abs(now), True
+
+
+def sample_wins(current: dict, best: dict, objective: Objective) -> int:
+    """On how many workload samples ``best`` is strictly better than ``current`` on the objective."""
+    wins = 0
+    for mine, theirs in zip(best.get("samples", []), current.get("samples", []), strict=True):
+        ours, now = objective.expression(mine), objective.expression(theirs)
+        wins += ours > now if objective.maximize else ours < now
+    return wins
+
+
+def nearest_miss(records: Sequence[dict], constraints: Sequence[Constraint]) -> tuple[dict | None,
+                                                                                       list[tuple[str, float]]]:
+    """The ok run closest to meeting every constraint (the sum of its misses, each relative to its bound) and
+    by how much it misses each one it misses."""
+    def misses(record: dict) -> list[tuple[Constraint, float]]:
+        return [(c, c.violation(record)) for c in constraints if not c.holds(record)]
+
+    def distance(record: dict) -> float:
+        return sum(amount / max(1.0, abs(c.bound or 0.0)) for c, amount in misses(record))
+
+    ok = [record for record in records if record["status"] == OK]
+    if not ok:
+        return None, []
+    nearest = min(ok, key=lambda record: (distance(record), record["index"]))
+    return nearest, [(c.text, amount) for c, amount in misses(nearest)]
+
+
+def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Sequence[Constraint],
+           min_gain: float) -> TuneResult:
+    """Recommend the best candidate only when it beats the current topology by the margin (and, with workload
+    samples, on more than half of them); otherwise keep the current topology, the best shown."""
+    best = result.chosen
+    result.best, result.min_gain = best, min_gain
+    if best is None:
+        result.nearest, result.misses = nearest_miss(result.runs, constraints)
+        return result
+    current = result.current
+    first = objectives[0]
+    if result.samples:
+        result.wins = sample_wins(current, best, first) if current["status"] == OK else result.samples
+    if not feasible(current, constraints):
+        return result  # the current topology misses a constraint (or is invalid): any feasible candidate is better
+    result.gain, result.relative_gain = gain_over(current, best, first)
+    needed = min_gain if result.relative_gain else ABSOLUTE_GAIN_AT_ZERO
+    if result.gain < needed or (result.gain <= 0):
+        shown = f"{result.gain:.1%}" if result.relative_gain else f"{result.gain:g}"
+        wanted = f"the margin {min_gain:.1%} (--min-gain)" if result.relative_gain else \
+            f"the absolute margin {ABSOLUTE_GAIN_AT_ZERO:g} (the current value is 0)"
+        result.keep_reason = f"the best candidate improves {first.label} by {shown}, less than {wanted}"
+    if not result.keep_reason and result.wins is not None and result.wins * 2 <= result.samples:
+        result.keep_reason = (f"the best candidate beats the current topology on {result.wins} of "
+                              f"{result.samples} workload samples, not on more than half")
+    if result.keep_reason:
+        result.chosen = None
+    return result
+
+
+def _sensitivity(scenario: Scenario, axes: Sequence[Axis], assumptions: Sequence[Axis], result: TuneResult,
+                 executor: Executor, guarantees: GuaranteePolicy, workloads: tuple[tuple[JobSpec, ...], ...],
+                 objectives: Sequence[Objective], constraints: Sequence[Constraint]) -> list[dict]:
+    """Every ok candidate and the current topology under each combination of assumptions."""
+    combos = list(expand(assumptions))
+    candidates = [record for record in result.runs if record["status"] == OK]
+    shared = executor.share(SweepInput(scenario, (*axes, *assumptions), guarantees, workloads))
+    current_values = dict(result.current["values"])
+    tasks = []
+    try:
+        for number, combo in enumerate(combos):
+            base = number * (len(candidates) + 1)
+            tasks.append(Candidate(base, {**current_values, **combo.values}))
+            tasks += [Candidate(base + 1 + i, {**record["values"], **combo.values})
+                      for i, record in enumerate(candidates)]
+        done = {record["index"]: record for record in executor.map(run_task, shared, tasks)}
+    finally:
+        executor.release(shared)
+    rows = []
+    for number, combo in enumerate(combos):
+        base = number * (len(candidates) + 1)
+        runs = [done[base + 1 + i] for i in range(len(candidates))]
+        good = [r for r in runs if feasible(r, constraints)]
+        best = min(good, key=lambda r: (scores(r, objectives[:1]), r["index"])) if good else None
+        chosen = result.chosen or result.best
+        mine = next((r for r, record in zip(runs, candidates, strict=True) if record is chosen), None)
+        rows.append({"assumption": combo.values, "current": done[base], "recommended": mine, "best": best})
+    return rows
+
+
 def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objective],
          constraints: Sequence[Constraint], budget: int, executor: Executor, seed: int = 0, batch_size: int = 8,
-         pick: int = 1, progress: Callable[[int, int], None] | None = None) -> TuneResult:
-    """Up to ``budget`` simulated candidates (invalid ones cost a check only and are not counted)."""
+         pick: int = 1, progress: Callable[[int, int], None] | None = None, *,
+         guarantees: GuaranteePolicy = GuaranteePolicy.KEEP, workload_samples: int = 0,
+         assumptions: Sequence[Axis] = (), min_gain: float = DEFAULT_MIN_GAIN) -> TuneResult:
+    """Up to ``budget`` simulated candidates (invalid ones cost a check only and are not counted), then the
+    decision against the current topology (``decide``) and, with ``assumptions``, the sensitivity table."""
     import optuna
 
     optuna.logging.set_verbosity(logging.WARNING)
     size = grid_size(axes)
     study = optuna.create_study(directions=["maximize" if o.maximize else "minimize" for o in objectives],
                                 sampler=_sampler(objectives, seed, budget))
-    shared = executor.share(SweepInput(scenario, tuple(axes)))
+    workloads = tuple(resample(scenario.jobs, workload_samples, seed)) if workload_samples else ()
+    shared = executor.share(SweepInput(scenario, tuple(axes), guarantees, workloads))
     runs: dict[str, dict] = {}
     stale = 0
     current_values = {axis.path: base_value(axis, scenario.topology, scenario.settings) for axis in axes}
     try:
-        current = evaluate(scenario, (), Candidate(-1, {}))  # the scenario exactly as it is
+        # the scenario exactly as it is (its declared guarantees untouched), on the same workloads
+        current = evaluate(scenario, (), Candidate(-1, {}), GuaranteePolicy.KEEP, workloads)
         current["values"] = current_values
         if progress:
             progress(0, budget)
@@ -162,4 +295,9 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
     chosen = None
     if front:
         chosen = front[min(pick, len(front)) - 1] if len(objectives) > 1 else front[0]
-    return TuneResult(ordered, current, chosen, front if len(objectives) > 1 else [])
+    result = decide(TuneResult(ordered, current, chosen, front if len(objectives) > 1 else [],
+                               samples=workload_samples), objectives, constraints, min_gain)
+    if assumptions:
+        result.sensitivity = _sensitivity(scenario, axes, assumptions, result, executor, guarantees, workloads,
+                                          objectives, constraints)
+    return result

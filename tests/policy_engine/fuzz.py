@@ -73,9 +73,26 @@ JOBS_JSONL = b"".join(json.dumps({"name": f"j{i}", "share": f"QS{1 + i % 3}", "p
                                   "duration": 60 + i, "attempts": 1 + i % 2, "failures": i % 2}).encode() + b"\n"
                        for i in range(8))
 
-KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv", "jobs.jsonl", "template.yaml")
+PROFILE_YAML = b"""\
+timezone: UTC
+shares:
+  QS1:
+    jobs_per_day: 20
+    daily_cycle: [1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1]
+    sizes: {1: 0.8, 2: 0.2}
+    run_time: {law: {distribution: lognormal, median: 600, sigma: 1.0}, maximum: 86400}
+    priorities: {1: 0.9, 5: 0.1}
+  training/QS2:
+    jobs_per_day: 5
+    bursts: {mean_jobs: 4, spread: 30}
+    early_failures: {fraction: 0.1}
+"""
+
+KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv", "jobs.jsonl", "template.yaml",
+         "profile.yaml")
 SEEDS = {"topology.yaml": TOPOLOGY_YAML, "topology.json": TOPOLOGY_JSON, "scenario.yaml": SCENARIO_YAML,
-         "jobs.csv": JOBS_CSV, "jobs.jsonl": JOBS_JSONL, "template.yaml": TEMPLATE_YAML.encode()}
+         "jobs.csv": JOBS_CSV, "jobs.jsonl": JOBS_JSONL, "template.yaml": TEMPLATE_YAML.encode(),
+         "profile.yaml": PROFILE_YAML}
 
 
 def mutate(seed: bytes, rng: random.Random, steps: int | None = None) -> bytes:
@@ -126,13 +143,13 @@ def _on_alarm(signum, frame):
     raise _Timeout
 
 
-def run_cli(args: list[str], stdin: bytes | None = None) -> Outcome:
+def run_cli(args: list[str], stdin: bytes | None = None, env: dict[str, str] | None = None) -> Outcome:
     """One in-process run; any traceback, other exit code, broken JSON or overrun becomes ``problem``."""
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT)
     start = time.perf_counter()
     try:
-        result = CliRunner().invoke(main, args, input=stdin, catch_exceptions=True)
+        result = CliRunner().invoke(main, args, input=stdin, catch_exceptions=True, env=env)
     except _Timeout:
         return Outcome(tuple(args), None, time.perf_counter() - start, f"over {TIME_LIMIT} s")
     finally:
@@ -170,8 +187,14 @@ def commands_for(kind: str, folder: Path, index: int) -> list[list[str]]:
         other = [["explain", "QS1", path], ["graph", path], ["check", path],
                  ["generate", path, "-o", str(folder / "out.csv"), "--jobs", "20"]][index % 4]
         return [["check", path, "--format", "json"], other]
+    if kind == "profile.yaml":  # a workload profile: generate draws from it
+        return [["generate", str(folder / "topology.yaml"), "--workload-profile", str(folder / kind), "--days", "2",
+                 "-o", str(folder / "out.csv")]]
     scenario = str(folder / "scenario.yaml")
-    return [["simulate", scenario, "--format", "json", "--quiet"]]
+    runs = [["simulate", scenario, "--format", "json", "--quiet"]]
+    if kind in ("jobs.csv", "jobs.jsonl"):  # a job file: fit reads it as a history
+        runs.append(["fit", str(folder / kind), "--format", "json"])
+    return runs
 
 
 def write_input(folder: Path, kind: str, data: bytes) -> None:
@@ -213,20 +236,27 @@ FLAG_VALUES = ["nan", "inf", "-inf", "1e999", "1e-308", "0", "-1", "1", "3.5", "
 GENERATE_FLAGS = ["--jobs", "--rate", "--sizes", "--duration-mean", "--duration-distribution", "--priorities",
                   "--share-priorities", "--seed"]
 SIMULATE_FLAGS = ["--until", "--victim-policy"]
+TOP_FLAGS = ["--queue", "--interval", "--region", "--events", "--max-attempts"]
+#: ``top`` talks to Batch: sent to a closed loopback port (refused at once), never to AWS.
+TOP_ENV = {"AWS_ENDPOINT_URL_BATCH": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": "fuzz",
+           "AWS_SECRET_ACCESS_KEY": "fuzz", "AWS_DEFAULT_REGION": "us-east-1", "AWS_CONFIG_FILE": "/dev/null",
+           "AWS_SHARED_CREDENTIALS_FILE": "/dev/null", "AWS_EC2_METADATA_DISABLED": "true"}
 
 
 def flag_runs(rng: random.Random, folder: Path) -> list[list[str]]:
-    """A ``generate`` and a ``simulate`` with one to three odd option values each."""
+    """A ``generate``, a ``simulate`` and a ``top`` with odd option values."""
     generate = ["generate", "-o", str(folder / "out.csv"), "--jobs", "20"]
     for _ in range(rng.randint(1, 3)):
         generate += [rng.choice(GENERATE_FLAGS), rng.choice(FLAG_VALUES)]
     simulate = ["simulate", str(folder / "scenario.yaml"), "--format", "json", "--quiet",
                 rng.choice(SIMULATE_FLAGS), rng.choice(FLAG_VALUES)]
-    return [generate, simulate]
+    top = ["top", "--queue", "training", "--once", "--max-attempts", "1",
+           rng.choice(TOP_FLAGS), rng.choice(FLAG_VALUES)]
+    return [generate, simulate, top]
 
 
 def run_flags(rng: random.Random) -> list[Outcome]:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         write_input(folder, "jobs.csv", JOBS_CSV)
-        return [run_cli(args) for args in flag_runs(rng, folder)]
+        return [run_cli(args, env=TOP_ENV if args[0] == "top" else None) for args in flag_runs(rng, folder)]

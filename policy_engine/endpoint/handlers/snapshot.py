@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from policy_engine.endpoint.handlers.registry import PAGE, Output, Params, operation
-from policy_engine.endpoint.jobs import ACTIVE, JobIndex
+from policy_engine import limits
+from policy_engine.endpoint.handlers.registry import Output, Params, operation
+from policy_engine.endpoint.jobs import ACTIVE, JobIndex, ServiceJob
 
 if TYPE_CHECKING:
     from policy_engine.endpoint.handlers.context import Endpoint
+
 
 def _active(jobs: JobIndex, queue: str, share: str) -> Iterator[int]:
     for status in ACTIVE:
@@ -29,12 +30,12 @@ def get_job_queue_snapshot(service: Endpoint, params: Params) -> Output:
     records = jobs.records
     now_ms = service.ms(service.now)
 
-    def front(seqs: Iterable[int]) -> list[dict[str, Any]]:
-        """The first 100 in scheduling order (priority, then submission): O(n) for n waiting jobs."""
-        first = heapq.nsmallest(PAGE, (records[seq] for seq in seqs), key=lambda r: (-r.priority, r.seq))
+    size = limits.SNAPSHOT_FRONT_OF_QUEUE.at_most  # the front of queue AWS shows, in scheduling order
+
+    def front(first: list[ServiceJob]) -> list[dict[str, Any]]:
         return [{"jobArn": r.arn, "earliestTimeAtPosition": service.ms(r.created)} for r in first]
 
-    shares = {record["quotaShareName"]: front(jobs.lists[(name, record["quotaShareName"], "RUNNABLE")])
+    shares = {record["quotaShareName"]: front(jobs.front(name, record["quotaShareName"], size))
               for record in service.account.queue_shares(name)
               if jobs.lists.get((name, record["quotaShareName"], "RUNNABLE"))}
     total: dict[str, int] = {}
@@ -50,7 +51,7 @@ def get_job_queue_snapshot(service: Endpoint, params: Params) -> Output:
             top.append((sum(usage.values()), record["quotaShareName"], usage))
     top.sort(key=lambda item: (-item[0], item[1]))
     return {
-        "frontOfQueue": {"jobs": front(jobs.lists.get((name, None, "RUNNABLE"), ())), "lastUpdatedAt": now_ms},
+        "frontOfQueue": {"jobs": front(jobs.front(name, None, size)), "lastUpdatedAt": now_ms},
         "frontOfQuotaShares": {"quotaShares": shares, "lastUpdatedAt": now_ms},
         "queueUtilization": {
             "totalCapacityUsage": _capacity(total),

@@ -14,10 +14,10 @@ from policy_engine.simulation.core.preemption import above_limit, has_lower_prio
 from policy_engine.simulation.outputs.numbers import format_seconds
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.core.engine import Engine
+    from policy_engine.simulation.outputs.view import EngineView
 
 
-def reason(engine: Engine, job: Job) -> str:
+def reason(engine: EngineView, job: Job) -> str:
     """The reason a job's record shows: waiting, running, or its final (or rejection) reason."""
     if job.status is Status.RUNNABLE:
         return waiting_reason(engine, job)
@@ -26,7 +26,7 @@ def reason(engine: Engine, job: Job) -> str:
     return job.reason
 
 
-def waiting_reason(engine: Engine, job: Job) -> str:
+def waiting_reason(engine: EngineView, job: Job) -> str:
     """Why a RUNNABLE job is not running: misconfigured, blocked behind a named head, or capacity."""
     if job.misconfigured:
         return job.misconfigured

@@ -66,7 +66,7 @@ def test_new_and_deleted_topologies_against_dev_null(files):
 def test_json_keys_are_stable(files):
     data = json.loads(diff(files["base"], files["reserve"], "--format", "json").output)
     assert list(data) == ["base", "head", "ok", "failures", "summary", "objects", "guarantees", "new_findings",
-                          "resolved_findings", "hazards", "impact"]
+                          "resolved_findings", "hazards", "impact", "promises"]
     assert data["ok"] is False and data["summary"]["guarantees_lost"] == 1
     [lost] = [g for g in data["guarantees"] if g["after"] == "refuted"]
     assert lost["counterexample"]["training/QS1"] == {"ml.g5.xlarge": 1}

@@ -1,0 +1,117 @@
+"""``batch-quota top``'s screen and its JSON: a queue's figures (``aws.queue_figures``) as tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, TextIO
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from policy_engine.aws.queue_figures import QueueFigures, ShareRow
+from policy_engine.units import duration_text
+
+#: Columns of a head job's reason on the screen (cut with an ellipsis; ``--format json`` has it whole).
+REASON_WIDTH = 70
+
+
+def human_duration(seconds: float | None) -> str:
+    """The project's one duration wording (``units.duration_text``: ``45s``, ``3h 05m``), ``-`` when unknown."""
+    return "-" if seconds is None else duration_text(seconds)
+
+
+def _number(value: float) -> str:
+    return f"{value:g}" if value == int(value) else f"{value:.1f}"
+
+
+def _waiting(count: int, capped: bool) -> str:
+    return f"{count}+" if capped else str(count)
+
+
+@dataclass(frozen=True)
+class SortKey:
+    """How ``s`` orders the rows: ``name`` (shown in the footer) and the key (largest first unless by share)."""
+
+    name: str
+    key: Callable[[ShareRow], Any]
+    descending: bool
+
+
+SORTS = (
+    SortKey("share", lambda r: (r.share, r.instance_type), False),
+    SortKey("used", lambda r: (r.used, r.borrowed), True),
+    SortKey("waiting", lambda r: (r.waiting_capped, r.waiting), True),
+    SortKey("borrowed", lambda r: (r.borrowed, r.used), True),
+    SortKey("head age", lambda r: r.head.age_seconds or 0 if r.head else -1, True),
+)
+
+
+def visible_rows(figures: QueueFigures, sort: SortKey, text: str) -> list[ShareRow]:
+    """The rows the filter ``text`` keeps (share name or instance type contains it, case-insensitive), sorted."""
+    needle = text.lower()
+    rows = [r for r in figures.rows if needle in r.share.lower() or needle in r.instance_type.lower()]
+    return sorted(rows, key=sort.key, reverse=sort.descending)
+
+
+def shares_table(figures: QueueFigures, rows: list[ShareRow]) -> Table:
+    table = Table(title=f"job queue {figures.queue}: quota shares", title_justify="left", expand=False)
+    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
+        ("SHARE", "left"), ("TYPE", "left"), ("STRATEGY", "left"), ("LIMIT", "right"), ("OWN", "right"),
+        ("BORROWED", "right"), ("LENT", "right"), ("WAITING", "right"), ("HEAD JOB", "left"), ("PRIO", "right"),
+        ("AGE", "right"), ("REASON", "left"), ("PREEMPT 1h", "right"))
+    for name, justify in columns:
+        # one line per row, as in top: a long reason is cut (the JSON output has it whole)
+        table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
+                         max_width=REASON_WIDTH if name == "REASON" else None)
+    for row in rows:
+        head = row.head
+        state = "" if row.state == "ENABLED" else f" ({row.state})"
+        table.add_row(
+            Text(row.share + state), Text(row.instance_type), Text(row.strategy), str(row.limit), str(row.own),
+            str(row.borrowed), _number(row.lent), _waiting(row.waiting, row.waiting_capped),
+            Text(head.name if head else "-"), str(head.priority) if head and head.priority is not None else "-",
+            human_duration(head.age_seconds) if head else "-", Text(head.reason if head else ""),
+            "-" if row.preemptions is None else str(row.preemptions))
+    return table
+
+
+def front_table(figures: QueueFigures) -> Table:
+    table = Table(title="front of the queue", title_justify="left")
+    for name in ("#", "JOB", "SHARE", "AT POSITION FOR"):
+        table.add_column(name)
+    for job in figures.front:
+        table.add_row(str(job.position), Text(job.name or job.job_id), Text(job.share or "?"),
+                      human_duration(job.waiting_seconds))
+    return table
+
+
+def totals_table(figures: QueueFigures) -> Table:
+    table = Table(title="per instance type", title_justify="left")
+    for name in ("TYPE", "LIMITS", "USED", "OWN", "BORROWED", "LENT", "WAITING", "PREEMPT 1h"):
+        table.add_column(name, justify="left" if name == "TYPE" else "right")
+    for total in figures.totals:
+        table.add_row(Text(total.instance_type), str(total.limit), str(total.used), str(total.own),
+                      str(total.borrowed), _number(total.lent), _waiting(total.waiting, total.waiting_capped),
+                      "-" if total.preemptions is None else str(total.preemptions))
+    return table
+
+
+def screen(figures: QueueFigures, sort: SortKey, text: str, footer: list[Text]) -> RenderableType:
+    """The whole view: shares, front of the queue, totals, then the footer lines."""
+    return Group(shares_table(figures, visible_rows(figures, sort, text)), front_table(figures),
+                 totals_table(figures), *footer)
+
+
+def calls_line(figures: QueueFigures) -> str:
+    """``--verbose``: the calls this refresh made."""
+    made = ", ".join(f"{op} {n}" for op, n in sorted(figures.calls.items())) or "none"
+    return f"calls this refresh: {made}"
+
+
+def write_json(figures: QueueFigures, stream: TextIO) -> None:
+    """``--once --format json``: every figure, durations in seconds, times in epoch milliseconds."""
+    json.dump(asdict(figures), stream, indent=2, allow_nan=False)
+    stream.write("\n")

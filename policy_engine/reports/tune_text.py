@@ -1,0 +1,105 @@
+"""``tune --format text``: the recommendation, its evidence against the current topology, the Pareto front."""
+
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+from rich.console import Console
+from rich.table import Table
+
+from policy_engine.reports import terminal
+from policy_engine.simulation.outputs.numbers import format_seconds
+from policy_engine.sweep.evaluate import OK
+from policy_engine.sweep.subjects import TuneOutput
+from policy_engine.sweep.tune import feasible
+
+
+def write(output: TuneOutput, stream: TextIO) -> None:
+    result, out_file = output.result, output.out_file
+    console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
+    ok = sum(1 for r in result.runs if r["status"] == OK)
+    good = sum(1 for r in result.runs if feasible(r, output.constraints))
+    console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
+    if result.best is None:
+        console.print("no candidate met every constraint: nothing to recommend")
+        _decision(output, console)
+        return
+    first = output.objectives[0]
+    if result.chosen is not None:
+        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.chosen["values"].items())
+        console.print(f"recommended: {values}" + (f" (written to {out_file})" if out_file else ""), highlight=False)
+    elif result.keep_reason:
+        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.best["values"].items())
+        console.print(f"keep the current topology: {result.keep_reason} (best candidate: {values}; "
+                      f"{first.label} {figure(first.expression(result.best))} against "
+                      f"{figure(first.expression(result.current))}){'; nothing written' if out_file else ''}",
+                      highlight=False, soft_wrap=True)
+    table = Table(title="Evidence: recommended against the current topology" if result.chosen else
+                  "Evidence: the best candidate against the current topology (not recommended)")
+    for column in ("", "current", "recommended" if result.chosen else "best candidate"):
+        table.add_column(column, justify="right" if column else "left")
+    for row in output.evidence:
+        table.add_row(*row)
+    console.print(table)
+    if output.front_rows:
+        front = Table(title=f"Pareto front ({len(output.front_rows)} point(s); --pick N chooses)")
+        front.add_column("#", justify="right")
+        for axis in output.axes:
+            front.add_column(axis.path, overflow="fold")
+        for objective in output.objectives:
+            front.add_column(objective.label, justify="right")
+        for point in output.front_rows:
+            front.add_row(*point)
+        console.print(front)
+    _decision(output, console)
+
+
+def figure(value: object, percent: bool = False) -> str:
+    """A figure as the evidence shows it: a percentage, or a number without float noise."""
+    if percent:
+        return f"{value:.1%}"
+    if isinstance(value, float) and not value.is_integer():
+        return format_seconds(round(value, 6))
+    return format_seconds(value) if isinstance(value, (int, float)) else str(value)
+
+
+
+def _decision(output: TuneOutput, console: Console) -> None:
+    """The answer in words: keep the current topology, or the nearest miss; the promises changed; the
+    assumption-sensitivity table."""
+    from policy_engine.reports.diff_text import promise_line
+
+    result, promises, policy = output.result, output.promises, output.policy
+    first = output.objectives[0]
+    if result.best is None and result.nearest is not None:
+        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.nearest["values"].items())
+        misses = "; ".join(f"{text} missed by {figure(amount)}" for text, amount in result.misses)
+        console.print(f"nearest candidate: {values}: {misses}", highlight=False, soft_wrap=True)
+    if result.chosen is not None and result.gain is not None:
+        gain = f"{result.gain:.1%} of the current value" if result.relative_gain else f"{result.gain:g} (absolute)"
+        console.print(f"gain on {first.label}: {gain}, the margin being {result.min_gain:.1%}"
+                      + (f"; better on {result.wins} of {result.samples} workload samples" if result.samples else ""),
+                      highlight=False)
+    if promises:
+        named = policy.value if policy else "keep"
+        console.print(f"promise changes made by --guarantee-policy {named} (diff fails on them until reviewed):",
+                      highlight=False)
+        for change in promises:
+            console.print(f"  {promise_line(change)}", highlight=False, soft_wrap=True)
+    if result.sensitivity:
+        table = Table(title=f"Assumption sensitivity: {first.label} under each assumption (never written into "
+                            f"the topology)")
+        for column in ("assumption", "current", "recommended" if result.chosen else "best candidate",
+                       "best under it", "best candidate's values"):
+            table.add_column(column, justify="left" if column in ("assumption", "best candidate's values")
+                             else "right", overflow="fold")
+        for row in result.sensitivity:
+            def shown(record: dict | None) -> str:
+                return figure(first.expression(record)) if record and record["status"] == OK else "-"
+
+            table.add_row(", ".join(f"{k}={json.dumps(v)}" for k, v in row["assumption"].items()),
+                          shown(row["current"]), shown(row["recommended"]), shown(row["best"]),
+                          ", ".join(f"{k}={json.dumps(v)}" for k, v in row["best"]["values"].items()
+                                    if k in result.current["values"]) if row["best"] else "-")
+        console.print(table)

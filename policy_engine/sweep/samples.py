@@ -1,0 +1,71 @@
+"""Workload samples for robust choices (``tune --workload-samples K``): day-blocks resampled with replacement.
+
+A scenario's workload is cut into days (by submission time, from 0); a sample is as many days drawn
+with replacement (seeded: ``seed + sample number``), each block shifted to its new day, its jobs
+renamed ``NAME@DAY`` so a block drawn twice keeps unique names. This keeps the daily mix and burstiness
+of real submissions (a block bootstrap) where independent draws of jobs would not. A workload profile
+(a scenario naming one) will add seeds of the profile as the other source of samples.
+
+Each candidate is simulated once per sample; its record holds the mean of every figure (what
+objectives and constraints read) and each sample's figures (``samples``) for the spread and the
+per-sample wins.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from statistics import fmean
+from typing import Any
+
+from policy_engine.simulation.core.jobs import JobSpec
+
+DAY = 86_400.0
+
+
+def day_blocks(jobs: Sequence[JobSpec]) -> list[list[JobSpec]]:
+    """The jobs of each day from 0 to the last submission (empty days included: quiet days are data too)."""
+    if not jobs:
+        return []
+    days = max(1, math.floor(max(job.submit_at for job in jobs) / DAY) + 1)
+    blocks: list[list[JobSpec]] = [[] for _ in range(days)]
+    for job in jobs:
+        blocks[min(days - 1, int(job.submit_at // DAY))].append(job)
+    return blocks
+
+
+def resample(jobs: Sequence[JobSpec], count: int, seed: int) -> list[tuple[JobSpec, ...]]:
+    """``count`` workloads of the same number of days, day-blocks drawn with replacement."""
+    blocks = day_blocks(jobs)
+    samples = []
+    for number in range(count):
+        rng = random.Random(seed + number)
+        drawn: list[JobSpec] = []
+        for day in range(len(blocks)):
+            source = rng.randrange(len(blocks))
+            shift = (day - source) * DAY
+            drawn += [job._replace(name=f"{job.name}@{day}", submit_at=job.submit_at + shift)
+                      for job in blocks[source]]
+        drawn.sort(key=lambda job: job.submit_at)
+        samples.append(tuple(drawn))
+    return samples
+
+
+def _mean_of(values: list[Any]) -> Any:
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return fmean(numbers) if len(numbers) == len(values) and numbers else values[0]
+
+
+def mean_record(records: Sequence[dict]) -> dict:
+    """One run record whose ``summary`` and ``shares`` hold the mean over ``records`` (ok runs of one candidate);
+    the samples' own ``summary`` and ``shares`` are kept in ``samples``."""
+    first = records[0]
+    summary = {key: _mean_of([r["summary"].get(key) for r in records]) for key in first["summary"]}
+    by_key: dict[tuple[str, str], list[dict]] = {}
+    for record in records:
+        for entry in record["shares"]:
+            by_key.setdefault((entry["share"], entry["instance_type"]), []).append(entry)
+    shares = [{key: _mean_of([e.get(key) for e in entries]) for key in entries[0]} for entries in by_key.values()]
+    return {**first, "summary": summary, "shares": shares,
+            "samples": [{"summary": r["summary"], "shares": r["shares"]} for r in records]}
