@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 #: Characters of a message kept from its start and from its end when it is longer than twice this: a message
-#: quotes the value it refuses, and a 5 MB name is not sent back (the rule, at the end, is kept).
+#: quotes the value it refuses, and a name of megabytes is not sent back (the rule, at the end, is kept).
 MESSAGE_KEPT = 500
 
 
