@@ -2,7 +2,7 @@
 
 The load generator writes pre-built HTTP/1.1 requests on keep-alive connections (asyncio
 streams, no boto3: a boto3 client's own CPU would dominate on 2 cores) and times each
-response. Three measurements, each bounded in count and time:
+response. Five measurements, each bounded in count and time:
 
 1. throughput: SubmitServiceJob as fast as it is answered, with the scheduler running
    (speed 60, jobs of 30-120 simulated seconds finishing and starting all the time), in memory
@@ -12,8 +12,14 @@ response. Three measurements, each bounded in count and time:
 3. ListServiceJobs pages over 100,000 jobs of one queue (clock stopped, so they all wait):
    first pages, pages deep in the list (following nextToken), a quota-share filter and a
    JOB_NAME prefix scan.
+4. mixed: 200 requests/s for 60 s of submits, describes, lists, priority updates, terminations,
+   snapshots and tag reads (open loop): the server's own handling time per request (its
+   ``x-batch-quota-handling-us`` header) beside the client's latency, per operation.
+5. restart: ``--restart-calls`` (100,000) calls recorded with ``--state`` (submits, one clock
+   advance in ten), then the time a restart takes until the server answers (target < 5 s).
 
-Targets: >= 500 submits/s, p99 < 20 ms at 100/s, < 50 ms per ListServiceJobs page.
+Targets: >= 500 submits/s, p99 < 20 ms at 100/s, < 50 ms per ListServiceJobs page, mixed 200/s:
+server handling p99 < 20 ms and no error, restart after 100,000 calls < 5 s.
 The machine's load average is printed with the figures (a shared machine inflates them).
 
     python benchmarks/serve_bench.py                      # the full run
@@ -69,6 +75,8 @@ def submit_body(rng: random.Random, index: int, duration: float | None) -> dict:
 class Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self.reader, self.writer = reader, writer
+        #: the server's own handling time of the last answer (seconds; its ``x-batch-quota-handling-us``)
+        self.handled = 0.0
 
     async def call(self, data: bytes) -> tuple[int, bytes]:
         self.writer.write(data)
@@ -78,6 +86,8 @@ class Connection:
         for line in head.split(b"\r\n"):
             if line[:15].lower() == b"content-length:":
                 length = int(line[15:])
+            elif line[:26].lower() == b"x-batch-quota-handling-us:":
+                self.handled = int(line[26:]) / 1e6
         body = await self.reader.readexactly(length)
         return status, body
 
@@ -167,6 +177,96 @@ async def steady(host: str, port: int, rate: float, seconds: float) -> None:
         print("  slowest (ms, request number):", [(round(w * 1000), n) for w, n in sorted(worst)[-12:]])
 
 
+#: The mixed load: operation -> share of the requests.
+MIX = {"SubmitServiceJob": 0.35, "DescribeServiceJob": 0.25, "ListServiceJobs": 0.15, "UpdateServiceJob": 0.1,
+       "GetJobQueueSnapshot": 0.05, "TerminateServiceJob": 0.05, "ListTagsForResource": 0.05}
+_PATHS = {"SubmitServiceJob": "/v1/submitservicejob", "DescribeServiceJob": "/v1/describeservicejob",
+          "ListServiceJobs": "/v1/listservicejobs", "UpdateServiceJob": "/v1/updateservicejob",
+          "GetJobQueueSnapshot": "/v1/getjobqueuesnapshot", "TerminateServiceJob": "/v1/terminateservicejob"}
+
+
+async def mixed(host: str, port: int, rate: float, seconds: float) -> None:
+    """``rate`` requests/s of ``MIX`` for ``seconds`` (open loop): server handling time and client latency."""
+    rng = random.Random(4)
+    target = f"{host}:{port}"
+    pool = [await connect(host, port) for _ in range(16)]
+    free: asyncio.Queue[Connection] = asyncio.Queue()
+    for connection in pool:
+        free.put_nowait(connection)
+    jobs: list[str] = []
+    # a few jobs first, so that the first describes and updates have someone to name
+    for index in range(20):
+        _, body = await pool[0].call(request(_PATHS["SubmitServiceJob"],
+                                             submit_body(rng, 20_000_000 + index, 3600), target))
+        jobs.append(json.loads(body)["jobId"])
+    #: jobs neither terminated nor finished (1 to 60 real seconds of run time at speed 60; the newest 100 are
+    #: named): priority updates and terminations of them are valid calls
+    unfinished = list(jobs)
+    handled: dict[str, list[float]] = {name: [] for name in MIX}
+    latency: dict[str, list[float]] = {name: [] for name in MIX}
+    errors: dict[str, int] = dict.fromkeys(MIX, 0)
+    names, weights = list(MIX), list(MIX.values())
+
+    def build(name: str, index: int) -> bytes:
+        job = jobs[rng.randrange(len(jobs))]
+        if name in ("UpdateServiceJob", "TerminateServiceJob"):
+            job = unfinished[-1 - rng.randrange(min(100, len(unfinished)))]
+            if name == "TerminateServiceJob":
+                unfinished.remove(job)
+        if name == "SubmitServiceJob":
+            return request(_PATHS[name], submit_body(rng, 30_000_000 + index, rng.uniform(3600, 7200)), target)
+        if name == "ListTagsForResource":
+            arn = f"arn%3Aaws%3Abatch%3Aus-east-1%3A123456789012%3Aservice-job%2F{job}"
+            return (f"GET /v1/tags/{arn} HTTP/1.1\r\nHost: {target}\r\nX-Amz-Date: 20260101T000000Z\r\n"
+                    f"Authorization: {AUTH}\r\nContent-Length: 0\r\n\r\n").encode()
+        body: dict = {
+            "DescribeServiceJob": {"jobId": job},
+            "ListServiceJobs": {"jobQueue": "training", "jobStatus": rng.choice(["RUNNABLE", "RUNNING", "SUCCEEDED"]),
+                                "maxResults": 100},
+            "UpdateServiceJob": {"jobId": job, "schedulingPriority": rng.randrange(10)},
+            "GetJobQueueSnapshot": {"jobQueue": "training"},
+            "TerminateServiceJob": {"jobId": job, "reason": "bench"},
+        }[name]
+        return request(_PATHS[name], body, target)
+
+    async def one(name: str, data: bytes, due: float) -> None:
+        connection = await free.get()
+        status, body = await connection.call(data)
+        latency[name].append(time.perf_counter() - due)  # from when it was due: queueing counts
+        handled[name].append(connection.handled)
+        free.put_nowait(connection)
+        if status != 200:
+            errors[name] += 1
+        elif name == "SubmitServiceJob":
+            jobs.append(json.loads(body)["jobId"])
+            unfinished.append(jobs[-1])
+
+    start = time.perf_counter()
+    tasks = []
+    for index in range(int(rate * seconds)):
+        due = start + index / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        name = rng.choices(names, weights)[0]
+        tasks.append(asyncio.create_task(one(name, build(name, index), due)))
+    await asyncio.gather(*tasks)
+    elapsed = time.perf_counter() - start
+    for connection in pool:
+        connection.writer.close()
+    every_handled = [t for times in handled.values() for t in times]
+    every_latency = [t for times in latency.values() for t in times]
+    print(f"mixed {rate:g} req/s for {seconds:g} s: {len(every_handled):,} requests in {elapsed:.1f} s, "
+          f"{sum(errors.values())} error(s); server handling p50 {ms(percentile(every_handled, 0.5))}, "
+          f"p99 {ms(percentile(every_handled, 0.99))}, max {ms(max(every_handled))} (target p99 < 20 ms); "
+          f"client latency p50 {ms(percentile(every_latency, 0.5))}, p99 {ms(percentile(every_latency, 0.99))}")
+    for name in names:
+        if handled[name]:
+            print(f"  {name:22} {len(handled[name]):6,}  handling p50 {ms(percentile(handled[name], 0.5))}, "
+                  f"p99 {ms(percentile(handled[name], 0.99))}; client p99 {ms(percentile(latency[name], 0.99))}; "
+                  f"{errors[name]} error(s)")
+
+
 async def listing(host: str, port: int, jobs: int, limit_s: float) -> None:
     rng = random.Random(3)
     target = f"{host}:{port}"
@@ -226,6 +326,51 @@ async def listing(host: str, port: int, jobs: int, limit_s: float) -> None:
         connection.writer.close()
 
 
+async def record(host: str, port: int, calls: int, limit_s: float) -> int:
+    """``calls`` recorded calls (SubmitServiceJob, one clock advance in ten), as fast as they are answered."""
+    rng = random.Random(5)
+    target = f"{host}:{port}"
+    connections = [await connect(host, port) for _ in range(8)]
+    sent = 0
+    start = time.perf_counter()
+
+    async def load(connection: Connection) -> None:
+        nonlocal sent
+        while sent < calls and time.perf_counter() - start < limit_s:
+            index = sent
+            sent += 1
+            if index % 10 == 9:
+                data = (f"POST /_batch-quota/clock/advance?seconds=5 HTTP/1.1\r\nHost: {target}\r\n"
+                        "Content-Length: 0\r\n\r\n").encode()
+            else:
+                data = request("/v1/submitservicejob", submit_body(rng, index, rng.uniform(30, 120)), target)
+            status, body = await connection.call(data)
+            assert status == 200, body
+
+    await asyncio.gather(*(load(c) for c in connections))
+    for connection in connections:
+        connection.writer.close()
+    return sent
+
+
+def restart_time(topology: Path, state: Path, calls: int, limit_s: float) -> None:
+    """Record ``calls`` calls with ``--state``, stop the server, and time a restart until it answers."""
+    process, host, port = start_server(topology, 0, state)
+    try:
+        began = time.perf_counter()
+        done = asyncio.run(record(host, port, calls, limit_s))
+        print(f"restart: recorded {done:,} calls with --state in {time.perf_counter() - began:.1f} s")
+    finally:
+        stop(process)
+    began = time.perf_counter()
+    process, _, _ = start_server(topology, 0, state)
+    elapsed = time.perf_counter() - began
+    cpu = cpu_seconds(process.pid)
+    stop(process)
+    print(f"  restart with --state after {done:,} recorded calls: ready in {elapsed:.2f} s ({cpu:.2f} s of CPU; "
+          f"target < 5 s at 100,000 calls); load average {os.getloadavg()[0]:.2f}")
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process (Linux ``/proc``), to separate the server's cost from the machine's load."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -257,11 +402,14 @@ def main() -> None:
     parser.add_argument("--list-jobs", type=int, default=100_000)
     parser.add_argument("--limit", type=float, default=300.0, help="time bound of each load phase (seconds)")
     parser.add_argument("--quick", action="store_true", help="2,000 jobs, 3 s steady, 2,000 jobs to list")
-    parser.add_argument("--phases", default="throughput,steady,state,list",
-                        help="comma-separated subset of: throughput, steady, state, list")
+    parser.add_argument("--mixed-seconds", type=float, default=60.0)
+    parser.add_argument("--restart-calls", type=int, default=100_000, help="calls recorded before the restart")
+    parser.add_argument("--phases", default="throughput,steady,mixed,state,restart,list",
+                        help="comma-separated subset of: throughput, steady, mixed, state, restart, list")
     args = parser.parse_args()
     if args.quick:
-        args.jobs, args.steady_seconds, args.list_jobs = 2_000, 3.0, 2_000
+        args.jobs, args.steady_seconds, args.list_jobs, args.mixed_seconds = 2_000, 3.0, 2_000, 5.0
+        args.restart_calls = 2_000
     print(f"cpus {os.cpu_count()}, load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
         busy = Path(tmp) / "busy.yaml"
@@ -281,6 +429,13 @@ def main() -> None:
                 used = cpu_seconds(process.pid) - before
                 print(f"  server CPU during the steady run: {used:.2f} s "
                       f"({used / (100 * args.steady_seconds) * 1e6:,.0f} us per request)")
+            if "mixed" in phases:
+                before = cpu_seconds(process.pid)
+                asyncio.run(mixed(host, port, 200, args.mixed_seconds))
+                used = cpu_seconds(process.pid) - before
+                print(f"  server CPU during the mixed run: {used:.2f} s "
+                      f"({used / (200 * args.mixed_seconds) * 1e6:,.0f} us per request); load average "
+                      f"{os.getloadavg()[0]:.2f}")
         finally:
             stop(process)
         if "state" in phases:
@@ -290,6 +445,8 @@ def main() -> None:
                 asyncio.run(throughput(host, port, args.jobs // 2, args.concurrency, args.limit))
             finally:
                 stop(process)
+        if "restart" in phases:
+            restart_time(busy, Path(tmp) / "restart.db", args.restart_calls, args.limit)
         if "list" in phases:
             small = Path(tmp) / "small.yaml"
             small.write_text(topology_yaml(SHARES, 1))  # the clock stopped and 5 instances: every job waits

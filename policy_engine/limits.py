@@ -76,6 +76,8 @@ TAG_KEY_LENGTH = Limit(1, 128, "tag key length", "AWS tagging rules")
 SYSTEM_TAG_PREFIX = "aws:"
 TAG_VALUE_LENGTH = Limit(0, 256, "tag value length", "AWS tagging rules")
 TIME_LIMIT_SECONDS = Limit(600, 86400, "jobStateTimeLimitActions maxTimeSeconds", _API)
+SUBMIT_PAYLOAD_BYTES = Limit(None, 10 * 1024, "SubmitServiceJob serviceRequestPayload size in bytes", _API)
+SUBMIT_REQUEST_BYTES = Limit(None, 30 * 1024, "SubmitServiceJob request size in bytes", _API)
 #: One page of a ``List*``/``Describe*`` call (``maxResults``), and the front of queue ``GetJobQueueSnapshot`` shows.
 PAGE_SIZE = Limit(1, 100, "maxResults of one List*/Describe* page", _API)
 SNAPSHOT_FRONT_OF_QUEUE = Limit(None, 100, "RUNNABLE jobs in GetJobQueueSnapshot's front of queue", _API)

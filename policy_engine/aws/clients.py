@@ -20,6 +20,8 @@ from typing import Any
 RETRY_MODES = ("standard", "adaptive")
 DEFAULT_RETRY_MODE = "adaptive"
 DEFAULT_MAX_ATTEMPTS = 10
+#: Seconds to wait for a TCP connection: an endpoint that does not answer is an error after this long.
+CONNECT_TIMEOUT = 5
 
 
 class AwsError(Exception):
@@ -80,11 +82,26 @@ def make_client(options: ClientOptions, service: str = "batch") -> Any:
         retries={"mode": options.retry_mode, "total_max_attempts": options.max_attempts},
         max_pool_connections=max(10, options.workers),
         user_agent_extra="batch-quota",
+        connect_timeout=CONNECT_TIMEOUT,
     )
     try:
-        return session.client(service, config=config, endpoint_url=options.endpoint_url)
+        client = session.client(service, config=config, endpoint_url=options.endpoint_url)
     except BotoCoreError as error:
         raise AwsError("configuration", f"{service} client", _botocore_reason(error)) from None
+    service_id = client.meta.service_model.service_id.hyphenize()
+    client.meta.events.register_first(f"needs-retry.{service_id}", _unreachable_is_final)  # before the retry handler
+    return client
+
+
+def _unreachable_is_final(caught_exception: Exception | None = None, **_: Any) -> None:
+    """An endpoint that refuses the connection (or does not accept it within ``CONNECT_TIMEOUT``) is not
+    retried as a throttled call is: botocore's retry modes would back off for about 13 s over 10 attempts
+    before saying so. Raised here, before the retry handler decides, the call fails at once with one line.
+    A connection that breaks after it was made (reset, read timeout) is still retried."""
+    from botocore.exceptions import EndpointConnectionError
+
+    if isinstance(caught_exception, EndpointConnectionError):
+        raise caught_exception
 
 
 def _botocore_reason(error: Exception) -> str:

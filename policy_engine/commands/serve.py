@@ -69,6 +69,7 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     from policy_engine.endpoint.service import Options, Service
     from policy_engine.endpoint.store import StateFileError, Store
 
+    _log_to_stderr()
     options = Options(speed=speed, default_duration=default_duration, enforce_limits=enforce_limits,
                       transition_seconds=transition_seconds, preemption_seconds=preemption_seconds, region=region)
     problems = _event_problems(events_file, events_url, [state_file, topology])
@@ -112,6 +113,18 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
         if service.events is not None:
             service.events.close()
     click.echo(f"batch-quota serve: stopped at simulated {service.now:g} s", err=True)
+
+
+def _log_to_stderr() -> None:
+    """The endpoint's log (a change's new findings, internal errors) as lines on stderr: ``batch-quota serve: ...``."""
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("batch-quota serve: %(message)s"))
+    log = logging.getLogger("batch_quota.serve")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
 
 
 def _event_problems(events_file: str | None, events_url: str | None, inputs: Sequence[str | None]) -> list[str]:

@@ -11,10 +11,12 @@ import asyncio
 import gc
 import json
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from policy_engine import input_files, limits
 from policy_engine.endpoint import cloudtrail, control
 from policy_engine.endpoint.errors import ApiError, client_error
 from policy_engine.endpoint.handlers.registry import Output
@@ -32,8 +34,14 @@ log = logging.getLogger("batch_quota.serve")
 _JSON = (b"content-type", b"application/json")
 #: The store's clock is saved this often (real seconds) while time passes without calls.
 CLOCK_SAVE_SECONDS = 1.0
+#: Response header: microseconds the server spent on the request (after reading its body, before writing the
+#: answer), so a client can tell the server's time from its own and the network's.
+HANDLING_HEADER = b"x-batch-quota-handling-us"
 #: Every this many requests, young garbage is collected and what survives is frozen (see ``_age_heap``).
 FREEZE_EVERY = 1000
+#: Largest request body read: a topology file's cap, the largest legitimate body (the control API's topology;
+#: AWS documents only SubmitServiceJob's 30 KiB). A larger one is answered 413 ``ClientException`` unparsed.
+MAX_BODY_BYTES = input_files.TOPOLOGY.max_bytes
 
 
 class EndpointApp:
@@ -46,18 +54,27 @@ class EndpointApp:
     async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            body = b""
+            chunks: list[bytes] = []
+            size = 0
             more = True
             while more:
                 message = await receive()
-                body += message.get("body", b"")
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size <= MAX_BODY_BYTES:  # past it the rest is read and dropped: the answer is the 413
+                    chunks.append(chunk)
                 more = message.get("more_body", False)
             raw_path = scope.get("raw_path") or scope["path"].encode()
             target = next((value for key, value in scope.get("headers") or () if key.lower() == b"x-amz-target"), b"")
-            status, payload, headers = self.respond(scope["method"], raw_path.decode("latin-1"),
-                                                    scope.get("query_string", b""), body,
-                                                    target.decode("latin-1"))
+            began = time.perf_counter()
+            if size > MAX_BODY_BYTES:
+                status, payload, headers = self.too_large(size)
+            else:
+                status, payload, headers = self.respond(scope["method"], raw_path.decode("latin-1"),
+                                                        scope.get("query_string", b""), b"".join(chunks),
+                                                        target.decode("latin-1"))
             headers.append((b"content-length", str(len(payload)).encode()))
+            headers.append((HANDLING_HEADER, str(round((time.perf_counter() - began) * 1e6)).encode()))
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": payload})
         elif kind == "lifespan":
@@ -124,6 +141,11 @@ class EndpointApp:
                                "InternalFailure", 500)
             return 500, _error_body(failure), [kind, (b"x-amzn-requestid", request_id)]
 
+    def too_large(self, size: int) -> tuple[int, bytes, Headers]:
+        error = ApiError(f"The request body is {size} bytes: batch-quota serve reads at most {MAX_BODY_BYTES}",
+                         "ClientException", 413)
+        return error.status, _error_body(error), [_JSON, (b"x-amzn-errortype", error.code.encode())]
+
     def _operation(self, method: str, path: str, query: bytes, body: bytes) -> Output:
         found = self.router.match(method, path)
         if found is None:
@@ -134,6 +156,9 @@ class EndpointApp:
         if operation.name not in HANDLERS:
             raise client_error(f"Operation {operation.name} is not supported by batch-quota serve "
                                "(it serves service environments, quota shares and service jobs)")
+        if operation.name == "SubmitServiceJob" and limits.SUBMIT_REQUEST_BYTES.above(len(body)):
+            raise client_error(f"The SubmitServiceJob request is {len(body)} bytes: AWS accepts at most "
+                               f"{limits.SUBMIT_REQUEST_BYTES.maximum}")
         params = parse_request(operation, labels, query, body)
         return self.service.call(operation.name, params)
 

@@ -5,6 +5,7 @@
     POST /_batch-quota/reset                      start over: the startup topology, no jobs, clock 0
     POST /_batch-quota/topology                   start over with the topology in the body (YAML or JSON)
     GET  /_batch-quota/export                     {"scenario": ..., "events": [...]}: the run so far
+    GET  /_batch-quota/findings                   {"findings": [...]}: what ``check`` finds in the resources now
     GET  /_batch-quota/events                     where ``--events``/``--events-url`` send events, and counts
 
 The exported scenario is what ``batch-quota simulate`` reads (save it as YAML or JSON),
@@ -14,12 +15,11 @@ so ``simulate --report`` draws what happened; the events are the state changes i
 
 from __future__ import annotations
 
+import io
 import math
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
-
-import yaml
 
 from policy_engine.endpoint.account import api_problems
 from policy_engine.endpoint.errors import client_error
@@ -51,6 +51,8 @@ def handle(service: Service, method: str, path: str, query: bytes, body: bytes) 
         return service.control("reset", {})
     if (method, route) == ("POST", "topology"):
         return service.control("topology", {"topology": _topology(body)})
+    if (method, route) == ("GET", "findings"):
+        return service.audit.to_json()
     if (method, route) == ("GET", "events"):
         service.catch_up()
         if service.events is None:
@@ -63,16 +65,14 @@ def handle(service: Service, method: str, path: str, query: bytes, body: bytes) 
 
 
 def _topology(body: bytes) -> Topology:
-    from policy_engine.loading import LoadError, topology_from_data
+    """The body read as a topology file is read (size cap, UTF-8, YAML 1.2 or JSON, bounded nesting and
+    aliases): every problem is one line of the ``ClientException``."""
+    from policy_engine.loading import LoadError, load_topology_stream
 
     try:
-        data = yaml.safe_load(body.decode("utf-8")) if body.strip() else None
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise client_error(f"topology: not YAML or JSON: {error}") from None
-    try:
-        topology = topology_from_data(data, "topology")
+        topology = load_topology_stream(io.BytesIO(body), "topology")
     except LoadError as error:
-        raise client_error("; ".join(error.problems)) from None
+        raise client_error("; ".join(str(problem) for problem in error.problems)) from None
     problems = api_problems(topology)
     if problems:  # what AWS would reject is not served (as `batch-quota serve TOPOLOGY` exits 1)
         raise client_error("; ".join(problems))

@@ -91,6 +91,8 @@ def json_object(text: str | bytes, subject: str, expected: str) -> dict[str, Any
         value = json.loads(text)
     except ValueError as error:
         raise client_error(f"{subject} is not valid JSON: {error}") from None
+    except RecursionError:  # the decoder's own bound (Python's recursion limit); the server carries on
+        raise client_error(f"{subject} is nested too deeply to read") from None
     if not isinstance(value, dict):
         raise client_error(f"{subject} must be a JSON object{expected}")
     return value

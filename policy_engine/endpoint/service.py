@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from policy_engine import limits
 from policy_engine.endpoint import operations
 from policy_engine.endpoint.account import Account, Arns
+from policy_engine.endpoint.audit import Audit
 from policy_engine.endpoint.cloudtrail import Trail
 from policy_engine.endpoint.errors import client_error, throttled
 from policy_engine.endpoint.events import EndpointEvents
@@ -76,12 +77,15 @@ class Service:
         #: ``serve --events``: None when no sink was asked for; attached after a restore (replayed calls send nothing)
         self.events: EndpointEvents | None = None
         self._replaying: deque[str] | None = None
+        #: replaying the ``--state`` log: findings are not logged again
+        self._restoring = False
         self.limiter = RateLimiter(SUBMIT_RATE)
         self.initial_topology = topology
         self._generated: list[str] = []
         self._fresh(topology, start=0.0, origin_ms=int(time.time() * 1000))
         if store is not None:
             self._restore(store, topology)
+        self._restoring = False
         if sinks:
             # event ids from a namespace of this run: unique across restarts, where the counter starts again
             factory = EventFactory(self.options.region, self.options.account_id, namespace=uuid.uuid4())
@@ -101,6 +105,8 @@ class Service:
         self.scheduler = Scheduler(self.account.topology(), Clock(options.speed, start), self.account.arns.training_job,
                                    preemption_seconds=options.preemption_seconds)
         self.scheduler.engine.now = start
+        self.audit = Audit()
+        self.audit.refresh(self.scheduler.topology, quiet=self._restoring)
 
     def _restore(self, store: Store, topology: Topology | None) -> None:
         """Replay the store's log (if any) on top of the initial topology; the clock resumes where it was."""
@@ -110,6 +116,7 @@ class Service:
             return
         origin_ms, clock, stored_topology = stored
         self.initial_topology = stored_topology
+        self._restoring = True
         self._fresh(stored_topology, 0.0, origin_ms)
         self.scheduler.clock.speed = 0  # frozen while replaying: every input lands on its recorded instant
         for at, name, params, generated in store.entries():
@@ -185,7 +192,9 @@ class Service:
                             "per account (emulated by --enforce-limits)")
 
     def topology_changed(self) -> None:
-        self.scheduler.change_topology(self.account.topology())
+        topology = self.account.topology()
+        self.scheduler.change_topology(topology)
+        self.audit.refresh(topology, quiet=self._restoring)
 
     def unfinished_jobs(self, queue: str) -> Iterator[ServiceJob]:
         jobs = self.scheduler.jobs

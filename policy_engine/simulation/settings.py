@@ -23,8 +23,9 @@ class SimulationSettings:
     utilisation_series: bool = False
     #: Log every usage change compactly (``SimulationResult.usage``): what the HTML report aggregates.
     usage_log: bool = False
-    #: A job placed at T is not a preemption victim before T + this (> 0: no preemption loop inside an instant).
-    min_runtime: float = 1.0
+    #: A job placed at T is not a preemption victim before T + this. 0: only the pass that placed it spares it
+    #: (what stops preemption loops: ``JobLifecycle.protected_until``).
+    min_runtime: float = 0.0
 
     def __post_init__(self) -> None:
         # the types the (compiled) engine reads: numpy scalars and 0/1 from a data frame become them exactly
@@ -32,8 +33,8 @@ class SimulationSettings:
             object.__setattr__(self, name, exact_number(name, getattr(self, name)))
         for name in ("backfill", "utilisation_series", "usage_log"):
             object.__setattr__(self, name, exact_flag(name, getattr(self, name)))
-        if self.min_runtime <= 0:
-            raise ValueError("min_runtime must be > 0: it is what stops preemption loops inside one instant")
+        if not self.min_runtime >= 0:
+            raise ValueError(f"min_runtime must be a number of seconds >= 0, got {self.min_runtime}")
         if not isinstance(self.victim_policy, str) or self.victim_policy not in POLICIES:
             raise ValueError(f"unknown victim policy {self.victim_policy!r} (known: {', '.join(POLICIES)})")
 

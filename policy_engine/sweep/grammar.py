@@ -150,7 +150,7 @@ _KINDS: dict[str, _Kind] = {
     "victim_policy": _choice(sorted(POLICIES)),
     "startup_delay": _decimal(0, strict=False),
     "preemption_delay": _decimal(0, strict=False),
-    "min_runtime": _decimal(0, strict=True),
+    "min_runtime": _decimal(0, strict=False),
     "scale": _decimal(0, strict=True),
     "duration_scale": _decimal(0, strict=True),
 }

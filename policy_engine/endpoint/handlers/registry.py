@@ -67,7 +67,9 @@ def paginate(items: Sequence[T], params: Params, what: str) -> tuple[Sequence[T]
         try:
             start = int(token)
         except ValueError:
-            raise client_error(f"Invalid nextToken for {what}") from None
+            start = -1
+        if start < 0:
+            raise client_error(f"Invalid nextToken for {what}")
     page = items[start:start + size]
     return page, str(start + size) if start + size < len(items) else None
 

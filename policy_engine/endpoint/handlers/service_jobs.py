@@ -105,7 +105,9 @@ def list_service_jobs(service: Endpoint, params: Params) -> Output:
         try:
             below = int(params["nextToken"])
         except ValueError:
-            raise client_error("Invalid nextToken") from None
+            below = -1
+        if below < 0:
+            raise client_error("Invalid nextToken")
     if params.get("jobQueue"):
         queue = service.account.queue(params["jobQueue"])["jobQueueName"]
     else:

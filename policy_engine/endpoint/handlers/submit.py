@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from policy_engine import limits
 from policy_engine.aws.service_jobs import DURATION_TAG  # the run time's tag, which history reads back
 from policy_engine.endpoint.errors import client_error
 from policy_engine.endpoint.handlers.registry import (
@@ -87,6 +88,10 @@ def submit_service_job(service: Endpoint, params: Params) -> Output:
     account = service.account
     name = params["jobName"]
     check_name(name, "jobName")
+    size = len(params["serviceRequestPayload"].encode("utf-8", "surrogatepass"))
+    if limits.SUBMIT_PAYLOAD_BYTES.above(size):
+        raise client_error(f"serviceRequestPayload is {size} bytes: AWS accepts at most "
+                           f"{limits.SUBMIT_PAYLOAD_BYTES.maximum}")
     queue = account.queue(params["jobQueue"])
     queue_name = queue["jobQueueName"]
     token = params.get("clientToken")

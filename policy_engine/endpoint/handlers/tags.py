@@ -45,6 +45,9 @@ def tag_resource(service: Endpoint, params: Params) -> Output:
 def untag_resource(service: Endpoint, params: Params) -> Output:
     tags = _tag_target(service, params["resourceArn"])
     for key in params["tagKeys"]:
+        if not limits.TAG_KEY_LENGTH.allows(len(key)):
+            raise client_error(f"Tag key {key!r} must be {limits.TAG_KEY_LENGTH.range_text()} characters")
+    for key in params["tagKeys"]:
         tags.pop(key, None)
     return {}
 

@@ -42,6 +42,9 @@ _FINISH: Final = Phase.FINISH
 _ADVANCE: Final = Phase.ADVANCE
 _FINISH_KIND: Final = Kind.FINISH
 
+#: ``JobLifecycle.pass_start`` while no scheduling pass runs: no job was placed by the pass running now.
+OUTSIDE_PASS: Final = 1 << 60  # a short int when compiled; no run places that many jobs
+
 #: ``on_transition(time, job, from, to, reason)``: every state change (``--events``, the local endpoint).
 Transition = Callable[[float, Job, str, str, str], None]
 
@@ -84,6 +87,12 @@ class JobLifecycle:
         self._events: list[Event] = []
         self._seq = 0
         self._start_counter = 0
+        #: ``_start_counter`` when the running scheduling pass began (``Steps.run_pass``); a job placed since is
+        #: no victim in that pass. ``OUTSIDE_PASS`` between passes.
+        self.pass_start = OUTSIDE_PASS
+        #: pools given one more pass at ``_repass_time`` for victims their pass had placed (``repass``)
+        self._repassed: set[int] = set()
+        self._repass_time = -1.0
         #: pools whose scheduling pass runs at the end of this instant
         self._touched: dict[int, None] = {}
         self.preemptions: dict[ShareCapacity, int] = dict.fromkeys(self.shares.values(), 0)
@@ -112,6 +121,16 @@ class JobLifecycle:
         if key not in self._wakes:
             self._wakes.add(key)
             self.push(time, _FINISH, Kind.WAKE, pool.index)
+
+    def repass(self, pool: Pool) -> None:
+        """One more pass of ``pool`` at this instant, for a head whose victims this pass placed: at most one per
+        pool and instant, so every instant ends (a head still waiting then looks again at the pool's next event)."""
+        if self._repass_time != self.now:
+            self._repass_time = self.now
+            self._repassed.clear()
+        if pool.index not in self._repassed:
+            self._repassed.add(pool.index)
+            self.wake(pool, self.now)
 
     def transition(self, job: Job, to: Status, reason: str = "") -> None:
         if self.on_transition is None:
@@ -389,9 +408,16 @@ class JobLifecycle:
         self.capacity_freed(share.pool)  # victim orders changed: waiting heads look again
 
     def protected_until(self, job: Job) -> float | None:
-        """When a placed job stops being protected from preemption, or ``None`` when it is not protected."""
+        """When a placed job stops being protected from preemption, or ``None`` when it is not protected.
+
+        The loop guard is the order of passes: a job placed by the scheduling pass running now is no
+        victim in that pass (the clock, ``now``: the pool's next pass may take it), so every pass ends.
+        ``min_runtime`` > 0 protects it longer, until ``attempt_start + min_runtime``.
+        """
         end = job.attempt_start + self.settings.min_runtime
-        return end if self.now < end else None
+        if self.now < end:
+            return end
+        return self.now if job.start_order > self.pass_start else None
 
 
 def _uncount(counts: dict[int, int], priority: int) -> None:

@@ -19,6 +19,9 @@ from policy_engine.simulation.core.preemption import in_share_victims, reclaim_v
 if TYPE_CHECKING:
     from policy_engine.simulation.core.lifecycle import JobLifecycle
 
+#: ``JobLifecycle.pass_start`` between passes (``lifecycle.OUTSIDE_PASS``; not imported: lifecycle imports steps).
+OUTSIDE_PASS: Final = 1 << 60  # a short int when compiled; no run places that many jobs
+
 _RUNNABLE: Final = Status.RUNNABLE
 
 
@@ -36,6 +39,12 @@ class Steps:
         self.backfill = engine.settings.backfill
 
     def run_pass(self, queue: PoolQueue) -> None:
+        engine = self.engine
+        engine.pass_start = engine._start_counter  # what this pass places is no victim in it (the loop guard)
+        self._run_pass(queue)
+        engine.pass_start = OUTSIDE_PASS
+
+    def _run_pass(self, queue: PoolQueue) -> None:
         while True:
             if queue.dirty and self.classify(queue):
                 continue
@@ -207,15 +216,20 @@ class Steps:
         """Whether the step's victims may all be preempted now; otherwise wake the pool when they may, and
         note that ``share``'s head waits for protected victims (``PoolQueue.protected``).
 
-        The loop guard: a job placed at T is no victim before T + min_runtime, or two heads
-        could preempt each other forever inside one instant. The head waits for the same
-        victims (the step's choice) instead of taking others that are not protected.
+        The loop guard: a job placed by this pass is no victim in it (nor before T + min_runtime
+        when that is set), or two heads could preempt each other forever inside one pass; one more
+        pass of the pool at the same instant may take it. The head waits for the same victims
+        (the step's choice) instead of taking others that are not protected.
         """
         engine = self.engine
         ends = [end for end in map(engine.protected_until, victims) if end is not None]
         if not ends:
             return True
-        engine.wake(pool, max(ends))
+        end = max(ends)
+        if end > engine.now:
+            engine.wake(pool, end)
+        else:
+            engine.repass(pool)
         queue.protected[share] = None
         return False
 

@@ -254,18 +254,10 @@ def _settings(value: Any, here: _Located) -> SimulationSettings:
 
         if key not in _SETTINGS_KEYS:
             problem(unknown_key(key, _SETTINGS_KEYS))
-        elif key in ("startup_delay", "preemption_delay"):
+        elif key in ("startup_delay", "preemption_delay", "min_runtime"):
             seconds = number(raw)
             if seconds is None or seconds < 0:
                 problem(f"must be a number of seconds >= 0, got {raw!r}")
-            elif seconds > MAX_SECONDS:
-                problem(_too_long(raw))
-            else:
-                kwargs[key] = float(seconds)
-        elif key == "min_runtime":
-            seconds = number(raw)
-            if seconds is None or seconds <= 0:
-                problem(f"must be a number of seconds > 0, got {raw!r}")
             elif seconds > MAX_SECONDS:
                 problem(_too_long(raw))
             else:

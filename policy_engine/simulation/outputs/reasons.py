@@ -68,7 +68,9 @@ def waiting_reason(engine: EngineView, job: Job) -> str:
         protected = [(v, end) for v in victims if (end := engine.protected_until(v)) is not None]
         if protected:
             names = ", ".join(f"{v.spec.name} (placed at {format_seconds(v.attempt_start)}, "
-                              f"protected until {format_seconds(end)} by min_runtime)" for v, end in protected)
+                              + (f"protected until {format_seconds(end)} by min_runtime)" if end > engine.now
+                                 else "in this scheduling pass: a victim from the next)")
+                              for v, end in protected)
             reason += f"; preemption waits for {names}"
     return reason
 

@@ -144,3 +144,22 @@ def test_the_import_command_over_http_with_throttled_tags(monkeypatch, tmp_path)
     imported = load_topology(out)
     assert [s.name for s in imported.job_queues[0].shares] == ["QS1", "QS2", "QS3"]
     assert imported.job_queues[0].shares[0].system_tags["aws:cloudformation:stack-name"] == "Http"
+
+
+@pytest.mark.parametrize("mode", ["standard", "adaptive"])
+def test_an_endpoint_that_refuses_the_connection_is_one_line_after_one_attempt(mode, short_backoff):
+    """Connection refused is not throttling: no backoff, no second attempt (botocore would spend about 13 s)."""
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    client = make_client(ClientOptions(endpoint_url=url, retry_mode=mode, max_attempts=10))
+    attempts = []
+    client.meta.events.register("before-send", lambda **kwargs: attempts.append(1))
+    with pytest.raises(AwsError) as error:
+        Api(client).call("DescribeJobQueues", "every job queue")
+    assert len(attempts) == 1 and short_backoff == []
+    assert error.value.line == (f'DescribeJobQueues (every job queue): Could not connect to the endpoint URL: '
+                                f'"{url}/v1/describejobqueues"')
+    assert client.meta.config.connect_timeout == 5  # an endpoint that never answers: an error after 5 s

@@ -116,7 +116,7 @@ def test_bad_inline_topology_and_settings_are_reported(write_file):
     path = write_file("s.yaml", """topology:
   service_environments: [{name: env, capacity: {ml.g5.xlarge: 1}}]
   job_queues: [{name: q, service_environment: env, shares: [{name: A, capacity: {ml.g5.xlarge: 1}, stratgy: LEND}]}]
-settings: {victim_policy: random, startup_delay: -1, min_runtime: 0}
+settings: {victim_policy: random, startup_delay: -1, min_runtime: -1}
 jobs: []
 """)
     out = invoke("simulate", str(path))
@@ -124,7 +124,7 @@ jobs: []
     assert "unknown key 'stratgy' (did you mean 'strategy'?)" in out.output
     assert "settings.victim_policy: unknown victim policy 'random'" in out.output
     assert "settings.startup_delay: must be a number of seconds >= 0, got -1" in out.output
-    assert "settings.min_runtime: must be a number of seconds > 0, got 0" in out.output
+    assert "settings.min_runtime: must be a number of seconds >= 0, got -1" in out.output
 
 
 def test_missing_file_and_bad_job_file_exit_2(write_file, tmp_path):

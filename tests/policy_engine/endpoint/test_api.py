@@ -21,7 +21,7 @@ def test_submitted_jobs_run_borrow_and_wait_as_the_simulator_says(endpoint):
     assert detail["capacityUsage"] == [{"capacityUnit": INSTANCE, "quantity": 1.0}]
     assert detail["latestAttempt"]["serviceResourceId"]["name"] == "TrainingJobArn"
     assert detail["startedAt"] == detail["createdAt"]
-    # B reclaims: a job of B preempts one of A's borrowed jobs (once they ran the engine's min_runtime, 1 s)
+    # B reclaims: a job of B preempts one of A's borrowed jobs
     endpoint.advance(10)
     b = submit(batch, "b0", "B")
     assert batch.describe_service_job(jobId=b)["status"] == "RUNNING"
@@ -133,7 +133,9 @@ def test_job_queue_snapshot_shows_front_of_queue_and_utilisation(walkthrough_end
     snapshot = batch.get_job_queue_snapshot(jobQueue="training")
     arn_of = {batch.describe_service_job(jobId=j)["jobArn"]: j for j in ids}
     front = [arn_of[j["jobArn"]] for j in snapshot["frontOfQueue"]["jobs"]]
-    assert front == [ids[2], ids[3]]  # the first two run (own + QS2's); 3 then 2 wait in priority order
+    # the two highest priorities run (own + QS2's): j2 (3) took j0's (1) place by in-share preemption at
+    # its submission; 2 then 1 wait in priority order
+    assert front == [ids[3], ids[0]]
     assert [arn_of[j["jobArn"]] for j in snapshot["frontOfQuotaShares"]["quotaShares"]["QS1"]] == front
     usage = snapshot["queueUtilization"]
     assert usage["totalCapacityUsage"] == [{"capacityUnit": INSTANCE, "quantity": 2.0}]

@@ -172,3 +172,22 @@ def test_every_resource_change_while_jobs_run_and_wait_keeps_the_queue_live_and_
     assert all(status != "SUBMITTED" for status, _ in served.values()), served
     if actions is not None:  # a change the scenario expresses: the same states as the simulation
         assert served == simulated_states(endpoint, topology, actions, 211)
+
+
+def test_an_oversubscribing_change_is_accepted_logged_once_naming_bq201_and_listed_in_findings(endpoint, caplog):
+    batch = client(endpoint)
+    arns = stack(batch, ISSUE_SHARES)  # 2 + 2 on 8: 4 instances belong to no share
+    assert [f["rule"] for f in endpoint.control("GET", "findings")["findings"]] == ["BQ203"]
+    caplog.clear()  # what creating the stack logged
+    with caplog.at_level("WARNING", logger="batch_quota.serve"):
+        update_share(batch, arns["a"], capacityLimits=[{"maxCapacity": 7, "capacityUnit": G5_12}])
+        update_share(batch, arns["a"], capacityLimits=[{"maxCapacity": 7, "capacityUnit": G5_12}])  # no new line
+    lines = [r.getMessage() for r in caplog.records if r.name == "batch_quota.serve"]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("BQ201 warning service_environments[gpu]: ml.g5.12xlarge: share limits add up to 9")
+    assert batch.describe_quota_share(quotaShareArn=arns["a"])["capacityLimits"][0]["maxCapacity"] == 7
+    findings = endpoint.control("GET", "findings")["findings"]
+    assert [(f["rule"], f["severity"], f["object"]) for f in findings] == [
+        ("BQ201", "warning", "service_environments[gpu]")]
+    update_share(batch, arns["a"], capacityLimits=[{"maxCapacity": 6, "capacityUnit": G5_12}])
+    assert endpoint.control("GET", "findings")["findings"] == []

@@ -78,3 +78,79 @@ def test_reset_and_topology_start_over(tmp_path, walkthrough_endpoint):
     with pytest.raises(ValueError, match="finite number >= 0"):
         walkthrough_endpoint.advance(-1)
     assert [q["jobQueueName"] for q in batch.describe_job_queues()["jobQueues"]] == ["q"]  # unchanged
+
+
+def test_no_acknowledged_call_is_lost_when_the_server_is_killed_mid_burst(tmp_path):
+    """SIGKILL while four clients submit: every job the server answered for is there after the restart."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import urllib.request
+    from pathlib import Path
+
+    from tests.policy_engine.endpoint.conftest import payload
+
+    state = tmp_path / "state.db"
+    command = [str(Path(sys.executable).with_name("batch-quota")), "serve", "--walkthrough", "--port", "0",
+               "--speed", "0", "--state", str(state)]
+
+    def start() -> tuple[subprocess.Popen, str]:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        url = process.stdout.readline().strip()
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_batch-quota/clock", timeout=10):
+                    return process, url
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    process, url = start()
+    acknowledged: list[str] = []
+    lock = threading.Lock()
+
+    def burst(worker: int) -> None:
+        for index in range(10_000):
+            body = json.dumps({"jobName": f"w{worker}-{index}", "jobQueue": "training", "quotaShareName": "QS1",
+                               "serviceJobType": "SAGEMAKER_TRAINING", "serviceRequestPayload": payload()}).encode()
+            request = urllib.request.Request(f"{url}/v1/submitservicejob", data=body, method="POST",
+                                             headers={"content-type": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    job = json.loads(response.read())["jobId"]
+            except OSError:  # the server is gone
+                return
+            with lock:
+                acknowledged.append(job)
+
+    workers = [threading.Thread(target=burst, args=(n,)) for n in range(4)]
+    for thread in workers:
+        thread.start()
+    while len(acknowledged) < 200:
+        time.sleep(0.01)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    for thread in workers:
+        thread.join(timeout=30)
+    process, url = start()
+    try:
+        import boto3
+        from botocore.config import Config
+
+        batch = boto3.client("batch", endpoint_url=url, region_name="us-east-1", aws_access_key_id="x",
+                             aws_secret_access_key="x", config=Config(retries={"max_attempts": 1}))
+        missing = []
+        for job in acknowledged:
+            try:
+                batch.describe_service_job(jobId=job)
+            except batch.exceptions.ClientException:
+                missing.append(job)
+        assert len(acknowledged) >= 200 and missing == []
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

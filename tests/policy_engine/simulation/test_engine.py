@@ -76,11 +76,11 @@ def _newest_borrower_protected():
 
 def test_a_protected_rule_victim_is_waited_for_not_replaced_by_another():
     topo, jobs = _newest_borrower_protected()
-    during = run(topo, jobs, until=10.5)
+    during = run(topo, jobs, until=10.5, min_runtime=1.0)
     assert statuses(during) == {"b1": "RUNNING", "b2": "RUNNING", "a1": "RUNNABLE"}
     assert during.summary["preemptions"] == 0
     assert "b2" in during.job("a1").reason and "protected until 11" in during.job("a1").reason
-    after = run(topo, jobs, until=11)
+    after = run(topo, jobs, until=11, min_runtime=1.0)
     assert statuses(after) == {"b1": "RUNNING", "b2": "RUNNABLE", "a1": "RUNNING"}
     assert after.job("b1").preemptions == 0
 
@@ -100,11 +100,27 @@ def test_a_head_waiting_for_a_job_borrowed_at_the_same_instant_says_so():
                     share("S1", 1, "LEND_AND_BORROW", borrow_limit=200))
     jobs = [job("low", "S0", priority=1, duration=100), job("hi", "S0", priority=5, instances=2, at=10),
             job("bor", "S1", priority=0, instances=2, at=10)]
-    reason = run(topo, jobs, until=10).job("hi").reason
+    reason = run(topo, jobs, until=10, min_runtime=1.0).job("hi").reason
     assert "at its limit" not in reason
     assert reason == ("CAPACITY: q/S0 (LEND, cannot borrow) uses 1 of its limit 2 ml.g5.xlarge; needs 2, 1 left; "
                       "preemption waits for bor (placed at 10, protected until 11 by min_runtime)")
-    assert statuses(run(topo, jobs, until=11)) == {"low": "RUNNABLE", "hi": "RUNNING", "bor": "RUNNABLE"}
+    assert statuses(run(topo, jobs, until=11, min_runtime=1.0)) == {"low": "RUNNABLE", "hi": "RUNNING",
+                                                                    "bor": "RUNNABLE"}
+
+
+def test_without_min_runtime_a_job_borrowed_in_a_pass_is_taken_by_the_next_pass_of_the_same_instant():
+    # the same instant as above, min_runtime 0 (the default): bor borrows in the pass at 10 (step 3 comes
+    # before in-share preemption), so that pass spares it; the pool's next pass, still at 10, preempts it
+    topo = topology(3, share("S0", 2, "LEND", in_share_preemption=True),
+                    share("S1", 1, "LEND_AND_BORROW", borrow_limit=200))
+    jobs = [job("low", "S0", priority=1, duration=100), job("hi", "S0", priority=5, instances=2, at=10),
+            job("bor", "S1", priority=0, instances=2, at=10)]
+    at_once = run(topo, jobs, until=10)
+    assert statuses(at_once) == {"low": "RUNNABLE", "hi": "RUNNING", "bor": "RUNNABLE"}
+    assert at_once.job("hi").started_at == 10 and at_once.job("bor").preemptions == 1
+    # and a borrower placed by an earlier instant's pass is reclaimed at once
+    topo, jobs = _newest_borrower_protected()
+    assert statuses(run(topo, jobs, until=10.5)) == {"b1": "RUNNING", "b2": "RUNNABLE", "a1": "RUNNING"}
 
 
 def test_a_share_at_its_limit_says_so():

@@ -69,7 +69,7 @@ def scenarios(draw):
         startup_delay=draw(st.sampled_from([0.0, 5.0])),
         preemption_delay=draw(st.sampled_from([0.0, 3.0])),
         backfill=draw(st.booleans()),
-        min_runtime=draw(st.sampled_from([1.0, 0.25, 30.0])),
+        min_runtime=draw(st.sampled_from([0.0, 0.0, 1.0, 0.25, 30.0])),
     )
 
 
@@ -125,9 +125,11 @@ def preempted_only_while_borrowing(now, job, before, after, reason) -> None:
 
 
 def never_a_victim_while_protected(engine: Engine, now, job, reason) -> None:
-    """The loop guard: a job placed at T is preempted no earlier than T + min_runtime, so an instant ends."""
+    """The loop guard: a job placed at T is preempted no earlier than T + min_runtime, and never by the pass that
+    placed it, so every pass and every instant ends."""
     if reason.startswith("preempted"):
         assert now >= job.attempt_start + engine.settings.min_runtime, (job, reason)
+        assert job.start_order <= engine.pass_start, (job, reason)
 
 
 def simulate(topology, jobs, updates, sim_settings, events=None):
