@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 from policy_engine.simulation import placement
 from policy_engine.simulation.capacity import Pool, ShareCapacity
+from policy_engine.simulation.causes import Cause
 from policy_engine.simulation.jobs import Job, Status
 from policy_engine.simulation.pool_queue import BorrowEntry, PoolQueue
 from policy_engine.simulation.preemption import in_share_victims, reclaim_victims
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from policy_engine.simulation.lifecycle import JobLifecycle
 
 _RUNNABLE: Final = Status.RUNNABLE
+_RECLAIM: Final = Cause.RECLAIM_PREEMPTION
+_IN_SHARE: Final = Cause.IN_SHARE_PREEMPTION
 
 
 def _is_head(share: ShareCapacity, job: Job) -> bool:
@@ -137,7 +140,7 @@ class Steps:
                 queue.waiting[share] = None
                 continue
             for victim in victims:
-                engine.preempt(victim, job, "reclaim")
+                engine.preempt(victim, job, _RECLAIM)
             engine.place(share, job, borrowed=False, after_preemption=True)
             return True
         return False
@@ -196,7 +199,7 @@ class Steps:
                 continue
             borrowed = share.used - sum(v.spec.instances for v in victims if v.share is share) + n > share.limit
             for victim in victims:
-                engine.preempt(victim, job, "in-share" if victim.share is share else "reclaim")
+                engine.preempt(victim, job, _IN_SHARE if victim.share is share else _RECLAIM)
             engine.place(share, job, borrowed=borrowed, after_preemption=True)
             return True
         return False

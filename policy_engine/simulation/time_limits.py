@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from policy_engine.model import JobStateTimeLimitAction, Topology
 from policy_engine.simulation.capacity import ShareCapacity
+from policy_engine.simulation.causes import Cause, Reason
 from policy_engine.simulation.events import Kind, Phase
 from policy_engine.simulation.jobs import CAPACITY_INSUFFICIENT, Job, Status
 
@@ -67,6 +68,6 @@ class TimeLimits:
         share.line.pop_head()
         job.version += 1
         job.finished_at = engine.now
-        job.reason = f"Terminated by JobStateTimeLimit action due to reason: {timer[1].reason}"
-        engine.transition(job, Status.FAILED, job.reason)
+        job.end_reason = Reason(Cause.TIME_LIMIT_ACTION, timer[1].reason)
+        engine.transition(job, Status.FAILED, Cause.TIME_LIMIT_ACTION, timer[1].reason)
         engine.touch(share)
