@@ -4,12 +4,37 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
+from policy_engine.diagnostics import ObjectKind, ObjectRef
 from policy_engine.findings import Finding
 
 #: What makes ``diff`` exit 1 (``--fail-on``); ``never`` turns all off.
 FAIL_ON = ("guarantee", "finding", "hazard")
+
+
+class ChangeStatus(StrEnum):
+    """What happened to an object between BASE and HEAD."""
+
+    ADDED = "added"
+    REMOVED = "removed"
+    RENAMED = "renamed"
+    CHANGED = "changed"
+
+
+class HazardKind(StrEnum):
+    """What a deploy does beyond updating properties in place."""
+
+    #: CloudFormation deletes and recreates it (a create-only property changed)
+    REPLACE = "replace"
+    DELETE = "delete"
+    #: a share's limit lowered: its jobs above the new limit become preemptible
+    LOWERED_LIMIT = "lowered_limit"
+    #: an environment's capacity lowered
+    CAPACITY_CUT = "capacity_cut"
+    #: a share or queue becomes DISABLED
+    DISABLED = "disabled"
 
 
 @dataclass(frozen=True)
@@ -36,9 +61,9 @@ class ObjectChange:
     ``name`` is the HEAD name (BASE's when removed); ``renamed_from`` the BASE name of a declared rename.
     """
 
-    kind: str  # quota_share | job_queue | service_environment
+    kind: ObjectKind  # SHARE, QUEUE or ENVIRONMENT
     name: str
-    status: str  # added | removed | renamed | changed
+    status: ChangeStatus
     changes: tuple[FieldChange, ...] = ()
     renamed_from: str | None = None
 
@@ -78,15 +103,20 @@ class GuaranteeChange:
 class Hazard:
     """What a deploy does beyond updating properties in place: replace, delete, or put running jobs at risk."""
 
-    kind: str  # replace | delete | lowered_limit | capacity_cut | disabled
+    kind: HazardKind
     resource_type: str
-    object: str
+    object: ObjectRef
     message: str
     #: The create-only properties that changed (``replace`` only).
     properties: tuple[str, ...] = ()
 
+    @property
+    def name(self) -> str:
+        """The object's own name, as CloudFormation's resource has it (``QUEUE/SHARE`` for a share)."""
+        return self.object.name
+
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "resource_type": self.resource_type, "object": self.object,
+        return {"kind": self.kind, "resource_type": self.resource_type, "object": self.name,
                 "properties": list(self.properties), "message": self.message}
 
 
@@ -106,7 +136,7 @@ class ChangeReport:
 
     @property
     def shares(self) -> list[ObjectChange]:
-        return [change for change in self.objects if change.kind == "quota_share"]
+        return [change for change in self.objects if change.kind is ObjectKind.SHARE]
 
     @property
     def lost_guarantees(self) -> list[GuaranteeChange]:

@@ -101,13 +101,13 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         _section("Guarantees lost", ("guarantee", "before → after", "why", "counterexample"), guarantee_rows(lost),
                  "lost guarantee(s)", open_=True),
         _section("Deploy hazards", ("hazard", "resource", "object", "what happens"),
-                 [(h.kind, h.resource_type, h.object, h.message) for h in report.hazards], "hazard(s)", open_=True),
+                 [(h.kind, h.resource_type, h.name, h.message) for h in report.hazards], "hazard(s)", open_=True),
         _section("New findings", ("severity", "rule", "object", "problem", "fix"),
                  [(f.severity.value, f.rule, str(f.object), f.message, f.hint) for f in report.new_findings],
                  "new finding(s)", open_=True),
     ]
     for kind, title in reversed(KIND_TITLES.items()):
-        changes = [c for c in report.objects if c.kind == kind]
+        changes = [c for c in report.objects if c.kind is kind]
         sections.append(_section(title, ("name", "changes"),
                                  [(object_line(c), "<br>".join(describe(f) for f in c.changes)) for c in changes],
                                  f"{title.lower()} change(s)"))
