@@ -41,11 +41,11 @@ def live_actions(old: Topology, new: Topology, at: float) -> list[LiveAction] | 
             return None
         if [s.name for s in queue_before.shares] != [s.name for s in queue_after.shares]:
             return None
-        for before, after in zip(queue_before.shares, queue_after.shares, strict=True):
-            if before.capacity.keys() != after.capacity.keys():
+        for share_before, share_after in zip(queue_before.shares, queue_after.shares, strict=True):
+            if share_before.capacity.keys() != share_after.capacity.keys():
                 return None
-            changes = {name: getattr(after, name) for name in SHARE_FIELDS
-                       if getattr(before, name) != getattr(after, name)}
+            changes = {name: getattr(share_after, name) for name in SHARE_FIELDS
+                       if getattr(share_before, name) != getattr(share_after, name)}
             if changes:
-                actions.append(ShareUpdate(at, f"{queue_after.name}/{after.name}", changes))
+                actions.append(ShareUpdate(at, f"{queue_after.name}/{share_after.name}", changes))
     return actions
