@@ -4,7 +4,8 @@ Separated like Kueue's scheduler: ``jobs`` (records and states), ``workload``
 (scenario files), ``generate`` (synthetic workloads), ``queues`` (waiting lines),
 ``capacity`` (accounting), ``placement`` (who fits where), ``preemption`` (victim
 policies), ``pool_queue`` and ``steps`` (the scheduling pass), ``lifecycle`` (job
-transitions), ``engine`` (the event loop), ``reasons``, ``metrics`` and ``results``.
+transitions), ``engine`` (the event loop), ``causes`` (why a job moved or waits), ``reasons``, ``metrics`` and
+``results``.
 
 The names below are imported on first use, so importing a submodule (or this package)
 does not load the whole simulator.
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from policy_engine.simulation.compiled import use_source_when_stale
 
 if TYPE_CHECKING:
+    from policy_engine.simulation.causes import Cause, Reason, Waiting
     from policy_engine.simulation.engine import Engine, simulate
     from policy_engine.simulation.jobs import Job, JobSpec, Status
     from policy_engine.simulation.preemption import FewestInstancesFirst, LowestPriorityNewestFirst, VictimPolicy
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 #: public name -> the submodule that defines it
 _HOMES = {
     "AttemptRecord": "results",
+    "Cause": "causes",
     "Engine": "engine",
     "FewestInstancesFirst": "preemption",
     "Job": "jobs",
@@ -35,17 +38,20 @@ _HOMES = {
     "JobSpec": "jobs",
     "LowestPriorityNewestFirst": "preemption",
     "PriorityUpdate": "settings",
+    "Reason": "causes",
     "Scenario": "workload",
     "SimulationResult": "results",
     "SimulationSettings": "settings",
     "Status": "jobs",
     "VictimPolicy": "preemption",
+    "Waiting": "causes",
     "load_scenario": "workload",
     "simulate": "engine",
 }
 
 __all__ = [
     "AttemptRecord",
+    "Cause",
     "Engine",
     "FewestInstancesFirst",
     "Job",
@@ -53,11 +59,13 @@ __all__ = [
     "JobSpec",
     "LowestPriorityNewestFirst",
     "PriorityUpdate",
+    "Reason",
     "Scenario",
     "SimulationResult",
     "SimulationSettings",
     "Status",
     "VictimPolicy",
+    "Waiting",
     "load_scenario",
     "simulate",
 ]
