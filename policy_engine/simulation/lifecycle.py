@@ -44,6 +44,8 @@ _ADVANCE: Final = Phase.ADVANCE
 _FINISH_KIND: Final = Kind.FINISH
 _QUEUED: Final = Cause.QUEUED
 _STARTED: Final = Cause.STARTED
+_OWN: Final = Cause.PLACED_ON_OWN_CAPACITY
+_BORROWED: Final = Cause.PLACED_ON_BORROWED_CAPACITY
 
 #: ``on_transition(time, job, from, to, reason)``: every state change (``--events``, the local endpoint), its
 #: reason worded (``causes.describe``).
@@ -262,8 +264,7 @@ class JobLifecycle:
             return
         delay = self.settings.preemption_delay if after_preemption else 0.0
         job.run_started = None
-        self.transition(job, Status.SCHEDULED,
-                        Cause.PLACED_ON_BORROWED_CAPACITY if borrowed else Cause.PLACED_ON_OWN_CAPACITY)
+        self.transition(job, Status.SCHEDULED, _BORROWED if borrowed else _OWN)
         if delay > 0:
             self._advance_at(job, self.now + delay)
             return
