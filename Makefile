@@ -20,8 +20,9 @@ $(STAMP): pyproject.toml setup.py
 
 # The simulator's hot path, compiled again when the build does not match its sources (an edit, a checkout, a
 # missing compiled file; `policy_engine/simulation/compiled.py` decides, in a few milliseconds), never when
-# BATCH_QUOTA_PURE_PYTHON asks for the source.
+# BATCH_QUOTA_PURE_PYTHON asks for the source. A build from before the hot path moved to `simulation/core/` is removed.
 compile: $(STAMP)
+	@rm -f policy_engine/simulation/*.so policy_engine/simulation/_compiled_sources.py
 	@$(PYTHON) -W ignore -c 'import os, sys; from policy_engine.simulation import compiled; \
 	  sys.exit(not (compiled.runs_compiled or compiled.asks_for_source(os.environ)))' \
 	  || $(PYTHON) setup.py --quiet build_ext --inplace
@@ -83,4 +84,4 @@ system-deps:
 
 clean:
 	rm -rf $(VENV) $(SDK_VENV) node_modules cdk.out .pytest_cache .hypothesis .mypy_cache .ruff_cache build
-	rm -f policy_engine/simulation/*.so policy_engine/simulation/_compiled_sources.py
+	rm -f policy_engine/simulation/core/*.so policy_engine/simulation/core/_compiled_sources.py

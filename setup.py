@@ -17,7 +17,7 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
-PACKAGE = Path("policy_engine") / "simulation"
+PACKAGE = Path("policy_engine") / "simulation" / "core"
 #: Kept equal to ``policy_engine.simulation.compiled.COMPILED_MODULES`` (a test compares them).
 COMPILED_MODULES = ("capacity", "engine", "events", "jobs", "lifecycle", "placement", "pool_queue", "preemption",
                     "queues", "steps")
@@ -39,7 +39,7 @@ class BuildAndRecord(build_ext):
                   for name in COMPILED_MODULES}
         super().run()
         # where this run put the extensions: the tree (an editable install, ``--inplace``) or a build directory
-        built = Path(self.get_ext_fullpath(f"policy_engine.simulation.{COMPILED_MODULES[0]}")).parent
+        built = Path(self.get_ext_fullpath(f"policy_engine.simulation.core.{COMPILED_MODULES[0]}")).parent
         (built / RECORD).write_text('"""Written by setup.py: the sha256 of each compiled module\'s source at build '
                                     f'time."""\n\nSOURCE_HASHES = {hashes!r}\n', encoding="utf-8")
 
@@ -55,7 +55,7 @@ def extensions() -> list:
     # (``make lint`` checks everything with the libraries installed). One shared library inside the
     # package (not at the top level, which an editable install does not map).
     flags = ["--ignore-missing-imports", "--follow-imports=silent", "--no-warn-unused-ignores"]
-    return mypycify([*flags, *sources], opt_level="3", group_name="policy_engine.simulation._native")
+    return mypycify([*flags, *sources], opt_level="3", group_name="policy_engine.simulation.core._native")
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildAndRecord})

@@ -33,10 +33,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import workloads
 
-from policy_engine.simulation.engine import Engine, SimulationSettings
+from policy_engine.simulation.core.engine import Engine, SimulationSettings
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.results import build_result
-from policy_engine.simulation.workload import load_jobs
+from policy_engine.simulation.inputs.workload import load_jobs
+from policy_engine.simulation.outputs.results import build_result
 
 
 def floor(path: Path) -> dict:

@@ -29,12 +29,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads
 
 from policy_engine.model import Topology
-from policy_engine.simulation.engine import Engine
+from policy_engine.simulation.core.engine import Engine
+from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.jobs import JobSpec
-from policy_engine.simulation.results import SimulationResult, build_result
+from policy_engine.simulation.inputs.workload import load_jobs
+from policy_engine.simulation.outputs.results import SimulationResult, build_result
 from policy_engine.simulation.settings import SimulationSettings
-from policy_engine.simulation.workload import load_jobs
 
 
 def _simulate(topology: Topology, specs: list[JobSpec], usage_log: bool) -> SimulationResult:

@@ -31,10 +31,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads
 from floor_bench import floor
 
-from policy_engine.simulation.engine import Engine
+from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.results import build_result
-from policy_engine.simulation.workload import load_jobs
+from policy_engine.simulation.inputs.workload import load_jobs
+from policy_engine.simulation.outputs.results import build_result
 
 #: The simulator's time (load, run, results) at most this many times the floor's.
 TARGET_RATIO = 4.0

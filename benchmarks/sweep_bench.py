@@ -31,8 +31,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from policy_engine.simulation.generate import WorkloadProfile, generate_jobs, write_jobs
-from policy_engine.simulation.workload import Scenario, load_scenario
+from policy_engine.simulation.inputs.generate import WorkloadProfile, generate_jobs, write_jobs
+from policy_engine.simulation.inputs.workload import Scenario, load_scenario
 from policy_engine.sweep.executor import DaskExecutor, Executor, InProcess
 from policy_engine.sweep.grammar import Axis, parse_vary
 from policy_engine.sweep.grid import Candidate, expand

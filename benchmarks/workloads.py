@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from policy_engine.examples import large_topology
-from policy_engine.simulation.generate import WorkloadProfile, generate_jobs, write_jobs
+from policy_engine.simulation.inputs.generate import WorkloadProfile, generate_jobs, write_jobs
 
 QUEUES, SHARES, TYPES = 5, 20, 4
 CAPACITY = QUEUES * TYPES * 2 * SHARES  # instances: every share owns 2 of every type

@@ -33,9 +33,9 @@ from policy_engine.model import (
     Topology,
 )
 from policy_engine.rules import REGISTRY, Context
-from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings
-from policy_engine.simulation.jobs import JobSpec
-from policy_engine.simulation.results import SimulationResult, build_result
+from policy_engine.simulation.core.engine import Engine, PriorityUpdate, SimulationSettings
+from policy_engine.simulation.core.jobs import JobSpec
+from policy_engine.simulation.outputs.results import SimulationResult, build_result
 
 #: The instance type of every builder unless a test names another.
 GPU = "ml.g5.xlarge"

@@ -20,7 +20,7 @@ from typing import IO, Any
 from policy_engine import input_files
 from policy_engine.aws import service_jobs
 from policy_engine.aws.clients import Api, AwsError
-from policy_engine.simulation.jobs import OBSERVED_FIELDS
+from policy_engine.simulation.core.jobs import OBSERVED_FIELDS
 
 COLUMNS = ("name", "share", "priority", "instance_type", "instances", "submit_at", "duration",
            "preemption_retries", "attempts", *OBSERVED_FIELDS)

@@ -96,8 +96,8 @@ def _violations(topology: Topology, queue: JobQueue, jobs: list[dict[str, Any]])
 
     The same check ``simulate`` makes at time 0, made when the snapshot is taken; the state is kept as read.
     """
-    from policy_engine.simulation.jobs import JobSpec, LiveState, Status
-    from policy_engine.simulation.live import live_state_problems
+    from policy_engine.simulation.core.jobs import JobSpec, LiveState, Status
+    from policy_engine.simulation.inputs.live import live_state_problems
 
     placed = [JobSpec(f"{index}", share_id(queue, job["share"]), job["instance_type"], job["instances"], 0, 0.0, 0.0)
               for index, job in enumerate(jobs) if job["status"] in service_jobs.ON_CAPACITY]

@@ -19,10 +19,10 @@ from typing import Any
 from policy_engine.changes.renames import Renames
 from policy_engine.loading import LoadError
 from policy_engine.model import QuotaShare, ServiceEnvironment, Topology, share_id
-from policy_engine.simulation.engine import Engine, PriorityUpdate
-from policy_engine.simulation.jobs import PREEMPTED, Status
+from policy_engine.simulation.core.engine import Engine, PriorityUpdate
+from policy_engine.simulation.core.jobs import PREEMPTED, Status
+from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
-from policy_engine.simulation.workload import Scenario
 
 _GONE: dict[str, Any] = {"capacity": {}, "strategy": "RESERVE", "borrow_limit": None, "state": "DISABLED"}
 

@@ -13,7 +13,7 @@ import click
 
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
 from policy_engine.loading import LoadError
-from policy_engine.simulation.workload import MAX_SECONDS
+from policy_engine.simulation.inputs.workload import MAX_SECONDS
 
 _FAIL_ON = ("guarantee", "finding", "hazard", "never")
 
@@ -78,7 +78,7 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
                      head_label=head_side.label)
     if scenario is not None:
         from policy_engine.changes.impact import replay
-        from policy_engine.simulation.workload import load_scenario
+        from policy_engine.simulation.inputs.workload import load_scenario
 
         try:
             loaded = load_scenario(scenario)

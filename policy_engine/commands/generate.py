@@ -12,7 +12,7 @@ from policy_engine import safe_yaml
 from policy_engine.commands.shared import FiniteFloatRange, SafePath, fail_input, topology_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.limits import JOB_PRIORITY
-from policy_engine.simulation.generate import (
+from policy_engine.simulation.inputs.generate import (
     DURATION_DISTRIBUTIONS,
     WorkloadProfile,
     drawable,
@@ -22,7 +22,7 @@ from policy_engine.simulation.generate import (
     share_reach,
     write_jobs,
 )
-from policy_engine.simulation.workload import MAX_SECONDS
+from policy_engine.simulation.inputs.workload import MAX_SECONDS
 
 #: Most jobs one run writes: the largest job file ``simulate`` is sized for.
 MAX_JOBS = 10_000_000

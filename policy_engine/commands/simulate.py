@@ -19,17 +19,17 @@ from policy_engine.loading import LoadError
 from policy_engine.reports.registry import SIMULATE_FORMATS
 from policy_engine.reports.safe_text import visible
 from policy_engine.reports.subjects import SimulateOutput
-from policy_engine.simulation.engine import Engine
+from policy_engine.simulation.core.engine import Engine
+from policy_engine.simulation.core.preemption import POLICIES
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.numbers import as_number
-from policy_engine.simulation.preemption import POLICIES
-from policy_engine.simulation.results import SimulationResult, build_result
-from policy_engine.simulation.workload import MAX_SECONDS, load_scenario
+from policy_engine.simulation.inputs.workload import MAX_SECONDS, load_scenario
+from policy_engine.simulation.outputs.numbers import as_number
+from policy_engine.simulation.outputs.results import SimulationResult, build_result
 
 if TYPE_CHECKING:
     from policy_engine.model import Topology
-    from policy_engine.simulation.jobs import Job
-    from policy_engine.simulation.workload import Scenario
+    from policy_engine.simulation.core.jobs import Job
+    from policy_engine.simulation.inputs.workload import Scenario
 
 #: Show a progress bar for workloads at least this large (and only on a terminal).
 PROGRESS_MIN_JOBS = 10_000
@@ -159,7 +159,7 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window)
     calibration = None
     if loaded.observed:
-        from policy_engine.simulation.calibration import calibrate
+        from policy_engine.simulation.outputs.calibration import calibrate
 
         calibration = calibrate(result, loaded.observed)
     SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration), sys.stdout)

@@ -14,8 +14,8 @@ from rich.table import Table
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
 from policy_engine.loading import LoadError
 from policy_engine.reports import terminal
-from policy_engine.simulation.numbers import format_seconds
-from policy_engine.simulation.workload import Scenario, load_scenario
+from policy_engine.simulation.inputs.workload import Scenario, load_scenario
+from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.sweep.dataset import DatasetError, ResultsDataset, flat_row, share_pairs
 from policy_engine.sweep.evaluate import ERROR, OK
 from policy_engine.sweep.executor import ExecutorError, open_executor

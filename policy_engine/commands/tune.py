@@ -16,7 +16,7 @@ from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, ax
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import Topology
 from policy_engine.reports import terminal
-from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.executor import ExecutorError, open_executor

@@ -15,9 +15,9 @@ import click
 from policy_engine.examples import INSTANCE_TYPE, example_topology
 from policy_engine.reports import terminal
 from policy_engine.reports.simulate_text import jobs_table
-from policy_engine.simulation.engine import Engine, PriorityUpdate
-from policy_engine.simulation.jobs import JobSpec
-from policy_engine.simulation.results import SimulationResult, build_result
+from policy_engine.simulation.core.engine import Engine, PriorityUpdate
+from policy_engine.simulation.core.jobs import JobSpec
+from policy_engine.simulation.outputs.results import SimulationResult, build_result
 
 HOUR = 3600
 

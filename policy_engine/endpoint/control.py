@@ -24,7 +24,7 @@ from policy_engine.endpoint.account import api_problems
 from policy_engine.endpoint.errors import client_error
 from policy_engine.endpoint.handlers.registry import Output
 from policy_engine.endpoint.service import Service
-from policy_engine.simulation.numbers import as_number
+from policy_engine.simulation.outputs.numbers import as_number
 
 if TYPE_CHECKING:
     from policy_engine.model import Topology

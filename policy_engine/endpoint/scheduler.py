@@ -24,8 +24,8 @@ from policy_engine.endpoint.status_reasons import attempt_reason, status_reason
 from policy_engine.endpoint.topology_diff import live_actions
 from policy_engine.model import Topology
 from policy_engine.simulation.causes import PREEMPTIONS, Cause, Reason, describe, describe_waiting
-from policy_engine.simulation.engine import Engine, SimulationSettings
-from policy_engine.simulation.jobs import Job, JobSpec
+from policy_engine.simulation.core.engine import Engine, SimulationSettings
+from policy_engine.simulation.core.jobs import Job, JobSpec
 
 
 class Clock:

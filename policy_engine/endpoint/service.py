@@ -22,7 +22,7 @@ from policy_engine.endpoint.jobs import ServiceJob
 from policy_engine.endpoint.scheduler import Clock, Scheduler
 from policy_engine.endpoint.store import Store
 from policy_engine.model import Topology
-from policy_engine.simulation.job_rows import MAX_SECONDS
+from policy_engine.simulation.inputs.job_rows import MAX_SECONDS
 
 #: SubmitServiceJob's documented account rate (service_limits): requests per second.
 SUBMIT_RATE = 5.0

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from policy_engine.simulation.results import JobRecord, SimulationResult
-from policy_engine.simulation.usage import UsageLog
+from policy_engine.simulation.outputs.results import JobRecord, SimulationResult
+from policy_engine.simulation.outputs.usage import UsageLog
 
 #: Time bins of every chart over time.
 BINS = 300

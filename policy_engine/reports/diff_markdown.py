@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from policy_engine.changes.report import FAIL_ON, ChangeReport, GuaranteeChange
 from policy_engine.reports.diff_text import KIND_TITLES, describe, object_line, verdict
 from policy_engine.reports.markdown import cell, table
-from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.outputs.numbers import format_seconds
 
 #: GitHub's limit on an issue or pull-request comment, in characters.
 GITHUB_COMMENT_LIMIT = 65_536

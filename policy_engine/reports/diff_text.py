@@ -7,7 +7,7 @@ from typing import Any
 
 from policy_engine.changes.report import FAIL_ON, ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
 from policy_engine.diagnostics import ObjectKind
-from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.outputs.numbers import format_seconds
 
 KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
                ObjectKind.SHARE: "Quota shares"}

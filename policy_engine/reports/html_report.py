@@ -30,8 +30,8 @@ from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
 from policy_engine.reports import report_script, summary_png, vega
 from policy_engine.reports.safe_text import visible
-from policy_engine.simulation.numbers import format_seconds
-from policy_engine.simulation.results import SimulationResult
+from policy_engine.simulation.outputs.numbers import format_seconds
+from policy_engine.simulation.outputs.results import SimulationResult
 
 PAGE = "index.html"
 #: Without --report-share / --report-window, runs of at most this many jobs still get per-job timelines.

@@ -9,9 +9,9 @@ import click
 
 from policy_engine.reports.markdown import code, table
 from policy_engine.reports.subjects import SimulateOutput
-from policy_engine.simulation.calibration import ShareCalibration
-from policy_engine.simulation.numbers import format_seconds
-from policy_engine.simulation.results import SimulationResult
+from policy_engine.simulation.outputs.calibration import ShareCalibration
+from policy_engine.simulation.outputs.numbers import format_seconds
+from policy_engine.simulation.outputs.results import SimulationResult
 
 
 def _seconds(value: float) -> str:

@@ -14,9 +14,9 @@ from rich.table import Table
 from policy_engine.reports import terminal
 from policy_engine.reports.safe_text import rich_text, visible
 from policy_engine.reports.subjects import SimulateOutput
-from policy_engine.simulation.calibration import ShareCalibration
-from policy_engine.simulation.numbers import format_seconds
-from policy_engine.simulation.results import SimulationResult
+from policy_engine.simulation.outputs.calibration import ShareCalibration
+from policy_engine.simulation.outputs.numbers import format_seconds
+from policy_engine.simulation.outputs.results import SimulationResult
 
 #: Above this many jobs the text report shows shares and the summary only.
 JOB_TABLE_LIMIT = 200

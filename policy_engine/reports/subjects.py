@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from policy_engine.checks import CheckReport
     from policy_engine.loading import LoadError
     from policy_engine.model import Topology
-    from policy_engine.simulation.calibration import ShareCalibration
-    from policy_engine.simulation.results import SimulationResult
+    from policy_engine.simulation.outputs.calibration import ShareCalibration
+    from policy_engine.simulation.outputs.results import SimulationResult
 
 
 @dataclass(frozen=True)

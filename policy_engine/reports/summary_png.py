@@ -21,7 +21,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from policy_engine.reports.aggregates import Aggregates, WaitStats, time_unit
-from policy_engine.simulation.results import SimulationResult
+from policy_engine.simulation.outputs.results import SimulationResult
 
 OWN, BORROWED, IDLE, DEPTH = "#4c72b0", "#dd8452", "#d9d9d9", "#8172b3"
 GRID, AXIS, TEXT = "#e6e6e6", "#444444", "#222222"

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import NamedTuple
 
-from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.outputs.numbers import format_seconds
 
 
 class Cause(StrEnum):

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 
-#: The modules ``setup.py`` compiles, in ``policy_engine.simulation``.
+#: The modules ``setup.py`` compiles: every module of ``policy_engine.simulation.core``, and only those.
 COMPILED_MODULES = ("capacity", "engine", "events", "jobs", "lifecycle", "placement", "pool_queue", "preemption",
                     "queues", "steps")
 #: Set (to anything but empty, 0, false or no) to run the simulator from source even where a compiled build exists.
@@ -38,10 +38,10 @@ class StaleBuildWarning(UserWarning):
 def asks_for_source(environ: Mapping[str, str]) -> bool:
     """Whether ``environ`` sets ``PURE_PYTHON_VARIABLE`` (as ``setup.py`` reads it at install time)."""
     return environ.get(PURE_PYTHON_VARIABLE, "").strip().lower() not in ("", "0", "false", "no")
-_PACKAGE = __name__.rpartition(".")[0]
+_PACKAGE = __name__.rpartition(".")[0] + ".core"
 #: The library every compiled module calls into (``setup.py``'s ``group_name``).
 SHARED_LIBRARY = "_native__mypyc"
-_HERE = Path(__file__).parent
+_HERE = Path(__file__).parent / "core"
 
 
 def source_hash(path: Path) -> str:
@@ -59,7 +59,7 @@ def _compiled_file(directory: Path, name: str) -> Path | None:
 
 def _recorded_hashes() -> dict[str, str]:
     try:
-        from policy_engine.simulation._compiled_sources import SOURCE_HASHES  # written by setup.py
+        from policy_engine.simulation.core._compiled_sources import SOURCE_HASHES  # written by setup.py
     except ImportError:
         return {}
     return dict(SOURCE_HASHES)

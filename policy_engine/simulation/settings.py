@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policy_engine.simulation.exact_types import exact_flag, exact_integer, exact_number
-from policy_engine.simulation.preemption import POLICIES, LowestPriorityNewestFirst, VictimPolicy
+from policy_engine.simulation.core.preemption import POLICIES, LowestPriorityNewestFirst, VictimPolicy
+from policy_engine.simulation.inputs.exact_types import exact_flag, exact_integer, exact_number
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 

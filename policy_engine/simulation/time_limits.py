@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from policy_engine.model import JobStateTimeLimitAction, Topology
-from policy_engine.simulation.capacity import ShareCapacity
 from policy_engine.simulation.causes import Cause, Reason
-from policy_engine.simulation.events import Kind, Phase
-from policy_engine.simulation.jobs import CAPACITY_INSUFFICIENT, Job, Status
+from policy_engine.simulation.core.capacity import ShareCapacity
+from policy_engine.simulation.core.events import Kind, Phase
+from policy_engine.simulation.core.jobs import CAPACITY_INSUFFICIENT, Job, Status
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.lifecycle import JobLifecycle
+    from policy_engine.simulation.core.lifecycle import JobLifecycle
 
 
 def queue_actions(topology: Topology) -> dict[str, dict[str, JobStateTimeLimitAction]]:

@@ -25,11 +25,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from policy_engine.simulation import placement
-from policy_engine.simulation.capacity import Pool, ShareCapacity
+from policy_engine.simulation.core import placement
+from policy_engine.simulation.core.capacity import Pool, ShareCapacity
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.engine import Engine
+    from policy_engine.simulation.core.engine import Engine
 
 #: Fields of a quota share an ``update_share`` may set (``QuotaShare`` names).
 SHARE_FIELDS = ("capacity", "strategy", "borrow_limit", "in_share_preemption", "state")

@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from policy_engine.model import JobQueue, Topology, share_id
-from policy_engine.simulation.engine import Action, SimulationSettings
-from policy_engine.simulation.jobs import JobSpec
-from policy_engine.simulation.workload import Scenario
+from policy_engine.simulation.core.engine import Action, SimulationSettings
+from policy_engine.simulation.core.jobs import JobSpec
+from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.sweep.grammar import Axis
 
 

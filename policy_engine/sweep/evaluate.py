@@ -16,11 +16,11 @@ from typing import Any
 from policy_engine.checks import check_topology
 from policy_engine.model import Topology
 from policy_engine.reports.check_json import finding_to_dict
-from policy_engine.simulation.engine import simulate
+from policy_engine.simulation.core.engine import simulate
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.numbers import plain
-from policy_engine.simulation.results import SimulationResult
-from policy_engine.simulation.workload import Scenario
+from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.outputs.numbers import plain
+from policy_engine.simulation.outputs.results import SimulationResult
 from policy_engine.sweep.candidate import variant
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.grid import Candidate

@@ -21,8 +21,8 @@ from typing import Any
 
 from policy_engine.diagnostics import ShareMatch
 from policy_engine.model import QuotaShare, Topology, share_id
-from policy_engine.simulation.engine import SimulationSettings
-from policy_engine.simulation.preemption import POLICIES
+from policy_engine.simulation.core.engine import SimulationSettings
+from policy_engine.simulation.core.preemption import POLICIES
 
 STRATEGIES = ("RESERVE", "LEND", "LEND_AND_BORROW")
 STATES = ("ENABLED", "DISABLED")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from policy_engine.simulation.numbers import format_seconds
+from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.expressions import SHARE_METRICS, Expression
 from policy_engine.sweep.grammar import Axis

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policy_engine.simulation.workload import Scenario
+from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.sweep.dataset import ResultsDataset
 from policy_engine.sweep.evaluate import evaluate
 from policy_engine.sweep.executor import Executor

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
 from policy_engine.model import Topology
-from policy_engine.simulation.engine import Action, Engine
-from policy_engine.simulation.metrics import EnvironmentSpan, cluster_summary
-from policy_engine.simulation.results import SimulationResult, build_result
+from policy_engine.simulation.core.engine import Action, Engine
+from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.outputs.metrics import EnvironmentSpan, cluster_summary
+from policy_engine.simulation.outputs.results import SimulationResult, build_result
+from policy_engine.simulation.outputs.usage import merge_logs
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
-from policy_engine.simulation.usage import merge_logs
-from policy_engine.simulation.workload import Scenario
 from policy_engine.sweep.executor import Executor
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from policy_engine.simulation.workload import Scenario
+from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.sweep.evaluate import INVALID, OK, evaluate
 from policy_engine.sweep.executor import Executor
 from policy_engine.sweep.expressions import Constraint, Expression

@@ -150,7 +150,7 @@ def test_readme_states_the_analysis_caps():
 
 
 def test_scenarios_read_yaml_1_2_too(write_file):
-    from policy_engine.simulation.workload import load_scenario
+    from policy_engine.simulation.inputs.workload import load_scenario
 
     write_file("topology.yaml", EXAMPLE_YAML.read_text(encoding="utf-8"))
     scenario = load_scenario(write_file("s.yaml", "topology: topology.yaml\n"

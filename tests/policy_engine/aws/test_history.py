@@ -14,7 +14,7 @@ from policy_engine.aws.clients import Api
 from policy_engine.aws.history import COLUMNS, parse_since, share_medians, write_history
 from policy_engine.cli import main
 from policy_engine.examples import example_topology
-from policy_engine.simulation.workload import Extras, load_jobs
+from policy_engine.simulation.inputs.workload import Extras, load_jobs
 from tests.policy_engine.aws.fake_account import batch_client
 from tests.policy_engine.aws.lazy_jobs import LazyHistory
 

@@ -9,8 +9,8 @@ from policy_engine.aws.clients import Api
 from policy_engine.aws.snapshot import take_snapshot
 from policy_engine.cli import main
 from policy_engine.examples import example_topology
-from policy_engine.simulation.engine import simulate
-from policy_engine.simulation.workload import load_scenario
+from policy_engine.simulation.core.engine import simulate
+from policy_engine.simulation.inputs.workload import load_scenario
 from tests.policy_engine.aws.fake_account import FakeAccount, arn, service_job, short, topology_template
 
 NOW = 1_780_000_000_000  # epoch ms: the snapshot's time 0

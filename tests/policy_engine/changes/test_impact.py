@@ -12,7 +12,7 @@ from policy_engine.changes.impact import replay
 from policy_engine.changes.renames import Renames, parse_renames
 from policy_engine.cli import main
 from policy_engine.loading import LoadError
-from policy_engine.simulation.workload import Scenario
+from policy_engine.simulation.inputs.workload import Scenario
 from tests.builders import GPU, job, share
 from tests.builders import simulated_topology as topology
 

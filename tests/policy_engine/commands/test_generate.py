@@ -85,7 +85,7 @@ def test_the_heavy_shape_from_the_command_line(tmp_path):
         "--burst-spread", "600", "--sizes", "1:0.85,2:0.15"])
     assert out.exit_code == 0, out.output
     from policy_engine.loading import load_topology
-    from policy_engine.simulation.workload import load_jobs
+    from policy_engine.simulation.inputs.workload import load_jobs
 
     jobs = load_jobs(tmp_path / "j.csv", load_topology(TOPOLOGY))
     assert len(jobs) == 3000 and max(j.duration for j in jobs) <= 1209600

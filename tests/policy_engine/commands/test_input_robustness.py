@@ -302,7 +302,7 @@ def test_an_events_file_on_a_full_disk_is_one_line_naming_it(scenario_dir):
 
 
 def test_many_bad_rows_are_counted_not_kept(scenario_dir):
-    from policy_engine.simulation import workload
+    from policy_engine.simulation.inputs import workload
 
     rows = "".join(f"j{i},QS1,-{i + 1}\n" for i in range(5000))
     (scenario_dir / "jobs.csv").write_text("name,share,duration\n" + rows)

@@ -184,8 +184,8 @@ def test_preemption_in_progress_window_as_aws_shows_it(tmp_path):
     from policy_engine.endpoint.server import start_in_thread
     from policy_engine.endpoint.service import Options, Service
     from policy_engine.examples import example_topology
-    from policy_engine.simulation.engine import Engine
-    from policy_engine.simulation.workload import load_scenario
+    from policy_engine.simulation.core.engine import Engine
+    from policy_engine.simulation.inputs.workload import load_scenario
 
     with start_in_thread(Service(Options(speed=0, preemption_seconds=20), example_topology())) as running:
         batch = client(running)

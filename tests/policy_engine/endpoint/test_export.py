@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import yaml
 
-from policy_engine.simulation.engine import Engine
-from policy_engine.simulation.results import build_result
-from policy_engine.simulation.workload import load_scenario
+from policy_engine.simulation.core.engine import Engine
+from policy_engine.simulation.inputs.workload import load_scenario
+from policy_engine.simulation.outputs.results import build_result
 from tests.policy_engine.endpoint.conftest import client, submit
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from policy_engine.endpoint.status_reasons import COMPLETED, TIMED_OUT, attempt_reason, status_reason
 from policy_engine.simulation.causes import Cause, Reason
-from policy_engine.simulation.jobs import MISCONFIG_QUOTA
+from policy_engine.simulation.core.jobs import MISCONFIG_QUOTA
 
 
 def shown(job_id: str) -> str:

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from policy_engine.endpoint.server import RunningEndpoint
 from policy_engine.model import Topology
-from policy_engine.simulation.engine import Action, Engine, SimulationSettings
-from policy_engine.simulation.jobs import JobSpec
+from policy_engine.simulation.core.engine import Action, Engine, SimulationSettings
+from policy_engine.simulation.core.jobs import JobSpec
 
 #: Per job name: (status, preempted attempts).
 States = dict[str, tuple[str, int]]

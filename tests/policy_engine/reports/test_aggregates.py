@@ -13,8 +13,8 @@ import pytest
 
 from policy_engine.reports import aggregates as agg
 from policy_engine.simulation import simulate
-from policy_engine.simulation.engine import Engine
-from policy_engine.simulation.results import build_result
+from policy_engine.simulation.core.engine import Engine
+from policy_engine.simulation.outputs.results import build_result
 from policy_engine.simulation.settings import SimulationSettings
 from policy_engine.simulation.topology_changes import ShareUpdate
 from tests.builders import job, share

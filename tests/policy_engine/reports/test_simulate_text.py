@@ -27,7 +27,7 @@ def test_shares_table_on_an_80_column_terminal_never_cuts_a_number(tmp_path: Pat
 
     from policy_engine.reports.simulate_text import print_tables
     from policy_engine.simulation import Engine, load_scenario
-    from policy_engine.simulation.results import build_result
+    from policy_engine.simulation.outputs.results import build_result
 
     path = tmp_path / "narrow.yaml"
     path.write_text(NARROW_SCENARIO, encoding="utf-8")

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from policy_engine.simulation import compiled
-from policy_engine.simulation.engine import SimulationSettings
-from policy_engine.simulation.generate import WorkloadProfile, generate_jobs
+from policy_engine.simulation.core.engine import SimulationSettings
+from policy_engine.simulation.inputs.generate import WorkloadProfile, generate_jobs
 from tests.builders import share, simulated_topology
 from tests.policy_engine.simulation.compiled_cases import outcomes
 from tests.policy_engine.simulation.test_properties import contended, scenarios
@@ -125,9 +125,9 @@ def test_a_source_edited_since_the_build_is_run_from_source(tmp_path):
 
 def test_running_from_source_loads_every_hot_module_from_its_source():
     probe = ("import json, sys\nfrom policy_engine.simulation import compiled\n"
-             "from policy_engine.simulation.engine import Engine\n"
+             "from policy_engine.simulation.core.engine import Engine\n"
              "print(json.dumps([compiled.runs_compiled, compiled.loaded_compiled(), "
-             "[sys.modules[f'policy_engine.simulation.{n}'].__file__ for n in compiled.COMPILED_MODULES]]))")
+             "[sys.modules[f'policy_engine.simulation.core.{n}'].__file__ for n in compiled.COMPILED_MODULES]]))")
     run = _from_source("-c", probe)
     assert run.returncode == 0, run.stderr
     runs, loaded, files = json.loads(run.stdout)
@@ -139,8 +139,8 @@ def test_numpy_values_from_a_data_frame_run_as_the_plain_values_they_stand_for()
     """The compiled engine checks types: values that are exactly ints or floats are taken as such."""
     import numpy as np
 
-    from policy_engine.simulation.engine import PriorityUpdate, simulate
-    from policy_engine.simulation.jobs import JobSpec
+    from policy_engine.simulation.core.engine import PriorityUpdate, simulate
+    from policy_engine.simulation.core.jobs import JobSpec
 
     topology = simulated_topology(4, share("A", 2, "LEND_AND_BORROW"), share("B", 2, "LEND"))
     gpu = "ml.g5.xlarge"
@@ -159,8 +159,8 @@ def test_numpy_values_from_a_data_frame_run_as_the_plain_values_they_stand_for()
 
 @compiled_only
 def test_a_value_that_is_not_exactly_an_integer_is_refused_with_its_job_and_field():
-    from policy_engine.simulation.engine import PriorityUpdate, simulate
-    from policy_engine.simulation.jobs import JobSpec
+    from policy_engine.simulation.core.engine import PriorityUpdate, simulate
+    from policy_engine.simulation.core.jobs import JobSpec
 
     topology = simulated_topology(4, share("A", 2))
     for spec, message in ((JobSpec("a", "q/A", "ml.g5.xlarge", 1, 2.5, 0, 10), "job 'a': priority"),

@@ -6,14 +6,14 @@ from itertools import pairwise
 
 
 def _profile(**changes):
-    from policy_engine.simulation.generate import WorkloadProfile
+    from policy_engine.simulation.inputs.generate import WorkloadProfile
 
     return WorkloadProfile(**{"jobs": 20_000, "arrival_rate": 3600.0, "duration_mean": 3600.0, "seed": 3, **changes})
 
 
 def _jobs(profile):
     from policy_engine.examples import large_topology
-    from policy_engine.simulation.generate import generate_jobs
+    from policy_engine.simulation.inputs.generate import generate_jobs
 
     return list(generate_jobs(large_topology(queues=2, shares_per_queue=4, instance_types=2), profile))
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from policy_engine.examples import INSTANCE_TYPE, example_topology
-from policy_engine.simulation.engine import Engine
-from policy_engine.simulation.jobs import JobSpec, Status
+from policy_engine.simulation.core.engine import Engine
+from policy_engine.simulation.core.jobs import JobSpec, Status
 
 
 def spec(name: str, share: str, priority: int = 0, at: float = 0.0, duration: float = 100.0) -> JobSpec:
@@ -69,7 +69,7 @@ def test_adopt_keeps_running_jobs_finish_times_and_waiting_order():
 
 
 def test_adopt_keeps_a_scheduled_job_waiting_for_its_preemption_delay():
-    from policy_engine.simulation.engine import SimulationSettings
+    from policy_engine.simulation.core.engine import SimulationSettings
 
     settings = SimulationSettings(preemption_delay=20)
     old = Engine(example_topology(), [], settings=settings)

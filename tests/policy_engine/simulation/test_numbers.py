@@ -6,7 +6,7 @@ import pytest
 
 from policy_engine.reports.html_report import render_page
 from policy_engine.reports.simulate_markdown import render as render_simulation
-from policy_engine.simulation.numbers import as_number, format_seconds, plain
+from policy_engine.simulation.outputs.numbers import as_number, format_seconds, plain
 from tests.builders import job, share
 from tests.builders import simulate as run
 from tests.builders import simulated_topology as topology

@@ -27,7 +27,7 @@ def test_importing_the_package_loads_no_submodule():
     loaded = _loaded_after("import policy_engine.simulation")
     assert {"policy_engine.simulation", "policy_engine.simulation.compiled"} <= set(loaded)
     assert set(loaded) <= {"policy_engine.simulation", "policy_engine.simulation.compiled",
-                           "policy_engine.simulation._compiled_sources"}
+                           "policy_engine.simulation.core", "policy_engine.simulation.core._compiled_sources"}
 
 
 def test_check_as_markdown_does_not_load_the_simulator():
@@ -37,8 +37,8 @@ def test_check_as_markdown_does_not_load_the_simulator():
         "    main(['check', '--format', 'markdown', 'topologies/example.yaml'], standalone_mode=False)\n"
         "except SystemExit:\n"
         "    pass")
-    assert "policy_engine.simulation.engine" not in loaded
-    assert "policy_engine.simulation.steps" not in loaded
+    assert "policy_engine.simulation.core.engine" not in loaded
+    assert "policy_engine.simulation.core.steps" not in loaded
 
 
 def test_every_public_name_resolves_to_its_module_and_unknown_names_fail():
@@ -51,3 +51,13 @@ def test_every_public_name_resolves_to_its_module_and_unknown_names_fail():
         assert "NoSuchThing" in str(error)
     else:
         raise AssertionError("an unknown name must raise AttributeError")
+
+
+def test_the_documented_results_path_is_the_moved_module_itself():
+    """docs/simulator.md imports ``build_result`` from ``policy_engine.simulation.results`` (now ``outputs/``)."""
+    from policy_engine.simulation.results import SimulationResult, build_result
+
+    from policy_engine.simulation.outputs import results
+
+    assert build_result is results.build_result and SimulationResult is results.SimulationResult
+    assert sys.modules["policy_engine.simulation.results"] is results

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from policy_engine.graph import BorrowGraph
 from policy_engine.limits import TIME_LIMIT_REASONS
 from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
-from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings
-from policy_engine.simulation.jobs import ACTIVE, JobSpec, Status
-from policy_engine.simulation.preemption import POLICIES, reclaim_victims
-from policy_engine.simulation.results import build_result
+from policy_engine.simulation.core.engine import Engine, PriorityUpdate, SimulationSettings
+from policy_engine.simulation.core.jobs import ACTIVE, JobSpec, Status
+from policy_engine.simulation.core.preemption import POLICIES, reclaim_victims
+from policy_engine.simulation.outputs.results import build_result
 
 TYPES = ("ml.g5.xlarge", "ml.p4d.24xlarge")
 PROPERTY_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -200,7 +200,7 @@ def test_the_room_bound_never_rules_out_a_victim_set_the_search_would_find():
     """``could_make_room`` skips the victim search only where the search finds nothing (the bound is sound)."""
     from unittest import mock
 
-    from policy_engine.simulation import preemption
+    from policy_engine.simulation.core import preemption
 
     bound = preemption.could_make_room
     ruled_out: list[str] = []

@@ -53,8 +53,8 @@ def test_a_finished_jobs_record_keeps_its_priority_at_build_time_and_pickles_as_
     # (UpdateServiceJob applies to a finished job too), and the record must not see that change
     import pickle
 
-    from policy_engine.simulation.engine import Engine, PriorityUpdate, SimulationSettings
-    from policy_engine.simulation.results import RecordColumns, build_result
+    from policy_engine.simulation.core.engine import Engine, PriorityUpdate, SimulationSettings
+    from policy_engine.simulation.outputs.results import RecordColumns, build_result
 
     topo = topology(1, share("A", 1))
     jobs = [job("done", "A", duration=100), job("waits", "A", duration=500)]
@@ -86,9 +86,9 @@ def test_job_records_are_a_snapshot_that_reads_like_a_list():
     # keeps what was true at 50 while the engine runs on
     import pickle
 
-    from policy_engine.simulation.engine import Engine, SimulationSettings
-    from policy_engine.simulation.jobs import AttemptRecord
-    from policy_engine.simulation.results import build_result
+    from policy_engine.simulation.core.engine import Engine, SimulationSettings
+    from policy_engine.simulation.core.jobs import AttemptRecord
+    from policy_engine.simulation.outputs.results import build_result
 
     topo = topology(2, share("A", 1, "LEND_AND_BORROW"), share("L", 1, "LEND"))
     jobs = [job("a1", "A", duration=200), job("a2", "A", duration=300), job("l", "L", at=100, duration=100)]

@@ -8,10 +8,10 @@ from click.testing import CliRunner
 from policy_engine.cli import main
 from policy_engine.examples import example_topology
 from policy_engine.loading import LoadError
-from policy_engine.simulation.engine import Engine, SimulationSettings, simulate
-from policy_engine.simulation.jobs import JobSpec, LiveState, Status
-from policy_engine.simulation.live import LiveStateError
-from policy_engine.simulation.workload import load_scenario
+from policy_engine.simulation.core.engine import Engine, SimulationSettings, simulate
+from policy_engine.simulation.core.jobs import JobSpec, LiveState, Status
+from policy_engine.simulation.inputs.live import LiveStateError
+from policy_engine.simulation.inputs.workload import load_scenario
 
 G5 = "ml.g5.xlarge"
 

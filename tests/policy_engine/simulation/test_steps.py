@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from policy_engine.model import QuotaShare
-from policy_engine.simulation.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
-from policy_engine.simulation.preemption import POLICIES
+from policy_engine.simulation.core.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
+from policy_engine.simulation.core.preemption import POLICIES
 from tests.builders import GPU, job, share, statuses
 from tests.builders import simulate as run
 from tests.builders import simulated_topology as topology
@@ -295,7 +295,7 @@ def test_a_head_waiting_for_protected_victims_looks_again_when_a_job_joins_its_l
     # at 12 head H of S1 needs 2 of S3's borrowed instances: its victim set is {p1}, protected until 18
     # (min_runtime 10). At 14 J takes the last idle instance and J2 joins S1's line behind H: H looks
     # again, and the set is now {q2}, unprotected, so q2 is preempted at 14 (not when p1's protection ends)
-    from policy_engine.simulation.jobs import AttemptRecord
+    from policy_engine.simulation.core.jobs import AttemptRecord
 
     jobs = [job("q2", "S3", 2, at=0, duration=100), job("p1", "S3", 1, priority=0, at=8, duration=100),
             job("H", "S1", 2, priority=0, at=12, duration=100), job("J2", "S1", 1, priority=0, at=14, duration=100),
@@ -308,7 +308,7 @@ def test_a_head_waiting_for_protected_victims_looks_again_when_a_job_joins_its_l
 def test_a_backfill_placement_makes_a_head_waiting_for_victims_look_again():
     # as above without J: at 14 backfill places J2 behind H on S1's third instance, taking the last idle
     # one; H looks again and preempts the unprotected q2 at once
-    from policy_engine.simulation.jobs import AttemptRecord
+    from policy_engine.simulation.core.jobs import AttemptRecord
 
     jobs = [job("q2", "S3", 2, at=0, duration=100), job("p1", "S3", 1, priority=0, at=8, duration=100),
             job("H", "S1", 2, priority=0, at=12, duration=100), job("J2", "S1", 1, priority=0, at=14, duration=100)]

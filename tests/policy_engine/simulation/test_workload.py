@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from policy_engine.cli import main
 from policy_engine.loading import LoadError
-from policy_engine.simulation.preemption import POLICIES
+from policy_engine.simulation.core.preemption import POLICIES
 from tests.builders import share, simulated_topology
 
 TOPOLOGY = Path(__file__).parents[3] / "topologies" / "example.yaml"
@@ -103,10 +103,10 @@ job_queues:
 
 def test_row_problems_are_located_data_whatever_the_names_hold(tmp_path):
     from policy_engine.diagnostics import Named, Problem
-    from policy_engine.simulation.input_problems import Problems
-    from policy_engine.simulation.job_files import collect_jobs, rows_from_file
-    from policy_engine.simulation.job_rows import ShareIndex
-    from policy_engine.simulation.workload import load_jobs
+    from policy_engine.simulation.inputs.input_problems import Problems
+    from policy_engine.simulation.inputs.job_files import collect_jobs, rows_from_file
+    from policy_engine.simulation.inputs.job_rows import ShareIndex
+    from policy_engine.simulation.inputs.workload import load_jobs
 
     topology_file = tmp_path / "t.yaml"
     topology_file.write_text(DOTTED, encoding="utf-8")
@@ -135,7 +135,7 @@ def test_row_problems_are_located_data_whatever_the_names_hold(tmp_path):
 
 def test_a_row_names_a_share_through_the_one_resolver(tmp_path):
     from policy_engine.loading import load_topology
-    from policy_engine.simulation.job_rows import ShareIndex
+    from policy_engine.simulation.inputs.job_rows import ShareIndex
 
     topology_file = tmp_path / "t.yaml"
     topology_file.write_text(DOTTED, encoding="utf-8")
@@ -151,10 +151,10 @@ def test_a_large_file_read_in_batches_reports_each_problem_on_its_line(tmp_path)
     # 10,000 good rows (more than one fast batch) with a duplicate inside the first batch, one across
     # batches and a broken row between them: every good row kept in order, each problem on its own line
     from policy_engine.diagnostics import Named, Problem
-    from policy_engine.simulation.fast_csv import CHUNK as _BATCH
-    from policy_engine.simulation.input_problems import Problems
-    from policy_engine.simulation.job_files import collect_jobs, rows_from_file
-    from policy_engine.simulation.job_rows import ShareIndex
+    from policy_engine.simulation.inputs.fast_csv import CHUNK as _BATCH
+    from policy_engine.simulation.inputs.input_problems import Problems
+    from policy_engine.simulation.inputs.job_files import collect_jobs, rows_from_file
+    from policy_engine.simulation.inputs.job_rows import ShareIndex
 
     topo = simulated_topology(4, share("A", 2))
     names = [f"j{i}" for i in range(10_000)]
@@ -180,7 +180,7 @@ def test_a_large_file_read_in_batches_reports_each_problem_on_its_line(tmp_path)
 def test_rows_read_before_an_unreadable_row_are_still_checked(tmp_path):
     # a field over the csv module's limit stops reading on line 6,002: the duplicate on line 5,992 (in the
     # chunk being read when it stopped) is still reported, then the stop
-    from policy_engine.simulation.workload import load_jobs
+    from policy_engine.simulation.inputs.workload import load_jobs
 
     topo = simulated_topology(4, share("A", 2))
     rows = [f"j{i},q/A,{i}.5" for i in range(6_000)]
@@ -196,8 +196,8 @@ def test_rows_read_before_an_unreadable_row_are_still_checked(tmp_path):
 def test_the_column_check_accepts_exactly_what_the_row_check_does(tmp_path):
     # each odd cell in a chunk of good rows: read a chunk at a time or row by row, the specs (values and
     # their int/float types) and the problems are the same
-    from policy_engine.simulation import fast_csv
-    from policy_engine.simulation.workload import load_jobs
+    from policy_engine.simulation.inputs import fast_csv
+    from policy_engine.simulation.inputs.workload import load_jobs
 
     topo = simulated_topology(4, share("A", 2))
     odd = ["1e3", "+5", "7", "007", "-0", "1.5e3", "2.", ".5", "1E2", " 3", "3_0", "1e999", "nan", "", "-1",
@@ -229,8 +229,8 @@ def test_count_columns_with_many_distinct_cells_and_long_digits_read_as_row_by_r
     # above 64 distinct cells a chunk's count column is converted cell by cell rather than looked up, and
     # a chunk leaves long instances and priority cells (65 digits together) to the row check: whichever
     # path reads a row, the specs and the problems are the ones the row check gives
-    from policy_engine.simulation import fast_csv
-    from policy_engine.simulation.workload import load_jobs
+    from policy_engine.simulation.inputs import fast_csv
+    from policy_engine.simulation.inputs.workload import load_jobs
 
     topo = simulated_topology(4, share("A", 2))
     header = "name,share,duration,submit_at,instances,priority\n"

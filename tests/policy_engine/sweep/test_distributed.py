@@ -19,7 +19,7 @@ import yaml
 from click.testing import CliRunner
 
 from policy_engine.cli import main
-from policy_engine.simulation.workload import load_scenario
+from policy_engine.simulation.inputs.workload import load_scenario
 from policy_engine.sweep.dataset import ResultsDataset, share_pairs
 from policy_engine.sweep.executor import DaskExecutor, InProcess, open_executor
 from policy_engine.sweep.grammar import parse_vary

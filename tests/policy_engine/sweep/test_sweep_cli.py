@@ -13,7 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from policy_engine.cli import main
-from policy_engine.simulation.workload import load_scenario
+from policy_engine.simulation.inputs.workload import load_scenario
 from policy_engine.sweep import dataset as dataset_module
 from policy_engine.sweep.candidate import topology_for, variant
 from policy_engine.sweep.executor import InProcess
@@ -169,9 +169,9 @@ def test_a_bad_scheduler_address_in_the_environment_is_named_as_such(monkeypatch
 
 
 def test_a_sweep_from_a_live_snapshot_starts_every_candidate_from_it():
-    from policy_engine.simulation.engine import simulate
-    from policy_engine.simulation.jobs import JobSpec, LiveState, Status
-    from policy_engine.simulation.workload import Scenario
+    from policy_engine.simulation.core.engine import simulate
+    from policy_engine.simulation.core.jobs import JobSpec, LiveState, Status
+    from policy_engine.simulation.inputs.workload import Scenario
     from policy_engine.sweep.evaluate import evaluate, simulation_json
     from policy_engine.sweep.grid import Candidate
 

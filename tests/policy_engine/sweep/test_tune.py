@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from policy_engine.checks import check_topology
 from policy_engine.cli import main
 from policy_engine.loading import load_topology
-from policy_engine.simulation.workload import load_scenario
+from policy_engine.simulation.inputs.workload import load_scenario
 from policy_engine.sweep.executor import InProcess
 from policy_engine.sweep.expressions import parse_constraint, parse_expression
 from policy_engine.sweep.grammar import parse_vary

@@ -18,16 +18,16 @@ from itertools import pairwise
 from typing import Final, SupportsFloat
 
 from policy_engine.model import Topology
-from policy_engine.simulation import placement
 from policy_engine.simulation.causes import Cause, Reason, Waiting
-from policy_engine.simulation.events import Event, Kind, Phase
-from policy_engine.simulation.exact_types import exact_number
+from policy_engine.simulation.core import placement
+from policy_engine.simulation.core.events import Event, Kind, Phase
+from policy_engine.simulation.core.jobs import ACTIVE, FAILED, FINAL, Job, JobSpec, LiveState, Status
+from policy_engine.simulation.core.lifecycle import JobLifecycle, Transition
+from policy_engine.simulation.core.pool_queue import PoolQueue
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.jobs import ACTIVE, FAILED, FINAL, Job, JobSpec, LiveState, Status
-from policy_engine.simulation.lifecycle import JobLifecycle, Transition
-from policy_engine.simulation.pool_queue import PoolQueue
-from policy_engine.simulation.reasons import waiting, waiting_reason
-from policy_engine.simulation.results import SimulationResult, build_result
+from policy_engine.simulation.inputs.exact_types import exact_number
+from policy_engine.simulation.outputs.reasons import waiting, waiting_reason
+from policy_engine.simulation.outputs.results import SimulationResult, build_result
 from policy_engine.simulation.settings import Action, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
@@ -79,7 +79,7 @@ class Engine(JobLifecycle):
         """``seq -> LiveState`` of the jobs already on capacity; ``LiveStateError`` if they break an invariant."""
         if not live:
             return {}
-        from policy_engine.simulation.live import LiveStateError, live_state_problems
+        from policy_engine.simulation.inputs.live import LiveStateError, live_state_problems
 
         problems = live_state_problems(self.topology, specs, live)
         if problems:

@@ -13,13 +13,11 @@ from functools import cached_property
 from typing import Final
 
 from policy_engine.model import Topology
-from policy_engine.simulation import placement
-from policy_engine.simulation.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.causes import Cause, Detail, Reason, describe
-from policy_engine.simulation.events import Event, Kind, Phase, make_event
-from policy_engine.simulation.exact_types import exact_spec
-from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.jobs import (
+from policy_engine.simulation.core import placement
+from policy_engine.simulation.core.capacity import Pool, ShareCapacity, build_pools
+from policy_engine.simulation.core.events import Event, Kind, Phase, make_event
+from policy_engine.simulation.core.jobs import (
     ACTIVE,
     FAILED,
     FINAL,
@@ -30,11 +28,13 @@ from policy_engine.simulation.jobs import (
     JobSpec,
     Status,
 )
-from policy_engine.simulation.pool_queue import PoolQueue
+from policy_engine.simulation.core.pool_queue import PoolQueue
+from policy_engine.simulation.core.steps import Steps
+from policy_engine.simulation.gcpause import gc_paused
+from policy_engine.simulation.inputs.exact_types import exact_spec
+from policy_engine.simulation.outputs.usage import LoggedShare, UsageLog
 from policy_engine.simulation.settings import PriorityUpdate, SimulationSettings
-from policy_engine.simulation.steps import Steps
 from policy_engine.simulation.time_limits import TimeLimits, queue_actions
-from policy_engine.simulation.usage import LoggedShare, UsageLog
 
 _RUNNABLE: Final = Status.RUNNABLE
 _RUNNING: Final = Status.RUNNING

@@ -12,7 +12,7 @@ import operator
 from numbers import Real
 from typing import Any
 
-from policy_engine.simulation.jobs import JobSpec
+from policy_engine.simulation.core.jobs import JobSpec
 
 #: ``JobSpec`` fields read as integers and as seconds; ``None`` stays ``None`` where the field allows it.
 _INTEGERS = ("instances", "priority", "preemption_retries", "attempts", "failures")

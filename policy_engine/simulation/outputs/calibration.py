@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from policy_engine.simulation.jobs import Observed
-from policy_engine.simulation.metrics import percentile
-from policy_engine.simulation.results import SimulationResult
+from policy_engine.simulation.core.jobs import Observed
+from policy_engine.simulation.outputs.metrics import percentile
+from policy_engine.simulation.outputs.results import SimulationResult
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ import heapq
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
-from policy_engine.simulation.jobs import Job, Status
+from policy_engine.simulation.core.jobs import Job, Status
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.capacity import ShareCapacity
+    from policy_engine.simulation.core.capacity import ShareCapacity
 
 _RUNNABLE: Final = Status.RUNNABLE
 #: ``(-priority, submitted, seq, version, job)``: line order, then the version that tells a stale entry

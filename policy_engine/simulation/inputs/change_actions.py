@@ -15,7 +15,7 @@ from typing import Any, get_args
 
 from policy_engine.diagnostics import DataPath
 from policy_engine.model import State, Strategy, Topology
-from policy_engine.simulation.input_problems import unknown_key
+from policy_engine.simulation.inputs.input_problems import unknown_key
 from policy_engine.simulation.topology_changes import SHARE_FIELDS, EnvironmentUpdate, ShareUpdate
 
 STRATEGIES: tuple[str, ...] = get_args(Strategy)

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from policy_engine.model import Topology, share_id
-from policy_engine.simulation import placement
-from policy_engine.simulation.capacity import build_pools
-from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
+from policy_engine.simulation.core import placement
+from policy_engine.simulation.core.capacity import build_pools
+from policy_engine.simulation.core.jobs import CORE_FIELDS, JobSpec
 
 DURATION_DISTRIBUTIONS = ("exponential", "lognormal", "pareto", "fixed")
 #: ``duration_shape`` when none is given: lognormal sigma, Pareto alpha.

@@ -7,8 +7,8 @@ an entry whose job is no longer the head of its line is skipped when it surfaces
 
 from __future__ import annotations
 
-from policy_engine.simulation.capacity import Pool, ShareCapacity
-from policy_engine.simulation.jobs import Job
+from policy_engine.simulation.core.capacity import Pool, ShareCapacity
+from policy_engine.simulation.core.jobs import Job
 
 #: A head in a priority-ordered step: ``(-priority, submitted, seq, job, share)``.
 HeadEntry = tuple[int, float, int, Job, ShareCapacity]

@@ -16,8 +16,8 @@ from collections.abc import Iterator, Sequence
 from itertools import islice, repeat
 from typing import NamedTuple
 
-from policy_engine.simulation.job_rows import MAX_DIGITS, MAX_PRIORITY, MAX_SECONDS, ShareIndex
-from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
+from policy_engine.simulation.core.jobs import CORE_FIELDS, JobSpec
+from policy_engine.simulation.inputs.job_rows import MAX_DIGITS, MAX_PRIORITY, MAX_SECONDS, ShareIndex
 
 #: Rows per chunk: large enough that a chunk's checks cost a few C-level passes per thousands of rows.
 CHUNK = 4096

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.capacity import ShareCapacity
-    from policy_engine.simulation.engine import Engine
+    from policy_engine.simulation.core.capacity import ShareCapacity
+    from policy_engine.simulation.core.engine import Engine
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:

@@ -17,12 +17,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from policy_engine.model import JobQueue, QuotaShare, Topology, share_id
-from policy_engine.simulation.queues import Line
+from policy_engine.simulation.core.queues import Line
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.jobs import Job
-    from policy_engine.simulation.results import UtilisationSample
-    from policy_engine.simulation.usage import UsageLog
+    from policy_engine.simulation.core.jobs import Job
+    from policy_engine.simulation.outputs.results import UtilisationSample
+    from policy_engine.simulation.outputs.usage import UsageLog
 
 
 class EnvironmentType:

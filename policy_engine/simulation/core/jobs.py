@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 from policy_engine.simulation.causes import Reason, describe
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.capacity import ShareCapacity
+    from policy_engine.simulation.core.capacity import ShareCapacity
 
 
 class Status(StrEnum):

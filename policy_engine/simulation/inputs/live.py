@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from policy_engine.model import Topology
-from policy_engine.simulation.capacity import build_pools
-from policy_engine.simulation.jobs import JobSpec, LiveState
+from policy_engine.simulation.core.capacity import build_pools
+from policy_engine.simulation.core.jobs import JobSpec, LiveState
 
 
 class LiveStateError(ValueError):

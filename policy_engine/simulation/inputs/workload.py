@@ -17,12 +17,12 @@ from policy_engine import input_files
 from policy_engine.diagnostics import DataPath
 from policy_engine.loading import LoadError, line_of, load_topology, read_data, topology_from_data
 from policy_engine.model import Topology
-from policy_engine.simulation import change_actions
+from policy_engine.simulation.core.jobs import JobSpec, LiveState, Observed
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.input_problems import MAX_PROBLEMS, Problems, unknown_key
-from policy_engine.simulation.job_files import Row, collect_jobs, load_jobs, rows_from_file
-from policy_engine.simulation.job_rows import MAX_PRIORITY, MAX_SECONDS, Extras, RowAt, ShareIndex, number
-from policy_engine.simulation.jobs import JobSpec, LiveState, Observed
+from policy_engine.simulation.inputs import change_actions
+from policy_engine.simulation.inputs.input_problems import MAX_PROBLEMS, Problems, unknown_key
+from policy_engine.simulation.inputs.job_files import Row, collect_jobs, load_jobs, rows_from_file
+from policy_engine.simulation.inputs.job_rows import MAX_PRIORITY, MAX_SECONDS, Extras, RowAt, ShareIndex, number
 from policy_engine.simulation.settings import Action, PriorityUpdate, SimulationSettings
 
 __all__ = ["MAX_PROBLEMS", "MAX_SECONDS", "Extras", "LoadError", "PriorityUpdate", "Scenario", "load_jobs",
@@ -127,7 +127,7 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
         jobs = []
     updates = _actions(data.get("actions"), {job.name: job for job in jobs}, named, here, topology, shares)
     if extras.live and not problems:
-        from policy_engine.simulation.live import live_state_problems
+        from policy_engine.simulation.inputs.live import live_state_problems
 
         for problem in live_state_problems(topology, jobs, extras.live):
             problems.add(source, None, ("jobs",), problem)

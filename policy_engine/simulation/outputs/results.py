@@ -13,16 +13,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
 
+from policy_engine.simulation.core.jobs import FINAL, AttemptRecord, Job, JobSpec, Status, attempts
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.jobs import FINAL, AttemptRecord, Job, JobSpec, Status, attempts
-from policy_engine.simulation.metrics import ShareMetrics, share_metrics, summary
-from policy_engine.simulation.numbers import as_number, plain
-from policy_engine.simulation.reasons import reason as job_reason
-from policy_engine.simulation.usage import UsageLog
+from policy_engine.simulation.outputs.metrics import ShareMetrics, share_metrics, summary
+from policy_engine.simulation.outputs.numbers import as_number, plain
+from policy_engine.simulation.outputs.reasons import reason as job_reason
+from policy_engine.simulation.outputs.usage import UsageLog
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.capacity import ShareCapacity
-    from policy_engine.simulation.engine import Engine
+    from policy_engine.simulation.core.capacity import ShareCapacity
+    from policy_engine.simulation.core.engine import Engine
 
 
 class JobRecord(NamedTuple):

@@ -20,10 +20,11 @@ from policy_engine import input_files
 from policy_engine.diagnostics import Named
 from policy_engine.loading import find_lone_surrogate
 from policy_engine.model import Topology
-from policy_engine.simulation.fast_csv import Batch, fast_csv_rows
+from policy_engine.simulation.core.jobs import CORE_FIELDS, JobSpec
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.input_problems import Problems
-from policy_engine.simulation.job_rows import (
+from policy_engine.simulation.inputs.fast_csv import Batch, fast_csv_rows
+from policy_engine.simulation.inputs.input_problems import Problems
+from policy_engine.simulation.inputs.job_rows import (
     JOB_FIELDS,
     REQUIRED,
     Extras,
@@ -32,7 +33,6 @@ from policy_engine.simulation.job_rows import (
     TextRow,
     job_from_row,
 )
-from policy_engine.simulation.jobs import CORE_FIELDS, JobSpec
 
 #: A row to check (a mapping), or a ``Batch`` of rows the fast path already turned into ``JobSpec``s, with where
 #: it is (for a batch only ``(file, line of its first row)``: a million ``RowAt``s would cost more than the check).

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import ClassVar, Protocol
 
-from policy_engine.simulation import placement
-from policy_engine.simulation.capacity import Pool, ShareCapacity
-from policy_engine.simulation.jobs import Job
+from policy_engine.simulation.core import placement
+from policy_engine.simulation.core.capacity import Pool, ShareCapacity
+from policy_engine.simulation.core.jobs import Job
 from policy_engine.simulation.topology_changes import over_capacity
 
 

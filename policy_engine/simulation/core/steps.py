@@ -10,15 +10,15 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING, Final
 
-from policy_engine.simulation import placement
-from policy_engine.simulation.capacity import Pool, ShareCapacity
 from policy_engine.simulation.causes import Cause
-from policy_engine.simulation.jobs import Job, Status
-from policy_engine.simulation.pool_queue import BorrowEntry, PoolQueue
-from policy_engine.simulation.preemption import in_share_victims, reclaim_victims
+from policy_engine.simulation.core import placement
+from policy_engine.simulation.core.capacity import Pool, ShareCapacity
+from policy_engine.simulation.core.jobs import Job, Status
+from policy_engine.simulation.core.pool_queue import BorrowEntry, PoolQueue
+from policy_engine.simulation.core.preemption import in_share_victims, reclaim_victims
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.lifecycle import JobLifecycle
+    from policy_engine.simulation.core.lifecycle import JobLifecycle
 
 _RUNNABLE: Final = Status.RUNNABLE
 _RECLAIM: Final = Cause.RECLAIM_PREEMPTION

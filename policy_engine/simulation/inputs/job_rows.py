@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 from policy_engine import limits
 from policy_engine.diagnostics import DataPath, Named
 from policy_engine.model import Topology, share_id
-from policy_engine.simulation.input_problems import Problems, unknown_key
-from policy_engine.simulation.jobs import LIVE_FIELDS, OBSERVED_FIELDS, JobSpec, LiveState, Observed, Status
+from policy_engine.simulation.core.jobs import LIVE_FIELDS, OBSERVED_FIELDS, JobSpec, LiveState, Observed, Status
+from policy_engine.simulation.inputs.input_problems import Problems, unknown_key
 
 #: ``schedulingPriority`` bound of SubmitServiceJob / UpdateServiceJob (``limits.JOB_PRIORITY``, bounded both sides).
 MAX_PRIORITY: int = limits.JOB_PRIORITY.maximum if limits.JOB_PRIORITY.maximum is not None else 0

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from policy_engine.simulation import placement
 from policy_engine.simulation.causes import Cause, Protected, Waiting, describe_waiting
-from policy_engine.simulation.jobs import ACTIVE, PREEMPTED, Job, Status
-from policy_engine.simulation.preemption import above_limit, has_lower_priority, in_share_victims, reclaim_victims
+from policy_engine.simulation.core import placement
+from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
+from policy_engine.simulation.core.preemption import above_limit, has_lower_priority, in_share_victims, reclaim_victims
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.engine import Engine
+    from policy_engine.simulation.core.engine import Engine
 
 
 def reason(engine: Engine, job: Job) -> str:
