@@ -69,9 +69,10 @@ def waiting(engine: Engine, job: Job) -> Waiting:
     if victims:
         protected = tuple(Protected(v.spec.name, v.attempt_start, end) for v in victims
                           if (end := engine.protected_until(v)) is not None)
-    return Waiting(Cause.WAITING_FOR_RECLAIM if protected else capacity, None, capacity, share.share_id, kind, n,
-                   used, limit, idle, reclaimable, lendable, share.borrows, share.model.strategy, bound,
-                   False, in_share_short, protected, also)
+    return Waiting(Cause.WAITING_FOR_RECLAIM if protected else capacity, capacity=capacity, share=share.share_id,
+                   instance_type=kind, needs=n, used=used, limit=limit, idle=idle, reclaimable=reclaimable,
+                   lendable=lendable, borrows=share.borrows, strategy=share.model.strategy, bound=bound,
+                   in_share_short=in_share_short, protected=protected, also=also)
 
 
 def _also(engine: Engine, job: Job) -> tuple[Cause, ...]:
