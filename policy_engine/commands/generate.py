@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import os
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -12,6 +14,8 @@ from policy_engine import safe_yaml
 from policy_engine.commands.shared import FiniteFloatRange, SafePath, fail_input, topology_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.limits import JOB_PRIORITY
+from policy_engine.reports.registry import GENERATE_FORMATS
+from policy_engine.reports.subjects import GenerateOutput
 from policy_engine.simulation.inputs.generate import (
     DURATION_DISTRIBUTIONS,
     WorkloadProfile,
@@ -56,10 +60,11 @@ MAX_JOBS = 10_000_000
               help="Priority mix of one share, e.g. training/QS1=1:0.8,5:0.2 (repeatable).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--scenario", type=SafePath(dir_okay=False), help="Also write a scenario YAML using the jobs file.")
+@GENERATE_FORMATS.option()
 def command(topology: str | None, output: str, count: int, rate: float, sizes: str, duration_mean: float,
             duration_distribution: str, duration_shape: float | None, duration_max: float | None,
             burst_mean: float, burst_spread: float, priorities: str, share_priorities: tuple[str, ...], seed: int,
-            scenario: str | None) -> None:
+            scenario: str | None, output_format: str) -> None:
     """Generate a seeded synthetic workload for TOPOLOGY (default: the embedded example)."""
     loaded = topology_or_exit(topology)
     problems: list[str] = refuse_overwriting_inputs({"--output": output, "--scenario": scenario},
@@ -117,7 +122,8 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
         written = write_jobs(out, generate_jobs(loaded, profile, reach))
     except OSError as error:
         fail_input([f"{output}: cannot write: {error.strerror or error}"])
-    click.echo(f"wrote {written:,} job(s) to {output}")
+    render = GENERATE_FORMATS.renderer(output_format)
+    done = GenerateOutput(written, output, notes=tuple(notes))
     if scenario:
         target = Path(scenario)
         # relative to the scenario as the user named it: resolving symlinks would climb out of the project
@@ -129,5 +135,7 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
             target.write_text(safe_yaml.dump({"topology": topo_value, "jobs": jobs_value}),
                               encoding="utf-8")
         except OSError as error:
+            render(done, sys.stdout)  # the jobs file was written
             fail_input([f"--scenario {scenario}: cannot write: {error.strerror or error}"])
-        click.echo(f"wrote scenario {scenario}")
+        done = replace(done, scenario=scenario)
+    render(done, sys.stdout)

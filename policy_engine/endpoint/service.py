@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from policy_engine import limits
 from policy_engine.endpoint import operations
 from policy_engine.endpoint.account import Account, Arns
 from policy_engine.endpoint.errors import client_error, throttled
@@ -25,7 +26,7 @@ from policy_engine.model import Topology
 from policy_engine.simulation.inputs.job_rows import MAX_SECONDS
 
 #: SubmitServiceJob's documented account rate (service_limits): requests per second.
-SUBMIT_RATE = 5.0
+SUBMIT_RATE = float(limits.SUBMIT_REQUESTS_PER_SECOND.at_most)
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TextIO
+
+import click
 
 from policy_engine.changes.report import FAIL_ON, ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
 from policy_engine.diagnostics import ObjectKind
+from policy_engine.reports.subjects import DiffOutput
 from policy_engine.simulation.outputs.numbers import format_seconds
 
 KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
@@ -115,3 +118,7 @@ def impact_lines(impact: dict) -> list[str]:
         lines.append(f"  note: {note}")
     lines.append("")
     return lines
+
+
+def write(output: DiffOutput, stream: TextIO) -> None:
+    click.echo(render(output.report, output.fail_on), file=stream, nl=False)

@@ -7,16 +7,27 @@ when a line's head changes, so lines nobody touched cost nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from policy_engine.model import JobStateTimeLimitAction, Topology
-from policy_engine.simulation.causes import Cause, Reason
+from policy_engine.simulation.causes import Cause, Detail, Reason
 from policy_engine.simulation.core.capacity import ShareCapacity
 from policy_engine.simulation.core.events import Kind, Phase
 from policy_engine.simulation.core.jobs import CAPACITY_INSUFFICIENT, Job, Status
 
-if TYPE_CHECKING:
-    from policy_engine.simulation.core.lifecycle import JobLifecycle
+
+class TimerHost(Protocol):
+    """What the timers call of the lifecycle that owns them (``core.lifecycle.JobLifecycle`` is one)."""
+
+    @property
+    def now(self) -> float: ...
+
+    def push(self, time: float, phase: Phase, kind: Kind, subject: object, data: object = None,
+             order: int = 0) -> None: ...
+
+    def transition(self, job: Job, to: Status, cause: Cause, detail: Detail = None) -> None: ...
+
+    def touch(self, share: ShareCapacity) -> None: ...
 
 
 def queue_actions(topology: Topology) -> dict[str, dict[str, JobStateTimeLimitAction]]:
@@ -33,7 +44,7 @@ class TimeLimits:
 
     __slots__ = ("actions", "engine", "timers", "touched")
 
-    def __init__(self, engine: JobLifecycle, actions: dict[str, dict[str, JobStateTimeLimitAction]]):
+    def __init__(self, engine: TimerHost, actions: dict[str, dict[str, JobStateTimeLimitAction]]):
         self.engine = engine
         self.actions = actions
         #: lines whose head may have changed since the last ``arm``

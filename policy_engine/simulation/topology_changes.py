@@ -23,13 +23,34 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity
 
-if TYPE_CHECKING:
-    from policy_engine.simulation.core.engine import Engine
+
+class RunningEngine(Protocol):
+    """What an update changes of a running engine (``core.engine.Engine`` is one): its shares and pools, the
+    capacity-time corrections of utilisation, and which heads look again."""
+
+    @property
+    def now(self) -> float: ...
+
+    @property
+    def shares(self) -> Mapping[tuple[str, str], ShareCapacity]: ...
+
+    @property
+    def pools(self) -> list[Pool]: ...
+
+    @property
+    def capacity_corrections(self) -> dict[object, float]: ...
+
+    @property
+    def misconfig_cache(self) -> dict[tuple[ShareCapacity, int], str]: ...
+
+    def touch(self, share: ShareCapacity) -> None: ...
+
+    def capacity_freed(self, pool: Pool) -> None: ...
 
 #: Fields of a quota share an ``update_share`` may set (``QuotaShare`` names).
 SHARE_FIELDS = ("capacity", "strategy", "borrow_limit", "in_share_preemption", "state")
@@ -51,7 +72,7 @@ class ShareUpdate:
     share: str
     changes: Mapping[str, Any] = field(default_factory=dict)
 
-    def apply(self, engine: Engine) -> None:
+    def apply(self, engine: RunningEngine) -> None:
         now = engine.now
         parts = [capacity for (node, _), capacity in engine.shares.items() if node == self.share]
         if not parts:
@@ -91,7 +112,7 @@ class EnvironmentUpdate:
     name: str
     capacity: Mapping[str, int] = field(default_factory=dict)
 
-    def apply(self, engine: Engine) -> None:
+    def apply(self, engine: RunningEngine) -> None:
         pools = environment_pools(engine.pools, self.name)
         for instance_type, env_pools in pools.items():
             environment = env_pools[0].env
@@ -112,18 +133,13 @@ def environment_pools(pools: list[Pool], name: str) -> dict[str, list[Pool]]:
     return found
 
 
-def _correct(engine: Engine, key: object, old: int, new: int) -> None:
+def _correct(engine: RunningEngine, key: object, old: int, new: int) -> None:
     """Keep ``capacity x time`` right for utilisation: ``new x span + (old - new) x now`` once it changes."""
     if old != new:
         engine.capacity_corrections[key] = engine.capacity_corrections.get(key, 0.0) + (old - new) * engine.now
 
 
-def over_capacity(pool: Pool) -> bool:
-    """An environment above its capacity (after a cut) places nothing new and preempts for nobody."""
-    return pool.env.used > pool.env.capacity
-
-
-def _reconsider(engine: Engine, pools: set[Pool]) -> None:
+def _reconsider(engine: RunningEngine, pools: set[Pool]) -> None:
     """Limits or capacity changed: which waiting jobs can ever run may differ, and every head looks again."""
     engine.misconfig_cache.clear()
     for pool in sorted(pools, key=lambda p: p.index):

@@ -21,8 +21,10 @@ from policy_engine.simulation.core.queues import Line
 
 if TYPE_CHECKING:
     from policy_engine.simulation.core.jobs import Job
-    from policy_engine.simulation.outputs.results import UtilisationSample
     from policy_engine.simulation.outputs.usage import UsageLog
+
+#: One utilisation sample (``Pool.record``): (time, share, instance type, own use, borrowed, lent, idle not lent).
+UtilisationSample = tuple[float, str, str, int, int, float, float]
 
 
 class EnvironmentType:

@@ -255,7 +255,7 @@ class JobLifecycle:
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
         if self._immediate and self.on_transition is None and self.on_reason is None:
-            # the common case: SCHEDULED, STARTING and RUNNING at this instant (``_run``, inline)
+            # self._run(job), inline: the common case, SCHEDULED, STARTING and RUNNING at this instant
             job.status = _RUNNING
             job.run_started = at
             if job.started_at is None:
@@ -339,7 +339,7 @@ class JobLifecycle:
         self._touched[index] = None
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
-        if pool.env_alone:  # the common case of capacity_freed, inline
+        if pool.env_alone:  # self.capacity_freed(pool), inline: the common case, a pool alone on its environment
             if queue.waiting:
                 queue.retry_waiting()
         else:

@@ -60,3 +60,9 @@ def misconfiguration(pool: Pool, share: ShareCapacity, instances: int) -> str:
     if instances > reach(pool, share):
         return MISCONFIG_QUOTA
     return ""
+
+
+def over_capacity(pool: Pool) -> bool:
+    """An environment above its capacity (after a cut, ``topology_changes``) places nothing new and preempts for
+    nobody."""
+    return pool.env.used > pool.env.capacity

@@ -15,7 +15,6 @@ from typing import ClassVar, Protocol
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity
 from policy_engine.simulation.core.jobs import Job
-from policy_engine.simulation.topology_changes import over_capacity
 
 
 class VictimPolicy(Protocol):
@@ -48,7 +47,20 @@ class FewestInstancesFirst:
         return (victim.spec.instances, victim.priority, -victim.start_order)
 
 
-POLICIES: dict[str, VictimPolicy] = {p.name: p for p in (LowestPriorityNewestFirst(), FewestInstancesFirst())}
+#: Every victim policy by ``name`` (what users type); ``register_policy`` adds one.
+POLICIES: dict[str, VictimPolicy] = {}
+
+
+def register_policy(policy: VictimPolicy) -> VictimPolicy:
+    """Add ``policy`` to ``POLICIES``; a second policy of the same name is refused, never silently swapped in."""
+    if policy.name in POLICIES:
+        raise ValueError(f"victim policy {policy.name!r} registered twice")
+    POLICIES[policy.name] = policy
+    return policy
+
+
+register_policy(LowestPriorityNewestFirst())
+register_policy(FewestInstancesFirst())
 
 
 def choose_victims(
@@ -150,7 +162,7 @@ def reclaim_victims(pool: Pool, share: ShareCapacity, head: Job, policy: VictimP
     """
     n = head.spec.instances
     above = above_limit(pool, share)
-    if not above or over_capacity(pool) or not could_make_room(pool, share, n, [], above):
+    if not above or placement.over_capacity(pool) or not could_make_room(pool, share, n, [], above):
         return None
     candidates = [job for other in above for job in other.active]
     if not candidates:
@@ -173,7 +185,7 @@ def in_share_victims(pool: Pool, share: ShareCapacity, head: Job, policy: Victim
     n = head.spec.instances
     priority = head.priority
     candidates = [job for job in share.active if job.priority < priority]
-    if not candidates or over_capacity(pool):
+    if not candidates or placement.over_capacity(pool):
         return None
     above = above_limit(pool, share)
     if not could_make_room(pool, share, n, candidates, above):

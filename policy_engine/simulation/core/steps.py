@@ -82,6 +82,7 @@ class Steps:
                 n = spec.instances
                 used = share.used
                 if used + n <= share.limit:
+                    # placement.own_fits, inline (within the limit already)
                     if env.capacity - env.used >= n and (not share.lends or pool.lender_idle - pool.borrowed >= n):
                         if not lone:
                             push(queue.own, (-job.priority, spec.submit_at, job.seq, job, share))
@@ -93,7 +94,8 @@ class Steps:
                         queue.dirty = {}
                         continue  # only this line changed: its new head, as the restarted pass would
                     push(queue.reclaim, (-job.priority, spec.submit_at, job.seq, job, share))
-                elif (share.borrows and (share.ceiling is None or used + n <= share.ceiling)  # under its ceiling
+                # placement.under_ceiling, inline
+                elif (share.borrows and (share.ceiling is None or used + n <= share.ceiling)
                       and queue.borrow_member.get(share) is not job):
                     queue.borrow_member[share] = job
                     push(queue.borrow, (spec.submit_at, job.seq, job, share))

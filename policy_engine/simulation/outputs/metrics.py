@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from policy_engine.simulation.core.capacity import ShareCapacity
-    from policy_engine.simulation.core.engine import Engine
+    from policy_engine.simulation.outputs.view import EngineView
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -49,7 +49,7 @@ class ShareMetrics:
         return asdict(self)
 
 
-def share_metrics(engine: Engine, waits: dict[ShareCapacity, list[float]]) -> list[ShareMetrics]:
+def share_metrics(engine: EngineView, waits: dict[ShareCapacity, list[float]]) -> list[ShareMetrics]:
     """One ``ShareMetrics`` per (share, instance type), in topology order."""
     span = engine.now or 0.0
     out = []
@@ -86,7 +86,7 @@ class EnvironmentSpan(NamedTuple):
     correction: float  # capacity-seconds to add to ``capacity x time`` after topology changes
 
 
-def summary(engine: Engine, statuses: Sequence[str], waits: Iterable[float], shares: list[ShareMetrics]) -> dict:
+def summary(engine: EngineView, statuses: Sequence[str], waits: Iterable[float], shares: list[ShareMetrics]) -> dict:
     """Cluster-wide figures of one engine at its clock (``cluster_summary`` of its pools)."""
     environments = {id(pool.env): pool.env for pool in engine.pools}
     spans = [EnvironmentSpan(env.capacity, engine.capacity_corrections.get(env, 0.0))

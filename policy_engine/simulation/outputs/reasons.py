@@ -14,10 +14,10 @@ from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
 from policy_engine.simulation.core.preemption import above_limit, has_lower_priority, in_share_victims, reclaim_victims
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.core.engine import Engine
+    from policy_engine.simulation.outputs.view import EngineView
 
 
-def reason(engine: Engine, job: Job) -> str:
+def reason(engine: EngineView, job: Job) -> str:
     """The reason a job's record shows: waiting, running, or its final (or rejection) reason."""
     if job.status is Status.RUNNABLE:
         return waiting_reason(engine, job)
@@ -26,12 +26,12 @@ def reason(engine: Engine, job: Job) -> str:
     return job.reason
 
 
-def waiting_reason(engine: Engine, job: Job) -> str:
+def waiting_reason(engine: EngineView, job: Job) -> str:
     """Why a RUNNABLE job is not running, as its record says it (``waiting`` worded)."""
     return describe_waiting(waiting(engine, job))
 
 
-def waiting(engine: Engine, job: Job) -> Waiting:
+def waiting(engine: EngineView, job: Job) -> Waiting:
     """Why a RUNNABLE job is not running: misconfigured, blocked behind a named head, or capacity."""
     also = _also(engine, job)
     if job.misconfigured:
@@ -75,7 +75,7 @@ def waiting(engine: Engine, job: Job) -> Waiting:
                    in_share_short=in_share_short, protected=protected, also=also)
 
 
-def _also(engine: Engine, job: Job) -> tuple[Cause, ...]:
+def _also(engine: EngineView, job: Job) -> tuple[Cause, ...]:
     """What holds for a waiting job beside its main cause (``Waiting.also``)."""
     also: tuple[Cause, ...] = ()
     if job.segments and job.segments[-1].outcome == PREEMPTED:

@@ -21,8 +21,8 @@ from policy_engine.simulation.outputs.reasons import reason as job_reason
 from policy_engine.simulation.outputs.usage import UsageLog
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.core.capacity import ShareCapacity
-    from policy_engine.simulation.core.engine import Engine
+    from policy_engine.simulation.core.capacity import ShareCapacity, UtilisationSample
+    from policy_engine.simulation.outputs.view import EngineView
 
 
 class JobRecord(NamedTuple):
@@ -53,10 +53,6 @@ class JobRecord(NamedTuple):
             "finished_at": as_number(self.finished_at),
             "wait_seconds": as_number(self.wait_seconds),
         }
-
-
-#: One utilisation sample: (time, share, instance type, own use, borrowed, lent, idle not lent).
-UtilisationSample = tuple[float, str, str, int, int, float, float]
 
 
 @dataclass(frozen=True)
@@ -166,7 +162,7 @@ class JobRecords(RecordColumns):
 
     __slots__ = ("_jobs", "_open")
 
-    def __init__(self, engine: Engine, jobs: Sequence[Job]) -> None:
+    def __init__(self, engine: EngineView, jobs: Sequence[Job]) -> None:
         now = engine.now
         waits = array("d", [(job.placed_at if job.placed_at is not None else job.finished_at
                              if job.finished_at is not None else now) - job.spec.submit_at for job in jobs])
@@ -214,13 +210,13 @@ class JobRecords(RecordColumns):
         return RecordColumns, (tuple(map(list, zip(*rows, strict=True))) or ((),) * _FIELDS,)
 
 
-def build_result(engine: Engine) -> SimulationResult:
+def build_result(engine: EngineView) -> SimulationResult:
     """Snapshot the engine at its clock: jobs not yet submitted are left out."""
     with gc_paused():
         return _build(engine)
 
 
-def _build(engine: Engine) -> SimulationResult:
+def _build(engine: EngineView) -> SimulationResult:
     jobs = list(engine.submitted_jobs())
     records = JobRecords(engine, jobs)
     waits: defaultdict[ShareCapacity, list[float]] = defaultdict(list)  # no empty list made per job
