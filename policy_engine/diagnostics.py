@@ -23,6 +23,8 @@ class ObjectKind(StrEnum):
     ALL_ENVIRONMENTS = "service_environments"
     ALL_QUEUES = "job_queues"
     SHARE = "quota_share"
+    #: a job queue's scheduling policy (``label`` is the policy's name)
+    SCHEDULING_POLICY = "scheduling_policy"
     GUARANTEE = "guarantee"
     SUPPRESSION = "suppression"
 
@@ -72,6 +74,11 @@ class ObjectRef:
         return cls(ObjectKind.SHARE, environment=environment, queue=queue, share=share)
 
     @classmethod
+    def of_scheduling_policy(cls, queue: str, policy: str) -> ObjectRef:
+        """The scheduling policy ``policy`` of job queue ``queue``."""
+        return cls(ObjectKind.SCHEDULING_POLICY, queue=queue, label=policy)
+
+    @classmethod
     def of_guarantee(cls, index: int, queue: str | None = None, share: str | None = None,
                      environment: str | None = None, ref: str | None = None) -> ObjectRef:
         """A guarantee; ``queue``/``share`` when its share reference resolves to exactly one share,
@@ -89,7 +96,22 @@ class ObjectRef:
         """``QUEUE/SHARE`` when the object is (or guarantees) exactly one share."""
         return f"{self.queue}/{self.share}" if self.queue is not None and self.share is not None else None
 
+    @property
+    def name(self) -> str:
+        """The object's own name as AWS knows it (``QUEUE/SHARE`` for a share); ``str()`` for the others."""
+        if self.kind is ObjectKind.SHARE:
+            return f"{self.queue}/{self.share}"
+        if self.kind is ObjectKind.QUEUE and self.queue is not None:
+            return self.queue
+        if self.kind is ObjectKind.ENVIRONMENT and self.environment is not None:
+            return self.environment
+        if self.kind is ObjectKind.SCHEDULING_POLICY and self.label is not None:
+            return self.label
+        return str(self)
+
     def __str__(self) -> str:
+        if self.kind is ObjectKind.SCHEDULING_POLICY:
+            return f"job_queues[{self.queue}].scheduling_policy ({self.label})"
         if self.kind is ObjectKind.SHARE:
             return f"{self.queue}/{self.share}"
         if self.kind is ObjectKind.QUEUE:

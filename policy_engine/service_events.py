@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from policy_engine import event_patterns
+from policy_engine.simulation.causes import Cause, Reason
 
 if TYPE_CHECKING:
     from policy_engine.simulation.core.jobs import Job
@@ -57,26 +58,27 @@ STARTED_REASONS = {
 }
 
 
-def preemption_of(before: str, after: str, reason: str) -> Preemption | None:
-    """Which preemption a state change is, from the engine's reason (``preempted (reclaim) by X``, ``preempted
-    (in-share) by X``, ``PREEMPTED: preemptionRetriesBeforeTermination ...``); ``None`` when it is none.
-    The one place that reads that wording."""
+def preemption_of(before: str, after: str, reason: Reason) -> Preemption | None:
+    """Which preemption a state change is, from the engine's named cause; ``None`` when it is none."""
     if before not in ON_CAPACITY:
         return None
-    if after == "FAILED" and reason.startswith("PREEMPTED:"):
+    if after == "FAILED" and reason.cause is Cause.PREEMPTION_RETRIES_EXHAUSTED:
         return Preemption.LAST_ALLOWED
-    if after != "RUNNABLE" or not reason.startswith("preempted"):
+    if after != "RUNNABLE":
         return None
-    return Preemption.IN_SHARE if reason.startswith("preempted (in-share)") else Preemption.CROSS_SHARE
+    if reason.cause is Cause.IN_SHARE_PREEMPTION:
+        return Preemption.IN_SHARE
+    return Preemption.CROSS_SHARE if reason.cause is Cause.RECLAIM_PREEMPTION else None
 
 
-#: ``blocked(status, statusReason)``: whether a job entering ``status`` blocks its queue (Queue Blocked event).
-BlockedPolicy = Callable[[str, str], bool]
+#: ``blocked(status, reason)``: whether a job entering ``status`` for ``reason`` (the engine's named cause) blocks
+#: its queue (Queue Blocked event).
+BlockedPolicy = Callable[[str, Reason], bool]
 
 
-def misconfigured_blocks(status: str, reason: str) -> bool:
-    """The default reading: a RUNNABLE job whose reason is a misconfiguration can never run, so it blocks."""
-    return status == "RUNNABLE" and reason.startswith("MISCONFIGURATION:")
+def misconfigured_blocks(status: str, reason: Reason) -> bool:
+    """The default reading: a RUNNABLE job that is misconfigured can never run, so it blocks."""
+    return status == "RUNNABLE" and reason.cause is Cause.MISCONFIGURED
 
 
 def iso_time(epoch_ms: int) -> str:
@@ -120,7 +122,7 @@ class EventFactory:
         detail = {"statusReason": STARTED_REASONS[preemption], "preemptedJobArn": job_arn, "status": status}
         return self.envelope("preemption_started", time_ms, job_arn, detail)
 
-    def for_change(self, time_ms: int, job_arn: str, before: str, after: str, reason: str,
+    def for_change(self, time_ms: int, job_arn: str, before: str, after: str, reason: Reason,
                    describe: Callable[[], Mapping[str, Any]], started: bool = False) -> list[dict[str, Any]]:
         """The events one state change makes, in order. ``reason`` is the engine's; ``describe`` gives the job
         as DescribeServiceJob shows it after the change; ``started``: its Preemption Started was already sent."""
@@ -136,7 +138,7 @@ class EventFactory:
             summary = detail.get("preemptionSummary") or {"preemptedAttemptCount": 0, "recentPreemptedAttempts": []}
             events.append(self.envelope("preemption_completed", time_ms, job_arn,
                                         {"preemptedJobArn": job_arn, "preemptionSummary": summary}))
-        if self.blocked(after, str(detail.get("statusReason", ""))):
+        if self.blocked(after, reason):
             events.append(self.envelope("queue_blocked", time_ms, job_arn, dict(detail)))
         return events
 
@@ -160,7 +162,7 @@ class SimulatedJobs:
         return f"arn:aws:batch:{self.region}:{self.account}:service-job/{self.job_id(name)}"
 
     def describe(self, job: Job, reason: str) -> dict[str, Any]:
-        """A simulated job as DescribeServiceJob would show it (``reason``: the engine's, as ``statusReason``)."""
+        """A simulated job as DescribeServiceJob would show it (``reason``: its ``statusReason``, worded)."""
         spec = job.spec
         queue, share = spec.share.split("/", 1)
         training = f"arn:aws:sagemaker:{self.region}:{self.account}:training-job/{spec.name}"

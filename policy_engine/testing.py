@@ -100,7 +100,7 @@ def assert_no_regression(base: Topology | str | Path, head: Topology | str | Pat
     if "finding" in fail_on:
         lines += [f"  new finding: {finding.line()}" for finding in report.new_findings]
     if "hazard" in fail_on:
-        lines += [f"  hazard: {hazard.kind} {hazard.resource_type} {hazard.object}: {hazard.message}"
+        lines += [f"  hazard: {hazard.kind} {hazard.resource_type} {hazard.name}: {hazard.message}"
                   for hazard in report.hazards]
     if lines:
         raise AssertionError(f"{base_label} -> {head_label}: {len(lines)} regression(s):\n" + "\n".join(lines))

@@ -43,7 +43,8 @@ class AccountRead:
                 self.data["service_environments"].append(dict(known[name], name=name))
 
     def missing_errors(self, region: str) -> list[AwsError]:
-        return [AwsError("DescribeJobQueues", f"job queue {name}", f"no such job queue in Region {region}", "NotFound")
+        return [AwsError("DescribeJobQueues", f"job queue {name}", f"no such job queue in Region {region}", "NotFound",
+                         (shapes.name_from_arn(name),))
                 for name in self.missing]
 
 
@@ -52,12 +53,18 @@ def _chunks(items: Sequence[str], size: int = BATCH_SIZE) -> Iterable[list[str]]
         yield list(items[start:start + size])
 
 
-def _unsettled(kind: str, name: str, detail: dict, call: str) -> AwsError | None:
+def _about_share(queue: str, share: str) -> tuple[str, ...]:
+    """What a call about one share is about: the share and its queue."""
+    return (queue, f"{queue}/{share}")
+
+
+def _unsettled(kind: str, name: str, detail: dict, call: str, about: tuple[str, ...]) -> AwsError | None:
     status = detail.get("status")
     if status is None or status in shapes.SETTLED:
         return None
     why = f": {detail['statusReason']}" if detail.get("statusReason") else ""
-    return AwsError(call, f"{kind} {name}", f"status {status}{why}; import it once it is VALID", "UnexpectedState")
+    return AwsError(call, f"{kind} {name}", f"status {status}{why}; import it once it is VALID", "UnexpectedState",
+                    about)
 
 
 def read_account(api: Api, queues: Sequence[str] = ()) -> AccountRead:
@@ -66,7 +73,8 @@ def read_account(api: Api, queues: Sequence[str] = ()) -> AccountRead:
     details: list[dict] = []
     if queues:
         for chunk in _chunks(list(dict.fromkeys(queues))):
-            for page in api.pages("DescribeJobQueues", f"job queue(s) {', '.join(chunk)}", jobQueues=chunk):
+            for page in api.pages("DescribeJobQueues", f"job queue(s) {', '.join(chunk)}",
+                                  tuple(map(shapes.name_from_arn, chunk)), jobQueues=chunk):
                 details.extend(page.get("jobQueues", []))
         found = {d["jobQueueName"] for d in details} | {d["jobQueueArn"] for d in details}
         result.missing = [wanted for wanted in dict.fromkeys(queues) if wanted not in found]
@@ -81,7 +89,7 @@ def read_account(api: Api, queues: Sequence[str] = ()) -> AccountRead:
             result.skipped.append((name, f"job queue type {detail.get('jobQueueType', 'ECS')}, not SAGEMAKER_TRAINING"))
         elif not detail.get("schedulingPolicyArn"):
             result.skipped.append((name, "no scheduling policy (a FIFO queue, no quota shares)"))
-        elif (error := _unsettled("job queue", name, detail, "DescribeJobQueues")) is not None:
+        elif (error := _unsettled("job queue", name, detail, "DescribeJobQueues", (name,))) is not None:
             result.errors.append(error)
         else:
             quota_queues.append(detail)
@@ -103,7 +111,7 @@ def read_account(api: Api, queues: Sequence[str] = ()) -> AccountRead:
     for chunk in _chunks(env_refs):
         try:
             for page in api.pages("DescribeServiceEnvironments", f"service environment(s) {', '.join(chunk)}",
-                                  serviceEnvironments=chunk):
+                                  tuple(map(shapes.name_from_arn, chunk)), serviceEnvironments=chunk):
                 for env in page.get("serviceEnvironments", []):
                     environments[env["serviceEnvironmentArn"]] = env
                     environments[env["serviceEnvironmentName"]] = env
@@ -130,7 +138,7 @@ def read_account(api: Api, queues: Sequence[str] = ()) -> AccountRead:
             except shapes.DuplicateCapacityUnit as error:
                 result.errors.append(AwsError("DescribeServiceEnvironments",
                                               f"service environment {env['serviceEnvironmentName']}", str(error),
-                                              "UnexpectedShape"))
+                                              "UnexpectedShape", (env["serviceEnvironmentName"],)))
                 result.unread_environments.append(env["serviceEnvironmentName"])
         queue_data["service_environment"] = env["serviceEnvironmentName"]
         result.data["job_queues"].append(queue_data)
@@ -143,7 +151,7 @@ def _read_queue(api: Api, detail: dict, policies: dict, environments: dict, resu
     if policy is None:
         if not any(e.call == "DescribeSchedulingPolicies" for e in result.errors):
             result.errors.append(AwsError("DescribeSchedulingPolicies", f"scheduling policy of job queue {name}",
-                                          f"{detail['schedulingPolicyArn']} was not returned", "NotFound"))
+                                          f"{detail['schedulingPolicyArn']} was not returned", "NotFound", (name,)))
         return None
     if not policy.get("quotaSharePolicy"):
         result.skipped.append((name, f"scheduling policy {policy['name']} is a fair-share policy, "
@@ -153,16 +161,16 @@ def _read_queue(api: Api, detail: dict, policies: dict, environments: dict, resu
     if len(order) != 1:
         result.errors.append(AwsError("DescribeJobQueues", f"job queue {name}",
                                       f"{len(order)} service environments; a quota-managed queue has exactly one",
-                                      "UnexpectedShape"))
+                                      "UnexpectedShape", (name,)))
         return None
     env = environments.get(order[0]["serviceEnvironment"])
     env_unreadable = env is None and any(e.call == "DescribeServiceEnvironments" for e in result.errors)
     if env is None and not env_unreadable:
         result.errors.append(AwsError("DescribeServiceEnvironments", f"service environment of job queue {name}",
-                                      f"{order[0]['serviceEnvironment']} does not exist", "NotFound"))
+                                      f"{order[0]['serviceEnvironment']} does not exist", "NotFound", (name,)))
         return None
     if env is not None and (error := _unsettled("service environment", env["serviceEnvironmentName"], env,
-                            "DescribeServiceEnvironments")) is not None:
+                            "DescribeServiceEnvironments", (env["serviceEnvironmentName"],))) is not None:
         if error.line not in {e.line for e in result.errors}:
             result.errors.append(error)
         return None
@@ -174,7 +182,7 @@ def _read_queue(api: Api, detail: dict, policies: dict, environments: dict, resu
                             "batch-quota gives the policy the queue's tags")
     shares = []
     try:
-        summaries = [s for page in api.pages("ListQuotaShares", f"quota shares of job queue {name}",
+        summaries = [s for page in api.pages("ListQuotaShares", f"quota shares of job queue {name}", (name,),
                                              jobQueue=detail["jobQueueArn"]) for s in page.get("quotaShares", [])]
     except AwsError as error:
         result.errors.append(error)
@@ -182,17 +190,18 @@ def _read_queue(api: Api, detail: dict, policies: dict, environments: dict, resu
     for summary in summaries:
         share_name = summary.get("quotaShareName", "?")
         subject = f"quota share {name}/{share_name}"
-        unsettled = _unsettled("quota share", f"{name}/{share_name}", summary, "ListQuotaShares")
+        about = _about_share(name, share_name)
+        unsettled = _unsettled("quota share", f"{name}/{share_name}", summary, "ListQuotaShares", about)
         if unsettled is not None:
             result.errors.append(unsettled)
             continue
         try:
-            tags = api.call("ListTagsForResource", subject, resourceArn=summary["quotaShareArn"]).get("tags")
+            tags = api.call("ListTagsForResource", subject, about, resourceArn=summary["quotaShareArn"]).get("tags")
         except AwsError as error:
             result.errors.append(error)
             continue
         try:
             shares.append(shapes.share_data(summary, tags))
         except shapes.DuplicateCapacityUnit as error:
-            result.errors.append(AwsError("ListQuotaShares", subject, str(error), "UnexpectedShape"))
+            result.errors.append(AwsError("ListQuotaShares", subject, str(error), "UnexpectedShape", about))
     return shapes.queue_data(detail, order[0]["serviceEnvironment"], policy["name"], shares)

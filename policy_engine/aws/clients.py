@@ -25,14 +25,20 @@ CONNECT_TIMEOUT = 5
 
 
 class AwsError(Exception):
-    """A call that failed: ``call`` (operation), ``subject`` (the object it was about) and why."""
+    """A call that failed: ``call`` (operation), ``subject`` (the object it was about, as a user reads it) and why.
 
-    def __init__(self, call: str, subject: str, reason: str, code: str = ""):
+    ``about`` names the job queues, service environments and shares (``QUEUE/SHARE``) the call was about,
+    as values for code to compare (``drift`` asks whether a missing object was merely unread); empty
+    when it names none (a call about every queue, a configuration error).
+    """
+
+    def __init__(self, call: str, subject: str, reason: str, code: str = "", about: tuple[str, ...] = ()):
         super().__init__(f"{call} ({subject}): {reason}")
         self.call = call
         self.subject = subject
         self.reason = reason
         self.code = code
+        self.about = about
 
     @property
     def line(self) -> str:
@@ -130,16 +136,16 @@ class Api:
         with self._lock:
             self.calls[operation] += 1
 
-    def call(self, operation: str, subject: str, **params: Any) -> dict:
-        """One call of ``operation`` (e.g. ``"DescribeQuotaShare"``) about ``subject``."""
+    def call(self, operation: str, subject: str, about: tuple[str, ...] = (), **params: Any) -> dict:
+        """One call of ``operation`` (e.g. ``"DescribeQuotaShare"``) about ``subject`` (the objects ``about``)."""
         method = getattr(self.client, _snake(operation))
         self._count(operation)
         try:
             return method(**params)
         except Exception as error:
-            raise _translate(operation, subject, error) from None
+            raise _translate(operation, subject, error, about) from None
 
-    def pages(self, operation: str, subject: str, **params: Any) -> Iterator[dict]:
+    def pages(self, operation: str, subject: str, about: tuple[str, ...] = (), **params: Any) -> Iterator[dict]:
         """Every page of a List/Describe call: botocore's paginator where one exists, else a ``nextToken`` loop."""
         name = _snake(operation)
         try:
@@ -156,7 +162,7 @@ class Api:
             else:
                 token = None
                 while True:
-                    page = self.call(operation, subject, **params, **({"nextToken": token} if token else {}))
+                    page = self.call(operation, subject, about, **params, **({"nextToken": token} if token else {}))
                     yield page
                     token = page.get("nextToken")
                     if not token:
@@ -164,7 +170,7 @@ class Api:
         except AwsError:
             raise
         except Exception as error:
-            raise _translate(operation, subject, error) from None
+            raise _translate(operation, subject, error, about) from None
 
 
 def _snake(operation: str) -> str:
@@ -176,7 +182,7 @@ def _snake(operation: str) -> str:
     return "".join(out)
 
 
-def _translate(operation: str, subject: str, error: Exception) -> Exception:
+def _translate(operation: str, subject: str, error: Exception, about: tuple[str, ...] = ()) -> Exception:
     """botocore's exception -> ``AwsError``; anything else (a bug, Ctrl-C) passes through unchanged."""
     from botocore.exceptions import BotoCoreError, ClientError
 
@@ -192,7 +198,7 @@ def _translate(operation: str, subject: str, error: Exception) -> Exception:
             reason = f"throttled after {attempts + 1} attempt(s) ({code}): {message}; raise --max-attempts"
         else:
             reason = f"{code}: {message}"
-        return AwsError(operation, subject, reason, code)
+        return AwsError(operation, subject, reason, code, about)
     if isinstance(error, BotoCoreError):
-        return AwsError(operation, subject, _botocore_reason(error), type(error).__name__)
+        return AwsError(operation, subject, _botocore_reason(error), type(error).__name__, about)
     return error

@@ -12,12 +12,25 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from policy_engine.diagnostics import ObjectRef
 from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
 
-MISSING, EXTRA, DIFFERENT = "missing", "extra", "different"
+
+class DifferenceKind(StrEnum):
+    """How an object of the topology and the account differ."""
+
+    #: in the topology, not in the account
+    MISSING = "missing"
+    #: in the account (a share of one of the topology's queues), not in the topology
+    EXTRA = "extra"
+    #: in both, a field with another value
+    DIFFERENT = "different"
+
+
+MISSING, EXTRA, DIFFERENT = DifferenceKind.MISSING, DifferenceKind.EXTRA, DifferenceKind.DIFFERENT
 
 
 @dataclass(frozen=True)
@@ -26,7 +39,7 @@ class Difference:
 
     ref: ObjectRef
     field: str
-    kind: str
+    kind: DifferenceKind
     expected: Any = None
     actual: Any = None
 
@@ -40,9 +53,9 @@ class Difference:
                 "actual": self.actual}
 
     def line(self) -> str:
-        if self.kind == MISSING:
+        if self.kind is MISSING:
             return f"{self.object}: missing from the account"
-        if self.kind == EXTRA:
+        if self.kind is EXTRA:
             return f"{self.object}: in the account, not in the topology"
         return f"{self.object}.{self.field}: topology {shown(self.expected)}, account {shown(self.actual)}"
 

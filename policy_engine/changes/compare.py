@@ -14,8 +14,9 @@ from policy_engine.changes import hazards
 from policy_engine.changes.hazards import PolicyTypes
 from policy_engine.changes.promises import compare_promises
 from policy_engine.changes.renames import Renames
-from policy_engine.changes.report import ChangeReport, FieldChange, GuaranteeChange, ObjectChange
+from policy_engine.changes.report import ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
 from policy_engine.checks import CheckReport, check_topology
+from policy_engine.diagnostics import ObjectKind
 from policy_engine.findings import Finding
 from policy_engine.graph import BorrowGraph
 from policy_engine.guarantees import refute
@@ -89,33 +90,33 @@ def _shares(base: Topology, head: Topology, base_report: CheckReport, head_repor
         base_id = share_id(queue, share)
         head_id = renames.share(base_id)
         if head_id not in head_shares:
-            changes.append(ObjectChange("quota_share", base_id, "removed", _one_side(base_report, base_id, share,
-                                                                                      added=False)))
+            changes.append(ObjectChange(ObjectKind.SHARE, base_id, ChangeStatus.REMOVED,
+                                        _one_side(base_report, base_id, share, added=False)))
             continue
         matched[base_id] = head_id
         fields = _share_changes(base_report, head_report, base_id, head_id, share, head_shares[head_id], renames)
         if head_id != base_id:
-            changes.append(ObjectChange("quota_share", head_id, "renamed", tuple(fields), base_id))
+            changes.append(ObjectChange(ObjectKind.SHARE, head_id, ChangeStatus.RENAMED, tuple(fields), base_id))
         elif fields:
-            changes.append(ObjectChange("quota_share", head_id, "changed", tuple(fields)))
+            changes.append(ObjectChange(ObjectKind.SHARE, head_id, ChangeStatus.CHANGED, tuple(fields)))
     found = set(matched.values())
-    changes += [ObjectChange("quota_share", head_id, "added", _one_side(head_report, head_id, head_shares[head_id],
-                                                                        added=True))
+    changes += [ObjectChange(ObjectKind.SHARE, head_id, ChangeStatus.ADDED,
+                             _one_side(head_report, head_id, head_shares[head_id], added=True))
                 for head_id in head_shares if head_id not in found]
     return changes, matched
 
 
-def _kept(kind: str, base_name: str, head_name: str, fields: list[FieldChange]) -> list[ObjectChange]:
+def _kept(kind: ObjectKind, base_name: str, head_name: str, fields: list[FieldChange]) -> list[ObjectChange]:
     """An object in both: ``renamed`` (with what changed), ``changed``, or nothing to say."""
     if head_name != base_name:
-        return [ObjectChange(kind, head_name, "renamed", tuple(fields), base_name)]
-    return [ObjectChange(kind, head_name, "changed", tuple(fields))] if fields else []
+        return [ObjectChange(kind, head_name, ChangeStatus.RENAMED, tuple(fields), base_name)]
+    return [ObjectChange(kind, head_name, ChangeStatus.CHANGED, tuple(fields))] if fields else []
 
 
 Named = TypeVar("Named", JobQueue, ServiceEnvironment)
 
 
-def _named(kind: str, before: Sequence[Named], after: Sequence[Named], renamed: Callable[[str], str],
+def _named(kind: ObjectKind, before: Sequence[Named], after: Sequence[Named], renamed: Callable[[str], str],
            fields: Callable[[Named, Named], list[FieldChange]]) -> list[ObjectChange]:
     """Removed, renamed and changed objects in BASE order, then the added ones in HEAD order."""
     changes: list[ObjectChange] = []
@@ -125,11 +126,11 @@ def _named(kind: str, before: Sequence[Named], after: Sequence[Named], renamed: 
         new_name = renamed(item.name)
         found = by_name.get(new_name)
         if found is None:
-            changes.append(ObjectChange(kind, item.name, "removed"))
+            changes.append(ObjectChange(kind, item.name, ChangeStatus.REMOVED))
             continue
         seen.add(new_name)
         changes += _kept(kind, item.name, new_name, fields(item, found))
-    return changes + [ObjectChange(kind, item.name, "added") for item in after if item.name not in seen]
+    return changes + [ObjectChange(kind, item.name, ChangeStatus.ADDED) for item in after if item.name not in seen]
 
 
 def _queue_fields(renames: Renames) -> Callable[[JobQueue, JobQueue], list[FieldChange]]:
@@ -150,11 +151,11 @@ def _environment_fields(environment: ServiceEnvironment, after: ServiceEnvironme
 
 
 def _queues(base: Topology, head: Topology, renames: Renames) -> list[ObjectChange]:
-    return _named("job_queue", base.job_queues, head.job_queues, renames.queue, _queue_fields(renames))
+    return _named(ObjectKind.QUEUE, base.job_queues, head.job_queues, renames.queue, _queue_fields(renames))
 
 
 def _environments(base: Topology, head: Topology, renames: Renames) -> list[ObjectChange]:
-    return _named("service_environment", base.service_environments, head.service_environments,
+    return _named(ObjectKind.ENVIRONMENT, base.service_environments, head.service_environments,
                   renames.environment, _environment_fields)
 
 

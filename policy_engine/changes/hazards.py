@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from policy_engine.changes.renames import Renames
-from policy_engine.changes.report import Hazard
+from policy_engine.changes.report import Hazard, HazardKind
 from policy_engine.changes.resources import (
     JOB_QUEUE,
     QUOTA_SHARE,
@@ -22,6 +22,7 @@ from policy_engine.changes.resources import (
     Resource,
     replacing_changes,
 )
+from policy_engine.diagnostics import ObjectRef
 from policy_engine.model import JobQueue, QuotaShare, Topology, share_id
 
 _JOBS_OF_DELETED = ("AWS documents only that a DISABLED share's submitted jobs finish and that a share must be "
@@ -68,14 +69,15 @@ def policy_type_changes(base: PolicyTypes, head: PolicyTypes) -> list[Hazard]:
         if after is None or after.type is before.type:
             continue
         queues = tuple(dict.fromkeys([*before.queues, *after.queues]))
+        first = queues[0] if queues else ""
         found.append(Hazard(
-            "replace", SCHEDULING_POLICY, name,
+            HazardKind.REPLACE, SCHEDULING_POLICY, ObjectRef.of_scheduling_policy(first, name),
             f"scheduling policy {name} changes type ({before.type.value} -> {after.type.value}); AWS documents "
             f"that a policy's type cannot be changed once set, so CloudFormation replaces it, and it cannot "
             f"replace a custom-named resource under the same name: give the new policy a new name. Queues using "
             f"it: {', '.join(queues) or 'none'}", ("FairsharePolicy", "QuotaSharePolicy")))
         found += [Hazard(
-            "replace", JOB_QUEUE, queue,
+            HazardKind.REPLACE, JOB_QUEUE, ObjectRef.of_queue(queue),
             f"job queue {queue} uses scheduling policy {name}, which is replaced ({before.type.value} -> "
             f"{after.type.value}); whether AWS moves a queue between a fair-share and a quota-share policy in "
             f"place is undocumented, so plan for the queue to be replaced: its jobs are not moved, submitters "
@@ -87,14 +89,15 @@ def _share_resource(queue: JobQueue, share: QuotaShare) -> Resource:
     return Resource(QUOTA_SHARE, f"quota share {share_id(queue, share)}", queue=queue, share=share)
 
 
-def _replaced(before: Resource, after: Resource, name: str, subject: str, then: str, how: str = "") -> list[Hazard]:
+def _replaced(before: Resource, after: Resource, name: ObjectRef, subject: str, then: str,
+              how: str = "") -> list[Hazard]:
     """A ``replace`` hazard when a create-only property differs: ``CloudFormation replaces SUBJECT ([HOW; ]
     PROPERTIES create-only)THEN``."""
     changed = replacing_changes(before, after)
     if not changed:
         return []
     message = f"CloudFormation replaces {subject} ({how}{', '.join(changed)} create-only){then}"
-    return [Hazard("replace", before.type, name, message, tuple(changed))]
+    return [Hazard(HazardKind.REPLACE, before.type, name, message, tuple(changed))]
 
 
 def _environments(base: Topology, head: Topology, renames: Renames) -> list[Hazard]:
@@ -102,12 +105,13 @@ def _environments(base: Topology, head: Topology, renames: Renames) -> list[Haza
     for environment in base.service_environments:
         after = head.environment(renames.environment(environment.name))
         if after is None:
-            found.append(Hazard("delete", SERVICE_ENVIRONMENT, environment.name,
+            found.append(Hazard(HazardKind.DELETE, SERVICE_ENVIRONMENT, ObjectRef.of_environment(environment.name),
                                 f"CloudFormation deletes service environment {environment.name}: every job queue "
                                 f"on it must be gone or moved first"))
             continue
         found += _replaced(Resource(SERVICE_ENVIRONMENT, environment.name, environment=environment),
-                           Resource(SERVICE_ENVIRONMENT, after.name, environment=after), after.name,
+                           Resource(SERVICE_ENVIRONMENT, after.name, environment=after),
+                           ObjectRef.of_environment(after.name),
                            f"service environment {environment.name}",
                            f": it creates {after.name} and deletes {environment.name}; the job queues on it are "
                            f"updated to the new one")
@@ -115,7 +119,7 @@ def _environments(base: Topology, head: Topology, renames: Renames) -> list[Haza
             new = after.capacity.get(instance_type, 0)
             if new < count:
                 found.append(Hazard(
-                    "capacity_cut", SERVICE_ENVIRONMENT, after.name,
+                    HazardKind.CAPACITY_CUT, SERVICE_ENVIRONMENT, ObjectRef.of_environment(after.name),
                     f"{after.name} {instance_type} capacity {count} -> {new}: when more than {new} are in use at "
                     f"deploy, nothing new is placed on {instance_type} until usage is back under {new}; nothing "
                     f"is preempted for it (AWS documents no preemption for a capacity cut: batch-quota's choice)"))
@@ -128,23 +132,23 @@ def _queues(base: Topology, head: Topology, renames: Renames) -> list[Hazard]:
         after = head.queue(renames.queue(queue.name))
         shares = ", ".join(share_id(queue, s) for s in queue.shares) or "none"
         if after is None:
-            found.append(Hazard("delete", JOB_QUEUE, queue.name,
+            found.append(Hazard(HazardKind.DELETE, JOB_QUEUE, ObjectRef.of_queue(queue.name),
                                 f"CloudFormation deletes job queue {queue.name} and its scheduling policy "
                                 f"{queue.scheduling_policy_name}, with every share on it ({shares}); "
                                 f"{_JOBS_OF_DELETED}"))
             continue
         found += _replaced(Resource(JOB_QUEUE, queue.name, queue=queue),
-                           Resource(JOB_QUEUE, after.name, queue=after), after.name,
+                           Resource(JOB_QUEUE, after.name, queue=after), ObjectRef.of_queue(after.name),
                            f"job queue {queue.name}",
                            f" with {after.name}, and with it every share on it ({shares}): jobs are not moved "
                            f"to the new queue; submitters must use the new queue's ARN")
         if queue.state == "ENABLED" and after.state == "DISABLED":
-            found.append(Hazard("disabled", JOB_QUEUE, after.name,
+            found.append(Hazard(HazardKind.DISABLED, JOB_QUEUE, ObjectRef.of_queue(after.name),
                                 f"job queue {after.name} becomes DISABLED: every share on it rejects new jobs; "
                                 f"jobs already submitted finish"))
         found += _replaced(Resource(SCHEDULING_POLICY, queue.scheduling_policy_name, queue=queue),
                            Resource(SCHEDULING_POLICY, after.scheduling_policy_name, queue=after),
-                           after.scheduling_policy_name,
+                           ObjectRef.of_scheduling_policy(after.name, after.scheduling_policy_name),
                            f"scheduling policy {queue.scheduling_policy_name}",
                            f" with {after.scheduling_policy_name}; job queue {after.name} is pointed at the new one")
     return found
@@ -156,17 +160,18 @@ def _removed_share(queue: JobQueue, share: QuotaShare) -> Hazard:
     held = ("already DISABLED: it accepts no new jobs, but jobs submitted before may still hold capacity"
             if share.state == "DISABLED" or queue.state == "DISABLED"
             else f"ENABLED, it may hold RUNNABLE and running jobs (limit {limits})")
-    return Hazard("delete", QUOTA_SHARE, node,
+    return Hazard(HazardKind.DELETE, QUOTA_SHARE, ObjectRef.of_share(queue.name, share.name),
                   f"CloudFormation deletes quota share {node} ({held}); {_JOBS_OF_DELETED}")
 
 
-def _lowered_limits(head_id: str, before: QuotaShare, after: QuotaShare) -> list[Hazard]:
+def _lowered_limits(head: ObjectRef, before: QuotaShare, after: QuotaShare) -> list[Hazard]:
+    head_id = head.name
     found = []
     for instance_type, count in before.capacity.items():
         new = after.capacity.get(instance_type, 0)
         if new < count:
             found.append(Hazard(
-                "lowered_limit", QUOTA_SHARE, head_id,
+                HazardKind.LOWERED_LIMIT, QUOTA_SHARE, head,
                 f"{head_id} {instance_type} limit {count} -> {new}: on deploy its SCHEDULED, STARTING and RUNNING "
                 f"jobs above {new} become eligible for preemption (reclaimed for heads of shares within their "
                 f"limits), even for a {after.strategy} share; nothing is preempted merely because the limit "
@@ -185,16 +190,17 @@ def find(base: Topology, head: Topology, renames: Renames, matched: dict[str, st
             continue
         head_id = matched[base_id]
         new_queue, new_share = head_shares[head_id]
+        head_ref = ObjectRef.of_share(new_queue.name, new_share.name)
         how = "renamed" if queue.name == new_queue.name else "moved" if share.name == new_share.name else \
             "moved and renamed"
         found += _replaced(
-            _share_resource(queue, share), _share_resource(new_queue, new_share), head_id, f"quota share {base_id}",
+            _share_resource(queue, share), _share_resource(new_queue, new_share), head_ref, f"quota share {base_id}",
             f": it creates {head_id} and deletes {base_id}. Jobs are not moved: RUNNABLE jobs of {base_id} never "
             f"start under {head_id} and must be resubmitted there; {_JOBS_OF_DELETED}", f"{how} to {head_id}; ")
-        found += _lowered_limits(head_id, share, new_share)
+        found += _lowered_limits(head_ref, share, new_share)
         was_enabled = share.state == "ENABLED"
         if was_enabled and new_share.state == "DISABLED":
-            found.append(Hazard("disabled", QUOTA_SHARE, head_id,
+            found.append(Hazard(HazardKind.DISABLED, QUOTA_SHARE, head_ref,
                                 f"{head_id} becomes DISABLED: it accepts no new jobs (submissions are rejected); "
                                 f"its RUNNABLE jobs stay queued and still run, its running jobs finish"))
     return found

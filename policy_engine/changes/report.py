@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 from policy_engine.changes.promises import PromiseChange
+from policy_engine.diagnostics import ObjectKind, ObjectRef
 from policy_engine.findings import Finding
 
 #: What makes ``diff`` exit 1 (``--fail-on``); ``never`` turns all off. The default is all of them.
@@ -14,6 +16,29 @@ FAIL_ON = ("guarantee", "guarantee-weakened", "guarantee-dropped", "finding", "h
 #: A share's own fields: a change to one of them is a direct change; the rest (guaranteed, max burst, who
 #: preempts whom) may move through the borrow graph when another share changes.
 DIRECT_FIELDS = frozenset({"strategy", "borrow_limit", "in_share_preemption", "state", "tags", "limit", "ceiling"})
+
+
+class ChangeStatus(StrEnum):
+    """What happened to an object between BASE and HEAD."""
+
+    ADDED = "added"
+    REMOVED = "removed"
+    RENAMED = "renamed"
+    CHANGED = "changed"
+
+
+class HazardKind(StrEnum):
+    """What a deploy does beyond updating properties in place."""
+
+    #: CloudFormation deletes and recreates it (a create-only property changed)
+    REPLACE = "replace"
+    DELETE = "delete"
+    #: a share's limit lowered: its jobs above the new limit become preemptible
+    LOWERED_LIMIT = "lowered_limit"
+    #: an environment's capacity lowered
+    CAPACITY_CUT = "capacity_cut"
+    #: a share or queue becomes DISABLED
+    DISABLED = "disabled"
 
 
 @dataclass(frozen=True)
@@ -40,9 +65,9 @@ class ObjectChange:
     ``name`` is the HEAD name (BASE's when removed); ``renamed_from`` the BASE name of a declared rename.
     """
 
-    kind: str  # quota_share | job_queue | service_environment
+    kind: ObjectKind  # SHARE, QUEUE or ENVIRONMENT
     name: str
-    status: str  # added | removed | renamed | changed
+    status: ChangeStatus
     changes: tuple[FieldChange, ...] = ()
     renamed_from: str | None = None
 
@@ -93,15 +118,20 @@ class GuaranteeChange:
 class Hazard:
     """What a deploy does beyond updating properties in place: replace, delete, or put running jobs at risk."""
 
-    kind: str  # replace | delete | lowered_limit | capacity_cut | disabled
+    kind: HazardKind
     resource_type: str
-    object: str
+    object: ObjectRef
     message: str
     #: The create-only properties that changed (``replace`` only).
     properties: tuple[str, ...] = ()
 
+    @property
+    def name(self) -> str:
+        """The object's own name, as CloudFormation's resource has it (``QUEUE/SHARE`` for a share)."""
+        return self.object.name
+
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "resource_type": self.resource_type, "object": self.object,
+        return {"kind": self.kind, "resource_type": self.resource_type, "object": self.name,
                 "properties": list(self.properties), "message": self.message}
 
 
@@ -124,7 +154,7 @@ class ChangeReport:
     @property
     def shares(self) -> list[ObjectChange]:
         """Every share that changes, directly or through the borrow graph."""
-        return [change for change in self.objects if change.kind == "quota_share"]
+        return [change for change in self.objects if change.kind is ObjectKind.SHARE]
 
     @property
     def changed_shares(self) -> list[ObjectChange]:

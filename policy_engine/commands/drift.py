@@ -6,7 +6,6 @@ be read (each named with its call; the drift found among the readable ones is st
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +51,7 @@ def command(topology: str, output_format: str, **connection: Any) -> None:
     except LoadError as error:
         fail_input(error.problems)
     differences = drift_module.drift(desired, account)
-    differences = [d for d in differences if not _unread(d, desired, [e.subject for e in read.errors])]
+    differences = [d for d in differences if not _unread(d, desired, [e.about for e in read.errors])]
     DRIFT_FORMATS.renderer(output_format)(DriftOutput(differences, topology, api.region,
                                                       [e.line for e in read.errors]), sys.stdout)
     if read.errors:
@@ -60,11 +59,12 @@ def command(topology: str, output_format: str, **connection: Any) -> None:
     raise SystemExit(EXIT_FINDINGS if differences else EXIT_OK)
 
 
-def _unread(difference: Difference, desired: Topology, subjects: list[str]) -> bool:
-    """Whether a missing object is only missing because a call about it (or about everything) failed."""
+def _unread(difference: Difference, desired: Topology, abouts: list[tuple[str, ...]]) -> bool:
+    """Whether a missing object is only missing because a call about it (or about everything) failed; a call is
+    about the objects its error names (``AwsError.about``)."""
     from policy_engine.aws.drift import MISSING
 
-    if difference.kind != MISSING or not subjects:
+    if difference.kind is not MISSING or not abouts:
         return False
     ref = difference.ref
     if ref.environment is not None:
@@ -72,19 +72,16 @@ def _unread(difference: Difference, desired: Topology, subjects: list[str]) -> b
     else:
         names = [name for name in (ref.share_id, ref.queue) if name is not None]
     every = [q.name for q in desired.job_queues] + [e.name for e in desired.service_environments]
-    for subject in subjects:
-        if not any(_mentions(subject, name) for name in every):
+    for about in abouts:
+        if not any(name in about for name in every):
             return True  # a call about everything failed: nothing can be said to be missing
-        if any(_mentions(subject, name) for name in names):
+        if any(name in about for name in names):
             return True
     return False
-
-
-def _mentions(subject: str, name: str) -> bool:
-    return re.search(rf"(^|[\s,/]){re.escape(name)}($|[\s,/)])", subject) is not None
 
 
 def _skipped_error(name: str, reason: str) -> AwsError:
     from policy_engine.aws.clients import AwsError
 
-    return AwsError("DescribeJobQueues", f"job queue {name}", f"not a quota-managed queue: {reason}", "Skipped")
+    return AwsError("DescribeJobQueues", f"job queue {name}", f"not a quota-managed queue: {reason}", "Skipped",
+                    (name,))

@@ -28,6 +28,7 @@ from policy_engine.simulation.outputs.results import SimulationResult, build_res
 
 if TYPE_CHECKING:
     from policy_engine.model import Topology
+    from policy_engine.simulation.causes import Reason
     from policy_engine.simulation.core.jobs import Job
     from policy_engine.simulation.inputs.workload import Scenario
 
@@ -39,9 +40,7 @@ PROGRESS_MIN_JOBS = 10_000
 EVENT_FORMATS = ("changes", "eventbridge")
 
 
-def _event_writer(handle: TextIO, event_format: str = "changes") -> Callable[[float, Job, str, str, str], None]:
-    if event_format == "eventbridge":
-        return _eventbridge_writer(handle)
+def _event_writer(handle: TextIO) -> Callable[[float, Job, str, str, str], None]:
 
     def write(time: float, job: Job, before: str, after: str, reason: str) -> None:
         handle.write(json.dumps({"time": as_number(time), "job": job.spec.name, "from": before, "to": after,
@@ -51,16 +50,19 @@ def _event_writer(handle: TextIO, event_format: str = "changes") -> Callable[[fl
     return write
 
 
-def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, str], None]:
-    """The events ``serve --events`` sends for the same changes (simulated second 0 is the Unix epoch)."""
+def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, Reason], None]:
+    """The events ``serve --events`` sends for the same changes (simulated second 0 is the Unix epoch), from the
+    engine's named causes (``on_reason``), worded as the endpoint words them."""
+    from policy_engine.endpoint.status_reasons import status_reason
     from policy_engine.service_events import EventFactory, SimulatedJobs
 
     factory = EventFactory()
     jobs = SimulatedJobs()
 
-    def write(time: float, job: Job, before: str, after: str, reason: str) -> None:
+    def write(time: float, job: Job, before: str, after: str, reason: Reason) -> None:
+        worded = status_reason(after, reason, str)
         for event in factory.for_change(jobs.ms(time), jobs.job_arn(job.spec.name), before, after, reason,
-                                        lambda: jobs.describe(job, reason)):
+                                        lambda: jobs.describe(job, worded)):
             handle.write(json.dumps(event, separators=(",", ":"), allow_nan=False))
             handle.write("\n")
 
@@ -230,7 +232,10 @@ def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet
                 handle = stack.enter_context(open(events, "w", encoding="utf-8"))
             except OSError as error:
                 fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
-            engine.on_transition = _event_writer(handle, event_format)
+            if event_format == "eventbridge":
+                engine.on_reason = _eventbridge_writer(handle)
+            else:
+                engine.on_transition = _event_writer(handle)
         progress = None
         if not quiet and sys.stderr.isatty() and len(loaded.jobs) >= PROGRESS_MIN_JOBS:
             bar = stack.enter_context(Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from policy_engine.endpoint.handlers.service_jobs import describe
 from policy_engine.event_sinks import EventSink
 from policy_engine.service_events import EventFactory, preemption_of
+from policy_engine.simulation.causes import Reason
 
 if TYPE_CHECKING:
     from policy_engine.endpoint.handlers.context import Endpoint
@@ -31,12 +32,12 @@ class EndpointEvents:
             for sink in self.sinks:
                 sink.send(event)
 
-    def changed(self, record: ServiceJob, now: float, before: str, after: str, reason: str, started: bool) -> None:
+    def changed(self, record: ServiceJob, now: float, before: str, after: str, reason: Reason, started: bool) -> None:
         service = self.service
         self._send(self.factory.for_change(service.ms(now), record.arn, before, after, reason,
                                            lambda: describe(service, record, live_reason=False), started))
 
-    def preemption_started(self, record: ServiceJob, now: float, status: str, reason: str) -> None:
+    def preemption_started(self, record: ServiceJob, now: float, status: str, reason: Reason) -> None:
         preemption = preemption_of(status, "RUNNABLE", reason)
         if preemption is not None:
             self._send([self.factory.preemption_started(self.service.ms(now), record.arn, preemption, status)])

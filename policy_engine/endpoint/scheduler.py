@@ -16,18 +16,17 @@ timestamps, attempts, ``preemptionSummary``) and kept as the event log ``export`
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import Protocol
 
 from policy_engine.endpoint.jobs import ACTIVE, FINAL, RECENT_PREEMPTIONS, JobIndex, ServiceJob
+from policy_engine.endpoint.status_reasons import attempt_reason, status_reason
 from policy_engine.endpoint.topology_diff import live_actions
 from policy_engine.model import Topology
+from policy_engine.simulation.causes import PREEMPTIONS, Cause, Reason, describe, describe_waiting
 from policy_engine.simulation.core.engine import Engine, SimulationSettings
 from policy_engine.simulation.core.jobs import Job, JobSpec
-
-_JOB_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 class Clock:
@@ -56,10 +55,10 @@ class Clock:
 class ChangeWatcher(Protocol):
     """Sees every change mirrored onto a record (``serve --events``), after the record shows it."""
 
-    def changed(self, record: ServiceJob, now: float, before: str, after: str, reason: str, started: bool) -> None:
+    def changed(self, record: ServiceJob, now: float, before: str, after: str, reason: Reason, started: bool) -> None:
         """``reason`` is the engine's; ``started``: the change ends a PREEMPTION_IN_PROGRESS window."""
 
-    def preemption_started(self, record: ServiceJob, now: float, status: str, reason: str) -> None:
+    def preemption_started(self, record: ServiceJob, now: float, status: str, reason: Reason) -> None:
         """A PREEMPTION_IN_PROGRESS window opens: ``record`` still holds its capacity in ``status``."""
 
 
@@ -73,12 +72,12 @@ class Scheduler:
         #: SCHEDULED (the engine's ``preemption_delay``); 0: victims are RUNNABLE at once
         self.preemption_seconds = preemption_seconds
         self.settings = SimulationSettings(preemption_delay=preemption_seconds)
-        #: victims in their PREEMPTION_IN_PROGRESS window: job id -> (ends at, engine reason)
-        self._in_progress: dict[str, tuple[float, str]] = {}
+        #: victims in their PREEMPTION_IN_PROGRESS window: job id -> (ends at, the preemption)
+        self._in_progress: dict[str, tuple[float, Reason]] = {}
         self.jobs = JobIndex()
         self.training_arn = training_arn
         self.keep_events = keep_events
-        #: (time, job id, from, to, reason): every state change, for ``export``
+        #: (time, job id, from, to, reason worded as ``simulate --events`` does): every state change, for ``export``
         self.events: list[tuple[float, str, str, str, str]] = []
         #: (time, job id, priority) and (time, job id, reason): inputs a scenario replays
         self.updates: list[tuple[float, str, int]] = []
@@ -91,7 +90,7 @@ class Scheduler:
     def _new_engine(self, topology: Topology, now: float) -> Engine:
         engine = Engine(topology, [], settings=self.settings)
         engine.now = now
-        engine.on_transition = self._on_transition
+        engine.on_reason = self._on_reason
         return engine
 
     # --- time ---------------------------------------------------------------------------
@@ -146,8 +145,8 @@ class Scheduler:
                 orphans.append(job)
         self.engine = engine
         for job in orphans:
-            reason = f"Terminated: quota share {job.spec.share} no longer has {job.spec.instance_type} capacity"
-            self._on_transition(now, job, job.status.value, "FAILED", reason)
+            self._on_reason(now, job, job.status.value, "FAILED",
+                            Reason(Cause.TOPOLOGY_CHANGE, (job.spec.share, job.spec.instance_type)))
         engine.run(now, close=False)
         return [self.jobs.by_id[job.spec.name] for job in orphans]
 
@@ -191,17 +190,17 @@ class Scheduler:
         job = self.job(record)
         if job is None or job.status.value != "RUNNABLE":
             return record.reason
-        return self.named(self.engine.waiting_reason(job))
+        return describe_waiting(self.engine.waiting(job), self.named)
 
     # --- mirroring the engine onto the API records ----------------------------------------
 
-    def _on_transition(self, now: float, job: Job, before: str, after: str, reason: str) -> None:
+    def _on_reason(self, now: float, job: Job, before: str, after: str, reason: Reason) -> None:
         record = self.jobs.by_id[job.spec.name]
         if self.keep_events:
-            self.events.append((now, record.id, before, after, reason))
+            self.events.append((now, record.id, before, after, describe(reason)))
         if record.id in self._in_progress:  # its next change ends the window first
             self._end_preemption(record, min(now, self._in_progress[record.id][0]))
-        if (self.preemption_seconds > 0 and after == "RUNNABLE" and reason.startswith("preempted")
+        if (self.preemption_seconds > 0 and after == "RUNNABLE" and reason.cause in PREEMPTIONS
                 and before in ACTIVE):
             # as AWS shows it: still RUNNING, reason PREEMPTION_IN_PROGRESS, while its preemptor waits SCHEDULED
             self._in_progress[record.id] = (now + self.preemption_seconds, reason)
@@ -215,15 +214,15 @@ class Scheduler:
         _, reason = self._in_progress.pop(record.id)
         self._apply(record, at, record.status, "RUNNABLE", reason, started=True)
 
-    def _apply(self, record: ServiceJob, now: float, before: str, after: str, reason: str,
+    def _apply(self, record: ServiceJob, now: float, before: str, after: str, reason: Reason,
                started: bool = False) -> None:
         """Mirror one state change onto the record: attempts, timestamps, reason, and the list indexes."""
         if before in ACTIVE and record.attempts:
             attempt = record.attempts[-1]
             if "stoppedAt" not in attempt:
                 attempt["stoppedAt"] = now
-                attempt["statusReason"] = self.named(_attempt_reason(after, reason))
-                if reason.startswith(_PREEMPTED_ATTEMPT):  # a preemption past the job's retries counts too
+                attempt["statusReason"] = attempt_reason(after, reason, self.named)
+                if reason.cause in _PREEMPTED_ATTEMPT:  # a preemption past the job's retries counts too
                     record.preempted_count += 1
                     record.preempted.append(attempt)
                     del record.preempted[:-RECENT_PREEMPTIONS]
@@ -236,64 +235,17 @@ class Scheduler:
             record.attempts.append({"startedAt": now, "resource": resource})
         elif after in FINAL:
             record.stopped = now
-        record.reason = self.named(_status_reason(after, reason))
+        record.reason = status_reason(after, reason, self.named)
         self.jobs.move(record, after)
         if self.watcher is not None:
             self.watcher.changed(record, now, before, after, reason, started)
 
-    def named(self, reason: str) -> str:
-        """Job ids in the engine's reasons become ``jobName (jobId)``, as a user reads them."""
-        if "-" not in reason:
-            return reason
-        by_id = self.jobs.by_id
-
-        def name(found: re.Match[str]) -> str:
-            record = by_id.get(found.group(0))
-            return f"{record.name} ({record.id})" if record else found.group(0)
-
-        return _JOB_ID.sub(name, reason)
+    def named(self, job_id: str) -> str:
+        """A job id of the engine as a user reads it: ``jobName (jobId)`` (the id itself when unknown)."""
+        record = self.jobs.by_id.get(job_id)
+        return f"{record.name} ({record.id})" if record else job_id
 
 
-#: The engine's reasons for an attempt ended by preemption: the job waits again, or it fails because the preemption
-#: exceeded its ``preemptionRetriesBeforeTermination`` (``lifecycle``); both are preempted attempts.
-_PREEMPTED_ATTEMPT = ("preempted", "PREEMPTED:")
-
-#: What AWS says when an attempt outlives ``timeoutConfig.attemptDurationSeconds`` (the only way a served
-#: job's attempt fails: the engine reports it as a failed attempt).
-TIMED_OUT = "Job attempt duration exceeded timeout"
-
-
-def _attempt_reason(after: str, reason: str) -> str:
-    if reason.startswith("preempted"):
-        return _preempted(reason)
-    if after == "SUCCEEDED":
-        return "Training job completed"
-    if reason.startswith(("FAILED: attempt", "attempt ")):
-        return TIMED_OUT
-    return reason
-
-
-def _status_reason(after: str, reason: str) -> str:
-    """AWS-style wording of the engine's reason for a state."""
-    if after == "RUNNABLE":
-        if reason.startswith("preempted"):
-            return _preempted(reason)
-        if reason.startswith("attempt "):
-            return f"{TIMED_OUT}; retrying ({reason.split(';')[0]})"
-        return reason  # "" or MISCONFIGURATION:...
-    if after == "SUCCEEDED":
-        return "Training job completed"
-    if after == "FAILED":
-        return TIMED_OUT if reason.startswith("FAILED: attempt") else reason
-    return ""
-
-
-def _preempted(reason: str) -> str:
-    """``preempted (reclaim) by ID`` -> ``Preempted by ID (cross-share: its quota share reclaimed capacity)``."""
-    found = re.match(r"preempted \((\S+)\) by (\S+)", reason)
-    if not found:
-        return reason
-    kind, by = found.groups()
-    why = ("in-share preemption by a higher-priority job" if kind == "in-share"
-           else "cross-share preemption: its lender reclaimed capacity")
-    return f"Preempted by job {by} ({why})"
+#: The causes of an attempt ended by preemption: the job waits again, or it fails because the preemption exceeded
+#: its ``preemptionRetriesBeforeTermination`` (``lifecycle``); both are preempted attempts.
+_PREEMPTED_ATTEMPT = PREEMPTIONS | {Cause.PREEMPTION_RETRIES_EXHAUSTED}

@@ -19,6 +19,7 @@ from typing import TextIO
 import click
 
 from policy_engine.changes.report import FAIL_ON, ChangeReport, GuaranteeChange
+from policy_engine.diagnostics import ObjectKind
 from policy_engine.reports.diff_text import KIND_TITLES, declared, describe, object_line, verdict
 from policy_engine.reports.markdown import cell, code, table
 from policy_engine.reports.subjects import DiffLoadFailure, DiffOutput
@@ -169,7 +170,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         _section("Guarantees lost", ("guarantee", "proof before → after", "why", "counterexample"),
                  _guarantee_rows(lost_guarantees), "lost guarantee(s)", open_=True),
         _section("Deploy hazards", ("hazard", "resource", "object", "what happens"),
-                 [(h.kind, h.resource_type, h.object, h.message) for h in report.hazards], "hazard(s)", open_=True),
+                 [(h.kind, h.resource_type, h.name, h.message) for h in report.hazards], "hazard(s)", open_=True),
     ]
     impact_sections = _impact_sections(impact) if impact is not None else []
     sections += impact_sections[:1]
@@ -177,10 +178,10 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
                              [(f.severity.value, f.rule, str(f.object), f.message, f.hint)
                               for f in report.new_findings], "new finding(s)", open_=True))
     for kind, title in reversed(KIND_TITLES.items()):
-        changes = [c for c in report.objects if c.kind == kind]
+        changes = [c for c in report.objects if c.kind is kind]
         note = (f"{len(report.changed_shares)} changed directly; {len(report.affected_shares)} affected through "
                 f"the borrow graph only (their guaranteed, burst or preemption figures move with another share)"
-                if kind == "quota_share" and report.affected_shares else "")
+                if kind is ObjectKind.SHARE and report.affected_shares else "")
         sections.append(_section(title, ("name", "changes"),
                                  [(object_line(c), "; ".join(describe(f, "→") for f in c.changes)) for c in changes],
                                  f"{title.lower()} change(s)", note=note))

@@ -8,12 +8,13 @@ from typing import Any, TextIO
 import click
 
 from policy_engine.changes.promises import PromiseChange
-from policy_engine.changes.report import FAIL_ON, ChangeReport, FieldChange, GuaranteeChange, ObjectChange
+from policy_engine.changes.report import FAIL_ON, ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
+from policy_engine.diagnostics import ObjectKind
 from policy_engine.reports.subjects import DiffOutput
 from policy_engine.simulation.outputs.numbers import format_seconds
 
-KIND_TITLES = {"service_environment": "Service environments", "job_queue": "Job queues",
-               "quota_share": "Quota shares"}
+KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
+               ObjectKind.SHARE: "Quota shares"}
 
 
 def shown(value: Any) -> str:
@@ -40,7 +41,7 @@ def describe(change: FieldChange, arrow: str = "->") -> str:
 
 
 def object_line(change: ObjectChange) -> str:
-    if change.status == "renamed":
+    if change.status is ChangeStatus.RENAMED:
         return f"{change.renamed_from} -> {change.name} (renamed)"
     return f"{change.name} ({change.status})"
 
@@ -88,7 +89,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
         lines += [f"  {promise_line(change)}" for change in report.promises]
         lines.append("")
     for kind, title in KIND_TITLES.items():
-        changes = [c for c in report.objects if c.kind == kind]
+        changes = [c for c in report.objects if c.kind is kind]
         if not changes:
             continue
         lines.append(shares_title(report) if kind == "quota_share" else f"{title} ({len(changes)})")
@@ -113,7 +114,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
     if report.hazards:
         lines.append(f"Deploy hazards ({len(report.hazards)})")
         for hazard in report.hazards:
-            lines.append(f"  {hazard.kind} {hazard.resource_type} {hazard.object}")
+            lines.append(f"  {hazard.kind} {hazard.resource_type} {hazard.name}")
             lines.append(f"      {hazard.message}")
         lines.append("")
     if report.impact is not None:

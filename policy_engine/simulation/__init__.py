@@ -4,7 +4,8 @@ Three kinds of module, in three folders (CONTRIBUTING.md, "The simulator's layou
 ``core`` (the event loop and what it calls per job: exactly the modules mypyc compiles),
 ``inputs`` (scenario and job files, generated workloads, live state) and ``outputs``
 (results, metrics, reasons, usage). Beside them: ``settings`` (the run's configuration),
-``time_limits`` and ``topology_changes`` (rules the lifecycle applies, not compiled),
+``causes`` (why a job moved or waits: values every part shares), ``time_limits`` and
+``topology_changes`` (rules the lifecycle applies, not compiled),
 ``compiled`` (which build runs) and ``gcpause``.
 
 The names below are imported on first use, so importing a submodule (or this package)
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from policy_engine.simulation.compiled import use_source_when_stale
 
 if TYPE_CHECKING:
+    from policy_engine.simulation.causes import Cause, Reason, Waiting
     from policy_engine.simulation.core.engine import Engine, simulate
     from policy_engine.simulation.core.jobs import Job, JobSpec, Status
     from policy_engine.simulation.core.preemption import FewestInstancesFirst, LowestPriorityNewestFirst, VictimPolicy
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 #: public name -> the submodule that defines it
 _HOMES = {
     "AttemptRecord": "outputs.results",
+    "Cause": "causes",
     "Engine": "core.engine",
     "FewestInstancesFirst": "core.preemption",
     "Job": "core.jobs",
@@ -42,17 +45,20 @@ _HOMES = {
     "JobSpec": "core.jobs",
     "LowestPriorityNewestFirst": "core.preemption",
     "PriorityUpdate": "settings",
+    "Reason": "causes",
     "Scenario": "inputs.workload",
     "SimulationResult": "outputs.results",
     "SimulationSettings": "settings",
     "Status": "core.jobs",
     "VictimPolicy": "core.preemption",
+    "Waiting": "causes",
     "load_scenario": "inputs.workload",
     "simulate": "core.engine",
 }
 
 __all__ = [
     "AttemptRecord",
+    "Cause",
     "Engine",
     "FewestInstancesFirst",
     "Job",
@@ -60,11 +66,13 @@ __all__ = [
     "JobSpec",
     "LowestPriorityNewestFirst",
     "PriorityUpdate",
+    "Reason",
     "Scenario",
     "SimulationResult",
     "SimulationSettings",
     "Status",
     "VictimPolicy",
+    "Waiting",
     "load_scenario",
     "simulate",
 ]

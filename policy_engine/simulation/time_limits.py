@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from policy_engine.model import JobStateTimeLimitAction, Topology
+from policy_engine.simulation.causes import Cause, Detail, Reason
 from policy_engine.simulation.core.capacity import ShareCapacity
 from policy_engine.simulation.core.events import Kind, Phase
 from policy_engine.simulation.core.jobs import CAPACITY_INSUFFICIENT, Job, Status
@@ -24,7 +25,7 @@ class TimerHost(Protocol):
     def push(self, time: float, phase: Phase, kind: Kind, subject: object, data: object = None,
              order: int = 0) -> None: ...
 
-    def transition(self, job: Job, to: Status, reason: str = "") -> None: ...
+    def transition(self, job: Job, to: Status, cause: Cause, detail: Detail = None) -> None: ...
 
     def touch(self, share: ShareCapacity) -> None: ...
 
@@ -78,6 +79,6 @@ class TimeLimits:
         share.line.pop_head()
         job.version += 1
         job.finished_at = engine.now
-        job.reason = f"Terminated by JobStateTimeLimit action due to reason: {timer[1].reason}"
-        engine.transition(job, Status.FAILED, job.reason)
+        job.end_reason = Reason(Cause.TIME_LIMIT_ACTION, timer[1].reason)
+        engine.transition(job, Status.FAILED, Cause.TIME_LIMIT_ACTION, timer[1].reason)
         engine.touch(share)

@@ -18,6 +18,7 @@ from itertools import pairwise
 from typing import Final, SupportsFloat
 
 from policy_engine.model import Topology
+from policy_engine.simulation.causes import Cause, Reason, Waiting
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.events import Event, Kind, Phase
 from policy_engine.simulation.core.jobs import ACTIVE, FAILED, FINAL, Job, JobSpec, LiveState, Status
@@ -25,7 +26,7 @@ from policy_engine.simulation.core.lifecycle import JobLifecycle, Transition
 from policy_engine.simulation.core.pool_queue import PoolQueue
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.exact_types import exact_number
-from policy_engine.simulation.outputs.reasons import waiting_reason
+from policy_engine.simulation.outputs.reasons import waiting, waiting_reason
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
 from policy_engine.simulation.settings import Action, JobTermination, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
@@ -39,7 +40,7 @@ _LIMIT: Final = Phase.LIMIT
 _LATEST: Final = sys.float_info.max
 #: What ``adopt`` carries over from a job of the previous engine as it is.
 _CARRIED = ("priority", "preemptions", "attempts_failed", "started_at", "placed_at", "finished_at", "attempt_start",
-            "run_started", "start_order", "placed_borrowed", "reason", "segments", "remaining", "status")
+            "run_started", "start_order", "placed_borrowed", "end_reason", "segments", "remaining", "status")
 
 
 class Engine(JobLifecycle):
@@ -227,8 +228,12 @@ class Engine(JobLifecycle):
     # --- views used by reports and properties ----------------------------------------
 
     def waiting_reason(self, job: Job) -> str:
-        """Why a RUNNABLE job is not running (``reasons.waiting_reason``)."""
+        """Why a RUNNABLE job is not running, worded (``reasons.waiting_reason``)."""
         return waiting_reason(self, job)
+
+    def waiting(self, job: Job) -> Waiting:
+        """Why a RUNNABLE job is not running, as a value (``reasons.waiting``)."""
+        return waiting(self, job)
 
     def submitted_jobs(self) -> Iterable[Job]:
         """Jobs submitted by now, in workload order."""
@@ -243,8 +248,8 @@ class Engine(JobLifecycle):
         """Put the live jobs on capacity at time 0, in workload order, as the snapshot had them."""
         for seq, state in self._live.items():
             job = self.jobs[seq]
-            if self.on_transition is not None:
-                self.on_transition(self.now, job, "", Status.SUBMITTED.value, "on capacity at the snapshot")
+            if self.on_transition is not None or self.on_reason is not None:
+                self.record(job, "", Status.SUBMITTED.value, Reason(Cause.ON_CAPACITY_AT_SNAPSHOT))
             self._occupy(job, job.share)
             self._start_counter += 1
             job.start_order = self._start_counter
@@ -257,9 +262,9 @@ class Engine(JobLifecycle):
                 self._run(job)
                 job.started_at = state.started_at
                 continue
-            self.transition(job, Status.SCHEDULED, "on capacity at the snapshot")
+            self.transition(job, Status.SCHEDULED, Cause.ON_CAPACITY_AT_SNAPSHOT)
             if state.status is Status.STARTING:
-                self.transition(job, Status.STARTING)
+                self.transition(job, Status.STARTING, Cause.STARTED)
                 self._after_starting(job)
             else:  # SCHEDULED: starts like a job placed now
                 self._advance_at(job, self.now)
@@ -298,8 +303,8 @@ class Engine(JobLifecycle):
         elif job.status in ACTIVE:
             self._release(job, FAILED)
         job.finished_at = self.now
-        job.reason = reason
-        self.transition(job, Status.FAILED, reason)
+        job.end_reason = Reason(Cause.TERMINATED, reason)
+        self.transition(job, Status.FAILED, Cause.TERMINATED, reason)
         self.wake(share.pool, self.now)
 
     def adopt(self, old: Job, advance_at: float | None = None) -> Job | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, Final, NamedTuple
 
+from policy_engine.simulation.causes import Reason, describe
+
 if TYPE_CHECKING:
     from policy_engine.simulation.core.capacity import ShareCapacity
 
@@ -124,13 +126,13 @@ class Job:
     __slots__ = (
         "attempt_start",
         "attempts_failed",
+        "end_reason",
         "finished_at",
         "misconfigured",
         "placed_at",
         "placed_borrowed",
         "preemptions",
         "priority",
-        "reason",
         "remaining",
         "run_started",
         "segments",
@@ -153,7 +155,8 @@ class Job:
         self.seq = seq
         self.priority = spec.priority
         self.status = Status.SUBMITTED
-        self.reason = ""
+        #: why it ended (or was rejected at submission): kept as a value, worded when reported
+        self.end_reason: Reason | None = None
         self.remaining = float(spec.duration)
         self.preemptions = 0
         self.attempts_failed = 0
@@ -178,6 +181,11 @@ class Job:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def reason(self) -> str:
+        """Why it ended (or was rejected), worded as its record says it; empty while it has not ended."""
+        return "" if self.end_reason is None else describe(self.end_reason)
 
     @property
     def instances(self) -> int:

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Final
 
 from policy_engine.model import Topology
+from policy_engine.simulation.causes import Cause, Detail, Reason, describe
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.core.events import Event, Kind, Phase, make_event
@@ -41,12 +42,19 @@ _SUCCEEDED: Final = Status.SUCCEEDED
 _FINISH: Final = Phase.FINISH
 _ADVANCE: Final = Phase.ADVANCE
 _FINISH_KIND: Final = Kind.FINISH
+_QUEUED: Final = Cause.QUEUED
+_STARTED: Final = Cause.STARTED
+_OWN: Final = Cause.PLACED_ON_OWN_CAPACITY
+_BORROWED: Final = Cause.PLACED_ON_BORROWED_CAPACITY
 
 #: ``JobLifecycle.pass_start`` while no scheduling pass runs: no job was placed by the pass running now.
 OUTSIDE_PASS: Final = 1 << 60  # a short int when compiled; no run places that many jobs
 
-#: ``on_transition(time, job, from, to, reason)``: every state change (``--events``, the local endpoint).
+#: ``on_transition(time, job, from, to, reason)``: every state change (``--events``, the local endpoint), its
+#: reason worded (``causes.describe``).
 Transition = Callable[[float, Job, str, str, str], None]
+#: ``on_reason(time, job, from, to, reason)``: the same changes, the reason as a value (``causes.Reason``).
+ReasonListener = Callable[[float, Job, str, str, Reason], None]
 
 
 class JobLifecycle:
@@ -62,6 +70,7 @@ class JobLifecycle:
         self._immediate = self.settings.startup_delay == 0 and self.settings.preemption_delay == 0
         self.now = 0.0
         self.on_transition: Transition | None = None
+        self.on_reason: ReasonListener | None = None
         self.pools = build_pools(topology, indexed_lines=self.settings.backfill)
         self.shares = {(s.share_id, s.instance_type): s for pool in self.pools for s in pool.shares}
         self.usage: UsageLog | None = None
@@ -132,13 +141,21 @@ class JobLifecycle:
             self._repassed.add(pool.index)
             self.wake(pool, self.now)
 
-    def transition(self, job: Job, to: Status, reason: str = "") -> None:
-        if self.on_transition is None:
+    def transition(self, job: Job, to: Status, cause: Cause, detail: Detail = None) -> None:
+        """Move ``job`` to ``to``; the reason is built only when someone listens (``record``)."""
+        if self.on_transition is None and self.on_reason is None:
             job.status = to
             return
         before = job.status
         job.status = to
-        self.on_transition(self.now, job, before.value, to.value, reason)
+        self.record(job, before.value, to.value, Reason(cause, detail))
+
+    def record(self, job: Job, before: str, after: str, reason: Reason) -> None:
+        """Tell the listeners about one state change (``before`` is ``""`` on submission)."""
+        if self.on_reason is not None:
+            self.on_reason(self.now, job, before, after, reason)
+        if self.on_transition is not None:
+            self.on_transition(self.now, job, before, after, describe(reason))
 
     # --- job life cycle -------------------------------------------------------------
 
@@ -165,22 +182,24 @@ class JobLifecycle:
     def _submit(self, job: Job, alone: bool = False) -> None:
         """A job joins its line; ``alone``: nothing else happens in any pool at this instant (the loop knows)."""
         share = job.share
-        if self.on_transition is not None:
-            self.on_transition(self.now, job, "", Status.SUBMITTED.value, "submitted")
+        if self.on_transition is not None or self.on_reason is not None:
+            self.record(job, "", Status.SUBMITTED.value, Reason(Cause.SUBMITTED))
         if share.rejected:
-            job.reason = f"REJECTED: {share.rejected} is DISABLED"
+            job.end_reason = Reason(Cause.REJECTED_BY_DISABLED_SHARE, share.rejected)
             job.finished_at = self.now
-            self.transition(job, Status.FAILED, job.reason)
+            self.transition(job, Status.FAILED, Cause.REJECTED_BY_DISABLED_SHARE, share.rejected)
             return
         key = (share, job.spec.instances)
         misconfigured = self.misconfig_cache.get(key)
         if misconfigured is None:
             misconfigured = self.misconfig_cache[key] = placement.misconfiguration(share.pool, share, key[1])
         job.misconfigured = misconfigured
-        if self.on_transition is None:
+        if self.on_transition is None and self.on_reason is None:
             job.status = _RUNNABLE
+        elif misconfigured:
+            self.transition(job, _RUNNABLE, Cause.MISCONFIGURED, misconfigured)
         else:
-            self.transition(job, _RUNNABLE, misconfigured)
+            self.transition(job, _RUNNABLE, _QUEUED)
         line = share.line
         if line.push(job):  # it is the head
             if alone and line.waiting == 1 and not misconfigured and placement.own_fits(share.pool, share,
@@ -254,7 +273,7 @@ class JobLifecycle:
             queue.retry_waiting()
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
-        if self._immediate and self.on_transition is None:
+        if self._immediate and self.on_transition is None and self.on_reason is None:
             # self._run(job), inline: the common case, SCHEDULED, STARTING and RUNNING at this instant
             job.status = _RUNNING
             job.run_started = at
@@ -264,11 +283,11 @@ class JobLifecycle:
             return
         delay = self.settings.preemption_delay if after_preemption else 0.0
         job.run_started = None
-        self.transition(job, Status.SCHEDULED, "borrowed capacity" if borrowed else "own capacity")
+        self.transition(job, Status.SCHEDULED, _BORROWED if borrowed else _OWN)
         if delay > 0:
             self._advance_at(job, self.now + delay)
             return
-        self.transition(job, Status.STARTING)
+        self.transition(job, Status.STARTING, _STARTED)
         self._after_starting(job)
 
     def _advance_at(self, job: Job, time: float) -> None:
@@ -283,16 +302,16 @@ class JobLifecycle:
 
     def _advance(self, job: Job) -> None:
         if job.status is Status.SCHEDULED:
-            self.transition(job, Status.STARTING)
+            self.transition(job, Status.STARTING, _STARTED)
             self._after_starting(job)
         elif job.status is Status.STARTING:
             self._run(job)
 
     def _run(self, job: Job) -> None:
-        if self.on_transition is None:
+        if self.on_transition is None and self.on_reason is None:
             job.status = _RUNNING
         else:
-            self.transition(job, _RUNNING)
+            self.transition(job, _RUNNING, _STARTED)
         now = self.now
         job.run_started = now
         if job.started_at is None:
@@ -355,24 +374,25 @@ class JobLifecycle:
         if not failed:
             job.remaining = 0.0
             job.finished_at = self.now
-            job.reason = ""
-            if self.on_transition is None:
+            if self.on_transition is None and self.on_reason is None:
                 job.status = _SUCCEEDED
             else:
-                self.transition(job, Status.SUCCEEDED, "work done")
+                self.transition(job, Status.SUCCEEDED, Cause.WORK_DONE)
             return
         job.attempts_failed += 1
         if job.attempts_failed >= job.spec.attempts:
             job.finished_at = self.now
-            job.reason = f"FAILED: attempt {job.attempts_failed} of {job.spec.attempts} (retryStrategy.attempts) failed"
-            self.transition(job, Status.FAILED, job.reason)
+            exhausted = (job.attempts_failed, job.spec.attempts)
+            job.end_reason = Reason(Cause.RETRIES_EXHAUSTED, exhausted)
+            self.transition(job, Status.FAILED, Cause.RETRIES_EXHAUSTED, exhausted)
             return
         job.remaining = float(job.spec.duration)
-        self.transition(job, _RUNNABLE, f"attempt {job.attempts_failed} failed; retrying")
+        self.transition(job, _RUNNABLE, Cause.ATTEMPT_FAILED, job.attempts_failed)
         job.share.line.push(job)
 
-    def preempt(self, job: Job, by: Job, kind: str) -> None:
-        """``by`` takes ``job``'s capacity: work since the last checkpoint is lost, the job waits again."""
+    def preempt(self, job: Job, by: Job, cause: Cause) -> None:
+        """``by`` takes ``job``'s capacity (``cause``: reclaim or in-share preemption): work since the last
+        checkpoint is lost, the job waits again."""
         share = job.share
         if job.status is _RUNNING and job.run_started is not None:
             done = self.now - job.run_started
@@ -386,10 +406,10 @@ class JobLifecycle:
         retries = job.spec.preemption_retries
         if retries is not None and job.preemptions > retries:
             job.finished_at = self.now
-            job.reason = f"PREEMPTED: preemptionRetriesBeforeTermination ({retries}) exceeded"
-            self.transition(job, Status.FAILED, job.reason)
+            job.end_reason = Reason(Cause.PREEMPTION_RETRIES_EXHAUSTED, retries)
+            self.transition(job, Status.FAILED, Cause.PREEMPTION_RETRIES_EXHAUSTED, retries)
             return
-        self.transition(job, _RUNNABLE, f"preempted ({kind}) by {by.spec.name}")
+        self.transition(job, _RUNNABLE, cause, by.spec.name)
         share.line.push(job)
 
     def _update_priority(self, update: PriorityUpdate) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING, Final
 
+from policy_engine.simulation.causes import Cause
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity
 from policy_engine.simulation.core.jobs import Job, Status
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 OUTSIDE_PASS: Final = 1 << 60  # a short int when compiled; no run places that many jobs
 
 _RUNNABLE: Final = Status.RUNNABLE
+_RECLAIM: Final = Cause.RECLAIM_PREEMPTION
+_IN_SHARE: Final = Cause.IN_SHARE_PREEMPTION
 
 
 def _is_head(share: ShareCapacity, job: Job) -> bool:
@@ -148,7 +151,7 @@ class Steps:
                 queue.waiting[share] = None
                 continue
             for victim in victims:
-                engine.preempt(victim, job, "reclaim")
+                engine.preempt(victim, job, _RECLAIM)
             engine.place(share, job, borrowed=False, after_preemption=True)
             return True
         return False
@@ -207,7 +210,7 @@ class Steps:
                 continue
             borrowed = share.used - sum(v.spec.instances for v in victims if v.share is share) + n > share.limit
             for victim in victims:
-                engine.preempt(victim, job, "in-share" if victim.share is share else "reclaim")
+                engine.preempt(victim, job, _IN_SHARE if victim.share is share else _RECLAIM)
             engine.place(share, job, borrowed=borrowed, after_preemption=True)
             return True
         return False

@@ -18,31 +18,28 @@ Every problem is one line naming the action and the field; the values follow AWS
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import Any, get_args
 
+from policy_engine.diagnostics import DataPath
 from policy_engine.model import QuotaShare, State, Strategy, Topology
+from policy_engine.simulation.inputs.input_problems import unknown_key
 from policy_engine.simulation.topology_changes import SHARE_FIELDS, EnvironmentUpdate, ShareUpdate
 
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 STATES: tuple[str, ...] = get_args(State)
 
-Report = Callable[[str, str], None]
+#: ``report(path, message)``: one problem at ``path`` (the action's data path, then the field's keys)
+Report = Callable[[DataPath, str], None]
 #: A share reference -> ``(QUEUE/SHARE, its instance types)``, or the one-line problem with it.
 Resolve = Callable[[str], "tuple[str, tuple[str, ...]] | str"]
-
-
-def _unknown(key: Any, allowed: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(str(key), allowed, n=1)
-    return f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _capacity(value: Any, known: tuple[str, ...], minimum: int, where: str, owner: str,
+def _capacity(value: Any, known: tuple[str, ...], minimum: int, where: DataPath, owner: str,
               report: Report) -> dict[str, int] | None:
     if not isinstance(value, dict) or not value:
         report(where, f"must be a non-empty mapping of instance type -> instances, got {value!r}")
@@ -50,17 +47,17 @@ def _capacity(value: Any, known: tuple[str, ...], minimum: int, where: str, owne
     good = True
     for instance_type, count in value.items():
         if instance_type not in known:
-            report(f"{where}.{instance_type}", f"{owner} has no {instance_type!r} in the topology (it has: "
+            report((*where, str(instance_type)), f"{owner} has no {instance_type!r} in the topology (it has: "
                                                f"{', '.join(known) or 'none'}); a new instance type cannot appear "
                                                f"mid-run: declare it in the topology")
             good = False
         elif not _is_int(count) or count < minimum:
-            report(f"{where}.{instance_type}", f"must be an integer >= {minimum}, got {count!r}")
+            report((*where, str(instance_type)), f"must be an integer >= {minimum}, got {count!r}")
             good = False
     return dict(value) if good else None
 
 
-def share_update(at: float, body: Any, where: str, topology: Topology, resolve: Resolve,
+def share_update(at: float, body: Any, where: DataPath, topology: Topology, resolve: Resolve,
                  report: Report) -> ShareUpdate | None:
     """``update_share: {share, capacity, strategy, borrow_limit, in_share_preemption, state}``."""
     if not isinstance(body, dict):
@@ -69,48 +66,48 @@ def share_update(at: float, body: Any, where: str, topology: Topology, resolve: 
     allowed = ("share", *SHARE_FIELDS)
     start = problems = 0
 
-    def problem(loc: str, text: str) -> None:
+    def problem(loc: DataPath, text: str) -> None:
         nonlocal problems
         problems += 1
         report(loc, text)
 
     for key in body:
         if key not in allowed:
-            problem(where, _unknown(key, allowed))
+            problem(where, unknown_key(key, allowed))
     ref = body.get("share")
     resolved = resolve(ref) if isinstance(ref, str) and ref else f"missing: the share to update, got {ref!r}"
     if isinstance(resolved, str):
-        problem(f"{where}.share", resolved)
+        problem((*where, "share"), resolved)
         return None
     node, types = resolved
     share = topology.resolve_share(node)[0][1]
     changes: dict[str, Any] = {}
     if "capacity" in body:
-        capacity = _capacity(body["capacity"], types, 1, f"{where}.capacity", f"share {node}", problem)
+        capacity = _capacity(body["capacity"], types, 1, (*where, "capacity"), f"share {node}", problem)
         if capacity is not None:
             changes["capacity"] = capacity
     if "strategy" in body:
         if body["strategy"] not in STRATEGIES:
-            problem(f"{where}.strategy", f"must be one of {', '.join(STRATEGIES)}, got {body['strategy']!r}")
+            problem((*where, "strategy"), f"must be one of {', '.join(STRATEGIES)}, got {body['strategy']!r}")
         else:
             changes["strategy"] = body["strategy"]
     if "in_share_preemption" in body:
         if not isinstance(body["in_share_preemption"], bool):
-            problem(f"{where}.in_share_preemption", f"must be true or false, got {body['in_share_preemption']!r}")
+            problem((*where, "in_share_preemption"), f"must be true or false, got {body['in_share_preemption']!r}")
         else:
             changes["in_share_preemption"] = body["in_share_preemption"]
     if "state" in body:
         if body["state"] not in STATES:
-            problem(f"{where}.state", f"must be one of {', '.join(STATES)}, got {body['state']!r}")
+            problem((*where, "state"), f"must be one of {', '.join(STATES)}, got {body['state']!r}")
         else:
             changes["state"] = body["state"]
     strategy = changes.get("strategy", share.strategy)
     if "borrow_limit" in body:
         limit = body["borrow_limit"]
         if limit is not None and (not _is_int(limit) or limit < -1):
-            problem(f"{where}.borrow_limit", f"must be an integer >= -1 (-1 = unlimited) or null, got {limit!r}")
+            problem((*where, "borrow_limit"), f"must be an integer >= -1 (-1 = unlimited) or null, got {limit!r}")
         elif limit is not None and strategy != "LEND_AND_BORROW":
-            problem(f"{where}.borrow_limit", f"only valid with strategy LEND_AND_BORROW (the share is {strategy})")
+            problem((*where, "borrow_limit"), f"only valid with strategy LEND_AND_BORROW (the share is {strategy})")
         else:
             changes["borrow_limit"] = limit
     elif strategy != "LEND_AND_BORROW" and share.borrow_limit is not None:
@@ -120,7 +117,7 @@ def share_update(at: float, body: Any, where: str, topology: Topology, resolve: 
     return ShareUpdate(at, node, changes) if problems == start else None
 
 
-def environment_update(at: float, body: Any, where: str, topology: Topology,
+def environment_update(at: float, body: Any, where: DataPath, topology: Topology,
                        report: Report) -> EnvironmentUpdate | None:
     """``update_environment: {name, capacity}``."""
     if not isinstance(body, dict):
@@ -128,25 +125,25 @@ def environment_update(at: float, body: Any, where: str, topology: Topology,
         return None
     failed = False
 
-    def problem(loc: str, text: str) -> None:
+    def problem(loc: DataPath, text: str) -> None:
         nonlocal failed
         failed = True
         report(loc, text)
 
     for key in body:
         if key not in ("name", "capacity"):
-            problem(where, _unknown(key, ("name", "capacity")))
+            problem(where, unknown_key(key, ("name", "capacity")))
     name = body.get("name")
     environment = topology.environment(name) if isinstance(name, str) else None
     if environment is None or not isinstance(name, str):
         known = ", ".join(e.name for e in topology.service_environments) or "none defined"
-        problem(f"{where}.name", f"no service environment {name!r} in the topology (known: {known})")
+        problem((*where, "name"), f"no service environment {name!r} in the topology (known: {known})")
         return None
     types = list(environment.capacity)
     for queue in topology.job_queues:
         if queue.service_environment == name:
             types += [t for share in queue.shares for t in share.capacity if t not in types]
-    capacity = _capacity(body.get("capacity"), tuple(types), 0, f"{where}.capacity", f"environment {name}", problem)
+    capacity = _capacity(body.get("capacity"), tuple(types), 0, (*where, "capacity"), f"environment {name}", problem)
     return None if failed or capacity is None else EnvironmentUpdate(at, name, capacity)
 
 
@@ -196,7 +193,7 @@ def with_created_shares(topology: Topology, actions: Any) -> tuple[Topology, set
     return topology.model_copy(update={"job_queues": tuple(queues)}), ids
 
 
-def share_creation(at: float, body: Any, where: str, topology: Topology, created: set[str], resolve: Resolve,
+def share_creation(at: float, body: Any, where: DataPath, topology: Topology, created: set[str], resolve: Resolve,
                    report: Report) -> ShareUpdate | None:
     """``create_share: {share: QUEUE/NAME, capacity, strategy, borrow_limit, in_share_preemption, state}``:
     a share the topology does not have yet (``with_created_shares`` made its placeholder)."""
@@ -205,15 +202,15 @@ def share_creation(at: float, body: Any, where: str, topology: Topology, created
         return None
     ref = body.get("share")
     if not isinstance(ref, str) or ref.count("/") != 1:
-        report(f"{where}.share", f"must be QUEUE/NAME of the share to create, got {ref!r}")
+        report((*where, "share"), f"must be QUEUE/NAME of the share to create, got {ref!r}")
         return None
     queue = topology.queue(ref.split("/")[0])
     if queue is None:
         known = ", ".join(q.name for q in topology.job_queues) or "none defined"
-        report(f"{where}.share", f"no job queue {ref.split('/')[0]!r} in the topology (known: {known})")
+        report((*where, "share"), f"no job queue {ref.split('/')[0]!r} in the topology (known: {known})")
         return None
     if ref not in created:
-        report(f"{where}.share", f"quota share {ref} is already in the topology (update_share changes it)")
+        report((*where, "share"), f"quota share {ref} is already in the topology (update_share changes it)")
         return None
     missing = [key for key in CREATE_REQUIRED if key not in body]
     if missing:
@@ -221,7 +218,7 @@ def share_creation(at: float, body: Any, where: str, topology: Topology, created
         return None
     failed = False
 
-    def problem(loc: str, text: str) -> None:
+    def problem(loc: DataPath, text: str) -> None:
         nonlocal failed
         failed = True
         report(loc, text)
@@ -233,7 +230,7 @@ def share_creation(at: float, body: Any, where: str, topology: Topology, created
     return ShareUpdate(at, update.share, defaults | dict(update.changes))
 
 
-def share_deletion(at: float, body: Any, where: str, resolve: Resolve, report: Report) -> ShareUpdate | None:
+def share_deletion(at: float, body: Any, where: DataPath, resolve: Resolve, report: Report) -> ShareUpdate | None:
     """``delete_share: {share}``: the share becomes its placeholder (AWS deletes only a DISABLED share whose jobs
     have all finished; here its unfinished jobs, if any, keep running)."""
     if not isinstance(body, dict) or set(body) != {"share"} or not isinstance(body["share"], str):
@@ -241,7 +238,7 @@ def share_deletion(at: float, body: Any, where: str, resolve: Resolve, report: R
         return None
     resolved = resolve(body["share"])
     if isinstance(resolved, str):
-        report(f"{where}.share", resolved)
+        report((*where, "share"), resolved)
         return None
     node, types = resolved
     return ShareUpdate(at, node, placeholder_changes(types))

@@ -73,9 +73,9 @@ class _Located:
         """A problem at the line of ``loc`` (the YAML keys), named by ``path``."""
         self.problems.add(self.source, line_of(self.lines, loc), path, message)
 
-    def reporter(self, loc: tuple[Any, ...]) -> Callable[[str, str], None]:
-        """``change_actions``' ``report(where, what)``: its ``where`` is the rendered path from the action on."""
-        return lambda where, what: self.add(loc, (where,), what)
+    def reporter(self, loc: tuple[Any, ...]) -> Callable[[DataPath, str], None]:
+        """``change_actions``' ``report(path, what)``: a problem at ``path``, on the line of the action ``loc``."""
+        return lambda path, what: self.add(loc, path, what)
 
 
 def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
@@ -310,7 +310,7 @@ def _actions(value: Any, jobs: dict[str, JobSpec], named: set[str], here: _Locat
         if kinds and kinds[0] in _TOPOLOGY_KINDS:
             valid_time = time is not None and time >= 0
             kind = kinds[0]
-            where = f"actions[{index}].{kind}"
+            where: DataPath = ("actions", index, kind)
             change: Action | None
             if kind == "update_share":
                 change = change_actions.share_update(time or 0.0, action[kind], where, topology, shares.resolve,

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from policy_engine.simulation.causes import Cause, Protected, Waiting, describe_waiting
 from policy_engine.simulation.core import placement
-from policy_engine.simulation.core.jobs import ACTIVE, Job, Status
+from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
 from policy_engine.simulation.core.preemption import above_limit, has_lower_priority, in_share_victims, reclaim_victims
-from policy_engine.simulation.outputs.numbers import format_seconds
 
 if TYPE_CHECKING:
     from policy_engine.simulation.outputs.view import EngineView
@@ -27,52 +27,63 @@ def reason(engine: EngineView, job: Job) -> str:
 
 
 def waiting_reason(engine: EngineView, job: Job) -> str:
+    """Why a RUNNABLE job is not running, as its record says it (``waiting`` worded)."""
+    return describe_waiting(waiting(engine, job))
+
+
+def waiting(engine: EngineView, job: Job) -> Waiting:
     """Why a RUNNABLE job is not running: misconfigured, blocked behind a named head, or capacity."""
+    also = _also(engine, job)
     if job.misconfigured:
-        return job.misconfigured
+        return Waiting(Cause.MISCONFIGURED, job.misconfigured, also=also)
     share = job.share
     head = share.line.first
     if head is not None and head is not job:
-        why = "misconfigured" if head.misconfigured else "waiting for capacity"
-        return f"BLOCKED: behind head job {head.spec.name} of {share.share_id} ({why})"
+        return Waiting(Cause.BEHIND_HEAD, head.spec.name, share=share.share_id,
+                       head_misconfigured=bool(head.misconfigured), also=also)
     n, pool, kind = job.spec.instances, share.pool, share.instance_type
-    used, limit, sid = share.used, share.limit, share.share_id
+    used, limit = share.used, share.limit
     policy = engine.policy
     victims: list[Job] | None = None
+    idle = reclaimable = lendable = 0
+    bound: int | None = None
     if used + n <= limit:
+        capacity = Cause.ENVIRONMENT_FULL
         idle = pool.env.capacity - pool.env.used
         if share.lends:
             idle = min(idle, pool.free_lendable)
         reclaimable = sum(o.used - o.limit for o in above_limit(pool, share))
         idle = max(0, idle)
-        only = "only " if idle + reclaimable < n else ""
-        reason = (f"CAPACITY: {sid} needs {n} {kind} within its limit ({used}/{limit} used); "
-                  f"{idle} idle, {only}{reclaimable} reclaimable from shares above their limits")
         victims = reclaim_victims(pool, share, job, policy)
     elif share.borrows and placement.under_ceiling(share, n):
-        reason = (f"CAPACITY: {sid} uses {used} of its own {limit} {kind}; "
-                  f"{max(0, pool.free_lendable)} lendable idle instance(s), needs {n}")
+        lendable = max(0, pool.free_lendable)
+        capacity = Cause.NOTHING_LENDABLE if pool.lender_idle < n else Cause.LENDABLE_TAKEN
     else:
-        word, bound = ("ceiling", share.ceiling) if share.borrows else ("limit", limit)
-        who = sid if share.borrows else f"{sid} ({share.model.strategy}, cannot borrow)"
-        if bound is not None and used >= bound:
-            reason = f"CAPACITY: {who} at its {word} ({used}/{bound} {kind}); needs {n}"
-        else:
-            left = "" if bound is None else f", {bound - used} left"
-            reason = f"CAPACITY: {who} uses {used} of its {word} {bound} {kind}; needs {n}{left}"
+        capacity = Cause.SHARE_AT_LIMIT
+        bound = share.ceiling if share.borrows else limit
+    in_share_short = False
     if victims is None and has_lower_priority(share, job):
         victims = in_share_victims(pool, share, job, policy)
-        if victims is None:
-            reason += "; in-share preemption of lower-priority jobs cannot free enough"
+        in_share_short = victims is None
+    protected: tuple[Protected, ...] = ()
     if victims:
-        protected = [(v, end) for v in victims if (end := engine.protected_until(v)) is not None]
-        if protected:
-            names = ", ".join(f"{v.spec.name} (placed at {format_seconds(v.attempt_start)}, "
-                              + (f"protected until {format_seconds(end)} by min_runtime)" if end > engine.now
-                                 else "in this scheduling pass: a victim from the next)")
-                              for v, end in protected)
-            reason += f"; preemption waits for {names}"
-    return reason
+        protected = tuple(Protected(v.spec.name, v.attempt_start, end, this_pass=end <= engine.now) for v in victims
+                          if (end := engine.protected_until(v)) is not None)
+    return Waiting(Cause.WAITING_FOR_RECLAIM if protected else capacity, capacity=capacity, share=share.share_id,
+                   instance_type=kind, needs=n, used=used, limit=limit, idle=idle, reclaimable=reclaimable,
+                   lendable=lendable, borrows=share.borrows, strategy=share.model.strategy, bound=bound,
+                   in_share_short=in_share_short, protected=protected, also=also)
+
+
+def _also(engine: EngineView, job: Job) -> tuple[Cause, ...]:
+    """What holds for a waiting job beside its main cause (``Waiting.also``)."""
+    also: tuple[Cause, ...] = ()
+    if job.segments and job.segments[-1].outcome == PREEMPTED:
+        also += (Cause.REQUEUED_AFTER_PREEMPTION,)
+    limits = engine.time_limits
+    if limits is not None and (timer := limits.timers.get(job.share)) is not None and timer[0] is job:
+        also += (Cause.TIME_LIMIT_ACTION_PENDING,)
+    return also
 
 
 def running_reason(job: Job) -> str:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.core.preemption import VictimPolicy
     from policy_engine.simulation.outputs.usage import UsageLog
     from policy_engine.simulation.settings import SimulationSettings
+    from policy_engine.simulation.time_limits import TimeLimits
 
 
 class EngineView(Protocol):
@@ -47,6 +48,11 @@ class EngineView(Protocol):
 
     @property
     def usage(self) -> UsageLog | None: ...
+
+    @property
+    def time_limits(self) -> TimeLimits | None:
+        """The ``jobStateTimeLimitActions`` timers (a waiting job's reason says whether one runs for it)."""
+        ...
 
     def submitted_jobs(self) -> Iterable[Job]:
         """Every job submitted by now, in workload order."""

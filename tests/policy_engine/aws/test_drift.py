@@ -155,3 +155,26 @@ def test_no_drift_among_readable_objects_is_not_called_no_drift(stubbed, templat
         result = CliRunner().invoke(main, ["drift", str(topology_file), "--format", output_format])
         assert result.exit_code == 2
         assert result.output.startswith(expected) and "no drift:" not in result.output
+
+
+def test_a_failed_call_hides_only_the_objects_it_was_about():
+    """``AwsError.about`` says which objects a call was about; the drift command compares names, never text."""
+    from policy_engine.aws.clients import AwsError
+    from policy_engine.aws.drift import MISSING, Difference
+    from policy_engine.commands.drift import _unread
+    from policy_engine.diagnostics import ObjectRef
+
+    desired = example_topology()
+    missing_share = Difference(ObjectRef.of_share("training", "QS1"), "", MISSING)
+    missing_queue = Difference(ObjectRef.of_queue("training"), "", MISSING)
+    about_share = AwsError("ListTagsForResource", "quota share training/QS1", "denied",
+                           about=("training", "training/QS1"))
+    about_other = AwsError("DescribeServiceEnvironments", "service environment of job queue training", "denied",
+                           about=("gpu-env",))
+    about_everything = AwsError("DescribeJobQueues", "every job queue", "denied")
+    assert _unread(missing_share, desired, [about_share.about])
+    assert _unread(missing_queue, desired, [about_share.about])  # its queue was named: not said to be missing
+    assert _unread(missing_share, desired, [about_everything.about])
+    assert not _unread(missing_share, desired, [about_other.about])
+    # the wording of the subject plays no part: it names the queue, but the call was about its environment
+    assert "training" in about_other.subject and not _unread(missing_queue, desired, [about_other.about])

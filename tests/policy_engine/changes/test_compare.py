@@ -6,6 +6,8 @@ import pytest
 
 from policy_engine.changes import compare
 from policy_engine.changes.renames import Renames, parse_renames
+from policy_engine.changes.report import ChangeStatus, HazardKind
+from policy_engine.diagnostics import ObjectKind, ObjectRef
 from policy_engine.loading import LoadError
 from policy_engine.model import JobQueue, ServiceEnvironment, Topology
 from tests.builders import GPU, guarantee, share, topology
@@ -73,7 +75,7 @@ def test_added_and_removed_shares():
                     environment=5)
     report = compare(BASE, head)
     assert {(c.name, c.status) for c in report.shares} >= {("training/C", "removed"), ("training/D", "added")}
-    assert [h.object for h in report.hazards if h.kind == "delete"] == ["training/C"]
+    assert [h.name for h in report.hazards if h.kind == "delete"] == ["training/C"]
     added = _fields(_share(report, "training/D"))
     assert added[("limit", GPU)] == (None, 1) and added[("strategy", None)] == (None, "RESERVE")
     assert added[("guaranteed", GPU)] == (None, 1)
@@ -96,7 +98,7 @@ def test_rename_is_declared_not_guessed():
     # A's lender is renamed, not lost
     assert not any(c.name == "training/A" for c in report.shares)
     replaced = [h for h in report.hazards if h.kind == "replace"]
-    assert [(h.object, h.properties) for h in replaced] == [("training/B2", ("QuotaShareName",))]
+    assert [(h.name, h.properties) for h in replaced] == [("training/B2", ("QuotaShareName",))]
 
 
 def test_move_between_queues():
@@ -126,11 +128,14 @@ def test_added_queues_are_listed_in_head_order():
 def test_queue_rename_replaces_queue_policy_and_every_share():
     head = BASE.model_copy(update={"job_queues": (BASE.job_queues[0].model_copy(update={"name": "train2"}),)})
     report = compare(BASE, head, parse_renames(["training=train2"], BASE, head))
-    replaced = {(h.resource_type, h.object) for h in report.hazards if h.kind == "replace"}
-    assert replaced == {("AWS::Batch::JobQueue", "train2"), ("AWS::Batch::SchedulingPolicy", "train2-quota-policy"),
-                        ("AWS::Batch::QuotaShare", "train2/A"), ("AWS::Batch::QuotaShare", "train2/B"),
-                        ("AWS::Batch::QuotaShare", "train2/C")}
-    assert all(c.status == "renamed" for c in report.shares)
+    replaced = {(h.resource_type, h.object) for h in report.hazards if h.kind is HazardKind.REPLACE}
+    assert replaced == {("AWS::Batch::JobQueue", ObjectRef.of_queue("train2")),
+                        ("AWS::Batch::SchedulingPolicy",
+                         ObjectRef.of_scheduling_policy("train2", "train2-quota-policy")),
+                        *(("AWS::Batch::QuotaShare", ObjectRef.of_share("train2", s)) for s in "ABC")}
+    assert {h.name for h in report.hazards if h.kind is HazardKind.REPLACE} == {
+        "train2", "train2-quota-policy", "train2/A", "train2/B", "train2/C"}  # what the reports and JSON show
+    assert all(c.status is ChangeStatus.RENAMED and c.kind is ObjectKind.SHARE for c in report.shares)
 
 
 def test_environment_capacity_cut_and_queue_fields():

@@ -106,7 +106,7 @@ def test_environment_rename_replaces_it_and_updates_the_queue_in_place():
 def test_removed_share_and_disabled_share_hazards():
     head = topology(share("A", 2, "LEND", state="DISABLED"), environment=4)
     report = compare(BASE, head)
-    kinds = {(h.kind, h.object) for h in report.hazards}
+    kinds = {(h.kind, h.name) for h in report.hazards}
     assert kinds == {("delete", "training/B"), ("disabled", "training/A")}
     deleted = next(h for h in report.hazards if h.kind == "delete")
     assert "ENABLED, it may hold RUNNABLE and running jobs" in deleted.message

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from policy_engine.diagnostics import Problem
 from policy_engine.loading import LoadError
 from policy_engine.simulation.core.engine import Engine, SimulationSettings
 from policy_engine.simulation.core.jobs import ACTIVE, JobSpec, Status
@@ -109,6 +110,10 @@ def test_scenario_actions_are_loaded_and_validated(write_file):
     assert "actions[2].update_environment.name: no service environment 'nowhere'" in text
     assert "one action per entry" in text
     assert all(line.startswith(str(bad)) for line in problems)
+    # kept as located problems: the action's line, and the field as a data path (not a rendered string)
+    located = {(p.line, p.path) for p in error.value.located if isinstance(p, Problem)}
+    assert (5, ("actions", 1, "update_share", "capacity", "ml.p4d.24xlarge")) in located
+    assert (6, ("actions", 2, "update_environment", "name")) in located
 
 
 # --- invariants after every event, on random topologies with random changes --------------------------------
