@@ -88,6 +88,6 @@ def marked_named_at_deploy(topology: Topology, findings: list[Finding]) -> list[
             f"service_environments[{where.environment}]" if where.environment is not None else None,
             f"job_queues[{where.queue}]" if where.queue is not None else None,
             where.share_id) if label in named]
-        out.append(replace(finding, message=f"{finding.message} [named at deploy: {', '.join(about)}]")
-                   if about else finding)
+        out.append(replace(finding, message=f"{finding.message} [named at deploy: {', '.join(about)}]",
+                           plain_message=finding.message) if about else finding)
     return out

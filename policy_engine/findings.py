@@ -32,6 +32,13 @@ class Finding:
     counterexample: dict[str, Any] | None = field(default=None, compare=False)
     #: The reason given by the topology's ``suppress`` entry that accepts this finding (``None``: not suppressed).
     suppressed: str | None = None
+    #: The message as the rule wrote it, before ``checks`` added a "named at deploy" mark (``None``: no mark).
+    plain_message: str | None = field(default=None, compare=False)
+
+    @property
+    def rule_message(self) -> str:
+        """The message without the mark ``checks`` adds for objects named at deploy."""
+        return self.message if self.plain_message is None else self.plain_message
 
     def line(self) -> str:
         """``BQ201 error training/QS1: message (fix: hint)`` for logs and CDK annotations."""

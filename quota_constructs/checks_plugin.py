@@ -37,7 +37,7 @@ from aws_cdk import (
 )
 
 from policy_engine import model as m
-from policy_engine.aws.template import NAMED_AT_DEPLOY, ObjectKey, Origin, read_templates, topology_of
+from policy_engine.aws.template import ObjectKey, Origin, read_templates, topology_of
 from policy_engine.checks import check_topology
 from policy_engine.diagnostics import LoadError
 from policy_engine.findings import Finding, Severity
@@ -62,7 +62,7 @@ _PROBLEM_RESOURCE = re.compile(r": Resources\.([^.\s:]+)")
 
 def finding_key(finding: Finding) -> str:
     """What makes two findings the same one (the message before any ``[named at deploy: ...]`` mark)."""
-    return f"{finding.rule}|{finding.object}|{finding.message.split(' [' + NAMED_AT_DEPLOY + ':', 1)[0]}"
+    return f"{finding.rule}|{finding.object}|{finding.rule_message}"
 
 
 @dataclass(frozen=True)

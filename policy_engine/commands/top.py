@@ -19,13 +19,13 @@ import click
 
 from policy_engine.aws.cli_options import aws_options, client_options, connect, exits_on_aws_errors
 from policy_engine.commands.shared import EXIT_OK, FiniteFloatRange, SafePath, fail_input
+from policy_engine.reports.registry import TOP_FORMATS
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from policy_engine.aws.queue_figures import QueueFigures, QueueReader
 
-FORMATS = ("text", "json")
 #: Columns of the one-shot table when standard output is not a terminal (rich would assume 80).
 PIPE_WIDTH = 200
 
@@ -35,8 +35,7 @@ PIPE_WIDTH = 200
 @click.option("--interval", type=FiniteFloatRange(min=0.2), default=2.0, show_default=True, metavar="SECONDS",
               help="Seconds between refreshes.")
 @click.option("--once", is_flag=True, help="Print one table and exit (the default when stdout is not a terminal).")
-@click.option("--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
-              help="With --once: a table (text) or every figure as JSON.")
+@TOP_FORMATS.option()
 @click.option("--events", "events_file", type=SafePath(dir_okay=False), metavar="FILE.jsonl",
               help="EventBridge service-job events (as `serve --events` writes them) to count each share's "
                    "preemptions in the last hour; without it the column shows '-'.")
@@ -48,7 +47,7 @@ def command(queue: str, interval: float, once: bool, output_format: str, events_
     from policy_engine.aws.queue_figures import PreemptionLog, QueueReader
 
     live = not once and sys.stdout.isatty() and sys.stdin.isatty()
-    if output_format == "json" and live:
+    if live and output_format != TOP_FORMATS.default:  # the live screen is text; other formats are one read
         fail_input(["--format json: prints one read; add --once (or redirect standard output)"])
     log = PreemptionLog(events_file) if events_file else None
     warnings: list[str] = []  # about the events file: shown under the screen, or on stderr with --once
@@ -74,15 +73,9 @@ def command(queue: str, interval: float, once: bool, output_format: str, events_
 
 
 def _print_once(figures: QueueFigures, output_format: str, verbose: bool) -> None:
-    from rich.console import Console
-
     from policy_engine.reports import top_view
 
-    if output_format == "json":
-        top_view.write_json(figures, sys.stdout)
-    else:
-        console = Console(width=None if sys.stdout.isatty() else PIPE_WIDTH, highlight=False)
-        console.print(top_view.screen(figures, top_view.SORTS[0], "", []))
+    TOP_FORMATS.renderer(output_format)(figures, sys.stdout)
     if verbose:
         click.echo(top_view.calls_line(figures), err=True)
 

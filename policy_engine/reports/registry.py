@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
 
 from policy_engine.reports.formats import FormatTable, OutputFormat
 from policy_engine.reports.subjects import (
@@ -282,6 +282,27 @@ def _fit_json() -> FitRenderer:
 FIT_FORMATS = FormatTable("fit", [
     OutputFormat("text", "one row per share and every note, for people", _fit_text),
     OutputFormat("json", "per share, what was fitted, and the profile, for scripts", _fit_json),
+])
+
+#: ``top --once``: one read of a queue's figures (``aws.queue_figures.QueueFigures``).
+TopRenderer = Callable[[Any, TextIO], None]
+
+
+def _top_text() -> TopRenderer:
+    from policy_engine.reports import top_view
+
+    return top_view.write_text
+
+
+def _top_json() -> TopRenderer:
+    from policy_engine.reports import top_view
+
+    return top_view.write_json
+
+
+TOP_FORMATS = FormatTable("top", [
+    OutputFormat("text", "the screen's tables, once, for people", _top_text),
+    OutputFormat("json", "every figure (durations in seconds, times in epoch milliseconds), for scripts", _top_json),
 ])
 
 #: ``graph -o FILE``: the picture (or its DOT source) written to ``FILE``.

@@ -115,3 +115,15 @@ def write_json(figures: QueueFigures, stream: TextIO) -> None:
     """``--once --format json``: every figure, durations in seconds, times in epoch milliseconds."""
     json.dump(asdict(figures), stream, indent=2, allow_nan=False)
     stream.write("\n")
+
+
+#: The width of a one-shot table in a pipe or a file: wide enough that no row wraps.
+PIPE_WIDTH = 200
+
+
+def write_text(figures: QueueFigures, stream: TextIO) -> None:
+    """``top --once`` (or piped): the screen's tables, printed once."""
+    from rich.console import Console
+
+    console = Console(file=stream, width=None if stream.isatty() else PIPE_WIDTH, highlight=False)
+    console.print(screen(figures, SORTS[0], "", []))

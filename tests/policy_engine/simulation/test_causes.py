@@ -154,7 +154,7 @@ def test_environment_full_and_waiting_for_a_protected_reclaim_victim():
                                                                        Cause.ENVIRONMENT_FULL, 0, 0)
     topo = topology(2, share("A", 1, "LEND"), share("B", 1, "LEND_AND_BORROW", borrow_limit=-1))
     jobs = [job("b1", "B", duration=1000), job("b2", "B", at=10, duration=1000), job("a1", "A", at=10.5)]
-    protected = _waiting(topo, jobs, 10.5, "a1")
+    protected = _waiting(topo, jobs, 10.5, "a1", min_runtime=1.0)  # min_runtime is 0 unless set
     assert (protected.cause, protected.capacity) == (Cause.WAITING_FOR_RECLAIM, Cause.ENVIRONMENT_FULL)
     assert [(p.name, p.placed_at, p.until) for p in protected.protected] == [("b2", 10.0, 11.0)]
 
