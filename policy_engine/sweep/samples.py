@@ -3,8 +3,9 @@
 A scenario's workload is cut into days (by submission time, from 0); a sample is as many days drawn
 with replacement (seeded: ``seed + sample number``), each block shifted to its new day, its jobs
 renamed ``NAME@DAY`` so a block drawn twice keeps unique names. This keeps the daily mix and burstiness
-of real submissions (a block bootstrap) where independent draws of jobs would not. A workload profile
-(a scenario naming one) will add seeds of the profile as the other source of samples.
+of real submissions (a block bootstrap) where independent draws of jobs would not. A scenario whose
+workload is a profile (``workload: {profile: ...}``) draws its samples from the profile instead: sample
+``n`` is the profile drawn with seed ``seed + n`` (``profile_samples``).
 
 Each candidate is simulated once per sample; its record holds the mean of every figure (what
 objectives and constraints read) and each sample's figures (``samples``) for the spread and the
@@ -50,6 +51,19 @@ def resample(jobs: Sequence[JobSpec], count: int, seed: int) -> list[tuple[JobSp
         drawn.sort(key=lambda job: job.submit_at)
         samples.append(tuple(drawn))
     return samples
+
+
+def profile_samples(scenario: Any, count: int, seed: int) -> list[tuple[JobSpec, ...]]:
+    """``count`` workloads drawn from the scenario's profile (``ProfileWorkload``), seeds ``seed + n``, on the
+    scenario's topology: every candidate runs on the same samples."""
+    return [tuple(scenario.profile.jobs(scenario.topology, seed=seed + number)[0]) for number in range(count)]
+
+
+def samples_for(scenario: Any, count: int, seed: int) -> tuple[tuple[JobSpec, ...], ...]:
+    """The scenario's workload samples: seeds of its profile where it names one, else day-blocks resampled."""
+    if getattr(scenario, "profile", None) is not None:
+        return tuple(profile_samples(scenario, count, seed))
+    return tuple(resample(scenario.jobs, count, seed))
 
 
 def _mean_of(values: list[Any]) -> Any:

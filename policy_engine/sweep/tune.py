@@ -30,7 +30,7 @@ from policy_engine.sweep.grammar import Axis, base_value
 from policy_engine.sweep.grid import Candidate, candidate_key, expand, grid_size
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.runner import SweepInput, run_task
-from policy_engine.sweep.samples import resample
+from policy_engine.sweep.samples import samples_for
 
 if TYPE_CHECKING:
     import optuna
@@ -257,7 +257,7 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
     size = grid_size(axes)
     study = optuna.create_study(directions=["maximize" if o.maximize else "minimize" for o in objectives],
                                 sampler=_sampler(objectives, seed, budget))
-    workloads = tuple(resample(scenario.jobs, workload_samples, seed)) if workload_samples else ()
+    workloads = samples_for(scenario, workload_samples, seed) if workload_samples else ()
     shared = executor.share(SweepInput(scenario, tuple(axes), guarantees, workloads))
     runs: dict[str, dict] = {}
     stale = 0

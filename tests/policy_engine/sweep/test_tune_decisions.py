@@ -229,3 +229,23 @@ def test_sweep_takes_transfer_axes_into_its_dataset(known: Path, tmp_path: Path)
         assert limits["q/A"] + limits["q/B"] == 6 and limits["q/A"] == 1 + run["values"][TRANSFER]
     table = pq.read_table(out)
     assert str(table.schema.field(TRANSFER).type) == "int64"
+
+
+def test_a_scenario_naming_a_profile_samples_seeds_of_the_profile(tmp_path: Path):
+    from policy_engine.simulation.inputs.workload import load_scenario
+    from policy_engine.sweep.samples import samples_for
+
+    (tmp_path / "topology.yaml").write_text(
+        "service_environments: [{name: e, capacity: {ml.g5.xlarge: 4}}]\n"
+        "job_queues: [{name: q, service_environment: e, shares: [\n"
+        "  {name: A, capacity: {ml.g5.xlarge: 2}, strategy: LEND_AND_BORROW},\n"
+        "  {name: B, capacity: {ml.g5.xlarge: 2}, strategy: LEND}]}]\n", encoding="utf-8")
+    (tmp_path / "profile.yaml").write_text("shares:\n  A: {jobs_per_day: 40}\n  B: {jobs_per_day: 20}\n",
+                                           encoding="utf-8")
+    (tmp_path / "scenario.yaml").write_text("topology: topology.yaml\nworkload: {profile: profile.yaml, days: 2}\n",
+                                            encoding="utf-8")
+    scenario = load_scenario(tmp_path / "scenario.yaml")
+    samples = samples_for(scenario, 3, seed=5)
+    expected = [tuple(scenario.profile.jobs(scenario.topology, seed=5 + n)[0]) for n in range(3)]
+    assert list(samples) == expected and len({tuple(j.submit_at for j in s) for s in samples}) == 3
+    assert samples == samples_for(scenario, 3, seed=5)  # seeded: the same samples every run
