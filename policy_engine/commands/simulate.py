@@ -196,7 +196,8 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         from policy_engine.simulation.outputs.calibration import calibrate
 
         calibration = calibrate(result, loaded.observed)
-    SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration), sys.stdout)
+    SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy),
+                                      sys.stdout)
 
 
 def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,

@@ -207,7 +207,11 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
         environment = topology.environment(queue.service_environment)
         env_text = ", ".join(_capacity_lines(dict(environment.capacity))) if environment else "missing"
         with dot.subgraph(name=f"cluster_{_id(queue.name)}") as cluster:
-            label = f"job queue {queue.name}\nservice environment {queue.service_environment} ({env_text})"
+            named = set(topology.named_at_deploy)
+            label = (f"job queue {queue.name}" + (" (named at deploy)" if f"job_queues[{queue.name}]" in named else "")
+                     + f"\nservice environment {queue.service_environment} ({env_text})"
+                     + (" (named at deploy)" if f"service_environments[{queue.service_environment}]" in named
+                        else ""))
             attrs = {"style": "rounded", "color": "#555555", "fontsize": "12"}
             if found := by_queue.get(queue.name):
                 colour = _colour(found)

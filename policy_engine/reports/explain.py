@@ -35,8 +35,12 @@ def explain_share(topology: Topology, node: str, report: CheckReport, graph: Bor
     share, queue = graph.share(node), graph.queue(node)
     sentences: list[Sentence] = []
     limits = ", ".join(_amount(n, t) for t, n in share.capacity.items())
+    named = [label for label in (f"job_queues[{queue.name}]", f"service_environments[{queue.service_environment}]",
+                                 node) if label in topology.named_at_deploy]
+    deploy = (f" Named at deploy: {', '.join(named)} (these names are the template's logical IDs; CloudFormation "
+              "names the resources when it deploys)." if named else "")
     sentences.append(("what", f"{node} is a {share.strategy} quota share of job queue {queue.name} "
-                              f"(service environment {queue.service_environment}) with a limit of {limits}."
+                              f"(service environment {queue.service_environment}) with a limit of {limits}." + deploy
                       + (" It is DISABLED: it accepts no new jobs." if share.state == "DISABLED" else "")
                       + (f" Its job queue {queue.name} is DISABLED: every job submitted to {node} is rejected."
                          if queue.state == "DISABLED" else "")))

@@ -10,6 +10,10 @@ from policy_engine.reports.subjects import SimulateOutput
 def write(output: SimulateOutput, stream: TextIO) -> None:
     """``observed_vs_simulated`` follows the summary when the workload carried observed jobs."""
     calibration = output.calibration
-    output.result.write_json(stream, {"observed_vs_simulated": [row.to_json() for row in calibration]}
-                             if calibration is not None else None)
+    extra: dict = {}
+    if calibration is not None:
+        extra["observed_vs_simulated"] = [row.to_json() for row in calibration]
+    if output.named_at_deploy:
+        extra["named_at_deploy"] = list(output.named_at_deploy)
+    output.result.write_json(stream, extra or None)
     stream.write("\n")

@@ -90,5 +90,7 @@ def calibration_table(rows: Sequence[ShareCalibration]) -> Table:
 def write(output: SimulateOutput, stream: TextIO) -> None:
     console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
     print_tables(output.result, console)
+    if output.deploy_note():
+        console.print(output.deploy_note(), markup=False)
     if output.calibration is not None:
         console.print(calibration_table(output.calibration))

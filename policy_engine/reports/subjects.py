@@ -87,6 +87,15 @@ class SimulateOutput:
     result: SimulationResult
     source: str
     calibration: list[ShareCalibration] | None = None
+    #: the topology's objects named at deploy (a template's logical IDs stand in for their names)
+    named_at_deploy: tuple[str, ...] = ()
+
+    def deploy_note(self) -> str:
+        """One line saying which names are a template's logical IDs (empty when none is)."""
+        if not self.named_at_deploy:
+            return ""
+        return (f"named at deploy: {', '.join(self.named_at_deploy)} (their names here are the template's logical "
+                "IDs; CloudFormation names them when it deploys)")
 
 
 @dataclass(frozen=True)
