@@ -80,7 +80,8 @@ def _share_fields(request: Mapping[str, Any], create: bool) -> dict[str, Any]:
 
 
 def _seconds(ms: int, t0_ms: int) -> float | int:
-    return as_number(round((ms - t0_ms) / 1000, 3))
+    seconds = round((ms - t0_ms) / 1000, 3)
+    return int(seconds) if seconds.is_integer() else seconds
 
 
 def stamp(ms: int) -> str:

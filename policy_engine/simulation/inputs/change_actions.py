@@ -171,7 +171,7 @@ def with_created_shares(topology: Topology, actions: Any) -> tuple[Topology, set
     for action in actions if isinstance(actions, list) else ():
         body = action.get("create_share") if isinstance(action, dict) else None
         ref = body.get("share") if isinstance(body, dict) else None
-        if not isinstance(ref, str) or ref.count("/") != 1:
+        if not isinstance(body, dict) or not isinstance(ref, str) or ref.count("/") != 1:
             continue
         queue_name, name = ref.split("/")
         queue = topology.queue(queue_name)
