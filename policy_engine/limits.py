@@ -84,6 +84,8 @@ SNAPSHOT_FRONT_OF_QUEUE = Limit(None, 100, "RUNNABLE jobs in GetJobQueueSnapshot
 TERMINATE_JOBS_PER_CALL = Limit(1, 50, "service job IDs in one TerminateServiceJobs call", _API)
 RECENT_PREEMPTED_ATTEMPTS = Limit(None, 5, "preemptionSummary.recentPreemptedAttempts per job", _API)
 SUBMIT_REQUESTS_PER_SECOND = Limit(None, 5, "SubmitServiceJob requests per second per account", _SERVICE_LIMITS)
+LOOKUP_EVENTS_PAGE = Limit(1, 50, "CloudTrail LookupEvents MaxResults (default 50)",
+                           "AWS CloudTrail API reference, LookupEvents")
 STACK_RESOURCES = Limit(None, 500, "resources per CloudFormation stack (CDK refuses more: TooManyResourcesInStack)",
                         "AWS CloudFormation user guide, quotas")
 STACK_OUTPUTS = Limit(None, 200, "outputs per CloudFormation template", "AWS CloudFormation user guide, quotas")

@@ -10,7 +10,7 @@ can tell the account's state at any time from the trail alone.
 
 ``LookupEvents`` speaks CloudTrail's JSON 1.1 protocol on the same port (``X-Amz-Target:
 com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.LookupEvents``; ``AWS_ENDPOINT_URL_CLOUDTRAIL``
-sends boto3 there), newest first, at most 50 per page, one lookup attribute per call, as AWS
+sends boto3 there), newest first, a page at most limits.LOOKUP_EVENTS_PAGE, one lookup attribute per call, as AWS
 documents. ``EventTime`` carries the simulated clock to the millisecond; the record's ``eventTime``
 is whole seconds, as in CloudTrail's records. Read-only calls are not recorded (``ReadOnly`` is always
 ``false``): nothing replays them.
@@ -28,6 +28,7 @@ from typing import Any
 
 from botocore.model import ServiceModel
 
+from policy_engine import limits
 from policy_engine.endpoint import protocol
 from policy_engine.endpoint.errors import ApiError
 from policy_engine.endpoint.validation import validate
@@ -38,8 +39,8 @@ EVENT_SOURCE = "batch.amazonaws.com"
 #: Who made the calls, as the records name them (SigV4 signatures are not verified, so the caller is unknown).
 USER = "batch-quota-serve"
 ACCESS_KEY = "ASIABATCHQUOTASERVE0"
-#: LookupEvents' page bound (``MaxResults`` 1-50, default 50).
-PAGE = 50
+#: LookupEvents' page bound (``MaxResults``; its default is the bound too).
+PAGE = limits.LOOKUP_EVENTS_PAGE.at_most
 #: Resource types CloudTrail names Batch resources by, per request member that holds one.
 _RESOURCE_MEMBERS = (("jobQueue", "AWS::Batch::JobQueue"), ("quotaShareArn", "AWS::Batch::QuotaShare"),
                      ("serviceEnvironment", "AWS::Batch::ServiceEnvironment"), ("jobId", "AWS::Batch::ServiceJob"),
@@ -123,7 +124,8 @@ class Trail:
         }
 
     def lookup(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``LookupEvents``: newest first within ``StartTime``/``EndTime``, one attribute, paged by 50."""
+        """``LookupEvents``: newest first within ``StartTime``/``EndTime``, one attribute, a page at most
+        ``limits.LOOKUP_EVENTS_PAGE``."""
         attributes = params.get("LookupAttributes") or []
         if len(attributes) > 1:
             raise _error("InvalidLookupAttributesException", "You cannot specify more than one lookup attribute")

@@ -68,6 +68,18 @@ NOT_AWS_FIGURES = {
     ("policy_engine/endpoint/service.py", "1000"): "milliseconds per second",
     ("quota_constructs/topology_stack.py", "1,000"): "the synth benchmark's topology size",
     ("quota_constructs/validation.py", "1,000"): "the synth benchmark's topology size",
+    ("policy_engine/endpoint/cloudtrail.py", "1000"): "milliseconds per second",
+    ("quota_constructs/__init__.py", "20"): "Node.js major versions (SUPPORTED_NODE_MAJORS)",
+    ("quota_constructs/monitoring.py", "5"): "the alarm's 5-minute period, a project default",
+    ("quota_constructs/monitoring.py", "200"): "the log group name's length budget, a project choice",
+    ("quota_constructs/monitoring.py", "50"): "the function's timeout in seconds, a project choice",
+    ("quota_constructs/monitoring.py", "256"): "the function's memory in MB, a project choice",
+    ("quota_constructs/monitoring_function/index.py", "1000"): "milliseconds per second, and PutMetricData's batch "
+    "(the Lambda ships alone with boto3: it cannot import limits.py)",
+    ("quota_constructs/monitoring_function/index.py", "1,000"): "PutMetricData's batch, in the Lambda's own docs "
+    "(it cannot import limits.py)",
+    ("quota_constructs/monitoring_function/index.py", "100"): "a list page, in the Lambda that cannot import "
+    "limits.py",
 }
 _NUMBER_IN_TEXT = re.compile(r"(?<![\w.\[{-])(\d{1,3}(?:,\d{3})+|\d+)(?![\w.%]|\.\d)")
 
