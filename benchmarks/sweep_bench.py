@@ -31,7 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from policy_engine.simulation.inputs.generate import WorkloadProfile, generate_jobs, write_jobs
+from policy_engine.simulation.inputs.generate import GenerateOptions, ShareMix, generate_jobs, write_jobs
 from policy_engine.simulation.inputs.workload import Scenario, load_scenario
 from policy_engine.sweep.executor import DaskExecutor, Executor, InProcess
 from policy_engine.sweep.grammar import Axis, parse_vary
@@ -51,8 +51,8 @@ def write_scenario(directory: Path, jobs: int) -> Path:
     from policy_engine.examples import large_topology
 
     topology = large_topology(queues=1, shares_per_queue=8, instance_types=1)
-    profile = WorkloadProfile(jobs=jobs, arrival_rate=0.8 * 16 / 1.3, sizes={1: 0.7, 2: 0.3}, duration_mean=3600.0,
-                              priorities={1: 0.6, 5: 0.3, 9: 0.1}, seed=7)
+    profile = GenerateOptions(jobs=jobs, arrival_rate=0.8 * 16 / 1.3, sizes={1: 0.7, 2: 0.3}, duration_mean=3600.0,
+                              priorities={1: 0.6, 5: 0.3, 9: 0.1}, seed=7, share_mix=ShareMix.UNIFORM)
     write_jobs(directory / "jobs.csv", generate_jobs(topology, profile))
     (directory / "topology.yaml").write_text(yaml.safe_dump(topology.model_dump(mode="json", exclude_none=True)))
     path = directory / "scenario.yaml"

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from policy_engine.examples import large_topology
-from policy_engine.simulation.inputs.generate import WorkloadProfile, generate_jobs, write_jobs
+from policy_engine.simulation.inputs.generate import GenerateOptions, ShareMix, generate_jobs, write_jobs
 
 QUEUES, SHARES, TYPES = 5, 20, 4
 CAPACITY = QUEUES * TYPES * 2 * SHARES  # instances: every share owns 2 of every type
@@ -38,23 +38,24 @@ def topology(shape: str = "steady"):
     return topo.model_copy(update={"job_queues": queues})
 
 
-def steady(jobs: int) -> WorkloadProfile:
+def steady(jobs: int) -> GenerateOptions:
     sizes, duration = {1: 0.7, 2: 0.3}, 3600.0
     rate = 0.85 * CAPACITY / (1.3 * duration) * 3600
-    return WorkloadProfile(jobs=jobs, arrival_rate=rate, sizes=sizes, duration_mean=duration,
-                           priorities=PRIORITIES, seed=7)
+    return GenerateOptions(jobs=jobs, arrival_rate=rate, sizes=sizes, duration_mean=duration,
+                           priorities=PRIORITIES, seed=7, share_mix=ShareMix.UNIFORM)
 
 
-def heavy(jobs: int) -> WorkloadProfile:
+def heavy(jobs: int) -> GenerateOptions:
     sizes, duration = {1: 0.85, 2: 0.12, 4: 0.03}, 3600.0
     mean_size = sum(size * weight for size, weight in sizes.items())
     rate = 0.97 * CAPACITY / (mean_size * duration) * 3600
-    return WorkloadProfile(jobs=jobs, arrival_rate=rate, sizes=sizes, duration_mean=duration,
+    return GenerateOptions(jobs=jobs, arrival_rate=rate, sizes=sizes, duration_mean=duration,
                            duration_distribution="lognormal", duration_shape=2.5, duration_max=TWO_WEEKS,
-                           burst_mean=500, burst_spread=600, priorities=PRIORITIES, seed=11)
+                           burst_mean=500, burst_spread=600, priorities=PRIORITIES, seed=11,
+                           share_mix=ShareMix.UNIFORM)
 
 
-def steady95(jobs: int) -> WorkloadProfile:
+def steady95(jobs: int) -> GenerateOptions:
     """``steady`` offered at 95 % of the throughput (the simulator benchmark's load before it moved to 85 %,
     where the lines stop being stationary): longer lines, more preemptions per job."""
     profile = steady(jobs)

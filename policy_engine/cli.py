@@ -35,25 +35,36 @@ def _silence_stdout() -> None:
         pass
 
 
+def command_table(*rows: tuple[str, str, str]) -> dict[str, tuple[str, str]]:
+    """``(name, module, one-line help)`` rows as ``name -> (module, help)``; a name given twice is refused."""
+    table: dict[str, tuple[str, str]] = {}
+    for name, module, text in rows:
+        if name in table:
+            raise ValueError(f"command {name!r} registered twice ({table[name][0]} and {module})")
+        table[name] = (module, text)
+    return table
+
+
 #: ``name -> (module, one-line help)``. Modules load only when their command runs, so
 #: ``batch-quota check`` does not pay for the simulator's or matplotlib's imports.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("policy_engine.commands.check", "Check a topology before deploy."),
-    "diff": ("policy_engine.commands.diff", "What a topology change does: per team, guarantees, deploy hazards."),
-    "explain": ("policy_engine.commands.explain", "Explain one share to its team in plain sentences."),
-    "graph": ("policy_engine.commands.graph", "Draw the borrow graph (.svg, .png, .dot)."),
-    "simulate": ("policy_engine.commands.simulate", "Replay a workload scenario against a topology."),
-    "sweep": ("policy_engine.commands.sweep", "Replay a scenario against every combination of varied fields."),
-    "tune": ("policy_engine.commands.tune", "Search varied fields for the best topology (optuna)."),
-    "generate": ("policy_engine.commands.generate", "Write a synthetic workload (CSV or JSON Lines)."),
-    "walkthrough": ("policy_engine.commands.walkthrough", "Replay AWS's three-step quota example."),
-    "import": ("policy_engine.commands.import_topology", "Import an account's (or a template's) quota shares."),
-    "drift": ("policy_engine.commands.drift", "Compare the account with a topology, field by field."),
-    "snapshot": ("policy_engine.commands.snapshot", "Write a live queue's jobs as a scenario to simulate."),
-    "history": ("policy_engine.commands.history", "Write a queue's finished jobs as a workload CSV."),
-    "iam-policy": ("policy_engine.commands.iam_policy", "Print the read-only IAM policy these commands need."),
-    "serve": ("policy_engine.commands.serve", "Serve a local AWS Batch endpoint backed by the simulator."),
-}
+COMMANDS: dict[str, tuple[str, str]] = command_table(
+    ("check", "policy_engine.commands.check", "Check a topology before deploy."),
+    ("diff", "policy_engine.commands.diff", "What a topology change does: per team, guarantees, deploy hazards."),
+    ("explain", "policy_engine.commands.explain", "Explain one share to its team in plain sentences."),
+    ("graph", "policy_engine.commands.graph", "Draw the borrow graph (.svg, .png, .dot)."),
+    ("simulate", "policy_engine.commands.simulate", "Replay a workload scenario against a topology."),
+    ("sweep", "policy_engine.commands.sweep", "Replay a scenario against every combination of varied fields."),
+    ("tune", "policy_engine.commands.tune", "Search varied fields for the best topology (optuna)."),
+    ("generate", "policy_engine.commands.generate", "Write a synthetic workload (CSV or JSON Lines)."),
+    ("fit", "policy_engine.commands.fit", "Fit a per-team workload profile from a job file or history."),
+    ("walkthrough", "policy_engine.commands.walkthrough", "Replay AWS's three-step quota example."),
+    ("import", "policy_engine.commands.import_topology", "Import an account's (or a template's) quota shares."),
+    ("drift", "policy_engine.commands.drift", "Compare the account with a topology, field by field."),
+    ("snapshot", "policy_engine.commands.snapshot", "Write a live queue's jobs as a scenario to simulate."),
+    ("history", "policy_engine.commands.history", "Write a queue's finished jobs as a workload CSV."),
+    ("iam-policy", "policy_engine.commands.iam_policy", "Print the read-only IAM policy these commands need."),
+    ("serve", "policy_engine.commands.serve", "Serve a local AWS Batch endpoint backed by the simulator."),
+)
 
 
 class _LazyGroup(click.Group):

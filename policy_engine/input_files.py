@@ -37,10 +37,12 @@ SCENARIO = FileKind("scenario", 64 * MiB)
 JOBS = FileKind("job", 4096 * MiB)
 #: A Python topology module.
 MODULE = FileKind("Python topology module", 16 * MiB)
+#: A workload profile (``generate --workload-profile``, ``fit -o``): one entry per share, small.
+PROFILE = FileKind("workload profile", 16 * MiB)
 #: A CloudFormation template (``import --template``); CloudFormation itself takes at most 1 MB.
 TEMPLATE = FileKind("CloudFormation template", 16 * MiB)
 
-KINDS = (TOPOLOGY, SCENARIO, JOBS, MODULE, TEMPLATE)
+KINDS = (TOPOLOGY, SCENARIO, JOBS, MODULE, TEMPLATE, PROFILE)
 
 
 class InputFileError(ValueError):

@@ -37,6 +37,13 @@ class Limit:
     def above(self, value: int) -> bool:
         return self.maximum is not None and value > self.maximum
 
+    @property
+    def at_most(self) -> int:
+        """The maximum of a limit that has one, as a plain figure (a page size, a rate, a count of resources)."""
+        if self.maximum is None:
+            raise ValueError(f"{self.what} has no maximum")
+        return self.maximum
+
     def excess(self, value: int) -> int:
         """How far ``value`` is above the maximum (0 when within it or unbounded)."""
         return max(0, value - self.maximum) if self.maximum is not None else 0
@@ -69,6 +76,17 @@ TAG_KEY_LENGTH = Limit(1, 128, "tag key length", "AWS tagging rules")
 SYSTEM_TAG_PREFIX = "aws:"
 TAG_VALUE_LENGTH = Limit(0, 256, "tag value length", "AWS tagging rules")
 TIME_LIMIT_SECONDS = Limit(600, 86400, "jobStateTimeLimitActions maxTimeSeconds", _API)
+#: One page of a ``List*``/``Describe*`` call (``maxResults``), and the front of queue ``GetJobQueueSnapshot`` shows.
+PAGE_SIZE = Limit(1, 100, "maxResults of one List*/Describe* page", _API)
+SNAPSHOT_FRONT_OF_QUEUE = Limit(None, 100, "RUNNABLE jobs in GetJobQueueSnapshot's front of queue", _API)
+TERMINATE_JOBS_PER_CALL = Limit(1, 50, "service job IDs in one TerminateServiceJobs call", _API)
+RECENT_PREEMPTED_ATTEMPTS = Limit(None, 5, "preemptionSummary.recentPreemptedAttempts per job", _API)
+SUBMIT_REQUESTS_PER_SECOND = Limit(None, 5, "SubmitServiceJob requests per second per account", _SERVICE_LIMITS)
+STACK_RESOURCES = Limit(None, 500, "resources per CloudFormation stack (CDK refuses more: TooManyResourcesInStack)",
+                        "AWS CloudFormation user guide, quotas")
+STACK_OUTPUTS = Limit(None, 200, "outputs per CloudFormation template", "AWS CloudFormation user guide, quotas")
+STACK_NAME_LENGTH = Limit(1, 128, "CloudFormation stack name length (a letter, then letters, digits and '-')",
+                          "AWS CloudFormation user guide, CreateStack StackName")
 
 #: The status reasons a SAGEMAKER_TRAINING queue's ``jobStateTimeLimitActions`` may name (AWS accepts no others).
 TIME_LIMIT_REASONS: tuple[str, ...] = (

@@ -22,7 +22,7 @@ from policy_engine import input_files
 from policy_engine.diagnostics import LoadError, Problem
 from policy_engine.model import Topology
 from policy_engine.schema_errors import MODELS, describe, fields_at
-from policy_engine.structure_checks import validate_topology
+from policy_engine.topology_data import topology_from_objects
 
 
 def _python_error_problems(source: str, error: BaseException, doing: str) -> list[Problem]:
@@ -130,4 +130,4 @@ def load_module(path: Path) -> Topology:
     if not isinstance(value, Topology):
         raise LoadError([Problem(source, None, (), "the module must define TOPOLOGY (or topology) as a policy_engine "
                                  "Topology")])
-    return validate_topology(value, source)
+    return topology_from_objects(value, source)

@@ -10,11 +10,11 @@ import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from policy_engine.diagnostics import TOP_LEVEL, LoadError, Problem, line_of
 from policy_engine.model import Topology
-from policy_engine.reading import RawProblem, to_problems
+from policy_engine.reading import RawProblem, find_lone_surrogate, named_path, to_problems
 from policy_engine.schema_errors import describe, fields_at, shown
 from policy_engine.structure_checks import scale_problems, structure_problems
 
@@ -57,6 +57,36 @@ def topology_from_data(
         raise LoadError(_in_file_order(problems))
     assert topology is not None
     return topology
+
+
+def topology_from_objects(value: Topology, source: str) -> Topology:
+    """A ``Topology`` built in Python (a topology module), validated like a file: its objects taken back to
+    plain data, field by field as they were set, then ``topology_from_data``. Objects built with pydantic's
+    ``model_construct`` skip validation; here their wrong types are one problem each, not a ``TypeError``
+    deep inside a rule."""
+    data = _plain(value, source, set())
+    if (surrogate := find_lone_surrogate(data)) is not None:
+        raise LoadError([Problem(source, None, named_path(surrogate, data),
+                                 "text holds a lone surrogate, which is no character")])
+    return topology_from_data(data, source)
+
+
+def _plain(value: Any, source: str, inside: set[int]) -> Any:
+    """Models to mappings of their set fields, tuples to lists; anything else as it is (the schema judges it)."""
+    if not isinstance(value, BaseModel | Mapping | list | tuple):
+        return value
+    if id(value) in inside:
+        raise LoadError([Problem(source, None, (), f"the topology contains itself (a {type(value).__name__} "
+                                 "inside its own fields)")])
+    inside.add(id(value))
+    try:
+        if isinstance(value, BaseModel):
+            return {name: _plain(item, source, inside) for name, item in vars(value).items()}
+        if isinstance(value, Mapping):
+            return {key: _plain(item, source, inside) for key, item in value.items()}
+        return [_plain(item, source, inside) for item in value]
+    finally:
+        inside.discard(id(value))
 
 
 def _schema_problems(error: ValidationError, lines: Mapping[tuple[str | int, ...], int],

@@ -20,6 +20,7 @@ from quota_constructs.base import (  # noqa: E402 (after the CDK check)
     ServiceEnvironmentBase,
     TrainingJobQueueBase,
 )
+from quota_constructs.errors import QuotaConstructError  # noqa: E402
 from quota_constructs.grants import JOB_SHARE_TAG  # noqa: E402
 from quota_constructs.job_queue import TrainingJobQueue  # noqa: E402
 from quota_constructs.quota_share import QuotaShare  # noqa: E402
@@ -32,6 +33,7 @@ __all__ = [
     "JOB_SHARE_TAG",
     "MISSING_CDK",
     "QueueResources",
+    "QuotaConstructError",
     "QuotaSchedulingPolicy",
     "QuotaShare",
     "QuotaShareBase",

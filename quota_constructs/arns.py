@@ -12,30 +12,33 @@ import re
 
 from aws_cdk import Fn, Token
 
+from quota_constructs.errors import QuotaConstructError
+
 _ARN = re.compile(r"arn:[a-z0-9-]+:batch:[a-z0-9-]*:[0-9]*:(?P<resource>.+)")
 
 
-def name_after(arn: str, marker: str, construct: str) -> str:
-    """The part of ``arn`` after ``marker`` (e.g. ``"service-environment/"``)."""
+def name_after(arn: str, marker: str, construct: str, path: str) -> str:
+    """The part of ``arn`` after ``marker`` (e.g. ``"service-environment/"``); ``path``: the importing construct's."""
     if Token.is_unresolved(arn):
         return Fn.select(1, Fn.split(marker, arn))
     match = _ARN.fullmatch(arn)
     resource = match.group("resource") if match else ""
     if not resource.startswith(marker) or "/" in resource[len(marker):] or len(resource) == len(marker):
-        raise ValueError(f"{construct}: {arn!r} is not an AWS Batch ARN of the form "
-                         f"arn:PARTITION:batch:REGION:ACCOUNT:{marker}NAME")
+        raise QuotaConstructError(f"{construct}: {arn!r} is not an AWS Batch ARN of the form "
+                                  f"arn:PARTITION:batch:REGION:ACCOUNT:{marker}NAME", path=path, field="arn", value=arn)
     return resource[len(marker):]
 
 
-def split_quota_share_arn(arn: str) -> tuple[str, str, str]:
-    """``arn:...:job-queue/Q/quota-share/S`` -> ``(queue ARN, queue name, share name)``."""
+def split_quota_share_arn(arn: str, path: str) -> tuple[str, str, str]:
+    """``arn:...:job-queue/Q/quota-share/S`` -> ``(queue ARN, queue name, share name)``; ``path``: the importer's."""
     if Token.is_unresolved(arn):
         queue_arn = Fn.select(0, Fn.split("/quota-share/", arn))
         return queue_arn, Fn.select(1, Fn.split("job-queue/", queue_arn)), Fn.select(1, Fn.split("/quota-share/", arn))
     match = _ARN.fullmatch(arn)
     parts = match.group("resource").split("/") if match else []
     if len(parts) != 4 or parts[0] != "job-queue" or parts[2] != "quota-share" or not parts[1] or not parts[3]:
-        raise ValueError(f"QuotaShare: {arn!r} is not a quota share ARN of the form "
-                         "arn:PARTITION:batch:REGION:ACCOUNT:job-queue/QUEUE/quota-share/SHARE")
+        raise QuotaConstructError(f"QuotaShare: {arn!r} is not a quota share ARN of the form "
+                                  "arn:PARTITION:batch:REGION:ACCOUNT:job-queue/QUEUE/quota-share/SHARE",
+                                  path=path, field="arn", value=arn)
     queue_arn = arn[: arn.index("/quota-share/")]
     return queue_arn, parts[1], parts[3]

@@ -50,9 +50,10 @@ class TrainingJobQueueBase(Resource):
     job_queue_arn: str
     job_queue_name: str
 
-    def check_new_share(self, share_name: str) -> None:
+    def check_new_share(self, share_name: str, where: Where) -> None:
         """Refuse a share AWS would refuse on this queue. An imported queue's existing shares are unknown
-        here, so it accepts any; ``TrainingJobQueue`` knows its own and refuses a duplicate or a 21st."""
+        here, so it accepts any; ``TrainingJobQueue`` knows its own and refuses a duplicate or one more than
+        ``limits.SHARES_PER_QUEUE`` allows."""
 
     def add_quota_share_name(self, share_name: str) -> None:
         """Record a share built on this queue (``QuotaShare`` does), for ``check_new_share``."""
@@ -109,7 +110,7 @@ class QuotaShareBase(Resource):
         update = after.get("update")
         if submit is not None and "update" in after and (update is None or update > submit):
             field = "max_priority" if grant == "update" else "max_priority of the earlier grant_update_priority"
-            Where("QuotaShare", self.quota_share_name).fail(
+            Where("QuotaShare", self.quota_share_name, self).fail(
                 field, update, f"at most {submit}, the max_priority of this grantee's grant_submit on the "
                 "share (UpdateServiceJob would lift the submission cap); give both grants the same cap")
         caps[grant] = max_priority
@@ -132,12 +133,13 @@ class QuotaShareBase(Resource):
         the grantee may add that tag key only, plus ``extra_tag_keys``. ``execution_role`` adds
         ``iam:PassRole`` for the SageMaker execution role the SDK passes.
         """
-        where = Where("QuotaShare", self.quota_share_name)
+        where = Where("QuotaShare", self.quota_share_name, self)
         if max_priority is not None:
             where.number_ok("max_priority", max_priority, limits.JOB_PRIORITY)
         for key in extra_tag_keys:
             if not isinstance(key, str) or list(tag_problems({key: ""})):
-                where.fail("extra_tag_keys", key, "a tag key AWS accepts (1-128 characters, not starting with 'aws:')")
+                where.fail("extra_tag_keys", key, f"a tag key AWS accepts ({limits.TAG_KEY_LENGTH.range_text()} "
+                           f"characters, not starting with {limits.SYSTEM_TAG_PREFIX!r})")
         self._record_cap(grantee, "submit", max_priority)
         return grants.grant_submit(
             grantee,
@@ -161,7 +163,8 @@ class QuotaShareBase(Resource):
         this grantee's ``grant_submit`` on the share applies; a higher cap than that one is refused.
         """
         if max_priority is not None:
-            Where("QuotaShare", self.quota_share_name).number_ok("max_priority", max_priority, limits.JOB_PRIORITY)
+            where = Where("QuotaShare", self.quota_share_name, self)
+            where.number_ok("max_priority", max_priority, limits.JOB_PRIORITY)
         max_priority = self._record_cap(grantee, "update", max_priority)
         return grants.grant_update_priority(
             grantee, scope=self, share_id=self.share_id if own_jobs_only else None, max_priority=max_priority

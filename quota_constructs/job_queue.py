@@ -20,7 +20,7 @@ from quota_constructs.arns import name_after
 from quota_constructs.base import SchedulingPolicyBase, ServiceEnvironmentBase, TrainingJobQueueBase
 from quota_constructs.quota_share import QuotaShare
 from quota_constructs.scheduling_policy import QuotaSchedulingPolicy, default_scheduling_policy_name
-from quota_constructs.validation import STATES, Where, is_token
+from quota_constructs.validation import STATES, Where, construct_path, is_token
 
 JOB_QUEUE_TYPE = "SAGEMAKER_TRAINING"
 
@@ -32,9 +32,9 @@ class TrainingJobQueue(TrainingJobQueueBase):
     named ``scheduling_policy_name`` (default ``<queue>-quota-policy``).
 
     ``job_state_time_limit_actions`` takes ``policy_engine.model.JobStateTimeLimitAction``
-    values (``max_time_seconds`` 600-86400; ``reason`` one of ``policy_engine.limits.TIME_LIMIT_REASONS``, the
-    status reasons AWS accepts, e.g. ``MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED``; action TERMINATE,
-    state RUNNABLE).
+    values, within AWS's bounds in ``policy_engine.limits``: ``max_time_seconds`` within ``TIME_LIMIT_SECONDS``,
+    ``reason`` one of ``TIME_LIMIT_REASONS`` (the status reasons AWS accepts), action ``TIME_LIMIT_ACTION`` and
+    state ``TIME_LIMIT_STATE``.
     """
 
     def __init__(
@@ -51,7 +51,7 @@ class TrainingJobQueue(TrainingJobQueueBase):
         job_state_time_limit_actions: Iterable[m.JobStateTimeLimitAction] = (),
         tags: Mapping[str, str] | None = None,
     ) -> None:
-        where = Where("TrainingJobQueue", job_queue_name)
+        where = Where("TrainingJobQueue", job_queue_name, scope, id)
         where.name_ok("job_queue_name", job_queue_name)
         where.number_ok("priority", priority, limits.QUEUE_PRIORITY)
         where.choice_ok("state", state, STATES)
@@ -92,7 +92,7 @@ class TrainingJobQueue(TrainingJobQueueBase):
         )
         self.job_queue_name = job_queue_name
         self.job_queue_arn = self.resource.attr_job_queue_arn
-        #: Names of the shares added so far (AWS: at most 20 per queue, unique within it).
+        #: Names of the shares added so far (AWS: at most ``limits.SHARES_PER_QUEUE`` per queue, unique within it).
         self._quota_share_names: list[str] = []
         service_environment.use_for(job_queue_name)
 
@@ -100,9 +100,9 @@ class TrainingJobQueue(TrainingJobQueueBase):
         """Record a share built on this queue (``QuotaShare`` does), for ``check_new_share``."""
         self._quota_share_names.append(share_name)
 
-    def check_new_share(self, share_name: str) -> None:
-        """Refuse a share AWS would: a 21st one, or a second one with the same name."""
-        where = Where("QuotaShare", share_name)
+    def check_new_share(self, share_name: str, where: Where) -> None:
+        """Refuse a share AWS would: one past ``limits.SHARES_PER_QUEUE``, or a second one of a name (``where``: the
+        new share)."""
         if not is_token(share_name) and share_name in self._quota_share_names:
             where.fail("quota_share_name", share_name,
                        f"a name not yet used in job queue {self.job_queue_name!r} (share names are unique per queue)")
@@ -154,7 +154,7 @@ class TrainingJobQueue(TrainingJobQueueBase):
 
 class _ImportedJobQueue(TrainingJobQueueBase):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
-        name = name_after(arn, "job-queue/", "TrainingJobQueue.from_job_queue_arn")
+        name = name_after(arn, "job-queue/", "TrainingJobQueue.from_job_queue_arn", construct_path(scope, id))
         super().__init__(scope, id, environment_from_arn=arn)
         self.job_queue_arn = arn
         self.job_queue_name = name

@@ -15,7 +15,7 @@ from policy_engine import limits
 from policy_engine import model as m
 from quota_constructs.arns import split_quota_share_arn
 from quota_constructs.base import QuotaShareBase, TrainingJobQueueBase
-from quota_constructs.validation import STATES, STRATEGIES, Where
+from quota_constructs.validation import STATES, STRATEGIES, Where, construct_path
 
 
 class QuotaShare(QuotaShareBase):
@@ -39,7 +39,7 @@ class QuotaShare(QuotaShareBase):
         state: m.State = "ENABLED",
         tags: Mapping[str, str] | None = None,
     ) -> None:
-        where = Where("QuotaShare", quota_share_name)
+        where = Where("QuotaShare", quota_share_name, scope, id)
         where.name_ok("quota_share_name", quota_share_name)
         capacity_limits = where.capacity_ok(
             "capacity", capacity, limits.SHARE_CAPACITY_LIMITS, limits.SHARE_MAX_CAPACITY
@@ -56,7 +56,7 @@ class QuotaShare(QuotaShareBase):
         checked_tags = where.tags_ok(tags)
         if not isinstance(job_queue, TrainingJobQueueBase):
             where.fail("job_queue", job_queue, "a TrainingJobQueue (or an imported one)")
-        job_queue.check_new_share(quota_share_name)
+        job_queue.check_new_share(quota_share_name, where)
         super().__init__(scope, id)
         self.resource = batch.CfnQuotaShare(
             self,
@@ -107,7 +107,7 @@ class QuotaShare(QuotaShareBase):
 
 class _ImportedQuotaShare(QuotaShareBase):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
-        queue_arn, queue_name, share_name = split_quota_share_arn(arn)
+        queue_arn, queue_name, share_name = split_quota_share_arn(arn, construct_path(scope, id))
         super().__init__(scope, id, environment_from_arn=arn)
         self.quota_share_arn = arn
         self.quota_share_name = share_name

@@ -13,7 +13,9 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from policy_engine.aws.iam_policy import COMMAND_OPERATIONS, statements
+from quota_constructs.errors import QuotaConstructError
 from quota_constructs.grants import STAR_WILDCARD_REASON, acknowledge_wildcard
+from quota_constructs.validation import construct_path
 
 #: Why reading every queue and share of the account is the point of this policy (cdk-nag AwsSolutions-IAM5).
 ACCOUNT_WIDE_READ_REASON = ("batch-quota import and drift read every job queue and quota share of the account "
@@ -29,8 +31,9 @@ class ReadOnlyQuotaAccess(Construct):
         if chosen is not None:
             unknown = [c for c in chosen if c not in COMMAND_OPERATIONS]
             if unknown:
-                raise ValueError(f"ReadOnlyQuotaAccess: commands {unknown!r} are invalid; "
-                                 f"expected some of {', '.join(COMMAND_OPERATIONS)}")
+                raise QuotaConstructError(f"ReadOnlyQuotaAccess: commands {unknown!r} are invalid; "
+                                          f"expected some of {', '.join(COMMAND_OPERATIONS)}",
+                                          path=construct_path(scope, id), field="commands", value=unknown)
         super().__init__(scope, id)
         self.policy = iam.ManagedPolicy(
             self, "Policy",

@@ -14,7 +14,7 @@ from constructs import Construct
 from policy_engine import model as m
 from quota_constructs.arns import name_after
 from quota_constructs.base import SchedulingPolicyBase
-from quota_constructs.validation import Where
+from quota_constructs.validation import Where, construct_path
 
 IDLE_RESOURCE_ASSIGNMENT_STRATEGY = "FIFO"
 
@@ -35,7 +35,7 @@ class QuotaSchedulingPolicy(SchedulingPolicyBase):
         scheduling_policy_name: str,
         tags: Mapping[str, str] | None = None,
     ) -> None:
-        where = Where("QuotaSchedulingPolicy", scheduling_policy_name)
+        where = Where("QuotaSchedulingPolicy", scheduling_policy_name, scope, id)
         where.name_ok("scheduling_policy_name", scheduling_policy_name)
         checked_tags = where.tags_ok(tags)
         super().__init__(scope, id)
@@ -59,7 +59,8 @@ class QuotaSchedulingPolicy(SchedulingPolicyBase):
 
 class _ImportedSchedulingPolicy(SchedulingPolicyBase):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
-        name = name_after(arn, "scheduling-policy/", "QuotaSchedulingPolicy.from_scheduling_policy_arn")
+        name = name_after(arn, "scheduling-policy/", "QuotaSchedulingPolicy.from_scheduling_policy_arn",
+                          construct_path(scope, id))
         super().__init__(scope, id, environment_from_arn=arn)
         self.scheduling_policy_arn = arn
         self.scheduling_policy_name = name

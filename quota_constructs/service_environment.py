@@ -11,7 +11,7 @@ from policy_engine import limits
 from policy_engine import model as m
 from quota_constructs.arns import name_after
 from quota_constructs.base import ServiceEnvironmentBase
-from quota_constructs.validation import STATES, Where
+from quota_constructs.validation import STATES, Where, construct_path
 
 SERVICE_ENVIRONMENT_TYPE = "SAGEMAKER_TRAINING"
 
@@ -19,8 +19,8 @@ SERVICE_ENVIRONMENT_TYPE = "SAGEMAKER_TRAINING"
 class ServiceEnvironment(ServiceEnvironmentBase):
     """A ``SAGEMAKER_TRAINING`` service environment with capacity limits per instance type.
 
-    ``capacity`` maps instance types to instance counts (1-5 types, each >= 1), e.g.
-    ``{"ml.g5.xlarge": 3}``.
+    ``capacity`` maps instance types to instance counts (``limits.ENVIRONMENT_CAPACITY_LIMITS`` types, each
+    within ``limits.ENVIRONMENT_MAX_CAPACITY``), e.g. ``{"ml.g5.xlarge": 3}``.
     """
 
     def __init__(
@@ -33,7 +33,7 @@ class ServiceEnvironment(ServiceEnvironmentBase):
         state: m.State = "ENABLED",
         tags: Mapping[str, str] | None = None,
     ) -> None:
-        where = Where("ServiceEnvironment", service_environment_name)
+        where = Where("ServiceEnvironment", service_environment_name, scope, id)
         where.name_ok("service_environment_name", service_environment_name)
         capacity_limits = where.capacity_ok(
             "capacity", capacity, limits.ENVIRONMENT_CAPACITY_LIMITS, limits.ENVIRONMENT_MAX_CAPACITY
@@ -76,7 +76,8 @@ class ServiceEnvironment(ServiceEnvironmentBase):
 
 class _ImportedServiceEnvironment(ServiceEnvironmentBase):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
-        name = name_after(arn, "service-environment/", "ServiceEnvironment.from_service_environment_arn")
+        name = name_after(arn, "service-environment/", "ServiceEnvironment.from_service_environment_arn",
+                          construct_path(scope, id))
         super().__init__(scope, id, environment_from_arn=arn)
         self.service_environment_arn = arn
         self.service_environment_name = name

@@ -3,7 +3,7 @@
 The policy engine runs once per topology, before any construct is built. Its errors become
 one construct validation per job queue (so ``cdk synth`` fails listing every finding with its
 rule, object and message) and its warnings become CDK warnings; a topology without findings
-adds neither. An object whose construct refuses its props (the eager ``ValueError`` checks,
+adds neither. An object whose construct refuses its props (the eager ``QuotaConstructError`` checks,
 which the rules AWS enforces mirror) is left out instead of aborting the build: its finding
 fails synthesis anyway, alongside every other one. A construct check the engine has no rule
 for becomes a validation line of its own.
@@ -26,13 +26,14 @@ from policy_engine.findings import Finding
 from policy_engine.loading import validate_topology
 from policy_engine.rules import REGISTRY
 from policy_engine.rules.objects import locate
+from quota_constructs.errors import QuotaConstructError
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class BuildProblem:
-    """A construct's eager ``ValueError`` met while building a topology, and where to report it.
+    """A construct's eager ``QuotaConstructError`` met while building a topology, and where to report it.
 
     ``objects`` are the objects (its share, queue or environment) whose error from a rule AWS enforces
     already explains the refusal, so the same problem is not listed twice.
@@ -46,12 +47,13 @@ class BuildProblem:
 def build_or_record(
     problems: list[BuildProblem] | None, scope: Construct, objects: tuple[ObjectRef, ...], make: Callable[[], T]
 ) -> T | None:
-    """``make()``; with a ``problems`` list, a ``ValueError`` is recorded there (result ``None``) instead of raised."""
+    """``make()``; with a ``problems`` list, a ``QuotaConstructError`` is recorded there (result ``None``) instead
+    of raised."""
     if problems is None:
         return make()
     try:
         return make()
-    except ValueError as error:
+    except QuotaConstructError as error:
         problems.append(BuildProblem(scope, objects, str(error)))
         return None
 

@@ -5,9 +5,10 @@ puts its findings on the constructs (errors fail ``cdk synth``). An object whose
 its props is left out instead of aborting the build, and its finding fails synthesis anyway. No
 Python callback is registered per resource: properties are set directly from the validated model.
 
-CDK refuses more than 500 resources in a stack and CloudFormation more than 200 outputs, so
-``TopologyStacks`` puts a topology that does not fit in one stack into one stack per job queue
-(a queue, its policy, its service environment and AWS's maximum of 20 shares always fit). The
+CDK refuses more resources in a stack than ``limits.STACK_RESOURCES`` and CloudFormation more outputs than
+``limits.STACK_OUTPUTS``, so ``TopologyStacks`` puts a topology that does not fit in one stack into one stack
+per job queue (a queue, its policy, its service environment and AWS's most shares per queue,
+``limits.SHARES_PER_QUEUE``, always fit). The
 outputs counted include the exports that grants from other stacks add (one per share, queue and
 environment ARN), so granting every share from a separate stack never overflows a stack.
 """
@@ -24,9 +25,11 @@ from typing import Literal
 from aws_cdk import App, CfnOutput, Environment, Stack
 from constructs import Construct
 
+from policy_engine import limits
 from policy_engine import model as m
 from policy_engine.checks import CheckReport
 from policy_engine.rules.objects import environment_ref, queue_ref, share_ref
+from quota_constructs.errors import QuotaConstructError
 from quota_constructs.job_queue import TrainingJobQueue
 from quota_constructs.quota_share import QuotaShare
 from quota_constructs.service_environment import ServiceEnvironment, ServiceEnvironmentBase
@@ -36,13 +39,15 @@ from quota_constructs.topology_findings import (
     build_or_record,
     checked_report,
 )
+from quota_constructs.validation import construct_path
 
 Split = Literal["auto", "single", "per-queue"]
 
 #: CDK's ``TooManyResourcesInStack`` threshold; one is kept for ``AWS::CDK::Metadata``.
-MAX_RESOURCES_PER_STACK = 500 - 1
+MAX_RESOURCES_PER_STACK = limits.STACK_RESOURCES.at_most - 1
 #: CloudFormation's limit on outputs per template.
-MAX_OUTPUTS_PER_STACK = 200
+MAX_OUTPUTS_PER_STACK = limits.STACK_OUTPUTS.at_most
+
 
 class QueueResources(Construct):
     """One job queue of a topology: queue, quota policy, shares, and the outputs the SDK needs.
@@ -124,7 +129,7 @@ def fits_one_stack(topology: m.Topology) -> bool:
 
 
 class QuotaTopology(Construct):
-    """Every resource of a topology in one scope (at most ~500 resources: see ``TopologyStacks``).
+    """Every resource of a topology in one scope (at most ``limits.STACK_RESOURCES``: see ``TopologyStacks``).
 
     ``report`` reuses a ``check_topology`` result; by default the policy engine runs here, once,
     before anything is built. ``validated=True`` says the caller already ran ``checked_report`` on
@@ -210,16 +215,17 @@ def _environment_id(name: str) -> str:
     return f"Environment:{name}"
 
 
-_STACK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,127}")
+_STACK_NAME = re.compile(rf"[A-Za-z][A-Za-z0-9-]{{0,{limits.STACK_NAME_LENGTH.at_most - 1}}}")
 
 
-def _stack_id(stack_name: str, queue: str | None = None) -> str:
+def _stack_id(app: App, stack_name: str, queue: str | None = None) -> str:
     """``stack_name`` or ``stack_name-queue``: CloudFormation allows letters, digits and '-' (queues' '_' -> '-')."""
     name = stack_name if queue is None else f"{stack_name}-{queue.replace('_', '-')}"
     if not _STACK_NAME.fullmatch(name):
         where = "stack_name" if queue is None else f"stack name for job queue {queue!r}"
-        raise ValueError(f"TopologyStacks: {where} = {name!r} is invalid; expected 1-128 letters, digits and '-', "
-                         "starting with a letter")
+        raise QuotaConstructError(f"TopologyStacks: {where} = {name!r} is invalid; expected "
+                                  f"{limits.STACK_NAME_LENGTH.range_text()} letters, digits and '-', starting with a "
+                                  "letter", path=construct_path(app, name), field="stack_name", value=name)
     return name
 
 
@@ -243,9 +249,10 @@ class TopologyStacks:
         report: CheckReport | None = None,
     ) -> None:
         if split not in ("auto", "single", "per-queue"):
-            raise ValueError(f"TopologyStacks: split = {split!r} is invalid; expected one of auto, single, per-queue")
+            raise QuotaConstructError(f"TopologyStacks: split = {split!r} is invalid; expected one of auto, single, "
+                                      "per-queue", path=construct_path(app, stack_name), field="split", value=split)
         self.report = checked_report(topology, report, source="TopologyStacks")
-        _stack_id(stack_name)
+        _stack_id(app, stack_name)
         self.stacks: list[Stack] = []
         self.queues: dict[str, QueueResources] = {}
         with _collector_paused():
@@ -256,7 +263,7 @@ class TopologyStacks:
         problems: list[BuildProblem] = []
         one_stack = split == "single" or (split == "auto" and fits_one_stack(topology))
         if one_stack or not topology.job_queues:
-            stack = _stack(app, _stack_id(stack_name), env, self._describe(topology, None))
+            stack = _stack(app, _stack_id(app, stack_name), env, self._describe(topology, None))
             built = QuotaTopology(stack, "Topology", topology=topology, report=self.report, validated=True)
             self.stacks.append(stack)
             self.queues = built.queues
@@ -267,14 +274,16 @@ class TopologyStacks:
         queues: list[m.JobQueue] = []
         for queue in topology.job_queues:
             try:
-                stack_id = _stack_id(stack_name, queue.name)
-            except ValueError:
+                stack_id = _stack_id(app, stack_name, queue.name)
+            except QuotaConstructError:
                 if queue_ref(queue) in misnamed:
                     continue
                 raise
             if stack_id in stack_ids:
-                raise ValueError(f"TopologyStacks: job queues {stack_ids[stack_id]!r} and {queue.name!r} both need "
-                                 f"stack name {stack_id!r} (stack names allow letters, digits and '-'); rename one")
+                raise QuotaConstructError(f"TopologyStacks: job queues {stack_ids[stack_id]!r} and {queue.name!r} both "
+                                          f"need stack name {stack_id!r} (stack names allow letters, digits and '-'); "
+                                          "rename one", path=construct_path(app, stack_id), field="job_queues",
+                                          value=queue.name)
             stack_ids[stack_id] = queue.name
             queues.append(queue)
         environments: dict[str, ServiceEnvironmentBase | None] = {}
@@ -297,7 +306,7 @@ class TopologyStacks:
                 problems=problems,
             )
         if not self.stacks:  # every queue was left out: the findings still need a stack to fail
-            self.stacks.append(_stack(app, _stack_id(stack_name), env, self._describe(topology, None)))
+            self.stacks.append(_stack(app, _stack_id(app, stack_name), env, self._describe(topology, None)))
         for unused in topology.service_environments:
             environment_in(self.stacks[0], unused)
         built_environments = {name: e for name, e in environments.items() if e is not None}

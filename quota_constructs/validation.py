@@ -1,8 +1,8 @@
 """Validators for construct props (``Where`` and ``is_token``), in the style of aws-cdk's ``aws-batch``.
 
-A construct checks its own props in ``__init__`` and raises ``ValueError`` naming the
-construct, the field, the value and the allowed range, so a mistake points at the line
-that made it instead of surfacing as a CloudFormation rollback. Bounds come from
+A construct checks its own props in ``__init__`` and raises ``QuotaConstructError`` (a ``ValueError``)
+naming the construct, the field, the value and the allowed range, and carrying the construct path,
+so a mistake points at the line that made it instead of surfacing as a CloudFormation rollback. Bounds come from
 ``policy_engine.limits`` (AWS's documented limits) and, where CloudFormation is stricter
 than the API, from the resource schema (noted at the constant). Values that are CDK
 tokens (unknown until deploy) are not checked.
@@ -14,10 +14,12 @@ from collections.abc import Mapping
 from typing import Any, NoReturn, get_args
 
 from aws_cdk import Token
+from constructs import IConstruct
 
 from policy_engine import instance_types, limits
 from policy_engine import model as m
 from policy_engine.rules.aws_limits import tag_problems
+from quota_constructs.errors import QuotaConstructError
 
 #: The model's choices, so constructs and files accept the same values.
 STATES: tuple[str, ...] = get_args(m.State)
@@ -34,16 +36,36 @@ def is_token(value: Any) -> bool:
     return isinstance(value, float) and Token.is_unresolved(value)
 
 
-class Where:
-    """``QuotaShare 'team-a'``: the construct and object an error is about."""
+def construct_path(scope: IConstruct, id: str | None = None) -> str:
+    """The path of construct ``id`` under ``scope``, before it exists (props are validated before
+    ``super().__init__``); with ``id`` ``None``, the path of ``scope`` itself."""
+    base = scope.node.path
+    if id is None:
+        return base
+    return f"{base}/{id}" if base else id
 
-    def __init__(self, construct: str, name: Any):
+
+class Where:
+    """``QuotaShare 'team-a'`` at ``Stack/Share``: the construct, the object and the construct path an error is about.
+
+    ``id`` is the id of the construct being built under ``scope``; without it, ``scope`` is the construct
+    itself (a ``grant_*`` method). The path is read from the CDK only when an error is raised.
+    """
+
+    def __init__(self, construct: str, name: Any, scope: IConstruct, id: str | None = None):
         self.construct = construct
         self.name = name
+        self.scope = scope
+        self.id = id
+
+    @property
+    def path(self) -> str:
+        return construct_path(self.scope, self.id)
 
     def fail(self, field: str, value: Any, expected: str) -> NoReturn:
         """Refuse ``value``: one line naming the construct, the object, the field, the value and what is allowed."""
-        raise ValueError(f"{self.construct} {self.name!r}: {field} = {value!r} is invalid; expected {expected}")
+        raise QuotaConstructError(f"{self.construct} {self.name!r}: {field} = {value!r} is invalid; expected "
+                                  f"{expected}", path=self.path, field=field, value=value)
 
     def name_ok(self, field: str, value: str) -> str:
         if is_token(value):

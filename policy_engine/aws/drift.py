@@ -5,12 +5,12 @@ deployed (guarantees, ``allow_oversubscription``) are not. A borrow limit is com
 its effective value (unset and -1 both mean unlimited to AWS). The scope is the
 topology's job queues and their environments: shares in those queues that the topology
 lacks are ``extra``; other queues of the account are not this topology's business.
+The reports are ``reports.drift_text``, ``drift_json`` and ``drift_markdown`` (``reports.registry.DRIFT_FORMATS``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,10 +44,11 @@ class Difference:
             return f"{self.object}: missing from the account"
         if self.kind == EXTRA:
             return f"{self.object}: in the account, not in the topology"
-        return f"{self.object}.{self.field}: topology {_shown(self.expected)}, account {_shown(self.actual)}"
+        return f"{self.object}.{self.field}: topology {shown(self.expected)}, account {shown(self.actual)}"
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A field's value as reports write it: JSON for mappings and lists, ``repr`` otherwise."""
     return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list, tuple)) else repr(value)
 
 
@@ -105,36 +106,3 @@ def drift(desired: Topology, account: Topology) -> list[Difference]:
                 found.append(Difference(ObjectRef.of_share(queue.name, share.name), "", EXTRA, None,
                                         _share_fields(share)))
     return found
-
-
-def render_text(differences: list[Difference], source: str, region: str, unreadable: int = 0) -> str:
-    if not differences and unreadable:
-        return (f"incomplete: {unreadable} object(s) could not be read (Region {region}); "
-                f"no drift among the objects of {source} that were read\n")
-    if not differences:
-        return f"no drift: the account (Region {region}) matches {source}\n"
-    lines = [f"drift: {len(differences)} difference(s) between {source} and the account (Region {region})"]
-    lines += [f"  {d.kind:<9} {d.line()}" for d in differences]
-    return "\n".join(lines) + "\n"
-
-
-def render_json(differences: list[Difference], source: str, region: str, unreadable: Sequence[str] = ()) -> str:
-    return json.dumps({"source": source, "region": region, "drift": bool(differences),
-                       "differences": [d.to_dict() for d in differences], "unreadable": list(unreadable)},
-                      indent=2, default=list) + "\n"
-
-
-def render_markdown(differences: list[Difference], source: str, region: str, unreadable: int = 0) -> str:
-    if not differences and unreadable:
-        return (f"### Incomplete\n\n{unreadable} object(s) could not be read (Region `{region}`); "
-                f"no drift among the objects of `{source}` that were read.\n")
-    if not differences:
-        return f"### No drift\n\nThe account (Region `{region}`) matches `{source}`.\n"
-    rows = "\n".join(f"| {d.kind} | `{d.object}` | {d.field or '-'} | {_md(d.expected)} | {_md(d.actual)} |"
-                     for d in differences)
-    return (f"### Drift: {len(differences)} difference(s)\n\n`{source}` against the account (Region `{region}`)\n\n"
-            f"| kind | object | field | topology | account |\n|---|---|---|---|---|\n{rows}\n")
-
-
-def _md(value: Any) -> str:
-    return "-" if value is None else f"`{_shown(value)}`".replace("|", "\\|")

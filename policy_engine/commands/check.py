@@ -29,7 +29,7 @@ from policy_engine.reports.subjects import CheckLoadFailure, CheckOutput
 @click.option("--strict", is_flag=True, help="Exit 1 on unsuppressed warnings too (suppress accepted ones in the "
               "topology's suppress: list, with a reason).")
 def command(topology: str | None, output_format: str, sarif_root: str | None, strict: bool) -> None:
-    """Check TOPOLOGY (YAML, JSON or Python; ``-`` reads YAML/JSON from stdin; default: the embedded example)."""
+    """Check TOPOLOGY (YAML, JSON or Python; '-' reads YAML/JSON from stdin; default: the embedded example)."""
     file = Path(topology) if topology else EXAMPLE_YAML
     root = Path(sarif_root) if sarif_root else None
     renderer = CHECK_FORMATS.renderer(output_format)

@@ -7,28 +7,25 @@ worse, 1 when a guarantee was lost, a finding was added or a deploy hazard found
 
 from __future__ import annotations
 
-import json
+import sys
+from typing import NoReturn
 
 import click
 
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
 from policy_engine.loading import LoadError
+from policy_engine.reports.registry import DIFF_FORMATS
+from policy_engine.reports.subjects import DiffLoadFailure, DiffOutput
 from policy_engine.simulation.inputs.workload import MAX_SECONDS
 
 _FAIL_ON = ("guarantee", "finding", "hazard", "never")
 
 
-def _load_failure(output_format: str, problems: list[str], base: str, head: str) -> None:
+def _load_failure(output_format: str, problems: list[str], base: str, head: str) -> NoReturn:
     """CI reads stdout: a document saying the inputs did not load, then the usual lines on stderr, exit 2."""
-    if output_format == "json":
-        click.echo(json.dumps({"base": base, "head": head, "ok": False, "loaded": False, "load_errors": problems},
-                              indent=2))
-    elif output_format == "markdown":
-        from policy_engine.reports.diff_markdown import MARKER
-        from policy_engine.reports.markdown import cell
-
-        click.echo("\n".join([MARKER, f"### ❌ batch-quota diff could not load: `{base}` → `{head}`", "",
-                              *[f"- {cell(problem)}" for problem in problems], ""]))
+    write = DIFF_FORMATS.renderer(output_format).load_failure
+    if write is not None:
+        write(DiffLoadFailure(problems, base, head), sys.stdout)
     fail_input(problems)
 
 
@@ -38,8 +35,7 @@ def _load_failure(output_format: str, problems: list[str], base: str, head: str)
 @click.option("--rename", "renames", multiple=True, metavar="OLD=NEW",
               help="Declare a rename (repeatable): QUEUE/SHARE=QUEUE/SHARE for a share (or a move between "
                    "queues), NAME=NAME for a job queue or service environment. Renames are never guessed.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, help="text for people, json for scripts, markdown for a pull-request comment.")
+@DIFF_FORMATS.option()
 @click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(_FAIL_ON),
               help="What makes the exit code 1 (repeatable; default: guarantee, finding and hazard; never: always 0 "
                    "unless the input is bad).")
@@ -73,7 +69,6 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
         declared = parse_renames(renames, base_side.topology, head_side.topology)
     except LoadError as error:
         _load_failure(output_format, error.problems, base, head)
-        raise
     report = compare(base_side.topology, head_side.topology, declared, base_label=base_side.label,
                      head_label=head_side.label)
     if scenario is not None:
@@ -85,16 +80,6 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
             impact = replay(loaded, base_side.topology, head_side.topology, declared, at or 0.0)
         except LoadError as error:
             _load_failure(output_format, error.problems, base, head)
-            raise
         report = report.with_impact(impact.to_dict())
-    if output_format == "json":
-        click.echo(json.dumps(report.to_dict(effective), indent=2, default=str))
-    elif output_format == "markdown":
-        from policy_engine.reports import diff_markdown
-
-        click.echo(diff_markdown.render(report, effective))
-    else:
-        from policy_engine.reports import diff_text
-
-        click.echo(diff_text.render(report, effective), nl=False)
+    DIFF_FORMATS.renderer(output_format).render(DiffOutput(report, effective), sys.stdout)
     raise SystemExit(EXIT_FINDINGS if report.failures(effective) else EXIT_OK)

@@ -7,6 +7,7 @@ be read (each named with its call; the drift found among the readable ones is st
 from __future__ import annotations
 
 import re
+import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,6 +15,8 @@ import click
 from policy_engine.aws.cli_options import aws_options, client_options, connect, exits_on_aws_errors, fail_aws
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.loading import LoadError, topology_from_data
+from policy_engine.reports.registry import DRIFT_FORMATS
+from policy_engine.reports.subjects import DriftOutput
 
 if TYPE_CHECKING:
     from policy_engine.aws.clients import AwsError
@@ -23,8 +26,7 @@ if TYPE_CHECKING:
 
 @click.command("drift")
 @click.argument("topology", type=SafePath(dir_okay=False))
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, help="text for people, json for tools, markdown for a pull-request comment.")
+@DRIFT_FORMATS.option()
 @aws_options
 def command(topology: str, output_format: str, **connection: Any) -> None:
     """Compare the account with TOPOLOGY: missing, extra and different objects and fields."""
@@ -46,13 +48,8 @@ def command(topology: str, output_format: str, **connection: Any) -> None:
         fail_input(error.problems)
     differences = drift_module.drift(desired, account)
     differences = [d for d in differences if not _unread(d, desired, [e.subject for e in read.errors])]
-    if output_format == "json":
-        click.echo(drift_module.render_json(differences, topology, api.region, [e.line for e in read.errors]),
-                   nl=False)
-    elif output_format == "markdown":
-        click.echo(drift_module.render_markdown(differences, topology, api.region, len(read.errors)), nl=False)
-    else:
-        click.echo(drift_module.render_text(differences, topology, api.region, len(read.errors)), nl=False)
+    DRIFT_FORMATS.renderer(output_format)(DriftOutput(differences, topology, api.region,
+                                                      [e.line for e in read.errors]), sys.stdout)
     if read.errors:
         fail_aws(read.errors)
     raise SystemExit(EXIT_FINDINGS if differences else EXIT_OK)

@@ -32,7 +32,7 @@ def _looks_like_topology(argument: str) -> bool:
 def command(share: str, topology: str | None, output_format: str) -> None:
     """Explain SHARE (QUEUE/SHARE or a unique SHARE name) of TOPOLOGY (default: the embedded example).
 
-    ``explain TOPOLOGY SHARE``, the order other commands put the file in, works too.
+    'explain TOPOLOGY SHARE', the order other commands put the file in, works too.
     """
     if topology is not None and _looks_like_topology(share) and not _looks_like_topology(topology):
         share, topology = topology, share

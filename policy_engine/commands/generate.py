@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import math
 import os
+import sys
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import TextIO
 
 import click
 
 from policy_engine import safe_yaml
 from policy_engine.commands.shared import FiniteFloatRange, SafePath, fail_input, topology_or_exit
+from policy_engine.diagnostics import LoadError
 from policy_engine.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.limits import JOB_PRIORITY
+from policy_engine.model import Topology
+from policy_engine.reports.registry import GENERATE_FORMATS
+from policy_engine.reports.subjects import GenerateOutput
 from policy_engine.simulation.inputs.generate import (
     DURATION_DISTRIBUTIONS,
-    WorkloadProfile,
+    GenerateOptions,
+    Reach,
+    ShareMix,
     drawable,
     generate_jobs,
     parse_weights,
@@ -26,12 +36,28 @@ from policy_engine.simulation.inputs.workload import MAX_SECONDS
 
 #: Most jobs one run writes: the largest job file ``simulate`` is sized for.
 MAX_JOBS = 10_000_000
+#: Longest span ``--days`` accepts (ten years): far beyond any planning question, well within the simulator's clock.
+MAX_DAYS = 3650.0
 
 
 @click.command("generate")
 @click.argument("topology", required=False, type=SafePath(dir_okay=False))
 @click.option("-o", "--output", required=True, type=SafePath(dir_okay=False), help="Jobs file: .csv or .jsonl.")
-@click.option("--jobs", "count", type=click.IntRange(min=1, max=MAX_JOBS), default=1000, show_default=True)
+@click.option("--jobs", "count", type=click.IntRange(min=1, max=MAX_JOBS),
+              help="How many jobs (default 1000); exclusive with --days.")
+@click.option("--days", type=FiniteFloatRange(min=0, min_open=True, max=MAX_DAYS), metavar="DAYS",
+              help="Submit for DAYS days instead of a number of jobs (needed with --workload-profile).")
+@click.option("--workload-profile", "profile_path", type=SafePath(dir_okay=False), metavar="PROFILE",
+              help="Per-team arrivals, cycles, sizes and run times (YAML; batch-quota fit writes one). Shares it "
+                   "does not name follow the options below.")
+@click.option("--scale", "scales", multiple=True, metavar="SHARE=FACTOR",
+              help="Multiply a profiled share's arrival rate, e.g. vision=2 (repeatable; needs --workload-profile).")
+@click.option("--add-share", "added", multiple=True, metavar="NEW=FROM",
+              help="Model a new team NEW (a share of the topology) like FROM (repeatable; needs --workload-profile).")
+@click.option("--share-mix", type=click.Choice([m.value for m in ShareMix]), default=ShareMix.LIMIT.value,
+              show_default=True,
+              help="Without a profile, a job's share and instance type: in proportion to the share's limit of "
+                   "that type (limit), or every share equally likely (uniform, as generate drew before --share-mix).")
 @click.option("--rate", type=FiniteFloatRange(min=0, min_open=True), default=60.0, show_default=True,
               help="Mean arrivals per hour over the whole topology (Poisson).")
 @click.option("--sizes", default="1:1", show_default=True, help="Instances per job, VALUE:WEIGHT,...")
@@ -56,14 +82,28 @@ MAX_JOBS = 10_000_000
               help="Priority mix of one share, e.g. training/QS1=1:0.8,5:0.2 (repeatable).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--scenario", type=SafePath(dir_okay=False), help="Also write a scenario YAML using the jobs file.")
-def command(topology: str | None, output: str, count: int, rate: float, sizes: str, duration_mean: float,
+@GENERATE_FORMATS.option()
+def command(topology: str | None, output: str, count: int | None, days: float | None, profile_path: str | None,
+            scales: tuple[str, ...], added: tuple[str, ...], share_mix: str, rate: float, sizes: str,
+            duration_mean: float,
             duration_distribution: str, duration_shape: float | None, duration_max: float | None,
             burst_mean: float, burst_spread: float, priorities: str, share_priorities: tuple[str, ...], seed: int,
-            scenario: str | None) -> None:
-    """Generate a seeded synthetic workload for TOPOLOGY (default: the embedded example)."""
+            scenario: str | None, output_format: str) -> None:
+    """Generate a seeded synthetic workload for TOPOLOGY (default: the embedded example).
+
+    Exit 0 when the file is written; 2 for bad input (one line per problem).
+    """
     loaded = topology_or_exit(topology)
     problems: list[str] = refuse_overwriting_inputs({"--output": output, "--scenario": scenario},
-                                                    [topology if topology != "-" else None])
+                                                    [topology if topology != "-" else None, profile_path])
+    if count is not None and days is not None:
+        problems.append("--jobs and --days are exclusive: give a number of jobs or a number of days")
+    if profile_path is not None and days is None:
+        problems.append("--workload-profile: give --days (a profile's rates say how many jobs a day)")
+    if profile_path is None and (scales or added):
+        problems.append(f"{'--scale' if scales else '--add-share'}: only with --workload-profile")
+    if count is None:
+        count = min(MAX_JOBS, max(1, round(rate * 24 * days))) if days is not None else 1000
     if scenario is not None and same_file(output, scenario):
         problems.append(f"--scenario {scenario}: is the same file as --output; write them to two files")
     out = Path(output)
@@ -103,11 +143,18 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
                             f"got {', '.join(map(str, wrong))}")
     if problems:
         fail_input(problems)
-    profile = WorkloadProfile(jobs=count, arrival_rate=rate, sizes=size_weights, duration_mean=duration_mean,
+    profile = GenerateOptions(jobs=count, arrival_rate=rate, sizes=size_weights, duration_mean=duration_mean,
                               duration_distribution=duration_distribution, priorities=priority_weights,
                               share_priorities=per_share, seed=seed, duration_shape=duration_shape,
-                              duration_max=duration_max, burst_mean=burst_mean, burst_spread=burst_spread)
+                              duration_max=duration_max, burst_mean=burst_mean, burst_spread=burst_spread,
+                              share_mix=ShareMix(share_mix))
     reach = share_reach(loaded)  # one computation for the notes and the jobs
+    render = GENERATE_FORMATS.renderer(output_format)
+    if profile_path is not None:
+        assert days is not None
+        written, said = _from_profile(loaded, profile_path, profile, days, scales, added, reach, out, output)
+        _finish(render, GenerateOutput(written, output, notes=tuple(said)), scenario, topology, loaded, out)
+        return
     enabled, notes = drawable(loaded, profile, reach)
     if not enabled:
         fail_input([f"--sizes: {note}" for note in notes] or ["no ENABLED quota share to draw jobs for"])
@@ -117,7 +164,43 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
         written = write_jobs(out, generate_jobs(loaded, profile, reach))
     except OSError as error:
         fail_input([f"{output}: cannot write: {error.strerror or error}"])
-    click.echo(f"wrote {written:,} job(s) to {output}")
+    _finish(render, GenerateOutput(written, output, notes=tuple(notes)), scenario, topology, loaded, out)
+
+
+def _from_profile(loaded: Topology, profile_path: str, options: GenerateOptions, days: float,
+                  scales: tuple[str, ...], added: tuple[str, ...], reach: Reach, out: Path,
+                  output: str) -> tuple[int, list[str]]:
+    """``--workload-profile``: the profile's shares (scaled, added), the others from ``options``; write them."""
+    from policy_engine.profiles.loading import load_profile
+    from policy_engine.profiles.planning import add_shares, parse_scales, with_defaults
+    from policy_engine.profiles.sampling import draw_workload, expected_jobs, write_columns
+
+    try:
+        resolved = load_profile(profile_path, loaded)
+    except LoadError as error:
+        fail_input(error.problems)
+    resolved, problems = add_shares(resolved, loaded, added)
+    factors, wrong = parse_scales(resolved, loaded, scales)
+    if problems or wrong:
+        fail_input(problems + wrong)
+    resolved, notes = with_defaults(resolved, loaded, options)
+    expected = expected_jobs(resolved, days, factors)
+    if expected > MAX_JOBS:
+        fail_input([f"--workload-profile {profile_path}: about {expected:,.0f} job(s) over {days:g} day(s), more "
+                    f"than a workload may hold ({MAX_JOBS:,}); lower the rates, --scale or --days"])
+    columns = draw_workload(loaded, resolved, days, options.seed, reach, factors)
+    for note in notes + columns.notes:  # said, not silent
+        click.echo(f"note: {note}", err=True)
+    try:
+        written = write_columns(out, columns)
+    except OSError as error:
+        fail_input([f"{output}: cannot write: {error.strerror or error}"])
+    return written, notes + columns.notes
+
+
+def _finish(render: Callable[[GenerateOutput, TextIO], None], done: GenerateOutput, scenario: str | None,
+            topology: str | None, loaded: Topology, out: Path) -> None:
+    """Write the scenario beside the jobs (when asked for), then say what was written."""
     if scenario:
         target = Path(scenario)
         # relative to the scenario as the user named it: resolving symlinks would climb out of the project
@@ -129,5 +212,7 @@ def command(topology: str | None, output: str, count: int, rate: float, sizes: s
             target.write_text(safe_yaml.dump({"topology": topo_value, "jobs": jobs_value}),
                               encoding="utf-8")
         except OSError as error:
+            render(done, sys.stdout)  # the jobs file was written
             fail_input([f"--scenario {scenario}: cannot write: {error.strerror or error}"])
-        click.echo(f"wrote scenario {scenario}")
+        done = replace(done, scenario=scenario)
+    render(done, sys.stdout)

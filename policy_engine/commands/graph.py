@@ -25,7 +25,14 @@ from policy_engine.reports.registry import GRAPH_FORMATS
               help=f"File to write: {GRAPH_FORMATS.suffix_list()} (default: DOT on standard output).")
 @click.option("--queue", "queues", multiple=True, metavar="NAME",
               help="Draw only this job queue (repeatable); for large topologies.")
-def command(topology: str | None, output: str | None, queues: tuple[str, ...]) -> None:
+@click.option("--edges", "edge_mode", type=click.Choice([m.value for m in borrow_graph_render.EdgeMode]),
+              default=borrow_graph_render.EdgeMode.POOL.value, show_default=True,
+              help="pool: lenders feed a pool per queue and instance type that borrowers draw from (at most two "
+                   "edges per share and type); pairwise: one edge per lender, borrower and type.")
+@click.option("--instance-type", "instance_types", multiple=True, metavar="TYPE",
+              help="Draw only this instance type's borrowing (repeatable).")
+def command(topology: str | None, output: str | None, queues: tuple[str, ...], edge_mode: str,
+            instance_types: tuple[str, ...]) -> None:
     """Draw the borrow graph of TOPOLOGY (default: the embedded example): who can lend what to whom."""
     overwritten = refuse_overwriting_inputs({"--output": output}, [topology if topology != "-" else None])
     if overwritten:
@@ -35,8 +42,15 @@ def command(topology: str | None, output: str | None, queues: tuple[str, ...]) -
     if unknown:
         known = ", ".join(q.name for q in loaded.job_queues[:10]) or "none defined"
         fail_input([f"--queue {name}: no job queue {name!r} in the topology (known: {known})" for name in unknown])
+    types = {t for s in (s for _, s in loaded.shares()) for t in s.capacity}
+    wrong = [t for t in instance_types if t not in types]
+    if wrong:
+        known = ", ".join(sorted(types)) or "none"
+        fail_input([f"--instance-type {t}: no share of the topology has a limit for it (types: {known})"
+                    for t in wrong])
     try:
-        picture = borrow_graph_render.build_dot(loaded, check_topology(loaded), queues)
+        picture = borrow_graph_render.build_dot(loaded, check_topology(loaded), queues,
+                                                borrow_graph_render.EdgeMode(edge_mode), instance_types)
     except borrow_graph_render.RenderError as error:
         fail_input([str(error)])
     if output is None:

@@ -53,7 +53,13 @@ class SafePath(click.Path):
 
 
 class FiniteFloatRange(click.FloatRange):
-    """``click.FloatRange`` that refuses ``nan`` and ``inf`` (which pass any range check or none)."""
+    """``click.FloatRange`` that refuses ``nan`` and ``inf`` (which pass any range check or none).
+
+    Without bounds it shows none in ``--help`` (click would print ``[x<=None]``).
+    """
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)

@@ -2,35 +2,29 @@
 
 from __future__ import annotations
 
-import csv
-import json
 import sys
 from pathlib import Path
 from typing import NoReturn
 
 import click
-from rich.table import Table
 
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
 from policy_engine.loading import LoadError
-from policy_engine.reports import terminal
+from policy_engine.reports.registry import SWEEP_FORMATS
 from policy_engine.simulation.inputs.workload import Scenario, load_scenario
-from policy_engine.simulation.outputs.numbers import format_seconds
-from policy_engine.sweep.dataset import DatasetError, ResultsDataset, flat_row, share_pairs
-from policy_engine.sweep.evaluate import ERROR, OK
+from policy_engine.sweep.dataset import DatasetError, ResultsDataset, share_pairs
+from policy_engine.sweep.evaluate import ERROR
 from policy_engine.sweep.executor import ExecutorError, open_executor
-from policy_engine.sweep.expressions import Expression, ExpressionError, parse_expression
+from policy_engine.sweep.expressions import ExpressionError, parse_expression
 from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
-from policy_engine.sweep.grid import candidate_key, expand, grid_size
+from policy_engine.sweep.grid import expand, grid_size
 from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.runner import run_sweep, scenario_digest
+from policy_engine.sweep.subjects import SweepOutput
 
 DEFAULT_OBJECTIVE = "max(wait_p95)"
 #: The shell's code for a program ended by Ctrl-C (128 + SIGINT).
 EXIT_INTERRUPTED = 130
-RUN_KEYS = ("values", "status", "findings", "error", "summary", "shares")
-
-
 def load_or_exit(path: str) -> Scenario:
     try:
         return load_scenario(path)
@@ -41,71 +35,17 @@ def load_or_exit(path: str) -> Scenario:
 
 def axes_or_exit(vary: tuple[str, ...], scenario: Scenario) -> list[Axis]:
     try:
-        return parse_vary(vary, scenario.topology)
+        axes = parse_vary(vary, scenario.topology)
     except VaryError as error:
         fail_input(error.problems)
         raise
-
-
-def run_json(record: dict) -> dict:
-    """A run of the JSON contract: exactly ``values, status, findings, error, summary, shares``."""
-    return {key: record[key] for key in RUN_KEYS}
-
-
-def ranked(records: list[dict], objective: Expression, maximize: bool) -> list[tuple[float, dict]]:
-    """Ok runs best first by ``objective`` (ties by grid order)."""
-    scored = [(objective(record), record) for record in records if record["status"] == OK]
-    return sorted(scored, key=lambda pair: (-pair[0] if maximize else pair[0], pair[1]["index"]))
-
-
-def _number(value: float) -> str:
-    return format_seconds(value) if isinstance(value, (int, float)) else str(value)
-
-
-def _text(records: list[dict], axes: list[Axis], objective: Expression, maximize: bool, top: int,
-          where: str) -> None:
-    console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
-    best = ranked(records, objective, maximize)
-    table = Table(title=f"Best {min(top, len(best))} of {len(best)} run(s) by "
-                        f"{'max' if maximize else 'min'} {objective.text}")
-    table.add_column("#", justify="right")
-    for axis in axes:
-        table.add_column(axis.path, overflow="fold")
-    for column in (objective.text, "cluster util", "wait p95", "wait max", "preemptions", "inst-h lost"):
-        table.add_column(column, justify="right")
-    for rank, (score, record) in enumerate(best[:top], start=1):
-        summary = record["summary"]
-        table.add_row(str(rank), *(json.dumps(record["values"][axis.path]) for axis in axes), _number(score),
-                      f"{summary['cluster_utilisation']:.1%}", format_seconds(summary["wait_p95"]),
-                      format_seconds(summary["wait_max"]), f"{summary['preemptions']:,}",
-                      f"{summary['instance_hours_lost']:.2f}")
-    console.print(table)
-    counts: dict[str, int] = {}
-    for record in records:
-        counts[record["status"]] = counts.get(record["status"], 0) + 1
-    console.print(f"{len(records):,} run(s): " + ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
-                  + where)
-    for record in records:
-        if record["status"] == OK:
-            continue
-        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in record["values"].items())
-        if record["status"] == ERROR:
-            console.print(f"  error  {values}: {record['error']}", highlight=False)
-        else:
-            errors = [f for f in record["findings"] if f["severity"] == "error"]
-            first = errors[0] if errors else {"rule": "?", "object": "?", "message": "?"}
-            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-            console.print(f"  invalid  {values}: {first['rule']} {first['object']}: {first['message']}{more}",
-                          highlight=False, soft_wrap=True)
-
-
-def _csv(records: list[dict], axes: list[Axis], pairs: list[tuple[str, str]]) -> None:
-    rows = [flat_row(record, candidate_key(record["values"]), axes, pairs) for record in records]
-    columns = [c for c in (rows[0] if rows else {"run": 0}) if c != "key"]
-    writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if v is None else json.dumps(v) if isinstance(v, bool) else v) for k, v in row.items()})
+    if scenario.profile is None:
+        wrong = [f"--vary {axis.path}: only for a scenario whose workload is a profile "
+                 f"(workload: {{profile: FILE, days: N}}); {scenario.source} lists its jobs" for axis in axes
+                 if axis.kind == "profile"]
+        if wrong:
+            fail_input(wrong)
+    return axes
 
 
 def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int) -> NoReturn:
@@ -131,7 +71,7 @@ def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int)
                    "an embedded local cluster with one worker process per core.")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N",
               help="Worker processes of the local cluster; 1 runs in-process.")
-@click.option("--format", "output", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True)
+@SWEEP_FORMATS.option("output")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False),
               help="Stream results to a Parquet dataset in DIR (one part file per batch of finished runs).")
 @click.option("--resume", is_flag=True, help="Continue the sweep in --out DIR: finished runs are not run again.")
@@ -202,12 +142,6 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
             fail_input([f"{report_dir}: cannot write the report: {error.strerror or error}"])
             raise
         click.echo(f"wrote {page}", err=True)
-    if output == "json":
-        json.dump({"runs": [run_json(record) for record in records]}, sys.stdout)
-        sys.stdout.write("\n")
-    elif output == "csv":
-        _csv(records, axes, pairs)
-    else:
-        where = f"; results in {out_dir}" if out_dir else ""
-        _text(records, axes, objective, bool(maximize), top, where)
+    SWEEP_FORMATS.renderer(output)(SweepOutput(records, axes, pairs, objective, bool(maximize), top, out_dir),
+                                   sys.stdout)
     raise SystemExit(EXIT_FINDINGS if any(r["status"] == ERROR for r in records) else EXIT_OK)

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import click
 import yaml
-from rich.table import Table
 
 from policy_engine.checks import check_topology
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
-from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit, run_json
+from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import Topology
-from policy_engine.reports import terminal
+from policy_engine.reports.registry import TUNE_FORMATS
 from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.evaluate import OK
@@ -23,7 +22,8 @@ from policy_engine.sweep.executor import ExecutorError, open_executor
 from policy_engine.sweep.expressions import Constraint, ExpressionError, parse_constraint, parse_expression
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.progress import progress_bar
-from policy_engine.sweep.tune import Objective, TuneResult, feasible, tune
+from policy_engine.sweep.subjects import TuneOutput
+from policy_engine.sweep.tune import Objective, TuneResult, tune
 
 
 def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -98,7 +98,7 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else local).")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N",
               help="Worker processes of the local cluster; 1 runs in-process.")
-@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@TUNE_FORMATS.option("output")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
               help="Write DIR/index.html with the evidence, the Pareto front and its chart.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -160,48 +160,9 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     front_rows = _front_rows(result, axes, objectives)
     if report_dir:
         _write_report(result, axes, objectives, evidence, front_rows, Path(report_dir), scenario)
-    if output == "json":
-        json.dump({
-            "objectives": [o.label for o in objectives],
-            "constraints": [c.text for c in parsed_constraints],
-            "recommended": run_json(result.chosen) if result.chosen else None,
-            "current": run_json(result.current),
-            "front": [run_json(r) for r in result.front],
-            "runs": [run_json(r) for r in result.runs],
-        }, sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        _text(result, axes, objectives, parsed_constraints, evidence, front_rows, out_file)
+    TUNE_FORMATS.renderer(output)(TuneOutput(result, axes, objectives, parsed_constraints, evidence, front_rows,
+                                             out_file), sys.stdout)
     raise SystemExit(EXIT_OK if result.chosen else EXIT_FINDINGS)
-
-
-def _text(result: TuneResult, axes: list[Axis], objectives: list[Objective], constraints: list[Constraint],
-          evidence: list[tuple[str, str, str]], front_rows: list[tuple], out_file: str | None) -> None:
-    console = terminal.console(width=200) if not sys.stdout.isatty() else terminal.console()
-    ok = sum(1 for r in result.runs if r["status"] == OK)
-    good = sum(1 for r in result.runs if feasible(r, constraints))
-    console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
-    if result.chosen is None:
-        console.print("no candidate met every constraint: nothing to recommend")
-        return
-    values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.chosen["values"].items())
-    console.print(f"recommended: {values}" + (f" (written to {out_file})" if out_file else ""), highlight=False)
-    table = Table(title="Evidence: recommended against the current topology")
-    for column in ("", "current", "recommended"):
-        table.add_column(column, justify="right" if column else "left")
-    for row in evidence:
-        table.add_row(*row)
-    console.print(table)
-    if front_rows:
-        front = Table(title=f"Pareto front ({len(front_rows)} point(s); --pick N chooses)")
-        front.add_column("#", justify="right")
-        for axis in axes:
-            front.add_column(axis.path, overflow="fold")
-        for objective in objectives:
-            front.add_column(objective.label, justify="right")
-        for row in front_rows:
-            front.add_row(*row)
-        console.print(front)
 
 
 def _write_report(result: TuneResult, axes: list[Axis], objectives: list[Objective],

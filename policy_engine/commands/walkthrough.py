@@ -13,8 +13,8 @@ import sys
 import click
 
 from policy_engine.examples import INSTANCE_TYPE, example_topology
-from policy_engine.reports import terminal
-from policy_engine.reports.simulate_text import jobs_table
+from policy_engine.reports.registry import WALKTHROUGH_FORMATS
+from policy_engine.reports.subjects import WalkthroughStep
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
@@ -51,8 +51,8 @@ def replay() -> list[tuple[int, str, str, SimulationResult]]:
 
 
 @click.command("walkthrough")
-def command() -> None:
+@WALKTHROUGH_FORMATS.option()
+def command(output_format: str) -> None:
     """Replay AWS's quota-share example (borrow, reclaim, in-share preemption) and show each job after each step."""
-    console = terminal.console() if sys.stdout.isatty() else terminal.console(width=160)
-    for time, title, expected, result in replay():
-        console.print(jobs_table(result, f"{title} (t={time} s)", caption=f"expected: {expected}", waits=False))
+    steps = [WalkthroughStep(time, title, expected, result) for time, title, expected, result in replay()]
+    WALKTHROUGH_FORMATS.renderer(output_format)(steps, sys.stdout)

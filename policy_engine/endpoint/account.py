@@ -164,18 +164,22 @@ class Account:
         record[field_name] = transitional
         resources.pending[(kind, key)] = (now + self.transition_seconds, field_name, final)
 
-    def settle(self, now: float) -> None:
-        """Finish every transition due by ``now`` (CREATING/UPDATING -> VALID, DELETING -> gone)."""
+    def settle(self, now: float) -> bool:
+        """Finish every transition due by ``now`` (CREATING/UPDATING -> VALID, DELETING -> gone); whether a
+        resource went (the topology changed)."""
         pending = self.resources.pending
         if not pending:
-            return
+            return False
+        removed = False
         for (kind, key), (when, field_name, final) in list(pending.items()):
             if when <= now:
                 del pending[(kind, key)]
                 if final is None:
                     self.remove(self.resources, kind, key)
+                    removed = True
                 else:
                     self.resources.table(kind)[key][field_name] = final
+        return removed
 
     def remove(self, resources: Resources, kind: str, key: Key) -> None:
         """Drop a record, its pending transition and its tags."""

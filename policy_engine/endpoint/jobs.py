@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from policy_engine import limits
+
 #: Most recent preempted attempts kept per job (``preemptionSummary.recentPreemptedAttempts``).
-RECENT_PREEMPTIONS = 5
+RECENT_PREEMPTIONS = limits.RECENT_PREEMPTED_ATTEMPTS.at_most
 #: States a job never leaves.
 FINAL = ("SUCCEEDED", "FAILED")
 #: States in which a job holds capacity.

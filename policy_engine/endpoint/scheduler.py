@@ -4,9 +4,11 @@ The clock runs at ``speed`` x real time (0: only ``advance`` moves it). Before e
 request the engine catches up to the clock (``run(now)``: completions, preemptions and
 placements due by then), so time passes even with no background thread. Inputs are
 applied at the clock's time through the engine's live hooks (``submit``,
-``update_priority_now``, ``terminate``); a topology change builds a new engine and
-carries every unfinished job over (``Engine.adopt``), so running jobs keep their
-capacity and waiting jobs their place.
+``update_priority_now``, ``terminate``, ``change_now``): a share or environment update is
+the scenario action ``update_share`` / ``update_environment`` at that time
+(``topology_diff``); any other topology change builds a new engine and carries every
+unfinished job over (``Engine.adopt``), so running jobs keep their capacity and waiting
+jobs their place.
 
 The engine's state changes are mirrored onto the API records (status, reason,
 timestamps, attempts, ``preemptionSummary``) and kept as the event log ``export`` returns.
@@ -19,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from policy_engine.endpoint.jobs import ACTIVE, FINAL, RECENT_PREEMPTIONS, JobIndex, ServiceJob
+from policy_engine.endpoint.topology_diff import live_actions
 from policy_engine.model import Topology
 from policy_engine.simulation.core.engine import Engine, SimulationSettings
 from policy_engine.simulation.core.jobs import Job, JobSpec
@@ -69,6 +72,8 @@ class Scheduler:
         #: (time, job id, priority) and (time, job id, reason): inputs a scenario replays
         self.updates: list[tuple[float, str, int]] = []
         self.terminations: list[tuple[float, str, str]] = []
+        #: the account's topology the engine runs (changed live, so ``engine.topology`` may be older)
+        self.topology = topology
         self.engine = self._new_engine(topology, clock.now())
 
     def _new_engine(self, topology: Topology, now: float) -> Engine:
@@ -98,9 +103,25 @@ class Scheduler:
 
     # --- inputs ---------------------------------------------------------------------------
 
+    def change_topology(self, topology: Topology) -> list[ServiceJob]:
+        """The account's resources changed: apply it to the running engine as the scenario actions that make
+        the same change (``topology_diff``), or on a new engine where no action does (``set_topology``).
+        Returns the jobs that failed because their share or its instance type is gone."""
+        now = self.engine.now
+        actions = live_actions(self.topology, topology, now)
+        if actions is None:
+            return self.set_topology(topology)
+        self.topology = topology
+        if actions:
+            for action in actions:
+                self.engine.change_now(action)
+            self.engine.run(now, close=False)
+        return []
+
     def set_topology(self, topology: Topology) -> list[ServiceJob]:
         """A new engine on ``topology`` with every unfinished job carried over; returns the jobs that could
         not be (their share or its instance type is gone): they fail."""
+        self.topology = topology
         old = self.engine
         now = old.now
         engine = self._new_engine(topology, now)

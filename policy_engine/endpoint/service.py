@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from policy_engine import limits
 from policy_engine.endpoint import operations
 from policy_engine.endpoint.account import Account, Arns
 from policy_engine.endpoint.errors import client_error, throttled
@@ -25,7 +26,7 @@ from policy_engine.model import Topology
 from policy_engine.simulation.inputs.job_rows import MAX_SECONDS
 
 #: SubmitServiceJob's documented account rate (service_limits): requests per second.
-SUBMIT_RATE = 5.0
+SUBMIT_RATE = float(limits.SUBMIT_REQUESTS_PER_SECOND.at_most)
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,7 @@ class Service:
     def _replay_to(self, at: float) -> None:
         clock = self.scheduler.clock
         clock.set(max(at, self.scheduler.engine.now))
-        self.scheduler.catch_up()
-        self.account.settle(self.scheduler.engine.now)
+        self.catch_up()
 
     # --- what handlers use ----------------------------------------------------------------------
 
@@ -136,7 +136,7 @@ class Service:
                             "per account (emulated by --enforce-limits)")
 
     def topology_changed(self) -> None:
-        self.scheduler.set_topology(self.account.topology())
+        self.scheduler.change_topology(self.account.topology())
 
     def unfinished_jobs(self, queue: str) -> Iterator[ServiceJob]:
         jobs = self.scheduler.jobs
@@ -148,7 +148,8 @@ class Service:
 
     def catch_up(self) -> float:
         now = self.scheduler.catch_up()
-        self.account.settle(now)
+        if self.account.settle(now):
+            self.topology_changed()
         return now
 
     def call(self, name: str, params: Params) -> Output:
@@ -200,7 +201,8 @@ class Service:
     def _control(self, name: str, params: Params) -> Output:
         if name == "advance":
             self.scheduler.advance(params["seconds"])
-            self.account.settle(self.now)
+            if self.account.settle(self.now):
+                self.topology_changed()
             return self.clock_state()
         raise client_error(f"Unknown control operation {name}")
 

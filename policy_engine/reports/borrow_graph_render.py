@@ -21,6 +21,7 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 import graphviz
@@ -55,6 +56,15 @@ FINDING_COLOUR = {Severity.ERROR: "#d62728", Severity.WARNING: "#ff7f0e"}
 #: Findings a ``suppress`` entry accepted: still flagged, without the alarm colour.
 SUPPRESSED_COLOUR = "#7f7f7f"
 EDGE_COLOUR, BLOCKED_EDGE_COLOUR = "#1f4e9c", "#9e9e9e"
+
+
+class EdgeMode(StrEnum):
+    """How borrowing is drawn: what the model is (a pool per queue and type), or every lender -> borrower pair."""
+
+    #: lenders feed a pool per queue and instance type, borrowers draw from it: at most 2 edges per share and type
+    POOL = "pool"
+    #: one edge per lender, borrower and type: grows with the square of the shares (900 at 20 shares x 5 types)
+    PAIRWISE = "pairwise"
 
 
 class RenderError(Exception):
@@ -133,11 +143,55 @@ def _label(*lines: str) -> graphviz.quoting.NoHtml:
     return graphviz.nohtml("\n".join(visible(line).replace("\\", "\\\\").replace('"', '\\"') for line in lines))
 
 
-def build_dot(topology: Topology, report: CheckReport | None = None, queues: tuple[str, ...] = ()) -> graphviz.Digraph:
-    """The DOT graph (``.source`` is the text); ``queues`` limits it to some job queues (all when empty).
-    Node IDs are the ``QUEUE/SHARE`` names themselves: unique, and graphviz quotes them."""
+@dataclass(frozen=True)
+class PoolEdge:
+    """One edge of the pool view: a lender feeding a pool, or a pool feeding a borrower."""
+
+    source: str
+    target: str
+    instance_type: str
+    most: int
+
+
+def pool_id(queue: str, instance_type: str) -> str:
+    """A pool's node ID: no share ID can be it (share IDs are ``QUEUE/SHARE`` with no space)."""
+    return f"{queue} pool {instance_type}"
+
+
+def pool_edges(graph: BorrowGraph, topology: Topology, queues: tuple[str, ...] = (),
+               instance_types: tuple[str, ...] = ()) -> list[PoolEdge]:
+    """Per queue and instance type that anyone can borrow: lender -> pool (its limit of the type) and
+    pool -> borrower (the most it can borrow, the max-flow the guarantees use)."""
+    out: list[PoolEdge] = []
+    for queue in topology.job_queues:
+        if queues and queue.name not in queues:
+            continue
+        kinds = sorted({t for share in queue.shares for t in share.capacity})
+        for instance_type in kinds:
+            if instance_types and instance_type not in instance_types:
+                continue
+            borrowers = [share_id(queue, s) for s in queue.shares if s.borrows and instance_type in s.capacity
+                         and graph.lenders(share_id(queue, s), instance_type)]
+            lenders = sorted({lender for b in borrowers for lender in graph.lenders(b, instance_type)},
+                             key=lambda node: [share_id(queue, s) for s in queue.shares].index(node))
+            if not borrowers:
+                continue
+            pool = pool_id(queue.name, instance_type)
+            out += [PoolEdge(lender, pool, instance_type, graph.limit(lender, instance_type)) for lender in lenders]
+            out += [PoolEdge(pool, b, instance_type, graph.max_borrowed(b, instance_type)) for b in borrowers]
+    return out
+
+
+def build_dot(topology: Topology, report: CheckReport | None = None, queues: tuple[str, ...] = (),
+              edge_mode: EdgeMode = EdgeMode.PAIRWISE, instance_types: tuple[str, ...] = ()) -> graphviz.Digraph:
+    """The DOT graph (``.source`` is the text); ``queues`` limits it to some job queues (all when empty),
+    ``instance_types`` its edges to some types. Node IDs are the ``QUEUE/SHARE`` names themselves: unique,
+    and graphviz quotes them; a pool's is ``QUEUE pool TYPE``."""
     graph = borrow_graph(topology, report)
-    edges = sum(1 for lender, _ in graph.graph.edges() if not queues or graph.queue(lender).name in queues)
+    pooled = pool_edges(graph, topology, queues, instance_types) if edge_mode is EdgeMode.POOL else []
+    edges = len(pooled) if edge_mode is EdgeMode.POOL else sum(
+        1 for lender, _, kind in graph.graph.edges(keys=True)
+        if (not queues or graph.queue(lender).name in queues) and (not instance_types or kind in instance_types))
     if edges > MAX_DOT_EDGES:
         raise RenderError(f"the borrow graph has {edges:,} edges, more than a picture can show (limit "
                           f"{MAX_DOT_EDGES:,}); draw some job queues with --queue NAME")
@@ -145,7 +199,7 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
     by_queue = findings_by_queue(topology, report)
     dot = graphviz.Digraph("borrow_graph", graph_attr={
         "rankdir": "LR", "fontname": "Helvetica", "fontsize": "12", "nodesep": "0.4", "ranksep": "1.2",
-        "labelloc": "t", "label": _legend_label(topology_findings(topology, report)),
+        "labelloc": "t", "label": _legend_label(topology_findings(topology, report), edge_mode),
     }, node_attr={"fontname": "Helvetica", "fontsize": "11"}, edge_attr={"fontname": "Helvetica", "fontsize": "10"})
     for queue in topology.job_queues:
         if queues and queue.name not in queues:
@@ -171,14 +225,38 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
                                   color="#777777", fontsize="10")
                     for share in reserved:
                         _add_node(isolated, graph, share_id(queue, share), flagged)
+    if edge_mode is EdgeMode.POOL:
+        _draw_pools(dot, pooled)
+        return dot
     for lender, borrower, instance_type, data in graph.graph.edges(keys=True, data=True):
-        if queues and graph.queue(lender).name not in queues:
+        if (queues and graph.queue(lender).name not in queues) or (instance_types and instance_type not in
+                                                                    instance_types):
             continue
         most = data["capacity"]
         colour = EDGE_COLOUR if most > 0 else BLOCKED_EDGE_COLOUR
         dot.edge(_id(lender), _id(borrower), label=_label(f"{instance_type} ≤ {most}"), color=colour,
                  fontcolor=colour, style="solid" if most > 0 else "dashed", penwidth=str(1 + min(most, 8) * 0.4))
     return dot
+
+
+POOL_FILL = "#fff4cc"
+
+
+def _draw_pools(dot: graphviz.Digraph, pooled: Sequence[PoolEdge]) -> None:
+    """The pool nodes (inside their queue's cluster) and their edges, labelled with what can flow."""
+    pools = {edge.target: edge.instance_type for edge in pooled if " pool " in edge.target}
+    pools.update({edge.source: edge.instance_type for edge in pooled if " pool " in edge.source})
+    for pool, instance_type in pools.items():
+        queue = pool.split(" pool ", 1)[0]
+        with dot.subgraph(name=f"cluster_{_id(queue)}") as cluster:
+            cluster.node(_id(pool), label=_label(f"{instance_type} pool", "idle capacity lent in the queue"),
+                         shape="ellipse", style="filled", fillcolor=POOL_FILL, tooltip=_label(pool))
+    for edge in pooled:
+        colour = EDGE_COLOUR if edge.most > 0 else BLOCKED_EDGE_COLOUR
+        into_pool = " pool " in edge.target
+        text = f"lends ≤ {edge.most}" if into_pool else f"borrows ≤ {edge.most}"
+        dot.edge(_id(edge.source), _id(edge.target), label=_label(text), color=colour, fontcolor=colour,
+                 style="solid" if edge.most > 0 else "dashed", penwidth=str(1 + min(edge.most, 8) * 0.4))
 
 
 def _add_node(parent: graphviz.Digraph, graph: BorrowGraph, node: str, flagged: dict[str, list[Finding]]) -> None:
@@ -201,7 +279,7 @@ def _add_node(parent: graphviz.Digraph, graph: BorrowGraph, node: str, flagged: 
     parent.node(_id(node), label=_label(*lines), **attrs)
 
 
-def _legend_label(elsewhere: Sequence[Finding] = ()) -> str:
+def _legend_label(elsewhere: Sequence[Finding] = (), edge_mode: EdgeMode = EdgeMode.PAIRWISE) -> str:
     """Title and key as the graph's own HTML-like label, so the key never disturbs the layout; findings
     about the whole topology (``elsewhere``) get a row of their own."""
     cells = ""
@@ -213,7 +291,9 @@ def _legend_label(elsewhere: Sequence[Finding] = ()) -> str:
     red = FINDING_COLOUR[Severity.ERROR]
     flagged = (f'<TD BORDER="3" COLOR="{red}"><FONT COLOR="{red}">'
                "flagged by check (⚠ rule IDs)<BR/>red: error, orange: warning, grey: suppressed</FONT></TD>")
-    edge = f'<TD BORDER="0"><FONT COLOR="{EDGE_COLOUR}">lender → borrower<BR/>type ≤ most that can flow</FONT></TD>'
+    meaning = ("lender → pool: its limit of the type<BR/>pool → borrower: most it can borrow"
+               if edge_mode is EdgeMode.POOL else "lender → borrower<BR/>type ≤ most that can flow")
+    edge = f'<TD BORDER="0"><FONT COLOR="{EDGE_COLOUR}">{meaning}</FONT></TD>'
     rows = f"<TR>{cells}{flagged}{edge}</TR>"
     if elsewhere:
         colour = _colour(elsewhere)

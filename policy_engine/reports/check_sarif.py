@@ -21,6 +21,7 @@ from policy_engine.findings import Severity
 from policy_engine.model import Topology
 from policy_engine.reports.subjects import CheckLoadFailure, CheckOutput
 from policy_engine.rules import Rule, all_rules
+from policy_engine.rules.base import catalogue_url
 from policy_engine.rules.objects import object_path
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -33,6 +34,7 @@ LOAD_RULE = {
     "shortDescription": {"text": "The topology file loads"},
     "fullDescription": {"text": "The file must parse and match the topology schema (known keys, right types, "
                                 "unique names, resolved references) before any rule can run."},
+    "helpUri": catalogue_url("BQ000"),
     "defaultConfiguration": {"level": "error"},
     "properties": {"family": "Loading"},
 }
@@ -55,6 +57,7 @@ def _driver_rule(rule: Rule) -> dict[str, Any]:
         "name": _rule_name(rule),
         "shortDescription": {"text": rule.title},
         "fullDescription": {"text": " ".join(rule.description.split())},
+        "helpUri": rule.source_url,
         "defaultConfiguration": {"level": _LEVEL[rule.severity]},
         "properties": {"family": rule.family},
     }

@@ -24,12 +24,17 @@ _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow"}
 _TITLE = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings"}
 
 
-def _shares(names: tuple[str, ...], shown: int = 2) -> str:
-    """At most ``shown`` names, then a count: at 20 shares a queue, full lists make unreadable rows (JSON has all)."""
+def _shares(names: tuple[str, ...], queue: str, shown: int | None = 2) -> str:
+    """The shares' names within ``queue`` (preemption never crosses a queue); on a terminal at most ``shown``,
+    then a count (at 20 shares a queue full lists make unreadable rows); everywhere else (``None``) all of them,
+    so a log or a pipe never loses a name."""
     if not names:
         return "nobody"
-    more = f", +{len(names) - shown} more" if len(names) > shown else ""
-    return ", ".join(map(visible, names[:shown])) + more
+    prefix = f"{queue}/"
+    short = [name[len(prefix):] if name.startswith(prefix) else name for name in names]
+    if shown is None or len(short) <= shown:
+        return ", ".join(map(visible, short))
+    return ", ".join(map(visible, short[:shown])) + f", +{len(short) - shown} more"
 
 
 def _findings_table(severity: Severity | None, findings: list[Finding]) -> Table:
@@ -50,28 +55,45 @@ _SUMMARY_COLUMNS = ("share", "strategy", "instance type", "limit", "guaranteed",
                    "may preempt")
 
 
-def _summary_lines(report: CheckReport) -> list[str]:
-    """One aligned line per share and instance type (kubectl-style, grep-friendly).
+def _summary_tables(report: CheckReport, shown: int | None) -> list[tuple[str, list[str]]]:
+    """Per job queue, one aligned line per share and instance type (kubectl-style, grep-friendly): the queue
+    is named once, in the table's title, and the share columns name shares within it.
 
     Plain columns rather than a rich table: at 1,000 shares x 5 types rich needs seconds to lay out
     40,000 cells, longer than the check itself.
     """
-    rows = [_SUMMARY_COLUMNS]
+    by_queue: dict[str, list[tuple[str, ...]]] = {}
     for summary in report.summaries.values():
+        queue, _, name = summary.share.partition("/")
+        rows = by_queue.setdefault(queue, [_SUMMARY_COLUMNS])
         for instance_type, limit in summary.limit.items():
-            rows.append((visible(summary.share), summary.strategy, visible(instance_type), str(limit),
+            rows.append((visible(name), summary.strategy, visible(instance_type), str(limit),
                          str(summary.guaranteed[instance_type]), str(summary.max_burst[instance_type]),
-                         _shares(summary.preempted_by), _shares(summary.may_preempt)))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_SUMMARY_COLUMNS))]
+                         _shares(summary.preempted_by, queue, shown), _shares(summary.may_preempt, queue, shown)))
+    tables = []
     numeric = {3, 4, 5}
-    return ["  ".join(cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
-                      for i, cell in enumerate(row)).rstrip() for row in rows]
+    for queue, rows in by_queue.items():
+        widths = [max(len(row[i]) for row in rows) for i in range(len(_SUMMARY_COLUMNS))]
+        tables.append((queue, ["  ".join(cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
+                                         for i, cell in enumerate(row)).rstrip() for row in rows]))
+    return tables
+
+
+def guarantees_proven(report: CheckReport, declared: int) -> tuple[int, int]:
+    """``(proven, declared)``: a declared guarantee is proven when no guarantee rule (BQ401-BQ404) names it."""
+    refuted = {str(f.object) for f in report.findings if f.rule in _GUARANTEE_RULES}
+    return max(0, declared - len(refuted)), declared
+
+
+_GUARANTEE_RULES = frozenset({"BQ401", "BQ402", "BQ403", "BQ404"})
 
 
 def render(report: CheckReport, *, source: str = "", color: bool = False, width: int = 200,
-           strict: bool = False) -> str:
+           strict: bool = False, declared_guarantees: int = 0, terminal: bool = False) -> str:
     """The report as text; ``color`` adds ANSI styles, ``width`` is the table width in characters;
-    ``strict``: the verdict fails on unsuppressed warnings too (``check --strict``)."""
+    ``strict``: the verdict fails on unsuppressed warnings too (``check --strict``); ``declared_guarantees``:
+    how many the topology declares (the verdict says how many were proven); ``terminal``: cut long share
+    lists to fit a screen (never in a pipe or a file)."""
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False,
                       soft_wrap=False)
@@ -84,9 +106,8 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
     if report.suppressed:
         console.print(f"Suppressed ({len(report.suppressed)})", style="bold")
         console.print(_findings_table(None, report.suppressed))
-    if report.summaries:
-        console.print("Quota shares", style="bold")
-        header, *lines = _summary_lines(report)
+    for queue, (header, *lines) in _summary_tables(report, 2 if terminal else None):
+        console.print(f"Quota shares of job queue {visible(queue)}", style="bold", markup=False)
         # Like the rows, the header is never wrapped by rich: a narrow terminal wraps (or a pager cuts) both alike.
         console.print(header, style="bold", markup=False, soft_wrap=True)
         console.file.write("\n".join(lines) + "\n")
@@ -94,8 +115,10 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
     verdict = "passed" if passed else "FAILED"
     strictly = " (--strict: warnings fail)" if strict and report.warnings else ""
     suppressed = f", {len(report.suppressed)} suppressed" if report.suppressed else ""
+    proven, declared = guarantees_proven(report, declared_guarantees)
+    promises = f", {proven} of {declared} declared guarantee(s) proven" if declared else ""
     console.print(f"{verdict}{strictly}: {len(report.errors)} error(s), {len(report.warnings)} warning(s){suppressed}, "
-                  f"{len(report.summaries)} quota share(s)", style="bold green" if passed else "bold red")
+                  f"{len(report.summaries)} quota share(s){promises}", style="bold green" if passed else "bold red")
     return buffer.getvalue()
 
 
@@ -108,4 +131,5 @@ def write(output: CheckOutput, stream: TextIO) -> None:
     """As wide as the terminal; 200 columns when piped, so CI logs do not wrap findings."""
     width = shutil.get_terminal_size((200, 24)).columns if stream.isatty() else 200
     click.echo(render(output.report, source=output.source, color=use_color(stream), width=width,
-                      strict=output.strict), file=stream, nl=False)
+                      strict=output.strict, declared_guarantees=len(output.topology.guarantees),
+                      terminal=stream.isatty()), file=stream, nl=False)

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TextIO
+
+import click
 
 from policy_engine.changes.report import FAIL_ON, ChangeReport, GuaranteeChange
 from policy_engine.reports.diff_text import KIND_TITLES, describe, object_line, verdict
-from policy_engine.reports.markdown import cell, table
+from policy_engine.reports.markdown import cell, code, table
+from policy_engine.reports.subjects import DiffLoadFailure, DiffOutput
 from policy_engine.simulation.outputs.numbers import format_seconds
 
 #: GitHub's limit on an issue or pull-request comment, in characters.
@@ -81,7 +85,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
     failures = report.failures(fail_on)
     icon = "❌" if failures else "✅"
     counts = report.to_dict(fail_on)["summary"]
-    lines = [MARKER, f"### {icon} batch-quota diff: `{report.base}` → `{report.head}`", "",
+    lines = [MARKER, f"### {icon} batch-quota diff: {code(report.base)} → {code(report.head)}", "",
              f"**{verdict(report, fail_on)}**", "",
              *table(("shares changed", "guarantees lost", "guarantees regained", "new findings", "resolved findings",
                      "deploy hazards"),
@@ -146,3 +150,17 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         lines += [f"> **Left out to fit GitHub's {GITHUB_COMMENT_LIMIT:,}-character comment limit:** "
                   f"{cell('; '.join(omitted))}. Run `batch-quota diff --format json` for everything.", ""]
     return "\n".join(lines)
+
+
+def write(output: DiffOutput, stream: TextIO) -> None:
+    click.echo(render(output.report, output.fail_on), file=stream)
+
+
+def render_load_failure(failure: DiffLoadFailure) -> str:
+    """For inputs that cannot be loaded (exit 2): the marker (so the sticky comment is updated), the problems."""
+    return "\n".join([MARKER, f"### ❌ batch-quota diff could not load: {code(failure.base)} → {code(failure.head)}",
+                      "", *[f"- {cell(problem)}" for problem in failure.problems], ""])
+
+
+def write_load_failure(failure: DiffLoadFailure, stream: TextIO) -> None:
+    click.echo(render_load_failure(failure), file=stream)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TextIO
+
+import click
 
 from policy_engine.changes.report import FAIL_ON, ChangeReport, FieldChange, GuaranteeChange, ObjectChange
+from policy_engine.reports.subjects import DiffOutput
 from policy_engine.simulation.outputs.numbers import format_seconds
 
 KIND_TITLES = {"service_environment": "Service environments", "job_queue": "Job queues",
@@ -114,3 +117,7 @@ def impact_lines(impact: dict) -> list[str]:
         lines.append(f"  note: {note}")
     lines.append("")
     return lines
+
+
+def write(output: DiffOutput, stream: TextIO) -> None:
+    click.echo(render(output.report, output.fail_on), file=stream, nl=False)

@@ -43,11 +43,40 @@ def explain_share(topology: Topology, node: str, report: CheckReport, graph: Bor
     for instance_type, limit in share.capacity.items():
         sentences.extend(_capacity_sentences(graph, node, summary, instance_type, limit))
     sentences.extend(_preemption_sentences(graph, node, summary))
+    sentences.append(("time limits", _time_limit_sentence(graph, node)))
     for finding in findings_by_share(topology, report.findings).get(node, []):
         suppressed = f" [suppressed: {finding.suppressed}]" if finding.suppressed is not None else ""
         sentences.append(("findings", f"check {finding.severity.value} {finding.rule}: {finding.message}"
                           + (f" (fix: {finding.hint})" if finding.hint else "") + suppressed))
     return sentences
+
+
+#: What each status reason AWS accepts for a time-limit action means for a job of the share.
+_REASON_MEANING = {
+    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED": "a job larger than the share can ever get (its limit, "
+                                                         "or its ceiling with borrowing)",
+    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE": "a job larger than the service environment",
+    "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY": "a job waiting for instances the environment cannot supply",
+}
+
+
+def _time_limit_sentence(graph: BorrowGraph, node: str) -> str:
+    """What the queue's jobStateTimeLimitActions terminate, or that a blocked head job waits for ever."""
+    queue = graph.queue(node)
+    actions = queue.job_state_time_limit_actions
+    if not actions:
+        return (f"Job queue {queue.name} has no time-limit action: a job of {node} that can never run stays "
+                f"RUNNABLE at the front of the share and holds the jobs behind it until someone cancels it.")
+    parts = [f"after {_duration(a.max_time_seconds)} RUNNABLE at the front, {_REASON_MEANING.get(a.reason, a.reason)} "
+             f"({a.reason}) is terminated" for a in actions]
+    return (f"Job queue {queue.name} terminates a job stuck at the front of {node}, so the line behind it moves "
+            "again: " + "; ".join(parts) + ".")
+
+
+def _duration(seconds: int) -> str:
+    from policy_engine.units import duration_text
+
+    return duration_text(seconds)
 
 
 def _capacity_sentences(graph: BorrowGraph, node: str, summary: ShareSummary, instance_type: str, limit: int

@@ -1,4 +1,4 @@
-"""The output formats of ``check``, ``simulate``, ``explain`` and ``graph``.
+"""The output formats of every command that prints results (``--format``), and of ``graph``'s files.
 
 Adding a format is one renderer module (a function ``(subject, stream) -> None``, the subject
 from ``reports.subjects``), one row here and its test; the command's ``--format`` choices and
@@ -8,28 +8,59 @@ renderer it runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Generic, TextIO, TypeVar
 
 from policy_engine.reports.formats import FormatTable, OutputFormat
-from policy_engine.reports.subjects import CheckLoadFailure, CheckOutput, ExplainOutput, SimulateOutput
+from policy_engine.reports.subjects import (
+    CheckLoadFailure,
+    CheckOutput,
+    DiffLoadFailure,
+    DiffOutput,
+    DriftOutput,
+    ExplainOutput,
+    FitOutput,
+    GenerateOutput,
+    SimulateOutput,
+    WalkthroughStep,
+)
 
 if TYPE_CHECKING:
     from graphviz import Digraph
 
+    from policy_engine.sweep.subjects import SweepOutput, TuneOutput
+
+
+Subject = TypeVar("Subject")
+Failure = TypeVar("Failure")
+
 
 @dataclass(frozen=True)
-class CheckRenderer:
-    """A ``check`` format: the report, and (for machine formats) a document for input that did not load."""
+class DocumentRenderer(Generic[Subject, Failure]):
+    """A format of a command CI reads: the report, and (for machine formats) a document for input that did
+    not load, so whatever stdout holds says so (the command then exits 2)."""
 
-    render: Callable[[CheckOutput, TextIO], None]
-    load_failure: Callable[[CheckLoadFailure, TextIO], None] | None = None
+    render: Callable[[Subject, TextIO], None]
+    load_failure: Callable[[Failure, TextIO], None] | None = None
+
+
+class CheckRenderer(DocumentRenderer[CheckOutput, CheckLoadFailure]):
+    """A ``check`` format."""
+
+
+class DiffRenderer(DocumentRenderer[DiffOutput, DiffLoadFailure]):
+    """A ``diff`` format."""
 
 
 SimulateRenderer = Callable[[SimulateOutput, TextIO], None]
 ExplainRenderer = Callable[[ExplainOutput, TextIO], None]
+DriftRenderer = Callable[[DriftOutput, TextIO], None]
+SweepRenderer = Callable[["SweepOutput", TextIO], None]  # named: check never loads the sweep package
+TuneRenderer = Callable[["TuneOutput", TextIO], None]
+WalkthroughRenderer = Callable[[Sequence[WalkthroughStep], TextIO], None]
+GenerateRenderer = Callable[[GenerateOutput, TextIO], None]
 
 
 def _check_text() -> CheckRenderer:
@@ -95,8 +126,162 @@ def _explain_text() -> ExplainRenderer:
     return explain_text.write
 
 
+def _explain_json() -> ExplainRenderer:
+    from policy_engine.reports import explain_json
+
+    return explain_json.write
+
+
 EXPLAIN_FORMATS = FormatTable("explain", [
     OutputFormat("text", "one sentence a line, under its topic, for people", _explain_text),
+    OutputFormat("json", "the sentences and the share's figures, for scripts", _explain_json),
+])
+
+def _diff_text() -> DiffRenderer:
+    from policy_engine.reports import diff_text
+
+    return DiffRenderer(diff_text.write)
+
+
+def _diff_json() -> DiffRenderer:
+    from policy_engine.reports import diff_json
+
+    return DiffRenderer(diff_json.write, diff_json.write_load_failure)
+
+
+def _diff_markdown() -> DiffRenderer:
+    from policy_engine.reports import diff_markdown
+
+    return DiffRenderer(diff_markdown.write, diff_markdown.write_load_failure)
+
+
+DIFF_FORMATS = FormatTable("diff", [
+    OutputFormat("text", "sections for people", _diff_text),
+    OutputFormat("json", "every change, guarantee, finding and hazard, for scripts", _diff_json),
+    OutputFormat("markdown", "a pull-request comment that fits GitHub's limit", _diff_markdown),
+])
+
+
+def _drift_text() -> DriftRenderer:
+    from policy_engine.reports import drift_text
+
+    return drift_text.write
+
+
+def _drift_json() -> DriftRenderer:
+    from policy_engine.reports import drift_json
+
+    return drift_json.write
+
+
+def _drift_markdown() -> DriftRenderer:
+    from policy_engine.reports import drift_markdown
+
+    return drift_markdown.write
+
+
+DRIFT_FORMATS = FormatTable("drift", [
+    OutputFormat("text", "one line per difference, for people", _drift_text),
+    OutputFormat("json", "every difference and unreadable call, for scripts", _drift_json),
+    OutputFormat("markdown", "a table for a pull-request comment", _drift_markdown),
+])
+
+
+def _sweep_text() -> SweepRenderer:
+    from policy_engine.reports import sweep_text
+
+    return sweep_text.write
+
+
+def _sweep_json() -> SweepRenderer:
+    from policy_engine.reports import sweep_json
+
+    return sweep_json.write
+
+
+def _sweep_csv() -> SweepRenderer:
+    from policy_engine.reports import sweep_csv
+
+    return sweep_csv.write
+
+
+SWEEP_FORMATS = FormatTable("sweep", [
+    OutputFormat("text", "the best runs as a table, for people", _sweep_text),
+    OutputFormat("json", "every run, for scripts", _sweep_json),
+    OutputFormat("csv", "one row per run, for a spreadsheet", _sweep_csv),
+])
+
+
+def _tune_text() -> TuneRenderer:
+    from policy_engine.reports import tune_text
+
+    return tune_text.write
+
+
+def _tune_json() -> TuneRenderer:
+    from policy_engine.reports import tune_json
+
+    return tune_json.write
+
+
+TUNE_FORMATS = FormatTable("tune", [
+    OutputFormat("text", "the recommendation and its evidence, for people", _tune_text),
+    OutputFormat("json", "the recommendation, the front and every run, for scripts", _tune_json),
+])
+
+def _walkthrough_text() -> WalkthroughRenderer:
+    from policy_engine.reports import walkthrough_text
+
+    return walkthrough_text.write
+
+
+def _walkthrough_json() -> WalkthroughRenderer:
+    from policy_engine.reports import walkthrough_json
+
+    return walkthrough_json.write
+
+
+WALKTHROUGH_FORMATS = FormatTable("walkthrough", [
+    OutputFormat("text", "a jobs table per step, for people", _walkthrough_text),
+    OutputFormat("json", "every job after every step, for scripts", _walkthrough_json),
+])
+
+
+def _generate_text() -> GenerateRenderer:
+    from policy_engine.reports import generate_text
+
+    return generate_text.write
+
+
+def _generate_json() -> GenerateRenderer:
+    from policy_engine.reports import generate_json
+
+    return generate_json.write
+
+
+GENERATE_FORMATS = FormatTable("generate", [
+    OutputFormat("text", "what was written, for people", _generate_text),
+    OutputFormat("json", "the files written and the job count, for scripts", _generate_json),
+])
+
+FitRenderer = Callable[[FitOutput, TextIO], None]
+
+
+def _fit_text() -> FitRenderer:
+    from policy_engine.reports import fit_text
+
+    return fit_text.write
+
+
+def _fit_json() -> FitRenderer:
+    from policy_engine.reports import fit_json
+
+    return fit_json.write
+
+
+FIT_FORMATS = FormatTable("fit", [
+    OutputFormat("text", "one row per share and every note, for people", _fit_text),
+    OutputFormat("json", "per share, what was fitted, and the profile, for scripts", _fit_json),
 ])
 
 #: ``graph -o FILE``: the picture (or its DOT source) written to ``FILE``.

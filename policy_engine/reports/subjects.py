@@ -1,4 +1,4 @@
-"""What ``check``, ``simulate`` and ``explain`` hand their renderers: the result, and where it came from.
+"""What each command hands its renderers: the result, and where it came from.
 
 The renderers (``reports.check_*``, ``simulate_*``, ``explain_text``) and the format tables in
 ``reports.registry`` both import these; the tables import the renderers only when one is chosen.
@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from policy_engine.aws.drift import Difference
+    from policy_engine.changes.report import ChangeReport
     from policy_engine.checks import CheckReport
     from policy_engine.loading import LoadError
     from policy_engine.model import Topology
+    from policy_engine.profiles.fitting import FitResult
     from policy_engine.simulation.outputs.calibration import ShareCalibration
     from policy_engine.simulation.outputs.results import SimulationResult
 
@@ -93,3 +96,59 @@ class ExplainOutput:
     topology: Topology
     share: str
     report: CheckReport
+
+
+@dataclass(frozen=True)
+class DiffOutput:
+    """What ``diff`` found between two topologies; ``fail_on`` is what makes it fail (the verdict says so)."""
+
+    report: ChangeReport
+    fail_on: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DiffLoadFailure:
+    """``diff`` inputs that did not load: the document CI reads says so (the command then exits 2)."""
+
+    problems: list[str]
+    base: str
+    head: str
+
+
+@dataclass(frozen=True)
+class DriftOutput:
+    """The account against a topology: each difference, and the calls that could not be read (one line each)."""
+
+    differences: list[Difference]
+    source: str
+    region: str
+    unreadable: list[str]
+
+
+@dataclass(frozen=True)
+class WalkthroughStep:
+    """One step of AWS's example: when, what is done, what AWS's example says happens, and the jobs after it."""
+
+    time: float
+    title: str
+    expected: str
+    result: SimulationResult
+
+
+@dataclass(frozen=True)
+class GenerateOutput:
+    """What ``generate`` wrote: the jobs file, the scenario beside it (if asked for), and the notes it said."""
+
+    jobs: int
+    output: str
+    scenario: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FitOutput:
+    """A fitted workload profile (``batch-quota fit``); ``written`` is the profile file, when one was written."""
+
+    result: FitResult
+    source: str
+    written: str | None = None

@@ -19,8 +19,22 @@ from policy_engine.model import Capacity
 from policy_engine.rules.base import Context, RawFinding, rule
 from policy_engine.rules.objects import TOPOLOGY, environment_ref, queue_ref, share_ref
 
-#: Every rule of this family: AWS refuses what it finds.
+#: Every rule of this family: AWS refuses what it finds (each names the AWS page that says so, ``source_url``).
 aws_rule = partial(rule, enforced_by_aws=True)
+
+_GUIDE = "https://docs.aws.amazon.com/batch/latest/userguide/"
+_API_REFERENCE = "https://docs.aws.amazon.com/batch/latest/APIReference/"
+#: The AWS pages the rules of this family cite.
+SERVICE_QUOTAS = _GUIDE + "service_limits.html"
+QUOTA_SHARES = _GUIDE + "quota-shares.html"
+QUOTA_RESOURCES = _GUIDE + "create-quota-management-resources.html"
+TIME_LIMIT_ACTIONS = _GUIDE + "sm_job_stuck_in_runnable_time_limit_actions.html"
+TAG_RESTRICTIONS = _GUIDE + "tag-restrictions.html"
+CREATE_QUOTA_SHARE = _API_REFERENCE + "API_CreateQuotaShare.html"
+CREATE_SERVICE_ENVIRONMENT = _API_REFERENCE + "API_CreateServiceEnvironment.html"
+RESOURCE_SHARING = _API_REFERENCE + "API_QuotaShareResourceSharingConfiguration.html"
+TIME_LIMIT_ACTION = _API_REFERENCE + "API_JobStateTimeLimitAction.html"
+TRAINING_INSTANCE_TYPES = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ResourceConfig.html"
 
 def _name_problem(name: str) -> str | None:
     if not limits.NAME_LENGTH.allows(len(name)):
@@ -33,7 +47,7 @@ def _name_problem(name: str) -> str | None:
 _NAME_RULE = f"{limits.NAME_LENGTH.range_text()} letters, digits, '-' or '_'"
 
 
-@aws_rule("BQ101", Severity.ERROR, f"Names are {_NAME_RULE}")
+@aws_rule("BQ101", Severity.ERROR, f"Names are {_NAME_RULE}", source_url=CREATE_QUOTA_SHARE)
 def valid_names(context: Context) -> Iterator[RawFinding]:
     """Service environment, job queue, scheduling policy and quota share names follow AWS's naming rule."""
     hint = f"use {_NAME_RULE}"
@@ -81,7 +95,8 @@ def _environment_capacities(context: Context) -> Iterator[tuple[ObjectRef, Capac
 
 
 @aws_rule("BQ102", Severity.ERROR,
-      f"A share's capacity per instance type is {limits.SHARE_MAX_CAPACITY.range_text()}")
+      f"A share's capacity per instance type is {limits.SHARE_MAX_CAPACITY.range_text()}",
+          source_url=CREATE_QUOTA_SHARE)
 def share_capacity_positive(context: Context) -> Iterator[RawFinding]:
     """AWS requires ``maxCapacity >= {SHARE_MAX_CAPACITY.minimum}`` for every capacity limit of a quota share, and the
     API holds it in a signed 32-bit integer: a larger count (e.g. 2**64) passes CloudFormation's schema but fails
@@ -92,7 +107,8 @@ def share_capacity_positive(context: Context) -> Iterator[RawFinding]:
 
 
 @aws_rule("BQ103", Severity.ERROR,
-      f"An environment's capacity per instance type is {limits.ENVIRONMENT_MAX_CAPACITY.range_text()}")
+      f"An environment's capacity per instance type is {limits.ENVIRONMENT_MAX_CAPACITY.range_text()}",
+          source_url=CREATE_SERVICE_ENVIRONMENT)
 def environment_capacity_positive(context: Context) -> Iterator[RawFinding]:
     """A service environment's capacity limit for an instance type is at least
     {ENVIRONMENT_MAX_CAPACITY.minimum} instance and fits the API's signed 32-bit integer."""
@@ -101,7 +117,8 @@ def environment_capacity_positive(context: Context) -> Iterator[RawFinding]:
                                         f"give the instance type at least {bound.minimum} or remove it")
 
 
-@aws_rule("BQ104", Severity.ERROR, f"A share has {limits.SHARE_CAPACITY_LIMITS.range_text()} capacity limits")
+@aws_rule("BQ104", Severity.ERROR, f"A share has {limits.SHARE_CAPACITY_LIMITS.range_text()} capacity limits",
+          source_url=QUOTA_SHARES)
 def share_capacity_limit_count(context: Context) -> Iterator[RawFinding]:
     """A quota share lists between {SHARE_CAPACITY_LIMITS.minimum} and {SHARE_CAPACITY_LIMITS.maximum} instance
     types."""
@@ -109,14 +126,16 @@ def share_capacity_limit_count(context: Context) -> Iterator[RawFinding]:
 
 
 @aws_rule("BQ105", Severity.ERROR,
-      f"A service environment has {limits.ENVIRONMENT_CAPACITY_LIMITS.range_text()} capacity limits")
+      f"A service environment has {limits.ENVIRONMENT_CAPACITY_LIMITS.range_text()} capacity limits",
+          source_url=CREATE_SERVICE_ENVIRONMENT)
 def environment_capacity_limit_count(context: Context) -> Iterator[RawFinding]:
     """A service environment lists between {ENVIRONMENT_CAPACITY_LIMITS.minimum} and
     {ENVIRONMENT_CAPACITY_LIMITS.maximum} instance types."""
     yield from _wrong_limit_counts(limits.ENVIRONMENT_CAPACITY_LIMITS, _environment_capacities(context))
 
 
-@aws_rule("BQ106", Severity.ERROR, f"At most {limits.SHARES_PER_QUEUE.maximum} quota shares per job queue")
+@aws_rule("BQ106", Severity.ERROR, f"At most {limits.SHARES_PER_QUEUE.maximum} quota shares per job queue",
+          source_url=QUOTA_SHARES)
 def shares_per_queue(context: Context) -> Iterator[RawFinding]:
     """A job queue holds at most {SHARES_PER_QUEUE.maximum} quota shares."""
     bound = limits.SHARES_PER_QUEUE
@@ -126,7 +145,7 @@ def shares_per_queue(context: Context) -> Iterator[RawFinding]:
                              f"{bound.maximum}", "split the shares over several job queues")
 
 
-@aws_rule("BQ107", Severity.ERROR, "One job queue per quota-managed service environment")
+@aws_rule("BQ107", Severity.ERROR, "One job queue per quota-managed service environment", source_url=SERVICE_QUOTAS)
 def queues_per_environment(context: Context) -> Iterator[RawFinding]:
     """Two job queues cannot use the same quota-managed service environment. (The other direction,
     one environment per job queue, is the file format itself: a queue has one ``service_environment``.)"""
@@ -141,7 +160,8 @@ def queues_per_environment(context: Context) -> Iterator[RawFinding]:
                              "give each job queue its own service environment")
 
 
-@aws_rule("BQ108", Severity.ERROR, f"At most {limits.QUEUES_PER_ACCOUNT.maximum} job queues per account and Region")
+@aws_rule("BQ108", Severity.ERROR, f"At most {limits.QUEUES_PER_ACCOUNT.maximum} job queues per account and Region",
+          source_url=SERVICE_QUOTAS)
 def queues_per_account(context: Context) -> Iterator[RawFinding]:
     """An account has at most {QUEUES_PER_ACCOUNT.maximum} job queues per Region."""
     count = len(context.topology.job_queues)
@@ -152,7 +172,8 @@ def queues_per_account(context: Context) -> Iterator[RawFinding]:
 
 
 @aws_rule("BQ109", Severity.ERROR,
-      f"At most {limits.ENVIRONMENTS_PER_ACCOUNT.maximum} service environments per account and Region")
+      f"At most {limits.ENVIRONMENTS_PER_ACCOUNT.maximum} service environments per account and Region",
+          source_url=SERVICE_QUOTAS)
 def environments_per_account(context: Context) -> Iterator[RawFinding]:
     """An account has at most {ENVIRONMENTS_PER_ACCOUNT.maximum} service environments per Region."""
     count = len(context.topology.service_environments)
@@ -162,7 +183,7 @@ def environments_per_account(context: Context) -> Iterator[RawFinding]:
                          "merge environments or split the topology over accounts or Regions")
 
 
-@aws_rule("BQ110", Severity.ERROR, f"borrow_limit is {limits.BORROW_LIMIT.range_text()}")
+@aws_rule("BQ110", Severity.ERROR, f"borrow_limit is {limits.BORROW_LIMIT.range_text()}", source_url=RESOURCE_SHARING)
 def borrow_limit_minimum(context: Context) -> Iterator[RawFinding]:
     """``borrow_limit`` is a percent of the share's own limit, or {BORROW_LIMIT.minimum} for unlimited; lower values
     are invalid, and the API holds it in a signed 32-bit integer."""
@@ -176,7 +197,7 @@ def borrow_limit_minimum(context: Context) -> Iterator[RawFinding]:
                          f"use a percent between 0 and {bound.maximum}, or -1 for unlimited")
 
 
-@aws_rule("BQ111", Severity.ERROR, "borrow_limit only with LEND_AND_BORROW")
+@aws_rule("BQ111", Severity.ERROR, "borrow_limit only with LEND_AND_BORROW", source_url=RESOURCE_SHARING)
 def borrow_limit_strategy(context: Context) -> Iterator[RawFinding]:
     """AWS accepts ``borrowLimit`` only on LEND_AND_BORROW shares; on RESERVE or LEND it would mean nothing."""
     for queue, share in context.topology.shares():
@@ -185,7 +206,8 @@ def borrow_limit_strategy(context: Context) -> Iterator[RawFinding]:
                              "share", "remove borrow_limit or use strategy LEND_AND_BORROW")
 
 
-@aws_rule("BQ112", Severity.ERROR, f"Job queue priority is {limits.QUEUE_PRIORITY.range_text()}")
+@aws_rule("BQ112", Severity.ERROR, f"Job queue priority is {limits.QUEUE_PRIORITY.range_text()}",
+          source_url=QUOTA_RESOURCES)
 def queue_priority(context: Context) -> Iterator[RawFinding]:
     """A job queue's priority is between {QUEUE_PRIORITY.minimum} and {QUEUE_PRIORITY.maximum} (CloudFormation
     rejects more; jobs' priorities go to {JOB_PRIORITY.maximum})."""
@@ -197,7 +219,8 @@ def queue_priority(context: Context) -> Iterator[RawFinding]:
 
 
 @aws_rule("BQ113", Severity.ERROR,
-      f"job_state_time_limit_actions wait {limits.TIME_LIMIT_SECONDS.range_text()} seconds")
+      f"job_state_time_limit_actions wait {limits.TIME_LIMIT_SECONDS.range_text()} seconds",
+          source_url=TIME_LIMIT_ACTION)
 def time_limit_actions(context: Context) -> Iterator[RawFinding]:
     """``jobStateTimeLimitActions.maxTimeSeconds`` is between {TIME_LIMIT_SECONDS.minimum} and
     {TIME_LIMIT_SECONDS.maximum}."""
@@ -210,7 +233,8 @@ def time_limit_actions(context: Context) -> Iterator[RawFinding]:
                                  f"use between {bound.minimum} and {bound.maximum} seconds")
 
 
-@aws_rule("BQ114", Severity.ERROR, "Capacity keys are SageMaker training instance types")
+@aws_rule("BQ114", Severity.ERROR, "Capacity keys are SageMaker training instance types",
+          source_url=TRAINING_INSTANCE_TYPES)
 def training_instance_types(context: Context) -> Iterator[RawFinding]:
     """Every instance type a share or service environment names is one SageMaker training accepts: the
     ``TrainingInstanceType`` enum of the installed botocore's SageMaker model (upgrade botocore for a newer
@@ -237,7 +261,7 @@ _REASONS = ", ".join(limits.TIME_LIMIT_REASONS)
 
 @aws_rule("BQ115", Severity.ERROR,
       f"job_state_time_limit_actions: {limits.TIME_LIMIT_ACTION} a {limits.TIME_LIMIT_STATE} job for a reason AWS "
-      "names")
+      "names", source_url=TIME_LIMIT_ACTIONS)
 def time_limit_action_reasons(context: Context) -> Iterator[RawFinding]:
     """For a SAGEMAKER_TRAINING job queue AWS accepts only action TERMINATE, state RUNNABLE and one of three
     status reasons: CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY, MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE,
@@ -279,7 +303,7 @@ def tag_problems(tags: Mapping[str, str]) -> Iterator[tuple[str, str]]:
 
 @aws_rule("BQ116", Severity.ERROR,
       f"Tags: at most {limits.TAG_COUNT.maximum} per resource, keys {limits.TAG_KEY_LENGTH.range_text()} and values "
-      f"{limits.TAG_VALUE_LENGTH.range_text()} characters, no key starting with 'aws:'")
+      f"{limits.TAG_VALUE_LENGTH.range_text()} characters, no key starting with 'aws:'", source_url=TAG_RESTRICTIONS)
 def tag_limits(context: Context) -> Iterator[RawFinding]:
     """The tags of every service environment, job queue (also put on its scheduling policy) and quota share follow
     AWS's tagging rules. Keys starting with ``aws:`` belong to AWS: a user cannot set them. Tags AWS itself put on

@@ -10,6 +10,7 @@ no other braces.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -88,6 +89,9 @@ class Rule:
     #: AWS itself refuses what it finds (CloudFormation or the Batch API fail the deploy); the constructs'
     #: eager prop checks mirror these rules, and a local AWS endpoint rejects the same requests.
     enforced_by_aws: bool = False
+    #: The help link: the AWS page that states the limit or behaviour, or (for the project's own rules) the
+    #: rule's entry in the catalogue (``catalogue_url``). SARIF writes it as the rule's ``helpUri``.
+    source_url: str = ""
 
     def can_suppress(self, severity: Severity) -> bool:
         """A finding of this severity may be accepted: a warning, or an error AWS would still deploy."""
@@ -121,17 +125,35 @@ class Rule:
 #: Every registered rule by ID, in registration order (the family modules register on import).
 REGISTRY: dict[str, Rule] = {}
 
+#: Where the rule catalogue (``docs/rules.md``) is read. The project's own rules link to their entry in it
+#: (``docs/rules.md#bq001``); the default is the path in the repository, which code scanning and editors open
+#: next to the file. Set ``BATCH_QUOTA_RULES_URL`` to where the catalogue is published (the file on your Git
+#: host, say) for links that open anywhere.
+RULES_URL = os.environ.get("BATCH_QUOTA_RULES_URL") or "docs/rules.md"
+
+
+def catalogue_anchor(rule_id: str) -> str:
+    """The id of a rule's entry in the catalogue (``bq001``)."""
+    return rule_id.lower()
+
+
+def catalogue_url(rule_id: str) -> str:
+    """A project rule's help link: its entry in the catalogue."""
+    return f"{RULES_URL}#{catalogue_anchor(rule_id)}"
+
 
 def rule(rule_id: str, severity: Severity, title: str, *, suppressible_errors: bool = False,
-         after_findings: bool = False, enforced_by_aws: bool = False) -> Callable[[RuleFunction], Rule]:
-    """Register the decorated function as rule ``rule_id``."""
+         after_findings: bool = False, enforced_by_aws: bool = False,
+         source_url: str | None = None) -> Callable[[RuleFunction], Rule]:
+    """Register the decorated function as rule ``rule_id``; ``source_url`` is the AWS page stating what it checks
+    (without one, the rule is the project's own and links to its catalogue entry)."""
 
     def register(function: RuleFunction) -> Rule:
         if rule_id in REGISTRY:
             raise ValueError(f"rule {rule_id} registered twice")
         family = (inspect.getmodule(function).__doc__ or "").strip().split(":")[0]
         registered = Rule(rule_id, severity, title, function, family, suppressible_errors, after_findings,
-                          enforced_by_aws)
+                          enforced_by_aws, source_url or catalogue_url(rule_id))
         REGISTRY[rule_id] = registered
         return registered
 

@@ -11,6 +11,7 @@ from itertools import groupby
 from policy_engine import limits
 from policy_engine.findings import Severity
 from policy_engine.rules import Rule, all_rules
+from policy_engine.rules.base import catalogue_anchor
 
 SEMANTICS = """\
 ## What the checks assume
@@ -68,6 +69,18 @@ def _suppressible(rule: Rule) -> str:
     return "yes" if rule.severity is Severity.WARNING or rule.suppressible_errors else "no"
 
 
+def _is_aws_page(url: str) -> bool:
+    return url.startswith("https://docs.aws.amazon.com/")
+
+
+def _aws_link(rule: Rule) -> str:
+    """The AWS page a rule cites, named by its last path part (``quota-shares``); the project's own rules: a dash."""
+    if not _is_aws_page(rule.source_url):
+        return "–"
+    page = rule.source_url.rsplit("/", 1)[-1].removesuffix(".html")
+    return f"[{page}]({rule.source_url})"
+
+
 def render_catalogue() -> str:
     """``docs/rules.md``: every rule by family, with ID, severity, title and description, then the limits used."""
     out = [
@@ -82,16 +95,31 @@ def render_catalogue() -> str:
         "*suppressible* says which findings may be: warnings always (also the warnings an error rule gives, "
         "e.g. BQ201 with `allow_oversubscription`); errors only where AWS would still accept the deploy.",
         "",
+        "Each rule links the AWS page that states the limit or behaviour it checks; the project's own rules (where "
+        "AWS documents nothing) are explained in their entry here, which is their help link (`helpUri` in "
+        "`check --format sarif`). Those links are `docs/rules.md#bq001` in the repository; set "
+        "`BATCH_QUOTA_RULES_URL` to where this page is published for links that open anywhere.",
+        "",
     ]
+    out += ["## Loading", "", "### BQ000", "", "**The topology file loads** (error; suppressible: no). Not a rule: "
+            "the file must parse and match the topology schema before any rule runs; `check` exits 2 and "
+            "`check --format sarif` reports each problem as a BQ000 result.", ""]
     rules = all_rules()
     families = list(dict.fromkeys(rule.family for rule in rules))
     for family, members in groupby(sorted(rules, key=lambda r: (families.index(r.family), r.id)),
                                    key=lambda r: r.family):
-        out += [f"## {family}", "", "| ID | severity | suppressible | rule | details |", "|---|---|---|---|---|"]
-        for rule in members:
-            details = " ".join(rule.description.split()).replace("|", "\\|")
-            out.append(f"| {rule.id} | {rule.severity.value} | {_suppressible(rule)} | {rule.title} | {details} |")
+        family_rules = list(members)
+        out += [f"## {family}", "", "| ID | severity | suppressible | rule | AWS documentation |",
+                "|---|---|---|---|---|"]
+        for rule in family_rules:
+            out.append(f"| [{rule.id}](#{catalogue_anchor(rule.id)}) | {rule.severity.value} | {_suppressible(rule)} | "
+                       f"{rule.title} | {_aws_link(rule)} |")
         out.append("")
+        for rule in family_rules:
+            out += [f"### {rule.id}", "", f"**{rule.title}** ({rule.severity.value}; suppressible: "
+                    f"{_suppressible(rule)}). " + " ".join(rule.description.split()), ""]
+            if _is_aws_page(rule.source_url):
+                out += [f"AWS documentation: <{rule.source_url}>", ""]
     out += ["## AWS limits used", "", "| limit | allowed | source |", "|---|---|---|"]
     for limit in limits.ALL.values():
         out.append(f"| {limit.what} | {limit.range_text()} | {limit.source} |")

@@ -75,6 +75,11 @@ def variant(scenario: Scenario, axes: Sequence[Axis], values: dict[str, Any]) ->
             duration_scale = value
     jobs: Sequence[JobSpec] = scenario.jobs
     updates: Sequence[Action] = scenario.updates
+    team_scales = {axis.target: values[axis.path] for axis in axes if axis.kind == "profile"}
+    if team_scales:  # a team's rate changes its draws: the profile draws the candidate's jobs anew
+        profiled = scenario.profile.jobs(topology, {share: scenario.profile.scales.get(share, 1.0) * factor
+                                                    for share, factor in team_scales.items()})
+        jobs = profiled[0]
     if scale != 1.0 or duration_scale != 1.0:
         jobs = [_scaled(spec, scale, duration_scale) for spec in jobs]
         # an update keeps its place relative to the job it changes: its time scales like the submissions

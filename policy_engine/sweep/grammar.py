@@ -4,7 +4,8 @@ Paths:
   ``QUEUE/SHARE.borrow_limit`` | ``.strategy`` | ``.in_share_preemption`` | ``.state`` | ``.capacity.TYPE``
   (``SHARE.…`` when the share name is unique), ``ENVIRONMENT.capacity.TYPE``,
   ``settings.backfill`` | ``.victim_policy`` | ``.startup_delay`` | ``.preemption_delay`` | ``.min_runtime``,
-  ``workload.scale`` (submission times divided by the factor) | ``workload.duration_scale``.
+  ``workload.scale`` (submission times divided by the factor) | ``workload.duration_scale``,
+  ``profile.QUEUE/SHARE.scale`` (that team's arrival rate, for a scenario whose workload is a profile).
   Everything after ``capacity.`` is the instance type (instance types contain dots).
 Values: a comma-separated list; ``A..B`` is an inclusive integer range, ``A..B:STEP`` a stepped one
 (decimals need the step). Every problem is one line naming the ``--vary`` argument; all are reported at once.
@@ -30,6 +31,7 @@ SHARE_FIELDS = ("borrow_limit", "strategy", "in_share_preemption", "state", "cap
 ENVIRONMENT_FIELDS = ("capacity.<instance type>",)
 SETTINGS_FIELDS = ("backfill", "victim_policy", "startup_delay", "preemption_delay", "min_runtime")
 WORKLOAD_FIELDS = ("scale", "duration_scale")
+PROFILE_FIELDS = ("scale",)
 #: A range may not expand to more values than this (a typo such as 0..100000 is caught, not run).
 MAX_RANGE = 10_000
 
@@ -47,8 +49,8 @@ class Axis:
     """One varied field: where it lives and the values it takes (typed, in the order written)."""
 
     path: str
-    kind: str  # share | environment | settings | workload
-    target: str  # QUEUE/SHARE, environment name, or "" for settings and workload
+    kind: str  # share | environment | settings | workload | profile
+    target: str  # QUEUE/SHARE (share, profile), environment name, or "" for settings and workload
     field: str  # borrow_limit, strategy, ..., capacity, backfill, scale, ...
     instance_type: str | None
     values: tuple[Any, ...]
@@ -170,6 +172,16 @@ def _resolve_path(path: str, topology: Topology) -> tuple[str, str, str, str | N
         if rest not in WORKLOAD_FIELDS:
             return _unknown_field(rest, WORKLOAD_FIELDS, "workload")
         return "workload", "", rest, None, path
+    if owner == "profile":  # profile.QUEUE/SHARE.scale: share and queue names hold no dot
+        ref, dot, field = rest.rpartition(".")
+        if not dot or not ref:
+            return "expected profile.QUEUE/SHARE.scale, e.g. profile.training/vision.scale=0.8..1.2:0.1"
+        if field not in PROFILE_FIELDS:
+            return _unknown_field(field, PROFILE_FIELDS, f"profile of {ref}")
+        match = find_share(topology, ref)
+        if match.share_id is None:
+            return str(match.error)
+        return "profile", match.share_id, field, None, f"profile.{match.share_id}.{field}"
     match = find_share(topology, owner)
     environment = topology.environment(owner) if "/" not in owner else None
     if match.candidates:  # ambiguous: the resolver's message lists them
@@ -289,8 +301,8 @@ def base_value(axis: Axis, topology: Topology, settings: SimulationSettings) -> 
     """The scenario's own value of an axis (the current topology): ``None`` when the field is not set."""
     if axis.kind == "settings":
         return getattr(settings, axis.field)
-    if axis.kind == "workload":
-        return 1.0
+    if axis.kind in ("workload", "profile"):
+        return 1.0  # a factor on the scenario's own workload
     if axis.kind == "environment":
         environment = topology.environment(axis.target)
         return environment.capacity.get(axis.instance_type or "", 0) if environment else None

@@ -73,9 +73,26 @@ JOBS_JSONL = b"".join(json.dumps({"name": f"j{i}", "share": f"QS{1 + i % 3}", "p
                                   "duration": 60 + i, "attempts": 1 + i % 2, "failures": i % 2}).encode() + b"\n"
                        for i in range(8))
 
-KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv", "jobs.jsonl", "template.yaml")
+PROFILE_YAML = b"""\
+timezone: UTC
+shares:
+  QS1:
+    jobs_per_day: 20
+    daily_cycle: [1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1]
+    sizes: {1: 0.8, 2: 0.2}
+    run_time: {law: {distribution: lognormal, median: 600, sigma: 1.0}, maximum: 86400}
+    priorities: {1: 0.9, 5: 0.1}
+  training/QS2:
+    jobs_per_day: 5
+    bursts: {mean_jobs: 4, spread: 30}
+    early_failures: {fraction: 0.1}
+"""
+
+KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv", "jobs.jsonl", "template.yaml",
+         "profile.yaml")
 SEEDS = {"topology.yaml": TOPOLOGY_YAML, "topology.json": TOPOLOGY_JSON, "scenario.yaml": SCENARIO_YAML,
-         "jobs.csv": JOBS_CSV, "jobs.jsonl": JOBS_JSONL, "template.yaml": TEMPLATE_YAML.encode()}
+         "jobs.csv": JOBS_CSV, "jobs.jsonl": JOBS_JSONL, "template.yaml": TEMPLATE_YAML.encode(),
+         "profile.yaml": PROFILE_YAML}
 
 
 def mutate(seed: bytes, rng: random.Random, steps: int | None = None) -> bytes:
@@ -170,8 +187,14 @@ def commands_for(kind: str, folder: Path, index: int) -> list[list[str]]:
         other = [["explain", "QS1", path], ["graph", path], ["check", path],
                  ["generate", path, "-o", str(folder / "out.csv"), "--jobs", "20"]][index % 4]
         return [["check", path, "--format", "json"], other]
+    if kind == "profile.yaml":  # a workload profile: generate draws from it
+        return [["generate", str(folder / "topology.yaml"), "--workload-profile", str(folder / kind), "--days", "2",
+                 "-o", str(folder / "out.csv")]]
     scenario = str(folder / "scenario.yaml")
-    return [["simulate", scenario, "--format", "json", "--quiet"]]
+    runs = [["simulate", scenario, "--format", "json", "--quiet"]]
+    if kind in ("jobs.csv", "jobs.jsonl"):  # a job file: fit reads it as a history
+        runs.append(["fit", str(folder / kind), "--format", "json"])
+    return runs
 
 
 def write_input(folder: Path, kind: str, data: bytes) -> None:

@@ -73,3 +73,11 @@ def test_every_command_is_in_the_readme_quickstart_and_documented():
     for name in COMMANDS:
         assert re.search(rf"\b{re.escape(name)}\b", quickstart), f"{name}: not in the README's quickstart"
         assert f"batch-quota {name}" in documents, f"{name}: no 'batch-quota {name}' usage in README.md or docs/"
+
+
+@pytest.mark.parametrize("name", [None, *COMMANDS])
+def test_no_help_text_shows_markup_or_an_empty_bound(name):
+    """Help is read as plain text: no reStructuredText double backquotes, no ``[x<=None]`` from an unbounded range."""
+    result = CliRunner().invoke(main, [*([name] if name else []), "--help"], terminal_width=300)
+    assert result.exit_code == 0, result.output
+    assert "``" not in result.output and "None]" not in result.output

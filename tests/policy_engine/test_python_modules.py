@@ -112,3 +112,43 @@ def test_a_topology_object_that_refuses_truthiness_is_reported(write_file):
     path = write_file("t.py", "class T:\n    def __bool__(self):\n        raise ValueError('no')\nTOPOLOGY = T()\n")
     with pytest.raises(LoadError, match="must define TOPOLOGY"):
         load_topology(path)
+
+
+CONSTRUCTED = """\
+from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
+
+TOPOLOGY = Topology.model_construct(
+    service_environments=(ServiceEnvironment.model_construct(name="env", capacity={"ml.g5.xlarge": "lots"}),),
+    job_queues=(JobQueue.model_construct(name="q", service_environment="env", shares=(
+        QuotaShare.model_construct(name=7, capacity=[1, 2], strategy="RESERVE"),)),),
+)
+"""
+
+
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_a_module_that_skips_validation_is_validated_like_a_file(write_file, output_format):
+    """``model_construct`` skips pydantic's checks: the loader makes them, one line per problem, exit 2."""
+    path = write_file("constructed.py", CONSTRUCTED)
+    result = CliRunner().invoke(main, ["check", str(path), "--format", output_format])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stderr.strip().splitlines() == [
+        f"error: {path}: service_environments[env].capacity.ml.g5.xlarge: input should be a valid integer, got 'lots'",
+        f"error: {path}: job_queues[q].shares[0].name: input should be a valid string, got 7",
+        f"error: {path}: job_queues[q].shares[0].capacity: input should be a valid dictionary, got a list"]
+    if output_format == "json":
+        assert json.loads(result.stdout)["loaded"] is False
+
+
+def test_a_module_topology_that_contains_itself_is_one_problem(write_file):
+    path = write_file("loop.py", "from policy_engine.model import Topology\nshares = []\nshares.append(shares)\n"
+                                 "TOPOLOGY = Topology.model_construct(service_environments=shares, job_queues=())\n")
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"error: {path}: the topology contains itself (a list inside its own fields)")
+
+
+def test_a_valid_module_loads_as_the_same_topology(write_file):
+    from policy_engine.examples import example_topology
+
+    assert load_topology(_module(write_file, "")) == example_topology()

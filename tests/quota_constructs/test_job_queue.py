@@ -9,6 +9,7 @@ from aws_cdk.assertions import Match, Template
 
 from policy_engine.model import JobStateTimeLimitAction
 from quota_constructs import QuotaSchedulingPolicy, ServiceEnvironment, TrainingJobQueue
+from quota_constructs.errors import QuotaConstructError
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app
 
 CAPACITY = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
@@ -113,9 +114,11 @@ def test_invalid_props_raise(props, field, expected):
     stack = Stack(fast_app(), "Bad")
     env = ServiceEnvironment(stack, "Env", service_environment_name="e", capacity={"ml.g5.xlarge": 1})
     arguments = {"job_queue_name": "training", "service_environment": env, **props}
-    with pytest.raises(ValueError) as error:
+    with pytest.raises(QuotaConstructError) as error:
         TrainingJobQueue(stack, "Queue", **arguments)
     assert str(error.value).startswith(f"TrainingJobQueue {arguments['job_queue_name']!r}: {field} = ")
+    assert (error.value.path, error.value.field) == ("Bad/Queue", field)
+    assert f"{field} = {error.value.value!r} is invalid" in str(error.value)
     assert expected in str(error.value)
 
 
@@ -125,8 +128,9 @@ def test_import_by_arn_and_reject_a_share_arn():
     imported = TrainingJobQueue.from_job_queue_arn(stack, "Q", arn)
     assert (imported.job_queue_name, imported.job_queue_arn) == ("training", arn)
     assert imported.env.region == "us-east-1" and imported.env.account == "123456789012"
-    with pytest.raises(ValueError, match="job-queue/NAME"):
+    with pytest.raises(QuotaConstructError, match="job-queue/NAME") as error:
         TrainingJobQueue.from_job_queue_arn(stack, "S", arn + "/quota-share/QS1")
+    assert (error.value.path, error.value.field, error.value.value) == ("Import/S", "arn", arn + "/quota-share/QS1")
 
 
 def _queue(name: str = "hand") -> tuple[Stack, ServiceEnvironment, TrainingJobQueue]:
@@ -140,10 +144,12 @@ def test_a_21st_share_is_refused_naming_the_share_the_queue_and_the_limit():
     for index in range(20):
         queue.add_quota_share(f"S{index}", quota_share_name=f"s{index}", capacity={"ml.g5.xlarge": 1},
                               strategy="RESERVE")
-    with pytest.raises(ValueError, match=r"^QuotaShare 's20': job_queue = 'hand' is invalid; expected a job queue with "
-                                         r"room for another share: it already has 20 \(quota shares per job queue: "
-                                         r"at most 20\)$"):
+    with pytest.raises(QuotaConstructError, match=r"^QuotaShare 's20': job_queue = 'hand' is invalid; expected a job "
+                                                  r"queue with room for another share: it already has 20 \(quota "
+                                                  r"shares per job queue: at most 20\)$") as error:
         queue.add_quota_share("S20", quota_share_name="s20", capacity={"ml.g5.xlarge": 1}, strategy="RESERVE")
+    # the path of the share that was refused (under its queue), not of the queue
+    assert (error.value.path, error.value.field, error.value.value) == (f"{queue.node.path}/S20", "job_queue", "hand")
     Template.from_stack(stack).resource_count_is("AWS::Batch::QuotaShare", 20)  # nothing half-built
 
 

@@ -8,6 +8,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
 
 from quota_constructs import JOB_SHARE_TAG, QuotaShare, ServiceEnvironment, TrainingJobQueue
+from quota_constructs.errors import QuotaConstructError
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app
 
 G5 = "ml.g5.xlarge"
@@ -128,8 +129,9 @@ def _share_and_role():
 def test_an_update_grant_above_the_submit_cap_is_refused_in_either_order():
     share, role = _share_and_role()
     share.grant_submit(role, max_priority=5)
-    with pytest.raises(ValueError, match="max_priority = 9 is invalid; expected at most 5"):
+    with pytest.raises(QuotaConstructError, match="max_priority = 9 is invalid; expected at most 5") as error:
         share.grant_update_priority(role, max_priority=9)
+    assert (error.value.path, error.value.field, error.value.value) == (share.node.path, "max_priority", 9)
     share.grant_update_priority(role, max_priority=3)  # lower is fine
     later, other = _share_and_role()
     later.grant_update_priority(other)
@@ -207,9 +209,11 @@ def test_invalid_props_raise(props, field, expected):
     env = ServiceEnvironment(stack, "Env", service_environment_name="e", capacity={G5: 1})
     queue = TrainingJobQueue(stack, "Queue", job_queue_name="q", service_environment=env)
     arguments = {"quota_share_name": "QS1", "capacity": {G5: 1}, "strategy": "LEND_AND_BORROW", **props}
-    with pytest.raises(ValueError) as error:
+    with pytest.raises(QuotaConstructError) as error:
         QuotaShare(stack, "Share", job_queue=queue, **arguments)
     assert str(error.value).startswith(f"QuotaShare {arguments['quota_share_name']!r}: {field} = ")
+    assert (error.value.path, error.value.field) == ("Bad/Share", field)
+    assert f"{field} = {error.value.value!r} is invalid" in str(error.value)
     assert expected in str(error.value)
 
 
@@ -230,8 +234,10 @@ def test_import_by_arn_grants_on_that_share():
     for bad in ("arn:aws:batch:us-east-1:123456789012:job-queue/training",
                 "arn:aws:batch:us-east-1:123456789012:job-queue/training/quota-share/",
                 "not-an-arn"):
-        with pytest.raises(ValueError, match="job-queue/QUEUE/quota-share/SHARE"):
+        with pytest.raises(QuotaConstructError, match="job-queue/QUEUE/quota-share/SHARE") as error:
             QuotaShare.from_quota_share_arn(stack, f"Bad{len(bad)}", bad)
+        assert (error.value.path, error.value.field, error.value.value) == (f"{stack.node.path}/Bad{len(bad)}", "arn",
+                                                                            bad)
 
 
 def test_import_of_a_token_arn_splits_it_in_cloudformation():

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from policy_engine.aws.iam_policy import COMMAND_OPERATIONS, RESOURCE_OF, operations
 from policy_engine.cli import main
 from quota_constructs import ReadOnlyQuotaAccess
+from quota_constructs.errors import QuotaConstructError
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app
 
 AWS_PACKAGE = Path(__file__).resolve().parents[2] / "policy_engine" / "aws"
@@ -50,8 +51,9 @@ def test_construct_for_one_command_and_a_bad_command():
                   if r["Type"] == "AWS::IAM::ManagedPolicy")
     actions = sorted(a for s in policy["Properties"]["PolicyDocument"]["Statement"] for a in s["Action"])
     assert actions == sorted(f"batch:{op}" for op in COMMAND_OPERATIONS["history"])
-    with pytest.raises(ValueError, match="ReadOnlyQuotaAccess: commands \\['deploy'\\] are invalid"):
+    with pytest.raises(QuotaConstructError, match="ReadOnlyQuotaAccess: commands \\['deploy'\\] are invalid") as error:
         ReadOnlyQuotaAccess(stack, "Bad", commands=["deploy"])
+    assert (error.value.path, error.value.field, error.value.value) == ("History/Bad", "commands", ["deploy"])
 
 
 def test_iam_policy_command_prints_the_policy():

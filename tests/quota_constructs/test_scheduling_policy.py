@@ -7,6 +7,7 @@ from aws_cdk import Stack
 from aws_cdk.assertions import Match, Template
 
 from quota_constructs import QuotaSchedulingPolicy
+from quota_constructs.errors import QuotaConstructError
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app
 
 
@@ -35,8 +36,10 @@ def test_arn_attribute_and_lint(built):
 
 
 def test_bad_name_is_rejected_eagerly():
-    with pytest.raises(ValueError, match=r"QuotaSchedulingPolicy 'a/b': scheduling_policy_name = 'a/b'"):
+    with pytest.raises(QuotaConstructError,
+                       match=r"QuotaSchedulingPolicy 'a/b': scheduling_policy_name = 'a/b'") as error:
         QuotaSchedulingPolicy(Stack(fast_app(), "Bad"), "P", scheduling_policy_name="a/b")
+    assert (error.value.path, error.value.field, error.value.value) == ("Bad/P", "scheduling_policy_name", "a/b")
 
 
 def test_import_by_arn():

@@ -8,6 +8,7 @@ from aws_cdk.assertions import Template
 
 from policy_engine.model import ServiceEnvironment as ModelEnvironment
 from quota_constructs import ServiceEnvironment
+from quota_constructs.errors import QuotaConstructError
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app
 
 
@@ -72,9 +73,11 @@ def test_template_passes_cfn_lint(built):
 def test_invalid_props_raise_naming_construct_field_and_range(props, field, expected):
     stack = Stack(fast_app(), "Bad")
     arguments = {"service_environment_name": "gpu-env", "capacity": {"ml.g5.xlarge": 1}, **props}
-    with pytest.raises(ValueError) as error:
+    with pytest.raises(QuotaConstructError) as error:
         ServiceEnvironment(stack, "Env", **arguments)
     message = str(error.value)
+    assert (error.value.path, error.value.field) == ("Bad/Env", field)
+    assert f"{field} = {error.value.value!r} is invalid" in str(error.value)
     assert message.startswith(f"ServiceEnvironment {arguments['service_environment_name']!r}: {field} = ")
     assert expected in message
     assert stack.node.try_find_child("Env") is None  # nothing half-built left in the tree

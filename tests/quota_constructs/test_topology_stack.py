@@ -17,7 +17,7 @@ from policy_engine.checks import CheckReport, check_topology
 from policy_engine.examples import example_topology, large_topology
 from policy_engine.loading import LoadError
 from policy_engine.model import Guarantee, JobQueue, QuotaShare, ServiceEnvironment, Suppression, Topology
-from quota_constructs import QuotaTopology, TopologyStacks, topology_stack
+from quota_constructs import QuotaConstructError, QuotaTopology, TopologyStacks, topology_stack
 from quota_constructs.topology_stack import (
     MAX_OUTPUTS_PER_STACK,
     MAX_RESOURCES_PER_STACK,
@@ -182,8 +182,10 @@ def test_queue_names_that_map_to_one_stack_name_are_refused_before_building():
         job_queues=(JobQueue(name="team_a", service_environment="e1", shares=(share,)),
                     JobQueue(name="team-a", service_environment="e2", shares=(share,))),
     )
-    with pytest.raises(ValueError, match="'team_a' and 'team-a' both need stack name 'BatchQuota-team-a'"):
+    with pytest.raises(QuotaConstructError,
+                       match="'team_a' and 'team-a' both need stack name 'BatchQuota-team-a'") as error:
         TopologyStacks(fast_app(), topology, split="per-queue")
+    assert (error.value.path, error.value.field, error.value.value) == ("BatchQuota-team-a", "job_queues", "team-a")
 
 
 def test_names_shared_by_an_environment_a_queue_and_a_share_do_not_clash():
@@ -203,15 +205,18 @@ def test_names_shared_by_an_environment_a_queue_and_a_share_do_not_clash():
 
 
 def test_stack_names_are_checked_not_rewritten():
-    with pytest.raises(ValueError, match="stack_name = 'my_stack' is invalid"):
+    with pytest.raises(QuotaConstructError,
+                       match="stack_name = 'my_stack' is invalid; expected 1-128 letters") as error:
         TopologyStacks(fast_app(), example_topology(), stack_name="my_stack")
+    assert (error.value.path, error.value.field, error.value.value) == ("my_stack", "stack_name", "my_stack")
     with pytest.raises(ValueError, match=r"stack name for job queue 'queue-00' = 'S+-queue-00' is invalid"):
         TopologyStacks(fast_app(), large_topology(queues=1), stack_name="S" * 120, split="per-queue")
 
 
 def test_split_must_be_known():
-    with pytest.raises(ValueError, match="split = 'sideways'"):
+    with pytest.raises(QuotaConstructError, match="split = 'sideways'") as error:
         TopologyStacks(fast_app(), example_topology(), split="sideways")
+    assert (error.value.path, error.value.field, error.value.value) == ("BatchQuota", "split", "sideways")
 
 
 @pytest.fixture(scope="module")

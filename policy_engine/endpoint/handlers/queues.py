@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from policy_engine import limits
 from policy_engine.endpoint.account import Resources
 from policy_engine.endpoint.errors import client_error
 from policy_engine.endpoint.handlers.registry import (
@@ -19,8 +20,6 @@ from policy_engine.endpoint.handlers.registry import (
 if TYPE_CHECKING:
     from policy_engine.endpoint.handlers.context import Endpoint
 
-_TIME_LIMIT_REASONS = ("CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY", "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE",
-                       "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED")
 _UPDATABLE = ("state", "schedulingPolicyArn", "priority", "serviceEnvironmentOrder", "jobStateTimeLimitActions")
 
 
@@ -37,11 +36,12 @@ def _check_queue_links(service: Endpoint, params: Params, queue_type: str) -> No
     if arn:
         account.policy(arn)
     for action in params.get("jobStateTimeLimitActions") or ():
-        if action["action"] != "TERMINATE":
-            raise client_error("jobStateTimeLimitActions.action must be TERMINATE for SAGEMAKER_TRAINING job queues")
-        if action["reason"] not in _TIME_LIMIT_REASONS:
+        if action["action"] != limits.TIME_LIMIT_ACTION:
+            raise client_error(f"jobStateTimeLimitActions.action must be {limits.TIME_LIMIT_ACTION} for "
+                               "SAGEMAKER_TRAINING job queues")
+        if action["reason"] not in limits.TIME_LIMIT_REASONS:
             raise client_error(f"jobStateTimeLimitActions.reason {action['reason']!r} is not one of "
-                               f"{', '.join(_TIME_LIMIT_REASONS)}")
+                               f"{', '.join(limits.TIME_LIMIT_REASONS)}")
 
 
 @operation("CreateJobQueue", mutating=True)

@@ -7,7 +7,6 @@ has already checked them against the operation's shapes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,14 +25,18 @@ HANDLERS: dict[str, Handler] = {}
 #: Operations that change state: logged to the ``--state`` store and replayed on restart.
 MUTATING: set[str] = set()
 
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 #: AWS's largest page (``maxResults``) and the default one.
-PAGE = 100
+PAGE = limits.PAGE_SIZE.at_most
 T = TypeVar("T")
 
 
 def operation(name: str, mutating: bool = False) -> Callable[[Handler], Handler]:
+    """Register the decorated function as the handler of operation ``name``; a second handler is refused."""
+
     def register(function: Handler) -> Handler:
+        if name in HANDLERS:
+            raise ValueError(f"operation {name} registered twice ({HANDLERS[name].__qualname__} and "
+                             f"{function.__qualname__})")
         HANDLERS[name] = function
         if mutating:
             MUTATING.add(name)
@@ -43,8 +46,10 @@ def operation(name: str, mutating: bool = False) -> Callable[[Handler], Handler]
 
 
 def check_name(value: str, what: str) -> None:
-    if not _NAME.match(value):
-        raise client_error(f"{what} {value!r} must be 1-128 letters, digits, hyphens (-) or underscores (_)")
+    """AWS's naming rule (``limits.NAME_LENGTH`` and ``NAME_CHARACTERS``), as the rule BQ101 checks it."""
+    if not (limits.NAME_LENGTH.allows(len(value)) and limits.NAME_CHARACTERS.fullmatch(value)):
+        raise client_error(f"{what} {value!r} must be {limits.NAME_LENGTH.range_text()} letters, digits, hyphens (-) "
+                           "or underscores (_)")
 
 
 def check_priority(priority: int) -> None:
@@ -54,8 +59,8 @@ def check_priority(priority: int) -> None:
 
 def paginate(items: Sequence[T], params: Params, what: str) -> tuple[Sequence[T], str | None]:
     size = params.get("maxResults") or PAGE
-    if not 1 <= size <= PAGE:
-        raise client_error(f"maxResults must be between 1 and {PAGE}")
+    if not limits.PAGE_SIZE.allows(size):
+        raise client_error(f"maxResults must be between {limits.PAGE_SIZE.minimum} and {PAGE}")
     start = 0
     token = params.get("nextToken")
     if token:
@@ -111,7 +116,7 @@ def check_tags(tags: dict[str, str]) -> None:
             raise client_error(f"Tag key {key!r} must be {limits.TAG_KEY_LENGTH.range_text()} characters")
         if not limits.TAG_VALUE_LENGTH.allows(len(value)):
             raise client_error(f"Tag value of {key!r} must be at most {limits.TAG_VALUE_LENGTH.maximum} characters")
-        if key.lower().startswith("aws:"):
+        if key.lower().startswith(limits.SYSTEM_TAG_PREFIX):
             raise client_error(f"Tag key {key!r}: the aws: prefix is reserved")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from policy_engine import limits
 from policy_engine.endpoint.errors import ApiError, client_error
 from policy_engine.endpoint.handlers.registry import PAGE, Output, Params, check_priority, operation
 from policy_engine.endpoint.jobs import FINAL, Attempt, IndexKey, ServiceJob
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 
 _FILTERS = ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENTIFIER", "QUOTA_SHARE_NAME")
 #: AWS's bound on one ``TerminateServiceJobs`` call.
-TERMINATE_BATCH = 50
+TERMINATE_BATCH = limits.TERMINATE_JOBS_PER_CALL.at_most
 
 
 def find_job(service: Endpoint, job_id: str) -> ServiceJob:
@@ -92,8 +93,8 @@ def describe_service_job(service: Endpoint, params: Params) -> Output:
 def list_service_jobs(service: Endpoint, params: Params) -> Output:
     jobs = service.scheduler.jobs
     size = params.get("maxResults") or PAGE
-    if not 1 <= size <= PAGE:
-        raise client_error(f"maxResults must be between 1 and {PAGE}, got {size}")
+    if not limits.PAGE_SIZE.allows(size):
+        raise client_error(f"maxResults must be between {limits.PAGE_SIZE.minimum} and {PAGE}, got {size}")
     below = None
     if params.get("nextToken"):
         try:
@@ -168,8 +169,9 @@ def terminate_service_jobs(service: Endpoint, params: Params) -> Output:
     """The bulk form, as AWS documents it: each job reported on its own, HTTP 200 even when some fail;
     a job that cannot be found counts as terminated, a malformed identifier is a ``ValidationException`` entry."""
     ids = params["jobs"]
-    if not 1 <= len(ids) <= TERMINATE_BATCH:
-        raise client_error(f"jobs must list 1-{TERMINATE_BATCH} service job IDs, got {len(ids)}")
+    if not limits.TERMINATE_JOBS_PER_CALL.allows(len(ids)):
+        raise client_error(f"jobs must list {limits.TERMINATE_JOBS_PER_CALL.range_text()} service job IDs, "
+                           f"got {len(ids)}")
     successful: list[str] = []
     errors: list[dict[str, str]] = []
     for job_id in ids:

@@ -6,7 +6,8 @@ import heapq
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from policy_engine.endpoint.handlers.registry import PAGE, Output, Params, operation
+from policy_engine import limits
+from policy_engine.endpoint.handlers.registry import Output, Params, operation
 from policy_engine.endpoint.jobs import ACTIVE, JobIndex
 
 if TYPE_CHECKING:
@@ -30,8 +31,10 @@ def get_job_queue_snapshot(service: Endpoint, params: Params) -> Output:
     now_ms = service.ms(service.now)
 
     def front(seqs: Iterable[int]) -> list[dict[str, Any]]:
-        """The first 100 in scheduling order (priority, then submission): O(n) for n waiting jobs."""
-        first = heapq.nsmallest(PAGE, (records[seq] for seq in seqs), key=lambda r: (-r.priority, r.seq))
+        """The front of queue AWS shows (``limits.SNAPSHOT_FRONT_OF_QUEUE``) in scheduling order (priority, then
+        submission): O(n) for n waiting jobs."""
+        first = heapq.nsmallest(limits.SNAPSHOT_FRONT_OF_QUEUE.at_most, (records[seq] for seq in seqs),
+                                key=lambda r: (-r.priority, r.seq))
         return [{"jobArn": r.arn, "earliestTimeAtPosition": service.ms(r.created)} for r in first]
 
     shares = {record["quotaShareName"]: front(jobs.lists[(name, record["quotaShareName"], "RUNNABLE")])

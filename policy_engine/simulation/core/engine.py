@@ -28,6 +28,7 @@ from policy_engine.simulation.inputs.exact_types import exact_number
 from policy_engine.simulation.outputs.reasons import waiting_reason
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
 from policy_engine.simulation.settings import Action, PriorityUpdate, SimulationSettings
+from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 __all__ = ["Action", "Agenda", "Engine", "PriorityUpdate", "SimulationSettings", "Transition", "simulate"]
 
@@ -65,6 +66,8 @@ class Engine(JobLifecycle):
             self._arrival_times = [job.spec.submit_at for job in self._arrivals]
         self._next_arrival = 0
         self._live_started = False
+        #: seqs of jobs carried over from an engine on the previous topology (``adopt``): submitted already
+        self._adopted: set[int] = set()
         self._handlers: tuple[Callable[[Event], None], ...] = (
             self._on_finish, self._on_advance, self._on_priority, self._on_topology, self._on_limit, self._on_wake)
         for order, update in enumerate(updates):
@@ -219,7 +222,7 @@ class Engine(JobLifecycle):
         """Jobs submitted by now, in workload order."""
         if self._next_arrival >= len(self._arrivals):
             return iter(self.jobs)
-        submitted = {job.seq for job in self._arrivals[: self._next_arrival]} | self._live.keys()
+        submitted = {job.seq for job in self._arrivals[: self._next_arrival]} | self._live.keys() | self._adopted
         return [job for job in self.jobs if job.seq in submitted]
 
     # --- driving a live engine (``batch-quota serve``): inputs arrive at the clock's time --------
@@ -267,6 +270,11 @@ class Engine(JobLifecycle):
         """``UpdateServiceJob`` at the clock's time; applied by the next ``run(now)``."""
         self.push(self.now, Phase.UPDATE, Kind.PRIORITY, PriorityUpdate(self.now, name, priority))
 
+    def change_now(self, action: ShareUpdate | EnvironmentUpdate) -> None:
+        """``UpdateQuotaShare`` / ``UpdateServiceEnvironment`` at the clock's time, as the scenario action at that
+        time; applied by the next ``run(now)``."""
+        self.push(self.now, Phase.UPDATE, Kind.TOPOLOGY, action)
+
     def terminate(self, job: Job, reason: str) -> None:
         """``TerminateServiceJob`` at the clock's time: the job fails and frees its capacity or line place."""
         if job.status in FINAL:
@@ -299,6 +307,11 @@ class Engine(JobLifecycle):
         job = Job(spec, old.seq, share)
         for name in _CARRIED:
             setattr(job, name, getattr(old, name))
+        if self._arrivals is self.jobs:
+            # an adopted job is no arrival: the jobs list stops being the arrival order (else the next
+            # submission would be read as this job arriving again, and would itself never arrive)
+            self._arrivals = list(self.jobs)
+        self._adopted.add(job.seq)
         self.jobs.append(job)
         self.by_name[spec.name] = job
         self._start_counter = max(self._start_counter, job.start_order)

@@ -47,7 +47,20 @@ class FewestInstancesFirst:
         return (victim.spec.instances, victim.priority, -victim.start_order)
 
 
-POLICIES: dict[str, VictimPolicy] = {p.name: p for p in (LowestPriorityNewestFirst(), FewestInstancesFirst())}
+#: Every victim policy by ``name`` (what users type); ``register_policy`` adds one.
+POLICIES: dict[str, VictimPolicy] = {}
+
+
+def register_policy(policy: VictimPolicy) -> VictimPolicy:
+    """Add ``policy`` to ``POLICIES``; a second policy of the same name is refused, never silently swapped in."""
+    if policy.name in POLICIES:
+        raise ValueError(f"victim policy {policy.name!r} registered twice")
+    POLICIES[policy.name] = policy
+    return policy
+
+
+register_policy(LowestPriorityNewestFirst())
+register_policy(FewestInstancesFirst())
 
 
 def choose_victims(

@@ -16,6 +16,7 @@ import math
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from policy_engine.model import Topology, share_id
@@ -45,9 +46,18 @@ def parse_weights(text: str, what: str) -> dict[int, float]:
     return weights
 
 
+class ShareMix(StrEnum):
+    """How a job's share and instance type are drawn when no workload profile says so."""
+
+    #: P(share, instance type) proportional to the share's limit of that type: a big team submits more
+    LIMIT = "limit"
+    #: a share uniformly, then one of its instance types uniformly (before ``limit`` became the default)
+    UNIFORM = "uniform"
+
+
 @dataclass(frozen=True)
-class WorkloadProfile:
-    """How a synthetic workload looks; every job picks a share uniformly from ``shares``."""
+class GenerateOptions:
+    """How a synthetic workload looks (``generate``'s options): one law for every share, drawn by ``share_mix``."""
 
     jobs: int
     arrival_rate: float  # jobs per hour over the whole topology (Poisson arrivals)
@@ -65,6 +75,7 @@ class WorkloadProfile:
     #: mean jobs per burst (geometric); a burst goes to one share and instance type, within ``burst_spread`` s
     burst_mean: float = 1.0
     burst_spread: float = 60.0
+    share_mix: ShareMix = ShareMix.LIMIT
 
     def shape(self) -> float:
         if self.duration_shape is not None:
@@ -117,7 +128,7 @@ def share_reach(topology: Topology) -> dict[tuple[str, str], int]:
             for pool in build_pools(topology) for s in pool.shares}
 
 
-def drawable(topology: Topology, profile: WorkloadProfile,
+def drawable(topology: Topology, profile: GenerateOptions,
              reach: Reach | None = None) -> tuple[list[tuple[str, tuple[str, ...]]], list[str]]:
     """The (share, instance types) jobs are drawn for, and one note per share and type whose sizes are narrowed.
 
@@ -148,7 +159,7 @@ def drawable(topology: Topology, profile: WorkloadProfile,
     return enabled, notes
 
 
-def generate_jobs(topology: Topology, profile: WorkloadProfile, reach: Reach | None = None) -> Iterator[JobSpec]:
+def generate_jobs(topology: Topology, profile: GenerateOptions, reach: Reach | None = None) -> Iterator[JobSpec]:
     """Yield ``profile.jobs`` jobs in submission order, sizes within reach (see ``drawable``)."""
     rng = random.Random(profile.seed)
     most = share_reach(topology) if reach is None else reach
@@ -162,21 +173,40 @@ def generate_jobs(topology: Topology, profile: WorkloadProfile, reach: Reach | N
     per_share = {sid: _sampler(rng, weights) for sid, weights in profile.share_priorities.items()}
     mean_gap = 3600.0 / profile.arrival_rate
     duration = _duration_sampler(rng, profile)
+    pick = _share_picker(rng, topology, profile.share_mix, enabled)
     if profile.burst_mean > 1:
-        yield from _bursts(rng, profile, enabled, samplers, default_priority, per_share, mean_gap, duration)
+        yield from _bursts(rng, profile, pick, samplers, default_priority, per_share, mean_gap, duration)
         return
     time = 0.0
     for index in range(profile.jobs):
         time += rng.expovariate(1.0 / mean_gap)
-        sid, types = enabled[rng.randrange(len(enabled))]
-        instance_type = types[rng.randrange(len(types))]
+        sid, instance_type = pick()
         seconds = duration()
         priority = per_share.get(sid, default_priority)()
         size = samplers[(sid, instance_type)]()
         yield JobSpec(f"job-{index:07d}", sid, instance_type, size, priority, round(time, 3), seconds)
 
 
-def _duration_sampler(rng: random.Random, profile: WorkloadProfile) -> Callable[[], float]:
+def _share_picker(rng: random.Random, topology: Topology, mix: ShareMix,
+                  enabled: list[tuple[str, tuple[str, ...]]]) -> Callable[[], tuple[str, str]]:
+    """Draws ``(QUEUE/SHARE, instance type)`` for one job (or burst) by ``mix``."""
+    if mix is ShareMix.UNIFORM:
+        def uniform() -> tuple[str, str]:
+            sid, types = enabled[rng.randrange(len(enabled))]
+            return sid, types[rng.randrange(len(types))]
+
+        return uniform
+    limits = {share_id(q, s): s.capacity for q, s in topology.shares()}
+    pairs = [(sid, t) for sid, types in enabled for t in types]
+    cumulative = list(itertools.accumulate(limits[sid][t] for sid, t in pairs))
+
+    def by_limit() -> tuple[str, str]:
+        return pairs[min(len(pairs) - 1, bisect.bisect_right(cumulative, rng.random() * cumulative[-1]))]
+
+    return by_limit
+
+
+def _duration_sampler(rng: random.Random, profile: GenerateOptions) -> Callable[[], float]:
     """Seconds of work of one job (at least 1, at most ``duration_max``), rounded to 0.1 s."""
     mean, kind, shape, cap = profile.duration_mean, profile.duration_distribution, profile.shape(), profile.duration_max
     if kind == "lognormal":
@@ -205,7 +235,7 @@ def _duration_sampler(rng: random.Random, profile: WorkloadProfile) -> Callable[
     return sample
 
 
-def _bursts(rng: random.Random, profile: WorkloadProfile, enabled: list[tuple[str, tuple[str, ...]]],
+def _bursts(rng: random.Random, profile: GenerateOptions, pick: Callable[[], tuple[str, str]],
             samplers: Mapping[tuple[str, str], Sampler], default_priority: Sampler, per_share: Mapping[str, Sampler],
             mean_gap: float, duration: Callable[[], float]) -> Iterator[JobSpec]:
     """Bursts (Poisson, ``burst_mean`` times rarer than jobs) of a geometric number of jobs to one share."""
@@ -214,8 +244,7 @@ def _bursts(rng: random.Random, profile: WorkloadProfile, enabled: list[tuple[st
     index = 0
     while index < profile.jobs:
         time += rng.expovariate(1.0 / (mean_gap * profile.burst_mean))
-        sid, types = enabled[rng.randrange(len(enabled))]
-        instance_type = types[rng.randrange(len(types))]
+        sid, instance_type = pick()
         count = 1
         while rng.random() < keep and index + count < profile.jobs:
             count += 1

@@ -28,7 +28,8 @@ from policy_engine.simulation.settings import Action, PriorityUpdate, Simulation
 __all__ = ["MAX_PROBLEMS", "MAX_SECONDS", "Extras", "LoadError", "PriorityUpdate", "Scenario", "load_jobs",
            "load_scenario"]
 
-_SCENARIO_KEYS = ("topology", "jobs", "actions", "settings")
+_SCENARIO_KEYS = ("topology", "jobs", "workload", "actions", "settings")
+_WORKLOAD_KEYS = ("profile", "days", "seed", "scale")
 #: ``SimulationSettings`` a scenario may set; ``utilisation_series`` and ``usage_log`` are report options.
 _SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings) if f.name not in ("utilisation_series", "usage_log"))
 _ACTION_KINDS = ("update_priority", "update_share", "update_environment")
@@ -48,6 +49,8 @@ class Scenario:
     observed: dict[str, Observed] = field(default_factory=dict)
     #: The files the scenario names (topology, jobs), which a command must not write over.
     inputs: tuple[Path, ...] = ()
+    #: ``workload: {profile: ...}``: the profile the jobs were drawn from (``ProfileWorkload``), else ``None``.
+    profile: Any = None
 
 
 class _Located:
@@ -87,7 +90,7 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
     if not isinstance(data, dict):
         raise LoadError([f"{source}: (top level): expected a mapping with topology and jobs, "
                          f"got {type(data).__name__}"])
-    if not {"topology", "jobs"} & set(data) and {"service_environments", "job_queues"} & set(data):
+    if not {"topology", "jobs", "workload"} & set(data) and {"service_environments", "job_queues"} & set(data):
         raise LoadError([f"{source}: this is a topology; a scenario needs topology: (this file's path) and jobs: "
                          "(see docs/simulator.md)"])
     for key in data:
@@ -96,6 +99,9 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
     topology = _scenario_topology(data.get("topology"), path, here, allow_python)
     inputs = [path.parent / value for key in ("topology", "jobs")
               if isinstance(value := data.get(key), str) and value and "\0" not in value]
+    if isinstance(data.get("workload"), dict) and isinstance(named_profile := data["workload"].get("profile"), str) \
+            and named_profile and "\0" not in named_profile:
+        inputs.append(path.parent / named_profile)
     settings = _settings(data.get("settings"), here)
     if topology is None:
         problems.raise_if_any()
@@ -104,9 +110,18 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
     jobs_data = data.get("jobs")
     named: set[str] = set()
     extras = Extras()
-    if jobs_data is None:
-        problems.add(source, None, ("jobs",), "missing required key (a list of jobs or a .csv/.jsonl path)")
+    profile = None
+    if jobs_data is not None and "workload" in data:
+        here.add(("workload",), ("workload",), "jobs and workload are exclusive: give a job list or file, or a "
+                 "workload profile")
         jobs: list[JobSpec] = []
+    elif "workload" in data:
+        profile, jobs = _profile_workload(data["workload"], path, here, topology)
+        named.update(job.name for job in jobs)
+    elif jobs_data is None:
+        problems.add(source, None, ("jobs",), "missing required key (a list of jobs or a .csv/.jsonl path, or "
+                     "workload: {profile: FILE, days: N})")
+        jobs = []
     elif isinstance(jobs_data, str) and "\0" in jobs_data:
         here.add(("jobs",), ("jobs",), f"{jobs_data!r}: a file name cannot contain a NUL byte")
         jobs = []
@@ -132,7 +147,55 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
         for problem in live_state_problems(topology, jobs, extras.live):
             problems.add(source, None, ("jobs",), problem)
     problems.raise_if_any()
-    return Scenario(topology, jobs, updates, settings, source, extras.live, extras.observed, tuple(inputs))
+    return Scenario(topology, jobs, updates, settings, source, extras.live, extras.observed, tuple(inputs), profile)
+
+
+def _profile_workload(value: Any, path: Path, here: _Located, topology: Topology) -> tuple[Any, list[JobSpec]]:
+    """``workload: {profile: FILE, days: N, seed: N, scale: {SHARE: F}}``: the profile and the jobs it draws."""
+    if not isinstance(value, dict):
+        here.add(("workload",), ("workload",), f"must be a mapping with profile: and days:, got {type(value).__name__}")
+        return None, []
+    wrong = False
+    for key in value:
+        if key not in _WORKLOAD_KEYS:
+            here.add(("workload", key), ("workload", str(key)), unknown_key(key, _WORKLOAD_KEYS))
+            wrong = True
+    file, days, seed, scale = value.get("profile"), number(value.get("days")), value.get("seed", 0), value.get("scale")
+    if not isinstance(file, str) or not file or "\0" in file:
+        here.add(("workload", "profile"), ("workload", "profile"), f"must be the profile's file name, got {file!r}")
+        wrong = True
+    if days is None or isinstance(value.get("days"), bool) or not 0 < days <= MAX_SECONDS / 86400:
+        here.add(("workload", "days"), ("workload", "days"), f"must be a number of days > 0, got {value.get('days')!r}")
+        wrong = True
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        here.add(("workload", "seed"), ("workload", "seed"), f"must be an integer, got {seed!r}")
+        wrong = True
+    if scale is not None and not isinstance(scale, dict):
+        here.add(("workload", "scale"), ("workload", "scale"), f"must be a mapping SHARE: FACTOR, got {scale!r}")
+        wrong = True
+    if wrong or not isinstance(file, str):
+        return None, []
+    from policy_engine.profiles.loading import load_profile
+    from policy_engine.profiles.planning import parse_scales
+    from policy_engine.profiles.workload import ProfileWorkload
+
+    try:
+        resolved = load_profile(path.parent / input_files.as_path(file), topology)
+    except LoadError as error:
+        here.problems.add_rendered(error.located)
+        return None, []
+    except input_files.InputFileError as error:
+        here.add(("workload", "profile"), ("workload", "profile"), str(error))
+        return None, []
+    factors, problems = parse_scales(resolved, topology, [f"{k}={v}" for k, v in (scale or {}).items()])
+    for problem in problems:
+        here.add(("workload", "scale"), ("workload", "scale"), problem.replace("--scale ", ""))
+    if problems:
+        return None, []
+    assert days is not None
+    workload = ProfileWorkload(resolved, float(days), seed, factors)
+    jobs, _ = workload.jobs(topology)
+    return workload, jobs
 
 
 def _scenario_topology(value: Any, path: Path, here: _Located, allow_python: bool) -> Topology | None:

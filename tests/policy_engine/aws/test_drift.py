@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from policy_engine.aws.topology_file import topology_text
 from policy_engine.cli import main
 from policy_engine.examples import example_topology
+from tests import gfm
 from tests.policy_engine.aws.fake_account import FakeAccount, topology_template
 
 
@@ -63,7 +64,26 @@ def test_text_and_markdown_name_object_and_field(stubbed, template, topology_fil
     account.stub_import(stubber, queues=["training"])
     result = CliRunner().invoke(main, ["drift", str(topology_file), "--format", "markdown"])
     assert result.exit_code == 1
-    assert "| different | `job_queues[training]` | priority | `1` | `7` |" in result.output
+    assert "| different | job_queues[training] | priority | 1 | 7 |" in result.output
+
+
+def test_markdown_shows_a_hostile_object_name_literally(stubbed, template, tmp_path):
+    """Names are escaped by the shared helpers: a pipe, a backtick, HTML or emphasis stays text in its cell."""
+    hostile = "a|b`<img src=x>`*c*_d_"
+    desired = example_topology()
+    queue = desired.job_queues[0]
+    extra = queue.shares[0].model_copy(update={"name": hostile})
+    desired = desired.model_copy(update={"job_queues": (queue.model_copy(update={"shares": (*queue.shares, extra)}),)})
+    path = tmp_path / "topology.yaml"
+    path.write_text(topology_text(desired, path))
+    _, stubber = stubbed
+    FakeAccount.from_template(template).stub_import(stubber, queues=["training"])
+    result = CliRunner().invoke(main, ["drift", str(path), "--format", "markdown"])
+    assert result.exit_code == 1, result.output
+    [table] = gfm.tables(result.output)
+    assert table == [["kind", "object", "field", "topology", "account"],
+                     ["missing", f"training/{hostile}", "-", "-", "-"]]
+    assert "<img" not in gfm.html(result.output)
 
 
 def test_a_missing_queue_is_drift(stubbed, topology_file):

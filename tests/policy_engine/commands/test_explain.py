@@ -53,3 +53,27 @@ def test_explain_accepts_both_argument_orders(tmp_path):
     assert first.exit_code == 0
     assert run("explain", str(path), "training/QS1").stdout == first.stdout
     one_line(run("explain", str(path)), "explain takes SHARE [TOPOLOGY]")
+
+
+def test_explain_says_what_the_queues_time_limit_actions_terminate(tmp_path):
+    from click.testing import CliRunner
+
+    from policy_engine.cli import main
+
+    topology = tmp_path / "t.yaml"
+    topology.write_text("""\
+service_environments: [{name: e, capacity: {ml.g5.xlarge: 3}}]
+job_queues:
+  - name: q
+    service_environment: e
+    job_state_time_limit_actions:
+      - {max_time_seconds: 3600, reason: MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED}
+    shares: [{name: a, capacity: {ml.g5.xlarge: 3}, strategy: RESERVE}]
+""", encoding="utf-8")
+    out = CliRunner().invoke(main, ["explain", "a", str(topology)])
+    assert out.exit_code == 0, out.output
+    line = next(line for line in out.output.splitlines() if line.strip().startswith("time limits"))
+    assert "terminates a job stuck at the front of q/a" in line
+    assert "after 1h 00m RUNNABLE at the front, a job larger than the share can ever get" in line
+    plain = CliRunner().invoke(main, ["explain", "QS1"])
+    assert "Job queue training has no time-limit action" in plain.output

@@ -17,7 +17,8 @@ def test_command_writes_dot_and_reports_bad_input(tmp_path: Path):
     out = tmp_path / "g.dot"
     result = runner.invoke(main, ["graph", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert edges(out.read_text()) == {("training/QS2", "training/QS1", GPU): "1"}
+    assert edges(out.read_text()) == {("training/QS2", f"training pool {GPU}", "lends"): "1",
+                                      (f"training pool {GPU}", "training/QS1", "borrows"): "1"}
     assert edges(runner.invoke(main, ["graph"]).output) == edges(out.read_text())  # stdout without -o
     bad = runner.invoke(main, ["graph", "-o", str(tmp_path / "g.txt")])
     assert bad.exit_code == 2 and "unknown picture format '.txt'" in bad.output and "Traceback" not in bad.output

@@ -65,3 +65,17 @@ def test_load_problems_keep_their_line_without_parsing_text():
     (result,) = log["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 7}
     assert result["message"]["text"] == "job_queues[a: b].priority: must be an integer"
+
+
+def test_every_driver_rule_carries_its_help_link():
+    """``helpUri``: the AWS page for the rules AWS documents, the catalogue entry for the project's own (and BQ000)."""
+    from policy_engine.checks import check_topology
+    from policy_engine.examples import example_topology
+    from policy_engine.reports.check_sarif import LOAD_RULE, to_dict
+    from policy_engine.rules import all_rules
+
+    log = to_dict(check_topology(example_topology()), uri="t.yaml")
+    driver = {rule["id"]: rule for rule in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert {rule_id: rule["helpUri"] for rule_id, rule in driver.items()} == {r.id: r.source_url for r in all_rules()}
+    assert driver["BQ116"]["helpUri"] == "https://docs.aws.amazon.com/batch/latest/userguide/tag-restrictions.html"
+    assert driver["BQ401"]["helpUri"] == "docs/rules.md#bq401" and LOAD_RULE["helpUri"] == "docs/rules.md#bq000"

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 
 from policy_engine.simulation import compiled
 from policy_engine.simulation.core.engine import SimulationSettings
-from policy_engine.simulation.inputs.generate import WorkloadProfile, generate_jobs
+from policy_engine.simulation.inputs.generate import GenerateOptions, ShareMix, generate_jobs
 from tests.builders import share, simulated_topology
 from tests.policy_engine.simulation.compiled_cases import outcomes
 from tests.policy_engine.simulation.test_properties import contended, scenarios
@@ -52,8 +52,9 @@ def _larger_cases() -> list[tuple]:
     topology = simulated_topology(
         8, share("S1", 3, "LEND_AND_BORROW", in_share_preemption=True), share("S2", 2, "LEND"),
         share("S3", 2, in_share_preemption=True), time_limit=1800)
-    profile = WorkloadProfile(jobs=600, arrival_rate=40, sizes={1: 0.6, 2: 0.3, 3: 0.1}, duration_mean=900,
-                              priorities={1: 0.5, 5: 0.5}, seed=3, burst_mean=20, burst_spread=300)
+    profile = GenerateOptions(jobs=600, arrival_rate=40, sizes={1: 0.6, 2: 0.3, 3: 0.1}, duration_mean=900,
+                              priorities={1: 0.5, 5: 0.5}, seed=3,
+                              share_mix=ShareMix.UNIFORM, burst_mean=20, burst_spread=300)
     jobs = list(generate_jobs(topology, profile))
     delayed = SimulationSettings(startup_delay=20, preemption_delay=5, victim_policy="fewest-instances")
     return [(topology, jobs, [], SimulationSettings(backfill=backfill, utilisation_series=True))

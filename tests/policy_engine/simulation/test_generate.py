@@ -6,9 +6,9 @@ from itertools import pairwise
 
 
 def _profile(**changes):
-    from policy_engine.simulation.inputs.generate import WorkloadProfile
+    from policy_engine.simulation.inputs.generate import GenerateOptions
 
-    return WorkloadProfile(**{"jobs": 20_000, "arrival_rate": 3600.0, "duration_mean": 3600.0, "seed": 3, **changes})
+    return GenerateOptions(**{"jobs": 20_000, "arrival_rate": 3600.0, "duration_mean": 3600.0, "seed": 3, **changes})
 
 
 def _jobs(profile):

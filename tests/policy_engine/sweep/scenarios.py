@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from policy_engine.examples import large_topology
-from policy_engine.simulation.inputs.generate import WorkloadProfile, generate_jobs, write_jobs
+from policy_engine.simulation.inputs.generate import GenerateOptions, ShareMix, generate_jobs, write_jobs
 
 #: Two shares on 6 x ml.g5.xlarge; team A's workload needs exactly 3 instances at once, team B's 3 too.
 KNOWN_OPTIMUM = """
@@ -36,8 +36,9 @@ def generated(directory: Path, jobs: int, queues: int = 1, shares: int = 4, type
     """A scenario of ``jobs`` generated jobs on ``large_topology`` (2 instances per share and type)."""
     topology = large_topology(queues=queues, shares_per_queue=shares, instance_types=types)
     capacity = queues * shares * types * 2
-    profile = WorkloadProfile(jobs=jobs, arrival_rate=load * capacity / 1.3, sizes={1: 0.7, 2: 0.3},
-                              duration_mean=3600.0, priorities={1: 0.6, 5: 0.3, 9: 0.1}, seed=seed)
+    profile = GenerateOptions(jobs=jobs, arrival_rate=load * capacity / 1.3, sizes={1: 0.7, 2: 0.3},
+                              duration_mean=3600.0, priorities={1: 0.6, 5: 0.3, 9: 0.1}, seed=seed,
+                              share_mix=ShareMix.UNIFORM)
     directory.mkdir(parents=True, exist_ok=True)
     write_jobs(directory / "jobs.csv", generate_jobs(topology, profile))
     (directory / "topology.yaml").write_text(yaml.safe_dump(topology.model_dump(mode="json", exclude_none=True)),

@@ -1,0 +1,23 @@
+"""``explain --format json``: the share, its sentences as ``{"topic", "text"}`` and its figures (the per-share
+summary ``check --format json`` writes), for scripts and bots."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+import click
+
+from policy_engine.reports.explain import explain_share
+from policy_engine.reports.subjects import ExplainOutput
+
+
+def to_dict(output: ExplainOutput) -> dict[str, Any]:
+    sentences = explain_share(output.topology, output.share, output.report)
+    return {"share": output.share,
+            "sentences": [{"topic": topic, "text": text} for topic, text in sentences],
+            "summary": output.report.summaries[output.share].to_dict()}
+
+
+def write(output: ExplainOutput, stream: TextIO) -> None:
+    click.echo(json.dumps(to_dict(output), indent=2, allow_nan=False), file=stream)

@@ -1,0 +1,63 @@
+"""``sweep --format text``: the best runs by the objective as a table, then every run that did not finish."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from rich.table import Table
+
+from policy_engine.reports import terminal
+from policy_engine.simulation.outputs.numbers import format_seconds
+from policy_engine.sweep.evaluate import ERROR, OK
+from policy_engine.sweep.expressions import Expression
+from policy_engine.sweep.subjects import SweepOutput
+
+
+def ranked(records: list[dict[str, Any]], objective: Expression, maximize: bool) -> list[tuple[float, dict[str, Any]]]:
+    """Ok runs best first by ``objective`` (ties by grid order)."""
+    scored = [(objective(record), record) for record in records if record["status"] == OK]
+    return sorted(scored, key=lambda pair: (-pair[0] if maximize else pair[0], pair[1]["index"]))
+
+
+def _number(value: float) -> str:
+    return format_seconds(value) if isinstance(value, (int, float)) else str(value)
+
+
+def write(output: SweepOutput, stream: TextIO) -> None:
+    records, axes, objective, maximize, top = (output.records, output.axes, output.objective, output.maximize,
+                                               output.top)
+    console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
+    best = ranked(records, objective, maximize)
+    table = Table(title=f"Best {min(top, len(best))} of {len(best)} run(s) by "
+                        f"{'max' if maximize else 'min'} {objective.text}")
+    table.add_column("#", justify="right")
+    for axis in axes:
+        table.add_column(axis.path, overflow="fold")
+    for column in (objective.text, "cluster util", "wait p95", "wait max", "preemptions", "inst-h lost"):
+        table.add_column(column, justify="right")
+    for rank, (score, record) in enumerate(best[:top], start=1):
+        summary = record["summary"]
+        table.add_row(str(rank), *(json.dumps(record["values"][axis.path]) for axis in axes), _number(score),
+                      f"{summary['cluster_utilisation']:.1%}", format_seconds(summary["wait_p95"]),
+                      format_seconds(summary["wait_max"]), f"{summary['preemptions']:,}",
+                      f"{summary['instance_hours_lost']:.2f}")
+    console.print(table)
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record["status"]] = counts.get(record["status"], 0) + 1
+    where = f"; results in {output.out_dir}" if output.out_dir else ""
+    console.print(f"{len(records):,} run(s): " + ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
+                  + where)
+    for record in records:
+        if record["status"] == OK:
+            continue
+        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in record["values"].items())
+        if record["status"] == ERROR:
+            console.print(f"  error  {values}: {record['error']}", highlight=False)
+        else:
+            errors = [f for f in record["findings"] if f["severity"] == "error"]
+            first = errors[0] if errors else {"rule": "?", "object": "?", "message": "?"}
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            console.print(f"  invalid  {values}: {first['rule']} {first['object']}: {first['message']}{more}",
+                          highlight=False, soft_wrap=True)

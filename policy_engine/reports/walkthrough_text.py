@@ -1,0 +1,17 @@
+"""``walkthrough --format text``: one jobs table per step, captioned with what AWS's example expects."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from policy_engine.reports import terminal
+from policy_engine.reports.simulate_text import jobs_table
+from policy_engine.reports.subjects import WalkthroughStep
+
+
+def write(steps: Sequence[WalkthroughStep], stream: TextIO) -> None:
+    console = terminal.console(file=stream) if stream.isatty() else terminal.console(file=stream, width=160)
+    for step in steps:
+        console.print(jobs_table(step.result, f"{step.title} (t={step.time} s)", caption=f"expected: {step.expected}",
+                                 waits=False))
