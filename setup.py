@@ -19,7 +19,7 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).parent
 PACKAGE = Path("policy_engine") / "simulation" / "core"
 #: Kept equal to ``policy_engine.simulation.compiled.COMPILED_MODULES`` (a test compares them).
-COMPILED_MODULES = ("capacity", "engine", "events", "jobs", "lifecycle", "placement", "pool_queue", "preemption",
+COMPILED_MODULES = ("agenda", "capacity", "engine", "events", "jobs", "lifecycle", "placement", "preemption",
                     "queues", "steps")
 RECORD = "_compiled_sources.py"
 

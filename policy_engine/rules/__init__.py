@@ -16,7 +16,7 @@ from policy_engine.rules import (  # noqa: F401 (registers)
     structure,
     suppressions,
 )
-from policy_engine.rules.base import REGISTRY, Context, Problem, Rule, rule
+from policy_engine.rules.base import REGISTRY, Context, RawFinding, Rule, rule
 
 
 def all_rules() -> list[Rule]:
@@ -34,4 +34,4 @@ def run_rules(topology: Topology, context: Context | None = None) -> list[Findin
     return suppressions.apply(context, context.findings) + about_findings
 
 
-__all__ = ["REGISTRY", "Context", "Problem", "Rule", "all_rules", "rule", "run_rules"]
+__all__ = ["REGISTRY", "Context", "RawFinding", "Rule", "all_rules", "rule", "run_rules"]

@@ -1,6 +1,6 @@
 """What a rule is: a stable ID, a severity, a one-line title and one function -> problems.
 
-Rule functions yield ``Problem``s (object, message, hint); the ``Rule`` stamps its ID and
+Rule functions yield ``RawFinding``s (object, message, hint); the ``Rule`` stamps its ID and
 severity on them, so a rule's identity lives in exactly one place: its decorator.
 The function's docstring is the rule's description in the generated catalogue; like the messages, it
 takes its figures from ``policy_engine.limits`` (``{SHARES_PER_QUEUE.maximum}``), so a docstring holds
@@ -60,7 +60,7 @@ class Context:
 
 
 @dataclass(frozen=True)
-class Problem:
+class RawFinding:
     """A rule's raw result; ``severity`` overrides the rule's default (e.g. opted-in oversubscription)."""
 
     object: ObjectRef
@@ -70,7 +70,7 @@ class Problem:
     counterexample: dict[str, Any] | None = field(default=None, compare=False)
 
 
-RuleFunction = Callable[[Context], Iterable[Problem]]
+RuleFunction = Callable[[Context], Iterable[RawFinding]]
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from policy_engine.findings import Severity
-from policy_engine.rules.base import Context, Problem, rule
+from policy_engine.rules.base import Context, RawFinding, rule
 from policy_engine.rules.objects import share_ref
 
 
 @rule("BQ301", Severity.WARNING, "A borrowing share has a possible lender")
-def borrower_has_lender(context: Context) -> Iterator[Problem]:
+def borrower_has_lender(context: Context) -> Iterator[RawFinding]:
     """A LEND_AND_BORROW share (with a borrow limit other than 0) should have, for each of its instance types,
     another share in its job queue that lends that type (LEND or LEND_AND_BORROW with a limit for it).
     Otherwise its borrowing is dead configuration and the team may expect a burst it never gets."""
@@ -30,13 +30,13 @@ def borrower_has_lender(context: Context) -> Iterator[Problem]:
             message = f"can never borrow: no other share in job queue {queue} lends {', '.join(missing)}"
         else:
             message = f"cannot borrow {', '.join(missing)}: no other share in job queue {queue} lends it"
-        yield Problem(share_ref(graph.queue(node), share), message,
-                      "make another share of the queue LEND or LEND_AND_BORROW with these instance types, "
-                      "or use strategy LEND if the share is not meant to borrow")
+        yield RawFinding(share_ref(graph.queue(node), share), message,
+                         "make another share of the queue LEND or LEND_AND_BORROW with these instance types, "
+                         "or use strategy LEND if the share is not meant to borrow")
 
 
 @rule("BQ302", Severity.WARNING, "A borrow limit is not larger than anything lendable")
-def borrow_limit_reachable(context: Context) -> Iterator[Problem]:
+def borrow_limit_reachable(context: Context) -> Iterator[RawFinding]:
     """A finite ``borrow_limit`` that allows more than the share's lenders could ever give (their limits, capped
     by the environment's room beside the share's own limit) promises a burst that cannot happen."""
     graph = context.graph
@@ -52,7 +52,7 @@ def borrow_limit_reachable(context: Context) -> Iterator[Problem]:
             if allowance > reachable:
                 given = ", ".join(f"{lender} {graph.limit(lender, instance_type)}" for lender in lenders)
                 percent = -(-reachable * 100 // limit)
-                yield Problem(
+                yield RawFinding(
                     share_ref(graph.queue(node), share),
                     f"{instance_type}: borrow_limit {share.borrow_limit}% allows borrowing {allowance} but at most "
                     f"{reachable} can be lent (lenders: {given}; environment room {room})",
@@ -61,7 +61,7 @@ def borrow_limit_reachable(context: Context) -> Iterator[Problem]:
 
 
 @rule("BQ303", Severity.WARNING, "A borrow limit allows at least one instance")
-def borrow_limit_rounds_to_zero(context: Context) -> Iterator[Problem]:
+def borrow_limit_rounds_to_zero(context: Context) -> Iterator[RawFinding]:
     """A LEND_AND_BORROW share may borrow ``floor(limit x borrow_limit / 100)`` instances of a type; a positive
     ``borrow_limit`` too small for one instance (limit 3, 33 % -> 0) means the share can never borrow that type,
     although its strategy says it does."""
@@ -72,8 +72,8 @@ def borrow_limit_rounds_to_zero(context: Context) -> Iterator[Problem]:
         for instance_type, limit in share.capacity.items():
             if limit > 0 and limit * percent // 100 == 0:
                 needed = -(-100 // limit)
-                yield Problem(share_ref(queue, share),
-                              f"{instance_type}: borrow_limit {percent}% of {limit} rounds down to 0 instances; "
-                              "the share can never borrow it",
-                              f"raise borrow_limit to at least {needed}, or use strategy LEND if it is not meant "
-                              "to borrow")
+                yield RawFinding(share_ref(queue, share),
+                                 f"{instance_type}: borrow_limit {percent}% of {limit} rounds down to 0 instances; "
+                                 "the share can never borrow it",
+                                 f"raise borrow_limit to at least {needed}, or use strategy LEND if it is not meant "
+                                 "to borrow")

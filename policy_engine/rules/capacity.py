@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from policy_engine.findings import Severity
 from policy_engine.guarantees import filled_in_order
 from policy_engine.model import share_id
-from policy_engine.rules.base import Context, Problem, rule
+from policy_engine.rules.base import Context, RawFinding, rule
 from policy_engine.rules.objects import environment_ref, share_ref
 
 
@@ -27,7 +27,7 @@ def _claims(context: Context) -> dict[str, dict[str, dict[str, int]]]:
 
 
 @rule("BQ201", Severity.ERROR, "Share limits fit in the environment (no oversubscription)")
-def no_oversubscription(context: Context) -> Iterator[Problem]:
+def no_oversubscription(context: Context) -> Iterator[RawFinding]:
     """Per instance type, the sum of the share limits on an environment must not exceed its capacity:
     otherwise, when the other shares hold their own limits, some share cannot reach its limit even by
     reclaim (cross-share preemption only takes back *borrowed* capacity). A topology may opt in with
@@ -46,7 +46,7 @@ def no_oversubscription(context: Context) -> Iterator[Problem]:
                 starved = next(name for name, limit in shares.items() if usage[name] < limit)
                 held = " and ".join(f"{name} uses {usage[name]}" for name in shares if name != starved
                                     and usage[name] > 0) or "the environment is empty"
-                yield Problem(
+                yield RawFinding(
                     environment_ref(environment.name),
                     f"{instance_type}: share limits add up to {total} ({listed}) but the environment has {capacity}: "
                     f"when {held} (within their own limits, so nothing can be reclaimed), {starved} gets only "
@@ -59,7 +59,7 @@ def no_oversubscription(context: Context) -> Iterator[Problem]:
 
 
 @rule("BQ202", Severity.ERROR, "Every instance type of a share exists in its environment")
-def instance_types_exist(context: Context) -> Iterator[Problem]:
+def instance_types_exist(context: Context) -> Iterator[RawFinding]:
     """A share that names an instance type its queue's environment lacks has jobs that can never run
     (AWS leaves them RUNNABLE with ``MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE``)."""
     environments = {e.name: e for e in context.topology.service_environments}
@@ -70,14 +70,14 @@ def instance_types_exist(context: Context) -> Iterator[Problem]:
         for instance_type in share.capacity:
             if instance_type not in environment.capacity:
                 known = ", ".join(environment.capacity) or "none"
-                yield Problem(share_ref(queue, share),
-                              f"instance type {instance_type} is not in service environment {environment.name} "
-                              f"(it has: {known})",
-                              f"add {instance_type} to {environment.name} or remove it from the share")
+                yield RawFinding(share_ref(queue, share),
+                                 f"instance type {instance_type} is not in service environment {environment.name} "
+                                 f"(it has: {known})",
+                                 f"add {instance_type} to {environment.name} or remove it from the share")
 
 
 @rule("BQ203", Severity.WARNING, "All environment capacity belongs to some share")
-def no_idle_capacity(context: Context) -> Iterator[Problem]:
+def no_idle_capacity(context: Context) -> Iterator[RawFinding]:
     """Capacity of an environment that no share's limit covers is treated as idle forever: AWS documents no
     way for shares to use capacity nobody owns (borrowing is only from LEND / LEND_AND_BORROW shares)."""
     claims = _claims(context)
@@ -85,7 +85,7 @@ def no_idle_capacity(context: Context) -> Iterator[Problem]:
         for instance_type, capacity in environment.capacity.items():
             total = sum(claims[environment.name].get(instance_type, {}).values())
             if total < capacity:
-                yield Problem(environment_ref(environment.name),
-                              f"{instance_type}: {capacity - total} of {capacity} instances belong to no share "
-                              "and stay idle",
-                              "give the remaining capacity to a share or lower the environment's capacity")
+                yield RawFinding(environment_ref(environment.name),
+                                 f"{instance_type}: {capacity - total} of {capacity} instances belong to no share "
+                                 "and stay idle",
+                                 "give the remaining capacity to a share or lower the environment's capacity")

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from policy_engine.findings import Severity
 from policy_engine.guarantees import refute
 from policy_engine.model import Capacity, QuotaShare
-from policy_engine.rules.base import Context, Problem, rule
+from policy_engine.rules.base import Context, RawFinding, rule
 
 _PROMISES = ("min_capacity", "burst_capacity")
 
@@ -23,7 +23,7 @@ def _meaningful(share: QuotaShare, promised: Capacity | None) -> Capacity:
     return {t: n for t, n in (promised or {}).items() if n >= 1 and t in share.capacity}
 
 
-def _refuted(context: Context, promise: str) -> Iterator[Problem]:
+def _refuted(context: Context, promise: str) -> Iterator[RawFinding]:
     """``refute``'s refutations of one property, for the meaningful part of each guarantee only."""
     for guarantee, (obj, share) in zip(context.topology.guarantees, context.guarantee_shares, strict=True):
         if share is None or obj.share_id is None:
@@ -31,11 +31,11 @@ def _refuted(context: Context, promise: str) -> Iterator[Problem]:
         checked = guarantee.model_copy(update={p: _meaningful(share, getattr(guarantee, p)) for p in _PROMISES})
         for refutation in refute(context.topology, context.graph, checked, node=obj.share_id):
             if refutation.property == promise:
-                yield Problem(obj, refutation.message, refutation.hint, counterexample=refutation.counterexample)
+                yield RawFinding(obj, refutation.message, refutation.hint, counterexample=refutation.counterexample)
 
 
 @rule("BQ401", Severity.ERROR, "min_capacity is reachable by reclaim", suppressible_errors=True)
-def min_capacity_holds(context: Context) -> Iterator[Problem]:
+def min_capacity_holds(context: Context) -> Iterator[RawFinding]:
     """A promised ``min_capacity`` must be at most ``min(limit, environment - sum of the other shares' limits)``
     per instance type: what a head job of the share can always get back by reclaim while every other share
     holds up to its own limit. Counterexample: the other shares' usage that leaves too little."""
@@ -43,14 +43,14 @@ def min_capacity_holds(context: Context) -> Iterator[Problem]:
 
 
 @rule("BQ402", Severity.ERROR, "burst_capacity is reachable when every other share is idle", suppressible_errors=True)
-def burst_capacity_holds(context: Context) -> Iterator[Problem]:
+def burst_capacity_holds(context: Context) -> Iterator[RawFinding]:
     """A promised ``burst_capacity`` must be at most the max burst: ``min(ceiling, own limit + max-flow from the
     lenders, environment capacity)``. Counterexample: every other share idle and the most the share reaches."""
     yield from _refuted(context, "burst_capacity")
 
 
 @rule("BQ403", Severity.ERROR, "never_preempted holds", suppressible_errors=True)
-def never_preempted_holds(context: Context) -> Iterator[Problem]:
+def never_preempted_holds(context: Context) -> Iterator[RawFinding]:
     """``never_preempted: true`` holds only when in-share preemption is off and the share can never hold borrowed
     capacity (not LEND_AND_BORROW, or nothing can flow to it). Counterexample: the usage in which a job of
     the share is preempted (by a higher-priority job of its own, or by a lender reclaiming)."""
@@ -58,7 +58,7 @@ def never_preempted_holds(context: Context) -> Iterator[Problem]:
 
 
 @rule("BQ404", Severity.ERROR, "A guarantee promises something meaningful", suppressible_errors=True)
-def guarantee_is_meaningful(context: Context) -> Iterator[Problem]:
+def guarantee_is_meaningful(context: Context) -> Iterator[RawFinding]:
     """A guarantee must promise something: ``min_capacity`` or ``burst_capacity`` with at least 1 instance of
     an instance type the share has a limit for, or ``never_preempted: true``. A count of 0 or less, an instance
     type the share never runs, or a guarantee with no promise at all would pass every proof while promising
@@ -66,8 +66,8 @@ def guarantee_is_meaningful(context: Context) -> Iterator[Problem]:
     for guarantee, (obj, share) in zip(context.topology.guarantees, context.guarantee_shares, strict=True):
         promised = [p for p in _PROMISES if getattr(guarantee, p)]
         if not promised and not guarantee.never_preempted:
-            yield Problem(obj, "promises nothing: no min_capacity, no burst_capacity and never_preempted is false",
-                          "add min_capacity, burst_capacity or never_preempted: true, or remove the guarantee")
+            yield RawFinding(obj, "promises nothing: no min_capacity, no burst_capacity and never_preempted is false",
+                             "add min_capacity, burst_capacity or never_preempted: true, or remove the guarantee")
             continue
         if share is None:
             continue  # unresolved or ambiguous: BQ001 reports it
@@ -75,13 +75,14 @@ def guarantee_is_meaningful(context: Context) -> Iterator[Problem]:
             for instance_type, count in getattr(guarantee, name).items():
                 if instance_type not in share.capacity:
                     limits = ", ".join(share.capacity) or "none"
-                    yield Problem(obj, f"{name} {instance_type}: share {guarantee.share} has no limit for "
-                                  f"{instance_type} (it has: {limits}), so it never runs it",
-                                  f"promise one of the share's instance types or add {instance_type} to its capacity")
+                    yield RawFinding(obj, f"{name} {instance_type}: share {guarantee.share} has no limit for "
+                                     f"{instance_type} (it has: {limits}), so it never runs it",
+                                     f"promise one of the share's instance types or add {instance_type} "
+                                     "to its capacity")
                 elif count < 1:
-                    yield Problem(obj, f"{name} {instance_type}: promises {count} instances; a promise must be "
-                                  "at least 1",
-                                  f"promise at least 1 {instance_type} or remove {instance_type} from {name}")
+                    yield RawFinding(obj, f"{name} {instance_type}: promises {count} instances; a promise must be "
+                                     "at least 1",
+                                     f"promise at least 1 {instance_type} or remove {instance_type} from {name}")
 
 
 #: The property of a guarantee each refutation rule proves (``diff`` reports a lost promise once, not again as

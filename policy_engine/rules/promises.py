@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from policy_engine.findings import Severity
-from policy_engine.rules.base import Context, Problem, rule
+from policy_engine.rules.base import Context, RawFinding, rule
 
 
 @rule("BQ501", Severity.ERROR, "A declared guarantee is not weakened without review", suppressible_errors=True,
       diff_only=True)
-def guarantee_weakened(context: Context) -> Iterator[Problem]:
+def guarantee_weakened(context: Context) -> Iterator[RawFinding]:
     """Evaluated by ``batch-quota diff`` only. A share's declared ``min_capacity`` or ``burst_capacity`` for an
     instance type is lower in HEAD than in BASE: the team is promised less than before. `diff --fail-on
     guarantee-weakened` (in the default) fails until the change is accepted by a suppression of BQ501 on the
@@ -27,7 +27,7 @@ def guarantee_weakened(context: Context) -> Iterator[Problem]:
 
 @rule("BQ502", Severity.ERROR, "A declared guarantee is not dropped without review", suppressible_errors=True,
       diff_only=True)
-def guarantee_dropped(context: Context) -> Iterator[Problem]:
+def guarantee_dropped(context: Context) -> Iterator[RawFinding]:
     """Evaluated by ``batch-quota diff`` only. A promise BASE declares is gone from HEAD: a ``min_capacity`` or
     ``burst_capacity`` entry removed, ``never_preempted`` removed, or the share's guarantee (or the share) deleted.
     `diff --fail-on guarantee-dropped` (in the default) fails until the change is accepted by a suppression of

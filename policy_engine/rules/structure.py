@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from policy_engine.findings import Severity
-from policy_engine.rules.base import Context, Problem, rule
+from policy_engine.rules.base import Context, RawFinding, rule
 from policy_engine.structure_checks import topology_problems
 
 
 @rule("BQ001", Severity.ERROR, "Names are unique and every reference resolves", enforced_by_aws=True)
-def unique_names_and_resolved_references(context: Context) -> Iterator[Problem]:
+def unique_names_and_resolved_references(context: Context) -> Iterator[RawFinding]:
     """Environments, queues and the shares of a queue have unique names; a queue names an existing
     environment; a guarantee names exactly one share (``QUEUE/SHARE``, or ``SHARE`` when unique)."""
     for problem in topology_problems(context.topology):
-        yield Problem(problem.object, problem.message, "rename the duplicate or fix the reference")
+        yield RawFinding(problem.object, problem.message, "rename the duplicate or fix the reference")

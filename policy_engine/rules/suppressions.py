@@ -17,7 +17,7 @@ from dataclasses import replace
 from policy_engine.diagnostics import ObjectKind, ObjectRef
 from policy_engine.findings import Finding, Severity
 from policy_engine.model import Suppression, Topology
-from policy_engine.rules.base import REGISTRY, Context, Problem, rule
+from policy_engine.rules.base import REGISTRY, Context, RawFinding, rule
 from policy_engine.rules.objects import (
     TOPOLOGY,
     environment_ref,
@@ -62,7 +62,7 @@ def _closest(word: str, choices: list[str]) -> str:
 
 @rule("BQ002", Severity.ERROR, "A suppression names a rule, an object, a reason, and only what may be suppressed",
       after_findings=True)
-def suppression_valid(context: Context) -> Iterator[Problem]:
+def suppression_valid(context: Context) -> Iterator[RawFinding]:
     """Each ``suppress`` entry names a registered rule ID, an object of the topology as findings name it, and a
     non-empty reason; and every finding it matches may be suppressed: a warning, or an error AWS would still
     deploy (a refuted guarantee, BQ4xx). An AWS-limit or structural error cannot be suppressed: the deploy
@@ -72,32 +72,33 @@ def suppression_valid(context: Context) -> Iterator[Problem]:
     for index, suppression, found in _suppressing(context):
         obj = suppression_ref(index, suppression)
         if not suppression.reason.strip():
-            yield Problem(obj, "has no reason", "say why the finding is accepted, e.g. reason: \"QS2 grows in Q3\"")
+            yield RawFinding(obj, "has no reason", "say why the finding is accepted, e.g. reason: \"QS2 grows in Q3\"")
         if suppression.rule not in REGISTRY:
-            yield Problem(obj, f"rule {suppression.rule!r} does not exist{_closest(suppression.rule, known_rules)}",
-                          "use a rule ID from docs/rules.md")
+            yield RawFinding(obj, f"rule {suppression.rule!r} does not exist{_closest(suppression.rule, known_rules)}",
+                             "use a rule ID from docs/rules.md")
             continue
         if REGISTRY[suppression.rule].diff_only:
             if "/" not in suppression.object:  # the share may be gone from HEAD: its promise is what changed
-                yield Problem(obj, f"{suppression.rule} is about a share's declared guarantees: its object is "
-                              f"QUEUE/SHARE, not {suppression.object!r}", "write the share as QUEUE/SHARE")
+                yield RawFinding(obj, f"{suppression.rule} is about a share's declared guarantees: its object is "
+                                 f"QUEUE/SHARE, not {suppression.object!r}", "write the share as QUEUE/SHARE")
         elif not found and suppression.object not in known_objects:
-            yield Problem(obj, f"object {suppression.object!r} names nothing in the topology"
-                          f"{_closest(suppression.object, known_objects)}",
-                          "write the object as the finding names it, e.g. QUEUE/SHARE or job_queues[QUEUE]")
+            yield RawFinding(obj, f"object {suppression.object!r} names nothing in the topology"
+                             f"{_closest(suppression.object, known_objects)}",
+                             "write the object as the finding names it, e.g. QUEUE/SHARE or job_queues[QUEUE]")
         checked = REGISTRY[suppression.rule]
         for finding in found:
             if not checked.can_suppress(finding.severity):
-                yield Problem(obj, f"cannot suppress the {finding.severity.value} {finding.rule} on {finding.object}: "
-                              "AWS would refuse the deploy (only warnings and refuted guarantees can be suppressed)",
-                              "fix the topology; remove the suppression")
+                yield RawFinding(obj,
+                                 f"cannot suppress the {finding.severity.value} {finding.rule} on {finding.object}: "
+                                 "AWS would refuse the deploy (only warnings and refuted guarantees can be suppressed)",
+                                 "fix the topology; remove the suppression")
         if checked.after_findings:
-            yield Problem(obj, f"{suppression.rule} is about suppressions and cannot be suppressed",
-                          "fix the suppression instead")
+            yield RawFinding(obj, f"{suppression.rule} is about suppressions and cannot be suppressed",
+                             "fix the suppression instead")
 
 
 @rule("BQ003", Severity.WARNING, "A suppression matches a finding", after_findings=True)
-def suppression_used(context: Context) -> Iterator[Problem]:
+def suppression_used(context: Context) -> Iterator[RawFinding]:
     """A suppression whose rule finds nothing on its object any more is stale: it would silently accept a future
     finding nobody reviewed. Remove it (or fix its object)."""
     known_objects = set(_known_objects(context))
@@ -105,9 +106,9 @@ def suppression_used(context: Context) -> Iterator[Problem]:
         checked = REGISTRY.get(suppression.rule)
         if (not found and checked is not None and not checked.after_findings and not checked.diff_only
                 and suppression.object in known_objects):
-            yield Problem(suppression_ref(index, suppression),
-                          f"suppresses nothing: {suppression.rule} finds nothing on {suppression.object}",
-                          "remove the suppression")
+            yield RawFinding(suppression_ref(index, suppression),
+                             f"suppresses nothing: {suppression.rule} finds nothing on {suppression.object}",
+                             "remove the suppression")
 
 
 def apply(context: Context, findings: list[Finding]) -> list[Finding]:

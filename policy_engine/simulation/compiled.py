@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 
 #: The modules ``setup.py`` compiles: every module of ``policy_engine.simulation.core``, and only those.
-COMPILED_MODULES = ("capacity", "engine", "events", "jobs", "lifecycle", "placement", "pool_queue", "preemption",
+COMPILED_MODULES = ("agenda", "capacity", "engine", "events", "jobs", "lifecycle", "placement", "preemption",
                     "queues", "steps")
 #: Set (to anything but empty, 0, false or no) to run the simulator from source even where a compiled build exists.
 PURE_PYTHON_VARIABLE = "BATCH_QUOTA_PURE_PYTHON"

@@ -20,10 +20,10 @@ from typing import Final, SupportsFloat
 from policy_engine.model import Topology
 from policy_engine.simulation.causes import Cause, Reason, Waiting
 from policy_engine.simulation.core import placement
+from policy_engine.simulation.core.agenda import Agenda
 from policy_engine.simulation.core.events import Event, Kind, Phase
 from policy_engine.simulation.core.jobs import ACTIVE, FAILED, FINAL, Job, JobSpec, LiveState, Status
 from policy_engine.simulation.core.lifecycle import JobLifecycle, Transition
-from policy_engine.simulation.core.pool_queue import PoolQueue
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.exact_types import exact_number
 from policy_engine.simulation.outputs.reasons import waiting, waiting_reason
@@ -31,7 +31,7 @@ from policy_engine.simulation.outputs.results import SimulationResult, build_res
 from policy_engine.simulation.settings import Action, JobTermination, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
-__all__ = ["Action", "Engine", "PoolQueue", "PriorityUpdate", "SimulationSettings", "Transition", "simulate"]
+__all__ = ["Action", "Agenda", "Engine", "PriorityUpdate", "SimulationSettings", "Transition", "simulate"]
 
 _RUNNING: Final = Status.RUNNING
 _SUBMIT: Final = Phase.SUBMIT
@@ -109,7 +109,7 @@ class Engine(JobLifecycle):
         observers = self.observers
         # bound once: the loop below runs twice per job
         pop, handlers, submit, touched = heapq.heappop, self._handlers, self._submit, self._touched
-        run_pass, queues, limits = self.steps.run_pass, self._queues, self.time_limits
+        run_pass, agendas, limits = self.steps.run_pass, self._agendas, self.time_limits
         arrival = self._next_arrival
         alone = limits is None and not self.settings.backfill  # a lone submission may be placed as it arrives
         while True:
@@ -159,12 +159,12 @@ class Engine(JobLifecycle):
                     handlers[event[4]](event)
                 while touched:
                     if len(touched) == 1:
-                        run_pass(queues[touched.popitem()[0]])
+                        run_pass(agendas[touched.popitem()[0]])
                         continue
                     order = sorted(touched)
                     touched.clear()
                     for index in order:
-                        run_pass(queues[index])
+                        run_pass(agendas[index])
                 if limits is not None:
                     limits.arm()
                 if not (events and events[0][0] == time):

@@ -15,6 +15,7 @@ from typing import Final
 from policy_engine.model import Topology
 from policy_engine.simulation.causes import Cause, Detail, Reason, describe
 from policy_engine.simulation.core import placement
+from policy_engine.simulation.core.agenda import Agenda
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.core.events import Event, Kind, Phase, make_event
 from policy_engine.simulation.core.jobs import (
@@ -28,7 +29,6 @@ from policy_engine.simulation.core.jobs import (
     JobSpec,
     Status,
 )
-from policy_engine.simulation.core.pool_queue import PoolQueue
 from policy_engine.simulation.core.steps import Steps
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.exact_types import exact_spec
@@ -82,7 +82,7 @@ class JobLifecycle:
             if self.settings.utilisation_series:
                 pool.series = []
             pool.recorded = pool.log is not None or pool.series is not None
-        self._queues = [PoolQueue(pool) for pool in self.pools]
+        self._agendas = [Agenda(pool) for pool in self.pools]
         self.steps = Steps(self)
         actions = queue_actions(topology)
         self.time_limits = TimeLimits(self, actions) if actions else None
@@ -161,10 +161,10 @@ class JobLifecycle:
 
     def touch(self, share: ShareCapacity) -> None:
         """The share's line or usage changed: its pool's pass looks at its head again."""
-        queue = self._queues[share.pool.index]
-        queue.dirty[share] = None
-        queue.settled = False
-        queue.fill_from = 0
+        agenda = self._agendas[share.pool.index]
+        agenda.dirty[share] = None
+        agenda.settled = False
+        agenda.fill_from = 0
         self._touched[share.pool.index] = None
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
@@ -173,10 +173,10 @@ class JobLifecycle:
         """Heads waiting for capacity in this pool (and pools sharing its environment) look again."""
         pools = pool.env.pools if len(pool.env.pools) > 1 else (pool,)
         for other in pools:
-            queue = self._queues[other.index]
-            queue.retry_waiting()
-            queue.settled = False
-            queue.fill_from = 0
+            agenda = self._agendas[other.index]
+            agenda.retry_waiting()
+            agenda.settled = False
+            agenda.fill_from = 0
             self._touched[other.index] = None
 
     def _submit(self, job: Job, alone: bool = False) -> None:
@@ -214,9 +214,9 @@ class JobLifecycle:
         # the head and the share's usage are as the last pass left them, so classifying the head again would
         # change nothing (on a busy cluster, most submissions): only backfill and the head's time limit look
         # again. Unless the head waits for protected victims: placements since may change which set it takes.
-        queue = self._queues[share.pool.index]
-        if share in queue.protected:
-            del queue.protected[share]  # noted again if it still waits for protected victims
+        agenda = self._agendas[share.pool.index]
+        if share in agenda.protected:
+            del agenda.protected[share]  # noted again if it still waits for protected victims
             self.touch(share)
             return
         if self._backfill:
@@ -224,8 +224,8 @@ class JobLifecycle:
             # backfill could place it now only with room on the share (own, or borrowed) and in the environment
             if (job.spec.instances <= pool.env.capacity - pool.env.used
                     and (share.limit > share.used or (share.borrows and pool.lender_idle > pool.borrowed))):
-                if queue.settled:
-                    queue.fresh[share] = None  # the new job may fit where nothing else did
+                if agenda.settled:
+                    agenda.fresh[share] = None  # the new job may fit where nothing else did
                 self._touched[pool.index] = None
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
@@ -261,16 +261,16 @@ class JobLifecycle:
         at: float | None = now
         if job.placed_at is None:
             job.placed_at = at
-        queue = self._queues[share.pool.index]
+        agenda = self._agendas[share.pool.index]
         # the line has a new head; after backfill the head is the same, and only in-share preemption gains
         # from the share's higher use (a new lower-priority job it may preempt), or a head waiting for protected
         # victims (the capacity just taken may change which set it takes): other steps lose by it. No step
         # places the head of a share at its limit that neither borrows nor preempts in-share: it is not looked at.
-        if (line.waiting and (not remove or share.in_share or share in queue.protected)
+        if (line.waiting and (not remove or share.in_share or share in agenda.protected)
                 and (share.used < share.limit or share.borrows or share.in_share)):
-            queue.dirty[share] = None
+            agenda.dirty[share] = None
         if borrowed:  # new borrowed jobs are new reclaim victims
-            queue.retry_waiting()
+            agenda.retry_waiting()
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
         if self._immediate and self.on_transition is None and self.on_reason is None:
@@ -345,22 +345,22 @@ class JobLifecycle:
             job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed),)
         job.version += 1
         index = pool.index
-        queue = self._queues[index]
-        if (outcome is SUCCEEDED and not share.line.waiting and not queue.borrow and not queue.waiting
+        agenda = self._agendas[index]
+        if (outcome is SUCCEEDED and not share.line.waiting and not agenda.borrow and not agenda.waiting
                 and not self._backfill and self.time_limits is None and pool.env_alone):
             # nobody waits in its line, nobody waits to borrow the capacity and no head waits for capacity to be
             # freed: the pool's pass would find nothing to do (every other head was sorted when it last changed)
             return
         # self.touch(share), inline: once per job
-        queue.dirty[share] = None
-        queue.settled = False
-        queue.fill_from = 0
+        agenda.dirty[share] = None
+        agenda.settled = False
+        agenda.fill_from = 0
         self._touched[index] = None
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
         if pool.env_alone:  # self.capacity_freed(pool), inline: the common case, a pool alone on its environment
-            if queue.waiting:
-                queue.retry_waiting()
+            if agenda.waiting:
+                agenda.retry_waiting()
         else:
             self.capacity_freed(pool)
 

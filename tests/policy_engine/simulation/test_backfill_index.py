@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policy_engine.simulation.core import placement
+from policy_engine.simulation.core.agenda import Agenda
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.core.jobs import JobSpec
-from policy_engine.simulation.core.pool_queue import PoolQueue
 from policy_engine.simulation.core.steps import Steps
 from policy_engine.simulation.outputs.results import build_result
 from tests.builders import job, share
@@ -29,7 +29,7 @@ from tests.policy_engine.simulation.test_properties import scenarios, topologies
 pytestmark = pytest.mark.interpreted
 
 
-class _NeverSettled(PoolQueue):
+class _NeverSettled(Agenda):
     """The reference looks every time: no skipping after a backfill that found nothing."""
 
     __slots__ = ()
@@ -41,8 +41,8 @@ class _ScanningSteps(Steps):
 
     __slots__ = ()
 
-    def fill(self, queue: PoolQueue) -> bool:
-        pool = queue.pool
+    def fill(self, agenda: Agenda) -> bool:
+        pool = agenda.pool
         for capacity in pool.shares:
             if capacity.line.waiting < 2:
                 continue
@@ -67,8 +67,8 @@ class ScanningBackfill(Engine):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.steps = _ScanningSteps(self)
-        for queue in self._queues:
-            queue.__class__ = _NeverSettled
+        for agenda in self._agendas:
+            agenda.__class__ = _NeverSettled
 
 
 @st.composite

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 from policy_engine.simulation.causes import Cause
 from policy_engine.simulation.core import capacity, lifecycle, placement, preemption, steps
+from policy_engine.simulation.core.agenda import Agenda
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.jobs import AttemptRecord, Job, Status
-from policy_engine.simulation.core.pool_queue import PoolQueue
 from policy_engine.simulation.core.steps import Steps
 from policy_engine.simulation.outputs.results import build_result
 from policy_engine.simulation.settings import SimulationSettings
@@ -90,11 +90,11 @@ class PlainSteps(Steps):
 
     __slots__ = ()
 
-    def classify(self, queue: PoolQueue) -> bool:
-        pool = queue.pool
-        dirty = queue.dirty
-        queue.dirty = {}
-        lone = len(dirty) == 1 and not queue.own
+    def classify(self, agenda: Agenda) -> bool:
+        pool = agenda.pool
+        dirty = agenda.dirty
+        agenda.dirty = {}
+        lone = len(dirty) == 1 and not agenda.own
         for share in dirty:
             line = share.line
             while True:
@@ -106,36 +106,36 @@ class PlainSteps(Steps):
                 if placement.within_own_limit(share, n):
                     if placement.own_fits(pool, share, n):
                         if not lone:
-                            heapq.heappush(queue.own, (-job.priority, spec.submit_at, job.seq, job, share))
+                            heapq.heappush(agenda.own, (-job.priority, spec.submit_at, job.seq, job, share))
                             break
                         self.engine.place(share, job, False, False)
-                        changed = queue.dirty
+                        changed = agenda.dirty
                         if len(changed) != 1 or share not in changed:
                             return True
-                        queue.dirty = {}
+                        agenda.dirty = {}
                         continue
-                    heapq.heappush(queue.reclaim, (-job.priority, spec.submit_at, job.seq, job, share))
+                    heapq.heappush(agenda.reclaim, (-job.priority, spec.submit_at, job.seq, job, share))
                 elif (share.borrows and placement.under_ceiling(share, n)
-                      and queue.borrow_member.get(share) is not job):
-                    queue.borrow_member[share] = job
-                    heapq.heappush(queue.borrow, (spec.submit_at, job.seq, job, share))
-                if preemption.has_lower_priority(share, job) and queue.preempt_member.get(share) is not job:
-                    queue.preempt_member[share] = job
-                    heapq.heappush(queue.preempt, (-job.priority, spec.submit_at, job.seq, job, share))
+                      and agenda.borrow_member.get(share) is not job):
+                    agenda.borrow_member[share] = job
+                    heapq.heappush(agenda.borrow, (spec.submit_at, job.seq, job, share))
+                if preemption.has_lower_priority(share, job) and agenda.preempt_member.get(share) is not job:
+                    agenda.preempt_member[share] = job
+                    heapq.heappush(agenda.preempt, (-job.priority, spec.submit_at, job.seq, job, share))
                 break
         return False
 
-    def own(self, queue: PoolQueue) -> bool:
-        pool = queue.pool
-        while queue.own:
-            entry = heapq.heappop(queue.own)
+    def own(self, agenda: Agenda) -> bool:
+        pool = agenda.pool
+        while agenda.own:
+            entry = heapq.heappop(agenda.own)
             job, share = entry[3], entry[4]
             if not steps._is_head(share, job):
                 continue
             if placement.own_fits(pool, share, job.spec.instances):
                 self.engine.place(share, job, False, False)
                 return True
-            queue.dirty[share] = None
+            agenda.dirty[share] = None
         return False
 
 
@@ -164,12 +164,12 @@ class PlainEngine(Engine):
         job.placed_borrowed = borrowed
         if job.placed_at is None:
             job.placed_at = now
-        queue = self._queues[share.pool.index]
-        if (line.waiting and (not remove or share.in_share or share in queue.protected)
+        agenda = self._agendas[share.pool.index]
+        if (line.waiting and (not remove or share.in_share or share in agenda.protected)
                 and (share.used < share.limit or share.borrows or share.in_share)):
-            queue.dirty[share] = None
+            agenda.dirty[share] = None
         if borrowed:
-            queue.retry_waiting()
+            agenda.retry_waiting()
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
         delay = self.settings.preemption_delay if after_preemption else 0.0
@@ -192,8 +192,8 @@ class PlainEngine(Engine):
         if outcome is not lifecycle.SUCCEEDED:
             job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed),)
         job.version += 1
-        queue = self._queues[pool.index]
-        if (outcome is lifecycle.SUCCEEDED and not share.line.waiting and not queue.borrow and not queue.waiting
+        agenda = self._agendas[pool.index]
+        if (outcome is lifecycle.SUCCEEDED and not share.line.waiting and not agenda.borrow and not agenda.waiting
                 and not self._backfill and self.time_limits is None and pool.env_alone):
             return
         self.touch(share)

@@ -16,7 +16,7 @@ HeadEntry = tuple[int, float, int, Job, ShareCapacity]
 BorrowEntry = tuple[float, int, Job, ShareCapacity]
 
 
-class PoolQueue:
+class Agenda:
     """Which heads of one pool's lines may be placed by which step, and which wait for capacity."""
 
     __slots__ = ("borrow", "borrow_member", "deep", "dirty", "fill_from", "fresh", "own", "pool", "position",
