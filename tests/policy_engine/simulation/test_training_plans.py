@@ -286,3 +286,38 @@ def test_a_plan_of_another_instance_type_and_dates_without_a_start_are_load_erro
 def test_a_topology_without_plans_runs_no_plan_code():
     engine = Engine(simulated_topology(2, share("A", 2)), [job("a", "A")])
     assert engine.plans is None and engine._immediate
+
+
+EXAMPLES = Path(__file__).parents[3] / "examples" / "training_plans"
+
+
+def test_the_example_shows_the_night_before_hazard_and_hold_avoids_it():
+    waits = {}
+    for name in ("night-before.yaml", "hold.yaml"):
+        scenario = load_scenario(EXAMPLES / name)
+        engine = Engine(scenario.topology, scenario.jobs, scenario.updates, scenario.settings)
+        engine.run()
+        waits[name] = build_result(engine).job("v-plain").wait_seconds
+    assert waits == {"night-before.yaml": 32400, "hold.yaml": 0}
+
+
+def test_sweep_and_tune_can_minimise_plan_idle_hours():
+    from policy_engine.sweep.evaluate import simulation_json
+    from policy_engine.sweep.expressions import parse_expression
+
+    scenario = load_scenario(EXAMPLES / "night-before.yaml")
+    engine = Engine(scenario.topology, scenario.jobs, scenario.updates, scenario.settings)
+    engine.run()
+    summary, shares = simulation_json(build_result(engine))
+    assert parse_expression("plan_idle_hours", scenario.topology)({"summary": summary, "shares": shares}) == 8
+    plain = simulate(simulated_topology(1, share("A")), [job("a", "A")])
+    assert simulation_json(plain)[0]["plan_idle_hours"] == 0
+    out = CliRunner().invoke(main, ["sweep", str(EXAMPLES / "night-before.yaml"), "--vary",
+                                    "settings.plan_dispatch=dispatch,hold", "--minimize", "plan_idle_hours",
+                                    "--workers", "1", "--quiet", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    import json
+
+    runs = json.loads(out.stdout)["runs"]
+    assert [(run["values"]["settings.plan_dispatch"], run["summary"]["plan_idle_hours"]) for run in runs] == [
+        ("dispatch", 8), ("hold", 8)]
