@@ -16,6 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from policy_engine.cli import main
+from policy_engine.diagnostics import LoadError
 from policy_engine.profiles.fitting import fit_profile, read_columns
 from policy_engine.profiles.loading import load_profile
 from policy_engine.profiles.sampling import Columns, draw_workload, write_columns
@@ -211,3 +212,18 @@ def test_failed_jobs_keep_their_hours_when_most_fail_early_and_a_few_late(tmp_pa
     fit = fit_profile(read_columns(path), str(path)).shares["team"]
     assert fit.profile.early_failures is not None and fit.profile.early_failures.after == 1.0
     assert any("hours are undercounted" in note for note in fit.notes)
+
+
+def test_json_lines_are_read_against_the_known_columns_types(tmp_path):
+    lenient = tmp_path / "lenient.jsonl"  # a number where a name goes, a key no line gives (instances: 1)
+    lenient.write_text('{"name": 7, "share": "team", "duration": 60, "junk": [[{"a": 1}]]}\n'
+                       '{"name": 8, "share": "team", "duration": 90.5}\n', encoding="utf-8")
+    columns = read_columns(lenient)
+    assert columns["name"].tolist() == ["7", "8"] and columns["instances"].tolist() == [1.0, 1.0]
+    assert "junk" not in columns
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{"share": "team", "duration": ' + "[" * 3000 + "]" * 3000 + "}\n", encoding="utf-8")
+    with pytest.raises(LoadError) as error:
+        read_columns(deep)
+    assert error.value.problems == [f"{deep}: JSON parse error: Column(/duration) changed from number to array "
+                                    "in row 0"]
