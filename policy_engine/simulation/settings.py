@@ -6,10 +6,20 @@ Apart from the event loop so that scenario loading (``workload``) needs no engin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from policy_engine.simulation.core.preemption import POLICIES, LowestPriorityNewestFirst, VictimPolicy
 from policy_engine.simulation.inputs.exact_types import exact_flag, exact_integer, exact_number
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
+
+
+class PlanDispatch(StrEnum):
+    """What Batch does with a job whose training plan has no Active window yet (undocumented by AWS; see
+    docs/training_plans.md): ``DISPATCH`` sends it to SageMaker, where it sits SCHEDULED holding its share's
+    quota and the environment's capacity until a window opens; ``HOLD`` keeps it RUNNABLE until then."""
+
+    DISPATCH = "dispatch"
+    HOLD = "hold"
 
 
 @dataclass(frozen=True)
@@ -26,6 +36,8 @@ class SimulationSettings:
     #: A job placed at T is not a preemption victim before T + this. 0: only the pass that placed it spares it
     #: (what stops preemption loops: ``JobLifecycle.protected_until``).
     min_runtime: float = 0.0
+    #: A plan job dispatched before its window (SCHEDULED, holding quota) or held RUNNABLE until it opens.
+    plan_dispatch: PlanDispatch = PlanDispatch.DISPATCH
 
     def __post_init__(self) -> None:
         # the types the (compiled) engine reads: numpy scalars and 0/1 from a data frame become them exactly
@@ -37,6 +49,11 @@ class SimulationSettings:
             raise ValueError(f"min_runtime must be a number of seconds >= 0, got {self.min_runtime}")
         if not isinstance(self.victim_policy, str) or self.victim_policy not in POLICIES:
             raise ValueError(f"unknown victim policy {self.victim_policy!r} (known: {', '.join(POLICIES)})")
+        if not isinstance(self.plan_dispatch, PlanDispatch):  # a file's text becomes the value here, once
+            known = [choice.value for choice in PlanDispatch]
+            if self.plan_dispatch not in known:
+                raise ValueError(f"unknown plan_dispatch {self.plan_dispatch!r} (known: {', '.join(known)})")
+            object.__setattr__(self, "plan_dispatch", PlanDispatch(self.plan_dispatch))
 
     def policy(self) -> VictimPolicy:
         return POLICIES[self.victim_policy]

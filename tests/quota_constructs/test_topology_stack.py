@@ -533,3 +533,14 @@ def test_cdk_debug_mode_still_records_the_creation_stack_traces():
     run = subprocess.run([sys.executable, "-c", DEBUG_RUN], cwd=ROOT, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split()[-1] == "1"
+
+
+def test_training_plans_are_never_deployed(default):
+    """A plan is bought, not created: the same topology with a plan gives exactly the same template."""
+    from policy_engine.model import ReservedCapacity, TrainingPlan
+
+    plan = TrainingPlan(name="g5-plan", instance_type=G5,
+                        reserved_capacities=(ReservedCapacity(instances=1, start=0, end=86400),))
+    app = fast_app()
+    (stack,) = TopologyStacks(app, example_topology().model_copy(update={"training_plans": (plan,)})).stacks
+    assert Template.from_stack(stack).to_json() == default[2]

@@ -267,6 +267,11 @@ def _settings(value: Any, here: _Located) -> SimulationSettings:
                 problem(f"must be true or false, got {raw!r}")
             else:
                 kwargs[key] = raw
+        elif key == "plan_dispatch":
+            try:
+                kwargs[key] = SimulationSettings(plan_dispatch=raw).plan_dispatch  # the one check, with its message
+            except ValueError as error:
+                problem(str(error))
         else:
             try:
                 SimulationSettings(victim_policy=raw)  # the one check of a policy name, with its message
