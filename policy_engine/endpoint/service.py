@@ -13,6 +13,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from policy_engine import limits
 from policy_engine.endpoint import operations
@@ -23,6 +24,7 @@ from policy_engine.endpoint.errors import client_error, throttled
 from policy_engine.endpoint.events import EndpointEvents
 from policy_engine.endpoint.handlers.registry import Output, Params
 from policy_engine.endpoint.jobs import ServiceJob
+from policy_engine.endpoint.sagemaker import ServedCapacity, ServedPlan
 from policy_engine.endpoint.scheduler import Clock, Scheduler
 from policy_engine.endpoint.store import Store
 from policy_engine.event_sinks import EventSink
@@ -195,6 +197,25 @@ class Service:
         topology = self.account.topology()
         self.scheduler.change_topology(topology)
         self.audit.refresh(topology, quiet=self._restoring)
+
+    def training_plans(self) -> list[ServedPlan]:
+        """The account's training plans (the topology's ``training_plans``) in simulated seconds: an ISO 8601
+        window counts from the account's start (simulated second 0), a number is already seconds from it."""
+        origin = datetime.fromtimestamp(self.origin_ms / 1000, UTC)
+        served = []
+        for plan in self.account.plans:
+            arn = plan.arn or self.account.arns.training_plan(plan.name)
+            capacities = tuple(ServedCapacity(c.instances, c.start_seconds(origin), c.end_seconds(origin),
+                                              c.availability_zone) for c in plan.reserved_capacities)
+            served.append(ServedPlan(plan.name, arn, plan.instance_type, capacities))
+        return served
+
+    def plan_in_use(self, plan: ServedPlan) -> int:
+        """Instances the plan's STARTING and RUNNING jobs hold now."""
+        jobs = self.scheduler.jobs
+        return sum(record.instances for queue in self.account.resources.queues for status in ("STARTING", "RUNNING")
+                   for seq in jobs.lists.get((queue, None, status), ())
+                   if (record := jobs.records[seq]).training_plan == plan.name)
 
     def unfinished_jobs(self, queue: str) -> Iterator[ServiceJob]:
         jobs = self.scheduler.jobs
