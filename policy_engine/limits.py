@@ -114,6 +114,13 @@ TIME_LIMIT_STATE = "RUNNABLE"
 #: SageMaker's ``TrainingPlanName`` pattern (length checked by ``TRAINING_PLAN_NAME_LENGTH``).
 TRAINING_PLAN_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,63}")
 
+#: SageMaker training plans (developer guide, training-plan-utilization-for-training-jobs): SageMaker begins
+#: terminating the instances of a reserved capacity this many seconds before its end (30 minutes), and a training
+#: job waits at most this long pending for its plan's capacity before it fails with ``InsufficientCapacityError``.
+PLAN_TERMINATION_LEAD_SECONDS = 30 * 60
+PLAN_PENDING_SECONDS = 2 * 86400
+PLAN_SOURCE = "SageMaker developer guide, training-plan-utilization-for-training-jobs"
+
 #: Letters, digits, hyphens and underscores (length checked by ``NAME_LENGTH``).
 NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_-]*")
 

@@ -202,8 +202,9 @@ class Suppression(_Frozen):
 _TIME_EXPECTED = "expected an ISO 8601 time with a time zone (2026-12-01T09:00:00Z) or seconds from the scenario start"
 
 
-def _plan_time(value: Any) -> datetime | float:
-    """An ISO 8601 text or an aware ``datetime`` as a ``datetime``, a finite number as ``float``; else one error."""
+def plan_time(value: Any) -> datetime | float:
+    """A plan time as read from a file or a Python value: an ISO 8601 text or an aware ``datetime`` as a
+    ``datetime``, a finite number as ``float``; else ``ValueError`` saying what is expected."""
     if isinstance(value, str) and value.strip():
         text = value.strip()
         try:
@@ -231,7 +232,7 @@ def plan_time_text(value: datetime | float) -> str | float:
 
 #: When a reserved capacity starts or ends: an aware ``datetime`` (ISO 8601 in files) or seconds from the
 #: scenario start (what a simulation counts in; ``plan_seconds`` turns the first into the second).
-PlanTime = Annotated[datetime | float, PlainValidator(_plan_time),
+PlanTime = Annotated[datetime | float, PlainValidator(plan_time),
                      PlainSerializer(plan_time_text, when_used="json")]
 
 
