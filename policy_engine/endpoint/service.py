@@ -105,7 +105,8 @@ class Service:
             self.account.load(topology, start)
             self._record_creation(start)
         self.scheduler = Scheduler(self.account.topology(), Clock(options.speed, start), self.account.arns.training_job,
-                                   preemption_seconds=options.preemption_seconds)
+                                   preemption_seconds=options.preemption_seconds,
+                                   start=datetime.fromtimestamp(origin_ms / 1000, UTC))
         self.scheduler.engine.now = start
         self.audit = Audit()
         self.audit.refresh(self.scheduler.topology, quiet=self._restoring)
@@ -211,11 +212,8 @@ class Service:
         return served
 
     def plan_in_use(self, plan: ServedPlan) -> int:
-        """Instances the plan's STARTING and RUNNING jobs hold now."""
-        jobs = self.scheduler.jobs
-        return sum(record.instances for queue in self.account.resources.queues for status in ("STARTING", "RUNNING")
-                   for seq in jobs.lists.get((queue, None, status), ())
-                   if (record := jobs.records[seq]).training_plan == plan.name)
+        """Instances of the plan its jobs hold now: the engine's count of the windows' instances in use."""
+        return self.scheduler.plan_in_use(plan.name)
 
     def unfinished_jobs(self, queue: str) -> Iterator[ServiceJob]:
         jobs = self.scheduler.jobs

@@ -61,6 +61,13 @@ def _plan(service: Endpoint, payload: dict[str, Any], instance_type: str) -> str
     return plan.name
 
 
+def _max_runtime(payload: dict[str, Any]) -> int | None:
+    """``StoppingCondition.MaxRuntimeSeconds`` (checked by ``_duration``), or ``None``."""
+    stopping = payload.get("StoppingCondition")
+    runtime = stopping.get("MaxRuntimeSeconds") if isinstance(stopping, dict) else None
+    return runtime if isinstance(runtime, int) and not isinstance(runtime, bool) else None
+
+
 def _duration(service: Endpoint, payload: dict[str, Any], tags: dict[str, str]) -> float:
     text = tags.get(DURATION_TAG)
     if text is not None:
@@ -160,7 +167,7 @@ def submit_service_job(service: Endpoint, params: Params) -> Output:
         priority=priority, instance_type=instance_type, instances=count,
         training_name=str(payload.get("TrainingJobName") or name), client_token=token,
         seq=jobs.next_seq, created=service.now, duration=duration, preemption_retries=retries,
-        training_plan=plan,
+        training_plan=plan, max_runtime=_max_runtime(payload),
     )
     service.scheduler.submit(record, attempts, timeout)
     return {"jobArn": record.arn, "jobName": name, "jobId": job_id}

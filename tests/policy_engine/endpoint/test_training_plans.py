@@ -99,6 +99,32 @@ def test_in_use_and_available_are_live_from_the_plans_running_jobs(plans_endpoin
     assert [(s["TrainingPlanName"], s["InUseInstanceCount"]) for s in listed] == [("night", 3)]
 
 
+def _plan_job(batch, name: str, count: int, share: str = "A", plan: str = ARN) -> str:
+    request = json.loads(payload(P5, count=count))
+    request["ResourceConfig"]["TrainingPlanArn"] = plan
+    return batch.submit_service_job(jobName=name, jobQueue="training", serviceJobType="SAGEMAKER_TRAINING",
+                                    serviceRequestPayload=json.dumps(request), quotaShareName=share)["jobId"]
+
+
+def test_a_plan_job_submitted_before_its_window_waits_scheduled_then_runs_in_it(plans_endpoint):
+    """The simulator's plan semantics through the API: dispatched before the window, the job holds its share's
+    quota SCHEDULED (``plan_dispatch: dispatch``), starts when the window opens, and is counted in use then."""
+    api, batch = sagemaker(plans_endpoint), client(plans_endpoint)
+    job = _plan_job(batch, "early", 4)
+    assert batch.describe_service_job(jobId=job)["status"] == "SCHEDULED"
+    assert api.describe_training_plan(TrainingPlanName="night")["InUseInstanceCount"] == 0
+    usage = batch.get_job_queue_snapshot(jobQueue="training")["queueUtilization"]["quotaShareUtilization"]
+    assert usage["topCapacityUtilization"][0]["capacityUsage"][0]["quantity"] == 4  # quota held while it waits
+    plans_endpoint.advance(HOUR + 1)
+    assert batch.describe_service_job(jobId=job)["status"] == "RUNNING"
+    plan = api.describe_training_plan(TrainingPlanName="night")
+    assert (plan["InUseInstanceCount"], plan["AvailableInstanceCount"]) == (4, 0)
+    plans_endpoint.advance(2 * HOUR)  # past the window's end: SageMaker ended the attempt 30 minutes before it
+    described = batch.describe_service_job(jobId=job)
+    assert described["status"] != "RUNNING" and api.describe_training_plan(
+        TrainingPlanName="night")["InUseInstanceCount"] == 0
+
+
 def test_a_job_naming_an_unknown_plan_or_another_type_is_refused(plans_endpoint):
     batch = client(plans_endpoint)
     request = json.loads(payload(P5))
@@ -107,6 +133,12 @@ def test_a_job_naming_an_unknown_plan_or_another_type_is_refused(plans_endpoint)
                                      serviceJobType="SAGEMAKER_TRAINING", serviceRequestPayload=json.dumps(request),
                                      quotaShareName="A")
     assert (code, status) == ("ClientException", 400) and "names no training plan of this account" in message
+    request = json.loads(payload("ml.p4d.24xlarge"))
+    request["ResourceConfig"]["TrainingPlanArn"] = ARN
+    code, _, message = error_of(batch.submit_service_job, jobName="j", jobQueue="training",
+                                serviceJobType="SAGEMAKER_TRAINING", serviceRequestPayload=json.dumps(request),
+                                quotaShareName="A")
+    assert code == "ClientException" and "reserves ml.p5.48xlarge" in message
 
 
 def test_list_sorts_filters_and_pages(plans_endpoint):
