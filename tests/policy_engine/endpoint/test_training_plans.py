@@ -241,3 +241,49 @@ def test_import_drift_and_snapshot_read_the_served_plans(plans_endpoint, monkeyp
     assert job["training_plan"] == "night"
     windows = {p["name"]: p["reserved_capacities"] for p in scenario["topology"]["training_plans"]}
     assert windows["night"][0]["start"] == pytest.approx(-60, abs=1)  # seconds from the snapshot
+
+
+def test_the_export_replays_the_plan_jobs_as_the_simulator_ran_them(plans_endpoint, tmp_path):
+    """``/_batch-quota/export`` carries each job's plan and the account's start: the replay has the same states."""
+    import yaml
+
+    from policy_engine.simulation.core.engine import Engine
+    from policy_engine.simulation.inputs.workload import load_scenario
+    from policy_engine.simulation.outputs.results import build_result
+
+    batch = client(plans_endpoint)
+    ids = {"early": _plan_job(batch, "early", 4)}
+    plans_endpoint.advance(600)
+    ids["second"] = _plan_job(batch, "second", 2, share="B")
+    plans_endpoint.advance(HOUR)
+    ids["late"] = _plan_job(batch, "late", 1, share="B")
+    plans_endpoint.advance(3 * HOUR)
+    exported = plans_endpoint.export()
+    jobs = {job["name"]: job for job in exported["scenario"]["jobs"]}
+    assert jobs["early"]["training_plan"] == "night" and "start" in exported["scenario"]
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(exported["scenario"]), encoding="utf-8")
+    scenario = load_scenario(path)
+    engine = Engine(scenario.topology, scenario.jobs, scenario.updates, scenario.settings)
+    engine.run(until=exported["time"])
+    replayed = {job.name: job.status for job in build_result(engine).jobs}
+    served = {name: batch.describe_service_job(jobId=job)["status"] for name, job in ids.items()}
+    assert replayed == served
+    early = [(e["time"], e["to"]) for e in exported["events"] if e["job"] == "early"]
+    assert (0, "SCHEDULED") in early and (HOUR, "RUNNING") in early  # it waited for its window, then ran
+
+
+def test_plans_and_plan_jobs_survive_a_restart_with_state(tmp_path):
+    from policy_engine.endpoint.store import Store
+
+    path = tmp_path / "state.db"
+    with start_in_thread(Service(Options(speed=0), plans_topology(), Store(path))) as running:
+        job = _plan_job(client(running), "early", 3)
+        running.advance(HOUR + 10)
+        before = sagemaker(running).describe_training_plan(TrainingPlanName="night")
+    with start_in_thread(Service(Options(speed=0), None, Store(path))) as running:
+        after = sagemaker(running).describe_training_plan(TrainingPlanName="night")
+        assert client(running).describe_service_job(jobId=job)["status"] == "RUNNING"
+    assert {k: v for k, v in after.items() if k != "ResponseMetadata"} == {
+        k: v for k, v in before.items() if k != "ResponseMetadata"}
+    assert after["InUseInstanceCount"] == 3
