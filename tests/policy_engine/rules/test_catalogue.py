@@ -70,6 +70,7 @@ NOT_AWS_FIGURES = {
     ("quota_constructs/validation.py", "1,000"): "the synth benchmark's topology size",
     ("policy_engine/endpoint/cloudtrail.py", "1000"): "milliseconds per second",
     ("policy_engine/endpoint/sagemaker.py", "1000"): "milliseconds per second",
+    ("policy_engine/endpoint/control.py", "1000"): "milliseconds per second",
     ("quota_constructs/__init__.py", "20"): "Node.js major versions (SUPPORTED_NODE_MAJORS)",
     ("quota_constructs/monitoring.py", "5"): "the alarm's 5-minute period, a project default",
     ("quota_constructs/monitoring.py", "200"): "the log group name's length budget, a project choice",
