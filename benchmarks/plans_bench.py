@@ -3,8 +3,9 @@
 The steady benchmark workload (``workloads.steady``: 100 shares, 4 instance types), once as it is and once
 with one training plan per instance type, each with 5 windows spanning the run (the environment's whole
 capacity of the type, 2-hour gaps between windows), and every other job naming its type's plan. Each run
-is the engine plus its results, in a fresh process (the fastest of ``--repeat``); the jobs are built in
-memory, so loading is not measured. Prints both times, the ratio and what the plans did.
+is the engine plus its results, in a fresh process (the fastest of ``--repeat`` by CPU time, which a loaded
+machine disturbs less than the wall clock); the jobs are built in memory, so loading is not measured. Prints
+both times, the ratios and what the plans did.
 
 Target: at most 1.3x the time without plans at 1,000,000 jobs (the plan logic runs only for plan jobs, and
 a topology without plans runs no plan code at all). The machine's load changes the figures: the script
@@ -61,12 +62,12 @@ def one_run(jobs: int, plans: bool) -> dict:
     if plans:
         topology, specs = with_plans(topology, specs)
     with gc_paused():
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         engine = Engine(topology, specs)
         engine.run()
         result = build_result(engine)
-        seconds = time.perf_counter() - started
-    figures = {"seconds": seconds, "jobs": len(specs), "simulated": result.time,
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    figures = {"seconds": seconds, "cpu": cpu, "jobs": len(specs), "simulated": result.time,
                "by_status": result.summary["by_status"]}
     if result.plans is not None:
         figures.update(plan_jobs=sum(1 for spec in specs if spec.training_plan),
@@ -96,16 +97,17 @@ def main() -> None:
             out = subprocess.run([sys.executable, __file__, "--jobs", str(args.jobs), "--child", kind],
                                  capture_output=True, text=True, check=True).stdout
             figures = json.loads(out)
-            if kind not in best or figures["seconds"] < best[kind]["seconds"]:
+            if kind not in best or figures["cpu"] < best[kind]["cpu"]:
                 best[kind] = figures
     plain, planned = best["plain"], best["plans"]
     print(f"{args.jobs:,} jobs, fastest of {args.repeat}:")
-    print(f"  without plans: {plain['seconds']:.1f} s  {plain['by_status']}")
-    print(f"  half on plans: {planned['seconds']:.1f} s  {planned['by_status']}")
+    print(f"  without plans: {plain['cpu']:.1f} s CPU ({plain['seconds']:.1f} s wall)  {plain['by_status']}")
+    print(f"  half on plans: {planned['cpu']:.1f} s CPU ({planned['seconds']:.1f} s wall)  {planned['by_status']}")
     print(f"  plan jobs {planned['plan_jobs']:,}; reserved {planned['paid_h']:,.0f} instance-hours, used "
           f"{planned['used_h']:,.0f}; {planned['cut']:,} attempts cut at a window's end")
-    ratio = planned["seconds"] / plain["seconds"]
-    print(f"  ratio {ratio:.2f}x (target at most 1.3x): {'met' if ratio <= 1.3 else 'NOT met'}")
+    ratio = planned["cpu"] / plain["cpu"]
+    print(f"  ratio {ratio:.2f}x CPU, {planned['seconds'] / plain['seconds']:.2f}x wall (target at most 1.3x): "
+          f"{'met' if ratio <= 1.3 else 'NOT met'}")
     print(f"after: {uptime()}")
 
 

@@ -33,10 +33,8 @@ OK, INVALID, ERROR = "ok", "invalid", "error"
 
 
 def simulation_json(result: SimulationResult) -> tuple[dict, list[dict]]:
-    """``summary`` and ``shares`` of ``simulate --format json`` (``SimulationResult.write_json``), the summary with
-    ``plan_idle_hours`` (0 without training plans) for objectives and constraints."""
-    summary = {**result.summary, "plan_idle_hours": result.plans.idle_seconds / 3600 if result.plans else 0.0}
-    return plain(summary), plain([metrics.to_json() for metrics in result.shares])
+    """``summary`` and ``shares`` of ``simulate --format json`` (``SimulationResult.write_json``)."""
+    return plain(result.summary), plain([metrics.to_json() for metrics in result.shares])
 
 
 #: Candidates that differ only in settings or workload share a topology: check it once per worker.

@@ -24,6 +24,8 @@ from policy_engine.sweep.grammar import find_share
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
                    "instance_hours_lost", "jobs", "plan_idle_hours")
+#: Summary figures a run has only when its topology has what they count (training plans).
+OPTIONAL_SUMMARY_METRICS = ("plan_idle_hours",)
 SHARE_METRICS = ("own_utilisation", "mean_own", "mean_borrowed", "mean_lent", "wait_p50", "wait_p95", "wait_max",
                  "preemptions", "instance_hours_lost", "jobs")
 AGGREGATES: dict[str, Callable[[list[float]], float]] = {
@@ -59,6 +61,8 @@ class Expression:
 
 def parse_expression(text: str, topology: Topology) -> Expression:
     source = text.strip()
+    if source in OPTIONAL_SUMMARY_METRICS:  # only in a run that has what it counts: 0 in the others
+        return Expression(source, lambda record: record["summary"].get(source, 0.0))
     if source in SUMMARY_METRICS:
         return Expression(source, lambda record: record["summary"][source])
     match = _SHARE.fullmatch(source)

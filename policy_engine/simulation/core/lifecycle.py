@@ -190,13 +190,13 @@ class JobLifecycle:
         share = job.share
         if self.on_transition is not None or self.on_reason is not None:
             self.record(job, "", Status.SUBMITTED.value, Reason(Cause.SUBMITTED))
-        if self.plans is not None and job.spec.training_plan is not None and self.plans.holds(job):
-            return  # ``hold``: RUNNABLE out of its line until its plan has an Active window
         if share.rejected:
             job.end_reason = Reason(Cause.REJECTED_BY_DISABLED_SHARE, share.rejected)
             job.finished_at = self.now
             self.transition(job, Status.FAILED, Cause.REJECTED_BY_DISABLED_SHARE, share.rejected)
             return
+        if self.plans is not None and job.spec.training_plan is not None and self.plans.holds(job):
+            return  # ``hold``: RUNNABLE out of its line until its plan has an Active window
         key = (share, job.spec.instances)
         misconfigured = self.misconfig_cache.get(key)
         if misconfigured is None:

@@ -230,5 +230,7 @@ def _build(engine: EngineView) -> SimulationResult:
     if engine.settings.utilisation_series:
         series = sorted((s for pool in engine.pools for s in pool.series or ()), key=lambda sample: sample[0])
     plans = engine.plans.report(engine.now) if engine.plans is not None else None
-    return SimulationResult(engine.now, records, shares, summary(engine, records.statuses(), records.waits(), shares),
-                            series, engine.usage, plans)
+    figures = summary(engine, records.statuses(), records.waits(), shares)
+    if plans is not None:  # reserved instance-hours paid and not used (what ``sweep``/``tune`` can minimise)
+        figures["plan_idle_hours"] = plans.idle_seconds / 3600
+    return SimulationResult(engine.now, records, shares, figures, series, engine.usage, plans)

@@ -310,8 +310,10 @@ def test_sweep_and_tune_can_minimise_plan_idle_hours():
     engine.run()
     summary, shares = simulation_json(build_result(engine))
     assert parse_expression("plan_idle_hours", scenario.topology)({"summary": summary, "shares": shares}) == 8
-    plain = simulate(simulated_topology(1, share("A")), [job("a", "A")])
-    assert simulation_json(plain)[0]["plan_idle_hours"] == 0
+    no_plans = simulated_topology(1, share("A"))
+    plain = simulate(no_plans, [job("a", "A")])
+    assert "plan_idle_hours" not in simulation_json(plain)[0]  # simulate's JSON summary, as it is
+    assert parse_expression("plan_idle_hours", no_plans)({"summary": simulation_json(plain)[0], "shares": []}) == 0
     out = CliRunner().invoke(main, ["sweep", str(EXAMPLES / "night-before.yaml"), "--vary",
                                     "settings.plan_dispatch=dispatch,hold", "--minimize", "plan_idle_hours",
                                     "--workers", "1", "--quiet", "--format", "json"])
@@ -321,3 +323,20 @@ def test_sweep_and_tune_can_minimise_plan_idle_hours():
     runs = json.loads(out.stdout)["runs"]
     assert [(run["values"]["settings.plan_dispatch"], run["summary"]["plan_idle_hours"]) for run in runs] == [
         ("dispatch", 8), ("hold", 8)]
+
+
+def test_the_pending_end_policy_decides_what_becomes_of_a_job_pending_too_long():
+    topology = plan_topology(8, share("A", 8, "RESERVE", instance_type=P5), windows=((4, 0, 10 * 86400),))
+    hog = pjob("hog", "A", duration=5 * 86400)
+    preempted = simulate(topology, [hog, pjob("late", "A", at=60, max_runtime=600, preemption_retries=1)],
+                         plan_pending_end="preempt").job("late")
+    assert (preempted.status, preempted.preemptions, preempted.finished_at) == ("FAILED", 2, 60 + 2 * 600)
+    failed = simulate(topology, [hog, pjob("late", "A", at=60, max_runtime=600, attempts=3)],
+                      plan_pending_end="fail").job("late")
+    assert (failed.status, failed.finished_at) == ("FAILED", 660)
+
+
+def test_a_disabled_share_rejects_a_plan_job_even_under_hold():
+    topology = plan_topology(4, share("A", 4, "RESERVE", instance_type=P5, state="DISABLED"))
+    result = simulate(topology, [pjob("p", "A")], plan_dispatch="hold")
+    assert result.job("p").status == "FAILED" and result.job("p").reason.startswith("REJECTED")
