@@ -9,7 +9,9 @@ in ``policy_engine.rules`` so that every problem is reported at once.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -137,6 +139,35 @@ class JobQueue(_Frozen):
         return next((s for s in self.shares if s.name == name), None)
 
 
+@dataclass(frozen=True)
+class PlanWindow:
+    """One reserved capacity of a training plan: the plan (its name or ARN) and the window's index (0-based)."""
+
+    plan: str
+    window: int
+
+    def __str__(self) -> str:
+        return f"{self.plan}[{self.window}]"
+
+
+_PLAN_WINDOW = re.compile(r"(?P<plan>.+)\[(?P<window>[0-9]+)\]")
+
+
+def _plan_window(value: Any) -> PlanWindow:
+    """``PLAN[index]`` (a file's text) or a ``PlanWindow`` (Python) as a ``PlanWindow``; else one error."""
+    if isinstance(value, PlanWindow):
+        return value
+    found = _PLAN_WINDOW.fullmatch(value.strip()) if isinstance(value, str) else None
+    if found is None:
+        raise ValueError("expected PLAN[index]: a training plan's name or ARN and a window's index, e.g. "
+                         "night-plan[0]")
+    return PlanWindow(found["plan"], int(found["window"]))
+
+
+#: ``during: PLAN[index]``: a guarantee about the share's plan jobs in one window of a training plan.
+PlanWindowField = Annotated[PlanWindow, PlainValidator(_plan_window), PlainSerializer(str)]
+
+
 class Guarantee(_Frozen):
     """What a team was promised; the checks prove or refute it.
 
@@ -150,6 +181,9 @@ class Guarantee(_Frozen):
     burst_capacity: Capacity | None = None
     #: No job of the share is ever preempted.
     never_preempted: bool = False
+    #: ``min_capacity`` and ``burst_capacity`` are about the share's plan jobs in this window of a training plan
+    #: (docs/training_plans.md); ``never_preempted`` is not narrowed by it.
+    during: PlanWindowField | None = None
 
 
 class Suppression(_Frozen):
