@@ -102,6 +102,14 @@ class Trail:
         self._times.append(at)
         self._by_name.setdefault(name, []).append(event.seq)
 
+    def load(self, events: list[TrailEvent]) -> None:
+        """Start from recorded events (a ``--state`` checkpoint), oldest first."""
+        self.events = events
+        self._times = [event.at for event in events]
+        self._by_name = {}
+        for event in events:
+            self._by_name.setdefault(event.name, []).append(event.seq)
+
     def ms(self, seconds: float) -> int:
         return self.origin_ms + round(seconds * 1000)
 

@@ -83,6 +83,8 @@ class Scheduler:
         self.updates: list[tuple[float, str, int]] = []
         self.terminations: list[tuple[float, str, str]] = []
         self.watcher: ChangeWatcher | None = None
+        #: sequence numbers of the records changed since the last ``--state`` checkpoint took them (``checkpoint``)
+        self.changed: set[int] = set()
         #: the account's topology the engine runs (changed live, so ``engine.topology`` may be older)
         self.topology = topology
         self.engine = self._new_engine(topology, clock.now())
@@ -155,6 +157,7 @@ class Scheduler:
         (``timeoutConfig.attemptDurationSeconds``); ``retryStrategy.attempts`` then retries it."""
         now = self.engine.now
         self.jobs.add(record)
+        self.changed.add(record.seq)
         duration = record.duration
         times_out = attempt_timeout is not None and attempt_timeout < duration
         spec = JobSpec(record.id, f"{record.queue}/{record.share}", record.instance_type, record.instances,
@@ -166,6 +169,7 @@ class Scheduler:
     def update_priority(self, record: ServiceJob, priority: int) -> None:
         now = self.engine.now
         self.jobs.reprioritise(record, priority)
+        self.changed.add(record.seq)
         self.updates.append((now, record.id, priority))
         job = self.engine.by_name.get(record.id)
         if job is None:
@@ -176,6 +180,7 @@ class Scheduler:
     def terminate(self, record: ServiceJob, reason: str) -> None:
         now = self.engine.now
         record.terminated = True
+        self.changed.add(record.seq)
         self.terminations.append((now, record.id, reason))
         job = self.engine.by_name.get(record.id)
         if job is None:
@@ -196,6 +201,7 @@ class Scheduler:
 
     def _on_reason(self, now: float, job: Job, before: str, after: str, reason: Reason) -> None:
         record = self.jobs.by_id[job.spec.name]
+        self.changed.add(record.seq)
         if self.keep_events:
             self.events.append((now, record.id, before, after, describe(reason)))
         if record.id in self._in_progress:  # its next change ends the window first
@@ -217,6 +223,7 @@ class Scheduler:
     def _apply(self, record: ServiceJob, now: float, before: str, after: str, reason: Reason,
                started: bool = False) -> None:
         """Mirror one state change onto the record: attempts, timestamps, reason, and the list indexes."""
+        self.changed.add(record.seq)
         if before in ACTIVE and record.attempts:
             attempt = record.attempts[-1]
             if "stoppedAt" not in attempt:
