@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 VERSION = 1
 #: The histories a checkpoint appends to, and where each lives on the service.
 HISTORIES = ("trail", "events", "updates", "terminations")
-_RECORD_FIELDS = tuple(f.name for f in fields(ServiceJob))
-_INIT_FIELDS = tuple(f.name for f in fields(ServiceJob) if f.init)
+#: A record's row: its fields in this order (the constructor's, then ``initial_priority``), a JSON array.
+_RECORD_FIELDS = (*(f.name for f in fields(ServiceJob) if f.init), "initial_priority")
 #: A job's scheduling state a rebuilt engine needs (``engine._CARRIED`` less the status, kept as its value).
 _JOB_FIELDS = ("priority", "preemptions", "attempts_failed", "started_at", "placed_at", "finished_at",
                "attempt_start", "run_started", "start_order", "placed_borrowed", "remaining")
@@ -132,15 +132,13 @@ def capture(service: Service, marks: Marks, call_seq: int
         record = records[seq]
         job = engine.by_name.get(record.id)
         state = None if job is None or job.status.value in FINAL else _job_state(job, advances.get(record.id))
-        rows.append((seq, _dump({name: getattr(record, name) for name in _RECORD_FIELDS}),
+        rows.append((seq, _dump([getattr(record, name) for name in _RECORD_FIELDS]),
                      None if state is None else _dump(state)))
     histories = _histories(service)
     chunks: list[LogChunk] = []
     for kind in HISTORIES:
         start = getattr(marks, kind)
         added = histories[kind][start:]
-        if kind == "trail":
-            added = [[e.seq, e.at, e.name, e.request, e.response, e.event_id] for e in added]
         chunks.append((kind, start, list(added)))
     account = service.account
     state = {
@@ -161,12 +159,9 @@ def capture(service: Service, marks: Marks, call_seq: int
 # --- restore ------------------------------------------------------------------------------------------
 
 
-def _record(text: str) -> ServiceJob:
-    data = json.loads(text)
-    record = ServiceJob(**{name: data[name] for name in _INIT_FIELDS})
-    for name in _RECORD_FIELDS:
-        if name not in _INIT_FIELDS:
-            setattr(record, name, data[name])
+def _record(values: list[Any]) -> ServiceJob:
+    record = ServiceJob(*values[:-1])
+    record.initial_priority = values[-1]
     return record
 
 
@@ -240,18 +235,23 @@ def restore(service: Service, store: Store, state: dict[str, Any]) -> None:
     account._problems = None
     scheduler.topology = topology_from_data(state["topology"], f"{store.path} (checkpoint topology)")
     jobs = scheduler.jobs
-    unfinished: list[dict[str, Any]] = []
+    texts: list[str] = []
+    engines: list[str] = []
     for _, record_text, engine_text in store.checkpoint_jobs():
-        jobs.add(_record(record_text))
+        texts.append(record_text)
         if engine_text is not None:
-            unfinished.append(json.loads(engine_text))
+            engines.append(engine_text)
+    # one JSON document each: a hundred thousand loads calls cost more than their parsing
+    for values in json.loads(f"[{','.join(texts)}]"):
+        jobs.add(_record(values))
+    unfinished: list[dict[str, Any]] = json.loads(f"[{','.join(engines)}]")
     if len(jobs) != counts["jobs"]:
         raise CheckpointError(f"{len(jobs)} job rows, the checkpoint counted {counts['jobs']}")
-    scheduler.events = cast(Any, [tuple(row) for row in store.checkpoint_log("events", counts["events"])])
-    scheduler.updates = cast(Any, [tuple(row) for row in store.checkpoint_log("updates", counts["updates"])])
-    scheduler.terminations = cast(Any, [tuple(row) for row in
-                                        store.checkpoint_log("terminations", counts["terminations"])])
-    service.trail.load([TrailEvent(*row) for row in store.checkpoint_log("trail", counts["trail"])])
+    # the histories' rows stay JSON arrays (tuples once written, read only by ``export``)
+    scheduler.events = cast(Any, store.checkpoint_log("events", counts["events"]))
+    scheduler.updates = cast(Any, store.checkpoint_log("updates", counts["updates"]))
+    scheduler.terminations = cast(Any, store.checkpoint_log("terminations", counts["terminations"]))
+    service.trail.load(list(map(TrailEvent._make, store.checkpoint_log("trail", counts["trail"]))))
     scheduler._in_progress = {job_id: (ends, Reason(Cause(cause), _detail(detail)))
                               for job_id, ends, cause, detail in state["in_progress"]}
     scheduler.engine = _rebuild_engine(service, unfinished, state)

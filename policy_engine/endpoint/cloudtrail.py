@@ -22,9 +22,8 @@ import json
 import uuid
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from botocore.model import ServiceModel
 
@@ -56,9 +55,9 @@ def service_model() -> ServiceModel:
     return protocol.service_model("cloudtrail")
 
 
-@dataclass(frozen=True)
-class TrailEvent:
-    """One recorded call: simulated seconds, the operation, its request members and its response."""
+class TrailEvent(NamedTuple):
+    """One recorded call: simulated seconds, the operation, its request members and its response (a tuple: a
+    ``--state`` restart builds a hundred thousand of them)."""
 
     seq: int
     at: float

@@ -127,9 +127,11 @@ class Store:
 
     def checkpoint_log(self, kind: str, count: int) -> list[Any]:
         """The first ``count`` rows of one history."""
+        texts = [text for (text,) in self.db.execute(
+            "SELECT rows FROM checkpoint_log WHERE kind = ? ORDER BY first", (kind,))]
         rows: list[Any] = []
-        for (text,) in self.db.execute("SELECT rows FROM checkpoint_log WHERE kind = ? ORDER BY first", (kind,)):
-            rows += json.loads(text)
+        for chunk in json.loads(f"[{','.join(texts)}]"):  # one JSON document: faster than one per chunk
+            rows += chunk
         del rows[count:]
         return rows
 
