@@ -79,10 +79,12 @@ def _reason_data(reason: Reason | None) -> list[Any] | None:
     return None if reason is None else [reason.cause.value, reason.detail]
 
 
-def _histories(service: Service) -> dict[str, list[Any]]:
+def _histories(service: Service) -> dict[str, tuple[int, list[Any]]]:
+    """Each history as (rows before the list, the list): the state changes of a restored checkpoint are read
+    only when ``export`` asks (``Scheduler.events_before``)."""
     scheduler = service.scheduler
-    return {"trail": service.trail.events, "events": scheduler.events, "updates": scheduler.updates,
-            "terminations": scheduler.terminations}
+    return {"trail": (0, service.trail.events), "events": (scheduler.events_base, scheduler.events),
+            "updates": (0, scheduler.updates), "terminations": (0, scheduler.terminations)}
 
 
 # --- capture ------------------------------------------------------------------------------------------
@@ -136,22 +138,23 @@ def capture(service: Service, marks: Marks, call_seq: int
                      None if state is None else _dump(state)))
     histories = _histories(service)
     chunks: list[LogChunk] = []
+    counts = {"jobs": len(records)}
     for kind in HISTORIES:
         start = getattr(marks, kind)
-        added = histories[kind][start:]
-        chunks.append((kind, start, list(added)))
+        base, rows_now = histories[kind]
+        chunks.append((kind, start, list(rows_now[start - base:])))
+        counts[kind] = base + len(rows_now)
     account = service.account
     state = {
         "version": VERSION,
         "resources": _resources_data(account.resources),
         "tags": account.tags,
         "topology": scheduler.topology.model_dump(mode="json", exclude_defaults=True),
-        "counts": {"jobs": len(records), **{kind: len(histories[kind]) for kind in HISTORIES}},
+        "counts": counts,
         "in_progress": [[job_id, ends, reason.cause.value, reason.detail]
                         for job_id, (ends, reason) in scheduler._in_progress.items()],
         "engine": _engine_state(engine),
     }
-    counts = state["counts"]
     return state, rows, chunks, Marks(call_seq, counts["trail"], counts["events"], counts["updates"],
                                       counts["terminations"])
 
@@ -248,7 +251,8 @@ def restore(service: Service, store: Store, state: dict[str, Any]) -> None:
     if len(jobs) != counts["jobs"]:
         raise CheckpointError(f"{len(jobs)} job rows, the checkpoint counted {counts['jobs']}")
     # the histories' rows stay JSON arrays (tuples once written, read only by ``export``)
-    scheduler.events = cast(Any, store.checkpoint_log("events", counts["events"]))
+    scheduler.events, scheduler.events_base = [], counts["events"]
+    scheduler.events_before = lambda: cast(Any, store.checkpoint_log("events", counts["events"]))
     scheduler.updates = cast(Any, store.checkpoint_log("updates", counts["updates"]))
     scheduler.terminations = cast(Any, store.checkpoint_log("terminations", counts["terminations"]))
     service.trail.load(list(map(TrailEvent._make, store.checkpoint_log("trail", counts["trail"]))))

@@ -79,6 +79,10 @@ class Scheduler:
         self.keep_events = keep_events
         #: (time, job id, from, to, reason worded as ``simulate --events`` does): every state change, for ``export``
         self.events: list[tuple[float, str, str, str, str]] = []
+        #: state changes before ``events``, not read yet (a ``--state`` checkpoint's, read by the first ``export``):
+        #: how many, and how to read them; ``state_changes`` is the whole log
+        self.events_base = 0
+        self.events_before: Callable[[], list[tuple[float, str, str, str, str]]] | None = None
         #: (time, job id, priority) and (time, job id, reason): inputs a scenario replays
         self.updates: list[tuple[float, str, int]] = []
         self.terminations: list[tuple[float, str, str]] = []
@@ -187,6 +191,14 @@ class Scheduler:
             return
         self.engine.terminate(job, reason)
         self.engine.run(now, close=False)
+
+    def state_changes(self) -> list[tuple[float, str, str, str, str]]:
+        """Every state change since the account began, oldest first (``export``)."""
+        if self.events_before is None:
+            return self.events
+        before = self.events_before()
+        self.events_before = lambda: before  # read once
+        return before + self.events
 
     def job(self, record: ServiceJob) -> Job | None:
         return self.engine.by_name.get(record.id)

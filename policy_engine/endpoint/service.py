@@ -184,15 +184,17 @@ class Service:
         self._marks = marks
         self._since_checkpoint = 0
 
-    def _logged(self, call_seq: int, params: Params | None = None) -> None:
-        """A call was appended to the store: mark the jobs it named, checkpoint when it is time."""
+    def _mark_named(self, params: Params) -> None:
+        """A job's tags changed: the scheduler cannot know, the call (logged or replayed) says so."""
+        arn = params.get("resourceArn")
+        if isinstance(arn, str) and ":service-job/" in arn:
+            record = self.scheduler.jobs.by_id.get(arn.rsplit("/", 1)[-1])
+            if record is not None:
+                self.scheduler.changed.add(record.seq)
+
+    def _logged(self, call_seq: int) -> None:
+        """A call was appended to the store: checkpoint when it is time."""
         self._last_call = call_seq
-        if params is not None:
-            arn = params.get("resourceArn")
-            if isinstance(arn, str) and ":service-job/" in arn:  # a job's tags: only the call says so
-                record = self.scheduler.jobs.by_id.get(arn.rsplit("/", 1)[-1])
-                if record is not None:
-                    self.scheduler.changed.add(record.seq)
         self._since_checkpoint += 1
         every = self.options.checkpoint_every
         if every and self._since_checkpoint >= every:
@@ -289,7 +291,8 @@ class Service:
         if name in operations.MUTATING:
             self.trail.record(self.now, name, params, result, self.new_id())  # its event id is logged too
             if self.store is not None:
-                self._logged(self.store.append(self.now, name, params, self._generated), params)
+                self._mark_named(params)
+                self._logged(self.store.append(self.now, name, params, self._generated))
         return result
 
     def _apply(self, name: str, params: Params) -> None:
@@ -297,6 +300,7 @@ class Service:
         if name in operations.HANDLERS:
             result = operations.HANDLERS[name](self, params)
             self.trail.record(self.now, name, params, result, self.new_id())  # its event id is logged too
+            self._mark_named(params)
         else:
             self._control(name, params)
 
