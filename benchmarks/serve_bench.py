@@ -201,10 +201,10 @@ async def mixed(host: str, port: int, rate: float, seconds: float) -> None:
     # a few jobs first, so that the first describes and updates have someone to name
     for index in range(20):
         _, body = await pool[0].call(request(_PATHS["SubmitServiceJob"],
-                                             submit_body(rng, 20_000_000 + index, 3600), target))
+                                             submit_body(rng, 20_000_000 + index, 14_400), target))
         jobs.append(json.loads(body)["jobId"])
-    #: jobs neither terminated nor finished (1 to 60 real seconds of run time at speed 60; the newest 100 are
-    #: named): priority updates and terminations of them are valid calls
+    #: jobs neither terminated nor finished (2 to 4 simulated hours: 2 to 4 real minutes at speed 60, so none
+    #: finishes within the run; the newest 100 are named): priority updates and terminations of them are valid
     unfinished = list(jobs)
     handled: dict[str, list[float]] = {name: [] for name in MIX}
     latency: dict[str, list[float]] = {name: [] for name in MIX}
@@ -218,7 +218,7 @@ async def mixed(host: str, port: int, rate: float, seconds: float) -> None:
             if name == "TerminateServiceJob":
                 unfinished.remove(job)
         if name == "SubmitServiceJob":
-            return request(_PATHS[name], submit_body(rng, 30_000_000 + index, rng.uniform(3600, 7200)), target)
+            return request(_PATHS[name], submit_body(rng, 30_000_000 + index, rng.uniform(7200, 14_400)), target)
         if name == "ListTagsForResource":
             arn = f"arn%3Aaws%3Abatch%3Aus-east-1%3A123456789012%3Aservice-job%2F{job}"
             return (f"GET /v1/tags/{arn} HTTP/1.1\r\nHost: {target}\r\nX-Amz-Date: 20260101T000000Z\r\n"
