@@ -28,9 +28,10 @@ import numpy as np
 
 from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
-from policy_engine.reports import report_script, summary_png, vega
+from policy_engine.reports import cost_html, report_script, summary_png, vega
 from policy_engine.reports.safe_text import visible
 from policy_engine.simulation.outputs.numbers import format_seconds
+from policy_engine.simulation.outputs.costs import CostReport
 from policy_engine.simulation.outputs.results import SimulationResult
 
 PAGE = "index.html"
@@ -131,7 +132,7 @@ def _lanes_choice(result: SimulationResult, share: str | None,
 
 def render_page(result: SimulationResult, topology: Topology, source: str = "", share: str | None = None,
                 window: tuple[float, float] | None = None, aggregates: agg.Aggregates | None = None,
-                pngs: tuple[str, ...] = ()) -> str:
+                pngs: tuple[str, ...] = (), costs: CostReport | None = None) -> str:
     """The HTML page (a string): tables in HTML, charts drawn by the inlined Vega from the embedded data."""
     aggregates = aggregates or agg.aggregate(result)
     summary = result.summary
@@ -194,6 +195,8 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
                  f"{m.instance_hours_lost:.2f}") for m in result.shares], numeric=set(range(3, 12)),
                attrs=' id="shares"'),
     ]
+    if costs is not None:
+        parts += cost_html.section(costs)
     if pngs:
         parts.append(f'<p class="muted">The summary charts are also beside this page as images: '
                      f"{escape(', '.join(pngs))}.</p>")
@@ -206,7 +209,8 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
 
 
 def write_report(result: SimulationResult, topology: Topology, directory: Path, source: str = "",
-                 share: str | None = None, window: tuple[float, float] | None = None) -> list[Path]:
+                 share: str | None = None, window: tuple[float, float] | None = None,
+                 costs: CostReport | None = None) -> list[Path]:
     """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written.
 
     Symlinks are never followed: neither ``directory`` itself nor a file in it, so a link someone
@@ -214,7 +218,7 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
     """
     aggregates = agg.aggregate(result)
     files = dict(summary_png.draw(result, aggregates))
-    page = render_page(result, topology, source, share, window, aggregates, tuple(files))
+    page = render_page(result, topology, source, share, window, aggregates, tuple(files), costs)
     files[PAGE] = page.encode("utf-8")
     if directory.is_symlink():
         raise OSError(errno.ELOOP, "is a symbolic link; give the real directory", str(directory))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
 
 from policy_engine.simulation.core.jobs import FINAL, AttemptRecord, Job, JobSpec, Status, attempts
 from policy_engine.simulation.gcpause import gc_paused
+from policy_engine.simulation.outputs.capacity_hours import CapacityHours, capacity_hours
 from policy_engine.simulation.outputs.metrics import ShareMetrics, share_metrics, summary
 from policy_engine.simulation.outputs.numbers import as_number, plain
 from policy_engine.simulation.outputs.reasons import reason as job_reason
@@ -65,6 +66,8 @@ class SimulationResult:
     utilisation: list[UtilisationSample] | None = field(default=None)
     #: Only with ``SimulationSettings(usage_log=True)``: every usage change, for the HTML report's aggregates.
     usage: UsageLog | None = field(default=None)
+    #: Instance-hours per share and per environment (what costs are priced from); every built result has it.
+    hours: CapacityHours | None = field(default=None)
 
     def job(self, name: str) -> JobRecord:
         return next(record for record in self.jobs if record.name == name)
@@ -227,4 +230,4 @@ def _build(engine: EngineView) -> SimulationResult:
     if engine.settings.utilisation_series:
         series = sorted((s for pool in engine.pools for s in pool.series or ()), key=lambda sample: sample[0])
     return SimulationResult(engine.now, records, shares, summary(engine, records.statuses(), records.waits(), shares),
-                            series, engine.usage)
+                            series, engine.usage, capacity_hours(engine))
