@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from policy_engine.model import Topology
     from policy_engine.prices import Prices
     from policy_engine.simulation.outputs.costs import Convention
+    from policy_engine.sweep.cost_metrics import Pricing
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONVENTIONS = ("usage", "limit")
@@ -49,3 +50,10 @@ def convention(value: str | None) -> Convention:
     from policy_engine.simulation.outputs.costs import Convention
 
     return Convention(value or Convention.USAGE.value)
+
+
+def pricing_or_exit(path: str | None, chargeback: str | None, topology: Topology) -> Pricing:
+    """How sweep and tune price ``cost``, ``idle_cost`` and ``share(X).cost``."""
+    from policy_engine.sweep.cost_metrics import Pricing
+
+    return Pricing(prices_or_exit(path, [topology]), convention(chargeback))

@@ -24,8 +24,8 @@ from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.preemption import POLICIES
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.workload import MAX_SECONDS, load_scenario
-from policy_engine.simulation.outputs.numbers import as_number
 from policy_engine.simulation.outputs.lending import ATTRIBUTIONS, DEFAULT_ATTRIBUTION
+from policy_engine.simulation.outputs.numbers import as_number
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
 
 if TYPE_CHECKING:

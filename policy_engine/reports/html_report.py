@@ -30,8 +30,8 @@ from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
 from policy_engine.reports import cost_html, report_script, summary_png, vega
 from policy_engine.reports.safe_text import visible
-from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.simulation.outputs.costs import CostReport
+from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.simulation.outputs.results import SimulationResult
 
 PAGE = "index.html"

@@ -106,3 +106,18 @@ def merge_hours(span: float, parts: Iterable[CapacityHours | None]) -> CapacityH
         return None
     return CapacityHours(span, tuple(row for part in given for row in part.shares),
                          tuple(row for part in given for row in part.environments))
+
+
+def mean_hours(ledgers: list[CapacityHours]) -> CapacityHours:
+    """The mean of ledgers of one topology run on several workloads (row by row, in the same order)."""
+    n = len(ledgers)
+
+    def mean(rows: Iterable[Any]) -> Any:
+        rows = list(rows)
+        first = rows[0]
+        return first._replace(**{k: sum(getattr(r, k) for r in rows) / n for k, v in first._asdict().items()
+                                 if isinstance(v, float)})
+
+    return CapacityHours(sum(ledger.span for ledger in ledgers) / n,
+                         tuple(mean(rows) for rows in zip(*(ledger.shares for ledger in ledgers), strict=True)),
+                         tuple(mean(rows) for rows in zip(*(ledger.environments for ledger in ledgers), strict=True)))
