@@ -35,8 +35,7 @@ class PricesFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     currency: Annotated[str, Field(strict=True, pattern=r"^[A-Z]{3}$")]
-    per_instance_hour: Annotated[dict[Annotated[str, Field(strict=True, min_length=1)], Rate],
-                                 Field(min_length=1)]
+    per_instance_hour: dict[Annotated[str, Field(strict=True, min_length=1)], Rate]
 
 
 @dataclass(frozen=True)
@@ -82,10 +81,12 @@ def prices_from_data(data: Any, source: str, lines: Mapping[tuple[Any, ...], int
         parsed = PricesFile.model_validate(data)
     except ValidationError as error:
         unreadable = {p.loc for p in problems}
+        typos = {match for item in error.errors() if item["type"] == "extra_forbidden" and len(item["loc"]) == 1
+                 for match in difflib.get_close_matches(str(item["loc"][0]), list(PricesFile.model_fields), n=1)}
         for item in error.errors():
             loc = tuple(part for part in item["loc"] if part != "[key]")
-            if loc in unreadable:
-                continue
+            if loc in unreadable or (item["type"] == "missing" and loc[0] in typos):
+                continue  # said already: unreadable, or the typo's "did you mean" names it
             if item["type"] == "string_pattern_mismatch":
                 message = f"expected a three-letter currency code such as USD or EUR, got {item['input']!r}"
             elif item["type"] == "greater_than":

@@ -95,8 +95,8 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, SHARE_METRICS))
         function = AGGREGATES[aggregate]
         if metric == cost_metrics.SHARE_COST_METRIC:
-            every = cost_metrics.every_share(topology, pricing)
-            return Expression(source, lambda record: function(every(record)))
+            bills = cost_metrics.every_share(topology, pricing)
+            return Expression(source, lambda record: function(bills(record)))
         return Expression(source, lambda record: function([entry[metric] for entry in record["shares"]]))
     raise ExpressionError(f"{text!r}: expected METRIC, AGG(METRIC) or share(QUEUE/SHARE).METRIC"
                           + _suggest(source, SUMMARY_METRICS + cost_metrics.CLUSTER_COST_METRICS))
