@@ -52,8 +52,13 @@ def convention(value: str | None) -> Convention:
     return Convention(value or Convention.USAGE.value)
 
 
-def pricing_or_exit(path: str | None, chargeback: str | None, topology: Topology) -> Pricing:
-    """How sweep and tune price ``cost``, ``idle_cost`` and ``share(X).cost``."""
-    from policy_engine.sweep.cost_metrics import Pricing
+def pricing_or_exit(path: str | None, chargeback: str | None, topology: Topology,
+                    expressions: Iterable[str] = ()) -> Pricing:
+    """How sweep and tune price ``cost``, ``idle_cost`` and ``share(X).cost``; says the unit when one is used."""
+    from policy_engine.sweep.cost_metrics import Pricing, uses_cost
 
-    return Pricing(prices_or_exit(path, [topology]), convention(chargeback))
+    pricing = Pricing(prices_or_exit(path, [topology]), convention(chargeback))
+    if uses_cost(expressions):
+        click.echo(f"note: cost metrics are in {pricing.unit} ({pricing.convention.value} chargeback convention"
+                   + ("; give --prices FILE to price them)" if pricing.prices is None else ")"), err=True)
+    return pricing

@@ -96,7 +96,8 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
         fail_input(["--resume needs --out DIR: the dataset of the sweep to continue"])
     try:
         objective = parse_expression(maximize or minimize or DEFAULT_OBJECTIVE, loaded.topology,
-                                     pricing_or_exit(prices_path, chargeback, loaded.topology))
+                                     pricing_or_exit(prices_path, chargeback, loaded.topology,
+                                                     [maximize or minimize or DEFAULT_OBJECTIVE]))
     except ExpressionError as error:
         fail_input([f"--{'maximize' if maximize else 'minimize'}: {error}"])
         raise

@@ -150,8 +150,8 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     assumptions = _assumptions_or_problems(assume, loaded, problems)
     if workload_samples is not None:
         problems += _sample_problems(loaded)
-    pricing = pricing_or_exit(prices_path, chargeback, loaded.topology)
     order = ctx.meta.get("objective_order") or [("minimize", DEFAULT_OBJECTIVE)]
+    pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [text for _, text in order] + list(constraints))
     objectives, parsed_constraints = [], []
     for name, text in order:
         try:

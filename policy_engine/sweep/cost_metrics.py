@@ -10,7 +10,8 @@ counted alike (docs/sweep.md says so). Lending is attributed as the engine does 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from policy_engine.model import Topology
@@ -33,6 +34,11 @@ class Pricing:
     @property
     def unit(self) -> str:
         return self.prices.currency if self.prices is not None else "instance-hours (all types alike)"
+
+
+def uses_cost(expressions: Iterable[str]) -> bool:
+    """Whether any objective or constraint reads a cost metric (then the command says the unit)."""
+    return any(re.search(r"\b(idle_)?cost\b", text) for text in expressions)
 
 
 def report_of(record: dict, topology: Topology, pricing: Pricing) -> CostReport:
