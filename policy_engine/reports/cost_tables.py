@@ -29,7 +29,7 @@ class CostTable:
 
 
 def _number(value: float) -> str:
-    return f"{value + 0.0:,.2f}"  # + 0.0: never "-0.00"
+    return f"{round(value, 2) + 0.0:,.2f}"  # rounded, then + 0.0: never "-0.00"
 
 
 def unit_label(report: CostReport) -> str:
@@ -66,16 +66,18 @@ def cost_tables(report: CostReport) -> list[CostTable]:
             "cost-flows", f"Lent: who subsidises whom ({unit})",
             ("lender", "borrower", "instance type", "instance-hours", *((report.currency or "",) if priced else ())),
             [(f.lender, f.borrower, f.instance_type, _number(f.instance_hours),
-              *((_number(report.flow_amount(f)),) if priced else ())) for f in report.flows],
-            3, f"the lender's idle capacity the borrower's jobs ran on; attribution: {report.attribution} "
-               "(docs/costs.md)" + ("" if report.flows else "; no share borrowed")))
+              *((_number(report.flow_amount(f)),) if priced else ()))
+             for f in sorted(report.flows, key=lambda f: (-report.flow_amount(f), f.instance_type))],
+            3, "the lender's idle capacity the borrower's jobs ran on, largest first; attribution: "
+               f"{report.attribution} (docs/costs.md)" + ("" if report.flows else "; no share borrowed")))
     tables.append(CostTable(
-        "cost-chargeback", f"Chargeback ({unit}; convention {CONVENTIONS[report.convention]})",
+        "cost-chargeback", f"Chargeback ({unit})",
         ("share", "instance type", "charged", "credited", "net"),
         [(share, instance_type, _number(charged), _number(credited), _number(net))
          for share, instance_type, charged, credited, net in report.chargeback()],
-        2, "" if priced else "without prices each instance type has its own row (instance-hours of different "
-                             "types are not added up)"))
+        2, f"convention {CONVENTIONS[report.convention]} (--chargeback, docs/costs.md)"
+           + ("" if priced else "; without prices each instance type has its own row (instance-hours of different "
+                                "types are not added up)")))
     return tables
 
 

@@ -67,7 +67,7 @@ def test_json_prices_the_run_as_computed_by_hand(files):
 def test_without_prices_the_tables_are_in_instance_hours_per_type(files):
     out = invoke("simulate", str(files["scenario"]), "--costs")
     assert out.exit_code == 0, out.output
-    assert "Chargeback (instance-hours; convention usage" in out.stdout
+    assert "Chargeback (instance-hours)" in out.stdout and "convention usage: own use + borrowed" in out.stdout
     assert "ml.g5.xlarge over the run: 12.00 instance-hours of capacity" in out.stdout
     assert "USD" not in out.stdout
     plain = invoke("simulate", str(files["scenario"]))
