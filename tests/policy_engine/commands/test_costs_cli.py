@@ -210,3 +210,24 @@ def test_the_report_page_shows_the_cost_tables_without_network_or_console_errors
         assert flows == 1
         assert remote == [] and [url for url in ours if not url.startswith(("file:", "data:"))] == []
         assert browser.get_log("browser") == []
+
+
+def test_a_resumed_sweep_prices_the_runs_read_back_from_its_dataset(files, tmp_path):
+    """The ledger travels in the Parquet dataset: a resumed sweep ranks by cost without running anything again."""
+    args = ["sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--minimize",
+            "share(q/B).cost", "--prices", str(files["prices"]), "--chargeback", "limit", "--workers", "1",
+            "--quiet", "--out", str(tmp_path / "runs")]
+    first = invoke(*args)
+    assert first.exit_code == 0, first.output
+    again = invoke(*args, "--resume")
+    assert again.exit_code == 0, again.output
+    assert again.stdout == first.stdout
+
+
+def test_tune_minimises_idle_cost(files):
+    """A smaller environment leaves less idle: tune picks g5 capacity 3 (the limits' sum) over 4."""
+    out = invoke("tune", str(files["scenario"]), "--vary", "env.capacity.ml.g5.xlarge=3,4", "--minimize",
+                 "idle_cost", "--prices", str(files["prices"]), "--budget", "2", "--workers", "1", "--quiet",
+                 "--format", "json")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["recommended"]["values"] == {"env.capacity.ml.g5.xlarge": 3}
