@@ -118,34 +118,41 @@ def lending_flows(log: UsageLog, end: float, borrowers: Mapping[tuple[str, str],
         column = np.full(len(shares), -1, dtype=np.int64)
         column[members] = np.arange(len(members))
         mine = order[bounds[pool]:bounds[pool + 1]]
-        start = np.stack([np.zeros(len(members)), np.array([shares[n].limit for n in members], dtype=np.float64),
-                          np.array([shares[n].lends for n in members], dtype=np.float64)])
-        total = np.zeros((len(members), len(members)))
+        cols = column[all_who[mine]]
+        n = len(members)
+        start = np.stack([np.zeros(n), np.array([shares[m].limit for m in members], dtype=np.float64),
+                          np.array([shares[m].lends for m in members], dtype=np.float64)])
+        # each entry as the change it makes to its share's value (0 where it leaves the quantity alone)
+        deltas = [_deltas(cols, quantity[mine], start[q])
+                  for q, quantity in enumerate((all_used, all_limit, all_lends))]
+        limits_change = bool(deltas[1].any() or deltas[2].any())
+        total = np.zeros((n, n))
         carry, carry_t = start, 0.0
-        rows_per_chunk = max(256, CHUNK_CELLS // len(members))
+        rows_per_chunk = max(256, CHUNK_CELLS // n)
         for lo in range(0, max(len(mine), 1), rows_per_chunk):
-            picked = mine[lo:lo + rows_per_chunk]
-            t = np.concatenate([[carry_t], all_t[picked]])
-            state = np.full((3, len(t), len(members)), np.nan)
-            state[:, 0, :] = carry
-            rows, cols = np.arange(1, len(t)), column[all_who[picked]]
-            state[0, rows, cols] = all_used[picked]
-            state[1, rows, cols] = all_limit[picked]
-            state[2, rows, cols] = all_lends[picked]
-            state = _forward_fill(state)
-            after = lo + rows_per_chunk
-            following = float(all_t[mine[after]]) if after < len(mine) else max(end, float(t[-1]))
+            hi = min(lo + rows_per_chunk, len(mine))
+            t = np.concatenate([[carry_t], all_t[mine[lo:hi]]])
+            chunk_cols = cols[lo:hi]
+            use = _steps(carry[0], chunk_cols, deltas[0][lo:hi])
+            limit, lends = ((_steps(carry[1], chunk_cols, deltas[1][lo:hi]),
+                             _steps(carry[2], chunk_cols, deltas[2][lo:hi]))
+                            if limits_change else (carry[1][None, :], carry[2][None, :]))
+            following = float(all_t[mine[hi]]) if hi < len(mine) else max(end, float(t[-1]))
             dt = np.diff(np.concatenate([t, [following]]))
             if lo:  # the carried row's interval was counted in the chunk before
                 dt[0] = 0.0
-            carry, carry_t = state[:, -1, :].copy(), float(t[-1])
-            use, limit, lends = state
+            carry, carry_t = np.stack([use[-1], limit[-1], lends[-1]]), float(t[-1])
             borrowed = np.where(borrows, np.maximum(use - limit, 0.0), 0.0)
-            lendable = np.maximum(limit - use, 0.0) * lends
             pooled = borrowed.sum(axis=1)
+            busy = pooled > 0  # only instants when someone borrows attribute anything
+            if not busy.any():
+                continue
+            borrowed, pooled = borrowed[busy], pooled[busy]
+            lendable = np.maximum((limit if limit.shape[0] == 1 else limit[busy]) - use[busy], 0.0) * \
+                (lends if lends.shape[0] == 1 else lends[busy])
             supplied = policy.supplied(lendable, pooled)
-            weight = np.divide(dt, pooled, out=np.zeros_like(dt), where=pooled > 0)
-            total += (supplied * weight[:, None]).T @ borrowed
+            # einsum, not ``@``: a threaded BLAS spins its threads on a matrix this thin (about 9x the CPU)
+            total += np.einsum("kl,kb->lb", supplied * (dt[busy] / pooled)[:, None], borrowed, optimize=False)
         for i, j in zip(*np.nonzero(total > 1e-9), strict=True):
             lender, borrower = shares[members[i]], shares[members[j]]
             if i != j:
@@ -153,9 +160,26 @@ def lending_flows(log: UsageLog, end: float, borrowers: Mapping[tuple[str, str],
     return flows
 
 
-def _forward_fill(state: np.ndarray) -> np.ndarray:
-    """Each NaN replaced by the last value above it in its column (row 0 has none)."""
-    missing = np.isnan(state)
-    index = np.where(missing, 0, np.arange(state.shape[1])[None, :, None])
-    np.maximum.accumulate(index, axis=1, out=index)
-    return np.take_along_axis(state, index, axis=1)
+def _steps(first: np.ndarray, cols: np.ndarray, deltas: np.ndarray) -> np.ndarray:
+    """A quantity's value per share after each entry of a chunk, the carried row (``first``) before them."""
+    values = np.zeros((len(cols) + 1, len(first)))
+    values[0] = first
+    values[np.arange(1, len(cols) + 1), cols] = deltas
+    return np.cumsum(values, axis=0, out=values)
+
+
+def _deltas(cols: np.ndarray, values: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Per entry, its new value minus its column's value before it (``start`` before the first); 0 where NaN."""
+    given = np.flatnonzero(~np.isnan(values))
+    out = np.zeros(len(values))
+    if not len(given):
+        return out
+    by_column = given[np.argsort(cols[given], kind="stable")]  # chronological within each column
+    column, value = cols[by_column], values[by_column]
+    previous = np.empty_like(value)
+    previous[1:] = value[:-1]
+    first = np.ones(len(column), dtype=bool)
+    first[1:] = column[1:] != column[:-1]
+    previous[first] = start[column[first]]
+    out[by_column] = value - previous
+    return out

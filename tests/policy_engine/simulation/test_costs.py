@@ -189,3 +189,27 @@ def test_the_ledger_of_a_parallel_run_equals_the_sequential_one():
     assert parallel.hours == sequential(topology, jobs, (), settings).hours
     report = cost_report(parallel.hours, topology, PRICES)
     assert report.total == pytest.approx(3 * 2 * 2 + 2 * 2 * 10)
+
+
+def test_flows_follow_a_limit_changed_mid_run():
+    """B lends 1 g5, then 2 after an update at 1 h (and the environment grows): A borrows 1 for 2 h either way;
+    B's limit counts 1 h x 1 + 2 h x 2, the environment 1.5 h x 4 + 1.5 h x 5."""
+    from policy_engine.simulation.core.engine import Engine
+    from policy_engine.simulation.outputs.results import build_result
+    from policy_engine.simulation.settings import SimulationSettings
+    from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
+
+    topology = _topology()
+    jobs = [job("a1", "A", 3, duration=2 * HOUR, instance_type=G5),
+            job("a2", "A", 1, duration=3 * HOUR, instance_type=P4D)]
+    updates = [ShareUpdate(HOUR, "q/B", {"capacity": {G5: 2, P4D: 1}}),
+               EnvironmentUpdate(1.5 * HOUR, "env", {G5: 5, P4D: 2})]
+    engine = Engine(topology, jobs, updates, SimulationSettings(startup_delay=0, preemption_delay=0, usage_log=True))
+    engine.run()
+    result = build_result(engine)
+    report = run_costs(result, topology)
+    b = _rows(report)[("q/B", G5)]
+    assert (b.hours.limit, b.lent, b.idle) == pytest.approx((5, 2, 3))
+    assert [(f.lender, f.borrower, round(f.instance_hours, 9)) for f in report.flows] == [("q/B", "q/A", 2)]
+    assert report.environments[0].hours.capacity == pytest.approx(13.5)
+    assert report.environments[0].outside_shares == pytest.approx(1 * 1 + 0 * 0.5 + 1 * 1.5)
