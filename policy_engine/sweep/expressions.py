@@ -5,6 +5,7 @@ An expression is one of:
                          ``plan_idle_hours``: reserved training plan instance-hours paid and not used)
   ``AGG(METRIC)``        max, min, sum or mean of a per-share figure over every share and instance type
   ``share(REF).METRIC``  one share's figure (REF is QUEUE/SHARE or a unique SHARE; the largest over its types)
+  ``cost``, ``idle_cost``, ``share(REF).cost``, ``AGG(cost)``: priced from the run's ledger (``cost_metrics``)
 A constraint is ``EXPR <= NUMBER`` (or ``<``, ``>=``, ``>``), or ``guarantees``: every declared guarantee
 holds (``check`` proves them, so a refuted one makes a candidate invalid; in the simulation a
 ``never_preempted`` share lost no job to preemption).
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from policy_engine.model import Topology, share_id
+from policy_engine.sweep import cost_metrics
+from policy_engine.sweep.cost_metrics import Pricing
 from policy_engine.sweep.grammar import find_share
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
@@ -59,8 +62,12 @@ class Expression:
         return float(self.compute(record))
 
 
-def parse_expression(text: str, topology: Topology) -> Expression:
+def parse_expression(text: str, topology: Topology, pricing: Pricing | None = None) -> Expression:
+    """``pricing``: how ``cost``, ``idle_cost`` and ``share(X).cost`` are priced (default: instance-hours)."""
     source = text.strip()
+    pricing = pricing or Pricing()
+    if source in cost_metrics.CLUSTER_COST_METRICS:
+        return Expression(source, cost_metrics.cluster_metric(source, topology, pricing))
     if source in OPTIONAL_SUMMARY_METRICS:  # only in a run that has what it counts: 0 in the others
         return Expression(source, lambda record: record["summary"].get(source, 0.0))
     if source in SUMMARY_METRICS:
@@ -68,7 +75,7 @@ def parse_expression(text: str, topology: Topology) -> Expression:
     match = _SHARE.fullmatch(source)
     if match:
         ref, metric = match.groups()
-        if metric not in SHARE_METRICS:
+        if metric not in SHARE_METRICS and metric != cost_metrics.SHARE_COST_METRIC:
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, SHARE_METRICS))
         found = find_share(topology, ref)
         if found.share_id is None:
@@ -76,6 +83,8 @@ def parse_expression(text: str, topology: Topology) -> Expression:
             problem = "is ambiguous; write QUEUE/SHARE" if found.candidates else "is not a quota share of the topology"
             raise ExpressionError(f"{text!r}: {ref!r} {problem}" + _suggest(ref, tuple(every)))
         name = found.share_id
+        if metric == cost_metrics.SHARE_COST_METRIC:
+            return Expression(source, cost_metrics.share_metric(name, topology, pricing))
 
         def one_share(record: dict) -> float:
             return max((entry[metric] for entry in record["shares"] if entry["share"] == name), default=0.0)
@@ -87,12 +96,15 @@ def parse_expression(text: str, topology: Topology) -> Expression:
         if aggregate not in AGGREGATES:
             raise ExpressionError(f"{text!r}: unknown aggregate {aggregate!r}" + _suggest(aggregate,
                                                                                          tuple(AGGREGATES)))
-        if metric not in SHARE_METRICS:
+        if metric not in SHARE_METRICS and metric != cost_metrics.SHARE_COST_METRIC:
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, SHARE_METRICS))
         function = AGGREGATES[aggregate]
+        if metric == cost_metrics.SHARE_COST_METRIC:
+            bills = cost_metrics.every_share(topology, pricing)
+            return Expression(source, lambda record: function(bills(record)))
         return Expression(source, lambda record: function([entry[metric] for entry in record["shares"]]))
     raise ExpressionError(f"{text!r}: expected METRIC, AGG(METRIC) or share(QUEUE/SHARE).METRIC"
-                          + _suggest(source, SUMMARY_METRICS))
+                          + _suggest(source, SUMMARY_METRICS + cost_metrics.CLUSTER_COST_METRICS))
 
 
 @dataclass(frozen=True)
@@ -129,14 +141,14 @@ def _guarantees(topology: Topology) -> Callable[[dict], float]:
     return violation
 
 
-def parse_constraint(text: str, topology: Topology) -> Constraint:
+def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = None) -> Constraint:
     source = text.strip()
     if source == "guarantees":
         return Constraint(source, _guarantees(topology))
     match = _CONSTRAINT.fullmatch(source)
     if not match:
         raise ExpressionError(f"{text!r}: expected EXPR <= NUMBER (or <, >=, >) or 'guarantees'")
-    expression = parse_expression(match.group(1), topology)
+    expression = parse_expression(match.group(1), topology, pricing)
     operator, bound = match.group(2), float(match.group(3))
     if not math.isfinite(bound):
         raise ExpressionError(f"{text!r}: the bound must be a finite number")
