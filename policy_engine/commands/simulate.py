@@ -25,6 +25,8 @@ from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.workload import MAX_SECONDS, load_scenario
 from policy_engine.simulation.outputs.numbers import as_number
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
+from policy_engine.simulation.outputs.wait_causes import WaitCauses, attribute
+from policy_engine.simulation.outputs.wait_orders import DEFAULT_ORDER, ORDERS
 
 if TYPE_CHECKING:
     from policy_engine.model import Topology
@@ -70,14 +72,15 @@ def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, Reaso
 
 
 def _write_report(result: SimulationResult, topology: Topology, directory: str, source: str, share: str | None,
-                  window: tuple[float, float] | None) -> None:
+                  window: tuple[float, float] | None, waits: WaitCauses | None = None) -> None:
     """``--report DIR``; imported here so that plain runs never load matplotlib."""
     from pathlib import Path
 
     from policy_engine.reports.html_report import write_report
 
     try:
-        written = write_report(result, topology, Path(directory), source=source, share=share, window=window)
+        written = write_report(result, topology, Path(directory), source=source, share=share, window=window,
+                               waits=waits)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
     click.echo(f"wrote {written[0]} and {len(written) - 1} summary chart(s): "
@@ -138,6 +141,9 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
                    "events AWS sends for service jobs (eventbridge), to test an alerting rule offline.")
 @click.option("--backfill/--no-backfill", default=None, help="Let jobs behind a blocked head use capacity it cannot.")
 @click.option("--victim-policy", type=click.Choice(sorted(POLICIES)), help="Override the scenario's victim policy.")
+@click.option("--wait-attribution", type=click.Choice(sorted(ORDERS)), default=DEFAULT_ORDER, show_default=True,
+              help="Which cause a waiting second is charged to when several hold (the \"why jobs waited\" tables; "
+                   "docs/simulator.md).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Simulate the job queues in parallel on the Dask cluster at ADDRESS (tcp://HOST:8786); "
@@ -147,9 +153,9 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
 @click.option("--allow-python", is_flag=True,
               help="Let the scenario name a Python topology module (loading one runs its code).")
 def command(scenario: str, until: float | None, output: str, events: str | None, event_format: str | None,
-            backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
-            report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
-            allow_python: bool) -> None:
+            backfill: bool | None, victim_policy: str | None, wait_attribution: str, quiet: bool,
+            report_dir: str | None, report_share: str | None, report_window: str | None, scheduler: str | None,
+            workers: int | None, allow_python: bool) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
     if event_format is not None and not events:
         fail_input([f"--event-format {event_format}: it chooses what --events writes; add --events FILE"])
@@ -157,13 +163,13 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
     # phases, its first collection would walk the million jobs just built (nothing here forms a cycle)
     with gc_paused():
         _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy, quiet,
-                  report_dir, report_share, report_window, scheduler, workers, allow_python)
+                  report_dir, report_share, report_window, scheduler, workers, allow_python, wait_attribution)
 
 
 def _simulate(scenario: str, until: float | None, output: str, events: str | None, event_format: str,
               backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
               report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
-              allow_python: bool) -> None:
+              allow_python: bool, wait_attribution: str = DEFAULT_ORDER) -> None:
     try:
         loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:
@@ -180,8 +186,8 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         settings = replace(settings, backfill=backfill)
     if victim_policy is not None:
         settings = replace(settings, victim_policy=victim_policy)
-    if report_dir:
-        settings = replace(settings, usage_log=True)  # the report's charts over time are built from it
+    # the report's charts over time and the "why jobs waited" attribution are built from it
+    settings = replace(settings, usage_log=True)
     loaded = replace(loaded, settings=settings)
     if until is None:
         until = loaded.until  # a history's replay stops where its window ended
@@ -189,15 +195,16 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         result = _parallel(loaded, until, events, scheduler, workers)
     else:
         result = _sequential(loaded, until, events, quiet, event_format)
+    waits = attribute(result, loaded.topology, wait_attribution)
     if report_dir:
-        _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window)
+        _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window, waits)
     calibration = None
     if loaded.observed:
         from policy_engine.simulation.outputs.calibration import calibrate
 
         calibration = calibrate(result, loaded.observed)
-    SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy),
-                                      sys.stdout)
+    SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy,
+                                                     waits), sys.stdout)
 
 
 def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,

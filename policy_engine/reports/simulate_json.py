@@ -13,6 +13,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     extra: dict = {}
     if calibration is not None:
         extra["observed_vs_simulated"] = [row.to_json() for row in calibration]
+    if output.waits is not None:
+        extra["wait_causes"] = output.waits.to_json()
     if output.named_at_deploy:
         extra["named_at_deploy"] = list(output.named_at_deploy)
     output.result.write_json(stream, extra or None)
