@@ -108,6 +108,8 @@ class ExplainOutput:
     topology: Topology
     share: str
     report: CheckReport
+    #: ``explain --scenario``: why the share's jobs waited there, as ``(topic, sentence)`` pairs
+    waits: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
