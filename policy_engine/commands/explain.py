@@ -96,7 +96,7 @@ def _explain_scenario(share: str, scenario: str, wait_attribution: str, allow_py
                         loaded.live)
         engine.run(loaded.until)
         waits = attribute(build_result(engine), loaded.topology, wait_attribution)
-        sentences = tuple(wait_sentences(loaded.topology, waits, node))
+        sentences = tuple(wait_sentences(loaded.topology, waits, node, loaded.settings.backfill))
     output = ExplainOutput(loaded.topology, node, check_topology(loaded.topology), sentences)
     EXPLAIN_FORMATS.renderer(output_format)(output, sys.stdout)
     raise SystemExit(EXIT_OK)

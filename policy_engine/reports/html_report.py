@@ -254,7 +254,8 @@ def _why_waited_section(waits: WaitCauses | None) -> list[str]:
         return ["<h2>Why jobs waited</h2>", '<p class="muted">No job waited.</p>']
     return ["<h2>Why jobs waited</h2>",
             f'<p class="muted">{escape(why_waited.caption(waits).capitalize())}: one bar per share and instance '
-            "type, its waiting hours stacked by cause; hover for the figures.</p>",
+            "type (its waiting hours in all beside its name), split by cause as a share of its own waiting hours; "
+            "hover for the figures.</p>",
             '<div id="chart-causes" class="chart"></div>',
             _table(why_waited.HEADER, body, numeric={3, 4, 5}, attrs=' id="causes"')]
 

@@ -122,11 +122,12 @@ SCRIPT = r"""
                  {field: 'hours', title: 'hours', format: '.2f'}, {field: 'percent', title: '% of the share'}];
     return {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      title: 'Why jobs waited: waiting hours per share by cause (attribution ' + causes.order + ')',
-      width: 900, height: {step: 18}, data: {values: causes.values}, mark: {type: 'bar'},
+      title: 'Why jobs waited: each share\'s waiting hours by cause (attribution ' + causes.order + ')',
+      width: 640, height: {step: 18}, data: {values: causes.values}, mark: {type: 'bar'},
       encoding: {
-        y: {field: 'share', type: 'nominal', sort: null, title: null},
-        x: {field: 'hours', type: 'quantitative', stack: 'zero', title: 'waiting hours'},
+        y: {field: 'share', type: 'nominal', sort: null, title: null, axis: {labelLimit: 400}},
+        x: {field: 'hours', type: 'quantitative', stack: 'normalize', title: 'share of its waiting hours',
+            axis: {format: '%'}},
         color: {field: 'cause', type: 'nominal', scale: {domain: causes.causes, scheme: 'tableau10'},
                 title: 'cause', legend: {labelLimit: 300}},
         order: {field: 'order'}, tooltip: tip

@@ -20,7 +20,7 @@ MINOR = 0.05
 
 
 def _pct(fraction: float) -> str:
-    return f"{fraction:.0%}" if fraction >= 0.01 else "under 1 %"
+    return f"{fraction:.0%}" if fraction >= 0.005 else "<1%"
 
 
 def _n(value: float) -> str:
@@ -48,9 +48,10 @@ def _room(topology: Topology, share: ShareWaits, ctx: CauseContext) -> str:
             "it needs environment capacity")
 
 
-def _knob(topology: Topology, share: ShareWaits, cause: Cause) -> str:
-    """Which knob would help against ``cause``, and why, from what held while it did."""
-    ctx = share.context.get(cause)
+def _knob(topology: Topology, share: ShareWaits, cause: Cause, ctx: CauseContext | None = None) -> str:
+    """Which knob would help against ``cause``, and why, from what held while it did (``ctx``: the share's heads
+    while they waited for it, unless given)."""
+    ctx = ctx or share.context.get(cause)
     kind = share.instance_type
     if cause is Cause.MISCONFIGURED:
         reach = share.ceiling if share.ceiling is not None else "the environment's capacity"
@@ -97,37 +98,47 @@ def _knob(topology: Topology, share: ShareWaits, cause: Cause) -> str:
             return (f"raising borrow_limit would help: the share was at its ceiling ({share.ceiling} {kind}) while "
                     f"the lenders had {_n(ctx.lendable)} lendable idle {kind} on average, enough for {needs}")
         return (f"raising borrow_limit would not help because, at its ceiling ({share.ceiling} {kind}), the lenders "
-                f"had only {_n(ctx.lendable)} lendable idle {kind} on average for {needs}; {_room(topology, share, ctx)}")
+                f"had only {_n(ctx.lendable)} lendable idle {kind} on average for {needs}; "
+                f"{_room(topology, share, ctx)}")
     if ctx.lendable >= ctx.needs:
         return (f"raising borrow_limit would not help because a {share.strategy} share never borrows; strategy "
                 f"LEND_AND_BORROW would, since the lenders had {_n(ctx.lendable)} lendable idle {kind} on average "
-                f"for {needs}, or {_room(topology, share, ctx).removeprefix('a ')}")
+                f"for {needs}; or {_room(topology, share, ctx)}")
     return (f"raising borrow_limit would not help because a {share.strategy} share never borrows (and the lenders had "
             f"only {_n(ctx.lendable)} lendable idle {kind} on average); {_room(topology, share, ctx)}")
 
 
-def _behind(topology: Topology, share: ShareWaits, fraction: float) -> str:
+def _behind(topology: Topology, share: ShareWaits, fraction: float, backfill: bool) -> str:
     """Behind-head time: who blocked most, what the heads waited for meanwhile, and that cause's knob."""
     text = f"{_pct(fraction)} of wait-hours were spent behind the head of the line"
     total = sum(share.behind_by_head_cause.values())
     blocker = share.blocker
-    if blocker is not None and total > 0:
-        held = blocker.seconds / total
-        text += (f", {_pct(held)} of that behind one {blocker.instances}-instance head job ({blocker.name})" if held >= 0.5
-                 else f"; the longest blocker ({blocker.name}, {blocker.instances} instance(s)) held {_pct(held)} of it")
-    if total > 0:
+    if blocker is None or total <= 0:
+        return text + "."
+    held = blocker.seconds / total
+    if held >= 0.5:  # one job held the line: what it waited for, and the pool while it did
+        cause, ctx = blocker.cause, blocker.context
+        knob = _knob(topology, share, cause, ctx)
+        text += (f", {_pct(held)} of that behind one {blocker.instances}-instance head job ({blocker.name}). "
+                 f"While it held the line it waited mostly ({_pct(ctx.head_seconds / blocker.seconds)}): "
+                 f"{describe_wait_cause(cause)}" + (f"; {knob}" if knob else ""))
+    else:
         cause, seconds = max(share.behind_by_head_cause.items(), key=lambda item: item[1])
         knob = _knob(topology, share, cause)
-        text += (f". Meanwhile the head waited mostly ({_pct(seconds / total)}) {describe_wait_cause(cause)}"
-                 + (f": {knob}" if knob else ""))
-        if cause in (Cause.SHARE_AT_LIMIT, Cause.NOTHING_LENDABLE, Cause.LENDABLE_TAKEN) and blocker is not None:
-            text += ("; backfill (a smaller job behind the head may run in capacity the head cannot use) would let "
-                     "smaller jobs past it")
+        text += (f"; the longest blocker ({blocker.name}, {blocker.instances} instance(s)) held {_pct(held)} of it. "
+                 f"Meanwhile the heads waited mostly ({_pct(seconds / total)}): {describe_wait_cause(cause)}"
+                 + (f"; {knob}" if knob else ""))
+    during = blocker.context if held >= 0.5 else share.context.get(cause)
+    if not backfill and during is not None and during.needs > 1 and cause in (
+            Cause.SHARE_AT_LIMIT, Cause.NOTHING_LENDABLE, Cause.LENDABLE_TAKEN, Cause.ENVIRONMENT_FULL):
+        text += ("; the scenario runs without backfill, which would let a smaller job behind the head use capacity "
+                 "the head cannot")
     return text + "."
 
 
-def wait_sentences(topology: Topology, waits: WaitCauses, share: str) -> list[Sentence]:
-    """Why ``share``'s jobs waited in the scenario, one group of sentences per instance type it waited on."""
+def wait_sentences(topology: Topology, waits: WaitCauses, share: str, backfill: bool = False) -> list[Sentence]:
+    """Why ``share``'s jobs waited in the scenario, one group of sentences per instance type it waited on
+    (``backfill``: whether the run let jobs past a blocked head)."""
     sentences: list[Sentence] = []
     for item in waits.share(share):
         if item.wait_seconds <= 0:
@@ -144,7 +155,7 @@ def wait_sentences(topology: Topology, waits: WaitCauses, share: str) -> list[Se
                 minor.append(f"{describe_wait_cause(cause)} {_pct(fraction)}")
                 continue
             if cause is Cause.BEHIND_HEAD:
-                sentences.append((TOPIC, _behind(topology, item, fraction)))
+                sentences.append((TOPIC, _behind(topology, item, fraction, backfill)))
                 continue
             knob = _knob(topology, item, cause)
             sentences.append((TOPIC, f"{_pct(fraction)} of wait-hours: {describe_wait_cause(cause)}"

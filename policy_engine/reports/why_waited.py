@@ -80,7 +80,9 @@ def markdown(waits: WaitCauses) -> list[str]:
 
 def chart_data(waits: WaitCauses) -> dict:
     """What the HTML page's stacked chart draws: hours per share and cause, every cause's words in order."""
-    values = [{"share": f"{row.share} · {row.instance_type}", "cause": describe_wait_cause(row.cause),
+    totals = {(s.share, s.instance_type): s.wait_seconds for s in waits.shares}
+    values = [{"share": f"{row.share} · {row.instance_type} ({totals[row.share, row.instance_type] / 3600:,.0f} h)",
+               "cause": describe_wait_cause(row.cause),
                "order": WAIT_CAUSES.index(row.cause), "hours": round(row.seconds / 3600, 6),
                "time": duration_text(row.seconds), "percent": round(100 * row.fraction, 1)}
               for row in rows(waits)]

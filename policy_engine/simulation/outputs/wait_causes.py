@@ -44,14 +44,6 @@ if TYPE_CHECKING:
 _TIMER_TOLERANCE = 1e-9
 
 
-class Blocker(NamedTuple):
-    """The head that held most of a line's behind-head seconds."""
-
-    name: str
-    instances: int
-    seconds: float  # waiting seconds of the jobs behind it, while it was the head
-
-
 class CauseContext(NamedTuple):
     """What the pool looked like while a share's heads waited for one cause (time-weighted means)."""
 
@@ -61,6 +53,22 @@ class CauseContext(NamedTuple):
     lender_idle: float  # idle owned capacity of the lenders, borrowed or not
     environment_idle: float  # idle instances of the environment
     used: float  # instances the share used
+
+
+class Blocker(NamedTuple):
+    """The head that held most of a line's behind-head seconds, and what it waited for meanwhile."""
+
+    name: str
+    instances: int
+    seconds: float  # waiting seconds of the jobs behind it, while it was the head
+    cause: Cause  # what it waited for most of the time it blocked the line
+    context: CauseContext  # the pool meanwhile (while it blocked for ``cause``)
+
+
+def _context(sums: list[float]) -> CauseContext:
+    """Time-weighted means from the sums the sweep keeps (``sums[0]`` is the time)."""
+    span = sums[0]
+    return CauseContext(span, *(value / span for value in sums[1:]))
 
 
 @dataclass(frozen=True)
@@ -217,6 +225,8 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
     heads: dict[ShareCapacity, _Head] = {}
     behind: defaultdict[ShareCapacity, defaultdict[Cause, float]] = defaultdict(lambda: defaultdict(float))
     blocked: defaultdict[_Wait, float] = defaultdict(float)
+    #: per head that blocked its line, per cause: the pool's state while it blocked (``context``'s sums)
+    blocking: defaultdict[_Wait, dict[Cause, list[float]]] = defaultdict(dict)
     context: defaultdict[ShareCapacity, defaultdict[Cause, list[float]]] = defaultdict(
         lambda: defaultdict(lambda: [0.0] * 6))
     last = 0.0
@@ -234,13 +244,8 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
                 if others:
                     behind[line][head.cause] += others * span
                     blocked[wait] += others * span
-                sums = context[line][head.cause]
-                sums[0] += span
-                sums[1] += head.needs * span
-                sums[2] += head.lendable * span
-                sums[3] += head.lender_idle * span
-                sums[4] += head.environment_idle * span
-                sums[5] += head.used * span
+                    _add(blocking[wait].setdefault(head.cause, [0.0] * 6), head, others * span)
+                _add(context[line][head.cause], head, span)
         touched_lines: dict[ShareCapacity, None] = {}
         touched_envs: dict[int, None] = {}
         while position < total and events[position][0] == time:
@@ -288,8 +293,17 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
                 if id(line.pool.env) in touched_envs and line not in new_heads:
                     heads[line] = _head(head.wait, head.wait.job in misconfigured, head.needs)
         last = time
-    return _charge(result, topology, policy, pools, records, waits, misconfigured, behind, blocked, context,
-                   preempted)
+    return _charge(result, topology, policy, pools, records, waits, misconfigured, behind, blocked, blocking,
+                   context, preempted)
+
+
+def _add(sums: list[float], head: _Head, weight: float) -> None:
+    sums[0] += weight
+    sums[1] += head.needs * weight
+    sums[2] += head.lendable * weight
+    sums[3] += head.lender_idle * weight
+    sums[4] += head.environment_idle * weight
+    sums[5] += head.used * weight
 
 
 def _head(wait: _Wait, misconfigured: bool, needs: int) -> _Head:
@@ -316,6 +330,7 @@ def _timer_ended(wait: _Wait, record: JobRecord, misconfigured: str,
 def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrder, pools: list[Pool],
             records: list[JobRecord], waits: list[_Wait], misconfigured: dict[int, str],
             behind: Mapping[ShareCapacity, Mapping[Cause, float]], blocked: Mapping[_Wait, float],
+            blocking: Mapping[_Wait, Mapping[Cause, list[float]]],
             context: Mapping[ShareCapacity, Mapping[Cause, list[float]]], preempted: Mapping[ShareCapacity, list[int]]
             ) -> WaitCauses:
     """Each stretch's pieces (behind its head; as the head, per cause) charged by the policy, per share and job."""
@@ -371,7 +386,8 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
         best = blockers.get(wait.line)
         if best is None or seconds > best.seconds:
             record = records[wait.job]
-            blockers[wait.line] = Blocker(record.name, record.instances, seconds)
+            cause, sums = max(blocking[wait].items(), key=lambda item: item[1][0])
+            blockers[wait.line] = Blocker(record.name, record.instances, seconds, cause, _context(sums))
     shares = []
     for pool in pools:
         for line in pool.shares:
@@ -382,8 +398,7 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
                 jobs_waited=len(waited[line]), wait_seconds=totals[line],
                 by_cause={c: s for c, s in by_share[line].items() if s > 0},
                 behind_by_head_cause=dict(behind.get(line, {})), blocker=blockers.get(line),
-                context={c: CauseContext(v[0], v[1] / v[0], v[2] / v[0], v[3] / v[0], v[4] / v[0], v[5] / v[0])
-                         for c, v in context.get(line, {}).items() if v[0] > 0},
+                context={c: _context(v) for c, v in context.get(line, {}).items() if v[0] > 0},
                 preempted_borrowed=preempted[line][0] if line in preempted else 0,
                 preempted_own=preempted[line][1] if line in preempted else 0,
                 misconfigured_jobs=len(sizes), largest_misconfigured=max(sizes, default=0),

@@ -42,11 +42,12 @@ def test_a_line_held_by_one_eight_instance_head_names_it_and_says_borrow_limit_w
     behind = next(line for line in waits if "behind the head of the line" in line)
     assert behind.startswith("79% of wait-hours were spent behind the head of the line, 89% of that behind one "
                              "8-instance head job (wide)")
-    # while it blocked, the head waited above its limit to borrow with too little idle among the lenders (time-
-    # weighted over the heads that waited for that: wide needing 8 with 7 idle, then small-0 needing 1 with none)
-    assert "Meanwhile the head waited mostly (100%) at its limit, nothing lendable: raising borrow_limit would not " \
-           "help because the lenders had only 6 idle ml.g5.xlarge on average for a head needing 7" in behind
-    assert "nor would a larger limit alone, since the environment had only 6 idle" in behind
+    # while it blocked, wide waited above its limit to borrow: the lenders (the share's own idle) had 7, it needed 8
+    assert ("While it held the line it waited mostly (100%): at its limit, nothing lendable; raising borrow_limit "
+            "would not help because the lenders had only 7 idle ml.g5.xlarge on average for a head needing 8 "
+            "ml.g5.xlarge; nor would a larger limit alone, since the environment had only 7 idle") in behind
+    assert behind.endswith("the scenario runs without backfill, which would let a smaller job behind the head use "
+                           "capacity the head cannot.")
 
 
 def test_an_environment_full_share_is_told_only_environment_capacity_helps(tmp_path: Path):

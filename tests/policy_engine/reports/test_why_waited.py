@@ -105,8 +105,8 @@ def test_chromium_draws_the_stacked_chart_and_the_cause_filter_keeps_only_that_c
         shown = ("return Array.from(document.querySelectorAll('#worst tbody tr')).filter(r => !r.hidden)"
                  ".map(r => r.cells[0].textContent)")
         everyone = browser.execute_script(shown)
-        browser.execute_script("const s = document.getElementById('worst-cause'); s.value = 'requeued-after-preemption';"
-                               "s.dispatchEvent(new Event('change'));")
+        browser.execute_script("const s = document.getElementById('worst-cause');"
+                               "s.value = 'requeued-after-preemption'; s.dispatchEvent(new Event('change'));")
         requeued = browser.execute_script(shown)
         assert requeued and set(requeued) < set(everyone)
         assert browser.execute_script("return document.getElementById('worst-count').textContent") == \

@@ -159,10 +159,12 @@ def test_a_time_limit_action_pending_until_it_terminates_the_head():
 
 
 def test_a_head_placed_before_its_timer_ran_out_waited_for_capacity():
-    topology = simulated_topology(1, share("A", 1), time_limit=600, reasons=("CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY",))
+    topology = simulated_topology(1, share("A", 1), time_limit=600,
+                                  reasons=("CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY",))
     waits, by_job, result = _causes(topology, [job("a1", "A", duration=100), job("a2", "A")])
     assert result.job("a2").status == "SUCCEEDED"
     assert by_job["a2"] is Cause.SHARE_AT_LIMIT
+    assert _share(waits, "A") == {Cause.SHARE_AT_LIMIT: 100}
 
 
 def test_a_limit_changed_mid_run_is_followed():
