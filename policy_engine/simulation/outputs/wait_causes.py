@@ -24,6 +24,7 @@ import heapq
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 from policy_engine.simulation.causes import WAIT_CAUSES, Cause
@@ -31,7 +32,6 @@ from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.core.jobs import CAPACITY_INSUFFICIENT, PREEMPTED, Status
 from policy_engine.simulation.core.preemption import above_limit
-from policy_engine.simulation.outputs.usage import LimitChange
 from policy_engine.simulation.outputs.wait_orders import DEFAULT_ORDER, ORDERS, AttributionOrder
 from policy_engine.simulation.time_limits import queue_actions
 
@@ -132,6 +132,14 @@ class _Wait:
         self.head_since = start
 
 
+#: Statuses of a job off capacity at its end that waited until then (still waiting, or failed while waiting).
+_WAITED_TO_THE_END = frozenset({Status.RUNNABLE.value, Status.FAILED.value})
+#: read once per stretch: bound here (an enum member's attribute lookup costs a call)
+_FAILED = Status.FAILED.value
+_MISCONFIGURED, _REQUEUED, _BEHIND, _TIMED = (Cause.MISCONFIGURED, Cause.REQUEUED_AFTER_PREEMPTION, Cause.BEHIND_HEAD,
+                                              Cause.TIME_LIMIT_ACTION_PENDING)
+
+
 def _stretches(index: int, record: JobRecord, line: ShareCapacity, now: float) -> list[_Wait]:
     """When the job was RUNNABLE: to its first attempt, between attempts, and after the last until it ended."""
     key = (-record.priority, record.submitted_at, index)
@@ -145,7 +153,7 @@ def _stretches(index: int, record: JobRecord, line: ShareCapacity, now: float) -
             on_capacity = True
             break
         since, requeued = attempt.end, attempt.outcome == PREEMPTED
-    if not on_capacity and record.status in (Status.RUNNABLE, Status.FAILED):
+    if not on_capacity and record.status in _WAITED_TO_THE_END:
         end = now if record.finished_at is None else record.finished_at
         if end > since:
             out.append(_Wait(index, line, since, end, requeued, key))
@@ -173,14 +181,178 @@ def _classify(share: ShareCapacity, needs: int) -> Cause:
     return Cause.SHARE_AT_LIMIT
 
 
-class _Head(NamedTuple):
-    wait: _Wait
-    cause: Cause
-    needs: int
-    lendable: int
-    lender_idle: int
-    environment_idle: int
-    used: int
+#: Kinds of the sweep's events, in the order they sort at one instant (all are applied before anything is read).
+_USAGE, _LIMIT, _START, _END = range(4)
+#: What a head's cause may depend on beyond its own share: the pool's lending counters, or the environment.
+_POOL_CAUSES = frozenset({Cause.NOTHING_LENDABLE, Cause.LENDABLE_TAKEN})
+_ENVIRONMENT_CAUSES = frozenset({Cause.ENVIRONMENT_FULL, Cause.WAITING_FOR_RECLAIM})
+
+
+class _Level:
+    """A counter's running integral over time (idle instances of an environment, lendable ones of a pool), so
+    that a head's share of it over any stretch is a difference of two readings: O(1) whatever changed meanwhile."""
+
+    __slots__ = ("integral", "since", "value")
+
+    def __init__(self, value: float) -> None:
+        self.integral, self.since, self.value = 0.0, 0.0, value
+
+    def at(self, time: float) -> float:
+        return self.integral + self.value * (time - self.since)
+
+    def set(self, time: float, value: float) -> None:
+        self.integral = self.at(time)
+        self.since, self.value = time, value
+
+
+class _Head:
+    """A line's head and what it waits for since ``since`` (with the integrals as read then)."""
+
+    __slots__ = ("cause", "environment_idle", "lendable", "lender_idle", "levels", "needs", "since", "used", "wait")
+
+    def __init__(self, wait: _Wait, cause: Cause, needs: int, since: float, levels: tuple[_Level, _Level, _Level]):
+        self.wait, self.cause, self.needs, self.since, self.used = wait, cause, needs, since, wait.line.used
+        #: its pool's lendable and lender-idle instances, its environment's idle ones: the integrals, and as read
+        self.levels = levels
+        self.lendable, self.lender_idle, self.environment_idle = (
+            levels[0].at(since), levels[1].at(since), levels[2].at(since))
+
+
+class _Sweep:
+    """The pass over time; a head is charged and looked at again only where something it depends on changed:
+    its own share's usage or line, its pool's lending counters (a head that would borrow), its environment's
+    idle instances (a head within its limit), a limit of its pool."""
+
+    def __init__(self, pools: list[Pool], misconfigured: dict[int, str], records: list[JobRecord]):
+        self.misconfigured, self.records = misconfigured, records
+        self.heaps: defaultdict[ShareCapacity, list[tuple[tuple[int, float, int], float, _Wait]]] = \
+            defaultdict(list)
+        self.active: dict[_Wait, None] = {}
+        self.count: defaultdict[ShareCapacity, int] = defaultdict(int)
+        self.heads: dict[ShareCapacity, _Head] = {}
+        #: heads whose cause reads their pool's lending counters; heads within their limit (by environment)
+        self.pool_heads: defaultdict[int, dict[ShareCapacity, None]] = defaultdict(dict)
+        self.environment_heads: defaultdict[int, dict[ShareCapacity, None]] = defaultdict(dict)
+        envs = {id(pool.env): pool.env for pool in pools}
+        self.idle = {key: _Level(max(0, env.capacity - env.used)) for key, env in envs.items()}
+        self.lendable = {id(pool): _Level(max(0, pool.free_lendable)) for pool in pools}
+        self.lender_idle = {id(pool): _Level(pool.lender_idle) for pool in pools}
+        self.behind: defaultdict[ShareCapacity, defaultdict[Cause, float]] = defaultdict(lambda: defaultdict(float))
+        self.blocked: defaultdict[_Wait, float] = defaultdict(float)
+        #: per head that blocked its line, per cause: the pool's state while it blocked (``context``'s sums)
+        self.blocking: defaultdict[_Wait, dict[Cause, list[float]]] = defaultdict(dict)
+        self.context: defaultdict[ShareCapacity, defaultdict[Cause, list[float]]] = defaultdict(
+            lambda: defaultdict(lambda: [0.0] * 6))
+
+    def _levels(self, line: ShareCapacity) -> tuple[_Level, _Level, _Level]:
+        pool = id(line.pool)
+        return self.lendable[pool], self.lender_idle[pool], self.idle[id(line.pool.env)]
+
+    def flush(self, line: ShareCapacity, time: float) -> None:
+        """Charge the line's head from its ``since`` to ``time`` (nothing its cause depends on changed meanwhile)."""
+        head = self.heads.get(line)
+        if head is None:
+            return
+        span = time - head.since
+        if span <= 0:
+            return
+        wait, cause = head.wait, head.cause
+        seconds = wait.head
+        assert seconds is not None
+        seconds[cause] = seconds.get(cause, 0.0) + span
+        wait.stint[cause] = wait.stint.get(cause, 0.0) + span
+        level = head.levels[0]
+        lendable = level.integral + level.value * (time - level.since)
+        level = head.levels[1]
+        lender_idle = level.integral + level.value * (time - level.since)
+        level = head.levels[2]
+        idle = level.integral + level.value * (time - level.since)
+        sums = (span, head.needs * span, lendable - head.lendable, lender_idle - head.lender_idle,
+                idle - head.environment_idle, head.used * span)
+        total = self.context[line][cause]
+        for position in range(6):
+            total[position] += sums[position]
+        others = self.count[line] - 1
+        if others:
+            self.behind[line][cause] += others * span
+            self.blocked[wait] += others * span
+            total = self.blocking[wait].setdefault(cause, [0.0] * 6)
+            for position in range(6):
+                total[position] += sums[position] * others
+        head.since = time
+        head.lendable, head.lender_idle, head.environment_idle = lendable, lender_idle, idle
+
+    def place(self, line: ShareCapacity, wait: _Wait, time: float) -> None:
+        """``wait`` is the head of ``line`` from ``time`` on: classified against the state now."""
+        self.forget(line)
+        index = wait.job
+        needs = self.records[index].instances
+        cause = Cause.MISCONFIGURED if index in self.misconfigured else _classify(line, needs)
+        self.heads[line] = _Head(wait, cause, needs, time, self._levels(line))
+        if cause in _POOL_CAUSES:
+            self.pool_heads[id(line.pool)][line] = None
+        elif cause in _ENVIRONMENT_CAUSES:
+            self.environment_heads[id(line.pool.env)][line] = None
+
+    def forget(self, line: ShareCapacity) -> None:
+        if self.heads.pop(line, None) is not None:
+            self.pool_heads[id(line.pool)].pop(line, None)
+            self.environment_heads[id(line.pool.env)].pop(line, None)
+
+    def levels_changed(self, pool: Pool, time: float) -> None:
+        """After a change of ``pool``'s counters, the integrals carry on from the new values."""
+        self.lendable[id(pool)].set(time, max(0, pool.free_lendable))
+        self.lender_idle[id(pool)].set(time, pool.lender_idle)
+        env = pool.env
+        self.idle[id(env)].set(time, max(0, env.capacity - env.used))
+
+    def instant(self, time: float, usage: list[tuple[ShareCapacity, int]], limits: list[ShareCapacity],
+                starts: list[_Wait], ends: list[_Wait]) -> None:
+        """One instant: the heads concerned charged up to it, the changes applied, those heads looked at again."""
+        again: dict[ShareCapacity, None] = {}  # heads whose cause may change
+        for share, _ in usage:
+            again[share] = None
+            again.update(self.pool_heads[id(share.pool)])
+            again.update(self.environment_heads[id(share.pool.env)])
+        for share in limits:
+            again.update(dict.fromkeys(share.pool.shares))
+        lines = dict.fromkeys(w.line for w in (*starts, *ends))
+        for line in (*again, *lines):
+            self.flush(line, time)
+        for share, used in usage:
+            share.pool.adjust(share, used - share.used)
+            self.levels_changed(share.pool, time)
+        for share in limits:
+            _recount(share.pool)
+            self.levels_changed(share.pool, time)
+        active, count, heaps = self.active, self.count, self.heaps
+        for wait in starts:
+            active[wait] = None
+            count[wait.line] += 1
+            heapq.heappush(heaps[wait.line], (wait.key, wait.start, wait))
+        for wait in ends:
+            if wait in active:
+                del active[wait]
+                count[wait.line] -= 1
+        for line in lines:
+            heap = heaps[line]
+            while heap and heap[0][2] not in active:
+                heapq.heappop(heap)
+            if not heap:
+                self.forget(line)
+                again.pop(line, None)
+            elif line not in self.heads or self.heads[line].wait is not heap[0][2]:
+                wait = heap[0][2]
+                if wait.head is None:
+                    wait.head = {}
+                wait.stint = {}
+                wait.head_since = time
+                self.place(line, wait, time)
+                again.pop(line, None)
+        for line in again:
+            head = self.heads.get(line)
+            if head is not None:
+                self.place(line, head.wait, time)
 
 
 def attribute(result: SimulationResult, topology: Topology, order: AttributionOrder | str = DEFAULT_ORDER
@@ -213,113 +385,46 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
     # --- one sweep over time: usage changes, limit changes, stretches starting and ending ------------------------
     log = result.usage
     numbered = [lines[(s.share, s.instance_type)] for s in log.shares]
-    events: list[tuple[float, int, object, int]] = []
-    events.extend(zip(log.times, [0] * len(log), map(numbered.__getitem__, log.who), log.used, strict=True))
-    events.extend((c.time, 1, c, 0) for c in log.limit_changes)
-    events.extend((w.start, 2, w, 0) for w in waits)
-    events.extend((w.end, 3, w, 0) for w in waits)
-    events.sort(key=lambda e: (e[0], e[1]))
-    heaps: dict[ShareCapacity, list[tuple[tuple[int, float, int], float, _Wait]]] = defaultdict(list)
-    active: dict[_Wait, None] = {}
-    count: defaultdict[ShareCapacity, int] = defaultdict(int)
-    heads: dict[ShareCapacity, _Head] = {}
-    behind: defaultdict[ShareCapacity, defaultdict[Cause, float]] = defaultdict(lambda: defaultdict(float))
-    blocked: defaultdict[_Wait, float] = defaultdict(float)
-    #: per head that blocked its line, per cause: the pool's state while it blocked (``context``'s sums)
-    blocking: defaultdict[_Wait, dict[Cause, list[float]]] = defaultdict(dict)
-    context: defaultdict[ShareCapacity, defaultdict[Cause, list[float]]] = defaultdict(
-        lambda: defaultdict(lambda: [0.0] * 6))
-    last = 0.0
+    # (time, kind, position in its list): tuples of numbers sort natively
+    events: list[tuple[float, int, int]] = list(zip(log.times, repeat(_USAGE), range(len(log))))
+    events.extend((c.time, _LIMIT, n) for n, c in enumerate(log.limit_changes))
+    events.extend((w.start, _START, n) for n, w in enumerate(waits))
+    events.extend((w.end, _END, n) for n, w in enumerate(waits))
+    events.sort()
+    who, used_after, changes = log.who, log.used, log.limit_changes
+    sweep = _Sweep(pools, misconfigured, records)
+    instant = sweep.instant
     position, total = 0, len(events)
     while position < total:
         time = events[position][0]
-        span = time - last
-        if span > 0:
-            for line, head in heads.items():
-                wait = head.wait
-                assert wait.head is not None
-                wait.head[head.cause] = wait.head.get(head.cause, 0.0) + span
-                wait.stint[head.cause] = wait.stint.get(head.cause, 0.0) + span
-                others = count[line] - 1
-                if others:
-                    behind[line][head.cause] += others * span
-                    blocked[wait] += others * span
-                    _add(blocking[wait].setdefault(head.cause, [0.0] * 6), head, others * span)
-                _add(context[line][head.cause], head, span)
-        touched_lines: dict[ShareCapacity, None] = {}
-        touched_envs: dict[int, None] = {}
-        while position < total and events[position][0] == time:
-            _, kind, subject, value = events[position]
+        usage: list[tuple[ShareCapacity, int]] = []
+        limits: list[ShareCapacity] = []
+        starts: list[_Wait] = []
+        ends: list[_Wait] = []
+        while position < total and (event := events[position])[0] == time:
             position += 1
-            if kind == 0:
-                assert isinstance(subject, ShareCapacity)
-                subject.pool.adjust(subject, value - subject.used)
-                touched_envs[id(subject.pool.env)] = None
-            elif kind == 1:
-                assert isinstance(subject, LimitChange)
-                line = numbered[subject.number]
-                line.limit, line.lends = subject.limit, subject.lends
-                _recount(line.pool)
-                touched_envs[id(line.pool.env)] = None
-            elif kind == 2:
-                assert isinstance(subject, _Wait)
-                active[subject] = None
-                count[subject.line] += 1
-                heapq.heappush(heaps[subject.line], (subject.key, subject.start, subject))
-                touched_lines[subject.line] = None
+            kind, number = event[1], event[2]
+            if kind == _USAGE:
+                usage.append((numbered[who[number]], used_after[number]))
+            elif kind == _LIMIT:
+                change = changes[number]
+                share = numbered[change.number]
+                share.limit, share.lends = change.limit, change.lends  # counters recounted in ``instant``
+                limits.append(share)
+            elif kind == _START:
+                starts.append(waits[number])
             else:
-                assert isinstance(subject, _Wait)
-                if subject in active:
-                    del active[subject]
-                    count[subject.line] -= 1
-                    touched_lines[subject.line] = None
-        new_heads: dict[ShareCapacity, None] = {}
-        for line in touched_lines:
-            heap = heaps[line]
-            while heap and heap[0][2] not in active:
-                heapq.heappop(heap)
-            if not heap:
-                heads.pop(line, None)
-            elif line not in heads or heads[line].wait is not heap[0][2]:
-                wait = heap[0][2]
-                if wait.head is None:
-                    wait.head = {}
-                wait.stint = {}
-                wait.head_since = time
-                heads[line] = _head(wait, wait.job in misconfigured, records[wait.job].instances)
-                new_heads[line] = None
-        if touched_envs:
-            for line, head in heads.items():
-                if id(line.pool.env) in touched_envs and line not in new_heads:
-                    heads[line] = _head(head.wait, head.wait.job in misconfigured, head.needs)
-        last = time
-    return _charge(result, topology, policy, pools, records, waits, misconfigured, behind, blocked, blocking,
-                   context, preempted)
-
-
-def _add(sums: list[float], head: _Head, weight: float) -> None:
-    sums[0] += weight
-    sums[1] += head.needs * weight
-    sums[2] += head.lendable * weight
-    sums[3] += head.lender_idle * weight
-    sums[4] += head.environment_idle * weight
-    sums[5] += head.used * weight
-
-
-def _head(wait: _Wait, misconfigured: bool, needs: int) -> _Head:
-    line = wait.line
-    pool = line.pool
-    env = pool.env
-    cause = Cause.MISCONFIGURED if misconfigured else _classify(line, needs)
-    return _Head(wait, cause, needs, max(0, pool.free_lendable), pool.lender_idle, max(0, env.capacity - env.used),
-                 line.used)
+                ends.append(waits[number])
+        instant(time, usage, limits, starts, ends)
+    return _charge(result, topology, policy, pools, records, waits, misconfigured, sweep.behind, sweep.blocked,
+                   sweep.blocking, sweep.context, preempted)
 
 
 def _timer_ended(wait: _Wait, record: JobRecord, misconfigured: str,
                  actions: dict[str, dict[str, float]]) -> bool:
     """Whether a ``jobStateTimeLimitActions`` timer ended this stretch: the job failed as it ended, the head of its
     line for exactly the action's ``maxTimeSeconds`` (a timer starts when a job becomes the head)."""
-    if record.status != Status.FAILED or record.finished_at != wait.end or wait.head is None:
+    if record.status != _FAILED or record.finished_at != wait.end or wait.head is None:
         return False
     limit = actions.get(wait.line.queue.name, {}).get(misconfigured or CAPACITY_INSUFFICIENT)
     if limit is None:
@@ -347,9 +452,9 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
         length = wait.end - wait.start
         flags: set[Cause] = set()
         if index in misconfigured:
-            flags.add(Cause.MISCONFIGURED)
+            flags.add(_MISCONFIGURED)
         if wait.requeued:
-            flags.add(Cause.REQUEUED_AFTER_PREEMPTION)
+            flags.add(_REQUEUED)
         head = wait.head or {}
         timer = _timer_ended(wait, records[index], misconfigured.get(index, ""), actions)
         if timer:
@@ -361,7 +466,7 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
             pieces += [(cause, seconds, True) for cause, seconds in wait.stint.items()]
         rest = length - sum(head.values())
         if rest > 0:
-            pieces.append((Cause.BEHIND_HEAD, rest, False))
+            pieces.append((_BEHIND, rest, False))
         line = wait.line
         totals[line] += length
         waited[line].add(index)
@@ -369,7 +474,7 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
         for cause, seconds, timed in pieces:
             if seconds <= 0:
                 continue
-            holding = flags | {cause, Cause.TIME_LIMIT_ACTION_PENDING} if timed else flags | {cause}
+            holding = flags | {cause, _TIMED} if timed else flags | {cause}
             key = frozenset(holding)
             charged = chosen.get(key)
             if charged is None:
