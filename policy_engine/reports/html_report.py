@@ -19,6 +19,7 @@ import errno
 import html
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -30,7 +31,7 @@ from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
 from policy_engine.reports import report_script, summary_png, vega, why_waited
 from policy_engine.reports.safe_text import visible
-from policy_engine.simulation.causes import WAIT_CAUSES, describe_wait_cause
+from policy_engine.simulation.causes import WAIT_CAUSES, Cause, describe_wait_cause
 from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.simulation.outputs.results import JobRecord, SimulationResult
 from policy_engine.simulation.outputs.wait_causes import WaitCauses
@@ -178,7 +179,7 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
         "placement (or until the report time), with the reason each one waited or ended (for a job that ended, "
         "the cause it waited longest for). Click a header to sort; "
         'type to filter (every word must match). <input id="worst-filter" type="search" placeholder="filter" '
-        f'aria-label="filter the table">{_cause_filter(waits)} '
+        f'aria-label="filter the table">{_cause_filter(result, worst, waits)} '
         f'<span id="worst-count">{len(worst)} of {len(worst)} rows</span></p>',
         _worst_table(result, worst, waits),
         "<h2>Jobs over time</h2>",
@@ -260,20 +261,27 @@ def _why_waited_section(waits: WaitCauses | None) -> list[str]:
             _table(why_waited.HEADER, body, numeric={3, 4, 5}, attrs=' id="causes"')]
 
 
-def _cause_filter(waits: WaitCauses | None) -> str:
-    """The longest-waits table's cause picker (rows keep their cause in ``data-cause``)."""
+def _worst_causes(result: SimulationResult, worst: Sequence[JobRecord], waits: WaitCauses | None) -> list[Cause | None]:
+    """The cause each of the longest waits' jobs waited longest for (``None``: never waited, or not worked out)."""
+    if waits is None:
+        return [None] * len(worst)
+    return [waits.job_causes[i] for i in agg.worst_indices(result, len(worst))]
+
+
+def _cause_filter(result: SimulationResult, worst: Sequence[JobRecord], waits: WaitCauses | None) -> str:
+    """The longest-waits table's cause picker, offering the causes its rows have (they keep it in ``data-cause``)."""
     if waits is None:
         return ""
-    options = "".join(f'<option value="{cause.value}">{escape(describe_wait_cause(cause))}</option>'
-                      for cause in WAIT_CAUSES)
+    counts = Counter(_worst_causes(result, worst, waits))
+    options = "".join(f'<option value="{cause.value}">{escape(describe_wait_cause(cause))} ({counts[cause]:,})'
+                      "</option>" for cause in WAIT_CAUSES if counts[cause])
     return (' <label for="worst-cause">waited longest for </label><select id="worst-cause">'
             f'<option value="">any cause</option>{options}</select>')
 
 
 def _worst_table(result: SimulationResult, worst: Sequence[JobRecord], waits: WaitCauses | None) -> str:
     """The longest waits, each row with the cause its job waited longest for (the reason of a job that ended)."""
-    causes = [None] * len(worst) if waits is None else [waits.job_causes[i] for i in agg.worst_indices(result,
-                                                                                                     len(worst))]
+    causes = _worst_causes(result, worst, waits)
     rows = []
     for job, cause in zip(worst, causes, strict=True):
         words = describe_wait_cause(cause) if cause is not None else ""
