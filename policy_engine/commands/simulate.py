@@ -144,6 +144,9 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
 @click.option("--wait-attribution", type=click.Choice(sorted(ORDERS)), default=DEFAULT_ORDER, show_default=True,
               help="Which cause a waiting second is charged to when several hold (the \"why jobs waited\" tables; "
                    "docs/simulator.md).")
+@click.option("--wait-causes/--no-wait-causes", default=True, show_default=True,
+              help="Charge every waiting second to a cause after the run (the \"why jobs waited\" tables, JSON "
+                   "wait_causes, the report's chart); off saves its time on a million-job run.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Simulate the job queues in parallel on the Dask cluster at ADDRESS (tcp://HOST:8786); "
@@ -153,7 +156,7 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
 @click.option("--allow-python", is_flag=True,
               help="Let the scenario name a Python topology module (loading one runs its code).")
 def command(scenario: str, until: float | None, output: str, events: str | None, event_format: str | None,
-            backfill: bool | None, victim_policy: str | None, wait_attribution: str, quiet: bool,
+            backfill: bool | None, victim_policy: str | None, wait_attribution: str, wait_causes: bool, quiet: bool,
             report_dir: str | None, report_share: str | None, report_window: str | None, scheduler: str | None,
             workers: int | None, allow_python: bool) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
@@ -163,13 +166,15 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
     # phases, its first collection would walk the million jobs just built (nothing here forms a cycle)
     with gc_paused():
         _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy, quiet,
-                  report_dir, report_share, report_window, scheduler, workers, allow_python, wait_attribution)
+                  report_dir, report_share, report_window, scheduler, workers, allow_python,
+                  wait_attribution if wait_causes else None)
 
 
 def _simulate(scenario: str, until: float | None, output: str, events: str | None, event_format: str,
               backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
               report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
-              allow_python: bool, wait_attribution: str = DEFAULT_ORDER) -> None:
+              allow_python: bool, wait_attribution: str | None = DEFAULT_ORDER) -> None:
+    """``wait_attribution``: the order the waits are attributed in, ``None`` for no attribution."""
     try:
         loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:
@@ -186,8 +191,9 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         settings = replace(settings, backfill=backfill)
     if victim_policy is not None:
         settings = replace(settings, victim_policy=victim_policy)
-    # the report's charts over time and the "why jobs waited" attribution are built from it
-    settings = replace(settings, usage_log=True)
+    if report_dir or wait_attribution is not None:
+        # the report's charts over time and the "why jobs waited" attribution are built from it
+        settings = replace(settings, usage_log=True)
     loaded = replace(loaded, settings=settings)
     if until is None:
         until = loaded.until  # a history's replay stops where its window ended
@@ -195,7 +201,7 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         result = _parallel(loaded, until, events, scheduler, workers)
     else:
         result = _sequential(loaded, until, events, quiet, event_format)
-    waits = attribute(result, loaded.topology, wait_attribution)
+    waits = attribute(result, loaded.topology, wait_attribution) if wait_attribution is not None else None
     if report_dir:
         _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window, waits)
     calibration = None

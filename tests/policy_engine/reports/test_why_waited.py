@@ -116,3 +116,20 @@ def test_chromium_draws_the_stacked_chart_and_the_cause_filter_keeps_only_that_c
         assert browser.execute_script(shown) == everyone
         assert remote == []
         assert browser.get_log("browser") == []
+
+
+def test_simulate_attributes_by_default_and_not_with_no_wait_causes():
+    from click.testing import CliRunner
+
+    from policy_engine.cli import main
+    from tests.policy_engine.reports.walkthrough import WALKTHROUGH
+
+    runner = CliRunner()
+    on = runner.invoke(main, ["simulate", str(WALKTHROUGH), "--format", "json", "--wait-attribution", "line-state"])
+    assert on.exit_code == 0, on.output
+    assert json.loads(on.output)["wait_causes"]["attribution"] == "line-state"
+    off = runner.invoke(main, ["simulate", str(WALKTHROUGH), "--format", "json", "--no-wait-causes"])
+    assert off.exit_code == 0, off.output
+    assert "wait_causes" not in json.loads(off.output)
+    text = runner.invoke(main, ["simulate", str(WALKTHROUGH)])
+    assert "Why jobs waited" in text.output and "attribution order root-cause" in text.output
