@@ -27,6 +27,8 @@ from policy_engine.simulation.inputs.workload import MAX_SECONDS, load_scenario
 from policy_engine.simulation.outputs.lending import ATTRIBUTIONS, DEFAULT_ATTRIBUTION
 from policy_engine.simulation.outputs.numbers import as_number
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
+from policy_engine.simulation.outputs.wait_causes import WaitCauses, attribute
+from policy_engine.simulation.outputs.wait_orders import DEFAULT_ORDER, ORDERS
 
 if TYPE_CHECKING:
     from policy_engine.model import Topology
@@ -83,7 +85,8 @@ def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, Reaso
 
 
 def _write_report(result: SimulationResult, topology: Topology, directory: str, source: str, share: str | None,
-                  window: tuple[float, float] | None, costs: CostReport | None) -> None:
+                  window: tuple[float, float] | None, costs: CostReport | None,
+                  waits: WaitCauses | None = None) -> None:
     """``--report DIR``; imported here so that plain runs never load matplotlib."""
     from pathlib import Path
 
@@ -91,7 +94,7 @@ def _write_report(result: SimulationResult, topology: Topology, directory: str, 
 
     try:
         written = write_report(result, topology, Path(directory), source=source, share=share, window=window,
-                               costs=costs)
+                               costs=costs, waits=waits)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
     click.echo(f"wrote {written[0]} and {len(written) - 1} summary chart(s): "
@@ -152,6 +155,12 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
                    "events AWS sends for service jobs (eventbridge), to test an alerting rule offline.")
 @click.option("--backfill/--no-backfill", default=None, help="Let jobs behind a blocked head use capacity it cannot.")
 @click.option("--victim-policy", type=click.Choice(sorted(POLICIES)), help="Override the scenario's victim policy.")
+@click.option("--wait-attribution", type=click.Choice(sorted(ORDERS)), default=DEFAULT_ORDER, show_default=True,
+              help="Which cause a waiting second is charged to when several hold (the \"why jobs waited\" tables; "
+                   "docs/simulator.md).")
+@click.option("--wait-causes/--no-wait-causes", default=True, show_default=True,
+              help="Charge every waiting second to a cause after the run (the \"why jobs waited\" tables, JSON "
+                   "wait_causes, the report's chart); off saves its time on a million-job run.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Simulate the job queues in parallel on the Dask cluster at ADDRESS (tcp://HOST:8786); "
@@ -168,10 +177,10 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
                    f"credit (default {DEFAULT_ATTRIBUTION}: in proportion to each lender's idle capacity; "
                    "docs/costs.md).")
 def command(scenario: str, until: float | None, output: str, events: str | None, event_format: str | None,
-            backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
-            report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
-            allow_python: bool, with_costs: bool, prices_path: str | None, chargeback: str | None,
-            lending_attribution: str | None) -> None:
+            backfill: bool | None, victim_policy: str | None, wait_attribution: str, wait_causes: bool, quiet: bool,
+            report_dir: str | None, report_share: str | None, report_window: str | None, scheduler: str | None,
+            workers: int | None, allow_python: bool, with_costs: bool, prices_path: str | None,
+            chargeback: str | None, lending_attribution: str | None) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model.
 
     With --costs, --prices, --chargeback or --lending-attribution, the report adds what the run costs and
@@ -185,13 +194,15 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
         costs = CostChoice(with_costs or any(v is not None for v in (prices_path, chargeback, lending_attribution)),
                            prices_path, chargeback, lending_attribution or DEFAULT_ATTRIBUTION)
         _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy, quiet,
-                  report_dir, report_share, report_window, scheduler, workers, allow_python, costs)
+                  report_dir, report_share, report_window, scheduler, workers, allow_python, costs,
+                  wait_attribution if wait_causes else None)
 
 
 def _simulate(scenario: str, until: float | None, output: str, events: str | None, event_format: str,
               backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
               report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
-              allow_python: bool, costs: CostChoice) -> None:
+              allow_python: bool, costs: CostChoice, wait_attribution: str | None = DEFAULT_ORDER) -> None:
+    """``wait_attribution``: the order the waits are attributed in, ``None`` for no attribution."""
     try:
         loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:
@@ -210,8 +221,9 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         settings = replace(settings, backfill=backfill)
     if victim_policy is not None:
         settings = replace(settings, victim_policy=victim_policy)
-    if report_dir or costs.wanted:
-        settings = replace(settings, usage_log=True)  # the report's charts over time and lending flows need it
+    if report_dir or costs.wanted or wait_attribution is not None:
+        # the report's charts over time, the lending flows and the "why jobs waited" attribution are built from it
+        settings = replace(settings, usage_log=True)
     loaded = replace(loaded, settings=settings)
     if until is None:
         until = loaded.until  # a history's replay stops where its window ended
@@ -224,15 +236,18 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         from policy_engine.simulation.outputs.costs import run_costs
 
         cost_report = run_costs(result, loaded.topology, prices, convention(costs.chargeback), costs.attribution)
+    waits = attribute(result, loaded.topology, wait_attribution) if wait_attribution is not None else None
     if report_dir:
-        _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window, cost_report)
+        _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window, cost_report,
+                      waits)
     calibration = None
     if loaded.observed:
         from policy_engine.simulation.outputs.calibration import calibrate
 
         calibration = calibrate(result, loaded.observed)
     SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy,
-                                                     cost_report if costs.wanted else None), sys.stdout)
+                                                     cost_report if costs.wanted else None, waits),
+                                     sys.stdout)
 
 
 def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,

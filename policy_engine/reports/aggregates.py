@@ -307,11 +307,16 @@ def _waits(scan: _Scan) -> list[WaitStats]:
 def worst_waiting(result: SimulationResult, count: int = WORST_JOBS,
                   waits: np.ndarray | None = None) -> list[JobRecord]:
     """The ``count`` jobs that waited longest (ties in workload order); ``waits``: their waits, when known."""
+    return [result.jobs[i] for i in worst_indices(result, count, waits)]
+
+
+def worst_indices(result: SimulationResult, count: int = WORST_JOBS, waits: np.ndarray | None = None) -> list[int]:
+    """Where in ``result.jobs`` the ``count`` jobs that waited longest are (``worst_waiting``'s order)."""
     if not result.jobs:
         return []
     if waits is None:
         waits = np.fromiter((r.wait_seconds for r in result.jobs), dtype=np.float64, count=len(result.jobs))
-    return [result.jobs[i] for i in np.argsort(-waits, kind="stable")[:count].tolist()]
+    return np.argsort(-waits, kind="stable")[:count].tolist()
 
 
 def aggregate(result: SimulationResult, bins: int = BINS) -> Aggregates:

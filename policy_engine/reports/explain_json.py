@@ -15,7 +15,7 @@ from policy_engine.reports.subjects import ExplainOutput
 
 
 def to_dict(output: ExplainOutput) -> dict[str, Any]:
-    sentences = explain_share(output.topology, output.share, output.report)
+    sentences = [*explain_share(output.topology, output.share, output.report), *output.waits]
     return {"share": output.share,
             "sentences": [{"topic": topic, "text": text} for topic, text in sentences],
             "summary": output.report.summaries[output.share].to_dict(),

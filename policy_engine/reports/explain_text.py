@@ -17,7 +17,7 @@ _TOPIC_STYLE = {"findings": "bold yellow", "what": "bold"}
 
 def write(output: ExplainOutput, stream: TextIO) -> None:
     out = terminal.console(file=stream, highlight=False, soft_wrap=True)
-    for topic, sentence in explain_share(output.topology, output.share, output.report):
+    for topic, sentence in [*explain_share(output.topology, output.share, output.report), *output.waits]:
         line = Text(f"{topic:>11}  ", style="dim")
         line.append(visible(sentence), style=_TOPIC_STYLE.get(topic, ""))
         out.print(line)

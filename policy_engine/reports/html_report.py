@@ -19,6 +19,7 @@ import errno
 import html
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -29,11 +30,14 @@ import numpy as np
 from policy_engine.limits import PLAN_TERMINATION_LEAD_SECONDS as cutoff
 from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
-from policy_engine.reports import cost_html, report_script, summary_png, vega
+from policy_engine.reports import cost_html, report_script, summary_png, vega, why_waited
 from policy_engine.reports.safe_text import visible
+from policy_engine.simulation.causes import WAIT_CAUSES, Cause, describe_wait_cause
 from policy_engine.simulation.outputs.costs import CostReport
 from policy_engine.simulation.outputs.numbers import format_seconds
-from policy_engine.simulation.outputs.results import SimulationResult
+from policy_engine.simulation.outputs.results import JobRecord, SimulationResult
+from policy_engine.simulation.outputs.wait_causes import WaitCauses
+from policy_engine.units import duration_text
 
 PAGE = "index.html"
 #: Without --report-share / --report-window, runs of at most this many jobs still get per-job timelines.
@@ -141,12 +145,15 @@ def _lanes_choice(result: SimulationResult, share: str | None,
 
 def render_page(result: SimulationResult, topology: Topology, source: str = "", share: str | None = None,
                 window: tuple[float, float] | None = None, aggregates: agg.Aggregates | None = None,
-                pngs: tuple[str, ...] = (), costs: CostReport | None = None) -> str:
+                pngs: tuple[str, ...] = (), costs: CostReport | None = None,
+                waits: WaitCauses | None = None) -> str:
     """The HTML page (a string): tables in HTML, charts drawn by the inlined Vega from the embedded data."""
     aggregates = aggregates or agg.aggregate(result)
     summary = result.summary
     lanes, lanes_title, lanes_note = _lanes_choice(result, share, window)
-    data = json.dumps(page_data(result, aggregates, lanes, lanes_title), separators=(",", ":"))
+    embedded = page_data(result, aggregates, lanes, lanes_title)
+    embedded["causes"] = why_waited.chart_data(waits) if waits is not None else None
+    data = json.dumps(embedded, separators=(",", ":"))
     statuses = ", ".join(f"{status} {count:,}" for status, count in summary["by_status"].items()) or "none"
     options = "".join(f'<option value="{i}">{escape(s.share)} · {escape(s.instance_type)}</option>'
                       for i, s in enumerate(aggregates.series))
@@ -178,14 +185,14 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
         '<div id="chart-share" class="chart"></div>',
         "<h2>Waits</h2>",
         '<div id="chart-waits" class="chart"></div>',
+        *_why_waited_section(waits),
         f"<h2>Longest waits</h2><p class=\"muted\">The {len(worst):,} jobs that waited longest before their first "
-        "placement (or until the report time), with the reason each one waited or ended. Click a header to sort; "
+        "placement (or until the report time), with the reason each one waited or ended (for a job that ended, "
+        "the cause it waited longest for). Click a header to sort; "
         'type to filter (every word must match). <input id="worst-filter" type="search" placeholder="filter" '
-        f'aria-label="filter the table"> <span id="worst-count">{len(worst)} of {len(worst)} rows</span></p>',
-        _table(("job", "share", "type", "instances", "priority", "status", "preemptions", "wait (s)", "reason"),
-               [(j.name, j.share, j.instance_type, j.instances, j.priority, j.status, j.preemptions,
-                 format_seconds(j.wait_seconds), j.reason) for j in worst], numeric={3, 4, 6, 7},
-               row_class=lambda row: "preempted" if row[6] else "", attrs=' id="worst" class="sortable"'),
+        f'aria-label="filter the table">{_cause_filter(result, worst, waits)} '
+        f'<span id="worst-count">{len(worst)} of {len(worst)} rows</span></p>',
+        _worst_table(result, worst, waits),
         "<h2>Jobs over time</h2>",
     ]
     if lanes_note:
@@ -245,7 +252,7 @@ def _plan_section(result: SimulationResult) -> list[str]:
 
 def write_report(result: SimulationResult, topology: Topology, directory: Path, source: str = "",
                  share: str | None = None, window: tuple[float, float] | None = None,
-                 costs: CostReport | None = None) -> list[Path]:
+                 costs: CostReport | None = None, waits: WaitCauses | None = None) -> list[Path]:
     """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written.
 
     Symlinks are never followed: neither ``directory`` itself nor a file in it, so a link someone
@@ -253,7 +260,7 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
     """
     aggregates = agg.aggregate(result)
     files = dict(summary_png.draw(result, aggregates))
-    page = render_page(result, topology, source, share, window, aggregates, tuple(files), costs)
+    page = render_page(result, topology, source, share, window, aggregates, tuple(files), costs, waits)
     files[PAGE] = page.encode("utf-8")
     if directory.is_symlink():
         raise OSError(errno.ELOOP, "is a symbolic link; give the real directory", str(directory))
@@ -275,6 +282,60 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _why_waited_section(waits: WaitCauses | None) -> list[str]:
+    """The stacked chart of each share's waiting time by cause, and the same figures as a table."""
+    if waits is None:
+        return []
+    body = [(r.share, r.instance_type, describe_wait_cause(r.cause), duration_text(r.seconds), f"{r.fraction:.1%}",
+             r.jobs_waited) for r in why_waited.rows(waits)]
+    if not body:
+        return ["<h2>Why jobs waited</h2>", '<p class="muted">No job waited.</p>']
+    return ["<h2>Why jobs waited</h2>",
+            f'<p class="muted">{escape(why_waited.caption(waits).capitalize())}: one bar per share and instance '
+            "type (its waiting hours in all beside its name), split by cause as a share of its own waiting hours; "
+            "hover for the figures.</p>",
+            '<div id="chart-causes" class="chart"></div>',
+            _table(why_waited.HEADER, body, numeric={3, 4, 5}, attrs=' id="causes"')]
+
+
+def _worst_causes(result: SimulationResult, worst: Sequence[JobRecord], waits: WaitCauses | None) -> list[Cause | None]:
+    """The cause each of the longest waits' jobs waited longest for (``None``: never waited, or not worked out)."""
+    if waits is None:
+        return [None] * len(worst)
+    return [waits.job_causes[i] for i in agg.worst_indices(result, len(worst))]
+
+
+def _cause_filter(result: SimulationResult, worst: Sequence[JobRecord], waits: WaitCauses | None) -> str:
+    """The longest-waits table's cause picker, offering the causes its rows have (they keep it in ``data-cause``)."""
+    if waits is None:
+        return ""
+    counts = Counter(_worst_causes(result, worst, waits))
+    options = "".join(f'<option value="{cause.value}">{escape(describe_wait_cause(cause))} ({counts[cause]:,})'
+                      "</option>" for cause in WAIT_CAUSES if counts[cause])
+    return (' <label for="worst-cause">waited longest for </label><select id="worst-cause">'
+            f'<option value="">any cause</option>{options}</select>')
+
+
+def _worst_table(result: SimulationResult, worst: Sequence[JobRecord], waits: WaitCauses | None) -> str:
+    """The longest waits, each row with the cause its job waited longest for (the reason of a job that ended)."""
+    causes = _worst_causes(result, worst, waits)
+    rows = []
+    for job, cause in zip(worst, causes, strict=True):
+        words = describe_wait_cause(cause) if cause is not None else ""
+        reason = job.reason or (f"waited longest: {words}" if words else "")
+        cells = [job.name, job.share, job.instance_type, job.instances, job.priority, job.status, job.preemptions,
+                 format_seconds(job.wait_seconds), reason]
+        numeric = {3, 4, 6, 7}
+        tds = "".join(f'<td class="num">{escape(str(v))}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
+                      for i, v in enumerate(cells))
+        preempted = ' class="preempted"' if job.preemptions else ""
+        rows.append(f'<tr{preempted} data-cause="{cause.value if cause is not None else ""}">{tds}</tr>')
+    header = ("job", "share", "type", "instances", "priority", "status", "preemptions", "wait (s)", "reason")
+    head = "".join(f"<th{' data-num' if i in {3, 4, 6, 7} else ''}>{escape(h)}</th>" for i, h in enumerate(header))
+    return (f'<table id="worst" class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
+            "</table>")
 
 
 def escape(text: object) -> str:

@@ -132,6 +132,23 @@ SCRIPT = r"""
       }
     };
   }
+  function causeSpec(causes) {  // each share's waiting hours stacked by cause (``why_waited.chart_data``)
+    const tip = [{field: 'share'}, {field: 'cause'}, {field: 'time', title: 'time waited'},
+                 {field: 'hours', title: 'hours', format: '.2f'}, {field: 'percent', title: '% of the share'}];
+    return {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      title: 'Why jobs waited: each share\'s waiting hours by cause (attribution ' + causes.order + ')',
+      width: 640, height: {step: 18}, data: {values: causes.values}, mark: {type: 'bar'},
+      encoding: {
+        y: {field: 'share', type: 'nominal', sort: null, title: null, axis: {labelLimit: 400}},
+        x: {field: 'hours', type: 'quantitative', stack: 'normalize', title: 'share of its waiting hours',
+            axis: {format: '%'}},
+        color: {field: 'cause', type: 'nominal', scale: {domain: causes.causes, scheme: 'tableau10'},
+                title: 'cause', legend: {labelLimit: 300}},
+        order: {field: 'order'}, tooltip: tip
+      }
+    };
+  }
   async function draw(id, spec) {
     const compiled = vegaLite.compile(spec).spec;
     const runtime = vega.parse(compiled, null, {ast: true});
@@ -160,17 +177,22 @@ SCRIPT = r"""
         th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
       });
     });
-    filter.addEventListener('input', function () {
+    const cause = document.getElementById('worst-cause');  // the cause a job waited longest for, when given
+    function apply() {
       const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+      const wanted = cause ? cause.value : '';
       let shown = 0;
       Array.from(body.rows).forEach(function (row) {
         const text = row.textContent.toLowerCase();
-        const keep = words.every(function (w) { return text.includes(w); });
+        const keep = words.every(function (w) { return text.includes(w); }) &&
+          (!wanted || row.dataset.cause === wanted);
         row.hidden = !keep;
         if (keep) shown++;
       });
       document.getElementById('worst-count').textContent = shown + ' of ' + body.rows.length + ' rows';
-    });
+    }
+    filter.addEventListener('input', apply);
+    if (cause) cause.addEventListener('change', apply);
   }
 
   sortableTable(document.getElementById('worst'), document.getElementById('worst-filter'));
@@ -193,6 +215,7 @@ SCRIPT = r"""
     });
   }
   if (data.lanes) pending.push(draw('chart-lanes', laneSpec(data.lanes)));
+  if (data.causes && data.causes.values.length) pending.push(draw('chart-causes', causeSpec(data.causes)));
   Promise.all(pending).then(function () {
     document.documentElement.dataset.renderedMs = Math.round(performance.now());  // since navigation start
     document.documentElement.dataset.rendered = 'true';

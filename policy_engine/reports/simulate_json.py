@@ -17,6 +17,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         from policy_engine.reports.plan_tables import to_json
 
         extra["training_plans"] = to_json(output.result.plans)
+    if output.waits is not None:
+        extra["wait_causes"] = output.waits.to_json()
     if output.named_at_deploy:
         extra["named_at_deploy"] = list(output.named_at_deploy)
     if output.costs is not None:

@@ -7,7 +7,7 @@ from typing import TextIO
 
 import click
 
-from policy_engine.reports import safe_text
+from policy_engine.reports import safe_text, why_waited
 from policy_engine.reports.markdown import code, table
 from policy_engine.reports.subjects import SimulateOutput
 from policy_engine.simulation.outputs.calibration import ShareCalibration
@@ -59,6 +59,8 @@ def render(result: SimulationResult, *, source: str = "",
 def write(output: SimulateOutput, stream: TextIO) -> None:
     click.echo(render(output.result, source=output.source, calibration=output.calibration), file=stream,
                nl=False)
+    if output.waits is not None and (waited := why_waited.markdown(output.waits)):
+        click.echo("\n".join(["", *waited]), file=stream, nl=False)
     if output.deploy_note():
         click.echo(f"\n_{safe_text.markdown(output.deploy_note())}_", file=stream)
     if output.costs is not None:

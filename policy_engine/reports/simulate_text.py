@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from policy_engine.reports import terminal
+from policy_engine.reports import terminal, why_waited
 from policy_engine.reports.safe_text import rich_text, visible
 from policy_engine.reports.subjects import SimulateOutput
 from policy_engine.simulation.outputs.calibration import ShareCalibration
@@ -95,6 +95,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
 
         for table in text_tables(output.result.plans):
             console.print(table)
+    if output.waits is not None and (waited := why_waited.rich_table(output.waits)) is not None:
+        console.print(waited)
     if output.deploy_note():
         console.print(output.deploy_note(), markup=False)
     if output.calibration is not None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.outputs.calibration import ShareCalibration
     from policy_engine.simulation.outputs.costs import CostReport
     from policy_engine.simulation.outputs.results import SimulationResult
+    from policy_engine.simulation.outputs.wait_causes import WaitCauses
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,8 @@ class SimulateOutput:
     named_at_deploy: tuple[str, ...] = ()
     #: cost and chargeback (``--prices``, ``--costs``); None when not asked for
     costs: CostReport | None = None
+    #: every waiting second charged to a cause (``outputs.wait_causes``); ``None`` when not worked out
+    waits: WaitCauses | None = None
 
     def deploy_note(self) -> str:
         """One line saying which names are a template's logical IDs (empty when none is)."""
@@ -108,6 +111,8 @@ class ExplainOutput:
     topology: Topology
     share: str
     report: CheckReport
+    #: ``explain --scenario``: why the share's jobs waited there, as ``(topic, sentence)`` pairs
+    waits: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

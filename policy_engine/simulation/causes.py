@@ -237,3 +237,26 @@ def describe_waiting(waiting: Waiting, name: Callable[[str], str] = _same) -> st
                           for p in w.protected)
         text += f"; preemption waits for {names}"
     return text
+
+
+#: The causes a waiting second is charged to (``outputs.wait_causes``), in the order reports list them.
+WAIT_CAUSES: tuple[Cause, ...] = (
+    Cause.BEHIND_HEAD, Cause.SHARE_AT_LIMIT, Cause.NOTHING_LENDABLE, Cause.LENDABLE_TAKEN, Cause.ENVIRONMENT_FULL,
+    Cause.WAITING_FOR_RECLAIM, Cause.REQUEUED_AFTER_PREEMPTION, Cause.MISCONFIGURED, Cause.TIME_LIMIT_ACTION_PENDING)
+
+_WAIT_WORDS = {
+    Cause.BEHIND_HEAD: "behind the head of its line",
+    Cause.SHARE_AT_LIMIT: "at its limit, cannot borrow more",
+    Cause.NOTHING_LENDABLE: "at its limit, nothing lendable",
+    Cause.LENDABLE_TAKEN: "lendable capacity taken by earlier borrowers",
+    Cause.ENVIRONMENT_FULL: "environment full",
+    Cause.WAITING_FOR_RECLAIM: "waiting for a reclaim to complete",
+    Cause.REQUEUED_AFTER_PREEMPTION: "requeued after a preemption",
+    Cause.MISCONFIGURED: "misconfigured (can never fit)",
+    Cause.TIME_LIMIT_ACTION_PENDING: "a time-limit action pending",
+}
+
+
+def describe_wait_cause(cause: Cause) -> str:
+    """A waiting cause in a few words: the rows of the "why jobs waited" tables and the reports' filters."""
+    return _WAIT_WORDS[cause]

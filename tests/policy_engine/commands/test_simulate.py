@@ -37,7 +37,10 @@ def test_json_has_exactly_the_documented_shape(write_file):
     out = invoke("simulate", str(scenario(write_file, JOBS)), "--format", "json")
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert set(data) == {"time", "jobs", "shares", "summary"}
+    assert set(data) == {"time", "jobs", "shares", "summary", "wait_causes"}
+    assert set(data["wait_causes"]) == {"attribution", "shares"}
+    assert set(data["wait_causes"]["shares"][0]) == {"share", "instance_type", "jobs_waited", "wait_seconds",
+                                                     "by_cause"}
     assert set(data["jobs"][0]) == {"name", "share", "status", "preemptions", "reason", "submitted_at",
                                     "started_at", "finished_at", "wait_seconds"}
     assert {j["name"]: j["status"] for j in data["jobs"]} == dict.fromkeys("abc", "SUCCEEDED") | {"later": "SUCCEEDED"}
