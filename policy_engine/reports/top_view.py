@@ -18,11 +18,6 @@ from policy_engine.units import duration_text
 REASON_WIDTH = 70
 
 
-def human_duration(seconds: float | None) -> str:
-    """The project's one duration wording (``units.duration_text``: ``45s``, ``3h 05m``), ``-`` when unknown."""
-    return "-" if seconds is None else duration_text(seconds)
-
-
 def _number(value: float) -> str:
     return f"{value:g}" if value == int(value) else f"{value:.1f}"
 
@@ -73,7 +68,7 @@ def shares_table(figures: QueueFigures, rows: list[ShareRow]) -> Table:
             Text(row.share + state), Text(row.instance_type), Text(row.strategy), str(row.limit), str(row.own),
             str(row.borrowed), _number(row.lent), _waiting(row.waiting, row.waiting_capped),
             Text(head.name if head else "-"), str(head.priority) if head and head.priority is not None else "-",
-            human_duration(head.age_seconds) if head else "-", Text(head.reason if head else ""),
+            duration_text(head.age_seconds) if head else "-", Text(head.reason if head else ""),
             "-" if row.preemptions is None else str(row.preemptions))
     return table
 
@@ -84,7 +79,7 @@ def front_table(figures: QueueFigures) -> Table:
         table.add_column(name)
     for job in figures.front:
         table.add_row(str(job.position), Text(job.name or job.job_id), Text(job.share or "?"),
-                      human_duration(job.waiting_seconds))
+                      duration_text(job.waiting_seconds))
     return table
 
 

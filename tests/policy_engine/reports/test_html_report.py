@@ -117,7 +117,7 @@ def test_headless_chromium_renders_every_chart_without_network_or_console_errors
     assert wait_rendered(browser) == "true"
     assert browser.title == "batch-quota simulation: scenarios/walkthrough.yaml"
     marks = dict(browser.execute_script(MARKS))
-    assert set(marks) == {"chart-cluster", "chart-share", "chart-waits", "chart-lanes"}
+    assert set(marks) == {"chart-type-0", "chart-share", "chart-waits", "chart-lanes"}  # one instance type
     assert all(count > 10 for count in marks.values()), marks
     # 4 jobs, each with its waiting and running bars: the lanes chart drew one rect per row
     bars = browser.execute_script("return document.querySelectorAll('#chart-lanes svg .mark-rect path').length")
@@ -154,11 +154,11 @@ def test_the_share_picker_redraws_and_the_table_sorts_and_filters(browser, repor
 def test_scrolling_zooms_the_time_axis_and_hovering_a_bar_shows_the_job(browser, report_dir: Path):
     open_page(browser, report_dir / PAGE)
     assert wait_rendered(browser) == "true"
-    labels = ("return Array.from(document.querySelectorAll('#chart-cluster svg .role-axis-label text'))"
+    labels = ("return Array.from(document.querySelectorAll('#chart-type-0 svg .role-axis-label text'))"
               ".map(t => t.textContent)")
     before = browser.execute_script(labels)
     browser.execute_script(
-        "const bg = document.querySelector('#chart-cluster svg .mark-group.role-scope path.background');"
+        "const bg = document.querySelector('#chart-type-0 svg .mark-group.role-scope path.background');"
         "const r = bg.getBoundingClientRect();"
         "for (let i = 0; i < 5; i++) bg.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, bubbles: true,"
         " cancelable: true, clientX: r.left + r.width / 3, clientY: r.top + 50}));")
