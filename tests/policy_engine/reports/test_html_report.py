@@ -188,3 +188,48 @@ def test_the_checks_do_catch_fetching_eval_and_console_errors(browser, tmp_path:
                     "try { eval('1'); } catch (e) { console.error('blocked: ' + e.name); }</script></body></html>")
     _, _, console = open_page(browser, page)
     assert any("blocked: EvalError" in entry["message"] for entry in console), console
+
+
+@pytest.fixture(scope="module")
+def two_type_report(tmp_path_factory) -> Path:
+    from policy_engine.loading import topology_from_data
+    from policy_engine.simulation.core.jobs import JobSpec
+    from tests.builders import simulate
+    from tests.policy_engine.simulation.test_type_usage import TWO_TYPES
+
+    topology = topology_from_data(TWO_TYPES["topology"])
+    jobs = [JobSpec(j["name"], f"q/{j['share']}", j["instance_type"], j["instances"], 1, j["submit_at"],
+                    j["duration"]) for j in TWO_TYPES["jobs"]]
+    directory = tmp_path_factory.mktemp("two-types")
+    write_report(simulate(topology, jobs, usage_log=True), topology, directory, source="two-types.yaml")
+    return directory
+
+
+def test_the_summary_table_has_one_row_per_instance_type(two_type_report: Path):
+    page = (two_type_report / PAGE).read_text()
+    summary = page.split('id="summary"')[1].split("</table>")[0]
+    rows = re.findall(r"<tr><td>([^<]+)</td>(.*?)</tr>", summary)
+    assert [name for name, _ in rows] == ["all types", "ml.p4d.24xlarge", "ml.g5.12xlarge"]
+    cells = {name: re.findall(r">([^<]*)</td>", rest) for name, rest in rows}
+    # instances, jobs, by status, preemptions, lost, utilisation, used, idle, borrowed, lent (instance-hours)
+    assert cells["ml.p4d.24xlarge"][:10] == ["4", "1", "-", "0", "0.00", "50.0%", "4.00", "4.00", "2.00", "2.00"]
+    assert cells["ml.g5.12xlarge"][5:8] == ["25.0%", "4.00", "12.00"]
+    assert cells["all types"][5] == "-"  # no utilisation across types without prices
+
+
+@needs_browser
+def test_headless_chromium_draws_one_usage_chart_per_instance_type(browser, two_type_report: Path):
+    _, remote, _ = open_page(browser, two_type_report / PAGE)
+    assert wait_rendered(browser) == "true"
+    marks = dict(browser.execute_script(MARKS))
+    assert {"chart-type-0", "chart-type-1"} <= set(marks) and "chart-cluster" not in marks
+    assert all(count > 10 for count in marks.values()), marks
+    titles = browser.execute_script("return Array.from(document.querySelectorAll('.chart-type'))"
+                                    ".map(c => c.querySelector('svg .role-title-text').textContent)")
+    assert titles == ["ml.p4d.24xlarge: all shares (4 instances, lent instances are the borrowed ones)",
+                      "ml.g5.12xlarge: all shares (8 instances, lent instances are the borrowed ones)"]
+    # the wait axis reads as durations, as the tables do
+    ticks = browser.execute_script("return Array.from(document.querySelectorAll('#chart-waits svg "
+                                   ".role-axis-label text')).map(t => t.textContent)")
+    assert "0s" in ticks and not any(tick.endswith("000") for tick in ticks), ticks
+    assert remote == [] and browser.get_log("browser") == []
