@@ -20,7 +20,7 @@ import errno
 import html
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
 from policy_engine.reports import report_script, summary_png, vega
 from policy_engine.reports.safe_text import visible
-from policy_engine.reports.type_tables import type_row
+from policy_engine.reports.type_tables import all_types_text, type_row
 from policy_engine.simulation.outputs.results import SimulationResult
 from policy_engine.simulation.outputs.type_usage import from_summary
 from policy_engine.units import duration_text, instance_hours_text
@@ -128,11 +128,13 @@ def type_series(aggregates: agg.Aggregates, instance_type: str, instances: int |
                         np.sum([s.depth for s in mine], axis=0), np.sum([s.preemptions for s in mine], axis=0))
 
 
-def _summary_rows(result: SimulationResult, statuses: str) -> list[Cells]:
-    """The run, then one row per instance type: utilisation and instance-hours only per type, never summed."""
+def _summary_rows(result: SimulationResult, statuses: str, prices: Mapping[str, float] | None = None) -> list[Cells]:
+    """The run, then one row per instance type: utilisation and instance-hours only per type, never summed (the
+    all-types utilisation only weighted by ``prices``, per instance-hour of each type)."""
     summary = result.summary
     rows: list[Cells] = [("all types", "-", f"{summary['jobs']:,}", statuses, f"{summary['preemptions']:,}",
-                          instance_hours_text(summary["instance_hours_lost"]), "-", "-", "-", "-", "-",
+                          instance_hours_text(summary["instance_hours_lost"]), all_types_text(summary, prices),
+                          "-", "-", "-", "-",
                           Duration(summary["wait_p50"]), Duration(summary["wait_p95"]),
                           Duration(summary["wait_max"]))]
     for figures in from_summary(summary):

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.outputs.metrics import ShareMetrics
     from policy_engine.simulation.outputs.view import EngineView
 
 #: The key of ``summary`` that holds the figures per instance type.
@@ -30,6 +29,22 @@ class TypeSeconds(NamedTuple):
     used: float  # own and borrowed use of every share
     borrowed: float  # use above the shares' own limits
     lent: float  # idle own capacity of lenders used by borrowers
+
+
+class ShareFigures(Protocol):
+    """What ``type_usage`` reads of a share's metrics (``metrics.ShareMetrics`` is one; metrics calls this module)."""
+
+    @property
+    def instance_type(self) -> str: ...
+
+    @property
+    def jobs(self) -> int: ...
+
+    @property
+    def preemptions(self) -> int: ...
+
+    @property
+    def instance_hours_lost(self) -> float: ...
 
 
 def _add(into: dict[str, TypeSeconds], instance_type: str, seconds: TypeSeconds) -> None:
@@ -88,7 +103,7 @@ def summed(parts: Iterable[Mapping[str, TypeSeconds]]) -> dict[str, TypeSeconds]
 
 
 def type_usage(span: float, seconds: Mapping[str, TypeSeconds],
-               shares: Sequence[ShareMetrics]) -> dict[str, TypeUsage]:
+               shares: Sequence[ShareFigures]) -> dict[str, TypeUsage]:
     """One ``TypeUsage`` per instance type, in the order the share metrics name them (the shares table's);
     jobs and preemptions from the share metrics."""
     out = {}

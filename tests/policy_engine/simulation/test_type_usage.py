@@ -106,3 +106,12 @@ def test_workload_samples_average_each_types_figures():
     runs = [{"summary": {"jobs": jobs, "instance_types": {P4: {"utilisation": u, "jobs": jobs}}}, "shares": []}
             for jobs, u in ((2, 0.5), (4, 0.25))]
     assert mean_record(runs)["summary"]["instance_types"] == {P4: {"utilisation": 0.375, "jobs": 3}}
+
+
+def test_the_reports_hook_for_prices_shows_an_all_types_figure_only_when_every_type_has_one(two_types: Path):
+    from policy_engine.reports.type_tables import all_types_text, utilisation_phrase
+
+    summary = json.loads(invoke("simulate", str(two_types), "--format", "json").stdout)["summary"]
+    assert all_types_text(summary) == "-" and all_types_text(summary, {P4: 4.0}) == "-"
+    assert utilisation_phrase(summary, {P4: 4.0, G5: 1.0}).endswith("; all types 41.7% (price-weighted)")
+    assert "all types" not in utilisation_phrase(summary)
