@@ -233,3 +233,16 @@ def test_headless_chromium_draws_one_usage_chart_per_instance_type(browser, two_
                                    ".role-axis-label text')).map(t => t.textContent)")
     assert "0s" in ticks and not any(tick.endswith("000") for tick in ticks), ticks
     assert remote == [] and browser.get_log("browser") == []
+
+
+@needs_browser
+def test_the_wait_column_reads_as_durations_and_sorts_by_seconds(browser, report_dir: Path):
+    open_page(browser, report_dir / PAGE)
+    assert wait_rendered(browser) == "true"
+    header = browser.execute_script("return Array.from(document.querySelectorAll('#worst th')).map(h => h.textContent)")
+    wait = header.index("wait")
+    browser.execute_script(f"document.querySelectorAll('#worst th')[{wait}].click()")  # numeric: largest first
+    cells = browser.execute_script(f"return Array.from(document.querySelectorAll('#worst tbody tr'))"
+                                   f".map(r => [r.cells[{wait}].textContent, Number(r.cells[{wait}].dataset.value)])")
+    assert [seconds for _, seconds in cells] == sorted((seconds for _, seconds in cells), reverse=True)
+    assert cells[0] == ["3m 20s", 200.0]  # qs1_job_low waited 200 s
