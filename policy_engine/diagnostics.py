@@ -27,6 +27,8 @@ class ObjectKind(StrEnum):
     SCHEDULING_POLICY = "scheduling_policy"
     GUARANTEE = "guarantee"
     SUPPRESSION = "suppression"
+    #: a SageMaker training plan (``label`` is its name; ``index`` where the name is not unique)
+    TRAINING_PLAN = "training_plan"
 
 
 @dataclass(frozen=True, order=True)
@@ -91,6 +93,11 @@ class ObjectRef:
         label = f"{rule} {object}" if rule is not None and object is not None else None
         return cls(ObjectKind.SUPPRESSION, index=index, label=label)
 
+    @classmethod
+    def of_plan(cls, name: str, index: int | None = None) -> ObjectRef:
+        """The training plan ``name``; ``index``: shown by position, for a plan whose name is not unique."""
+        return cls(ObjectKind.TRAINING_PLAN, index=index, label=name)
+
     @property
     def share_id(self) -> str | None:
         """``QUEUE/SHARE`` when the object is (or guarantees) exactly one share."""
@@ -105,7 +112,7 @@ class ObjectRef:
             return self.queue
         if self.kind is ObjectKind.ENVIRONMENT and self.environment is not None:
             return self.environment
-        if self.kind is ObjectKind.SCHEDULING_POLICY and self.label is not None:
+        if self.kind in (ObjectKind.SCHEDULING_POLICY, ObjectKind.TRAINING_PLAN) and self.label is not None:
             return self.label
         return str(self)
 
@@ -121,6 +128,8 @@ class ObjectRef:
         if self.kind is ObjectKind.GUARANTEE:
             about = self.label if self.label is not None else self.share_id
             return f"guarantees[{self.index}]" + (f" ({about})" if about else "")
+        if self.kind is ObjectKind.TRAINING_PLAN:
+            return f"training_plans[{self.label if self.index is None else self.index}]"
         if self.kind is ObjectKind.SUPPRESSION:
             return f"suppress[{self.index}]" + (f" ({self.label})" if self.label else "")
         if self.kind in (ObjectKind.ALL_ENVIRONMENTS, ObjectKind.ALL_QUEUES):

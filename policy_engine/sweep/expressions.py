@@ -2,7 +2,8 @@
 
 An expression is one of:
   ``METRIC``             a cluster-wide figure of ``summary`` (wait_p95, preemptions, ...; cluster_utilisation
-                         weighs every instance-hour the same, whatever its type)
+                         weighs every instance-hour the same, whatever its type; ``plan_idle_hours``: reserved
+                         training plan instance-hours paid and not used)
   ``AGG(METRIC)``        max, min, sum or mean of a per-share figure over every share and instance type
   ``share(REF).METRIC``  one share's figure (REF is QUEUE/SHARE or a unique SHARE; the largest over its types)
   ``TMETRIC(TYPE)``       one instance type's figure of ``summary.instance_types`` (``utilisation(ml.g5.xlarge)``)
@@ -27,7 +28,9 @@ from policy_engine.sweep.grammar import find_share
 from policy_engine.units import Unit
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
-                   "instance_hours_lost", "jobs")
+                   "instance_hours_lost", "jobs", "plan_idle_hours")
+#: Summary figures a run has only when its topology has what they count (training plans).
+OPTIONAL_SUMMARY_METRICS = ("plan_idle_hours",)
 SHARE_METRICS = ("own_utilisation", "mean_own", "mean_borrowed", "mean_lent", "wait_p50", "wait_p95", "wait_max",
                  "preemptions", "instance_hours_lost", "jobs")
 #: Figures of one instance type (``summary.instance_types[TYPE]``), read as ``METRIC(TYPE)``.
@@ -45,6 +48,7 @@ UNITS: dict[str, Unit] = {
     "instance_hours_lost": Unit.INSTANCE_HOURS, "capacity_instance_hours": Unit.INSTANCE_HOURS,
     "used_instance_hours": Unit.INSTANCE_HOURS, "idle_instance_hours": Unit.INSTANCE_HOURS,
     "borrowed_instance_hours": Unit.INSTANCE_HOURS, "lent_instance_hours": Unit.INSTANCE_HOURS,
+    "plan_idle_hours": Unit.INSTANCE_HOURS,
 }
 AGGREGATES: dict[str, Callable[[list[float]], float]] = {
     "max": lambda values: max(values, default=0.0),
@@ -119,6 +123,8 @@ def record_types(record: dict | None) -> list[str]:
 
 def parse_expression(text: str, topology: Topology) -> Expression:
     source = text.strip()
+    if source in OPTIONAL_SUMMARY_METRICS:  # only in a run that has what it counts: 0 in the others
+        return Expression(source, lambda record: record["summary"].get(source, 0.0), UNITS[source])
     if source in SUMMARY_METRICS:
         return Expression(source, lambda record: record["summary"][source], UNITS[source])
     match = _SHARE_TYPE.fullmatch(source)
