@@ -110,6 +110,7 @@ def page_data(result: SimulationResult, aggregates: agg.Aggregates, lanes: agg.L
         from policy_engine.reports.plan_tables import window_rows
 
         data["plan_windows"] = [{"label": f"{row.plan} [{row.window}]", "instances": row.instances,
+                                 "instance_type": row.instance_type,
                                  "start": round(row.start / scale, 6), "end": round(row.end / scale, 6),
                                  "cutoff": round(max(row.start, row.end - cutoff) / scale, 6)}
                                 for row in window_rows(result.plans)]
@@ -133,8 +134,9 @@ def type_series(aggregates: agg.Aggregates, instance_type: str, instances: int |
     sums = [np.sum([getattr(s, m) for s in mine], axis=0) for m in agg.METRICS]
     sums[2] = np.zeros(len(aggregates.edges) - 1)  # within a type every lent instance is some share's borrowed one
     size = f"{instances:,} instances, " if instances is not None else ""
-    return _series_json(f"{instance_type}: all shares ({size}lent instances are the borrowed ones)", sums,
-                        np.sum([s.depth for s in mine], axis=0), np.sum([s.preemptions for s in mine], axis=0))
+    return {**_series_json(f"{instance_type}: all shares ({size}lent instances are the borrowed ones)", sums,
+                           np.sum([s.depth for s in mine], axis=0), np.sum([s.preemptions for s in mine], axis=0)),
+            "instance_type": instance_type}
 
 
 def _summary_rows(result: SimulationResult, statuses: str, prices: Mapping[str, float] | None = None) -> list[Cells]:
