@@ -5,10 +5,13 @@ same with the usage log and ``write_report`` (aggregates, summary PNGs, the page
 time the report adds, the page's size and, when Debian's ``chromium`` and ``chromedriver`` are
 installed (``make system-deps``), the milliseconds from opening the page until it marks every
 chart drawn (``data-rendered-ms``). Targets: at most 2 s added at 20,000 jobs and 15 s at
-1,000,000; a page under 10 MB whose charts have rendered within 2 s of opening.
+1,000,000; a page under 10 MB whose charts have rendered within 2 s of opening. With ``--prices``,
+the report run also prices the run (``--prices`` of simulate: a rate per instance type, lending flows,
+chargeback) and prints what that part took.
 
     python benchmarks/report_bench.py                    # heavy workload, 20k and 1M jobs
     python benchmarks/report_bench.py --sizes 20000      # a quick look
+    python benchmarks/report_bench.py --sizes 1000000 --prices   # what cost and chargeback add
 """
 
 from __future__ import annotations
@@ -44,7 +47,16 @@ def _simulate(topology: Topology, specs: list[JobSpec], usage_log: bool) -> Simu
     return build_result(engine)
 
 
-def one(path: Path, report: Path | None) -> dict:
+def _costs(result: SimulationResult, topology: Topology):  # -> CostReport
+    """The run priced as ``simulate --prices`` prices it: one made-up rate per instance type."""
+    from policy_engine.prices import Prices, used_types
+    from policy_engine.simulation.outputs.costs import run_costs
+
+    prices = Prices("USD", {t: 1.0 + n for n, t in enumerate(sorted(used_types(topology)))})
+    return run_costs(result, topology, prices)
+
+
+def one(path: Path, report: Path | None, prices: bool = False) -> dict:
     topology = workloads.topology(path.stem.split("-")[0])  # files are named SHAPE-JOBS.csv
     started, cpu = time.perf_counter(), time.process_time()
     with gc_paused():  # as ``batch-quota simulate`` runs it all: one pause of the cyclic collector
@@ -53,8 +65,13 @@ def one(path: Path, report: Path | None) -> dict:
         if report is not None:
             from policy_engine.reports.html_report import write_report  # imported here: part of what --report costs
 
+            costs = None
+            if prices:
+                begun, begun_cpu = time.perf_counter(), time.process_time()
+                costs = _costs(result, topology)
+                row["costs_s"], row["costs_cpu_s"] = time.perf_counter() - begun, time.process_time() - begun_cpu
             begun, begun_cpu = time.perf_counter(), time.process_time()
-            write_report(result, topology, report)
+            write_report(result, topology, report, costs=costs)
             row["report_s"] = time.perf_counter() - begun
             row["report_cpu_s"] = time.process_time() - begun_cpu
     row["wall_s"] = time.perf_counter() - started
@@ -63,8 +80,9 @@ def one(path: Path, report: Path | None) -> dict:
     return row
 
 
-def measure(path: Path, report: Path | None) -> dict:
+def measure(path: Path, report: Path | None, prices: bool = False) -> dict:
     command = [sys.executable, __file__, "--one", str(path)] + (["--report-dir", str(report)] if report else [])
+    command += ["--prices"] if prices else []
     out = subprocess.run(command, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -108,11 +126,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", default="heavy", choices=sorted(workloads.SHAPES))
     parser.add_argument("--sizes", type=int, nargs="*", default=[20_000, 1_000_000])
+    parser.add_argument("--prices", action="store_true", help="Also price the run (cost and chargeback tables).")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--report-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(Path(args.one), Path(args.report_dir) if args.report_dir else None)))
+        print(json.dumps(one(Path(args.one), Path(args.report_dir) if args.report_dir else None, args.prices)))
         return
     print(f"{args.shape} workload on {workloads.QUEUES} queues x {workloads.SHARES} shares, {workloads.TYPES} "
           f"instance types; load average {os.getloadavg()[0]:.2f}", flush=True)
@@ -121,7 +140,7 @@ def main() -> None:
             path = workloads.workload_csv(args.shape, size, Path(workdir))
             report = Path(workdir) / f"report-{size}"
             plain = measure(path, None)
-            with_report = measure(path, report)
+            with_report = measure(path, report, args.prices)
             page = report / "index.html"
             added = with_report["wall_s"] - plain["wall_s"]
             added_cpu = with_report["cpu_s"] - plain["cpu_s"]
@@ -133,6 +152,9 @@ def main() -> None:
                   f"(cpu {with_report['report_cpu_s']:5.2f} s), peak "
                   f"{with_report['peak_mb']:5.0f} MB): adds {added:5.2f} s wall, {added_cpu:5.2f} s cpu; "
                   f"page {page.stat().st_size / 1e6:.2f} MB, PNGs {pngs:.0f} KB", flush=True)
+            if args.prices:
+                print(f"{'':>15} of which pricing (ledger, lending flows, chargeback): {with_report['costs_s']:5.2f} s "
+                      f"(cpu {with_report['costs_cpu_s']:5.2f} s)", flush=True)
             rendered = render_ms(page)
             if rendered is not None:
                 print(f"{'':>15} Chromium: rendered after {', '.join(map(str, rendered))} ms "

@@ -42,7 +42,10 @@ PROFILE = FileKind("workload profile", 16 * MiB)
 #: A CloudFormation template (``import --template``); CloudFormation itself takes at most 1 MB.
 TEMPLATE = FileKind("CloudFormation template", 16 * MiB)
 
-KINDS = (TOPOLOGY, SCENARIO, JOBS, MODULE, TEMPLATE, PROFILE)
+#: A prices file (``--prices``): one rate per instance type, tiny.
+PRICES = FileKind("prices", 1 * MiB)
+
+KINDS = (TOPOLOGY, SCENARIO, JOBS, MODULE, TEMPLATE, PROFILE, PRICES)
 
 
 class InputFileError(ValueError):

@@ -20,9 +20,12 @@ from typing import Any
 from policy_engine.changes.renames import Renames
 from policy_engine.loading import LoadError
 from policy_engine.model import QuotaShare, ServiceEnvironment, Topology, share_id
+from policy_engine.prices import Prices
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate
 from policy_engine.simulation.core.jobs import PREEMPTED, Status
 from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.outputs.capacity_hours import capacity_hours
+from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, cost_report
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 _GONE: dict[str, Any] = {"capacity": {}, "strategy": "RESERVE", "borrow_limit": None, "state": "DISABLED"}
@@ -51,6 +54,10 @@ class Impact:
     #: submission to the first start, or to the end of the run for a job that never starts) and preemptions
     #: at or after T. Every share with jobs, changed or not (a zero difference is a finding too).
     shares: list[dict] = field(default_factory=list)
+    #: What the rows' ``cost_before``/``cost_after`` are in (a currency with --prices, else instance-hours)
+    #: and the chargeback convention they follow.
+    cost_unit: str = INSTANCE_HOURS
+    chargeback: str = Convention.USAGE.value
 
     @property
     def instance_hours_lost(self) -> float:
@@ -63,7 +70,8 @@ class Impact:
                 "instance_hours_lost": round(self.instance_hours_lost, 6) + 0.0,  # never -0.0
                 "instance_hours_lost_before": round(self.instance_hours_lost_before, 6),
                 "instance_hours_lost_after": round(self.instance_hours_lost_after, 6),
-                "never_finish": self.never_finish, "notes": self.notes, "shares": self.shares}
+                "never_finish": self.never_finish, "notes": self.notes, "shares": self.shares,
+                "cost_unit": self.cost_unit, "chargeback": self.chargeback}
 
 
 def _check_against_base(scenario: Scenario, base: Topology) -> None:
@@ -155,27 +163,41 @@ def _p95(values: list[float]) -> float:
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
 
 
-def _per_share(without: Engine, with_change: Engine, before: dict[str, int], after: dict[str, int]) -> list[dict]:
+def _costs(engine: Engine, prices: Prices | None, convention: Convention) -> dict[tuple[str, str], float]:
+    """Each share's chargeback per instance type over the run (``outputs.costs``)."""
+    report = cost_report(capacity_hours(engine), engine.topology, prices, convention)
+    return {(s.share, s.instance_type): report.amount(s.net(convention), s.price) for s in report.shares}
+
+
+def _per_share(without: Engine, with_change: Engine, before: dict[str, int], after: dict[str, int],
+               prices: Prices | None = None, convention: Convention = Convention.USAGE) -> list[dict]:
     waits_before, waits_after = _waits(without), _waits(with_change)
+    cost_before, cost_after = _costs(without, prices, convention), _costs(with_change, prices, convention)
+    billed = {key for costs in (cost_before, cost_after) for key, value in costs.items() if abs(value) > 1e-9}
     preempted: dict[tuple[str, str], list[int]] = {}
     for job in with_change.jobs:
         counts = preempted.setdefault((job.spec.share, job.spec.instance_type), [0, 0])
         counts[0] += before.get(job.spec.name, 0)
         counts[1] += after.get(job.spec.name, 0)
     rows = []
-    for key in sorted(set(waits_before) | set(waits_after)):
+    for key in sorted(set(waits_before) | set(waits_after) | billed):
         old, new = waits_before.get(key, []), waits_after.get(key, [])
         rows.append({"share": key[0], "instance_type": key[1], "jobs": len(new) or len(old),
                      "mean_wait_before": sum(old) / len(old) if old else 0.0,
                      "mean_wait_after": sum(new) / len(new) if new else 0.0,
                      "wait_p95_before": _p95(old), "wait_p95_after": _p95(new),
                      "preemptions_before": preempted.get(key, [0, 0])[0],
-                     "preemptions_after": preempted.get(key, [0, 0])[1]})
+                     "preemptions_after": preempted.get(key, [0, 0])[1],
+                     "cost_before": round(cost_before.get(key, 0.0), 6) + 0.0,
+                     "cost_after": round(cost_after.get(key, 0.0), 6) + 0.0})
     return rows
 
 
-def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames, at: float) -> Impact:
-    """Run ``scenario`` on ``base`` with and without ``head`` deployed at ``at``; ``LoadError`` on a mismatch."""
+def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames, at: float,
+           prices: Prices | None = None, convention: Convention = Convention.USAGE) -> Impact:
+    """Run ``scenario`` on ``base`` with and without ``head`` deployed at ``at``; ``LoadError`` on a mismatch.
+
+    Each share's cost is its chargeback under ``convention``, priced with ``prices`` (else instance-hours)."""
     _check_against_base(scenario, base)
     union, changes = _union(base, head, renames, at)
     actions = list(scenario.updates)
@@ -217,4 +239,5 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
     return Impact(scenario.source, at, preempted, waits,
                   sum(without.lost_instance_seconds.values()) / 3600,
                   sum(with_change.lost_instance_seconds.values()) / 3600, never, notes,
-                  _per_share(without, with_change, before, after))
+                  _per_share(without, with_change, before, after, prices, convention),
+                  prices.currency if prices else INSTANCE_HOURS, convention.value)

@@ -14,6 +14,7 @@ from typing import NoReturn
 import click
 
 from policy_engine.changes.report import FAIL_ON
+from policy_engine.commands.cost_options import convention, cost_options
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import DIFF_FORMATS
@@ -46,8 +47,9 @@ def _load_failure(output_format: str, problems: list[str], base: str, head: str)
               help="Replay this scenario's jobs on BASE and apply HEAD at --at: jobs preempted, waits, hours lost.")
 @click.option("--at", "at", type=FiniteFloatRange(min=0, max=MAX_SECONDS), default=None, metavar="SECONDS",
               help="When HEAD is deployed in the --scenario replay (default 0).")
+@cost_options
 def command(base: str, head: str, renames: tuple[str, ...], output_format: str, fail_on: tuple[str, ...],
-            scenario: str | None, at: float | None) -> None:
+            scenario: str | None, at: float | None, prices_path: str | None, chargeback: str | None) -> None:
     """What changes from BASE to HEAD: per team, per guarantee, per finding, and what a deploy replaces."""
     from policy_engine.changes.compare import compare
     from policy_engine.changes.renames import parse_renames
@@ -57,6 +59,8 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
         raise click.UsageError("--fail-on never cannot be combined with other --fail-on values")
     if at is not None and scenario is None:
         raise click.UsageError("--at needs --scenario (the workload to replay)")
+    if (prices_path or chargeback) and scenario is None:
+        raise click.UsageError("--prices/--chargeback price the --scenario replay: add --scenario")
     effective = () if "never" in fail_on else (tuple(dict.fromkeys(fail_on)) or FAIL_ON)
     problems: list[str] = []
     sides = []
@@ -76,11 +80,14 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
                      head_label=head_side.label, policies=(base_side.policies, head_side.policies))
     if scenario is not None:
         from policy_engine.changes.impact import replay
+        from policy_engine.prices import load_prices
         from policy_engine.simulation.inputs.workload import load_scenario
 
         try:
             loaded = load_scenario(scenario)
-            impact = replay(loaded, base_side.topology, head_side.topology, declared, at or 0.0)
+            prices = load_prices(prices_path, [base_side.topology, head_side.topology]) if prices_path else None
+            impact = replay(loaded, base_side.topology, head_side.topology, declared, at or 0.0, prices,
+                            convention(chargeback))
         except LoadError as error:
             _load_failure(output_format, error.problems, base, head)
         report = report.with_impact(impact.to_dict())

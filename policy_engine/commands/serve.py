@@ -32,6 +32,9 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
               help="Simulated seconds per real second; 0: the clock moves only on POST /_batch-quota/clock/advance.")
 @click.option("--state", "state_file", type=click.Path(dir_okay=False),
               help="Keep resources, jobs and the clock in this SQLite file across restarts (default: in memory).")
+@click.option("--checkpoint-every", type=click.IntRange(min=0), default=None, metavar="CALLS",
+              help="With --state: checkpoint the state every CALLS logged calls, so a restart replays at most "
+                   "that many  [default: 2000; 0: never, a restart replays every call]")
 @click.option("--walkthrough", is_flag=True,
               help="Serve AWS's quota-management example (queue 'training', shares QS1-QS3 on 3 x ml.g5.xlarge).")
 @click.option("--enforce-limits", is_flag=True,
@@ -51,7 +54,8 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
                    "queues), one JSON object a line; appended to when --state resumes a state.")
 @click.option("--events-url", metavar="URL",
               help="POST each such event to URL (http:// or https://), from a background thread with a few retries.")
-def command(topology: str | None, host: str, port: int, speed: float, state_file: str | None, walkthrough: bool,
+def command(topology: str | None, host: str, port: int, speed: float, state_file: str | None,
+            checkpoint_every: int | None, walkthrough: bool,
             enforce_limits: bool, default_duration: float, transition_seconds: float, preemption_seconds: float,
             region: str, events_file: str | None, events_url: str | None) -> None:
     """Serve AWS Batch's quota-share API (REST-JSON) on HOST:PORT; TOPOLOGY's resources exist from the start.
@@ -68,12 +72,13 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
         loaded = topology_or_exit(topology)
         _exit_on_api_errors(loaded, topology or "the walkthrough example")
     from policy_engine.endpoint import server
-    from policy_engine.endpoint.service import Options, Service
+    from policy_engine.endpoint.service import CHECKPOINT_EVERY, Options, Service
     from policy_engine.endpoint.store import StateFileError, Store
 
     _log_to_stderr()
     options = Options(speed=speed, default_duration=default_duration, enforce_limits=enforce_limits,
-                      transition_seconds=transition_seconds, preemption_seconds=preemption_seconds, region=region)
+                      transition_seconds=transition_seconds, preemption_seconds=preemption_seconds, region=region,
+                      checkpoint_every=CHECKPOINT_EVERY if checkpoint_every is None else checkpoint_every)
     problems = _event_problems(events_file, events_url, [state_file, topology])
     if problems:
         fail_input(problems)
@@ -100,6 +105,8 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
         return
     url = server.url_of(sock)
     where = f"state in {state_file}" if state_file else "state in memory"
+    if service.restored is not None:
+        where += f"; {service.restored}"
     click.echo(f"batch-quota serve: {url} (speed {speed:g}x, clock at {service.now:g} s, {where})", err=True)
     click.echo(f"  export AWS_ENDPOINT_URL_BATCH={url}", err=True)
     if service.account.plans:  # only plan reads are served: other SageMaker calls would be refused

@@ -6,13 +6,14 @@ import json
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from policy_engine.commands.cost_options import convention, cost_options, prices_or_exit
 from policy_engine.commands.shared import FiniteFloatRange, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError
@@ -23,6 +24,7 @@ from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.preemption import POLICIES
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.workload import MAX_SECONDS, load_scenario
+from policy_engine.simulation.outputs.lending import ATTRIBUTIONS, DEFAULT_ATTRIBUTION
 from policy_engine.simulation.outputs.numbers import as_number
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
 
@@ -31,9 +33,20 @@ if TYPE_CHECKING:
     from policy_engine.simulation.causes import Reason
     from policy_engine.simulation.core.jobs import Job
     from policy_engine.simulation.inputs.workload import Scenario
+    from policy_engine.simulation.outputs.costs import CostReport
 
 #: Show a progress bar for workloads at least this large (and only on a terminal).
 PROGRESS_MIN_JOBS = 10_000
+
+
+@dataclass(frozen=True)
+class CostChoice:
+    """What the cost options ask for: ``wanted`` adds the tables to every format."""
+
+    wanted: bool
+    prices: str | None
+    chargeback: str | None
+    attribution: str
 
 
 #: ``--event-format``: the simulator's own state changes, or the EventBridge events AWS would send.
@@ -70,14 +83,15 @@ def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, Reaso
 
 
 def _write_report(result: SimulationResult, topology: Topology, directory: str, source: str, share: str | None,
-                  window: tuple[float, float] | None) -> None:
+                  window: tuple[float, float] | None, costs: CostReport | None) -> None:
     """``--report DIR``; imported here so that plain runs never load matplotlib."""
     from pathlib import Path
 
     from policy_engine.reports.html_report import write_report
 
     try:
-        written = write_report(result, topology, Path(directory), source=source, share=share, window=window)
+        written = write_report(result, topology, Path(directory), source=source, share=share, window=window,
+                               costs=costs)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
     click.echo(f"wrote {written[0]} and {len(written) - 1} summary chart(s): "
@@ -146,29 +160,45 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
               help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
 @click.option("--allow-python", is_flag=True,
               help="Let the scenario name a Python topology module (loading one runs its code).")
+@click.option("--costs", "with_costs", is_flag=True,
+              help="Add the cost and chargeback tables (in instance-hours; priced with --prices, which implies it).")
+@cost_options
+@click.option("--lending-attribution", type=click.Choice(sorted(ATTRIBUTIONS)), default=None,
+              help=f"Whose idle capacity a borrowed instance is, for the lender -> borrower table and lenders' "
+                   f"credit (default {DEFAULT_ATTRIBUTION}: in proportion to each lender's idle capacity; "
+                   "docs/costs.md).")
 def command(scenario: str, until: float | None, output: str, events: str | None, event_format: str | None,
             backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
             report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
-            allow_python: bool) -> None:
-    """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
+            allow_python: bool, with_costs: bool, prices_path: str | None, chargeback: str | None,
+            lending_attribution: str | None) -> None:
+    """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model.
+
+    With --costs, --prices, --chargeback or --lending-attribution, the report adds what the run costs and
+    who pays (docs/costs.md); the HTML report (--report) always has that section.
+    """
     if event_format is not None and not events:
         fail_input([f"--event-format {event_format}: it chooses what --events writes; add --events FILE"])
     # one pause of the cyclic collector over loading, simulating and writing: between separately paused
     # phases, its first collection would walk the million jobs just built (nothing here forms a cycle)
     with gc_paused():
+        costs = CostChoice(with_costs or any(v is not None for v in (prices_path, chargeback, lending_attribution)),
+                           prices_path, chargeback, lending_attribution or DEFAULT_ATTRIBUTION)
         _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy, quiet,
-                  report_dir, report_share, report_window, scheduler, workers, allow_python)
+                  report_dir, report_share, report_window, scheduler, workers, allow_python, costs)
 
 
 def _simulate(scenario: str, until: float | None, output: str, events: str | None, event_format: str,
               backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
               report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
-              allow_python: bool) -> None:
+              allow_python: bool, costs: CostChoice) -> None:
     try:
         loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:
         fail_input(error.problems)
-    overwritten = refuse_overwriting_inputs({"--events": events, "--report": report_dir}, [scenario, *loaded.inputs])
+    prices = prices_or_exit(costs.prices, [loaded.topology])
+    overwritten = refuse_overwriting_inputs({"--events": events, "--report": report_dir},
+                                            [scenario, *loaded.inputs, *([costs.prices] if costs.prices else [])])
     if overwritten:
         fail_input(overwritten)
     chosen_share, chosen_window, problems = _report_choice(loaded.topology, report_dir, report_share, report_window)
@@ -180,8 +210,8 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         settings = replace(settings, backfill=backfill)
     if victim_policy is not None:
         settings = replace(settings, victim_policy=victim_policy)
-    if report_dir:
-        settings = replace(settings, usage_log=True)  # the report's charts over time are built from it
+    if report_dir or costs.wanted:
+        settings = replace(settings, usage_log=True)  # the report's charts over time and lending flows need it
     loaded = replace(loaded, settings=settings)
     if until is None:
         until = loaded.until  # a history's replay stops where its window ended
@@ -189,15 +219,20 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         result = _parallel(loaded, until, events, scheduler, workers)
     else:
         result = _sequential(loaded, until, events, quiet, event_format)
+    cost_report = None
+    if costs.wanted or report_dir:
+        from policy_engine.simulation.outputs.costs import run_costs
+
+        cost_report = run_costs(result, loaded.topology, prices, convention(costs.chargeback), costs.attribution)
     if report_dir:
-        _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window)
+        _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window, cost_report)
     calibration = None
     if loaded.observed:
         from policy_engine.simulation.outputs.calibration import calibrate
 
         calibration = calibrate(result, loaded.observed)
-    SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy),
-                                      sys.stdout)
+    SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy,
+                                                     cost_report if costs.wanted else None), sys.stdout)
 
 
 def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,

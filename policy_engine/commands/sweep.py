@@ -8,6 +8,7 @@ from typing import NoReturn
 
 import click
 
+from policy_engine.commands.cost_options import cost_options, pricing_or_exit
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import SWEEP_FORMATS
@@ -81,9 +82,11 @@ def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int)
 @click.option("--maximize", metavar="EXPR", help="Rank runs by EXPR, largest first (e.g. cluster_utilisation).")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Rows of the text summary.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@cost_options
 def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int, scheduler: str | None,
             workers: int | None, output: str, out_dir: str | None, resume: bool, report_dir: str | None,
-            minimize: str | None, maximize: str | None, top: int, quiet: bool) -> None:
+            minimize: str | None, maximize: str | None, top: int, quiet: bool, prices_path: str | None,
+            chargeback: str | None) -> None:
     """Replay SCENARIO against every combination of the --vary values (check first, then simulate)."""
     loaded = load_or_exit(scenario)
     axes = axes_or_exit(vary, loaded)
@@ -92,7 +95,9 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
     if resume and not out_dir:
         fail_input(["--resume needs --out DIR: the dataset of the sweep to continue"])
     try:
-        objective = parse_expression(maximize or minimize or DEFAULT_OBJECTIVE, loaded.topology)
+        objective = parse_expression(maximize or minimize or DEFAULT_OBJECTIVE, loaded.topology,
+                                     pricing_or_exit(prices_path, chargeback, loaded.topology,
+                                                     [maximize or minimize or DEFAULT_OBJECTIVE]))
     except ExpressionError as error:
         fail_input([f"--{'maximize' if maximize else 'minimize'}: {error}"])
         raise

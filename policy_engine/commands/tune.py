@@ -18,6 +18,7 @@ import yaml
 
 from policy_engine.changes.promises import PromiseChange
 from policy_engine.checks import check_topology
+from policy_engine.commands.cost_options import cost_options, pricing_or_exit
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
 from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs
@@ -145,12 +146,13 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
               help="Write DIR/index.html with the evidence, the Pareto front and its chart.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@cost_options
 @click.pass_context
 def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: tuple[str, ...],
             maximize: tuple[str, ...], constraints: tuple[str, ...], budget: int, out_file: str | None, pick: int,
             seed: int, batch_size: int, assume: tuple[str, ...], min_gain: float, guarantee_policy: str,
             workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
-            report_dir: str | None, quiet: bool) -> None:
+            report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
     loaded = load_or_exit(scenario)
     axes = axes_or_exit(vary, loaded)
@@ -162,15 +164,16 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     if workload_samples is not None:
         problems += _sample_problems(loaded)
     order = ctx.meta.get("objective_order") or [("minimize", DEFAULT_OBJECTIVE)]
+    pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [text for _, text in order] + list(constraints))
     objectives, parsed_constraints = [], []
     for name, text in order:
         try:
-            objectives.append(Objective(parse_expression(text, loaded.topology), name == "maximize"))
+            objectives.append(Objective(parse_expression(text, loaded.topology, pricing), name == "maximize"))
         except ExpressionError as error:
             problems.append(f"--{name}: {error}")
     for text in constraints:
         try:
-            parsed_constraints.append(parse_constraint(text, loaded.topology))
+            parsed_constraints.append(parse_constraint(text, loaded.topology, pricing))
         except ExpressionError as error:
             problems.append(f"--constraint: {error}")
     if pick > 1 and len(order) < 2:

@@ -93,6 +93,7 @@ class EndpointApp:
             elif message["type"] == "lifespan.shutdown":
                 if saver is not None:
                     saver.cancel()
+                self.service.checkpoint()  # a clean restart replays nothing
                 self.service.save_clock()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -22,9 +22,8 @@ import json
 import uuid
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from botocore.model import ServiceModel
 
@@ -56,9 +55,9 @@ def service_model() -> ServiceModel:
     return protocol.service_model("cloudtrail")
 
 
-@dataclass(frozen=True)
-class TrailEvent:
-    """One recorded call: simulated seconds, the operation, its request members and its response."""
+class TrailEvent(NamedTuple):
+    """One recorded call: simulated seconds, the operation, its request members and its response (a tuple: a
+    ``--state`` restart builds a hundred thousand of them)."""
 
     seq: int
     at: float
@@ -101,6 +100,14 @@ class Trail:
         self.events.append(event)
         self._times.append(at)
         self._by_name.setdefault(name, []).append(event.seq)
+
+    def load(self, events: list[TrailEvent]) -> None:
+        """Start from recorded events (a ``--state`` checkpoint), oldest first."""
+        self.events = events
+        self._times = [event.at for event in events]
+        self._by_name = {}
+        for event in events:
+            self._by_name.setdefault(event.name, []).append(event.seq)
 
     def ms(self, seconds: float) -> int:
         return self.origin_ms + round(seconds * 1000)

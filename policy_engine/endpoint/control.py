@@ -120,7 +120,7 @@ def export(service: Service) -> Output:
     out: Output = {
         "scenario": scenario,
         "events": [{"time": as_number(t), "job": names[job_id], "from": before, "to": after, "reason": reason}
-                   for t, job_id, before, after, reason in scheduler.events],
+                   for t, job_id, before, after, reason in scheduler.state_changes()],
         "time": as_number(service.now),
     }
     if scheduler.terminations:

@@ -82,10 +82,16 @@ class Scheduler:
         self.keep_events = keep_events
         #: (time, job id, from, to, reason worded as ``simulate --events`` does): every state change, for ``export``
         self.events: list[tuple[float, str, str, str, str]] = []
+        #: state changes before ``events``, not read yet (a ``--state`` checkpoint's, read by the first ``export``):
+        #: how many, and how to read them; ``state_changes`` is the whole log
+        self.events_base = 0
+        self.events_before: Callable[[], list[tuple[float, str, str, str, str]]] | None = None
         #: (time, job id, priority) and (time, job id, reason): inputs a scenario replays
         self.updates: list[tuple[float, str, int]] = []
         self.terminations: list[tuple[float, str, str]] = []
         self.watcher: ChangeWatcher | None = None
+        #: sequence numbers of the records changed since the last ``--state`` checkpoint took them (``checkpoint``)
+        self.changed: set[int] = set()
         #: the account's topology the engine runs (changed live, so ``engine.topology`` may be older)
         self.topology = topology
         self.engine = self._new_engine(topology, clock.now())
@@ -158,6 +164,7 @@ class Scheduler:
         (``timeoutConfig.attemptDurationSeconds``); ``retryStrategy.attempts`` then retries it."""
         now = self.engine.now
         self.jobs.add(record)
+        self.changed.add(record.seq)
         duration = record.duration
         times_out = attempt_timeout is not None and attempt_timeout < duration
         spec = JobSpec(record.id, f"{record.queue}/{record.share}", record.instance_type, record.instances,
@@ -170,6 +177,7 @@ class Scheduler:
     def update_priority(self, record: ServiceJob, priority: int) -> None:
         now = self.engine.now
         self.jobs.reprioritise(record, priority)
+        self.changed.add(record.seq)
         self.updates.append((now, record.id, priority))
         job = self.engine.by_name.get(record.id)
         if job is None:
@@ -180,6 +188,7 @@ class Scheduler:
     def terminate(self, record: ServiceJob, reason: str) -> None:
         now = self.engine.now
         record.terminated = True
+        self.changed.add(record.seq)
         self.terminations.append((now, record.id, reason))
         job = self.engine.by_name.get(record.id)
         if job is None:
@@ -192,6 +201,14 @@ class Scheduler:
         gate = self.engine.plans
         state = gate.plans.get(plan) if gate is not None else None
         return sum(window.in_use for window in state.windows) if state is not None else 0
+
+    def state_changes(self) -> list[tuple[float, str, str, str, str]]:
+        """Every state change since the account began, oldest first (``export``)."""
+        if self.events_before is None:
+            return self.events
+        before = self.events_before()
+        self.events_before = lambda: before  # read once
+        return before + self.events
 
     def job(self, record: ServiceJob) -> Job | None:
         return self.engine.by_name.get(record.id)
@@ -206,6 +223,7 @@ class Scheduler:
 
     def _on_reason(self, now: float, job: Job, before: str, after: str, reason: Reason) -> None:
         record = self.jobs.by_id[job.spec.name]
+        self.changed.add(record.seq)
         if self.keep_events:
             self.events.append((now, record.id, before, after, describe(reason)))
         if record.id in self._in_progress:  # its next change ends the window first
@@ -227,6 +245,7 @@ class Scheduler:
     def _apply(self, record: ServiceJob, now: float, before: str, after: str, reason: Reason,
                started: bool = False) -> None:
         """Mirror one state change onto the record: attempts, timestamps, reason, and the list indexes."""
+        self.changed.add(record.seq)
         if before in ACTIVE and record.attempts:
             attempt = record.attempts[-1]
             if "stoppedAt" not in attempt:

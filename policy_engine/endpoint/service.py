@@ -4,10 +4,13 @@ Every call first brings the simulator up to the clock, then runs the operation's
 handler. A call that changes state is appended to the ``--state`` store with the
 simulated time and the identifiers it generated, so a restart replays the same
 inputs at the same instants and the deterministic engine arrives at the same state.
+Every ``checkpoint_every`` logged calls (and at shutdown) the state itself is checkpointed
+(``checkpoint``), so a restart loads it and replays only the calls after it.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections import deque
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from policy_engine import limits
-from policy_engine.endpoint import operations
+from policy_engine.endpoint import checkpoint, operations
 from policy_engine.endpoint.account import Account, Arns
 from policy_engine.endpoint.audit import Audit
 from policy_engine.endpoint.cloudtrail import Trail
@@ -34,6 +37,10 @@ from policy_engine.simulation.inputs.job_rows import MAX_SECONDS
 
 #: SubmitServiceJob's documented account rate (service_limits): requests per second.
 SUBMIT_RATE = float(limits.SUBMIT_REQUESTS_PER_SECOND.at_most)
+#: ``--state``: logged calls between two checkpoints (docs/endpoint.md); a restart replays at most this many.
+CHECKPOINT_EVERY = 2000
+
+log = logging.getLogger("batch_quota.serve")
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,8 @@ class Options:
     preemption_seconds: float = 0.0
     region: str = "us-east-1"
     account_id: str = "123456789012"
+    #: ``--state``: checkpoint the state every this many logged calls (0: never; a restart replays every call)
+    checkpoint_every: int = CHECKPOINT_EVERY
 
 
 def _given(members: Params) -> Params:
@@ -84,6 +93,13 @@ class Service:
         self.limiter = RateLimiter(SUBMIT_RATE)
         self.initial_topology = topology
         self._generated: list[str] = []
+        #: the histories' lengths and the last call at the last checkpoint; calls logged since
+        self._marks = checkpoint.Marks()
+        self._since_checkpoint = 0
+        #: the store's sequence number of the last call logged (or replayed)
+        self._last_call = 0
+        #: how a ``--state`` restart got its state back, for the start-up line (None: nothing to restore)
+        self.restored: str | None = None
         self._fresh(topology, start=0.0, origin_ms=int(time.time() * 1000))
         if store is not None:
             self._restore(store, topology)
@@ -122,7 +138,11 @@ class Service:
         self._restoring = True
         self._fresh(stored_topology, 0.0, origin_ms)
         self.scheduler.clock.speed = 0  # frozen while replaying: every input lands on its recorded instant
-        for at, name, params, generated in store.entries():
+        began = time.perf_counter()
+        after = self._load_checkpoint(store, stored_topology, origin_ms)
+        for seq, at, name, params, generated in store.entries(after):
+            self._since_checkpoint += 1
+            self._last_call = seq
             self._replay_to(at)
             self._replaying = deque(generated)
             try:
@@ -130,8 +150,58 @@ class Service:
             finally:
                 self._replaying = None
         self._replay_to(clock)
+        self.restored = (f"restored {'from the checkpoint at call ' + str(after) if after else 'without a checkpoint'}"
+                         f", {self._since_checkpoint} call(s) replayed, in {time.perf_counter() - began:.2f} s")
         self.scheduler.clock.speed = self.options.speed
         self.scheduler.clock.set(self.scheduler.engine.now)
+
+    def _load_checkpoint(self, store: Store, topology: Topology | None, origin_ms: int) -> int:
+        """Restore the last checkpoint, if there is one that can be used; the last call it includes (0: none)."""
+        found = store.read_checkpoint()
+        if found is None:
+            return 0
+        call_seq, state = found
+        try:
+            checkpoint.restore(self, store, state)
+        except (checkpoint.CheckpointError, KeyError, IndexError, TypeError, ValueError) as error:
+            # a checkpoint this version cannot use, or a damaged one: the log alone is the state, slower
+            log.warning("%s: the checkpoint is not used (%s: %s); replaying every logged call", store.path,
+                        type(error).__name__, error)
+            store.drop_checkpoint()
+            self._fresh(topology, 0.0, origin_ms)
+            self.scheduler.clock.speed = 0
+            return 0
+        counts = state["counts"]
+        self._last_call = call_seq
+        self._marks = checkpoint.Marks(call_seq, counts["trail"], counts["events"], counts["updates"],
+                                       counts["terminations"])
+        return call_seq
+
+    def checkpoint(self) -> None:
+        """Write a checkpoint of the state (``--state``) if calls were logged since the last one."""
+        if self.store is None or not self._since_checkpoint:
+            return
+        state, rows, chunks, marks = checkpoint.capture(self, self._marks, self._last_call)
+        self.store.write_checkpoint(marks.call_seq, state, rows, chunks)
+        self.scheduler.changed.clear()
+        self._marks = marks
+        self._since_checkpoint = 0
+
+    def _mark_named(self, params: Params) -> None:
+        """A job's tags changed: the scheduler cannot know, the call (logged or replayed) says so."""
+        arn = params.get("resourceArn")
+        if isinstance(arn, str) and ":service-job/" in arn:
+            record = self.scheduler.jobs.by_id.get(arn.rsplit("/", 1)[-1])
+            if record is not None:
+                self.scheduler.changed.add(record.seq)
+
+    def _logged(self, call_seq: int) -> None:
+        """A call was appended to the store: checkpoint when it is time."""
+        self._last_call = call_seq
+        self._since_checkpoint += 1
+        every = self.options.checkpoint_every
+        if every and self._since_checkpoint >= every:
+            self.checkpoint()
 
     def _record_creation(self, at: float) -> None:
         """The loaded topology in the trail as the Create calls that would have made it (docs/endpoint.md)."""
@@ -238,16 +308,18 @@ class Service:
         self._generated = []
         result = handler(self, params)
         if name in operations.MUTATING:
-            self.trail.record(self.now, name, params, result)
+            self.trail.record(self.now, name, params, result, self.new_id())  # its event id is logged too
             if self.store is not None:
-                self.store.append(self.now, name, params, self._generated)
+                self._mark_named(params)
+                self._logged(self.store.append(self.now, name, params, self._generated))
         return result
 
     def _apply(self, name: str, params: Params) -> None:
         self._generated = []
         if name in operations.HANDLERS:
             result = operations.HANDLERS[name](self, params)
-            self.trail.record(self.now, name, params, result)
+            self.trail.record(self.now, name, params, result, self.new_id())  # its event id is logged too
+            self._mark_named(params)
         else:
             self._control(name, params)
 
@@ -263,7 +335,7 @@ class Service:
                                    f"as for a workload's times); it is at {at:g}")
             result = self._control(name, params)
             if self.store is not None:
-                self.store.append(at, name, {"seconds": params["seconds"]}, [])
+                self._logged(self.store.append(at, name, {"seconds": params["seconds"]}, []))
             return result
         if name == "reset":
             topology = self.initial_topology
@@ -277,6 +349,8 @@ class Service:
         if self.store is not None:
             self.store.clear()
             self.store.write_meta(self.origin_ms, 0.0, topology)
+            self._marks = checkpoint.Marks()
+            self._since_checkpoint = 0
         return self.clock_state()
 
     def _control(self, name: str, params: Params) -> Output:

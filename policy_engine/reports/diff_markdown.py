@@ -121,12 +121,18 @@ def _durations(before: float, after: float) -> str:
     return f"{duration_text(before)} → {duration_text(after)}"
 
 
+def _cost(before: float, after: float) -> str:
+    return f"{before + 0.0:,.2f} → {after + 0.0:,.2f}"
+
+
 def _impact_sections(impact: dict) -> list[_Section]:
     rows = [(row["share"], row["instance_type"], row["jobs"],
              _durations(row["mean_wait_before"], row["mean_wait_after"]),
              _durations(row["wait_p95_before"], row["wait_p95_after"]),
-             f"{row['preemptions_before']} → {row['preemptions_after']}")
+             f"{row['preemptions_before']} → {row['preemptions_after']}",
+             *((_cost(row["cost_before"], row["cost_after"]),) if "cost_before" in row else ()))
             for row in impact.get("shares", [])]
+    unit = impact.get("cost_unit")
     worst = impact["preempted"][:WORST_JOBS]
     more = len(impact["preempted"]) - len(worst)
     jobs = _section(f"Jobs preempted because of the change (the {len(worst)} worst"
@@ -135,9 +141,12 @@ def _impact_sections(impact: dict) -> list[_Section]:
                     [(job["name"], job["share"], f"{job['instances']} {job['instance_type']}",
                       f"{job['preemptions_before']} → {job['preemptions_after']}") for job in worst],
                     "preempted job(s)")
+    cost = (f"cost ({unit}), before → after",) if unit else ()
+    legend = IMPACT_LEGEND + (f" *cost*: the share's chargeback over the replay ({impact.get('chargeback')} "
+                              "convention, docs/costs.md)." if unit else "")
     return [_section("Impact per share", ("share", "instance type", "jobs", "mean wait, before → after",
-                                          "p95 wait, before → after", "preemptions, before → after"),
-                     rows, "impact row(s)", open_=True, note=IMPACT_LEGEND), jobs]
+                                          "p95 wait, before → after", "preemptions, before → after", *cost),
+                     rows, "impact row(s)", open_=True, note=legend), jobs]
 
 
 def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int = GITHUB_COMMENT_LIMIT) -> str:

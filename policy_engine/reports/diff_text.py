@@ -141,7 +141,9 @@ def impact_lines(impact: dict) -> list[str]:
                          f"{duration_text(row['mean_wait_after'])}, p95 wait "
                          f"{duration_text(row['wait_p95_before'])} -> "
                          f"{duration_text(row['wait_p95_after'])}, preemptions "
-                         f"{row['preemptions_before']} -> {row['preemptions_after']}")
+                         f"{row['preemptions_before']} -> {row['preemptions_after']}"
+                         + (f", cost ({impact['cost_unit']}) {row['cost_before'] + 0.0:,.2f} -> "
+                            f"{row['cost_after'] + 0.0:,.2f}" if "cost_before" in row else ""))
     if impact["never_finish"]:
         lines.append(f"  jobs that succeed only without the change: {', '.join(impact['never_finish'][:20])}"
                      + (f" ... ({len(impact['never_finish'])} in all)" if len(impact["never_finish"]) > 20 else ""))

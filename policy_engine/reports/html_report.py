@@ -30,9 +30,10 @@ import numpy as np
 from policy_engine.limits import PLAN_TERMINATION_LEAD_SECONDS as cutoff
 from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
-from policy_engine.reports import report_script, summary_png, vega
+from policy_engine.reports import cost_html, report_script, summary_png, vega
 from policy_engine.reports.safe_text import visible
 from policy_engine.reports.type_tables import all_types_text, type_row
+from policy_engine.simulation.outputs.costs import CostReport
 from policy_engine.simulation.outputs.results import SimulationResult
 from policy_engine.simulation.outputs.type_usage import from_summary
 from policy_engine.units import duration_text, instance_hours_text
@@ -184,7 +185,7 @@ def _lanes_choice(result: SimulationResult, share: str | None,
 
 def render_page(result: SimulationResult, topology: Topology, source: str = "", share: str | None = None,
                 window: tuple[float, float] | None = None, aggregates: agg.Aggregates | None = None,
-                pngs: tuple[str, ...] = ()) -> str:
+                pngs: tuple[str, ...] = (), costs: CostReport | None = None) -> str:
     """The HTML page (a string): tables in HTML, charts drawn by the inlined Vega from the embedded data."""
     aggregates = aggregates or agg.aggregate(result)
     summary = result.summary
@@ -250,6 +251,8 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
     ]
     if result.plans is not None:
         parts += _plan_section(result)
+    if costs is not None:
+        parts += cost_html.section(costs)
     if pngs:
         parts.append(f'<p class="muted">The summary charts are also beside this page as images: '
                      f"{escape(', '.join(pngs))}.</p>")
@@ -286,7 +289,8 @@ def _plan_section(result: SimulationResult) -> list[str]:
 
 
 def write_report(result: SimulationResult, topology: Topology, directory: Path, source: str = "",
-                 share: str | None = None, window: tuple[float, float] | None = None) -> list[Path]:
+                 share: str | None = None, window: tuple[float, float] | None = None,
+                 costs: CostReport | None = None) -> list[Path]:
     """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written.
 
     Symlinks are never followed: neither ``directory`` itself nor a file in it, so a link someone
@@ -294,7 +298,7 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
     """
     aggregates = agg.aggregate(result)
     files = dict(summary_png.draw(result, aggregates))
-    page = render_page(result, topology, source, share, window, aggregates, tuple(files))
+    page = render_page(result, topology, source, share, window, aggregates, tuple(files), costs)
     files[PAGE] = page.encode("utf-8")
     if directory.is_symlink():
         raise OSError(errno.ELOOP, "is a symbolic link; give the real directory", str(directory))

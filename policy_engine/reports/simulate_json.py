@@ -19,5 +19,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         extra["training_plans"] = to_json(output.result.plans)
     if output.named_at_deploy:
         extra["named_at_deploy"] = list(output.named_at_deploy)
+    if output.costs is not None:
+        extra["costs"] = output.costs.to_json()
     output.result.write_json(stream, extra or None)
     stream.write("\n")

@@ -62,3 +62,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
                nl=False)
     if output.deploy_note():
         click.echo(f"\n_{safe_text.markdown(output.deploy_note())}_", file=stream)
+    if output.costs is not None:
+        from policy_engine.reports import cost_markdown
+
+        click.echo("\n".join(["", "#### Cost and chargeback", "", *cost_markdown.render(output.costs)]), file=stream)

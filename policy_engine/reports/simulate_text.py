@@ -111,3 +111,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         console.print(output.deploy_note(), markup=False)
     if output.calibration is not None:
         console.print(calibration_table(output.calibration))
+    if output.costs is not None:
+        from policy_engine.reports.cost_text import print_costs
+
+        print_costs(output.costs, console)

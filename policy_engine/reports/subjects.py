@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from policy_engine.model import Topology
     from policy_engine.profiles.fitting import FitResult
     from policy_engine.simulation.outputs.calibration import ShareCalibration
+    from policy_engine.simulation.outputs.costs import CostReport
     from policy_engine.simulation.outputs.results import SimulationResult
 
 
@@ -89,6 +90,8 @@ class SimulateOutput:
     calibration: list[ShareCalibration] | None = None
     #: the topology's objects named at deploy (a template's logical IDs stand in for their names)
     named_at_deploy: tuple[str, ...] = ()
+    #: cost and chargeback (``--prices``, ``--costs``); None when not asked for
+    costs: CostReport | None = None
 
     def deploy_note(self) -> str:
         """One line saying which names are a template's logical IDs (empty when none is)."""

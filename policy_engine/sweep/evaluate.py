@@ -21,6 +21,7 @@ from policy_engine.simulation.core.engine import simulate
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.outputs.capacity_hours import mean_hours
 from policy_engine.simulation.outputs.numbers import plain
 from policy_engine.simulation.outputs.results import SimulationResult
 from policy_engine.sweep.candidate import variant
@@ -79,14 +80,16 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
             if not workloads:
                 result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings, live=scenario.live)
                 record["summary"], record["shares"] = simulation_json(result)
+                record["costs"] = result.hours.to_json() if result.hours else None  # priced when read (cost_metrics)
                 return record
-            runs = []
+            runs, ledgers = [], []
             for jobs in workloads:
                 sample = variant(replace(scenario, jobs=list(jobs)), axes, candidate.values, guarantees)
                 result = simulate(sample.topology, sample.jobs, sample.updates, sample.settings, live=scenario.live)
                 summary, shares = simulation_json(result)
                 runs.append({**record, "summary": summary, "shares": shares})
-            return mean_record(runs)
+                ledgers.append(result.hours)
+            return {**mean_record(runs), "costs": mean_hours([h for h in ledgers if h]).to_json()}
     except Exception as error:  # one bad candidate must not end a sweep of thousands
         record["status"] = ERROR
         record["error"] = f"{type(error).__name__}: {error}"

@@ -8,6 +8,7 @@ An expression is one of:
   ``share(REF).METRIC``  one share's figure (REF is QUEUE/SHARE or a unique SHARE; the largest over its types)
   ``TMETRIC(TYPE)``       one instance type's figure of ``summary.instance_types`` (``utilisation(ml.g5.xlarge)``)
   ``share(REF).METRIC(TYPE)``  one share's figure on one instance type (``utilisation``: its ``own_utilisation``)
+  ``cost``, ``idle_cost``, ``share(REF).cost``, ``AGG(cost)``: priced from the run's ledger (``cost_metrics``)
 A constraint is ``EXPR <= NUMBER`` (or ``<``, ``>=``, ``>``), or ``guarantees``: every declared guarantee
 holds (``check`` proves them, so a refuted one makes a candidate invalid; in the simulation a
 ``never_preempted`` share lost no job to preemption).
@@ -24,6 +25,8 @@ from typing import Any
 
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation.outputs.type_usage import SUMMARY_KEY
+from policy_engine.sweep import cost_metrics
+from policy_engine.sweep.cost_metrics import Pricing
 from policy_engine.sweep.grammar import find_share
 from policy_engine.units import Unit
 
@@ -121,8 +124,12 @@ def record_types(record: dict | None) -> list[str]:
     return list(record["summary"].get(SUMMARY_KEY, {})) if record and record.get("summary") else []
 
 
-def parse_expression(text: str, topology: Topology) -> Expression:
+def parse_expression(text: str, topology: Topology, pricing: Pricing | None = None) -> Expression:
+    """``pricing``: how ``cost``, ``idle_cost`` and ``share(X).cost`` are priced (default: instance-hours)."""
     source = text.strip()
+    pricing = pricing or Pricing()
+    if source in cost_metrics.CLUSTER_COST_METRICS:
+        return Expression(source, cost_metrics.cluster_metric(source, topology, pricing))
     if source in OPTIONAL_SUMMARY_METRICS:  # only in a run that has what it counts: 0 in the others
         return Expression(source, lambda record: record["summary"].get(source, 0.0), UNITS[source])
     if source in SUMMARY_METRICS:
@@ -144,9 +151,11 @@ def parse_expression(text: str, topology: Topology) -> Expression:
     match = _SHARE.fullmatch(source)
     if match:
         ref, metric = match.groups()
-        if metric not in SHARE_METRICS:
+        if metric not in SHARE_METRICS and metric != cost_metrics.SHARE_COST_METRIC:
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, SHARE_METRICS))
         name = _share(text, ref, topology)
+        if metric == cost_metrics.SHARE_COST_METRIC:
+            return Expression(source, cost_metrics.share_metric(name, topology, pricing))
 
         def one_share(record: dict) -> float:
             return max((entry[metric] for entry in record["shares"] if entry["share"] == name), default=0.0)
@@ -162,13 +171,17 @@ def parse_expression(text: str, topology: Topology) -> Expression:
         if aggregate not in AGGREGATES:
             raise ExpressionError(f"{text!r}: unknown aggregate {aggregate!r}" + _suggest(aggregate,
                                                                                          tuple(AGGREGATES)))
-        if metric not in SHARE_METRICS:
+        if metric not in SHARE_METRICS and metric != cost_metrics.SHARE_COST_METRIC:
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, SHARE_METRICS))
         function = AGGREGATES[aggregate]
+        if metric == cost_metrics.SHARE_COST_METRIC:
+            bills = cost_metrics.every_share(topology, pricing)
+            return Expression(source, lambda record: function(bills(record)))
         return Expression(source, lambda record: function([entry[metric] for entry in record["shares"]]),
                           UNITS[metric])
     raise ExpressionError(f"{text!r}: expected METRIC, AGG(METRIC), METRIC(TYPE), share(QUEUE/SHARE).METRIC or "
-                          "share(QUEUE/SHARE).METRIC(TYPE)" + _suggest(source, SUMMARY_METRICS))
+                          "share(QUEUE/SHARE).METRIC(TYPE)"
+                          + _suggest(source, SUMMARY_METRICS + cost_metrics.CLUSTER_COST_METRICS))
 
 
 @dataclass(frozen=True)
@@ -207,14 +220,14 @@ def _guarantees(topology: Topology) -> Callable[[dict], float]:
     return violation
 
 
-def parse_constraint(text: str, topology: Topology) -> Constraint:
+def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = None) -> Constraint:
     source = text.strip()
     if source == "guarantees":
         return Constraint(source, _guarantees(topology))
     match = _CONSTRAINT.fullmatch(source)
     if not match:
         raise ExpressionError(f"{text!r}: expected EXPR <= NUMBER (or <, >=, >) or 'guarantees'")
-    expression = parse_expression(match.group(1), topology)
+    expression = parse_expression(match.group(1), topology, pricing)
     operator, bound = match.group(2), float(match.group(3))
     if not math.isfinite(bound):
         raise ExpressionError(f"{text!r}: the bound must be a finite number")

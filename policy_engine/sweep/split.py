@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields, replace
 from policy_engine.model import Topology
 from policy_engine.simulation.core.engine import Action, Engine
 from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.outputs.capacity_hours import merge_hours
 from policy_engine.simulation.outputs.metrics import EnvironmentSpan, cluster_summary
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
 from policy_engine.simulation.outputs.type_usage import (
@@ -114,7 +115,7 @@ class MergeError(RuntimeError):
 
 
 #: ``SimulationResult`` fields ``merge`` combines; any other one set on a part is refused, never dropped.
-MERGED_FIELDS = {"time", "jobs", "shares", "summary", "utilisation", "usage"}
+MERGED_FIELDS = {"time", "jobs", "shares", "summary", "utilisation", "usage", "hours"}
 
 
 def merge(scenario: Scenario, time: float,
@@ -141,7 +142,8 @@ def merge(scenario: Scenario, time: float,
     if scenario.settings.utilisation_series:
         series = sorted((s for result, _, _ in parts for s in result.utilisation or ()), key=lambda sample: sample[0])
     usage = merge_logs([result.usage for result, _, _ in parts]) if scenario.settings.usage_log else None
-    return SimulationResult(time, records, shares, cluster, series, usage)
+    return SimulationResult(time, records, shares, cluster, series, usage,
+                            hours=merge_hours(time, [result.hours for result, _, _ in parts]))
 
 
 def simulate_parallel(scenario: Scenario, executor: Executor, until: float | None = None) -> SimulationResult:

@@ -88,11 +88,13 @@ shares:
     early_failures: {fraction: 0.1}
 """
 
+PRICES_YAML = b"currency: USD\nper_instance_hour:\n  ml.g5.xlarge: 1.41\n"
+
 KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv", "jobs.jsonl", "template.yaml",
-         "profile.yaml")
+         "profile.yaml", "prices.yaml")
 SEEDS = {"topology.yaml": TOPOLOGY_YAML, "topology.json": TOPOLOGY_JSON, "scenario.yaml": SCENARIO_YAML,
          "jobs.csv": JOBS_CSV, "jobs.jsonl": JOBS_JSONL, "template.yaml": TEMPLATE_YAML.encode(),
-         "profile.yaml": PROFILE_YAML}
+         "profile.yaml": PROFILE_YAML, "prices.yaml": PRICES_YAML}
 
 
 def mutate(seed: bytes, rng: random.Random, steps: int | None = None) -> bytes:
@@ -191,6 +193,8 @@ def commands_for(kind: str, folder: Path, index: int) -> list[list[str]]:
         return [["generate", str(folder / "topology.yaml"), "--workload-profile", str(folder / kind), "--days", "2",
                  "-o", str(folder / "out.csv")]]
     scenario = str(folder / "scenario.yaml")
+    if kind == "prices.yaml":  # a prices file: simulate prices the run with it
+        return [["simulate", scenario, "--prices", str(folder / kind), "--format", "json", "--quiet"]]
     runs = [["simulate", scenario, "--format", "json", "--quiet"]]
     if kind in ("jobs.csv", "jobs.jsonl"):  # a job file: fit reads it as a history
         runs.append(["fit", str(folder / kind), "--format", "json"])

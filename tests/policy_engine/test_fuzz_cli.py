@@ -68,6 +68,13 @@ def test_mutated_cloudformation_templates(rng):
     _assert_behaved(fuzz.run_input("template.yaml", data), data)
 
 
+@settings(FUZZ, max_examples=40)
+@given(rng=st.randoms(use_true_random=False))
+def test_mutated_prices_files(rng):
+    data = fuzz.mutate(fuzz.SEEDS["prices.yaml"], rng)
+    _assert_behaved(fuzz.run_input("prices.yaml", data), data)
+
+
 def test_the_harness_catches_what_it_must(monkeypatch):
     """A traceback and NaN in JSON output are caught, so a clean campaign means something."""
     assert fuzz.run_cli(["nosuchcommand"]).problem is None  # click's usage error: exit 2, as it should be

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
 
 from policy_engine.simulation.core.jobs import FINAL, AttemptRecord, Job, JobSpec, Status, attempts
 from policy_engine.simulation.gcpause import gc_paused
+from policy_engine.simulation.outputs.capacity_hours import CapacityHours, capacity_hours
 from policy_engine.simulation.outputs.metrics import ShareMetrics, share_metrics, summary
 from policy_engine.simulation.outputs.numbers import as_number, plain
 from policy_engine.simulation.outputs.reasons import reason as job_reason
@@ -68,6 +69,8 @@ class SimulationResult:
     usage: UsageLog | None = field(default=None)
     #: What the run did with its training plans (``plan_windows.PlanReport``); ``None`` without plans.
     plans: PlanReport | None = field(default=None)
+    #: Instance-hours per share and per environment (what costs are priced from); every built result has it.
+    hours: CapacityHours | None = field(default=None)
 
     def job(self, name: str) -> JobRecord:
         return next(record for record in self.jobs if record.name == name)
@@ -233,4 +236,5 @@ def _build(engine: EngineView) -> SimulationResult:
     figures = summary(engine, records.statuses(), records.waits(), shares)
     if plans is not None:  # reserved instance-hours paid and not used (what ``sweep``/``tune`` can minimise)
         figures["plan_idle_hours"] = plans.idle_seconds / 3600
-    return SimulationResult(engine.now, records, shares, figures, series, engine.usage, plans)
+    return SimulationResult(engine.now, records, shares, figures, series, engine.usage, plans=plans,
+                            hours=capacity_hours(engine))

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from policy_engine.model import Topology
     from policy_engine.simulation.core.capacity import Pool, ShareCapacity
     from policy_engine.simulation.core.jobs import Job
     from policy_engine.simulation.core.preemption import VictimPolicy
@@ -31,6 +32,11 @@ class EngineView(Protocol):
 
     @property
     def policy(self) -> VictimPolicy: ...
+
+    @property
+    def topology(self) -> Topology:
+        """The topology the run started from (the pools' order follows it)."""
+        ...
 
     @property
     def pools(self) -> Sequence[Pool]: ...

@@ -1,0 +1,125 @@
+"""The team's own prices (``--prices prices.yaml``): a rate per instance-hour for each instance type.
+
+No prices are shipped: list prices change and every team's discounts differ. The file is checked as
+every input is (one line per problem naming the file, the key and the rule, exit 2), and against the
+topologies it prices: a type priced that no topology has (most often a typo) and a type used without
+a price are both refused, so a cost is never silently zero.
+
+    currency: USD
+    per_instance_hour: {ml.p4d.24xlarge: 37.69, ml.g5.12xlarge: 7.09}
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from policy_engine import input_files
+from policy_engine.diagnostics import LoadError, Problem, line_of
+from policy_engine.model import Topology
+from policy_engine.reading import RawProblem, read, to_problems
+from policy_engine.schema_errors import describe
+
+#: A rate: a positive, finite number (an integer or a decimal; ``true`` or ``"7.09"`` are refused).
+Rate = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
+
+
+class PricesFile(BaseModel):
+    """The file's schema (pydantic: unknown keys, wrong types and missing keys are each one problem)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    currency: Annotated[str, Field(strict=True, pattern=r"^[A-Z]{3}$")]
+    per_instance_hour: dict[Annotated[str, Field(strict=True, min_length=1)], Rate]
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Rates per instance-hour in ``currency``, by instance type; ``source`` names the file."""
+
+    currency: str
+    per_instance_hour: Mapping[str, float]
+    source: str = "<prices>"
+
+    def of(self, instance_type: str) -> float:
+        return self.per_instance_hour[instance_type]
+
+
+def used_types(topology: Topology) -> set[str]:
+    """Instance types the topology holds: its environments' capacity and its shares' limits."""
+    types = {t for environment in topology.service_environments for t in environment.capacity}
+    return types | {t for queue in topology.job_queues for share in queue.shares for t in share.capacity}
+
+
+def load_prices(path: str | Path, topologies: Iterable[Topology]) -> Prices:
+    """Read and check ``path`` against the topologies it prices; ``LoadError`` lists every problem."""
+    try:
+        path = input_files.as_path(path)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
+    if path.suffix.lower() not in (".yaml", ".yml", ".json"):
+        raise LoadError([Problem(str(path), None, (), f"unsupported file type {path.suffix or '(none)'!r}; "
+                                 "a prices file is .yaml, .yml or .json")])
+    data, lines, found = read(path, input_files.PRICES)
+    return prices_from_data(data, str(path), lines, found, list(topologies))
+
+
+def prices_from_data(data: Any, source: str, lines: Mapping[tuple[Any, ...], int], found: list[RawProblem],
+                     topologies: list[Topology]) -> Prices:
+    problems: list[RawProblem] = list(found)
+    if not isinstance(data, dict):
+        raise LoadError([*to_problems(source, problems, data),
+                         Problem(source, None, (), "expected a mapping with currency: and per_instance_hour: "
+                                 "(see docs/costs.md)")])
+    parsed = None
+    try:
+        parsed = PricesFile.model_validate(data)
+    except ValidationError as error:
+        unreadable = {p.loc for p in problems}
+        typos = {match for item in error.errors() if item["type"] == "extra_forbidden" and len(item["loc"]) == 1
+                 for match in difflib.get_close_matches(str(item["loc"][0]), list(PricesFile.model_fields), n=1)}
+        for item in error.errors():
+            loc = tuple(part for part in item["loc"] if part != "[key]")
+            if loc in unreadable or (item["type"] == "missing" and loc[0] in typos):
+                continue  # said already: unreadable, or the typo's "did you mean" names it
+            if item["type"] == "string_pattern_mismatch":
+                message = f"expected a three-letter currency code such as USD or EUR, got {item['input']!r}"
+            elif item["type"] == "greater_than":
+                message = f"a price per instance-hour must be above 0, got {item['input']!r}"
+            elif item["type"] == "finite_number":
+                message = "a price per instance-hour must be a finite number"
+            else:
+                message = describe(item, PricesFile.model_fields if len(loc) == 1 else ())
+            problems.append(RawProblem(line_of(lines, loc), loc, message))
+    given = data.get("per_instance_hour")
+    if isinstance(given, dict):  # also when a rate is wrong: a typo in a type name is found in the same run
+        wrong = {p.loc[1] for p in problems if p.loc[:1] == ("per_instance_hour",) and len(p.loc) == 2}
+        problems += _against_topologies([key for key in given if isinstance(key, str)], wrong, topologies, lines)
+    if problems:
+        raise LoadError(to_problems(source, problems, data))
+    assert parsed is not None
+    return Prices(parsed.currency, dict(parsed.per_instance_hour), source)
+
+
+def _against_topologies(priced: list[str], wrong: set[Any], topologies: list[Topology],
+                        lines: Mapping[tuple[Any, ...], int]) -> list[RawProblem]:
+    """A priced type no topology has, and a type a topology uses without a price: never a silent zero."""
+    used: set[str] = set().union(*(used_types(t) for t in topologies)) if topologies else set()
+    out = []
+    for instance_type in priced:
+        if instance_type not in used and instance_type not in wrong:
+            close = difflib.get_close_matches(instance_type, sorted(used), n=1, cutoff=0.85)
+            hint = f" (did you mean {close[0]!r}?)" if close else f" (its types: {', '.join(sorted(used)) or 'none'})"
+            at: tuple[str, ...] = ("per_instance_hour", instance_type)
+            out.append(RawProblem(line_of(lines, at), at,
+                                  f"the topology has no {instance_type}: a price for it would never apply{hint}"))
+    for instance_type in sorted(used - set(priced)):
+        loc = ("per_instance_hour",)
+        out.append(RawProblem(line_of(lines, loc), loc, f"no price for {instance_type}, which the topology uses: "
+                              "add it (a cost is never taken as zero)"))
+    return out

@@ -1,0 +1,95 @@
+"""The cost and chargeback tables, once, as header and rows of text: text, Markdown and HTML draw the same.
+
+Amounts are in the report's unit (the prices' currency, else instance-hours); the headers say which.
+Without prices, each instance type keeps its own row: instance-hours of different types are never
+added up (their prices differ).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport
+
+#: Each convention's rule, as the chargeback table's caption says it.
+CONVENTIONS = {
+    Convention.USAGE: "usage: own use + borrowed charged, lent capacity credited",
+    Convention.LIMIT: "limit: own limit charged for the whole run, + borrowed, lent capacity credited",
+}
+
+
+@dataclass(frozen=True)
+class CostTable:
+    key: str  # a stable name (an HTML id)
+    title: str
+    header: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+    numeric_from: int  # columns from this one on are numbers (right-aligned)
+    note: str = ""
+
+
+def _number(value: float) -> str:
+    return f"{round(value, 2) + 0.0:,.2f}"  # rounded, then + 0.0: never "-0.00"
+
+
+def unit_label(report: CostReport) -> str:
+    return report.currency if report.currency is not None else INSTANCE_HOURS
+
+
+def cost_tables(report: CostReport) -> list[CostTable]:
+    """Per share, idle capacity, lending flows and the chargeback, then the totals line (``summary_line``)."""
+    unit = unit_label(report)
+    priced = report.currency is not None
+    shares = CostTable(
+        "cost-shares", f"Cost per share and instance type ({unit})",
+        ("share", "instance type", "strategy", *(("price / instance-hour",) if priced else ()), "own use", "borrowed",
+         "lent to others", "own limit", "own limit idle"),
+        [(s.share, s.instance_type, s.hours.strategy, *((_number(s.price or 0.0),) if priced else ()),
+          _number(report.amount(s.hours.own, s.price)), _number(report.amount(s.hours.borrowed, s.price)),
+          _number(report.amount(s.lent, s.price)), _number(report.amount(s.hours.limit, s.price)),
+          _number(report.amount(s.idle, s.price))) for s in report.shares],
+        3, "own use: within the share's limit; borrowed: above it, on other shares' idle capacity; lent: its idle "
+           "capacity other shares used; own limit idle: nobody used it (a RESERVE share's idle reservation).")
+    idle = CostTable(
+        "cost-idle", f"Idle capacity ({unit})",
+        ("environment", "instance type", "capacity", "used", "idle", "RESERVE shares' idle limits",
+         "lenders' idle, not borrowed", "in no share's limit"),
+        [(e.hours.environment, e.hours.instance_type, _number(report.amount(e.hours.capacity, e.price)),
+          _number(report.amount(e.hours.used, e.price)), _number(report.amount(e.hours.idle, e.price)),
+          _number(report.amount(e.reserved_idle, e.price)), _number(report.amount(e.lendable_idle, e.price)),
+          _number(report.amount(e.outside_shares, e.price))) for e in report.environments],
+        2, "idle = RESERVE shares' idle limits + lenders' idle capacity nobody borrowed + capacity in no share's "
+           "limit (negative when the limits add up to more than the environment).")
+    tables = [shares, idle]
+    if report.flows is not None:
+        tables.append(CostTable(
+            "cost-flows", f"Lent: who subsidises whom ({unit})",
+            ("lender", "borrower", "instance type", "instance-hours", *((report.currency or "",) if priced else ())),
+            [(f.lender, f.borrower, f.instance_type, _number(f.instance_hours),
+              *((_number(report.flow_amount(f)),) if priced else ()))
+             for f in sorted(report.flows, key=lambda f: (-report.flow_amount(f), f.instance_type))],
+            3, "the lender's idle capacity the borrower's jobs ran on, largest first; attribution: "
+               f"{report.attribution} (docs/costs.md)" + ("" if report.flows else "; no share borrowed")))
+    tables.append(CostTable(
+        "cost-chargeback", f"Chargeback ({unit})",
+        ("share", "instance type", "charged", "credited", "net"),
+        [(share, instance_type, _number(charged), _number(credited), _number(net))
+         for share, instance_type, charged, credited, net in report.chargeback()],
+        2, f"convention {CONVENTIONS[report.convention]} (--chargeback, docs/costs.md)"
+           + ("" if priced else "; without prices each instance type has its own row (instance-hours of different "
+                                "types are not added up)")))
+    return tables
+
+
+def summary_lines(report: CostReport) -> list[str]:
+    """Cluster total, used, idle, charged to the shares and not charged to any: one sentence with prices, one
+    per instance type without (instance-hours of different types are not added up)."""
+    if report.currency is not None:
+        return [f"Cost over the run: {_number(report.total)} {report.currency} of capacity, {_number(report.used)} "
+                f"used, {_number(report.idle)} idle; charged to shares {_number(report.charged_to_shares)}, not "
+                f"charged to any share {_number(report.not_charged)} (rates from "
+                f"{report.prices.source if report.prices else 'the prices file'})."]
+    return [f"{instance_type} over the run: {_number(row['total'])} instance-hours of capacity, "
+            f"{_number(row['used'])} used, {_number(row['idle'])} idle; charged to shares "
+            f"{_number(row['charged_to_shares'])}, not charged to any share {_number(row['not_charged'])}"
+            for instance_type, row in report.by_type().items()] + ["(instance-hours; give --prices FILE to price them)"]
