@@ -1,17 +1,30 @@
-"""Durations as people read them: ``22d 2h``, ``3h 05m``, ``4m 10s``, ``45s``.
+"""Figures as people read them: durations ``22d 2h``, ``3h 05m``, ``4m 10s``, ``45s``; percentages; instance-hours.
 
-One formatter for every human-facing table, so a wait reads the same in every command; JSON keeps
-seconds as numbers.
+One formatter per kind of figure for every human-facing table (text, markdown, HTML), so a wait reads the
+same in every command; JSON keeps seconds (and fractions, instance-hours) as plain numbers. A figure whose
+kind is known only at run time (a sweep's objective) carries a ``Unit`` and is written by ``figure_text``.
 """
 
 from __future__ import annotations
 
 import math
+from enum import Enum
 
 
-def duration_text(seconds: float) -> str:
+class Unit(Enum):
+    """What a number measures, so a report writes it in the right form (never guessed from its name)."""
+
+    SECONDS = "seconds"  # a duration: ``duration_text``
+    FRACTION = "fraction"  # 0..1 of something: a percentage
+    COUNT = "count"  # jobs, preemptions: an integer with thousands separators
+    INSTANCES = "instances"  # a time-weighted mean number of instances
+    INSTANCE_HOURS = "instance-hours"  # a total of capacity over time
+    NUMBER = "number"  # anything else: ``number_text``
+
+
+def duration_text(seconds: float | None) -> str:
     """``seconds`` as its two largest units (days and hours, hours and minutes, ...), or ``-`` when unknown."""
-    if not math.isfinite(seconds):
+    if seconds is None or not math.isfinite(seconds):
         return "-"
     if seconds < 0:
         return "-" + duration_text(-seconds)
@@ -26,3 +39,45 @@ def duration_text(seconds: float) -> str:
     if hours:
         return f"{hours}h {minutes:02d}m"
     return f"{minutes}m {secs:02d}s"
+
+
+def number_text(value: float) -> str:
+    """A plain number as people write it: 1234567 and 0.25, never 1.23457e+06, 1234567.0 or a 6-digit rounding.
+
+    Shown to the millisecond (below one, to the nanosecond), which also hides float noise
+    (7117.938999951 -> 7117.939); JSON keeps the full value. Not for durations (``duration_text``).
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        return str(value)
+    if value.is_integer():
+        return str(int(value))
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    if text in ("0", "-0"):  # below a millisecond: keep what there is rather than print 0
+        text = f"{value:.9f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def percent_text(fraction: float) -> str:
+    """A fraction as a percentage with one decimal: ``0.651`` -> ``65.1%``."""
+    return f"{fraction:.1%}" if math.isfinite(fraction) else "-"
+
+
+def instance_hours_text(hours: float) -> str:
+    """Instance-hours with two decimals and thousands separators: ``1,115.36``."""
+    return f"{hours:,.2f}" if math.isfinite(hours) else "-"
+
+
+def figure_text(value: float, unit: Unit) -> str:
+    """``value`` written as its ``unit`` reads (a sweep objective, a tune evidence row)."""
+    if unit is Unit.SECONDS:
+        return duration_text(value)
+    if unit is Unit.FRACTION:
+        return percent_text(value)
+    if unit is Unit.INSTANCE_HOURS:
+        return instance_hours_text(value)
+    if unit is Unit.COUNT and float(value).is_integer():
+        return f"{int(value):,}"
+    if unit is Unit.INSTANCES:
+        return f"{value:,.2f}"
+    return number_text(round(value, 6) if isinstance(value, float) else value)

@@ -22,6 +22,7 @@ from policy_engine.aws.account import read_account
 from policy_engine.aws.clients import Api, AwsError, AwsErrors
 from policy_engine.loading import LoadError, topology_from_data
 from policy_engine.model import JobQueue, Topology, share_id
+from policy_engine.units import duration_text
 
 if TYPE_CHECKING:
     from policy_engine.aws.training_plans import PlansRead
@@ -166,9 +167,9 @@ def _job_row(job: dict[str, Any], summary: dict[str, Any], queue: JobQueue, now_
     else:
         remaining, estimate = float(assume), f"{ESTIMATE_ASSUMED} (--assume-remaining)"
     if median is not None and median <= elapsed:  # never `remaining: 0` on a median the job has outlived
-        outlived += f"; ran {_seconds(elapsed)} s, past its share's history median {_seconds(median)} s"
+        outlived += f"; ran {duration_text(elapsed)}, past its share's history median {duration_text(median)}"
     if bound is not None and bound <= elapsed:
-        outlived += f"; ran {_seconds(elapsed)} s, past its MaxRuntimeSeconds {_seconds(bound)} s"
+        outlived += f"; ran {duration_text(elapsed)}, past its MaxRuntimeSeconds {duration_text(bound)}"
     estimate += outlived
     row["duration"] = _seconds(elapsed + remaining)
     row["status"] = status

@@ -27,6 +27,7 @@ from policy_engine.aws.cli_options import (
     fail_aws,
 )
 from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input
+from policy_engine.units import duration_text
 
 if TYPE_CHECKING:
     from policy_engine.aws.clients import Api
@@ -104,7 +105,7 @@ def command(queue: str, since: str, output: str | None, scenario: str | None, cl
         click.echo(f"not exported: {count:,} job(s): {reason}", err=True)
     if stats.t0_ms is not None:
         click.echo(f"time 0 = the first submission, {replay.stamp(stats.t0_ms)} (submitted_epoch_ms {stats.t0_ms}), "
-                   f"{(stats.t0_ms - since_ms) / 1000:,.3f} s after the window's start", err=True)
+                   f"{duration_text((stats.t0_ms - since_ms) / 1000)} after the window's start", err=True)
     if stats.duration_unknown:
         click.echo(f"duration: {stats.duration_unknown:,} job(s) did not finish an attempt: their duration is the "
                    "longest attempt, a lower bound (duration_known false)", err=True)

@@ -29,12 +29,21 @@ from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.executor import ExecutorError, open_executor
-from policy_engine.sweep.expressions import Constraint, ExpressionError, parse_constraint, parse_expression
+from policy_engine.sweep.expressions import (
+    UNITS,
+    Constraint,
+    ExpressionError,
+    parse_constraint,
+    parse_expression,
+    record_types,
+    type_figure,
+)
 from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
+from policy_engine.units import Unit
 
 
 def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -55,20 +64,23 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective],
     rows = []
     current, chosen = result.current, result.chosen or result.best
     for objective in objectives:
-        percent = "utilisation" in objective.expression.text
+        unit = objective.expression.unit
         rows.append((objective.label,
-                     _figure(objective.expression(current), percent) if current["status"] == OK else "-",
-                     _figure(objective.expression(chosen), percent) if chosen else "-"))
+                     _figure(objective.expression(current), unit) if current["status"] == OK else "-",
+                     _figure(objective.expression(chosen), unit) if chosen else "-"))
     for constraint in constraints:
         rows.append((f"constraint {constraint.text}",
                      ("holds" if constraint.holds(current) else "violated") if current["status"] == OK else "-",
                      ("holds" if constraint.holds(chosen) else "violated") if chosen else "-"))
-    for key, label in (("cluster_utilisation", "cluster utilisation"), ("wait_p95", "wait p95 (s)"),
-                       ("wait_max", "wait max (s)"), ("preemptions", "preemptions"),
+    for key, label in (("wait_p95", "wait p95"), ("wait_max", "wait max"), ("preemptions", "preemptions"),
                        ("instance_hours_lost", "instance-hours lost")):
-        percent = key == "cluster_utilisation"
-        rows.append((label, _figure(current["summary"][key], percent) if current["status"] == OK else "-",
-                     _figure(chosen["summary"][key], percent) if chosen else "-"))
+        rows.append((label, _figure(current["summary"][key], UNITS[key]) if current["status"] == OK else "-",
+                     _figure(chosen["summary"][key], UNITS[key]) if chosen else "-"))
+    for instance_type in dict.fromkeys([*record_types(current), *record_types(chosen)]):
+        figure = type_figure("utilisation", instance_type)
+        rows.append((f"utilisation {instance_type}",
+                     _figure(figure(current), Unit.FRACTION) if current["status"] == OK else "-",
+                     _figure(figure(chosen), Unit.FRACTION) if chosen else "-"))
     if current["status"] != OK:
         rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
     if result.samples and chosen is not None:
@@ -76,7 +88,8 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective],
 
         def spread(record: dict) -> str:
             values = [first.expression(sample) for sample in record.get("samples", [])]
-            return f"{_figure(min(values))} .. {_figure(max(values))}" if values else "-"
+            unit = first.expression.unit
+            return f"{_figure(min(values), unit)} .. {_figure(max(values), unit)}" if values else "-"
 
         rows.append((f"{first.label}: spread over {result.samples} workload samples (min .. max; the rows above "
                      f"are means)", spread(current), spread(chosen)))
@@ -87,7 +100,7 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective],
 
 def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective]) -> list[tuple]:
     return [(str(rank), *(json.dumps(r["values"][a.path]) for a in axes),
-             *(_figure(o.expression(r)) for o in objectives))
+             *(_figure(o.expression(r), o.expression.unit) for o in objectives))
             for rank, r in enumerate(result.front, start=1)]
 
 

@@ -23,7 +23,7 @@ from policy_engine.diagnostics import ObjectKind
 from policy_engine.reports.diff_text import KIND_TITLES, declared, describe, object_line, verdict
 from policy_engine.reports.markdown import cell, code, table
 from policy_engine.reports.subjects import DiffLoadFailure, DiffOutput
-from policy_engine.simulation.outputs.numbers import format_seconds
+from policy_engine.units import duration_text
 
 #: GitHub's limit on an issue or pull-request comment, in characters.
 GITHUB_COMMENT_LIMIT = 65_536
@@ -96,7 +96,7 @@ WORST_JOBS = 20
 
 #: What each figure of the impact means, said once under its table.
 IMPACT_LEGEND = (
-    "*wait*: seconds from submission to a job's first start (to the end of the replay for a job that never "
+    "*wait*: time from submission to a job's first start (to the end of the replay for a job that never "
     "starts); *p95*: 95 % of the share's jobs waited at most this long; *preemptions*: jobs of the share "
     "preempted at or after the deploy; *before → after*: the replay without the change → with HEAD deployed.")
 
@@ -117,8 +117,8 @@ def _guarantee_rows(changes: list[GuaranteeChange]) -> list[tuple[str, str, str,
             for g in changes]
 
 
-def _seconds(before: float, after: float) -> str:
-    return f"{format_seconds(round(before, 3))} → {format_seconds(round(after, 3))}"
+def _durations(before: float, after: float) -> str:
+    return f"{duration_text(before)} → {duration_text(after)}"
 
 
 def _cost(before: float, after: float) -> str:
@@ -127,8 +127,8 @@ def _cost(before: float, after: float) -> str:
 
 def _impact_sections(impact: dict) -> list[_Section]:
     rows = [(row["share"], row["instance_type"], row["jobs"],
-             _seconds(row["mean_wait_before"], row["mean_wait_after"]),
-             _seconds(row["wait_p95_before"], row["wait_p95_after"]),
+             _durations(row["mean_wait_before"], row["mean_wait_after"]),
+             _durations(row["wait_p95_before"], row["wait_p95_after"]),
              f"{row['preemptions_before']} → {row['preemptions_after']}",
              *((_cost(row["cost_before"], row["cost_after"]),) if "cost_before" in row else ()))
             for row in impact.get("shares", [])]
@@ -144,8 +144,8 @@ def _impact_sections(impact: dict) -> list[_Section]:
     cost = (f"cost ({unit}), before → after",) if unit else ()
     legend = IMPACT_LEGEND + (f" *cost*: the share's chargeback over the replay ({impact.get('chargeback')} "
                               "convention, docs/costs.md)." if unit else "")
-    return [_section("Impact per share", ("share", "instance type", "jobs", "mean wait (s), before → after",
-                                          "p95 wait (s), before → after", "preemptions, before → after", *cost),
+    return [_section("Impact per share", ("share", "instance type", "jobs", "mean wait, before → after",
+                                          "p95 wait, before → after", "preemptions, before → after", *cost),
                      rows, "impact row(s)", open_=True, note=legend), jobs]
 
 
@@ -166,7 +166,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
     impact = report.impact
     if impact is not None:
         lost = impact["instance_hours_lost"]
-        lines += [f"Replaying `{impact['scenario']}` with HEAD deployed at t = {format_seconds(impact['at'])} s: "
+        lines += [f"Replaying `{impact['scenario']}` with HEAD deployed at t = {duration_text(impact['at'])}: "
                   f"**{len(impact['preempted'])}** job(s) preempted more often because of the change; "
                   f"**{lost:.3f}** instance-hours lost (work thrown away by the preemptions the change causes; "
                   f"negative means the change saves work).", ""]

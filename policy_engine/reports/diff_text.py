@@ -11,7 +11,7 @@ from policy_engine.changes.promises import PromiseChange
 from policy_engine.changes.report import FAIL_ON, ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
 from policy_engine.diagnostics import ObjectKind
 from policy_engine.reports.subjects import DiffOutput
-from policy_engine.simulation.outputs.numbers import format_seconds
+from policy_engine.units import duration_text
 
 KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
                ObjectKind.SHARE: "Quota shares"}
@@ -124,7 +124,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
 
 def impact_lines(impact: dict) -> list[str]:
     """The replay's figures: preempted jobs, wait changes per share, instance-hours lost."""
-    lines = [f"Impact of applying HEAD at t={format_seconds(impact['at'])} s to {impact['scenario']}",
+    lines = [f"Impact of applying HEAD at t={duration_text(impact['at'])} to {impact['scenario']}",
              f"  jobs preempted because of the change: {len(impact['preempted'])}",
              f"  instance-hours lost because of the change: {impact['instance_hours_lost']:.3f} (without "
              f"{impact['instance_hours_lost_before']:.3f}, with {impact['instance_hours_lost_after']:.3f}"
@@ -133,14 +133,14 @@ def impact_lines(impact: dict) -> list[str]:
         lines.append(f"    {job['name']} ({job['share']}, {job['instances']} {job['instance_type']}): "
                      f"preempted {job['preemptions_before']} -> {job['preemptions_after']} time(s)")
     if impact.get("shares"):
-        lines.append("  per share, without -> with the change (wait: seconds from submission to the first start; "
+        lines.append("  per share, without -> with the change (wait: from submission to the first start; "
                      "preemptions at or after the deploy):")
         for row in impact["shares"]:
             lines.append(f"    {row['share']} {row['instance_type']} ({row['jobs']} job(s)): mean wait "
-                         f"{format_seconds(round(row['mean_wait_before'], 3))} -> "
-                         f"{format_seconds(round(row['mean_wait_after'], 3))}, p95 wait "
-                         f"{format_seconds(round(row['wait_p95_before'], 3))} -> "
-                         f"{format_seconds(round(row['wait_p95_after'], 3))}, preemptions "
+                         f"{duration_text(row['mean_wait_before'])} -> "
+                         f"{duration_text(row['mean_wait_after'])}, p95 wait "
+                         f"{duration_text(row['wait_p95_before'])} -> "
+                         f"{duration_text(row['wait_p95_after'])}, preemptions "
                          f"{row['preemptions_before']} -> {row['preemptions_after']}"
                          + (f", cost ({impact['cost_unit']}) {row['cost_before'] + 0.0:,.2f} -> "
                             f"{row['cost_after'] + 0.0:,.2f}" if "cost_before" in row else ""))

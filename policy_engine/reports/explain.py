@@ -13,6 +13,7 @@ from policy_engine.model import Topology
 from policy_engine.reports.explain_plans import plan_sentences
 from policy_engine.rules.objects import findings_by_share
 from policy_engine.summary import ShareSummary
+from policy_engine.units import duration_text
 
 Sentence = tuple[str, str]
 
@@ -73,16 +74,10 @@ def _time_limit_sentence(graph: BorrowGraph, node: str) -> str:
     if not actions:
         return (f"Job queue {queue.name} has no time-limit action: a job of {node} that can never run stays "
                 f"RUNNABLE at the front of the share and holds the jobs behind it until someone cancels it.")
-    parts = [f"after {_duration(a.max_time_seconds)} RUNNABLE at the front, {_REASON_MEANING.get(a.reason, a.reason)} "
-             f"({a.reason}) is terminated" for a in actions]
+    parts = [f"after {duration_text(a.max_time_seconds)} RUNNABLE at the front, "
+             f"{_REASON_MEANING.get(a.reason, a.reason)} ({a.reason}) is terminated" for a in actions]
     return (f"Job queue {queue.name} terminates a job stuck at the front of {node}, so the line behind it moves "
             "again: " + "; ".join(parts) + ".")
-
-
-def _duration(seconds: int) -> str:
-    from policy_engine.units import duration_text
-
-    return duration_text(seconds)
 
 
 def _capacity_sentences(graph: BorrowGraph, node: str, summary: ShareSummary, instance_type: str, limit: int

@@ -2,8 +2,9 @@
 
 The page is built from aggregates (``reports.aggregates``), not from one drawing per job, so
 it stays a few MB and opens in about a second at a million jobs: usage per share and instance
-type over time (own, borrowed, lent, idle; waiting jobs; preemptions) for the whole cluster and
-for any share picked from a list, wait-time distributions per share on a log scale, and the
+type over time (own, borrowed, lent, idle; waiting jobs; preemptions), one chart per instance type
+(types are never added together: their instance-hours are worth different amounts) and one for any
+share picked from a list, wait-time distributions per share on a log scale, and the
 worst-waiting jobs with their reasons in a sortable, filterable table. Per-job timelines are
 drawn only for a chosen share or time window (``--report-share``, ``--report-window``), or for
 a small run. Charts are Vega-Lite specs rendered in the browser by the inlined Vega libraries
@@ -20,7 +21,7 @@ import html
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
@@ -32,12 +33,13 @@ from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
 from policy_engine.reports import cost_html, report_script, summary_png, vega, why_waited
 from policy_engine.reports.safe_text import visible
+from policy_engine.reports.type_tables import all_types_text, type_row
 from policy_engine.simulation.causes import WAIT_CAUSES, Cause, describe_wait_cause
 from policy_engine.simulation.outputs.costs import CostReport
-from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.simulation.outputs.results import JobRecord, SimulationResult
+from policy_engine.simulation.outputs.type_usage import from_summary
 from policy_engine.simulation.outputs.wait_causes import WaitCauses
-from policy_engine.units import duration_text
+from policy_engine.units import duration_text, instance_hours_text
 
 PAGE = "index.html"
 #: Without --report-share / --report-window, runs of at most this many jobs still get per-job timelines.
@@ -47,14 +49,23 @@ _CSP = "default-src 'none'; script-src 'unsafe-inline'; img-src data:; style-src
 Cells = Sequence[object]
 
 
+class Duration(float):
+    """A table cell holding seconds: shown as ``3h 05m``, sorted by its seconds (``data-value``)."""
+
+
+def _cell(value: object, numeric: bool) -> str:
+    if isinstance(value, Duration):
+        return f'<td class="num" data-value="{float(value)!r}">{escape(duration_text(value))}</td>'
+    return f'<td class="num">{escape(str(value))}</td>' if numeric else f"<td>{escape(str(value))}</td>"
+
+
 def _table(header: tuple[str, ...], rows: Iterable[Cells], numeric: AbstractSet[int] = frozenset(),
            row_class: Callable[[Cells], str] | None = None, attrs: str = "") -> str:
     head = "".join(f"<th{' data-num' if i in numeric else ''}>{escape(h)}</th>" for i, h in enumerate(header))
     body = []
     for row in rows:
         cls = f' class="{row_class(row)}"' if row_class and row_class(row) else ""
-        cells = "".join(f'<td class="num">{escape(str(v))}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
-                        for i, v in enumerate(row))
+        cells = "".join(_cell(v, i in numeric) for i, v in enumerate(row))
         body.append(f"<tr{cls}>{cells}</tr>")
     return f"<table{attrs}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -87,23 +98,15 @@ def page_data(result: SimulationResult, aggregates: agg.Aggregates, lanes: agg.L
     """The JSON the page's script draws from (times in the page's unit)."""
     scale, unit = agg.time_unit(result.time)
     series = aggregates.series
-    metrics = [[getattr(s, m) for s in series] for m in agg.METRICS]
-    empty = np.zeros(len(aggregates.edges) - 1)
-    sums = [np.sum(m, axis=0) if m else empty for m in metrics]
-    sums[2] = empty  # across the cluster every lent instance is some share's borrowed one: drawn once
-    cluster = _series_json(
-        "All shares and instance types (lent instances are the borrowed ones)",
-        sums,
-        np.sum([s.depth for s in series], axis=0) if series else np.zeros(len(aggregates.edges) - 1),
-        np.sum([s.preemptions for s in series], axis=0) if series else np.zeros(len(aggregates.edges) - 1))
+    instances = {figures.instance_type: figures.instances for figures in from_summary(result.summary)}
     data: dict[str, Any] = {
         "unit": unit,
         "edges": _numbers(aggregates.edges / scale),
-        "cluster": cluster,
+        "types": [type_series(aggregates, instance_type, instances.get(instance_type))
+                  for instance_type in dict.fromkeys(s.instance_type for s in series)],
         "series": [_series_json(_label(s, scale, unit),
                                 [s.own, s.borrowed, s.lent, s.idle], s.depth, s.preemptions) for s in series],
-        "waits": [{"share": w.share, "jobs": w.jobs, "min": w.low, "p25": w.p25, "p50": w.p50, "p75": w.p75,
-                   "p95": w.p95, "max": w.high} for w in aggregates.waits],
+        "waits": [_wait_json(w) for w in aggregates.waits],
         "lanes": None,
         "plan_windows": [],
     }
@@ -111,6 +114,7 @@ def page_data(result: SimulationResult, aggregates: agg.Aggregates, lanes: agg.L
         from policy_engine.reports.plan_tables import window_rows
 
         data["plan_windows"] = [{"label": f"{row.plan} [{row.window}]", "instances": row.instances,
+                                 "instance_type": row.instance_type,
                                  "start": round(row.start / scale, 6), "end": round(row.end / scale, 6),
                                  "cutoff": round(max(row.start, row.end - cutoff) / scale, 6)}
                                 for row in window_rows(result.plans)]
@@ -119,6 +123,45 @@ def page_data(result: SimulationResult, aggregates: agg.Aggregates, lanes: agg.L
                 for row in lanes.rows]
         data["lanes"] = {"title": lanes_title, "rows": rows}
     return data
+
+
+def _wait_json(w: agg.WaitStats) -> dict:
+    """A share's wait quantiles in seconds (the chart's scale) and as people read them (its tooltips)."""
+    figures = {"min": w.low, "p25": w.p25, "p50": w.p50, "p75": w.p75, "p95": w.p95, "max": w.high}
+    return {"share": w.share, "jobs": w.jobs, **figures,
+            **{f"{key}_text": duration_text(value) for key, value in figures.items()}}
+
+
+def type_series(aggregates: agg.Aggregates, instance_type: str, instances: int | None) -> dict:
+    """Every share's use of one instance type, added bin by bin (never across types)."""
+    mine = [s for s in aggregates.series if s.instance_type == instance_type]
+    sums = [np.sum([getattr(s, m) for s in mine], axis=0) for m in agg.METRICS]
+    sums[2] = np.zeros(len(aggregates.edges) - 1)  # within a type every lent instance is some share's borrowed one
+    size = f"{instances:,} instances, " if instances is not None else ""
+    return {**_series_json(f"{instance_type}: all shares ({size}lent instances are the borrowed ones)", sums,
+                           np.sum([s.depth for s in mine], axis=0), np.sum([s.preemptions for s in mine], axis=0)),
+            "instance_type": instance_type}
+
+
+def _summary_rows(result: SimulationResult, statuses: str, prices: Mapping[str, float] | None = None) -> list[Cells]:
+    """The run, then one row per instance type: utilisation and instance-hours only per type, never summed (the
+    all-types utilisation only weighted by ``prices``, per instance-hour of each type)."""
+    summary = result.summary
+    rows: list[Cells] = [("all types", "-", f"{summary['jobs']:,}", statuses, f"{summary['preemptions']:,}",
+                          instance_hours_text(summary["instance_hours_lost"]), all_types_text(summary, prices),
+                          "-", "-", "-", "-",
+                          Duration(summary["wait_p50"]), Duration(summary["wait_p95"]),
+                          Duration(summary["wait_max"]))]
+    for figures in from_summary(summary):
+        name, instances, jobs, utilisation, used, idle, borrowed, lent, preemptions, lost = type_row(figures)
+        rows.append((name, instances, jobs, "-", preemptions, lost, utilisation, used, idle, borrowed, lent,
+                     "-", "-", "-"))
+    return rows
+
+
+SUMMARY_HEADERS = ("instance type", "instances", "jobs", "by status", "preemptions", "instance-hours lost",
+                   "utilisation", "used (inst-h)", "idle (inst-h)", "borrowed (inst-h)", "lent (inst-h)",
+                   "wait p50", "wait p95", "wait max")
 
 
 def _lanes_choice(result: SimulationResult, share: str | None,
@@ -131,7 +174,7 @@ def _lanes_choice(result: SimulationResult, share: str | None,
     lanes = agg.lanes(result, share, window)
     what = [f"share {share}" if share else "all shares"]
     if window:
-        what.append(f"alive between {format_seconds(window[0])} s and {format_seconds(window[1])} s")
+        what.append(f"alive between {duration_text(window[0])} and {duration_text(window[1])}")
     title = f"Jobs of {', '.join(what)}: one lane per job"
     note = ""
     if lanes.matched > lanes.jobs:
@@ -155,6 +198,8 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
     embedded["causes"] = why_waited.chart_data(waits) if waits is not None else None
     data = json.dumps(embedded, separators=(",", ":"))
     statuses = ", ".join(f"{status} {count:,}" for status, count in summary["by_status"].items()) or "none"
+    charts = "".join(f'<div id="chart-type-{i}" class="chart chart-type"></div>'
+                     for i, _ in enumerate(dict.fromkeys(s.instance_type for s in aggregates.series)))
     options = "".join(f'<option value="{i}">{escape(s.share)} · {escape(s.instance_type)}</option>'
                       for i, s in enumerate(aggregates.series))
     worst = aggregates.worst
@@ -165,21 +210,19 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
         f"<title>batch-quota simulation{escape(': ' + source) if source else ''}</title>",
         f"<style>{report_script.STYLE}</style></head><body>",
         "<h1>batch-quota simulation report</h1>",
-        f'<p class="muted">{escape(source) + " · " if source else ""}simulated time {format_seconds(result.time)} s · '
+        f'<p class="muted">{escape(source) + " · " if source else ""}simulated time {duration_text(result.time)} · '
         f"{summary['jobs']:,} job(s)</p>",
         '<p id="render-error" class="error" hidden></p>',
         "<h2>Summary</h2>",
-        _table(("jobs", "by status", "preemptions", "instance-hours lost", "cluster utilisation", "wait p50 (s)",
-                "wait p95 (s)", "wait max (s)"),
-               [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:.2f}",
-                 f"{summary['cluster_utilisation']:.1%}", format_seconds(summary["wait_p50"]),
-                 format_seconds(summary["wait_p95"]), format_seconds(summary["wait_max"]))],
-               numeric={0, 2, 3, 4, 5, 6, 7}),
+        '<p class="muted">Utilisation and instance-hours are given per instance type and never added across '
+        "types (an hour of one type is not worth an hour of another).</p>",
+        _table(SUMMARY_HEADERS, _summary_rows(result, statuses), numeric={1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13},
+               attrs=' id="summary"'),
         "<h2>Over time</h2>",
         '<p class="muted">Mean instances per time bin (own use, borrowed above the own limit, own capacity lent to '
         "others, idle), mean waiting jobs and preemptions per bin. Drag or scroll on a chart to zoom and pan "
         "(double-click resets); hover for the figures.</p>",
-        '<div id="chart-cluster" class="chart"></div>',
+        charts,
         f'<p><label for="share-picker">Share and instance type: </label><select id="share-picker">{options}</select>'
         "</p>",
         '<div id="chart-share" class="chart"></div>',
@@ -203,11 +246,12 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
         "<h2>Shares</h2>",
         '<p class="muted">Time-weighted over the run: own use as a share of the own limit; mean instances borrowed '
         "above the limit and lent to other shares.</p>",
-        _table(("share", "instance type", "strategy", "limit", "jobs", "own use", "mean borrowed", "mean lent",
-                "wait p50 (s)", "wait p95 (s)", "preemptions", "instance-hours lost"),
+        _table(("share", "instance type", "strategy", "limit (instances)", "jobs", "own use",
+                "mean borrowed (instances)", "mean lent (instances)", "wait p50", "wait p95", "preemptions",
+                "instance-hours lost"),
                [(m.share, m.instance_type, m.strategy, m.limit, m.jobs, f"{m.own_utilisation:.1%}",
-                 f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", format_seconds(m.wait_p50),
-                 format_seconds(m.wait_p95), m.preemptions,
+                 f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", Duration(m.wait_p50),
+                 Duration(m.wait_p95), m.preemptions,
                  f"{m.instance_hours_lost:.2f}") for m in result.shares], numeric=set(range(3, 12)),
                attrs=' id="shares"'),
     ]
@@ -326,13 +370,11 @@ def _worst_table(result: SimulationResult, worst: Sequence[JobRecord], waits: Wa
         words = describe_wait_cause(cause) if cause is not None else ""
         reason = job.reason or (f"waited longest: {words}" if words else "")
         cells = [job.name, job.share, job.instance_type, job.instances, job.priority, job.status, job.preemptions,
-                 format_seconds(job.wait_seconds), reason]
-        numeric = {3, 4, 6, 7}
-        tds = "".join(f'<td class="num">{escape(str(v))}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
-                      for i, v in enumerate(cells))
+                 Duration(job.wait_seconds), reason]
+        tds = "".join(_cell(v, i in {3, 4, 6, 7}) for i, v in enumerate(cells))
         preempted = ' class="preempted"' if job.preemptions else ""
         rows.append(f'<tr{preempted} data-cause="{cause.value if cause is not None else ""}">{tds}</tr>')
-    header = ("job", "share", "type", "instances", "priority", "status", "preemptions", "wait (s)", "reason")
+    header = ("job", "share", "type", "instances", "priority", "status", "preemptions", "wait", "reason")
     head = "".join(f"<th{' data-num' if i in {3, 4, 6, 7} else ''}>{escape(h)}</th>" for i, h in enumerate(header))
     return (f'<table id="worst" class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
             "</table>")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from policy_engine.simulation.outputs.numbers import as_number, format_seconds
+from policy_engine.simulation.outputs.numbers import as_number
 from policy_engine.simulation.plan_windows import PlanReport
-from policy_engine.units import duration_text
+from policy_engine.units import duration_text, number_text
 
 _HOUR = 3600.0
 
@@ -96,7 +96,7 @@ def hours(value: float) -> str:
 
 def window_span(row: WindowRow) -> str:
     """``36000-72000 s (10h 00m)``: the window in simulated seconds, and how long it lasts."""
-    return f"{format_seconds(row.start)}-{format_seconds(row.end)} s ({duration_text(row.end - row.start)})"
+    return f"{number_text(row.start)}-{number_text(row.end)} s ({duration_text(row.end - row.start)})"
 
 
 def idle_share(row: WindowRow) -> str:

@@ -16,7 +16,7 @@ h1 { font-size: 1.6rem; margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border
 .muted { color: #666; } .chart { margin: 0.6rem 0 1.2rem; min-height: 60px; }
 table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
 th, td { border: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
-th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.sortable th { cursor: pointer; user-select: none; } table.sortable th:hover { background: #e6ebf0; }
 tr.preempted td { background: #fff3f0; } input, select { font-size: 0.95rem; padding: 0.2rem 0.4rem; }
 .error { color: #b00020; font-weight: bold; } code { background: #f4f6f8; padding: 0 0.2rem; }
@@ -50,8 +50,8 @@ SCRIPT = r"""
   function floor(values) {  // an all-zero series still gets an axis from 0 to 1
     return values.some(function (v) { return v > 0; }) ? {} : {domain: [0, 1]};
   }
-  function windowLayer() {  // training plan windows behind the usage: paid from start to end
-    return {data: {name: 'windows', values: data.plan_windows}, mark: {type: 'rect', color: '#9467bd', opacity: 0.15},
+  function windowLayer(windows) {  // training plan windows behind the usage: paid from start to end
+    return {data: {name: 'windows', values: windows}, mark: {type: 'rect', color: '#9467bd', opacity: 0.15},
             encoding: {x: {field: 'start', type: 'quantitative'}, x2: {field: 'end'},
                        tooltip: [{field: 'label', title: 'training plan window'},
                                  {field: 'instances', title: 'reserved instances'},
@@ -59,11 +59,12 @@ SCRIPT = r"""
                                  {field: 'cutoff', title: 'instances terminated from (' + unit + ')', format: '.2f'},
                                  {field: 'end', title: 'to (' + unit + ')', format: '.2f'}]}};
   }
-  function withWindows(panel) {
-    if (!data.plan_windows || !data.plan_windows.length) return panel;
+  function withWindows(panel, type) {  // an instance type's chart: only that type's windows
+    const windows = (data.plan_windows || []).filter(function (w) { return !type || w.instance_type === type; });
+    if (!windows.length) return panel;
     const usage = Object.assign({}, panel);
     delete usage.width; delete usage.height;
-    return {width: panel.width, height: panel.height, layer: [windowLayer(), usage]};
+    return {width: panel.width, height: panel.height, layer: [windowLayer(windows), usage]};
   }
   function overTime(title, s) {
     return {
@@ -77,7 +78,7 @@ SCRIPT = r"""
                             title: null, legend: {labelLimit: 200}},
                     order: {field: 'order'},
                     tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'}, {field: 'kind'},
-                              {field: 'value', title: 'instances', format: '.2f'}]}}),
+                              {field: 'value', title: 'instances', format: '.2f'}]}}, s.instance_type),
         {width: 1100, height: 90, data: {name: 'depth', values: binRows(s.depth)},
          mark: {type: 'area', interpolate: 'step-after', color: '#8172b3'},
          encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'waiting jobs', axis: {format: '~s'},
@@ -94,19 +95,30 @@ SCRIPT = r"""
       resolve: {scale: {x: 'shared'}}
     };
   }
+  // a duration as units.duration_text writes it: 45s, 4m 10s, 3h 05m, 22d 2h (two largest units)
+  const DURATION = "datum.value < 60 ? format(datum.value, '~r') + 's' : datum.value < 3600 ? " +
+    "floor(datum.value / 60) + 'm ' + (datum.value % 60 < 10 ? '0' : '') + floor(datum.value % 60) + 's' : " +
+    "datum.value < 86400 ? floor(datum.value / 3600) + 'h ' + (floor(datum.value / 60) % 60 < 10 ? '0' : '') + " +
+    "(floor(datum.value / 60) % 60) + 'm' : floor(datum.value / 86400) + 'd ' + (floor(datum.value / 3600) % 24) + 'h'";
+  const TICKS = [0, 1, 10, 60, 600, 3600, 36000, 86400, 864000, 8640000];
   function waitSpec() {
     const y = {field: 'share', type: 'nominal', sort: null, title: null};
     const scale = {type: 'symlog', constant: 1};
-    const tip = [{field: 'share'}, {field: 'jobs'}, {field: 'min'}, {field: 'p25'}, {field: 'p50', title: 'median'},
-                 {field: 'p75'}, {field: 'p95'}, {field: 'max'}];
+    const tip = [{field: 'share'}, {field: 'jobs'}, {field: 'min_text', title: 'min'},
+                 {field: 'p25_text', title: 'p25'}, {field: 'p50_text', title: 'median'},
+                 {field: 'p75_text', title: 'p75'}, {field: 'p95_text', title: 'p95'},
+                 {field: 'max_text', title: 'max'}];
+    const high = Math.max(1, ...data.waits.map(function (w) { return w.max; }));
     return {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      title: 'Wait before first placement per share (seconds, log scale): min-max, quartiles, median, p95',
+      title: 'Wait before first placement per share (log scale): min-max, quartiles, median, p95',
       width: 900, data: {values: data.waits},
       layer: [
         {params: zoom, mark: {type: 'rule', color: '#777'},
-         encoding: {y: y, x: {field: 'min', type: 'quantitative', scale: scale, title: 'wait (s)'}, x2: {field: 'max'},
-                    tooltip: tip}},
+         encoding: {y: y, x: {field: 'min', type: 'quantitative', scale: scale, title: 'wait',
+                              axis: {values: TICKS.filter(function (t) { return t <= high * 10; }),
+                                     labelExpr: DURATION}},
+                    x2: {field: 'max'}, tooltip: tip}},
         {mark: {type: 'bar', color: '#4c72b0', height: 10}, encoding: {y: y, x: {field: 'p25', type: 'quantitative'},
           x2: {field: 'p75'}, tooltip: tip}},
         {mark: {type: 'tick', color: 'white', thickness: 2, size: 10}, encoding: {y: y,
@@ -197,8 +209,8 @@ SCRIPT = r"""
 
   sortableTable(document.getElementById('worst'), document.getElementById('worst-filter'));
   const picker = document.getElementById('share-picker');
-  const pending = [draw('chart-cluster', overTime(data.cluster.label, data.cluster)),
-                   draw('chart-waits', waitSpec())];
+  const pending = data.types.map(function (s, i) { return draw('chart-type-' + i, overTime(s.label, s)); });
+  pending.push(draw('chart-waits', waitSpec()));
   let shareView = null;
   if (data.series.length) {
     pending.push(draw('chart-share', overTime(data.series[0].label, data.series[0])).then(function (view) {

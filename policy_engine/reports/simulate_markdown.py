@@ -10,13 +10,10 @@ import click
 from policy_engine.reports import safe_text, why_waited
 from policy_engine.reports.markdown import code, table
 from policy_engine.reports.subjects import SimulateOutput
+from policy_engine.reports.type_tables import TYPE_HEADERS, type_rows
 from policy_engine.simulation.outputs.calibration import ShareCalibration
-from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.simulation.outputs.results import SimulationResult
-
-
-def _seconds(value: float) -> str:
-    return f"{format_seconds(value)} s"
+from policy_engine.units import duration_text
 
 
 def render(result: SimulationResult, *, source: str = "",
@@ -25,18 +22,21 @@ def render(result: SimulationResult, *, source: str = "",
     summary = result.summary
     statuses = ", ".join(f"{status} {count}" for status, count in summary["by_status"].items()) or "none"
     lines = ["### batch-quota simulate" + (f": {code(source)}" if source else ""), "",
-             *table(("jobs", "by status", "preemptions", "instance-hours lost", "cluster utilisation",
+             *table(("jobs", "by status", "preemptions", "instance-hours lost",
                      "wait p50", "wait p95", "wait max", "simulated time"),
                     [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:.2f}",
-                      f"{summary['cluster_utilisation']:.0%}", _seconds(summary["wait_p50"]),
-                      _seconds(summary["wait_p95"]), _seconds(summary["wait_max"]), _seconds(result.time))],
-                    align="rlrrrrrrr"),
+                      duration_text(summary["wait_p50"]), duration_text(summary["wait_p95"]),
+                      duration_text(summary["wait_max"]), duration_text(result.time))],
+                    align="rlrrrrrr"),
+             "", "Per instance type (never summed across types):", "",
+             *table(TYPE_HEADERS, type_rows(summary), align="l" + "r" * (len(TYPE_HEADERS) - 1)),
              ""]
-    lines += table(("share", "instance type", "strategy", "limit", "jobs", "own use", "mean borrowed", "mean lent",
+    lines += table(("share", "instance type", "strategy", "limit (instances)", "jobs", "own use",
+                    "mean borrowed (instances)", "mean lent (instances)",
                     "wait p50", "wait p95", "preemptions", "instance-hours lost"),
                    ((m.share, m.instance_type, m.strategy, m.limit, m.jobs, f"{m.own_utilisation:.0%}",
-                     f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", _seconds(m.wait_p50), _seconds(m.wait_p95),
-                     m.preemptions, f"{m.instance_hours_lost:.2f}") for m in result.shares),
+                     f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", duration_text(m.wait_p50),
+                     duration_text(m.wait_p95), m.preemptions, f"{m.instance_hours_lost:.2f}") for m in result.shares),
                    align="lllrrrrrrrrr")
     lines.append("")
     if result.plans is not None:
@@ -48,9 +48,10 @@ def render(result: SimulationResult, *, source: str = "",
                   "preemptions):", ""]
         lines += table(("share", "jobs", "observed wait p50", "simulated wait p50", "observed wait p95",
                         "simulated wait p95", "observed preemptions", "simulated preemptions", "agree"),
-                       ((c.share, c.jobs, _seconds(c.observed_wait_p50), _seconds(c.simulated_wait_p50),
-                         _seconds(c.observed_wait_p95), _seconds(c.simulated_wait_p95), c.observed_preemptions,
-                         c.simulated_preemptions, f"{c.agreeing}/{c.observed_jobs}") for c in calibration),
+                       ((c.share, c.jobs, duration_text(c.observed_wait_p50), duration_text(c.simulated_wait_p50),
+                         duration_text(c.observed_wait_p95), duration_text(c.simulated_wait_p95),
+                         c.observed_preemptions, c.simulated_preemptions, f"{c.agreeing}/{c.observed_jobs}")
+                        for c in calibration),
                        align="lrrrrrrrr")
         lines.append("")
     return "\n".join(lines)

@@ -14,9 +14,10 @@ from rich.table import Table
 from policy_engine.reports import terminal, why_waited
 from policy_engine.reports.safe_text import rich_text, visible
 from policy_engine.reports.subjects import SimulateOutput
+from policy_engine.reports.type_tables import TYPE_HEADERS, type_rows, utilisation_phrase
 from policy_engine.simulation.outputs.calibration import ShareCalibration
-from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.simulation.outputs.results import SimulationResult
+from policy_engine.units import duration_text
 
 #: Above this many jobs the text report shows shares and the summary only.
 JOB_TABLE_LIMIT = 200
@@ -25,11 +26,11 @@ JOB_TABLE_LIMIT = 200
 def jobs_table(result: SimulationResult, title: str, caption: str | None = None, waits: bool = True) -> Table:
     """One row per job: state, preemptions, (wait) and reason; ``walkthrough`` shows the same table per step."""
     table = Table(title=title, caption=caption)
-    columns = ("job", "share", "priority", "status", "preemptions", *(("wait s",) if waits else ()), "reason")
+    columns = ("job", "share", "priority", "status", "preemptions", *(("wait",) if waits else ()), "reason")
     for column in columns:
         table.add_column(column, overflow="fold")
     for job in result.jobs:
-        wait = (format_seconds(job.wait_seconds),) if waits else ()
+        wait = (duration_text(job.wait_seconds),) if waits else ()
         table.add_row(rich_text(job.name), rich_text(job.share), str(job.priority), job.status, str(job.preemptions),
                       *wait, rich_text(job.reason))
     return table
@@ -38,16 +39,17 @@ def jobs_table(result: SimulationResult, title: str, caption: str | None = None,
 def print_tables(result: SimulationResult, console: Console) -> None:
     """The jobs (or their count, above ``JOB_TABLE_LIMIT``), the shares, and a one-line summary."""
     if len(result.jobs) <= JOB_TABLE_LIMIT:
-        console.print(jobs_table(result, f"Jobs at t={format_seconds(result.time)} s"))
+        console.print(jobs_table(result, f"Jobs at t={duration_text(result.time)}"))
     else:
         console.print(f"{len(result.jobs):,} job(s) (use --format json for each job)")
     shares = Table(title="Shares (time-weighted over the run)")
     rows = [(visible(s.share), visible(s.instance_type), s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
-             f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", format_seconds(s.wait_p50),
-             format_seconds(s.wait_p95), format_seconds(s.wait_max), f"{s.preemptions:,}",
+             f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", duration_text(s.wait_p50),
+             duration_text(s.wait_p95), duration_text(s.wait_max), f"{s.preemptions:,}",
              f"{s.instance_hours_lost:.2f}") for s in result.shares]
-    for index, header in enumerate(("share", "type", "strategy", "limit", "own util", "mean borrowed", "mean lent",
-                                    "wait p50", "wait p95", "wait max", "preemptions", "inst-h lost")):
+    for index, header in enumerate(("share", "type", "strategy", "limit (inst)", "own util",
+                                    "mean borrowed (inst)", "mean lent (inst)", "wait p50", "wait p95", "wait max",
+                                    "preemptions", "inst-h lost")):
         if index < 3:  # names fold on a narrow terminal
             shares.add_column(header, overflow="fold")
         else:  # numbers are never cut: as wide as the widest one; the header wraps instead
@@ -62,12 +64,22 @@ def print_tables(result: SimulationResult, console: Console) -> None:
         for column in shares.columns[3:]:
             column.width = max(column.min_width or 1, 5)
     console.print(shares)
+    console.print(types_table(result))
     summary = result.summary
     counts = ", ".join(f"{count:,} {status}" for status, count in summary["by_status"].items())
-    console.print(f"t={format_seconds(result.time)} s: {summary['jobs']:,} job(s){f' ({counts})' if counts else ''}; "
+    console.print(f"t={duration_text(result.time)}: {summary['jobs']:,} job(s){f' ({counts})' if counts else ''}; "
                   f"{summary['preemptions']:,} preemption(s), "
-                  f"{summary['instance_hours_lost']:.2f} instance-hours lost; cluster utilisation "
-                  f"{summary['cluster_utilisation']:.1%}")
+                  f"{summary['instance_hours_lost']:.2f} instance-hours lost; {utilisation_phrase(summary)}")
+
+
+def types_table(result: SimulationResult) -> Table:
+    """One row per instance type: utilisation and instance-hours, never added across types."""
+    table = Table(title="Instance types (never summed across types; instance-hours over the run)")
+    for index, header in enumerate(TYPE_HEADERS):
+        table.add_column(header, overflow="fold", justify="left" if index == 0 else "right")
+    for row in type_rows(result.summary):
+        table.add_row(*map(rich_text, row))
+    return table
 
 
 def calibration_table(rows: Sequence[ShareCalibration]) -> Table:
@@ -79,10 +91,10 @@ def calibration_table(rows: Sequence[ShareCalibration]) -> Table:
                                     "agree")):
         table.add_column(column, overflow="fold", justify="left" if index == 0 else "right")
     for row in rows:
-        table.add_row(rich_text(row.share), f"{row.jobs:,}", format_seconds(row.observed_wait_p50),
-                      format_seconds(row.simulated_wait_p50), format_seconds(row.observed_wait_p95),
-                      format_seconds(row.simulated_wait_p95), format_seconds(row.observed_wait_mean),
-                      format_seconds(row.simulated_wait_mean), f"{row.observed_preemptions:,}",
+        table.add_row(rich_text(row.share), f"{row.jobs:,}", duration_text(row.observed_wait_p50),
+                      duration_text(row.simulated_wait_p50), duration_text(row.observed_wait_p95),
+                      duration_text(row.simulated_wait_p95), duration_text(row.observed_wait_mean),
+                      duration_text(row.simulated_wait_mean), f"{row.observed_preemptions:,}",
                       f"{row.simulated_preemptions:,}", f"{row.agreeing:,}/{row.observed_jobs:,}")
     return table
 

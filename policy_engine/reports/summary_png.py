@@ -1,9 +1,10 @@
 """The report's two summary charts as PNG files, for e-mail and pull-request comments.
 
 Drawn from the same aggregates as the page (a few hundred bins, a box per share), so they cost
-the same at a thousand or a million jobs. ``summary-cluster.png``: the whole cluster's own use,
-borrowed and idle instances over time, with the waiting jobs below. ``summary-waits.png``:
-wait-time boxes (quartiles, a line from min to p95, a dot at max) of the shares that waited longest.
+the same at a thousand or a million jobs. ``summary-cluster.png``: per instance type (never added
+across types), all shares' own use, borrowed and idle instances over time, with the waiting jobs
+below. ``summary-waits.png``: wait-time boxes (quartiles, a line from min to p95, a dot at max) of
+the shares that waited longest.
 
 Drawn with Pillow's primitives (polygons, lines, text): two static charts need no plotting
 library, and Pillow imports and draws both in tens of milliseconds where matplotlib took most of
@@ -20,8 +21,9 @@ from functools import cache
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from policy_engine.reports.aggregates import Aggregates, WaitStats, time_unit
+from policy_engine.reports.aggregates import Aggregates, Series, WaitStats, time_unit
 from policy_engine.simulation.outputs.results import SimulationResult
+from policy_engine.units import duration_text
 
 OWN, BORROWED, IDLE, DEPTH = "#4c72b0", "#dd8452", "#d9d9d9", "#8172b3"
 GRID, AXIS, TEXT = "#e6e6e6", "#444444", "#222222"
@@ -29,6 +31,8 @@ GRID, AXIS, TEXT = "#e6e6e6", "#444444", "#222222"
 MAX_WAIT_BOXES = 30
 CLUSTER, WAITS = "summary-cluster.png", "summary-waits.png"
 WIDTH = 1100
+#: The waits chart's ticks: 1 s, 10 s, 1 min, 10 min, 1 h, 10 h, 1 d, 10 d, 100 d.
+DURATION_TICKS = (0.0, 1.0, 10.0, 60.0, 600.0, 3600.0, 36000.0, 86400.0, 864000.0, 8640000.0)
 
 
 @cache
@@ -93,44 +97,59 @@ class _Plot:
         self.draw.line([(left, top), (left, bottom), (right, bottom)], fill=AXIS)
         self.draw.text((left, top - 4), title, fill=TEXT, font=font, anchor="ld")
 
-    def x_axis(self, ticks: Sequence[float], positions: Sequence[float], title: str) -> None:
+    def x_axis(self, ticks: Sequence[float], positions: Sequence[float], title: str,
+               label: Callable[[float], str] | None = None) -> None:
         _, _, _, bottom = self.box
         font = _font(12)
         for value, pixel in zip(ticks, positions, strict=True):
             self.draw.line([(pixel, bottom), (pixel, bottom + 4)], fill=AXIS)
-            self.draw.text((pixel, bottom + 6), _label(value), fill=TEXT, font=font, anchor="ma")
+            self.draw.text((pixel, bottom + 6), (label or _label)(value), fill=TEXT, font=font, anchor="ma")
         left, _, right, _ = self.box
         self.draw.text(((left + right) / 2, bottom + 24), title, fill=TEXT, font=font, anchor="ma")
 
 
 def cluster_png(aggregates: Aggregates, end: float) -> bytes:
-    """Own use, borrowed and idle instances of the whole cluster over time (stacked), waiting jobs below."""
+    """Per instance type (never added across types): own use, borrowed and idle instances over time (stacked),
+    waiting jobs below; one panel per type, one above the other."""
     scale, unit = time_unit(end)
     edges = aggregates.edges / scale
+    types = list(dict.fromkeys(s.instance_type for s in aggregates.series)) or [""]
+    image = Image.new("RGB", (WIDTH, 40 + PANEL * len(types)), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((WIDTH // 2, 10), "All shares over time, per instance type", fill=TEXT, font=_font(15), anchor="ma")
+    for index, instance_type in enumerate(types):
+        _type_panel(draw, 40 + PANEL * index, [s for s in aggregates.series if s.instance_type == instance_type],
+                    edges, unit, instance_type)
+    return _png(image)
+
+
+#: Pixels of one instance type's panel in ``summary-cluster.png``.
+PANEL = 470
+
+
+def _type_panel(draw: ImageDraw.ImageDraw, y0: int, series: list[Series], edges: np.ndarray, unit: str,
+                instance_type: str) -> None:
     bins = len(edges) - 1
-    series = aggregates.series
 
     def total(metric: str) -> np.ndarray:
         """Summed in a fixed share order and rounded: a run split over workers draws the very same pixels."""
         ordered = sorted(series, key=lambda s: (s.share, s.instance_type))
         return np.round(np.sum([getattr(s, metric) for s in ordered], axis=0), 6) if series else np.zeros(bins)
 
-    # across the cluster, lent instances are the borrowed ones: own + borrowed + idle
+    # within one type, lent instances are the borrowed ones: own + borrowed + idle
     own, borrowed, idle = total("own"), total("borrowed"), total("idle")
     depth = total("depth")
-    image = Image.new("RGB", (WIDTH, 520), "white")
-    draw = ImageDraw.Draw(image)
-    draw.text((WIDTH // 2, 10), "All shares and instance types over time", fill=TEXT, font=_font(15), anchor="ma")
+    draw.text((WIDTH // 2, y0 + 4), instance_type or "no instance type", fill=TEXT, font=_font(14), anchor="ma")
     stacked = np.cumsum([own, borrowed, idle], axis=0)
     top_ticks = nice_ticks(float(stacked[-1].max(initial=0)))
-    top = _Plot(draw, (80, 55, 900, 330), float(edges[-1]), top_ticks[-1])
+    top = _Plot(draw, (80, y0 + 30, 900, y0 + 260), float(edges[-1]), top_ticks[-1])
     lower = np.zeros(bins)
     for upper, color in zip(stacked, (OWN, BORROWED, IDLE), strict=True):
         top.steps(edges, lower, upper, color)
         lower = upper
     top.y_axis(top_ticks, "instances (bin mean)")
     depth_ticks = nice_ticks(float(depth.max(initial=0)), 2)
-    bottom = _Plot(draw, (80, 370, 900, 460), float(edges[-1]), depth_ticks[-1])
+    bottom = _Plot(draw, (80, y0 + 300, 900, y0 + 390), float(edges[-1]), depth_ticks[-1])
     bottom.steps(edges, np.zeros(bins), depth, DEPTH)
     bottom.y_axis(depth_ticks, "waiting jobs (bin mean)")
     x_ticks = nice_ticks(float(edges[-1]), 8)
@@ -139,10 +158,9 @@ def cluster_png(aggregates: Aggregates, end: float) -> bytes:
     font = _font(12)
     for row, (color, text) in enumerate(((OWN, "own use"), (BORROWED, "borrowed (lent by others)"),
                                          (IDLE, "idle"))):
-        y = 60 + 22 * row
+        y = y0 + 35 + 22 * row
         draw.rectangle([915, y, 929, y + 12], fill=color)
         draw.text((936, y + 6), text, fill=TEXT, font=font, anchor="lm")
-    return _png(image)
 
 
 def _log_scale(high: float, left: int, right: int) -> Callable[[np.ndarray], np.ndarray]:
@@ -165,8 +183,7 @@ def waits_png(aggregates: Aggregates) -> bytes:
     left, right, bottom = 330, WIDTH - 30, top + row_height * max(len(shown), 1)
     high = max((w.high for w in shown), default=1.0)
     scale = _log_scale(high, left, right)
-    ticks = [0.0] + [10.0 ** k for k in range(int(math.log10(high)) + 2 if high >= 1 else 1)]
-    ticks = [t for t in ticks if t <= 10 ** math.ceil(math.log10(1 + high))]
+    ticks = [t for t in DURATION_TICKS if t <= max(high, 1.0)]
     positions = scale(np.array(ticks)).tolist()
     for pixel in positions:
         draw.line([(pixel, top), (pixel, bottom)], fill=GRID)
@@ -182,8 +199,8 @@ def waits_png(aggregates: Aggregates) -> bytes:
         draw.text((left - 8, y), f"{wait.share} ({wait.jobs:,})", fill=TEXT, font=font, anchor="rm")
     draw.line([(left, top), (left, bottom), (right, bottom)], fill=AXIS)
     plot = _Plot(draw, (left, top, right, bottom), 1.0, 1.0)
-    plot.x_axis(ticks, positions, "wait before first placement (s, log scale): box quartiles, white median, "
-                                  "line min to p95, dot max")
+    plot.x_axis(ticks, positions, "wait before first placement (log scale): box quartiles, white median, "
+                                  "line min to p95, dot max", label=duration_text)
     return _png(image)
 
 

@@ -8,10 +8,10 @@ from typing import Any, TextIO
 from rich.table import Table
 
 from policy_engine.reports import terminal
-from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.sweep.evaluate import ERROR, OK
-from policy_engine.sweep.expressions import Expression
+from policy_engine.sweep.expressions import Expression, record_types, type_figure
 from policy_engine.sweep.subjects import SweepOutput
+from policy_engine.units import Unit, duration_text, figure_text, instance_hours_text
 
 
 def ranked(records: list[dict[str, Any]], objective: Expression, maximize: bool) -> list[tuple[float, dict[str, Any]]]:
@@ -20,8 +20,6 @@ def ranked(records: list[dict[str, Any]], objective: Expression, maximize: bool)
     return sorted(scored, key=lambda pair: (-pair[0] if maximize else pair[0], pair[1]["index"]))
 
 
-def _number(value: float) -> str:
-    return format_seconds(value) if isinstance(value, (int, float)) else str(value)
 
 
 def write(output: SweepOutput, stream: TextIO) -> None:
@@ -34,14 +32,17 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     table.add_column("#", justify="right")
     for axis in axes:
         table.add_column(axis.path, overflow="fold")
-    for column in (objective.text, "cluster util", "wait p95", "wait max", "preemptions", "inst-h lost"):
+    types = list(dict.fromkeys(t for _, record in best[:top] for t in record_types(record)))
+    for column in (objective.text, *(f"util {t}" for t in types), "wait p95", "wait max", "preemptions",
+                   "inst-h lost"):
         table.add_column(column, justify="right")
     for rank, (score, record) in enumerate(best[:top], start=1):
         summary = record["summary"]
-        table.add_row(str(rank), *(json.dumps(record["values"][axis.path]) for axis in axes), _number(score),
-                      f"{summary['cluster_utilisation']:.1%}", format_seconds(summary["wait_p95"]),
-                      format_seconds(summary["wait_max"]), f"{summary['preemptions']:,}",
-                      f"{summary['instance_hours_lost']:.2f}")
+        table.add_row(str(rank), *(json.dumps(record["values"][axis.path]) for axis in axes),
+                      figure_text(score, objective.unit),
+                      *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) for t in types),
+                      duration_text(summary["wait_p95"]), duration_text(summary["wait_max"]),
+                      f"{summary['preemptions']:,}", instance_hours_text(summary["instance_hours_lost"]))
     console.print(table)
     counts: dict[str, int] = {}
     for record in records:

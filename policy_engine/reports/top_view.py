@@ -21,11 +21,6 @@ REASON_WIDTH = 70
 REASON_MIN_WIDTH = 24
 
 
-def human_duration(seconds: float | None) -> str:
-    """The project's one duration wording (``units.duration_text``: ``45s``, ``3h 05m``), ``-`` when unknown."""
-    return "-" if seconds is None else duration_text(seconds)
-
-
 def _number(value: float) -> str:
     return f"{value:g}" if value == int(value) else f"{value:.1f}"
 
@@ -115,7 +110,7 @@ def _share_cells(row: ShareRow) -> list[Text]:
         row.share + state, row.instance_type, row.strategy, str(row.limit), str(row.own), str(row.borrowed),
         _number(row.lent), _waiting(row.waiting, row.waiting_capped), head.name if head else "-",
         str(head.priority) if head and head.priority is not None else "-",
-        human_duration(head.age_seconds) if head else "-", head.reason if head else "",
+        duration_text(head.age_seconds) if head else "-", head.reason if head else "",
         "-" if row.preemptions is None else str(row.preemptions))]
 
 
@@ -125,7 +120,7 @@ def front_table(figures: QueueFigures) -> Table:
         table.add_column(name)
     for job in figures.front:
         table.add_row(str(job.position), Text(job.name or job.job_id), Text(job.share or "?"),
-                      human_duration(job.waiting_seconds))
+                      duration_text(job.waiting_seconds))
     return table
 
 

@@ -9,10 +9,10 @@ from rich.console import Console
 from rich.table import Table
 
 from policy_engine.reports import terminal
-from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import feasible
+from policy_engine.units import Unit, figure_text
 
 
 def write(output: TuneOutput, stream: TextIO) -> None:
@@ -32,8 +32,9 @@ def write(output: TuneOutput, stream: TextIO) -> None:
     elif result.keep_reason:
         values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.best["values"].items())
         console.print(f"keep the current topology: {result.keep_reason} (best candidate: {values}; "
-                      f"{first.label} {figure(first.expression(result.best))} against "
-                      f"{figure(first.expression(result.current))}){'; nothing written' if out_file else ''}",
+                      f"{first.label} {figure(first.expression(result.best), first.expression.unit)} against "
+                      f"{figure(first.expression(result.current), first.expression.unit)})"
+                      f"{'; nothing written' if out_file else ''}",
                       highlight=False, soft_wrap=True)
     table = Table(title="Evidence: recommended against the current topology" if result.chosen else
                   "Evidence: the best candidate against the current topology (not recommended)")
@@ -55,13 +56,9 @@ def write(output: TuneOutput, stream: TextIO) -> None:
     _decision(output, console)
 
 
-def figure(value: object, percent: bool = False) -> str:
-    """A figure as the evidence shows it: a percentage, or a number without float noise."""
-    if percent:
-        return f"{value:.1%}"
-    if isinstance(value, float) and not value.is_integer():
-        return format_seconds(round(value, 6))
-    return format_seconds(value) if isinstance(value, (int, float)) else str(value)
+def figure(value: object, unit: Unit = Unit.NUMBER) -> str:
+    """A figure as the evidence shows it: a duration, a percentage, instance-hours, or a number without float noise."""
+    return figure_text(value, unit) if isinstance(value, (int, float)) else str(value)
 
 
 
@@ -74,10 +71,13 @@ def _decision(output: TuneOutput, console: Console) -> None:
     first = output.objectives[0]
     if result.best is None and result.nearest is not None:
         values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.nearest["values"].items())
-        misses = "; ".join(f"{text} missed by {figure(amount)}" for text, amount in result.misses)
+        units = {constraint.text: constraint.unit for constraint in output.constraints}
+        misses = "; ".join(f"{text} missed by {figure(amount, units.get(text, Unit.NUMBER))}"
+                           for text, amount in result.misses)
         console.print(f"nearest candidate: {values}: {misses}", highlight=False, soft_wrap=True)
     if result.chosen is not None and result.gain is not None:
-        gain = f"{result.gain:.1%} of the current value" if result.relative_gain else f"{result.gain:g} (absolute)"
+        gain = (f"{result.gain:.1%} of the current value" if result.relative_gain
+                else f"{figure(result.gain, first.expression.unit)} (absolute)")
         console.print(f"gain on {first.label}: {gain}, the margin being {result.min_gain:.1%}"
                       + (f"; better on {result.wins} of {result.samples} workload samples" if result.samples else ""),
                       highlight=False)
@@ -96,7 +96,8 @@ def _decision(output: TuneOutput, console: Console) -> None:
                              else "right", overflow="fold")
         for row in result.sensitivity:
             def shown(record: dict | None) -> str:
-                return figure(first.expression(record)) if record and record["status"] == OK else "-"
+                return (figure(first.expression(record), first.expression.unit) if record and record["status"] == OK
+                        else "-")
 
             table.add_row(", ".join(f"{k}={json.dumps(v)}" for k, v in row["assumption"].items()),
                           shown(row["current"]), shown(row["recommended"]), shown(row["best"]),

@@ -8,10 +8,11 @@ from typing import TextIO
 from policy_engine.reports import terminal
 from policy_engine.reports.simulate_text import jobs_table
 from policy_engine.reports.subjects import WalkthroughStep
+from policy_engine.units import duration_text
 
 
 def write(steps: Sequence[WalkthroughStep], stream: TextIO) -> None:
     console = terminal.console(file=stream) if stream.isatty() else terminal.console(file=stream, width=160)
     for step in steps:
-        console.print(jobs_table(step.result, f"{step.title} (t={step.time} s)", caption=f"expected: {step.expected}",
-                                 waits=False))
+        console.print(jobs_table(step.result, f"{step.title} (t={duration_text(step.time)})",
+                                 caption=f"expected: {step.expected}", waits=False))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import NamedTuple
 
-from policy_engine.simulation.outputs.numbers import format_seconds
+from policy_engine.units import number_text
 
 
 class Cause(StrEnum):
@@ -231,9 +231,9 @@ def describe_waiting(waiting: Waiting, name: Callable[[str], str] = _same) -> st
     if w.in_share_short:
         text += "; in-share preemption of lower-priority jobs cannot free enough"
     if w.protected:
-        names = ", ".join(f"{name(p.name)} (placed at {format_seconds(p.placed_at)}, "
+        names = ", ".join(f"{name(p.name)} (placed at {number_text(p.placed_at)}, "
                           + ("in this scheduling pass: a victim from the next)" if p.this_pass
-                             else f"protected until {format_seconds(p.until)} by min_runtime)")
+                             else f"protected until {number_text(p.until)} by min_runtime)")
                           for p in w.protected)
         text += f"; preemption waits for {names}"
     return text

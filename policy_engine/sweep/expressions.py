@@ -1,10 +1,13 @@
 """Objectives and constraints over a run's metrics, as ``tune`` and ``sweep`` read them.
 
 An expression is one of:
-  ``METRIC``             a cluster-wide figure of ``summary`` (cluster_utilisation, wait_p95, preemptions, ...;
-                         ``plan_idle_hours``: reserved training plan instance-hours paid and not used)
+  ``METRIC``             a cluster-wide figure of ``summary`` (wait_p95, preemptions, ...; cluster_utilisation
+                         weighs every instance-hour the same, whatever its type; ``plan_idle_hours``: reserved
+                         training plan instance-hours paid and not used)
   ``AGG(METRIC)``        max, min, sum or mean of a per-share figure over every share and instance type
   ``share(REF).METRIC``  one share's figure (REF is QUEUE/SHARE or a unique SHARE; the largest over its types)
+  ``TMETRIC(TYPE)``       one instance type's figure of ``summary.instance_types`` (``utilisation(ml.g5.xlarge)``)
+  ``share(REF).METRIC(TYPE)``  one share's figure on one instance type (``utilisation``: its ``own_utilisation``)
   ``cost``, ``idle_cost``, ``share(REF).cost``, ``AGG(cost)``: priced from the run's ledger (``cost_metrics``)
 A constraint is ``EXPR <= NUMBER`` (or ``<``, ``>=``, ``>``), or ``guarantees``: every declared guarantee
 holds (``check`` proves them, so a refuted one makes a candidate invalid; in the simulation a
@@ -21,9 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from policy_engine.model import Topology, share_id
+from policy_engine.simulation.outputs.type_usage import SUMMARY_KEY
 from policy_engine.sweep import cost_metrics
 from policy_engine.sweep.cost_metrics import Pricing
 from policy_engine.sweep.grammar import find_share
+from policy_engine.units import Unit
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
                    "instance_hours_lost", "jobs", "plan_idle_hours")
@@ -31,6 +36,23 @@ SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "p
 OPTIONAL_SUMMARY_METRICS = ("plan_idle_hours",)
 SHARE_METRICS = ("own_utilisation", "mean_own", "mean_borrowed", "mean_lent", "wait_p50", "wait_p95", "wait_max",
                  "preemptions", "instance_hours_lost", "jobs")
+#: Figures of one instance type (``summary.instance_types[TYPE]``), read as ``METRIC(TYPE)``.
+TYPE_METRICS = ("utilisation", "instances", "jobs", "capacity_instance_hours", "used_instance_hours",
+                "idle_instance_hours", "borrowed_instance_hours", "lent_instance_hours", "preemptions",
+                "instance_hours_lost")
+#: ``share(REF).utilisation(TYPE)`` reads the share's own utilisation of that type.
+_SHARE_ALIASES = {"utilisation": "own_utilisation"}
+#: What each figure measures, so reports write it as a duration, a percentage, a count or instance-hours.
+UNITS: dict[str, Unit] = {
+    "cluster_utilisation": Unit.FRACTION, "own_utilisation": Unit.FRACTION, "utilisation": Unit.FRACTION,
+    "wait_p50": Unit.SECONDS, "wait_p95": Unit.SECONDS, "wait_max": Unit.SECONDS,
+    "preemptions": Unit.COUNT, "jobs": Unit.COUNT, "instances": Unit.COUNT,
+    "mean_own": Unit.INSTANCES, "mean_borrowed": Unit.INSTANCES, "mean_lent": Unit.INSTANCES,
+    "instance_hours_lost": Unit.INSTANCE_HOURS, "capacity_instance_hours": Unit.INSTANCE_HOURS,
+    "used_instance_hours": Unit.INSTANCE_HOURS, "idle_instance_hours": Unit.INSTANCE_HOURS,
+    "borrowed_instance_hours": Unit.INSTANCE_HOURS, "lent_instance_hours": Unit.INSTANCE_HOURS,
+    "plan_idle_hours": Unit.INSTANCE_HOURS,
+}
 AGGREGATES: dict[str, Callable[[list[float]], float]] = {
     "max": lambda values: max(values, default=0.0),
     "min": lambda values: min(values, default=0.0),
@@ -39,6 +61,8 @@ AGGREGATES: dict[str, Callable[[list[float]], float]] = {
 }
 _AGGREGATE = re.compile(r"(\w+)\(\s*([\w.]+)\s*\)")
 _SHARE = re.compile(r"share\(\s*([^()\s]+)\s*\)\.(\w+)")
+_SHARE_TYPE = re.compile(r"share\(\s*([^()\s]+)\s*\)\.(\w+)\(\s*([^()\s]+)\s*\)")
+_TYPE = re.compile(r"(\w+)\(\s*([^()\s]+)\s*\)")
 _CONSTRAINT = re.compile(r"(.+?)\s*(<=|>=|<|>)\s*([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)")
 
 
@@ -57,9 +81,47 @@ class Expression:
 
     text: str
     compute: Callable[[dict], float]
+    #: What the number measures (how reports write it); JSON keeps the number itself.
+    unit: Unit = Unit.NUMBER
 
     def __call__(self, record: dict) -> float:
         return float(self.compute(record))
+
+
+def instance_types(topology: Topology) -> tuple[str, ...]:
+    """Every instance type the topology names (environments' capacity and shares' limits), in order."""
+    names = [t for env in topology.service_environments for t in env.capacity]
+    names += [t for _, share in topology.shares() for t in share.capacity]
+    return tuple(dict.fromkeys(names))
+
+
+def _instance_type(text: str, name: str, topology: Topology) -> str:
+    known = instance_types(topology)
+    if name not in known:
+        raise ExpressionError(f"{text!r}: {name!r} is not an instance type of the topology" + _suggest(name, known))
+    return name
+
+
+def _share(text: str, ref: str, topology: Topology) -> str:
+    found = find_share(topology, ref)
+    if found.share_id is None:
+        every = [share_id(q, s) for q, s in topology.shares()]
+        problem = "is ambiguous; write QUEUE/SHARE" if found.candidates else "is not a quota share of the topology"
+        raise ExpressionError(f"{text!r}: {ref!r} {problem}" + _suggest(ref, tuple(every)))
+    return found.share_id
+
+
+def type_figure(metric: str, instance_type: str) -> Callable[[dict], float]:
+    """One instance type's figure of a run record (0 for a type the run has no capacity of: it used nothing)."""
+    def figure(record: dict) -> float:
+        return record["summary"].get(SUMMARY_KEY, {}).get(instance_type, {}).get(metric, 0.0)
+
+    return figure
+
+
+def record_types(record: dict | None) -> list[str]:
+    """The instance types a run record has figures for, in its order (none for a failed run)."""
+    return list(record["summary"].get(SUMMARY_KEY, {})) if record and record.get("summary") else []
 
 
 def parse_expression(text: str, topology: Topology, pricing: Pricing | None = None) -> Expression:
@@ -69,27 +131,40 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
     if source in cost_metrics.CLUSTER_COST_METRICS:
         return Expression(source, cost_metrics.cluster_metric(source, topology, pricing))
     if source in OPTIONAL_SUMMARY_METRICS:  # only in a run that has what it counts: 0 in the others
-        return Expression(source, lambda record: record["summary"].get(source, 0.0))
+        return Expression(source, lambda record: record["summary"].get(source, 0.0), UNITS[source])
     if source in SUMMARY_METRICS:
-        return Expression(source, lambda record: record["summary"][source])
+        return Expression(source, lambda record: record["summary"][source], UNITS[source])
+    match = _SHARE_TYPE.fullmatch(source)
+    if match:
+        ref, metric, type_name = match.groups()
+        metric = _SHARE_ALIASES.get(metric, metric)
+        if metric not in SHARE_METRICS:
+            known = (*_SHARE_ALIASES, *SHARE_METRICS)
+            raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, known))
+        name, instance_type = _share(text, ref, topology), _instance_type(text, type_name, topology)
+
+        def share_on_type(record: dict) -> float:
+            return next((entry[metric] for entry in record["shares"]
+                         if entry["share"] == name and entry["instance_type"] == instance_type), 0.0)
+
+        return Expression(source, share_on_type, UNITS[metric])
     match = _SHARE.fullmatch(source)
     if match:
         ref, metric = match.groups()
         if metric not in SHARE_METRICS and metric != cost_metrics.SHARE_COST_METRIC:
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, SHARE_METRICS))
-        found = find_share(topology, ref)
-        if found.share_id is None:
-            every = [share_id(q, s) for q, s in topology.shares()]
-            problem = "is ambiguous; write QUEUE/SHARE" if found.candidates else "is not a quota share of the topology"
-            raise ExpressionError(f"{text!r}: {ref!r} {problem}" + _suggest(ref, tuple(every)))
-        name = found.share_id
+        name = _share(text, ref, topology)
         if metric == cost_metrics.SHARE_COST_METRIC:
             return Expression(source, cost_metrics.share_metric(name, topology, pricing))
 
         def one_share(record: dict) -> float:
             return max((entry[metric] for entry in record["shares"] if entry["share"] == name), default=0.0)
 
-        return Expression(source, one_share)
+        return Expression(source, one_share, UNITS[metric])
+    match = _TYPE.fullmatch(source)
+    if match and match.group(1) in TYPE_METRICS:
+        metric, type_name = match.groups()
+        return Expression(source, type_figure(metric, _instance_type(text, type_name, topology)), UNITS[metric])
     match = _AGGREGATE.fullmatch(source)
     if match:
         aggregate, metric = match.groups()
@@ -102,8 +177,10 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
         if metric == cost_metrics.SHARE_COST_METRIC:
             bills = cost_metrics.every_share(topology, pricing)
             return Expression(source, lambda record: function(bills(record)))
-        return Expression(source, lambda record: function([entry[metric] for entry in record["shares"]]))
-    raise ExpressionError(f"{text!r}: expected METRIC, AGG(METRIC) or share(QUEUE/SHARE).METRIC"
+        return Expression(source, lambda record: function([entry[metric] for entry in record["shares"]]),
+                          UNITS[metric])
+    raise ExpressionError(f"{text!r}: expected METRIC, AGG(METRIC), METRIC(TYPE), share(QUEUE/SHARE).METRIC or "
+                          "share(QUEUE/SHARE).METRIC(TYPE)"
                           + _suggest(source, SUMMARY_METRICS + cost_metrics.CLUSTER_COST_METRICS))
 
 
@@ -115,6 +192,8 @@ class Constraint:
     violation: Callable[[dict], float]
     #: The number compared against (``None`` for ``guarantees``): what a miss is measured relative to.
     bound: float | None = None
+    #: What the constrained figure measures (how a miss is written).
+    unit: Unit = Unit.NUMBER
 
     def holds(self, record: dict) -> bool:
         return self.violation(record) <= 0
@@ -160,7 +239,7 @@ def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = No
         ">": lambda value: bound - value + strict,
     }
     difference = functions[operator]
-    return Constraint(source, lambda record: difference(expression(record)), bound)
+    return Constraint(source, lambda record: difference(expression(record)), bound, expression.unit)
 
 
 def objective_value(expression: Expression, record: dict[str, Any]) -> float | None:

@@ -22,10 +22,10 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.sweep.evaluate import OK
-from policy_engine.sweep.expressions import SHARE_METRICS, Expression
+from policy_engine.sweep.expressions import SHARE_METRICS, UNITS, Expression, record_types, type_figure
 from policy_engine.sweep.grammar import Axis
+from policy_engine.units import Unit, duration_text, figure_text, number_text
 
 #: The page lists at most this many runs.
 MAX_RUN_ROWS = 500
@@ -79,7 +79,7 @@ def _png(figure: Figure) -> bytes:
 
 
 def _label(value: float | str) -> str:
-    return json.dumps(value) if isinstance(value, (bool, str)) else format_seconds(value)
+    return json.dumps(value) if isinstance(value, (bool, str)) else number_text(value)
 
 
 def share_metric_of(objective: Expression) -> str:
@@ -110,7 +110,7 @@ def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
         plot.plot(positions, ys, marker="o", label=share)
     plot.set_xticks(positions, [_label(v) for v in axis.values])
     plot.set_xlabel(axis.path)
-    plot.set_ylabel(metric)
+    plot.set_ylabel(f"{metric} ({UNITS[metric].value})")
     plot.grid(alpha=0.3)
     if shares:
         plot.legend(fontsize=7, loc="best", ncol=max(1, len(shares) // 8))
@@ -140,9 +140,9 @@ def heatmap_chart(records: Sequence[dict], first: Axis, second: Axis, objective:
     for i, row in enumerate(grid):
         for j, value in enumerate(row):
             dark = not math.isnan(value) and high > low and (value - low) / (high - low) > 0.5  # viridis_r: dark
-            plot.text(j, i, "no ok run" if math.isnan(value) else format_seconds(round(value, 3)), ha="center",
+            plot.text(j, i, "no ok run" if math.isnan(value) else figure_text(value, objective.unit), ha="center",
                       va="center", fontsize=7, color="white" if dark else "black")
-    figure.colorbar(image, ax=plot, label=objective.text)
+    figure.colorbar(image, ax=plot, label=f"{objective.text} ({objective.unit.value})")
     plot.set_title(f"{objective.text} by {first.path} and {second.path}", fontsize=9)
     return Chart(f"heatmap-{_slug(first.path)}-{_slug(second.path)}.png",
                  f"{objective.text} by {first.path} and {second.path}", _png(figure))
@@ -176,18 +176,21 @@ def _page(title: str, source: str, body: list[str]) -> str:
 
 def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Expression) -> str:
     rows = []
-    for record in records[:MAX_RUN_ROWS]:
+    shown = records[:MAX_RUN_ROWS]
+    types = list(dict.fromkeys(t for record in shown if record["status"] == OK for t in record_types(record)))
+    for record in shown:
         ok = record["status"] == OK
         summary = record["summary"]
         rows.append((*(_label(record["values"][a.path]) for a in axes), record["status"],
-                     format_seconds(round(objective(record), 6)) if ok else "",
-                     f"{summary['cluster_utilisation']:.1%}" if ok else "",
-                     format_seconds(summary["wait_p95"]) if ok else "", summary["preemptions"] if ok else "",
+                     figure_text(objective(record), objective.unit) if ok else "",
+                     *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) if ok else "" for t in types),
+                     duration_text(summary["wait_p95"]) if ok else "", summary["preemptions"] if ok else "",
                      "" if ok else record["error"] or "; ".join(f"{f['rule']} {f['object']}" for f in
                                                                   record["findings"] if f["severity"] == "error")))
     width = len(axes)
-    return html_table((*(a.path for a in axes), "status", objective.text, "cluster util", "wait p95 (s)",
-                   "preemptions", "why not run"), rows, numeric=set(range(width + 1, width + 5)))
+    return html_table((*(a.path for a in axes), "status", objective.text, *(f"utilisation {t}" for t in types),
+                       "wait p95", "preemptions", "why not run"), rows,
+                      numeric=set(range(width + 1, width + 4 + len(types))))
 
 
 def _write(directory: Path, charts: list[Chart], html: str) -> Path:

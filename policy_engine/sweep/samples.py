@@ -67,6 +67,8 @@ def samples_for(scenario: Any, count: int, seed: int) -> tuple[tuple[JobSpec, ..
 
 
 def _mean_of(values: list[Any]) -> Any:
+    if values and all(isinstance(v, dict) for v in values):  # figures keyed by instance type: each key's mean
+        return {key: _mean_of([v.get(key) for v in values]) for key in values[0]}
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return fmean(numbers) if len(numbers) == len(values) and numbers else values[0]
 

@@ -19,6 +19,14 @@ from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.simulation.outputs.capacity_hours import merge_hours
 from policy_engine.simulation.outputs.metrics import EnvironmentSpan, cluster_summary
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
+from policy_engine.simulation.outputs.type_usage import (
+    SUMMARY_KEY,
+    TypeSeconds,
+    engine_seconds,
+    summary_json,
+    summed,
+    type_usage,
+)
 from policy_engine.simulation.outputs.usage import merge_logs
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 from policy_engine.sweep.executor import Executor
@@ -90,15 +98,16 @@ def end_time(engine: Engine) -> float:
     return engine.now
 
 
-def finish_part(engine: Engine, until: float) -> tuple[SimulationResult, list[tuple[int, int, float, float]]]:
+def finish_part(engine: Engine, until: float) -> tuple[SimulationResult, list[tuple[int, int, float, float]],
+                                                      dict[str, TypeSeconds]]:
     """Phase two: advance to the common end and snapshot; each pool's (environment ordinal, capacity, integral,
-    the capacity-seconds correction of topology changes)."""
+    the capacity-seconds correction of topology changes), and the instance-seconds of each instance type."""
     engine.run(until)
     ordinals: dict[int, int] = {}
     pools = [(ordinals.setdefault(id(pool.env), len(ordinals)), pool.env.capacity, pool.used_int,
               engine.capacity_corrections.get(pool.env, 0.0))
              for pool in engine.pools]
-    return build_result(engine), pools
+    return build_result(engine), pools, engine_seconds(engine)
 
 
 class MergeError(RuntimeError):
@@ -109,30 +118,32 @@ class MergeError(RuntimeError):
 MERGED_FIELDS = {"time", "jobs", "shares", "summary", "utilisation", "usage", "hours"}
 
 
-def merge(scenario: Scenario, time: float, parts: Sequence[tuple[SimulationResult, list]]) -> SimulationResult:
+def merge(scenario: Scenario, time: float,
+          parts: Sequence[tuple[SimulationResult, list, dict[str, TypeSeconds]]]) -> SimulationResult:
     """The sequential run's result from the parts' (in topology order)."""
-    for result, _ in parts:
+    for result, _, _ in parts:
         for name in (f.name for f in fields(result) if f.name not in MERGED_FIELDS):
             if getattr(result, name) is not None:
                 raise MergeError(f"the parts' {name!r} cannot be merged: run this simulation without "
                                  "--scheduler/--workers")
     position = {spec.name: index for index, spec in enumerate(scenario.jobs)}
-    records = sorted((record for result, _ in parts for record in result.jobs), key=lambda r: position[r.name])
-    shares = [metrics for result, _ in parts for metrics in result.shares]
+    records = sorted((record for result, _, _ in parts for record in result.jobs), key=lambda r: position[r.name])
+    shares = [metrics for result, _, _ in parts for metrics in result.shares]
     environments: dict[tuple[int, int], EnvironmentSpan] = {}  # (part, environment ordinal), in pool order
     used: list[float] = []
-    for number, (_, part_pools) in enumerate(parts):
+    for number, (_, part_pools, _) in enumerate(parts):
         for ordinal, capacity, used_seconds, correction in part_pools:
             environments[(number, ordinal)] = EnvironmentSpan(capacity, correction)
             used.append(used_seconds)
     cluster = cluster_summary(time, environments.values(), used, [r.status for r in records],
                               [r.wait_seconds for r in records], shares)
+    cluster[SUMMARY_KEY] = summary_json(type_usage(time, summed(seconds for _, _, seconds in parts), shares))
     series = None
     if scenario.settings.utilisation_series:
-        series = sorted((s for result, _ in parts for s in result.utilisation or ()), key=lambda sample: sample[0])
-    usage = merge_logs([result.usage for result, _ in parts]) if scenario.settings.usage_log else None
+        series = sorted((s for result, _, _ in parts for s in result.utilisation or ()), key=lambda sample: sample[0])
+    usage = merge_logs([result.usage for result, _, _ in parts]) if scenario.settings.usage_log else None
     return SimulationResult(time, records, shares, cluster, series, usage,
-                            hours=merge_hours(time, [result.hours for result, _ in parts]))
+                            hours=merge_hours(time, [result.hours for result, _, _ in parts]))
 
 
 def simulate_parallel(scenario: Scenario, executor: Executor, until: float | None = None) -> SimulationResult:

@@ -31,6 +31,7 @@ from policy_engine.sweep.grid import Candidate, candidate_key, expand, grid_size
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.runner import SweepInput, run_task
 from policy_engine.sweep.samples import samples_for
+from policy_engine.units import figure_text
 
 if TYPE_CHECKING:
     import optuna
@@ -202,7 +203,7 @@ def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Seq
     result.gain, result.relative_gain = gain_over(current, best, first)
     needed = min_gain if result.relative_gain else ABSOLUTE_GAIN_AT_ZERO
     if result.gain < needed or (result.gain <= 0):
-        shown = f"{result.gain:.1%}" if result.relative_gain else f"{result.gain:g}"
+        shown = f"{result.gain:.1%}" if result.relative_gain else figure_text(result.gain, first.expression.unit)
         wanted = f"the margin {min_gain:.1%} (--min-gain)" if result.relative_gain else \
             f"the absolute margin {ABSOLUTE_GAIN_AT_ZERO:g} (the current value is 0)"
         result.keep_reason = f"the best candidate improves {first.label} by {shown}, less than {wanted}"

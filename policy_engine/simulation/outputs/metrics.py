@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
+from policy_engine.simulation.outputs import type_usage
+
 if TYPE_CHECKING:
     from policy_engine.simulation.core.capacity import ShareCapacity
     from policy_engine.simulation.outputs.view import EngineView
@@ -91,7 +93,10 @@ def summary(engine: EngineView, statuses: Sequence[str], waits: Iterable[float],
     environments = {id(pool.env): pool.env for pool in engine.pools}
     spans = [EnvironmentSpan(env.capacity, engine.capacity_corrections.get(env, 0.0))
              for env in environments.values()]
-    return cluster_summary(engine.now, spans, [pool.used_int for pool in engine.pools], statuses, waits, shares)
+    cluster = cluster_summary(engine.now, spans, [pool.used_int for pool in engine.pools], statuses, waits, shares)
+    cluster[type_usage.SUMMARY_KEY] = type_usage.summary_json(
+        type_usage.type_usage(engine.now, type_usage.engine_seconds(engine), shares))
+    return cluster
 
 
 def cluster_summary(now: float, environments: Iterable[EnvironmentSpan], used_seconds: Iterable[float],

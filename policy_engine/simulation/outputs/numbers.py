@@ -1,26 +1,8 @@
-"""How the simulator writes numbers: one rule for text reports and one for JSON, so every output agrees."""
+"""How the simulator writes JSON numbers, so every output agrees (text for people: ``policy_engine.units``)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
-
-
-def format_seconds(value: float) -> str:
-    """A time as people write it: 1234567 and 0.25, never 1.23457e+06, 1234567.0 or a 6-digit rounding.
-
-    Shown to the millisecond (below one, to the nanosecond), which also hides float noise
-    (7117.938999951 -> 7117.939); JSON keeps the full value (``as_number``).
-    """
-    value = float(value)
-    if not math.isfinite(value):
-        return str(value)
-    if value.is_integer():
-        return str(int(value))
-    text = f"{value:.3f}".rstrip("0").rstrip(".")
-    if text in ("0", "-0"):  # below a millisecond: keep what there is rather than print 0
-        text = f"{value:.9f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
 
 
 def as_number(value: float | int | None) -> float | int | None:

@@ -87,7 +87,7 @@ def test_the_workload_loader_reads_it_and_simulate_reports_observed_beside_simul
     text_report = CliRunner().invoke(main, ["simulate", str(scenario)])
     assert "Observed vs simulated" in text_report.output
     markdown = CliRunner().invoke(main, ["simulate", str(scenario), "--format", "markdown"]).output
-    assert "| training/QS1 | 10 | 33 s |" in markdown
+    assert "| training/QS1 | 10 | 33s |" in markdown
 
 
 def _example_yaml() -> str:

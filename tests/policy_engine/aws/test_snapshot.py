@@ -185,7 +185,7 @@ def test_history_estimates_come_from_this_queue_only_and_an_outlived_median_fall
             for row, estimate in zip(snapshot.jobs, snapshot.estimates, strict=True)}
     high, high_estimate = rows["qs1-high"]  # ran 500 s, median 450 s: the payload's upper bound takes over
     assert high["remaining"] == 3100 and high_estimate.startswith("max-runtime")
-    assert "past its share's history median 450 s" in high_estimate
+    assert "ran 8m 20s, past its share's history median 7m 30s" in high_estimate
     med, med_estimate = rows["qs1-med"]  # ran 400 s < 450 s: the median applies
     assert med["remaining"] == 50 and med_estimate.startswith("history")
 

@@ -63,8 +63,8 @@ def test_cli_replay_in_every_format(write_file):
     text = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10"]).output
     assert "jobs preempted because of the change: 1" in text and "b (q/S1, 1 ml.g5.xlarge)" in text
     # y no longer waits for x: S2's mean wait 35 -> 0; b's preemption shows on S1
-    assert "q/S2 ml.g5.xlarge (2 job(s)): mean wait 35 -> 0, p95 wait 70 -> 0, preemptions 0 -> 0" in text
-    assert "q/S1 ml.g5.xlarge (2 job(s)): mean wait 0 -> 0, p95 wait 0 -> 0, preemptions 0 -> 1" in text
+    assert "q/S2 ml.g5.xlarge (2 job(s)): mean wait 35s -> 0s, p95 wait 1m 10s -> 0s, preemptions 0 -> 0" in text
+    assert "q/S1 ml.g5.xlarge (2 job(s)): mean wait 0s -> 0s, p95 wait 0s -> 0s, preemptions 0 -> 1" in text
     markdown = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10",
                                     "--format", "markdown"]).output
     assert "**1** job(s) preempted more often because of the change" in markdown

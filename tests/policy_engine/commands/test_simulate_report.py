@@ -26,7 +26,7 @@ def test_report_share_and_window_choose_the_per_job_timeline(tmp_path: Path):
                                        "--report-window", "50:150"])
     assert result.exit_code == 0, result.output
     page = (out / PAGE).read_text()
-    assert "Jobs of share training/QS2, alive between 50 s and 150 s" in page
+    assert "Jobs of share training/QS2, alive between 50s and 2m 30s" in page
     assert "qs2_job_1 (training/QS2" in page and "qs1_job_high (training/QS1" not in page
 
 

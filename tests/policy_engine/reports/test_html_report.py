@@ -117,7 +117,7 @@ def test_headless_chromium_renders_every_chart_without_network_or_console_errors
     assert wait_rendered(browser) == "true"
     assert browser.title == "batch-quota simulation: scenarios/walkthrough.yaml"
     marks = dict(browser.execute_script(MARKS))
-    assert set(marks) == {"chart-cluster", "chart-share", "chart-waits", "chart-lanes"}
+    assert set(marks) == {"chart-type-0", "chart-share", "chart-waits", "chart-lanes"}  # one instance type
     assert all(count > 10 for count in marks.values()), marks
     # 4 jobs, each with its waiting and running bars: the lanes chart drew one rect per row
     bars = browser.execute_script("return document.querySelectorAll('#chart-lanes svg .mark-rect path').length")
@@ -154,11 +154,11 @@ def test_the_share_picker_redraws_and_the_table_sorts_and_filters(browser, repor
 def test_scrolling_zooms_the_time_axis_and_hovering_a_bar_shows_the_job(browser, report_dir: Path):
     open_page(browser, report_dir / PAGE)
     assert wait_rendered(browser) == "true"
-    labels = ("return Array.from(document.querySelectorAll('#chart-cluster svg .role-axis-label text'))"
+    labels = ("return Array.from(document.querySelectorAll('#chart-type-0 svg .role-axis-label text'))"
               ".map(t => t.textContent)")
     before = browser.execute_script(labels)
     browser.execute_script(
-        "const bg = document.querySelector('#chart-cluster svg .mark-group.role-scope path.background');"
+        "const bg = document.querySelector('#chart-type-0 svg .mark-group.role-scope path.background');"
         "const r = bg.getBoundingClientRect();"
         "for (let i = 0; i < 5; i++) bg.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, bubbles: true,"
         " cancelable: true, clientX: r.left + r.width / 3, clientY: r.top + 50}));")
@@ -188,3 +188,61 @@ def test_the_checks_do_catch_fetching_eval_and_console_errors(browser, tmp_path:
                     "try { eval('1'); } catch (e) { console.error('blocked: ' + e.name); }</script></body></html>")
     _, _, console = open_page(browser, page)
     assert any("blocked: EvalError" in entry["message"] for entry in console), console
+
+
+@pytest.fixture(scope="module")
+def two_type_report(tmp_path_factory) -> Path:
+    from policy_engine.loading import topology_from_data
+    from policy_engine.simulation.core.jobs import JobSpec
+    from tests.builders import simulate
+    from tests.policy_engine.simulation.test_type_usage import TWO_TYPES
+
+    topology = topology_from_data(TWO_TYPES["topology"])
+    jobs = [JobSpec(j["name"], f"q/{j['share']}", j["instance_type"], j["instances"], 1, j["submit_at"],
+                    j["duration"]) for j in TWO_TYPES["jobs"]]
+    directory = tmp_path_factory.mktemp("two-types")
+    write_report(simulate(topology, jobs, usage_log=True), topology, directory, source="two-types.yaml")
+    return directory
+
+
+def test_the_summary_table_has_one_row_per_instance_type(two_type_report: Path):
+    page = (two_type_report / PAGE).read_text()
+    summary = page.split('id="summary"')[1].split("</table>")[0]
+    rows = re.findall(r"<tr><td>([^<]+)</td>(.*?)</tr>", summary)
+    assert [name for name, _ in rows] == ["all types", "ml.p4d.24xlarge", "ml.g5.12xlarge"]
+    cells = {name: re.findall(r">([^<]*)</td>", rest) for name, rest in rows}
+    # instances, jobs, by status, preemptions, lost, utilisation, used, idle, borrowed, lent (instance-hours)
+    assert cells["ml.p4d.24xlarge"][:10] == ["4", "1", "-", "0", "0.00", "50.0%", "4.00", "4.00", "2.00", "2.00"]
+    assert cells["ml.g5.12xlarge"][5:8] == ["25.0%", "4.00", "12.00"]
+    assert cells["all types"][5] == "-"  # no utilisation across types without prices
+
+
+@needs_browser
+def test_headless_chromium_draws_one_usage_chart_per_instance_type(browser, two_type_report: Path):
+    _, remote, _ = open_page(browser, two_type_report / PAGE)
+    assert wait_rendered(browser) == "true"
+    marks = dict(browser.execute_script(MARKS))
+    assert {"chart-type-0", "chart-type-1"} <= set(marks) and "chart-cluster" not in marks
+    assert all(count > 10 for count in marks.values()), marks
+    titles = browser.execute_script("return Array.from(document.querySelectorAll('.chart-type'))"
+                                    ".map(c => c.querySelector('svg .role-title-text').textContent)")
+    assert titles == ["ml.p4d.24xlarge: all shares (4 instances, lent instances are the borrowed ones)",
+                      "ml.g5.12xlarge: all shares (8 instances, lent instances are the borrowed ones)"]
+    # the wait axis reads as durations, as the tables do
+    ticks = browser.execute_script("return Array.from(document.querySelectorAll('#chart-waits svg "
+                                   ".role-axis-label text')).map(t => t.textContent)")
+    assert "0s" in ticks and not any(tick.endswith("000") for tick in ticks), ticks
+    assert remote == [] and browser.get_log("browser") == []
+
+
+@needs_browser
+def test_the_wait_column_reads_as_durations_and_sorts_by_seconds(browser, report_dir: Path):
+    open_page(browser, report_dir / PAGE)
+    assert wait_rendered(browser) == "true"
+    header = browser.execute_script("return Array.from(document.querySelectorAll('#worst th')).map(h => h.textContent)")
+    wait = header.index("wait")
+    browser.execute_script(f"document.querySelectorAll('#worst th')[{wait}].click()")  # numeric: largest first
+    cells = browser.execute_script(f"return Array.from(document.querySelectorAll('#worst tbody tr'))"
+                                   f".map(r => [r.cells[{wait}].textContent, Number(r.cells[{wait}].dataset.value)])")
+    assert [seconds for _, seconds in cells] == sorted((seconds for _, seconds in cells), reverse=True)
+    assert cells[0] == ["3m 20s", 200.0]  # qs1_job_low waited 200 s

@@ -88,6 +88,6 @@ def test_chromium_renders_the_windows_behind_the_usage(run, tmp_path: Path):
         _, remote, _ = open_page(browser, tmp_path / PAGE)
         assert wait_rendered(browser) == "true"
         windows = browser.execute_script(
-            "return document.querySelectorAll('#chart-cluster svg .mark-rect path').length")
+            "return document.querySelectorAll('#chart-type-0 svg .mark-rect path').length")  # the plan's type
         assert windows == 2 and remote == []
         assert browser.get_log("browser") == []

@@ -41,5 +41,6 @@ def test_shares_table_on_an_80_column_terminal_never_cuts_a_number(tmp_path: Pat
     assert all(len(line) <= 80 for line in shares.splitlines())
     assert "…" not in shares
     (row,) = result.shares
-    for number in ("3900.125", f"{row.own_utilisation:.1%}", f"{row.instance_hours_lost:.2f}"):
+    # second waited 3900.125 s for first: read as a duration, never cut
+    for number in ("1h 05m", f"{row.own_utilisation:.1%}", f"{row.instance_hours_lost:.2f}"):
         assert number in shares, number

@@ -51,7 +51,7 @@ def test_finds_the_known_optimum_within_the_budget_and_writes_a_topology_that_pa
     assert [share.capacity for share in topology.job_queues[0].shares] == [{"ml.g5.xlarge": 3}] * 2
     text = invoke("tune", str(known), *VARY, "--budget", "8", "--workers", "1", "--quiet")
     assert "recommended: q/A.capacity.ml.g5.xlarge=3, q/B.capacity.ml.g5.xlarge=3" in text.stdout
-    assert "Evidence" in text.stdout and re.search(r"│ min max\(wait_p95\) +│ +7200 │ +0 │", text.stdout)
+    assert "Evidence" in text.stdout and re.search(r"│ min max\(wait_p95\) +│ +2h 00m │ +0s │", text.stdout)
 
 
 def test_the_search_is_deterministic_and_does_not_depend_on_completion_order(known: Path):
@@ -107,7 +107,9 @@ def test_constraints_read_share_metrics_and_guarantees(known: Path):
     ("--constraint", "share(q/C).wait_p95 <= 600", "'q/C' is not a quota share"),
     ("--constraint", "wait_p95 = 3", "expected EXPR <= NUMBER"),
     ("--minimize", "median(wait_p95)", "unknown aggregate 'median'"),
-    ("--maximize", "utilisation", "expected METRIC, AGG(METRIC) or share(QUEUE/SHARE).METRIC"),
+    ("--maximize", "utilisation", "expected METRIC, AGG(METRIC), METRIC(TYPE), share(QUEUE/SHARE).METRIC"),
+    ("--maximize", "utilisation(ml.p5.48xlarge)", "'ml.p5.48xlarge' is not an instance type of the topology"),
+    ("--constraint", "share(A).utilisation(ml.p5.48xlarge) >= 0.5", "'ml.p5.48xlarge' is not an instance type"),
 ])
 def test_bad_objectives_and_constraints_are_one_line_exit_2(known: Path, flag: str, value: str, expected: str):
     result = invoke("tune", str(known), *VARY, "--budget", "2", "--workers", "1", flag, value)

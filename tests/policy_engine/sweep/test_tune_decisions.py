@@ -83,8 +83,8 @@ def test_an_infeasible_constraint_names_the_nearest_candidate_and_the_misses(kno
                     "--constraint", "max(wait_p95) <= 100", "--constraint", "max(preemptions) <= 0")
     assert result.exit_code == 1
     assert "no candidate met every constraint" in result.output
-    # transfer 1: A's third job waits 3600 s, 3500 over the bound; the preemption constraint holds
-    assert f"nearest candidate: {TRANSFER}=1: max(wait_p95) <= 100 missed by 3500" in result.output
+    # transfer 1: A's third job waits 3600 s, 3500 over the bound (a duration); the preemption constraint holds
+    assert f"nearest candidate: {TRANSFER}=1: max(wait_p95) <= 100 missed by 58m 20s" in result.output
     assert "max(preemptions) <= 0 missed" not in result.output
 
 

@@ -1,0 +1,32 @@
+"""The one formatter per kind of figure (``policy_engine.units``): durations, plain numbers, figures by unit."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from policy_engine.units import Unit, duration_text, figure_text, number_text
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    (0, "0s"), (45, "45s"), (2.5, "2.5s"), (60, "1m 00s"), (723, "12m 03s"), (11100, "3h 05m"),
+    (190800, "2d 5h"), (1909678.681, "22d 2h"), (-90, "-1m 30s"), (None, "-"), (math.inf, "-"), (math.nan, "-")])
+def test_durations_read_as_people_write_them(seconds, text):
+    assert duration_text(seconds) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (1234567, "1234567"), (1234567.0, "1234567"), (0.25, "0.25"), (1234567.25, "1234567.25"), (0.0, "0"),
+    (1e17, "100000000000000000"), (10.3 - 0.1, "10.2"), (0.00001, "0.00001"), (7117.938999951, "7117.939"),
+])
+def test_plain_numbers_have_no_e_notation_or_float_noise(value, text):
+    assert number_text(value) == text
+
+
+@pytest.mark.parametrize(("value", "unit", "text"), [
+    (1909678.681, Unit.SECONDS, "22d 2h"), (0.6514, Unit.FRACTION, "65.1%"), (1234.0, Unit.COUNT, "1,234"),
+    (1115.356475, Unit.INSTANCE_HOURS, "1,115.36"), (2.625, Unit.INSTANCES, "2.62"), (0.1 + 0.2, Unit.NUMBER, "0.3"),
+])
+def test_a_figure_is_written_as_its_unit_reads(value, unit, text):
+    assert figure_text(value, unit) == text
