@@ -27,6 +27,8 @@ class ObjectKind(StrEnum):
     SCHEDULING_POLICY = "scheduling_policy"
     GUARANTEE = "guarantee"
     SUPPRESSION = "suppression"
+    #: a ``targets`` entry (``label``: its share reference as written)
+    TARGET = "target"
 
 
 @dataclass(frozen=True, order=True)
@@ -91,6 +93,11 @@ class ObjectRef:
         label = f"{rule} {object}" if rule is not None and object is not None else None
         return cls(ObjectKind.SUPPRESSION, index=index, label=label)
 
+    @classmethod
+    def of_target(cls, index: int, ref: str | None = None) -> ObjectRef:
+        """A ``targets`` entry; ``ref`` its share reference as written, shown after the index."""
+        return cls(ObjectKind.TARGET, index=index, label=ref)
+
     @property
     def share_id(self) -> str | None:
         """``QUEUE/SHARE`` when the object is (or guarantees) exactly one share."""
@@ -123,6 +130,8 @@ class ObjectRef:
             return f"guarantees[{self.index}]" + (f" ({about})" if about else "")
         if self.kind is ObjectKind.SUPPRESSION:
             return f"suppress[{self.index}]" + (f" ({self.label})" if self.label else "")
+        if self.kind is ObjectKind.TARGET:
+            return f"targets[{self.index}]" + (f" ({self.label})" if self.label else "")
         if self.kind in (ObjectKind.ALL_ENVIRONMENTS, ObjectKind.ALL_QUEUES):
             return self.kind.value
         return "(topology)"

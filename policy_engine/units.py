@@ -1,7 +1,7 @@
-"""Durations as people read them: ``22d 2h``, ``3h 05m``, ``4m 10s``, ``45s``.
+"""Durations as people read them: ``22d 2h``, ``3h 05m``, ``4m 10s``, ``45s``, and as they write them.
 
 One formatter for every human-facing table, so a wait reads the same in every command; JSON keeps
-seconds as numbers.
+seconds as numbers. One parser for durations people type (``history --since``, a topology's targets).
 """
 
 from __future__ import annotations
@@ -26,3 +26,19 @@ def duration_text(seconds: float) -> str:
     if hours:
         return f"{hours}h {minutes:02d}m"
     return f"{minutes}m {secs:02d}s"
+
+
+#: Seconds per unit of a duration people write: ``30d``, ``12h``, ``90m``, ``3600s``.
+DURATION_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text: str) -> float:
+    """``30d``, ``12h``, ``90m``, ``3600s`` (or plain seconds) -> seconds; ``ValueError`` otherwise (also for 0)."""
+    text = text.strip()
+    unit = text[-1:].lower()
+    number = text[:-1] if unit in DURATION_UNITS else text
+    factor = DURATION_UNITS.get(unit, 1)
+    value = float(number)
+    if not value > 0 or not math.isfinite(value):
+        raise ValueError(text)
+    return value * factor

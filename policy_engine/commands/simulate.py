@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from typing import TYPE_CHECKING, TextIO
@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from policy_engine.commands.shared import FiniteFloatRange, SafePath, fail_input
+from policy_engine.commands.shared import EXIT_FINDINGS, FiniteFloatRange, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import SIMULATE_FORMATS
@@ -25,6 +25,7 @@ from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.workload import MAX_SECONDS, load_scenario
 from policy_engine.simulation.outputs.numbers import as_number
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
+from policy_engine.simulation.outputs.targets import TargetResult, evaluate_targets
 
 if TYPE_CHECKING:
     from policy_engine.model import Topology
@@ -70,14 +71,15 @@ def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, Reaso
 
 
 def _write_report(result: SimulationResult, topology: Topology, directory: str, source: str, share: str | None,
-                  window: tuple[float, float] | None) -> None:
+                  window: tuple[float, float] | None, targets: Sequence[TargetResult] = ()) -> None:
     """``--report DIR``; imported here so that plain runs never load matplotlib."""
     from pathlib import Path
 
     from policy_engine.reports.html_report import write_report
 
     try:
-        written = write_report(result, topology, Path(directory), source=source, share=share, window=window)
+        written = write_report(result, topology, Path(directory), source=source, share=share, window=window,
+                               targets=targets)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
     click.echo(f"wrote {written[0]} and {len(written) - 1} summary chart(s): "
@@ -146,24 +148,32 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
               help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
 @click.option("--allow-python", is_flag=True,
               help="Let the scenario name a Python topology module (loading one runs its code).")
+@click.option("--fail-on-target", is_flag=True,
+              help="Exit 1 when the run misses one of the topology's targets (0 when every one is met).")
 def command(scenario: str, until: float | None, output: str, events: str | None, event_format: str | None,
             backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
             report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
-            allow_python: bool) -> None:
-    """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model."""
+            allow_python: bool, fail_on_target: bool) -> None:
+    """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model.
+
+    Exit 0; 1 with --fail-on-target when a target of the topology is missed; 2 on bad input.
+    """
     if event_format is not None and not events:
         fail_input([f"--event-format {event_format}: it chooses what --events writes; add --events FILE"])
     # one pause of the cyclic collector over loading, simulating and writing: between separately paused
     # phases, its first collection would walk the million jobs just built (nothing here forms a cycle)
     with gc_paused():
-        _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy, quiet,
-                  report_dir, report_share, report_window, scheduler, workers, allow_python)
+        missed = _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy,
+                           quiet, report_dir, report_share, report_window, scheduler, workers, allow_python)
+    if fail_on_target and missed:
+        raise SystemExit(EXIT_FINDINGS)
 
 
 def _simulate(scenario: str, until: float | None, output: str, events: str | None, event_format: str,
               backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
               report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
-              allow_python: bool) -> None:
+              allow_python: bool) -> int:
+    """Run and report; returns how many target criteria the run missed."""
     try:
         loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:
@@ -189,15 +199,17 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         result = _parallel(loaded, until, events, scheduler, workers)
     else:
         result = _sequential(loaded, until, events, quiet, event_format)
+    targets = tuple(evaluate_targets(loaded.topology, result))
     if report_dir:
-        _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window)
+        _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window, targets)
     calibration = None
     if loaded.observed:
         from policy_engine.simulation.outputs.calibration import calibrate
 
         calibration = calibrate(result, loaded.observed)
-    SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy),
-                                      sys.stdout)
+    SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy,
+                                                     targets), sys.stdout)
+    return sum(1 for target in targets if not target.met)
 
 
 def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,

@@ -32,6 +32,7 @@ from policy_engine.reports import report_script, summary_png, vega
 from policy_engine.reports.safe_text import visible
 from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.simulation.outputs.results import SimulationResult
+from policy_engine.simulation.outputs.targets import TargetResult
 
 PAGE = "index.html"
 #: Without --report-share / --report-window, runs of at most this many jobs still get per-job timelines.
@@ -129,9 +130,19 @@ def _lanes_choice(result: SimulationResult, share: str | None,
     return lanes, title, note
 
 
+def _targets_section(targets: Sequence[TargetResult]) -> list[str]:
+    """The topology's targets, met or missed with the margin (nothing when it declares none)."""
+    if not targets:
+        return []
+    from policy_engine.reports.target_tables import html_table, summary_line
+
+    return ["<h2>Targets</h2>", "<style>#targets tr.missed td { background: #fde8e8; }</style>",
+            f'<p class="muted">{escape(summary_line(targets))}</p>', html_table(targets)]
+
+
 def render_page(result: SimulationResult, topology: Topology, source: str = "", share: str | None = None,
                 window: tuple[float, float] | None = None, aggregates: agg.Aggregates | None = None,
-                pngs: tuple[str, ...] = ()) -> str:
+                pngs: tuple[str, ...] = (), targets: Sequence[TargetResult] = ()) -> str:
     """The HTML page (a string): tables in HTML, charts drawn by the inlined Vega from the embedded data."""
     aggregates = aggregates or agg.aggregate(result)
     summary = result.summary
@@ -158,6 +169,7 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
                  f"{summary['cluster_utilisation']:.1%}", format_seconds(summary["wait_p50"]),
                  format_seconds(summary["wait_p95"]), format_seconds(summary["wait_max"]))],
                numeric={0, 2, 3, 4, 5, 6, 7}),
+        *_targets_section(targets),
         "<h2>Over time</h2>",
         '<p class="muted">Mean instances per time bin (own use, borrowed above the own limit, own capacity lent to '
         "others, idle), mean waiting jobs and preemptions per bin. Drag or scroll on a chart to zoom and pan "
@@ -206,7 +218,8 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
 
 
 def write_report(result: SimulationResult, topology: Topology, directory: Path, source: str = "",
-                 share: str | None = None, window: tuple[float, float] | None = None) -> list[Path]:
+                 share: str | None = None, window: tuple[float, float] | None = None,
+                 targets: Sequence[TargetResult] = ()) -> list[Path]:
     """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written.
 
     Symlinks are never followed: neither ``directory`` itself nor a file in it, so a link someone
@@ -214,7 +227,7 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
     """
     aggregates = agg.aggregate(result)
     files = dict(summary_png.draw(result, aggregates))
-    page = render_page(result, topology, source, share, window, aggregates, tuple(files))
+    page = render_page(result, topology, source, share, window, aggregates, tuple(files), targets)
     files[PAGE] = page.encode("utf-8")
     if directory.is_symlink():
         raise OSError(errno.ELOOP, "is a symbolic link; give the real directory", str(directory))

@@ -15,5 +15,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         extra["observed_vs_simulated"] = [row.to_json() for row in calibration]
     if output.named_at_deploy:
         extra["named_at_deploy"] = list(output.named_at_deploy)
+    if output.targets:
+        extra["targets"] = [result.to_json() for result in output.targets]
     output.result.write_json(stream, extra or None)
     stream.write("\n")

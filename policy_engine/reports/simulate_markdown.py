@@ -57,3 +57,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
                nl=False)
     if output.deploy_note():
         click.echo(f"\n_{safe_text.markdown(output.deploy_note())}_", file=stream)
+    if output.targets:
+        from policy_engine.reports.target_tables import markdown_lines
+
+        click.echo("\n".join(["", *markdown_lines(output.targets)]), file=stream)

@@ -94,3 +94,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         console.print(output.deploy_note(), markup=False)
     if output.calibration is not None:
         console.print(calibration_table(output.calibration))
+    if output.targets:
+        from policy_engine.reports.target_text import print_targets
+
+        print_targets(output.targets, console)

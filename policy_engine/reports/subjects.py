@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from policy_engine.profiles.fitting import FitResult
     from policy_engine.simulation.outputs.calibration import ShareCalibration
     from policy_engine.simulation.outputs.results import SimulationResult
+    from policy_engine.simulation.outputs.targets import TargetResult
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,8 @@ class SimulateOutput:
     calibration: list[ShareCalibration] | None = None
     #: the topology's objects named at deploy (a template's logical IDs stand in for their names)
     named_at_deploy: tuple[str, ...] = ()
+    #: the topology's targets judged on the run (``simulation.outputs.targets``), one per criterion
+    targets: tuple[TargetResult, ...] = ()
 
     def deploy_note(self) -> str:
         """One line saying which names are a template's logical IDs (empty when none is)."""
