@@ -188,7 +188,8 @@ def target_problems(data: Any, shares_by_queue: dict[str, list[str]]) -> list[St
                     ("targets", index, "instance_type"), where,
                     f"{match.queue}/{match.share} has no limit for instance type {instance_type!r} "
                     f"(its types: {', '.join(types) or 'none'})"))
-        if not any(target.get(key) is not None for key in TARGET_CRITERIA):
+        unknown = set(target) - {"share", "instance_type", *TARGET_CRITERIA}  # a typo is reported as one already
+        if not unknown and not any(target.get(key) is not None for key in TARGET_CRITERIA):
             problems.append(StructureProblem(("targets", index), where,
                                              f"holds the share to nothing; give at least one of "
                                              f"{', '.join(TARGET_CRITERIA)}"))

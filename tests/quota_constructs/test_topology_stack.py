@@ -533,3 +533,14 @@ def test_cdk_debug_mode_still_records_the_creation_stack_traces():
     run = subprocess.run([sys.executable, "-c", DEBUG_RUN], cwd=ROOT, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split()[-1] == "1"
+
+
+def test_targets_are_never_deployed(default):
+    """A topology's targets judge simulated runs only: the synthesized template is the same without them."""
+    from policy_engine.model import Target
+
+    _, _, template = default
+    targeted = example_topology().model_copy(update={"targets": (
+        Target(share="training/QS1", wait_p95="1h", max_preemptions_per_job=1, min_utilisation=0.5),)})
+    (stack,) = TopologyStacks(fast_app(), targeted).stacks
+    assert Template.from_stack(stack).to_json() == template
