@@ -19,8 +19,9 @@ def verdict(output: CompareOutput) -> list[str]:
         differences = [row.difference(run, WAIT_P95) for row in shares.rows]
         lower = sum(1 for d in differences if d < 0)
         higher = sum(1 for d in differences if d > 0)
-        lines.append(f"{output.runs[run].label} against {output.runs[0].label}: wait p95 lower on {lower} share(s) "
-                     f"and type(s), higher on {higher}, equal on {len(differences) - lower - higher}")
+        lines.append(f"{output.runs[run].label} against {output.runs[0].label}: wait p95 lower for {lower} of "
+                     f"{len(differences)} shares and instance types, higher for {higher}, equal for "
+                     f"{len(differences) - lower - higher}")
     lines.append(sc.targets_met_line(output.targets))
     return lines
 
@@ -32,10 +33,10 @@ def write(output: CompareOutput, stream: TextIO) -> None:
                   highlight=False)
     console.print(sc.runs_line(output.shares, output.sources), markup=False, highlight=False)
     console.print(sc.rich_table("The whole run", sc.share_header(output.overall)[2:],
-                                [row[2:] for row in sc.share_rows(output.overall)]))
+                                [row[2:] for row in sc.share_rows(output.overall)], names=0))
     console.print(sc.rich_table("Per instance type (never summed across types)",
                                 ("instance type", *sc.share_header(output.types)[2:]),
-                                [row[1:] for row in sc.share_rows(output.types)]))
+                                [row[1:] for row in sc.share_rows(output.types)], names=1))
     console.print(sc.rich_table("Per share and instance type", sc.share_header(output.shares),
                                 sc.share_rows(output.shares), caption=sc.LEGEND))
     if output.targets.rows:

@@ -229,6 +229,12 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
     files = dict(summary_png.draw(result, aggregates))
     page = render_page(result, topology, source, share, window, aggregates, tuple(files), targets)
     files[PAGE] = page.encode("utf-8")
+    write_files(directory, files)
+    return [directory / PAGE, *(directory / name for name in files if name != PAGE)]
+
+
+def write_files(directory: Path, files: dict[str, bytes]) -> None:
+    """Write each file into ``directory`` (created), following no symlink (``OSError`` ``ELOOP`` instead)."""
     if directory.is_symlink():
         raise OSError(errno.ELOOP, "is a symbolic link; give the real directory", str(directory))
     directory.mkdir(parents=True, exist_ok=True)
@@ -245,7 +251,6 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
                 out.write(data)
     finally:
         os.close(folder)
-    return [directory / PAGE, *(directory / name for name in files if name != PAGE)]
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

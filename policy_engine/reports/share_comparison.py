@@ -49,9 +49,9 @@ def difference_text(figure: Figure, difference: float) -> str:
     if difference == 0:
         return "±0"
     sign = "+" if difference > 0 else MINUS
-    if figure.unit is FigureUnit.FRACTION:
-        return f"{sign}{abs(difference) * 100:.1f} points"
-    return sign + figure_text(figure, abs(difference))
+    shown = f"{abs(difference) * 100:.1f} points" if figure.unit is FigureUnit.FRACTION else \
+        figure_text(figure, abs(difference))
+    return "≈0" if shown.strip("0.,s points") == "" else sign + shown  # too small to show: not a change to read
 
 
 def header(figure: Figure) -> str:
@@ -118,9 +118,9 @@ def _target_difference(row: TargetRow, run: int) -> str:
     if difference == 0:
         return "±0"
     sign = "+" if difference > 0 else MINUS
-    if row.criterion.unit is Unit.FRACTION:
-        return f"{sign}{abs(difference) * 100:.1f} points"
-    return sign + value_text(row.criterion, abs(difference))
+    shown = f"{abs(difference) * 100:.1f} points" if row.criterion.unit is Unit.FRACTION else \
+        value_text(row.criterion, abs(difference))
+    return "≈0" if shown.strip("0.,s points") == "" else sign + shown
 
 
 def target_rows(comparison: TargetComparison) -> list[tuple[str, ...]]:
@@ -145,31 +145,33 @@ def targets_met_line(comparison: TargetComparison) -> str:
     return "targets met: " + ", ".join(parts)
 
 
-def rich_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "") -> Table:
-    """A rich ``Table`` of rendered cells (names fold; nothing is cut)."""
+def rich_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "",
+               names: int = 2) -> Table:
+    """A rich ``Table`` of rendered cells, the first ``names`` columns left-aligned (names fold; nothing is cut)."""
     from rich.table import Table
 
     from policy_engine.reports.safe_text import rich_text
 
     table = Table(title=title, caption=caption or None, caption_justify="left")
     for index, column in enumerate(head):
-        table.add_column(column, overflow="fold", justify="left" if index < 2 else "right")
+        table.add_column(column, overflow="fold", justify="left" if index < names else "right")
     for row in rows:
         table.add_row(*(rich_text(value, "bold red" if "MISSED" in value else "") for value in row))
     return table
 
 
-def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]], names: int = 2) -> list[str]:
+    """A GFM table, the first ``names`` columns left-aligned and the figures right-aligned."""
     from policy_engine.reports.markdown import table
 
-    return table(head, rows, align="ll" + "r" * (len(head) - 2))
+    return table(head, rows, align="l" * names + "r" * (len(head) - names))
 
 
-def html_table(head: Sequence[str], rows: Sequence[Sequence[str]], attrs: str = "") -> str:
+def html_table(head: Sequence[str], rows: Sequence[Sequence[str]], attrs: str = "", names: int = 2) -> str:
     from policy_engine.reports.html_report import escape
 
     cells = "".join(f"<th>{escape(h)}</th>" for h in head)
     numeric = ' class="num"'
-    body = "".join("<tr>" + "".join(f"<td{numeric if i >= 2 else ''}>{escape(v)}</td>" for i, v in enumerate(row))
+    body = "".join("<tr>" + "".join(f"<td{numeric if i >= names else ''}>{escape(v)}</td>" for i, v in enumerate(row))
                    + "</tr>" for row in rows)
     return f"<table{attrs}><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>"
