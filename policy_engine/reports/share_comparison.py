@@ -51,7 +51,12 @@ def difference_text(figure: Figure, difference: float) -> str:
     sign = "+" if difference > 0 else MINUS
     shown = f"{abs(difference) * 100:.1f} points" if figure.unit is FigureUnit.FRACTION else \
         figure_text(figure, abs(difference))
-    return "≈0" if shown.strip("0.,s points") == "" else sign + shown  # too small to show: not a change to read
+    return _signed(sign, shown)
+
+
+def _signed(sign: str, shown: str) -> str:
+    """``+1m 05s``; ``≈0`` when the difference rounds to nothing as shown (no digit but zeros)."""
+    return sign + shown if any(digit in shown for digit in "123456789") else "≈0"
 
 
 def header(figure: Figure) -> str:
@@ -120,7 +125,7 @@ def _target_difference(row: TargetRow, run: int) -> str:
     sign = "+" if difference > 0 else MINUS
     shown = f"{abs(difference) * 100:.1f} points" if row.criterion.unit is Unit.FRACTION else \
         value_text(row.criterion, abs(difference))
-    return "≈0" if shown.strip("0.,s points") == "" else sign + shown
+    return _signed(sign, shown)
 
 
 def target_rows(comparison: TargetComparison) -> list[tuple[str, ...]]:
