@@ -12,12 +12,21 @@ from policy_engine.simulation.outputs.numbers import format_seconds
 from policy_engine.sweep.evaluate import ERROR, OK
 from policy_engine.sweep.expressions import Expression
 from policy_engine.sweep.subjects import SweepOutput
+from policy_engine.sweep.target_constraints import missed_targets
 
 
 def ranked(records: list[dict[str, Any]], objective: Expression, maximize: bool) -> list[tuple[float, dict[str, Any]]]:
-    """Ok runs best first by ``objective`` (ties by grid order)."""
+    """Ok runs best first by ``objective`` (ties by grid order), runs that miss a target (infeasible) after all
+    the others."""
     scored = [(objective(record), record) for record in records if record["status"] == OK]
-    return sorted(scored, key=lambda pair: (-pair[0] if maximize else pair[0], pair[1]["index"]))
+    return sorted(scored, key=lambda pair: (missed_targets(pair[1]) > 0, -pair[0] if maximize else pair[0],
+                                            pair[1]["index"]))
+
+
+def _targets_cell(record: dict[str, Any]) -> str:
+    missed = missed_targets(record)
+    judged = len(record.get("targets", []))
+    return "-" if not judged else "all met" if not missed else f"{missed} of {judged} missed"
 
 
 def _number(value: float) -> str:
@@ -34,14 +43,14 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     table.add_column("#", justify="right")
     for axis in axes:
         table.add_column(axis.path, overflow="fold")
-    for column in (objective.text, "cluster util", "wait p95", "wait max", "preemptions", "inst-h lost"):
+    for column in (objective.text, "cluster util", "wait p95", "wait max", "preemptions", "inst-h lost", "targets"):
         table.add_column(column, justify="right")
     for rank, (score, record) in enumerate(best[:top], start=1):
         summary = record["summary"]
         table.add_row(str(rank), *(json.dumps(record["values"][axis.path]) for axis in axes), _number(score),
                       f"{summary['cluster_utilisation']:.1%}", format_seconds(summary["wait_p95"]),
                       format_seconds(summary["wait_max"]), f"{summary['preemptions']:,}",
-                      f"{summary['instance_hours_lost']:.2f}")
+                      f"{summary['instance_hours_lost']:.2f}", _targets_cell(record))
     console.print(table)
     counts: dict[str, int] = {}
     for record in records:
@@ -49,6 +58,9 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     where = f"; results in {output.out_dir}" if output.out_dir else ""
     console.print(f"{len(records):,} run(s): " + ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
                   + where)
+    infeasible = sum(1 for record in records if record["status"] == OK and missed_targets(record))
+    if infeasible:
+        console.print(f"{infeasible:,} ok run(s) miss a target of the topology (infeasible; ranked last)")
     for record in records:
         if record["status"] == OK:
             continue

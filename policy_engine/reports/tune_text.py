@@ -74,7 +74,9 @@ def _decision(output: TuneOutput, console: Console) -> None:
     first = output.objectives[0]
     if result.best is None and result.nearest is not None:
         values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.nearest["values"].items())
-        misses = "; ".join(f"{text} missed by {figure(amount)}" for text, amount in result.misses)
+        words = {c.text: c.shown for c in output.constraints if c.shown is not None}
+        misses = "; ".join(f"{text} missed by {words[text](amount) if text in words else figure(amount)}"
+                           for text, amount in result.misses)
         console.print(f"nearest candidate: {values}: {misses}", highlight=False, soft_wrap=True)
     if result.chosen is not None and result.gain is not None:
         gain = f"{result.gain:.1%} of the current value" if result.relative_gain else f"{result.gain:g} (absolute)"

@@ -23,6 +23,7 @@ from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.simulation.outputs.numbers import plain
 from policy_engine.simulation.outputs.results import SimulationResult
+from policy_engine.simulation.outputs.targets import evaluate_targets
 from policy_engine.sweep.candidate import variant
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.grid import Candidate
@@ -30,6 +31,11 @@ from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.samples import mean_record
 
 OK, INVALID, ERROR = "ok", "invalid", "error"
+
+
+def targets_json(topology: Topology, result: SimulationResult) -> list[dict]:
+    """The topology's targets judged on the run (``simulate --format json``'s ``targets``)."""
+    return plain([target.to_json() for target in evaluate_targets(topology, result)])
 
 
 def simulation_json(result: SimulationResult) -> tuple[dict, list[dict]]:
@@ -67,7 +73,7 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
     With ``workloads`` (``samples.resample``), the candidate runs once on each instead of the scenario's
     own jobs, and the record holds their mean (``samples.mean_record``)."""
     record: dict[str, Any] = {"index": candidate.index, "values": dict(candidate.values), "status": OK,
-                              "findings": [], "error": "", "summary": {}, "shares": []}
+                              "findings": [], "error": "", "summary": {}, "shares": [], "targets": []}
     try:
         with gc_paused():  # building the candidate's workload and results allocates in bulk (about 15 % faster)
             chosen = variant(scenario, axes, candidate.values, guarantees)
@@ -79,13 +85,15 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
             if not workloads:
                 result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings, live=scenario.live)
                 record["summary"], record["shares"] = simulation_json(result)
+                record["targets"] = targets_json(chosen.topology, result)
                 return record
             runs = []
             for jobs in workloads:
                 sample = variant(replace(scenario, jobs=list(jobs)), axes, candidate.values, guarantees)
                 result = simulate(sample.topology, sample.jobs, sample.updates, sample.settings, live=scenario.live)
                 summary, shares = simulation_json(result)
-                runs.append({**record, "summary": summary, "shares": shares})
+                runs.append({**record, "summary": summary, "shares": shares,
+                             "targets": targets_json(sample.topology, result)})
             return mean_record(runs)
     except Exception as error:  # one bad candidate must not end a sweep of thousands
         record["status"] = ERROR

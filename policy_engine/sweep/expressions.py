@@ -98,6 +98,8 @@ class Constraint:
     violation: Callable[[dict], float]
     #: The number compared against (``None`` for ``guarantees``): what a miss is measured relative to.
     bound: float | None = None
+    #: How a miss reads (a target's shortfall as a duration, a percentage); ``None``: the plain number.
+    shown: Callable[[float], str] | None = None
 
     def holds(self, record: dict) -> bool:
         return self.violation(record) <= 0
