@@ -96,9 +96,10 @@ WORST_JOBS = 20
 
 #: What each figure of the impact means, said once under its table.
 IMPACT_LEGEND = (
-    "*wait*: seconds from submission to a job's first start (to the end of the replay for a job that never "
+    "*wait*: from submission to a job's first start (to the end of the replay for a job that never "
     "starts); *p95*: 95 % of the share's jobs waited at most this long; *preemptions*: jobs of the share "
-    "preempted at or after the deploy; *before → after*: the replay without the change → with HEAD deployed.")
+    "preempted at or after the deploy; each cell: the replay without the change → with HEAD deployed, then in "
+    "parentheses the difference (negative: the change shortens the wait or saves preemptions).")
 
 
 def _promise_rows(report: ChangeReport) -> list[tuple[str, ...]]:
@@ -117,16 +118,12 @@ def _guarantee_rows(changes: list[GuaranteeChange]) -> list[tuple[str, str, str,
             for g in changes]
 
 
-def _seconds(before: float, after: float) -> str:
-    return f"{format_seconds(round(before, 3))} → {format_seconds(round(after, 3))}"
-
-
 def _impact_sections(impact: dict) -> list[_Section]:
-    rows = [(row["share"], row["instance_type"], row["jobs"],
-             _seconds(row["mean_wait_before"], row["mean_wait_after"]),
-             _seconds(row["wait_p95_before"], row["wait_p95_after"]),
-             f"{row['preemptions_before']} → {row['preemptions_after']}")
-            for row in impact.get("shares", [])]
+    from policy_engine.changes.impact import share_comparison, target_comparison
+    from policy_engine.reports import share_comparison as sc
+
+    per_share = share_comparison(impact)
+    targets = target_comparison(impact)
     worst = impact["preempted"][:WORST_JOBS]
     more = len(impact["preempted"]) - len(worst)
     jobs = _section(f"Jobs preempted because of the change (the {len(worst)} worst"
@@ -135,9 +132,12 @@ def _impact_sections(impact: dict) -> list[_Section]:
                     [(job["name"], job["share"], f"{job['instances']} {job['instance_type']}",
                       f"{job['preemptions_before']} → {job['preemptions_after']}") for job in worst],
                     "preempted job(s)")
-    return [_section("Impact per share", ("share", "instance type", "jobs", "mean wait (s), before → after",
-                                          "p95 wait (s), before → after", "preemptions, before → after"),
-                     rows, "impact row(s)", open_=True, note=IMPACT_LEGEND), jobs]
+    sections = [_section("Impact per share", sc.share_header(per_share), sc.share_rows(per_share), "impact row(s)",
+                         open_=True, note=IMPACT_LEGEND)]
+    if targets.rows:
+        sections.append(_section(f"Targets, before → after ({sc.targets_met_line(targets)})",
+                                 sc.target_header(targets), sc.target_rows(targets), "target row(s)", open_=True))
+    return [*sections, jobs]
 
 
 def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int = GITHUB_COMMENT_LIMIT) -> str:
@@ -173,7 +173,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
                  [(h.kind, h.resource_type, h.name, h.message) for h in report.hazards], "hazard(s)", open_=True),
     ]
     impact_sections = _impact_sections(impact) if impact is not None else []
-    sections += impact_sections[:1]
+    sections += impact_sections[:-1]
     sections.append(_section("New findings", ("severity", "rule", "object", "problem", "fix"),
                              [(f.severity.value, f.rule, str(f.object), f.message, f.hint)
                               for f in report.new_findings], "new finding(s)", open_=True))
@@ -191,7 +191,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         _section("Resolved findings", ("severity", "rule", "object", "problem"),
                  [(f.severity.value, f.rule, str(f.object), f.message) for f in report.resolved_findings],
                  "resolved finding(s)"),
-        *impact_sections[1:],
+        *impact_sections[-1:],
     ]
     sections = [section for section in sections if section.rows]
     omitted = []

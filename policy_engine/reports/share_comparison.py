@@ -173,7 +173,7 @@ def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]], names: in
 
 
 def html_table(head: Sequence[str], rows: Sequence[Sequence[str]], attrs: str = "", names: int = 2) -> str:
-    from policy_engine.reports.html_report import escape
+    from policy_engine.reports.safe_text import html_text as escape
 
     cells = "".join(f"<th>{escape(h)}</th>" for h in head)
     numeric = ' class="num"'

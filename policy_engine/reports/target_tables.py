@@ -67,7 +67,7 @@ def markdown_lines(results: Sequence[TargetResult], title: str = "Targets") -> l
 
 def html_table(results: Sequence[TargetResult]) -> str:
     """The rows as an HTML table (a missed row marked ``missed``), for the report pages."""
-    from policy_engine.reports.html_report import escape
+    from policy_engine.reports.safe_text import html_text as escape
 
     head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
     missed = ' class="missed"'

@@ -121,8 +121,11 @@ def evaluate_targets(topology: Topology, result: SimulationResult) -> list[Targe
             if preemptions > most[key]:
                 most[key] = preemptions
     utilisation = {(m.share, m.instance_type): (m.own_utilisation, m.jobs) for m in result.shares}
+    ran = {m.share for m in result.shares}
     out: list[TargetResult] = []
     for index, target, share in targets:
+        if share not in ran:  # a run of another topology (diff's replay without the change): nothing to judge
+            continue
         keys = [key for key in waits if key[0] == share and target.instance_type in (None, key[1])]
         values = sorted(value for key in keys for value in waits[key])
         for criterion, goal in ((Criterion.WAIT_P95, target.wait_p95), (Criterion.WAIT_P50, target.wait_p50)):
@@ -142,6 +145,12 @@ def evaluate_targets(topology: Topology, result: SimulationResult) -> list[Targe
                 out.append(TargetResult(index, share, instance_type, Criterion.MIN_UTILISATION,
                                         float(target.min_utilisation), used, jobs))
     return out
+
+
+def from_json(entry: dict) -> TargetResult:
+    """A ``TargetResult`` back from its ``to_json`` (a report that carries runs as JSON, e.g. ``diff``'s impact)."""
+    return TargetResult(int(entry["target"]), entry["share"], entry["instance_type"], Criterion(entry["criterion"]),
+                        float(entry["goal"]), float(entry["actual"]), int(entry["jobs"]))
 
 
 def missed(results: Iterable[TargetResult]) -> list[TargetResult]:
