@@ -190,10 +190,11 @@ class Pool:
             if share.lends:
                 share.lent_int += (limit - used) * (r_int - share.last_r)
                 self.lender_idle += (limit - new if new < limit else 0) - (limit - used)
-            if new > limit:
+            if new > limit and share.borrows:
                 self.borrowed += new - limit
         else:
-            if used > limit or new > limit:
+            # usage above a lowered limit of a share that cannot borrow (any more) is not borrowed capacity
+            if (used > limit or new > limit) and share.borrows:
                 self.borrowed += (new - limit if new > limit else 0) - (used - limit)
             if new < limit and share.lends:
                 self.lender_idle += limit - new

@@ -247,11 +247,21 @@ def test_fast_paths_decide_as_the_plain_methods_under_contention(case):
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(changing())
-@pytest.mark.xfail(reason="found when the live-endpoint changes (change_now, passes ordered within an instant) met "
-                          "the fast-path comparison: with a mid-run strategy change the fast and plain paths "
-                          "record different usage; to be traced (see the issue 20 note)", strict=False)
 def test_fast_paths_decide_as_the_plain_methods_when_limits_change(case):
     _same(case)
+
+
+def test_a_share_that_stops_borrowing_above_its_limit_borrows_nothing_when_its_job_ends():
+    """Found by the property above: a LEND_AND_BORROW share turned LEND while a 2-instance job runs on its
+    limit of 1. Its usage above the limit is no longer borrowed capacity, so the job's end must not take an
+    instance off the pool's borrowed count (the inlined ``adjust`` once did, and the count went to -1)."""
+    topology = simulated_topology(2, quota_share("S0", 1, "LEND_AND_BORROW"), quota_share("S1", 1, "LEND"))
+    jobs = [job(f"j{i}", "S0", at=0, duration=2 if i == 5 else 1, instances=2 if i == 5 else 1) for i in range(8)]
+    case = (topology, jobs, [ShareUpdate(4, "q/S0", {"strategy": "LEND"})], SimulationSettings())
+    _same(case)
+    engine = Engine(*case)
+    engine.run()
+    assert [pool.borrowed for pool in engine.pools] == [0]
 
 
 def test_the_reference_runs_through_the_plain_methods(monkeypatch):
