@@ -192,6 +192,10 @@ def commands_for(kind: str, folder: Path, index: int) -> list[list[str]]:
                  "-o", str(folder / "out.csv")]]
     scenario = str(folder / "scenario.yaml")
     runs = [["simulate", scenario, "--format", "json", "--quiet"]]
+    if index % 4 == 0:  # designs side by side: the same input on two designs, in-process
+        topology = str(folder / "topology.yaml")
+        runs.append(["compare", scenario, "--topology", topology, "--topology", topology, "--workers", "1",
+                     "--format", "json"])
     if kind in ("jobs.csv", "jobs.jsonl"):  # a job file: fit reads it as a history
         runs.append(["fit", str(folder / kind), "--format", "json"])
     return runs
