@@ -36,7 +36,8 @@ def _uptime() -> str:
     try:
         return subprocess.run(["uptime"], check=True, capture_output=True, text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return "load average %.2f %.2f %.2f" % os.getloadavg()
+        one, five, fifteen = os.getloadavg()
+        return f"load average: {one:.2f}, {five:.2f}, {fifteen:.2f}"
 
 
 def _timed(args: list[str]) -> tuple[float, float]:
