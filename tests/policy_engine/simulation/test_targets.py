@@ -121,3 +121,14 @@ def test_json_and_markdown_say_met_or_missed_with_the_margin(tmp_path):
     markdown = CliRunner().invoke(main, ["simulate", str(path), "--format", "markdown"]).output
     table = next(t for t in gfm.tables(markdown) if t[0][0] == "target")
     assert table[1] == ["targets[0]", "q/A", "wait p95", "≤ 30m 00s", "1h 00m", "MISSED", "missed by 30m 00s"]
+
+
+def test_the_html_report_has_a_targets_section_with_the_missed_row_marked(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO % "30m")
+    out = CliRunner().invoke(main, ["simulate", str(path), "--report", str(tmp_path / "report")])
+    assert out.exit_code == 0, out.output
+    page = (tmp_path / "report" / "index.html").read_text()
+    section = page.split("<h2>Targets</h2>")[1].split("<h2>")[0]
+    assert "targets: 0 of 1 met; missed: q/A wait p95 missed by 30m 00s" in section
+    assert '<tr class="missed"><td>targets[0]</td><td>q/A</td><td>wait p95</td><td>≤ 30m 00s</td>' in section
