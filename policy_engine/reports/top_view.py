@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, TextIO
 
-from rich.console import Group, RenderableType
+from rich import box
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -16,6 +17,8 @@ from policy_engine.units import duration_text
 
 #: Columns of a head job's reason on the screen (cut with an ellipsis; ``--format json`` has it whole).
 REASON_WIDTH = 70
+#: what the reason keeps on a narrow terminal (the other columns are never cut)
+REASON_MIN_WIDTH = 24
 
 
 def human_duration(seconds: float | None) -> str:
@@ -56,26 +59,64 @@ def visible_rows(figures: QueueFigures, sort: SortKey, text: str) -> list[ShareR
     return sorted(rows, key=sort.key, reverse=sort.descending)
 
 
-def shares_table(figures: QueueFigures, rows: list[ShareRow]) -> Table:
-    table = Table(title=f"job queue {figures.queue}: quota shares", title_justify="left", expand=False)
-    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
-        ("SHARE", "left"), ("TYPE", "left"), ("STRATEGY", "left"), ("LIMIT", "right"), ("OWN", "right"),
-        ("BORROWED", "right"), ("LENT", "right"), ("WAITING", "right"), ("HEAD JOB", "left"), ("PRIO", "right"),
-        ("AGE", "right"), ("REASON", "left"), ("PREEMPT 1h", "right"))
-    for name, justify in columns:
-        # one line per row, as in top: a long reason is cut (the JSON output has it whole)
-        table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
-                         max_width=REASON_WIDTH if name == "REASON" else None)
-    for row in rows:
-        head = row.head
-        state = "" if row.state == "ENABLED" else f" ({row.state})"
-        table.add_row(
-            Text(row.share + state), Text(row.instance_type), Text(row.strategy), str(row.limit), str(row.own),
-            str(row.borrowed), _number(row.lent), _waiting(row.waiting, row.waiting_capped),
-            Text(head.name if head else "-"), str(head.priority) if head and head.priority is not None else "-",
-            human_duration(head.age_seconds) if head else "-", Text(head.reason if head else ""),
-            "-" if row.preemptions is None else str(row.preemptions))
-    return table
+_SHARE_COLUMNS: tuple[tuple[str, Literal["left", "right"]], ...] = (
+    ("SHARE", "left"), ("TYPE", "left"), ("STRATEGY", "left"), ("LIMIT", "right"), ("OWN", "right"),
+    ("BORROWED", "right"), ("LENT", "right"), ("WAITING", "right"), ("HEAD JOB", "left"), ("PRIO", "right"),
+    ("AGE", "right"), ("REASON", "left"), ("PREEMPT 1h", "right"))
+_REASON = [name for name, _ in _SHARE_COLUMNS].index("REASON")
+_STRATEGY = [name for name, _ in _SHARE_COLUMNS].index("STRATEGY")
+
+
+class SharesTable:
+    """The per-share table, laid out for the width it is drawn at: one line per row, as in top, and on a
+    narrow terminal only the reason is cut (the JSON output has it whole); every other column keeps its
+    header and its widest cell whole (rich alone would squeeze the short columns to nothing)."""
+
+    def __init__(self, figures: QueueFigures, rows: list[ShareRow]) -> None:
+        self.title = f"job queue {figures.queue}: quota shares"
+        self.cells = [_share_cells(row) for row in rows]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        widths = [max([len(name), *(len(row[index]) for row in self.cells)])
+                  for index, (name, _) in enumerate(_SHARE_COLUMNS)]
+        # a cell is its text, one space either side and one border; the table adds its left border
+        others = 1 + sum(width + 3 for index, width in enumerate(widths) if index != _REASON)
+        narrow = options.max_width < others + REASON_MIN_WIDTH + 3
+        reason = min(REASON_WIDTH, max(REASON_MIN_WIDTH, options.max_width - others - 3))
+        # narrow: no borders, no strategy (check and explain show it), and each head's reason on its own line
+        # under the table (a line longer than the terminal is cut at its edge, as top cuts it)
+        dropped = (_REASON, _STRATEGY) if narrow else ()
+        table = (Table(title=self.title, title_justify="left", expand=False, box=box.SIMPLE_HEAD,
+                       padding=(0, 2, 0, 0), pad_edge=False) if narrow
+                 else Table(title=self.title, title_justify="left", expand=False))
+        for index, (name, justify) in enumerate(_SHARE_COLUMNS):
+            if index in dropped:
+                continue
+            width = reason if index == _REASON else widths[index]
+            table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis", max_width=width,
+                             min_width=None if index == _REASON else width)
+        for row in self.cells:
+            table.add_row(*(cell for index, cell in enumerate(row) if index not in dropped))
+        yield table
+        if narrow:
+            for row in self.cells:
+                if row[_REASON].plain:
+                    yield Text.assemble(row[0], " ", row[8], ": ", row[_REASON], overflow="fold")
+
+
+def shares_table(figures: QueueFigures, rows: list[ShareRow]) -> SharesTable:
+    return SharesTable(figures, rows)
+
+
+def _share_cells(row: ShareRow) -> list[Text]:
+    head = row.head
+    state = "" if row.state == "ENABLED" else f" ({row.state})"
+    return [Text(text) for text in (
+        row.share + state, row.instance_type, row.strategy, str(row.limit), str(row.own), str(row.borrowed),
+        _number(row.lent), _waiting(row.waiting, row.waiting_capped), head.name if head else "-",
+        str(head.priority) if head and head.priority is not None else "-",
+        human_duration(head.age_seconds) if head else "-", head.reason if head else "",
+        "-" if row.preemptions is None else str(row.preemptions))]
 
 
 def front_table(figures: QueueFigures) -> Table:
@@ -123,7 +164,6 @@ PIPE_WIDTH = 200
 
 def write_text(figures: QueueFigures, stream: TextIO) -> None:
     """``top --once`` (or piped): the screen's tables, printed once."""
-    from rich.console import Console
 
     console = Console(file=stream, width=None if stream.isatty() else PIPE_WIDTH, highlight=False)
     console.print(screen(figures, SORTS[0], "", []))

@@ -309,3 +309,28 @@ def test_top_in_tmux_against_serve_walkthrough(tmp_path):
         subprocess.run([TMUX or "tmux", "-L", SOCKET, "kill-server"], capture_output=True)
         serve.terminate()
         serve.wait(timeout=10)
+
+
+@pytest.mark.parametrize("width", [200, 100])
+def test_no_column_but_the_reason_is_cut_on_a_narrower_terminal(served, width):
+    """rich alone squeezed the short columns to ``O…`` and ``LE…`` on a 180-column terminal: every header and
+    figure stays whole; below the width of the whole table the reasons move under it, one line per head."""
+    from rich.console import Console
+
+    from policy_engine.aws.clients import ClientOptions, make_client
+    from policy_engine.reports import top_view
+
+    running, _ = served
+    reclaimed(running)
+    figures = QueueReader(Api(make_client(ClientOptions(endpoint_url=running.url))), "training").read()
+    console = Console(width=width, record=True, highlight=False)
+    console.print(top_view.shares_table(figures, top_view.visible_rows(figures, top_view.SORTS[0], "")))
+    lines = console.export_text().splitlines()
+    header = next(line for line in lines if "SHARE" in line)
+    for name in ("SHARE", "TYPE", "LIMIT", "OWN", "BORROWED", "LENT", "WAITING", "HEAD JOB", "PRIO", "AGE"):
+        assert f" {name} " in header, (name, header)
+    qs1 = next(line for line in lines if line.lstrip("│ ").startswith("QS1"))
+    assert "qs1_job_med" in qs1 and "1m 40s" in qs1
+    assert all(len(line) <= width for line in lines)
+    reason = next(line for line in lines if "CAPACITY" in line)
+    assert (reason is qs1) == (width == 200)  # in the row, or on its own line under the table
