@@ -10,6 +10,7 @@ instance type, and the targets met. Exit 0; 1 with ``--fail-on-target`` when the
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -93,10 +94,10 @@ def _run(scenario: Scenario, designs: list[Design], until: float | None, over_ti
     """Every design on the executor, back in design order, and where they ran."""
     from policy_engine.comparison.runs import Workload, run_design
     from policy_engine.simulation.gcpause import gc_paused
-    from policy_engine.sweep.executor import DaskExecutor, ExecutorError, open_executor, usable_cores
+    from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, ExecutorError, open_executor, usable_cores
 
-    if scheduler is None and workers is None:
-        workers = max(1, min(len(designs), usable_cores()))
+    if scheduler is None and workers is None and not os.environ.get(SCHEDULER_ENV):
+        workers = max(1, min(len(designs), usable_cores()))  # a worker per design, no more than the cores
     try:
         executor = open_executor(scheduler, workers)
     except ExecutorError as error:
