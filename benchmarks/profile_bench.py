@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -35,16 +34,21 @@ BASE_PER_DAY = 270.5
 
 
 def timed(args: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds and peak RSS (MB) of one command in a fresh process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(args, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed: {done.stdout}{done.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, after.ru_maxrss / 1024
+    """Wall seconds, CPU seconds and peak RSS (MB) of one command in a fresh process.
+
+    The figures are that process's own (``wait4``): ``RUSAGE_CHILDREN`` would report the largest RSS of
+    every child so far, so fit would be charged generate's peak.
+    """
+    with tempfile.TemporaryFile() as output:
+        start = time.perf_counter()
+        child = subprocess.Popen(args, stdout=output, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            output.seek(0)
+            raise SystemExit(f"{' '.join(args)} failed: {output.read().decode(errors='replace')}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:

@@ -9,6 +9,10 @@ share; GPUs of the last attempt / --gpus-per-instance (8 for ml.p4d.24xlarge) ro
 trace's (the cluster's local time, read here as --timezone, default America/Los_Angeles). Jobs that never
 ran (no attempt) are skipped and counted.
 
+It also reads the per-job derivative the project's test window is cut from (tests/data/README): the same
+records with only the last attempt, flattened into the job (``start_time``, ``end_time``, ``detail`` beside
+``status`` and ``vc``). A file ending in ``.gz`` is read through gzip.
+
     python examples/philly/job_log_to_jobs.py cluster_job_log -o philly.csv --instance-type ml.p4d.24xlarge
     batch-quota fit philly.csv -o philly-profile.yaml --timezone America/Los_Angeles
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import math
 import zoneinfo
@@ -33,6 +38,28 @@ def _time(text: str, zone: zoneinfo.ZoneInfo) -> float:
     return datetime.strptime(text, "%Y-%m-%d %H:%M:%S").replace(tzinfo=zone).timestamp()
 
 
+def attempts_of(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """The job's attempts with both a start and an end: from ``attempts`` (the trace), or the one attempt a
+    flattened record carries (the derivative keeps only the last attempt, its fields beside the job's)."""
+    if "attempts" in job:
+        listed = job.get("attempts") or []
+    elif "start_time" in job or "end_time" in job:
+        listed = [{"start_time": job.get("start_time"), "end_time": job.get("end_time"),
+                   "detail": job.get("detail") or []}]
+    else:
+        listed = []
+    return [a for a in listed if a.get("start_time") not in (None, "None") and a.get("end_time") not in (None, "None")]
+
+
+def read_job_log(path: Path) -> list[dict[str, Any]]:
+    """The JSON list of jobs, through gzip when the name ends in ``.gz``."""
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    jobs = json.loads(raw.decode("utf-8"))
+    if not isinstance(jobs, list):
+        raise SystemExit(f"{path}: not a JSON list of jobs")
+    return jobs
+
+
 def convert(jobs: list[dict[str, Any]], instance_type: str, gpus_per_instance: int,
             timezone: str) -> tuple[list[dict[str, object]], dict[str, int]]:
     """Rows of the job file, and how many jobs were skipped, by reason."""
@@ -40,7 +67,7 @@ def convert(jobs: list[dict[str, Any]], instance_type: str, gpus_per_instance: i
     rows: list[dict[str, object]] = []
     skipped: dict[str, int] = {}
     for job in jobs:
-        attempts = [a for a in job.get("attempts") or [] if a.get("start_time") and a.get("end_time")]
+        attempts = attempts_of(job)
         if not attempts or not job.get("submitted_time") or job.get("submitted_time") == "None":
             skipped["never ran"] = skipped.get("never ran", 0) + 1
             continue
@@ -68,7 +95,7 @@ def main() -> None:
     parser.add_argument("--timezone", default="America/Los_Angeles")
     parser.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
-    jobs = json.loads(args.job_log.read_text(encoding="utf-8"))
+    jobs = read_job_log(args.job_log)
     rows, skipped = convert(jobs, args.instance_type, args.gpus_per_instance, args.timezone)
     with args.output.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, COLUMNS)

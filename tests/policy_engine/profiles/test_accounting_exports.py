@@ -4,6 +4,7 @@ job files ``fit`` reads, with the documented mapping (docs/workloads.md)."""
 from __future__ import annotations
 
 import csv
+import gzip
 import importlib.util
 import json
 import random
@@ -88,3 +89,20 @@ def test_philly_job_log_entries_become_shares_by_virtual_cluster_and_instances_b
     out = CliRunner().invoke(main, ["fit", str(path), "--timezone", "America/Los_Angeles", "--format", "json"])
     assert out.exit_code == 0, out.output
     assert set(json.loads(out.output)["shares"]) == {"ee9e8c", "6214e9"}
+
+
+def test_philly_records_with_only_the_last_attempt_and_unrecorded_times_convert_or_are_counted(tmp_path):
+    converter = example("examples/philly/job_log_to_jobs.py")
+    flattened = {"status": "Failed", "vc": "6214e9", "jobid": "flat", "submitted_time": "2017-11-05 01:30:00",
+                 "start_time": "2017-11-05 01:40:00", "end_time": "2017-11-05 03:40:00",
+                 "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}, {"ip": "m2", "gpus": ["gpu0", "gpu1"]}]}
+    unrecorded = {"status": "Pass", "vc": "6214e9", "jobid": "lost", "submitted_time": "2017-11-05 00:00:00",
+                  "attempts": [{"start_time": "2017-11-05 00:01:00", "end_time": "None", "detail": []}]}
+    path = tmp_path / "jobs.json.gz"
+    path.write_bytes(gzip.compress(json.dumps([flattened, unrecorded]).encode()))
+    rows, skipped = converter.convert(converter.read_job_log(path), "ml.p3.2xlarge", 1, "America/Los_Angeles")
+    assert skipped == {"never ran": 1}
+    (row,) = rows
+    assert (row["share"], row["instances"], row["observed_status"], row["duration_known"]) == (
+        "6214e9", 4, "FAILED", "true")
+    assert row["duration"] == 3 * 3600.0  # 01:40 PDT to 03:40 PST (the clocks went back an hour on that night)

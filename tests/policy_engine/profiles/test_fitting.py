@@ -16,6 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from policy_engine.cli import main
+from policy_engine.diagnostics import LoadError
 from policy_engine.profiles.fitting import fit_profile, read_columns
 from policy_engine.profiles.loading import load_profile
 from policy_engine.profiles.sampling import Columns, draw_workload, write_columns
@@ -186,3 +187,43 @@ def test_bad_job_files_are_one_line_and_exit_2(tmp_path):
         assert out.exit_code == 2 and message in out.output and len(out.output.splitlines()) == 1, out.output
     out = CliRunner().invoke(main, ["fit", str(missing), "--timezone", "Nowhere/Land", "-o", str(tmp_path / "p.txt")])
     assert out.exit_code == 2 and len(out.output.splitlines()) == 2
+
+
+def test_failed_jobs_keep_their_hours_when_most_fail_early_and_a_few_late(tmp_path):
+    rng = np.random.default_rng(5)
+    completed = np.round(rng.exponential(3600, 800) + 1, 1)
+    failed = np.where(np.arange(200) < 160, 60.0, 7200.0)  # most fail in a minute, a fifth after two hours
+    path = tmp_path / "history.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["share", "instances", "submit_at", "duration", "observed_status"])
+        for index, (duration, status) in enumerate([(d, "SUCCEEDED") for d in completed]
+                                                   + [(d, "FAILED") for d in failed]):
+            writer.writerow(["team", 1, index * 600, duration, status])
+    fit = fit_profile(read_columns(path), str(path)).shares["team"]
+    early = fit.profile.early_failures
+    assert early is not None and early.fraction == pytest.approx(0.2)
+    # drawn failures run `after` x a run time of the completed jobs' law: the ratio of means keeps their hours
+    assert early.after == pytest.approx(failed.mean() / completed.mean(), abs=0.001)
+    assert early.after > 10 * np.median(failed) / np.median(completed)  # a ratio of medians would lose them
+
+    with path.open("a", newline="", encoding="utf-8") as handle:  # failures longer than successes: said, capped
+        csv.writer(handle).writerows(["team", 1, 600_000 + i, 500_000, "FAILED"] for i in range(100))
+    fit = fit_profile(read_columns(path), str(path)).shares["team"]
+    assert fit.profile.early_failures is not None and fit.profile.early_failures.after == 1.0
+    assert any("hours are undercounted" in note for note in fit.notes)
+
+
+def test_json_lines_are_read_against_the_known_columns_types(tmp_path):
+    lenient = tmp_path / "lenient.jsonl"  # a number where a name goes, a key no line gives (instances: 1)
+    lenient.write_text('{"name": 7, "share": "team", "duration": 60, "junk": [[{"a": 1}]]}\n'
+                       '{"name": 8, "share": "team", "duration": 90.5}\n', encoding="utf-8")
+    columns = read_columns(lenient)
+    assert columns["name"].tolist() == ["7", "8"] and columns["instances"].tolist() == [1.0, 1.0]
+    assert "junk" not in columns
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{"share": "team", "duration": ' + "[" * 3000 + "]" * 3000 + "}\n", encoding="utf-8")
+    with pytest.raises(LoadError) as error:
+        read_columns(deep)
+    assert error.value.problems == [f"{deep}: JSON parse error: Column(/duration) changed from number to array "
+                                    "in row 0"]
