@@ -29,6 +29,8 @@ class ObjectKind(StrEnum):
     SUPPRESSION = "suppression"
     #: a ``targets`` entry (``label``: its share reference as written)
     TARGET = "target"
+    #: a SageMaker training plan (``label`` is its name; ``index`` where the name is not unique)
+    TRAINING_PLAN = "training_plan"
 
 
 @dataclass(frozen=True, order=True)
@@ -98,6 +100,11 @@ class ObjectRef:
         """A ``targets`` entry; ``ref`` its share reference as written, shown after the index."""
         return cls(ObjectKind.TARGET, index=index, label=ref)
 
+    @classmethod
+    def of_plan(cls, name: str, index: int | None = None) -> ObjectRef:
+        """The training plan ``name``; ``index``: shown by position, for a plan whose name is not unique."""
+        return cls(ObjectKind.TRAINING_PLAN, index=index, label=name)
+
     @property
     def share_id(self) -> str | None:
         """``QUEUE/SHARE`` when the object is (or guarantees) exactly one share."""
@@ -112,7 +119,7 @@ class ObjectRef:
             return self.queue
         if self.kind is ObjectKind.ENVIRONMENT and self.environment is not None:
             return self.environment
-        if self.kind is ObjectKind.SCHEDULING_POLICY and self.label is not None:
+        if self.kind in (ObjectKind.SCHEDULING_POLICY, ObjectKind.TRAINING_PLAN) and self.label is not None:
             return self.label
         return str(self)
 
@@ -128,6 +135,8 @@ class ObjectRef:
         if self.kind is ObjectKind.GUARANTEE:
             about = self.label if self.label is not None else self.share_id
             return f"guarantees[{self.index}]" + (f" ({about})" if about else "")
+        if self.kind is ObjectKind.TRAINING_PLAN:
+            return f"training_plans[{self.label if self.index is None else self.index}]"
         if self.kind is ObjectKind.SUPPRESSION:
             return f"suppress[{self.index}]" + (f" ({self.label})" if self.label else "")
         if self.kind is ObjectKind.TARGET:

@@ -15,6 +15,17 @@ Definitions (also in docs/rules.md):
 
 A counterexample is ``share id -> {instance type: instances in use}``: the state under which
 the promise fails; the message tells the story in one line.
+
+**During a training plan's window** (``during: PLAN[i]``), ``min_capacity`` and ``burst_capacity`` are about the
+share's *plan jobs* (jobs naming the plan) in window ``i``, of the plan's instance type. A plan job needs Batch's
+room (as any job) and a free instance of the window; the plan belongs to the account, so every share of every
+queue with a limit for the type may hold plan instances (docs/training_plans.md, "Checks"):
+
+- ``min_capacity`` during a window holds when, with every other such share holding plan instances up to its own
+  limit (within its limit nothing is reclaimed from it), the share still gets the promise:
+  ``min(guaranteed_capacity, window instances - the others' limits)``, at least 0;
+- ``burst_capacity`` during a window holds when the share reaches it with every other share idle:
+  ``min(its burst, window instances)``.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from policy_engine.graph import BorrowGraph
-from policy_engine.model import Capacity, Guarantee, Topology
+from policy_engine.model import Capacity, Guarantee, PlanWindow, Topology, TrainingPlan, share_id
 
 Usage = dict[str, dict[str, int]]
 
@@ -152,6 +163,98 @@ def preemption_risks(graph: BorrowGraph, node: str) -> list[Refutation]:
     return risks
 
 
+# --- during a training plan's window ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WindowReach:
+    """What one window of a plan gives one share's plan jobs: the instances it is sure of and at most."""
+
+    plan: str
+    window: int
+    instance_type: str
+    instances: int
+    guaranteed: int
+    burst: int
+    #: the other shares holding plan instances in the worst case for ``guaranteed`` (share -> instances)
+    others: dict[str, int]
+
+
+def plan_users(topology: Topology, instance_type: str) -> list[str]:
+    """Every share (``QUEUE/SHARE``) that can run a plan's type: it has a limit for it."""
+    return [share_id(queue, share) for queue, share in topology.shares() if share.capacity.get(instance_type, 0) > 0]
+
+
+def window_reach(topology: Topology, graph: BorrowGraph, node: str, plan: TrainingPlan, window: int) -> WindowReach:
+    """The share's reach in window ``window`` of ``plan`` (which must exist)."""
+    instance_type = plan.instance_type
+    instances = plan.reserved_capacities[window].instances
+    others = {other: graph.limit(other, instance_type) for other in plan_users(topology, instance_type)
+              if other != node}
+    held = {other: count for other, count in filled_in_order(others, instances).items() if count > 0}
+    guaranteed = max(0, min(guaranteed_capacity(graph, node, instance_type), instances - sum(held.values())))
+    burst = min(graph.burst(node, instance_type).total, instances)
+    return WindowReach(plan.name, window, instance_type, instances, guaranteed, burst, held)
+
+
+def reach_by_window(topology: Topology, graph: BorrowGraph, node: str) -> list[WindowReach]:
+    """Every window of every plan whose type the share can run, in the topology's order (``explain``)."""
+    share = graph.share(node)
+    return [window_reach(topology, graph, node, plan, index)
+            for plan in topology.training_plans if share.capacity.get(plan.instance_type, 0) > 0
+            for index in range(len(plan.reserved_capacities))]
+
+
+def _label(during: PlanWindow) -> str:
+    return f"during {during}"
+
+
+def refute_window_min_capacity(topology: Topology, graph: BorrowGraph, node: str, plan: TrainingPlan,
+                               during: PlanWindow, promised: Capacity) -> list[Refutation]:
+    refutations = []
+    for instance_type, wanted in promised.items():
+        reach = window_reach(topology, graph, node, plan, during.window)
+        if reach.guaranteed >= wanted:
+            continue
+        state: Usage = {other: {instance_type: count} for other, count in reach.others.items()}
+        state[node] = {instance_type: reach.guaranteed}
+        sure = guaranteed_capacity(graph, node, instance_type)
+        if sure < wanted and sure <= reach.instances - sum(reach.others.values()):
+            why = (f"outside the plan too, reclaim restores only {sure} (the share's limit "
+                   f"{graph.limit(node, instance_type)}, the environment and the other shares' limits)")
+            hint = f"raise the share's {instance_type} limit or promise at most {reach.guaranteed}"
+        else:
+            held = " and ".join(f"{other} holds {count}" for other, count in reach.others.items())
+            why = (f"when {held} of its {reach.instances} plan instances (within their own limits, so nothing "
+                   f"is reclaimed), {reach.guaranteed} remain for {node}")
+            hint = (f"reserve more instances in {during}, lower the other {instance_type} shares' limits, or "
+                    f"promise at most {reach.guaranteed}")
+        message = (f"min_capacity {instance_type} {_label(during)}: promised {wanted} but only {reach.guaranteed} "
+                   f"is sure: {why}")
+        refutations.append(Refutation("min_capacity", instance_type, message, hint, state))
+    return refutations
+
+
+def refute_window_burst_capacity(topology: Topology, graph: BorrowGraph, node: str, plan: TrainingPlan,
+                                 during: PlanWindow, promised: Capacity) -> list[Refutation]:
+    refutations = []
+    for instance_type, wanted in promised.items():
+        reach = window_reach(topology, graph, node, plan, during.window)
+        if reach.burst >= wanted:
+            continue
+        state: Usage = {other: {instance_type: 0} for other in plan_users(topology, instance_type) if other != node}
+        state[node] = {instance_type: reach.burst}
+        batch = graph.burst(node, instance_type).total
+        reason = (f"the window reserves {reach.instances}" if reach.instances <= batch
+                  else f"its limits and lenders reach only {batch} (its burst outside the plan)")
+        message = (f"burst_capacity {instance_type} {_label(during)}: promised {wanted} but even with every other "
+                   f"share idle {node}'s plan jobs reach {reach.burst}: {reason}")
+        refutations.append(Refutation("burst_capacity", instance_type, message,
+                                      f"promise at most {reach.burst}, or reserve more or raise the share's reach",
+                                      state))
+    return refutations
+
+
 def refute(topology: Topology, graph: BorrowGraph, guarantee: Guarantee, *, node: str | None = None
            ) -> list[Refutation]:
     """Every way ``guarantee`` fails (empty = proven). An unresolved share is BQ001's business, not ours.
@@ -162,10 +265,21 @@ def refute(topology: Topology, graph: BorrowGraph, guarantee: Guarantee, *, node
     if node is None:
         return []
     refutations = []
-    if guarantee.min_capacity:
-        refutations += refute_min_capacity(graph, node, guarantee.min_capacity)
-    if guarantee.burst_capacity:
-        refutations += refute_burst_capacity(graph, node, guarantee.burst_capacity)
+    during = guarantee.during
+    if during is not None:
+        plan = topology.plan(during.plan)
+        if plan is None or not 0 <= during.window < len(plan.reserved_capacities):
+            return []  # BQ404 reports a window that does not exist
+        if guarantee.min_capacity:
+            refutations += refute_window_min_capacity(topology, graph, node, plan, during, guarantee.min_capacity)
+        if guarantee.burst_capacity:
+            refutations += refute_window_burst_capacity(topology, graph, node, plan, during,
+                                                        guarantee.burst_capacity)
+    else:
+        if guarantee.min_capacity:
+            refutations += refute_min_capacity(graph, node, guarantee.min_capacity)
+        if guarantee.burst_capacity:
+            refutations += refute_burst_capacity(graph, node, guarantee.burst_capacity)
     if guarantee.never_preempted:
         refutations += preemption_risks(graph, node)
     return refutations

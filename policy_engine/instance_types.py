@@ -1,9 +1,10 @@
-"""The SageMaker training instance types, read from the installed botocore's SageMaker service model.
+"""The SageMaker instance types, read from the installed botocore's SageMaker service model.
 
 AWS adds instance types often; the ``TrainingInstanceType`` enum of the model botocore ships is
-the list ``CreateTrainingJob`` accepts, so upgrading botocore is how a new type becomes valid.
-Only that one shape is decoded (the whole model is megabytes of JSON; parsing it costs about a
-second per ``check``), and botocore itself is not imported, just located.
+the list ``CreateTrainingJob`` accepts, and ``ReservedCapacityInstanceType`` the list a training
+plan can reserve, so upgrading botocore is how a new type becomes valid. Only those shapes are
+decoded (the whole model is megabytes of JSON; parsing it costs about a second per ``check``), and
+botocore itself is not imported, just located.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from pathlib import Path
 
 SHAPE = "TrainingInstanceType"
 SOURCE = f"botocore's SageMaker service model, shape {SHAPE}"
+#: The instance types a training plan reserves (``ReservedCapacitySummary.InstanceType``).
+RESERVED_SHAPE = "ReservedCapacityInstanceType"
+RESERVED_SOURCE = f"botocore's SageMaker service model, shape {RESERVED_SHAPE}"
 
 
 class InstanceTypesUnavailable(RuntimeError):
@@ -36,10 +40,10 @@ def _model_file() -> Path:
     raise InstanceTypesUnavailable(f"botocore has no SageMaker service model under {service}")
 
 
-def _shape_enum(raw: bytes) -> tuple[str, ...]:
-    """The enum of the ``SHAPE`` shape: decode that object only, else fall back to the whole model."""
+def _shape_enum(raw: bytes, name: str = SHAPE) -> tuple[str, ...]:
+    """The enum of shape ``name``: decode that object only, else fall back to the whole model."""
     text = raw.decode("utf-8")
-    marker = f'"{SHAPE}":'
+    marker = f'"{name}":'
     start = text.find(marker + "{")
     if start >= 0:
         try:
@@ -48,25 +52,46 @@ def _shape_enum(raw: bytes) -> tuple[str, ...]:
                 return tuple(shape["enum"])
         except ValueError:
             pass
-    shape = json.loads(text).get("shapes", {}).get(SHAPE, {})
+    shape = json.loads(text).get("shapes", {}).get(name, {})
     if not isinstance(shape.get("enum"), list):
-        raise InstanceTypesUnavailable(f"botocore's SageMaker model has no {SHAPE} enum")
+        raise InstanceTypesUnavailable(f"botocore's SageMaker model has no {name} enum")
     return tuple(shape["enum"])
+
+
+def _model_text() -> bytes:
+    """The model's bytes, read per shape asked for (each answer is cached; the megabytes are not kept)."""
+    path = _model_file()
+    raw = path.read_bytes()
+    return gzip.decompress(raw) if path.suffix == ".gz" else raw
 
 
 @cache
 def training_instance_types() -> frozenset[str]:
     """Every instance type SageMaker training accepts, per the installed botocore."""
-    path = _model_file()
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
-    return frozenset(_shape_enum(raw))
+    return frozenset(_shape_enum(_model_text(), SHAPE))
+
+
+@cache
+def reservable_instance_types() -> frozenset[str]:
+    """Every instance type a SageMaker training plan can reserve, per the installed botocore."""
+    return frozenset(_shape_enum(_model_text(), RESERVED_SHAPE))
+
+
+def _closest(name: str, known: frozenset[str]) -> str | None:
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+    if not close and not name.startswith("ml."):
+        close = difflib.get_close_matches(f"ml.{name}", sorted(known), n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def suggestion(name: str) -> str | None:
     """The closest known instance type to a misspelled one (``ml.g5.xlrage`` -> ``ml.g5.xlarge``), if any."""
-    close = difflib.get_close_matches(name, sorted(training_instance_types()), n=1, cutoff=0.75)
-    if not close and not name.startswith("ml."):
-        close = difflib.get_close_matches(f"ml.{name}", sorted(training_instance_types()), n=1, cutoff=0.75)
-    return close[0] if close else None
+    return _closest(name, training_instance_types())
+
+
+def reservable_suggestion(name: str) -> str | None:
+    """The closest reservable instance type to one a plan names (``ml.p5.48xlarg`` -> ``ml.p5.48xlarge``); none
+    for a real training type no plan reserves (``ml.g5.xlarge`` is not a misspelled ``ml.p5.4xlarge``)."""
+    if name in training_instance_types():
+        return None
+    return _closest(name, reservable_instance_types())

@@ -86,6 +86,14 @@ RECENT_PREEMPTED_ATTEMPTS = Limit(None, 5, "preemptionSummary.recentPreemptedAtt
 SUBMIT_REQUESTS_PER_SECOND = Limit(None, 5, "SubmitServiceJob requests per second per account", _SERVICE_LIMITS)
 LOOKUP_EVENTS_PAGE = Limit(1, 50, "CloudTrail LookupEvents MaxResults (default 50)",
                            "AWS CloudTrail API reference, LookupEvents")
+_SAGEMAKER = "Amazon SageMaker API reference / botocore sagemaker model"
+TRAINING_PLAN_NAME_LENGTH = Limit(1, 64, "SageMaker TrainingPlanName length", f"{_SAGEMAKER}, TrainingPlanName")
+PLAN_RESERVED_CAPACITIES = Limit(1, 5, "reserved capacities (windows) per training plan",
+                                 f"{_SAGEMAKER}, DescribeTrainingPlan ReservedCapacitySummaries (0-5)")
+PLAN_INSTANCES = Limit(1, 256, "instances per reserved capacity of a training plan",
+                       "Amazon SageMaker API reference, SearchTrainingPlanOfferings InstanceCount")
+LIST_TRAINING_PLANS_PAGE = Limit(1, 100, "SageMaker ListTrainingPlans MaxResults",
+                                 "botocore sagemaker model, ListTrainingPlansRequest.MaxResults")
 STACK_RESOURCES = Limit(None, 500, "resources per CloudFormation stack (CDK refuses more: TooManyResourcesInStack)",
                         "AWS CloudFormation user guide, quotas")
 STACK_OUTPUTS = Limit(None, 200, "outputs per CloudFormation template", "AWS CloudFormation user guide, quotas")
@@ -102,6 +110,16 @@ TIME_LIMIT_REASONS_SOURCE = _TIME_LIMIT_REASONS
 #: ``jobStateTimeLimitActions.action`` and ``.state`` for SAGEMAKER_TRAINING queues: the only values AWS accepts.
 TIME_LIMIT_ACTION = "TERMINATE"
 TIME_LIMIT_STATE = "RUNNABLE"
+
+#: SageMaker's ``TrainingPlanName`` pattern (length checked by ``TRAINING_PLAN_NAME_LENGTH``).
+TRAINING_PLAN_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,63}")
+
+#: SageMaker training plans (developer guide, training-plan-utilization-for-training-jobs): SageMaker begins
+#: terminating the instances of a reserved capacity this many seconds before its end (30 minutes), and a training
+#: job waits at most this long pending for its plan's capacity before it fails with ``InsufficientCapacityError``.
+PLAN_TERMINATION_LEAD_SECONDS = 30 * 60
+PLAN_PENDING_SECONDS = 2 * 86400
+PLAN_SOURCE = "SageMaker developer guide, training-plan-utilization-for-training-jobs"
 
 #: Letters, digits, hyphens and underscores (length checked by ``NAME_LENGTH``).
 NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_-]*")

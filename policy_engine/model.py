@@ -8,10 +8,14 @@ in ``policy_engine.rules`` so that every problem is reported at once.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Collection, Iterator, Mapping
-from typing import Annotated, Literal
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PlainValidator
 
 from policy_engine.diagnostics import ShareMatch, resolve_share
 from policy_engine.limits import SYSTEM_TAG_PREFIX
@@ -136,6 +140,35 @@ class JobQueue(_Frozen):
         return next((s for s in self.shares if s.name == name), None)
 
 
+@dataclass(frozen=True)
+class PlanWindow:
+    """One reserved capacity of a training plan: the plan (its name or ARN) and the window's index (0-based)."""
+
+    plan: str
+    window: int
+
+    def __str__(self) -> str:
+        return f"{self.plan}[{self.window}]"
+
+
+_PLAN_WINDOW = re.compile(r"(?P<plan>.+)\[(?P<window>[0-9]+)\]")
+
+
+def _plan_window(value: Any) -> PlanWindow:
+    """``PLAN[index]`` (a file's text) or a ``PlanWindow`` (Python) as a ``PlanWindow``; else one error."""
+    if isinstance(value, PlanWindow):
+        return value
+    found = _PLAN_WINDOW.fullmatch(value.strip()) if isinstance(value, str) else None
+    if found is None:
+        raise ValueError("expected PLAN[index]: a training plan's name or ARN and a window's index, e.g. "
+                         "night-plan[0]")
+    return PlanWindow(found["plan"], int(found["window"]))
+
+
+#: ``during: PLAN[index]``: a guarantee about the share's plan jobs in one window of a training plan.
+PlanWindowField = Annotated[PlanWindow, PlainValidator(_plan_window), PlainSerializer(str)]
+
+
 class Guarantee(_Frozen):
     """What a team was promised; the checks prove or refute it.
 
@@ -149,6 +182,9 @@ class Guarantee(_Frozen):
     burst_capacity: Capacity | None = None
     #: No job of the share is ever preempted.
     never_preempted: bool = False
+    #: ``min_capacity`` and ``burst_capacity`` are about the share's plan jobs in this window of a training plan
+    #: (docs/training_plans.md); ``never_preempted`` is not narrowed by it.
+    during: PlanWindowField | None = None
 
 
 def _seconds(value: object) -> object:
@@ -213,6 +249,89 @@ class Suppression(_Frozen):
     reason: str
 
 
+_TIME_EXPECTED = "expected an ISO 8601 time with a time zone (2026-12-01T09:00:00Z) or seconds from the scenario start"
+
+
+def plan_time(value: Any) -> datetime | float:
+    """A plan time as read from a file or a Python value: an ISO 8601 text or an aware ``datetime`` as a
+    ``datetime``, a finite number as ``float``; else ``ValueError`` saying what is expected."""
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        try:
+            value = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1] in "zZ" else text)
+        except ValueError:
+            raise ValueError(_TIME_EXPECTED) from None
+    if isinstance(value, datetime):
+        if value.utcoffset() is None:
+            raise ValueError("an ISO 8601 time needs a time zone: add Z (UTC) or an offset such as +01:00")
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise ValueError("expected a finite number of seconds")
+        return float(value)
+    raise ValueError(_TIME_EXPECTED)
+
+
+def plan_time_text(value: datetime | float) -> str | float:
+    """A plan time as a file writes it back: ISO 8601 (``Z`` for UTC) or the number of seconds."""
+    if isinstance(value, datetime):
+        text = value.isoformat()
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+    return value
+
+
+#: When a reserved capacity starts or ends: an aware ``datetime`` (ISO 8601 in files) or seconds from the
+#: scenario start (what a simulation counts in; ``plan_seconds`` turns the first into the second).
+PlanTime = Annotated[datetime | float, PlainValidator(plan_time),
+                     PlainSerializer(plan_time_text, when_used="json")]
+
+
+class ReservedCapacity(_Frozen):
+    """One window of a training plan (``ReservedCapacitySummaries``): ``instances`` of the plan's type,
+    paid for from ``start`` to ``end`` whether used or not."""
+
+    instances: int
+    start: PlanTime
+    end: PlanTime
+    availability_zone: str | None = None
+
+    def start_seconds(self, origin: datetime | None) -> float:
+        """``start`` as seconds from ``origin`` (the scenario start); a number is already that."""
+        return plan_seconds(self.start, origin)
+
+    def end_seconds(self, origin: datetime | None) -> float:
+        """``end`` as seconds from ``origin`` (the scenario start); a number is already that."""
+        return plan_seconds(self.end, origin)
+
+
+def plan_seconds(value: datetime | float, origin: datetime | None) -> float:
+    """A plan time as seconds from ``origin``; ``ValueError`` for an ISO time without an origin to count from."""
+    if not isinstance(value, datetime):
+        return float(value)
+    if origin is None:
+        raise ValueError(f"{value.isoformat()} is a date; give the scenario a start (an ISO 8601 time) to count "
+                         "from, or write the window in seconds from the scenario start")
+    return (value - origin).total_seconds()
+
+
+class TrainingPlan(_Frozen):
+    """A SageMaker training plan: reserved capacity of one instance type in up to five windows.
+
+    Never deployed (a plan is bought, not created by CloudFormation); jobs name it by ``name`` or ``arn``
+    (``ResourceConfig.TrainingPlanArn``) and the simulator and the checks read it.
+    """
+
+    name: str
+    instance_type: str
+    reserved_capacities: Annotated[tuple[ReservedCapacity, ...], _Tuple]
+    #: ``arn:aws:sagemaker:REGION:ACCOUNT:training-plan/NAME`` where known (an import sets it).
+    arn: str | None = None
+
+    def named_by(self, ref: str) -> bool:
+        """Whether a job's ``training_plan`` (a name or an ARN) names this plan."""
+        return ref == self.name or (self.arn is not None and ref == self.arn)
+
+
 class Topology(_Frozen):
     """Everything batch-quota checks, simulates and deploys."""
 
@@ -228,12 +347,18 @@ class Topology(_Frozen):
     #: Objects whose names stand in for the ones CloudFormation generates at deploy (a template's logical IDs),
     #: as findings name them (``job_queues[Queue1]``, ``Queue1/TeamA``): a note every output marks, never deployed.
     named_at_deploy: Annotated[tuple[str, ...], _Tuple] = ()
+    #: SageMaker training plans the shares' jobs may name: checked and simulated, never deployed.
+    training_plans: Annotated[tuple[TrainingPlan, ...], _Tuple] = ()
 
     def environment(self, name: str) -> ServiceEnvironment | None:
         return next((e for e in self.service_environments if e.name == name), None)
 
     def queue(self, name: str) -> JobQueue | None:
         return next((q for q in self.job_queues if q.name == name), None)
+
+    def plan(self, ref: str) -> TrainingPlan | None:
+        """The training plan a job names, by name or ARN."""
+        return next((p for p in self.training_plans if p.named_by(ref)), None)
 
     def shares(self) -> list[tuple[JobQueue, QuotaShare]]:
         """Every share with its queue, in declaration order."""

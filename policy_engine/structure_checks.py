@@ -141,6 +141,7 @@ def structure_problems(data: Any) -> list[StructureProblem]:
             listed = ", ".join(environment_names) or "none defined"
             problems.append(StructureProblem((*at, "service_environment"), _queue_ref(index, queue),
                                              f"no service environment named {environment!r} (known: {listed})"))
+    problems += plan_problems(data)
     for index, guarantee in items(data, "guarantees"):
         ref = guarantee.get("share") if isinstance(guarantee, dict) else None
         if isinstance(ref, str) and (error := resolve_share(ref, shares_by_queue).error) is not None:
@@ -193,6 +194,33 @@ def target_problems(data: Any, shares_by_queue: dict[str, list[str]]) -> list[St
             problems.append(StructureProblem(("targets", index), where,
                                              f"holds the share to nothing; give at least one of "
                                              f"{', '.join(TARGET_CRITERIA)}"))
+    return problems
+
+
+def plan_problems(data: Any) -> list[StructureProblem]:
+    """Training plans a job could not name unambiguously: a second plan of the same name or ARN, or an ARN
+    that names another plan (its last part is the plan's name). AWS's rules on plans are rules, not these."""
+    plans = items(data, "training_plans")
+    problems = list(_duplicates(("training_plans",), plans,
+                                lambda index, item: ObjectRef.of_plan(_name(item) or "", index=index)))
+    arns: dict[str, int] = {}
+    for index, plan in plans:
+        arn = plan.get("arn") if isinstance(plan, dict) else None
+        if not isinstance(arn, str):
+            continue
+        at: DataPath = ("training_plans", item_part(index, plan), "arn")
+        ref = ObjectRef.of_plan(_name(plan) or "", index=None if _name(plan) else index)
+        name = _name(plan)
+        prefix, _, named = arn.rpartition(":training-plan/")
+        if not prefix.startswith("arn:") or ":sagemaker:" not in prefix or not named:
+            problems.append(StructureProblem(at, ref, f"{arn!r} is no training plan ARN (expected "
+                                             "arn:aws:sagemaker:REGION:ACCOUNT:training-plan/NAME)"))
+        elif name is not None and named != name:
+            problems.append(StructureProblem(at, ref, f"{arn!r} names plan {named!r}, not {name!r}"))
+        elif arn in arns:
+            problems.append(StructureProblem(at, ref, f"duplicate ARN {arn!r} (first at [{arns[arn]}])"))
+        else:
+            arns[arn] = index
     return problems
 
 

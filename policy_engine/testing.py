@@ -11,8 +11,9 @@ test output reads like ``batch-quota check``.
 
 The fixture ``batch_endpoint`` runs ``batch-quota serve`` (an empty account, clock at
 speed 0: it moves on ``batch_endpoint.advance(seconds)``) on a free port for the test
-session and sets ``AWS_ENDPOINT_URL_BATCH`` in each test that uses it, so unchanged boto3
-code talks to it (the account is shared by the session: ``reset()`` starts over)::
+session and sets ``AWS_ENDPOINT_URL_BATCH`` (and ``AWS_ENDPOINT_URL_SAGEMAKER``, for the served
+training plans) in each test that uses it, so unchanged boto3 code talks to it (the account is
+shared by the session: ``reset()`` starts over)::
 
     def test_submit(batch_endpoint):
         batch_endpoint.load_topology("topologies/prod.yaml")
@@ -127,12 +128,14 @@ else:
 
     @pytest.fixture
     def batch_endpoint(batch_endpoint_server: RunningEndpoint, monkeypatch: pytest.MonkeyPatch) -> RunningEndpoint:
-        """The session's local AWS Batch endpoint, with ``AWS_ENDPOINT_URL_BATCH`` (and dummy credentials and
-        Region, where none are set) pointing every boto3 client at it during the test. A ``RunningEndpoint``:
+        """The session's local AWS Batch endpoint, with ``AWS_ENDPOINT_URL_BATCH`` and ``AWS_ENDPOINT_URL_SAGEMAKER``
+        (and dummy credentials and Region, where none are set) pointing every boto3 client at it during the test
+        (SageMaker: its training plans; other SageMaker calls are refused). A ``RunningEndpoint``:
         ``load_topology``, ``advance``, ``reset``, ``export``, ``url``."""
         import os
 
         monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", batch_endpoint_server.url)
+        monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", batch_endpoint_server.url)
         for name, dummy in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
             if not os.environ.get(name):
                 monkeypatch.setenv(name, dummy)

@@ -1,4 +1,5 @@
-"""``ReadOnlyQuotaAccess``: the IAM managed policy ``batch-quota import/drift/snapshot/history`` need.
+"""``ReadOnlyQuotaAccess``: the IAM managed policy ``batch-quota import/drift/snapshot/history`` need (Batch, and
+CloudTrail's and SageMaker's reads).
 
 The statements come from ``policy_engine.aws.iam_policy`` (what ``batch-quota iam-policy``
 prints), scoped to the stack's account and Region, so a CI role gets exactly that.
@@ -20,6 +21,9 @@ from quota_constructs.validation import construct_path
 #: Why reading every queue and share of the account is the point of this policy (cdk-nag AwsSolutions-IAM5).
 ACCOUNT_WIDE_READ_REASON = ("batch-quota import and drift read every job queue and quota share of the account "
                             "to compare it with the topology; the actions are read-only")
+#: Why reading every training plan of the account is (the plans are account-wide, not a queue's).
+PLAN_READ_REASON = ("batch-quota import, drift and snapshot describe every SageMaker training plan of the account "
+                    "(a plan serves every queue); DescribeTrainingPlan is read-only")
 
 
 class ReadOnlyQuotaAccess(Construct):
@@ -45,8 +49,9 @@ class ReadOnlyQuotaAccess(Construct):
         )
         for statement in statements(chosen, region=Aws.REGION, account=Aws.ACCOUNT_ID, partition=Aws.PARTITION):
             resource = statement["Resource"]
-            acknowledge_wildcard(self.policy, self, resource,
-                                 STAR_WILDCARD_REASON if resource == "*" else ACCOUNT_WIDE_READ_REASON)
+            reason = (STAR_WILDCARD_REASON if resource == "*" else
+                      PLAN_READ_REASON if ":training-plan/" in resource else ACCOUNT_WIDE_READ_REASON)
+            acknowledge_wildcard(self.policy, self, resource, reason)
 
     def grant(self, role: iam.IRole) -> None:
         """Attach the policy to ``role`` (e.g. a CI role)."""

@@ -29,7 +29,7 @@ def write_file(tmp_path: Path):
 
 @pytest.fixture(autouse=True)
 def _no_aws(monkeypatch):
-    """No test can reach AWS: dummy credentials, a fixed Region, Batch sent to a closed loopback port."""
+    """No test can reach AWS: dummy credentials, a fixed Region, Batch and SageMaker sent to a closed loopback port."""
     for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_ROLE_ARN",
                  "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
                  "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_ENDPOINT_URL"):
@@ -42,6 +42,7 @@ def _no_aws(monkeypatch):
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", "http://127.0.0.1:9")
 
 
 def pytest_collection_modifyitems(config, items):

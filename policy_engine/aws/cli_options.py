@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,6 +28,9 @@ from policy_engine.aws.clients import (
     make_client,
 )
 from policy_engine.commands.shared import EXIT_BAD_INPUT
+
+if TYPE_CHECKING:
+    from policy_engine.aws.training_plans import PlansRead
 
 EXIT_INTERRUPTED = 130
 
@@ -77,6 +81,49 @@ def client_options(region: str | None, profile: str | None, retry_mode: str, max
 client_factory: Callable[[ClientOptions], Any] = make_client
 #: The CloudTrail client ``history`` reads past changes with; replaced by tests as ``client_factory`` is.
 cloudtrail_factory: Callable[[ClientOptions], Any] = functools.partial(make_client, service="cloudtrail")
+
+
+#: The SageMaker client ``import``, ``drift`` and ``snapshot`` read training plans with; replaced by tests.
+sagemaker_factory: Callable[[ClientOptions], Any] = functools.partial(make_client, service="sagemaker")
+
+
+def plans_option(function: Callable) -> Callable:
+    """``--training-plans/--no-training-plans``: whether the command reads the account's SageMaker training plans."""
+    return click.option("--training-plans/--no-training-plans", "training_plans", default=True, show_default=True,
+                        help="Also read the account's SageMaker training plans (ListTrainingPlans, "
+                             "DescribeTrainingPlan).")(function)
+
+
+def sagemaker_unreachable() -> str | None:
+    """Why training plans are not read although they were asked for: Batch calls go to an endpoint and SageMaker's
+    would go to AWS (for ``batch-quota serve``, set ``AWS_ENDPOINT_URL_SAGEMAKER`` to the same URL)."""
+    if os.environ.get("AWS_ENDPOINT_URL_BATCH") and not (os.environ.get("AWS_ENDPOINT_URL_SAGEMAKER")
+                                                          or os.environ.get("AWS_ENDPOINT_URL")):
+        return ("AWS_ENDPOINT_URL_BATCH is set and AWS_ENDPOINT_URL_SAGEMAKER is not: no SageMaker endpoint for this "
+                "account (for batch-quota serve, set it to the same URL; --no-training-plans skips them)")
+    return None
+
+
+def connect_sagemaker(options: ClientOptions) -> Api:
+    return Api(sagemaker_factory(options))
+
+
+def read_account_plans(options: ClientOptions, wanted: bool) -> tuple[PlansRead | None, Api | None]:
+    """The account's training plans when ``wanted`` and reachable (``None`` otherwise: a ``note:`` line says why
+    an asked-for read was not made), and the SageMaker API that read them (its calls count in the total)."""
+    from policy_engine.aws.training_plans import read_plans
+
+    if not wanted:
+        return None, None
+    why = sagemaker_unreachable()
+    if why is not None:
+        click.echo(f"note: training plans not read: {why}", err=True)
+        return None, None
+    api = connect_sagemaker(options)
+    read = read_plans(api)
+    for name, reason in read.skipped:
+        click.echo(f"skipped training plan {name}: {reason}", err=True)
+    return read, api
 
 
 def connect(options: ClientOptions) -> Api:

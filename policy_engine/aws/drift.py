@@ -5,6 +5,10 @@ deployed (guarantees, ``allow_oversubscription``) are not. A borrow limit is com
 its effective value (unset and -1 both mean unlimited to AWS). The scope is the
 topology's job queues and their environments: shares in those queues that the topology
 lacks are ``extra``; other queues of the account are not this topology's business.
+Training plans (read with SageMaker's ListTrainingPlans and DescribeTrainingPlan) are compared account-wide:
+a plan of the account the topology lacks is ``extra``. Per plan: instance type, ARN (when the topology gives
+one) and windows: instances, start and end (ISO 8601; for a plan written in seconds from the scenario start,
+which has no date, each window's length instead) and availability zone (when the topology gives one).
 The reports are ``reports.drift_text``, ``drift_json`` and ``drift_markdown`` (``reports.registry.DRIFT_FORMATS``).
 """
 
@@ -16,7 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from policy_engine.diagnostics import ObjectRef
-from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
+from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology, TrainingPlan, plan_time_text
 
 
 class DifferenceKind(StrEnum):
@@ -80,6 +84,52 @@ def _share_fields(share: QuotaShare) -> dict[str, Any]:
     return {"capacity": dict(share.capacity), "strategy": share.strategy,
             "borrow_limit": share.effective_borrow_limit if share.borrows else share.borrow_limit,
             "in_share_preemption": share.in_share_preemption, "state": share.state, "tags": dict(share.tags)}
+
+
+def _plan_fields(plan: TrainingPlan, dated: bool, zones: bool) -> dict[str, Any]:
+    """A plan's compared fields: windows by their times when ``dated``, else by their lengths (seconds)."""
+    windows = []
+    for capacity in plan.reserved_capacities:
+        window: dict[str, Any] = {"instances": capacity.instances}
+        if dated:
+            window.update(start=plan_time_text(capacity.start), end=plan_time_text(capacity.end))
+        else:
+            window["seconds"] = _seconds(capacity.end) - _seconds(capacity.start)
+        if zones:
+            window["availability_zone"] = capacity.availability_zone
+        windows.append(window)
+    return {"instance_type": plan.instance_type, "reserved_capacities": windows}
+
+
+def _seconds(value: Any) -> float:
+    return value.timestamp() if hasattr(value, "timestamp") else float(value)
+
+
+def _dated(plan: TrainingPlan) -> bool:
+    """Whether the plan's windows are dates (ISO 8601), not seconds from a scenario's start."""
+    return all(hasattr(t, "timestamp") for c in plan.reserved_capacities for t in (c.start, c.end))
+
+
+def plan_drift(desired: Topology, account: Topology) -> list[Difference]:
+    """Every difference between the topology's training plans and the account's (all of them: a plan belongs to
+    the account, not to a queue)."""
+    found: list[Difference] = []
+    for plan in desired.training_plans:
+        ref = ObjectRef.of_plan(plan.name)
+        actual = next((p for p in account.training_plans if p.name == plan.name), None)
+        if actual is None:
+            found.append(Difference(ref, "", MISSING))
+            continue
+        if plan.arn is not None and plan.arn != actual.arn:
+            found.append(Difference(ref, "arn", DIFFERENT, plan.arn, actual.arn))
+        zones = any(c.availability_zone for c in plan.reserved_capacities)
+        dated = _dated(plan)
+        found += _compare(ref, _plan_fields(plan, dated, zones), _plan_fields(actual, dated, zones))
+    for plan in account.training_plans:
+        if not any(p.name == plan.name for p in desired.training_plans):
+            found.append(Difference(ObjectRef.of_plan(plan.name), "", EXTRA, None,
+                                    _plan_fields(plan, True, True) | {"arn": plan.arn}))
+    return found
 
 
 def _compare(name: ObjectRef, expected: dict[str, Any], actual: dict[str, Any]) -> list[Difference]:

@@ -6,7 +6,10 @@ call is in it. Resource scoping follows the Service Authorization Reference for 
 the Describe calls and ListServiceJobs/DescribeServiceJob accept only ``*``;
 ListQuotaShares and GetJobQueueSnapshot take the job queue's ARN; ListTagsForResource
 the tagged resource's (here: quota shares). ``history`` also reads CloudTrail's
-``LookupEvents`` (past priority and share changes), which accepts only ``*``.
+``LookupEvents`` (past priority and share changes), which accepts only ``*``. ``import``, ``drift`` and
+``snapshot`` read the account's SageMaker training plans: ``sagemaker:ListTrainingPlans`` accepts only
+``*``, ``sagemaker:DescribeTrainingPlan`` the plan's ARN (``training-plan/NAME``), per the Service
+Authorization Reference for Amazon SageMaker.
 """
 
 from __future__ import annotations
@@ -14,18 +17,20 @@ from __future__ import annotations
 #: Which API operations each command calls.
 COMMAND_OPERATIONS: dict[str, tuple[str, ...]] = {
     "import": ("DescribeJobQueues", "DescribeSchedulingPolicies", "DescribeServiceEnvironments", "ListQuotaShares",
-               "ListTagsForResource"),
+               "ListTagsForResource", "ListTrainingPlans", "DescribeTrainingPlan"),
     "drift": ("DescribeJobQueues", "DescribeSchedulingPolicies", "DescribeServiceEnvironments", "ListQuotaShares",
-              "ListTagsForResource"),
+              "ListTagsForResource", "ListTrainingPlans", "DescribeTrainingPlan"),
     "snapshot": ("DescribeJobQueues", "DescribeSchedulingPolicies", "DescribeServiceEnvironments", "ListQuotaShares",
-                 "ListTagsForResource", "ListServiceJobs", "DescribeServiceJob", "GetJobQueueSnapshot"),
+                 "ListTagsForResource", "ListServiceJobs", "DescribeServiceJob", "GetJobQueueSnapshot",
+                 "ListTrainingPlans", "DescribeTrainingPlan"),
     "history": ("ListServiceJobs", "DescribeServiceJob", "DescribeJobQueues", "DescribeSchedulingPolicies",
                 "DescribeServiceEnvironments", "ListQuotaShares", "ListTagsForResource", "LookupEvents"),
     "top": ("GetJobQueueSnapshot", "ListQuotaShares", "ListServiceJobs", "DescribeServiceJob"),
 }
 
 #: The service of an operation, where it is not AWS Batch.
-SERVICE_OF: dict[str, str] = {"LookupEvents": "cloudtrail"}
+SERVICE_OF: dict[str, str] = {"LookupEvents": "cloudtrail", "ListTrainingPlans": "sagemaker",
+                              "DescribeTrainingPlan": "sagemaker"}
 
 #: ``operation -> resource kind`` it can be scoped to; ``None`` = only ``*`` exists.
 RESOURCE_OF: dict[str, str | None] = {
@@ -38,6 +43,8 @@ RESOURCE_OF: dict[str, str | None] = {
     "GetJobQueueSnapshot": "job-queue/*",
     "ListTagsForResource": "job-queue/*/quota-share/*",
     "LookupEvents": None,
+    "ListTrainingPlans": None,
+    "DescribeTrainingPlan": "training-plan/*",
 }
 
 
@@ -57,15 +64,18 @@ def operations(commands: tuple[str, ...] | None = None) -> list[str]:
 
 def statements(commands: tuple[str, ...] | None = None, region: str = "*", account: str = "*",
                partition: str = "aws") -> list[dict]:
-    """IAM statements: one for the ``*``-only actions, one per scoped resource kind."""
+    """IAM statements: one for the ``*``-only actions, one per scoped resource kind (of its service)."""
     grouped: dict[str | None, list[str]] = {}
+    service: dict[str | None, str] = {}
     for operation in operations(commands):
-        grouped.setdefault(RESOURCE_OF[operation], []).append(action(operation))
+        kind = RESOURCE_OF[operation]
+        grouped.setdefault(kind, []).append(action(operation))
+        service[kind] = SERVICE_OF.get(operation, "batch")
     result = []
     for kind, actions in sorted(grouped.items(), key=lambda item: item[0] or ""):
         sid = "BatchQuotaRead" + ("Any" if kind is None else "".join(
             part.title() for part in kind.replace("/*", "").replace("-", " ").replace("/", " ").split()))
-        resource = "*" if kind is None else f"arn:{partition}:batch:{region}:{account}:{kind}"
+        resource = "*" if kind is None else f"arn:{partition}:{service[kind]}:{region}:{account}:{kind}"
         result.append({"Sid": sid, "Effect": "Allow", "Action": sorted(actions), "Resource": resource})
     return result
 

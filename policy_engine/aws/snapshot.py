@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policy_engine import safe_yaml
 from policy_engine.aws import service_jobs
@@ -23,7 +23,12 @@ from policy_engine.aws.clients import Api, AwsError, AwsErrors
 from policy_engine.loading import LoadError, topology_from_data
 from policy_engine.model import JobQueue, Topology, share_id
 
+if TYPE_CHECKING:
+    from policy_engine.aws.training_plans import PlansRead
+
 ESTIMATE_HISTORY, ESTIMATE_MAX_RUNTIME, ESTIMATE_ASSUMED = "history", "max-runtime", "assumed"
+#: A job's training plan in a scenario's job entry (a plan of the topology, by name).
+PLAN_COLUMN = "training_plan"
 
 
 @dataclass
@@ -56,9 +61,17 @@ class Snapshot:
 
 
 def take_snapshot(api: Api, queue: str, now_ms: int, assume_remaining: float,
-                  per_share_estimate: Mapping[str, float] | None = None, workers: int = 8) -> Snapshot:
-    """Read ``queue``'s topology and its waiting and running jobs; raise ``AwsError`` on any failed call."""
+                  per_share_estimate: Mapping[str, float] | None = None, workers: int = 8,
+                  plans: PlansRead | None = None) -> Snapshot:
+    """Read ``queue``'s topology and its waiting and running jobs; raise ``AwsError`` on any failed call.
+
+    ``plans``: the account's training plans (``training_plans.read_plans``), written into the topology with their
+    windows in seconds from the snapshot (its time 0); a job whose payload names one of them says so."""
     read = read_account(api, [queue])
+    if plans is not None:
+        read.errors += plans.errors
+        if plans.plans:
+            read.data["training_plans"] = [_from_now(plan, now_ms) for plan in plans.plans]
     errors = read.missing_errors(api.region) + read.errors
     errors += [AwsError("DescribeJobQueues", f"job queue {name}", f"cannot be snapshotted: {why}", "NotQuotaQueue")
                for name, why in read.skipped]
@@ -78,8 +91,18 @@ def take_snapshot(api: Api, queue: str, now_ms: int, assume_remaining: float,
                      key=lambda s: (s.get("createdAt") or 0, s["jobId"]))
     active = [s for s in summaries if s.get("status") in service_jobs.ON_CAPACITY]
     used: dict[tuple[str, str], float] = {}
+    plan_names = {plan.arn: plan.name for plan in topology.training_plans if plan.arn is not None}
     for summary, job in service_jobs.describe_jobs(api, active + waiting, workers):
         row, estimate = _job_row(job, summary, model_queue, now_ms, assume_remaining, estimates)
+        plan_arn = (service_jobs.payload_of(job).get("ResourceConfig") or {}).get("TrainingPlanArn")
+        if isinstance(plan_arn, str) and plan_arn and plans is None:
+            estimate += f"; names training plan {plan_arn}, not read (--no-training-plans): simulated without it"
+        elif isinstance(plan_arn, str) and plan_arn:
+            if plan_arn not in plan_names:
+                raise AwsError("DescribeServiceJob", f"service job {job.get('jobName')} ({job.get('jobId')})",
+                               f"its payload names training plan {plan_arn}, which ListTrainingPlans did not list "
+                               "(expired, or --no-training-plans)", "UnexpectedShape")
+            row[PLAN_COLUMN] = plan_names[plan_arn]
         snapshot.jobs.append(row)
         snapshot.estimates.append(estimate)
         if row["status"] in service_jobs.ON_CAPACITY:
@@ -89,6 +112,17 @@ def take_snapshot(api: Api, queue: str, now_ms: int, assume_remaining: float,
     snapshot.cross_check = _cross_check(live, used, waiting, model_queue.name)
     snapshot.violations = _violations(topology, model_queue, snapshot.jobs)
     return snapshot
+
+
+def _from_now(plan: dict[str, Any], now_ms: int) -> dict[str, Any]:
+    """A read plan with its windows' ISO times as seconds from ``now_ms`` (the snapshot's time 0)."""
+    from datetime import datetime
+
+    def seconds(text: str) -> float | int:
+        return _seconds(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() - now_ms / 1000)
+
+    windows = [dict(w, start=seconds(w["start"]), end=seconds(w["end"])) for w in plan["reserved_capacities"]]
+    return dict(plan, reserved_capacities=windows)
 
 
 def _violations(topology: Topology, queue: JobQueue, jobs: list[dict[str, Any]]) -> list[str]:

@@ -2,6 +2,7 @@
 
 Exit 0 when equal, 1 on drift, 2 on bad input, an API error, or objects that could not
 be read (each named with its call; the drift found among the readable ones is still shown).
+Training plans are compared with SageMaker's ListTrainingPlans (``--no-training-plans`` skips them).
 """
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from policy_engine.aws.cli_options import aws_options, client_options, connect, exits_on_aws_errors, fail_aws
+from policy_engine.aws.cli_options import (
+    aws_options,
+    client_options,
+    connect,
+    exits_on_aws_errors,
+    fail_aws,
+    plans_option,
+    read_account_plans,
+)
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input, topology_or_exit
 from policy_engine.loading import LoadError, topology_from_data
 from policy_engine.reports.registry import DRIFT_FORMATS
@@ -26,8 +35,9 @@ if TYPE_CHECKING:
 @click.command("drift")
 @click.argument("topology", type=SafePath(dir_okay=False))
 @DRIFT_FORMATS.option()
+@plans_option
 @aws_options
-def command(topology: str, output_format: str, **connection: Any) -> None:
+def command(topology: str, output_format: str, training_plans: bool, **connection: Any) -> None:
     """Compare the account with TOPOLOGY: missing, extra and different objects and fields."""
     from policy_engine.aws import drift as drift_module
     from policy_engine.aws.account import read_account
@@ -39,8 +49,13 @@ def command(topology: str, output_format: str, **connection: Any) -> None:
                     "the entry from named_at_deploy, or name the resource in the template"
                     for label in desired.named_at_deploy])
     with exits_on_aws_errors():
-        api = connect(client_options(**connection))
+        options = client_options(**connection)
+        api = connect(options)
         read = read_account(api, [q.name for q in desired.job_queues])
+        plans, _ = read_account_plans(options, training_plans)
+    if plans is not None:
+        read.errors += plans.errors
+        read.data["training_plans"] = plans.plans
     for name, reason in read.skipped:
         read.errors.append(_skipped_error(name, reason))
     # an environment that could not be described is listed as unreadable; its queues' drift is still shown
@@ -51,6 +66,8 @@ def command(topology: str, output_format: str, **connection: Any) -> None:
     except LoadError as error:
         fail_input(error.problems)
     differences = drift_module.drift(desired, account)
+    if plans is not None and not plans.errors:  # plans not read (or partly unread) are not compared
+        differences += drift_module.plan_drift(desired, account)
     differences = [d for d in differences if not _unread(d, desired, [e.about for e in read.errors])]
     DRIFT_FORMATS.renderer(output_format)(DriftOutput(differences, topology, api.region,
                                                       [e.line for e in read.errors]), sys.stdout)

@@ -4,7 +4,8 @@ Read-only. From the account: DescribeJobQueues, DescribeSchedulingPolicies,
 DescribeServiceEnvironments, ListQuotaShares and ListTagsForResource per share (see
 ``policy_engine.aws.account``); queues that are not quota-managed SAGEMAKER_TRAINING
 queues are listed as skipped with the reason. System tags (``aws:*``) become the
-read-only ``system_tags`` note. Exit 0 on success, 2 when a call fails or an object
+read-only ``system_tags`` note. SageMaker's ListTrainingPlans and DescribeTrainingPlan read the
+account's training plans (``--no-training-plans`` skips them). Exit 0 on success, 2 when a call fails or an object
 cannot be read (nothing is written then).
 """
 
@@ -22,6 +23,8 @@ from policy_engine.aws.cli_options import (
     connect,
     exits_on_aws_errors,
     fail_aws,
+    plans_option,
+    read_account_plans,
 )
 from policy_engine.aws.clients import AwsError
 from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input
@@ -35,8 +38,10 @@ from policy_engine.loading import LoadError, topology_from_data
               help="Read a CloudFormation template (JSON or YAML) instead of the account.")
 @click.option("-o", "--output", type=SafePath(dir_okay=False), default=None,
               help="Write the topology here (.yaml or .json); default: standard output.")
+@plans_option
 @aws_options
-def command(queues: tuple[str, ...], template: str | None, output: str | None, **connection: Any) -> None:
+def command(queues: tuple[str, ...], template: str | None, output: str | None, training_plans: bool,
+            **connection: Any) -> None:
     """Import quota-managed job queues, their environments and shares as a topology file."""
     from policy_engine.aws.topology_file import topology_text
 
@@ -60,8 +65,14 @@ def command(queues: tuple[str, ...], template: str | None, output: str | None, *
         from policy_engine.aws.account import read_account
 
         with exits_on_aws_errors():
-            api = connect(client_options(**connection))
+            options = client_options(**connection)
+            api = connect(options)
             read = read_account(api, queues)
+            plans, plans_api = read_account_plans(options, training_plans)
+        if plans is not None:
+            read.errors += plans.errors
+            if plans.plans:
+                read.data["training_plans"] = plans.plans
         for name, reason in read.skipped:
             click.echo(f"skipped job queue {name}: {reason}", err=True)
         if queues and read.skipped:  # asked for by name: importing nothing for it would be a silent pass
@@ -76,13 +87,13 @@ def command(queues: tuple[str, ...], template: str | None, output: str | None, *
             topology = topology_from_data(read.data, source)
         except LoadError as error:
             fail_input(error.problems)
-        calls = sum(api.calls.values())
+        calls = sum(api.calls.values()) + (sum(plans_api.calls.values()) if plans_api is not None else 0)
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         header = [f"imported from the {source} by batch-quota import at {stamp} ({calls} API calls)",
                   "system_tags: system tags (aws:*) that say which stack owns an object; read-only, never deployed"]
         click.echo(f"imported {len(topology.job_queues)} job queue(s), "
-                   f"{sum(len(q.shares) for q in topology.job_queues)} quota share(s) in {calls} API call(s)",
-                   err=True)
+                   f"{sum(len(q.shares) for q in topology.job_queues)} quota share(s), "
+                   f"{len(topology.training_plans)} training plan(s) in {calls} API call(s)", err=True)
     text = topology_text(topology, output, header)
     if output is None:
         click.echo(text, nl=False)

@@ -57,7 +57,9 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     """Serve AWS Batch's quota-share API (REST-JSON) on HOST:PORT; TOPOLOGY's resources exist from the start.
 
     Point boto3, the AWS CLI or the SageMaker SDK at it with AWS_ENDPOINT_URL_BATCH=http://HOST:PORT;
-    any credentials work (SigV4 signatures are accepted, not verified).
+    any credentials work (SigV4 signatures are accepted, not verified). TOPOLOGY's training plans are
+    served as SageMaker's ListTrainingPlans and DescribeTrainingPlan (AWS_ENDPOINT_URL_SAGEMAKER; every
+    other SageMaker operation is refused).
     """
     if walkthrough and topology:
         raise click.UsageError("give a TOPOLOGY or --walkthrough, not both")
@@ -100,6 +102,8 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     where = f"state in {state_file}" if state_file else "state in memory"
     click.echo(f"batch-quota serve: {url} (speed {speed:g}x, clock at {service.now:g} s, {where})", err=True)
     click.echo(f"  export AWS_ENDPOINT_URL_BATCH={url}", err=True)
+    if service.account.plans:  # only plan reads are served: other SageMaker calls would be refused
+        click.echo(f"  export AWS_ENDPOINT_URL_SAGEMAKER={url}   # training plans only", err=True)
     click.echo(url)
     import uvicorn
 

@@ -1,8 +1,9 @@
 """``batch-quota snapshot --queue NAME``: the live queue as a scenario that ``simulate`` continues from now.
 
 Read-only: the queue's topology (as ``import``), ListServiceJobs per waiting and running
-status, DescribeServiceJob per job, GetJobQueueSnapshot as a cross-check. Exit 2 when a
-call fails (nothing is written).
+status, DescribeServiceJob per job, GetJobQueueSnapshot as a cross-check; the account's training
+plans (SageMaker ListTrainingPlans, DescribeTrainingPlan; ``--no-training-plans`` skips them). Exit 2
+when a call fails (nothing is written).
 """
 
 from __future__ import annotations
@@ -13,7 +14,15 @@ from typing import Any
 import click
 
 from policy_engine.aws.atomic_file import atomic_write
-from policy_engine.aws.cli_options import FiniteFloat, aws_options, client_options, connect, exits_on_aws_errors
+from policy_engine.aws.cli_options import (
+    FiniteFloat,
+    aws_options,
+    client_options,
+    connect,
+    exits_on_aws_errors,
+    plans_option,
+    read_account_plans,
+)
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 
@@ -33,9 +42,10 @@ def now_ms() -> int:
               help="A `batch-quota history` CSV: each share's median run time estimates remaining work.")
 @click.option("--workers", type=click.IntRange(1, 64), default=8, show_default=True,
               help="DescribeServiceJob calls in flight at once.")
+@plans_option
 @aws_options
 def command(queue: str, output: str | None, assume_remaining: float, history_csv: str | None, workers: int,
-            **connection: Any) -> None:
+            training_plans: bool, **connection: Any) -> None:
     """Write QUEUE's waiting and running jobs, with its topology, as a scenario starting now."""
     from policy_engine.aws.snapshot import take_snapshot
 
@@ -52,8 +62,10 @@ def command(queue: str, output: str | None, assume_remaining: float, history_csv
         except (OSError, ValueError, KeyError) as error:
             fail_input([f"{history_csv}: cannot read a history CSV: {error}"])
     with exits_on_aws_errors():
-        api = connect(client_options(workers=workers, **connection))
-        snapshot = take_snapshot(api, queue, now_ms(), assume_remaining, estimates, workers)
+        options = client_options(workers=workers, **connection)
+        api = connect(options)
+        plans, plans_api = read_account_plans(options, training_plans)
+        snapshot = take_snapshot(api, queue, now_ms(), assume_remaining, estimates, workers, plans)
         text = snapshot.to_yaml()
         if output is None:
             click.echo(text, nl=False)
@@ -64,7 +76,7 @@ def command(queue: str, output: str | None, assume_remaining: float, history_csv
 
     running = sum(1 for job in snapshot.jobs if job["status"] in ON_CAPACITY)
     click.echo(f"snapshot of {snapshot.queue}: {running} job(s) on capacity, {len(snapshot.jobs) - running} waiting "
-               f"({sum(api.calls.values())} API calls)", err=True)
+               f"({sum(api.calls.values()) + (sum(plans_api.calls.values()) if plans_api else 0)} API calls)", err=True)
     for line in snapshot.cross_check:
         click.echo(f"cross-check: {line}", err=True)
     for line in snapshot.violations:

@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policy_engine.endpoint.errors import client_error
-from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
+from policy_engine.model import (
+    JobQueue,
+    JobStateTimeLimitAction,
+    QuotaShare,
+    ServiceEnvironment,
+    Topology,
+    TrainingPlan,
+)
 
 #: A resource record in the API's own shape (``ServiceEnvironmentDetail``, ``JobQueueDetail``, ...).
 Record = dict[str, Any]
@@ -59,6 +66,10 @@ class Arns:
 
     def job(self, job_id: str) -> str:
         return f"{self._base()}:service-job/{job_id}"
+
+    def training_plan(self, name: str) -> str:
+        """The ARN SageMaker gives a plan (``arn:aws:sagemaker:REGION:ACCOUNT:training-plan/NAME``)."""
+        return f"arn:aws:sagemaker:{self.region}:{self.account}:training-plan/{name}"
 
     def training_job(self, name: str) -> str:
         return f"arn:aws:sagemaker:{self.region}:{self.account}:training-job/{name}"
@@ -103,6 +114,8 @@ class Account:
         self.resources = Resources()
         #: resource ARN -> tags (jobs' tags live on their records)
         self.tags: dict[str, dict[str, str]] = {}
+        #: the topology's SageMaker training plans: bought, not created by the Batch API, so no call changes them
+        self.plans: tuple[TrainingPlan, ...] = ()
         #: (resources, their AWS-rule problems): what the last change left, so the next one checks only once
         self._problems: tuple[Resources, list[str]] | None = None
 
@@ -218,7 +231,8 @@ class Account:
                     for action in record.get("jobStateTimeLimitActions") or ()),
                 scheduling_policy=policy.rsplit("/", 1)[-1] if policy else None,
             ))
-        return Topology(service_environments=environments, job_queues=tuple(queues), allow_oversubscription=True)
+        return Topology(service_environments=environments, job_queues=tuple(queues), allow_oversubscription=True,
+                        training_plans=self.plans)
 
     @staticmethod
     def _share_model(record: Record) -> QuotaShare:
@@ -282,6 +296,7 @@ class Account:
                     "state": share.state, "status": "VALID",
                 }
         self.resources = res
+        self.plans = topology.training_plans
         self.tags = {}
         for env in topology.service_environments:
             if env.tags:

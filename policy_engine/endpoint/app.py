@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from policy_engine import input_files, limits
-from policy_engine.endpoint import cloudtrail, control
+from policy_engine.endpoint import cloudtrail, control, sagemaker
 from policy_engine.endpoint.errors import ApiError, client_error
 from policy_engine.endpoint.handlers.registry import Output
 from policy_engine.endpoint.operations import HANDLERS
@@ -104,13 +104,18 @@ class EndpointApp:
 
     def respond(self, method: str, path: str, query: bytes, body: bytes,
                 target: str = "") -> tuple[int, bytes, Headers]:
-        """One request: AWS Batch (REST-JSON), the control API, or CloudTrail (JSON 1.1, by ``X-Amz-Target``)."""
+        """One request: AWS Batch (REST-JSON), the control API, or CloudTrail or SageMaker (JSON 1.1, by
+        ``X-Amz-Target``)."""
         self._requests += 1
         if not self._requests % FREEZE_EVERY:
             _age_heap()
         request_id = f"{self._boot}-{self._requests:016x}".encode()  # unique per server run, cheaper than uuid4
         if target.startswith(cloudtrail.TARGET_PREFIX):
-            return self._cloudtrail(target, body, request_id)
+            return self._json_11("CloudTrail", cloudtrail.CONTENT_TYPE, target, request_id,
+                                 lambda: cloudtrail.handle(self.service.trail, target, body))
+        if target.startswith(sagemaker.TARGET_PREFIX):
+            return self._json_11("SageMaker", sagemaker.CONTENT_TYPE, target, request_id,
+                                 lambda: sagemaker.handle(self.service, target, body))
         try:
             if path.startswith(control.PREFIX):
                 result = control.handle(self.service, method, path, query, body)
@@ -127,16 +132,19 @@ class EndpointApp:
             return 500, _error_body(failure), [_JSON, (b"x-amzn-requestid", request_id),
                                                (b"x-amzn-errortype", b"ServerException")]
 
-    def _cloudtrail(self, target: str, body: bytes, request_id: bytes) -> tuple[int, bytes, Headers]:
-        kind = (b"content-type", cloudtrail.CONTENT_TYPE)
+    def _json_11(self, service: str, content_type: bytes, target: str, request_id: bytes,
+                 handle: Callable[[], Output]) -> tuple[int, bytes, Headers]:
+        """A JSON 1.1 request of another service (CloudTrail, SageMaker) after the simulator caught up; its errors
+        in that service's shape, a bug as its ``InternalFailure``."""
+        kind = (b"content-type", content_type)
         try:
             self.service.catch_up()
-            result = cloudtrail.handle(self.service.trail, target, body)
+            result = handle()
             return 200, json.dumps(result, separators=(",", ":")).encode(), [kind, (b"x-amzn-requestid", request_id)]
         except ApiError as error:
             return error.status, _error_body(error), [kind, (b"x-amzn-requestid", request_id)]
-        except Exception as error:  # a bug: answered as CloudTrail does, logged with its traceback
-            log.exception("internal error on CloudTrail %s", target)
+        except Exception as error:  # a bug: answered as the service does, logged with its traceback
+            log.exception("internal error on %s %s", service, target)
             failure = ApiError(f"Internal error in batch-quota serve: {type(error).__name__}: {error}",
                                "InternalFailure", 500)
             return 500, _error_body(failure), [kind, (b"x-amzn-requestid", request_id)]

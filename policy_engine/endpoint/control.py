@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import math
 from collections import Counter
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
@@ -25,6 +26,7 @@ from policy_engine.endpoint.account import api_problems
 from policy_engine.endpoint.errors import client_error
 from policy_engine.endpoint.handlers.registry import Output
 from policy_engine.endpoint.service import Service
+from policy_engine.model import plan_time_text
 from policy_engine.simulation.outputs.numbers import as_number
 
 if TYPE_CHECKING:
@@ -93,6 +95,10 @@ def export(service: Service) -> Output:
                "duration": as_number(record.duration)}
         if record.preemption_retries is not None:
             job["preemption_retries"] = record.preemption_retries
+        if record.training_plan is not None:
+            job["training_plan"] = record.training_plan
+            if record.max_runtime is not None:
+                job["max_runtime"] = record.max_runtime
         if record.retry:
             job["attempts"] = record.retry["attempts"]
         timeout = (record.timeout or {}).get("attemptDurationSeconds")
@@ -109,6 +115,8 @@ def export(service: Service) -> Output:
         scenario["actions"] = actions
     if scheduler.preemption_seconds:
         scenario["settings"] = {"preemption_delay": scheduler.preemption_seconds}
+    if topology.training_plans:  # ISO 8601 plan windows count from the account's start, as served
+        scenario["start"] = plan_time_text(datetime.fromtimestamp(service.origin_ms / 1000, UTC))
     out: Output = {
         "scenario": scenario,
         "events": [{"time": as_number(t), "job": names[job_id], "from": before, "to": after, "reason": reason}

@@ -72,6 +72,10 @@ class ServiceJob:
     #: simulated run time (seconds) of every attempt
     duration: float
     preemption_retries: int | None
+    #: the name of the training plan ``ResourceConfig.TrainingPlanArn`` names, if any
+    training_plan: str | None = None
+    #: ``StoppingCondition.MaxRuntimeSeconds``: how long a plan job may wait pending for its plan
+    max_runtime: int | None = None
     initial_priority: int = field(init=False)
     status: str = "SUBMITTED"
     reason: str = ""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Protocol
 
 from policy_engine.endpoint.jobs import ACTIVE, FINAL, RECENT_PREEMPTIONS, JobIndex, ServiceJob
@@ -66,12 +67,14 @@ class Scheduler:
     """One engine on the account's topology, the job records it updates, and the event log."""
 
     def __init__(self, topology: Topology, clock: Clock, training_arn: Callable[[str], str],
-                 keep_events: bool = True, preemption_seconds: float = 0.0) -> None:
+                 keep_events: bool = True, preemption_seconds: float = 0.0, start: datetime | None = None) -> None:
         self.clock = clock
         #: AWS's PREEMPTION_IN_PROGRESS window: a victim shows RUNNING this long while its preemptor is
         #: SCHEDULED (the engine's ``preemption_delay``); 0: victims are RUNNABLE at once
         self.preemption_seconds = preemption_seconds
-        self.settings = SimulationSettings(preemption_delay=preemption_seconds)
+        #: ``start``: the instant simulated second 0 stands for (the account's start), what ISO 8601 plan windows
+        #: count from
+        self.settings = SimulationSettings(preemption_delay=preemption_seconds, start=start)
         #: victims in their PREEMPTION_IN_PROGRESS window: job id -> (ends at, the preemption)
         self._in_progress: dict[str, tuple[float, Reason]] = {}
         self.jobs = JobIndex()
@@ -159,7 +162,8 @@ class Scheduler:
         times_out = attempt_timeout is not None and attempt_timeout < duration
         spec = JobSpec(record.id, f"{record.queue}/{record.share}", record.instance_type, record.instances,
                        record.priority, now, duration, record.preemption_retries, None, attempts,
-                       attempts if times_out else 0, attempt_timeout if times_out else None)
+                       attempts if times_out else 0, attempt_timeout if times_out else None,
+                       training_plan=record.training_plan, max_runtime=record.max_runtime)
         self.engine.submit(spec)
         self.engine.run(now, close=False)
 
@@ -182,6 +186,12 @@ class Scheduler:
             return
         self.engine.terminate(job, reason)
         self.engine.run(now, close=False)
+
+    def plan_in_use(self, plan: str) -> int:
+        """Instances of the plan's windows its jobs hold now, as the engine counts them (0 without the plan)."""
+        gate = self.engine.plans
+        state = gate.plans.get(plan) if gate is not None else None
+        return sum(window.in_use for window in state.windows) if state is not None else 0
 
     def job(self, record: ServiceJob) -> Job | None:
         return self.engine.by_name.get(record.id)

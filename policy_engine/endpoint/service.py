@@ -13,6 +13,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from policy_engine import limits
 from policy_engine.endpoint import operations
@@ -23,6 +24,7 @@ from policy_engine.endpoint.errors import client_error, throttled
 from policy_engine.endpoint.events import EndpointEvents
 from policy_engine.endpoint.handlers.registry import Output, Params
 from policy_engine.endpoint.jobs import ServiceJob
+from policy_engine.endpoint.sagemaker import ServedCapacity, ServedPlan
 from policy_engine.endpoint.scheduler import Clock, Scheduler
 from policy_engine.endpoint.store import Store
 from policy_engine.event_sinks import EventSink
@@ -103,7 +105,8 @@ class Service:
             self.account.load(topology, start)
             self._record_creation(start)
         self.scheduler = Scheduler(self.account.topology(), Clock(options.speed, start), self.account.arns.training_job,
-                                   preemption_seconds=options.preemption_seconds)
+                                   preemption_seconds=options.preemption_seconds,
+                                   start=datetime.fromtimestamp(origin_ms / 1000, UTC))
         self.scheduler.engine.now = start
         self.audit = Audit()
         self.audit.refresh(self.scheduler.topology, quiet=self._restoring)
@@ -195,6 +198,22 @@ class Service:
         topology = self.account.topology()
         self.scheduler.change_topology(topology)
         self.audit.refresh(topology, quiet=self._restoring)
+
+    def training_plans(self) -> list[ServedPlan]:
+        """The account's training plans (the topology's ``training_plans``) in simulated seconds: an ISO 8601
+        window counts from the account's start (simulated second 0), a number is already seconds from it."""
+        origin = datetime.fromtimestamp(self.origin_ms / 1000, UTC)
+        served = []
+        for plan in self.account.plans:
+            arn = plan.arn or self.account.arns.training_plan(plan.name)
+            capacities = tuple(ServedCapacity(c.instances, c.start_seconds(origin), c.end_seconds(origin),
+                                              c.availability_zone) for c in plan.reserved_capacities)
+            served.append(ServedPlan(plan.name, arn, plan.instance_type, capacities))
+        return served
+
+    def plan_in_use(self, plan: ServedPlan) -> int:
+        """Instances of the plan its jobs hold now: the engine's count of the windows' instances in use."""
+        return self.scheduler.plan_in_use(plan.name)
 
     def unfinished_jobs(self, queue: str) -> Iterator[ServiceJob]:
         jobs = self.scheduler.jobs

@@ -10,6 +10,7 @@ from __future__ import annotations
 from policy_engine.checks import CheckReport, borrow_graph
 from policy_engine.graph import BorrowGraph
 from policy_engine.model import Topology
+from policy_engine.reports.explain_plans import plan_sentences
 from policy_engine.rules.objects import findings_by_share
 from policy_engine.summary import ShareSummary
 
@@ -47,6 +48,7 @@ def explain_share(topology: Topology, node: str, report: CheckReport, graph: Bor
     for instance_type, limit in share.capacity.items():
         sentences.extend(_capacity_sentences(graph, node, summary, instance_type, limit))
     sentences.extend(_preemption_sentences(graph, node, summary))
+    sentences.extend(plan_sentences(topology, graph, node))
     sentences.append(("time limits", _time_limit_sentence(graph, node)))
     for finding in findings_by_share(topology, report.findings).get(node, []):
         suppressed = f" [suppressed: {finding.suppressed}]" if finding.suppressed is not None else ""

@@ -8,7 +8,9 @@ from typing import Any, TextIO
 
 import click
 
+from policy_engine.checks import borrow_graph
 from policy_engine.reports.explain import explain_share
+from policy_engine.reports.explain_plans import plan_figures
 from policy_engine.reports.subjects import ExplainOutput
 
 
@@ -16,7 +18,9 @@ def to_dict(output: ExplainOutput) -> dict[str, Any]:
     sentences = explain_share(output.topology, output.share, output.report)
     return {"share": output.share,
             "sentences": [{"topic": topic, "text": text} for topic, text in sentences],
-            "summary": output.report.summaries[output.share].to_dict()}
+            "summary": output.report.summaries[output.share].to_dict(),
+            "training_plans": plan_figures(output.topology, borrow_graph(output.topology, output.report),
+                                           output.share)}
 
 
 def write(output: ExplainOutput, stream: TextIO) -> None:

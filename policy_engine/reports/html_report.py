@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from policy_engine.limits import PLAN_TERMINATION_LEAD_SECONDS as cutoff
 from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
 from policy_engine.reports import report_script, summary_png, vega
@@ -100,7 +101,15 @@ def page_data(result: SimulationResult, aggregates: agg.Aggregates, lanes: agg.L
         "waits": [{"share": w.share, "jobs": w.jobs, "min": w.low, "p25": w.p25, "p50": w.p50, "p75": w.p75,
                    "p95": w.p95, "max": w.high} for w in aggregates.waits],
         "lanes": None,
+        "plan_windows": [],
     }
+    if result.plans is not None:
+        from policy_engine.reports.plan_tables import window_rows
+
+        data["plan_windows"] = [{"label": f"{row.plan} [{row.window}]", "instances": row.instances,
+                                 "start": round(row.start / scale, 6), "end": round(row.end / scale, 6),
+                                 "cutoff": round(max(row.start, row.end - cutoff) / scale, 6)}
+                                for row in window_rows(result.plans)]
     if lanes is not None and lanes.rows:
         rows = [dict(row, start=round(row["start"] / scale, 6), end=round(row["end"] / scale, 6))
                 for row in lanes.rows]
@@ -206,6 +215,8 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
                  f"{m.instance_hours_lost:.2f}") for m in result.shares], numeric=set(range(3, 12)),
                attrs=' id="shares"'),
     ]
+    if result.plans is not None:
+        parts += _plan_section(result)
     if pngs:
         parts.append(f'<p class="muted">The summary charts are also beside this page as images: '
                      f"{escape(', '.join(pngs))}.</p>")
@@ -215,6 +226,30 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
     parts.append(f"<script>{report_script.SCRIPT}</script>")
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _plan_section(result: SimulationResult) -> list[str]:
+    """The training plans: each window's reserved instance-hours, each share's use of them, the quota held."""
+    from policy_engine.reports import plan_tables as plans
+
+    assert result.plans is not None
+    parts = ["<h2>Training plans</h2>",
+             '<p class="muted">Reserved instance-hours per window (drawn in purple behind the usage charts): paid '
+             "whether used or not; cut: attempts SageMaker terminated from 30 minutes before a window's end, and "
+             "the work they lost since their last checkpoint.</p>",
+             _table(plans.WINDOW_HEADER, map(plans.window_cells, plans.window_rows(result.plans)),
+                    numeric={1, 3, 5, 6, 7, 8, 9, 10, 11}, attrs=' id="plan-windows"')]
+    shares = plans.share_rows(result.plans)
+    if shares:
+        parts.append(_table(plans.SHARE_HEADER, map(plans.share_cells, shares), numeric={1, 3, 4, 5},
+                            attrs=' id="plan-shares"'))
+    held = plans.held_rows(result.plans)
+    if held:
+        parts.append('<p class="muted">Quota held by SCHEDULED plan jobs while they waited for an instance of '
+                     "their plan (dispatched before their window, or while it was full): other jobs of the share "
+                     "could not use it.</p>")
+        parts.append(_table(plans.HELD_HEADER, map(plans.held_cells, held), numeric={2}, attrs=' id="plan-held"'))
+    return parts
 
 
 def write_report(result: SimulationResult, topology: Topology, directory: Path, source: str = "",

@@ -50,11 +50,26 @@ SCRIPT = r"""
   function floor(values) {  // an all-zero series still gets an axis from 0 to 1
     return values.some(function (v) { return v > 0; }) ? {} : {domain: [0, 1]};
   }
+  function windowLayer() {  // training plan windows behind the usage: paid from start to end
+    return {data: {name: 'windows', values: data.plan_windows}, mark: {type: 'rect', color: '#9467bd', opacity: 0.15},
+            encoding: {x: {field: 'start', type: 'quantitative'}, x2: {field: 'end'},
+                       tooltip: [{field: 'label', title: 'training plan window'},
+                                 {field: 'instances', title: 'reserved instances'},
+                                 {field: 'start', title: 'from (' + unit + ')', format: '.2f'},
+                                 {field: 'cutoff', title: 'instances terminated from (' + unit + ')', format: '.2f'},
+                                 {field: 'end', title: 'to (' + unit + ')', format: '.2f'}]}};
+  }
+  function withWindows(panel) {
+    if (!data.plan_windows || !data.plan_windows.length) return panel;
+    const usage = Object.assign({}, panel);
+    delete usage.width; delete usage.height;
+    return {width: panel.width, height: panel.height, layer: [windowLayer(), usage]};
+  }
   function overTime(title, s) {
     return {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: title,
       vconcat: [
-        {width: 1100, height: 220, data: {name: 'usage', values: usageRows(s)}, params: zoom,
+        withWindows({width: 1100, height: 220, data: {name: 'usage', values: usageRows(s)}, params: zoom,
          mark: {type: 'area', interpolate: 'step-after'},
          encoding: {x: x, y: {field: 'value', type: 'quantitative', stack: 'zero', title: 'instances (bin mean)',
                        axis: {format: '~s'}},
@@ -62,7 +77,7 @@ SCRIPT = r"""
                             title: null, legend: {labelLimit: 200}},
                     order: {field: 'order'},
                     tooltip: [{field: 't', title: 'from (' + unit + ')', format: '.2f'}, {field: 'kind'},
-                              {field: 'value', title: 'instances', format: '.2f'}]}},
+                              {field: 'value', title: 'instances', format: '.2f'}]}}),
         {width: 1100, height: 90, data: {name: 'depth', values: binRows(s.depth)},
          mark: {type: 'area', interpolate: 'step-after', color: '#8172b3'},
          encoding: {x: x, y: {field: 'value', type: 'quantitative', title: 'waiting jobs', axis: {format: '~s'},

@@ -13,6 +13,10 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     extra: dict = {}
     if calibration is not None:
         extra["observed_vs_simulated"] = [row.to_json() for row in calibration]
+    if output.result.plans is not None:
+        from policy_engine.reports.plan_tables import to_json
+
+        extra["training_plans"] = to_json(output.result.plans)
     if output.named_at_deploy:
         extra["named_at_deploy"] = list(output.named_at_deploy)
     if output.targets:

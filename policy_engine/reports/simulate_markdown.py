@@ -39,6 +39,10 @@ def render(result: SimulationResult, *, source: str = "",
                      m.preemptions, f"{m.instance_hours_lost:.2f}") for m in result.shares),
                    align="lllrrrrrrrrr")
     lines.append("")
+    if result.plans is not None:
+        from policy_engine.reports.plan_tables import markdown_lines
+
+        lines += markdown_lines(result.plans)
     if calibration:
         lines += ["Observed vs simulated (waits: jobs with an observed start; agree: same status, end and "
                   "preemptions):", ""]

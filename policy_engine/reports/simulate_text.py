@@ -90,6 +90,11 @@ def calibration_table(rows: Sequence[ShareCalibration]) -> Table:
 def write(output: SimulateOutput, stream: TextIO) -> None:
     console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
     print_tables(output.result, console)
+    if output.result.plans is not None:
+        from policy_engine.reports.plan_tables import text_tables
+
+        for table in text_tables(output.result.plans):
+            console.print(table)
     if output.deploy_note():
         console.print(output.deploy_note(), markup=False)
     if output.calibration is not None:

@@ -15,6 +15,7 @@ from policy_engine.rules import (  # noqa: F401 (registers)
     promises,
     structure,
     suppressions,
+    training_plans,
 )
 from policy_engine.rules.base import REGISTRY, Context, RawFinding, Rule, rule
 

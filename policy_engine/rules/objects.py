@@ -70,6 +70,11 @@ def object_path(topology: Topology, ref: ObjectRef) -> tuple[str | int, ...]:
             return _listed("suppress", len(topology.suppress), ref.index)
         case ObjectKind.TARGET:
             return _listed("targets", len(topology.targets), ref.index)
+        case ObjectKind.TRAINING_PLAN:
+            plans = topology.training_plans
+            index = ref.index if ref.index is not None else next(
+                (i for i, plan in enumerate(plans) if plan.name == ref.label), None)
+            return _listed("training_plans", len(plans), index)
         case ObjectKind.ALL_QUEUES:
             return ("job_queues",)
         case ObjectKind.ALL_ENVIRONMENTS:

@@ -55,6 +55,13 @@ class Cause(StrEnum):
     #: a topology change left no capacity of its share and instance type (the local endpoint);
     #: detail: ``(QUEUE/SHARE, instance type)``
     TOPOLOGY_CHANGE = "topology-change"
+    #: SageMaker terminated the attempt's instances as its training plan's reserved capacity ended (from 30
+    #: minutes before its end); detail: ``(plan, window index)``
+    PLAN_WINDOW_ENDED = "plan-window-ended"
+    #: pending for its plan's capacity for 2 days since its dispatch: ``InsufficientCapacityError``; detail: the plan
+    PLAN_PENDING_EXPIRED = "plan-pending-expired"
+    #: pending for its plan's capacity past its ``StoppingCondition.MaxRuntimeSeconds``; detail: ``(plan, seconds)``
+    PLAN_STOPPING_CONDITION = "plan-stopping-condition"
 
     # --- waiting (a RUNNABLE job; ``Waiting``) ------------------------------------------------------
     #: behind the head of its line, which blocks it; detail: the head's name
@@ -76,6 +83,9 @@ class Cause(StrEnum):
     MISCONFIGURED = "misconfigured"
     #: a ``jobStateTimeLimitActions`` timer runs for it (noted beside the main cause: ``Waiting.also``)
     TIME_LIMIT_ACTION_PENDING = "time-limit-action-pending"
+    #: a plan job held RUNNABLE until its plan has an Active window (``settings.plan_dispatch: hold``); detail:
+    #: the plan
+    WAITING_FOR_PLAN_WINDOW = "waiting-for-plan-window"
 
 
 #: Causes of a job leaving capacity because another job took it.
@@ -132,6 +142,18 @@ def describe(reason: Reason, name: Callable[[str], str] = _same) -> str:
             return f"Terminated: quota share {detail[0]} no longer has {detail[1]} capacity"
         case Cause.MISCONFIGURED:
             return str(detail)
+        case Cause.PLAN_WINDOW_ENDED:
+            assert isinstance(detail, tuple)
+            return (f"CapacityError: the reserved capacity of training plan {detail[0]} (window {detail[1]}) ended; "
+                    "SageMaker terminated the instances")
+        case Cause.PLAN_PENDING_EXPIRED:
+            return f"InsufficientCapacityError: no instance of training plan {detail} for 2 days pending"
+        case Cause.PLAN_STOPPING_CONDITION:
+            assert isinstance(detail, tuple)
+            return (f"MaxRuntimeExceeded: pending for training plan {detail[0]} longer than "
+                    f"StoppingCondition.MaxRuntimeSeconds ({detail[1]})")
+        case Cause.WAITING_FOR_PLAN_WINDOW:
+            return f"PLAN: held RUNNABLE until training plan {detail} has an Active window"
     return ""  # QUEUED, STARTED: the state says it all
 
 
@@ -185,6 +207,8 @@ def describe_waiting(waiting: Waiting, name: Callable[[str], str] = _same) -> st
     w = waiting
     if w.cause is Cause.MISCONFIGURED:
         return str(w.detail)
+    if w.cause is Cause.WAITING_FOR_PLAN_WINDOW:
+        return describe(Reason(w.cause, w.detail))
     if w.cause is Cause.BEHIND_HEAD:
         why = "misconfigured" if w.head_misconfigured else "waiting for capacity"
         return f"BLOCKED: behind head job {name(str(w.detail))} of {w.share} ({why})"

@@ -6,10 +6,42 @@ Apart from the event loop so that scenario loading (``workload``) needs no engin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
 
 from policy_engine.simulation.core.preemption import POLICIES, LowestPriorityNewestFirst, VictimPolicy
 from policy_engine.simulation.inputs.exact_types import exact_flag, exact_integer, exact_number
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
+
+
+class PlanDispatch(StrEnum):
+    """What Batch does with a job whose training plan has no Active window yet (undocumented by AWS; see
+    docs/training_plans.md): ``DISPATCH`` sends it to SageMaker, where it sits SCHEDULED holding its share's
+    quota and the environment's capacity until a window opens; ``HOLD`` keeps it RUNNABLE until then."""
+
+    DISPATCH = "dispatch"
+    HOLD = "hold"
+
+
+class PlanEnd(StrEnum):
+    """What becomes of a plan job's attempt that SageMaker ends (its window's end, or too long pending): AWS
+    documents nothing of how Batch reports it (docs/training_plans.md). ``RETRY``: a failed attempt, retried under
+    ``retryStrategy.attempts``; ``PREEMPT``: back to RUNNABLE as a preemption, counted against
+    ``preemptionRetriesBeforeTermination``; ``FAIL``: the job fails at once."""
+
+    RETRY = "retry"
+    PREEMPT = "preempt"
+    FAIL = "fail"
+
+
+def _choice(name: str, value: object, kind: type[StrEnum]) -> StrEnum:
+    """A setting's text as its enum value, once, or ``ValueError`` naming the choices."""
+    if isinstance(value, kind):
+        return value
+    known = [choice.value for choice in kind]
+    if not isinstance(value, str) or value not in known:
+        raise ValueError(f"unknown {name} {value!r} (known: {', '.join(known)})")
+    return kind(value)
 
 
 @dataclass(frozen=True)
@@ -26,6 +58,13 @@ class SimulationSettings:
     #: A job placed at T is not a preemption victim before T + this. 0: only the pass that placed it spares it
     #: (what stops preemption loops: ``JobLifecycle.protected_until``).
     min_runtime: float = 0.0
+    #: A plan job dispatched before its window (SCHEDULED, holding quota) or held RUNNABLE until it opens.
+    plan_dispatch: PlanDispatch = PlanDispatch.DISPATCH
+    #: A plan job's attempt cut at its window's end (30 minutes before it) and one pending 2 days (``PlanEnd``).
+    plan_window_end: PlanEnd = PlanEnd.RETRY
+    plan_pending_end: PlanEnd = PlanEnd.RETRY
+    #: The instant simulated second 0 stands for (a scenario's ``start:``): what ISO 8601 plan windows count from.
+    start: datetime | None = None
 
     def __post_init__(self) -> None:
         # the types the (compiled) engine reads: numpy scalars and 0/1 from a data frame become them exactly
@@ -37,6 +76,10 @@ class SimulationSettings:
             raise ValueError(f"min_runtime must be a number of seconds >= 0, got {self.min_runtime}")
         if not isinstance(self.victim_policy, str) or self.victim_policy not in POLICIES:
             raise ValueError(f"unknown victim policy {self.victim_policy!r} (known: {', '.join(POLICIES)})")
+        # a file's text becomes the value here, once
+        object.__setattr__(self, "plan_dispatch", _choice("plan_dispatch", self.plan_dispatch, PlanDispatch))
+        for name in ("plan_window_end", "plan_pending_end"):
+            object.__setattr__(self, name, _choice(name, getattr(self, name), PlanEnd))
 
     def policy(self) -> VictimPolicy:
         return POLICIES[self.victim_policy]

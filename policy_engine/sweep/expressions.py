@@ -1,7 +1,8 @@
 """Objectives and constraints over a run's metrics, as ``tune`` and ``sweep`` read them.
 
 An expression is one of:
-  ``METRIC``             a cluster-wide figure of ``summary`` (cluster_utilisation, wait_p95, preemptions, ...)
+  ``METRIC``             a cluster-wide figure of ``summary`` (cluster_utilisation, wait_p95, preemptions, ...;
+                         ``plan_idle_hours``: reserved training plan instance-hours paid and not used)
   ``AGG(METRIC)``        max, min, sum or mean of a per-share figure over every share and instance type
   ``share(REF).METRIC``  one share's figure (REF is QUEUE/SHARE or a unique SHARE; the largest over its types)
 A constraint is ``EXPR <= NUMBER`` (or ``<``, ``>=``, ``>``), or ``guarantees``: every declared guarantee
@@ -22,7 +23,9 @@ from policy_engine.model import Topology, share_id
 from policy_engine.sweep.grammar import find_share
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
-                   "instance_hours_lost", "jobs")
+                   "instance_hours_lost", "jobs", "plan_idle_hours")
+#: Summary figures a run has only when its topology has what they count (training plans).
+OPTIONAL_SUMMARY_METRICS = ("plan_idle_hours",)
 SHARE_METRICS = ("own_utilisation", "mean_own", "mean_borrowed", "mean_lent", "wait_p50", "wait_p95", "wait_max",
                  "preemptions", "instance_hours_lost", "jobs")
 AGGREGATES: dict[str, Callable[[list[float]], float]] = {
@@ -58,6 +61,8 @@ class Expression:
 
 def parse_expression(text: str, topology: Topology) -> Expression:
     source = text.strip()
+    if source in OPTIONAL_SUMMARY_METRICS:  # only in a run that has what it counts: 0 in the others
+        return Expression(source, lambda record: record["summary"].get(source, 0.0))
     if source in SUMMARY_METRICS:
         return Expression(source, lambda record: record["summary"][source])
     match = _SHARE.fullmatch(source)

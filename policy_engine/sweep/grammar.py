@@ -3,7 +3,8 @@
 Paths:
   ``QUEUE/SHARE.borrow_limit`` | ``.strategy`` | ``.in_share_preemption`` | ``.state`` | ``.capacity.TYPE``
   (``SHARE.…`` when the share name is unique), ``ENVIRONMENT.capacity.TYPE``,
-  ``settings.backfill`` | ``.victim_policy`` | ``.startup_delay`` | ``.preemption_delay`` | ``.min_runtime``,
+  ``settings.backfill`` | ``.victim_policy`` | ``.startup_delay`` | ``.preemption_delay`` | ``.min_runtime`` |
+  ``.plan_dispatch``,
   ``workload.scale`` (submission times divided by the factor) | ``workload.duration_scale``,
   ``profile.QUEUE/SHARE.scale`` (that team's arrival rate, for a scenario whose workload is a profile),
   ``transfer(A,B).capacity.TYPE``: a coupled pair, moving that many instances of TYPE from A's limit to B's
@@ -28,12 +29,13 @@ from policy_engine.diagnostics import ShareMatch
 from policy_engine.model import QuotaShare, Topology, share_id
 from policy_engine.simulation.core.engine import SimulationSettings
 from policy_engine.simulation.core.preemption import POLICIES
+from policy_engine.simulation.settings import PlanDispatch
 
 STRATEGIES = ("RESERVE", "LEND", "LEND_AND_BORROW")
 STATES = ("ENABLED", "DISABLED")
 SHARE_FIELDS = ("borrow_limit", "strategy", "in_share_preemption", "state", "capacity.<instance type>")
 ENVIRONMENT_FIELDS = ("capacity.<instance type>",)
-SETTINGS_FIELDS = ("backfill", "victim_policy", "startup_delay", "preemption_delay", "min_runtime")
+SETTINGS_FIELDS = ("backfill", "victim_policy", "startup_delay", "preemption_delay", "min_runtime", "plan_dispatch")
 WORKLOAD_FIELDS = ("scale", "duration_scale")
 PROFILE_FIELDS = ("scale",)
 #: A range may not expand to more values than this (a typo such as 0..100000 is caught, not run).
@@ -151,6 +153,7 @@ _KINDS: dict[str, _Kind] = {
     "startup_delay": _decimal(0, strict=False),
     "preemption_delay": _decimal(0, strict=False),
     "min_runtime": _decimal(0, strict=False),
+    "plan_dispatch": _choice(tuple(choice.value for choice in PlanDispatch)),
     "scale": _decimal(0, strict=True),
     "duration_scale": _decimal(0, strict=True),
 }

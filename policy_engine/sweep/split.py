@@ -45,7 +45,8 @@ def partition(topology: Topology) -> list[tuple[str, ...]] | None:
 
 def split(scenario: Scenario) -> list[Part] | None:
     groups = partition(scenario.topology)
-    if groups is None:
+    if groups is None or scenario.topology.training_plans:  # a plan's instances serve the jobs of every queue
+        return None
         return None
     parts = []
     for names in groups:

@@ -112,6 +112,8 @@ def test_the_read_only_access_acknowledges_exactly_its_account_wide_wildcards(tm
     _read_only_access(app)
     acknowledged = {v["ruleName"]: v["reason"] for v in _report(app, tmp_path)["acknowledged"]}
     assert acknowledged.pop("AwsSolutions-IAM5[Resource::*]") == grants.STAR_WILDCARD_REASON
+    plans = "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sagemaker:<AWS::Region>:<AWS::AccountId>:training-plan/*]"
+    assert acknowledged.pop(plans) == read_only_access.PLAN_READ_REASON
     assert sorted(acknowledged) == [
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job-queue/*/quota-share/*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:job-queue/*]",

@@ -67,6 +67,13 @@ def test_iam_policy_command_prints_the_policy():
     assert scoped["BatchQuotaReadJobQueueQuotaShare"]["Resource"] == \
         "arn:aws:batch:eu-west-1:123456789012:job-queue/*/quota-share/*"
     assert scoped["BatchQuotaReadJobQueue"]["Action"] == ["batch:GetJobQueueSnapshot", "batch:ListQuotaShares"]
+    assert scoped["BatchQuotaReadTrainingPlan"] == {
+        "Sid": "BatchQuotaReadTrainingPlan", "Effect": "Allow", "Action": ["sagemaker:DescribeTrainingPlan"],
+        "Resource": "arn:aws:sagemaker:eu-west-1:123456789012:training-plan/*"}
+    assert "sagemaker:ListTrainingPlans" in scoped["BatchQuotaReadAny"]["Action"]  # only Resource: * exists for it
+    plans = json.loads(CliRunner().invoke(main, ["iam-policy", "--command", "drift"]).output)
+    assert {"sagemaker:ListTrainingPlans", "sagemaker:DescribeTrainingPlan"} <= {
+        a for s in plans["Statement"] for a in s["Action"]}
     only = json.loads(CliRunner().invoke(main, ["iam-policy", "--command", "history"]).output)
     assert sorted(a for s in only["Statement"] for a in s["Action"]) == [
         "batch:DescribeJobQueues", "batch:DescribeSchedulingPolicies", "batch:DescribeServiceEnvironments",

@@ -544,3 +544,23 @@ def test_targets_are_never_deployed(default):
         Target(share="training/QS1", wait_p95="1h", max_preemptions_per_job=1, min_utilisation=0.5),)})
     (stack,) = TopologyStacks(fast_app(), targeted).stacks
     assert Template.from_stack(stack).to_json() == template
+
+
+def test_training_plans_are_never_deployed():
+    """A plan is bought, not created: the same topology with a plan gives exactly the same template. (The plan
+    passes the plan rules, BQ601-BQ608, whose errors would stop the synth: a reservable type, an environment and a
+    share that can run it.)"""
+    from policy_engine.model import ReservedCapacity, TrainingPlan
+
+    p5 = "ml.p5.48xlarge"
+    base = example_topology()
+    queue, env = base.job_queues[0], base.service_environments[0]
+    first = queue.shares[0].model_copy(update={"capacity": {**queue.shares[0].capacity, p5: 1}})
+    topology = base.model_copy(update={
+        "service_environments": (env.model_copy(update={"capacity": {**env.capacity, p5: 1}}),),
+        "job_queues": (queue.model_copy(update={"shares": (first, *queue.shares[1:])}),)})
+    plan = TrainingPlan(name="p5-plan", instance_type=p5,
+                        reserved_capacities=(ReservedCapacity(instances=1, start=0, end=86400),))
+    (without,) = TopologyStacks(fast_app(), topology).stacks
+    (with_plan,) = TopologyStacks(fast_app(), topology.model_copy(update={"training_plans": (plan,)})).stacks
+    assert Template.from_stack(with_plan).to_json() == Template.from_stack(without).to_json()

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from policy_engine.endpoint.account import Account
 from policy_engine.endpoint.jobs import ServiceJob
+from policy_engine.endpoint.sagemaker import ServedPlan
 from policy_engine.endpoint.scheduler import Scheduler
 
 
@@ -47,4 +48,8 @@ class Endpoint(Protocol):
         ...
 
     def unfinished_jobs(self, queue: str) -> Iterator[ServiceJob]:
+        ...
+
+    def training_plans(self) -> list[ServedPlan]:
+        """The account's training plans, in simulated seconds."""
         ...

@@ -40,6 +40,34 @@ def _resources(payload: dict[str, Any]) -> tuple[str, int]:
     return instance_type, count
 
 
+def _plan(service: Endpoint, payload: dict[str, Any], instance_type: str) -> str | None:
+    """The name of the training plan ``ResourceConfig.TrainingPlanArn`` names (by its ARN, as SageMaker takes it),
+    or ``None``. A plan the account does not have, or of another instance type, is refused at submission
+    (SageMaker would refuse the training job; docs/training_plans.md)."""
+    arn = payload["ResourceConfig"].get("TrainingPlanArn")
+    if arn is None:
+        return None
+    if not isinstance(arn, str) or not arn:
+        raise client_error(f"serviceRequestPayload.ResourceConfig.TrainingPlanArn must be a training plan ARN, "
+                           f"got {arn!r}")
+    plan = next((p for p in service.training_plans() if p.arn == arn), None)
+    if plan is None:
+        known = ", ".join(p.arn for p in service.training_plans()) or "none"
+        raise client_error(f"serviceRequestPayload.ResourceConfig.TrainingPlanArn {arn} names no training plan of "
+                           f"this account (its plans: {known})")
+    if plan.instance_type != instance_type:
+        raise client_error(f"Training plan {plan.name} reserves {plan.instance_type}; the job asks for "
+                           f"{instance_type} (ResourceConfig.InstanceType)")
+    return plan.name
+
+
+def _max_runtime(payload: dict[str, Any]) -> int | None:
+    """``StoppingCondition.MaxRuntimeSeconds`` (checked by ``_duration``), or ``None``."""
+    stopping = payload.get("StoppingCondition")
+    runtime = stopping.get("MaxRuntimeSeconds") if isinstance(stopping, dict) else None
+    return runtime if isinstance(runtime, int) and not isinstance(runtime, bool) else None
+
+
 def _duration(service: Endpoint, payload: dict[str, Any], tags: dict[str, str]) -> float:
     text = tags.get(DURATION_TAG)
     if text is not None:
@@ -110,6 +138,7 @@ def submit_service_job(service: Endpoint, params: Params) -> Output:
     payload = json_object(params["serviceRequestPayload"], "serviceRequestPayload",
                           " (a SageMaker CreateTrainingJob request)")
     instance_type, count = _resources(payload)
+    plan = _plan(service, payload, instance_type)
     units = {limit["capacityUnit"] for limit in share["capacityLimits"]}
     if instance_type not in units:
         raise client_error(f"Quota share {share_name} has no capacity limit for {instance_type} "
@@ -138,6 +167,7 @@ def submit_service_job(service: Endpoint, params: Params) -> Output:
         priority=priority, instance_type=instance_type, instances=count,
         training_name=str(payload.get("TrainingJobName") or name), client_token=token,
         seq=jobs.next_seq, created=service.now, duration=duration, preemption_retries=retries,
+        training_plan=plan, max_runtime=_max_runtime(payload),
     )
     service.scheduler.submit(record, attempts, timeout)
     return {"jobArn": record.arn, "jobName": name, "jobId": job_id}

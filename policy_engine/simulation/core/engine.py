@@ -71,7 +71,7 @@ class Engine(JobLifecycle):
         self._adopted: set[int] = set()
         self._handlers: tuple[Callable[[Event], None], ...] = (
             self._on_finish, self._on_advance, self._on_priority, self._on_topology, self._on_limit, self._on_wake,
-            self._on_terminate)
+            self._on_terminate, self._on_plan)
         for order, update in enumerate(updates):
             kind = (Kind.PRIORITY if isinstance(update, PriorityUpdate) else
                     Kind.TERMINATE if isinstance(update, JobTermination) else Kind.TOPOLOGY)
@@ -221,6 +221,10 @@ class Engine(JobLifecycle):
         if self.time_limits is not None:
             self.time_limits.expired(event.subject, event.data)
 
+    def _on_plan(self, event: Event) -> None:
+        if self.plans is not None:
+            self.plans.on_event(event)
+
     def _on_wake(self, event: Event) -> None:
         self._wakes.discard((event.subject, self.now))
         self.capacity_freed(self.pools[event.subject])
@@ -298,7 +302,8 @@ class Engine(JobLifecycle):
             return
         share = job.share
         if job.status is Status.RUNNABLE:
-            share.line.remove(job)
+            if self.plans is None or not self.plans.unhold(job):  # a held plan job is in no line
+                share.line.remove(job)
             self.touch(share)
         elif job.status in ACTIVE:
             self._release(job, FAILED)

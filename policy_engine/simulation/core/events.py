@@ -30,6 +30,7 @@ class Kind(IntEnum):
     LIMIT = 4  # subject: the ShareCapacity; data: its head when the timer started
     WAKE = 5  # subject: the pool index
     TERMINATE = 6  # subject: a JobTermination
+    PLAN = 7  # training plans (``simulation.plan_windows``): subject and data are the plan gate's
 
 
 class Event(NamedTuple):

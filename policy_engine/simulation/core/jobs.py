@@ -61,6 +61,10 @@ class JobSpec(NamedTuple):
     attempts: int = 1
     failures: int = 0
     fail_after: float | None = None
+    #: The SageMaker training plan it runs on (``ResourceConfig.TrainingPlanArn``), by the topology's plan name.
+    training_plan: str | None = None
+    #: ``StoppingCondition.MaxRuntimeSeconds``: a plan job pending longer than this fails (``None``: not given).
+    max_runtime: int | None = None
 
 
 class AttemptRecord(NamedTuple):

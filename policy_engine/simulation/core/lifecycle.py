@@ -33,6 +33,7 @@ from policy_engine.simulation.core.steps import Steps
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.exact_types import exact_spec
 from policy_engine.simulation.outputs.usage import LoggedShare, UsageLog
+from policy_engine.simulation.plan_windows import PlanGate
 from policy_engine.simulation.settings import PriorityUpdate, SimulationSettings
 from policy_engine.simulation.time_limits import TimeLimits, queue_actions
 
@@ -110,6 +111,11 @@ class JobLifecycle:
         self.misconfig_cache: dict[tuple[ShareCapacity, int], str] = {}
         #: Capacity-seconds to add to ``capacity x time`` after topology changes (``topology_changes``).
         self.capacity_corrections: dict[object, float] = {}
+        #: The training plans' windows, only when the topology has plans: without, no plan code runs at all.
+        self.plans: PlanGate | None = None
+        if topology.training_plans:
+            self.plans = PlanGate(self, topology, self.settings)
+            self._immediate = False  # a placed plan job may have to wait SCHEDULED for its window (``place``)
 
     @cached_property
     def by_name(self) -> dict[str, Job]:
@@ -189,6 +195,8 @@ class JobLifecycle:
             job.finished_at = self.now
             self.transition(job, Status.FAILED, Cause.REJECTED_BY_DISABLED_SHARE, share.rejected)
             return
+        if self.plans is not None and job.spec.training_plan is not None and self.plans.holds(job):
+            return  # ``hold``: RUNNABLE out of its line until its plan has an Active window
         key = (share, job.spec.instances)
         misconfigured = self.misconfig_cache.get(key)
         if misconfigured is None:
@@ -284,11 +292,22 @@ class JobLifecycle:
         delay = self.settings.preemption_delay if after_preemption else 0.0
         job.run_started = None
         self.transition(job, Status.SCHEDULED, _BORROWED if borrowed else _OWN)
+        if self.plans is not None and job.spec.training_plan is not None and self.plans.waits(job):
+            return  # SCHEDULED, holding its quota, until a window of its plan has a free instance
         if delay > 0:
             self._advance_at(job, self.now + delay)
             return
         self.transition(job, Status.STARTING, _STARTED)
         self._after_starting(job)
+
+    def start_scheduled(self, job: Job) -> None:
+        """A SCHEDULED job that waited for its training plan got an instance: it starts now."""
+        self.transition(job, Status.STARTING, _STARTED)
+        self._after_starting(job)
+
+    def release_attempt(self, job: Job, outcome: str) -> None:
+        """The job's attempt ends (``outcome``) and its capacity is freed; the caller says what becomes of it."""
+        self._release(job, outcome)
 
     def _advance_at(self, job: Job, time: float) -> None:
         """The job moves on (SCHEDULED -> STARTING -> RUNNING) at ``time``, unless it left capacity before."""
@@ -331,6 +350,8 @@ class JobLifecycle:
 
     def _release(self, job: Job, outcome: str) -> None:
         share = job.share
+        if self.plans is not None and job.spec.training_plan is not None:
+            self.plans.released(job)
         pool = share.pool
         pool.change(share, -job.spec.instances, self.now)
         del share.active[job]

@@ -15,7 +15,7 @@ from typing import Any
 from policy_engine.simulation.core.jobs import JobSpec
 
 #: ``JobSpec`` fields read as integers and as seconds; ``None`` stays ``None`` where the field allows it.
-_INTEGERS = ("instances", "priority", "preemption_retries", "attempts", "failures")
+_INTEGERS = ("instances", "priority", "preemption_retries", "attempts", "failures", "max_runtime")
 _SECONDS = ("submit_at", "duration", "checkpoint_interval", "fail_after")
 
 

@@ -203,6 +203,7 @@ def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems
     attempts = read.integer("attempts", 1, 10)
     failures = read.integer("failures", 0)
     fail_after = read.number("fail_after", 0, MAX_SECONDS)
+    max_runtime = read.integer("max_runtime", 1, MAX_SECONDS)
     canonical, instance_type = "", row.get("instance_type") or None
     ref = row.get("share")
     if isinstance(ref, str) and ref:
@@ -222,6 +223,7 @@ def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems
                                               f"(it has: {', '.join(types)})")
     elif ref not in (None, ""):
         read.problem("share", f"must be a string, got {ref!r}")
+    plan = _training_plan(read, shares.topology, instance_type)
     live = _live_state(read, submit_at, duration)
     observed = _observed(read)
     epoch_ms = read.integer(EPOCH_FIELD, 0)
@@ -242,7 +244,26 @@ def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems
     return JobSpec(name, canonical, instance_type, 1 if instances is None else instances,
                    0 if priority is None else priority, 0 if submit_at is None else submit_at,
                    0 if duration is None else duration, retries, checkpoint, 1 if attempts is None else attempts,
-                   0 if failures is None else failures, fail_after)
+                   0 if failures is None else failures, fail_after, plan, max_runtime)
+
+
+def _training_plan(read: _Row, topology: Topology, instance_type: str | None) -> str | None:
+    """``training_plan``: a topology plan by name or ARN (its name kept), of the job's instance type."""
+    ref = read.row.get("training_plan")
+    if ref in (None, ""):
+        return None
+    if not isinstance(ref, str):
+        read.problem("training_plan", f"must be a plan's name or ARN, got {ref!r}")
+        return None
+    plan = topology.plan(ref)
+    if plan is None:
+        known = ", ".join(p.name for p in topology.training_plans) or "none defined"
+        read.problem("training_plan", f"no training plan {ref!r} in the topology (known: {known})")
+        return None
+    if instance_type is not None and instance_type != plan.instance_type:
+        read.problem("training_plan", f"plan {plan.name} reserves {plan.instance_type}; the job runs on "
+                                      f"{instance_type}")
+    return plan.name
 
 
 def _live_state(read: _Row, submit_at: float | None, duration: float | None) -> LiveState | None:

@@ -9,14 +9,15 @@ topology, ``settings`` and ``actions``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from policy_engine import input_files
 from policy_engine.diagnostics import DataPath
 from policy_engine.loading import LoadError, line_of, load_topology, read_data, topology_from_data
-from policy_engine.model import Topology
+from policy_engine.model import Topology, plan_time
 from policy_engine.simulation.core.jobs import JobSpec, LiveState, Observed
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs import change_actions
@@ -28,10 +29,13 @@ from policy_engine.simulation.settings import Action, JobTermination, PriorityUp
 __all__ = ["MAX_PROBLEMS", "MAX_SECONDS", "Extras", "LoadError", "PriorityUpdate", "Scenario", "load_jobs",
            "load_scenario"]
 
-_SCENARIO_KEYS = ("topology", "jobs", "workload", "actions", "settings", "until")
+_SCENARIO_KEYS = ("topology", "jobs", "workload", "actions", "settings", "until", "start")
 _WORKLOAD_KEYS = ("profile", "days", "seed", "scale")
 #: ``SimulationSettings`` a scenario may set; ``utilisation_series`` and ``usage_log`` are report options.
-_SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings) if f.name not in ("utilisation_series", "usage_log"))
+_SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings)
+                       if f.name not in ("utilisation_series", "usage_log", "start"))
+#: Settings whose value is a choice among names (an enum): the one check is ``SimulationSettings``'s own.
+_CHOICE_KEYS = ("plan_dispatch", "plan_window_end", "plan_pending_end")
 _ACTION_KINDS = ("update_priority", "terminate_job", "update_share", "create_share", "delete_share",
                  "update_environment")
 #: The actions that change the topology (``change_actions``); the others name a job.
@@ -110,6 +114,11 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
             and named_profile and "\0" not in named_profile:
         inputs.append(path.parent / named_profile)
     settings = _settings(data.get("settings"), here)
+    start = _start(data.get("start"), here)
+    if start is not None:
+        settings = replace(settings, start=start)
+    if topology is not None:
+        _plan_times(topology, start, here)
     if topology is None:
         problems.raise_if_any()
         raise LoadError([f"{source}: topology: missing required key (a path or an inline mapping)"])
@@ -236,6 +245,31 @@ def _scenario_topology(value: Any, path: Path, here: _Located, allow_python: boo
     return None
 
 
+def _start(value: Any, here: _Located) -> datetime | None:
+    """``start:``: the instant simulated second 0 stands for, what ISO 8601 plan windows count from."""
+    if value is None:
+        return None
+    try:
+        parsed = plan_time(value)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, datetime):
+        return parsed
+    here.add(("start",), ("start",), f"must be an ISO 8601 time with a time zone (2026-12-01T00:00:00Z), got {value!r}")
+    return None
+
+
+def _plan_times(topology: Topology, start: datetime | None, here: _Located) -> None:
+    """A plan window written as a date needs the scenario's ``start`` to count from: one problem per plan."""
+    if start is not None:
+        return
+    for plan in topology.training_plans:
+        times = [time for window in plan.reserved_capacities for time in (window.start, window.end)]
+        if any(isinstance(time, datetime) for time in times):
+            here.add(("topology",), ("topology",), f"training plan {plan.name}'s windows are dates: give the scenario "
+                     "a start: (the ISO 8601 time its second 0 stands for), or write them in seconds")
+
+
 def _too_long(raw: Any) -> str:
     return f"must be at most {MAX_SECONDS:.0e} seconds (about 317,000 years), got {raw!r}"
 
@@ -267,6 +301,11 @@ def _settings(value: Any, here: _Located) -> SimulationSettings:
                 problem(f"must be true or false, got {raw!r}")
             else:
                 kwargs[key] = raw
+        elif key in _CHOICE_KEYS:
+            try:
+                kwargs[key] = getattr(SimulationSettings(**{key: raw}), key)  # the one check, with its message
+            except ValueError as error:
+                problem(str(error))
         else:
             try:
                 SimulationSettings(victim_policy=raw)  # the one check of a policy name, with its message

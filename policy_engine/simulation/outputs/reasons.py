@@ -22,6 +22,9 @@ def reason(engine: EngineView, job: Job) -> str:
     if job.status is Status.RUNNABLE:
         return waiting_reason(engine, job)
     if job.status in ACTIVE:
+        if engine.plans is not None and engine.plans.pending(job):
+            return (f"PLAN: SCHEDULED, waiting for a free instance of training plan {job.spec.training_plan}'s Active "
+                    f"window (holding {job.spec.instances} of {job.share.share_id}'s quota)")
         return running_reason(job)
     return job.reason
 
@@ -34,6 +37,8 @@ def waiting_reason(engine: EngineView, job: Job) -> str:
 def waiting(engine: EngineView, job: Job) -> Waiting:
     """Why a RUNNABLE job is not running: misconfigured, blocked behind a named head, or capacity."""
     also = _also(engine, job)
+    if engine.plans is not None and engine.plans.pending(job):
+        return Waiting(Cause.WAITING_FOR_PLAN_WINDOW, job.spec.training_plan, share=job.share.share_id, also=also)
     if job.misconfigured:
         return Waiting(Cause.MISCONFIGURED, job.misconfigured, also=also)
     share = job.share

@@ -23,6 +23,7 @@ from policy_engine.simulation.outputs.usage import UsageLog
 if TYPE_CHECKING:
     from policy_engine.simulation.core.capacity import ShareCapacity, UtilisationSample
     from policy_engine.simulation.outputs.view import EngineView
+    from policy_engine.simulation.plan_windows import PlanReport
 
 
 class JobRecord(NamedTuple):
@@ -65,6 +66,8 @@ class SimulationResult:
     utilisation: list[UtilisationSample] | None = field(default=None)
     #: Only with ``SimulationSettings(usage_log=True)``: every usage change, for the HTML report's aggregates.
     usage: UsageLog | None = field(default=None)
+    #: What the run did with its training plans (``plan_windows.PlanReport``); ``None`` without plans.
+    plans: PlanReport | None = field(default=None)
 
     def job(self, name: str) -> JobRecord:
         return next(record for record in self.jobs if record.name == name)
@@ -235,5 +238,8 @@ def _build(engine: EngineView) -> SimulationResult:
     series = None
     if engine.settings.utilisation_series:
         series = sorted((s for pool in engine.pools for s in pool.series or ()), key=lambda sample: sample[0])
-    return SimulationResult(engine.now, records, shares, summary(engine, records.statuses(), records.waits(), shares),
-                            series, engine.usage)
+    plans = engine.plans.report(engine.now) if engine.plans is not None else None
+    figures = summary(engine, records.statuses(), records.waits(), shares)
+    if plans is not None:  # reserved instance-hours paid and not used (what ``sweep``/``tune`` can minimise)
+        figures["plan_idle_hours"] = plans.idle_seconds / 3600
+    return SimulationResult(engine.now, records, shares, figures, series, engine.usage, plans)

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.core.jobs import Job
     from policy_engine.simulation.core.preemption import VictimPolicy
     from policy_engine.simulation.outputs.usage import UsageLog
+    from policy_engine.simulation.plan_windows import PlanGate
     from policy_engine.simulation.settings import SimulationSettings
     from policy_engine.simulation.time_limits import TimeLimits
 
@@ -52,6 +53,11 @@ class EngineView(Protocol):
     @property
     def time_limits(self) -> TimeLimits | None:
         """The ``jobStateTimeLimitActions`` timers (a waiting job's reason says whether one runs for it)."""
+        ...
+
+    @property
+    def plans(self) -> PlanGate | None:
+        """The training plans' windows and their figures (``None``: the topology has no plans)."""
         ...
 
     def submitted_jobs(self) -> Iterable[Job]:

@@ -26,6 +26,12 @@ def batch_client() -> Any:
     return session.client("batch", endpoint_url="http://127.0.0.1:9")
 
 
+def sagemaker_client() -> Any:
+    """A SageMaker client that cannot reach AWS either (its calls are stubbed)."""
+    session = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
+    return session.client("sagemaker", endpoint_url="http://127.0.0.1:9")
+
+
 def arn(kind: str, name: str) -> str:
     return f"arn:aws:batch:{REGION}:{ACCOUNT}:{kind}/{name}"
 

@@ -105,7 +105,7 @@ def test_cli_writes_the_topology_and_reports_skips(stubbed, account, tmp_path):
     out = tmp_path / "imported.yaml"
     result = CliRunner().invoke(main, ["import", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert "imported 1 job queue(s), 3 quota share(s) in 7 API call(s)" in result.stderr
+    assert "imported 1 job queue(s), 3 quota share(s), 0 training plan(s) in 8 API call(s)" in result.stderr
     loaded = load_topology(out)
     assert [s.name for s in loaded.job_queues[0].shares] == ["QS1", "QS2", "QS3"]
     assert "system_tags:" in out.read_text()

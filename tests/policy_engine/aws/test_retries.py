@@ -137,7 +137,8 @@ def test_the_import_command_over_http_with_throttled_tags(monkeypatch, tmp_path)
     with LoopbackBatch(http_handlers(account)) as server:
         server.throttle("ListTagsForResource", 2)
         monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", server.url)
-        result = CliRunner().invoke(main, ["import", "-o", str(out), "--retry-mode", "standard"])
+        result = CliRunner().invoke(main, ["import", "-o", str(out), "--retry-mode", "standard",
+                                           "--no-training-plans"])  # a Batch-only loopback
     assert result.exit_code == 0, result.output
     assert "in 7 API call(s)" in result.stderr
     assert server.requests["ListTagsForResource"] == 5 and server.throttled["ListTagsForResource"] == 2

@@ -13,6 +13,7 @@ from tests.policy_engine.endpoint.conftest import client, submit
 
 def test_import_drift_and_snapshot_against_the_endpoint(walkthrough_endpoint, monkeypatch, tmp_path):
     monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", walkthrough_endpoint.url)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", walkthrough_endpoint.url)  # its training plans: none here
     runner = CliRunner()
     imported = tmp_path / "account.yaml"
     result = runner.invoke(main, ["import", "-o", str(imported)])

@@ -107,7 +107,8 @@ def test_every_transition_cause_is_worded():
                Cause.RETRIES_EXHAUSTED: (1, 1), Cause.RECLAIM_PREEMPTION: "x", Cause.IN_SHARE_PREEMPTION: "x",
                Cause.PREEMPTION_RETRIES_EXHAUSTED: 0, Cause.TIME_LIMIT_ACTION: MISCONFIG_QUOTA,
                Cause.TERMINATED: "asked", Cause.TOPOLOGY_CHANGE: ("q/A", "ml.g5.xlarge"),
-               Cause.MISCONFIGURED: MISCONFIG_QUOTA}
+               Cause.MISCONFIGURED: MISCONFIG_QUOTA, Cause.PLAN_WINDOW_ENDED: ("p", 0), Cause.PLAN_PENDING_EXPIRED: "p",
+               Cause.PLAN_STOPPING_CONDITION: ("p", 60), Cause.WAITING_FOR_PLAN_WINDOW: "p"}
     silent = {Cause.QUEUED, Cause.STARTED}  # the state says it all
     waiting_only = {Cause.BEHIND_HEAD, Cause.SHARE_AT_LIMIT, Cause.NOTHING_LENDABLE, Cause.LENDABLE_TAKEN,
                     Cause.ENVIRONMENT_FULL, Cause.WAITING_FOR_RECLAIM, Cause.REQUEUED_AFTER_PREEMPTION,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,11 +16,20 @@ from hypothesis import strategies as st
 
 from policy_engine.graph import BorrowGraph
 from policy_engine.limits import TIME_LIMIT_REASONS
-from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
+from policy_engine.model import (
+    JobQueue,
+    JobStateTimeLimitAction,
+    QuotaShare,
+    ReservedCapacity,
+    ServiceEnvironment,
+    Topology,
+    TrainingPlan,
+)
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.core.jobs import ACTIVE, JobSpec, Status
 from policy_engine.simulation.core.preemption import POLICIES, reclaim_victims
 from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.settings import PlanDispatch, PlanEnd
 
 TYPES = ("ml.g5.xlarge", "ml.p4d.24xlarge")
 PROPERTY_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -232,3 +242,63 @@ def test_the_room_bound_never_rules_out_a_victim_set_the_search_would_find():
     with mock.patch.object(preemption, "could_make_room", checked):
         run()
     assert len(ruled_out) > 20  # not vacuous: the examples did put the bound to the test
+
+
+@st.composite
+def plan_scenarios(draw):
+    """The scenarios above with a training plan of the first type (one or two windows) that some jobs name."""
+    topology, jobs, updates, chosen = draw(scenarios())
+    plan_type = TYPES[0]
+    windows, start = [], draw(st.integers(0, 30))
+    for _ in range(draw(st.integers(1, 2))):
+        length = draw(st.sampled_from([1800, 1830, 1900, 2400]))  # the last 1800 s of each are never startable
+        windows.append(ReservedCapacity(instances=draw(st.integers(1, 4)), start=start, end=start + length))
+        start += length + draw(st.integers(0, 60))
+    plan = TrainingPlan(name="plan", instance_type=plan_type, reserved_capacities=tuple(windows))
+    topology = topology.model_copy(update={"training_plans": (plan,)})
+    jobs = [job._replace(training_plan="plan", max_runtime=draw(st.sampled_from([None, 50, 5000])))
+            if job.instance_type == plan_type and draw(st.booleans()) else job for job in jobs]
+    chosen = replace(chosen, plan_dispatch=draw(st.sampled_from(list(PlanDispatch))),
+                     plan_window_end=draw(st.sampled_from(list(PlanEnd))),
+                     plan_pending_end=draw(st.sampled_from(list(PlanEnd))))
+    return topology, jobs, updates, chosen
+
+
+def check_plans(engine: Engine) -> None:
+    """No plan job runs outside an Active window, and a window's instances in use never exceed its instances."""
+    gate = engine.plans
+    assert gate is not None
+    for state in gate.plans.values():
+        for window in state.windows:
+            assert 0 <= window.in_use <= window.instances
+            assert window.in_use == sum(job.spec.instances for job in window.running)
+            if window.running:
+                assert window.start <= engine.now < window.cutoff  # Active, before SageMaker terminates it
+    for job in engine.jobs:
+        if job.spec.training_plan is None:
+            assert job not in gate.on_window  # jobs without a plan never use plan instances
+        elif job.status in (Status.STARTING, Status.RUNNING):
+            window = gate.on_window[job]
+            assert window.accepts(engine.now) and job in window.running
+
+
+@PROPERTY_SETTINGS
+@given(plan_scenarios())
+def test_plan_jobs_run_only_on_free_instances_of_active_windows(scenario):
+    engine = Engine(*scenario)
+    graph = BorrowGraph(scenario[0])
+    burst = {key: graph.max_burst(*key) for key in engine.shares}
+    engine.observers.append(lambda e: (check_instant(e, burst), check_plans(e)))
+    engine.on_transition = lambda now, job, before, after, reason: never_a_victim_while_protected(
+        engine, now, job, reason)
+    engine.run()
+    for job in engine.jobs:
+        if job.status in (Status.SUCCEEDED, Status.FAILED):
+            continue
+        assert job.status is Status.RUNNABLE, job  # a SCHEDULED plan job ends within 2 days of its dispatch
+        reason = engine.waiting_reason(job)
+        if engine.plans is not None and engine.plans.pending(job):
+            assert reason.startswith("PLAN: held RUNNABLE")  # hold, and no window opens again
+        elif not job.misconfigured:
+            head = job.share.line.first
+            assert head is not job and head is not None and head.misconfigured, reason
