@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         QuotaShare,
         ServiceEnvironment,
         Suppression,
+        Target,
         Topology,
     )
 
@@ -32,6 +33,7 @@ _HOMES = {
     "QuotaShare": "policy_engine.model",
     "ServiceEnvironment": "policy_engine.model",
     "Suppression": "policy_engine.model",
+    "Target": "policy_engine.model",
     "Topology": "policy_engine.model",
     "load_topology": "policy_engine.loading",
 }
@@ -44,6 +46,7 @@ __all__ = [
     "QuotaShare",
     "ServiceEnvironment",
     "Suppression",
+    "Target",
     "Topology",
     "load_topology",
 ]

@@ -55,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = command_table(
     ("simulate", "policy_engine.commands.simulate", "Replay a workload scenario against a topology."),
     ("sweep", "policy_engine.commands.sweep", "Replay a scenario against every combination of varied fields."),
     ("tune", "policy_engine.commands.tune", "Search varied fields for the best topology (optuna)."),
+    ("compare", "policy_engine.commands.compare", "Run designs side by side on one workload, per share."),
     ("generate", "policy_engine.commands.generate", "Write a synthetic workload (CSV or JSON Lines)."),
     ("fit", "policy_engine.commands.fit", "Fit a per-team workload profile from a job file or history."),
     ("walkthrough", "policy_engine.commands.walkthrough", "Replay AWS's three-step quota example."),

@@ -27,6 +27,8 @@ class ObjectKind(StrEnum):
     SCHEDULING_POLICY = "scheduling_policy"
     GUARANTEE = "guarantee"
     SUPPRESSION = "suppression"
+    #: a ``targets`` entry (``label``: its share reference as written)
+    TARGET = "target"
     #: a SageMaker training plan (``label`` is its name; ``index`` where the name is not unique)
     TRAINING_PLAN = "training_plan"
 
@@ -94,6 +96,11 @@ class ObjectRef:
         return cls(ObjectKind.SUPPRESSION, index=index, label=label)
 
     @classmethod
+    def of_target(cls, index: int, ref: str | None = None) -> ObjectRef:
+        """A ``targets`` entry; ``ref`` its share reference as written, shown after the index."""
+        return cls(ObjectKind.TARGET, index=index, label=ref)
+
+    @classmethod
     def of_plan(cls, name: str, index: int | None = None) -> ObjectRef:
         """The training plan ``name``; ``index``: shown by position, for a plan whose name is not unique."""
         return cls(ObjectKind.TRAINING_PLAN, index=index, label=name)
@@ -132,6 +139,8 @@ class ObjectRef:
             return f"training_plans[{self.label if self.index is None else self.index}]"
         if self.kind is ObjectKind.SUPPRESSION:
             return f"suppress[{self.index}]" + (f" ({self.label})" if self.label else "")
+        if self.kind is ObjectKind.TARGET:
+            return f"targets[{self.index}]" + (f" ({self.label})" if self.label else "")
         if self.kind in (ObjectKind.ALL_ENVIRONMENTS, ObjectKind.ALL_QUEUES):
             return self.kind.value
         return "(topology)"

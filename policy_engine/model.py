@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PlainValidator
 
 from policy_engine.diagnostics import ShareMatch, resolve_share
 from policy_engine.limits import SYSTEM_TAG_PREFIX
+from policy_engine.units import parse_duration
 
 Strategy = Literal["RESERVE", "LEND", "LEND_AND_BORROW"]
 State = Literal["ENABLED", "DISABLED"]
@@ -186,6 +187,55 @@ class Guarantee(_Frozen):
     during: PlanWindowField | None = None
 
 
+def _seconds(value: object) -> object:
+    """A duration as people write it (``30d``, ``12h``, ``90m``, ``3600s``, as ``history --since`` reads it) or a
+    number of seconds (the Python API); anything else is left for the schema to refuse by type."""
+    if isinstance(value, str):
+        try:
+            return parse_duration(value)
+        except ValueError:
+            raise ValueError("bad duration: expected a positive number with d, h, m or s (30d, 12h, 90m, "
+                             "3600s)") from None
+    if isinstance(value, int | float) and not isinstance(value, bool) and not value > 0:
+        raise ValueError("bad duration: expected a positive number of seconds")
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _fraction(value: float) -> float:
+    if not 0 <= value <= 1:
+        raise ValueError("utilisation outside 0..1 (a fraction of the own limit: 0.6 is 60 %)")
+    return value
+
+
+def _count(value: int) -> int:
+    if value < 0:
+        raise ValueError("a number of preemptions is 0 or more")
+    return value
+
+
+#: Seconds; written ``1h``, ``10m``, ``3600s`` (or a number of seconds).
+Duration = Annotated[float, BeforeValidator(_seconds)]
+
+
+class Target(_Frozen):
+    """What a share's team should experience, judged on a simulated run (never deployed: AWS has no such object).
+
+    ``share`` is ``QUEUE/SHARE``, or ``SHARE`` when unique; ``instance_type`` narrows the target to the share's
+    jobs of that type (and its utilisation to that type; without it, every type of the share must meet it).
+    """
+
+    share: str
+    instance_type: str | None = None
+    #: 95 % of the share's jobs wait at most this long (seconds) from submission to their first start.
+    wait_p95: Duration | None = None
+    #: Half of the share's jobs wait at most this long (seconds).
+    wait_p50: Duration | None = None
+    #: No job of the share is preempted more often than this.
+    max_preemptions_per_job: Annotated[int, AfterValidator(_count)] | None = None
+    #: Own use at least this fraction of the own limit, time-weighted over the run (per instance type).
+    min_utilisation: Annotated[float, AfterValidator(_fraction)] | None = None
+
+
 class Suppression(_Frozen):
     """Accept one finding on purpose: its rule ID, the object it names (as findings do) and why.
 
@@ -288,6 +338,8 @@ class Topology(_Frozen):
     service_environments: Annotated[tuple[ServiceEnvironment, ...], _Tuple] = ()
     job_queues: Annotated[tuple[JobQueue, ...], _Tuple] = ()
     guarantees: Annotated[tuple[Guarantee, ...], _Tuple] = ()
+    #: What each team should experience in a simulated run (reports say met or missed); never deployed.
+    targets: Annotated[tuple[Target, ...], _Tuple] = ()
     #: Share limits may add up to more than the environment (rule BQ201 becomes a warning).
     allow_oversubscription: bool = False
     #: Findings accepted on purpose; they stay in every output, marked with their reason.

@@ -146,6 +146,54 @@ def structure_problems(data: Any) -> list[StructureProblem]:
         ref = guarantee.get("share") if isinstance(guarantee, dict) else None
         if isinstance(ref, str) and (error := resolve_share(ref, shares_by_queue).error) is not None:
             problems.append(StructureProblem(("guarantees", index, "share"), ObjectRef.of_guarantee(index), error))
+    problems += target_problems(data, shares_by_queue)
+    return problems
+
+
+#: The figures a target may hold a share to (``model.Target``); one at least.
+TARGET_CRITERIA = ("wait_p95", "wait_p50", "max_preemptions_per_job", "min_utilisation")
+
+
+def _share_types(data: Any, queue_name: str, share_name: str) -> list[str]:
+    """The instance types a share has a limit for (every queue so named), in declaration order."""
+    found: list[str] = []
+    for _, queue in items(data, "job_queues"):
+        if _name(queue) != queue_name:
+            continue
+        for _, share in items(queue, "shares"):
+            capacity = share.get("capacity") if isinstance(share, dict) else None
+            if _name(share) == share_name and isinstance(capacity, dict):
+                found += [str(t) for t in capacity if str(t) not in found]
+    return found
+
+
+def target_problems(data: Any, shares_by_queue: dict[str, list[str]]) -> list[StructureProblem]:
+    """Targets naming no share (or an ambiguous one), an instance type the share has no limit for, or nothing."""
+    problems: list[StructureProblem] = []
+    for index, target in items(data, "targets"):
+        if not isinstance(target, dict):
+            continue
+        ref = target.get("share")
+        where = ObjectRef.of_target(index, ref if isinstance(ref, str) else None)
+        if not isinstance(ref, str):
+            continue
+        match = resolve_share(ref, shares_by_queue)
+        if match.error is not None:
+            problems.append(StructureProblem(("targets", index, "share"), where, match.error))
+            continue
+        instance_type = target.get("instance_type")
+        if isinstance(instance_type, str) and match.queue is not None and match.share is not None:
+            types = _share_types(data, match.queue, match.share)
+            if instance_type not in types:
+                problems.append(StructureProblem(
+                    ("targets", index, "instance_type"), where,
+                    f"{match.queue}/{match.share} has no limit for instance type {instance_type!r} "
+                    f"(its types: {', '.join(types) or 'none'})"))
+        unknown = set(target) - {"share", "instance_type", *TARGET_CRITERIA}  # a typo is reported as one already
+        if not unknown and not any(target.get(key) is not None for key in TARGET_CRITERIA):
+            problems.append(StructureProblem(("targets", index), where,
+                                             f"holds the share to nothing; give at least one of "
+                                             f"{', '.join(TARGET_CRITERIA)}"))
     return problems
 
 

@@ -3,6 +3,7 @@
 One formatter per kind of figure for every human-facing table (text, markdown, HTML), so a wait reads the
 same in every command; JSON keeps seconds (and fractions, instance-hours) as plain numbers. A figure whose
 kind is known only at run time (a sweep's objective) carries a ``Unit`` and is written by ``figure_text``.
+One parser for durations people type (``history --since``, a topology's targets).
 """
 
 from __future__ import annotations
@@ -81,3 +82,19 @@ def figure_text(value: float, unit: Unit) -> str:
     if unit is Unit.INSTANCES:
         return f"{value:,.2f}"
     return number_text(round(value, 6) if isinstance(value, float) else value)
+
+
+#: Seconds per unit of a duration people write: ``30d``, ``12h``, ``90m``, ``3600s``.
+DURATION_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text: str) -> float:
+    """``30d``, ``12h``, ``90m``, ``3600s`` (or plain seconds) -> seconds; ``ValueError`` otherwise (also for 0)."""
+    text = text.strip()
+    unit = text[-1:].lower()
+    number = text[:-1] if unit in DURATION_UNITS else text
+    factor = DURATION_UNITS.get(unit, 1)
+    value = float(number)
+    if not value > 0 or not math.isfinite(value):
+        raise ValueError(text)
+    return value * factor

@@ -31,6 +31,7 @@ from policy_engine.aws import service_jobs
 from policy_engine.aws.clients import Api, AwsError
 from policy_engine.aws.replay import JobRef
 from policy_engine.simulation.core.jobs import DURATION_KNOWN_FIELD, EPOCH_FIELD, OBSERVED_FIELDS
+from policy_engine.units import parse_duration
 
 COLUMNS = ("name", "share", "priority", "instance_type", "instances", "submit_at", "duration", DURATION_KNOWN_FIELD,
            "preemption_retries", "attempts", EPOCH_FIELD, *OBSERVED_FIELDS)
@@ -190,15 +191,7 @@ def _cells(row: dict, t0: int) -> list:
 
 def parse_since(text: str) -> float:
     """``30d``, ``12h``, ``90m``, ``3600s`` (or plain seconds) -> seconds; ``ValueError`` otherwise."""
-    units = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-    text = text.strip()
-    unit = text[-1:].lower()
-    number = text[:-1] if unit in units else text
-    factor = units.get(unit, 1)
-    value = float(number)
-    if not value > 0:
-        raise ValueError(text)
-    return value * factor
+    return parse_duration(text)
 
 
 def _add_duration(row: dict, queue: str | None, durations: dict[str, list[float]]) -> None:

@@ -18,6 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policy_engine.changes.renames import Renames
+from policy_engine.comparison.table import (
+    JOBS,
+    MEAN_WAIT,
+    PREEMPTIONS,
+    WAIT_P95,
+    Figure,
+    FigureUnit,
+    ShareComparison,
+    ShareRow,
+    TargetComparison,
+    compare_targets,
+)
 from policy_engine.loading import LoadError
 from policy_engine.model import QuotaShare, ServiceEnvironment, Topology, share_id
 from policy_engine.prices import Prices
@@ -26,6 +38,8 @@ from policy_engine.simulation.core.jobs import PREEMPTED, Status
 from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.simulation.outputs.capacity_hours import capacity_hours
 from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, cost_report
+from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.outputs.targets import evaluate_targets, from_json
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 _GONE: dict[str, Any] = {"capacity": {}, "strategy": "RESERVE", "borrow_limit": None, "state": "DISABLED"}
@@ -58,6 +72,9 @@ class Impact:
     #: and the chargeback convention they follow.
     cost_unit: str = INSTANCE_HOURS
     chargeback: str = Convention.USAGE.value
+    #: BASE's targets judged on the replay without the change, HEAD's on the replay with it (``TargetResult``
+    #: JSON): ``{"before": [...], "after": [...]}``.
+    targets: dict = field(default_factory=dict)
 
     @property
     def instance_hours_lost(self) -> float:
@@ -71,7 +88,7 @@ class Impact:
                 "instance_hours_lost_before": round(self.instance_hours_lost_before, 6),
                 "instance_hours_lost_after": round(self.instance_hours_lost_after, 6),
                 "never_finish": self.never_finish, "notes": self.notes, "shares": self.shares,
-                "cost_unit": self.cost_unit, "chargeback": self.chargeback}
+                "cost_unit": self.cost_unit, "chargeback": self.chargeback, "targets": self.targets}
 
 
 def _check_against_base(scenario: Scenario, base: Topology) -> None:
@@ -236,8 +253,36 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
     if never:
         notes.append(f"{len(never)} job(s) that succeed without the change do not with it: submitted to or queued "
                      f"on a deleted or replaced share (rejected or never started), or still waiting")
+    targets = {"before": [t.to_json() for t in evaluate_targets(base, build_result(without))] if base.targets else [],
+               "after": [t.to_json() for t in evaluate_targets(head, build_result(with_change))]
+               if head.targets else []}
     return Impact(scenario.source, at, preempted, waits,
                   sum(without.lost_instance_seconds.values()) / 3600,
                   sum(with_change.lost_instance_seconds.values()) / 3600, never, notes,
                   _per_share(without, with_change, before, after, prices, convention),
-                  prices.currency if prices else INSTANCE_HOURS, convention.value)
+                  prices.currency if prices else INSTANCE_HOURS, convention.value,
+                  targets)
+
+
+#: The two runs of a replay, as the before/after tables name them.
+RUNS = ("without the change", "with HEAD")
+
+
+def share_comparison(impact: dict) -> ShareComparison:
+    """The impact's per-share rows as a ``ShareComparison`` (rendered as ``compare`` renders its tables)."""
+    shares = impact.get("shares", [])
+    costed = bool(shares) and all("cost_before" in row for row in shares)
+    cost = Figure("cost", f"cost ({impact.get('cost_unit', INSTANCE_HOURS)})", FigureUnit.COST)
+    rows = tuple(ShareRow(row["share"], row["instance_type"], tuple(
+        {JOBS.key: row["jobs"], MEAN_WAIT.key: row[f"mean_wait_{side}"], WAIT_P95.key: row[f"wait_p95_{side}"],
+         PREEMPTIONS.key: row[f"preemptions_{side}"], **({cost.key: row[f"cost_{side}"]} if costed else {})}
+        for side in ("before", "after")))
+        for row in shares)
+    return ShareComparison(RUNS, (JOBS, MEAN_WAIT, WAIT_P95, PREEMPTIONS, *((cost,) if costed else ())), rows)
+
+
+def target_comparison(impact: dict) -> TargetComparison:
+    """BASE's and HEAD's targets on their runs, lined up by share and criterion."""
+    targets = impact.get("targets") or {}
+    return compare_targets(RUNS, [[from_json(entry) for entry in targets.get(side, [])]
+                                  for side in ("before", "after")])

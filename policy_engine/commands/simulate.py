@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from policy_engine.commands.cost_options import convention, cost_options, prices_or_exit
-from policy_engine.commands.shared import FiniteFloatRange, SafePath, fail_input
+from policy_engine.commands.shared import EXIT_FINDINGS, FiniteFloatRange, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import SIMULATE_FORMATS
@@ -27,6 +27,7 @@ from policy_engine.simulation.inputs.workload import MAX_SECONDS, load_scenario
 from policy_engine.simulation.outputs.lending import ATTRIBUTIONS, DEFAULT_ATTRIBUTION
 from policy_engine.simulation.outputs.numbers import as_number
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
+from policy_engine.simulation.outputs.targets import TargetResult, evaluate_targets
 from policy_engine.simulation.outputs.wait_causes import WaitCauses, attribute
 from policy_engine.simulation.outputs.wait_orders import DEFAULT_ORDER, ORDERS
 
@@ -86,7 +87,7 @@ def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, Reaso
 
 def _write_report(result: SimulationResult, topology: Topology, directory: str, source: str, share: str | None,
                   window: tuple[float, float] | None, costs: CostReport | None,
-                  waits: WaitCauses | None = None) -> None:
+                  waits: WaitCauses | None = None, targets: Sequence[TargetResult] = ()) -> None:
     """``--report DIR``; imported here so that plain runs never load matplotlib."""
     from pathlib import Path
 
@@ -94,7 +95,7 @@ def _write_report(result: SimulationResult, topology: Topology, directory: str, 
 
     try:
         written = write_report(result, topology, Path(directory), source=source, share=share, window=window,
-                               costs=costs, waits=waits)
+                               costs=costs, waits=waits, targets=targets)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
     click.echo(f"wrote {written[0]} and {len(written) - 1} summary chart(s): "
@@ -169,6 +170,8 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
               help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
 @click.option("--allow-python", is_flag=True,
               help="Let the scenario name a Python topology module (loading one runs its code).")
+@click.option("--fail-on-target", is_flag=True,
+              help="Exit 1 when the run misses one of the topology's targets (0 when every one is met).")
 @click.option("--costs", "with_costs", is_flag=True,
               help="Add the cost and chargeback tables (in instance-hours; priced with --prices, which implies it).")
 @cost_options
@@ -180,11 +183,13 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
             backfill: bool | None, victim_policy: str | None, wait_attribution: str, wait_causes: bool, quiet: bool,
             report_dir: str | None, report_share: str | None, report_window: str | None, scheduler: str | None,
             workers: int | None, allow_python: bool, with_costs: bool, prices_path: str | None,
-            chargeback: str | None, lending_attribution: str | None) -> None:
+            chargeback: str | None, lending_attribution: str | None, fail_on_target: bool) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model.
 
     With --costs, --prices, --chargeback or --lending-attribution, the report adds what the run costs and
     who pays (docs/costs.md); the HTML report (--report) always has that section.
+
+    Exit 0; 1 with --fail-on-target when a target of the topology is missed; 2 on bad input.
     """
     if event_format is not None and not events:
         fail_input([f"--event-format {event_format}: it chooses what --events writes; add --events FILE"])
@@ -193,16 +198,19 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
     with gc_paused():
         costs = CostChoice(with_costs or any(v is not None for v in (prices_path, chargeback, lending_attribution)),
                            prices_path, chargeback, lending_attribution or DEFAULT_ATTRIBUTION)
-        _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy, quiet,
-                  report_dir, report_share, report_window, scheduler, workers, allow_python, costs,
-                  wait_attribution if wait_causes else None)
+        missed = _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy,
+                           quiet, report_dir, report_share, report_window, scheduler, workers, allow_python, costs,
+                           wait_attribution if wait_causes else None)
+    if fail_on_target and missed:
+        raise SystemExit(EXIT_FINDINGS)
 
 
 def _simulate(scenario: str, until: float | None, output: str, events: str | None, event_format: str,
               backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
               report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
-              allow_python: bool, costs: CostChoice, wait_attribution: str | None = DEFAULT_ORDER) -> None:
-    """``wait_attribution``: the order the waits are attributed in, ``None`` for no attribution."""
+              allow_python: bool, costs: CostChoice, wait_attribution: str | None = DEFAULT_ORDER) -> int:
+    """Run and report; returns how many target criteria the run missed. ``wait_attribution``: the order the
+    waits are attributed in, ``None`` for no attribution."""
     try:
         loaded = load_scenario(scenario, allow_python=allow_python)
     except LoadError as error:
@@ -237,17 +245,19 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
 
         cost_report = run_costs(result, loaded.topology, prices, convention(costs.chargeback), costs.attribution)
     waits = attribute(result, loaded.topology, wait_attribution) if wait_attribution is not None else None
+    targets = tuple(evaluate_targets(loaded.topology, result))
     if report_dir:
         _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window, cost_report,
-                      waits)
+                      waits, targets)
     calibration = None
     if loaded.observed:
         from policy_engine.simulation.outputs.calibration import calibrate
 
         calibration = calibrate(result, loaded.observed)
     SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy,
-                                                     cost_report if costs.wanted else None, waits),
-                                     sys.stdout)
+                                                     cost_report if costs.wanted else None, waits,
+                                                     targets=targets), sys.stdout)
+    return sum(1 for target in targets if not target.met)
 
 
 def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,

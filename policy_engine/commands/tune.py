@@ -42,6 +42,7 @@ from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.subjects import TuneOutput
+from policy_engine.sweep.target_constraints import target_constraints
 from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
 from policy_engine.units import Unit
 
@@ -176,6 +177,7 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             parsed_constraints.append(parse_constraint(text, loaded.topology, pricing))
         except ExpressionError as error:
             problems.append(f"--constraint: {error}")
+    parsed_constraints += target_constraints(loaded.topology)  # a candidate that misses a target is infeasible
     if pick > 1 and len(order) < 2:
         problems.append("--pick chooses a point of a Pareto front: it needs two or more objectives")
     problems += refuse_overwriting_inputs({"-o": out_file}, [scenario, *loaded.inputs])

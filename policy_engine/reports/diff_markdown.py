@@ -98,7 +98,8 @@ WORST_JOBS = 20
 IMPACT_LEGEND = (
     "*wait*: time from submission to a job's first start (to the end of the replay for a job that never "
     "starts); *p95*: 95 % of the share's jobs waited at most this long; *preemptions*: jobs of the share "
-    "preempted at or after the deploy; *before → after*: the replay without the change → with HEAD deployed.")
+    "preempted at or after the deploy; each cell: the replay without the change → with HEAD deployed, then in "
+    "parentheses the difference (negative: the change shortens the wait or saves preemptions).")
 
 
 def _promise_rows(report: ChangeReport) -> list[tuple[str, ...]]:
@@ -117,22 +118,19 @@ def _guarantee_rows(changes: list[GuaranteeChange]) -> list[tuple[str, str, str,
             for g in changes]
 
 
-def _durations(before: float, after: float) -> str:
-    return f"{duration_text(before)} → {duration_text(after)}"
-
-
-def _cost(before: float, after: float) -> str:
-    return f"{before + 0.0:,.2f} → {after + 0.0:,.2f}"
+def _cost_legend(impact: dict) -> str:
+    if not impact.get("shares") or "cost_before" not in impact["shares"][0]:
+        return ""
+    return (f" *cost*: the share's chargeback over the replay ({impact.get('chargeback')} convention, "
+            "docs/costs.md).")
 
 
 def _impact_sections(impact: dict) -> list[_Section]:
-    rows = [(row["share"], row["instance_type"], row["jobs"],
-             _durations(row["mean_wait_before"], row["mean_wait_after"]),
-             _durations(row["wait_p95_before"], row["wait_p95_after"]),
-             f"{row['preemptions_before']} → {row['preemptions_after']}",
-             *((_cost(row["cost_before"], row["cost_after"]),) if "cost_before" in row else ()))
-            for row in impact.get("shares", [])]
-    unit = impact.get("cost_unit")
+    from policy_engine.changes.impact import share_comparison, target_comparison
+    from policy_engine.reports import share_comparison as sc
+
+    per_share = share_comparison(impact)
+    targets = target_comparison(impact)
     worst = impact["preempted"][:WORST_JOBS]
     more = len(impact["preempted"]) - len(worst)
     jobs = _section(f"Jobs preempted because of the change (the {len(worst)} worst"
@@ -141,12 +139,12 @@ def _impact_sections(impact: dict) -> list[_Section]:
                     [(job["name"], job["share"], f"{job['instances']} {job['instance_type']}",
                       f"{job['preemptions_before']} → {job['preemptions_after']}") for job in worst],
                     "preempted job(s)")
-    cost = (f"cost ({unit}), before → after",) if unit else ()
-    legend = IMPACT_LEGEND + (f" *cost*: the share's chargeback over the replay ({impact.get('chargeback')} "
-                              "convention, docs/costs.md)." if unit else "")
-    return [_section("Impact per share", ("share", "instance type", "jobs", "mean wait, before → after",
-                                          "p95 wait, before → after", "preemptions, before → after", *cost),
-                     rows, "impact row(s)", open_=True, note=legend), jobs]
+    sections = [_section("Impact per share", sc.share_header(per_share), sc.share_rows(per_share), "impact row(s)",
+                         open_=True, note=IMPACT_LEGEND + _cost_legend(impact))]
+    if targets.rows:
+        sections.append(_section(f"Targets, before → after ({sc.targets_met_line(targets)})",
+                                 sc.target_header(targets), sc.target_rows(targets), "target row(s)", open_=True))
+    return [*sections, jobs]
 
 
 def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int = GITHUB_COMMENT_LIMIT) -> str:
@@ -182,7 +180,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
                  [(h.kind, h.resource_type, h.name, h.message) for h in report.hazards], "hazard(s)", open_=True),
     ]
     impact_sections = _impact_sections(impact) if impact is not None else []
-    sections += impact_sections[:1]
+    sections += impact_sections[:-1]
     sections.append(_section("New findings", ("severity", "rule", "object", "problem", "fix"),
                              [(f.severity.value, f.rule, str(f.object), f.message, f.hint)
                               for f in report.new_findings], "new finding(s)", open_=True))
@@ -200,7 +198,7 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         _section("Resolved findings", ("severity", "rule", "object", "problem"),
                  [(f.severity.value, f.rule, str(f.object), f.message) for f in report.resolved_findings],
                  "resolved finding(s)"),
-        *impact_sections[1:],
+        *impact_sections[-1:],
     ]
     sections = [section for section in sections if section.rows]
     omitted = []

@@ -133,23 +133,34 @@ def impact_lines(impact: dict) -> list[str]:
         lines.append(f"    {job['name']} ({job['share']}, {job['instances']} {job['instance_type']}): "
                      f"preempted {job['preemptions_before']} -> {job['preemptions_after']} time(s)")
     if impact.get("shares"):
-        lines.append("  per share, without -> with the change (wait: from submission to the first start; "
-                     "preemptions at or after the deploy):")
-        for row in impact["shares"]:
-            lines.append(f"    {row['share']} {row['instance_type']} ({row['jobs']} job(s)): mean wait "
-                         f"{duration_text(row['mean_wait_before'])} -> "
-                         f"{duration_text(row['mean_wait_after'])}, p95 wait "
-                         f"{duration_text(row['wait_p95_before'])} -> "
-                         f"{duration_text(row['wait_p95_after'])}, preemptions "
-                         f"{row['preemptions_before']} -> {row['preemptions_after']}"
-                         + (f", cost ({impact['cost_unit']}) {row['cost_before'] + 0.0:,.2f} -> "
-                            f"{row['cost_after'] + 0.0:,.2f}" if "cost_before" in row else ""))
+        lines += comparison_lines(impact)
     if impact["never_finish"]:
         lines.append(f"  jobs that succeed only without the change: {', '.join(impact['never_finish'][:20])}"
                      + (f" ... ({len(impact['never_finish'])} in all)" if len(impact["never_finish"]) > 20 else ""))
     for note in impact.get("notes", []):
         lines.append(f"  note: {note}")
     lines.append("")
+    return lines
+
+
+def comparison_lines(impact: dict) -> list[str]:
+    """The per-share and targets tables of the replay, in ``compare``'s cells (``reports.share_comparison``)."""
+    from policy_engine.changes.impact import share_comparison, target_comparison
+    from policy_engine.reports import share_comparison as sc
+
+    per_share, targets = share_comparison(impact), target_comparison(impact)
+    lines = ["  per share, without -> with the change (wait: from submission to the first start; preemptions at "
+             "or after the deploy; in parentheses the difference):"]
+    headers = sc.share_header(per_share)
+    for row in sc.share_rows(per_share):
+        lines.append(f"    {row[0]} {row[1]}: " + ", ".join(f"{h} {c}" for h, c in zip(headers[2:], row[2:],
+                                                                                     strict=True)))
+    if targets.rows:
+        lines.append(f"  targets, without -> with the change ({sc.targets_met_line(targets)}):")
+        headers = sc.target_header(targets)
+        for row in sc.target_rows(targets):
+            lines.append(f"    {row[0]} {row[1]} {row[2]}: " + "; ".join(f"{h}: {c}" for h, c in zip(
+                headers[3:], row[3:], strict=True)))
     return lines
 
 

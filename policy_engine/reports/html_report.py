@@ -37,6 +37,7 @@ from policy_engine.reports.type_tables import all_types_text, type_row
 from policy_engine.simulation.causes import WAIT_CAUSES, Cause, describe_wait_cause
 from policy_engine.simulation.outputs.costs import CostReport
 from policy_engine.simulation.outputs.results import JobRecord, SimulationResult
+from policy_engine.simulation.outputs.targets import TargetResult
 from policy_engine.simulation.outputs.type_usage import from_summary
 from policy_engine.simulation.outputs.wait_causes import WaitCauses
 from policy_engine.units import duration_text, instance_hours_text
@@ -186,10 +187,20 @@ def _lanes_choice(result: SimulationResult, share: str | None,
     return lanes, title, note
 
 
+def _targets_section(targets: Sequence[TargetResult]) -> list[str]:
+    """The topology's targets, met or missed with the margin (nothing when it declares none)."""
+    if not targets:
+        return []
+    from policy_engine.reports.target_tables import html_table, summary_line
+
+    return ["<h2>Targets</h2>", "<style>#targets tr.missed td { background: #fde8e8; }</style>",
+            f'<p class="muted">{escape(summary_line(targets))}</p>', html_table(targets)]
+
+
 def render_page(result: SimulationResult, topology: Topology, source: str = "", share: str | None = None,
                 window: tuple[float, float] | None = None, aggregates: agg.Aggregates | None = None,
                 pngs: tuple[str, ...] = (), costs: CostReport | None = None,
-                waits: WaitCauses | None = None) -> str:
+                waits: WaitCauses | None = None, targets: Sequence[TargetResult] = ()) -> str:
     """The HTML page (a string): tables in HTML, charts drawn by the inlined Vega from the embedded data."""
     aggregates = aggregates or agg.aggregate(result)
     summary = result.summary
@@ -218,6 +229,7 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
         "types (an hour of one type is not worth an hour of another).</p>",
         _table(SUMMARY_HEADERS, _summary_rows(result, statuses), numeric={1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13},
                attrs=' id="summary"'),
+        *_targets_section(targets),
         "<h2>Over time</h2>",
         '<p class="muted">Mean instances per time bin (own use, borrowed above the own limit, own capacity lent to '
         "others, idle), mean waiting jobs and preemptions per bin. Drag or scroll on a chart to zoom and pan "
@@ -296,7 +308,8 @@ def _plan_section(result: SimulationResult) -> list[str]:
 
 def write_report(result: SimulationResult, topology: Topology, directory: Path, source: str = "",
                  share: str | None = None, window: tuple[float, float] | None = None,
-                 costs: CostReport | None = None, waits: WaitCauses | None = None) -> list[Path]:
+                 costs: CostReport | None = None, waits: WaitCauses | None = None,
+                 targets: Sequence[TargetResult] = ()) -> list[Path]:
     """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written.
 
     Symlinks are never followed: neither ``directory`` itself nor a file in it, so a link someone
@@ -304,8 +317,14 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
     """
     aggregates = agg.aggregate(result)
     files = dict(summary_png.draw(result, aggregates))
-    page = render_page(result, topology, source, share, window, aggregates, tuple(files), costs, waits)
+    page = render_page(result, topology, source, share, window, aggregates, tuple(files), costs, waits, targets)
     files[PAGE] = page.encode("utf-8")
+    write_files(directory, files)
+    return [directory / PAGE, *(directory / name for name in files if name != PAGE)]
+
+
+def write_files(directory: Path, files: dict[str, bytes]) -> None:
+    """Write each file into ``directory`` (created), following no symlink (``OSError`` ``ELOOP`` instead)."""
     if directory.is_symlink():
         raise OSError(errno.ELOOP, "is a symbolic link; give the real directory", str(directory))
     directory.mkdir(parents=True, exist_ok=True)
@@ -322,7 +341,6 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
                 out.write(data)
     finally:
         os.close(folder)
-    return [directory / PAGE, *(directory / name for name in files if name != PAGE)]
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

@@ -30,6 +30,7 @@ from policy_engine.reports.subjects import (
 if TYPE_CHECKING:
     from graphviz import Digraph
 
+    from policy_engine.comparison.subjects import CompareOutput
     from policy_engine.sweep.subjects import SweepOutput, TuneOutput
 
 
@@ -228,6 +229,36 @@ TUNE_FORMATS = FormatTable("tune", [
     OutputFormat("text", "the recommendation and its evidence, for people", _tune_text),
     OutputFormat("json", "the recommendation, the front and every run, for scripts", _tune_json),
 ])
+
+#: ``compare``: designs side by side (``comparison.subjects.CompareOutput``; named, so check never loads it).
+CompareRenderer = Callable[["CompareOutput", TextIO], None]
+
+
+def _compare_text() -> CompareRenderer:
+    from policy_engine.reports import compare_text
+
+    return compare_text.write
+
+
+def _compare_markdown() -> CompareRenderer:
+    from policy_engine.reports import compare_markdown
+
+    return compare_markdown.write
+
+
+def _compare_json() -> CompareRenderer:
+    from policy_engine.reports import compare_json
+
+    return compare_json.write
+
+
+COMPARE_FORMATS = FormatTable("compare", [
+    OutputFormat("text", "the designs' figures per share side by side, with the differences, for people",
+                 _compare_text),
+    OutputFormat("markdown", "the same tables as GitHub-flavoured markdown, for a pull request", _compare_markdown),
+    OutputFormat("json", "every figure and every difference as a number, for scripts", _compare_json),
+])
+
 
 def _walkthrough_text() -> WalkthroughRenderer:
     from policy_engine.reports import walkthrough_text

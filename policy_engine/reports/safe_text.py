@@ -73,3 +73,10 @@ def markdown(text: object) -> str:
 def mathtext(text: object) -> str:
     """A matplotlib label shown literally: ``$`` would start mathtext."""
     return visible(text).replace("$", r"\$")
+
+
+def html_text(text: object) -> str:
+    """Text shown literally in an HTML page: escaped, control characters written as ``\\x1b``."""
+    import html
+
+    return html.escape(visible(text))

@@ -23,5 +23,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         extra["named_at_deploy"] = list(output.named_at_deploy)
     if output.costs is not None:
         extra["costs"] = output.costs.to_json()
+    if output.targets:
+        extra["targets"] = [result.to_json() for result in output.targets]
     output.result.write_json(stream, extra or None)
     stream.write("\n")

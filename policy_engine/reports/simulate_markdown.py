@@ -68,3 +68,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         from policy_engine.reports import cost_markdown
 
         click.echo("\n".join(["", "#### Cost and chargeback", "", *cost_markdown.render(output.costs)]), file=stream)
+    if output.targets:
+        from policy_engine.reports.target_tables import markdown_lines
+
+        click.echo("\n".join(["", *markdown_lines(output.targets)]), file=stream)

@@ -117,3 +117,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         from policy_engine.reports.cost_text import print_costs
 
         print_costs(output.costs, console)
+    if output.targets:
+        from policy_engine.reports.target_text import print_targets
+
+        print_targets(output.targets, console)

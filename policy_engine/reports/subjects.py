@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.outputs.calibration import ShareCalibration
     from policy_engine.simulation.outputs.costs import CostReport
     from policy_engine.simulation.outputs.results import SimulationResult
+    from policy_engine.simulation.outputs.targets import TargetResult
     from policy_engine.simulation.outputs.wait_causes import WaitCauses
 
 
@@ -95,6 +96,8 @@ class SimulateOutput:
     costs: CostReport | None = None
     #: every waiting second charged to a cause (``outputs.wait_causes``); ``None`` when not worked out
     waits: WaitCauses | None = None
+    #: the topology's targets judged on the run (``simulation.outputs.targets``), one per criterion
+    targets: tuple[TargetResult, ...] = ()
 
     def deploy_note(self) -> str:
         """One line saying which names are a template's logical IDs (empty when none is)."""

@@ -1,5 +1,5 @@
 """``sweep --format json``: ``{"runs": [...]}``, each run exactly ``values, status, findings, error, summary,
-shares`` (``tune --format json`` writes its runs the same way)."""
+shares, targets`` (``tune --format json`` writes its runs the same way)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, TextIO
 from policy_engine.sweep.subjects import SweepOutput
 
 #: The keys of one run in the JSON documents of ``sweep`` and ``tune``.
-RUN_KEYS = ("values", "status", "findings", "error", "summary", "shares")
+RUN_KEYS = ("values", "status", "findings", "error", "summary", "shares", "targets")
 
 
 def run_json(record: dict[str, Any]) -> dict[str, Any]:

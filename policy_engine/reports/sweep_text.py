@@ -11,13 +11,22 @@ from policy_engine.reports import terminal
 from policy_engine.sweep.evaluate import ERROR, OK
 from policy_engine.sweep.expressions import Expression, record_types, type_figure
 from policy_engine.sweep.subjects import SweepOutput
+from policy_engine.sweep.target_constraints import missed_targets
 from policy_engine.units import Unit, duration_text, figure_text, instance_hours_text
 
 
 def ranked(records: list[dict[str, Any]], objective: Expression, maximize: bool) -> list[tuple[float, dict[str, Any]]]:
-    """Ok runs best first by ``objective`` (ties by grid order)."""
+    """Ok runs best first by ``objective`` (ties by grid order), runs that miss a target (infeasible) after all
+    the others."""
     scored = [(objective(record), record) for record in records if record["status"] == OK]
-    return sorted(scored, key=lambda pair: (-pair[0] if maximize else pair[0], pair[1]["index"]))
+    return sorted(scored, key=lambda pair: (missed_targets(pair[1]) > 0, -pair[0] if maximize else pair[0],
+                                            pair[1]["index"]))
+
+
+def _targets_cell(record: dict[str, Any]) -> str:
+    missed = missed_targets(record)
+    judged = len(record.get("targets", []))
+    return "-" if not judged else "all met" if not missed else f"{missed} of {judged} missed"
 
 
 
@@ -34,7 +43,7 @@ def write(output: SweepOutput, stream: TextIO) -> None:
         table.add_column(axis.path, overflow="fold")
     types = list(dict.fromkeys(t for _, record in best[:top] for t in record_types(record)))
     for column in (objective.text, *(f"util {t}" for t in types), "wait p95", "wait max", "preemptions",
-                   "inst-h lost"):
+                   "inst-h lost", "targets"):
         table.add_column(column, justify="right")
     for rank, (score, record) in enumerate(best[:top], start=1):
         summary = record["summary"]
@@ -42,7 +51,8 @@ def write(output: SweepOutput, stream: TextIO) -> None:
                       figure_text(score, objective.unit),
                       *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) for t in types),
                       duration_text(summary["wait_p95"]), duration_text(summary["wait_max"]),
-                      f"{summary['preemptions']:,}", instance_hours_text(summary["instance_hours_lost"]))
+                      f"{summary['preemptions']:,}", instance_hours_text(summary["instance_hours_lost"]),
+                      _targets_cell(record))
     console.print(table)
     counts: dict[str, int] = {}
     for record in records:
@@ -50,6 +60,9 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     where = f"; results in {output.out_dir}" if output.out_dir else ""
     console.print(f"{len(records):,} run(s): " + ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
                   + where)
+    infeasible = sum(1 for record in records if record["status"] == OK and missed_targets(record))
+    if infeasible:
+        console.print(f"{infeasible:,} ok run(s) miss a target of the topology (infeasible; ranked last)")
     for record in records:
         if record["status"] == OK:
             continue

@@ -72,7 +72,9 @@ def _decision(output: TuneOutput, console: Console) -> None:
     if result.best is None and result.nearest is not None:
         values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.nearest["values"].items())
         units = {constraint.text: constraint.unit for constraint in output.constraints}
-        misses = "; ".join(f"{text} missed by {figure(amount, units.get(text, Unit.NUMBER))}"
+        words = {c.text: c.shown for c in output.constraints if c.shown is not None}
+        misses = "; ".join(f"{text} missed by "
+                           f"{words[text](amount) if text in words else figure(amount, units.get(text, Unit.NUMBER))}"
                            for text, amount in result.misses)
         console.print(f"nearest candidate: {values}: {misses}", highlight=False, soft_wrap=True)
     if result.chosen is not None and result.gain is not None:

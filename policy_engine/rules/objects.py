@@ -68,6 +68,8 @@ def object_path(topology: Topology, ref: ObjectRef) -> tuple[str | int, ...]:
             return _listed("guarantees", len(topology.guarantees), ref.index)
         case ObjectKind.SUPPRESSION:
             return _listed("suppress", len(topology.suppress), ref.index)
+        case ObjectKind.TARGET:
+            return _listed("targets", len(topology.targets), ref.index)
         case ObjectKind.TRAINING_PLAN:
             plans = topology.training_plans
             index = ref.index if ref.index is not None else next(

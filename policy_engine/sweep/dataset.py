@@ -73,7 +73,8 @@ def schema(axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]) -> pa.Schema:
     for share, instance_type in pairs:
         fields += [pa.field(share_column(share, instance_type, m), pa.int64() if m in _INTEGER_METRICS
                             else pa.float64()) for m in SHARE_METRICS]
-    fields += [pa.field("summary", pa.string()), pa.field("shares", pa.string()), pa.field("costs", pa.string())]
+    fields += [pa.field("summary", pa.string()), pa.field("shares", pa.string()), pa.field("costs", pa.string()),
+               pa.field("targets", pa.string())]
     return pa.schema(fields)
 
 
@@ -149,6 +150,7 @@ class ResultsDataset:
                     "summary": json.loads(row["summary"]),
                     "shares": json.loads(row["shares"]),
                     "costs": json.loads(row["costs"]) if row.get("costs") else None,  # the ledger cost metrics price
+                    "targets": json.loads(row.get("targets") or "[]"),
                 }
             number = int(part.stem.split("-")[1])
             self._next_part = max(self._next_part, number + 1)
@@ -165,7 +167,8 @@ class ResultsDataset:
         for key, record in fresh.items():
             row = flat_row(record, key, self.axes, self.pairs)
             row.update(summary=json.dumps(record["summary"]), shares=json.dumps(record["shares"]),
-                       costs=json.dumps(record["costs"]) if record.get("costs") else None)
+                       costs=json.dumps(record["costs"]) if record.get("costs") else None,
+                       targets=json.dumps(record.get("targets", [])))
             rows.append(row)
         table = pa.Table.from_pylist(rows, schema=self.schema)
         name = PART.format(self._next_part)

@@ -24,6 +24,7 @@ from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.simulation.outputs.capacity_hours import mean_hours
 from policy_engine.simulation.outputs.numbers import plain
 from policy_engine.simulation.outputs.results import SimulationResult
+from policy_engine.simulation.outputs.targets import evaluate_targets
 from policy_engine.sweep.candidate import variant
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.grid import Candidate
@@ -31,6 +32,11 @@ from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.samples import mean_record
 
 OK, INVALID, ERROR = "ok", "invalid", "error"
+
+
+def targets_json(topology: Topology, result: SimulationResult) -> list[dict]:
+    """The topology's targets judged on the run (``simulate --format json``'s ``targets``)."""
+    return plain([target.to_json() for target in evaluate_targets(topology, result)])
 
 
 def simulation_json(result: SimulationResult) -> tuple[dict, list[dict]]:
@@ -68,7 +74,7 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
     With ``workloads`` (``samples.resample``), the candidate runs once on each instead of the scenario's
     own jobs, and the record holds their mean (``samples.mean_record``)."""
     record: dict[str, Any] = {"index": candidate.index, "values": dict(candidate.values), "status": OK,
-                              "findings": [], "error": "", "summary": {}, "shares": []}
+                              "findings": [], "error": "", "summary": {}, "shares": [], "targets": []}
     try:
         with gc_paused():  # building the candidate's workload and results allocates in bulk (about 15 % faster)
             chosen = variant(scenario, axes, candidate.values, guarantees)
@@ -81,13 +87,15 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
                 result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings, live=scenario.live)
                 record["summary"], record["shares"] = simulation_json(result)
                 record["costs"] = result.hours.to_json() if result.hours else None  # priced when read (cost_metrics)
+                record["targets"] = targets_json(chosen.topology, result)
                 return record
             runs, ledgers = [], []
             for jobs in workloads:
                 sample = variant(replace(scenario, jobs=list(jobs)), axes, candidate.values, guarantees)
                 result = simulate(sample.topology, sample.jobs, sample.updates, sample.settings, live=scenario.live)
                 summary, shares = simulation_json(result)
-                runs.append({**record, "summary": summary, "shares": shares})
+                runs.append({**record, "summary": summary, "shares": shares,
+                             "targets": targets_json(sample.topology, result)})
                 ledgers.append(result.hours)
             return {**mean_record(runs), "costs": mean_hours([h for h in ledgers if h]).to_json()}
     except Exception as error:  # one bad candidate must not end a sweep of thousands

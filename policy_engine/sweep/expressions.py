@@ -194,6 +194,8 @@ class Constraint:
     bound: float | None = None
     #: What the constrained figure measures (how a miss is written).
     unit: Unit = Unit.NUMBER
+    #: How a miss reads (a target's shortfall as a duration, a percentage); ``None``: the plain number.
+    shown: Callable[[float], str] | None = None
 
     def holds(self, record: dict) -> bool:
         return self.violation(record) <= 0

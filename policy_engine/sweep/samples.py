@@ -21,6 +21,7 @@ from statistics import fmean
 from typing import Any
 
 from policy_engine.simulation.core.jobs import JobSpec
+from policy_engine.simulation.outputs.targets import Criterion
 
 DAY = 86_400.0
 
@@ -83,5 +84,21 @@ def mean_record(records: Sequence[dict]) -> dict:
         for entry in record["shares"]:
             by_key.setdefault((entry["share"], entry["instance_type"]), []).append(entry)
     shares = [{key: _mean_of([e.get(key) for e in entries]) for key in entries[0]} for entries in by_key.values()]
-    return {**first, "summary": summary, "shares": shares,
+    return {**first, "summary": summary, "shares": shares, "targets": mean_targets(records),
             "samples": [{"summary": r["summary"], "shares": r["shares"]} for r in records]}
+
+
+def mean_targets(records: Sequence[dict]) -> list[dict]:
+    """Each target criterion judged on the mean of its figure over the samples (``targets`` of each record)."""
+    by_key: dict[tuple[Any, ...], list[dict]] = {}
+    for record in records:
+        for entry in record.get("targets", []):
+            by_key.setdefault((entry["target"], entry["criterion"], entry["instance_type"]), []).append(entry)
+    out = []
+    for entries in by_key.values():
+        first = entries[0]
+        actual = fmean(entry["actual"] for entry in entries)
+        margin = actual - first["goal"] if Criterion(first["criterion"]).at_least else first["goal"] - actual
+        out.append({**first, "actual": actual, "jobs": round(fmean(e["jobs"] for e in entries), 6),
+                    "margin": margin, "met": margin >= 0})
+    return out

@@ -196,6 +196,10 @@ def commands_for(kind: str, folder: Path, index: int) -> list[list[str]]:
     if kind == "prices.yaml":  # a prices file: simulate prices the run with it
         return [["simulate", scenario, "--prices", str(folder / kind), "--format", "json", "--quiet"]]
     runs = [["simulate", scenario, "--format", "json", "--quiet"]]
+    if index % 4 == 0:  # designs side by side: the same input on two designs, in-process
+        topology = str(folder / "topology.yaml")
+        runs.append(["compare", scenario, "--topology", topology, "--topology", topology, "--workers", "1",
+                     "--format", "json"])
     if kind in ("jobs.csv", "jobs.jsonl"):  # a job file: fit reads it as a history
         runs.append(["fit", str(folder / kind), "--format", "json"])
     return runs

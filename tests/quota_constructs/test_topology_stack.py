@@ -535,6 +535,17 @@ def test_cdk_debug_mode_still_records_the_creation_stack_traces():
     assert run.stdout.split()[-1] == "1"
 
 
+def test_targets_are_never_deployed(default):
+    """A topology's targets judge simulated runs only: the synthesized template is the same without them."""
+    from policy_engine.model import Target
+
+    _, _, template = default
+    targeted = example_topology().model_copy(update={"targets": (
+        Target(share="training/QS1", wait_p95="1h", max_preemptions_per_job=1, min_utilisation=0.5),)})
+    (stack,) = TopologyStacks(fast_app(), targeted).stacks
+    assert Template.from_stack(stack).to_json() == template
+
+
 def test_training_plans_are_never_deployed():
     """A plan is bought, not created: the same topology with a plan gives exactly the same template. (The plan
     passes the plan rules, BQ601-BQ608, whose errors would stop the synth: a reservable type, an environment and a

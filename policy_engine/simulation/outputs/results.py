@@ -132,6 +132,11 @@ class RecordColumns(Sequence[JobRecord]):
     def __len__(self) -> int:
         return len(self._columns[0])
 
+    def outcomes(self) -> Iterator[tuple[str, str, float, int]]:
+        """``(share, instance type, wait seconds, preemptions)`` per job, without building its record."""
+        return ((spec.share, spec.instance_type, wait, preemptions)
+                for spec, wait, preemptions in zip(self._columns[0], self._columns[6], self._columns[7], strict=True))
+
     def __iter__(self) -> Iterator[JobRecord]:
         return map(_record, *self._columns)
 
@@ -189,6 +194,10 @@ class JobRecords(RecordColumns):
 
     def __len__(self) -> int:
         return len(self._jobs)
+
+    def outcomes(self) -> Iterator[tuple[str, str, float, int]]:
+        return ((job.spec.share, job.spec.instance_type, wait, job.preemptions)
+                for job, wait in zip(self._jobs, self._columns[2], strict=True))
 
     def _fields(self, index: int, job: Job, priority: int, status: Status, wait: float) -> tuple[Any, ...]:
         """What ``_record`` builds the job's record from."""

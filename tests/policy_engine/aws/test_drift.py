@@ -178,3 +178,18 @@ def test_a_failed_call_hides_only_the_objects_it_was_about():
     assert not _unread(missing_share, desired, [about_other.about])
     # the wording of the subject plays no part: it names the queue, but the call was about its environment
     assert "training" in about_other.subject and not _unread(missing_queue, desired, [about_other.about])
+
+
+def test_targets_are_not_drift(stubbed, template, tmp_path):
+    """Targets exist only in the topology (AWS has no such object): an account that matches has no drift."""
+    from policy_engine.model import Target
+
+    path = tmp_path / "topology.yaml"
+    targeted = example_topology().model_copy(update={"targets": (Target(share="training/QS1", wait_p95="1h"),)})
+    path.write_text(topology_text(targeted, path))
+    assert "targets:" in path.read_text()
+    _, stubber = stubbed
+    FakeAccount.from_template(template).stub_import(stubber, queues=["training"])
+    result = CliRunner().invoke(main, ["drift", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("no drift")

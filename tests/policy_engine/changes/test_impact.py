@@ -63,8 +63,35 @@ def test_cli_replay_in_every_format(write_file):
     text = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10"]).output
     assert "jobs preempted because of the change: 1" in text and "b (q/S1, 1 ml.g5.xlarge)" in text
     # y no longer waits for x: S2's mean wait 35 -> 0; b's preemption shows on S1
-    assert "q/S2 ml.g5.xlarge (2 job(s)): mean wait 35s -> 0s, p95 wait 1m 10s -> 0s, preemptions 0 -> 0" in text
-    assert "q/S1 ml.g5.xlarge (2 job(s)): mean wait 0s -> 0s, p95 wait 0s -> 0s, preemptions 0 -> 1" in text
+    assert ("q/S2 ml.g5.xlarge: jobs 2 → 2 (±0), mean wait 35s → 0s (−35s), wait p95 1m 10s → 0s (−1m 10s), "
+            "preemptions 0 → 0 (±0)") in text
+    assert ("q/S1 ml.g5.xlarge: jobs 2 → 2 (±0), mean wait 0s → 0s (±0), wait p95 0s → 0s (±0), "
+            "preemptions 0 → 1 (+1)") in text
     markdown = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10",
                                     "--format", "markdown"]).output
     assert "**1** job(s) preempted more often because of the change" in markdown
+
+
+def test_the_replay_judges_each_side_against_its_own_targets_in_compares_cells(write_file):
+    """BASE's targets on the replay without the change, HEAD's with it, lined up and rendered as compare does."""
+    from policy_engine.model import Target
+    from tests import gfm
+
+    target = (Target(share="q/S2", wait_p95="1m"),)
+    dump = lambda t: yaml.safe_dump(t.model_dump(mode="json"))  # noqa: E731
+    base = write_file("base.yaml", dump(BASE.model_copy(update={"targets": target})))
+    head = write_file("head.yaml", dump(HEAD.model_copy(update={"targets": target})))
+    rows = [{"name": j.name, "share": j.share, "submit_at": j.submit_at, "duration": j.duration} for j in JOBS]
+    scenario = write_file("s.yaml", yaml.safe_dump({"topology": "base.yaml", "jobs": rows}))
+    args = ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10"]
+    data = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).output)["impact"]["targets"]
+    # S2's p95 wait is 70 s without the change (missed by 10 s) and 0 with it
+    assert [(t["actual"], t["met"], t["margin"]) for t in data["before"]] == [(70, False, -10)]
+    assert [(t["actual"], t["met"], t["margin"]) for t in data["after"]] == [(0, True, 60)]
+    markdown = CliRunner().invoke(main, [*args, "--format", "markdown"]).output
+    table = next(t for t in gfm.tables(markdown) if t[0][:3] == ["share", "criterion", "goal"])
+    assert table[1] == ["q/S2", "wait p95", "≤ 1m 00s", "1m 10s: MISSED, missed by 10s",
+                        "0s: met, 1m 00s to spare", "−1m 10s"]
+    shares = next(t for t in gfm.tables(markdown) if t[0][:2] == ["share", "instance type"])
+    assert ["q/S2", "ml.g5.xlarge", "2 → 2 (±0)", "35s → 0s (−35s)", "1m 10s → 0s (−1m 10s)",
+            "0 → 0 (±0)"] in shares

@@ -74,7 +74,7 @@ def test_every_figure_says_what_it_means(comment):
            "change saves work)" in comment
     assert diff_markdown.IMPACT_LEGEND in comment
     page = gfm(comment)
-    assert "<th>mean wait, before → after</th>" in page
+    assert "<th>mean wait</th>" in page and "<th>wait p95</th>" in page  # cells: before → after (difference)
     assert "<td>q/S1</td>" in page and "<td>weakened</td>" in page and "<td>30 → 1</td>" in page
 
 

@@ -38,7 +38,8 @@ def runs() -> list[dict]:
 
 
 def test_json_contract_summary_and_shares_are_simulates_for_the_same_topology(runs, tmp_path: Path):
-    assert [set(run) for run in runs] == [{"values", "status", "findings", "error", "summary", "shares"}] * 6
+    assert [set(run) for run in runs] == [{"values", "status", "findings", "error", "summary", "shares",
+                                                "targets"}] * 6
     assert [run["values"] for run in runs][:2] == [
         {"training/research.borrow_limit": 0, "training/vision.capacity.ml.p4d.24xlarge": 1},
         {"training/research.borrow_limit": 0, "training/vision.capacity.ml.p4d.24xlarge": 2}]

@@ -1,0 +1,113 @@
+"""``batch-quota compare SCENARIO --topology A.yaml --topology B.yaml`` (or ``compare S1.yaml S2.yaml``): designs
+side by side on one workload.
+
+Each design runs from time 0 on the same jobs, actions and settings, in parallel on the executor the sweeps use
+(a local Dask cluster, ``--workers``, ``--scheduler``); the report gives, per share and instance type, each
+design's waits, preemptions and utilisation and each later design's difference from the first, utilisation per
+instance type, and the targets met. Exit 0; 1 with ``--fail-on-target`` when the last design misses a target;
+2 on bad input.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, SafePath, fail_input
+from policy_engine.loading import LoadError
+from policy_engine.reports.registry import COMPARE_FORMATS
+from policy_engine.simulation.inputs.workload import MAX_SECONDS
+
+if TYPE_CHECKING:
+    from policy_engine.comparison.designs import Design
+    from policy_engine.comparison.runs import DesignRun
+    from policy_engine.simulation.inputs.workload import Scenario
+
+
+@click.command("compare")
+@click.argument("scenarios", nargs=-1, required=True, type=SafePath(dir_okay=False))
+@click.option("--topology", "topologies", multiple=True, type=SafePath(dir_okay=False), metavar="FILE",
+              help="A design to run on SCENARIO's workload (repeatable, at least two; the scenario's own topology "
+                   "is then not run). Without it, give two or more scenarios that share one workload.")
+@click.option("--rename", "renames", multiple=True, metavar="OLD=NEW",
+              help="As in diff: what a share (QUEUE/SHARE=QUEUE/SHARE), queue or environment of the first design is "
+                   "called in the later ones (repeatable); the workload's jobs are renamed for them.")
+@COMPARE_FORMATS.option("output")
+@click.option("--report", "report_dir", type=SafePath(file_okay=False),
+              help="Also write DIR/index.html: every design over time and the per-share differences (offline).")
+@click.option("--fail-on-target", is_flag=True, help="Exit 1 when the last design misses one of its targets.")
+@click.option("--until", type=FiniteFloatRange(min=0, max=MAX_SECONDS), metavar="SECONDS",
+              help="Stop every run's clock at SECONDS (default: when the workload is done).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Run the designs on the Dask cluster at ADDRESS (tcp://HOST:8786); default "
+                   "$DASK_SCHEDULER_ADDRESS, else a local cluster with one worker process per design (up to the "
+                   "cores).")
+@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+              help="Worker processes of the local cluster; 1 runs the designs one after another in-process.")
+@click.option("--allow-python", is_flag=True, help="Let a design be a Python topology module (loading one runs its "
+                                                   "code).")
+def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tuple[str, ...], output: str,
+            report_dir: str | None, fail_on_target: bool, until: float | None, scheduler: str | None,
+            workers: int | None, allow_python: bool) -> None:
+    """Run each design from time 0 on one workload and report them side by side, per share."""
+    from policy_engine.comparison import designs as chosen
+    from policy_engine.input_files import refuse_overwriting_inputs
+
+    if topologies and len(scenarios) > 1:
+        fail_input([f"--topology runs designs on one scenario's workload; {len(scenarios)} scenarios given "
+                    "(give one scenario with --topology per design, or scenarios only)"])
+    if (len(topologies) if topologies else len(scenarios)) < 2:
+        fail_input(["compare needs at least two designs: --topology A.yaml --topology B.yaml, or two scenarios"])
+    try:
+        if topologies:
+            scenario, designs = chosen.from_topologies(scenarios[0], topologies, renames, allow_python)
+        else:
+            scenario, designs = chosen.from_scenarios(scenarios, renames, allow_python)
+    except LoadError as error:
+        fail_input(error.problems)
+    overwritten = refuse_overwriting_inputs({"--report": report_dir}, [*scenarios, *topologies, *scenario.inputs])
+    if overwritten:
+        fail_input(overwritten)
+    runs, description = _run(scenario, designs, until, bool(report_dir), scheduler, workers)
+    from policy_engine.comparison.subjects import build
+
+    result = build(scenarios[0], len(scenario.jobs), runs, designs, description)
+    if report_dir:
+        from pathlib import Path
+
+        from policy_engine.reports.compare_html import write_page
+
+        try:
+            page = write_page(result, Path(report_dir))
+        except OSError as error:
+            fail_input([f"{report_dir}: cannot write the report: {error.strerror or error}"])
+        click.echo(f"wrote {page}", err=True)
+    COMPARE_FORMATS.renderer(output)(result, sys.stdout)
+    raise SystemExit(EXIT_FINDINGS if fail_on_target and result.last_misses() else EXIT_OK)
+
+
+def _run(scenario: Scenario, designs: list[Design], until: float | None, over_time: bool, scheduler: str | None,
+         workers: int | None) -> tuple[list[DesignRun], str]:
+    """Every design on the executor, back in design order, and where they ran."""
+    from policy_engine.comparison.runs import Workload, run_design
+    from policy_engine.simulation.gcpause import gc_paused
+    from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, ExecutorError, open_executor, usable_cores
+
+    if scheduler is None and workers is None and not os.environ.get(SCHEDULER_ENV):
+        workers = max(1, min(len(designs), usable_cores()))  # a worker per design, no more than the cores
+    try:
+        executor = open_executor(scheduler, workers)
+    except ExecutorError as error:
+        fail_input([str(error)])
+    with executor, gc_paused():
+        try:
+            runs = sorted(executor.map(run_design, Workload(scenario, until, over_time), list(enumerate(designs))),
+                          key=lambda run: run.index)
+        except Exception as error:  # the cluster itself failed (a worker died too often, the scheduler is gone)
+            if not isinstance(executor, DaskExecutor):
+                raise
+            fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}"])
+        return runs, executor.description

@@ -1,0 +1,132 @@
+"""One design's run, as a task of the sweeps' executor: the workload is scattered to the workers once, each
+task runs one design from time 0 and sends back only what the reports read (no job records cross processes).
+
+``DesignRun`` holds the per-share metrics, the run's summary, its targets judged, utilisation per instance type
+(never summed across types) and, for ``--report``, per-bin series over time.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from policy_engine.comparison.designs import Design
+from policy_engine.simulation.core.engine import Engine
+from policy_engine.simulation.core.jobs import JobSpec
+from policy_engine.simulation.gcpause import gc_paused
+from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.outputs.metrics import ShareMetrics
+from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.outputs.targets import TargetResult, evaluate_targets
+from policy_engine.simulation.settings import Action
+from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from policy_engine.simulation.outputs.results import SimulationResult
+    from policy_engine.simulation.outputs.view import EngineView
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What every design runs: shared by all tasks (scattered once)."""
+
+    scenario: Scenario
+    until: float | None = None
+    #: ``--report``: keep the usage log and send back per-bin series
+    over_time: bool = False
+
+
+@dataclass(frozen=True)
+class OverTime:
+    """Per-bin means over the run: instances in use and capacity per instance type, waiting jobs."""
+
+    edges: np.ndarray  # seconds
+    used: dict[str, np.ndarray]
+    capacity: dict[str, int]
+    waiting: np.ndarray
+
+
+@dataclass(frozen=True)
+class DesignRun:
+    index: int
+    label: str
+    source: str
+    time: float
+    summary: dict
+    shares: list[ShareMetrics]
+    targets: list[TargetResult]
+    #: instance type -> instance-seconds used / capacity-seconds (time-weighted over the run)
+    utilisation: dict[str, float]
+    #: instance type -> instances in the service environments at the end of the run
+    capacity: dict[str, int] = field(default_factory=dict)
+    over_time: OverTime | None = None
+
+
+def _renamed_jobs(jobs: Sequence[JobSpec], design: Design) -> Sequence[JobSpec]:
+    if not design.shares:
+        return jobs
+    names = design.shares
+    return [job._replace(share=names[job.share]) if job.share in names else job for job in jobs]
+
+
+def _renamed_actions(actions: Sequence[Action], design: Design) -> list[Action]:
+    out: list[Action] = []
+    for action in actions:
+        if isinstance(action, ShareUpdate):
+            action = replace(action, share=design.share(action.share))
+        elif isinstance(action, EnvironmentUpdate):
+            action = replace(action, name=design.environments.get(action.name, action.name))
+        out.append(action)
+    return out
+
+
+def type_utilisation(engine: EngineView) -> tuple[dict[str, float], dict[str, int]]:
+    """Per instance type: used instance-seconds over capacity-seconds of every environment, and the capacity."""
+    used: defaultdict[str, float] = defaultdict(float)
+    environments: dict[str, dict[int, object]] = defaultdict(dict)
+    for pool in engine.pools:
+        used[pool.instance_type] += pool.used_int
+        environments[pool.instance_type][id(pool.env)] = pool.env
+    span = engine.now or 0.0
+    utilisation, capacity = {}, {}
+    for instance_type, envs in environments.items():
+        seconds = sum(env.capacity * span + engine.capacity_corrections.get(env, 0.0)  # type: ignore[attr-defined]
+                      for env in envs.values())
+        utilisation[instance_type] = round(used[instance_type] / seconds, 6) if seconds > 0 else 0.0
+        capacity[instance_type] = sum(env.capacity for env in envs.values())  # type: ignore[attr-defined]
+    return dict(sorted(utilisation.items())), dict(sorted(capacity.items()))
+
+
+def _over_time(result: SimulationResult, capacity: dict[str, int]) -> OverTime:
+    import numpy as np
+
+    from policy_engine.reports import aggregates as agg
+
+    aggregates = agg.aggregate(result)
+    used: dict[str, np.ndarray] = {}
+    waiting = np.zeros(len(aggregates.edges) - 1)
+    for series in aggregates.series:
+        used[series.instance_type] = used.get(series.instance_type, 0) + series.own + series.borrowed
+        waiting = waiting + series.depth
+    return OverTime(aggregates.edges, dict(sorted(used.items())), capacity, waiting)
+
+
+def run_design(workload: Workload, task: tuple[int, Design]) -> DesignRun:
+    """Run one design on the shared workload (a task of ``sweep.executor``)."""
+    index, design = task
+    scenario = workload.scenario
+    settings = replace(scenario.settings, usage_log=True) if workload.over_time else scenario.settings
+    with gc_paused():
+        engine = Engine(design.topology, _renamed_jobs(scenario.jobs, design),
+                        _renamed_actions(scenario.updates, design), settings, scenario.live or None)
+        engine.run(workload.until if workload.until is not None else scenario.until)
+        result = build_result(engine)
+        utilisation, capacity = type_utilisation(engine)
+        targets = evaluate_targets(design.topology, result)
+        over_time = _over_time(result, capacity) if workload.over_time else None
+    return DesignRun(index, design.label, design.source, result.time, result.summary, result.shares, targets,
+                     utilisation, capacity, over_time)

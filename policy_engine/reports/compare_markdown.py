@@ -1,0 +1,37 @@
+"""``compare --format markdown``: for a pull request, GFM tables of before/after cells (``share_comparison``)."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+import click
+
+from policy_engine.comparison.subjects import CompareOutput
+from policy_engine.reports import share_comparison as sc
+from policy_engine.reports.compare_text import verdict
+from policy_engine.reports.markdown import cell, code
+
+
+def render(output: CompareOutput) -> str:
+    labels = " vs ".join(code(label) for label in output.labels)
+    lines = [f"### batch-quota compare: {labels} on {code(output.scenario)}", "",
+             f"{output.jobs:,} job(s), each design run from time 0. "
+             f"{cell(sc.runs_line(output.shares, output.sources))}",
+             "", *[f"- {cell(line)}" for line in verdict(output)], "",
+             "**The whole run**", "",
+             *sc.markdown_table(sc.share_header(output.overall)[2:], [r[2:] for r in sc.share_rows(output.overall)],
+                                names=0),
+             "", "**Per instance type** (never summed across types)", "",
+             *sc.markdown_table(("instance type", *sc.share_header(output.types)[2:]),
+                                [r[1:] for r in sc.share_rows(output.types)], names=1),
+             "", "**Per share and instance type**", "",
+             *sc.markdown_table(sc.share_header(output.shares), sc.share_rows(output.shares)), "",
+             f"_{cell(sc.LEGEND)}_", ""]
+    if output.targets.rows:
+        lines += [f"**Targets** ({cell(sc.targets_met_line(output.targets))})", "",
+                  *sc.markdown_table(sc.target_header(output.targets), sc.target_rows(output.targets), names=3), ""]
+    return "\n".join(lines)
+
+
+def write(output: CompareOutput, stream: TextIO) -> None:
+    click.echo(render(output), file=stream, nl=False)

@@ -1,0 +1,65 @@
+"""A topology's targets as ``sweep`` and ``tune`` constraints: a candidate that misses one is infeasible.
+
+One ``Constraint`` per criterion of each target, named ``target training/vision wait p95 <= 1h 00m``; its
+violation is the shortfall (``-margin``, in the criterion's unit: seconds, preemptions, a fraction), read from
+the run record's ``targets`` (judged on the candidate's own topology, which carries the targets through every
+``--vary``). A utilisation target without an instance type is judged per type: the worst type counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from policy_engine.model import Topology
+from policy_engine.simulation.outputs.targets import Criterion, Unit
+from policy_engine.sweep.expressions import Constraint
+from policy_engine.units import duration_text
+
+#: The violation of a run that was not simulated (invalid or failed): it meets no target.
+UNJUDGED = 1.0
+
+
+def _shown(criterion: Criterion) -> Callable[[float], str]:
+    if criterion.unit is Unit.SECONDS:
+        return duration_text
+    if criterion.unit is Unit.FRACTION:
+        return lambda amount: f"{amount * 100:.1f} points"
+    return lambda amount: f"{amount:g}"
+
+
+def _goal(criterion: Criterion, goal: float) -> str:
+    if criterion.unit is Unit.SECONDS:
+        return duration_text(goal)
+    return f"{goal:.0%}" if criterion.unit is Unit.FRACTION else f"{goal:g}"
+
+
+def _violation(index: int, criterion: Criterion) -> Callable[[dict], float]:
+    def violation(record: dict) -> float:
+        if record.get("status") != "ok":
+            return UNJUDGED
+        judged = [entry for entry in record.get("targets", [])
+                  if entry["target"] == index and entry["criterion"] == criterion.value]
+        return max((-float(entry["margin"]) for entry in judged), default=0.0)
+
+    return violation
+
+
+def target_constraints(topology: Topology) -> list[Constraint]:
+    """Every criterion of every target of ``topology``, in declaration order."""
+    out = []
+    for index, target in enumerate(topology.targets):
+        share = topology.find_share(target.share).share_id or target.share
+        subject = share + (f" {target.instance_type}" if target.instance_type else "")
+        for criterion in Criterion:
+            goal = getattr(target, criterion.value)
+            if goal is None:
+                continue
+            operator = ">=" if criterion.at_least else "<="
+            out.append(Constraint(f"target {subject} {criterion.label} {operator} {_goal(criterion, float(goal))}",
+                                  _violation(index, criterion), float(goal), shown=_shown(criterion)))
+    return out
+
+
+def missed_targets(record: dict) -> int:
+    """How many target criteria an ok run misses (0 for a run without targets)."""
+    return sum(1 for entry in record.get("targets", []) if not entry["met"])

@@ -1,0 +1,206 @@
+"""``compare``: designs side by side on one workload, in every format, on a real Dask LocalCluster, with the
+refusals of bad input (one line each, exit 2) and ``--fail-on-target``."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from policy_engine.cli import main
+from tests import gfm
+from tests.chromium import headless_chromium, needs_browser, open_page
+
+DESIGN_A = """service_environments:
+  - name: gpu
+    capacity: {ml.p4d.24xlarge: 4, ml.g5.12xlarge: 4}
+job_queues:
+  - name: training
+    service_environment: gpu
+    shares:
+      - {name: vision, capacity: {ml.p4d.24xlarge: 2, ml.g5.12xlarge: 2}, strategy: LEND_AND_BORROW}
+      - {name: language, capacity: {ml.p4d.24xlarge: 2}, strategy: LEND_AND_BORROW}
+      - {name: speech, capacity: {ml.g5.12xlarge: 2}, strategy: LEND}
+targets:
+  - {share: vision, instance_type: ml.p4d.24xlarge, wait_p95: 1h}
+  - {share: language, wait_p50: 10m, max_preemptions_per_job: 0}
+"""
+#: B moves a p4d from language to vision and makes speech keep its instances
+DESIGN_B = (DESIGN_A.replace("{name: vision, capacity: {ml.p4d.24xlarge: 2,", "{name: vision, capacity: "
+                                                                             "{ml.p4d.24xlarge: 3,")
+            .replace("{name: language, capacity: {ml.p4d.24xlarge: 2}", "{name: language, capacity: "
+                                                                        "{ml.p4d.24xlarge: 1}")
+            .replace("strategy: LEND}", "strategy: RESERVE}"))
+
+
+def _jobs() -> str:
+    rows = []
+    for index in range(30):
+        share = ("vision", "language", "speech")[index % 3]
+        kind = "ml.g5.12xlarge" if share == "speech" or index % 2 else "ml.p4d.24xlarge"
+        if share == "language":
+            kind = "ml.p4d.24xlarge"
+        rows.append(f"  - {{name: j{index}, share: {share}, instance_type: {kind}, instances: {1 + index % 2}, "
+                    f"submit_at: {index * 120}, duration: {7200 + 600 * (index % 4)}}}")
+    return "jobs:\n" + "\n".join(rows) + "\n"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    out = {"A": tmp_path / "A.yaml", "B": tmp_path / "B.yaml", "scenario": tmp_path / "month.yaml"}
+    out["A"].write_text(DESIGN_A)
+    out["B"].write_text(DESIGN_B)
+    out["scenario"].write_text("topology: A.yaml\n" + _jobs())
+    return out
+
+
+def run(*args: object) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["compare", *map(str, args)])
+    return result.exit_code, result.output
+
+
+def designs(files: dict[str, Path], *names: str) -> list[str]:
+    return [str(files["scenario"]), *(item for name in names for item in ("--topology", str(files[name])))]
+
+
+def test_json_gives_each_design_and_each_difference_as_a_number(files):
+    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--format", "json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert [run["label"] for run in data["runs"]] == ["A", "B"] and data["baseline"] == "A"
+    assert data["jobs"] == 30
+    rows = {(row["share"], row["instance_type"]): row for row in data["shares"]}
+    assert set(rows) == {("training/vision", "ml.p4d.24xlarge"), ("training/vision", "ml.g5.12xlarge"),
+                         ("training/language", "ml.p4d.24xlarge"), ("training/speech", "ml.g5.12xlarge")}
+    for row in data["shares"]:
+        for key, value in row["differences"]["B"].items():
+            assert isinstance(value, int | float)
+            assert value == pytest.approx(row["runs"]["B"][key] - row["runs"]["A"][key])
+    # the runs' own figures are simulate's: per type utilisation never summed, targets judged
+    assert set(data["runs"][0]["utilisation"]) == {"ml.p4d.24xlarge", "ml.g5.12xlarge"}
+    assert {t["criterion"] for t in data["targets"]} == {"wait_p95", "wait_p50", "max_preemptions_per_job"}
+    vision = rows[("training/vision", "ml.p4d.24xlarge")]
+    assert vision["runs"]["B"]["wait_p95"] <= vision["runs"]["A"]["wait_p95"]  # B gave vision a p4d more
+
+
+def test_a_design_compared_with_itself_shows_zero_differences_everywhere(files):
+    code, out = run(*designs(files, "A", "A"), "--workers", "1", "--format", "json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert [run["label"] for run in data["runs"]] == ["A", "A#2"]
+    differences = [value for section in (data["shares"], data["instance_types"], [data["overall"]])
+                   for row in section for value in row["differences"]["A#2"].values()]
+    assert differences and all(value == 0 for value in differences)
+    assert all(row["differences"]["A#2"] == {"actual": 0} for row in data["targets"])
+    code, text = run(*designs(files, "A", "A"), "--workers", "1")
+    assert "(±0)" in text and not re.search(r"\([+−]", text)
+
+
+def test_markdown_is_gfm_tables_of_before_and_after_cells(files):
+    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--format", "markdown")
+    assert code == 0, out
+    tables = gfm.tables(out)
+    shares = next(t for t in tables if t[0][:2] == ["share", "instance type"])
+    assert len(shares) == 1 + 4 and all(len(row) == len(shares[0]) for row in shares)
+    assert all("→" in cell for row in shares[1:] for cell in row[2:])
+    targets = next(t for t in tables if t[0][:3] == ["share", "criterion", "goal"])
+    assert targets[0][3:] == ["A", "B", "B − A"]
+    assert "&lt;" not in gfm.html(out) and "<br>" not in out
+
+
+def test_two_scenarios_of_one_workload_compare_their_topologies(files, tmp_path):
+    second = tmp_path / "second.yaml"
+    second.write_text("topology: B.yaml\n" + _jobs())
+    one = json.loads(run(files["scenario"], second, "--workers", "1", "--format", "json")[1])
+    other = json.loads(run(*designs(files, "A", "B"), "--workers", "1", "--format", "json")[1])
+    assert [list(row["runs"].values()) for row in one["shares"]] == [list(row["runs"].values())
+                                                                     for row in other["shares"]]
+    different = tmp_path / "other.yaml"
+    different.write_text("topology: B.yaml\n" + _jobs().replace("submit_at: 120,", "submit_at: 121,"))
+    code, out = run(files["scenario"], different, "--workers", "1")
+    assert code == 2 and "jobs[1] (j1) differs" in out
+
+
+def test_rename_lines_a_renamed_share_up_with_its_old_name(files, tmp_path):
+    renamed = tmp_path / "R.yaml"
+    renamed.write_text(DESIGN_A.replace("name: speech", "name: audio"))
+    code, out = run(*designs(files, "A"), "--topology", renamed, "--workers", "1", "--format", "json")
+    assert code == 2 and "has no quota share training/speech" in out
+    code, out = run(*designs(files, "A"), "--topology", renamed, "--rename", "training/speech=training/audio",
+                    "--workers", "1", "--format", "json")
+    assert code == 0, out
+    (row,) = [row for row in json.loads(out)["shares"] if row["share"] == "training/speech"]
+    assert row["names"] == {"A": "training/speech", "R": "training/audio"}
+    assert all(value == 0 for value in row["differences"]["R"].values())
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (("--topology", "A"), "at least two designs"),
+    (("--topology", "A", "--topology", "missing"), "missing.yaml"),
+    (("extra", "--topology", "A", "--topology", "B"), "--topology runs designs on one scenario's workload"),
+    (("--topology", "A", "--topology", "A", "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"),
+     "--workers sizes the embedded local cluster"),
+])
+def test_bad_input_is_one_line_and_exit_2(files, tmp_path, args, expected):
+    resolved = [str(files.get(arg, tmp_path / f"{arg}.yaml")) if arg in ("A", "B", "missing", "extra") else arg
+                for arg in args]
+    if "extra" in args:
+        (tmp_path / "extra.yaml").write_text("topology: A.yaml\n" + _jobs())
+    code, out = run(files["scenario"], *resolved)
+    assert code == 2 and expected in out, out
+    assert "Traceback" not in out
+
+
+def test_fail_on_target_looks_at_the_last_design(files, tmp_path):
+    strict = tmp_path / "S.yaml"
+    strict.write_text(DESIGN_A.replace("wait_p95: 1h", "wait_p95: 1s"))
+    lenient = tmp_path / "L.yaml"
+    lenient.write_text(DESIGN_A.replace("wait_p95: 1h", "wait_p95: 30d").replace("wait_p50: 10m", "wait_p50: 30d")
+                       .replace("max_preemptions_per_job: 0", "max_preemptions_per_job: 100"))
+    assert run(*designs(files, "A"), "--topology", lenient, "--workers", "1", "--fail-on-target")[0] == 0
+    code, out = run(*designs(files, "A"), "--topology", strict, "--workers", "1", "--fail-on-target")
+    assert code == 1 and "MISSED" in out
+    assert run(*designs(files, "A"), "--topology", strict, "--workers", "1")[0] == 0  # a report without the flag
+
+
+def test_designs_run_in_parallel_on_a_real_local_cluster_with_the_same_figures(files):
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      host="127.0.0.1") as cluster:
+        code, out = run(*designs(files, "A", "B"), "--scheduler", cluster.scheduler_address, "--format", "json")
+        assert code == 0, out
+        workers = cluster.scheduler_info["workers"]
+        assert len(workers) == 2
+    in_process = json.loads(run(*designs(files, "A", "B"), "--workers", "1", "--format", "json")[1])
+    assert json.loads(out) == in_process
+
+
+@needs_browser
+def test_the_html_page_draws_every_design_without_network_or_console_errors(files, tmp_path):
+    report = tmp_path / "report"
+    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--report", report)
+    assert code == 0, out
+    page = (report / "index.html").read_text()
+    assert "http://" not in page.replace("http://www.w3.org", "") and "eval(" not in page.split("<script>")[0]
+    with headless_chromium() as driver:
+        ours, remote, _ = open_page(driver, report / "index.html")
+        deadline = time.monotonic() + 30
+        while driver.execute_script("return document.documentElement.dataset.rendered") == "false" and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert driver.execute_script("return document.documentElement.dataset.rendered") == "true"
+        marks = dict(driver.execute_script("return Array.from(document.querySelectorAll('.chart'))"
+                                           ".map(c => [c.id, c.querySelectorAll('svg path, svg rect').length])"))
+        assert set(marks) == {"chart-type-0", "chart-type-1", "chart-waiting", "chart-deltas"}
+        assert all(count > 5 for count in marks.values()), marks
+        # one line per design in each chart over time
+        legends = driver.execute_script("return Array.from(document.querySelectorAll('#chart-waiting .role-legend "
+                                        "text')).map(t => t.textContent)")
+        assert {"A", "B"} <= set(legends)
+        assert [url for url in ours if not url.startswith(("file:", "data:"))] == [] and remote == []
+        assert driver.get_log("browser") == []
