@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from policy_engine.endpoint.account import Resources
 from policy_engine.endpoint.cloudtrail import TrailEvent
@@ -33,8 +33,19 @@ from policy_engine.simulation.core.events import Kind, Phase
 from policy_engine.simulation.core.jobs import AttemptRecord, Job, JobSpec, Status
 
 if TYPE_CHECKING:
-    from policy_engine.endpoint.service import Service
+    from policy_engine.endpoint.account import Account
+    from policy_engine.endpoint.cloudtrail import Trail
+    from policy_engine.endpoint.scheduler import Scheduler
     from policy_engine.endpoint.store import JobRow, LogChunk, Store
+
+
+class Service(Protocol):
+    """What a checkpoint reads and restores of the endpoint's ``service.Service`` (a protocol, so that this
+    module, which the service imports, does not import it back)."""
+
+    account: Account
+    scheduler: Scheduler
+    trail: Trail
 
 #: Bumped when the layout changes: a checkpoint of another version is not used (the log is replayed).
 VERSION = 1
