@@ -166,8 +166,8 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         lost = impact["instance_hours_lost"]
         lines += [f"Replaying `{impact['scenario']}` with HEAD deployed at t = {duration_text(impact['at'])}: "
                   f"**{len(impact['preempted'])}** job(s) preempted more often because of the change; "
-                  f"**{instance_hours_text(lost)}** instance-hours lost (work thrown away by the preemptions the change causes; "
-                  f"negative means the change saves work).", ""]
+                  f"**{instance_hours_text(lost)}** instance-hours lost (work thrown away by the preemptions the "
+                  "change causes; negative means the change saves work).", ""]
     lost_guarantees = [g for g in report.guarantees if g.refuted_now]
     other = [g for g in report.guarantees if not g.refuted_now]
     sections = [
