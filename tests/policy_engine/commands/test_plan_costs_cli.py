@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from policy_engine.cli import main
 from tests import gfm
+from tests.chromium import headless_chromium, needs_browser, open_page
 
 TOPOLOGY = """\
 service_environments:
@@ -116,6 +117,21 @@ def test_the_report_prices_its_plan_section(files, tmp_path: Path):
     cells = [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<t[hd][^>]*>.*?</t[hd]>", table.group(0), re.S)]
     assert cells[12:15] == ["paid USD", "used USD", "idle USD"]
     assert cells[-3:] == ["100.00", "37.50", "62.50"]
+
+
+@needs_browser
+def test_chromium_shows_the_priced_plan_windows(files, tmp_path: Path):
+    report = tmp_path / "report"
+    out = invoke("simulate", str(files["scenario"]), "--prices", str(files["prices"]), "--report", str(report))
+    assert out.exit_code == 0, out.output
+    with headless_chromium() as browser:
+        _, remote, _ = open_page(browser, report / "index.html")
+        rows = browser.execute_script(
+            "return [...document.querySelectorAll('#plan-windows tr')].map("
+            "r => [...r.children].slice(-3).map(c => c.textContent.trim()))")
+        assert rows == [["paid USD", "used USD", "idle USD"], ["50.00", "25.00", "25.00"],
+                        ["100.00", "37.50", "62.50"]]
+        assert remote == [] and browser.get_log("browser") == []
 
 
 def test_a_plan_type_without_a_price_is_refused(write_file):
