@@ -181,6 +181,10 @@ class Service:
         """Write a checkpoint of the state (``--state``) if calls were logged since the last one."""
         if self.store is None or not self._since_checkpoint:
             return
+        if self.account.plans:
+            # which plan instances the running jobs hold is not in a checkpoint (the engine is rebuilt by
+            # ``Engine.adopt``): with training plans a restart replays every logged call, exact but slower
+            return
         state, rows, chunks, marks = checkpoint.capture(self, self._marks, self._last_call)
         self.store.write_checkpoint(marks.call_seq, state, rows, chunks)
         self.scheduler.changed.clear()
