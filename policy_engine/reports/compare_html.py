@@ -19,9 +19,8 @@ import numpy as np
 from policy_engine.comparison.subjects import CompareOutput
 from policy_engine.comparison.table import WAIT_P95
 from policy_engine.reports import aggregates as agg
-from policy_engine.reports import report_script, vega
+from policy_engine.reports import report_script, vega, why_waited
 from policy_engine.reports import share_comparison as sc
-from policy_engine.reports import why_waited
 from policy_engine.reports.html_report import escape, write_files
 
 PAGE = "index.html"

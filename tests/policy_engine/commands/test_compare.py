@@ -167,13 +167,17 @@ def test_fail_on_target_looks_at_the_last_design(files, tmp_path):
     assert run(*designs(files, "A"), "--topology", strict, "--workers", "1")[0] == 0  # a report without the flag
 
 
-def test_designs_run_in_parallel_on_a_real_local_cluster_with_the_same_figures(files):
+def test_designs_run_in_parallel_on_a_real_local_cluster_with_the_same_figures(files, tmp_path):
     from dask.distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       host="127.0.0.1") as cluster:
-        code, out = run(*designs(files, "A", "B"), "--scheduler", cluster.scheduler_address, "--format", "json")
+        code, out = run(*designs(files, "A", "B"), "--scheduler", cluster.scheduler_address, "--format", "json",
+                        "--report", tmp_path / "report")
         assert code == 0, out
+        out = out[out.index("{"):]  # after the "wrote" line
+        page = (tmp_path / "report" / "index.html").read_text()
+        assert 'id="why-waited-0"' in page and 'id="why-waited-1"' in page  # attributed on the workers
         workers = cluster.scheduler_info["workers"]
         assert len(workers) == 2
     in_process = json.loads(run(*designs(files, "A", "B"), "--workers", "1", "--format", "json")[1])
