@@ -23,7 +23,7 @@ from policy_engine.diagnostics import ObjectKind
 from policy_engine.reports.diff_text import KIND_TITLES, declared, describe, object_line, verdict
 from policy_engine.reports.markdown import cell, code, table
 from policy_engine.reports.subjects import DiffLoadFailure, DiffOutput
-from policy_engine.units import duration_text
+from policy_engine.units import duration_text, instance_hours_text
 
 #: GitHub's limit on an issue or pull-request comment, in characters.
 GITHUB_COMMENT_LIMIT = 65_536
@@ -166,8 +166,8 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         lost = impact["instance_hours_lost"]
         lines += [f"Replaying `{impact['scenario']}` with HEAD deployed at t = {duration_text(impact['at'])}: "
                   f"**{len(impact['preempted'])}** job(s) preempted more often because of the change; "
-                  f"**{lost:.3f}** instance-hours lost (work thrown away by the preemptions the change causes; "
-                  f"negative means the change saves work).", ""]
+                  f"**{instance_hours_text(lost)}** instance-hours lost (work thrown away by the preemptions the "
+                  "change causes; negative means the change saves work).", ""]
     lost_guarantees = [g for g in report.guarantees if g.refuted_now]
     other = [g for g in report.guarantees if not g.refuted_now]
     sections = [

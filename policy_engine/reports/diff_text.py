@@ -11,7 +11,7 @@ from policy_engine.changes.promises import PromiseChange
 from policy_engine.changes.report import FAIL_ON, ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
 from policy_engine.diagnostics import ObjectKind
 from policy_engine.reports.subjects import DiffOutput
-from policy_engine.units import duration_text
+from policy_engine.units import duration_text, instance_hours_text
 
 KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
                ObjectKind.SHARE: "Quota shares"}
@@ -126,8 +126,9 @@ def impact_lines(impact: dict) -> list[str]:
     """The replay's figures: preempted jobs, wait changes per share, instance-hours lost."""
     lines = [f"Impact of applying HEAD at t={duration_text(impact['at'])} to {impact['scenario']}",
              f"  jobs preempted because of the change: {len(impact['preempted'])}",
-             f"  instance-hours lost because of the change: {impact['instance_hours_lost']:.3f} (without "
-             f"{impact['instance_hours_lost_before']:.3f}, with {impact['instance_hours_lost_after']:.3f}"
+             f"  instance-hours lost because of the change: {instance_hours_text(impact['instance_hours_lost'])} "
+             f"(without {instance_hours_text(impact['instance_hours_lost_before'])}, with "
+             f"{instance_hours_text(impact['instance_hours_lost_after'])}"
              + ("; the change saves work)" if impact["instance_hours_lost"] < 0 else ")")]
     for job in impact["preempted"]:
         lines.append(f"    {job['name']} ({job['share']}, {job['instances']} {job['instance_type']}): "

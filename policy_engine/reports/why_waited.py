@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 TITLE = "Why jobs waited"
-HEADER = ("share", "instance type", "cause", "time waited", "% of the share's wait", "jobs waited")
+#: a share's waits are summed over its jobs (a month of 1,000 jobs can hold years of waiting), so they read as
+#: wait-hours, not as a duration
+HEADER = ("share", "instance type", "cause", "wait-hours", "% of the share's wait", "jobs waited")
 
 
 class CauseRow(NamedTuple):
@@ -43,13 +45,13 @@ def rows(waits: WaitCauses) -> Iterator[CauseRow]:
 
 
 def cells(row: CauseRow) -> tuple[str, str, str, str, str, str]:
-    return (row.share, row.instance_type, describe_wait_cause(row.cause), duration_text(row.seconds),
+    return (row.share, row.instance_type, describe_wait_cause(row.cause), f"{row.seconds / 3600:,.1f}",
             f"{row.fraction:.1%}", f"{row.jobs_waited:,}")
 
 
 def caption(waits: WaitCauses) -> str:
     return (f"every waiting second (to the first placement and again after each preemption or failed attempt) "
-            f"charged to one cause, attribution order {waits.order}")
+            f"charged to one cause and summed over the share's jobs, attribution order {waits.order}")
 
 
 def rich_table(waits: WaitCauses) -> Table | None:

@@ -155,12 +155,13 @@ def test_diff_scenario_shows_each_shares_cost_before_and_after(files, write_file
     base = files["scenario"].parent / "topology.yaml"
     out = invoke("diff", str(base), str(head), "--scenario", str(files["scenario"]), "--prices",
                  str(files["prices"]), "--format", "markdown")
-    impact = next(t for t in gfm.tables(out.stdout) if t[0][0] == "share" and "cost (USD), before → after" in t[0])
-    column = impact[0].index("cost (USD), before → after")
+    # the per-share table is compare's: each cell the replay without the change -> with HEAD (difference)
+    impact = next(t for t in gfm.tables(out.stdout) if t[0][0] == "share" and "cost (USD)" in t[0])
+    column = impact[0].index("cost (USD)")
     costs = {(row[0], row[1]): row[column] for row in impact[1:]}
     # B stops lending: a1 (3 x g5) no longer fits A's own 2 and never runs, so B's lent credit goes
-    assert costs[("q/B", "ml.g5.xlarge")] == "-4.00 → 0.00"
-    assert costs[("q/A", "ml.p4d.24xlarge")] == "30.00 → 30.00"
+    assert costs[("q/B", "ml.g5.xlarge")] == "-4.00 → 0.00 (+4.00)"
+    assert costs[("q/A", "ml.p4d.24xlarge")] == "30.00 → 30.00 (±0)"
     data = json.loads(invoke("diff", str(base), str(head), "--scenario", str(files["scenario"]), "--format",
                              "json").stdout)
     assert data["impact"]["cost_unit"] == "instance-hours"

@@ -32,13 +32,13 @@ def _output() -> SimulateOutput:
     return SimulateOutput(result, "walkthrough.yaml", waits=waits)  # type: ignore[arg-type]
 
 
-def test_text_has_a_why_jobs_waited_table_in_human_durations():
+def test_text_has_a_why_jobs_waited_table_in_wait_hours():
     stream = io.StringIO()
     simulate_text.write(_output(), stream)
     text = stream.getvalue()
     assert "Why jobs waited" in text
     row = next(line for line in text.splitlines() if "requeued after a preemption" in line)
-    assert "training/QS1" in row and "2h 00m" in row and "97.3%" in row
+    assert "training/QS1" in row and " 2.0 " in row and "97.3%" in row
 
 
 def test_markdown_section_renders_as_a_gfm_table_whose_shares_add_up():
