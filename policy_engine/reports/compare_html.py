@@ -152,7 +152,7 @@ def why_waited_sections(output: CompareOutput) -> list[str]:
     for index, run in enumerate(output.runs):
         parts.append(f"<h3>{escape(run.label)}</h3>")
         waits = run.waits
-        body = [why_waited.cells(row) for row in why_waited.rows(waits)] if waits is not None else []
+        body = [why_waited.row_cells(row) for row in why_waited.rows(waits)] if waits is not None else []
         if waits is None or not body:
             parts.append('<p class="muted">No job waited.</p>')
             continue
