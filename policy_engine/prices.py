@@ -3,7 +3,7 @@
 No prices are shipped: list prices change and every team's discounts differ. The file is checked as
 every input is (one line per problem naming the file, the key and the rule, exit 2), and against the
 topologies it prices: a type priced that no topology has (most often a typo) and a type used without
-a price are both refused, so a cost is never silently zero.
+a price (a training plan's type included) are both refused, so a cost is never silently zero.
 
     currency: USD
     per_instance_hour: {ml.p4d.24xlarge: 37.69, ml.g5.12xlarge: 7.09}
@@ -51,9 +51,20 @@ class Prices:
 
 
 def used_types(topology: Topology) -> set[str]:
-    """Instance types the topology holds: its environments' capacity and its shares' limits."""
+    """Instance types the topology holds: its environments' capacity, its shares' limits and its training plans'
+    types (a plan's reserved capacity is priced per instance-hour of its type, even where no share has it)."""
     types = {t for environment in topology.service_environments for t in environment.capacity}
+    types |= {plan.instance_type for plan in topology.training_plans}
     return types | {t for queue in topology.job_queues for share in queue.shares for t in share.capacity}
+
+
+def plan_types(topologies: Iterable[Topology]) -> dict[str, list[str]]:
+    """Training plans' instance types -> the plans of that type, to name them when a price is missing."""
+    out: dict[str, list[str]] = {}
+    for topology in topologies:
+        for plan in topology.training_plans:
+            out.setdefault(plan.instance_type, []).append(plan.name)
+    return out
 
 
 def load_prices(path: str | Path, topologies: Iterable[Topology]) -> Prices:
@@ -118,8 +129,11 @@ def _against_topologies(priced: list[str], wrong: set[Any], topologies: list[Top
             at: tuple[str, ...] = ("per_instance_hour", instance_type)
             out.append(RawProblem(line_of(lines, at), at,
                                   f"the topology has no {instance_type}: a price for it would never apply{hint}"))
+    plans = plan_types(topologies)
     for instance_type in sorted(used - set(priced)):
         loc = ("per_instance_hour",)
-        out.append(RawProblem(line_of(lines, loc), loc, f"no price for {instance_type}, which the topology uses: "
+        named = sorted(set(plans.get(instance_type, ())))
+        user = f"the topology{' (training plan ' + ', '.join(named) + ')' if named else ''}"
+        out.append(RawProblem(line_of(lines, loc), loc, f"no price for {instance_type}, which {user} uses: "
                               "add it (a cost is never taken as zero)"))
     return out

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from policy_engine.simulation.outputs.targets import TargetResult
 from policy_engine.simulation.outputs.type_usage import from_summary
 from policy_engine.simulation.outputs.wait_causes import WaitCauses
 from policy_engine.units import duration_text, instance_hours_text
+
+if TYPE_CHECKING:
+    from policy_engine.prices import Prices
 
 PAGE = "index.html"
 #: Without --report-share / --report-window, runs of at most this many jobs still get per-job timelines.
@@ -268,7 +271,7 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
                attrs=' id="shares"'),
     ]
     if result.plans is not None:
-        parts += _plan_section(result)
+        parts += _plan_section(result, costs.prices if costs is not None else None)
     if costs is not None:
         parts += cost_html.section(costs)
     if pngs:
@@ -282,21 +285,25 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
     return "\n".join(parts)
 
 
-def _plan_section(result: SimulationResult) -> list[str]:
-    """The training plans: each window's reserved instance-hours, each share's use of them, the quota held."""
+def _plan_section(result: SimulationResult, prices: Prices | None = None) -> list[str]:
+    """The training plans: each window's reserved instance-hours (and their cost, when priced), each share's use
+    of them, the quota held."""
     from policy_engine.reports import plan_tables as plans
 
     assert result.plans is not None
+    priced = "" if prices is None else (f" The {escape(prices.currency)} columns price them at the plan's type's "
+                                        f"rate from {escape(prices.source)}; the idle one is reserved capacity "
+                                        "paid for and never used.")
     parts = ["<h2>Training plans</h2>",
              '<p class="muted">Reserved instance-hours per window (drawn in purple behind the usage charts): paid '
              "whether used or not; cut: attempts SageMaker terminated from 30 minutes before a window's end, and "
-             "the work they lost since their last checkpoint.</p>",
-             _table(plans.WINDOW_HEADER, map(plans.window_cells, plans.window_rows(result.plans)),
-                    numeric={1, 3, 5, 6, 7, 8, 9, 10, 11}, attrs=' id="plan-windows"')]
-    shares = plans.share_rows(result.plans)
+             f"the work they lost since their last checkpoint.{priced}</p>",
+             _table(plans.window_header(prices), map(plans.window_cells, plans.window_rows(result.plans, prices)),
+                    numeric={1, 3, *range(5, len(plans.window_header(prices)))}, attrs=' id="plan-windows"')]
+    shares = plans.share_rows(result.plans, prices)
     if shares:
-        parts.append(_table(plans.SHARE_HEADER, map(plans.share_cells, shares), numeric={1, 3, 4, 5},
-                            attrs=' id="plan-shares"'))
+        parts.append(_table(plans.share_header(prices), map(plans.share_cells, shares),
+                            numeric={1, *range(3, len(plans.share_header(prices)))}, attrs=' id="plan-shares"'))
     held = plans.held_rows(result.plans)
     if held:
         parts.append('<p class="muted">Quota held by SCHEDULED plan jobs while they waited for an instance of '

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -15,10 +15,13 @@ from policy_engine.simulation.outputs.calibration import ShareCalibration
 from policy_engine.simulation.outputs.results import SimulationResult
 from policy_engine.units import duration_text
 
+if TYPE_CHECKING:
+    from policy_engine.prices import Prices
+
 
 def render(result: SimulationResult, *, source: str = "",
-           calibration: Sequence[ShareCalibration] | None = None) -> str:
-    """The run as Markdown; ``calibration`` adds observed vs simulated waits per share."""
+           calibration: Sequence[ShareCalibration] | None = None, prices: Prices | None = None) -> str:
+    """The run as Markdown; ``calibration`` adds observed vs simulated waits per share, ``prices`` the plans' costs."""
     summary = result.summary
     statuses = ", ".join(f"{status} {count}" for status, count in summary["by_status"].items()) or "none"
     lines = ["### batch-quota simulate" + (f": {code(source)}" if source else ""), "",
@@ -42,7 +45,7 @@ def render(result: SimulationResult, *, source: str = "",
     if result.plans is not None:
         from policy_engine.reports.plan_tables import markdown_lines
 
-        lines += markdown_lines(result.plans)
+        lines += markdown_lines(result.plans, prices)
     if calibration:
         lines += ["Observed vs simulated (waits: jobs with an observed start; agree: same status, end and "
                   "preemptions):", ""]
@@ -58,8 +61,8 @@ def render(result: SimulationResult, *, source: str = "",
 
 
 def write(output: SimulateOutput, stream: TextIO) -> None:
-    click.echo(render(output.result, source=output.source, calibration=output.calibration), file=stream,
-               nl=False)
+    click.echo(render(output.result, source=output.source, calibration=output.calibration,
+                      prices=output.costs.prices if output.costs else None), file=stream, nl=False)
     if output.waits is not None and (waited := why_waited.markdown(output.waits)):
         click.echo("\n".join(["", *waited]), file=stream, nl=False)
     if output.deploy_note():

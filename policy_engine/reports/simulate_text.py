@@ -105,7 +105,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if output.result.plans is not None:
         from policy_engine.reports.plan_tables import text_tables
 
-        for table in text_tables(output.result.plans):
+        for table in text_tables(output.result.plans, output.costs.prices if output.costs else None):
             console.print(table)
     if output.waits is not None and (waited := why_waited.rich_table(output.waits)) is not None:
         console.print(waited)
