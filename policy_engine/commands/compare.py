@@ -4,7 +4,8 @@ side by side on one workload.
 Each design runs from time 0 on the same jobs, actions and settings, in parallel on the executor the sweeps use
 (a local Dask cluster, ``--workers``, ``--scheduler``); the report gives, per share and instance type, each
 design's waits, preemptions and utilisation and each later design's difference from the first, utilisation per
-instance type, and the targets met. Exit 0; 1 with ``--fail-on-target`` when the last design misses a target;
+instance type, each share's cost (its chargeback, priced with ``--prices``, else in instance-hours), and the
+targets met. Exit 0; 1 with ``--fail-on-target`` when the last design misses a target;
 2 on bad input.
 """
 
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from policy_engine.commands.cost_options import convention, cost_options, prices_or_exit
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, SafePath, fail_input
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import COMPARE_FORMATS
@@ -49,9 +51,10 @@ if TYPE_CHECKING:
               help="Worker processes of the local cluster; 1 runs the designs one after another in-process.")
 @click.option("--allow-python", is_flag=True, help="Let a design be a Python topology module (loading one runs its "
                                                    "code).")
+@cost_options
 def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tuple[str, ...], output: str,
             report_dir: str | None, fail_on_target: bool, until: float | None, scheduler: str | None,
-            workers: int | None, allow_python: bool) -> None:
+            workers: int | None, allow_python: bool, prices_path: str | None, chargeback: str | None) -> None:
     """Run each design from time 0 on one workload and report them side by side, per share."""
     from policy_engine.comparison import designs as chosen
     from policy_engine.input_files import refuse_overwriting_inputs
@@ -68,13 +71,15 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
             scenario, designs = chosen.from_scenarios(scenarios, renames, allow_python)
     except LoadError as error:
         fail_input(error.problems)
-    overwritten = refuse_overwriting_inputs({"--report": report_dir}, [*scenarios, *topologies, *scenario.inputs])
+    overwritten = refuse_overwriting_inputs({"--report": report_dir}, [*scenarios, *topologies, *scenario.inputs,
+                                                                     *([prices_path] if prices_path else [])])
     if overwritten:
         fail_input(overwritten)
+    prices = prices_or_exit(prices_path, [design.topology for design in designs])  # before any run
     runs, description = _run(scenario, designs, until, bool(report_dir), scheduler, workers)
     from policy_engine.comparison.subjects import build
 
-    result = build(scenarios[0], len(scenario.jobs), runs, designs, description)
+    result = build(scenarios[0], len(scenario.jobs), runs, designs, description, prices, convention(chargeback))
     if report_dir:
         from pathlib import Path
 

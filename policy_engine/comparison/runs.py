@@ -2,7 +2,9 @@
 task runs one design from time 0 and sends back only what the reports read (no job records cross processes).
 
 ``DesignRun`` holds the per-share metrics, the run's summary, its targets judged, utilisation per instance type
-(never summed across types) and, for ``--report``, per-bin series over time.
+(never summed across types), its capacity ledger (``CapacityHours``: priced on the client, where the prices
+are) and, for ``--report``, per-bin series over time and why its jobs waited (``wait_causes.attribute``, per share;
+the per-job causes stay on the worker).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.outputs.capacity_hours import CapacityHours
 from policy_engine.simulation.outputs.metrics import ShareMetrics
 from policy_engine.simulation.outputs.results import build_result
 from policy_engine.simulation.outputs.targets import TargetResult, evaluate_targets
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
 
     from policy_engine.simulation.outputs.results import SimulationResult
     from policy_engine.simulation.outputs.view import EngineView
+    from policy_engine.simulation.outputs.wait_causes import WaitCauses
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,7 @@ class Workload:
 
     scenario: Scenario
     until: float | None = None
-    #: ``--report``: keep the usage log and send back per-bin series
+    #: ``--report``: keep the usage log and send back per-bin series and the wait causes
     over_time: bool = False
 
 
@@ -64,6 +68,10 @@ class DesignRun:
     #: instance type -> instances in the service environments at the end of the run
     capacity: dict[str, int] = field(default_factory=dict)
     over_time: OverTime | None = None
+    #: own use, borrowed, lent and limit per share and type, in instance-hours (what costs are priced from)
+    hours: CapacityHours | None = None
+    #: ``--report``: each share's waiting seconds by cause (``job_causes`` left empty: no job crosses processes)
+    waits: WaitCauses | None = None
 
 
 def _renamed_jobs(jobs: Sequence[JobSpec], design: Design) -> Sequence[JobSpec]:
@@ -128,5 +136,13 @@ def run_design(workload: Workload, task: tuple[int, Design]) -> DesignRun:
         utilisation, capacity = type_utilisation(engine)
         targets = evaluate_targets(design.topology, result)
         over_time = _over_time(result, capacity) if workload.over_time else None
+        waits = _waits(result, design) if workload.over_time else None
     return DesignRun(index, design.label, design.source, result.time, result.summary, result.shares, targets,
-                     utilisation, capacity, over_time)
+                     utilisation, capacity, over_time, result.hours, waits)
+
+
+def _waits(result: SimulationResult, design: Design) -> WaitCauses:
+    """Per share, the waiting seconds by cause; the per-job causes are dropped (one per job, never sent back)."""
+    from policy_engine.simulation.outputs.wait_causes import attribute
+
+    return replace(attribute(result, design.topology), job_causes=())

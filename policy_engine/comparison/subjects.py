@@ -1,10 +1,14 @@
 """What ``compare`` hands its renderers (``reports.compare_*``, in ``reports.registry``): the runs and their
-before/after tables, built once here so that every format shows the same figures."""
+before/after tables, built once here so that every format shows the same figures.
+
+Each share's cost is its chargeback over the run (``outputs.costs``, the engine's ledger of own use, borrowed and
+lent capacity, as ``diff --scenario`` prices it), priced here with ``--prices`` (else in instance-hours).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from policy_engine.comparison.designs import Design
 from policy_engine.comparison.runs import DesignRun
@@ -22,6 +26,8 @@ from policy_engine.comparison.table import (
     compare_targets,
     from_metrics,
 )
+from policy_engine.prices import Prices
+from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, cost_report
 
 ALL_SHARES = "all shares"
 ALL_TYPES = "all types"
@@ -43,6 +49,9 @@ class CompareOutput:
     shares: ShareComparison
     targets: TargetComparison
     executor: str = ""
+    #: what the shares' ``cost`` figure is in: the prices' currency, else instance-hours
+    cost_unit: str = INSTANCE_HOURS
+    chargeback: Convention = Convention.USAGE
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -59,6 +68,7 @@ class CompareOutput:
     def to_json(self) -> dict:
         return {
             "scenario": self.scenario, "jobs": self.jobs, "baseline": self.runs[0].label,
+            "cost_unit": self.cost_unit, "chargeback": self.chargeback.value,
             "runs": [{"label": run.label, "source": run.source, "time": run.time, "summary": run.summary,
                       "utilisation": run.utilisation, "capacity": run.capacity,
                       "targets": [result.to_json() for result in run.targets]} for run in self.runs],
@@ -69,8 +79,37 @@ class CompareOutput:
         }
 
 
+def cost_figure(unit: str, convention: Convention) -> Figure:
+    """Each share's chargeback, its unit and convention in the header (``cost (USD, usage chargeback)``)."""
+    return Figure("cost", f"cost ({unit}, {convention.value} chargeback)", FigureUnit.COST)
+
+
+def run_costs(run: DesignRun, design: Design, prices: Prices | None,
+              convention: Convention) -> dict[tuple[str, str], float]:
+    """``(share, instance type)`` -> the share's net bill on that type over the run (the run's names)."""
+    if run.hours is None:
+        raise ValueError(f"the run of {run.label} has no capacity ledger")
+    report = cost_report(run.hours, design.topology, prices, convention)
+    return {(s.share, s.instance_type): report.amount(s.net(convention), s.price) for s in report.shares}
+
+
+def with_costs(shares: ShareComparison, costs: Sequence[dict[tuple[str, str], float]], figure: Figure
+               ) -> ShareComparison:
+    """``shares`` with one more figure, each run's cost of the row's share (by its name in that run)."""
+    rows = []
+    for row in shares.rows:
+        values = []
+        for run, found in enumerate(row.values):
+            name = row.names[run] if row.names else row.share
+            values.append(None if found is None else
+                          {**found, figure.key: round(costs[run].get((name, row.instance_type), 0.0), 6) + 0.0})
+        rows.append(replace(row, values=tuple(values)))
+    return ShareComparison(shares.runs, (*shares.figures, figure), tuple(rows))
+
+
 def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence[Design],
-          executor: str = "") -> CompareOutput:
+          executor: str = "", prices: Prices | None = None, convention: Convention = Convention.USAGE
+          ) -> CompareOutput:
     labels = tuple(run.label for run in runs)
     names = [design.shares for design in designs]
     overall = ShareComparison(labels, OVERALL_FIGURES, (ShareRow(ALL_SHARES, ALL_TYPES, tuple(
@@ -79,6 +118,9 @@ def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence
     per_type = ShareComparison(labels, (UTILISATION, CAPACITY), tuple(
         ShareRow(ALL_SHARES, t, tuple({UTILISATION.key: run.utilisation[t], CAPACITY.key: float(run.capacity[t])}
                                       if t in run.utilisation else None for run in runs)) for t in types))
-    return CompareOutput(scenario, jobs, tuple(runs), overall, per_type,
-                         from_metrics(labels, [run.shares for run in runs], names),
-                         compare_targets(labels, [run.targets for run in runs], names), executor)
+    unit = prices.currency if prices is not None else INSTANCE_HOURS
+    shares = with_costs(from_metrics(labels, [run.shares for run in runs], names),
+                        [run_costs(run, design, prices, convention) for run, design in zip(runs, designs, strict=True)],
+                        cost_figure(unit, convention))
+    return CompareOutput(scenario, jobs, tuple(runs), overall, per_type, shares,
+                         compare_targets(labels, [run.targets for run in runs], names), executor, unit, convention)

@@ -4,7 +4,8 @@ Charts are Vega-Lite specs drawn by the inlined Vega libraries with the CSP-safe
 report draws them (``reports.vega``; no fetch, no ``eval``): per instance type, the share of its instances in use
 over time for each design (never summed across types); waiting jobs over time; and, per later design, its wait
 p95 difference from the first per share and instance type. The tables are the text report's cells
-(``reports.share_comparison``). The page marks ``data-rendered="true"`` when every chart is drawn.
+(``reports.share_comparison``), then each design's "why jobs waited" table (``reports.why_waited``, the
+attribution run on the worker). The page marks ``data-rendered="true"`` when every chart is drawn.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from policy_engine.comparison.subjects import CompareOutput
 from policy_engine.comparison.table import WAIT_P95
 from policy_engine.reports import aggregates as agg
-from policy_engine.reports import report_script, vega
+from policy_engine.reports import report_script, vega, why_waited
 from policy_engine.reports import share_comparison as sc
 from policy_engine.reports.html_report import escape, write_files
 
@@ -138,10 +139,26 @@ def render_page(output: CompareOutput) -> str:
         parts += [f"<h2>Targets</h2><p class=\"muted\">{escape(sc.targets_met_line(output.targets))}</p>",
                   sc.html_table(sc.target_header(output.targets), sc.target_rows(output.targets), ' id="targets"',
                                 names=3)]
+    parts += why_waited_sections(output)
     parts.append(f'<script type="application/json" id="compare-data">{data}</script>')
     parts += [f"<script>{script}</script>" for script in vega.scripts()]
     parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
     return "\n".join(parts)
+
+
+def why_waited_sections(output: CompareOutput) -> list[str]:
+    """Per design, its shares' waiting time by cause (the simulation report's table)."""
+    parts = ["<h2>Why jobs waited</h2>"]
+    for index, run in enumerate(output.runs):
+        parts.append(f"<h3>{escape(run.label)}</h3>")
+        waits = run.waits
+        body = [why_waited.row_cells(row) for row in why_waited.rows(waits)] if waits is not None else []
+        if waits is None or not body:
+            parts.append('<p class="muted">No job waited.</p>')
+            continue
+        parts += [f'<p class="muted">{escape(why_waited.caption(waits))}</p>',
+                  sc.html_table(why_waited.HEADER, body, f' id="why-waited-{index}"', names=3)]
+    return parts
 
 
 def write_page(output: CompareOutput, directory: Path) -> Path:

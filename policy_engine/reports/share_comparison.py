@@ -31,7 +31,8 @@ MINUS = "−"
 #: What the cells mean, said once under each table.
 LEGEND = ("each cell: the runs' values in order, then in parentheses each later run minus the first (for waits, "
           "preemptions and instance-hours lost a negative difference is better; for utilisation a positive one); "
-          "wait: submission to first start; –: the run has no such share")
+          "wait: submission to first start; cost: the share's net chargeback, below zero when lending earned it more "
+          "credit than it was charged; –: the run has no such share")
 
 
 def figure_text(figure: Figure, value: float) -> str:

@@ -44,7 +44,7 @@ def rows(waits: WaitCauses) -> Iterator[CauseRow]:
                            share.jobs_waited)
 
 
-def _cells(row: CauseRow) -> tuple[str, str, str, str, str, str]:
+def row_cells(row: CauseRow) -> tuple[str, str, str, str, str, str]:
     return (row.share, row.instance_type, describe_wait_cause(row.cause), f"{row.seconds / 3600:,.1f}",
             f"{row.fraction:.1%}", f"{row.jobs_waited:,}")
 
@@ -58,7 +58,7 @@ def rich_table(waits: WaitCauses) -> Table | None:
     """The text report's table (``None`` when no job waited)."""
     from rich.table import Table  # here: the markdown and JSON reports never load rich
 
-    body = [_cells(row) for row in rows(waits)]
+    body = [row_cells(row) for row in rows(waits)]
     if not body:
         return None
     out = Table(title=f"{TITLE} ({caption(waits)})")
@@ -74,7 +74,7 @@ def rich_table(waits: WaitCauses) -> Table | None:
 
 def markdown(waits: WaitCauses) -> list[str]:
     """The markdown report's section (empty when no job waited)."""
-    body = [_cells(row) for row in rows(waits)]
+    body = [row_cells(row) for row in rows(waits)]
     if not body:
         return []
     return [f"#### {TITLE}", "", f"_{caption(waits)}_", "", *markdown_table(HEADER, body, align="lllrrr"), ""]

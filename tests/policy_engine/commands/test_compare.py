@@ -167,13 +167,17 @@ def test_fail_on_target_looks_at_the_last_design(files, tmp_path):
     assert run(*designs(files, "A"), "--topology", strict, "--workers", "1")[0] == 0  # a report without the flag
 
 
-def test_designs_run_in_parallel_on_a_real_local_cluster_with_the_same_figures(files):
+def test_designs_run_in_parallel_on_a_real_local_cluster_with_the_same_figures(files, tmp_path):
     from dask.distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       host="127.0.0.1") as cluster:
-        code, out = run(*designs(files, "A", "B"), "--scheduler", cluster.scheduler_address, "--format", "json")
+        code, out = run(*designs(files, "A", "B"), "--scheduler", cluster.scheduler_address, "--format", "json",
+                        "--report", tmp_path / "report")
         assert code == 0, out
+        out = out[out.index("{"):]  # after the "wrote" line
+        page = (tmp_path / "report" / "index.html").read_text()
+        assert 'id="why-waited-0"' in page and 'id="why-waited-1"' in page  # attributed on the workers
         workers = cluster.scheduler_info["workers"]
         assert len(workers) == 2
     in_process = json.loads(run(*designs(files, "A", "B"), "--workers", "1", "--format", "json")[1])
@@ -183,7 +187,9 @@ def test_designs_run_in_parallel_on_a_real_local_cluster_with_the_same_figures(f
 @needs_browser
 def test_the_html_page_draws_every_design_without_network_or_console_errors(files, tmp_path):
     report = tmp_path / "report"
-    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--report", report)
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--report", report, "--prices", prices)
     assert code == 0, out
     page = (report / "index.html").read_text()
     assert "http://" not in page.replace("http://www.w3.org", "") and "eval(" not in page.split("<script>")[0]
@@ -202,5 +208,100 @@ def test_the_html_page_draws_every_design_without_network_or_console_errors(file
         legends = driver.execute_script("return Array.from(document.querySelectorAll('#chart-waiting .role-legend "
                                         "text')).map(t => t.textContent)")
         assert {"A", "B"} <= set(legends)
+        # the shares' cost column, and each design's why-waited table whose causes add up to its waits
+        headers = driver.execute_script("return Array.from(document.querySelectorAll('#shares th'))"
+                                        ".map(t => t.textContent)")
+        assert "cost (USD, usage chargeback)" in headers
+        for index in (0, 1):
+            causes = driver.execute_script(f"return Array.from(document.querySelectorAll('#why-waited-{index} "
+                                           "tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent))")
+            assert causes and {row[0] for row in causes} <= {"training/vision", "training/language",
+                                                            "training/speech"}
+            shares = {(row[0], row[1]) for row in causes}
+            for share in shares:
+                percent = sum(float(row[4].rstrip("%")) for row in causes if (row[0], row[1]) == share)
+                assert percent == pytest.approx(100, abs=0.5)
         assert [url for url in ours if not url.startswith(("file:", "data:"))] == [] and remote == []
         assert driver.get_log("browser") == []
+
+
+PRICES = "currency: USD\nper_instance_hour: {ml.p4d.24xlarge: 30, ml.g5.12xlarge: 7}\n"
+
+
+def test_a_design_compared_with_itself_costs_the_same(files, tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    for chargeback in ("usage", "limit"):
+        code, out = run(*designs(files, "A", "A"), "--workers", "1", "--format", "json", "--prices", prices,
+                        "--chargeback", chargeback)
+        assert code == 0, out
+        data = json.loads(out)
+        assert (data["cost_unit"], data["chargeback"]) == ("USD", chargeback)
+        assert any(row["runs"]["A"]["cost"] != 0 for row in data["shares"])  # priced, not zeros
+        assert all(row["differences"]["A#2"]["cost"] == 0 for row in data["shares"])
+
+
+#: One share, one 2-instance job of 2 h: A's share holds 4 p4d, B's 2. Own use is 4 instance-hours either way; the
+#: limit held over the 2 h run is 8 in A, 4 in B.
+ONE_SHARE = """service_environments:
+  - {name: gpu, capacity: {ml.p4d.24xlarge: 4}}
+job_queues:
+  - name: training
+    service_environment: gpu
+    shares:
+      - {name: solo, capacity: {ml.p4d.24xlarge: LIMIT}, strategy: RESERVE}
+"""
+
+
+@pytest.mark.parametrize(("chargeback", "unit", "before", "after"), [
+    ("usage", "instance-hours", 4.0, 4.0), ("limit", "instance-hours", 8.0, 4.0),
+    ("usage", "USD", 40.0, 40.0), ("limit", "USD", 80.0, 40.0),
+])
+def test_the_cost_difference_is_each_designs_chargeback(tmp_path, chargeback, unit, before, after):
+    (tmp_path / "A.yaml").write_text(ONE_SHARE.replace("LIMIT", "4"))
+    (tmp_path / "B.yaml").write_text(ONE_SHARE.replace("LIMIT", "2"))
+    (tmp_path / "s.yaml").write_text("topology: A.yaml\njobs:\n  - {name: j, share: solo, instance_type: "
+                                     "ml.p4d.24xlarge, instances: 2, submit_at: 0, duration: 7200}\n")
+    (tmp_path / "prices.yaml").write_text("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: 10}\n")
+    priced = ("--prices", tmp_path / "prices.yaml") if unit == "USD" else ()
+    args = (tmp_path / "s.yaml", "--topology", tmp_path / "A.yaml", "--topology", tmp_path / "B.yaml",
+            "--workers", "1", "--chargeback", chargeback, *priced)
+    code, out = run(*args, "--format", "json")
+    assert code == 0, out
+    (row,) = json.loads(out)["shares"]
+    assert row["runs"]["A"]["cost"] == pytest.approx(before) and row["runs"]["B"]["cost"] == pytest.approx(after)
+    assert row["differences"]["B"]["cost"] == pytest.approx(after - before)
+    header = f"cost ({unit}, {chargeback} chargeback)"
+    shares = next(t for t in gfm.tables(run(*args, "--format", "markdown")[1]) if t[0][:2] == ["share",
+                                                                                             "instance type"])
+    column = shares[0].index(header)
+    difference = "±0" if after == before else f"−{before - after:.2f}"
+    assert shares[1][column] == f"{before:.2f} → {after:.2f} ({difference})"
+
+
+@pytest.mark.parametrize(("prices", "expected"), [
+    ("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: -3, ml.g5.12xlarge: 7}\n", "must be above 0"),
+    ("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: 30, ml.g5.12xlarge: 7, ml.p5.48xlarge: 9}\n",
+     "the topology has no ml.p5.48xlarge"),
+    ("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: 30}\n", "no price for ml.g5.12xlarge"),
+    ("[1, 2\n", "YAML syntax error"),
+    ("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: .inf, ml.g5.12xlarge: 7}\n", "finite"),
+    ("currency: dollars\nper_instance_hour: {ml.p4d.24xlarge: 30, ml.g5.12xlarge: 7}\n", "three-letter currency"),
+])
+def test_a_hostile_prices_file_is_one_line_and_exit_2(files, tmp_path, prices, expected):
+    path = tmp_path / "prices.yaml"
+    path.write_text(prices)
+    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--prices", path)
+    assert code == 2 and "Traceback" not in out
+    (line,) = out.splitlines()
+    assert line.startswith("error: ") and "prices.yaml" in line and expected in line, out
+
+
+def test_prices_are_checked_against_every_design(files, tmp_path):
+    wider = tmp_path / "W.yaml"
+    wider.write_text(DESIGN_A.replace("ml.g5.12xlarge: 4}", "ml.g5.12xlarge: 4, ml.p5.48xlarge: 1}"))
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    code, out = run(*designs(files, "A"), "--topology", wider, "--workers", "1", "--prices", prices)
+    (line,) = out.splitlines()
+    assert code == 2 and line.startswith("error: ") and "no price for ml.p5.48xlarge" in line, out
