@@ -147,6 +147,11 @@ def type_series(aggregates: agg.Aggregates, instance_type: str, instances: int |
             "instance_type": instance_type}
 
 
+def _rates(costs: CostReport | None) -> Mapping[str, float] | None:
+    """The rates per instance-hour of ``--prices``, which weight the one all-types utilisation (none without)."""
+    return costs.prices.per_instance_hour if costs is not None and costs.prices is not None else None
+
+
 def _summary_rows(result: SimulationResult, statuses: str, prices: Mapping[str, float] | None = None) -> list[Cells]:
     """The run, then one row per instance type: utilisation and instance-hours only per type, never summed (the
     all-types utilisation only weighted by ``prices``, per instance-hour of each type)."""
@@ -230,8 +235,8 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
         "<h2>Summary</h2>",
         '<p class="muted">Utilisation and instance-hours are given per instance type and never added across '
         "types (an hour of one type is not worth an hour of another).</p>",
-        _table(SUMMARY_HEADERS, _summary_rows(result, statuses), numeric={1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13},
-               attrs=' id="summary"'),
+        _table(SUMMARY_HEADERS, _summary_rows(result, statuses, _rates(costs)),
+               numeric={1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}, attrs=' id="summary"'),
         *_targets_section(targets),
         "<h2>Over time</h2>",
         '<p class="muted">Mean instances per time bin (own use, borrowed above the own limit, own capacity lent to '

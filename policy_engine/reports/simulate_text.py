@@ -3,7 +3,7 @@ the jobs table). Styled on a terminal, plain and 200 columns wide when piped (se
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from rich import box
@@ -17,7 +17,7 @@ from policy_engine.reports.subjects import SimulateOutput
 from policy_engine.reports.type_tables import TYPE_HEADERS, type_rows, utilisation_phrase
 from policy_engine.simulation.outputs.calibration import ShareCalibration
 from policy_engine.simulation.outputs.results import SimulationResult
-from policy_engine.units import duration_text
+from policy_engine.units import duration_text, instance_hours_text
 
 #: Above this many jobs the text report shows shares and the summary only.
 JOB_TABLE_LIMIT = 200
@@ -36,8 +36,9 @@ def jobs_table(result: SimulationResult, title: str, caption: str | None = None,
     return table
 
 
-def print_tables(result: SimulationResult, console: Console) -> None:
-    """The jobs (or their count, above ``JOB_TABLE_LIMIT``), the shares, and a one-line summary."""
+def print_tables(result: SimulationResult, console: Console, rates: Mapping[str, float] | None = None) -> None:
+    """The jobs (or their count, above ``JOB_TABLE_LIMIT``), the shares, and a one-line summary (with
+    ``rates``, the prices per instance-hour, it adds the price-weighted utilisation of all types)."""
     if len(result.jobs) <= JOB_TABLE_LIMIT:
         console.print(jobs_table(result, f"Jobs at t={duration_text(result.time)}"))
     else:
@@ -69,7 +70,8 @@ def print_tables(result: SimulationResult, console: Console) -> None:
     counts = ", ".join(f"{count:,} {status}" for status, count in summary["by_status"].items())
     console.print(f"t={duration_text(result.time)}: {summary['jobs']:,} job(s){f' ({counts})' if counts else ''}; "
                   f"{summary['preemptions']:,} preemption(s), "
-                  f"{summary['instance_hours_lost']:.2f} instance-hours lost; {utilisation_phrase(summary)}")
+                  f"{instance_hours_text(summary['instance_hours_lost'])} instance-hours lost; "
+                  f"{utilisation_phrase(summary, rates)}")
 
 
 def types_table(result: SimulationResult) -> Table:
@@ -101,7 +103,9 @@ def calibration_table(rows: Sequence[ShareCalibration]) -> Table:
 
 def write(output: SimulateOutput, stream: TextIO) -> None:
     console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
-    print_tables(output.result, console)
+    costs = output.costs
+    print_tables(output.result, console,
+                 costs.prices.per_instance_hour if costs is not None and costs.prices is not None else None)
     if output.result.plans is not None:
         from policy_engine.reports.plan_tables import text_tables
 

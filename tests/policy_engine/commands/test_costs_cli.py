@@ -232,3 +232,17 @@ def test_tune_minimises_idle_cost(files):
                  "--format", "json")
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["recommended"]["values"] == {"env.capacity.ml.g5.xlarge": 3}
+
+
+def test_with_prices_the_one_all_types_utilisation_is_price_weighted(files):
+    """Without prices the summary gives each type's utilisation side by side; with them it adds the one
+    all-types figure, each type's instance-hours weighted by its rate (2 and 10 USD here)."""
+    args = ["simulate", str(files["scenario"]), "--quiet"]
+    plain = invoke(*args).stdout
+    priced = invoke(*args, "--prices", str(files["prices"])).stdout
+    types = json.loads(invoke(*args, "--format", "json").stdout)["summary"]["instance_types"]
+    rate = {"ml.g5.xlarge": 2, "ml.p4d.24xlarge": 10}
+    weighted = (sum(f["used_instance_hours"] * rate[t] for t, f in types.items())
+                / sum(f["capacity_instance_hours"] * rate[t] for t, f in types.items()))
+    assert "price-weighted" not in plain
+    assert f"all types {weighted:.1%} (price-weighted)" in priced
