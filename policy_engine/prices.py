@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from policy_engine import input_files
 from policy_engine.diagnostics import LoadError, Problem, line_of
 from policy_engine.model import Topology
-from policy_engine.reading import RawProblem, read, to_problems
+from policy_engine.reading import RawProblem, read_document, to_problems
 from policy_engine.schema_errors import describe
 
 #: A rate: a positive, finite number (an integer or a decimal; ``true`` or ``"7.09"`` are refused).
@@ -69,14 +69,7 @@ def plan_types(topologies: Iterable[Topology]) -> dict[str, list[str]]:
 
 def load_prices(path: str | Path, topologies: Iterable[Topology]) -> Prices:
     """Read and check ``path`` against the topologies it prices; ``LoadError`` lists every problem."""
-    try:
-        path = input_files.as_path(path)
-    except input_files.InputFileError as error:
-        raise LoadError([str(error)]) from None
-    if path.suffix.lower() not in (".yaml", ".yml", ".json"):
-        raise LoadError([Problem(str(path), None, (), f"unsupported file type {path.suffix or '(none)'!r}; "
-                                 "a prices file is .yaml, .yml or .json")])
-    data, lines, found = read(path, input_files.PRICES)
+    path, data, lines, found = read_document(path, input_files.PRICES, "a prices file")
     return prices_from_data(data, str(path), lines, found, list(topologies))
 
 

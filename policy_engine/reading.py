@@ -230,6 +230,20 @@ def read(path: Path, kind: input_files.FileKind | None = None) -> tuple[Any, Map
     return yaml_to_data(text, source)
 
 
+def read_document(path: str | Path, kind: input_files.FileKind,
+                  what: str) -> tuple[Path, Any, Mapping[RawPath, int], list[RawProblem]]:
+    """``read`` for a file a user names on the command line (``what``: "a prices file"): the path checked
+    and a YAML or JSON suffix required, each refusal one located problem (``LoadError``)."""
+    try:
+        path = input_files.as_path(path)
+    except input_files.InputFileError as error:
+        raise LoadError([str(error)]) from None
+    if path.suffix.lower() not in (".yaml", ".yml", ".json"):
+        raise LoadError([Problem(str(path), None, (), f"unsupported file type {path.suffix or '(none)'!r}; "
+                                 f"{what} is .yaml, .yml or .json")])
+    return (path, *read(path, kind))
+
+
 def read_data(path: Path, kind: input_files.FileKind | None = None) -> tuple[Any, Mapping[RawPath, int]]:
     """Parse a YAML or JSON file into plain data plus the line of each path; any reading problem raises."""
     data, lines, problems = read(path, kind)

@@ -19,7 +19,7 @@ from policy_engine import input_files
 from policy_engine.diagnostics import LoadError, Problem, line_of
 from policy_engine.model import Topology
 from policy_engine.profiles.spec import Bursts, EarlyFailures, FitRecord, RunTime, ShareProfile, WorkloadProfile
-from policy_engine.reading import RawProblem, read, to_problems
+from policy_engine.reading import RawProblem, read_document, to_problems
 from policy_engine.schema_errors import describe
 
 
@@ -43,14 +43,7 @@ class ResolvedProfile:
 
 def load_profile(path: str | Path, topology: Topology) -> ResolvedProfile:
     """Read ``path`` (YAML or JSON) and resolve it against ``topology``; ``LoadError`` lists every problem."""
-    try:
-        path = input_files.as_path(path)
-    except input_files.InputFileError as error:
-        raise LoadError([str(error)]) from None
-    if path.suffix.lower() not in (".yaml", ".yml", ".json"):
-        raise LoadError([Problem(str(path), None, (), f"unsupported file type {path.suffix or '(none)'!r}; "
-                                 "a workload profile is .yaml, .yml or .json")])
-    data, lines, found = read(path, input_files.PROFILE)
+    path, data, lines, found = read_document(path, input_files.PROFILE, "a workload profile")
     return profile_from_data(data, str(path), lines, found, topology)
 
 
