@@ -221,8 +221,12 @@ class PlanGate:
         waited = state.waiting.get(job)
         if waited is None or waited[0] != version or job.version != version:
             return  # it got an instance, or left capacity, since
+        now = self.host.now
+        # retried or requeued, a job no window can ever start again (or whose wait ends the instant it begins,
+        # a MaxRuntimeSeconds of 0) would wait and end forever: it fails instead (docs/training_plans.md)
+        hopeless = waited[1] >= now or (state.open_window(now) is None and state.next_change(now) is None)
         self.host.release_attempt(job, FAILED)  # leaves ``waiting`` through ``released``
-        self._end_attempt(job, self.pending_end, cause, detail, 0.0)
+        self._end_attempt(job, PlanEnd.FAIL if hopeless else self.pending_end, cause, detail, 0.0)
 
     # --- inside -------------------------------------------------------------------------------
 

@@ -340,3 +340,17 @@ def test_a_disabled_share_rejects_a_plan_job_even_under_hold():
     topology = plan_topology(4, share("A", 4, "RESERVE", instance_type=P5, state="DISABLED"))
     result = simulate(topology, [pjob("p", "A")], plan_dispatch="hold")
     assert result.job("p").status == "FAILED" and result.job("p").reason.startswith("REJECTED")
+
+
+def test_a_pending_job_no_window_can_start_again_fails_whatever_the_pending_end_policy():
+    """Found by the plan property test: under ``preempt`` without a preemption limit, a job pending after its
+    plan's last window was requeued, pended and requeued forever (the run never ended); with a MaxRuntimeSeconds
+    of 0 the same happened at one instant. Such a job fails."""
+    topology = plan_topology(8, share("A", 8, "RESERVE", instance_type=P5), windows=((4, 0, 2 * HOUR),))
+    hog = pjob("hog", "A", duration=HOUR)  # holds the window's 4 instances until it closes
+    after_the_window = simulate(topology, [hog, pjob("late", "A", at=60, max_runtime=600)],
+                                plan_pending_end="preempt").job("late")
+    assert after_the_window.status == "FAILED"
+    at_once = simulate(topology, [hog, pjob("zero", "A", at=60, max_runtime=0)],
+                       plan_pending_end="preempt").job("zero")
+    assert (at_once.status, at_once.finished_at) == ("FAILED", 60)
