@@ -443,8 +443,8 @@ class JobLifecycle:
             _uncount(share.active_priorities, job.priority)
             share.active_priorities[update.priority] = share.active_priorities.get(update.priority, 0) + 1
         job.priority = update.priority
-        if job.status is _RUNNABLE:
-            share.line.reprioritise(job)
+        if job.status is _RUNNABLE and not (self.plans is not None and self.plans.pending(job)):
+            share.line.reprioritise(job)  # a plan job held out of its line (``hold``) joins it later, as it is
         self.touch(share)
         self.capacity_freed(share.pool)  # victim orders changed: waiting heads look again
 

@@ -354,3 +354,18 @@ def test_a_pending_job_no_window_can_start_again_fails_whatever_the_pending_end_
     at_once = simulate(topology, [hog, pjob("zero", "A", at=60, max_runtime=0)],
                        plan_pending_end="preempt").job("zero")
     assert (at_once.status, at_once.finished_at) == ("FAILED", 60)
+
+
+def test_a_priority_update_leaves_a_held_plan_job_out_of_its_line():
+    """Found by the plan property test: under ``hold``, UpdateServiceJob on a held plan job put it in its line
+    beside being held, and the line's head and the share's counts went wrong."""
+    from policy_engine.simulation.core.engine import PriorityUpdate
+
+    topology = plan_topology(8, share("A", 8, "RESERVE", instance_type=P5), windows=((4, HOUR, 2 * HOUR),))
+    jobs = [pjob("held", "A", at=0, duration=600), job("free", "A", 1, at=0, duration=HOUR, instance_type=P5)]
+    engine = Engine(topology, jobs, [PriorityUpdate(60, "held", 5)], SimulationSettings(plan_dispatch="hold"))
+    engine.run(120)
+    held = engine.by_name["held"]
+    assert held.status is Status.RUNNABLE and engine.plans is not None and engine.plans.pending(held)
+    engine.run()
+    assert (held.status, held.priority, held.started_at) == (Status.SUCCEEDED, 5, HOUR)  # when its window opened
