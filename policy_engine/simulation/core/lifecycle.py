@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Sequence
-from functools import cached_property
 from typing import Final
 
 from policy_engine.model import Topology
@@ -94,6 +93,7 @@ class JobLifecycle:
             except TypeError:  # compiled, a field of another type than annotated (a numpy integer, say): exactly
                 self.jobs = [Job(exact_spec(spec), seq, shares[(spec.share, spec.instance_type)])
                              for seq, spec in enumerate(jobs)]
+        self._by_name: dict[str, Job] | None = None
         self._events: list[Event] = []
         self._seq = 0
         self._start_counter = 0
@@ -117,10 +117,15 @@ class JobLifecycle:
             self.plans = PlanGate(self, topology, self.settings)
             self._immediate = False  # a placed plan job may have to wait SCHEDULED for its window (``place``)
 
-    @cached_property
+    @property
     def by_name(self) -> dict[str, Job]:
-        """Jobs by name; built on first use (priority updates), not for every run of a million jobs."""
-        return {job.spec.name: job for job in self.jobs}
+        """Jobs by name; built on first use (priority updates), not for every run of a million jobs. Kept by
+        hand, not a ``functools.cached_property``: compiled (mypyc), that one built the dict again at every
+        read, so every ``serve`` submission cost time in proportion to the jobs before it."""
+        by_name = self._by_name
+        if by_name is None:
+            by_name = self._by_name = {job.spec.name: job for job in self.jobs}
+        return by_name
 
     # --- events ---------------------------------------------------------------------
 

@@ -25,6 +25,15 @@ def test_live_inputs_give_what_the_same_workload_gives_in_one_run():
         j.spec.name: (j.status, j.preemptions) for j in batch.jobs}
 
 
+def test_jobs_by_name_are_one_mapping_kept_up_to_date_by_submit():
+    # compiled (mypyc), a functools.cached_property built the mapping again at every read: each ``serve``
+    # submission then cost time in proportion to the jobs before it
+    engine = Engine(example_topology(), [spec("a", "QS1")])
+    by_name = engine.by_name
+    engine.submit(spec("b", "QS1"))
+    assert engine.by_name is by_name and list(by_name) == ["a", "b"]
+
+
 def test_terminate_frees_capacity_for_the_next_job_at_once():
     engine = Engine(example_topology(), [])
     first, second = engine.submit(spec("first", "QS3")), engine.submit(spec("second", "QS3"))
