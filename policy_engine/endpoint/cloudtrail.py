@@ -31,6 +31,7 @@ from policy_engine import limits
 from policy_engine.endpoint import protocol
 from policy_engine.endpoint.errors import ApiError
 from policy_engine.endpoint.validation import validate
+from policy_engine.simulation.gcpause import gc_paused
 
 TARGET_PREFIX = "com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101."
 CONTENT_TYPE = b"application/x-amz-json-1.1"
@@ -81,33 +82,64 @@ def _error(code: str, message: str) -> ApiError:
 
 
 class Trail:
-    """The recorded calls, oldest first (sequence and time grow together)."""
+    """The recorded calls, oldest first (sequence and time grow together).
+
+    After a ``--state`` restart the events recorded before it are read from the checkpoint only when a
+    ``LookupEvents`` needs them (``load``): a hundred thousand of them cost more than the rest of the restart.
+    """
 
     def __init__(self, region: str, account_id: str, origin_ms: int) -> None:
         self.region = region
         self.account_id = account_id
         self.origin_ms = origin_ms
-        self.events: list[TrailEvent] = []
+        #: events from ``base`` on (all of them unless events before a restart are still unread)
+        self.recent: list[TrailEvent] = []
+        self.base = 0
+        self._before: Callable[[], list[TrailEvent]] | None = None
+        self._last_at: float | None = None
         self._times: list[float] = []
         #: event name -> sequence numbers (ascending): a lookup by ``EventName`` reads only those
         self._by_name: dict[str, list[int]] = {}
 
+    def __len__(self) -> int:
+        return self.base + len(self.recent)
+
+    @property
+    def events(self) -> list[TrailEvent]:
+        """Every event, oldest first (the ones before a restart read now, if they were not yet)."""
+        before = self._before
+        if before is not None:
+            self._before = None
+            recent = self.recent
+            self.recent, self.base, self._times, self._by_name = [], 0, [], {}
+            with gc_paused():
+                for event in (*before(), *recent):
+                    self._add(event)
+        return self.recent
+
+    @property
+    def last_at(self) -> float | None:
+        """The last event's time (``None``: none yet)."""
+        return self._last_at
+
+    def _add(self, event: TrailEvent) -> None:
+        self.recent.append(event)
+        self._times.append(event.at)
+        self._by_name.setdefault(event.name, []).append(event.seq)
+        self._last_at = event.at
+
     def record(self, at: float, name: str, request: dict[str, Any], response: dict[str, Any],
                event_id: str | None = None) -> None:
-        at = max(at, self._times[-1]) if self._times else at  # the clock never goes back
-        event = TrailEvent(len(self.events), at, name, _plain(request), _plain(response),
-                           event_id or str(uuid.uuid4()))
-        self.events.append(event)
-        self._times.append(at)
-        self._by_name.setdefault(name, []).append(event.seq)
+        at = at if self._last_at is None else max(at, self._last_at)  # the clock never goes back
+        self._add(TrailEvent(len(self), at, name, _plain(request), _plain(response), event_id or str(uuid.uuid4())))
 
-    def load(self, events: list[TrailEvent]) -> None:
-        """Start from recorded events (a ``--state`` checkpoint), oldest first."""
-        self.events = events
-        self._times = [event.at for event in events]
-        self._by_name = {}
-        for event in events:
-            self._by_name.setdefault(event.name, []).append(event.seq)
+    def load(self, count: int, last_at: float | None, events: Callable[[], list[TrailEvent]]) -> None:
+        """Start from ``count`` recorded events (a ``--state`` checkpoint), the last at ``last_at``; ``events``
+        reads them, oldest first, when a lookup first needs them."""
+        self.recent, self._times, self._by_name = [], [], {}
+        self.base, self._last_at, self._before = count, last_at, (events if count else None)
+        if last_at is None and count:
+            self.events  # noqa: B018 -- without the last event's time, read them now
 
     def ms(self, seconds: float) -> int:
         return self.origin_ms + round(seconds * 1000)
@@ -148,8 +180,9 @@ class Trail:
             raise _error("InvalidTimeRangeException", "StartTime must be before EndTime")
         if category == "insight":
             return {"Events": []}
+        events = self.events
         low = bisect_left(self._times, start) if start is not None else 0
-        high = bisect_right(self._times, end) if end is not None else len(self.events)
+        high = bisect_right(self._times, end) if end is not None else len(events)
         token = params.get("NextToken")
         if token:
             try:
@@ -171,10 +204,10 @@ class Trail:
             at = high
             while at > low and len(chosen) < size:
                 at -= 1
-                if matches(self.events[at]):
+                if matches(events[at]):
                     chosen.append(at)
             rest = at > low and len(chosen) == size
-        out: dict[str, Any] = {"Events": [self._shown(self.events[seq]) for seq in chosen]}
+        out: dict[str, Any] = {"Events": [self._shown(events[seq]) for seq in chosen]}
         if rest and chosen:
             out["NextToken"] = str(chosen[-1])
         return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import sqlite3
 import uuid
 
@@ -112,6 +113,9 @@ def answers(service: Service, jobs: list[str]) -> dict[str, object]:
         found[status] = pages
     found["snapshot"] = service.call("GetJobQueueSnapshot", {"jobQueue": QUEUE})
     found["shares"] = service.call("ListQuotaShares", {"jobQueue": QUEUE})
+    # LookupEvents first: after a restart it is what reads the trail recorded before it
+    found["lookup"] = [service.trail.lookup({"MaxResults": 50, "LookupAttributes": [
+        {"AttributeKey": "EventName", "AttributeValue": name}]}) for name in ("SubmitServiceJob", "UpdateQuotaShare")]
     found["trail"] = [(e.at, e.name, e.request, e.response, e.event_id) for e in service.trail.events]
     scheduler = service.scheduler
     found["export"] = (scheduler.state_changes(), scheduler.updates, scheduler.terminations)
@@ -136,17 +140,21 @@ def test_a_restart_from_a_checkpoint_answers_as_the_endpoint_that_never_stopped(
     assert {job["status"] for job in expected["FAILED"][0]["jobSummaryList"]} == {"FAILED"}
     recorded.save_clock()
     recorded.store.close()
+    shutil.copy(path, tmp_path / "copy.db")
     ids()
     restored = Service(options, None, Store(path))
     assert restored.restored is not None and "from the checkpoint" in restored.restored
     assert int(restored.restored.split(", ")[1].split()[0]) < every  # only the calls after it replayed
     assert answers(restored, jobs) == expected
-    for service in (restored, never_stopped):  # and both go on alike
+    ids()
+    untouched = Service(options, None, Store(tmp_path / "copy.db"))  # goes on before anything reads its past
+    for service in (restored, never_stopped, untouched):  # and all go on alike
         ids(1 << 40)
         more = workload(service, 150, seed=every + 1)
         service.control("advance", {"seconds": 5000})
     expected = answers(never_stopped, jobs + more)
     assert answers(restored, jobs + more) == expected
+    assert answers(untouched, jobs + more) == expected
     restored.checkpoint()  # as at shutdown: the checkpoints after a restore append where the restored one ended
     restored.store.close()
     assert answers(Service(options, None, Store(path)), jobs + more) == expected
