@@ -20,7 +20,7 @@ HERE = Path(__file__).parent
 PACKAGE = Path("policy_engine") / "simulation" / "core"
 #: Kept equal to ``policy_engine.simulation.compiled.COMPILED_MODULES`` (a test compares them).
 COMPILED_MODULES = ("agenda", "capacity", "engine", "events", "jobs", "lifecycle", "placement", "preemption",
-                    "queues", "steps")
+                    "queues", "steps", "wait_sweep")
 RECORD = "_compiled_sources.py"
 
 

@@ -26,7 +26,7 @@ from types import ModuleType
 
 #: The modules ``setup.py`` compiles: every module of ``policy_engine.simulation.core``, and only those.
 COMPILED_MODULES = ("agenda", "capacity", "engine", "events", "jobs", "lifecycle", "placement", "preemption",
-                    "queues", "steps")
+                    "queues", "steps", "wait_sweep")
 #: Set (to anything but empty, 0, false or no) to run the simulator from source even where a compiled build exists.
 PURE_PYTHON_VARIABLE = "BATCH_QUOTA_PURE_PYTHON"
 
