@@ -16,6 +16,7 @@ import click
 
 if TYPE_CHECKING:
     from policy_engine.model import Topology
+    from policy_engine.sweep.executor import Executor
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -27,6 +28,16 @@ def fail_input(problems: list[str]) -> NoReturn:
     for problem in problems:
         click.echo(f"error: {visible(problem)}", err=True)
     raise SystemExit(EXIT_BAD_INPUT)
+
+
+def executor_or_exit(scheduler: str | None, workers: int | None) -> Executor:
+    """``--scheduler``/``--workers`` opened (``sweep.executor.open_executor``), exiting 2 when they cannot be."""
+    from policy_engine.sweep.executor import ExecutorError, open_executor  # Dask only for the commands that run
+
+    try:
+        return open_executor(scheduler, workers)
+    except ExecutorError as error:
+        fail_input([str(error)])
 
 
 def topology_or_exit(path: str | Path | None) -> Topology:

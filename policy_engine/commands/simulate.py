@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from policy_engine.commands.cost_options import convention, cost_options, prices_or_exit
-from policy_engine.commands.shared import EXIT_FINDINGS, FiniteFloatRange, SafePath, fail_input
+from policy_engine.commands.shared import EXIT_FINDINGS, FiniteFloatRange, SafePath, executor_or_exit, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import SIMULATE_FORMATS
@@ -263,7 +263,6 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
 def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,
               workers: int | None) -> SimulationResult:
     """The job queues on a Dask cluster (or in-process with ``--workers 1``), merged."""
-    from policy_engine.sweep.executor import ExecutorError, open_executor
     from policy_engine.sweep.split import MergeError, partition, simulate_parallel
 
     if events:
@@ -273,10 +272,7 @@ def _parallel(loaded: Scenario, until: float | None, events: str | None, schedul
         click.echo("note: one job queue (with its service environment) only: nothing to run in parallel, "
                    "simulating here", err=True)
         return _sequential(loaded, until, None, True)
-    try:
-        executor = open_executor(scheduler, workers)
-    except ExecutorError as error:
-        fail_input([str(error)])
+    executor = executor_or_exit(scheduler, workers)
     with executor:
         try:
             return simulate_parallel(loaded, executor, until)

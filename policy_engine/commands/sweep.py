@@ -9,13 +9,12 @@ from typing import NoReturn
 import click
 
 from policy_engine.commands.cost_options import cost_options, pricing_or_exit
-from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
+from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import SWEEP_FORMATS
 from policy_engine.simulation.inputs.workload import Scenario, load_scenario
 from policy_engine.sweep.dataset import DatasetError, ResultsDataset, share_pairs
 from policy_engine.sweep.evaluate import ERROR
-from policy_engine.sweep.executor import ExecutorError, open_executor
 from policy_engine.sweep.expressions import ExpressionError, parse_expression
 from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
 from policy_engine.sweep.grid import expand, grid_size
@@ -114,10 +113,7 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
     if sample is not None and sample >= grid_size(axes):
         click.echo(f"note: --sample {sample} covers the whole grid of {grid_size(axes)}: running every candidate",
                    err=True)
-    try:
-        executor = open_executor(scheduler, workers)
-    except ExecutorError as error:
-        fail_input([str(error)])
+    executor = executor_or_exit(scheduler, workers)
     try:
         with executor, progress_bar("sweep", not quiet) as update:
             if not quiet:
