@@ -19,8 +19,8 @@ import yaml
 from policy_engine.changes.promises import PromiseChange
 from policy_engine.checks import check_topology
 from policy_engine.commands.cost_options import cost_options, pricing_or_exit
-from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input
-from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit
+from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
+from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import Topology
 from policy_engine.reports.registry import TUNE_FORMATS
@@ -154,7 +154,7 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
             report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
-    loaded = load_or_exit(scenario)
+    loaded = scenario_or_exit(scenario)
     axes = axes_or_exit(vary, loaded)
     problems: list[str] = [
         f"--vary {axis.path}: {axis.path.split('.')[0]}.* is a simulator assumption, not a knob AWS has; tune "
