@@ -42,6 +42,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 INSTANCE = "ml.g5.xlarge"
@@ -99,6 +100,24 @@ class Connection:
 async def connect(host: str, port: int) -> Connection:
     reader, writer = await asyncio.open_connection(host, port)
     return Connection(reader, writer)
+
+
+async def fill(connections: list[Connection], count: int, limit_s: float, build: Callable[[int], bytes]) -> int:
+    """Sends ``build(0)``, ``build(1)``, ... on every connection at once, each when its last is answered (every
+    answer a 200), until ``count`` are sent or ``limit_s`` seconds have passed; returns how many were sent."""
+    sent = 0
+    start = time.perf_counter()
+
+    async def load(connection: Connection) -> None:
+        nonlocal sent
+        while sent < count and time.perf_counter() - start < limit_s:
+            index = sent
+            sent += 1
+            status, body = await connection.call(build(index))
+            assert status == 200, body
+
+    await asyncio.gather(*(load(c) for c in connections))
+    return sent
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -275,19 +294,9 @@ async def listing(host: str, port: int, jobs: int, limit_s: float) -> None:
     rng = random.Random(3)
     target = f"{host}:{port}"
     connections = [await connect(host, port) for _ in range(8)]
-    loaded = 0
     start = time.perf_counter()
-
-    async def load(connection: Connection) -> None:
-        nonlocal loaded
-        while loaded < jobs and time.perf_counter() - start < limit_s:
-            index = loaded
-            loaded += 1
-            status, body = await connection.call(request("/v1/submitservicejob", submit_body(rng, index, None),
-                                                         target))
-            assert status == 200, body
-
-    await asyncio.gather(*(load(c) for c in connections))
+    loaded = await fill(connections, jobs, limit_s,
+                        lambda index: request("/v1/submitservicejob", submit_body(rng, index, None), target))
     elapsed = time.perf_counter() - start
     print(f"loaded {loaded:,} jobs for listing in {elapsed:.1f} s ({loaded / elapsed:,.0f} req/s, clock stopped)")
     connection = connections[0]
@@ -335,23 +344,14 @@ async def record(host: str, port: int, calls: int, limit_s: float) -> int:
     rng = random.Random(5)
     target = f"{host}:{port}"
     connections = [await connect(host, port) for _ in range(8)]
-    sent = 0
-    start = time.perf_counter()
 
-    async def load(connection: Connection) -> None:
-        nonlocal sent
-        while sent < calls and time.perf_counter() - start < limit_s:
-            index = sent
-            sent += 1
-            if index % 10 == 9:
-                data = (f"POST /_batch-quota/clock/advance?seconds=5 HTTP/1.1\r\nHost: {target}\r\n"
-                        "Content-Length: 0\r\n\r\n").encode()
-            else:
-                data = request("/v1/submitservicejob", submit_body(rng, index, rng.uniform(30, 120)), target)
-            status, body = await connection.call(data)
-            assert status == 200, body
+    def build(index: int) -> bytes:
+        if index % 10 == 9:
+            return (f"POST /_batch-quota/clock/advance?seconds=5 HTTP/1.1\r\nHost: {target}\r\n"
+                    "Content-Length: 0\r\n\r\n").encode()
+        return request("/v1/submitservicejob", submit_body(rng, index, rng.uniform(30, 120)), target)
 
-    await asyncio.gather(*(load(c) for c in connections))
+    sent = await fill(connections, calls, limit_s, build)
     for connection in connections:
         connection.writer.close()
     return sent

@@ -69,6 +69,11 @@ def instance_hours_text(hours: float) -> str:
     return f"{hours:,.2f}" if math.isfinite(hours) else "-"
 
 
+def money_text(amount: float) -> str:
+    """A cost table's amount (money, or instance-hours without prices) to the cent: ``1,115.36``, never ``-0.00``."""
+    return f"{round(amount, 2) + 0.0:,.2f}"  # rounded, then + 0.0: a tiny negative reads 0.00
+
+
 def figure_text(value: float, unit: Unit) -> str:
     """``value`` written as its ``unit`` reads (a sweep objective, a tune evidence row)."""
     if unit is Unit.SECONDS:

@@ -182,8 +182,7 @@ def _p95(values: list[float]) -> float:
 
 def _costs(engine: Engine, prices: Prices | None, convention: Convention) -> dict[tuple[str, str], float]:
     """Each share's chargeback per instance type over the run (``outputs.costs``)."""
-    report = cost_report(capacity_hours(engine), engine.topology, prices, convention)
-    return {(s.share, s.instance_type): report.amount(s.net(convention), s.price) for s in report.shares}
+    return cost_report(capacity_hours(engine), engine.topology, prices, convention).nets()
 
 
 def _per_share(without: Engine, with_change: Engine, before: dict[str, int], after: dict[str, int],

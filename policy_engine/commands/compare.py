@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING
 import click
 
 from policy_engine.commands.cost_options import convention, cost_options, prices_or_exit
-from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, SafePath, fail_input
+from policy_engine.commands.shared import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    FiniteFloatRange,
+    SafePath,
+    executor_or_exit,
+    fail_input,
+)
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import COMPARE_FORMATS
 from policy_engine.simulation.inputs.workload import MAX_SECONDS
@@ -99,14 +106,11 @@ def _run(scenario: Scenario, designs: list[Design], until: float | None, over_ti
     """Every design on the executor, back in design order, and where they ran."""
     from policy_engine.comparison.runs import Workload, run_design
     from policy_engine.simulation.gcpause import gc_paused
-    from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, ExecutorError, open_executor, usable_cores
+    from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, usable_cores
 
     if scheduler is None and workers is None and not os.environ.get(SCHEDULER_ENV):
         workers = max(1, min(len(designs), usable_cores()))  # a worker per design, no more than the cores
-    try:
-        executor = open_executor(scheduler, workers)
-    except ExecutorError as error:
-        fail_input([str(error)])
+    executor = executor_or_exit(scheduler, workers)
     with executor, gc_paused():
         try:
             runs = sorted(executor.map(run_design, Workload(scenario, until, over_time), list(enumerate(designs))),

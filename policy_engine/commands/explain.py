@@ -14,7 +14,7 @@ from typing import NoReturn
 import click
 
 from policy_engine.checks import check_topology
-from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input, scenario_or_exit, topology_or_exit
 from policy_engine.model import Topology, share_id
 from policy_engine.reports.registry import EXPLAIN_FORMATS
 from policy_engine.reports.subjects import ExplainOutput
@@ -78,19 +78,14 @@ def _explain_scenario(share: str, scenario: str, wait_attribution: str, allow_py
     """Simulate the scenario (with the usage log the attribution reads) and explain the share with its waits."""
     from dataclasses import replace
 
-    from policy_engine.loading import LoadError
     from policy_engine.reports.wait_sentences import wait_sentences
     from policy_engine.simulation.core.engine import Engine
     from policy_engine.simulation.gcpause import gc_paused
-    from policy_engine.simulation.inputs.workload import load_scenario
     from policy_engine.simulation.outputs.results import build_result
     from policy_engine.simulation.outputs.wait_causes import attribute
 
     with gc_paused():
-        try:
-            loaded = load_scenario(scenario, allow_python=allow_python)
-        except LoadError as error:
-            fail_input(error.problems)
+        loaded = scenario_or_exit(scenario, allow_python)
         node = _share_or_exit(loaded.topology, share, scenario)
         engine = Engine(loaded.topology, loaded.jobs, loaded.updates, replace(loaded.settings, usage_log=True),
                         loaded.live)

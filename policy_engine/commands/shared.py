@@ -16,6 +16,8 @@ import click
 
 if TYPE_CHECKING:
     from policy_engine.model import Topology
+    from policy_engine.simulation.inputs.workload import Scenario
+    from policy_engine.sweep.executor import Executor
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -27,6 +29,27 @@ def fail_input(problems: list[str]) -> NoReturn:
     for problem in problems:
         click.echo(f"error: {visible(problem)}", err=True)
     raise SystemExit(EXIT_BAD_INPUT)
+
+
+def scenario_or_exit(path: str, allow_python: bool = False) -> Scenario:
+    """Load the scenario at ``path``, exiting 2 on bad input (every problem, one line each)."""
+    from policy_engine.loading import LoadError
+    from policy_engine.simulation.inputs.workload import load_scenario
+
+    try:
+        return load_scenario(path, allow_python=allow_python)
+    except LoadError as error:
+        fail_input(error.problems)
+
+
+def executor_or_exit(scheduler: str | None, workers: int | None) -> Executor:
+    """``--scheduler``/``--workers`` opened (``sweep.executor.open_executor``), exiting 2 when they cannot be."""
+    from policy_engine.sweep.executor import ExecutorError, open_executor  # Dask only for the commands that run
+
+    try:
+        return open_executor(scheduler, workers)
+    except ExecutorError as error:
+        fail_input([str(error)])
 
 
 def topology_or_exit(path: str | Path | None) -> Topology:

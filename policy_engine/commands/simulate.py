@@ -14,16 +14,22 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from policy_engine.commands.cost_options import convention, cost_options, prices_or_exit
-from policy_engine.commands.shared import EXIT_FINDINGS, FiniteFloatRange, SafePath, fail_input
+from policy_engine.commands.shared import (
+    EXIT_FINDINGS,
+    FiniteFloatRange,
+    SafePath,
+    executor_or_exit,
+    fail_input,
+    scenario_or_exit,
+)
 from policy_engine.input_files import refuse_overwriting_inputs
-from policy_engine.loading import LoadError
 from policy_engine.reports.registry import SIMULATE_FORMATS
 from policy_engine.reports.safe_text import visible
 from policy_engine.reports.subjects import SimulateOutput
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.preemption import POLICIES
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.workload import MAX_SECONDS, load_scenario
+from policy_engine.simulation.inputs.workload import MAX_SECONDS
 from policy_engine.simulation.outputs.lending import ATTRIBUTIONS, DEFAULT_ATTRIBUTION
 from policy_engine.simulation.outputs.numbers import as_number
 from policy_engine.simulation.outputs.results import SimulationResult, build_result
@@ -211,10 +217,7 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
               allow_python: bool, costs: CostChoice, wait_attribution: str | None = DEFAULT_ORDER) -> int:
     """Run and report; returns how many target criteria the run missed. ``wait_attribution``: the order the
     waits are attributed in, ``None`` for no attribution."""
-    try:
-        loaded = load_scenario(scenario, allow_python=allow_python)
-    except LoadError as error:
-        fail_input(error.problems)
+    loaded = scenario_or_exit(scenario, allow_python)
     prices = prices_or_exit(costs.prices, [loaded.topology])
     overwritten = refuse_overwriting_inputs({"--events": events, "--report": report_dir},
                                             [scenario, *loaded.inputs, *([costs.prices] if costs.prices else [])])
@@ -263,7 +266,6 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
 def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,
               workers: int | None) -> SimulationResult:
     """The job queues on a Dask cluster (or in-process with ``--workers 1``), merged."""
-    from policy_engine.sweep.executor import ExecutorError, open_executor
     from policy_engine.sweep.split import MergeError, partition, simulate_parallel
 
     if events:
@@ -273,10 +275,7 @@ def _parallel(loaded: Scenario, until: float | None, events: str | None, schedul
         click.echo("note: one job queue (with its service environment) only: nothing to run in parallel, "
                    "simulating here", err=True)
         return _sequential(loaded, until, None, True)
-    try:
-        executor = open_executor(scheduler, workers)
-    except ExecutorError as error:
-        fail_input([str(error)])
+    executor = executor_or_exit(scheduler, workers)
     with executor:
         try:
             return simulate_parallel(loaded, executor, until)

@@ -9,13 +9,11 @@ from typing import NoReturn
 import click
 
 from policy_engine.commands.cost_options import cost_options, pricing_or_exit
-from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
-from policy_engine.loading import LoadError
+from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
 from policy_engine.reports.registry import SWEEP_FORMATS
-from policy_engine.simulation.inputs.workload import Scenario, load_scenario
+from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.sweep.dataset import DatasetError, ResultsDataset, share_pairs
 from policy_engine.sweep.evaluate import ERROR
-from policy_engine.sweep.executor import ExecutorError, open_executor
 from policy_engine.sweep.expressions import ExpressionError, parse_expression
 from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
 from policy_engine.sweep.grid import expand, grid_size
@@ -26,12 +24,6 @@ from policy_engine.sweep.subjects import SweepOutput
 DEFAULT_OBJECTIVE = "max(wait_p95)"
 #: The shell's code for a program ended by Ctrl-C (128 + SIGINT).
 EXIT_INTERRUPTED = 130
-def load_or_exit(path: str) -> Scenario:
-    try:
-        return load_scenario(path)
-    except LoadError as error:
-        fail_input(error.problems)
-        raise
 
 
 def axes_or_exit(vary: tuple[str, ...], scenario: Scenario) -> list[Axis]:
@@ -88,7 +80,7 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
             minimize: str | None, maximize: str | None, top: int, quiet: bool, prices_path: str | None,
             chargeback: str | None) -> None:
     """Replay SCENARIO against every combination of the --vary values (check first, then simulate)."""
-    loaded = load_or_exit(scenario)
+    loaded = scenario_or_exit(scenario)
     axes = axes_or_exit(vary, loaded)
     if minimize and maximize:
         fail_input(["--minimize and --maximize: give one objective to rank by (tune takes several)"])
@@ -114,10 +106,7 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
     if sample is not None and sample >= grid_size(axes):
         click.echo(f"note: --sample {sample} covers the whole grid of {grid_size(axes)}: running every candidate",
                    err=True)
-    try:
-        executor = open_executor(scheduler, workers)
-    except ExecutorError as error:
-        fail_input([str(error)])
+    executor = executor_or_exit(scheduler, workers)
     try:
         with executor, progress_bar("sweep", not quiet) as update:
             if not quiet:

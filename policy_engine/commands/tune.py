@@ -19,8 +19,8 @@ import yaml
 from policy_engine.changes.promises import PromiseChange
 from policy_engine.checks import check_topology
 from policy_engine.commands.cost_options import cost_options, pricing_or_exit
-from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, fail_input
-from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit, load_or_exit
+from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
+from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import Topology
 from policy_engine.reports.registry import TUNE_FORMATS
@@ -28,7 +28,6 @@ from policy_engine.reports.tune_text import figure as _figure
 from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.evaluate import OK
-from policy_engine.sweep.executor import ExecutorError, open_executor
 from policy_engine.sweep.expressions import (
     UNITS,
     Constraint,
@@ -155,7 +154,7 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
             report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
-    loaded = load_or_exit(scenario)
+    loaded = scenario_or_exit(scenario)
     axes = axes_or_exit(vary, loaded)
     problems: list[str] = [
         f"--vary {axis.path}: {axis.path.split('.')[0]}.* is a simulator assumption, not a knob AWS has; tune "
@@ -185,10 +184,7 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         problems.append(f"-o {out_file}: the directory {Path(out_file).absolute().parent} does not exist")
     if problems:
         fail_input(problems)
-    try:
-        executor = open_executor(scheduler, workers)
-    except ExecutorError as error:
-        fail_input([str(error)])
+    executor = executor_or_exit(scheduler, workers)
     try:
         with executor, progress_bar("tune", not quiet) as update:
             if not quiet:

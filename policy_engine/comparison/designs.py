@@ -9,15 +9,19 @@ problem, as is an action naming an object a design lacks: compare never drops a 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from policy_engine.changes.renames import Renames, parse_renames
 from policy_engine.loading import LoadError, load_topology
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation.inputs.workload import Scenario, load_scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
+
+T = TypeVar("T")
 
 #: Problems listed per design before the rest are counted (a workload of a million jobs against the wrong design).
 MAX_PROBLEMS = 20
@@ -107,24 +111,27 @@ def _with_renames(first: Topology, designs: list[Design], renames: Sequence[str]
     return out
 
 
+def _load_each(load: Callable[[str], T], paths: Sequence[str], problems: list[str]) -> list[T]:
+    """Each path that loads, loaded; the problems of the others added to ``problems`` (every file's, not the
+    first failing file's only)."""
+    out: list[T] = []
+    for path in paths:
+        try:
+            out.append(load(path))
+        except LoadError as error:
+            problems += error.problems
+    return out
+
+
 def from_topologies(scenario_path: str, topologies: Sequence[str], renames: Sequence[str] = (),
                     allow_python: bool = False) -> tuple[Scenario, list[Design]]:
     """``compare SCENARIO --topology A --topology B``: the scenario's workload on each topology."""
     problems: list[str] = []
-    scenario: Scenario | None = None
-    try:
-        scenario = load_scenario(scenario_path, allow_python=allow_python)
-    except LoadError as error:
-        problems += error.problems
-    loaded: list[Topology] = []
-    for path in topologies:
-        try:
-            loaded.append(load_topology(path, allow_python=allow_python))
-        except LoadError as error:
-            problems += error.problems
+    scenarios = _load_each(partial(load_scenario, allow_python=allow_python), [scenario_path], problems)
+    loaded = _load_each(partial(load_topology, allow_python=allow_python), topologies, problems)
     if problems:
         raise LoadError(problems)
-    assert scenario is not None
+    scenario = scenarios[0]
     designs = [Design(label, path, topology)
                for label, path, topology in zip(labels(topologies), topologies, loaded, strict=True)]
     return scenario, _checked(scenario, _with_renames(designs[0].topology, designs, renames))
@@ -135,12 +142,7 @@ def from_scenarios(paths: Sequence[str], renames: Sequence[str] = (),
     """``compare S1 S2``: each scenario's topology, on the first scenario's workload, which every other scenario
     must hold too (the same jobs, actions and settings; a different workload would not compare designs)."""
     problems: list[str] = []
-    scenarios: list[Scenario] = []
-    for path in paths:
-        try:
-            scenarios.append(load_scenario(path, allow_python=allow_python))
-        except LoadError as error:
-            problems += error.problems
+    scenarios = _load_each(partial(load_scenario, allow_python=allow_python), paths, problems)
     if problems:
         raise LoadError(problems)
     first = scenarios[0]

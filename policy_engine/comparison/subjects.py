@@ -89,8 +89,7 @@ def run_costs(run: DesignRun, design: Design, prices: Prices | None,
     """``(share, instance type)`` -> the share's net bill on that type over the run (the run's names)."""
     if run.hours is None:
         raise ValueError(f"the run of {run.label} has no capacity ledger")
-    report = cost_report(run.hours, design.topology, prices, convention)
-    return {(s.share, s.instance_type): report.amount(s.net(convention), s.price) for s in report.shares}
+    return cost_report(run.hours, design.topology, prices, convention).nets()
 
 
 def with_costs(shares: ShareComparison, costs: Sequence[dict[tuple[str, str], float]], figure: Figure

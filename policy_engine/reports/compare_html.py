@@ -67,13 +67,7 @@ SCRIPT = r"""
   if (data.deltas.length) pending.push(draw('chart-deltas', deltas(data.deltas)));
   Promise.all(pending).then(function () {
     document.documentElement.dataset.rendered = 'true';
-  }, function (error) {
-    document.documentElement.dataset.rendered = 'error';
-    const note = document.getElementById('render-error');
-    note.textContent = 'A chart could not be drawn: ' + error;
-    note.hidden = false;
-    console.error(error);
-  });
+  }, """ + report_script.RENDER_FAILED + r""");
 })();
 """
 

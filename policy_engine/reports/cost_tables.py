@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport
+from policy_engine.units import money_text
 
 #: Each convention's rule, as the chargeback table's caption says it.
 CONVENTIONS = {
@@ -28,10 +29,6 @@ class CostTable:
     note: str = ""
 
 
-def _number(value: float) -> str:
-    return f"{round(value, 2) + 0.0:,.2f}"  # rounded, then + 0.0: never "-0.00"
-
-
 def unit_label(report: CostReport) -> str:
     return report.currency if report.currency is not None else INSTANCE_HOURS
 
@@ -44,20 +41,20 @@ def cost_tables(report: CostReport) -> list[CostTable]:
         "cost-shares", f"Cost per share and instance type ({unit})",
         ("share", "instance type", "strategy", *(("price / instance-hour",) if priced else ()), "own use", "borrowed",
          "lent to others", "own limit", "own limit idle"),
-        [(s.share, s.instance_type, s.hours.strategy, *((_number(s.price or 0.0),) if priced else ()),
-          _number(report.amount(s.hours.own, s.price)), _number(report.amount(s.hours.borrowed, s.price)),
-          _number(report.amount(s.lent, s.price)), _number(report.amount(s.hours.limit, s.price)),
-          _number(report.amount(s.idle, s.price))) for s in report.shares],
+        [(s.share, s.instance_type, s.hours.strategy, *((money_text(s.price or 0.0),) if priced else ()),
+          money_text(report.amount(s.hours.own, s.price)), money_text(report.amount(s.hours.borrowed, s.price)),
+          money_text(report.amount(s.lent, s.price)), money_text(report.amount(s.hours.limit, s.price)),
+          money_text(report.amount(s.idle, s.price))) for s in report.shares],
         3, "own use: within the share's limit; borrowed: above it, on other shares' idle capacity; lent: its idle "
            "capacity other shares used; own limit idle: nobody used it (a RESERVE share's idle reservation).")
     idle = CostTable(
         "cost-idle", f"Idle capacity ({unit})",
         ("environment", "instance type", "capacity", "used", "idle", "RESERVE shares' idle limits",
          "lenders' idle, not borrowed", "in no share's limit"),
-        [(e.hours.environment, e.hours.instance_type, _number(report.amount(e.hours.capacity, e.price)),
-          _number(report.amount(e.hours.used, e.price)), _number(report.amount(e.hours.idle, e.price)),
-          _number(report.amount(e.reserved_idle, e.price)), _number(report.amount(e.lendable_idle, e.price)),
-          _number(report.amount(e.outside_shares, e.price))) for e in report.environments],
+        [(e.hours.environment, e.hours.instance_type, money_text(report.amount(e.hours.capacity, e.price)),
+          money_text(report.amount(e.hours.used, e.price)), money_text(report.amount(e.hours.idle, e.price)),
+          money_text(report.amount(e.reserved_idle, e.price)), money_text(report.amount(e.lendable_idle, e.price)),
+          money_text(report.amount(e.outside_shares, e.price))) for e in report.environments],
         2, "idle = RESERVE shares' idle limits + lenders' idle capacity nobody borrowed + capacity in no share's "
            "limit (negative when the limits add up to more than the environment).")
     tables = [shares, idle]
@@ -65,15 +62,15 @@ def cost_tables(report: CostReport) -> list[CostTable]:
         tables.append(CostTable(
             "cost-flows", f"Lent: who subsidises whom ({unit})",
             ("lender", "borrower", "instance type", "instance-hours", *((report.currency or "",) if priced else ())),
-            [(f.lender, f.borrower, f.instance_type, _number(f.instance_hours),
-              *((_number(report.flow_amount(f)),) if priced else ()))
+            [(f.lender, f.borrower, f.instance_type, money_text(f.instance_hours),
+              *((money_text(report.flow_amount(f)),) if priced else ()))
              for f in sorted(report.flows, key=lambda f: (-report.flow_amount(f), f.instance_type))],
             3, "the lender's idle capacity the borrower's jobs ran on, largest first; attribution: "
                f"{report.attribution} (docs/costs.md)" + ("" if report.flows else "; no share borrowed")))
     tables.append(CostTable(
         "cost-chargeback", f"Chargeback ({unit})",
         ("share", "instance type", "charged", "credited", "net"),
-        [(share, instance_type, _number(charged), _number(credited), _number(net))
+        [(share, instance_type, money_text(charged), money_text(credited), money_text(net))
          for share, instance_type, charged, credited, net in report.chargeback()],
         2, f"convention {CONVENTIONS[report.convention]} (--chargeback, docs/costs.md)"
            + ("" if priced else "; without prices each instance type has its own row (instance-hours of different "
@@ -85,11 +82,12 @@ def summary_lines(report: CostReport) -> list[str]:
     """Cluster total, used, idle, charged to the shares and not charged to any: one sentence with prices, one
     per instance type without (instance-hours of different types are not added up)."""
     if report.currency is not None:
-        return [f"Cost over the run: {_number(report.total)} {report.currency} of capacity, {_number(report.used)} "
-                f"used, {_number(report.idle)} idle; charged to shares {_number(report.charged_to_shares)}, not "
-                f"charged to any share {_number(report.not_charged)} (rates from "
+        return [f"Cost over the run: {money_text(report.total)} {report.currency} of capacity, "
+                f"{money_text(report.used)} used, {money_text(report.idle)} idle; charged to shares "
+                f"{money_text(report.charged_to_shares)}, not charged to any share {money_text(report.not_charged)} "
+                f"(rates from "
                 f"{report.prices.source if report.prices else 'the prices file'})."]
-    return [f"{instance_type} over the run: {_number(row['total'])} instance-hours of capacity, "
-            f"{_number(row['used'])} used, {_number(row['idle'])} idle; charged to shares "
-            f"{_number(row['charged_to_shares'])}, not charged to any share {_number(row['not_charged'])}"
+    return [f"{instance_type} over the run: {money_text(row['total'])} instance-hours of capacity, "
+            f"{money_text(row['used'])} used, {money_text(row['idle'])} idle; charged to shares "
+            f"{money_text(row['charged_to_shares'])}, not charged to any share {money_text(row['not_charged'])}"
             for instance_type, row in report.by_type().items()] + ["(instance-hours; give --prices FILE to price them)"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from policy_engine.simulation.outputs.numbers import as_number
 from policy_engine.simulation.plan_windows import PlanReport
-from policy_engine.units import duration_text, number_text
+from policy_engine.units import duration_text, money_text, number_text
 
 if TYPE_CHECKING:
     from policy_engine.prices import Prices
@@ -152,21 +152,17 @@ def share_header(prices: Prices | None = None) -> tuple[str, ...]:
     return SHARE_HEADER if prices is None else (*SHARE_HEADER, f"used {prices.currency}")
 
 
-def money_text(instance_hours: float, price: float) -> str:
-    return f"{round(instance_hours * price, 2) + 0.0:,.2f}"  # + 0.0: never "-0.00"
-
-
 def window_cells(row: WindowRow) -> tuple[str, ...]:
     cells = (row.plan, str(row.window), row.instance_type, str(row.instances), window_span(row), hours(row.paid),
              hours(row.used), hours(row.idle), idle_share(row), str(row.peak), f"{row.cut_jobs:,}", hours(row.cut))
     price = row.price
-    return cells if price is None else (*cells, money_text(row.paid, price), money_text(row.used, price),
-                                        money_text(row.idle, price))
+    return cells if price is None else (*cells, money_text(row.paid * price), money_text(row.used * price),
+                                        money_text(row.idle * price))
 
 
 def share_cells(row: ShareRow) -> tuple[str, ...]:
     cells = (row.plan, str(row.window), row.share, hours(row.used), f"{row.cut_jobs:,}", hours(row.cut))
-    return cells if row.price is None else (*cells, money_text(row.used, row.price))
+    return cells if row.price is None else (*cells, money_text(row.used * row.price))
 
 
 def held_cells(row: HeldRow) -> tuple[str, ...]:

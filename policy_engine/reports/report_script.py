@@ -22,6 +22,16 @@ tr.preempted td { background: #fff3f0; } input, select { font-size: 0.95rem; pad
 .error { color: #b00020; font-weight: bold; } code { background: #f4f6f8; padding: 0 0.2rem; }
 """
 
+#: A page's answer to a chart that fails to draw (the last argument of its ``Promise.all(...).then``): the page
+#: is marked ``data-rendered="error"`` and its ``#render-error`` note shows why. The compare page uses it too.
+RENDER_FAILED = r"""function (error) {
+    document.documentElement.dataset.rendered = 'error';
+    const note = document.getElementById('render-error');
+    note.textContent = 'A chart could not be drawn: ' + error;
+    note.hidden = false;
+    console.error(error);
+  }"""
+
 SCRIPT = r"""
 (function () {
   'use strict';
@@ -231,12 +241,6 @@ SCRIPT = r"""
   Promise.all(pending).then(function () {
     document.documentElement.dataset.renderedMs = Math.round(performance.now());  // since navigation start
     document.documentElement.dataset.rendered = 'true';
-  }, function (error) {
-    document.documentElement.dataset.rendered = 'error';
-    const note = document.getElementById('render-error');
-    note.textContent = 'A chart could not be drawn: ' + error;
-    note.hidden = false;
-    console.error(error);
-  });
+  }, """ + RENDER_FAILED + r""");
 })();
 """

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from policy_engine.units import Unit, duration_text, figure_text, number_text
+from policy_engine.units import Unit, duration_text, figure_text, money_text, number_text
 
 
 @pytest.mark.parametrize(("seconds", "text"), [
@@ -22,6 +22,13 @@ def test_durations_read_as_people_write_them(seconds, text):
 ])
 def test_plain_numbers_have_no_e_notation_or_float_noise(value, text):
     assert number_text(value) == text
+
+
+@pytest.mark.parametrize(("amount", "text"), [
+    (1115.356475, "1,115.36"), (2 * 12.5, "25.00"), (-0.001, "0.00"), (-1234.5, "-1,234.50"), (0.0, "0.00"),
+])
+def test_money_reads_to_the_cent_and_never_as_minus_zero(amount, text):
+    assert money_text(amount) == text
 
 
 @pytest.mark.parametrize(("value", "unit", "text"), [

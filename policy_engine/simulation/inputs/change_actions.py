@@ -35,6 +35,19 @@ Report = Callable[[DataPath, str], None]
 Resolve = Callable[[str], "tuple[str, tuple[str, ...]] | str"]
 
 
+class _Noted:
+    """A ``Report`` that notes whether it was called: a check goes on past a problem (to report them all), then
+    builds nothing."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self.failed = False
+
+    def __call__(self, where: DataPath, text: str) -> None:
+        self.failed = True
+        self.report(where, text)
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -123,13 +136,7 @@ def environment_update(at: float, body: Any, where: DataPath, topology: Topology
     if not isinstance(body, dict):
         report(where, "must be a mapping {name: ENVIRONMENT, capacity: {instance type: instances}}")
         return None
-    failed = False
-
-    def problem(loc: DataPath, text: str) -> None:
-        nonlocal failed
-        failed = True
-        report(loc, text)
-
+    problem = _Noted(report)
     for key in body:
         if key not in ("name", "capacity"):
             problem(where, unknown_key(key, ("name", "capacity")))
@@ -144,7 +151,7 @@ def environment_update(at: float, body: Any, where: DataPath, topology: Topology
         if queue.service_environment == name:
             types += [t for share in queue.shares for t in share.capacity if t not in types]
     capacity = _capacity(body.get("capacity"), tuple(types), 0, (*where, "capacity"), f"environment {name}", problem)
-    return None if failed or capacity is None else EnvironmentUpdate(at, name, capacity)
+    return None if problem.failed or capacity is None else EnvironmentUpdate(at, name, capacity)
 
 
 #: Fields ``create_share`` must give (the rest default as CreateQuotaShare's do).
@@ -216,15 +223,9 @@ def share_creation(at: float, body: Any, where: DataPath, topology: Topology, cr
     if missing:
         report(where, f"missing: {', '.join(missing)} (CreateQuotaShare requires them)")
         return None
-    failed = False
-
-    def problem(loc: DataPath, text: str) -> None:
-        nonlocal failed
-        failed = True
-        report(loc, text)
-
+    problem = _Noted(report)
     update = share_update(at, body, where, topology, resolve, problem)
-    if failed or update is None:
+    if problem.failed or update is None:
         return None
     defaults = {"borrow_limit": None, "in_share_preemption": False, "state": "ENABLED"}
     return ShareUpdate(at, update.share, defaults | dict(update.changes))

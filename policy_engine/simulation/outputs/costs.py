@@ -141,6 +141,10 @@ class CostReport:
             row["not_charged"] = row["total"] - row["charged_to_shares"]
         return out
 
+    def nets(self) -> dict[tuple[str, str], float]:
+        """``(share, instance type)`` -> the share's bill on that type (its net under the report's convention)."""
+        return {(s.share, s.instance_type): self.amount(s.net(self.convention), s.price) for s in self.shares}
+
     def share_net(self, share: str) -> float:
         """One share's bill over all its types (instance-hours of mixed types without prices)."""
         return sum(self.amount(s.net(self.convention), s.price) for s in self.shares if s.share == share)

@@ -10,11 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from policy_engine.cli import main
 from tests import gfm
 from tests.chromium import headless_chromium, needs_browser, open_page
+from tests.cli import invoke, run_files
 
 HOSTILE = Path(__file__).parents[2] / "data" / "hostile"
 EXAMPLE = Path(__file__).parents[3] / "topologies" / "example.yaml"
@@ -40,14 +39,9 @@ jobs:
 PRICES = "currency: USD\nper_instance_hour: {ml.g5.xlarge: 2, ml.p4d.24xlarge: 10}\n"
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args))
-
-
 @pytest.fixture
 def files(write_file) -> dict[str, Path]:
-    write_file("topology.yaml", TOPOLOGY)
-    return {"scenario": write_file("scenario.yaml", SCENARIO), "prices": write_file("prices.yaml", PRICES)}
+    return run_files(write_file, TOPOLOGY, SCENARIO, PRICES)
 
 
 def test_json_prices_the_run_as_computed_by_hand(files):

@@ -18,11 +18,10 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from policy_engine.cli import main
 from tests import gfm
 from tests.chromium import headless_chromium, needs_browser, open_page
+from tests.cli import invoke, run_files
 
 TOPOLOGY = """\
 service_environments:
@@ -49,14 +48,9 @@ jobs:
 PRICES = "currency: USD\nper_instance_hour: {ml.p5.48xlarge: 12.5}\n"
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args))
-
-
 @pytest.fixture
 def files(write_file) -> dict[str, Path]:
-    write_file("topology.yaml", TOPOLOGY)
-    return {"scenario": write_file("scenario.yaml", SCENARIO), "prices": write_file("prices.yaml", PRICES)}
+    return run_files(write_file, TOPOLOGY, SCENARIO, PRICES)
 
 
 def test_json_prices_each_window_as_computed_by_hand(files):

@@ -8,6 +8,7 @@ import gzip
 import importlib.util
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -26,6 +27,15 @@ def example(path: str) -> ModuleType:
     return module
 
 
+def write_rows(path: Path, columns: Sequence[str], rows: list[dict]) -> Path:
+    """A converter's rows as the job file its ``main`` writes (a header, then a row a job)."""
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
 def test_a_slurm_sacct_export_becomes_a_job_file_fit_reads(tmp_path):
     rng = random.Random(4)
     lines = ["JobID|Account|NNodes|Submit|Start|End|ElapsedRaw|State|Priority"]
@@ -41,11 +51,7 @@ def test_a_slurm_sacct_export_becomes_a_job_file_fit_reads(tmp_path):
     converter = example("examples/slurm/sacct_to_jobs.py")
     rows, skipped = converter.convert(lines, "ml.p4d.24xlarge", "UTC")
     assert len(rows) == 800 and len(skipped) == 1 and "99999" in skipped[0]
-    path = tmp_path / "jobs.csv"
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, converter.COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    path = write_rows(tmp_path / "jobs.csv", converter.COLUMNS, rows)
     out = CliRunner().invoke(main, ["fit", str(path), "--format", "json"])
     assert out.exit_code == 0, out.output
     shares = json.loads(out.output)["shares"]
@@ -81,11 +87,7 @@ def test_philly_job_log_entries_become_shares_by_virtual_cluster_and_instances_b
         gpus = sum(len(d["gpus"]) for d in job["attempts"][-1]["detail"])
         assert by_name[job["jobid"]]["instances"] == max(1, -(-gpus // 8))
         assert by_name[job["jobid"]]["duration"] == 210.0
-    path = tmp_path / "philly.csv"
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, converter.COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    path = write_rows(tmp_path / "philly.csv", converter.COLUMNS, rows)
     out = CliRunner().invoke(main, ["fit", str(path), "--timezone", "America/Los_Angeles", "--format", "json"])
     assert out.exit_code == 0, out.output
     assert set(json.loads(out.output)["shares"]) == {"ee9e8c", "6214e9"}

@@ -10,7 +10,6 @@ run-time p50 and p95, and within 5 points on every size's share of the jobs.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,7 @@ from click.testing import CliRunner
 from policy_engine.cli import main
 from policy_engine.profiles.fitting import read_columns
 
-from .test_accounting_exports import ROOT, example
+from .test_accounting_exports import ROOT, example, write_rows
 
 DATA = ROOT / "tests" / "data" / "philly"
 WINDOW_DAYS = 56
@@ -36,12 +35,7 @@ def history(tmp_path_factory) -> Path:
     jobs = converter.read_job_log(DATA / "philly-window.json.gz")
     rows, skipped = converter.convert(jobs, "ml.p3.2xlarge", 1, "America/Los_Angeles")
     assert skipped == {} and len(rows) == len(jobs) == 3321
-    path = tmp_path_factory.mktemp("philly") / "philly.csv"
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, converter.COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
+    return write_rows(tmp_path_factory.mktemp("philly") / "philly.csv", converter.COLUMNS, rows)
 
 
 def test_the_window_converts_by_virtual_cluster_and_gpus(history):

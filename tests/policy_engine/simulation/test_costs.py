@@ -83,6 +83,8 @@ def test_limit_convention_priced_by_hand():
     report = run_costs(result, topology, PRICES, Convention.LIMIT)
     # A: g5 (6 limit + 2 borrowed) x 2 + p4d 3 x 10 = 46; B: g5 (3 limit - 2 lent) x 2 + p4d 3 x 10 = 32
     assert {share: net for share, _, _, _, net in report.chargeback()} == pytest.approx({"q/A": 46, "q/B": 32})
+    # per type, as diff --scenario and compare price each share's row: the report's convention, not USAGE
+    assert report.nets() == pytest.approx({("q/A", G5): 16, ("q/A", P4D): 30, ("q/B", G5): 2, ("q/B", P4D): 30})
     # the bills add up to the limits' cost (g5 3 x 3 h x 2 + p4d 2 x 3 h x 10 = 78); the rest is capacity in no
     # share's limit: 1 g5 for 3 h
     assert report.charged_to_shares == pytest.approx(78)

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from policy_engine.cli import main
 from policy_engine.simulation.inputs.workload import load_scenario
 from policy_engine.simulation.outputs.type_usage import from_summary, weighted_utilisation
 from policy_engine.sweep.executor import InProcess
 from policy_engine.sweep.samples import mean_record
 from policy_engine.sweep.split import simulate_parallel, split
+from tests.cli import invoke
 from tests.gfm import tables
 
 P4, G5 = "ml.p4d.24xlarge", "ml.g5.12xlarge"
@@ -32,15 +31,16 @@ TWO_TYPES = {
 }
 
 
-@pytest.fixture
-def two_types(tmp_path: Path) -> Path:
-    path = tmp_path / "two-types.yaml"
+def write_two_types(directory: Path) -> Path:
+    """``TWO_TYPES`` as a scenario file in ``directory``."""
+    path = directory / "two-types.yaml"
     path.write_text(yaml.safe_dump(TWO_TYPES, sort_keys=False), encoding="utf-8")
     return path
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args))
+@pytest.fixture
+def two_types(tmp_path: Path) -> Path:
+    return write_two_types(tmp_path)
 
 
 def test_json_gives_each_instance_type_its_own_figures(two_types: Path):

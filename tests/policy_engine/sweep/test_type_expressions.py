@@ -6,27 +6,19 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
-from click.testing import CliRunner
 
-from policy_engine.cli import main
 from policy_engine.loading import topology_from_data
 from policy_engine.sweep.expressions import ExpressionError, parse_constraint, parse_expression
 from policy_engine.units import Unit
-from tests.policy_engine.simulation.test_type_usage import G5, P4, TWO_TYPES
+from tests.cli import invoke
+from tests.policy_engine.simulation.test_type_usage import G5, P4, TWO_TYPES, write_two_types
 
 VARY = ("--vary", "q/A.borrow_limit=0,100")
 
 
 @pytest.fixture
 def two_types(tmp_path: Path) -> Path:
-    path = tmp_path / "two-types.yaml"
-    path.write_text(yaml.safe_dump(TWO_TYPES, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args))
+    return write_two_types(tmp_path)
 
 
 def test_a_sweep_ranks_by_one_types_utilisation(two_types: Path):
