@@ -223,46 +223,62 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     """Each stretch's pieces (behind its head; as the head, per cause) charged by the policy, per share and job."""
     actions = {queue: {reason: float(action.max_time_seconds) for reason, action in by_reason.items()}
                for queue, by_reason in queue_actions(topology).items()}
-    chosen: dict[frozenset[Cause], Cause] = {}
+    #: the cause charged, by what held: (misconfigured, requeued, the line's cause, a time-limit action pending)
+    chosen: dict[tuple[bool, bool, Cause, bool], Cause] = {}
+
+    def choose(misconfigured: bool, requeued: bool, cause: Cause, timed: bool) -> Cause:
+        holding = {cause}
+        if misconfigured:
+            holding.add(_MISCONFIGURED)
+        if requeued:
+            holding.add(_REQUEUED)
+        if timed:
+            holding.add(_TIMED)
+        charged = chosen[(misconfigured, requeued, cause, timed)] = policy.choose(frozenset(holding))
+        return charged
+
     by_share: defaultdict[ShareCapacity, defaultdict[Cause, float]] = defaultdict(lambda: defaultdict(float))
     totals: defaultdict[ShareCapacity, float] = defaultdict(float)
     waited: defaultdict[ShareCapacity, set[int]] = defaultdict(set)
     per_job: dict[int, dict[Cause, float]] = {}
     time_limited: defaultdict[ShareCapacity, set[int]] = defaultdict(set)
+    empty: dict[Cause, float] = {}
     for wait in waits:
         index = wait.job
         length = wait.end - wait.start
-        flags: set[Cause] = set()
-        if index in misconfigured:
-            flags.add(_MISCONFIGURED)
-        if wait.requeued:
-            flags.add(_REQUEUED)
-        head = wait.head or {}
+        bad = index in misconfigured
+        requeued = wait.requeued
+        head = wait.head or empty
+        line = wait.line
         timer = _timer_ended(wait, records[index], misconfigured.get(index, ""), actions)
         if timer:
-            time_limited[wait.line].add(index)
-        # as the head: the last stint ended by a time-limit action (its timer ran all of it), the rest
-        pieces = [(cause, seconds - (wait.stint.get(cause, 0.0) if timer else 0.0), False)
-                  for cause, seconds in head.items()]
-        if timer:
-            pieces += [(cause, seconds, True) for cause, seconds in wait.stint.items()]
-        rest = length - sum(head.values())
-        if rest > 0:
-            pieces.append((_BEHIND, rest, False))
-        line = wait.line
+            time_limited[line].add(index)
         totals[line] += length
         waited[line].add(index)
-        job = per_job.setdefault(index, {})
-        for cause, seconds, timed in pieces:
-            if seconds <= 0:
-                continue
-            holding = flags | {cause, _TIMED} if timed else flags | {cause}
-            key = frozenset(holding)
-            charged = chosen.get(key)
-            if charged is None:
-                charged = chosen[key] = policy.choose(key)
-            by_share[line][charged] += seconds
-            job[charged] = job.get(charged, 0.0) + seconds
+        job = per_job.get(index)
+        if job is None:
+            job = per_job[index] = {}
+        share = by_share[line]
+        # as the head: the last stint ended by a time-limit action (its timer ran all of it), the rest; then behind
+        stint = wait.stint
+        for cause, seconds in head.items():
+            if timer:
+                seconds -= stint.get(cause, 0.0)
+            if seconds > 0:
+                charged = chosen.get((bad, requeued, cause, False)) or choose(bad, requeued, cause, False)
+                share[charged] += seconds
+                job[charged] = job.get(charged, 0.0) + seconds
+        if timer:
+            for cause, seconds in stint.items():
+                if seconds > 0:
+                    charged = chosen.get((bad, requeued, cause, True)) or choose(bad, requeued, cause, True)
+                    share[charged] += seconds
+                    job[charged] = job.get(charged, 0.0) + seconds
+        rest = length - sum(head.values())
+        if rest > 0:
+            charged = chosen.get((bad, requeued, _BEHIND, False)) or choose(bad, requeued, _BEHIND, False)
+            share[charged] += rest
+            job[charged] = job.get(charged, 0.0) + rest
     rank = {cause: position for position, cause in enumerate(policy.order)}
     job_causes: list[Cause | None] = [None] * len(records)
     for index, charged_seconds in per_job.items():
