@@ -111,6 +111,38 @@ def _record(spec: JobSpec, priority: int, status: Status, reason: str, started_a
                             attempts(ended, status, attempt_start, finished_at, borrowed)))
 
 
+class Timeline(NamedTuple):
+    """The fields of a job's record its waits are read from (``outputs.wait_causes``): ``job_timelines`` gives
+    them without building the record (its reason's wording, its wait), a third of the cost at a million jobs."""
+
+    share: str
+    instance_type: str
+    instances: int
+    priority: int
+    submitted_at: float
+    #: ``Status.value``, as in a record
+    status: str
+    finished_at: float | None
+    attempts: tuple[AttemptRecord, ...]
+
+
+def _timeline(spec: JobSpec, priority: int, status: Status, finished_at: float | None,
+              ended: tuple[AttemptRecord, ...], attempt_start: float, borrowed: bool) -> Timeline:
+    return _new(Timeline, (spec.share, spec.instance_type, spec.instances, priority, spec.submit_at, status.value,
+                           finished_at, attempts(ended, status, attempt_start, finished_at, borrowed)))
+
+
+def job_timelines(jobs: Sequence[JobRecord]) -> Iterator[Timeline]:
+    """Each job's ``Timeline``, in order: read from the columns of a result's records, else from each record."""
+    if isinstance(jobs, JobRecords):
+        return jobs.timelines()
+    if isinstance(jobs, RecordColumns):
+        columns = jobs._columns
+        return map(_timeline, columns[0], columns[1], columns[2], columns[5], columns[8], columns[9], columns[10])
+    return (Timeline(r.share, r.instance_type, r.instances, r.priority, r.submitted_at, r.status, r.finished_at,
+                     r.attempts) for r in jobs)
+
+
 class RecordColumns(Sequence[JobRecord]):
     """Job records kept as one column per field; a ``JobRecord`` and its attempts are built when read.
 
@@ -206,6 +238,18 @@ class JobRecords(RecordColumns):
             return fields
         return (job.spec, priority, status, job.reason, job.started_at, job.finished_at, wait, job.preemptions,
                 job.segments, job.attempt_start, job.placed_borrowed)
+
+    def timelines(self) -> Iterator[Timeline]:
+        """What ``job_timelines`` gives, from the jobs (a finished one's fields are its own) and the open ones."""
+        open_jobs = self._open
+        for index, job, priority, status in zip(range(len(self._jobs)), self._jobs, self._columns[0],
+                                                self._columns[1], strict=True):
+            fields = open_jobs.get(index) if open_jobs else None
+            if fields is None:
+                yield _timeline(job.spec, priority, status, job.finished_at, job.segments, job.attempt_start,
+                                job.placed_borrowed)
+            else:
+                yield _timeline(fields[0], fields[1], fields[2], fields[5], fields[8], fields[9], fields[10])
 
     def _read(self, index: int, job: Job, priority: int, status: Status, wait: float) -> JobRecord:
         return _record(*self._fields(index, job, priority, status, wait))

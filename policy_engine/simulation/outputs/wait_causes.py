@@ -32,12 +32,13 @@ from policy_engine.simulation.core import placement, wait_sweep
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity, build_pools
 from policy_engine.simulation.core.jobs import CAPACITY_INSUFFICIENT, PREEMPTED, Status
 from policy_engine.simulation.core.wait_sweep import END, LIMIT, START, USAGE, Stretch, Sweep
+from policy_engine.simulation.outputs.results import job_timelines
 from policy_engine.simulation.outputs.wait_orders import DEFAULT_ORDER, ORDERS, AttributionOrder
 from policy_engine.simulation.time_limits import queue_actions
 
 if TYPE_CHECKING:
     from policy_engine.model import Topology
-    from policy_engine.simulation.outputs.results import JobRecord, SimulationResult
+    from policy_engine.simulation.outputs.results import SimulationResult, Timeline
 
 #: How close a head's stint must come to an action's ``maxTimeSeconds`` to be the one that action ended
 #: (relative; the two are the same sum of floats taken in another order).
@@ -126,7 +127,7 @@ _MISCONFIGURED, _REQUEUED, _BEHIND, _TIMED = (Cause.MISCONFIGURED, Cause.REQUEUE
                                               Cause.TIME_LIMIT_ACTION_PENDING)
 
 
-def _stretches(index: int, record: JobRecord, line: ShareCapacity, now: float) -> list[Stretch]:
+def _stretches(index: int, record: Timeline, line: ShareCapacity, now: float) -> list[Stretch]:
     """When the job was RUNNABLE: to its first attempt, between attempts, and after the last until it ended."""
     out: list[Stretch] = []
     since, requeued = record.submitted_at, False
@@ -154,7 +155,7 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
     pools = build_pools(topology)
     lines = {(s.share_id, s.instance_type): s for pool in pools for s in pool.shares}
     now = result.time
-    records = list(result.jobs)
+    records = list(job_timelines(result.jobs))
     waits: list[Stretch] = []
     misconfigured: dict[int, str] = {}
     cache: dict[tuple[ShareCapacity, int], str] = {}
@@ -202,7 +203,7 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
                    sweep.blocking, sweep.context, preempted)
 
 
-def _timer_ended(wait: Stretch, record: JobRecord, misconfigured: str,
+def _timer_ended(wait: Stretch, record: Timeline, misconfigured: str,
                  actions: dict[str, dict[str, float]]) -> bool:
     """Whether a ``jobStateTimeLimitActions`` timer ended this stretch: the job failed as it ended, the head of its
     line for exactly the action's ``maxTimeSeconds`` (a timer starts when a job becomes the head)."""
@@ -215,7 +216,7 @@ def _timer_ended(wait: Stretch, record: JobRecord, misconfigured: str,
 
 
 def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrder, pools: list[Pool],
-            records: list[JobRecord], waits: list[Stretch], misconfigured: dict[int, str],
+            records: list[Timeline], waits: list[Stretch], misconfigured: dict[int, str],
             behind: Mapping[ShareCapacity, Mapping[Cause, float]], blocked: Mapping[Stretch, float],
             blocking: Mapping[Stretch, Mapping[Cause, list[float]]],
             context: Mapping[ShareCapacity, Mapping[Cause, list[float]]], preempted: Mapping[ShareCapacity, list[int]]
@@ -288,9 +289,9 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     for wait, seconds in blocked.items():
         best = blockers.get(wait.line)
         if best is None or seconds > best.seconds:
-            record = records[wait.job]
             cause, sums = max(blocking[wait].items(), key=lambda item: item[1][0])
-            blockers[wait.line] = Blocker(record.name, record.instances, seconds, cause, _context(sums))
+            blockers[wait.line] = Blocker(result.jobs[wait.job].name, records[wait.job].instances, seconds, cause,
+                                          _context(sums))
     shares = []
     for pool in pools:
         for line in pool.shares:

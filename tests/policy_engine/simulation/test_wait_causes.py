@@ -204,3 +204,17 @@ def test_a_run_without_the_usage_log_is_refused():
     engine.run()
     with pytest.raises(ValueError, match="usage_log=True"):
         attribute(build_result(engine), topology)
+
+
+@PROPERTY_SETTINGS
+@given(scenarios())
+def test_the_same_attribution_from_a_pickled_result_or_a_list_of_records(scenario):
+    # job_timelines reads a result's records from its columns: a Dask worker's (pickled) result, or records in
+    # a plain list, are read another way and must give the same
+    import pickle
+
+    topology, jobs, updates, sim_settings = scenario
+    result, _ = _run(topology, jobs, updates=updates, settings=sim_settings)
+    expected = attribute(result, topology)
+    for jobs_again in (pickle.loads(pickle.dumps(result)).jobs, list(result.jobs)):
+        assert attribute(replace(result, jobs=jobs_again), topology) == expected
