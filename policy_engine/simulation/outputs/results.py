@@ -120,7 +120,7 @@ class Timeline(NamedTuple):
     instances: int
     priority: int
     submitted_at: float
-    #: ``Status.value``, as in a record
+    #: as in a record (its ``Status`` itself, which equals its value, when read from the columns)
     status: str
     finished_at: float | None
     attempts: tuple[AttemptRecord, ...]
@@ -128,7 +128,8 @@ class Timeline(NamedTuple):
 
 def _timeline(spec: JobSpec, priority: int, status: Status, finished_at: float | None,
               ended: tuple[AttemptRecord, ...], attempt_start: float, borrowed: bool) -> Timeline:
-    return _new(Timeline, (spec.share, spec.instance_type, spec.instances, priority, spec.submit_at, status.value,
+    # the status itself (a ``StrEnum``: equal to its value, and read without the enum's descriptor)
+    return _new(Timeline, (spec.share, spec.instance_type, spec.instances, priority, spec.submit_at, status,
                            finished_at, attempts(ended, status, attempt_start, finished_at, borrowed)))
 
 
