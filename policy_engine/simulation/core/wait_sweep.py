@@ -15,7 +15,6 @@ from typing import Any
 from policy_engine.simulation.causes import Cause
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity
-from policy_engine.simulation.core.preemption import above_limit
 
 
 class Stretch:
@@ -40,16 +39,21 @@ def recount(pool: Pool) -> None:
     pool.lender_idle = sum(max(0, s.limit - s.used) for s in pool.shares if s.lends)
 
 
-def classify(share: ShareCapacity, needs: int) -> Cause:
-    """What a head that is not misconfigured waits for, as ``reasons.waiting`` decides it."""
+def excess(pool: Pool) -> int:
+    """Instances the pool's shares use above their own limits: what reclaim can take back (``above_limit``)."""
+    return sum(max(0, s.used - s.limit) for s in pool.shares)
+
+
+def classify(share: ShareCapacity, needs: int, above: int) -> Cause:
+    """What a head that is not misconfigured waits for, as ``reasons.waiting`` decides it; ``above``: its pool's
+    ``excess`` (a head within its limit is not above it, so that is what the other shares could give back)."""
     pool = share.pool
     if share.used + needs <= share.limit:
         env = pool.env
         idle = env.capacity - env.used
         if share.lends:
             idle = min(idle, pool.free_lendable)
-        reclaimable = sum(o.used - o.limit for o in above_limit(pool, share))
-        return Cause.WAITING_FOR_RECLAIM if max(0, idle) + reclaimable >= needs else Cause.ENVIRONMENT_FULL
+        return Cause.WAITING_FOR_RECLAIM if max(0, idle) + above >= needs else Cause.ENVIRONMENT_FULL
     if share.borrows and placement.under_ceiling(share, needs):
         return Cause.NOTHING_LENDABLE if pool.lender_idle < needs else Cause.LENDABLE_TAKEN
     return Cause.SHARE_AT_LIMIT
@@ -122,10 +126,18 @@ class Sweep:
         self.idle = {key: Level(max(0, env.capacity - env.used)) for key, env in envs.items()}
         self.lendable = {id(pool): Level(max(0, pool.free_lendable)) for pool in pools}
         self.lender_idle = {id(pool): Level(pool.lender_idle) for pool in pools}
+        #: per pool, its ``excess``, kept as usage and limits change (one share's part at a time)
+        self.excess = {id(pool): excess(pool) for pool in pools}
         self.behind: defaultdict[ShareCapacity, defaultdict[Cause, float]] = defaultdict(lambda: defaultdict(float))
-        self.blocked: defaultdict[Stretch, float] = defaultdict(float)
-        #: per head that blocked its line, per cause: the pool's state while it blocked (``context``'s sums)
-        self.blocking: defaultdict[Stretch, dict[Cause, list[float]]] = defaultdict(dict)
+        #: per waiting stretch that blocked its line so far: the seconds of the jobs behind it, in the order they
+        #: first blocked, and per cause the pool's state meanwhile (``context``'s sums); let go when it ends
+        self.blocked: dict[Stretch, float] = {}
+        self.first_blocked: dict[Stretch, int] = {}
+        self.blocking: dict[Stretch, dict[Cause, list[float]]] = {}
+        self._blocked_count = 0
+        #: per line, the stretch that held most behind-head seconds (the earliest to block among equals):
+        #: ``(seconds, first-blocked order, stretch, its blocking sums)``
+        self.blockers: dict[ShareCapacity, tuple[float, int, Stretch, dict[Cause, list[float]]]] = {}
         self.context: defaultdict[ShareCapacity, defaultdict[Cause, list[float]]] = defaultdict(
             lambda: defaultdict(lambda: [0.0] * 6))
 
@@ -182,16 +194,35 @@ class Sweep:
             total[position] += sums[position]
         if head.behind > 0:
             self.behind[line][cause] += head.behind
-            self.blocked[wait] += head.behind
+            so_far = self.blocked.get(wait)
+            if so_far is None:
+                self.first_blocked[wait] = self._blocked_count
+                self._blocked_count += 1
+                self.blocking[wait] = {}
+                so_far = 0.0
+            self.blocked[wait] = so_far + head.behind
             total = self.blocking[wait].setdefault(cause, [0.0] * 6)
             blocked = head.blocked_sums
             for position in range(6):
                 total[position] += blocked[position]
 
+    def ended(self, wait: Stretch) -> None:
+        """``wait`` is over (its head retired): whether it blocked its line most is known; its sums are let go."""
+        seconds = self.blocked.pop(wait, None)
+        if seconds is None:
+            return
+        order = self.first_blocked.pop(wait)
+        sums = self.blocking.pop(wait)
+        best = self.blockers.get(wait.line)
+        if best is None or seconds > best[0] or (seconds == best[0] and order < best[1]):
+            self.blockers[wait.line] = (seconds, order, wait, sums)
+
     def cause_of(self, line: ShareCapacity, wait: Stretch) -> Cause:
         """What ``wait``, the head of ``line``, waits for in the state now."""
         index = wait.job
-        return Cause.MISCONFIGURED if index in self.misconfigured else classify(line, self.instances[index])
+        if index in self.misconfigured:
+            return Cause.MISCONFIGURED
+        return classify(line, self.instances[index], self.excess[id(line.pool)])
 
     def place(self, line: ShareCapacity, wait: Stretch, time: float, cause: Cause) -> None:
         """``wait`` is the head of ``line`` from ``time`` on, waiting for ``cause``."""
@@ -213,9 +244,12 @@ class Sweep:
             self.environment_heads[id(line.pool.env)].pop(line, None)
 
     def finish(self) -> None:
-        """Retire the heads still waiting (every stretch has ended by the report time, so normally none)."""
+        """Retire the heads still waiting and end their stretches (every stretch has ended by the report time, so
+        normally none)."""
         for line in list(self.heads):
             self.forget(line)
+        for wait in list(self.blocked):
+            self.ended(wait)
 
     def levels_changed(self, pool: Pool, time: float) -> None:
         """After a change of ``pool``'s counters, the integrals carry on from the new values."""
@@ -244,11 +278,15 @@ class Sweep:
         own.update(lines)
         for line in own:
             self.flush(line, time)
+        above = self.excess
         for share, used in usage:
+            limit = share.limit
+            above[id(share.pool)] += max(0, used - limit) - max(0, share.used - limit)
             share.pool.adjust(share, used - share.used)
             self.levels_changed(share.pool, time)
         for share in limits:
             recount(share.pool)
+            above[id(share.pool)] = excess(share.pool)
             self.levels_changed(share.pool, time)
         active, count, heaps, heads = self.active, self.count, self.heaps, self.heads
         for wait in starts:
@@ -293,6 +331,8 @@ class Sweep:
                 if cause is not head.cause:
                     self.flush(line, time)
                     self.place(line, head.wait, time, cause)
+        for wait in ends:
+            self.ended(wait)
 
 
 def run(sweep: Sweep, times: list[float], kinds: list[int], numbers: list[int], numbered: list[ShareCapacity],

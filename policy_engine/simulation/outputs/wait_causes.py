@@ -199,8 +199,8 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
         wait.rank = rank
     wait_sweep.run(sweep, times[ordered].tolist(), kinds[ordered].tolist(), numbers[ordered].tolist(), numbered,
                    log.who.tolist(), log.used.tolist(), list(log.limit_changes), waits)
-    return _charge(result, topology, policy, pools, records, waits, misconfigured, sweep.behind, sweep.blocked,
-                   sweep.blocking, sweep.context, preempted)
+    return _charge(result, topology, policy, pools, records, waits, misconfigured, sweep.behind, sweep.blockers,
+                   sweep.context, preempted)
 
 
 def _timer_ended(wait: Stretch, record: Timeline, misconfigured: str,
@@ -217,8 +217,8 @@ def _timer_ended(wait: Stretch, record: Timeline, misconfigured: str,
 
 def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrder, pools: list[Pool],
             records: list[Timeline], waits: list[Stretch], misconfigured: dict[int, str],
-            behind: Mapping[ShareCapacity, Mapping[Cause, float]], blocked: Mapping[Stretch, float],
-            blocking: Mapping[Stretch, Mapping[Cause, list[float]]],
+            behind: Mapping[ShareCapacity, Mapping[Cause, float]],
+            most_blocking: Mapping[ShareCapacity, tuple[float, int, Stretch, dict[Cause, list[float]]]],
             context: Mapping[ShareCapacity, Mapping[Cause, list[float]]], preempted: Mapping[ShareCapacity, list[int]]
             ) -> WaitCauses:
     """Each stretch's pieces (behind its head; as the head, per cause) charged by the policy, per share and job."""
@@ -286,12 +286,10 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
         if charged_seconds:
             job_causes[index] = min(charged_seconds, key=lambda c: (-charged_seconds[c], rank[c]))
     blockers: dict[ShareCapacity, Blocker] = {}
-    for wait, seconds in blocked.items():
-        best = blockers.get(wait.line)
-        if best is None or seconds > best.seconds:
-            cause, sums = max(blocking[wait].items(), key=lambda item: item[1][0])
-            blockers[wait.line] = Blocker(result.jobs[wait.job].name, records[wait.job].instances, seconds, cause,
-                                          _context(sums))
+    for line, (seconds, _, wait, blocking) in most_blocking.items():
+        cause, sums = max(blocking.items(), key=lambda item: item[1][0])
+        blockers[line] = Blocker(result.jobs[wait.job].name, records[wait.job].instances, seconds, cause,
+                                 _context(sums))
     shares = []
     for pool in pools:
         for line in pool.shares:
