@@ -88,8 +88,10 @@ class Head:
     its charges add up to. The sums are kept here, in unboxed floats once compiled, and added to the sweep's
     tables once, when the head stops being the head or its cause changes (``Sweep.retire``)."""
 
-    __slots__ = ("behind", "blocked_sums", "cause", "environment_idle", "environment_level", "lendable",
-                 "lendable_level", "lender_idle", "lender_idle_level", "needs", "since", "sums", "used", "wait")
+    __slots__ = ("b_environment_idle", "b_lendable", "b_lender_idle", "b_needs", "b_seconds", "b_used", "behind",
+                 "cause", "environment_idle", "environment_level", "lendable", "lendable_level", "lender_idle",
+                 "lender_idle_level", "needs", "s_environment_idle", "s_lendable", "s_lender_idle", "s_needs",
+                 "s_used", "seconds", "since", "used", "wait")
 
     def __init__(self, wait: Stretch, cause: Cause, needs: int, since: float, lendable: Level, lender_idle: Level,
                  environment: Level):
@@ -98,11 +100,23 @@ class Head:
         self.lendable_level, self.lender_idle_level, self.environment_level = lendable, lender_idle, environment
         self.lendable, self.lender_idle, self.environment_idle = (
             lendable.at(since), lender_idle.at(since), environment.at(since))
-        #: what ``context`` adds up (seconds, then each figure times seconds), and the same times the jobs behind
-        self.sums = [0.0] * 6
-        self.blocked_sums = [0.0] * 6
+        #: what ``context`` adds up (seconds, then each figure times seconds), one attribute each (a list would box
+        #: every float), and the same times the jobs behind it (``b_``)
+        self.seconds = self.s_needs = self.s_lendable = self.s_lender_idle = self.s_environment_idle = 0.0
+        self.s_used = 0.0
+        self.b_seconds = self.b_needs = self.b_lendable = self.b_lender_idle = self.b_environment_idle = 0.0
+        self.b_used = 0.0
         #: waiting seconds of the jobs behind it
         self.behind = 0.0
+
+    def sums(self) -> list[float]:
+        """What ``context`` adds up, in its order."""
+        return [self.seconds, self.s_needs, self.s_lendable, self.s_lender_idle, self.s_environment_idle,
+                self.s_used]
+
+    def blocked_sums(self) -> list[float]:
+        return [self.b_seconds, self.b_needs, self.b_lendable, self.b_lender_idle, self.b_environment_idle,
+                self.b_used]
 
 
 class Sweep:
@@ -158,32 +172,30 @@ class Sweep:
         needs_span, lendable_span = head.needs * span, lendable - head.lendable
         lender_idle_span, idle_span, used_span = lender_idle - head.lender_idle, idle - head.environment_idle, \
             head.used * span
-        sums = head.sums
-        sums[0] += span
-        sums[1] += needs_span
-        sums[2] += lendable_span
-        sums[3] += lender_idle_span
-        sums[4] += idle_span
-        sums[5] += used_span
+        head.seconds += span
+        head.s_needs += needs_span
+        head.s_lendable += lendable_span
+        head.s_lender_idle += lender_idle_span
+        head.s_environment_idle += idle_span
+        head.s_used += used_span
         others = self.count[line] - 1
         if others:
             head.behind += others * span
-            sums = head.blocked_sums
-            sums[0] += span * others
-            sums[1] += needs_span * others
-            sums[2] += lendable_span * others
-            sums[3] += lender_idle_span * others
-            sums[4] += idle_span * others
-            sums[5] += used_span * others
+            head.b_seconds += span * others
+            head.b_needs += needs_span * others
+            head.b_lendable += lendable_span * others
+            head.b_lender_idle += lender_idle_span * others
+            head.b_environment_idle += idle_span * others
+            head.b_used += used_span * others
         head.since = time
         head.lendable, head.lender_idle, head.environment_idle = lendable, lender_idle, idle
 
     def retire(self, line: ShareCapacity, head: Head) -> None:
         """Add what ``head`` was charged (it is no longer the head, or waits for another cause from now)."""
-        sums = head.sums
-        seconds = sums[0]
+        seconds = head.seconds
         if seconds <= 0:
             return
+        sums = head.sums()
         wait, cause = head.wait, head.cause
         charged = wait.head
         assert charged is not None
@@ -202,7 +214,7 @@ class Sweep:
                 so_far = 0.0
             self.blocked[wait] = so_far + head.behind
             total = self.blocking[wait].setdefault(cause, [0.0] * 6)
-            blocked = head.blocked_sums
+            blocked = head.blocked_sums()
             for position in range(6):
                 total[position] += blocked[position]
 
