@@ -21,6 +21,7 @@ When it would (``CheckpointError``), the checkpoint is not used and the whole lo
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -270,8 +271,15 @@ def restore(service: Service, store: Store, state: dict[str, Any]) -> None:
     scheduler.events_before = lambda: cast(Any, store.checkpoint_log("events", counts["events"]))
     scheduler.updates = cast(Any, store.checkpoint_log("updates", counts["updates"]))
     scheduler.terminations = cast(Any, store.checkpoint_log("terminations", counts["terminations"]))
-    # the trail's rows are read when a LookupEvents first needs them
+    # the trail's rows are read when a LookupEvents first needs them: checked now, so that a damaged one sets the
+    # checkpoint aside here rather than failing that request
     trail_count = counts["trail"]
+    try:
+        stored = store.checkpoint_log_length("trail")
+    except sqlite3.DatabaseError as error:
+        raise CheckpointError(f"the trail's rows cannot be read ({error})") from None
+    if stored < trail_count:
+        raise CheckpointError(f"{stored} trail rows, the checkpoint counted {trail_count}")
     service.trail.load(trail_count, state.get("trail_last_at"),
                        lambda: list(map(TrailEvent._make, store.checkpoint_log("trail", trail_count))))
     scheduler._in_progress = {job_id: (ends, Reason(Cause(cause), _detail(detail)))

@@ -137,6 +137,13 @@ class Store:
         del rows[count:]
         return rows
 
+    def checkpoint_log_length(self, kind: str) -> int:
+        """How many rows one history's chunks hold, counted by SQLite, which also checks that each chunk is JSON
+        (``sqlite3.DatabaseError`` when one is not): cheaper than reading them."""
+        row = self.db.execute("SELECT SUM(json_array_length(rows)) FROM checkpoint_log WHERE kind = ?",
+                              (kind,)).fetchone()
+        return int(row[0] or 0)
+
     def save_clock(self, clock: float) -> None:
         self.db.execute("UPDATE meta SET clock = MAX(clock, ?) WHERE id = 1", (clock,))
 

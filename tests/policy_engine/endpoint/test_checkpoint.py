@@ -196,3 +196,20 @@ def test_a_clean_shutdown_checkpoints_so_a_restart_replays_nothing(tmp_path):
     assert restored.restored is not None and ", 0 call(s) replayed" in restored.restored
     assert restored.call("DescribeServiceJob", {"jobId": first}) == {k: v for k, v in described.items()
                                                                      if k != "ResponseMetadata"}
+
+
+def test_a_checkpoint_whose_trail_is_damaged_is_set_aside_at_restart_not_at_the_first_lookup(tmp_path, ids, caplog):
+    # the trail recorded before a restart is read only when a LookupEvents needs it: damage must show at restart
+    options = Options(speed=0, checkpoint_every=50)
+    path = tmp_path / "state.db"
+    ids()
+    recorded = Service(options, topology(), Store(path))
+    jobs = workload(recorded, 300, seed=5)
+    expected = answers(recorded, jobs)
+    recorded.store.close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE checkpoint_log SET rows = '[not json' WHERE kind = 'trail'")
+    restored = Service(options, None, Store(path))
+    assert restored.restored is not None and "without a checkpoint" in restored.restored
+    assert "the checkpoint is not used (CheckpointError: the trail's rows cannot be read" in caplog.text
+    assert answers(restored, jobs)["lookup"] == expected["lookup"]
