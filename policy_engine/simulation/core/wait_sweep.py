@@ -1,36 +1,45 @@
 """The sweep over time of "why jobs waited" (``outputs.wait_causes``): compiled with the simulator's hot path.
 
 It runs after a run, never during one, but a million-job run gives it millions of instants to look at,
-each with a few dictionary and heap operations: interpreted, it took longer than the run itself. The
+each with a few counter and heap operations: interpreted, it took longer than the run itself. The
 rules it applies are described in ``outputs.wait_causes`` (which builds its inputs and charges its
 results) and docs/simulator.md, "Why jobs waited".
+
+Its state is kept on objects, not in dictionaries keyed by them: a line (one share on one instance type)
+carries its heap of waiting stretches and its head's running sums, a stretch whether it waits now. What
+it finds goes out as flat lists, one entry per piece of a head's wait (``Sweep.pieces``), that
+``wait_causes`` charges with numpy.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
-from typing import Any
+from typing import Final
 
 from policy_engine.simulation.causes import Cause
 from policy_engine.simulation.core import placement
-from policy_engine.simulation.core.capacity import Pool, ShareCapacity
+from policy_engine.simulation.core.capacity import EnvironmentType, Pool, ShareCapacity
 
+#: What a line's head waits for, numbered for the sweep's flat tables (``HEAD_CAUSES[number]``).
+HEAD_CAUSES: Final = (Cause.MISCONFIGURED, Cause.WAITING_FOR_RECLAIM, Cause.ENVIRONMENT_FULL, Cause.NOTHING_LENDABLE,
+                      Cause.LENDABLE_TAKEN, Cause.SHARE_AT_LIMIT)
+MISCONFIGURED: Final = 0
+WAITING_FOR_RECLAIM: Final = 1
+ENVIRONMENT_FULL: Final = 2
+NOTHING_LENDABLE: Final = 3
+LENDABLE_TAKEN: Final = 4
+SHARE_AT_LIMIT: Final = 5
+#: How many figures ``context`` keeps per cause: seconds, then needs, lendable, lender idle, environment idle and
+#: used, each times seconds.
+FIGURES: Final = 6
 
-class Stretch:
-    """One stretch of waiting of one job, and what held it while it was the head of its line."""
-
-    __slots__ = ("end", "head", "head_since", "job", "line", "rank", "requeued", "start", "stint")
-
-    def __init__(self, job: int, line: ShareCapacity, start: float, end: float, requeued: bool):
-        self.job, self.line, self.start, self.end, self.requeued = job, line, start, end, requeued
-        #: its place in its line's order among all stretches (priority, then submission, then workload order, then
-        #: start): set before the sweep, so that a line's heap compares integers
-        self.rank = -1
-        #: seconds as the head, by cause: over the whole stretch, and since it last became the head
-        self.head: dict[Cause, float] | None = None
-        self.stint: dict[Cause, float] = {}
-        self.head_since = start
+#: Kinds of the sweep's events, in the order they sort at one instant (all are applied before anything is read);
+#: an event's code is ``number * KINDS + kind`` (its position in the usage log, the limit changes or the stretches).
+USAGE: Final = 0
+LIMIT: Final = 1
+START: Final = 2
+END: Final = 3
+KINDS: Final = 4
 
 
 def recount(pool: Pool) -> None:
@@ -44,26 +53,20 @@ def excess(pool: Pool) -> int:
     return sum(max(0, s.used - s.limit) for s in pool.shares)
 
 
-def classify(share: ShareCapacity, needs: int, above: int) -> Cause:
-    """What a head that is not misconfigured waits for, as ``reasons.waiting`` decides it; ``above``: its pool's
-    ``excess`` (a head within its limit is not above it, so that is what the other shares could give back)."""
+def classify(share: ShareCapacity, needs: int, above: int) -> int:
+    """What a head that is not misconfigured waits for (a ``HEAD_CAUSES`` number), as ``reasons.waiting`` decides
+    it; ``above``: its pool's ``excess`` (a head within its limit is not above it, so that is what the other shares
+    could give back)."""
     pool = share.pool
     if share.used + needs <= share.limit:
         env = pool.env
         idle = env.capacity - env.used
         if share.lends:
             idle = min(idle, pool.free_lendable)
-        return Cause.WAITING_FOR_RECLAIM if max(0, idle) + above >= needs else Cause.ENVIRONMENT_FULL
+        return WAITING_FOR_RECLAIM if max(0, idle) + above >= needs else ENVIRONMENT_FULL
     if share.borrows and placement.under_ceiling(share, needs):
-        return Cause.NOTHING_LENDABLE if pool.lender_idle < needs else Cause.LENDABLE_TAKEN
-    return Cause.SHARE_AT_LIMIT
-
-
-#: Kinds of the sweep's events, in the order they sort at one instant (all are applied before anything is read).
-USAGE, LIMIT, START, END = 0, 1, 2, 3
-#: What a head's cause may depend on beyond its own share: the pool's lending counters, or the environment.
-_POOL_CAUSES = frozenset({Cause.NOTHING_LENDABLE, Cause.LENDABLE_TAKEN})
-_ENVIRONMENT_CAUSES = frozenset({Cause.ENVIRONMENT_FULL, Cause.WAITING_FOR_RECLAIM})
+        return NOTHING_LENDABLE if pool.lender_idle < needs else LENDABLE_TAKEN
+    return SHARE_AT_LIMIT
 
 
 class Level:
@@ -83,40 +86,77 @@ class Level:
         self.since, self.value = time, value
 
 
-class Head:
-    """A line's head while it waits for one cause: the readings taken when last charged (``since``), and what
-    its charges add up to. The sums are kept here, in unboxed floats once compiled, and added to the sweep's
-    tables once, when the head stops being the head or its cause changes (``Sweep.retire``)."""
+class Stretch:
+    """One stretch of waiting of one job, as the sweep follows it."""
 
-    __slots__ = ("b_environment_idle", "b_lendable", "b_lender_idle", "b_needs", "b_seconds", "b_used", "behind",
-                 "cause", "environment_idle", "environment_level", "lendable", "lendable_level", "lender_idle",
-                 "lender_idle_level", "needs", "s_environment_idle", "s_lendable", "s_lender_idle", "s_needs",
-                 "s_used", "seconds", "since", "used", "wait")
+    __slots__ = ("active", "bad", "blocked", "blocking", "end", "first_blocked", "head_since", "line", "needs",
+                 "number", "rank", "stint")
 
-    def __init__(self, wait: Stretch, cause: Cause, needs: int, since: float, lendable: Level, lender_idle: Level,
-                 environment: Level):
-        self.wait, self.cause, self.needs, self.since, self.used = wait, cause, needs, since, wait.line.used
-        #: its pool's lendable and lender-idle instances, its environment's idle ones: the integrals, and as read
-        self.lendable_level, self.lender_idle_level, self.environment_level = lendable, lender_idle, environment
-        self.lendable, self.lender_idle, self.environment_idle = (
-            lendable.at(since), lender_idle.at(since), environment.at(since))
-        #: what ``context`` adds up (seconds, then each figure times seconds), one attribute each (a list would box
-        #: every float), and the same times the jobs behind it (``b_``)
-        self.seconds = self.s_needs = self.s_lendable = self.s_lender_idle = self.s_environment_idle = 0.0
-        self.s_used = 0.0
-        self.b_seconds = self.b_needs = self.b_lendable = self.b_lender_idle = self.b_environment_idle = 0.0
-        self.b_used = 0.0
-        #: waiting seconds of the jobs behind it
-        self.behind = 0.0
+    def __init__(self, number: int, line: Line, end: float, needs: int, bad: bool, rank: int) -> None:
+        #: its position among the stretches, its line, its end, the instances it needs, misconfigured
+        self.number, self.line, self.end, self.needs, self.bad = number, line, end, needs, bad
+        #: its place in its line's order among all stretches (priority, then submission, then workload order, then
+        #: start), so that a line's heap compares integers
+        self.rank = rank
+        self.active = False
+        #: numbered each time it becomes its line's head (-1: never was), and since when it is
+        self.stint = -1
+        self.head_since = 0.0
+        #: the waiting seconds of the jobs behind it so far, when it first blocked its line, and per head cause
+        #: the pool's state meanwhile (``context``'s figures times the jobs behind); let go when it ends
+        self.blocked = 0.0
+        self.first_blocked = -1
+        self.blocking: dict[int, list[float]] | None = None
 
-    def sums(self) -> list[float]:
-        """What ``context`` adds up, in its order."""
-        return [self.seconds, self.s_needs, self.s_lendable, self.s_lender_idle, self.s_environment_idle,
-                self.s_used]
 
-    def blocked_sums(self) -> list[float]:
-        return [self.b_seconds, self.b_needs, self.b_lendable, self.b_lender_idle, self.b_environment_idle,
-                self.b_used]
+class Region:
+    """A pool's lending counters or an environment's idle instances, and the lines whose head's cause reads them
+    (in the order they came to, so that the sweep looks at them in a stable order)."""
+
+    __slots__ = ("excess", "heads", "idle", "lender_idle")
+
+    def __init__(self, idle: float, lender_idle: float, excess: int) -> None:
+        #: for a pool: its lendable idle instances not borrowed (``Pool.free_lendable``) and its lenders' idle
+        #: instances; for an environment: its idle instances (``lender_idle`` unused)
+        self.idle, self.lender_idle = Level(idle), Level(lender_idle)
+        #: for a pool: its shares' ``excess``, kept as usage and limits change (one share's part at a time)
+        self.excess = excess
+        self.heads: dict[Line, None] = {}
+
+
+class Line:
+    """One share on one instance type: its waiting stretches (a heap of ranks, the head's first), its head and
+    the head's running sums since last charged, and what its heads were charged, per cause."""
+
+    def __init__(self, number: int, share: ShareCapacity, pool: Region, environment: Region, lines: list[Line]):
+        self.number, self.share, self.pool, self.environment = number, share, pool, environment
+        #: the lines of its pool (a limit change there may change any of their heads' causes)
+        self.pool_lines = lines
+        self.heap: list[int] = []
+        self.count = 0  # stretches waiting now
+        #: the instant it was last listed for (see ``Sweep.instant``), per list; -1 once taken off
+        self.own_mark = self.line_mark = self.again_mark = -1
+        self.head: Stretch | None = None
+        self.cause = -1
+        self.needs, self.used, self.since = 0, 0, 0.0
+        #: the head's pool and environment integrals as read when last charged
+        self.lendable_read = self.lender_idle_read = self.idle_read = 0.0
+        #: what ``context`` adds up for the head (seconds, then each figure times seconds, ``s_``), the same times
+        #: the jobs behind it (``b_``), and the waiting seconds of the jobs behind it
+        self.seconds = self.s_needs = self.s_lendable = self.s_lender_idle = self.s_idle = self.s_used = 0.0
+        self.b_seconds = self.b_needs = self.b_lendable = self.b_lender_idle = self.b_idle = self.b_used = 0.0
+        self.behind_now = 0.0
+        #: per head cause: the seconds behind a head waiting for it, and its ``context`` figures (``FIGURES`` each);
+        #: the causes in the order each was first charged
+        self.behind = [0.0] * len(HEAD_CAUSES)
+        self.behind_order: list[int] = []
+        self.context = [0.0] * (len(HEAD_CAUSES) * FIGURES)
+        self.context_order: list[int] = []
+        #: the stretch that held most behind-head seconds (the earliest to block among equals), with its figures
+        self.blocker: Stretch | None = None
+        self.blocker_seconds = 0.0
+        self.blocker_order = -1
+        self.blocker_sums: dict[int, list[float]] = {}
 
 
 class Sweep:
@@ -124,254 +164,314 @@ class Sweep:
     its own share's usage or line, its pool's lending counters (a head that would borrow), its environment's
     idle instances (a head within its limit), a limit of its pool."""
 
-    def __init__(self, pools: list[Pool], misconfigured: dict[int, str], instances: list[int]):
-        #: per job record (by index): misconfigured (its reason), and the instances it needs
-        self.misconfigured, self.instances = misconfigured, instances
-        #: per line, the ranks of its waiting stretches (a heap: the head's first), and the stretch of each rank
-        self.heaps: defaultdict[ShareCapacity, list[int]] = defaultdict(list)
+    def __init__(self, pools: list[Pool]) -> None:
+        self.lines: list[Line] = []
+        environments: dict[int, Region] = {}
+        for pool in pools:
+            env: EnvironmentType = pool.env
+            if id(env) not in environments:
+                environments[id(env)] = Region(max(0, env.capacity - env.used), 0.0, 0)
+            region = Region(max(0, pool.free_lendable), pool.lender_idle, excess(pool))
+            lines: list[Line] = []
+            for share in pool.shares:
+                lines.append(Line(len(self.lines), share, region, environments[id(env)], lines))
+                self.lines.append(lines[-1])
+        self.stretches: list[Stretch] = []
+        #: the stretch of each rank
         self.by_rank: list[Stretch] = []
-        self.active: dict[Stretch, None] = {}
-        self.count: defaultdict[ShareCapacity, int] = defaultdict(int)
-        self.heads: dict[ShareCapacity, Head] = {}
-        #: heads whose cause reads their pool's lending counters; heads within their limit (by environment)
-        self.pool_heads: defaultdict[int, dict[ShareCapacity, None]] = defaultdict(dict)
-        self.environment_heads: defaultdict[int, dict[ShareCapacity, None]] = defaultdict(dict)
-        envs = {id(pool.env): pool.env for pool in pools}
-        self.idle = {key: Level(max(0, env.capacity - env.used)) for key, env in envs.items()}
-        self.lendable = {id(pool): Level(max(0, pool.free_lendable)) for pool in pools}
-        self.lender_idle = {id(pool): Level(pool.lender_idle) for pool in pools}
-        #: per pool, its ``excess``, kept as usage and limits change (one share's part at a time)
-        self.excess = {id(pool): excess(pool) for pool in pools}
-        self.behind: defaultdict[ShareCapacity, defaultdict[Cause, float]] = defaultdict(lambda: defaultdict(float))
-        #: per waiting stretch that blocked its line so far: the seconds of the jobs behind it, in the order they
-        #: first blocked, and per cause the pool's state meanwhile (``context``'s sums); let go when it ends
-        self.blocked: dict[Stretch, float] = {}
-        self.first_blocked: dict[Stretch, int] = {}
-        self.blocking: dict[Stretch, dict[Cause, list[float]]] = {}
-        self._blocked_count = 0
-        #: per line, the stretch that held most behind-head seconds (the earliest to block among equals):
-        #: ``(seconds, first-blocked order, stretch, its blocking sums)``
-        self.blockers: dict[ShareCapacity, tuple[float, int, Stretch, dict[Cause, list[float]]]] = {}
-        self.context: defaultdict[ShareCapacity, defaultdict[Cause, list[float]]] = defaultdict(
-            lambda: defaultdict(lambda: [0.0] * 6))
+        self.stints = 0
+        self.blocked_count = 0
+        self.epoch = 0
+        #: every piece a head was charged, in the order charged: its stretch's number, its ``HEAD_CAUSES`` number,
+        #: its seconds and the stint it belongs to
+        self.piece_stretch: list[int] = []
+        self.piece_cause: list[int] = []
+        self.piece_seconds: list[float] = []
+        self.piece_stint: list[int] = []
+        # one instant's events and the lines it lists (reused, so that an instant allocates nothing)
+        self.usage_lines: list[Line] = []
+        self.usage_used: list[int] = []
+        self.limits: list[Line] = []
+        self.starts: list[Stretch] = []
+        self.ends: list[Stretch] = []
+        self.own: list[Line] = []
+        self.changed: list[Line] = []
+        self.again: list[Line] = []
 
-    def flush(self, line: ShareCapacity, time: float) -> None:
+    def add_stretches(self, lines: list[int], ends: list[float], needs: list[int], bad: list[bool],
+                      ranks: list[int]) -> None:
+        """The stretches to follow (by position: line number, end, instances needed, misconfigured, rank)."""
+        stretches, all_lines = self.stretches, self.lines
+        for number in range(len(lines)):
+            stretches.append(Stretch(number, all_lines[lines[number]], ends[number], needs[number], bad[number],
+                                     ranks[number]))
+        by_rank: list[Stretch | None] = [None] * len(stretches)
+        for wait in stretches:
+            by_rank[wait.rank] = wait
+        self.by_rank = [wait for wait in by_rank if wait is not None]
+
+    def flush(self, line: Line, time: float) -> None:
         """Charge the line's head from its ``since`` to ``time`` (nothing its cause depends on changed meanwhile)."""
-        head = self.heads.get(line)
-        if head is None:
+        if line.head is None:
             return
-        span = time - head.since
+        span = time - line.since
         if span <= 0:
             return
-        level = head.lendable_level
+        level = line.pool.idle
         lendable = level.integral + level.value * (time - level.since)
-        level = head.lender_idle_level
+        level = line.pool.lender_idle
         lender_idle = level.integral + level.value * (time - level.since)
-        level = head.environment_level
+        level = line.environment.idle
         idle = level.integral + level.value * (time - level.since)
-        needs_span, lendable_span = head.needs * span, lendable - head.lendable
-        lender_idle_span, idle_span, used_span = lender_idle - head.lender_idle, idle - head.environment_idle, \
-            head.used * span
-        head.seconds += span
-        head.s_needs += needs_span
-        head.s_lendable += lendable_span
-        head.s_lender_idle += lender_idle_span
-        head.s_environment_idle += idle_span
-        head.s_used += used_span
-        others = self.count[line] - 1
+        needs_span, lendable_span = line.needs * span, lendable - line.lendable_read
+        lender_idle_span, idle_span, used_span = lender_idle - line.lender_idle_read, idle - line.idle_read, \
+            line.used * span
+        line.seconds += span
+        line.s_needs += needs_span
+        line.s_lendable += lendable_span
+        line.s_lender_idle += lender_idle_span
+        line.s_idle += idle_span
+        line.s_used += used_span
+        others = line.count - 1
         if others:
-            head.behind += others * span
-            head.b_seconds += span * others
-            head.b_needs += needs_span * others
-            head.b_lendable += lendable_span * others
-            head.b_lender_idle += lender_idle_span * others
-            head.b_environment_idle += idle_span * others
-            head.b_used += used_span * others
-        head.since = time
-        head.lendable, head.lender_idle, head.environment_idle = lendable, lender_idle, idle
+            line.behind_now += others * span
+            line.b_seconds += span * others
+            line.b_needs += needs_span * others
+            line.b_lendable += lendable_span * others
+            line.b_lender_idle += lender_idle_span * others
+            line.b_idle += idle_span * others
+            line.b_used += used_span * others
+        line.since = time
+        line.lendable_read, line.lender_idle_read, line.idle_read = lendable, lender_idle, idle
 
-    def retire(self, line: ShareCapacity, head: Head) -> None:
-        """Add what ``head`` was charged (it is no longer the head, or waits for another cause from now)."""
-        seconds = head.seconds
-        if seconds <= 0:
+    def retire(self, line: Line) -> None:
+        """Add what the line's head was charged (it is no longer the head, or waits for another cause from now)."""
+        wait = line.head
+        seconds = line.seconds
+        if wait is None or seconds <= 0:
             return
-        sums = head.sums()
-        wait, cause = head.wait, head.cause
-        charged = wait.head
-        assert charged is not None
-        charged[cause] = charged.get(cause, 0.0) + seconds
-        wait.stint[cause] = wait.stint.get(cause, 0.0) + seconds
-        total = self.context[line][cause]
-        for position in range(6):
-            total[position] += sums[position]
-        if head.behind > 0:
-            self.behind[line][cause] += head.behind
-            so_far = self.blocked.get(wait)
-            if so_far is None:
-                self.first_blocked[wait] = self._blocked_count
-                self._blocked_count += 1
-                self.blocking[wait] = {}
-                so_far = 0.0
-            self.blocked[wait] = so_far + head.behind
-            total = self.blocking[wait].setdefault(cause, [0.0] * 6)
-            blocked = head.blocked_sums()
-            for position in range(6):
-                total[position] += blocked[position]
+        cause = line.cause
+        self.piece_stretch.append(wait.number)
+        self.piece_cause.append(cause)
+        self.piece_seconds.append(seconds)
+        self.piece_stint.append(wait.stint)
+        context = line.context
+        base = cause * FIGURES
+        if context[base] == 0.0:
+            line.context_order.append(cause)
+        context[base] += seconds
+        context[base + 1] += line.s_needs
+        context[base + 2] += line.s_lendable
+        context[base + 3] += line.s_lender_idle
+        context[base + 4] += line.s_idle
+        context[base + 5] += line.s_used
+        behind = line.behind_now
+        if behind > 0:
+            if line.behind[cause] == 0.0:
+                line.behind_order.append(cause)
+            line.behind[cause] += behind
+            blocking = wait.blocking
+            if blocking is None:
+                wait.first_blocked = self.blocked_count
+                self.blocked_count += 1
+                blocking = wait.blocking = {}
+            wait.blocked += behind
+            total = blocking.get(cause)
+            if total is None:
+                total = blocking[cause] = [0.0] * FIGURES
+            total[0] += line.b_seconds
+            total[1] += line.b_needs
+            total[2] += line.b_lendable
+            total[3] += line.b_lender_idle
+            total[4] += line.b_idle
+            total[5] += line.b_used
 
     def ended(self, wait: Stretch) -> None:
         """``wait`` is over (its head retired): whether it blocked its line most is known; its sums are let go."""
-        seconds = self.blocked.pop(wait, None)
-        if seconds is None:
+        sums = wait.blocking
+        if sums is None:
             return
-        order = self.first_blocked.pop(wait)
-        sums = self.blocking.pop(wait)
-        best = self.blockers.get(wait.line)
-        if best is None or seconds > best[0] or (seconds == best[0] and order < best[1]):
-            self.blockers[wait.line] = (seconds, order, wait, sums)
+        wait.blocking = None
+        line = wait.line
+        seconds, order = wait.blocked, wait.first_blocked
+        if line.blocker is None or seconds > line.blocker_seconds or (
+                seconds == line.blocker_seconds and order < line.blocker_order):
+            line.blocker, line.blocker_seconds, line.blocker_order, line.blocker_sums = wait, seconds, order, sums
 
-    def cause_of(self, line: ShareCapacity, wait: Stretch) -> Cause:
+    def cause_of(self, line: Line, wait: Stretch) -> int:
         """What ``wait``, the head of ``line``, waits for in the state now."""
-        index = wait.job
-        if index in self.misconfigured:
-            return Cause.MISCONFIGURED
-        return classify(line, self.instances[index], self.excess[id(line.pool)])
+        if wait.bad:
+            return MISCONFIGURED
+        return classify(line.share, wait.needs, line.pool.excess)
 
-    def place(self, line: ShareCapacity, wait: Stretch, time: float, cause: Cause) -> None:
+    def place(self, line: Line, wait: Stretch, time: float, cause: int) -> None:
         """``wait`` is the head of ``line`` from ``time`` on, waiting for ``cause``."""
         self.forget(line)
-        pool = line.pool
-        key = id(pool)
-        self.heads[line] = Head(wait, cause, self.instances[wait.job], time, self.lendable[key],
-                                self.lender_idle[key], self.idle[id(pool.env)])
-        if cause in _POOL_CAUSES:
-            self.pool_heads[key][line] = None
-        elif cause in _ENVIRONMENT_CAUSES:
-            self.environment_heads[id(pool.env)][line] = None
+        line.head, line.cause, line.needs, line.since, line.used = wait, cause, wait.needs, time, line.share.used
+        line.lendable_read = line.pool.idle.at(time)
+        line.lender_idle_read = line.pool.lender_idle.at(time)
+        line.idle_read = line.environment.idle.at(time)
+        line.seconds = line.s_needs = line.s_lendable = line.s_lender_idle = line.s_idle = line.s_used = 0.0
+        line.b_seconds = line.b_needs = line.b_lendable = line.b_lender_idle = line.b_idle = line.b_used = 0.0
+        line.behind_now = 0.0
+        if cause in (NOTHING_LENDABLE, LENDABLE_TAKEN):
+            line.pool.heads[line] = None
+        elif cause in (ENVIRONMENT_FULL, WAITING_FOR_RECLAIM):
+            line.environment.heads[line] = None
 
-    def forget(self, line: ShareCapacity) -> None:
-        head = self.heads.pop(line, None)
-        if head is not None:
-            self.retire(line, head)
-            self.pool_heads[id(line.pool)].pop(line, None)
-            self.environment_heads[id(line.pool.env)].pop(line, None)
+    def forget(self, line: Line) -> None:
+        if line.head is not None:
+            self.retire(line)
+            line.pool.heads.pop(line, None)
+            line.environment.heads.pop(line, None)
+            line.head = None
 
     def finish(self) -> None:
         """Retire the heads still waiting and end their stretches (every stretch has ended by the report time, so
         normally none)."""
-        for line in list(self.heads):
+        for line in self.lines:
             self.forget(line)
-        for wait in list(self.blocked):
+        blocking = sorted((wait for wait in self.stretches if wait.blocking is not None),
+                          key=lambda wait: wait.first_blocked)
+        for wait in blocking:
             self.ended(wait)
 
-    def levels_changed(self, pool: Pool, time: float) -> None:
-        """After a change of ``pool``'s counters, the integrals carry on from the new values."""
-        self.lendable[id(pool)].set(time, max(0, pool.free_lendable))
-        self.lender_idle[id(pool)].set(time, pool.lender_idle)
+    def levels_changed(self, line: Line, time: float) -> None:
+        """After a change of the counters of ``line``'s pool, the integrals carry on from the new values."""
+        pool = line.share.pool
+        line.pool.idle.set(time, max(0, pool.free_lendable))
+        line.pool.lender_idle.set(time, pool.lender_idle)
         env = pool.env
-        self.idle[id(env)].set(time, max(0, env.capacity - env.used))
+        line.environment.idle.set(time, max(0, env.capacity - env.used))
 
-    def instant(self, time: float, usage: list[tuple[ShareCapacity, int]], limits: list[ShareCapacity],
-                starts: list[Stretch], ends: list[Stretch]) -> None:
-        """One instant: the heads whose own share or line changes charged up to it, the changes applied, then the
-        heads whose cause may have changed looked at again (and charged up to now first, where it did)."""
-        own: dict[ShareCapacity, None] = {}  # its share's use or its line changes: charged now, whatever follows
-        lines: dict[ShareCapacity, None] = {}  # its line changes: its head may change
-        again: dict[ShareCapacity, None] = {}  # its pool or environment changes: its head's cause may change
-        for share, _ in usage:
-            own[share] = None
-            again.update(self.pool_heads[id(share.pool)])
-            again.update(self.environment_heads[id(share.pool.env)])
-        for share in limits:
-            again.update(dict.fromkeys(share.pool.shares))
-        for wait in starts:
-            lines[wait.line] = None
-        for wait in ends:
-            lines[wait.line] = None
-        own.update(lines)
+    def instant(self, time: float) -> None:
+        """One instant (its events in ``usage_lines``/``usage_used``, ``limits``, ``starts`` and ``ends``): the heads
+        whose own share or line changes charged up to it, the changes applied, then the heads whose cause may have
+        changed looked at again (and charged up to now first, where it did)."""
+        epoch = self.epoch = self.epoch + 1
+        own, changed, again = self.own, self.changed, self.again
+        own.clear()  # its share's use or its line changes: charged now, whatever follows
+        changed.clear()  # its line changes: its head may change
+        again.clear()  # its pool or environment changes: its head's cause may change
+        for line in self.usage_lines:
+            if line.own_mark != epoch:
+                line.own_mark = epoch
+                own.append(line)
+            for other in line.pool.heads:
+                if other.again_mark != epoch:
+                    other.again_mark = epoch
+                    again.append(other)
+            for other in line.environment.heads:
+                if other.again_mark != epoch:
+                    other.again_mark = epoch
+                    again.append(other)
+        for line in self.limits:
+            for other in line.pool_lines:
+                if other.again_mark != epoch:
+                    other.again_mark = epoch
+                    again.append(other)
+        for wait in self.starts:
+            line = wait.line
+            if line.line_mark != epoch:
+                line.line_mark = epoch
+                changed.append(line)
+        for wait in self.ends:
+            line = wait.line
+            if line.line_mark != epoch:
+                line.line_mark = epoch
+                changed.append(line)
+        for line in changed:
+            if line.own_mark != epoch:
+                line.own_mark = epoch
+                own.append(line)
         for line in own:
             self.flush(line, time)
-        above = self.excess
-        for share, used in usage:
+        usage_used = self.usage_used
+        for position, line in enumerate(self.usage_lines):
+            share, used = line.share, usage_used[position]
             limit = share.limit
-            above[id(share.pool)] += max(0, used - limit) - max(0, share.used - limit)
+            line.pool.excess += max(0, used - limit) - max(0, share.used - limit)
             share.pool.adjust(share, used - share.used)
-            self.levels_changed(share.pool, time)
-        for share in limits:
-            recount(share.pool)
-            above[id(share.pool)] = excess(share.pool)
-            self.levels_changed(share.pool, time)
-        active, count, heaps, heads = self.active, self.count, self.heaps, self.heads
-        for wait in starts:
-            active[wait] = None
-            count[wait.line] += 1
-            heapq.heappush(heaps[wait.line], wait.rank)
-        for wait in ends:
-            if wait in active:
-                del active[wait]
-                count[wait.line] -= 1
+            self.levels_changed(line, time)
+        for line in self.limits:
+            recount(line.share.pool)
+            line.pool.excess = excess(line.share.pool)
+            self.levels_changed(line, time)
+        for wait in self.starts:
+            wait.active = True
+            line = wait.line
+            line.count += 1
+            heapq.heappush(line.heap, wait.rank)
+        for wait in self.ends:
+            if wait.active:
+                wait.active = False
+                wait.line.count -= 1
         by_rank = self.by_rank
-        for line in lines:
-            heap = heaps[line]
-            while heap and by_rank[heap[0]] not in active:
+        for line in changed:
+            heap = line.heap
+            while heap and not by_rank[heap[0]].active:
                 heapq.heappop(heap)
             if not heap:
                 self.forget(line)
-                own.pop(line, None)
-                again.pop(line, None)
-            elif line not in heads or heads[line].wait is not by_rank[heap[0]]:
+                line.own_mark = line.again_mark = -1
+            elif line.head is not by_rank[heap[0]]:
                 wait = by_rank[heap[0]]
-                if wait.head is None:
-                    wait.head = {}
-                wait.stint = {}
+                wait.stint = self.stints
+                self.stints += 1
                 wait.head_since = time
                 self.place(line, wait, time, self.cause_of(line, wait))
-                own.pop(line, None)
-                again.pop(line, None)
+                line.own_mark = line.again_mark = -1
         for line in own:  # charged up to now: a new head where its cause changed, else its share's use as now
-            head = heads.get(line)
-            if head is not None:
-                again.pop(line, None)
-                cause = self.cause_of(line, head.wait)
-                if cause is head.cause:
-                    head.used = line.used
+            head = line.head
+            if line.own_mark == epoch and head is not None:
+                line.again_mark = -1
+                cause = self.cause_of(line, head)
+                if cause == line.cause:
+                    line.used = line.share.used
                 else:
-                    self.place(line, head.wait, time, cause)
+                    self.place(line, head, time, cause)
         for line in again:  # nothing of its own changed: charged and replaced only if its cause changed
-            head = heads.get(line)
-            if head is not None:
-                cause = self.cause_of(line, head.wait)
-                if cause is not head.cause:
+            head = line.head
+            if line.again_mark == epoch and head is not None:
+                cause = self.cause_of(line, head)
+                if cause != line.cause:
                     self.flush(line, time)
-                    self.place(line, head.wait, time, cause)
-        for wait in ends:
+                    self.place(line, head, time, cause)
+        for wait in self.ends:
             self.ended(wait)
 
 
-def run(sweep: Sweep, times: list[float], kinds: list[int], numbers: list[int], numbered: list[ShareCapacity],
-        who: list[int], used_after: list[int], changes: list[Any], waits: list[Stretch]) -> None:
-    """The events in order (``times``, ``kinds``, ``numbers``: sorted by time, then kind, then number; a number
-    is a position in the usage log, in ``changes`` or in ``waits``), one ``Sweep.instant`` per instant."""
-    instant = sweep.instant
+def run(sweep: Sweep, times: list[float], codes: list[int], who: list[int], used_after: list[int],
+        changes: list[tuple[int, int, bool]]) -> None:
+    """The events in order (``times`` and ``codes``, sorted by time, then kind, then number; see ``KINDS``), one
+    ``Sweep.instant`` per instant. ``who``/``used_after``: the usage log (line number, instances used after);
+    ``changes``: the limit changes (line number, limit, lends)."""
+    lines, stretches = sweep.lines, sweep.stretches
+    usage_lines, usage_used, limits, starts, ends = (sweep.usage_lines, sweep.usage_used, sweep.limits, sweep.starts,
+                                                     sweep.ends)
     position, total = 0, len(times)
     while position < total:
         time = times[position]
-        usage: list[tuple[ShareCapacity, int]] = []
-        limits: list[ShareCapacity] = []
-        starts: list[Stretch] = []
-        ends: list[Stretch] = []
+        usage_lines.clear()
+        usage_used.clear()
+        limits.clear()
+        starts.clear()
+        ends.clear()
         while position < total and times[position] == time:
-            kind, number = kinds[position], numbers[position]
+            code = codes[position]
+            kind, number = code % KINDS, code // KINDS
             position += 1
             if kind == USAGE:
-                usage.append((numbered[who[number]], used_after[number]))
+                usage_lines.append(lines[who[number]])
+                usage_used.append(used_after[number])
             elif kind == LIMIT:
-                change = changes[number]
-                share = numbered[change.number]
-                share.limit, share.lends = change.limit, change.lends  # counters recounted in ``instant``
-                limits.append(share)
+                line_number, limit, lends = changes[number]
+                line = lines[line_number]
+                line.share.limit, line.share.lends = limit, lends  # counters recounted in ``instant``
+                limits.append(line)
             elif kind == START:
-                starts.append(waits[number])
+                starts.append(stretches[number])
             else:
-                ends.append(waits[number])
-        instant(time, usage, limits, starts, ends)
+                ends.append(stretches[number])
+        sweep.instant(time)
     sweep.finish()

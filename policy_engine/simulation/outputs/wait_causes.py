@@ -21,7 +21,7 @@ a job waited (its final priority orders its line), and in-share preemption held 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -29,9 +29,8 @@ import numpy as np
 
 from policy_engine.simulation.causes import WAIT_CAUSES, Cause
 from policy_engine.simulation.core import placement, wait_sweep
-from policy_engine.simulation.core.capacity import Pool, ShareCapacity, build_pools
+from policy_engine.simulation.core.capacity import build_pools
 from policy_engine.simulation.core.jobs import CAPACITY_INSUFFICIENT, PREEMPTED, Status
-from policy_engine.simulation.core.wait_sweep import END, LIMIT, START, USAGE, Stretch, Sweep
 from policy_engine.simulation.outputs.results import job_timelines
 from policy_engine.simulation.outputs.wait_orders import DEFAULT_ORDER, ORDERS, AttributionOrder
 from policy_engine.simulation.time_limits import queue_actions
@@ -123,26 +122,54 @@ class WaitCauses:
 _WAITED_TO_THE_END = frozenset({Status.RUNNABLE.value, Status.FAILED.value})
 #: read once per stretch: bound here (an enum member's attribute lookup costs a call)
 _FAILED = Status.FAILED.value
-_MISCONFIGURED, _REQUEUED, _BEHIND, _TIMED = (Cause.MISCONFIGURED, Cause.REQUEUED_AFTER_PREEMPTION, Cause.BEHIND_HEAD,
-                                              Cause.TIME_LIMIT_ACTION_PENDING)
+#: the charged causes numbered as ``WAIT_CAUSES`` lists them, and the sweep's head causes among them
+_NUMBER = {cause: number for number, cause in enumerate(WAIT_CAUSES)}
+_HEAD_NUMBER = np.array([_NUMBER[cause] for cause in wait_sweep.HEAD_CAUSES], dtype=np.int64)
+_BEHIND = _NUMBER[Cause.BEHIND_HEAD]
 
 
-def _stretches(index: int, record: Timeline, line: ShareCapacity, now: float) -> list[Stretch]:
-    """When the job was RUNNABLE: to its first attempt, between attempts, and after the last until it ended."""
-    out: list[Stretch] = []
-    since, requeued = record.submitted_at, False
-    on_capacity = False
-    for attempt in record.attempts:
-        if attempt.start > since:
-            out.append(Stretch(index, line, since, attempt.start, requeued))
-        if attempt.end is None:
-            on_capacity = True
-            break
-        since, requeued = attempt.end, attempt.outcome == PREEMPTED
-    if not on_capacity and record.status in _WAITED_TO_THE_END:
-        end = now if record.finished_at is None else record.finished_at
-        if end > since:
-            out.append(Stretch(index, line, since, end, requeued))
+class _Stretches(NamedTuple):
+    """The waiting stretches of a run, one entry per stretch in each list (a job's stretches in order, jobs in
+    record order), and what the charge needs of each record."""
+
+    job: list[int]
+    line: list[int]
+    start: list[float]
+    end: list[float]
+    requeued: list[bool]
+    #: per line number: attempts preempted while borrowed, and own ones
+    preempted: list[list[int]]
+
+
+def _stretches(records: list[Timeline], line_of: dict[tuple[str, str], int], lines: int, now: float) -> _Stretches:
+    """When each job was RUNNABLE: to its first attempt, between attempts, and after the last until it ended."""
+    out = _Stretches([], [], [], [], [], [[0, 0] for _ in range(lines)])
+    jobs, line_numbers, starts, ends, requeues, preempted = out
+    for index, record in enumerate(records):
+        line = line_of[(record.share, record.instance_type)]
+        since, requeued = record.submitted_at, False
+        on_capacity = False
+        for attempt in record.attempts:
+            if attempt.start > since:
+                jobs.append(index)
+                line_numbers.append(line)
+                starts.append(since)
+                ends.append(attempt.start)
+                requeues.append(requeued)
+            if attempt.end is None:
+                on_capacity = True
+                break
+            since, requeued = attempt.end, attempt.outcome == PREEMPTED
+            if requeued:
+                preempted[line][0 if attempt.borrowed else 1] += 1
+        if not on_capacity and record.status in _WAITED_TO_THE_END:
+            end = now if record.finished_at is None else record.finished_at
+            if end > since:
+                jobs.append(index)
+                line_numbers.append(line)
+                starts.append(since)
+                ends.append(end)
+                requeues.append(requeued)
     return out
 
 
@@ -153,156 +180,163 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
         raise ValueError("the simulation was run without SimulationSettings(usage_log=True)")
     policy = ORDERS[order] if isinstance(order, str) else order
     pools = build_pools(topology)
-    lines = {(s.share_id, s.instance_type): s for pool in pools for s in pool.shares}
+    sweep = wait_sweep.Sweep(pools)
+    line_of = {(line.share.share_id, line.share.instance_type): line.number for line in sweep.lines}
     now = result.time
     records = list(job_timelines(result.jobs))
-    waits: list[Stretch] = []
+    waits = _stretches(records, line_of, len(sweep.lines), now)
+    job = np.array(waits.job, dtype=np.int64)
+    line = np.array(waits.line, dtype=np.int64)
+    instances = np.array([record.instances for record in records], dtype=np.int64)
+    # misconfigured: asked once per line and size among the jobs that waited
     misconfigured: dict[int, str] = {}
-    cache: dict[tuple[ShareCapacity, int], str] = {}
-    preempted: defaultdict[ShareCapacity, list[int]] = defaultdict(lambda: [0, 0])
-    for index, record in enumerate(records):
-        line = lines[(record.share, record.instance_type)]
-        stretches = _stretches(index, record, line, now)
-        waits.extend(stretches)
-        for attempt in record.attempts:
-            if attempt.outcome == PREEMPTED:
-                preempted[line][0 if attempt.borrowed else 1] += 1
-        if stretches:
-            key = (line, record.instances)
-            if key not in cache:
-                cache[key] = placement.misconfiguration(line.pool, line, record.instances)
-            if cache[key]:
-                misconfigured[index] = cache[key]
+    if len(job):
+        waited_jobs = np.unique(job)
+        pairs, inverse = np.unique(np.stack((line[np.searchsorted(job, waited_jobs)], instances[waited_jobs])),
+                                   axis=1, return_inverse=True)
+        reasons = [placement.misconfiguration(sweep.lines[number].share.pool, sweep.lines[number].share, size)
+                   for number, size in pairs.T.tolist()]
+        for position in np.flatnonzero(np.array([bool(reason) for reason in reasons])[inverse.ravel()]).tolist():
+            misconfigured[int(waited_jobs[position])] = reasons[int(inverse.ravel()[position])]
+    bad_job = np.zeros(len(records), dtype=bool)
+    bad_job[list(misconfigured)] = True
     # --- one sweep over time: usage changes, limit changes, stretches starting and ending ------------------------
     log = result.usage
-    numbered = [lines[(s.share, s.instance_type)] for s in log.shares]
+    logged_line = np.array([line_of[(s.share, s.instance_type)] for s in log.shares], dtype=np.int64)
+    usage_count, change_count, wait_count = len(log), len(log.limit_changes), len(job)
+    start = np.array(waits.start, dtype=np.float64)
+    end = np.array(waits.end, dtype=np.float64)
     # the events by time, then kind, then position in their list (as tuples of those would sort), by numpy
-    usage_count, change_count, wait_count = len(log), len(log.limit_changes), len(waits)
     times = np.concatenate((np.frombuffer(log.times, dtype=np.float64) if usage_count else np.empty(0),
-                            np.array([c.time for c in log.limit_changes], dtype=np.float64),
-                            np.array([w.start for w in waits], dtype=np.float64),
-                            np.array([w.end for w in waits], dtype=np.float64)))
-    kinds = np.repeat(np.array([USAGE, LIMIT, START, END], dtype=np.int64),
-                      [usage_count, change_count, wait_count, wait_count])
+                            np.array([c.time for c in log.limit_changes], dtype=np.float64), start, end))
+    kinds = np.repeat(np.array([wait_sweep.USAGE, wait_sweep.LIMIT, wait_sweep.START, wait_sweep.END],
+                               dtype=np.int64), [usage_count, change_count, wait_count, wait_count])
     numbers = np.concatenate((np.arange(usage_count), np.arange(change_count), np.arange(wait_count),
                               np.arange(wait_count)))
     ordered = np.lexsort((numbers, kinds, times))
-    sweep = Sweep(pools, misconfigured, [record.instances for record in records])
     # a line's order (priority, then submission, then workload order; a job's own stretches by their start) as one
     # rank per stretch, so that the sweep's heaps compare integers
-    jobs = np.array([w.job for w in waits], dtype=np.int64)
-    by_rank = np.lexsort((times[usage_count + change_count:usage_count + change_count + wait_count], jobs,
-                          np.array([records[i].submitted_at for i in jobs.tolist()], dtype=np.float64),
-                          -np.array([records[i].priority for i in jobs.tolist()], dtype=np.int64)))
-    sweep.by_rank = [waits[i] for i in by_rank.tolist()]
-    for rank, wait in enumerate(sweep.by_rank):
-        wait.rank = rank
-    wait_sweep.run(sweep, times[ordered].tolist(), kinds[ordered].tolist(), numbers[ordered].tolist(), numbered,
-                   log.who.tolist(), log.used.tolist(), list(log.limit_changes), waits)
-    return _charge(result, topology, policy, pools, records, waits, misconfigured, sweep.behind, sweep.blockers,
-                   sweep.context, preempted)
+    priority = np.array([record.priority for record in records], dtype=np.int64)
+    submitted = np.array([record.submitted_at for record in records], dtype=np.float64)
+    by_rank = np.lexsort((start, job, submitted[job], -priority[job]))
+    rank = np.empty(wait_count, dtype=np.int64)
+    rank[by_rank] = np.arange(wait_count)
+    sweep.add_stretches(waits.line, waits.end, instances[job].tolist(), bad_job[job].tolist(), rank.tolist())
+    who = logged_line[np.frombuffer(log.who, dtype=np.int64)] if usage_count else np.empty(0, dtype=np.int64)
+    wait_sweep.run(sweep, times[ordered].tolist(), (numbers[ordered] * wait_sweep.KINDS + kinds[ordered]).tolist(),
+                   who.tolist(), log.used.tolist(),
+                   [(int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes])
+    return _charge(result, topology, policy, sweep, records, waits, job, line, start, end, misconfigured)
 
 
-def _timer_ended(wait: Stretch, record: Timeline, misconfigured: str,
+def _timer_ended(wait: wait_sweep.Stretch, record: Timeline, end: float, queue: str, misconfigured: str,
                  actions: dict[str, dict[str, float]]) -> bool:
     """Whether a ``jobStateTimeLimitActions`` timer ended this stretch: the job failed as it ended, the head of its
     line for exactly the action's ``maxTimeSeconds`` (a timer starts when a job becomes the head)."""
-    if record.status != _FAILED or record.finished_at != wait.end or wait.head is None:
+    if record.status != _FAILED or record.finished_at != end or wait.stint < 0:
         return False
-    limit = actions.get(wait.line.queue.name, {}).get(misconfigured or CAPACITY_INSUFFICIENT)
+    limit = actions.get(queue, {}).get(misconfigured or CAPACITY_INSUFFICIENT)
     if limit is None:
         return False
-    return abs((wait.end - wait.head_since) - limit) <= _TIMER_TOLERANCE * max(1.0, limit)
+    return abs((end - wait.head_since) - limit) <= _TIMER_TOLERANCE * max(1.0, limit)
 
 
-def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrder, pools: list[Pool],
-            records: list[Timeline], waits: list[Stretch], misconfigured: dict[int, str],
-            behind: Mapping[ShareCapacity, Mapping[Cause, float]],
-            most_blocking: Mapping[ShareCapacity, tuple[float, int, Stretch, dict[Cause, list[float]]]],
-            context: Mapping[ShareCapacity, Mapping[Cause, list[float]]], preempted: Mapping[ShareCapacity, list[int]]
-            ) -> WaitCauses:
+def _choices(policy: AttributionOrder) -> np.ndarray:
+    """The cause charged (a ``WAIT_CAUSES`` number), by what held: ``[misconfigured, requeued, the line's cause (a
+    ``WAIT_CAUSES`` number), a time-limit action pending]``."""
+    table = np.zeros((2, 2, len(WAIT_CAUSES), 2), dtype=np.int64)
+    for cause in (*wait_sweep.HEAD_CAUSES, Cause.BEHIND_HEAD):
+        for bad in (0, 1):
+            for requeued in (0, 1):
+                for timed in (0, 1):
+                    holding = {cause}
+                    if bad:
+                        holding.add(Cause.MISCONFIGURED)
+                    if requeued:
+                        holding.add(Cause.REQUEUED_AFTER_PREEMPTION)
+                    if timed:
+                        holding.add(Cause.TIME_LIMIT_ACTION_PENDING)
+                    table[bad, requeued, _NUMBER[cause], timed] = _NUMBER[policy.choose(frozenset(holding))]
+    return table
+
+
+def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrder, sweep: wait_sweep.Sweep,
+            records: list[Timeline], waits: _Stretches, job: np.ndarray, line: np.ndarray, start: np.ndarray,
+            end: np.ndarray, misconfigured: dict[int, str]) -> WaitCauses:
     """Each stretch's pieces (behind its head; as the head, per cause) charged by the policy, per share and job."""
+    lines, causes = len(sweep.lines), len(WAIT_CAUSES)
+    stretch_count = len(job)
+    # a stretch ended by a time-limit action: its last stint as the head (the timer ran all of it) is charged to it
     actions = {queue: {reason: float(action.max_time_seconds) for reason, action in by_reason.items()}
                for queue, by_reason in queue_actions(topology).items()}
-    #: the cause charged, by what held: (misconfigured, requeued, the line's cause, a time-limit action pending)
-    chosen: dict[tuple[bool, bool, Cause, bool], Cause] = {}
-
-    def choose(misconfigured: bool, requeued: bool, cause: Cause, timed: bool) -> Cause:
-        holding = {cause}
-        if misconfigured:
-            holding.add(_MISCONFIGURED)
-        if requeued:
-            holding.add(_REQUEUED)
-        if timed:
-            holding.add(_TIMED)
-        charged = chosen[(misconfigured, requeued, cause, timed)] = policy.choose(frozenset(holding))
-        return charged
-
-    by_share: defaultdict[ShareCapacity, defaultdict[Cause, float]] = defaultdict(lambda: defaultdict(float))
-    totals: defaultdict[ShareCapacity, float] = defaultdict(float)
-    waited: defaultdict[ShareCapacity, set[int]] = defaultdict(set)
-    per_job: dict[int, dict[Cause, float]] = {}
-    time_limited: defaultdict[ShareCapacity, set[int]] = defaultdict(set)
-    empty: dict[Cause, float] = {}
-    for wait in waits:
-        index = wait.job
-        length = wait.end - wait.start
-        bad = index in misconfigured
-        requeued = wait.requeued
-        head = wait.head or empty
-        line = wait.line
-        timer = _timer_ended(wait, records[index], misconfigured.get(index, ""), actions)
-        if timer:
-            time_limited[line].add(index)
-        totals[line] += length
-        waited[line].add(index)
-        job = per_job.get(index)
-        if job is None:
-            job = per_job[index] = {}
-        share = by_share[line]
-        # as the head: the last stint ended by a time-limit action (its timer ran all of it), the rest; then behind
-        stint = wait.stint
-        for cause, seconds in head.items():
-            if timer:
-                seconds -= stint.get(cause, 0.0)
-            if seconds > 0:
-                charged = chosen.get((bad, requeued, cause, False)) or choose(bad, requeued, cause, False)
-                share[charged] += seconds
-                job[charged] = job.get(charged, 0.0) + seconds
-        if timer:
-            for cause, seconds in stint.items():
-                if seconds > 0:
-                    charged = chosen.get((bad, requeued, cause, True)) or choose(bad, requeued, cause, True)
-                    share[charged] += seconds
-                    job[charged] = job.get(charged, 0.0) + seconds
-        rest = length - sum(head.values())
-        if rest > 0:
-            charged = chosen.get((bad, requeued, _BEHIND, False)) or choose(bad, requeued, _BEHIND, False)
-            share[charged] += rest
-            job[charged] = job.get(charged, 0.0) + rest
-    rank = {cause: position for position, cause in enumerate(policy.order)}
+    timer = np.zeros(stretch_count, dtype=bool)
+    if actions:
+        failed = np.array([record.status == _FAILED for record in records], dtype=bool)
+        for number in np.flatnonzero(failed[job]).tolist() if stretch_count else []:
+            wait, index = sweep.stretches[number], waits.job[number]
+            timer[number] = _timer_ended(wait, records[index], waits.end[number], wait.line.share.queue.name,
+                                         misconfigured.get(index, ""), actions)
+    last_stint = np.array([wait.stint for wait in sweep.stretches], dtype=np.int64)
+    piece = np.array(sweep.piece_stretch, dtype=np.int64)
+    seconds = np.array(sweep.piece_seconds, dtype=np.float64)
+    timed = timer[piece] & (np.array(sweep.piece_stint, dtype=np.int64) == last_stint[piece])
+    # behind its head: the rest of each stretch
+    rest = (end - start) - np.bincount(piece, weights=seconds, minlength=stretch_count)
+    behind = np.flatnonzero(rest > 0)
+    piece = np.concatenate((piece, behind))
+    seconds = np.concatenate((seconds, rest[behind]))
+    held = np.concatenate((_HEAD_NUMBER[np.array(sweep.piece_cause, dtype=np.int64)],
+                           np.full(len(behind), _BEHIND, dtype=np.int64)))
+    timed = np.concatenate((timed, np.zeros(len(behind), dtype=bool)))
+    bad = np.zeros(len(records), dtype=bool)
+    bad[list(misconfigured)] = True
+    requeued = np.array(waits.requeued, dtype=bool)
+    charged = _choices(policy)[bad[job[piece]].astype(np.int64), requeued[piece].astype(np.int64), held,
+                               timed.astype(np.int64)]
+    by_share = np.bincount(line[piece] * causes + charged, weights=seconds, minlength=lines * causes
+                           ).reshape(lines, causes)
+    totals = np.bincount(line, weights=end - start, minlength=lines)
+    # per job that waited: the cause it waited longest for (the first in the policy's order among equals)
+    waited_jobs, inverse = np.unique(job, return_inverse=True)
+    rank = np.array([policy.order.index(cause) for cause in WAIT_CAUSES], dtype=np.int64)
+    per_job = np.bincount(inverse[piece] * causes + rank[charged], weights=seconds,
+                          minlength=len(waited_jobs) * causes).reshape(len(waited_jobs), causes)
+    charged_any = np.bincount(inverse[piece], minlength=len(waited_jobs)) > 0
+    by_rank = np.array([*policy.order, None], dtype=object)
+    longest = np.where(charged_any, per_job.argmax(axis=1), causes)
     job_causes: list[Cause | None] = [None] * len(records)
-    for index, charged_seconds in per_job.items():
-        if charged_seconds:
-            job_causes[index] = min(charged_seconds, key=lambda c: (-charged_seconds[c], rank[c]))
-    blockers: dict[ShareCapacity, Blocker] = {}
-    for line, (seconds, _, wait, blocking) in most_blocking.items():
-        cause, sums = max(blocking.items(), key=lambda item: item[1][0])
-        blockers[line] = Blocker(result.jobs[wait.job].name, records[wait.job].instances, seconds, cause,
-                                 _context(sums))
+    for index, cause in zip(waited_jobs.tolist(), by_rank[longest].tolist(), strict=True):
+        job_causes[index] = cause
+    waited_lines = line[np.searchsorted(job, waited_jobs)] if stretch_count else line
+    jobs_waited = np.bincount(waited_lines, minlength=lines)
+    timed_jobs = np.unique(job[timer])
+    time_limited = np.bincount(line[np.searchsorted(job, timed_jobs)], minlength=lines) if len(timed_jobs) else \
+        np.zeros(lines, dtype=np.int64)
+    sizes: dict[int, list[int]] = defaultdict(list)
+    for index in misconfigured:
+        sizes[int(line[np.searchsorted(job, index)])].append(records[index].instances)
     shares = []
-    for pool in pools:
-        for line in pool.shares:
-            sizes = [records[i].instances for i in waited[line] if i in misconfigured]
-            shares.append(ShareWaits(
-                share=line.share_id, instance_type=line.instance_type, strategy=line.model.strategy,
-                limit=line.model.capacity.get(line.instance_type, 0), ceiling=line.model.ceiling(line.instance_type),
-                jobs_waited=len(waited[line]), wait_seconds=totals[line],
-                by_cause={c: s for c, s in by_share[line].items() if s > 0},
-                behind_by_head_cause=dict(behind.get(line, {})), blocker=blockers.get(line),
-                context={c: _context(v) for c, v in context.get(line, {}).items() if v[0] > 0},
-                preempted_borrowed=preempted[line][0] if line in preempted else 0,
-                preempted_own=preempted[line][1] if line in preempted else 0,
-                misconfigured_jobs=len(sizes), largest_misconfigured=max(sizes, default=0),
-                time_limited_jobs=len(time_limited[line])))
+    for item, charged_seconds, total, count, limited in zip(sweep.lines, by_share.tolist(), totals.tolist(),
+                                                             jobs_waited.tolist(), time_limited.tolist(), strict=True):
+        share = item.share
+        blocker = None
+        if item.blocker is not None:
+            number, sums = max(item.blocker_sums.items(), key=lambda entry: entry[1][0])
+            index = waits.job[item.blocker.number]
+            blocker = Blocker(result.jobs[index].name, records[index].instances, item.blocker_seconds,
+                              wait_sweep.HEAD_CAUSES[number], _context(sums))
+        figures = wait_sweep.FIGURES
+        context = {wait_sweep.HEAD_CAUSES[number]: _context(item.context[number * figures:(number + 1) * figures])
+                   for number in item.context_order}
+        preempted = waits.preempted[item.number]
+        shares.append(ShareWaits(
+            share=share.share_id, instance_type=share.instance_type, strategy=share.model.strategy,
+            limit=share.model.capacity.get(share.instance_type, 0), ceiling=share.model.ceiling(share.instance_type),
+            jobs_waited=count, wait_seconds=total,
+            by_cause={cause: value for cause, value in zip(WAIT_CAUSES, charged_seconds, strict=True) if value > 0},
+            behind_by_head_cause={wait_sweep.HEAD_CAUSES[number]: item.behind[number]
+                                  for number in item.behind_order},
+            blocker=blocker, context=context, preempted_borrowed=preempted[0], preempted_own=preempted[1],
+            misconfigured_jobs=len(sizes[item.number]), largest_misconfigured=max(sizes[item.number], default=0),
+            time_limited_jobs=limited))
     return WaitCauses(policy.name, shares, job_causes)
