@@ -14,11 +14,13 @@ it finds goes out as flat lists, one entry per piece of a head's wait (``Sweep.p
 from __future__ import annotations
 
 import heapq
-from typing import Final
+from collections.abc import Iterable
+from typing import Any, Final
 
 from policy_engine.simulation.causes import Cause
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import EnvironmentType, Pool, ShareCapacity
+from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Status
 
 #: What a line's head waits for, numbered for the sweep's flat tables (``HEAD_CAUSES[number]``).
 HEAD_CAUSES: Final = (Cause.MISCONFIGURED, Cause.WAITING_FOR_RECLAIM, Cause.ENVIRONMENT_FULL, Cause.NOTHING_LENDABLE,
@@ -40,6 +42,77 @@ LIMIT: Final = 1
 START: Final = 2
 END: Final = 3
 KINDS: Final = 4
+
+
+#: A job's status as read from its record or the engine (a ``Status``, equal to its value)
+_SUCCEEDED: Final = Status.SUCCEEDED.value
+_RUNNABLE: Final = Status.RUNNABLE.value
+_FAILED: Final = Status.FAILED.value
+
+
+class Waiting:
+    """The waiting stretches of a run, one entry per stretch in each list (a job's in order, jobs in record
+    order): when a job was RUNNABLE, to its first attempt, between attempts, and after the last until it ended."""
+
+    def __init__(self, lines: int) -> None:
+        self.job: list[int] = []
+        self.line: list[int] = []
+        self.start: list[float] = []
+        self.end: list[float] = []
+        #: it follows a preempted attempt
+        self.requeued: list[bool] = []
+        #: its job's instances, priority (as the run ended) and submission
+        self.needs: list[int] = []
+        self.priority: list[int] = []
+        self.submitted: list[float] = []
+        #: it ended as its job failed (a time-limit action may have ended it)
+        self.failed: list[bool] = []
+        #: per line number: its attempts preempted while borrowed (``2 * line``) and own ones (``2 * line + 1``)
+        self.preempted = [0] * (2 * lines)
+
+    def add(self, job: int, line: int, start: float, end: float, requeued: bool, spec: Any, priority: int,
+            failed: bool) -> None:
+        self.job.append(job)
+        self.line.append(line)
+        self.start.append(start)
+        self.end.append(end)
+        self.requeued.append(requeued)
+        self.needs.append(spec.instances)
+        self.priority.append(priority)
+        self.submitted.append(spec.submit_at)
+        self.failed.append(failed)
+
+
+def read_waits(timelines: Iterable[tuple[Any, Any, Any, Any, Any, Any, Any]], line_of: dict[tuple[str, str], int],
+               lines: int, now: float) -> Waiting:
+    """The stretches of every job's timeline (``outputs.results.Timeline``); ``line_of``: line numbers by (share,
+    instance type); ``now``: the report time (a job still waiting waits until then)."""
+    out = Waiting(lines)
+    preempted = out.preempted
+    index = -1
+    for spec, priority, status, finished_at, ended, attempt_start, _ in timelines:
+        index += 1
+        line = line_of[(spec.share, spec.instance_type)]
+        since: float = spec.submit_at
+        requeued = False
+        for attempt in ended:
+            start: float = attempt.start
+            if start > since:
+                out.add(index, line, since, start, requeued, spec, priority, False)
+            since = attempt.end
+            requeued = attempt.outcome == PREEMPTED
+            if requeued:
+                preempted[2 * line + (0 if attempt.borrowed else 1)] += 1
+        if status == _SUCCEEDED or status in ACTIVE:
+            last: float = attempt_start
+            if last > since:
+                out.add(index, line, since, last, requeued, spec, priority, False)
+        elif status in (_RUNNABLE, _FAILED):
+            end: float = now if finished_at is None else finished_at
+            if end > since:
+                failed = status == _FAILED and finished_at is not None
+                out.add(index, line, since, end, requeued, spec, priority, failed)
+    return out
 
 
 def recount(pool: Pool) -> None:

@@ -11,9 +11,10 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
 
-from policy_engine.simulation.core.jobs import FINAL, AttemptRecord, Job, JobSpec, Status, attempts
+from policy_engine.simulation.core.jobs import ACTIVE, FINAL, AttemptRecord, Job, JobSpec, Status, attempts
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.outputs.capacity_hours import CapacityHours, capacity_hours
 from policy_engine.simulation.outputs.metrics import ShareMetrics, share_metrics, summary
@@ -111,26 +112,23 @@ def _record(spec: JobSpec, priority: int, status: Status, reason: str, started_a
                             attempts(ended, status, attempt_start, finished_at, borrowed)))
 
 
-class Timeline(NamedTuple):
-    """The fields of a job's record its waits are read from (``outputs.wait_causes``): ``job_timelines`` gives
-    them without building the record (its reason's wording, its wait), a third of the cost at a million jobs."""
+#: A job's timeline: what its record's attempts are built from (``jobs.attempts``), without its reason's wording or
+#: its wait: ``(spec, priority, status, finished_at, ended attempts, last attempt's start, placed borrowed)``. What
+#: ``outputs.wait_causes`` reads, a third of the cost of building records at a million jobs.
+Timeline = tuple[JobSpec, int, "Status | str", "float | None", tuple[AttemptRecord, ...], float, bool]
 
-    share: str
-    instance_type: str
-    instances: int
-    priority: int
-    submitted_at: float
-    #: as in a record (its ``Status`` itself, which equals its value, when read from the columns)
-    status: str
-    finished_at: float | None
-    attempts: tuple[AttemptRecord, ...]
+_spec, _finished_at, _segments, _attempt_start, _borrowed = (
+    attrgetter(name) for name in ("spec", "finished_at", "segments", "attempt_start", "placed_borrowed"))
 
 
-def _timeline(spec: JobSpec, priority: int, status: Status, finished_at: float | None,
-              ended: tuple[AttemptRecord, ...], attempt_start: float, borrowed: bool) -> Timeline:
-    # the status itself (a ``StrEnum``: equal to its value, and read without the enum's descriptor)
-    return _new(Timeline, (spec.share, spec.instance_type, spec.instances, priority, spec.submit_at, status,
-                           finished_at, attempts(ended, status, attempt_start, finished_at, borrowed)))
+def _from_record(record: JobRecord) -> Timeline:
+    """A record's timeline: its attempts split back into the ended ones and the last (``jobs.attempts``)."""
+    spec = JobSpec(record.name, record.share, record.instance_type, record.instances, record.priority,
+                   record.submitted_at, 0.0)
+    ended, start, borrowed = record.attempts, 0.0, False
+    if ended and (record.status == Status.SUCCEEDED or record.status in ACTIVE):
+        ended, start, borrowed = ended[:-1], ended[-1].start, ended[-1].borrowed
+    return spec, record.priority, record.status, record.finished_at, ended, start, borrowed
 
 
 def job_timelines(jobs: Sequence[JobRecord]) -> Iterator[Timeline]:
@@ -139,9 +137,8 @@ def job_timelines(jobs: Sequence[JobRecord]) -> Iterator[Timeline]:
         return jobs.timelines()
     if isinstance(jobs, RecordColumns):
         columns = jobs._columns
-        return map(_timeline, columns[0], columns[1], columns[2], columns[5], columns[8], columns[9], columns[10])
-    return (Timeline(r.share, r.instance_type, r.instances, r.priority, r.submitted_at, r.status, r.finished_at,
-                     r.attempts) for r in jobs)
+        return zip(columns[0], columns[1], columns[2], columns[5], columns[8], columns[9], columns[10], strict=True)
+    return map(_from_record, jobs)
 
 
 class RecordColumns(Sequence[JobRecord]):
@@ -242,15 +239,14 @@ class JobRecords(RecordColumns):
 
     def timelines(self) -> Iterator[Timeline]:
         """What ``job_timelines`` gives, from the jobs (a finished one's fields are its own) and the open ones."""
+        jobs = self._jobs
+        rows = zip(map(_spec, jobs), self._columns[0], self._columns[1], map(_finished_at, jobs),
+                   map(_segments, jobs), map(_attempt_start, jobs), map(_borrowed, jobs), strict=True)
+        if not self._open:
+            return rows
         open_jobs = self._open
-        for index, job, priority, status in zip(range(len(self._jobs)), self._jobs, self._columns[0],
-                                                self._columns[1], strict=True):
-            fields = open_jobs.get(index) if open_jobs else None
-            if fields is None:
-                yield _timeline(job.spec, priority, status, job.finished_at, job.segments, job.attempt_start,
-                                job.placed_borrowed)
-            else:
-                yield _timeline(fields[0], fields[1], fields[2], fields[5], fields[8], fields[9], fields[10])
+        return (row if index not in open_jobs else (*(open_jobs[index][i] for i in (0, 1, 2, 5, 8, 9, 10)),)
+                for index, row in enumerate(rows))
 
     def _read(self, index: int, job: Job, priority: int, status: Status, wait: float) -> JobRecord:
         return _record(*self._fields(index, job, priority, status, wait))

@@ -30,14 +30,14 @@ import numpy as np
 from policy_engine.simulation.causes import WAIT_CAUSES, Cause
 from policy_engine.simulation.core import placement, wait_sweep
 from policy_engine.simulation.core.capacity import build_pools
-from policy_engine.simulation.core.jobs import CAPACITY_INSUFFICIENT, PREEMPTED, Status
+from policy_engine.simulation.core.jobs import CAPACITY_INSUFFICIENT
 from policy_engine.simulation.outputs.results import job_timelines
 from policy_engine.simulation.outputs.wait_orders import DEFAULT_ORDER, ORDERS, AttributionOrder
 from policy_engine.simulation.time_limits import queue_actions
 
 if TYPE_CHECKING:
     from policy_engine.model import Topology
-    from policy_engine.simulation.outputs.results import SimulationResult, Timeline
+    from policy_engine.simulation.outputs.results import SimulationResult
 
 #: How close a head's stint must come to an action's ``maxTimeSeconds`` to be the one that action ended
 #: (relative; the two are the same sum of floats taken in another order).
@@ -118,59 +118,10 @@ class WaitCauses:
         return {"attribution": self.order, "shares": [s.to_json() for s in self.shares]}
 
 
-#: Statuses of a job off capacity at its end that waited until then (still waiting, or failed while waiting).
-_WAITED_TO_THE_END = frozenset({Status.RUNNABLE.value, Status.FAILED.value})
-#: read once per stretch: bound here (an enum member's attribute lookup costs a call)
-_FAILED = Status.FAILED.value
 #: the charged causes numbered as ``WAIT_CAUSES`` lists them, and the sweep's head causes among them
 _NUMBER = {cause: number for number, cause in enumerate(WAIT_CAUSES)}
 _HEAD_NUMBER = np.array([_NUMBER[cause] for cause in wait_sweep.HEAD_CAUSES], dtype=np.int64)
 _BEHIND = _NUMBER[Cause.BEHIND_HEAD]
-
-
-class _Stretches(NamedTuple):
-    """The waiting stretches of a run, one entry per stretch in each list (a job's stretches in order, jobs in
-    record order), and what the charge needs of each record."""
-
-    job: list[int]
-    line: list[int]
-    start: list[float]
-    end: list[float]
-    requeued: list[bool]
-    #: per line number: attempts preempted while borrowed, and own ones
-    preempted: list[list[int]]
-
-
-def _stretches(records: list[Timeline], line_of: dict[tuple[str, str], int], lines: int, now: float) -> _Stretches:
-    """When each job was RUNNABLE: to its first attempt, between attempts, and after the last until it ended."""
-    out = _Stretches([], [], [], [], [], [[0, 0] for _ in range(lines)])
-    jobs, line_numbers, starts, ends, requeues, preempted = out
-    for index, record in enumerate(records):
-        line = line_of[(record.share, record.instance_type)]
-        since, requeued = record.submitted_at, False
-        on_capacity = False
-        for attempt in record.attempts:
-            if attempt.start > since:
-                jobs.append(index)
-                line_numbers.append(line)
-                starts.append(since)
-                ends.append(attempt.start)
-                requeues.append(requeued)
-            if attempt.end is None:
-                on_capacity = True
-                break
-            since, requeued = attempt.end, attempt.outcome == PREEMPTED
-            if requeued:
-                preempted[line][0 if attempt.borrowed else 1] += 1
-        if not on_capacity and record.status in _WAITED_TO_THE_END:
-            end = now if record.finished_at is None else record.finished_at
-            if end > since:
-                jobs.append(index)
-                line_numbers.append(line)
-                starts.append(since)
-                ends.append(end)
-                requeues.append(requeued)
-    return out
 
 
 def attribute(result: SimulationResult, topology: Topology, order: AttributionOrder | str = DEFAULT_ORDER
@@ -182,24 +133,23 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
     pools = build_pools(topology)
     sweep = wait_sweep.Sweep(pools)
     line_of = {(line.share.share_id, line.share.instance_type): line.number for line in sweep.lines}
-    now = result.time
-    records = list(job_timelines(result.jobs))
-    waits = _stretches(records, line_of, len(sweep.lines), now)
+    waits = wait_sweep.read_waits(job_timelines(result.jobs), line_of, len(sweep.lines), result.time)
     job = np.array(waits.job, dtype=np.int64)
     line = np.array(waits.line, dtype=np.int64)
-    instances = np.array([record.instances for record in records], dtype=np.int64)
+    needs = np.array(waits.needs, dtype=np.int64)
     # misconfigured: asked once per line and size among the jobs that waited
     misconfigured: dict[int, str] = {}
     if len(job):
-        waited_jobs = np.unique(job)
-        pairs, inverse = np.unique(np.stack((line[np.searchsorted(job, waited_jobs)], instances[waited_jobs])),
-                                   axis=1, return_inverse=True)
+        first = _firsts(job)  # a job's first stretch (its stretches are together)
+        sizes = int(needs.max()) + 1
+        pairs, inverse = np.unique(line[first] * sizes + needs[first], return_inverse=True)
         reasons = [placement.misconfiguration(sweep.lines[number].share.pool, sweep.lines[number].share, size)
-                   for number, size in pairs.T.tolist()]
+                   for number, size in zip((pairs // sizes).tolist(), (pairs % sizes).tolist(), strict=True)]
         for position in np.flatnonzero(np.array([bool(reason) for reason in reasons])[inverse.ravel()]).tolist():
-            misconfigured[int(waited_jobs[position])] = reasons[int(inverse.ravel()[position])]
-    bad_job = np.zeros(len(records), dtype=bool)
-    bad_job[list(misconfigured)] = True
+            misconfigured[int(job[first[position]])] = reasons[int(inverse.ravel()[position])]
+    bad = np.zeros(len(job), dtype=bool)  # per stretch
+    if misconfigured:
+        bad = np.isin(job, np.fromiter(misconfigured, dtype=np.int64))
     # --- one sweep over time: usage changes, limit changes, stretches starting and ending ------------------------
     log = result.usage
     logged_line = np.array([line_of[(s.share, s.instance_type)] for s in log.shares], dtype=np.int64)
@@ -211,34 +161,38 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
                             np.array([c.time for c in log.limit_changes], dtype=np.float64), start, end))
     kinds = np.repeat(np.array([wait_sweep.USAGE, wait_sweep.LIMIT, wait_sweep.START, wait_sweep.END],
                                dtype=np.int64), [usage_count, change_count, wait_count, wait_count])
-    numbers = np.concatenate((np.arange(usage_count), np.arange(change_count), np.arange(wait_count),
-                              np.arange(wait_count)))
-    ordered = np.lexsort((numbers, kinds, times))
+    codes = np.concatenate((np.arange(usage_count), np.arange(change_count), np.arange(wait_count),
+                            np.arange(wait_count))) * wait_sweep.KINDS + kinds
+    ordered = np.argsort(times, kind="stable")  # they are concatenated by kind, then number
     # a line's order (priority, then submission, then workload order; a job's own stretches by their start) as one
-    # rank per stretch, so that the sweep's heaps compare integers
-    priority = np.array([record.priority for record in records], dtype=np.int64)
-    submitted = np.array([record.submitted_at for record in records], dtype=np.float64)
-    by_rank = np.lexsort((start, job, submitted[job], -priority[job]))
+    # rank per stretch, so that the sweep's heaps compare integers (the stretches are in workload order, a job's by
+    # their start: the sort, stable, keeps that order among equals)
+    by_rank = np.lexsort((np.array(waits.submitted, dtype=np.float64), -np.array(waits.priority, dtype=np.int64)))
     rank = np.empty(wait_count, dtype=np.int64)
     rank[by_rank] = np.arange(wait_count)
-    sweep.add_stretches(waits.line, waits.end, instances[job].tolist(), bad_job[job].tolist(), rank.tolist())
+    sweep.add_stretches(waits.line, waits.end, waits.needs, bad.tolist(), rank.tolist())
     who = logged_line[np.frombuffer(log.who, dtype=np.int64)] if usage_count else np.empty(0, dtype=np.int64)
-    wait_sweep.run(sweep, times[ordered].tolist(), (numbers[ordered] * wait_sweep.KINDS + kinds[ordered]).tolist(),
+    wait_sweep.run(sweep, times[ordered].tolist(), codes[ordered].tolist(),
                    who.tolist(), log.used.tolist(),
                    [(int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes])
-    return _charge(result, topology, policy, sweep, records, waits, job, line, start, end, misconfigured)
+    return _charge(result, topology, policy, sweep, waits, job, line, start, end, bad, misconfigured)
 
 
-def _timer_ended(wait: wait_sweep.Stretch, record: Timeline, end: float, queue: str, misconfigured: str,
+def _timer_ended(wait: wait_sweep.Stretch, end: float, queue: str, misconfigured: str,
                  actions: dict[str, dict[str, float]]) -> bool:
-    """Whether a ``jobStateTimeLimitActions`` timer ended this stretch: the job failed as it ended, the head of its
+    """Whether a ``jobStateTimeLimitActions`` timer ended this stretch (its job failed as it ended): the head of its
     line for exactly the action's ``maxTimeSeconds`` (a timer starts when a job becomes the head)."""
-    if record.status != _FAILED or record.finished_at != end or wait.stint < 0:
+    if wait.stint < 0:
         return False
     limit = actions.get(queue, {}).get(misconfigured or CAPACITY_INSUFFICIENT)
     if limit is None:
         return False
     return abs((end - wait.head_since) - limit) <= _TIMER_TOLERANCE * max(1.0, limit)
+
+
+def _firsts(job: np.ndarray) -> np.ndarray:
+    """The position of each job's first stretch (a job's stretches are together, jobs in record order)."""
+    return np.flatnonzero(np.concatenate(([True], job[1:] != job[:-1]))) if len(job) else job
 
 
 def _choices(policy: AttributionOrder) -> np.ndarray:
@@ -261,8 +215,8 @@ def _choices(policy: AttributionOrder) -> np.ndarray:
 
 
 def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrder, sweep: wait_sweep.Sweep,
-            records: list[Timeline], waits: _Stretches, job: np.ndarray, line: np.ndarray, start: np.ndarray,
-            end: np.ndarray, misconfigured: dict[int, str]) -> WaitCauses:
+            waits: wait_sweep.Waiting, job: np.ndarray, line: np.ndarray, start: np.ndarray, end: np.ndarray,
+            bad: np.ndarray, misconfigured: dict[int, str]) -> WaitCauses:
     """Each stretch's pieces (behind its head; as the head, per cause) charged by the policy, per share and job."""
     lines, causes = len(sweep.lines), len(WAIT_CAUSES)
     stretch_count = len(job)
@@ -271,10 +225,9 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
                for queue, by_reason in queue_actions(topology).items()}
     timer = np.zeros(stretch_count, dtype=bool)
     if actions:
-        failed = np.array([record.status == _FAILED for record in records], dtype=bool)
-        for number in np.flatnonzero(failed[job]).tolist() if stretch_count else []:
+        for number in np.flatnonzero(np.array(waits.failed, dtype=bool)).tolist():
             wait, index = sweep.stretches[number], waits.job[number]
-            timer[number] = _timer_ended(wait, records[index], waits.end[number], wait.line.share.queue.name,
+            timer[number] = _timer_ended(wait, waits.end[number], wait.line.share.queue.name,
                                          misconfigured.get(index, ""), actions)
     last_stint = np.array([wait.stint for wait in sweep.stretches], dtype=np.int64)
     piece = np.array(sweep.piece_stretch, dtype=np.int64)
@@ -288,33 +241,31 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     held = np.concatenate((_HEAD_NUMBER[np.array(sweep.piece_cause, dtype=np.int64)],
                            np.full(len(behind), _BEHIND, dtype=np.int64)))
     timed = np.concatenate((timed, np.zeros(len(behind), dtype=bool)))
-    bad = np.zeros(len(records), dtype=bool)
-    bad[list(misconfigured)] = True
     requeued = np.array(waits.requeued, dtype=bool)
-    charged = _choices(policy)[bad[job[piece]].astype(np.int64), requeued[piece].astype(np.int64), held,
+    charged = _choices(policy)[bad[piece].astype(np.int64), requeued[piece].astype(np.int64), held,
                                timed.astype(np.int64)]
     by_share = np.bincount(line[piece] * causes + charged, weights=seconds, minlength=lines * causes
                            ).reshape(lines, causes)
     totals = np.bincount(line, weights=end - start, minlength=lines)
     # per job that waited: the cause it waited longest for (the first in the policy's order among equals)
-    waited_jobs, inverse = np.unique(job, return_inverse=True)
+    first = _firsts(job)
+    waited_jobs = job[first]
+    inverse = np.cumsum(np.concatenate(([False], job[1:] != job[:-1]))) if stretch_count else job
     rank = np.array([policy.order.index(cause) for cause in WAIT_CAUSES], dtype=np.int64)
     per_job = np.bincount(inverse[piece] * causes + rank[charged], weights=seconds,
                           minlength=len(waited_jobs) * causes).reshape(len(waited_jobs), causes)
     charged_any = np.bincount(inverse[piece], minlength=len(waited_jobs)) > 0
     by_rank = np.array([*policy.order, None], dtype=object)
     longest = np.where(charged_any, per_job.argmax(axis=1), causes)
-    job_causes: list[Cause | None] = [None] * len(records)
-    for index, cause in zip(waited_jobs.tolist(), by_rank[longest].tolist(), strict=True):
-        job_causes[index] = cause
-    waited_lines = line[np.searchsorted(job, waited_jobs)] if stretch_count else line
-    jobs_waited = np.bincount(waited_lines, minlength=lines)
-    timed_jobs = np.unique(job[timer])
-    time_limited = np.bincount(line[np.searchsorted(job, timed_jobs)], minlength=lines) if len(timed_jobs) else \
-        np.zeros(lines, dtype=np.int64)
+    longest_of = np.full(len(result.jobs), None, dtype=object)
+    longest_of[waited_jobs] = by_rank[longest]
+    job_causes: list[Cause | None] = longest_of.tolist()
+    jobs_waited = np.bincount(line[first], minlength=lines)
+    # a job's stretches share its line: a job counted once per line, by its first stretch
+    time_limited = np.bincount(line[first[np.unique(inverse[timer])]], minlength=lines)
     sizes: dict[int, list[int]] = defaultdict(list)
-    for index in misconfigured:
-        sizes[int(line[np.searchsorted(job, index)])].append(records[index].instances)
+    for position in first[bad[first]].tolist():
+        sizes[waits.line[position]].append(waits.needs[position])
     shares = []
     for item, charged_seconds, total, count, limited in zip(sweep.lines, by_share.tolist(), totals.tolist(),
                                                              jobs_waited.tolist(), time_limited.tolist(), strict=True):
@@ -322,13 +273,11 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
         blocker = None
         if item.blocker is not None:
             number, sums = max(item.blocker_sums.items(), key=lambda entry: entry[1][0])
-            index = waits.job[item.blocker.number]
-            blocker = Blocker(result.jobs[index].name, records[index].instances, item.blocker_seconds,
-                              wait_sweep.HEAD_CAUSES[number], _context(sums))
+            blocker = Blocker(result.jobs[waits.job[item.blocker.number]].name, item.blocker.needs,
+                              item.blocker_seconds, wait_sweep.HEAD_CAUSES[number], _context(sums))
         figures = wait_sweep.FIGURES
         context = {wait_sweep.HEAD_CAUSES[number]: _context(item.context[number * figures:(number + 1) * figures])
                    for number in item.context_order}
-        preempted = waits.preempted[item.number]
         shares.append(ShareWaits(
             share=share.share_id, instance_type=share.instance_type, strategy=share.model.strategy,
             limit=share.model.capacity.get(share.instance_type, 0), ceiling=share.model.ceiling(share.instance_type),
@@ -336,7 +285,8 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
             by_cause={cause: value for cause, value in zip(WAIT_CAUSES, charged_seconds, strict=True) if value > 0},
             behind_by_head_cause={wait_sweep.HEAD_CAUSES[number]: item.behind[number]
                                   for number in item.behind_order},
-            blocker=blocker, context=context, preempted_borrowed=preempted[0], preempted_own=preempted[1],
+            blocker=blocker, context=context, preempted_borrowed=waits.preempted[2 * item.number],
+            preempted_own=waits.preempted[2 * item.number + 1],
             misconfigured_jobs=len(sizes[item.number]), largest_misconfigured=max(sizes[item.number], default=0),
             time_limited_jobs=limited))
     return WaitCauses(policy.name, shares, job_causes)
