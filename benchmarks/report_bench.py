@@ -1,17 +1,18 @@
 """What ``simulate --report`` adds to a run, how large the page is, and how fast Chromium draws it.
 
 Per workload size, in a fresh process each: the simulation alone (load, run, results), then the
-same with the usage log and ``write_report`` (aggregates, summary PNGs, the page). Prints the
-time the report adds, the page's size and, when Debian's ``chromium`` and ``chromedriver`` are
-installed (``make system-deps``), the milliseconds from opening the page until it marks every
-chart drawn (``data-rendered-ms``). Targets: at most 2 s added at 20,000 jobs and 15 s at
-1,000,000; a page under 10 MB whose charts have rendered within 2 s of opening. With ``--prices``,
-the report run also prices the run (``--prices`` of simulate: a rate per instance type, lending flows,
-chargeback) and prints what that part took.
+same as ``simulate --report`` does it: the usage log, the costs (in instance-hours, or priced with
+``--prices``: a rate per instance type, lending flows, chargeback), "why jobs waited" (``wait_causes``),
+the topology's targets judged (one ``wait_p95`` and one ``min_utilisation`` per share), and
+``write_report`` (aggregates, summary PNGs, the page). Prints the time the report adds, each part's
+time, the page's size and, when Debian's ``chromium`` and ``chromedriver`` are installed
+(``make system-deps``), the milliseconds from opening the page until it marks every chart drawn
+(``data-rendered-ms``). Targets: at most 2 s added at 20,000 jobs and 15 s at 1,000,000; a page under
+10 MB whose charts have rendered within 2 s of opening.
 
     python benchmarks/report_bench.py                    # heavy workload, 20k and 1M jobs
     python benchmarks/report_bench.py --sizes 20000      # a quick look
-    python benchmarks/report_bench.py --sizes 1000000 --prices   # what cost and chargeback add
+    python benchmarks/report_bench.py --sizes 1000000 --prices   # priced
 """
 
 from __future__ import annotations
@@ -47,33 +48,51 @@ def _simulate(topology: Topology, specs: list[JobSpec], usage_log: bool) -> Simu
     return build_result(engine)
 
 
-def _costs(result: SimulationResult, topology: Topology):  # -> CostReport
-    """The run priced as ``simulate --prices`` prices it: one made-up rate per instance type."""
+def _costs(result: SimulationResult, topology: Topology, prices: bool):  # -> CostReport
+    """The run's costs as ``simulate --report`` builds them: in instance-hours, or priced at one made-up rate per
+    instance type (``--prices``)."""
     from policy_engine.prices import Prices, used_types
     from policy_engine.simulation.outputs.costs import run_costs
 
-    prices = Prices("USD", {t: 1.0 + n for n, t in enumerate(sorted(used_types(topology)))})
-    return run_costs(result, topology, prices)
+    rates = Prices("USD", {t: 1.0 + n for n, t in enumerate(sorted(used_types(topology)))}) if prices else None
+    return run_costs(result, topology, rates)
+
+
+def _with_targets(topology: Topology) -> Topology:
+    """The benchmark topology with targets to judge: a wait p95 and a utilisation floor per share."""
+    from policy_engine.model import Target
+
+    targets = tuple(target for queue in topology.job_queues for share in queue.shares
+                    for target in (Target(share=f"{queue.name}/{share.name}", wait_p95=3600.0),
+                                   Target(share=f"{queue.name}/{share.name}", min_utilisation=0.5)))
+    return topology.model_copy(update={"targets": targets})
+
+
+def _timed(row: dict, name: str, work):  # -> what ``work()`` returns
+    """``work()``, its wall and CPU seconds added to ``row`` as ``NAME_s`` and ``NAME_cpu_s``."""
+    begun, begun_cpu = time.perf_counter(), time.process_time()
+    value = work()
+    row[f"{name}_s"], row[f"{name}_cpu_s"] = time.perf_counter() - begun, time.process_time() - begun_cpu
+    return value
 
 
 def one(path: Path, report: Path | None, prices: bool = False) -> dict:
-    topology = workloads.topology(path.stem.split("-")[0])  # files are named SHAPE-JOBS.csv
+    topology = _with_targets(workloads.topology(path.stem.split("-")[0]))  # files are named SHAPE-JOBS.csv
     started, cpu = time.perf_counter(), time.process_time()
     with gc_paused():  # as ``batch-quota simulate`` runs it all: one pause of the cyclic collector
         result = _simulate(topology, load_jobs(path, topology), report is not None)
         row = {"simulate_s": time.perf_counter() - started}
         if report is not None:
             from policy_engine.reports.html_report import write_report  # imported here: part of what --report costs
+            from policy_engine.simulation.outputs.targets import evaluate_targets
+            from policy_engine.simulation.outputs.wait_causes import attribute
 
-            costs = None
-            if prices:
-                begun, begun_cpu = time.perf_counter(), time.process_time()
-                costs = _costs(result, topology)
-                row["costs_s"], row["costs_cpu_s"] = time.perf_counter() - begun, time.process_time() - begun_cpu
-            begun, begun_cpu = time.perf_counter(), time.process_time()
-            write_report(result, topology, report, costs=costs)
-            row["report_s"] = time.perf_counter() - begun
-            row["report_cpu_s"] = time.process_time() - begun_cpu
+            costs = _timed(row, "costs", lambda: _costs(result, topology, prices))
+            waits = _timed(row, "causes", lambda: attribute(result, topology))
+            targets = _timed(row, "targets", lambda: tuple(evaluate_targets(topology, result)))
+            row["targets_missed"] = sum(1 for target in targets if not target.met)
+            _timed(row, "report", lambda: write_report(result, topology, report, costs=costs, waits=waits,
+                                                       targets=targets))
     row["wall_s"] = time.perf_counter() - started
     row["cpu_s"] = time.process_time() - cpu
     row["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -152,9 +171,12 @@ def main() -> None:
                   f"(cpu {with_report['report_cpu_s']:5.2f} s), peak "
                   f"{with_report['peak_mb']:5.0f} MB): adds {added:5.2f} s wall, {added_cpu:5.2f} s cpu; "
                   f"page {page.stat().st_size / 1e6:.2f} MB, PNGs {pngs:.0f} KB", flush=True)
-            if args.prices:
-                print(f"{'':>15} of which pricing (ledger, lending flows, chargeback): {with_report['costs_s']:5.2f} s "
-                      f"(cpu {with_report['costs_cpu_s']:5.2f} s)", flush=True)
+            budget = 15 if size >= 1_000_000 else 2
+            print(f"{'':>15} of which: costs{' (priced)' if args.prices else ' (instance-hours)'} "
+                  f"{with_report['costs_s']:5.2f} s, why jobs waited {with_report['causes_s']:5.2f} s, targets "
+                  f"{with_report['targets_s']:5.2f} s ({with_report['targets_missed']} missed), page "
+                  f"{with_report['report_s']:5.2f} s; {'meets' if added <= budget else 'misses'} <= {budget} s added",
+                  flush=True)
             rendered = render_ms(page)
             if rendered is not None:
                 print(f"{'':>15} Chromium: rendered after {', '.join(map(str, rendered))} ms "
