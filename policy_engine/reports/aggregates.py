@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from policy_engine.simulation.outputs.results import JobRecord, SimulationResult
+from policy_engine.simulation.core.jobs import ACTIVE, Status
+from policy_engine.simulation.core.jobs import attempts as all_attempts
+from policy_engine.simulation.outputs.results import JobRecord, SimulationResult, job_timelines, job_waits
 from policy_engine.simulation.outputs.usage import UsageLog
 
 #: Time bins of every chart over time.
@@ -209,6 +211,9 @@ class _Scan:
     shares: list[str]
 
 
+_SUCCEEDED = Status.SUCCEEDED.value
+
+
 def _scan(result: SimulationResult, number_of: dict[tuple[str, str], int]) -> _Scan:
     """One pass over the job records: when each job entered and left its line, preemptions, waits per share."""
     # typed arrays, not lists: a million entries are 8 bytes each, not a pointer plus an int object
@@ -218,19 +223,30 @@ def _scan(result: SimulationResult, number_of: dict[tuple[str, str], int]) -> _S
     add_wait, add_wait_share = waits.append, wait_share.append
     share_index: dict[str, int] = {}
     lookup, index_of = number_of.get, share_index.setdefault
-    # records are tuples: unpacking them is several times faster than reading their fields by name
-    for _, share, instance_type, _, _, status, _, submitted, _, finished, wait, _, attempts in result.jobs:
-        number = lookup((share, instance_type))
+    # from each job's timeline (what its record's attempts are built from), without building the record
+    for (spec, _, status, finished, ended, attempt_start, borrowed), wait in zip(
+            job_timelines(result.jobs), job_waits(result.jobs).tolist(), strict=True):
+        share = spec.share
+        number = lookup((share, spec.instance_type))
         add_wait(wait)
         add_wait_share(index_of(share, len(share_index)))
         if number is None:
             continue
+        submitted = spec.submit_at
         add_enter(submitted)
         add_enter_who(number)
-        if len(attempts) == 1 and status != "RUNNABLE" and attempts[0][2] != "preempted":
-            add_leave(attempts[0][0])  # the common job: one wait, one stay on capacity
+        # the common job: one wait, one stay on capacity (its last attempt, succeeded or running; or one that
+        # ended, not preempted, and it is not waiting again)
+        if not ended and (status == _SUCCEEDED or status in ACTIVE):
+            add_leave(attempt_start)
             add_leave_who(number)
             continue
+        if len(ended) == 1 and status != "RUNNABLE" and status != _SUCCEEDED and status not in ACTIVE \
+                and ended[0][2] != "preempted":
+            add_leave(ended[0][0])
+            add_leave_who(number)
+            continue
+        attempts = all_attempts(ended, status, attempt_start, finished, borrowed)
         waiting_since: float | None = submitted
         for index, (start, end, outcome, _) in enumerate(attempts):
             add_leave(start)
@@ -315,7 +331,7 @@ def worst_indices(result: SimulationResult, count: int = WORST_JOBS, waits: np.n
     if not result.jobs:
         return []
     if waits is None:
-        waits = np.fromiter((r.wait_seconds for r in result.jobs), dtype=np.float64, count=len(result.jobs))
+        waits = job_waits(result.jobs)
     return np.argsort(-waits, kind="stable")[:count].tolist()
 
 

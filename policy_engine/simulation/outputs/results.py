@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
 
+import numpy as np
+
 from policy_engine.simulation.core.jobs import ACTIVE, FINAL, AttemptRecord, Job, JobSpec, Status, attempts
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.outputs.capacity_hours import CapacityHours, capacity_hours
@@ -125,10 +127,10 @@ def _from_record(record: JobRecord) -> Timeline:
     """A record's timeline: its attempts split back into the ended ones and the last (``jobs.attempts``)."""
     spec = JobSpec(record.name, record.share, record.instance_type, record.instances, record.priority,
                    record.submitted_at, 0.0)
-    ended, start, borrowed = record.attempts, 0.0, False
-    if ended and (record.status == Status.SUCCEEDED or record.status in ACTIVE):
+    ended, start, borrowed, status = record.attempts, 0.0, False, Status(record.status)
+    if ended and (status is Status.SUCCEEDED or status in ACTIVE):
         ended, start, borrowed = ended[:-1], ended[-1].start, ended[-1].borrowed
-    return spec, record.priority, record.status, record.finished_at, ended, start, borrowed
+    return spec, record.priority, status, record.finished_at, ended, start, borrowed
 
 
 def job_timelines(jobs: Sequence[JobRecord]) -> Iterator[Timeline]:
@@ -139,6 +141,13 @@ def job_timelines(jobs: Sequence[JobRecord]) -> Iterator[Timeline]:
         columns = jobs._columns
         return zip(columns[0], columns[1], columns[2], columns[5], columns[8], columns[9], columns[10], strict=True)
     return map(_from_record, jobs)
+
+
+def job_waits(jobs: Sequence[JobRecord]) -> np.ndarray:
+    """Each job's ``wait_seconds``, in order: the column of a result's records, else read from each record."""
+    if isinstance(jobs, RecordColumns):
+        return np.asarray(jobs.waits(), dtype=np.float64)
+    return np.fromiter((record.wait_seconds for record in jobs), dtype=np.float64, count=len(jobs))
 
 
 class RecordColumns(Sequence[JobRecord]):
