@@ -172,8 +172,9 @@ def main() -> None:
                   f"{with_report['peak_mb']:5.0f} MB): adds {added:5.2f} s wall, {added_cpu:5.2f} s cpu; "
                   f"page {page.stat().st_size / 1e6:.2f} MB, PNGs {pngs:.0f} KB", flush=True)
             budget = 15 if size >= 1_000_000 else 2
-            print(f"{'':>15} of which: costs{' (priced)' if args.prices else ' (instance-hours)'} "
-                  f"{with_report['costs_s']:5.2f} s, why jobs waited {with_report['causes_s']:5.2f} s, targets "
+            print(f"{'':>15} of which: the run with the usage log {with_report['simulate_s']:5.2f} s, costs"
+                  f"{' (priced)' if args.prices else ' (instance-hours)'} {with_report['costs_s']:5.2f} s, "
+                  f"why jobs waited {with_report['causes_s']:5.2f} s, targets "
                   f"{with_report['targets_s']:5.2f} s ({with_report['targets_missed']} missed), page "
                   f"{with_report['report_s']:5.2f} s; {'meets' if added <= budget else 'misses'} <= {budget} s added",
                   flush=True)

@@ -14,6 +14,7 @@ it finds goes out as flat lists, one entry per piece of a head's wait (``Sweep.p
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -35,13 +36,6 @@ SHARE_AT_LIMIT: Final = 5
 #: used, each times seconds.
 FIGURES: Final = 6
 
-#: Kinds of the sweep's events, in the order they sort at one instant (all are applied before anything is read);
-#: an event's code is ``number * KINDS + kind`` (its position in the usage log, the limit changes or the stretches).
-USAGE: Final = 0
-LIMIT: Final = 1
-START: Final = 2
-END: Final = 3
-KINDS: Final = 4
 
 
 #: A job's status as read from its record or the engine (a ``Status``, equal to its value)
@@ -163,11 +157,11 @@ class Stretch:
     """One stretch of waiting of one job, as the sweep follows it."""
 
     __slots__ = ("active", "bad", "blocked", "blocking", "end", "first_blocked", "head_since", "line", "needs",
-                 "number", "rank", "stint")
+                 "number", "rank", "start", "stint")
 
-    def __init__(self, number: int, line: Line, end: float, needs: int, bad: bool, rank: int) -> None:
-        #: its position among the stretches, its line, its end, the instances it needs, misconfigured
-        self.number, self.line, self.end, self.needs, self.bad = number, line, end, needs, bad
+    def __init__(self, number: int, line: Line, start: float, end: float, needs: int, bad: bool, rank: int) -> None:
+        #: its position among the stretches, its line, when it starts and ends, the instances it needs, misconfigured
+        self.number, self.line, self.start, self.end, self.needs, self.bad = number, line, start, end, needs, bad
         #: its place in its line's order among all stretches (priority, then submission, then workload order, then
         #: start), so that a line's heap compares integers
         self.rank = rank
@@ -271,13 +265,13 @@ class Sweep:
         self.changed: list[Line] = []
         self.again: list[Line] = []
 
-    def add_stretches(self, lines: list[int], ends: list[float], needs: list[int], bad: list[bool],
-                      ranks: list[int]) -> None:
-        """The stretches to follow (by position: line number, end, instances needed, misconfigured, rank)."""
+    def add_stretches(self, lines: list[int], starts: list[float], ends: list[float], needs: list[int],
+                      bad: list[bool], ranks: list[int]) -> None:
+        """The stretches to follow (by position: line number, start, end, instances needed, misconfigured, rank)."""
         stretches, all_lines = self.stretches, self.lines
         for number in range(len(lines)):
-            stretches.append(Stretch(number, all_lines[lines[number]], ends[number], needs[number], bad[number],
-                                     ranks[number]))
+            stretches.append(Stretch(number, all_lines[lines[number]], starts[number], ends[number], needs[number],
+                                     bad[number], ranks[number]))
         by_rank: list[Stretch | None] = [None] * len(stretches)
         for wait in stretches:
             by_rank[wait.rank] = wait
@@ -514,37 +508,51 @@ class Sweep:
             self.ended(wait)
 
 
-def run(sweep: Sweep, times: list[float], codes: list[int], who: list[int], used_after: list[int],
-        changes: list[tuple[int, int, bool]]) -> None:
-    """The events in order (``times`` and ``codes``, sorted by time, then kind, then number; see ``KINDS``), one
-    ``Sweep.instant`` per instant. ``who``/``used_after``: the usage log (line number, instances used after);
-    ``changes``: the limit changes (line number, limit, lends)."""
-    lines, stretches = sweep.lines, sweep.stretches
+def run(sweep: Sweep, usage_times: list[float], who: list[int], used_after: list[int],
+        changes: list[tuple[float, int, int, bool]], start_order: list[int], end_order: list[int]) -> None:
+    """The events, merged in time order from four streams each in time order, one ``Sweep.instant`` per instant:
+    the usage log (``usage_times``, ``who``: line number, ``used_after``: instances used after), the limit changes
+    (time, line number, limit, lends), and the stretches by start and by end (their numbers). Events of one instant
+    are applied in that order of kinds, each kind in its stream's order."""
+    stretches = sweep.stretches
     usage_lines, usage_used, limits, starts, ends = (sweep.usage_lines, sweep.usage_used, sweep.limits, sweep.starts,
                                                      sweep.ends)
-    position, total = 0, len(times)
-    while position < total:
-        time = times[position]
+    lines = sweep.lines
+    used, changed, started, ended = 0, 0, 0, 0
+    usage_count, change_count, start_count, end_count = len(usage_times), len(changes), len(start_order), \
+        len(end_order)
+    while True:
+        time = math.inf
+        if used < usage_count:
+            time = usage_times[used]
+        if changed < change_count and changes[changed][0] < time:
+            time = changes[changed][0]
+        if started < start_count and stretches[start_order[started]].start < time:
+            time = stretches[start_order[started]].start
+        if ended < end_count and stretches[end_order[ended]].end < time:
+            time = stretches[end_order[ended]].end
+        if time == math.inf:
+            break
         usage_lines.clear()
         usage_used.clear()
         limits.clear()
         starts.clear()
         ends.clear()
-        while position < total and times[position] == time:
-            code = codes[position]
-            kind, number = code % KINDS, code // KINDS
-            position += 1
-            if kind == USAGE:
-                usage_lines.append(lines[who[number]])
-                usage_used.append(used_after[number])
-            elif kind == LIMIT:
-                line_number, limit, lends = changes[number]
-                line = lines[line_number]
-                line.share.limit, line.share.lends = limit, lends  # counters recounted in ``instant``
-                limits.append(line)
-            elif kind == START:
-                starts.append(stretches[number])
-            else:
-                ends.append(stretches[number])
+        while used < usage_count and usage_times[used] == time:
+            usage_lines.append(lines[who[used]])
+            usage_used.append(used_after[used])
+            used += 1
+        while changed < change_count and changes[changed][0] == time:
+            _, line_number, limit, lends = changes[changed]
+            line = lines[line_number]
+            line.share.limit, line.share.lends = limit, lends  # counters recounted in ``instant``
+            limits.append(line)
+            changed += 1
+        while started < start_count and stretches[start_order[started]].start == time:
+            starts.append(stretches[start_order[started]])
+            started += 1
+        while ended < end_count and stretches[end_order[ended]].end == time:
+            ends.append(stretches[end_order[ended]])
+            ended += 1
         sweep.instant(time)
     sweep.finish()

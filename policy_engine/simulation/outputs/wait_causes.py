@@ -153,28 +153,25 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
     # --- one sweep over time: usage changes, limit changes, stretches starting and ending ------------------------
     log = result.usage
     logged_line = np.array([line_of[(s.share, s.instance_type)] for s in log.shares], dtype=np.int64)
-    usage_count, change_count, wait_count = len(log), len(log.limit_changes), len(job)
     start = np.array(waits.start, dtype=np.float64)
     end = np.array(waits.end, dtype=np.float64)
-    # the events by time, then kind, then position in their list (as tuples of those would sort), by numpy
-    times = np.concatenate((np.frombuffer(log.times, dtype=np.float64) if usage_count else np.empty(0),
-                            np.array([c.time for c in log.limit_changes], dtype=np.float64), start, end))
-    kinds = np.repeat(np.array([wait_sweep.USAGE, wait_sweep.LIMIT, wait_sweep.START, wait_sweep.END],
-                               dtype=np.int64), [usage_count, change_count, wait_count, wait_count])
-    codes = np.concatenate((np.arange(usage_count), np.arange(change_count), np.arange(wait_count),
-                            np.arange(wait_count))) * wait_sweep.KINDS + kinds
-    ordered = np.argsort(times, kind="stable")  # they are concatenated by kind, then number
     # a line's order (priority, then submission, then workload order; a job's own stretches by their start) as one
     # rank per stretch, so that the sweep's heaps compare integers (the stretches are in workload order, a job's by
     # their start: the sort, stable, keeps that order among equals)
     by_rank = np.lexsort((np.array(waits.submitted, dtype=np.float64), -np.array(waits.priority, dtype=np.int64)))
-    rank = np.empty(wait_count, dtype=np.int64)
-    rank[by_rank] = np.arange(wait_count)
-    sweep.add_stretches(waits.line, waits.end, waits.needs, bad.tolist(), rank.tolist())
-    who = logged_line[np.frombuffer(log.who, dtype=np.int64)] if usage_count else np.empty(0, dtype=np.int64)
-    wait_sweep.run(sweep, times[ordered].tolist(), codes[ordered].tolist(),
-                   who.tolist(), log.used.tolist(),
-                   [(int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes])
+    rank = np.empty(len(job), dtype=np.int64)
+    rank[by_rank] = np.arange(len(job))
+    sweep.add_stretches(waits.line, waits.start, waits.end, waits.needs, bad.tolist(), rank.tolist())
+    times = np.frombuffer(log.times, dtype=np.float64) if len(log) else np.empty(0)
+    who = logged_line[np.frombuffer(log.who, dtype=np.int64)] if len(log) else np.empty(0, dtype=np.int64)
+    used = np.frombuffer(log.used, dtype=np.int64) if len(log) else np.empty(0, dtype=np.int64)
+    if len(times) and np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
+        order = np.argsort(times, kind="stable")
+        times, who, used = times[order], who[order], used[order]
+    changes = sorted(((c.time, int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes),
+                     key=lambda change: change[0])
+    wait_sweep.run(sweep, times.tolist(), who.tolist(), used.tolist(), changes,
+                   np.argsort(start, kind="stable").tolist(), np.argsort(end, kind="stable").tolist())
     return _charge(result, topology, policy, sweep, waits, job, line, start, end, bad, misconfigured)
 
 
