@@ -32,9 +32,6 @@ ENVIRONMENT_FULL: Final = 2
 NOTHING_LENDABLE: Final = 3
 LENDABLE_TAKEN: Final = 4
 SHARE_AT_LIMIT: Final = 5
-#: How many figures ``context`` keeps per cause: seconds, then needs, lendable, lender idle, environment idle and
-#: used, each times seconds.
-FIGURES: Final = 6
 
 
 
@@ -153,6 +150,20 @@ class Level:
         self.since, self.value = time, value
 
 
+class Sums:
+    """What the pool looked like while heads waited for one cause, as sums: the seconds, and each figure times the
+    seconds (``context`` divides them). Unboxed floats once compiled: added to at every charge, never allocated."""
+
+    __slots__ = ("environment_idle", "lendable", "lender_idle", "needs", "seconds", "used")
+
+    def __init__(self) -> None:
+        self.seconds = self.needs = self.lendable = self.lender_idle = self.environment_idle = self.used = 0.0
+
+    def figures(self) -> list[float]:
+        """The sums in ``CauseContext``'s order: seconds, needs, lendable, lender idle, environment idle, used."""
+        return [self.seconds, self.needs, self.lendable, self.lender_idle, self.environment_idle, self.used]
+
+
 class Stretch:
     """One stretch of waiting of one job, as the sweep follows it."""
 
@@ -170,10 +181,10 @@ class Stretch:
         self.stint = -1
         self.head_since = 0.0
         #: the waiting seconds of the jobs behind it so far, when it first blocked its line, and per head cause
-        #: the pool's state meanwhile (``context``'s figures times the jobs behind); let go when it ends
+        #: the pool's state meanwhile (``Sums`` times the jobs behind); let go when it ends
         self.blocked = 0.0
         self.first_blocked = -1
-        self.blocking: dict[int, list[float]] | None = None
+        self.blocking: dict[int, Sums] | None = None
 
 
 class Region:
@@ -213,17 +224,17 @@ class Line:
         self.seconds = self.s_needs = self.s_lendable = self.s_lender_idle = self.s_idle = self.s_used = 0.0
         self.b_seconds = self.b_needs = self.b_lendable = self.b_lender_idle = self.b_idle = self.b_used = 0.0
         self.behind_now = 0.0
-        #: per head cause: the seconds behind a head waiting for it, and its ``context`` figures (``FIGURES`` each);
-        #: the causes in the order each was first charged
+        #: per head cause: the seconds behind a head waiting for it, and the pool meanwhile; the causes in the
+        #: order each was first charged
         self.behind = [0.0] * len(HEAD_CAUSES)
         self.behind_order: list[int] = []
-        self.context = [0.0] * (len(HEAD_CAUSES) * FIGURES)
+        self.context = [Sums() for _ in HEAD_CAUSES]
         self.context_order: list[int] = []
         #: the stretch that held most behind-head seconds (the earliest to block among equals), with its figures
         self.blocker: Stretch | None = None
         self.blocker_seconds = 0.0
         self.blocker_order = -1
-        self.blocker_sums: dict[int, list[float]] = {}
+        self.blocker_sums: dict[int, Sums] = {}
 
 
 class Sweep:
@@ -322,16 +333,15 @@ class Sweep:
         self.piece_cause.append(cause)
         self.piece_seconds.append(seconds)
         self.piece_stint.append(wait.stint)
-        context = line.context
-        base = cause * FIGURES
-        if context[base] == 0.0:
+        context = line.context[cause]
+        if context.seconds == 0.0:
             line.context_order.append(cause)
-        context[base] += seconds
-        context[base + 1] += line.s_needs
-        context[base + 2] += line.s_lendable
-        context[base + 3] += line.s_lender_idle
-        context[base + 4] += line.s_idle
-        context[base + 5] += line.s_used
+        context.seconds += seconds
+        context.needs += line.s_needs
+        context.lendable += line.s_lendable
+        context.lender_idle += line.s_lender_idle
+        context.environment_idle += line.s_idle
+        context.used += line.s_used
         behind = line.behind_now
         if behind > 0:
             if line.behind[cause] == 0.0:
@@ -345,13 +355,13 @@ class Sweep:
             wait.blocked += behind
             total = blocking.get(cause)
             if total is None:
-                total = blocking[cause] = [0.0] * FIGURES
-            total[0] += line.b_seconds
-            total[1] += line.b_needs
-            total[2] += line.b_lendable
-            total[3] += line.b_lender_idle
-            total[4] += line.b_idle
-            total[5] += line.b_used
+                total = blocking[cause] = Sums()
+            total.seconds += line.b_seconds
+            total.needs += line.b_needs
+            total.lendable += line.b_lendable
+            total.lender_idle += line.b_lender_idle
+            total.environment_idle += line.b_idle
+            total.used += line.b_used
 
     def ended(self, wait: Stretch) -> None:
         """``wait`` is over (its head retired): whether it blocked its line most is known; its sums are let go."""
@@ -521,16 +531,17 @@ def run(sweep: Sweep, usage_times: list[float], who: list[int], used_after: list
     used, changed, started, ended = 0, 0, 0, 0
     usage_count, change_count, start_count, end_count = len(usage_times), len(changes), len(start_order), \
         len(end_order)
+    # the next stretch to start and to end, and when (infinity once there is none)
+    next_start = stretches[start_order[0]] if start_count else None
+    next_end = stretches[end_order[0]] if end_count else None
+    start_at = next_start.start if next_start is not None else math.inf
+    end_at = next_end.end if next_end is not None else math.inf
     while True:
-        time = math.inf
-        if used < usage_count:
+        time = start_at if start_at < end_at else end_at
+        if used < usage_count and usage_times[used] < time:
             time = usage_times[used]
         if changed < change_count and changes[changed][0] < time:
             time = changes[changed][0]
-        if started < start_count and stretches[start_order[started]].start < time:
-            time = stretches[start_order[started]].start
-        if ended < end_count and stretches[end_order[ended]].end < time:
-            time = stretches[end_order[ended]].end
         if time == math.inf:
             break
         usage_lines.clear()
@@ -548,11 +559,15 @@ def run(sweep: Sweep, usage_times: list[float], who: list[int], used_after: list
             line.share.limit, line.share.lends = limit, lends  # counters recounted in ``instant``
             limits.append(line)
             changed += 1
-        while started < start_count and stretches[start_order[started]].start == time:
-            starts.append(stretches[start_order[started]])
+        while next_start is not None and start_at == time:
+            starts.append(next_start)
             started += 1
-        while ended < end_count and stretches[end_order[ended]].end == time:
-            ends.append(stretches[end_order[ended]])
+            next_start = stretches[start_order[started]] if started < start_count else None
+            start_at = next_start.start if next_start is not None else math.inf
+        while next_end is not None and end_at == time:
+            ends.append(next_end)
             ended += 1
+            next_end = stretches[end_order[ended]] if ended < end_count else None
+            end_at = next_end.end if next_end is not None else math.inf
         sweep.instant(time)
     sweep.finish()

@@ -269,11 +269,10 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
         share = item.share
         blocker = None
         if item.blocker is not None:
-            number, sums = max(item.blocker_sums.items(), key=lambda entry: entry[1][0])
+            number, sums = max(item.blocker_sums.items(), key=lambda entry: entry[1].seconds)
             blocker = Blocker(result.jobs[waits.job[item.blocker.number]].name, item.blocker.needs,
-                              item.blocker_seconds, wait_sweep.HEAD_CAUSES[number], _context(sums))
-        figures = wait_sweep.FIGURES
-        context = {wait_sweep.HEAD_CAUSES[number]: _context(item.context[number * figures:(number + 1) * figures])
+                              item.blocker_seconds, wait_sweep.HEAD_CAUSES[number], _context(sums.figures()))
+        context = {wait_sweep.HEAD_CAUSES[number]: _context(item.context[number].figures())
                    for number in item.context_order}
         shares.append(ShareWaits(
             share=share.share_id, instance_type=share.instance_type, strategy=share.model.strategy,
