@@ -117,7 +117,7 @@ def _record(spec: JobSpec, priority: int, status: Status, reason: str, started_a
 #: A job's timeline: what its record's attempts are built from (``jobs.attempts``), without its reason's wording or
 #: its wait: ``(spec, priority, status, finished_at, ended attempts, last attempt's start, placed borrowed)``. What
 #: ``outputs.wait_causes`` reads, a third of the cost of building records at a million jobs.
-Timeline = tuple[JobSpec, int, "Status | str", "float | None", tuple[AttemptRecord, ...], float, bool]
+Timeline = tuple[JobSpec, int, Status, "float | None", tuple[AttemptRecord, ...], float, bool]
 
 _spec, _finished_at, _segments, _attempt_start, _borrowed = (
     attrgetter(name) for name in ("spec", "finished_at", "segments", "attempt_start", "placed_borrowed"))
@@ -131,6 +131,11 @@ def _from_record(record: JobRecord) -> Timeline:
     if ended and (status is Status.SUCCEEDED or status in ACTIVE):
         ended, start, borrowed = ended[:-1], ended[-1].start, ended[-1].borrowed
     return spec, record.priority, status, record.finished_at, ended, start, borrowed
+
+
+def _open_timeline(fields: tuple[Any, ...]) -> Timeline:
+    """The timeline of an open job, from the fields ``_record`` builds its record from."""
+    return fields[0], fields[1], fields[2], fields[5], fields[8], fields[9], fields[10]
 
 
 def job_timelines(jobs: Sequence[JobRecord]) -> Iterator[Timeline]:
@@ -253,9 +258,7 @@ class JobRecords(RecordColumns):
                    map(_segments, jobs), map(_attempt_start, jobs), map(_borrowed, jobs), strict=True)
         if not self._open:
             return rows
-        open_jobs = self._open
-        return (row if index not in open_jobs else (*(open_jobs[index][i] for i in (0, 1, 2, 5, 8, 9, 10)),)
-                for index, row in enumerate(rows))
+        return (row if index not in self._open else _open_timeline(self._open[index]) for index, row in enumerate(rows))
 
     def _read(self, index: int, job: Job, priority: int, status: Status, wait: float) -> JobRecord:
         return _record(*self._fields(index, job, priority, status, wait))

@@ -166,8 +166,8 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
     who = logged_line[np.frombuffer(log.who, dtype=np.int64)] if len(log) else np.empty(0, dtype=np.int64)
     used = np.frombuffer(log.used, dtype=np.int64) if len(log) else np.empty(0, dtype=np.int64)
     if len(times) and np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
-        order = np.argsort(times, kind="stable")
-        times, who, used = times[order], who[order], used[order]
+        chronological = np.argsort(times, kind="stable")
+        times, who, used = times[chronological], who[chronological], used[chronological]
     changes = sorted(((c.time, int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes),
                      key=lambda change: change[0])
     wait_sweep.run(sweep, times.tolist(), who.tolist(), used.tolist(), changes,
@@ -211,6 +211,22 @@ def _choices(policy: AttributionOrder) -> np.ndarray:
     return table
 
 
+def _longest(policy: AttributionOrder, jobs: int, waited: np.ndarray, piece_job: np.ndarray, charged: np.ndarray,
+             seconds: np.ndarray) -> list[Cause | None]:
+    """Per job record, the cause it waited longest for (the first in the policy's order among equals; ``None``:
+    it never waited). ``waited``: the records that waited, in order; per piece, which of them it is
+    (``piece_job``), its cause (a ``WAIT_CAUSES`` number) and seconds."""
+    causes = len(WAIT_CAUSES)
+    rank = np.array([policy.order.index(cause) for cause in WAIT_CAUSES], dtype=np.int64)
+    per_job = np.bincount(piece_job * causes + rank[charged], weights=seconds,
+                          minlength=len(waited) * causes).reshape(len(waited), causes)
+    charged_any = np.bincount(piece_job, minlength=len(waited)) > 0
+    longest = np.where(charged_any, per_job.argmax(axis=1), causes)
+    out = np.full(jobs, None, dtype=object)
+    out[waited] = np.array([*policy.order, None], dtype=object)[longest]
+    return out.tolist()
+
+
 def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrder, sweep: wait_sweep.Sweep,
             waits: wait_sweep.Waiting, job: np.ndarray, line: np.ndarray, start: np.ndarray, end: np.ndarray,
             bad: np.ndarray, misconfigured: dict[int, str]) -> WaitCauses:
@@ -244,22 +260,12 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     by_share = np.bincount(line[piece] * causes + charged, weights=seconds, minlength=lines * causes
                            ).reshape(lines, causes)
     totals = np.bincount(line, weights=end - start, minlength=lines)
-    # per job that waited: the cause it waited longest for (the first in the policy's order among equals)
     first = _firsts(job)
-    waited_jobs = job[first]
-    inverse = np.cumsum(np.concatenate(([False], job[1:] != job[:-1]))) if stretch_count else job
-    rank = np.array([policy.order.index(cause) for cause in WAIT_CAUSES], dtype=np.int64)
-    per_job = np.bincount(inverse[piece] * causes + rank[charged], weights=seconds,
-                          minlength=len(waited_jobs) * causes).reshape(len(waited_jobs), causes)
-    charged_any = np.bincount(inverse[piece], minlength=len(waited_jobs)) > 0
-    by_rank = np.array([*policy.order, None], dtype=object)
-    longest = np.where(charged_any, per_job.argmax(axis=1), causes)
-    longest_of = np.full(len(result.jobs), None, dtype=object)
-    longest_of[waited_jobs] = by_rank[longest]
-    job_causes: list[Cause | None] = longest_of.tolist()
+    # the waiting jobs numbered in order, per stretch (a job's stretches share its line: a job counts once)
+    numbered = np.cumsum(np.concatenate(([False], job[1:] != job[:-1]))) if stretch_count else job
+    job_causes = _longest(policy, len(result.jobs), job[first], numbered[piece], charged, seconds)
     jobs_waited = np.bincount(line[first], minlength=lines)
-    # a job's stretches share its line: a job counted once per line, by its first stretch
-    time_limited = np.bincount(line[first[np.unique(inverse[timer])]], minlength=lines)
+    time_limited = np.bincount(line[first[np.unique(numbered[timer])]], minlength=lines)
     sizes: dict[int, list[int]] = defaultdict(list)
     for position in first[bad[first]].tolist():
         sizes[waits.line[position]].append(waits.needs[position])
