@@ -218,3 +218,41 @@ def test_the_same_attribution_from_a_pickled_result_or_a_list_of_records(scenari
     expected = attribute(result, topology)
     for jobs_again in (pickle.loads(pickle.dumps(result)).jobs, list(result.jobs)):
         assert attribute(replace(result, jobs=jobs_again), topology) == expected
+
+
+def test_a_parallel_run_is_attributed_as_the_sequential_one():
+    # each part's usage log is in time order; merged, they follow one another, so the sweep has them put in order
+    from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
+    from policy_engine.simulation.core.jobs import JobSpec
+    from policy_engine.simulation.inputs.workload import Scenario
+    from policy_engine.sweep.executor import open_executor
+    from policy_engine.sweep.split import simulate_parallel
+
+    g5, p4d = "ml.g5.xlarge", "ml.p4d.24xlarge"
+    topology = Topology(
+        service_environments=(ServiceEnvironment(name="e1", capacity={g5: 2}),
+                              ServiceEnvironment(name="e2", capacity={p4d: 2})),
+        job_queues=(JobQueue(name="q1", service_environment="e1", shares=(
+            QuotaShare(name="A", capacity={g5: 1}, strategy="LEND_AND_BORROW", borrow_limit=-1),
+            QuotaShare(name="B", capacity={g5: 1}, strategy="LEND"))),
+            JobQueue(name="q2", service_environment="e2", shares=(
+                QuotaShare(name="C", capacity={p4d: 2}, strategy="RESERVE"),))))
+    jobs = [JobSpec(f"a{n}", "q1/A", g5, 1, n % 3, 10.0 * n, 100.0) for n in range(6)]
+    jobs += [JobSpec(f"b{n}", "q1/B", g5, 1, 0, 250.0 + 5 * n, 50.0) for n in range(3)]
+    jobs += [JobSpec(f"c{n}", "q2/C", p4d, 1 + n % 2, 0, 3.0 * n, 70.0) for n in range(8)]
+    settings = SimulationSettings(startup_delay=0, preemption_delay=0, usage_log=True)
+    with open_executor(None, 1) as executor:
+        parallel = simulate_parallel(Scenario(topology=topology, jobs=jobs, settings=settings), executor)
+    engine = Engine(topology, jobs, (), settings)
+    engine.run()
+    sequential = build_result(engine)
+    times = list(parallel.usage.times)
+    assert times != sorted(times)  # the case this test is for
+    for order in ORDERS:
+        expected = attribute(sequential, topology, order)
+        got = attribute(parallel, topology, order)
+        assert [(s.share, s.instance_type) for s in got.shares] == [(s.share, s.instance_type) for s in expected.shares]
+        for mine, theirs in zip(got.shares, expected.shares, strict=True):
+            assert mine.by_cause == pytest.approx(theirs.by_cause)
+        assert got.job_causes == expected.job_causes
+        assert sum(s.wait_seconds for s in got.shares) > 0
