@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from policy_engine.simulation.core.jobs import ACTIVE, Status
+from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Status
 from policy_engine.simulation.core.jobs import attempts as all_attempts
 from policy_engine.simulation.outputs.results import JobRecord, SimulationResult, job_timelines, job_waits
 from policy_engine.simulation.outputs.usage import UsageLog
@@ -211,9 +211,6 @@ class _Scan:
     shares: list[str]
 
 
-_SUCCEEDED = Status.SUCCEEDED.value
-
-
 def _scan(result: SimulationResult, number_of: dict[tuple[str, str], int]) -> _Scan:
     """One pass over the job records: when each job entered and left its line, preemptions, waits per share."""
     # typed arrays, not lists: a million entries are 8 bytes each, not a pointer plus an int object
@@ -237,12 +234,12 @@ def _scan(result: SimulationResult, number_of: dict[tuple[str, str], int]) -> _S
         add_enter_who(number)
         # the common job: one wait, one stay on capacity (its last attempt, succeeded or running; or one that
         # ended, not preempted, and it is not waiting again)
-        if not ended and (status == _SUCCEEDED or status in ACTIVE):
+        last_is_on = status is Status.SUCCEEDED or status in ACTIVE  # ``attempts`` adds that last one to ``ended``
+        if not ended and last_is_on:
             add_leave(attempt_start)
             add_leave_who(number)
             continue
-        if len(ended) == 1 and status != "RUNNABLE" and status != _SUCCEEDED and status not in ACTIVE \
-                and ended[0][2] != "preempted":
+        if len(ended) == 1 and not last_is_on and status is not Status.RUNNABLE and ended[0].outcome != PREEMPTED:
             add_leave(ended[0][0])
             add_leave_who(number)
             continue

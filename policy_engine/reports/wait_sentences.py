@@ -9,7 +9,7 @@ limits its environment's shares add up to). Causes under ``MINOR`` of the wait a
 from __future__ import annotations
 
 from policy_engine.model import Topology
-from policy_engine.simulation.causes import Cause, describe_wait_cause
+from policy_engine.simulation.causes import WAIT_CAUSES, Cause, describe_wait_cause
 from policy_engine.simulation.outputs.wait_causes import CauseContext, ShareWaits, WaitCauses
 from policy_engine.units import duration_text
 
@@ -147,7 +147,7 @@ def wait_sentences(topology: Topology, waits: WaitCauses, share: str, backfill: 
         sentences.append((TOPIC, f"{item.jobs_waited:,} job(s) of {share} waited for {item.instance_type} "
                                  f"{duration_text(item.wait_seconds)} in all ({item.wait_seconds / 3600:,.1f} "
                                  f"wait-hours; attribution {waits.order})."))
-        ranked = sorted(item.by_cause.items(), key=lambda kv: -kv[1])
+        ranked = sorted(item.by_cause.items(), key=lambda kv: (-kv[1], WAIT_CAUSES.index(kv[0])))
         minor = []
         for cause, seconds in ranked:
             fraction = seconds / item.wait_seconds

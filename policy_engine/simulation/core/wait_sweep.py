@@ -7,8 +7,8 @@ results) and docs/simulator.md, "Why jobs waited".
 
 Its state is kept on objects, not in dictionaries keyed by them: a line (one share on one instance type)
 carries its heap of waiting stretches and its head's running sums, a stretch whether it waits now. What
-it finds goes out as flat lists, one entry per piece of a head's wait (``Sweep.pieces``), that
-``wait_causes`` charges with numpy.
+it finds goes out as flat lists, one entry per piece of a head's wait (``Sweep.piece_stretch`` and the other
+``piece_`` lists), that ``wait_causes`` charges with numpy.
 """
 
 from __future__ import annotations
@@ -32,8 +32,6 @@ ENVIRONMENT_FULL: Final = 2
 NOTHING_LENDABLE: Final = 3
 LENDABLE_TAKEN: Final = 4
 SHARE_AT_LIMIT: Final = 5
-
-
 
 #: A job's status as read from its record or the engine (a ``Status``, equal to its value)
 _SUCCEEDED: Final = Status.SUCCEEDED.value
@@ -191,12 +189,13 @@ class Region:
     """A pool's lending counters or an environment's idle instances, and the lines whose head's cause reads them
     (in the order they came to, so that the sweep looks at them in a stable order)."""
 
-    __slots__ = ("excess", "heads", "idle", "lender_idle")
+    __slots__ = ("excess", "free", "heads", "lender_idle")
 
-    def __init__(self, idle: float, lender_idle: float, excess: int) -> None:
-        #: for a pool: its lendable idle instances not borrowed (``Pool.free_lendable``) and its lenders' idle
-        #: instances; for an environment: its idle instances (``lender_idle`` unused)
-        self.idle, self.lender_idle = Level(idle), Level(lender_idle)
+    def __init__(self, free: float, lender_idle: float, excess: int) -> None:
+        #: ``free``: for a pool, its lendable idle instances not borrowed (``Pool.free_lendable``); for an
+        #: environment, its idle instances. ``lender_idle``: a pool's lenders' idle instances (unused for an
+        #: environment)
+        self.free, self.lender_idle = Level(free), Level(lender_idle)
         #: for a pool: its shares' ``excess``, kept as usage and limits change (one share's part at a time)
         self.excess = excess
         self.heads: dict[Line, None] = {}
@@ -206,10 +205,11 @@ class Line:
     """One share on one instance type: its waiting stretches (a heap of ranks, the head's first), its head and
     the head's running sums since last charged, and what its heads were charged, per cause."""
 
-    def __init__(self, number: int, share: ShareCapacity, pool: Region, environment: Region, lines: list[Line]):
+    def __init__(self, number: int, share: ShareCapacity, pool: Region, environment: Region,
+                 pool_lines: list[Line]):
         self.number, self.share, self.pool, self.environment = number, share, pool, environment
         #: the lines of its pool (a limit change there may change any of their heads' causes)
-        self.pool_lines = lines
+        self.pool_lines = pool_lines
         self.heap: list[int] = []
         self.count = 0  # stretches waiting now
         #: the instant it was last listed for (see ``Sweep.instant``), per list; -1 once taken off
@@ -218,7 +218,7 @@ class Line:
         self.cause = -1
         self.needs, self.used, self.since = 0, 0, 0.0
         #: the head's pool and environment integrals as read when last charged
-        self.lendable_read = self.lender_idle_read = self.idle_read = 0.0
+        self.pool_free_read = self.lender_idle_read = self.environment_free_read = 0.0
         #: what ``context`` adds up for the head (seconds, then each figure times seconds, ``s_``), the same times
         #: the jobs behind it (``b_``), and the waiting seconds of the jobs behind it
         self.seconds = self.s_needs = self.s_lendable = self.s_lender_idle = self.s_idle = self.s_used = 0.0
@@ -295,15 +295,15 @@ class Sweep:
         span = time - line.since
         if span <= 0:
             return
-        level = line.pool.idle
+        level = line.pool.free
         lendable = level.integral + level.value * (time - level.since)
         level = line.pool.lender_idle
         lender_idle = level.integral + level.value * (time - level.since)
-        level = line.environment.idle
+        level = line.environment.free
         idle = level.integral + level.value * (time - level.since)
-        needs_span, lendable_span = line.needs * span, lendable - line.lendable_read
-        lender_idle_span, idle_span, used_span = lender_idle - line.lender_idle_read, idle - line.idle_read, \
-            line.used * span
+        needs_span, lendable_span = line.needs * span, lendable - line.pool_free_read
+        lender_idle_span, idle_span = lender_idle - line.lender_idle_read, idle - line.environment_free_read
+        used_span = line.used * span
         line.seconds += span
         line.s_needs += needs_span
         line.s_lendable += lendable_span
@@ -320,7 +320,7 @@ class Sweep:
             line.b_idle += idle_span * others
             line.b_used += used_span * others
         line.since = time
-        line.lendable_read, line.lender_idle_read, line.idle_read = lendable, lender_idle, idle
+        line.pool_free_read, line.lender_idle_read, line.environment_free_read = lendable, lender_idle, idle
 
     def retire(self, line: Line) -> None:
         """Add what the line's head was charged (it is no longer the head, or waits for another cause from now)."""
@@ -385,9 +385,9 @@ class Sweep:
         """``wait`` is the head of ``line`` from ``time`` on, waiting for ``cause``."""
         self.forget(line)
         line.head, line.cause, line.needs, line.since, line.used = wait, cause, wait.needs, time, line.share.used
-        line.lendable_read = line.pool.idle.at(time)
+        line.pool_free_read = line.pool.free.at(time)
         line.lender_idle_read = line.pool.lender_idle.at(time)
-        line.idle_read = line.environment.idle.at(time)
+        line.environment_free_read = line.environment.free.at(time)
         line.seconds = line.s_needs = line.s_lendable = line.s_lender_idle = line.s_idle = line.s_used = 0.0
         line.b_seconds = line.b_needs = line.b_lendable = line.b_lender_idle = line.b_idle = line.b_used = 0.0
         line.behind_now = 0.0
@@ -416,10 +416,10 @@ class Sweep:
     def levels_changed(self, line: Line, time: float) -> None:
         """After a change of the counters of ``line``'s pool, the integrals carry on from the new values."""
         pool = line.share.pool
-        line.pool.idle.set(time, max(0, pool.free_lendable))
+        line.pool.free.set(time, max(0, pool.free_lendable))
         line.pool.lender_idle.set(time, pool.lender_idle)
         env = pool.env
-        line.environment.idle.set(time, max(0, env.capacity - env.used))
+        line.environment.free.set(time, max(0, env.capacity - env.used))
 
     def instant(self, time: float) -> None:
         """One instant (its events in ``usage_lines``/``usage_used``, ``limits``, ``starts`` and ``ends``): the heads
@@ -536,14 +536,13 @@ def run(sweep: Sweep, usage_times: list[float], who: list[int], used_after: list
     next_end = stretches[end_order[0]] if end_count else None
     start_at = next_start.start if next_start is not None else math.inf
     end_at = next_end.end if next_end is not None else math.inf
-    while True:
+    # (a report time of infinity, ``engine.run(math.inf)``, ends stretches there: an instant like any other)
+    while next_start is not None or next_end is not None or used < usage_count or changed < change_count:
         time = start_at if start_at < end_at else end_at
         if used < usage_count and usage_times[used] < time:
             time = usage_times[used]
         if changed < change_count and changes[changed][0] < time:
             time = changes[changed][0]
-        if time == math.inf:
-            break
         usage_lines.clear()
         usage_used.clear()
         limits.clear()

@@ -124,13 +124,15 @@ _spec, _finished_at, _segments, _attempt_start, _borrowed = (
 
 
 def _from_record(record: JobRecord) -> Timeline:
-    """A record's timeline: its attempts split back into the ended ones and the last (``jobs.attempts``)."""
-    spec = JobSpec(record.name, record.share, record.instance_type, record.instances, record.priority,
-                   record.submitted_at, 0.0)
+    """A record's timeline: its attempts split back into the ended ones and the last (``jobs.attempts``). Its spec
+    carries what a record keeps (a record has no duration: 0) as the engine's types (a record built by hand may
+    hold numpy numbers)."""
+    spec = JobSpec(record.name, record.share, record.instance_type, int(record.instances), int(record.priority),
+                   float(record.submitted_at), 0.0)
     ended, start, borrowed, status = record.attempts, 0.0, False, Status(record.status)
     if ended and (status is Status.SUCCEEDED or status in ACTIVE):
         ended, start, borrowed = ended[:-1], ended[-1].start, ended[-1].borrowed
-    return spec, record.priority, status, record.finished_at, ended, start, borrowed
+    return spec, int(record.priority), status, record.finished_at, ended, start, borrowed
 
 
 def _open_timeline(fields: tuple[Any, ...]) -> Timeline:

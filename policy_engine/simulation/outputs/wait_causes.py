@@ -139,8 +139,8 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
     needs = np.array(waits.needs, dtype=np.int64)
     # misconfigured: asked once per line and size among the jobs that waited
     misconfigured: dict[int, str] = {}
+    first = _firsts(job)  # each job's first stretch (a job's stretches are together)
     if len(job):
-        first = _firsts(job)  # a job's first stretch (its stretches are together)
         sizes = int(needs.max()) + 1
         pairs, inverse = np.unique(line[first] * sizes + needs[first], return_inverse=True)
         reasons = [placement.misconfiguration(sweep.lines[number].share.pool, sweep.lines[number].share, size)
@@ -172,7 +172,7 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
                      key=lambda change: change[0])
     wait_sweep.run(sweep, times.tolist(), who.tolist(), used.tolist(), changes,
                    np.argsort(start, kind="stable").tolist(), np.argsort(end, kind="stable").tolist())
-    return _charge(result, topology, policy, sweep, waits, job, line, start, end, bad, misconfigured)
+    return _charge(result, topology, policy, sweep, waits, job, first, line, start, end, bad, misconfigured)
 
 
 def _timer_ended(wait: wait_sweep.Stretch, end: float, queue: str, misconfigured: str,
@@ -192,23 +192,23 @@ def _firsts(job: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate(([True], job[1:] != job[:-1]))) if len(job) else job
 
 
-def _choices(policy: AttributionOrder) -> np.ndarray:
-    """The cause charged (a ``WAIT_CAUSES`` number), by what held: ``[misconfigured, requeued, the line's cause (a
-    ``WAIT_CAUSES`` number), a time-limit action pending]``."""
-    table = np.zeros((2, 2, len(WAIT_CAUSES), 2), dtype=np.int64)
-    for cause in (*wait_sweep.HEAD_CAUSES, Cause.BEHIND_HEAD):
-        for bad in (0, 1):
-            for requeued in (0, 1):
-                for timed in (0, 1):
-                    holding = {cause}
-                    if bad:
-                        holding.add(Cause.MISCONFIGURED)
-                    if requeued:
-                        holding.add(Cause.REQUEUED_AFTER_PREEMPTION)
-                    if timed:
-                        holding.add(Cause.TIME_LIMIT_ACTION_PENDING)
-                    table[bad, requeued, _NUMBER[cause], timed] = _NUMBER[policy.choose(frozenset(holding))]
-    return table
+def _choose(policy: AttributionOrder, bad: np.ndarray, requeued: np.ndarray, held: np.ndarray,
+            timed: np.ndarray) -> np.ndarray:
+    """Per piece, the cause charged (a ``WAIT_CAUSES`` number) by what held: misconfigured, requeued, the line's cause
+    (a ``WAIT_CAUSES`` number), a time-limit action pending. The policy is asked once per combination that occurs."""
+    combination = ((bad.astype(np.int64) * 2 + requeued) * len(WAIT_CAUSES) + held) * 2 + timed
+    occurring, inverse = np.unique(combination, return_inverse=True)
+    charged = []
+    for key in occurring.tolist():
+        holding = {WAIT_CAUSES[key // 2 % len(WAIT_CAUSES)]}
+        if key // (2 * len(WAIT_CAUSES)) // 2:
+            holding.add(Cause.MISCONFIGURED)
+        if key // (2 * len(WAIT_CAUSES)) % 2:
+            holding.add(Cause.REQUEUED_AFTER_PREEMPTION)
+        if key % 2:
+            holding.add(Cause.TIME_LIMIT_ACTION_PENDING)
+        charged.append(_NUMBER[policy.choose(frozenset(holding))])
+    return np.array(charged, dtype=np.int64)[inverse.ravel()] if charged else combination
 
 
 def _longest(policy: AttributionOrder, jobs: int, waited: np.ndarray, piece_job: np.ndarray, charged: np.ndarray,
@@ -217,19 +217,21 @@ def _longest(policy: AttributionOrder, jobs: int, waited: np.ndarray, piece_job:
     it never waited). ``waited``: the records that waited, in order; per piece, which of them it is
     (``piece_job``), its cause (a ``WAIT_CAUSES`` number) and seconds."""
     causes = len(WAIT_CAUSES)
-    rank = np.array([policy.order.index(cause) for cause in WAIT_CAUSES], dtype=np.int64)
+    # the waiting causes in the policy's order (an order may rank more causes; it ranks every one it charges)
+    ranked = sorted(WAIT_CAUSES, key=lambda cause: policy.order.index(cause) if cause in policy.order else causes)
+    rank = np.array([ranked.index(cause) for cause in WAIT_CAUSES], dtype=np.int64)
     per_job = np.bincount(piece_job * causes + rank[charged], weights=seconds,
                           minlength=len(waited) * causes).reshape(len(waited), causes)
     charged_any = np.bincount(piece_job, minlength=len(waited)) > 0
     longest = np.where(charged_any, per_job.argmax(axis=1), causes)
     out = np.full(jobs, None, dtype=object)
-    out[waited] = np.array([*policy.order, None], dtype=object)[longest]
+    out[waited] = np.array([*ranked, None], dtype=object)[longest]
     return out.tolist()
 
 
 def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrder, sweep: wait_sweep.Sweep,
-            waits: wait_sweep.Waiting, job: np.ndarray, line: np.ndarray, start: np.ndarray, end: np.ndarray,
-            bad: np.ndarray, misconfigured: dict[int, str]) -> WaitCauses:
+            waits: wait_sweep.Waiting, job: np.ndarray, first: np.ndarray, line: np.ndarray, start: np.ndarray,
+            end: np.ndarray, bad: np.ndarray, misconfigured: dict[int, str]) -> WaitCauses:
     """Each stretch's pieces (behind its head; as the head, per cause) charged by the policy, per share and job."""
     lines, causes = len(sweep.lines), len(WAIT_CAUSES)
     stretch_count = len(job)
@@ -255,12 +257,10 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
                            np.full(len(behind), _BEHIND, dtype=np.int64)))
     timed = np.concatenate((timed, np.zeros(len(behind), dtype=bool)))
     requeued = np.array(waits.requeued, dtype=bool)
-    charged = _choices(policy)[bad[piece].astype(np.int64), requeued[piece].astype(np.int64), held,
-                               timed.astype(np.int64)]
+    charged = _choose(policy, bad[piece], requeued[piece], held, timed)
     by_share = np.bincount(line[piece] * causes + charged, weights=seconds, minlength=lines * causes
                            ).reshape(lines, causes)
     totals = np.bincount(line, weights=end - start, minlength=lines)
-    first = _firsts(job)
     # the waiting jobs numbered in order, per stretch (a job's stretches share its line: a job counts once)
     numbered = np.cumsum(np.concatenate(([False], job[1:] != job[:-1]))) if stretch_count else job
     job_causes = _longest(policy, len(result.jobs), job[first], numbered[piece], charged, seconds)

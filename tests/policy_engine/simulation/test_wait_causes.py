@@ -188,6 +188,22 @@ def test_an_attribution_order_is_a_policy_object_that_must_rank_every_cause():
     assert attribute(result, topology, order).share("q/A")[0].by_cause == {Cause.NOTHING_LENDABLE: 50}
 
 
+def test_an_unregistered_order_may_rank_more_causes_or_only_those_it_charges():
+    # passed as an object, an order is asked only about what held; a cause it ranks that is not a waiting cause
+    # never comes up
+    topology = simulated_topology(1, share("A", 1))
+    jobs = [job("a1", "A", duration=100), job("a2", "A", at=10, duration=100), job("a3", "A", at=20, duration=50)]
+    result, _ = _run(topology, jobs)
+    expected = attribute(result, topology, "root-cause")
+    wider = AttributionOrder("wider", (Cause.QUEUED, *ORDERS["root-cause"].order), "ranks a transition too")
+    narrower = AttributionOrder(
+        "narrower", tuple(c for c in ORDERS["root-cause"].order if c is not Cause.MISCONFIGURED), "none is here")
+    for order in (wider, narrower):
+        got = attribute(result, topology, order)
+        assert got.job_causes == expected.job_causes == [None, Cause.SHARE_AT_LIMIT, Cause.SHARE_AT_LIMIT]
+        assert got.shares[0].by_cause == expected.shares[0].by_cause
+
+
 def test_the_json_names_every_cause_by_its_enum_value():
     topology = simulated_topology(1, share("A", 1))
     waits, _, _ = _causes(topology, [job("a1", "A", duration=100), job("a2", "A")])
