@@ -362,8 +362,7 @@ def _why_waited_section(waits: WaitCauses | None) -> list[str]:
     """The stacked chart of each share's waiting time by cause, and the same figures as a table."""
     if waits is None:
         return []
-    body = [(r.share, r.instance_type, describe_wait_cause(r.cause), duration_text(r.seconds), f"{r.fraction:.1%}",
-             r.jobs_waited) for r in why_waited.rows(waits)]
+    body = [why_waited.row_cells(r) for r in why_waited.rows(waits)]
     if not body:
         return ["<h2>Why jobs waited</h2>", '<p class="muted">No job waited.</p>']
     return ["<h2>Why jobs waited</h2>",

@@ -191,7 +191,8 @@ SCRIPT = r"""
         rows.sort(function (a, b) {
           const p = a.cells[index].dataset.value || a.cells[index].textContent;
           const q = b.cells[index].dataset.value || b.cells[index].textContent;
-          const c = numeric ? parseFloat(p) - parseFloat(q) : p.localeCompare(q);
+          // numbers as shown: thousands separators and a trailing unit (%) are not part of the value
+          const c = numeric ? parseFloat(p.replace(/,/g, '')) - parseFloat(q.replace(/,/g, '')) : p.localeCompare(q);
           return ascending ? c : -c;
         });
         rows.forEach(function (row) { body.appendChild(row); });

@@ -144,9 +144,11 @@ def wait_sentences(topology: Topology, waits: WaitCauses, share: str, backfill: 
         if item.wait_seconds <= 0:
             sentences.append((TOPIC, f"No job of {share} waited for {item.instance_type} in the scenario."))
             continue
-        sentences.append((TOPIC, f"{item.jobs_waited:,} job(s) of {share} waited for {item.instance_type} "
-                                 f"{duration_text(item.wait_seconds)} in all ({item.wait_seconds / 3600:,.1f} "
-                                 f"wait-hours; attribution {waits.order})."))
+        # summed over jobs, a wait reads as wait-hours (a duration would read years); the mean per job as a duration
+        sentences.append((TOPIC, f"{item.jobs_waited:,} job(s) of {share} waited for {item.instance_type}: "
+                                 f"{item.wait_seconds / 3600:,.1f} wait-hours in all, "
+                                 f"{duration_text(item.wait_seconds / item.jobs_waited)} per job on average "
+                                 f"(attribution {waits.order})."))
         ranked = sorted(item.by_cause.items(), key=lambda kv: (-kv[1], WAIT_CAUSES.index(kv[0])))
         minor = []
         for cause, seconds in ranked:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 TITLE = "Why jobs waited"
 #: a share's waits are summed over its jobs (a month of 1,000 jobs can hold years of waiting), so they read as
 #: wait-hours, not as a duration
-HEADER = ("share", "instance type", "cause", "wait-hours", "% of the share's wait", "jobs waited")
+HEADER = ("share", "instance type", "cause", "wait-hours", "% of the share's wait", "jobs it held")
 
 
 class CauseRow(NamedTuple):
@@ -31,7 +31,7 @@ class CauseRow(NamedTuple):
     cause: Cause
     seconds: float
     fraction: float  # of the share's waiting seconds on this type
-    jobs_waited: int  # jobs of the share that waited at all on this type
+    jobs: int  # jobs of the share on this type that waited for this cause (a job may wait for several)
 
 
 def rows(waits: WaitCauses) -> Iterator[CauseRow]:
@@ -41,12 +41,12 @@ def rows(waits: WaitCauses) -> Iterator[CauseRow]:
             continue
         for cause, seconds in sorted(share.by_cause.items(), key=lambda item: (-item[1], WAIT_CAUSES.index(item[0]))):
             yield CauseRow(share.share, share.instance_type, cause, seconds, seconds / share.wait_seconds,
-                           share.jobs_waited)
+                           share.jobs_by_cause.get(cause, 0))
 
 
 def row_cells(row: CauseRow) -> tuple[str, str, str, str, str, str]:
     return (row.share, row.instance_type, describe_wait_cause(row.cause), f"{row.seconds / 3600:,.1f}",
-            f"{row.fraction:.1%}", f"{row.jobs_waited:,}")
+            f"{row.fraction:.1%}", f"{row.jobs:,}")
 
 
 def caption(waits: WaitCauses) -> str:

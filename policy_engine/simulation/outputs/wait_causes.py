@@ -88,6 +88,8 @@ class ShareWaits:
     blocker: Blocker | None = None
     #: per head cause, the pool's state while it held
     context: dict[Cause, CauseContext] = field(default_factory=dict)
+    #: per cause, the jobs that had a waiting second charged to it
+    jobs_by_cause: dict[Cause, int] = field(default_factory=dict)
     #: attempts of the share preempted (reclaim takes borrowed ones, in-share preemption own ones)
     preempted_borrowed: int = 0
     preempted_own: int = 0
@@ -265,13 +267,18 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     numbered = np.cumsum(np.concatenate(([False], job[1:] != job[:-1]))) if stretch_count else job
     job_causes = _longest(policy, len(result.jobs), job[first], numbered[piece], charged, seconds)
     jobs_waited = np.bincount(line[first], minlength=lines)
+    # per line and cause, the jobs charged any of it (each pair of a job and a cause once)
+    pairs = np.unique(numbered[piece] * causes + charged)
+    jobs_by_cause = np.bincount(line[first[pairs // causes]] * causes + pairs % causes, minlength=lines * causes
+                                ).reshape(lines, causes)
     time_limited = np.bincount(line[first[np.unique(numbered[timer])]], minlength=lines)
     sizes: dict[int, list[int]] = defaultdict(list)
     for position in first[bad[first]].tolist():
         sizes[waits.line[position]].append(waits.needs[position])
     shares = []
-    for item, charged_seconds, total, count, limited in zip(sweep.lines, by_share.tolist(), totals.tolist(),
-                                                             jobs_waited.tolist(), time_limited.tolist(), strict=True):
+    for item, charged_seconds, total, count, limited, counts in zip(
+            sweep.lines, by_share.tolist(), totals.tolist(), jobs_waited.tolist(), time_limited.tolist(),
+            jobs_by_cause.tolist(), strict=True):
         share = item.share
         blocker = None
         if item.blocker is not None:
@@ -285,6 +292,8 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
             limit=share.model.capacity.get(share.instance_type, 0), ceiling=share.model.ceiling(share.instance_type),
             jobs_waited=count, wait_seconds=total,
             by_cause={cause: value for cause, value in zip(WAIT_CAUSES, charged_seconds, strict=True) if value > 0},
+            jobs_by_cause={cause: value for cause, value, seconds in zip(WAIT_CAUSES, counts, charged_seconds,
+                                                                         strict=True) if seconds > 0},
             behind_by_head_cause={wait_sweep.HEAD_CAUSES[number]: item.behind[number]
                                   for number in item.behind_order},
             blocker=blocker, context=context, preempted_borrowed=waits.preempted[2 * item.number],

@@ -83,6 +83,16 @@ def test_the_longest_waits_reason_is_filled_for_jobs_that_finished(tmp_path: Pat
     assert waited == 3  # the jobs that waited at all (a preempted one waits again)
 
 
+def test_the_pages_causes_table_reads_wait_hours_as_the_text_does():
+    scenario, result, waits = _run()
+    page = html_report.render_page(result, scenario.topology, waits=waits)
+    table = page.split('id="causes"')[1].split("</table>")[0]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", table)][1:]
+    requeued = next(row for row in rows if row[2] == describe_wait_cause(Cause.REQUEUED_AFTER_PREEMPTION))
+    assert requeued[3] == "2.0"  # 7,200 s of waiting, as wait-hours (a duration would read "2h 00m")
+    assert all(int(row[5]) >= 1 for row in rows)  # the jobs each cause held
+
+
 @pytest.fixture(scope="module")
 def report_dir(tmp_path_factory) -> Path:
     scenario, result, waits = _run()

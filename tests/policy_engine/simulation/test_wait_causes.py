@@ -272,3 +272,14 @@ def test_a_parallel_run_is_attributed_as_the_sequential_one():
             assert mine.by_cause == pytest.approx(theirs.by_cause)
         assert got.job_causes == expected.job_causes
         assert sum(s.wait_seconds for s in got.shares) > 0
+
+
+def test_each_cause_counts_the_jobs_it_held():
+    # a2 waits at the share's limit; a3 behind a2, then at the limit itself: two jobs held by the limit, one behind
+    topology = simulated_topology(1, share("A", 1))
+    jobs = [job("a1", "A", duration=100), job("a2", "A", at=10, duration=100), job("a3", "A", at=20, duration=50)]
+    result, _ = _run(topology, jobs)
+    item = attribute(result, topology).share("q/A")[0]
+    assert item.jobs_waited == 2
+    assert item.jobs_by_cause == {Cause.SHARE_AT_LIMIT: 2, Cause.BEHIND_HEAD: 1}
+    assert item.by_cause == {Cause.SHARE_AT_LIMIT: 190, Cause.BEHIND_HEAD: 80}
