@@ -156,8 +156,10 @@ def _summary_rows(result: SimulationResult, statuses: str, prices: Mapping[str, 
     """The run, then one row per instance type: utilisation and instance-hours only per type, never summed (the
     all-types utilisation only weighted by ``prices``, per instance-hour of each type)."""
     summary = result.summary
+    weighted = all_types_text(summary, prices)
     rows: list[Cells] = [("all types", "-", f"{summary['jobs']:,}", statuses, f"{summary['preemptions']:,}",
-                          instance_hours_text(summary["instance_hours_lost"]), all_types_text(summary, prices),
+                          instance_hours_text(summary["instance_hours_lost"]),
+                          weighted if weighted == "-" else f"{weighted} (price-weighted)",
                           "-", "-", "-", "-",
                           Duration(summary["wait_p50"]), Duration(summary["wait_p95"]),
                           Duration(summary["wait_max"]))]

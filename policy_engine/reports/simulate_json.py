@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from policy_engine.reports.subjects import SimulateOutput
+from policy_engine.simulation.outputs.type_usage import from_summary, weighted_utilisation
 
 
 def write(output: SimulateOutput, stream: TextIO) -> None:
@@ -23,6 +24,11 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         extra["named_at_deploy"] = list(output.named_at_deploy)
     if output.costs is not None:
         extra["costs"] = output.costs.to_json()
+        if output.costs.prices is not None:
+            # ``summary.cluster_utilisation`` counts every instance-hour the same; this one what each costs
+            weighted = weighted_utilisation(from_summary(output.result.summary), output.costs.prices.per_instance_hour)
+            if weighted is not None:
+                extra["costs"]["price_weighted_utilisation"] = round(weighted, 6)
     if output.targets:
         extra["targets"] = [result.to_json() for result in output.targets]
     output.result.write_json(stream, extra or None)

@@ -10,7 +10,7 @@ import click
 from policy_engine.reports import safe_text, why_waited
 from policy_engine.reports.markdown import code, table
 from policy_engine.reports.subjects import SimulateOutput
-from policy_engine.reports.type_tables import TYPE_HEADERS, type_rows
+from policy_engine.reports.type_tables import TYPE_HEADERS, all_types_text, type_rows
 from policy_engine.simulation.outputs.calibration import ShareCalibration
 from policy_engine.simulation.outputs.results import SimulationResult
 from policy_engine.units import duration_text
@@ -34,6 +34,10 @@ def render(result: SimulationResult, *, source: str = "",
              "", "Per instance type (never summed across types):", "",
              *table(TYPE_HEADERS, type_rows(summary), align="l" + "r" * (len(TYPE_HEADERS) - 1)),
              ""]
+    weighted = all_types_text(summary, prices.per_instance_hour) if prices is not None else "-"
+    if weighted != "-":
+        lines += [f"All types, weighted by your price per instance-hour: utilisation {weighted} (price-weighted).", ""]
+    lines += ["Per share and instance type:", ""]
     lines += table(("share", "instance type", "strategy", "limit (instances)", "jobs", "own use",
                     "mean borrowed (instances)", "mean lent (instances)",
                     "wait p50", "wait p95", "preemptions", "instance-hours lost"),

@@ -62,7 +62,8 @@ def markdown_lines(results: Sequence[TargetResult], title: str = "Targets") -> l
     """A heading line with the count met, then the GFM table."""
     from policy_engine.reports.markdown import table
 
-    return [f"**{title}**: {summary_line(results)}", "", *table(HEADER, rows(results), align="llllrll"), ""]
+    line = summary_line(results).removeprefix("targets: ")  # the title says it
+    return [f"**{title}**: {line}", "", *table(HEADER, rows(results), align="llllrll"), ""]
 
 
 def html_table(results: Sequence[TargetResult]) -> str:

@@ -240,3 +240,9 @@ def test_with_prices_the_one_all_types_utilisation_is_price_weighted(files):
                 / sum(f["capacity_instance_hours"] * rate[t] for t, f in types.items()))
     assert "price-weighted" not in plain
     assert f"all types {weighted:.1%} (price-weighted)" in priced
+    # the same figure in JSON (beside the instance-weighted cluster_utilisation) and in markdown
+    document = json.loads(invoke(*args, "--prices", str(files["prices"]), "--format", "json").stdout)
+    assert document["costs"]["price_weighted_utilisation"] == pytest.approx(weighted, abs=1e-6)
+    assert "price_weighted_utilisation" not in json.loads(invoke(*args, "--format", "json").stdout).get("costs", {})
+    markdown = invoke(*args, "--prices", str(files["prices"]), "--format", "markdown").stdout
+    assert f"utilisation {weighted:.1%} (price-weighted)" in markdown
