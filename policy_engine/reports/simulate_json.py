@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TextIO
 
 from policy_engine.reports.subjects import SimulateOutput
@@ -31,5 +32,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
                 extra["costs"]["price_weighted_utilisation"] = round(weighted, 6)
     if output.targets:
         extra["targets"] = [result.to_json() for result in output.targets]
-    output.result.write_json(stream, extra or None)
+    fields: dict[str, Sequence[object]] | None = None
+    if output.waits is not None:  # per job, the cause it waited longest for (null: it never waited)
+        fields = {"wait_cause": [None if cause is None else cause.value for cause in output.waits.job_causes]}
+    output.result.write_json(stream, extra or None, fields)
     stream.write("\n")

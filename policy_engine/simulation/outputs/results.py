@@ -86,14 +86,20 @@ class SimulationResult:
             "summary": plain(self.summary),
         }
 
-    def write_json(self, handle: TextIO, extra: dict | None = None) -> None:
+    def write_json(self, handle: TextIO, extra: dict | None = None,
+                   job_fields: dict[str, Sequence[object]] | None = None) -> None:
         """Write ``json.dumps(self.to_json())`` job by job: a million jobs never sit in memory twice.
 
-        ``extra`` keys (e.g. observed vs simulated figures) are added after ``summary``.
+        ``extra`` keys (e.g. observed vs simulated figures) are added after ``summary``; ``job_fields``, one value
+        per job for each key (e.g. the cause it waited longest for), to each job's object.
         """
         handle.write(f'{{"time": {json.dumps(as_number(self.time), allow_nan=False)}, "jobs": [')
+        columns = list((job_fields or {}).items())
         for index, record in enumerate(self.jobs):
-            handle.write((", " if index else "") + json.dumps(record.to_json(), allow_nan=False))
+            entry = record.to_json()
+            for key, values in columns:
+                entry[key] = values[index]
+            handle.write((", " if index else "") + json.dumps(entry, allow_nan=False))
         handle.write(f'], "shares": {json.dumps(plain([m.to_json() for m in self.shares]), allow_nan=False)}, '
                      f'"summary": {json.dumps(plain(self.summary), allow_nan=False)}')
         for key, value in (extra or {}).items():

@@ -101,7 +101,8 @@ class ShareWaits:
         """Seconds as numbers, causes by their enum values, every waiting cause present (0 when none)."""
         return {"share": self.share, "instance_type": self.instance_type, "jobs_waited": self.jobs_waited,
                 "wait_seconds": self.wait_seconds,
-                "by_cause": {cause.value: self.by_cause.get(cause, 0.0) for cause in WAIT_CAUSES}}
+                "by_cause": {cause.value: self.by_cause.get(cause, 0.0) for cause in WAIT_CAUSES},
+                "jobs_by_cause": {cause.value: self.jobs_by_cause.get(cause, 0) for cause in WAIT_CAUSES}}
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from policy_engine.cli import main
+from policy_engine.simulation.causes import WAIT_CAUSES
 
 TOPOLOGY = (Path(__file__).parents[3] / "topologies" / "example.yaml").resolve()
 
@@ -40,9 +41,18 @@ def test_json_has_exactly_the_documented_shape(write_file):
     assert set(data) == {"time", "jobs", "shares", "summary", "wait_causes"}
     assert set(data["wait_causes"]) == {"attribution", "shares"}
     assert set(data["wait_causes"]["shares"][0]) == {"share", "instance_type", "jobs_waited", "wait_seconds",
-                                                     "by_cause"}
+                                                     "by_cause", "jobs_by_cause"}
     assert set(data["jobs"][0]) == {"name", "share", "status", "preemptions", "reason", "submitted_at",
-                                    "started_at", "finished_at", "wait_seconds"}
+                                    "started_at", "finished_at", "wait_seconds", "wait_cause"}
+    causes = {cause.value for cause in WAIT_CAUSES}
+    # a job that waited names the cause it waited longest for (also after a preemption: its wait_seconds runs to
+    # its first placement only); one that never waited has null
+    assert all(job["wait_cause"] in causes for job in data["jobs"] if job["wait_seconds"] > 0)
+    assert {job["wait_cause"] for job in data["jobs"]} <= causes | {None}
+    assert None in {job["wait_cause"] for job in data["jobs"]}
+    plain = json.loads(invoke("simulate", str(scenario(write_file, JOBS)), "--format", "json", "--no-wait-causes")
+                       .output)
+    assert "wait_cause" not in plain["jobs"][0]
     assert {j["name"]: j["status"] for j in data["jobs"]} == dict.fromkeys("abc", "SUCCEEDED") | {"later": "SUCCEEDED"}
     assert data["summary"]["jobs"] == 4
 
