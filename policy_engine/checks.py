@@ -53,6 +53,16 @@ class CheckReport:
         """``ok``; with ``strict`` also no unsuppressed warning (``check --strict``)."""
         return self.ok and not (strict and self.warnings)
 
+    def guarantees_proven(self, declared: int) -> tuple[int, int]:
+        """``(proven, declared)``: of the topology's ``declared`` guarantees, those no guarantee rule (BQ401-BQ404)
+        names (each rule names the guarantee it refutes)."""
+        refuted = {str(f.object) for f in self.findings if f.rule in GUARANTEE_RULES}
+        return max(0, declared - len(refuted)), declared
+
+
+#: The rules that refute a declared guarantee.
+GUARANTEE_RULES = frozenset({"BQ401", "BQ402", "BQ403", "BQ404"})
+
 
 def borrow_graph(topology: Topology, report: CheckReport | None) -> BorrowGraph:
     """The report's borrow graph when it was checked from ``topology``; a new one otherwise."""

@@ -24,8 +24,11 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
     }
 
 
-def to_dict(report: CheckReport, *, source: str = "", strict: bool = False) -> dict[str, Any]:
-    """``ok`` is the exit code's verdict: no unsuppressed error (and, with ``strict``, no unsuppressed warning)."""
+def to_dict(report: CheckReport, *, source: str = "", strict: bool = False, declared_guarantees: int = 0
+            ) -> dict[str, Any]:
+    """``ok`` is the exit code's verdict: no unsuppressed error (and, with ``strict``, no unsuppressed warning);
+    ``guarantees``: how many the topology declares and how many were proven."""
+    proven, declared = report.guarantees_proven(declared_guarantees)
     return {
         "source": source,
         "ok": report.passes(strict),
@@ -35,6 +38,7 @@ def to_dict(report: CheckReport, *, source: str = "", strict: bool = False) -> d
         "errors": len(report.errors),
         "warnings": len(report.warnings),
         "suppressed": len(report.suppressed),
+        "guarantees": {"declared": declared, "proven": proven},
         "findings": [finding_to_dict(f) for f in report.findings],
         "summaries": {name: summary.to_dict() for name, summary in report.summaries.items()},
     }
@@ -51,6 +55,7 @@ def load_failure_to_dict(problems: list[str], *, source: str = "") -> dict[str, 
         "errors": len(problems),
         "warnings": 0,
         "suppressed": 0,
+        "guarantees": {"declared": 0, "proven": 0},
         "findings": [],
         "summaries": {},
     }
@@ -60,12 +65,14 @@ def render_load_failure(problems: list[str], *, source: str = "") -> str:
     return json.dumps(load_failure_to_dict(problems, source=source), indent=2, allow_nan=False)
 
 
-def render(report: CheckReport, *, source: str = "", strict: bool = False) -> str:
-    return json.dumps(to_dict(report, source=source, strict=strict), indent=2, allow_nan=False)
+def render(report: CheckReport, *, source: str = "", strict: bool = False, declared_guarantees: int = 0) -> str:
+    return json.dumps(to_dict(report, source=source, strict=strict, declared_guarantees=declared_guarantees),
+                      indent=2, allow_nan=False)
 
 
 def write(output: CheckOutput, stream: TextIO) -> None:
-    click.echo(render(output.report, source=output.source, strict=output.strict), file=stream)
+    click.echo(render(output.report, source=output.source, strict=output.strict,
+                      declared_guarantees=len(output.topology.guarantees)), file=stream)
 
 
 def write_load_failure(failure: CheckLoadFailure, stream: TextIO) -> None:

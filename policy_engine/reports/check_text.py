@@ -79,15 +79,6 @@ def _summary_tables(report: CheckReport, shown: int | None) -> list[tuple[str, l
     return tables
 
 
-def guarantees_proven(report: CheckReport, declared: int) -> tuple[int, int]:
-    """``(proven, declared)``: a declared guarantee is proven when no guarantee rule (BQ401-BQ404) names it."""
-    refuted = {str(f.object) for f in report.findings if f.rule in _GUARANTEE_RULES}
-    return max(0, declared - len(refuted)), declared
-
-
-_GUARANTEE_RULES = frozenset({"BQ401", "BQ402", "BQ403", "BQ404"})
-
-
 def render(report: CheckReport, *, source: str = "", color: bool = False, width: int = 200,
            strict: bool = False, declared_guarantees: int = 0, terminal: bool = False) -> str:
     """The report as text; ``color`` adds ANSI styles, ``width`` is the table width in characters;
@@ -115,7 +106,7 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
     verdict = "passed" if passed else "FAILED"
     strictly = " (--strict: warnings fail)" if strict and report.warnings else ""
     suppressed = f", {len(report.suppressed)} suppressed" if report.suppressed else ""
-    proven, declared = guarantees_proven(report, declared_guarantees)
+    proven, declared = report.guarantees_proven(declared_guarantees)
     promises = f", {proven} of {declared} declared guarantee(s) proven" if declared else ""
     console.print(f"{verdict}{strictly}: {len(report.errors)} error(s), {len(report.warnings)} warning(s){suppressed}, "
                   f"{len(report.summaries)} quota share(s){promises}", style="bold green" if passed else "bold red")

@@ -35,8 +35,9 @@ def test_check_passing_example_has_verdict_warning_row_and_share_table(example):
     assert text.startswith("### ✅ batch-quota check passed: `topologies/example.yaml`")
     assert rows(text, "severity")[0][:3] == ["warning", "BQ302", "training/QS1"]
     shares = {row[0]: row for row in rows(text, "share")}
-    assert set(shares) == {"training/QS1", "training/QS2", "training/QS3"}
-    assert shares["training/QS1"][4] == f"{GPU}: 2"  # max burst: own 1 + 1 from QS2
+    assert set(shares) == {"QS1", "QS2", "QS3"}  # in the table of their queue, named once above it
+    assert "Job queue training:" in text
+    assert shares["QS1"][4] == f"{GPU}: 2"  # max burst: own 1 + 1 from QS2
 
 
 def test_check_failure_lists_errors_first():
@@ -63,3 +64,13 @@ def test_simulation_summary_and_one_row_per_share():
     assert [(r[0], r[1]) for r in shares] == [(m.share, m.instance_type) for m in result.shares]
     by_share = {r[0]: r for r in shares}
     assert by_share["training/QS1"][10] == "2"  # med reclaimed by QS2, high preempted inside QS1
+
+
+def test_check_says_how_many_declared_guarantees_were_proven_in_markdown_and_json():
+    from policy_engine.reports import check_json
+
+    t = topology(share("A", 1, "LEND_AND_BORROW"), share("B", 1, "LEND"), environment=3,
+                 guarantees=[guarantee("A", burst_capacity={GPU: 9}), guarantee("B", burst_capacity={GPU: 1})])
+    report = check_topology(t)
+    assert "**1** of **2** declared guarantee(s) proven" in render_check(report, declared_guarantees=2)
+    assert check_json.to_dict(report, declared_guarantees=2)["guarantees"] == {"declared": 2, "proven": 1}
