@@ -200,9 +200,8 @@ def _choose(policy: AttributionOrder, bad: np.ndarray, requeued: np.ndarray, hel
     """Per piece, the cause charged (a ``WAIT_CAUSES`` number) by what held: misconfigured, requeued, the line's cause
     (a ``WAIT_CAUSES`` number), a time-limit action pending. The policy is asked once per combination that occurs."""
     combination = ((bad.astype(np.int64) * 2 + requeued) * len(WAIT_CAUSES) + held) * 2 + timed
-    occurring, inverse = np.unique(combination, return_inverse=True)
-    charged = []
-    for key in occurring.tolist():
+    table = np.zeros(2 * 2 * len(WAIT_CAUSES) * 2, dtype=np.int64)  # a few dozen combinations: a table, not a sort
+    for key in np.flatnonzero(np.bincount(combination, minlength=len(table))).tolist():
         holding = {WAIT_CAUSES[key // 2 % len(WAIT_CAUSES)]}
         if key // (2 * len(WAIT_CAUSES)) // 2:
             holding.add(Cause.MISCONFIGURED)
@@ -210,8 +209,8 @@ def _choose(policy: AttributionOrder, bad: np.ndarray, requeued: np.ndarray, hel
             holding.add(Cause.REQUEUED_AFTER_PREEMPTION)
         if key % 2:
             holding.add(Cause.TIME_LIMIT_ACTION_PENDING)
-        charged.append(_NUMBER[policy.choose(frozenset(holding))])
-    return np.array(charged, dtype=np.int64)[inverse.ravel()] if charged else combination
+        table[key] = _NUMBER[policy.choose(frozenset(holding))]
+    return table[combination]
 
 
 def _longest(policy: AttributionOrder, jobs: int, waited: np.ndarray, piece_job: np.ndarray, charged: np.ndarray,
@@ -269,7 +268,9 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     job_causes = _longest(policy, len(result.jobs), job[first], numbered[piece], charged, seconds)
     jobs_waited = np.bincount(line[first], minlength=lines)
     # per line and cause, the jobs charged any of it (each pair of a job and a cause once)
-    pairs = np.unique(numbered[piece] * causes + charged)
+    held_by = np.zeros(len(first) * causes, dtype=bool)
+    held_by[numbered[piece] * causes + charged] = True
+    pairs = np.flatnonzero(held_by)
     jobs_by_cause = np.bincount(line[first[pairs // causes]] * causes + pairs % causes, minlength=lines * causes
                                 ).reshape(lines, causes)
     time_limited = np.bincount(line[first[np.unique(numbered[timer])]], minlength=lines)
