@@ -20,26 +20,31 @@ class Unit(Enum):
     COUNT = "count"  # jobs, preemptions: an integer with thousands separators
     INSTANCES = "instances"  # a time-weighted mean number of instances
     INSTANCE_HOURS = "instance-hours"  # a total of capacity over time
+    COST = "cost"  # an amount in the prices' currency (instance-hours without prices): ``money_text``
     NUMBER = "number"  # anything else: ``number_text``
 
 
 def duration_text(seconds: float | None) -> str:
-    """``seconds`` as its two largest units (days and hours, hours and minutes, ...), or ``-`` when unknown."""
+    """``seconds`` as its two largest units (days and hours, hours and minutes, ...), or ``-`` when unknown.
+
+    Rounded to the smaller unit shown, never cut: 9d 15h 50m reads ``9d 16h``, 23h 59m 40s reads ``1d 0h``.
+    """
     if seconds is None or not math.isfinite(seconds):
         return "-"
     if seconds < 0:
         return "-" + duration_text(-seconds)
-    if seconds < 60:
-        return f"{seconds:.1f}s" if 0 < seconds < 10 and not float(seconds).is_integer() else f"{round(seconds)}s"
-    total = round(seconds)
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours}h"
-    if hours:
-        return f"{hours}h {minutes:02d}m"
-    return f"{minutes}m {secs:02d}s"
+    if seconds < 59.5:
+        return f"{seconds:.1f}s" if 0 < seconds < 9.95 and not float(seconds).is_integer() else f"{round(seconds)}s"
+    for larger, big, smaller, small in _DURATION_FORMS:
+        total = round(seconds / smaller) * smaller  # rounded to the smaller unit this form shows
+        if total >= larger:
+            whole, rest = divmod(total, larger)
+            return f"{whole}{big} {rest // smaller:{'' if big == 'd' else '02d'}}{small}"
+    return f"{round(seconds)}s"  # not reached: from 59.5 s on the last form applies
+
+
+#: The two-unit forms of a duration, largest first: (larger unit's seconds, its letter, smaller's, its letter).
+_DURATION_FORMS = ((86400, "d", 3600, "h"), (3600, "h", 60, "m"), (60, "m", 1, "s"))
 
 
 def number_text(value: float) -> str:
@@ -82,11 +87,26 @@ def figure_text(value: float, unit: Unit) -> str:
         return percent_text(value)
     if unit is Unit.INSTANCE_HOURS:
         return instance_hours_text(value)
+    if unit is Unit.COST:
+        return money_text(value) if math.isfinite(value) else "-"
     if unit is Unit.COUNT and float(value).is_integer():
         return f"{int(value):,}"
     if unit is Unit.INSTANCES:
         return f"{value:,.2f}"
     return number_text(round(value, 6) if isinstance(value, float) else value)
+
+
+#: The unit a chart's duration axis reads in: the largest of which the data spans at least two.
+_AXIS_UNITS = ((86400, "days"), (3600, "hours"), (60, "minutes"))
+
+
+def duration_axis(largest: float) -> tuple[float, str]:
+    """``(seconds per unit, unit name)`` for a chart whose largest duration is ``largest`` seconds: days from
+    two days up, then hours, minutes, else seconds (a chart's ticks cannot read ``22d 2h``)."""
+    for seconds, name in _AXIS_UNITS:
+        if math.isfinite(largest) and largest >= 2 * seconds:
+            return float(seconds), name
+    return 1.0, "seconds"
 
 
 #: Seconds per unit of a duration people write: ``30d``, ``12h``, ``90m``, ``3600s``.
@@ -103,3 +123,12 @@ def parse_duration(text: str) -> float:
     if not value > 0 or not math.isfinite(value):
         raise ValueError(text)
     return value * factor
+
+
+def duration_spec(seconds: float) -> str:
+    """``seconds`` in the grammar ``parse_duration`` reads, exactly: the largest unit that divides it (``12h``,
+    ``90m``, ``3601s``), so a file written back (``tune -o``) reads as a person wrote it and parses to the same."""
+    for letter, factor in DURATION_UNITS.items():
+        if seconds >= factor and float(seconds / factor).is_integer():
+            return f"{int(seconds // factor)}{letter}"
+    return f"{number_text(seconds)}s"

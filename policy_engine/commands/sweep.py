@@ -12,6 +12,7 @@ from policy_engine.commands.cost_options import cost_options, pricing_or_exit
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
 from policy_engine.reports.registry import SWEEP_FORMATS
 from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.sweep.cost_metrics import RunCosts
 from policy_engine.sweep.dataset import DatasetError, ResultsDataset, share_pairs
 from policy_engine.sweep.evaluate import ERROR
 from policy_engine.sweep.expressions import ExpressionError, parse_expression
@@ -86,10 +87,10 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
         fail_input(["--minimize and --maximize: give one objective to rank by (tune takes several)"])
     if resume and not out_dir:
         fail_input(["--resume needs --out DIR: the dataset of the sweep to continue"])
+    pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [maximize or minimize or DEFAULT_OBJECTIVE])
+    costs = RunCosts(loaded.topology, pricing)
     try:
-        objective = parse_expression(maximize or minimize or DEFAULT_OBJECTIVE, loaded.topology,
-                                     pricing_or_exit(prices_path, chargeback, loaded.topology,
-                                                     [maximize or minimize or DEFAULT_OBJECTIVE]))
+        objective = parse_expression(maximize or minimize or DEFAULT_OBJECTIVE, loaded.topology, pricing)
     except ExpressionError as error:
         fail_input([f"--{'maximize' if maximize else 'minimize'}: {error}"])
         raise
@@ -131,11 +132,12 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
         from policy_engine.sweep.report import write_sweep_report
 
         try:
-            page = write_sweep_report(records, axes, objective, Path(report_dir), source=scenario)
+            page = write_sweep_report(records, axes, objective, Path(report_dir), source=scenario, costs=costs,
+                                      maximize=bool(maximize))
         except OSError as error:
             fail_input([f"{report_dir}: cannot write the report: {error.strerror or error}"])
             raise
         click.echo(f"wrote {page}", err=True)
-    SWEEP_FORMATS.renderer(output)(SweepOutput(records, axes, pairs, objective, bool(maximize), top, out_dir),
+    SWEEP_FORMATS.renderer(output)(SweepOutput(records, axes, pairs, objective, bool(maximize), top, out_dir, costs),
                                    sys.stdout)
     raise SystemExit(EXIT_FINDINGS if any(r["status"] == ERROR for r in records) else EXIT_OK)

@@ -26,7 +26,9 @@ from policy_engine.model import Topology
 from policy_engine.reports.registry import TUNE_FORMATS
 from policy_engine.reports.tune_text import figure as _figure
 from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.outputs.targets import Criterion
 from policy_engine.sweep.candidate import topology_for
+from policy_engine.sweep.cost_metrics import RunCosts
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.expressions import (
     UNITS,
@@ -43,7 +45,10 @@ from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.target_constraints import target_constraints
 from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
-from policy_engine.units import Unit
+from policy_engine.units import Unit, duration_spec
+
+#: A target's fields that are durations (``history --since``'s grammar in the file).
+TARGET_DURATIONS = tuple(criterion.value for criterion in Criterion if criterion.unit is Unit.SECONDS)
 
 
 def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -55,6 +60,8 @@ def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str
 def topology_yaml(topology: Topology, header: str) -> str:
     """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out)."""
     data = topology.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    for target in data.get("targets", []):  # durations as the topology's author writes them (12h), not seconds
+        target.update({key: duration_spec(target[key]) for key in TARGET_DURATIONS if key in target})
     comments = "".join(f"# {line}\n" for line in header.splitlines())
     return comments + yaml.safe_dump(data, sort_keys=False)
 
@@ -65,13 +72,13 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective],
     current, chosen = result.current, result.chosen or result.best
     for objective in objectives:
         unit = objective.expression.unit
-        rows.append((objective.label,
+        rows.append((objective.heading,
                      _figure(objective.expression(current), unit) if current["status"] == OK else "-",
                      _figure(objective.expression(chosen), unit) if chosen else "-"))
     for constraint in constraints:
         rows.append((f"constraint {constraint.text}",
-                     ("holds" if constraint.holds(current) else "violated") if current["status"] == OK else "-",
-                     ("holds" if constraint.holds(chosen) else "violated") if chosen else "-"))
+                     constraint.verdict(current) if current["status"] == OK else "-",
+                     constraint.verdict(chosen) if chosen else "-"))
     for key, label in (("wait_p95", "wait p95"), ("wait_max", "wait max"), ("preemptions", "preemptions"),
                        ("instance_hours_lost", "instance-hours lost")):
         rows.append((label, _figure(current["summary"][key], UNITS[key]) if current["status"] == OK else "-",
@@ -165,6 +172,7 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         problems += _sample_problems(loaded)
     order = ctx.meta.get("objective_order") or [("minimize", DEFAULT_OBJECTIVE)]
     pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [text for _, text in order] + list(constraints))
+    costs = RunCosts(loaded.topology, pricing)
     objectives, parsed_constraints = [], []
     for name, text in order:
         try:
@@ -215,9 +223,9 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     evidence = _evidence_rows(result, objectives, parsed_constraints)
     front_rows = _front_rows(result, axes, objectives)
     if report_dir:
-        _write_report(result, axes, objectives, evidence, front_rows, Path(report_dir), scenario)
+        _write_report(result, axes, objectives, evidence, front_rows, Path(report_dir), scenario, costs)
     TUNE_FORMATS.renderer(output)(TuneOutput(result, axes, objectives, parsed_constraints, evidence, front_rows,
-                                             out_file, promises, policy, min_gain), sys.stdout)
+                                             out_file, promises, policy, min_gain, costs), sys.stdout)
     raise SystemExit(EXIT_OK if result.best else EXIT_FINDINGS)
 
 
@@ -260,22 +268,23 @@ def _promise_changes(base: Topology, recommended: Topology) -> list[PromiseChang
 
 
 def _write_report(result: TuneResult, axes: list[Axis], objectives: list[Objective],
-                  evidence: list[tuple[str, str, str]], front_rows: list[tuple], directory: Path, source: str) -> None:
+                  evidence: list[tuple[str, str, str]], front_rows: list[tuple], directory: Path, source: str,
+                  costs: RunCosts) -> None:
     from policy_engine.sweep.report import html_table, pareto_chart, write_tune_report
 
     evidence_html = html_table(("", "current", "recommended"), evidence, numeric={1, 2})
     front_html = ""
     charts = []
     if len(objectives) > 1:
-        front_html = html_table(("#", *(a.path for a in axes), *(o.label for o in objectives)), front_rows,
+        front_html = html_table(("#", *(a.path for a in axes), *(o.heading for o in objectives)), front_rows,
                             numeric={0, *range(len(axes) + 1, len(axes) + 1 + len(objectives))})
         on_front = {id(r) for r in result.front}
         points = [(objectives[0].expression(r), objectives[1].expression(r), id(r) in on_front)
                   for r in result.runs if r["status"] == OK]
-        charts.append(pareto_chart(points, (objectives[0].label, objectives[1].label)))
+        charts.append(pareto_chart(points, (objectives[0], objectives[1])))
     try:
         page = write_tune_report(evidence_html, front_html, charts, result.runs, axes, objectives[0].expression,
-                                 directory, source)
+                                 directory, source, costs)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
         return

@@ -3,32 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import TextIO
 
 from rich.table import Table
 
 from policy_engine.reports import terminal
 from policy_engine.sweep.evaluate import ERROR, OK
-from policy_engine.sweep.expressions import Expression, record_types, type_figure
+from policy_engine.sweep.expressions import record_types, type_figure
+from policy_engine.sweep.ranking import ranked
 from policy_engine.sweep.subjects import SweepOutput
-from policy_engine.sweep.target_constraints import missed_targets
+from policy_engine.sweep.target_constraints import missed_targets, targets_summary
 from policy_engine.units import Unit, duration_text, figure_text, instance_hours_text
-
-
-def ranked(records: list[dict[str, Any]], objective: Expression, maximize: bool) -> list[tuple[float, dict[str, Any]]]:
-    """Ok runs best first by ``objective`` (ties by grid order), runs that miss a target (infeasible) after all
-    the others."""
-    scored = [(objective(record), record) for record in records if record["status"] == OK]
-    return sorted(scored, key=lambda pair: (missed_targets(pair[1]) > 0, -pair[0] if maximize else pair[0],
-                                            pair[1]["index"]))
-
-
-def _targets_cell(record: dict[str, Any]) -> str:
-    missed = missed_targets(record)
-    judged = len(record.get("targets", []))
-    return "-" if not judged else "all met" if not missed else f"{missed} of {judged} missed"
-
-
 
 
 def write(output: SweepOutput, stream: TextIO) -> None:
@@ -42,17 +27,23 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     for axis in axes:
         table.add_column(axis.path, overflow="fold")
     types = list(dict.fromkeys(t for _, record in best[:top] for t in record_types(record)))
-    for column in (objective.text, *(f"util {t}" for t in types), "wait p95", "wait max", "preemptions",
-                   "inst-h lost", "targets"):
+    costs = output.costs if output.costs is not None and output.costs.priced else None  # money adds up across types
+    cost_columns = (f"cost {costs.unit}", f"idle {costs.unit}") if costs is not None else ()
+    heading = objective.text + (f" ({objective.unit_name})" if objective.unit_label else "")
+    for column in (heading, *(f"util {t}" for t in types), "wait p95", "wait max", "preemptions",
+                   "inst-h lost", *cost_columns, "targets"):
         table.add_column(column, justify="right")
     for rank, (score, record) in enumerate(best[:top], start=1):
         summary = record["summary"]
+        report = costs.report(record) if costs is not None else None
         table.add_row(str(rank), *(json.dumps(record["values"][axis.path]) for axis in axes),
                       figure_text(score, objective.unit),
                       *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) for t in types),
                       duration_text(summary["wait_p95"]), duration_text(summary["wait_max"]),
                       f"{summary['preemptions']:,}", instance_hours_text(summary["instance_hours_lost"]),
-                      _targets_cell(record))
+                      *((figure_text(report.total, Unit.COST), figure_text(report.idle, Unit.COST)) if report
+                        else ("-",) * len(cost_columns)),
+                      targets_summary(record))
     console.print(table)
     counts: dict[str, int] = {}
     for record in records:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from policy_engine.simulation.outputs.targets import Criterion, TargetResult, Unit
-from policy_engine.units import duration_text
+from policy_engine.simulation.outputs.targets import Criterion, TargetResult
+from policy_engine.units import Unit, duration_text
 
 HEADER = ("target", "share", "criterion", "goal", "actual", "met", "margin")
 

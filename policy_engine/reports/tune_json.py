@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from policy_engine.reports.sweep_json import run_json
+from policy_engine.reports.sweep_json import run_json as run_record_json
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import Objective, TuneResult
@@ -16,9 +16,14 @@ from policy_engine.sweep.tune import Objective, TuneResult
 
 def write(output: TuneOutput, stream: TextIO) -> None:
     result = output.result
+
+    def run_json(record: dict) -> dict:
+        return run_record_json(record, output.costs)
+
     json.dump({
         "objectives": [o.label for o in output.objectives],
         "constraints": [c.text for c in output.constraints],
+        "cost_unit": output.costs.unit if output.costs is not None else None,
         "recommended": run_json(result.chosen) if result.chosen else None,
         "keep_current": bool(result.keep_reason),
         "keep_reason": result.keep_reason or None,

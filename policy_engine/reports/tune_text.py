@@ -49,7 +49,7 @@ def write(output: TuneOutput, stream: TextIO) -> None:
         for axis in output.axes:
             front.add_column(axis.path, overflow="fold")
         for objective in output.objectives:
-            front.add_column(objective.label, justify="right")
+            front.add_column(objective.heading, justify="right")
         for point in output.front_rows:
             front.add_row(*point)
         console.print(front)

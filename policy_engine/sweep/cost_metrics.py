@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from policy_engine.model import Topology
 from policy_engine.prices import Prices
 from policy_engine.simulation.outputs.capacity_hours import CapacityHours
-from policy_engine.simulation.outputs.costs import Convention, CostReport, cost_report
+from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
 
 #: Cluster-wide cost metrics and the per-share one.
 CLUSTER_COST_METRICS = ("cost", "idle_cost")
@@ -47,6 +47,33 @@ def report_of(record: dict, topology: Topology, pricing: Pricing) -> CostReport:
         raise ValueError("the run record holds no capacity ledger (a sweep dataset written before costs existed: "
                          "run it again without --resume)")
     return cost_report(CapacityHours.from_json(ledger), topology, pricing.prices, pricing.convention)
+
+
+@dataclass(frozen=True)
+class RunCosts:
+    """Each run's cost report, as the reports show it: priced with ``--prices``, else in instance-hours.
+
+    ``json(record)`` is the ``costs`` object of a sweep or tune run (the same object ``simulate --format json``
+    writes, without lending flows: a sweep keeps no usage log)."""
+
+    topology: Topology
+    pricing: Pricing
+
+    @property
+    def priced(self) -> bool:
+        return self.pricing.prices is not None
+
+    @property
+    def unit(self) -> str:
+        return self.pricing.prices.currency if self.pricing.prices is not None else INSTANCE_HOURS
+
+    def report(self, record: dict) -> CostReport | None:
+        """``None`` for a run without a ledger (not simulated)."""
+        return report_of(record, self.topology, self.pricing) if record.get("costs") else None
+
+    def json(self, record: dict) -> dict | None:
+        report = self.report(record)
+        return report.to_json() if report is not None else None
 
 
 def cluster_metric(name: str, topology: Topology, pricing: Pricing) -> Callable[[dict], float]:

@@ -9,9 +9,10 @@ An expression is one of:
   ``TMETRIC(TYPE)``       one instance type's figure of ``summary.instance_types`` (``utilisation(ml.g5.xlarge)``)
   ``share(REF).METRIC(TYPE)``  one share's figure on one instance type (``utilisation``: its ``own_utilisation``)
   ``cost``, ``idle_cost``, ``share(REF).cost``, ``AGG(cost)``: priced from the run's ledger (``cost_metrics``)
-A constraint is ``EXPR <= NUMBER`` (or ``<``, ``>=``, ``>``), or ``guarantees``: every declared guarantee
+A constraint is ``EXPR <= BOUND`` (or ``<``, ``>=``, ``>``), or ``guarantees``: every declared guarantee
 holds (``check`` proves them, so a refuted one makes a candidate invalid; in the simulation a
-``never_preempted`` share lost no job to preemption).
+``never_preempted`` share lost no job to preemption). BOUND is a number in the figure's unit, or as people write
+it: a duration for a wait (``20d``, ``12h``, ``90m``, ``3600s``), a percentage for a utilisation (``60%``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from policy_engine.simulation.outputs.type_usage import SUMMARY_KEY
 from policy_engine.sweep import cost_metrics
 from policy_engine.sweep.cost_metrics import Pricing
 from policy_engine.sweep.grammar import find_share
-from policy_engine.units import Unit
+from policy_engine.units import DURATION_UNITS, Unit, figure_text
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
                    "instance_hours_lost", "jobs", "plan_idle_hours")
@@ -63,7 +64,8 @@ _AGGREGATE = re.compile(r"(\w+)\(\s*([\w.]+)\s*\)")
 _SHARE = re.compile(r"share\(\s*([^()\s]+)\s*\)\.(\w+)")
 _SHARE_TYPE = re.compile(r"share\(\s*([^()\s]+)\s*\)\.(\w+)\(\s*([^()\s]+)\s*\)")
 _TYPE = re.compile(r"(\w+)\(\s*([^()\s]+)\s*\)")
-_CONSTRAINT = re.compile(r"(.+?)\s*(<=|>=|<|>)\s*([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)")
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_CONSTRAINT = re.compile(rf"(.+?)\s*(<=|>=|<|>)\s*({_NUMBER})\s*([{''.join(DURATION_UNITS)}%]?)")
 
 
 class ExpressionError(ValueError):
@@ -83,9 +85,15 @@ class Expression:
     compute: Callable[[dict], float]
     #: What the number measures (how reports write it); JSON keeps the number itself.
     unit: Unit = Unit.NUMBER
+    #: The unit as a header or an axis names it when the unit alone does not say (a cost's currency).
+    unit_label: str = ""
 
     def __call__(self, record: dict) -> float:
         return float(self.compute(record))
+
+    @property
+    def unit_name(self) -> str:
+        return self.unit_label or self.unit.value
 
 
 def instance_types(topology: Topology) -> tuple[str, ...]:
@@ -129,7 +137,7 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
     source = text.strip()
     pricing = pricing or Pricing()
     if source in cost_metrics.CLUSTER_COST_METRICS:
-        return Expression(source, cost_metrics.cluster_metric(source, topology, pricing))
+        return Expression(source, cost_metrics.cluster_metric(source, topology, pricing), Unit.COST, pricing.unit)
     if source in OPTIONAL_SUMMARY_METRICS:  # only in a run that has what it counts: 0 in the others
         return Expression(source, lambda record: record["summary"].get(source, 0.0), UNITS[source])
     if source in SUMMARY_METRICS:
@@ -155,7 +163,7 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, SHARE_METRICS))
         name = _share(text, ref, topology)
         if metric == cost_metrics.SHARE_COST_METRIC:
-            return Expression(source, cost_metrics.share_metric(name, topology, pricing))
+            return Expression(source, cost_metrics.share_metric(name, topology, pricing), Unit.COST, pricing.unit)
 
         def one_share(record: dict) -> float:
             return max((entry[metric] for entry in record["shares"] if entry["share"] == name), default=0.0)
@@ -176,7 +184,7 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
         function = AGGREGATES[aggregate]
         if metric == cost_metrics.SHARE_COST_METRIC:
             bills = cost_metrics.every_share(topology, pricing)
-            return Expression(source, lambda record: function(bills(record)))
+            return Expression(source, lambda record: function(bills(record)), Unit.COST, pricing.unit)
         return Expression(source, lambda record: function([entry[metric] for entry in record["shares"]]),
                           UNITS[metric])
     raise ExpressionError(f"{text!r}: expected METRIC, AGG(METRIC), METRIC(TYPE), share(QUEUE/SHARE).METRIC or "
@@ -194,11 +202,26 @@ class Constraint:
     bound: float | None = None
     #: What the constrained figure measures (how a miss is written).
     unit: Unit = Unit.NUMBER
-    #: How a miss reads (a target's shortfall as a duration, a percentage); ``None``: the plain number.
+    #: How a miss reads (a target's shortfall as a duration, a percentage); ``None``: as ``unit`` reads.
     shown: Callable[[float], str] | None = None
+    #: The figure compared against the bound in an ok run (``None``: the constraint has no one figure).
+    measure: Callable[[dict], float] | None = None
 
     def holds(self, record: dict) -> bool:
         return self.violation(record) <= 0
+
+    def margin_text(self, amount: float) -> str:
+        """A margin or a shortfall as people read it (a duration; points of a percentage, ...)."""
+        return self.shown(amount) if self.shown is not None else figure_text(amount, self.unit)
+
+    def verdict(self, record: dict) -> str:
+        """The figure and how it stands against the bound, for an ok run: ``8d 3h: holds, 1d 21h to spare``."""
+        violation = self.violation(record)
+        figure = f"{figure_text(self.measure(record), self.unit)}: " if self.measure is not None else ""
+        if violation <= 0:
+            spare = f", {self.margin_text(-violation)} to spare" if self.measure is not None and violation < 0 else ""
+            return f"{figure}holds{spare}"
+        return f"{figure}violated by {self.margin_text(violation)}"
 
 
 def never_preempted_shares(topology: Topology) -> list[str]:
@@ -222,17 +245,35 @@ def _guarantees(topology: Topology) -> Callable[[dict], float]:
     return violation
 
 
+def _bound(text: str, number: str, suffix: str, unit: Unit) -> float:
+    """The bound in the figure's own unit: ``20d`` for a wait, ``60%`` for a utilisation, else the number."""
+    value = float(number)
+    if not math.isfinite(value):
+        raise ExpressionError(f"{text!r}: the bound must be a finite number")
+    if not suffix:
+        return value
+    if suffix == "%":
+        if unit is not Unit.FRACTION:
+            raise ExpressionError(f"{text!r}: a percentage bounds a utilisation; this figure is in {unit.value}")
+        return value / 100
+    if unit is not Unit.SECONDS:
+        raise ExpressionError(f"{text!r}: a duration ({number}{suffix}) bounds a wait; this figure is in "
+                              f"{unit.value}")
+    return value * DURATION_UNITS[suffix]
+
+
 def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = None) -> Constraint:
     source = text.strip()
     if source == "guarantees":
-        return Constraint(source, _guarantees(topology))
+        return Constraint(source, _guarantees(topology), unit=Unit.COUNT,
+                          shown=lambda count: f"{count:,.0f} preemption(s) of never-preempted shares")
     match = _CONSTRAINT.fullmatch(source)
     if not match:
-        raise ExpressionError(f"{text!r}: expected EXPR <= NUMBER (or <, >=, >) or 'guarantees'")
+        raise ExpressionError(f"{text!r}: expected EXPR <= BOUND (or <, >=, >; BOUND a number, a duration such as "
+                              "12h or a percentage such as 60%) or 'guarantees'")
     expression = parse_expression(match.group(1), topology, pricing)
-    operator, bound = match.group(2), float(match.group(3))
-    if not math.isfinite(bound):
-        raise ExpressionError(f"{text!r}: the bound must be a finite number")
+    operator = match.group(2)
+    bound = _bound(text, match.group(3), match.group(4), expression.unit)
     strict = 1e-9 * max(1.0, abs(bound))
     functions: dict[str, Callable[[float], float]] = {
         "<=": lambda value: value - bound,
@@ -241,7 +282,12 @@ def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = No
         ">": lambda value: bound - value + strict,
     }
     difference = functions[operator]
-    return Constraint(source, lambda record: difference(expression(record)), bound, expression.unit)
+    shown = None
+    if expression.unit is Unit.FRACTION:  # a margin of a utilisation is in points, not a percentage of one
+        def shown(amount: float) -> str:
+            return f"{amount * 100:.1f} points"
+    return Constraint(source, lambda record: difference(expression(record)), bound, expression.unit, shown,
+                      measure=expression)
 
 
 def objective_value(expression: Expression, record: dict[str, Any]) -> float | None:

@@ -19,13 +19,21 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.expressions import SHARE_METRICS, UNITS, Expression, record_types, type_figure
 from policy_engine.sweep.grammar import Axis
-from policy_engine.units import Unit, duration_text, figure_text, number_text
+from policy_engine.sweep.ranking import ranked
+from policy_engine.sweep.target_constraints import targets_summary
+from policy_engine.units import Unit, duration_axis, duration_text, figure_text, number_text
+
+if TYPE_CHECKING:
+    from policy_engine.sweep.cost_metrics import RunCosts
+    from policy_engine.sweep.tune import Objective
 
 #: The page lists at most this many runs.
 MAX_RUN_ROWS = 500
@@ -39,7 +47,8 @@ h1 { font-size: 1.6rem; margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border
 .muted { color: #666; }
 table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
 th, td { border: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: left; }
-th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.scroll { overflow-x: auto; max-width: 100%; }
 figure { margin: 0.8rem 0 1.4rem; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #666; font-size: 0.85rem; }
 """
@@ -69,7 +78,7 @@ def html_table(header: Sequence[str], rows: Iterable[Sequence[object]], numeric:
         "<tr>" + "".join(f'<td class="num">{escape(str(v))}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
                          for i, v in enumerate(row)) + "</tr>"
         for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _png(figure: Figure) -> bytes:
@@ -94,6 +103,31 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
+#: Ticks as people write numbers: 800,000, not 800000 or 8e5.
+_THOUSANDS = FuncFormatter(lambda value, _: f"{value:,.6g}")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How a chart draws a figure: ``value / divisor`` against an axis named ``name`` (days, %, USD, ...)."""
+
+    divisor: float
+    name: str
+
+    def __call__(self, value: float) -> float:
+        return value / self.divisor
+
+
+def scale_of(values: Iterable[float], unit: Unit, unit_name: str = "") -> Scale:
+    """Durations in days, hours or minutes (whichever the largest value spans), fractions as percentages."""
+    if unit is Unit.SECONDS:
+        finite = [v for v in values if math.isfinite(v)]
+        return Scale(*duration_axis(max(finite, default=0.0)))
+    if unit is Unit.FRACTION:
+        return Scale(0.01, "%")
+    return Scale(1.0, unit_name or unit.value)
+
+
 def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
     """One line per share: the mean of ``metric`` (worst instance type) over the ok runs with each value."""
     ok = [r for r in records if r["status"] == OK]
@@ -101,21 +135,26 @@ def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
     figure = Figure(figsize=(8, 3.6))
     plot = figure.add_subplot()
     positions = list(range(len(axis.values)))  # values in the order written (-1 = unlimited is not a number here)
+    lines = {}
     for share in shares:
         ys = []
         for value in axis.values:
             per_run = [max(e[metric] for e in r["shares"] if e["share"] == share)
                        for r in ok if r["values"][axis.path] == value and any(e["share"] == share for e in r["shares"])]
             ys.append(_mean(per_run))
-        plot.plot(positions, ys, marker="o", label=share)
+        lines[share] = ys
+    scale = scale_of((y for ys in lines.values() for y in ys), UNITS[metric])
+    for share, ys in lines.items():
+        plot.plot(positions, [scale(y) for y in ys], marker="o", label=share)
     plot.set_xticks(positions, [_label(v) for v in axis.values])
     plot.set_xlabel(axis.path)
-    plot.set_ylabel(f"{metric} ({UNITS[metric].value})")
+    plot.set_ylabel(f"{metric.replace('_', ' ')} ({scale.name})")
     plot.grid(alpha=0.3)
     if shares:
         plot.legend(fontsize=7, loc="best", ncol=max(1, len(shares) // 8))
-    plot.set_title(f"{metric} per share against {axis.path} (mean over the other fields)", fontsize=9)
-    return Chart(f"field-{_slug(axis.path)}.png", f"{metric} per share against {axis.path}", _png(figure))
+    name = metric.replace("_", " ")
+    plot.set_title(f"{name} per share against {axis.path} (mean over the other fields)", fontsize=9)
+    return Chart(f"field-{_slug(axis.path)}.png", f"{name} per share against {axis.path}", _png(figure))
 
 
 def heatmap_chart(records: Sequence[dict], first: Axis, second: Axis, objective: Expression) -> Chart:
@@ -130,7 +169,8 @@ def heatmap_chart(records: Sequence[dict], first: Axis, second: Axis, objective:
         grid.append(row)
     figure = Figure(figsize=(1.2 + 0.9 * len(second.values), 1.2 + 0.5 * len(first.values)))
     plot = figure.add_subplot()
-    image = plot.imshow(grid, aspect="auto", cmap="viridis_r")
+    scale = scale_of((value for row in grid for value in row), objective.unit, objective.unit_name)
+    image = plot.imshow([[scale(value) for value in row] for row in grid], aspect="auto", cmap="viridis_r")
     plot.set_xticks(range(len(second.values)), [_label(v) for v in second.values], fontsize=8)
     plot.set_yticks(range(len(first.values)), [_label(v) for v in first.values], fontsize=8)
     plot.set_xlabel(second.path)
@@ -142,24 +182,32 @@ def heatmap_chart(records: Sequence[dict], first: Axis, second: Axis, objective:
             dark = not math.isnan(value) and high > low and (value - low) / (high - low) > 0.5  # viridis_r: dark
             plot.text(j, i, "no ok run" if math.isnan(value) else figure_text(value, objective.unit), ha="center",
                       va="center", fontsize=7, color="white" if dark else "black")
-    figure.colorbar(image, ax=plot, label=f"{objective.text} ({objective.unit.value})")
+    bar = figure.colorbar(image, ax=plot, label=f"{objective.text} ({scale.name})")
+    bar.formatter = _THOUSANDS
+    bar.update_ticks()
     plot.set_title(f"{objective.text} by {first.path} and {second.path}", fontsize=9)
     return Chart(f"heatmap-{_slug(first.path)}-{_slug(second.path)}.png",
                  f"{objective.text} by {first.path} and {second.path}", _png(figure))
 
 
-def pareto_chart(points: Sequence[tuple[float, float, bool]], names: tuple[str, str]) -> Chart:
+def pareto_chart(points: Sequence[tuple[float, float, bool]], objectives: tuple[Objective, Objective]) -> Chart:
     """Every evaluated run's first two objectives; the Pareto front highlighted."""
     figure = Figure(figsize=(6, 4))
     plot = figure.add_subplot()
+    x_scale, y_scale = (scale_of((point[i] for point in points), o.expression.unit, o.expression.unit_name)
+                        for i, o in enumerate(objectives))
+    points = [(x_scale(x), y_scale(y), on) for x, y, on in points]
     others = [(x, y) for x, y, front in points if not front]
     front = sorted((x, y) for x, y, on in points if on)
     if others:
         plot.scatter([x for x, _ in others], [y for _, y in others], color="#9e9e9e", s=14, label="evaluated")
     if front:
         plot.plot(*zip(*front, strict=True), color="#d62728", marker="o", label="Pareto front")
-    plot.set_xlabel(names[0])
-    plot.set_ylabel(names[1])
+    names = tuple(o.label for o in objectives)
+    plot.set_xlabel(f"{names[0]} ({x_scale.name})")
+    plot.set_ylabel(f"{names[1]} ({y_scale.name})")
+    for axis in (plot.xaxis, plot.yaxis):
+        axis.set_major_formatter(_THOUSANDS)
     plot.grid(alpha=0.3)
     plot.legend(fontsize=8)
     return Chart("pareto.png", f"Pareto front: {names[0]} against {names[1]}", _png(figure))
@@ -174,23 +222,33 @@ def _page(title: str, source: str, body: list[str]) -> str:
         f"<style>{_CSS}</style></head><body>", f"<h1>{escape(title)} report</h1>", *body, "</body></html>"])
 
 
-def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Expression) -> str:
+def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Expression,
+               costs: RunCosts | None = None) -> str:
+    """The runs, best-first order kept as given: the varied values, the objective, utilisation per type, the
+    waits, the targets met, and with ``costs`` what each run cost and left idle."""
     rows = []
+    costs = costs if costs is not None and costs.priced else None  # instance-hours of different types never add up
     shown = records[:MAX_RUN_ROWS]
     types = list(dict.fromkeys(t for record in shown if record["status"] == OK for t in record_types(record)))
     for record in shown:
         ok = record["status"] == OK
         summary = record["summary"]
+        priced = costs.report(record) if costs is not None and ok else None
         rows.append((*(_label(record["values"][a.path]) for a in axes), record["status"],
                      figure_text(objective(record), objective.unit) if ok else "",
                      *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) if ok else "" for t in types),
                      duration_text(summary["wait_p95"]) if ok else "", summary["preemptions"] if ok else "",
+                     *((figure_text(priced.total, Unit.COST) if priced else "",
+                        figure_text(priced.idle, Unit.COST) if priced else "") if costs is not None else ()),
+                     targets_summary(record),
                      "" if ok else record["error"] or "; ".join(f"{f['rule']} {f['object']}" for f in
                                                                   record["findings"] if f["severity"] == "error")))
     width = len(axes)
-    return html_table((*(a.path for a in axes), "status", objective.text, *(f"utilisation {t}" for t in types),
-                       "wait p95", "preemptions", "why not run"), rows,
-                      numeric=set(range(width + 1, width + 4 + len(types))))
+    cost_columns = (f"cost ({costs.unit})", f"idle cost ({costs.unit})") if costs is not None else ()
+    heading = objective.text + (f" ({objective.unit_name})" if objective.unit_label else "")
+    return html_table((*(a.path for a in axes), "status", heading, *(f"utilisation {t}" for t in types),
+                       "wait p95", "preemptions", *cost_columns, "targets", "why not run"), rows,
+                      numeric=set(range(width + 1, width + 4 + len(types) + len(cost_columns))))
 
 
 def _write(directory: Path, charts: list[Chart], html: str) -> Path:
@@ -203,8 +261,9 @@ def _write(directory: Path, charts: list[Chart], html: str) -> Path:
 
 
 def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective: Expression, directory: Path,
-                       source: str = "") -> Path:
-    """Write ``index.html`` and the charts' PNG files; return the page's path."""
+                       source: str = "", costs: RunCosts | None = None, maximize: bool = False) -> Path:
+    """Write ``index.html`` and the charts' PNG files; return the page's path. The runs table is ranked as the
+    text summary is: ok runs best first (those missing a target last among them), then the others."""
     metric = share_metric_of(objective)
     charts = [field_chart(records, axis, metric) for axis in axes]
     if len(axes) >= 2:
@@ -221,16 +280,18 @@ def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective:
     body += ["<h2>Runs</h2>"]
     if len(records) > MAX_RUN_ROWS:
         body.append(f'<p class="muted">The first {MAX_RUN_ROWS} of {len(records)} runs.</p>')
-    body.append(runs_table(records, axes, objective))
+    best = [record for _, record in ranked(list(records), objective, maximize)]
+    body.append(runs_table([*best, *(r for r in records if r["status"] != OK)], axes, objective, costs))
     return _write(directory, charts, _page("batch-quota sweep", source, body))
 
 
 def write_tune_report(evidence_html: str, front_html: str, charts: list[Chart], records: Sequence[dict],
-                      axes: Sequence[Axis], objective: Expression, directory: Path, source: str = "") -> Path:
+                      axes: Sequence[Axis], objective: Expression, directory: Path, source: str = "",
+                      costs: RunCosts | None = None) -> Path:
     body = [f'<p class="muted">{escape(source)} · {len(records)} run(s)</p>', "<h2>Recommendation</h2>",
             evidence_html]
     if front_html:
         body += ["<h2>Pareto front</h2>", front_html]
     body += [chart.img() for chart in charts]
-    body += ["<h2>Runs</h2>", runs_table(records, axes, objective)]
+    body += ["<h2>Runs</h2>", runs_table(records, axes, objective, costs)]
     return _write(directory, charts, _page("batch-quota tune", source, body))

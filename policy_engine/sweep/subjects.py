@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policy_engine.changes.promises import PromiseChange
+    from policy_engine.sweep.cost_metrics import RunCosts
     from policy_engine.sweep.expressions import Constraint, Expression
     from policy_engine.sweep.grammar import Axis
     from policy_engine.sweep.guarantee_policy import GuaranteePolicy
@@ -28,6 +29,8 @@ class SweepOutput:
     maximize: bool
     top: int
     out_dir: str | None = None
+    #: Each run's cost (priced with ``--prices``, else instance-hours); ``None``: not shown.
+    costs: RunCosts | None = None
 
 
 @dataclass(frozen=True)
@@ -45,3 +48,4 @@ class TuneOutput:
     promises: list[PromiseChange] = field(default_factory=list)
     policy: GuaranteePolicy | None = None
     min_gain: float = 0.0
+    costs: RunCosts | None = None

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from policy_engine.model import Topology
-from policy_engine.simulation.outputs.targets import Criterion, Unit
+from policy_engine.simulation.outputs.targets import Criterion
 from policy_engine.sweep.expressions import Constraint
-from policy_engine.units import duration_text
+from policy_engine.units import Unit, duration_text
 
 #: The violation of a run that was not simulated (invalid or failed): it meets no target.
 UNJUDGED = 1.0
@@ -33,15 +33,28 @@ def _goal(criterion: Criterion, goal: float) -> str:
     return f"{goal:.0%}" if criterion.unit is Unit.FRACTION else f"{goal:g}"
 
 
+def _judged(record: dict, index: int, criterion: Criterion) -> list[dict]:
+    return [entry for entry in record.get("targets", [])
+            if entry["target"] == index and entry["criterion"] == criterion.value]
+
+
 def _violation(index: int, criterion: Criterion) -> Callable[[dict], float]:
     def violation(record: dict) -> float:
         if record.get("status") != "ok":
             return UNJUDGED
-        judged = [entry for entry in record.get("targets", [])
-                  if entry["target"] == index and entry["criterion"] == criterion.value]
-        return max((-float(entry["margin"]) for entry in judged), default=0.0)
+        return max((-float(entry["margin"]) for entry in _judged(record, index, criterion)), default=0.0)
 
     return violation
+
+
+def _actual(index: int, criterion: Criterion) -> Callable[[dict], float]:
+    """The figure of the worst-placed judgement (the instance type that counts)."""
+    def actual(record: dict) -> float:
+        judged = _judged(record, index, criterion)
+        worst = min(judged, key=lambda entry: float(entry["margin"]), default=None)
+        return float(worst["actual"]) if worst is not None else float("nan")
+
+    return actual
 
 
 def target_constraints(topology: Topology) -> list[Constraint]:
@@ -56,10 +69,20 @@ def target_constraints(topology: Topology) -> list[Constraint]:
                 continue
             operator = ">=" if criterion.at_least else "<="
             out.append(Constraint(f"target {subject} {criterion.label} {operator} {_goal(criterion, float(goal))}",
-                                  _violation(index, criterion), float(goal), shown=_shown(criterion)))
+                                  _violation(index, criterion), float(goal), criterion.unit, _shown(criterion),
+                                  _actual(index, criterion)))
     return out
 
 
 def missed_targets(record: dict) -> int:
     """How many target criteria an ok run misses (0 for a run without targets)."""
     return sum(1 for entry in record.get("targets", []) if not entry["met"])
+
+
+def targets_summary(record: dict) -> str:
+    """``all met``, ``2 of 5 missed``, or ``-`` for a run that judged none (no targets, or not simulated)."""
+    judged = len(record.get("targets") or [])
+    if record.get("status") != "ok" or not judged:
+        return "-"
+    missed = missed_targets(record)
+    return "all met" if not missed else f"{missed} of {judged} missed"

@@ -49,6 +49,11 @@ class Objective:
     def label(self) -> str:
         return f"{'max' if self.maximize else 'min'} {self.expression.text}"
 
+    @property
+    def heading(self) -> str:
+        """The label as a table or an axis heads it: with the currency of a cost (its unit alone says nothing)."""
+        return self.label + (f" ({self.expression.unit_name})" if self.expression.unit_label else "")
+
 
 #: ``--min-gain``'s default: a recommendation beats the current topology by 5 % of its first objective.
 DEFAULT_MIN_GAIN = 0.05

@@ -6,13 +6,20 @@ import math
 
 import pytest
 
-from policy_engine.units import Unit, duration_text, figure_text, money_text, number_text
+from policy_engine.units import Unit, duration_spec, duration_text, figure_text, money_text, number_text, parse_duration
 
 
 @pytest.mark.parametrize(("seconds", "text"), [
     (0, "0s"), (45, "45s"), (2.5, "2.5s"), (60, "1m 00s"), (723, "12m 03s"), (11100, "3h 05m"),
     (190800, "2d 5h"), (1909678.681, "22d 2h"), (-90, "-1m 30s"), (None, "-"), (math.inf, "-"), (math.nan, "-")])
 def test_durations_read_as_people_write_them(seconds, text):
+    assert duration_text(seconds) == text
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    (9 * 86400 + 15 * 3600 + 50 * 60, "9d 16h"), (86399, "1d 0h"), (3570, "1h 00m"), (59.6, "1m 00s"),
+    (9.96, "10s"), (80000, "22h 13m"), (3 * 3600 + 29, "3h 00m"), (3 * 3600 + 31, "3h 01m")])
+def test_durations_round_to_the_unit_shown_instead_of_cutting_it(seconds, text):
     assert duration_text(seconds) == text
 
 
@@ -37,3 +44,9 @@ def test_money_reads_to_the_cent_and_never_as_minus_zero(amount, text):
 ])
 def test_a_figure_is_written_as_its_unit_reads(value, unit, text):
     assert figure_text(value, unit) == text
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(3600, "1h"), (43200, "12h"), (5400, "90m"), (3601, "3601s"),
+                                               (2592000, "30d"), (90.5, "90.5s")])
+def test_a_duration_written_back_to_a_file_reads_as_typed_and_parses_to_the_same(seconds, text):
+    assert duration_spec(seconds) == text and parse_duration(text) == seconds

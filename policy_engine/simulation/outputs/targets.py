@@ -16,18 +16,11 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from policy_engine.simulation.outputs.metrics import percentile
+from policy_engine.units import Unit
 
 if TYPE_CHECKING:
     from policy_engine.model import Target, Topology
     from policy_engine.simulation.outputs.results import JobRecord, SimulationResult
-
-
-class Unit(Enum):
-    """How a criterion's figures read: seconds, a count, a fraction."""
-
-    SECONDS = "seconds"
-    COUNT = "count"
-    FRACTION = "fraction"
 
 
 class Criterion(Enum):

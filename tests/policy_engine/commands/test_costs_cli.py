@@ -6,6 +6,8 @@ The scenario is the hand-computed one of ``tests/policy_engine/simulation/test_c
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -171,7 +173,8 @@ def test_sweep_ranks_by_a_shares_cost(files, tmp_path):
     assert out.exit_code == 0, out.output
     assert "note: cost metrics are in USD (limit chargeback convention)" in out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith(("│ 1 ", "│ 2 "))]
-    assert [[cell.strip() for cell in row.split("│")[2:4]] for row in rows] == [["1", "32"], ["2", "38"]]
+    assert [[cell.strip() for cell in row.split("│")[2:4]] for row in rows] == [["1", "32.00"], ["2", "38.00"]]
+    assert "share(q/B).cost (USD)" in out.stdout  # the objective's column says its currency
     unpriced = invoke("sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--minimize",
                       "idle_cost", "--workers", "1", "--quiet")
     assert unpriced.exit_code == 0, unpriced.output
@@ -246,3 +249,23 @@ def test_with_prices_the_one_all_types_utilisation_is_price_weighted(files):
     assert "price_weighted_utilisation" not in json.loads(invoke(*args, "--format", "json").stdout).get("costs", {})
     markdown = invoke(*args, "--prices", str(files["prices"]), "--format", "markdown").stdout
     assert f"utilisation {weighted:.1%} (price-weighted)" in markdown
+
+
+def test_sweep_json_and_csv_carry_each_runs_cost_as_computed_by_hand(files):
+    """B's g5 limit 1 or 2 changes who pays (B's lent credit), not what the cluster costs (84 $, 32 $ idle)."""
+    args = ("sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--prices",
+            str(files["prices"]), "--workers", "1", "--quiet")
+    runs = json.loads(invoke(*args, "--format", "json").stdout)["runs"]
+    assert [(r["costs"]["unit"], r["costs"]["total"], r["costs"]["idle"]) for r in runs] == [("USD", 84, 32)] * 2
+    assert {c["share"]: c["net"] for c in runs[0]["costs"]["chargeback"]} == {"q/A": 42, "q/B": 6}
+    rows = list(csv.DictReader(io.StringIO(invoke(*args, "--format", "csv").stdout)))
+    first = rows[0]
+    assert (first["cost_unit"], float(first["cost"]), float(first["idle_cost"]), float(first["share(q/A).cost"])) == (
+        "USD", 84, 32, 42)
+    assert float(rows[0]["utilisation(ml.g5.xlarge)"]) == runs[0]["summary"]["instance_types"]["ml.g5.xlarge"][
+        "utilisation"]
+    unpriced = list(csv.DictReader(io.StringIO(invoke(*args[:4], "--workers", "1", "--quiet", "--format",
+                                                      "csv").stdout)))
+    # without prices no all-types figure: instance-hours of g5 and p4d are not added up
+    assert unpriced[0]["cost_unit"] == "instance-hours" and "cost" not in unpriced[0]
+    assert float(unpriced[0]["idle_instance_hours(ml.p4d.24xlarge)"]) > 0

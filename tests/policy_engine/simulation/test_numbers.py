@@ -28,7 +28,7 @@ def test_a_waiting_reason_at_a_large_time_has_no_e_notation():
     assert reason.endswith(f"preemption waits for bor (placed at {BIG}, protected until {BIG}.25 by min_runtime)")
 
 
-@pytest.mark.parametrize(("until", "text"), [(BIG, "14d 6h"), (0.25, "0.2s"), (7200 + 185, "2h 03m")])
+@pytest.mark.parametrize(("until", "text"), [(BIG, "14d 7h"), (0.25, "0.2s"), (7200 + 185, "2h 03m")])
 def test_markdown_and_html_times_read_as_durations(until, text):
     topo = topology(1, share("A", 1, "LEND"))
     result = run(topo, [job("a", "A", duration=BIG * 2), job("b", "A")], until=until, usage_log=True)

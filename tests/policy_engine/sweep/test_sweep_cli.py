@@ -13,9 +13,11 @@ import yaml
 from click.testing import CliRunner
 
 from policy_engine.cli import main
+from policy_engine.reports.sweep_json import run_json
 from policy_engine.simulation.inputs.workload import load_scenario
 from policy_engine.sweep import dataset as dataset_module
 from policy_engine.sweep.candidate import topology_for, variant
+from policy_engine.sweep.cost_metrics import Pricing, RunCosts
 from policy_engine.sweep.executor import InProcess
 from policy_engine.sweep.grammar import parse_vary
 from policy_engine.sweep.grid import expand
@@ -39,7 +41,7 @@ def runs() -> list[dict]:
 
 def test_json_contract_summary_and_shares_are_simulates_for_the_same_topology(runs, tmp_path: Path):
     assert [set(run) for run in runs] == [{"values", "status", "findings", "error", "summary", "shares",
-                                                "targets"}] * 6
+                                                "targets", "costs"}] * 6
     assert [run["values"] for run in runs][:2] == [
         {"training/research.borrow_limit": 0, "training/vision.capacity.ml.p4d.24xlarge": 1},
         {"training/research.borrow_limit": 0, "training/vision.capacity.ml.p4d.24xlarge": 2}]
@@ -51,12 +53,19 @@ def test_json_contract_summary_and_shares_are_simulates_for_the_same_topology(ru
         data["topology"] = topology.model_dump(mode="json", exclude_none=True)
         candidate = tmp_path / "candidate.yaml"
         candidate.write_text(yaml.safe_dump(data))
-        simulated = json.loads(invoke("simulate", str(candidate), "--format", "json").stdout)
+        simulated = json.loads(invoke("simulate", str(candidate), "--format", "json", "--costs").stdout)
         assert run["summary"] == simulated["summary"] and run["shares"] == simulated["shares"]
+        # the run's costs are simulate's: the same capacity, use and idle per environment and type, in instance-hours
+        def ledger(costs: dict) -> list:
+            return [(e["environment"], e["instance_type"], {k: e["instance_hours"][k] for k in ("capacity", "used",
+                                                                                              "idle")})
+                    for e in costs["environments"]]
+        assert run["costs"]["unit"] == simulated["costs"]["unit"] == "instance-hours"
+        assert ledger(run["costs"]) == ledger(simulated["costs"]) and ledger(run["costs"])
     # capacity 3 for vision oversubscribes the 8 instances: check's error, recorded, not simulated
     invalid = [r for r in runs if r["status"] == "invalid"]
     assert [r["values"]["training/vision.capacity.ml.p4d.24xlarge"] for r in invalid] == [3, 3]
-    assert all(r["summary"] == {} and r["shares"] == [] for r in invalid)
+    assert all(r["summary"] == {} and r["shares"] == [] and r["costs"] is None for r in invalid)
     assert all(any(f["rule"] == "BQ201" and f["severity"] == "error" for f in r["findings"]) for r in invalid)
 
 
@@ -117,7 +126,8 @@ def test_parquet_dataset_opens_in_pandas_and_resume_runs_only_what_is_missing(tm
     records = run_sweep(scenario, axes, candidates, InProcess(), again,
                         on_result=lambda r: evaluated.append(r["index"]))
     assert evaluated == [3, 4, 5]  # finished runs are not repeated
-    assert [{k: r[k] for k in runs[0]} for r in records] == runs  # the resumed runs read back exactly
+    costs = RunCosts(scenario.topology, Pricing())
+    assert [run_json(r, costs) for r in records] == runs  # the resumed runs read back exactly
     frame = pd.read_parquet(out)
     assert sorted(frame["run"]) == list(range(6)) and frame["key"].is_unique
     assert frame.loc[frame["run"] == 1, "training/vision.capacity.ml.p4d.24xlarge"].item() == 2

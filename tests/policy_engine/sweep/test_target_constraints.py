@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
 from click.testing import CliRunner
 
 from policy_engine.cli import main
@@ -57,7 +58,9 @@ def test_tune_never_recommends_a_candidate_that_misses_a_target(tmp_path):
     assert out.exit_code == 0, out.output
     # maximizing the wait would pick borrow_limit 0 (2 h), which misses the target: 200 is the only feasible one
     assert "recommended: q/A.borrow_limit=200" in out.output
-    assert "constraint target q/A wait p95 <= 30m 00s │ violated │       holds" in out.output
+    # each cell: the figure, and whether it holds by how much (not a bare holds / violated)
+    assert "constraint target q/A wait p95 <= 30m 00s │ 2h 00m: violated by 1h 30m │ 0s: holds, 30m 00s to spare" \
+        in out.output
 
 
 def test_tune_names_the_missed_target_and_its_margin(tmp_path):
@@ -79,9 +82,12 @@ def test_constraints_are_one_per_criterion_and_read_the_worst_type():
     assert [c.text for c in constraints] == ["target training/research wait p95 <= 1h 00m",
                                              "target training/research own utilisation >= 50%"]
     record = {"status": "ok", "targets": [
-        {"target": 0, "criterion": "min_utilisation", "instance_type": "x", "margin": 0.1, "met": True},
-        {"target": 0, "criterion": "min_utilisation", "instance_type": "y", "margin": -0.2, "met": False}]}
+        {"target": 0, "criterion": "min_utilisation", "instance_type": "x", "margin": 0.1, "actual": 0.6,
+         "met": True},
+        {"target": 0, "criterion": "min_utilisation", "instance_type": "y", "margin": -0.2, "actual": 0.3,
+         "met": False}]}
     assert constraints[1].violation(record) == 0.2 and not constraints[1].holds(record)
+    assert constraints[1].verdict(record) == "30.0%: violated by 20.0 points"  # the worst type's figure
     assert constraints[1].shown is not None and constraints[1].shown(0.2) == "20.0 points"
     assert not constraints[0].holds({"status": "invalid"})
 
@@ -91,3 +97,15 @@ def test_over_workload_samples_a_target_is_judged_on_the_mean_figure():
                           "jobs": 2, "met": a <= 100, "margin": 100 - a}]} for a in (50, 170)]
     (mean,) = mean_targets(runs)
     assert (mean["actual"], mean["margin"], mean["met"]) == (110, -10, False)
+
+
+def test_tune_writes_the_targets_back_as_durations_people_write(tmp_path):
+    path = _scenario(tmp_path, "90m")
+    best = tmp_path / "best.yaml"
+    out = CliRunner().invoke(main, ["tune", str(path), "--vary", "A.borrow_limit=0,200", "--workers", "1", "--quiet",
+                                    "--budget", "2", "--min-gain", "0", "-o", str(best)])
+    assert out.exit_code == 0, out.output
+    written = yaml.safe_load(best.read_text())
+    assert written["targets"] == [{"share": "A", "wait_p95": "90m"}]  # not 5400.0
+    checked = CliRunner().invoke(main, ["check", str(best)])
+    assert checked.exit_code == 0, checked.output

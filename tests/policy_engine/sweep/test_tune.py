@@ -93,19 +93,28 @@ def test_two_objectives_give_the_pareto_front_and_pick_chooses_a_point(tmp_path:
 
 def test_constraints_read_share_metrics_and_guarantees(known: Path):
     scenario = load_scenario(known)
-    run = {"status": "ok", "summary": {"wait_p95": 10},
+    run = {"status": "ok", "summary": {"wait_p95": 10, "cluster_utilisation": 0.5},
            "shares": [{"share": "q/A", "instance_type": "ml.g5.xlarge", "wait_p95": 700, "preemptions": 0},
                       {"share": "q/B", "instance_type": "ml.g5.xlarge", "wait_p95": 5, "preemptions": 2}]}
     assert parse_constraint("share(q/A).wait_p95 <= 600", scenario.topology).violation(run) == 100
     assert parse_constraint("share(B).wait_p95 <= 600", scenario.topology).holds(run)
     assert parse_constraint("max(preemptions) < 2", scenario.topology).holds(run) is False
     assert parse_constraint("guarantees", scenario.topology).holds(run)  # no share is promised never_preempted
+    # a bound as people write it: a duration for a wait, a percentage for a utilisation
+    wait = run["summary"]["wait_p95"]
+    hours = parse_constraint(f"wait_p95 <= {wait / 3600 + 1}h", scenario.topology)
+    assert hours.bound == pytest.approx(wait + 3600) and hours.holds(run)
+    assert hours.verdict(run).endswith("holds, 1h 00m to spare")
+    assert parse_constraint("cluster_utilisation >= 101%", scenario.topology).verdict(run) == \
+        "50.0%: violated by 51.0 points"
     assert not parse_constraint("guarantees", scenario.topology).holds({"status": "invalid"})
 
 
 @pytest.mark.parametrize(("flag", "value", "expected"), [
     ("--constraint", "share(q/C).wait_p95 <= 600", "'q/C' is not a quota share"),
-    ("--constraint", "wait_p95 = 3", "expected EXPR <= NUMBER"),
+    ("--constraint", "wait_p95 = 3", "expected EXPR <= BOUND"),
+    ("--constraint", "preemptions <= 3h", "a duration (3h) bounds a wait; this figure is in count"),
+    ("--constraint", "wait_p95 <= 60%", "a percentage bounds a utilisation; this figure is in seconds"),
     ("--minimize", "median(wait_p95)", "unknown aggregate 'median'"),
     ("--maximize", "utilisation", "expected METRIC, AGG(METRIC), METRIC(TYPE), share(QUEUE/SHARE).METRIC"),
     ("--maximize", "utilisation(ml.p5.48xlarge)", "'ml.p5.48xlarge' is not an instance type of the topology"),

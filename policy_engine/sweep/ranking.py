@@ -1,0 +1,17 @@
+"""The order every sweep report lists runs in: ok runs best first by the objective, those missing a target last."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from policy_engine.sweep.evaluate import OK
+from policy_engine.sweep.expressions import Expression
+from policy_engine.sweep.target_constraints import missed_targets
+
+
+def ranked(records: list[dict[str, Any]], objective: Expression, maximize: bool) -> list[tuple[float, dict[str, Any]]]:
+    """Ok runs best first by ``objective`` (ties by grid order), runs that miss a target (infeasible) after all
+    the others."""
+    scored = [(objective(record), record) for record in records if record["status"] == OK]
+    return sorted(scored, key=lambda pair: (missed_targets(pair[1]) > 0, -pair[0] if maximize else pair[0],
+                                            pair[1]["index"]))
