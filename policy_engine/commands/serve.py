@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from policy_engine.commands.shared import EXIT_FINDINGS, SafePath, fail_input, topology_or_exit
+from policy_engine.units import duration_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -107,7 +108,7 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     where = f"state in {state_file}" if state_file else "state in memory"
     if service.restored is not None:
         where += f"; {service.restored}"
-    click.echo(f"batch-quota serve: {url} (speed {speed:g}x, clock at {service.now:g} s, {where})", err=True)
+    click.echo(f"batch-quota serve: {url} (speed {speed:g}x, clock at {duration_text(service.now)}, {where})", err=True)
     click.echo(f"  export AWS_ENDPOINT_URL_BATCH={url}", err=True)
     if service.account.plans:  # only plan reads are served: other SageMaker calls would be refused
         click.echo(f"  export AWS_ENDPOINT_URL_SAGEMAKER={url}   # training plans only", err=True)
@@ -123,7 +124,7 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
             store.close()
         if service.events is not None:
             service.events.close()
-    click.echo(f"batch-quota serve: stopped at simulated {service.now:g} s", err=True)
+    click.echo(f"batch-quota serve: stopped at simulated {duration_text(service.now)}", err=True)
 
 
 def _log_to_stderr() -> None:

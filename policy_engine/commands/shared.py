@@ -75,6 +75,34 @@ class SafePath(click.Path):
         return super().convert(value, param, ctx)
 
 
+class DurationRange(click.ParamType):
+    """Seconds, or a duration as ``history --since`` and targets write it: ``30d``, ``12h``, ``90m``, ``3600s``;
+    ``0`` and plain numbers are seconds. Bounded like ``FiniteFloatRange``."""
+
+    name = "duration"
+
+    def __init__(self, min: float = 0.0, max: float = math.inf):
+        self.min, self.max = min, max
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, (int, float)):
+            seconds = float(value)
+        else:
+            from policy_engine.units import parse_duration
+
+            text = str(value).strip()
+            try:
+                seconds = float(text)
+            except ValueError:
+                try:
+                    seconds = parse_duration(text)
+                except ValueError:
+                    self.fail(f"{value!r} is not a duration (30d, 12h, 90m, 3600s or seconds)", param, ctx)
+        if not math.isfinite(seconds) or not self.min <= seconds <= self.max:
+            self.fail(f"{value!r} is not between {self.min:g} and {self.max:g} seconds", param, ctx)
+        return seconds
+
+
 class FiniteFloatRange(click.FloatRange):
     """``click.FloatRange`` that refuses ``nan`` and ``inf`` (which pass any range check or none).
 

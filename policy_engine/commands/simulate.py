@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from policy_engine.commands.cost_options import convention, cost_options, prices_or_exit
 from policy_engine.commands.shared import (
     EXIT_FINDINGS,
-    FiniteFloatRange,
+    DurationRange,
     SafePath,
     executor_or_exit,
     fail_input,
@@ -146,9 +146,10 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
 
 @click.command("simulate")
 @click.argument("scenario", type=SafePath(dir_okay=False))
-@click.option("--until", type=FiniteFloatRange(min=0, max=MAX_SECONDS), metavar="SECONDS",
-              help="Stop the clock at SECONDS and report that instant, also after the run has ended: "
-                   "utilisation is then time-weighted over [0, SECONDS], idle time after the end included.")
+@click.option("--until", type=DurationRange(min=0, max=MAX_SECONDS), metavar="DURATION",
+              help="Stop the clock at DURATION (30d, 12h, 90m, 3600s or seconds) and report that instant, also "
+                   "after the run has ended: utilisation is then time-weighted over [0, DURATION], idle time after "
+                   "the end included.")
 @SIMULATE_FORMATS.option("output")
 @click.option("--report", "report_dir", type=SafePath(file_okay=False),
               help="Also write DIR/index.html (interactive, self-contained, opens offline) and summary PNGs beside it.")

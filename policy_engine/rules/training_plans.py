@@ -15,6 +15,7 @@ from policy_engine.diagnostics import ObjectRef
 from policy_engine.findings import Severity
 from policy_engine.model import Topology, TrainingPlan
 from policy_engine.rules.base import Context, RawFinding, rule
+from policy_engine.units import duration_text
 
 PLAN_API = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeTrainingPlan.html"
 PLAN_OFFERINGS = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_SearchTrainingPlanOfferings.html"
@@ -104,17 +105,19 @@ def plan_windows_ordered(context: Context) -> Iterator[RawFinding]:
             continue
         for index, (start, end) in enumerate(windows):
             if end <= start:
-                yield RawFinding(ref, f"reserved_capacities[{index}] ends {start - end:g} s before or when it starts",
+                yield RawFinding(ref, f"reserved_capacities[{index}] ends {duration_text(start - end)} before or "
+                                 "when it starts",
                                  "give each window an end after its start")
         for index in range(1, len(windows)):
             (previous_start, previous_end), (start, _) = windows[index - 1], windows[index]
             if start < previous_start:
-                yield RawFinding(ref, f"reserved_capacities[{index}] starts {previous_start - start:g} s before "
+                early = duration_text(previous_start - start)
+                yield RawFinding(ref, f"reserved_capacities[{index}] starts {early} before "
                                  f"reserved_capacities[{index - 1}]",
                                  "list the windows in order of time, each starting at or after the previous end")
             elif start < previous_end:
                 yield RawFinding(ref, f"reserved_capacities[{index}] overlaps reserved_capacities[{index - 1}] "
-                                 f"(it starts {previous_end - start:g} s before that one ends)",
+                                 f"(it starts {duration_text(previous_end - start)} before that one ends)",
                                  "start each window at or after the previous one's end")
 
 

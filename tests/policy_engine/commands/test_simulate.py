@@ -68,6 +68,20 @@ def test_until_reports_that_instant_and_leaves_out_later_submissions(write_file)
     assert jobs["b"]["preemptions"] == 1
 
 
+@pytest.mark.parametrize(("until", "seconds"), [("2m", 120), ("1h", 3600), ("50", 50), ("0.5d", 43200)])
+def test_until_reads_a_duration_as_people_write_it(write_file, until, seconds):
+    out = invoke("simulate", str(scenario(write_file, JOBS)), "--format", "json", "--until", until)
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["time"] == seconds
+
+
+@pytest.mark.parametrize(("until", "message"), [("7x", "'7x' is not a duration (30d, 12h, 90m, 3600s or seconds)"),
+                                                ("-5", "'-5' is not between 0 and"), ("nan", "'nan' is not between")])
+def test_until_that_is_not_a_duration_is_refused_exit_2(write_file, until, message):
+    out = invoke("simulate", str(scenario(write_file, JOBS)), "--until", until)
+    assert out.exit_code == 2 and message in out.output
+
+
 def test_events_file_has_one_line_per_state_change(write_file, tmp_path):
     events = tmp_path / "events.jsonl"
     out = invoke("simulate", str(scenario(write_file, JOBS)), "--events", str(events), "--quiet")
@@ -202,7 +216,7 @@ def test_until_after_the_end_weights_utilisation_over_zero_to_until_and_says_so(
     diluted = late["summary"]["cluster_utilisation"]  # [0, 1000] instead of [0, 100]
     assert full["summary"]["cluster_utilisation"] == pytest.approx(10 * diluted, rel=1e-3)
     help_text = " ".join(invoke("simulate", "--help").output.split())
-    assert "after the run has ended: utilisation is then time-weighted over [0, SECONDS]" in help_text
+    assert "after the run has ended: utilisation is then time-weighted over [0, DURATION]" in help_text
     docs = " ".join((Path(__file__).parents[3] / "docs" / "simulator.md").read_text(encoding="utf-8").split())
     assert "time-weighted over [0, `T`], idle time after the end included" in docs
 

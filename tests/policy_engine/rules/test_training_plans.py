@@ -68,13 +68,13 @@ def test_bq603_at_most_five_reserved_capacities():
 def test_bq604_windows_in_order_and_apart():
     overlapping = (window(2, 0, 2 * HOUR), window(2, HOUR, 3 * HOUR))
     (finding,) = run_rule("BQ604", with_plans(plan(windows=overlapping)))
-    assert finding.message == ("reserved_capacities[1] overlaps reserved_capacities[0] (it starts 3600 s before that "
+    assert finding.message == ("reserved_capacities[1] overlaps reserved_capacities[0] (it starts 1h 00m before that "
                                "one ends)")
     unordered = (window(2, 4 * HOUR, 5 * HOUR), window(2, 0, HOUR))
     (finding,) = run_rule("BQ604", with_plans(plan(windows=unordered)))
     assert finding.message == "reserved_capacities[1] starts 14400 s before reserved_capacities[0]"
     (backwards,) = run_rule("BQ604", with_plans(plan(windows=(window(2, HOUR, 0),))))
-    assert backwards.message == "reserved_capacities[0] ends 3600 s before or when it starts"
+    assert backwards.message == "reserved_capacities[0] ends 1h 00m before or when it starts"
     touching = (window(2, 0, HOUR), window(2, HOUR, 2 * HOUR))  # back to back: the plan never returns to Scheduled
     assert run_rule("BQ604", with_plans(plan(windows=touching))) == []
 
@@ -85,7 +85,7 @@ def test_bq604_reads_iso_times_and_refuses_a_mix():
     iso = (ReservedCapacity(instances=2, start=day, end=day.replace(hour=12)),
            ReservedCapacity(instances=2, start=later, end=day.replace(hour=18)))
     (finding,) = run_rule("BQ604", with_plans(plan(windows=iso)))
-    assert finding.message == "reserved_capacities[1] starts 3600 s before reserved_capacities[0]"
+    assert finding.message == "reserved_capacities[1] starts 1h 00m before reserved_capacities[0]"
     mixed = (ReservedCapacity(instances=2, start=day, end=day.replace(hour=12)), window(2, 0, HOUR))
     (finding,) = run_rule("BQ604", with_plans(plan(windows=mixed)))
     assert "mixes ISO 8601 times and seconds" in finding.message
