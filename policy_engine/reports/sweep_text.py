@@ -8,6 +8,8 @@ from typing import TextIO
 from rich.table import Table
 
 from policy_engine.reports import terminal
+from policy_engine.reports.target_tables import summary_line
+from policy_engine.simulation.outputs.targets import from_json
 from policy_engine.sweep.evaluate import ERROR, OK
 from policy_engine.sweep.expressions import record_types, type_figure
 from policy_engine.sweep.ranking import ranked
@@ -45,6 +47,9 @@ def write(output: SweepOutput, stream: TextIO) -> None:
                         else ("-",) * len(cost_columns)),
                       targets_summary(record))
     console.print(table)
+    if best and best[0][1].get("targets"):  # the margins of the run a reader would pick, not only a count
+        line = summary_line([from_json(entry) for entry in best[0][1]["targets"]])
+        console.print(f"#1 {line}", highlight=False, soft_wrap=True)
     counts: dict[str, int] = {}
     for record in records:
         counts[record["status"]] = counts.get(record["status"], 0) + 1

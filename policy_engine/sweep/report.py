@@ -251,6 +251,17 @@ def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Express
                       numeric=set(range(width + 1, width + 4 + len(types) + len(cost_columns))))
 
 
+def _best_targets(record: dict, axes: Sequence[Axis]) -> list[str]:
+    """The first run's targets, each with its margin (the runs table only counts them)."""
+    from policy_engine.reports import target_tables
+    from policy_engine.simulation.outputs.targets import from_json
+
+    results = [from_json(entry) for entry in record["targets"]]
+    values = ", ".join(f"{a.path}={_label(record['values'][a.path])}" for a in axes)
+    return [f"<h2>Targets of the first run</h2><p class=\"muted\">{escape(values)}: "
+            f"{escape(target_tables.summary_line(results))}</p>", target_tables.html_table(results)]
+
+
 def _write(directory: Path, charts: list[Chart], html: str) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     for chart in charts:
@@ -282,6 +293,8 @@ def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective:
         body.append(f'<p class="muted">The first {MAX_RUN_ROWS} of {len(records)} runs.</p>')
     best = [record for _, record in ranked(list(records), objective, maximize)]
     body.append(runs_table([*best, *(r for r in records if r["status"] != OK)], axes, objective, costs))
+    if best and best[0].get("targets"):
+        body += _best_targets(best[0], axes)
     return _write(directory, charts, _page("batch-quota sweep", source, body))
 
 

@@ -94,9 +94,10 @@ def test_priced_runs_table_shows_cost_and_targets_and_fits_a_1400px_window(brows
     assert result.exit_code == 0, result.output
     browser.set_window_size(1400, 1000)
     open_page(browser, report / PAGE)
-    header = browser.execute_script("return Array.from(document.querySelectorAll('th')).map(h => h.textContent)")
+    runs = "document.querySelector('table')"  # the runs table comes first
+    header = browser.execute_script(f"return Array.from({runs}.querySelectorAll('th')).map(h => h.textContent)")
     assert {"idle_cost (USD)", "cost (USD)", "idle cost (USD)", "targets"} <= set(header)
-    cells = browser.execute_script("return Array.from(document.querySelectorAll('tbody tr')).map("
+    cells = browser.execute_script(f"return Array.from({runs}.querySelectorAll('tbody tr')).map("
                                    "r => Array.from(r.cells).map(c => c.textContent))")
     column = header.index("targets")
     assert {row[column] for row in cells} <= {"all met", "1 of 1 missed", "-"} and len(cells) == 9
@@ -106,3 +107,6 @@ def test_priced_runs_table_shows_cost_and_targets_and_fits_a_1400px_window(brows
              if row[header.index("status")] == "ok"]
     assert ranks == sorted(ranks) and len(set(ranks)) > 1  # ranked as the text is: feasible first, then the objective
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    margins = browser.execute_script("return Array.from(document.querySelectorAll('#targets td:last-child'))"
+                                     ".map(c => c.textContent)")
+    assert len(margins) == 1 and re.fullmatch(r"missed by .+|.+ to spare|exactly at the goal", margins[0])

@@ -46,6 +46,7 @@ def test_sweep_ranks_a_candidate_that_misses_a_target_last_and_says_so(tmp_path)
     assert "200" in rows[0] and "all met" in rows[0]  # the larger wait p95 ranks first, but only if feasible
     assert "0 " in rows[1] and "1 of 1 missed" in rows[1]
     assert "1 ok run(s) miss a target" in out.output
+    assert "#1 targets: 1 of 1 met" in out.output  # the first run's targets with their margins, not only a count
     data = json.loads(CliRunner().invoke(main, ["sweep", str(path), "--vary", "A.borrow_limit=0,200", "--workers",
                                                 "1", "--quiet", "--format", "json"]).output)
     assert [[t["met"] for t in run["targets"]] for run in data["runs"]] == [[False], [True]]
