@@ -89,7 +89,7 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
     try:
         objective = parse_expression(maximize or minimize or DEFAULT_OBJECTIVE, loaded.topology,
                                      pricing_or_exit(prices_path, chargeback, loaded.topology,
-                                                     [maximize or minimize or DEFAULT_OBJECTIVE]))
+                                                     [maximize or minimize or DEFAULT_OBJECTIVE], axes))
     except ExpressionError as error:
         fail_input([f"--{'maximize' if maximize else 'minimize'}: {error}"])
         raise
