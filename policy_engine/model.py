@@ -187,18 +187,33 @@ class Guarantee(_Frozen):
     during: PlanWindowField | None = None
 
 
+#: The longest wait goal a target may set, in days and seconds. Not an AWS limit (targets are never deployed, and
+#: ``limits`` has no figure for waits): a goal beyond a year holds a share to nothing a team would wait for, and is
+#: most likely a mistyped unit (``400d`` for ``40d``, minutes written as seconds times 60).
+MAX_WAIT_GOAL_DAYS = 366
+MAX_WAIT_GOAL_SECONDS = MAX_WAIT_GOAL_DAYS * 86400
+
+
 def _seconds(value: object) -> object:
     """A duration as people write it (``30d``, ``12h``, ``90m``, ``3600s``, as ``history --since`` reads it) or a
-    number of seconds (the Python API); anything else is left for the schema to refuse by type."""
+    number of seconds (the Python API), above 0 and at most ``MAX_WAIT_GOAL_SECONDS``; anything else is left for
+    the schema to refuse by type."""
     if isinstance(value, str):
         try:
-            return parse_duration(value)
+            seconds = parse_duration(value)
         except ValueError:
             raise ValueError("bad duration: expected a positive number with d, h, m or s (30d, 12h, 90m, "
                              "3600s)") from None
-    if isinstance(value, int | float) and not isinstance(value, bool) and not value > 0:
-        raise ValueError("bad duration: expected a positive number of seconds")
-    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        if not value > 0:
+            raise ValueError("bad duration: expected a positive number of seconds")
+        seconds = float(value)
+    else:
+        return value
+    if seconds > MAX_WAIT_GOAL_SECONDS:
+        raise ValueError(f"a wait goal is at most {MAX_WAIT_GOAL_DAYS} days ({MAX_WAIT_GOAL_SECONDS:,} s; a longer "
+                         "one is most likely a mistyped unit)")
+    return seconds
 
 
 def _fraction(value: float) -> float:

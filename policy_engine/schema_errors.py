@@ -2,7 +2,8 @@
 
 ``unknown key 'borow_limit' (did you mean 'borrow_limit'?)``, ``missing required key``, ``input should be
 a valid integer, got 'ten'``: values are shown as YAML/JSON spell them, and a typo is not also reported
-as the missing key it was meant to be.
+as the missing key it was meant to be. A validator's own message reads as it was written, without the words
+pydantic puts before it (``Value error, ``, ``Assertion failed, ``).
 """
 
 from __future__ import annotations
@@ -31,11 +32,29 @@ def describe(error: Mapping[str, Any], model_fields: Iterable[str]) -> str:
         return f"unknown key {key!r}{hint}"
     if kind == "missing":
         return "missing required key"
-    message = error["msg"].replace("valid tuple", "valid list")
+    message = validator_message(error) or error["msg"].replace("valid tuple", "valid list")
+    if kind not in WRAPPED:  # pydantic's own sentence starts with a capital; a validator's is as written
+        message = f"{message[0].lower()}{message[1:]}"
     if value is None:
         hint = " (write [] or {}, or remove the key)" if kind in ("tuple_type", "list_type", "dict_type") else ""
-        return f"{message[0].lower()}{message[1:]}, got an empty value{hint}"
-    return f"{message[0].lower()}{message[1:]}, got {shown(value)}"
+        return f"{message}, got an empty value{hint}"
+    return f"{message}, got {shown(value)}"
+
+
+#: Error types whose ``msg`` is pydantic's prefix (``Value error, ``, ``Assertion failed, ``) before the message
+#: of the exception a validator raised, which ``ctx["error"]`` holds.
+WRAPPED = ("value_error", "assertion_error")
+
+
+def validator_message(error: Mapping[str, Any]) -> str | None:
+    """The message a validator raised (``ValueError``, ``AssertionError``), read from the error's context rather
+    than cut out of pydantic's sentence; ``None`` for pydantic's own errors. A bare ``assert`` has no words of its
+    own: it reads as a failed check."""
+    if error["type"] not in WRAPPED:
+        return None
+    raised = (error.get("ctx") or {}).get("error")
+    text = str(raised) if raised is not None else ""
+    return text or "the value fails a check of the schema"
 
 
 def shown(value: Any) -> str:

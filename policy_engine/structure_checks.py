@@ -8,13 +8,16 @@ and the topology object it is about (for findings, SARIF and CDK).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from policy_engine.diagnostics import DataPath, LoadError, Named, ObjectRef, PathPart, Problem, resolve_share
-from policy_engine.model import Topology
-from policy_engine.reading import find_lone_surrogate, named_path
+from policy_engine.model import Target, Topology
+from policy_engine.reading import RawPath, find_lone_surrogate, named_path
+from policy_engine.units import duration_text
 
 #: The largest topology the checks analyse, a few times AWS's own limits (50 queues, 20 shares a queue,
 #: 1,000 shares, 5 instance types): the borrow graph grows with the square of the shares in a queue, so a
@@ -113,9 +116,10 @@ def _duplicates(path: DataPath, listed: list[tuple[int, Any]], ref: Any) -> Iter
             seen[name] = index
 
 
-def structure_problems(data: Any) -> list[StructureProblem]:
+def structure_problems(data: Any, unreadable: Collection[RawPath] = ()) -> list[StructureProblem]:
     """Duplicate names and dangling references: they make a topology ambiguous, not just unwise.
-    A topology too large to analyse is refused here too, before its references are even looked at."""
+    A topology too large to analyse is refused here too, before its references are even looked at.
+    ``unreadable``: the paths whose values reading refused (so a value said to be unreadable is not also missing)."""
     problems = scale_problems(data)
     if problems:
         return problems
@@ -146,7 +150,7 @@ def structure_problems(data: Any) -> list[StructureProblem]:
         ref = guarantee.get("share") if isinstance(guarantee, dict) else None
         if isinstance(ref, str) and (error := resolve_share(ref, shares_by_queue).error) is not None:
             problems.append(StructureProblem(("guarantees", index, "share"), ObjectRef.of_guarantee(index), error))
-    problems += target_problems(data, shares_by_queue)
+    problems += target_problems(data, shares_by_queue, unreadable)
     return problems
 
 
@@ -167,9 +171,13 @@ def _share_types(data: Any, queue_name: str, share_name: str) -> list[str]:
     return found
 
 
-def target_problems(data: Any, shares_by_queue: dict[str, list[str]]) -> list[StructureProblem]:
-    """Targets naming no share (or an ambiguous one), an instance type the share has no limit for, or nothing."""
+def target_problems(data: Any, shares_by_queue: dict[str, list[str]],
+                    unreadable: Collection[RawPath] = ()) -> list[StructureProblem]:
+    """Targets naming no share (or an ambiguous one), an instance type the share has no limit for, or nothing;
+    then what several targets of one share and type say together (``_goal_problems``). ``unreadable``: paths
+    whose value reading refused (a criterion given but unreadable is not also "nothing")."""
     problems: list[StructureProblem] = []
+    scoped: list[tuple[int, ObjectRef, tuple[str, str | None], Target]] = []
     for index, target in items(data, "targets"):
         if not isinstance(target, dict):
             continue
@@ -182,18 +190,90 @@ def target_problems(data: Any, shares_by_queue: dict[str, list[str]]) -> list[St
             problems.append(StructureProblem(("targets", index, "share"), where, match.error))
             continue
         instance_type = target.get("instance_type")
+        known_type = True
         if isinstance(instance_type, str) and match.queue is not None and match.share is not None:
             types = _share_types(data, match.queue, match.share)
             if instance_type not in types:
+                known_type = False
                 problems.append(StructureProblem(
                     ("targets", index, "instance_type"), where,
                     f"{match.queue}/{match.share} has no limit for instance type {instance_type!r} "
                     f"(its types: {', '.join(types) or 'none'})"))
         unknown = set(target) - {"share", "instance_type", *TARGET_CRITERIA}  # a typo is reported as one already
-        if not unknown and not any(target.get(key) is not None for key in TARGET_CRITERIA):
+        given = [key for key in TARGET_CRITERIA if target.get(key) is not None or ("targets", index, key) in unreadable]
+        if not unknown and not given:
             problems.append(StructureProblem(("targets", index), where,
                                              f"holds the share to nothing; give at least one of "
                                              f"{', '.join(TARGET_CRITERIA)}"))
+        parsed = _target(target)
+        if parsed is not None and known_type and match.queue is not None and match.share is not None:
+            scoped.append((index, where, (f"{match.queue}/{match.share}", parsed.instance_type), parsed))
+    return problems + _goal_problems(scoped, data)
+
+
+def _target(target: dict[str, Any]) -> Target | None:
+    """The target as the schema reads it (durations in seconds), or ``None`` where the schema refuses it (and says
+    why itself)."""
+    try:
+        return Target.model_validate(target)
+    except ValidationError:
+        return None
+
+
+def _written(data: Any, index: int, criterion: str, goal: float) -> str:
+    """A goal as its file wrote it (``12h``), else as people read it (a number of seconds as ``12h 00m``)."""
+    raw = dict(items(data, "targets")).get(index, {}).get(criterion)
+    if isinstance(raw, str):
+        return raw.strip()
+    return duration_text(goal) if criterion in _WAITS else f"{goal:g}"
+
+
+_WAITS = ("wait_p95", "wait_p50")
+
+
+def _goal_problems(scoped: list[tuple[int, ObjectRef, tuple[str, str | None], Target]],
+                   data: Any) -> list[StructureProblem]:
+    """What targets of one share and instance type say together: a criterion set by two of them (different goals
+    contradict each other; the same goal twice is refused too: each criterion is judged once per share and type,
+    so the copy adds a second identical row and most often was meant for another share or type), and a wait_p50
+    goal above the wait_p95 goal (the median never exceeds the 95th percentile, so such a p50 goal could never be
+    the one missed: most likely the two were swapped)."""
+    problems: list[StructureProblem] = []
+    first: dict[tuple[tuple[str, str | None], str], tuple[int, float]] = {}
+    for index, where, scope, target in scoped:
+        share, instance_type = scope
+        subject = share if instance_type is None else f"{share} on {instance_type}"
+        for criterion in TARGET_CRITERIA:
+            goal = getattr(target, criterion)
+            if goal is None:
+                continue
+            key = (scope, criterion)
+            if key not in first:
+                first[key] = (index, goal)
+                continue
+            earlier, before = first[key]
+            here, there = _written(data, index, criterion, goal), _written(data, earlier, criterion, before)
+            if goal == before:
+                message = (f"repeats targets[{earlier}]'s {criterion} of {there} for {subject}: remove one (a "
+                           "criterion is judged once per share and instance type)")
+            else:
+                message = (f"{criterion} {here} contradicts targets[{earlier}]'s {criterion} of {there} for "
+                           f"{subject}: keep one goal (a criterion is judged once per share and instance type)")
+            problems.append(StructureProblem(("targets", index, criterion), where, message))
+    for index, where, scope, target in scoped:
+        if target.wait_p50 is None or first.get((scope, "wait_p50"), (None,))[0] != index:
+            continue  # judged once, at the target that sets the scope's wait_p50 first
+        p95 = first.get((scope, "wait_p95"))
+        if p95 is None or not target.wait_p50 > p95[1]:
+            continue
+        share, instance_type = scope
+        subject = share if instance_type is None else f"{share} on {instance_type}"
+        other = "this target's" if p95[0] == index else f"targets[{p95[0]}]'s"
+        problems.append(StructureProblem(
+            ("targets", index, "wait_p50"), where,
+            f"wait_p50 {_written(data, index, 'wait_p50', target.wait_p50)} is above {other} wait_p95 of "
+            f"{_written(data, p95[0], 'wait_p95', p95[1])} for {subject}: the median never exceeds the 95th "
+            "percentile, so this goal could never be the one missed (swapped?)"))
     return problems
 
 

@@ -34,6 +34,7 @@ def topology_from_data(
     """
     lines = lines or {}
     found: list[RawProblem] = list(read_problems)
+    unreadable = {p.loc for p in found}  # values reading refused (before the schema's problems join them)
     if data is None:
         raise LoadError([*to_problems(source, found, data),
                          Problem(source, None, (), f"the file is empty; {_EXPECTED}")])
@@ -50,9 +51,10 @@ def topology_from_data(
     try:
         topology = Topology.model_validate(data)
     except ValidationError as error:
-        found += _schema_problems(error, lines, unreadable={p.loc for p in found})
+        found += _schema_problems(error, lines, unreadable=unreadable)
     problems = [*to_problems(source, found, data),
-                *(Problem(source, line_of(lines, p.path), p.path, p.message) for p in structure_problems(data))]
+                *(Problem(source, line_of(lines, p.path), p.path, p.message)
+                  for p in structure_problems(data, unreadable))]
     if problems:
         raise LoadError(_in_file_order(problems))
     assert topology is not None

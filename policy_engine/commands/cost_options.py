@@ -3,7 +3,7 @@ diff), and reading the prices file against the topologies it prices (one line pe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from policy_engine.prices import Prices
     from policy_engine.simulation.outputs.costs import Convention
     from policy_engine.sweep.cost_metrics import Pricing
+    from policy_engine.sweep.grammar import Axis
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONVENTIONS = ("usage", "limit")
@@ -33,17 +34,31 @@ def cost_options(function: F) -> F:
     return function
 
 
-def prices_or_exit(path: str | None, topologies: Iterable[Topology]) -> Prices | None:
-    """The prices file checked against ``topologies``; every problem is one line and exit 2."""
+def prices_or_exit(path: str | None, topologies: Iterable[Topology], varied: Mapping[str, str] | None = None
+                   ) -> Prices | None:
+    """The prices file checked against ``topologies`` (and the types ``varied`` adds: type -> the ``--vary``);
+    every problem is one line and exit 2."""
     if path is None:
         return None
     from policy_engine.diagnostics import LoadError
     from policy_engine.prices import load_prices
 
+    topologies = list(topologies)
     try:
-        return load_prices(path, topologies)
+        prices = load_prices(path, topologies, varied)
     except LoadError as error:
         fail_input(error.problems)
+    note_unused(prices, len(topologies))
+    return prices
+
+
+def note_unused(prices: Prices, topologies: int) -> None:
+    """One stderr note naming the priced instance types no topology of the run uses (accepted: a team keeps one
+    rate card for all its topologies; ignored for this run)."""
+    if prices.unused:
+        users = {1: "the topology", 2: "either topology"}.get(topologies, f"any of the {topologies} topologies")
+        click.echo(f"note: {prices.source}: {', '.join(prices.unused)} priced but not used by {users}: "
+                   "ignored for this run", err=True)
 
 
 def convention(value: str | None) -> Convention:
@@ -53,11 +68,13 @@ def convention(value: str | None) -> Convention:
 
 
 def pricing_or_exit(path: str | None, chargeback: str | None, topology: Topology,
-                    expressions: Iterable[str] = ()) -> Pricing:
-    """How sweep and tune price ``cost``, ``idle_cost`` and ``share(X).cost``; says the unit when one is used."""
+                    expressions: Iterable[str] = (), axes: Iterable[Axis] = ()) -> Pricing:
+    """How sweep and tune price ``cost``, ``idle_cost`` and ``share(X).cost``; says the unit when one is used. An
+    instance type a ``--vary`` adds to the candidates (``gpu.capacity.ml.p5.48xlarge=0..2``) needs a price too."""
     from policy_engine.sweep.cost_metrics import Pricing, uses_cost
 
-    pricing = Pricing(prices_or_exit(path, [topology]), convention(chargeback))
+    varied = {axis.instance_type: axis.path for axis in axes if axis.field == "capacity" and axis.instance_type}
+    pricing = Pricing(prices_or_exit(path, [topology], varied), convention(chargeback))
     if uses_cost(expressions):
         click.echo(f"note: cost metrics are in {pricing.unit} ({pricing.convention.value} chargeback convention"
                    + ("; give --prices FILE to price them)" if pricing.prices is None else ")"), err=True)

@@ -14,7 +14,7 @@ from typing import NoReturn
 import click
 
 from policy_engine.changes.report import FAIL_ON
-from policy_engine.commands.cost_options import convention, cost_options
+from policy_engine.commands.cost_options import convention, cost_options, note_unused
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import DIFF_FORMATS
@@ -90,6 +90,8 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
                             convention(chargeback))
         except LoadError as error:
             _load_failure(output_format, error.problems, base, head)
+        if prices is not None:
+            note_unused(prices, 2)
         report = report.with_impact(impact.to_dict())
     DIFF_FORMATS.renderer(output_format).render(DiffOutput(report, effective), sys.stdout)
     raise SystemExit(EXIT_FINDINGS if report.failures(effective) else EXIT_OK)

@@ -8,6 +8,7 @@ share is one line on stderr and exit 2. ``--format`` chooses a renderer from
 
 from __future__ import annotations
 
+import shlex
 import sys
 from typing import NoReturn
 
@@ -45,14 +46,13 @@ def command(share: str, topology: str | None, scenario: str | None, wait_attribu
     topology is the scenario's (giving TOPOLOGY too is exit 2), and the sentences also say why the share's
     jobs waited in a simulation of S.
     """
+    if topology is not None and _looks_like_topology(share) and not _looks_like_topology(topology):
+        share, topology = topology, share  # 'explain TOPOLOGY SHARE'
     if scenario is not None:
         if topology is not None:
-            fail_input([f"explain --scenario {scenario}: the topology is the scenario's; drop {topology!r} "
-                        f"(batch-quota explain {share} --scenario {scenario})"])
+            fail_input([_scenario_and_topology(share, topology, scenario)])
         _explain_scenario(share, scenario, wait_attribution, allow_python, output_format)
-    if topology is not None and _looks_like_topology(share) and not _looks_like_topology(topology):
-        share, topology = topology, share
-    elif topology is None and _looks_like_topology(share):
+    if topology is None and _looks_like_topology(share):
         fail_input([f"explain takes SHARE [TOPOLOGY]: {share!r} looks like a topology file; "
                     f"name the share too, e.g. batch-quota explain QUEUE/SHARE {share}"])
     loaded = topology_or_exit(topology)
@@ -60,6 +60,15 @@ def command(share: str, topology: str | None, scenario: str | None, wait_attribu
     output = ExplainOutput(loaded, node, check_topology(loaded))
     EXPLAIN_FORMATS.renderer(output_format)(output, sys.stdout)
     raise SystemExit(EXIT_OK)
+
+
+def _scenario_and_topology(share: str, topology: str, scenario: str) -> str:
+    """The one line for a topology given beside ``--scenario``, with the command that works instead (the share as
+    given, in either order: ``explain a.yaml vision --scenario m.yaml`` -> ``explain vision --scenario m.yaml``)."""
+    said = f"explain --scenario {scenario}: the topology is the scenario's; drop {topology!r}"
+    if _looks_like_topology(share):  # two file names and no share: a working command needs the share's name
+        return f"{said} and name the share: batch-quota explain QUEUE/SHARE --scenario {shlex.quote(scenario)}"
+    return f"{said} (batch-quota explain {shlex.quote(share)} --scenario {shlex.quote(scenario)})"
 
 
 def _share_or_exit(loaded: Topology, share: str, where: str) -> str:

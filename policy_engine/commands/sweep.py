@@ -87,7 +87,8 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
         fail_input(["--minimize and --maximize: give one objective to rank by (tune takes several)"])
     if resume and not out_dir:
         fail_input(["--resume needs --out DIR: the dataset of the sweep to continue"])
-    pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [maximize or minimize or DEFAULT_OBJECTIVE])
+    pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [maximize or minimize or DEFAULT_OBJECTIVE],
+                              axes)
     costs = RunCosts(loaded.topology, pricing)
     try:
         objective = parse_expression(maximize or minimize or DEFAULT_OBJECTIVE, loaded.topology, pricing)

@@ -171,7 +171,8 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     if workload_samples is not None:
         problems += _sample_problems(loaded)
     order = ctx.meta.get("objective_order") or [("minimize", DEFAULT_OBJECTIVE)]
-    pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [text for _, text in order] + list(constraints))
+    pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [text for _, text in order] + list(constraints),
+                              axes)
     costs = RunCosts(loaded.topology, pricing)
     objectives, parsed_constraints = [], []
     for name, text in order:

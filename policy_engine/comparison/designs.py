@@ -113,13 +113,14 @@ def _with_renames(first: Topology, designs: list[Design], renames: Sequence[str]
 
 def _load_each(load: Callable[[str], T], paths: Sequence[str], problems: list[str]) -> list[T]:
     """Each path that loads, loaded; the problems of the others added to ``problems`` (every file's, not the
-    first failing file's only)."""
+    first failing file's only), each once: a file read twice (the scenario's own topology given as a design too,
+    or a design given twice) says its problems once."""
     out: list[T] = []
     for path in paths:
         try:
             out.append(load(path))
         except LoadError as error:
-            problems += error.problems
+            problems += [line for line in error.problems if line not in problems]
     return out
 
 

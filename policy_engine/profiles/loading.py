@@ -80,13 +80,12 @@ def _schema_problems(error: ValidationError, lines: Mapping[tuple[str | int, ...
     """Pydantic's errors in the author's words; a typo's "did you mean X" is not also reported as X missing."""
     errors = [(tuple(p for p in item["loc"] if not (isinstance(p, str) and p in _UNION_TAGS)), item)
               for item in error.errors()]
-    errors = [(tuple(p for p in loc if p != "[key]"),  # a mapping's key is wrong, not its value
-               {**item, "msg": "the key: " + item["msg"].lower()} if "[key]" in loc else item)
-              for loc, item in errors]
-    suggested = {(*loc[:-1], match) for loc, item in errors if item["type"] == "extra_forbidden"
+    keyed = [(tuple(p for p in loc if p != "[key]"), "[key]" in loc, item)  # a mapping's key is wrong, not its value
+             for loc, item in errors]
+    suggested = {(*loc[:-1], match) for loc, _, item in keyed if item["type"] == "extra_forbidden"
                  for match in difflib.get_close_matches(str(loc[-1]), _fields(loc), n=1)}
-    return [RawProblem(line_of(lines, loc), loc, describe(item, _fields(loc))) for loc, item in errors
-            if not (item["type"] == "missing" and loc in suggested)]
+    return [RawProblem(line_of(lines, loc), loc, ("the key: " if key else "") + describe(item, _fields(loc)))
+            for loc, key, item in keyed if not (item["type"] == "missing" and loc in suggested)]
 
 
 #: The model a key of the file leads to: ``shares.NAME`` is a share, then its nested records.

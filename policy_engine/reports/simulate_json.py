@@ -28,8 +28,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         if output.costs.prices is not None:
             # ``summary.cluster_utilisation`` counts every instance-hour the same; this one what each costs
             weighted = weighted_utilisation(from_summary(output.result.summary), output.costs.prices.per_instance_hour)
-            if weighted is not None:
-                extra["costs"]["price_weighted_utilisation"] = round(weighted, 6)
+            # null when the capacity is worth nothing at the rates given (every type at 0 per instance-hour)
+            extra["costs"]["price_weighted_utilisation"] = None if weighted is None else round(weighted, 6)
     if output.targets:
         extra["targets"] = [result.to_json() for result in output.targets]
     fields: dict[str, Sequence[object]] | None = None

@@ -166,7 +166,9 @@ class CostReport:
         c = self.convention
 
         def money(hours: dict[str, float], price: float | None) -> dict[str, float] | None:
-            return {k: round(v * price, 6) for k, v in hours.items()} if self.currency and price else None
+            if self.currency is None or price is None:  # a rate of 0 is a price: its costs are 0, not unknown
+                return None
+            return {k: round(v * price, 6) + 0.0 for k, v in hours.items()}  # + 0.0: a credit at rate 0 is 0, not -0
 
         shares = []
         for s in self.shares:

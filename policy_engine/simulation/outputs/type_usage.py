@@ -140,13 +140,17 @@ def weighted_utilisation(usage: Iterable[TypeUsage], weights: Mapping[str, float
     """The one all-types utilisation: used over capacity, each type's instance-hours weighted by ``weights``.
 
     ``weights`` is what an instance-hour of each type is worth (``--prices``' per-instance-hour rates);
-    ``None`` when a type has no weight, since summing instance-hours of different types means nothing.
+    ``None`` when a type has no weight, since summing instance-hours of different types means nothing, and when
+    the capacity is worth nothing at those rates (every type at 0 per instance-hour: no share of a cost of 0).
     """
-    used = capacity = 0.0
+    used = capacity = unweighted = 0.0
     for figures in usage:
         weight = weights.get(figures.instance_type)
         if weight is None:
             return None
         used += weight * figures.used_instance_hours
         capacity += weight * figures.capacity_instance_hours
-    return used / capacity if capacity > 0 else 0.0
+        unweighted += figures.capacity_instance_hours
+    if capacity > 0:
+        return used / capacity
+    return None if unweighted > 0 else 0.0

@@ -280,9 +280,10 @@ def test_the_cost_difference_is_each_designs_chargeback(tmp_path, chargeback, un
 
 
 @pytest.mark.parametrize(("prices", "expected"), [
-    ("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: -3, ml.g5.12xlarge: 7}\n", "must be above 0"),
-    ("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: 30, ml.g5.12xlarge: 7, ml.p5.48xlarge: 9}\n",
-     "the topology has no ml.p5.48xlarge"),
+    ("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: -3, ml.g5.12xlarge: 7}\n", "must be 0 or more, got -3"),
+    ("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: 30, ml.g5.12xlarge: 7, ml.p5.48xlarg: 9}\n",
+     "per_instance_hour.ml.p5.48xlarg: the topology has no ml.p5.48xlarg, and it is no SageMaker instance type: a "
+     "price for it would never apply (did you mean 'ml.p5.48xlarge'?)"),
     ("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: 30}\n", "no price for ml.g5.12xlarge"),
     ("[1, 2\n", "YAML syntax error"),
     ("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: .inf, ml.g5.12xlarge: 7}\n", "finite"),
@@ -295,6 +296,22 @@ def test_a_hostile_prices_file_is_one_line_and_exit_2(files, tmp_path, prices, e
     assert code == 2 and "Traceback" not in out
     (line,) = out.splitlines()
     assert line.startswith("error: ") and "prices.yaml" in line and expected in line, out
+
+
+def test_a_rate_card_with_types_no_design_uses_prices_the_designs_and_says_which_it_ignored(files, tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    card = tmp_path / "card.yaml"
+    card.write_text(PRICES.rstrip("\n").rstrip("}") + ", ml.p5.48xlarge: 98.32}\n")
+    result = CliRunner().invoke(main, ["compare", *designs(files, "A", "B"), "--workers", "1", "--prices", str(card),
+                                       "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [f"note: {card}: ml.p5.48xlarge priced but not used by either topology: "
+                                          "ignored for this run"]
+    plain = CliRunner().invoke(main, ["compare", *designs(files, "A", "B"), "--workers", "1", "--prices", str(prices),
+                                      "--format", "json"])
+    assert plain.exit_code == 0 and plain.stderr == ""
+    assert json.loads(result.stdout)["shares"] == json.loads(plain.stdout)["shares"]  # the extra rate changes nothing
 
 
 def test_prices_are_checked_against_every_design(files, tmp_path):

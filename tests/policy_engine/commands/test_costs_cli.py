@@ -105,12 +105,15 @@ EXPECTED = {
     "prices-huge.yaml": ["1e999 is not a finite number"],
     "prices-latin1.yaml": ["not UTF-8 text"],
     "prices-list.yaml": ["expected a mapping with currency: and per_instance_hour:"],
-    "prices-missing-type.yaml": ["the topology has no ml.p4d.24xlarge", "no price for ml.g5.xlarge"],
+    # ml.p4d.24xlarge is a real type the example does not use: accepted (one rate card for every topology)
+    "prices-missing-type.yaml": ["per_instance_hour: no price for ml.g5.xlarge, which the topology uses: add it"],
     "prices-nan.yaml": [".nan is not a finite number"],
-    "prices-negative.yaml": ["must be above 0, got -1.5"],
+    "prices-negative.yaml": ["per_instance_hour.ml.g5.xlarge: a price per instance-hour must be 0 or more, got -1.5"],
     "prices-string-rate.yaml": ["input should be a valid number, got '1.2'"],
     "prices-typo-key.yaml": ["unknown key 'per_instance_hours' (did you mean 'per_instance_hour'?)"],
-    "prices-unknown-type.yaml": ["the topology has no ml.g5.xlrage", "did you mean 'ml.g5.xlarge'?"],
+    "prices-unknown-type.yaml": ["per_instance_hour.ml.g5.xlrage: the topology has no ml.g5.xlrage, and it is no "
+                                 "SageMaker instance type: a price for it would never apply (did you mean "
+                                 "'ml.g5.xlarge'?)"],
 }
 
 
@@ -131,8 +134,7 @@ def test_a_hostile_prices_file_is_one_line_per_problem_and_exit_2(name, write_fi
     assert "Traceback" not in out.stderr
     assert all(line.startswith(f"error: {path}") for line in lines), lines
     wanted = EXPECTED[name]
-    if name != "prices-unknown-type.yaml":
-        assert len(lines) == len(wanted), lines
+    assert len(lines) == len(wanted), lines
     for text in wanted:
         assert any(text in line for line in lines), (text, lines)
 
@@ -269,3 +271,91 @@ def test_sweep_json_and_csv_carry_each_runs_cost_as_computed_by_hand(files):
     # without prices no all-types figure: instance-hours of g5 and p4d are not added up
     assert unpriced[0]["cost_unit"] == "instance-hours" and "cost" not in unpriced[0]
     assert float(unpriced[0]["idle_instance_hours(ml.p4d.24xlarge)"]) > 0
+
+
+def test_a_rate_card_with_types_the_topology_does_not_use_prices_the_run_and_notes_them(files, write_file):
+    """A team keeps one rate card for all its topologies: real types the topology lacks are ignored for the run,
+    named in one note on stderr, and change no figure."""
+    card = write_file("card.yaml", "currency: USD\nper_instance_hour: {ml.p5.48xlarge: 98.32, ml.g5.xlarge: 2, "
+                                   "ml.trn1.32xlarge: 21.5, ml.p4d.24xlarge: 10}\n")
+    out = invoke("simulate", str(files["scenario"]), "--prices", str(card), "--format", "json")
+    assert out.exit_code == 0, out.output
+    assert out.stderr.splitlines() == [f"note: {card}: ml.p5.48xlarge, ml.trn1.32xlarge priced but not used by the "
+                                       "topology: ignored for this run"]
+    plain = invoke("simulate", str(files["scenario"]), "--prices", str(files["prices"]), "--format", "json")
+    assert plain.stderr == ""  # no note when every rate applies
+    assert json.loads(out.stdout)["costs"] == json.loads(plain.stdout)["costs"]
+
+
+def test_a_rate_card_needs_no_second_file_for_sweep_or_diff(files, write_file):
+    card = write_file("card.yaml", "currency: USD\nper_instance_hour: {ml.g5.xlarge: 2, ml.p4d.24xlarge: 10, "
+                                   "ml.p5.48xlarge: 98.32}\n")
+    sweep = invoke("sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--minimize",
+                   "share(q/B).cost", "--prices", str(card), "--workers", "1", "--quiet")
+    assert sweep.exit_code == 0, sweep.output
+    assert f"note: {card}: ml.p5.48xlarge priced but not used by the topology: ignored for this run" in (
+        sweep.stderr.splitlines())
+    base = files["scenario"].parent / "topology.yaml"
+    head = write_file("head.yaml", TOPOLOGY.replace("strategy: LEND\n", "strategy: RESERVE\n"))
+    diff = invoke("diff", str(base), str(head), "--scenario", str(files["scenario"]), "--prices", str(card),
+                  "--format", "json")
+    assert diff.exit_code in (0, 1), diff.output
+    assert diff.stderr.splitlines() == [f"note: {card}: ml.p5.48xlarge priced but not used by either topology: "
+                                        "ignored for this run"]
+
+
+def test_a_typo_in_a_rate_cards_type_and_a_type_without_a_rate_stay_errors(files, write_file):
+    card = write_file("card.yaml", "currency: USD\nper_instance_hour:\n  ml.g5.xlarge: 2\n  ml.p4d.24xlarge: 10\n"
+                                   "  ml.p5.48xlrage: 98.32\n")
+    out = invoke("simulate", str(files["scenario"]), "--prices", str(card))
+    assert (out.exit_code, out.stdout) == (2, "")
+    assert out.stderr.splitlines() == [
+        f"error: {card}:5: per_instance_hour.ml.p5.48xlrage: the topology has no ml.p5.48xlrage, and it is no "
+        "SageMaker instance type: a price for it would never apply (did you mean 'ml.p5.48xlarge'?)"]
+    short = write_file("short.yaml", "currency: USD\nper_instance_hour: {ml.g5.xlarge: 2, ml.p5.48xlarge: 98.32}\n")
+    out = invoke("simulate", str(files["scenario"]), "--prices", str(short))
+    assert (out.exit_code, out.stdout) == (2, "")
+    assert out.stderr.splitlines() == [f"error: {short}:2: per_instance_hour: no price for ml.p4d.24xlarge, which "
+                                       "the topology uses: add it (a cost is never taken as zero)"]
+
+
+def test_a_rate_of_0_is_a_price_and_its_costs_are_0(files, write_file):
+    """Capacity already paid for (or free credits) costs 0 an hour: the p4d figures are 0 USD, never unknown."""
+    free = write_file("free.yaml", "currency: USD\nper_instance_hour: {ml.g5.xlarge: 2, ml.p4d.24xlarge: 0}\n")
+    out = invoke("simulate", str(files["scenario"]), "--prices", str(free), "--format", "json")
+    assert out.exit_code == 0, out.output
+    costs = json.loads(out.stdout)["costs"]
+    # the hand-computed run with p4d free: capacity 12 g5-hours x 2 = 24 USD, of which 12 used
+    assert (costs["total"], costs["used"], costs["idle"]) == (24, 12, 12)
+    p4d = [s for s in costs["shares"] if s["instance_type"] == "ml.p4d.24xlarge"]
+    assert [s["price_per_instance_hour"] for s in p4d] == [0, 0]
+    assert all(set(s["cost"].values()) == {0} for s in p4d)  # zeros, not null, and no -0.0
+    assert [(c["share"], c["net"]) for c in costs["chargeback"]] == [("q/A", 12), ("q/B", -4)]
+    assert costs["price_weighted_utilisation"] == 0.5  # the g5's own: p4d weighs nothing
+    nothing = write_file("nothing.yaml", "currency: USD\nper_instance_hour: {ml.g5.xlarge: 0, ml.p4d.24xlarge: 0.0}\n")
+    out = invoke("simulate", str(files["scenario"]), "--prices", str(nothing), "--format", "json")
+    assert out.exit_code == 0, out.output
+    costs = json.loads(out.stdout)["costs"]
+    assert costs["total"] == 0 and costs["price_weighted_utilisation"] is None  # no share of a cost of 0
+    text = invoke("simulate", str(files["scenario"]), "--prices", str(nothing)).stdout
+    assert "Cost over the run: 0.00 USD of capacity" in text and "price-weighted" not in text
+
+
+def test_a_type_a_sweep_adds_needs_a_price_and_a_rate_card_may_hold_it(files, write_file):
+    """``--vary env.capacity.ml.p5.48xlarge=...`` gives the candidates a type the topology lacks: the prices file
+    must price it (one line naming the --vary, exit 2, never a KeyError), and a rate card that does is used."""
+    args = ["sweep", str(files["scenario"]), "--vary", "env.capacity.ml.p5.48xlarge=1,2", "--minimize", "cost",
+            "--workers", "1", "--quiet"]
+    out = invoke(*args, "--prices", str(files["prices"]))
+    assert (out.exit_code, out.stdout) == (2, "")
+    assert out.stderr.splitlines() == [
+        f"error: {files['prices']}:2: per_instance_hour: no price for ml.p5.48xlarge, which --vary "
+        "env.capacity.ml.p5.48xlarge uses: add it (a cost is never taken as zero)"]
+    card = write_file("card.yaml", "currency: USD\nper_instance_hour: {ml.g5.xlarge: 2, ml.p4d.24xlarge: 10, "
+                                   "ml.p5.48xlarge: 100}\n")
+    out = invoke(*args, "--prices", str(card))
+    assert out.exit_code == 0, out.output
+    assert "priced but not used" not in out.stderr  # the candidates use it
+    rows = [line for line in out.stdout.splitlines() if line.startswith(("│ 1 ", "│ 2 "))]
+    # the run lasts 3 h: one p5 more adds 3 h x 100 USD of capacity to the 84 USD of the hand-computed case
+    assert [[cell.strip() for cell in row.split("│")[2:4]] for row in rows] == [["1", "384.00"], ["2", "684.00"]]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -86,13 +88,33 @@ def test_a_share_that_never_waited_says_so(tmp_path: Path):
     assert _waits(result.output) == ["No job of q/idle waited for ml.g5.xlarge in the scenario."]
 
 
-def test_a_topology_with_a_scenario_is_one_line_and_exit_2(tmp_path: Path):
-    scenario = _scenario(tmp_path, [])
+@pytest.mark.parametrize("order", ["share first", "topology first"])
+def test_a_topology_with_a_scenario_is_one_line_exit_2_and_suggests_a_command_that_works(tmp_path: Path, order):
+    """``explain a.yaml vision --scenario m.yaml`` (the order other commands take) suggests ``explain vision
+    --scenario m.yaml``, never ``explain a.yaml --scenario m.yaml`` (which names no share); the suggestion runs."""
+    scenario = _scenario(tmp_path, [{"name": "one", "share": "big", "instances": 1, "submit_at": 0, "duration": 60}])
     topology = tmp_path / "t.yaml"
     topology.write_text("{}")
-    result = CliRunner().invoke(main, ["explain", "q/big", str(topology), "--scenario", str(scenario)])
-    assert result.exit_code == 2
-    assert result.output.count("\n") == 1 and "the topology is the scenario's" in result.output
+    given = ["q/big", str(topology)] if order == "share first" else [str(topology), "q/big"]
+    result = CliRunner().invoke(main, ["explain", *given, "--scenario", str(scenario)])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [
+        f"error: explain --scenario {scenario}: the topology is the scenario's; drop {str(topology)!r} "
+        f"(batch-quota explain q/big --scenario {shlex.quote(str(scenario))})"]
+    suggested = shlex.split(result.stderr.split("(", 1)[1].rstrip(")\n"))
+    assert suggested[0] == "batch-quota"
+    works = CliRunner().invoke(main, suggested[1:])
+    assert works.exit_code == 0, works.output
+    assert "q/big is a LEND_AND_BORROW quota share" in works.stdout
+
+
+def test_two_files_and_a_scenario_ask_for_the_share(tmp_path: Path):
+    scenario = _scenario(tmp_path, [])
+    result = CliRunner().invoke(main, ["explain", "a.yaml", "b.yaml", "--scenario", str(scenario)])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [
+        f"error: explain --scenario {scenario}: the topology is the scenario's; drop 'b.yaml' and name the share: "
+        f"batch-quota explain QUEUE/SHARE --scenario {shlex.quote(str(scenario))}"]
 
 
 def test_an_unknown_share_of_the_scenario_is_one_line_and_exit_2(tmp_path: Path):

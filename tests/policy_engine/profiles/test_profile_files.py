@@ -62,7 +62,7 @@ shares:
     assert "Traceback" not in out.output and all(line.startswith(f"error: {bad}:") for line in lines), lines
     text = "\n".join(lines)
     assert f"{bad}:4: shares.vision.jobs_per_dya: unknown key 'jobs_per_dya' (did you mean 'jobs_per_day'?)" in text
-    assert "shares.vision.daily_cycle: value error, expected 24 multipliers (one per hour), not all 0; 2 given" in text
+    assert "shares.vision.daily_cycle: expected 24 multipliers (one per hour), not all 0; 2 given" in text
     assert "shares.vision.sizes[1]: input should be greater than or equal to 0" in text
     assert "shares.speech.run_time.law.sigma: missing required key" in text
     # topology problems need a valid schema first: fixed, they are each one line too

@@ -39,12 +39,13 @@ def test_durations_read_as_history_since_reads_them_and_numbers_as_seconds():
     ({"share": "A", "instance_type": "ml.p5.48xlarge", "wait_p95": "1h"},
      "targets[0].instance_type: q/A has no limit for instance type 'ml.p5.48xlarge' (its types: ml.g5.xlarge, "
      "ml.p4d.24xlarge)"),
-    ({"share": "A", "wait_p95": "ten"}, "targets[0].wait_p95: value error, bad duration"),
-    ({"share": "A", "wait_p50": "1w"}, "targets[0].wait_p50: value error, bad duration"),
-    ({"share": "A", "wait_p50": 0}, "targets[0].wait_p50: value error, bad duration"),
-    ({"share": "A", "min_utilisation": 1.5}, "targets[0].min_utilisation: value error, utilisation outside 0..1"),
-    ({"share": "A", "min_utilisation": -0.1}, "targets[0].min_utilisation: value error, utilisation outside 0..1"),
-    ({"share": "A", "max_preemptions_per_job": -1}, "targets[0].max_preemptions_per_job: value error"),
+    ({"share": "A", "wait_p95": "ten"}, "targets[0].wait_p95: bad duration"),
+    ({"share": "A", "wait_p50": "1w"}, "targets[0].wait_p50: bad duration"),
+    ({"share": "A", "wait_p50": 0}, "targets[0].wait_p50: bad duration"),
+    ({"share": "A", "min_utilisation": 1.5}, "targets[0].min_utilisation: utilisation outside 0..1"),
+    ({"share": "A", "min_utilisation": -0.1}, "targets[0].min_utilisation: utilisation outside 0..1"),
+    ({"share": "A", "max_preemptions_per_job": -1},
+     "targets[0].max_preemptions_per_job: a number of preemptions is 0 or more, got -1"),
     ({"share": "A", "wait_p95": True}, "targets[0].wait_p95: input should be a valid number"),
     ({"share": "A"}, "targets[0]: holds the share to nothing"),
     ({"share": "A", "wait_p59": "1h"}, "targets[0].wait_p59: unknown key 'wait_p59' (did you mean 'wait_p95'?)"),
@@ -54,6 +55,119 @@ def test_each_problem_is_one_line_naming_the_target_and_the_rule(entry, expected
         topology_from_data({**TOPOLOGY, "targets": [entry]}, "t.yaml")
     lines = [line for line in caught.value.problems if "targets[0]" in line]
     assert len(lines) == 1 and expected in lines[0], caught.value.problems
+
+
+@pytest.mark.parametrize(("entries", "expected"), [
+    # (c) a wait goal past MAX_WAIT_GOAL_DAYS (366 days): a mistyped unit, in a file or in Python
+    ([{"share": "A", "wait_p95": "400d"}],
+     ["t.yaml: targets[0].wait_p95: a wait goal is at most 366 days (31,622,400 s; a longer one is most likely a "
+      "mistyped unit), got '400d'"]),
+    ([{"share": "A", "wait_p50": 1e12}],
+     ["t.yaml: targets[0].wait_p50: a wait goal is at most 366 days (31,622,400 s; a longer one is most likely a "
+      "mistyped unit), got 1000000000000.0"]),
+    ([{"share": "A", "wait_p95": "-1h"}],
+     ["t.yaml: targets[0].wait_p95: bad duration: expected a positive number with d, h, m or s (30d, 12h, 90m, "
+      "3600s), got '-1h'"]),
+    ([{"share": "A", "wait_p95": -5}], ["t.yaml: targets[0].wait_p95: bad duration: expected a positive number of "
+                                        "seconds, got -5"]),
+    # (a) two targets of one share and type setting one criterion: different goals, or the same one twice
+    ([{"share": "A", "wait_p95": "12h"}, {"share": "q/A", "wait_p95": "2h"}],
+     ["t.yaml: targets[1].wait_p95: wait_p95 2h contradicts targets[0]'s wait_p95 of 12h for q/A: keep one goal "
+      "(a criterion is judged once per share and instance type)"]),
+    ([{"share": "A", "max_preemptions_per_job": 2}, {"share": "A", "max_preemptions_per_job": 2, "wait_p95": "1h"}],
+     ["t.yaml: targets[1].max_preemptions_per_job: repeats targets[0]'s max_preemptions_per_job of 2 for q/A: "
+      "remove one (a criterion is judged once per share and instance type)"]),
+    ([{"share": "A", "instance_type": "ml.g5.xlarge", "min_utilisation": 0.5},
+      {"share": "A", "instance_type": "ml.g5.xlarge", "min_utilisation": 0.6}],
+     ["t.yaml: targets[1].min_utilisation: min_utilisation 0.6 contradicts targets[0]'s min_utilisation of 0.5 for "
+      "q/A on ml.g5.xlarge: keep one goal (a criterion is judged once per share and instance type)"]),
+    # (b) wait_p50 above wait_p95: in one target, or across two of the same share and type
+    ([{"share": "A", "wait_p95": "1h", "wait_p50": "2h"}],
+     ["t.yaml: targets[0].wait_p50: wait_p50 2h is above this target's wait_p95 of 1h for q/A: the median never "
+      "exceeds the 95th percentile, so this goal could never be the one missed (swapped?)"]),
+    ([{"share": "A", "instance_type": "ml.p4d.24xlarge", "wait_p95": 600},
+      {"share": "A", "instance_type": "ml.p4d.24xlarge", "wait_p50": "20m"}],
+     ["t.yaml: targets[1].wait_p50: wait_p50 20m is above targets[0]'s wait_p95 of 10m 00s for q/A on "
+      "ml.p4d.24xlarge: the median never exceeds the 95th percentile, so this goal could never be the one "
+      "missed (swapped?)"]),
+])
+def test_targets_that_contradict_or_cannot_be_meant_are_one_line_each(entries, expected):
+    with pytest.raises(LoadError) as caught:
+        topology_from_data({**TOPOLOGY, "targets": entries}, "t.yaml")
+    assert caught.value.problems == expected
+
+
+def test_targets_that_only_look_alike_are_fine():
+    """Another type of the share, all its types beside one, other criteria, p50 equal to p95, a year's goal."""
+    loaded = topology_from_data({**TOPOLOGY, "targets": [
+        {"share": "A", "wait_p95": "12h", "wait_p50": "12h"},
+        {"share": "A", "instance_type": "ml.g5.xlarge", "wait_p95": "2h", "wait_p50": "1h"},
+        {"share": "A", "instance_type": "ml.p4d.24xlarge", "wait_p95": "4h"},
+        {"share": "A", "max_preemptions_per_job": 0},
+        {"share": "B", "wait_p95": "366d"},
+        {"share": "B", "wait_p50": "12h"},  # B's p95 is 366 days: no contradiction
+    ]}, "t.yaml")
+    assert len(loaded.targets) == 6
+
+
+def test_a_criterion_that_cannot_be_read_is_not_also_missing():
+    """``1e400`` is refused by the reader; the target is not then also said to hold its share to nothing."""
+    from policy_engine.reading import yaml_to_data
+
+    text = ("service_environments: [{name: env, capacity: {ml.g5.xlarge: 2}}]\n"
+            "job_queues: [{name: q, service_environment: env, shares: [{name: A, capacity: {ml.g5.xlarge: 1}, "
+            "strategy: LEND}]}]\n"
+            "targets: [{share: A, wait_p95: 1e400}]\n")
+    data, lines, found = yaml_to_data(text, "t.yaml")
+    with pytest.raises(LoadError) as caught:
+        topology_from_data(data, "t.yaml", lines, found)
+    assert caught.value.problems == ["t.yaml:3: targets[0].wait_p95: 1e400 is not a finite number"]
+
+
+def test_the_python_api_refuses_the_same_targets():
+    """A topology built in Python: ``Target`` refuses the absurd goal, ``check_topology`` (BQ001) the contradiction."""
+    from policy_engine.checks import check_topology
+
+    with pytest.raises(ValueError, match="a wait goal is at most 366 days"):
+        Target(share="A", wait_p95=float("inf"))
+    topo = simulated_topology(1, share("A", 1)).model_copy(update={"targets": (
+        Target(share="A", wait_p95="1h"), Target(share="q/A", wait_p95=7200))})
+    (finding,) = [f for f in check_topology(topo).findings if f.rule == "BQ001"]
+    assert finding.message == ("wait_p95 2h 00m contradicts targets[0]'s wait_p95 of 1h 00m for q/A: keep one goal "
+                               "(a criterion is judged once per share and instance type)")
+
+
+CONFLICTING = """\
+service_environments: [{name: env, capacity: {ml.g5.xlarge: 2}}]
+job_queues:
+  - {name: q, service_environment: env, shares: [{name: A, capacity: {ml.g5.xlarge: 1}, strategy: LEND_AND_BORROW},
+                                                 {name: B, capacity: {ml.g5.xlarge: 1}, strategy: LEND}]}
+targets:
+  - {share: A, wait_p95: 1h, wait_p50: 2h}
+  - {share: q/A, wait_p95: 30m}
+"""
+
+
+@pytest.mark.parametrize("command", [
+    ["check", "{topology}"],
+    ["simulate", "{scenario}"],
+    ["sweep", "{scenario}", "--vary", "q/A.capacity.ml.g5.xlarge=1,2", "--workers", "1", "--quiet"],
+    ["tune", "{scenario}", "--vary", "q/A.capacity.ml.g5.xlarge=1,2", "--budget", "2", "--workers", "1", "--quiet"],
+    ["compare", "{scenario}", "--topology", "{good}", "--topology", "{topology}", "--workers", "1"],
+    ["explain", "A", "{topology}"],
+])
+def test_every_command_refuses_contradicting_targets_with_one_line_each_and_exit_2(write_file, command):
+    topology = write_file("topology.yaml", CONFLICTING)
+    good = write_file("good.yaml", CONFLICTING.split("targets:")[0])
+    scenario = write_file("scenario.yaml", "topology: topology.yaml\njobs:\n"
+                                           "  - {name: a, share: A, submit_at: 0, duration: 60}\n")
+    out = CliRunner().invoke(main, [part.format(topology=topology, scenario=scenario, good=good) for part in command])
+    assert (out.exit_code, out.stdout) == (2, ""), out.output
+    assert out.stderr.splitlines() == [
+        f"error: {topology}:6: targets[0].wait_p50: wait_p50 2h is above this target's wait_p95 of 1h for q/A: the "
+        "median never exceeds the 95th percentile, so this goal could never be the one missed (swapped?)",
+        f"error: {topology}:7: targets[1].wait_p95: wait_p95 30m contradicts targets[0]'s wait_p95 of 1h for q/A: "
+        "keep one goal (a criterion is judged once per share and instance type)"]
 
 
 def test_every_problem_of_every_target_is_reported_at_once():

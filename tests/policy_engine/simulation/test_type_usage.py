@@ -66,6 +66,10 @@ def test_the_only_all_types_figure_is_weighted_by_a_price_per_type(two_types: Pa
     # p4d at 4 a hour, g5 at 1: (4 x 4 + 1 x 4) / (4 x 8 + 1 x 16)
     assert weighted_utilisation(figures, {P4: 4.0, G5: 1.0}) == pytest.approx(20 / 48)
     assert weighted_utilisation(figures, {P4: 4.0}) is None  # a type without a price: no all-types figure
+    # a free type (rate 0: already paid for) weighs nothing: the figure is the other type's own
+    assert weighted_utilisation(figures, {P4: 0.0, G5: 1.0}) == pytest.approx(4 / 16)
+    # every type free: the capacity is worth nothing, so there is no share of it to give (not 0 %)
+    assert weighted_utilisation(figures, {P4: 0.0, G5: 0.0}) is None
 
 
 def test_text_and_markdown_show_one_row_per_type_and_no_cluster_figure(two_types: Path):
