@@ -210,7 +210,7 @@ def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Seq
     if result.gain < needed or (result.gain <= 0):
         shown = f"{result.gain:.1%}" if result.relative_gain else figure_text(result.gain, first.expression.unit)
         wanted = f"the margin {min_gain:.1%} (--min-gain)" if result.relative_gain else \
-            f"the absolute margin {ABSOLUTE_GAIN_AT_ZERO:g} (the current value is 0)"
+            f"the absolute margin {figure_text(ABSOLUTE_GAIN_AT_ZERO, first.expression.unit)} (the current value is 0)"
         result.keep_reason = f"the best candidate improves {first.label} by {shown}, less than {wanted}"
     if not result.keep_reason and result.wins is not None and result.wins * 2 <= result.samples:
         result.keep_reason = (f"the best candidate beats the current topology on {result.wins} of "
