@@ -20,7 +20,7 @@ from policy_engine.comparison.table import (
 )
 from policy_engine.reports.target_tables import goal_text, margin_text, value_text
 from policy_engine.simulation.outputs.targets import Unit
-from policy_engine.units import duration_text
+from policy_engine.units import duration_text, instance_hours_text, money_text, percent_text
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -39,9 +39,11 @@ def figure_text(figure: Figure, value: float) -> str:
     if figure.unit is FigureUnit.SECONDS:
         return duration_text(value)
     if figure.unit is FigureUnit.FRACTION:
-        return f"{value:.1%}"
-    if figure.unit in (FigureUnit.INSTANCE_HOURS, FigureUnit.COST):
-        return f"{value + 0.0:,.2f}"
+        return percent_text(value)
+    if figure.unit is FigureUnit.INSTANCE_HOURS:
+        return instance_hours_text(value + 0.0)
+    if figure.unit is FigureUnit.COST:
+        return money_text(value)
     return f"{value:,.0f}"
 
 
