@@ -26,6 +26,7 @@ from policy_engine.comparison.table import (
     ShareRow,
     TargetComparison,
     compare_targets,
+    cost_figure,
     from_metrics,
 )
 from policy_engine.prices import Prices
@@ -95,11 +96,6 @@ class CompareOutput:
         }
 
 
-def cost_figure(unit: str, convention: Convention) -> Figure:
-    """Each share's chargeback, its unit and convention in the header (``cost (USD, usage chargeback)``)."""
-    return Figure("cost", f"cost ({unit}, {convention.value} chargeback)", FigureUnit.COST)
-
-
 def run_costs(run: DesignRun, design: Design, prices: Prices | None, convention: Convention) -> CostReport:
     """The run's capacity ledger priced (instance-hours without ``prices``), as ``simulate`` prices its run."""
     if run.hours is None:
@@ -153,7 +149,7 @@ def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence
     unit = prices.currency if prices is not None else INSTANCE_HOURS
     reports = [run_costs(run, design, prices, convention) for run, design in zip(runs, designs, strict=True)]
     shares = with_costs(from_metrics(labels, [run.shares for run in runs], names),
-                        [report.nets() for report in reports], cost_figure(unit, convention))
+                        [report.nets() for report in reports], cost_figure(unit, convention.value))
     return CompareOutput(scenario, jobs, tuple(runs), overall, per_type, shares,
                          compare_targets(labels, [run.targets for run in runs], names), cost_totals(labels, reports),
                          executor, unit, convention)

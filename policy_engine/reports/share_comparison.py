@@ -28,11 +28,12 @@ if TYPE_CHECKING:
 ARROW = " → "
 MINUS = "−"
 
+#: How a cell reads, in every before/after table (``compare``'s and ``diff --scenario``'s).
+CELLS = ("each cell: the runs' values in order, then in parentheses each later run minus the first (for waits, "
+         "preemptions and instance-hours lost a negative difference is better; for utilisation a positive one)")
 #: What the cells mean, said once under each table.
-LEGEND = ("each cell: the runs' values in order, then in parentheses each later run minus the first (for waits, "
-          "preemptions and instance-hours lost a negative difference is better; for utilisation a positive one); "
-          "wait: submission to first start; cost: the share's net chargeback, below zero when lending earned it more "
-          "credit than it was charged; –: the run has no such share")
+LEGEND = (f"{CELLS}; wait: submission to first start; cost: the share's net chargeback, below zero when lending "
+          "earned it more credit than it was charged; –: the run has no such share")
 
 
 def figure_text(figure: Figure, value: float) -> str:
@@ -168,11 +169,29 @@ def rich_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], c
     return table
 
 
+def text_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "",
+               names: int = 2, width: int = 200) -> str:
+    """``rich_table`` rendered to plain text (no escape codes), for a report built as a string."""
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None, force_terminal=False, highlight=False).print(
+        rich_table(title, head, rows, caption, names))
+    return buffer.getvalue()
+
+
+def align(head: Sequence[str], names: int = 2) -> str:
+    """The GFM alignment of a before/after table: its names left, its figures right."""
+    return "l" * names + "r" * (len(head) - names)
+
+
 def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]], names: int = 2) -> list[str]:
     """A GFM table, the first ``names`` columns left-aligned and the figures right-aligned."""
     from policy_engine.reports.markdown import table
 
-    return table(head, rows, align="l" * names + "r" * (len(head) - names))
+    return table(head, rows, align=align(head, names))
 
 
 def html_table(head: Sequence[str], rows: Sequence[Sequence[str]], attrs: str = "", names: int = 2) -> str:
