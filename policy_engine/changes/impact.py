@@ -13,8 +13,9 @@ running jobs become reclaim victims and its queued jobs never start (CloudFormat
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from policy_engine.changes.renames import Renames
 from policy_engine.comparison.table import (
@@ -29,8 +30,9 @@ from policy_engine.comparison.table import (
 from policy_engine.loading import LoadError
 from policy_engine.model import QuotaShare, ServiceEnvironment, Topology, share_id
 from policy_engine.prices import Prices
+from policy_engine.simulation.causes import Cause, Reason, describe
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate
-from policy_engine.simulation.core.jobs import PREEMPTED, Status
+from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
 from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.simulation.outputs.capacity_hours import capacity_hours
 from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, cost_report
@@ -58,7 +60,8 @@ class Impact:
     waits: list[dict]
     instance_hours_lost_before: float
     instance_hours_lost_after: float
-    #: Jobs that succeed without the change but not with it (e.g. submitted to a deleted share).
+    #: Jobs that succeed without the change but not with it (preempted past their retries, submitted to a deleted
+    #: share, ...; ``never_finish_reasons`` says why).
     never_finish: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     #: Per share and instance type, without -> with the change: jobs, mean, p50 and p95 wait (seconds from
@@ -73,6 +76,10 @@ class Impact:
     #: BASE's targets judged on the replay without the change, HEAD's on the replay with it (``TargetResult``
     #: JSON): ``{"before": [...], "after": [...]}``.
     targets: dict = field(default_factory=dict)
+    #: Why the ``never_finish`` jobs do not succeed with the change, most jobs first: ``{status, cause, detail,
+    #: deleted_share, reason, jobs}`` (``cause``: the ``simulation.causes.Cause`` that ended a FAILED job, else
+    #: null for a job still waiting or running at the end of the replay; ``reason``: it in words).
+    never_finish_reasons: list[dict] = field(default_factory=list)
 
     @property
     def instance_hours_lost(self) -> float:
@@ -86,7 +93,8 @@ class Impact:
                 "instance_hours_lost_before": round(self.instance_hours_lost_before, 6),
                 "instance_hours_lost_after": round(self.instance_hours_lost_after, 6),
                 "never_finish": self.never_finish, "notes": self.notes, "shares": self.shares,
-                "cost_unit": self.cost_unit, "chargeback": self.chargeback, "targets": self.targets}
+                "cost_unit": self.cost_unit, "chargeback": self.chargeback, "targets": self.targets,
+                "never_finish_reasons": self.never_finish_reasons}
 
 
 def _check_against_base(scenario: Scenario, base: Topology) -> None:
@@ -209,6 +217,38 @@ def _per_share(without: Engine, with_change: Engine, before: dict[str, int], aft
     return rows
 
 
+class Outcome(NamedTuple):
+    """How a job that succeeds without the change ends with it: its status at the end of the replay, the cause
+    that ended it (a FAILED job's ``end_reason``; None while it waits or runs), and whether its share is one the
+    deploy deletes or replaces (renamed, moved)."""
+
+    status: Status
+    reason: Reason | None
+    deleted_share: bool
+
+    def text(self) -> str:
+        """The outcome in words: ``causes.describe`` for the cause, what the deploy did to the share beside it."""
+        if self.reason is not None:
+            if self.reason.cause is Cause.REJECTED_BY_DISABLED_SHARE and self.deleted_share:
+                return "rejected: submitted after the deploy to a share it deletes or replaces"
+            words = describe(self.reason)
+            return words + (" (its share is deleted or replaced by the deploy)" if self.deleted_share else "")
+        if self.status in ACTIVE:
+            return "still on capacity at the end of the replay"
+        return ("never started: queued on a share the deploy deletes or replaces" if self.deleted_share
+                else f"still waiting ({self.status}) at the end of the replay")
+
+
+def _outcomes(jobs: list[Job], gone: set[str]) -> list[dict[str, Any]]:
+    """``jobs`` (each succeeds only without the change) counted by outcome, most first."""
+    counts = Counter(Outcome(job.status, job.end_reason if job.status is Status.FAILED else None,
+                             job.spec.share in gone) for job in jobs)
+    return [{"status": outcome.status.value, "cause": outcome.reason.cause.value if outcome.reason else None,
+             "detail": outcome.reason.detail if outcome.reason else None, "deleted_share": outcome.deleted_share,
+             "reason": outcome.text(), "jobs": count}
+            for outcome, count in sorted(counts.items(), key=lambda item: (-item[1], item[0].text()))]
+
+
 def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames, at: float,
            prices: Prices | None = None, convention: Convention = Convention.USAGE) -> Impact:
     """Run ``scenario`` on ``base`` with and without ``head`` deployed at ``at``; ``LoadError`` on a mismatch.
@@ -244,14 +284,16 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
             waits.append({"share": key[0], "instance_type": key[1], "jobs": len(values),
                           "mean_wait_before": mean_old, "mean_wait_after": mean_new})
     succeeded = {job.spec.name for job in without.jobs if job.status is Status.SUCCEEDED}
-    never = [job.spec.name for job in with_change.jobs
-             if job.status is not Status.SUCCEEDED and job.spec.name in succeeded]
+    lost = [job for job in with_change.jobs if job.status is not Status.SUCCEEDED and job.spec.name in succeeded]
+    never = [job.spec.name for job in lost]
+    gone = {change.share for change in changes if isinstance(change, ShareUpdate) and change.changes == _GONE}
+    outcomes = _outcomes(lost, gone)
     notes = []
     if any(not isinstance(action, PriorityUpdate) for action in actions):
         notes.append("the scenario's own topology actions apply in both runs; at T, HEAD's updates apply after them")
     if never:
-        notes.append(f"{len(never)} job(s) that succeed without the change do not with it: submitted to or queued "
-                     f"on a deleted or replaced share (rejected or never started), or still waiting")
+        notes.append(f"{len(never)} job(s) that succeed without the change do not with it: "
+                     + "; ".join(f"{entry['reason']} ({entry['jobs']} job(s))" for entry in outcomes))
     results = build_result(without), build_result(with_change)
     targets = {"before": [t.to_json() for t in evaluate_targets(base, results[0])] if base.targets else [],
                "after": [t.to_json() for t in evaluate_targets(head, results[1])] if head.targets else []}
@@ -260,7 +302,7 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
                   sum(with_change.lost_instance_seconds.values()) / 3600, never, notes,
                   _per_share(without, with_change, before, after, results, prices, convention),
                   prices.currency if prices else INSTANCE_HOURS, convention.value,
-                  targets)
+                  targets, outcomes)
 
 
 #: The two runs of a replay, as the before/after tables name them.

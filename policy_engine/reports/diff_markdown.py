@@ -161,6 +161,8 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
                   f"**{len(impact['preempted'])}** job(s) preempted more often because of the change; "
                   f"**{instance_hours_text(lost)}** instance-hours lost (work thrown away by the preemptions the "
                   "change causes; negative means the change saves work).", ""]
+        notes = impact.get("notes", [])
+        lines += [*(f"- {cell(note)}" for note in notes), *([""] if notes else [])]
     lost_guarantees = [g for g in report.guarantees if g.refuted_now]
     other = [g for g in report.guarantees if not g.refuted_now]
     sections = [

@@ -40,7 +40,15 @@ def test_removed_or_renamed_share_rejects_later_jobs_and_says_so():
     head = topology(3, share("S1", 2, "RESERVE"), share("S3", 1, "LEND"))
     impact = replay(Scenario(BASE, JOBS), BASE, head, parse_renames(["q/S2=q/S3"], BASE, head), at=10)
     assert impact.never_finish == ["y"]
-    assert any("deleted or replaced share" in note for note in impact.notes)
+    assert [(r["status"], r["cause"], r["deleted_share"]) for r in impact.never_finish_reasons] == \
+        [("FAILED", "rejected-by-disabled-share", True)]
+    assert any("rejected: submitted after the deploy to a share it deletes or replaces (1 job(s))" in note
+               for note in impact.notes)
+    # deployed after y was submitted (at 30), y waits in S2's line and never starts there
+    impact = replay(Scenario(BASE, JOBS), BASE, head, parse_renames(["q/S2=q/S3"], BASE, head), at=50)
+    assert [(r["status"], r["cause"], r["deleted_share"]) for r in impact.never_finish_reasons] == \
+        [("RUNNABLE", None, True)]
+    assert any("never started: queued on a share the deploy deletes or replaces" in note for note in impact.notes)
 
 
 def test_a_scenario_naming_shares_base_lacks_is_bad_input():
@@ -164,3 +172,31 @@ def test_text_lists_the_worst_20_preempted_jobs_and_counts_the_rest(write_file):
     listed = [line for line in text.splitlines() if "preempted 0 -> 1 time(s)" in line]
     assert [line.split()[0] for line in listed] == [job["name"] for job in data["preempted"][:20]]
     assert "    ... and 9 more (the 20 worst shown; --format json lists them all)" in text.splitlines()
+
+
+def test_a_job_lost_to_its_preemption_retries_is_said_so_not_blamed_on_a_deleted_share(write_file):
+    """b may be preempted 0 times (preemptionRetriesBeforeTermination 0): the lowered limit preempts it once, so
+    it FAILS; the reason is the simulator's cause, never "a deleted or replaced share" (no share is deleted)."""
+    jobs = [job("a", "S1", duration=100), job("b", "S1", duration=100, preemption_retries=0),
+            job("x", "S2", duration=100), job("y", "S2", at=30, duration=10)]
+    impact = replay(Scenario(BASE, jobs), BASE, HEAD, Renames(), at=10)
+    assert impact.never_finish == ["b"]
+    (reason,) = impact.never_finish_reasons
+    assert (reason["status"], reason["cause"], reason["detail"], reason["deleted_share"], reason["jobs"]) == \
+        ("FAILED", "preemption-retries-exhausted", 0, False, 1)
+    (note,) = impact.notes
+    assert "preemptionRetriesBeforeTermination (0) exceeded (1 job(s))" in note
+    assert "deleted" not in note and "replaced" not in note
+    dump = lambda t: yaml.safe_dump(t.model_dump(mode="json"))  # noqa: E731
+    base, head = write_file("base.yaml", dump(BASE)), write_file("head.yaml", dump(HEAD))
+    rows = [{"name": j.name, "share": j.share, "submit_at": j.submit_at, "duration": j.duration,
+             **({"preemption_retries": j.preemption_retries} if j.preemption_retries is not None else {})}
+            for j in jobs]
+    scenario = write_file("s.yaml", yaml.safe_dump({"topology": "base.yaml", "jobs": rows}))
+    args = ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10"]
+    for output in ("text", "markdown"):
+        text = CliRunner().invoke(main, [*args, "--format", output]).output
+        assert "PREEMPTED: preemptionRetriesBeforeTermination (0) exceeded (1 job(s))" in text, output
+        assert "deleted or replaced" not in text, output
+    data = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).output)["impact"]
+    assert data["never_finish"] == ["b"] and data["never_finish_reasons"][0]["cause"] == "preemption-retries-exhausted"
