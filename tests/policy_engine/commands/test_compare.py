@@ -138,6 +138,37 @@ def test_rename_lines_a_renamed_share_up_with_its_old_name(files, tmp_path):
     assert all(value == 0 for value in row["differences"]["R"].values())
 
 
+@pytest.mark.parametrize(("renames", "expected"), [
+    (["training/nope=training/x"], ["--rename training/nope=training/x: design A ({A}) has no quota share "
+                                    "training/nope; design B ({B}) has no quota share training/x; design B#2 ({B}) "
+                                    "has no quota share training/x"]),
+    (["training/visoin=training/vision"], ["--rename training/visoin=training/vision: design A ({A}) has no quota "
+                                           "share training/visoin (did you mean training/vision?); design A ({A}) "
+                                           "already has a quota share training/vision, so it cannot be the new name "
+                                           "of training/visoin"]),
+    (["garbage"], ["--rename garbage: write OLD=NEW (QUEUE/SHARE=QUEUE/SHARE for a share, NAME=NAME for a job queue "
+                   "or service environment)"]),
+    (["=x"], ["--rename =x: write OLD=NEW (QUEUE/SHARE=QUEUE/SHARE for a share, NAME=NAME for a job queue or service "
+              "environment)"]),
+    (["training/a=b"], ["--rename training/a=b: both sides must be QUEUE/SHARE (a share) or both NAME (a queue or "
+                        "environment)"]),
+    (["nope=x"], ["--rename nope=x: design A ({A}) has no job queue or service environment nope; design B ({B}) has "
+                  "no job queue or service environment x; design B#2 ({B}) has no job queue or service environment x"]),
+    (["gpu=gpu2", "training/vision=training/vision"],
+     ["--rename gpu=gpu2: design B ({B}) has no service environment gpu2 (did you mean gpu?); design B#2 ({B}) has "
+      "no service environment gpu2 (did you mean gpu?)", "--rename training/vision=training/vision: OLD and NEW are "
+                                                         "the same"]),
+])
+def test_each_bad_rename_is_one_line_whatever_is_wrong_with_it_and_exit_2(files, renames, expected):
+    """A problem is said once: a design that lacks OLD, and every later design that lacks NEW, on the line of that
+    --rename; a malformed value once, not once per later design."""
+    result = CliRunner().invoke(main, ["compare", *designs(files, "A", "B", "B"), "--workers", "1",
+                                       *(item for rename in renames for item in ("--rename", rename))])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [f"error: {line.format(A=files['A'], B=files['B'])}" for line in expected]
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (("--topology", "A"), "at least two designs"),
     (("--topology", "A", "--topology", "missing"), "missing.yaml"),
