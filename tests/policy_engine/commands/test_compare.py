@@ -409,3 +409,33 @@ def test_without_prices_instance_hours_of_two_types_are_never_added_up(files, tm
         # each type's capacity-hours priced at its own rate (30 and 7)
         assert rows["ml.p4d.24xlarge"]["runs"]["A"]["total"] == pytest.approx(
             30 * {r["instance_type"]: r for r in costs}["ml.p4d.24xlarge"]["runs"]["A"]["total"])
+
+
+@needs_browser
+def test_wide_tables_scroll_in_their_own_box_and_the_page_never_sideways(files, tmp_path):
+    """Three designs priced make the per-share and cost tables wider than a 1400-pixel window: each scrolls inside
+    its own box, the page itself is no wider than the window, and nothing is logged to the console."""
+    report = tmp_path / "report"
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    code, out = run(*designs(files, "A", "B", "A"), "--workers", "1", "--report", report, "--prices", prices)
+    assert code == 0, out
+    with headless_chromium() as driver:
+        driver.set_window_size(1400, 1000)
+        open_page(driver, report / "index.html")
+        deadline = time.monotonic() + 30
+        while driver.execute_script("return document.documentElement.dataset.rendered") == "false" and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert driver.execute_script("return document.documentElement.dataset.rendered") == "true"
+        page = driver.execute_script("return [document.documentElement.scrollWidth, "
+                                     "document.documentElement.clientWidth]")
+        assert page[0] <= page[1], page
+        boxes = dict(driver.execute_script(
+            "return Array.from(document.querySelectorAll('table')).map(t => [t.id || t.rows[0].cells[0].textContent, "
+            "[t.parentElement.className, t.parentElement.scrollWidth > t.parentElement.clientWidth, "
+            "Math.round(t.parentElement.getBoundingClientRect().right)]])"))
+        assert all(box[0] == "table-scroll" for box in boxes.values()), boxes
+        assert boxes["shares"][1], boxes  # wider than the window: it scrolls in its box
+        assert all(box[2] <= page[1] for box in boxes.values()), boxes
+        assert driver.get_log("browser") == []
