@@ -439,3 +439,31 @@ def test_wide_tables_scroll_in_their_own_box_and_the_page_never_sideways(files, 
         assert boxes["shares"][1], boxes  # wider than the window: it scrolls in its box
         assert all(box[2] <= page[1] for box in boxes.values()), boxes
         assert driver.get_log("browser") == []
+
+
+def test_a_small_comparison_runs_in_process_unless_told_where(files, monkeypatch):
+    """Without --workers or --scheduler, a small workload runs here (a local cluster takes seconds to start); the
+    header says so. --workers N still starts a cluster of N, whatever the size; $DASK_SCHEDULER_ADDRESS is used."""
+    import policy_engine.comparison.parallel as parallel
+    import policy_engine.sweep.executor as executor
+
+    monkeypatch.setattr(executor, "usable_cores", lambda: 2)
+    monkeypatch.delenv(executor.SCHEDULER_ENV, raising=False)
+    code, out = run(*designs(files, "A", "B"))
+    assert code == 0, out
+    def header(out: str) -> str:  # the first line, folded at 200 columns
+        return " ".join(out[:out.index("runs, in the order of every cell")].split())
+
+    assert header(out).endswith("each from time 0 (in-process: a small comparison, done before a local cluster "
+                                "would have started; --workers N runs it on one)")
+    code, out = run(*designs(files, "A", "B"), "--workers", "2")
+    assert code == 0, out
+    assert header(out).endswith("(local Dask cluster (2 worker process(es)))")
+    monkeypatch.setattr(parallel, "IN_PROCESS_JOB_RUNS", 10)  # 30 jobs are no longer small: a worker per design
+    code, out = run(*designs(files, "A", "B"))
+    assert code == 0, out
+    assert header(out).endswith("(local Dask cluster (2 worker process(es)))")
+    monkeypatch.setattr(parallel, "IN_PROCESS_JOB_RUNS", 200_000)
+    monkeypatch.setenv(executor.SCHEDULER_ENV, "tcp://127.0.0.1:1")  # nobody listens: the address is used
+    code, out = run(*designs(files, "A", "B"))
+    assert code == 2 and "cannot reach Dask scheduler tcp://127.0.0.1:1" in out, out
