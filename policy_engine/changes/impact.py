@@ -13,32 +13,31 @@ running jobs become reclaim victims and its queued jobs never start (CloudFormat
 
 from __future__ import annotations
 
-import math
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from policy_engine.changes.renames import Renames
 from policy_engine.comparison.table import (
     JOBS,
-    MEAN_WAIT,
-    PREEMPTIONS,
-    WAIT_P95,
-    Figure,
-    FigureUnit,
+    SHARE_FIGURES,
     ShareComparison,
     ShareRow,
     TargetComparison,
     compare_targets,
+    cost_figure,
 )
 from policy_engine.loading import LoadError
 from policy_engine.model import QuotaShare, ServiceEnvironment, Topology, share_id
 from policy_engine.prices import Prices
+from policy_engine.simulation.causes import Cause, Reason, describe
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate
-from policy_engine.simulation.core.jobs import PREEMPTED, Status
+from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
 from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.simulation.outputs.capacity_hours import capacity_hours
 from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, cost_report
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.outputs.metrics import ShareMetrics, percentile
+from policy_engine.simulation.outputs.results import SimulationResult, build_result
 from policy_engine.simulation.outputs.targets import evaluate_targets, from_json
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
@@ -61,12 +60,14 @@ class Impact:
     waits: list[dict]
     instance_hours_lost_before: float
     instance_hours_lost_after: float
-    #: Jobs that succeed without the change but not with it (e.g. submitted to a deleted share).
+    #: Jobs that succeed without the change but not with it (preempted past their retries, submitted to a deleted
+    #: share, ...; ``never_finish_reasons`` says why).
     never_finish: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    #: Per share and instance type, without -> with the change: jobs, mean and p95 wait (seconds from
-    #: submission to the first start, or to the end of the run for a job that never starts) and preemptions
-    #: at or after T. Every share with jobs, changed or not (a zero difference is a finding too).
+    #: Per share and instance type, without -> with the change: jobs, mean, p50 and p95 wait (seconds from
+    #: submission to the first start, or to the end of the run for a job that never starts), preemptions
+    #: at or after T, own utilisation and instance-hours lost over the replay (``ShareMetrics``, as ``compare``
+    #: shows them) and the cost. Every share with jobs, changed or not (a zero difference is a finding too).
     shares: list[dict] = field(default_factory=list)
     #: What the rows' ``cost_before``/``cost_after`` are in (a currency with --prices, else instance-hours)
     #: and the chargeback convention they follow.
@@ -75,6 +76,10 @@ class Impact:
     #: BASE's targets judged on the replay without the change, HEAD's on the replay with it (``TargetResult``
     #: JSON): ``{"before": [...], "after": [...]}``.
     targets: dict = field(default_factory=dict)
+    #: Why the ``never_finish`` jobs do not succeed with the change, most jobs first: ``{status, cause, detail,
+    #: deleted_share, reason, jobs}`` (``cause``: the ``simulation.causes.Cause`` that ended a FAILED job, else
+    #: null for a job still waiting or running at the end of the replay; ``reason``: it in words).
+    never_finish_reasons: list[dict] = field(default_factory=list)
 
     @property
     def instance_hours_lost(self) -> float:
@@ -88,7 +93,8 @@ class Impact:
                 "instance_hours_lost_before": round(self.instance_hours_lost_before, 6),
                 "instance_hours_lost_after": round(self.instance_hours_lost_after, 6),
                 "never_finish": self.never_finish, "notes": self.notes, "shares": self.shares,
-                "cost_unit": self.cost_unit, "chargeback": self.chargeback, "targets": self.targets}
+                "cost_unit": self.cost_unit, "chargeback": self.chargeback, "targets": self.targets,
+                "never_finish_reasons": self.never_finish_reasons}
 
 
 def _check_against_base(scenario: Scenario, base: Topology) -> None:
@@ -172,23 +178,21 @@ def _waits(engine: Engine) -> dict[tuple[str, str], list[float]]:
     return waits
 
 
-def _p95(values: list[float]) -> float:
-    """The nearest-rank 95th percentile (as ``simulate`` reports waits)."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
-
-
 def _costs(engine: Engine, prices: Prices | None, convention: Convention) -> dict[tuple[str, str], float]:
     """Each share's chargeback per instance type over the run (``outputs.costs``)."""
     return cost_report(capacity_hours(engine), engine.topology, prices, convention).nets()
 
 
+def _share_metrics(result: SimulationResult) -> dict[tuple[str, str], ShareMetrics]:
+    return {(m.share, m.instance_type): m for m in result.shares}
+
+
 def _per_share(without: Engine, with_change: Engine, before: dict[str, int], after: dict[str, int],
-               prices: Prices | None = None, convention: Convention = Convention.USAGE) -> list[dict]:
+               results: tuple[SimulationResult, SimulationResult], prices: Prices | None = None,
+               convention: Convention = Convention.USAGE) -> list[dict]:
     waits_before, waits_after = _waits(without), _waits(with_change)
     cost_before, cost_after = _costs(without, prices, convention), _costs(with_change, prices, convention)
+    metrics_before, metrics_after = (_share_metrics(result) for result in results)
     billed = {key for costs in (cost_before, cost_after) for key, value in costs.items() if abs(value) > 1e-9}
     preempted: dict[tuple[str, str], list[int]] = {}
     for job in with_change.jobs:
@@ -197,16 +201,52 @@ def _per_share(without: Engine, with_change: Engine, before: dict[str, int], aft
         counts[1] += after.get(job.spec.name, 0)
     rows = []
     for key in sorted(set(waits_before) | set(waits_after) | billed):
-        old, new = waits_before.get(key, []), waits_after.get(key, [])
+        old, new = sorted(waits_before.get(key, [])), sorted(waits_after.get(key, []))
         rows.append({"share": key[0], "instance_type": key[1], "jobs": len(new) or len(old),
                      "mean_wait_before": sum(old) / len(old) if old else 0.0,
                      "mean_wait_after": sum(new) / len(new) if new else 0.0,
-                     "wait_p95_before": _p95(old), "wait_p95_after": _p95(new),
+                     "wait_p50_before": percentile(old, 0.50), "wait_p50_after": percentile(new, 0.50),
+                     "wait_p95_before": percentile(old, 0.95), "wait_p95_after": percentile(new, 0.95),
                      "preemptions_before": preempted.get(key, [0, 0])[0],
                      "preemptions_after": preempted.get(key, [0, 0])[1],
+                     **{f"{figure}_{side}": float(getattr(metrics[key], figure)) if key in metrics else 0.0
+                        for side, metrics in (("before", metrics_before), ("after", metrics_after))
+                        for figure in ("own_utilisation", "instance_hours_lost")},
                      "cost_before": round(cost_before.get(key, 0.0), 6) + 0.0,
                      "cost_after": round(cost_after.get(key, 0.0), 6) + 0.0})
     return rows
+
+
+class Outcome(NamedTuple):
+    """How a job that succeeds without the change ends with it: its status at the end of the replay, the cause
+    that ended it (a FAILED job's ``end_reason``; None while it waits or runs), and whether its share is one the
+    deploy deletes or replaces (renamed, moved)."""
+
+    status: Status
+    reason: Reason | None
+    deleted_share: bool
+
+    def text(self) -> str:
+        """The outcome in words: ``causes.describe`` for the cause, what the deploy did to the share beside it."""
+        if self.reason is not None:
+            if self.reason.cause is Cause.REJECTED_BY_DISABLED_SHARE and self.deleted_share:
+                return "rejected: submitted after the deploy to a share it deletes or replaces"
+            words = describe(self.reason)
+            return words + (" (its share is deleted or replaced by the deploy)" if self.deleted_share else "")
+        if self.status in ACTIVE:
+            return "still on capacity at the end of the replay"
+        return ("never started: queued on a share the deploy deletes or replaces" if self.deleted_share
+                else f"still waiting ({self.status}) at the end of the replay")
+
+
+def _outcomes(jobs: list[Job], gone: set[str]) -> list[dict[str, Any]]:
+    """``jobs`` (each succeeds only without the change) counted by outcome, most first."""
+    counts = Counter(Outcome(job.status, job.end_reason if job.status is Status.FAILED else None,
+                             job.spec.share in gone) for job in jobs)
+    return [{"status": outcome.status.value, "cause": outcome.reason.cause.value if outcome.reason else None,
+             "detail": outcome.reason.detail if outcome.reason else None, "deleted_share": outcome.deleted_share,
+             "reason": outcome.text(), "jobs": count}
+            for outcome, count in sorted(counts.items(), key=lambda item: (-item[1], item[0].text()))]
 
 
 def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames, at: float,
@@ -244,23 +284,25 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
             waits.append({"share": key[0], "instance_type": key[1], "jobs": len(values),
                           "mean_wait_before": mean_old, "mean_wait_after": mean_new})
     succeeded = {job.spec.name for job in without.jobs if job.status is Status.SUCCEEDED}
-    never = [job.spec.name for job in with_change.jobs
-             if job.status is not Status.SUCCEEDED and job.spec.name in succeeded]
+    lost = [job for job in with_change.jobs if job.status is not Status.SUCCEEDED and job.spec.name in succeeded]
+    never = [job.spec.name for job in lost]
+    gone = {change.share for change in changes if isinstance(change, ShareUpdate) and change.changes == _GONE}
+    outcomes = _outcomes(lost, gone)
     notes = []
     if any(not isinstance(action, PriorityUpdate) for action in actions):
         notes.append("the scenario's own topology actions apply in both runs; at T, HEAD's updates apply after them")
     if never:
-        notes.append(f"{len(never)} job(s) that succeed without the change do not with it: submitted to or queued "
-                     f"on a deleted or replaced share (rejected or never started), or still waiting")
-    targets = {"before": [t.to_json() for t in evaluate_targets(base, build_result(without))] if base.targets else [],
-               "after": [t.to_json() for t in evaluate_targets(head, build_result(with_change))]
-               if head.targets else []}
+        notes.append(f"{len(never)} job(s) that succeed without the change do not with it: "
+                     + "; ".join(f"{entry['reason']} ({entry['jobs']} job(s))" for entry in outcomes))
+    results = build_result(without), build_result(with_change)
+    targets = {"before": [t.to_json() for t in evaluate_targets(base, results[0])] if base.targets else [],
+               "after": [t.to_json() for t in evaluate_targets(head, results[1])] if head.targets else []}
     return Impact(scenario.source, at, preempted, waits,
                   sum(without.lost_instance_seconds.values()) / 3600,
                   sum(with_change.lost_instance_seconds.values()) / 3600, never, notes,
-                  _per_share(without, with_change, before, after, prices, convention),
+                  _per_share(without, with_change, before, after, results, prices, convention),
                   prices.currency if prices else INSTANCE_HOURS, convention.value,
-                  targets)
+                  targets, outcomes)
 
 
 #: The two runs of a replay, as the before/after tables name them.
@@ -268,16 +310,15 @@ RUNS = ("without the change", "with HEAD")
 
 
 def share_comparison(impact: dict) -> ShareComparison:
-    """The impact's per-share rows as a ``ShareComparison`` (rendered as ``compare`` renders its tables)."""
-    shares = impact.get("shares", [])
-    costed = bool(shares) and all("cost_before" in row for row in shares)
-    cost = Figure("cost", f"cost ({impact.get('cost_unit', INSTANCE_HOURS)})", FigureUnit.COST)
+    """The impact's per-share rows as a ``ShareComparison`` with ``compare``'s figures (``SHARE_FIGURES`` and the
+    cost, its unit and convention in the header), rendered by the cells ``compare`` renders its tables with."""
+    figures = (*SHARE_FIGURES, cost_figure(impact.get("cost_unit", INSTANCE_HOURS),
+                                           impact.get("chargeback", Convention.USAGE.value)))
     rows = tuple(ShareRow(row["share"], row["instance_type"], tuple(
-        {JOBS.key: row["jobs"], MEAN_WAIT.key: row[f"mean_wait_{side}"], WAIT_P95.key: row[f"wait_p95_{side}"],
-         PREEMPTIONS.key: row[f"preemptions_{side}"], **({cost.key: row[f"cost_{side}"]} if costed else {})}
+        {JOBS.key: row["jobs"], **{f.key: row[f"{f.key}_{side}"] for f in figures[1:]}}
         for side in ("before", "after")))
-        for row in shares)
-    return ShareComparison(RUNS, (JOBS, MEAN_WAIT, WAIT_P95, PREEMPTIONS, *((cost,) if costed else ())), rows)
+        for row in impact.get("shares", []))
+    return ShareComparison(RUNS, figures, rows)
 
 
 def target_comparison(impact: dict) -> TargetComparison:

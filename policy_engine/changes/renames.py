@@ -1,17 +1,20 @@
 """Declared renames (``--rename OLD=NEW``): renames are never guessed from similar names.
 
 ``QUEUE/SHARE=QUEUE/SHARE`` renames or moves a share; ``NAME=NAME`` renames a job queue (its shares
-follow) or, when BASE has no such queue, a service environment.
+follow) or, when BASE has no such queue, a service environment. Each bad ``--rename`` is one problem
+line, whatever is wrong with it and however many topologies it is checked against (``check_renames``:
+``compare``'s later designs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+import difflib
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from policy_engine.diagnostics import resolve_share
 from policy_engine.loading import LoadError
-from policy_engine.model import JobQueue, ServiceEnvironment, Topology
+from policy_engine.model import Topology, share_id
 
 
 @dataclass(frozen=True)
@@ -36,74 +39,126 @@ class Renames:
         return self.environments.get(name, name)
 
 
-def _names(objects: Iterable[JobQueue | ServiceEnvironment]) -> Container[str]:
-    return {item.name for item in objects}
+@dataclass(frozen=True)
+class Side:
+    """A topology renames are checked against, and how a problem names it (``BASE``, ``design b (b.yaml)``)."""
 
-
-def _share_names(topology: Topology) -> dict[str, list[str]]:
-    return {queue.name: [share.name for share in queue.shares] for queue in topology.job_queues}
+    name: str
+    topology: Topology
 
 
 @dataclass(frozen=True)
-class _ShareNames:
-    """``QUEUE/SHARE in names``: whether the reference names one share of a topology."""
+class _Names:
+    """The names of one kind of object in a topology: ``name in names``, and the closest to a typo."""
 
-    shares_by_queue: dict[str, list[str]]
+    kind: str
+    names: Collection[str]
+    shares_by_queue: dict[str, list[str]] | None = None  # shares: matched as ``resolve_share`` matches them
 
     def __contains__(self, ref: object) -> bool:
-        return isinstance(ref, str) and resolve_share(ref, self.shares_by_queue).share_id == ref
+        if not isinstance(ref, str):
+            return False
+        if self.shares_by_queue is None:
+            return ref in self.names
+        return resolve_share(ref, self.shares_by_queue).share_id == ref
+
+    def closest(self, ref: str) -> str | None:
+        """The name ``ref`` most likely misspells; a share's among its queue's (their ``QUEUE/`` would match)."""
+        queue, _, name = ref.rpartition("/")
+        if self.shares_by_queue is not None and queue in self.shares_by_queue:
+            close = difflib.get_close_matches(name, self.shares_by_queue[queue], n=1)
+            return f"{queue}/{close[0]}" if close else None
+        close = difflib.get_close_matches(ref, list(self.names), n=1)
+        return close[0] if close else None
+
+    def lacks(self, side: Side, ref: str) -> str:
+        """``design b (b.yaml) has no quota share training/visoin (did you mean training/vision?)``."""
+        close = self.closest(ref)
+        return f"{side.name} has no {self.kind} {ref}" + (f" (did you mean {close}?)" if close else "")
+
+
+def _names(topology: Topology, kind: str) -> _Names:
+    if kind == "quota share":
+        return _Names(kind, [share_id(q, s) for q, s in topology.shares()],
+                      {queue.name: [share.name for share in queue.shares] for queue in topology.job_queues})
+    if kind == "job queue":
+        return _Names(kind, [queue.name for queue in topology.job_queues])
+    if kind == "service environment":
+        return _Names(kind, [environment.name for environment in topology.service_environments])
+    # a NAME that is neither a queue nor an environment of BASE: either would do
+    return _Names(kind, [*_names(topology, "job queue").names, *_names(topology, "service environment").names])
+
+
+def _syntax(value: str) -> str | None:
+    """What is wrong with how ``OLD=NEW`` is written, if anything (no topology needed)."""
+    old, equals, new = value.partition("=")
+    if not equals or not old or not new:
+        return "write OLD=NEW (QUEUE/SHARE=QUEUE/SHARE for a share, NAME=NAME for a job queue or service environment)"
+    if ("/" in old) != ("/" in new):
+        return "both sides must be QUEUE/SHARE (a share) or both NAME (a queue or environment)"
+    if old == new:
+        return "OLD and NEW are the same"
+    return None
+
+
+def _kind(old: str, base: Topology) -> str:
+    if "/" in old:
+        return "quota share"
+    if base.queue(old) is not None:
+        return "job queue"
+    if base.environment(old) is not None:
+        return "service environment"
+    return "job queue or service environment"
+
+
+def _check(values: Sequence[str], base: Side, head: Side) -> tuple[Renames, list[list[str]]]:
+    """The renames from ``base`` to ``head``, and per value (in order) what is wrong with it there."""
+    renames = Renames()
+    tables = {"quota share": renames.shares, "job queue": renames.queues, "service environment": renames.environments}
+    seen_new: set[str] = set()
+    problems: list[list[str]] = []
+    for value in values:
+        syntax = _syntax(value)
+        if syntax is not None:
+            problems.append([syntax])
+            continue
+        old, _, new = value.partition("=")
+        if new in seen_new:
+            problems.append([f"{new} is already the target of another --rename"])
+            continue
+        kind = _kind(old, base.topology)
+        before, after = _names(base.topology, kind), _names(head.topology, kind)
+        mine: list[str] = []
+        if old not in before:
+            mine.append(before.lacks(base, old))
+        if new not in after:
+            mine.append(after.lacks(head, new))
+        elif new in before:
+            mine.append(f"{base.name} already has a {kind} {new}, so it cannot be the new name of {old}")
+        table = tables.get(kind)
+        if table is not None and old in table:
+            mine.append(f"{old} is renamed twice")
+        if not mine and table is not None:
+            table[old] = new
+            seen_new.add(new)
+        problems.append(mine)
+    return renames, problems
+
+
+def check_renames(values: Sequence[str], base: Side, heads: Sequence[Side]) -> list[Renames]:
+    """The renames from ``base`` to each of ``heads``; ``LoadError`` with one line per bad ``--rename``, saying
+    everything wrong with it once (a problem of ``base`` is not repeated for each head)."""
+    checked = [_check(values, base, head) for head in heads]
+    lines = []
+    for index, value in enumerate(values):
+        parts = list(dict.fromkeys(part for _, problems in checked for part in problems[index]))
+        if parts:
+            lines.append(f"--rename {value}: " + "; ".join(parts))
+    if lines:
+        raise LoadError(lines)
+    return [renames for renames, _ in checked]
 
 
 def parse_renames(values: Iterable[str], base: Topology, head: Topology) -> Renames:
-    """Check every ``OLD=NEW`` against both topologies; ``LoadError`` lists every bad one."""
-    problems: list[str] = []
-    renames = Renames()
-    base_shares = _share_names(base)
-    head_shares = _share_names(head)
-    seen_new: set[str] = set()
-    before: Container[str]
-    after: Container[str]
-    for value in values:
-        old, equals, new = value.partition("=")
-        where = f"--rename {value}"
-        if not equals or not old or not new:
-            problems.append(f"{where}: write OLD=NEW (QUEUE/SHARE=QUEUE/SHARE for a share, NAME=NAME for a job "
-                            f"queue or service environment)")
-            continue
-        if ("/" in old) != ("/" in new):
-            problems.append(f"{where}: both sides must be QUEUE/SHARE (a share) or both NAME (a queue or environment)")
-            continue
-        if old == new:
-            problems.append(f"{where}: OLD and NEW are the same")
-            continue
-        if new in seen_new:
-            problems.append(f"{where}: {new} is already the target of another --rename")
-            continue
-        if "/" in old:
-            kind, table = "quota share", renames.shares
-            before, after = _ShareNames(base_shares), _ShareNames(head_shares)
-        elif base.queue(old) is not None:
-            kind, table = "job queue", renames.queues
-            before, after = _names(base.job_queues), _names(head.job_queues)
-        else:
-            kind, table = "service environment", renames.environments
-            before, after = _names(base.service_environments), _names(head.service_environments)
-        bad = False
-        if old not in before:
-            problems.append(f"{where}: BASE has no {kind} {old}")
-            bad = True
-        if new not in after:
-            problems.append(f"{where}: HEAD has no {kind} {new}")
-            bad = True
-        elif new in before:
-            problems.append(f"{where}: BASE already has a {kind} {new}, so it cannot be the new name of {old}")
-            bad = True
-        if old in table:
-            problems.append(f"{where}: {old} is renamed twice")
-            bad = True
-        if not bad:
-            table[old] = new
-            seen_new.add(new)
-    if problems:
-        raise LoadError(problems)
-    return renames
+    """Check every ``OLD=NEW`` against both topologies; ``LoadError`` lists every bad one, one line each."""
+    return check_renames(list(values), Side("BASE", base), [Side("HEAD", head)])[0]

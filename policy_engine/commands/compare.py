@@ -26,6 +26,7 @@ from policy_engine.commands.shared import (
     executor_or_exit,
     fail_input,
 )
+from policy_engine.comparison.parallel import IN_PROCESS_JOB_RUNS
 from policy_engine.loading import LoadError
 from policy_engine.reports.registry import COMPARE_FORMATS
 from policy_engine.simulation.inputs.workload import MAX_SECONDS
@@ -53,9 +54,11 @@ if TYPE_CHECKING:
 @click.option("--scheduler", metavar="ADDRESS",
               help="Run the designs on the Dask cluster at ADDRESS (tcp://HOST:8786); default "
                    "$DASK_SCHEDULER_ADDRESS, else a local cluster with one worker process per design (up to the "
-                   "cores).")
+                   "cores), or in this process when that is sooner: one core, or a small comparison (the designs "
+                   f"beyond the first round times the jobs at most {IN_PROCESS_JOB_RUNS:,}; docs/compare.md).")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N",
-              help="Worker processes of the local cluster; 1 runs the designs one after another in-process.")
+              help="Run on a local cluster of N worker processes, whatever the size; 1 runs the designs one after "
+                   "another in-process.")
 @click.option("--allow-python", is_flag=True, help="Let a design be a Python topology module (loading one runs its "
                                                    "code).")
 @cost_options
@@ -104,13 +107,21 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
 def _run(scenario: Scenario, designs: list[Design], until: float | None, over_time: bool, scheduler: str | None,
          workers: int | None) -> tuple[list[DesignRun], str]:
     """Every design on the executor, back in design order, and where they ran."""
+    from policy_engine.comparison.parallel import local_workers, runs_in_process
     from policy_engine.comparison.runs import Workload, run_design
     from policy_engine.simulation.gcpause import gc_paused
     from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, usable_cores
 
-    if scheduler is None and workers is None and not os.environ.get(SCHEDULER_ENV):
-        workers = max(1, min(len(designs), usable_cores()))  # a worker per design, no more than the cores
+    chosen = scheduler is None and workers is None and not os.environ.get(SCHEDULER_ENV)
+    small = False
+    if chosen:  # nothing says where: in-process when a local cluster would not pay for its start
+        jobs = len(scenario.jobs) + len(scenario.live or ())
+        small = runs_in_process(jobs, len(designs), usable_cores())
+        workers = 1 if small else local_workers(len(designs), usable_cores())
     executor = executor_or_exit(scheduler, workers)
+    if small and len(designs) > 1 and usable_cores() > 1:
+        executor.description = ("in-process: a small comparison, done before a local cluster would have started; "
+                                "--workers N runs it on one")
     with executor, gc_paused():
         try:
             runs = sorted(executor.map(run_design, Workload(scenario, until, over_time), list(enumerate(designs))),

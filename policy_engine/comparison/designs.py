@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from policy_engine.changes.renames import Renames, parse_renames
+from policy_engine.changes.renames import Renames, Side, check_renames
 from policy_engine.loading import LoadError, load_topology
 from policy_engine.model import Topology, share_id
 from policy_engine.simulation.inputs.workload import Scenario, load_scenario
@@ -93,21 +93,20 @@ def workload_problems(scenario: Scenario, design: Design) -> list[str]:
     return problems
 
 
+def _side(design: Design) -> Side:
+    return Side(f"design {design.label} ({design.source})", design.topology)
+
+
 def _with_renames(first: Topology, designs: list[Design], renames: Sequence[str]) -> list[Design]:
+    """Each later design with the names the workload's shares have in it; ``LoadError``: one line per bad
+    ``--rename``, naming the design (the first, or each later one) that lacks what it names."""
     if not renames:
         return designs
+    declared = check_renames(renames, replace(_side(designs[0]), topology=first), [_side(d) for d in designs[1:]])
     out = [designs[0]]
-    problems: list[str] = []
-    for design in designs[1:]:
-        try:
-            declared = parse_renames(renames, first, design.topology)
-        except LoadError as error:
-            problems += [f"--rename (design {design.label}): {problem}" for problem in error.problems]
-            continue
-        shares, environments = _renamed(declared, first)
+    for design, renamed in zip(designs[1:], declared, strict=True):
+        shares, environments = _renamed(renamed, first)
         out.append(replace(design, shares=shares, environments=environments))
-    if problems:
-        raise LoadError(problems)
     return out
 
 

@@ -1,8 +1,10 @@
 """What ``compare`` hands its renderers (``reports.compare_*``, in ``reports.registry``): the runs and their
 before/after tables, built once here so that every format shows the same figures.
 
-Each share's cost is its chargeback over the run (``outputs.costs``, the engine's ledger of own use, borrowed and
-lent capacity, as ``diff --scenario`` prices it), priced here with ``--prices`` (else in instance-hours).
+Each run's capacity ledger is priced here once (``outputs.costs.cost_report``, as ``simulate`` and ``diff --scenario``
+price it), with ``--prices`` (else in instance-hours): each share's cost is its chargeback over the run, and the
+``costs`` table holds what the capacity cost, what of it was used or idle, charged to the shares or to none, per
+instance type, with one all-types row only when priced (instance-hours of different types are never added up).
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from policy_engine.comparison.table import (
     ShareRow,
     TargetComparison,
     compare_targets,
+    cost_figure,
     from_metrics,
 )
 from policy_engine.prices import Prices
-from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, cost_report
+from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
 
 ALL_SHARES = "all shares"
 ALL_TYPES = "all types"
@@ -35,6 +38,13 @@ UTILISATION = Figure("utilisation", "utilisation", FigureUnit.FRACTION, higher_i
 CAPACITY = Figure("capacity", "instances", FigureUnit.COUNT, higher_is_better=True)
 #: The run as a whole (``summary``): what the overall table shows.
 OVERALL_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, INSTANCE_HOURS_LOST)
+#: What the capacity cost over the run (``CostReport``'s totals; the keys are its JSON ``costs`` object's).
+TOTAL_COST = Figure("total", "capacity", FigureUnit.COST)
+USED_COST = Figure("used", "used", FigureUnit.COST, higher_is_better=True)
+IDLE_COST = Figure("idle", "idle", FigureUnit.COST)
+CHARGED_COST = Figure("charged_to_shares", "charged to shares", FigureUnit.COST)
+NOT_CHARGED_COST = Figure("not_charged", "not charged to any share", FigureUnit.COST)
+COST_FIGURES = (TOTAL_COST, USED_COST, IDLE_COST, CHARGED_COST, NOT_CHARGED_COST)
 
 
 @dataclass(frozen=True)
@@ -48,10 +58,16 @@ class CompareOutput:
     types: ShareComparison
     shares: ShareComparison
     targets: TargetComparison
+    #: what the capacity cost, used, idle, charged to shares and not: per instance type, and all types when priced
+    costs: ShareComparison
     executor: str = ""
-    #: what the shares' ``cost`` figure is in: the prices' currency, else instance-hours
+    #: what the shares' ``cost`` figure and the ``costs`` table are in: the prices' currency, else instance-hours
     cost_unit: str = INSTANCE_HOURS
     chargeback: Convention = Convention.USAGE
+
+    @property
+    def priced(self) -> bool:
+        return self.cost_unit != INSTANCE_HOURS
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -76,20 +92,33 @@ class CompareOutput:
             "instance_types": self.types.to_json(),
             "shares": self.shares.to_json(),
             "targets": self.targets.to_json(),
+            "costs": self.costs.to_json(),
         }
 
 
-def cost_figure(unit: str, convention: Convention) -> Figure:
-    """Each share's chargeback, its unit and convention in the header (``cost (USD, usage chargeback)``)."""
-    return Figure("cost", f"cost ({unit}, {convention.value} chargeback)", FigureUnit.COST)
-
-
-def run_costs(run: DesignRun, design: Design, prices: Prices | None,
-              convention: Convention) -> dict[tuple[str, str], float]:
-    """``(share, instance type)`` -> the share's net bill on that type over the run (the run's names)."""
+def run_costs(run: DesignRun, design: Design, prices: Prices | None, convention: Convention) -> CostReport:
+    """The run's capacity ledger priced (instance-hours without ``prices``), as ``simulate`` prices its run."""
     if run.hours is None:
         raise ValueError(f"the run of {run.label} has no capacity ledger")
-    return cost_report(run.hours, design.topology, prices, convention).nets()
+    return cost_report(run.hours, design.topology, prices, convention)
+
+
+def _rounded(values: dict[str, float]) -> dict[str, float]:
+    return {key: round(value, 6) + 0.0 for key, value in values.items()}
+
+
+def cost_totals(labels: Sequence[str], reports: Sequence[CostReport]) -> ShareComparison:
+    """Per instance type each run's capacity, used, idle, charged to shares and not charged (``None`` where a run
+    has no such type); then, only when priced, the all-types row (instance-hours of different types are not
+    added up)."""
+    by_type = [report.by_type() for report in reports]
+    types = list(dict.fromkeys(t for run in by_type for t in run))
+    rows = [ShareRow(ALL_SHARES, t, tuple(_rounded(run[t]) if t in run else None for run in by_type)) for t in types]
+    if reports and all(report.currency is not None for report in reports):
+        rows.append(ShareRow(ALL_SHARES, ALL_TYPES, tuple(_rounded({
+            TOTAL_COST.key: r.total, USED_COST.key: r.used, IDLE_COST.key: r.idle,
+            CHARGED_COST.key: r.charged_to_shares, NOT_CHARGED_COST.key: r.not_charged}) for r in reports)))
+    return ShareComparison(tuple(labels), COST_FIGURES, tuple(rows))
 
 
 def with_costs(shares: ShareComparison, costs: Sequence[dict[tuple[str, str], float]], figure: Figure
@@ -118,8 +147,9 @@ def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence
         ShareRow(ALL_SHARES, t, tuple({UTILISATION.key: run.utilisation[t], CAPACITY.key: float(run.capacity[t])}
                                       if t in run.utilisation else None for run in runs)) for t in types))
     unit = prices.currency if prices is not None else INSTANCE_HOURS
+    reports = [run_costs(run, design, prices, convention) for run, design in zip(runs, designs, strict=True)]
     shares = with_costs(from_metrics(labels, [run.shares for run in runs], names),
-                        [run_costs(run, design, prices, convention) for run, design in zip(runs, designs, strict=True)],
-                        cost_figure(unit, convention))
+                        [report.nets() for report in reports], cost_figure(unit, convention.value))
     return CompareOutput(scenario, jobs, tuple(runs), overall, per_type, shares,
-                         compare_targets(labels, [run.targets for run in runs], names), executor, unit, convention)
+                         compare_targets(labels, [run.targets for run in runs], names), cost_totals(labels, reports),
+                         executor, unit, convention)

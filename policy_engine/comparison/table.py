@@ -46,8 +46,14 @@ PREEMPTIONS = Figure("preemptions", "preemptions", FigureUnit.COUNT)
 OWN_UTILISATION = Figure("own_utilisation", "own utilisation", FigureUnit.FRACTION, higher_is_better=True)
 INSTANCE_HOURS_LOST = Figure("instance_hours_lost", "instance-hours lost", FigureUnit.INSTANCE_HOURS)
 
-#: What ``compare`` shows per share and instance type, from ``ShareMetrics``.
+#: What ``compare`` shows per share and instance type, from ``ShareMetrics`` (and ``diff --scenario`` per share, with
+#: ``cost_figure`` after them both).
 SHARE_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, OWN_UTILISATION, INSTANCE_HOURS_LOST)
+
+
+def cost_figure(unit: str, convention: str) -> Figure:
+    """Each share's chargeback, its unit and convention in the header (``cost (USD, usage chargeback)``)."""
+    return Figure("cost", f"cost ({unit}, {convention} chargeback)", FigureUnit.COST)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from policy_engine.comparison.table import WAIT_P95
 from policy_engine.reports import aggregates as agg
 from policy_engine.reports import report_script, vega, why_waited
 from policy_engine.reports import share_comparison as sc
+from policy_engine.reports.compare_text import costs_head, costs_legend, costs_rows, costs_title
 from policy_engine.reports.html_report import escape, write_files
 
 PAGE = "index.html"
@@ -117,6 +118,7 @@ def render_page(output: CompareOutput) -> str:
         '<p id="render-error" class="error" hidden></p>',
         "<h2>The whole run</h2>",
         sc.html_table(sc.share_header(output.overall)[2:], [r[2:] for r in sc.share_rows(output.overall)], names=0),
+        *_costs(output),
         "<h2>Per instance type over time</h2>",
         '<p class="muted">Per instance type (never summed across types): the instances in use (own and borrowed) '
         "as a share of the environments' instances, per time bin, one line per design. Drag or scroll to zoom.</p>",
@@ -138,6 +140,14 @@ def render_page(output: CompareOutput) -> str:
     parts += [f"<script>{script}</script>" for script in vega.scripts()]
     parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
     return "\n".join(parts)
+
+
+def _costs(output: CompareOutput) -> list[str]:
+    """What the capacity cost over each design's run, used, idle, charged to shares and not (``compare_text``'s)."""
+    if not output.costs.rows:
+        return []
+    return [f"<h2>{escape(costs_title(output))}</h2>", f'<p class="muted">{escape(costs_legend(output))}</p>',
+            sc.html_table(costs_head(output), costs_rows(output), ' id="costs"', names=1)]
 
 
 def why_waited_sections(output: CompareOutput) -> list[str]:

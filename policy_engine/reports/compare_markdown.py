@@ -8,7 +8,7 @@ import click
 
 from policy_engine.comparison.subjects import CompareOutput
 from policy_engine.reports import share_comparison as sc
-from policy_engine.reports.compare_text import verdict
+from policy_engine.reports.compare_text import costs_head, costs_legend, costs_rows, costs_title, verdict
 from policy_engine.reports.markdown import cell, code
 
 
@@ -21,7 +21,8 @@ def render(output: CompareOutput) -> str:
              "**The whole run**", "",
              *sc.markdown_table(sc.share_header(output.overall)[2:], [r[2:] for r in sc.share_rows(output.overall)],
                                 names=0),
-             "", "**Per instance type** (never summed across types)", "",
+             "", *_costs(output),
+             "**Per instance type** (never summed across types)", "",
              *sc.markdown_table(("instance type", *sc.share_header(output.types)[2:]),
                                 [r[1:] for r in sc.share_rows(output.types)], names=1),
              "", "**Per share and instance type**", "",
@@ -31,6 +32,14 @@ def render(output: CompareOutput) -> str:
         lines += [f"**Targets** ({cell(sc.targets_met_line(output.targets))})", "",
                   *sc.markdown_table(sc.target_header(output.targets), sc.target_rows(output.targets), names=3), ""]
     return "\n".join(lines)
+
+
+def _costs(output: CompareOutput) -> list[str]:
+    if not output.costs.rows:
+        return []
+    return [f"**{cell(costs_title(output))}**", "",
+            *sc.markdown_table(costs_head(output), costs_rows(output), names=1), "",
+            f"_{cell(costs_legend(output))}_", ""]
 
 
 def write(output: CompareOutput, stream: TextIO) -> None:

@@ -1,18 +1,59 @@
-"""``compare`` for people: the runs, the whole run, utilisation per instance type, per share and type, and the
-targets, each as before/after cells (``reports.share_comparison``)."""
+"""``compare`` for people: the runs, the whole run, the cost of the capacity, utilisation per instance type, per share
+and type, and the targets, each as before/after cells (``reports.share_comparison``)."""
 
 from __future__ import annotations
 
 from typing import TextIO
 
-from policy_engine.comparison.subjects import CompareOutput
+from policy_engine.comparison.subjects import ALL_TYPES, IDLE_COST, TOTAL_COST, CompareOutput
 from policy_engine.comparison.table import WAIT_P95
 from policy_engine.reports import share_comparison as sc
 from policy_engine.reports import terminal
+from policy_engine.units import duration_text
+
+
+def costs_title(output: CompareOutput) -> str:
+    """``Cost of the capacity over the run (USD, usage chargeback)``; per instance type without prices."""
+    return (f"Cost of the capacity over the run ({output.cost_unit}, {output.chargeback.value} chargeback"
+            + (")" if output.priced else "; per instance type, never added up across types)"))
+
+
+def costs_legend(output: CompareOutput) -> str:
+    """What the cost table's columns mean, said once under it."""
+    spans = ", ".join(f"{run.label} {duration_text(run.time)}" for run in output.runs)
+    return (f"capacity: the service environments' instances over each design's run, from 0 to its end ({spans}: a "
+            "run that ends later holds its capacity longer); used: what jobs ran on; idle: "
+            "capacity − used; charged to shares: the shares' bills (the per-share cost, added up); not charged to "
+            "any share: capacity − charged to shares (the platform's part); in parentheses each later design minus "
+            "the first (negative: cheaper)" + ("" if output.priced else
+                                             "; in instance-hours of each type: give --prices FILE for one total"))
+
+
+def costs_head(output: CompareOutput) -> tuple[str, ...]:
+    return ("instance type", *sc.share_header(output.costs)[2:])
+
+
+def costs_rows(output: CompareOutput) -> list[tuple[str, ...]]:
+    return [row[1:] for row in sc.share_rows(output.costs)]
+
+
+def _cost_verdict(output: CompareOutput, run: int) -> str:
+    """``b against a: capacity cost +1,302.95 USD, idle +1,507.23 USD``; per instance type without prices."""
+    against = f"{output.runs[run].label} against {output.runs[0].label}: "
+    if output.priced:
+        row = next(row for row in output.costs.rows if row.instance_type == ALL_TYPES)
+        return (against + f"capacity cost {sc.difference_text(TOTAL_COST, row.difference(run, TOTAL_COST))} "
+                f"{output.cost_unit}, idle {sc.difference_text(IDLE_COST, row.difference(run, IDLE_COST))} "
+                f"{output.cost_unit}")
+    return against + "; ".join(
+        f"{row.instance_type} capacity {sc.difference_text(TOTAL_COST, row.difference(run, TOTAL_COST))}, idle "
+        f"{sc.difference_text(IDLE_COST, row.difference(run, IDLE_COST))}" for row in output.costs.rows
+    ) + " instance-hours"
 
 
 def verdict(output: CompareOutput) -> list[str]:
-    """Per later design, on how many shares its wait p95 is lower, higher or equal; then the targets met."""
+    """Per later design, on how many shares its wait p95 is lower, higher or equal, and what its capacity costs
+    and leaves idle more or less; then the targets met."""
     lines = []
     shares = output.shares
     for run in range(1, len(output.runs)):
@@ -22,6 +63,8 @@ def verdict(output: CompareOutput) -> list[str]:
         lines.append(f"{output.runs[run].label} against {output.runs[0].label}: wait p95 lower for {lower} of "
                      f"{len(differences)} shares and instance types, higher for {higher}, equal for "
                      f"{len(differences) - lower - higher}")
+        if output.costs.rows:
+            lines.append(_cost_verdict(output, run))
     lines.append(sc.targets_met_line(output.targets))
     return lines
 
@@ -34,6 +77,9 @@ def write(output: CompareOutput, stream: TextIO) -> None:
     console.print(sc.runs_line(output.shares, output.sources), markup=False, highlight=False)
     console.print(sc.rich_table("The whole run", sc.share_header(output.overall)[2:],
                                 [row[2:] for row in sc.share_rows(output.overall)], names=0))
+    if output.costs.rows:
+        console.print(sc.rich_table(costs_title(output), costs_head(output), costs_rows(output),
+                                    caption=costs_legend(output), names=1))
     console.print(sc.rich_table("Per instance type (never summed across types)",
                                 ("instance type", *sc.share_header(output.types)[2:]),
                                 [row[1:] for row in sc.share_rows(output.types)], names=1))

@@ -20,7 +20,15 @@ import click
 
 from policy_engine.changes.report import FAIL_ON, ChangeReport, GuaranteeChange
 from policy_engine.diagnostics import ObjectKind
-from policy_engine.reports.diff_text import KIND_TITLES, declared, describe, object_line, verdict
+from policy_engine.reports.diff_text import (
+    KIND_TITLES,
+    declared,
+    describe,
+    impact_legend,
+    object_line,
+    verdict,
+    worst_jobs,
+)
 from policy_engine.reports.markdown import cell, code, table
 from policy_engine.reports.subjects import DiffLoadFailure, DiffOutput
 from policy_engine.units import duration_text, instance_hours_text
@@ -50,18 +58,20 @@ class _Section:
     open: bool = False
     #: A line under the table saying what its figures mean.
     note: str = ""
+    #: one letter per column (``l``/``r``, ``markdown.table``): the before/after tables align as ``compare``'s
+    align: str = ""
 
     def frame(self) -> tuple[list[str], list[str]]:
         # the summary's text is HTML: escaped here, as a table cell is
         head = [f"<details{' open' if self.open else ''}><summary>{html.escape(self.title, quote=False)} "
-                f"({len(self.rows)})</summary>", "", *table(self.header, [])]
+                f"({len(self.rows)})</summary>", "", *table(self.header, [], self.align)]
         return head, ["", *([self.note, ""] if self.note else []), "</details>", ""]
 
 
 def _section(title: str, header: tuple[str, ...], rows: list[tuple], what: str, open_: bool = False,
-             note: str = "") -> _Section:
+             note: str = "", align: str = "") -> _Section:
     return _Section(title, header, [table(header, [tuple(_cut(c) for c in row)])[2] for row in rows], what, open_,
-                    note)
+                    note, align)
 
 
 def _allocate(sections: list[_Section], budget: int) -> list[int]:
@@ -91,17 +101,6 @@ def _allocate(sections: list[_Section], budget: int) -> list[int]:
     return counts
 
 
-#: The per-job list of a replay shows the worst this many (by extra preemptions x instances); JSON has all.
-WORST_JOBS = 20
-
-#: What each figure of the impact means, said once under its table.
-IMPACT_LEGEND = (
-    "*wait*: time from submission to a job's first start (to the end of the replay for a job that never "
-    "starts); *p95*: 95 % of the share's jobs waited at most this long; *preemptions*: jobs of the share "
-    "preempted at or after the deploy; each cell: the replay without the change → with HEAD deployed, then in "
-    "parentheses the difference (negative: the change shortens the wait or saves preemptions).")
-
-
 def _promise_rows(report: ChangeReport) -> list[tuple[str, ...]]:
     return [(p.share, p.property + (f" {p.instance_type}" if p.instance_type else ""),
              p.kind.value.replace("_", " "), f"{declared(p.before)} → {declared(p.after)}",
@@ -118,32 +117,26 @@ def _guarantee_rows(changes: list[GuaranteeChange]) -> list[tuple[str, str, str,
             for g in changes]
 
 
-def _cost_legend(impact: dict) -> str:
-    if not impact.get("shares") or "cost_before" not in impact["shares"][0]:
-        return ""
-    return (f" *cost*: the share's chargeback over the replay ({impact.get('chargeback')} convention, "
-            "docs/costs.md).")
-
-
 def _impact_sections(impact: dict) -> list[_Section]:
     from policy_engine.changes.impact import share_comparison, target_comparison
     from policy_engine.reports import share_comparison as sc
 
     per_share = share_comparison(impact)
     targets = target_comparison(impact)
-    worst = impact["preempted"][:WORST_JOBS]
-    more = len(impact["preempted"]) - len(worst)
+    worst, more = worst_jobs(impact)
     jobs = _section(f"Jobs preempted because of the change (the {len(worst)} worst"
                     + (f"; {more} more in `--format json`)" if more else ")"),
                     ("job", "share", "instances", "preemptions without → with the change"),
                     [(job["name"], job["share"], f"{job['instances']} {job['instance_type']}",
                       f"{job['preemptions_before']} → {job['preemptions_after']}") for job in worst],
                     "preempted job(s)")
-    sections = [_section("Impact per share", sc.share_header(per_share), sc.share_rows(per_share), "impact row(s)",
-                         open_=True, note=IMPACT_LEGEND + _cost_legend(impact))]
+    head = sc.share_header(per_share)
+    sections = [_section("Impact per share", head, sc.share_rows(per_share), "impact row(s)", open_=True,
+                         note=f"_{cell(impact_legend(impact))}_", align=sc.align(head))]
     if targets.rows:
-        sections.append(_section(f"Targets, before → after ({sc.targets_met_line(targets)})",
-                                 sc.target_header(targets), sc.target_rows(targets), "target row(s)", open_=True))
+        head = sc.target_header(targets)
+        sections.append(_section(f"Targets, before → after ({sc.targets_met_line(targets)})", head,
+                                 sc.target_rows(targets), "target row(s)", open_=True, align=sc.align(head, 3)))
     return [*sections, jobs]
 
 
@@ -168,6 +161,8 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
                   f"**{len(impact['preempted'])}** job(s) preempted more often because of the change; "
                   f"**{instance_hours_text(lost)}** instance-hours lost (work thrown away by the preemptions the "
                   "change causes; negative means the change saves work).", ""]
+        notes = impact.get("notes", [])
+        lines += [*(f"- {cell(note)}" for note in notes), *([""] if notes else [])]
     lost_guarantees = [g for g in report.guarantees if g.refuted_now]
     other = [g for g in report.guarantees if not g.refuted_now]
     sections = [

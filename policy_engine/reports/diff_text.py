@@ -122,47 +122,68 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
     return "\n".join(lines)
 
 
+#: The per-job list of a replay shows the worst this many (by extra preemptions x instances); JSON has all.
+WORST_JOBS = 20
+
+
+def impact_legend(impact: dict) -> str:
+    """What the per-share impact table's cells mean, said once under it (in text and markdown)."""
+    from policy_engine.reports import share_comparison as sc
+
+    return ("runs: the replay without the change, then with HEAD deployed at "
+            f"t = {duration_text(impact['at'])}; {sc.CELLS}; wait: from submission to a job's first start (to the "
+            "end of the replay for a job that never starts); p95: 95 % of the share's jobs waited at most this "
+            "long; preemptions: the share's jobs preempted at or after the deploy (the replays are the same before "
+            "it); own utilisation, instance-hours lost and cost: over the whole replay; cost: the share's net "
+            f"chargeback ({impact.get('chargeback', 'usage')} convention, docs/costs.md), below zero when lending "
+            "earned it more credit than it was charged.")
+
+
+def worst_jobs(impact: dict) -> tuple[list[dict], int]:
+    """The jobs preempted more often because of the change that a report lists (the worst first), and how many more
+    there are (``--format json`` has every one)."""
+    shown = impact["preempted"][:WORST_JOBS]
+    return shown, len(impact["preempted"]) - len(shown)
+
+
 def impact_lines(impact: dict) -> list[str]:
-    """The replay's figures: preempted jobs, wait changes per share, instance-hours lost."""
+    """The replay's figures: preempted jobs (the worst ``WORST_JOBS``), the per-share and targets tables in
+    ``compare``'s cells, instance-hours lost."""
     lines = [f"Impact of applying HEAD at t={duration_text(impact['at'])} to {impact['scenario']}",
              f"  jobs preempted because of the change: {len(impact['preempted'])}",
              f"  instance-hours lost because of the change: {instance_hours_text(impact['instance_hours_lost'])} "
              f"(without {instance_hours_text(impact['instance_hours_lost_before'])}, with "
              f"{instance_hours_text(impact['instance_hours_lost_after'])}"
              + ("; the change saves work)" if impact["instance_hours_lost"] < 0 else ")")]
-    for job in impact["preempted"]:
+    shown, more = worst_jobs(impact)
+    for job in shown:
         lines.append(f"    {job['name']} ({job['share']}, {job['instances']} {job['instance_type']}): "
                      f"preempted {job['preemptions_before']} -> {job['preemptions_after']} time(s)")
-    if impact.get("shares"):
-        lines += comparison_lines(impact)
+    if more:
+        lines.append(f"    ... and {more} more (the {len(shown)} worst shown; --format json lists them all)")
     if impact["never_finish"]:
         lines.append(f"  jobs that succeed only without the change: {', '.join(impact['never_finish'][:20])}"
                      + (f" ... ({len(impact['never_finish'])} in all)" if len(impact["never_finish"]) > 20 else ""))
     for note in impact.get("notes", []):
         lines.append(f"  note: {note}")
     lines.append("")
+    if impact.get("shares"):
+        lines += comparison_lines(impact)
     return lines
 
 
 def comparison_lines(impact: dict) -> list[str]:
-    """The per-share and targets tables of the replay, in ``compare``'s cells (``reports.share_comparison``)."""
+    """The per-share and targets tables of the replay, drawn as ``compare`` draws its own (``share_comparison``)."""
     from policy_engine.changes.impact import share_comparison, target_comparison
     from policy_engine.reports import share_comparison as sc
 
     per_share, targets = share_comparison(impact), target_comparison(impact)
-    lines = ["  per share, without -> with the change (wait: from submission to the first start; preemptions at "
-             "or after the deploy; in parentheses the difference):"]
-    headers = sc.share_header(per_share)
-    for row in sc.share_rows(per_share):
-        lines.append(f"    {row[0]} {row[1]}: " + ", ".join(f"{h} {c}" for h, c in zip(headers[2:], row[2:],
-                                                                                     strict=True)))
+    text = sc.text_table("Impact per share and instance type: without the change → with HEAD",
+                         sc.share_header(per_share), sc.share_rows(per_share), caption=impact_legend(impact))
     if targets.rows:
-        lines.append(f"  targets, without -> with the change ({sc.targets_met_line(targets)}):")
-        headers = sc.target_header(targets)
-        for row in sc.target_rows(targets):
-            lines.append(f"    {row[0]} {row[1]} {row[2]}: " + "; ".join(f"{h}: {c}" for h, c in zip(
-                headers[3:], row[3:], strict=True)))
-    return lines
+        text += sc.text_table(f"Targets, without the change → with HEAD ({sc.targets_met_line(targets)})",
+                              sc.target_header(targets), sc.target_rows(targets))
+    return text.splitlines()
 
 
 def write(output: DiffOutput, stream: TextIO) -> None:

@@ -20,7 +20,7 @@ from policy_engine.comparison.table import (
 )
 from policy_engine.reports.target_tables import goal_text, margin_text, value_text
 from policy_engine.simulation.outputs.targets import Unit
-from policy_engine.units import duration_text
+from policy_engine.units import duration_text, instance_hours_text, money_text, percent_text
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -28,20 +28,23 @@ if TYPE_CHECKING:
 ARROW = " → "
 MINUS = "−"
 
+#: How a cell reads, in every before/after table (``compare``'s and ``diff --scenario``'s).
+CELLS = ("each cell: the runs' values in order, then in parentheses each later run minus the first (for waits, "
+         "preemptions and instance-hours lost a negative difference is better; for utilisation a positive one)")
 #: What the cells mean, said once under each table.
-LEGEND = ("each cell: the runs' values in order, then in parentheses each later run minus the first (for waits, "
-          "preemptions and instance-hours lost a negative difference is better; for utilisation a positive one); "
-          "wait: submission to first start; cost: the share's net chargeback, below zero when lending earned it more "
-          "credit than it was charged; –: the run has no such share")
+LEGEND = (f"{CELLS}; wait: submission to first start; cost: the share's net chargeback, below zero when lending "
+          "earned it more credit than it was charged; –: the run has no such share")
 
 
 def figure_text(figure: Figure, value: float) -> str:
     if figure.unit is FigureUnit.SECONDS:
         return duration_text(value)
     if figure.unit is FigureUnit.FRACTION:
-        return f"{value:.1%}"
-    if figure.unit in (FigureUnit.INSTANCE_HOURS, FigureUnit.COST):
-        return f"{value + 0.0:,.2f}"
+        return percent_text(value)
+    if figure.unit is FigureUnit.INSTANCE_HOURS:
+        return instance_hours_text(value + 0.0)
+    if figure.unit is FigureUnit.COST:
+        return money_text(value)
     return f"{value:,.0f}"
 
 
@@ -166,18 +169,40 @@ def rich_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], c
     return table
 
 
+def text_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "",
+               names: int = 2, width: int = 200) -> str:
+    """``rich_table`` rendered to plain text (no escape codes), for a report built as a string."""
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None, force_terminal=False, highlight=False).print(
+        rich_table(title, head, rows, caption, names))
+    return buffer.getvalue()
+
+
+def align(head: Sequence[str], names: int = 2) -> str:
+    """The GFM alignment of a before/after table: its names left, its figures right."""
+    return "l" * names + "r" * (len(head) - names)
+
+
 def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]], names: int = 2) -> list[str]:
     """A GFM table, the first ``names`` columns left-aligned and the figures right-aligned."""
     from policy_engine.reports.markdown import table
 
-    return table(head, rows, align="l" * names + "r" * (len(head) - names))
+    return table(head, rows, align=align(head, names))
 
 
 def html_table(head: Sequence[str], rows: Sequence[Sequence[str]], attrs: str = "", names: int = 2) -> str:
+    """A table of rendered cells in its own horizontally scrolling box (``table-scroll``, ``report_script.STYLE``):
+    a wide table scrolls inside it, and the page never scrolls sideways (cells do not wrap: a figure's arrow and
+    difference stay on one line). The box takes the keyboard focus, so it scrolls without a mouse too."""
     from policy_engine.reports.safe_text import html_text as escape
 
     cells = "".join(f"<th>{escape(h)}</th>" for h in head)
     numeric = ' class="num"'
     body = "".join("<tr>" + "".join(f"<td{numeric if i >= names else ''}>{escape(v)}</td>" for i, v in enumerate(row))
                    + "</tr>" for row in rows)
-    return f"<table{attrs}><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>"
+    return (f'<div class="table-scroll" tabindex="0"><table{attrs}><thead><tr>{cells}</tr></thead><tbody>{body}</tbody>'
+            "</table></div>")

@@ -40,7 +40,15 @@ def test_removed_or_renamed_share_rejects_later_jobs_and_says_so():
     head = topology(3, share("S1", 2, "RESERVE"), share("S3", 1, "LEND"))
     impact = replay(Scenario(BASE, JOBS), BASE, head, parse_renames(["q/S2=q/S3"], BASE, head), at=10)
     assert impact.never_finish == ["y"]
-    assert any("deleted or replaced share" in note for note in impact.notes)
+    assert [(r["status"], r["cause"], r["deleted_share"]) for r in impact.never_finish_reasons] == \
+        [("FAILED", "rejected-by-disabled-share", True)]
+    assert any("rejected: submitted after the deploy to a share it deletes or replaces (1 job(s))" in note
+               for note in impact.notes)
+    # deployed after y was submitted (at 30), y waits in S2's line and never starts there
+    impact = replay(Scenario(BASE, JOBS), BASE, head, parse_renames(["q/S2=q/S3"], BASE, head), at=50)
+    assert [(r["status"], r["cause"], r["deleted_share"]) for r in impact.never_finish_reasons] == \
+        [("RUNNABLE", None, True)]
+    assert any("never started: queued on a share the deploy deletes or replaces" in note for note in impact.notes)
 
 
 def test_a_scenario_naming_shares_base_lacks_is_bad_input():
@@ -62,11 +70,11 @@ def test_cli_replay_in_every_format(write_file):
     assert data["at"] == 10 and [p["name"] for p in data["preempted"]] == ["b"]
     text = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10"]).output
     assert "jobs preempted because of the change: 1" in text and "b (q/S1, 1 ml.g5.xlarge)" in text
-    # y no longer waits for x: S2's mean wait 35 -> 0; b's preemption shows on S1
-    assert ("q/S2 ml.g5.xlarge: jobs 2 → 2 (±0), mean wait 35s → 0s (−35s), wait p95 1m 10s → 0s (−1m 10s), "
-            "preemptions 0 → 0 (±0)") in text
-    assert ("q/S1 ml.g5.xlarge: jobs 2 → 2 (±0), mean wait 0s → 0s (±0), wait p95 0s → 0s (±0), "
-            "preemptions 0 → 1 (+1)") in text
+    # y no longer waits for x: S2's p95 wait 70 s -> 0; b's preemption shows on S1 (compare's table, one row each)
+    rows = {cells[0]: cells for cells in _text_rows(text)}
+    assert rows["q/S2"][:6] == ["q/S2", "ml.g5.xlarge", "2 → 2 (±0)", "0s → 0s (±0)", "1m 10s → 0s (−1m 10s)",
+                                "0 → 0 (±0)"]
+    assert rows["q/S1"][5] == "0 → 1 (+1)"
     markdown = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10",
                                     "--format", "markdown"]).output
     assert "**1** job(s) preempted more often because of the change" in markdown
@@ -93,6 +101,102 @@ def test_the_replay_judges_each_side_against_its_own_targets_in_compares_cells(w
     assert table[1] == ["q/S2", "wait p95", "≤ 1m 00s", "1m 10s: MISSED, missed by 10s",
                         "0s: met, 1m 00s to spare", "−1m 10s"]
     shares = next(t for t in gfm.tables(markdown) if t[0][:2] == ["share", "instance type"])
-    assert shares[0][6] == "cost (instance-hours)"  # the chargeback, in instance-hours without --prices
-    assert ["q/S2", "ml.g5.xlarge", "2 → 2 (±0)", "35s → 0s (−35s)", "1m 10s → 0s (−1m 10s)",
+    # the chargeback, in instance-hours without --prices, under the convention (compare's header)
+    assert shares[0][-1] == "cost (instance-hours, usage chargeback)"
+    assert ["q/S2", "ml.g5.xlarge", "2 → 2 (±0)", "0s → 0s (±0)", "1m 10s → 0s (−1m 10s)",
             "0 → 0 (±0)"] in [row[:6] for row in shares]
+
+
+def _text_rows(text: str) -> list[list[str]]:
+    """The cells of each one-line row of the rich tables in a text report (``│ a │ b │``)."""
+    return [[cell.strip() for cell in line.strip().strip("│").split("│")]
+            for line in text.splitlines() if line.lstrip().startswith("│")]
+
+
+def test_the_per_share_impact_has_compares_columns_in_text_and_markdown(write_file):
+    """diff --scenario's per-share table is compare's: the same header (figures, units, the cost's convention)
+    and cells, in markdown and in text; the legend under it is one whole sentence."""
+    from tests import gfm
+
+    dump = lambda t: yaml.safe_dump(t.model_dump(mode="json"))  # noqa: E731
+    base, head = write_file("base.yaml", dump(BASE)), write_file("head.yaml", dump(HEAD))
+    rows = [{"name": j.name, "share": j.share, "submit_at": j.submit_at, "duration": j.duration} for j in JOBS]
+    scenario = write_file("s.yaml", yaml.safe_dump({"topology": "base.yaml", "jobs": rows}))
+    diff = ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10"]
+    compare = ["compare", str(scenario), "--topology", str(base), "--topology", str(head), "--workers", "1"]
+    runner = CliRunner()
+
+    def shares(markdown: str) -> list[list[str]]:
+        return next(t for t in gfm.tables(markdown) if t[0][:2] == ["share", "instance type"])
+
+    compared = shares(runner.invoke(main, [*compare, "--format", "markdown"]).output)
+    replayed_markdown = runner.invoke(main, [*diff, "--format", "markdown"]).output
+    replayed = shares(replayed_markdown)
+    assert replayed[0] == compared[0] == ["share", "instance type", "jobs", "wait p50", "wait p95", "preemptions",
+                                          "own utilisation (%)", "instance-hours lost",
+                                          "cost (instance-hours, usage chargeback)"]
+    # the same alignment as compare's: names left, figures right
+    separator = next(line for line in replayed_markdown.splitlines() if line.startswith("| --- | --- | ---:"))
+    assert separator.count("---:") == len(replayed[0]) - 2
+    # both run BASE's jobs on BASE first: q/S1's first cells agree (compare: from 0; diff: the replay without)
+    assert [row[:3] for row in replayed[1:]] == [row[:3] for row in sorted(compared[1:])]
+    page = gfm.html(replayed_markdown)
+    legend = page[page.index("<em>runs: the replay without the change"):]
+    legend = legend[:legend.index("</em>")]
+    assert legend.endswith("below zero when lending earned it more credit than it was charged.")
+    assert "then in parentheses each later run minus the first" in legend and "preempted at or after" in legend
+    text = runner.invoke(main, diff).output
+    header = next(line for line in text.splitlines() if "share" in line and "instance type" in line
+                  and line.lstrip().startswith("┃"))
+    for column in ("jobs", "wait p50", "wait p95", "preemptions", "own utilisation (%)", "instance-hours lost"):
+        assert f" {column} " in header, header
+    assert "mean wait" not in text
+    assert "below zero when lending earned it more credit than it was charged." in " ".join(
+        line.strip() for line in text.splitlines())
+
+
+def test_text_lists_the_worst_20_preempted_jobs_and_counts_the_rest(write_file):
+    """29 jobs are preempted because of the change: text and markdown show the worst 20, JSON all 29."""
+    base = topology(31, share("S1", 30, "RESERVE"), share("S2", 1, "LEND"))
+    head = topology(31, share("S1", 1, "RESERVE"), share("S2", 30, "LEND"))
+    jobs = ([job(f"s1-{i:02d}", "S1", duration=100) for i in range(30)]
+            + [job(f"s2-{i:02d}", "S2", at=30, duration=10) for i in range(30)])
+    dump = lambda t: yaml.safe_dump(t.model_dump(mode="json"))  # noqa: E731
+    files = write_file("base.yaml", dump(base)), write_file("head.yaml", dump(head))
+    rows = [{"name": j.name, "share": j.share, "submit_at": j.submit_at, "duration": j.duration} for j in jobs]
+    scenario = write_file("s.yaml", yaml.safe_dump({"topology": "base.yaml", "jobs": rows}))
+    args = ["diff", *map(str, files), "--scenario", str(scenario), "--at", "10"]
+    data = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).output)["impact"]
+    assert len(data["preempted"]) == 29
+    text = CliRunner().invoke(main, args).output
+    listed = [line for line in text.splitlines() if "preempted 0 -> 1 time(s)" in line]
+    assert [line.split()[0] for line in listed] == [job["name"] for job in data["preempted"][:20]]
+    assert "    ... and 9 more (the 20 worst shown; --format json lists them all)" in text.splitlines()
+
+
+def test_a_job_lost_to_its_preemption_retries_is_said_so_not_blamed_on_a_deleted_share(write_file):
+    """b may be preempted 0 times (preemptionRetriesBeforeTermination 0): the lowered limit preempts it once, so
+    it FAILS; the reason is the simulator's cause, never "a deleted or replaced share" (no share is deleted)."""
+    jobs = [job("a", "S1", duration=100), job("b", "S1", duration=100, preemption_retries=0),
+            job("x", "S2", duration=100), job("y", "S2", at=30, duration=10)]
+    impact = replay(Scenario(BASE, jobs), BASE, HEAD, Renames(), at=10)
+    assert impact.never_finish == ["b"]
+    (reason,) = impact.never_finish_reasons
+    assert (reason["status"], reason["cause"], reason["detail"], reason["deleted_share"], reason["jobs"]) == \
+        ("FAILED", "preemption-retries-exhausted", 0, False, 1)
+    (note,) = impact.notes
+    assert "preemptionRetriesBeforeTermination (0) exceeded (1 job(s))" in note
+    assert "deleted" not in note and "replaced" not in note
+    dump = lambda t: yaml.safe_dump(t.model_dump(mode="json"))  # noqa: E731
+    base, head = write_file("base.yaml", dump(BASE)), write_file("head.yaml", dump(HEAD))
+    rows = [{"name": j.name, "share": j.share, "submit_at": j.submit_at, "duration": j.duration,
+             **({"preemption_retries": j.preemption_retries} if j.preemption_retries is not None else {})}
+            for j in jobs]
+    scenario = write_file("s.yaml", yaml.safe_dump({"topology": "base.yaml", "jobs": rows}))
+    args = ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10"]
+    for output in ("text", "markdown"):
+        text = CliRunner().invoke(main, [*args, "--format", output]).output
+        assert "PREEMPTED: preemptionRetriesBeforeTermination (0) exceeded (1 job(s))" in text, output
+        assert "deleted or replaced" not in text, output
+    data = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).output)["impact"]
+    assert data["never_finish"] == ["b"] and data["never_finish_reasons"][0]["cause"] == "preemption-retries-exhausted"

@@ -138,6 +138,37 @@ def test_rename_lines_a_renamed_share_up_with_its_old_name(files, tmp_path):
     assert all(value == 0 for value in row["differences"]["R"].values())
 
 
+@pytest.mark.parametrize(("renames", "expected"), [
+    (["training/nope=training/x"], ["--rename training/nope=training/x: design A ({A}) has no quota share "
+                                    "training/nope; design B ({B}) has no quota share training/x; design B#2 ({B}) "
+                                    "has no quota share training/x"]),
+    (["training/visoin=training/vision"], ["--rename training/visoin=training/vision: design A ({A}) has no quota "
+                                           "share training/visoin (did you mean training/vision?); design A ({A}) "
+                                           "already has a quota share training/vision, so it cannot be the new name "
+                                           "of training/visoin"]),
+    (["garbage"], ["--rename garbage: write OLD=NEW (QUEUE/SHARE=QUEUE/SHARE for a share, NAME=NAME for a job queue "
+                   "or service environment)"]),
+    (["=x"], ["--rename =x: write OLD=NEW (QUEUE/SHARE=QUEUE/SHARE for a share, NAME=NAME for a job queue or service "
+              "environment)"]),
+    (["training/a=b"], ["--rename training/a=b: both sides must be QUEUE/SHARE (a share) or both NAME (a queue or "
+                        "environment)"]),
+    (["nope=x"], ["--rename nope=x: design A ({A}) has no job queue or service environment nope; design B ({B}) has "
+                  "no job queue or service environment x; design B#2 ({B}) has no job queue or service environment x"]),
+    (["gpu=gpu2", "training/vision=training/vision"],
+     ["--rename gpu=gpu2: design B ({B}) has no service environment gpu2 (did you mean gpu?); design B#2 ({B}) has "
+      "no service environment gpu2 (did you mean gpu?)", "--rename training/vision=training/vision: OLD and NEW are "
+                                                         "the same"]),
+])
+def test_each_bad_rename_is_one_line_whatever_is_wrong_with_it_and_exit_2(files, renames, expected):
+    """A problem is said once: a design that lacks OLD, and every later design that lacks NEW, on the line of that
+    --rename; a malformed value once, not once per later design."""
+    result = CliRunner().invoke(main, ["compare", *designs(files, "A", "B", "B"), "--workers", "1",
+                                       *(item for rename in renames for item in ("--rename", rename))])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [f"error: {line.format(A=files['A'], B=files['B'])}" for line in expected]
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (("--topology", "A"), "at least two designs"),
     (("--topology", "A", "--topology", "missing"), "missing.yaml"),
@@ -212,6 +243,13 @@ def test_the_html_page_draws_every_design_without_network_or_console_errors(file
         headers = driver.execute_script("return Array.from(document.querySelectorAll('#shares th'))"
                                         ".map(t => t.textContent)")
         assert "cost (USD, usage chargeback)" in headers
+        # what each design's capacity cost, used and left idle, per type and (priced) all types
+        costs = driver.execute_script("return Array.from(document.querySelectorAll('#costs tr'))"
+                                      ".map(r => Array.from(r.cells).map(c => c.textContent))")
+        assert costs[0] == ["instance type", "capacity", "used", "idle", "charged to shares",
+                            "not charged to any share"]
+        assert [row[0] for row in costs[1:]] == ["ml.p4d.24xlarge", "ml.g5.12xlarge", "all types"]
+        assert all(" → " in cell for row in costs[1:] for cell in row[1:])
         for index in (0, 1):
             causes = driver.execute_script(f"return Array.from(document.querySelectorAll('#why-waited-{index} "
                                            "tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent))")
@@ -322,3 +360,127 @@ def test_prices_are_checked_against_every_design(files, tmp_path):
     code, out = run(*designs(files, "A"), "--topology", wider, "--workers", "1", "--prices", prices)
     (line,) = out.splitlines()
     assert code == 2 and line.startswith("error: ") and "no price for ml.p5.48xlarge" in line, out
+
+
+@pytest.mark.parametrize(("chargeback", "priced", "not_charged"), [
+    ("usage", False, (4.0, 4.0)), ("limit", False, (0.0, 4.0)), ("usage", True, (40.0, 40.0)),
+    ("limit", True, (0.0, 40.0)),
+])
+def test_each_design_s_capacity_cost_used_idle_and_not_charged_with_the_difference(tmp_path, chargeback, priced,
+                                                                                  not_charged):
+    """ONE_SHARE's 2 h run: 4 p4d for 2 h = 8 instance-hours of capacity, 4 used, 4 idle, in both designs; under
+    ``limit`` A's share pays its 4-instance limit (8: nothing left uncharged), B's its 2 (4 not charged)."""
+    (tmp_path / "A.yaml").write_text(ONE_SHARE.replace("LIMIT", "4"))
+    (tmp_path / "B.yaml").write_text(ONE_SHARE.replace("LIMIT", "2"))
+    (tmp_path / "s.yaml").write_text("topology: A.yaml\njobs:\n  - {name: j, share: solo, instance_type: "
+                                     "ml.p4d.24xlarge, instances: 2, submit_at: 0, duration: 7200}\n")
+    (tmp_path / "prices.yaml").write_text("currency: USD\nper_instance_hour: {ml.p4d.24xlarge: 10}\n")
+    rate = 10 if priced else 1
+    args = (tmp_path / "s.yaml", "--topology", tmp_path / "A.yaml", "--topology", tmp_path / "B.yaml",
+            "--workers", "1", "--chargeback", chargeback, *(("--prices", tmp_path / "prices.yaml") if priced else ()))
+    code, out = run(*args, "--format", "json")
+    assert code == 0, out
+    costs = json.loads(out)["costs"]
+    # a row per instance type; the all-types row only when priced (instance-hours of types are never added up)
+    assert [row["instance_type"] for row in costs] == ["ml.p4d.24xlarge", *(["all types"] if priced else [])]
+    for row in costs:
+        expected = {"total": 8 * rate, "used": 4 * rate, "idle": 4 * rate}
+        for label, left in zip(("A", "B"), not_charged, strict=True):
+            assert row["runs"][label] == pytest.approx({**expected, "not_charged": left,
+                                                        "charged_to_shares": 8 * rate - left})
+        assert row["differences"]["B"] == pytest.approx({"total": 0, "used": 0, "idle": 0,
+                                                         "not_charged": not_charged[1] - not_charged[0],
+                                                         "charged_to_shares": not_charged[0] - not_charged[1]})
+        assert all(isinstance(value, int | float) for value in row["differences"]["B"].values())
+    unit = "USD" if priced else "instance-hours"
+    markdown = run(*args, "--format", "markdown")[1]
+    table = next(t for t in gfm.tables(markdown) if t[0][0] == "instance type" and "idle" in t[0])
+    assert table[0] == ["instance type", "capacity", "used", "idle", "charged to shares", "not charged to any share"]
+    difference = "±0" if not_charged[0] == not_charged[1] else f"+{not_charged[1] - not_charged[0]:.2f}"
+    assert table[1] == ["ml.p4d.24xlarge", f"{8 * rate:.2f} → {8 * rate:.2f} (±0)", f"{4 * rate:.2f} → "
+                        f"{4 * rate:.2f} (±0)", f"{4 * rate:.2f} → {4 * rate:.2f} (±0)",
+                        f"{8 * rate - not_charged[0]:.2f} → {8 * rate - not_charged[1]:.2f} "
+                        f"({difference.replace('+', '−') if difference != '±0' else '±0'})",
+                        f"{not_charged[0]:.2f} → {not_charged[1]:.2f} ({difference})"]
+    assert f"**Cost of the capacity over the run ({unit}, {chargeback} chargeback" in markdown
+    text = run(*args)[1]
+    assert f"Cost of the capacity over the run ({unit}, {chargeback} chargeback" in text
+    assert ("B against A: capacity cost ±0 USD, idle ±0 USD" if priced else
+            "B against A: ml.p4d.24xlarge capacity ±0, idle ±0 instance-hours") in text
+
+
+def test_without_prices_instance_hours_of_two_types_are_never_added_up(files, tmp_path):
+    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--format", "json")
+    assert code == 0, out
+    costs = json.loads(out)["costs"]
+    assert {row["instance_type"] for row in costs} == {"ml.p4d.24xlarge", "ml.g5.12xlarge"}
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    priced = json.loads(run(*designs(files, "A", "B"), "--workers", "1", "--format", "json", "--prices", prices)[1])
+    rows = {row["instance_type"]: row for row in priced["costs"]}
+    assert set(rows) == {"ml.p4d.24xlarge", "ml.g5.12xlarge", "all types"}
+    for key in ("total", "used", "idle", "charged_to_shares", "not_charged"):
+        for label in ("A", "B"):
+            assert rows["all types"]["runs"][label][key] == pytest.approx(
+                rows["ml.p4d.24xlarge"]["runs"][label][key] + rows["ml.g5.12xlarge"]["runs"][label][key])
+        # each type's capacity-hours priced at its own rate (30 and 7)
+        assert rows["ml.p4d.24xlarge"]["runs"]["A"]["total"] == pytest.approx(
+            30 * {r["instance_type"]: r for r in costs}["ml.p4d.24xlarge"]["runs"]["A"]["total"])
+
+
+@needs_browser
+def test_wide_tables_scroll_in_their_own_box_and_the_page_never_sideways(files, tmp_path):
+    """Three designs priced make the per-share and cost tables wider than a 1400-pixel window: each scrolls inside
+    its own box, the page itself is no wider than the window, and nothing is logged to the console."""
+    report = tmp_path / "report"
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    code, out = run(*designs(files, "A", "B", "A"), "--workers", "1", "--report", report, "--prices", prices)
+    assert code == 0, out
+    with headless_chromium() as driver:
+        driver.set_window_size(1400, 1000)
+        open_page(driver, report / "index.html")
+        deadline = time.monotonic() + 30
+        while driver.execute_script("return document.documentElement.dataset.rendered") == "false" and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert driver.execute_script("return document.documentElement.dataset.rendered") == "true"
+        page = driver.execute_script("return [document.documentElement.scrollWidth, "
+                                     "document.documentElement.clientWidth]")
+        assert page[0] <= page[1], page
+        boxes = dict(driver.execute_script(
+            "return Array.from(document.querySelectorAll('table')).map(t => [t.id || t.rows[0].cells[0].textContent, "
+            "[t.parentElement.className, t.parentElement.scrollWidth > t.parentElement.clientWidth, "
+            "Math.round(t.parentElement.getBoundingClientRect().right)]])"))
+        assert all(box[0] == "table-scroll" for box in boxes.values()), boxes
+        assert boxes["shares"][1], boxes  # wider than the window: it scrolls in its box
+        assert all(box[2] <= page[1] for box in boxes.values()), boxes
+        assert driver.get_log("browser") == []
+
+
+def test_a_small_comparison_runs_in_process_unless_told_where(files, monkeypatch):
+    """Without --workers or --scheduler, a small workload runs here (a local cluster takes seconds to start); the
+    header says so. --workers N still starts a cluster of N, whatever the size; $DASK_SCHEDULER_ADDRESS is used."""
+    import policy_engine.comparison.parallel as parallel
+    import policy_engine.sweep.executor as executor
+
+    monkeypatch.setattr(executor, "usable_cores", lambda: 2)
+    monkeypatch.delenv(executor.SCHEDULER_ENV, raising=False)
+    code, out = run(*designs(files, "A", "B"))
+    assert code == 0, out
+    def header(out: str) -> str:  # the first line, folded at 200 columns
+        return " ".join(out[:out.index("runs, in the order of every cell")].split())
+
+    assert header(out).endswith("each from time 0 (in-process: a small comparison, done before a local cluster "
+                                "would have started; --workers N runs it on one)")
+    code, out = run(*designs(files, "A", "B"), "--workers", "2")
+    assert code == 0, out
+    assert header(out).endswith("(local Dask cluster (2 worker process(es)))")
+    monkeypatch.setattr(parallel, "IN_PROCESS_JOB_RUNS", 10)  # 30 jobs are no longer small: a worker per design
+    code, out = run(*designs(files, "A", "B"))
+    assert code == 0, out
+    assert header(out).endswith("(local Dask cluster (2 worker process(es)))")
+    monkeypatch.setattr(parallel, "IN_PROCESS_JOB_RUNS", 200_000)
+    monkeypatch.setenv(executor.SCHEDULER_ENV, "tcp://127.0.0.1:1")  # nobody listens: the address is used
+    code, out = run(*designs(files, "A", "B"))
+    assert code == 2 and "cannot reach Dask scheduler tcp://127.0.0.1:1" in out, out

@@ -154,8 +154,8 @@ def test_diff_scenario_shows_each_shares_cost_before_and_after(files, write_file
     out = invoke("diff", str(base), str(head), "--scenario", str(files["scenario"]), "--prices",
                  str(files["prices"]), "--format", "markdown")
     # the per-share table is compare's: each cell the replay without the change -> with HEAD (difference)
-    impact = next(t for t in gfm.tables(out.stdout) if t[0][0] == "share" and "cost (USD)" in t[0])
-    column = impact[0].index("cost (USD)")
+    impact = next(t for t in gfm.tables(out.stdout) if t[0][0] == "share" and "cost (USD, usage chargeback)" in t[0])
+    column = impact[0].index("cost (USD, usage chargeback)")
     costs = {(row[0], row[1]): row[column] for row in impact[1:]}
     # B stops lending: a1 (3 x g5) no longer fits A's own 2 and never runs, so B's lent credit goes
     assert costs[("q/B", "ml.g5.xlarge")] == "-4.00 → 0.00 (+4.00)"

@@ -10,7 +10,6 @@ import yaml
 from click.testing import CliRunner
 
 from policy_engine.cli import main
-from policy_engine.reports import diff_markdown
 from tests.builders import GPU, guarantee, job, share
 from tests.builders import simulated_topology as topology
 
@@ -72,9 +71,12 @@ def test_every_table_parses_and_no_html_shows_as_text(comment):
 def test_every_figure_says_what_it_means(comment):
     assert "instance-hours lost (work thrown away by the preemptions the change causes; negative means the " \
            "change saves work)" in comment
-    assert diff_markdown.IMPACT_LEGEND in comment
     page = gfm(comment)
-    assert "<th>mean wait</th>" in page and "<th>wait p95</th>" in page  # cells: before → after (difference)
+    # the legend under the per-share table, whole (compare's cells, then what each figure means)
+    legend = page[page.index("<em>runs: the replay without the change"):]
+    assert legend[:legend.index("</em>")].endswith("when lending earned it more credit than it was charged.")
+    assert '<th style="text-align:right">wait p50</th>' in page and \
+        '<th style="text-align:right">wait p95</th>' in page  # cells: before → after (difference)
     assert "<td>q/S1</td>" in page and "<td>weakened</td>" in page and "<td>30 → 1</td>" in page
 
 
