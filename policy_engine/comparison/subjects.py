@@ -21,7 +21,6 @@ from policy_engine.comparison.table import (
     WAIT_P50,
     WAIT_P95,
     Figure,
-    FigureUnit,
     ShareComparison,
     ShareRow,
     TargetComparison,
@@ -31,19 +30,20 @@ from policy_engine.comparison.table import (
 )
 from policy_engine.prices import Prices
 from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
+from policy_engine.units import Unit
 
 ALL_SHARES = "all shares"
 ALL_TYPES = "all types"
-UTILISATION = Figure("utilisation", "utilisation", FigureUnit.FRACTION, higher_is_better=True)
-CAPACITY = Figure("capacity", "instances", FigureUnit.COUNT, higher_is_better=True)
+UTILISATION = Figure("utilisation", "utilisation", Unit.FRACTION, higher_is_better=True)
+CAPACITY = Figure("capacity", "instances", Unit.COUNT, higher_is_better=True)
 #: The run as a whole (``summary``): what the overall table shows.
 OVERALL_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, INSTANCE_HOURS_LOST)
 #: What the capacity cost over the run (``CostReport``'s totals; the keys are its JSON ``costs`` object's).
-TOTAL_COST = Figure("total", "capacity", FigureUnit.COST)
-USED_COST = Figure("used", "used", FigureUnit.COST, higher_is_better=True)
-IDLE_COST = Figure("idle", "idle", FigureUnit.COST)
-CHARGED_COST = Figure("charged_to_shares", "charged to shares", FigureUnit.COST)
-NOT_CHARGED_COST = Figure("not_charged", "not charged to any share", FigureUnit.COST)
+TOTAL_COST = Figure("total", "capacity", Unit.COST)
+USED_COST = Figure("used", "used", Unit.COST, higher_is_better=True)
+IDLE_COST = Figure("idle", "idle", Unit.COST)
+CHARGED_COST = Figure("charged_to_shares", "charged to shares", Unit.COST)
+NOT_CHARGED_COST = Figure("not_charged", "not charged to any share", Unit.COST)
 COST_FIGURES = (TOTAL_COST, USED_COST, IDLE_COST, CHARGED_COST, NOT_CHARGED_COST)
 
 

@@ -12,39 +12,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
 
 from policy_engine.simulation.outputs.metrics import ShareMetrics
 from policy_engine.simulation.outputs.targets import Criterion, TargetResult
-
-
-class FigureUnit(Enum):
-    """How a figure reads: seconds (a duration), a count, a fraction (a percentage), instance-hours."""
-
-    SECONDS = "seconds"
-    COUNT = "count"
-    FRACTION = "fraction"
-    INSTANCE_HOURS = "instance_hours"
-    #: a chargeback: in the prices' currency, or instance-hours without prices (the label says which)
-    COST = "cost"
+from policy_engine.units import Unit
 
 
 @dataclass(frozen=True)
 class Figure:
     key: str  # the JSON key
     label: str  # the column header (its unit said by the renderer)
-    unit: FigureUnit
+    unit: Unit
     #: a larger value is better (utilisation); for waits and preemptions smaller is
     higher_is_better: bool = False
 
 
-JOBS = Figure("jobs", "jobs", FigureUnit.COUNT, higher_is_better=True)
-WAIT_P50 = Figure("wait_p50", "wait p50", FigureUnit.SECONDS)
-WAIT_P95 = Figure("wait_p95", "wait p95", FigureUnit.SECONDS)
-MEAN_WAIT = Figure("mean_wait", "mean wait", FigureUnit.SECONDS)
-PREEMPTIONS = Figure("preemptions", "preemptions", FigureUnit.COUNT)
-OWN_UTILISATION = Figure("own_utilisation", "own utilisation", FigureUnit.FRACTION, higher_is_better=True)
-INSTANCE_HOURS_LOST = Figure("instance_hours_lost", "instance-hours lost", FigureUnit.INSTANCE_HOURS)
+JOBS = Figure("jobs", "jobs", Unit.COUNT, higher_is_better=True)
+WAIT_P50 = Figure("wait_p50", "wait p50", Unit.SECONDS)
+WAIT_P95 = Figure("wait_p95", "wait p95", Unit.SECONDS)
+MEAN_WAIT = Figure("mean_wait", "mean wait", Unit.SECONDS)
+PREEMPTIONS = Figure("preemptions", "preemptions", Unit.COUNT)
+OWN_UTILISATION = Figure("own_utilisation", "own utilisation", Unit.FRACTION, higher_is_better=True)
+INSTANCE_HOURS_LOST = Figure("instance_hours_lost", "instance-hours lost", Unit.INSTANCE_HOURS)
 
 #: What ``compare`` shows per share and instance type, from ``ShareMetrics`` (and ``diff --scenario`` per share, with
 #: ``cost_figure`` after them both).
@@ -53,7 +42,7 @@ SHARE_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, OWN_UTILISATION, INSTANC
 
 def cost_figure(unit: str, convention: str) -> Figure:
     """Each share's chargeback, its unit and convention in the header (``cost (USD, usage chargeback)``)."""
-    return Figure("cost", f"cost ({unit}, {convention} chargeback)", FigureUnit.COST)
+    return Figure("cost", f"cost ({unit}, {convention} chargeback)", Unit.COST)
 
 
 @dataclass(frozen=True)

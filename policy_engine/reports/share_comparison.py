@@ -12,15 +12,13 @@ from typing import TYPE_CHECKING
 
 from policy_engine.comparison.table import (
     Figure,
-    FigureUnit,
     ShareComparison,
     ShareRow,
     TargetComparison,
     TargetRow,
 )
 from policy_engine.reports.target_tables import goal_text, margin_text, value_text
-from policy_engine.simulation.outputs.targets import Unit
-from policy_engine.units import duration_text, instance_hours_text, money_text, percent_text
+from policy_engine.units import Unit, duration_text, instance_hours_text, money_text, percent_text
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -37,13 +35,13 @@ LEGEND = (f"{CELLS}; wait: submission to first start; cost: the share's net char
 
 
 def figure_text(figure: Figure, value: float) -> str:
-    if figure.unit is FigureUnit.SECONDS:
+    if figure.unit is Unit.SECONDS:
         return duration_text(value)
-    if figure.unit is FigureUnit.FRACTION:
+    if figure.unit is Unit.FRACTION:
         return percent_text(value)
-    if figure.unit is FigureUnit.INSTANCE_HOURS:
+    if figure.unit is Unit.INSTANCE_HOURS:
         return instance_hours_text(value + 0.0)
-    if figure.unit is FigureUnit.COST:
+    if figure.unit is Unit.COST:
         return money_text(value)
     return f"{value:,.0f}"
 
@@ -53,7 +51,7 @@ def difference_text(figure: Figure, difference: float) -> str:
     if difference == 0:
         return "±0"
     sign = "+" if difference > 0 else MINUS
-    shown = f"{abs(difference) * 100:.1f} points" if figure.unit is FigureUnit.FRACTION else \
+    shown = f"{abs(difference) * 100:.1f} points" if figure.unit is Unit.FRACTION else \
         figure_text(figure, abs(difference))
     return _signed(sign, shown)
 
@@ -65,9 +63,9 @@ def _signed(sign: str, shown: str) -> str:
 
 def header(figure: Figure) -> str:
     """The column header with its unit where the cells do not say it."""
-    if figure.unit is FigureUnit.FRACTION:
+    if figure.unit is Unit.FRACTION:
         return f"{figure.label} (%)"
-    if figure.unit is FigureUnit.INSTANCE_HOURS and "instance-hours" not in figure.label:
+    if figure.unit is Unit.INSTANCE_HOURS and "instance-hours" not in figure.label:
         return f"{figure.label} (instance-hours)"
     return figure.label  # durations read with their units (``3h 05m``), counts are counts
 

@@ -72,7 +72,7 @@ def test_bq604_windows_in_order_and_apart():
                                "one ends)")
     unordered = (window(2, 4 * HOUR, 5 * HOUR), window(2, 0, HOUR))
     (finding,) = run_rule("BQ604", with_plans(plan(windows=unordered)))
-    assert finding.message == "reserved_capacities[1] starts 14400 s before reserved_capacities[0]"
+    assert finding.message == "reserved_capacities[1] starts 4h 00m before reserved_capacities[0]"
     (backwards,) = run_rule("BQ604", with_plans(plan(windows=(window(2, HOUR, 0),))))
     assert backwards.message == "reserved_capacities[0] ends 1h 00m before or when it starts"
     touching = (window(2, 0, HOUR), window(2, HOUR, 2 * HOUR))  # back to back: the plan never returns to Scheduled
