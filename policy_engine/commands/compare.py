@@ -21,7 +21,7 @@ from policy_engine.commands.cost_options import convention, cost_options, prices
 from policy_engine.commands.shared import (
     EXIT_FINDINGS,
     EXIT_OK,
-    FiniteFloatRange,
+    DurationRange,
     SafePath,
     executor_or_exit,
     fail_input,
@@ -49,8 +49,9 @@ if TYPE_CHECKING:
 @click.option("--report", "report_dir", type=SafePath(file_okay=False),
               help="Also write DIR/index.html: every design over time and the per-share differences (offline).")
 @click.option("--fail-on-target", is_flag=True, help="Exit 1 when the last design misses one of its targets.")
-@click.option("--until", type=FiniteFloatRange(min=0, max=MAX_SECONDS), metavar="SECONDS",
-              help="Stop every run's clock at SECONDS (default: when the workload is done).")
+@click.option("--until", type=DurationRange(min=0, max=MAX_SECONDS), metavar="DURATION",
+              help="Stop every run's clock at DURATION (30d, 12h, 90m, 3600s or seconds; default: when the workload "
+                   "is done).")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Run the designs on the Dask cluster at ADDRESS (tcp://HOST:8786); default "
                    "$DASK_SCHEDULER_ADDRESS, else a local cluster with one worker process per design (up to the "

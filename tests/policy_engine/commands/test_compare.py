@@ -484,3 +484,11 @@ def test_a_small_comparison_runs_in_process_unless_told_where(files, monkeypatch
     monkeypatch.setenv(executor.SCHEDULER_ENV, "tcp://127.0.0.1:1")  # nobody listens: the address is used
     code, out = run(*designs(files, "A", "B"))
     assert code == 2 and "cannot reach Dask scheduler tcp://127.0.0.1:1" in out, out
+
+
+def test_until_reads_a_duration_and_stops_every_design_there(files):
+    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--format", "json", "--until", "30m")
+    assert code == 0, out
+    assert [r["time"] for r in json.loads(out)["runs"]] == [1800, 1800]
+    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--until", "soon")
+    assert code == 2 and "'soon' is not a duration (30d, 12h, 90m, 3600s or seconds)" in out
