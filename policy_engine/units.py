@@ -21,7 +21,17 @@ class Unit(Enum):
     INSTANCES = "instances"  # a time-weighted mean number of instances
     INSTANCE_HOURS = "instance-hours"  # a total of capacity over time
     COST = "cost"  # an amount in the prices' currency (instance-hours without prices): ``money_text``
+
+    @property
+    def noun(self) -> str:
+        """What a figure of this kind is, for a sentence: ``this figure is a count``."""
+        return _NOUNS[self]
     NUMBER = "number"  # anything else: ``number_text``
+
+
+_NOUNS = {Unit.SECONDS: "a duration", Unit.FRACTION: "a fraction (0 to 1, or a percentage)", Unit.COUNT: "a count",
+          Unit.INSTANCES: "a number of instances", Unit.INSTANCE_HOURS: "in instance-hours", Unit.COST: "a cost",
+          Unit.NUMBER: "a plain number"}
 
 
 def duration_text(seconds: float | None) -> str:

@@ -9,7 +9,6 @@ constraint (the nearest is named), 2 on bad input.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -39,7 +38,7 @@ from policy_engine.sweep.expressions import (
     record_types,
     type_figure,
 )
-from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
+from policy_engine.sweep.grammar import Axis, VaryError, parse_vary, values_text, vary_text
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.subjects import TuneOutput
@@ -106,7 +105,7 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective],
 
 
 def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective]) -> list[tuple]:
-    return [(str(rank), *(json.dumps(r["values"][a.path]) for a in axes),
+    return [(str(rank), *(vary_text(r["values"][a.path]) for a in axes),
              *(_figure(o.expression(r), o.expression.unit) for o in objectives))
             for rank, r in enumerate(result.front, start=1)]
 
@@ -215,7 +214,7 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         best_topology = recommended
         if not check_topology(best_topology).ok:  # never: an invalid candidate is not simulated, so not chosen
             fail_input([f"{out_file}: the recommended topology does not pass check; nothing written"])
-        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in chosen["values"].items())
+        values = values_text(chosen["values"])
         header = f"Recommended by batch-quota tune {scenario}\n{values}\n" + "\n".join(o.label for o in objectives)
         try:
             Path(out_file).write_text(topology_yaml(best_topology, header), encoding="utf-8")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TextIO
 
 from rich.table import Table
@@ -12,6 +11,7 @@ from policy_engine.reports.target_tables import summary_line
 from policy_engine.simulation.outputs.targets import from_json
 from policy_engine.sweep.evaluate import ERROR, OK
 from policy_engine.sweep.expressions import record_types, type_figure
+from policy_engine.sweep.grammar import values_text, vary_text
 from policy_engine.sweep.ranking import ranked
 from policy_engine.sweep.subjects import SweepOutput
 from policy_engine.sweep.target_constraints import missed_targets, targets_summary
@@ -30,22 +30,25 @@ def write(output: SweepOutput, stream: TextIO) -> None:
         table.add_column(axis.path, overflow="fold")
     types = list(dict.fromkeys(t for _, record in best[:top] for t in record_types(record)))
     costs = output.costs if output.costs is not None and output.costs.priced else None  # money adds up across types
-    cost_columns = (f"cost {costs.unit}", f"idle {costs.unit}") if costs is not None else ()
+    # the run's cost and idle cost, unless the objective already is one of them
+    cost_figures = [(name, label) for name, label in (("cost", "cost"), ("idle_cost", "idle"))
+                    if objective.text != name]
+    cost_columns = [f"{label} {costs.unit}" for _, label in cost_figures] if costs is not None else []
     heading = objective.text + (f" ({objective.unit_name})" if objective.unit_label else "")
     for column in (heading, *(f"util {t}" for t in types), "wait p95", "wait max", "preemptions",
                    "inst-h lost", *cost_columns, "targets"):
-        table.add_column(column, justify="right")
+        table.add_column(column, justify="right", overflow="fold")
     for rank, (score, record) in enumerate(best[:top], start=1):
         summary = record["summary"]
         report = costs.report(record) if costs is not None else None
-        table.add_row(str(rank), *(json.dumps(record["values"][axis.path]) for axis in axes),
+        priced = ([figure_text(report.total if name == "cost" else report.idle, Unit.COST) for name, _ in cost_figures]
+                  if report else ["-"] * len(cost_columns))
+        table.add_row(str(rank), *(vary_text(record["values"][axis.path]) for axis in axes),
                       figure_text(score, objective.unit),
                       *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) for t in types),
                       duration_text(summary["wait_p95"]), duration_text(summary["wait_max"]),
                       f"{summary['preemptions']:,}", instance_hours_text(summary["instance_hours_lost"]),
-                      *((figure_text(report.total, Unit.COST), figure_text(report.idle, Unit.COST)) if report
-                        else ("-",) * len(cost_columns)),
-                      targets_summary(record))
+                      *priced, targets_summary(record))
     console.print(table)
     if best and best[0][1].get("targets"):  # the margins of the run a reader would pick, not only a count
         line = summary_line([from_json(entry) for entry in best[0][1]["targets"]])
@@ -62,7 +65,7 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     for record in records:
         if record["status"] == OK:
             continue
-        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in record["values"].items())
+        values = values_text(record["values"])
         if record["status"] == ERROR:
             console.print(f"  error  {values}: {record['error']}", highlight=False)
         else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TextIO
 
 from rich.console import Console
@@ -10,6 +9,7 @@ from rich.table import Table
 
 from policy_engine.reports import terminal
 from policy_engine.sweep.evaluate import OK
+from policy_engine.sweep.grammar import values_text, vary_text
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import feasible
 from policy_engine.units import Unit, figure_text
@@ -27,10 +27,10 @@ def write(output: TuneOutput, stream: TextIO) -> None:
         return
     first = output.objectives[0]
     if result.chosen is not None:
-        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.chosen["values"].items())
+        values = values_text(result.chosen["values"])
         console.print(f"recommended: {values}" + (f" (written to {out_file})" if out_file else ""), highlight=False)
     elif result.keep_reason:
-        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.best["values"].items())
+        values = values_text(result.best["values"])
         console.print(f"keep the current topology: {result.keep_reason} (best candidate: {values}; "
                       f"{first.label} {figure(first.expression(result.best), first.expression.unit)} against "
                       f"{figure(first.expression(result.current), first.expression.unit)})"
@@ -70,7 +70,7 @@ def _decision(output: TuneOutput, console: Console) -> None:
     result, promises, policy = output.result, output.promises, output.policy
     first = output.objectives[0]
     if result.best is None and result.nearest is not None:
-        values = ", ".join(f"{path}={json.dumps(value)}" for path, value in result.nearest["values"].items())
+        values = values_text(result.nearest["values"])
         units = {constraint.text: constraint.unit for constraint in output.constraints}
         words = {c.text: c.shown for c in output.constraints if c.shown is not None}
         misses = "; ".join(f"{text} missed by "
@@ -101,8 +101,8 @@ def _decision(output: TuneOutput, console: Console) -> None:
                 return (figure(first.expression(record), first.expression.unit) if record and record["status"] == OK
                         else "-")
 
-            table.add_row(", ".join(f"{k}={json.dumps(v)}" for k, v in row["assumption"].items()),
+            table.add_row(values_text(row["assumption"]),
                           shown(row["current"]), shown(row["recommended"]), shown(row["best"]),
-                          ", ".join(f"{k}={json.dumps(v)}" for k, v in row["best"]["values"].items()
+                          ", ".join(f"{k}={vary_text(v)}" for k, v in row["best"]["values"].items()
                                     if k in result.current["values"]) if row["best"] else "-")
         console.print(table)

@@ -250,16 +250,20 @@ def _bound(text: str, number: str, suffix: str, unit: Unit) -> float:
     value = float(number)
     if not math.isfinite(value):
         raise ExpressionError(f"{text!r}: the bound must be a finite number")
-    if not suffix:
-        return value
     if suffix == "%":
         if unit is not Unit.FRACTION:
-            raise ExpressionError(f"{text!r}: a percentage bounds a utilisation; this figure is in {unit.value}")
-        return value / 100
-    if unit is not Unit.SECONDS:
-        raise ExpressionError(f"{text!r}: a duration ({number}{suffix}) bounds a wait; this figure is in "
-                              f"{unit.value}")
-    return value * DURATION_UNITS[suffix]
+            raise ExpressionError(f"{text!r}: a percentage bounds a utilisation; this figure is {unit.noun}")
+        value /= 100
+    elif suffix:
+        if unit is not Unit.SECONDS:
+            raise ExpressionError(f"{text!r}: a duration ({number}{suffix}) bounds a wait; this figure is "
+                                  f"{unit.noun}")
+        value *= DURATION_UNITS[suffix]
+    if unit is Unit.FRACTION and not 0 <= value <= 1:  # 50 meant as 50 % would never be met: say so, not run it
+        hint = f"; did you mean {number}%?" if not suffix and 1 < value <= 100 else ""
+        raise ExpressionError(f"{text!r}: a utilisation is between 0 and 1 (0% and 100%), got "
+                              f"{number}{suffix}{hint}")
+    return value
 
 
 def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = None) -> Constraint:
@@ -282,10 +286,13 @@ def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = No
         ">": lambda value: bound - value + strict,
     }
     difference = functions[operator]
-    shown = None
+    shown: Callable[[float], str] | None = None
     if expression.unit is Unit.FRACTION:  # a margin of a utilisation is in points, not a percentage of one
         def shown(amount: float) -> str:
             return f"{amount * 100:.1f} points"
+    elif expression.unit is Unit.COST:  # a cost's margin says its currency (or instance-hours)
+        def shown(amount: float) -> str:
+            return f"{figure_text(amount, Unit.COST)} {expression.unit_name}"
     return Constraint(source, lambda record: difference(expression(record)), bound, expression.unit, shown,
                       measure=expression)
 

@@ -376,6 +376,22 @@ def _limits_moved(kind: str, target: str, partner: str | None, field: str,
     return []
 
 
+def vary_text(value: Any) -> str:
+    """A value as ``--vary`` takes it (``LEND``, ``true``, ``200``): what reports print, so it can be pasted back."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        from policy_engine.units import number_text
+
+        return number_text(value)
+    return str(value)
+
+
+def values_text(values: dict[str, Any]) -> str:
+    """``training/ads.strategy=LEND, training/vision.borrow_limit=-1``: a candidate as ``--vary`` writes it."""
+    return ", ".join(f"{path}={vary_text(value)}" for path, value in values.items())
+
+
 def base_value(axis: Axis, topology: Topology, settings: SimulationSettings) -> Any:
     """The scenario's own value of an axis (the current topology): ``None`` when the field is not set."""
     if axis.kind == "settings":

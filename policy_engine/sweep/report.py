@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -26,10 +25,10 @@ from matplotlib.ticker import FuncFormatter
 
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.expressions import SHARE_METRICS, UNITS, Expression, record_types, type_figure
-from policy_engine.sweep.grammar import Axis
+from policy_engine.sweep.grammar import Axis, vary_text
 from policy_engine.sweep.ranking import ranked
 from policy_engine.sweep.target_constraints import targets_summary
-from policy_engine.units import Unit, duration_axis, duration_text, figure_text, number_text
+from policy_engine.units import Unit, duration_axis, duration_text, figure_text
 
 if TYPE_CHECKING:
     from policy_engine.sweep.cost_metrics import RunCosts
@@ -88,7 +87,7 @@ def _png(figure: Figure) -> bytes:
 
 
 def _label(value: float | str) -> str:
-    return json.dumps(value) if isinstance(value, (bool, str)) else number_text(value)
+    return vary_text(value)
 
 
 def share_metric_of(objective: Expression) -> str:
@@ -235,20 +234,20 @@ def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Express
         summary = record["summary"]
         priced = costs.report(record) if costs is not None and ok else None
         rows.append((*(_label(record["values"][a.path]) for a in axes), record["status"],
-                     figure_text(objective(record), objective.unit) if ok else "",
+                     figure_text(objective(record), objective.unit) if ok else "", targets_summary(record),
                      *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) if ok else "" for t in types),
                      duration_text(summary["wait_p95"]) if ok else "", summary["preemptions"] if ok else "",
                      *((figure_text(priced.total, Unit.COST) if priced else "",
                         figure_text(priced.idle, Unit.COST) if priced else "") if costs is not None else ()),
-                     targets_summary(record),
                      "" if ok else record["error"] or "; ".join(f"{f['rule']} {f['object']}" for f in
                                                                   record["findings"] if f["severity"] == "error")))
     width = len(axes)
     cost_columns = (f"cost ({costs.unit})", f"idle cost ({costs.unit})") if costs is not None else ()
     heading = objective.text + (f" ({objective.unit_name})" if objective.unit_label else "")
-    return html_table((*(a.path for a in axes), "status", heading, *(f"utilisation {t}" for t in types),
-                       "wait p95", "preemptions", *cost_columns, "targets", "why not run"), rows,
-                      numeric=set(range(width + 1, width + 4 + len(types) + len(cost_columns))))
+    # the verdicts (status, objective, targets) first, so a narrow window still shows them
+    return html_table((*(a.path for a in axes), "status", heading, "targets", *(f"utilisation {t}" for t in types),
+                       "wait p95", "preemptions", *cost_columns, "why not run"), rows,
+                      numeric={width + 1, *range(width + 3, width + 5 + len(types) + len(cost_columns))})
 
 
 def _best_targets(record: dict, axes: Sequence[Axis]) -> list[str]:

@@ -105,16 +105,19 @@ def test_constraints_read_share_metrics_and_guarantees(known: Path):
     hours = parse_constraint(f"wait_p95 <= {wait / 3600 + 1}h", scenario.topology)
     assert hours.bound == pytest.approx(wait + 3600) and hours.holds(run)
     assert hours.verdict(run).endswith("holds, 1h 00m to spare")
-    assert parse_constraint("cluster_utilisation >= 101%", scenario.topology).verdict(run) == \
-        "50.0%: violated by 51.0 points"
+    assert parse_constraint("cluster_utilisation >= 60%", scenario.topology).verdict(run) == \
+        "50.0%: violated by 10.0 points"
     assert not parse_constraint("guarantees", scenario.topology).holds({"status": "invalid"})
 
 
 @pytest.mark.parametrize(("flag", "value", "expected"), [
     ("--constraint", "share(q/C).wait_p95 <= 600", "'q/C' is not a quota share"),
     ("--constraint", "wait_p95 = 3", "expected EXPR <= BOUND"),
-    ("--constraint", "preemptions <= 3h", "a duration (3h) bounds a wait; this figure is in count"),
-    ("--constraint", "wait_p95 <= 60%", "a percentage bounds a utilisation; this figure is in seconds"),
+    ("--constraint", "preemptions <= 3h", "a duration (3h) bounds a wait; this figure is a count"),
+    ("--constraint", "wait_p95 <= 60%", "a percentage bounds a utilisation; this figure is a duration"),
+    ("--constraint", "cluster_utilisation >= 50", "a utilisation is between 0 and 1 (0% and 100%), got 50; did you "
+                                                   "mean 50%?"),
+    ("--constraint", "cluster_utilisation >= 150%", "a utilisation is between 0 and 1 (0% and 100%), got 150%"),
     ("--minimize", "median(wait_p95)", "unknown aggregate 'median'"),
     ("--maximize", "utilisation", "expected METRIC, AGG(METRIC), METRIC(TYPE), share(QUEUE/SHARE).METRIC"),
     ("--maximize", "utilisation(ml.p5.48xlarge)", "'ml.p5.48xlarge' is not an instance type of the topology"),
