@@ -102,6 +102,10 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
             fail_input([f"{report_dir}: cannot write the report: {error.strerror or error}"])
         click.echo(f"wrote {page}", err=True)
     COMPARE_FORMATS.renderer(output)(result, sys.stdout)
+    if fail_on_target and not result.runs[-1].targets:  # a pass that judged nothing is said, never silent
+        last = result.runs[-1]
+        click.echo(f"note: --fail-on-target: the last design, {last.label} ({last.source}), declares no targets, "
+                   "so none can be missed", err=True)
     raise SystemExit(EXIT_FINDINGS if fail_on_target and result.last_misses() else EXIT_OK)
 
 

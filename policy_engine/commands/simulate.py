@@ -207,7 +207,7 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
                            prices_path, chargeback, lending_attribution or DEFAULT_ATTRIBUTION)
         missed = _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy,
                            quiet, report_dir, report_share, report_window, scheduler, workers, allow_python, costs,
-                           wait_attribution if wait_causes else None)
+                           wait_attribution if wait_causes else None, fail_on_target)
     if fail_on_target and missed:
         raise SystemExit(EXIT_FINDINGS)
 
@@ -215,10 +215,14 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
 def _simulate(scenario: str, until: float | None, output: str, events: str | None, event_format: str,
               backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
               report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
-              allow_python: bool, costs: CostChoice, wait_attribution: str | None = DEFAULT_ORDER) -> int:
+              allow_python: bool, costs: CostChoice, wait_attribution: str | None = DEFAULT_ORDER,
+              fail_on_target: bool = False) -> int:
     """Run and report; returns how many target criteria the run missed. ``wait_attribution``: the order the
     waits are attributed in, ``None`` for no attribution."""
     loaded = scenario_or_exit(scenario, allow_python)
+    if fail_on_target and not loaded.topology.targets:  # a pass that judged nothing is said, never silent
+        click.echo(f"note: --fail-on-target: {scenario}'s topology declares no targets, so none can be missed",
+                   err=True)
     prices = prices_or_exit(costs.prices, [loaded.topology])
     overwritten = refuse_overwriting_inputs({"--events": events, "--report": report_dir},
                                             [scenario, *loaded.inputs, *([costs.prices] if costs.prices else [])])

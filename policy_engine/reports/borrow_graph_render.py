@@ -239,7 +239,7 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
         most = data["capacity"]
         colour = EDGE_COLOUR if most > 0 else BLOCKED_EDGE_COLOUR
         dot.edge(_id(lender), _id(borrower), label=_label(f"{instance_type} ≤ {most}"), color=colour,
-                 fontcolor=colour, style="solid" if most > 0 else "dashed", penwidth=str(1 + min(most, 8) * 0.4))
+                 fontcolor=colour, style="solid" if most > 0 else "dashed", penwidth=f"{1 + min(most, 8) * 0.4:g}")
     return dot
 
 
@@ -260,7 +260,7 @@ def _draw_pools(dot: graphviz.Digraph, pooled: Sequence[PoolEdge]) -> None:
         into_pool = " pool " in edge.target
         text = f"lends ≤ {edge.most}" if into_pool else f"borrows ≤ {edge.most}"
         dot.edge(_id(edge.source), _id(edge.target), label=_label(text), color=colour, fontcolor=colour,
-                 style="solid" if edge.most > 0 else "dashed", penwidth=str(1 + min(edge.most, 8) * 0.4))
+                 style="solid" if edge.most > 0 else "dashed", penwidth=f"{1 + min(edge.most, 8) * 0.4:g}")
 
 
 def _add_node(parent: graphviz.Digraph, graph: BorrowGraph, node: str, flagged: dict[str, list[Finding]]) -> None:

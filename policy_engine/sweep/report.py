@@ -103,7 +103,7 @@ def _mean(values: list[float]) -> float:
 
 
 #: Ticks as people write numbers: 800,000, not 800000 or 8e5.
-_THOUSANDS = FuncFormatter(lambda value, _: f"{value:,.6g}")
+_THOUSANDS = FuncFormatter(lambda value, _: f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.6g}")
 
 
 @dataclass(frozen=True)

@@ -196,6 +196,11 @@ def test_fail_on_target_looks_at_the_last_design(files, tmp_path):
     code, out = run(*designs(files, "A"), "--topology", strict, "--workers", "1", "--fail-on-target")
     assert code == 1 and "MISSED" in out
     assert run(*designs(files, "A"), "--topology", strict, "--workers", "1")[0] == 0  # a report without the flag
+    bare = tmp_path / "N.yaml"
+    bare.write_text(DESIGN_A[:DESIGN_A.index("targets:")])
+    result = CliRunner().invoke(main, ["compare", *designs(files, "A"), "--topology", str(bare), "--workers", "1",
+                                       "--fail-on-target"])
+    assert result.exit_code == 0 and "declares no targets, so none can be missed" in result.stderr
 
 
 def test_designs_run_in_parallel_on_a_real_local_cluster_with_the_same_figures(files, tmp_path):

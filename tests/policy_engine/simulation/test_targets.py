@@ -226,6 +226,14 @@ def test_fail_on_target_exits_1_only_when_one_is_missed(tmp_path, goal, code):
     assert CliRunner().invoke(main, ["simulate", str(path)]).exit_code == 0  # without the flag: a report only
 
 
+def test_fail_on_target_without_targets_says_it_judged_nothing(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text((SCENARIO % "1h").replace("  targets: [{share: A, wait_p95: 1h}]\n", ""))
+    out = CliRunner().invoke(main, ["simulate", str(path), "--fail-on-target"])
+    assert out.exit_code == 0, out.output
+    assert f"note: --fail-on-target: {path}'s topology declares no targets, so none can be missed" in out.stderr
+
+
 def test_json_and_markdown_say_met_or_missed_with_the_margin(tmp_path):
     path = tmp_path / "s.yaml"
     path.write_text(SCENARIO % "30m")
