@@ -248,6 +248,10 @@ def _resolve_path(path: str, topology: Topology) -> tuple[str, str, str, str | N
         return "capacity needs the instance type: capacity.<instance type>, e.g. capacity.ml.g5.xlarge"
     if field == "capacity" and not (instance_type or "").strip():
         return "capacity needs the instance type after 'capacity.', e.g. capacity.ml.g5.xlarge"
+    if field == "capacity" and instance_type is not None:
+        unknown = _unknown_instance_type(instance_type, topology)
+        if unknown:
+            return unknown
     if match.share_id is not None:
         canonical = match.share_id
         if field not in _KINDS or field not in ("borrow_limit", "strategy", "in_share_preemption", "state",
@@ -374,6 +378,23 @@ def _limits_moved(kind: str, target: str, partner: str | None, field: str,
     if kind == "transfer":
         return [(target, instance_type or ""), (partner or "", instance_type or "")]
     return []
+
+
+def _unknown_instance_type(name: str, topology: Topology) -> str | None:
+    """A type neither the topology nor SageMaker training has (a typo: every candidate would be invalid)."""
+    from policy_engine import instance_types
+
+    if any(name in env.capacity for env in topology.service_environments) or any(
+            name in share.capacity for _, share in topology.shares()):
+        return None
+    try:
+        known = instance_types.training_instance_types()
+    except (OSError, ValueError):  # botocore's list unreadable: the candidates' check still judges the type
+        return None
+    if name in known:
+        return None
+    close = instance_types.suggestion(name)
+    return f"{name} is not a SageMaker training instance type" + (f"; did you mean {close!r}?" if close else "")
 
 
 def vary_text(value: Any) -> str:

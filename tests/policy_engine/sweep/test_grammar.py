@@ -55,6 +55,9 @@ def test_paths_resolve_and_values_are_typed():
     ("workload.scale=0.5..1", "a range of decimals needs a step"),
     ("QS1.borrow_limit", "expected PATH=VALUES"),
     ("gpu-env.strategy=LEND", "service environment gpu-env has no field 'strategy'"),
+    ("QS1.capacity.ml.p4d.24xlarg=1..3", "ml.p4d.24xlarg is not a SageMaker training instance type; did you mean "
+                                         "'ml.p4d.24xlarge'?"),
+    ("gpu-env.capacity.ml.g5.xlrage=2", "ml.g5.xlrage is not a SageMaker training instance type"),
 ])
 def test_each_mistake_is_one_line_naming_the_argument_and_exit_2(argument, expected):
     result = CliRunner().invoke(main, ["sweep", SCENARIO, "--vary", argument, "--workers", "1"])
