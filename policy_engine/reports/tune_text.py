@@ -11,7 +11,7 @@ from policy_engine.reports import terminal
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.grammar import values_text, vary_text
 from policy_engine.sweep.subjects import TuneOutput
-from policy_engine.sweep.tune import feasible
+from policy_engine.sweep.tune import changes, feasible
 from policy_engine.units import Unit, figure_text
 
 
@@ -30,7 +30,9 @@ def write(output: TuneOutput, stream: TextIO) -> None:
         values = values_text(result.chosen["values"])
         console.print(f"recommended: {values}" + (f" (written to {out_file})" if out_file else ""), highlight=False)
     elif result.keep_reason:
-        values = values_text(result.best["values"])
+        # the best may be the current topology itself (the varied fields at their current values)
+        values = values_text(result.best["values"]) + ("" if changes(result.best, result.current) else
+                                                       ", the current topology itself")
         console.print(f"keep the current topology: {result.keep_reason} (best candidate: {values}; "
                       f"{first.label} {figure(first.expression(result.best), first.expression.unit)} against "
                       f"{figure(first.expression(result.current), first.expression.unit)})"

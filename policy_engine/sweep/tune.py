@@ -107,11 +107,20 @@ def scores(record: dict, objectives: Sequence[Objective]) -> tuple[float, ...]:
     return tuple(-o.expression(record) if o.maximize else o.expression(record) for o in objectives)
 
 
-def pareto_front(records: Sequence[dict], objectives: Sequence[Objective]) -> list[dict]:
-    """Runs no other run beats on every objective, by the first objective (then grid order); equal points once."""
+def changes(record: dict, current: dict | None) -> int:
+    """How many varied fields ``record`` sets to another value than the current topology has."""
+    if current is None:
+        return 0
+    return sum(1 for path, value in record["values"].items() if current["values"].get(path) != value)
+
+
+def pareto_front(records: Sequence[dict], objectives: Sequence[Objective], current: dict | None = None) -> list[dict]:
+    """Runs no other run beats on every objective, by the first objective; equal points once, kept as the
+    candidate that changes the fewest fields of ``current`` (then grid order): a knob that makes no difference
+    to the objectives is never recommended to another team."""
     scored = [(scores(r, objectives), r) for r in records]
     front, seen = [], set()
-    for mine, record in sorted(scored, key=lambda pair: (pair[0], pair[1]["index"])):
+    for mine, record in sorted(scored, key=lambda pair: (pair[0], changes(pair[1], current), pair[1]["index"])):
         if mine in seen:
             continue
         if any(all(o <= m for o, m in zip(other, mine, strict=True)) and other != mine for other, _ in scored):
@@ -297,7 +306,7 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
         executor.release(shared)
     ordered = list(runs.values())
     good = [record for record in ordered if feasible(record, constraints)]
-    front = pareto_front(good, objectives) if good else []
+    front = pareto_front(good, objectives, current) if good else []
     chosen = None
     if front:
         chosen = front[min(pick, len(front)) - 1] if len(objectives) > 1 else front[0]

@@ -65,6 +65,9 @@ def test_below_the_margin_the_answer_is_to_keep_the_current_topology(known: Path
     data = json.loads(invoke("tune", str(known), "--vary", "q/B.capacity.ml.g5.xlarge=3..5", "--budget", "3",
                              "--workers", "1", "--quiet", "--format", "json").stdout)
     assert data["keep_current"] is True and data["recommended"] is None and data["best"] is not None
+    # every candidate ties: the best is the one changing nothing, never another team's knob that does not matter
+    assert data["best"]["values"] == data["current"]["values"]
+    assert ", the current topology itself;" in answer
 
 
 def test_the_margin_is_relative_to_the_current_value(known: Path):
