@@ -68,7 +68,7 @@ def topology_yaml(topology: Topology, header: str) -> str:
 def _evidence_rows(result: TuneResult, objectives: list[Objective],
                    constraints: list[Constraint]) -> list[tuple[str, str, str]]:
     rows = []
-    current, chosen = result.current, result.chosen or result.best
+    current, chosen = result.current, result.chosen or result.best or result.nearest
     for objective in objectives:
         unit = objective.expression.unit
         rows.append((objective.heading,
@@ -222,10 +222,11 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             fail_input([f"{out_file}: cannot write the topology: {error.strerror or error}"])
     evidence = _evidence_rows(result, objectives, parsed_constraints)
     front_rows = _front_rows(result, axes, objectives)
+    tuned = TuneOutput(result, axes, objectives, parsed_constraints, evidence, front_rows, out_file, promises, policy,
+                       min_gain, costs)
     if report_dir:
-        _write_report(result, axes, objectives, evidence, front_rows, Path(report_dir), scenario, costs)
-    TUNE_FORMATS.renderer(output)(TuneOutput(result, axes, objectives, parsed_constraints, evidence, front_rows,
-                                             out_file, promises, policy, min_gain, costs), sys.stdout)
+        _write_report(tuned, Path(report_dir), scenario)
+    TUNE_FORMATS.renderer(output)(tuned, sys.stdout)
     raise SystemExit(EXIT_OK if result.best else EXIT_FINDINGS)
 
 
@@ -267,24 +268,27 @@ def _promise_changes(base: Topology, recommended: Topology) -> list[PromiseChang
     return compare_promises(base, recommended, lambda node: node, {}, {})
 
 
-def _write_report(result: TuneResult, axes: list[Axis], objectives: list[Objective],
-                  evidence: list[tuple[str, str, str]], front_rows: list[tuple], directory: Path, source: str,
-                  costs: RunCosts) -> None:
+def _write_report(output: TuneOutput, directory: Path, source: str) -> None:
+    from policy_engine.reports.tune_text import answer_lines, detail_lines, evidence_column
     from policy_engine.sweep.report import html_table, pareto_chart, write_tune_report
+    from policy_engine.sweep.tune import feasible
 
-    evidence_html = html_table(("", "current", "recommended"), evidence, numeric={1, 2})
+    result, axes, objectives = output.result, output.axes, output.objectives
+    evidence_html = html_table(("", "current", evidence_column(output)), output.evidence, numeric={1, 2})
     front_html = ""
     charts = []
     if len(objectives) > 1:
-        front_html = html_table(("#", *(a.path for a in axes), *(o.heading for o in objectives)), front_rows,
-                            numeric={0, *range(len(axes) + 1, len(axes) + 1 + len(objectives))})
+        front_html = html_table(("#", *(a.path for a in axes), *(o.heading for o in objectives)), output.front_rows,
+                                numeric={0, *range(len(axes) + 1, len(axes) + 1 + len(objectives))}) \
+            if output.front_rows else '<p class="muted">No candidate meets every constraint: the front is empty.</p>'
         on_front = {id(r) for r in result.front}
-        points = [(objectives[0].expression(r), objectives[1].expression(r), id(r) in on_front)
-                  for r in result.runs if r["status"] == OK]
+        points = [(objectives[0].expression(r), objectives[1].expression(r), id(r) in on_front,
+                   feasible(r, output.constraints)) for r in result.runs if r["status"] == OK]
         charts.append(pareto_chart(points, (objectives[0], objectives[1])))
     try:
         page = write_tune_report(evidence_html, front_html, charts, result.runs, axes, objectives[0].expression,
-                                 directory, source, costs)
+                                 directory, source, output.costs, [*answer_lines(output), *detail_lines(output)],
+                                 output.constraints)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
         return

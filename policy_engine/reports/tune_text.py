@@ -15,36 +15,76 @@ from policy_engine.sweep.tune import changes, feasible
 from policy_engine.units import Unit, figure_text
 
 
-def write(output: TuneOutput, stream: TextIO) -> None:
+def answer_lines(output: TuneOutput) -> list[str]:
+    """The answer, as text and the HTML report say it: what is recommended, or why the current topology stays,
+    or that nothing met every constraint."""
     result, out_file = output.result, output.out_file
+    if result.best is None:
+        return ["no candidate met every constraint: nothing to recommend"]
+    first = output.objectives[0]
+    if result.chosen is not None:
+        return [f"recommended: {values_text(result.chosen['values'])}"
+                + (f" (written to {out_file})" if out_file else "")]
+    if not result.keep_reason:
+        return []
+    # the best may be the current topology itself (the varied fields at their current values)
+    values = values_text(result.best["values"]) + ("" if changes(result.best, result.current) else
+                                                   ", the current topology itself")
+    return [f"keep the current topology: {result.keep_reason} (best candidate: {values}; "
+            f"{first.label} {figure(first.expression(result.best), first.expression.unit)} against "
+            f"{figure(first.expression(result.current), first.expression.unit)})"
+            f"{'; nothing written' if out_file else ''}"]
+
+
+def detail_lines(output: TuneOutput) -> list[str]:
+    """The nearest miss with each shortfall, or the gain that made the recommendation."""
+    result = output.result
+    first = output.objectives[0]
+    lines = []
+    if result.best is None and result.nearest is not None:
+        values = values_text(result.nearest["values"])
+        by_text = {constraint.text: constraint for constraint in output.constraints}
+        misses = "; ".join(f"{text} missed by "
+                           f"{by_text[text].margin_text(amount) if text in by_text else figure(amount)}"
+                           for text, amount in result.misses)
+        lines.append(f"nearest candidate: {values}: {misses}")
+    if result.chosen is not None and result.gain is not None:
+        gain = (f"{result.gain:.1%} of the current value" if result.relative_gain
+                else f"{figure(result.gain, first.expression.unit)} (absolute)")
+        lines.append(f"gain on {first.label}: {gain}, the margin being {result.min_gain:.1%}"
+                     + (f"; better on {result.wins} of {result.samples} workload samples" if result.samples else ""))
+    return lines
+
+
+def evidence_title(output: TuneOutput) -> str:
+    result = output.result
+    if result.chosen is not None:
+        return "Evidence: recommended against the current topology"
+    if result.best is not None:
+        return "Evidence: the best candidate against the current topology (not recommended)"
+    return "Evidence: the nearest candidate against the current topology (it misses a constraint)"
+
+
+def evidence_column(output: TuneOutput) -> str:
+    result = output.result
+    return "recommended" if result.chosen else "best candidate" if result.best else "nearest candidate"
+
+
+def write(output: TuneOutput, stream: TextIO) -> None:
+    result = output.result
     console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
     ok = sum(1 for r in result.runs if r["status"] == OK)
     good = sum(1 for r in result.runs if feasible(r, output.constraints))
     console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
-    if result.best is None:
-        console.print("no candidate met every constraint: nothing to recommend")
-        _decision(output, console)
-        return
-    first = output.objectives[0]
-    if result.chosen is not None:
-        values = values_text(result.chosen["values"])
-        console.print(f"recommended: {values}" + (f" (written to {out_file})" if out_file else ""), highlight=False)
-    elif result.keep_reason:
-        # the best may be the current topology itself (the varied fields at their current values)
-        values = values_text(result.best["values"]) + ("" if changes(result.best, result.current) else
-                                                       ", the current topology itself")
-        console.print(f"keep the current topology: {result.keep_reason} (best candidate: {values}; "
-                      f"{first.label} {figure(first.expression(result.best), first.expression.unit)} against "
-                      f"{figure(first.expression(result.current), first.expression.unit)})"
-                      f"{'; nothing written' if out_file else ''}",
-                      highlight=False, soft_wrap=True)
-    table = Table(title="Evidence: recommended against the current topology" if result.chosen else
-                  "Evidence: the best candidate against the current topology (not recommended)")
-    for column in ("", "current", "recommended" if result.chosen else "best candidate"):
-        table.add_column(column, justify="right" if column else "left")
-    for row in output.evidence:
-        table.add_row(*row)
-    console.print(table)
+    for line in answer_lines(output):
+        console.print(line, highlight=False, soft_wrap=True)
+    if result.best is not None or result.nearest is not None:
+        table = Table(title=evidence_title(output))
+        for column in ("", "current", evidence_column(output)):
+            table.add_column(column, justify="right" if column else "left")
+        for row in output.evidence:
+            table.add_row(*row)
+        console.print(table)
     if output.front_rows:
         front = Table(title=f"Pareto front ({len(output.front_rows)} point(s); --pick N chooses)")
         front.add_column("#", justify="right")
@@ -71,20 +111,8 @@ def _decision(output: TuneOutput, console: Console) -> None:
 
     result, promises, policy = output.result, output.promises, output.policy
     first = output.objectives[0]
-    if result.best is None and result.nearest is not None:
-        values = values_text(result.nearest["values"])
-        units = {constraint.text: constraint.unit for constraint in output.constraints}
-        words = {c.text: c.shown for c in output.constraints if c.shown is not None}
-        misses = "; ".join(f"{text} missed by "
-                           f"{words[text](amount) if text in words else figure(amount, units.get(text, Unit.NUMBER))}"
-                           for text, amount in result.misses)
-        console.print(f"nearest candidate: {values}: {misses}", highlight=False, soft_wrap=True)
-    if result.chosen is not None and result.gain is not None:
-        gain = (f"{result.gain:.1%} of the current value" if result.relative_gain
-                else f"{figure(result.gain, first.expression.unit)} (absolute)")
-        console.print(f"gain on {first.label}: {gain}, the margin being {result.min_gain:.1%}"
-                      + (f"; better on {result.wins} of {result.samples} workload samples" if result.samples else ""),
-                      highlight=False)
+    for line in detail_lines(output):
+        console.print(line, highlight=False, soft_wrap=True)
     if promises:
         named = policy.value if policy else "keep"
         console.print(f"promise changes made by --guarantee-policy {named} (diff fails on them until reviewed):",

@@ -32,6 +32,7 @@ from policy_engine.units import Unit, duration_axis, duration_text, figure_text
 
 if TYPE_CHECKING:
     from policy_engine.sweep.cost_metrics import RunCosts
+    from policy_engine.sweep.expressions import Constraint
     from policy_engine.sweep.tune import Objective
 
 #: The page lists at most this many runs.
@@ -189,17 +190,22 @@ def heatmap_chart(records: Sequence[dict], first: Axis, second: Axis, objective:
                  f"{objective.text} by {first.path} and {second.path}", _png(figure))
 
 
-def pareto_chart(points: Sequence[tuple[float, float, bool]], objectives: tuple[Objective, Objective]) -> Chart:
-    """Every evaluated run's first two objectives; the Pareto front highlighted."""
+def pareto_chart(points: Sequence[tuple[float, float, bool, bool]], objectives: tuple[Objective, Objective]) -> Chart:
+    """Every evaluated run's first two objectives (``x, y, on the front, meets every constraint``); the Pareto
+    front highlighted, and a run that violates a constraint marked so (it may look better but cannot be chosen)."""
     figure = Figure(figsize=(6, 4))
     plot = figure.add_subplot()
     x_scale, y_scale = (scale_of((point[i] for point in points), o.expression.unit, o.expression.unit_name)
                         for i, o in enumerate(objectives))
-    points = [(x_scale(x), y_scale(y), on) for x, y, on in points]
-    others = [(x, y) for x, y, front in points if not front]
-    front = sorted((x, y) for x, y, on in points if on)
+    scaled = [(x_scale(x), y_scale(y), on, ok) for x, y, on, ok in points]
+    others = [(x, y) for x, y, front, ok in scaled if not front and ok]
+    violating = [(x, y) for x, y, _, ok in scaled if not ok]
+    front = sorted((x, y) for x, y, on, _ in scaled if on)
     if others:
         plot.scatter([x for x, _ in others], [y for _, y in others], color="#9e9e9e", s=14, label="evaluated")
+    if violating:
+        plot.scatter([x for x, _ in violating], [y for _, y in violating], color="#9e9e9e", marker="x", s=18,
+                     label="violates a constraint")
     if front:
         plot.plot(*zip(*front, strict=True), color="#d62728", marker="o", label="Pareto front")
     names = tuple(o.label for o in objectives)
@@ -221,8 +227,16 @@ def _page(title: str, source: str, body: list[str]) -> str:
         f"<style>{_CSS}</style></head><body>", f"<h1>{escape(title)} report</h1>", *body, "</body></html>"])
 
 
+def _constraints_cell(record: dict, constraints: Sequence[Constraint]) -> str:
+    """``all hold``, or the constraints the run violates (the reason an ok run that looks better was not chosen)."""
+    if record["status"] != OK:
+        return "-"
+    broken = [c.text for c in constraints if not c.holds(record)]
+    return "all hold" if not broken else "violates " + "; ".join(broken)
+
+
 def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Expression,
-               costs: RunCosts | None = None) -> str:
+               costs: RunCosts | None = None, constraints: Sequence[Constraint] | None = None) -> str:
     """The runs, best-first order kept as given: the varied values, the objective, utilisation per type, the
     waits, the targets met, and with ``costs`` what each run cost and left idle."""
     rows = []
@@ -235,6 +249,7 @@ def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Express
         priced = costs.report(record) if costs is not None and ok else None
         rows.append((*(_label(record["values"][a.path]) for a in axes), record["status"],
                      figure_text(objective(record), objective.unit) if ok else "", targets_summary(record),
+                     *((_constraints_cell(record, constraints),) if constraints is not None else ()),
                      *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) if ok else "" for t in types),
                      duration_text(summary["wait_p95"]) if ok else "", summary["preemptions"] if ok else "",
                      *((figure_text(priced.total, Unit.COST) if priced else "",
@@ -245,9 +260,11 @@ def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Express
     cost_columns = (f"cost ({costs.unit})", f"idle cost ({costs.unit})") if costs is not None else ()
     heading = objective.text + (f" ({objective.unit_name})" if objective.unit_label else "")
     # the verdicts (status, objective, targets) first, so a narrow window still shows them
-    return html_table((*(a.path for a in axes), "status", heading, "targets", *(f"utilisation {t}" for t in types),
+    verdicts = ("targets", *(("constraints",) if constraints is not None else ()))
+    first = width + 2 + len(verdicts)
+    return html_table((*(a.path for a in axes), "status", heading, *verdicts, *(f"utilisation {t}" for t in types),
                        "wait p95", "preemptions", *cost_columns, "why not run"), rows,
-                      numeric={width + 1, *range(width + 3, width + 5 + len(types) + len(cost_columns))})
+                      numeric={width + 1, *range(first, first + 2 + len(types) + len(cost_columns))})
 
 
 def _best_targets(record: dict, axes: Sequence[Axis]) -> list[str]:
@@ -299,11 +316,14 @@ def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective:
 
 def write_tune_report(evidence_html: str, front_html: str, charts: list[Chart], records: Sequence[dict],
                       axes: Sequence[Axis], objective: Expression, directory: Path, source: str = "",
-                      costs: RunCosts | None = None) -> Path:
+                      costs: RunCosts | None = None, decision: Sequence[str] = (),
+                      constraints: Sequence[Constraint] = ()) -> Path:
+    """``decision``: the answer in sentences (what is recommended and why, or the nearest miss), above the
+    evidence; each run's row says which ``constraints`` it violates."""
     body = [f'<p class="muted">{escape(source)} · {len(records)} run(s)</p>', "<h2>Recommendation</h2>",
-            evidence_html]
+            *(f'<p class="decision">{escape(line)}</p>' for line in decision), evidence_html]
     if front_html:
         body += ["<h2>Pareto front</h2>", front_html]
     body += [chart.img() for chart in charts]
-    body += ["<h2>Runs</h2>", runs_table(records, axes, objective, costs)]
+    body += ["<h2>Runs</h2>", runs_table(records, axes, objective, costs, constraints)]
     return _write(directory, charts, _page("batch-quota tune", source, body))

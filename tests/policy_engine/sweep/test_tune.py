@@ -88,7 +88,20 @@ def test_two_objectives_give_the_pareto_front_and_pick_chooses_a_point(tmp_path:
     report = tmp_path / "report"
     assert invoke(*args, "--report", str(report)).exit_code == 0
     assert (report / "pareto.png").read_bytes()[:4] == b"\x89PNG"
-    assert "Pareto front" in (report / "index.html").read_text()
+    page = (report / "index.html").read_text()
+    assert "Pareto front" in page
+    # the page says the answer and its gain, not only the evidence table
+    assert '<p class="decision">recommended: q/A.capacity.ml.g5.xlarge=4, q/B.capacity.ml.g5.xlarge=2' in page
+    assert '<p class="decision">gain on min share(q/A).wait_max: ' in page
+    # a constraint no candidate meets: the page says nothing is recommended, names the nearest, and each run's row
+    # says which constraint it violates
+    infeasible = tmp_path / "infeasible"
+    both = ("--constraint", "share(q/A).wait_max < 1s", "--constraint", "share(q/B).wait_max < 1s")  # 4 + 4 of 6
+    assert invoke(*args, *both, "--report", str(infeasible)).exit_code == 1
+    page = (infeasible / "index.html").read_text()
+    assert '<p class="decision">no candidate met every constraint: nothing to recommend</p>' in page
+    assert '<p class="decision">nearest candidate: ' in page and "nearest candidate</th>" in page
+    assert "<td>violates share(q/A).wait_max &lt; 1s" in page and "the front is empty" in page
 
 
 def test_constraints_read_share_metrics_and_guarantees(known: Path):
