@@ -71,11 +71,15 @@ def pricing_or_exit(path: str | None, chargeback: str | None, topology: Topology
                     expressions: Iterable[str] = (), axes: Iterable[Axis] = ()) -> Pricing:
     """How sweep and tune price ``cost``, ``idle_cost`` and ``share(X).cost``; says the unit when one is used. An
     instance type a ``--vary`` adds to the candidates (``gpu.capacity.ml.p5.48xlarge=0..2``) needs a price too."""
-    from policy_engine.sweep.cost_metrics import Pricing, uses_cost
+    from policy_engine.sweep.cost_metrics import Pricing, uses_cost, uses_total_cost
 
     varied = {axis.instance_type: axis.path for axis in axes if axis.field == "capacity" and axis.instance_type}
     pricing = Pricing(prices_or_exit(path, [topology], varied), convention(chargeback))
     if uses_cost(expressions):
         click.echo(f"note: cost metrics are in {pricing.unit} ({pricing.convention.value} chargeback convention"
                    + ("; give --prices FILE to price them)" if pricing.prices is None else ")"), err=True)
+    if uses_total_cost(expressions):
+        click.echo("note: cost is the capacity over each candidate's whole run, until its last job ends: one that "
+                   "drains its backlog later costs more with the same capacity; used_cost is what jobs ran on",
+                   err=True)
     return pricing

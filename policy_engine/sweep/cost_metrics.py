@@ -3,7 +3,9 @@
 A run record carries its capacity ledger in instance-hours (``record["costs"]``, price-free, so a
 dataset stays valid when prices change); the expression prices it with ``--prices`` and the
 ``--chargeback`` convention when it is read. ``cost`` is what the environments' capacity cost over
-the run; ``idle_cost`` the part of it nobody used; ``share(X).cost`` the share's chargeback (its net
+the run (until its last job ends, so a candidate that drains its backlog later costs more with the same
+capacity); ``used_cost`` what jobs ran on (the spend of on-demand capacity, whatever the run's length);
+``idle_cost`` the part of ``cost`` nobody used; ``share(X).cost`` the share's chargeback (its net
 bill over its instance types). Without prices each is in instance-hours, every instance type
 counted alike (docs/sweep.md says so). Lending is attributed as the engine does (proportional).
 """
@@ -20,7 +22,7 @@ from policy_engine.simulation.outputs.capacity_hours import CapacityHours
 from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
 
 #: Cluster-wide cost metrics and the per-share one.
-CLUSTER_COST_METRICS = ("cost", "idle_cost")
+CLUSTER_COST_METRICS = ("cost", "used_cost", "idle_cost")
 SHARE_COST_METRIC = "cost"
 
 
@@ -38,7 +40,12 @@ class Pricing:
 
 def uses_cost(expressions: Iterable[str]) -> bool:
     """Whether any objective or constraint reads a cost metric (then the command says the unit)."""
-    return any(re.search(r"\b(idle_)?cost\b", text) for text in expressions)
+    return any(re.search(r"\b(idle_|used_)?cost\b", text) for text in expressions)
+
+
+def uses_total_cost(expressions: Iterable[str]) -> bool:
+    """Whether one reads the cluster's ``cost`` itself (not a share's, nor ``used_cost``/``idle_cost``)."""
+    return any(re.search(r"(?<![\w.(])cost\b", text) for text in expressions)
 
 
 def report_of(record: dict, topology: Topology, pricing: Pricing) -> CostReport:
@@ -79,7 +86,7 @@ class RunCosts:
 def cluster_metric(name: str, topology: Topology, pricing: Pricing) -> Callable[[dict], float]:
     def compute(record: dict) -> float:
         report = report_of(record, topology, pricing)
-        return report.total if name == "cost" else report.idle
+        return {"cost": report.total, "used_cost": report.used, "idle_cost": report.idle}[name]
 
     return compute
 

@@ -8,7 +8,8 @@ An expression is one of:
   ``share(REF).METRIC``  one share's figure (REF is QUEUE/SHARE or a unique SHARE; the largest over its types)
   ``TMETRIC(TYPE)``       one instance type's figure of ``summary.instance_types`` (``utilisation(ml.g5.xlarge)``)
   ``share(REF).METRIC(TYPE)``  one share's figure on one instance type (``utilisation``: its ``own_utilisation``)
-  ``cost``, ``idle_cost``, ``share(REF).cost``, ``AGG(cost)``: priced from the run's ledger (``cost_metrics``)
+  ``cost``, ``used_cost``, ``idle_cost``, ``share(REF).cost``, ``AGG(cost)``: priced from the run's ledger
+                         (``cost_metrics``)
 A constraint is ``EXPR <= BOUND`` (or ``<``, ``>=``, ``>``), or ``guarantees``: every declared guarantee
 holds (``check`` proves them, so a refuted one makes a candidate invalid; in the simulation a
 ``never_preempted`` share lost no job to preemption). BOUND is a number in the figure's unit, or as people write

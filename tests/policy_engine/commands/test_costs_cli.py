@@ -359,3 +359,14 @@ def test_a_type_a_sweep_adds_needs_a_price_and_a_rate_card_may_hold_it(files, wr
     rows = [line for line in out.stdout.splitlines() if line.startswith(("│ 1 ", "│ 2 "))]
     # the run lasts 3 h: one p5 more adds 3 h x 100 USD of capacity to the 84 USD of the hand-computed case
     assert [[cell.strip() for cell in row.split("│")[2:4]] for row in rows] == [["1", "384.00"], ["2", "684.00"]]
+
+
+def test_used_cost_is_what_jobs_ran_on_and_a_total_cost_objective_says_what_it_measures(files):
+    args = ("sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--prices",
+            str(files["prices"]), "--workers", "1", "--quiet")
+    used = invoke(*args, "--minimize", "used_cost")
+    assert used.exit_code == 0, used.output
+    assert "note: cost metrics are in USD" in used.stderr and "until its last job ends" not in used.stderr
+    assert "used_cost (USD)" in used.stdout and "52.00" in used.stdout  # the hand-computed own use: 52 USD
+    total = invoke(*args, "--minimize", "cost")
+    assert "note: cost is the capacity over each candidate's whole run, until its last job ends" in total.stderr
