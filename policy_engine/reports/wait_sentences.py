@@ -41,8 +41,13 @@ def _room(topology: Topology, share: ShareWaits, ctx: CauseContext) -> str:
     """Whether a larger own limit would find instances: the environment's idle instances against the need."""
     capacity, limits = _environment(topology, share)
     if ctx.environment_idle >= ctx.needs:
-        return (f"a larger limit would, since the environment had {_n(ctx.environment_idle)} idle "
+        room = (f"a larger limit would, since the environment had {_n(ctx.environment_idle)} idle "
                 f"{share.instance_type} on average meanwhile")
+        if limits >= capacity:  # no room to raise one limit alone: check refuses limits above the environment
+            room += (f", but its shares' limits already add up to {limits} of its {capacity}: the limit has to be "
+                     f"moved from another share (--vary 'transfer(A,B).capacity.{share.instance_type}=...') or the "
+                     "environment grown with it")
+        return room
     return (f"nor would a larger limit alone, since the environment had only {_n(ctx.environment_idle)} idle "
             f"{share.instance_type} on average (its shares' limits add up to {limits} of its {capacity}): "
             "it needs environment capacity")

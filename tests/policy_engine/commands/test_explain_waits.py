@@ -121,3 +121,24 @@ def test_an_unknown_share_of_the_scenario_is_one_line_and_exit_2(tmp_path: Path)
     result = CliRunner().invoke(main, ["explain", "q/nope", "--scenario", str(_scenario(tmp_path, []))])
     assert result.exit_code == 2
     assert result.output.count("\n") == 1 and "no quota share 'q/nope'" in result.output
+
+
+def test_a_larger_limit_is_told_to_come_from_another_share_when_the_limits_fill_the_environment():
+    from types import SimpleNamespace
+
+    from policy_engine.model import Topology
+    from policy_engine.reports.wait_sentences import _room
+
+    topology = Topology.model_validate({
+        "service_environments": [{"name": "env", "capacity": {"ml.g5.xlarge": 9}}],
+        "job_queues": [{"name": "q", "service_environment": "env", "shares": SHARES}]})
+    share = SimpleNamespace(share="q/big", instance_type="ml.g5.xlarge")
+    full = _room(topology, share, SimpleNamespace(environment_idle=5.0, needs=2.0))  # type: ignore[arg-type]
+    assert full.startswith("a larger limit would, since the environment had 5 idle ml.g5.xlarge on average")
+    assert full.endswith("but its shares' limits already add up to 9 of its 9: the limit has to be moved from "
+                         "another share (--vary 'transfer(A,B).capacity.ml.g5.xlarge=...') or the environment "
+                         "grown with it")
+    roomy = topology.model_copy(update={"service_environments": (
+        topology.service_environments[0].model_copy(update={"capacity": {"ml.g5.xlarge": 12}}),)})
+    assert _room(roomy, share, SimpleNamespace(environment_idle=5.0, needs=2.0)).endswith(  # type: ignore[arg-type]
+        "on average meanwhile")
