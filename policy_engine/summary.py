@@ -6,7 +6,7 @@ team reads and the checks that fail a deploy never disagree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from policy_engine.graph import BorrowGraph
 from policy_engine.guarantees import guaranteed_capacity
@@ -27,6 +27,9 @@ class ShareSummary:
     preempted_by: tuple[str, ...]
     #: Whom it may preempt: borrowers of its lent capacity, and itself with in-share preemption.
     may_preempt: tuple[str, ...]
+    #: The same two per instance type of its limit (a lender of p4d never reclaims its g5): the per-type rows.
+    preempted_by_type: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    may_preempt_type: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """Plain JSON-ready data; built by hand because ``dataclasses.asdict`` deep-copies (0.3 s at 1,000 shares)."""
@@ -54,6 +57,10 @@ def summarize(graph: BorrowGraph, node: str) -> ShareSummary:
         max_burst={t: graph.max_burst(node, t) for t in share.capacity},
         preempted_by=lenders + itself,
         may_preempt=borrowers + itself,
+        preempted_by_type={t: tuple(lender for lender in graph.lenders(node, t) if graph.can_flow(lender, node, t))
+                           + itself for t in share.capacity},
+        may_preempt_type={t: tuple(b for b in graph.borrowers(node, t) if graph.can_flow(node, b, t)) + itself
+                          for t in share.capacity},
     )
 
 

@@ -69,7 +69,8 @@ def _summary_tables(report: CheckReport, shown: int | None) -> list[tuple[str, l
         for instance_type, limit in summary.limit.items():
             rows.append((visible(name), summary.strategy, visible(instance_type), str(limit),
                          str(summary.guaranteed[instance_type]), str(summary.max_burst[instance_type]),
-                         _shares(summary.preempted_by, queue, shown), _shares(summary.may_preempt, queue, shown)))
+                         _shares(summary.preempted_by_type.get(instance_type, summary.preempted_by), queue, shown),
+                         _shares(summary.may_preempt_type.get(instance_type, summary.may_preempt), queue, shown)))
     tables = []
     numeric = {3, 4, 5}
     for queue, rows in by_queue.items():

@@ -28,3 +28,30 @@ def test_a_lender_whose_edge_cannot_carry_anything_preempts_nobody():
 def test_summary_serialises_to_plain_data(example):
     data = summarize_all(BorrowGraph(example))["training/QS1"].to_dict()
     assert data["preempted_by"] == ["training/QS2", "training/QS1"] and data["limit"] == {GPU: 1}
+
+
+def test_per_type_preemptors_are_only_the_lenders_of_that_type(tmp_path):
+    from click.testing import CliRunner
+
+    from policy_engine.cli import main
+
+    path = tmp_path / "two-types.yaml"
+    path.write_text("""service_environments:
+  - {name: env, capacity: {ml.p4d.24xlarge: 4, ml.g5.12xlarge: 4}}
+job_queues:
+  - name: q
+    service_environment: env
+    shares:
+      - {name: vision, capacity: {ml.p4d.24xlarge: 2, ml.g5.12xlarge: 2}, strategy: LEND_AND_BORROW}
+      - {name: language, capacity: {ml.p4d.24xlarge: 2}, strategy: LEND}
+      - {name: speech, capacity: {ml.g5.12xlarge: 2}, strategy: LEND}
+""")
+    from policy_engine.loading import load_topology
+
+    vision = summarize_all(BorrowGraph(load_topology(path)))["q/vision"]
+    assert vision.preempted_by_type == {"ml.p4d.24xlarge": ("q/language",), "ml.g5.12xlarge": ("q/speech",)}
+    assert set(vision.preempted_by) == {"q/language", "q/speech"}  # the share over all its types
+    lines = CliRunner().invoke(main, ["check", str(path)]).output.splitlines()
+    p4d = next(line for line in lines if line.startswith("vision") and "ml.p4d.24xlarge" in line)
+    g5 = next(line for line in lines if line.startswith("vision") and "ml.g5.12xlarge" in line)
+    assert "language" in p4d and "speech" not in p4d and "speech" in g5 and "language" not in g5
