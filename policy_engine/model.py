@@ -222,6 +222,16 @@ def _fraction(value: float) -> float:
     return value
 
 
+def _percent(value: Any) -> Any:
+    """``60%`` as the fraction 0.6 (how tune's constraints write a utilisation too); anything else as given."""
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            return float(value.strip()[:-1]) / 100
+        except ValueError:
+            raise ValueError(f"expected a percentage such as 60% or a fraction such as 0.6, got {value!r}") from None
+    return value
+
+
 def _count(value: int) -> int:
     if value < 0:
         raise ValueError("a number of preemptions is 0 or more")
@@ -248,7 +258,7 @@ class Target(_Frozen):
     #: No job of the share is preempted more often than this.
     max_preemptions_per_job: Annotated[int, AfterValidator(_count)] | None = None
     #: Own use at least this fraction of the own limit, time-weighted over the run (per instance type).
-    min_utilisation: Annotated[float, AfterValidator(_fraction)] | None = None
+    min_utilisation: Annotated[float, BeforeValidator(_percent), AfterValidator(_fraction)] | None = None
 
 
 class Suppression(_Frozen):

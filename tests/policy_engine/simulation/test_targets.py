@@ -254,3 +254,18 @@ def test_the_html_report_has_a_targets_section_with_the_missed_row_marked(tmp_pa
     section = page.split("<h2>Targets</h2>")[1].split("<h2>")[0]
     assert "targets: 0 of 1 met; missed: q/A wait p95 missed by 30m 00s" in section
     assert '<tr class="missed"><td>targets[0]</td><td>q/A</td><td>wait p95</td><td>≤ 30m 00s</td>' in section
+
+
+@pytest.mark.parametrize(("written", "fraction"), [("60%", 0.6), (0.6, 0.6), ("12.5%", 0.125)])
+def test_a_utilisation_target_reads_a_percentage_as_constraints_do(written, fraction):
+    from policy_engine.model import Target
+
+    assert Target(share="q/A", min_utilisation=written).min_utilisation == pytest.approx(fraction)
+
+
+def test_a_utilisation_target_above_100_percent_is_one_line_exit_2(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text((SCENARIO % "1h").replace("wait_p95: 1h}", "min_utilisation: 150%}"))
+    out = CliRunner().invoke(main, ["simulate", str(path)])
+    assert out.exit_code == 2 and len(out.stderr.strip().splitlines()) == 1
+    assert "min_utilisation: utilisation outside 0..1" in out.stderr and "Value error" not in out.stderr
