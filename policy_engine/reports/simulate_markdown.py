@@ -13,7 +13,7 @@ from policy_engine.reports.subjects import SimulateOutput
 from policy_engine.reports.type_tables import TYPE_HEADERS, all_types_text, type_rows
 from policy_engine.simulation.outputs.calibration import ShareCalibration
 from policy_engine.simulation.outputs.results import SimulationResult
-from policy_engine.units import duration_text
+from policy_engine.units import duration_text, instance_hours_text
 
 if TYPE_CHECKING:
     from policy_engine.prices import Prices
@@ -23,11 +23,12 @@ def render(result: SimulationResult, *, source: str = "",
            calibration: Sequence[ShareCalibration] | None = None, prices: Prices | None = None) -> str:
     """The run as Markdown; ``calibration`` adds observed vs simulated waits per share, ``prices`` the plans' costs."""
     summary = result.summary
-    statuses = ", ".join(f"{status} {count}" for status, count in summary["by_status"].items()) or "none"
+    statuses = ", ".join(f"{status} {count:,}" for status, count in summary["by_status"].items()) or "none"
     lines = ["### batch-quota simulate" + (f": {code(source)}" if source else ""), "",
              *table(("jobs", "by status", "preemptions", "instance-hours lost",
                      "wait p50", "wait p95", "wait max", "simulated time"),
-                    [(summary["jobs"], statuses, summary["preemptions"], f"{summary['instance_hours_lost']:.2f}",
+                    [(f"{summary['jobs']:,}", statuses, f"{summary['preemptions']:,}",
+                      instance_hours_text(summary["instance_hours_lost"]),
                       duration_text(summary["wait_p50"]), duration_text(summary["wait_p95"]),
                       duration_text(summary["wait_max"]), duration_text(result.time))],
                     align="rlrrrrrr"),
@@ -41,9 +42,10 @@ def render(result: SimulationResult, *, source: str = "",
     lines += table(("share", "instance type", "strategy", "limit (instances)", "jobs", "own use",
                     "mean borrowed (instances)", "mean lent (instances)",
                     "wait p50", "wait p95", "preemptions", "instance-hours lost"),
-                   ((m.share, m.instance_type, m.strategy, m.limit, m.jobs, f"{m.own_utilisation:.0%}",
+                   ((m.share, m.instance_type, m.strategy, m.limit, f"{m.jobs:,}", f"{m.own_utilisation:.0%}",
                      f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", duration_text(m.wait_p50),
-                     duration_text(m.wait_p95), m.preemptions, f"{m.instance_hours_lost:.2f}") for m in result.shares),
+                     duration_text(m.wait_p95), f"{m.preemptions:,}", instance_hours_text(m.instance_hours_lost))
+                    for m in result.shares),
                    align="lllrrrrrrrrr")
     lines.append("")
     if result.plans is not None:
