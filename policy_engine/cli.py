@@ -76,6 +76,32 @@ class _LazyGroup(click.Group):
     ``/dev/full``) into one line and exit 2 instead of a traceback.
     """
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Click's own usage errors (a bad option value, a missing argument) as one line, like every other bad
+        input: ``error: Invalid value for '--format': ...  (batch-quota simulate --help)``, exit 2."""
+        standalone = kwargs.pop("standalone_mode", True)
+        try:
+            returned = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[call-overload]
+        except click.UsageError as error:
+            if not standalone:
+                raise
+            where = error.ctx.command_path if error.ctx is not None else "batch-quota"
+            click.echo(f"error: {error.format_message()} (see {where} --help)", err=True)
+            sys.exit(error.exit_code)
+        except click.ClickException as error:
+            if not standalone:
+                raise
+            error.show()
+            sys.exit(error.exit_code)
+        except click.Abort:
+            if not standalone:
+                raise
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        if not standalone:
+            return returned
+        sys.exit(returned if isinstance(returned, int) else 0)  # as click's standalone mode ends (--help: 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         if sys.stdout is None:  # started with stdout closed (``>&-``)
             click.echo("error: standard output is closed; redirect it to a file or /dev/null instead", err=True)

@@ -380,3 +380,16 @@ def test_a_job_file_ending_inside_a_character_names_the_byte(scenario_dir):
 
 def test_check_given_a_scenario_says_so(scenario_dir):
     one_line(run("check", str(scenario_dir / "scenario.yaml")), "this is a scenario", "batch-quota simulate")
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["simulate", "x.yaml", "--format", "html"],
+     "error: Invalid value for '--format': 'html' is not one of 'text', 'json', 'markdown'. "
+     "(see batch-quota simulate --help)"),
+    (["tune", "x.yaml"], "error: Missing option '--budget'. (see batch-quota tune --help)"),
+    (["nosuch"], "error: No such command 'nosuch'. (see batch-quota --help)"),
+])
+def test_a_usage_error_is_one_line_and_exit_2_as_a_process_sees_it(args, expected):
+    script = Path(sys.executable).parent / "batch-quota"  # the installed command, as a user runs it
+    run = subprocess.run([str(script), *args], capture_output=True, text=True, check=False)
+    assert (run.returncode, run.stdout, run.stderr) == (2, "", expected + "\n")
