@@ -9,6 +9,7 @@ problem, as is an action naming an object a design lacks: compare never drops a 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -22,10 +23,6 @@ from policy_engine.simulation.inputs.workload import Scenario, load_scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 T = TypeVar("T")
-
-#: Problems listed per design before the rest are counted (a workload of a million jobs against the wrong design).
-MAX_PROBLEMS = 20
-
 
 @dataclass(frozen=True)
 class Design:
@@ -62,26 +59,37 @@ def _renamed(renames: Renames, topology: Topology) -> tuple[dict[str, str], dict
     return shares, environments
 
 
+def _rename_hint(missing: str, design: Design, named: set[str]) -> str:
+    """``--rename OLD=NEW`` for a share the workload names and the design lacks: the design's share the workload
+    never names, when it is the only one or the closest in name."""
+    unused = [node for q, s in design.topology.shares() if (node := share_id(q, s)) not in named]
+    close = difflib.get_close_matches(missing, unused, n=1, cutoff=0.6)
+    guess = close[0] if close else unused[0] if len(unused) == 1 else None
+    return f"; if it is called otherwise there, say so: --rename {missing}={guess}" if guess else \
+        "; declare renames with --rename OLD=NEW"
+
+
 def workload_problems(scenario: Scenario, design: Design) -> list[str]:
-    """Jobs and actions of the workload that name what ``design`` lacks, one line each (the first few)."""
+    """What the workload names and ``design`` lacks: one line per missing share (or share's instance type) with
+    how many jobs name it and the first, and per action naming a missing object; never one line per job."""
     types = {share_id(q, s): set(s.capacity) for q, s in design.topology.shares()}
-    problems: list[str] = []
-    count = 0
+    named = {design.share(job.share) for job in scenario.jobs}
+    missing: dict[tuple[str, str | None], list[str]] = {}
     for job in scenario.jobs:
         name = design.share(job.share)
         if name not in types:
-            problem = f"jobs[{job.name}].share: design {design.label} ({design.source}) has no quota share {name}"
+            missing.setdefault((name, None), []).append(job.name)
         elif job.instance_type not in types[name]:
-            problem = (f"jobs[{job.name}].instance_type: {name} has no {job.instance_type} in design "
-                       f"{design.label} ({design.source})")
+            missing.setdefault((name, job.instance_type), []).append(job.name)
+    problems: list[str] = []
+    for (name, instance_type), jobs in missing.items():
+        count = f"{len(jobs):,} job(s) name it (the first: {jobs[0]})"
+        if instance_type is None:
+            problems.append(f"{scenario.source}: jobs: design {design.label} ({design.source}) has no quota share "
+                            f"{name}; {count}{_rename_hint(name, design, named)}")
         else:
-            continue
-        count += 1
-        if count <= MAX_PROBLEMS:
-            problems.append(f"{scenario.source}: {problem}")
-    if count > MAX_PROBLEMS:
-        problems.append(f"{scenario.source}: ... and {count - MAX_PROBLEMS} more job(s) design {design.label} cannot "
-                        "run (declare renames with --rename OLD=NEW)")
+            problems.append(f"{scenario.source}: jobs: {name} has no {instance_type} in design {design.label} "
+                            f"({design.source}); {len(jobs):,} job(s) of that type name it (the first: {jobs[0]})")
     for action in scenario.updates:
         if isinstance(action, ShareUpdate) and design.share(action.share) not in types:
             problems.append(f"{scenario.source}: actions: update_share names {design.share(action.share)}, which "

@@ -130,6 +130,10 @@ def test_rename_lines_a_renamed_share_up_with_its_old_name(files, tmp_path):
     renamed.write_text(DESIGN_A.replace("name: speech", "name: audio"))
     code, out = run(*designs(files, "A"), "--topology", renamed, "--workers", "1", "--format", "json")
     assert code == 2 and "has no quota share training/speech" in out
+    # one line for the missing share, however many jobs name it, with the rename it most likely is
+    (line,) = [line for line in out.splitlines() if "training/speech" in line]
+    assert line.endswith("; if it is called otherwise there, say so: --rename training/speech=training/audio")
+    assert "job(s) name it (the first: " in line
     code, out = run(*designs(files, "A"), "--topology", renamed, "--rename", "training/speech=training/audio",
                     "--workers", "1", "--format", "json")
     assert code == 0, out
