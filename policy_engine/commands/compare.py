@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import click
@@ -90,7 +91,8 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
     runs, description = _run(scenario, designs, until, bool(report_dir), scheduler, workers)
     from policy_engine.comparison.subjects import build
 
-    result = build(scenarios[0], len(scenario.jobs), runs, designs, description, prices, convention(chargeback))
+    built = build(scenarios[0], len(scenario.jobs), runs, designs, description, prices, convention(chargeback))
+    result = replace(built, until=until)
     if report_dir:
         from pathlib import Path
 
@@ -106,6 +108,12 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
         last = result.runs[-1]
         click.echo(f"note: --fail-on-target: the last design, {last.label} ({last.source}), declares no targets, "
                    "so none can be missed", err=True)
+    if fail_on_target and result.last_misses():  # the exit says a target was missed; this line says which
+        from policy_engine.reports.target_tables import summary_line
+
+        last = result.runs[-1]
+        click.echo(f"--fail-on-target: the last design, {last.label} ({last.source}), "
+                   f"{summary_line(last.targets).removeprefix('targets: ')}", err=True)
     raise SystemExit(EXIT_FINDINGS if fail_on_target and result.last_misses() else EXIT_OK)
 
 

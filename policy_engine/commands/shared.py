@@ -98,8 +98,14 @@ class DurationRange(click.ParamType):
                     seconds = parse_duration(text)
                 except ValueError:
                     self.fail(f"{value!r} is not a duration (30d, 12h, 90m, 3600s or seconds)", param, ctx)
-        if not math.isfinite(seconds) or not self.min <= seconds <= self.max:
-            self.fail(f"{value!r} is not between {self.min:g} and {self.max:g} seconds", param, ctx)
+        from policy_engine.units import duration_text
+
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite duration", param, ctx)
+        if seconds < self.min:
+            self.fail(f"{value!r} is below {duration_text(self.min)}", param, ctx)
+        if seconds > self.max:
+            self.fail(f"{value!r} is more than {duration_text(self.max)}", param, ctx)
         return seconds
 
 

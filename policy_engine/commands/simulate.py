@@ -209,6 +209,8 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
                            quiet, report_dir, report_share, report_window, scheduler, workers, allow_python, costs,
                            wait_attribution if wait_causes else None, fail_on_target)
     if fail_on_target and missed:
+        click.echo(f"--fail-on-target: {missed} target criterion/criteria missed (the targets table says which and "
+                   "by how much)", err=True)
         raise SystemExit(EXIT_FINDINGS)
 
 

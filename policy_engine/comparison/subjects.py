@@ -30,7 +30,7 @@ from policy_engine.comparison.table import (
 )
 from policy_engine.prices import Prices
 from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
-from policy_engine.units import Unit
+from policy_engine.units import Unit, duration_text
 
 ALL_SHARES = "all shares"
 ALL_TYPES = "all types"
@@ -64,6 +64,13 @@ class CompareOutput:
     #: what the shares' ``cost`` figure and the ``costs`` table are in: the prices' currency, else instance-hours
     cost_unit: str = INSTANCE_HOURS
     chargeback: Convention = Convention.USAGE
+    #: ``--until``: where every run's clock stopped (``None``: when the workload was done)
+    until: float | None = None
+
+    @property
+    def span(self) -> str:
+        """How far each design ran, for a report's first line: ``from time 0`` or ``from time 0 to 7d 0h``."""
+        return "from time 0" + (f" to {duration_text(self.until)} (--until)" if self.until is not None else "")
 
     @property
     def priced(self) -> bool:

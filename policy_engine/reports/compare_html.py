@@ -113,7 +113,7 @@ def render_page(output: CompareOutput) -> str:
         f"<title>batch-quota compare: {escape(labels)}</title>",
         f"<style>{report_script.STYLE} td.num {{ white-space: nowrap; }}</style></head><body>",
         f"<h1>batch-quota compare: {escape(labels)}</h1>",
-        f'<p class="muted">{escape(output.scenario)} · {output.jobs:,} job(s), each design run from time 0 · '
+        f'<p class="muted">{escape(output.scenario)} · {output.jobs:,} job(s), each design run {escape(output.span)} · '
         f"{escape(sc.runs_line(output.shares, output.sources))}</p>",
         '<p id="render-error" class="error" hidden></p>',
         "<h2>The whole run</h2>",

@@ -15,7 +15,7 @@ from policy_engine.reports.markdown import cell, code
 def render(output: CompareOutput) -> str:
     labels = " vs ".join(code(label) for label in output.labels)
     lines = [f"### batch-quota compare: {labels} on {code(output.scenario)}", "",
-             f"{output.jobs:,} job(s), each design run from time 0. "
+             f"{output.jobs:,} job(s), each design run {output.span}. "
              f"{cell(sc.runs_line(output.shares, output.sources))}",
              "", *[f"- {cell(line)}" for line in verdict(output)], "",
              "**The whole run**", "",

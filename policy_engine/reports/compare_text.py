@@ -72,7 +72,7 @@ def verdict(output: CompareOutput) -> list[str]:
 def write(output: CompareOutput, stream: TextIO) -> None:
     console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
     console.print(f"batch-quota compare {output.scenario}: {len(output.runs)} designs on {output.jobs:,} job(s), "
-                  f"each from time 0" + (f" ({output.executor})" if output.executor else ""), markup=False,
+                  f"each {output.span}" + (f" ({output.executor})" if output.executor else ""), markup=False,
                   highlight=False)
     console.print(sc.runs_line(output.shares, output.sources), markup=False, highlight=False)
     console.print(sc.rich_table("The whole run", sc.share_header(output.overall)[2:],

@@ -199,6 +199,7 @@ def test_fail_on_target_looks_at_the_last_design(files, tmp_path):
     assert run(*designs(files, "A"), "--topology", lenient, "--workers", "1", "--fail-on-target")[0] == 0
     code, out = run(*designs(files, "A"), "--topology", strict, "--workers", "1", "--fail-on-target")
     assert code == 1 and "MISSED" in out
+    assert f"--fail-on-target: the last design, S ({strict}), " in out and " met; missed: " in out
     assert run(*designs(files, "A"), "--topology", strict, "--workers", "1")[0] == 0  # a report without the flag
     bare = tmp_path / "N.yaml"
     bare.write_text(DESIGN_A[:DESIGN_A.index("targets:")])
@@ -501,3 +502,10 @@ def test_until_reads_a_duration_and_stops_every_design_there(files):
     assert [r["time"] for r in json.loads(out)["runs"]] == [1800, 1800]
     code, out = run(*designs(files, "A", "B"), "--workers", "1", "--until", "soon")
     assert code == 2 and "'soon' is not a duration (30d, 12h, 90m, 3600s or seconds)" in out
+
+
+def test_until_is_said_in_the_first_line_of_every_format(files):
+    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--until", "30m")
+    assert code == 0 and "each from time 0 to 30m 00s (--until)" in out.splitlines()[0]
+    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--until", "30m", "--format", "markdown")
+    assert code == 0 and "each design run from time 0 to 30m 00s (--until)." in out

@@ -76,7 +76,7 @@ def test_until_reads_a_duration_as_people_write_it(write_file, until, seconds):
 
 
 @pytest.mark.parametrize(("until", "message"), [("7x", "'7x' is not a duration (30d, 12h, 90m, 3600s or seconds)"),
-                                                ("-5", "'-5' is not between 0 and"), ("nan", "'nan' is not between")])
+                                                ("-5", "'-5' is below 0s"), ("nan", "'nan' is not a finite duration")])
 def test_until_that_is_not_a_duration_is_refused_exit_2(write_file, until, message):
     out = invoke("simulate", str(scenario(write_file, JOBS)), "--until", until)
     assert out.exit_code == 2 and message in out.output

@@ -223,6 +223,7 @@ def test_fail_on_target_exits_1_only_when_one_is_missed(tmp_path, goal, code):
     out = CliRunner().invoke(main, ["simulate", str(path), "--fail-on-target"])
     assert out.exit_code == code, out.output
     assert ("MISSED" in out.output) == bool(code) and "targets: " in out.output
+    assert ("--fail-on-target: 1 target criterion/criteria missed" in out.stderr) == bool(code)
     assert CliRunner().invoke(main, ["simulate", str(path)]).exit_code == 0  # without the flag: a report only
 
 
