@@ -43,6 +43,8 @@ def describe(change: FieldChange, arrow: str = "->") -> str:
 def object_line(change: ObjectChange) -> str:
     if change.status is ChangeStatus.RENAMED:
         return f"{change.renamed_from} -> {change.name} (renamed)"
+    if change.status is ChangeStatus.CHANGED and not change.direct:  # only figures the borrow graph moved
+        return f"{change.name} (affected through the borrow graph)"
     return f"{change.name} ({change.status})"
 
 
