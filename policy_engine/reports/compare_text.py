@@ -37,6 +37,16 @@ def costs_rows(output: CompareOutput) -> list[tuple[str, ...]]:
     return [row[1:] for row in sc.share_rows(output.costs)]
 
 
+def _length(output: CompareOutput, run: int) -> str:
+    """How much longer or shorter the design's run is than the first's: capacity is held until the last job ends,
+    so a design that drains later costs more with the same fleet (said beside the cost, not only in a legend)."""
+    longer = output.runs[run].time - output.runs[0].time
+    if abs(longer) < 1:
+        return ""
+    return (f" (its run ends {duration_text(abs(longer))} {'later' if longer > 0 else 'sooner'}: capacity is "
+            "held until the last job ends)")
+
+
 def _cost_verdict(output: CompareOutput, run: int) -> str:
     """``b against a: capacity cost +1,302.95 USD, idle +1,507.23 USD``; per instance type without prices."""
     against = f"{output.runs[run].label} against {output.runs[0].label}: "
@@ -44,11 +54,11 @@ def _cost_verdict(output: CompareOutput, run: int) -> str:
         row = next(row for row in output.costs.rows if row.instance_type == ALL_TYPES)
         return (against + f"capacity cost {sc.difference_text(TOTAL_COST, row.difference(run, TOTAL_COST))} "
                 f"{output.cost_unit}, idle {sc.difference_text(IDLE_COST, row.difference(run, IDLE_COST))} "
-                f"{output.cost_unit}")
+                f"{output.cost_unit}" + _length(output, run))
     return against + "; ".join(
         f"{row.instance_type} capacity {sc.difference_text(TOTAL_COST, row.difference(run, TOTAL_COST))}, idle "
         f"{sc.difference_text(IDLE_COST, row.difference(run, IDLE_COST))}" for row in output.costs.rows
-    ) + " instance-hours"
+    ) + " instance-hours" + _length(output, run)
 
 
 def verdict(output: CompareOutput) -> list[str]:

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from policy_engine.cli import main
+from policy_engine.units import duration_text
 from tests import gfm
 from tests.chromium import headless_chromium, needs_browser, open_page
 
@@ -509,3 +510,20 @@ def test_until_is_said_in_the_first_line_of_every_format(files):
     assert code == 0 and "each from time 0 to 30m 00s (--until)" in out.splitlines()[0]
     code, out = run(*designs(files, "A", "B"), "--workers", "1", "--until", "30m", "--format", "markdown")
     assert code == 0 and "each design run from time 0 to 30m 00s (--until)." in out
+
+
+def test_the_cost_line_says_when_a_design_costs_more_because_its_run_ends_later(files, tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    slow = tmp_path / "slow.yaml"  # half the p4d in no share's limit: the same fleet, the work drains later
+    slow.write_text(DESIGN_A.replace("{ml.p4d.24xlarge: 2,", "{ml.p4d.24xlarge: 1,")
+                    .replace("{ml.p4d.24xlarge: 2}", "{ml.p4d.24xlarge: 1}"))
+    args = (*designs(files, "A"), "--topology", slow, "--workers", "1", "--prices", prices)
+    times = [r["time"] for r in json.loads(run(*args, "--format", "json")[1])["runs"]]
+    text = run(*args)[1]
+    (line,) = [line for line in text.splitlines() if line.startswith("slow against A: capacity cost")]
+    assert times[1] > times[0] + 1
+    assert line.endswith(f"(its run ends {duration_text(times[1] - times[0])} later: capacity is held until the "
+                         "last job ends)")
+    same = run(*designs(files, "A", "A"), "--workers", "1", "--prices", prices)[1]
+    assert "its run ends" not in same  # a design against itself: the same length
