@@ -30,14 +30,18 @@ from policy_engine.comparison.table import (
 )
 from policy_engine.prices import Prices
 from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
+from policy_engine.simulation.outputs.type_usage import SUMMARY_KEY
 from policy_engine.units import Unit, duration_text
 
 ALL_SHARES = "all shares"
 ALL_TYPES = "all types"
 UTILISATION = Figure("utilisation", "utilisation", Unit.FRACTION, higher_is_better=True)
 CAPACITY = Figure("capacity", "instances", Unit.COUNT, higher_is_better=True)
-#: The run as a whole (``summary``): what the overall table shows.
-OVERALL_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, INSTANCE_HOURS_LOST)
+#: The run as a whole (``summary``): what the overall table shows (instance-hours lost are per type, below: an
+#: instance-hour of one type is not worth one of another).
+OVERALL_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS)
+#: Per instance type: utilisation, the fleet, and the work preemptions threw away.
+TYPE_FIGURES = (UTILISATION, CAPACITY, INSTANCE_HOURS_LOST)
 #: What the capacity cost over the run (``CostReport``'s totals; the keys are its JSON ``costs`` object's).
 TOTAL_COST = Figure("total", "capacity", Unit.COST)
 USED_COST = Figure("used", "used", Unit.COST, higher_is_better=True)
@@ -142,6 +146,11 @@ def with_costs(shares: ShareComparison, costs: Sequence[dict[tuple[str, str], fl
     return ShareComparison(shares.runs, (*shares.figures, figure), tuple(rows))
 
 
+def _type_summary(run: DesignRun, instance_type: str) -> dict:
+    """The run's ``summary.instance_types`` entry of one type (as ``simulate --format json`` has it)."""
+    return run.summary.get(SUMMARY_KEY, {}).get(instance_type, {})
+
+
 def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence[Design],
           executor: str = "", prices: Prices | None = None, convention: Convention = Convention.USAGE
           ) -> CompareOutput:
@@ -150,8 +159,10 @@ def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence
     overall = ShareComparison(labels, OVERALL_FIGURES, (ShareRow(ALL_SHARES, ALL_TYPES, tuple(
         {f.key: float(run.summary[f.key]) for f in OVERALL_FIGURES} for run in runs)),))
     types = list(dict.fromkeys(t for run in runs for t in run.utilisation))
-    per_type = ShareComparison(labels, (UTILISATION, CAPACITY), tuple(
-        ShareRow(ALL_SHARES, t, tuple({UTILISATION.key: run.utilisation[t], CAPACITY.key: float(run.capacity[t])}
+    per_type = ShareComparison(labels, TYPE_FIGURES, tuple(
+        ShareRow(ALL_SHARES, t, tuple({UTILISATION.key: run.utilisation[t], CAPACITY.key: float(run.capacity[t]),
+                                       INSTANCE_HOURS_LOST.key: float(_type_summary(run, t).get(
+                                           INSTANCE_HOURS_LOST.key, 0.0))}
                                       if t in run.utilisation else None for run in runs)) for t in types))
     unit = prices.currency if prices is not None else INSTANCE_HOURS
     reports = [run_costs(run, design, prices, convention) for run, design in zip(runs, designs, strict=True)]
