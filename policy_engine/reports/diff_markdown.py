@@ -25,6 +25,7 @@ from policy_engine.reports.diff_text import (
     declared,
     describe,
     impact_legend,
+    lost_by_type,
     object_line,
     verdict,
     worst_jobs,
@@ -156,11 +157,12 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
              ""]
     impact = report.impact
     if impact is not None:
-        lost = impact["instance_hours_lost"]
+        lost = "; ".join(f"**{instance_hours_text(after - before + 0.0)}** of {instance_type}"
+                         for instance_type, (before, after) in lost_by_type(impact).items()) or "none"
         lines += [f"Replaying `{impact['scenario']}` with HEAD deployed at t = {duration_text(impact['at'])}: "
                   f"**{len(impact['preempted'])}** job(s) preempted more often because of the change; "
-                  f"**{instance_hours_text(lost)}** instance-hours lost (work thrown away by the preemptions the "
-                  "change causes; negative means the change saves work).", ""]
+                  "instance-hours lost (work thrown away by the preemptions the change causes; negative means the "
+                  f"change saves work), per instance type: {lost}.", ""]
         notes = impact.get("notes", [])
         lines += [*(f"- {cell(note)}" for note in notes), *([""] if notes else [])]
     lost_guarantees = [g for g in report.guarantees if g.refuted_now]

@@ -148,15 +148,26 @@ def worst_jobs(impact: dict) -> tuple[list[dict], int]:
     return shown, len(impact["preempted"]) - len(shown)
 
 
+def lost_by_type(impact: dict) -> dict[str, tuple[float, float]]:
+    """Instance type -> instance-hours lost without and with the change (an hour of one type is not worth one of
+    another, so they are never added across types)."""
+    out: dict[str, tuple[float, float]] = {}
+    for row in impact["shares"]:
+        before, after = out.get(row["instance_type"], (0.0, 0.0))
+        out[row["instance_type"]] = (before + row.get("instance_hours_lost_before", 0.0),
+                                     after + row.get("instance_hours_lost_after", 0.0))
+    return out
+
+
 def impact_lines(impact: dict) -> list[str]:
     """The replay's figures: preempted jobs (the worst ``WORST_JOBS``), the per-share and targets tables in
     ``compare``'s cells, instance-hours lost."""
     lines = [f"Impact of applying HEAD at t={duration_text(impact['at'])} to {impact['scenario']}",
              f"  jobs preempted because of the change: {len(impact['preempted'])}",
-             f"  instance-hours lost because of the change: {instance_hours_text(impact['instance_hours_lost'])} "
-             f"(without {instance_hours_text(impact['instance_hours_lost_before'])}, with "
-             f"{instance_hours_text(impact['instance_hours_lost_after'])}"
-             + ("; the change saves work)" if impact["instance_hours_lost"] < 0 else ")")]
+             "  instance-hours lost because of the change (negative: it saves work): " + ("; ".join(
+                 f"{instance_type} {instance_hours_text(after - before + 0.0)} (without "
+                 f"{instance_hours_text(before)}, with {instance_hours_text(after)})"
+                 for instance_type, (before, after) in lost_by_type(impact).items()) or "none")]
     shown, more = worst_jobs(impact)
     for job in shown:
         lines.append(f"    {job['name']} ({job['share']}, {job['instances']} {job['instance_type']}): "

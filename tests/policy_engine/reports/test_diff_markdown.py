@@ -70,7 +70,7 @@ def test_every_table_parses_and_no_html_shows_as_text(comment):
 
 def test_every_figure_says_what_it_means(comment):
     assert "instance-hours lost (work thrown away by the preemptions the change causes; negative means the " \
-           "change saves work)" in comment
+           "change saves work), per instance type: **" in comment  # never one figure added across types
     page = gfm(comment)
     # the legend under the per-share table, whole (compare's cells, then what each figure means)
     legend = page[page.index("<em>runs: the replay without the change"):]
