@@ -78,15 +78,16 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective],
         rows.append((f"constraint {constraint.text}",
                      constraint.verdict(current) if current["status"] == OK else "-",
                      constraint.verdict(chosen) if chosen else "-"))
-    for key, label in (("wait_p95", "wait p95"), ("wait_max", "wait max"), ("preemptions", "preemptions"),
-                       ("instance_hours_lost", "instance-hours lost")):
+    for key, label in (("wait_p95", "wait p95"), ("wait_max", "wait max"), ("preemptions", "preemptions")):
         rows.append((label, _figure(current["summary"][key], UNITS[key]) if current["status"] == OK else "-",
                      _figure(chosen["summary"][key], UNITS[key]) if chosen else "-"))
-    for instance_type in dict.fromkeys([*record_types(current), *record_types(chosen)]):
-        figure = type_figure("utilisation", instance_type)
-        rows.append((f"utilisation {instance_type}",
-                     _figure(figure(current), Unit.FRACTION) if current["status"] == OK else "-",
-                     _figure(figure(chosen), Unit.FRACTION) if chosen else "-"))
+    for metric, label, unit in (("utilisation", "utilisation", Unit.FRACTION),
+                                ("instance_hours_lost", "instance-hours lost", Unit.INSTANCE_HOURS)):
+        for instance_type in dict.fromkeys([*record_types(current), *record_types(chosen)]):  # never added up
+            figure = type_figure(metric, instance_type)
+            rows.append((f"{label} {instance_type}",
+                         _figure(figure(current), unit) if current["status"] == OK else "-",
+                         _figure(figure(chosen), unit) if chosen else "-"))
     if current["status"] != OK:
         rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
     if result.samples and chosen is not None:

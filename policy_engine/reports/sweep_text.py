@@ -36,8 +36,8 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     cost_columns = [f"{label} {costs.unit}" for _, label in cost_figures] if costs is not None else []
     heading = objective.text + (f" ({objective.unit_name})" if objective.unit_label else "")
     for column in (heading, *(f"util {t}" for t in types), "wait p95", "wait max", "preemptions",
-                   "inst-h lost", *cost_columns, "targets"):
-        table.add_column(column, justify="right", overflow="fold")
+                   *(f"inst-h lost {t}" for t in types), *cost_columns, "targets"):
+        table.add_column(column, justify="right", overflow="fold", no_wrap=column == heading)  # the ranking's own
     for rank, (score, record) in enumerate(best[:top], start=1):
         summary = record["summary"]
         report = costs.report(record) if costs is not None else None
@@ -47,7 +47,8 @@ def write(output: SweepOutput, stream: TextIO) -> None:
                       figure_text(score, objective.unit),
                       *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) for t in types),
                       duration_text(summary["wait_p95"]), duration_text(summary["wait_max"]),
-                      f"{summary['preemptions']:,}", instance_hours_text(summary["instance_hours_lost"]),
+                      f"{summary['preemptions']:,}",
+                      *(instance_hours_text(type_figure("instance_hours_lost", t)(record)) for t in types),
                       *priced, targets_summary(record))
     console.print(table)
     if best and best[0][1].get("targets"):  # the margins of the run a reader would pick, not only a count
