@@ -168,12 +168,16 @@ def rich_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], c
 
 
 def text_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "",
-               names: int = 2, width: int = 200) -> str:
-    """``rich_table`` rendered to plain text (no escape codes), for a report built as a string."""
+               names: int = 2, width: int | None = None) -> str:
+    """``rich_table`` rendered to plain text (no escape codes), for a report built as a string: as wide as its
+    cells up to ``terminal.FILE_WIDTH``, so no value is folded mid-way."""
     import io
 
     from rich.console import Console
 
+    from policy_engine.reports.terminal import FILE_WIDTH
+
+    width = width or FILE_WIDTH
     buffer = io.StringIO()
     Console(file=buffer, width=width, color_system=None, force_terminal=False, highlight=False).print(
         rich_table(title, head, rows, caption, names))

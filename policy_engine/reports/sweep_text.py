@@ -21,7 +21,8 @@ from policy_engine.units import Unit, duration_text, figure_text, instance_hours
 def write(output: SweepOutput, stream: TextIO) -> None:
     records, axes, objective, maximize, top = (output.records, output.axes, output.objective, output.maximize,
                                                output.top)
-    console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
+    console = (terminal.console(file=stream, width=terminal.FILE_WIDTH) if not stream.isatty()
+               else terminal.console(file=stream))
     best = ranked(records, objective, maximize)
     table = Table(title=f"Best {min(top, len(best))} of {len(best)} run(s) by "
                         f"{'max' if maximize else 'min'} {objective.text}")

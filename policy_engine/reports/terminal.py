@@ -25,6 +25,11 @@ class _Console(Console):
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
+#: How wide a wide table may be when written to a file or a pipe: as wide as its cells, so no value is folded
+#: mid-way (``4d 0h → 2d 18h (−1d`` / ``7h)``) for a reader or a ``grep``; a terminal keeps its own width.
+FILE_WIDTH = 400
+
+
 def console(**options: Any) -> Console:
     """A ``Console`` (``options`` as rich's) that emits no ANSI escape when ``NO_COLOR`` is set."""
     if "NO_COLOR" in os.environ:

@@ -72,7 +72,8 @@ def evidence_column(output: TuneOutput) -> str:
 
 def write(output: TuneOutput, stream: TextIO) -> None:
     result = output.result
-    console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
+    console = (terminal.console(file=stream, width=terminal.FILE_WIDTH) if not stream.isatty()
+               else terminal.console(file=stream))
     ok = sum(1 for r in result.runs if r["status"] == OK)
     good = sum(1 for r in result.runs if feasible(r, output.constraints))
     console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
