@@ -40,7 +40,7 @@ from policy_engine.simulation.outputs.results import JobRecord, SimulationResult
 from policy_engine.simulation.outputs.targets import TargetResult
 from policy_engine.simulation.outputs.type_usage import from_summary
 from policy_engine.simulation.outputs.wait_causes import WaitCauses
-from policy_engine.units import duration_text, instance_hours_text
+from policy_engine.units import duration_text
 
 if TYPE_CHECKING:
     from policy_engine.prices import Prices
@@ -158,7 +158,7 @@ def _summary_rows(result: SimulationResult, statuses: str, prices: Mapping[str, 
     summary = result.summary
     weighted = all_types_text(summary, prices)
     rows: list[Cells] = [("all types", "-", f"{summary['jobs']:,}", statuses, f"{summary['preemptions']:,}",
-                          instance_hours_text(summary["instance_hours_lost"]),
+                          "-",  # instance-hours lost: per type below, never added across types
                           weighted if weighted == "-" else f"{weighted} (price-weighted)",
                           "-", "-", "-", "-",
                           Duration(summary["wait_p50"]), Duration(summary["wait_p95"]),

@@ -25,13 +25,12 @@ def render(result: SimulationResult, *, source: str = "",
     summary = result.summary
     statuses = ", ".join(f"{status} {count:,}" for status, count in summary["by_status"].items()) or "none"
     lines = ["### batch-quota simulate" + (f": {code(source)}" if source else ""), "",
-             *table(("jobs", "by status", "preemptions", "instance-hours lost",
+             *table(("jobs", "by status", "preemptions",  # instance-hours lost: per type, in the next table
                      "wait p50", "wait p95", "wait max", "simulated time"),
                     [(f"{summary['jobs']:,}", statuses, f"{summary['preemptions']:,}",
-                      instance_hours_text(summary["instance_hours_lost"]),
                       duration_text(summary["wait_p50"]), duration_text(summary["wait_p95"]),
                       duration_text(summary["wait_max"]), duration_text(result.time))],
-                    align="rlrrrrrr"),
+                    align="rlrrrrr"),
              "", "Per instance type (never summed across types):", "",
              *table(TYPE_HEADERS, type_rows(summary), align="l" + "r" * (len(TYPE_HEADERS) - 1)),
              ""]

@@ -17,6 +17,7 @@ from policy_engine.reports.subjects import SimulateOutput
 from policy_engine.reports.type_tables import TYPE_HEADERS, type_rows, utilisation_phrase
 from policy_engine.simulation.outputs.calibration import ShareCalibration
 from policy_engine.simulation.outputs.results import SimulationResult
+from policy_engine.simulation.outputs.type_usage import SUMMARY_KEY
 from policy_engine.units import duration_text, instance_hours_text
 
 #: Above this many jobs the text report shows shares and the summary only.
@@ -69,9 +70,17 @@ def print_tables(result: SimulationResult, console: Console, rates: Mapping[str,
     summary = result.summary
     counts = ", ".join(f"{count:,} {status}" for status, count in summary["by_status"].items())
     console.print(f"t={duration_text(result.time)}: {summary['jobs']:,} job(s){f' ({counts})' if counts else ''}; "
-                  f"{summary['preemptions']:,} preemption(s), "
-                  f"{instance_hours_text(summary['instance_hours_lost'])} instance-hours lost; "
+                  f"{summary['preemptions']:,} preemption(s); instance-hours lost "
+                  f"{_lost_by_type(summary)}; "
                   f"{utilisation_phrase(summary, rates)}")
+
+
+def _lost_by_type(summary: dict) -> str:
+    """``ml.p4d.24xlarge 192.91, ml.g5.12xlarge 922.45``: the work preemptions threw away, per type (an hour of one
+    type is not worth one of another, so never one total)."""
+    by_type = summary.get(SUMMARY_KEY, {})
+    return ", ".join(f"{t} {instance_hours_text(figures.get('instance_hours_lost', 0.0))}"
+                     for t, figures in by_type.items()) or instance_hours_text(summary["instance_hours_lost"])
 
 
 def types_table(result: SimulationResult) -> Table:

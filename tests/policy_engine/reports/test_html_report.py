@@ -215,6 +215,7 @@ def test_the_summary_table_has_one_row_per_instance_type(two_type_report: Path):
     assert cells["ml.p4d.24xlarge"][:10] == ["4", "1", "-", "0", "0.00", "50.0%", "4.00", "4.00", "2.00", "2.00"]
     assert cells["ml.g5.12xlarge"][5:8] == ["25.0%", "4.00", "12.00"]
     assert cells["all types"][5] == "-"  # no utilisation across types without prices
+    assert cells["all types"][4] == "-"  # nor instance-hours lost: an hour of p4d is not an hour of g5
 
 
 @needs_browser

@@ -79,7 +79,9 @@ def test_text_and_markdown_show_one_row_per_type_and_no_cluster_figure(two_types
     assert "│ ml.p4d.24xlarge │         4 │    1 │       50.0% │        4.00 │        4.00 │" in types_table, text
     assert any(line.startswith(f"│ {G5} ") and "25.0%" in line for line in rows)
     assert f"utilisation {P4} 50.0%, {G5} 25.0%" in text and "cluster utilisation" not in text
+    assert f"preemption(s); instance-hours lost {P4} 0.00, {G5} 0.00;" in text  # per type, never one total
     markdown = invoke("simulate", str(two_types), "--format", "markdown").stdout
+    assert "instance-hours lost" not in next(t for t in tables(markdown) if t[0][0] == "jobs")[0]
     per_type = next(t for t in tables(markdown) if t[0][0] == "instance type")
     assert [row[:4] for row in per_type[1:]] == [[P4, "4", "1", "50.0%"], [G5, "8", "1", "25.0%"]]
     assert per_type[0][4:8] == ["used inst-h", "idle inst-h", "borrowed inst-h", "lent inst-h"]
