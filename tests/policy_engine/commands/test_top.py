@@ -295,7 +295,8 @@ def test_top_in_tmux_against_serve_walkthrough(tmp_path):
         screen = _wait_for(pane, lambda s: "filter: QS2" in s and set(_share_rows(s)) == {"QS2"})
         _tmux("send-keys", "-t", pane, "q")
         deadline = time.monotonic() + 30
-        while not status.exists() and time.monotonic() < deadline:
+        # the shell creates the file before echo writes the code into it: wait for the code, not the file
+        while not (status.exists() and status.read_text().strip()) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert status.read_text().strip() == "0"
     finally:
