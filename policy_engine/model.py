@@ -242,6 +242,11 @@ def _count(value: int) -> int:
 Duration = Annotated[float, BeforeValidator(_seconds)]
 
 
+#: A target's fields that are durations: written ``12h`` in a topology (``history --since``'s grammar), seconds
+#: once read (``Criterion.unit`` is ``SECONDS`` for exactly these).
+TARGET_DURATIONS = ("wait_p95", "wait_p50")
+
+
 class Target(_Frozen):
     """What a share's team should experience, judged on a simulated run (never deployed: AWS has no such object).
 

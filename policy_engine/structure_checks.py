@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from policy_engine.diagnostics import DataPath, LoadError, Named, ObjectRef, PathPart, Problem, resolve_share
-from policy_engine.model import Target, Topology
+from policy_engine.model import TARGET_DURATIONS, Target, Topology
 from policy_engine.reading import RawPath, find_lone_surrogate, named_path
 from policy_engine.units import duration_text
 
@@ -225,10 +225,7 @@ def _written(data: Any, index: int, criterion: str, goal: float) -> str:
     raw = dict(items(data, "targets")).get(index, {}).get(criterion)
     if isinstance(raw, str):
         return raw.strip()
-    return duration_text(goal) if criterion in _WAITS else f"{goal:g}"
-
-
-_WAITS = ("wait_p95", "wait_p50")
+    return duration_text(goal) if criterion in TARGET_DURATIONS else f"{goal:g}"
 
 
 def _goal_problems(scoped: list[tuple[int, ObjectRef, tuple[str, str | None], Target]],

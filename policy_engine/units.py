@@ -79,6 +79,12 @@ def percent_text(fraction: float) -> str:
     return f"{fraction:.1%}" if math.isfinite(fraction) else "-"
 
 
+def points_text(fraction: float) -> str:
+    """A difference of two fractions in percentage points: ``0.073`` -> ``7.3 points`` (a margin of a utilisation
+    is not a percentage of one)."""
+    return f"{fraction * 100:.1f} points"
+
+
 def instance_hours_text(hours: float) -> str:
     """Instance-hours with two decimals and thousands separators: ``1,115.36``."""
     return f"{hours:,.2f}" if math.isfinite(hours) else "-"

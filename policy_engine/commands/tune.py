@@ -21,11 +21,10 @@ from policy_engine.commands.cost_options import cost_options, pricing_or_exit
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
 from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs
-from policy_engine.model import Topology
+from policy_engine.model import TARGET_DURATIONS, Topology
 from policy_engine.reports.registry import TUNE_FORMATS
 from policy_engine.reports.tune_text import figure as _figure
 from policy_engine.simulation.inputs.workload import Scenario
-from policy_engine.simulation.outputs.targets import Criterion
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.cost_metrics import RunCosts
 from policy_engine.sweep.evaluate import OK
@@ -45,9 +44,6 @@ from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.target_constraints import target_constraints
 from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
 from policy_engine.units import Unit, duration_spec
-
-#: A target's fields that are durations (``history --since``'s grammar in the file).
-TARGET_DURATIONS = tuple(criterion.value for criterion in Criterion if criterion.unit is Unit.SECONDS)
 
 
 def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from policy_engine.comparison.table import (
     TargetRow,
 )
 from policy_engine.reports.target_tables import goal_text, margin_text, value_text
-from policy_engine.units import Unit, duration_text, instance_hours_text, money_text, percent_text
+from policy_engine.units import Unit, duration_text, instance_hours_text, money_text, percent_text, points_text
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -51,7 +51,7 @@ def difference_text(figure: Figure, difference: float) -> str:
     if difference == 0:
         return "±0"
     sign = "+" if difference > 0 else MINUS
-    shown = f"{abs(difference) * 100:.1f} points" if figure.unit is Unit.FRACTION else \
+    shown = points_text(abs(difference)) if figure.unit is Unit.FRACTION else \
         figure_text(figure, abs(difference))
     return _signed(sign, shown)
 
@@ -125,7 +125,7 @@ def _target_difference(row: TargetRow, run: int) -> str:
     if difference == 0:
         return "±0"
     sign = "+" if difference > 0 else MINUS
-    shown = f"{abs(difference) * 100:.1f} points" if row.criterion.unit is Unit.FRACTION else \
+    shown = points_text(abs(difference)) if row.criterion.unit is Unit.FRACTION else \
         value_text(row.criterion, abs(difference))
     return _signed(sign, shown)
 

@@ -35,7 +35,7 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     cost_figures = [(name, label) for name, label in (("cost", "cost"), ("idle_cost", "idle"))
                     if objective.text != name]
     cost_columns = [f"{label} {costs.unit}" for _, label in cost_figures] if costs is not None else []
-    heading = objective.text + (f" ({objective.unit_name})" if objective.unit_label else "")
+    heading = objective.heading
     for column in (heading, *(f"util {t}" for t in types), "wait p95", "wait max", "preemptions",
                    *(f"inst-h lost {t}" for t in types), *cost_columns, "targets"):
         table.add_column(column, justify="right", overflow="fold", no_wrap=column == heading)  # the ranking's own

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from policy_engine.simulation.outputs.targets import Criterion, TargetResult
-from policy_engine.units import Unit, duration_text
+from policy_engine.units import Unit, duration_text, points_text
 
 HEADER = ("target", "share", "criterion", "goal", "actual", "met", "margin")
 
@@ -29,7 +29,7 @@ def margin_text(result: TargetResult) -> str:
     """How far from the goal: headroom when met, the shortfall when missed (in the criterion's unit)."""
     amount = value_text(result.criterion, abs(result.margin))
     if result.criterion.unit is Unit.FRACTION:
-        amount = f"{abs(result.margin) * 100:.1f} points"
+        amount = points_text(abs(result.margin))
     if not result.met:
         return f"missed by {amount}"
     return "exactly at the goal" if result.margin == 0 else f"{amount} to spare"

@@ -30,7 +30,7 @@ from policy_engine.simulation.outputs.type_usage import SUMMARY_KEY
 from policy_engine.sweep import cost_metrics
 from policy_engine.sweep.cost_metrics import Pricing
 from policy_engine.sweep.grammar import find_share
-from policy_engine.units import DURATION_UNITS, Unit, figure_text
+from policy_engine.units import DURATION_UNITS, Unit, figure_text, points_text
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
                    "instance_hours_lost", "jobs", "plan_idle_hours")
@@ -95,6 +95,11 @@ class Expression:
     @property
     def unit_name(self) -> str:
         return self.unit_label or self.unit.value
+
+    @property
+    def heading(self) -> str:
+        """The text as a column heads it: with the currency of a cost (its unit alone says nothing)."""
+        return self.text + (f" ({self.unit_name})" if self.unit_label else "")
 
 
 def instance_types(topology: Topology) -> tuple[str, ...]:
@@ -289,8 +294,7 @@ def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = No
     difference = functions[operator]
     shown: Callable[[float], str] | None = None
     if expression.unit is Unit.FRACTION:  # a margin of a utilisation is in points, not a percentage of one
-        def shown(amount: float) -> str:
-            return f"{amount * 100:.1f} points"
+        shown = points_text
     elif expression.unit is Unit.COST:  # a cost's margin says its currency (or instance-hours)
         def shown(amount: float) -> str:
             return f"{figure_text(amount, Unit.COST)} {expression.unit_name}"

@@ -25,7 +25,7 @@ from matplotlib.ticker import FuncFormatter
 
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.expressions import SHARE_METRICS, UNITS, Expression, record_types, type_figure
-from policy_engine.sweep.grammar import Axis, vary_text
+from policy_engine.sweep.grammar import Axis, values_text, vary_text
 from policy_engine.sweep.ranking import ranked
 from policy_engine.sweep.target_constraints import targets_summary
 from policy_engine.units import Unit, duration_axis, duration_text, figure_text
@@ -87,9 +87,6 @@ def _png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _label(value: float | str) -> str:
-    return vary_text(value)
-
 
 def share_metric_of(objective: Expression) -> str:
     """The per-share figure the field charts show: the objective's own one, else wait p95."""
@@ -146,7 +143,7 @@ def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
     scale = scale_of((y for ys in lines.values() for y in ys), UNITS[metric])
     for share, ys in lines.items():
         plot.plot(positions, [scale(y) for y in ys], marker="o", label=share)
-    plot.set_xticks(positions, [_label(v) for v in axis.values])
+    plot.set_xticks(positions, [vary_text(v) for v in axis.values])
     plot.set_xlabel(axis.path)
     plot.set_ylabel(f"{metric.replace('_', ' ')} ({scale.name})")
     plot.grid(alpha=0.3)
@@ -171,8 +168,8 @@ def heatmap_chart(records: Sequence[dict], first: Axis, second: Axis, objective:
     plot = figure.add_subplot()
     scale = scale_of((value for row in grid for value in row), objective.unit, objective.unit_name)
     image = plot.imshow([[scale(value) for value in row] for row in grid], aspect="auto", cmap="viridis_r")
-    plot.set_xticks(range(len(second.values)), [_label(v) for v in second.values], fontsize=8)
-    plot.set_yticks(range(len(first.values)), [_label(v) for v in first.values], fontsize=8)
+    plot.set_xticks(range(len(second.values)), [vary_text(v) for v in second.values], fontsize=8)
+    plot.set_yticks(range(len(first.values)), [vary_text(v) for v in first.values], fontsize=8)
     plot.set_xlabel(second.path)
     plot.set_ylabel(first.path)
     finite = [value for row in grid for value in row if not math.isnan(value)]
@@ -247,7 +244,7 @@ def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Express
         ok = record["status"] == OK
         summary = record["summary"]
         priced = costs.report(record) if costs is not None and ok else None
-        rows.append((*(_label(record["values"][a.path]) for a in axes), record["status"],
+        rows.append((*(vary_text(record["values"][a.path]) for a in axes), record["status"],
                      figure_text(objective(record), objective.unit) if ok else "", targets_summary(record),
                      *((_constraints_cell(record, constraints),) if constraints is not None else ()),
                      *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) if ok else "" for t in types),
@@ -258,12 +255,12 @@ def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Express
                                                                   record["findings"] if f["severity"] == "error")))
     width = len(axes)
     cost_columns = (f"cost ({costs.unit})", f"idle cost ({costs.unit})") if costs is not None else ()
-    heading = objective.text + (f" ({objective.unit_name})" if objective.unit_label else "")
     # the verdicts (status, objective, targets) first, so a narrow window still shows them
     verdicts = ("targets", *(("constraints",) if constraints is not None else ()))
     first = width + 2 + len(verdicts)
-    return html_table((*(a.path for a in axes), "status", heading, *verdicts, *(f"utilisation {t}" for t in types),
-                       "wait p95", "preemptions", *cost_columns, "why not run"), rows,
+    return html_table((*(a.path for a in axes), "status", objective.heading, *verdicts,
+                       *(f"utilisation {t}" for t in types), "wait p95", "preemptions", *cost_columns, "why not run"),
+                      rows,
                       numeric={width + 1, *range(first, first + 2 + len(types) + len(cost_columns))})
 
 
@@ -273,7 +270,7 @@ def _best_targets(record: dict, axes: Sequence[Axis]) -> list[str]:
     from policy_engine.simulation.outputs.targets import from_json
 
     results = [from_json(entry) for entry in record["targets"]]
-    values = ", ".join(f"{a.path}={_label(record['values'][a.path])}" for a in axes)
+    values = values_text({a.path: record["values"][a.path] for a in axes})
     return [f"<h2>Targets of the first run</h2><p class=\"muted\">{escape(values)}: "
             f"{escape(target_tables.summary_line(results))}</p>", target_tables.html_table(results)]
 

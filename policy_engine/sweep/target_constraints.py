@@ -13,7 +13,7 @@ from collections.abc import Callable
 from policy_engine.model import Topology
 from policy_engine.simulation.outputs.targets import Criterion
 from policy_engine.sweep.expressions import Constraint
-from policy_engine.units import Unit, duration_text
+from policy_engine.units import Unit, duration_text, points_text
 
 #: The violation of a run that was not simulated (invalid or failed): it meets no target.
 UNJUDGED = 1.0
@@ -23,7 +23,7 @@ def _shown(criterion: Criterion) -> Callable[[float], str]:
     if criterion.unit is Unit.SECONDS:
         return duration_text
     if criterion.unit is Unit.FRACTION:
-        return lambda amount: f"{amount * 100:.1f} points"
+        return points_text
     return lambda amount: f"{amount:g}"
 
 

@@ -52,7 +52,7 @@ class Objective:
     @property
     def heading(self) -> str:
         """The label as a table or an axis heads it: with the currency of a cost (its unit alone says nothing)."""
-        return self.label + (f" ({self.expression.unit_name})" if self.expression.unit_label else "")
+        return f"{'max' if self.maximize else 'min'} {self.expression.heading}"
 
 
 #: ``--min-gain``'s default: a recommendation beats the current topology by 5 % of its first objective.

@@ -31,27 +31,21 @@ def test_summary_serialises_to_plain_data(example):
 
 
 def test_per_type_preemptors_are_only_the_lenders_of_that_type(tmp_path):
+    import yaml
     from click.testing import CliRunner
 
     from policy_engine.cli import main
 
-    path = tmp_path / "two-types.yaml"
-    path.write_text("""service_environments:
-  - {name: env, capacity: {ml.p4d.24xlarge: 4, ml.g5.12xlarge: 4}}
-job_queues:
-  - name: q
-    service_environment: env
-    shares:
-      - {name: vision, capacity: {ml.p4d.24xlarge: 2, ml.g5.12xlarge: 2}, strategy: LEND_AND_BORROW}
-      - {name: language, capacity: {ml.p4d.24xlarge: 2}, strategy: LEND}
-      - {name: speech, capacity: {ml.g5.12xlarge: 2}, strategy: LEND}
-""")
-    from policy_engine.loading import load_topology
-
-    vision = summarize_all(BorrowGraph(load_topology(path)))["q/vision"]
-    assert vision.preempted_by_type == {"ml.p4d.24xlarge": ("q/language",), "ml.g5.12xlarge": ("q/speech",)}
+    p4d, g5 = "ml.p4d.24xlarge", "ml.g5.12xlarge"
+    two_types = topology(share("vision", capacity={p4d: 2, g5: 2}, strategy="LEND_AND_BORROW"),
+                         share("language", 2, "LEND", instance_type=p4d), share("speech", 2, "LEND", instance_type=g5),
+                         queue="q")
+    vision = summarize_all(BorrowGraph(two_types))["q/vision"]
+    assert vision.preempted_by_type == {p4d: ("q/language",), g5: ("q/speech",)}
     assert set(vision.preempted_by) == {"q/language", "q/speech"}  # the share over all its types
+    path = tmp_path / "two-types.yaml"
+    path.write_text(yaml.safe_dump(two_types.model_dump(mode="json")))
     lines = CliRunner().invoke(main, ["check", str(path)]).output.splitlines()
-    p4d = next(line for line in lines if line.startswith("vision") and "ml.p4d.24xlarge" in line)
-    g5 = next(line for line in lines if line.startswith("vision") and "ml.g5.12xlarge" in line)
-    assert "language" in p4d and "speech" not in p4d and "speech" in g5 and "language" not in g5
+    p4d_row = next(line for line in lines if line.startswith("vision") and p4d in line)
+    g5_row = next(line for line in lines if line.startswith("vision") and g5 in line)
+    assert "language" in p4d_row and "speech" not in p4d_row and "speech" in g5_row and "language" not in g5_row

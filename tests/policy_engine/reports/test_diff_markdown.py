@@ -90,16 +90,9 @@ def test_share_changes_join_with_semicolons_not_html(write_file):
 
 
 def test_a_share_only_the_borrow_graph_moved_is_labelled_affected_not_changed(write_file):
-    topology = """service_environments: [{name: env, capacity: {ml.g5.xlarge: 4}}]
-job_queues:
-  - name: q
-    service_environment: env
-    shares:
-      - {name: A, capacity: {ml.g5.xlarge: 2}, strategy: LEND_AND_BORROW}
-      - {name: B, capacity: {ml.g5.xlarge: 2}, strategy: LEND}
-"""
-    base = write_file("base.yaml", topology)
-    head = write_file("head.yaml", topology.replace("strategy: LEND}", "strategy: RESERVE}"))
+    dump = lambda t: yaml.safe_dump(t.model_dump(mode="json"))  # noqa: E731
+    base = write_file("base.yaml", dump(topology(4, share("A", 2, "LEND_AND_BORROW"), share("B", 2, "LEND"))))
+    head = write_file("head.yaml", dump(topology(4, share("A", 2, "LEND_AND_BORROW"), share("B", 2, "RESERVE"))))
     lines = CliRunner().invoke(main, ["diff", str(base), str(head)]).output.splitlines()
     assert "  q/B (changed)" in lines  # its own strategy
     assert "  q/A (affected through the borrow graph)" in lines  # its burst shrank; nothing of its own changed

@@ -270,3 +270,10 @@ def test_a_utilisation_target_above_100_percent_is_one_line_exit_2(tmp_path):
     out = CliRunner().invoke(main, ["simulate", str(path)])
     assert out.exit_code == 2 and len(out.stderr.strip().splitlines()) == 1
     assert "min_utilisation: utilisation outside 0..1" in out.stderr and "Value error" not in out.stderr
+
+
+def test_the_model_s_duration_fields_are_exactly_the_criteria_measured_in_seconds():
+    from policy_engine.model import TARGET_DURATIONS
+    from policy_engine.units import Unit
+
+    assert set(TARGET_DURATIONS) == {c.value for c in Criterion if c.unit is Unit.SECONDS}
