@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 from array import array
+from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
@@ -19,6 +20,8 @@ import numpy as np
 from policy_engine.simulation.core.jobs import ACTIVE, FINAL, AttemptRecord, Job, JobSpec, Status, attempts
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.outputs.capacity_hours import CapacityHours, capacity_hours
+from policy_engine.simulation.outputs.job_json import CHUNK, write_jobs
+from policy_engine.simulation.outputs.job_json import KEYS as JSON_KEYS
 from policy_engine.simulation.outputs.metrics import ShareMetrics, share_metrics, summary
 from policy_engine.simulation.outputs.numbers import as_number, plain
 from policy_engine.simulation.outputs.reasons import reason as job_reason
@@ -88,18 +91,14 @@ class SimulationResult:
 
     def write_json(self, handle: TextIO, extra: dict | None = None,
                    job_fields: dict[str, Sequence[object]] | None = None) -> None:
-        """Write ``json.dumps(self.to_json())`` job by job: a million jobs never sit in memory twice.
+        """Write ``json.dumps(self.to_json())``, the jobs a chunk at a time from columns (``job_json``): a million
+        jobs never sit in memory twice.
 
         ``extra`` keys (e.g. observed vs simulated figures) are added after ``summary``; ``job_fields``, one value
         per job for each key (e.g. the cause it waited longest for), to each job's object.
         """
         handle.write(f'{{"time": {json.dumps(as_number(self.time), allow_nan=False)}, "jobs": [')
-        columns = list((job_fields or {}).items())
-        for index, record in enumerate(self.jobs):
-            entry = record.to_json()
-            for key, values in columns:
-                entry[key] = values[index]
-            handle.write((", " if index else "") + json.dumps(entry, allow_nan=False))
+        write_jobs(handle, json_chunks(self.jobs, CHUNK), job_fields or {})
         handle.write(f'], "shares": {json.dumps(plain([m.to_json() for m in self.shares]), allow_nan=False)}, '
                      f'"summary": {json.dumps(plain(self.summary), allow_nan=False)}')
         for key, value in (extra or {}).items():
@@ -156,6 +155,20 @@ def job_timelines(jobs: Sequence[JobRecord]) -> Iterator[Timeline]:
     return map(_from_record, jobs)
 
 
+def json_chunks(jobs: Sequence[JobRecord], size: int) -> Iterator[Mapping[str, Sequence[Any]]]:
+    """The fields of ``JobRecord.to_json`` as columns, ``size`` jobs at a time: from a result's columns, else from
+    each record."""
+    if isinstance(jobs, RecordColumns):
+        return jobs.json_chunks(size)
+    return ({key: list(map(getter, jobs[begin:begin + size])) for key, getter in _RECORD_FIELDS}
+            for begin in range(0, len(jobs), size))
+
+
+_RECORD_FIELDS = tuple((key, attrgetter(key)) for key in JSON_KEYS)  # a record's fields are named as its keys
+_name, _share, _submit_at, _preemptions, _reason, _started_at = (
+    attrgetter(name) for name in ("name", "share", "submit_at", "preemptions", "reason", "started_at"))
+
+
 def job_waits(jobs: Sequence[JobRecord]) -> np.ndarray:
     """Each job's ``wait_seconds``, in order: the column of a result's records, else read from each record."""
     if isinstance(jobs, RecordColumns):
@@ -191,6 +204,17 @@ class RecordColumns(Sequence[JobRecord]):
 
     def __iter__(self) -> Iterator[JobRecord]:
         return map(_record, *self._columns)
+
+    def json_chunks(self, size: int) -> Iterator[Mapping[str, Sequence[Any]]]:
+        """``json_chunks`` from the columns (a record's status is its value's text, as a ``Status`` is written)."""
+        specs, _, statuses, reasons, started, finished, waits, preemptions = self._columns[:8]
+        for begin in range(0, len(self), size):
+            part = slice(begin, begin + size)
+            chunk = specs[part]
+            yield {"name": list(map(_name, chunk)), "share": list(map(_share, chunk)), "status": statuses[part],
+                   "preemptions": preemptions[part], "reason": reasons[part],
+                   "submitted_at": list(map(_submit_at, chunk)), "started_at": started[part],
+                   "finished_at": finished[part], "wait_seconds": waits[part]}
 
     @overload
     def __getitem__(self, index: int) -> JobRecord: ...
@@ -267,6 +291,26 @@ class JobRecords(RecordColumns):
         if not self._open:
             return rows
         return (row if index not in self._open else _open_timeline(self._open[index]) for index, row in enumerate(rows))
+
+    def json_chunks(self, size: int) -> Iterator[Mapping[str, Sequence[Any]]]:
+        """``json_chunks`` read from the jobs (a finished job's fields are its own), the open ones from their copy."""
+        jobs, statuses, waits = self._jobs, self._columns[1], self._columns[2]
+        opened = sorted(self._open)
+        for begin in range(0, len(jobs), size):
+            chunk = jobs[begin:begin + size]
+            specs = list(map(_spec, chunk))
+            columns: dict[str, list[Any]] = {
+                "name": list(map(_name, specs)), "share": list(map(_share, specs)),
+                "status": list(statuses[begin:begin + size]), "preemptions": list(map(_preemptions, chunk)),
+                "reason": list(map(_reason, chunk)), "submitted_at": list(map(_submit_at, specs)),
+                "started_at": list(map(_started_at, chunk)), "finished_at": list(map(_finished_at, chunk)),
+                "wait_seconds": list(waits[begin:begin + size])}
+            for index in opened[bisect_left(opened, begin):bisect_left(opened, begin + size)]:
+                fields, at = self._open[index], index - begin
+                (columns["status"][at], columns["reason"][at], columns["started_at"][at], columns["finished_at"][at],
+                 columns["wait_seconds"][at], columns["preemptions"][at]) = (
+                    fields[2], fields[3], fields[4], fields[5], fields[6], fields[7])
+            yield columns
 
     def _read(self, index: int, job: Job, priority: int, status: Status, wait: float) -> JobRecord:
         return _record(*self._fields(index, job, priority, status, wait))
