@@ -6,16 +6,18 @@ rules it applies are described in ``outputs.wait_causes`` (which builds its inpu
 results) and docs/simulator.md, "Why jobs waited".
 
 Its state is kept on objects, not in dictionaries keyed by them: a line (one share on one instance type)
-carries its heap of waiting stretches and its head's running sums, a stretch whether it waits now. What
-it finds goes out as flat lists, one entry per piece of a head's wait (``Sweep.piece_stretch`` and the other
-``piece_`` lists), that ``wait_causes`` charges with numpy.
+carries its heap of waiting stretches and its head's running sums. A stretch is an object only while it
+waits (a million of them would cost 170 MB): its events come in as columns, a chunk at a time (``Feed``s),
+and what the sweep finds goes out as typed arrays, one entry per piece of a head's wait (``Sweep.piece_stretch``
+and the other ``piece_`` arrays), that ``wait_causes`` charges with numpy.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterator
 from typing import Any, Final
 
 from policy_engine.simulation.causes import Cause
@@ -33,6 +35,9 @@ NOTHING_LENDABLE: Final = 3
 LENDABLE_TAKEN: Final = 4
 SHARE_AT_LIMIT: Final = 5
 
+#: Pieces charged between two moves into the sweep's typed arrays (``Sweep.spill``).
+_PIECES: Final = 65_536
+
 #: A job's status as read from its record or the engine (a ``Status``, equal to its value)
 _SUCCEEDED: Final = Status.SUCCEEDED.value
 _RUNNABLE: Final = Status.RUNNABLE.value
@@ -40,10 +45,12 @@ _FAILED: Final = Status.FAILED.value
 
 
 class Waiting:
-    """The waiting stretches of a run, one entry per stretch in each list (a job's in order, jobs in record
-    order): when a job was RUNNABLE, to its first attempt, between attempts, and after the last until it ended."""
+    """The waiting stretches of some jobs of a run, one entry per stretch in each list (a job's in order, jobs in
+    record order): when a job was RUNNABLE, to its first attempt, between attempts, and after the last until it
+    ended. ``read``: how many jobs they come from (some never waited)."""
 
-    def __init__(self, lines: int) -> None:
+    def __init__(self, preempted: list[int]) -> None:
+        self.read = 0
         self.job: list[int] = []
         self.line: list[int] = []
         self.start: list[float] = []
@@ -57,7 +64,7 @@ class Waiting:
         #: it ended as its job failed (a time-limit action may have ended it)
         self.failed: list[bool] = []
         #: per line number: its attempts preempted while borrowed (``2 * line``) and own ones (``2 * line + 1``)
-        self.preempted = [0] * (2 * lines)
+        self.preempted = preempted
 
     def add(self, job: int, line: int, start: float, end: float, requeued: bool, spec: Any, priority: int,
             failed: bool) -> None:
@@ -72,13 +79,14 @@ class Waiting:
         self.failed.append(failed)
 
 
-def read_waits(timelines: Iterable[tuple[Any, Any, Any, Any, Any, Any, Any]], line_of: dict[tuple[str, str], int],
-               lines: int, now: float) -> Waiting:
-    """The stretches of every job's timeline (``outputs.results.Timeline``); ``line_of``: line numbers by (share,
-    instance type); ``now``: the report time (a job still waiting waits until then)."""
-    out = Waiting(lines)
-    preempted = out.preempted
-    index = -1
+def read_waits(timelines: Iterator[tuple[Any, Any, Any, Any, Any, Any, Any]], line_of: dict[tuple[str, str], int],
+               preempted: list[int], now: float, first: int, limit: int) -> Waiting:
+    """The stretches of the next ``limit`` jobs' timelines (``outputs.results.Timeline``), numbered from ``first``
+    (read a chunk at a time: a million jobs' stretches never sit in lists); ``line_of``: line numbers by (share,
+    instance type); ``preempted``: counted into (``Waiting.preempted``); ``now``: the report time (a job still
+    waiting waits until then)."""
+    out = Waiting(preempted)
+    index = first - 1
     for spec, priority, status, finished_at, ended, attempt_start, _ in timelines:
         index += 1
         line = line_of[(spec.share, spec.instance_type)]
@@ -101,7 +109,130 @@ def read_waits(timelines: Iterable[tuple[Any, Any, Any, Any, Any, Any, Any]], li
             if end > since:
                 failed = status == _FAILED and finished_at is not None
                 out.add(index, line, since, end, requeued, spec, priority, failed)
+        if index - first + 1 == limit:
+            break
+    out.read = index - first + 1
     return out
+
+
+class UsageFeed:
+    """The usage log in time order (a change's time, its line's number, the instances used after it), handed over a
+    chunk of columns at a time; ``more`` while an event is left, which is then ``time``, ``line``, ``used``."""
+
+    def __init__(self, chunks: Iterator[tuple[list[float], list[int], list[int]]]) -> None:
+        self.chunks = chunks
+        self.times: list[float] = []
+        self.lines: list[int] = []
+        self.used_after: list[int] = []
+        self.position = self.size = 0
+        self.more = True
+        self.time, self.line, self.used = 0.0, 0, 0
+        self.load()
+
+    def load(self) -> None:
+        """The next chunk's first event (the chunks may be empty)."""
+        while self.more:
+            chunk = next(self.chunks, None)
+            if chunk is None:
+                self.more = False
+                return
+            self.times, self.lines, self.used_after = chunk
+            self.position, self.size = 0, len(self.times)
+            if self.size:
+                self.read()
+                return
+
+    def read(self) -> None:
+        at = self.position
+        self.time, self.line, self.used = self.times[at], self.lines[at], self.used_after[at]
+
+    def advance(self) -> None:
+        self.position += 1
+        if self.position < self.size:
+            self.read()
+        else:
+            self.load()
+
+
+class StartFeed:
+    """The stretches by start (its time, number, line number, instances needed, misconfigured, rank, watched: see
+    ``Stretch``), a chunk of columns at a time, as ``UsageFeed``."""
+
+    def __init__(self, chunks: Iterator[tuple[list[float], list[int], list[int], list[int], list[bool], list[int],
+                                              list[bool]]]) -> None:
+        self.chunks = chunks
+        self.times: list[float] = []
+        self.numbers: list[int] = []
+        self.lines: list[int] = []
+        self.needs_column: list[int] = []
+        self.bad_column: list[bool] = []
+        self.ranks: list[int] = []
+        self.watched_column: list[bool] = []
+        self.position = self.size = 0
+        self.more = True
+        self.time, self.number, self.line, self.needs, self.bad, self.rank, self.watched = 0.0, 0, 0, 0, False, 0, False
+        self.load()
+
+    def load(self) -> None:
+        while self.more:
+            chunk = next(self.chunks, None)
+            if chunk is None:
+                self.more = False
+                return
+            (self.times, self.numbers, self.lines, self.needs_column, self.bad_column, self.ranks,
+             self.watched_column) = chunk
+            self.position, self.size = 0, len(self.times)
+            if self.size:
+                self.read()
+                return
+
+    def read(self) -> None:
+        at = self.position
+        self.time, self.number, self.line, self.needs = self.times[at], self.numbers[at], self.lines[at], \
+            self.needs_column[at]
+        self.bad, self.rank, self.watched = self.bad_column[at], self.ranks[at], self.watched_column[at]
+
+    def advance(self) -> None:
+        self.position += 1
+        if self.position < self.size:
+            self.read()
+        else:
+            self.load()
+
+
+class EndFeed:
+    """The stretches by end (its time, and its rank), a chunk of columns at a time, as ``UsageFeed``."""
+
+    def __init__(self, chunks: Iterator[tuple[list[float], list[int]]]) -> None:
+        self.chunks = chunks
+        self.times: list[float] = []
+        self.ranks: list[int] = []
+        self.position = self.size = 0
+        self.more = True
+        self.time, self.rank = 0.0, 0
+        self.load()
+
+    def load(self) -> None:
+        while self.more:
+            chunk = next(self.chunks, None)
+            if chunk is None:
+                self.more = False
+                return
+            self.times, self.ranks = chunk
+            self.position, self.size = 0, len(self.times)
+            if self.size:
+                self.read()
+                return
+
+    def read(self) -> None:
+        self.time, self.rank = self.times[self.position], self.ranks[self.position]
+
+    def advance(self) -> None:
+        self.position += 1
+        if self.position < self.size:
+            self.read()
+        else:
+            self.load()
 
 
 def recount(pool: Pool) -> None:
@@ -163,18 +294,20 @@ class Sums:
 
 
 class Stretch:
-    """One stretch of waiting of one job, as the sweep follows it."""
+    """One stretch of waiting of one job, as the sweep follows it: made when it starts, let go when it ends."""
 
-    __slots__ = ("active", "bad", "blocked", "blocking", "end", "first_blocked", "head_since", "line", "needs",
-                 "number", "rank", "start", "stint")
+    __slots__ = ("bad", "blocked", "blocking", "first_blocked", "head_since", "line", "needs", "number", "rank",
+                 "stint", "watched")
 
-    def __init__(self, number: int, line: Line, start: float, end: float, needs: int, bad: bool, rank: int) -> None:
-        #: its position among the stretches, its line, when it starts and ends, the instances it needs, misconfigured
-        self.number, self.line, self.start, self.end, self.needs, self.bad = number, line, start, end, needs, bad
+    def __init__(self, number: int, line: Line, needs: int, bad: bool, rank: int, watched: bool) -> None:
+        #: its position among the stretches, its line, the instances it needs, misconfigured
+        self.number, self.line, self.needs, self.bad = number, line, needs, bad
         #: its place in its line's order among all stretches (priority, then submission, then workload order, then
         #: start), so that a line's heap compares integers
         self.rank = rank
-        self.active = False
+        #: its last stint and when it began are kept when it ends (``Sweep.watched``): a time-limit action may have
+        #: ended it
+        self.watched = watched
         #: numbered each time it becomes its line's head (-1: never was), and since when it is
         self.stint = -1
         self.head_since = 0.0
@@ -254,18 +387,24 @@ class Sweep:
             for share in pool.shares:
                 lines.append(Line(len(self.lines), share, region, environments[id(env)], lines))
                 self.lines.append(lines[-1])
-        self.stretches: list[Stretch] = []
-        #: the stretch of each rank
-        self.by_rank: list[Stretch] = []
+        #: the stretch of each rank while it waits (``None`` before and after)
+        self.by_rank: list[Stretch | None] = []
+        #: per watched stretch's number, its last stint and when it began (``Stretch.watched``)
+        self.watched: dict[int, tuple[int, float]] = {}
         self.stints = 0
         self.blocked_count = 0
         self.epoch = 0
         #: every piece a head was charged, in the order charged: its stretch's number, its ``HEAD_CAUSES`` number,
-        #: its seconds and the stint it belongs to
-        self.piece_stretch: list[int] = []
-        self.piece_cause: list[int] = []
-        self.piece_seconds: list[float] = []
-        self.piece_stint: list[int] = []
+        #: its seconds and the stint it belongs to (typed arrays, filled from the ``_pending`` lists a chunk at a
+        #: time)
+        self.piece_stretch: array[int] = array("q")
+        self.piece_cause: array[int] = array("b")
+        self.piece_seconds: array[float] = array("d")
+        self.piece_stint: array[int] = array("q")
+        self._pending_stretch: list[int] = []
+        self._pending_cause: list[int] = []
+        self._pending_seconds: list[float] = []
+        self._pending_stint: list[int] = []
         # one instant's events and the lines it lists (reused, so that an instant allocates nothing)
         self.usage_lines: list[Line] = []
         self.usage_used: list[int] = []
@@ -276,17 +415,20 @@ class Sweep:
         self.changed: list[Line] = []
         self.again: list[Line] = []
 
-    def add_stretches(self, lines: list[int], starts: list[float], ends: list[float], needs: list[int],
-                      bad: list[bool], ranks: list[int]) -> None:
-        """The stretches to follow (by position: line number, start, end, instances needed, misconfigured, rank)."""
-        stretches, all_lines = self.stretches, self.lines
-        for number in range(len(lines)):
-            stretches.append(Stretch(number, all_lines[lines[number]], starts[number], ends[number], needs[number],
-                                     bad[number], ranks[number]))
-        by_rank: list[Stretch | None] = [None] * len(stretches)
-        for wait in stretches:
-            by_rank[wait.rank] = wait
-        self.by_rank = [wait for wait in by_rank if wait is not None]
+    def expect(self, stretches: int) -> None:
+        """How many stretches the feeds will bring (their ranks are 0 to ``stretches - 1``)."""
+        self.by_rank = [None] * stretches
+
+    def spill(self) -> None:
+        """The pieces charged since the last spill, moved into the typed arrays."""
+        self.piece_stretch.extend(self._pending_stretch)
+        self.piece_cause.extend(self._pending_cause)
+        self.piece_seconds.extend(self._pending_seconds)
+        self.piece_stint.extend(self._pending_stint)
+        self._pending_stretch.clear()
+        self._pending_cause.clear()
+        self._pending_seconds.clear()
+        self._pending_stint.clear()
 
     def flush(self, line: Line, time: float) -> None:
         """Charge the line's head from its ``since`` to ``time`` (nothing its cause depends on changed meanwhile)."""
@@ -329,10 +471,13 @@ class Sweep:
         if wait is None or seconds <= 0:
             return
         cause = line.cause
-        self.piece_stretch.append(wait.number)
-        self.piece_cause.append(cause)
-        self.piece_seconds.append(seconds)
-        self.piece_stint.append(wait.stint)
+        pending = self._pending_stretch
+        pending.append(wait.number)
+        self._pending_cause.append(cause)
+        self._pending_seconds.append(seconds)
+        self._pending_stint.append(wait.stint)
+        if len(pending) >= _PIECES:
+            self.spill()
         context = line.context[cause]
         if context.seconds == 0.0:
             line.context_order.append(cause)
@@ -365,6 +510,8 @@ class Sweep:
 
     def ended(self, wait: Stretch) -> None:
         """``wait`` is over (its head retired): whether it blocked its line most is known; its sums are let go."""
+        if wait.watched:
+            self.watched[wait.number] = (wait.stint, wait.head_since)
         sums = wait.blocking
         if sums is None:
             return
@@ -408,10 +555,10 @@ class Sweep:
         normally none)."""
         for line in self.lines:
             self.forget(line)
-        blocking = sorted((wait for wait in self.stretches if wait.blocking is not None),
-                          key=lambda wait: wait.first_blocked)
-        for wait in blocking:
+        waiting = [wait for wait in self.by_rank if wait is not None]
+        for wait in sorted(waiting, key=lambda wait: wait.first_blocked):
             self.ended(wait)
+        self.spill()
 
     def levels_changed(self, line: Line, time: float) -> None:
         """After a change of the counters of ``line``'s pool, the integrals carry on from the new values."""
@@ -474,29 +621,29 @@ class Sweep:
             recount(line.share.pool)
             line.pool.excess = excess(line.share.pool)
             self.levels_changed(line, time)
+        by_rank = self.by_rank
         for wait in self.starts:
-            wait.active = True
+            by_rank[wait.rank] = wait
             line = wait.line
             line.count += 1
             heapq.heappush(line.heap, wait.rank)
         for wait in self.ends:
-            if wait.active:
-                wait.active = False
+            if by_rank[wait.rank] is wait:
+                by_rank[wait.rank] = None
                 wait.line.count -= 1
-        by_rank = self.by_rank
         for line in changed:
             heap = line.heap
-            while heap and not by_rank[heap[0]].active:
+            while heap and by_rank[heap[0]] is None:
                 heapq.heappop(heap)
-            if not heap:
+            first = by_rank[heap[0]] if heap else None
+            if first is None:
                 self.forget(line)
                 line.own_mark = line.again_mark = -1
-            elif line.head is not by_rank[heap[0]]:
-                wait = by_rank[heap[0]]
-                wait.stint = self.stints
+            elif line.head is not first:
+                first.stint = self.stints
                 self.stints += 1
-                wait.head_since = time
-                self.place(line, wait, time, self.cause_of(line, wait))
+                first.head_since = time
+                self.place(line, first, time, self.cause_of(line, first))
                 line.own_mark = line.again_mark = -1
         for line in own:  # charged up to now: a new head where its cause changed, else its share's use as now
             head = line.head
@@ -518,55 +665,50 @@ class Sweep:
             self.ended(wait)
 
 
-def run(sweep: Sweep, usage_times: list[float], who: list[int], used_after: list[int],
-        changes: list[tuple[float, int, int, bool]], start_order: list[int], end_order: list[int]) -> None:
+def run(sweep: Sweep, usage: UsageFeed, changes: list[tuple[float, int, int, bool]], starts: StartFeed,
+        ends: EndFeed) -> None:
     """The events, merged in time order from four streams each in time order, one ``Sweep.instant`` per instant:
-    the usage log (``usage_times``, ``who``: line number, ``used_after``: instances used after), the limit changes
-    (time, line number, limit, lends), and the stretches by start and by end (their numbers). Events of one instant
-    are applied in that order of kinds, each kind in its stream's order."""
-    stretches = sweep.stretches
-    usage_lines, usage_used, limits, starts, ends = (sweep.usage_lines, sweep.usage_used, sweep.limits, sweep.starts,
-                                                     sweep.ends)
-    lines = sweep.lines
-    used, changed, started, ended = 0, 0, 0, 0
-    usage_count, change_count, start_count, end_count = len(usage_times), len(changes), len(start_order), \
-        len(end_order)
-    # the next stretch to start and to end, and when (infinity once there is none)
-    next_start = stretches[start_order[0]] if start_count else None
-    next_end = stretches[end_order[0]] if end_count else None
-    start_at = next_start.start if next_start is not None else math.inf
-    end_at = next_end.end if next_end is not None else math.inf
+    the usage log, the limit changes (time, line number, limit, lends), and the stretches by start and by end (made
+    into a ``Stretch`` as they start). Events of one instant are applied in that order of kinds, each kind in its
+    stream's order."""
+    usage_lines, usage_used, limits, waits_starting, waits_ending = (sweep.usage_lines, sweep.usage_used, sweep.limits,
+                                                                     sweep.starts, sweep.ends)
+    lines, by_rank = sweep.lines, sweep.by_rank
+    changed, change_count = 0, len(changes)
     # (a report time of infinity, ``engine.run(math.inf)``, ends stretches there: an instant like any other)
-    while next_start is not None or next_end is not None or used < usage_count or changed < change_count:
-        time = start_at if start_at < end_at else end_at
-        if used < usage_count and usage_times[used] < time:
-            time = usage_times[used]
+    while starts.more or ends.more or usage.more or changed < change_count:
+        time = math.inf
+        if starts.more:
+            time = starts.time
+        if ends.more and ends.time < time:
+            time = ends.time
+        if usage.more and usage.time < time:
+            time = usage.time
         if changed < change_count and changes[changed][0] < time:
             time = changes[changed][0]
         usage_lines.clear()
         usage_used.clear()
         limits.clear()
-        starts.clear()
-        ends.clear()
-        while used < usage_count and usage_times[used] == time:
-            usage_lines.append(lines[who[used]])
-            usage_used.append(used_after[used])
-            used += 1
+        waits_starting.clear()
+        waits_ending.clear()
+        while usage.more and usage.time == time:
+            usage_lines.append(lines[usage.line])
+            usage_used.append(usage.used)
+            usage.advance()
         while changed < change_count and changes[changed][0] == time:
             _, line_number, limit, lends = changes[changed]
             line = lines[line_number]
             line.share.limit, line.share.lends = limit, lends  # counters recounted in ``instant``
             limits.append(line)
             changed += 1
-        while next_start is not None and start_at == time:
-            starts.append(next_start)
-            started += 1
-            next_start = stretches[start_order[started]] if started < start_count else None
-            start_at = next_start.start if next_start is not None else math.inf
-        while next_end is not None and end_at == time:
-            ends.append(next_end)
-            ended += 1
-            next_end = stretches[end_order[ended]] if ended < end_count else None
-            end_at = next_end.end if next_end is not None else math.inf
+        while starts.more and starts.time == time:
+            waits_starting.append(Stretch(starts.number, lines[starts.line], starts.needs, starts.bad, starts.rank,
+                                          starts.watched))
+            starts.advance()
+        while ends.more and ends.time == time:
+            ending = by_rank[ends.rank]
+            assert ending is not None, "a stretch ends after it starts"
+            waits_ending.append(ending)
+            ends.advance()
         sweep.instant(time)
     sweep.finish()

@@ -21,7 +21,7 @@ a job waited (its final priority orders its line), and in-share preemption held 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -38,6 +38,7 @@ from policy_engine.simulation.time_limits import queue_actions
 if TYPE_CHECKING:
     from policy_engine.model import Topology
     from policy_engine.simulation.outputs.results import SimulationResult
+    from policy_engine.simulation.outputs.usage import UsageLog
 
 #: How close a head's stint must come to an action's ``maxTimeSeconds`` to be the one that action ended
 #: (relative; the two are the same sum of floats taken in another order).
@@ -127,6 +128,86 @@ _HEAD_NUMBER = np.array([_NUMBER[cause] for cause in wait_sweep.HEAD_CAUSES], dt
 _BEHIND = _NUMBER[Cause.BEHIND_HEAD]
 
 
+#: Jobs read, and events handed to the sweep, a chunk at a time: what sits in Python lists at once.
+_CHUNK = 65_536
+
+
+class Stretches(NamedTuple):
+    """The waiting stretches of a run as columns (``wait_sweep.Waiting``, one entry per stretch, a job's in order,
+    jobs in record order), and per line the attempts preempted while borrowed (``2 * line``) and own ones."""
+
+    job: np.ndarray
+    line: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    requeued: np.ndarray
+    needs: np.ndarray
+    priority: np.ndarray
+    submitted: np.ndarray
+    failed: np.ndarray
+    preempted: list[int]
+
+
+def read_stretches(result: SimulationResult, line_of: dict[tuple[str, str], int], lines: int) -> Stretches:
+    """Every job's stretches, read a chunk of jobs at a time into numpy columns."""
+    timelines = iter(job_timelines(result.jobs))
+    preempted = [0] * (2 * lines)
+    parts: list[tuple[np.ndarray, ...]] = []
+    first = 0
+    while True:
+        chunk = wait_sweep.read_waits(timelines, line_of, preempted, result.time, first, _CHUNK)
+        if chunk.job:
+            parts.append((np.array(chunk.job, dtype=np.int64), np.array(chunk.line, dtype=np.int64),
+                          np.array(chunk.start, dtype=np.float64), np.array(chunk.end, dtype=np.float64),
+                          np.array(chunk.requeued, dtype=bool), np.array(chunk.needs, dtype=np.int64),
+                          np.array(chunk.priority, dtype=np.int64), np.array(chunk.submitted, dtype=np.float64),
+                          np.array(chunk.failed, dtype=bool)))
+        first += chunk.read
+        if chunk.read < _CHUNK:
+            break
+    kinds = (np.int64, np.int64, np.float64, np.float64, bool, np.int64, np.int64, np.float64, bool)
+    if not parts:
+        parts = [tuple(np.empty(0, dtype=kind) for kind in kinds)]
+    job, line, start, end, requeued, needs, priority, submitted, failed = map(np.concatenate, zip(*parts, strict=True))
+    return Stretches(job, line, start, end, requeued, needs, priority, submitted, failed, preempted)
+
+
+def _parts(count: int) -> Iterator[slice]:
+    """``count`` positions a ``_CHUNK`` at a time: what a feed's lists are made of, as the sweep reaches them."""
+    return (slice(begin, begin + _CHUNK) for begin in range(0, count, _CHUNK))
+
+
+def _sweep(sweep: wait_sweep.Sweep, waits: Stretches, bad: np.ndarray, log: UsageLog,
+           line_of: dict[tuple[str, str], int]) -> None:
+    """One sweep over time: usage changes, limit changes, stretches starting and ending, each fed in time order."""
+    logged_line = np.array([line_of[(s.share, s.instance_type)] for s in log.shares], dtype=np.int64)
+    start, end, line, needs, failed = waits.start, waits.end, waits.line, waits.needs, waits.failed
+    # a line's order (priority, then submission, then workload order; a job's own stretches by their start) as one
+    # rank per stretch, so that the sweep's heaps compare integers (the stretches are in workload order, a job's by
+    # their start: the sort, stable, keeps that order among equals)
+    by_rank = np.lexsort((waits.submitted, -waits.priority))
+    rank = np.empty(len(by_rank), dtype=np.int64)
+    rank[by_rank] = np.arange(len(by_rank))
+    del by_rank
+    times = np.frombuffer(log.times, dtype=np.float64) if len(log) else np.empty(0)
+    who = np.frombuffer(log.who, dtype=np.int64) if len(log) else np.empty(0, dtype=np.int64)
+    used = np.frombuffer(log.used, dtype=np.int64) if len(log) else np.empty(0, dtype=np.int64)
+    chronological = np.arange(len(times))
+    if len(times) and np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
+        chronological = np.argsort(times, kind="stable")
+    usage = ((times[at].tolist(), logged_line[who[at]].tolist(), used[at].tolist())
+             for at in map(chronological.__getitem__, _parts(len(times))))
+    by_start, by_end = np.argsort(start, kind="stable"), np.argsort(end, kind="stable")
+    starting = ((start[at].tolist(), at.tolist(), line[at].tolist(), needs[at].tolist(), bad[at].tolist(),
+                 rank[at].tolist(), failed[at].tolist()) for at in map(by_start.__getitem__, _parts(len(start))))
+    ending = ((end[at].tolist(), rank[at].tolist()) for at in map(by_end.__getitem__, _parts(len(end))))
+    changes = sorted(((c.time, int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes),
+                     key=lambda change: change[0])
+    sweep.expect(len(start))
+    wait_sweep.run(sweep, wait_sweep.UsageFeed(usage), changes, wait_sweep.StartFeed(starting),
+                   wait_sweep.EndFeed(ending))
+
+
 def attribute(result: SimulationResult, topology: Topology, order: AttributionOrder | str = DEFAULT_ORDER
               ) -> WaitCauses:
     """Charge every waiting second of ``result`` (run on ``topology`` with ``usage_log=True``) to one cause."""
@@ -136,10 +217,8 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
     pools = build_pools(topology)
     sweep = wait_sweep.Sweep(pools)
     line_of = {(line.share.share_id, line.share.instance_type): line.number for line in sweep.lines}
-    waits = wait_sweep.read_waits(job_timelines(result.jobs), line_of, len(sweep.lines), result.time)
-    job = np.array(waits.job, dtype=np.int64)
-    line = np.array(waits.line, dtype=np.int64)
-    needs = np.array(waits.needs, dtype=np.int64)
+    waits = read_stretches(result, line_of, len(sweep.lines))
+    job, line, needs = waits.job, waits.line, waits.needs
     # misconfigured: asked once per line and size among the jobs that waited
     misconfigured: dict[int, str] = {}
     first = _firsts(job)  # each job's first stretch (a job's stretches are together)
@@ -153,41 +232,21 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
     bad = np.zeros(len(job), dtype=bool)  # per stretch
     if misconfigured:
         bad = np.isin(job, np.fromiter(misconfigured, dtype=np.int64))
-    # --- one sweep over time: usage changes, limit changes, stretches starting and ending ------------------------
-    log = result.usage
-    logged_line = np.array([line_of[(s.share, s.instance_type)] for s in log.shares], dtype=np.int64)
-    start = np.array(waits.start, dtype=np.float64)
-    end = np.array(waits.end, dtype=np.float64)
-    # a line's order (priority, then submission, then workload order; a job's own stretches by their start) as one
-    # rank per stretch, so that the sweep's heaps compare integers (the stretches are in workload order, a job's by
-    # their start: the sort, stable, keeps that order among equals)
-    by_rank = np.lexsort((np.array(waits.submitted, dtype=np.float64), -np.array(waits.priority, dtype=np.int64)))
-    rank = np.empty(len(job), dtype=np.int64)
-    rank[by_rank] = np.arange(len(job))
-    sweep.add_stretches(waits.line, waits.start, waits.end, waits.needs, bad.tolist(), rank.tolist())
-    times = np.frombuffer(log.times, dtype=np.float64) if len(log) else np.empty(0)
-    who = logged_line[np.frombuffer(log.who, dtype=np.int64)] if len(log) else np.empty(0, dtype=np.int64)
-    used = np.frombuffer(log.used, dtype=np.int64) if len(log) else np.empty(0, dtype=np.int64)
-    if len(times) and np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
-        chronological = np.argsort(times, kind="stable")
-        times, who, used = times[chronological], who[chronological], used[chronological]
-    changes = sorted(((c.time, int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes),
-                     key=lambda change: change[0])
-    wait_sweep.run(sweep, times.tolist(), who.tolist(), used.tolist(), changes,
-                   np.argsort(start, kind="stable").tolist(), np.argsort(end, kind="stable").tolist())
-    return _charge(result, topology, policy, sweep, waits, job, first, line, start, end, bad, misconfigured)
+    _sweep(sweep, waits, bad, result.usage, line_of)
+    return _charge(result, topology, policy, sweep, waits, first, bad, misconfigured)
 
 
-def _timer_ended(wait: wait_sweep.Stretch, end: float, queue: str, misconfigured: str,
+def _timer_ended(stint: int, head_since: float, end: float, queue: str, misconfigured: str,
                  actions: dict[str, dict[str, float]]) -> bool:
     """Whether a ``jobStateTimeLimitActions`` timer ended this stretch (its job failed as it ended): the head of its
-    line for exactly the action's ``maxTimeSeconds`` (a timer starts when a job becomes the head)."""
-    if wait.stint < 0:
+    line (its last ``stint``, since ``head_since``) for exactly the action's ``maxTimeSeconds`` (a timer starts when
+    a job becomes the head)."""
+    if stint < 0:
         return False
     limit = actions.get(queue, {}).get(misconfigured or CAPACITY_INSUFFICIENT)
     if limit is None:
         return False
-    return abs((end - wait.head_since) - limit) <= _TIMER_TOLERANCE * max(1.0, limit)
+    return abs((end - head_since) - limit) <= _TIMER_TOLERANCE * max(1.0, limit)
 
 
 def _firsts(job: np.ndarray) -> np.ndarray:
@@ -217,66 +276,81 @@ def _longest(policy: AttributionOrder, jobs: int, waited: np.ndarray, piece_job:
              seconds: np.ndarray) -> list[Cause | None]:
     """Per job record, the cause it waited longest for (the first in the policy's order among equals; ``None``:
     it never waited). ``waited``: the records that waited, in order; per piece, which of them it is
-    (``piece_job``), its cause (a ``WAIT_CAUSES`` number) and seconds."""
-    causes = len(WAIT_CAUSES)
+    (``piece_job``), its cause (a ``WAIT_CAUSES`` number) and seconds. One cause at a time, in the policy's order, so
+    that a million jobs need a few columns, not one per cause."""
     # the waiting causes in the policy's order (an order may rank more causes; it ranks every one it charges)
-    ranked = sorted(WAIT_CAUSES, key=lambda cause: policy.order.index(cause) if cause in policy.order else causes)
-    rank = np.array([ranked.index(cause) for cause in WAIT_CAUSES], dtype=np.int64)
-    per_job = np.bincount(piece_job * causes + rank[charged], weights=seconds,
-                          minlength=len(waited) * causes).reshape(len(waited), causes)
-    charged_any = np.bincount(piece_job, minlength=len(waited)) > 0
-    longest = np.where(charged_any, per_job.argmax(axis=1), causes)
+    ranked = sorted(WAIT_CAUSES, key=lambda cause: policy.order.index(cause) if cause in policy.order
+                    else len(WAIT_CAUSES))
+    most = np.zeros(len(waited), dtype=np.float64)
+    longest = np.full(len(waited), len(ranked), dtype=np.int64)  # none yet
+    for position, cause in enumerate(ranked):
+        mine = charged == _NUMBER[cause]
+        if not mine.any():
+            continue
+        total = np.bincount(piece_job[mine], weights=seconds[mine], minlength=len(waited))
+        longer = total > most  # strictly: among equals the earlier cause in the order stays
+        most[longer] = total[longer]
+        longest[longer] = position
     out = np.full(jobs, None, dtype=object)
     out[waited] = np.array([*ranked, None], dtype=object)[longest]
     return out.tolist()
 
 
 def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrder, sweep: wait_sweep.Sweep,
-            waits: wait_sweep.Waiting, job: np.ndarray, first: np.ndarray, line: np.ndarray, start: np.ndarray,
-            end: np.ndarray, bad: np.ndarray, misconfigured: dict[int, str]) -> WaitCauses:
+            waits: Stretches, first: np.ndarray, bad: np.ndarray, misconfigured: dict[int, str]) -> WaitCauses:
     """Each stretch's pieces (behind its head; as the head, per cause) charged by the policy, per share and job."""
     lines, causes = len(sweep.lines), len(WAIT_CAUSES)
+    job, line, start, end = waits.job, waits.line, waits.start, waits.end
     stretch_count = len(job)
     # a stretch ended by a time-limit action: its last stint as the head (the timer ran all of it) is charged to it
     actions = {queue: {reason: float(action.max_time_seconds) for reason, action in by_reason.items()}
                for queue, by_reason in queue_actions(topology).items()}
     timer = np.zeros(stretch_count, dtype=bool)
+    last_stint = np.full(stretch_count, -1, dtype=np.int64)
     if actions:
-        for number in np.flatnonzero(np.array(waits.failed, dtype=bool)).tolist():
-            wait, index = sweep.stretches[number], waits.job[number]
-            timer[number] = _timer_ended(wait, waits.end[number], wait.line.share.queue.name,
-                                         misconfigured.get(index, ""), actions)
-    last_stint = np.array([wait.stint for wait in sweep.stretches], dtype=np.int64)
-    piece = np.array(sweep.piece_stretch, dtype=np.int64)
-    seconds = np.array(sweep.piece_seconds, dtype=np.float64)
-    timed = timer[piece] & (np.array(sweep.piece_stint, dtype=np.int64) == last_stint[piece])
+        for number in np.flatnonzero(waits.failed).tolist():
+            stint, head_since = sweep.watched.get(number, (-1, 0.0))
+            last_stint[number] = stint
+            timer[number] = _timer_ended(stint, head_since, float(end[number]),
+                                         sweep.lines[int(line[number])].share.queue.name,
+                                         misconfigured.get(int(job[number]), ""), actions)
+    piece = np.frombuffer(sweep.piece_stretch, dtype=np.int64)
+    seconds = np.frombuffer(sweep.piece_seconds, dtype=np.float64)
+    timed = timer[piece] & (np.frombuffer(sweep.piece_stint, dtype=np.int64) == last_stint[piece])
+    del last_stint
     # behind its head: the rest of each stretch
     rest = (end - start) - np.bincount(piece, weights=seconds, minlength=stretch_count)
     behind = np.flatnonzero(rest > 0)
     piece = np.concatenate((piece, behind))
     seconds = np.concatenate((seconds, rest[behind]))
-    held = np.concatenate((_HEAD_NUMBER[np.array(sweep.piece_cause, dtype=np.int64)],
+    del rest
+    held = np.concatenate((_HEAD_NUMBER[np.frombuffer(sweep.piece_cause, dtype=np.int8)],
                            np.full(len(behind), _BEHIND, dtype=np.int64)))
     timed = np.concatenate((timed, np.zeros(len(behind), dtype=bool)))
-    requeued = np.array(waits.requeued, dtype=bool)
-    charged = _choose(policy, bad[piece], requeued[piece], held, timed)
+    del behind
+    charged = _choose(policy, bad[piece], waits.requeued[piece], held, timed)
+    del held, timed
     by_share = np.bincount(line[piece] * causes + charged, weights=seconds, minlength=lines * causes
                            ).reshape(lines, causes)
     totals = np.bincount(line, weights=end - start, minlength=lines)
     # the waiting jobs numbered in order, per stretch (a job's stretches share its line: a job counts once)
     numbered = np.cumsum(np.concatenate(([False], job[1:] != job[:-1]))) if stretch_count else job
-    job_causes = _longest(policy, len(result.jobs), job[first], numbered[piece], charged, seconds)
+    piece_job = numbered[piece]
+    del piece
+    job_causes = _longest(policy, len(result.jobs), job[first], piece_job, charged, seconds)
     jobs_waited = np.bincount(line[first], minlength=lines)
     # per line and cause, the jobs charged any of it (each pair of a job and a cause once)
     held_by = np.zeros(len(first) * causes, dtype=bool)
-    held_by[numbered[piece] * causes + charged] = True
+    held_by[piece_job * causes + charged] = True
+    del piece_job, charged, seconds
     pairs = np.flatnonzero(held_by)
     jobs_by_cause = np.bincount(line[first[pairs // causes]] * causes + pairs % causes, minlength=lines * causes
                                 ).reshape(lines, causes)
     time_limited = np.bincount(line[first[np.unique(numbered[timer])]], minlength=lines)
     sizes: dict[int, list[int]] = defaultdict(list)
-    for position in first[bad[first]].tolist():
-        sizes[waits.line[position]].append(waits.needs[position])
+    bad_first = first[bad[first]]
+    for number, size in zip(line[bad_first].tolist(), needs_of(waits, bad_first), strict=True):
+        sizes[number].append(size)
     shares = []
     for item, charged_seconds, total, count, limited, counts in zip(
             sweep.lines, by_share.tolist(), totals.tolist(), jobs_waited.tolist(), time_limited.tolist(),
@@ -285,7 +359,7 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
         blocker = None
         if item.blocker is not None:
             number, sums = max(item.blocker_sums.items(), key=lambda entry: entry[1].seconds)
-            blocker = Blocker(result.jobs[waits.job[item.blocker.number]].name, item.blocker.needs,
+            blocker = Blocker(result.jobs[int(job[item.blocker.number])].name, item.blocker.needs,
                               item.blocker_seconds, wait_sweep.HEAD_CAUSES[number], _context(sums.figures()))
         context = {wait_sweep.HEAD_CAUSES[number]: _context(item.context[number].figures())
                    for number in item.context_order}
@@ -303,3 +377,8 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
             misconfigured_jobs=len(sizes[item.number]), largest_misconfigured=max(sizes[item.number], default=0),
             time_limited_jobs=limited))
     return WaitCauses(policy.name, shares, job_causes)
+
+
+def needs_of(waits: Stretches, positions: np.ndarray) -> list[int]:
+    """The instances the stretches at ``positions`` needed."""
+    return waits.needs[positions].tolist()
