@@ -36,7 +36,7 @@ LENDABLE_TAKEN: Final = 4
 SHARE_AT_LIMIT: Final = 5
 
 #: Pieces charged between two moves into the sweep's typed arrays (``Sweep.spill``).
-_PIECES: Final = 65_536
+_PIECES: Final = 16_384
 
 #: A job's status as read from its record or the engine (a ``Status``, equal to its value)
 _SUCCEEDED: Final = Status.SUCCEEDED.value

@@ -124,12 +124,12 @@ class WaitCauses:
 
 #: the charged causes numbered as ``WAIT_CAUSES`` lists them, and the sweep's head causes among them
 _NUMBER = {cause: number for number, cause in enumerate(WAIT_CAUSES)}
-_HEAD_NUMBER = np.array([_NUMBER[cause] for cause in wait_sweep.HEAD_CAUSES], dtype=np.int64)
+_HEAD_NUMBER = np.array([_NUMBER[cause] for cause in wait_sweep.HEAD_CAUSES], dtype=np.int8)
 _BEHIND = _NUMBER[Cause.BEHIND_HEAD]
 
 
 #: Jobs read, and events handed to the sweep, a chunk at a time: what sits in Python lists at once.
-_CHUNK = 65_536
+_CHUNK = 16_384
 
 
 class Stretches(NamedTuple):
@@ -142,9 +142,10 @@ class Stretches(NamedTuple):
     end: np.ndarray
     requeued: np.ndarray
     needs: np.ndarray
-    priority: np.ndarray
-    submitted: np.ndarray
     failed: np.ndarray
+    #: its place in its line's order (priority as the run ended, then submission, then workload order; a job's own
+    #: stretches by their start) among all stretches, so that the sweep's heaps compare integers
+    rank: np.ndarray
     preempted: list[int]
 
 
@@ -152,24 +153,35 @@ def read_stretches(result: SimulationResult, line_of: dict[tuple[str, str], int]
     """Every job's stretches, read a chunk of jobs at a time into numpy columns."""
     timelines = iter(job_timelines(result.jobs))
     preempted = [0] * (2 * lines)
-    parts: list[tuple[np.ndarray, ...]] = []
-    first = 0
+    # the columns filled in place (grown, rarely, when preemptions make more stretches than jobs): chunks put together
+    # at the end would hold every column twice at once
+    columns = [np.empty(len(result.jobs), dtype=kind) for kind in _KINDS]
+    first = count = 0
     while True:
         chunk = wait_sweep.read_waits(timelines, line_of, preempted, result.time, first, _CHUNK)
-        if chunk.job:
-            parts.append((np.array(chunk.job, dtype=np.int64), np.array(chunk.line, dtype=np.int64),
-                          np.array(chunk.start, dtype=np.float64), np.array(chunk.end, dtype=np.float64),
-                          np.array(chunk.requeued, dtype=bool), np.array(chunk.needs, dtype=np.int64),
-                          np.array(chunk.priority, dtype=np.int64), np.array(chunk.submitted, dtype=np.float64),
-                          np.array(chunk.failed, dtype=bool)))
+        added = len(chunk.job)
+        if count + added > len(columns[0]):
+            columns = [np.resize(column, max(count + added, len(column) * 5 // 4)) for column in columns]
+        for column, values in zip(columns, (chunk.job, chunk.line, chunk.start, chunk.end, chunk.requeued, chunk.needs,
+                                            chunk.failed, chunk.priority, chunk.submitted), strict=True):
+            column[count:count + added] = values
+        count += added
         first += chunk.read
         if chunk.read < _CHUNK:
             break
-    kinds = (np.int64, np.int64, np.float64, np.float64, bool, np.int64, np.int64, np.float64, bool)
-    if not parts:
-        parts = [tuple(np.empty(0, dtype=kind) for kind in kinds)]
-    job, line, start, end, requeued, needs, priority, submitted, failed = map(np.concatenate, zip(*parts, strict=True))
-    return Stretches(job, line, start, end, requeued, needs, priority, submitted, failed, preempted)
+    job, line, start, end, requeued, needs, failed, priority, submitted = (column[:count] for column in columns)
+    del columns
+    # the stretches are in workload order, a job's by their start: the sort, stable, keeps that order among equals
+    by_rank = np.lexsort((submitted, -priority))
+    del priority, submitted
+    rank = np.empty(len(by_rank), dtype=np.int32)
+    rank[by_rank] = np.arange(len(by_rank), dtype=np.int32)
+    return Stretches(job, line, start, end, requeued, needs, failed, rank, preempted)
+
+
+#: The columns' types as read (``wait_sweep.Waiting``): job, line, start, end, requeued, needs, failed, and the
+#: priority and submission the rank is worked out from (then let go). A million stretches take 40 MB.
+_KINDS = (np.int32, np.int32, np.float64, np.float64, bool, np.int32, bool, np.int64, np.float64)
 
 
 def _parts(count: int) -> Iterator[slice]:
@@ -181,14 +193,7 @@ def _sweep(sweep: wait_sweep.Sweep, waits: Stretches, bad: np.ndarray, log: Usag
            line_of: dict[tuple[str, str], int]) -> None:
     """One sweep over time: usage changes, limit changes, stretches starting and ending, each fed in time order."""
     logged_line = np.array([line_of[(s.share, s.instance_type)] for s in log.shares], dtype=np.int64)
-    start, end, line, needs, failed = waits.start, waits.end, waits.line, waits.needs, waits.failed
-    # a line's order (priority, then submission, then workload order; a job's own stretches by their start) as one
-    # rank per stretch, so that the sweep's heaps compare integers (the stretches are in workload order, a job's by
-    # their start: the sort, stable, keeps that order among equals)
-    by_rank = np.lexsort((waits.submitted, -waits.priority))
-    rank = np.empty(len(by_rank), dtype=np.int64)
-    rank[by_rank] = np.arange(len(by_rank))
-    del by_rank
+    start, end, line, needs, failed, rank = waits.start, waits.end, waits.line, waits.needs, waits.failed, waits.rank
     times = np.frombuffer(log.times, dtype=np.float64) if len(log) else np.empty(0)
     who = np.frombuffer(log.who, dtype=np.int64) if len(log) else np.empty(0, dtype=np.int64)
     used = np.frombuffer(log.used, dtype=np.int64) if len(log) else np.empty(0, dtype=np.int64)
@@ -197,7 +202,8 @@ def _sweep(sweep: wait_sweep.Sweep, waits: Stretches, bad: np.ndarray, log: Usag
         chronological = np.argsort(times, kind="stable")
     usage = ((times[at].tolist(), logged_line[who[at]].tolist(), used[at].tolist())
              for at in map(chronological.__getitem__, _parts(len(times))))
-    by_start, by_end = np.argsort(start, kind="stable"), np.argsort(end, kind="stable")
+    by_start = np.argsort(start, kind="stable").astype(np.int32)
+    by_end = np.argsort(end, kind="stable").astype(np.int32)
     starting = ((start[at].tolist(), at.tolist(), line[at].tolist(), needs[at].tolist(), bad[at].tolist(),
                  rank[at].tolist(), failed[at].tolist()) for at in map(by_start.__getitem__, _parts(len(start))))
     ending = ((end[at].tolist(), rank[at].tolist()) for at in map(by_end.__getitem__, _parts(len(end))))
@@ -258,8 +264,8 @@ def _choose(policy: AttributionOrder, bad: np.ndarray, requeued: np.ndarray, hel
             timed: np.ndarray) -> np.ndarray:
     """Per piece, the cause charged (a ``WAIT_CAUSES`` number) by what held: misconfigured, requeued, the line's cause
     (a ``WAIT_CAUSES`` number), a time-limit action pending. The policy is asked once per combination that occurs."""
-    combination = ((bad.astype(np.int64) * 2 + requeued) * len(WAIT_CAUSES) + held) * 2 + timed
-    table = np.zeros(2 * 2 * len(WAIT_CAUSES) * 2, dtype=np.int64)  # a few dozen combinations: a table, not a sort
+    combination = ((bad.astype(np.int16) * 2 + requeued) * len(WAIT_CAUSES) + held) * 2 + timed
+    table = np.zeros(2 * 2 * len(WAIT_CAUSES) * 2, dtype=np.int8)  # a few dozen combinations: a table, not a sort
     for key in np.flatnonzero(np.bincount(combination, minlength=len(table))).tolist():
         holding = {WAIT_CAUSES[key // 2 % len(WAIT_CAUSES)]}
         if key // (2 * len(WAIT_CAUSES)) // 2:
@@ -314,6 +320,7 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
             timer[number] = _timer_ended(stint, head_since, float(end[number]),
                                          sweep.lines[int(line[number])].share.queue.name,
                                          misconfigured.get(int(job[number]), ""), actions)
+    # every piece in the smallest types that hold it: a million-job run has millions of pieces
     piece = np.frombuffer(sweep.piece_stretch, dtype=np.int64)
     seconds = np.frombuffer(sweep.piece_seconds, dtype=np.float64)
     timed = timer[piece] & (np.frombuffer(sweep.piece_stint, dtype=np.int64) == last_stint[piece])
@@ -321,11 +328,11 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     # behind its head: the rest of each stretch
     rest = (end - start) - np.bincount(piece, weights=seconds, minlength=stretch_count)
     behind = np.flatnonzero(rest > 0)
-    piece = np.concatenate((piece, behind))
+    piece = np.concatenate((piece.astype(np.int32), behind.astype(np.int32)))
     seconds = np.concatenate((seconds, rest[behind]))
     del rest
     held = np.concatenate((_HEAD_NUMBER[np.frombuffer(sweep.piece_cause, dtype=np.int8)],
-                           np.full(len(behind), _BEHIND, dtype=np.int64)))
+                           np.full(len(behind), _BEHIND, dtype=np.int8)))
     timed = np.concatenate((timed, np.zeros(len(behind), dtype=bool)))
     del behind
     charged = _choose(policy, bad[piece], waits.requeued[piece], held, timed)
@@ -334,7 +341,7 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
                            ).reshape(lines, causes)
     totals = np.bincount(line, weights=end - start, minlength=lines)
     # the waiting jobs numbered in order, per stretch (a job's stretches share its line: a job counts once)
-    numbered = np.cumsum(np.concatenate(([False], job[1:] != job[:-1]))) if stretch_count else job
+    numbered = np.cumsum(np.concatenate(([False], job[1:] != job[:-1])), dtype=np.int32) if stretch_count else job
     piece_job = numbered[piece]
     del piece
     job_causes = _longest(policy, len(result.jobs), job[first], piece_job, charged, seconds)
