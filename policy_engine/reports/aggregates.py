@@ -97,9 +97,8 @@ def _entries(log: UsageLog) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     A limit change (``update_share``) adds an entry at its time with the share's use then, so each
     share's step functions change exactly when its limit does. Without changes the log is read as is.
     """
-    times = np.frombuffer(log.times, dtype=np.float64)
-    who = np.frombuffer(log.who, dtype=np.int64)
-    used = np.frombuffer(log.used, dtype=np.int64).astype(np.float64)
+    times, who, used = log.columns()
+    who, used = who.astype(np.int64), used.astype(np.float64)
     limits = np.array([s.limit for s in log.shares], dtype=np.float64)
     lends = np.array([s.lends for s in log.shares], dtype=bool)
     if not log.limit_changes:

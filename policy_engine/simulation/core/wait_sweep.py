@@ -23,7 +23,7 @@ from typing import Any, Final
 from policy_engine.simulation.causes import Cause
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import EnvironmentType, Pool, ShareCapacity
-from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Status
+from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
 
 #: What a line's head waits for, numbered for the sweep's flat tables (``HEAD_CAUSES[number]``).
 HEAD_CAUSES: Final = (Cause.MISCONFIGURED, Cause.WAITING_FOR_RECLAIM, Cause.ENVIRONMENT_FULL, Cause.NOTHING_LENDABLE,
@@ -112,6 +112,47 @@ def read_waits(timelines: Iterator[tuple[Any, Any, Any, Any, Any, Any, Any]], li
         if index - first + 1 == limit:
             break
     out.read = index - first + 1
+    return out
+
+
+def read_jobs(jobs: list[Job], priorities: list[int], statuses: list[Status], line_of: dict[tuple[str, str], int],
+              preempted: list[int], now: float, first: int, limit: int) -> Waiting:
+    """``read_waits`` of the engine's own finished jobs (a result's ``JobRecords`` with none still open), read from
+    the jobs themselves: no timeline tuple per job, a job's line looked up once per share."""
+    out = Waiting(preempted)
+    lines_by_share: dict[ShareCapacity, int] = {}
+    stop = min(len(jobs), first + limit)
+    for index in range(first, stop):
+        job = jobs[index]
+        spec = job.spec
+        share = job.share
+        line = lines_by_share.get(share, -1)
+        if line < 0:
+            line = lines_by_share[share] = line_of[(spec.share, spec.instance_type)]
+        priority, status = priorities[index], statuses[index]
+        since: float = spec.submit_at
+        requeued = False
+        for attempt in job.segments:
+            start: float = attempt.start
+            if start > since:
+                out.add(index, line, since, start, requeued, spec, priority, False)
+            ended_at = attempt.end
+            assert ended_at is not None, "an ended attempt has its end"
+            since = ended_at
+            requeued = attempt.outcome == PREEMPTED
+            if requeued:
+                preempted[2 * line + (0 if attempt.borrowed else 1)] += 1
+        if status == _SUCCEEDED or status in ACTIVE:
+            last: float = job.attempt_start
+            if last > since:
+                out.add(index, line, since, last, requeued, spec, priority, False)
+        elif status in (_RUNNABLE, _FAILED):
+            finished_at = job.finished_at
+            end: float = now if finished_at is None else finished_at
+            if end > since:
+                failed = status == _FAILED and finished_at is not None
+                out.add(index, line, since, end, requeued, spec, priority, failed)
+    out.read = max(0, stop - first)
     return out
 
 
@@ -394,17 +435,17 @@ class Sweep:
         self.stints = 0
         self.blocked_count = 0
         self.epoch = 0
-        #: every piece a head was charged, in the order charged: its stretch's number, its ``HEAD_CAUSES`` number,
-        #: its seconds and the stint it belongs to (typed arrays, filled from the ``_pending`` lists a chunk at a
-        #: time)
-        self.piece_stretch: array[int] = array("q")
+        #: every piece a head was charged, in the order charged: its stretch's number, its ``HEAD_CAUSES`` number and
+        #: its seconds (typed arrays, filled from the ``_pending`` lists a chunk at a time); for a watched stretch's
+        #: pieces, by position, the stint each belongs to
+        self.piece_stretch: array[int] = array("i")
         self.piece_cause: array[int] = array("b")
         self.piece_seconds: array[float] = array("d")
-        self.piece_stint: array[int] = array("q")
+        self.watched_pieces: dict[int, int] = {}
+        self.pieces = 0
         self._pending_stretch: list[int] = []
         self._pending_cause: list[int] = []
         self._pending_seconds: list[float] = []
-        self._pending_stint: list[int] = []
         # one instant's events and the lines it lists (reused, so that an instant allocates nothing)
         self.usage_lines: list[Line] = []
         self.usage_used: list[int] = []
@@ -424,11 +465,9 @@ class Sweep:
         self.piece_stretch.extend(self._pending_stretch)
         self.piece_cause.extend(self._pending_cause)
         self.piece_seconds.extend(self._pending_seconds)
-        self.piece_stint.extend(self._pending_stint)
         self._pending_stretch.clear()
         self._pending_cause.clear()
         self._pending_seconds.clear()
-        self._pending_stint.clear()
 
     def flush(self, line: Line, time: float) -> None:
         """Charge the line's head from its ``since`` to ``time`` (nothing its cause depends on changed meanwhile)."""
@@ -475,7 +514,9 @@ class Sweep:
         pending.append(wait.number)
         self._pending_cause.append(cause)
         self._pending_seconds.append(seconds)
-        self._pending_stint.append(wait.stint)
+        if wait.watched:
+            self.watched_pieces[self.pieces] = wait.stint
+        self.pieces += 1
         if len(pending) >= _PIECES:
             self.spill()
         context = line.context[cause]

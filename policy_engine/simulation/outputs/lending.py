@@ -91,9 +91,8 @@ def lending_flows(log: UsageLog, end: float, borrowers: Mapping[tuple[str, str],
     """
     flows: list[Flow] = []
     shares = log.shares
-    times = np.frombuffer(log.times, dtype=np.float64)
-    who = np.frombuffer(log.who, dtype=np.int64)
-    used = np.frombuffer(log.used, dtype=np.int64).astype(np.float64)
+    times, who, used = log.columns()
+    who, used = who.astype(np.int64), used.astype(np.float64)
     # limit changes as entries of their own (used: NaN, carried from the share's previous entry)
     change_t = np.array([c.time for c in log.limit_changes], dtype=np.float64)
     change_who = np.array([c.number for c in log.limit_changes], dtype=np.int64)

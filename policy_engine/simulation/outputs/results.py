@@ -283,6 +283,17 @@ class JobRecords(RecordColumns):
         return (job.spec, priority, status, job.reason, job.started_at, job.finished_at, wait, job.preemptions,
                 job.segments, job.attempt_start, job.placed_borrowed)
 
+    def finished(self) -> bool:
+        """Whether every job had finished at build time (then each job's fields are its own)."""
+        return not self._open
+
+    def engine_columns(self) -> tuple[list[Job], list[int], list[Status]]:
+        """The jobs, and their priorities and statuses at build time (``wait_sweep.read_jobs``)."""
+        jobs, priorities, statuses = self._jobs, self._columns[0], self._columns[1]
+        return (jobs if isinstance(jobs, list) else list(jobs),
+                priorities if isinstance(priorities, list) else list(priorities),
+                statuses if isinstance(statuses, list) else list(statuses))
+
     def timelines(self) -> Iterator[Timeline]:
         """What ``job_timelines`` gives, from the jobs (a finished one's fields are its own) and the open ones."""
         jobs = self._jobs

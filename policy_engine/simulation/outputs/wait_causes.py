@@ -31,7 +31,7 @@ from policy_engine.simulation.causes import WAIT_CAUSES, Cause
 from policy_engine.simulation.core import placement, wait_sweep
 from policy_engine.simulation.core.capacity import build_pools
 from policy_engine.simulation.core.jobs import CAPACITY_INSUFFICIENT
-from policy_engine.simulation.outputs.results import job_timelines
+from policy_engine.simulation.outputs.results import JobRecords, job_timelines
 from policy_engine.simulation.outputs.wait_orders import DEFAULT_ORDER, ORDERS, AttributionOrder
 from policy_engine.simulation.time_limits import queue_actions
 
@@ -151,14 +151,20 @@ class Stretches(NamedTuple):
 
 def read_stretches(result: SimulationResult, line_of: dict[tuple[str, str], int], lines: int) -> Stretches:
     """Every job's stretches, read a chunk of jobs at a time into numpy columns."""
-    timelines = iter(job_timelines(result.jobs))
+    records = result.jobs
+    # the engine's own jobs, every one finished: read from the jobs themselves, else from each job's timeline
+    engine = records.engine_columns() if isinstance(records, JobRecords) and records.finished() else None
+    timelines = iter(job_timelines(records)) if engine is None else iter(())
     preempted = [0] * (2 * lines)
     # the columns filled in place (grown, rarely, when preemptions make more stretches than jobs): chunks put together
     # at the end would hold every column twice at once
     columns = [np.empty(len(result.jobs), dtype=kind) for kind in _KINDS]
     first = count = 0
     while True:
-        chunk = wait_sweep.read_waits(timelines, line_of, preempted, result.time, first, _CHUNK)
+        if engine is not None:
+            chunk = wait_sweep.read_jobs(*engine, line_of, preempted, result.time, first, _CHUNK)
+        else:
+            chunk = wait_sweep.read_waits(timelines, line_of, preempted, result.time, first, _CHUNK)
         added = len(chunk.job)
         if count + added > len(columns[0]):
             columns = [np.resize(column, max(count + added, len(column) * 5 // 4)) for column in columns]
@@ -194,9 +200,7 @@ def _sweep(sweep: wait_sweep.Sweep, waits: Stretches, bad: np.ndarray, log: Usag
     """One sweep over time: usage changes, limit changes, stretches starting and ending, each fed in time order."""
     logged_line = np.array([line_of[(s.share, s.instance_type)] for s in log.shares], dtype=np.int64)
     start, end, line, needs, failed, rank = waits.start, waits.end, waits.line, waits.needs, waits.failed, waits.rank
-    times = np.frombuffer(log.times, dtype=np.float64) if len(log) else np.empty(0)
-    who = np.frombuffer(log.who, dtype=np.int64) if len(log) else np.empty(0, dtype=np.int64)
-    used = np.frombuffer(log.used, dtype=np.int64) if len(log) else np.empty(0, dtype=np.int64)
+    times, who, used = log.columns()
     chronological = np.arange(len(times))
     if len(times) and np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
         chronological = np.argsort(times, kind="stable")
@@ -312,7 +316,7 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     actions = {queue: {reason: float(action.max_time_seconds) for reason, action in by_reason.items()}
                for queue, by_reason in queue_actions(topology).items()}
     timer = np.zeros(stretch_count, dtype=bool)
-    last_stint = np.full(stretch_count, -1, dtype=np.int64)
+    last_stint: dict[int, int] = {}  # of the stretches a timer may have ended
     if actions:
         for number in np.flatnonzero(waits.failed).tolist():
             stint, head_since = sweep.watched.get(number, (-1, 0.0))
@@ -321,14 +325,16 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
                                          sweep.lines[int(line[number])].share.queue.name,
                                          misconfigured.get(int(job[number]), ""), actions)
     # every piece in the smallest types that hold it: a million-job run has millions of pieces
-    piece = np.frombuffer(sweep.piece_stretch, dtype=np.int64)
+    piece = np.frombuffer(sweep.piece_stretch, dtype=np.int32)
     seconds = np.frombuffer(sweep.piece_seconds, dtype=np.float64)
-    timed = timer[piece] & (np.frombuffer(sweep.piece_stint, dtype=np.int64) == last_stint[piece])
-    del last_stint
+    timed = np.zeros(len(piece), dtype=bool)  # the pieces of a stretch's last stint, where a timer ended it
+    for position, stint in sweep.watched_pieces.items():
+        number = int(piece[position])
+        timed[position] = bool(timer[number]) and stint == last_stint.get(number)
     # behind its head: the rest of each stretch
     rest = (end - start) - np.bincount(piece, weights=seconds, minlength=stretch_count)
     behind = np.flatnonzero(rest > 0)
-    piece = np.concatenate((piece.astype(np.int32), behind.astype(np.int32)))
+    piece = np.concatenate((piece, behind.astype(np.int32)))
     seconds = np.concatenate((seconds, rest[behind]))
     del rest
     held = np.concatenate((_HEAD_NUMBER[np.frombuffer(sweep.piece_cause, dtype=np.int8)],

@@ -166,9 +166,8 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
     rank = np.empty(len(job), dtype=np.int64)
     rank[by_rank] = np.arange(len(job))
     sweep.add_stretches(waits.line, waits.start, waits.end, waits.needs, bad.tolist(), rank.tolist())
-    times = np.frombuffer(log.times, dtype=np.float64) if len(log) else np.empty(0)
-    who = logged_line[np.frombuffer(log.who, dtype=np.int64)] if len(log) else np.empty(0, dtype=np.int64)
-    used = np.frombuffer(log.used, dtype=np.int64) if len(log) else np.empty(0, dtype=np.int64)
+    times, who, used = log.columns()  # (the log's arrays became int32 with issue 38: read through its columns)
+    who = logged_line[who]
     if len(times) and np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
         chronological = np.argsort(times, kind="stable")
         times, who, used = times[chronological], who[chronological], used[chronological]
