@@ -301,9 +301,9 @@ def _longest(policy: AttributionOrder, jobs: int, waited: np.ndarray, piece_job:
         longer = total > most  # strictly: among equals the earlier cause in the order stays
         most[longer] = total[longer]
         longest[longer] = position
-    out = np.full(jobs, None, dtype=object)
-    out[waited] = np.array([*ranked, None], dtype=object)[longest]
-    return out.tolist()
+    chosen = np.full(jobs, len(ranked), dtype=np.int8)  # per record, its cause's position (none: never waited)
+    chosen[waited] = longest
+    return list(map([*ranked, None].__getitem__, chosen.tolist()))
 
 
 def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrder, sweep: wait_sweep.Sweep,
@@ -350,15 +350,16 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     numbered = np.cumsum(np.concatenate(([False], job[1:] != job[:-1])), dtype=np.int32) if stretch_count else job
     piece_job = numbered[piece]
     del piece
+    job_line = line[first]
+    jobs_waited = np.bincount(job_line, minlength=lines)
+    # per line and cause, the jobs charged any of it (each pair of a job and a cause once), a cause at a time
+    held_by = np.zeros((len(first), causes), dtype=bool)
+    held_by[piece_job, charged] = True
+    jobs_by_cause = np.stack([np.bincount(job_line[held_by[:, cause]], minlength=lines) for cause in range(causes)],
+                             axis=1)
+    del held_by, job_line
     job_causes = _longest(policy, len(result.jobs), job[first], piece_job, charged, seconds)
-    jobs_waited = np.bincount(line[first], minlength=lines)
-    # per line and cause, the jobs charged any of it (each pair of a job and a cause once)
-    held_by = np.zeros(len(first) * causes, dtype=bool)
-    held_by[piece_job * causes + charged] = True
     del piece_job, charged, seconds
-    pairs = np.flatnonzero(held_by)
-    jobs_by_cause = np.bincount(line[first[pairs // causes]] * causes + pairs % causes, minlength=lines * causes
-                                ).reshape(lines, causes)
     time_limited = np.bincount(line[first[np.unique(numbered[timer])]], minlength=lines)
     sizes: dict[int, list[int]] = defaultdict(list)
     bad_first = first[bad[first]]
