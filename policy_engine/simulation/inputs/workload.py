@@ -157,7 +157,9 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
     else:
         here.add(("jobs",), ("jobs",), f"must be a list of jobs or a .csv/.jsonl path, got {jobs_data!r}")
         jobs = []
-    updates = _actions(data.get("actions"), {job.name: job for job in jobs}, named, here, topology, shares, created)
+    actions = data.get("actions")  # jobs by name only for a scenario with actions: a million-entry dict otherwise
+    updates = _actions(actions, {job.name: job for job in jobs} if actions is not None else {}, named, here, topology,
+                       shares, created)
     until = None
     if data.get("until") is not None:
         until = number(data["until"])
