@@ -460,6 +460,10 @@ class Sweep:
         """How many stretches the feeds will bring (their ranks are 0 to ``stretches - 1``)."""
         self.by_rank = [None] * stretches
 
+    def release_pieces(self) -> None:
+        """Let the pieces' arrays go (once read: a million-job run has millions of pieces)."""
+        self.piece_stretch, self.piece_cause, self.piece_seconds = array("i"), array("b"), array("d")
+
     def spill(self) -> None:
         """The pieces charged since the last spill, moved into the typed arrays."""
         self.piece_stretch.extend(self._pending_stretch)

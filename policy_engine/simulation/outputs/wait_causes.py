@@ -261,7 +261,7 @@ def _timer_ended(stint: int, head_since: float, end: float, queue: str, misconfi
 
 def _firsts(job: np.ndarray) -> np.ndarray:
     """The position of each job's first stretch (a job's stretches are together, jobs in record order)."""
-    return np.flatnonzero(np.concatenate(([True], job[1:] != job[:-1]))) if len(job) else job
+    return np.flatnonzero(np.concatenate(([True], job[1:] != job[:-1]))).astype(np.int32) if len(job) else job
 
 
 def _choose(policy: AttributionOrder, bad: np.ndarray, requeued: np.ndarray, held: np.ndarray,
@@ -292,7 +292,7 @@ def _longest(policy: AttributionOrder, jobs: int, waited: np.ndarray, piece_job:
     ranked = sorted(WAIT_CAUSES, key=lambda cause: policy.order.index(cause) if cause in policy.order
                     else len(WAIT_CAUSES))
     most = np.zeros(len(waited), dtype=np.float64)
-    longest = np.full(len(waited), len(ranked), dtype=np.int64)  # none yet
+    longest = np.full(len(waited), len(ranked), dtype=np.uint8)  # none yet
     for position, cause in enumerate(ranked):
         mine = charged == _NUMBER[cause]
         if not mine.any():
@@ -301,9 +301,9 @@ def _longest(policy: AttributionOrder, jobs: int, waited: np.ndarray, piece_job:
         longer = total > most  # strictly: among equals the earlier cause in the order stays
         most[longer] = total[longer]
         longest[longer] = position
-    chosen = np.full(jobs, len(ranked), dtype=np.int8)  # per record, its cause's position (none: never waited)
+    chosen = np.full(jobs, len(ranked), dtype=np.uint8)  # per record, its cause's position (none: never waited)
     chosen[waited] = longest
-    return list(map([*ranked, None].__getitem__, chosen.tolist()))
+    return list(map([*ranked, None].__getitem__, chosen.tobytes()))  # bytes: positions as ints, no list of them
 
 
 def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrder, sweep: wait_sweep.Sweep,
@@ -332,7 +332,10 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
         number = int(piece[position])
         timed[position] = bool(timer[number]) and stint == last_stint.get(number)
     # behind its head: the rest of each stretch
-    rest = (end - start) - np.bincount(piece, weights=seconds, minlength=stretch_count)
+    span = end - start
+    totals = np.bincount(line, weights=span, minlength=lines)
+    rest = span - np.bincount(piece, weights=seconds, minlength=stretch_count)
+    del span
     behind = np.flatnonzero(rest > 0)
     piece = np.concatenate((piece, behind.astype(np.int32)))
     seconds = np.concatenate((seconds, rest[behind]))
@@ -341,11 +344,14 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
                            np.full(len(behind), _BEHIND, dtype=np.int8)))
     timed = np.concatenate((timed, np.zeros(len(behind), dtype=bool)))
     del behind
+    sweep.release_pieces()  # copied above: the sweep's arrays let go
     charged = _choose(policy, bad[piece], waits.requeued[piece], held, timed)
     del held, timed
-    by_share = np.bincount(line[piece] * causes + charged, weights=seconds, minlength=lines * causes
-                           ).reshape(lines, causes)
-    totals = np.bincount(line, weights=end - start, minlength=lines)
+    key = line[piece]  # per piece, its line and cause as one number (in place: one array of pieces, not three)
+    key *= causes
+    key += charged
+    by_share = np.bincount(key, weights=seconds, minlength=lines * causes).reshape(lines, causes)
+    del key
     # the waiting jobs numbered in order, per stretch (a job's stretches share its line: a job counts once)
     numbered = np.cumsum(np.concatenate(([False], job[1:] != job[:-1])), dtype=np.int32) if stretch_count else job
     piece_job = numbered[piece]
