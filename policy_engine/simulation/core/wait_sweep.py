@@ -329,6 +329,9 @@ class Sums:
     def __init__(self) -> None:
         self.seconds = self.needs = self.lendable = self.lender_idle = self.environment_idle = self.used = 0.0
 
+    def clear(self) -> None:
+        self.seconds = self.needs = self.lendable = self.lender_idle = self.environment_idle = self.used = 0.0
+
     def figures(self) -> list[float]:
         """The sums in ``CauseContext``'s order: seconds, needs, lendable, lender idle, environment idle, used."""
         return [self.seconds, self.needs, self.lendable, self.lender_idle, self.environment_idle, self.used]
@@ -337,8 +340,8 @@ class Sums:
 class Stretch:
     """One stretch of waiting of one job, as the sweep follows it: made when it starts, let go when it ends."""
 
-    __slots__ = ("bad", "blocked", "blocking", "first_blocked", "head_since", "line", "needs", "number", "rank",
-                 "stint", "watched")
+    __slots__ = ("bad", "blocked", "blocking", "first_blocked", "first_cause", "first_sums", "head_since", "line",
+                 "needs", "number", "rank", "stint", "watched")
 
     def __init__(self, number: int, line: Line, needs: int, bad: bool, rank: int, watched: bool) -> None:
         #: its position among the stretches, its line, the instances it needs, misconfigured
@@ -353,9 +356,12 @@ class Stretch:
         self.stint = -1
         self.head_since = 0.0
         #: the waiting seconds of the jobs behind it so far, when it first blocked its line, and per head cause
-        #: the pool's state meanwhile (``Sums`` times the jobs behind); let go when it ends
+        #: the pool's state meanwhile (``Sums`` times the jobs behind): the first cause's on its own (most stretches
+        #: block for one cause: no dictionary each), any later one's in ``blocking``; let go when it ends
         self.blocked = 0.0
         self.first_blocked = -1
+        self.first_cause = -1
+        self.first_sums: Sums | None = None
         self.blocking: dict[int, Sums] | None = None
 
 
@@ -430,6 +436,8 @@ class Sweep:
                 self.lines.append(lines[-1])
         #: the stretch of each rank while it waits (``None`` before and after)
         self.by_rank: list[Stretch | None] = []
+        #: the first cause's sums of stretches that ended without blocking their line most, to be used again
+        self.spare_sums: list[Sums] = []
         #: per watched stretch's number, its last stint and when it began (``Stretch.watched``)
         self.watched: dict[int, tuple[int, float]] = {}
         self.stints = 0
@@ -537,15 +545,20 @@ class Sweep:
             if line.behind[cause] == 0.0:
                 line.behind_order.append(cause)
             line.behind[cause] += behind
-            blocking = wait.blocking
-            if blocking is None:
+            if wait.first_cause < 0:
                 wait.first_blocked = self.blocked_count
                 self.blocked_count += 1
-                blocking = wait.blocking = {}
+                wait.first_cause = cause
+                wait.first_sums = self.spare_sums.pop() if self.spare_sums else Sums()
             wait.blocked += behind
-            total = blocking.get(cause)
-            if total is None:
-                total = blocking[cause] = Sums()
+            total = wait.first_sums
+            if cause != wait.first_cause or total is None:
+                blocking = wait.blocking
+                if blocking is None:
+                    blocking = wait.blocking = {}
+                total = blocking.get(cause)
+                if total is None:
+                    total = blocking[cause] = Sums()
             total.seconds += line.b_seconds
             total.needs += line.b_needs
             total.lendable += line.b_lendable
@@ -557,15 +570,23 @@ class Sweep:
         """``wait`` is over (its head retired): whether it blocked its line most is known; its sums are let go."""
         if wait.watched:
             self.watched[wait.number] = (wait.stint, wait.head_since)
-        sums = wait.blocking
-        if sums is None:
+        first = wait.first_sums
+        if first is None:
             return
-        wait.blocking = None
+        later = wait.blocking
+        wait.first_sums = wait.blocking = None
         line = wait.line
         seconds, order = wait.blocked, wait.first_blocked
         if line.blocker is None or seconds > line.blocker_seconds or (
                 seconds == line.blocker_seconds and order < line.blocker_order):
+            # its sums by cause in the order first charged (the first cause, then the later ones)
+            sums = {wait.first_cause: first}
+            if later is not None:
+                sums.update(later)
             line.blocker, line.blocker_seconds, line.blocker_order, line.blocker_sums = wait, seconds, order, sums
+        else:  # its first cause's sums serve the next stretch to block
+            first.clear()
+            self.spare_sums.append(first)
 
     def cause_of(self, line: Line, wait: Stretch) -> int:
         """What ``wait``, the head of ``line``, waits for in the state now."""
