@@ -21,9 +21,9 @@ from pathlib import Path
 
 import yaml
 
-from policy_engine.checks import check_topology
-from policy_engine.examples import large_topology
-from policy_engine.loading import load_topology
+from policy_engine.analysis.checks import check_topology
+from policy_engine.inputs.examples import large_topology
+from policy_engine.inputs.loading import load_topology
 
 REPEATS = 5
 
@@ -56,7 +56,7 @@ def main() -> None:
         size_kib = path.stat().st_size / 1024
         print(f"load_topology(large.yaml, {size_kib:.0f} KiB):      {_timed(lambda: load_topology(path))}")
         print(f"load + check from YAML:                  {_timed(lambda: check_topology(load_topology(path)))}")
-        command = [sys.executable, "-c", "from policy_engine.cli import main; main()", "check", "--format", "json",
+        command = [sys.executable, "-c", "from policy_engine.cli.app import main; main()", "check", "--format", "json",
                    str(path)]
         exit_code = subprocess.run(command, capture_output=True, check=False).returncode
         print(f"command line exit code:                  {exit_code}")

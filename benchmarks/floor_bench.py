@@ -35,8 +35,8 @@ import workloads
 
 from policy_engine.simulation.core.engine import Engine, SimulationSettings
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.workload import load_jobs
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.results.records import build_result
+from policy_engine.simulation.scenarios.workload import load_jobs
 
 
 def floor(path: Path) -> dict:

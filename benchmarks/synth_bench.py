@@ -28,8 +28,8 @@ from pathlib import Path
 
 import yaml
 
-from policy_engine.examples import large_topology
-from policy_engine.loading import load_topology
+from policy_engine.inputs.examples import large_topology
+from policy_engine.inputs.loading import load_topology
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 60.0
@@ -43,8 +43,8 @@ start = time.perf_counter()
 marks = {}
 import aws_cdk
 marks["import aws_cdk (+ jsii kernel)"] = time.perf_counter()
-from policy_engine.checks import check_topology
-from policy_engine.loading import load_topology
+from policy_engine.analysis.checks import check_topology
+from policy_engine.inputs.loading import load_topology
 from quota_constructs import TopologyStacks
 marks["import policy_engine, quota_constructs"] = time.perf_counter()
 topology = load_topology(sys.argv[1])

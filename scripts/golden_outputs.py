@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from click.testing import CliRunner  # noqa: E402
 
-from policy_engine.cli import COMMANDS  # noqa: E402
+from policy_engine.cli.app import COMMANDS  # noqa: E402
 from tests.policy_engine import fuzz  # noqa: E402
 
 MUTATED = 120  #: mutated seeds per kind
@@ -143,9 +143,9 @@ def _drift_setup(change: str) -> Callable[[ExitStack], None]:
     def setup(stack: ExitStack) -> None:
         from botocore.stub import Stubber
 
-        from policy_engine.aws import cli_options
-        from policy_engine.examples import example_topology
-        from tests.policy_engine.aws.fake_account import FakeAccount, batch_client, topology_template
+        from policy_engine.cli.commands import aws_options as cli_options
+        from policy_engine.inputs.examples import example_topology
+        from tests.policy_engine.adapters.aws.fake_account import FakeAccount, batch_client, topology_template
 
         client = batch_client()
         stubber = Stubber(client)
@@ -171,8 +171,8 @@ def _drift_setup(change: str) -> Callable[[ExitStack], None]:
 
 
 def runs() -> Iterator[Run]:
-    from policy_engine.aws.topology_file import topology_text
-    from policy_engine.examples import EXAMPLE_YAML, example_topology
+    from policy_engine.adapters.aws.topology_file import topology_text
+    from policy_engine.inputs.examples import EXAMPLE_YAML, example_topology
 
     # --help of every command
     yield Run("help", ["--help"])
@@ -285,7 +285,7 @@ def runs() -> Iterator[Run]:
 
     # the rest that runs offline
     yield Run("walkthrough", ["walkthrough"])
-    from tests.policy_engine.aws.test_template import HAND_WRITTEN
+    from tests.policy_engine.inputs.test_template import HAND_WRITTEN
     yield Run("import-template", ["import", "--from-template", "{dir}/template.yaml"],
               files={"template.yaml": HAND_WRITTEN.encode()})
     yield Run("import-template-file", ["import", "--from-template", "{dir}/template.yaml", "-o", "{dir}/t.yaml"],

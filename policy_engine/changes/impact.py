@@ -17,8 +17,18 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from policy_engine.changes.renames import Renames
-from policy_engine.comparison.table import (
+from policy_engine.foundation.model import QuotaShare, ServiceEnvironment, Topology, share_id
+from policy_engine.inputs.loading import LoadError
+from policy_engine.inputs.prices import Prices
+from policy_engine.inputs.renames import Renames
+from policy_engine.simulation.causes import Cause, Reason, describe
+from policy_engine.simulation.core.engine import Engine, PriorityUpdate
+from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
+from policy_engine.simulation.results.capacity_hours import capacity_hours
+from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, cost_report
+from policy_engine.simulation.results.metrics import ShareMetrics, percentile
+from policy_engine.simulation.results.records import SimulationResult, build_result
+from policy_engine.simulation.results.side_by_side import (
     JOBS,
     SHARE_FIGURES,
     ShareComparison,
@@ -27,18 +37,8 @@ from policy_engine.comparison.table import (
     compare_targets,
     cost_figure,
 )
-from policy_engine.loading import LoadError
-from policy_engine.model import QuotaShare, ServiceEnvironment, Topology, share_id
-from policy_engine.prices import Prices
-from policy_engine.simulation.causes import Cause, Reason, describe
-from policy_engine.simulation.core.engine import Engine, PriorityUpdate
-from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
-from policy_engine.simulation.inputs.workload import Scenario
-from policy_engine.simulation.outputs.capacity_hours import capacity_hours
-from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, cost_report
-from policy_engine.simulation.outputs.metrics import ShareMetrics, percentile
-from policy_engine.simulation.outputs.results import SimulationResult, build_result
-from policy_engine.simulation.outputs.targets import evaluate_targets, from_json
+from policy_engine.simulation.results.targets import evaluate_targets, from_json
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 _GONE: dict[str, Any] = {"capacity": {}, "strategy": "RESERVE", "borrow_limit": None, "state": "DISABLED"}
@@ -179,7 +179,7 @@ def _waits(engine: Engine) -> dict[tuple[str, str], list[float]]:
 
 
 def _costs(engine: Engine, prices: Prices | None, convention: Convention) -> dict[tuple[str, str], float]:
-    """Each share's chargeback per instance type over the run (``outputs.costs``)."""
+    """Each share's chargeback per instance type over the run (``results.costs``)."""
     return cost_report(capacity_hours(engine), engine.topology, prices, convention).nets()
 
 

@@ -18,20 +18,20 @@ from policy_engine.comparison.designs import Design
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.workload import Scenario
-from policy_engine.simulation.outputs.capacity_hours import CapacityHours
-from policy_engine.simulation.outputs.metrics import ShareMetrics
-from policy_engine.simulation.outputs.results import build_result
-from policy_engine.simulation.outputs.targets import TargetResult, evaluate_targets
+from policy_engine.simulation.results.capacity_hours import CapacityHours
+from policy_engine.simulation.results.metrics import ShareMetrics
+from policy_engine.simulation.results.records import build_result
+from policy_engine.simulation.results.targets import TargetResult, evaluate_targets
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.settings import Action
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from policy_engine.simulation.outputs.results import SimulationResult
-    from policy_engine.simulation.outputs.view import EngineView
-    from policy_engine.simulation.outputs.wait_causes import WaitCauses
+    from policy_engine.simulation.results.records import SimulationResult
+    from policy_engine.simulation.results.wait_causes import WaitCauses
+    from policy_engine.simulation.view import EngineView
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def type_utilisation(engine: EngineView) -> tuple[dict[str, float], dict[str, in
 def _over_time(result: SimulationResult, capacity: dict[str, int]) -> OverTime:
     import numpy as np
 
-    from policy_engine.reports import aggregates as agg
+    from policy_engine.simulation.results import aggregates as agg
 
     aggregates = agg.aggregate(result)
     used: dict[str, np.ndarray] = {}
@@ -143,6 +143,6 @@ def run_design(workload: Workload, task: tuple[int, Design]) -> DesignRun:
 
 def _waits(result: SimulationResult, design: Design) -> WaitCauses:
     """Per share, the waiting seconds by cause; the per-job causes are dropped (one per job, never sent back)."""
-    from policy_engine.simulation.outputs.wait_causes import attribute
+    from policy_engine.simulation.results.wait_causes import attribute
 
     return replace(attribute(result, design.topology), job_causes=())

@@ -1,7 +1,7 @@
 """What ``compare`` hands its renderers (``reports.compare_*``, in ``reports.registry``): the runs and their
 before/after tables, built once here so that every format shows the same figures.
 
-Each run's capacity ledger is priced here once (``outputs.costs.cost_report``, as ``simulate`` and ``diff --scenario``
+Each run's capacity ledger is priced here once (``results.costs.cost_report``, as ``simulate`` and ``diff --scenario``
 price it), with ``--prices`` (else in instance-hours): each share's cost is its chargeback over the run, and the
 ``costs`` table holds what the capacity cost, what of it was used or idle, charged to the shares or to none, per
 instance type, with one all-types row only when priced (instance-hours of different types are never added up).
@@ -14,7 +14,10 @@ from dataclasses import dataclass, replace
 
 from policy_engine.comparison.designs import Design
 from policy_engine.comparison.runs import DesignRun
-from policy_engine.comparison.table import (
+from policy_engine.foundation.units import Unit, duration_text
+from policy_engine.inputs.prices import Prices
+from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
+from policy_engine.simulation.results.side_by_side import (
     INSTANCE_HOURS_LOST,
     JOBS,
     PREEMPTIONS,
@@ -28,10 +31,7 @@ from policy_engine.comparison.table import (
     cost_figure,
     from_metrics,
 )
-from policy_engine.prices import Prices
-from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
-from policy_engine.simulation.outputs.type_usage import SUMMARY_KEY
-from policy_engine.units import Unit, duration_text
+from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 
 ALL_SHARES = "all shares"
 ALL_TYPES = "all types"

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from policy_engine import limits
-from policy_engine.model import Topology, TrainingPlan
+from policy_engine.foundation import limits
+from policy_engine.foundation.model import Topology, TrainingPlan
 from policy_engine.simulation.causes import Cause, Detail, Reason
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity

@@ -16,10 +16,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from policy_engine.model import Topology
-from policy_engine.prices import Prices
-from policy_engine.simulation.outputs.capacity_hours import CapacityHours
-from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
+from policy_engine.foundation.model import Topology
+from policy_engine.inputs.prices import Prices
+from policy_engine.simulation.results.capacity_hours import CapacityHours
+from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
 
 #: Cluster-wide cost metrics and the per-share one.
 CLUSTER_COST_METRICS = ("cost", "used_cost", "idle_cost")

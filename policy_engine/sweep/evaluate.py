@@ -14,17 +14,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from policy_engine.checks import check_topology
-from policy_engine.model import Topology
-from policy_engine.reports.check_json import finding_to_dict
-from policy_engine.simulation.core.engine import simulate
+from policy_engine.analysis.checks import check_topology
+from policy_engine.foundation.findings import finding_to_dict
+from policy_engine.foundation.model import Topology
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.workload import Scenario
-from policy_engine.simulation.outputs.capacity_hours import mean_hours
-from policy_engine.simulation.outputs.numbers import plain
-from policy_engine.simulation.outputs.results import SimulationResult
-from policy_engine.simulation.outputs.targets import evaluate_targets
+from policy_engine.simulation.results.capacity_hours import mean_hours
+from policy_engine.simulation.results.numbers import plain
+from policy_engine.simulation.results.records import SimulationResult, simulate
+from policy_engine.simulation.results.targets import evaluate_targets
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.candidate import variant
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.grid import Candidate

@@ -25,12 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from policy_engine.model import Topology, share_id
-from policy_engine.simulation.outputs.type_usage import SUMMARY_KEY
+from policy_engine.foundation.model import Topology, share_id
+from policy_engine.foundation.units import DURATION_UNITS, Unit, figure_text, points_text
+from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 from policy_engine.sweep import cost_metrics
 from policy_engine.sweep.cost_metrics import Pricing
 from policy_engine.sweep.grammar import find_share
-from policy_engine.units import DURATION_UNITS, Unit, figure_text, points_text
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
                    "instance_hours_lost", "jobs", "plan_idle_hours")

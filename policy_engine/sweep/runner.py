@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policy_engine.simulation.core.jobs import JobSpec
-from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.dataset import ResultsDataset
 from policy_engine.sweep.evaluate import evaluate
 from policy_engine.sweep.executor import Executor

@@ -21,8 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from policy_engine.foundation.units import figure_text
 from policy_engine.simulation.core.jobs import JobSpec
-from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.evaluate import INVALID, OK, evaluate
 from policy_engine.sweep.executor import Executor
 from policy_engine.sweep.expressions import Constraint, Expression
@@ -31,7 +32,6 @@ from policy_engine.sweep.grid import Candidate, candidate_key, expand, grid_size
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.runner import SweepInput, run_task
 from policy_engine.sweep.samples import samples_for
-from policy_engine.units import figure_text
 
 if TYPE_CHECKING:
     import optuna

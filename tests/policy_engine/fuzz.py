@@ -20,9 +20,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from policy_engine.cli import main
-from policy_engine.examples import EXAMPLE_YAML
-from tests.policy_engine.aws.test_template import HAND_WRITTEN as TEMPLATE_YAML
+from policy_engine.cli.app import main
+from policy_engine.inputs.examples import EXAMPLE_YAML
+from tests.policy_engine.inputs.test_template import HAND_WRITTEN as TEMPLATE_YAML
 
 ROOT = Path(__file__).parents[2]
 CORPUS = ROOT / "tests" / "data" / "hostile"

@@ -9,10 +9,10 @@ import yaml
 from click.testing import CliRunner
 
 from policy_engine.changes.impact import replay
-from policy_engine.changes.renames import Renames, parse_renames
-from policy_engine.cli import main
-from policy_engine.loading import LoadError
-from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.cli.app import main
+from policy_engine.inputs.loading import LoadError
+from policy_engine.inputs.renames import Renames, parse_renames
+from policy_engine.simulation.scenarios.workload import Scenario
 from tests.builders import GPU, job, share
 from tests.builders import simulated_topology as topology
 
@@ -82,7 +82,7 @@ def test_cli_replay_in_every_format(write_file):
 
 def test_the_replay_judges_each_side_against_its_own_targets_in_compares_cells(write_file):
     """BASE's targets on the replay without the change, HEAD's with it, lined up and rendered as compare does."""
-    from policy_engine.model import Target
+    from policy_engine.foundation.model import Target
     from tests import gfm
 
     target = (Target(share="q/S2", wait_p95="1m"),)

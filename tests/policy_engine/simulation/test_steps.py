@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from policy_engine.model import QuotaShare
+from policy_engine.foundation.model import QuotaShare
 from policy_engine.simulation.core.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
 from policy_engine.simulation.core.preemption import POLICIES
 from tests.builders import GPU, job, share, statuses
@@ -281,7 +281,7 @@ def test_lines_of_different_instance_types_are_independent():
 
 def _victims_topology(own: int):
     """S3 borrows everything it runs from lender S4; S1 and S2 reserve theirs; one environment of 4."""
-    from policy_engine.model import JobQueue, ServiceEnvironment, Topology
+    from policy_engine.foundation.model import JobQueue, ServiceEnvironment, Topology
 
     shares = (share("S1", own), share("S2", 1), share("S3", 0, "LEND_AND_BORROW", borrow_limit=-1),
               share("S4", 3, "LEND"))

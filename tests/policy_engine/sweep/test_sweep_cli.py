@@ -12,9 +12,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from policy_engine.cli import main
-from policy_engine.reports.sweep_json import run_json
-from policy_engine.simulation.inputs.workload import load_scenario
+from policy_engine.cli.app import main
+from policy_engine.reports.sweep.json import run_json
+from policy_engine.simulation.scenarios.workload import load_scenario
 from policy_engine.sweep import dataset as dataset_module
 from policy_engine.sweep.candidate import topology_for, variant
 from policy_engine.sweep.cost_metrics import Pricing, RunCosts
@@ -180,9 +180,9 @@ def test_a_bad_scheduler_address_in_the_environment_is_named_as_such(monkeypatch
 
 
 def test_a_sweep_from_a_live_snapshot_starts_every_candidate_from_it():
-    from policy_engine.simulation.core.engine import simulate
     from policy_engine.simulation.core.jobs import JobSpec, LiveState, Status
-    from policy_engine.simulation.inputs.workload import Scenario
+    from policy_engine.simulation.results.records import simulate
+    from policy_engine.simulation.scenarios.workload import Scenario
     from policy_engine.sweep.evaluate import evaluate, simulation_json
     from policy_engine.sweep.grid import Candidate
 
