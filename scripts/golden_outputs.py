@@ -10,7 +10,9 @@ on a fixed set of mutated seeds and odd option values, and on every file of the 
 ``explain``, ``graph``, ``generate`` and ``diff``; ``drift`` against a stubbed account; ``walkthrough``,
 an in-process ``sweep``, ``import --from-template``, ``iam-policy`` and every ``--help``. Nothing
 reaches AWS. Temporary folders, the repository root, timings, UUIDs and the version are normalised,
-so the outputs of two worktrees compare equal when behaviour is unchanged.
+so the outputs of two worktrees compare equal when behaviour is unchanged. The file and line a Python warning
+names are normalised too, when comparing (on both sides, so an older recording compares): moving code moves
+them, and where a warning is raised is not what a command does.
 
 Run it from (or with ``PYTHONPATH`` at) the worktree under test: it imports that worktree's code.
 """
@@ -324,6 +326,11 @@ def record(folder: Path, only: str | None = None) -> int:
     return 0
 
 
+def _warning_sources(text: str) -> str:
+    """``<ROOT>/policy_engine/a/b.py:471: RuntimeWarning: ...`` as ``<SOURCE>: RuntimeWarning: ...``."""
+    return re.sub(r"<ROOT>/[\w/]+\.py:\d+: (\w+Warning)\b", r"<SOURCE>: \1", text)
+
+
 def compare(folder: Path, only: str | None = None) -> int:
     different, missing, count = [], [], 0
     recorded = {path.stem for path in folder.glob("*.txt")}
@@ -338,7 +345,8 @@ def compare(folder: Path, only: str | None = None) -> int:
         if not path.exists():
             missing.append(name)
             continue
-        before = path.read_bytes().decode("utf-8", "surrogateescape")
+        before = _warning_sources(path.read_bytes().decode("utf-8", "surrogateescape"))
+        now = _warning_sources(now)
         if before != now:
             different.append(name)
             sys.stdout.writelines(difflib.unified_diff(before.splitlines(True), now.splitlines(True),
