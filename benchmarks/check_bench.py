@@ -24,6 +24,7 @@ import yaml
 from policy_engine.analysis.checks import check_topology
 from policy_engine.inputs.examples import large_topology
 from policy_engine.inputs.loading import load_topology
+from policy_engine.simulation import compiled
 
 REPEATS = 5
 
@@ -40,6 +41,7 @@ def _timed(function, repeats: int = REPEATS) -> str:
 
 
 def main() -> None:
+    print(f"simulator core: {'compiled (mypyc)' if compiled.runs_compiled else 'from source'}", flush=True)
     topology = large_topology(guarantees=True)
     shares = sum(len(q.shares) for q in topology.job_queues)
     print(f"topology: {len(topology.job_queues)} queues, {shares} shares, "

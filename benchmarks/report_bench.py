@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads
 
 from policy_engine.foundation.model import Topology
+from policy_engine.simulation import compiled
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
@@ -154,6 +155,7 @@ def main() -> None:
     if args.one:
         print(json.dumps(one(Path(args.one), Path(args.report_dir) if args.report_dir else None, args.prices)))
         return
+    print(f"simulator core: {'compiled (mypyc)' if compiled.runs_compiled else 'from source'}", flush=True)
     print(f"{args.shape} workload on {workloads.QUEUES} queues x {workloads.SHARES} shares, {workloads.TYPES} "
           f"instance types; load average {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as workdir:

@@ -30,6 +30,7 @@ import yaml
 
 from policy_engine.inputs.examples import large_topology
 from policy_engine.inputs.loading import load_topology
+from policy_engine.simulation import compiled
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 60.0
@@ -201,6 +202,7 @@ def plugin_overhead(topology_path: Path, temp_dir: Path, context: dict) -> float
 
 
 def main() -> None:
+    print(f"simulator core: {'compiled (mypyc)' if compiled.runs_compiled else 'from source'}", flush=True)
     load_before = os.getloadavg()
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     if "--plugin" in sys.argv[1:]:
