@@ -1,6 +1,6 @@
 """The import graph of ``policy_engine`` and ``quota_constructs``, read from the source with ``ast`` (nothing imported).
 
-Two rules hold the layering in place:
+Three rules hold the layering in place:
 
 - ``policy_engine`` never imports the CDK (``aws_cdk``, ``constructs``, ``jsii``, ``cdk_nag``) or
   ``quota_constructs``, in any form: at load time, inside a function, or for type checking only. The policy
@@ -12,16 +12,15 @@ Two rules hold the layering in place:
   ``__getattr__``). A lazy import is the right way to keep a heavy dependency off the load path (``check``
   does not load the simulator), but it does not make two modules that need each other independent: a cycle
   through a lazy import is still a cycle in the design. It is broken by moving what both sides need into a
-  third module (as ``quota_constructs/base.py`` does for the construct base classes, ``commands/shared.py``
-  for what every command needs from the command line, ``topology_data.py`` for what every topology reader
+  third module (as ``quota_constructs/base.py`` does for the construct base classes, ``cli/commands/shared.py``
+  for what every command needs from the command line, ``inputs/topology_data.py`` for what every topology reader
   ends with).
 - Imports under ``if TYPE_CHECKING:`` (``typing``) are never executed, but they are dependencies of the design
   too, so they count: counting them, the only loops are the simulator core's two deliberate ones
   (``ALLOWED_LOOPS``, CONTRIBUTING.md): a ``Job`` knows its share's capacity, which holds its waiting line of
   jobs (``jobs`` <-> ``capacity`` <-> ``queues``), and the scheduling steps hold the lifecycle that runs them
   (``steps`` <-> ``lifecycle``). Anything else that needs a collaborator's type without depending on its module
-  names a small ``Protocol`` of what it uses (``view.py``'s ``EngineView``, ``time_limits.TimerHost``).
-
+  names a small ``Protocol`` of what it uses (``simulation/view.py``'s ``EngineView``, ``time_limits.TimerHost``).
 - The folders of ``policy_engine`` are layers (``LAYERS``, CONTRIBUTING.md "Where things live"): every import from
   one folder to another points down the table of their nearest common folder, type-only imports included; the
   modules of a folder itself are the row ``"."`` of its table. Peers in one row never import each other, except
