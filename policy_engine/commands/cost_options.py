@@ -1,9 +1,11 @@
-"""``--prices`` and ``--chargeback``: the options every command that reports costs shares (simulate, sweep, tune,
-diff), and reading the prices file against the topologies it prices (one line per problem, exit 2)."""
+"""``--prices``, ``--chargeback`` and ``--period``: the options every command that reports the bill shares
+(simulate, compare, sweep, tune, diff), reading the prices file against the topologies it prices and the period
+against the scenario (one line per problem, exit 2)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -13,6 +15,7 @@ from policy_engine.commands.shared import SafePath, fail_input
 if TYPE_CHECKING:
     from policy_engine.model import Topology
     from policy_engine.prices import Prices
+    from policy_engine.simulation.outputs.billable import Period
     from policy_engine.simulation.outputs.costs import Convention
     from policy_engine.sweep.cost_metrics import Pricing
     from policy_engine.sweep.grammar import Axis
@@ -22,11 +25,17 @@ CONVENTIONS = ("usage", "limit")
 
 
 def cost_options(function: F) -> F:
-    """Add ``--prices FILE`` and ``--chargeback usage|limit`` to a click command."""
+    """Add ``--prices FILE``, ``--chargeback usage|limit`` and ``--period START..END`` to a click command."""
+    function = click.option(
+        "--period", "period_text", metavar="START..END", default=None,
+        help="Bill only this window: durations from the scenario's time 0 (0s..30d) or ISO 8601 dates when the "
+             "scenario has a start; attempts are cut at its edges, plan fees prorated by reserved instance-hours "
+             "inside it. Default: the whole workload, each plan's whole fee.")(function)
     function = click.option(
         "--chargeback", type=click.Choice(CONVENTIONS), default=None,
-        help="What a share's cost is: usage (default: own use + borrowed charged, lent capacity credited) or limit "
-             "(its own limit charged for the whole run, + borrowed, - lent). See docs/costs.md.")(function)
+        help="Which per-share view: usage (default: each share's bill, its jobs' on-demand spend and its part of "
+             "the plans' fees) or limit (the budget view: limit x rate as the maximum spend, the bill over it). "
+             "See docs/costs.md.")(function)
     function = click.option(
         "--prices", "prices_path", type=SafePath(dir_okay=False), metavar="FILE",
         help="Your rates per instance-hour (YAML/JSON: {currency: USD, per_instance_hour: {TYPE: number}}); "
@@ -62,9 +71,48 @@ def note_unused(prices: Prices, topologies: int) -> None:
 
 
 def convention(value: str | None) -> Convention:
+    from policy_engine.simulation.outputs.billable import Period
     from policy_engine.simulation.outputs.costs import Convention
 
     return Convention(value or Convention.USAGE.value)
+
+
+def period_or_exit(text: str | None, origin: datetime | None) -> Period:
+    """``--period START..END`` as seconds from the scenario's time 0 (``origin``: its start, for ISO 8601 dates);
+    one line and exit 2 when it cannot be read."""
+    from policy_engine.simulation.outputs.billable import Period
+
+    if text is None:
+        return Period()
+    start_text, sep, end_text = text.partition("..")
+    if not sep or not start_text.strip() or not end_text.strip():
+        fail_input([f"--period {text!r}: expected START..END, such as 0s..30d or 2026-11-01..2026-12-01"])
+    bounds = [_period_edge(part.strip(), origin, text) for part in (start_text, end_text)]
+    if not bounds[1] > bounds[0]:
+        fail_input([f"--period {text!r}: its end must come after its start"])
+    return Period(bounds[0], bounds[1])
+
+
+def _period_edge(part: str, origin: datetime | None, text: str) -> float:
+    from policy_engine.units import parse_duration
+
+    if part in ("0", "0s"):
+        return 0.0
+    try:
+        return parse_duration(part)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(part.replace("Z", "+00:00"))
+    except ValueError:
+        fail_input([f"--period {text!r}: {part!r} is neither a duration from time 0 (30d, 12h, 90m, 3600s) nor an "
+                    "ISO 8601 date"])
+    if origin is None:
+        fail_input([f"--period {text!r}: {part!r} is a date, and the scenario has no start (an ISO 8601 start: "
+                    "to count from); write it as a duration from time 0 instead"])
+    if (moment.tzinfo is None) != (origin.tzinfo is None):
+        moment = moment.replace(tzinfo=origin.tzinfo) if moment.tzinfo is None else moment.replace(tzinfo=None)
+    return (moment - origin).total_seconds()
 
 
 def pricing_or_exit(path: str | None, chargeback: str | None, topology: Topology,

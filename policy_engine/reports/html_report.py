@@ -278,7 +278,7 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
                attrs=' id="shares"'),
     ]
     if result.plans is not None:
-        parts += _plan_section(result, costs.prices if costs is not None else None)
+        parts += _plan_section(result)  # hours only: the plans' fees are in the bill (the cost section)
     if costs is not None:
         parts += cost_html.section(costs)
     if pngs:
