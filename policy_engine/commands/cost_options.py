@@ -71,7 +71,6 @@ def note_unused(prices: Prices, topologies: int) -> None:
 
 
 def convention(value: str | None) -> Convention:
-    from policy_engine.simulation.outputs.billable import Period
     from policy_engine.simulation.outputs.costs import Convention
 
     return Convention(value or Convention.USAGE.value)
@@ -116,18 +115,23 @@ def _period_edge(part: str, origin: datetime | None, text: str) -> float:
 
 
 def pricing_or_exit(path: str | None, chargeback: str | None, topology: Topology,
-                    expressions: Iterable[str] = (), axes: Iterable[Axis] = ()) -> Pricing:
-    """How sweep and tune price ``cost``, ``idle_cost`` and ``share(X).cost``; says the unit when one is used. An
-    instance type a ``--vary`` adds to the candidates (``gpu.capacity.ml.p5.48xlarge=0..2``) needs a price too."""
-    from policy_engine.sweep.cost_metrics import Pricing, uses_cost, uses_total_cost
+                    expressions: Iterable[str] = (), axes: Iterable[Axis] = (), period_text: str | None = None,
+                    origin: datetime | None = None) -> Pricing:
+    """How sweep and tune price ``bill``, ``waste_cost`` and ``share(X).bill`` over ``--period``; says the unit when
+    one is used. An instance type a ``--vary`` adds to the candidates (``gpu.capacity.ml.p5.48xlarge=0..2``) needs
+    a price too. A retired capacity-priced metric (``cost``, ``idle_cost``...) is one line naming the new one."""
+    from policy_engine.sweep.cost_metrics import Pricing, retired, uses_cost
 
+    expressions = list(expressions)
+    refusals = [refusal for text in expressions if (refusal := retired(text)) is not None]
+    if refusals:
+        fail_input(list(dict.fromkeys(refusals)))
     varied = {axis.instance_type: axis.path for axis in axes if axis.field == "capacity" and axis.instance_type}
-    pricing = Pricing(prices_or_exit(path, [topology], varied), convention(chargeback))
+    pricing = Pricing(prices_or_exit(path, [topology], varied), convention(chargeback),
+                      period_or_exit(period_text, origin))
     if uses_cost(expressions):
-        click.echo(f"note: cost metrics are in {pricing.unit} ({pricing.convention.value} chargeback convention"
-                   + ("; give --prices FILE to price them)" if pricing.prices is None else ")"), err=True)
-    if uses_total_cost(expressions):
-        click.echo("note: cost is the capacity over each candidate's whole run, until its last job ends: one that "
-                   "drains its backlog later costs more with the same capacity; used_cost is what jobs ran on",
-                   err=True)
+        from policy_engine.reports.cost_tables import period_text as words
+
+        click.echo(f"note: bill metrics are in {pricing.unit}, over {words(pricing.period)}"
+                   + ("; give --prices FILE to price them" if pricing.prices is None else ""), err=True)
     return pricing

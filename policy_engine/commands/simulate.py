@@ -185,8 +185,8 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
 @cost_options
 @click.option("--lending-attribution", type=click.Choice(sorted(ATTRIBUTIONS)), default=None,
               help=f"Whose idle capacity a borrowed instance is, for the lender -> borrower capacity flows, in "
-                   f"instance-hours (never money: a borrower's jobs are billed to it; default {DEFAULT_ATTRIBUTION}: in proportion to each lender's idle capacity; "
-                   "docs/costs.md).")
+                   f"instance-hours (never money: a borrower's jobs are billed to it; default {DEFAULT_ATTRIBUTION}: "
+                   "in proportion to each lender's idle capacity; docs/costs.md).")
 def command(scenario: str, until: float | None, output: str, events: str | None, event_format: str | None,
             backfill: bool | None, victim_policy: str | None, wait_attribution: str, wait_causes: bool, quiet: bool,
             report_dir: str | None, report_share: str | None, report_window: str | None, scheduler: str | None,

@@ -41,8 +41,9 @@ SHARE_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, OWN_UTILISATION, INSTANC
 
 
 def cost_figure(unit: str, convention: str) -> Figure:
-    """Each share's chargeback, its unit and convention in the header (``cost (USD, usage chargeback)``)."""
-    return Figure("cost", f"cost ({unit}, {convention} chargeback)", Unit.COST)
+    """What each share pays on the type (its on-demand spend and its part of the plans' fees), its unit in the
+    header (``cost (USD, its bill)``; instance-hours on-demand and on plans without prices)."""
+    return Figure("cost", f"cost ({unit}, its bill)", Unit.COST)
 
 
 @dataclass(frozen=True)

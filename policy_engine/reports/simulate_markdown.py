@@ -79,7 +79,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if output.costs is not None:
         from policy_engine.reports import cost_markdown
 
-        click.echo("\n".join(["", "#### The bill, who pays, waste", "", *cost_markdown.render(output.costs)]), file=stream)
+        click.echo("\n".join(["", "#### The bill, who pays, waste", "", *cost_markdown.render(output.costs)]),
+                   file=stream)
     if output.targets:
         from policy_engine.reports.target_tables import markdown_lines
 

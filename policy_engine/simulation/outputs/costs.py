@@ -27,7 +27,7 @@ from typing import Any
 from policy_engine.model import Topology, TrainingPlan, share_id
 from policy_engine.prices import Prices
 from policy_engine.simulation.outputs.billable import Billable, Period, PlanBillable, ShareBillable, billable
-from policy_engine.simulation.outputs.capacity_hours import CapacityHours, ShareHours
+from policy_engine.simulation.outputs.capacity_hours import CapacityHours, ShareHours, mean_hours
 from policy_engine.simulation.outputs.lending import ATTRIBUTIONS, DEFAULT_ATTRIBUTION, Flow, lending_flows
 from policy_engine.simulation.outputs.results import SimulationResult
 
@@ -380,6 +380,27 @@ def ledgers(result: SimulationResult, period: Period | None = None) -> dict[str,
     if result.hours is None:
         return {}
     return {"billable": billable(result, period or Period()).to_json(), "capacity": result.hours.to_json()}
+
+
+def mean_ledgers(kept: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The mean of the ledgers of one topology run on several workloads (``tune --workload-samples``)."""
+    if not kept:
+        return {}
+    ledgers_ = [Billable.from_json(k["billable"]) for k in kept]
+    n = len(ledgers_)
+    shares = tuple(ShareBillable(rows[0].share, rows[0].instance_type,
+                                 *(sum(getattr(r, name) for r in rows) / n for name in ShareBillable._fields[2:]))
+                   for rows in zip(*(ledger.shares for ledger in ledgers_), strict=True))
+    plans = []
+    for same in zip(*(ledger.plans for ledger in ledgers_), strict=True):
+        first = same[0]
+        used = {share: sum(p.used.get(share, 0.0) for p in same) / n for p in same for share in p.used}
+        cut = {share: sum(p.cut.get(share, 0.0) for p in same) / n for p in same for share in p.cut}
+        plans.append(PlanBillable(first.plan, first.instance_type, sum(p.reserved for p in same) / n,
+                                  first.reserved_total, used, cut))
+    mean = Billable(ledgers_[0].period, sum(ledger.run_end for ledger in ledgers_) / n, shares, tuple(plans))
+    return {"billable": mean.to_json(),
+            "capacity": mean_hours([CapacityHours.from_json(k["capacity"]) for k in kept]).to_json()}
 
 
 def report_from_ledgers(data: dict[str, Any], topology: Topology, prices: Prices | None,

@@ -171,7 +171,7 @@ def attempt_rows(jobs: Sequence[JobRecord]) -> Iterator[AttemptRow]:
     if isinstance(jobs, JobRecords):
         return jobs.attempt_rows()
     if isinstance(jobs, RecordColumns):
-        return (_attempt_row(row[0], attempts(row[8], row[2], row[9], row[5], row[10], row[11] if len(row) > 11 else None))
+        return (_attempt_row(row[0], attempts(row[8], row[2], row[9], row[5], row[10], row[11]))
                 for row in zip(*jobs._columns, strict=True))
     return ((r.share, r.instance_type, r.instances, r.training_plan, r.checkpoint_interval, r.attempts) for r in jobs)
 
