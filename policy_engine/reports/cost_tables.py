@@ -98,8 +98,9 @@ def _priced(report: CostReport) -> list[CostTable]:
 def _unpriced(report: CostReport) -> list[CostTable]:
     tables = [CostTable(
         "cost-shares", "Who pays (instance-hours)",
-        ("share", "instance type", "on-demand", "of which borrowed", "preempted work lost", "on training plans"),
-        [(s.share, row.instance_type, instance_hours_text(row.on_demand), instance_hours_text(row.borrowed),
+        ("share", "instance type", "on-demand", "of which attempts placed borrowing", "preempted work lost",
+         "on training plans"),
+        [(s.share, row.instance_type, instance_hours_text(row.on_demand), instance_hours_text(row.borrowing),
           instance_hours_text(row.preempted),
           instance_hours_text(sum(p.hours.used.get(s.share, 0.0) for p in report.plans
                                   if p.hours.instance_type == row.instance_type)))

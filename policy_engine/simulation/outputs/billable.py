@@ -59,7 +59,9 @@ class ShareBillable(NamedTuple):
     share: str
     instance_type: str
     on_demand: float  # RUNNING time of its on-demand attempts: what SageMaker bills
-    borrowed: float  # of which attempts placed above its own limit (borrowing moves no money: it is still its own)
+    #: of which attempts placed borrowing (some of their instances above the share's own limit; the whole attempt is
+    #: counted: the engine keeps one flag per placement). Borrowing moves no money: it is still the share's own bill.
+    borrowing: float
     preempted: float  # on-demand work lost to preemption (since the attempt's last checkpoint): billed and wasted
     limit: float  # its limit over the period (the budget view's maximum; the run's mean limit when it changed)
 

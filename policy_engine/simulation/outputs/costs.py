@@ -220,20 +220,20 @@ class CostReport:
         return next((s.bill.total for s in self.shares if s.share == share), 0.0)
 
     def by_type(self) -> dict[str, tuple[Amounts, Waste, dict[str, float]]]:
-        """Per instance type: its bill, its waste and its instance-hours (on-demand, borrowed, plans, preempted)."""
+        """Per instance type: its bill, its waste and its instance-hours (on-demand, borrowing, plans, preempted)."""
         out: dict[str, tuple[Amounts, Waste, dict[str, float]]] = {}
         for row in self.ledger.shares:
             amounts, waste, hours = out.get(row.instance_type, (Amounts(), Waste(), dict.fromkeys(
-                ("on_demand", "borrowed", "plans", "preempted"), 0.0)))
+                ("on_demand", "borrowing", "plans", "preempted"), 0.0)))
             rate = self.rate(row.instance_type)
             hours = {**hours, "on_demand": hours["on_demand"] + row.on_demand,
-                     "borrowed": hours["borrowed"] + row.borrowed, "preempted": hours["preempted"] + row.preempted}
+                     "borrowing": hours["borrowing"] + row.borrowing, "preempted": hours["preempted"] + row.preempted}
             out[row.instance_type] = (Amounts(amounts.on_demand + row.on_demand * rate, amounts.plans),
                                       Waste(waste.preempted_attempts + row.preempted * rate, waste.plan_idle), hours)
         for plan in self.plans:
             kind = plan.hours.instance_type
             amounts, waste, hours = out.get(kind, (Amounts(), Waste(), dict.fromkeys(
-                ("on_demand", "borrowed", "plans", "preempted"), 0.0)))
+                ("on_demand", "borrowing", "plans", "preempted"), 0.0)))
             out[kind] = (Amounts(amounts.on_demand, amounts.plans + plan.fee),
                          Waste(waste.preempted_attempts, waste.plan_idle + plan.waste),
                          {**hours, "plans": hours["plans"] + plan.hours.used_total})
@@ -271,7 +271,7 @@ class CostReport:
                             if s.budget_use is not None else None} if s.budget is not None else None),
                 "instance_types": [{"instance_type": row.instance_type,
                                     "price_per_instance_hour": self.rate(row.instance_type) if priced else None,
-                                    "instance_hours": ih({"on_demand": row.on_demand, "borrowed": row.borrowed,
+                                    "instance_hours": ih({"on_demand": row.on_demand, "borrowing": row.borrowing,
                                                           "preempted": row.preempted, "limit": row.limit})}
                                    for row in s.rows]})
         types = [{"instance_type": kind, "price_per_instance_hour": self.rate(kind) if priced else None,
