@@ -153,9 +153,9 @@ def bill_sentence(impact: dict) -> str | None:
     period = period_text(Period.from_json(before.get("period")))
     total = (before["bill"]["total"], after["bill"]["total"])
     waste = tuple(sum(side["waste"].values()) for side in (before, after))
-    return (f"bill for {period}: {money_text(total[0])} -> {money_text(total[1])} {before['currency']} "
+    return (f"bill for {period}: {money_text(total[0])} → {money_text(total[1])} {before['currency']} "
             f"({'+' if total[1] >= total[0] else ''}{money_text(total[1] - total[0])}); waste "
-            f"{money_text(waste[0])} -> {money_text(waste[1])} (preempted attempts and plan idle)")
+            f"{money_text(waste[0])} → {money_text(waste[1])} (preempted attempts and plan idle)")
 
 
 def worst_jobs(impact: dict) -> tuple[list[dict], int]:

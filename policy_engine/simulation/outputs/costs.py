@@ -326,7 +326,8 @@ def cost_report(ledger: Billable, hours: CapacityHours, topology: Topology, pric
         lost = sum(row.preempted * rate(row.instance_type) for row in rows)
         plan_waste = sum(p.allocation.get(share, (0.0, 0.0))[1] + p.rate * p.hours.cut.get(share, 0.0)
                          for p in plan_costs)
-        budget = sum(row.limit * rate(row.instance_type) for row in rows) if priced else None
+        budget = (sum(row.limit * rate(row.instance_type) for row in rows)
+                  if priced and convention is Convention.LIMIT else None)
         shares.append(ShareBill(share, tuple(rows), Amounts(on_demand, plans), Waste(lost, plan_waste), budget))
     lent: dict[tuple[str, str], float] | None = None
     if flows is not None:
