@@ -2,14 +2,16 @@
 
 No prices are shipped: list prices change and every team's discounts differ. The file is checked as
 every input is (one line per problem naming the file, the key and the rule, exit 2), and against the
-topologies it prices: a type used without a price (a training plan's type included) is refused, so a cost
-is never silently zero, and so is a priced name that is no SageMaker instance type (a typo). A team keeps one
+topologies it prices: a type used without a price is refused, so a cost is never silently zero, and so is a priced
+name that is no SageMaker instance type (a typo); every training plan needs an upfront fee (here under
+``training_plans``, or on the plan in the topology). A team keeps one
 rate card for all its topologies: a real type the topologies do not use is accepted and ignored for the run
 (``Prices.unused`` names them, for the command's note). A rate of 0 is a rate (capacity already paid for,
 free credits); a negative or non-finite one is refused.
 
     currency: USD
     per_instance_hour: {ml.p4d.24xlarge: 37.69, ml.g5.12xlarge: 7.09}
+    training_plans: {p5-plan: {upfront_fee: 164505.60}}
 """
 
 from __future__ import annotations
@@ -77,10 +79,10 @@ class Prices:
 
 
 def used_types(topology: Topology) -> set[str]:
-    """Instance types the topology holds: its environments' capacity, its shares' limits and its training plans'
-    types (a plan's reserved capacity is priced per instance-hour of its type, even where no share has it)."""
+    """Instance types on-demand jobs may run on: the environments' capacity and the shares' limits. A training plan
+    is priced by its upfront fee, never per instance-hour (its jobs are not billed again), so its type alone
+    needs no rate."""
     types = {t for environment in topology.service_environments for t in environment.capacity}
-    types |= {plan.instance_type for plan in topology.training_plans}
     return types | {t for queue in topology.job_queues for share in queue.shares for t in share.capacity}
 
 
