@@ -151,7 +151,7 @@ def test_the_per_share_impact_has_compares_columns_in_text_and_markdown(write_fi
     for column in ("jobs", "wait p50", "wait p95", "preemptions", "own utilisation (%)", "instance-hours lost"):
         assert f" {column} " in header, header
     assert "mean wait" not in text
-    assert "below zero when lending earned it more credit than it was charged." in " ".join(
+    assert "over the billing period (docs/costs.md)." in " ".join(
         line.strip() for line in text.splitlines())
 
 
