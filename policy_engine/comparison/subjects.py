@@ -10,7 +10,7 @@ all-types row only when priced (instance-hours of different types are never adde
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from policy_engine.comparison.designs import Design
 from policy_engine.comparison.runs import DesignRun
@@ -72,7 +72,7 @@ class CompareOutput:
     #: ``--until``: where every run's clock stopped (``None``: when the workload was done)
     until: float | None = None
     #: what each bill covers (``--period``; default the whole workload)
-    period: Period = Period()
+    period: Period = field(default_factory=Period)
     #: each run's bill, in design order (its JSON is each run's ``costs``)
     reports: tuple[CostReport, ...] = ()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from policy_engine.model import Topology
 from policy_engine.prices import Prices
@@ -50,7 +50,7 @@ class Pricing:
 
     prices: Prices | None = None
     convention: Convention = Convention.USAGE
-    period: Period = Period()
+    period: Period = field(default_factory=Period)
 
     @property
     def unit(self) -> str:

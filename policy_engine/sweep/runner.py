@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from policy_engine.simulation.core.jobs import JobSpec
@@ -37,7 +37,7 @@ class SweepInput:
     #: ``tune --workload-samples``: the resampled workloads every candidate runs on (else the scenario's jobs).
     workloads: tuple[tuple[JobSpec, ...], ...] = ()
     #: ``--period``: what each run's bill covers (default the whole workload)
-    period: Period = Period()
+    period: Period = field(default_factory=Period)
 
 
 def run_task(shared: SweepInput, candidate: Candidate) -> dict[str, Any]:

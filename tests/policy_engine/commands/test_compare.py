@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 
 from policy_engine.cli import main
-from policy_engine.units import duration_text
 from tests import gfm
 from tests.chromium import headless_chromium, needs_browser, open_page
 

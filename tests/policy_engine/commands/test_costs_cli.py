@@ -251,8 +251,9 @@ def test_a_resumed_sweep_prices_the_runs_read_back_from_its_dataset(files, tmp_p
     assert again.stdout == first.stdout
     other = invoke(*args, "--resume", "--period", "0s..1h")
     assert (other.exit_code, other.stdout) == (2, "")
-    assert [line for line in other.stderr.splitlines() if line.startswith("error")] == [f"error: --resume {tmp_path / 'runs'}: its runs were priced over another "
-                                         "--period: run the sweep again into a new --out DIR"]
+    errors = [line for line in other.stderr.splitlines() if line.startswith("error")]
+    assert errors == [f"error: --resume {tmp_path / 'runs'}: its runs were priced over another --period: run the "
+                      "sweep again into a new --out DIR"]
 
 
 def test_an_old_dataset_priced_by_capacity_is_refused_on_resume(files, tmp_path):
