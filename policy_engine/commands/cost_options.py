@@ -4,6 +4,7 @@ against the scenario (one line per problem, exit 2)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from policy_engine.sweep.grammar import Axis
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: How far from time 0 a ``--period`` edge may lie (a century: any real billing window, never an overflow).
+MAX_PERIOD_SECONDS = 100 * 366 * 86400
 CONVENTIONS = ("usage", "limit")
 
 
@@ -87,6 +90,8 @@ def period_or_exit(text: str | None, origin: datetime | None) -> Period:
     if not sep or not start_text.strip() or not end_text.strip():
         fail_input([f"--period {text!r}: expected START..END, such as 0s..30d or 2026-11-01..2026-12-01"])
     bounds = [_period_edge(part.strip(), origin, text) for part in (start_text, end_text)]
+    if not all(math.isfinite(bound) and abs(bound) <= MAX_PERIOD_SECONDS for bound in bounds):
+        fail_input([f"--period {text!r}: each edge must lie within {MAX_PERIOD_SECONDS // 86400:,} days of time 0"])
     if not bounds[1] > bounds[0]:
         fail_input([f"--period {text!r}: its end must come after its start"])
     return Period(bounds[0], bounds[1])
