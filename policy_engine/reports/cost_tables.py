@@ -90,8 +90,9 @@ def _priced(report: CostReport) -> list[CostTable]:
             ("share", "limit x rate over the period", "bill", "budget use"),
             [(s.share, money_text(s.budget or 0.0), money_text(s.bill.total),
               percent_text(s.budget_use) if s.budget_use is not None else "-") for s in report.shares],
-            1, "a share's limit x rate is the most it can spend on-demand per hour (limits are caps, not capacity "
-               "paid for); budget use is its bill over that maximum for the period"))
+            1, "a share's limit x rate is the most its own limit lets it spend on-demand per hour (limits are caps, "
+               "not capacity paid for); budget use is its bill over that maximum for the period (above 100 %: it "
+               "borrowed, or pays plan fees)"))
     return tables
 
 
@@ -131,8 +132,8 @@ def _capacity(report: CostReport) -> list[CostTable]:
         [(c.share, c.instance_type, c.hours.strategy, instance_hours_text(c.hours.own),
           instance_hours_text(c.hours.borrowed), instance_hours_text(c.lent), instance_hours_text(c.hours.limit),
           instance_hours_text(c.idle)) for c in report.capacity],
-        3, "quota held SCHEDULED, STARTING or RUNNING (Batch counts all three against limits); a limit nobody used "
-           "costs nothing: limits are caps, not provisioned capacity")]
+        3, "quota held SCHEDULED, STARTING or RUNNING (Batch counts all three against limits), over the whole run "
+           "(never cut by --period); a limit nobody used costs nothing: limits are caps, not provisioned capacity")]
     if report.flows is not None:
         tables.append(CostTable(
             "cost-flows", "Lent: whose idle quota borrowers ran on (instance-hours: capacity, not money)",
