@@ -160,8 +160,10 @@ def _union(base: Topology, head: Topology, renames: Renames, at: float,
         environments.append(ServiceEnvironment(name=environment.name, capacity=capacity, state=environment.state,
                                                tags=dict(environment.tags)))
         changes.append(EnvironmentUpdate(at, environment.name, new_capacity))
+    # training plans are bought, not deployed: the replay's jobs keep the plans they name (HEAD's when both have one)
+    plans = {plan.name: plan for plan in (*base.training_plans, *head.training_plans)}
     union = Topology(service_environments=tuple(environments), job_queues=tuple(queues),
-                     allow_oversubscription=True)
+                     allow_oversubscription=True, training_plans=tuple(plans.values()))
     return union, changes
 
 

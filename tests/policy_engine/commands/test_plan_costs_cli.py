@@ -154,3 +154,16 @@ def test_a_fee_for_a_plan_the_topology_lacks_is_a_typo(files, write_file):
                                            "training_plans: {p5-plan: {upfront_fee: -1}}\n")
     out = invoke("simulate", str(files["scenario"]), "--prices", str(negative))
     assert out.exit_code == 2 and len(out.stderr.splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_diff_replays_keep_the_plan_and_its_fee(files, write_file):
+    """A plan is bought, not deployed: the replay with HEAD keeps it, so its jobs still run on it and its fee is
+    billed once on both sides (never their hours on-demand, never dropped)."""
+    base = files["scenario"].parent / "topology.yaml"
+    head = write_file("head.yaml", TOPOLOGY.replace("strategy: RESERVE", "strategy: LEND"))
+    out = invoke("diff", str(base), str(head), "--scenario", str(files["scenario"]), "--prices",
+                 str(files["prices"]), "--format", "json")
+    assert out.exit_code in (0, 1), out.output
+    costs = json.loads(out.stdout)["impact"]["costs"]
+    assert costs["before"]["bill"] == costs["after"]["bill"] == {"on_demand": 0, "plans": 150, "total": 150}
+    assert costs["after"]["plans"][0]["instance_hours"]["used"] == 5
