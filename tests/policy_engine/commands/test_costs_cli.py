@@ -438,3 +438,21 @@ def test_the_period_cuts_the_bill_and_is_said_first(files):
                                        "duration from time 0 instead"]
     reversed_ = invoke(*args[:-1], "2h..1h")
     assert reversed_.exit_code == 2 and "its end must come after its start" in reversed_.stderr
+
+
+def test_tune_says_the_bill_of_the_current_and_the_chosen_topology(files):
+    out = invoke("tune", str(files["scenario"]), "--vary", "q/A.capacity.ml.g5.xlarge=1,2", "--maximize",
+                 "share(q/A).bill", "--prices", str(files["prices"]), "--budget", "2", "--workers", "1", "--quiet")
+    assert out.exit_code == 0, out.output
+    (line,) = [line for line in out.stdout.splitlines() if line.startswith("bill for")]
+    assert line == ("bill for the whole workload (every job wherever it ran, from time 0; each plan's whole upfront "
+                    "fee): current 52.00 -> best 52.00 USD (waste 0.00 -> 0.00)")
+
+
+def test_iso_dates_bound_the_period_when_the_scenario_has_a_start(files):
+    scenario = files["scenario"]
+    scenario.write_text(scenario.read_text().replace("settings: {", "start: 2026-11-01T00:00:00Z\nsettings: {"))
+    args = ("simulate", str(scenario), "--prices", str(files["prices"]), "--format", "json", "--period")
+    data = json.loads(invoke(*args, "2026-11-01T01:00:00Z..2026-11-01T02:00:00Z").stdout)["costs"]
+    # 1-2 h: a1 3 g5 x 2 + a2 1 p4d x 10 (b1 ended at 1 h) = 16 USD
+    assert data["period"] == {"start": 3600, "end": 7200} and data["bill"]["total"] == 16
