@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from policy_engine.simulation.core.jobs import PREEMPTED, AttemptRecord
+from policy_engine.simulation.core.jobs import PREEMPTED
 from policy_engine.simulation.outputs.capacity_hours import CapacityHours
-from policy_engine.simulation.outputs.results import SimulationResult, attempt_rows
+from policy_engine.simulation.outputs.results import AttemptRow, SimulationResult, attempt_rows
 
 HOUR = 3600.0
 
@@ -144,7 +144,7 @@ def billable(result: SimulationResult, period: Period = WHOLE) -> Billable:
     return Billable(period, result.time, shares, tuple(plans))
 
 
-def _on_demand(rows: Iterable[tuple[str, str, int, str | None, float | None, tuple[AttemptRecord, ...]]],
+def _on_demand(rows: Iterable[AttemptRow],
                now: float, lo: float, hi: float) -> dict[tuple[str, str], tuple[float, float, float]]:
     """``(share, type) -> (on-demand, of which borrowed, lost to preemption)`` instance-hours in ``[lo, hi]``."""
     sums: dict[tuple[str, str], list[float]] = {}
@@ -152,18 +152,17 @@ def _on_demand(rows: Iterable[tuple[str, str, int, str | None, float | None, tup
         if plan is not None:
             continue  # on a training plan: paid by its upfront fee
         row = None
-        for attempt in attempts:
-            run_start = attempt.run_start
+        for _, ended_at, outcome, borrowed, run_start in attempts:  # by position: records or plain tuples
             if run_start is None:
                 continue  # ended SCHEDULED or STARTING: never billed
-            end = now if attempt.end is None else attempt.end
-            seconds = overlap(run_start, end, lo, hi) * instances
+            end = now if ended_at is None else ended_at
+            seconds = max(0.0, min(end, hi) - max(run_start, lo)) * instances  # overlap(), inline: once per attempt
             if row is None:
                 row = sums.setdefault((share, instance_type), [0.0, 0.0, 0.0])
             row[0] += seconds
-            if attempt.borrowed:
+            if borrowed:
                 row[1] += seconds
-            if attempt.outcome == PREEMPTED:
+            if outcome == PREEMPTED:
                 done = end - run_start
                 kept = (done // interval) * interval if interval else 0.0
                 row[2] += overlap(end - (done - kept), end, lo, hi) * instances

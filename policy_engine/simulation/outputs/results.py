@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
 
 import numpy as np
 
-from policy_engine.simulation.core.jobs import ACTIVE, FINAL, AttemptRecord, Job, JobSpec, Status, attempts
+from policy_engine.simulation.core.jobs import ACTIVE, FINAL, SUCCEEDED, AttemptRecord, Job, JobSpec, Status, attempts
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.outputs.capacity_hours import CapacityHours, capacity_hours
 from policy_engine.simulation.outputs.metrics import ShareMetrics, share_metrics, summary
@@ -161,8 +161,9 @@ def job_timelines(jobs: Sequence[JobRecord]) -> Iterator[Timeline]:
     return map(_from_record, jobs)
 
 
-#: What the bill reads of a job: ``(share, instance type, instances, training plan, checkpoint interval, attempts)``.
-AttemptRow = tuple[str, str, int, "str | None", "float | None", tuple[AttemptRecord, ...]]
+#: What the bill reads of a job: ``(share, instance type, instances, training plan, checkpoint interval, attempts)``;
+#: each attempt an ``AttemptRecord`` or a plain tuple of its five fields, in its order (read by position).
+AttemptRow = tuple[str, str, int, "str | None", "float | None", tuple[tuple[Any, ...], ...]]
 
 
 def attempt_rows(jobs: Sequence[JobRecord]) -> Iterator[AttemptRow]:
@@ -294,14 +295,20 @@ class JobRecords(RecordColumns):
 
     def attempt_rows(self) -> Iterator[AttemptRow]:
         """What ``attempt_rows`` gives, read from the jobs (an open one's fields as they were at build time)."""
+        succeeded = Status.SUCCEEDED
         for index, (job, status) in enumerate(zip(self._jobs, self._columns[1], strict=True)):
             fields = self._open.get(index) if self._open else None
+            spec = job.spec
+            if fields is None and status is succeeded and not job.segments:  # most jobs: one attempt, no record
+                yield (spec.share, spec.instance_type, spec.instances, spec.training_plan, spec.checkpoint_interval,
+                       ((job.attempt_start, job.finished_at, SUCCEEDED, job.placed_borrowed, job.run_started),))
+                continue
             if fields is None:
                 ended = attempts(job.segments, status, job.attempt_start, job.finished_at, job.placed_borrowed,
                                  job.run_started)
             else:
                 ended = attempts(fields[8], fields[2], fields[9], fields[5], fields[10], fields[11])
-            yield _attempt_row(job.spec, ended)
+            yield _attempt_row(spec, ended)
 
     def _read(self, index: int, job: Job, priority: int, status: Status, wait: float) -> JobRecord:
         return _record(*self._fields(index, job, priority, status, wait))

@@ -195,3 +195,23 @@ def test_the_bill_is_the_shares_bills_plus_unallocated_plan_fees(scenario):
                                               rel=1e-9, abs=1e-6)
     assert report.unallocated >= -1e-6 and report.waste.total <= report.bill.total + 1e-6
     assert all(s.bill.on_demand >= 0 and s.bill.plans >= -1e-9 for s in report.shares)
+
+
+def test_the_ledger_read_from_the_engines_jobs_equals_the_one_read_from_records():
+    """``attempt_rows`` reads a finished single-attempt job without building its record: the same ledger as from
+    the records themselves (a merged result's list) and from pickled columns (a Dask worker's result)."""
+    import pickle
+    import random
+    from dataclasses import replace
+
+    rng = random.Random(3)
+    topology = _two_shares({G5: 6, P4D: 3}, {G5: 2, P4D: 1}, {G5: 3, P4D: 2})
+    jobs = [job(f"j{n}", rng.choice("AAAAB"), rng.randint(1, 3), priority=rng.randint(0, 3), at=rng.uniform(0, 5 * HOUR),
+                duration=rng.uniform(600, 3 * HOUR), instance_type=rng.choice((G5, P4D)),
+                checkpoint_interval=rng.choice((None, 900.0))) for n in range(60)]
+    result = simulate(topology, jobs, startup_delay=120, until=6 * HOUR)
+    assert sum(r.preemptions for r in result.jobs) > 0 and any(r.status == "RUNNING" for r in result.jobs)
+    for period in (Period(), Period(HOUR, 4 * HOUR)):
+        fast = billable(result, period)
+        assert fast == billable(replace(result, jobs=list(result.jobs)), period)
+        assert fast == billable(pickle.loads(pickle.dumps(result)), period)
