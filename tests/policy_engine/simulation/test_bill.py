@@ -206,8 +206,8 @@ def test_the_ledger_read_from_the_engines_jobs_equals_the_one_read_from_records(
 
     rng = random.Random(3)
     topology = _two_shares({G5: 6, P4D: 3}, {G5: 2, P4D: 1}, {G5: 3, P4D: 2})
-    jobs = [job(f"j{n}", rng.choice("AAAAB"), rng.randint(1, 3), priority=rng.randint(0, 3), at=rng.uniform(0, 5 * HOUR),
-                duration=rng.uniform(600, 3 * HOUR), instance_type=rng.choice((G5, P4D)),
+    jobs = [job(f"j{n}", rng.choice("AAAAB"), rng.randint(1, 3), priority=rng.randint(0, 3),
+                at=rng.uniform(0, 5 * HOUR), duration=rng.uniform(600, 3 * HOUR), instance_type=rng.choice((G5, P4D)),
                 checkpoint_interval=rng.choice((None, 900.0))) for n in range(60)]
     result = simulate(topology, jobs, startup_delay=120, until=6 * HOUR)
     assert sum(r.preemptions for r in result.jobs) > 0 and any(r.status == "RUNNING" for r in result.jobs)
