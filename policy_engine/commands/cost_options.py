@@ -134,7 +134,7 @@ def pricing_or_exit(path: str | None, chargeback: str | None, topology: Topology
     varied = {axis.instance_type: axis.path for axis in axes if axis.field == "capacity" and axis.instance_type}
     pricing = Pricing(prices_or_exit(path, [topology], varied), convention(chargeback),
                       period_or_exit(period_text, origin))
-    if uses_cost(expressions):
+    if uses_cost(expressions) or pricing.prices is not None or not pricing.period.whole:
         from policy_engine.reports.cost_tables import period_text as words
 
         click.echo(f"note: bill metrics are in {pricing.unit}, over {words(pricing.period)}"
