@@ -32,6 +32,7 @@ from policy_engine.limits import PLAN_TERMINATION_LEAD_SECONDS as cutoff
 from policy_engine.model import Topology
 from policy_engine.reports import aggregates as agg
 from policy_engine.reports import cost_html, report_script, summary_png, vega, why_waited
+from policy_engine.reports.cost_tables import period_text
 from policy_engine.reports.safe_text import visible
 from policy_engine.reports.type_tables import all_types_text, type_row
 from policy_engine.simulation.causes import WAIT_CAUSES, Cause, describe_wait_cause
@@ -232,7 +233,9 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
         f"<style>{report_script.STYLE}</style></head><body>",
         "<h1>batch-quota simulation report</h1>",
         f'<p class="muted">{escape(source) + " · " if source else ""}simulated time {duration_text(result.time)} · '
-        f"{summary['jobs']:,} job(s)</p>",
+        f"{summary['jobs']:,} job(s)"
+        + (f' · <a href="#costs">bill</a> for {escape(period_text(costs.period))}' if costs is not None else "")
+        + "</p>",
         '<p id="render-error" class="error" hidden></p>',
         "<h2>Summary</h2>",
         '<p class="muted">Utilisation and instance-hours are given per instance type and never added across '
