@@ -7,7 +7,7 @@ upfront fee once; limits nobody used cost nothing (docs/costs.md). Each case is 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from policy_engine.model import JobQueue, QuotaShare, ReservedCapacity, ServiceEnvironment, Topology, TrainingPlan
@@ -15,7 +15,7 @@ from policy_engine.prices import Prices
 from policy_engine.simulation.outputs.billable import Period, billable
 from policy_engine.simulation.outputs.costs import Convention, run_costs
 from tests.builders import job, simulate
-from tests.policy_engine.simulation.test_properties import PROPERTY_SETTINGS, TYPES, scenarios
+from tests.policy_engine.simulation.test_properties import PROPERTY_SETTINGS, TYPES, contended, scenarios
 
 G5, P4D = "ml.g5.xlarge", "ml.p4d.24xlarge"
 PRICES = Prices("USD", {G5: 2.0, P4D: 10.0})
@@ -161,8 +161,9 @@ def test_the_budget_view_is_the_limit_times_the_rate_over_the_period():
 
 @st.composite
 def priced_plan_scenarios(draw):
-    """The simulator's random scenarios (preemptions, several shares) with a priced training plan some jobs name."""
-    topology, jobs, updates, chosen = draw(scenarios())
+    """The simulator's random scenarios (contended ones preempt in-share; several shares and types) with a priced
+    training plan some jobs name, and a billing period or none."""
+    topology, jobs, updates, chosen = draw(st.one_of(scenarios(), contended()))
     windows, start = [], draw(st.integers(0, 30))
     for _ in range(draw(st.integers(1, 2))):
         length = draw(st.sampled_from([1800, 1900, 2400, 7200]))
@@ -194,6 +195,8 @@ def test_the_bill_is_the_shares_bills_plus_unallocated_plan_fees(scenario):
     assert report.bill.total == pytest.approx(sum(s.bill.total for s in report.shares) + report.unallocated,
                                               rel=1e-9, abs=1e-6)
     assert report.unallocated >= -1e-6 and report.waste.total <= report.bill.total + 1e-6
+    event(f"preempted: {report.waste.preempted_attempts > 0}, plan used: {report.plans[0].hours.used_total > 0}, "
+          f"unallocated: {report.unallocated > 1e-6}")
     assert all(s.bill.on_demand >= 0 and s.bill.plans >= -1e-9 for s in report.shares)
 
 
