@@ -30,7 +30,8 @@ def plans_topology() -> Topology:
         ReservedCapacity(instances=4, start=HOUR, end=3 * HOUR, availability_zone="us-east-1a"),
         ReservedCapacity(instances=2, start=5 * HOUR, end=6 * HOUR + 1800)))
     later = TrainingPlan(name="later", instance_type=P5, arn=ARN.replace("night", "later"), upfront_fee=1234.5,
-                         currency="USD", reserved_capacities=(ReservedCapacity(instances=1, start=10 * HOUR, end=11 * HOUR),))
+                         currency="USD",
+                         reserved_capacities=(ReservedCapacity(instances=1, start=10 * HOUR, end=11 * HOUR),))
     return Topology(service_environments=(ServiceEnvironment(name="gpu", capacity={P5: 8}),),
                     job_queues=(JobQueue(name="training", service_environment="gpu", shares=shares),),
                     training_plans=(night, later))
