@@ -313,9 +313,8 @@ RUNS = ("without the change", "with HEAD")
 
 def share_comparison(impact: dict) -> ShareComparison:
     """The impact's per-share rows as a ``ShareComparison`` with ``compare``'s figures (``SHARE_FIGURES`` and the
-    cost, its unit and convention in the header), rendered by the cells ``compare`` renders its tables with."""
-    figures = (*SHARE_FIGURES, cost_figure(impact.get("cost_unit", INSTANCE_HOURS),
-                                           impact.get("chargeback", Convention.USAGE.value)))
+    cost, its unit in the header), rendered by the cells ``compare`` renders its tables with."""
+    figures = (*SHARE_FIGURES, cost_figure(impact.get("cost_unit", INSTANCE_HOURS)))
     rows = tuple(ShareRow(row["share"], row["instance_type"], tuple(
         {JOBS.key: row["jobs"], **{f.key: row[f"{f.key}_{side}"] for f in figures[1:]}}
         for side in ("before", "after")))

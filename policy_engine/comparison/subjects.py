@@ -197,7 +197,7 @@ def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence
     unit = prices.currency if prices is not None else INSTANCE_HOURS
     reports = [run_costs(run, design, prices, convention) for run, design in zip(runs, designs, strict=True)]
     shares = with_costs(from_metrics(labels, [run.shares for run in runs], names),
-                        [report.per_share_type() for report in reports], cost_figure(unit, convention.value))
+                        [report.per_share_type() for report in reports], cost_figure(unit))
     return CompareOutput(scenario, jobs, tuple(runs), overall, per_type, shares,
                          compare_targets(labels, [run.targets for run in runs], names), cost_totals(labels, reports),
                          executor, unit, convention, period=period or Period(), reports=tuple(reports))
