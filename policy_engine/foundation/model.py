@@ -356,6 +356,17 @@ class TrainingPlan(_Frozen):
     reserved_capacities: Annotated[tuple[ReservedCapacity, ...], _Tuple]
     #: ``arn:aws:sagemaker:REGION:ACCOUNT:training-plan/NAME`` where known (an import sets it).
     arn: str | None = None
+    #: What the plan cost, paid once upfront (``DescribeTrainingPlan``'s ``UpfrontFee``), in ``currency``; a rate
+    #: card's ``training_plans.NAME.upfront_fee`` wins over it (docs/costs.md).
+    upfront_fee: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    #: ``CurrencyCode`` of the fee (ISO 4217); must be the rate card's when the fee is read from here.
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = None
+    #: The shares that use or own the plan (``QUEUE/SHARE``, or ``SHARE`` when unique): who its idle part is
+    #: allocated to under ``idle_to: owners``.
+    shares: Annotated[tuple[str, ...], _Tuple] = ()
+    #: Who pays the plan's idle reserved hours: the shares that used it in proportion to use (``use``, a plan
+    #: nobody used stays unallocated), its ``shares`` equally (``owners``), or every share equally (``equal``).
+    idle_to: Literal["use", "owners", "equal"] = "use"
 
     def named_by(self, ref: str) -> bool:
         """Whether a job's ``training_plan`` (a name or an ARN) names this plan."""

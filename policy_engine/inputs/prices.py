@@ -2,21 +2,23 @@
 
 No prices are shipped: list prices change and every team's discounts differ. The file is checked as
 every input is (one line per problem naming the file, the key and the rule, exit 2), and against the
-topologies it prices: a type used without a price (a training plan's type included) is refused, so a cost
-is never silently zero, and so is a priced name that is no SageMaker instance type (a typo). A team keeps one
+topologies it prices: a type used without a price is refused, so a cost is never silently zero, and so is a priced
+name that is no SageMaker instance type (a typo); every training plan needs an upfront fee (here under
+``training_plans``, or on the plan in the topology). A team keeps one
 rate card for all its topologies: a real type the topologies do not use is accepted and ignored for the run
 (``Prices.unused`` names them, for the command's note). A rate of 0 is a rate (capacity already paid for,
 free credits); a negative or non-finite one is refused.
 
     currency: USD
     per_instance_hour: {ml.p4d.24xlarge: 37.69, ml.g5.12xlarge: 7.09}
+    training_plans: {p5-plan: {upfront_fee: 164505.60}}
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from policy_engine.foundation import instance_types
 from policy_engine.foundation.diagnostics import LoadError, Problem, line_of
-from policy_engine.foundation.model import Topology
+from policy_engine.foundation.model import Topology, TrainingPlan
 from policy_engine.inputs import input_files
 from policy_engine.inputs.reading import RawProblem, read_document, to_problems
 from policy_engine.inputs.schema_errors import describe
@@ -34,6 +36,14 @@ from policy_engine.inputs.schema_errors import describe
 Rate = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
 
 
+class PlanPrice(BaseModel):
+    """What one training plan cost: its upfront fee, paid once (wins over the topology's ``upfront_fee``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    upfront_fee: Rate
+
+
 class PricesFile(BaseModel):
     """The file's schema (pydantic: unknown keys, wrong types and missing keys are each one problem)."""
 
@@ -41,6 +51,7 @@ class PricesFile(BaseModel):
 
     currency: Annotated[str, Field(strict=True, pattern=r"^[A-Z]{3}$")]
     per_instance_hour: dict[Annotated[str, Field(strict=True, min_length=1)], Rate]
+    training_plans: dict[Annotated[str, Field(strict=True, min_length=1)], PlanPrice] = {}
 
 
 @dataclass(frozen=True)
@@ -53,16 +64,26 @@ class Prices:
     per_instance_hour: Mapping[str, float]
     source: str = "<prices>"
     unused: tuple[str, ...] = ()
+    #: training plan name -> its upfront fee in ``currency`` (the rate card's ``training_plans``)
+    plan_fees: Mapping[str, float] = field(default_factory=dict)
 
     def of(self, instance_type: str) -> float:
         return self.per_instance_hour[instance_type]
 
+    def plan_fee(self, plan: TrainingPlan) -> float:
+        """The plan's upfront fee: the rate card's, else the topology's (``load_prices`` made sure one exists and
+        that a topology's fee is in the rate card's currency)."""
+        fee = self.plan_fees.get(plan.name, plan.upfront_fee)
+        if fee is None:
+            raise ValueError(f"no upfront fee for training plan {plan.name} (checked when the prices were loaded)")
+        return fee
+
 
 def used_types(topology: Topology) -> set[str]:
-    """Instance types the topology holds: its environments' capacity, its shares' limits and its training plans'
-    types (a plan's reserved capacity is priced per instance-hour of its type, even where no share has it)."""
+    """Instance types on-demand jobs may run on: the environments' capacity and the shares' limits. A training plan
+    is priced by its upfront fee, never per instance-hour (its jobs are not billed again), so its type alone
+    needs no rate."""
     types = {t for environment in topology.service_environments for t in environment.capacity}
-    types |= {plan.instance_type for plan in topology.training_plans}
     return types | {t for queue in topology.job_queues for share in queue.shares for t in share.capacity}
 
 
@@ -115,12 +136,14 @@ def prices_from_data(data: Any, source: str, lines: Mapping[tuple[Any, ...], int
         wrong = {p.loc[1] for p in problems if p.loc[:1] == ("per_instance_hour",) and len(p.loc) == 2}
         problems += _against_topologies([key for key in given if isinstance(key, str)], wrong, topologies, lines,
                                         varied)
+    problems += _plan_fees(data.get("training_plans"), parsed.currency if parsed else None, topologies, lines)
     if problems:
         raise LoadError(to_problems(source, problems, data))
     assert parsed is not None
     used = _used(topologies) | set(varied)
     return Prices(parsed.currency, dict(parsed.per_instance_hour), source,
-                  tuple(t for t in parsed.per_instance_hour if t not in used))
+                  tuple(t for t in parsed.per_instance_hour if t not in used),
+                  {name: price.upfront_fee for name, price in parsed.training_plans.items()})
 
 
 def _used(topologies: list[Topology]) -> set[str]:
@@ -169,3 +192,34 @@ def _against_topologies(priced: list[str], wrong: set[Any], topologies: list[Top
         out.append(RawProblem(line_of(lines, loc), loc, f"no price for {instance_type}, which {user} uses: "
                               "add it (a cost is never taken as zero)"))
     return out
+
+
+def _plan_fees(given: Any, currency: str | None, topologies: list[Topology],
+               lines: Mapping[tuple[Any, ...], int]) -> list[RawProblem]:
+    """Every training plan of the topologies has an upfront fee (a cost is never taken as zero): the rate card's
+    ``training_plans.NAME.upfront_fee`` or the plan's own ``upfront_fee``, which must then be in the rate card's
+    currency; a fee for a plan no topology has is a typo."""
+    priced = {name for name in given if isinstance(name, str)} if isinstance(given, dict) else set()
+    plans = {plan.name: plan for topology in topologies for plan in topology.training_plans}
+    out = []
+    for name in sorted(priced - plans.keys()):
+        at: tuple[str, ...] = ("training_plans", name)
+        close = difflib.get_close_matches(name, sorted(plans), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f" (its plans: {', '.join(sorted(plans)) or 'none'})"
+        out.append(RawProblem(line_of(lines, at), at, f"the topology has no training plan {name!r}: its fee would "
+                              f"never apply{hint}"))
+    for topology in topologies:
+        for plan in topology.training_plans:
+            if plan.name in priced:
+                continue
+            loc: tuple[str, ...] = ("training_plans",) if isinstance(given, dict) else ()
+            if plan.upfront_fee is None:
+                out.append(RawProblem(line_of(lines, loc), loc, f"no upfront fee for training plan {plan.name}: give "
+                                      f"training_plans.{plan.name}.upfront_fee here or upfront_fee on the plan in "
+                                      "the topology (a cost is never taken as zero)"))
+            elif currency is not None and plan.currency is not None and plan.currency != currency:
+                out.append(RawProblem(line_of(lines, loc), loc, f"training plan {plan.name}'s upfront_fee is in "
+                                      f"{plan.currency}, this rate card in {currency}: give "
+                                      f"training_plans.{plan.name}.upfront_fee here in {currency} (amounts in two "
+                                      "currencies are never added up)"))
+    return list({(p.line, p.loc, p.message): p for p in out}.values())

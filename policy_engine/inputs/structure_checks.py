@@ -146,6 +146,7 @@ def structure_problems(data: Any, unreadable: Collection[RawPath] = ()) -> list[
             problems.append(StructureProblem((*at, "service_environment"), _queue_ref(index, queue),
                                              f"no service environment named {environment!r} (known: {listed})"))
     problems += plan_problems(data)
+    problems += plan_share_problems(data, shares_by_queue)
     for index, guarantee in items(data, "guarantees"):
         ref = guarantee.get("share") if isinstance(guarantee, dict) else None
         if isinstance(ref, str) and (error := resolve_share(ref, shares_by_queue).error) is not None:
@@ -298,6 +299,35 @@ def plan_problems(data: Any) -> list[StructureProblem]:
             problems.append(StructureProblem(at, ref, f"duplicate ARN {arn!r} (first at [{arns[arn]}])"))
         else:
             arns[arn] = index
+    return problems
+
+
+def plan_share_problems(data: Any, shares_by_queue: dict[str, list[str]]) -> list[StructureProblem]:
+    """A plan's ``shares`` (the shares that use or own it) name shares that exist, each once; ``idle_to: owners``
+    needs them (its idle reserved hours are split between them)."""
+    problems = []
+    for index, plan in items(data, "training_plans"):
+        if not isinstance(plan, dict):
+            continue
+        ref = ObjectRef.of_plan(_name(plan) or "", index=None if _name(plan) else index)
+        at: DataPath = ("training_plans", item_part(index, plan))
+        named = plan.get("shares")
+        seen: dict[str, int] = {}
+        if isinstance(named, list | tuple):
+            for position, share in enumerate(named):
+                if not isinstance(share, str):
+                    continue
+                match = resolve_share(share, shares_by_queue)
+                if match.error is not None:
+                    problems.append(StructureProblem((*at, "shares", position), ref, match.error))
+                elif match.share_id in seen:
+                    problems.append(StructureProblem((*at, "shares", position), ref,
+                                                     f"{share!r} is listed twice (first at [{seen[match.share_id]}])"))
+                else:
+                    seen[str(match.share_id)] = position
+        if plan.get("idle_to") == "owners" and not named:
+            problems.append(StructureProblem((*at, "idle_to"), ref, "idle_to: owners needs the plan's shares: (the "
+                                             "shares that use or own it, who pay its idle reserved hours)"))
     return problems
 
 

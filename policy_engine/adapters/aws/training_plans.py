@@ -6,13 +6,16 @@ training jobs (``TargetResources`` holds ``training-job``) that still hold capac
 ``Failed``) are read; every other plan is skipped with its reason, and so is a plan reserved as
 UltraServers (``ReservedCapacityType: UltraServer``, which batch-quota does not model). A plan whose
 reserved capacities name several instance types cannot be one topology plan: an error naming it.
-Times are written as ISO 8601 in UTC, as the API gives them.
+Times are written as ISO 8601 in UTC, as the API gives them. ``UpfrontFee`` (a string in the API) is read as a
+decimal into the plan's ``upfront_fee`` with its ``CurrencyCode``: what the bill charges for the plan (docs/costs.md);
+text that is no number is an error naming the plan, never a fee of zero.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from policy_engine.adapters.aws.clients import Api, AwsError
@@ -55,7 +58,7 @@ def skip_reason(summary: dict[str, Any]) -> str | None:
 
 def plan_data(detail: dict[str, Any]) -> dict[str, Any]:
     """A DescribeTrainingPlan response as a topology ``training_plans`` entry; ``ValueError`` when its reserved
-    capacities name several instance types."""
+    capacities name several instance types or its ``UpfrontFee`` is no number."""
     capacities = sorted(detail.get("ReservedCapacitySummaries") or (), key=lambda c: c.get("StartTime") or 0)
     types = sorted({c["InstanceType"] for c in capacities})
     if len(types) != 1:
@@ -68,8 +71,29 @@ def plan_data(detail: dict[str, Any]) -> dict[str, Any]:
         if capacity.get("AvailabilityZone"):
             window["availability_zone"] = capacity["AvailabilityZone"]
         windows.append(window)
-    return {"name": detail["TrainingPlanName"], "arn": detail["TrainingPlanArn"], "instance_type": types[0],
-            "reserved_capacities": windows}
+    out: dict[str, Any] = {"name": detail["TrainingPlanName"], "arn": detail["TrainingPlanArn"],
+                           "instance_type": types[0], "reserved_capacities": windows}
+    fee = upfront_fee(detail)
+    if fee is not None:
+        out["upfront_fee"] = fee
+        if detail.get("CurrencyCode"):
+            out["currency"] = detail["CurrencyCode"]
+    return out
+
+
+def upfront_fee(detail: dict[str, Any]) -> float | None:
+    """``UpfrontFee`` (a string in botocore's model) read as a decimal number; ``None`` when the plan states none, a
+    ``ValueError`` for text that is no finite number of 0 or more (a fee is never guessed)."""
+    text = detail.get("UpfrontFee")
+    if text is None or text == "":
+        return None
+    try:
+        value = Decimal(str(text).strip())
+    except InvalidOperation:
+        raise ValueError(f"its UpfrontFee {text!r} is not a number") from None
+    if not value.is_finite() or value < 0:
+        raise ValueError(f"its UpfrontFee {text!r} is not a finite amount of 0 or more")
+    return float(value)
 
 
 def read_plans(api: Api) -> PlansRead:

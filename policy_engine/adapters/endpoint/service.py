@@ -284,7 +284,8 @@ class Service:
             arn = plan.arn or self.account.arns.training_plan(plan.name)
             capacities = tuple(ServedCapacity(c.instances, c.start_seconds(origin), c.end_seconds(origin),
                                               c.availability_zone) for c in plan.reserved_capacities)
-            served.append(ServedPlan(plan.name, arn, plan.instance_type, capacities))
+            fee = None if plan.upfront_fee is None else str(plan.upfront_fee)
+            served.append(ServedPlan(plan.name, arn, plan.instance_type, capacities, fee, plan.currency))
         return served
 
     def plan_in_use(self, plan: ServedPlan) -> int:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from policy_engine.cli.commands.cost_options import convention, cost_options, prices_or_exit
+from policy_engine.cli.commands.cost_options import convention, cost_options, period_or_exit, prices_or_exit
 from policy_engine.cli.commands.shared import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -35,6 +35,7 @@ from policy_engine.simulation.scenarios.workload import MAX_SECONDS
 if TYPE_CHECKING:
     from policy_engine.comparison.designs import Design
     from policy_engine.comparison.runs import DesignRun
+    from policy_engine.simulation.results.billable import Period
     from policy_engine.simulation.scenarios.workload import Scenario
 
 
@@ -66,7 +67,8 @@ if TYPE_CHECKING:
 @cost_options
 def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tuple[str, ...], output: str,
             report_dir: str | None, fail_on_target: bool, until: float | None, scheduler: str | None,
-            workers: int | None, allow_python: bool, prices_path: str | None, chargeback: str | None) -> None:
+            workers: int | None, allow_python: bool, prices_path: str | None, chargeback: str | None,
+            period_text: str | None) -> None:
     """Run each design from time 0 on one workload and report them side by side, per share."""
     from policy_engine.comparison import designs as chosen
     from policy_engine.inputs.input_files import refuse_overwriting_inputs
@@ -88,10 +90,12 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
     if overwritten:
         fail_input(overwritten)
     prices = prices_or_exit(prices_path, [design.topology for design in designs])  # before any run
-    runs, description = _run(scenario, designs, until, bool(report_dir), scheduler, workers)
+    period = period_or_exit(period_text, scenario.settings.start)
+    runs, description = _run(scenario, designs, until, bool(report_dir), scheduler, workers, period)
     from policy_engine.comparison.subjects import build
 
-    built = build(scenarios[0], len(scenario.jobs), runs, designs, description, prices, convention(chargeback))
+    built = build(scenarios[0], len(scenario.jobs), runs, designs, description, prices, convention(chargeback),
+                  period)
     result = replace(built, until=until)
     if report_dir:
         from pathlib import Path
@@ -118,11 +122,12 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
 
 
 def _run(scenario: Scenario, designs: list[Design], until: float | None, over_time: bool, scheduler: str | None,
-         workers: int | None) -> tuple[list[DesignRun], str]:
+         workers: int | None, period: Period | None = None) -> tuple[list[DesignRun], str]:
     """Every design on the executor, back in design order, and where they ran."""
     from policy_engine.comparison.parallel import local_workers, runs_in_process
     from policy_engine.comparison.runs import Workload, run_design
     from policy_engine.simulation.gcpause import gc_paused
+    from policy_engine.simulation.results.billable import Period
     from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, usable_cores
 
     chosen = scheduler is None and workers is None and not os.environ.get(SCHEDULER_ENV)
@@ -137,8 +142,8 @@ def _run(scenario: Scenario, designs: list[Design], until: float | None, over_ti
                                 "--workers N runs it on one")
     with executor, gc_paused():
         try:
-            runs = sorted(executor.map(run_design, Workload(scenario, until, over_time), list(enumerate(designs))),
-                          key=lambda run: run.index)
+            workload = Workload(scenario, until, over_time, period or Period())
+            runs = sorted(executor.map(run_design, workload, list(enumerate(designs))), key=lambda run: run.index)
         except Exception as error:  # the cluster itself failed (a worker died too often, the scheduler is gone)
             if not isinstance(executor, DaskExecutor):
                 raise

@@ -1,9 +1,12 @@
-"""``--prices`` and ``--chargeback``: the options every command that reports costs shares (simulate, sweep, tune,
-diff), and reading the prices file against the topologies it prices (one line per problem, exit 2)."""
+"""``--prices``, ``--chargeback`` and ``--period``: the options every command that reports the bill shares
+(simulate, compare, sweep, tune, diff), reading the prices file against the topologies it prices and the period
+against the scenario (one line per problem, exit 2)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -13,20 +16,29 @@ from policy_engine.cli.commands.shared import SafePath, fail_input
 if TYPE_CHECKING:
     from policy_engine.foundation.model import Topology
     from policy_engine.inputs.prices import Prices
+    from policy_engine.simulation.results.billable import Period
     from policy_engine.simulation.results.costs import Convention
     from policy_engine.sweep.cost_metrics import Pricing
     from policy_engine.sweep.grammar import Axis
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: How far from time 0 a ``--period`` edge may lie (a century: any real billing window, never an overflow).
+MAX_PERIOD_SECONDS = 100 * 366 * 86400
 CONVENTIONS = ("usage", "limit")
 
 
 def cost_options(function: F) -> F:
-    """Add ``--prices FILE`` and ``--chargeback usage|limit`` to a click command."""
+    """Add ``--prices FILE``, ``--chargeback usage|limit`` and ``--period START..END`` to a click command."""
+    function = click.option(
+        "--period", "period_text", metavar="START..END", default=None,
+        help="Bill only this window: durations from the scenario's time 0 (0s..30d) or ISO 8601 dates when the "
+             "scenario has a start; attempts are cut at its edges, plan fees prorated by reserved instance-hours "
+             "inside it. Default: the whole workload, each plan's whole fee.")(function)
     function = click.option(
         "--chargeback", type=click.Choice(CONVENTIONS), default=None,
-        help="What a share's cost is: usage (default: own use + borrowed charged, lent capacity credited) or limit "
-             "(its own limit charged for the whole run, + borrowed, - lent). See docs/costs.md.")(function)
+        help="Which per-share view: usage (default: each share's bill, its jobs' on-demand spend and its part of "
+             "the plans' fees) or limit (the budget view: limit x rate as the maximum spend, the bill over it). "
+             "See docs/costs.md.")(function)
     function = click.option(
         "--prices", "prices_path", type=SafePath(dir_okay=False), metavar="FILE",
         help="Your rates per instance-hour (YAML/JSON: {currency: USD, per_instance_hour: {TYPE: number}}); "
@@ -67,19 +79,64 @@ def convention(value: str | None) -> Convention:
     return Convention(value or Convention.USAGE.value)
 
 
-def pricing_or_exit(path: str | None, chargeback: str | None, topology: Topology,
-                    expressions: Iterable[str] = (), axes: Iterable[Axis] = ()) -> Pricing:
-    """How sweep and tune price ``cost``, ``idle_cost`` and ``share(X).cost``; says the unit when one is used. An
-    instance type a ``--vary`` adds to the candidates (``gpu.capacity.ml.p5.48xlarge=0..2``) needs a price too."""
-    from policy_engine.sweep.cost_metrics import Pricing, uses_cost, uses_total_cost
+def period_or_exit(text: str | None, origin: datetime | None) -> Period:
+    """``--period START..END`` as seconds from the scenario's time 0 (``origin``: its start, for ISO 8601 dates);
+    one line and exit 2 when it cannot be read."""
+    from policy_engine.simulation.results.billable import Period
 
+    if text is None:
+        return Period()
+    start_text, sep, end_text = text.partition("..")
+    if not sep or not start_text.strip() or not end_text.strip():
+        fail_input([f"--period {text!r}: expected START..END, such as 0s..30d or 2026-11-01..2026-12-01"])
+    bounds = [_period_edge(part.strip(), origin, text) for part in (start_text, end_text)]
+    if not all(math.isfinite(bound) and abs(bound) <= MAX_PERIOD_SECONDS for bound in bounds):
+        fail_input([f"--period {text!r}: each edge must lie within {MAX_PERIOD_SECONDS // 86400:,} days of time 0"])
+    if not bounds[1] > bounds[0]:
+        fail_input([f"--period {text!r}: its end must come after its start"])
+    return Period(bounds[0], bounds[1])
+
+
+def _period_edge(part: str, origin: datetime | None, text: str) -> float:
+    from policy_engine.foundation.units import parse_duration
+
+    if part in ("0", "0s"):
+        return 0.0
+    try:
+        return parse_duration(part)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(part.replace("Z", "+00:00"))
+    except ValueError:
+        fail_input([f"--period {text!r}: {part!r} is neither a duration from time 0 (30d, 12h, 90m, 3600s) nor an "
+                    "ISO 8601 date"])
+    if origin is None:
+        fail_input([f"--period {text!r}: {part!r} is a date, and the scenario has no start (an ISO 8601 start: "
+                    "to count from); write it as a duration from time 0 instead"])
+    if (moment.tzinfo is None) != (origin.tzinfo is None):
+        moment = moment.replace(tzinfo=origin.tzinfo) if moment.tzinfo is None else moment.replace(tzinfo=None)
+    return (moment - origin).total_seconds()
+
+
+def pricing_or_exit(path: str | None, chargeback: str | None, topology: Topology,
+                    expressions: Iterable[str] = (), axes: Iterable[Axis] = (), period_text: str | None = None,
+                    origin: datetime | None = None) -> Pricing:
+    """How sweep and tune price ``bill``, ``waste_cost`` and ``share(X).bill`` over ``--period``; says the unit when
+    one is used. An instance type a ``--vary`` adds to the candidates (``gpu.capacity.ml.p5.48xlarge=0..2``) needs
+    a price too. A retired capacity-priced metric (``cost``, ``idle_cost``...) is one line naming the new one."""
+    from policy_engine.sweep.cost_metrics import Pricing, retired, uses_cost
+
+    expressions = list(expressions)
+    refusals = [refusal for text in expressions if (refusal := retired(text)) is not None]
+    if refusals:
+        fail_input(list(dict.fromkeys(refusals)))
     varied = {axis.instance_type: axis.path for axis in axes if axis.field == "capacity" and axis.instance_type}
-    pricing = Pricing(prices_or_exit(path, [topology], varied), convention(chargeback))
-    if uses_cost(expressions):
-        click.echo(f"note: cost metrics are in {pricing.unit} ({pricing.convention.value} chargeback convention"
-                   + ("; give --prices FILE to price them)" if pricing.prices is None else ")"), err=True)
-    if uses_total_cost(expressions):
-        click.echo("note: cost is the capacity over each candidate's whole run, until its last job ends: one that "
-                   "drains its backlog later costs more with the same capacity; used_cost is what jobs ran on",
-                   err=True)
+    pricing = Pricing(prices_or_exit(path, [topology], varied), convention(chargeback),
+                      period_or_exit(period_text, origin))
+    if uses_cost(expressions) or pricing.prices is not None or not pricing.period.whole:
+        from policy_engine.reports.tables.cost_tables import period_text as words
+
+        click.echo(f"note: bill metrics are in {pricing.unit}, over {words(pricing.period)}"
+                   + ("; give --prices FILE to price them" if pricing.prices is None else ""), err=True)
     return pricing

@@ -14,7 +14,7 @@ from typing import NoReturn
 import click
 
 from policy_engine.changes.report import FAIL_ON
-from policy_engine.cli.commands.cost_options import convention, cost_options, note_unused
+from policy_engine.cli.commands.cost_options import convention, cost_options, note_unused, period_or_exit
 from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
 from policy_engine.inputs.loading import LoadError
 from policy_engine.reports.kit.subjects import DiffLoadFailure, DiffOutput
@@ -49,7 +49,8 @@ def _load_failure(output_format: str, problems: list[str], base: str, head: str)
               help="When HEAD is deployed in the --scenario replay (default 0).")
 @cost_options
 def command(base: str, head: str, renames: tuple[str, ...], output_format: str, fail_on: tuple[str, ...],
-            scenario: str | None, at: float | None, prices_path: str | None, chargeback: str | None) -> None:
+            scenario: str | None, at: float | None, prices_path: str | None, chargeback: str | None,
+            period_text: str | None) -> None:
     """What changes from BASE to HEAD: per team, per guarantee, per finding, and what a deploy replaces."""
     from policy_engine.changes.compare import compare
     from policy_engine.changes.sources import load_side
@@ -59,8 +60,8 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
         raise click.UsageError("--fail-on never cannot be combined with other --fail-on values")
     if at is not None and scenario is None:
         raise click.UsageError("--at needs --scenario (the workload to replay)")
-    if (prices_path or chargeback) and scenario is None:
-        raise click.UsageError("--prices/--chargeback price the --scenario replay: add --scenario")
+    if (prices_path or chargeback or period_text) and scenario is None:
+        raise click.UsageError("--prices/--chargeback/--period price the --scenario replay: add --scenario")
     effective = () if "never" in fail_on else (tuple(dict.fromkeys(fail_on)) or FAIL_ON)
     problems: list[str] = []
     sides = []
@@ -86,8 +87,9 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
         try:
             loaded = load_scenario(scenario)
             prices = load_prices(prices_path, [base_side.topology, head_side.topology]) if prices_path else None
+            period = period_or_exit(period_text, loaded.settings.start)
             impact = replay(loaded, base_side.topology, head_side.topology, declared, at or 0.0, prices,
-                            convention(chargeback))
+                            convention(chargeback), period)
         except LoadError as error:
             _load_failure(output_format, error.problems, base, head)
         if prices is not None:

@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from policy_engine.cli.commands.cost_options import convention, cost_options, prices_or_exit
+from policy_engine.cli.commands.cost_options import convention, cost_options, period_or_exit, prices_or_exit
 from policy_engine.cli.commands.shared import (
     EXIT_FINDINGS,
     DurationRange,
@@ -56,6 +56,7 @@ class CostChoice:
     prices: str | None
     chargeback: str | None
     attribution: str
+    period: str | None = None  # ``--period START..END``
 
 
 #: ``--event-format``: the simulator's own state changes, or the EventBridge events AWS would send.
@@ -180,21 +181,23 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
 @click.option("--fail-on-target", is_flag=True,
               help="Exit 1 when the run misses one of the topology's targets (0 when every one is met).")
 @click.option("--costs", "with_costs", is_flag=True,
-              help="Add the cost and chargeback tables (in instance-hours; priced with --prices, which implies it).")
+              help="Add the bill, who pays and waste (in instance-hours; the bill with --prices, which implies it).")
 @cost_options
 @click.option("--lending-attribution", type=click.Choice(sorted(ATTRIBUTIONS)), default=None,
-              help=f"Whose idle capacity a borrowed instance is, for the lender -> borrower table and lenders' "
-                   f"credit (default {DEFAULT_ATTRIBUTION}: in proportion to each lender's idle capacity; "
-                   "docs/costs.md).")
+              help=f"Whose idle capacity a borrowed instance is, for the lender -> borrower capacity flows, in "
+                   f"instance-hours (never money: a borrower's jobs are billed to it; default {DEFAULT_ATTRIBUTION}: "
+                   "in proportion to each lender's idle capacity; docs/costs.md).")
 def command(scenario: str, until: float | None, output: str, events: str | None, event_format: str | None,
             backfill: bool | None, victim_policy: str | None, wait_attribution: str, wait_causes: bool, quiet: bool,
             report_dir: str | None, report_share: str | None, report_window: str | None, scheduler: str | None,
             workers: int | None, allow_python: bool, with_costs: bool, prices_path: str | None,
-            chargeback: str | None, lending_attribution: str | None, fail_on_target: bool) -> None:
+            chargeback: str | None, period_text: str | None, lending_attribution: str | None,
+            fail_on_target: bool) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model.
 
-    With --costs, --prices, --chargeback or --lending-attribution, the report adds what the run costs and
-    who pays (docs/costs.md); the HTML report (--report) always has that section.
+    With --costs, --prices, --chargeback, --period or --lending-attribution, the report adds what AWS would
+    bill for the run, who pays and what was wasted (docs/costs.md); the HTML report (--report) always has that
+    section.
 
     Exit 0; 1 with --fail-on-target when a target of the topology is missed; 2 on bad input.
     """
@@ -203,8 +206,9 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
     # one pause of the cyclic collector over loading, simulating and writing: between separately paused
     # phases, its first collection would walk the million jobs just built (nothing here forms a cycle)
     with gc_paused():
-        costs = CostChoice(with_costs or any(v is not None for v in (prices_path, chargeback, lending_attribution)),
-                           prices_path, chargeback, lending_attribution or DEFAULT_ATTRIBUTION)
+        costs = CostChoice(with_costs or any(v is not None for v in (prices_path, chargeback, lending_attribution,
+                                                                     period_text)),
+                           prices_path, chargeback, lending_attribution or DEFAULT_ATTRIBUTION, period_text)
         missed = _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy,
                            quiet, report_dir, report_share, report_window, scheduler, workers, allow_python, costs,
                            wait_attribution if wait_causes else None, fail_on_target)
@@ -226,6 +230,7 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         click.echo(f"note: --fail-on-target: {scenario}'s topology declares no targets, so none can be missed",
                    err=True)
     prices = prices_or_exit(costs.prices, [loaded.topology])
+    period = period_or_exit(costs.period, loaded.settings.start)
     overwritten = refuse_overwriting_inputs({"--events": events, "--report": report_dir},
                                             [scenario, *loaded.inputs, *([costs.prices] if costs.prices else [])])
     if overwritten:
@@ -253,7 +258,8 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
     if costs.wanted or report_dir:
         from policy_engine.simulation.results.costs import run_costs
 
-        cost_report = run_costs(result, loaded.topology, prices, convention(costs.chargeback), costs.attribution)
+        cost_report = run_costs(result, loaded.topology, prices, convention(costs.chargeback), costs.attribution,
+                                period)
     waits = attribute(result, loaded.topology, wait_attribution) if wait_attribution is not None else None
     targets = tuple(evaluate_targets(loaded.topology, result))
     if report_dir:

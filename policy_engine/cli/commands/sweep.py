@@ -79,7 +79,7 @@ def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int)
 def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int, scheduler: str | None,
             workers: int | None, output: str, out_dir: str | None, resume: bool, report_dir: str | None,
             minimize: str | None, maximize: str | None, top: int, quiet: bool, prices_path: str | None,
-            chargeback: str | None) -> None:
+            chargeback: str | None, period_text: str | None) -> None:
     """Replay SCENARIO against every combination of the --vary values (check first, then simulate)."""
     loaded = scenario_or_exit(scenario)
     axes = axes_or_exit(vary, loaded)
@@ -88,7 +88,7 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
     if resume and not out_dir:
         fail_input(["--resume needs --out DIR: the dataset of the sweep to continue"])
     pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [maximize or minimize or DEFAULT_OBJECTIVE],
-                              axes)
+                              axes, period_text, loaded.settings.start)
     costs = RunCosts(loaded.topology, pricing)
     try:
         objective = parse_expression(maximize or minimize or DEFAULT_OBJECTIVE, loaded.topology, pricing)
@@ -104,6 +104,14 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
             dataset = ResultsDataset(Path(out_dir), axes, pairs, manifest, resume)
         except DatasetError as error:
             fail_input([str(error)])
+        stale = [record for record in dataset.written.values() if record.get("status") == "ok"
+                 and not (record.get("costs") or {}).get("billable")]
+        if stale or any((record.get("costs") or {}).get("billable", {}).get("period") != pricing.period.to_json()
+                        for record in dataset.written.values() if (record.get("costs") or {}).get("billable")):
+            fail_input([f"--resume {out_dir}: its runs were priced " + (
+                "by the environments' capacity, before the bill replaced it (cost, idle_cost, share(X).cost are "
+                "now bill, waste_cost, share(X).bill)" if stale else "over another --period")
+                + ": run the sweep again into a new --out DIR"])
     candidates = list(expand(axes, sample, seed))
     if sample is not None and sample >= grid_size(axes):
         click.echo(f"note: --sample {sample} covers the whole grid of {grid_size(axes)}: running every candidate",
@@ -119,7 +127,7 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
                     click.echo(f"resuming: {finished:,} run(s) already in {out_dir}, "
                                f"{len(candidates) - finished:,} to run", err=True)
             try:
-                records = run_sweep(loaded, axes, candidates, executor, dataset, update)
+                records = run_sweep(loaded, axes, candidates, executor, dataset, update, period=pricing.period)
             except OSError as error:
                 fail_input([f"{out_dir}: cannot write results: {error.strerror or error}"])
                 raise

@@ -155,7 +155,8 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             maximize: tuple[str, ...], constraints: tuple[str, ...], budget: int, out_file: str | None, pick: int,
             seed: int, batch_size: int, assume: tuple[str, ...], min_gain: float, guarantee_policy: str,
             workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
-            report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None) -> None:
+            report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None,
+            period_text: str | None) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
     loaded = scenario_or_exit(scenario)
     axes = axes_or_exit(vary, loaded)
@@ -168,7 +169,7 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         problems += _sample_problems(loaded)
     order = ctx.meta.get("objective_order") or [("minimize", DEFAULT_OBJECTIVE)]
     pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [text for _, text in order] + list(constraints),
-                              axes)
+                              axes, period_text, loaded.settings.start)
     costs = RunCosts(loaded.topology, pricing)
     objectives, parsed_constraints = [], []
     for name, text in order:
@@ -197,7 +198,8 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
                            err=True)
             result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick,
                           update, guarantees=GuaranteePolicy(guarantee_policy),
-                          workload_samples=workload_samples or 0, assumptions=assumptions, min_gain=min_gain)
+                          workload_samples=workload_samples or 0, assumptions=assumptions, min_gain=min_gain,
+                          period=pricing.period)
     except KeyboardInterrupt:
         click.echo("interrupted: nothing recommended (a smaller --budget ends sooner)", err=True)
         raise SystemExit(EXIT_INTERRUPTED) from None

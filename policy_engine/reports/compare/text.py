@@ -1,32 +1,31 @@
-"""``compare`` for people: the runs, the whole run, the cost of the capacity, utilisation per instance type, per share
-and type, and the targets, each as before/after cells (``reports.tables.share_comparison``)."""
+"""``compare`` for people: the runs, the whole run, the bill, utilisation per instance type, per share
+and type, and the targets, each as before/after cells (``reports.share_comparison``)."""
 
 from __future__ import annotations
 
 from typing import TextIO
 
-from policy_engine.comparison.subjects import ALL_TYPES, IDLE_COST, TOTAL_COST, CompareOutput
-from policy_engine.foundation.units import duration_text
+from policy_engine.comparison.subjects import ALL_TYPES, PLAN_IDLE_COST, PREEMPTED_COST, TOTAL_COST, CompareOutput
 from policy_engine.reports.kit import terminal
 from policy_engine.reports.tables import share_comparison as sc
-from policy_engine.simulation.results.side_by_side import WAIT_P95
+from policy_engine.simulation.results.side_by_side import WAIT_P95, ShareRow
 
 
 def costs_title(output: CompareOutput) -> str:
-    """``Cost of the capacity over the run (USD, usage chargeback)``; per instance type without prices."""
-    return (f"Cost of the capacity over the run ({output.cost_unit}, {output.chargeback.value} chargeback"
-            + (")" if output.priced else "; per instance type, never added up across types)"))
+    """``The bill (USD)``; per instance type without prices."""
+    return (f"The bill ({output.cost_unit}" + (")" if output.priced else
+                                              "; per instance type, never added up across types)"))
 
 
 def costs_legend(output: CompareOutput) -> str:
-    """What the cost table's columns mean, said once under it."""
-    spans = ", ".join(f"{run.label} {duration_text(run.time)}" for run in output.runs)
-    return (f"capacity: the service environments' instances over each design's run, from 0 to its end ({spans}: a "
-            "run that ends later holds its capacity longer); used: what jobs ran on; idle: "
-            "capacity − used; charged to shares: the shares' bills (the per-share cost, added up); not charged to "
-            "any share: capacity − charged to shares (the platform's part); in parentheses each later design minus "
-            "the first (negative: cheaper)" + ("" if output.priced else
-                                             "; in instance-hours of each type: give --prices FILE for one total"))
+    """What the bill table's columns mean, said once under it."""
+    from policy_engine.reports.tables.cost_tables import period_text
+
+    return (f"over {period_text(output.period)}; on-demand: every attempt's RUNNING time x rate (capacity nobody "
+            "used costs nothing); plan fees: each training plan's upfront fee; waste, beside the bill: on-demand "
+            "work lost to preemption, plan hours paid and not used (or cut at a window's end); in parentheses each "
+            "later design minus the first (negative: cheaper)"
+            + ("" if output.priced else "; in instance-hours: give --prices FILE for the bill"))
 
 
 def costs_head(output: CompareOutput) -> tuple[str, ...]:
@@ -37,28 +36,20 @@ def costs_rows(output: CompareOutput) -> list[tuple[str, ...]]:
     return [row[1:] for row in sc.share_rows(output.costs)]
 
 
-def _length(output: CompareOutput, run: int) -> str:
-    """How much longer or shorter the design's run is than the first's: capacity is held until the last job ends,
-    so a design that drains later costs more with the same fleet (said beside the cost, not only in a legend)."""
-    longer = output.runs[run].time - output.runs[0].time
-    if abs(longer) < 1:
-        return ""
-    return (f" (its run ends {duration_text(abs(longer))} {'later' if longer > 0 else 'sooner'}: capacity is "
-            "held until the last job ends)")
-
-
 def _cost_verdict(output: CompareOutput, run: int) -> str:
-    """``b against a: capacity cost +1,302.95 USD, idle +1,507.23 USD``; per instance type without prices."""
+    """``b against a: bill +1,302.95 USD, waste -12.00 USD``; per instance type without prices."""
     against = f"{output.runs[run].label} against {output.runs[0].label}: "
+
+    def waste(row: ShareRow) -> float:
+        return row.difference(run, PREEMPTED_COST) + row.difference(run, PLAN_IDLE_COST)
+
     if output.priced:
         row = next(row for row in output.costs.rows if row.instance_type == ALL_TYPES)
-        return (against + f"capacity cost {sc.difference_text(TOTAL_COST, row.difference(run, TOTAL_COST))} "
-                f"{output.cost_unit}, idle {sc.difference_text(IDLE_COST, row.difference(run, IDLE_COST))} "
-                f"{output.cost_unit}" + _length(output, run))
+        return (against + f"bill {sc.difference_text(TOTAL_COST, row.difference(run, TOTAL_COST))} "
+                f"{output.cost_unit}, waste {sc.difference_text(TOTAL_COST, waste(row))} {output.cost_unit}")
     return against + "; ".join(
-        f"{row.instance_type} capacity {sc.difference_text(TOTAL_COST, row.difference(run, TOTAL_COST))}, idle "
-        f"{sc.difference_text(IDLE_COST, row.difference(run, IDLE_COST))}" for row in output.costs.rows
-    ) + " instance-hours" + _length(output, run)
+        f"{row.instance_type} billed {sc.difference_text(TOTAL_COST, row.difference(run, TOTAL_COST))}, wasted "
+        f"{sc.difference_text(TOTAL_COST, waste(row))}" for row in output.costs.rows) + " instance-hours"
 
 
 def verdict(output: CompareOutput) -> list[str]:

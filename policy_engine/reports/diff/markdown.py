@@ -23,6 +23,7 @@ from policy_engine.foundation.diagnostics import ObjectKind
 from policy_engine.foundation.units import duration_text, instance_hours_text
 from policy_engine.reports.diff.text import (
     KIND_TITLES,
+    bill_sentence,
     declared,
     describe,
     impact_legend,
@@ -163,6 +164,8 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
                   f"**{len(impact['preempted'])}** job(s) preempted more often because of the change; "
                   "instance-hours lost (work thrown away by the preemptions the change causes; negative means the "
                   f"change saves work), per instance type: {lost}.", ""]
+        if (bill := bill_sentence(impact)) is not None:
+            lines += [f"The {cell(bill)}.", ""]
         notes = impact.get("notes", [])
         lines += [*(f"- {cell(note)}" for note in notes), *([""] if notes else [])]
     lost_guarantees = [g for g in report.guarantees if g.refuted_now]

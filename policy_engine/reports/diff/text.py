@@ -10,7 +10,7 @@ import click
 from policy_engine.analysis.promise_changes import PromiseChange
 from policy_engine.changes.report import FAIL_ON, ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
 from policy_engine.foundation.diagnostics import ObjectKind
-from policy_engine.foundation.units import duration_text, instance_hours_text
+from policy_engine.foundation.units import duration_text, instance_hours_text, money_text
 from policy_engine.reports.kit.subjects import DiffOutput
 
 KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
@@ -136,9 +136,26 @@ def impact_legend(impact: dict) -> str:
             f"t = {duration_text(impact['at'])}; {sc.CELLS}; wait: from submission to a job's first start (to the "
             "end of the replay for a job that never starts); p95: 95 % of the share's jobs waited at most this "
             "long; preemptions: the share's jobs preempted at or after the deploy (the replays are the same before "
-            "it); own utilisation, instance-hours lost and cost: over the whole replay; cost: the share's net "
-            f"chargeback ({impact.get('chargeback', 'usage')} convention, docs/costs.md), below zero when lending "
-            "earned it more credit than it was charged.")
+            "it); own utilisation, instance-hours lost and cost: over the whole replay; cost: what the share pays "
+            "on the type (its jobs' on-demand RUNNING time x rate and its part of the plans' fees; instance-hours "
+            "without --prices), over the billing period (docs/costs.md).")
+
+
+def bill_sentence(impact: dict) -> str | None:
+    """The replays' bills, without -> with the change, and their waste (``impact.costs``); ``None`` when unpriced."""
+    costs = impact.get("costs") or {}
+    before, after = costs.get("before"), costs.get("after")
+    if not before or not after or before.get("currency") is None:
+        return None
+    from policy_engine.reports.tables.cost_tables import period_text
+    from policy_engine.simulation.results.billable import Period
+
+    period = period_text(Period.from_json(before.get("period")))
+    total = (before["bill"]["total"], after["bill"]["total"])
+    waste = tuple(sum(side["waste"].values()) for side in (before, after))
+    return (f"bill for {period}: {money_text(total[0])} → {money_text(total[1])} {before['currency']} "
+            f"({'+' if total[1] >= total[0] else ''}{money_text(total[1] - total[0])}); waste "
+            f"{money_text(waste[0])} → {money_text(waste[1])} (preempted attempts and plan idle)")
 
 
 def worst_jobs(impact: dict) -> tuple[list[dict], int]:
@@ -163,6 +180,7 @@ def impact_lines(impact: dict) -> list[str]:
     """The replay's figures: preempted jobs (the worst ``WORST_JOBS``), the per-share and targets tables in
     ``compare``'s cells, instance-hours lost."""
     lines = [f"Impact of applying HEAD at t={duration_text(impact['at'])} to {impact['scenario']}",
+             *([f"  {bill}"] if (bill := bill_sentence(impact)) else []),
              f"  jobs preempted because of the change: {len(impact['preempted'])}",
              "  instance-hours lost because of the change (negative: it saves work): " + ("; ".join(
                  f"{instance_type} {instance_hours_text(after - before + 0.0)} (without "

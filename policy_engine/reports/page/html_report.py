@@ -35,6 +35,7 @@ from policy_engine.reports.kit import vega
 from policy_engine.reports.kit.safe_text import visible
 from policy_engine.reports.page import report_script, summary_png
 from policy_engine.reports.tables import cost_html, why_waited
+from policy_engine.reports.tables.cost_tables import period_text
 from policy_engine.reports.tables.type_tables import all_types_text, type_row
 from policy_engine.simulation.causes import WAIT_CAUSES, Cause, describe_wait_cause
 from policy_engine.simulation.results import aggregates as agg
@@ -234,7 +235,9 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
         f"<style>{report_script.STYLE}</style></head><body>",
         "<h1>batch-quota simulation report</h1>",
         f'<p class="muted">{escape(source) + " · " if source else ""}simulated time {duration_text(result.time)} · '
-        f"{summary['jobs']:,} job(s)</p>",
+        f"{summary['jobs']:,} job(s)"
+        + (f' · <a href="#costs">bill</a> for {escape(period_text(costs.period))}' if costs is not None else "")
+        + "</p>",
         '<p id="render-error" class="error" hidden></p>',
         "<h2>Summary</h2>",
         '<p class="muted">Utilisation and instance-hours are given per instance type and never added across '
@@ -280,7 +283,7 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
                attrs=' id="shares"'),
     ]
     if result.plans is not None:
-        parts += _plan_section(result, costs.prices if costs is not None else None)
+        parts += _plan_section(result)  # hours only: the plans' fees are in the bill (the cost section)
     if costs is not None:
         parts += cost_html.section(costs)
     if pngs:

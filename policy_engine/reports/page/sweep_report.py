@@ -249,12 +249,12 @@ def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Express
                      *((_constraints_cell(record, constraints),) if constraints is not None else ()),
                      *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) if ok else "" for t in types),
                      duration_text(summary["wait_p95"]) if ok else "", summary["preemptions"] if ok else "",
-                     *((figure_text(priced.total, Unit.COST) if priced else "",
-                        figure_text(priced.idle, Unit.COST) if priced else "") if costs is not None else ()),
+                     *((figure_text(priced.bill.total, Unit.COST) if priced else "",
+                        figure_text(priced.waste.total, Unit.COST) if priced else "") if costs is not None else ()),
                      "" if ok else record["error"] or "; ".join(f"{f['rule']} {f['object']}" for f in
                                                                   record["findings"] if f["severity"] == "error")))
     width = len(axes)
-    cost_columns = (f"cost ({costs.unit})", f"idle cost ({costs.unit})") if costs is not None else ()
+    cost_columns = (f"bill ({costs.unit})", f"waste ({costs.unit})") if costs is not None else ()
     # the verdicts (status, objective, targets) first, so a narrow window still shows them
     verdicts = ("targets", *(("constraints",) if constraints is not None else ()))
     first = width + 2 + len(verdicts)

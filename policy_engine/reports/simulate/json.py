@@ -18,7 +18,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if output.result.plans is not None:
         from policy_engine.reports.tables.plan_tables import to_json
 
-        extra["training_plans"] = to_json(output.result.plans, output.costs.prices if output.costs else None)
+        extra["training_plans"] = to_json(output.result.plans)  # hours: the plans' fees are in ``costs.plans``
     if output.waits is not None:
         extra["wait_causes"] = output.waits.to_json()
     if output.named_at_deploy:

@@ -51,7 +51,7 @@ def render(result: SimulationResult, *, source: str = "",
     if result.plans is not None:
         from policy_engine.reports.tables.plan_tables import markdown_lines
 
-        lines += markdown_lines(result.plans, prices)
+        lines += markdown_lines(result.plans)  # hours only: the plans' fees are in the bill (cost section)
     if calibration:
         lines += ["Observed vs simulated (waits: jobs with an observed start; agree: same status, end and "
                   "preemptions):", ""]
@@ -67,6 +67,10 @@ def render(result: SimulationResult, *, source: str = "",
 
 
 def write(output: SimulateOutput, stream: TextIO) -> None:
+    if output.costs is not None:  # the billing period first: every figure below the bill is read over it
+        from policy_engine.reports.tables.cost_tables import period_text
+
+        click.echo(f"_Bill for {safe_text.markdown(period_text(output.costs.period))}_\n", file=stream)
     click.echo(render(output.result, source=output.source, calibration=output.calibration,
                       prices=output.costs.prices if output.costs else None), file=stream, nl=False)
     if output.waits is not None and (waited := why_waited.markdown(output.waits)):
@@ -76,7 +80,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if output.costs is not None:
         from policy_engine.reports.tables import cost_markdown
 
-        click.echo("\n".join(["", "#### Cost and chargeback", "", *cost_markdown.render(output.costs)]), file=stream)
+        click.echo("\n".join(["", "#### The bill, who pays, waste", "", *cost_markdown.render(output.costs)]),
+                   file=stream)
     if output.targets:
         from policy_engine.reports.tables.target_tables import markdown_lines
 

@@ -114,12 +114,16 @@ def calibration_table(rows: Sequence[ShareCalibration]) -> Table:
 def write(output: SimulateOutput, stream: TextIO) -> None:
     console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
     costs = output.costs
+    if costs is not None:  # the billing period first: every figure below the bill is read over it
+        from policy_engine.reports.tables.cost_tables import period_text
+
+        console.print(f"Bill for {period_text(costs.period)}.", markup=False, highlight=False)
     print_tables(output.result, console,
                  costs.prices.per_instance_hour if costs is not None and costs.prices is not None else None)
     if output.result.plans is not None:
         from policy_engine.reports.tables.plan_tables import text_tables
 
-        for table in text_tables(output.result.plans, output.costs.prices if output.costs else None):
+        for table in text_tables(output.result.plans):  # hours only: the plans' fees are in the bill
             console.print(table)
     if output.waits is not None and (waited := why_waited.rich_table(output.waits)) is not None:
         console.print(waited)

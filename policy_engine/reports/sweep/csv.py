@@ -14,6 +14,7 @@ import json
 from typing import Any, TextIO
 
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY
+from policy_engine.sweep.cost_metrics import CLUSTER_COST_METRICS, cluster_figure, share_figure
 from policy_engine.sweep.dataset import flat_row
 from policy_engine.sweep.grid import candidate_key
 from policy_engine.sweep.subjects import SweepOutput
@@ -36,9 +37,9 @@ def _cost_columns(output: SweepOutput, record: dict[str, Any], shares: list[str]
     if not costs.priced:
         return row
     report = costs.report(record)
-    row.update({"cost": report.total, "used_cost": report.used, "idle_cost": report.idle} if report else
-               dict.fromkeys(("cost", "used_cost", "idle_cost")))
-    row.update({f"share({share}).cost": report.share_net(share) if report else None for share in shares})
+    row.update({name: cluster_figure(report, name) for name in CLUSTER_COST_METRICS} if report else
+               dict.fromkeys(CLUSTER_COST_METRICS))
+    row.update({f"share({share}).bill": share_figure(report, share) if report else None for share in shares})
     return {key: round(value, 6) if isinstance(value, float) else value for key, value in row.items()}
 
 

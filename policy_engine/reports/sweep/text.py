@@ -10,6 +10,7 @@ from policy_engine.foundation.units import Unit, duration_text, figure_text, ins
 from policy_engine.reports.kit import terminal
 from policy_engine.reports.tables.target_tables import summary_line
 from policy_engine.simulation.results.targets import from_json
+from policy_engine.sweep.cost_metrics import cluster_figure
 from policy_engine.sweep.evaluate import ERROR, OK
 from policy_engine.sweep.expressions import record_types, type_figure
 from policy_engine.sweep.grammar import values_text, vary_text
@@ -31,8 +32,8 @@ def write(output: SweepOutput, stream: TextIO) -> None:
         table.add_column(axis.path, overflow="fold")
     types = list(dict.fromkeys(t for _, record in best[:top] for t in record_types(record)))
     costs = output.costs if output.costs is not None and output.costs.priced else None  # money adds up across types
-    # the run's cost and idle cost, unless the objective already is one of them
-    cost_figures = [(name, label) for name, label in (("cost", "cost"), ("idle_cost", "idle"))
+    # the run's bill and waste, unless the objective already is one of them
+    cost_figures = [(name, label) for name, label in (("bill", "bill"), ("waste_cost", "waste"))
                     if objective.text != name]
     cost_columns = [f"{label} {costs.unit}" for _, label in cost_figures] if costs is not None else []
     heading = objective.heading
@@ -42,7 +43,7 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     for rank, (score, record) in enumerate(best[:top], start=1):
         summary = record["summary"]
         report = costs.report(record) if costs is not None else None
-        priced = ([figure_text(report.total if name == "cost" else report.idle, Unit.COST) for name, _ in cost_figures]
+        priced = ([figure_text(cluster_figure(report, name), Unit.COST) for name, _ in cost_figures]
                   if report else ["-"] * len(cost_columns))
         table.add_row(str(rank), *(vary_text(record["values"][axis.path]) for axis in axes),
                       figure_text(score, objective.unit),

@@ -1,4 +1,4 @@
-"""The report page's "Cost and chargeback" section: the same tables as text and Markdown, in HTML."""
+"""The report page's bill section: the period and the bill, then the same tables as text and Markdown, in HTML."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def _escape(text: object) -> str:
 
 def section(report: CostReport) -> list[str]:
     """HTML fragments: a heading, the totals, then one table per ``cost_tables`` entry with its note."""
-    parts = ['<h2 id="costs">Cost and chargeback</h2>']
+    parts = ['<h2 id="costs">The bill, who pays, waste</h2>']
     parts += [f'<p class="muted">{_escape(line)}</p>' for line in summary_lines(report)]
     for spec in cost_tables(report):
         head = "".join(f"<th{' data-num' if i >= spec.numeric_from else ''}>{_escape(h)}</th>"

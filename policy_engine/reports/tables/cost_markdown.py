@@ -9,8 +9,8 @@ from policy_engine.simulation.results.costs import CostReport
 
 
 def render(report: CostReport) -> list[str]:
-    """Lines: each table under a bold title, its note in italics, then the totals."""
-    lines: list[str] = []
+    """Lines: the period and the bill, then each table under a bold title, its note in italics."""
+    lines: list[str] = [f"- {safe_text.markdown(line)}" for line in summary_lines(report)] + [""]
     for spec in cost_tables(report):
         lines += [f"**{safe_text.markdown(spec.title)}**", ""]
         align = "l" * spec.numeric_from + "r" * (len(spec.header) - spec.numeric_from)
@@ -18,6 +18,4 @@ def render(report: CostReport) -> list[str]:
         if spec.note:
             lines += ["", f"_{safe_text.markdown(spec.note)}_"]
         lines.append("")
-    lines += [f"- {safe_text.markdown(line)}" for line in summary_lines(report)]
-    lines.append("")
     return lines

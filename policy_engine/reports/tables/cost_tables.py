@@ -1,21 +1,24 @@
-"""The cost and chargeback tables, once, as header and rows of text: text, Markdown and HTML draw the same.
+"""The bill, who pays, waste and the capacity flows, once, as header and rows of text: text, Markdown and HTML
+draw the same. Every figure comes computed from ``outputs.costs.CostReport``; this module only words it.
 
-Amounts are in the report's unit (the prices' currency, else instance-hours); the headers say which.
-Without prices, each instance type keeps its own row: instance-hours of different types are never
-added up (their prices differ).
+Amounts are in the prices' currency; without prices, each instance type keeps its own row in instance-hours
+(instance-hours of different types are never added up, and a plan's fee is money). Lending is capacity, never
+money: its tables are in instance-hours and say so.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policy_engine.foundation.units import money_text
-from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, CostReport
+from policy_engine.foundation.units import instance_hours_text, money_text, percent_text
+from policy_engine.simulation.results.billable import period_text
+from policy_engine.simulation.results.costs import Convention, CostReport
 
-#: Each convention's rule, as the chargeback table's caption says it.
+#: Each convention's view, as the chargeback table's caption says it.
 CONVENTIONS = {
-    Convention.USAGE: "usage: own use + borrowed charged, lent capacity credited",
-    Convention.LIMIT: "limit: own limit charged for the whole run, + borrowed, lent capacity credited",
+    Convention.USAGE: "usage: each share's bill (its jobs' on-demand spend, borrowed use included, and its part "
+                      "of the plans' fees)",
+    Convention.LIMIT: "limit: the budget view, each share's limit x rate as its maximum spend, its bill over it",
 }
 
 
@@ -30,64 +33,126 @@ class CostTable:
 
 
 def unit_label(report: CostReport) -> str:
-    return report.currency if report.currency is not None else INSTANCE_HOURS
+    return report.unit
 
 
 def cost_tables(report: CostReport) -> list[CostTable]:
-    """Per share, idle capacity, lending flows and the chargeback, then the totals line (``summary_line``)."""
-    unit = unit_label(report)
-    priced = report.currency is not None
-    shares = CostTable(
-        "cost-shares", f"Cost per share and instance type ({unit})",
-        ("share", "instance type", "strategy", *(("price / instance-hour",) if priced else ()), "own use", "borrowed",
-         "lent to others", "own limit", "own limit idle"),
-        [(s.share, s.instance_type, s.hours.strategy, *((money_text(s.price or 0.0),) if priced else ()),
-          money_text(report.amount(s.hours.own, s.price)), money_text(report.amount(s.hours.borrowed, s.price)),
-          money_text(report.amount(s.lent, s.price)), money_text(report.amount(s.hours.limit, s.price)),
-          money_text(report.amount(s.idle, s.price))) for s in report.shares],
-        3, "own use: within the share's limit; borrowed: above it, on other shares' idle capacity; lent: its idle "
-           "capacity other shares used; own limit idle: nobody used it (a RESERVE share's idle reservation).")
-    idle = CostTable(
-        "cost-idle", f"Idle capacity ({unit})",
-        ("environment", "instance type", "capacity", "used", "idle", "RESERVE shares' idle limits",
-         "lenders' idle, not borrowed", "in no share's limit"),
-        [(e.hours.environment, e.hours.instance_type, money_text(report.amount(e.hours.capacity, e.price)),
-          money_text(report.amount(e.hours.used, e.price)), money_text(report.amount(e.hours.idle, e.price)),
-          money_text(report.amount(e.reserved_idle, e.price)), money_text(report.amount(e.lendable_idle, e.price)),
-          money_text(report.amount(e.outside_shares, e.price))) for e in report.environments],
-        2, "idle = RESERVE shares' idle limits + lenders' idle capacity nobody borrowed + capacity in no share's "
-           "limit (negative when the limits add up to more than the environment).")
-    tables = [shares, idle]
+    """Who pays, per instance type, the plans and their allocation, the budget view (``--chargeback limit``), then
+    the capacity flows in instance-hours."""
+    return (_priced(report) if report.priced else _unpriced(report)) + _capacity(report)
+
+
+def _priced(report: CostReport) -> list[CostTable]:
+    unit = report.unit
+    tables = [CostTable(
+        "cost-shares", f"Who pays ({unit})",
+        ("share", "on-demand", "plan fees", "bill", "waste: preempted attempts", "waste: plan idle"),
+        [(s.share, money_text(s.bill.on_demand), money_text(s.bill.plans), money_text(s.bill.total),
+          money_text(s.waste.preempted_attempts), money_text(s.waste.plan_idle)) for s in report.shares],
+        1, "on-demand: its jobs' RUNNING time x rate, every attempt (borrowed use included: borrowing moves no "
+           "money); plan fees: its part of each plan's fee (used part by use, idle part by the plan's idle_to); "
+           f"convention {CONVENTIONS[report.convention]} (--chargeback, docs/costs.md)")]
+    tables.append(CostTable(
+        "cost-types", f"Per instance type ({unit})",
+        ("instance type", "price / instance-hour", "on-demand instance-hours", "on-demand", "plan fees", "bill",
+         "waste: preempted attempts", "waste: plan idle"),
+        [(kind, money_text(report.rate(kind)), instance_hours_text(hours["on_demand"]), money_text(amounts.on_demand),
+          money_text(amounts.plans), money_text(amounts.total), money_text(waste.preempted_attempts),
+          money_text(waste.plan_idle)) for kind, (amounts, waste, hours) in report.by_type().items()], 1))
+    if report.plans:
+        tables.append(CostTable(
+            "cost-plans", f"Training plans ({unit})",
+            ("plan", "instance type", "upfront fee", "fee in the period", "reserved inst-h", "used inst-h",
+             "idle inst-h", "cut at window end inst-h", "waste", "idle to", "unallocated"),
+            [(p.hours.plan, p.hours.instance_type, money_text(p.upfront_fee or 0.0), money_text(p.fee),
+              instance_hours_text(p.hours.reserved), instance_hours_text(p.hours.used_total),
+              instance_hours_text(p.hours.idle), instance_hours_text(sum(p.hours.cut.values())), money_text(p.waste),
+              p.idle_to.value, money_text(p.unallocated)) for p in report.plans],
+            2, "paid once, upfront, used or not; its jobs are not billed again. Waste: the fee's part for reserved "
+               "hours nobody used and for work a window's end cut. A plan nobody used is unallocated under "
+               "idle_to: use."))
+        tables.append(CostTable(
+            "cost-plan-allocation", f"Plan fees allocated ({unit})",
+            ("plan", "share", "used part", "idle part", "total"),
+            [(p.hours.plan, share, money_text(use), money_text(idle), money_text(use + idle))
+             for p in report.plans for share, (use, idle) in p.allocation.items()], 2))
+    if report.convention is Convention.LIMIT:
+        tables.append(CostTable(
+            "cost-budget", f"Budget view ({unit})",
+            ("share", "limit x rate over the period", "bill", "budget use"),
+            [(s.share, money_text(s.budget or 0.0), money_text(s.bill.total),
+              percent_text(s.budget_use) if s.budget_use is not None else "-") for s in report.shares],
+            1, "a share's limit x rate is the most its own limit lets it spend on-demand per hour (limits are caps, "
+               "not capacity paid for); budget use is its bill over that maximum for the period (above 100 %: it "
+               "borrowed, or pays plan fees)"))
+    return tables
+
+
+def _unpriced(report: CostReport) -> list[CostTable]:
+    tables = [CostTable(
+        "cost-shares", "Who pays (instance-hours)",
+        ("share", "instance type", "on-demand", "of which attempts placed borrowing", "preempted work lost",
+         "on training plans"),
+        [(s.share, row.instance_type, instance_hours_text(row.on_demand), instance_hours_text(row.borrowing),
+          instance_hours_text(row.preempted),
+          instance_hours_text(sum(p.hours.used.get(s.share, 0.0) for p in report.plans
+                                  if p.hours.instance_type == row.instance_type)))
+         for s in report.shares for row in s.rows],
+        2, "RUNNING time of every attempt, per instance type (instance-hours of different types are not added up; "
+           "give --prices FILE for the bill)")]
+    if report.plans:
+        tables.append(CostTable(
+            "cost-plans", "Training plans (instance-hours)",
+            ("plan", "instance type", "reserved", "used", "idle", "cut at window end", "idle to"),
+            [(p.hours.plan, p.hours.instance_type, instance_hours_text(p.hours.reserved),
+              instance_hours_text(p.hours.used_total), instance_hours_text(p.hours.idle),
+              instance_hours_text(sum(p.hours.cut.values())), p.idle_to.value) for p in report.plans], 2))
+    if report.convention is Convention.LIMIT:
+        tables.append(CostTable(
+            "cost-budget", "Budget view (instance-hours)",
+            ("share", "instance type", "limit over the period", "on-demand", "budget use"),
+            [(s.share, row.instance_type, instance_hours_text(row.limit), instance_hours_text(row.on_demand),
+              percent_text(row.on_demand / row.limit) if row.limit > 0 else "-") for s in report.shares
+             for row in s.rows], 2))
+    return tables
+
+
+def _capacity(report: CostReport) -> list[CostTable]:
+    tables = [CostTable(
+        "cost-capacity", "Quota held per share (instance-hours: capacity, not money)",
+        ("share", "instance type", "strategy", "own use", "borrowed", "lent to others", "own limit", "own limit idle"),
+        [(c.share, c.instance_type, c.hours.strategy, instance_hours_text(c.hours.own),
+          instance_hours_text(c.hours.borrowed), instance_hours_text(c.lent), instance_hours_text(c.hours.limit),
+          instance_hours_text(c.idle)) for c in report.capacity],
+        3, "quota held SCHEDULED, STARTING or RUNNING (Batch counts all three against limits), over the whole run "
+           "(never cut by --period); a limit nobody used costs nothing: limits are caps, not provisioned capacity")]
     if report.flows is not None:
         tables.append(CostTable(
-            "cost-flows", f"Lent: who subsidises whom ({unit})",
-            ("lender", "borrower", "instance type", "instance-hours", *((report.currency or "",) if priced else ())),
-            [(f.lender, f.borrower, f.instance_type, money_text(f.instance_hours),
-              *((money_text(report.flow_amount(f)),) if priced else ()))
-             for f in sorted(report.flows, key=lambda f: (-report.flow_amount(f), f.instance_type))],
-            3, "the lender's idle capacity the borrower's jobs ran on, largest first; attribution: "
+            "cost-flows", "Lent: whose idle quota borrowers ran on (instance-hours: capacity, not money)",
+            ("lender", "borrower", "instance type", "instance-hours"),
+            [(f.lender, f.borrower, f.instance_type, instance_hours_text(f.instance_hours))
+             for f in sorted(report.flows, key=lambda f: (-f.instance_hours, f.instance_type))],
+            3, "borrowing moves no money in an on-demand account: the borrower's jobs are billed to it; attribution: "
                f"{report.attribution} (docs/costs.md)" + ("" if report.flows else "; no share borrowed")))
-    tables.append(CostTable(
-        "cost-chargeback", f"Chargeback ({unit})",
-        ("share", "instance type", "charged", "credited", "net"),
-        [(share, instance_type, money_text(charged), money_text(credited), money_text(net))
-         for share, instance_type, charged, credited, net in report.chargeback()],
-        2, f"convention {CONVENTIONS[report.convention]} (--chargeback, docs/costs.md)"
-           + ("" if priced else "; without prices each instance type has its own row (instance-hours of different "
-                                "types are not added up)")))
     return tables
 
 
 def summary_lines(report: CostReport) -> list[str]:
-    """Cluster total, used, idle, charged to the shares and not charged to any: one sentence with prices, one
-    per instance type without (instance-hours of different types are not added up)."""
-    if report.currency is not None:
-        return [f"Cost over the run: {money_text(report.total)} {report.currency} of capacity, "
-                f"{money_text(report.used)} used, {money_text(report.idle)} idle; charged to shares "
-                f"{money_text(report.charged_to_shares)}, not charged to any share {money_text(report.not_charged)} "
-                f"(rates from "
-                f"{report.prices.source if report.prices else 'the prices file'})."]
-    return [f"{instance_type} over the run: {money_text(row['total'])} instance-hours of capacity, "
-            f"{money_text(row['used'])} used, {money_text(row['idle'])} idle; charged to shares "
-            f"{money_text(row['charged_to_shares'])}, not charged to any share {money_text(row['not_charged'])}"
-            for instance_type, row in report.by_type().items()] + ["(instance-hours; give --prices FILE to price them)"]
+    """The period first, then the bill and its waste: one sentence with prices, one per type without."""
+    lines = [f"Bill for {period_text(report.period)}."]
+    if report.priced:
+        bill, waste, currency = report.bill, report.waste, report.currency
+        unallocated = f"; {money_text(report.unallocated)} of plan fees allocated to no share" \
+            if report.unallocated > 0.005 else ""
+        source = report.prices.source if report.prices else "the prices file"
+        lines.append(f"Bill: {money_text(bill.total)} {currency} = on-demand {money_text(bill.on_demand)} + plan fees "
+                     f"{money_text(bill.plans)}; waste beside it: preempted attempts "
+                     f"{money_text(waste.preempted_attempts)}, plan idle {money_text(waste.plan_idle)}"
+                     f"{unallocated} (rates from {source}).")
+        return lines
+    for kind, (_, _, hours) in report.by_type().items():
+        lines.append(f"{kind}: {instance_hours_text(hours['on_demand'])} on-demand instance-hours billed "
+                     f"({instance_hours_text(hours['preempted'])} of them work lost to preemption), "
+                     f"{instance_hours_text(hours['plans'])} on training plans")
+    lines.append("(instance-hours; give --prices FILE for the bill)")
+    return lines

@@ -1,4 +1,4 @@
-"""The cost and chargeback tables for people (``simulate --prices``/``--costs``), as rich tables."""
+"""The bill, who pays, waste and the capacity flows for people (``simulate --prices``/``--costs``), as rich tables."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from policy_engine.simulation.results.costs import CostReport
 
 
 def print_costs(report: CostReport, console: Console) -> None:
+    for line in summary_lines(report):
+        console.print(line, markup=False, highlight=False)
     for spec in cost_tables(report):
         table = Table(title=spec.title, caption=spec.note or None)
         for index, header in enumerate(spec.header):
@@ -18,5 +20,3 @@ def print_costs(report: CostReport, console: Console) -> None:
         for row in spec.rows:
             table.add_row(*map(rich_text, row))
         console.print(table)
-    for line in summary_lines(report):
-        console.print(line, markup=False, highlight=False)

@@ -7,7 +7,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
-from policy_engine.foundation.units import Unit, figure_text
+from policy_engine.foundation.units import Unit, figure_text, money_text
 from policy_engine.reports.kit import terminal
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.grammar import values_text, vary_text
@@ -53,7 +53,25 @@ def detail_lines(output: TuneOutput) -> list[str]:
                 else f"{figure(result.gain, first.expression.unit)} (absolute)")
         lines.append(f"gain on {first.label}: {gain}, the margin being {result.min_gain:.1%}"
                      + (f"; better on {result.wins} of {result.samples} workload samples" if result.samples else ""))
+    if (bill := bill_line(output)) is not None:
+        lines.append(bill)
     return lines
+
+
+def bill_line(output: TuneOutput) -> str | None:
+    """With prices: what AWS would bill for the current topology and the recommended (or best) one, and its waste."""
+    result, costs = output.result, output.costs
+    other = result.chosen or result.best
+    if costs is None or not costs.priced or other is None or not result.current.get("costs"):
+        return None
+    from policy_engine.reports.tables.cost_tables import period_text
+
+    before, after = costs.report(result.current), costs.report(other)
+    if before is None or after is None:
+        return None
+    return (f"bill for {period_text(costs.pricing.period)}: current {money_text(before.bill.total)} -> "
+            f"{'recommended' if result.chosen else 'best'} {money_text(after.bill.total)} {costs.unit} (waste "
+            f"{money_text(before.waste.total)} -> {money_text(after.waste.total)})")
 
 
 def evidence_title(output: TuneOutput) -> str:

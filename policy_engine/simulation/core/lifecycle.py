@@ -368,7 +368,8 @@ class JobLifecycle:
             del counts[job.priority]
         job.start_order = 0  # it only ranks placed jobs (victim order): a million finished jobs keep no int
         if outcome is not SUCCEEDED:  # the succeeding attempt is the job's last: its record derives it (``attempts``)
-            job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed),)
+            job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed,
+                                           job.run_started if job.status is _RUNNING else None),)
         job.version += 1
         index = pool.index
         agenda = self._agendas[index]

@@ -245,7 +245,7 @@ def _scan(result: SimulationResult, number_of: dict[tuple[str, str], int]) -> _S
             continue
         attempts = all_attempts(ended, status, attempt_start, finished, borrowed)
         waiting_since: float | None = submitted
-        for index, (start, end, outcome, _) in enumerate(attempts):
+        for index, (start, end, outcome, *_) in enumerate(attempts):
             add_leave(start)
             add_leave_who(number)
             if outcome == "preempted" and end is not None:

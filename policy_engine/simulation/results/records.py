@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
 
 import numpy as np
 
-from policy_engine.simulation.core.jobs import ACTIVE, FINAL, AttemptRecord, Job, JobSpec, Status, attempts
+from policy_engine.simulation.core.jobs import ACTIVE, FINAL, SUCCEEDED, AttemptRecord, Job, JobSpec, Status, attempts
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.reasons import reason as job_reason
 from policy_engine.simulation.results.capacity_hours import CapacityHours, capacity_hours
@@ -50,6 +50,10 @@ class JobRecord(NamedTuple):
     wait_seconds: float
     preemptions: int
     attempts: tuple[AttemptRecord, ...]
+    #: the training plan it ran on (``None``: on-demand, billed per instance-second RUNNING; ``outputs.billable``)
+    training_plan: str | None = None
+    #: seconds between its checkpoints (``None``: none): what a preempted attempt loses is read from it
+    checkpoint_interval: float | None = None
 
     def to_json(self) -> dict:
         """The job object of ``--format json`` (exactly the documented keys)."""
@@ -115,15 +119,16 @@ class SimulationResult:
 
 _new = tuple.__new__  # JobRecord from one tuple, without _make's checks: a million times
 #: How many values ``_record`` builds a record from.
-_FIELDS = 11
+_FIELDS = 12
 
 
 def _record(spec: JobSpec, priority: int, status: Status, reason: str, started_at: float | None,
             finished_at: float | None, wait: float, preemptions: int, ended: tuple[AttemptRecord, ...],
-            attempt_start: float, borrowed: bool) -> JobRecord:
+            attempt_start: float, borrowed: bool, run_started: float | None = None) -> JobRecord:
     return _new(JobRecord, (spec.name, spec.share, spec.instance_type, spec.instances, priority, status.value,
                             reason, spec.submit_at, started_at, finished_at, wait, preemptions,
-                            attempts(ended, status, attempt_start, finished_at, borrowed)))
+                            attempts(ended, status, attempt_start, finished_at, borrowed, run_started),
+                            spec.training_plan, spec.checkpoint_interval))
 
 
 #: A job's timeline: what its record's attempts are built from (``jobs.attempts``), without its reason's wording or
@@ -160,6 +165,26 @@ def job_timelines(jobs: Sequence[JobRecord]) -> Iterator[Timeline]:
         columns = jobs._columns
         return zip(columns[0], columns[1], columns[2], columns[5], columns[8], columns[9], columns[10], strict=True)
     return map(_from_record, jobs)
+
+
+#: What the bill reads of a job: ``(share, instance type, instances, training plan, checkpoint interval, attempts)``;
+#: each attempt an ``AttemptRecord`` or a plain tuple of its five fields, in its order (read by position).
+AttemptRow = tuple[str, str, int, "str | None", "float | None", tuple[tuple[Any, ...], ...]]
+
+
+def attempt_rows(jobs: Sequence[JobRecord]) -> Iterator[AttemptRow]:
+    """Each job's ``AttemptRow``, in order: from the engine's jobs or a result's columns without building records
+    (their reasons' wording is not needed), else from each record."""
+    if isinstance(jobs, JobRecords):
+        return jobs.attempt_rows()
+    if isinstance(jobs, RecordColumns):
+        return (_attempt_row(row[0], attempts(row[8], row[2], row[9], row[5], row[10], row[11]))
+                for row in zip(*jobs._columns, strict=True))
+    return ((r.share, r.instance_type, r.instances, r.training_plan, r.checkpoint_interval, r.attempts) for r in jobs)
+
+
+def _attempt_row(spec: JobSpec, ended: tuple[AttemptRecord, ...]) -> AttemptRow:
+    return spec.share, spec.instance_type, spec.instances, spec.training_plan, spec.checkpoint_interval, ended
 
 
 def job_waits(jobs: Sequence[JobRecord]) -> np.ndarray:
@@ -240,7 +265,7 @@ class JobRecords(RecordColumns):
         # a job still waiting or running: its fields now, and its reason worked out from the engine at this instant
         self._open = {index: (job.spec, job.priority, job.status, job_reason(engine, job), job.started_at,
                               job.finished_at, waits[index], job.preemptions, job.segments, job.attempt_start,
-                              job.placed_borrowed)
+                              job.placed_borrowed, job.run_started)
                       for index, job in enumerate(jobs) if job.status not in FINAL}
         super().__init__(([job.priority for job in jobs], statuses, waits))
 
@@ -263,7 +288,7 @@ class JobRecords(RecordColumns):
         if fields is not None:
             return fields
         return (job.spec, priority, status, job.reason, job.started_at, job.finished_at, wait, job.preemptions,
-                job.segments, job.attempt_start, job.placed_borrowed)
+                job.segments, job.attempt_start, job.placed_borrowed, job.run_started)
 
     def timelines(self) -> Iterator[Timeline]:
         """What ``job_timelines`` gives, from the jobs (a finished one's fields are its own) and the open ones."""
@@ -273,6 +298,23 @@ class JobRecords(RecordColumns):
         if not self._open:
             return rows
         return (row if index not in self._open else _open_timeline(self._open[index]) for index, row in enumerate(rows))
+
+    def attempt_rows(self) -> Iterator[AttemptRow]:
+        """What ``attempt_rows`` gives, read from the jobs (an open one's fields as they were at build time)."""
+        succeeded = Status.SUCCEEDED
+        for index, (job, status) in enumerate(zip(self._jobs, self._columns[1], strict=True)):
+            fields = self._open.get(index) if self._open else None
+            spec = job.spec
+            if fields is None and status is succeeded and not job.segments:  # most jobs: one attempt, no record
+                yield (spec.share, spec.instance_type, spec.instances, spec.training_plan, spec.checkpoint_interval,
+                       ((job.attempt_start, job.finished_at, SUCCEEDED, job.placed_borrowed, job.run_started),))
+                continue
+            if fields is None:
+                ended = attempts(job.segments, status, job.attempt_start, job.finished_at, job.placed_borrowed,
+                                 job.run_started)
+            else:
+                ended = attempts(fields[8], fields[2], fields[9], fields[5], fields[10], fields[11])
+            yield _attempt_row(spec, ended)
 
     def _read(self, index: int, job: Job, priority: int, status: Status, wait: float) -> JobRecord:
         return _record(*self._fields(index, job, priority, status, wait))

@@ -40,9 +40,10 @@ INSTANCE_HOURS_LOST = Figure("instance_hours_lost", "instance-hours lost", Unit.
 SHARE_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, OWN_UTILISATION, INSTANCE_HOURS_LOST)
 
 
-def cost_figure(unit: str, convention: str) -> Figure:
-    """Each share's chargeback, its unit and convention in the header (``cost (USD, usage chargeback)``)."""
-    return Figure("cost", f"cost ({unit}, {convention} chargeback)", Unit.COST)
+def cost_figure(unit: str) -> Figure:
+    """What each share pays on the type (its on-demand spend and its part of the plans' fees), its unit in the
+    header (``cost (USD, its bill)``; instance-hours on-demand and on plans without prices)."""
+    return Figure("cost", f"cost ({unit}, its bill)", Unit.COST)
 
 
 @dataclass(frozen=True)

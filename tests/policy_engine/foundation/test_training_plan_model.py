@@ -175,3 +175,23 @@ def test_plan_records_are_frozen():
                         reserved_capacities=(ReservedCapacity(instances=1, start=0, end=10),))
     with pytest.raises(ValueError, match="frozen"):
         plan.name = "q"  # type: ignore[misc]
+
+
+def test_a_plans_fee_owners_and_idle_policy_load_and_are_checked(write_file):
+    """``upfront_fee`` (a number of 0 or more), ``currency`` (ISO 4217), ``shares`` (the shares that use or own it:
+    each must exist, once) and ``idle_to`` (``owners`` needs ``shares``): one line per problem."""
+    extra = "    upfront_fee: 164505.60\n    currency: USD\n    shares: [A, training/B]\n    idle_to: owners\n"
+    (plan,) = load_topology(write_file("t.yaml", PLANS.replace("    instance_type:", extra + "    instance_type:"))
+                            ).training_plans
+    assert (plan.upfront_fee, plan.currency, plan.shares, plan.idle_to) == (164505.6, "USD", ("A", "training/B"),
+                                                                             "owners")
+    bad = ("    upfront_fee: -1\n    currency: usd\n    shares: [C, A, training/A]\n    idle_to: owners\n")
+    problems = problems_of(write_file, PLANS.replace("    instance_type:", bad + "    instance_type:"))
+    assert any("training_plans[p5-plan].upfront_fee" in p and "greater than or equal to 0" in p for p in problems)
+    assert any("training_plans[p5-plan].currency" in p for p in problems)
+    assert any("training_plans[p5-plan].shares[0]" in p and "'C'" in p for p in problems), problems
+    assert any("training_plans[p5-plan].shares[2]" in p and "listed twice" in p for p in problems), problems
+    lonely = problems_of(write_file, PLANS.replace("    instance_type:", "    idle_to: owners\n    instance_type:"))
+    assert len(lonely) == 1 and "idle_to: owners needs the plan's shares:" in lonely[0], lonely
+    typo = problems_of(write_file, PLANS.replace("    instance_type:", "    idle_to: owner\n    instance_type:"))
+    assert len(typo) == 1 and "idle_to" in typo[0], typo

@@ -75,6 +75,9 @@ class ServedPlan:
     arn: str
     instance_type: str
     capacities: tuple[ServedCapacity, ...]
+    #: ``UpfrontFee`` (a decimal string, as the API gives it) and ``CurrencyCode``, when the topology states them
+    upfront_fee: str | None = None
+    currency: str | None = None
 
     def status(self, now: float) -> PlanStatus:
         """Active inside a reserved capacity, Expired after the last, Scheduled before and between them."""
@@ -169,7 +172,9 @@ def describe(source: PlanSource, params: dict[str, Any]) -> dict[str, Any]:
     plan = next((p for p in source.training_plans() if ref in (p.name, p.arn)), None)
     if plan is None:
         raise _error("ResourceNotFound", f"Training plan {ref} does not exist")
-    return {**summary(source, plan), "UnhealthyInstanceCount": 0, "AvailableSpareInstanceCount": 0}
+    fee = {"UpfrontFee": plan.upfront_fee, **({"CurrencyCode": plan.currency} if plan.currency else {})} \
+        if plan.upfront_fee is not None else {}
+    return {**summary(source, plan), "UnhealthyInstanceCount": 0, "AvailableSpareInstanceCount": 0, **fee}
 
 
 _SORT_KEYS = {"TrainingPlanName": lambda s: s["TrainingPlanName"], "StartTime": lambda s: s["StartTime"],

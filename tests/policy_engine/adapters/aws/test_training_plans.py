@@ -78,6 +78,24 @@ def test_read_plans_lists_describes_and_skips_what_holds_no_training_capacity(pl
     assert plan.reserved_capacities[0].start == START and plan.arn == plan_arn("night")
 
 
+def test_the_upfront_fee_is_read_as_a_decimal_with_its_currency_and_a_non_number_refused(plans_stubbed):
+    client, stubber = plans_stubbed
+    paid = NIGHT | {"UpfrontFee": "164505.60", "CurrencyCode": "USD"}
+    stub_plans(stubber, [paid])
+    read = read_plans(Api(client))
+    assert not read.errors
+    assert (read.plans[0]["upfront_fee"], read.plans[0]["currency"]) == (164505.6, "USD")
+    plan = topology_from_data({"training_plans": read.plans}, "account").training_plans[0]
+    assert (plan.upfront_fee, plan.currency) == (164505.6, "USD")
+    client, stubber = plans_stubbed
+    for text in ("about 160k", "NaN", "-5"):
+        stub_plans(stubber, [NIGHT | {"UpfrontFee": text, "CurrencyCode": "USD"}])
+        read = read_plans(Api(client))
+        assert read.plans == [] and len(read.errors) == 1
+        assert read.errors[0].line.startswith(f"DescribeTrainingPlan (training plan night): its UpfrontFee {text!r} "
+                                              "is not"), read.errors[0].line
+
+
 def test_a_plan_of_several_instance_types_is_an_error_naming_it(plans_stubbed):
     client, stubber = plans_stubbed
     mixed = summary("mixed", [capacity(1, 4, START, 8), capacity(2, 2, START + timedelta(days=1), 8,

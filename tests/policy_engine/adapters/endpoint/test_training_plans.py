@@ -36,7 +36,8 @@ def plans_topology() -> Topology:
     night = TrainingPlan(name="night", instance_type=P5, reserved_capacities=(
         ReservedCapacity(instances=4, start=HOUR, end=3 * HOUR, availability_zone="us-east-1a"),
         ReservedCapacity(instances=2, start=5 * HOUR, end=6 * HOUR + 1800)))
-    later = TrainingPlan(name="later", instance_type=P5, arn=ARN.replace("night", "later"),
+    later = TrainingPlan(name="later", instance_type=P5, arn=ARN.replace("night", "later"), upfront_fee=1234.5,
+                         currency="USD",
                          reserved_capacities=(ReservedCapacity(instances=1, start=10 * HOUR, end=11 * HOUR),))
     return Topology(service_environments=(ServiceEnvironment(name="gpu", capacity={P5: 8}),),
                     job_queues=(JobQueue(name="training", service_environment="gpu", shares=shares),),
@@ -77,6 +78,19 @@ def test_describe_serves_the_plan_with_its_windows_as_the_model_shapes_them(plan
         P5, 4, "Scheduled", "us-east-1a")
     assert (second["DurationHours"], second["DurationMinutes"]) == (1, 30) and "AvailabilityZone" not in second
     assert api.describe_training_plan(TrainingPlanName=ARN)["TrainingPlanName"] == "night"  # by ARN too
+
+
+def test_describe_serves_the_plans_upfront_fee_and_import_reads_it_back(plans_endpoint):
+    """A plan whose topology states its fee is described with ``UpfrontFee`` (a string) and ``CurrencyCode``; the
+    importer reads it back as the same number (the round trip ``import`` makes against ``serve``)."""
+    from policy_engine.adapters.aws.training_plans import plan_data
+
+    api = sagemaker(plans_endpoint)
+    later = api.describe_training_plan(TrainingPlanName="later")
+    _valid("describe_training_plan", later)
+    assert (later["UpfrontFee"], later["CurrencyCode"]) == ("1234.5", "USD")
+    assert (plan_data(later)["upfront_fee"], plan_data(later)["currency"]) == (1234.5, "USD")
+    assert "UpfrontFee" not in api.describe_training_plan(TrainingPlanName="night")  # none stated: none served
 
 
 def test_status_follows_the_clock_and_returns_to_scheduled_between_windows(plans_endpoint):

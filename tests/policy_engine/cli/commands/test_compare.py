@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from policy_engine.cli.app import main
-from policy_engine.foundation.units import duration_text
+from policy_engine.cli import main
 from tests import gfm
 from tests.chromium import headless_chromium, needs_browser, open_page
 
@@ -253,12 +252,12 @@ def test_the_html_page_draws_every_design_without_network_or_console_errors(file
         # the shares' cost column, and each design's why-waited table whose causes add up to its waits
         headers = driver.execute_script("return Array.from(document.querySelectorAll('#shares th'))"
                                         ".map(t => t.textContent)")
-        assert "cost (USD, usage chargeback)" in headers
-        # what each design's capacity cost, used and left idle, per type and (priced) all types
+        assert "cost (USD, its bill)" in headers
+        # each design's bill and waste, per type and (priced) all types
         costs = driver.execute_script("return Array.from(document.querySelectorAll('#costs tr'))"
                                       ".map(r => Array.from(r.cells).map(c => c.textContent))")
-        assert costs[0] == ["instance type", "capacity", "used", "idle", "charged to shares",
-                            "not charged to any share"]
+        assert costs[0] == ["instance type", "on-demand", "plan fees", "bill", "waste: preempted attempts",
+                            "waste: plan idle"]
         assert [row[0] for row in costs[1:]] == ["ml.p4d.24xlarge", "ml.g5.12xlarge", "all types"]
         assert all(" → " in cell for row in costs[1:] for cell in row[1:])
         for index in (0, 1):
@@ -302,11 +301,11 @@ job_queues:
 """
 
 
-@pytest.mark.parametrize(("chargeback", "unit", "before", "after"), [
-    ("usage", "instance-hours", 4.0, 4.0), ("limit", "instance-hours", 8.0, 4.0),
-    ("usage", "USD", 40.0, 40.0), ("limit", "USD", 80.0, 40.0),
+@pytest.mark.parametrize(("chargeback", "unit", "bill"), [
+    ("usage", "instance-hours", 4.0), ("limit", "instance-hours", 4.0), ("usage", "USD", 40.0), ("limit", "USD", 40.0),
 ])
-def test_the_cost_difference_is_each_designs_chargeback(tmp_path, chargeback, unit, before, after):
+def test_the_per_share_cost_is_what_the_share_pays_and_a_bigger_limit_costs_nothing(tmp_path, chargeback, unit, bill):
+    """The job's 2 instances x 2 h RUNNING are billed whatever the limit (4 or 2): limits are caps, not capacity."""
     (tmp_path / "A.yaml").write_text(ONE_SHARE.replace("LIMIT", "4"))
     (tmp_path / "B.yaml").write_text(ONE_SHARE.replace("LIMIT", "2"))
     (tmp_path / "s.yaml").write_text("topology: A.yaml\njobs:\n  - {name: j, share: solo, instance_type: "
@@ -317,15 +316,18 @@ def test_the_cost_difference_is_each_designs_chargeback(tmp_path, chargeback, un
             "--workers", "1", "--chargeback", chargeback, *priced)
     code, out = run(*args, "--format", "json")
     assert code == 0, out
-    (row,) = json.loads(out)["shares"]
-    assert row["runs"]["A"]["cost"] == pytest.approx(before) and row["runs"]["B"]["cost"] == pytest.approx(after)
-    assert row["differences"]["B"]["cost"] == pytest.approx(after - before)
-    header = f"cost ({unit}, {chargeback} chargeback)"
+    data = json.loads(out)
+    (row,) = data["shares"]
+    assert row["runs"]["A"]["cost"] == pytest.approx(bill) and row["runs"]["B"]["cost"] == pytest.approx(bill)
+    assert row["differences"]["B"]["cost"] == 0
+    # each run carries simulate's whole costs object
+    assert [run_["costs"]["bill"]["total"] for run_ in data["runs"]] == ([bill, bill] if unit == "USD" else [None] * 2)
+    assert data["period"] == {"start": None, "end": None}
+    header = f"cost ({unit}, its bill)"
     shares = next(t for t in gfm.tables(run(*args, "--format", "markdown")[1]) if t[0][:2] == ["share",
                                                                                              "instance type"])
     column = shares[0].index(header)
-    difference = "±0" if after == before else f"−{before - after:.2f}"
-    assert shares[1][column] == f"{before:.2f} → {after:.2f} ({difference})"
+    assert shares[1][column] == f"{bill:.2f} → {bill:.2f} (±0)"
 
 
 @pytest.mark.parametrize(("prices", "expected"), [
@@ -373,14 +375,10 @@ def test_prices_are_checked_against_every_design(files, tmp_path):
     assert code == 2 and line.startswith("error: ") and "no price for ml.p5.48xlarge" in line, out
 
 
-@pytest.mark.parametrize(("chargeback", "priced", "not_charged"), [
-    ("usage", False, (4.0, 4.0)), ("limit", False, (0.0, 4.0)), ("usage", True, (40.0, 40.0)),
-    ("limit", True, (0.0, 40.0)),
-])
-def test_each_design_s_capacity_cost_used_idle_and_not_charged_with_the_difference(tmp_path, chargeback, priced,
-                                                                                  not_charged):
-    """ONE_SHARE's 2 h run: 4 p4d for 2 h = 8 instance-hours of capacity, 4 used, 4 idle, in both designs; under
-    ``limit`` A's share pays its 4-instance limit (8: nothing left uncharged), B's its 2 (4 not charged)."""
+@pytest.mark.parametrize(("chargeback", "priced"), [("usage", False), ("limit", False), ("usage", True),
+                                                ("limit", True)])
+def test_each_designs_bill_and_waste_with_the_difference(tmp_path, chargeback, priced):
+    """ONE_SHARE's 2 h run: 2 p4d x 2 h = 4 instance-hours billed in both designs (the 4 idle ones cost nothing)."""
     (tmp_path / "A.yaml").write_text(ONE_SHARE.replace("LIMIT", "4"))
     (tmp_path / "B.yaml").write_text(ONE_SHARE.replace("LIMIT", "2"))
     (tmp_path / "s.yaml").write_text("topology: A.yaml\njobs:\n  - {name: j, share: solo, instance_type: "
@@ -395,29 +393,20 @@ def test_each_design_s_capacity_cost_used_idle_and_not_charged_with_the_differen
     # a row per instance type; the all-types row only when priced (instance-hours of types are never added up)
     assert [row["instance_type"] for row in costs] == ["ml.p4d.24xlarge", *(["all types"] if priced else [])]
     for row in costs:
-        expected = {"total": 8 * rate, "used": 4 * rate, "idle": 4 * rate}
-        for label, left in zip(("A", "B"), not_charged, strict=True):
-            assert row["runs"][label] == pytest.approx({**expected, "not_charged": left,
-                                                        "charged_to_shares": 8 * rate - left})
-        assert row["differences"]["B"] == pytest.approx({"total": 0, "used": 0, "idle": 0,
-                                                         "not_charged": not_charged[1] - not_charged[0],
-                                                         "charged_to_shares": not_charged[0] - not_charged[1]})
-        assert all(isinstance(value, int | float) for value in row["differences"]["B"].values())
+        expected = {"on_demand": 4 * rate, "plans": 0, "total": 4 * rate, "preempted_attempts": 0, "plan_idle": 0}
+        assert row["runs"]["A"] == pytest.approx(expected) and row["runs"]["B"] == pytest.approx(expected)
+        assert row["differences"]["B"] == dict.fromkeys(expected, 0)
     unit = "USD" if priced else "instance-hours"
     markdown = run(*args, "--format", "markdown")[1]
-    table = next(t for t in gfm.tables(markdown) if t[0][0] == "instance type" and "idle" in t[0])
-    assert table[0] == ["instance type", "capacity", "used", "idle", "charged to shares", "not charged to any share"]
-    difference = "±0" if not_charged[0] == not_charged[1] else f"+{not_charged[1] - not_charged[0]:.2f}"
-    assert table[1] == ["ml.p4d.24xlarge", f"{8 * rate:.2f} → {8 * rate:.2f} (±0)", f"{4 * rate:.2f} → "
-                        f"{4 * rate:.2f} (±0)", f"{4 * rate:.2f} → {4 * rate:.2f} (±0)",
-                        f"{8 * rate - not_charged[0]:.2f} → {8 * rate - not_charged[1]:.2f} "
-                        f"({difference.replace('+', '−') if difference != '±0' else '±0'})",
-                        f"{not_charged[0]:.2f} → {not_charged[1]:.2f} ({difference})"]
-    assert f"**Cost of the capacity over the run ({unit}, {chargeback} chargeback" in markdown
+    table = next(t for t in gfm.tables(markdown) if t[0][0] == "instance type" and "bill" in t[0])
+    assert table[0] == ["instance type", "on-demand", "plan fees", "bill", "waste: preempted attempts",
+                        "waste: plan idle"]
+    assert table[1] == ["ml.p4d.24xlarge", *(f"{v:.2f} → {v:.2f} (±0)" for v in (4 * rate, 0, 4 * rate, 0, 0))]
+    assert f"**The bill ({unit}" in markdown
     text = run(*args)[1]
-    assert f"Cost of the capacity over the run ({unit}, {chargeback} chargeback" in text
-    assert ("B against A: capacity cost ±0 USD, idle ±0 USD" if priced else
-            "B against A: ml.p4d.24xlarge capacity ±0, idle ±0 instance-hours") in text
+    assert f"The bill ({unit}" in text
+    assert ("B against A: bill ±0 USD, waste ±0 USD" if priced else
+            "B against A: ml.p4d.24xlarge billed ±0, wasted ±0 instance-hours") in text
 
 
 def test_without_prices_instance_hours_of_two_types_are_never_added_up(files, tmp_path):
@@ -430,13 +419,13 @@ def test_without_prices_instance_hours_of_two_types_are_never_added_up(files, tm
     priced = json.loads(run(*designs(files, "A", "B"), "--workers", "1", "--format", "json", "--prices", prices)[1])
     rows = {row["instance_type"]: row for row in priced["costs"]}
     assert set(rows) == {"ml.p4d.24xlarge", "ml.g5.12xlarge", "all types"}
-    for key in ("total", "used", "idle", "charged_to_shares", "not_charged"):
+    for key in ("on_demand", "plans", "total", "preempted_attempts", "plan_idle"):
         for label in ("A", "B"):
             assert rows["all types"]["runs"][label][key] == pytest.approx(
                 rows["ml.p4d.24xlarge"]["runs"][label][key] + rows["ml.g5.12xlarge"]["runs"][label][key])
-        # each type's capacity-hours priced at its own rate (30 and 7)
-        assert rows["ml.p4d.24xlarge"]["runs"]["A"]["total"] == pytest.approx(
-            30 * {r["instance_type"]: r for r in costs}["ml.p4d.24xlarge"]["runs"]["A"]["total"])
+        # each type's billed instance-hours priced at its own rate (30 and 7)
+        assert rows["ml.p4d.24xlarge"]["runs"]["A"]["on_demand"] == pytest.approx(
+            30 * {r["instance_type"]: r for r in costs}["ml.p4d.24xlarge"]["runs"]["A"]["on_demand"])
 
 
 @needs_browser
@@ -512,18 +501,21 @@ def test_until_is_said_in_the_first_line_of_every_format(files):
     assert code == 0 and "each design run from time 0 to 30m 00s (--until)." in out
 
 
-def test_the_cost_line_says_when_a_design_costs_more_because_its_run_ends_later(files, tmp_path):
+def test_a_design_whose_run_ends_later_bills_the_same_work_the_same(files, tmp_path):
+    """Half the p4d in no share's limit: the same jobs drain later; the bills differ by the work preemption threw
+    away at most: capacity held longer is no money spent (the old capacity price charged the drain)."""
     prices = tmp_path / "prices.yaml"
     prices.write_text(PRICES)
-    slow = tmp_path / "slow.yaml"  # half the p4d in no share's limit: the same fleet, the work drains later
+    slow = tmp_path / "slow.yaml"
     slow.write_text(DESIGN_A.replace("{ml.p4d.24xlarge: 2,", "{ml.p4d.24xlarge: 1,")
                     .replace("{ml.p4d.24xlarge: 2}", "{ml.p4d.24xlarge: 1}"))
     args = (*designs(files, "A"), "--topology", slow, "--workers", "1", "--prices", prices)
-    times = [r["time"] for r in json.loads(run(*args, "--format", "json")[1])["runs"]]
-    text = run(*args)[1]
-    (line,) = [line for line in text.splitlines() if line.startswith("slow against A: capacity cost")]
+    data = json.loads(run(*args, "--format", "json")[1])
+    times = [r["time"] for r in data["runs"]]
     assert times[1] > times[0] + 1
-    assert line.endswith(f"(its run ends {duration_text(times[1] - times[0])} later: capacity is held until the "
-                         "last job ends)")
-    same = run(*designs(files, "A", "A"), "--workers", "1", "--prices", prices)[1]
-    assert "its run ends" not in same  # a design against itself: the same length
+    waste = [r["costs"]["waste"]["preempted_attempts"] for r in data["runs"]]
+    bills = [r["costs"]["bill"]["total"] for r in data["runs"]]
+    assert bills[1] - bills[0] == pytest.approx(waste[1] - waste[0])  # only the work preemption threw away differs
+    text = run(*args)[1]
+    assert any(line.startswith("slow against A: bill ") for line in text.splitlines())
+    assert "bill for the whole workload" in text.splitlines()[0]

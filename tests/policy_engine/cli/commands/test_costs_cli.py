@@ -1,5 +1,6 @@
-"""Costs as a user asks for them: ``simulate --prices/--costs/--chargeback`` in every format and the HTML page,
-the hostile prices files (exit 2, one line each), ``sweep``'s ``share(X).cost`` and ``diff --scenario``'s column.
+"""The bill as a user asks for it: ``simulate --prices/--costs/--chargeback/--period`` in every format and the HTML
+page, the hostile prices files (exit 2, one line each), ``sweep``'s ``share(X).bill`` and ``diff --scenario``'s
+column; the capacity-priced metrics refused.
 
 The scenario is the hand-computed one of ``tests/policy_engine/simulation/results/test_costs.py``.
 """
@@ -47,43 +48,54 @@ def files(write_file) -> dict[str, Path]:
 
 
 def test_json_prices_the_run_as_computed_by_hand(files):
+    """The bill is the jobs' RUNNING time x rate: A 6 g5-h x 2 + 3 p4d-h x 10 = 42 (its borrowed g5 included),
+    B 1 p4d-h x 10 = 10; the environment's idle capacity is no money spent."""
     out = invoke("simulate", str(files["scenario"]), "--prices", str(files["prices"]), "--format", "json")
     assert out.exit_code == 0, out.output
     costs = json.loads(out.stdout)["costs"]
-    assert (costs["unit"], costs["convention"], costs["attribution"]) == ("USD", "usage", "proportional")
-    assert (costs["total"], costs["used"], costs["idle"], costs["charged_to_shares"]) == (84, 52, 32, 48)
-    assert [(c["share"], c["net"]) for c in costs["chargeback"]] == [("q/A", 42), ("q/B", 6)]
-    assert costs["flows"] == [{"lender": "q/B", "borrower": "q/A", "instance_type": "ml.g5.xlarge",
-                               "instance_hours": 2, "cost": 4}]
+    assert (costs["unit"], costs["chargeback"], costs["attribution"]) == ("USD", "usage", "proportional")
+    assert costs["period"] == {"start": None, "end": None}
+    assert costs["bill"] == {"on_demand": 52, "plans": 0, "total": 52}
+    assert costs["waste"] == {"preempted_attempts": 0, "plan_idle": 0}
+    assert [(c["share"], c["bill"]["total"], c["budget"]) for c in costs["shares"]] == [("q/A", 42, None),
+                                                                                       ("q/B", 10, None)]
+    assert {t["instance_type"]: t["bill"]["total"] for t in costs["instance_types"]} == {
+        "ml.g5.xlarge": 12, "ml.p4d.24xlarge": 40}
+    assert costs["capacity"]["flows"] == [{"lender": "q/B", "borrower": "q/A", "instance_type": "ml.g5.xlarge",
+                                           "instance_hours": 2}]
     limit = json.loads(invoke("simulate", str(files["scenario"]), "--prices", str(files["prices"]),
                               "--chargeback", "limit", "--format", "json").stdout)["costs"]
-    assert [(c["share"], c["net"]) for c in limit["chargeback"]] == [("q/A", 46), ("q/B", 32)]
+    # the budget view: A's limits (2 g5 x 2 + 1 p4d x 10) x 3 h = 42 of budget, all spent; B's (2 + 10) x 3 = 36
+    assert [(c["share"], c["budget"]) for c in limit["shares"]] == [
+        ("q/A", {"max_spend": 42, "use": 1}), ("q/B", {"max_spend": 36, "use": round(10 / 36, 6)})]
 
 
 def test_without_prices_the_tables_are_in_instance_hours_per_type(files):
     out = invoke("simulate", str(files["scenario"]), "--costs")
     assert out.exit_code == 0, out.output
-    assert "Chargeback (instance-hours)" in out.stdout and "convention usage: own use + borrowed" in out.stdout
-    assert "ml.g5.xlarge over the run: 12.00 instance-hours of capacity" in out.stdout
+    assert "Who pays (instance-hours)" in out.stdout
+    assert "ml.g5.xlarge: 6.00 on-demand instance-hours billed" in out.stdout
     assert "USD" not in out.stdout
+    assert out.stdout.splitlines()[0].startswith("Bill for the whole workload")  # the period, first
     plain = invoke("simulate", str(files["scenario"]))
-    assert "Chargeback" not in plain.stdout  # costs only when asked for
+    assert "Who pays" not in plain.stdout  # costs only when asked for
 
 
-def test_text_names_who_subsidises_whom(files):
+def test_text_says_lending_is_capacity_not_money(files):
     out = invoke("simulate", str(files["scenario"]), "--prices", str(files["prices"]))
     assert out.exit_code == 0, out.output
-    flows = out.stdout[out.stdout.index("who subsidises whom"):]
-    assert "q/B" in flows and "q/A" in flows and "4.00" in flows
-    assert "Cost over the run: 84.00 USD of capacity, 52.00 used, 32.00 idle" in out.stdout
+    flows = out.stdout[out.stdout.index("whose idle quota borrowers ran on"):]
+    assert "q/B" in flows and "q/A" in flows and "2.00" in flows and "capacity, not money" in flows
+    assert "Bill: 52.00 USD = on-demand 52.00 + plan fees 0.00" in out.stdout
 
 
 def test_markdown_tables_parse_as_github_flavoured_markdown(files):
     out = invoke("simulate", str(files["scenario"]), "--prices", str(files["prices"]), "--format", "markdown")
     assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[0].startswith("_Bill for the whole workload")
     tables = gfm.tables(out.stdout)
-    chargeback = next(t for t in tables if t[0] == ["share", "instance type", "charged", "credited", "net"])
-    assert chargeback[1:] == [["q/A", "all", "42.00", "0.00", "42.00"], ["q/B", "all", "10.00", "4.00", "6.00"]]
+    pays = next(t for t in tables if t[0][:4] == ["share", "on-demand", "plan fees", "bill"])
+    assert [row[:4] for row in pays[1:]] == [["q/A", "42.00", "0.00", "42.00"], ["q/B", "10.00", "0.00", "10.00"]]
     assert "&lt;" not in gfm.html(out.stdout)
 
 
@@ -154,33 +166,47 @@ def test_diff_scenario_shows_each_shares_cost_before_and_after(files, write_file
     out = invoke("diff", str(base), str(head), "--scenario", str(files["scenario"]), "--prices",
                  str(files["prices"]), "--format", "markdown")
     # the per-share table is compare's: each cell the replay without the change -> with HEAD (difference)
-    impact = next(t for t in gfm.tables(out.stdout) if t[0][0] == "share" and "cost (USD, usage chargeback)" in t[0])
-    column = impact[0].index("cost (USD, usage chargeback)")
+    impact = next(t for t in gfm.tables(out.stdout) if t[0][0] == "share" and "cost (USD, its bill)" in t[0])
+    column = impact[0].index("cost (USD, its bill)")
     costs = {(row[0], row[1]): row[column] for row in impact[1:]}
-    # B stops lending: a1 (3 x g5) no longer fits A's own 2 and never runs, so B's lent credit goes
-    assert costs[("q/B", "ml.g5.xlarge")] == "-4.00 → 0.00 (+4.00)"
+    # B stops lending: a1 (3 x g5) no longer fits A's own 2 and never runs: A's 12 USD of g5 are not spent
+    assert costs[("q/A", "ml.g5.xlarge")] == "12.00 → 0.00 (−12.00)"
     assert costs[("q/A", "ml.p4d.24xlarge")] == "30.00 → 30.00 (±0)"
+    assert "The bill for the whole workload" in out.stdout and "52.00 → 40.00 USD (-12.00)" in out.stdout
     data = json.loads(invoke("diff", str(base), str(head), "--scenario", str(files["scenario"]), "--format",
-                             "json").stdout)
-    assert data["impact"]["cost_unit"] == "instance-hours"
+                             "json", "--prices", str(files["prices"])).stdout)
+    assert (data["impact"]["costs"]["before"]["bill"]["total"], data["impact"]["costs"]["after"]["bill"]["total"]) \
+        == (52, 40)
     assert {(r["share"], r["instance_type"]): r["cost_after"] for r in data["impact"]["shares"]}[
-        ("q/B", "ml.g5.xlarge")] == 0
+        ("q/A", "ml.g5.xlarge")] == 0
 
 
-def test_sweep_ranks_by_a_shares_cost(files, tmp_path):
-    """B's g5 limit 1 or 2 under the limit convention: B pays (3 h x limit - 2 lent) x 2 $ + 30 $ for p4d."""
-    out = invoke("sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--minimize",
-                 "share(q/B).cost", "--prices", str(files["prices"]), "--chargeback", "limit", "--workers", "1",
-                 "--quiet")
+def test_sweep_ranks_by_a_shares_bill(files, tmp_path):
+    """B's g5 limit 1 or 2: A's borrowed job runs either way; B pays its own 10 USD of p4d, A 42."""
+    out = invoke("sweep", str(files["scenario"]), "--vary", "q/A.capacity.ml.g5.xlarge=1,2", "--minimize",
+                 "share(q/A).bill", "--prices", str(files["prices"]), "--workers", "1", "--quiet")
     assert out.exit_code == 0, out.output
-    assert "note: cost metrics are in USD (limit chargeback convention)" in out.stderr
+    assert "note: bill metrics are in USD, over the whole workload" in out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith(("│ 1 ", "│ 2 "))]
-    assert [[cell.strip() for cell in row.split("│")[2:4]] for row in rows] == [["1", "32.00"], ["2", "38.00"]]
-    assert "share(q/B).cost (USD)" in out.stdout  # the objective's column says its currency
+    # A's limit 1 g5: a1 (3 x g5) can borrow at most B's 1 + ... = 2: it never runs, A pays only its p4d (30)
+    assert [[cell.strip() for cell in row.split("│")[2:4]] for row in rows] == [["1", "30.00"], ["2", "42.00"]]
+    assert "share(q/A).bill (USD)" in out.stdout  # the objective's column says its currency
     unpriced = invoke("sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--minimize",
-                      "idle_cost", "--workers", "1", "--quiet")
+                      "waste_cost", "--workers", "1", "--quiet")
     assert unpriced.exit_code == 0, unpriced.output
-    assert "note: cost metrics are in instance-hours (all types alike)" in unpriced.stderr
+    assert "note: bill metrics are in instance-hours (all types alike)" in unpriced.stderr
+
+
+@pytest.mark.parametrize(("old", "new"), [("cost", "use bill"), ("idle_cost", "use waste_cost"),
+                                          ("used_cost", "use on_demand_cost"), ("share(q/B).cost", "share(q/B).bill"),
+                                          ("max(cost)", "use bill")])
+def test_a_capacity_priced_metric_is_refused_naming_the_new_one(files, old, new):
+    for command in (("sweep",), ("tune", "--budget", "2")):
+        out = invoke(*command, str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--minimize", old,
+                     "--workers", "1", "--quiet")
+        assert (out.exit_code, out.stdout) == (2, ""), out.output
+        lines = out.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and new in lines[0], lines
 
 
 def test_sweep_refuses_an_unknown_cost_metric(files):
@@ -203,9 +229,9 @@ def test_the_report_page_shows_the_cost_tables_without_network_or_console_errors
             browser.implicitly_wait(0.1)
         assert browser.execute_script("return document.documentElement.dataset.rendered") == "true"
         rows = browser.execute_script(
-            "return Array.from(document.querySelectorAll('#cost-chargeback tbody tr'))"
+            "return Array.from(document.querySelectorAll('#cost-shares tbody tr'))"
             ".map(r => Array.from(r.cells).map(c => c.textContent))")
-        assert rows == [["q/A", "all", "42.00", "0.00", "42.00"], ["q/B", "all", "10.00", "4.00", "6.00"]]
+        assert [row[:4] for row in rows] == [["q/A", "42.00", "0.00", "42.00"], ["q/B", "10.00", "0.00", "10.00"]]
         flows = browser.execute_script("return document.querySelectorAll('#cost-flows tbody tr').length")
         assert flows == 1
         assert remote == [] and [url for url in ours if not url.startswith(("file:", "data:"))] == []
@@ -213,24 +239,53 @@ def test_the_report_page_shows_the_cost_tables_without_network_or_console_errors
 
 
 def test_a_resumed_sweep_prices_the_runs_read_back_from_its_dataset(files, tmp_path):
-    """The ledger travels in the Parquet dataset: a resumed sweep ranks by cost without running anything again."""
+    """The ledgers travel in the Parquet dataset: a resumed sweep ranks by bill without running anything again; a
+    dataset priced another way (another --period, or the capacity ledger of before the bill) is refused."""
     args = ["sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--minimize",
-            "share(q/B).cost", "--prices", str(files["prices"]), "--chargeback", "limit", "--workers", "1",
-            "--quiet", "--out", str(tmp_path / "runs")]
+            "share(q/B).bill", "--prices", str(files["prices"]), "--workers", "1", "--quiet", "--out",
+            str(tmp_path / "runs")]
     first = invoke(*args)
     assert first.exit_code == 0, first.output
     again = invoke(*args, "--resume")
     assert again.exit_code == 0, again.output
     assert again.stdout == first.stdout
+    other = invoke(*args, "--resume", "--period", "0s..1h")
+    assert (other.exit_code, other.stdout) == (2, "")
+    errors = [line for line in other.stderr.splitlines() if line.startswith("error")]
+    assert errors == [f"error: --resume {tmp_path / 'runs'}: its runs were priced over another --period: run the "
+                      "sweep again into a new --out DIR"]
 
 
-def test_tune_minimises_idle_cost(files):
-    """A smaller environment leaves less idle: tune picks g5 capacity 3 (the limits' sum) over 4."""
-    out = invoke("tune", str(files["scenario"]), "--vary", "env.capacity.ml.g5.xlarge=3,4", "--minimize",
-                 "idle_cost", "--prices", str(files["prices"]), "--budget", "2", "--workers", "1", "--quiet",
+def test_an_old_dataset_priced_by_capacity_is_refused_on_resume(files, tmp_path):
+    from policy_engine.sweep import evaluate
+
+    args = ["sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--workers", "1", "--quiet",
+            "--out", str(tmp_path / "runs")]
+    original = evaluate.ledgers
+    evaluate.ledgers = lambda result, period=None: {"capacity": result.hours.to_json()}  # what old datasets hold
+    try:
+        assert invoke(*args).exit_code == 0
+    finally:
+        evaluate.ledgers = original
+    out = invoke(*args, "--resume", "--minimize", "share(q/B).cost")
+    assert (out.exit_code, out.stdout) == (2, "")
+    assert out.stderr.splitlines()[0].startswith("error: share(q/B).cost priced capacity and is no more: use "
+                                                 "share(q/B).bill")
+    out = invoke(*args, "--resume", "--minimize", "bill")
+    assert (out.exit_code, out.stdout) == (2, "")
+    errors = [line for line in out.stderr.splitlines() if line.startswith("error")]
+    assert len(errors) == 1 and "before the bill replaced it (cost, idle_cost, share(X).cost are now bill, " \
+        "waste_cost, share(X).bill)" in errors[0]
+
+
+def test_tune_minimises_waste(files):
+    """With no borrowing A's wide job never runs: tune keeps B lending (nothing wasted either way), and the bill
+    metric ranks the candidates by what they spend."""
+    out = invoke("tune", str(files["scenario"]), "--vary", "q/A.capacity.ml.g5.xlarge=1,2", "--maximize",
+                 "bill", "--prices", str(files["prices"]), "--budget", "2", "--workers", "1", "--quiet",
                  "--format", "json")
     assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout)["recommended"]["values"] == {"env.capacity.ml.g5.xlarge": 3}
+    assert json.loads(out.stdout)["best"]["values"] == {"q/A.capacity.ml.g5.xlarge": 2}
 
 
 def test_with_prices_the_one_all_types_utilisation_is_price_weighted(files):
@@ -253,23 +308,24 @@ def test_with_prices_the_one_all_types_utilisation_is_price_weighted(files):
     assert f"utilisation {weighted:.1%} (price-weighted)" in markdown
 
 
-def test_sweep_json_and_csv_carry_each_runs_cost_as_computed_by_hand(files):
-    """B's g5 limit 1 or 2 changes who pays (B's lent credit), not what the cluster costs (84 $, 32 $ idle)."""
+def test_sweep_json_and_csv_carry_each_runs_bill_as_computed_by_hand(files):
+    """B's g5 limit 1 or 2 changes what B lends, not what is billed: 52 USD, A 42, each run."""
     args = ("sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--prices",
             str(files["prices"]), "--workers", "1", "--quiet")
     runs = json.loads(invoke(*args, "--format", "json").stdout)["runs"]
-    assert [(r["costs"]["unit"], r["costs"]["total"], r["costs"]["idle"]) for r in runs] == [("USD", 84, 32)] * 2
-    assert {c["share"]: c["net"] for c in runs[0]["costs"]["chargeback"]} == {"q/A": 42, "q/B": 6}
+    assert [(r["costs"]["unit"], r["costs"]["bill"]["total"], r["costs"]["waste"]["preempted_attempts"])
+            for r in runs] == [("USD", 52, 0)] * 2
+    assert {c["share"]: c["bill"]["total"] for c in runs[0]["costs"]["shares"]} == {"q/A": 42, "q/B": 10}
     rows = list(csv.DictReader(io.StringIO(invoke(*args, "--format", "csv").stdout)))
     first = rows[0]
-    assert (first["cost_unit"], float(first["cost"]), float(first["idle_cost"]), float(first["share(q/A).cost"])) == (
-        "USD", 84, 32, 42)
+    assert (first["cost_unit"], float(first["bill"]), float(first["waste_cost"]), float(first["share(q/A).bill"])) \
+        == ("USD", 52, 0, 42)
     assert float(rows[0]["utilisation(ml.g5.xlarge)"]) == runs[0]["summary"]["instance_types"]["ml.g5.xlarge"][
         "utilisation"]
     unpriced = list(csv.DictReader(io.StringIO(invoke(*args[:4], "--workers", "1", "--quiet", "--format",
                                                       "csv").stdout)))
     # without prices no all-types figure: instance-hours of g5 and p4d are not added up
-    assert unpriced[0]["cost_unit"] == "instance-hours" and "cost" not in unpriced[0]
+    assert unpriced[0]["cost_unit"] == "instance-hours" and "bill" not in unpriced[0]
     assert float(unpriced[0]["idle_instance_hours(ml.p4d.24xlarge)"]) > 0
 
 
@@ -291,7 +347,7 @@ def test_a_rate_card_needs_no_second_file_for_sweep_or_diff(files, write_file):
     card = write_file("card.yaml", "currency: USD\nper_instance_hour: {ml.g5.xlarge: 2, ml.p4d.24xlarge: 10, "
                                    "ml.p5.48xlarge: 98.32}\n")
     sweep = invoke("sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--minimize",
-                   "share(q/B).cost", "--prices", str(card), "--workers", "1", "--quiet")
+                   "share(q/B).bill", "--prices", str(card), "--workers", "1", "--quiet")
     assert sweep.exit_code == 0, sweep.output
     assert f"note: {card}: ml.p5.48xlarge priced but not used by the topology: ignored for this run" in (
         sweep.stderr.splitlines())
@@ -325,26 +381,25 @@ def test_a_rate_of_0_is_a_price_and_its_costs_are_0(files, write_file):
     out = invoke("simulate", str(files["scenario"]), "--prices", str(free), "--format", "json")
     assert out.exit_code == 0, out.output
     costs = json.loads(out.stdout)["costs"]
-    # the hand-computed run with p4d free: capacity 12 g5-hours x 2 = 24 USD, of which 12 used
-    assert (costs["total"], costs["used"], costs["idle"]) == (24, 12, 12)
-    p4d = [s for s in costs["shares"] if s["instance_type"] == "ml.p4d.24xlarge"]
-    assert [s["price_per_instance_hour"] for s in p4d] == [0, 0]
-    assert all(set(s["cost"].values()) == {0} for s in p4d)  # zeros, not null, and no -0.0
-    assert [(c["share"], c["net"]) for c in costs["chargeback"]] == [("q/A", 12), ("q/B", -4)]
+    # the hand-computed run with p4d free: 6 g5-hours x 2 = 12 USD, all A's
+    assert costs["bill"] == {"on_demand": 12, "plans": 0, "total": 12}
+    p4d = next(t for t in costs["instance_types"] if t["instance_type"] == "ml.p4d.24xlarge")
+    assert p4d["price_per_instance_hour"] == 0 and set(p4d["bill"].values()) == {0}  # zeros, not null, never -0.0
+    assert [(c["share"], c["bill"]["total"]) for c in costs["shares"]] == [("q/A", 12), ("q/B", 0)]
     assert costs["price_weighted_utilisation"] == 0.5  # the g5's own: p4d weighs nothing
     nothing = write_file("nothing.yaml", "currency: USD\nper_instance_hour: {ml.g5.xlarge: 0, ml.p4d.24xlarge: 0.0}\n")
     out = invoke("simulate", str(files["scenario"]), "--prices", str(nothing), "--format", "json")
     assert out.exit_code == 0, out.output
     costs = json.loads(out.stdout)["costs"]
-    assert costs["total"] == 0 and costs["price_weighted_utilisation"] is None  # no share of a cost of 0
+    assert costs["bill"]["total"] == 0 and costs["price_weighted_utilisation"] is None  # no share of a cost of 0
     text = invoke("simulate", str(files["scenario"]), "--prices", str(nothing)).stdout
-    assert "Cost over the run: 0.00 USD of capacity" in text and "price-weighted" not in text
+    assert "Bill: 0.00 USD" in text and "price-weighted" not in text
 
 
 def test_a_type_a_sweep_adds_needs_a_price_and_a_rate_card_may_hold_it(files, write_file):
     """``--vary env.capacity.ml.p5.48xlarge=...`` gives the candidates a type the topology lacks: the prices file
     must price it (one line naming the --vary, exit 2, never a KeyError), and a rate card that does is used."""
-    args = ["sweep", str(files["scenario"]), "--vary", "env.capacity.ml.p5.48xlarge=1,2", "--minimize", "cost",
+    args = ["sweep", str(files["scenario"]), "--vary", "env.capacity.ml.p5.48xlarge=1,2", "--minimize", "bill",
             "--workers", "1", "--quiet"]
     out = invoke(*args, "--prices", str(files["prices"]))
     assert (out.exit_code, out.stdout) == (2, "")
@@ -357,16 +412,47 @@ def test_a_type_a_sweep_adds_needs_a_price_and_a_rate_card_may_hold_it(files, wr
     assert out.exit_code == 0, out.output
     assert "priced but not used" not in out.stderr  # the candidates use it
     rows = [line for line in out.stdout.splitlines() if line.startswith(("│ 1 ", "│ 2 "))]
-    # the run lasts 3 h: one p5 more adds 3 h x 100 USD of capacity to the 84 USD of the hand-computed case
-    assert [[cell.strip() for cell in row.split("│")[2:4]] for row in rows] == [["1", "384.00"], ["2", "684.00"]]
+    # capacity nobody uses costs nothing: more p5 instances leave the bill at the hand-computed 52 USD
+    assert [[cell.strip() for cell in row.split("│")[2:4]] for row in rows] == [["1", "52.00"], ["2", "52.00"]]
 
 
-def test_used_cost_is_what_jobs_ran_on_and_a_total_cost_objective_says_what_it_measures(files):
+def test_on_demand_cost_is_what_jobs_ran_on(files):
     args = ("sweep", str(files["scenario"]), "--vary", "q/B.capacity.ml.g5.xlarge=1,2", "--prices",
             str(files["prices"]), "--workers", "1", "--quiet")
-    used = invoke(*args, "--minimize", "used_cost")
+    used = invoke(*args, "--minimize", "on_demand_cost")
     assert used.exit_code == 0, used.output
-    assert "note: cost metrics are in USD" in used.stderr and "until its last job ends" not in used.stderr
-    assert "used_cost (USD)" in used.stdout and "52.00" in used.stdout  # the hand-computed own use: 52 USD
-    total = invoke(*args, "--minimize", "cost")
-    assert "note: cost is the capacity over each candidate's whole run, until its last job ends" in total.stderr
+    assert "note: bill metrics are in USD" in used.stderr
+    assert "on_demand_cost (USD)" in used.stdout and "52.00" in used.stdout  # the hand-computed job time: 52 USD
+
+
+def test_the_period_cuts_the_bill_and_is_said_first(files):
+    """Over 0-1 h: a1 3 g5 x 1 h x 2 + b1 10 + a2 10 = 26 USD; it is the first line of text and markdown."""
+    args = ("simulate", str(files["scenario"]), "--prices", str(files["prices"]), "--period", "0s..1h")
+    data = json.loads(invoke(*args, "--format", "json").stdout)["costs"]
+    assert data["period"] == {"start": 0, "end": 3600} and data["bill"]["total"] == 26
+    assert invoke(*args).stdout.splitlines()[0].startswith("Bill for 0s to 1h 00m from time 0 (--period")
+    bad = invoke(*args[:-1], "2026-01-01..2026-02-01")
+    assert (bad.exit_code, bad.stdout) == (2, "")
+    assert bad.stderr.splitlines() == ["error: --period '2026-01-01..2026-02-01': '2026-01-01' is a date, and the "
+                                       "scenario has no start (an ISO 8601 start: to count from); write it as a "
+                                       "duration from time 0 instead"]
+    reversed_ = invoke(*args[:-1], "2h..1h")
+    assert reversed_.exit_code == 2 and "its end must come after its start" in reversed_.stderr
+
+
+def test_tune_says_the_bill_of_the_current_and_the_chosen_topology(files):
+    out = invoke("tune", str(files["scenario"]), "--vary", "q/A.capacity.ml.g5.xlarge=1,2", "--maximize",
+                 "share(q/A).bill", "--prices", str(files["prices"]), "--budget", "2", "--workers", "1", "--quiet")
+    assert out.exit_code == 0, out.output
+    (line,) = [line for line in out.stdout.splitlines() if line.startswith("bill for")]
+    assert line == ("bill for the whole workload (every job wherever it ran, from time 0; each plan's whole upfront "
+                    "fee): current 52.00 -> best 52.00 USD (waste 0.00 -> 0.00)")
+
+
+def test_iso_dates_bound_the_period_when_the_scenario_has_a_start(files):
+    scenario = files["scenario"]
+    scenario.write_text(scenario.read_text().replace("settings: {", "start: 2026-11-01T00:00:00Z\nsettings: {"))
+    args = ("simulate", str(scenario), "--prices", str(files["prices"]), "--format", "json", "--period")
+    data = json.loads(invoke(*args, "2026-11-01T01:00:00Z..2026-11-01T02:00:00Z").stdout)["costs"]
+    # 1-2 h: a1 3 g5 x 2 + a2 1 p4d x 10 (b1 ended at 1 h) = 16 USD
+    assert data["period"] == {"start": 3600, "end": 7200} and data["bill"]["total"] == 16

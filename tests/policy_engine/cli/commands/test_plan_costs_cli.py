@@ -1,20 +1,21 @@
-"""Training plans priced: ``simulate --prices`` gives each plan window's paid, used and idle cost in every format,
-and a plan's instance type without a price is refused (one line, exit 2).
+"""Training plans in the bill: ``simulate --prices`` charges each plan's upfront fee once, never its jobs' hours
+again, counts its idle reserved hours as waste and allocates the fee; a plan without a fee anywhere, or with a fee
+in another currency than the rate card's, is refused (one line, exit 2).
 
-One plan, two windows, one team, 12.5 USD per instance-hour of ml.p5.48xlarge, worked out by hand:
+One plan, two windows, one team, an upfront fee of 150 USD for 12 reserved instance-hours (12.5 USD each), worked out
+by hand:
 
-- window 0: 2 instances, 0-7200 s: paid 2 x 2 h = 4 inst-h = 50 USD. Job ``a`` (2 instances, 1 h, at 0) uses
-  2 inst-h = 25 USD; idle 2 inst-h = 25 USD.
-- window 1: 4 instances, 10800-18000 s: paid 4 x 2 h = 8 inst-h = 100 USD. Job ``b`` (3 instances, 1 h) is
-  submitted at 9000, before the window: it waits SCHEDULED until 10800 (3 x 0.5 h = 1.5 inst-h of quota held,
-  not window use), then runs 10800-14400: 3 inst-h = 37.5 USD; idle 5 inst-h = 62.5 USD.
-- the plan: paid 150, used 62.5, idle 87.5 USD.
+- window 0: 2 instances, 0-7200 s: 4 reserved inst-h. Job ``a`` (2 instances, 1 h, at 0) uses 2.
+- window 1: 4 instances, 10800-18000 s: 8 reserved inst-h. Job ``b`` (3 instances, 1 h) is submitted at 9000, before
+  the window: it waits SCHEDULED until 10800 (3 x 0.5 h = 1.5 inst-h of quota held, not window use, never billed),
+  then runs 10800-14400: 3 inst-h.
+- the plan: used 5 of 12 inst-h: 62.5 USD of the fee used, 87.5 idle (waste); vision pays the whole 150 (its use,
+  and the idle part by use, the default ``idle_to``). No on-demand time: the bill is 150.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ jobs:
   - {name: a, share: vision, instances: 2, submit_at: 0, duration: 3600, training_plan: p5-plan}
   - {name: b, share: vision, instances: 3, submit_at: 9000, duration: 3600, training_plan: p5-plan}
 """
-PRICES = "currency: USD\nper_instance_hour: {ml.p5.48xlarge: 12.5}\n"
+PRICES = "currency: USD\nper_instance_hour: {ml.p5.48xlarge: 98.32}\ntraining_plans: {p5-plan: {upfront_fee: 150}}\n"
 
 
 @pytest.fixture
@@ -53,18 +54,24 @@ def files(write_file) -> dict[str, Path]:
     return run_files(write_file, TOPOLOGY, SCENARIO, PRICES)
 
 
-def test_json_prices_each_window_as_computed_by_hand(files):
+def test_json_charges_the_fee_once_and_its_idle_part_as_waste(files):
     out = invoke("simulate", str(files["scenario"]), "--prices", str(files["prices"]), "--format", "json")
     assert out.exit_code == 0, out.output
-    (plan,) = json.loads(out.stdout)["training_plans"]
-    assert (plan["currency"], plan["price_per_instance_hour"]) == ("USD", 12.5)
-    assert plan["cost"] == {"paid": 150, "used": 62.5, "idle": 87.5}
-    first, second = plan["windows"]
-    assert (first["idle_instance_hours"], second["idle_instance_hours"]) == (2, 5)
-    assert first["cost"] == {"paid": 50, "used": 25, "idle": 25}
-    assert second["cost"] == {"paid": 100, "used": 37.5, "idle": 62.5}
-    assert [(s["share"], s["used_cost"]) for s in second["shares"]] == [("training/vision", 37.5)]
-    assert plan["scheduled_quota_held"] == [{"share": "training/vision", "instance_hours": 1.5}]
+    document = json.loads(out.stdout)
+    costs = document["costs"]
+    assert costs["bill"] == {"on_demand": 0, "plans": 150, "total": 150}  # the jobs' 5 inst-h are not billed again
+    assert costs["waste"] == {"preempted_attempts": 0, "plan_idle": 87.5}
+    (plan,) = costs["plans"]
+    assert (plan["upfront_fee"], plan["fee"], plan["waste"], plan["idle_to"], plan["unallocated"]) == (
+        150, 150, 87.5, "use", 0)
+    assert plan["instance_hours"] == {"reserved": 12, "used": 5, "idle": 7, "cut": 0}
+    assert plan["allocation"] == [{"share": "training/vision", "use": 62.5, "idle": 87.5, "total": 150}]
+    assert [(s["share"], s["bill"], s["waste"]) for s in costs["shares"]] == [
+        ("training/vision", {"on_demand": 0, "plans": 150, "total": 150}, {"preempted_attempts": 0, "plan_idle": 87.5})]
+    # the plan tables stay in hours: the fee is in the bill, never an on-demand rate on the plan's hours
+    (hours,) = document["training_plans"]
+    assert hours["cost"] is None and hours["scheduled_quota_held"] == [{"share": "training/vision",
+                                                                        "instance_hours": 1.5}]
 
 
 def test_without_prices_the_plan_figures_stay_instance_hours(files):
@@ -72,8 +79,6 @@ def test_without_prices_the_plan_figures_stay_instance_hours(files):
     assert out.exit_code == 0, out.output
     (plan,) = json.loads(out.stdout)["training_plans"]
     assert (plan["currency"], plan["price_per_instance_hour"], plan["cost"]) == (None, None, None)
-    assert [w["cost"] for w in plan["windows"]] == [None, None]
-    assert plan["windows"][1]["shares"][0]["used_cost"] is None
     assert (plan["paid_instance_hours"], plan["used_instance_hours"], plan["idle_instance_hours"]) == (12, 5, 7)
     markdown = invoke("simulate", str(files["scenario"]), "--format", "markdown").stdout
     (windows,) = [t for t in gfm.tables(markdown) if t[0][:2] == ["plan", "window"] and "when" in t[0]]
@@ -81,61 +86,84 @@ def test_without_prices_the_plan_figures_stay_instance_hours(files):
     assert windows[2][5:8] == ["8.00", "3.00", "5.00"]
 
 
-def test_markdown_and_text_show_the_priced_columns(files):
+def test_markdown_and_text_show_the_plan_in_the_bill(files):
     args = ("simulate", str(files["scenario"]), "--prices", str(files["prices"]))
     markdown = invoke(*args, "--format", "markdown")
     assert markdown.exit_code == 0, markdown.output
-    found = gfm.tables(markdown.stdout)
-    (windows,) = [t for t in found if t[0][:2] == ["plan", "window"] and "when" in t[0]]
-    header = windows[0]
-    assert header[-3:] == ["paid USD", "used USD", "idle USD"]
-    assert [row[header.index("idle inst-h")] for row in windows[1:]] == ["2.00", "5.00"]
-    assert [row[-3:] for row in windows[1:]] == [["50.00", "25.00", "25.00"], ["100.00", "37.50", "62.50"]]
-    (shares,) = [t for t in found if t[0][:3] == ["plan", "window", "share"]]
-    assert shares[0][-1] == "used USD" and [row[-1] for row in shares[1:]] == ["25.00", "37.50"]
-
+    (plans,) = [t for t in gfm.tables(markdown.stdout) if t[0][:3] == ["plan", "instance type", "upfront fee"]]
+    assert plans[1] == ["p5-plan", "ml.p5.48xlarge", "150.00", "150.00", "12.00", "5.00", "7.00", "0.00", "87.50",
+                        "use", "0.00"]
     text = invoke(*args).stdout
-    assert "idle USD" in text and "used USD" in text
-    rows = [line for line in text.splitlines() if "p5-plan" in line and "ml.p5.48xlarge" in line]
-    assert re.search(r"4\.00 .*2\.00 .*2\.00 .*50\.00 .*25\.00 .*25\.00", rows[0]), rows[0]
-    assert re.search(r"8\.00 .*3\.00 .*5\.00 .*100\.00 .*37\.50 .*62\.50", rows[1]), rows[1]
-
-
-def test_the_report_prices_its_plan_section(files, tmp_path: Path):
-    report = tmp_path / "report"
-    out = invoke("simulate", str(files["scenario"]), "--prices", str(files["prices"]), "--report", str(report))
-    assert out.exit_code == 0, out.output
-    page = (report / "index.html").read_text(encoding="utf-8")
-    table = re.search(r'<table id="plan-windows".*?</table>', page, re.S)
-    assert table is not None
-    cells = [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<t[hd][^>]*>.*?</t[hd]>", table.group(0), re.S)]
-    assert cells[12:15] == ["paid USD", "used USD", "idle USD"]
-    assert cells[-3:] == ["100.00", "37.50", "62.50"]
+    assert "Bill: 150.00 USD = on-demand 0.00 + plan fees 150.00; waste beside it: preempted attempts 0.00, plan " \
+           "idle 87.50" in text
 
 
 @needs_browser
-def test_chromium_shows_the_priced_plan_windows(files, tmp_path: Path):
+def test_chromium_shows_the_plan_in_the_bill(files, tmp_path: Path):
     report = tmp_path / "report"
     out = invoke("simulate", str(files["scenario"]), "--prices", str(files["prices"]), "--report", str(report))
     assert out.exit_code == 0, out.output
     with headless_chromium() as browser:
         _, remote, _ = open_page(browser, report / "index.html")
         rows = browser.execute_script(
-            "return [...document.querySelectorAll('#plan-windows tr')].map("
-            "r => [...r.children].slice(-3).map(c => c.textContent.trim()))")
-        assert rows == [["paid USD", "used USD", "idle USD"], ["50.00", "25.00", "25.00"],
-                        ["100.00", "37.50", "62.50"]]
+            "return [...document.querySelectorAll('#cost-plan-allocation tr')].map("
+            "r => [...r.children].map(c => c.textContent.trim()))")
+        assert rows == [["plan", "share", "used part", "idle part", "total"],
+                        ["p5-plan", "training/vision", "62.50", "87.50", "150.00"]]
         assert remote == [] and browser.get_log("browser") == []
 
 
-def test_a_plan_type_without_a_price_is_refused(write_file):
-    """The plan's type is in no environment and no share: it must still be priced, never taken as zero."""
-    write_file("topology.yaml", TOPOLOGY.replace("capacity: {ml.p5.48xlarge: 4}", "capacity: {ml.g5.xlarge: 4}"))
-    scenario = write_file("scenario.yaml", "topology: topology.yaml\njobs: []\n")
-    prices = write_file("prices.yaml", "currency: USD\nper_instance_hour: {ml.g5.xlarge: 2}\n")
-    out = invoke("simulate", str(scenario), "--prices", str(prices))
-    assert out.exit_code == 2
-    assert "Traceback" not in out.stderr
-    (line,) = out.stderr.splitlines()
-    assert line.startswith("error: ") and f"{prices.name}:2: per_instance_hour: no price for ml.p5.48xlarge" in line
-    assert "training plan p5-plan" in line
+def test_a_plan_without_a_fee_anywhere_is_refused(files, write_file):
+    prices = write_file("bare.yaml", "currency: USD\nper_instance_hour: {ml.p5.48xlarge: 98.32}\n")
+    out = invoke("simulate", str(files["scenario"]), "--prices", str(prices))
+    assert (out.exit_code, out.stdout) == (2, "")
+    assert out.stderr.splitlines() == [
+        f"error: {prices}:1: (top level): no upfront fee for training plan p5-plan: give "
+        "training_plans.p5-plan.upfront_fee here or upfront_fee on the plan in the topology (a cost is never taken "
+        "as zero)"]
+
+
+def test_the_topologys_fee_is_used_and_the_rate_card_wins(files, write_file):
+    topology = files["scenario"].parent / "topology.yaml"
+    topology.write_text(TOPOLOGY.replace("    instance_type: ml.p5.48xlarge\n",
+                                         "    instance_type: ml.p5.48xlarge\n    upfront_fee: 300\n"
+                                         "    currency: USD\n"), encoding="utf-8")
+    bare = write_file("bare.yaml", "currency: USD\nper_instance_hour: {ml.p5.48xlarge: 98.32}\n")
+    args = ("simulate", str(files["scenario"]), "--format", "json", "--prices")
+    assert json.loads(invoke(*args, str(bare)).stdout)["costs"]["bill"]["plans"] == 300
+    assert json.loads(invoke(*args, str(files["prices"])).stdout)["costs"]["bill"]["plans"] == 150
+    euros = write_file("euros.yaml", "currency: EUR\nper_instance_hour: {ml.p5.48xlarge: 90}\n")
+    out = invoke(*args, str(euros))
+    assert (out.exit_code, out.stdout) == (2, "")
+    assert out.stderr.splitlines() == [
+        f"error: {euros}:1: (top level): training plan p5-plan's upfront_fee is in USD, this rate card in EUR: give "
+        "training_plans.p5-plan.upfront_fee here in EUR (amounts in two currencies are never added up)"]
+    converted = write_file("converted.yaml", "currency: EUR\nper_instance_hour: {ml.p5.48xlarge: 90}\n"
+                                             "training_plans: {p5-plan: {upfront_fee: 280}}\n")
+    assert json.loads(invoke(*args, str(converted)).stdout)["costs"]["bill"]["plans"] == 280
+
+
+def test_a_fee_for_a_plan_the_topology_lacks_is_a_typo(files, write_file):
+    typo = write_file("typo.yaml", "currency: USD\nper_instance_hour: {ml.p5.48xlarge: 98.32}\n"
+                                   "training_plans: {p5-plan: {upfront_fee: 150}, p5-plna: {upfront_fee: 1}}\n")
+    out = invoke("simulate", str(files["scenario"]), "--prices", str(typo))
+    assert (out.exit_code, out.stdout) == (2, "")
+    assert out.stderr.splitlines() == [f"error: {typo}:3: training_plans.p5-plna: the topology has no training plan "
+                                       "'p5-plna': its fee would never apply (did you mean 'p5-plan'?)"]
+    negative = write_file("negative.yaml", "currency: USD\nper_instance_hour: {ml.p5.48xlarge: 98.32}\n"
+                                           "training_plans: {p5-plan: {upfront_fee: -1}}\n")
+    out = invoke("simulate", str(files["scenario"]), "--prices", str(negative))
+    assert out.exit_code == 2 and len(out.stderr.splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_diff_replays_keep_the_plan_and_its_fee(files, write_file):
+    """A plan is bought, not deployed: the replay with HEAD keeps it, so its jobs still run on it and its fee is
+    billed once on both sides (never their hours on-demand, never dropped)."""
+    base = files["scenario"].parent / "topology.yaml"
+    head = write_file("head.yaml", TOPOLOGY.replace("strategy: RESERVE", "strategy: LEND"))
+    out = invoke("diff", str(base), str(head), "--scenario", str(files["scenario"]), "--prices",
+                 str(files["prices"]), "--format", "json")
+    assert out.exit_code in (0, 1), out.output
+    costs = json.loads(out.stdout)["impact"]["costs"]
+    assert costs["before"]["bill"] == costs["after"]["bill"] == {"on_demand": 0, "plans": 150, "total": 150}
+    assert costs["after"]["plans"][0]["instance_hours"]["used"] == 5

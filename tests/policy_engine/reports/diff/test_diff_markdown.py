@@ -74,7 +74,7 @@ def test_every_figure_says_what_it_means(comment):
     page = gfm(comment)
     # the legend under the per-share table, whole (compare's cells, then what each figure means)
     legend = page[page.index("<em>runs: the replay without the change"):]
-    assert legend[:legend.index("</em>")].endswith("when lending earned it more credit than it was charged.")
+    assert legend[:legend.index("</em>")].endswith("over the billing period (docs/costs.md).")
     assert '<th style="text-align:right">wait p50</th>' in page and \
         '<th style="text-align:right">wait p95</th>' in page  # cells: before → after (difference)
     assert "<td>q/S1</td>" in page and "<td>weakened</td>" in page and "<td>30 → 1</td>" in page

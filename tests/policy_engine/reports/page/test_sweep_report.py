@@ -90,20 +90,20 @@ def test_priced_runs_table_shows_cost_and_targets_and_fits_a_1400px_window(brows
     result = CliRunner().invoke(main, ["sweep", str(scenario), "--vary", "training/research.borrow_limit=0,100,-1",
                                        "--vary", "training/vision.capacity.ml.p4d.24xlarge=1..3", "--workers", "1",
                                        "--quiet", "--report", str(report), "--prices", str(prices),
-                                       "--minimize", "idle_cost"])
+                                       "--minimize", "waste_cost"])
     assert result.exit_code == 0, result.output
     browser.set_window_size(1400, 1000)
     open_page(browser, report / PAGE)
     runs = "document.querySelector('table')"  # the runs table comes first
     header = browser.execute_script(f"return Array.from({runs}.querySelectorAll('th')).map(h => h.textContent)")
-    assert {"idle_cost (USD)", "cost (USD)", "idle cost (USD)", "targets"} <= set(header)
+    assert {"waste_cost (USD)", "bill (USD)", "waste (USD)", "targets"} <= set(header)
     cells = browser.execute_script(f"return Array.from({runs}.querySelectorAll('tbody tr')).map("
                                    "r => Array.from(r.cells).map(c => c.textContent))")
     column = header.index("targets")
     assert {row[column] for row in cells} <= {"all met", "1 of 1 missed", "-"} and len(cells) == 9
-    costs = [row[header.index("cost (USD)")] for row in cells if row[header.index("status")] == "ok"]
+    costs = [row[header.index("bill (USD)")] for row in cells if row[header.index("status")] == "ok"]
     assert costs and all(re.fullmatch(r"\d{1,3}(,\d{3})*\.\d\d", cost) for cost in costs)  # money, to the cent
-    ranks = [(row[column] != "all met", float(row[header.index("idle_cost (USD)")].replace(",", ""))) for row in cells
+    ranks = [(row[column] != "all met", float(row[header.index("waste_cost (USD)")].replace(",", ""))) for row in cells
              if row[header.index("status")] == "ok"]
     assert ranks == sorted(ranks) and len(set(ranks)) > 1  # ranked as the text is: feasible first, then the objective
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")

@@ -1,4 +1,5 @@
-"""Cost and chargeback (``results.costs``, ``results.lending``, ``results.capacity_hours``) against hand-computed runs.
+"""The capacity flows beside the bill (``outputs.costs``, ``outputs.lending``, ``outputs.capacity_hours``) against
+hand-computed runs (the bill itself: ``test_bill.py``).
 
 The scenario of most tests, worked out by hand (no startup or preemption delay):
 
@@ -19,7 +20,8 @@ import pytest
 
 from policy_engine.foundation.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
 from policy_engine.inputs.prices import Prices
-from policy_engine.simulation.results.costs import Convention, cost_report, run_costs
+from policy_engine.simulation.results.billable import billable
+from policy_engine.simulation.results.costs import run_costs
 from policy_engine.simulation.results.lending import ATTRIBUTIONS, lending_flows
 from tests.builders import job, simulate
 
@@ -44,74 +46,33 @@ def _run(b_strategy: str = "LEND", a1_instances: int = 3):
 
 
 def _rows(report):
-    return {(s.share, s.instance_type): s for s in report.shares}
+    return {(c.share, c.instance_type): c for c in report.capacity}
 
 
-def test_the_ledger_and_the_idle_breakdown_match_the_hand_computation():
+def test_the_capacity_ledger_matches_the_hand_computation():
+    """Capacity, never money: quota held per share (SCHEDULED, STARTING, RUNNING), lent and idle, in instance-hours."""
     topology, result = _run()
-    report = run_costs(result, topology)
+    report = run_costs(result, topology, PRICES)
     rows = _rows(report)
     a, b = rows[("q/A", G5)], rows[("q/B", G5)]
     assert (a.hours.own, a.hours.borrowed, a.lent, a.hours.limit, a.idle) == pytest.approx((4, 2, 0, 6, 2))
     assert (b.hours.own, b.hours.borrowed, b.lent, b.hours.limit, b.idle) == pytest.approx((0, 0, 2, 3, 1))
     assert (rows[("q/A", P4D)].hours.own, rows[("q/B", P4D)].hours.own) == pytest.approx((3, 1))
-    g5, p4d = report.environments
-    assert (g5.hours.capacity, g5.hours.used, g5.hours.idle) == pytest.approx((12, 6, 6))
-    assert (g5.reserved_idle, g5.lendable_idle, g5.outside_shares) == pytest.approx((0, 3, 3))
-    assert (p4d.hours.capacity, p4d.hours.used, p4d.reserved_idle, p4d.lendable_idle, p4d.outside_shares) == \
-        pytest.approx((6, 4, 0, 2, 0))
     assert [(f.lender, f.borrower, f.instance_type) for f in report.flows] == [("q/B", "q/A", G5)]
     assert report.flows[0].instance_hours == pytest.approx(2)
+    capacity = report.to_json()["capacity"]
+    assert capacity["unit"] == "instance-hours" and "cost" not in capacity["flows"][0]
 
 
-def test_usage_convention_priced_by_hand():
+def test_without_prices_the_bill_is_instance_hours_per_type_and_no_amount():
     topology, result = _run()
-    report = run_costs(result, topology, PRICES, Convention.USAGE)
-    # A: g5 (4 own + 2 borrowed) x 2 $ + p4d 3 x 10 $ = 42; B: p4d 1 x 10 $ - 2 lent x 2 $ = 6
-    assert {share: (charged, credited, net) for share, _, charged, credited, net in report.chargeback()} == \
-        {"q/A": (42, 0, 42), "q/B": (10, 4, 6)}  # whole hours at whole rates: exact
-    assert (report.total, report.used, report.idle) == pytest.approx((12 * 2 + 6 * 10, 6 * 2 + 4 * 10, 6 * 2 + 2 * 10))
-    # the shares' bills add up to own use (A 8 + 30, B 10 = 48); idle (32) and the lent credit (4) are the platform's
-    assert report.charged_to_shares == pytest.approx(48)
-    assert report.not_charged == pytest.approx(report.idle + 4)
-    assert report.share_net("q/B") == pytest.approx(6)
-    assert report.flow_amount(report.flows[0]) == pytest.approx(4)
-
-
-def test_limit_convention_priced_by_hand():
-    topology, result = _run()
-    report = run_costs(result, topology, PRICES, Convention.LIMIT)
-    # A: g5 (6 limit + 2 borrowed) x 2 + p4d 3 x 10 = 46; B: g5 (3 limit - 2 lent) x 2 + p4d 3 x 10 = 32
-    assert {share: net for share, _, _, _, net in report.chargeback()} == pytest.approx({"q/A": 46, "q/B": 32})
-    # per type, as diff --scenario and compare price each share's row: the report's convention, not USAGE
-    assert report.nets() == pytest.approx({("q/A", G5): 16, ("q/A", P4D): 30, ("q/B", G5): 2, ("q/B", P4D): 30})
-    # the bills add up to the limits' cost (g5 3 x 3 h x 2 + p4d 2 x 3 h x 10 = 78); the rest is capacity in no
-    # share's limit: 1 g5 for 3 h
-    assert report.charged_to_shares == pytest.approx(78)
-    assert report.not_charged == pytest.approx(3 * 2)
-
-
-def test_without_prices_every_figure_is_instance_hours_per_type():
-    topology, result = _run()
-    report = run_costs(result, topology)
-    assert report.unit == "instance-hours"
-    assert report.chargeback() == [("q/A", G5, 6, 0, 6), ("q/B", G5, 0, 2, -2), ("q/A", P4D, 3, 0, 3),
-                                   ("q/B", P4D, 1, 0, 1)]
-    document = report.to_json()
-    assert document["total"] is None  # instance-hours of two types are not added up
-    assert {row["instance_type"]: row["total"] for row in document["by_instance_type"]} == {G5: 12, P4D: 6}
-    assert all(row["cost"] is None for row in document["shares"])
+    document = run_costs(result, topology).to_json()
+    assert document["unit"] == "instance-hours" and document["currency"] is None
+    assert document["bill"] == {"on_demand": None, "plans": None, "total": None}  # two types are not added up
+    assert {row["instance_type"]: row["instance_hours"]["on_demand"] for row in document["instance_types"]} == \
+        {G5: 6, P4D: 4}
     priced = run_costs(result, topology, PRICES).to_json()
-    assert priced["total"] == 84 and priced["unit"] == "USD"
-    assert priced["shares"][1]["cost"]["credited"] == 4
-
-
-def test_a_reserve_shares_idle_limit_is_reserved_idle():
-    topology, result = _run("RESERVE", a1_instances=2)  # B reserves; A cannot borrow, runs 2 on g5
-    report = run_costs(result, topology, PRICES)
-    g5 = report.environments[0]
-    assert (g5.reserved_idle, g5.lendable_idle, g5.outside_shares) == pytest.approx((3, 2, 3))
-    assert report.flows == ()
+    assert priced["bill"] == {"on_demand": 52, "plans": 0, "total": 52} and priced["unit"] == "USD"
 
 
 def test_topology_order_drains_the_first_lender_and_proportional_matches_the_engine():
@@ -131,7 +92,7 @@ def test_topology_order_drains_the_first_lender_and_proportional_matches_the_eng
     ordered = run_costs(result, topology, attribution="topology-order")
     assert {f.lender: f.instance_hours for f in ordered.flows} == pytest.approx({"q/L1": 1.0, "q/L2": 1.0})
     assert ordered.attribution == "topology-order"
-    assert {s.share: s.lent for s in ordered.shares} == pytest.approx({"q/A": 0, "q/L1": 1, "q/L2": 1})
+    assert {c.share: c.lent for c in ordered.capacity} == pytest.approx({"q/A": 0, "q/L1": 1, "q/L2": 1})
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -188,9 +149,11 @@ def test_the_ledger_of_a_parallel_run_equals_the_sequential_one():
         parallel = simulate_parallel(scenario, executor)
     from policy_engine.simulation.results.records import simulate as sequential
 
-    assert parallel.hours == sequential(topology, jobs, (), settings).hours
-    report = cost_report(parallel.hours, topology, PRICES)
-    assert report.total == pytest.approx(3 * 2 * 2 + 2 * 2 * 10)
+    alone = sequential(topology, jobs, (), settings)
+    assert parallel.hours == alone.hours
+    assert billable(parallel) == billable(alone)
+    report = run_costs(parallel, topology, PRICES)
+    assert report.bill.total == pytest.approx(2 * 1 * 2 + 1 * 2 * 10)  # RUNNING time only: no idle capacity
 
 
 def test_flows_follow_a_limit_changed_mid_run():
@@ -213,5 +176,4 @@ def test_flows_follow_a_limit_changed_mid_run():
     b = _rows(report)[("q/B", G5)]
     assert (b.hours.limit, b.lent, b.idle) == pytest.approx((5, 2, 3))
     assert [(f.lender, f.borrower, round(f.instance_hours, 9)) for f in report.flows] == [("q/B", "q/A", 2)]
-    assert report.environments[0].hours.capacity == pytest.approx(13.5)
-    assert report.environments[0].outside_shares == pytest.approx(1 * 1 + 0 * 0.5 + 1 * 1.5)
+    assert result.hours.environments[0].capacity == pytest.approx(13.5)

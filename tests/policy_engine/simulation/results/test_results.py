@@ -99,11 +99,12 @@ def test_job_records_are_a_snapshot_that_reads_like_a_list():
     late = build_result(engine)
     a2_early = early.jobs[1]
     assert (a2_early.status, a2_early.finished_at, a2_early.attempts) == (
-        "RUNNING", None, (AttemptRecord(0, None, "running", True),))
+        "RUNNING", None, (AttemptRecord(0, None, "running", True, 0.0),))
     a2 = late.job("a2")
     assert a2.status == "SUCCEEDED" and a2.preemptions == 1
     # reclaimed at 100 with no checkpoint: all 300 s again once a1 frees A's own instance at 200
-    assert a2.attempts == (AttemptRecord(0, 100, "preempted", True), AttemptRecord(200, 500, "succeeded", False))
+    assert a2.attempts == (AttemptRecord(0, 100, "preempted", True, 0.0),
+                           AttemptRecord(200, 500, "succeeded", False, 200.0))
     assert [r.name for r in early.jobs] == ["a1", "a2"]  # l not yet submitted at 50
     listed = list(late.jobs)
     assert late.jobs == listed and late.jobs[1:] == listed[1:] and late.jobs[-1] == listed[-1]
