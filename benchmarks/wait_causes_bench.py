@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import workloads
 
-from policy_engine.aws.topology_file import topology_text
+from policy_engine.adapters.aws.topology_file import topology_text
 
 HERE = Path(__file__).resolve().parent
 #: The causes' cost at 1,000,000 jobs (text summary, with against ``--no-wait-causes``): seconds and MB.
@@ -70,9 +70,9 @@ def attribution(path: Path) -> dict:
     """In this process: a run with the usage log, then ``attribute`` on its result (its CPU time alone)."""
     from policy_engine.simulation.core.engine import Engine
     from policy_engine.simulation.gcpause import gc_paused
-    from policy_engine.simulation.inputs.workload import load_jobs
-    from policy_engine.simulation.outputs.results import build_result
-    from policy_engine.simulation.outputs.wait_causes import attribute
+    from policy_engine.simulation.results.records import build_result
+    from policy_engine.simulation.results.wait_causes import attribute
+    from policy_engine.simulation.scenarios.workload import load_jobs
     from policy_engine.simulation.settings import SimulationSettings
 
     topology = workloads.topology(path.stem.split("-")[0])  # files are named SHAPE-JOBS.csv

@@ -1,8 +1,8 @@
-"""The sweep over time of "why jobs waited" (``outputs.wait_causes``): compiled with the simulator's hot path.
+"""The sweep over time of "why jobs waited" (``results.wait_causes``): compiled with the simulator's hot path.
 
 It runs after a run, never during one, but a million-job run gives it millions of instants to look at,
 each with a few counter and heap operations: interpreted, it took longer than the run itself. The
-rules it applies are described in ``outputs.wait_causes`` (which builds its inputs and charges its
+rules it applies are described in ``results.wait_causes`` (which builds its inputs and charges its
 results) and docs/simulator.md, "Why jobs waited".
 
 Its state is kept on objects, not in dictionaries keyed by them: a line (one share on one instance type)
@@ -81,7 +81,7 @@ class Waiting:
 
 def read_waits(timelines: Iterator[tuple[Any, Any, Any, Any, Any, Any, Any]], line_of: dict[tuple[str, str], int],
                preempted: list[int], now: float, first: int, limit: int) -> Waiting:
-    """The stretches of the next ``limit`` jobs' timelines (``outputs.results.Timeline``), numbered from ``first``
+    """The stretches of the next ``limit`` jobs' timelines (``results.records.Timeline``), numbered from ``first``
     (read a chunk at a time: a million jobs' stretches never sit in lists); ``line_of``: line numbers by (share,
     instance type); ``preempted``: counted into (``Waiting.preempted``); ``now``: the report time (a job still
     waiting waits until then)."""

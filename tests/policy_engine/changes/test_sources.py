@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from policy_engine.changes.sources import NULL, load_side
-from policy_engine.loading import LoadError
+from policy_engine.inputs.loading import LoadError
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "topologies" / "example.yaml"
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
