@@ -18,7 +18,6 @@ must all hold.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -215,18 +214,6 @@ def _timestamp(value: Any) -> float:
     return float(value)
 
 
-def _pattern_problems(shape: Any, params: dict[str, Any]) -> list[str]:
-    """The request members' ``pattern`` constraints (``validate`` checks the rest), worded as AWS words them."""
-    problems = []
-    for name, member in shape.members.items():
-        pattern = member.metadata.get("pattern")
-        value = params.get(name)
-        if pattern and isinstance(value, str) and not re.fullmatch(pattern, value):
-            problems.append(f"Value '{value}' at '{name}' failed to satisfy constraint: Member must satisfy regular "
-                            f"expression pattern: {pattern}")
-    return problems
-
-
 def handle(source: PlanSource, target: str, body: bytes) -> dict[str, Any]:
     """One SageMaker JSON 1.1 request: the two plan reads; any other operation is ``UnknownOperationException``."""
     operation = target[len(TARGET_PREFIX):]
@@ -245,7 +232,6 @@ def handle(source: PlanSource, target: str, body: bytes) -> dict[str, Any]:
         raise _error("SerializationException", "The request body must be a JSON object")
     shape = service_model().operation_model(operation).input_shape
     problems = validate(shape, params)
-    problems += _pattern_problems(shape, params) if not problems else []
     if problems:
         count = len(problems)
         raise _error("ValidationException",
