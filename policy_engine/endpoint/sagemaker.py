@@ -17,7 +17,6 @@ must all hold.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -222,14 +221,7 @@ def handle(source: PlanSource, target: str, body: bytes) -> dict[str, Any]:
         raise _error("UnknownOperationException",
                      f"Operation {operation} is not supported by batch-quota serve: of SageMaker it answers only "
                      f"{' and '.join(OPERATIONS)}" if known else f"Unknown SageMaker operation {operation}")
-    try:
-        params = json.loads(body) if body.strip() else {}
-    except ValueError as error:
-        raise _error("SerializationException", f"The request body is not valid JSON: {error}") from None
-    except RecursionError:
-        raise _error("SerializationException", "The request body is nested too deeply to read") from None
-    if not isinstance(params, dict):
-        raise _error("SerializationException", "The request body must be a JSON object")
+    params = protocol.json_11_body(body)
     shape = service_model().operation_model(operation).input_shape
     problems = validate(shape, params)
     if problems:
