@@ -166,8 +166,9 @@ class QuotaMonitoring(Construct):
             self, "ReclaimPreemptions", description="batch-quota: reclaim preemptions (counted)",
             event_pattern=_pattern({**reclaim, "detail": {"statusReason": [{"prefix": RECLAIM_REASON_PREFIX}]}}))
         self._log_group_policy()
-        self.dead_letters = sqs.Queue(self, "FunctionDeadLetters", encryption=sqs.QueueEncryption.SQS_MANAGED,
-                                      enforce_ssl=True, retention_period=Duration.days(14))
+        self.dead_letters = sqs.Queue(self, "FunctionDeadLetters", encryption=sqs.QueueEncryption.KMS,
+                                      encryption_master_key=self.key, enforce_ssl=True,
+                                      retention_period=Duration.days(14))
         self.function = self._function(queues, schedule or Duration.minutes(1))
         self.alarms = self._alarms(shares, wait_target or Duration.hours(1), dict(wait_targets or {}),
                                    blocked_events, reclaims_per_hour)
@@ -243,6 +244,7 @@ class QuotaMonitoring(Construct):
             timeout=Duration.seconds(50), memory_size=256, reserved_concurrent_executions=FUNCTION_CONCURRENCY,
             # the next scheduled run publishes fresh figures: a failed or throttled run goes to the queue, unretried
             dead_letter_queue=self.dead_letters, retry_attempts=0, max_event_age=Duration.minutes(1),
+            environment_encryption=self.key,
             description="batch-quota: per-share metrics from GetJobQueueSnapshot",
             environment={"QUEUE_ARNS": ",".join(q.job_queue_arn for q in queues), "NAMESPACE": self.namespace,
                          "AWS_DATA_PATH": "/var/task/models"})

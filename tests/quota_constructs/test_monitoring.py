@@ -336,6 +336,10 @@ def test_the_function_runs_once_at_a_time_fails_into_a_queue_and_its_errors_alar
     (function,) = resources_of(template, "AWS::Lambda::Function").values()
     (queue_id,) = resources_of(template, "AWS::SQS::Queue")
     assert function["Properties"]["ReservedConcurrentExecutions"] == 1
+    (key_id,) = resources_of(template, "AWS::KMS::Key")
+    assert function["Properties"]["KmsKeyArn"] == {"Fn::GetAtt": [key_id, "Arn"]}  # its environment
+    (dead_letters,) = resources_of(template, "AWS::SQS::Queue").values()
+    assert dead_letters["Properties"]["KmsMasterKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
     assert function["Properties"]["DeadLetterConfig"] == {"TargetArn": {"Fn::GetAtt": [queue_id, "Arn"]}}
     (config,) = resources_of(template, "AWS::Lambda::EventInvokeConfig").values()
     assert config["Properties"]["MaximumRetryAttempts"] == 0
