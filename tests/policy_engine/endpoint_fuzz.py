@@ -123,6 +123,61 @@ def value_for(shape: Shape, name: str, rng: random.Random, depth: int = 0) -> An
     return None
 
 
+#: Valid requests of the walkthrough's account (operation, body): a seed gets one leaf replaced by a hostile value,
+#: or none, so the campaign also drives the scheduler and reaches the handlers past validation.
+SEEDS: list[tuple[str, dict[str, Any]]] = [
+    ("SubmitServiceJob", {"jobName": "j", "jobQueue": "training", "quotaShareName": "QS1",
+                          "serviceJobType": "SAGEMAKER_TRAINING", "schedulingPriority": 5,
+                          "serviceRequestPayload": json.dumps({"ResourceConfig": {"InstanceType": "ml.g5.xlarge",
+                                                                                  "InstanceCount": 1}}),
+                          "tags": {"batch-quota:duration": "600"}, "retryStrategy": {"attempts": 2},
+                          "timeoutConfig": {"attemptDurationSeconds": 3600},
+                          "preemptionConfiguration": {"preemptionRetriesBeforeTermination": 3}}),
+    ("ListServiceJobs", {"jobQueue": "training", "jobStatus": "RUNNING", "maxResults": 10}),
+    ("ListServiceJobs", {"jobQueue": "training", "filters": [{"name": "JOB_NAME", "values": ["j*"]}]}),
+    ("ListServiceJobs", {"jobQueue": "training", "filters": [{"name": "AFTER_CREATED_AT", "values": ["0"]}]}),
+    ("GetJobQueueSnapshot", {"jobQueue": "training"}),
+    ("UpdateQuotaShare", {"quotaShareArn": QUEUE_ARN + "/quota-share/QS2",
+                          "capacityLimits": [{"maxCapacity": 2, "capacityUnit": "ml.g5.xlarge"}],
+                          "resourceSharingConfiguration": {"strategy": "LEND_AND_BORROW", "borrowLimit": 100},
+                          "preemptionConfiguration": {"inSharePreemption": "ENABLED"}}),
+    ("CreateQuotaShare", {"quotaShareName": "QS4", "jobQueue": "training",
+                          "capacityLimits": [{"maxCapacity": 1, "capacityUnit": "ml.g5.xlarge"}],
+                          "resourceSharingConfiguration": {"strategy": "LEND"},
+                          "preemptionConfiguration": {"inSharePreemption": "DISABLED"}}),
+    ("UpdateServiceEnvironment", {"serviceEnvironment": "gpu-env",
+                                  "capacityLimits": [{"maxCapacity": 4, "capacityUnit": "ml.g5.xlarge"}]}),
+    ("DescribeQuotaShare", {"quotaShareArn": QUEUE_ARN + "/quota-share/QS1"}),
+    ("DescribeJobQueues", {"jobQueues": ["training"]}),
+    ("TerminateServiceJobs", {"jobIds": ["nope"], "reason": "fuzz"}),
+]
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield (*path, key)
+            yield from _leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield (*path, index)
+            yield from _leaves(item, (*path, index))
+
+
+def _seed_request(rng: random.Random) -> Request:
+    name, seed = rng.choice(SEEDS)
+    body = json.loads(json.dumps(seed))
+    if rng.random() < 0.75:
+        *parent_path, last = rng.choice(list(_leaves(body)))
+        parent = body
+        for step in parent_path:
+            parent = parent[step]
+        parent[last] = rng.choice(HOSTILE)
+    operation = service_model().operation_model(name)
+    return Request(f"seed {name}", operation.http["method"], operation.http["requestUri"], _json(body),
+                   {"Content-Type": "application/json", "Authorization": SIGNED})
+
+
 def _json(value: Any) -> bytes:
     return json.dumps(value, allow_nan=True).encode("utf-8", "surrogatepass")
 
@@ -198,7 +253,8 @@ def _guard_request(rng: random.Random) -> Request:
 
 
 def requests(rng: random.Random, count: int) -> Iterator[Request]:
-    makers = [_batch_request] * 6 + [_json_11_request] * 2 + [_control_request] * 2 + [_guard_request] * 2
+    makers = [_batch_request] * 4 + [_seed_request] * 6 + [_json_11_request] * 2 + [_control_request] * 2 + [
+        _guard_request] * 2
     for _ in range(count):
         yield rng.choice(makers)(rng)
 
