@@ -26,6 +26,7 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from policy_engine.endpoint import cloudtrail, sagemaker
@@ -190,8 +191,7 @@ class GuardPolicy:
                            f"Origin {origin[:200]!r} is refused: batch-quota serve answers only requests from this "
                            "machine's own pages (a loopback Origin) or from clients that send no Origin")
         raw_host = request.header(b"host")
-        host = host_of(raw_host) if raw_host is not None else None
-        if host is None or not self.host_allowed(host):
+        if raw_host is None or not _host_answered(self, raw_host):
             shown = "no Host header" if raw_host is None else f"Host {raw_host[:200]!r}"
             return Refusal(RefusalKind.FOREIGN_HOST,
                            f"{shown} is refused: batch-quota serve answers to its own address ({self.given}), "
@@ -214,6 +214,12 @@ class GuardPolicy:
                                f"{request.method} {CONTROL_PREFIX}... with {shown_type[:200]} is refused: the control "
                                f"API takes {' or '.join(sorted(CONTROL_CONTENT_TYPES))}")
         return None
+
+
+@lru_cache(maxsize=256)  # a client sends the same Host on every call; bounded, whatever a client sends
+def _host_answered(policy: GuardPolicy, raw_host: str) -> bool:
+    host = host_of(raw_host)
+    return host is not None and policy.host_allowed(host)
 
 
 def _loopback_origin(origin: str) -> bool:
