@@ -21,6 +21,8 @@ MAX_INSTANT_SECONDS = int(MAX_INSTANT.timestamp())
 #: endpoint's clock), in seconds: second 0 is at the earliest the epoch, so every instant a run
 #: reaches is at most ``MAX_INSTANT``. A run that has a ``start:`` must also end by ``MAX_INSTANT``.
 MAX_SECONDS = MAX_INSTANT_SECONDS
+#: The largest relative weight or multiplier (a profile's sizes, priorities, cycles): their sums stay finite.
+MAX_WEIGHT = 1e9
 #: The most instances one job or one capacity may name: the API's Integer (signed 32-bit).
 MAX_INSTANCES = 2**31 - 1
 #: The highest price of one instance-hour in any currency: with ``MAX_INSTANCES`` instances for

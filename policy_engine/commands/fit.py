@@ -16,6 +16,7 @@ import click
 from policy_engine.commands.shared import SafePath, fail_input, topology_or_exit
 from policy_engine.diagnostics import LoadError
 from policy_engine.input_files import refuse_overwriting_inputs
+from policy_engine.output_files import atomic_write
 from policy_engine.reports.registry import FIT_FORMATS
 from policy_engine.reports.subjects import FitOutput
 
@@ -69,7 +70,8 @@ def command(workload: str, output: str | None, topology: str | None, timezone: s
                   f"{sum(f.jobs for f in result.shares.values()):,} job(s), cycles in {result.timezone}",
                   *result.notes, *(f"{s}: {note}" for s, f in result.shares.items() for note in f.notes)]
         try:
-            Path(output).write_text(profile_yaml(result.profile(), header), encoding="utf-8")
+            with atomic_write(output) as handle:
+                handle.write(profile_yaml(result.profile(), header))
         except OSError as error:
             fail_input([f"--output {output}: cannot write: {error.strerror or error}"])
     FIT_FORMATS.renderer(output_format)(FitOutput(result, workload, output), sys.stdout)

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from policy_engine.aws.atomic_file import atomic_write
 from policy_engine.aws.cli_options import (
     aws_options,
     client_options,
@@ -27,6 +26,7 @@ from policy_engine.aws.cli_options import (
     fail_aws,
 )
 from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input
+from policy_engine.output_files import atomic_write
 from policy_engine.units import duration_text
 
 if TYPE_CHECKING:
@@ -75,6 +75,9 @@ def command(queue: str, since: str, output: str | None, scenario: str | None, cl
     if scenario is not None and output is not None and Path(scenario).resolve() == Path(output).resolve():
         fail_input([f"--scenario {scenario}: the same file as -o"])
     now_ms = int(time.time() * 1000)
+    if window * 1000 > now_ms:  # AWS keeps nothing from before 1970, and no timestamp could hold the window's start
+        fail_input([f"--since: {since} reaches back before 1970-01-01 (at most {duration_text(now_ms / 1000)} "
+                    "from now)"])
     since_ms = int(now_ms - window * 1000)
     options = client_options(workers=workers, **connection)
     with exits_on_aws_errors():

@@ -23,6 +23,7 @@ from policy_engine.commands.shared import (
     scenario_or_exit,
 )
 from policy_engine.input_files import refuse_overwriting_inputs
+from policy_engine.output_files import open_output
 from policy_engine.reports.registry import SIMULATE_FORMATS
 from policy_engine.reports.safe_text import visible
 from policy_engine.reports.subjects import SimulateOutput
@@ -296,7 +297,7 @@ def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet
     with ExitStack() as stack:
         if events:
             try:
-                handle = stack.enter_context(open(events, "w", encoding="utf-8"))
+                handle = stack.enter_context(open_output(events))  # a FIFO nobody reads is refused, never waited on
             except OSError as error:
                 fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
             if event_format == "eventbridge":

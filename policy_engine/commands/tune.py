@@ -22,6 +22,7 @@ from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_ex
 from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.model import TARGET_DURATIONS, Topology
+from policy_engine.output_files import atomic_write
 from policy_engine.reports.registry import TUNE_FORMATS
 from policy_engine.reports.tune_text import figure as _figure
 from policy_engine.simulation.inputs.workload import Scenario
@@ -214,7 +215,8 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         values = values_text(chosen["values"])
         header = f"Recommended by batch-quota tune {scenario}\n{values}\n" + "\n".join(o.label for o in objectives)
         try:
-            Path(out_file).write_text(topology_yaml(best_topology, header), encoding="utf-8")
+            with atomic_write(out_file) as handle:
+                handle.write(topology_yaml(best_topology, header))
         except OSError as error:
             fail_input([f"{out_file}: cannot write the topology: {error.strerror or error}"])
     evidence = _evidence_rows(result, objectives, parsed_constraints)
