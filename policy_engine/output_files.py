@@ -63,7 +63,7 @@ def open_in_place(path: str | Path, append: bool = False) -> TextIO:
             raise OutputError(path, "a FIFO or socket with no reader; start the reader first") from None
         raise OutputError(path, error) from None
     os.set_blocking(descriptor, True)
-    return open(descriptor, "w", encoding="utf-8", buffering=1)  # noqa: SIM115
+    return open(descriptor, "w", encoding="utf-8", buffering=1)
 
 
 def open_output(path: str | Path, append: bool = False) -> TextIO:

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 @click.option("--report", "report_dir", type=SafePath(file_okay=False),
               help="Also write DIR/index.html: every design over time and the per-share differences (offline).")
 @click.option("--fail-on-target", is_flag=True, help="Exit 1 when the last design misses one of its targets.")
-@click.option("--until", type=DurationRange(min=0, max=MAX_SECONDS), metavar="DURATION",
+@click.option("--until", type=DurationRange(min=0, max=MAX_SECONDS, min_open=True), metavar="DURATION",
               help="Stop every run's clock at DURATION (30d, 12h, 90m, 3600s or seconds; default: when the workload "
                    "is done).")
 @click.option("--scheduler", metavar="ADDRESS",

@@ -32,7 +32,8 @@ MISSING_SCIPY = "fit needs scipy, which is not installed: pip install 'batch-quo
                    "not used.")
 @click.option("--timezone", default="UTC", show_default=True,
               help="Read daily and weekly cycles in this IANA time zone (from absolute submission times).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the goodness-of-fit subsample.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="Seed of the goodness-of-fit subsample.")
 @FIT_FORMATS.option()
 def command(workload: str, output: str | None, topology: str | None, timezone: str, seed: int,
             output_format: str) -> None:

@@ -25,6 +25,7 @@ from policy_engine.aws.cli_options import (
     exits_on_aws_errors,
     fail_aws,
 )
+from policy_engine.bounds import MAX_SECONDS
 from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input
 from policy_engine.output_files import atomic_write
 from policy_engine.units import duration_text
@@ -69,7 +70,8 @@ def command(queue: str, since: str, output: str | None, scenario: str | None, cl
     try:
         window = parse_since(since)
     except ValueError:
-        fail_input([f"--since: expected an age such as 30d, 12h, 90m or 3600s, got {since!r}"])
+        fail_input([f"--since: expected an age such as 30d, 12h, 90m or 3600s (at most {MAX_SECONDS:,} s), "
+                    f"got {since!r}"])
     if scenario is not None and output is None:
         fail_input(["--scenario: needs -o FILE (the scenario names the job file)"])
     if scenario is not None and output is not None and Path(scenario).resolve() == Path(output).resolve():

@@ -81,8 +81,8 @@ class DurationRange(click.ParamType):
 
     name = "duration"
 
-    def __init__(self, min: float = 0.0, max: float = math.inf):
-        self.min, self.max = min, max
+    def __init__(self, min: float = 0.0, max: float = math.inf, min_open: bool = False):
+        self.min, self.max, self.min_open = min, max, min_open
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, (int, float)):
@@ -104,6 +104,8 @@ class DurationRange(click.ParamType):
             self.fail(f"{value!r} is not a finite duration", param, ctx)
         if seconds < self.min:
             self.fail(f"{value!r} is below {duration_text(self.min)}", param, ctx)
+        if self.min_open and seconds == self.min:
+            self.fail(f"{value!r}: must be more than {duration_text(self.min)}", param, ctx)
         if seconds > self.max:
             self.fail(f"{value!r} is more than {duration_text(self.max)}", param, ctx)
         return seconds

@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from policy_engine.bounds import MAX_INSTANT_SECONDS, PastTheLastInstant
 from policy_engine.commands.cost_options import convention, cost_options, prices_or_exit
 from policy_engine.commands.shared import (
     EXIT_FINDINGS,
@@ -83,6 +84,8 @@ def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, Reaso
     jobs = SimulatedJobs()
 
     def write(time: float, job: Job, before: str, after: str, reason: Reason) -> None:
+        if time > MAX_INSTANT_SECONDS:  # an event's time is a date: refused, never a year-10000 traceback
+            raise PastTheLastInstant(time, "--event-format eventbridge")
         worded = status_reason(after, reason, str)
         for event in factory.for_change(jobs.ms(time), jobs.job_arn(job.spec.name), before, after, reason,
                                         lambda: jobs.describe(job, worded)):
@@ -317,4 +320,6 @@ def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet
             engine.run(until, progress)
         except OSError as error:  # only the events file is written while the engine runs
             fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
+        except PastTheLastInstant as error:
+            fail_input([f"{events}: {error}"])
     return build_result(engine)
