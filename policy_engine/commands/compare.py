@@ -26,6 +26,7 @@ from policy_engine.commands.shared import (
     SafePath,
     executor_or_exit,
     fail_input,
+    python_topologies,
 )
 from policy_engine.comparison.parallel import IN_PROCESS_JOB_RUNS
 from policy_engine.loading import LoadError
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.inputs.workload import Scenario
 
 
+@python_topologies("given as a design (--topology, or a scenario's topology:)")
 @click.command("compare")
 @click.argument("scenarios", nargs=-1, required=True, type=SafePath(dir_okay=False))
 @click.option("--topology", "topologies", multiple=True, type=SafePath(dir_okay=False), metavar="FILE",
@@ -61,8 +63,6 @@ if TYPE_CHECKING:
 @click.option("--workers", type=click.IntRange(min=1), metavar="N",
               help="Run on a local cluster of N worker processes, whatever the size; 1 runs the designs one after "
                    "another in-process.")
-@click.option("--allow-python", is_flag=True, help="Let a design be a Python topology module (loading one runs its "
-                                                   "code).")
 @cost_options
 def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tuple[str, ...], output: str,
             report_dir: str | None, fail_on_target: bool, until: float | None, scheduler: str | None,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from policy_engine.commands.shared import SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import SafePath, fail_input, python_topologies, topology_or_exit
 from policy_engine.diagnostics import LoadError
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.output_files import atomic_write
@@ -24,6 +24,7 @@ from policy_engine.reports.subjects import FitOutput
 MISSING_SCIPY = "fit needs scipy, which is not installed: pip install 'batch-quota[fit]'"
 
 
+@python_topologies()
 @click.command("fit")
 @click.argument("workload", type=SafePath(dir_okay=False))
 @click.option("-o", "--output", type=SafePath(dir_okay=False), help="Write the profile here (.yaml).")

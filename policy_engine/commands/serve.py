@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from policy_engine.commands.shared import EXIT_FINDINGS, SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import EXIT_FINDINGS, SafePath, fail_input, python_topologies, topology_or_exit
 from policy_engine.units import duration_text
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
     return value
 
 
+@python_topologies()
 @click.command("serve")
 @click.argument("topology", required=False, type=click.Path(dir_okay=False))
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from policy_engine.commands.shared import (
     SafePath,
     executor_or_exit,
     fail_input,
+    python_topologies,
     scenario_or_exit,
 )
 from policy_engine.input_files import refuse_overwriting_inputs
@@ -148,6 +150,7 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
                            f"refuse the queue: {finding.rule})"), err=True)
 
 
+@python_topologies("named by the scenario's topology:")
 @click.command("simulate")
 @click.argument("scenario", type=SafePath(dir_okay=False))
 @click.option("--until", type=DurationRange(min=0, max=MAX_SECONDS), metavar="DURATION",
@@ -179,8 +182,6 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
                    "the output is the same as a sequential run.")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N",
               help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
-@click.option("--allow-python", is_flag=True,
-              help="Let the scenario name a Python topology module (loading one runs its code).")
 @click.option("--fail-on-target", is_flag=True,
               help="Exit 1 when the run misses one of the topology's targets (0 when every one is met).")
 @click.option("--costs", "with_costs", is_flag=True,
@@ -300,9 +301,10 @@ def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet
     with ExitStack() as stack:
         if events:
             try:
-                handle = stack.enter_context(open_output(events))  # a FIFO nobody reads is refused, never waited on
+                handle = open_output(events)  # a FIFO nobody reads is refused, never waited on
             except OSError as error:
                 fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
+            stack.callback(_close_quietly, handle)  # on the way out after a failure already said
             if event_format == "eventbridge":
                 engine.on_reason = _eventbridge_writer(handle)
             else:
@@ -322,4 +324,15 @@ def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet
             fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
         except PastTheLastInstant as error:
             fail_input([f"{events}: {error}"])
+        if events:
+            try:
+                handle.close()  # the last lines reach the file (or fail) here, and are said
+            except OSError as error:
+                fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
     return build_result(engine)
+
+
+def _close_quietly(handle: TextIO) -> None:
+    """Close an events file whose failure was already reported: a second flush error is not a second problem."""
+    with contextlib.suppress(OSError):
+        handle.close()

@@ -10,7 +10,14 @@ import click
 
 from policy_engine.bounds import MAX_GRID
 from policy_engine.commands.cost_options import cost_options, pricing_or_exit
-from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
+from policy_engine.commands.shared import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    executor_or_exit,
+    fail_input,
+    python_topologies,
+    scenario_or_exit,
+)
 from policy_engine.reports.registry import SWEEP_FORMATS
 from policy_engine.simulation.inputs.workload import Scenario
 from policy_engine.sweep.cost_metrics import RunCosts
@@ -54,6 +61,7 @@ def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int)
     raise SystemExit(EXIT_INTERRUPTED)
 
 
+@python_topologies("named by the scenario's topology:")
 @click.command("sweep")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--vary", "vary", multiple=True, metavar="PATH=VALUES",
@@ -81,9 +89,9 @@ def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int)
 def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int, scheduler: str | None,
             workers: int | None, output: str, out_dir: str | None, resume: bool, report_dir: str | None,
             minimize: str | None, maximize: str | None, top: int, quiet: bool, prices_path: str | None,
-            chargeback: str | None) -> None:
+            chargeback: str | None, allow_python: bool = False) -> None:
     """Replay SCENARIO against every combination of the --vary values (check first, then simulate)."""
-    loaded = scenario_or_exit(scenario)
+    loaded = scenario_or_exit(scenario, allow_python)
     axes = axes_or_exit(vary, loaded)
     if sample is None and grid_size(axes) > MAX_GRID:  # built in memory, a topology per candidate: refused, not run
         fail_input([f"--vary: the grid has {grid_size(axes):,} candidates, more than {MAX_GRID:,}; pass --sample N "

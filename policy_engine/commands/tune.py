@@ -25,6 +25,7 @@ from policy_engine.commands.shared import (
     FiniteFloatRange,
     executor_or_exit,
     fail_input,
+    python_topologies,
     scenario_or_exit,
 )
 from policy_engine.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
@@ -116,6 +117,7 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
             for rank, r in enumerate(result.front, start=1)]
 
 
+@python_topologies("named by the scenario's topology:")
 @click.command("tune")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--vary", "vary", multiple=True, metavar="PATH=VALUES",
@@ -167,9 +169,10 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             maximize: tuple[str, ...], constraints: tuple[str, ...], budget: int, out_file: str | None, pick: int,
             seed: int, batch_size: int, assume: tuple[str, ...], min_gain: float, guarantee_policy: str,
             workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
-            report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None) -> None:
+            report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None,
+            allow_python: bool = False) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
-    loaded = scenario_or_exit(scenario)
+    loaded = scenario_or_exit(scenario, allow_python)
     axes = axes_or_exit(vary, loaded)
     problems: list[str] = [
         f"--vary {axis.path}: {axis.path.split('.')[0]}.* is a simulator assumption, not a knob AWS has; tune "
