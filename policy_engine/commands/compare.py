@@ -23,6 +23,7 @@ from policy_engine.commands.shared import (
     EXIT_FINDINGS,
     EXIT_OK,
     DurationRange,
+    LocalWorkers,
     SafePath,
     executor_or_exit,
     fail_input,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
                    "$DASK_SCHEDULER_ADDRESS, else a local cluster with one worker process per design (up to the "
                    "cores), or in this process when that is sooner: one core, or a small comparison (the designs "
                    f"beyond the first round times the jobs at most {IN_PROCESS_JOB_RUNS:,}; docs/compare.md).")
-@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+@click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Run on a local cluster of N worker processes, whatever the size; 1 runs the designs one after "
                    "another in-process.")
 @cost_options

@@ -132,6 +132,24 @@ class DurationRange(click.ParamType):
         return seconds
 
 
+class LocalWorkers(click.IntRange):
+    """``--workers N``: the processes of a local cluster, 1 to the CPUs this machine has (a larger cluster is
+    ``--scheduler ADDRESS``); checked when the option is read, whether or not the run then needs a cluster."""
+
+    name = "integer"
+
+    def __init__(self) -> None:
+        super().__init__(min=1)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        from policy_engine.sweep.executor import workers_problem
+
+        if (problem := workers_problem(number)) is not None:
+            self.fail(problem, param, ctx)
+        return number
+
+
 class FiniteFloatRange(click.FloatRange):
     """``click.FloatRange`` that refuses ``nan`` and ``inf`` (which pass any range check or none).
 

@@ -19,6 +19,7 @@ from policy_engine.commands.cost_options import convention, cost_options, prices
 from policy_engine.commands.shared import (
     EXIT_FINDINGS,
     DurationRange,
+    LocalWorkers,
     SafePath,
     executor_or_exit,
     fail_input,
@@ -180,7 +181,7 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
 @click.option("--scheduler", metavar="ADDRESS",
               help="Simulate the job queues in parallel on the Dask cluster at ADDRESS (tcp://HOST:8786); "
                    "the output is the same as a sequential run.")
-@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+@click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
 @click.option("--fail-on-target", is_flag=True,
               help="Exit 1 when the run misses one of the topology's targets (0 when every one is met).")

@@ -13,6 +13,7 @@ from policy_engine.commands.cost_options import cost_options, pricing_or_exit
 from policy_engine.commands.shared import (
     EXIT_FINDINGS,
     EXIT_OK,
+    LocalWorkers,
     executor_or_exit,
     fail_input,
     python_topologies,
@@ -73,7 +74,7 @@ def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int)
 @click.option("--scheduler", metavar="ADDRESS",
               help="Run on the Dask cluster at ADDRESS (tcp://HOST:8786); default $DASK_SCHEDULER_ADDRESS, else "
                    "an embedded local cluster with one worker process per core.")
-@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+@click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Worker processes of the local cluster; 1 runs in-process.")
 @SWEEP_FORMATS.option("output")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False),

@@ -23,6 +23,7 @@ from policy_engine.commands.shared import (
     EXIT_FINDINGS,
     EXIT_OK,
     FiniteFloatRange,
+    LocalWorkers,
     executor_or_exit,
     fail_input,
     python_topologies,
@@ -157,7 +158,7 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
                    "replacement, seeded by --seed); rank by the mean; recommend only a candidate that beats the "
                    "current topology on more than K/2 of them.")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else local).")
-@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+@click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Worker processes of the local cluster; 1 runs in-process.")
 @TUNE_FORMATS.option("output")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
