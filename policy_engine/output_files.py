@@ -33,7 +33,7 @@ class OutputError(OSError):
         why = error if isinstance(error, str) else (error.strerror or str(error))
         code = errno.EINVAL if isinstance(error, str) else (error.errno or errno.EIO)
         super().__init__(code, why, str(path))
-        self.line = f"{path}: cannot write the output: {why}"
+        self.line = f"{path}: cannot write the output file: {why}"
 
     def __str__(self) -> str:
         return self.line
