@@ -123,7 +123,9 @@ class FastReader:
         target = None
         if not isinstance(found, str):
             canonical, types = found
-            if wanted in types or (not wanted and len(types) == 1):
+            if not types:  # a share read without a topology (``job_files.AnyShare``): any instance type
+                target = (canonical, wanted)
+            elif wanted in types or (not wanted and len(types) == 1):
                 target = (canonical, wanted or types[0])
         self.resolved[key] = target
         return target

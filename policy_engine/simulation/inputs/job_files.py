@@ -218,8 +218,7 @@ def check_job_file(path: Path, topology: Topology | None = None, required: tuple
     problems = Problems()
     shares = ShareIndex(topology) if topology is not None else AnyShare()
     with gc_paused():
-        for where, row in rows_from_file(path, str(path), problems, shares if topology is not None else None,
-                                         required):
+        for where, row in rows_from_file(path, str(path), problems, shares, required):
             if not isinstance(row, Batch):
                 job_from_row(row, _row_at(where), shares, problems, Extras(), required)
             if problems.total >= MAX_PROBLEMS:
