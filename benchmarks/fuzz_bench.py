@@ -5,7 +5,10 @@ JSON), a scenario, a CSV and a JSON Lines job file and a CloudFormation template
 bytes flipped, hostile tokens inserted, values replaced, ranges cut or repeated). A topology runs through
 ``check --format json`` plus one of explain/graph/check/generate, a scenario or job file through
 ``simulate --format json``, a template through ``check`` and ``import --from-template``; then
-``generate``/``simulate`` with odd option values (NaN, infinity, 1e-308, malformed mixes), one set per ten files.
+``generate``/``simulate`` with odd option values (NaN, infinity, 1e-308, malformed mixes), one set per ten files;
+``sweep``/``tune``/``compare`` with values past their bounds (``--vary`` ranges, grid sizes, samples, workers),
+``iam-policy``, ``history --since`` and ``serve --events-url``, one set per hundred files; an events file through
+``top --events``; and every output flag against a FIFO, a device copy and planted symlinks (targets unchanged).
 
 Then ``--requests`` hostile requests over HTTP to a real ``batch-quota serve``
 (``tests/policy_engine/endpoint_fuzz.py``:
@@ -89,10 +92,15 @@ def main() -> int:
     flag_sets = options.inputs // 10
     for _ in range(flag_sets):
         record("options", b"", fuzz.run_flags(rng))
+    surface_sets = max(1, options.inputs // 100)  # sweeps and tunes: slower, fewer
+    for _ in range(surface_sets):
+        record("newer surfaces", b"", fuzz.run_surfaces(rng))
+    record("output targets", b"", fuzz.run_outputs())
     wall = time.perf_counter() - started
     ordered = sorted(times)
     print(f"inputs: {inputs:,} ({corpus_inputs} corpus files + {options.inputs:,} mutated files + {flag_sets:,} sets "
-          f"of odd option values, seed {options.seed}); "
+          f"of odd option values + {surface_sets:,} of sweep/tune/compare/iam-policy/history/serve values + one set of "
+          f"hostile output targets, seed {options.seed}); "
           f"runs: {len(times):,}; largest input {largest:,} bytes; wall {wall:.1f} s")
     print("exit codes: " + ", ".join(f"{code}: {count:,}" for code, count in sorted(codes.items(), key=str)))
     print(f"run time: median {statistics.median(ordered) * 1000:.1f} ms, "

@@ -21,6 +21,8 @@ MAX_INSTANT_SECONDS = int(MAX_INSTANT.timestamp())
 #: endpoint's clock), in seconds: second 0 is at the earliest the epoch, so every instant a run
 #: reaches is at most ``MAX_INSTANT``. A run that has a ``start:`` must also end by ``MAX_INSTANT``.
 MAX_SECONDS = MAX_INSTANT_SECONDS
+#: The largest relative weight or multiplier (a profile's sizes, priorities, cycles): their sums stay finite.
+MAX_WEIGHT = 1e9
 #: The most instances one job or one capacity may name: the API's Integer (signed 32-bit).
 MAX_INSTANCES = 2**31 - 1
 #: The highest price of one instance-hour in any currency: with ``MAX_INSTANCES`` instances for
@@ -38,6 +40,8 @@ MAX_SPEED = 1_000_000.0
 MAX_GRID = 100_000
 #: The most values one ``--vary`` axis may list or a range may expand to.
 MAX_AXIS_VALUES = 100_000
+#: The most resampled workloads ``tune --workload-samples`` runs every candidate on.
+MAX_WORKLOAD_SAMPLES = 1_000
 
 
 @dataclass(frozen=True)
@@ -70,3 +74,12 @@ def instant_problem(start: datetime | None, seconds: float) -> str | None:
         return (f"{seconds:g} seconds after {'the epoch' if start is None else start.isoformat()} is past "
                 f"{MAX_INSTANT.isoformat()}, the latest instant accepted")
     return None
+
+
+class PastTheLastInstant(ValueError):
+    """A run reached an instant no date can name (a job finishing after ``MAX_INSTANT``): one line, exit 2."""
+
+    def __init__(self, seconds: float, what: str) -> None:
+        super().__init__(f"{what}: simulated second {seconds:,.0f} is past {MAX_INSTANT.isoformat()}, the latest "
+                         "instant a date can carry (second 0 is 1970-01-01); stop the run earlier with --until")
+        self.seconds = seconds

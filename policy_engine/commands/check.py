@@ -14,13 +14,21 @@ from pathlib import Path
 import click
 
 from policy_engine.checks import check_topology
-from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    SafePath,
+    fail_input,
+    python_topologies,
+    topology_or_exit,
+)
 from policy_engine.examples import EXAMPLE_YAML
 from policy_engine.loading import LoadError, load_topology
 from policy_engine.reports.registry import CHECK_FORMATS
 from policy_engine.reports.subjects import CheckLoadFailure, CheckOutput
 
 
+@python_topologies()
 @click.command("check")
 @click.argument("topology", required=False, type=SafePath(dir_okay=False, allow_dash=True))
 @CHECK_FORMATS.option()

@@ -21,7 +21,14 @@ from policy_engine.aws.cli_options import (
     plans_option,
     read_account_plans,
 )
-from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    SafePath,
+    fail_input,
+    python_topologies,
+    topology_or_exit,
+)
 from policy_engine.loading import LoadError, topology_from_data
 from policy_engine.reports.registry import DRIFT_FORMATS
 from policy_engine.reports.subjects import DriftOutput
@@ -32,6 +39,7 @@ if TYPE_CHECKING:
     from policy_engine.model import Topology
 
 
+@python_topologies()
 @click.command("drift")
 @click.argument("topology", type=SafePath(dir_okay=False))
 @DRIFT_FORMATS.option()

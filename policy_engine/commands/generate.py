@@ -13,7 +13,7 @@ from typing import TextIO
 import click
 
 from policy_engine import safe_yaml
-from policy_engine.commands.shared import FiniteFloatRange, SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import FiniteFloatRange, SafePath, fail_input, python_topologies, topology_or_exit
 from policy_engine.diagnostics import LoadError
 from policy_engine.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.limits import JOB_PRIORITY
@@ -40,6 +40,7 @@ MAX_JOBS = 10_000_000
 MAX_DAYS = 3650.0
 
 
+@python_topologies()
 @click.command("generate")
 @click.argument("topology", required=False, type=SafePath(dir_okay=False))
 @click.option("-o", "--output", required=True, type=SafePath(dir_okay=False), help="Jobs file: .csv or .jsonl.")

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from policy_engine.aws.atomic_file import atomic_write
 from policy_engine.aws.cli_options import (
     aws_options,
     client_options,
@@ -26,7 +25,9 @@ from policy_engine.aws.cli_options import (
     exits_on_aws_errors,
     fail_aws,
 )
+from policy_engine.bounds import MAX_SECONDS
 from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input
+from policy_engine.output_files import atomic_write
 from policy_engine.units import duration_text
 
 if TYPE_CHECKING:
@@ -69,12 +70,16 @@ def command(queue: str, since: str, output: str | None, scenario: str | None, cl
     try:
         window = parse_since(since)
     except ValueError:
-        fail_input([f"--since: expected an age such as 30d, 12h, 90m or 3600s, got {since!r}"])
+        fail_input([f"--since: expected an age such as 30d, 12h, 90m or 3600s (at most {MAX_SECONDS:,} s), "
+                    f"got {since!r}"])
     if scenario is not None and output is None:
         fail_input(["--scenario: needs -o FILE (the scenario names the job file)"])
     if scenario is not None and output is not None and Path(scenario).resolve() == Path(output).resolve():
         fail_input([f"--scenario {scenario}: the same file as -o"])
     now_ms = int(time.time() * 1000)
+    if window * 1000 > now_ms:  # AWS keeps nothing from before 1970, and no timestamp could hold the window's start
+        fail_input([f"--since: {since} reaches back before 1970-01-01 (at most {duration_text(now_ms / 1000)} "
+                    "from now)"])
     since_ms = int(now_ms - window * 1000)
     options = client_options(workers=workers, **connection)
     with exits_on_aws_errors():

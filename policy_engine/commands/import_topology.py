@@ -16,7 +16,6 @@ from typing import Any
 
 import click
 
-from policy_engine.aws.atomic_file import atomic_write
 from policy_engine.aws.cli_options import (
     aws_options,
     client_options,
@@ -30,6 +29,7 @@ from policy_engine.aws.clients import AwsError
 from policy_engine.commands.shared import EXIT_OK, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
 from policy_engine.loading import LoadError, topology_from_data
+from policy_engine.output_files import atomic_write
 
 
 @click.command("import")

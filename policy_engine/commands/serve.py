@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from policy_engine.commands.shared import EXIT_FINDINGS, SafePath, fail_input, topology_or_exit
+from policy_engine.commands.shared import EXIT_FINDINGS, SafePath, fail_input, python_topologies, topology_or_exit
 from policy_engine.units import duration_text
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
     return value
 
 
+@python_topologies()
 @click.command("serve")
 @click.argument("topology", required=False, type=click.Path(dir_okay=False))
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -112,9 +113,11 @@ def command(topology: str | None, host: str, allowed_hosts: tuple[str, ...], tok
     if state_file:
         try:
             store = Store(state_file)
+            resuming = store.read_meta() is not None
         except StateFileError as error:
             fail_input([str(error)])
-    resuming = store is not None and store.read_meta() is not None
+    else:
+        resuming = False
     sinks = _sinks(events_file, events_url, append=resuming)
     try:
         if resuming and loaded is not None:
@@ -205,9 +208,14 @@ def _event_problems(events_file: str | None, events_url: str | None, inputs: Seq
 
     problems = refuse_overwriting_inputs({"--events": events_file}, list(inputs))
     if events_url is not None:
-        parts = urlsplit(events_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            problems.append(f"--events-url {events_url}: expected an http:// or https:// URL with a host")
+        try:
+            parts = urlsplit(events_url)
+            parts.port  # noqa: B018 (reading it checks the port: 'http://h:x' raises ValueError)
+        except ValueError as error:  # 'http://[::1': an unclosed IPv6 address
+            problems.append(f"--events-url {events_url}: not a URL ({error})")
+        else:
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                problems.append(f"--events-url {events_url}: expected an http:// or https:// URL with a host")
     return problems
 
 

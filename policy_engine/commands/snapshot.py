@@ -13,7 +13,6 @@ from typing import Any
 
 import click
 
-from policy_engine.aws.atomic_file import atomic_write
 from policy_engine.aws.cli_options import (
     FiniteFloat,
     aws_options,
@@ -25,6 +24,7 @@ from policy_engine.aws.cli_options import (
 )
 from policy_engine.commands.shared import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input
 from policy_engine.input_files import refuse_overwriting_inputs
+from policy_engine.output_files import atomic_write
 
 
 def now_ms() -> int:

@@ -18,11 +18,12 @@ import numpy as np
 
 from policy_engine.comparison.subjects import CompareOutput
 from policy_engine.comparison.table import WAIT_P95
+from policy_engine.output_files import write_files
 from policy_engine.reports import aggregates as agg
 from policy_engine.reports import report_script, vega, why_waited
 from policy_engine.reports import share_comparison as sc
 from policy_engine.reports.compare_text import costs_head, costs_legend, costs_rows, costs_title
-from policy_engine.reports.html_report import escape, write_files
+from policy_engine.reports.html_report import escape
 
 PAGE = "index.html"
 _CSP = "default-src 'none'; script-src 'unsafe-inline'; img-src data:; style-src 'unsafe-inline'"
