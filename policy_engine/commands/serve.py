@@ -80,7 +80,9 @@ def command(topology: str | None, host: str, allowed_hosts: tuple[str, ...], tok
     """Serve AWS Batch's quota-share API (REST-JSON) on HOST:PORT; TOPOLOGY's resources exist from the start.
 
     Point boto3, the AWS CLI or the SageMaker SDK at it with AWS_ENDPOINT_URL_BATCH=http://HOST:PORT;
-    any credentials work (SigV4 signatures are accepted, not verified). TOPOLOGY's training plans are
+    any credentials work (an Authorization header is required, its SigV4 signature
+    is not verified). Requests a web page could send (a foreign Origin or Host, a
+    form post) are refused 403: see docs/endpoint.md. TOPOLOGY's training plans are
     served as SageMaker's ListTrainingPlans and DescribeTrainingPlan (AWS_ENDPOINT_URL_SAGEMAKER; every
     other SageMaker operation is refused).
     """
