@@ -188,11 +188,11 @@ class GuardPolicy:
         origin = request.header(b"origin")
         if origin is not None and not _loopback_origin(origin):
             return Refusal(RefusalKind.FOREIGN_ORIGIN,
-                           f"Origin {origin[:200]!r} is refused: batch-quota serve answers only requests from this "
+                           f"Origin {origin!r} is refused: batch-quota serve answers only requests from this "
                            "machine's own pages (a loopback Origin) or from clients that send no Origin")
         raw_host = request.header(b"host")
         if raw_host is None or not _host_answered(self, raw_host):
-            shown = "no Host header" if raw_host is None else f"Host {raw_host[:200]!r}"
+            shown = "no Host header" if raw_host is None else f"Host {raw_host!r}"
             return Refusal(RefusalKind.FOREIGN_HOST,
                            f"{shown} is refused: batch-quota serve answers to its own address ({self.given}), "
                            "loopback names and the names given with --allow-host")
@@ -211,7 +211,7 @@ class GuardPolicy:
             if content_type not in CONTROL_CONTENT_TYPES:
                 shown_type = f"Content-Type {content_type!r}" if content_type else "no Content-Type"
                 return Refusal(RefusalKind.CONTENT_TYPE,
-                               f"{request.method} {CONTROL_PREFIX}... with {shown_type[:200]} is refused: the control "
+                               f"{request.method} {CONTROL_PREFIX}... with {shown_type} is refused: the control "
                                f"API takes {' or '.join(sorted(CONTROL_CONTENT_TYPES))}")
         return None
 

@@ -1,7 +1,7 @@
 """uvicorn's httptools protocol with a bound on the request head (request line and headers).
 
-llhttp, the parser under httptools, bounds nothing: a 200 KB header (or one of gigabytes, arriving in
-pieces) was read whole and answered. Here the head's bytes are counted as they arrive and as the parser
+llhttp, the parser under httptools, bounds nothing: a header of hundreds of kilobytes (or of gigabytes,
+arriving in pieces) was read whole and answered. Here the head's bytes are counted as they arrive and as the parser
 hands the line and each header over; past ``MAX_HEAD_BYTES`` the request is answered HTTP 431 in AWS's error
 shape and the connection closed, before any of it reaches the application.
 """

@@ -22,7 +22,7 @@ from typing import Any
 
 from botocore.model import Shape
 
-from policy_engine.bounds import MAX_INSTANT_SECONDS
+from policy_engine.bounds import MAX_INSTANT, MAX_INSTANT_SECONDS
 
 #: The earliest timestamp accepted (epoch seconds of 0001-01-01T00:00:00Z, the first instant Python's dates hold).
 MIN_TIMESTAMP = -62_135_596_800
@@ -53,7 +53,7 @@ _SCALARS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "double": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v), "a number"),
     "float": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v), "a number"),
     "boolean": (lambda v: isinstance(v, bool), "a boolean"),
-    "timestamp": (lambda v: _is_timestamp(v), "a timestamp between 0001-01-01 and 9999-12-31T23:59:59Z"),
+    "timestamp": (lambda v: _is_timestamp(v), f"a timestamp between 0001-01-01 and {MAX_INSTANT:%Y-%m-%dT%H:%M:%SZ}"),
 }
 def _is_timestamp(value: Any) -> bool:
     """Epoch seconds (how botocore sends a JSON timestamp) or ISO 8601 text, naming an instant a date can hold."""

@@ -73,7 +73,7 @@ def _duration(service: Endpoint, payload: dict[str, Any], tags: dict[str, str]) 
     """The job's run time in simulated seconds; it must end by the latest date (``bounds.MAX_INSTANT``)."""
     duration = _given_duration(service, payload, tags)
     problem = service.instant_problem(service.now + duration, f"A job of {duration:g} s submitted at {service.now:g} s")
-    if problem is not None:  # its end, export and replay would show a date past year 9999
+    if problem is not None:  # its end, export and replay would show no date (bounds.MAX_INSTANT)
         raise client_error(problem)
     return duration
 
