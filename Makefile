@@ -47,7 +47,7 @@ $(SDK_VENV)/.installed:
 	touch $@
 
 test-sdk: $(STAMP) $(SDK_VENV)/.installed
-	BATCH_QUOTA_SDK_PYTHON=$(CURDIR)/$(SDK_VENV)/bin/python $(PYTHON) -m pytest -q -m sdk tests/policy_engine/endpoint
+	BATCH_QUOTA_SDK_PYTHON=$(CURDIR)/$(SDK_VENV)/bin/python $(PYTHON) -m pytest -q -m sdk tests/policy_engine/adapters/endpoint
 
 # ruff, then mypy over policy_engine and quota_constructs (settings in pyproject.toml [tool.mypy]).
 lint: $(STAMP)

@@ -18,9 +18,9 @@ import os
 import sys
 from typing import TypeGuard, get_args
 
-from policy_engine.examples import example_topology
-from policy_engine.loading import LoadError, load_topology
-from policy_engine.reports.safe_text import visible
+from policy_engine.inputs.examples import example_topology
+from policy_engine.inputs.loading import LoadError, load_topology
+from policy_engine.reports.kit.safe_text import visible
 
 EXIT_FINDINGS, EXIT_BAD_INPUT = 1, 2
 

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import yaml
 
-from policy_engine.checks import check_topology
-from policy_engine.examples import large_topology
-from policy_engine.loading import load_topology
+from policy_engine.analysis.checks import check_topology
+from policy_engine.inputs.examples import large_topology
+from policy_engine.inputs.loading import load_topology
+from policy_engine.simulation import compiled
 
 REPEATS = 5
 
@@ -40,6 +41,7 @@ def _timed(function, repeats: int = REPEATS) -> str:
 
 
 def main() -> None:
+    print(f"simulator core: {'compiled (mypyc)' if compiled.runs_compiled else 'from source'}", flush=True)
     topology = large_topology(guarantees=True)
     shares = sum(len(q.shares) for q in topology.job_queues)
     print(f"topology: {len(topology.job_queues)} queues, {shares} shares, "
@@ -56,7 +58,7 @@ def main() -> None:
         size_kib = path.stat().st_size / 1024
         print(f"load_topology(large.yaml, {size_kib:.0f} KiB):      {_timed(lambda: load_topology(path))}")
         print(f"load + check from YAML:                  {_timed(lambda: check_topology(load_topology(path)))}")
-        command = [sys.executable, "-c", "from policy_engine.cli import main; main()", "check", "--format", "json",
+        command = [sys.executable, "-c", "from policy_engine.cli.app import main; main()", "check", "--format", "json",
                    str(path)]
         exit_code = subprocess.run(command, capture_output=True, check=False).returncode
         print(f"command line exit code:                  {exit_code}")

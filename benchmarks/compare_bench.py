@@ -25,8 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import workloads
 
-from policy_engine.aws.topology_file import topology_text
-from policy_engine.model import Topology
+from policy_engine.adapters.aws.topology_file import topology_text
+from policy_engine.foundation.model import Topology
 
 #: ``compare`` of two designs at most this many times one run's wall time.
 TARGET_RATIO = 2.2
@@ -61,7 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1_000_000)
     args = parser.parse_args()
-    command = [sys.executable, "-c", "from policy_engine.cli import main; main()"]
+    command = [sys.executable, "-c", "from policy_engine.cli.app import main; main()"]
     build = "pure Python" if os.environ.get("BATCH_QUOTA_PURE_PYTHON") else "compiled (if built)"
     print(f"compare of two designs vs one simulate, {args.jobs:,} jobs of the steady workload on "
           f"{workloads.QUEUES} queues x {workloads.SHARES} shares, {workloads.TYPES} types; simulator {build}; "

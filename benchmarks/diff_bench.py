@@ -22,8 +22,9 @@ from pathlib import Path
 import yaml
 
 from policy_engine.changes import compare
-from policy_engine.examples import large_topology
-from policy_engine.reports import diff_markdown, diff_text
+from policy_engine.inputs.examples import large_topology
+from policy_engine.reports.diff import markdown as diff_markdown
+from policy_engine.reports.diff import text as diff_text
 
 REPEATS = 5
 
@@ -48,7 +49,7 @@ def lowered(topology):
 def _command(*args: str) -> tuple[float, float, float, int]:
     """Best and median wall seconds and best CPU seconds of the command line over ``REPEATS`` runs (a shared
     machine inflates wall time; the best run is the steadiest figure), and its exit code."""
-    command = [sys.executable, "-c", "from policy_engine.cli import main; main()", *args]
+    command = [sys.executable, "-c", "from policy_engine.cli.app import main; main()", *args]
     walls, cpus = [], []
     code = 0
     for _ in range(REPEATS):

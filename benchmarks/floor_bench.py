@@ -33,10 +33,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import workloads
 
+from policy_engine.simulation import compiled
 from policy_engine.simulation.core.engine import Engine, SimulationSettings
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.workload import load_jobs
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.results.records import build_result
+from policy_engine.simulation.scenarios.workload import load_jobs
 
 
 def floor(path: Path) -> dict:
@@ -117,6 +118,7 @@ def main() -> None:
         row["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(json.dumps(row))
         return
+    print(f"simulator core: {'compiled (mypyc)' if compiled.runs_compiled else 'from source'}", flush=True)
     print(f"topology: {workloads.QUEUES} queues x {workloads.SHARES} shares, {workloads.TYPES} instance types; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as workdir:

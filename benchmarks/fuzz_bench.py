@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from policy_engine.loading import LoadError, load_topology
+from policy_engine.inputs.loading import LoadError, load_topology
 from tests.policy_engine import fuzz
 
 

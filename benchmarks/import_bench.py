@@ -34,14 +34,14 @@ for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "tes
 
 from botocore.stub import Stubber  # noqa: E402
 
-from policy_engine.aws.account import read_account  # noqa: E402
-from policy_engine.aws.clients import Api  # noqa: E402
-from policy_engine.aws.history import write_history  # noqa: E402
-from policy_engine.aws.topology_file import topology_text  # noqa: E402
-from policy_engine.examples import large_topology  # noqa: E402
-from policy_engine.loading import topology_from_data  # noqa: E402
-from tests.policy_engine.aws.fake_account import FakeAccount, batch_client  # noqa: E402
-from tests.policy_engine.aws.lazy_jobs import LazyHistory  # noqa: E402
+from policy_engine.adapters.aws.account import read_account  # noqa: E402
+from policy_engine.adapters.aws.clients import Api  # noqa: E402
+from policy_engine.adapters.aws.history import write_history  # noqa: E402
+from policy_engine.adapters.aws.topology_file import topology_text  # noqa: E402
+from policy_engine.inputs.examples import large_topology  # noqa: E402
+from policy_engine.inputs.loading import topology_from_data  # noqa: E402
+from tests.policy_engine.adapters.aws.fake_account import FakeAccount, batch_client  # noqa: E402
+from tests.policy_engine.adapters.aws.lazy_jobs import LazyHistory  # noqa: E402
 
 
 def _template(topology) -> dict:
@@ -125,8 +125,8 @@ HTTP_JOBS = 2_000
 
 def bench_history_concurrent(jobs: int) -> tuple[float, int, int]:
     """The default concurrency path: botocore's HTTP stack and thread pool against a loopback endpoint."""
-    from policy_engine.aws.clients import ClientOptions, make_client
-    from tests.policy_engine.aws.loopback import LoopbackBatch
+    from policy_engine.adapters.aws.clients import ClientOptions, make_client
+    from tests.policy_engine.adapters.aws.loopback import LoopbackBatch
 
     def run(count: int, traced: bool) -> tuple[float, int]:
         history = LazyHistory.__new__(LazyHistory)  # only its job generator; no Stubber here

@@ -28,12 +28,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import workloads
 
-from policy_engine.model import ReservedCapacity, Topology, TrainingPlan
+from policy_engine.foundation.model import ReservedCapacity, Topology, TrainingPlan
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.generate import generate_jobs
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.results.records import build_result
 
 WINDOWS = 5
 GAP = 2 * 3600.0

@@ -1,6 +1,6 @@
 """Workload-profile benchmark: ``generate --workload-profile`` and ``fit`` at up to 1,000,000 jobs.
 
-An eight-team company on two instance types (``tests/policy_engine/profiles/conftest.py``) with a
+An eight-team company on two instance types (``tests/policy_engine/simulation/profiles/conftest.py``) with a
 profile mixing every law, cycles and bursts, scaled until the month holds the number of jobs asked
 for. Each step runs as the command a user types, in a fresh process, so the figures include start-up,
 reading and writing; peak memory is the process's max RSS. Targets: generate 1,000,000 jobs under
@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.policy_engine.profiles.conftest import COMPANY  # noqa: E402
-from tests.policy_engine.profiles.test_fitting import SOURCE  # noqa: E402
+from tests.policy_engine.simulation.profiles.conftest import COMPANY  # noqa: E402
+from tests.policy_engine.simulation.profiles.test_fitting import SOURCE  # noqa: E402
 
 GENERATE_TARGET, FIT_TARGET, FIT_MEMORY = 5.0, 15.0, 1024.0
 DAYS = 30
@@ -55,7 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     sizes = parser.parse_args().sizes
-    command = [sys.executable, "-c", "from policy_engine.cli import main; main()"]
+    command = [sys.executable, "-c", "from policy_engine.cli.app import main; main()"]
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         (folder / "company.yaml").write_text(COMPANY, encoding="utf-8")

@@ -32,12 +32,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import workloads
 
-from policy_engine.model import Topology
+from policy_engine.foundation.model import Topology
+from policy_engine.simulation import compiled
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.workload import load_jobs
-from policy_engine.simulation.outputs.results import SimulationResult, build_result
+from policy_engine.simulation.results.records import SimulationResult, build_result
+from policy_engine.simulation.scenarios.workload import load_jobs
 from policy_engine.simulation.settings import SimulationSettings
 
 
@@ -51,8 +52,8 @@ def _simulate(topology: Topology, specs: list[JobSpec], usage_log: bool) -> Simu
 def _costs(result: SimulationResult, topology: Topology, prices: bool):  # -> CostReport
     """The run's costs as ``simulate --report`` builds them: in instance-hours, or priced at one made-up rate per
     instance type (``--prices``)."""
-    from policy_engine.prices import Prices, used_types
-    from policy_engine.simulation.outputs.costs import run_costs
+    from policy_engine.inputs.prices import Prices, used_types
+    from policy_engine.simulation.results.costs import run_costs
 
     rates = Prices("USD", {t: 1.0 + n for n, t in enumerate(sorted(used_types(topology)))}) if prices else None
     return run_costs(result, topology, rates)
@@ -60,7 +61,7 @@ def _costs(result: SimulationResult, topology: Topology, prices: bool):  # -> Co
 
 def _with_targets(topology: Topology) -> Topology:
     """The benchmark topology with targets to judge: a wait p95 and a utilisation floor per share."""
-    from policy_engine.model import Target
+    from policy_engine.foundation.model import Target
 
     targets = tuple(target for queue in topology.job_queues for share in queue.shares
                     for target in (Target(share=f"{queue.name}/{share.name}", wait_p95=3600.0),
@@ -83,9 +84,11 @@ def one(path: Path, report: Path | None, prices: bool = False) -> dict:
         result = _simulate(topology, load_jobs(path, topology), report is not None)
         row = {"simulate_s": time.perf_counter() - started}
         if report is not None:
-            from policy_engine.reports.html_report import write_report  # imported here: part of what --report costs
-            from policy_engine.simulation.outputs.targets import evaluate_targets
-            from policy_engine.simulation.outputs.wait_causes import attribute
+            from policy_engine.reports.page.html_report import (
+                write_report,  # imported here: part of what --report costs
+            )
+            from policy_engine.simulation.results.targets import evaluate_targets
+            from policy_engine.simulation.results.wait_causes import attribute
 
             costs = _timed(row, "costs", lambda: _costs(result, topology, prices))
             waits = _timed(row, "causes", lambda: attribute(result, topology))
@@ -152,6 +155,7 @@ def main() -> None:
     if args.one:
         print(json.dumps(one(Path(args.one), Path(args.report_dir) if args.report_dir else None, args.prices)))
         return
+    print(f"simulator core: {'compiled (mypyc)' if compiled.runs_compiled else 'from source'}", flush=True)
     print(f"{args.shape} workload on {workloads.QUEUES} queues x {workloads.SHARES} shares, {workloads.TYPES} "
           f"instance types; load average {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as workdir:

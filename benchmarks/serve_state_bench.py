@@ -45,10 +45,10 @@ TARGET_SECONDS = 5.0
 
 def record(state: Path, topology: Path, calls: int, every: int) -> float:
     """``calls`` logged calls into ``state``, checkpointed every ``every``; the seconds it took."""
-    from policy_engine.endpoint.errors import ApiError
-    from policy_engine.endpoint.service import Options, Service
-    from policy_engine.endpoint.store import Store
-    from policy_engine.loading import load_topology
+    from policy_engine.adapters.endpoint.base.errors import ApiError
+    from policy_engine.adapters.endpoint.service import Options, Service
+    from policy_engine.adapters.endpoint.store import Store
+    from policy_engine.inputs.loading import load_topology
 
     service = Service(Options(speed=0, checkpoint_every=every), load_topology(str(topology)), Store(state))
     rng = random.Random(7)
@@ -103,7 +103,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-baseline", action="store_true", help="skip the restart that replays every call")
     args = parser.parse_args()
-    from policy_engine.endpoint.service import CHECKPOINT_EVERY
+    from policy_engine.adapters.endpoint.service import CHECKPOINT_EVERY
 
     every = CHECKPOINT_EVERY if args.checkpoint_every is None else args.checkpoint_every
     print(f"cpus {os.cpu_count()}, load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -33,8 +33,8 @@ from floor_bench import floor
 
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.workload import load_jobs
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.results.records import build_result
+from policy_engine.simulation.scenarios.workload import load_jobs
 
 #: The simulator's time (load, run, results) at most this many times the floor's.
 TARGET_RATIO = 4.0

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from policy_engine.simulation.inputs.generate import GenerateOptions, ShareMix, generate_jobs, write_jobs
-from policy_engine.simulation.inputs.workload import Scenario, load_scenario
+from policy_engine.simulation.scenarios.workload import Scenario, load_scenario
 from policy_engine.sweep.executor import DaskExecutor, Executor, InProcess
 from policy_engine.sweep.grammar import Axis, parse_vary
 from policy_engine.sweep.grid import Candidate, expand
@@ -48,7 +48,7 @@ def load() -> str:
 def write_scenario(directory: Path, jobs: int) -> Path:
     import yaml
 
-    from policy_engine.examples import large_topology
+    from policy_engine.inputs.examples import large_topology
 
     topology = large_topology(queues=1, shares_per_queue=8, instance_types=1)
     profile = GenerateOptions(jobs=jobs, arrival_rate=0.8 * 16 / 1.3, sizes={1: 0.7, 2: 0.3}, duration_mean=3600.0,

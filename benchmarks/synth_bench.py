@@ -28,8 +28,9 @@ from pathlib import Path
 
 import yaml
 
-from policy_engine.examples import large_topology
-from policy_engine.loading import load_topology
+from policy_engine.inputs.examples import large_topology
+from policy_engine.inputs.loading import load_topology
+from policy_engine.simulation import compiled
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 60.0
@@ -43,8 +44,8 @@ start = time.perf_counter()
 marks = {}
 import aws_cdk
 marks["import aws_cdk (+ jsii kernel)"] = time.perf_counter()
-from policy_engine.checks import check_topology
-from policy_engine.loading import load_topology
+from policy_engine.analysis.checks import check_topology
+from policy_engine.inputs.loading import load_topology
 from quota_constructs import TopologyStacks
 marks["import policy_engine, quota_constructs"] = time.perf_counter()
 topology = load_topology(sys.argv[1])
@@ -201,6 +202,7 @@ def plugin_overhead(topology_path: Path, temp_dir: Path, context: dict) -> float
 
 
 def main() -> None:
+    print(f"simulator core: {'compiled (mypyc)' if compiled.runs_compiled else 'from source'}", flush=True)
     load_before = os.getloadavg()
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     if "--plugin" in sys.argv[1:]:

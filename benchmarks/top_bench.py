@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from policy_engine.aws.clients import Api, ClientOptions, make_client  # noqa: E402
-from policy_engine.aws.queue_figures import PreemptionLog, QueueReader  # noqa: E402
-from policy_engine.reports import top_view  # noqa: E402
+from policy_engine.adapters.aws.clients import Api, ClientOptions, make_client  # noqa: E402
+from policy_engine.adapters.aws.queue_figures import PreemptionLog, QueueReader  # noqa: E402
+from policy_engine.reports.top import screen as top_view  # noqa: E402
 
 INSTANCE = "ml.g5.xlarge"
 TARGET_SECONDS = 0.5

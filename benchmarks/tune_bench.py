@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sweep_bench import write_scenario
 
-from policy_engine.simulation.inputs.workload import load_scenario
+from policy_engine.simulation.scenarios.workload import load_scenario
 
 TARGET_SECONDS = 300
 
@@ -52,7 +52,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = write_scenario(Path(folder), options.jobs)
         arguments = [a for axis in vary(path) for a in ("--vary", axis)]
-        command = [sys.executable, "-c", "from policy_engine.cli import main; main()", "tune", str(path),
+        command = [sys.executable, "-c", "from policy_engine.cli.app import main; main()", "tune", str(path),
                    *arguments, "--budget", str(options.budget), "--workload-samples", str(options.samples),
                    "--workers", str(options.workers), "--quiet", "--format", "json"]
         before = os.getloadavg()[0]

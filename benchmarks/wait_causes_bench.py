@@ -27,9 +27,9 @@ import workloads
 
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.workload import load_jobs
-from policy_engine.simulation.outputs.results import build_result
-from policy_engine.simulation.outputs.wait_causes import attribute
+from policy_engine.simulation.results.records import build_result
+from policy_engine.simulation.results.wait_causes import attribute
+from policy_engine.simulation.scenarios.workload import load_jobs
 from policy_engine.simulation.settings import SimulationSettings
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from policy_engine.examples import large_topology
+from policy_engine.inputs.examples import large_topology
 from policy_engine.simulation.inputs.generate import GenerateOptions, ShareMix, generate_jobs, write_jobs
 
 QUEUES, SHARES, TYPES = 5, 20, 4

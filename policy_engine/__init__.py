@@ -4,7 +4,7 @@ Data flows one way: topology (``model``, ``loading``) -> checks -> simulation,
 synthesis (``quota_constructs``) and reports.
 
 The public names below load on first use (module ``__getattr__``), so importing any
-submodule, e.g. ``policy_engine.cli`` for ``--help``, does not pay for pydantic and YAML.
+submodule, e.g. ``policy_engine.cli.app`` for ``--help``, does not pay for pydantic and YAML.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from policy_engine.loading import LoadError, load_topology
-    from policy_engine.model import (
+    from policy_engine.foundation.model import (
         Guarantee,
         JobQueue,
         JobStateTimeLimitAction,
@@ -24,18 +23,19 @@ if TYPE_CHECKING:
         Target,
         Topology,
     )
+    from policy_engine.inputs.loading import LoadError, load_topology
 
 _HOMES = {
-    "Guarantee": "policy_engine.model",
-    "JobQueue": "policy_engine.model",
-    "JobStateTimeLimitAction": "policy_engine.model",
-    "LoadError": "policy_engine.loading",
-    "QuotaShare": "policy_engine.model",
-    "ServiceEnvironment": "policy_engine.model",
-    "Suppression": "policy_engine.model",
-    "Target": "policy_engine.model",
-    "Topology": "policy_engine.model",
-    "load_topology": "policy_engine.loading",
+    "Guarantee": "policy_engine.foundation.model",
+    "JobQueue": "policy_engine.foundation.model",
+    "JobStateTimeLimitAction": "policy_engine.foundation.model",
+    "LoadError": "policy_engine.inputs.loading",
+    "QuotaShare": "policy_engine.foundation.model",
+    "ServiceEnvironment": "policy_engine.foundation.model",
+    "Suppression": "policy_engine.foundation.model",
+    "Target": "policy_engine.foundation.model",
+    "Topology": "policy_engine.foundation.model",
+    "load_topology": "policy_engine.inputs.loading",
 }
 
 __all__ = [

@@ -31,15 +31,15 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from policy_engine.analysis.checks import CheckReport, check_topology
 from policy_engine.changes.report import FAIL_ON
-from policy_engine.checks import CheckReport, check_topology
-from policy_engine.loading import LoadError, load_topology
-from policy_engine.model import Suppression, Topology
+from policy_engine.foundation.model import Suppression, Topology
+from policy_engine.inputs.loading import LoadError, load_topology
 
 if TYPE_CHECKING:
+    from policy_engine.adapters.endpoint.server import RunningEndpoint
     from policy_engine.changes.hazards import Policy
     from policy_engine.changes.report import ChangeReport
-    from policy_engine.endpoint.server import RunningEndpoint
 
 
 def assert_topology_ok(topology: Topology | str | Path, *, allow_warnings: bool = True,
@@ -70,8 +70,8 @@ def assert_no_regression(base: Topology | str | Path, head: Topology | str | Pat
     ``renames`` are ``--rename`` values (``QUEUE/OLD=QUEUE/NEW``). Returns the ``ChangeReport``."""
     __tracebackhide__ = True
     from policy_engine.changes import compare
-    from policy_engine.changes.renames import parse_renames
     from policy_engine.changes.sources import load_side
+    from policy_engine.inputs.renames import parse_renames
 
     sides: list[tuple[Topology, str, dict[str, Policy] | None]] = []
     for side in (base, head):
@@ -117,8 +117,8 @@ else:
     @pytest.fixture(scope="session")
     def batch_endpoint_server() -> Iterator[RunningEndpoint]:
         """``batch-quota serve`` on a free port for the whole session (empty account, clock at speed 0)."""
-        from policy_engine.endpoint.server import start_in_thread
-        from policy_engine.endpoint.service import Options, Service
+        from policy_engine.adapters.endpoint.server import start_in_thread
+        from policy_engine.adapters.endpoint.service import Options, Service
 
         endpoint = start_in_thread(Service(Options(speed=0)))
         try:

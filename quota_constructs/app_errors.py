@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from policy_engine.reports.safe_text import visible
+from policy_engine.reports.kit.safe_text import visible
 from quota_constructs.errors import QuotaConstructError
 
 EXIT_FINDINGS, EXIT_BAD_INPUT = 1, 2

@@ -2,7 +2,7 @@
 
 A CDK policy-validation plugin (``Validations.of(app).add_plugins(BatchQuotaChecks())``, the interface
 cdk-nag's packs implement). It reads every template of the assembly as one account with the reader
-``check FILE.template.json`` uses (``policy_engine.aws.template``: ``Ref``/``Fn::GetAtt`` within a
+``check FILE.template.json`` uses (``policy_engine.inputs.template``: ``Ref``/``Fn::GetAtt`` within a
 template, ``Fn::ImportValue`` against the other templates' exports, unnamed resources under their
 logical IDs), runs every rule, and reports each finding on the resource it is about, whose construct
 path CDK shows (hand-built constructs, raw ``Cfn*`` resources and other libraries' alike).
@@ -36,13 +36,13 @@ from aws_cdk import (
     Validations,
 )
 
-from policy_engine import model as m
-from policy_engine.aws.template import ObjectKey, Origin, read_templates, topology_of
-from policy_engine.checks import check_topology
-from policy_engine.diagnostics import LoadError
-from policy_engine.findings import Finding, Severity
-from policy_engine.rules import REGISTRY
-from policy_engine.rules.objects import locate
+from policy_engine.analysis.checks import check_topology
+from policy_engine.analysis.rules import REGISTRY
+from policy_engine.analysis.rules.objects import locate
+from policy_engine.foundation import model as m
+from policy_engine.foundation.diagnostics import LoadError
+from policy_engine.foundation.findings import Finding, Severity
+from policy_engine.inputs.template import ObjectKey, Origin, read_templates, topology_of
 
 #: Manifest metadata a ``QuotaTopology`` records: the keys (``finding_key``) of the findings it reported itself.
 CHECKED_METADATA = "batch-quota:checked-findings"

@@ -14,8 +14,8 @@ from typing import Any
 from aws_cdk import aws_batch as batch
 from constructs import Construct
 
-from policy_engine import limits
-from policy_engine import model as m
+from policy_engine.foundation import limits
+from policy_engine.foundation import model as m
 from quota_constructs.arns import name_after
 from quota_constructs.base import SchedulingPolicyBase, ServiceEnvironmentBase, TrainingJobQueueBase
 from quota_constructs.quota_share import QuotaShare

@@ -1,7 +1,7 @@
 """``QuotaMonitoring``: quota operations as code beside a quota stack: events, per-share metrics, alarms, dashboard.
 
 - EventBridge rules for AWS Batch's four service-job events, from the patterns the project ships
-  (``policy_engine.event_patterns``; a queue filter only where the event's detail names the queue), delivered
+  (``policy_engine.events.patterns``; a queue filter only where the event's detail names the queue), delivered
   to an SNS topic (created KMS-encrypted and TLS-only, or given) and a CloudWatch Logs group;
 - a Python Lambda function (``monitoring_function/index.py``) every minute publishing each share's own use,
   borrowed, lent, waiting jobs and head-of-line age per instance type (its docstring lists the dimensions),
@@ -36,7 +36,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from policy_engine import event_patterns
+from policy_engine.events import patterns as event_patterns
 from quota_constructs.base import QuotaShareBase, TrainingJobQueueBase
 from quota_constructs.errors import QuotaConstructError
 from quota_constructs.grants import STAR_WILDCARD_REASON, acknowledge_wildcard

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from aws_cdk import aws_batch as batch
 from constructs import Construct
 
-from policy_engine import limits
-from policy_engine import model as m
+from policy_engine.foundation import limits
+from policy_engine.foundation import model as m
 from quota_constructs.arns import split_quota_share_arn
 from quota_constructs.base import QuotaShareBase, TrainingJobQueueBase
 from quota_constructs.validation import STATES, STRATEGIES, Where, construct_path

@@ -1,7 +1,7 @@
 """``ReadOnlyQuotaAccess``: the IAM managed policy ``batch-quota import/drift/snapshot/history`` need (Batch, and
 CloudTrail's and SageMaker's reads).
 
-The statements come from ``policy_engine.aws.iam_policy`` (what ``batch-quota iam-policy``
+The statements come from ``policy_engine.adapters.aws.iam_policy`` (what ``batch-quota iam-policy``
 prints), scoped to the stack's account and Region, so a CI role gets exactly that.
 """
 
@@ -13,7 +13,7 @@ from aws_cdk import Aws
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from policy_engine.aws.iam_policy import COMMAND_OPERATIONS, statements
+from policy_engine.adapters.aws.iam_policy import COMMAND_OPERATIONS, statements
 from quota_constructs.errors import QuotaConstructError
 from quota_constructs.grants import STAR_WILDCARD_REASON, acknowledge_wildcard
 from quota_constructs.validation import construct_path

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from aws_cdk import aws_batch as batch
 from constructs import Construct
 
-from policy_engine import model as m
+from policy_engine.foundation import model as m
 from quota_constructs.arns import name_after
 from quota_constructs.base import SchedulingPolicyBase
 from quota_constructs.validation import Where, construct_path

@@ -19,13 +19,13 @@ import jsii
 from aws_cdk import Annotations
 from constructs import Construct, IValidation
 
-from policy_engine import model as m
-from policy_engine.checks import CheckReport, check_topology
-from policy_engine.diagnostics import ObjectRef
-from policy_engine.findings import Finding
-from policy_engine.loading import validate_topology
-from policy_engine.rules import REGISTRY
-from policy_engine.rules.objects import locate
+from policy_engine.analysis.checks import CheckReport, check_topology
+from policy_engine.analysis.rules import REGISTRY
+from policy_engine.analysis.rules.objects import locate
+from policy_engine.foundation import model as m
+from policy_engine.foundation.diagnostics import ObjectRef
+from policy_engine.foundation.findings import Finding
+from policy_engine.inputs.loading import validate_topology
 from quota_constructs.checks_plugin import CHECKED_METADATA, checked_metadata
 from quota_constructs.errors import QuotaConstructError
 

@@ -25,10 +25,10 @@ from typing import Literal
 from aws_cdk import App, CfnOutput, Environment, Stack
 from constructs import Construct
 
-from policy_engine import limits
-from policy_engine import model as m
-from policy_engine.checks import CheckReport
-from policy_engine.rules.objects import environment_ref, queue_ref, share_ref
+from policy_engine.analysis.checks import CheckReport
+from policy_engine.analysis.rules.objects import environment_ref, queue_ref, share_ref
+from policy_engine.foundation import limits
+from policy_engine.foundation import model as m
 from quota_constructs.errors import QuotaConstructError
 from quota_constructs.job_queue import TrainingJobQueue
 from quota_constructs.quota_share import QuotaShare

@@ -3,7 +3,7 @@
 A construct checks its own props in ``__init__`` and raises ``QuotaConstructError`` (a ``ValueError``)
 naming the construct, the field, the value and the allowed range, and carrying the construct path,
 so a mistake points at the line that made it instead of surfacing as a CloudFormation rollback. Bounds come from
-``policy_engine.limits`` (AWS's documented limits) and, where CloudFormation is stricter
+``policy_engine.foundation.limits`` (AWS's documented limits) and, where CloudFormation is stricter
 than the API, from the resource schema (noted at the constant). Values that are CDK
 tokens (unknown until deploy) are not checked.
 """
@@ -16,9 +16,9 @@ from typing import Any, NoReturn, get_args
 from aws_cdk import Token
 from constructs import IConstruct
 
-from policy_engine import instance_types, limits
-from policy_engine import model as m
-from policy_engine.rules.aws_limits import tag_problems
+from policy_engine.analysis.rules.aws_limits import tag_problems
+from policy_engine.foundation import instance_types, limits
+from policy_engine.foundation import model as m
 from quota_constructs.errors import QuotaConstructError
 
 #: The model's choices, so constructs and files accept the same values.

@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from policy_engine.findings import Finding
-from policy_engine.limits import TIME_LIMIT_REASONS
-from policy_engine.model import (
+from policy_engine.analysis.rules import REGISTRY, Context
+from policy_engine.foundation.findings import Finding
+from policy_engine.foundation.limits import TIME_LIMIT_REASONS
+from policy_engine.foundation.model import (
     Guarantee,
     JobQueue,
     JobStateTimeLimitAction,
@@ -32,10 +33,9 @@ from policy_engine.model import (
     Strategy,
     Topology,
 )
-from policy_engine.rules import REGISTRY, Context
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.core.jobs import JobSpec
-from policy_engine.simulation.outputs.results import SimulationResult, build_result
+from policy_engine.simulation.results.records import SimulationResult, build_result
 
 #: The instance type of every builder unless a test names another.
 GPU = "ml.g5.xlarge"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from policy_engine.cli import main
+from policy_engine.cli.app import main
 
 
 def invoke(*args: str) -> Result:

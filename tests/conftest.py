@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from policy_engine.examples import example_topology
-from policy_engine.model import Topology
+from policy_engine.foundation.model import Topology
+from policy_engine.inputs.examples import example_topology
 
 
 @pytest.fixture

@@ -100,8 +100,8 @@ def test_pre_commit_manifest_is_valid_and_its_entry_checks_files(tmp_path, capsy
 
     [hook] = load_manifest(str(HOOKS))
     assert hook["id"] == "batch-quota-check" and hook["language"] == "python"
-    assert hook["entry"] == "python -m policy_engine.precommit"
-    from policy_engine.precommit import main
+    assert hook["entry"] == "python -m policy_engine.cli.precommit"
+    from policy_engine.cli.precommit import main
 
     bad = tmp_path / "bad.yaml"
     bad.write_text(EXAMPLE.read_text(encoding="utf-8").replace("capacity: {ml.g5.xlarge: 3}",

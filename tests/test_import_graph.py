@@ -1,6 +1,6 @@
 """The import graph of ``policy_engine`` and ``quota_constructs``, read from the source with ``ast`` (nothing imported).
 
-Two rules hold the layering in place:
+Three rules hold the layering in place:
 
 - ``policy_engine`` never imports the CDK (``aws_cdk``, ``constructs``, ``jsii``, ``cdk_nag``) or
   ``quota_constructs``, in any form: at load time, inside a function, or for type checking only. The policy
@@ -12,15 +12,21 @@ Two rules hold the layering in place:
   ``__getattr__``). A lazy import is the right way to keep a heavy dependency off the load path (``check``
   does not load the simulator), but it does not make two modules that need each other independent: a cycle
   through a lazy import is still a cycle in the design. It is broken by moving what both sides need into a
-  third module (as ``quota_constructs/base.py`` does for the construct base classes, ``commands/shared.py``
-  for what every command needs from the command line, ``topology_data.py`` for what every topology reader
+  third module (as ``quota_constructs/base.py`` does for the construct base classes, ``cli/commands/shared.py``
+  for what every command needs from the command line, ``inputs/topology_data.py`` for what every topology reader
   ends with).
 - Imports under ``if TYPE_CHECKING:`` (``typing``) are never executed, but they are dependencies of the design
   too, so they count: counting them, the only loops are the simulator core's two deliberate ones
   (``ALLOWED_LOOPS``, CONTRIBUTING.md): a ``Job`` knows its share's capacity, which holds its waiting line of
   jobs (``jobs`` <-> ``capacity`` <-> ``queues``), and the scheduling steps hold the lifecycle that runs them
   (``steps`` <-> ``lifecycle``). Anything else that needs a collaborator's type without depending on its module
-  names a small ``Protocol`` of what it uses (``outputs/view.py``'s ``EngineView``, ``time_limits.TimerHost``).
+  names a small ``Protocol`` of what it uses (``simulation/view.py``'s ``EngineView``, ``time_limits.TimerHost``).
+- The folders of ``policy_engine`` are layers (``LAYERS``, CONTRIBUTING.md "Where things live"): every import from
+  one folder to another points down the table of their nearest common folder, type-only imports included; the
+  modules of a folder itself are the row ``"."`` of its table. Peers in one row never import each other, except
+  the one pair ``ONE_UNIT`` names with its reason. A package's ``__init__`` may name anything inside its own
+  package (its public surface). No folder holds more than ``MAX_MODULES`` modules, and ``policy_engine``'s root
+  at most ``MAX_ROOT_MODULES``: the documented import paths and the pytest plugin, which nothing inside imports.
 
 An edge goes to the module named: ``from a.b import c`` is an edge to ``a.b.c`` when that is a module, else to
 ``a.b``. Loading ``a.b.c`` also runs ``a/__init__.py`` and ``a/b/__init__.py``; those implicit parent edges are
@@ -113,6 +119,9 @@ def imports_of(name: str, path: Path, known: set[str]) -> Iterator[Import]:
             yield Import(name, node.args[0].value, node.lineno, "lazy")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in known:
             yield Import(name, node.value, node.lineno, "lazy")  # a registry entry loaded by name
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name)
+              and getattr(node.func, "attr", getattr(node.func, "id", "")) == "files"):
+            return  # ``importlib.resources.files("policy_engine")`` reads package data: not an import
         yield from visit(node, kind)
 
     yield from visit(tree, "load")
@@ -190,6 +199,114 @@ def test_the_only_loops_counting_type_only_imports_are_the_simulator_cores_delib
     assert not gone, f"a deliberate loop is gone: drop it from ALLOWED_LOOPS: {gone}"
 
 
+#: Each folder's sub-folders (and ``"."``, its own modules) in rows, bottom first: a module may import a folder of
+#: its own row only as ``ONE_UNIT`` allows, and of a lower row always. Every folder is in its parent's table.
+LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "policy_engine": (
+        ("foundation",),  # the model, AWS's limits, instance types, units, diagnostics, findings
+        ("inputs",),  # reading files, YAML, Python modules, templates, prices: a topology or every problem
+        ("analysis",),  # the borrow graph, the guarantees' proofs, the rules, the checks, the summary
+        ("simulation",),  # the simulator: its core, its inputs, scenarios, profiles and results
+        ("changes", "comparison", "sweep", "events"),  # the features: peers that never import each other
+        ("adapters",),  # an AWS account (aws) and the local AWS Batch endpoint (endpoint)
+        ("reports",),  # every command's formats
+        ("cli",),  # the click app, one module per command, the pre-commit hook
+        (".",),  # the public surface: the documented import paths and the pytest plugin
+    ),
+    "policy_engine.analysis": (("borrow",), ("rules",), (".",)),
+    "policy_engine.simulation": ((".", "core"), ("inputs",), ("profiles",), ("scenarios",), ("results",)),
+    "policy_engine.adapters": (("aws",), ("endpoint",)),
+    "policy_engine.adapters.endpoint": (("base",), ("handlers",), (".",)),
+    "policy_engine.reports": (
+        ("kit",),  # formats, Markdown, safe text, the terminal, Vega, what commands hand renderers
+        ("tables",),  # tables several reports share
+        ("page",),  # the HTML pages and their script
+        ("check", "compare", "diff", "drift", "explain", "fit", "generate", "graph", "simulate", "sweep", "top"),
+        ("tune", "walkthrough"),  # tune's JSON extends sweep's; walkthrough's text shows simulate's jobs table
+        (".",),  # the registry of every command's formats
+    ),
+    "policy_engine.cli": (("commands",), (".",)),
+}
+#: Peers of one row that import each other, with why: the only exception to the layers.
+ONE_UNIT = {
+    ("policy_engine.simulation", frozenset({".", "core"})):
+        "core/ is exactly the set mypyc compiles (setup.py), a build boundary: the modules beside it (settings, "
+        "causes, reasons, usage, time_limits, plan_windows, topology_changes, exact_types, live) are what the "
+        "event loop calls or records, and they act on its values; together they are the engine",
+}
+MAX_MODULES = 30  #: modules in one folder, ``__init__`` not counted
+MAX_ROOT_MODULES = 8  #: modules at ``policy_engine``'s root, ``__init__`` not counted
+
+
+def folder_of(name: str, path: Path) -> str:
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def layer_violations(imports: list[Import]) -> list[str]:
+    """Each import between folders of ``policy_engine`` that does not point down ``LAYERS``, with its line."""
+    found = modules()
+    bad = []
+    for each in imports:
+        if not (each.source.startswith("policy_engine") and each.target.startswith("policy_engine")):
+            continue
+        if each.target not in found:
+            continue
+        source, target = folder_of(each.source, found[each.source]), folder_of(each.target, found[each.target])
+        if source == target:
+            continue
+        if found[each.source].name == "__init__.py" and target.startswith(source + "."):
+            continue  # a package's public surface names what its modules define
+        a, b = source.split("."), target.split(".")
+        common = 0
+        while common < min(len(a), len(b)) and a[common] == b[common]:
+            common += 1
+        parent = ".".join(a[:common])
+        ours, theirs = (a[common] if len(a) > common else "."), (b[common] if len(b) > common else ".")
+        rows = {entry: rank for rank, row in enumerate(LAYERS.get(parent, ())) for entry in row}
+        if ours not in rows or theirs not in rows:
+            bad.append(f"{each.where()}: {parent} has no row for {ours!r} or {theirs!r} in LAYERS")
+        elif rows[theirs] > rows[ours] or (
+                rows[theirs] == rows[ours] and (parent, frozenset({ours, theirs})) not in ONE_UNIT):
+            bad.append(f"{each.where()}: {parent}: {ours} imports {theirs} ({each.target})")
+    return bad
+
+
+def folders() -> dict[str, list[str]]:
+    """Each folder of ``policy_engine`` -> its modules (``__init__`` not counted)."""
+    found: dict[str, list[str]] = {}
+    for name, path in modules().items():
+        if name.startswith("policy_engine"):
+            found.setdefault(folder_of(name, path), [])
+            if path.name != "__init__.py":
+                found[name.rpartition(".")[0]].append(name)
+    return found
+
+
+def test_every_import_between_folders_points_down_the_layers():
+    bad = layer_violations(all_imports())
+    assert not bad, "imports against the layers (LAYERS, CONTRIBUTING.md):\n" + "\n".join(bad)
+
+
+def test_every_folder_has_a_row_in_its_parents_table_and_every_row_a_folder():
+    tree = folders()
+    def rows_of(parent: str) -> set[str]:
+        return {entry for row in LAYERS.get(parent, ()) for entry in row}
+
+    missing = sorted(name for name in tree
+                     if name != "policy_engine" and name.rpartition(".")[2] not in rows_of(name.rpartition(".")[0]))
+    assert not missing, f"folders without a row in their parent's LAYERS table: {missing}"
+    gone = sorted(f"{parent}.{entry}" for parent, rows in LAYERS.items() for row in rows for entry in row
+                  if entry != "." and f"{parent}.{entry}" not in tree)
+    assert not gone, f"rows of LAYERS naming no folder: {gone}"
+
+
+def test_no_folder_holds_more_than_thirty_modules_and_the_root_at_most_eight():
+    crowded = {name: len(members) for name, members in folders().items() if len(members) > MAX_MODULES}
+    assert not crowded, f"folders over {MAX_MODULES} modules: {crowded}"
+    root = folders()["policy_engine"]
+    assert len(root) <= MAX_ROOT_MODULES, f"{len(root)} modules at policy_engine's root: {sorted(root)}"
+
+
 # --- the reader itself ---------------------------------------------------------------------------------------
 
 
@@ -239,3 +356,21 @@ def test_a_lazy_cdk_import_in_the_engine_is_caught(package):
                      "b.py": "if TYPE_CHECKING:\n    import quota_constructs.base\n"})
     assert cdk_imports(found) == ["policy_engine/a:2 (lazy): imports aws_cdk",
                                   "policy_engine/b:2 (typing): imports quota_constructs.base"]
+
+
+def test_an_import_up_the_layers_or_across_peers_is_caught_type_only_imports_too(package, tmp_path, monkeypatch):
+    monkeypatch.setattr(f"{__name__}.LAYERS", {"policy_engine": (("low",), ("left", "right"), ("high",), (".",))})
+    for folder in ("low", "left", "right", "high"):
+        (tmp_path / "policy_engine" / folder).mkdir()
+        (tmp_path / "policy_engine" / folder / "__init__.py").write_text("")
+    found = package({
+        "low/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from policy_engine.high import h\n",
+        "left/l.py": "def f():\n    from policy_engine.right import r\n",
+        "right/r.py": "from policy_engine.low import a\n",
+        "high/h.py": "from policy_engine.left import l\nimport importlib\nimportlib.resources.files('policy_engine')\n",
+        "api.py": "from policy_engine.high import h\n",
+    })
+    assert sorted(layer_violations(found)) == [
+        "policy_engine/left/l:2 (lazy): policy_engine: left imports right (policy_engine.right.r)",
+        "policy_engine/low/a:3 (typing): policy_engine: low imports high (policy_engine.high.h)",
+    ]

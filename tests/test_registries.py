@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from policy_engine.cli import COMMANDS, command_table
-from policy_engine.endpoint.handlers.registry import operation
-from policy_engine.endpoint.operations import HANDLERS
-from policy_engine.findings import Severity
-from policy_engine.reports.formats import FormatTable, OutputFormat
-from policy_engine.rules import REGISTRY, rule
+from policy_engine.adapters.endpoint.handlers.registry import operation
+from policy_engine.adapters.endpoint.operations import HANDLERS
+from policy_engine.analysis.rules import REGISTRY, rule
+from policy_engine.cli.app import COMMANDS, command_table
+from policy_engine.foundation.findings import Severity
+from policy_engine.reports.kit.formats import FormatTable, OutputFormat
 from policy_engine.simulation.core.preemption import POLICIES, LowestPriorityNewestFirst, register_policy
 
 

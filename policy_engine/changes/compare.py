@@ -10,18 +10,18 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from policy_engine.analysis.borrow.graph import BorrowGraph
+from policy_engine.analysis.borrow.guarantees import refute
+from policy_engine.analysis.checks import CheckReport, check_topology
+from policy_engine.analysis.promise_changes import compare_promises
+from policy_engine.analysis.rules.guarantees import PROPERTY_OF_RULE
 from policy_engine.changes import hazards
 from policy_engine.changes.hazards import PolicyTypes
-from policy_engine.changes.promises import compare_promises
-from policy_engine.changes.renames import Renames
 from policy_engine.changes.report import ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
-from policy_engine.checks import CheckReport, check_topology
-from policy_engine.diagnostics import ObjectKind
-from policy_engine.findings import Finding
-from policy_engine.graph import BorrowGraph
-from policy_engine.guarantees import refute
-from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology, share_id
-from policy_engine.rules.guarantees import PROPERTY_OF_RULE
+from policy_engine.foundation.diagnostics import ObjectKind
+from policy_engine.foundation.findings import Finding
+from policy_engine.foundation.model import JobQueue, QuotaShare, ServiceEnvironment, Topology, share_id
+from policy_engine.inputs.renames import Renames
 
 _SHARE_FIELDS = ("strategy", "borrow_limit", "in_share_preemption", "state", "tags")
 _QUEUE_FIELDS = ("service_environment", "priority", "state", "scheduling_policy_name", "tags")

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from policy_engine.changes.renames import Renames
 from policy_engine.changes.report import Hazard, HazardKind
 from policy_engine.changes.resources import (
     JOB_QUEUE,
@@ -22,8 +21,9 @@ from policy_engine.changes.resources import (
     Resource,
     replacing_changes,
 )
-from policy_engine.diagnostics import ObjectRef
-from policy_engine.model import JobQueue, QuotaShare, Topology, share_id
+from policy_engine.foundation.diagnostics import ObjectRef
+from policy_engine.foundation.model import JobQueue, QuotaShare, Topology, share_id
+from policy_engine.inputs.renames import Renames
 
 _JOBS_OF_DELETED = ("AWS documents only that a DISABLED share's submitted jobs finish and that a share must be "
                     "DISABLED before it is deleted; whether the delete waits for them is undocumented, so plan for "

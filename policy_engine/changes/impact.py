@@ -17,8 +17,18 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from policy_engine.changes.renames import Renames
-from policy_engine.comparison.table import (
+from policy_engine.foundation.model import QuotaShare, ServiceEnvironment, Topology, share_id
+from policy_engine.inputs.loading import LoadError
+from policy_engine.inputs.prices import Prices
+from policy_engine.inputs.renames import Renames
+from policy_engine.simulation.causes import Cause, Reason, describe
+from policy_engine.simulation.core.engine import Engine, PriorityUpdate
+from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
+from policy_engine.simulation.results.billable import Period
+from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, CostReport, run_costs
+from policy_engine.simulation.results.metrics import ShareMetrics, percentile
+from policy_engine.simulation.results.records import SimulationResult, build_result
+from policy_engine.simulation.results.side_by_side import (
     JOBS,
     SHARE_FIGURES,
     ShareComparison,
@@ -27,18 +37,8 @@ from policy_engine.comparison.table import (
     compare_targets,
     cost_figure,
 )
-from policy_engine.loading import LoadError
-from policy_engine.model import QuotaShare, ServiceEnvironment, Topology, share_id
-from policy_engine.prices import Prices
-from policy_engine.simulation.causes import Cause, Reason, describe
-from policy_engine.simulation.core.engine import Engine, PriorityUpdate
-from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
-from policy_engine.simulation.inputs.workload import Scenario
-from policy_engine.simulation.outputs.capacity_hours import capacity_hours
-from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, cost_report
-from policy_engine.simulation.outputs.metrics import ShareMetrics, percentile
-from policy_engine.simulation.outputs.results import SimulationResult, build_result
-from policy_engine.simulation.outputs.targets import evaluate_targets, from_json
+from policy_engine.simulation.results.targets import evaluate_targets, from_json
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 _GONE: dict[str, Any] = {"capacity": {}, "strategy": "RESERVE", "borrow_limit": None, "state": "DISABLED"}
@@ -80,6 +80,8 @@ class Impact:
     #: deleted_share, reason, jobs}`` (``cause``: the ``simulation.causes.Cause`` that ended a FAILED job, else
     #: null for a job still waiting or running at the end of the replay; ``reason``: it in words).
     never_finish_reasons: list[dict] = field(default_factory=list)
+    #: The bill of each replay (``outputs.costs.CostReport``'s JSON): ``{"before": {...}, "after": {...}}``.
+    costs: dict = field(default_factory=dict)
 
     @property
     def instance_hours_lost(self) -> float:
@@ -94,7 +96,7 @@ class Impact:
                 "instance_hours_lost_after": round(self.instance_hours_lost_after, 6),
                 "never_finish": self.never_finish, "notes": self.notes, "shares": self.shares,
                 "cost_unit": self.cost_unit, "chargeback": self.chargeback, "targets": self.targets,
-                "never_finish_reasons": self.never_finish_reasons}
+                "never_finish_reasons": self.never_finish_reasons, "costs": self.costs}
 
 
 def _check_against_base(scenario: Scenario, base: Topology) -> None:
@@ -158,14 +160,16 @@ def _union(base: Topology, head: Topology, renames: Renames, at: float,
         environments.append(ServiceEnvironment(name=environment.name, capacity=capacity, state=environment.state,
                                                tags=dict(environment.tags)))
         changes.append(EnvironmentUpdate(at, environment.name, new_capacity))
+    # training plans are bought, not deployed: the replay's jobs keep the plans they name (HEAD's when both have one)
+    plans = {plan.name: plan for plan in (*base.training_plans, *head.training_plans)}
     union = Topology(service_environments=tuple(environments), job_queues=tuple(queues),
-                     allow_oversubscription=True)
+                     allow_oversubscription=True, training_plans=tuple(plans.values()))
     return union, changes
 
 
 def _preempted_after(engine: Engine, at: float) -> dict[str, int]:
-    return {job.spec.name: sum(1 for _, end, outcome, _ in job.segments
-                             if outcome == PREEMPTED and end is not None and end >= at)
+    return {job.spec.name: sum(1 for attempt in job.segments
+                             if attempt.outcome == PREEMPTED and attempt.end is not None and attempt.end >= at)
             for job in engine.jobs}
 
 
@@ -178,20 +182,14 @@ def _waits(engine: Engine) -> dict[tuple[str, str], list[float]]:
     return waits
 
 
-def _costs(engine: Engine, prices: Prices | None, convention: Convention) -> dict[tuple[str, str], float]:
-    """Each share's chargeback per instance type over the run (``outputs.costs``)."""
-    return cost_report(capacity_hours(engine), engine.topology, prices, convention).nets()
-
-
 def _share_metrics(result: SimulationResult) -> dict[tuple[str, str], ShareMetrics]:
     return {(m.share, m.instance_type): m for m in result.shares}
 
 
 def _per_share(without: Engine, with_change: Engine, before: dict[str, int], after: dict[str, int],
-               results: tuple[SimulationResult, SimulationResult], prices: Prices | None = None,
-               convention: Convention = Convention.USAGE) -> list[dict]:
+               results: tuple[SimulationResult, SimulationResult], bills: tuple[CostReport, CostReport]) -> list[dict]:
     waits_before, waits_after = _waits(without), _waits(with_change)
-    cost_before, cost_after = _costs(without, prices, convention), _costs(with_change, prices, convention)
+    cost_before, cost_after = (bill.per_share_type() for bill in bills)
     metrics_before, metrics_after = (_share_metrics(result) for result in results)
     billed = {key for costs in (cost_before, cost_after) for key, value in costs.items() if abs(value) > 1e-9}
     preempted: dict[tuple[str, str], list[int]] = {}
@@ -250,10 +248,12 @@ def _outcomes(jobs: list[Job], gone: set[str]) -> list[dict[str, Any]]:
 
 
 def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames, at: float,
-           prices: Prices | None = None, convention: Convention = Convention.USAGE) -> Impact:
+           prices: Prices | None = None, convention: Convention = Convention.USAGE,
+           period: Period | None = None) -> Impact:
     """Run ``scenario`` on ``base`` with and without ``head`` deployed at ``at``; ``LoadError`` on a mismatch.
 
-    Each share's cost is its chargeback under ``convention``, priced with ``prices`` (else instance-hours)."""
+    Each replay's bill over ``period`` is priced with ``prices`` (else instance-hours); a share's cost is what it
+    pays on each instance type (``CostReport.per_share_type``)."""
     _check_against_base(scenario, base)
     union, changes = _union(base, head, renames, at)
     actions = list(scenario.updates)
@@ -295,14 +295,16 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
         notes.append(f"{len(never)} job(s) that succeed without the change do not with it: "
                      + "; ".join(f"{entry['reason']} ({entry['jobs']} job(s))" for entry in outcomes))
     results = build_result(without), build_result(with_change)
+    bills = (run_costs(results[0], base, prices, convention, period=period),
+             run_costs(results[1], head, prices, convention, period=period))
     targets = {"before": [t.to_json() for t in evaluate_targets(base, results[0])] if base.targets else [],
                "after": [t.to_json() for t in evaluate_targets(head, results[1])] if head.targets else []}
     return Impact(scenario.source, at, preempted, waits,
                   sum(without.lost_instance_seconds.values()) / 3600,
                   sum(with_change.lost_instance_seconds.values()) / 3600, never, notes,
-                  _per_share(without, with_change, before, after, results, prices, convention),
+                  _per_share(without, with_change, before, after, results, bills),
                   prices.currency if prices else INSTANCE_HOURS, convention.value,
-                  targets, outcomes)
+                  targets, outcomes, {"before": bills[0].to_json(), "after": bills[1].to_json()})
 
 
 #: The two runs of a replay, as the before/after tables name them.
@@ -311,9 +313,8 @@ RUNS = ("without the change", "with HEAD")
 
 def share_comparison(impact: dict) -> ShareComparison:
     """The impact's per-share rows as a ``ShareComparison`` with ``compare``'s figures (``SHARE_FIGURES`` and the
-    cost, its unit and convention in the header), rendered by the cells ``compare`` renders its tables with."""
-    figures = (*SHARE_FIGURES, cost_figure(impact.get("cost_unit", INSTANCE_HOURS),
-                                           impact.get("chargeback", Convention.USAGE.value)))
+    cost, its unit in the header), rendered by the cells ``compare`` renders its tables with."""
+    figures = (*SHARE_FIGURES, cost_figure(impact.get("cost_unit", INSTANCE_HOURS)))
     rows = tuple(ShareRow(row["share"], row["instance_type"], tuple(
         {JOBS.key: row["jobs"], **{f.key: row[f"{f.key}_{side}"] for f in figures[1:]}}
         for side in ("before", "after")))

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from policy_engine.changes.promises import PromiseChange
-from policy_engine.diagnostics import ObjectKind, ObjectRef
-from policy_engine.findings import Finding
+from policy_engine.analysis.promise_changes import PromiseChange
+from policy_engine.foundation.diagnostics import ObjectKind, ObjectRef
+from policy_engine.foundation.findings import Finding
 
 #: What makes ``diff`` exit 1 (``--fail-on``); ``never`` turns all off. The default is all of them.
 FAIL_ON = ("guarantee", "guarantee-weakened", "guarantee-dropped", "finding", "hazard")

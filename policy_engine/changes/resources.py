@@ -15,7 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment
+from policy_engine.foundation.model import JobQueue, QuotaShare, ServiceEnvironment
 
 SERVICE_ENVIRONMENT = "AWS::Batch::ServiceEnvironment"
 SCHEDULING_POLICY = "AWS::Batch::SchedulingPolicy"

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from policy_engine.changes.hazards import Policy, policy_types
-from policy_engine.loading import LoadError, load_topology
-from policy_engine.model import Topology
+from policy_engine.foundation.model import Topology
+from policy_engine.inputs.loading import LoadError, load_topology
 
 NULL = "/dev/null"
 
@@ -71,7 +71,7 @@ def _blob(argument: str, ref: str, path: str) -> bytes:
 
 def _fair_share(path: Path, label: str) -> dict[str, tuple[str, ...]]:
     """A template's fair-share policies (read again: the topology loader keeps only quota-share queues)."""
-    from policy_engine.aws.template import fair_share_policies, is_template, read_template_file
+    from policy_engine.inputs.template import fair_share_policies, is_template, read_template_file
 
     if path.suffix.lower() == ".py":
         return {}

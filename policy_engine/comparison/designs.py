@@ -16,10 +16,10 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from policy_engine.changes.renames import Renames, Side, check_renames
-from policy_engine.loading import LoadError, load_topology
-from policy_engine.model import Topology, share_id
-from policy_engine.simulation.inputs.workload import Scenario, load_scenario
+from policy_engine.foundation.model import Topology, share_id
+from policy_engine.inputs.loading import LoadError, load_topology
+from policy_engine.inputs.renames import Renames, Side, check_renames
+from policy_engine.simulation.scenarios.workload import Scenario, load_scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 T = TypeVar("T")

@@ -18,20 +18,21 @@ from policy_engine.comparison.designs import Design
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.workload import Scenario
-from policy_engine.simulation.outputs.capacity_hours import CapacityHours
-from policy_engine.simulation.outputs.metrics import ShareMetrics
-from policy_engine.simulation.outputs.results import build_result
-from policy_engine.simulation.outputs.targets import TargetResult, evaluate_targets
+from policy_engine.simulation.results.billable import Billable, Period, billable
+from policy_engine.simulation.results.capacity_hours import CapacityHours
+from policy_engine.simulation.results.metrics import ShareMetrics
+from policy_engine.simulation.results.records import build_result
+from policy_engine.simulation.results.targets import TargetResult, evaluate_targets
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.settings import Action
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from policy_engine.simulation.outputs.results import SimulationResult
-    from policy_engine.simulation.outputs.view import EngineView
-    from policy_engine.simulation.outputs.wait_causes import WaitCauses
+    from policy_engine.simulation.results.records import SimulationResult
+    from policy_engine.simulation.results.wait_causes import WaitCauses
+    from policy_engine.simulation.view import EngineView
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class Workload:
     until: float | None = None
     #: ``--report``: keep the usage log and send back per-bin series and the wait causes
     over_time: bool = False
+    #: ``--period``: what each run's bill covers (``outputs.billable``; default the whole workload)
+    period: Period = field(default_factory=Period)
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class DesignRun:
     hours: CapacityHours | None = None
     #: ``--report``: each share's waiting seconds by cause (``job_causes`` left empty: no job crosses processes)
     waits: WaitCauses | None = None
+    #: what AWS bills, in instance-hours, over the workload's period (what the bill is priced from)
+    billable: Billable | None = None
 
 
 def _renamed_jobs(jobs: Sequence[JobSpec], design: Design) -> Sequence[JobSpec]:
@@ -112,7 +117,7 @@ def type_utilisation(engine: EngineView) -> tuple[dict[str, float], dict[str, in
 def _over_time(result: SimulationResult, capacity: dict[str, int]) -> OverTime:
     import numpy as np
 
-    from policy_engine.reports import aggregates as agg
+    from policy_engine.simulation.results import aggregates as agg
 
     aggregates = agg.aggregate(result)
     used: dict[str, np.ndarray] = {}
@@ -137,12 +142,13 @@ def run_design(workload: Workload, task: tuple[int, Design]) -> DesignRun:
         targets = evaluate_targets(design.topology, result)
         over_time = _over_time(result, capacity) if workload.over_time else None
         waits = _waits(result, design) if workload.over_time else None
+        ledger = billable(result, workload.period)
     return DesignRun(index, design.label, design.source, result.time, result.summary, result.shares, targets,
-                     utilisation, capacity, over_time, result.hours, waits)
+                     utilisation, capacity, over_time, result.hours, waits, ledger)
 
 
 def _waits(result: SimulationResult, design: Design) -> WaitCauses:
     """Per share, the waiting seconds by cause; the per-job causes are dropped (one per job, never sent back)."""
-    from policy_engine.simulation.outputs.wait_causes import attribute
+    from policy_engine.simulation.results.wait_causes import attribute
 
     return replace(attribute(result, design.topology), job_causes=())

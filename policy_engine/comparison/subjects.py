@@ -1,20 +1,24 @@
 """What ``compare`` hands its renderers (``reports.compare_*``, in ``reports.registry``): the runs and their
 before/after tables, built once here so that every format shows the same figures.
 
-Each run's capacity ledger is priced here once (``outputs.costs.cost_report``, as ``simulate`` and ``diff --scenario``
-price it), with ``--prices`` (else in instance-hours): each share's cost is its chargeback over the run, and the
-``costs`` table holds what the capacity cost, what of it was used or idle, charged to the shares or to none, per
-instance type, with one all-types row only when priced (instance-hours of different types are never added up).
+Each run's billable ledger is priced here once (``outputs.costs.cost_report``, as ``simulate`` and ``diff --scenario``
+price it), with ``--prices`` (else in instance-hours): each share's cost is what it pays on each type over the billing
+period, and the ``costs`` table holds each design's bill (on-demand, plan fees) and waste per instance type, with one
+all-types row only when priced (instance-hours of different types are never added up).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from policy_engine.comparison.designs import Design
 from policy_engine.comparison.runs import DesignRun
-from policy_engine.comparison.table import (
+from policy_engine.foundation.units import Unit, duration_text
+from policy_engine.inputs.prices import Prices
+from policy_engine.simulation.results.billable import Period, period_text
+from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
+from policy_engine.simulation.results.side_by_side import (
     INSTANCE_HOURS_LOST,
     JOBS,
     PREEMPTIONS,
@@ -28,10 +32,7 @@ from policy_engine.comparison.table import (
     cost_figure,
     from_metrics,
 )
-from policy_engine.prices import Prices
-from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
-from policy_engine.simulation.outputs.type_usage import SUMMARY_KEY
-from policy_engine.units import Unit, duration_text
+from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 
 ALL_SHARES = "all shares"
 ALL_TYPES = "all types"
@@ -42,13 +43,13 @@ CAPACITY = Figure("capacity", "instances", Unit.COUNT, higher_is_better=True)
 OVERALL_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS)
 #: Per instance type: utilisation, the fleet, and the work preemptions threw away.
 TYPE_FIGURES = (UTILISATION, CAPACITY, INSTANCE_HOURS_LOST)
-#: What the capacity cost over the run (``CostReport``'s totals; the keys are its JSON ``costs`` object's).
-TOTAL_COST = Figure("total", "capacity", Unit.COST)
-USED_COST = Figure("used", "used", Unit.COST, higher_is_better=True)
-IDLE_COST = Figure("idle", "idle", Unit.COST)
-CHARGED_COST = Figure("charged_to_shares", "charged to shares", Unit.COST)
-NOT_CHARGED_COST = Figure("not_charged", "not charged to any share", Unit.COST)
-COST_FIGURES = (TOTAL_COST, USED_COST, IDLE_COST, CHARGED_COST, NOT_CHARGED_COST)
+#: Each design's bill and waste (``CostReport``'s; the keys are its JSON ``bill`` and ``waste`` objects').
+ON_DEMAND_COST = Figure("on_demand", "on-demand", Unit.COST)
+PLAN_COST = Figure("plans", "plan fees", Unit.COST)
+TOTAL_COST = Figure("total", "bill", Unit.COST)
+PREEMPTED_COST = Figure("preempted_attempts", "waste: preempted attempts", Unit.COST)
+PLAN_IDLE_COST = Figure("plan_idle", "waste: plan idle", Unit.COST)
+COST_FIGURES = (ON_DEMAND_COST, PLAN_COST, TOTAL_COST, PREEMPTED_COST, PLAN_IDLE_COST)
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class CompareOutput:
     types: ShareComparison
     shares: ShareComparison
     targets: TargetComparison
-    #: what the capacity cost, used, idle, charged to shares and not: per instance type, and all types when priced
+    #: each design's bill (on-demand, plan fees) and waste: per instance type, and all types when priced
     costs: ShareComparison
     executor: str = ""
     #: what the shares' ``cost`` figure and the ``costs`` table are in: the prices' currency, else instance-hours
@@ -70,11 +71,18 @@ class CompareOutput:
     chargeback: Convention = Convention.USAGE
     #: ``--until``: where every run's clock stopped (``None``: when the workload was done)
     until: float | None = None
+    #: what each bill covers (``--period``; default the whole workload)
+    period: Period = field(default_factory=Period)
+    #: each run's bill, in design order (its JSON is each run's ``costs``)
+    reports: tuple[CostReport, ...] = ()
 
     @property
     def span(self) -> str:
         """How far each design ran, for a report's first line: ``from time 0`` or ``from time 0 to 7d 0h``."""
-        return "from time 0" + (f" to {duration_text(self.until)} (--until)" if self.until is not None else "")
+        span = "from time 0" + (f" to {duration_text(self.until)} (--until)" if self.until is not None else "")
+        if self.priced or not self.period.whole:
+            span += f"; bill for {period_text(self.period)}"
+        return span
 
     @property
     def priced(self) -> bool:
@@ -98,7 +106,10 @@ class CompareOutput:
             "cost_unit": self.cost_unit, "chargeback": self.chargeback.value,
             "runs": [{"label": run.label, "source": run.source, "time": run.time, "summary": run.summary,
                       "utilisation": run.utilisation, "capacity": run.capacity,
-                      "targets": [result.to_json() for result in run.targets]} for run in self.runs],
+                      "targets": [result.to_json() for result in run.targets],
+                      "costs": report.to_json() if report is not None else None}
+                     for run, report in zip(self.runs, self.reports or (None,) * len(self.runs), strict=True)],
+            "period": self.period.to_json(),
             "overall": self.overall.to_json()[0],
             "instance_types": self.types.to_json(),
             "shares": self.shares.to_json(),
@@ -108,27 +119,44 @@ class CompareOutput:
 
 
 def run_costs(run: DesignRun, design: Design, prices: Prices | None, convention: Convention) -> CostReport:
-    """The run's capacity ledger priced (instance-hours without ``prices``), as ``simulate`` prices its run."""
-    if run.hours is None:
-        raise ValueError(f"the run of {run.label} has no capacity ledger")
-    return cost_report(run.hours, design.topology, prices, convention)
+    """The run's billable ledger priced (instance-hours without ``prices``), as ``simulate`` prices its run."""
+    if run.hours is None or run.billable is None:
+        raise ValueError(f"the run of {run.label} has no billable ledger")
+    return cost_report(run.billable, run.hours, design.topology, prices, convention)
 
 
 def _rounded(values: dict[str, float]) -> dict[str, float]:
     return {key: round(value, 6) + 0.0 for key, value in values.items()}
 
 
+def _bill_figures(report: CostReport, instance_type: str | None) -> dict[str, float] | None:
+    """One run's bill and waste on one type (all types: ``None``), keyed as ``COST_FIGURES``; without prices the
+    instance-hours (on-demand, on plans, their sum, work lost to preemption, plan hours idle or cut)."""
+    if instance_type is None:
+        bill, waste = report.bill, report.waste
+        return _rounded({ON_DEMAND_COST.key: bill.on_demand, PLAN_COST.key: bill.plans, TOTAL_COST.key: bill.total,
+                         PREEMPTED_COST.key: waste.preempted_attempts, PLAN_IDLE_COST.key: waste.plan_idle})
+    row = report.by_type().get(instance_type)
+    if row is None:
+        return None
+    amounts, waste, hours = row
+    if report.priced:
+        return _rounded({ON_DEMAND_COST.key: amounts.on_demand, PLAN_COST.key: amounts.plans,
+                         TOTAL_COST.key: amounts.total, PREEMPTED_COST.key: waste.preempted_attempts,
+                         PLAN_IDLE_COST.key: waste.plan_idle})
+    idle = sum(p.hours.idle + sum(p.hours.cut.values()) for p in report.plans if p.hours.instance_type == instance_type)
+    return _rounded({ON_DEMAND_COST.key: hours["on_demand"], PLAN_COST.key: hours["plans"],
+                     TOTAL_COST.key: hours["on_demand"] + hours["plans"], PREEMPTED_COST.key: hours["preempted"],
+                     PLAN_IDLE_COST.key: idle})
+
+
 def cost_totals(labels: Sequence[str], reports: Sequence[CostReport]) -> ShareComparison:
-    """Per instance type each run's capacity, used, idle, charged to shares and not charged (``None`` where a run
-    has no such type); then, only when priced, the all-types row (instance-hours of different types are not
-    added up)."""
-    by_type = [report.by_type() for report in reports]
-    types = list(dict.fromkeys(t for run in by_type for t in run))
-    rows = [ShareRow(ALL_SHARES, t, tuple(_rounded(run[t]) if t in run else None for run in by_type)) for t in types]
-    if reports and all(report.currency is not None for report in reports):
-        rows.append(ShareRow(ALL_SHARES, ALL_TYPES, tuple(_rounded({
-            TOTAL_COST.key: r.total, USED_COST.key: r.used, IDLE_COST.key: r.idle,
-            CHARGED_COST.key: r.charged_to_shares, NOT_CHARGED_COST.key: r.not_charged}) for r in reports)))
+    """Per instance type each run's bill and waste (``None`` where a run has no such type); then, only when priced,
+    the all-types row (instance-hours of different types are not added up)."""
+    types = list(dict.fromkeys(t for report in reports for t in report.by_type()))
+    rows = [ShareRow(ALL_SHARES, t, tuple(_bill_figures(report, t) for report in reports)) for t in types]
+    if reports and all(report.priced for report in reports):
+        rows.append(ShareRow(ALL_SHARES, ALL_TYPES, tuple(_bill_figures(report, None) for report in reports)))
     return ShareComparison(tuple(labels), COST_FIGURES, tuple(rows))
 
 
@@ -152,8 +180,8 @@ def _type_summary(run: DesignRun, instance_type: str) -> dict:
 
 
 def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence[Design],
-          executor: str = "", prices: Prices | None = None, convention: Convention = Convention.USAGE
-          ) -> CompareOutput:
+          executor: str = "", prices: Prices | None = None, convention: Convention = Convention.USAGE,
+          period: Period | None = None) -> CompareOutput:
     labels = tuple(run.label for run in runs)
     names = [design.shares for design in designs]
     overall = ShareComparison(labels, OVERALL_FIGURES, (ShareRow(ALL_SHARES, ALL_TYPES, tuple(
@@ -167,7 +195,7 @@ def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence
     unit = prices.currency if prices is not None else INSTANCE_HOURS
     reports = [run_costs(run, design, prices, convention) for run, design in zip(runs, designs, strict=True)]
     shares = with_costs(from_metrics(labels, [run.shares for run in runs], names),
-                        [report.nets() for report in reports], cost_figure(unit, convention.value))
+                        [report.per_share_type() for report in reports], cost_figure(unit))
     return CompareOutput(scenario, jobs, tuple(runs), overall, per_type, shares,
                          compare_targets(labels, [run.targets for run in runs], names), cost_totals(labels, reports),
-                         executor, unit, convention)
+                         executor, unit, convention, period=period or Period(), reports=tuple(reports))

@@ -1,7 +1,7 @@
 """The output formats of every command that prints results (``--format``), and of ``graph``'s files.
 
 Adding a format is one renderer module (a function ``(subject, stream) -> None``, the subject
-from ``reports.subjects``), one row here and its test; the command's ``--format`` choices and
+from ``reports.kit.subjects``), one row here and its test; the command's ``--format`` choices and
 help follow from the table. The loaders import inside the function so a command loads only the
 renderer it runs.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
 
-from policy_engine.reports.formats import FormatTable, OutputFormat
-from policy_engine.reports.subjects import (
+from policy_engine.reports.kit.formats import FormatTable, OutputFormat
+from policy_engine.reports.kit.subjects import (
     CheckLoadFailure,
     CheckOutput,
     DiffLoadFailure,
@@ -65,25 +65,25 @@ GenerateRenderer = Callable[[GenerateOutput, TextIO], None]
 
 
 def _check_text() -> CheckRenderer:
-    from policy_engine.reports import check_text
+    from policy_engine.reports.check import text as check_text
 
     return CheckRenderer(check_text.write)
 
 
 def _check_json() -> CheckRenderer:
-    from policy_engine.reports import check_json
+    from policy_engine.reports.check import json as check_json
 
     return CheckRenderer(check_json.write, check_json.write_load_failure)
 
 
 def _check_sarif() -> CheckRenderer:
-    from policy_engine.reports import check_sarif
+    from policy_engine.reports.check import sarif as check_sarif
 
     return CheckRenderer(check_sarif.write, check_sarif.write_load_failure)
 
 
 def _check_markdown() -> CheckRenderer:
-    from policy_engine.reports import check_markdown
+    from policy_engine.reports.check import markdown as check_markdown
 
     return CheckRenderer(check_markdown.write, check_markdown.write_load_failure)
 
@@ -97,19 +97,19 @@ CHECK_FORMATS = FormatTable("check", [
 
 
 def _simulate_text() -> SimulateRenderer:
-    from policy_engine.reports import simulate_text
+    from policy_engine.reports.simulate import text as simulate_text
 
     return simulate_text.write
 
 
 def _simulate_json() -> SimulateRenderer:
-    from policy_engine.reports import simulate_json
+    from policy_engine.reports.simulate import json as simulate_json
 
     return simulate_json.write
 
 
 def _simulate_markdown() -> SimulateRenderer:
-    from policy_engine.reports import simulate_markdown
+    from policy_engine.reports.simulate import markdown as simulate_markdown
 
     return simulate_markdown.write
 
@@ -122,13 +122,13 @@ SIMULATE_FORMATS = FormatTable("simulate", [
 
 
 def _explain_text() -> ExplainRenderer:
-    from policy_engine.reports import explain_text
+    from policy_engine.reports.explain import text as explain_text
 
     return explain_text.write
 
 
 def _explain_json() -> ExplainRenderer:
-    from policy_engine.reports import explain_json
+    from policy_engine.reports.explain import json as explain_json
 
     return explain_json.write
 
@@ -139,19 +139,19 @@ EXPLAIN_FORMATS = FormatTable("explain", [
 ])
 
 def _diff_text() -> DiffRenderer:
-    from policy_engine.reports import diff_text
+    from policy_engine.reports.diff import text as diff_text
 
     return DiffRenderer(diff_text.write)
 
 
 def _diff_json() -> DiffRenderer:
-    from policy_engine.reports import diff_json
+    from policy_engine.reports.diff import json as diff_json
 
     return DiffRenderer(diff_json.write, diff_json.write_load_failure)
 
 
 def _diff_markdown() -> DiffRenderer:
-    from policy_engine.reports import diff_markdown
+    from policy_engine.reports.diff import markdown as diff_markdown
 
     return DiffRenderer(diff_markdown.write, diff_markdown.write_load_failure)
 
@@ -164,19 +164,19 @@ DIFF_FORMATS = FormatTable("diff", [
 
 
 def _drift_text() -> DriftRenderer:
-    from policy_engine.reports import drift_text
+    from policy_engine.reports.drift import text as drift_text
 
     return drift_text.write
 
 
 def _drift_json() -> DriftRenderer:
-    from policy_engine.reports import drift_json
+    from policy_engine.reports.drift import json as drift_json
 
     return drift_json.write
 
 
 def _drift_markdown() -> DriftRenderer:
-    from policy_engine.reports import drift_markdown
+    from policy_engine.reports.drift import markdown as drift_markdown
 
     return drift_markdown.write
 
@@ -189,19 +189,19 @@ DRIFT_FORMATS = FormatTable("drift", [
 
 
 def _sweep_text() -> SweepRenderer:
-    from policy_engine.reports import sweep_text
+    from policy_engine.reports.sweep import text as sweep_text
 
     return sweep_text.write
 
 
 def _sweep_json() -> SweepRenderer:
-    from policy_engine.reports import sweep_json
+    from policy_engine.reports.sweep import json as sweep_json
 
     return sweep_json.write
 
 
 def _sweep_csv() -> SweepRenderer:
-    from policy_engine.reports import sweep_csv
+    from policy_engine.reports.sweep import csv as sweep_csv
 
     return sweep_csv.write
 
@@ -214,13 +214,13 @@ SWEEP_FORMATS = FormatTable("sweep", [
 
 
 def _tune_text() -> TuneRenderer:
-    from policy_engine.reports import tune_text
+    from policy_engine.reports.tune import text as tune_text
 
     return tune_text.write
 
 
 def _tune_json() -> TuneRenderer:
-    from policy_engine.reports import tune_json
+    from policy_engine.reports.tune import json as tune_json
 
     return tune_json.write
 
@@ -235,19 +235,19 @@ CompareRenderer = Callable[["CompareOutput", TextIO], None]
 
 
 def _compare_text() -> CompareRenderer:
-    from policy_engine.reports import compare_text
+    from policy_engine.reports.compare import text as compare_text
 
     return compare_text.write
 
 
 def _compare_markdown() -> CompareRenderer:
-    from policy_engine.reports import compare_markdown
+    from policy_engine.reports.compare import markdown as compare_markdown
 
     return compare_markdown.write
 
 
 def _compare_json() -> CompareRenderer:
-    from policy_engine.reports import compare_json
+    from policy_engine.reports.compare import json as compare_json
 
     return compare_json.write
 
@@ -261,13 +261,13 @@ COMPARE_FORMATS = FormatTable("compare", [
 
 
 def _walkthrough_text() -> WalkthroughRenderer:
-    from policy_engine.reports import walkthrough_text
+    from policy_engine.reports.walkthrough import text as walkthrough_text
 
     return walkthrough_text.write
 
 
 def _walkthrough_json() -> WalkthroughRenderer:
-    from policy_engine.reports import walkthrough_json
+    from policy_engine.reports.walkthrough import json as walkthrough_json
 
     return walkthrough_json.write
 
@@ -279,13 +279,13 @@ WALKTHROUGH_FORMATS = FormatTable("walkthrough", [
 
 
 def _generate_text() -> GenerateRenderer:
-    from policy_engine.reports import generate_text
+    from policy_engine.reports.generate import text as generate_text
 
     return generate_text.write
 
 
 def _generate_json() -> GenerateRenderer:
-    from policy_engine.reports import generate_json
+    from policy_engine.reports.generate import json as generate_json
 
     return generate_json.write
 
@@ -299,13 +299,13 @@ FitRenderer = Callable[[FitOutput, TextIO], None]
 
 
 def _fit_text() -> FitRenderer:
-    from policy_engine.reports import fit_text
+    from policy_engine.reports.fit import text as fit_text
 
     return fit_text.write
 
 
 def _fit_json() -> FitRenderer:
-    from policy_engine.reports import fit_json
+    from policy_engine.reports.fit import json as fit_json
 
     return fit_json.write
 
@@ -315,18 +315,18 @@ FIT_FORMATS = FormatTable("fit", [
     OutputFormat("json", "per share, what was fitted, and the profile, for scripts", _fit_json),
 ])
 
-#: ``top --once``: one read of a queue's figures (``aws.queue_figures.QueueFigures``).
+#: ``top --once``: one read of a queue's figures (``adapters.aws.queue_figures.QueueFigures``).
 TopRenderer = Callable[[Any, TextIO], None]
 
 
 def _top_text() -> TopRenderer:
-    from policy_engine.reports import top_view
+    from policy_engine.reports.top import screen as top_view
 
     return top_view.write_text
 
 
 def _top_json() -> TopRenderer:
-    from policy_engine.reports import top_view
+    from policy_engine.reports.top import screen as top_view
 
     return top_view.write_json
 
@@ -341,19 +341,19 @@ GraphRenderer = Callable[["Digraph", Path], None]
 
 
 def _graph_svg() -> GraphRenderer:
-    from policy_engine.reports import borrow_graph_render
+    from policy_engine.reports.graph import borrow_graph as borrow_graph_render
 
     return borrow_graph_render.write_svg
 
 
 def _graph_png() -> GraphRenderer:
-    from policy_engine.reports import borrow_graph_render
+    from policy_engine.reports.graph import borrow_graph as borrow_graph_render
 
     return borrow_graph_render.write_png
 
 
 def _graph_dot() -> GraphRenderer:
-    from policy_engine.reports import borrow_graph_render
+    from policy_engine.reports.graph import borrow_graph as borrow_graph_render
 
     return borrow_graph_render.write_dot
 

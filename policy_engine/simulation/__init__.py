@@ -1,12 +1,15 @@
 """A deterministic discrete-event simulator of AWS Batch quota-share scheduling.
 
-Three kinds of module, in three folders (CONTRIBUTING.md, "The simulator's layout"):
-``core`` (the event loop and what it calls per job: exactly the modules mypyc compiles),
-``inputs`` (scenario and job files, generated workloads, live state) and ``outputs``
-(results, metrics, reasons, usage). Beside them: ``settings`` (the run's configuration),
-``causes`` (why a job moved or waits: values every part shares), ``time_limits`` and
-``topology_changes`` (rules the lifecycle applies, not compiled),
-``compiled`` (which build runs) and ``gcpause``.
+Organised by concept (CONTRIBUTING.md, "Where things live"): ``core/`` is the event loop and what it
+calls per job (exactly the modules mypyc compiles); beside it, at this folder's top, what the event loop
+calls or records and which calls back into it: ``settings`` (the run's configuration), ``causes`` (why
+a job moved or waits), ``reasons`` (a job's reason now), ``usage`` (the log of share usage),
+``time_limits``, ``plan_windows`` and ``topology_changes`` (rules the lifecycle applies, not compiled),
+``exact_types`` and ``live`` (what the engine accepts at its door), ``view`` (what readers see of an
+engine), ``compiled`` (which build runs) and ``gcpause``. Above them, each importing only what is below:
+``inputs/`` (job files, generated workloads), ``profiles/`` (workload profiles), ``scenarios/``
+(scenario files and their timed actions) and ``results/`` (what a finished run is read as, the wait
+attribution included).
 
 The names below are imported on first use, so importing a submodule (or this package)
 does not load the whole simulator.
@@ -14,46 +17,40 @@ does not load the whole simulator.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import sys
-from collections.abc import Sequence
 from importlib import import_module
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from policy_engine.simulation.compiled import use_source_when_stale
 
 if TYPE_CHECKING:
     from policy_engine.simulation.causes import Cause, Reason, Waiting
-    from policy_engine.simulation.core.engine import Engine, simulate
+    from policy_engine.simulation.core.engine import Engine
     from policy_engine.simulation.core.jobs import Job, JobSpec, Status
     from policy_engine.simulation.core.preemption import FewestInstancesFirst, LowestPriorityNewestFirst, VictimPolicy
-    from policy_engine.simulation.inputs.workload import Scenario, load_scenario
-    from policy_engine.simulation.outputs.results import AttemptRecord, JobRecord, SimulationResult
+    from policy_engine.simulation.results.records import AttemptRecord, JobRecord, SimulationResult, simulate
+    from policy_engine.simulation.scenarios.workload import Scenario, load_scenario
     from policy_engine.simulation.settings import PriorityUpdate, SimulationSettings
 
 #: public name -> the submodule that defines it
 _HOMES = {
-    "AttemptRecord": "outputs.results",
+    "AttemptRecord": "results.records",
     "Cause": "causes",
     "Engine": "core.engine",
     "FewestInstancesFirst": "core.preemption",
     "Job": "core.jobs",
-    "JobRecord": "outputs.results",
+    "JobRecord": "results.records",
     "JobSpec": "core.jobs",
     "LowestPriorityNewestFirst": "core.preemption",
     "PriorityUpdate": "settings",
     "Reason": "causes",
-    "Scenario": "inputs.workload",
-    "SimulationResult": "outputs.results",
+    "Scenario": "scenarios.workload",
+    "SimulationResult": "results.records",
     "SimulationSettings": "settings",
     "Status": "core.jobs",
     "VictimPolicy": "core.preemption",
     "Waiting": "causes",
-    "load_scenario": "inputs.workload",
-    "simulate": "core.engine",
+    "load_scenario": "scenarios.workload",
+    "simulate": "results.records",
 }
 
 __all__ = [
@@ -78,27 +75,7 @@ __all__ = [
 ]
 
 
-#: Module paths that docs/simulator.md documents, from before the split -> where the module is now.
-_MOVED = {"results": "outputs.results"}
-
-
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """``policy_engine.simulation.results`` is the module ``outputs.results`` itself (not a copy, not a file)."""
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        package, _, name = fullname.rpartition(".")
-        return importlib.util.spec_from_loader(fullname, self) if package == __name__ and name in _MOVED else None
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return import_module(f"{__name__}.{_MOVED[spec.name.rpartition('.')[2]]}")
-
-    def exec_module(self, module: ModuleType) -> None:
-        pass  # already imported by create_module
-
-
 use_source_when_stale()  # before any hot module is imported: a compiled build older than its source is not run
-sys.meta_path.append(_MovedModules())
 
 
 def __getattr__(name: str) -> Any:

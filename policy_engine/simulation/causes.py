@@ -5,7 +5,7 @@ Like Kueue's reason constants (``InCohortReclamationReason``, ...) and its
 (the preemptor's name, the attempt number, the disabled object), never a sentence, and code
 that needs to know what happened compares causes. The words a report shows are written here
 and only here (``describe``, ``describe_waiting``); the local endpoint words the same values
-as AWS does (``policy_engine/endpoint/status_reasons.py``).
+as AWS does (``policy_engine/adapters/endpoint/base/status_reasons.py``).
 
 Nothing here runs on the scheduler's hot path: a ``Reason`` is built only where a transition is
 recorded (someone listens, or a job ends in a way its record keeps), a ``Waiting`` only when
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import NamedTuple
 
-from policy_engine.units import number_text
+from policy_engine.foundation.units import number_text
 
 
 class Cause(StrEnum):
@@ -239,7 +239,7 @@ def describe_waiting(waiting: Waiting, name: Callable[[str], str] = _same) -> st
     return text
 
 
-#: The causes a waiting second is charged to (``outputs.wait_causes``), in the order reports list them.
+#: The causes a waiting second is charged to (``results.wait_causes``), in the order reports list them.
 WAIT_CAUSES: tuple[Cause, ...] = (
     Cause.BEHIND_HEAD, Cause.SHARE_AT_LIMIT, Cause.NOTHING_LENDABLE, Cause.LENDABLE_TAKEN, Cause.ENVIRONMENT_FULL,
     Cause.WAITING_FOR_RECLAIM, Cause.REQUEUED_AFTER_PREEMPTION, Cause.MISCONFIGURED, Cause.TIME_LIMIT_ACTION_PENDING)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-from policy_engine import limits
-from policy_engine.model import Topology, TrainingPlan
+from policy_engine.foundation import limits
+from policy_engine.foundation.model import Topology, TrainingPlan
 from policy_engine.simulation.causes import Cause, Detail, Reason
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity
@@ -51,6 +51,15 @@ class PlanHost(Protocol):
     def release_attempt(self, job: Job, outcome: str) -> None: ...
 
 
+class Use(NamedTuple):
+    """One job's stay on a window's instances (``start`` to ``end``), or the work a cut at its end lost."""
+
+    share: str
+    start: float
+    end: float
+    instances: int
+
+
 @dataclass
 class ShareUse:
     """One share's figures in one window, in instance-seconds (reports show hours)."""
@@ -64,7 +73,8 @@ class ShareUse:
 class Window:
     """One reserved capacity in simulated seconds: paid from ``start`` to ``end``, startable until ``cutoff``."""
 
-    __slots__ = ("cutoff", "end", "in_use", "index", "instances", "peak", "plan", "running", "shares", "start")
+    __slots__ = ("cutoff", "cuts", "end", "in_use", "index", "instances", "peak", "plan", "running", "shares", "start",
+                 "uses")
 
     def __init__(self, plan: str, index: int, instances: int, start: float, end: float):
         self.plan, self.index, self.instances = plan, index, instances
@@ -75,6 +85,10 @@ class Window:
         #: jobs on the window's instances -> when they got them
         self.running: dict[Job, float] = {}
         self.shares: dict[str, ShareUse] = {}
+        #: every stay of a job on the window's instances, and the work a cut at its end lost (``Use``, for the bill
+        #: over a period: ``outputs.billable`` clips them)
+        self.uses: list[Use] = []
+        self.cuts: list[Use] = []
 
     def accepts(self, now: float) -> bool:
         """Active and not yet terminating its instances: a job may start on it now."""
@@ -182,6 +196,7 @@ class PlanGate:
             return
         started = window.running.pop(job)
         window.share(job.spec.share).used += (now - started) * job.spec.instances
+        window.uses.append(Use(job.spec.share, started, now, job.spec.instances))
         window.in_use -= job.spec.instances
         if state.waiting and state.name not in self.filling:  # the next ones start after this change, at this instant
             self.filling.add(state.name)
@@ -297,6 +312,8 @@ class PlanGate:
             use = window.share(job.spec.share)
             use.cut_jobs += 1
             use.cut_seconds += lost * job.spec.instances
+            if lost > 0:
+                window.cuts.append(Use(job.spec.share, now - lost, now, job.spec.instances))
             self.host.release_attempt(job, PREEMPTED if self.window_end is PlanEnd.PREEMPT else FAILED)
             self._end_attempt(job, self.window_end, Cause.PLAN_WINDOW_ENDED, (window.plan, window.index), kept)
 
@@ -345,11 +362,14 @@ class PlanGate:
             windows = []
             for window in state.windows:
                 shares = {sid: ShareUse(use.used, use.cut_jobs, use.cut_seconds) for sid, use in window.shares.items()}
+                uses = list(window.uses)
                 for job, started in window.running.items():
                     use = shares.setdefault(job.spec.share, ShareUse())
                     use.used += (now - started) * job.spec.instances
+                    uses.append(Use(job.spec.share, started, now, job.spec.instances))
                 windows.append(WindowFigures(window.index, window.instances, window.start, window.end, window.cutoff,
-                                             window.peak, dict(sorted(shares.items()))))
+                                             window.peak, dict(sorted(shares.items())), tuple(uses),
+                                             tuple(window.cuts)))
             plans.append(PlanFigures(state.name, state.instance_type, windows,
                                      {share: seconds for (share, plan), seconds in sorted(held.items())
                                       if plan == state.name}))
@@ -367,6 +387,9 @@ class WindowFigures:
     cutoff: float
     peak: int
     shares: dict[str, ShareUse]
+    #: each stay of a job on the window's instances, and the work cut at its end lost (instances x seconds)
+    uses: tuple[Use, ...] = ()
+    cuts: tuple[Use, ...] = ()
 
     @property
     def paid(self) -> float:

@@ -10,7 +10,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from policy_engine.simulation.core.preemption import POLICIES, LowestPriorityNewestFirst, VictimPolicy
-from policy_engine.simulation.inputs.exact_types import exact_flag, exact_integer, exact_number
+from policy_engine.simulation.exact_types import exact_flag, exact_integer, exact_number
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from policy_engine.model import JobStateTimeLimitAction, Topology
+from policy_engine.foundation.model import JobStateTimeLimitAction, Topology
 from policy_engine.simulation.causes import Cause, Detail, Reason
 from policy_engine.simulation.core.capacity import ShareCapacity
 from policy_engine.simulation.core.events import Kind, Phase

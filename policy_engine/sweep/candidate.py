@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from policy_engine import bounds
-from policy_engine.model import JobQueue, Topology, share_id
+from policy_engine.foundation import bounds
+from policy_engine.foundation.model import JobQueue, Topology, share_id
 from policy_engine.simulation.core.engine import Action, SimulationSettings
 from policy_engine.simulation.core.jobs import JobSpec
-from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.guarantee_policy import apply as apply_guarantee_policy

@@ -1,37 +1,56 @@
-"""``cost``, ``idle_cost``, ``share(X).cost`` and ``AGG(cost)``: sweep and tune metrics priced from a run's ledger.
+"""``bill``, ``on_demand_cost``, ``plan_cost``, ``waste_cost``, ``share(X).bill`` and ``AGG(bill)``: sweep and tune
+metrics priced from a run's ledgers.
 
-A run record carries its capacity ledger in instance-hours (``record["costs"]``, price-free, so a
-dataset stays valid when prices change); the expression prices it with ``--prices`` and the
-``--chargeback`` convention when it is read. ``cost`` is what the environments' capacity cost over
-the run (until its last job ends, so a candidate that drains its backlog later costs more with the same
-capacity); ``used_cost`` what jobs ran on (the spend of on-demand capacity, whatever the run's length);
-``idle_cost`` the part of ``cost`` nobody used; ``share(X).cost`` the share's chargeback (its net
-bill over its instance types). Without prices each is in instance-hours, every instance type
-counted alike (docs/sweep.md says so). Lending is attributed as the engine does (proportional).
+A run record carries what AWS would bill in instance-hours (``record["costs"]``: the billable ledger over the
+billing period and the capacity ledger, price-free, so a dataset stays valid when prices change); the expression
+prices it with ``--prices`` when it is read. ``bill`` is on-demand spend + plan fees (docs/costs.md);
+``on_demand_cost`` and ``plan_cost`` its two parts; ``waste_cost`` the spend that bought nothing (on-demand work
+lost to preemption, plan hours idle or cut); ``share(X).bill`` what the share pays. Without prices each is in
+instance-hours, every instance type counted alike, and plan fees (money) count as the plans' used instance-hours
+(docs/sweep.md says so). The capacity-priced metrics this replaced are refused, naming the new one.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from policy_engine.model import Topology
-from policy_engine.prices import Prices
-from policy_engine.simulation.outputs.capacity_hours import CapacityHours
-from policy_engine.simulation.outputs.costs import INSTANCE_HOURS, Convention, CostReport, cost_report
+from policy_engine.foundation.model import Topology
+from policy_engine.inputs.prices import Prices
+from policy_engine.simulation.results.billable import Period
+from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, CostReport, report_from_ledgers
 
-#: Cluster-wide cost metrics and the per-share one.
-CLUSTER_COST_METRICS = ("cost", "used_cost", "idle_cost")
-SHARE_COST_METRIC = "cost"
+#: Cluster-wide bill metrics and the per-share one.
+CLUSTER_COST_METRICS = ("bill", "on_demand_cost", "plan_cost", "waste_cost")
+SHARE_COST_METRIC = "bill"
+#: The capacity-priced metrics the bill replaced -> what to write instead (one line, exit 2).
+RETIRED = {
+    "cost": "bill (what AWS bills: on-demand job time + plan fees; capacity nobody used costs nothing)",
+    "used_cost": "on_demand_cost (every attempt's RUNNING time x rate)",
+    "idle_cost": "waste_cost (on-demand work lost to preemption + plan hours idle or cut; idle limits cost nothing)",
+}
+RETIRED_SHARE = {"cost": "bill (what the share pays: its jobs' on-demand spend and its part of the plans' fees)"}
+
+
+def retired(text: str) -> str | None:
+    """The one line refusing a retired cost metric in ``text`` (naming the new one), or ``None``."""
+    if (match := re.search(r"share\(\s*[^()\s]+\s*\)\.cost\b", text)) is not None:
+        return (f"{match.group(0)} priced capacity and is no more: use {match.group(0)[:-4]}bill "
+                f"({RETIRED_SHARE['cost'].partition(' (')[2][:-1]}); docs/costs.md")
+    for old, new in RETIRED.items():
+        if re.search(rf"(?<![\w.]){old}\b", text):
+            return f"{old} priced the environments' capacity and is no more: use {new}; docs/costs.md"
+    return None
 
 
 @dataclass(frozen=True)
 class Pricing:
-    """How a cost metric reads a ledger: the rates (None: instance-hours) and the chargeback convention."""
+    """How a bill metric reads a ledger: the rates (None: instance-hours), the chargeback view, the period."""
 
     prices: Prices | None = None
     convention: Convention = Convention.USAGE
+    period: Period = field(default_factory=Period)
 
     @property
     def unit(self) -> str:
@@ -39,21 +58,26 @@ class Pricing:
 
 
 def uses_cost(expressions: Iterable[str]) -> bool:
-    """Whether any objective or constraint reads a cost metric (then the command says the unit)."""
-    return any(re.search(r"\b(idle_|used_)?cost\b", text) for text in expressions)
-
-
-def uses_total_cost(expressions: Iterable[str]) -> bool:
-    """Whether one reads the cluster's ``cost`` itself (not a share's, nor ``used_cost``/``idle_cost``)."""
-    return any(re.search(r"(?<![\w.(])cost\b", text) for text in expressions)
+    """Whether any objective or constraint reads a bill metric (then the command says the unit)."""
+    names = "|".join(CLUSTER_COST_METRICS)
+    return any(re.search(rf"\b({names})\b", text) for text in expressions)
 
 
 def report_of(record: dict, topology: Topology, pricing: Pricing) -> CostReport:
     ledger = record.get("costs")
     if not ledger:
-        raise ValueError("the run record holds no capacity ledger (a sweep dataset written before costs existed: "
+        raise ValueError("the run record holds no billable ledger (a sweep dataset written before the bill existed: "
                          "run it again without --resume)")
-    return cost_report(CapacityHours.from_json(ledger), topology, pricing.prices, pricing.convention)
+    return report_from_ledgers(ledger, topology, pricing.prices, pricing.convention)
+
+
+def _hours_view(report: CostReport) -> tuple[float, float, float]:
+    """Without prices: (on-demand, on plans, wasted) instance-hours, every type alike."""
+    on_demand = sum(row.on_demand for row in report.ledger.shares)
+    plans = sum(p.hours.used_total for p in report.plans)
+    waste = sum(row.preempted for row in report.ledger.shares) + sum(
+        p.hours.idle + sum(p.hours.cut.values()) for p in report.plans)
+    return on_demand, plans, waste
 
 
 @dataclass(frozen=True)
@@ -83,25 +107,41 @@ class RunCosts:
         return report.to_json() if report is not None else None
 
 
+def cluster_figure(report: CostReport, name: str) -> float:
+    """``bill``, ``on_demand_cost``, ``plan_cost`` or ``waste_cost`` of a report (instance-hours without prices)."""
+    if report.priced:
+        bill = report.bill
+        return {"bill": bill.total, "on_demand_cost": bill.on_demand, "plan_cost": bill.plans,
+                "waste_cost": report.waste.total}[name]
+    on_demand, plans, waste = _hours_view(report)
+    return {"bill": on_demand + plans, "on_demand_cost": on_demand, "plan_cost": plans, "waste_cost": waste}[name]
+
+
+def share_figure(report: CostReport, share: str) -> float:
+    """What ``share`` pays (instance-hours on-demand and on plans without prices)."""
+    if report.priced:
+        return report.share_bill(share)
+    return sum(value for (name, _), value in report.per_share_type().items() if name == share)
+
+
 def cluster_metric(name: str, topology: Topology, pricing: Pricing) -> Callable[[dict], float]:
     def compute(record: dict) -> float:
-        report = report_of(record, topology, pricing)
-        return {"cost": report.total, "used_cost": report.used, "idle_cost": report.idle}[name]
+        return cluster_figure(report_of(record, topology, pricing), name)
 
     return compute
 
 
 def share_metric(share: str, topology: Topology, pricing: Pricing) -> Callable[[dict], float]:
     def compute(record: dict) -> float:
-        return report_of(record, topology, pricing).share_net(share)
+        return share_figure(report_of(record, topology, pricing), share)
 
     return compute
 
 
 def every_share(topology: Topology, pricing: Pricing) -> Callable[[dict], list[float]]:
-    """Each share's chargeback, for ``max(cost)``, ``sum(cost)`` and the like."""
+    """Each share's bill, for ``max(bill)``, ``sum(bill)`` and the like."""
     def compute(record: dict) -> list[float]:
         report = report_of(record, topology, pricing)
-        return [report.share_net(name) for name in dict.fromkeys(s.share for s in report.shares)]
+        return [share_figure(report, s.share) for s in report.shares]
 
     return compute

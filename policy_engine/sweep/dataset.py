@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policy_engine.model import Topology, share_id
-from policy_engine.output_files import OutputFolder
+from policy_engine.foundation.model import Topology, share_id
+from policy_engine.foundation.output_files import OutputFolder
 from policy_engine.sweep.expressions import SHARE_METRICS, SUMMARY_METRICS
 from policy_engine.sweep.grammar import Axis
 

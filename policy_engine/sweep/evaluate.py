@@ -14,17 +14,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from policy_engine.checks import check_topology
-from policy_engine.model import Topology
-from policy_engine.reports.check_json import finding_to_dict
-from policy_engine.simulation.core.engine import simulate
+from policy_engine.analysis.checks import check_topology
+from policy_engine.foundation.findings import finding_to_dict
+from policy_engine.foundation.model import Topology
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.workload import Scenario
-from policy_engine.simulation.outputs.capacity_hours import mean_hours
-from policy_engine.simulation.outputs.numbers import plain
-from policy_engine.simulation.outputs.results import SimulationResult
-from policy_engine.simulation.outputs.targets import evaluate_targets
+from policy_engine.simulation.results.billable import Period
+from policy_engine.simulation.results.costs import ledgers, mean_ledgers
+from policy_engine.simulation.results.numbers import plain
+from policy_engine.simulation.results.records import SimulationResult, simulate
+from policy_engine.simulation.results.targets import evaluate_targets
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.candidate import variant
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.grid import Candidate
@@ -68,7 +68,7 @@ def checked(topology: Topology) -> tuple[bool, list[dict]]:
 
 def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
              guarantees: GuaranteePolicy = GuaranteePolicy.KEEP,
-             workloads: Sequence[Sequence[JobSpec]] = ()) -> dict[str, Any]:
+             workloads: Sequence[Sequence[JobSpec]] = (), period: Period | None = None) -> dict[str, Any]:
     """The run record of one candidate; never raises (a failure is recorded as status ``error``).
 
     With ``workloads`` (``samples.resample``), the candidate runs once on each instead of the scenario's
@@ -86,18 +86,18 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
             if not workloads:
                 result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings, live=scenario.live)
                 record["summary"], record["shares"] = simulation_json(result)
-                record["costs"] = result.hours.to_json() if result.hours else None  # priced when read (cost_metrics)
+                record["costs"] = ledgers(result, period) or None  # priced when read (cost_metrics)
                 record["targets"] = targets_json(chosen.topology, result)
                 return record
-            runs, ledgers = [], []
+            runs, kept = [], []
             for jobs in workloads:
                 sample = variant(replace(scenario, jobs=list(jobs)), axes, candidate.values, guarantees)
                 result = simulate(sample.topology, sample.jobs, sample.updates, sample.settings, live=scenario.live)
                 summary, shares = simulation_json(result)
                 runs.append({**record, "summary": summary, "shares": shares,
                              "targets": targets_json(sample.topology, result)})
-                ledgers.append(result.hours)
-            return {**mean_record(runs), "costs": mean_hours([h for h in ledgers if h]).to_json()}
+                kept.append(ledgers(result, period))
+            return {**mean_record(runs), "costs": mean_ledgers([k for k in kept if k]) or None}
     except Exception as error:  # one bad candidate must not end a sweep of thousands
         record["status"] = ERROR
         record["error"] = f"{type(error).__name__}: {error}"

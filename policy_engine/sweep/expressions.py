@@ -8,8 +8,9 @@ An expression is one of:
   ``share(REF).METRIC``  one share's figure (REF is QUEUE/SHARE or a unique SHARE; the largest over its types)
   ``TMETRIC(TYPE)``       one instance type's figure of ``summary.instance_types`` (``utilisation(ml.g5.xlarge)``)
   ``share(REF).METRIC(TYPE)``  one share's figure on one instance type (``utilisation``: its ``own_utilisation``)
-  ``cost``, ``used_cost``, ``idle_cost``, ``share(REF).cost``, ``AGG(cost)``: priced from the run's ledger
-                         (``cost_metrics``)
+  ``bill``, ``on_demand_cost``, ``plan_cost``, ``waste_cost``, ``share(REF).bill``, ``AGG(bill)``: what AWS
+                         bills, priced from the run's ledger (``cost_metrics``; ``cost``, ``used_cost``,
+                         ``idle_cost`` and ``share(REF).cost`` priced capacity and are refused, naming these)
 A constraint is ``EXPR <= BOUND`` (or ``<``, ``>=``, ``>``), or ``guarantees``: every declared guarantee
 holds (``check`` proves them, so a refuted one makes a candidate invalid; in the simulation a
 ``never_preempted`` share lost no job to preemption). BOUND is a number in the figure's unit, or as people write
@@ -25,13 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from policy_engine.bounds import MAX_SECONDS
-from policy_engine.model import Topology, share_id
-from policy_engine.simulation.outputs.type_usage import SUMMARY_KEY
+from policy_engine.foundation.bounds import MAX_SECONDS
+from policy_engine.foundation.model import Topology, share_id
+from policy_engine.foundation.units import DURATION_UNITS, Unit, figure_text, points_text
+from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 from policy_engine.sweep import cost_metrics
 from policy_engine.sweep.cost_metrics import Pricing
 from policy_engine.sweep.grammar import find_share
-from policy_engine.units import DURATION_UNITS, Unit, figure_text, points_text
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
                    "instance_hours_lost", "jobs", "plan_idle_hours")
@@ -140,9 +141,11 @@ def record_types(record: dict | None) -> list[str]:
 
 
 def parse_expression(text: str, topology: Topology, pricing: Pricing | None = None) -> Expression:
-    """``pricing``: how ``cost``, ``idle_cost`` and ``share(X).cost`` are priced (default: instance-hours)."""
+    """``pricing``: how ``bill``, ``waste_cost`` and ``share(X).bill`` are priced (default: instance-hours)."""
     source = text.strip()
     pricing = pricing or Pricing()
+    if (refusal := cost_metrics.retired(source)) is not None:
+        raise ExpressionError(f"{text!r}: {refusal}")
     if source in cost_metrics.CLUSTER_COST_METRICS:
         return Expression(source, cost_metrics.cluster_metric(source, topology, pricing), Unit.COST, pricing.unit)
     if source in OPTIONAL_SUMMARY_METRICS:  # only in a run that has what it counts: 0 in the others

@@ -25,10 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policy_engine import bounds
-from policy_engine.diagnostics import ShareMatch
-from policy_engine.limits import INTEGER_MAX
-from policy_engine.model import QuotaShare, Topology, share_id
+from policy_engine.foundation import bounds
+from policy_engine.foundation.diagnostics import ShareMatch
+from policy_engine.foundation.limits import INTEGER_MAX
+from policy_engine.foundation.model import QuotaShare, Topology, share_id
 from policy_engine.simulation.core.engine import SimulationSettings
 from policy_engine.simulation.core.preemption import POLICIES
 from policy_engine.simulation.settings import PlanDispatch
@@ -397,7 +397,7 @@ def _limits_moved(kind: str, target: str, partner: str | None, field: str,
 
 def _unknown_instance_type(name: str, topology: Topology) -> str | None:
     """A type neither the topology nor SageMaker training has (a typo: every candidate would be invalid)."""
-    from policy_engine import instance_types
+    from policy_engine.foundation import instance_types
 
     if any(name in env.capacity for env in topology.service_environments) or any(
             name in share.capacity for _, share in topology.shares()):
@@ -417,7 +417,7 @@ def vary_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        from policy_engine.units import number_text
+        from policy_engine.foundation.units import number_text
 
         return number_text(value)
     return str(value)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from enum import Enum
 
-from policy_engine.graph import BorrowGraph
-from policy_engine.guarantees import guaranteed_capacity, refute
-from policy_engine.model import Guarantee, Topology, share_id
+from policy_engine.analysis.borrow.graph import BorrowGraph
+from policy_engine.analysis.borrow.guarantees import guaranteed_capacity, refute
+from policy_engine.foundation.model import Guarantee, Topology, share_id
 
 
 class GuaranteePolicy(Enum):

@@ -11,11 +11,12 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from policy_engine.simulation.core.jobs import JobSpec
-from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.results.billable import Period
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.dataset import ResultsDataset
 from policy_engine.sweep.evaluate import evaluate
 from policy_engine.sweep.executor import Executor
@@ -35,11 +36,13 @@ class SweepInput:
     guarantees: GuaranteePolicy = GuaranteePolicy.KEEP
     #: ``tune --workload-samples``: the resampled workloads every candidate runs on (else the scenario's jobs).
     workloads: tuple[tuple[JobSpec, ...], ...] = ()
+    #: ``--period``: what each run's bill covers (default the whole workload)
+    period: Period = field(default_factory=Period)
 
 
 def run_task(shared: SweepInput, candidate: Candidate) -> dict[str, Any]:
     """One Dask task: evaluate ``candidate`` against the scattered scenario."""
-    return evaluate(shared.scenario, shared.axes, candidate, shared.guarantees, shared.workloads)
+    return evaluate(shared.scenario, shared.axes, candidate, shared.guarantees, shared.workloads, shared.period)
 
 
 def scenario_digest(scenario: Scenario) -> str:
@@ -54,7 +57,7 @@ def scenario_digest(scenario: Scenario) -> str:
 def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Candidate], executor: Executor,
               dataset: ResultsDataset | None = None, progress: Progress | None = None, total: int | None = None,
               on_result: Callable[[dict], None] | None = None, flush_runs: int = 64,
-              flush_seconds: float = 2.0) -> list[dict]:
+              flush_seconds: float = 2.0, period: Period | None = None) -> list[dict]:
     """Every candidate's run record, sorted by grid index; ``dataset`` (if any) gets them in part files."""
     done: dict[str, dict] = dict(dataset.written) if dataset is not None else {}
     todo = [candidate for candidate in candidates if candidate.key not in done]
@@ -74,7 +77,7 @@ def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Can
         batch.clear()
         last_flush = time.monotonic()
 
-    shared = SweepInput(scenario, tuple(axes))
+    shared = SweepInput(scenario, tuple(axes), period=period or Period())
     keys = {candidate.index: candidate.key for candidate in todo}
     try:
         for record in executor.map(run_task, shared, todo):

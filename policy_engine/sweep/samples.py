@@ -21,7 +21,7 @@ from statistics import fmean
 from typing import Any
 
 from policy_engine.simulation.core.jobs import JobSpec
-from policy_engine.simulation.outputs.targets import Criterion
+from policy_engine.simulation.results.targets import Criterion
 
 DAY = 86_400.0
 

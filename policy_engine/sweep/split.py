@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
-from policy_engine.model import Topology
+from policy_engine.foundation.model import Topology
 from policy_engine.simulation.core.engine import Action, Engine
-from policy_engine.simulation.inputs.workload import Scenario
-from policy_engine.simulation.outputs.capacity_hours import merge_hours
-from policy_engine.simulation.outputs.metrics import EnvironmentSpan, cluster_summary
-from policy_engine.simulation.outputs.results import SimulationResult, build_result
-from policy_engine.simulation.outputs.type_usage import (
+from policy_engine.simulation.results.capacity_hours import merge_hours
+from policy_engine.simulation.results.metrics import EnvironmentSpan, cluster_summary
+from policy_engine.simulation.results.records import SimulationResult, build_result
+from policy_engine.simulation.results.type_usage import (
     SUMMARY_KEY,
     TypeSeconds,
     engine_seconds,
@@ -27,8 +26,9 @@ from policy_engine.simulation.outputs.type_usage import (
     summed,
     type_usage,
 )
-from policy_engine.simulation.outputs.usage import merge_logs
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
+from policy_engine.simulation.usage import merge_logs
 from policy_engine.sweep.executor import Executor
 
 

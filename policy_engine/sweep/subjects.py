@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from policy_engine.changes.promises import PromiseChange
+    from policy_engine.analysis.promise_changes import PromiseChange
     from policy_engine.sweep.cost_metrics import RunCosts
     from policy_engine.sweep.expressions import Constraint, Expression
     from policy_engine.sweep.grammar import Axis

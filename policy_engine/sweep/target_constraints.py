@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from policy_engine.model import Topology
-from policy_engine.simulation.outputs.targets import Criterion
+from policy_engine.foundation.model import Topology
+from policy_engine.foundation.units import Unit, duration_text, points_text
+from policy_engine.simulation.results.targets import Criterion
 from policy_engine.sweep.expressions import Constraint
-from policy_engine.units import Unit, duration_text, points_text
 
 #: The violation of a run that was not simulated (invalid or failed): it meets no target.
 UNJUDGED = 1.0

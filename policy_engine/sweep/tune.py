@@ -21,8 +21,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from policy_engine.foundation.units import figure_text
 from policy_engine.simulation.core.jobs import JobSpec
-from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.simulation.results.billable import Period
+from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.evaluate import INVALID, OK, evaluate
 from policy_engine.sweep.executor import Executor
 from policy_engine.sweep.expressions import Constraint, Expression
@@ -31,7 +33,6 @@ from policy_engine.sweep.grid import Candidate, candidate_key, expand, grid_size
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.runner import SweepInput, run_task
 from policy_engine.sweep.samples import samples_for
-from policy_engine.units import figure_text
 
 if TYPE_CHECKING:
     import optuna
@@ -231,11 +232,11 @@ def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Seq
 
 def _sensitivity(scenario: Scenario, axes: Sequence[Axis], assumptions: Sequence[Axis], result: TuneResult,
                  executor: Executor, guarantees: GuaranteePolicy, workloads: tuple[tuple[JobSpec, ...], ...],
-                 objectives: Sequence[Objective], constraints: Sequence[Constraint]) -> list[dict]:
+                 objectives: Sequence[Objective], constraints: Sequence[Constraint], period: Period) -> list[dict]:
     """Every ok candidate and the current topology under each combination of assumptions."""
     combos = list(expand(assumptions))
     candidates = [record for record in result.runs if record["status"] == OK]
-    shared = executor.share(SweepInput(scenario, (*axes, *assumptions), guarantees, workloads))
+    shared = executor.share(SweepInput(scenario, (*axes, *assumptions), guarantees, workloads, period))
     current_values = dict(result.current["values"])
     tasks = []
     try:
@@ -263,7 +264,8 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
          constraints: Sequence[Constraint], budget: int, executor: Executor, seed: int = 0, batch_size: int = 8,
          pick: int = 1, progress: Callable[[int, int], None] | None = None, *,
          guarantees: GuaranteePolicy = GuaranteePolicy.KEEP, workload_samples: int = 0,
-         assumptions: Sequence[Axis] = (), min_gain: float = DEFAULT_MIN_GAIN) -> TuneResult:
+         assumptions: Sequence[Axis] = (), min_gain: float = DEFAULT_MIN_GAIN,
+         period: Period | None = None) -> TuneResult:
     """Up to ``budget`` simulated candidates (invalid ones cost a check only and are not counted), then the
     decision against the current topology (``decide``) and, with ``assumptions``, the sensitivity table."""
     import optuna
@@ -273,13 +275,14 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
     study = optuna.create_study(directions=["maximize" if o.maximize else "minimize" for o in objectives],
                                 sampler=_sampler(objectives, seed, budget))
     workloads = samples_for(scenario, workload_samples, seed) if workload_samples else ()
-    shared = executor.share(SweepInput(scenario, tuple(axes), guarantees, workloads))
+    period = period or Period()
+    shared = executor.share(SweepInput(scenario, tuple(axes), guarantees, workloads, period))
     runs: dict[str, dict] = {}
     stale = 0
     current_values = {axis.path: base_value(axis, scenario.topology, scenario.settings) for axis in axes}
     try:
         # the scenario exactly as it is (its declared guarantees untouched), on the same workloads
-        current = evaluate(scenario, (), Candidate(-1, {}), GuaranteePolicy.KEEP, workloads)
+        current = evaluate(scenario, (), Candidate(-1, {}), GuaranteePolicy.KEEP, workloads, period)
         current["values"] = current_values
         if progress:
             progress(0, budget)
@@ -314,5 +317,5 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
                                samples=workload_samples), objectives, constraints, min_gain)
     if assumptions:
         result.sensitivity = _sensitivity(scenario, axes, assumptions, result, executor, guarantees, workloads,
-                                          objectives, constraints)
+                                          objectives, constraints, period)
     return result

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from policy_engine.cli import main
-from policy_engine.examples import EXAMPLE_YAML
-from tests.policy_engine.aws.test_template import HAND_WRITTEN as TEMPLATE_YAML
+from policy_engine.cli.app import main
+from policy_engine.inputs.examples import EXAMPLE_YAML
+from tests.policy_engine.inputs.test_template import HAND_WRITTEN as TEMPLATE_YAML
 
 ROOT = Path(__file__).parents[2]
 CORPUS = ROOT / "tests" / "data" / "hostile"
@@ -253,10 +253,11 @@ def run_corpus_file(kind: str, path: Path) -> list[Outcome]:
 #: Option values: non-finite, tiny, huge, malformed mixes and separators.
 FLAG_VALUES = ["nan", "inf", "-inf", "1e999", "1e-308", "0", "-1", "1", "3.5", "9" * 5000, "", " ", "\x1b[2J",
                "1:nan", "1:inf", "1:-1", "a:b", "1:1,2:0", "0:1", "99999999999999999999:1", "1:1e308", ":", ",",
-               "QS1=1:1", "training/QS1=5:1", "nope=1:1", "QS1=", "lowest-priority-newest", "x" * 300]
+               "QS1=1:1", "training/QS1=5:1", "nope=1:1", "QS1=", "lowest-priority-newest", "x" * 300,
+               "0s..30d", "..", "1h..", "2h..1h", "nan..inf", "2026-01-01..2026-02-01", "0..1e999", "9999-99-99..1d"]
 GENERATE_FLAGS = ["--jobs", "--rate", "--sizes", "--duration-mean", "--duration-distribution", "--priorities",
                   "--share-priorities", "--seed"]
-SIMULATE_FLAGS = ["--until", "--victim-policy"]
+SIMULATE_FLAGS = ["--until", "--victim-policy", "--period"]
 TOP_FLAGS = ["--queue", "--interval", "--region", "--events", "--max-attempts"]
 #: ``top`` talks to Batch: sent to a closed loopback port (refused at once), never to AWS.
 TOP_ENV = {"AWS_ENDPOINT_URL_BATCH": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": "fuzz",

@@ -20,7 +20,7 @@ import io, runpy, sys
 for name in ("aws_cdk", "constructs", "jsii", "cdk_nag"):
     sys.modules[name] = None
 from click.testing import CliRunner
-from policy_engine.cli import main
+from policy_engine.cli.app import main
 runner = CliRunner()
 for args in (["check"], ["check", "--strict", "--format", "json"], ["simulate", "scenarios/walkthrough.yaml"],
              ["graph"]):

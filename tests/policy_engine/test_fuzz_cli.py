@@ -78,12 +78,12 @@ def test_mutated_prices_files(rng):
 def test_the_harness_catches_what_it_must(monkeypatch):
     """A traceback and NaN in JSON output are caught, so a clean campaign means something."""
     assert fuzz.run_cli(["nosuchcommand"]).problem is None  # click's usage error: exit 2, as it should be
-    from policy_engine.commands import check
+    from policy_engine.cli.commands import check
 
     monkeypatch.setattr(check, "check_topology", lambda topology: 1 / 0)
     assert fuzz.run_cli(["check"]).problem.startswith("traceback: ZeroDivisionError")
     monkeypatch.undo()
-    from policy_engine.reports import check_json
+    from policy_engine.reports.check import json as check_json
 
     monkeypatch.setattr(check_json, "render", lambda report, **options: '{"x": NaN}')
     assert "invalid JSON output" in fuzz.run_cli(["check", "--format", "json"]).problem

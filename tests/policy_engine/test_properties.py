@@ -6,11 +6,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy_engine.graph import BorrowGraph
-from policy_engine.guarantees import guaranteed_capacity
-from policy_engine.limits import TIME_LIMIT_REASONS
-from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
-from policy_engine.rules import REGISTRY, Context
+from policy_engine.analysis.borrow.graph import BorrowGraph
+from policy_engine.analysis.borrow.guarantees import guaranteed_capacity
+from policy_engine.analysis.rules import REGISTRY, Context
+from policy_engine.foundation.limits import TIME_LIMIT_REASONS
+from policy_engine.foundation.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
 
 TYPES = ("ml.g5.xlarge", "ml.g5.2xlarge", "ml.g5.12xlarge", "ml.p4d.24xlarge", "ml.p5.48xlarge", "ml.trn1.32xlarge")
 NAME = st.text(alphabet="abcXYZ019-_", min_size=1, max_size=128)

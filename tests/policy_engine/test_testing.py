@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from policy_engine.examples import EXAMPLE_YAML
+from policy_engine.inputs.examples import EXAMPLE_YAML
 from policy_engine.testing import assert_topology_ok
 from tests.builders import share, topology
 

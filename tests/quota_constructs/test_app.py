@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from aws_cdk import App
 
-from policy_engine.checks import check_topology
-from policy_engine.loading import load_topology
+from policy_engine.analysis.checks import check_topology
+from policy_engine.inputs.loading import load_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN_YAML = """\
@@ -32,7 +32,7 @@ guarantees:
   - {share: training/product, min_capacity: {ml.g5.xlarge: 2}}
 """
 PYTHON_TOPOLOGY = """\
-from policy_engine.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
+from policy_engine.foundation.model import JobQueue, QuotaShare, ServiceEnvironment, Topology
 
 TOPOLOGY = Topology(
     service_environments=(ServiceEnvironment(name="env", capacity={"ml.g5.xlarge": 2}),),

@@ -12,8 +12,8 @@ import botocore.session
 import pytest
 from aws_cdk.assertions import Template
 
-from policy_engine.examples import example_topology, large_topology
-from policy_engine.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
+from policy_engine.foundation.model import JobQueue, JobStateTimeLimitAction, QuotaShare, ServiceEnvironment, Topology
+from policy_engine.inputs.examples import example_topology, large_topology
 from quota_constructs import TopologyStacks
 from tests.quota_constructs.conftest import fast_app
 

@@ -10,7 +10,7 @@ from aws_cdk import App, Environment, Stack, Validations
 from aws_cdk import aws_iam as iam
 from cdk_nag import AwsSolutionsChecks
 
-from policy_engine.examples import example_topology
+from policy_engine.inputs.examples import example_topology
 from quota_constructs import ReadOnlyQuotaAccess, TopologyStacks, grants, read_only_access
 from tests.quota_constructs.conftest import CDK_CONTEXT
 

@@ -12,7 +12,7 @@ import pytest
 from aws_cdk import Acknowledgment, App, Stack, Validations
 from aws_cdk import aws_batch as batch
 
-from policy_engine.examples import example_topology
+from policy_engine.inputs.examples import example_topology
 from quota_constructs import BatchQuotaChecks, QuotaShare, ServiceEnvironment, TopologyStacks, TrainingJobQueue
 from tests.quota_constructs.conftest import CDK_CONTEXT
 

@@ -7,7 +7,7 @@ from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Match, Template
 
-from policy_engine.model import JobStateTimeLimitAction
+from policy_engine.foundation.model import JobStateTimeLimitAction
 from quota_constructs import QuotaSchedulingPolicy, ServiceEnvironment, TrainingJobQueue
 from quota_constructs.errors import QuotaConstructError
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app

@@ -12,7 +12,7 @@ from aws_cdk import App, Duration, Stack, Validations
 from cdk_nag import AwsSolutionsChecks
 from moto.events.models import EventPattern
 
-from policy_engine import event_patterns
+from policy_engine.events import patterns as event_patterns
 from quota_constructs import (
     BatchQuotaChecks,
     QuotaMonitoring,

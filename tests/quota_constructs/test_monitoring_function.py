@@ -10,11 +10,11 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from policy_engine.endpoint.server import start_in_thread
-from policy_engine.endpoint.service import Options, Service
-from policy_engine.examples import INSTANCE_TYPE, example_topology
+from policy_engine.adapters.endpoint.server import start_in_thread
+from policy_engine.adapters.endpoint.service import Options, Service
+from policy_engine.inputs.examples import INSTANCE_TYPE, example_topology
 from quota_constructs.monitoring_function import index
-from tests.policy_engine.endpoint.conftest import client, submit
+from tests.policy_engine.adapters.endpoint.conftest import client, submit
 
 NAMESPACE = "BatchQuota"
 

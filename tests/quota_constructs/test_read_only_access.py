@@ -12,13 +12,13 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Template
 from click.testing import CliRunner
 
-from policy_engine.aws.iam_policy import COMMAND_OPERATIONS, RESOURCE_OF, action, operations
-from policy_engine.cli import main
+from policy_engine.adapters.aws.iam_policy import COMMAND_OPERATIONS, RESOURCE_OF, action, operations
+from policy_engine.cli.app import main
 from quota_constructs import ReadOnlyQuotaAccess
 from quota_constructs.errors import QuotaConstructError
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app
 
-AWS_PACKAGE = Path(__file__).resolve().parents[2] / "policy_engine" / "aws"
+AWS_PACKAGE = Path(__file__).resolve().parents[2] / "policy_engine" / "adapters" / "aws"
 
 
 def test_every_operation_the_connectors_call_is_in_the_policy():

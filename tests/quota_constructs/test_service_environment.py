@@ -6,7 +6,7 @@ import pytest
 from aws_cdk import Stack, Tags
 from aws_cdk.assertions import Template
 
-from policy_engine.model import ServiceEnvironment as ModelEnvironment
+from policy_engine.foundation.model import ServiceEnvironment as ModelEnvironment
 from quota_constructs import ServiceEnvironment
 from quota_constructs.errors import QuotaConstructError
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app

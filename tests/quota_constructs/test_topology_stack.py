@@ -13,10 +13,10 @@ from aws_cdk import CfnOutput, Stack, Tags
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
 
-from policy_engine.checks import CheckReport, check_topology
-from policy_engine.examples import example_topology, large_topology
-from policy_engine.loading import LoadError
-from policy_engine.model import Guarantee, JobQueue, QuotaShare, ServiceEnvironment, Suppression, Topology
+from policy_engine.analysis.checks import CheckReport, check_topology
+from policy_engine.foundation.model import Guarantee, JobQueue, QuotaShare, ServiceEnvironment, Suppression, Topology
+from policy_engine.inputs.examples import example_topology, large_topology
+from policy_engine.inputs.loading import LoadError
 from quota_constructs import QuotaConstructError, QuotaTopology, TopologyStacks, topology_stack
 from quota_constructs.topology_stack import (
     MAX_OUTPUTS_PER_STACK,
@@ -537,7 +537,7 @@ def test_cdk_debug_mode_still_records_the_creation_stack_traces():
 
 def test_targets_are_never_deployed(default):
     """A topology's targets judge simulated runs only: the synthesized template is the same without them."""
-    from policy_engine.model import Target
+    from policy_engine.foundation.model import Target
 
     _, _, template = default
     targeted = example_topology().model_copy(update={"targets": (
@@ -550,7 +550,7 @@ def test_training_plans_are_never_deployed():
     """A plan is bought, not created: the same topology with a plan gives exactly the same template. (The plan
     passes the plan rules, BQ601-BQ608, whose errors would stop the synth: a reservable type, an environment and a
     share that can run it.)"""
-    from policy_engine.model import ReservedCapacity, TrainingPlan
+    from policy_engine.foundation.model import ReservedCapacity, TrainingPlan
 
     p5 = "ml.p5.48xlarge"
     base = example_topology()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from aws_cdk.assertions import Template
 
-from policy_engine.examples import large_topology
+from policy_engine.inputs.examples import large_topology
 from quota_constructs import TopologyStacks
 from quota_constructs.topology_stack import MAX_OUTPUTS_PER_STACK
 from tests.quota_constructs.conftest import cfn_lint_errors, fast_app, resources_of

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from policy_engine.model import JobQueue, QuotaShare, Topology, share_id
+from policy_engine.foundation.model import JobQueue, QuotaShare, Topology, share_id
 from policy_engine.simulation.core.queues import Line
 
 if TYPE_CHECKING:
     from policy_engine.simulation.core.jobs import Job
-    from policy_engine.simulation.outputs.usage import UsageLog
+    from policy_engine.simulation.usage import UsageLog
 
 #: One utilisation sample (``Pool.record``): (time, share, instance type, own use, borrowed, lent, idle not lent).
 UtilisationSample = tuple[float, str, str, int, int, float, float]

@@ -17,21 +17,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Final, SupportsFloat
 
-from policy_engine.model import Topology
+from policy_engine.foundation.model import Topology
 from policy_engine.simulation.causes import Cause, Reason, Waiting
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.agenda import Agenda
 from policy_engine.simulation.core.events import Event, Kind, Phase
 from policy_engine.simulation.core.jobs import ACTIVE, FAILED, FINAL, Job, JobSpec, LiveState, Status
 from policy_engine.simulation.core.lifecycle import JobLifecycle, Transition
+from policy_engine.simulation.exact_types import exact_number
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.exact_types import exact_number
-from policy_engine.simulation.outputs.reasons import waiting, waiting_reason
-from policy_engine.simulation.outputs.results import SimulationResult, build_result
+from policy_engine.simulation.reasons import waiting, waiting_reason
 from policy_engine.simulation.settings import Action, JobTermination, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
-__all__ = ["Action", "Agenda", "Engine", "PriorityUpdate", "SimulationSettings", "Transition", "simulate"]
+__all__ = ["Action", "Agenda", "Engine", "PriorityUpdate", "SimulationSettings", "Transition"]
 
 _RUNNING: Final = Status.RUNNING
 _SUBMIT: Final = Phase.SUBMIT
@@ -81,7 +80,7 @@ class Engine(JobLifecycle):
         """``seq -> LiveState`` of the jobs already on capacity; ``LiveStateError`` if they break an invariant."""
         if not live:
             return {}
-        from policy_engine.simulation.inputs.live import LiveStateError, live_state_problems
+        from policy_engine.simulation.live import LiveStateError, live_state_problems
 
         problems = live_state_problems(self.topology, specs, live)
         if problems:
@@ -357,16 +356,3 @@ class Engine(JobLifecycle):
         return {event.subject.spec.name: event.time for event in self._events
                 if event.kind is Kind.ADVANCE and event.subject.version == event.data}
 
-
-def simulate(
-    topology: Topology,
-    jobs: Sequence[JobSpec],
-    updates: Sequence[Action] = (),
-    settings: SimulationSettings | None = None,
-    until: SupportsFloat | None = None,
-    live: Mapping[str, LiveState] | None = None,
-) -> SimulationResult:
-    """Run a whole simulation and return its ``SimulationResult``."""
-    engine = Engine(topology, jobs, updates, settings, live)
-    engine.run(until)
-    return build_result(engine)

@@ -74,6 +74,8 @@ class AttemptRecord(NamedTuple):
     end: float | None
     outcome: str  # succeeded | failed | preempted | running (still on capacity at the report time)
     borrowed: bool  # placed above the share's own limit
+    #: when it became RUNNING (``None``: it never did, it ended SCHEDULED or STARTING): SageMaker bills from here
+    run_start: float | None = None
 
 
 #: The fields without a default: every job has them, generated workloads write exactly these.
@@ -115,12 +117,14 @@ DURATION_KNOWN_FIELD = "duration_known"
 
 
 def attempts(ended: tuple[AttemptRecord, ...], status: Status, attempt_start: float, finished_at: float | None,
-             borrowed: bool) -> tuple[AttemptRecord, ...]:
-    """A job's stays on capacity: the ``ended`` ones (``Job.segments``), then its last one if it succeeded or runs."""
+             borrowed: bool, run_start: float | None = None) -> tuple[AttemptRecord, ...]:
+    """A job's stays on capacity: the ``ended`` ones (``Job.segments``), then its last one if it succeeded or runs
+    (``run_start``: when that one became RUNNING)."""
     if status is Status.SUCCEEDED:
-        return (*ended, AttemptRecord(attempt_start, finished_at, SUCCEEDED, borrowed))
+        return (*ended, AttemptRecord(attempt_start, finished_at, SUCCEEDED, borrowed, run_start))
     if status in ACTIVE:
-        return (*ended, AttemptRecord(attempt_start, None, "running", borrowed))
+        return (*ended, AttemptRecord(attempt_start, None, "running", borrowed,
+                                      run_start if status is Status.RUNNING else None))
     return ended
 
 
@@ -180,7 +184,8 @@ class Job:
 
     def attempts(self) -> tuple[AttemptRecord, ...]:
         """Every stay on capacity in order: those that ended, then the one that succeeded or is still on it."""
-        return attempts(self.segments, self.status, self.attempt_start, self.finished_at, self.placed_borrowed)
+        return attempts(self.segments, self.status, self.attempt_start, self.finished_at, self.placed_borrowed,
+                        self.run_started)
 
     @property
     def name(self) -> str:

@@ -11,7 +11,7 @@ import heapq
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from policy_engine.model import Topology
+from policy_engine.foundation.model import Topology
 from policy_engine.simulation.causes import Cause, Detail, Reason, describe
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.agenda import Agenda
@@ -29,12 +29,12 @@ from policy_engine.simulation.core.jobs import (
     Status,
 )
 from policy_engine.simulation.core.steps import Steps
+from policy_engine.simulation.exact_types import exact_spec
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.exact_types import exact_spec
-from policy_engine.simulation.outputs.usage import LoggedShare, UsageLog
 from policy_engine.simulation.plan_windows import PlanGate
 from policy_engine.simulation.settings import PriorityUpdate, SimulationSettings
 from policy_engine.simulation.time_limits import TimeLimits, queue_actions
+from policy_engine.simulation.usage import LoggedShare, UsageLog
 
 _RUNNABLE: Final = Status.RUNNABLE
 _RUNNING: Final = Status.RUNNING
@@ -368,7 +368,8 @@ class JobLifecycle:
             del counts[job.priority]
         job.start_order = 0  # it only ranks placed jobs (victim order): a million finished jobs keep no int
         if outcome is not SUCCEEDED:  # the succeeding attempt is the job's last: its record derives it (``attempts``)
-            job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed),)
+            job.segments += (AttemptRecord(job.attempt_start, self.now, outcome, job.placed_borrowed,
+                                           job.run_started if job.status is _RUNNING else None),)
         job.version += 1
         index = pool.index
         agenda = self._agendas[index]

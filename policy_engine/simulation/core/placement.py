@@ -6,7 +6,7 @@ capacity, environment) can be read and tested on its own.
 
 from __future__ import annotations
 
-from policy_engine.burst import burst_limit
+from policy_engine.foundation.burst import burst_limit
 from policy_engine.simulation.core.capacity import Pool, ShareCapacity
 from policy_engine.simulation.core.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
 

@@ -1,8 +1,8 @@
-"""The sweep over time of "why jobs waited" (``outputs.wait_causes``): compiled with the simulator's hot path.
+"""The sweep over time of "why jobs waited" (``results.wait_causes``): compiled with the simulator's hot path.
 
 It runs after a run, never during one, but a million-job run gives it millions of instants to look at,
 each with a few counter and heap operations: interpreted, it took longer than the run itself. The
-rules it applies are described in ``outputs.wait_causes`` (which builds its inputs and charges its
+rules it applies are described in ``results.wait_causes`` (which builds its inputs and charges its
 results) and docs/simulator.md, "Why jobs waited".
 
 Its state is kept on objects, not in dictionaries keyed by them: a line (one share on one instance type)
@@ -74,7 +74,7 @@ class Waiting:
 
 def read_waits(timelines: Iterable[tuple[Any, Any, Any, Any, Any, Any, Any]], line_of: dict[tuple[str, str], int],
                lines: int, now: float) -> Waiting:
-    """The stretches of every job's timeline (``outputs.results.Timeline``); ``line_of``: line numbers by (share,
+    """The stretches of every job's timeline (``results.records.Timeline``); ``line_of``: line numbers by (share,
     instance type); ``now``: the report time (a job still waiting waits until then)."""
     out = Waiting(lines)
     preempted = out.preempted

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from policy_engine.model import Topology, share_id
-from policy_engine.output_files import open_output
+from policy_engine.foundation.model import Topology, share_id
+from policy_engine.foundation.output_files import open_output
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import build_pools
 from policy_engine.simulation.core.jobs import CORE_FIELDS, JobSpec

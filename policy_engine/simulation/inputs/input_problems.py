@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from policy_engine.diagnostics import DataPath, LoadError, Problem
+from policy_engine.foundation.diagnostics import DataPath, LoadError, Problem
 
 #: Report at most this many problems, then say how many more there were.
 MAX_PROBLEMS = 200

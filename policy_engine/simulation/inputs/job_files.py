@@ -16,10 +16,10 @@ from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from policy_engine import input_files
-from policy_engine.diagnostics import Named
-from policy_engine.loading import find_lone_surrogate
-from policy_engine.model import Topology
+from policy_engine.foundation.diagnostics import Named
+from policy_engine.foundation.model import Topology
+from policy_engine.inputs import input_files
+from policy_engine.inputs.loading import find_lone_surrogate
 from policy_engine.simulation.core.jobs import CORE_FIELDS, JobSpec
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.fast_csv import Batch, fast_csv_rows

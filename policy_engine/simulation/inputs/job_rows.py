@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from policy_engine import bounds, limits
-from policy_engine.diagnostics import DataPath, Named
-from policy_engine.model import Topology, share_id
+from policy_engine.foundation import bounds, limits
+from policy_engine.foundation.diagnostics import DataPath, Named
+from policy_engine.foundation.model import Topology, share_id
 from policy_engine.simulation.core.jobs import (
     DURATION_KNOWN_FIELD,
     EPOCH_FIELD,

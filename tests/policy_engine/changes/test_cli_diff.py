@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from policy_engine.changes import compare
-from policy_engine.cli import main
-from policy_engine.examples import EXAMPLE_YAML, large_topology
-from policy_engine.reports import diff_markdown
+from policy_engine.cli.app import main
+from policy_engine.inputs.examples import EXAMPLE_YAML, large_topology
+from policy_engine.reports.diff import markdown as diff_markdown
 
 GOOD = EXAMPLE_YAML.read_text(encoding="utf-8")
 # QS3 gets a second instance, and the environment with it: better for QS3, worse for nobody

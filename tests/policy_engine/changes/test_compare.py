@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from policy_engine.changes import compare
-from policy_engine.changes.renames import Renames, parse_renames
 from policy_engine.changes.report import ChangeStatus, HazardKind
-from policy_engine.diagnostics import ObjectKind, ObjectRef
-from policy_engine.loading import LoadError
-from policy_engine.model import JobQueue, ServiceEnvironment, Topology
+from policy_engine.foundation.diagnostics import ObjectKind, ObjectRef
+from policy_engine.foundation.model import JobQueue, ServiceEnvironment, Topology
+from policy_engine.inputs.loading import LoadError
+from policy_engine.inputs.renames import Renames, parse_renames
 from tests.builders import GPU, guarantee, share, topology
 
 BASE = topology(share("A", 2, "LEND_AND_BORROW", borrow_limit=100), share("B", 2, "LEND"), share("C", 1))

@@ -10,7 +10,6 @@ import pytest
 from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
 
 from policy_engine.changes import compare
-from policy_engine.changes.renames import parse_renames
 from policy_engine.changes.resources import (
     PROPERTY_READERS,
     SERVICE_ENVIRONMENT_TYPE,
@@ -18,7 +17,8 @@ from policy_engine.changes.resources import (
     create_only_properties,
     replacing_changes,
 )
-from policy_engine.model import JobQueue, ServiceEnvironment
+from policy_engine.foundation.model import JobQueue, ServiceEnvironment
+from policy_engine.inputs.renames import parse_renames
 from tests.builders import GPU, share, topology
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -9,10 +9,10 @@ import yaml
 from click.testing import CliRunner
 
 from policy_engine.changes.impact import replay
-from policy_engine.changes.renames import Renames, parse_renames
-from policy_engine.cli import main
-from policy_engine.loading import LoadError
-from policy_engine.simulation.inputs.workload import Scenario
+from policy_engine.cli.app import main
+from policy_engine.inputs.loading import LoadError
+from policy_engine.inputs.renames import Renames, parse_renames
+from policy_engine.simulation.scenarios.workload import Scenario
 from tests.builders import GPU, job, share
 from tests.builders import simulated_topology as topology
 
@@ -82,7 +82,7 @@ def test_cli_replay_in_every_format(write_file):
 
 def test_the_replay_judges_each_side_against_its_own_targets_in_compares_cells(write_file):
     """BASE's targets on the replay without the change, HEAD's with it, lined up and rendered as compare does."""
-    from policy_engine.model import Target
+    from policy_engine.foundation.model import Target
     from tests import gfm
 
     target = (Target(share="q/S2", wait_p95="1m"),)
@@ -101,8 +101,8 @@ def test_the_replay_judges_each_side_against_its_own_targets_in_compares_cells(w
     assert table[1] == ["q/S2", "wait p95", "≤ 1m 00s", "1m 10s: MISSED, missed by 10s",
                         "0s: met, 1m 00s to spare", "−1m 10s"]
     shares = next(t for t in gfm.tables(markdown) if t[0][:2] == ["share", "instance type"])
-    # the chargeback, in instance-hours without --prices, under the convention (compare's header)
-    assert shares[0][-1] == "cost (instance-hours, usage chargeback)"
+    # what each share pays, in instance-hours without --prices (compare's header)
+    assert shares[0][-1] == "cost (instance-hours, its bill)"
     assert ["q/S2", "ml.g5.xlarge", "2 → 2 (±0)", "0s → 0s (±0)", "1m 10s → 0s (−1m 10s)",
             "0 → 0 (±0)"] in [row[:6] for row in shares]
 
@@ -134,7 +134,7 @@ def test_the_per_share_impact_has_compares_columns_in_text_and_markdown(write_fi
     replayed = shares(replayed_markdown)
     assert replayed[0] == compared[0] == ["share", "instance type", "jobs", "wait p50", "wait p95", "preemptions",
                                           "own utilisation (%)", "instance-hours lost",
-                                          "cost (instance-hours, usage chargeback)"]
+                                          "cost (instance-hours, its bill)"]
     # the same alignment as compare's: names left, figures right
     separator = next(line for line in replayed_markdown.splitlines() if line.startswith("| --- | --- | ---:"))
     assert separator.count("---:") == len(replayed[0]) - 2
@@ -143,7 +143,7 @@ def test_the_per_share_impact_has_compares_columns_in_text_and_markdown(write_fi
     page = gfm.html(replayed_markdown)
     legend = page[page.index("<em>runs: the replay without the change"):]
     legend = legend[:legend.index("</em>")]
-    assert legend.endswith("below zero when lending earned it more credit than it was charged.")
+    assert legend.endswith("over the billing period (docs/costs.md).")
     assert "then in parentheses each later run minus the first" in legend and "preempted at or after" in legend
     text = runner.invoke(main, diff).output
     header = next(line for line in text.splitlines() if "share" in line and "instance type" in line
@@ -151,7 +151,7 @@ def test_the_per_share_impact_has_compares_columns_in_text_and_markdown(write_fi
     for column in ("jobs", "wait p50", "wait p95", "preemptions", "own utilisation (%)", "instance-hours lost"):
         assert f" {column} " in header, header
     assert "mean wait" not in text
-    assert "below zero when lending earned it more credit than it was charged." in " ".join(
+    assert "over the billing period (docs/costs.md)." in " ".join(
         line.strip() for line in text.splitlines())
 
 

@@ -10,7 +10,7 @@ import json
 
 from click.testing import CliRunner
 
-from policy_engine.cli import main
+from policy_engine.cli.app import main
 
 BASE = """\
 service_environments: [{name: gpu-env, capacity: {ml.g5.xlarge: 4}}]

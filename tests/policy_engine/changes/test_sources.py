@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from policy_engine.changes.sources import NULL, load_side
-from policy_engine.loading import LoadError
+from policy_engine.inputs.loading import LoadError
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "topologies" / "example.yaml"
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -90,7 +90,7 @@ def test_a_python_topology_from_another_revision_needs_allow_python(repo):
 
     marker = repo / "ran.txt"
     (repo / "topologies" / "code.py").write_text(
-        "from pathlib import Path\nfrom policy_engine.examples import example_topology\n"
+        "from pathlib import Path\nfrom policy_engine.inputs.examples import example_topology\n"
         f"Path({str(marker)!r}).write_text('ran')\nTOPOLOGY = example_topology()\n", encoding="utf-8")
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "python")

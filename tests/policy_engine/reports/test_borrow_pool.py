@@ -8,11 +8,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from policy_engine.checks import borrow_graph, check_topology
-from policy_engine.cli import main
-from policy_engine.examples import large_topology
-from policy_engine.reports.borrow_graph_render import EdgeMode, build_dot, pool_edges
-from tests.policy_engine.reports.test_borrow_graph_render import needs_dot
+from policy_engine.analysis.checks import borrow_graph, check_topology
+from policy_engine.cli.app import main
+from policy_engine.inputs.examples import large_topology
+from policy_engine.reports.graph.borrow_graph import EdgeMode, build_dot, pool_edges
+from tests.policy_engine.reports.graph.test_borrow_graph_render import needs_dot
 
 TYPES = ("ml.g5.xlarge", "ml.g5.12xlarge", "ml.p4d.24xlarge", "ml.p5.48xlarge", "ml.trn1.32xlarge")
 

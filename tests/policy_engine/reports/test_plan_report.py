@@ -11,15 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from policy_engine.reports import plan_tables, simulate_json, simulate_markdown, simulate_text
-from policy_engine.reports.html_report import PAGE, write_report
-from policy_engine.reports.subjects import SimulateOutput
+from policy_engine.reports.kit.subjects import SimulateOutput
+from policy_engine.reports.page.html_report import PAGE, write_report
+from policy_engine.reports.simulate import json as simulate_json
+from policy_engine.reports.simulate import markdown as simulate_markdown
+from policy_engine.reports.simulate import text as simulate_text
+from policy_engine.reports.tables import plan_tables
 from policy_engine.simulation.core.engine import Engine
-from policy_engine.simulation.inputs.workload import load_scenario
-from policy_engine.simulation.outputs.results import SimulationResult, build_result
+from policy_engine.simulation.results.records import SimulationResult, build_result
+from policy_engine.simulation.scenarios.workload import load_scenario
 from tests.chromium import headless_chromium, needs_browser, open_page
 from tests.gfm import tables
-from tests.policy_engine.reports.test_html_report import wait_rendered
+from tests.policy_engine.reports.page.test_html_report import wait_rendered
 from tests.policy_engine.simulation.test_training_plans import TWO_WINDOWS_JOBS, TWO_WINDOWS_THREE_TEAMS
 
 

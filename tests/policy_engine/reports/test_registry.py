@@ -10,11 +10,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from policy_engine.checks import check_topology
-from policy_engine.cli import main
-from policy_engine.examples import EXAMPLE_YAML, example_topology
-from policy_engine.loading import LoadError
-from policy_engine.reports.formats import FormatTable, OutputFormat
+from policy_engine.analysis.checks import check_topology
+from policy_engine.cli.app import main
+from policy_engine.inputs.examples import EXAMPLE_YAML, example_topology
+from policy_engine.inputs.loading import LoadError
+from policy_engine.reports.kit.formats import FormatTable, OutputFormat
 from policy_engine.reports.registry import (
     CHECK_FORMATS,
     EXPLAIN_FORMATS,

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from policy_engine.simulation.core.engine import Engine
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.results.records import build_result
 
 
 def outcome(case: tuple, transitions: bool) -> str:

@@ -19,7 +19,7 @@ from policy_engine.simulation.core.agenda import Agenda
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.core.steps import Steps
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.results.records import build_result
 from tests.builders import job, share
 from tests.builders import simulate as run
 from tests.builders import simulated_topology as topology
@@ -124,8 +124,8 @@ def test_behind_a_blocked_head_the_first_job_that_fits_runs():
 
 def test_no_line_is_scanned_and_no_reason_is_written_while_the_run_goes_on(monkeypatch):
     """Reasons are computed when reported, and backfill, time limits and priority updates never walk a line."""
+    from policy_engine.simulation import reasons as reason_texts
     from policy_engine.simulation.core.queues import Line
-    from policy_engine.simulation.outputs import reasons as reason_texts
 
     topo = topology(4, share("A", 2, "LEND_AND_BORROW", borrow_limit=200, in_share_preemption=True),
                     share("B", 2, "LEND"), time_limit=5000)

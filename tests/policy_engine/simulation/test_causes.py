@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from policy_engine.model import Topology
+from policy_engine.foundation.model import Topology
 from policy_engine.simulation.causes import PREEMPTIONS, Cause, Reason, describe, describe_waiting
 from policy_engine.simulation.core import lifecycle
 from policy_engine.simulation.core.engine import Engine, SimulationSettings
 from policy_engine.simulation.core.jobs import MISCONFIG_QUOTA, Job, JobSpec, LiveState, Status
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.results.records import build_result
 from tests.builders import job, share
 from tests.builders import simulated_topology as topology
 

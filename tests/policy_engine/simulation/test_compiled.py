@@ -140,8 +140,9 @@ def test_numpy_values_from_a_data_frame_run_as_the_plain_values_they_stand_for()
     """The compiled engine checks types: values that are exactly ints or floats are taken as such."""
     import numpy as np
 
-    from policy_engine.simulation.core.engine import PriorityUpdate, simulate
+    from policy_engine.simulation.core.engine import PriorityUpdate
     from policy_engine.simulation.core.jobs import JobSpec
+    from policy_engine.simulation.results.records import simulate
 
     topology = simulated_topology(4, share("A", 2, "LEND_AND_BORROW"), share("B", 2, "LEND"))
     gpu = "ml.g5.xlarge"
@@ -160,8 +161,9 @@ def test_numpy_values_from_a_data_frame_run_as_the_plain_values_they_stand_for()
 
 @compiled_only
 def test_a_value_that_is_not_exactly_an_integer_is_refused_with_its_job_and_field():
-    from policy_engine.simulation.core.engine import PriorityUpdate, simulate
+    from policy_engine.simulation.core.engine import PriorityUpdate
     from policy_engine.simulation.core.jobs import JobSpec
+    from policy_engine.simulation.results.records import simulate
 
     topology = simulated_topology(4, share("A", 2))
     for spec, message in ((JobSpec("a", "q/A", "ml.g5.xlarge", 1, 2.5, 0, 10), "job 'a': priority"),

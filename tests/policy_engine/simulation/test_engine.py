@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from policy_engine.model import JobStateTimeLimitAction
+from policy_engine.foundation.model import JobStateTimeLimitAction
 from policy_engine.simulation.core.jobs import CAPACITY_INSUFFICIENT as CAPACITY
 from policy_engine.simulation.core.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
 from tests.builders import job, share, statuses
@@ -152,7 +152,7 @@ def test_a_running_reason_follows_its_shares_usage_after_placement():
 
 
 def test_the_blocked_head_scenario_is_terminated_with_aws_wording():
-    from policy_engine.simulation.inputs.workload import load_scenario
+    from policy_engine.simulation.scenarios.workload import load_scenario
 
     scenario = load_scenario(TOPOLOGY.parents[1] / "scenarios" / "blocked-head.yaml")
     result = run(scenario.topology, scenario.jobs)

@@ -29,7 +29,7 @@ from policy_engine.simulation.core.capacity import Pool, ShareCapacity
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.jobs import AttemptRecord, Job, Status
 from policy_engine.simulation.core.steps import Steps
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.results.records import build_result
 from policy_engine.simulation.settings import SimulationSettings
 from policy_engine.simulation.topology_changes import ShareUpdate
 from tests.builders import job, simulated_topology

@@ -12,7 +12,7 @@ def _profile(**changes):
 
 
 def _jobs(profile):
-    from policy_engine.examples import large_topology
+    from policy_engine.inputs.examples import large_topology
     from policy_engine.simulation.inputs.generate import generate_jobs
 
     return list(generate_jobs(large_topology(queues=2, shares_per_queue=4, instance_types=2), profile))

@@ -7,10 +7,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from policy_engine.cli import main
-from policy_engine.loading import LoadError
-from policy_engine.simulation.core.engine import simulate
-from policy_engine.simulation.inputs.workload import load_scenario
+from policy_engine.cli.app import main
+from policy_engine.inputs.loading import LoadError
+from policy_engine.simulation.results.records import simulate
+from policy_engine.simulation.scenarios.workload import load_scenario
 
 TOPOLOGY = """\
 topology:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from policy_engine.cli import main
+from policy_engine.cli.app import main
 
 TOPOLOGY = Path(__file__).parents[3] / "topologies" / "example.yaml"
 

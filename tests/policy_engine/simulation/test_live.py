@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policy_engine.examples import INSTANCE_TYPE, example_topology
+from policy_engine.inputs.examples import INSTANCE_TYPE, example_topology
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.jobs import JobSpec, Status
 

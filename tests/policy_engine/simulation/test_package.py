@@ -33,7 +33,7 @@ def test_importing_the_package_loads_no_submodule():
 
 def test_check_as_markdown_does_not_load_the_simulator():
     loaded = _loaded_after(
-        "from policy_engine.cli import main\n"
+        "from policy_engine.cli.app import main\n"
         "try:\n"
         "    main(['check', '--format', 'markdown', 'topologies/example.yaml'], standalone_mode=False)\n"
         "except SystemExit:\n"
@@ -54,11 +54,17 @@ def test_every_public_name_resolves_to_its_module_and_unknown_names_fail():
         raise AssertionError("an unknown name must raise AttributeError")
 
 
-def test_the_documented_results_path_is_the_moved_module_itself():
-    """docs/simulator.md imports ``build_result`` from ``policy_engine.simulation.results`` (now ``outputs/``)."""
-    from policy_engine.simulation.results import SimulationResult, build_result
+def test_the_documented_results_path_is_a_real_package_naming_the_records():
+    """docs/simulator.md imports ``build_result`` from ``policy_engine.simulation.results``: the package itself
+    (no import hook), whose ``__init__`` names what ``results/records.py`` defines, loaded on first use."""
+    loaded = _loaded_after("import policy_engine.simulation.results")
+    assert "policy_engine.simulation.results.records" not in loaded
 
-    results = importlib.import_module("policy_engine.simulation.outputs.results")
+    from policy_engine.simulation import results
+    from policy_engine.simulation.results import SimulationResult, build_result, simulate
 
-    assert build_result is results.build_result and SimulationResult is results.SimulationResult
-    assert sys.modules["policy_engine.simulation.results"] is results
+    records = importlib.import_module("policy_engine.simulation.results.records")
+    assert build_result is records.build_result and SimulationResult is records.SimulationResult
+    assert simulate is records.simulate is simulation.simulate
+    assert results.__file__ is not None and results.__file__.endswith("results/__init__.py")
+    assert not [finder for finder in sys.meta_path if type(finder).__module__.startswith("policy_engine")]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from policy_engine.cli import main
-from policy_engine.simulation.inputs.workload import load_scenario
+from policy_engine.cli.app import main
+from policy_engine.simulation.scenarios.workload import load_scenario
 from policy_engine.simulation.settings import PlanDispatch, SimulationSettings
 
 TOPOLOGY = Path(__file__).parents[3] / "topologies" / "example.yaml"

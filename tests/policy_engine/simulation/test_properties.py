@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policy_engine.graph import BorrowGraph
-from policy_engine.limits import TIME_LIMIT_REASONS
-from policy_engine.model import (
+from policy_engine.analysis.borrow.graph import BorrowGraph
+from policy_engine.foundation.limits import TIME_LIMIT_REASONS
+from policy_engine.foundation.model import (
     JobQueue,
     JobStateTimeLimitAction,
     QuotaShare,
@@ -28,7 +28,7 @@ from policy_engine.model import (
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.core.jobs import ACTIVE, JobSpec, Status
 from policy_engine.simulation.core.preemption import POLICIES, reclaim_victims
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.results.records import build_result
 from policy_engine.simulation.settings import PlanDispatch, PlanEnd
 
 TYPES = ("ml.g5.xlarge", "ml.p4d.24xlarge")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from policy_engine.cli import main
-from policy_engine.examples import example_topology
-from policy_engine.loading import LoadError
-from policy_engine.simulation.core.engine import Engine, SimulationSettings, simulate
+from policy_engine.cli.app import main
+from policy_engine.inputs.examples import example_topology
+from policy_engine.inputs.loading import LoadError
+from policy_engine.simulation.core.engine import Engine, SimulationSettings
 from policy_engine.simulation.core.jobs import JobSpec, LiveState, Status
-from policy_engine.simulation.inputs.live import LiveStateError
-from policy_engine.simulation.inputs.workload import load_scenario
+from policy_engine.simulation.live import LiveStateError
+from policy_engine.simulation.results.records import simulate
+from policy_engine.simulation.scenarios.workload import load_scenario
 
 G5 = "ml.g5.xlarge"
 

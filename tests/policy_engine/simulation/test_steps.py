@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from policy_engine.model import QuotaShare
+from policy_engine.foundation.model import QuotaShare
 from policy_engine.simulation.core.jobs import MISCONFIG_ENVIRONMENT, MISCONFIG_QUOTA
 from policy_engine.simulation.core.preemption import POLICIES
 from tests.builders import GPU, job, share, statuses
@@ -281,7 +281,7 @@ def test_lines_of_different_instance_types_are_independent():
 
 def _victims_topology(own: int):
     """S3 borrows everything it runs from lender S4; S1 and S2 reserve theirs; one environment of 4."""
-    from policy_engine.model import JobQueue, ServiceEnvironment, Topology
+    from policy_engine.foundation.model import JobQueue, ServiceEnvironment, Topology
 
     shares = (share("S1", own), share("S2", 1), share("S3", 0, "LEND_AND_BORROW", borrow_limit=-1),
               share("S4", 3, "LEND"))
@@ -301,7 +301,7 @@ def test_a_head_waiting_for_protected_victims_looks_again_when_a_job_joins_its_l
             job("H", "S1", 2, priority=0, at=12, duration=100), job("J2", "S1", 1, priority=0, at=14, duration=100),
             job("J", "S2", 1, priority=0, at=14, duration=100)]
     result = run(_victims_topology(2), jobs, min_runtime=10.0, backfill=backfill)
-    assert result.job("q2").attempts[0] == AttemptRecord(0, 14, "preempted", True)
+    assert result.job("q2").attempts[0] == AttemptRecord(0, 14, "preempted", True, 0.0)
     assert (result.job("H").started_at, result.job("J2").started_at) == (14, 114)
 
 
@@ -313,5 +313,5 @@ def test_a_backfill_placement_makes_a_head_waiting_for_victims_look_again():
     jobs = [job("q2", "S3", 2, at=0, duration=100), job("p1", "S3", 1, priority=0, at=8, duration=100),
             job("H", "S1", 2, priority=0, at=12, duration=100), job("J2", "S1", 1, priority=0, at=14, duration=100)]
     result = run(_victims_topology(3), jobs, min_runtime=10.0, backfill=True)
-    assert result.job("q2").attempts[0] == AttemptRecord(0, 14, "preempted", True)
+    assert result.job("q2").attempts[0] == AttemptRecord(0, 14, "preempted", True, 0.0)
     assert result.job("H").started_at == 14

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policy_engine.diagnostics import Problem
-from policy_engine.loading import LoadError
+from policy_engine.foundation.diagnostics import Problem
+from policy_engine.inputs.loading import LoadError
 from policy_engine.simulation.core.engine import Engine, SimulationSettings
 from policy_engine.simulation.core.jobs import ACTIVE, JobSpec, Status
-from policy_engine.simulation.inputs.workload import load_scenario
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.results.records import build_result
+from policy_engine.simulation.scenarios.workload import load_scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 from tests.builders import GPU, job, share
 from tests.builders import simulated_topology as topology

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from policy_engine import limits
-from policy_engine.cli import main
-from policy_engine.model import ReservedCapacity, Topology, TrainingPlan
+from policy_engine.cli.app import main
+from policy_engine.foundation import limits
+from policy_engine.foundation.model import ReservedCapacity, Topology, TrainingPlan
 from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.jobs import Status
-from policy_engine.simulation.inputs.workload import load_scenario
-from policy_engine.simulation.outputs.results import build_result
+from policy_engine.simulation.results.records import build_result
+from policy_engine.simulation.scenarios.workload import load_scenario
 from policy_engine.simulation.settings import SimulationSettings
 from tests.builders import job, share, simulate, simulated_topology, statuses
 

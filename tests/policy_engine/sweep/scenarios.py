@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from policy_engine.examples import large_topology
+from policy_engine.inputs.examples import large_topology
 from policy_engine.simulation.inputs.generate import GenerateOptions, ShareMix, generate_jobs, write_jobs
 
 #: Two shares on 6 x ml.g5.xlarge; team A's workload needs exactly 3 instances at once, team B's 3 too.

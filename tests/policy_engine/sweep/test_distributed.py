@@ -18,8 +18,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from policy_engine.cli import main
-from policy_engine.simulation.inputs.workload import load_scenario
+from policy_engine.cli.app import main
+from policy_engine.simulation.scenarios.workload import load_scenario
 from policy_engine.sweep.dataset import ResultsDataset, share_pairs
 from policy_engine.sweep.executor import DaskExecutor, InProcess, open_executor
 from policy_engine.sweep.grammar import parse_vary
@@ -265,7 +265,7 @@ def test_ctrl_c_in_a_terminal_stops_the_local_cluster_quietly_and_keeps_the_fini
     path = generated(tmp_path / "long", jobs=3000, queues=1, shares=4)
     share = first_share(tmp_path / "long")
     out = tmp_path / "results"
-    command = [sys.executable, "-c", "from policy_engine.cli import main; main()", "sweep", str(path),
+    command = [sys.executable, "-c", "from policy_engine.cli.app import main; main()", "sweep", str(path),
                "--vary", f"{share}.borrow_limit=0..299", "--vary", "settings.backfill=false,true", "--workers", "2",
                "--out", str(out), "--quiet"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

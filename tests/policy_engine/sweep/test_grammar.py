@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from policy_engine.cli import main
-from policy_engine.examples import example_topology
+from policy_engine.cli.app import main
+from policy_engine.inputs.examples import example_topology
 from policy_engine.sweep.grammar import VaryError, parse_vary
 from policy_engine.sweep.grid import expand, grid_size
 

@@ -12,9 +12,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from policy_engine.cli import main
-from policy_engine.reports.sweep_json import run_json
-from policy_engine.simulation.inputs.workload import load_scenario
+from policy_engine.cli.app import main
+from policy_engine.reports.sweep.json import run_json
+from policy_engine.simulation.scenarios.workload import load_scenario
 from policy_engine.sweep import dataset as dataset_module
 from policy_engine.sweep.candidate import topology_for, variant
 from policy_engine.sweep.cost_metrics import Pricing, RunCosts
@@ -55,11 +55,9 @@ def test_json_contract_summary_and_shares_are_simulates_for_the_same_topology(ru
         candidate.write_text(yaml.safe_dump(data))
         simulated = json.loads(invoke("simulate", str(candidate), "--format", "json", "--costs").stdout)
         assert run["summary"] == simulated["summary"] and run["shares"] == simulated["shares"]
-        # the run's costs are simulate's: the same capacity, use and idle per environment and type, in instance-hours
+        # the run's costs are simulate's: the same billed instance-hours per type and quota held per share
         def ledger(costs: dict) -> list:
-            return [(e["environment"], e["instance_type"], {k: e["instance_hours"][k] for k in ("capacity", "used",
-                                                                                              "idle")})
-                    for e in costs["environments"]]
+            return [costs["instance_types"], costs["capacity"]["shares"]]
         assert run["costs"]["unit"] == simulated["costs"]["unit"] == "instance-hours"
         assert ledger(run["costs"]) == ledger(simulated["costs"]) and ledger(run["costs"])
     # capacity 3 for vision oversubscribes the 8 instances: check's error, recorded, not simulated
@@ -180,9 +178,9 @@ def test_a_bad_scheduler_address_in_the_environment_is_named_as_such(monkeypatch
 
 
 def test_a_sweep_from_a_live_snapshot_starts_every_candidate_from_it():
-    from policy_engine.simulation.core.engine import simulate
     from policy_engine.simulation.core.jobs import JobSpec, LiveState, Status
-    from policy_engine.simulation.inputs.workload import Scenario
+    from policy_engine.simulation.results.records import simulate
+    from policy_engine.simulation.scenarios.workload import Scenario
     from policy_engine.sweep.evaluate import evaluate, simulation_json
     from policy_engine.sweep.grid import Candidate
 

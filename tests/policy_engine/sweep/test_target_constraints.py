@@ -9,8 +9,8 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from policy_engine.cli import main
-from policy_engine.simulation.inputs.workload import load_scenario
+from policy_engine.cli.app import main
+from policy_engine.simulation.scenarios.workload import load_scenario
 from policy_engine.sweep.samples import mean_targets
 from policy_engine.sweep.target_constraints import target_constraints
 
@@ -75,7 +75,7 @@ def test_tune_names_the_missed_target_and_its_margin(tmp_path):
 
 def test_constraints_are_one_per_criterion_and_read_the_worst_type():
     scenario = load_scenario(Path(__file__).parents[3] / "scenarios" / "borrow-and-reclaim.yaml")
-    from policy_engine.model import Target
+    from policy_engine.foundation.model import Target
 
     topology = scenario.topology.model_copy(update={"targets": (
         Target(share="research", wait_p95="1h", min_utilisation=0.5),)})

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from policy_engine.checks import check_topology
-from policy_engine.cli import main
-from policy_engine.loading import load_topology
-from policy_engine.simulation.inputs.workload import load_scenario
+from policy_engine.analysis.checks import check_topology
+from policy_engine.cli.app import main
+from policy_engine.inputs.loading import load_topology
+from policy_engine.simulation.scenarios.workload import load_scenario
 from policy_engine.sweep.executor import InProcess
 from policy_engine.sweep.expressions import parse_constraint, parse_expression
 from policy_engine.sweep.grammar import parse_vary

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy_engine.cli import main
+from policy_engine.cli.app import main
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.grammar import VaryError, parse_vary
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
@@ -235,7 +235,7 @@ def test_sweep_takes_transfer_axes_into_its_dataset(known: Path, tmp_path: Path)
 
 
 def test_a_scenario_naming_a_profile_samples_seeds_of_the_profile(tmp_path: Path):
-    from policy_engine.simulation.inputs.workload import load_scenario
+    from policy_engine.simulation.scenarios.workload import load_scenario
     from policy_engine.sweep.samples import samples_for
 
     (tmp_path / "topology.yaml").write_text(

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from policy_engine.loading import topology_from_data
+from policy_engine.foundation.units import Unit
+from policy_engine.inputs.loading import topology_from_data
 from policy_engine.sweep.expressions import ExpressionError, parse_constraint, parse_expression
-from policy_engine.units import Unit
 from tests.cli import invoke
-from tests.policy_engine.simulation.test_type_usage import G5, P4, TWO_TYPES, write_two_types
+from tests.policy_engine.simulation.results.test_type_usage import G5, P4, TWO_TYPES, write_two_types
 
 VARY = ("--vary", "q/A.borrow_limit=0,100")
 

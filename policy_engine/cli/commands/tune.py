@@ -1,0 +1,315 @@
+"""``batch-quota tune SCENARIO --vary ... --minimize EXPR --budget N``: recommend a topology, with evidence.
+
+Only knobs AWS has are searched (share limits, strategies, borrow limits, in-share preemption, states,
+environment capacity, transfers between two shares); simulator assumptions (``settings.*``,
+``workload.*``) are refused as ``--vary`` and taken by ``--assume`` instead. Exit 0 with a
+recommendation or the answer to keep the current topology, 1 when no candidate meets every
+constraint (the nearest is named), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import yaml
+
+from policy_engine.analysis.checks import check_topology
+from policy_engine.analysis.promise_changes import PromiseChange
+from policy_engine.cli.commands.cost_options import cost_options, pricing_or_exit
+from policy_engine.cli.commands.shared import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    FiniteFloatRange,
+    LocalWorkers,
+    executor_or_exit,
+    fail_input,
+    python_topologies,
+    scenario_or_exit,
+)
+from policy_engine.cli.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
+from policy_engine.foundation.bounds import MAX_GRID, MAX_WORKLOAD_SAMPLES
+from policy_engine.foundation.model import TARGET_DURATIONS, Topology
+from policy_engine.foundation.output_files import atomic_write
+from policy_engine.foundation.units import Unit, duration_spec
+from policy_engine.inputs.input_files import refuse_overwriting_inputs
+from policy_engine.reports.registry import TUNE_FORMATS
+from policy_engine.reports.tune.text import figure as _figure
+from policy_engine.simulation.scenarios.workload import Scenario
+from policy_engine.sweep.candidate import topology_for
+from policy_engine.sweep.cost_metrics import RunCosts
+from policy_engine.sweep.evaluate import OK
+from policy_engine.sweep.expressions import (
+    UNITS,
+    Constraint,
+    ExpressionError,
+    parse_constraint,
+    parse_expression,
+    record_types,
+    type_figure,
+)
+from policy_engine.sweep.grammar import Axis, VaryError, parse_vary, values_text, vary_text
+from policy_engine.sweep.guarantee_policy import GuaranteePolicy
+from policy_engine.sweep.progress import progress_bar
+from policy_engine.sweep.subjects import TuneOutput
+from policy_engine.sweep.target_constraints import target_constraints
+from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
+
+
+def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """Objectives keep the order of the command line (click processes options in the order given)."""
+    ctx.meta.setdefault("objective_order", []).extend((param.name, text) for text in value)
+    return value
+
+
+def topology_yaml(topology: Topology, header: str) -> str:
+    """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out)."""
+    data = topology.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    for target in data.get("targets", []):  # durations as the topology's author writes them (12h), not seconds
+        target.update({key: duration_spec(target[key]) for key in TARGET_DURATIONS if key in target})
+    comments = "".join(f"# {line}\n" for line in header.splitlines())
+    return comments + yaml.safe_dump(data, sort_keys=False)
+
+
+def _evidence_rows(result: TuneResult, objectives: list[Objective],
+                   constraints: list[Constraint]) -> list[tuple[str, str, str]]:
+    rows = []
+    current, chosen = result.current, result.chosen or result.best or result.nearest
+    for objective in objectives:
+        unit = objective.expression.unit
+        rows.append((objective.heading,
+                     _figure(objective.expression(current), unit) if current["status"] == OK else "-",
+                     _figure(objective.expression(chosen), unit) if chosen else "-"))
+    for constraint in constraints:
+        rows.append((f"constraint {constraint.text}",
+                     constraint.verdict(current) if current["status"] == OK else "-",
+                     constraint.verdict(chosen) if chosen else "-"))
+    for key, label in (("wait_p95", "wait p95"), ("wait_max", "wait max"), ("preemptions", "preemptions")):
+        rows.append((label, _figure(current["summary"][key], UNITS[key]) if current["status"] == OK else "-",
+                     _figure(chosen["summary"][key], UNITS[key]) if chosen else "-"))
+    for metric, label, unit in (("utilisation", "utilisation", Unit.FRACTION),
+                                ("instance_hours_lost", "instance-hours lost", Unit.INSTANCE_HOURS)):
+        for instance_type in dict.fromkeys([*record_types(current), *record_types(chosen)]):  # never added up
+            figure = type_figure(metric, instance_type)
+            rows.append((f"{label} {instance_type}",
+                         _figure(figure(current), unit) if current["status"] == OK else "-",
+                         _figure(figure(chosen), unit) if chosen else "-"))
+    if current["status"] != OK:
+        rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
+    if result.samples and chosen is not None:
+        first = objectives[0]
+
+        def spread(record: dict) -> str:
+            values = [first.expression(sample) for sample in record.get("samples", [])]
+            unit = first.expression.unit
+            return f"{_figure(min(values), unit)} .. {_figure(max(values), unit)}" if values else "-"
+
+        rows.append((f"{first.label}: spread over {result.samples} workload samples (min .. max; the rows above "
+                     f"are means)", spread(current), spread(chosen)))
+        rows.append(("workload samples on which the recommendation is better", "-",
+                     f"{result.wins} of {result.samples}"))
+    return rows
+
+
+def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective]) -> list[tuple]:
+    return [(str(rank), *(vary_text(r["values"][a.path]) for a in axes),
+             *(_figure(o.expression(r), o.expression.unit) for o in objectives))
+            for rank, r in enumerate(result.front, start=1)]
+
+
+@python_topologies("named by the scenario's topology:")
+@click.command("tune")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--vary", "vary", multiple=True, metavar="PATH=VALUES",
+              help="The search space, as for sweep (repeatable).")
+@click.option("--minimize", multiple=True, metavar="EXPR", callback=_remember_order,
+              help="An objective to minimize, e.g. 'max(wait_p95)' (repeatable: several make a Pareto front).")
+@click.option("--maximize", multiple=True, metavar="EXPR", callback=_remember_order,
+              help="An objective to maximize, e.g. cluster_utilisation.")
+@click.option("--constraint", "constraints", multiple=True, metavar="EXPR",
+              help="'guarantees' or EXPR <= NUMBER, e.g. 'share(training/prod).wait_p95 <= 600' (repeatable).")
+@click.option("--budget", type=click.IntRange(1, MAX_GRID), required=True, metavar="N",
+              help="Candidates to simulate.")
+@click.option("-o", "--output-topology", "out_file", type=click.Path(dir_okay=False),
+              help="Write the recommended topology (YAML; it passes check).")
+@click.option("--pick", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="With several objectives: recommend the N-th point of the Pareto front (by the first objective).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampler.")
+@click.option("--batch-size", type=click.IntRange(1, MAX_GRID), default=8, show_default=True,
+              help="Candidates asked per round (fixed, so results do not depend on the worker count); at most "
+                   "--budget.")
+@click.option("--assume", "assume", multiple=True, metavar="PATH=VALUES",
+              help="A simulator assumption to test the answer under (settings.* or workload.*, the --vary grammar; "
+                   "repeatable): every candidate is evaluated under each, shown in an assumption-sensitivity "
+                   "table, never written into the recommended topology.")
+@click.option("--min-gain", "min_gain", type=FiniteFloatRange(min=0, max=1), default=DEFAULT_MIN_GAIN,
+              show_default=True, metavar="FRACTION",
+              help="How much better than the current topology the recommendation must be on the first objective "
+                   "(relative; when the current value is 0, an absolute gain of 1). Otherwise: keep the current.")
+@click.option("--guarantee-policy", "guarantee_policy", type=click.Choice([p.value for p in GuaranteePolicy]),
+              default=GuaranteePolicy.KEEP.value, show_default=True,
+              help="A declared guarantee when its share's limit moves: keep it (a candidate that breaks it is "
+                   "invalid), follow (min(declared, proven)) or drop it; follow and drop are promise changes, "
+                   "printed, which diff fails on until reviewed.")
+@click.option("--workload-samples", "workload_samples", type=click.IntRange(2, MAX_WORKLOAD_SAMPLES), default=None,
+              metavar="K",
+              help="Evaluate every candidate on K workloads (day-blocks of the scenario's workload resampled with "
+                   "replacement, seeded by --seed); rank by the mean; recommend only a candidate that beats the "
+                   "current topology on more than K/2 of them.")
+@click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else local).")
+@click.option("--workers", type=LocalWorkers(), metavar="N",
+              help="Worker processes of the local cluster; 1 runs in-process.")
+@TUNE_FORMATS.option("output")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+              help="Write DIR/index.html with the evidence, the Pareto front and its chart.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@cost_options
+@click.pass_context
+def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: tuple[str, ...],
+            maximize: tuple[str, ...], constraints: tuple[str, ...], budget: int, out_file: str | None, pick: int,
+            seed: int, batch_size: int, assume: tuple[str, ...], min_gain: float, guarantee_policy: str,
+            workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
+            report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None,
+            period_text: str | None, allow_python: bool = False) -> None:
+    """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
+    loaded = scenario_or_exit(scenario, allow_python)
+    axes = axes_or_exit(vary, loaded)
+    problems: list[str] = [
+        f"--vary {axis.path}: {axis.path.split('.')[0]}.* is a simulator assumption, not a knob AWS has; tune "
+        f"recommends topologies only: test it with --assume {axis.path}=..."
+        for axis in axes if axis.assumption]
+    assumptions = _assumptions_or_problems(assume, loaded, problems)
+    if workload_samples is not None:
+        problems += _sample_problems(loaded)
+    order = ctx.meta.get("objective_order") or [("minimize", DEFAULT_OBJECTIVE)]
+    pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [text for _, text in order] + list(constraints),
+                              axes, period_text, loaded.settings.start)
+    costs = RunCosts(loaded.topology, pricing)
+    objectives, parsed_constraints = [], []
+    for name, text in order:
+        try:
+            objectives.append(Objective(parse_expression(text, loaded.topology, pricing), name == "maximize"))
+        except ExpressionError as error:
+            problems.append(f"--{name}: {error}")
+    for text in constraints:
+        try:
+            parsed_constraints.append(parse_constraint(text, loaded.topology, pricing))
+        except ExpressionError as error:
+            problems.append(f"--constraint: {error}")
+    parsed_constraints += target_constraints(loaded.topology)  # a candidate that misses a target is infeasible
+    if batch_size > budget:  # a round asks for its whole batch at once: never more than the budget
+        if ctx.get_parameter_source("batch_size") is click.core.ParameterSource.DEFAULT:
+            batch_size = budget  # the default is a round of 8: a smaller budget is one round
+        else:
+            problems.append(f"--batch-size {batch_size}: larger than --budget {budget}; a round is at most the budget")
+    if pick > 1 and len(order) < 2:
+        problems.append("--pick chooses a point of a Pareto front: it needs two or more objectives")
+    problems += refuse_overwriting_inputs({"-o": out_file}, [scenario, *loaded.inputs])
+    if out_file and not Path(out_file).absolute().parent.is_dir():
+        problems.append(f"-o {out_file}: the directory {Path(out_file).absolute().parent} does not exist")
+    if problems:
+        fail_input(problems)
+    executor = executor_or_exit(scheduler, workers)
+    try:
+        with executor, progress_bar("tune", not quiet) as update:
+            if not quiet:
+                click.echo(f"tuning {len(axes)} field(s), budget {budget} run(s), on {executor.description}",
+                           err=True)
+            result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick,
+                          update, guarantees=GuaranteePolicy(guarantee_policy),
+                          workload_samples=workload_samples or 0, assumptions=assumptions, min_gain=min_gain,
+                          period=pricing.period)
+    except KeyboardInterrupt:
+        click.echo("interrupted: nothing recommended (a smaller --budget ends sooner)", err=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    if len(objectives) > 1 and result.front and pick > len(result.front):
+        fail_input([f"--pick {pick}: the Pareto front has {len(result.front)} point(s)"])
+    chosen = result.chosen
+    policy = GuaranteePolicy(guarantee_policy)
+    recommended = topology_for(loaded.topology, axes, chosen["values"], policy) if chosen else None
+    promises = _promise_changes(loaded.topology, recommended) if recommended is not None else []
+    if out_file and chosen is not None and recommended is not None:
+        best_topology = recommended
+        if not check_topology(best_topology).ok:  # never: an invalid candidate is not simulated, so not chosen
+            fail_input([f"{out_file}: the recommended topology does not pass check; nothing written"])
+        values = values_text(chosen["values"])
+        header = f"Recommended by batch-quota tune {scenario}\n{values}\n" + "\n".join(o.label for o in objectives)
+        try:
+            with atomic_write(out_file) as handle:
+                handle.write(topology_yaml(best_topology, header))
+        except OSError as error:
+            fail_input([f"{out_file}: cannot write the topology: {error.strerror or error}"])
+    evidence = _evidence_rows(result, objectives, parsed_constraints)
+    front_rows = _front_rows(result, axes, objectives)
+    tuned = TuneOutput(result, axes, objectives, parsed_constraints, evidence, front_rows, out_file, promises, policy,
+                       min_gain, costs)
+    if report_dir:
+        _write_report(tuned, Path(report_dir), scenario)
+    TUNE_FORMATS.renderer(output)(tuned, sys.stdout)
+    raise SystemExit(EXIT_OK if result.best else EXIT_FINDINGS)
+
+
+def _assumptions_or_problems(assume: tuple[str, ...], loaded: Scenario, problems: list[str]) -> list[Axis]:
+    """``--assume`` in the ``--vary`` grammar, settings and workload paths only."""
+    if not assume:
+        return []
+    try:
+        axes = parse_vary(list(assume), loaded.topology)
+    except VaryError as error:
+        problems += [problem.replace("--vary", "--assume", 1) for problem in error.problems]
+        return []
+    problems += [f"--assume {axis.path}: an assumption is a settings.*, workload.* or profile.* path; {axis.path} is a "
+                 f"topology knob: vary it with --vary" for axis in axes if not axis.assumption]
+    return [axis for axis in axes if axis.assumption]
+
+
+
+def _sample_problems(loaded: Scenario) -> list[str]:
+    """A resampled workload renames jobs: what names a job cannot follow it."""
+    from policy_engine.simulation.settings import PriorityUpdate
+
+    named = sum(1 for action in loaded.updates if isinstance(action, PriorityUpdate))
+    problems = []
+    if named:
+        problems.append(f"--workload-samples: {loaded.source}: {named} action(s) change a named job's priority; "
+                        f"a resampled workload renames its jobs, so they would apply to nothing (leave out "
+                        f"--workload-samples, or the actions)")
+    if not loaded.jobs:
+        problems.append(f"--workload-samples: {loaded.source}: the scenario has no jobs to resample")
+    return problems
+
+
+
+def _promise_changes(base: Topology, recommended: Topology) -> list[PromiseChange]:
+    """The guarantee declarations the recommendation changes (``--guarantee-policy follow|drop``)."""
+    from policy_engine.analysis.promise_changes import compare_promises
+
+    return compare_promises(base, recommended, lambda node: node, {}, {})
+
+
+def _write_report(output: TuneOutput, directory: Path, source: str) -> None:
+    from policy_engine.reports.page.sweep_report import html_table, pareto_chart, write_tune_report
+    from policy_engine.reports.tune.text import answer_lines, detail_lines, evidence_column
+    from policy_engine.sweep.tune import feasible
+
+    result, axes, objectives = output.result, output.axes, output.objectives
+    evidence_html = html_table(("", "current", evidence_column(output)), output.evidence, numeric={1, 2})
+    front_html = ""
+    charts = []
+    if len(objectives) > 1:
+        front_html = html_table(("#", *(a.path for a in axes), *(o.heading for o in objectives)), output.front_rows,
+                                numeric={0, *range(len(axes) + 1, len(axes) + 1 + len(objectives))}) \
+            if output.front_rows else '<p class="muted">No candidate meets every constraint: the front is empty.</p>'
+        on_front = {id(r) for r in result.front}
+        points = [(objectives[0].expression(r), objectives[1].expression(r), id(r) in on_front,
+                   feasible(r, output.constraints)) for r in result.runs if r["status"] == OK]
+        charts.append(pareto_chart(points, (objectives[0], objectives[1])))
+    try:
+        page = write_tune_report(evidence_html, front_html, charts, result.runs, axes, objectives[0].expression,
+                                 directory, source, output.costs, [*answer_lines(output), *detail_lines(output)],
+                                 output.constraints)
+    except OSError as error:
+        fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
+        return
+    click.echo(f"wrote {page}", err=True)

@@ -1,1 +1,0 @@
-"""One module per ``batch-quota`` sub-command; ``policy_engine.cli`` registers them."""

@@ -1,0 +1,1 @@
+"""``check``'s formats: text, JSON, SARIF, Markdown."""

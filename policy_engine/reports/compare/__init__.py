@@ -1,0 +1,1 @@
+"""``compare``'s formats: text, JSON, Markdown and the HTML page."""

@@ -1,0 +1,46 @@
+"""``compare --format markdown``: for a pull request, GFM tables of before/after cells (``share_comparison``)."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+import click
+
+from policy_engine.comparison.subjects import CompareOutput
+from policy_engine.reports.compare.text import costs_head, costs_legend, costs_rows, costs_title, verdict
+from policy_engine.reports.kit.markdown import cell, code
+from policy_engine.reports.tables import share_comparison as sc
+
+
+def render(output: CompareOutput) -> str:
+    labels = " vs ".join(code(label) for label in output.labels)
+    lines = [f"### batch-quota compare: {labels} on {code(output.scenario)}", "",
+             f"{output.jobs:,} job(s), each design run {output.span}. "
+             f"{cell(sc.runs_line(output.shares, output.sources))}",
+             "", *[f"- {cell(line)}" for line in verdict(output)], "",
+             "**The whole run**", "",
+             *sc.markdown_table(sc.share_header(output.overall)[2:], [r[2:] for r in sc.share_rows(output.overall)],
+                                names=0),
+             "", *_costs(output),
+             "**Per instance type** (never summed across types)", "",
+             *sc.markdown_table(("instance type", *sc.share_header(output.types)[2:]),
+                                [r[1:] for r in sc.share_rows(output.types)], names=1),
+             "", "**Per share and instance type**", "",
+             *sc.markdown_table(sc.share_header(output.shares), sc.share_rows(output.shares)), "",
+             f"_{cell(sc.LEGEND)}_", ""]
+    if output.targets.rows:
+        lines += [f"**Targets** ({cell(sc.targets_met_line(output.targets))})", "",
+                  *sc.markdown_table(sc.target_header(output.targets), sc.target_rows(output.targets), names=3), ""]
+    return "\n".join(lines)
+
+
+def _costs(output: CompareOutput) -> list[str]:
+    if not output.costs.rows:
+        return []
+    return [f"**{cell(costs_title(output))}**", "",
+            *sc.markdown_table(costs_head(output), costs_rows(output), names=1), "",
+            f"_{cell(costs_legend(output))}_", ""]
+
+
+def write(output: CompareOutput, stream: TextIO) -> None:
+    click.echo(render(output), file=stream, nl=False)

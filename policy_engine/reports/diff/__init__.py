@@ -1,0 +1,1 @@
+"""``diff``'s formats: text, JSON, Markdown."""

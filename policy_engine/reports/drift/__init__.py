@@ -1,0 +1,1 @@
+"""``drift``'s formats: text, JSON, Markdown."""

@@ -1,0 +1,27 @@
+"""``explain --format json``: the share, its sentences as ``{"topic", "text"}`` and its figures (the per-share
+summary ``check --format json`` writes), for scripts and bots."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+import click
+
+from policy_engine.analysis.checks import borrow_graph
+from policy_engine.reports.explain.plans import plan_figures
+from policy_engine.reports.explain.sentences import explain_share
+from policy_engine.reports.kit.subjects import ExplainOutput
+
+
+def to_dict(output: ExplainOutput) -> dict[str, Any]:
+    sentences = [*explain_share(output.topology, output.share, output.report), *output.waits]
+    return {"share": output.share,
+            "sentences": [{"topic": topic, "text": text} for topic, text in sentences],
+            "summary": output.report.summaries[output.share].to_dict(),
+            "training_plans": plan_figures(output.topology, borrow_graph(output.topology, output.report),
+                                           output.share)}
+
+
+def write(output: ExplainOutput, stream: TextIO) -> None:
+    click.echo(json.dumps(to_dict(output), indent=2, allow_nan=False), file=stream)

@@ -1,0 +1,23 @@
+"""``explain``'s sentences for people: the topic dimmed in a right-aligned column, then the sentence
+(findings in bold yellow). Styled on a terminal only (see ``reports.kit.terminal``)."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rich.text import Text
+
+from policy_engine.reports.explain.sentences import explain_share
+from policy_engine.reports.kit import terminal
+from policy_engine.reports.kit.safe_text import visible
+from policy_engine.reports.kit.subjects import ExplainOutput
+
+_TOPIC_STYLE = {"findings": "bold yellow", "what": "bold"}
+
+
+def write(output: ExplainOutput, stream: TextIO) -> None:
+    out = terminal.console(file=stream, highlight=False, soft_wrap=True)
+    for topic, sentence in [*explain_share(output.topology, output.share, output.report), *output.waits]:
+        line = Text(f"{topic:>11}  ", style="dim")
+        line.append(visible(sentence), style=_TOPIC_STYLE.get(topic, ""))
+        out.print(line)

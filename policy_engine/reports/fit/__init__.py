@@ -1,0 +1,1 @@
+"""``fit``'s formats: text, JSON."""

@@ -1,0 +1,1 @@
+"""``generate``'s formats: text, JSON."""

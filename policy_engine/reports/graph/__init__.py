@@ -1,0 +1,1 @@
+"""``graph``: the borrow graph drawn with Graphviz."""

@@ -1,0 +1,1 @@
+"""``simulate``'s formats: text, JSON, Markdown."""

@@ -1,0 +1,1 @@
+"""``sweep``'s formats: text, JSON, CSV."""

@@ -1,0 +1,2 @@
+"""Tables several reports share (costs, targets, instance types, training plans, waits, before/after), in every
+format."""

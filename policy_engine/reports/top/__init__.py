@@ -1,0 +1,1 @@
+"""``top``'s screen and its JSON."""

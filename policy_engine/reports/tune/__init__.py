@@ -1,0 +1,1 @@
+"""``tune``'s formats: text, JSON."""

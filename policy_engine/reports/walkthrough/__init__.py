@@ -1,0 +1,1 @@
+"""``walkthrough``'s formats: text, JSON."""

@@ -1,0 +1,18 @@
+"""``walkthrough --format text``: one jobs table per step, captioned with what AWS's example expects."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from policy_engine.foundation.units import duration_text
+from policy_engine.reports.kit import terminal
+from policy_engine.reports.kit.subjects import WalkthroughStep
+from policy_engine.reports.simulate.text import jobs_table
+
+
+def write(steps: Sequence[WalkthroughStep], stream: TextIO) -> None:
+    console = terminal.console(file=stream) if stream.isatty() else terminal.console(file=stream, width=160)
+    for step in steps:
+        console.print(jobs_table(step.result, f"{step.title} (t={duration_text(step.time)})",
+                                 caption=f"expected: {step.expected}", waits=False))

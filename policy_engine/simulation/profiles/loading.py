@@ -1,0 +1,153 @@
+"""Read a workload profile and resolve it against a topology, reporting every problem at once.
+
+A problem is one line, ``FILE[:LINE]: shares.SHARE.FIELD: rule``, exit 2 at the command: a share the
+topology lacks, an instance type the share has no limit for, a size no share of it can ever run.
+"""
+
+from __future__ import annotations
+
+import difflib
+import zoneinfo
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from policy_engine.foundation.diagnostics import LoadError, Problem, line_of
+from policy_engine.foundation.model import Topology
+from policy_engine.inputs import input_files
+from policy_engine.inputs.reading import RawProblem, read_document, to_problems
+from policy_engine.inputs.schema_errors import describe
+from policy_engine.simulation.profiles.spec import (
+    Bursts,
+    EarlyFailures,
+    FitRecord,
+    RunTime,
+    ShareProfile,
+    WorkloadProfile,
+)
+
+
+@dataclass(frozen=True)
+class ResolvedProfile:
+    """A profile whose share names are the topology's ``QUEUE/SHARE`` and whose instance types it has."""
+
+    shares: Mapping[str, ShareProfile]
+    timezone: str = "UTC"
+    source: str = "<profile>"
+
+    def instance_weights(self, topology: Topology, share_id: str) -> dict[str, float]:
+        """The share's instance types and their weights: the profile's, else the share's limits of each type."""
+        given = self.shares[share_id].instance_types
+        if given is not None:
+            return {t: w for t, w in given.items() if w > 0}
+        queue, _, name = share_id.partition("/")
+        share = topology.queue(queue).share(name)  # type: ignore[union-attr]
+        return {t: float(n) for t, n in share.capacity.items() if n > 0}  # type: ignore[union-attr]
+
+
+def load_profile(path: str | Path, topology: Topology) -> ResolvedProfile:
+    """Read ``path`` (YAML or JSON) and resolve it against ``topology``; ``LoadError`` lists every problem."""
+    path, data, lines, found = read_document(path, input_files.PROFILE, "a workload profile")
+    return profile_from_data(data, str(path), lines, found, topology)
+
+
+def profile_from_data(data: Any, source: str, lines: Mapping[tuple[str | int, ...], int],
+                      found: list[RawProblem], topology: Topology) -> ResolvedProfile:
+    """Validate plain data into a ``ResolvedProfile`` or raise ``LoadError`` (file order, one line each)."""
+    problems: list[RawProblem] = list(found)
+    if not isinstance(data, dict):
+        raise LoadError([*to_problems(source, problems, data),
+                         Problem(source, None, (), "expected a mapping with shares: (see docs/workloads.md)")])
+    if "service_environments" in data or "job_queues" in data:
+        raise LoadError([Problem(source, None, (), "this is a topology; a workload profile has shares: "
+                                 "(see docs/workloads.md)")])
+    profile = None
+    try:
+        profile = WorkloadProfile.model_validate(data)
+    except ValidationError as error:
+        unreadable = {p.loc for p in problems}  # reading said what is wrong there: not also "wrong type"
+        problems += [p for p in _schema_problems(error, lines) if p.loc not in unreadable]
+    if profile is not None:
+        problems += _against_topology(profile, topology, lines)
+    if problems:
+        raise LoadError(to_problems(source, problems, data))
+    assert profile is not None
+    resolved = {}
+    for ref, share in profile.shares.items():
+        share_id = topology.find_share(ref).share_id
+        assert share_id is not None
+        resolved[share_id] = share
+    return ResolvedProfile(resolved, profile.timezone, source)
+
+
+def _schema_problems(error: ValidationError, lines: Mapping[tuple[str | int, ...], int]) -> list[RawProblem]:
+    """Pydantic's errors in the author's words; a typo's "did you mean X" is not also reported as X missing."""
+    errors = [(tuple(p for p in item["loc"] if not (isinstance(p, str) and p in _UNION_TAGS)), item)
+              for item in error.errors()]
+    keyed = [(tuple(p for p in loc if p != "[key]"), "[key]" in loc, item)  # a mapping's key is wrong, not its value
+             for loc, item in errors]
+    suggested = {(*loc[:-1], match) for loc, _, item in keyed if item["type"] == "extra_forbidden"
+                 for match in difflib.get_close_matches(str(loc[-1]), _fields(loc), n=1)}
+    return [RawProblem(line_of(lines, loc), loc, ("the key: " if key else "") + describe(item, _fields(loc)))
+            for loc, key, item in keyed if not (item["type"] == "missing" and loc in suggested)]
+
+
+#: The model a key of the file leads to: ``shares.NAME`` is a share, then its nested records.
+_NESTED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
+    (ShareProfile, "run_time"): RunTime, (ShareProfile, "bursts"): Bursts,
+    (ShareProfile, "early_failures"): EarlyFailures, (RunTime, "fit"): FitRecord,
+}
+
+
+def _fields(loc: tuple[str | int, ...]) -> list[str]:
+    """The field names of the model that owns the last key of ``loc`` (for "did you mean")."""
+    model: type[BaseModel] = WorkloadProfile
+    parts = list(loc[:-1])
+    if parts[:1] == ["shares"]:
+        if len(parts) == 1:
+            return []
+        model, parts = ShareProfile, parts[2:]
+    for part in parts:
+        nested = _NESTED.get((model, str(part)))
+        if nested is None:
+            return []
+        model = nested
+    return list(model.model_fields)
+
+
+#: Pydantic names the member of a tagged union it tried (``run_time.law.lognormal.sigma``): not a key of the file.
+_UNION_TAGS = frozenset({"exponential", "lognormal", "pareto", "empirical"})
+
+
+def _against_topology(profile: WorkloadProfile, topology: Topology,
+                      lines: Mapping[tuple[str | int, ...], int]) -> list[RawProblem]:
+    out: list[RawProblem] = []
+
+    def add(loc: tuple[str | int, ...], message: str) -> None:
+        out.append(RawProblem(line_of(lines, loc), loc, message))
+
+    try:
+        zoneinfo.ZoneInfo(profile.timezone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        add(("timezone",), f"unknown time zone {profile.timezone!r} (an IANA name such as UTC or Europe/Paris)")
+    seen: dict[str, str] = {}
+    for ref, share in profile.shares.items():
+        match = topology.find_share(ref)
+        if match.share_id is None:
+            add(("shares", ref), str(match.error))
+            continue
+        if match.share_id in seen:
+            add(("shares", ref), f"names the same share as {seen[match.share_id]!r}")
+            continue
+        seen[match.share_id] = ref
+        model = topology.queue(match.queue).share(match.share)  # type: ignore[arg-type, union-attr]
+        assert model is not None
+        for instance_type in share.instance_types or {}:
+            if instance_type not in model.capacity:
+                have = ", ".join(model.capacity) or "none"
+                add(("shares", ref, "instance_types", instance_type),
+                    f"{match.share_id} has no limit for {instance_type} (its instance types: {have})")
+    return out

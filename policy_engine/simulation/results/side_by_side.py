@@ -1,0 +1,164 @@
+"""Per share and instance type, the same figures of several runs side by side, and their differences.
+
+One model for every before/after table: ``compare`` (designs run from time 0) and ``diff --scenario`` (the
+replay without and with HEAD deployed mid-run) both build a ``ShareComparison`` and render it with
+``reports.tables.share_comparison``. A figure is a ``Figure`` (key, label, unit); a new one (a cost, a per-type
+figure) is one more entry in the tuple a builder passes, and every format shows it. Differences are each later
+run minus the first; a share a run lacks counts as zero there (``present`` says which runs have it), so every
+difference is a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from policy_engine.foundation.units import Unit
+from policy_engine.simulation.results.metrics import ShareMetrics
+from policy_engine.simulation.results.targets import Criterion, TargetResult
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str  # the JSON key
+    label: str  # the column header (its unit said by the renderer)
+    unit: Unit
+    #: a larger value is better (utilisation); for waits and preemptions smaller is
+    higher_is_better: bool = False
+
+
+JOBS = Figure("jobs", "jobs", Unit.COUNT, higher_is_better=True)
+WAIT_P50 = Figure("wait_p50", "wait p50", Unit.SECONDS)
+WAIT_P95 = Figure("wait_p95", "wait p95", Unit.SECONDS)
+MEAN_WAIT = Figure("mean_wait", "mean wait", Unit.SECONDS)
+PREEMPTIONS = Figure("preemptions", "preemptions", Unit.COUNT)
+OWN_UTILISATION = Figure("own_utilisation", "own utilisation", Unit.FRACTION, higher_is_better=True)
+INSTANCE_HOURS_LOST = Figure("instance_hours_lost", "instance-hours lost", Unit.INSTANCE_HOURS)
+
+#: What ``compare`` shows per share and instance type, from ``ShareMetrics`` (and ``diff --scenario`` per share, with
+#: ``cost_figure`` after them both).
+SHARE_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, OWN_UTILISATION, INSTANCE_HOURS_LOST)
+
+
+def cost_figure(unit: str) -> Figure:
+    """What each share pays on the type (its on-demand spend and its part of the plans' fees), its unit in the
+    header (``cost (USD, its bill)``; instance-hours on-demand and on plans without prices)."""
+    return Figure("cost", f"cost ({unit}, its bill)", Unit.COST)
+
+
+@dataclass(frozen=True)
+class ShareRow:
+    share: str  # as the first run names it
+    instance_type: str
+    #: per run, figure key -> value; ``None`` where the run has no such share and type
+    values: tuple[Mapping[str, float] | None, ...]
+    #: per run, the share's name there when it differs (a rename)
+    names: tuple[str, ...] = ()
+
+    def value(self, run: int, figure: Figure) -> float:
+        found = self.values[run]
+        return float(found.get(figure.key, 0.0)) if found is not None else 0.0
+
+    def difference(self, run: int, figure: Figure) -> float:
+        """Run ``run`` minus the first; 0.0 (never -0.0) when equal."""
+        return round(self.value(run, figure) - self.value(0, figure), 9) + 0.0
+
+    @property
+    def present(self) -> tuple[bool, ...]:
+        return tuple(values is not None for values in self.values)
+
+
+@dataclass(frozen=True)
+class ShareComparison:
+    runs: tuple[str, ...]  # labels, the first is the baseline
+    figures: tuple[Figure, ...]
+    rows: tuple[ShareRow, ...]
+
+    def changed(self, row: ShareRow) -> bool:
+        return any(row.difference(run, figure) != 0 for run in range(1, len(self.runs)) for figure in self.figures)
+
+    def to_json(self) -> list[dict]:
+        """Per row: each run's figures (null where the run lacks the share) and each later run's differences."""
+        out = []
+        for row in self.rows:
+            out.append({
+                "share": row.share, "instance_type": row.instance_type,
+                "runs": {label: (None if row.values[i] is None else
+                                 {f.key: row.value(i, f) for f in self.figures})
+                         for i, label in enumerate(self.runs)},
+                "differences": {label: {f.key: row.difference(i, f) for f in self.figures}
+                                for i, label in enumerate(self.runs) if i > 0},
+                **({"names": dict(zip(self.runs, row.names, strict=True))} if row.names else {}),
+            })
+        return out
+
+
+def metrics_values(metrics: ShareMetrics, figures: Sequence[Figure]) -> dict[str, float]:
+    return {figure.key: float(getattr(metrics, figure.key)) for figure in figures}
+
+
+def from_metrics(runs: Sequence[str], metrics: Sequence[Sequence[ShareMetrics]],
+                 names: Sequence[Mapping[str, str]] = (), figures: tuple[Figure, ...] = SHARE_FIGURES
+                 ) -> ShareComparison:
+    """Rows in the first run's order, then shares only later runs have; ``names[i]`` maps the first run's share
+    names to run ``i``'s (renames)."""
+    back: list[dict[str, str]] = [{new: old for old, new in (names[i] if i < len(names) else {}).items()}
+                                  for i in range(len(runs))]
+    keyed: list[dict[tuple[str, str], ShareMetrics]] = [
+        {(back[i].get(m.share, m.share), m.instance_type): m for m in run} for i, run in enumerate(metrics)]
+    order = list(dict.fromkeys(key for run in keyed for key in run))
+    rows = []
+    for key in order:
+        found = [run.get(key) for run in keyed]
+        renamed = tuple(m.share if m is not None else key[0] for m in found)
+        rows.append(ShareRow(key[0], key[1], tuple(None if m is None else metrics_values(m, figures) for m in found),
+                             renamed if any(name != key[0] for name in renamed) else ()))
+    return ShareComparison(tuple(runs), figures, tuple(rows))
+
+
+@dataclass(frozen=True)
+class TargetRow:
+    """One criterion of a target as each run judged it (``None``: that run's topology does not declare it)."""
+
+    share: str
+    instance_type: str | None
+    criterion: Criterion
+    results: tuple[TargetResult | None, ...]
+
+    def difference(self, run: int) -> float | None:
+        """The later run's actual figure minus the first's (``None`` when either lacks the target)."""
+        mine, first = self.results[run], self.results[0]
+        if mine is None or first is None:
+            return None
+        return round(mine.actual - first.actual, 9) + 0.0
+
+
+@dataclass(frozen=True)
+class TargetComparison:
+    runs: tuple[str, ...]
+    rows: tuple[TargetRow, ...]
+
+    def met(self, run: int) -> tuple[int, int]:
+        """``(met, judged)`` criteria of run ``run``."""
+        judged = [row.results[run] for row in self.rows if row.results[run] is not None]
+        return sum(1 for result in judged if result is not None and result.met), len(judged)
+
+    def to_json(self) -> list[dict]:
+        return [{"share": row.share, "instance_type": row.instance_type, "criterion": row.criterion.value,
+                 "runs": {label: (None if result is None else result.to_json())
+                          for label, result in zip(self.runs, row.results, strict=True)},
+                 "differences": {label: ({"actual": row.difference(i)} if row.difference(i) is not None else None)
+                                 for i, label in enumerate(self.runs) if i > 0}}
+                for row in self.rows]
+
+
+def compare_targets(runs: Sequence[str], results: Sequence[Sequence[TargetResult]],
+                    names: Sequence[Mapping[str, str]] = ()) -> TargetComparison:
+    """Criteria lined up by share (as the first run names it), instance type and criterion."""
+    back = [{new: old for old, new in (names[i] if i < len(names) else {}).items()} for i in range(len(runs))]
+    keyed: list[dict[tuple[str, str | None, Criterion], TargetResult]] = [
+        {(back[i].get(r.share, r.share), r.instance_type, r.criterion): r for r in run}
+        for i, run in enumerate(results)]
+    order = list(dict.fromkeys(key for run in keyed for key in run))
+    return TargetComparison(tuple(runs), tuple(TargetRow(*key, tuple(run.get(key) for run in keyed))
+                                               for key in order))
