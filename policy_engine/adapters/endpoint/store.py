@@ -138,7 +138,8 @@ class Store:
             return None
         topology = None
         if row[2] is not None:
-            from policy_engine.inputs.loading import LoadError, topology_from_data
+            from policy_engine.foundation.diagnostics import LoadError
+            from policy_engine.inputs.loading import topology_from_data
 
             try:
                 data = json.loads(row[2])

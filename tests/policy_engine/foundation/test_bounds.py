@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from policy_engine.cli import main
 from policy_engine.foundation import bounds
-from policy_engine.units import parse_duration
+from policy_engine.foundation.units import parse_duration
 from tests.builders import scenario_files
 
 

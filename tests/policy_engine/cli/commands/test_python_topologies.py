@@ -42,7 +42,7 @@ def test_a_command_that_loads_no_topology_says_nothing_about_python():
 def test_a_scenario_naming_a_python_topology_is_refused_unless_asked(tmp_path, command):
     scenario_files(tmp_path)
     (tmp_path / "topo.py").write_text(
-        "from policy_engine.loading import load_topology\n"
+        "from policy_engine.inputs.loading import load_topology\n"
         f"TOPOLOGY = load_topology({str(tmp_path / 'topology.yaml')!r})\n", encoding="utf-8")
     (tmp_path / "scenario.yaml").write_text("topology: topo.py\njobs: jobs.csv\n", encoding="utf-8")
     extra = {"sweep": ["--vary", "QS1.borrow_limit=0,100", "--workers", "1"],

@@ -312,7 +312,8 @@ def test_top_in_tmux_against_serve_walkthrough(tmp_path):
                 import urllib.request
 
                 urllib.request.urlopen(urllib.request.Request(
-                    f"{self.url}/_batch-quota/clock/advance?seconds={seconds}", method="POST"), timeout=30).read()
+                    f"{self.url}/_batch-quota/clock/advance?seconds={seconds}", method="POST",
+                    headers={"Content-Type": "application/json"}), timeout=30).read()
 
         reclaimed(Running(url))
         status = tmp_path / "status"
