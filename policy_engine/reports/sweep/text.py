@@ -9,6 +9,7 @@ from rich.table import Table
 from policy_engine.foundation.units import Unit, duration_text, figure_text, instance_hours_text
 from policy_engine.reports.kit import terminal
 from policy_engine.reports.tables.target_tables import summary_line
+from policy_engine.simulation.results.billable import period_text
 from policy_engine.simulation.results.targets import from_json
 from policy_engine.sweep.cost_metrics import cluster_figure
 from policy_engine.sweep.evaluate import ERROR, OK
@@ -24,6 +25,9 @@ def write(output: SweepOutput, stream: TextIO) -> None:
                                                output.top)
     console = (terminal.console(file=stream, width=terminal.FILE_WIDTH) if not stream.isatty()
                else terminal.console(file=stream))
+    if output.costs is not None and (output.costs.priced or not output.costs.pricing.period.whole):
+        # what every run's bill covers, first, as simulate says it (--period, docs/costs.md)
+        console.print(f"Bill for {period_text(output.costs.pricing.period)}.", markup=False, highlight=False)
     best = ranked(records, objective, maximize)
     table = Table(title=f"Best {min(top, len(best))} of {len(best)} run(s) by "
                         f"{'max' if maximize else 'min'} {objective.text}")

@@ -17,6 +17,7 @@ from policy_engine.reports.tune.view import (
     figure,
     front_rows,
 )
+from policy_engine.simulation.results.billable import period_text
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.grammar import values_text, vary_text
 from policy_engine.sweep.subjects import TuneOutput
@@ -27,6 +28,9 @@ def write(output: TuneOutput, stream: TextIO) -> None:
     result = output.result
     console = (terminal.console(file=stream, width=terminal.FILE_WIDTH) if not stream.isatty()
                else terminal.console(file=stream))
+    if output.costs is not None and (output.costs.priced or not output.costs.pricing.period.whole):
+        # what every run's bill covers, first, as simulate says it (--period, docs/costs.md)
+        console.print(f"Bill for {period_text(output.costs.pricing.period)}.", markup=False, highlight=False)
     ok = sum(1 for r in result.runs if r["status"] == OK)
     good = sum(1 for r in result.runs if feasible(r, output.constraints))
     console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
