@@ -13,7 +13,7 @@ instance-hours, every instance type counted alike, and plan fees (money) count a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from policy_engine.foundation.model import Topology
@@ -55,12 +55,6 @@ class Pricing:
     @property
     def unit(self) -> str:
         return self.prices.currency if self.prices is not None else "instance-hours (all types alike)"
-
-
-def uses_cost(expressions: Iterable[str]) -> bool:
-    """Whether any objective or constraint reads a bill metric (then the command says the unit)."""
-    names = "|".join(CLUSTER_COST_METRICS)
-    return any(re.search(rf"\b({names})\b", text) for text in expressions)
 
 
 def report_of(record: dict, topology: Topology, pricing: Pricing) -> CostReport:

@@ -89,6 +89,13 @@ class Expression:
     unit: Unit = Unit.NUMBER
     #: The unit as a header or an axis names it when the unit alone does not say (a cost's currency).
     unit_label: str = ""
+    #: The metrics it reads, as parsed (``wait_p95``; ``bill`` for ``share(X).bill`` and ``max(bill)`` too).
+    metrics: frozenset[str] = frozenset()
+
+    @property
+    def reads_bill(self) -> bool:
+        """Whether it prices a run's ledger (then the command says the unit)."""
+        return not self.metrics.isdisjoint(cost_metrics.CLUSTER_COST_METRICS)
 
     def __call__(self, record: dict) -> float:
         return float(self.compute(record))
@@ -146,11 +153,13 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
     if (refusal := cost_metrics.retired(source)) is not None:
         raise ExpressionError(f"{text!r}: {refusal}")
     if source in cost_metrics.CLUSTER_COST_METRICS:
-        return Expression(source, cost_metrics.cluster_metric(source, topology, pricing), Unit.COST, pricing.unit)
+        return Expression(source, cost_metrics.cluster_metric(source, topology, pricing), Unit.COST, pricing.unit,
+                          frozenset({source}))
     if source in OPTIONAL_SUMMARY_METRICS:  # only in a run that has what it counts: 0 in the others
-        return Expression(source, lambda record: record["summary"].get(source, 0.0), UNITS[source])
+        return Expression(source, lambda record: record["summary"].get(source, 0.0), UNITS[source],
+                          metrics=frozenset({source}))
     if source in SUMMARY_METRICS:
-        return Expression(source, lambda record: record["summary"][source], UNITS[source])
+        return Expression(source, lambda record: record["summary"][source], UNITS[source], metrics=frozenset({source}))
     match = _SHARE_TYPE.fullmatch(source)
     if match:
         ref, metric, type_name = match.groups()
@@ -164,7 +173,7 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
             return next((entry[metric] for entry in record["shares"]
                          if entry["share"] == name and entry["instance_type"] == instance_type), 0.0)
 
-        return Expression(source, share_on_type, UNITS[metric])
+        return Expression(source, share_on_type, UNITS[metric], metrics=frozenset({metric}))
     match = _SHARE.fullmatch(source)
     if match:
         ref, metric = match.groups()
@@ -172,16 +181,18 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, SHARE_METRICS))
         name = _share(text, ref, topology)
         if metric == cost_metrics.SHARE_COST_METRIC:
-            return Expression(source, cost_metrics.share_metric(name, topology, pricing), Unit.COST, pricing.unit)
+            return Expression(source, cost_metrics.share_metric(name, topology, pricing), Unit.COST, pricing.unit,
+                              frozenset({metric}))
 
         def one_share(record: dict) -> float:
             return max((entry[metric] for entry in record["shares"] if entry["share"] == name), default=0.0)
 
-        return Expression(source, one_share, UNITS[metric])
+        return Expression(source, one_share, UNITS[metric], metrics=frozenset({metric}))
     match = _TYPE.fullmatch(source)
     if match and match.group(1) in TYPE_METRICS:
         metric, type_name = match.groups()
-        return Expression(source, type_figure(metric, _instance_type(text, type_name, topology)), UNITS[metric])
+        return Expression(source, type_figure(metric, _instance_type(text, type_name, topology)), UNITS[metric],
+                          metrics=frozenset({metric}))
     match = _AGGREGATE.fullmatch(source)
     if match:
         aggregate, metric = match.groups()
@@ -193,9 +204,10 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
         function = AGGREGATES[aggregate]
         if metric == cost_metrics.SHARE_COST_METRIC:
             bills = cost_metrics.every_share(topology, pricing)
-            return Expression(source, lambda record: function(bills(record)), Unit.COST, pricing.unit)
+            return Expression(source, lambda record: function(bills(record)), Unit.COST, pricing.unit,
+                              frozenset({metric}))
         return Expression(source, lambda record: function([entry[metric] for entry in record["shares"]]),
-                          UNITS[metric])
+                          UNITS[metric], metrics=frozenset({metric}))
     raise ExpressionError(f"{text!r}: expected METRIC, AGG(METRIC), METRIC(TYPE), share(QUEUE/SHARE).METRIC or "
                           "share(QUEUE/SHARE).METRIC(TYPE)"
                           + _suggest(source, SUMMARY_METRICS + cost_metrics.CLUSTER_COST_METRICS))
@@ -215,6 +227,13 @@ class Constraint:
     shown: Callable[[float], str] | None = None
     #: The figure compared against the bound in an ok run (``None``: the constraint has no one figure).
     measure: Callable[[dict], float] | None = None
+    #: The metrics the constraint reads, as parsed (``Expression.metrics``; none for ``guarantees`` or a target).
+    metrics: frozenset[str] = frozenset()
+
+    @property
+    def reads_bill(self) -> bool:
+        """Whether it prices a run's ledger (then the command says the unit)."""
+        return not self.metrics.isdisjoint(cost_metrics.CLUSTER_COST_METRICS)
 
     def holds(self, record: dict) -> bool:
         return self.violation(record) <= 0
@@ -302,7 +321,7 @@ def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = No
         def shown(amount: float) -> str:
             return f"{figure_text(amount, Unit.COST)} {expression.unit_name}"
     return Constraint(source, lambda record: difference(expression(record)), bound, expression.unit, shown,
-                      measure=expression)
+                      measure=expression, metrics=expression.metrics)
 
 
 def objective_value(expression: Expression, record: dict[str, Any]) -> float | None:

@@ -8,7 +8,7 @@ from typing import NoReturn
 
 import click
 
-from policy_engine.cli.commands.cost_options import cost_options, pricing_or_exit
+from policy_engine.cli.commands.cost_options import cost_options, note_pricing, pricing_or_exit
 from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
 from policy_engine.reports.registry import SWEEP_FORMATS
 from policy_engine.simulation.scenarios.workload import Scenario
@@ -93,8 +93,10 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
     try:
         objective = parse_expression(maximize or minimize or DEFAULT_OBJECTIVE, loaded.topology, pricing)
     except ExpressionError as error:
+        note_pricing(pricing, False)
         fail_input([f"--{'maximize' if maximize else 'minimize'}: {error}"])
         raise
+    note_pricing(pricing, objective.reads_bill)
     pairs = share_pairs(loaded.topology, axes)
     dataset = None
     if out_dir:

@@ -17,7 +17,7 @@ import yaml
 
 from policy_engine.analysis.checks import check_topology
 from policy_engine.analysis.promise_changes import PromiseChange
-from policy_engine.cli.commands.cost_options import cost_options, pricing_or_exit
+from policy_engine.cli.commands.cost_options import cost_options, note_pricing, pricing_or_exit
 from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
 from policy_engine.cli.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
 from policy_engine.foundation.model import TARGET_DURATIONS, Topology
@@ -182,6 +182,8 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             parsed_constraints.append(parse_constraint(text, loaded.topology, pricing))
         except ExpressionError as error:
             problems.append(f"--constraint: {error}")
+    note_pricing(pricing, any(o.expression.reads_bill for o in objectives) or any(c.reads_bill for c in
+                                                                                   parsed_constraints))
     parsed_constraints += target_constraints(loaded.topology)  # a candidate that misses a target is infeasible
     if pick > 1 and len(order) < 2:
         problems.append("--pick chooses a point of a Pareto front: it needs two or more objectives")

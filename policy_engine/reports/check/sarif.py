@@ -119,8 +119,7 @@ def _load_problem(problem: Problem | str, source: str) -> tuple[str, int | None]
     only loses the leading ``SOURCE: `` and has no line.
     """
     if isinstance(problem, Problem):
-        text = f"{render_path(problem.path)}: {problem.message}" if problem.path else problem.message
-        return text, problem.line
+        return problem.detail, problem.line
     return problem.removeprefix(f"{source}: "), None
 
 
