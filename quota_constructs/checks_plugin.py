@@ -20,7 +20,6 @@ under ``CHECKED_METADATA``) are not reported a second time.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata

@@ -16,9 +16,9 @@ from typing import Any, NoReturn, get_args
 from aws_cdk import Token
 from constructs import IConstruct
 
-from policy_engine.foundation.aws_rules import tag_problems
 from policy_engine.foundation import instance_types, limits
 from policy_engine.foundation import model as m
+from policy_engine.foundation.aws_rules import tag_problems
 from quota_constructs.errors import QuotaConstructError
 
 #: The model's choices, so constructs and files accept the same values.

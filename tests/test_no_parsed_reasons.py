@@ -83,11 +83,11 @@ def _tainted(function: ast.AST) -> set[str]:
         for node in ast.walk(function):
             if isinstance(node, ast.Assign) and _text_like(node.value, tainted):
                 tainted.update(name for target in node.targets for name in _targets(target))
-            elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None and _text_like(
-                    node.value, tainted):
-                tainted.update(_targets(node.target))
-            elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension) and _text_like(node.iter, tainted):
-                tainted.update(_targets(node.target))
+                continue
+            source = (node.value if isinstance(node, ast.AnnAssign | ast.NamedExpr)
+                      else node.iter if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension) else None)
+            if source is not None and _text_like(source, tainted):
+                tainted.update(_targets(node.target))  # type: ignore[attr-defined]  # each kind above has a target
         if len(tainted) == before:
             return tainted
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from functools import partial
 
 from policy_engine.analysis.rules.base import Context, RawFinding, rule

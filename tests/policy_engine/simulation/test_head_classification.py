@@ -13,7 +13,10 @@ after every instant of the run every share's head that waits for capacity is cla
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from dataclasses import replace
+
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
 
 from policy_engine.simulation.causes import Cause
 from policy_engine.simulation.core.engine import Engine
@@ -22,6 +25,25 @@ from policy_engine.simulation.reasons import waiting
 from tests.policy_engine.simulation.test_properties import contended, scenarios
 
 WITHIN_LIMIT = {Cause.WAITING_FOR_RECLAIM, Cause.ENVIRONMENT_FULL}
+
+
+@st.composite
+def undersized(draw):
+    """``scenarios()`` whose environment holds fewer instances than its shares' limits add up to, so that a head
+    within its limit can find the environment full (or held by borrowers that reclaim may not take yet)."""
+    topology, jobs, updates, chosen = draw(scenarios())
+    environment = topology.service_environments[0]
+    capacity = {t: max(1, n - draw(st.integers(0, n))) for t, n in environment.capacity.items()}
+    smaller = environment.model_copy(update={"capacity": capacity})
+    return topology.model_copy(update={"service_environments": (smaller,)}), jobs, updates, chosen
+
+
+@st.composite
+def protected(draw):
+    """``contended()`` with a long minimum run time: heads within their limits wait while reclaim may not take
+    the borrowers' instances yet."""
+    topology, jobs, updates, chosen = draw(contended())
+    return topology, jobs, updates, replace(chosen, min_runtime=draw(st.sampled_from([50.0, 200.0])))
 
 
 def _compare_heads(engine: Engine, seen: list[Cause]) -> None:
@@ -57,20 +79,18 @@ def test_sweep_and_live_reasons_classify_every_head_alike(scenario) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(contended())
-def test_alike_under_contention(scenario) -> None:
+@given(st.one_of(contended(), undersized(), protected()))
+def test_alike_under_contention_and_in_a_full_environment(scenario) -> None:
     _run(scenario)
 
 
 def test_the_comparison_reaches_every_cause() -> None:
     """The property is not vacuous: over a few contended runs, heads wait for each of the sweep's causes."""
-    from hypothesis import find, strategies as st
-
     seen: set[Cause] = set()
 
     def collect(scenario: tuple) -> bool:
         seen.update(_run(scenario))
         return seen >= set(HEAD_CAUSES[1:])
 
-    find(st.one_of(contended(), scenarios()), collect, settings=settings(max_examples=500, deadline=None,
+    find(st.one_of(undersized(), protected()), collect, settings=settings(max_examples=500, deadline=None,
                                                                           database=None))

@@ -28,9 +28,11 @@ _UPDATABLE = ("capacityLimits", "resourceSharingConfiguration", "preemptionConfi
 
 def _check_share(params: Params, record: Params | None = None) -> None:
     sharing = params.get("resourceSharingConfiguration") or (record or {}).get("resourceSharingConfiguration")
+    sharing = sharing or {}
     for problem in sharing_problems(sharing["strategy"], sharing.get("borrowLimit")) if sharing else ():
         if problem is SharingProblem.NOT_BORROWING:
-            raise client_error(f"borrowLimit is only valid with the LEND_AND_BORROW strategy (got {sharing['strategy']})")
+            raise client_error("borrowLimit is only valid with the LEND_AND_BORROW strategy "
+                               f"(got {sharing['strategy']})")
         raise client_error(f"borrowLimit must be {UNLIMITED_BORROW} (unlimited) or a percent from 0 to "
                            f"{limits.BORROW_LIMIT.maximum}, got {sharing['borrowLimit']}")
     for limit in params.get("capacityLimits") or ():
