@@ -311,19 +311,19 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
 RUNS = ("without the change", "with HEAD")
 
 
-def share_comparison(impact: dict) -> ShareComparison:
+def share_comparison(impact: Impact) -> ShareComparison:
     """The impact's per-share rows as a ``ShareComparison`` with ``compare``'s figures (``SHARE_FIGURES`` and the
     cost, its unit in the header), rendered by the cells ``compare`` renders its tables with."""
-    figures = (*SHARE_FIGURES, cost_figure(impact.get("cost_unit", INSTANCE_HOURS)))
+    figures = (*SHARE_FIGURES, cost_figure(impact.cost_unit))
     rows = tuple(ShareRow(row["share"], row["instance_type"], tuple(
         {JOBS.key: row["jobs"], **{f.key: row[f"{f.key}_{side}"] for f in figures[1:]}}
         for side in ("before", "after")))
-        for row in impact.get("shares", []))
+        for row in impact.shares)
     return ShareComparison(RUNS, figures, rows)
 
 
-def target_comparison(impact: dict) -> TargetComparison:
+def target_comparison(impact: Impact) -> TargetComparison:
     """BASE's and HEAD's targets on their runs, lined up by share and criterion."""
-    targets = impact.get("targets") or {}
+    targets = impact.targets
     return compare_targets(RUNS, [[from_json(entry) for entry in targets.get(side, [])]
                                   for side in ("before", "after")])

@@ -5,11 +5,14 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policy_engine.analysis.promise_changes import PromiseChange
 from policy_engine.foundation.diagnostics import ObjectKind, ObjectRef
 from policy_engine.foundation.findings import Finding
+
+if TYPE_CHECKING:
+    from policy_engine.changes.impact import Impact
 
 #: What makes ``diff`` exit 1 (``--fail-on``); ``never`` turns all off. The default is all of them.
 FAIL_ON = ("guarantee", "guarantee-weakened", "guarantee-dropped", "finding", "hazard")
@@ -146,8 +149,8 @@ class ChangeReport:
     new_findings: list[Finding]
     resolved_findings: list[Finding]
     hazards: list[Hazard]
-    #: ``diff --scenario S --at T``: the replay's result (``impact.Impact.to_dict()``), else ``None``.
-    impact: dict | None = field(default=None)
+    #: ``diff --scenario S --at T``: the replay's result, else ``None`` (its JSON: ``Impact.to_dict()``).
+    impact: Impact | None = field(default=None)
     #: Guarantee declarations that differ (weakened, dropped, added, ...), each with its proof on both sides.
     promises: list[PromiseChange] = field(default_factory=list)
 
@@ -191,7 +194,7 @@ class ChangeReport:
             reasons.append(f"{len(self.hazards)} deploy hazard(s)")
         return reasons
 
-    def with_impact(self, impact: dict) -> ChangeReport:
+    def with_impact(self, impact: Impact) -> ChangeReport:
         return replace(self, impact=impact)
 
     def to_dict(self, fail_on: tuple[str, ...] = FAIL_ON) -> dict:
@@ -224,6 +227,6 @@ class ChangeReport:
             "new_findings": [finding(f) for f in self.new_findings],
             "resolved_findings": [finding(f) for f in self.resolved_findings],
             "hazards": [hazard.to_dict() for hazard in self.hazards],
-            "impact": self.impact,
+            "impact": None if self.impact is None else self.impact.to_dict(),
             "promises": [change.to_dict() for change in self.promises],
         }

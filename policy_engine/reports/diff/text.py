@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -12,6 +12,9 @@ from policy_engine.changes.report import FAIL_ON, ChangeReport, ChangeStatus, Fi
 from policy_engine.foundation.diagnostics import ObjectKind
 from policy_engine.foundation.units import duration_text, instance_hours_text, money_text
 from policy_engine.reports.kit.subjects import DiffOutput
+
+if TYPE_CHECKING:
+    from policy_engine.changes.impact import Impact
 
 KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
                ObjectKind.SHARE: "Quota shares"}
@@ -128,12 +131,12 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
 WORST_JOBS = 20
 
 
-def impact_legend(impact: dict) -> str:
+def impact_legend(impact: Impact) -> str:
     """What the per-share impact table's cells mean, said once under it (in text and markdown)."""
     from policy_engine.reports.tables import share_comparison as sc
 
     return ("runs: the replay without the change, then with HEAD deployed at "
-            f"t = {duration_text(impact['at'])}; {sc.CELLS}; wait: from submission to a job's first start (to the "
+            f"t = {duration_text(impact.at)}; {sc.CELLS}; wait: from submission to a job's first start (to the "
             "end of the replay for a job that never starts); p95: 95 % of the share's jobs waited at most this "
             "long; preemptions: the share's jobs preempted at or after the deploy (the replays are the same before "
             "it); own utilisation, instance-hours lost and cost: over the whole replay; cost: what the share pays "
@@ -141,9 +144,9 @@ def impact_legend(impact: dict) -> str:
             "without --prices), over the billing period (docs/costs.md).")
 
 
-def bill_sentence(impact: dict) -> str | None:
+def bill_sentence(impact: Impact) -> str | None:
     """The replays' bills, without -> with the change, and their waste (``impact.costs``); ``None`` when unpriced."""
-    costs = impact.get("costs") or {}
+    costs = impact.costs
     before, after = costs.get("before"), costs.get("after")
     if not before or not after or before.get("currency") is None:
         return None
@@ -158,30 +161,30 @@ def bill_sentence(impact: dict) -> str | None:
             f"{money_text(waste[0])} → {money_text(waste[1])} (preempted attempts and plan idle)")
 
 
-def worst_jobs(impact: dict) -> tuple[list[dict], int]:
+def worst_jobs(impact: Impact) -> tuple[list[dict], int]:
     """The jobs preempted more often because of the change that a report lists (the worst first), and how many more
     there are (``--format json`` has every one)."""
-    shown = impact["preempted"][:WORST_JOBS]
-    return shown, len(impact["preempted"]) - len(shown)
+    shown = impact.preempted[:WORST_JOBS]
+    return shown, len(impact.preempted) - len(shown)
 
 
-def lost_by_type(impact: dict) -> dict[str, tuple[float, float]]:
+def lost_by_type(impact: Impact) -> dict[str, tuple[float, float]]:
     """Instance type -> instance-hours lost without and with the change (an hour of one type is not worth one of
     another, so they are never added across types)."""
     out: dict[str, tuple[float, float]] = {}
-    for row in impact["shares"]:
+    for row in impact.shares:
         before, after = out.get(row["instance_type"], (0.0, 0.0))
         out[row["instance_type"]] = (before + row.get("instance_hours_lost_before", 0.0),
                                      after + row.get("instance_hours_lost_after", 0.0))
     return out
 
 
-def impact_lines(impact: dict) -> list[str]:
+def impact_lines(impact: Impact) -> list[str]:
     """The replay's figures: preempted jobs (the worst ``WORST_JOBS``), the per-share and targets tables in
     ``compare``'s cells, instance-hours lost."""
-    lines = [f"Impact of applying HEAD at t={duration_text(impact['at'])} to {impact['scenario']}",
+    lines = [f"Impact of applying HEAD at t={duration_text(impact.at)} to {impact.scenario}",
              *([f"  {bill}"] if (bill := bill_sentence(impact)) else []),
-             f"  jobs preempted because of the change: {len(impact['preempted'])}",
+             f"  jobs preempted because of the change: {len(impact.preempted)}",
              "  instance-hours lost because of the change (negative: it saves work): " + ("; ".join(
                  f"{instance_type} {instance_hours_text(after - before + 0.0)} (without "
                  f"{instance_hours_text(before)}, with {instance_hours_text(after)})"
@@ -192,18 +195,18 @@ def impact_lines(impact: dict) -> list[str]:
                      f"preempted {job['preemptions_before']} -> {job['preemptions_after']} time(s)")
     if more:
         lines.append(f"    ... and {more} more (the {len(shown)} worst shown; --format json lists them all)")
-    if impact["never_finish"]:
-        lines.append(f"  jobs that succeed only without the change: {', '.join(impact['never_finish'][:20])}"
-                     + (f" ... ({len(impact['never_finish'])} in all)" if len(impact["never_finish"]) > 20 else ""))
-    for note in impact.get("notes", []):
+    if impact.never_finish:
+        lines.append(f"  jobs that succeed only without the change: {', '.join(impact.never_finish[:20])}"
+                     + (f" ... ({len(impact.never_finish)} in all)" if len(impact.never_finish) > 20 else ""))
+    for note in impact.notes:
         lines.append(f"  note: {note}")
     lines.append("")
-    if impact.get("shares"):
+    if impact.shares:
         lines += comparison_lines(impact)
     return lines
 
 
-def comparison_lines(impact: dict) -> list[str]:
+def comparison_lines(impact: Impact) -> list[str]:
     """The per-share and targets tables of the replay, drawn as ``compare`` draws its own (``share_comparison``)."""
     from policy_engine.changes.impact import share_comparison, target_comparison
     from policy_engine.reports.tables import share_comparison as sc
