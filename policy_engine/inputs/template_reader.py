@@ -113,7 +113,7 @@ class TemplateReader:
         if key not in properties:
             self.named_at_deploy.add(logical_id)
             return self.stand_ins.get(logical_id, logical_id)
-        return self.literal(properties[key], (*where, key))
+        return self.literal(properties[key], (*where, str(key)))
 
     def exports(self) -> dict[str, tuple[str, str]]:
         """The template's exports of its quota resources (``Outputs.*.Export.Name`` of a Ref or Fn::GetAtt)."""
@@ -171,7 +171,7 @@ class TemplateReader:
                     self.problem(where, f"tag {key!r} given more than once")
             elif isinstance(value, dict):
                 for key, item in value.items():
-                    self.check_shape(item, str, (*where, key))
+                    self.check_shape(item, str, (*where, str(key)))
             else:
                 self.problem(where, f"expected a mapping of tag names to values, got {value!r}")
             return
@@ -201,12 +201,12 @@ class TemplateReader:
             return
         for key, item in value.items():
             if key not in shape:
-                self.problem((*where, key), f"unknown property (known: {', '.join(shape)})")
+                self.problem((*where, str(key)), f"unknown property (known: {', '.join(shape)})")
             else:
-                self.check_shape(item, shape[key], (*where, key))
+                self.check_shape(item, shape[key], (*where, str(key)))
         for key in shape:
             if key in _REQUIRED_KEYS and key not in value:
-                self.problem((*where, key), "missing: required")
+                self.problem((*where, str(key)), "missing: required")
 
     def check_resources(self) -> None:
         """Every quota resource's properties against ``_PROPERTIES``: one line per wrong place."""
@@ -259,7 +259,7 @@ class TemplateReader:
                 if key == "Ref" or key.startswith("Fn::"):
                     self.problem(where, self._unresolvable(key, argument))
                     return None
-            out = {key: self.literal(item, (*where, key)) for key, item in value.items()}
+            out = {key: self.literal(item, (*where, str(key))) for key, item in value.items()}
             return None if any(item is None for item in out.values()) else out
         if isinstance(value, list):
             items = [self.literal(item, (*where, index)) for index, item in enumerate(value)]
