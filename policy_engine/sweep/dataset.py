@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from policy_engine.foundation.model import Topology, share_id
 from policy_engine.sweep.expressions import SHARE_METRICS, SUMMARY_METRICS
 from policy_engine.sweep.grammar import Axis
+from policy_engine.sweep.run_status import RunStatus
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -141,10 +142,13 @@ class ResultsDataset:
             except Exception as error:  # pyarrow raises several types for a damaged file
                 raise DatasetError(f"{part}: cannot read this part file: {error}") from None
             for row in table.to_pylist():
+                if row["status"] not in tuple(RunStatus):
+                    raise DatasetError(f"{part}: run {row['run']} has status {row['status']!r}, not one of "
+                                       f"{', '.join(RunStatus)}: the file was not written by a sweep")
                 self.written[row["key"]] = {
                     "index": row["run"],
                     "values": {axis.path: row[axis.path] for axis in self.axes},
-                    "status": row["status"],
+                    "status": RunStatus(row["status"]),
                     "findings": json.loads(row["findings"]),
                     "error": row["error"],
                     "summary": json.loads(row["summary"]),

@@ -29,9 +29,8 @@ from policy_engine.sweep.candidate import variant
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.grid import Candidate
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.samples import mean_record
-
-OK, INVALID, ERROR = "ok", "invalid", "error"
 
 
 def targets_json(topology: Topology, result: SimulationResult) -> list[dict]:
@@ -73,7 +72,7 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
 
     With ``workloads`` (``samples.resample``), the candidate runs once on each instead of the scenario's
     own jobs, and the record holds their mean (``samples.mean_record``)."""
-    record: dict[str, Any] = {"index": candidate.index, "values": dict(candidate.values), "status": OK,
+    record: dict[str, Any] = {"index": candidate.index, "values": dict(candidate.values), "status": RunStatus.OK,
                               "findings": [], "error": "", "summary": {}, "shares": [], "targets": []}
     try:
         with gc_paused():  # building the candidate's workload and results allocates in bulk (about 15 % faster)
@@ -81,7 +80,7 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
             ok, findings = checked(chosen.topology)
             record["findings"] = copy.deepcopy(findings)
             if not ok:
-                record["status"] = INVALID
+                record["status"] = RunStatus.INVALID
                 return record
             if not workloads:
                 result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings, live=scenario.live)
@@ -99,6 +98,6 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
                 kept.append(ledgers(result, period))
             return {**mean_record(runs), "costs": mean_ledgers([k for k in kept if k]) or None}
     except Exception as error:  # one bad candidate must not end a sweep of thousands
-        record["status"] = ERROR
+        record["status"] = RunStatus.ERROR
         record["error"] = f"{type(error).__name__}: {error}"
     return record

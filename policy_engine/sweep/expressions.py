@@ -32,6 +32,7 @@ from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 from policy_engine.sweep import cost_metrics
 from policy_engine.sweep.cost_metrics import Pricing
 from policy_engine.sweep.grammar import find_share
+from policy_engine.sweep.run_status import RunStatus
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
                    "instance_hours_lost", "jobs", "plan_idle_hours")
@@ -266,7 +267,7 @@ def _guarantees(topology: Topology) -> Callable[[dict], float]:
     protected = set(never_preempted_shares(topology))
 
     def violation(record: dict) -> float:
-        if record.get("status") != "ok":
+        if record.get("status") != RunStatus.OK:
             return 1.0  # a refuted guarantee is a check error: such a candidate is invalid
         return float(sum(entry["preemptions"] for entry in record["shares"] if entry["share"] in protected))
 
@@ -326,4 +327,4 @@ def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = No
 
 def objective_value(expression: Expression, record: dict[str, Any]) -> float | None:
     """The objective of an ok run; ``None`` for an invalid or failed one."""
-    return expression(record) if record.get("status") == "ok" else None
+    return expression(record) if record.get("status") == RunStatus.OK else None

@@ -14,6 +14,7 @@ from policy_engine.foundation.model import Topology
 from policy_engine.foundation.units import Unit, duration_text, points_text
 from policy_engine.simulation.results.targets import Criterion
 from policy_engine.sweep.expressions import Constraint
+from policy_engine.sweep.run_status import RunStatus
 
 #: The violation of a run that was not simulated (invalid or failed): it meets no target.
 UNJUDGED = 1.0
@@ -40,7 +41,7 @@ def _judged(record: dict, index: int, criterion: Criterion) -> list[dict]:
 
 def _violation(index: int, criterion: Criterion) -> Callable[[dict], float]:
     def violation(record: dict) -> float:
-        if record.get("status") != "ok":
+        if record.get("status") != RunStatus.OK:
             return UNJUDGED
         return max((-float(entry["margin"]) for entry in _judged(record, index, criterion)), default=0.0)
 
@@ -82,7 +83,7 @@ def missed_targets(record: dict) -> int:
 def targets_summary(record: dict) -> str:
     """``all met``, ``2 of 5 missed``, or ``-`` for a run that judged none (no targets, or not simulated)."""
     judged = len(record.get("targets") or [])
-    if record.get("status") != "ok" or not judged:
+    if record.get("status") != RunStatus.OK or not judged:
         return "-"
     missed = missed_targets(record)
     return "all met" if not missed else f"{missed} of {judged} missed"

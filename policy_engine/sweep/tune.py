@@ -25,12 +25,13 @@ from policy_engine.foundation.units import figure_text
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.results.billable import Period
 from policy_engine.simulation.scenarios.workload import Scenario
-from policy_engine.sweep.evaluate import INVALID, OK, evaluate
+from policy_engine.sweep.evaluate import evaluate
 from policy_engine.sweep.executor import Executor
 from policy_engine.sweep.expressions import Constraint, Expression
 from policy_engine.sweep.grammar import Axis, base_value
 from policy_engine.sweep.grid import Candidate, candidate_key, expand, grid_size
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.runner import SweepInput, run_task
 from policy_engine.sweep.samples import samples_for
 
@@ -89,7 +90,7 @@ class TuneResult:
 
 def simulated(runs: dict[str, dict]) -> int:
     """Runs that cost a simulation (invalid candidates cost a check only)."""
-    return sum(1 for record in runs.values() if record["status"] != INVALID)
+    return sum(1 for record in runs.values() if record["status"] != RunStatus.INVALID)
 
 
 def grid_index(axes: Sequence[Axis], values: dict) -> int:
@@ -100,7 +101,7 @@ def grid_index(axes: Sequence[Axis], values: dict) -> int:
 
 
 def feasible(record: dict, constraints: Sequence[Constraint]) -> bool:
-    return record["status"] == OK and all(c.holds(record) for c in constraints)
+    return record["status"] == RunStatus.OK and all(c.holds(record) for c in constraints)
 
 
 def scores(record: dict, objectives: Sequence[Objective]) -> tuple[float, ...]:
@@ -147,14 +148,14 @@ def _tell(study: optuna.Study, trial: optuna.Trial, record: dict | None, objecti
     if record is None:  # asked after the budget was spent
         study.tell(trial, state=TrialState.PRUNED)
         return
-    if record["status"] not in (OK, INVALID):
+    if record["status"] not in (RunStatus.OK, RunStatus.INVALID):
         study.tell(trial, state=TrialState.FAIL)
         return
     errors = sum(1 for finding in record["findings"] if finding["severity"] == "error")
-    trial.set_constraint("valid", float(errors if record["status"] == INVALID else 0))
+    trial.set_constraint("valid", float(errors if record["status"] == RunStatus.INVALID else 0))
     for number, constraint in enumerate(constraints):
-        trial.set_constraint(f"c{number}", constraint.violation(record) if record["status"] == OK else 1.0)
-    if record["status"] == OK:
+        trial.set_constraint(f"c{number}", constraint.violation(record) if record["status"] == RunStatus.OK else 1.0)
+    if record["status"] == RunStatus.OK:
         study.tell(trial, [o.expression(record) for o in objectives])
     else:
         study.tell(trial, [-_WORST if o.maximize else _WORST for o in objectives])
@@ -193,7 +194,7 @@ def nearest_miss(records: Sequence[dict], constraints: Sequence[Constraint]) -> 
     def distance(record: dict) -> float:
         return sum(amount / max(1.0, abs(c.bound or 0.0)) for c, amount in misses(record))
 
-    ok = [record for record in records if record["status"] == OK]
+    ok = [record for record in records if record["status"] == RunStatus.OK]
     if not ok:
         return None, []
     nearest = min(ok, key=lambda record: (distance(record), record["index"]))
@@ -212,7 +213,7 @@ def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Seq
     current = result.current
     first = objectives[0]
     if result.samples:
-        result.wins = sample_wins(current, best, first) if current["status"] == OK else result.samples
+        result.wins = sample_wins(current, best, first) if current["status"] == RunStatus.OK else result.samples
     if not feasible(current, constraints):
         return result  # the current topology misses a constraint (or is invalid): any feasible candidate is better
     result.gain, result.relative_gain = gain_over(current, best, first)
@@ -235,7 +236,7 @@ def _sensitivity(scenario: Scenario, axes: Sequence[Axis], assumptions: Sequence
                  objectives: Sequence[Objective], constraints: Sequence[Constraint], period: Period) -> list[dict]:
     """Every ok candidate and the current topology under each combination of assumptions."""
     combos = list(expand(assumptions))
-    candidates = [record for record in result.runs if record["status"] == OK]
+    candidates = [record for record in result.runs if record["status"] == RunStatus.OK]
     shared = executor.share(SweepInput(scenario, (*axes, *assumptions), guarantees, workloads, period))
     current_values = dict(result.current["values"])
     tasks = []

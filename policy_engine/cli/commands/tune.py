@@ -28,7 +28,6 @@ from policy_engine.reports.tune.text import figure as _figure
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.cost_metrics import RunCosts
-from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.expressions import (
     UNITS,
     Constraint,
@@ -41,6 +40,7 @@ from policy_engine.sweep.expressions import (
 from policy_engine.sweep.grammar import Axis, VaryError, parse_vary, values_text, vary_text
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.target_constraints import target_constraints
 from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
@@ -68,23 +68,23 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective],
     for objective in objectives:
         unit = objective.expression.unit
         rows.append((objective.heading,
-                     _figure(objective.expression(current), unit) if current["status"] == OK else "-",
+                     _figure(objective.expression(current), unit) if current["status"] == RunStatus.OK else "-",
                      _figure(objective.expression(chosen), unit) if chosen else "-"))
     for constraint in constraints:
         rows.append((f"constraint {constraint.text}",
-                     constraint.verdict(current) if current["status"] == OK else "-",
+                     constraint.verdict(current) if current["status"] == RunStatus.OK else "-",
                      constraint.verdict(chosen) if chosen else "-"))
     for key, label in (("wait_p95", "wait p95"), ("wait_max", "wait max"), ("preemptions", "preemptions")):
-        rows.append((label, _figure(current["summary"][key], UNITS[key]) if current["status"] == OK else "-",
+        rows.append((label, _figure(current["summary"][key], UNITS[key]) if current["status"] == RunStatus.OK else "-",
                      _figure(chosen["summary"][key], UNITS[key]) if chosen else "-"))
     for metric, label, unit in (("utilisation", "utilisation", Unit.FRACTION),
                                 ("instance_hours_lost", "instance-hours lost", Unit.INSTANCE_HOURS)):
         for instance_type in dict.fromkeys([*record_types(current), *record_types(chosen)]):  # never added up
             figure = type_figure(metric, instance_type)
             rows.append((f"{label} {instance_type}",
-                         _figure(figure(current), unit) if current["status"] == OK else "-",
+                         _figure(figure(current), unit) if current["status"] == RunStatus.OK else "-",
                          _figure(figure(chosen), unit) if chosen else "-"))
-    if current["status"] != OK:
+    if current["status"] != RunStatus.OK:
         rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
     if result.samples and chosen is not None:
         first = objectives[0]
@@ -284,7 +284,7 @@ def _write_report(output: TuneOutput, directory: Path, source: str) -> None:
             if output.front_rows else '<p class="muted">No candidate meets every constraint: the front is empty.</p>'
         on_front = {id(r) for r in result.front}
         points = [(objectives[0].expression(r), objectives[1].expression(r), id(r) in on_front,
-                   feasible(r, output.constraints)) for r in result.runs if r["status"] == OK]
+                   feasible(r, output.constraints)) for r in result.runs if r["status"] == RunStatus.OK]
         charts.append(pareto_chart(points, (objectives[0], objectives[1])))
     try:
         page = write_tune_report(evidence_html, front_html, charts, result.runs, axes, objectives[0].expression,

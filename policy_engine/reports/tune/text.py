@@ -9,8 +9,8 @@ from rich.table import Table
 
 from policy_engine.foundation.units import Unit, figure_text, money_text
 from policy_engine.reports.kit import terminal
-from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.grammar import values_text, vary_text
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import changes, feasible
 
@@ -92,7 +92,7 @@ def write(output: TuneOutput, stream: TextIO) -> None:
     result = output.result
     console = (terminal.console(file=stream, width=terminal.FILE_WIDTH) if not stream.isatty()
                else terminal.console(file=stream))
-    ok = sum(1 for r in result.runs if r["status"] == OK)
+    ok = sum(1 for r in result.runs if r["status"] == RunStatus.OK)
     good = sum(1 for r in result.runs if feasible(r, output.constraints))
     console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
     for line in answer_lines(output):
@@ -147,8 +147,9 @@ def _decision(output: TuneOutput, console: Console) -> None:
                              else "right", overflow="fold")
         for row in result.sensitivity:
             def shown(record: dict | None) -> str:
-                return (figure(first.expression(record), first.expression.unit) if record and record["status"] == OK
-                        else "-")
+                if record is None or record["status"] != RunStatus.OK:
+                    return "-"
+                return figure(first.expression(record), first.expression.unit)
 
             table.add_row(values_text(row["assumption"]),
                           shown(row["current"]), shown(row["recommended"]), shown(row["best"]),
