@@ -57,7 +57,7 @@ class FieldChange:
     def name(self) -> str:
         return f"{self.field} {self.instance_type}" if self.instance_type else self.field
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"field": self.field, "instance_type": self.instance_type, "before": self.before, "after": self.after}
 
 
@@ -80,7 +80,7 @@ class ObjectChange:
         return (self.kind != "quota_share" or self.status != "changed"
                 or any(change.field in DIRECT_FIELDS for change in self.changes))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "status": self.status, "renamed_from": self.renamed_from,
                 "direct": self.direct, "changes": [change.to_dict() for change in self.changes]}
 
@@ -111,7 +111,7 @@ class GuaranteeChange:
     def regained(self) -> bool:
         return self.before == "refuted" and self.after == "held"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"share": self.share, "property": self.property, "instance_type": self.instance_type,
                 "before": self.before, "after": self.after, "message": self.message,
                 "counterexample": self.counterexample}
@@ -133,7 +133,7 @@ class Hazard:
         """The object's own name, as CloudFormation's resource has it (``QUEUE/SHARE`` for a share)."""
         return self.object.name
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "resource_type": self.resource_type, "object": self.name,
                 "properties": list(self.properties), "message": self.message}
 
@@ -197,10 +197,10 @@ class ChangeReport:
     def with_impact(self, impact: Impact) -> ChangeReport:
         return replace(self, impact=impact)
 
-    def to_dict(self, fail_on: tuple[str, ...] = FAIL_ON) -> dict:
+    def to_dict(self, fail_on: tuple[str, ...] = FAIL_ON) -> dict[str, Any]:
         """The ``--format json`` document (stable keys)."""
 
-        def finding(f: Finding) -> dict:
+        def finding(f: Finding) -> dict[str, Any]:
             return {"rule": f.rule, "severity": f.severity.value, "object": str(f.object), "message": f.message,
                     "hint": f.hint}
 

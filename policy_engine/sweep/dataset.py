@@ -79,7 +79,8 @@ def schema(axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def flat_row(record: dict[str, Any], key: str, axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]) -> dict:
+def flat_row(record: dict[str, Any], key: str, axes: Sequence[Axis],
+             pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
     """The run as one flat row (the CSV output and the Parquet columns, without the JSON text)."""
     row: dict[str, Any] = {"run": record["index"], "key": key}
     row.update({axis.path: record["values"][axis.path] for axis in axes})
@@ -96,12 +97,12 @@ def flat_row(record: dict[str, Any], key: str, axes: Sequence[Axis], pairs: Sequ
 class ResultsDataset:
     """Appends finished runs as part files; knows which runs a previous, interrupted sweep finished."""
 
-    def __init__(self, directory: Path, axes: Sequence[Axis], pairs: Sequence[tuple[str, str]], manifest: dict,
-                 resume: bool):
+    def __init__(self, directory: Path, axes: Sequence[Axis], pairs: Sequence[tuple[str, str]],
+                 manifest: dict[str, Any], resume: bool):
         self.directory = directory
         self.axes, self.pairs = list(axes), list(pairs)
         self.schema = schema(axes, pairs)
-        self.written: dict[str, dict] = {}
+        self.written: dict[str, dict[str, Any]] = {}
         self._next_part = 1
         existing = sorted(directory.glob("part-*.parquet")) if directory.is_dir() else []
         manifest_path = directory / MANIFEST
@@ -120,7 +121,7 @@ class ResultsDataset:
         except OSError as error:
             raise DatasetError(f"{directory}: cannot write results: {error.strerror or error}") from None
 
-    def _check_manifest(self, path: Path, manifest: dict) -> None:
+    def _check_manifest(self, path: Path, manifest: dict[str, Any]) -> None:
         try:
             previous = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
@@ -159,7 +160,7 @@ class ResultsDataset:
             number = int(part.stem.split("-")[1])
             self._next_part = max(self._next_part, number + 1)
 
-    def append(self, batch: Iterable[tuple[str, dict]]) -> int:
+    def append(self, batch: Iterable[tuple[str, dict[str, Any]]]) -> int:
         """Write one part file of ``(key, record)``; a key already written is skipped. Returns rows written."""
         import pyarrow as pa
         import pyarrow.parquet as pq

@@ -33,23 +33,23 @@ from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.samples import mean_record
 
 
-def targets_json(topology: Topology, result: SimulationResult) -> list[dict]:
+def targets_json(topology: Topology, result: SimulationResult) -> list[dict[str, Any]]:
     """The topology's targets judged on the run (``simulate --format json``'s ``targets``)."""
     return plain([target.to_json() for target in evaluate_targets(topology, result)])
 
 
-def simulation_json(result: SimulationResult) -> tuple[dict, list[dict]]:
+def simulation_json(result: SimulationResult) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``summary`` and ``shares`` of ``simulate --format json`` (``SimulationResult.write_json``)."""
     return plain(result.summary), plain([metrics.to_json() for metrics in result.shares])
 
 
 #: Candidates that differ only in settings or workload share a topology: check it once per worker.
-_CHECKED: OrderedDict[str, tuple[bool, list[dict]]] = OrderedDict()
+_CHECKED: OrderedDict[str, tuple[bool, list[dict[str, Any]]]] = OrderedDict()
 _CHECK_CACHE_SIZE = 64
 _LOCK = threading.Lock()
 
 
-def checked(topology: Topology) -> tuple[bool, list[dict]]:
+def checked(topology: Topology) -> tuple[bool, list[dict[str, Any]]]:
     """``(ok, findings as check --format json)`` of ``topology``, remembered for the last few topologies."""
     key = topology.model_dump_json()
     with _LOCK:  # a worker may run several tasks in threads

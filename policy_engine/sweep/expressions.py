@@ -85,7 +85,7 @@ class Expression:
     """A number computed from one ok run record (``summary`` and ``shares`` as simulate's JSON has them)."""
 
     text: str
-    compute: Callable[[dict], float]
+    compute: Callable[[dict[str, Any]], float]
     #: What the number measures (how reports write it); JSON keeps the number itself.
     unit: Unit = Unit.NUMBER
     #: The unit as a header or an axis names it when the unit alone does not say (a cost's currency).
@@ -98,7 +98,7 @@ class Expression:
         """Whether it prices a run's ledger (then the command says the unit)."""
         return not self.metrics.isdisjoint(cost_metrics.CLUSTER_COST_METRICS)
 
-    def __call__(self, record: dict) -> float:
+    def __call__(self, record: dict[str, Any]) -> float:
         return float(self.compute(record))
 
     @property
@@ -134,15 +134,15 @@ def _share(text: str, ref: str, topology: Topology) -> str:
     return found.share_id
 
 
-def type_figure(metric: str, instance_type: str) -> Callable[[dict], float]:
+def type_figure(metric: str, instance_type: str) -> Callable[[dict[str, Any]], float]:
     """One instance type's figure of a run record (0 for a type the run has no capacity of: it used nothing)."""
-    def figure(record: dict) -> float:
+    def figure(record: dict[str, Any]) -> float:
         return record["summary"].get(SUMMARY_KEY, {}).get(instance_type, {}).get(metric, 0.0)
 
     return figure
 
 
-def record_types(record: dict | None) -> list[str]:
+def record_types(record: dict[str, Any] | None) -> list[str]:
     """The instance types a run record has figures for, in its order (none for a failed run)."""
     return list(record["summary"].get(SUMMARY_KEY, {})) if record and record.get("summary") else []
 
@@ -170,7 +170,7 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, known))
         name, instance_type = _share(text, ref, topology), _instance_type(text, type_name, topology)
 
-        def share_on_type(record: dict) -> float:
+        def share_on_type(record: dict[str, Any]) -> float:
             return next((entry[metric] for entry in record["shares"]
                          if entry["share"] == name and entry["instance_type"] == instance_type), 0.0)
 
@@ -185,7 +185,7 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
             return Expression(source, cost_metrics.share_metric(name, topology, pricing), Unit.COST, pricing.unit,
                               frozenset({metric}))
 
-        def one_share(record: dict) -> float:
+        def one_share(record: dict[str, Any]) -> float:
             return max((entry[metric] for entry in record["shares"] if entry["share"] == name), default=0.0)
 
         return Expression(source, one_share, UNITS[metric], metrics=frozenset({metric}))
@@ -219,7 +219,7 @@ class Constraint:
     """``violation(record) <= 0`` when the run satisfies it (optuna's convention for constraints)."""
 
     text: str
-    violation: Callable[[dict], float]
+    violation: Callable[[dict[str, Any]], float]
     #: The number compared against (``None`` for ``guarantees``): what a miss is measured relative to.
     bound: float | None = None
     #: What the constrained figure measures (how a miss is written).
@@ -227,7 +227,7 @@ class Constraint:
     #: How a miss reads (a target's shortfall as a duration, a percentage); ``None``: as ``unit`` reads.
     shown: Callable[[float], str] | None = None
     #: The figure compared against the bound in an ok run (``None``: the constraint has no one figure).
-    measure: Callable[[dict], float] | None = None
+    measure: Callable[[dict[str, Any]], float] | None = None
     #: The metrics the constraint reads, as parsed (``Expression.metrics``; none for ``guarantees`` or a target).
     metrics: frozenset[str] = frozenset()
 
@@ -236,14 +236,14 @@ class Constraint:
         """Whether it prices a run's ledger (then the command says the unit)."""
         return not self.metrics.isdisjoint(cost_metrics.CLUSTER_COST_METRICS)
 
-    def holds(self, record: dict) -> bool:
+    def holds(self, record: dict[str, Any]) -> bool:
         return self.violation(record) <= 0
 
     def margin_text(self, amount: float) -> str:
         """A margin or a shortfall as people read it (a duration; points of a percentage, ...)."""
         return self.shown(amount) if self.shown is not None else figure_text(amount, self.unit)
 
-    def verdict(self, record: dict) -> str:
+    def verdict(self, record: dict[str, Any]) -> str:
         """The figure and how it stands against the bound, for an ok run: ``8d 3h: holds, 1d 21h to spare``."""
         violation = self.violation(record)
         figure = f"{figure_text(self.measure(record), self.unit)}: " if self.measure is not None else ""
@@ -263,10 +263,10 @@ def never_preempted_shares(topology: Topology) -> list[str]:
     return names
 
 
-def _guarantees(topology: Topology) -> Callable[[dict], float]:
+def _guarantees(topology: Topology) -> Callable[[dict[str, Any]], float]:
     protected = set(never_preempted_shares(topology))
 
-    def violation(record: dict) -> float:
+    def violation(record: dict[str, Any]) -> float:
         if record.get("status") != RunStatus.OK:
             return 1.0  # a refuted guarantee is a check error: such a candidate is invalid
         return float(sum(entry["preemptions"] for entry in record["shares"] if entry["share"] in protected))
