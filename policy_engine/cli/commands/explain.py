@@ -15,7 +15,14 @@ from typing import NoReturn
 import click
 
 from policy_engine.analysis.checks import check_topology
-from policy_engine.cli.commands.shared import EXIT_OK, SafePath, fail_input, scenario_or_exit, topology_or_exit
+from policy_engine.cli.commands.shared import (
+    EXIT_OK,
+    SafePath,
+    fail_input,
+    python_topologies,
+    scenario_or_exit,
+    topology_or_exit,
+)
 from policy_engine.foundation.model import Topology, share_id
 from policy_engine.reports.kit.subjects import ExplainOutput
 from policy_engine.reports.registry import EXPLAIN_FORMATS
@@ -28,6 +35,7 @@ def _looks_like_topology(argument: str) -> bool:
     return argument == "-" or argument.lower().endswith(_TOPOLOGY_SUFFIXES)
 
 
+@python_topologies("named by a --scenario's topology:")
 @click.command("explain")
 @click.argument("share")
 @click.argument("topology", required=False, type=SafePath(dir_okay=False, allow_dash=True))
@@ -35,8 +43,6 @@ def _looks_like_topology(argument: str) -> bool:
               help="Also simulate SCENARIO (its topology is the one explained) and say why SHARE's jobs waited.")
 @click.option("--wait-attribution", type=click.Choice(sorted(ORDERS)), default=DEFAULT_ORDER, show_default=True,
               help="With --scenario: which cause a waiting second is charged to when several hold.")
-@click.option("--allow-python", is_flag=True,
-              help="With --scenario: let it name a Python topology module (loading one runs its code).")
 @EXPLAIN_FORMATS.option()
 def command(share: str, topology: str | None, scenario: str | None, wait_attribution: str, allow_python: bool,
             output_format: str) -> None:
@@ -87,7 +93,6 @@ def _explain_scenario(share: str, scenario: str, wait_attribution: str, allow_py
     """Simulate the scenario (with the usage log the attribution reads) and explain the share with its waits."""
     from dataclasses import replace
 
-    from policy_engine.reports.explain.wait_sentences import wait_sentences
     from policy_engine.simulation.core.engine import Engine
     from policy_engine.simulation.gcpause import gc_paused
     from policy_engine.simulation.results.records import build_result
@@ -100,7 +105,6 @@ def _explain_scenario(share: str, scenario: str, wait_attribution: str, allow_py
                         loaded.live)
         engine.run(loaded.until)
         waits = attribute(build_result(engine), loaded.topology, wait_attribution)
-        sentences = tuple(wait_sentences(loaded.topology, waits, node, loaded.settings.backfill))
-    output = ExplainOutput(loaded.topology, node, check_topology(loaded.topology), sentences)
+    output = ExplainOutput(loaded.topology, node, check_topology(loaded.topology), waits, loaded.settings.backfill)
     EXPLAIN_FORMATS.renderer(output_format)(output, sys.stdout)
     raise SystemExit(EXIT_OK)

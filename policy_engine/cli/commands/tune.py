@@ -18,32 +18,37 @@ import yaml
 from policy_engine.analysis.checks import check_topology
 from policy_engine.analysis.promise_changes import PromiseChange
 from policy_engine.cli.commands.cost_options import cost_options, note_pricing, pricing_or_exit
-from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
+from policy_engine.cli.commands.shared import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    FiniteFloatRange,
+    LocalWorkers,
+    executor_or_exit,
+    fail_input,
+    python_topologies,
+    scenario_or_exit,
+)
 from policy_engine.cli.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
+from policy_engine.foundation.bounds import MAX_GRID, MAX_WORKLOAD_SAMPLES
 from policy_engine.foundation.model import TARGET_DURATIONS, Topology
-from policy_engine.foundation.units import Unit, duration_spec
+from policy_engine.foundation.output_files import atomic_write
+from policy_engine.foundation.units import duration_spec
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.reports.registry import TUNE_FORMATS
-from policy_engine.reports.tune.text import figure as _figure
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.cost_metrics import RunCosts
 from policy_engine.sweep.expressions import (
-    UNITS,
-    Constraint,
     ExpressionError,
     parse_constraint,
     parse_expression,
-    record_types,
-    type_figure,
 )
-from policy_engine.sweep.grammar import Axis, VaryError, parse_vary, values_text, vary_text
+from policy_engine.sweep.grammar import Axis, VaryError, parse_vary, values_text
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
-from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.target_constraints import target_constraints
-from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
+from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, tune
 
 
 def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -61,52 +66,7 @@ def topology_yaml(topology: Topology, header: str) -> str:
     return comments + yaml.safe_dump(data, sort_keys=False)
 
 
-def _evidence_rows(result: TuneResult, objectives: list[Objective],
-                   constraints: list[Constraint]) -> list[tuple[str, str, str]]:
-    rows = []
-    current, chosen = result.current, result.chosen or result.best or result.nearest
-    for objective in objectives:
-        unit = objective.expression.unit
-        rows.append((objective.heading,
-                     _figure(objective.expression(current), unit) if current["status"] == RunStatus.OK else "-",
-                     _figure(objective.expression(chosen), unit) if chosen else "-"))
-    for constraint in constraints:
-        rows.append((f"constraint {constraint.text}",
-                     constraint.verdict(current) if current["status"] == RunStatus.OK else "-",
-                     constraint.verdict(chosen) if chosen else "-"))
-    for key, label in (("wait_p95", "wait p95"), ("wait_max", "wait max"), ("preemptions", "preemptions")):
-        rows.append((label, _figure(current["summary"][key], UNITS[key]) if current["status"] == RunStatus.OK else "-",
-                     _figure(chosen["summary"][key], UNITS[key]) if chosen else "-"))
-    for metric, label, unit in (("utilisation", "utilisation", Unit.FRACTION),
-                                ("instance_hours_lost", "instance-hours lost", Unit.INSTANCE_HOURS)):
-        for instance_type in dict.fromkeys([*record_types(current), *record_types(chosen)]):  # never added up
-            figure = type_figure(metric, instance_type)
-            rows.append((f"{label} {instance_type}",
-                         _figure(figure(current), unit) if current["status"] == RunStatus.OK else "-",
-                         _figure(figure(chosen), unit) if chosen else "-"))
-    if current["status"] != RunStatus.OK:
-        rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
-    if result.samples and chosen is not None:
-        first = objectives[0]
-
-        def spread(record: dict) -> str:
-            values = [first.expression(sample) for sample in record.get("samples", [])]
-            unit = first.expression.unit
-            return f"{_figure(min(values), unit)} .. {_figure(max(values), unit)}" if values else "-"
-
-        rows.append((f"{first.label}: spread over {result.samples} workload samples (min .. max; the rows above "
-                     f"are means)", spread(current), spread(chosen)))
-        rows.append(("workload samples on which the recommendation is better", "-",
-                     f"{result.wins} of {result.samples}"))
-    return rows
-
-
-def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective]) -> list[tuple]:
-    return [(str(rank), *(vary_text(r["values"][a.path]) for a in axes),
-             *(_figure(o.expression(r), o.expression.unit) for o in objectives))
-            for rank, r in enumerate(result.front, start=1)]
-
-
+@python_topologies("named by the scenario's topology:")
 @click.command("tune")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--vary", "vary", multiple=True, metavar="PATH=VALUES",
@@ -117,19 +77,21 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
               help="An objective to maximize, e.g. cluster_utilisation.")
 @click.option("--constraint", "constraints", multiple=True, metavar="EXPR",
               help="'guarantees' or EXPR <= NUMBER, e.g. 'share(training/prod).wait_p95 <= 600' (repeatable).")
-@click.option("--budget", type=click.IntRange(min=1), required=True, metavar="N", help="Candidates to simulate.")
+@click.option("--budget", type=click.IntRange(1, MAX_GRID), required=True, metavar="N",
+              help="Candidates to simulate.")
 @click.option("-o", "--output-topology", "out_file", type=click.Path(dir_okay=False),
               help="Write the recommended topology (YAML; it passes check).")
 @click.option("--pick", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="With several objectives: recommend the N-th point of the Pareto front (by the first objective).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampler.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Candidates asked per round (fixed, so results do not depend on the worker count).")
+@click.option("--batch-size", type=click.IntRange(1, MAX_GRID), default=8, show_default=True,
+              help="Candidates asked per round (fixed, so results do not depend on the worker count); at most "
+                   "--budget.")
 @click.option("--assume", "assume", multiple=True, metavar="PATH=VALUES",
               help="A simulator assumption to test the answer under (settings.* or workload.*, the --vary grammar; "
                    "repeatable): every candidate is evaluated under each, shown in an assumption-sensitivity "
                    "table, never written into the recommended topology.")
-@click.option("--min-gain", "min_gain", type=click.FloatRange(min=0, max=1), default=DEFAULT_MIN_GAIN,
+@click.option("--min-gain", "min_gain", type=FiniteFloatRange(min=0, max=1), default=DEFAULT_MIN_GAIN,
               show_default=True, metavar="FRACTION",
               help="How much better than the current topology the recommendation must be on the first objective "
                    "(relative; when the current value is 0, an absolute gain of 1). Otherwise: keep the current.")
@@ -138,12 +100,13 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
               help="A declared guarantee when its share's limit moves: keep it (a candidate that breaks it is "
                    "invalid), follow (min(declared, proven)) or drop it; follow and drop are promise changes, "
                    "printed, which diff fails on until reviewed.")
-@click.option("--workload-samples", "workload_samples", type=click.IntRange(min=2), default=None, metavar="K",
+@click.option("--workload-samples", "workload_samples", type=click.IntRange(2, MAX_WORKLOAD_SAMPLES), default=None,
+              metavar="K",
               help="Evaluate every candidate on K workloads (day-blocks of the scenario's workload resampled with "
                    "replacement, seeded by --seed); rank by the mean; recommend only a candidate that beats the "
                    "current topology on more than K/2 of them.")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else local).")
-@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+@click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Worker processes of the local cluster; 1 runs in-process.")
 @TUNE_FORMATS.option("output")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
@@ -156,9 +119,9 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             seed: int, batch_size: int, assume: tuple[str, ...], min_gain: float, guarantee_policy: str,
             workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
             report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None,
-            period_text: str | None) -> None:
+            period_text: str | None, allow_python: bool = False) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
-    loaded = scenario_or_exit(scenario)
+    loaded = scenario_or_exit(scenario, allow_python)
     axes = axes_or_exit(vary, loaded)
     problems: list[str] = [
         f"--vary {axis.path}: {axis.path.split('.')[0]}.* is a simulator assumption, not a knob AWS has; tune "
@@ -185,6 +148,11 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     note_pricing(pricing, any(o.expression.reads_bill for o in objectives) or any(c.reads_bill for c in
                                                                                    parsed_constraints))
     parsed_constraints += target_constraints(loaded.topology)  # a candidate that misses a target is infeasible
+    if batch_size > budget:  # a round asks for its whole batch at once: never more than the budget
+        if ctx.get_parameter_source("batch_size") is click.core.ParameterSource.DEFAULT:
+            batch_size = budget  # the default is a round of 8: a smaller budget is one round
+        else:
+            problems.append(f"--batch-size {batch_size}: larger than --budget {budget}; a round is at most the budget")
     if pick > 1 and len(order) < 2:
         problems.append("--pick chooses a point of a Pareto front: it needs two or more objectives")
     problems += refuse_overwriting_inputs({"-o": out_file}, [scenario, *loaded.inputs])
@@ -218,13 +186,11 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         values = values_text(chosen["values"])
         header = f"Recommended by batch-quota tune {scenario}\n{values}\n" + "\n".join(o.label for o in objectives)
         try:
-            Path(out_file).write_text(topology_yaml(best_topology, header), encoding="utf-8")
+            with atomic_write(out_file) as handle:
+                handle.write(topology_yaml(best_topology, header))
         except OSError as error:
             fail_input([f"{out_file}: cannot write the topology: {error.strerror or error}"])
-    evidence = _evidence_rows(result, objectives, parsed_constraints)
-    front_rows = _front_rows(result, axes, objectives)
-    tuned = TuneOutput(result, axes, objectives, parsed_constraints, evidence, front_rows, out_file, promises, policy,
-                       min_gain, costs)
+    tuned = TuneOutput(result, axes, objectives, parsed_constraints, out_file, promises, policy, min_gain, costs)
     if report_dir:
         _write_report(tuned, Path(report_dir), scenario)
     TUNE_FORMATS.renderer(output)(tuned, sys.stdout)
@@ -270,26 +236,10 @@ def _promise_changes(base: Topology, recommended: Topology) -> list[PromiseChang
 
 
 def _write_report(output: TuneOutput, directory: Path, source: str) -> None:
-    from policy_engine.reports.page.sweep_report import html_table, pareto_chart, write_tune_report
-    from policy_engine.reports.tune.text import answer_lines, detail_lines, evidence_column
-    from policy_engine.sweep.tune import feasible
+    from policy_engine.reports.tune.page import write_page
 
-    result, axes, objectives = output.result, output.axes, output.objectives
-    evidence_html = html_table(("", "current", evidence_column(output)), output.evidence, numeric={1, 2})
-    front_html = ""
-    charts = []
-    if len(objectives) > 1:
-        front_html = html_table(("#", *(a.path for a in axes), *(o.heading for o in objectives)), output.front_rows,
-                                numeric={0, *range(len(axes) + 1, len(axes) + 1 + len(objectives))}) \
-            if output.front_rows else '<p class="muted">No candidate meets every constraint: the front is empty.</p>'
-        on_front = {id(r) for r in result.front}
-        points = [(objectives[0].expression(r), objectives[1].expression(r), id(r) in on_front,
-                   feasible(r, output.constraints)) for r in result.runs if r["status"] == RunStatus.OK]
-        charts.append(pareto_chart(points, (objectives[0], objectives[1])))
     try:
-        page = write_tune_report(evidence_html, front_html, charts, result.runs, axes, objectives[0].expression,
-                                 directory, source, output.costs, [*answer_lines(output), *detail_lines(output)],
-                                 output.constraints)
+        page = write_page(output, directory, source)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
         return
