@@ -30,7 +30,7 @@ from policy_engine.analysis.borrow.graph import BorrowGraph
 from policy_engine.analysis.checks import CheckReport, borrow_graph
 from policy_engine.analysis.rules.objects import findings_by_share, locate
 from policy_engine.foundation.findings import Finding, Severity
-from policy_engine.foundation.model import Topology, share_id
+from policy_engine.foundation.model import UNLIMITED_BORROW, Topology, share_id
 from policy_engine.foundation.output_files import open_binary_output, open_output
 from policy_engine.reports.kit.safe_text import visible
 
@@ -125,7 +125,7 @@ def _strategy_line(graph: BorrowGraph, node: str) -> str:
     if share.strategy != "LEND_AND_BORROW":
         return share.strategy
     limit = share.effective_borrow_limit
-    return f"LEND_AND_BORROW, borrow limit {'unlimited' if limit == -1 else f'{limit}%'}"
+    return f"LEND_AND_BORROW, borrow limit {'unlimited' if limit == UNLIMITED_BORROW else f'{limit}%'}"
 
 
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./ -]*")
