@@ -4,9 +4,9 @@ answer and its details, the bill line, the evidence table (title, column, rows) 
 from __future__ import annotations
 
 from policy_engine.foundation.units import Unit, figure_text, money_text
-from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.expressions import UNITS, record_types, type_figure
 from policy_engine.sweep.grammar import values_text, vary_text
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import changes
 
@@ -98,23 +98,23 @@ def evidence_rows(output: TuneOutput) -> list[tuple[str, str, str]]:
     for objective in objectives:
         unit = objective.expression.unit
         rows.append((objective.heading,
-                     figure(objective.expression(current), unit) if current["status"] == OK else "-",
+                     figure(objective.expression(current), unit) if current["status"] == RunStatus.OK else "-",
                      figure(objective.expression(chosen), unit) if chosen else "-"))
     for constraint in constraints:
         rows.append((f"constraint {constraint.text}",
-                     constraint.verdict(current) if current["status"] == OK else "-",
+                     constraint.verdict(current) if current["status"] == RunStatus.OK else "-",
                      constraint.verdict(chosen) if chosen else "-"))
     for key, label in (("wait_p95", "wait p95"), ("wait_max", "wait max"), ("preemptions", "preemptions")):
-        rows.append((label, figure(current["summary"][key], UNITS[key]) if current["status"] == OK else "-",
+        rows.append((label, figure(current["summary"][key], UNITS[key]) if current["status"] == RunStatus.OK else "-",
                      figure(chosen["summary"][key], UNITS[key]) if chosen else "-"))
     for metric, label, unit in (("utilisation", "utilisation", Unit.FRACTION),
                                 ("instance_hours_lost", "instance-hours lost", Unit.INSTANCE_HOURS)):
         for instance_type in dict.fromkeys([*record_types(current), *record_types(chosen)]):  # never added up
             of = type_figure(metric, instance_type)
             rows.append((f"{label} {instance_type}",
-                         figure(of(current), unit) if current["status"] == OK else "-",
+                         figure(of(current), unit) if current["status"] == RunStatus.OK else "-",
                          figure(of(chosen), unit) if chosen else "-"))
-    if current["status"] != OK:
+    if current["status"] != RunStatus.OK:
         rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
     if result.samples and chosen is not None:
         first = objectives[0]
