@@ -176,8 +176,10 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
                  _promise_rows(report), "promise change(s)", open_=True),
         _section("Guarantees lost", ("guarantee", "proof before → after", "why", "counterexample"),
                  _guarantee_rows(lost_guarantees), "lost guarantee(s)", open_=True),
-        _section("Deploy hazards", ("hazard", "resource", "object", "what happens"),
-                 [(h.kind, h.resource_type, h.name, h.message) for h in report.hazards], "hazard(s)", open_=True),
+        _section("Deploy hazards", ("rule", "hazard", "resource", "object", "what happens"),
+                 [(h.rule, h.kind, h.resource_type, h.name,
+                   h.message + (f" (accepted: {h.accepted})" if h.accepted else "")) for h in report.hazards],
+                 "hazard(s)", open_=True),
     ]
     impact_sections = _impact_sections(impact) if impact is not None else []
     sections += impact_sections[:-1]

@@ -116,7 +116,8 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
     if report.hazards:
         lines.append(f"Deploy hazards ({len(report.hazards)})")
         for hazard in report.hazards:
-            lines.append(f"  {hazard.kind} {hazard.resource_type} {hazard.name}")
+            accepted = f" (accepted: {hazard.accepted})" if hazard.accepted else ""
+            lines.append(f"  {hazard.rule} {hazard.kind} {hazard.resource_type} {hazard.name}{accepted}")
             lines.append(f"      {hazard.message}")
         lines.append("")
     if report.impact is not None:
