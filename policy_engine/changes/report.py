@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
-from collections.abc import Iterable
 
 from policy_engine.analysis.promise_changes import PromiseChange
 from policy_engine.analysis.rules import deploy_hazards
@@ -222,7 +222,7 @@ class ChangeReport:
             reasons.append(f"{len(self.new_findings)} new finding(s)")
         if "hazard" in fail_on and (pending := self.failing_hazards):
             reasons.append(f"{len(pending)} deploy hazard(s) (accept each with a suppression of its rule, "
-                           f"{', '.join(dict.fromkeys(h.rule for h in pending))}, in HEAD)")
+                           f"{', '.join(sorted({h.rule for h in pending}))}, in HEAD)")
         return reasons
 
     def with_impact(self, impact: dict) -> ChangeReport:

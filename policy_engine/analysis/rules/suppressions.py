@@ -82,7 +82,8 @@ def suppression_valid(context: Context) -> Iterator[RawFinding]:
                              "use a rule ID from docs/rules.md")
             continue
         if REGISTRY[suppression.rule].diff_only:
-            if suppression.rule in _PROMISE_RULES and "/" not in suppression.object:  # the share may be gone from HEAD: its promise is what changed
+            # the share may be gone from HEAD: its promise is what changed
+            if suppression.rule in _PROMISE_RULES and "/" not in suppression.object:
                 yield RawFinding(obj, f"{suppression.rule} is about a share's declared guarantees: its object is "
                                  f"QUEUE/SHARE, not {suppression.object!r}", "write the share as QUEUE/SHARE")
         elif not found and suppression.object not in known_objects:
