@@ -38,6 +38,7 @@ from policy_engine.simulation.results.side_by_side import (
     cost_figure,
 )
 from policy_engine.simulation.results.targets import evaluate_targets, from_json
+from policy_engine.simulation.results.worsening import by_worsening, most_harmed
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
@@ -82,6 +83,8 @@ class Impact:
     never_finish_reasons: list[dict] = field(default_factory=list)
     #: The bill of each replay (``outputs.costs.CostReport``'s JSON): ``{"before": {...}, "after": {...}}``.
     costs: dict = field(default_factory=dict)
+    #: How many jobs the change preempts (at or after T) less often than without it: with ``preempted``, the net.
+    preempted_less_often: int = 0
 
     @property
     def instance_hours_lost(self) -> float:
@@ -96,7 +99,10 @@ class Impact:
                 "instance_hours_lost_after": round(self.instance_hours_lost_after, 6),
                 "never_finish": self.never_finish, "notes": self.notes, "shares": self.shares,
                 "cost_unit": self.cost_unit, "chargeback": self.chargeback, "targets": self.targets,
-                "never_finish_reasons": self.never_finish_reasons, "costs": self.costs}
+                "never_finish_reasons": self.never_finish_reasons, "costs": self.costs,
+                "preempted_more_often": len(self.preempted), "preempted_less_often": self.preempted_less_often,
+                "most_harmed": (worst.to_json() if (worst := most_harmed(share_comparison(
+                    {"shares": self.shares, "cost_unit": self.cost_unit}))) else None)}
 
 
 def _check_against_base(scenario: Scenario, base: Topology) -> None:
@@ -309,7 +315,8 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
                   sum(with_change.lost_instance_seconds.values()) / 3600, never, notes,
                   _per_share(without, with_change, before, after, results, bills),
                   prices.currency if prices else INSTANCE_HOURS, convention.value,
-                  targets, outcomes, {"before": bills[0].to_json(), "after": bills[1].to_json()})
+                  targets, outcomes, {"before": bills[0].to_json(), "after": bills[1].to_json()},
+                  sum(1 for name, count in after.items() if count < before[name]))
 
 
 #: The two runs of a replay, as the before/after tables name them.
@@ -318,13 +325,14 @@ RUNS = ("without the change", "with HEAD")
 
 def share_comparison(impact: dict) -> ShareComparison:
     """The impact's per-share rows as a ``ShareComparison`` with ``compare``'s figures (``SHARE_FIGURES`` and the
-    cost, its unit in the header), rendered by the cells ``compare`` renders its tables with."""
+    cost, its unit in the header), rendered by the cells ``compare`` renders its tables with: the most harmed
+    share first (``worsening.by_worsening``)."""
     figures = (*SHARE_FIGURES, cost_figure(impact.get("cost_unit", INSTANCE_HOURS)))
     rows = tuple(ShareRow(row["share"], row["instance_type"], tuple(
         {JOBS.key: row["jobs"], **{f.key: row[f"{f.key}_{side}"] for f in figures[1:]}}
         for side in ("before", "after")))
         for row in impact.get("shares", []))
-    return ShareComparison(RUNS, figures, rows)
+    return by_worsening(ShareComparison(RUNS, figures, rows))
 
 
 def target_comparison(impact: dict) -> TargetComparison:

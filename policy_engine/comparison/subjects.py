@@ -33,6 +33,7 @@ from policy_engine.simulation.results.side_by_side import (
     from_metrics,
 )
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY
+from policy_engine.simulation.results.worsening import by_worsening
 
 ALL_SHARES = "all shares"
 ALL_TYPES = "all types"
@@ -194,8 +195,9 @@ def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence
                                       if t in run.utilisation else None for run in runs)) for t in types))
     unit = prices.currency if prices is not None else INSTANCE_HOURS
     reports = [run_costs(run, design, prices, convention) for run, design in zip(runs, designs, strict=True)]
-    shares = with_costs(from_metrics(labels, [run.shares for run in runs], names),
-                        [report.per_share_type() for report in reports], cost_figure(unit))
+    # the most harmed share first, wherever a change is judged
+    shares = by_worsening(with_costs(from_metrics(labels, [run.shares for run in runs], names),
+                                     [report.per_share_type() for report in reports], cost_figure(unit)))
     return CompareOutput(scenario, jobs, tuple(runs), overall, per_type, shares,
                          compare_targets(labels, [run.targets for run in runs], names), cost_totals(labels, reports),
                          executor, unit, convention, period=period or Period(), reports=tuple(reports))

@@ -26,9 +26,11 @@ from policy_engine.reports.diff.text import (
     bill_sentence,
     declared,
     describe,
+    harm_headline,
     impact_legend,
     lost_by_type,
     object_line,
+    preempted_counts,
     verdict,
     worst_jobs,
 )
@@ -160,8 +162,9 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
     if impact is not None:
         lost = "; ".join(f"**{instance_hours_text(after - before + 0.0)}** of {instance_type}"
                          for instance_type, (before, after) in lost_by_type(impact).items()) or "none"
-        lines += [f"Replaying `{impact['scenario']}` with HEAD deployed at t = {duration_text(impact['at'])}: "
-                  f"**{len(impact['preempted'])}** job(s) preempted more often because of the change; "
+        lines += [f"**{cell(harm_headline(impact))}**", "",
+                  f"Replaying `{impact['scenario']}` with HEAD deployed at t = {duration_text(impact['at'])}: "
+                  f"jobs preempted because of the change: **{preempted_counts(impact)}**; "
                   "instance-hours lost (work thrown away by the preemptions the change causes; negative means the "
                   f"change saves work), per instance type: {lost}.", ""]
         if (bill := bill_sentence(impact)) is not None:

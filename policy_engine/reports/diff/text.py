@@ -159,6 +159,21 @@ def bill_sentence(impact: dict) -> str | None:
             f"{money_text(waste[0])} → {money_text(waste[1])} (preempted attempts and plan idle)")
 
 
+def harm_headline(impact: dict) -> str:
+    """The most harmed share first: ``Most harmed: q/vision: ml.p4d.24xlarge preemptions 95 -> 239, 2.5x``."""
+    from policy_engine.changes.impact import share_comparison
+    from policy_engine.simulation.results.worsening import most_harmed
+
+    worst = most_harmed(share_comparison(impact))
+    return f"Most harmed: {worst.text()}" if worst else "No share fares worse with the change"
+
+
+def preempted_counts(impact: dict) -> str:
+    """Net: ``355 more often, 280 less often (net +75)``."""
+    more, less = len(impact["preempted"]), int(impact.get("preempted_less_often", 0))
+    return f"{more} more often, {less} less often (net {more - less:+d})"
+
+
 def worst_jobs(impact: dict) -> tuple[list[dict], int]:
     """The jobs preempted more often because of the change that a report lists (the worst first), and how many more
     there are (``--format json`` has every one)."""
@@ -181,8 +196,9 @@ def impact_lines(impact: dict) -> list[str]:
     """The replay's figures: preempted jobs (the worst ``WORST_JOBS``), the per-share and targets tables in
     ``compare``'s cells, instance-hours lost."""
     lines = [f"Impact of applying HEAD at t={duration_text(impact['at'])} to {impact['scenario']}",
+             f"  {harm_headline(impact)}",
              *([f"  {bill}"] if (bill := bill_sentence(impact)) else []),
-             f"  jobs preempted because of the change: {len(impact['preempted'])}",
+             f"  jobs preempted because of the change: {preempted_counts(impact)}",
              "  instance-hours lost because of the change (negative: it saves work): " + ("; ".join(
                  f"{instance_type} {instance_hours_text(after - before + 0.0)} (without "
                  f"{instance_hours_text(before)}, with {instance_hours_text(after)})"
