@@ -17,6 +17,7 @@ import yaml
 
 from policy_engine.analysis.checks import check_topology
 from policy_engine.analysis.promise_changes import PromiseChange
+from policy_engine.cli.commands.axis_options import axis_options
 from policy_engine.cli.commands.cost_options import cost_options, pricing_or_exit
 from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
 from policy_engine.cli.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
@@ -109,8 +110,7 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
 
 @click.command("tune")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("--vary", "vary", multiple=True, metavar="PATH=VALUES",
-              help="The search space, as for sweep (repeatable).")
+@axis_options("The search space, as for sweep (repeatable).")
 @click.option("--minimize", multiple=True, metavar="EXPR", callback=_remember_order,
               help="An objective to minimize, e.g. 'max(wait_p95)' (repeatable: several make a Pareto front).")
 @click.option("--maximize", multiple=True, metavar="EXPR", callback=_remember_order,
@@ -133,11 +133,6 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
               show_default=True, metavar="FRACTION",
               help="How much better than the current topology the recommendation must be on the first objective "
                    "(relative; when the current value is 0, an absolute gain of 1). Otherwise: keep the current.")
-@click.option("--guarantee-policy", "guarantee_policy", type=click.Choice([p.value for p in GuaranteePolicy]),
-              default=GuaranteePolicy.KEEP.value, show_default=True,
-              help="A declared guarantee when its share's limit moves: keep it (a candidate that breaks it is "
-                   "invalid), follow (min(declared, proven)) or drop it; follow and drop are promise changes, "
-                   "printed, which diff fails on until reviewed.")
 @click.option("--workload-samples", "workload_samples", type=click.IntRange(min=2), default=None, metavar="K",
               help="Evaluate every candidate on K workloads (day-blocks of the scenario's workload resampled with "
                    "replacement, seeded by --seed); rank by the mean; recommend only a candidate that beats the "
