@@ -21,8 +21,8 @@ from policy_engine.cli.commands.axis_options import axis_options
 from policy_engine.cli.commands.cost_options import cost_options, pricing_or_exit
 from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
 from policy_engine.cli.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
-from policy_engine.foundation.model import TARGET_DURATIONS, Topology
-from policy_engine.foundation.units import Unit, duration_spec
+from policy_engine.foundation.model import Topology
+from policy_engine.foundation.units import Unit
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.reports.registry import TUNE_FORMATS
 from policy_engine.reports.tune.text import figure as _figure
@@ -39,11 +39,12 @@ from policy_engine.sweep.expressions import (
     record_types,
     type_figure,
 )
-from policy_engine.sweep.grammar import Axis, VaryError, parse_vary, values_text, vary_text
+from policy_engine.sweep.grammar import Axis, VaryError, parse_vary, vary_text
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.target_constraints import target_constraints
+from policy_engine.sweep.topology_file import recommended_text, topology_data
 from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
 
 
@@ -54,12 +55,9 @@ def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str
 
 
 def topology_yaml(topology: Topology, header: str) -> str:
-    """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out)."""
-    data = topology.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-    for target in data.get("targets", []):  # durations as the topology's author writes them (12h), not seconds
-        target.update({key: duration_spec(target[key]) for key in TARGET_DURATIONS if key in target})
+    """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out), after ``header``."""
     comments = "".join(f"# {line}\n" for line in header.splitlines())
-    return comments + yaml.safe_dump(data, sort_keys=False)
+    return comments + yaml.safe_dump(topology_data(topology), sort_keys=False)
 
 
 def _evidence_rows(result: TuneResult, objectives: list[Objective],
@@ -181,6 +179,9 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
     if pick > 1 and len(order) < 2:
         problems.append("--pick chooses a point of a Pareto front: it needs two or more objectives")
     problems += refuse_overwriting_inputs({"-o": out_file}, [scenario, *loaded.inputs])
+    if out_file and Path(out_file).suffix.lower() == ".py":
+        problems.append(f"-o {out_file}: tune writes a topology as data, not as a Python module; write YAML beside "
+                        f"it: -o {Path(out_file).with_suffix('.yaml')}")
     if out_file and not Path(out_file).absolute().parent.is_dir():
         problems.append(f"-o {out_file}: the directory {Path(out_file).absolute().parent} does not exist")
     if problems:
@@ -208,10 +209,9 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         best_topology = recommended
         if not check_topology(best_topology).ok:  # never: an invalid candidate is not simulated, so not chosen
             fail_input([f"{out_file}: the recommended topology does not pass check; nothing written"])
-        values = values_text(chosen["values"])
-        header = f"Recommended by batch-quota tune {scenario}\n{values}\n" + "\n".join(o.label for o in objectives)
         try:
-            Path(out_file).write_text(topology_yaml(best_topology, header), encoding="utf-8")
+            text = recommended_text(Path(scenario), loaded.topology, best_topology, Path(out_file))
+            Path(out_file).write_text(text, encoding="utf-8")
         except OSError as error:
             fail_input([f"{out_file}: cannot write the topology: {error.strerror or error}"])
     evidence = _evidence_rows(result, objectives, parsed_constraints)
