@@ -17,6 +17,7 @@ A run that failed is told as a failed trial.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -82,6 +83,9 @@ class TuneResult:
     #: With no feasible candidate: the nearest one and, per constraint, by how much it misses.
     nearest: dict | None = None
     misses: list[tuple[str, float]] = field(default_factory=list)
+    #: With no feasible candidate: each constraint no candidate meets, with the candidate that comes closest to
+    #: it and its shortfall (``never_met``).
+    unmet: list[tuple[str, dict, float]] = field(default_factory=list)
     #: ``--assume``: per assumption (its values), the current topology's, the recommendation's and the best
     #: candidate's run under it.
     sensitivity: list[dict] = field(default_factory=list)
@@ -200,6 +204,29 @@ def nearest_miss(records: Sequence[dict], constraints: Sequence[Constraint]) -> 
     return nearest, [(c.text, amount) for c, amount in misses(nearest)]
 
 
+def never_met(records: Sequence[dict], constraints: Sequence[Constraint]) -> list[tuple[str, dict, float]]:
+    """Each constraint no ok run meets: ``(its text, the run closest to it, that run's shortfall)``."""
+    ok = [record for record in records if record["status"] == OK]
+    found = []
+    for constraint in constraints:
+        if not ok or any(constraint.holds(record) for record in ok):
+            continue
+        closest = min(ok, key=lambda record: (constraint.violation(record), record["index"]))
+        found.append((constraint.text, closest, constraint.violation(closest)))
+    return found
+
+
+def first_rule(record: dict) -> str:
+    """Why a candidate is invalid: the rule of its first unsuppressed check error (``check``'s order)."""
+    errors = [f for f in record.get("findings", []) if f.get("severity") == "error" and not f.get("suppressed")]
+    return str(errors[0]["rule"]) if errors else "check"
+
+
+def invalid_reasons(records: Sequence[dict]) -> Counter[str]:
+    """The invalid candidates counted by their first rule, most first."""
+    return Counter(first_rule(record) for record in records if record["status"] == INVALID)
+
+
 def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Sequence[Constraint],
            min_gain: float) -> TuneResult:
     """Recommend the best candidate only when it beats the current topology by the margin (and, with workload
@@ -208,6 +235,7 @@ def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Seq
     result.best, result.min_gain = best, min_gain
     if best is None:
         result.nearest, result.misses = nearest_miss(result.runs, constraints)
+        result.unmet = never_met(result.runs, constraints)
         return result
     current = result.current
     first = objectives[0]

@@ -43,7 +43,7 @@ from policy_engine.sweep.grammar import Axis, VaryError, parse_vary, vary_text
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.subjects import TuneOutput
-from policy_engine.sweep.target_constraints import target_constraints
+from policy_engine.sweep.target_constraints import TARGETS_MISSED, TargetUse, target_constraints
 from policy_engine.sweep.topology_file import recommended_text, topology_data
 from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
 
@@ -131,6 +131,10 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
               show_default=True, metavar="FRACTION",
               help="How much better than the current topology the recommendation must be on the first objective "
                    "(relative; when the current value is 0, an absolute gain of 1). Otherwise: keep the current.")
+@click.option("--targets", type=click.Choice([use.value for use in TargetUse]), default=TargetUse.CONSTRAINTS.value,
+              show_default=True,
+              help="The topology's targets: constraints (a candidate that misses one is infeasible), objectives "
+                   "(the criteria missed, minimized beside the other objectives) or ignore (not searched on).")
 @click.option("--workload-samples", "workload_samples", type=click.IntRange(min=2), default=None, metavar="K",
               help="Evaluate every candidate on K workloads (day-blocks of the scenario's workload resampled with "
                    "replacement, seeded by --seed); rank by the mean; recommend only a candidate that beats the "
@@ -149,7 +153,7 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             seed: int, batch_size: int, assume: tuple[str, ...], min_gain: float, guarantee_policy: str,
             workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
             report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None,
-            period_text: str | None) -> None:
+            period_text: str | None, targets: str) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
     loaded = scenario_or_exit(scenario)
     axes = axes_or_exit(vary, loaded)
@@ -175,8 +179,12 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             parsed_constraints.append(parse_constraint(text, loaded.topology, pricing))
         except ExpressionError as error:
             problems.append(f"--constraint: {error}")
-    parsed_constraints += target_constraints(loaded.topology)  # a candidate that misses a target is infeasible
-    if pick > 1 and len(order) < 2:
+    use = TargetUse(targets)
+    if use is TargetUse.CONSTRAINTS:
+        parsed_constraints += target_constraints(loaded.topology)  # a candidate that misses a target is infeasible
+    elif use is TargetUse.OBJECTIVES and loaded.topology.targets:
+        objectives.append(Objective(TARGETS_MISSED, False))  # the criteria missed, minimized beside the others
+    if pick > 1 and len(objectives) < 2:
         problems.append("--pick chooses a point of a Pareto front: it needs two or more objectives")
     problems += refuse_overwriting_inputs({"-o": out_file}, [scenario, *loaded.inputs])
     if out_file and Path(out_file).suffix.lower() == ".py":

@@ -9,10 +9,10 @@ from rich.table import Table
 
 from policy_engine.foundation.units import Unit, figure_text, money_text
 from policy_engine.reports.kit import terminal
-from policy_engine.sweep.evaluate import OK
+from policy_engine.sweep.evaluate import INVALID, OK
 from policy_engine.sweep.grammar import values_text, vary_text
 from policy_engine.sweep.subjects import TuneOutput
-from policy_engine.sweep.tune import changes, feasible
+from policy_engine.sweep.tune import TuneResult, changes, feasible, invalid_reasons
 
 
 def answer_lines(output: TuneOutput) -> list[str]:
@@ -36,6 +36,28 @@ def answer_lines(output: TuneOutput) -> list[str]:
             f"{'; nothing written' if out_file else ''}"]
 
 
+#: The invalid candidates text lists one by one; the rest are counted (JSON has every run's findings).
+INVALID_SHOWN = 20
+
+
+def invalid_lines(result: TuneResult) -> list[str]:
+    """How many candidates were invalid, counted by their first rule, then each one's reason (the first
+    ``INVALID_SHOWN``)."""
+    reasons = invalid_reasons(result.runs)
+    if not reasons:
+        return []
+    invalid = [record for record in result.runs if record["status"] == INVALID]
+    lines = [f"invalid candidates: {len(invalid)} of {len(result.runs)} ("
+             + ", ".join(f"{rule}: {count}" for rule, count in reasons.most_common()) + ")"]
+    for record in invalid[:INVALID_SHOWN]:
+        errors = [f for f in record.get("findings", []) if f.get("severity") == "error" and not f.get("suppressed")]
+        why = f"{errors[0]['rule']} {errors[0]['object']}: {errors[0]['message']}" if errors else "fails check"
+        lines.append(f"  {values_text(record['values'])}: {why}")
+    if len(invalid) > INVALID_SHOWN:
+        lines.append(f"  ... and {len(invalid) - INVALID_SHOWN} more (--format json has every run's findings)")
+    return lines
+
+
 def detail_lines(output: TuneOutput) -> list[str]:
     """The nearest miss with each shortfall, or the gain that made the recommendation."""
     result = output.result
@@ -48,6 +70,11 @@ def detail_lines(output: TuneOutput) -> list[str]:
                            f"{by_text[text].margin_text(amount) if text in by_text else figure(amount)}"
                            for text, amount in result.misses)
         lines.append(f"nearest candidate: {values}: {misses}")
+    by_text = {constraint.text: constraint for constraint in output.constraints}
+    for text, closest, amount in result.unmet:
+        shortfall = by_text[text].margin_text(amount) if text in by_text else figure(amount)
+        lines.append(f"no candidate meets {text}; nearest: {values_text(closest['values'])}, short by {shortfall}")
+    lines += invalid_lines(result)
     if result.chosen is not None and result.gain is not None:
         gain = (f"{result.gain:.1%} of the current value" if result.relative_gain
                 else f"{figure(result.gain, first.expression.unit)} (absolute)")
