@@ -25,6 +25,16 @@ from typing import TYPE_CHECKING
 from policy_engine.foundation.units import figure_text
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.results.billable import Period
+from policy_engine.simulation.results.side_by_side import (
+    INSTANCE_HOURS_LOST,
+    JOBS,
+    PREEMPTIONS,
+    WAIT_P50,
+    WAIT_P95,
+    ShareComparison,
+    ShareRow,
+)
+from policy_engine.simulation.results.worsening import by_worsening
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.evaluate import INVALID, OK, evaluate
 from policy_engine.sweep.executor import Executor
@@ -347,3 +357,22 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
         result.sensitivity = _sensitivity(scenario, axes, assumptions, result, executor, guarantees, workloads,
                                           objectives, constraints, period)
     return result
+
+
+#: What the evidence shows per share and type: how the team fares (``worsening.HARM_FIGURES``) and its jobs.
+EVIDENCE_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, INSTANCE_HOURS_LOST)
+
+
+def share_evidence(current: dict, other: dict | None) -> ShareComparison:
+    """Per share and instance type, the current topology's run against ``other`` (the recommended, best or nearest
+    candidate), the most harmed share first: the evidence is per share, not only totals."""
+    def values(record: dict | None) -> dict[tuple[str, str], dict[str, float]]:
+        if record is None or record.get("status") != OK:
+            return {}
+        return {(row["share"], row["instance_type"]): {f.key: float(row.get(f.key, 0.0)) for f in EVIDENCE_FIGURES}
+                for row in record.get("shares", [])}
+
+    before, after = values(current), values(other)
+    keys = list(dict.fromkeys([*before, *after]))
+    rows = tuple(ShareRow(share, kind, (before.get((share, kind)), after.get((share, kind)))) for share, kind in keys)
+    return by_worsening(ShareComparison(("current", "candidate"), EVIDENCE_FIGURES, rows))

@@ -45,7 +45,7 @@ from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.target_constraints import TARGETS_MISSED, TargetUse, target_constraints
 from policy_engine.sweep.topology_file import recommended_text, topology_data
-from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, tune
+from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, share_evidence, tune
 
 
 def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -83,6 +83,13 @@ def _evidence_rows(result: TuneResult, objectives: list[Objective],
             rows.append((f"{label} {instance_type}",
                          _figure(figure(current), unit) if current["status"] == OK else "-",
                          _figure(figure(chosen), unit) if chosen else "-"))
+    # per share and instance type, the most harmed first (not only totals)
+    shares = share_evidence(current, chosen)
+    for row in shares.rows:
+        for each in shares.figures[1:]:
+            rows.append((f"{row.share} {row.instance_type} {each.label}",
+                         _figure(row.value(0, each), each.unit) if row.values[0] is not None else "-",
+                         _figure(row.value(1, each), each.unit) if row.values[1] is not None else "-"))
     if current["status"] != OK:
         rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
     if result.samples and chosen is not None:

@@ -9,10 +9,11 @@ from rich.table import Table
 
 from policy_engine.foundation.units import Unit, figure_text, money_text
 from policy_engine.reports.kit import terminal
+from policy_engine.simulation.results.worsening import most_harmed
 from policy_engine.sweep.evaluate import INVALID, OK
 from policy_engine.sweep.grammar import values_text, vary_text
 from policy_engine.sweep.subjects import TuneOutput
-from policy_engine.sweep.tune import TuneResult, changes, feasible, invalid_reasons
+from policy_engine.sweep.tune import TuneResult, changes, feasible, invalid_reasons, share_evidence
 
 
 def answer_lines(output: TuneOutput) -> list[str]:
@@ -75,6 +76,12 @@ def detail_lines(output: TuneOutput) -> list[str]:
         shortfall = by_text[text].margin_text(amount) if text in by_text else figure(amount)
         lines.append(f"no candidate meets {text}; nearest: {values_text(closest['values'])}, short by {shortfall}")
     lines += invalid_lines(result)
+    other = result.chosen or result.best or result.nearest
+    if other is not None and result.current.get("status") == OK:
+        worst = most_harmed(share_evidence(result.current, other))
+        which = "recommendation" if result.chosen else "candidate"
+        lines.append(f"most harmed by the {which}: {worst.text()}" if worst
+                     else f"no share fares worse with the {which}")
     if result.chosen is not None and result.gain is not None:
         gain = (f"{result.gain:.1%} of the current value" if result.relative_gain
                 else f"{figure(result.gain, first.expression.unit)} (absolute)")

@@ -74,3 +74,16 @@ def test_targets_as_objectives_or_ignored_let_tune_answer(tmp_path: Path, use: s
     assert data["recommended"] is not None or data.get("keep_current")
     labels = [objective["label"] if isinstance(objective, dict) else objective for objective in data["objectives"]]
     assert any("targets_missed" in str(label) for label in labels) == (use == "objectives")
+
+
+def test_the_evidence_is_per_share_with_the_most_harmed_share_first(tmp_path: Path):
+    # two g5 from B to A: A's waits fall, B's third and fourth jobs now wait an hour
+    result = CliRunner().invoke(main, ["tune", str(_scenario(tmp_path, guarantee=False)), "--vary", f"{TRANSFER}=2",
+                                       "--budget", "1", "--workers", "1", "--quiet", "--targets", "ignore"])
+    assert result.exit_code == 0, result.output
+    assert "recommended: " in result.output
+    assert "most harmed by the recommendation: q/B: ml.g5.xlarge wait p95 0s -> 1h 00m, 61.0x" in result.output
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in result.output.splitlines()
+            if line.startswith("│") and " ml.g5.xlarge wait p95 " in line]
+    assert rows == [["q/B ml.g5.xlarge wait p95", "0s", "1h 00m"],  # the harmed share first
+                    ["q/A ml.g5.xlarge wait p95", "2h 00m", "0s"]]
