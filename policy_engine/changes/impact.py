@@ -209,8 +209,11 @@ def _per_share(without: Engine, with_change: Engine, before: dict[str, int], aft
         rows.append({"share": key[0], "instance_type": key[1], "jobs": len(new) or len(old),
                      "mean_wait_before": sum(old) / len(old) if old else 0.0,
                      "mean_wait_after": sum(new) / len(new) if new else 0.0,
-                     "wait_p50_before": percentile(old, 0.50), "wait_p50_after": percentile(new, 0.50),
-                     "wait_p95_before": percentile(old, 0.95), "wait_p95_after": percentile(new, 0.95),
+                     # the percentiles are ``compare``'s and ``simulate``'s (``ShareMetrics``), one definition
+                     **{f"wait_{p}_{side}": float(getattr(metrics[key], f"wait_{p}")) if key in metrics
+                        else percentile(values, q)
+                        for side, metrics, values in (("before", metrics_before, old), ("after", metrics_after, new))
+                        for p, q in (("p50", 0.50), ("p95", 0.95))},
                      "preemptions_before": preempted.get(key, [0, 0])[0],
                      "preemptions_after": preempted.get(key, [0, 0])[1],
                      **{f"{figure}_{side}": float(getattr(metrics[key], figure)) if key in metrics else 0.0

@@ -78,3 +78,67 @@ def test_diff_at_0_equals_compare_share_for_share(write_file, plans):
         if row["instance_type"] == P5:
             assert row["preemptions_before"] == row["preemptions_after"]
             assert row["wait_p95_before"] == pytest.approx(row["wait_p95_after"])
+
+
+def _random_case(seed: int):
+    import random
+
+    from policy_engine.foundation.model import JobQueue, ReservedCapacity, ServiceEnvironment, Topology, TrainingPlan
+    from policy_engine.simulation.settings import PlanDispatch, SimulationSettings
+    from tests.builders import job, share
+
+    rng = random.Random(seed)
+    names = [f"t{i}" for i in range(rng.randint(3, 5))]
+    caps = {n: {t: rng.randint(1, 4) for t in rng.sample([P4, P5, G5], rng.randint(1, 3))} for n in names}
+    strategies = ("RESERVE", "LEND", "LEND_AND_BORROW")
+    strategy = {n: rng.choice(strategies) for n in names}
+    in_share = {n: rng.random() < 0.5 for n in names}
+    plan = TrainingPlan(name="plan", instance_type=P5, reserved_capacities=(
+        ReservedCapacity(instances=2, start=rng.choice([0, 7200]), end=30 * 3600),))
+
+    def design(caps: dict, strategy: dict) -> Topology:
+        environment = ServiceEnvironment(name="env", capacity={t: sum(c.get(t, 0) for c in caps.values())
+                                                              for t in (P4, P5, G5)})
+        shares = tuple(share(n, capacity=caps[n], strategy=strategy[n], in_share_preemption=in_share[n])
+                       for n in names)
+        return Topology(service_environments=(environment,), allow_oversubscription=True, training_plans=(plan,),
+                        job_queues=(JobQueue(name="q", service_environment="env", shares=shares),))
+
+    moved = {n: dict(c) for n, c in caps.items()}
+    p4d = [n for n in names if P4 in caps[n]]
+    if len(p4d) >= 2 and moved[p4d[0]][P4] > 1:
+        moved[p4d[0]][P4] -= 1
+        moved[p4d[1]][P4] += 1
+    changed = dict(strategy)
+    if g5 := [n for n in names if G5 in caps[n]]:
+        changed[g5[0]] = rng.choice(strategies)
+    jobs = []
+    for index in range(200):
+        name = rng.choice(names)
+        kind = rng.choice(list(caps[name]))
+        extra = {"training_plan": "plan"} if kind == P5 and rng.random() < 0.5 else {}
+        jobs.append(job(f"j{index}", name, rng.randint(1, 2), priority=rng.randint(0, 2), instance_type=kind,
+                        at=float(rng.choice([0, rng.uniform(0, 24 * 3600)])), duration=rng.uniform(600, 5 * 3600),
+                        **extra))
+    settings = SimulationSettings(plan_dispatch=rng.choice(list(PlanDispatch)))
+    return design(caps, strategy), design(moved, changed), jobs, settings, rng.choice([None, 20 * 3600.0])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_replay_at_0_is_heads_own_run_on_random_plan_scenarios(seed):
+    from policy_engine.changes.impact import replay
+    from policy_engine.inputs.renames import Renames
+    from policy_engine.simulation.core.engine import Engine
+    from policy_engine.simulation.results.records import build_result
+    from policy_engine.simulation.scenarios.workload import Scenario
+
+    base, head, jobs, settings, until = _random_case(seed)
+    impact = replay(Scenario(topology=base, jobs=jobs, settings=settings, until=until), base, head, Renames(), 0.0)
+    engine = Engine(head, jobs, [], settings)
+    engine.run(until)
+    own = {(m.share, m.instance_type): m for m in build_result(engine).shares}
+    for row in impact.shares:
+        metrics = own[(row["share"], row["instance_type"])]
+        assert row["preemptions_after"] == metrics.preemptions
+        assert row["wait_p95_after"] == pytest.approx(metrics.wait_p95)
+        assert row["instance_hours_lost_after"] == pytest.approx(metrics.instance_hours_lost)
