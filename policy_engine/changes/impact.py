@@ -181,7 +181,7 @@ def _preempted_after(engine: Engine, at: float) -> dict[str, int]:
 
 def _waits(engine: Engine) -> dict[tuple[str, str], list[float]]:
     waits: dict[tuple[str, str], list[float]] = {}
-    for job in engine.jobs:
+    for job in engine.submitted_jobs():  # a job due after the scenario's ``until`` has not waited
         end = job.placed_at if job.placed_at is not None else (job.finished_at if job.finished_at is not None
                                                                else engine.now)
         waits.setdefault((job.spec.share, job.spec.instance_type), []).append(end - job.spec.submit_at)
