@@ -10,7 +10,7 @@ MYPY   := $(VENV)/bin/mypy
 # sets the same unless it is set); JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION does not silence it.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20,22,24
 
-.PHONY: test test-sdk synth check lint bench clean system-deps graph report compile
+.PHONY: test test-sdk test-checkov synth check lint bench clean system-deps graph report compile
 
 # The install compiles the simulator's hot path (setup.py, mypyc); `compile` rebuilds it after an edit.
 $(STAMP): pyproject.toml setup.py
@@ -48,6 +48,17 @@ $(SDK_VENV)/.installed:
 
 test-sdk: $(STAMP) $(SDK_VENV)/.installed
 	BATCH_QUOTA_SDK_PYTHON=$(CURDIR)/$(SDK_VENV)/bin/python $(PYTHON) -m pytest -q -m sdk tests/policy_engine/adapters/endpoint
+
+# checkov (its pins conflict with the project's: it gets its own environment, as the SDK does) over the templates
+# the constructs synthesize, the monitoring stack included. Not part of `make test`.
+CHECKOV_VENV := .venv-checkov
+$(CHECKOV_VENV)/.installed:
+	python3 -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet 'checkov>=3.2'
+	touch $@
+
+test-checkov: $(STAMP) node_modules/.installed $(CHECKOV_VENV)/.installed
+	BATCH_QUOTA_CHECKOV=$(CURDIR)/$(CHECKOV_VENV)/bin/checkov $(PYTHON) -m pytest -q -m checkov tests/quota_constructs
 
 # ruff, then mypy over policy_engine and quota_constructs (settings in pyproject.toml [tool.mypy]).
 lint: $(STAMP)

@@ -348,7 +348,7 @@ async def record(host: str, port: int, calls: int, limit_s: float) -> int:
     def build(index: int) -> bytes:
         if index % 10 == 9:
             return (f"POST /_batch-quota/clock/advance?seconds=5 HTTP/1.1\r\nHost: {target}\r\n"
-                    "Content-Length: 0\r\n\r\n").encode()
+                    "Content-Type: application/json\r\nContent-Length: 0\r\n\r\n").encode()
         return request("/v1/submitservicejob", submit_body(rng, index, rng.uniform(30, 120)), target)
 
     sent = await fill(connections, calls, limit_s, build)

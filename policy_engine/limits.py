@@ -7,6 +7,7 @@ Nothing inside ``policy_engine`` imports this module (CONTRIBUTING.md, "Where th
 from __future__ import annotations
 
 from policy_engine.foundation.limits import (
+    ACCOUNT_ID,
     ALL,
     BORROW_LIMIT,
     ENVIRONMENT_CAPACITY_LIMITS,
@@ -28,6 +29,7 @@ from policy_engine.foundation.limits import (
     QUEUES_PER_ACCOUNT,
     QUEUES_PER_ENVIRONMENT,
     RECENT_PREEMPTED_ATTEMPTS,
+    REGION_NAME,
     SHARE_CAPACITY_LIMITS,
     SHARE_MAX_CAPACITY,
     SHARES_PER_QUEUE,
@@ -54,6 +56,7 @@ from policy_engine.foundation.limits import (
 )
 
 __all__ = [
+    "ACCOUNT_ID",
     "ALL",
     "BORROW_LIMIT",
     "ENVIRONMENTS_PER_ACCOUNT",
@@ -75,6 +78,7 @@ __all__ = [
     "QUEUES_PER_ENVIRONMENT",
     "QUEUE_PRIORITY",
     "RECENT_PREEMPTED_ATTEMPTS",
+    "REGION_NAME",
     "SHARES_PER_QUEUE",
     "SHARE_CAPACITY_LIMITS",
     "SHARE_MAX_CAPACITY",

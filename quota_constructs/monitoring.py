@@ -3,28 +3,32 @@
 - EventBridge rules for AWS Batch's four service-job events, from the patterns the project ships
   (``policy_engine.events.patterns``; a queue filter only where the event's detail names the queue), delivered
   to an SNS topic (created KMS-encrypted and TLS-only, or given) and a CloudWatch Logs group;
+- one KMS key (created, or ``encryption_key``) for the topic it creates and both log groups;
 - a Python Lambda function (``monitoring_function/index.py``) every minute publishing each share's own use,
   borrowed, lent, waiting jobs and head-of-line age per instance type (its docstring lists the dimensions),
   with least-privilege IAM: the read-only actions the connectors use and ``cloudwatch:PutMetricData``
-  conditioned on its namespace;
+  conditioned on its namespace; one run at a time (reserved concurrency 1: overlapping runs would publish
+  twice), a failed run is not retried and lands in a dead-letter queue, and an alarm reports its errors;
 - alarms (props to tune): any Queue Blocked event in 5 minutes; a share's head-of-line age above its wait
-  target for 15 minutes; more than 10 reclaim preemptions in an hour;
+  target for 15 minutes; more than 10 reclaim preemptions in an hour; the function's errors;
 - a dashboard: one row per share, one widget per instance type.
+
+Every grant to a service principal (the topic policy, the key policy, the logs resource policy) names this
+account (``aws:SourceAccount``) and the rules or alarms that may use it (``aws:SourceArn``), so another
+account's rule cannot publish to the on-call topic (the confused deputy).
 """
 
 from __future__ import annotations
 
 import gzip
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
-from functools import cache
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import botocore
 import jsii
-from aws_cdk import ArnFormat, Duration, Names, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, BundlingOptions, DockerImage, Duration, ILocalBundling, Names, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_events as events
@@ -34,12 +38,13 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from policy_engine.events import patterns as event_patterns
 from quota_constructs.base import QuotaShareBase, TrainingJobQueueBase
-from quota_constructs.errors import QuotaConstructError
 from quota_constructs.grants import STAR_WILDCARD_REASON, acknowledge_wildcard
+from quota_constructs.validation import Where, is_token
 
 DEFAULT_NAMESPACE = "BatchQuota"
 #: The documented reason of a reclaim ("Service job preemption events"): in-share preemptions say otherwise.
@@ -50,24 +55,54 @@ PUT_METRIC_DATA_REASON = ("cloudwatch:PutMetricData supports no resource-level p
                           "confined to the monitoring namespace by the cloudwatch:namespace condition")
 #: Why the function's log permissions end in ``:*`` (AwsSolutions-IAM5): its log streams are created at run time.
 LOG_STREAMS_REASON = "the function's log streams are named by Lambda at run time, inside its own log group"
+#: CloudWatch's namespace length (PutMetricData's ``Namespace`` shape: 1-255).
+NAMESPACE_LENGTH = (1, 255)
+#: The prefix CloudWatch keeps for AWS's own namespaces (PutMetricData refuses it).
+RESERVED_NAMESPACE_PREFIX = "AWS/"
+#: Characters a namespace may not hold here: CloudWatch takes any ASCII but control characters, and the
+#: dashboard's ``SEARCH('{"NAMESPACE",...}')`` expression would break on a quote or a backslash.
+NAMESPACE_REFUSED = frozenset("'\"\\")
+#: The function runs once at a time: overlapping runs would publish every metric twice.
+FUNCTION_CONCURRENCY = 1
 
 
-@cache
-def _function_code() -> str:
-    """The function's directory: ``index.py`` and botocore's Batch model (``AWS_DATA_PATH``), so that the
-    runtime's boto3 knows the quota-share operations whatever its version. Staged once per process."""
-    staged = Path(tempfile.mkdtemp(prefix="batch-quota-monitoring-"))
-    shutil.copy(FUNCTION_SOURCE / "index.py", staged / "index.py")
-    model_dir = Path(botocore.__file__).parent / "data" / "batch"
-    version = sorted(p.name for p in model_dir.iterdir() if p.is_dir())[-1]
-    target = staged / "models" / "batch" / version
-    target.mkdir(parents=True)
-    source = model_dir / version / "service-2.json.gz"
-    if source.exists():
-        (target / "service-2.json").write_bytes(gzip.decompress(source.read_bytes()))
-    else:
-        shutil.copy(model_dir / version / "service-2.json", target / "service-2.json")
-    return str(staged)
+@jsii.implements(ILocalBundling)
+class _StageFunction:
+    """Stages the function's asset through the CDK's own asset staging (into the cloud assembly, never a folder
+    of its own): ``index.py`` and botocore's Batch model (``AWS_DATA_PATH``), so that the runtime's boto3 knows
+    the quota-share operations whatever its version."""
+
+    def try_bundle(self, output_dir: str, *args: Any, **options: Any) -> bool:
+        staged = Path(output_dir)
+        shutil.copy(FUNCTION_SOURCE / "index.py", staged / "index.py")
+        model_dir = Path(botocore.__file__).parent / "data" / "batch"
+        version = sorted(p.name for p in model_dir.iterdir() if p.is_dir())[-1]
+        target = staged / "models" / "batch" / version
+        target.mkdir(parents=True)
+        source = model_dir / version / "service-2.json.gz"
+        if source.exists():
+            (target / "service-2.json").write_bytes(gzip.decompress(source.read_bytes()))
+        else:
+            shutil.copy(model_dir / version / "service-2.json", target / "service-2.json")
+        return True
+
+
+def _function_code() -> lambda_.Code:
+    """The function's code, bundled locally (``_StageFunction``: no Docker; the image is never pulled)."""
+    return lambda_.Code.from_asset(str(FUNCTION_SOURCE), bundling=BundlingOptions(
+        image=DockerImage.from_registry("local-bundling-only"), local=cast(ILocalBundling, _StageFunction())))
+
+
+@jsii.implements(events.IRuleTarget)
+class _TopicTarget:
+    """A rule delivering to a topic. CDK's ``SnsTopic`` target grants ``events.amazonaws.com`` the topic without a
+    condition; ``QuotaMonitoring`` grants it once for its rules, with ``aws:SourceAccount`` and ``aws:SourceArn``."""
+
+    def __init__(self, topic: sns.ITopic) -> None:
+        self._topic = topic
+
+    def bind(self, rule: events.IRule, id: str | None = None) -> events.RuleTargetConfig:
+        return events.RuleTargetConfig(arn=self._topic.topic_arn)
 
 
 @jsii.implements(events.IRuleTarget)
@@ -109,74 +144,107 @@ class QuotaMonitoring(Construct):
         reclaims_per_hour: int = 10,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         schedule: Duration | None = None,
+        encryption_key: kms.IKey | None = None,
     ) -> None:
-        path = f"{scope.node.path}/{id}"
-        if not queues:
-            raise QuotaConstructError(f"QuotaMonitoring {id!r}: queues = [] is invalid; expected at least one "
-                                      "job queue", path=path, field="queues", value=[])
-        known = {f"{share.job_queue_name}/{share.quota_share_name}" for share in shares}
-        for share_id in (wait_targets or {}):
-            if share_id not in known:
-                raise QuotaConstructError(
-                    f"QuotaMonitoring {id!r}: wait_targets key {share_id!r} is invalid; expected one of the shares "
-                    f"passed as shares= ({', '.join(sorted(known)) or 'none'})", path=path, field="wait_targets",
-                    value=share_id)
-        for field, value in (("blocked_events", blocked_events), ("reclaims_per_hour", reclaims_per_hour)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise QuotaConstructError(f"QuotaMonitoring {id!r}: {field} = {value!r} is invalid; expected an "
-                                          "integer of at least 1", path=path, field=field, value=value)
+        _validate(Where("QuotaMonitoring", id, scope, id), queues, shares, namespace, wait_target,
+                  dict(wait_targets or {}), blocked_events, reclaims_per_hour)
         super().__init__(scope, id)
         self.namespace = namespace
         queue_arns = [queue.job_queue_arn for queue in queues]
+        #: the key of the topic created here and of both log groups (``encryption_key``, or one created here)
+        self.key = encryption_key if encryption_key is not None else kms.Key(
+            self, "TopicKey", enable_key_rotation=True,
+            description="batch-quota monitoring: encrypts the alert topic and the log groups")
+        self._grant_logs_the_key()
         self.topic = topic if topic is not None else self._topic()
         self.log_group = logs.LogGroup(
-            self, "Events", retention=log_retention, removal_policy=RemovalPolicy.RETAIN,
+            self, "Events", retention=log_retention, removal_policy=RemovalPolicy.RETAIN, encryption_key=self.key,
             log_group_name=f"/aws/events/{Names.unique_resource_name(self, max_length=200, separator='-')}")
-        self._log_group_policy()
         self.rules = {kind.key: self._rule(kind.key, queue_arns) for kind in event_patterns.kinds()}
         reclaim = event_patterns.pattern("preemption_started")
         self.reclaim_rule = events.Rule(  # no target: the alarm counts its matches
             self, "ReclaimPreemptions", description="batch-quota: reclaim preemptions (counted)",
             event_pattern=_pattern({**reclaim, "detail": {"statusReason": [{"prefix": RECLAIM_REASON_PREFIX}]}}))
+        self._log_group_policy()
+        self.dead_letters = sqs.Queue(self, "FunctionDeadLetters", encryption=sqs.QueueEncryption.KMS,
+                                      encryption_master_key=self.key, enforce_ssl=True,
+                                      retention_period=Duration.days(14))
         self.function = self._function(queues, schedule or Duration.minutes(1))
         self.alarms = self._alarms(shares, wait_target or Duration.hours(1), dict(wait_targets or {}),
                                    blocked_events, reclaims_per_hour)
+        self._topic_policy()
         self.dashboard = self._dashboard(shares)
 
+    def _source(self, service: str, resource: str, sep: str = "/") -> str:
+        """``arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE/*``: any such resource of this account (a key policy
+        cannot name the rules or alarms themselves: they depend on the topic, which depends on the key)."""
+        return Stack.of(self).format_arn(service=service, resource=resource, resource_name="*",
+                                         arn_format=ArnFormat.SLASH_RESOURCE_NAME if sep == "/" else
+                                         ArnFormat.COLON_RESOURCE_NAME)
+
+    def _conditions(self, arn_operator: str, sources: list[str] | str) -> dict[str, Any]:
+        return {"StringEquals": {"aws:SourceAccount": Stack.of(self).account},
+                arn_operator: {"aws:SourceArn": sources}}
+
     def _topic(self) -> sns.Topic:
-        """KMS-encrypted (a rotated key EventBridge and CloudWatch may use), TLS-only (``enforce_ssl``)."""
-        key = kms.Key(self, "TopicKey", enable_key_rotation=True,
-                      description="batch-quota monitoring: encrypts the alert topic")
-        for service in ("events.amazonaws.com", "cloudwatch.amazonaws.com"):
-            key.grant(iam.ServicePrincipal(service), "kms:Decrypt", "kms:GenerateDataKey*")
-        return sns.Topic(self, "Topic", master_key=key, enforce_ssl=True,
+        """KMS-encrypted (the key EventBridge and CloudWatch of this account may use), TLS-only (``enforce_ssl``)."""
+        for service, source in (("events.amazonaws.com", self._source("events", "rule")),
+                                ("cloudwatch.amazonaws.com", self._source("cloudwatch", "alarm", ":"))):
+            self.key.add_to_resource_policy(iam.PolicyStatement(
+                principals=[iam.ServicePrincipal(service)], actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"], conditions=self._conditions("ArnLike", source)))
+        return sns.Topic(self, "Topic", master_key=self.key, enforce_ssl=True,
                          display_name="batch-quota: queue blocked, reclaims, wait targets")
 
+    def _grant_logs_the_key(self) -> None:
+        """CloudWatch Logs of this Region may use the key for this account's log groups (AWS's documented
+        statement, conditioned on the encryption context)."""
+        stack = Stack.of(self)
+        self.key.add_to_resource_policy(iam.PolicyStatement(
+            principals=[iam.ServicePrincipal(f"logs.{stack.region}.amazonaws.com")],
+            actions=["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"],
+            resources=["*"],
+            conditions={"ArnLike": {"kms:EncryptionContext:aws:logs:arn": self._source("logs", "log-group", ":")}}))
+
     def _log_group_policy(self) -> None:
+        """EventBridge delivers to the events log group, for this construct's rules only."""
+        rules = [rule.rule_arn for rule in self.rules.values()]
         logs.ResourcePolicy(self, "EventsToLogs", policy_statements=[iam.PolicyStatement(
             principals=[iam.ServicePrincipal("events.amazonaws.com"),
                         iam.ServicePrincipal("delivery.logs.amazonaws.com")],
             actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-            resources=[self.log_group.log_group_arn])])
+            resources=[self.log_group.log_group_arn], conditions=self._conditions("ArnEquals", rules))])
+
+    def _topic_policy(self) -> None:
+        """EventBridge (this construct's alerting rules) and CloudWatch (its alarms) may publish to the topic."""
+        rules = [rule.rule_arn for key, rule in self.rules.items() if key != "state_change"]
+        alarms = [alarm.alarm_arn for alarm in self.alarms.values()]
+        for service, sources in (("events.amazonaws.com", rules), ("cloudwatch.amazonaws.com", alarms)):
+            self.topic.add_to_resource_policy(iam.PolicyStatement(
+                principals=[iam.ServicePrincipal(service)], actions=["sns:Publish"],
+                resources=[self.topic.topic_arn], conditions=self._conditions("ArnEquals", sources)))
 
     def _rule(self, key: str, queue_arns: list[str]) -> events.Rule:
         kind = event_patterns.kind(key)
         rule = events.Rule(self, _rule_id(key), description=f"batch-quota: {kind.detail_type}",
                            event_pattern=_pattern(event_patterns.pattern(key, queue_arns)))
         if key != "state_change":  # every job's every transition: logged, not mailed
-            rule.add_target(targets.SnsTopic(self.topic))
-        rule.add_target(cast(events.IRuleTarget, _LogGroupTarget(self.log_group)))  # jsii.implements: untyped
+            rule.add_target(cast(events.IRuleTarget, _TopicTarget(self.topic)))  # jsii.implements: untyped
+        rule.add_target(cast(events.IRuleTarget, _LogGroupTarget(self.log_group)))
         return rule
 
     def _function(self, queues: Sequence[TrainingJobQueueBase], schedule: Duration) -> lambda_.Function:
         role = iam.Role(self, "FunctionRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
                         description="batch-quota monitoring: reads the queues, publishes metrics")
         log_group = logs.LogGroup(self, "FunctionLogs", retention=logs.RetentionDays.ONE_MONTH,
-                                  removal_policy=RemovalPolicy.DESTROY)
+                                  removal_policy=RemovalPolicy.DESTROY, encryption_key=self.key)
         function = lambda_.Function(
             self, "Function", runtime=lambda_.Runtime.PYTHON_3_14, handler="index.handler",
-            code=lambda_.Code.from_asset(_function_code()), role=role, log_group=log_group,
-            timeout=Duration.seconds(50), memory_size=256,
+            code=_function_code(), role=role, log_group=log_group,
+            timeout=Duration.seconds(50), memory_size=256, reserved_concurrent_executions=FUNCTION_CONCURRENCY,
+            # the next scheduled run publishes fresh figures: a failed or throttled run goes to the queue, unretried
+            dead_letter_queue=self.dead_letters, retry_attempts=0, max_event_age=Duration.minutes(1),
+            environment_encryption=self.key,
             description="batch-quota: per-share metrics from GetJobQueueSnapshot",
             environment={"QUEUE_ARNS": ",".join(q.job_queue_arn for q in queues), "NAMESPACE": self.namespace,
                          "AWS_DATA_PATH": "/var/task/models"})
@@ -212,6 +280,13 @@ class QuotaMonitoring(Construct):
                 threshold=reclaims_per_hour, evaluation_periods=1,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING),
+            "function_errors": cloudwatch.Alarm(
+                self, "FunctionErrorsAlarm", alarm_description="batch-quota: the monitoring function failed (its "
+                "metrics are missing; the failed runs are in its dead-letter queue)",
+                metric=self.function.metric_errors(period=Duration.minutes(5), statistic="Sum"),
+                threshold=1, evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING),
         }
         for share in shares:
             share_id = f"{share.job_queue_name}/{share.quota_share_name}"
@@ -244,12 +319,50 @@ class QuotaMonitoring(Construct):
                 widgets.append(cloudwatch.GraphWidget(
                     title=f"{share.job_queue_name}/{share.quota_share_name}", width=24,
                     left=[cloudwatch.MathExpression(
-                        expression=f"SEARCH('{{{self.namespace},JobQueue,QuotaShare,InstanceType}} "
+                        expression=f"SEARCH('{{\"{self.namespace}\",JobQueue,QuotaShare,InstanceType}} "
                                    f"JobQueue=\"{share.job_queue_name}\" QuotaShare=\"{share.quota_share_name}\" "
                                    "MetricName=\"OwnUse\"', 'Average', 60)",
                         label="OwnUse", period=Duration.minutes(1))]))
             dashboard.add_widgets(cast(cloudwatch.IWidget, cloudwatch.Row(*widgets)))  # a Row is an IWidget
         return dashboard
+
+
+def _validate(where: Where, queues: Sequence[TrainingJobQueueBase], shares: Sequence[QuotaShareBase],
+              namespace: str, wait_target: Duration | None, wait_targets: dict[str, Duration],
+              blocked_events: int, reclaims_per_hour: int) -> None:
+    """Every prop before ``super().__init__`` (CONTRIBUTING: a refused prop leaves no half-built construct)."""
+    if not queues:
+        where.fail("queues", [], "at least one job queue")
+    if not is_token(namespace):
+        if not isinstance(namespace, str) or not NAMESPACE_LENGTH[0] <= len(namespace) <= NAMESPACE_LENGTH[1]:
+            where.fail("namespace", namespace, f"a string of {NAMESPACE_LENGTH[0]}-{NAMESPACE_LENGTH[1]} characters "
+                                               "(CloudWatch's namespace length)")
+        if namespace.startswith(RESERVED_NAMESPACE_PREFIX):
+            where.fail("namespace", namespace, f"a namespace not starting with {RESERVED_NAMESPACE_PREFIX!r} "
+                                               "(CloudWatch keeps it for AWS's own metrics)")
+        if namespace.startswith(":") or not all(" " <= c <= "~" and c not in NAMESPACE_REFUSED for c in namespace):
+            where.fail("namespace", namespace, "printable ASCII, not starting with ':', without quotes or "
+                                               "backslashes (the dashboard's SEARCH expression quotes it)")
+    monitored = {queue.job_queue_name for queue in queues}
+    for share in shares:
+        name = share.job_queue_name
+        if name not in monitored and not is_token(name) and not any(is_token(q) for q in monitored):
+            where.fail("shares", share.share_id, f"a share of a monitored job queue ({', '.join(sorted(monitored))}): "
+                                                 "the function publishes no metric for another queue's shares, so "
+                                                 "its wait alarm could never fire")
+    known = {share.share_id for share in shares}
+    for share_id in wait_targets:
+        if share_id not in known:
+            where.fail("wait_targets key", share_id, f"one of the shares passed as shares= "
+                                                     f"({', '.join(sorted(known)) or 'none'})")
+    for field, duration in [("wait_target", wait_target), *((f"wait_targets[{k}]", v) for k, v in
+                                                            wait_targets.items())]:
+        if duration is not None and not duration.is_unresolved() and duration.to_seconds() <= 0:
+            where.fail(field, duration.to_human_string(), "a duration above zero (with zero the alarm fires "
+                                                          "whenever a job waits at all)")
+    for field, value in (("blocked_events", blocked_events), ("reclaims_per_hour", reclaims_per_hour)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            where.fail(field, value, "an integer of at least 1")
 
 
 def _rule_id(key: str) -> str:

@@ -117,3 +117,25 @@ def statuses(result: SimulationResult) -> dict[str, str]:
 def run_rule(rule_id: str, topology: Topology) -> list[Finding]:
     """Run one rule over ``topology`` and return what it found."""
     return REGISTRY[rule_id].run(Context(topology))
+
+
+#: The files ``scenario_files`` writes: two lending shares of ``GPU`` in queue ``training`` and a few jobs.
+SCENARIO_TOPOLOGY = f"""\
+service_environments: [{{name: gpu-env, capacity: {{{GPU}: 4}}}}]
+job_queues:
+  - name: training
+    service_environment: gpu-env
+    shares:
+      - {{name: QS1, capacity: {{{GPU}: 2}}, strategy: LEND_AND_BORROW}}
+      - {{name: QS2, capacity: {{{GPU}: 2}}, strategy: LEND_AND_BORROW}}
+"""
+
+
+def scenario_files(folder: Any, jobs: int = 6) -> Any:
+    """``topology.yaml``, ``jobs.csv`` (``jobs`` jobs alternating between QS1 and QS2) and ``scenario.yaml`` naming
+    both, in ``folder`` (a ``Path``); returns the scenario's path: for tests that run commands on files."""
+    (folder / "topology.yaml").write_text(SCENARIO_TOPOLOGY, encoding="utf-8")
+    (folder / "jobs.csv").write_text("name,share,submit_at,duration\n" + "".join(
+        f"j{i},QS{1 + i % 2},{i * 60},{1800 + i * 60}\n" for i in range(jobs)), encoding="utf-8")
+    (folder / "scenario.yaml").write_text("topology: topology.yaml\njobs: jobs.csv\n", encoding="utf-8")
+    return folder / "scenario.yaml"

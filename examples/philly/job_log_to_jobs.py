@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-STATUS = {"Pass": "SUCCEEDED", "Failed": "FAILED", "Killed": "KILLED"}
+STATUS = {"Pass": "SUCCEEDED", "Failed": "FAILED"}  # Killed: no AWS Batch status says it (duration_known false)
 COLUMNS = ("name", "share", "instance_type", "instances", "priority", "submit_at", "duration",
            "submitted_epoch_ms", "duration_known", "observed_status")
 
@@ -73,7 +73,7 @@ def convert(jobs: list[dict[str, Any]], instance_type: str, gpus_per_instance: i
             continue
         last = attempts[-1]
         gpus = sum(len(detail.get("gpus") or []) for detail in last.get("detail") or [])
-        status = STATUS.get(job.get("status", ""), "UNKNOWN")
+        status = STATUS.get(job.get("status", ""), "")
         rows.append({"name": job.get("jobid"), "share": job.get("vc"), "instance_type": instance_type,
                      "instances": max(1, math.ceil(gpus / gpus_per_instance)), "priority": 1,
                      "epoch": _time(job["submitted_time"], zone),

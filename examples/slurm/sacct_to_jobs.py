@@ -45,7 +45,8 @@ def convert(lines: list[str], instance_type: str, timezone: str) -> tuple[list[d
             skipped.append(f"line {number}: {job or '?'}: {error}")
             continue
         state = record.get("State", "").split()[0] if record.get("State") else ""
-        status = "SUCCEEDED" if state in SUCCEEDED else "FAILED" if state in FAILED else state or "UNKNOWN"
+        # no AWS Batch status says PREEMPTED or CANCELLED: those rows carry none (their duration_known false says it)
+        status = "SUCCEEDED" if state in SUCCEEDED else "FAILED" if state in FAILED else ""
         rows.append({"name": job, "share": record.get("Account") or "default", "instance_type": instance_type,
                      "instances": nodes, "priority": min(9999, int(record.get("Priority") or 1)),
                      "epoch": submit.timestamp(), "duration": max(elapsed, 1.0),

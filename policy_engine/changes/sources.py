@@ -84,22 +84,24 @@ def _fair_share(path: Path, label: str) -> dict[str, tuple[str, ...]]:
     return fair_share_policies(data, label) if is_template(data) else {}
 
 
-def _loaded(path: Path, label: str) -> Side:
-    return Side(load_topology(path), label, fair_share_policies=_fair_share(path, label))
+def _loaded(path: Path, label: str, allow_python: bool = True) -> Side:
+    return Side(load_topology(path, allow_python), label, fair_share_policies=_fair_share(path, label))
 
 
-def _from_git(argument: str, ref: str, path: str) -> Side:
+def _from_git(argument: str, ref: str, path: str, allow_python: bool) -> Side:
+    """``REF:PATH``: a ``.py`` from another revision (a pull request's) is code nobody here has run: it loads only
+    with ``allow_python`` (``diff --allow-python``), the one rule of ``commands.shared.python_topologies``."""
     content = _blob(argument, ref, path)
     with tempfile.TemporaryDirectory(prefix="batch-quota-diff-") as folder:
         file = Path(folder) / Path(path).name
         file.write_bytes(content)
         try:
-            return _loaded(file, argument)
+            return _loaded(file, argument, allow_python)
         except LoadError as error:  # name the problems after REF:PATH, not the temporary copy
             raise LoadError([problem.replace(str(file), argument) for problem in error.problems]) from None
 
 
-def load_side(argument: str) -> Side:
+def load_side(argument: str, allow_python: bool = False) -> Side:
     """Load one side of a diff; ``LoadError`` (one line per problem) when it cannot be read."""
     if argument == NULL or (os.name == "nt" and argument.upper() == "NUL"):
         return Side(Topology(), NULL, absent=True)
@@ -107,7 +109,7 @@ def load_side(argument: str) -> Side:
         return _loaded(Path(argument), argument)
     ref, colon, path = argument.partition(":")
     if colon and path and _resolves(ref):
-        return _from_git(argument, ref, path)
+        return _from_git(argument, ref, path, allow_python)
     if Path(argument).exists():
         raise LoadError([f"{argument}: not a file"])
     hint = f" and {ref!r} is not a git commit" if colon and path else ""

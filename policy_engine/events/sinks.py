@@ -17,6 +17,8 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from typing import IO, Any, Protocol
 
+from policy_engine.foundation.output_files import open_output
+
 log = logging.getLogger("batch_quota.events")
 
 #: Events waiting for the HTTP thread; beyond this the newest is dropped (counted, logged).
@@ -57,7 +59,7 @@ class FileSink:
     def __init__(self, path: str, append: bool = False) -> None:
         self.target = path
         self.stats = DeliveryStats()
-        self._handle: IO[str] = open(path, "a" if append else "w", encoding="utf-8", buffering=1)  # noqa: SIM115
+        self._handle: IO[str] = open_output(path, append)  # a device or FIFO in place, never replaced or waited on
 
     def send(self, event: dict[str, Any]) -> None:
         self.stats.sent += 1

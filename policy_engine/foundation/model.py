@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PlainValidator
 
+from policy_engine.foundation import bounds
 from policy_engine.foundation.diagnostics import ShareMatch, resolve_share
 from policy_engine.foundation.limits import SYSTEM_TAG_PREFIX
 from policy_engine.foundation.units import parse_duration
@@ -298,6 +299,9 @@ def plan_time(value: Any) -> datetime | float:
     if isinstance(value, int | float) and not isinstance(value, bool):
         if not math.isfinite(value):
             raise ValueError("expected a finite number of seconds")
+        if abs(value) > bounds.MAX_SECONDS:
+            raise ValueError(f"expected at most {bounds.MAX_SECONDS} seconds from the scenario start (second 0 plus "
+                             f"it is {bounds.MAX_INSTANT:%Y-%m-%d}, the last date accepted)")
         return float(value)
     raise ValueError(_TIME_EXPECTED)
 

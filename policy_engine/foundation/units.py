@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from enum import Enum
 
+from policy_engine.foundation.bounds import MAX_SECONDS
+
 
 class Unit(Enum):
     """What a number measures, so a report writes it in the right form (never guessed from its name)."""
@@ -130,7 +132,8 @@ DURATION_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
 def parse_duration(text: str) -> float:
-    """``30d``, ``12h``, ``90m``, ``3600s`` (or plain seconds) -> seconds; ``ValueError`` otherwise (also for 0)."""
+    """``30d``, ``12h``, ``90m``, ``3600s`` (or plain seconds) -> seconds; ``ValueError`` otherwise (also for 0,
+    and past ``bounds.MAX_SECONDS``)."""
     text = text.strip()
     unit = text[-1:].lower()
     number = text[:-1] if unit in DURATION_UNITS else text
@@ -138,6 +141,8 @@ def parse_duration(text: str) -> float:
     value = float(number)
     if not value > 0 or not math.isfinite(value):
         raise ValueError(text)
+    if value * factor > MAX_SECONDS:  # past 9999-12-31 from the epoch: no date could hold it (bounds.py)
+        raise ValueError(f"{text} is more than {MAX_SECONDS} seconds")
     return value * factor
 
 

@@ -45,7 +45,10 @@ TEMPLATE = FileKind("CloudFormation template", 16 * MiB)
 #: A prices file (``--prices``): one rate per instance type, tiny.
 PRICES = FileKind("prices", 1 * MiB)
 
-KINDS = (TOPOLOGY, SCENARIO, JOBS, MODULE, TEMPLATE, PROFILE, PRICES)
+#: An events file followed as it grows (``top --events``): read a chunk at a time, so only its lines are bounded.
+EVENTS = FileKind("events", 1024 * 1024 * MiB)
+
+KINDS = (TOPOLOGY, SCENARIO, JOBS, MODULE, TEMPLATE, PROFILE, PRICES, EVENTS)
 
 
 class InputFileError(ValueError):

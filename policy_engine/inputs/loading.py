@@ -60,7 +60,7 @@ def load_topology(path: str | Path, allow_python: bool = True) -> Topology:
     if path.suffix.lower() == ".py":
         if not allow_python:
             raise LoadError([Problem(str(path), None, (), "a Python topology module runs code when loaded; pass "
-                                     "--allow-python to load it from a scenario")])
+                                     "--allow-python to load one named here (see the command's --help)")])
         return load_module(path)
     if path.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise LoadError([Problem(str(path), None, (), f"unsupported file type {path.suffix or '(none)'!r}; "

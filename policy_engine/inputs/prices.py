@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from policy_engine.foundation import instance_types
+from policy_engine.foundation import bounds, instance_types
 from policy_engine.foundation.diagnostics import LoadError, Problem, line_of
 from policy_engine.foundation.model import Topology, TrainingPlan
 from policy_engine.inputs import input_files
@@ -32,8 +32,8 @@ from policy_engine.inputs.reading import RawProblem, read_document, to_problems
 from policy_engine.inputs.schema_errors import describe
 
 #: A rate: a finite number, 0 or more (an integer or a decimal; ``true`` or ``"7.09"`` are refused). 0 is a
-#: legitimate rate: capacity already paid for, free credits.
-Rate = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
+#: legitimate rate: capacity already paid for, free credits. At most ``bounds.MAX_RATE``, so every cost stays finite.
+Rate = Annotated[float, Field(strict=True, ge=0, le=bounds.MAX_RATE, allow_inf_nan=False)]
 
 
 class PlanPrice(BaseModel):

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from policy_engine.foundation import bounds
 from policy_engine.foundation.model import JobQueue, Topology, share_id
 from policy_engine.simulation.core.engine import Action, SimulationSettings
 from policy_engine.simulation.core.jobs import JobSpec
@@ -107,6 +108,10 @@ def variant(scenario: Scenario, axes: Sequence[Axis], values: dict[str, Any],
         jobs = profiled[0]
     if scale != 1.0 or duration_scale != 1.0:
         jobs = [_scaled(spec, scale, duration_scale) for spec in jobs]
+        latest = max((max(spec.submit_at, spec.duration) for spec in jobs), default=0.0)
+        if latest > bounds.MAX_SECONDS:  # a job past the bound would be dropped or overflow: the candidate is refused
+            raise ValueError(f"workload.scale={scale:g} and duration_scale={duration_scale:g} give a job a time of "
+                             f"{latest:.3g} s, past the {bounds.MAX_SECONDS:,} s every time is bounded by")
         # an update keeps its place relative to the job it changes: its time scales like the submissions
         updates = [replace(update, at=update.at / scale) for update in updates]
     return Variant(topology, jobs, updates, settings)

@@ -12,12 +12,12 @@ sees half of one; ``_sweep.json`` (ignored by Parquet readers) records what the 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policy_engine.foundation.model import Topology, share_id
+from policy_engine.foundation.output_files import OutputFolder
 from policy_engine.sweep.expressions import SHARE_METRICS, SUMMARY_METRICS
 from policy_engine.sweep.grammar import Axis
 
@@ -102,6 +102,8 @@ class ResultsDataset:
         self.schema = schema(axes, pairs)
         self.written: dict[str, dict] = {}
         self._next_part = 1
+        if directory.is_symlink():
+            raise DatasetError(f"{directory}: cannot write results: is a symbolic link; give the real folder")
         existing = sorted(directory.glob("part-*.parquet")) if directory.is_dir() else []
         manifest_path = directory / MANIFEST
         if existing and not resume:
@@ -114,8 +116,8 @@ class ResultsDataset:
             raise DatasetError(f"{directory}: holds part files but no {MANIFEST}: not a sweep this command wrote; "
                                "choose another directory")
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-            manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+            self.folder = OutputFolder(directory)  # follows no symlink: a planted _sweep.json -> elsewhere is refused
+            self.folder.write_text(MANIFEST, json.dumps(manifest, indent=2) + "\n")
         except OSError as error:
             raise DatasetError(f"{directory}: cannot write results: {error.strerror or error}") from None
 
@@ -172,9 +174,10 @@ class ResultsDataset:
             rows.append(row)
         table = pa.Table.from_pylist(rows, schema=self.schema)
         name = PART.format(self._next_part)
-        temporary = self.directory / f".{name}.tmp"
-        pq.write_table(table, temporary)
-        os.replace(temporary, self.directory / name)
+        temporary = f".{name}.tmp"
+        with self.folder.open(temporary) as handle:
+            pq.write_table(table, handle)
+        self.folder.replace(temporary, name)
         self._next_part += 1
         self.written.update(fresh)  # only once the part file is in place (an interrupted write is retried)
         return len(rows)

@@ -208,10 +208,26 @@ class DaskExecutor(AbstractContextManager):
 Executor = InProcess | DaskExecutor
 
 
+def cpu_count() -> int:
+    """The CPUs this process may run on (its affinity, as a container limits it), at least 1."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return max(1, len(affinity(0)) if affinity is not None else (os.cpu_count() or 1))
+
+
+def workers_problem(workers: int) -> str | None:
+    """Why ``--workers`` is refused: a local cluster is one process per worker, so at most the CPUs here."""
+    if workers > (cpus := cpu_count()):
+        return (f"--workers {workers}: more than this machine's {cpus} CPU(s), each worker being a process here; use "
+                f"at most {cpus}, or a cluster's workers with --scheduler ADDRESS")
+    return None
+
+
 def open_executor(scheduler: str | None, workers: int | None) -> Executor:
     """``--workers 1``: in-process; otherwise Dask (``--scheduler``, else ``DASK_SCHEDULER_ADDRESS``, else local)."""
     if workers is not None and workers < 1:
         raise ExecutorError(f"--workers must be at least 1, got {workers}")
+    if workers is not None and (problem := workers_problem(workers)) is not None:
+        raise ExecutorError(problem)
     if scheduler and workers is not None:
         raise ExecutorError("--workers sizes the embedded local cluster; an existing cluster at --scheduler "
                             f"({scheduler}) has its own workers: give one or the other")

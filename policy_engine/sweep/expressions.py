@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from policy_engine.foundation.bounds import MAX_SECONDS
 from policy_engine.foundation.model import Topology, share_id
 from policy_engine.foundation.units import DURATION_UNITS, Unit, figure_text, points_text
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY
@@ -268,6 +269,9 @@ def _bound(text: str, number: str, suffix: str, unit: Unit) -> float:
             raise ExpressionError(f"{text!r}: a duration ({number}{suffix}) bounds a wait; this figure is "
                                   f"{unit.noun}")
         value *= DURATION_UNITS[suffix]
+    if unit is Unit.SECONDS and abs(value) > MAX_SECONDS:  # no run lasts past the bound every time has
+        raise ExpressionError(f"{text!r}: a duration is at most {MAX_SECONDS:,} s (bounds.MAX_SECONDS), got "
+                              f"{number}{suffix}")
     if unit is Unit.FRACTION and not 0 <= value <= 1:  # 50 meant as 50 % would never be met: say so, not run it
         hint = f"; did you mean {number}%?" if not suffix and 1 < value <= 100 else ""
         raise ExpressionError(f"{text!r}: a utilisation is between 0 and 1 (0% and 100%), got "

@@ -25,7 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from policy_engine.foundation import bounds
 from policy_engine.foundation.diagnostics import ShareMatch
+from policy_engine.foundation.limits import INTEGER_MAX
 from policy_engine.foundation.model import QuotaShare, Topology, share_id
 from policy_engine.simulation.core.engine import SimulationSettings
 from policy_engine.simulation.core.preemption import POLICIES
@@ -76,6 +78,8 @@ ASSUMPTION_KINDS = ("settings", "workload", "profile")
 # --- value kinds ----------------------------------------------------------------------------------------------
 
 _INT = re.compile(r"[+-]?\d+")
+#: The longest integer a value may be written with (a 400-digit range end is a typo, never a limit).
+_MAX_DIGITS = 20
 _DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
@@ -88,28 +92,31 @@ class _Kind:
     numeric: str | None = None  # "int" | "float": ranges allowed
 
 
-def _integer(low: int) -> _Kind:
+def _integer(low: int, high: int = INTEGER_MAX) -> _Kind:
     def parse(text: str) -> int:
-        if not _INT.fullmatch(text):
-            raise ValueError(f"{text!r} is not an integer")
+        if not _INT.fullmatch(text) or len(text) > _MAX_DIGITS:
+            raise ValueError(f"{text if len(text) <= 40 else text[:40] + '...'!r} is not an integer of at most "
+                             f"{_MAX_DIGITS} digits")
         value = int(text)
         if value < low:
             raise ValueError(f"{value} is below the minimum {low}")
+        if value > high:
+            raise ValueError(f"{value} is above the maximum {high}")
         return value
 
-    return _Kind(f"an integer >= {low}", parse, "int")
+    return _Kind(f"an integer {low} to {high}", parse, "int")
 
 
-def _decimal(low: float, strict: bool) -> _Kind:
-    bound = f"> {low:g}" if strict else f">= {low:g}"
+def _decimal(low: float, strict: bool, high: float) -> _Kind:
+    bound = f"{'>' if strict else '>='} {low:g} and <= {high:g}"
 
     def parse(text: str) -> float:
-        if not _DECIMAL.fullmatch(text):
-            raise ValueError(f"{text!r} is not a number")
+        if not _DECIMAL.fullmatch(text) or len(text) > 2 * _MAX_DIGITS:
+            raise ValueError(f"{text if len(text) <= 40 else text[:40] + '...'!r} is not a number")
         value = float(text)
         if not math.isfinite(value):
             raise ValueError(f"{text} is too large to be a number")
-        if value < low or (strict and value == low):
+        if value < low or (strict and value == low) or value > high:
             raise ValueError(f"{text} must be {bound}")
         return value
 
@@ -136,9 +143,13 @@ def _boolean(text: str) -> bool:
 
 
 def _signed(text: str) -> int:
-    if not _INT.fullmatch(text):
-        raise ValueError(f"{text!r} is not an integer")
-    return int(text)
+    if not _INT.fullmatch(text) or len(text) > _MAX_DIGITS:
+        raise ValueError(f"{text if len(text) <= 40 else text[:40] + '...'!r} is not an integer of at most "
+                         f"{_MAX_DIGITS} digits")
+    value = int(text)
+    if abs(value) > INTEGER_MAX:
+        raise ValueError(f"{value} is beyond +-{INTEGER_MAX}")
+    return value
 
 
 _KINDS: dict[str, _Kind] = {
@@ -150,12 +161,12 @@ _KINDS: dict[str, _Kind] = {
     "transfer": _Kind("an integer (negative: from the second share to the first)", _signed, "int"),
     "backfill": _Kind("true or false", _boolean),
     "victim_policy": _choice(sorted(POLICIES)),
-    "startup_delay": _decimal(0, strict=False),
-    "preemption_delay": _decimal(0, strict=False),
-    "min_runtime": _decimal(0, strict=False),
+    "startup_delay": _decimal(0, strict=False, high=bounds.MAX_SECONDS),
+    "preemption_delay": _decimal(0, strict=False, high=bounds.MAX_SECONDS),
+    "min_runtime": _decimal(0, strict=False, high=bounds.MAX_SECONDS),
     "plan_dispatch": _choice(tuple(choice.value for choice in PlanDispatch)),
-    "scale": _decimal(0, strict=True),
-    "duration_scale": _decimal(0, strict=True),
+    "scale": _decimal(bounds.MIN_SCALE, strict=False, high=bounds.MAX_SCALE),
+    "duration_scale": _decimal(bounds.MIN_SCALE, strict=False, high=bounds.MAX_SCALE),
 }
 
 
@@ -292,9 +303,11 @@ def _expand_range(item: str, kind: _Kind) -> list[Any]:
         step = int(step_text) if kind.numeric == "int" else float(step_text)
     if high < low:
         raise ValueError(f"range {item!r} is empty: {high} is below {low}")
-    count = math.floor((high - low) / step + 1e-9) + 1
-    if count > MAX_RANGE:
-        raise ValueError(f"range {item!r} has {count:,} values (at most {MAX_RANGE:,})")
+    # integers exactly; decimals as floats, where a tiny step makes the quotient infinite: counted, never converted
+    span = (high - low) // int(step) if kind.numeric == "int" else (high - low) / step
+    if not span <= MAX_RANGE:  # also when the quotient is infinite
+        raise ValueError(f"range {item!r} has more than {MAX_RANGE:,} values")
+    count = int(span) + 1 if kind.numeric == "int" else math.floor(span + 1e-9) + 1
     if kind.numeric == "int":
         return list(range(low, high + 1, int(step)))
     return [round(low + index * step, 12) for index in range(count)]
@@ -312,11 +325,13 @@ def _parse_values(text: str, kind: _Kind) -> tuple[list[Any], list[str]]:
             values.extend(_expand_range(item, kind) if ".." in item else [kind.parse(item)])
         except ValueError as error:
             problems.append(f"{error} (expected {kind.description})")
-    seen: list[Any] = []
+    if len(values) > bounds.MAX_AXIS_VALUES:
+        return values, [f"{len(values):,} values (at most {bounds.MAX_AXIS_VALUES:,} on one axis)"]
+    seen: set[Any] = set()  # a set: a list made this check quadratic (30 ranges of 10,000 took minutes)
     for value in values:
         if value in seen and not problems:
             problems.append(f"value {value!r} is listed twice")
-        seen.append(value)
+        seen.add(value)
     return values, problems
 
 

@@ -10,8 +10,10 @@ or more than ``TIME_LIMIT`` seconds.
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -90,11 +92,20 @@ shares:
 
 PRICES_YAML = b"currency: USD\nper_instance_hour:\n  ml.g5.xlarge: 1.41\n"
 
+#: EventBridge service-job events as ``serve --events`` writes them (``top --events`` follows such a file).
+EVENTS_JSONL = b"".join(json.dumps(event).encode() + b"\n" for event in (
+    {"detail-type": "Batch Service Job State Change", "time": "2026-01-01T00:00:00Z",
+     "detail": {"jobArn": "arn:aws:batch:us-east-1:1:service-job/j", "quotaShareName": "QS1",
+                "jobQueue": "arn:aws:batch:us-east-1:1:job-queue/training",
+                "capacityUsage": [{"capacityUnit": "ml.g5.xlarge", "quantity": 1}]}},
+    {"detail-type": "Batch Service Job Preemption Started", "time": "2026-01-01T00:10:00Z",
+     "detail": {"preemptedJobArn": "arn:aws:batch:us-east-1:1:service-job/j", "status": "RUNNING"}}))
+
 KINDS = ("topology.yaml", "topology.json", "scenario.yaml", "jobs.csv", "jobs.jsonl", "template.yaml",
-         "profile.yaml", "prices.yaml")
+         "profile.yaml", "prices.yaml", "events.jsonl")
 SEEDS = {"topology.yaml": TOPOLOGY_YAML, "topology.json": TOPOLOGY_JSON, "scenario.yaml": SCENARIO_YAML,
          "jobs.csv": JOBS_CSV, "jobs.jsonl": JOBS_JSONL, "template.yaml": TEMPLATE_YAML.encode(),
-         "profile.yaml": PROFILE_YAML, "prices.yaml": PRICES_YAML}
+         "profile.yaml": PROFILE_YAML, "prices.yaml": PRICES_YAML, "events.jsonl": EVENTS_JSONL}
 
 
 def mutate(seed: bytes, rng: random.Random, steps: int | None = None) -> bytes:
@@ -189,6 +200,8 @@ def commands_for(kind: str, folder: Path, index: int) -> list[list[str]]:
         other = [["explain", "QS1", path], ["graph", path], ["check", path],
                  ["generate", path, "-o", str(folder / "out.csv"), "--jobs", "20"]][index % 4]
         return [["check", path, "--format", "json"], other]
+    if kind == "events.jsonl":  # an events file: top follows it (before its first call, to a closed port)
+        return [["top", "--queue", "training", "--once", "--max-attempts", "1", "--events", str(folder / kind)]]
     if kind == "profile.yaml":  # a workload profile: generate draws from it
         return [["generate", str(folder / "topology.yaml"), "--workload-profile", str(folder / kind), "--days", "2",
                  "-o", str(folder / "out.csv")]]
@@ -218,7 +231,7 @@ def run_input(kind: str, data: bytes, index: int = 0) -> list[Outcome]:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         write_input(folder, kind, data)
-        return [run_cli(args) for args in commands_for(kind, folder, index)]
+        return [run_cli(args, env=TOP_ENV if args[0] == "top" else None) for args in commands_for(kind, folder, index)]
 
 
 def corpus() -> Iterator[tuple[str, Path]]:
@@ -252,6 +265,43 @@ TOP_ENV = {"AWS_ENDPOINT_URL_BATCH": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": 
            "AWS_SHARED_CREDENTIALS_FILE": "/dev/null", "AWS_EC2_METADATA_DISABLED": "true"}
 
 
+#: ``--vary`` values past every bound: huge integers, huge and tiny steps, many ranges, NaN, scales at the limits.
+VARY_VALUES = ["QS1.borrow_limit=0.." + "9" * 400, "settings.startup_delay=0.1..1e308:1e-300",
+               "settings.startup_delay=0..1:5e-324", "workload.scale=5e-324", "workload.duration_scale=1e308",
+               "QS1.borrow_limit=" + ",".join(f"{i * 10000}..{i * 10000 + 9999}" for i in range(30)),
+               "QS1.borrow_limit=0..9999", "settings.min_runtime=nan", "QS1.capacity.ml.g5.xlarge=99999999999",
+               "transfer(QS1,QS2).ml.g5.xlarge=-99999999999", "QS1.borrow_limit=0,0", "workload.scale=1e6",
+               "QS1.borrow_limit=-1,0,100"]
+#: ``sweep``/``tune``/``compare`` options with odd values (counts past their bounds, NaN, huge durations).
+RUN_FLAGS = ["--sample", "--workers", "--workload-samples", "--batch-size", "--budget", "--min-gain", "--until",
+             "--constraint", "--seed"]
+RUN_VALUES = ["0", "-1", "1", "2", "1000000", "1000000000", "nan", "inf", "1e308", "0.5", "1e308d", "5e-324",
+              "max(wait_p95) <= 1e308d", "max(wait_p95) <= nan", "cost <= 1e308", ""]
+#: ``iam-policy``, ``history --since`` and ``serve --events-url`` values that must be refused before any work
+#: (no value here is a valid URL: ``serve`` would then listen).
+ACCOUNT_VALUES = ["12", "abcdefghijkl", "*:*", "", "1234567890123", "123456789012/../*", "\x1b[2J", "12345678901a"]
+REGION_VALUES = ["", "us-east-1/../*", "../../x", "\x1b[31m", "us_east_1", "US-EAST-1", "*:*", "x" * 300]
+SINCE_VALUES = ["1e308d", "1e300d", "1e15s", "nan", "inf", "-1d", "0", "100000d", "9" * 400, "1e-308s"]
+URL_VALUES = ["http://[::1", "http://[", "ftp://x", "http://", "://x", "http://h:x", "http://h:99999", "\x1b[2J",
+              "x" * 300, "javascript:alert(1)"]
+
+
+def run_surface_flags(rng: random.Random, folder: Path) -> list[list[str]]:
+    """The newer surfaces with odd values: a sweep, a tune, a compare, iam-policy, history and serve."""
+    scenario = str(folder / "scenario.yaml")
+    topology = str(folder / "topology.yaml")
+    sweep = ["sweep", scenario, "--vary", rng.choice(VARY_VALUES), "--workers", "1", "--quiet", "--format", "json"]
+    tune = ["tune", scenario, "--vary", rng.choice(VARY_VALUES), "--workers", "1", "--quiet", "--budget", "2"]
+    compare = ["compare", scenario, "--topology", topology, "--topology", topology, "--workers", "1",
+               "--format", "json"]
+    for run in (sweep, tune, compare):
+        run += [rng.choice(RUN_FLAGS), rng.choice(RUN_VALUES)]
+    return [sweep, tune, compare,
+            ["iam-policy", "--account", rng.choice(ACCOUNT_VALUES), "--region", rng.choice(REGION_VALUES)],
+            ["history", "--queue", "training", "--since", rng.choice(SINCE_VALUES), "--max-attempts", "1"],
+            ["serve", "--events-url", rng.choice(URL_VALUES), "--port", "0"]]
+
+
 def flag_runs(rng: random.Random, folder: Path) -> list[list[str]]:
     """A ``generate``, a ``simulate`` and a ``top`` with odd option values."""
     generate = ["generate", "-o", str(folder / "out.csv"), "--jobs", "20"]
@@ -269,3 +319,78 @@ def run_flags(rng: random.Random) -> list[Outcome]:
         folder = Path(name)
         write_input(folder, "jobs.csv", JOBS_CSV)
         return [run_cli(args, env=TOP_ENV if args[0] == "top" else None) for args in flag_runs(rng, folder)]
+
+
+def run_surfaces(rng: random.Random) -> list[Outcome]:
+    """``run_surface_flags`` in a folder of its own (sweeps and tunes take longer: fewer of them in the suite)."""
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        write_input(folder, "jobs.csv", JOBS_CSV)
+        return [run_cli(args, env=TOP_ENV if args[0] == "history" else None)
+                for args in run_surface_flags(rng, folder)]
+
+
+def _kind(path: Path) -> str:
+    """What ``path`` is now (never following it): a regular file, a link, a FIFO, a device, ... or missing."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return "missing"
+    return next((kind for test, kind in ((stat.S_ISLNK, "link"), (stat.S_ISFIFO, "fifo"), (stat.S_ISCHR, "device"),
+                                         (stat.S_ISDIR, "folder"), (stat.S_ISREG, "file")) if test(mode)), "other")
+
+
+def output_targets(folder: Path) -> tuple[list[tuple[list[str], str]], dict[Path, str]]:
+    """Hostile output targets made inside ``folder`` (never the machine's /dev): a FIFO nobody reads, a copy of
+    /dev/full's device numbers (as root), a symlinked folder and links planted in an existing folder pointing at a
+    victim outside. Returns the runs (each with the flag it aims at) and what each target must still be after."""
+    victim_dir = folder / "outside"
+    victim_dir.mkdir()
+    (victim_dir / "victim").write_text("keep me")
+    os.mkfifo(folder / "fifo")
+    expected = {folder / "fifo": "fifo", victim_dir / "victim": "file"}
+    targets = [folder / "fifo"]
+    if os.geteuid() == 0 and os.path.exists("/dev/full"):
+        os.mknod(folder / "full.yaml", stat.S_IFCHR | 0o666, os.stat("/dev/full").st_rdev)
+        expected[folder / "full.yaml"] = "device"
+        targets.append(folder / "full.yaml")
+    (folder / "linked").symlink_to(victim_dir, target_is_directory=True)
+    expected[folder / "linked"] = "link"
+    planted = folder / "planted"
+    planted.mkdir()
+    for name in ("index.html", "_sweep.json"):
+        (planted / name).symlink_to(victim_dir / "victim")
+        expected[planted / name] = "link"
+    scenario, jobs = str(folder / "scenario.yaml"), str(folder / "jobs.csv")
+    vary = ["--vary", "QS1.borrow_limit=0,100", "--workers", "1", "--quiet"]
+    runs: list[tuple[list[str], str]] = []
+    for target in targets:
+        runs += [(["simulate", scenario, "--quiet", "--events", str(target)], "--events"),
+                 (["fit", jobs, "-o", str(target)], "-o")]
+    for where in (folder / "linked", planted):
+        runs += [(["sweep", scenario, *vary, "--report", str(where)], "--report"),
+                 (["sweep", scenario, *vary, "--out", str(where)], "--out"),
+                 (["tune", scenario, *vary, "--budget", "2", "--report", str(where)], "--report"),
+                 (["simulate", scenario, "--quiet", "--report", str(where)], "--report"),
+                 (["compare", scenario, "--topology", str(folder / "topology.yaml"), "--topology",
+                   str(folder / "topology.yaml"), "--workers", "1", "--report", str(where)], "--report")]
+    return runs, expected
+
+
+def run_outputs() -> list[Outcome]:
+    """Every output flag against hostile targets: each run behaves (exit 2 for a FIFO with no reader, a symlink),
+    and afterwards every target is what it was and the victim outside is untouched."""
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        write_input(folder, "jobs.csv", JOBS_CSV)
+        runs, expected = output_targets(folder)
+        outcomes = []
+        for args, _flag in runs:
+            outcome = run_cli(args)
+            changed = [f"{path.name} is now a {_kind(path)}" for path, kind in expected.items() if _kind(path) != kind]
+            if (folder / "outside" / "victim").read_text() != "keep me":
+                changed.append("the victim outside was overwritten")
+            if outcome.problem is None and (changed or outcome.exit_code != 2):
+                outcome.problem = "; ".join(changed) or f"exit {outcome.exit_code}, not refused"
+            outcomes.append(outcome)
+        return outcomes

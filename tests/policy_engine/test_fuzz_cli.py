@@ -93,3 +93,25 @@ def test_the_harness_catches_what_it_must(monkeypatch):
 @given(rng=st.randoms(use_true_random=False))
 def test_odd_option_values(rng):
     _assert_behaved(fuzz.run_flags(rng))
+
+
+@settings(FUZZ, max_examples=40)
+@given(rng=st.randoms(use_true_random=False))
+def test_mutated_events_files(rng):
+    data = fuzz.mutate(fuzz.SEEDS["events.jsonl"], rng)
+    _assert_behaved(fuzz.run_input("events.jsonl", data), data)
+
+
+@settings(FUZZ, max_examples=12)
+@given(rng=st.randoms(use_true_random=False))
+def test_odd_values_of_the_newer_surfaces(rng):
+    """sweep, tune and compare options past their bounds, iam-policy, history --since and serve --events-url."""
+    _assert_behaved(fuzz.run_surfaces(rng))
+
+
+def test_every_output_refuses_hostile_targets_and_leaves_them_as_they_were():
+    """A FIFO nobody reads, a device copy, a symlinked folder and planted links: every run exits 2 at once and
+    every target (and the file a link points to) is what it was."""
+    outcomes = fuzz.run_outputs()
+    assert len(outcomes) >= 14
+    _assert_behaved(outcomes)

@@ -258,6 +258,16 @@ def _totals(rows: tuple[ShareRow, ...]) -> tuple[TypeTotals, ...]:
     return tuple(out)
 
 
+#: The most an events file is read in one refresh; the rest is read at the next ones.
+READ_CHUNK = 16 * 1024 * 1024
+#: The longest line an event may be; a longer one is counted as unreadable and skipped.
+MAX_LINE = 1024 * 1024
+
+
+class EventsFileError(Exception):
+    """The events file cannot be followed (a FIFO, a device, a folder): one line, exit 2."""
+
+
 @dataclass
 class PreemptionLog:
     """Preemptions read from a JSON Lines file of EventBridge events (``serve --events``, or an archive of the
@@ -270,21 +280,35 @@ class PreemptionLog:
     #: lines that are not JSON, or a State Change / Preemption Started event without the fields read
     unreadable: int = 0
 
-    def _read(self) -> None:
+    def read(self) -> None:
+        """What was appended since the last read, as every input is read (``input_files.open_input``: a regular
+        file only, never a FIFO or ``/dev/zero``), at most ``READ_CHUNK`` bytes a call and ``MAX_LINE`` a line."""
         from datetime import datetime
 
+        from policy_engine.inputs import input_files
+
         try:
-            size = os.path.getsize(self.path)
-        except OSError:
-            return  # not written yet: no preemptions so far
-        if size < self._offset:  # truncated (a new serve run): start over
-            self._offset, self._jobs, self._started, self.unreadable = 0, {}, [], 0
-        with open(self.path, "rb") as handle:
+            handle = input_files.open_input(self.path, input_files.EVENTS)
+        except input_files.InputFileError as error:
+            if not os.path.lexists(self.path):
+                return  # not written yet: no preemptions so far
+            raise EventsFileError(str(error)) from None
+        with handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size < self._offset:  # truncated (a new serve run): start over
+                self._offset, self._jobs, self._started, self.unreadable = 0, {}, [], 0
             handle.seek(self._offset)
-            data = handle.read()
+            data = handle.read(READ_CHUNK)
         complete = data.rfind(b"\n") + 1  # a line still being written is read next time
+        if not complete and len(data) >= MAX_LINE:  # one line longer than any event: skipped, counted
+            self.unreadable += 1
+            self._offset += len(data)
+            return
         self._offset += complete
         for line in data[:complete].splitlines():
+            if len(line) > MAX_LINE:
+                self.unreadable += 1
+                continue
             try:
                 event = json.loads(line)
                 kind, detail = event["detail-type"], event["detail"]
@@ -295,13 +319,13 @@ class PreemptionLog:
                 elif kind == _STARTED:
                     at = datetime.strptime(event["time"], "%Y-%m-%dT%H:%M:%S%z")
                     self._started.append((int(at.timestamp() * 1000), detail["preemptedJobArn"]))
-            except (ValueError, KeyError, TypeError, AttributeError):
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # deep nesting too
                 self.unreadable += 1
 
     def counts(self, queue: str, now_ms: int, window: float = PREEMPTION_WINDOW_SECONDS) -> dict[tuple[str, str], int]:
         """Preemptions Started in ``(now_ms - window, now_ms]`` of jobs of ``queue`` (name or ARN), per
         (share, instance type)."""
-        self._read()
+        self.read()
         since = now_ms - window * 1000
         out: Counter[tuple[str, str]] = Counter()
         for at, arn in self._started:

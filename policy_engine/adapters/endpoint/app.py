@@ -2,7 +2,8 @@
 
 Requests are handled one at a time on the server's event loop (handlers never wait), so
 the account and the simulator need no locks and every call sees a consistent state.
-Signatures (SigV4) are accepted and not verified: any credentials work.
+Every request passes the request guard (``guard.GuardPolicy.refusal``: origin, host, authorization,
+content type) before any route; signatures (SigV4) are required but not verified: any credentials work.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from policy_engine.adapters.endpoint import cloudtrail, control
 from policy_engine.adapters.endpoint.base import sagemaker
 from policy_engine.adapters.endpoint.base.errors import ApiError, client_error
 from policy_engine.adapters.endpoint.base.protocol import Router, parse_request
+from policy_engine.adapters.endpoint.guard import GuardPolicy, Refusal, RefusalKind, RequestHead, RouteKind, route_of
 from policy_engine.adapters.endpoint.handlers.registry import Output
 from policy_engine.adapters.endpoint.operations import HANDLERS
 from policy_engine.adapters.endpoint.service import Service
@@ -47,8 +49,10 @@ MAX_BODY_BYTES = input_files.TOPOLOGY.max_bytes
 
 
 class EndpointApp:
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Service, guard: GuardPolicy | None = None) -> None:
         self.service = service
+        #: what every request must show before it reaches a route (default: a loopback bind, no token)
+        self.guard = guard or GuardPolicy()
         self.router = Router()
         self._requests = 0
         self._boot = uuid.uuid4().hex[:16]
@@ -66,15 +70,17 @@ class EndpointApp:
                 if size <= MAX_BODY_BYTES:  # past it the rest is read and dropped: the answer is the 413
                     chunks.append(chunk)
                 more = message.get("more_body", False)
-            raw_path = scope.get("raw_path") or scope["path"].encode()
-            target = next((value for key, value in scope.get("headers") or () if key.lower() == b"x-amz-target"), b"")
+            raw_path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+            head = RequestHead(scope["method"], raw_path, tuple(scope.get("headers") or ()))
             began = time.perf_counter()
-            if size > MAX_BODY_BYTES:
+            refusal = self.guard.refusal(head)  # every route, before anything reads the request
+            if refusal is not None:
+                status, payload, headers = refused(refusal, head.route)
+            elif size > MAX_BODY_BYTES:
                 status, payload, headers = self.too_large(size)
             else:
-                status, payload, headers = self.respond(scope["method"], raw_path.decode("latin-1"),
-                                                        scope.get("query_string", b""), b"".join(chunks),
-                                                        target.decode("latin-1"))
+                status, payload, headers = self.respond(scope["method"], raw_path, scope.get("query_string", b""),
+                                                        b"".join(chunks), head.header(b"x-amz-target") or "")
             headers.append((b"content-length", str(len(payload)).encode()))
             headers.append((HANDLING_HEADER, str(round((time.perf_counter() - began) * 1e6)).encode()))
             await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -113,14 +119,15 @@ class EndpointApp:
         if not self._requests % FREEZE_EVERY:
             _age_heap()
         request_id = f"{self._boot}-{self._requests:016x}".encode()  # unique per server run, cheaper than uuid4
-        if target.startswith(cloudtrail.TARGET_PREFIX):
+        route = route_of(path, target)
+        if route is RouteKind.CLOUDTRAIL:
             return self._json_11("CloudTrail", cloudtrail.CONTENT_TYPE, target, request_id,
                                  lambda: cloudtrail.handle(self.service.trail, target, body))
-        if target.startswith(sagemaker.TARGET_PREFIX):
+        if route is RouteKind.SAGEMAKER:
             return self._json_11("SageMaker", sagemaker.CONTENT_TYPE, target, request_id,
                                  lambda: sagemaker.handle(self.service, target, body))
         try:
-            if path.startswith(control.PREFIX):
+            if route is RouteKind.CONTROL:
                 result = control.handle(self.service, method, path, query, body)
             else:
                 result = self._operation(method, path, query, body)
@@ -181,6 +188,18 @@ def _age_heap() -> None:
     passes scan only what came since. Cost: a cycle that outlives a young collection is kept."""
     gc.collect(1)
     gc.freeze()
+
+
+def refused(refusal: Refusal, route: RouteKind) -> tuple[int, bytes, Headers]:
+    """The guard's answer: 403 (401 for a missing or wrong control token) in the shape of the route's API."""
+    kind = refusal.kind
+    error = ApiError(refusal.message, kind.code, kind.status)
+    content_type = (b"content-type", cloudtrail.CONTENT_TYPE) if route in (RouteKind.CLOUDTRAIL,
+                                                                          RouteKind.SAGEMAKER) else _JSON
+    headers = [content_type, (b"x-amzn-errortype", kind.code.encode())]
+    if kind is RefusalKind.TOKEN:
+        headers.append((b"www-authenticate", b'Bearer realm="batch-quota serve"'))
+    return error.status, _error_body(error), headers
 
 
 def _error_body(error: ApiError) -> bytes:

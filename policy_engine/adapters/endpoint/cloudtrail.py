@@ -264,12 +264,7 @@ def handle(trail: Trail, target: str, body: bytes) -> dict[str, Any]:
     if operation != "LookupEvents":
         raise _error("UnsupportedOperationException",
                      f"Operation {operation} is not supported by batch-quota serve (it answers LookupEvents)")
-    try:
-        params = json.loads(body) if body.strip() else {}
-    except ValueError as error:
-        raise _error("SerializationException", f"The request body is not valid JSON: {error}") from None
-    if not isinstance(params, dict):
-        raise _error("SerializationException", "The request body must be a JSON object")
+    params = protocol.json_11_body(body)
     size = params.get("MaxResults")
     if isinstance(size, int) and not isinstance(size, bool) and not 1 <= size <= PAGE:  # CloudTrail's own error
         raise _error("InvalidMaxResultsException", f"MaxResults must be between 1 and {PAGE}, got {size}")

@@ -24,6 +24,7 @@ from urllib.parse import parse_qs
 
 from policy_engine.adapters.endpoint.base.account import api_problems
 from policy_engine.adapters.endpoint.base.errors import client_error
+from policy_engine.adapters.endpoint.guard import CONTROL_PREFIX
 from policy_engine.adapters.endpoint.handlers.registry import Output
 from policy_engine.adapters.endpoint.service import Service
 from policy_engine.foundation.model import plan_time_text
@@ -32,7 +33,7 @@ from policy_engine.simulation.results.numbers import as_number
 if TYPE_CHECKING:
     from policy_engine.foundation.model import Topology
 
-PREFIX = "/_batch-quota/"
+PREFIX = CONTROL_PREFIX
 
 
 def handle(service: Service, method: str, path: str, query: bytes, body: bytes) -> Output:

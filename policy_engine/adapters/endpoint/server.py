@@ -16,6 +16,8 @@ from typing import Any
 import uvicorn
 
 from policy_engine.adapters.endpoint.app import EndpointApp
+from policy_engine.adapters.endpoint.guard import GuardPolicy
+from policy_engine.adapters.endpoint.http_head import BoundedHttpToolsProtocol
 from policy_engine.adapters.endpoint.service import Service
 
 
@@ -43,9 +45,15 @@ def _loop() -> str:
     return "uvloop"
 
 
-def config(service: Service, log_level: str = "warning") -> uvicorn.Config:
-    return uvicorn.Config(EndpointApp(service), loop=_loop(), http="httptools", lifespan="on", access_log=False,
-                          log_level=log_level, timeout_graceful_shutdown=2)
+def guard_for(sock: socket.socket, host: str, allowed_hosts: tuple[str, ...] = (),
+              token: str | None = None) -> GuardPolicy:
+    """The request guard of a server listening on ``sock`` (asked for as ``host``)."""
+    return GuardPolicy.of(sock.getsockname()[0], host, allowed_hosts, token)
+
+
+def config(service: Service, guard: GuardPolicy, log_level: str = "warning") -> uvicorn.Config:
+    return uvicorn.Config(EndpointApp(service, guard), loop=_loop(), http=BoundedHttpToolsProtocol, lifespan="on",
+                          access_log=False, log_level=log_level, timeout_graceful_shutdown=2)
 
 
 @dataclass
@@ -57,6 +65,8 @@ class RunningEndpoint:
     server: uvicorn.Server
     thread: threading.Thread
     sock: socket.socket
+    #: the control API's bearer token, when the server requires one (``--token``)
+    token: str | None = None
 
     def stop(self) -> None:
         self.server.should_exit = True
@@ -67,8 +77,14 @@ class RunningEndpoint:
 
     # --- the control API, for tests ---------------------------------------------------------
 
-    def control(self, method: str, path: str, body: bytes = b"") -> dict[str, Any]:
-        request = urllib.request.Request(f"{self.url}/_batch-quota/{path}", data=body or None, method=method)
+    def control(self, method: str, path: str, body: bytes = b"",
+                content_type: str = "application/json") -> dict[str, Any]:
+        """One control API call, with what the request guard asks of it (a JSON or YAML content type, the token)."""
+        headers = {"Content-Type": content_type}
+        if self.token is not None:
+            headers["Authorization"] = f"Bearer {self.token}"
+        request = urllib.request.Request(f"{self.url}/_batch-quota/{path}", data=body or None, method=method,
+                                         headers=headers)
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 return json.loads(response.read())
@@ -88,8 +104,10 @@ class RunningEndpoint:
 
     def load_topology(self, topology: str | Path | dict[str, Any]) -> None:
         """Start over with a topology: a file path, or its data as a dict."""
-        body = json.dumps(topology).encode() if isinstance(topology, dict) else Path(topology).read_bytes()
-        self.control("POST", "topology", body)
+        if isinstance(topology, dict):
+            self.control("POST", "topology", json.dumps(topology).encode())
+        else:
+            self.control("POST", "topology", Path(topology).read_bytes(), "application/yaml")
 
     def export(self) -> dict[str, Any]:
         return self.control("GET", "export")
@@ -101,9 +119,10 @@ class RunningEndpoint:
         self.stop()
 
 
-def start_in_thread(service: Service, host: str = "127.0.0.1", port: int = 0) -> RunningEndpoint:
+def start_in_thread(service: Service, host: str = "127.0.0.1", port: int = 0, allowed_hosts: tuple[str, ...] = (),
+                    token: str | None = None) -> RunningEndpoint:
     sock = bind(host, port)
-    server = uvicorn.Server(config(service))
+    server = uvicorn.Server(config(service, guard_for(sock, host, allowed_hosts, token)))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="batch-quota-serve", daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -112,4 +131,4 @@ def start_in_thread(service: Service, host: str = "127.0.0.1", port: int = 0) ->
             sock.close()
             raise RuntimeError("batch-quota serve did not start")
         time.sleep(0.005)
-    return RunningEndpoint(url_of(sock), service, server, thread, sock)
+    return RunningEndpoint(url_of(sock), service, server, thread, sock, token)

@@ -32,9 +32,10 @@ from policy_engine.adapters.endpoint.store import Store
 from policy_engine.events.service_events import EventFactory
 from policy_engine.events.sinks import EventSink
 from policy_engine.foundation import limits
+from policy_engine.foundation.bounds import MAX_INSTANT, MAX_INSTANT_SECONDS
 from policy_engine.foundation.model import Topology
+from policy_engine.foundation.regions import region_problem
 from policy_engine.simulation.gcpause import gc_paused
-from policy_engine.simulation.inputs.job_rows import MAX_SECONDS
 
 #: SubmitServiceJob's documented account rate (service_limits): requests per second.
 SUBMIT_RATE = float(limits.SUBMIT_REQUESTS_PER_SECOND.at_most)
@@ -92,6 +93,14 @@ class Service:
         #: replaying the ``--state`` log: findings are not logged again
         self._restoring = False
         self.limiter = RateLimiter(SUBMIT_RATE)
+        problem = region_problem(self.options.region)
+        if problem is not None:
+            raise ValueError(f"Options.region: {problem}")
+        #: what ``reset`` restores (``serve TOPOLOGY``, ``--walkthrough`` or none; a resumed ``--state`` without a
+        #: TOPOLOGY: the topology that state started from), never a topology POSTed since
+        self.startup_topology = topology
+        #: the topology the current state started from (the start-up one, or the last POSTed): what a replay
+        #: of the ``--state`` log starts on
         self.initial_topology = topology
         self._generated: list[str] = []
         #: the histories' lengths and the last call at the last checkpoint; calls logged since
@@ -121,7 +130,8 @@ class Service:
         if topology is not None:
             self.account.load(topology, start)
             self._record_creation(start)
-        self.scheduler = Scheduler(self.account.topology(), Clock(options.speed, start), self.account.arns.training_job,
+        self.scheduler = Scheduler(self.account.topology(), Clock(options.speed, start, latest=self.latest),
+                                   self.account.arns.training_job,
                                    preemption_seconds=options.preemption_seconds,
                                    start=datetime.fromtimestamp(origin_ms / 1000, UTC))
         self.scheduler.engine.now = start
@@ -136,6 +146,8 @@ class Service:
             return
         origin_ms, clock, stored_topology = stored
         self.initial_topology = stored_topology
+        if topology is None:
+            self.startup_topology = stored_topology
         self._restoring = True
         self._fresh(stored_topology, 0.0, origin_ms)
         self.scheduler.clock.speed = 0  # frozen while replaying: every input lands on its recorded instant
@@ -252,6 +264,17 @@ class Service:
         return self.scheduler.engine.now
 
     @property
+    def latest(self) -> float:
+        """The last simulated second a date can show: ``bounds.MAX_INSTANT`` counted from the account's start."""
+        return MAX_INSTANT_SECONDS - self.origin_ms / 1000
+
+    def instant_problem(self, seconds: float, what: str) -> str | None:
+        """Why simulated second ``seconds`` (``what`` reaches it) cannot be served, or ``None``."""
+        if seconds <= self.latest:
+            return None
+        return f"{what} would reach {MAX_INSTANT.isoformat()} or later, the latest instant a date can show"
+
+    @property
     def default_duration(self) -> float:
         return self.options.default_duration
 
@@ -337,19 +360,29 @@ class Service:
         self.catch_up()
         if name == "advance":
             at = self.now
-            if at + params["seconds"] > MAX_SECONDS:  # the clock's timestamps stay finite
-                raise client_error(f"clock/advance would move the clock past {MAX_SECONDS} seconds (its limit, "
-                                   f"as for a workload's times); it is at {at:g}")
+            problem = self.instant_problem(at + params["seconds"], f"clock/advance of {params['seconds']:g} s "
+                                                                   f"(the clock is at {at:g} s)")
+            if problem is not None:  # every date the endpoint shows stays a valid one
+                raise client_error(problem)
             result = self._control(name, params)
             if self.store is not None:
                 self._logged(self.store.append(at, name, {"seconds": params["seconds"]}, []))
             return result
         if name == "reset":
-            topology = self.initial_topology
+            self.reset()
         elif name == "topology":
-            topology = params["topology"]
+            self._start_over(params["topology"])
         else:
             raise client_error(f"Unknown control operation {name}")
+        return self.clock_state()
+
+    def reset(self) -> None:
+        """``POST /_batch-quota/reset``: the start-up state (docs/endpoint.md). The one definition: the start-up
+        topology's resources, no jobs, an empty trail, clock 0, the ``--state`` log started anew. Everything
+        the account holds is built by ``_fresh``, so state added later (deployed stacks) is dropped here too."""
+        self._start_over(self.startup_topology)
+
+    def _start_over(self, topology: Topology | None) -> None:
         self.initial_topology = topology
         self._fresh(topology, 0.0, int(time.time() * 1000))
         self.scheduler.watcher = self.events
@@ -358,7 +391,6 @@ class Service:
             self.store.write_meta(self.origin_ms, 0.0, topology)
             self._marks = checkpoint.Marks()
             self._since_checkpoint = 0
-        return self.clock_state()
 
     def _control(self, name: str, params: Params) -> Output:
         if name == "advance":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,20 @@ from typing import Any
 import orjson
 
 from policy_engine.foundation.model import Topology
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; one that is not a regular file (a device, a FIFO, a folder) is refused before SQLite
+    opens it, so no ``-journal`` or ``-wal`` file is created beside it."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise StateFileError(f"{path}: cannot open the state file: {error.strerror or error}") from None
+    if not stat.S_ISREG(mode):
+        raise StateFileError(f"{path}: not a regular file; a state file is a plain file (it is created if missing)")
+    return True
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -61,20 +76,61 @@ JobRow = tuple[int, str, str | None]
 LogChunk = tuple[str, int, list[Any]]
 
 
+#: ``PRAGMA application_id`` of a state file ("BQst"): what tells it from another application's SQLite database.
+APPLICATION_ID = 0x42517374
+#: ``PRAGMA user_version``: the layout above. A file of a later version is refused, never rewritten.
+SCHEMA_VERSION = 1
+#: The tables and the ``meta`` columns of the layout, for adopting a file written before the id was stamped.
+_TABLES = frozenset({"meta", "calls", "checkpoint", "checkpoint_jobs", "checkpoint_log", "sqlite_sequence"})
+_META_COLUMNS = ("id", "origin_ms", "clock", "topology")
+
+
 class StateFileError(Exception):
     pass
 
 
 class Store:
+    """The state file: created and stamped when new; adopted only when it is this project's (its application id,
+    or the project's own layout from before the id was stamped); anything else is refused untouched."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        existing = _exists(self.path)
         try:
+            if existing:
+                self._refuse_foreign()
             self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(_SCHEMA)
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.executescript(_SCHEMA)  # commits
+            self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as error:
             raise StateFileError(f"{self.path}: not a batch-quota state file ({error})") from None
+
+    def _refuse_foreign(self) -> None:
+        """Read an existing file without writing to it: refuse another application's database or a later layout."""
+        probe = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            application_id = probe.execute("PRAGMA application_id").fetchone()[0]
+            version = probe.execute("PRAGMA user_version").fetchone()[0]
+            tables = {name for (name,) in probe.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            meta = tuple(row[1] for row in probe.execute("PRAGMA table_info(meta)"))
+        finally:
+            probe.close()
+        if application_id == APPLICATION_ID:
+            if version > SCHEMA_VERSION:
+                raise StateFileError(f"{self.path}: a state file of a later batch-quota (schema version {version}, "
+                                     f"this one reads {SCHEMA_VERSION}); use that version or another file")
+            return
+        if application_id != 0:
+            raise StateFileError(f"{self.path}: not a batch-quota state file (another application's SQLite database, "
+                                 f"application id {application_id:#x}); nothing was changed")
+        if tables and (not tables <= _TABLES or meta != _META_COLUMNS):
+            foreign = sorted(tables - _TABLES) or ["meta"]
+            raise StateFileError(f"{self.path}: not a batch-quota state file (another application's SQLite database: "
+                                 f"table {foreign[0]!r} is not this project's); nothing was changed")
 
     def read_meta(self) -> tuple[int, float, Topology | None] | None:
         row = self.db.execute("SELECT origin_ms, clock, topology FROM meta WHERE id = 1").fetchone()
@@ -82,9 +138,19 @@ class Store:
             return None
         topology = None
         if row[2] is not None:
+            from policy_engine.foundation.diagnostics import LoadError
             from policy_engine.inputs.loading import topology_from_data
 
-            topology = topology_from_data(json.loads(row[2]), f"{self.path} (topology)")
+            try:
+                data = json.loads(row[2])
+            except (ValueError, RecursionError) as error:  # garbage, or nested past the parser's stack
+                why = "nested too deep" if isinstance(error, RecursionError) else f"not JSON: {error}"
+                raise StateFileError(f"{self.path}: cannot restore the state: meta.topology is {why}") from None
+            try:
+                topology = topology_from_data(data, f"{self.path} (topology)")
+            except LoadError as error:
+                raise StateFileError(f"{self.path}: cannot restore the state: meta.topology: "
+                                     f"{'; '.join(error.problems)}") from None
         return row[0], row[1], topology
 
     def write_meta(self, origin_ms: int, clock: float, topology: Topology | None) -> None:

@@ -3,7 +3,7 @@
 Region and profile default to boto3's standard configuration chain (``AWS_DEFAULT_REGION``,
 ``AWS_PROFILE``, ``~/.aws/config``); ``AWS_ENDPOINT_URL_BATCH`` is honoured by botocore
 itself. An ``AwsError`` is one line on stderr and exit 2; Ctrl-C is exit 130 and leaves
-no partial output file (``atomic_file``).
+no partial output file (``output_files.atomic_write``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from policy_engine.adapters.aws.atomic_file import OutputError
 from policy_engine.adapters.aws.clients import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_RETRY_MODE,
@@ -28,6 +27,7 @@ from policy_engine.adapters.aws.clients import (
     make_client,
 )
 from policy_engine.cli.commands.shared import EXIT_BAD_INPUT
+from policy_engine.foundation.output_files import OutputError
 
 if TYPE_CHECKING:
     from policy_engine.adapters.aws.training_plans import PlansRead

@@ -14,13 +14,21 @@ from pathlib import Path
 import click
 
 from policy_engine.analysis.checks import check_topology
-from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.cli.commands.shared import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    SafePath,
+    fail_input,
+    python_topologies,
+    topology_or_exit,
+)
 from policy_engine.inputs.examples import EXAMPLE_YAML
 from policy_engine.inputs.loading import LoadError, load_topology
 from policy_engine.reports.kit.subjects import CheckLoadFailure, CheckOutput
 from policy_engine.reports.registry import CHECK_FORMATS
 
 
+@python_topologies()
 @click.command("check")
 @click.argument("topology", required=False, type=SafePath(dir_okay=False, allow_dash=True))
 @CHECK_FORMATS.option()

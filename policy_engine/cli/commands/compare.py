@@ -23,9 +23,11 @@ from policy_engine.cli.commands.shared import (
     EXIT_FINDINGS,
     EXIT_OK,
     DurationRange,
+    LocalWorkers,
     SafePath,
     executor_or_exit,
     fail_input,
+    python_topologies,
 )
 from policy_engine.comparison.parallel import IN_PROCESS_JOB_RUNS
 from policy_engine.inputs.loading import LoadError
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.scenarios.workload import Scenario
 
 
+@python_topologies("given as a design (--topology, or a scenario's topology:)")
 @click.command("compare")
 @click.argument("scenarios", nargs=-1, required=True, type=SafePath(dir_okay=False))
 @click.option("--topology", "topologies", multiple=True, type=SafePath(dir_okay=False), metavar="FILE",
@@ -51,7 +54,7 @@ if TYPE_CHECKING:
 @click.option("--report", "report_dir", type=SafePath(file_okay=False),
               help="Also write DIR/index.html: every design over time and the per-share differences (offline).")
 @click.option("--fail-on-target", is_flag=True, help="Exit 1 when the last design misses one of its targets.")
-@click.option("--until", type=DurationRange(min=0, max=MAX_SECONDS), metavar="DURATION",
+@click.option("--until", type=DurationRange(min=0, max=MAX_SECONDS, min_open=True), metavar="DURATION",
               help="Stop every run's clock at DURATION (30d, 12h, 90m, 3600s or seconds; default: when the workload "
                    "is done).")
 @click.option("--scheduler", metavar="ADDRESS",
@@ -59,11 +62,9 @@ if TYPE_CHECKING:
                    "$DASK_SCHEDULER_ADDRESS, else a local cluster with one worker process per design (up to the "
                    "cores), or in this process when that is sooner: one core, or a small comparison (the designs "
                    f"beyond the first round times the jobs at most {IN_PROCESS_JOB_RUNS:,}; docs/compare.md).")
-@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+@click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Run on a local cluster of N worker processes, whatever the size; 1 runs the designs one after "
                    "another in-process.")
-@click.option("--allow-python", is_flag=True, help="Let a design be a Python topology module (loading one runs its "
-                                                   "code).")
 @cost_options
 def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tuple[str, ...], output: str,
             report_dir: str | None, fail_on_target: bool, until: float | None, scheduler: str | None,

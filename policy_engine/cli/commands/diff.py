@@ -15,7 +15,7 @@ import click
 
 from policy_engine.changes.report import FAIL_ON
 from policy_engine.cli.commands.cost_options import convention, cost_options, note_unused, period_or_exit
-from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input
+from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input, python_topologies
 from policy_engine.inputs.loading import LoadError
 from policy_engine.reports.kit.subjects import DiffLoadFailure, DiffOutput
 from policy_engine.reports.registry import DIFF_FORMATS
@@ -32,6 +32,7 @@ def _load_failure(output_format: str, problems: list[str], base: str, head: str)
     fail_input(problems)
 
 
+@python_topologies("read from git (REF:PATH: another revision's code) or named by the --scenario's topology:")
 @click.command("diff")
 @click.argument("base")
 @click.argument("head")
@@ -50,7 +51,7 @@ def _load_failure(output_format: str, problems: list[str], base: str, head: str)
 @cost_options
 def command(base: str, head: str, renames: tuple[str, ...], output_format: str, fail_on: tuple[str, ...],
             scenario: str | None, at: float | None, prices_path: str | None, chargeback: str | None,
-            period_text: str | None) -> None:
+            period_text: str | None, allow_python: bool = False) -> None:
     """What changes from BASE to HEAD: per team, per guarantee, per finding, and what a deploy replaces."""
     from policy_engine.changes.compare import compare
     from policy_engine.changes.sources import load_side
@@ -67,7 +68,7 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
     sides = []
     for argument in (base, head):
         try:
-            sides.append(load_side(argument))
+            sides.append(load_side(argument, allow_python))
         except LoadError as error:
             problems += error.problems
     if problems:
@@ -85,7 +86,7 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
         from policy_engine.simulation.scenarios.workload import load_scenario
 
         try:
-            loaded = load_scenario(scenario)
+            loaded = load_scenario(scenario, allow_python=allow_python)
             prices = load_prices(prices_path, [base_side.topology, head_side.topology]) if prices_path else None
             period = period_or_exit(period_text, loaded.settings.start)
             impact = replay(loaded, base_side.topology, head_side.topology, declared, at or 0.0, prices,

@@ -21,7 +21,14 @@ from policy_engine.cli.commands.aws_options import (
     plans_option,
     read_account_plans,
 )
-from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.cli.commands.shared import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    SafePath,
+    fail_input,
+    python_topologies,
+    topology_or_exit,
+)
 from policy_engine.inputs.loading import LoadError, topology_from_data
 from policy_engine.reports.kit.subjects import DriftOutput
 from policy_engine.reports.registry import DRIFT_FORMATS
@@ -32,6 +39,7 @@ if TYPE_CHECKING:
     from policy_engine.foundation.model import Topology
 
 
+@python_topologies()
 @click.command("drift")
 @click.argument("topology", type=SafePath(dir_okay=False))
 @DRIFT_FORMATS.option()

@@ -15,7 +15,14 @@ from typing import NoReturn
 import click
 
 from policy_engine.analysis.checks import check_topology
-from policy_engine.cli.commands.shared import EXIT_OK, SafePath, fail_input, scenario_or_exit, topology_or_exit
+from policy_engine.cli.commands.shared import (
+    EXIT_OK,
+    SafePath,
+    fail_input,
+    python_topologies,
+    scenario_or_exit,
+    topology_or_exit,
+)
 from policy_engine.foundation.model import Topology, share_id
 from policy_engine.reports.kit.subjects import ExplainOutput
 from policy_engine.reports.registry import EXPLAIN_FORMATS
@@ -28,6 +35,7 @@ def _looks_like_topology(argument: str) -> bool:
     return argument == "-" or argument.lower().endswith(_TOPOLOGY_SUFFIXES)
 
 
+@python_topologies("named by a --scenario's topology:")
 @click.command("explain")
 @click.argument("share")
 @click.argument("topology", required=False, type=SafePath(dir_okay=False, allow_dash=True))
@@ -35,8 +43,6 @@ def _looks_like_topology(argument: str) -> bool:
               help="Also simulate SCENARIO (its topology is the one explained) and say why SHARE's jobs waited.")
 @click.option("--wait-attribution", type=click.Choice(sorted(ORDERS)), default=DEFAULT_ORDER, show_default=True,
               help="With --scenario: which cause a waiting second is charged to when several hold.")
-@click.option("--allow-python", is_flag=True,
-              help="With --scenario: let it name a Python topology module (loading one runs its code).")
 @EXPLAIN_FORMATS.option()
 def command(share: str, topology: str | None, scenario: str | None, wait_attribution: str, allow_python: bool,
             output_format: str) -> None:

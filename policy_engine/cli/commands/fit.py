@@ -13,8 +13,9 @@ from pathlib import Path
 
 import click
 
-from policy_engine.cli.commands.shared import SafePath, fail_input, topology_or_exit
+from policy_engine.cli.commands.shared import SafePath, fail_input, python_topologies, topology_or_exit
 from policy_engine.foundation.diagnostics import LoadError
+from policy_engine.foundation.output_files import atomic_write
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.reports.kit.subjects import FitOutput
 from policy_engine.reports.registry import FIT_FORMATS
@@ -23,6 +24,7 @@ from policy_engine.reports.registry import FIT_FORMATS
 MISSING_SCIPY = "fit needs scipy, which is not installed: pip install 'batch-quota[fit]'"
 
 
+@python_topologies()
 @click.command("fit")
 @click.argument("workload", type=SafePath(dir_okay=False))
 @click.option("-o", "--output", type=SafePath(dir_okay=False), help="Write the profile here (.yaml).")
@@ -31,7 +33,8 @@ MISSING_SCIPY = "fit needs scipy, which is not installed: pip install 'batch-quo
                    "not used.")
 @click.option("--timezone", default="UTC", show_default=True,
               help="Read daily and weekly cycles in this IANA time zone (from absolute submission times).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the goodness-of-fit subsample.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="Seed of the goodness-of-fit subsample.")
 @FIT_FORMATS.option()
 def command(workload: str, output: str | None, topology: str | None, timezone: str, seed: int,
             output_format: str) -> None:
@@ -69,7 +72,8 @@ def command(workload: str, output: str | None, topology: str | None, timezone: s
                   f"{sum(f.jobs for f in result.shares.values()):,} job(s), cycles in {result.timezone}",
                   *result.notes, *(f"{s}: {note}" for s, f in result.shares.items() for note in f.notes)]
         try:
-            Path(output).write_text(profile_yaml(result.profile(), header), encoding="utf-8")
+            with atomic_write(output) as handle:
+                handle.write(profile_yaml(result.profile(), header))
         except OSError as error:
             fail_input([f"--output {output}: cannot write: {error.strerror or error}"])
     FIT_FORMATS.renderer(output_format)(FitOutput(result, workload, output), sys.stdout)

@@ -12,7 +12,13 @@ from typing import TextIO
 
 import click
 
-from policy_engine.cli.commands.shared import FiniteFloatRange, SafePath, fail_input, topology_or_exit
+from policy_engine.cli.commands.shared import (
+    FiniteFloatRange,
+    SafePath,
+    fail_input,
+    python_topologies,
+    topology_or_exit,
+)
 from policy_engine.foundation.diagnostics import LoadError
 from policy_engine.foundation.limits import JOB_PRIORITY
 from policy_engine.foundation.model import Topology
@@ -40,6 +46,7 @@ MAX_JOBS = 10_000_000
 MAX_DAYS = 3650.0
 
 
+@python_topologies()
 @click.command("generate")
 @click.argument("topology", required=False, type=SafePath(dir_okay=False))
 @click.option("-o", "--output", required=True, type=SafePath(dir_okay=False), help="Jobs file: .csv or .jsonl.")

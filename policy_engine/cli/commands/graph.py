@@ -13,12 +13,13 @@ from pathlib import Path
 import click
 
 from policy_engine.analysis.checks import check_topology
-from policy_engine.cli.commands.shared import EXIT_OK, SafePath, fail_input, topology_or_exit
+from policy_engine.cli.commands.shared import EXIT_OK, SafePath, fail_input, python_topologies, topology_or_exit
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.reports.graph import borrow_graph as borrow_graph_render
 from policy_engine.reports.registry import GRAPH_FORMATS
 
 
+@python_topologies()
 @click.command("graph")
 @click.argument("topology", required=False, type=SafePath(dir_okay=False))
 @click.option("-o", "--output", "output", type=SafePath(dir_okay=False), default=None,

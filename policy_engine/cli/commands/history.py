@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from policy_engine.adapters.aws.atomic_file import atomic_write
 from policy_engine.cli.commands.aws_options import (
     aws_options,
     client_options,
@@ -27,6 +26,8 @@ from policy_engine.cli.commands.aws_options import (
     fail_aws,
 )
 from policy_engine.cli.commands.shared import EXIT_OK, SafePath, fail_input
+from policy_engine.foundation.bounds import MAX_SECONDS
+from policy_engine.foundation.output_files import atomic_write
 from policy_engine.foundation.units import duration_text
 
 if TYPE_CHECKING:
@@ -69,12 +70,16 @@ def command(queue: str, since: str, output: str | None, scenario: str | None, cl
     try:
         window = parse_since(since)
     except ValueError:
-        fail_input([f"--since: expected an age such as 30d, 12h, 90m or 3600s, got {since!r}"])
+        fail_input([f"--since: expected an age such as 30d, 12h, 90m or 3600s (at most {MAX_SECONDS:,} s), "
+                    f"got {since!r}"])
     if scenario is not None and output is None:
         fail_input(["--scenario: needs -o FILE (the scenario names the job file)"])
     if scenario is not None and output is not None and Path(scenario).resolve() == Path(output).resolve():
         fail_input([f"--scenario {scenario}: the same file as -o"])
     now_ms = int(time.time() * 1000)
+    if window * 1000 > now_ms:  # AWS keeps nothing from before 1970, and no timestamp could hold the window's start
+        fail_input([f"--since: {since} reaches back before 1970-01-01 (at most {duration_text(now_ms / 1000)} "
+                    "from now)"])
     since_ms = int(now_ms - window * 1000)
     options = client_options(workers=workers, **connection)
     with exits_on_aws_errors():

@@ -7,6 +7,8 @@ import json
 import click
 
 from policy_engine.adapters.aws.iam_policy import COMMAND_OPERATIONS, policy_document
+from policy_engine.cli.commands.shared import fail_input
+from policy_engine.foundation.limits import ACCOUNT_ID, REGION_NAME
 
 
 @click.command("iam-policy")
@@ -15,5 +17,15 @@ from policy_engine.adapters.aws.iam_policy import COMMAND_OPERATIONS, policy_doc
 @click.option("--region", default="*", show_default=True, help="Region in the resource ARNs.")
 @click.option("--account", default="*", show_default=True, help="Account ID in the resource ARNs.")
 def command(commands: tuple[str, ...], region: str, account: str) -> None:
-    """Print the least-privilege read-only IAM policy for import, drift, snapshot and history."""
+    """Print the least-privilege read-only IAM policy for import, drift, snapshot and history.
+
+    Exit 2 when --account is not 12 digits or --region not a Region name (either may be *): the value goes into
+    every ARN, where a wrong one shifts the ARN's segments."""
+    problems = []
+    if account != "*" and not ACCOUNT_ID.fullmatch(account):
+        problems.append(f"--account {account!r}: expected an account ID of 12 digits (or *)")
+    if region != "*" and not REGION_NAME.fullmatch(region):
+        problems.append(f"--region {region!r}: expected a Region name such as us-east-1 (or *)")
+    if problems:
+        fail_input(problems)
     click.echo(json.dumps(policy_document(commands or None, region, account), indent=2))

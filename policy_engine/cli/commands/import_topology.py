@@ -16,7 +16,6 @@ from typing import Any
 
 import click
 
-from policy_engine.adapters.aws.atomic_file import atomic_write
 from policy_engine.adapters.aws.clients import AwsError
 from policy_engine.cli.commands.aws_options import (
     aws_options,
@@ -28,6 +27,7 @@ from policy_engine.cli.commands.aws_options import (
     read_account_plans,
 )
 from policy_engine.cli.commands.shared import EXIT_OK, SafePath, fail_input
+from policy_engine.foundation.output_files import atomic_write
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.inputs.loading import LoadError, topology_from_data
 

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 import click
 
-from policy_engine.cli.commands.shared import EXIT_FINDINGS, SafePath, fail_input, topology_or_exit
+from policy_engine.cli.commands.shared import EXIT_FINDINGS, SafePath, fail_input, python_topologies, topology_or_exit
 from policy_engine.foundation.units import duration_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from policy_engine.events.sinks import EventSink
+    from policy_engine.foundation.bounds import Bound
     from policy_engine.foundation.model import Topology
+
+
+#: A ``--allow-host`` name: DNS labels joined by dots (an IP address is checked apart).
+_HOST_NAME = re.compile(r"(?=.{1,253}\.?$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?", re.ASCII)
+#: A bearer token a client can put in a header: visible ASCII, no spaces.
+_TOKEN = re.compile(r"[\x21-\x7e]{1,4096}", re.ASCII)
 
 
 def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -24,9 +33,17 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
     return value
 
 
+@python_topologies()
 @click.command("serve")
 @click.argument("topology", required=False, type=click.Path(dir_okay=False))
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; anything but a loopback address lets every client that reaches it drive "
+                   "the account (a warning is printed).")
+@click.option("--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests whose Host header is NAME (repeatable); by default only loopback names and "
+                   "the bound address are answered, so DNS rebinding cannot reach the endpoint.")
+@click.option("--token", envvar="BATCH_QUOTA_SERVE_TOKEN", show_envvar=True, metavar="TOKEN",
+              help="Require Authorization: Bearer TOKEN on the control API (/_batch-quota/...); otherwise 401.")
 @click.option("--port", type=click.IntRange(0, 65535), default=4599, show_default=True,
               help="Port to listen on; 0 picks a free one (the URL is printed).")
 @click.option("--speed", callback=_finite, type=click.FloatRange(min=0), default=60.0, show_default=True,
@@ -55,19 +72,30 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
                    "queues), one JSON object a line; appended to when --state resumes a state.")
 @click.option("--events-url", metavar="URL",
               help="POST each such event to URL (http:// or https://), from a background thread with a few retries.")
-def command(topology: str | None, host: str, port: int, speed: float, state_file: str | None,
+def command(topology: str | None, host: str, allowed_hosts: tuple[str, ...], token: str | None, port: int,
+            speed: float, state_file: str | None,
             checkpoint_every: int | None, walkthrough: bool,
             enforce_limits: bool, default_duration: float, transition_seconds: float, preemption_seconds: float,
             region: str, events_file: str | None, events_url: str | None) -> None:
     """Serve AWS Batch's quota-share API (REST-JSON) on HOST:PORT; TOPOLOGY's resources exist from the start.
 
     Point boto3, the AWS CLI or the SageMaker SDK at it with AWS_ENDPOINT_URL_BATCH=http://HOST:PORT;
-    any credentials work (SigV4 signatures are accepted, not verified). TOPOLOGY's training plans are
+    any credentials work (an Authorization header is required, its SigV4 signature
+    is not verified). Requests a web page could send (a foreign Origin or Host, a
+    form post) are refused 403: see docs/endpoint.md. TOPOLOGY's training plans are
     served as SageMaker's ListTrainingPlans and DescribeTrainingPlan (AWS_ENDPOINT_URL_SAGEMAKER; every
     other SageMaker operation is refused).
     """
     if walkthrough and topology:
         raise click.UsageError("give a TOPOLOGY or --walkthrough, not both")
+    from policy_engine.foundation import bounds
+
+    problems = _option_problems(region, allowed_hosts, token, [
+        ("--speed", speed, bounds.SPEED), ("--default-duration", default_duration, bounds.SECONDS),
+        ("--transition-seconds", transition_seconds, bounds.SECONDS),
+        ("--preemption-seconds", preemption_seconds, bounds.SECONDS)])
+    if problems:
+        fail_input(problems)
     loaded = None
     if topology or walkthrough:
         loaded = topology_or_exit(topology)
@@ -87,9 +115,11 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     if state_file:
         try:
             store = Store(state_file)
+            resuming = store.read_meta() is not None
         except StateFileError as error:
             fail_input([str(error)])
-    resuming = store is not None and store.read_meta() is not None
+    else:
+        resuming = False
     sinks = _sinks(events_file, events_url, append=resuming)
     try:
         if resuming and loaded is not None:
@@ -105,6 +135,11 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
         fail_input([f"cannot listen on {host}:{port}: {error.strerror or error}"])
         return
     url = server.url_of(sock)
+    guard = server.guard_for(sock, host, allowed_hosts, token)
+    if not guard.loopback_bind:
+        click.echo(f"warning: listening on {host}, not a loopback address: every client that can reach it can drive "
+                   "the account (submit, terminate, reset, read every job and payload); SigV4 is not verified"
+                   + ("" if token else ", and the control API has no --token"), err=True)
     where = f"state in {state_file}" if state_file else "state in memory"
     if service.restored is not None:
         where += f"; {service.restored}"
@@ -116,7 +151,7 @@ def command(topology: str | None, host: str, port: int, speed: float, state_file
     import uvicorn
 
     try:
-        uvicorn.Server(server.config(service)).run(sockets=[sock])
+        uvicorn.Server(server.config(service, guard)).run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown: a normal stop
         pass
     finally:
@@ -139,6 +174,35 @@ def _log_to_stderr() -> None:
     log.propagate = False
 
 
+def _option_problems(region: str, allowed_hosts: Sequence[str], token: str | None,
+                     numbers: Sequence[tuple[str, float, Bound]]) -> list[str]:
+    """One line per option the endpoint cannot serve with: a Region that is not AWS's, a ``--allow-host`` that is
+    not a host name or address, a token a header cannot carry, a number past its bound (``bounds``)."""
+    import ipaddress
+
+    from policy_engine.foundation.regions import region_problem
+
+    problems = []
+    found = region_problem(region)
+    if found:
+        problems.append(f"--region {found}")
+    for name in allowed_hosts:
+        try:
+            ipaddress.ip_address(name.strip("[]"))
+        except ValueError:
+            if not _HOST_NAME.fullmatch(name):
+                problems.append(f"--allow-host {name!r}: expected a host name (letters, digits, hyphens and dots) "
+                                "or an IP address, without a port")
+    if token is not None and not _TOKEN.fullmatch(token):
+        problems.append("--token (or BATCH_QUOTA_SERVE_TOKEN): expected 1-4096 visible ASCII characters without "
+                        "spaces (what an Authorization header carries)")
+    for option, value, bound in numbers:
+        found = bound.problem(value)
+        if found:
+            problems.append(f"{option}: {found}")
+    return problems
+
+
 def _event_problems(events_file: str | None, events_url: str | None, inputs: Sequence[str | None]) -> list[str]:
     from urllib.parse import urlsplit
 
@@ -146,9 +210,14 @@ def _event_problems(events_file: str | None, events_url: str | None, inputs: Seq
 
     problems = refuse_overwriting_inputs({"--events": events_file}, list(inputs))
     if events_url is not None:
-        parts = urlsplit(events_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            problems.append(f"--events-url {events_url}: expected an http:// or https:// URL with a host")
+        try:
+            parts = urlsplit(events_url)
+            parts.port  # noqa: B018 (reading it checks the port: 'http://h:x' raises ValueError)
+        except ValueError as error:  # 'http://[::1': an unclosed IPv6 address
+            problems.append(f"--events-url {events_url}: not a URL ({error})")
+        else:
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                problems.append(f"--events-url {events_url}: expected an http:// or https:// URL with a host")
     return problems
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -20,6 +21,26 @@ if TYPE_CHECKING:
     from policy_engine.sweep.executor import Executor
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+
+#: The one rule for Python topology modules (README, "Reading files"): a ``.py`` named on the command line as the
+#: topology, a file of the working tree, loads as ``cdk synth`` runs ``app.py``; one reached another way (named
+#: inside a scenario, a ``compare`` design, ``diff REF:PATH`` from another git revision) needs ``--allow-python``.
+RUNS_CODE = "A Python topology (.py) runs its code when it is loaded: load only modules you trust."
+
+
+def python_topologies(flag_for: str | None = None) -> Callable[[click.Command], click.Command]:
+    """Put the rule in a command's ``--help``; with ``flag_for`` (what the flag lets name a ``.py``), add
+    ``--allow-python``, passed to the command as ``allow_python``. Applied above ``@click.command``."""
+
+    def apply(command: click.Command) -> click.Command:
+        needs = f" A .py topology {flag_for} needs --allow-python." if flag_for else ""
+        command.help = f"{command.help or ''}\n\n{RUNS_CODE}{needs}"
+        if flag_for:
+            command.params.append(click.Option(["--allow-python"], is_flag=True,
+                                               help=f"Load a Python topology module {flag_for} (it runs its code)."))
+        return command
+
+    return apply
 
 
 def fail_input(problems: list[str]) -> NoReturn:
@@ -81,8 +102,8 @@ class DurationRange(click.ParamType):
 
     name = "duration"
 
-    def __init__(self, min: float = 0.0, max: float = math.inf):
-        self.min, self.max = min, max
+    def __init__(self, min: float = 0.0, max: float = math.inf, min_open: bool = False):
+        self.min, self.max, self.min_open = min, max, min_open
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, (int, float)):
@@ -104,9 +125,29 @@ class DurationRange(click.ParamType):
             self.fail(f"{value!r} is not a finite duration", param, ctx)
         if seconds < self.min:
             self.fail(f"{value!r} is below {duration_text(self.min)}", param, ctx)
+        if self.min_open and seconds == self.min:
+            self.fail(f"{value!r}: must be more than {duration_text(self.min)}", param, ctx)
         if seconds > self.max:
             self.fail(f"{value!r} is more than {duration_text(self.max)}", param, ctx)
         return seconds
+
+
+class LocalWorkers(click.IntRange):
+    """``--workers N``: the processes of a local cluster, 1 to the CPUs this machine has (a larger cluster is
+    ``--scheduler ADDRESS``); checked when the option is read, whether or not the run then needs a cluster."""
+
+    name = "integer"
+
+    def __init__(self) -> None:
+        super().__init__(min=1)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        from policy_engine.sweep.executor import workers_problem
+
+        if (problem := workers_problem(number)) is not None:
+            self.fail(problem, param, ctx)
+        return number
 
 
 class FiniteFloatRange(click.FloatRange):

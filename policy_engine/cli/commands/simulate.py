@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -17,11 +18,15 @@ from policy_engine.cli.commands.cost_options import convention, cost_options, pe
 from policy_engine.cli.commands.shared import (
     EXIT_FINDINGS,
     DurationRange,
+    LocalWorkers,
     SafePath,
     executor_or_exit,
     fail_input,
+    python_topologies,
     scenario_or_exit,
 )
+from policy_engine.foundation.bounds import MAX_INSTANT_SECONDS, PastTheLastInstant
+from policy_engine.foundation.output_files import open_output
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.reports.kit.safe_text import visible
 from policy_engine.reports.kit.subjects import SimulateOutput
@@ -83,6 +88,8 @@ def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, Reaso
     jobs = SimulatedJobs()
 
     def write(time: float, job: Job, before: str, after: str, reason: Reason) -> None:
+        if time > MAX_INSTANT_SECONDS:  # an event's time is a date: refused, never a year-10000 traceback
+            raise PastTheLastInstant(time, "--event-format eventbridge")
         worded = status_reason(after, reason, str)
         for event in factory.for_change(jobs.ms(time), jobs.job_arn(job.spec.name), before, after, reason,
                                         lambda: jobs.describe(job, worded)):
@@ -145,6 +152,7 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
                            f"refuse the queue: {finding.rule})"), err=True)
 
 
+@python_topologies("named by the scenario's topology:")
 @click.command("simulate")
 @click.argument("scenario", type=SafePath(dir_okay=False))
 @click.option("--until", type=DurationRange(min=0, max=MAX_SECONDS), metavar="DURATION",
@@ -174,10 +182,8 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
 @click.option("--scheduler", metavar="ADDRESS",
               help="Simulate the job queues in parallel on the Dask cluster at ADDRESS (tcp://HOST:8786); "
                    "the output is the same as a sequential run.")
-@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+@click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Simulate the job queues in parallel on a local Dask cluster of N worker processes.")
-@click.option("--allow-python", is_flag=True,
-              help="Let the scenario name a Python topology module (loading one runs its code).")
 @click.option("--fail-on-target", is_flag=True,
               help="Exit 1 when the run misses one of the topology's targets (0 when every one is met).")
 @click.option("--costs", "with_costs", is_flag=True,
@@ -302,9 +308,10 @@ def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet
     with ExitStack() as stack:
         if events:
             try:
-                handle = stack.enter_context(open(events, "w", encoding="utf-8"))
+                handle = open_output(events)  # a FIFO nobody reads is refused, never waited on
             except OSError as error:
                 fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
+            stack.callback(_close_quietly, handle)  # on the way out after a failure already said
             if event_format == "eventbridge":
                 engine.on_reason = _eventbridge_writer(handle)
             else:
@@ -322,4 +329,17 @@ def _sequential(loaded: Scenario, until: float | None, events: str | None, quiet
             engine.run(until, progress)
         except OSError as error:  # only the events file is written while the engine runs
             fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
+        except PastTheLastInstant as error:
+            fail_input([f"{events}: {error}"])
+        if events:
+            try:
+                handle.close()  # the last lines reach the file (or fail) here, and are said
+            except OSError as error:
+                fail_input([f"{events}: cannot write events file: {error.strerror or error}"])
     return build_result(engine)
+
+
+def _close_quietly(handle: TextIO) -> None:
+    """Close an events file whose failure was already reported: a second flush error is not a second problem."""
+    with contextlib.suppress(OSError):
+        handle.close()

@@ -13,7 +13,6 @@ from typing import Any
 
 import click
 
-from policy_engine.adapters.aws.atomic_file import atomic_write
 from policy_engine.cli.commands.aws_options import (
     FiniteFloat,
     aws_options,
@@ -24,6 +23,7 @@ from policy_engine.cli.commands.aws_options import (
     read_account_plans,
 )
 from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, SafePath, fail_input
+from policy_engine.foundation.output_files import atomic_write
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 
 

@@ -10,7 +10,16 @@ import click
 
 from policy_engine.cli.commands.axis_options import axis_options
 from policy_engine.cli.commands.cost_options import cost_options, pricing_or_exit
-from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
+from policy_engine.cli.commands.shared import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    LocalWorkers,
+    executor_or_exit,
+    fail_input,
+    python_topologies,
+    scenario_or_exit,
+)
+from policy_engine.foundation.bounds import MAX_GRID
 from policy_engine.reports.registry import SWEEP_FORMATS
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.cost_metrics import RunCosts
@@ -55,16 +64,18 @@ def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int)
     raise SystemExit(EXIT_INTERRUPTED)
 
 
+@python_topologies("named by the scenario's topology:")
 @click.command("sweep")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @axis_options("A field and its values (repeatable): training/QS1.borrow_limit=0,100,-1, "
               "training/QS2.capacity.ml.g5.xlarge=1..4, settings.backfill=false,true, workload.scale=0.8,1.2.")
-@click.option("--sample", type=click.IntRange(min=1), metavar="N", help="Run N candidates drawn from the grid.")
+@click.option("--sample", type=click.IntRange(1, MAX_GRID), metavar="N",
+              help=f"Run N candidates drawn from the grid (needed past {MAX_GRID:,} candidates).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Run on the Dask cluster at ADDRESS (tcp://HOST:8786); default $DASK_SCHEDULER_ADDRESS, else "
                    "an embedded local cluster with one worker process per core.")
-@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+@click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Worker processes of the local cluster; 1 runs in-process.")
 @SWEEP_FORMATS.option("output")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False),
@@ -80,10 +91,14 @@ def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int)
 def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int, scheduler: str | None,
             workers: int | None, output: str, out_dir: str | None, resume: bool, report_dir: str | None,
             minimize: str | None, maximize: str | None, top: int, quiet: bool, prices_path: str | None,
-            chargeback: str | None, period_text: str | None, guarantee_policy: str) -> None:
+            chargeback: str | None, period_text: str | None, guarantee_policy: str,
+            allow_python: bool = False) -> None:
     """Replay SCENARIO against every combination of the --vary values (check first, then simulate)."""
-    loaded = scenario_or_exit(scenario)
+    loaded = scenario_or_exit(scenario, allow_python)
     axes = axes_or_exit(vary, loaded)
+    if sample is None and grid_size(axes) > MAX_GRID:  # built in memory, a topology per candidate: refused, not run
+        fail_input([f"--vary: the grid has {grid_size(axes):,} candidates, more than {MAX_GRID:,}; pass --sample N "
+                    "to run N of them drawn at random, or vary fewer values"])
     if minimize and maximize:
         fail_input(["--minimize and --maximize: give one objective to rank by (tune takes several)"])
     if resume and not out_dir:

@@ -50,6 +50,9 @@ def command(queue: str, interval: float, once: bool, output_format: str, events_
     if live and output_format != TOP_FORMATS.default:  # the live screen is text; other formats are one read
         fail_input(["--format json: prints one read; add --once (or redirect standard output)"])
     log = PreemptionLog(events_file) if events_file else None
+    if log is not None:
+        with _events_errors():  # a FIFO or /dev/zero is refused before the first call, not after it
+            log.read()
     warnings: list[str] = []  # about the events file: shown under the screen, or on stderr with --once
 
     def preemptions(now_ms: int) -> Mapping[tuple[str, str], int]:
@@ -60,7 +63,7 @@ def command(queue: str, interval: float, once: bool, output_format: str, events_
         return counts
 
     counter = preemptions if log is not None else None
-    with exits_on_aws_errors():
+    with exits_on_aws_errors(), _events_errors():
         reader = QueueReader(connect(client_options(**connection)), queue)
         figures = reader.read(counter)
     if not live:
@@ -70,6 +73,17 @@ def command(queue: str, interval: float, once: bool, output_format: str, events_
         raise SystemExit(EXIT_OK)
     _run_live(reader, figures, counter, interval, verbose, warnings)
     raise SystemExit(EXIT_OK)
+
+
+@contextmanager
+def _events_errors() -> Iterator[None]:
+    """An events file that cannot be followed (a FIFO, ``/dev/zero``, a folder) -> one line, exit 2."""
+    from policy_engine.adapters.aws.queue_figures import EventsFileError
+
+    try:
+        yield
+    except EventsFileError as error:
+        fail_input([str(error)])
 
 
 def _print_once(figures: QueueFigures, output_format: str, verbose: bool) -> None:
@@ -140,6 +154,7 @@ def _run_live(reader: QueueReader, figures: QueueFigures,
     from rich.live import Live
 
     from policy_engine.adapters.aws.clients import AwsError
+    from policy_engine.adapters.aws.queue_figures import EventsFileError
 
     view = _Screen(figures, interval, verbose, warnings)
     console: Console = Console(highlight=False)
@@ -154,6 +169,8 @@ def _run_live(reader: QueueReader, figures: QueueFigures,
                     view.error = ""
                 except AwsError as error:
                     view.error = error.line
+                except EventsFileError as error:  # the events file became a FIFO or a folder: said, not followed
+                    view.error = str(error)
                 due = time.monotonic() + interval
                 live.update(view.render(), refresh=True)
                 continue

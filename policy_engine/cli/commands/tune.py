@@ -19,9 +19,20 @@ from policy_engine.analysis.checks import check_topology
 from policy_engine.analysis.promise_changes import PromiseChange
 from policy_engine.cli.commands.axis_options import axis_options
 from policy_engine.cli.commands.cost_options import cost_options, pricing_or_exit
-from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, executor_or_exit, fail_input, scenario_or_exit
+from policy_engine.cli.commands.shared import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    FiniteFloatRange,
+    LocalWorkers,
+    executor_or_exit,
+    fail_input,
+    python_topologies,
+    scenario_or_exit,
+)
 from policy_engine.cli.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
+from policy_engine.foundation.bounds import MAX_GRID, MAX_WORKLOAD_SAMPLES
 from policy_engine.foundation.model import Topology
+from policy_engine.foundation.output_files import atomic_write
 from policy_engine.foundation.units import Unit
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.reports.registry import TUNE_FORMATS
@@ -113,6 +124,7 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
             for rank, r in enumerate(result.front, start=1)]
 
 
+@python_topologies("named by the scenario's topology:")
 @click.command("tune")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @axis_options("The search space, as for sweep (repeatable).")
@@ -122,19 +134,21 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
               help="An objective to maximize, e.g. cluster_utilisation.")
 @click.option("--constraint", "constraints", multiple=True, metavar="EXPR",
               help="'guarantees' or EXPR <= NUMBER, e.g. 'share(training/prod).wait_p95 <= 600' (repeatable).")
-@click.option("--budget", type=click.IntRange(min=1), required=True, metavar="N", help="Candidates to simulate.")
+@click.option("--budget", type=click.IntRange(1, MAX_GRID), required=True, metavar="N",
+              help="Candidates to simulate.")
 @click.option("-o", "--output-topology", "out_file", type=click.Path(dir_okay=False),
               help="Write the recommended topology (YAML; it passes check).")
 @click.option("--pick", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="With several objectives: recommend the N-th point of the Pareto front (by the first objective).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampler.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Candidates asked per round (fixed, so results do not depend on the worker count).")
+@click.option("--batch-size", type=click.IntRange(1, MAX_GRID), default=8, show_default=True,
+              help="Candidates asked per round (fixed, so results do not depend on the worker count); at most "
+                   "--budget.")
 @click.option("--assume", "assume", multiple=True, metavar="PATH=VALUES",
               help="A simulator assumption to test the answer under (settings.* or workload.*, the --vary grammar; "
                    "repeatable): every candidate is evaluated under each, shown in an assumption-sensitivity "
                    "table, never written into the recommended topology.")
-@click.option("--min-gain", "min_gain", type=click.FloatRange(min=0, max=1), default=DEFAULT_MIN_GAIN,
+@click.option("--min-gain", "min_gain", type=FiniteFloatRange(min=0, max=1), default=DEFAULT_MIN_GAIN,
               show_default=True, metavar="FRACTION",
               help="How much better than the current topology the recommendation must be on the first objective "
                    "(relative; when the current value is 0, an absolute gain of 1). Otherwise: keep the current.")
@@ -142,12 +156,13 @@ def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective
               show_default=True,
               help="The topology's targets: constraints (a candidate that misses one is infeasible), objectives "
                    "(the criteria missed, minimized beside the other objectives) or ignore (not searched on).")
-@click.option("--workload-samples", "workload_samples", type=click.IntRange(min=2), default=None, metavar="K",
+@click.option("--workload-samples", "workload_samples", type=click.IntRange(2, MAX_WORKLOAD_SAMPLES), default=None,
+              metavar="K",
               help="Evaluate every candidate on K workloads (day-blocks of the scenario's workload resampled with "
                    "replacement, seeded by --seed); rank by the mean; recommend only a candidate that beats the "
                    "current topology on more than K/2 of them.")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else local).")
-@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+@click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Worker processes of the local cluster; 1 runs in-process.")
 @TUNE_FORMATS.option("output")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
@@ -160,9 +175,9 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             seed: int, batch_size: int, assume: tuple[str, ...], min_gain: float, guarantee_policy: str,
             workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
             report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None,
-            period_text: str | None, targets: str) -> None:
+            period_text: str | None, targets: str, allow_python: bool = False) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
-    loaded = scenario_or_exit(scenario)
+    loaded = scenario_or_exit(scenario, allow_python)
     axes = axes_or_exit(vary, loaded)
     problems: list[str] = [
         f"--vary {axis.path}: {axis.path.split('.')[0]}.* is a simulator assumption, not a knob AWS has; tune "
@@ -191,6 +206,11 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         parsed_constraints += target_constraints(loaded.topology)  # a candidate that misses a target is infeasible
     elif use is TargetUse.OBJECTIVES and loaded.topology.targets:
         objectives.append(Objective(TARGETS_MISSED, False))  # the criteria missed, minimized beside the others
+    if batch_size > budget:  # a round asks for its whole batch at once: never more than the budget
+        if ctx.get_parameter_source("batch_size") is click.core.ParameterSource.DEFAULT:
+            batch_size = budget  # the default is a round of 8: a smaller budget is one round
+        else:
+            problems.append(f"--batch-size {batch_size}: larger than --budget {budget}; a round is at most the budget")
     if pick > 1 and len(objectives) < 2:
         problems.append("--pick chooses a point of a Pareto front: it needs two or more objectives")
     problems += refuse_overwriting_inputs({"-o": out_file}, [scenario, *loaded.inputs])
@@ -226,7 +246,8 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             fail_input([f"{out_file}: the recommended topology does not pass check; nothing written"])
         try:
             text = recommended_text(Path(scenario), loaded.topology, best_topology, Path(out_file))
-            Path(out_file).write_text(text, encoding="utf-8")
+            with atomic_write(out_file) as handle:
+                handle.write(text)
         except OSError as error:
             fail_input([f"{out_file}: cannot write the topology: {error.strerror or error}"])
     evidence = _evidence_rows(result, objectives, parsed_constraints)

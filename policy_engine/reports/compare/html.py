@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from policy_engine.comparison.subjects import CompareOutput
+from policy_engine.foundation.output_files import write_files
 from policy_engine.reports.compare.text import costs_head, costs_legend, costs_rows, costs_title
 from policy_engine.reports.kit import vega
 from policy_engine.reports.page import report_script
-from policy_engine.reports.page.html_report import escape, write_files
+from policy_engine.reports.page.html_report import escape
 from policy_engine.reports.tables import share_comparison as sc
 from policy_engine.reports.tables import why_waited
 from policy_engine.simulation.results import aggregates as agg

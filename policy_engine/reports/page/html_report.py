@@ -16,10 +16,8 @@ pull-request comments.
 
 from __future__ import annotations
 
-import errno
 import html
 import json
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -30,6 +28,7 @@ import numpy as np
 
 from policy_engine.foundation.limits import PLAN_TERMINATION_LEAD_SECONDS as cutoff
 from policy_engine.foundation.model import Topology
+from policy_engine.foundation.output_files import write_files
 from policy_engine.foundation.units import duration_text
 from policy_engine.reports.kit import vega
 from policy_engine.reports.kit.safe_text import visible
@@ -332,37 +331,16 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
     """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written.
 
     Symlinks are never followed: neither ``directory`` itself nor a file in it, so a link someone
-    else planted there cannot redirect the report over another file (``OSError`` ``ELOOP`` instead).
+    else planted there cannot redirect the report over another file (``OutputError``, an ``OSError``, instead).
     """
     aggregates = agg.aggregate(result)
     files = dict(summary_png.draw(result, aggregates))
     page = render_page(result, topology, source, share, window, aggregates, tuple(files), costs, waits, targets)
     files[PAGE] = page.encode("utf-8")
-    write_files(directory, files)
+    write_files(directory, files)  # follows no symlink: output_files.OutputFolder
     return [directory / PAGE, *(directory / name for name in files if name != PAGE)]
 
 
-def write_files(directory: Path, files: dict[str, bytes]) -> None:
-    """Write each file into ``directory`` (created), following no symlink (``OSError`` ``ELOOP`` instead)."""
-    if directory.is_symlink():
-        raise OSError(errno.ELOOP, "is a symbolic link; give the real directory", str(directory))
-    directory.mkdir(parents=True, exist_ok=True)
-    folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
-    try:
-        for name, data in files.items():
-            try:
-                handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o644, dir_fd=folder)
-            except OSError as error:
-                if error.errno == errno.ELOOP:
-                    raise OSError(errno.ELOOP, "is a symbolic link; not followed", str(directory / name)) from None
-                raise
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-    finally:
-        os.close(folder)
-
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _why_waited_section(waits: WaitCauses | None) -> list[str]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from policy_engine.foundation.output_files import OutputFolder
 from policy_engine.foundation.units import Unit, duration_axis, duration_text, figure_text
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.expressions import SHARE_METRICS, UNITS, Expression, record_types, type_figure
@@ -276,12 +277,11 @@ def _best_targets(record: dict, axes: Sequence[Axis]) -> list[str]:
 
 
 def _write(directory: Path, charts: list[Chart], html: str) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    for chart in charts:
-        (directory / chart.file).write_bytes(chart.png)
-    page = directory / PAGE
-    page.write_text(html, encoding="utf-8")
-    return page
+    """The page and its charts, following no symlink (``output_files.OutputFolder``)."""
+    with OutputFolder(directory) as folder:
+        for chart in charts:
+            folder.write_bytes(chart.file, chart.png)
+        return folder.write_text(PAGE, html)
 
 
 def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective: Expression, directory: Path,

@@ -17,7 +17,7 @@ from itertools import islice, repeat
 from typing import NamedTuple
 
 from policy_engine.simulation.core.jobs import CORE_FIELDS, JobSpec
-from policy_engine.simulation.inputs.job_rows import MAX_DIGITS, MAX_PRIORITY, MAX_SECONDS, ShareIndex
+from policy_engine.simulation.inputs.job_rows import MAX_COUNT, MAX_DIGITS, MAX_PRIORITY, MAX_SECONDS, ShareIndex
 
 #: Rows per chunk: large enough that a chunk's checks cost a few C-level passes per thousands of rows.
 CHUNK = 4096
@@ -123,7 +123,9 @@ class FastReader:
         target = None
         if not isinstance(found, str):
             canonical, types = found
-            if wanted in types or (not wanted and len(types) == 1):
+            if not types:  # a share read without a topology (``job_files.AnyShare``): any instance type
+                target = (canonical, wanted)
+            elif wanted in types or (not wanted and len(types) == 1):
                 target = (canonical, wanted or types[0])
         self.resolved[key] = target
         return target
@@ -145,7 +147,7 @@ class FastReader:
             return None
         placed = [targets[pair] for pair in pairs]
         size = len(rows)
-        instances = (_counts(columns[self.i_inst], "1", 1, 10**MAX_DIGITS) if self.i_inst is not None
+        instances = (_counts(columns[self.i_inst], "1", 1, MAX_COUNT) if self.i_inst is not None
                      else ([1] * size, 1))
         priorities = (_counts(columns[self.i_prio], "0", 0, MAX_PRIORITY) if self.i_prio is not None
                       else ([0] * size, 1))
@@ -178,7 +180,7 @@ class FastReader:
                 return None  # int() takes " 3" and "3_0"; exact, short digits only
             instances, priority = int(instances_text), int(priority_text)
             name = cells[self.i_name]
-            if instances < 1 or not 0 <= priority <= MAX_PRIORITY or not name:
+            if not 1 <= instances <= MAX_COUNT or not 0 <= priority <= MAX_PRIORITY or not name:
                 return None
             submit = _fast_number(cells[i_submit]) if i_submit is not None and cells[i_submit] else 0
             return _new_spec(JobSpec, (name, target[0], target[1], instances, priority, submit,

@@ -23,7 +23,7 @@ from policy_engine.inputs.loading import find_lone_surrogate
 from policy_engine.simulation.core.jobs import CORE_FIELDS, JobSpec
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.fast_csv import Batch, fast_csv_rows
-from policy_engine.simulation.inputs.input_problems import Problems
+from policy_engine.simulation.inputs.input_problems import MAX_PROBLEMS, Problems
 from policy_engine.simulation.inputs.job_rows import (
     JOB_FIELDS,
     REQUIRED,
@@ -41,7 +41,7 @@ Row = tuple[RowAt | tuple[str, int], Mapping[str, Any] | Batch]
 _FAST_COLUMNS = frozenset(CORE_FIELDS)
 
 
-def _header_problem(header: list[str]) -> str | None:
+def _header_problem(header: list[str], required: tuple[str, ...] = REQUIRED) -> str | None:
     """What is wrong with a CSV header as a whole (said once, not once per row), or ``None``."""
     if header and header[0].startswith("\ufeff"):
         return "the header starts with a byte-order mark (BOM); save the file as UTF-8 without BOM"
@@ -60,19 +60,20 @@ def _header_problem(header: list[str]) -> str | None:
     repeated = sorted({cell for cell in header if header.count(cell) > 1})
     if repeated:
         return f"header names column(s) {', '.join(map(repr, repeated))} more than once"
-    missing = [name for name in REQUIRED if name not in header]
+    missing = [name for name in required if name not in header]
     if missing:
         return f"header lacks the required column(s) {', '.join(map(repr, missing))}"
     return None
 
 
-def _csv_rows(reader: Iterator[list[str]], path: Path, problems: Problems, shares: ShareIndex | None) -> Iterator[Row]:
+def _csv_rows(reader: Iterator[list[str]], path: Path, problems: Problems, shares: ShareIndex | None,
+              required: tuple[str, ...] = REQUIRED) -> Iterator[Row]:
     source = str(path)
     header = next(reader, None)
     if header is None:
         problems.add(source, None, (), "empty job file: expected a header line")
         return
-    wrong = _header_problem(header)
+    wrong = _header_problem(header, required)
     if wrong:
         problems.add(source, 1, (), wrong)
         return
@@ -98,7 +99,7 @@ def _jsonl_rows(handle: IO[str], path: Path, problems: Problems) -> Iterator[Row
         if not text.strip():
             continue
         try:
-            row = json.loads(text, parse_constant=_refuse_constant)
+            row = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as error:
             problems.add(source, number, (), f"JSON syntax error: {error.msg}")
             continue
@@ -115,6 +116,16 @@ def _jsonl_rows(handle: IO[str], path: Path, problems: Problems) -> Iterator[Row
         yield RowAt(source, number, number, True), row
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: a repeated key is refused, never the last one taken."""
+    row = dict(pairs)
+    if len(row) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        raise ValueError(f"the key {repeated!r} appears more than once")
+    return row
+
+
 def _refuse_constant(token: str) -> float:
     raise ValueError(f"{token} is not a number JSON allows (only finite numbers)")
 
@@ -126,7 +137,8 @@ def _short(error: Exception) -> str:
     return "an integer is too large" if "digits" in text and "limit" in text else text
 
 
-def rows_from_file(path: Path, source: str, problems: Problems, shares: ShareIndex | None = None) -> Iterator[Row]:
+def rows_from_file(path: Path, source: str, problems: Problems, shares: ShareIndex | None = None,
+                   required: tuple[str, ...] = REQUIRED) -> Iterator[Row]:
     """The rows of a CSV or JSON Lines job file; ``source`` (the scenario) is named when the file type is wrong."""
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".jsonl", ".ndjson"):
@@ -140,7 +152,8 @@ def rows_from_file(path: Path, source: str, problems: Problems, shares: ShareInd
     with io.TextIOWrapper(binary, encoding="utf-8", newline="") as handle:
         reader = csv.reader(handle) if suffix == ".csv" else None
         try:
-            yield from (_csv_rows(reader, path, problems, shares) if reader else _jsonl_rows(handle, path, problems))
+            yield from (_csv_rows(reader, path, problems, shares, required) if reader
+                        else _jsonl_rows(handle, path, problems))
         except UnicodeDecodeError:
             problems.add_rendered([input_files.locate_bad_utf8(path, input_files.JOBS)])
         except csv.Error as error:  # a field over the csv module's size limit
@@ -186,6 +199,31 @@ def collect_jobs(rows: Iterable[Row], shares: ShareIndex, problems: Problems, na
         if unique(name, where) and spec is not None:
             jobs.append(spec)
     return jobs
+
+
+class AnyShare(ShareIndex):
+    """Resolves every share name to itself with no known instance types: for a job file read without a topology
+    (``fit``), where every other rule of the reader still holds."""
+
+    def __init__(self) -> None:
+        super().__init__(Topology())
+
+    def resolve(self, ref: str) -> tuple[str, tuple[str, ...]] | str:
+        return ref, ()
+
+
+def check_job_file(path: Path, topology: Topology | None = None, required: tuple[str, ...] = REQUIRED) -> None:
+    """Every rule the simulator reads a job file by (header, types, ranges, JSON Lines syntax), without keeping the
+    jobs: ``fit`` reads its columns another way, and refuses what ``simulate`` refuses. ``LoadError`` otherwise."""
+    problems = Problems()
+    shares = ShareIndex(topology) if topology is not None else AnyShare()
+    with gc_paused():
+        for where, row in rows_from_file(path, str(path), problems, shares, required):
+            if not isinstance(row, Batch):
+                job_from_row(row, _row_at(where), shares, problems, Extras(), required)
+            if problems.total >= MAX_PROBLEMS:
+                break
+    problems.raise_if_any()
 
 
 def load_jobs(path: Path, topology: Topology, extras: Extras | None = None) -> list[JobSpec]:

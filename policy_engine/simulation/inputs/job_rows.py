@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from policy_engine.foundation import limits
+from policy_engine.foundation import bounds, limits
 from policy_engine.foundation.diagnostics import DataPath, Named
 from policy_engine.foundation.model import Topology, share_id
 from policy_engine.simulation.core.jobs import (
@@ -32,8 +32,10 @@ MAX_PRIORITY: int = limits.JOB_PRIORITY.maximum if limits.JOB_PRIORITY.maximum i
 #: Columns of a job row (YAML mapping, CSV header or JSON Lines object).
 JOB_FIELDS: tuple[str, ...] = JobSpec._fields + LIVE_FIELDS + OBSERVED_FIELDS + (EPOCH_FIELD, DURATION_KNOWN_FIELD)
 REQUIRED = ("name", "share", "duration")
-#: Largest time accepted in a workload, in seconds (about 317,000 years): sums of times stay exact and finite.
-MAX_SECONDS = 10**13
+#: Largest time accepted in a workload, in seconds: ``bounds.MAX_SECONDS``, so second 0 plus it is a valid date.
+MAX_SECONDS = bounds.MAX_SECONDS
+#: The most instances a job may ask for, retries or failures it may name (``bounds.MAX_INSTANCES``).
+MAX_COUNT = bounds.MAX_INSTANCES
 #: Shortest checkpoint interval: below a millisecond it means nothing, and work / interval would overflow.
 MIN_CHECKPOINT_SECONDS = 0.001
 #: Longest integer cell or value read, in digits; Python refuses to convert much longer ones.
@@ -181,7 +183,7 @@ class _Row:
 
 
 def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems: Problems,
-                 extras: Extras | None = None) -> JobSpec | None:
+                 extras: Extras | None = None, required: tuple[str, ...] = REQUIRED) -> JobSpec | None:
     """Validate one job row; add one problem per broken field (live and observed columns go to ``extras``)."""
     start = problems.total
     read = _Row(row, at, problems)
@@ -189,19 +191,19 @@ def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems
     for key in row:
         if key not in JOB_FIELDS:
             read.problem(None, unknown_key(key, JOB_FIELDS))
-    for key in REQUIRED:
+    for key in required:
         if row.get(key) in (None, ""):
             read.problem(key, "missing required field")
     if name not in (None, "") and not isinstance(name, str):
         read.problem("name", f"must be a string, got {name!r}")
     priority = read.integer("priority", 0, MAX_PRIORITY)
-    instances = read.integer("instances", 1)
+    instances = read.integer("instances", 1, MAX_COUNT)
     submit_at = read.number("submit_at", 0, MAX_SECONDS)
     duration = read.number("duration", 0, MAX_SECONDS)
-    retries = read.integer("preemption_retries", 0)
+    retries = read.integer("preemption_retries", 0, MAX_COUNT)
     checkpoint = read.number("checkpoint_interval", MIN_CHECKPOINT_SECONDS, MAX_SECONDS)
     attempts = read.integer("attempts", 1, 10)
-    failures = read.integer("failures", 0)
+    failures = read.integer("failures", 0, MAX_COUNT)
     fail_after = read.number("fail_after", 0, MAX_SECONDS)
     max_runtime = read.integer("max_runtime", 1, MAX_SECONDS)
     canonical, instance_type = "", row.get("instance_type") or None
@@ -212,7 +214,9 @@ def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems
             read.problem("share", resolved)
         else:
             canonical, types = resolved
-            if instance_type is None:
+            if not types:  # a share read without a topology (``job_files.AnyShare``): any type
+                pass
+            elif instance_type is None:
                 if len(types) == 1:
                     instance_type = types[0]
                 else:
@@ -226,7 +230,7 @@ def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems
     plan = _training_plan(read, shares.topology, instance_type)
     live = _live_state(read, submit_at, duration)
     observed = _observed(read)
-    epoch_ms = read.integer(EPOCH_FIELD, 0)
+    epoch_ms = read.integer(EPOCH_FIELD, 0, bounds.MAX_INSTANT_SECONDS * 1000)
     known = row.get(DURATION_KNOWN_FIELD)
     if known not in (None, "", True, False, "true", "false"):
         read.problem(DURATION_KNOWN_FIELD, f"must be true or false, got {known!r}")
@@ -299,7 +303,7 @@ def _observed(read: _Row) -> Observed | None:
         return None
     start = read.number("observed_start")
     end = read.number("observed_end")
-    preemptions = read.integer("observed_preemptions", 0)
+    preemptions = read.integer("observed_preemptions", 0, MAX_COUNT)
     status = read.row.get("observed_status") or None
     if status is not None and status not in Status.__members__ and status != "PENDING":
         read.problem("observed_status", f"must be an AWS Batch job status, got {status!r}")

@@ -28,6 +28,7 @@ from policy_engine.foundation.diagnostics import LoadError
 from policy_engine.foundation.model import Topology
 from policy_engine.foundation.units import duration_text
 from policy_engine.inputs import input_files
+from policy_engine.simulation.inputs.job_files import check_job_file
 from policy_engine.simulation.inputs.job_rows import MAX_PRIORITY
 from policy_engine.simulation.inputs.job_rows import MAX_SECONDS as MAX_JOB_SECONDS
 from policy_engine.simulation.profiles.spec import (
@@ -143,6 +144,9 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
                 head = handle.read(1 << 20)
     except input_files.InputFileError as error:
         raise LoadError([str(error)]) from None
+    # the simulator's own reader first: a file simulate refuses (a NaN literal, a repeated column or JSON key,
+    # deep nesting, duration_known: maybe) is refused here with the same lines; pyarrow then reads the columns
+    check_job_file(path, required=REQUIRED)
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv

@@ -12,18 +12,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from policy_engine.foundation import bounds
+
 HOURS_PER_DAY = 24
 DAYS_PER_WEEK = 7
 
-#: The longest run time, burst window or cap a profile may give (about 317 years): far past any job, well
-#: inside the simulator's clock (``job_rows.MAX_SECONDS``), so a drawn workload always loads.
-MAX_SECONDS = 1e10
+#: The longest run time, burst window or cap a profile may give: the job files' bound (``bounds.MAX_SECONDS``),
+#: so a drawn workload always loads and every job ``fit`` reads fits in the profile it writes.
+MAX_SECONDS = float(bounds.MAX_SECONDS)
 #: The most jobs a day one share may submit (a million-job month is about 33,000 a day).
 MAX_JOBS_PER_DAY = 10_000_000.0
 
-PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-NonNegativeFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
+PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
+#: A weight or a multiplier: relative, so bounded (``bounds.MAX_WEIGHT``) to keep their sums finite.
+NonNegativeFloat = Annotated[float, Field(ge=0, le=bounds.MAX_WEIGHT, allow_inf_nan=False, strict=True)]
+Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True)]
 
 
 class _Closed(BaseModel):
@@ -49,7 +52,7 @@ class LogNormal(_Closed):
 
     distribution: Literal["lognormal"]
     median: Seconds
-    sigma: Annotated[float, Field(gt=0, le=10, allow_inf_nan=False)]
+    sigma: Annotated[float, Field(gt=0, le=10, allow_inf_nan=False, strict=True)]
 
 
 class Pareto(_Closed):
@@ -57,7 +60,7 @@ class Pareto(_Closed):
 
     distribution: Literal["pareto"]
     minimum: Seconds
-    alpha: Annotated[float, Field(gt=1, le=100, allow_inf_nan=False)]
+    alpha: Annotated[float, Field(gt=1, le=100, allow_inf_nan=False, strict=True)]
 
 
 class Empirical(_Closed):
@@ -71,10 +74,10 @@ class FitRecord(_Closed):
 
     test: Literal["kolmogorov-smirnov"]
     statistic: NonNegativeFloat
-    p_value: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
-    sample: Annotated[int, Field(ge=1)]
-    completed_jobs: Annotated[int, Field(ge=0)]
-    unknown_run_times: Annotated[int, Field(ge=0)] = 0
+    p_value: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)]
+    sample: Annotated[int, Field(ge=1, strict=True)]
+    completed_jobs: Annotated[int, Field(ge=0, strict=True)]
+    unknown_run_times: Annotated[int, Field(ge=0, strict=True)] = 0
 
 
 class RunTime(_Closed):
@@ -82,7 +85,7 @@ class RunTime(_Closed):
 
     law: Exponential | LogNormal | Pareto | Empirical = Field(discriminator="distribution")
     #: quantile (0-1) -> seconds; non-decreasing in the quantile
-    quantiles: dict[float, Seconds] = Field(default_factory=dict)
+    quantiles: dict[Annotated[float, Field(strict=True)], Seconds] = Field(default_factory=dict)
     #: no run time above this many seconds (a drawn value is capped)
     maximum: Seconds | None = None
     fit: FitRecord | None = None
@@ -109,36 +112,38 @@ class RunTime(_Closed):
 class Bursts(_Closed):
     """Jobs arrive in batches: a geometric number of jobs (mean ``mean_jobs``) within ``spread`` seconds."""
 
-    mean_jobs: Annotated[float, Field(ge=1, allow_inf_nan=False)]
-    spread: Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)] = 60.0
+    mean_jobs: Annotated[float, Field(ge=1, allow_inf_nan=False, strict=True)]
+    spread: Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True)] = 60.0
 
 
 class EarlyFailures(_Closed):
     """That ``fraction`` of jobs fail (no retry) after ``after`` of their run time (0-1)."""
 
-    fraction: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
-    after: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.1
+    fraction: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)]
+    after: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)] = 0.1
 
 
 class ShareProfile(_Closed):
     """How one team submits: arrivals, sizes, instance types, run times, priorities, failures."""
 
-    jobs_per_day: Annotated[float, Field(ge=0, le=MAX_JOBS_PER_DAY, allow_inf_nan=False)]
+    jobs_per_day: Annotated[float, Field(ge=0, le=MAX_JOBS_PER_DAY, allow_inf_nan=False, strict=True)]
     #: 24 multipliers, one per hour of the day (the profile's ``timezone``); normalised to mean 1
     daily_cycle: tuple[NonNegativeFloat, ...] | None = None
     #: 7 multipliers, Monday first; normalised to mean 1
     weekly_cycle: tuple[NonNegativeFloat, ...] | None = None
     bursts: Bursts | None = None
     #: instances per job -> weight
-    sizes: dict[Annotated[int, Field(ge=1)], NonNegativeFloat] = Field(default_factory=lambda: {1: 1.0})
+    sizes: dict[Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES, strict=True)], NonNegativeFloat] = Field(
+        default_factory=lambda: {1: 1.0})
     #: instance type -> weight; default: the share's limits of each type
     instance_types: dict[str, NonNegativeFloat] | None = None
     run_time: RunTime = Field(default_factory=lambda: RunTime(law=Exponential(distribution="exponential",
                                                                               mean=3600.0)))
     #: priority -> weight
-    priorities: dict[Annotated[int, Field(ge=0, le=9999)], NonNegativeFloat] = Field(default_factory=lambda: {1: 1.0})
+    priorities: dict[Annotated[int, Field(ge=0, le=9999, strict=True)], NonNegativeFloat] = Field(
+        default_factory=lambda: {1: 1.0})
     #: AWS's preemptionRetriesBeforeTermination for every job (None: unlimited)
-    preemption_retries: Annotated[int, Field(ge=0)] | None = None
+    preemption_retries: Annotated[int, Field(ge=0, strict=True)] | None = None
     early_failures: EarlyFailures | None = None
 
     @field_validator("daily_cycle")

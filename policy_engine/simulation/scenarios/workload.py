@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from policy_engine.foundation import bounds
 from policy_engine.foundation.diagnostics import DataPath
 from policy_engine.foundation.model import Topology, plan_time
 from policy_engine.inputs import input_files
@@ -165,6 +166,7 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
             here.add(("until",), ("until",), f"must be a number of seconds >= 0, got {data['until']!r}")
         elif until > MAX_SECONDS:
             here.add(("until",), ("until",), _too_long(data["until"]))
+    _past_the_last_instant(start, jobs, None if until is None else float(until), here)
     if extras.live and not problems:
         from policy_engine.simulation.live import live_state_problems
 
@@ -271,7 +273,17 @@ def _plan_times(topology: Topology, start: datetime | None, here: _Located) -> N
 
 
 def _too_long(raw: Any) -> str:
-    return f"must be at most {MAX_SECONDS:.0e} seconds (about 317,000 years), got {raw!r}"
+    return f"must be at most {MAX_SECONDS} seconds (second 0 plus it is {bounds.MAX_INSTANT:%Y-%m-%d}), got {raw!r}"
+
+
+def _past_the_last_instant(start: datetime | None, jobs: list[JobSpec], until: float | None, here: _Located) -> None:
+    """With a ``start:``, the last submission and ``until`` must fall by ``bounds.MAX_INSTANT`` (a valid date)."""
+    if start is None:
+        return
+    latest = max((job.submit_at for job in jobs), default=0.0)
+    for key, seconds in (("jobs", latest), ("until", until)):
+        if seconds is not None and (why := bounds.instant_problem(start, seconds)) is not None:
+            here.add((key,), (key,), why)
 
 
 def _settings(value: Any, here: _Located) -> SimulationSettings:

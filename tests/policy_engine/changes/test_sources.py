@@ -80,3 +80,23 @@ def test_symbolic_links_in_the_commit_are_followed_and_paths_are_from_the_root(r
     assert load_side("main:topologies/link.yaml").topology.service_environments[0].capacity == {"ml.g5.xlarge": 4}
     with pytest.raises(LoadError, match="is not a file in commit main"):
         load_side("main:topologies")
+
+
+def test_a_python_topology_from_another_revision_needs_allow_python(repo):
+    """``diff REF:PATH`` of a ``.py`` runs code nobody here has run (a pull request's): refused unless asked."""
+    from click.testing import CliRunner
+
+    from policy_engine.cli import main
+
+    marker = repo / "ran.txt"
+    (repo / "topologies" / "code.py").write_text(
+        "from pathlib import Path\nfrom policy_engine.inputs.examples import example_topology\n"
+        f"Path({str(marker)!r}).write_text('ran')\nTOPOLOGY = example_topology()\n", encoding="utf-8")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "python")
+    with pytest.raises(LoadError, match="pass --allow-python"):
+        load_side("main:topologies/code.py")
+    result = CliRunner().invoke(main, ["diff", "main:topologies/code.py", "topologies/prod.yaml"])
+    assert result.exit_code == 2 and "--allow-python" in result.stderr and not marker.exists()
+    result = CliRunner().invoke(main, ["diff", "main:topologies/code.py", "topologies/prod.yaml", "--allow-python"])
+    assert result.exit_code in (0, 1) and marker.read_text() == "ran"

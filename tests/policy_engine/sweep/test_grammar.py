@@ -51,7 +51,7 @@ def test_paths_resolve_and_values_are_typed():
     ("QS1.borrow_limit=1,1", "value 1 is listed twice"),
     ("settings.victim_policy=oldest", "is not one of"),
     ("settings.color=red", "settings has no field 'color'"),
-    ("workload.scale=0", "must be > 0"),
+    ("workload.scale=0", "must be >= 1e-06 and <= 1e+06"),
     ("workload.scale=0.5..1", "a range of decimals needs a step"),
     ("QS1.borrow_limit", "expected PATH=VALUES"),
     ("gpu-env.strategy=LEND", "service environment gpu-env has no field 'strategy'"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -17,7 +18,7 @@ from urllib.parse import parse_qs, unquote
 
 from botocore.model import OperationModel, ServiceModel, Shape
 
-from policy_engine.adapters.endpoint.base.errors import client_error
+from policy_engine.adapters.endpoint.base.errors import ApiError, client_error
 from policy_engine.adapters.endpoint.base.validation import validate
 
 
@@ -85,17 +86,27 @@ class Router:
             route.pattern.match(raw_path) for route in self.patterns)
 
 
-def json_object(text: str | bytes, subject: str, expected: str) -> dict[str, Any]:
-    """``text`` as a JSON object, or the ``ClientException`` that says what is wrong with ``subject``."""
+def json_object(text: str | bytes, subject: str, expected: str,
+                error: Callable[[str], ApiError] = client_error) -> dict[str, Any]:
+    """``text`` as a JSON object, or the error (``ClientException``; a JSON 1.1 service passes its
+    ``SerializationException``) that says what is wrong with ``subject``. Every JSON the endpoint reads comes
+    through here."""
     try:
         value = json.loads(text)
-    except ValueError as error:
-        raise client_error(f"{subject} is not valid JSON: {error}") from None
+    except ValueError as problem:
+        raise error(f"{subject} is not valid JSON: {problem}") from None
     except RecursionError:  # the decoder's own bound (Python's recursion limit); the server carries on
-        raise client_error(f"{subject} is nested too deeply to read") from None
+        raise error(f"{subject} is nested too deeply to read") from None
     if not isinstance(value, dict):
-        raise client_error(f"{subject} must be a JSON object{expected}")
+        raise error(f"{subject} must be a JSON object{expected}")
     return value
+
+
+def json_11_body(body: bytes) -> dict[str, Any]:
+    """A JSON 1.1 request's body (CloudTrail, SageMaker): an object, ``{}`` when empty."""
+    if not body.strip():
+        return {}
+    return json_object(body, "The request body", "", lambda message: ApiError(message, "SerializationException"))
 
 
 def parse_request(operation: OperationModel, labels: dict[str, str], query: bytes, body: bytes) -> dict[str, Any]:

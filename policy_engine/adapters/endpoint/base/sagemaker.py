@@ -17,8 +17,6 @@ must all hold.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -220,18 +218,6 @@ def _timestamp(value: Any) -> float:
     return float(value)
 
 
-def _pattern_problems(shape: Any, params: dict[str, Any]) -> list[str]:
-    """The request members' ``pattern`` constraints (``validate`` checks the rest), worded as AWS words them."""
-    problems = []
-    for name, member in shape.members.items():
-        pattern = member.metadata.get("pattern")
-        value = params.get(name)
-        if pattern and isinstance(value, str) and not re.fullmatch(pattern, value):
-            problems.append(f"Value '{value}' at '{name}' failed to satisfy constraint: Member must satisfy regular "
-                            f"expression pattern: {pattern}")
-    return problems
-
-
 def handle(source: PlanSource, target: str, body: bytes) -> dict[str, Any]:
     """One SageMaker JSON 1.1 request: the two plan reads; any other operation is ``UnknownOperationException``."""
     operation = target[len(TARGET_PREFIX):]
@@ -240,17 +226,9 @@ def handle(source: PlanSource, target: str, body: bytes) -> dict[str, Any]:
         raise _error("UnknownOperationException",
                      f"Operation {operation} is not supported by batch-quota serve: of SageMaker it answers only "
                      f"{' and '.join(OPERATIONS)}" if known else f"Unknown SageMaker operation {operation}")
-    try:
-        params = json.loads(body) if body.strip() else {}
-    except ValueError as error:
-        raise _error("SerializationException", f"The request body is not valid JSON: {error}") from None
-    except RecursionError:
-        raise _error("SerializationException", "The request body is nested too deeply to read") from None
-    if not isinstance(params, dict):
-        raise _error("SerializationException", "The request body must be a JSON object")
+    params = protocol.json_11_body(body)
     shape = service_model().operation_model(operation).input_shape
     problems = validate(shape, params)
-    problems += _pattern_problems(shape, params) if not problems else []
     if problems:
         count = len(problems)
         raise _error("ValidationException",

@@ -16,6 +16,7 @@ timestamps, attempts, ``preemptionSummary``) and kept as the event log ``export`
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -31,10 +32,16 @@ from policy_engine.simulation.core.jobs import Job, JobSpec
 
 
 class Clock:
-    """Simulated seconds since the account began; ``speed`` simulated seconds per real second."""
+    """Simulated seconds since the account began; ``speed`` simulated seconds per real second, up to ``latest``.
 
-    def __init__(self, speed: float, start: float = 0.0, wall: Callable[[], float] = time.monotonic) -> None:
+    ``latest`` is the last second a date can show (``bounds.MAX_INSTANT`` from the account's start): a running
+    clock stops there (docs/endpoint.md), and ``set`` past it is a bug of the caller (``Service`` refuses an
+    advance that would pass it)."""
+
+    def __init__(self, speed: float, start: float = 0.0, wall: Callable[[], float] = time.monotonic,
+                 latest: float = math.inf) -> None:
         self.speed = speed
+        self.latest = latest
         self._wall = wall
         self._anchor_sim = start
         self._anchor_wall = wall()
@@ -42,9 +49,11 @@ class Clock:
     def now(self) -> float:
         if not self.speed:
             return self._anchor_sim
-        return self._anchor_sim + (self._wall() - self._anchor_wall) * self.speed
+        return min(self._anchor_sim + (self._wall() - self._anchor_wall) * self.speed, self.latest)
 
     def set(self, seconds: float) -> None:
+        if seconds > self.latest:
+            raise ValueError(f"the clock cannot be set to {seconds:g} s, past its latest instant {self.latest:g} s")
         self._anchor_sim = seconds
         self._anchor_wall = self._wall()
 

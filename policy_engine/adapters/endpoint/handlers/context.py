@@ -31,6 +31,10 @@ class Endpoint(Protocol):
         """Run time of a job that names none (``serve --default-duration``)."""
         ...
 
+    def instant_problem(self, seconds: float, what: str) -> str | None:
+        """Why simulated second ``seconds`` (which ``what`` reaches) is past the latest date, or ``None``."""
+        ...
+
     def ms(self, seconds: float) -> int:
         """Simulated seconds as the API's epoch milliseconds."""
         ...

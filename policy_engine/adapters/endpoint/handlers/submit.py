@@ -21,6 +21,7 @@ from policy_engine.adapters.endpoint.handlers.registry import (
     operation,
 )
 from policy_engine.foundation import limits
+from policy_engine.foundation.bounds import SECONDS
 
 if TYPE_CHECKING:
     from policy_engine.adapters.endpoint.handlers.context import Endpoint
@@ -69,14 +70,24 @@ def _max_runtime(payload: dict[str, Any]) -> int | None:
 
 
 def _duration(service: Endpoint, payload: dict[str, Any], tags: dict[str, str]) -> float:
+    """The job's run time in simulated seconds; it must end by the latest date (``bounds.MAX_INSTANT``)."""
+    duration = _given_duration(service, payload, tags)
+    problem = service.instant_problem(service.now + duration, f"A job of {duration:g} s submitted at {service.now:g} s")
+    if problem is not None:  # its end, export and replay would show no date (bounds.MAX_INSTANT)
+        raise client_error(problem)
+    return duration
+
+
+def _given_duration(service: Endpoint, payload: dict[str, Any], tags: dict[str, str]) -> float:
     text = tags.get(DURATION_TAG)
     if text is not None:
         try:
             value = float(text)
         except ValueError:
             value = -1.0
-        if not value > 0 or value == float("inf"):
-            raise client_error(f"Tag {DURATION_TAG} must be a positive number of seconds, got {text!r}")
+        problem = SECONDS.problem(value) if value > 0 else "it must be a positive number of seconds"
+        if problem is not None:
+            raise client_error(f"Tag {DURATION_TAG} = {text!r}: {problem}")
         return value
     stopping = payload.get("StoppingCondition")
     if isinstance(stopping, dict) and stopping.get("MaxRuntimeSeconds") is not None:

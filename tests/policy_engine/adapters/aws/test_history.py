@@ -5,8 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import tracemalloc
 
+import pytest
 from botocore.stub import Stubber
 from click.testing import CliRunner
 
@@ -196,3 +198,28 @@ def test_a_job_that_cannot_be_used_is_counted_with_its_reason_and_the_others_wri
     row = next(csv.DictReader(io.StringIO(out.read_text())))
     assert (row["observed_status"], row["submit_at"], row["observed_start"], row["observed_end"]) == \
         ("RUNNING", "0", "1", "")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/full"), reason="a device node needs root")
+def test_history_onto_a_device_writes_in_place_and_never_replaces_it(monkeypatch, tmp_path):
+    """``history -o /dev/full`` once replaced the device with a CSV; a copy of its numbers in the test's folder
+    shows the device is written in place: a full one is one line, exit 2, and it stays a device."""
+    import stat
+
+    for name, numbers_of, code in (("full", "/dev/full", 2), ("null", "/dev/null", 0)):
+        device = tmp_path / name
+        os.mknod(device, stat.S_IFCHR | 0o666, os.stat(numbers_of).st_rdev)
+        client = batch_client()
+        stubber = Stubber(client)
+        LazyHistory(client, stubber, 5, START)
+        monkeypatch.setattr("policy_engine.cli.commands.aws_options.client_factory",
+                            lambda options, client=client: client)
+        with stubber:
+            result = CliRunner().invoke(main, ["history", "--queue", "training", "--since", "3650d", "--workers",
+                                               "1", "-o", str(device)])
+        assert result.exit_code == code, result.output
+        if code == 2:
+            assert result.stderr.strip().splitlines() == [
+                f"error: {device}: cannot write the output file: No space left on device"]
+        assert stat.S_ISCHR(os.stat(device).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "null"]

@@ -125,9 +125,9 @@ def test_cli_ctrl_c_leaves_no_partial_file(stubbed, account, tmp_path, monkeypat
     out = tmp_path / "imported.yaml"
     out.write_text("# the previous import\n")
     account.stub_import(stubber)
-    from policy_engine.adapters.aws import atomic_file
+    from policy_engine.foundation import output_files
 
-    real = atomic_file.atomic_write
+    real = output_files.atomic_write
 
     def write_then_interrupt(path, newline=None):
         import contextlib

@@ -13,6 +13,10 @@ from policy_engine.adapters.endpoint.server import RunningEndpoint, start_in_thr
 from policy_engine.adapters.endpoint.service import Options, Service
 
 INSTANCE = "ml.g5.xlarge"
+#: What a raw HTTP client sends on an AWS API call so the request guard lets it through: an Authorization
+#: header (its SigV4 signature is not verified).
+SIGNED = {"Authorization": "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/batch/aws4_request, "
+                           "SignedHeaders=host;x-amz-date, Signature=0"}
 
 
 def client(endpoint: RunningEndpoint):

@@ -18,7 +18,8 @@ from sagemaker.train.model_trainer import ModelTrainer
 
 def advance(seconds):
     url = f"{os.environ['AWS_ENDPOINT_URL_BATCH']}/_batch-quota/clock/advance?seconds={seconds}"
-    urllib.request.urlopen(urllib.request.Request(url, method="POST")).read()
+    request = urllib.request.Request(url, method="POST", headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request).read()
 
 
 def trainer(name):

@@ -260,9 +260,26 @@ def test_a_client_token_makes_submission_idempotent(walkthrough_endpoint):
 def test_the_clock_cannot_be_advanced_past_what_its_timestamps_hold(endpoint):
     import pytest
 
+    batch = client(endpoint)
+    create_stack(batch)
+    submit(batch, "before", "A")
     start = endpoint.clock()
-    for seconds in ("1e308", "10000000000001"):
-        with pytest.raises(ValueError, match="would move the clock past 10000000000000 seconds"):
+    # 253402300800 s is under the old 1e13 s cap, but from the account's start it passes year 9999
+    for seconds in ("1e308", "10000000000001", "253402300800"):
+        with pytest.raises(ValueError, match=r"would reach 9999-12-31T23:59:59.* or later"):
             endpoint.control("POST", f"clock/advance?seconds={seconds}")
     assert endpoint.clock() == start  # refused: nothing moved, and the clock still answers
-    assert endpoint.advance(5) == start + 5
+    # up to the latest second every call that shows a date still answers
+    latest = endpoint.service.latest
+    endpoint.advance(latest - 10 - start)
+    submit(batch, "after", "A", tags={"batch-quota:duration": "5"})
+    assert endpoint.advance(10) == latest
+    assert [j["jobName"] for j in batch.list_service_jobs(jobQueue="training", jobStatus="SUCCEEDED")[
+        "jobSummaryList"]] == ["after", "before"]
+    assert batch.get_job_queue_snapshot(jobQueue="training")["frontOfQueue"]
+    assert endpoint.export()["time"] == latest
+    with pytest.raises(ValueError, match="would reach 9999-12-31"):
+        endpoint.advance(1)
+    # a job that would end after it is refused, as a 400
+    code, status, message = error_of(submit, batch, "late", "A")
+    assert (code, status) == ("ClientException", 400) and "would reach 9999-12-31" in message

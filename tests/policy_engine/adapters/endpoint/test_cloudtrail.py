@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 
 from policy_engine.adapters.endpoint import cloudtrail
 from policy_engine.adapters.endpoint.base.validation import validate
-from tests.policy_engine.adapters.endpoint.conftest import client, submit
+from tests.policy_engine.adapters.endpoint.conftest import SIGNED, client, submit
 
 
 def trail_client(endpoint):
@@ -81,7 +81,7 @@ def test_bad_lookups_are_cloudtrail_errors(walkthrough_endpoint, request_params,
 
 def _raw(endpoint, operation: str, body: bytes) -> tuple[int, dict]:
     request = urllib.request.Request(endpoint.url + "/", data=body, method="POST", headers={
-        "X-Amz-Target": cloudtrail.TARGET_PREFIX + operation, "Content-Type": "application/x-amz-json-1.1"})
+        "X-Amz-Target": cloudtrail.TARGET_PREFIX + operation, "Content-Type": "application/x-amz-json-1.1", **SIGNED})
     try:
         with urllib.request.urlopen(request) as response:
             return response.status, json.loads(response.read())

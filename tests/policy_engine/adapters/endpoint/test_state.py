@@ -11,7 +11,7 @@ from policy_engine.adapters.endpoint.server import start_in_thread
 from policy_engine.adapters.endpoint.service import Options, Service
 from policy_engine.adapters.endpoint.store import Store
 from policy_engine.inputs.examples import example_topology
-from tests.policy_engine.adapters.endpoint.conftest import client, submit
+from tests.policy_engine.adapters.endpoint.conftest import SIGNED, client, submit
 
 
 def snapshot(batch, ids):
@@ -121,7 +121,7 @@ def test_no_acknowledged_call_is_lost_when_the_server_is_killed_mid_burst(tmp_pa
             body = json.dumps({"jobName": f"w{worker}-{index}", "jobQueue": "training", "quotaShareName": "QS1",
                                "serviceJobType": "SAGEMAKER_TRAINING", "serviceRequestPayload": payload()}).encode()
             request = urllib.request.Request(f"{url}/v1/submitservicejob", data=body, method="POST",
-                                             headers={"content-type": "application/json"})
+                                             headers={"content-type": "application/json", **SIGNED})
             try:
                 with urllib.request.urlopen(request, timeout=10) as response:
                     job = json.loads(response.read())["jobId"]

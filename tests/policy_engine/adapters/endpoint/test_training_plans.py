@@ -24,7 +24,7 @@ from policy_engine.foundation.model import (
     Topology,
     TrainingPlan,
 )
-from tests.policy_engine.adapters.endpoint.conftest import client, error_of, payload
+from tests.policy_engine.adapters.endpoint.conftest import SIGNED, client, error_of, payload
 
 P5 = "ml.p5.48xlarge"
 HOUR = 3600.0
@@ -197,7 +197,7 @@ def test_other_sagemaker_operations_are_unknown_operations(plans_endpoint):
     assert (code, status) == ("UnknownOperationException", 400)
     assert "ListTrainingJobs is not supported by batch-quota serve" in message
     request = urllib.request.Request(plans_endpoint.url, data=b"{}", method="POST",
-                                     headers={"X-Amz-Target": "SageMaker.NoSuchThing",
+                                     headers={"X-Amz-Target": "SageMaker.NoSuchThing", **SIGNED,
                                               "Content-Type": "application/x-amz-json-1.1"})
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(request, timeout=10)
@@ -209,7 +209,7 @@ def test_other_sagemaker_operations_are_unknown_operations(plans_endpoint):
 @pytest.mark.parametrize("body", [b"[1]", b"{", b"[" * 5000 + b"]" * 5000])
 def test_a_bad_body_is_a_client_error_and_the_server_carries_on(plans_endpoint, body):
     request = urllib.request.Request(plans_endpoint.url, data=body, method="POST",
-                                     headers={"X-Amz-Target": "SageMaker.ListTrainingPlans"})
+                                     headers={"X-Amz-Target": "SageMaker.ListTrainingPlans", **SIGNED})
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(request, timeout=10)
     assert caught.value.code == 400 and json.loads(caught.value.read())["__type"] == "SerializationException"

@@ -74,6 +74,7 @@ NOT_AWS_FIGURES = {
     ("policy_engine/adapters/endpoint/control.py", "1000"): "milliseconds per second",
     ("quota_constructs/__init__.py", "20"): "Node.js major versions (SUPPORTED_NODE_MAJORS)",
     ("quota_constructs/monitoring.py", "5"): "the alarm's 5-minute period, a project default",
+    ("policy_engine/adapters/endpoint/guard.py", "256"): "the Host check's cache size, the endpoint's tuning",
     ("quota_constructs/monitoring.py", "200"): "the log group name's length budget, a project choice",
     ("quota_constructs/monitoring.py", "50"): "the function's timeout in seconds, a project choice",
     ("quota_constructs/monitoring.py", "256"): "the function's memory in MB, a project choice",

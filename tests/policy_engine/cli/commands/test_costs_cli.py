@@ -120,6 +120,7 @@ EXPECTED = {
     # ml.p4d.24xlarge is a real type the example does not use: accepted (one rate card for every topology)
     "prices-missing-type.yaml": ["per_instance_hour: no price for ml.g5.xlarge, which the topology uses: add it"],
     "prices-nan.yaml": [".nan is not a finite number"],
+    "prices-rate-past-the-bound.yaml": ["ml.g5.xlarge: input should be less than or equal to 1000000"],
     "prices-negative.yaml": ["per_instance_hour.ml.g5.xlarge: a price per instance-hour must be 0 or more, got -1.5"],
     "prices-string-rate.yaml": ["input should be a valid number, got '1.2'"],
     "prices-typo-key.yaml": ["unknown key 'per_instance_hours' (did you mean 'per_instance_hour'?)"],

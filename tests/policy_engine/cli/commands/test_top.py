@@ -206,6 +206,46 @@ def test_preemptions_outside_the_hour_or_another_queue_are_not_counted(tmp_path)
     assert log.counts("training", now) == {("a", "ml.g5.xlarge"): 2}
 
 
+def test_an_events_file_is_read_as_every_input_is(tmp_path, monkeypatch):
+    """Regular files only (a FIFO or a device is one line before any call), a chunk per refresh, a line nested
+    100,000 deep or longer than any event counted as unreadable, never a RecursionError or a read into memory."""
+    import stat
+
+    from policy_engine.adapters.aws import queue_figures
+
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    sources = [fifo]
+    if os.geteuid() == 0 and os.path.exists("/dev/zero"):  # a copy of /dev/zero's numbers, never /dev itself
+        zero = tmp_path / "zero.jsonl"
+        os.mknod(zero, stat.S_IFCHR | 0o444, os.stat("/dev/zero").st_rdev)
+        sources.append(zero)
+    for source in sources:
+        began = time.monotonic()
+        result = CliRunner().invoke(main, ["top", "--queue", "training", "--once", "--events", str(source)])
+        assert result.exit_code == 2 and time.monotonic() - began < 10
+        assert result.stderr.strip().splitlines() == [
+            f"error: {source}: is {'a FIFO (named pipe)' if source == fifo else 'a character device'}, not a regular "
+            "events file"]
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}\n")  # within MAX_LINE: parsed, too deep
+    log = PreemptionLog(str(deep))
+    assert log.counts("training", 0) == {} and log.unreadable == 1
+    monkeypatch.setattr(queue_figures, "MAX_LINE", 100)
+    with deep.open("a") as handle:
+        handle.write("x" * 200 + "\n")
+    assert log.counts("training", 0) == {} and log.unreadable == 2
+    monkeypatch.setattr(queue_figures, "READ_CHUNK", 64)  # a chunk a refresh: the rest is read at the next ones
+    grown = tmp_path / "grown.jsonl"
+    grown.write_text("not json\n" * 20)
+    log = PreemptionLog(str(grown))
+    log.read()
+    assert 0 < log.unreadable < 20
+    while log.unreadable < 20:
+        log.read()
+    assert log.unreadable == 20
+
+
 def test_the_figures_module_needs_only_boto3():
     """A monitoring Lambda imports it with boto3 alone: no pydantic, numpy, YAML, click or rich."""
     code = ("import sys; import policy_engine.adapters.aws.queue_figures; "
@@ -272,7 +312,8 @@ def test_top_in_tmux_against_serve_walkthrough(tmp_path):
                 import urllib.request
 
                 urllib.request.urlopen(urllib.request.Request(
-                    f"{self.url}/_batch-quota/clock/advance?seconds={seconds}", method="POST"), timeout=30).read()
+                    f"{self.url}/_batch-quota/clock/advance?seconds={seconds}", method="POST",
+                    headers={"Content-Type": "application/json"}), timeout=30).read()
 
         reclaimed(Running(url))
         status = tmp_path / "status"

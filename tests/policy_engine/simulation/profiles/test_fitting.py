@@ -16,7 +16,6 @@ import yaml
 from click.testing import CliRunner
 
 from policy_engine.cli.app import main
-from policy_engine.foundation.diagnostics import LoadError
 from policy_engine.simulation.inputs.generate import share_reach
 from policy_engine.simulation.profiles.fitting import fit_profile, read_columns
 from policy_engine.simulation.profiles.loading import load_profile
@@ -181,8 +180,8 @@ def test_bad_job_files_are_one_line_and_exit_2(tmp_path):
     missing.write_text("name,share,instances\nj,a,1\n", encoding="utf-8")
     wrong = tmp_path / "wrong.csv"
     wrong.write_text("name,share,instances,submit_at,duration\nj,a,ten,0,5\n", encoding="utf-8")
-    for path, message in ((missing, "missing column(s) duration"),
-                          (wrong, "CSV conversion error to int64")):
+    for path, message in ((missing, "header lacks the required column(s) 'duration'"),
+                          (wrong, "jobs[j].instances: must be an integer, got 'ten'")):
         out = CliRunner().invoke(main, ["fit", str(path)])
         assert out.exit_code == 2 and message in out.output and len(out.output.splitlines()) == 1, out.output
     out = CliRunner().invoke(main, ["fit", str(missing), "--timezone", "Nowhere/Land", "-o", str(tmp_path / "p.txt")])
@@ -214,16 +213,31 @@ def test_failed_jobs_keep_their_hours_when_most_fail_early_and_a_few_late(tmp_pa
     assert any("hours are undercounted" in note for note in fit.notes)
 
 
-def test_json_lines_are_read_against_the_known_columns_types(tmp_path):
-    lenient = tmp_path / "lenient.jsonl"  # a number where a name goes, a key no line gives (instances: 1)
-    lenient.write_text('{"name": 7, "share": "team", "duration": 60, "junk": [[{"a": 1}]]}\n'
-                       '{"name": 8, "share": "team", "duration": 90.5}\n', encoding="utf-8")
-    columns = read_columns(lenient)
-    assert columns["name"].tolist() == ["7", "8"] and columns["instances"].tolist() == [1.0, 1.0]
-    assert "junk" not in columns
-    deep = tmp_path / "deep.jsonl"
-    deep.write_text('{"share": "team", "duration": ' + "[" * 3000 + "]" * 3000 + "}\n", encoding="utf-8")
-    with pytest.raises(LoadError) as error:
-        read_columns(deep)
-    assert error.value.problems == [f"{deep}: JSON parse error: Column(/duration) changed from number to array "
-                                    "in row 0"]
+def test_fit_refuses_what_simulate_refuses_with_the_same_line(tmp_path):
+    """One job-file reader: every file simulate's reader refuses, fit refuses with the same line."""
+    topology = tmp_path / "topology.yaml"
+    topology.write_text("service_environments: [{name: e, capacity: {ml.g5.xlarge: 2}}]\n"
+                        "job_queues: [{name: q, service_environment: e, shares: [{name: team, capacity: "
+                        "{ml.g5.xlarge: 2}, strategy: LEND_AND_BORROW}]}]\n", encoding="utf-8")
+    cases = {
+        "nan.csv": ("name,share,submit_at,duration\na,team,0,NaN\n", "jobs[a].duration: must be a number"),
+        "share-twice.csv": ("name,share,share,submit_at,duration\na,team,team,0,60\n",
+                            "header names column(s) 'share' more than once"),
+        "maybe.csv": ("name,share,submit_at,duration,duration_known\na,team,0,60,maybe\n",
+                      "duration_known: must be true or false, got 'maybe'"),
+        "deep.jsonl": ('{"name": "a", "share": "team", "duration": ' + "[" * 10000 + "]" * 10000 + "}\n",
+                       "cannot read: nested too deeply"),
+        "twice.jsonl": ('{"name": "a", "share": "team", "share": "other", "duration": 60}\n',
+                        "the key 'share' appears more than once"),
+        "name-number.jsonl": ('{"name": 7, "share": "team", "duration": 60}\n', "name: must be a string, got 7"),
+        "huge.csv": ("name,share,instances,duration\na,team,1000000000000000000000000000000,60\n",
+                     "jobs[a].instances: must be at most 2147483647"),
+    }
+    for name, (text, message) in cases.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        (tmp_path / "s.yaml").write_text(f"topology: topology.yaml\njobs: {name}\n", encoding="utf-8")
+        fitted = CliRunner().invoke(main, ["fit", str(path)])
+        simulated = CliRunner().invoke(main, ["simulate", str(tmp_path / "s.yaml"), "--quiet"])
+        assert fitted.exit_code == 2 and message in fitted.stderr, (name, fitted.output)
+        assert simulated.exit_code == 2 and message in simulated.stderr, (name, simulated.output)
