@@ -221,8 +221,9 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("kit",),  # formats, Markdown, safe text, the terminal, Vega, what commands hand renderers
         ("tables",),  # tables several reports share
         ("page",),  # the HTML pages and their script
-        ("check", "compare", "diff", "drift", "explain", "fit", "generate", "graph", "simulate", "sweep", "top"),
-        ("tune", "walkthrough"),  # tune's JSON extends sweep's; walkthrough's text shows simulate's jobs table
+        # one folder per command: its view and one module per format; commands never import each other
+        ("check", "compare", "diff", "drift", "explain", "fit", "generate", "graph", "simulate", "sweep", "top",
+         "tune", "walkthrough"),
         (".",),  # the registry of every command's formats
     ),
     "policy_engine.cli": (("commands",), (".",)),
@@ -374,3 +375,43 @@ def test_an_import_up_the_layers_or_across_peers_is_caught_type_only_imports_too
         "policy_engine/left/l:2 (lazy): policy_engine: left imports right (policy_engine.right.r)",
         "policy_engine/low/a:3 (typing): policy_engine: low imports high (policy_engine.high.h)",
     ]
+
+
+#: The folders of ``policy_engine.reports`` that are not a command's: what every command's formats may build on.
+REPORT_KIT = ("kit", "tables", "page")
+#: A command folder's modules that are not formats: its view, and what the view is built from.
+VIEW_MODULES = {"view", "plans"}
+
+
+def format_import_violations(imports: list[Import]) -> list[str]:
+    """Every import of a command's format module into ``reports`` other than its own view, the kit, the shared
+    tables and the page machinery (a format never imports a sibling format, nor another command's)."""
+    out = []
+    for each in imports:
+        parts = each.source.split(".")
+        if len(parts) != 4 or parts[:2] != ["policy_engine", "reports"] or parts[2] in REPORT_KIT:
+            continue
+        target = each.target.split(".")
+        if target[:2] != ["policy_engine", "reports"] or len(target) < 3 or target[2] in REPORT_KIT:
+            continue
+        if target[2] == parts[2] and (len(target) == 3 or target[3] in VIEW_MODULES):
+            continue
+        if parts[3] in VIEW_MODULES and target[2] == parts[2]:
+            continue
+        out.append(f"{each.where()} imports {each.target}")
+    return out
+
+
+def test_a_format_imports_only_its_view_and_the_reports_kit_never_another_format():
+    violations = format_import_violations(all_imports())
+    assert not violations, "a format imports another format:\n" + "\n".join(violations)
+
+
+def test_a_format_importing_a_sibling_format_is_caught():
+    imports = [Import("policy_engine.reports.diff.markdown", "policy_engine.reports.diff.text", 3, "load"),
+               Import("policy_engine.reports.diff.markdown", "policy_engine.reports.diff.view", 4, "load"),
+               Import("policy_engine.reports.tune.json", "policy_engine.reports.sweep.json", 5, "lazy"),
+               Import("policy_engine.reports.tune.json", "policy_engine.reports.tables.sweep_runs", 6, "load")]
+    assert format_import_violations(imports) == [
+        "policy_engine/reports/diff/markdown:3 (load) imports policy_engine.reports.diff.text",
+        "policy_engine/reports/tune/json:5 (lazy) imports policy_engine.reports.sweep.json"]

@@ -37,7 +37,8 @@ def test_an_endpoint_operation_given_twice_is_refused():
 
 def test_a_format_given_twice_is_refused():
     with pytest.raises(ValueError, match="unique"):
-        FormatTable("demo", [OutputFormat("json", "one", str), OutputFormat("json", "two", str)])
+        FormatTable("demo", [OutputFormat("json", "one", "policy_engine.reports.check.json"),
+                             OutputFormat("json", "two", "policy_engine.reports.diff.json")])
 
 
 def test_a_victim_policy_given_twice_is_refused():

@@ -1,9 +1,10 @@
 """The output formats of every command that prints results (``--format``), and of ``graph``'s files.
 
-Adding a format is one renderer module (a function ``(subject, stream) -> None``, the subject
+Adding a format is one renderer module (a function ``write(subject, stream) -> None``, the subject
 from ``reports.kit.subjects``), one row here and its test; the command's ``--format`` choices and
-help follow from the table. The loaders import inside the function so a command loads only the
-renderer it runs.
+help follow from the table. A row is data: the format's name, what it is for, and its renderer's
+dotted module path, imported only when the format is chosen, so a command loads only the renderer
+it runs.
 """
 
 from __future__ import annotations
@@ -64,303 +65,98 @@ WalkthroughRenderer = Callable[[Sequence[WalkthroughStep], TextIO], None]
 GenerateRenderer = Callable[[GenerateOutput, TextIO], None]
 
 
-def _check_text() -> CheckRenderer:
-    from policy_engine.reports.check import text as check_text
+#: ``check``: CI reads it, so every machine format also writes a document for input that did not load.
+CHECK_FORMATS: FormatTable[CheckRenderer] = FormatTable("check", [
+    OutputFormat("text", "tables for people", "policy_engine.reports.check.text"),
+    OutputFormat("json", "findings and summary", "policy_engine.reports.check.json"),
+    OutputFormat("sarif", "code scanning", "policy_engine.reports.check.sarif"),
+    OutputFormat("markdown", "a pull-request comment or CI job summary", "policy_engine.reports.check.markdown"),
+], document=CheckRenderer)
 
-    return CheckRenderer(check_text.write)
-
-
-def _check_json() -> CheckRenderer:
-    from policy_engine.reports.check import json as check_json
-
-    return CheckRenderer(check_json.write, check_json.write_load_failure)
-
-
-def _check_sarif() -> CheckRenderer:
-    from policy_engine.reports.check import sarif as check_sarif
-
-    return CheckRenderer(check_sarif.write, check_sarif.write_load_failure)
-
-
-def _check_markdown() -> CheckRenderer:
-    from policy_engine.reports.check import markdown as check_markdown
-
-    return CheckRenderer(check_markdown.write, check_markdown.write_load_failure)
-
-
-CHECK_FORMATS = FormatTable("check", [
-    OutputFormat("text", "tables for people", _check_text),
-    OutputFormat("json", "findings and summary", _check_json),
-    OutputFormat("sarif", "code scanning", _check_sarif),
-    OutputFormat("markdown", "a pull-request comment or CI job summary", _check_markdown),
+SIMULATE_FORMATS: FormatTable[SimulateRenderer] = FormatTable("simulate", [
+    OutputFormat("text", "tables for people", "policy_engine.reports.simulate.text"),
+    OutputFormat("json", "every job, every share and the summary, for scripts", "policy_engine.reports.simulate.json"),
+    OutputFormat("markdown", "a compact summary for a pull-request comment or CI job summary",
+                 "policy_engine.reports.simulate.markdown"),
 ])
 
-
-def _simulate_text() -> SimulateRenderer:
-    from policy_engine.reports.simulate import text as simulate_text
-
-    return simulate_text.write
-
-
-def _simulate_json() -> SimulateRenderer:
-    from policy_engine.reports.simulate import json as simulate_json
-
-    return simulate_json.write
-
-
-def _simulate_markdown() -> SimulateRenderer:
-    from policy_engine.reports.simulate import markdown as simulate_markdown
-
-    return simulate_markdown.write
-
-
-SIMULATE_FORMATS = FormatTable("simulate", [
-    OutputFormat("text", "tables for people", _simulate_text),
-    OutputFormat("json", "every job, every share and the summary, for scripts", _simulate_json),
-    OutputFormat("markdown", "a compact summary for a pull-request comment or CI job summary", _simulate_markdown),
+EXPLAIN_FORMATS: FormatTable[ExplainRenderer] = FormatTable("explain", [
+    OutputFormat("text", "one sentence a line, under its topic, for people", "policy_engine.reports.explain.text"),
+    OutputFormat("json", "the sentences and the share's figures, for scripts", "policy_engine.reports.explain.json"),
 ])
 
+#: ``diff``: CI reads it, as ``check``.
+DIFF_FORMATS: FormatTable[DiffRenderer] = FormatTable("diff", [
+    OutputFormat("text", "sections for people", "policy_engine.reports.diff.text"),
+    OutputFormat("json", "every change, guarantee, finding and hazard, for scripts", "policy_engine.reports.diff.json"),
+    OutputFormat("markdown", "a pull-request comment that fits GitHub's limit", "policy_engine.reports.diff.markdown"),
+], document=DiffRenderer)
 
-def _explain_text() -> ExplainRenderer:
-    from policy_engine.reports.explain import text as explain_text
-
-    return explain_text.write
-
-
-def _explain_json() -> ExplainRenderer:
-    from policy_engine.reports.explain import json as explain_json
-
-    return explain_json.write
-
-
-EXPLAIN_FORMATS = FormatTable("explain", [
-    OutputFormat("text", "one sentence a line, under its topic, for people", _explain_text),
-    OutputFormat("json", "the sentences and the share's figures, for scripts", _explain_json),
+DRIFT_FORMATS: FormatTable[DriftRenderer] = FormatTable("drift", [
+    OutputFormat("text", "one line per difference, for people", "policy_engine.reports.drift.text"),
+    OutputFormat("json", "every difference and unreadable call, for scripts", "policy_engine.reports.drift.json"),
+    OutputFormat("markdown", "a table for a pull-request comment", "policy_engine.reports.drift.markdown"),
 ])
 
-def _diff_text() -> DiffRenderer:
-    from policy_engine.reports.diff import text as diff_text
-
-    return DiffRenderer(diff_text.write)
-
-
-def _diff_json() -> DiffRenderer:
-    from policy_engine.reports.diff import json as diff_json
-
-    return DiffRenderer(diff_json.write, diff_json.write_load_failure)
-
-
-def _diff_markdown() -> DiffRenderer:
-    from policy_engine.reports.diff import markdown as diff_markdown
-
-    return DiffRenderer(diff_markdown.write, diff_markdown.write_load_failure)
-
-
-DIFF_FORMATS = FormatTable("diff", [
-    OutputFormat("text", "sections for people", _diff_text),
-    OutputFormat("json", "every change, guarantee, finding and hazard, for scripts", _diff_json),
-    OutputFormat("markdown", "a pull-request comment that fits GitHub's limit", _diff_markdown),
+SWEEP_FORMATS: FormatTable[SweepRenderer] = FormatTable("sweep", [
+    OutputFormat("text", "the best runs as a table, for people", "policy_engine.reports.sweep.text"),
+    OutputFormat("json", "every run, for scripts", "policy_engine.reports.sweep.json"),
+    OutputFormat("csv", "one row per run, for a spreadsheet", "policy_engine.reports.sweep.csv"),
 ])
 
-
-def _drift_text() -> DriftRenderer:
-    from policy_engine.reports.drift import text as drift_text
-
-    return drift_text.write
-
-
-def _drift_json() -> DriftRenderer:
-    from policy_engine.reports.drift import json as drift_json
-
-    return drift_json.write
-
-
-def _drift_markdown() -> DriftRenderer:
-    from policy_engine.reports.drift import markdown as drift_markdown
-
-    return drift_markdown.write
-
-
-DRIFT_FORMATS = FormatTable("drift", [
-    OutputFormat("text", "one line per difference, for people", _drift_text),
-    OutputFormat("json", "every difference and unreadable call, for scripts", _drift_json),
-    OutputFormat("markdown", "a table for a pull-request comment", _drift_markdown),
-])
-
-
-def _sweep_text() -> SweepRenderer:
-    from policy_engine.reports.sweep import text as sweep_text
-
-    return sweep_text.write
-
-
-def _sweep_json() -> SweepRenderer:
-    from policy_engine.reports.sweep import json as sweep_json
-
-    return sweep_json.write
-
-
-def _sweep_csv() -> SweepRenderer:
-    from policy_engine.reports.sweep import csv as sweep_csv
-
-    return sweep_csv.write
-
-
-SWEEP_FORMATS = FormatTable("sweep", [
-    OutputFormat("text", "the best runs as a table, for people", _sweep_text),
-    OutputFormat("json", "every run, for scripts", _sweep_json),
-    OutputFormat("csv", "one row per run, for a spreadsheet", _sweep_csv),
-])
-
-
-def _tune_text() -> TuneRenderer:
-    from policy_engine.reports.tune import text as tune_text
-
-    return tune_text.write
-
-
-def _tune_json() -> TuneRenderer:
-    from policy_engine.reports.tune import json as tune_json
-
-    return tune_json.write
-
-
-TUNE_FORMATS = FormatTable("tune", [
-    OutputFormat("text", "the recommendation and its evidence, for people", _tune_text),
-    OutputFormat("json", "the recommendation, the front and every run, for scripts", _tune_json),
+TUNE_FORMATS: FormatTable[TuneRenderer] = FormatTable("tune", [
+    OutputFormat("text", "the recommendation and its evidence, for people", "policy_engine.reports.tune.text"),
+    OutputFormat("json", "the recommendation, the front and every run, for scripts", "policy_engine.reports.tune.json"),
 ])
 
 #: ``compare``: designs side by side (``comparison.subjects.CompareOutput``; named, so check never loads it).
 CompareRenderer = Callable[["CompareOutput", TextIO], None]
 
-
-def _compare_text() -> CompareRenderer:
-    from policy_engine.reports.compare import text as compare_text
-
-    return compare_text.write
-
-
-def _compare_markdown() -> CompareRenderer:
-    from policy_engine.reports.compare import markdown as compare_markdown
-
-    return compare_markdown.write
-
-
-def _compare_json() -> CompareRenderer:
-    from policy_engine.reports.compare import json as compare_json
-
-    return compare_json.write
-
-
-COMPARE_FORMATS = FormatTable("compare", [
+COMPARE_FORMATS: FormatTable[CompareRenderer] = FormatTable("compare", [
     OutputFormat("text", "the designs' figures per share side by side, with the differences, for people",
-                 _compare_text),
-    OutputFormat("markdown", "the same tables as GitHub-flavoured markdown, for a pull request", _compare_markdown),
-    OutputFormat("json", "every figure and every difference as a number, for scripts", _compare_json),
+                 "policy_engine.reports.compare.text"),
+    OutputFormat("markdown", "the same tables as GitHub-flavoured markdown, for a pull request",
+                 "policy_engine.reports.compare.markdown"),
+    OutputFormat("json", "every figure and every difference as a number, for scripts",
+                 "policy_engine.reports.compare.json"),
 ])
 
-
-def _walkthrough_text() -> WalkthroughRenderer:
-    from policy_engine.reports.walkthrough import text as walkthrough_text
-
-    return walkthrough_text.write
-
-
-def _walkthrough_json() -> WalkthroughRenderer:
-    from policy_engine.reports.walkthrough import json as walkthrough_json
-
-    return walkthrough_json.write
-
-
-WALKTHROUGH_FORMATS = FormatTable("walkthrough", [
-    OutputFormat("text", "a jobs table per step, for people", _walkthrough_text),
-    OutputFormat("json", "every job after every step, for scripts", _walkthrough_json),
+WALKTHROUGH_FORMATS: FormatTable[WalkthroughRenderer] = FormatTable("walkthrough", [
+    OutputFormat("text", "a jobs table per step, for people", "policy_engine.reports.walkthrough.text"),
+    OutputFormat("json", "every job after every step, for scripts", "policy_engine.reports.walkthrough.json"),
 ])
 
-
-def _generate_text() -> GenerateRenderer:
-    from policy_engine.reports.generate import text as generate_text
-
-    return generate_text.write
-
-
-def _generate_json() -> GenerateRenderer:
-    from policy_engine.reports.generate import json as generate_json
-
-    return generate_json.write
-
-
-GENERATE_FORMATS = FormatTable("generate", [
-    OutputFormat("text", "what was written, for people", _generate_text),
-    OutputFormat("json", "the files written and the job count, for scripts", _generate_json),
+GENERATE_FORMATS: FormatTable[GenerateRenderer] = FormatTable("generate", [
+    OutputFormat("text", "what was written, for people", "policy_engine.reports.generate.text"),
+    OutputFormat("json", "the files written and the job count, for scripts", "policy_engine.reports.generate.json"),
 ])
 
 FitRenderer = Callable[[FitOutput, TextIO], None]
 
-
-def _fit_text() -> FitRenderer:
-    from policy_engine.reports.fit import text as fit_text
-
-    return fit_text.write
-
-
-def _fit_json() -> FitRenderer:
-    from policy_engine.reports.fit import json as fit_json
-
-    return fit_json.write
-
-
-FIT_FORMATS = FormatTable("fit", [
-    OutputFormat("text", "one row per share and every note, for people", _fit_text),
-    OutputFormat("json", "per share, what was fitted, and the profile, for scripts", _fit_json),
+FIT_FORMATS: FormatTable[FitRenderer] = FormatTable("fit", [
+    OutputFormat("text", "one row per share and every note, for people", "policy_engine.reports.fit.text"),
+    OutputFormat("json", "per share, what was fitted, and the profile, for scripts", "policy_engine.reports.fit.json"),
 ])
 
 #: ``top --once``: one read of a queue's figures (``adapters.aws.queue_figures.QueueFigures``).
 TopRenderer = Callable[[Any, TextIO], None]
 
-
-def _top_text() -> TopRenderer:
-    from policy_engine.reports.top import screen as top_view
-
-    return top_view.write_text
-
-
-def _top_json() -> TopRenderer:
-    from policy_engine.reports.top import screen as top_view
-
-    return top_view.write_json
-
-
-TOP_FORMATS = FormatTable("top", [
-    OutputFormat("text", "the screen's tables, once, for people", _top_text),
-    OutputFormat("json", "every figure (durations in seconds, times in epoch milliseconds), for scripts", _top_json),
+TOP_FORMATS: FormatTable[TopRenderer] = FormatTable("top", [
+    OutputFormat("text", "the screen's tables, once, for people", "policy_engine.reports.top.screen",
+                 function="write_text"),
+    OutputFormat("json", "every figure (durations in seconds, times in epoch milliseconds), for scripts",
+                 "policy_engine.reports.top.screen", function="write_json"),
 ])
 
 #: ``graph -o FILE``: the picture (or its DOT source) written to ``FILE``.
 GraphRenderer = Callable[["Digraph", Path], None]
 
-
-def _graph_svg() -> GraphRenderer:
-    from policy_engine.reports.graph import borrow_graph as borrow_graph_render
-
-    return borrow_graph_render.write_svg
-
-
-def _graph_png() -> GraphRenderer:
-    from policy_engine.reports.graph import borrow_graph as borrow_graph_render
-
-    return borrow_graph_render.write_png
-
-
-def _graph_dot() -> GraphRenderer:
-    from policy_engine.reports.graph import borrow_graph as borrow_graph_render
-
-    return borrow_graph_render.write_dot
-
-
 #: Chosen by the suffix of ``-o FILE``; without ``-o`` the default, DOT, goes to standard output.
-GRAPH_FORMATS = FormatTable("graph", [
-    OutputFormat("svg", "a picture for a browser or a wiki page", _graph_svg, (".svg",)),
-    OutputFormat("png", "a picture for a chat or a slide", _graph_png, (".png",)),
-    OutputFormat("dot", "Graphviz source, drawn by anything that reads DOT", _graph_dot, (".dot", ".gv")),
+GRAPH_FORMATS: FormatTable[GraphRenderer] = FormatTable("graph", [
+    OutputFormat("svg", "a picture for a browser or a wiki page", "policy_engine.reports.graph.borrow_graph",
+                 (".svg",), "write_svg"),
+    OutputFormat("png", "a picture for a chat or a slide", "policy_engine.reports.graph.borrow_graph",
+                 (".png",), "write_png"),
+    OutputFormat("dot", "Graphviz source, drawn by anything that reads DOT", "policy_engine.reports.graph.borrow_graph",
+                 (".dot", ".gv"), "write_dot"),
 ], default="dot")

@@ -1,4 +1,4 @@
-"""What ``sweep`` and ``tune`` hand their renderers (``reports.sweep_*``, ``tune_*``; the tables are in
+"""What ``sweep`` and ``tune`` hand their renderers (``reports.sweep``, ``reports.tune``; the tables are in
 ``reports.registry``).
 
 Kept in this package, beside what they hold, so that the reports' own subjects never name the sweep's types.
@@ -35,14 +35,13 @@ class SweepOutput:
 
 @dataclass(frozen=True)
 class TuneOutput:
-    """A tuning run: the recommendation with its evidence rows, and the Pareto front."""
+    """A tuning run: the result (the recommendation, the Pareto front, every run) and what it was asked; the
+    renderers derive the evidence and the front's rows from it (``reports.tune.view``)."""
 
     result: TuneResult
     axes: list[Axis]
     objectives: list[Objective]
     constraints: list[Constraint]
-    evidence: list[tuple[str, str, str]]
-    front_rows: list[tuple[str, ...]]
     out_file: str | None = None
     #: The guarantee declarations the recommendation changes (``--guarantee-policy follow|drop``).
     promises: list[PromiseChange] = field(default_factory=list)

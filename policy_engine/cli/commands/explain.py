@@ -93,7 +93,6 @@ def _explain_scenario(share: str, scenario: str, wait_attribution: str, allow_py
     """Simulate the scenario (with the usage log the attribution reads) and explain the share with its waits."""
     from dataclasses import replace
 
-    from policy_engine.reports.explain.wait_sentences import wait_sentences
     from policy_engine.simulation.core.engine import Engine
     from policy_engine.simulation.gcpause import gc_paused
     from policy_engine.simulation.results.records import build_result
@@ -106,7 +105,6 @@ def _explain_scenario(share: str, scenario: str, wait_attribution: str, allow_py
                         loaded.live)
         engine.run(loaded.until)
         waits = attribute(build_result(engine), loaded.topology, wait_attribution)
-        sentences = tuple(wait_sentences(loaded.topology, waits, node, loaded.settings.backfill))
-    output = ExplainOutput(loaded.topology, node, check_topology(loaded.topology), sentences)
+    output = ExplainOutput(loaded.topology, node, check_topology(loaded.topology), waits, loaded.settings.backfill)
     EXPLAIN_FORMATS.renderer(output_format)(output, sys.stdout)
     raise SystemExit(EXIT_OK)

@@ -33,30 +33,23 @@ from policy_engine.cli.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED
 from policy_engine.foundation.bounds import MAX_GRID, MAX_WORKLOAD_SAMPLES
 from policy_engine.foundation.model import Topology
 from policy_engine.foundation.output_files import atomic_write
-from policy_engine.foundation.units import Unit
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.reports.registry import TUNE_FORMATS
-from policy_engine.reports.tune.text import figure as _figure
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.cost_metrics import RunCosts
-from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.expressions import (
-    UNITS,
-    Constraint,
     ExpressionError,
     parse_constraint,
     parse_expression,
-    record_types,
-    type_figure,
 )
-from policy_engine.sweep.grammar import Axis, VaryError, parse_vary, vary_text
+from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.target_constraints import TARGETS_MISSED, TargetUse, target_constraints
 from policy_engine.sweep.topology_file import recommended_text, topology_data
-from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, TuneResult, share_evidence, tune
+from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, tune
 
 
 def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -69,59 +62,6 @@ def topology_yaml(topology: Topology, header: str) -> str:
     """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out), after ``header``."""
     comments = "".join(f"# {line}\n" for line in header.splitlines())
     return comments + yaml.safe_dump(topology_data(topology), sort_keys=False)
-
-
-def _evidence_rows(result: TuneResult, objectives: list[Objective],
-                   constraints: list[Constraint]) -> list[tuple[str, str, str]]:
-    rows = []
-    current, chosen = result.current, result.chosen or result.best or result.nearest
-    for objective in objectives:
-        unit = objective.expression.unit
-        rows.append((objective.heading,
-                     _figure(objective.expression(current), unit) if current["status"] == OK else "-",
-                     _figure(objective.expression(chosen), unit) if chosen else "-"))
-    for constraint in constraints:
-        rows.append((f"constraint {constraint.text}",
-                     constraint.verdict(current) if current["status"] == OK else "-",
-                     constraint.verdict(chosen) if chosen else "-"))
-    for key, label in (("wait_p95", "wait p95"), ("wait_max", "wait max"), ("preemptions", "preemptions")):
-        rows.append((label, _figure(current["summary"][key], UNITS[key]) if current["status"] == OK else "-",
-                     _figure(chosen["summary"][key], UNITS[key]) if chosen else "-"))
-    for metric, label, unit in (("utilisation", "utilisation", Unit.FRACTION),
-                                ("instance_hours_lost", "instance-hours lost", Unit.INSTANCE_HOURS)):
-        for instance_type in dict.fromkeys([*record_types(current), *record_types(chosen)]):  # never added up
-            figure = type_figure(metric, instance_type)
-            rows.append((f"{label} {instance_type}",
-                         _figure(figure(current), unit) if current["status"] == OK else "-",
-                         _figure(figure(chosen), unit) if chosen else "-"))
-    # per share and instance type, the most harmed first (not only totals)
-    shares = share_evidence(current, chosen)
-    for row in shares.rows:
-        for each in shares.figures[1:]:
-            rows.append((f"{row.share} {row.instance_type} {each.label}",
-                         _figure(row.value(0, each), each.unit) if row.values[0] is not None else "-",
-                         _figure(row.value(1, each), each.unit) if row.values[1] is not None else "-"))
-    if current["status"] != OK:
-        rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
-    if result.samples and chosen is not None:
-        first = objectives[0]
-
-        def spread(record: dict) -> str:
-            values = [first.expression(sample) for sample in record.get("samples", [])]
-            unit = first.expression.unit
-            return f"{_figure(min(values), unit)} .. {_figure(max(values), unit)}" if values else "-"
-
-        rows.append((f"{first.label}: spread over {result.samples} workload samples (min .. max; the rows above "
-                     f"are means)", spread(current), spread(chosen)))
-        rows.append(("workload samples on which the recommendation is better", "-",
-                     f"{result.wins} of {result.samples}"))
-    return rows
-
-
-def _front_rows(result: TuneResult, axes: list[Axis], objectives: list[Objective]) -> list[tuple]:
-    return [(str(rank), *(vary_text(r["values"][a.path]) for a in axes),
-             *(_figure(o.expression(r), o.expression.unit) for o in objectives))
-            for rank, r in enumerate(result.front, start=1)]
 
 
 @python_topologies("named by the scenario's topology:")
@@ -250,10 +190,7 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
                 handle.write(text)
         except OSError as error:
             fail_input([f"{out_file}: cannot write the topology: {error.strerror or error}"])
-    evidence = _evidence_rows(result, objectives, parsed_constraints)
-    front_rows = _front_rows(result, axes, objectives)
-    tuned = TuneOutput(result, axes, objectives, parsed_constraints, evidence, front_rows, out_file, promises, policy,
-                       min_gain, costs)
+    tuned = TuneOutput(result, axes, objectives, parsed_constraints, out_file, promises, policy, min_gain, costs)
     if report_dir:
         _write_report(tuned, Path(report_dir), scenario)
     TUNE_FORMATS.renderer(output)(tuned, sys.stdout)
@@ -299,26 +236,10 @@ def _promise_changes(base: Topology, recommended: Topology) -> list[PromiseChang
 
 
 def _write_report(output: TuneOutput, directory: Path, source: str) -> None:
-    from policy_engine.reports.page.sweep_report import html_table, pareto_chart, write_tune_report
-    from policy_engine.reports.tune.text import answer_lines, detail_lines, evidence_column
-    from policy_engine.sweep.tune import feasible
+    from policy_engine.reports.tune.page import write_page
 
-    result, axes, objectives = output.result, output.axes, output.objectives
-    evidence_html = html_table(("", "current", evidence_column(output)), output.evidence, numeric={1, 2})
-    front_html = ""
-    charts = []
-    if len(objectives) > 1:
-        front_html = html_table(("#", *(a.path for a in axes), *(o.heading for o in objectives)), output.front_rows,
-                                numeric={0, *range(len(axes) + 1, len(axes) + 1 + len(objectives))}) \
-            if output.front_rows else '<p class="muted">No candidate meets every constraint: the front is empty.</p>'
-        on_front = {id(r) for r in result.front}
-        points = [(objectives[0].expression(r), objectives[1].expression(r), id(r) in on_front,
-                   feasible(r, output.constraints)) for r in result.runs if r["status"] == OK]
-        charts.append(pareto_chart(points, (objectives[0], objectives[1])))
     try:
-        page = write_tune_report(evidence_html, front_html, charts, result.runs, axes, objectives[0].expression,
-                                 directory, source, output.costs, [*answer_lines(output), *detail_lines(output)],
-                                 output.constraints)
+        page = write_page(output, directory, source)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
         return

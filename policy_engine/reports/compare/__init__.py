@@ -1,1 +1,2 @@
-"""``compare``'s formats: text, JSON, Markdown and the HTML page."""
+"""``compare``: its view (the bill table and the verdict, ``view``) and its formats: text, JSON, Markdown and the HTML
+page."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from policy_engine.comparison.subjects import CompareOutput
 from policy_engine.foundation.output_files import write_files
-from policy_engine.reports.compare.text import costs_head, costs_legend, costs_rows, costs_title
+from policy_engine.reports.compare.view import costs_head, costs_legend, costs_rows, costs_title
 from policy_engine.reports.kit import vega
 from policy_engine.reports.page import report_script
 from policy_engine.reports.page.html_report import escape

@@ -1,1 +1,2 @@
-"""``diff``'s formats: text, JSON, Markdown."""
+"""``diff``: its view (the verdict, each section's lines, the replay's impact, ``view``) and its formats: text, JSON,
+Markdown."""

@@ -21,7 +21,7 @@ import click
 from policy_engine.changes.report import FAIL_ON, ChangeReport, GuaranteeChange
 from policy_engine.foundation.diagnostics import ObjectKind
 from policy_engine.foundation.units import duration_text, instance_hours_text
-from policy_engine.reports.diff.text import (
+from policy_engine.reports.diff.view import (
     KIND_TITLES,
     bill_sentence,
     declared,

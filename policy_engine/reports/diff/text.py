@@ -3,82 +3,28 @@
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import TextIO
 
 import click
 
-from policy_engine.analysis.promise_changes import PromiseChange
-from policy_engine.changes.report import FAIL_ON, ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
-from policy_engine.foundation.diagnostics import ObjectKind
-from policy_engine.foundation.units import duration_text, instance_hours_text, money_text
+from policy_engine.changes.report import FAIL_ON, ChangeReport
+from policy_engine.foundation.units import duration_text, instance_hours_text
+from policy_engine.reports.diff.view import (
+    KIND_TITLES,
+    bill_sentence,
+    describe,
+    guarantee_line,
+    harm_headline,
+    impact_legend,
+    lost_by_type,
+    object_line,
+    preempted_counts,
+    promise_line,
+    shares_title,
+    verdict,
+    worst_jobs,
+)
 from policy_engine.reports.kit.subjects import DiffOutput
-
-KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
-               ObjectKind.SHARE: "Quota shares"}
-
-
-def shown(value: Any) -> str:
-    """A value as a reviewer reads it: ``-`` for absent, mappings inline, lists joined."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items()) or "{}"
-    if isinstance(value, list):
-        return ", ".join(map(str, value)) or "nobody"
-    return str(value)
-
-
-def describe(change: FieldChange, arrow: str = "->") -> str:
-    """``limit ml.g5.xlarge: 2 -> 1``; list fields as ``+added -removed``."""
-    if change.field in ("preempted_by", "may_preempt"):
-        added = [x for x in change.after if x not in change.before]
-        removed = [x for x in change.before if x not in change.after]
-        parts = [f"+{x}" for x in added] + [f"-{x}" for x in removed]
-        return f"{change.field}: {' '.join(parts)}"
-    return f"{change.name}: {shown(change.before)} {arrow} {shown(change.after)}"
-
-
-def object_line(change: ObjectChange) -> str:
-    if change.status is ChangeStatus.RENAMED:
-        return f"{change.renamed_from} -> {change.name} (renamed)"
-    if change.status is ChangeStatus.CHANGED and not change.direct:  # only figures the borrow graph moved
-        return f"{change.name} (affected through the borrow graph)"
-    return f"{change.name} ({change.status})"
-
-
-def guarantee_line(change: GuaranteeChange) -> str:
-    what = f"{change.share} {change.property}" + (f" {change.instance_type}" if change.instance_type else "")
-    label = ("LOST" if change.refuted_now else "REGAINED" if change.regained else "DROPPED" if change.after == "absent"
-             else "NEW" if change.before == "absent" else change.after.upper())
-    return f"{label:<8} {what}: {change.before} -> {change.after}"
-
-
-def declared(value: int | bool | None) -> str:
-    """A declared promise's value: ``-`` when not declared."""
-    return "-" if value is None else "yes" if value is True else str(value)
-
-
-def promise_line(change: PromiseChange) -> str:
-    """``WEAKENED training/A min_capacity ml.g5.xlarge: 8 -> 6 (proof: held -> held)``, with who accepted it."""
-    state = f"proof: {change.proven_before} -> {change.proven_after}"
-    accepted = f"; accepted ({change.kind.rule}): {change.accepted}" if change.accepted else (
-        f"; needs review ({change.kind.rule})" if change.kind.rule else "")
-    return (f"{change.kind.value.upper().replace('_', ' '):<24} {change.label}: {declared(change.before)} -> "
-            f"{declared(change.after)} ({state}{accepted})")
-
-
-def shares_title(report: ChangeReport) -> str:
-    """How many shares changed directly, and how many only through the borrow graph."""
-    affected = len(report.affected_shares)
-    return (f"Quota shares ({len(report.changed_shares)} changed"
-            + (f", {affected} affected through the borrow graph)" if affected else ")"))
-
-
-def verdict(report: ChangeReport, fail_on: tuple[str, ...]) -> str:
-    failures = report.failures(fail_on)
-    return ("FAIL: " + ", ".join(failures)) if failures else "OK: nothing got worse"
 
 
 def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
@@ -123,73 +69,6 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
     if report.impact is not None:
         lines += impact_lines(report.impact)
     return "\n".join(lines)
-
-
-#: The per-job list of a replay shows the worst this many (by extra preemptions x instances); JSON has all.
-WORST_JOBS = 20
-
-
-def impact_legend(impact: dict) -> str:
-    """What the per-share impact table's cells mean, said once under it (in text and markdown)."""
-    from policy_engine.reports.tables import share_comparison as sc
-
-    return ("runs: the replay without the change, then with HEAD deployed at "
-            f"t = {duration_text(impact['at'])}; {sc.CELLS}; wait: from submission to a job's first start (to the "
-            "end of the replay for a job that never starts); p95: 95 % of the share's jobs waited at most this "
-            "long; preemptions: the share's jobs preempted at or after the deploy (the replays are the same before "
-            "it); own utilisation, instance-hours lost and cost: over the whole replay; cost: what the share pays "
-            "on the type (its jobs' on-demand RUNNING time x rate and its part of the plans' fees; instance-hours "
-            "without --prices), over the billing period (docs/costs.md).")
-
-
-def bill_sentence(impact: dict) -> str | None:
-    """The replays' bills, without -> with the change, and their waste (``impact.costs``); ``None`` when unpriced."""
-    costs = impact.get("costs") or {}
-    before, after = costs.get("before"), costs.get("after")
-    if not before or not after or before.get("currency") is None:
-        return None
-    from policy_engine.reports.tables.cost_tables import period_text
-    from policy_engine.simulation.results.billable import Period
-
-    period = period_text(Period.from_json(before.get("period")))
-    total = (before["bill"]["total"], after["bill"]["total"])
-    waste = tuple(sum(side["waste"].values()) for side in (before, after))
-    return (f"bill for {period}: {money_text(total[0])} → {money_text(total[1])} {before['currency']} "
-            f"({'+' if total[1] >= total[0] else ''}{money_text(total[1] - total[0])}); waste "
-            f"{money_text(waste[0])} → {money_text(waste[1])} (preempted attempts and plan idle)")
-
-
-def harm_headline(impact: dict) -> str:
-    """The most harmed share first: ``Most harmed: q/vision: ml.p4d.24xlarge preemptions 95 -> 239, 2.5x``."""
-    from policy_engine.changes.impact import share_comparison
-    from policy_engine.simulation.results.worsening import most_harmed
-
-    worst = most_harmed(share_comparison(impact))
-    return f"Most harmed: {worst.text()}" if worst else "No share fares worse with the change"
-
-
-def preempted_counts(impact: dict) -> str:
-    """Net: ``355 more often, 280 less often (net +75)``."""
-    more, less = len(impact["preempted"]), int(impact.get("preempted_less_often", 0))
-    return f"{more} more often, {less} less often (net {more - less:+d})"
-
-
-def worst_jobs(impact: dict) -> tuple[list[dict], int]:
-    """The jobs preempted more often because of the change that a report lists (the worst first), and how many more
-    there are (``--format json`` has every one)."""
-    shown = impact["preempted"][:WORST_JOBS]
-    return shown, len(impact["preempted"]) - len(shown)
-
-
-def lost_by_type(impact: dict) -> dict[str, tuple[float, float]]:
-    """Instance type -> instance-hours lost without and with the change (an hour of one type is not worth one of
-    another, so they are never added across types)."""
-    out: dict[str, tuple[float, float]] = {}
-    for row in impact["shares"]:
-        before, after = out.get(row["instance_type"], (0.0, 0.0))
-        out[row["instance_type"]] = (before + row.get("instance_hours_lost_before", 0.0),
-                                     after + row.get("instance_hours_lost_after", 0.0))
-    return out
 
 
 def impact_lines(impact: dict) -> list[str]:

@@ -1,1 +1,2 @@
-"""``explain``: one share in sentences (and why its jobs waited), and its formats: text, JSON."""
+"""``explain``: its view (one share in sentences and, with ``--scenario``, why its jobs waited, ``view``) and its
+formats: text, JSON."""

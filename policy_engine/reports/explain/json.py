@@ -9,15 +9,14 @@ from typing import Any, TextIO
 import click
 
 from policy_engine.analysis.checks import borrow_graph
-from policy_engine.reports.explain.plans import plan_figures
-from policy_engine.reports.explain.sentences import explain_share
+from policy_engine.reports.explain.view import plan_figures, sentences
 from policy_engine.reports.kit.subjects import ExplainOutput
 
 
 def to_dict(output: ExplainOutput) -> dict[str, Any]:
-    sentences = [*explain_share(output.topology, output.share, output.report), *output.waits]
+    said = sentences(output)
     return {"share": output.share,
-            "sentences": [{"topic": topic, "text": text} for topic, text in sentences],
+            "sentences": [{"topic": topic, "text": text} for topic, text in said],
             "summary": output.report.summaries[output.share].to_dict(),
             "training_plans": plan_figures(output.topology, borrow_graph(output.topology, output.report),
                                            output.share)}

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from rich.text import Text
 
-from policy_engine.reports.explain.sentences import explain_share
+from policy_engine.reports.explain.view import sentences
 from policy_engine.reports.kit import terminal
 from policy_engine.reports.kit.safe_text import visible
 from policy_engine.reports.kit.subjects import ExplainOutput
@@ -17,7 +17,7 @@ _TOPIC_STYLE = {"findings": "bold yellow", "what": "bold"}
 
 def write(output: ExplainOutput, stream: TextIO) -> None:
     out = terminal.console(file=stream, highlight=False, soft_wrap=True)
-    for topic, sentence in [*explain_share(output.topology, output.share, output.report), *output.waits]:
+    for topic, sentence in sentences(output):
         line = Text(f"{topic:>11}  ", style="dim")
         line.append(visible(sentence), style=_TOPIC_STYLE.get(topic, ""))
         out.print(line)

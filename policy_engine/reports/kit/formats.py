@@ -1,7 +1,7 @@
 """A command's output formats as a table: name -> renderer, loaded only when chosen.
 
-Each row names a format, says in a few words what it is for (the ``--format`` help is built
-from these), holds a loader that imports the renderer module on first use and, for a command
+Each row is data: it names a format, says in a few words what it is for (the ``--format`` help is
+built from these), names the renderer by its dotted module path (imported on first use) and, for a command
 that writes a file (``graph -o picture.svg``), the file name suffixes that choose it. The table
 knows the names without importing any renderer, so ``--help`` and an unchosen format cost
 nothing, and a renderer's heavy imports (rich, the simulator's number formatting, SARIF's
@@ -14,10 +14,11 @@ file (see ``reports.registry``).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import click
 
@@ -25,21 +26,41 @@ import click
 Renderer = TypeVar("Renderer")
 
 
+#: The function a renderer module writes its document with, unless the row names another.
+WRITE = "write"
+#: The function a renderer module writes its document for input that did not load with, where it has one.
+WRITE_LOAD_FAILURE = "write_load_failure"
+
+
 @dataclass(frozen=True)
-class OutputFormat(Generic[Renderer]):
-    """One ``--format`` choice: its name, what it is for, how to import its renderer, and the file
-    name suffixes (lower case, with the dot) that choose it when the command writes a file."""
+class OutputFormat:
+    """One ``--format`` choice: its name, what it is for, the dotted path of its renderer module (and the
+    function in it, ``write`` unless named), and the file name suffixes (lower case, with the dot) that
+    choose it when the command writes a file."""
 
     name: str
     purpose: str
-    load: Callable[[], Renderer]
+    module: str
     suffixes: tuple[str, ...] = ()
+    function: str = WRITE
+
+    def load(self) -> Any:
+        """The renderer function (imports its module)."""
+        return getattr(importlib.import_module(self.module), self.function)
+
+    def load_failure(self) -> Any:
+        """The module's ``write_load_failure``, or ``None`` when it has none."""
+        return getattr(importlib.import_module(self.module), WRITE_LOAD_FAILURE, None)
 
 
 class FormatTable(Generic[Renderer]):
-    """The formats of one command; ``default`` (the first one unless named) is used when none is chosen."""
+    """The formats of one command; ``default`` (the first one unless named) is used when none is chosen.
 
-    def __init__(self, command: str, formats: Sequence[OutputFormat[Renderer]], default: str | None = None) -> None:
+    ``document``, for a command CI reads (``check``, ``diff``), wraps each module's ``write`` and its
+    ``write_load_failure`` (``None`` where the module has none) into the command's renderer type."""
+
+    def __init__(self, command: str, formats: Sequence[OutputFormat], default: str | None = None,
+                 document: Callable[[Any, Any], Renderer] | None = None) -> None:
         names = [f.name for f in formats]
         if not names or len(set(names)) != len(names):
             raise ValueError(f"{command}: output format names must be unique and at least one: {names}")
@@ -51,6 +72,7 @@ class FormatTable(Generic[Renderer]):
         self.command = command
         self._formats = {f.name: f for f in formats}
         self._default = default or names[0]
+        self._document = document
 
     @property
     def names(self) -> list[str]:
@@ -60,14 +82,17 @@ class FormatTable(Generic[Renderer]):
     def default(self) -> str:
         return self._default
 
-    def __getitem__(self, name: str) -> OutputFormat[Renderer]:
+    def __getitem__(self, name: str) -> OutputFormat:
         return self._formats[name]
 
     def renderer(self, name: str) -> Renderer:
         """The renderer of format ``name`` (imports its module)."""
-        return self._formats[name].load()
+        row = self._formats[name]
+        if self._document is not None:
+            return self._document(row.load(), row.load_failure())
+        return cast(Renderer, row.load())
 
-    def for_path(self, path: Path) -> OutputFormat[Renderer] | None:
+    def for_path(self, path: Path) -> OutputFormat | None:
         """The format whose suffix ends ``path`` (case-insensitive); ``None`` when no format claims it."""
         suffix = path.suffix.lower()
         return next((f for f in self._formats.values() if suffix in f.suffixes), None)

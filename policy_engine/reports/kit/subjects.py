@@ -1,6 +1,6 @@
 """What each command hands its renderers: the result, and where it came from.
 
-The renderers (``reports.check_*``, ``simulate_*``, ``explain_text``) and the format tables in
+The renderers (``reports.<command>.<format>``) and the format tables in
 ``reports.registry`` both import these; the tables import the renderers only when one is chosen.
 """
 
@@ -114,8 +114,10 @@ class ExplainOutput:
     topology: Topology
     share: str
     report: CheckReport
-    #: ``explain --scenario``: why the share's jobs waited there, as ``(topic, sentence)`` pairs
-    waits: tuple[tuple[str, str], ...] = ()
+    #: ``explain --scenario``: the run's wait attribution, which the view turns into the share's wait sentences
+    waits: WaitCauses | None = None
+    #: ``explain --scenario``: whether the scenario's scheduler backfills (the advice differs)
+    backfill: bool = False
 
 
 @dataclass(frozen=True)

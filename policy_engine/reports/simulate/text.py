@@ -1,5 +1,6 @@
-"""``simulate``'s report for people: jobs, shares and a summary as rich tables (``walkthrough`` reuses
-the jobs table). Styled on a terminal, plain and 200 columns wide when piped (see ``reports.kit.terminal``)."""
+"""``simulate``'s report for people: jobs, shares and a summary as rich tables (the jobs table is
+``reports.tables.jobs_table``, shared with ``walkthrough``). Styled on a terminal, plain and 200 columns wide
+when piped (see ``reports.kit.terminal``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from policy_engine.reports.kit import terminal
 from policy_engine.reports.kit.safe_text import rich_text, visible
 from policy_engine.reports.kit.subjects import SimulateOutput
 from policy_engine.reports.tables import why_waited
+from policy_engine.reports.tables.jobs_table import jobs_table
 from policy_engine.reports.tables.type_tables import TYPE_HEADERS, type_rows, utilisation_phrase
 from policy_engine.simulation.results.calibration import ShareCalibration
 from policy_engine.simulation.results.records import SimulationResult
@@ -23,19 +25,6 @@ from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 
 #: Above this many jobs the text report shows shares and the summary only.
 JOB_TABLE_LIMIT = 200
-
-
-def jobs_table(result: SimulationResult, title: str, caption: str | None = None, waits: bool = True) -> Table:
-    """One row per job: state, preemptions, (wait) and reason; ``walkthrough`` shows the same table per step."""
-    table = Table(title=title, caption=caption)
-    columns = ("job", "share", "priority", "status", "preemptions", *(("wait",) if waits else ()), "reason")
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for job in result.jobs:
-        wait = (duration_text(job.wait_seconds),) if waits else ()
-        table.add_row(rich_text(job.name), rich_text(job.share), str(job.priority), job.status, str(job.preemptions),
-                      *wait, rich_text(job.reason))
-    return table
 
 
 def print_tables(result: SimulationResult, console: Console, rates: Mapping[str, float] | None = None) -> None:

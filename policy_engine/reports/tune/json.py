@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from policy_engine.reports.sweep.json import run_json as run_record_json
+from policy_engine.reports.tables.sweep_runs import run_json as run_record_json
 from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import Objective, TuneResult, invalid_reasons

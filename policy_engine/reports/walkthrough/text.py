@@ -8,7 +8,7 @@ from typing import TextIO
 from policy_engine.foundation.units import duration_text
 from policy_engine.reports.kit import terminal
 from policy_engine.reports.kit.subjects import WalkthroughStep
-from policy_engine.reports.simulate.text import jobs_table
+from policy_engine.reports.tables.jobs_table import jobs_table
 
 
 def write(steps: Sequence[WalkthroughStep], stream: TextIO) -> None:

@@ -33,7 +33,7 @@ NOT_FOR_CHECK = ("policy_engine.simulation", "policy_engine.sweep", "matplotlib"
                  "policy_engine.reports.graph.borrow_graph", "policy_engine.reports.page.html_report",
                  "policy_engine.simulation.results.aggregates", "policy_engine.reports.page.summary_png",
                  "policy_engine.reports.kit.vega", "policy_engine.reports.simulate.",
-                 "policy_engine.reports.explain.sentences")
+                 "policy_engine.reports.explain.view")
 
 
 def _modules_after(*argv: str) -> list[str]:

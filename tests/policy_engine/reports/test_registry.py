@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -64,17 +66,28 @@ def test_every_check_format_writes_a_document_and_machine_ones_a_load_failure(na
 
 
 def test_a_table_refuses_duplicate_or_no_formats_a_shared_suffix_and_an_unknown_default():
-    def loader() -> str:
-        return "renderer"
-
+    module = "policy_engine.reports.check.text"
     with pytest.raises(ValueError, match="unique"):
-        FormatTable("x", [OutputFormat("a", "one", loader), OutputFormat("a", "two", loader)])
+        FormatTable("x", [OutputFormat("a", "one", module), OutputFormat("a", "two", module)])
     with pytest.raises(ValueError):
         FormatTable("x", [])
     with pytest.raises(ValueError, match="suffix"):
-        FormatTable("x", [OutputFormat("a", "one", loader, (".a",)), OutputFormat("b", "two", loader, (".a",))])
+        FormatTable("x", [OutputFormat("a", "one", module, (".a",)), OutputFormat("b", "two", module, (".a",))])
     with pytest.raises(ValueError, match="default"):
-        FormatTable("x", [OutputFormat("a", "one", loader)], default="b")
+        FormatTable("x", [OutputFormat("a", "one", module)], default="b")
+
+
+def test_every_row_names_a_renderer_module_of_its_command_folder():
+    """The rows are data: each names ``policy_engine.reports.<command>.<module>`` and a function in it."""
+    from policy_engine.reports import registry
+
+    tables = [value for value in vars(registry).values() if isinstance(value, FormatTable)]
+    assert len(tables) == 13
+    for table in tables:
+        for name in table.names:
+            row = table[name]
+            assert row.module.startswith(f"policy_engine.reports.{table.command}."), (table.command, row)
+            assert callable(row.load())
 
 
 def test_graph_formats_are_chosen_by_the_file_suffix_and_dot_is_the_default():
@@ -86,23 +99,14 @@ def test_graph_formats_are_chosen_by_the_file_suffix_and_dot_is_the_default():
     assert all(callable(GRAPH_FORMATS.renderer(name)) for name in GRAPH_FORMATS.names)
 
 
-def test_a_new_format_is_a_row_and_a_renderer():
-    """The recipe in miniature: the row's loader runs only when its format is chosen."""
-    loaded: list[str] = []
-
-    def shout(text: str, stream: TextIO) -> None:
-        stream.write(text.upper())
-
-    def load_shout():  # type: ignore[no-untyped-def]
-        loaded.append("shout")
-        return shout
-
-    def load_plain():  # type: ignore[no-untyped-def]
-        loaded.append("plain")
-        return lambda text, stream: stream.write(text)
-
-    table = FormatTable("demo", [OutputFormat("plain", "as given", load_plain),
-                                 OutputFormat("shout", "upper case", load_shout)])
+def test_a_new_format_is_a_row_and_a_renderer(tmp_path, monkeypatch):
+    """The recipe in miniature: a row names its module, imported only when its format is chosen."""
+    for name, body in (("demo_plain", "write = lambda text, stream: stream.write(text)\n"),
+                       ("demo_shout", "def write(text, stream):\n    stream.write(text.upper())\n")):
+        (tmp_path / f"{name}.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    table: FormatTable[Callable[[str, TextIO], None]] = FormatTable(
+        "demo", [OutputFormat("plain", "as given", "demo_plain"), OutputFormat("shout", "upper case", "demo_shout")])
 
     @click.command()
     @table.option()
@@ -112,7 +116,9 @@ def test_a_new_format_is_a_row_and_a_renderer():
         table.renderer(output_format)("hello", sys.stdout)
 
     assert CliRunner().invoke(demo, ["--format", "shout"]).output == "HELLO"
-    assert loaded == ["shout"]
+    assert "demo_shout" in sys.modules and "demo_plain" not in sys.modules
     assert CliRunner().invoke(demo, []).output == "hello"
     assert "plain: as given; shout: upper case." in CliRunner().invoke(demo, ["--help"]).output
     assert CliRunner().invoke(demo, ["--format", "xml"]).exit_code == 2
+    for name in ("demo_plain", "demo_shout"):
+        sys.modules.pop(name, None)

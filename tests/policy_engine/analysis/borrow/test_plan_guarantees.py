@@ -151,7 +151,7 @@ def test_explain_says_what_each_window_gives_the_share(tmp_path):
     dated = teams(plan=TrainingPlan.model_validate({"name": "night", "instance_type": P5, "reserved_capacities": [
         {"instances": 6, "start": "2026-12-03T22:00:00Z", "end": "2026-12-04T06:00:00Z"}]}))
     from policy_engine.analysis.checks import check_topology
-    from policy_engine.reports.explain.sentences import explain_share
+    from policy_engine.reports.explain.view import explain_share
 
     sentences = dict(explain_share(dated, "training/A", check_topology(dated)))
     assert "(6 x ml.p5.48xlarge, 2026-12-03T22:00:00Z to 2026-12-04T06:00:00Z)" in sentences["plans"]

@@ -127,7 +127,7 @@ def test_a_larger_limit_is_told_to_come_from_another_share_when_the_limits_fill_
     from types import SimpleNamespace
 
     from policy_engine.foundation.model import Topology
-    from policy_engine.reports.explain.wait_sentences import _room
+    from policy_engine.simulation.results.wait_advice import _room
 
     topology = Topology.model_validate({
         "service_environments": [{"name": "env", "capacity": {"ml.g5.xlarge": 9}}],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from policy_engine.analysis.checks import check_topology
 from policy_engine.foundation.model import JobQueue, ServiceEnvironment, Topology
-from policy_engine.reports.explain.sentences import explain_share
+from policy_engine.reports.explain.view import explain_share
 from tests.builders import GPU, share, topology
 
 

@@ -1,4 +1,5 @@
-"""One share in plain sentences, for the team that owns it.
+"""``explain``'s view: one share in plain sentences, for the team that owns it (the plan windows' sentences and
+figures from ``plans``).
 
 Every sentence is derived from the same ``ShareSummary`` and ``BorrowGraph`` the checks use,
 so what ``explain`` tells a team and what ``check`` enforces never disagree. The result is a
@@ -13,7 +14,10 @@ from policy_engine.analysis.rules.objects import findings_by_share
 from policy_engine.analysis.summary import ShareSummary
 from policy_engine.foundation.model import Topology
 from policy_engine.foundation.units import duration_text
-from policy_engine.reports.explain.plans import plan_sentences
+from policy_engine.reports.explain.plans import plan_figures, plan_sentences
+from policy_engine.reports.kit.subjects import ExplainOutput
+
+__all__ = ["Sentence", "explain_share", "plan_figures", "sentences"]
 
 Sentence = tuple[str, str]
 
@@ -153,4 +157,14 @@ def _preemption_sentences(graph: BorrowGraph, node: str, summary: ShareSummary) 
         out.append(("preemption", f"So its jobs can be preempted: {who}."))
     else:
         out.append(("preemption", "So its jobs are never preempted."))
+    return out
+
+
+def sentences(output: ExplainOutput) -> list[Sentence]:
+    """Every sentence of the share: what it can count on, then (``explain --scenario``) why its jobs waited."""
+    out = explain_share(output.topology, output.share, output.report)
+    if output.waits is not None:
+        from policy_engine.simulation.results.wait_advice import wait_sentences
+
+        out += wait_sentences(output.topology, output.waits, output.share, output.backfill)
     return out

@@ -1,4 +1,5 @@
-"""``explain SHARE --scenario S``: why the share's jobs waited, in sentences derived from the attribution.
+"""The knob advice of ``explain SHARE --scenario S``: why the share's jobs waited, in sentences derived from the
+attribution, kept beside the attribution it reads (``wait_causes``) so a new cause gets its advice here too.
 
 Each sentence states a cause's part of the share's waiting hours, then which knob would help and why,
 from the figures the attribution kept while that cause held (``wait_causes.CauseContext``: what the
