@@ -13,9 +13,9 @@ from __future__ import annotations
 from aws_cdk import Resource
 from aws_cdk import aws_iam as iam
 
-from policy_engine.analysis.rules.aws_limits import tag_problems
 from policy_engine.foundation import limits
 from policy_engine.foundation import model as m
+from policy_engine.foundation.aws_rules import tag_problems
 from quota_constructs import grants
 from quota_constructs.validation import Where
 

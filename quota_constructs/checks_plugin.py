@@ -20,7 +20,6 @@ under ``CHECKED_METADATA``) are not reported a second time.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -40,7 +39,7 @@ from policy_engine.analysis.checks import check_topology
 from policy_engine.analysis.rules import REGISTRY
 from policy_engine.analysis.rules.objects import locate
 from policy_engine.foundation import model as m
-from policy_engine.foundation.diagnostics import LoadError
+from policy_engine.foundation.diagnostics import LoadError, Problem
 from policy_engine.foundation.findings import Finding, Severity
 from policy_engine.inputs.template import ObjectKey, Origin, read_templates, topology_of
 
@@ -57,7 +56,6 @@ def _installed_version() -> str:
 
 
 _VERSION = _installed_version()
-_PROBLEM_RESOURCE = re.compile(r": Resources\.([^.\s:]+)")
 
 
 def finding_key(finding: Finding) -> str:
@@ -173,7 +171,7 @@ class BatchQuotaChecks:
                 topology = topology.model_copy(update={"guarantees": self._guarantees})
                 topology = m.Topology.model_validate(topology.model_dump())  # the guarantees' references checked
         except LoadError as error:
-            return self._report([self._load_violation(problem, fallback) for problem in error.problems])
+            return self._report([self._load_violation(problem, fallback) for problem in error.located])
         report = check_topology(topology)
         violations: list[PolicyViolation] = []
         reported: list[tuple[str, str, bool]] = []  # (rule, construct path, suppressible) for BQ003
@@ -236,12 +234,13 @@ class BatchQuotaChecks:
                 fix="fix what the finding says" if covered else "remove the acknowledgement"))
         return out
 
-    def _load_violation(self, problem: str, fallback: PolicyViolatingResource | None) -> PolicyViolation:
-        """A template the reader cannot read: nothing is checked, and synthesis says why (an error: never a pass)."""
-        match = _PROBLEM_RESOURCE.search(problem)
-        source = problem.split(": Resources.", 1)[0]
-        resource = (PolicyViolatingResource(locations=["Properties"], resource_logical_id=match.group(1),
-                                            template_path=source) if match else fallback)
+    def _load_violation(self, problem: Problem | str, fallback: PolicyViolatingResource | None) -> PolicyViolation:
+        """A template the reader cannot read: nothing is checked, and synthesis says why (an error: never a pass).
+        A problem the reader placed under ``Resources.<logical id>`` names that resource."""
+        resource = fallback
+        if isinstance(problem, Problem) and len(problem.path) > 1 and problem.path[0] == "Resources":
+            resource = PolicyViolatingResource(locations=["Properties"], resource_logical_id=str(problem.path[1]),
+                                               template_path=problem.source)
         return PolicyViolation(rule_name="BQ001", severity="error", violating_resources=[resource] if resource else [],
                                description=f"not checked: {problem}",
                                fix="give the quota resources values known at synth (see docs/templates.md)")

@@ -13,6 +13,7 @@ from constructs import Construct
 
 from policy_engine.foundation import limits
 from policy_engine.foundation import model as m
+from policy_engine.foundation.aws_rules import SharingProblem, sharing_problems
 from quota_constructs.arns import split_quota_share_arn
 from quota_constructs.base import QuotaShareBase, TrainingJobQueueBase
 from quota_constructs.validation import STATES, STRATEGIES, Where, construct_path
@@ -21,7 +22,7 @@ from quota_constructs.validation import STATES, STRATEGIES, Where, construct_pat
 class QuotaShare(QuotaShareBase):
     """A quota share: capacity per instance type, strategy, borrow limit and in-share preemption.
 
-    ``borrow_limit`` (percent of ``capacity``, -1 = unlimited) is only valid with
+    ``borrow_limit`` (percent of ``capacity``, ``model.UNLIMITED_BORROW`` = unlimited) is only valid with
     ``LEND_AND_BORROW``; ``None`` leaves AWS's default (-1).
     """
 
@@ -45,11 +46,11 @@ class QuotaShare(QuotaShareBase):
             "capacity", capacity, limits.SHARE_CAPACITY_LIMITS, limits.SHARE_MAX_CAPACITY
         )
         where.choice_ok("strategy", strategy, STRATEGIES)
+        if SharingProblem.NOT_BORROWING in sharing_problems(strategy, borrow_limit):
+            where.fail("borrow_limit", borrow_limit, f"unset, because strategy is {strategy} "
+                       "(borrow_limit only applies to LEND_AND_BORROW)")
         if borrow_limit is not None:
-            if strategy != "LEND_AND_BORROW":
-                where.fail("borrow_limit", borrow_limit, f"unset, because strategy is {strategy} "
-                           "(borrow_limit only applies to LEND_AND_BORROW)")
-            where.number_ok("borrow_limit", borrow_limit, limits.BORROW_LIMIT)
+            where.number_ok("borrow_limit", borrow_limit, limits.BORROW_LIMIT)  # its type, and the range
         if not isinstance(in_share_preemption, bool):
             where.fail("in_share_preemption", in_share_preemption, "True or False")
         where.choice_ok("state", state, STATES)

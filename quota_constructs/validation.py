@@ -16,9 +16,9 @@ from typing import Any, NoReturn, get_args
 from aws_cdk import Token
 from constructs import IConstruct
 
-from policy_engine.analysis.rules.aws_limits import tag_problems
 from policy_engine.foundation import instance_types, limits
 from policy_engine.foundation import model as m
+from policy_engine.foundation.aws_rules import tag_problems
 from quota_constructs.errors import QuotaConstructError
 
 #: The model's choices, so constructs and files accept the same values.
@@ -118,8 +118,8 @@ class Where:
                 self.fail("tags key", key, "a string")
             if not isinstance(value, str):
                 self.fail(f"tags[{key}]", value, "a string")
-        for message, hint in tag_problems(tags):
-            self.fail("tags", _shorten(dict(tags)), f"tags AWS accepts: {message} ({hint})")
+        for problem in tag_problems(tags):
+            self.fail("tags", _shorten(dict(tags)), f"tags AWS accepts: {problem.message} ({problem.hint})")
         return dict(tags)
 
 

@@ -162,9 +162,10 @@ def _environments(base: Topology, head: Topology, renames: Renames) -> list[Obje
 GuaranteeKey = tuple[str, str, str | None]
 
 
-def guarantee_states(topology: Topology, graph: BorrowGraph) -> dict[GuaranteeKey, tuple[str, str, dict | None]]:
+def guarantee_states(topology: Topology,
+                     graph: BorrowGraph) -> dict[GuaranteeKey, tuple[str, str, dict[str, Any] | None]]:
     """``(share id, property, instance type) -> (held|refuted, message, counterexample)`` per declared promise."""
-    states: dict[GuaranteeKey, tuple[str, str, dict | None]] = {}
+    states: dict[GuaranteeKey, tuple[str, str, dict[str, Any] | None]] = {}
     for guarantee in topology.guarantees:
         matches = topology.resolve_share(guarantee.share)
         if len(matches) != 1:
@@ -184,7 +185,7 @@ def guarantee_states(topology: Topology, graph: BorrowGraph) -> dict[GuaranteeKe
     return states
 
 
-States = dict[GuaranteeKey, tuple[str, str, dict | None]]
+States = dict[GuaranteeKey, tuple[str, str, dict[str, Any] | None]]
 
 
 def _guarantees(before: States, after: States) -> list[GuaranteeChange]:

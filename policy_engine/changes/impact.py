@@ -56,9 +56,9 @@ class Impact:
     scenario: str
     at: float
     #: Jobs preempted (at or after T) more often with the change than without.
-    preempted: list[dict]
+    preempted: list[dict[str, Any]]
     #: Per share and instance type whose mean wait changes: jobs, mean wait without and with the change.
-    waits: list[dict]
+    waits: list[dict[str, Any]]
     instance_hours_lost_before: float
     instance_hours_lost_after: float
     #: Jobs that succeed without the change but not with it (preempted past their retries, submitted to a deleted
@@ -69,20 +69,20 @@ class Impact:
     #: submission to the first start, or to the end of the run for a job that never starts), preemptions
     #: at or after T, own utilisation and instance-hours lost over the replay (``ShareMetrics``, as ``compare``
     #: shows them) and the cost. Every share with jobs, changed or not (a zero difference is a finding too).
-    shares: list[dict] = field(default_factory=list)
+    shares: list[dict[str, Any]] = field(default_factory=list)
     #: What the rows' ``cost_before``/``cost_after`` are in (a currency with --prices, else instance-hours)
     #: and the chargeback convention they follow.
     cost_unit: str = INSTANCE_HOURS
     chargeback: str = Convention.USAGE.value
     #: BASE's targets judged on the replay without the change, HEAD's on the replay with it (``TargetResult``
     #: JSON): ``{"before": [...], "after": [...]}``.
-    targets: dict = field(default_factory=dict)
+    targets: dict[str, Any] = field(default_factory=dict)
     #: Why the ``never_finish`` jobs do not succeed with the change, most jobs first: ``{status, cause, detail,
     #: deleted_share, reason, jobs}`` (``cause``: the ``simulation.causes.Cause`` that ended a FAILED job, else
     #: null for a job still waiting or running at the end of the replay; ``reason``: it in words).
-    never_finish_reasons: list[dict] = field(default_factory=list)
+    never_finish_reasons: list[dict[str, Any]] = field(default_factory=list)
     #: The bill of each replay (``outputs.costs.CostReport``'s JSON): ``{"before": {...}, "after": {...}}``.
-    costs: dict = field(default_factory=dict)
+    costs: dict[str, Any] = field(default_factory=dict)
     #: How many jobs the change preempts (at or after T) less often than without it: with ``preempted``, the net.
     preempted_less_often: int = 0
 
@@ -92,7 +92,7 @@ class Impact:
         difference = self.instance_hours_lost_after - self.instance_hours_lost_before
         return 0.0 if abs(difference) < 1e-9 else difference
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "at": self.at, "preempted": self.preempted, "waits": self.waits,
                 "instance_hours_lost": round(self.instance_hours_lost, 6) + 0.0,  # never -0.0
                 "instance_hours_lost_before": round(self.instance_hours_lost_before, 6),
@@ -101,8 +101,7 @@ class Impact:
                 "cost_unit": self.cost_unit, "chargeback": self.chargeback, "targets": self.targets,
                 "never_finish_reasons": self.never_finish_reasons, "costs": self.costs,
                 "preempted_more_often": len(self.preempted), "preempted_less_often": self.preempted_less_often,
-                "most_harmed": (worst.to_json() if (worst := most_harmed(share_comparison(
-                    {"shares": self.shares, "cost_unit": self.cost_unit}))) else None)}
+                "most_harmed": (worst.to_json() if (worst := most_harmed(share_comparison(self))) else None)}
 
 
 def _check_against_base(scenario: Scenario, base: Topology) -> None:
@@ -193,7 +192,8 @@ def _share_metrics(result: SimulationResult) -> dict[tuple[str, str], ShareMetri
 
 
 def _per_share(without: Engine, with_change: Engine, before: dict[str, int], after: dict[str, int],
-               results: tuple[SimulationResult, SimulationResult], bills: tuple[CostReport, CostReport]) -> list[dict]:
+               results: tuple[SimulationResult, SimulationResult],
+               bills: tuple[CostReport, CostReport]) -> list[dict[str, Any]]:
     waits_before, waits_after = _waits(without), _waits(with_change)
     cost_before, cost_after = (bill.per_share_type() for bill in bills)
     metrics_before, metrics_after = (_share_metrics(result) for result in results)
@@ -326,20 +326,20 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
 RUNS = ("without the change", "with HEAD")
 
 
-def share_comparison(impact: dict) -> ShareComparison:
+def share_comparison(impact: Impact) -> ShareComparison:
     """The impact's per-share rows as a ``ShareComparison`` with ``compare``'s figures (``SHARE_FIGURES`` and the
     cost, its unit in the header), rendered by the cells ``compare`` renders its tables with: the most harmed
     share first (``worsening.by_worsening``)."""
-    figures = (*SHARE_FIGURES, cost_figure(impact.get("cost_unit", INSTANCE_HOURS)))
+    figures = (*SHARE_FIGURES, cost_figure(impact.cost_unit))
     rows = tuple(ShareRow(row["share"], row["instance_type"], tuple(
         {JOBS.key: row["jobs"], **{f.key: row[f"{f.key}_{side}"] for f in figures[1:]}}
         for side in ("before", "after")))
-        for row in impact.get("shares", []))
+        for row in impact.shares)
     return by_worsening(ShareComparison(RUNS, figures, rows))
 
 
-def target_comparison(impact: dict) -> TargetComparison:
+def target_comparison(impact: Impact) -> TargetComparison:
     """BASE's and HEAD's targets on their runs, lined up by share and criterion."""
-    targets = impact.get("targets") or {}
+    targets = impact.targets
     return compare_targets(RUNS, [[from_json(entry) for entry in targets.get(side, [])]
                                   for side in ("before", "after")])

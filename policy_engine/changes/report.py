@@ -6,13 +6,16 @@ import builtins
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policy_engine.analysis.promise_changes import PromiseChange
 from policy_engine.analysis.rules import deploy_hazards
 from policy_engine.foundation.diagnostics import ObjectKind, ObjectRef
 from policy_engine.foundation.findings import Finding
 from policy_engine.foundation.model import Suppression
+
+if TYPE_CHECKING:
+    from policy_engine.changes.impact import Impact
 
 #: What makes ``diff`` exit 1 (``--fail-on``); ``never`` turns all off. The default is all of them.
 FAIL_ON = ("guarantee", "guarantee-weakened", "guarantee-dropped", "finding", "hazard")
@@ -68,7 +71,7 @@ class FieldChange:
     def name(self) -> str:
         return f"{self.field} {self.instance_type}" if self.instance_type else self.field
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"field": self.field, "instance_type": self.instance_type, "before": self.before, "after": self.after}
 
 
@@ -91,7 +94,7 @@ class ObjectChange:
         return (self.kind != "quota_share" or self.status != "changed"
                 or any(change.field in DIRECT_FIELDS for change in self.changes))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "status": self.status, "renamed_from": self.renamed_from,
                 "direct": self.direct, "changes": [change.to_dict() for change in self.changes]}
 
@@ -122,7 +125,7 @@ class GuaranteeChange:
     def regained(self) -> bool:
         return self.before == "refuted" and self.after == "held"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"share": self.share, "property": self.property, "instance_type": self.instance_type,
                 "before": self.before, "after": self.after, "message": self.message,
                 "counterexample": self.counterexample}
@@ -158,7 +161,7 @@ class Hazard:
                        if s.rule == self.rule and s.object in names and s.reason.strip()), None)
         return replace(self, accepted=reason)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "rule": self.rule, "resource_type": self.resource_type, "object": self.name,
                 "properties": list(self.properties), "message": self.message, "accepted": self.accepted}
 
@@ -174,8 +177,8 @@ class ChangeReport:
     new_findings: list[Finding]
     resolved_findings: list[Finding]
     hazards: list[Hazard]
-    #: ``diff --scenario S --at T``: the replay's result (``impact.Impact.to_dict()``), else ``None``.
-    impact: dict | None = field(default=None)
+    #: ``diff --scenario S --at T``: the replay's result, else ``None`` (its JSON: ``Impact.to_dict()``).
+    impact: Impact | None = field(default=None)
     #: Guarantee declarations that differ (weakened, dropped, added, ...), each with its proof on both sides.
     promises: list[PromiseChange] = field(default_factory=list)
 
@@ -225,13 +228,13 @@ class ChangeReport:
                            f"{', '.join(sorted({h.rule for h in pending}))}, in HEAD)")
         return reasons
 
-    def with_impact(self, impact: dict) -> ChangeReport:
+    def with_impact(self, impact: Impact) -> ChangeReport:
         return replace(self, impact=impact)
 
-    def to_dict(self, fail_on: tuple[str, ...] = FAIL_ON) -> dict:
+    def to_dict(self, fail_on: tuple[str, ...] = FAIL_ON) -> dict[str, Any]:
         """The ``--format json`` document (stable keys)."""
 
-        def finding(f: Finding) -> dict:
+        def finding(f: Finding) -> dict[str, Any]:
             return {"rule": f.rule, "severity": f.severity.value, "object": str(f.object), "message": f.message,
                     "hint": f.hint}
 
@@ -259,6 +262,6 @@ class ChangeReport:
             "new_findings": [finding(f) for f in self.new_findings],
             "resolved_findings": [finding(f) for f in self.resolved_findings],
             "hazards": [hazard.to_dict() for hazard in self.hazards],
-            "impact": self.impact,
+            "impact": None if self.impact is None else self.impact.to_dict(),
             "promises": [change.to_dict() for change in self.promises],
         }

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from policy_engine.comparison.designs import Design
 from policy_engine.simulation.core.engine import Engine
@@ -63,7 +63,7 @@ class DesignRun:
     label: str
     source: str
     time: float
-    summary: dict
+    summary: dict[str, Any]
     shares: list[ShareMetrics]
     targets: list[TargetResult]
     #: instance type -> instance-seconds used / capacity-seconds (time-weighted over the run)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from policy_engine.analysis.checks import check_topology
 from policy_engine.comparison.designs import Design
@@ -120,7 +121,7 @@ class CompareOutput:
         """Target criteria the last design misses (what ``--fail-on-target`` fails on)."""
         return sum(1 for result in self.runs[-1].targets if not result.met)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "scenario": self.scenario, "jobs": self.jobs, "baseline": self.runs[0].label,
             "cost_unit": self.cost_unit, "chargeback": self.chargeback.value,
@@ -197,7 +198,7 @@ def with_costs(shares: ShareComparison, costs: Sequence[dict[tuple[str, str], fl
     return ShareComparison(shares.runs, (*shares.figures, figure), tuple(rows))
 
 
-def _type_summary(run: DesignRun, instance_type: str) -> dict:
+def _type_summary(run: DesignRun, instance_type: str) -> dict[str, Any]:
     """The run's ``summary.instance_types`` entry of one type (as ``simulate --format json`` has it)."""
     return run.summary.get(SUMMARY_KEY, {}).get(instance_type, {})
 

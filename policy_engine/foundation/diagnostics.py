@@ -183,9 +183,14 @@ class Problem:
     path: DataPath
     message: str
 
+    @property
+    def detail(self) -> str:
+        """``PATH: message`` (or the message): the problem without its file, for a report that names the file."""
+        return f"{render_path(self.path)}: {self.message}" if self.path else self.message
+
     def __str__(self) -> str:
         where = f"{self.source}:{self.line}" if self.line is not None else self.source
-        return f"{where}: {render_path(self.path)}: {self.message}" if self.path else f"{where}: {self.message}"
+        return f"{where}: {self.detail}"
 
 
 @dataclass(frozen=True)

@@ -123,9 +123,6 @@ PLAN_SOURCE = "SageMaker developer guide, training-plan-utilization-for-training
 
 #: An AWS account ID: exactly 12 digits (IAM user guide, "Your AWS account ID").
 ACCOUNT_ID = re.compile(r"[0-9]{12}")
-#: A Region name as every partition writes it (us-east-1, us-gov-west-1, cn-north-1, eu-isoe-west-1): botocore's
-#: endpoints.json regionRegex of each partition, ``^(us|eu|ap|...)\-\w+\-\d+$``, with the prefix left open.
-REGION_NAME = re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9]+")
 
 #: Letters, digits, hyphens and underscores (length checked by ``NAME_LENGTH``).
 NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_-]*")

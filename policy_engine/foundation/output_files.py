@@ -17,7 +17,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, TextIO
+from typing import IO, BinaryIO, TextIO
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -49,12 +49,9 @@ def _existing_kind(path: Path) -> int | None:
         raise OutputError(path, error) from None
 
 
-def open_in_place(path: str | Path, append: bool = False) -> TextIO:
-    """Open an existing non-regular target (a device, a FIFO) for writing, never replacing it.
-
-    A FIFO nobody reads is refused at once (``ENXIO`` of a non-blocking open) instead of waiting
-    for a reader forever; a socket or a folder is refused.
-    """
+def _in_place_descriptor(path: str | Path, append: bool) -> int:
+    """A blocking descriptor of an existing non-regular target; a FIFO nobody reads is refused at once (``ENXIO``
+    of a non-blocking open) instead of waiting for a reader forever."""
     flags = os.O_WRONLY | os.O_NONBLOCK | (os.O_APPEND if append else 0)
     try:
         descriptor = os.open(path, flags)
@@ -63,19 +60,39 @@ def open_in_place(path: str | Path, append: bool = False) -> TextIO:
             raise OutputError(path, "a FIFO or socket with no reader; start the reader first") from None
         raise OutputError(path, error) from None
     os.set_blocking(descriptor, True)
-    return open(descriptor, "w", encoding="utf-8", buffering=1)
+    return descriptor
 
 
-def open_output(path: str | Path, append: bool = False) -> TextIO:
-    """A streamed output (``--events FILE``): a regular file created or truncated, or a device or FIFO written in
-    place (a FIFO needs its reader already); a folder or a socket is refused."""
+def open_in_place(path: str | Path, append: bool = False, newline: str | None = None, buffering: int = 1) -> TextIO:
+    """Open an existing non-regular target (a device, a FIFO) for writing text, never replacing it."""
+    return open(_in_place_descriptor(path, append), "w", encoding="utf-8", buffering=buffering, newline=newline)
+
+
+def open_binary_output(path: str | Path) -> BinaryIO:
+    """``open_output`` for bytes (a job CSV written by pyarrow, a PNG): a regular file created or truncated, a
+    device or FIFO written in place (a FIFO needs its reader already); a folder or a socket is refused."""
     kind = _existing_kind(Path(path))
     if kind is not None and kind != stat.S_IFREG:
         if kind in (stat.S_IFDIR, stat.S_IFSOCK):
             raise OutputError(path, "is a folder" if kind == stat.S_IFDIR else "is a socket")
-        return open_in_place(path, append)
+        return open(_in_place_descriptor(path, False), "wb")
     try:
-        return open(path, "a" if append else "w", encoding="utf-8", buffering=1)
+        return open(path, "wb")
+    except OSError as error:
+        raise OutputError(path, error) from None
+
+
+def open_output(path: str | Path, append: bool = False, newline: str | None = None, buffering: int = 1) -> TextIO:
+    """A streamed output (``--events FILE``): a regular file created or truncated, or a device or FIFO written in
+    place (a FIFO needs its reader already); a folder or a socket is refused. Line-buffered unless ``buffering``
+    says otherwise (-1: a whole file written at once, such as ``generate -o``)."""
+    kind = _existing_kind(Path(path))
+    if kind is not None and kind != stat.S_IFREG:
+        if kind in (stat.S_IFDIR, stat.S_IFSOCK):
+            raise OutputError(path, "is a folder" if kind == stat.S_IFDIR else "is a socket")
+        return open_in_place(path, append, newline, buffering)
+    try:
+        return open(path, "a" if append else "w", encoding="utf-8", buffering=buffering, newline=newline)
     except OSError as error:
         raise OutputError(path, error) from None
 

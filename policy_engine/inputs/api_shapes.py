@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from policy_engine.foundation.model import split_system_tags
+from policy_engine.foundation.model import UNLIMITED_BORROW, split_system_tags
 
 #: The statuses in which an object's properties are settled and can be imported.
 SETTLED = ("VALID",)
@@ -67,7 +67,7 @@ def share_data(summary: Mapping[str, Any], tags: Mapping[str, str] | None) -> di
         "strategy": strategy,
     }
     borrow = sharing.get("borrowLimit")
-    if borrow is not None and (strategy == "LEND_AND_BORROW" or borrow != -1):
+    if borrow is not None and (strategy == "LEND_AND_BORROW" or borrow != UNLIMITED_BORROW):
         data["borrow_limit"] = borrow
     if (summary.get("preemptionConfiguration") or {}).get("inSharePreemption") == "ENABLED":
         data["in_share_preemption"] = True

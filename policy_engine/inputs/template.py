@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policy_engine.foundation.diagnostics import LoadError
+from policy_engine.foundation.diagnostics import DataPath, LoadError
 from policy_engine.foundation.model import Topology
 from policy_engine.inputs.api_shapes import split_tags
 from policy_engine.inputs.template_file import is_template, read_template_file
@@ -81,13 +81,13 @@ def _object_label(key: ObjectKey) -> str:
     return f"{'service_environments' if key[0] == 'environment' else 'job_queues'}[{key[1]}]"
 
 
-def _tags(reader: TemplateReader, properties: Data, where: str) -> tuple[dict[str, str], dict[str, str]]:
+def _tags(reader: TemplateReader, properties: Data, where: DataPath) -> tuple[dict[str, str], dict[str, str]]:
     raw = properties.get("Tags")
     if raw is None:
         return {}, {}
     if isinstance(raw, list):  # the list form some resource types use
         raw = {item.get("Key"): item.get("Value") for item in raw if isinstance(item, dict)}
-    tags = reader.literal(raw, f"{where}.Tags")
+    tags = reader.literal(raw, (*where, "Tags"))
     return split_tags(tags if isinstance(tags, dict) else {})
 
 
@@ -99,7 +99,7 @@ def _with_tags(data: Data, tags: tuple[dict[str, str], dict[str, str]]) -> Data:
     return data
 
 
-def _capacity(reader: TemplateReader, value: Any, where: str) -> dict[str, Any]:
+def _capacity(reader: TemplateReader, value: Any, where: DataPath) -> dict[str, Any]:
     items = reader.literal(value, where)
     if not isinstance(items, list):
         if items is not None:
@@ -115,7 +115,7 @@ def _capacity(reader: TemplateReader, value: Any, where: str) -> dict[str, Any]:
     return capacity
 
 
-def _mapping(reader: TemplateReader, value: Any, where: str) -> Data:
+def _mapping(reader: TemplateReader, value: Any, where: DataPath) -> Data:
     """A property that must be a mapping (``{}`` when absent); anything else is one problem."""
     found = reader.literal(value or {}, where) or {}
     if not isinstance(found, dict):
@@ -128,14 +128,14 @@ def _environments(reader: TemplateReader) -> dict[str, Data]:
     """Service environments by logical id."""
     envs: dict[str, Data] = {}
     for logical_id, props in reader.of_type(ENVIRONMENT):
-        where = f"Resources.{logical_id}.Properties"
+        where = ("Resources", logical_id, "Properties")
         name = reader.name(logical_id, props, "ServiceEnvironmentName", where)
         kind = props.get("ServiceEnvironmentType", "SAGEMAKER_TRAINING")
         if kind != "SAGEMAKER_TRAINING":
-            reader.problem(f"{where}.ServiceEnvironmentType", f"{kind!r}: only SAGEMAKER_TRAINING is read")
-        data = {"name": name, "capacity": _capacity(reader, props.get("CapacityLimits"), f"{where}.CapacityLimits")}
+            reader.problem((*where, "ServiceEnvironmentType"), f"{kind!r}: only SAGEMAKER_TRAINING is read")
+        data = {"name": name, "capacity": _capacity(reader, props.get("CapacityLimits"), (*where, "CapacityLimits"))}
         if "State" in props:
-            data["state"] = reader.literal(props["State"], f"{where}.State")
+            data["state"] = reader.literal(props["State"], (*where, "State"))
         envs[logical_id] = _with_tags(data, _tags(reader, props, where))
     return envs
 
@@ -145,14 +145,14 @@ def _quota_policies(reader: TemplateReader) -> dict[str, Any]:
     policies: dict[str, Any] = {}
     for logical_id, props in reader.of_type(POLICY):
         if "QuotaSharePolicy" in props:
-            policies[logical_id] = reader.name(logical_id, props, "Name", f"Resources.{logical_id}.Properties")
+            policies[logical_id] = reader.name(logical_id, props, "Name", ("Resources", logical_id, "Properties"))
     return policies
 
 
 def _queue(reader: TemplateReader, logical_id: str, props: Data, envs: dict[str, Data],
            policies: dict[str, Any]) -> Data | None:
     """One quota-managed queue without its shares; ``None`` when skipped (listed) or not readable (a problem)."""
-    where = f"Resources.{logical_id}.Properties"
+    where = ("Resources", logical_id, "Properties")
     if props.get("JobQueueType") != "SAGEMAKER_TRAINING":
         reader.skipped.append((logical_id, f"JobQueueType {props.get('JobQueueType', 'ECS (the default)')}: "
                                            "only SAGEMAKER_TRAINING queues have quota shares"))
@@ -161,7 +161,7 @@ def _queue(reader: TemplateReader, logical_id: str, props: Data, envs: dict[str,
     if "SchedulingPolicyArn" not in props:
         reader.skipped.append((logical_id, "no SchedulingPolicyArn: a FIFO queue, not quota-managed"))
         return None
-    policy_ref = reader.reference(props["SchedulingPolicyArn"], f"{where}.SchedulingPolicyArn", POLICY)
+    policy_ref = reader.reference(props["SchedulingPolicyArn"], (*where, "SchedulingPolicyArn"), POLICY)
     if policy_ref is None:
         return None  # already named as a problem
     if policy_ref.startswith("id:") and policy_ref[3:] not in policies:
@@ -170,11 +170,11 @@ def _queue(reader: TemplateReader, logical_id: str, props: Data, envs: dict[str,
     raw_order = props.get("ServiceEnvironmentOrder") or []
     env_name = None
     if len(raw_order) != 1:
-        reader.problem(f"{where}.ServiceEnvironmentOrder",
+        reader.problem((*where, "ServiceEnvironmentOrder"),
                        f"{len(raw_order)} service environments; a quota-managed queue has exactly one")
     else:
         env_ref = reader.reference(raw_order[0].get("ServiceEnvironment"),
-                                   f"{where}.ServiceEnvironmentOrder[0].ServiceEnvironment", ENVIRONMENT)
+                                   (*where, "ServiceEnvironmentOrder", 0, "ServiceEnvironment"), ENVIRONMENT)
         if env_ref and env_ref.startswith("id:"):
             env_name = envs[env_ref[3:]]["name"]
         elif env_ref:
@@ -182,8 +182,8 @@ def _queue(reader: TemplateReader, logical_id: str, props: Data, envs: dict[str,
     data: Data = {"name": name, "service_environment": env_name}
     for key, field_name in (("Priority", "priority"), ("State", "state")):
         if key in props:
-            data[field_name] = reader.literal(props[key], f"{where}.{key}")
-    actions = reader.literal(props.get("JobStateTimeLimitActions") or [], f"{where}.JobStateTimeLimitActions")
+            data[field_name] = reader.literal(props[key], (*where, key))
+    actions = reader.literal(props.get("JobStateTimeLimitActions") or [], (*where, "JobStateTimeLimitActions"))
     if actions:
         data["job_state_time_limit_actions"] = [
             {"max_time_seconds": a.get("MaxTimeSeconds"), "reason": a.get("Reason"), "action": a.get("Action"),
@@ -199,27 +199,27 @@ def _share(reader: TemplateReader, logical_id: str, props: Data, queues: dict[st
            by_name: dict[str, Data]) -> Data | None:
     """One quota share, appended to its queue's ``shares`` (``queues``: this template's, by logical ID;
     ``by_name``: every template's)."""
-    where = f"Resources.{logical_id}.Properties"
-    queue_ref = reader.reference(props.get("JobQueue"), f"{where}.JobQueue", QUEUE)
+    where = ("Resources", logical_id, "Properties")
+    queue_ref = reader.reference(props.get("JobQueue"), (*where, "JobQueue"), QUEUE)
     if queue_ref is None:
         return None
     queue = queues.get(queue_ref[3:]) if queue_ref.startswith("id:") else by_name.get(queue_ref[5:])
     if queue is None:
         named = queue_ref[3:] if queue_ref.startswith("id:") else queue_ref[5:]
-        reader.problem(f"{where}.JobQueue",
+        reader.problem((*where, "JobQueue"),
                        f"job queue {named!r} is not a quota-managed SAGEMAKER_TRAINING queue of this template")
         return None
-    sharing = _mapping(reader, props.get("ResourceSharingConfiguration"), f"{where}.ResourceSharingConfiguration")
+    sharing = _mapping(reader, props.get("ResourceSharingConfiguration"), (*where, "ResourceSharingConfiguration"))
     data: Data = {"name": reader.name(logical_id, props, "QuotaShareName", where),
-                  "capacity": _capacity(reader, props.get("CapacityLimits"), f"{where}.CapacityLimits"),
+                  "capacity": _capacity(reader, props.get("CapacityLimits"), (*where, "CapacityLimits")),
                   "strategy": sharing.get("Strategy")}
     if "BorrowLimit" in sharing:
         data["borrow_limit"] = sharing["BorrowLimit"]
-    preemption = _mapping(reader, props.get("PreemptionConfiguration"), f"{where}.PreemptionConfiguration")
+    preemption = _mapping(reader, props.get("PreemptionConfiguration"), (*where, "PreemptionConfiguration"))
     if preemption.get("InSharePreemption") == "ENABLED":
         data["in_share_preemption"] = True
     if "State" in props:
-        data["state"] = reader.literal(props["State"], f"{where}.State")
+        data["state"] = reader.literal(props["State"], (*where, "State"))
     queue["shares"].append(_with_tags(data, _tags(reader, props, where)))
     return queue
 
@@ -332,7 +332,7 @@ def fair_share_policies(template: Data, source: str) -> dict[str, tuple[str, ...
         arn, queue = props.get("SchedulingPolicyArn"), props.get("JobQueueName")
         if arn is None or not isinstance(queue, str):
             continue
-        ref = reader.reference(arn, f"Resources.{logical_id}.Properties.SchedulingPolicyArn", POLICY)
+        ref = reader.reference(arn, ("Resources", logical_id, "Properties", "SchedulingPolicyArn"), POLICY)
         policy = named.get(ref[3:]) if ref and ref.startswith("id:") else ref[5:] if ref else None
         if policy in found:
             found[policy].append(queue)

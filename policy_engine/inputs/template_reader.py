@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from policy_engine.foundation.diagnostics import DataPath, Problem
 from policy_engine.inputs.api_shapes import name_from_arn
 
 ENVIRONMENT = "AWS::Batch::ServiceEnvironment"
@@ -78,7 +79,7 @@ class TemplateReader:
         self.parameters = set((template.get("Parameters") or {}).keys())
         self.source = source
         self.imports: Exports = imports or {}
-        self.problems: list[str] = []
+        self.problems: list[Problem] = []
         #: ``(logical id, reason)`` of each queue that is read but not imported (as the account import lists them).
         self.skipped: list[tuple[str, str]] = []
         #: The name standing for each resource CloudFormation names at deploy (its logical ID, see ``stand_in``).
@@ -107,12 +108,12 @@ class TemplateReader:
         name = properties.get(NAME_PROPERTIES[kind])
         return name if isinstance(name, str) else None
 
-    def name(self, logical_id: str, properties: Mapping[str, Any], key: str, where: str) -> Any:
+    def name(self, logical_id: str, properties: Mapping[str, Any], key: str, where: DataPath) -> Any:
         """The resource's name; one CloudFormation generates at deploy is stood in for (``stand_ins``) and marked."""
         if key not in properties:
             self.named_at_deploy.add(logical_id)
             return self.stand_ins.get(logical_id, logical_id)
-        return self.literal(properties[key], f"{where}.{key}")
+        return self.literal(properties[key], (*where, str(key)))
 
     def exports(self) -> dict[str, tuple[str, str]]:
         """The template's exports of its quota resources (``Outputs.*.Export.Name`` of a Ref or Fn::GetAtt)."""
@@ -135,10 +136,10 @@ class TemplateReader:
                     found[export] = (kind, name)
         return found
 
-    def problem(self, where: str, what: str) -> None:
-        self.problems.append(f"{self.source}: {where}: {what}")
+    def problem(self, where: DataPath, what: str) -> None:
+        self.problems.append(Problem(self.source, None, where, what))
 
-    def check_shape(self, value: Any, shape: Any, where: str) -> None:
+    def check_shape(self, value: Any, shape: Any, where: DataPath) -> None:
         """Name every place where ``value`` does not have ``shape`` (never stop at the first one)."""
         if shape == REF:
             if isinstance(value, str):
@@ -161,16 +162,16 @@ class TemplateReader:
             if isinstance(value, list):
                 for index, item in enumerate(value):
                     if not (isinstance(item, dict) and set(item) == {"Key", "Value"}):
-                        self.problem(f"{where}[{index}]", f"expected {{Key, Value}}, got {item!r}")
+                        self.problem((*where, index), f"expected {{Key, Value}}, got {item!r}")
                         continue
-                    self.check_shape(item["Key"], str, f"{where}[{index}].Key")
-                    self.check_shape(item["Value"], str, f"{where}[{index}].Value")
+                    self.check_shape(item["Key"], str, (*where, index, "Key"))
+                    self.check_shape(item["Value"], str, (*where, index, "Value"))
                 keys = [item.get("Key") for item in value if isinstance(item, dict)]
                 for key in sorted({k for k in keys if isinstance(k, str) and keys.count(k) > 1}):
                     self.problem(where, f"tag {key!r} given more than once")
             elif isinstance(value, dict):
                 for key, item in value.items():
-                    self.check_shape(item, str, f"{where}.{key}")
+                    self.check_shape(item, str, (*where, str(key)))
             else:
                 self.problem(where, f"expected a mapping of tag names to values, got {value!r}")
             return
@@ -190,7 +191,7 @@ class TemplateReader:
                 self.problem(where, f"expected a list, got {value!r}")
                 return
             for index, item in enumerate(value):
-                self.check_shape(item, shape[0], f"{where}[{index}]")
+                self.check_shape(item, shape[0], (*where, index))
             units = [item.get("CapacityUnit") for item in value if isinstance(item, dict)]
             for unit in sorted({u for u in units if isinstance(u, str) and units.count(u) > 1}):
                 self.problem(where, f"CapacityUnit {unit!r} given more than once")
@@ -200,17 +201,17 @@ class TemplateReader:
             return
         for key, item in value.items():
             if key not in shape:
-                self.problem(f"{where}.{key}", f"unknown property (known: {', '.join(shape)})")
+                self.problem((*where, str(key)), f"unknown property (known: {', '.join(shape)})")
             else:
-                self.check_shape(item, shape[key], f"{where}.{key}")
+                self.check_shape(item, shape[key], (*where, str(key)))
         for key in shape:
             if key in _REQUIRED_KEYS and key not in value:
-                self.problem(f"{where}.{key}", "missing: required")
+                self.problem((*where, str(key)), "missing: required")
 
     def check_resources(self) -> None:
         """Every quota resource's properties against ``_PROPERTIES``: one line per wrong place."""
         for logical_id, resource in self.resources.items():
-            where = f"Resources.{logical_id}"
+            where = ("Resources", logical_id)
             if not isinstance(resource, dict):
                 self.problem(where, f"a resource must be a mapping, got {resource!r}")
                 continue
@@ -220,20 +221,20 @@ class TemplateReader:
             properties = resource.get("Properties", {})
             if is_intrinsic(properties):
                 (key, argument), = properties.items()
-                self.problem(f"{where}.Properties", self._unresolvable(key, argument))
+                self.problem((*where, "Properties"), self._unresolvable(key, argument))
                 continue
             if not isinstance(properties, dict):
-                self.problem(f"{where}.Properties", f"must be a mapping, got {properties!r}")
+                self.problem((*where, "Properties"), f"must be a mapping, got {properties!r}")
                 continue
             for key, value in properties.items():
                 if key not in _PROPERTIES[kind]:
-                    self.problem(f"{where}.Properties.{key}",
+                    self.problem((*where, "Properties", key),
                                  f"unknown property of {kind} (known: {', '.join(_PROPERTIES[kind])})")
                 else:
-                    self.check_shape(value, _PROPERTIES[kind][key], f"{where}.Properties.{key}")
+                    self.check_shape(value, _PROPERTIES[kind][key], (*where, "Properties", key))
             for key in _REQUIRED[kind]:
                 if key not in properties:
-                    self.problem(f"{where}.Properties.{key}", f"missing: required by {kind}")
+                    self.problem((*where, "Properties", key), f"missing: required by {kind}")
 
     def of_type(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
         found = []
@@ -241,16 +242,16 @@ class TemplateReader:
             if isinstance(resource, dict) and resource.get("Type") == kind:
                 properties = resource.get("Properties") or {}
                 if not isinstance(properties, dict):
-                    self.problem(f"Resources.{logical_id}.Properties", "must be a mapping")
+                    self.problem(("Resources", logical_id, "Properties"), "must be a mapping")
                     continue
                 if "Condition" in resource:
-                    self.problem(f"Resources.{logical_id}.Condition",
+                    self.problem(("Resources", logical_id, "Condition"),
                                  f"condition {resource['Condition']!r} cannot be evaluated here; "
                                  "the resource is read as if it were created")
                 found.append((logical_id, properties))
         return found
 
-    def literal(self, value: Any, where: str) -> Any:
+    def literal(self, value: Any, where: DataPath) -> Any:
         """A value with no intrinsic functions inside, or ``None`` after naming the one found."""
         if isinstance(value, dict):
             if len(value) == 1:
@@ -258,10 +259,10 @@ class TemplateReader:
                 if key == "Ref" or key.startswith("Fn::"):
                     self.problem(where, self._unresolvable(key, argument))
                     return None
-            out = {key: self.literal(item, f"{where}.{key}") for key, item in value.items()}
+            out = {key: self.literal(item, (*where, str(key))) for key, item in value.items()}
             return None if any(item is None for item in out.values()) else out
         if isinstance(value, list):
-            items = [self.literal(item, f"{where}[{index}]") for index, item in enumerate(value)]
+            items = [self.literal(item, (*where, index)) for index, item in enumerate(value)]
             return None if any(item is None for item in items) else items
         return value
 
@@ -281,7 +282,7 @@ class TemplateReader:
             return self.imports.get(export) if isinstance(export, str) else None
         return None
 
-    def reference(self, value: Any, where: str, kind: str) -> str | None:
+    def reference(self, value: Any, where: DataPath, kind: str) -> str | None:
         """The logical id of a same-template resource of ``kind`` that ``value`` refers to, or a name
         (literal, or of the resource another template exports)."""
         if isinstance(value, str):

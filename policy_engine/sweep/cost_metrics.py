@@ -13,8 +13,9 @@ instance-hours, every instance type counted alike, and plan fees (money) count a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from policy_engine.foundation.model import Topology
 from policy_engine.inputs.prices import Prices
@@ -57,13 +58,7 @@ class Pricing:
         return self.prices.currency if self.prices is not None else "instance-hours (all types alike)"
 
 
-def uses_cost(expressions: Iterable[str]) -> bool:
-    """Whether any objective or constraint reads a bill metric (then the command says the unit)."""
-    names = "|".join(CLUSTER_COST_METRICS)
-    return any(re.search(rf"\b({names})\b", text) for text in expressions)
-
-
-def report_of(record: dict, topology: Topology, pricing: Pricing) -> CostReport:
+def report_of(record: dict[str, Any], topology: Topology, pricing: Pricing) -> CostReport:
     ledger = record.get("costs")
     if not ledger:
         raise ValueError("the run record holds no billable ledger (a sweep dataset written before the bill existed: "
@@ -98,11 +93,11 @@ class RunCosts:
     def unit(self) -> str:
         return self.pricing.prices.currency if self.pricing.prices is not None else INSTANCE_HOURS
 
-    def report(self, record: dict) -> CostReport | None:
+    def report(self, record: dict[str, Any]) -> CostReport | None:
         """``None`` for a run without a ledger (not simulated)."""
         return report_of(record, self.topology, self.pricing) if record.get("costs") else None
 
-    def json(self, record: dict) -> dict | None:
+    def json(self, record: dict[str, Any]) -> dict[str, Any] | None:
         report = self.report(record)
         return report.to_json() if report is not None else None
 
@@ -124,23 +119,23 @@ def share_figure(report: CostReport, share: str) -> float:
     return sum(value for (name, _), value in report.per_share_type().items() if name == share)
 
 
-def cluster_metric(name: str, topology: Topology, pricing: Pricing) -> Callable[[dict], float]:
-    def compute(record: dict) -> float:
+def cluster_metric(name: str, topology: Topology, pricing: Pricing) -> Callable[[dict[str, Any]], float]:
+    def compute(record: dict[str, Any]) -> float:
         return cluster_figure(report_of(record, topology, pricing), name)
 
     return compute
 
 
-def share_metric(share: str, topology: Topology, pricing: Pricing) -> Callable[[dict], float]:
-    def compute(record: dict) -> float:
+def share_metric(share: str, topology: Topology, pricing: Pricing) -> Callable[[dict[str, Any]], float]:
+    def compute(record: dict[str, Any]) -> float:
         return share_figure(report_of(record, topology, pricing), share)
 
     return compute
 
 
-def every_share(topology: Topology, pricing: Pricing) -> Callable[[dict], list[float]]:
+def every_share(topology: Topology, pricing: Pricing) -> Callable[[dict[str, Any]], list[float]]:
     """Each share's bill, for ``max(bill)``, ``sum(bill)`` and the like."""
-    def compute(record: dict) -> list[float]:
+    def compute(record: dict[str, Any]) -> list[float]:
         report = report_of(record, topology, pricing)
         return [share_figure(report, s.share) for s in report.shares]
 

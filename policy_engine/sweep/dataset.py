@@ -20,6 +20,7 @@ from policy_engine.foundation.model import Topology, share_id
 from policy_engine.foundation.output_files import OutputFolder
 from policy_engine.sweep.expressions import SHARE_METRICS, SUMMARY_METRICS
 from policy_engine.sweep.grammar import Axis
+from policy_engine.sweep.run_status import RunStatus
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -78,7 +79,8 @@ def schema(axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def flat_row(record: dict[str, Any], key: str, axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]) -> dict:
+def flat_row(record: dict[str, Any], key: str, axes: Sequence[Axis],
+             pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
     """The run as one flat row (the CSV output and the Parquet columns, without the JSON text)."""
     row: dict[str, Any] = {"run": record["index"], "key": key}
     row.update({axis.path: record["values"][axis.path] for axis in axes})
@@ -95,12 +97,12 @@ def flat_row(record: dict[str, Any], key: str, axes: Sequence[Axis], pairs: Sequ
 class ResultsDataset:
     """Appends finished runs as part files; knows which runs a previous, interrupted sweep finished."""
 
-    def __init__(self, directory: Path, axes: Sequence[Axis], pairs: Sequence[tuple[str, str]], manifest: dict,
-                 resume: bool):
+    def __init__(self, directory: Path, axes: Sequence[Axis], pairs: Sequence[tuple[str, str]],
+                 manifest: dict[str, Any], resume: bool):
         self.directory = directory
         self.axes, self.pairs = list(axes), list(pairs)
         self.schema = schema(axes, pairs)
-        self.written: dict[str, dict] = {}
+        self.written: dict[str, dict[str, Any]] = {}
         self._next_part = 1
         if directory.is_symlink():
             raise DatasetError(f"{directory}: cannot write results: is a symbolic link; give the real folder")
@@ -121,7 +123,7 @@ class ResultsDataset:
         except OSError as error:
             raise DatasetError(f"{directory}: cannot write results: {error.strerror or error}") from None
 
-    def _check_manifest(self, path: Path, manifest: dict) -> None:
+    def _check_manifest(self, path: Path, manifest: dict[str, Any]) -> None:
         try:
             previous = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
@@ -143,10 +145,13 @@ class ResultsDataset:
             except Exception as error:  # pyarrow raises several types for a damaged file
                 raise DatasetError(f"{part}: cannot read this part file: {error}") from None
             for row in table.to_pylist():
+                if row["status"] not in tuple(RunStatus):
+                    raise DatasetError(f"{part}: run {row['run']} has status {row['status']!r}, not one of "
+                                       f"{', '.join(RunStatus)}: the file was not written by a sweep")
                 self.written[row["key"]] = {
                     "index": row["run"],
                     "values": {axis.path: row[axis.path] for axis in self.axes},
-                    "status": row["status"],
+                    "status": RunStatus(row["status"]),
                     "findings": json.loads(row["findings"]),
                     "error": row["error"],
                     "summary": json.loads(row["summary"]),
@@ -157,7 +162,7 @@ class ResultsDataset:
             number = int(part.stem.split("-")[1])
             self._next_part = max(self._next_part, number + 1)
 
-    def append(self, batch: Iterable[tuple[str, dict]]) -> int:
+    def append(self, batch: Iterable[tuple[str, dict[str, Any]]]) -> int:
         """Write one part file of ``(key, record)``; a key already written is skipped. Returns rows written."""
         import pyarrow as pa
         import pyarrow.parquet as pq

@@ -29,28 +29,27 @@ from policy_engine.sweep.candidate import variant
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.grid import Candidate
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.samples import mean_record
 
-OK, INVALID, ERROR = "ok", "invalid", "error"
 
-
-def targets_json(topology: Topology, result: SimulationResult) -> list[dict]:
+def targets_json(topology: Topology, result: SimulationResult) -> list[dict[str, Any]]:
     """The topology's targets judged on the run (``simulate --format json``'s ``targets``)."""
     return plain([target.to_json() for target in evaluate_targets(topology, result)])
 
 
-def simulation_json(result: SimulationResult) -> tuple[dict, list[dict]]:
+def simulation_json(result: SimulationResult) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``summary`` and ``shares`` of ``simulate --format json`` (``SimulationResult.write_json``)."""
     return plain(result.summary), plain([metrics.to_json() for metrics in result.shares])
 
 
 #: Candidates that differ only in settings or workload share a topology: check it once per worker.
-_CHECKED: OrderedDict[str, tuple[bool, list[dict]]] = OrderedDict()
+_CHECKED: OrderedDict[str, tuple[bool, list[dict[str, Any]]]] = OrderedDict()
 _CHECK_CACHE_SIZE = 64
 _LOCK = threading.Lock()
 
 
-def checked(topology: Topology) -> tuple[bool, list[dict]]:
+def checked(topology: Topology) -> tuple[bool, list[dict[str, Any]]]:
     """``(ok, findings as check --format json)`` of ``topology``, remembered for the last few topologies."""
     key = topology.model_dump_json()
     with _LOCK:  # a worker may run several tasks in threads
@@ -73,7 +72,7 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
 
     With ``workloads`` (``samples.resample``), the candidate runs once on each instead of the scenario's
     own jobs, and the record holds their mean (``samples.mean_record``)."""
-    record: dict[str, Any] = {"index": candidate.index, "values": dict(candidate.values), "status": OK,
+    record: dict[str, Any] = {"index": candidate.index, "values": dict(candidate.values), "status": RunStatus.OK,
                               "findings": [], "error": "", "summary": {}, "shares": [], "targets": []}
     try:
         with gc_paused():  # building the candidate's workload and results allocates in bulk (about 15 % faster)
@@ -81,7 +80,7 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
             ok, findings = checked(chosen.topology)
             record["findings"] = copy.deepcopy(findings)
             if not ok:
-                record["status"] = INVALID
+                record["status"] = RunStatus.INVALID
                 return record
             if not workloads:
                 result = simulate(chosen.topology, chosen.jobs, chosen.updates, chosen.settings, live=scenario.live)
@@ -99,6 +98,6 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
                 kept.append(ledgers(result, period))
             return {**mean_record(runs), "costs": mean_ledgers([k for k in kept if k]) or None}
     except Exception as error:  # one bad candidate must not end a sweep of thousands
-        record["status"] = ERROR
+        record["status"] = RunStatus.ERROR
         record["error"] = f"{type(error).__name__}: {error}"
     return record

@@ -92,7 +92,7 @@ def _interrupts_left_to_this_process() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-class InProcess(AbstractContextManager):
+class InProcess(AbstractContextManager["InProcess"]):
     """``--workers 1``: run every task here, in submission order (for debugging, and the reference)."""
 
     workers = 1
@@ -104,7 +104,7 @@ class InProcess(AbstractContextManager):
     def release(self, handle: Any) -> None:
         return None
 
-    def map(self, function: Callable, shared: Any, items: Iterable[Any]) -> Iterator[Any]:
+    def map(self, function: Callable[..., Any], shared: Any, items: Iterable[Any]) -> Iterator[Any]:
         for item in items:
             yield function(shared, item)
 
@@ -112,7 +112,7 @@ class InProcess(AbstractContextManager):
         return None
 
 
-class DaskExecutor(AbstractContextManager):
+class DaskExecutor(AbstractContextManager["DaskExecutor"]):
     """Runs tasks on a Dask cluster: its own ``LocalCluster`` or one at ``address``."""
 
     #: Tasks in flight per worker thread: enough to keep workers busy while results are written.
@@ -155,7 +155,7 @@ class DaskExecutor(AbstractContextManager):
     def release(self, handle: Any) -> None:
         handle.release()
 
-    def map(self, function: Callable, shared: Any, items: Iterable[Any]) -> Iterator[Any]:
+    def map(self, function: Callable[..., Any], shared: Any, items: Iterable[Any]) -> Iterator[Any]:
         """``function(shared, item)`` for every item, results in completion order.
 
         ``shared`` is scattered here unless it is a handle from ``share`` already. Items go out in

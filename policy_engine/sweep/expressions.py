@@ -33,6 +33,7 @@ from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 from policy_engine.sweep import cost_metrics
 from policy_engine.sweep.cost_metrics import Pricing
 from policy_engine.sweep.grammar import find_share
+from policy_engine.sweep.run_status import RunStatus
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
                    "instance_hours_lost", "jobs", "plan_idle_hours")
@@ -85,13 +86,20 @@ class Expression:
     """A number computed from one ok run record (``summary`` and ``shares`` as simulate's JSON has them)."""
 
     text: str
-    compute: Callable[[dict], float]
+    compute: Callable[[dict[str, Any]], float]
     #: What the number measures (how reports write it); JSON keeps the number itself.
     unit: Unit = Unit.NUMBER
     #: The unit as a header or an axis names it when the unit alone does not say (a cost's currency).
     unit_label: str = ""
+    #: The metrics it reads, as parsed (``wait_p95``; ``bill`` for ``share(X).bill`` and ``max(bill)`` too).
+    metrics: frozenset[str] = frozenset()
 
-    def __call__(self, record: dict) -> float:
+    @property
+    def reads_bill(self) -> bool:
+        """Whether it prices a run's ledger (then the command says the unit)."""
+        return not self.metrics.isdisjoint(cost_metrics.CLUSTER_COST_METRICS)
+
+    def __call__(self, record: dict[str, Any]) -> float:
         return float(self.compute(record))
 
     @property
@@ -127,15 +135,15 @@ def _share(text: str, ref: str, topology: Topology) -> str:
     return found.share_id
 
 
-def type_figure(metric: str, instance_type: str) -> Callable[[dict], float]:
+def type_figure(metric: str, instance_type: str) -> Callable[[dict[str, Any]], float]:
     """One instance type's figure of a run record (0 for a type the run has no capacity of: it used nothing)."""
-    def figure(record: dict) -> float:
+    def figure(record: dict[str, Any]) -> float:
         return record["summary"].get(SUMMARY_KEY, {}).get(instance_type, {}).get(metric, 0.0)
 
     return figure
 
 
-def record_types(record: dict | None) -> list[str]:
+def record_types(record: dict[str, Any] | None) -> list[str]:
     """The instance types a run record has figures for, in its order (none for a failed run)."""
     return list(record["summary"].get(SUMMARY_KEY, {})) if record and record.get("summary") else []
 
@@ -147,11 +155,13 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
     if (refusal := cost_metrics.retired(source)) is not None:
         raise ExpressionError(f"{text!r}: {refusal}")
     if source in cost_metrics.CLUSTER_COST_METRICS:
-        return Expression(source, cost_metrics.cluster_metric(source, topology, pricing), Unit.COST, pricing.unit)
+        return Expression(source, cost_metrics.cluster_metric(source, topology, pricing), Unit.COST, pricing.unit,
+                          frozenset({source}))
     if source in OPTIONAL_SUMMARY_METRICS:  # only in a run that has what it counts: 0 in the others
-        return Expression(source, lambda record: record["summary"].get(source, 0.0), UNITS[source])
+        return Expression(source, lambda record: record["summary"].get(source, 0.0), UNITS[source],
+                          metrics=frozenset({source}))
     if source in SUMMARY_METRICS:
-        return Expression(source, lambda record: record["summary"][source], UNITS[source])
+        return Expression(source, lambda record: record["summary"][source], UNITS[source], metrics=frozenset({source}))
     match = _SHARE_TYPE.fullmatch(source)
     if match:
         ref, metric, type_name = match.groups()
@@ -161,11 +171,11 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, known))
         name, instance_type = _share(text, ref, topology), _instance_type(text, type_name, topology)
 
-        def share_on_type(record: dict) -> float:
+        def share_on_type(record: dict[str, Any]) -> float:
             return next((entry[metric] for entry in record["shares"]
                          if entry["share"] == name and entry["instance_type"] == instance_type), 0.0)
 
-        return Expression(source, share_on_type, UNITS[metric])
+        return Expression(source, share_on_type, UNITS[metric], metrics=frozenset({metric}))
     match = _SHARE.fullmatch(source)
     if match:
         ref, metric = match.groups()
@@ -173,16 +183,18 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, SHARE_METRICS))
         name = _share(text, ref, topology)
         if metric == cost_metrics.SHARE_COST_METRIC:
-            return Expression(source, cost_metrics.share_metric(name, topology, pricing), Unit.COST, pricing.unit)
+            return Expression(source, cost_metrics.share_metric(name, topology, pricing), Unit.COST, pricing.unit,
+                              frozenset({metric}))
 
-        def one_share(record: dict) -> float:
+        def one_share(record: dict[str, Any]) -> float:
             return max((entry[metric] for entry in record["shares"] if entry["share"] == name), default=0.0)
 
-        return Expression(source, one_share, UNITS[metric])
+        return Expression(source, one_share, UNITS[metric], metrics=frozenset({metric}))
     match = _TYPE.fullmatch(source)
     if match and match.group(1) in TYPE_METRICS:
         metric, type_name = match.groups()
-        return Expression(source, type_figure(metric, _instance_type(text, type_name, topology)), UNITS[metric])
+        return Expression(source, type_figure(metric, _instance_type(text, type_name, topology)), UNITS[metric],
+                          metrics=frozenset({metric}))
     match = _AGGREGATE.fullmatch(source)
     if match:
         aggregate, metric = match.groups()
@@ -194,9 +206,10 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
         function = AGGREGATES[aggregate]
         if metric == cost_metrics.SHARE_COST_METRIC:
             bills = cost_metrics.every_share(topology, pricing)
-            return Expression(source, lambda record: function(bills(record)), Unit.COST, pricing.unit)
+            return Expression(source, lambda record: function(bills(record)), Unit.COST, pricing.unit,
+                              frozenset({metric}))
         return Expression(source, lambda record: function([entry[metric] for entry in record["shares"]]),
-                          UNITS[metric])
+                          UNITS[metric], metrics=frozenset({metric}))
     raise ExpressionError(f"{text!r}: expected METRIC, AGG(METRIC), METRIC(TYPE), share(QUEUE/SHARE).METRIC or "
                           "share(QUEUE/SHARE).METRIC(TYPE)"
                           + _suggest(source, SUMMARY_METRICS + cost_metrics.CLUSTER_COST_METRICS))
@@ -207,7 +220,7 @@ class Constraint:
     """``violation(record) <= 0`` when the run satisfies it (optuna's convention for constraints)."""
 
     text: str
-    violation: Callable[[dict], float]
+    violation: Callable[[dict[str, Any]], float]
     #: The number compared against (``None`` for ``guarantees``): what a miss is measured relative to.
     bound: float | None = None
     #: What the constrained figure measures (how a miss is written).
@@ -215,16 +228,23 @@ class Constraint:
     #: How a miss reads (a target's shortfall as a duration, a percentage); ``None``: as ``unit`` reads.
     shown: Callable[[float], str] | None = None
     #: The figure compared against the bound in an ok run (``None``: the constraint has no one figure).
-    measure: Callable[[dict], float] | None = None
+    measure: Callable[[dict[str, Any]], float] | None = None
+    #: The metrics the constraint reads, as parsed (``Expression.metrics``; none for ``guarantees`` or a target).
+    metrics: frozenset[str] = frozenset()
 
-    def holds(self, record: dict) -> bool:
+    @property
+    def reads_bill(self) -> bool:
+        """Whether it prices a run's ledger (then the command says the unit)."""
+        return not self.metrics.isdisjoint(cost_metrics.CLUSTER_COST_METRICS)
+
+    def holds(self, record: dict[str, Any]) -> bool:
         return self.violation(record) <= 0
 
     def margin_text(self, amount: float) -> str:
         """A margin or a shortfall as people read it (a duration; points of a percentage, ...)."""
         return self.shown(amount) if self.shown is not None else figure_text(amount, self.unit)
 
-    def verdict(self, record: dict) -> str:
+    def verdict(self, record: dict[str, Any]) -> str:
         """The figure and how it stands against the bound, for an ok run: ``8d 3h: holds, 1d 21h to spare``."""
         violation = self.violation(record)
         figure = f"{figure_text(self.measure(record), self.unit)}: " if self.measure is not None else ""
@@ -244,11 +264,11 @@ def never_preempted_shares(topology: Topology) -> list[str]:
     return names
 
 
-def _guarantees(topology: Topology) -> Callable[[dict], float]:
+def _guarantees(topology: Topology) -> Callable[[dict[str, Any]], float]:
     protected = set(never_preempted_shares(topology))
 
-    def violation(record: dict) -> float:
-        if record.get("status") != "ok":
+    def violation(record: dict[str, Any]) -> float:
+        if record.get("status") != RunStatus.OK:
             return 1.0  # a refuted guarantee is a check error: such a candidate is invalid
         return float(sum(entry["preemptions"] for entry in record["shares"] if entry["share"] in protected))
 
@@ -306,9 +326,9 @@ def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = No
         def shown(amount: float) -> str:
             return f"{figure_text(amount, Unit.COST)} {expression.unit_name}"
     return Constraint(source, lambda record: difference(expression(record)), bound, expression.unit, shown,
-                      measure=expression)
+                      measure=expression, metrics=expression.metrics)
 
 
 def objective_value(expression: Expression, record: dict[str, Any]) -> float | None:
     """The objective of an ok run; ``None`` for an invalid or failed one."""
-    return expression(record) if record.get("status") == "ok" else None
+    return expression(record) if record.get("status") == RunStatus.OK else None

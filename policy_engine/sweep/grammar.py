@@ -28,7 +28,7 @@ from typing import Any
 from policy_engine.foundation import bounds
 from policy_engine.foundation.diagnostics import ShareMatch
 from policy_engine.foundation.limits import INTEGER_MAX
-from policy_engine.foundation.model import QuotaShare, Topology, share_id
+from policy_engine.foundation.model import UNLIMITED_BORROW, QuotaShare, Topology, share_id
 from policy_engine.simulation.core.engine import SimulationSettings
 from policy_engine.simulation.core.preemption import POLICIES
 from policy_engine.simulation.settings import PlanDispatch
@@ -153,7 +153,7 @@ def _signed(text: str) -> int:
 
 
 _KINDS: dict[str, _Kind] = {
-    "borrow_limit": _integer(-1),
+    "borrow_limit": _integer(UNLIMITED_BORROW),
     "strategy": _choice(STRATEGIES),
     "in_share_preemption": _Kind("true or false", _boolean),
     "state": _choice(STATES),

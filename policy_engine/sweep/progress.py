@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -20,7 +20,7 @@ class RateColumn(ProgressColumn):
 
 
 @contextmanager
-def progress_bar(label: str, enabled: bool, console: Console | None = None) -> Iterator:
+def progress_bar(label: str, enabled: bool, console: Console | None = None) -> Iterator[Callable[[int, int], None]]:
     """Yield ``update(done, total)``; a no-op unless ``enabled`` and stderr (or ``console``) is a terminal."""
     console = console or Console(stderr=True)
     if not enabled or not (console.is_terminal or sys.stderr.isatty()):

@@ -56,11 +56,11 @@ def scenario_digest(scenario: Scenario) -> str:
 
 def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Candidate], executor: Executor,
               dataset: ResultsDataset | None = None, progress: Progress | None = None, total: int | None = None,
-              on_result: Callable[[dict], None] | None = None, flush_runs: int = 64,
+              on_result: Callable[[dict[str, Any]], None] | None = None, flush_runs: int = 64,
               flush_seconds: float = 2.0, period: Period | None = None,
-              guarantees: GuaranteePolicy = GuaranteePolicy.KEEP) -> list[dict]:
+              guarantees: GuaranteePolicy = GuaranteePolicy.KEEP) -> list[dict[str, Any]]:
     """Every candidate's run record, sorted by grid index; ``dataset`` (if any) gets them in part files."""
-    done: dict[str, dict] = dict(dataset.written) if dataset is not None else {}
+    done: dict[str, dict[str, Any]] = dict(dataset.written) if dataset is not None else {}
     todo = [candidate for candidate in candidates if candidate.key not in done]
     keep = {candidate.key for candidate in todo} | set(done)
     count = len(todo) + sum(1 for key in done if key in keep)
@@ -68,7 +68,7 @@ def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Can
     finished = count - len(todo)
     if progress:
         progress(finished, total)
-    batch: list[tuple[str, dict]] = []
+    batch: list[tuple[str, dict[str, Any]]] = []
     last_flush = time.monotonic()
 
     def flush() -> None:

@@ -74,12 +74,12 @@ def _mean_of(values: list[Any]) -> Any:
     return fmean(numbers) if len(numbers) == len(values) and numbers else values[0]
 
 
-def mean_record(records: Sequence[dict]) -> dict:
+def mean_record(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """One run record whose ``summary`` and ``shares`` hold the mean over ``records`` (ok runs of one candidate);
     the samples' own ``summary`` and ``shares`` are kept in ``samples``."""
     first = records[0]
     summary = {key: _mean_of([r["summary"].get(key) for r in records]) for key in first["summary"]}
-    by_key: dict[tuple[str, str], list[dict]] = {}
+    by_key: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for record in records:
         for entry in record["shares"]:
             by_key.setdefault((entry["share"], entry["instance_type"]), []).append(entry)
@@ -88,9 +88,9 @@ def mean_record(records: Sequence[dict]) -> dict:
             "samples": [{"summary": r["summary"], "shares": r["shares"]} for r in records]}
 
 
-def mean_targets(records: Sequence[dict]) -> list[dict]:
+def mean_targets(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each target criterion judged on the mean of its figure over the samples (``targets`` of each record)."""
-    by_key: dict[tuple[Any, ...], list[dict]] = {}
+    by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for record in records:
         for entry in record.get("targets", []):
             by_key.setdefault((entry["target"], entry["criterion"], entry["instance_type"]), []).append(entry)

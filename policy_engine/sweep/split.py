@@ -119,7 +119,8 @@ MERGED_FIELDS = {"time", "jobs", "shares", "summary", "utilisation", "usage", "h
 
 
 def merge(scenario: Scenario, time: float,
-          parts: Sequence[tuple[SimulationResult, list, dict[str, TypeSeconds]]]) -> SimulationResult:
+          parts: Sequence[tuple[SimulationResult, list[tuple[int, int, float, float]],
+                                dict[str, TypeSeconds]]]) -> SimulationResult:
     """The sequential run's result from the parts' (in topology order)."""
     for result, _, _ in parts:
         for name in (f.name for f in fields(result) if f.name not in MERGED_FIELDS):

@@ -62,7 +62,7 @@ def _yaml() -> YAML:
     return yaml
 
 
-def _edit_yaml(text: str, pick: Callable[[Any], Any], old: dict, new: dict) -> str:
+def _edit_yaml(text: str, pick: Callable[[Any], Any], old: dict[str, Any], new: dict[str, Any]) -> str:
     yaml = _yaml()
     _, indent, offset = load_yaml_guess_indent(text)  # the author's indentation, not ruamel's default
     if indent is not None:

@@ -20,7 +20,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from policy_engine.foundation.units import figure_text
 from policy_engine.simulation.core.jobs import JobSpec
@@ -36,12 +36,13 @@ from policy_engine.simulation.results.side_by_side import (
 )
 from policy_engine.simulation.results.worsening import by_worsening
 from policy_engine.simulation.scenarios.workload import Scenario
-from policy_engine.sweep.evaluate import INVALID, OK, evaluate
+from policy_engine.sweep.evaluate import evaluate
 from policy_engine.sweep.executor import Executor
 from policy_engine.sweep.expressions import Constraint, Expression
 from policy_engine.sweep.grammar import Axis, base_value
 from policy_engine.sweep.grid import Candidate, candidate_key, expand, grid_size
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.runner import SweepInput, run_task
 from policy_engine.sweep.samples import samples_for
 
@@ -75,12 +76,13 @@ ABSOLUTE_GAIN_AT_ZERO = 1.0
 
 @dataclass
 class TuneResult:
-    runs: list[dict]  # distinct candidates, in the order they were evaluated
-    current: dict  # the scenario's own topology, for the evidence
-    chosen: dict | None  # the recommended run (None: nothing feasible, or keep the current topology)
-    front: list[dict] = field(default_factory=list)  # feasible, non-dominated runs (sorted by the first objective)
+    runs: list[dict[str, Any]]  # distinct candidates, in the order they were evaluated
+    current: dict[str, Any]  # the scenario's own topology, for the evidence
+    chosen: dict[str, Any] | None  # the recommended run (None: nothing feasible, or keep the current topology)
+    #: feasible, non-dominated runs (sorted by the first objective)
+    front: list[dict[str, Any]] = field(default_factory=list)
     #: The best feasible candidate, recommended or not (shown when the answer is to keep the current topology).
-    best: dict | None = None
+    best: dict[str, Any] | None = None
     #: Why the best candidate is not recommended (below the margin, or it wins on too few samples); else "".
     keep_reason: str = ""
     #: The best candidate's gain on the first objective over the current topology (relative, or absolute at 0).
@@ -91,45 +93,46 @@ class TuneResult:
     wins: int | None = None
     samples: int = 0
     #: With no feasible candidate: the nearest one and, per constraint, by how much it misses.
-    nearest: dict | None = None
+    nearest: dict[str, Any] | None = None
     misses: list[tuple[str, float]] = field(default_factory=list)
     #: With no feasible candidate: each constraint no candidate meets, with the candidate that comes closest to
     #: it and its shortfall (``never_met``).
-    unmet: list[tuple[str, dict, float]] = field(default_factory=list)
+    unmet: list[tuple[str, dict[str, Any], float]] = field(default_factory=list)
     #: ``--assume``: per assumption (its values), the current topology's, the recommendation's and the best
     #: candidate's run under it.
-    sensitivity: list[dict] = field(default_factory=list)
+    sensitivity: list[dict[str, Any]] = field(default_factory=list)
 
 
-def simulated(runs: dict[str, dict]) -> int:
+def simulated(runs: dict[str, dict[str, Any]]) -> int:
     """Runs that cost a simulation (invalid candidates cost a check only)."""
-    return sum(1 for record in runs.values() if record["status"] != INVALID)
+    return sum(1 for record in runs.values() if record["status"] != RunStatus.INVALID)
 
 
-def grid_index(axes: Sequence[Axis], values: dict) -> int:
+def grid_index(axes: Sequence[Axis], values: dict[str, Any]) -> int:
     index = 0
     for axis in axes:
         index = index * len(axis.values) + axis.values.index(values[axis.path])
     return index
 
 
-def feasible(record: dict, constraints: Sequence[Constraint]) -> bool:
-    return record["status"] == OK and all(c.holds(record) for c in constraints)
+def feasible(record: dict[str, Any], constraints: Sequence[Constraint]) -> bool:
+    return record["status"] == RunStatus.OK and all(c.holds(record) for c in constraints)
 
 
-def scores(record: dict, objectives: Sequence[Objective]) -> tuple[float, ...]:
+def scores(record: dict[str, Any], objectives: Sequence[Objective]) -> tuple[float, ...]:
     """Objective values, each turned so that smaller is better."""
     return tuple(-o.expression(record) if o.maximize else o.expression(record) for o in objectives)
 
 
-def changes(record: dict, current: dict | None) -> int:
+def changes(record: dict[str, Any], current: dict[str, Any] | None) -> int:
     """How many varied fields ``record`` sets to another value than the current topology has."""
     if current is None:
         return 0
     return sum(1 for path, value in record["values"].items() if current["values"].get(path) != value)
 
 
-def pareto_front(records: Sequence[dict], objectives: Sequence[Objective], current: dict | None = None) -> list[dict]:
+def pareto_front(records: Sequence[dict[str, Any]], objectives: Sequence[Objective],
+                 current: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Runs no other run beats on every objective, by the first objective; equal points once, kept as the
     candidate that changes the fewest fields of ``current`` (then grid order): a knob that makes no difference
     to the objectives is never recommended to another team."""
@@ -153,7 +156,7 @@ def _sampler(objectives: Sequence[Objective], seed: int, budget: int) -> optuna.
     return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(4, min(50, budget // 4)))
 
 
-def _tell(study: optuna.Study, trial: optuna.Trial, record: dict | None, objectives: Sequence[Objective],
+def _tell(study: optuna.Study, trial: optuna.Trial, record: dict[str, Any] | None, objectives: Sequence[Objective],
           constraints: Sequence[Constraint]) -> None:
     """Invalid candidates are told as infeasible (the ``valid`` constraint) so the sampler learns to avoid them."""
     from optuna.trial import TrialState
@@ -161,14 +164,14 @@ def _tell(study: optuna.Study, trial: optuna.Trial, record: dict | None, objecti
     if record is None:  # asked after the budget was spent
         study.tell(trial, state=TrialState.PRUNED)
         return
-    if record["status"] not in (OK, INVALID):
+    if record["status"] not in (RunStatus.OK, RunStatus.INVALID):
         study.tell(trial, state=TrialState.FAIL)
         return
     errors = sum(1 for finding in record["findings"] if finding["severity"] == "error")
-    trial.set_constraint("valid", float(errors if record["status"] == INVALID else 0))
+    trial.set_constraint("valid", float(errors if record["status"] == RunStatus.INVALID else 0))
     for number, constraint in enumerate(constraints):
-        trial.set_constraint(f"c{number}", constraint.violation(record) if record["status"] == OK else 1.0)
-    if record["status"] == OK:
+        trial.set_constraint(f"c{number}", constraint.violation(record) if record["status"] == RunStatus.OK else 1.0)
+    if record["status"] == RunStatus.OK:
         study.tell(trial, [o.expression(record) for o in objectives])
     else:
         study.tell(trial, [-_WORST if o.maximize else _WORST for o in objectives])
@@ -178,7 +181,7 @@ def _tell(study: optuna.Study, trial: optuna.Trial, record: dict | None, objecti
 _WORST = 1e30
 
 
-def gain_over(current: dict, best: dict, objective: Objective) -> tuple[float, bool]:
+def gain_over(current: dict[str, Any], best: dict[str, Any], objective: Objective) -> tuple[float, bool]:
     """How much ``best`` improves the objective over ``current``: relative to the current value, or absolute
     (``relative`` False) when the current value is 0."""
     now, then = objective.expression(current), objective.expression(best)
@@ -188,7 +191,7 @@ def gain_over(current: dict, best: dict, objective: Objective) -> tuple[float, b
     return better / abs(now), True
 
 
-def sample_wins(current: dict, best: dict, objective: Objective) -> int:
+def sample_wins(current: dict[str, Any], best: dict[str, Any], objective: Objective) -> int:
     """On how many workload samples ``best`` is strictly better than ``current`` on the objective."""
     wins = 0
     for mine, theirs in zip(best.get("samples", []), current.get("samples", []), strict=True):
@@ -197,26 +200,27 @@ def sample_wins(current: dict, best: dict, objective: Objective) -> int:
     return wins
 
 
-def nearest_miss(records: Sequence[dict], constraints: Sequence[Constraint]) -> tuple[dict | None,
+def nearest_miss(records: Sequence[dict[str, Any]], constraints: Sequence[Constraint]) -> tuple[dict[str, Any] | None,
                                                                                        list[tuple[str, float]]]:
     """The ok run closest to meeting every constraint (the sum of its misses, each relative to its bound) and
     by how much it misses each one it misses."""
-    def misses(record: dict) -> list[tuple[Constraint, float]]:
+    def misses(record: dict[str, Any]) -> list[tuple[Constraint, float]]:
         return [(c, c.violation(record)) for c in constraints if not c.holds(record)]
 
-    def distance(record: dict) -> float:
+    def distance(record: dict[str, Any]) -> float:
         return sum(amount / max(1.0, abs(c.bound or 0.0)) for c, amount in misses(record))
 
-    ok = [record for record in records if record["status"] == OK]
+    ok = [record for record in records if record["status"] == RunStatus.OK]
     if not ok:
         return None, []
     nearest = min(ok, key=lambda record: (distance(record), record["index"]))
     return nearest, [(c.text, amount) for c, amount in misses(nearest)]
 
 
-def never_met(records: Sequence[dict], constraints: Sequence[Constraint]) -> list[tuple[str, dict, float]]:
+def never_met(records: Sequence[dict[str, Any]], constraints: Sequence[Constraint],
+              ) -> list[tuple[str, dict[str, Any], float]]:
     """Each constraint no ok run meets: ``(its text, the run closest to it, that run's shortfall)``."""
-    ok = [record for record in records if record["status"] == OK]
+    ok = [record for record in records if record["status"] == RunStatus.OK]
     found = []
     for constraint in constraints:
         if not ok or any(constraint.holds(record) for record in ok):
@@ -226,15 +230,15 @@ def never_met(records: Sequence[dict], constraints: Sequence[Constraint]) -> lis
     return found
 
 
-def first_rule(record: dict) -> str:
+def first_rule(record: dict[str, Any]) -> str:
     """Why a candidate is invalid: the rule of its first unsuppressed check error (``check``'s order)."""
     errors = [f for f in record.get("findings", []) if f.get("severity") == "error" and not f.get("suppressed")]
     return str(errors[0]["rule"]) if errors else "check"
 
 
-def invalid_reasons(records: Sequence[dict]) -> Counter[str]:
+def invalid_reasons(records: Sequence[dict[str, Any]]) -> Counter[str]:
     """The invalid candidates counted by their first rule, most first."""
-    return Counter(first_rule(record) for record in records if record["status"] == INVALID)
+    return Counter(first_rule(record) for record in records if record["status"] == RunStatus.INVALID)
 
 
 def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Sequence[Constraint],
@@ -250,7 +254,7 @@ def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Seq
     current = result.current
     first = objectives[0]
     if result.samples:
-        result.wins = sample_wins(current, best, first) if current["status"] == OK else result.samples
+        result.wins = sample_wins(current, best, first) if current["status"] == RunStatus.OK else result.samples
     if not feasible(current, constraints):
         return result  # the current topology misses a constraint (or is invalid): any feasible candidate is better
     result.gain, result.relative_gain = gain_over(current, best, first)
@@ -270,10 +274,11 @@ def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Seq
 
 def _sensitivity(scenario: Scenario, axes: Sequence[Axis], assumptions: Sequence[Axis], result: TuneResult,
                  executor: Executor, guarantees: GuaranteePolicy, workloads: tuple[tuple[JobSpec, ...], ...],
-                 objectives: Sequence[Objective], constraints: Sequence[Constraint], period: Period) -> list[dict]:
+                 objectives: Sequence[Objective], constraints: Sequence[Constraint],
+                 period: Period) -> list[dict[str, Any]]:
     """Every ok candidate and the current topology under each combination of assumptions."""
     combos = list(expand(assumptions))
-    candidates = [record for record in result.runs if record["status"] == OK]
+    candidates = [record for record in result.runs if record["status"] == RunStatus.OK]
     shared = executor.share(SweepInput(scenario, (*axes, *assumptions), guarantees, workloads, period))
     current_values = dict(result.current["values"])
     tasks = []
@@ -315,7 +320,7 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
     workloads = samples_for(scenario, workload_samples, seed) if workload_samples else ()
     period = period or Period()
     shared = executor.share(SweepInput(scenario, tuple(axes), guarantees, workloads, period))
-    runs: dict[str, dict] = {}
+    runs: dict[str, dict[str, Any]] = {}
     stale = 0
     current_values = {axis.path: base_value(axis, scenario.topology, scenario.settings) for axis in axes}
     try:
@@ -363,11 +368,11 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
 EVIDENCE_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, INSTANCE_HOURS_LOST)
 
 
-def share_evidence(current: dict, other: dict | None) -> ShareComparison:
+def share_evidence(current: dict[str, Any], other: dict[str, Any] | None) -> ShareComparison:
     """Per share and instance type, the current topology's run against ``other`` (the recommended, best or nearest
     candidate), the most harmed share first: the evidence is per share, not only totals."""
-    def values(record: dict | None) -> dict[tuple[str, str], dict[str, float]]:
-        if record is None or record.get("status") != OK:
+    def values(record: dict[str, Any] | None) -> dict[tuple[str, str], dict[str, float]]:
+        if record is None or record.get("status") != RunStatus.OK:
             return {}
         return {(row["share"], row["instance_type"]): {f.key: float(row.get(f.key, 0.0)) for f in EVIDENCE_FIGURES}
                 for row in record.get("shares", [])}

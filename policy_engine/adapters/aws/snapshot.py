@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from policy_engine.adapters.aws import service_jobs
 from policy_engine.adapters.aws.account import read_account
 from policy_engine.adapters.aws.clients import Api, AwsError, AwsErrors
+from policy_engine.foundation.diagnostics import Problem
 from policy_engine.foundation.model import JobQueue, Topology, share_id
 from policy_engine.foundation.units import duration_text
 from policy_engine.inputs import safe_yaml
@@ -82,8 +83,8 @@ def take_snapshot(api: Api, queue: str, now_ms: int, assume_remaining: float,
     try:
         topology = topology_from_data(read.data, source)
     except LoadError as error:
-        raise AwsErrors([AwsError("DescribeJobQueues", source, problem.removeprefix(f"{source}: "), "Invalid")
-                         for problem in error.problems]) from None
+        raise AwsErrors([AwsError("DescribeJobQueues", source, problem.detail if isinstance(problem, Problem)
+                                  else problem, "Invalid") for problem in error.located]) from None
     model_queue = topology.job_queues[0]
     snapshot = Snapshot(model_queue.name, api.region, now_ms, read.data)
     estimates = dict(per_share_estimate or {})

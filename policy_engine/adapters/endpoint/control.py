@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from policy_engine.adapters.endpoint.base.account import api_problems
+from policy_engine.adapters.endpoint.base.account import api_problems, problem_text
 from policy_engine.adapters.endpoint.base.errors import client_error
 from policy_engine.adapters.endpoint.guard import CONTROL_PREFIX
 from policy_engine.adapters.endpoint.handlers.registry import Output
@@ -78,7 +78,7 @@ def _topology(body: bytes) -> Topology:
         raise client_error("; ".join(str(problem) for problem in error.problems)) from None
     problems = api_problems(topology)
     if problems:  # what AWS would reject is not served (as `batch-quota serve TOPOLOGY` exits 1)
-        raise client_error("; ".join(problems))
+        raise client_error("; ".join(map(problem_text, problems)))
     return topology
 
 

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import difflib
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from functools import partial
 
 from policy_engine.analysis.rules.base import Context, RawFinding, rule
 from policy_engine.analysis.rules.objects import TOPOLOGY, environment_ref, queue_ref, share_ref
 from policy_engine.foundation import instance_types, limits
+from policy_engine.foundation.aws_rules import SharingProblem, sharing_problems, tag_problems
 from policy_engine.foundation.diagnostics import ObjectRef
 from policy_engine.foundation.findings import Severity
 from policy_engine.foundation.limits import Limit
-from policy_engine.foundation.model import Capacity
+from policy_engine.foundation.model import UNLIMITED_BORROW, Capacity
 
 #: Every rule of this family: AWS refuses what it finds (each names the AWS page that says so, ``source_url``).
 aws_rule = partial(rule, enforced_by_aws=True)
@@ -189,19 +190,20 @@ def borrow_limit_minimum(context: Context) -> Iterator[RawFinding]:
     are invalid, and the API holds it in a signed 32-bit integer."""
     bound = limits.BORROW_LIMIT
     for queue, share in context.topology.shares():
-        if share.borrow_limit is None or bound.allows(share.borrow_limit):
+        if share.borrow_limit is None or SharingProblem.OUT_OF_RANGE not in sharing_problems(share.strategy,
+                                                                                               share.borrow_limit):
             continue
         where = (f"below {bound.minimum}" if bound.below(share.borrow_limit)
                  else f"above {bound.maximum}, the largest number AWS's API holds")
         yield RawFinding(share_ref(queue, share), f"borrow_limit {share.borrow_limit} is {where}",
-                         f"use a percent between 0 and {bound.maximum}, or -1 for unlimited")
+                         f"use a percent between 0 and {bound.maximum}, or {UNLIMITED_BORROW} for unlimited")
 
 
 @aws_rule("BQ111", Severity.ERROR, "borrow_limit only with LEND_AND_BORROW", source_url=RESOURCE_SHARING)
 def borrow_limit_strategy(context: Context) -> Iterator[RawFinding]:
     """AWS accepts ``borrowLimit`` only on LEND_AND_BORROW shares; on RESERVE or LEND it would mean nothing."""
     for queue, share in context.topology.shares():
-        if share.borrow_limit is not None and not share.borrows:
+        if SharingProblem.NOT_BORROWING in sharing_problems(share.strategy, share.borrow_limit):
             yield RawFinding(share_ref(queue, share), f"borrow_limit {share.borrow_limit} is set on a {share.strategy} "
                              "share", "remove borrow_limit or use strategy LEND_AND_BORROW")
 
@@ -283,24 +285,6 @@ def time_limit_action_reasons(context: Context) -> Iterator[RawFinding]:
                                  f"{limits.TIME_LIMIT_STATE}", f"use {limits.TIME_LIMIT_STATE}")
 
 
-def tag_problems(tags: Mapping[str, str]) -> Iterator[tuple[str, str]]:
-    """``(message, hint)`` for each way ``tags`` breaks AWS's tagging rules (shared with the constructs)."""
-    count, key_length, value_length = limits.TAG_COUNT, limits.TAG_KEY_LENGTH, limits.TAG_VALUE_LENGTH
-    if not count.allows(len(tags)):
-        yield (f"has {len(tags)} tags; AWS allows at most {count.maximum} per resource",
-               f"remove {count.excess(len(tags))} tag(s)")
-    for key, value in tags.items():
-        if key.lower().startswith(limits.SYSTEM_TAG_PREFIX):
-            yield (f"tag key {key!r} starts with {limits.SYSTEM_TAG_PREFIX!r}, which AWS reserves for its own tags",
-                   "rename the tag; tags AWS set on existing resources belong under system_tags (never deployed)")
-        elif not key_length.allows(len(key)):
-            yield (f"tag key {key[:40]!r}{'...' if len(key) > 40 else ''} has {len(key)} characters; AWS allows "
-                   f"{key_length.range_text()}", f"shorten the key to at most {key_length.maximum} characters")
-        if not value_length.allows(len(value)):
-            yield (f"tag {key[:40]!r} has a value of {len(value)} characters; AWS allows {value_length.range_text()}",
-                   f"shorten the value to at most {value_length.maximum} characters")
-
-
 @aws_rule("BQ116", Severity.ERROR,
       f"Tags: at most {limits.TAG_COUNT.maximum} per resource, keys {limits.TAG_KEY_LENGTH.range_text()} and values "
       f"{limits.TAG_VALUE_LENGTH.range_text()} characters, no key starting with 'aws:'", source_url=TAG_RESTRICTIONS)
@@ -314,5 +298,5 @@ def tag_limits(context: Context) -> Iterator[RawFinding]:
         *((share_ref(q, s), s.tags) for q, s in context.topology.shares()),
     ]
     for obj, tags in objects:
-        for message, hint in tag_problems(tags):
-            yield RawFinding(obj, message, hint)
+        for problem in tag_problems(tags):
+            yield RawFinding(obj, problem.message, problem.hint)

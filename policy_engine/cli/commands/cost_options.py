@@ -122,21 +122,26 @@ def _period_edge(part: str, origin: datetime | None, text: str) -> float:
 def pricing_or_exit(path: str | None, chargeback: str | None, topology: Topology,
                     expressions: Iterable[str] = (), axes: Iterable[Axis] = (), period_text: str | None = None,
                     origin: datetime | None = None) -> Pricing:
-    """How sweep and tune price ``bill``, ``waste_cost`` and ``share(X).bill`` over ``--period``; says the unit when
-    one is used. An instance type a ``--vary`` adds to the candidates (``gpu.capacity.ml.p5.48xlarge=0..2``) needs
-    a price too. A retired capacity-priced metric (``cost``, ``idle_cost``...) is one line naming the new one."""
-    from policy_engine.sweep.cost_metrics import Pricing, retired, uses_cost
+    """How sweep and tune price ``bill``, ``waste_cost`` and ``share(X).bill`` over ``--period`` (``note_pricing``
+    says the unit once the expressions are parsed). An instance type a ``--vary`` adds to the candidates
+    (``gpu.capacity.ml.p5.48xlarge=0..2``) needs a price too. A retired capacity-priced metric (``cost``,
+    ``idle_cost``...) is one line naming the new one."""
+    from policy_engine.sweep.cost_metrics import Pricing, retired
 
     expressions = list(expressions)
     refusals = [refusal for text in expressions if (refusal := retired(text)) is not None]
     if refusals:
         fail_input(list(dict.fromkeys(refusals)))
     varied = {axis.instance_type: axis.path for axis in axes if axis.field == "capacity" and axis.instance_type}
-    pricing = Pricing(prices_or_exit(path, [topology], varied), convention(chargeback),
-                      period_or_exit(period_text, origin))
-    if uses_cost(expressions) or pricing.prices is not None or not pricing.period.whole:
+    return Pricing(prices_or_exit(path, [topology], varied), convention(chargeback),
+                   period_or_exit(period_text, origin))
+
+
+def note_pricing(pricing: Pricing, reads_bill: bool) -> None:
+    """Say the unit of the bill metrics when an objective or constraint reads one (``Expression.reads_bill``), or
+    when prices or a period were given."""
+    if reads_bill or pricing.prices is not None or not pricing.period.whole:
         from policy_engine.reports.tables.cost_tables import period_text as words
 
         click.echo(f"note: bill metrics are in {pricing.unit}, over {words(pricing.period)}"
                    + ("; give --prices FILE to price them" if pricing.prices is None else ""), err=True)
-    return pricing

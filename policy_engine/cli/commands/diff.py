@@ -95,6 +95,6 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
             _load_failure(output_format, error.problems, base, head)
         if prices is not None:
             note_unused(prices, 2)
-        report = report.with_impact(impact.to_dict())
+        report = report.with_impact(impact)
     DIFF_FORMATS.renderer(output_format).render(DiffOutput(report, effective), sys.stdout)
     raise SystemExit(EXIT_FINDINGS if report.failures(effective) else EXIT_OK)

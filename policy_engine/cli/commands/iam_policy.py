@@ -8,7 +8,8 @@ import click
 
 from policy_engine.adapters.aws.iam_policy import COMMAND_OPERATIONS, policy_document
 from policy_engine.cli.commands.shared import fail_input
-from policy_engine.foundation.limits import ACCOUNT_ID, REGION_NAME
+from policy_engine.foundation.limits import ACCOUNT_ID
+from policy_engine.foundation.regions import region_problem
 
 
 @click.command("iam-policy")
@@ -24,8 +25,8 @@ def command(commands: tuple[str, ...], region: str, account: str) -> None:
     problems = []
     if account != "*" and not ACCOUNT_ID.fullmatch(account):
         problems.append(f"--account {account!r}: expected an account ID of 12 digits (or *)")
-    if region != "*" and not REGION_NAME.fullmatch(region):
-        problems.append(f"--region {region!r}: expected a Region name such as us-east-1 (or *)")
+    if region != "*" and (why := region_problem(region)) is not None:  # AWS's own pattern per partition
+        problems.append(f"--region {region!r}: expected a Region name such as us-east-1 (or *): {why}")
     if problems:
         fail_input(problems)
     click.echo(json.dumps(policy_document(commands or None, region, account), indent=2))

@@ -237,12 +237,12 @@ def _sinks(events_file: str | None, events_url: str | None, append: bool) -> lis
 
 def _exit_on_api_errors(topology: Topology, source: str) -> None:
     """AWS would reject what breaks its own rules (names, limits): such a topology cannot be served."""
-    from policy_engine.adapters.endpoint.base.account import api_problems
+    from policy_engine.adapters.endpoint.base.account import api_problems, problem_text
 
     problems = api_problems(topology)
     if problems:
-        for line in problems:
-            click.echo(f"error: {source}: {line}", err=True)
+        for finding in problems:
+            click.echo(f"error: {source}: {problem_text(finding)}", err=True)
         raise SystemExit(EXIT_FINDINGS)
 
 

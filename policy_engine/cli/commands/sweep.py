@@ -9,7 +9,7 @@ from typing import NoReturn
 import click
 
 from policy_engine.cli.commands.axis_options import axis_options
-from policy_engine.cli.commands.cost_options import cost_options, pricing_or_exit
+from policy_engine.cli.commands.cost_options import cost_options, note_pricing, pricing_or_exit
 from policy_engine.cli.commands.shared import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -24,12 +24,12 @@ from policy_engine.reports.registry import SWEEP_FORMATS
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.cost_metrics import RunCosts
 from policy_engine.sweep.dataset import DatasetError, ResultsDataset, share_pairs
-from policy_engine.sweep.evaluate import ERROR
 from policy_engine.sweep.expressions import ExpressionError, parse_expression
 from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
 from policy_engine.sweep.grid import expand, grid_size
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.runner import run_sweep, scenario_digest
 from policy_engine.sweep.subjects import SweepOutput
 
@@ -109,8 +109,10 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
     try:
         objective = parse_expression(maximize or minimize or DEFAULT_OBJECTIVE, loaded.topology, pricing)
     except ExpressionError as error:
+        note_pricing(pricing, False)
         fail_input([f"--{'maximize' if maximize else 'minimize'}: {error}"])
         raise
+    note_pricing(pricing, objective.reads_bill)
     pairs = share_pairs(loaded.topology, axes)
     dataset = None
     if out_dir:
@@ -120,7 +122,7 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
             dataset = ResultsDataset(Path(out_dir), axes, pairs, manifest, resume)
         except DatasetError as error:
             fail_input([str(error)])
-        stale = [record for record in dataset.written.values() if record.get("status") == "ok"
+        stale = [record for record in dataset.written.values() if record.get("status") == RunStatus.OK
                  and not (record.get("costs") or {}).get("billable")]
         if stale or any((record.get("costs") or {}).get("billable", {}).get("period") != pricing.period.to_json()
                         for record in dataset.written.values() if (record.get("costs") or {}).get("billable")):
@@ -166,4 +168,4 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
         click.echo(f"wrote {page}", err=True)
     SWEEP_FORMATS.renderer(output)(SweepOutput(records, axes, pairs, objective, bool(maximize), top, out_dir, costs),
                                    sys.stdout)
-    raise SystemExit(EXIT_FINDINGS if any(r["status"] == ERROR for r in records) else EXIT_OK)
+    raise SystemExit(EXIT_FINDINGS if any(r["status"] == RunStatus.ERROR for r in records) else EXIT_OK)

@@ -18,7 +18,7 @@ import yaml
 from policy_engine.analysis.checks import check_topology
 from policy_engine.analysis.promise_changes import PromiseChange
 from policy_engine.cli.commands.axis_options import axis_options
-from policy_engine.cli.commands.cost_options import cost_options, pricing_or_exit
+from policy_engine.cli.commands.cost_options import cost_options, note_pricing, pricing_or_exit
 from policy_engine.cli.commands.shared import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -141,6 +141,8 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             parsed_constraints.append(parse_constraint(text, loaded.topology, pricing))
         except ExpressionError as error:
             problems.append(f"--constraint: {error}")
+    note_pricing(pricing, any(o.expression.reads_bill for o in objectives) or any(c.reads_bill for c in
+                                                                                   parsed_constraints))
     use = TargetUse(targets)
     if use is TargetUse.CONSTRAINTS:
         parsed_constraints += target_constraints(loaded.topology)  # a candidate that misses a target is infeasible

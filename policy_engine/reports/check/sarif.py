@@ -19,7 +19,7 @@ from policy_engine.analysis.checks import CheckReport
 from policy_engine.analysis.rules import Rule, all_rules
 from policy_engine.analysis.rules.base import catalogue_url
 from policy_engine.analysis.rules.objects import object_path
-from policy_engine.foundation.diagnostics import ObjectRef, Problem, line_of, render_path
+from policy_engine.foundation.diagnostics import ObjectRef, Problem, line_of
 from policy_engine.foundation.findings import Severity
 from policy_engine.foundation.model import Topology
 from policy_engine.reports.kit.subjects import CheckLoadFailure, CheckOutput
@@ -119,8 +119,7 @@ def _load_problem(problem: Problem | str, source: str) -> tuple[str, int | None]
     only loses the leading ``SOURCE: `` and has no line.
     """
     if isinstance(problem, Problem):
-        text = f"{render_path(problem.path)}: {problem.message}" if problem.path else problem.message
-        return text, problem.line
+        return problem.detail, problem.line
     return problem.removeprefix(f"{source}: "), None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -36,6 +36,9 @@ from policy_engine.reports.diff.view import (
 )
 from policy_engine.reports.kit.markdown import cell, code, table
 from policy_engine.reports.kit.subjects import DiffLoadFailure, DiffOutput
+
+if TYPE_CHECKING:
+    from policy_engine.changes.impact import Impact
 
 #: GitHub's limit on an issue or pull-request comment, in characters.
 GITHUB_COMMENT_LIMIT = 65_536
@@ -121,7 +124,7 @@ def _guarantee_rows(changes: list[GuaranteeChange]) -> list[tuple[str, str, str,
             for g in changes]
 
 
-def _impact_sections(impact: dict) -> list[_Section]:
+def _impact_sections(impact: Impact) -> list[_Section]:
     from policy_engine.changes.impact import share_comparison, target_comparison
     from policy_engine.reports.tables import share_comparison as sc
 
@@ -163,13 +166,13 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
         lost = "; ".join(f"**{instance_hours_text(after - before + 0.0)}** of {instance_type}"
                          for instance_type, (before, after) in lost_by_type(impact).items()) or "none"
         lines += [f"**{cell(harm_headline(impact))}**", "",
-                  f"Replaying `{impact['scenario']}` with HEAD deployed at t = {duration_text(impact['at'])}: "
+                  f"Replaying `{impact.scenario}` with HEAD deployed at t = {duration_text(impact.at)}: "
                   f"jobs preempted because of the change: **{preempted_counts(impact)}**; "
                   "instance-hours lost (work thrown away by the preemptions the change causes; negative means the "
                   f"change saves work), per instance type: {lost}.", ""]
         if (bill := bill_sentence(impact)) is not None:
             lines += [f"The {cell(bill)}.", ""]
-        notes = impact.get("notes", [])
+        notes = impact.notes
         lines += [*(f"- {cell(note)}" for note in notes), *([""] if notes else [])]
     lost_guarantees = [g for g in report.guarantees if g.refuted_now]
     other = [g for g in report.guarantees if not g.refuted_now]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -25,6 +25,9 @@ from policy_engine.reports.diff.view import (
     worst_jobs,
 )
 from policy_engine.reports.kit.subjects import DiffOutput
+
+if TYPE_CHECKING:
+    from policy_engine.changes.impact import Impact
 
 
 def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
@@ -71,10 +74,10 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
     return "\n".join(lines)
 
 
-def impact_lines(impact: dict) -> list[str]:
+def impact_lines(impact: Impact) -> list[str]:
     """The replay's figures: preempted jobs (the worst ``WORST_JOBS``), the per-share and targets tables in
     ``compare``'s cells, instance-hours lost."""
-    lines = [f"Impact of applying HEAD at t={duration_text(impact['at'])} to {impact['scenario']}",
+    lines = [f"Impact of applying HEAD at t={duration_text(impact.at)} to {impact.scenario}",
              f"  {harm_headline(impact)}",
              *([f"  {bill}"] if (bill := bill_sentence(impact)) else []),
              f"  jobs preempted because of the change: {preempted_counts(impact)}",
@@ -88,18 +91,18 @@ def impact_lines(impact: dict) -> list[str]:
                      f"preempted {job['preemptions_before']} -> {job['preemptions_after']} time(s)")
     if more:
         lines.append(f"    ... and {more} more (the {len(shown)} worst shown; --format json lists them all)")
-    if impact["never_finish"]:
-        lines.append(f"  jobs that succeed only without the change: {', '.join(impact['never_finish'][:20])}"
-                     + (f" ... ({len(impact['never_finish'])} in all)" if len(impact["never_finish"]) > 20 else ""))
-    for note in impact.get("notes", []):
+    if impact.never_finish:
+        lines.append(f"  jobs that succeed only without the change: {', '.join(impact.never_finish[:20])}"
+                     + (f" ... ({len(impact.never_finish)} in all)" if len(impact.never_finish) > 20 else ""))
+    for note in impact.notes:
         lines.append(f"  note: {note}")
     lines.append("")
-    if impact.get("shares"):
+    if impact.shares:
         lines += comparison_lines(impact)
     return lines
 
 
-def comparison_lines(impact: dict) -> list[str]:
+def comparison_lines(impact: Impact) -> list[str]:
     """The per-share and targets tables of the replay, drawn as ``compare`` draws its own (``share_comparison``)."""
     from policy_engine.changes.impact import share_comparison, target_comparison
     from policy_engine.reports.tables import share_comparison as sc

@@ -4,12 +4,15 @@ bill sentence, the worst jobs, the instance-hours lost per type)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policy_engine.changes.report import ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
 from policy_engine.foundation.diagnostics import ObjectKind
 from policy_engine.foundation.units import duration_text, money_text
 from policy_engine.reports.tables.promise_lines import declared, promise_line
+
+if TYPE_CHECKING:
+    from policy_engine.changes.impact import Impact
 
 __all__ = ["KIND_TITLES", "WORST_JOBS", "bill_sentence", "declared", "describe", "guarantee_line", "harm_headline",
            "impact_legend", "lost_by_type", "object_line", "preempted_counts", "promise_line", "shares_title", "shown",
@@ -73,12 +76,12 @@ def verdict(report: ChangeReport, fail_on: tuple[str, ...]) -> str:
 WORST_JOBS = 20
 
 
-def impact_legend(impact: dict) -> str:
+def impact_legend(impact: Impact) -> str:
     """What the per-share impact table's cells mean, said once under it (in text and markdown)."""
     from policy_engine.reports.tables import share_comparison as sc
 
     return ("runs: the replay without the change, then with HEAD deployed at "
-            f"t = {duration_text(impact['at'])}; {sc.CELLS}; wait: from submission to a job's first start (to the "
+            f"t = {duration_text(impact.at)}; {sc.CELLS}; wait: from submission to a job's first start (to the "
             "end of the replay for a job that never starts); p95: 95 % of the share's jobs waited at most this "
             "long; preemptions: the share's jobs preempted at or after the deploy (the replays are the same before "
             "it); own utilisation, instance-hours lost and cost: over the whole replay; cost: what the share pays "
@@ -86,9 +89,9 @@ def impact_legend(impact: dict) -> str:
             "without --prices), over the billing period (docs/costs.md).")
 
 
-def bill_sentence(impact: dict) -> str | None:
+def bill_sentence(impact: Impact) -> str | None:
     """The replays' bills, without -> with the change, and their waste (``impact.costs``); ``None`` when unpriced."""
-    costs = impact.get("costs") or {}
+    costs = impact.costs
     before, after = costs.get("before"), costs.get("after")
     if not before or not after or before.get("currency") is None:
         return None
@@ -103,7 +106,7 @@ def bill_sentence(impact: dict) -> str | None:
             f"{money_text(waste[0])} → {money_text(waste[1])} (preempted attempts and plan idle)")
 
 
-def harm_headline(impact: dict) -> str:
+def harm_headline(impact: Impact) -> str:
     """The most harmed share first: ``Most harmed: q/vision: ml.p4d.24xlarge preemptions 95 -> 239, 2.5x``."""
     from policy_engine.changes.impact import share_comparison
     from policy_engine.simulation.results.worsening import most_harmed
@@ -112,24 +115,24 @@ def harm_headline(impact: dict) -> str:
     return f"Most harmed: {worst.text()}" if worst else "No share fares worse with the change"
 
 
-def preempted_counts(impact: dict) -> str:
+def preempted_counts(impact: Impact) -> str:
     """Net: ``355 more often, 280 less often (net +75)``."""
-    more, less = len(impact["preempted"]), int(impact.get("preempted_less_often", 0))
+    more, less = len(impact.preempted), impact.preempted_less_often
     return f"{more} more often, {less} less often (net {more - less:+d})"
 
 
-def worst_jobs(impact: dict) -> tuple[list[dict], int]:
+def worst_jobs(impact: Impact) -> tuple[list[dict], int]:
     """The jobs preempted more often because of the change that a report lists (the worst first), and how many more
     there are (``--format json`` has every one)."""
-    shown = impact["preempted"][:WORST_JOBS]
-    return shown, len(impact["preempted"]) - len(shown)
+    shown = impact.preempted[:WORST_JOBS]
+    return shown, len(impact.preempted) - len(shown)
 
 
-def lost_by_type(impact: dict) -> dict[str, tuple[float, float]]:
+def lost_by_type(impact: Impact) -> dict[str, tuple[float, float]]:
     """Instance type -> instance-hours lost without and with the change (an hour of one type is not worth one of
     another, so they are never added across types)."""
     out: dict[str, tuple[float, float]] = {}
-    for row in impact["shares"]:
+    for row in impact.shares:
         before, after = out.get(row["instance_type"], (0.0, 0.0))
         out[row["instance_type"]] = (before + row.get("instance_hours_lost_before", 0.0),
                                      after + row.get("instance_hours_lost_after", 0.0))

@@ -30,7 +30,8 @@ from policy_engine.analysis.borrow.graph import BorrowGraph
 from policy_engine.analysis.checks import CheckReport, borrow_graph
 from policy_engine.analysis.rules.objects import findings_by_share, locate
 from policy_engine.foundation.findings import Finding, Severity
-from policy_engine.foundation.model import Topology, share_id
+from policy_engine.foundation.model import UNLIMITED_BORROW, Topology, share_id
+from policy_engine.foundation.output_files import open_binary_output, open_output
 from policy_engine.reports.kit.safe_text import visible
 
 #: Above this many edges Graphviz takes minutes and the picture is unreadable: ask for fewer queues instead.
@@ -124,7 +125,7 @@ def _strategy_line(graph: BorrowGraph, node: str) -> str:
     if share.strategy != "LEND_AND_BORROW":
         return share.strategy
     limit = share.effective_borrow_limit
-    return f"LEND_AND_BORROW, borrow limit {'unlimited' if limit == -1 else f'{limit}%'}"
+    return f"LEND_AND_BORROW, borrow limit {'unlimited' if limit == UNLIMITED_BORROW else f'{limit}%'}"
 
 
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./ -]*")
@@ -309,7 +310,8 @@ def _legend_label(elsewhere: Sequence[Finding] = (), edge_mode: EdgeMode = EdgeM
 
 def write_dot(dot: graphviz.Digraph, path: Path) -> None:
     """The DOT source: needs no Graphviz, and has no edge limit below ``MAX_DOT_EDGES``."""
-    path.write_text(dot.source, encoding="utf-8")
+    with open_output(path, buffering=-1) as handle:  # a device or FIFO in place, never replaced or waited on
+        handle.write(dot.source)
 
 
 def write_svg(dot: graphviz.Digraph, path: Path) -> None:
@@ -334,4 +336,5 @@ def _draw(dot: graphviz.Digraph, path: Path, kind: str) -> None:
                           "a .dot file needs nothing") from None
     except graphviz.CalledProcessError as error:
         raise RenderError(f"{path}: Graphviz failed: {error.stderr.decode(errors='replace').strip()}") from None
-    path.write_bytes(data)
+    with open_binary_output(path) as handle:
+        handle.write(data)

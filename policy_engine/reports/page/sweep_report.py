@@ -25,10 +25,10 @@ from matplotlib.ticker import FuncFormatter
 
 from policy_engine.foundation.output_files import OutputFolder
 from policy_engine.foundation.units import Unit, duration_axis, duration_text, figure_text
-from policy_engine.sweep.evaluate import OK
 from policy_engine.sweep.expressions import SHARE_METRICS, UNITS, Expression, record_types, type_figure
 from policy_engine.sweep.grammar import Axis, values_text, vary_text
 from policy_engine.sweep.ranking import ranked
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.target_constraints import targets_summary
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def scale_of(values: Iterable[float], unit: Unit, unit_name: str = "") -> Scale:
 
 def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
     """One line per share: the mean of ``metric`` (worst instance type) over the ok runs with each value."""
-    ok = [r for r in records if r["status"] == OK]
+    ok = [r for r in records if r["status"] == RunStatus.OK]
     shares = list(dict.fromkeys(entry["share"] for r in ok for entry in r["shares"]))
     figure = Figure(figsize=(8, 3.6))
     plot = figure.add_subplot()
@@ -161,7 +161,7 @@ def heatmap_chart(records: Sequence[dict], first: Axis, second: Axis, objective:
     for a in first.values:
         row = []
         for b in second.values:
-            scores = [objective(r) for r in records if r["status"] == OK and r["values"][first.path] == a
+            scores = [objective(r) for r in records if r["status"] == RunStatus.OK and r["values"][first.path] == a
                       and r["values"][second.path] == b]
             row.append(_mean(scores))
         grid.append(row)
@@ -227,7 +227,7 @@ def _page(title: str, source: str, body: list[str]) -> str:
 
 def _constraints_cell(record: dict, constraints: Sequence[Constraint]) -> str:
     """``all hold``, or the constraints the run violates (the reason an ok run that looks better was not chosen)."""
-    if record["status"] != OK:
+    if record["status"] != RunStatus.OK:
         return "-"
     broken = [c.text for c in constraints if not c.holds(record)]
     return "all hold" if not broken else "violates " + "; ".join(broken)
@@ -240,9 +240,9 @@ def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Express
     rows = []
     costs = costs if costs is not None and costs.priced else None  # instance-hours of different types never add up
     shown = records[:MAX_RUN_ROWS]
-    types = list(dict.fromkeys(t for record in shown if record["status"] == OK for t in record_types(record)))
+    types = list(dict.fromkeys(t for record in shown if record["status"] == RunStatus.OK for t in record_types(record)))
     for record in shown:
-        ok = record["status"] == OK
+        ok = record["status"] == RunStatus.OK
         summary = record["summary"]
         priced = costs.report(record) if costs is not None and ok else None
         rows.append((*(vary_text(record["values"][a.path]) for a in axes), record["status"],
@@ -305,7 +305,7 @@ def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective:
     if len(records) > MAX_RUN_ROWS:
         body.append(f'<p class="muted">The first {MAX_RUN_ROWS} of {len(records)} runs.</p>')
     best = [record for _, record in ranked(list(records), objective, maximize)]
-    body.append(runs_table([*best, *(r for r in records if r["status"] != OK)], axes, objective, costs))
+    body.append(runs_table([*best, *(r for r in records if r["status"] != RunStatus.OK)], axes, objective, costs))
     if best and best[0].get("targets"):
         body += _best_targets(best[0], axes)
     return _write(directory, charts, _page("batch-quota sweep", source, body))

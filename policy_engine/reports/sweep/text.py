@@ -9,12 +9,13 @@ from rich.table import Table
 from policy_engine.foundation.units import Unit, duration_text, figure_text, instance_hours_text
 from policy_engine.reports.kit import terminal
 from policy_engine.reports.tables.target_tables import summary_line
+from policy_engine.simulation.results.billable import period_text
 from policy_engine.simulation.results.targets import from_json
 from policy_engine.sweep.cost_metrics import cluster_figure
-from policy_engine.sweep.evaluate import ERROR, OK
 from policy_engine.sweep.expressions import record_types, type_figure
 from policy_engine.sweep.grammar import values_text, vary_text
 from policy_engine.sweep.ranking import ranked
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import SweepOutput
 from policy_engine.sweep.target_constraints import missed_targets, targets_summary
 
@@ -24,6 +25,9 @@ def write(output: SweepOutput, stream: TextIO) -> None:
                                                output.top)
     console = (terminal.console(file=stream, width=terminal.FILE_WIDTH) if not stream.isatty()
                else terminal.console(file=stream))
+    if output.costs is not None and (output.costs.priced or not output.costs.pricing.period.whole):
+        # what every run's bill covers, first, as simulate says it (--period, docs/costs.md)
+        console.print(f"Bill for {period_text(output.costs.pricing.period)}.", markup=False, highlight=False)
     best = ranked(records, objective, maximize)
     table = Table(title=f"Best {min(top, len(best))} of {len(best)} run(s) by "
                         f"{'max' if maximize else 'min'} {objective.text}")
@@ -62,14 +66,14 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     where = f"; results in {output.out_dir}" if output.out_dir else ""
     console.print(f"{len(records):,} run(s): " + ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
                   + where)
-    infeasible = sum(1 for record in records if record["status"] == OK and missed_targets(record))
+    infeasible = sum(1 for record in records if record["status"] == RunStatus.OK and missed_targets(record))
     if infeasible:
         console.print(f"{infeasible:,} ok run(s) miss a target of the topology (infeasible; ranked last)")
     for record in records:
-        if record["status"] == OK:
+        if record["status"] == RunStatus.OK:
             continue
         values = values_text(record["values"])
-        if record["status"] == ERROR:
+        if record["status"] == RunStatus.ERROR:
             console.print(f"  error  {values}: {record['error']}", highlight=False)
         else:
             errors = [f for f in record["findings"] if f["severity"] == "error"]

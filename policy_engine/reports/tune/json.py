@@ -9,7 +9,7 @@ import json
 from typing import TextIO
 
 from policy_engine.reports.tables.sweep_runs import run_json as run_record_json
-from policy_engine.sweep.evaluate import OK
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import Objective, TuneResult, invalid_reasons
 
@@ -58,7 +58,7 @@ def _spreads(result: TuneResult, objectives: list[Objective]) -> dict:
 
 def _sensitivity_json(row: dict, objectives: list[Objective]) -> dict:
     def value(record: dict | None) -> float | None:
-        return objectives[0].expression(record) if record and record["status"] == OK else None
+        return objectives[0].expression(record) if record and record["status"] == RunStatus.OK else None
 
     return {"assumption": row["assumption"], "current": value(row["current"]),
             "recommended": value(row["recommended"]), "best": value(row["best"]),

@@ -17,8 +17,9 @@ from policy_engine.reports.tune.view import (
     figure,
     front_rows,
 )
-from policy_engine.sweep.evaluate import OK
+from policy_engine.simulation.results.billable import period_text
 from policy_engine.sweep.grammar import values_text, vary_text
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import feasible
 
@@ -27,7 +28,10 @@ def write(output: TuneOutput, stream: TextIO) -> None:
     result = output.result
     console = (terminal.console(file=stream, width=terminal.FILE_WIDTH) if not stream.isatty()
                else terminal.console(file=stream))
-    ok = sum(1 for r in result.runs if r["status"] == OK)
+    if output.costs is not None and (output.costs.priced or not output.costs.pricing.period.whole):
+        # what every run's bill covers, first, as simulate says it (--period, docs/costs.md)
+        console.print(f"Bill for {period_text(output.costs.pricing.period)}.", markup=False, highlight=False)
+    ok = sum(1 for r in result.runs if r["status"] == RunStatus.OK)
     good = sum(1 for r in result.runs if feasible(r, output.constraints))
     console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
     for line in answer_lines(output):
@@ -77,8 +81,9 @@ def _decision(output: TuneOutput, console: Console) -> None:
                              else "right", overflow="fold")
         for row in result.sensitivity:
             def shown(record: dict | None) -> str:
-                return (figure(first.expression(record), first.expression.unit) if record and record["status"] == OK
-                        else "-")
+                if record is None or record["status"] != RunStatus.OK:
+                    return "-"
+                return figure(first.expression(record), first.expression.unit)
 
             table.add_row(values_text(row["assumption"]),
                           shown(row["current"]), shown(row["recommended"]), shown(row["best"]),

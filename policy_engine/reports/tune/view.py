@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from policy_engine.foundation.units import Unit, figure_text, money_text
 from policy_engine.simulation.results.worsening import most_harmed
-from policy_engine.sweep.evaluate import INVALID, OK
 from policy_engine.sweep.expressions import UNITS, record_types, type_figure
 from policy_engine.sweep.grammar import values_text, vary_text
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import TuneResult, changes, invalid_reasons, share_evidence
 
@@ -48,7 +48,7 @@ def invalid_lines(result: TuneResult) -> list[str]:
     reasons = invalid_reasons(result.runs)
     if not reasons:
         return []
-    invalid = [record for record in result.runs if record["status"] == INVALID]
+    invalid = [record for record in result.runs if record["status"] == RunStatus.INVALID]
     lines = [f"invalid candidates: {len(invalid)} of {len(result.runs)} ("
              + ", ".join(f"{rule}: {count}" for rule, count in reasons.most_common()) + ")"]
     for record in invalid[:INVALID_SHOWN]:
@@ -78,7 +78,7 @@ def detail_lines(output: TuneOutput) -> list[str]:
         lines.append(f"no candidate meets {text}; nearest: {values_text(closest['values'])}, short by {shortfall}")
     lines += invalid_lines(result)
     other = result.chosen or result.best or result.nearest
-    if other is not None and result.current.get("status") == OK:
+    if other is not None and result.current.get("status") == RunStatus.OK:
         worst = most_harmed(share_evidence(result.current, other))
         which = "recommendation" if result.chosen else "candidate"
         lines.append(f"most harmed by the {which}: {worst.text()}" if worst
@@ -132,21 +132,21 @@ def evidence_rows(output: TuneOutput) -> list[tuple[str, str, str]]:
     for objective in objectives:
         unit = objective.expression.unit
         rows.append((objective.heading,
-                     figure(objective.expression(current), unit) if current["status"] == OK else "-",
+                     figure(objective.expression(current), unit) if current["status"] == RunStatus.OK else "-",
                      figure(objective.expression(chosen), unit) if chosen else "-"))
     for constraint in constraints:
         rows.append((f"constraint {constraint.text}",
-                     constraint.verdict(current) if current["status"] == OK else "-",
+                     constraint.verdict(current) if current["status"] == RunStatus.OK else "-",
                      constraint.verdict(chosen) if chosen else "-"))
     for key, label in (("wait_p95", "wait p95"), ("wait_max", "wait max"), ("preemptions", "preemptions")):
-        rows.append((label, figure(current["summary"][key], UNITS[key]) if current["status"] == OK else "-",
+        rows.append((label, figure(current["summary"][key], UNITS[key]) if current["status"] == RunStatus.OK else "-",
                      figure(chosen["summary"][key], UNITS[key]) if chosen else "-"))
     for metric, label, unit in (("utilisation", "utilisation", Unit.FRACTION),
                                 ("instance_hours_lost", "instance-hours lost", Unit.INSTANCE_HOURS)):
         for instance_type in dict.fromkeys([*record_types(current), *record_types(chosen)]):  # never added up
             of = type_figure(metric, instance_type)
             rows.append((f"{label} {instance_type}",
-                         figure(of(current), unit) if current["status"] == OK else "-",
+                         figure(of(current), unit) if current["status"] == RunStatus.OK else "-",
                          figure(of(chosen), unit) if chosen else "-"))
     # per share and instance type, the most harmed first (not only totals)
     shares = share_evidence(current, chosen)
@@ -155,7 +155,7 @@ def evidence_rows(output: TuneOutput) -> list[tuple[str, str, str]]:
             rows.append((f"{row.share} {row.instance_type} {each.label}",
                          figure(row.value(0, each), each.unit) if row.values[0] is not None else "-",
                          figure(row.value(1, each), each.unit) if row.values[1] is not None else "-"))
-    if current["status"] != OK:
+    if current["status"] != RunStatus.OK:
         rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
     if result.samples and chosen is not None:
         first = objectives[0]

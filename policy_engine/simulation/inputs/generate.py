@@ -20,6 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from policy_engine.foundation.model import Topology, share_id
+from policy_engine.foundation.output_files import open_output
 from policy_engine.simulation.core import placement
 from policy_engine.simulation.core.capacity import build_pools
 from policy_engine.simulation.core.jobs import CORE_FIELDS, JobSpec
@@ -262,7 +263,7 @@ def write_jobs(path: Path, jobs: Iterable[JobSpec]) -> int:
     """Write jobs as CSV or JSON Lines (by suffix) with the scenario's column names; return the count."""
     columns = CORE_FIELDS
     count = 0
-    with path.open("w", encoding="utf-8", newline="") as handle:
+    with open_output(path, newline="", buffering=-1) as handle:  # a device or FIFO in place, never replaced
         if path.suffix.lower() == ".csv":
             writer = csv.writer(handle)
             writer.writerow(columns)

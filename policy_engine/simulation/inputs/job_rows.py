@@ -43,6 +43,8 @@ MAX_DIGITS = 64
 #: Statuses a workload row may carry: on capacity (``LiveState``) or waiting (the same as no status).
 _LIVE_STATUSES = tuple(s.value for s in (Status.RUNNING, Status.STARTING, Status.SCHEDULED))
 _WAITING_STATUSES = ("SUBMITTED", "PENDING", "RUNNABLE")
+#: What ``observed_status`` may say: an AWS Batch job status (the simulator's, and PENDING).
+OBSERVED_STATUSES: frozenset[str] = frozenset({*Status.__members__, "PENDING"})
 
 _HUGE = 10**MAX_DIGITS
 _DECIMAL = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -305,7 +307,7 @@ def _observed(read: _Row) -> Observed | None:
     end = read.number("observed_end")
     preemptions = read.integer("observed_preemptions", 0, MAX_COUNT)
     status = read.row.get("observed_status") or None
-    if status is not None and status not in Status.__members__ and status != "PENDING":
+    if status is not None and status not in OBSERVED_STATUSES:
         read.problem("observed_status", f"must be an AWS Batch job status, got {status!r}")
     if start is not None and end is not None and end < start:
         read.problem("observed_end", f"must not be before observed_start ({start}), got {end!r}")

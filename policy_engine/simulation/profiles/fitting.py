@@ -29,7 +29,7 @@ from policy_engine.foundation.model import Topology
 from policy_engine.foundation.units import duration_text
 from policy_engine.inputs import input_files
 from policy_engine.simulation.inputs.job_files import check_job_file
-from policy_engine.simulation.inputs.job_rows import MAX_PRIORITY
+from policy_engine.simulation.inputs.job_rows import MAX_PRIORITY, OBSERVED_STATUSES
 from policy_engine.simulation.inputs.job_rows import MAX_SECONDS as MAX_JOB_SECONDS
 from policy_engine.simulation.profiles.spec import (
     DAYS_PER_WEEK,
@@ -75,12 +75,15 @@ _TYPES = {"name": "string", "share": "string", "instance_type": "string", "insta
 
 #: The ranges the simulator's job-file reader holds cells to (``job_rows``): a file it refuses, fit refuses too.
 _RANGES = (("priority", 0, MAX_PRIORITY, f"an integer {limits.JOB_PRIORITY.range_text()}"),
-           ("instances", 1, limits.INTEGER_MAX, "an integer >= 1"),
-           ("duration", 0, MAX_JOB_SECONDS, "a number of seconds >= 0"),
-           ("submit_at", 0, MAX_JOB_SECONDS, "a number of seconds >= 0"),
+           ("instances", 1, limits.INTEGER_MAX, f"an integer 1 to {limits.INTEGER_MAX}"),
+           ("duration", 0, MAX_JOB_SECONDS, f"a number of seconds 0 to {MAX_JOB_SECONDS}"),
+           ("submit_at", 0, MAX_JOB_SECONDS, f"a number of seconds 0 to {MAX_JOB_SECONDS}"),
            ("preemption_retries", 0, limits.INTEGER_MAX, "an integer >= 0"), ("attempts", 1, 10, "an integer 1-10"),
            ("failures", 0, limits.INTEGER_MAX, "an integer >= 0"))
 _INTEGERS = frozenset({"priority", "instances", "preemption_retries", "attempts", "failures"})
+#: The texts the simulator's reader takes in these columns (``job_rows``): booleans as text, AWS's statuses.
+_KNOWN = ("true", "false")
+_STATUSES = tuple(sorted(OBSERVED_STATUSES))
 
 
 @dataclass
@@ -144,9 +147,10 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
                 head = handle.read(1 << 20)
     except input_files.InputFileError as error:
         raise LoadError([str(error)]) from None
-    # the simulator's own reader first: a file simulate refuses (a NaN literal, a repeated column or JSON key,
-    # deep nesting, duration_known: maybe) is refused here with the same lines; pyarrow then reads the columns
-    check_job_file(path, required=REQUIRED)
+    # the simulator's own reader first: a file simulate refuses (a repeated or unknown column, a repeated JSON key,
+    # deep nesting, a cell of the wrong type) is refused here with the same lines; a CSV's cells are then checked
+    # a column at a time against the same bounds (NaN and infinity, the ranges, duration_known, observed_status)
+    check_job_file(path, required=REQUIRED, csv_cells=False)
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
@@ -156,8 +160,9 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
             with path.open("r", encoding="utf-8", newline="") as handle:
                 names = [n.strip().strip('"') for n in handle.readline().strip().split(",")]
             known = {n: pa.type_for_alias(_TYPES[n]) for n in names if n in _TYPES}
-            table = pacsv.read_csv(str(path), convert_options=pacsv.ConvertOptions(
-                column_types=known, include_columns=list(known), strings_can_be_null=True))
+            table = pacsv.read_csv(str(path), convert_options=pacsv.ConvertOptions(  # only an empty cell is null:
+                column_types=known, include_columns=list(known), strings_can_be_null=True,  # "NaN" is NaN, refused
+                null_values=[""]))
         elif path.suffix.lower() == ".jsonl":
             table = _read_json_lines(path)
         else:
@@ -188,12 +193,20 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
             columns[name] = texts[codes]
         else:
             values = column.to_numpy(zero_copy_only=False).astype(float)
-            given = ~np.isnan(values) if column.null_count == 0 else np.asarray(column.is_valid())
+            given = np.asarray(column.is_valid())  # only an empty cell is absent: a NaN written is refused
             wrong = np.flatnonzero(given & ~np.isfinite(values))
             if wrong.size:  # NaN and infinity are refused in every input, as the simulator's reader does
                 problems.append(f"{source}: line {int(wrong[0]) + 2}: {name}: not a finite number"
                                 + (f" ({wrong.size - 1} more line(s) like it)" if wrong.size > 1 else ""))
             columns[name] = values
+    for name, allowed in (("duration_known", _KNOWN), ("observed_status", _STATUSES)):
+        if name in columns:  # the values the simulator's reader takes (job_rows), an empty cell being none
+            texts = columns[name]
+            wrong = np.flatnonzero(~np.isin(texts, np.asarray([*allowed, None], dtype=object)))
+            if wrong.size:
+                problems.append(f"{source}: line {int(wrong[0]) + 2}: {name}: must be one of "
+                                f"{', '.join(allowed)}, got {texts[wrong[0]]!r}"
+                                + (f" ({wrong.size - 1} more line(s) like it)" if wrong.size > 1 else ""))
     for name, low, high, what in _RANGES:
         if name in columns:
             values = columns[name]

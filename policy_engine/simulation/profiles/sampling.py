@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from policy_engine.foundation.model import Topology
+from policy_engine.foundation.output_files import open_binary_output, open_output
 from policy_engine.simulation.core.jobs import CORE_FIELDS, JobSpec
 from policy_engine.simulation.profiles.loading import ResolvedProfile
 from policy_engine.simulation.profiles.spec import (
@@ -232,13 +233,13 @@ def write_columns(path: Path, columns: Columns) -> int:
         data["fail_after"] = pa.array(columns.fail_after, mask=np.isnan(columns.fail_after))
     table = pa.table(data)
     if path.suffix.lower() == ".csv":
-        with path.open("wb") as handle:  # the header as the job files' reader and people write it: unquoted
+        with open_binary_output(path) as handle:  # the header as the job files' reader and people write it: unquoted
             handle.write((",".join(table.column_names) + "\n").encode())
             pacsv.write_csv(table, handle, pacsv.WriteOptions(include_header=False, quoting_style="needed"))
     else:
         import json
 
-        with path.open("w", encoding="utf-8") as handle:
+        with open_output(path, buffering=-1) as handle:  # a device or FIFO in place, never replaced or waited on
             for row in table.to_pylist():
                 handle.write(json.dumps({k: v for k, v in row.items() if v is not None}, allow_nan=False) + "\n")
     return len(columns)

@@ -21,8 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, get_args
 
+from policy_engine.foundation import limits
+from policy_engine.foundation.aws_rules import SharingProblem, sharing_problems
 from policy_engine.foundation.diagnostics import DataPath
-from policy_engine.foundation.model import QuotaShare, State, Strategy, Topology
+from policy_engine.foundation.model import UNLIMITED_BORROW, QuotaShare, State, Strategy, Topology
 from policy_engine.simulation.inputs.input_problems import unknown_key
 from policy_engine.simulation.topology_changes import SHARE_FIELDS, EnvironmentUpdate, ShareUpdate
 
@@ -117,9 +119,13 @@ def share_update(at: float, body: Any, where: DataPath, topology: Topology, reso
     strategy = changes.get("strategy", share.strategy)
     if "borrow_limit" in body:
         limit = body["borrow_limit"]
-        if limit is not None and (not _is_int(limit) or limit < -1):
-            problem((*where, "borrow_limit"), f"must be an integer >= -1 (-1 = unlimited) or null, got {limit!r}")
-        elif limit is not None and strategy != "LEND_AND_BORROW":
+        sharing = sharing_problems(strategy, limit)
+        if limit is not None and (not _is_int(limit) or SharingProblem.OUT_OF_RANGE in sharing):
+            bound = limits.BORROW_LIMIT
+            within = f">= {bound.minimum}" if not _is_int(limit) or bound.below(limit) else bound.range_text()
+            problem((*where, "borrow_limit"), f"must be an integer {within} ({UNLIMITED_BORROW} = unlimited) or null, "
+                    f"got {limit!r}")
+        elif SharingProblem.NOT_BORROWING in sharing:
             problem((*where, "borrow_limit"), f"only valid with strategy LEND_AND_BORROW (the share is {strategy})")
         else:
             changes["borrow_limit"] = limit

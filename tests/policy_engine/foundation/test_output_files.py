@@ -1,4 +1,4 @@
-"""Outputs never clobber what the user did not name as a plain output (``policy_engine/output_files.py``).
+"""Outputs never clobber what the user did not name as a plain output (``policy_engine/foundation/output_files.py``).
 
 Device nodes, FIFOs and symlinks are made inside the test's temporary folder (a device node as a copy of
 /dev/full's or /dev/null's major and minor numbers, which needs root), never the machine's /dev.
@@ -19,7 +19,7 @@ from policy_engine.cli import main
 from policy_engine.foundation.output_files import OutputError, OutputFolder, atomic_write, open_output
 from tests.builders import scenario_files
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def device_copy(folder: Path, name: str, of: str) -> Path:
@@ -164,3 +164,15 @@ def test_fit_output_onto_a_device_copy_is_written_in_place_never_replaced(tmp_pa
     result = CliRunner().invoke(main, ["fit", str(jobs), "-o", str(full)])
     assert result.exit_code == 2 and "No space left on device" in result.stderr
     assert stat.S_ISCHR(os.stat(full).st_mode)
+
+
+@pytest.mark.parametrize("name", ["jobs.csv", "jobs.jsonl", "graph.dot", "graph.svg"])
+def test_generate_and_graph_outputs_to_a_fifo_nobody_reads_are_one_line_at_once(tmp_path, name):
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    command = ["generate", "-o", str(fifo), "--jobs", "5"] if name.startswith("jobs") else ["graph", "-o", str(fifo)]
+    began = time.monotonic()
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 2 and time.monotonic() - began < 30, result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and "no reader" in result.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)

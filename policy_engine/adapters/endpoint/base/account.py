@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policy_engine.adapters.endpoint.base.errors import client_error
+from policy_engine.foundation.findings import Finding, Severity
 from policy_engine.foundation.model import (
     JobQueue,
     JobStateTimeLimitAction,
@@ -34,14 +35,19 @@ Record = dict[str, Any]
 Key = str | tuple[str, str]
 
 
-def api_problems(topology: Topology) -> list[str]:
+def api_problems(topology: Topology) -> list[Finding]:
     """The policy engine's findings that AWS itself would reject (``Rule.enforced_by_aws``: structure and AWS
-    limits); capacity, borrowing and guarantee rules stay ``check``'s."""
+    limits), as values; capacity, borrowing and guarantee rules stay ``check``'s."""
     from policy_engine.analysis.rules import Context, all_rules
 
     context = Context(topology)
     findings = [finding for each in all_rules() if each.enforced_by_aws for finding in each.run(context)]
-    return [f"{f.rule} {f.object}: {f.message}" for f in findings if f.severity.value == "error"]
+    return [f for f in findings if f.severity is Severity.ERROR]
+
+
+def problem_text(finding: Finding) -> str:
+    """How the endpoint and ``serve`` word a finding AWS would reject: ``RULE OBJECT: message``."""
+    return f"{finding.rule} {finding.object}: {finding.message}"
 
 
 @dataclass
@@ -117,7 +123,7 @@ class Account:
         #: the topology's SageMaker training plans: bought, not created by the Batch API, so no call changes them
         self.plans: tuple[TrainingPlan, ...] = ()
         #: (resources, their AWS-rule problems): what the last change left, so the next one checks only once
-        self._problems: tuple[Resources, list[str]] | None = None
+        self._problems: tuple[Resources, list[Finding]] | None = None
 
     # --- lookups ------------------------------------------------------------------------
 
@@ -251,9 +257,9 @@ class Account:
         candidate = copy.deepcopy(self.resources)
         change(candidate)
         after = api_problems(self.topology(candidate))
-        problems = [line for line in after if line not in before]
+        problems = [finding for finding in after if finding not in before]
         if problems:
-            raise client_error("; ".join(problems))
+            raise client_error("; ".join(map(problem_text, problems)))
         self.resources = candidate
         self._problems = (candidate, after)
 

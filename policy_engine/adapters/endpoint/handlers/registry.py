@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from policy_engine.adapters.endpoint.base.errors import ApiError, client_error
 from policy_engine.foundation import limits
+from policy_engine.foundation.aws_rules import TagRule, tag_problems
 
 if TYPE_CHECKING:
     from policy_engine.adapters.endpoint.base.account import Resources
@@ -113,13 +114,16 @@ def set_tags(service: Endpoint, arn: str, tags: dict[str, str] | None) -> None:
 
 
 def check_tags(tags: dict[str, str]) -> None:
-    for key, value in tags.items():
-        if not limits.TAG_KEY_LENGTH.allows(len(key)):
+    """Refuse the first of AWS's tagging rules (``aws_rules.tag_problems``) that ``tags`` breaks, as AWS words it."""
+    for problem in tag_problems(tags):
+        key = problem.key
+        if problem.rule is TagRule.COUNT:
+            raise client_error(f"Tags: at most {limits.TAG_COUNT.maximum} per resource, got {problem.figure}")
+        if problem.rule is TagRule.KEY_LENGTH:
             raise client_error(f"Tag key {key!r} must be {limits.TAG_KEY_LENGTH.range_text()} characters")
-        if not limits.TAG_VALUE_LENGTH.allows(len(value)):
+        if problem.rule is TagRule.VALUE_LENGTH:
             raise client_error(f"Tag value of {key!r} must be at most {limits.TAG_VALUE_LENGTH.maximum} characters")
-        if key.lower().startswith(limits.SYSTEM_TAG_PREFIX):
-            raise client_error(f"Tag key {key!r}: the aws: prefix is reserved")
+        raise client_error(f"Tag key {key!r}: the {limits.SYSTEM_TAG_PREFIX} prefix is reserved")
 
 
 def describe(service: Endpoint, params: Params, operation_name: str, key: str, arn_key: str,

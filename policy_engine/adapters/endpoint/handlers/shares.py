@@ -17,6 +17,8 @@ from policy_engine.adapters.endpoint.handlers.registry import (
     with_tags,
 )
 from policy_engine.foundation import limits
+from policy_engine.foundation.aws_rules import SharingProblem, sharing_problems
+from policy_engine.foundation.model import UNLIMITED_BORROW
 
 if TYPE_CHECKING:
     from policy_engine.adapters.endpoint.handlers.context import Endpoint
@@ -26,10 +28,13 @@ _UPDATABLE = ("capacityLimits", "resourceSharingConfiguration", "preemptionConfi
 
 def _check_share(params: Params, record: Params | None = None) -> None:
     sharing = params.get("resourceSharingConfiguration") or (record or {}).get("resourceSharingConfiguration")
-    if sharing and "borrowLimit" in sharing and sharing["strategy"] != "LEND_AND_BORROW":
-        raise client_error(f"borrowLimit is only valid with the LEND_AND_BORROW strategy (got {sharing['strategy']})")
-    if sharing and sharing.get("borrowLimit", -1) < -1:
-        raise client_error(f"borrowLimit must be -1 (unlimited) or a percent >= 0, got {sharing['borrowLimit']}")
+    sharing = sharing or {}
+    for problem in sharing_problems(sharing["strategy"], sharing.get("borrowLimit")) if sharing else ():
+        if problem is SharingProblem.NOT_BORROWING:
+            raise client_error("borrowLimit is only valid with the LEND_AND_BORROW strategy "
+                               f"(got {sharing['strategy']})")
+        raise client_error(f"borrowLimit must be {UNLIMITED_BORROW} (unlimited) or a percent from 0 to "
+                           f"{limits.BORROW_LIMIT.maximum}, got {sharing['borrowLimit']}")
     for limit in params.get("capacityLimits") or ():
         if limit["maxCapacity"] < limits.SHARE_MAX_CAPACITY.minimum:
             raise client_error(f"capacityLimits: maxCapacity of {limit['capacityUnit']} must be at least "

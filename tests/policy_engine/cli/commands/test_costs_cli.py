@@ -457,3 +457,17 @@ def test_iso_dates_bound_the_period_when_the_scenario_has_a_start(files):
     data = json.loads(invoke(*args, "2026-11-01T01:00:00Z..2026-11-01T02:00:00Z").stdout)["costs"]
     # 1-2 h: a1 3 g5 x 2 + a2 1 p4d x 10 (b1 ended at 1 h) = 16 USD
     assert data["period"] == {"start": 3600, "end": 7200} and data["bill"]["total"] == 16
+
+
+@pytest.mark.parametrize("command", ["sweep", "tune"])
+def test_sweep_and_tune_say_the_period_first(files, command):
+    """A sweep's or tune's text opens with what every run's bill covers, as simulate's does (issue 34)."""
+    objective = ("--minimize", "bill") if command == "sweep" else ("--minimize", "bill", "--budget", "2")
+    args = (command, str(files["scenario"]), "--vary", "q/A.capacity.ml.g5.xlarge=1,2", *objective,
+            "--prices", str(files["prices"]), "--workers", "1", "--period", "0s..1h")
+    out = invoke(*args, "--quiet") if command == "tune" else invoke(*args)
+    assert out.exit_code in (0, 1), out.output
+    assert out.stdout.splitlines()[0].startswith("Bill for 0s to 1h 00m from time 0 (--period")
+    unpriced = invoke(*(a for a in args if a not in ("--prices", str(files["prices"]), "--period", "0s..1h")),
+                      *(("--quiet",) if command == "tune" else ()))
+    assert not unpriced.stdout.startswith("Bill for")  # nothing billed, nothing to say first
