@@ -268,6 +268,6 @@ def compare(base: Topology, head: Topology, renames: Renames | None = None, *, b
         guarantees=guarantees,
         new_findings=[finding for finding in new if not _reported_as_lost(finding, lost)],
         resolved_findings=resolved,
-        hazards=found,
+        hazards=[hazard.accepted_by(head.suppress) for hazard in found],
         promises=compare_promises(base, head, renames.share, before, after),
     )

@@ -38,6 +38,7 @@ from policy_engine.simulation.results.side_by_side import (
     cost_figure,
 )
 from policy_engine.simulation.results.targets import evaluate_targets, from_json
+from policy_engine.simulation.results.worsening import by_worsening, most_harmed
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
@@ -82,6 +83,8 @@ class Impact:
     never_finish_reasons: list[dict[str, Any]] = field(default_factory=list)
     #: The bill of each replay (``outputs.costs.CostReport``'s JSON): ``{"before": {...}, "after": {...}}``.
     costs: dict[str, Any] = field(default_factory=dict)
+    #: How many jobs the change preempts (at or after T) less often than without it: with ``preempted``, the net.
+    preempted_less_often: int = 0
 
     @property
     def instance_hours_lost(self) -> float:
@@ -96,7 +99,9 @@ class Impact:
                 "instance_hours_lost_after": round(self.instance_hours_lost_after, 6),
                 "never_finish": self.never_finish, "notes": self.notes, "shares": self.shares,
                 "cost_unit": self.cost_unit, "chargeback": self.chargeback, "targets": self.targets,
-                "never_finish_reasons": self.never_finish_reasons, "costs": self.costs}
+                "never_finish_reasons": self.never_finish_reasons, "costs": self.costs,
+                "preempted_more_often": len(self.preempted), "preempted_less_often": self.preempted_less_often,
+                "most_harmed": (worst.to_json() if (worst := most_harmed(share_comparison(self))) else None)}
 
 
 def _check_against_base(scenario: Scenario, base: Topology) -> None:
@@ -175,7 +180,7 @@ def _preempted_after(engine: Engine, at: float) -> dict[str, int]:
 
 def _waits(engine: Engine) -> dict[tuple[str, str], list[float]]:
     waits: dict[tuple[str, str], list[float]] = {}
-    for job in engine.jobs:
+    for job in engine.submitted_jobs():  # a job due after the scenario's ``until`` has not waited
         end = job.placed_at if job.placed_at is not None else (job.finished_at if job.finished_at is not None
                                                                else engine.now)
         waits.setdefault((job.spec.share, job.spec.instance_type), []).append(end - job.spec.submit_at)
@@ -204,8 +209,11 @@ def _per_share(without: Engine, with_change: Engine, before: dict[str, int], aft
         rows.append({"share": key[0], "instance_type": key[1], "jobs": len(new) or len(old),
                      "mean_wait_before": sum(old) / len(old) if old else 0.0,
                      "mean_wait_after": sum(new) / len(new) if new else 0.0,
-                     "wait_p50_before": percentile(old, 0.50), "wait_p50_after": percentile(new, 0.50),
-                     "wait_p95_before": percentile(old, 0.95), "wait_p95_after": percentile(new, 0.95),
+                     # the percentiles are ``compare``'s and ``simulate``'s (``ShareMetrics``), one definition
+                     **{f"wait_{p}_{side}": float(getattr(metrics[key], f"wait_{p}")) if key in metrics
+                        else percentile(values, q)
+                        for side, metrics, values in (("before", metrics_before, old), ("after", metrics_after, new))
+                        for p, q in (("p50", 0.50), ("p95", 0.95))},
                      "preemptions_before": preempted.get(key, [0, 0])[0],
                      "preemptions_after": preempted.get(key, [0, 0])[1],
                      **{f"{figure}_{side}": float(getattr(metrics[key], figure)) if key in metrics else 0.0
@@ -260,10 +268,13 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
     actions = list(scenario.updates)
     # a snapshot of a live queue (jobs already on capacity at time 0) starts both runs from the same state
     live = scenario.live or None
+    # both runs stop where the scenario says (a month's ``until``), as ``compare`` and ``simulate`` stop: run past
+    # it, the tail after the window (plan jobs waiting for later windows, cut at their ends) differed between the
+    # runs and was charged to the change, on instance types it does not touch
     without = Engine(base, scenario.jobs, actions, scenario.settings, live)
-    without.run()
+    without.run(scenario.until)
     with_change = Engine(union, scenario.jobs, [*actions, *changes], scenario.settings, live)
-    with_change.run()
+    with_change.run(scenario.until)
     before, after = _preempted_after(without, at), _preempted_after(with_change, at)
     by_name = {job.spec.name: job for job in with_change.jobs}
     preempted: list[dict[str, Any]] = [
@@ -290,6 +301,8 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
     gone = {change.share for change in changes if isinstance(change, ShareUpdate) and change.changes == _GONE}
     outcomes = _outcomes(lost, gone)
     notes = []
+    if scenario.until is not None and at > scenario.until:
+        notes.append(f"HEAD is deployed at {at:g}s, after the scenario's end ({scenario.until:g}s): the runs are equal")
     if any(not isinstance(action, PriorityUpdate) for action in actions):
         notes.append("the scenario's own topology actions apply in both runs; at T, HEAD's updates apply after them")
     if never:
@@ -305,7 +318,8 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
                   sum(with_change.lost_instance_seconds.values()) / 3600, never, notes,
                   _per_share(without, with_change, before, after, results, bills),
                   prices.currency if prices else INSTANCE_HOURS, convention.value,
-                  targets, outcomes, {"before": bills[0].to_json(), "after": bills[1].to_json()})
+                  targets, outcomes, {"before": bills[0].to_json(), "after": bills[1].to_json()},
+                  sum(1 for name, count in after.items() if count < before[name]))
 
 
 #: The two runs of a replay, as the before/after tables name them.
@@ -314,13 +328,14 @@ RUNS = ("without the change", "with HEAD")
 
 def share_comparison(impact: Impact) -> ShareComparison:
     """The impact's per-share rows as a ``ShareComparison`` with ``compare``'s figures (``SHARE_FIGURES`` and the
-    cost, its unit in the header), rendered by the cells ``compare`` renders its tables with."""
+    cost, its unit in the header), rendered by the cells ``compare`` renders its tables with: the most harmed
+    share first (``worsening.by_worsening``)."""
     figures = (*SHARE_FIGURES, cost_figure(impact.cost_unit))
     rows = tuple(ShareRow(row["share"], row["instance_type"], tuple(
         {JOBS.key: row["jobs"], **{f.key: row[f"{f.key}_{side}"] for f in figures[1:]}}
         for side in ("before", "after")))
         for row in impact.shares)
-    return ShareComparison(RUNS, figures, rows)
+    return by_worsening(ShareComparison(RUNS, figures, rows))
 
 
 def target_comparison(impact: Impact) -> TargetComparison:

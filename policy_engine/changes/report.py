@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from policy_engine.analysis.promise_changes import PromiseChange
+from policy_engine.analysis.rules import deploy_hazards
 from policy_engine.foundation.diagnostics import ObjectKind, ObjectRef
 from policy_engine.foundation.findings import Finding
+from policy_engine.foundation.model import Suppression
 
 if TYPE_CHECKING:
     from policy_engine.changes.impact import Impact
@@ -42,6 +45,17 @@ class HazardKind(StrEnum):
     CAPACITY_CUT = "capacity_cut"
     #: a share or queue becomes DISABLED
     DISABLED = "disabled"
+
+    @property
+    def rule(self) -> str:
+        """The rule a reviewer accepts it under (``analysis.rules.deploy_hazards``, BQ701-BQ705)."""
+        return _HAZARD_RULES[self].id
+
+
+_HAZARD_RULES = {HazardKind.REPLACE: deploy_hazards.hazard_replace, HazardKind.DELETE: deploy_hazards.hazard_delete,
+                 HazardKind.LOWERED_LIMIT: deploy_hazards.hazard_lowered_limit,
+                 HazardKind.CAPACITY_CUT: deploy_hazards.hazard_capacity_cut,
+                 HazardKind.DISABLED: deploy_hazards.hazard_disabled}
 
 
 @dataclass(frozen=True)
@@ -127,15 +141,29 @@ class Hazard:
     message: str
     #: The create-only properties that changed (``replace`` only).
     properties: tuple[str, ...] = ()
+    #: The reason of the suppression in HEAD that accepts it (its kind's rule on its object), else ``None``.
+    accepted: str | None = None
 
     @property
     def name(self) -> str:
         """The object's own name, as CloudFormation's resource has it (``QUEUE/SHARE`` for a share)."""
         return self.object.name
 
+    @property
+    def rule(self) -> str:
+        return self.kind.rule
+
+    def accepted_by(self, suppressions: Iterable[Suppression]) -> Hazard:
+        """This hazard, accepted by the first suppression of its rule naming its object (its own name, or as
+        findings name it) with a reason."""
+        names = {self.name, str(self.object)}
+        reason = next((s.reason for s in suppressions
+                       if s.rule == self.rule and s.object in names and s.reason.strip()), None)
+        return replace(self, accepted=reason)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "resource_type": self.resource_type, "object": self.name,
-                "properties": list(self.properties), "message": self.message}
+        return {"kind": self.kind, "rule": self.rule, "resource_type": self.resource_type, "object": self.name,
+                "properties": list(self.properties), "message": self.message, "accepted": self.accepted}
 
 
 @dataclass(frozen=True)
@@ -175,6 +203,11 @@ class ChangeReport:
         """Promises refuted in HEAD that were not in BASE (held before, or new and refuted)."""
         return [change for change in self.guarantees if change.refuted_now]
 
+    @property
+    def failing_hazards(self) -> list[Hazard]:
+        """Hazards nobody accepted (``--fail-on hazard`` fails on them)."""
+        return [hazard for hazard in self.hazards if hazard.accepted is None]
+
     def failing_promises(self, which: str) -> list[PromiseChange]:
         """Unaccepted promise changes that ``--fail-on WHICH`` (guarantee-weakened, guarantee-dropped) fails on."""
         return [p for p in self.promises if p.failing and p.kind.fail_on == which]
@@ -190,8 +223,9 @@ class ChangeReport:
                                f"{found[0].kind.rule} in HEAD)")
         if "finding" in fail_on and self.new_findings:
             reasons.append(f"{len(self.new_findings)} new finding(s)")
-        if "hazard" in fail_on and self.hazards:
-            reasons.append(f"{len(self.hazards)} deploy hazard(s)")
+        if "hazard" in fail_on and (pending := self.failing_hazards):
+            reasons.append(f"{len(pending)} deploy hazard(s) (accept each with a suppression of its rule, "
+                           f"{', '.join(sorted({h.rule for h in pending}))}, in HEAD)")
         return reasons
 
     def with_impact(self, impact: Impact) -> ChangeReport:
@@ -221,6 +255,7 @@ class ChangeReport:
                 "new_findings": len(self.new_findings),
                 "resolved_findings": len(self.resolved_findings),
                 "hazards": len(self.hazards),
+                "hazards_accepted": len(self.hazards) - len(self.failing_hazards),
             },
             "objects": [change.to_dict() for change in self.objects],
             "guarantees": [change.to_dict() for change in self.guarantees],

@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from policy_engine.analysis.checks import check_topology
 from policy_engine.comparison.designs import Design
 from policy_engine.comparison.runs import DesignRun
+from policy_engine.foundation.findings import Finding, finding_to_dict
 from policy_engine.foundation.units import Unit, duration_text
 from policy_engine.inputs.prices import Prices
 from policy_engine.simulation.results.billable import Period, period_text
@@ -34,6 +36,7 @@ from policy_engine.simulation.results.side_by_side import (
     from_metrics,
 )
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY
+from policy_engine.simulation.results.worsening import by_worsening
 
 ALL_SHARES = "all shares"
 ALL_TYPES = "all types"
@@ -76,6 +79,9 @@ class CompareOutput:
     period: Period = field(default_factory=Period)
     #: each run's bill, in design order (its JSON is each run's ``costs``)
     reports: tuple[CostReport, ...] = ()
+    #: each design's ``check`` errors (not suppressed), in design order: a design that fails is still run and
+    #: compared, and every format says so beside it
+    check_errors: tuple[tuple[Finding, ...], ...] = ()
 
     @property
     def span(self) -> str:
@@ -97,6 +103,20 @@ class CompareOutput:
     def sources(self) -> tuple[str, ...]:
         return tuple(run.source for run in self.runs)
 
+    def errors_of(self, run: int) -> tuple[Finding, ...]:
+        return self.check_errors[run] if run < len(self.check_errors) else ()
+
+    @property
+    def marked_sources(self) -> tuple[str, ...]:
+        """Each design's source, marked when the design fails ``check``: ``b.yaml; FAILS CHECK: 2 errors``."""
+        return tuple(source + (f"; FAILS CHECK: {len(errors)} error(s)" if (errors := self.errors_of(run)) else "")
+                     for run, source in enumerate(self.sources))
+
+    def check_lines(self) -> list[str]:
+        """One line per check error of each design, naming the design and the rule."""
+        return [f"{self.runs[run].label} ({self.runs[run].source}) fails check: {finding.line()}"
+                for run in range(len(self.runs)) for finding in self.errors_of(run)]
+
     def last_misses(self) -> int:
         """Target criteria the last design misses (what ``--fail-on-target`` fails on)."""
         return sum(1 for result in self.runs[-1].targets if not result.met)
@@ -108,8 +128,11 @@ class CompareOutput:
             "runs": [{"label": run.label, "source": run.source, "time": run.time, "summary": run.summary,
                       "utilisation": run.utilisation, "capacity": run.capacity,
                       "targets": [result.to_json() for result in run.targets],
-                      "costs": report.to_json() if report is not None else None}
-                     for run, report in zip(self.runs, self.reports or (None,) * len(self.runs), strict=True)],
+                      "costs": report.to_json() if report is not None else None,
+                      "fails_check": bool(self.errors_of(index)),
+                      "check_errors": [finding_to_dict(finding) for finding in self.errors_of(index)]}
+                     for index, (run, report) in enumerate(zip(self.runs, self.reports or (None,) * len(self.runs),
+                                                               strict=True))],
             "period": self.period.to_json(),
             "overall": self.overall.to_json()[0],
             "instance_types": self.types.to_json(),
@@ -195,8 +218,10 @@ def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence
                                       if t in run.utilisation else None for run in runs)) for t in types))
     unit = prices.currency if prices is not None else INSTANCE_HOURS
     reports = [run_costs(run, design, prices, convention) for run, design in zip(runs, designs, strict=True)]
-    shares = with_costs(from_metrics(labels, [run.shares for run in runs], names),
-                        [report.per_share_type() for report in reports], cost_figure(unit))
+    # the most harmed share first, wherever a change is judged
+    shares = by_worsening(with_costs(from_metrics(labels, [run.shares for run in runs], names),
+                                     [report.per_share_type() for report in reports], cost_figure(unit)))
     return CompareOutput(scenario, jobs, tuple(runs), overall, per_type, shares,
                          compare_targets(labels, [run.targets for run in runs], names), cost_totals(labels, reports),
-                         executor, unit, convention, period=period or Period(), reports=tuple(reports))
+                         executor, unit, convention, period=period or Period(), reports=tuple(reports),
+                         check_errors=tuple(tuple(check_topology(design.topology).errors) for design in designs))

@@ -57,7 +57,8 @@ def scenario_digest(scenario: Scenario) -> str:
 def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Candidate], executor: Executor,
               dataset: ResultsDataset | None = None, progress: Progress | None = None, total: int | None = None,
               on_result: Callable[[dict[str, Any]], None] | None = None, flush_runs: int = 64,
-              flush_seconds: float = 2.0, period: Period | None = None) -> list[dict[str, Any]]:
+              flush_seconds: float = 2.0, period: Period | None = None,
+              guarantees: GuaranteePolicy = GuaranteePolicy.KEEP) -> list[dict[str, Any]]:
     """Every candidate's run record, sorted by grid index; ``dataset`` (if any) gets them in part files."""
     done: dict[str, dict[str, Any]] = dict(dataset.written) if dataset is not None else {}
     todo = [candidate for candidate in candidates if candidate.key not in done]
@@ -77,7 +78,7 @@ def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Can
         batch.clear()
         last_flush = time.monotonic()
 
-    shared = SweepInput(scenario, tuple(axes), period=period or Period())
+    shared = SweepInput(scenario, tuple(axes), guarantees, period=period or Period())
     keys = {candidate.index: candidate.key for candidate in todo}
     try:
         for record in executor.map(run_task, shared, todo):

@@ -9,12 +9,13 @@ the run record's ``targets`` (judged on the candidate's own topology, which carr
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
 from policy_engine.foundation.model import Topology
 from policy_engine.foundation.units import Unit, duration_text, points_text
 from policy_engine.simulation.results.targets import Criterion
-from policy_engine.sweep.expressions import Constraint
+from policy_engine.sweep.expressions import Constraint, Expression
 from policy_engine.sweep.run_status import RunStatus
 
 #: The violation of a run that was not simulated (invalid or failed): it meets no target.
@@ -76,6 +77,16 @@ def target_constraints(topology: Topology) -> list[Constraint]:
     return out
 
 
+class TargetUse(StrEnum):
+    """What ``tune --targets`` makes of the topology's targets: ``constraints`` (default: a candidate that misses
+    one is infeasible), ``objectives`` (the criteria missed, minimized beside the other objectives) or
+    ``ignore`` (reported, never searched on)."""
+
+    CONSTRAINTS = "constraints"
+    OBJECTIVES = "objectives"
+    IGNORE = "ignore"
+
+
 def missed_targets(record: dict[str, Any]) -> int:
     """How many target criteria an ok run misses (0 for a run without targets)."""
     return sum(1 for entry in record.get("targets", []) if not entry["met"])
@@ -88,3 +99,7 @@ def targets_summary(record: dict[str, Any]) -> str:
         return "-"
     missed = missed_targets(record)
     return "all met" if not missed else f"{missed} of {judged} missed"
+
+
+#: ``tune --targets objectives``: the target criteria a candidate misses, as an objective to minimize.
+TARGETS_MISSED = Expression("targets_missed", lambda record: float(missed_targets(record)), Unit.COUNT)

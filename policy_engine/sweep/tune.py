@@ -17,6 +17,7 @@ A run that failed is told as a failed trial.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,16 @@ from typing import TYPE_CHECKING, Any
 from policy_engine.foundation.units import figure_text
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.results.billable import Period
+from policy_engine.simulation.results.side_by_side import (
+    INSTANCE_HOURS_LOST,
+    JOBS,
+    PREEMPTIONS,
+    WAIT_P50,
+    WAIT_P95,
+    ShareComparison,
+    ShareRow,
+)
+from policy_engine.simulation.results.worsening import by_worsening
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.evaluate import evaluate
 from policy_engine.sweep.executor import Executor
@@ -84,6 +95,9 @@ class TuneResult:
     #: With no feasible candidate: the nearest one and, per constraint, by how much it misses.
     nearest: dict[str, Any] | None = None
     misses: list[tuple[str, float]] = field(default_factory=list)
+    #: With no feasible candidate: each constraint no candidate meets, with the candidate that comes closest to
+    #: it and its shortfall (``never_met``).
+    unmet: list[tuple[str, dict[str, Any], float]] = field(default_factory=list)
     #: ``--assume``: per assumption (its values), the current topology's, the recommendation's and the best
     #: candidate's run under it.
     sensitivity: list[dict[str, Any]] = field(default_factory=list)
@@ -203,6 +217,30 @@ def nearest_miss(records: Sequence[dict[str, Any]], constraints: Sequence[Constr
     return nearest, [(c.text, amount) for c, amount in misses(nearest)]
 
 
+def never_met(records: Sequence[dict[str, Any]], constraints: Sequence[Constraint],
+              ) -> list[tuple[str, dict[str, Any], float]]:
+    """Each constraint no ok run meets: ``(its text, the run closest to it, that run's shortfall)``."""
+    ok = [record for record in records if record["status"] == RunStatus.OK]
+    found = []
+    for constraint in constraints:
+        if not ok or any(constraint.holds(record) for record in ok):
+            continue
+        closest = min(ok, key=lambda record: (constraint.violation(record), record["index"]))
+        found.append((constraint.text, closest, constraint.violation(closest)))
+    return found
+
+
+def first_rule(record: dict[str, Any]) -> str:
+    """Why a candidate is invalid: the rule of its first unsuppressed check error (``check``'s order)."""
+    errors = [f for f in record.get("findings", []) if f.get("severity") == "error" and not f.get("suppressed")]
+    return str(errors[0]["rule"]) if errors else "check"
+
+
+def invalid_reasons(records: Sequence[dict[str, Any]]) -> Counter[str]:
+    """The invalid candidates counted by their first rule, most first."""
+    return Counter(first_rule(record) for record in records if record["status"] == RunStatus.INVALID)
+
+
 def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Sequence[Constraint],
            min_gain: float) -> TuneResult:
     """Recommend the best candidate only when it beats the current topology by the margin (and, with workload
@@ -211,6 +249,7 @@ def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Seq
     result.best, result.min_gain = best, min_gain
     if best is None:
         result.nearest, result.misses = nearest_miss(result.runs, constraints)
+        result.unmet = never_met(result.runs, constraints)
         return result
     current = result.current
     first = objectives[0]
@@ -323,3 +362,22 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
         result.sensitivity = _sensitivity(scenario, axes, assumptions, result, executor, guarantees, workloads,
                                           objectives, constraints, period)
     return result
+
+
+#: What the evidence shows per share and type: how the team fares (``worsening.HARM_FIGURES``) and its jobs.
+EVIDENCE_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, INSTANCE_HOURS_LOST)
+
+
+def share_evidence(current: dict[str, Any], other: dict[str, Any] | None) -> ShareComparison:
+    """Per share and instance type, the current topology's run against ``other`` (the recommended, best or nearest
+    candidate), the most harmed share first: the evidence is per share, not only totals."""
+    def values(record: dict[str, Any] | None) -> dict[tuple[str, str], dict[str, float]]:
+        if record is None or record.get("status") != RunStatus.OK:
+            return {}
+        return {(row["share"], row["instance_type"]): {f.key: float(row.get(f.key, 0.0)) for f in EVIDENCE_FIGURES}
+                for row in record.get("shares", [])}
+
+    before, after = values(current), values(other)
+    keys = list(dict.fromkeys([*before, *after]))
+    rows = tuple(ShareRow(share, kind, (before.get((share, kind)), after.get((share, kind)))) for share, kind in keys)
+    return by_worsening(ShareComparison(("current", "candidate"), EVIDENCE_FIGURES, rows))

@@ -9,6 +9,7 @@ from policy_engine.analysis.rules import (  # noqa: F401 (registers)
     aws_limits,
     borrowing,
     capacity,
+    deploy_hazards,
     guarantees,
     promises,
     structure,

@@ -26,6 +26,10 @@ from policy_engine.foundation.diagnostics import ObjectKind, ObjectRef
 from policy_engine.foundation.findings import Finding, Severity
 from policy_engine.foundation.model import Suppression, Topology
 
+#: The diff-only rules about a share's declared guarantees, whose object is always QUEUE/SHARE (BQ501, BQ502);
+#: a deploy hazard's object may be a queue or an environment as ``diff`` names it.
+_PROMISE_RULES = ("BQ501", "BQ502")
+
 
 def matches(topology: Topology, suppression: Suppression, finding: Finding) -> bool:
     """Same rule, and the finding's object, or the share a guarantee finding is about."""
@@ -78,7 +82,8 @@ def suppression_valid(context: Context) -> Iterator[RawFinding]:
                              "use a rule ID from docs/rules.md")
             continue
         if REGISTRY[suppression.rule].diff_only:
-            if "/" not in suppression.object:  # the share may be gone from HEAD: its promise is what changed
+            # the share may be gone from HEAD: its promise is what changed
+            if suppression.rule in _PROMISE_RULES and "/" not in suppression.object:
                 yield RawFinding(obj, f"{suppression.rule} is about a share's declared guarantees: its object is "
                                  f"QUEUE/SHARE, not {suppression.object!r}", "write the share as QUEUE/SHARE")
         elif not found and suppression.object not in known_objects:

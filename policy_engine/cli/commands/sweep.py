@@ -8,6 +8,7 @@ from typing import NoReturn
 
 import click
 
+from policy_engine.cli.commands.axis_options import axis_options
 from policy_engine.cli.commands.cost_options import cost_options, note_pricing, pricing_or_exit
 from policy_engine.cli.commands.shared import (
     EXIT_FINDINGS,
@@ -26,6 +27,7 @@ from policy_engine.sweep.dataset import DatasetError, ResultsDataset, share_pair
 from policy_engine.sweep.expressions import ExpressionError, parse_expression
 from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
 from policy_engine.sweep.grid import expand, grid_size
+from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.runner import run_sweep, scenario_digest
@@ -65,9 +67,8 @@ def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int)
 @python_topologies("named by the scenario's topology:")
 @click.command("sweep")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("--vary", "vary", multiple=True, metavar="PATH=VALUES",
-              help="A field and its values (repeatable): training/QS1.borrow_limit=0,100,-1, "
-                   "training/QS2.capacity.ml.g5.xlarge=1..4, settings.backfill=false,true, workload.scale=0.8,1.2.")
+@axis_options("A field and its values (repeatable): training/QS1.borrow_limit=0,100,-1, "
+              "training/QS2.capacity.ml.g5.xlarge=1..4, settings.backfill=false,true, workload.scale=0.8,1.2.")
 @click.option("--sample", type=click.IntRange(1, MAX_GRID), metavar="N",
               help=f"Run N candidates drawn from the grid (needed past {MAX_GRID:,} candidates).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
@@ -90,7 +91,8 @@ def interrupted(dataset: ResultsDataset | None, out_dir: str | None, total: int)
 def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int, scheduler: str | None,
             workers: int | None, output: str, out_dir: str | None, resume: bool, report_dir: str | None,
             minimize: str | None, maximize: str | None, top: int, quiet: bool, prices_path: str | None,
-            chargeback: str | None, period_text: str | None, allow_python: bool = False) -> None:
+            chargeback: str | None, period_text: str | None, guarantee_policy: str,
+            allow_python: bool = False) -> None:
     """Replay SCENARIO against every combination of the --vary values (check first, then simulate)."""
     loaded = scenario_or_exit(scenario, allow_python)
     axes = axes_or_exit(vary, loaded)
@@ -143,7 +145,8 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
                     click.echo(f"resuming: {finished:,} run(s) already in {out_dir}, "
                                f"{len(candidates) - finished:,} to run", err=True)
             try:
-                records = run_sweep(loaded, axes, candidates, executor, dataset, update, period=pricing.period)
+                records = run_sweep(loaded, axes, candidates, executor, dataset, update, period=pricing.period,
+                                    guarantees=GuaranteePolicy(guarantee_policy))
             except OSError as error:
                 fail_input([f"{out_dir}: cannot write results: {error.strerror or error}"])
                 raise

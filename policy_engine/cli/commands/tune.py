@@ -17,6 +17,7 @@ import yaml
 
 from policy_engine.analysis.checks import check_topology
 from policy_engine.analysis.promise_changes import PromiseChange
+from policy_engine.cli.commands.axis_options import axis_options
 from policy_engine.cli.commands.cost_options import cost_options, note_pricing, pricing_or_exit
 from policy_engine.cli.commands.shared import (
     EXIT_FINDINGS,
@@ -30,9 +31,8 @@ from policy_engine.cli.commands.shared import (
 )
 from policy_engine.cli.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
 from policy_engine.foundation.bounds import MAX_GRID, MAX_WORKLOAD_SAMPLES
-from policy_engine.foundation.model import TARGET_DURATIONS, Topology
+from policy_engine.foundation.model import Topology
 from policy_engine.foundation.output_files import atomic_write
-from policy_engine.foundation.units import duration_spec
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.reports.registry import TUNE_FORMATS
 from policy_engine.simulation.scenarios.workload import Scenario
@@ -43,11 +43,12 @@ from policy_engine.sweep.expressions import (
     parse_constraint,
     parse_expression,
 )
-from policy_engine.sweep.grammar import Axis, VaryError, parse_vary, values_text
+from policy_engine.sweep.grammar import Axis, VaryError, parse_vary
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
 from policy_engine.sweep.progress import progress_bar
 from policy_engine.sweep.subjects import TuneOutput
-from policy_engine.sweep.target_constraints import target_constraints
+from policy_engine.sweep.target_constraints import TARGETS_MISSED, TargetUse, target_constraints
+from policy_engine.sweep.topology_file import recommended_text, topology_data
 from policy_engine.sweep.tune import DEFAULT_MIN_GAIN, Objective, tune
 
 
@@ -58,19 +59,15 @@ def _remember_order(ctx: click.Context, param: click.Parameter, value: tuple[str
 
 
 def topology_yaml(topology: Topology, header: str) -> str:
-    """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out)."""
-    data = topology.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-    for target in data.get("targets", []):  # durations as the topology's author writes them (12h), not seconds
-        target.update({key: duration_spec(target[key]) for key in TARGET_DURATIONS if key in target})
+    """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out), after ``header``."""
     comments = "".join(f"# {line}\n" for line in header.splitlines())
-    return comments + yaml.safe_dump(data, sort_keys=False)
+    return comments + yaml.safe_dump(topology_data(topology), sort_keys=False)
 
 
 @python_topologies("named by the scenario's topology:")
 @click.command("tune")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("--vary", "vary", multiple=True, metavar="PATH=VALUES",
-              help="The search space, as for sweep (repeatable).")
+@axis_options("The search space, as for sweep (repeatable).")
 @click.option("--minimize", multiple=True, metavar="EXPR", callback=_remember_order,
               help="An objective to minimize, e.g. 'max(wait_p95)' (repeatable: several make a Pareto front).")
 @click.option("--maximize", multiple=True, metavar="EXPR", callback=_remember_order,
@@ -95,11 +92,10 @@ def topology_yaml(topology: Topology, header: str) -> str:
               show_default=True, metavar="FRACTION",
               help="How much better than the current topology the recommendation must be on the first objective "
                    "(relative; when the current value is 0, an absolute gain of 1). Otherwise: keep the current.")
-@click.option("--guarantee-policy", "guarantee_policy", type=click.Choice([p.value for p in GuaranteePolicy]),
-              default=GuaranteePolicy.KEEP.value, show_default=True,
-              help="A declared guarantee when its share's limit moves: keep it (a candidate that breaks it is "
-                   "invalid), follow (min(declared, proven)) or drop it; follow and drop are promise changes, "
-                   "printed, which diff fails on until reviewed.")
+@click.option("--targets", type=click.Choice([use.value for use in TargetUse]), default=TargetUse.CONSTRAINTS.value,
+              show_default=True,
+              help="The topology's targets: constraints (a candidate that misses one is infeasible), objectives "
+                   "(the criteria missed, minimized beside the other objectives) or ignore (not searched on).")
 @click.option("--workload-samples", "workload_samples", type=click.IntRange(2, MAX_WORKLOAD_SAMPLES), default=None,
               metavar="K",
               help="Evaluate every candidate on K workloads (day-blocks of the scenario's workload resampled with "
@@ -119,7 +115,7 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             seed: int, batch_size: int, assume: tuple[str, ...], min_gain: float, guarantee_policy: str,
             workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
             report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None,
-            period_text: str | None, allow_python: bool = False) -> None:
+            period_text: str | None, targets: str, allow_python: bool = False) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
     loaded = scenario_or_exit(scenario, allow_python)
     axes = axes_or_exit(vary, loaded)
@@ -147,15 +143,22 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
             problems.append(f"--constraint: {error}")
     note_pricing(pricing, any(o.expression.reads_bill for o in objectives) or any(c.reads_bill for c in
                                                                                    parsed_constraints))
-    parsed_constraints += target_constraints(loaded.topology)  # a candidate that misses a target is infeasible
+    use = TargetUse(targets)
+    if use is TargetUse.CONSTRAINTS:
+        parsed_constraints += target_constraints(loaded.topology)  # a candidate that misses a target is infeasible
+    elif use is TargetUse.OBJECTIVES and loaded.topology.targets:
+        objectives.append(Objective(TARGETS_MISSED, False))  # the criteria missed, minimized beside the others
     if batch_size > budget:  # a round asks for its whole batch at once: never more than the budget
         if ctx.get_parameter_source("batch_size") is click.core.ParameterSource.DEFAULT:
             batch_size = budget  # the default is a round of 8: a smaller budget is one round
         else:
             problems.append(f"--batch-size {batch_size}: larger than --budget {budget}; a round is at most the budget")
-    if pick > 1 and len(order) < 2:
+    if pick > 1 and len(objectives) < 2:
         problems.append("--pick chooses a point of a Pareto front: it needs two or more objectives")
     problems += refuse_overwriting_inputs({"-o": out_file}, [scenario, *loaded.inputs])
+    if out_file and Path(out_file).suffix.lower() == ".py":
+        problems.append(f"-o {out_file}: tune writes a topology as data, not as a Python module; write YAML beside "
+                        f"it: -o {Path(out_file).with_suffix('.yaml')}")
     if out_file and not Path(out_file).absolute().parent.is_dir():
         problems.append(f"-o {out_file}: the directory {Path(out_file).absolute().parent} does not exist")
     if problems:
@@ -183,11 +186,10 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         best_topology = recommended
         if not check_topology(best_topology).ok:  # never: an invalid candidate is not simulated, so not chosen
             fail_input([f"{out_file}: the recommended topology does not pass check; nothing written"])
-        values = values_text(chosen["values"])
-        header = f"Recommended by batch-quota tune {scenario}\n{values}\n" + "\n".join(o.label for o in objectives)
         try:
+            text = recommended_text(Path(scenario), loaded.topology, best_topology, Path(out_file))
             with atomic_write(out_file) as handle:
-                handle.write(topology_yaml(best_topology, header))
+                handle.write(text)
         except OSError as error:
             fail_input([f"{out_file}: cannot write the topology: {error.strerror or error}"])
     tuned = TuneOutput(result, axes, objectives, parsed_constraints, out_file, promises, policy, min_gain, costs)

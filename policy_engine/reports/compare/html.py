@@ -117,7 +117,8 @@ def render_page(output: CompareOutput) -> str:
         f"<style>{report_script.STYLE} td.num {{ white-space: nowrap; }}</style></head><body>",
         f"<h1>batch-quota compare: {escape(labels)}</h1>",
         f'<p class="muted">{escape(output.scenario)} · {output.jobs:,} job(s), each design run {escape(output.span)} · '
-        f"{escape(sc.runs_line(output.shares, output.sources))}</p>",
+        f"{escape(sc.runs_line(output.shares, output.marked_sources))}</p>",
+        *(f'<p class="error check-error">{escape(line)}</p>' for line in output.check_lines()),
         '<p id="render-error" class="error" hidden></p>',
         "<h2>The whole run</h2>",
         sc.html_table(sc.share_header(output.overall)[2:], [r[2:] for r in sc.share_rows(output.overall)], names=0),

@@ -16,8 +16,9 @@ def render(output: CompareOutput) -> str:
     labels = " vs ".join(code(label) for label in output.labels)
     lines = [f"### batch-quota compare: {labels} on {code(output.scenario)}", "",
              f"{output.jobs:,} job(s), each design run {output.span}. "
-             f"{cell(sc.runs_line(output.shares, output.sources))}",
-             "", *[f"- {cell(line)}" for line in verdict(output)], "",
+             f"{cell(sc.runs_line(output.shares, output.marked_sources))}",
+             "", *[f"- ❌ {cell(line)}" for line in output.check_lines()],
+             *[f"- {cell(line)}" for line in verdict(output)], "",
              "**The whole run**", "",
              *sc.markdown_table(sc.share_header(output.overall)[2:], [r[2:] for r in sc.share_rows(output.overall)],
                                 names=0),

@@ -17,7 +17,9 @@ def write(output: CompareOutput, stream: TextIO) -> None:
     console.print(f"batch-quota compare {output.scenario}: {len(output.runs)} designs on {output.jobs:,} job(s), "
                   f"each {output.span}" + (f" ({output.executor})" if output.executor else ""), markup=False,
                   highlight=False)
-    console.print(sc.runs_line(output.shares, output.sources), markup=False, highlight=False)
+    for line in output.check_lines():
+        console.print(line, markup=False, highlight=False)
+    console.print(sc.runs_line(output.shares, output.marked_sources), markup=False, highlight=False)
     console.print(sc.rich_table("The whole run", sc.share_header(output.overall)[2:],
                                 [row[2:] for row in sc.share_rows(output.overall)], names=0))
     if output.costs.rows:

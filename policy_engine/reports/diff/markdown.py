@@ -26,9 +26,11 @@ from policy_engine.reports.diff.view import (
     bill_sentence,
     declared,
     describe,
+    harm_headline,
     impact_legend,
     lost_by_type,
     object_line,
+    preempted_counts,
     verdict,
     worst_jobs,
 )
@@ -163,8 +165,9 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
     if impact is not None:
         lost = "; ".join(f"**{instance_hours_text(after - before + 0.0)}** of {instance_type}"
                          for instance_type, (before, after) in lost_by_type(impact).items()) or "none"
-        lines += [f"Replaying `{impact.scenario}` with HEAD deployed at t = {duration_text(impact.at)}: "
-                  f"**{len(impact.preempted)}** job(s) preempted more often because of the change; "
+        lines += [f"**{cell(harm_headline(impact))}**", "",
+                  f"Replaying `{impact.scenario}` with HEAD deployed at t = {duration_text(impact.at)}: "
+                  f"jobs preempted because of the change: **{preempted_counts(impact)}**; "
                   "instance-hours lost (work thrown away by the preemptions the change causes; negative means the "
                   f"change saves work), per instance type: {lost}.", ""]
         if (bill := bill_sentence(impact)) is not None:
@@ -179,8 +182,10 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
                  _promise_rows(report), "promise change(s)", open_=True),
         _section("Guarantees lost", ("guarantee", "proof before → after", "why", "counterexample"),
                  _guarantee_rows(lost_guarantees), "lost guarantee(s)", open_=True),
-        _section("Deploy hazards", ("hazard", "resource", "object", "what happens"),
-                 [(h.kind, h.resource_type, h.name, h.message) for h in report.hazards], "hazard(s)", open_=True),
+        _section("Deploy hazards", ("rule", "hazard", "resource", "object", "what happens"),
+                 [(h.rule, h.kind, h.resource_type, h.name,
+                   h.message + (f" (accepted: {h.accepted})" if h.accepted else "")) for h in report.hazards],
+                 "hazard(s)", open_=True),
     ]
     impact_sections = _impact_sections(impact) if impact is not None else []
     sections += impact_sections[:-1]

@@ -14,9 +14,11 @@ from policy_engine.reports.diff.view import (
     bill_sentence,
     describe,
     guarantee_line,
+    harm_headline,
     impact_legend,
     lost_by_type,
     object_line,
+    preempted_counts,
     promise_line,
     shares_title,
     verdict,
@@ -63,7 +65,8 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
     if report.hazards:
         lines.append(f"Deploy hazards ({len(report.hazards)})")
         for hazard in report.hazards:
-            lines.append(f"  {hazard.kind} {hazard.resource_type} {hazard.name}")
+            accepted = f" (accepted: {hazard.accepted})" if hazard.accepted else ""
+            lines.append(f"  {hazard.rule} {hazard.kind} {hazard.resource_type} {hazard.name}{accepted}")
             lines.append(f"      {hazard.message}")
         lines.append("")
     if report.impact is not None:
@@ -75,8 +78,9 @@ def impact_lines(impact: Impact) -> list[str]:
     """The replay's figures: preempted jobs (the worst ``WORST_JOBS``), the per-share and targets tables in
     ``compare``'s cells, instance-hours lost."""
     lines = [f"Impact of applying HEAD at t={duration_text(impact.at)} to {impact.scenario}",
+             f"  {harm_headline(impact)}",
              *([f"  {bill}"] if (bill := bill_sentence(impact)) else []),
-             f"  jobs preempted because of the change: {len(impact.preempted)}",
+             f"  jobs preempted because of the change: {preempted_counts(impact)}",
              "  instance-hours lost because of the change (negative: it saves work): " + ("; ".join(
                  f"{instance_type} {instance_hours_text(after - before + 0.0)} (without "
                  f"{instance_hours_text(before)}, with {instance_hours_text(after)})"

@@ -14,8 +14,9 @@ from policy_engine.reports.tables.promise_lines import declared, promise_line
 if TYPE_CHECKING:
     from policy_engine.changes.impact import Impact
 
-__all__ = ["KIND_TITLES", "WORST_JOBS", "bill_sentence", "declared", "describe", "guarantee_line", "impact_legend",
-           "lost_by_type", "object_line", "promise_line", "shares_title", "shown", "verdict", "worst_jobs"]
+__all__ = ["KIND_TITLES", "WORST_JOBS", "bill_sentence", "declared", "describe", "guarantee_line", "harm_headline",
+           "impact_legend", "lost_by_type", "object_line", "preempted_counts", "promise_line", "shares_title", "shown",
+           "verdict", "worst_jobs"]
 
 KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
                ObjectKind.SHARE: "Quota shares"}
@@ -103,6 +104,21 @@ def bill_sentence(impact: Impact) -> str | None:
     return (f"bill for {period}: {money_text(total[0])} → {money_text(total[1])} {before['currency']} "
             f"({'+' if total[1] >= total[0] else ''}{money_text(total[1] - total[0])}); waste "
             f"{money_text(waste[0])} → {money_text(waste[1])} (preempted attempts and plan idle)")
+
+
+def harm_headline(impact: Impact) -> str:
+    """The most harmed share first: ``Most harmed: q/vision: ml.p4d.24xlarge preemptions 95 -> 239, 2.5x``."""
+    from policy_engine.changes.impact import share_comparison
+    from policy_engine.simulation.results.worsening import most_harmed
+
+    worst = most_harmed(share_comparison(impact))
+    return f"Most harmed: {worst.text()}" if worst else "No share fares worse with the change"
+
+
+def preempted_counts(impact: Impact) -> str:
+    """Net: ``355 more often, 280 less often (net +75)``."""
+    more, less = len(impact.preempted), impact.preempted_less_often
+    return f"{more} more often, {less} less often (net {more - less:+d})"
 
 
 def worst_jobs(impact: Impact) -> tuple[list[dict], int]:

@@ -11,7 +11,7 @@ from typing import TextIO
 from policy_engine.reports.tables.sweep_runs import run_json as run_record_json
 from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
-from policy_engine.sweep.tune import Objective, TuneResult
+from policy_engine.sweep.tune import Objective, TuneResult, invalid_reasons
 
 
 def write(output: TuneOutput, stream: TextIO) -> None:
@@ -34,6 +34,9 @@ def write(output: TuneOutput, stream: TextIO) -> None:
         "nearest": ({"run": run_json(result.nearest),
                      "misses": [{"constraint": text, "by": amount} for text, amount in result.misses]}
                     if result.nearest else None),
+        "unmet": [{"constraint": text, "nearest": run_json(closest), "by": amount}
+                  for text, closest, amount in result.unmet],
+        "invalid_by_rule": dict(invalid_reasons(result.runs).most_common()),
         "promise_changes": [p.to_dict() for p in output.promises],
         "sensitivity": [_sensitivity_json(row, output.objectives) for row in result.sensitivity],
         "current": run_json(result.current),

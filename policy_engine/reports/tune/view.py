@@ -4,11 +4,12 @@ answer and its details, the bill line, the evidence table (title, column, rows) 
 from __future__ import annotations
 
 from policy_engine.foundation.units import Unit, figure_text, money_text
+from policy_engine.simulation.results.worsening import most_harmed
 from policy_engine.sweep.expressions import UNITS, record_types, type_figure
 from policy_engine.sweep.grammar import values_text, vary_text
 from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
-from policy_engine.sweep.tune import changes
+from policy_engine.sweep.tune import TuneResult, changes, invalid_reasons, share_evidence
 
 
 def figure(value: object, unit: Unit = Unit.NUMBER) -> str:
@@ -37,6 +38,28 @@ def answer_lines(output: TuneOutput) -> list[str]:
             f"{'; nothing written' if out_file else ''}"]
 
 
+#: The invalid candidates text lists one by one; the rest are counted (JSON has every run's findings).
+INVALID_SHOWN = 20
+
+
+def invalid_lines(result: TuneResult) -> list[str]:
+    """How many candidates were invalid, counted by their first rule, then each one's reason (the first
+    ``INVALID_SHOWN``)."""
+    reasons = invalid_reasons(result.runs)
+    if not reasons:
+        return []
+    invalid = [record for record in result.runs if record["status"] == RunStatus.INVALID]
+    lines = [f"invalid candidates: {len(invalid)} of {len(result.runs)} ("
+             + ", ".join(f"{rule}: {count}" for rule, count in reasons.most_common()) + ")"]
+    for record in invalid[:INVALID_SHOWN]:
+        errors = [f for f in record.get("findings", []) if f.get("severity") == "error" and not f.get("suppressed")]
+        why = f"{errors[0]['rule']} {errors[0]['object']}: {errors[0]['message']}" if errors else "fails check"
+        lines.append(f"  {values_text(record['values'])}: {why}")
+    if len(invalid) > INVALID_SHOWN:
+        lines.append(f"  ... and {len(invalid) - INVALID_SHOWN} more (--format json has every run's findings)")
+    return lines
+
+
 def detail_lines(output: TuneOutput) -> list[str]:
     """The nearest miss with each shortfall, or the gain that made the recommendation."""
     result = output.result
@@ -49,6 +72,17 @@ def detail_lines(output: TuneOutput) -> list[str]:
                            f"{by_text[text].margin_text(amount) if text in by_text else figure(amount)}"
                            for text, amount in result.misses)
         lines.append(f"nearest candidate: {values}: {misses}")
+    by_text = {constraint.text: constraint for constraint in output.constraints}
+    for text, closest, amount in result.unmet:
+        shortfall = by_text[text].margin_text(amount) if text in by_text else figure(amount)
+        lines.append(f"no candidate meets {text}; nearest: {values_text(closest['values'])}, short by {shortfall}")
+    lines += invalid_lines(result)
+    other = result.chosen or result.best or result.nearest
+    if other is not None and result.current.get("status") == RunStatus.OK:
+        worst = most_harmed(share_evidence(result.current, other))
+        which = "recommendation" if result.chosen else "candidate"
+        lines.append(f"most harmed by the {which}: {worst.text()}" if worst
+                     else f"no share fares worse with the {which}")
     if result.chosen is not None and result.gain is not None:
         gain = (f"{result.gain:.1%} of the current value" if result.relative_gain
                 else f"{figure(result.gain, first.expression.unit)} (absolute)")
@@ -114,6 +148,13 @@ def evidence_rows(output: TuneOutput) -> list[tuple[str, str, str]]:
             rows.append((f"{label} {instance_type}",
                          figure(of(current), unit) if current["status"] == RunStatus.OK else "-",
                          figure(of(chosen), unit) if chosen else "-"))
+    # per share and instance type, the most harmed first (not only totals)
+    shares = share_evidence(current, chosen)
+    for row in shares.rows:
+        for each in shares.figures[1:]:
+            rows.append((f"{row.share} {row.instance_type} {each.label}",
+                         figure(row.value(0, each), each.unit) if row.values[0] is not None else "-",
+                         figure(row.value(1, each), each.unit) if row.values[1] is not None else "-"))
     if current["status"] != RunStatus.OK:
         rows.append(("status", current["status"], chosen["status"] if chosen else "-"))
     if result.samples and chosen is not None:

@@ -115,8 +115,8 @@ def test_removed_share_and_disabled_share_hazards():
 def test_hazard_json_is_stable():
     head = topology(share("A", 1, "LEND"), share("B", 2), environment=4)
     data = compare(BASE, head).to_dict()
-    assert json.loads(json.dumps(data))["hazards"][0].keys() == {"kind", "resource_type", "object", "properties",
-                                                                  "message"}
+    assert json.loads(json.dumps(data))["hazards"][0].keys() == {"kind", "rule", "resource_type", "object",
+                                                                  "properties", "message", "accepted"}
 
 
 def test_disabling_a_queue_is_a_hazard():

@@ -252,3 +252,24 @@ def test_a_scenario_naming_a_profile_samples_seeds_of_the_profile(tmp_path: Path
     expected = [tuple(scenario.profile.jobs(scenario.topology, seed=5 + n)[0]) for n in range(3)]
     assert list(samples) == expected and len({tuple(j.submit_at for j in s) for s in samples}) == 3
     assert samples == samples_for(scenario, 3, seed=5)  # seeded: the same samples every run
+
+
+def test_sweep_takes_the_guarantee_policy_tune_takes(known: Path, tmp_path: Path):
+    """The two commands share their axis options: a transfer over a share with a guarantee is valid in a sweep
+    once the policy lets the guarantee follow or drop, as in tune."""
+    data = yaml.safe_load(KNOWN_OPTIMUM)
+    data["topology"]["guarantees"] = [{"share": "q/B", "min_capacity": {GPU: 5}}]
+    path = tmp_path / "promised.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    args = ["sweep", str(path), "--vary", f"{TRANSFER}=0..2", "--workers", "1", "--quiet", "--format", "json"]
+
+    def statuses(*extra: str) -> dict:
+        result = invoke(*args, *extra)
+        assert result.exit_code in (0, 1), result.output
+        return {r["values"][TRANSFER]: r["status"] for r in json.loads(result.stdout)["runs"]}
+
+    assert statuses() == {0: "ok", 1: "invalid", 2: "invalid"}
+    assert statuses("--guarantee-policy", "follow") == {0: "ok", 1: "ok", 2: "ok"}
+    assert statuses("--guarantee-policy", "drop") == {0: "ok", 1: "ok", 2: "ok"}
+    for command in ("sweep", "tune"):
+        assert "--guarantee-policy [keep|follow|drop]" in invoke(command, "--help").output

@@ -519,3 +519,31 @@ def test_a_design_whose_run_ends_later_bills_the_same_work_the_same(files, tmp_p
     text = run(*args)[1]
     assert any(line.startswith("slow against A: bill ") for line in text.splitlines())
     assert "bill for the whole workload" in text.splitlines()[0]
+
+
+#: B's shares add up to more p4d than its environment has: check's BQ201, an error (no oversubscription allowed)
+FAILING = DESIGN_B.replace("{name: language, capacity: {ml.p4d.24xlarge: 1}", "{name: language, capacity: "
+                                                                             "{ml.p4d.24xlarge: 3}")
+
+
+@pytest.mark.parametrize("output_format", ["text", "markdown", "json", "html"])
+def test_a_design_that_fails_check_is_run_and_said_so_in_every_format(files, tmp_path, output_format):
+    files["B"].write_text(FAILING)
+    args = [*designs(files, "A", "B"), "--workers", "1"]
+    if output_format == "html":
+        code, _ = run(*args, "--report", tmp_path / "page")
+        out = (tmp_path / "page" / "index.html").read_text()
+    else:
+        code, out = run(*args, "--format", output_format)
+    assert code == 0, out
+    if output_format == "json":
+        data = json.loads(out)
+        assert [run["fails_check"] for run in data["runs"]] == [False, True]
+        assert {error["rule"] for error in data["runs"][1]["check_errors"]} == {"BQ201"}
+        return
+    if output_format == "markdown":
+        assert gfm.tables(out)  # still GFM tables
+    lines = [line for line in out.splitlines() if "fails check" in line]
+    assert lines and all("BQ201" in line and "B (" in line for line in lines)
+    assert "FAILS CHECK: 1 error(s)" in out  # the design is marked where the runs are named
+    assert not any("A (" in line for line in lines)
