@@ -23,6 +23,7 @@ from policy_engine.foundation.diagnostics import ObjectKind
 from policy_engine.foundation.units import duration_text, instance_hours_text
 from policy_engine.reports.diff.view import (
     KIND_TITLES,
+    bill_period,
     bill_sentence,
     declared,
     describe,
@@ -152,7 +153,9 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
     failures = report.failures(fail_on)
     icon = "❌" if failures else "✅"
     counts = report.to_dict(fail_on)["summary"]
-    lines = [MARKER, f"### {icon} batch-quota diff: {code(report.base)} → {code(report.head)}", "",
+    period = bill_period(report.impact)  # the billing period in the heading, as every priced output says it first
+    lines = [MARKER, f"### {icon} batch-quota diff: {code(report.base)} → {code(report.head)}"
+             + (f" · bill for {cell(period)}" if period else ""), "",
              f"**{verdict(report, fail_on)}**", "",
              *table(("shares changed", "shares affected through borrowing", "guarantees lost",
                      "declared guarantees weakened", "declared guarantees dropped", "new findings",

@@ -11,6 +11,7 @@ from policy_engine.changes.report import FAIL_ON, ChangeReport
 from policy_engine.foundation.units import duration_text, instance_hours_text
 from policy_engine.reports.diff.view import (
     KIND_TITLES,
+    bill_period,
     bill_sentence,
     describe,
     guarantee_line,
@@ -31,7 +32,9 @@ if TYPE_CHECKING:
 
 
 def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
-    lines = [f"batch-quota diff {report.base} -> {report.head}", "", verdict(report, fail_on), ""]
+    period = bill_period(report.impact)  # the billing period first, as every priced output says it
+    lines = [f"batch-quota diff {report.base} -> {report.head}" + (f"; bill for {period}" if period else ""), "",
+             verdict(report, fail_on), ""]
     if not (report.objects or report.guarantees or report.new_findings or report.resolved_findings
             or report.hazards or report.promises):
         lines += ["No change to shares, queues, environments, guarantees or findings.", ""]

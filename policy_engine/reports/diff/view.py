@@ -89,6 +89,16 @@ def impact_legend(impact: Impact) -> str:
             "without --prices), over the billing period (docs/costs.md).")
 
 
+def bill_period(impact: Impact | None) -> str | None:
+    """What the replays' bills cover (``--period``), for the first line; ``None`` when nothing was priced."""
+    before = impact.costs.get("before") if impact is not None else None
+    if not before or before.get("currency") is None:
+        return None
+    from policy_engine.simulation.results.billable import Period, period_text
+
+    return period_text(Period.from_json(before.get("period")))
+
+
 def bill_sentence(impact: Impact) -> str | None:
     """The replays' bills, without -> with the change, and their waste (``impact.costs``); ``None`` when unpriced."""
     costs = impact.costs

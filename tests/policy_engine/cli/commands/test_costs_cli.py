@@ -471,3 +471,18 @@ def test_sweep_and_tune_say_the_period_first(files, command):
     unpriced = invoke(*(a for a in args if a not in ("--prices", str(files["prices"]), "--period", "0s..1h")),
                       *(("--quiet",) if command == "tune" else ()))
     assert not unpriced.stdout.startswith("Bill for")  # nothing billed, nothing to say first
+
+
+def test_diff_says_the_billing_period_in_its_first_line_and_heading(files, write_file):
+    """Priced, diff's text opens with what the replays' bills cover, and the PR comment's heading says it too."""
+    head = write_file("head.yaml", TOPOLOGY.replace("{ml.g5.xlarge: 1, ml.p4d.24xlarge: 1}, strategy: LEND",
+                                                    "{ml.g5.xlarge: 1, ml.p4d.24xlarge: 1}, strategy: RESERVE"))
+    args = ("diff", str(files["scenario"].parent / "topology.yaml"), str(head), "--scenario", str(files["scenario"]))
+    priced = (*args, "--prices", str(files["prices"]), "--period", "0s..1h")
+    first = invoke(*priced).stdout.splitlines()[0]
+    assert first.endswith("; bill for 0s to 1h 00m from time 0 (--period; attempts cut at its edges, plan fees "
+                          "prorated by reserved instance-hours inside it)")
+    heading = next(line for line in invoke(*priced, "--format", "markdown").stdout.splitlines()
+                   if line.startswith("### "))
+    assert "· bill for 0s to 1h 00m from time 0" in heading
+    assert "bill for" not in invoke(*args).stdout.splitlines()[0]  # unpriced: no bill to speak of
