@@ -156,36 +156,31 @@ def read_jobs(jobs: list[Job], priorities: list[int], statuses: list[Status], li
     return out
 
 
-class UsageFeed:
-    """The usage log in time order (a change's time, its line's number, the instances used after it), handed over a
-    chunk of columns at a time; ``more`` while an event is left, which is then ``time``, ``line``, ``used``."""
+class Feed:
+    """A time-ordered stream handed over a chunk of columns at a time; ``more`` while an event is left, whose fields
+    a subclass's ``read`` copies out of the columns at ``position``. A subclass says how to take its next chunk."""
 
-    def __init__(self, chunks: Iterator[tuple[list[float], list[int], list[int]]]) -> None:
-        self.chunks = chunks
-        self.times: list[float] = []
-        self.lines: list[int] = []
-        self.used_after: list[int] = []
+    def __init__(self) -> None:
         self.position = self.size = 0
         self.more = True
-        self.time, self.line, self.used = 0.0, 0, 0
-        self.load()
+
+    def take_next(self) -> bool:
+        """Take the next chunk's columns and set ``size``; ``False`` when no chunk is left."""
+        raise NotImplementedError
+
+    def read(self) -> None:
+        raise NotImplementedError
 
     def load(self) -> None:
         """The next chunk's first event (the chunks may be empty)."""
         while self.more:
-            chunk = next(self.chunks, None)
-            if chunk is None:
+            if not self.take_next():
                 self.more = False
                 return
-            self.times, self.lines, self.used_after = chunk
-            self.position, self.size = 0, len(self.times)
+            self.position = 0
             if self.size:
                 self.read()
                 return
-
-    def read(self) -> None:
-        at = self.position
-        self.time, self.line, self.used = self.times[at], self.lines[at], self.used_after[at]
 
     def advance(self) -> None:
         self.position += 1
@@ -195,12 +190,38 @@ class UsageFeed:
             self.load()
 
 
-class StartFeed:
+class UsageFeed(Feed):
+    """The usage log in time order: a change's time, its line's number, the instances used after it."""
+
+    def __init__(self, chunks: Iterator[tuple[list[float], list[int], list[int]]]) -> None:
+        super().__init__()
+        self.chunks = chunks
+        self.times: list[float] = []
+        self.lines: list[int] = []
+        self.used_after: list[int] = []
+        self.time, self.line, self.used = 0.0, 0, 0
+        self.load()
+
+    def take_next(self) -> bool:
+        chunk = next(self.chunks, None)
+        if chunk is None:
+            return False
+        self.times, self.lines, self.used_after = chunk
+        self.size = len(self.times)
+        return True
+
+    def read(self) -> None:
+        at = self.position
+        self.time, self.line, self.used = self.times[at], self.lines[at], self.used_after[at]
+
+
+class StartFeed(Feed):
     """The stretches by start (its time, number, line number, instances needed, misconfigured, rank, watched: see
-    ``Stretch``), a chunk of columns at a time, as ``UsageFeed``."""
+    ``Stretch``)."""
 
     def __init__(self, chunks: Iterator[tuple[list[float], list[int], list[int], list[int], list[bool], list[int],
                                               list[bool]]]) -> None:
+        super().__init__()
         self.chunks = chunks
         self.times: list[float] = []
         self.numbers: list[int] = []
@@ -209,23 +230,17 @@ class StartFeed:
         self.bad_column: list[bool] = []
         self.ranks: list[int] = []
         self.watched_column: list[bool] = []
-        self.position = self.size = 0
-        self.more = True
         self.time, self.number, self.line, self.needs, self.bad, self.rank, self.watched = 0.0, 0, 0, 0, False, 0, False
         self.load()
 
-    def load(self) -> None:
-        while self.more:
-            chunk = next(self.chunks, None)
-            if chunk is None:
-                self.more = False
-                return
-            (self.times, self.numbers, self.lines, self.needs_column, self.bad_column, self.ranks,
-             self.watched_column) = chunk
-            self.position, self.size = 0, len(self.times)
-            if self.size:
-                self.read()
-                return
+    def take_next(self) -> bool:
+        chunk = next(self.chunks, None)
+        if chunk is None:
+            return False
+        (self.times, self.numbers, self.lines, self.needs_column, self.bad_column, self.ranks,
+         self.watched_column) = chunk
+        self.size = len(self.times)
+        return True
 
     def read(self) -> None:
         at = self.position
@@ -233,47 +248,28 @@ class StartFeed:
             self.needs_column[at]
         self.bad, self.rank, self.watched = self.bad_column[at], self.ranks[at], self.watched_column[at]
 
-    def advance(self) -> None:
-        self.position += 1
-        if self.position < self.size:
-            self.read()
-        else:
-            self.load()
 
-
-class EndFeed:
-    """The stretches by end (its time, and its rank), a chunk of columns at a time, as ``UsageFeed``."""
+class EndFeed(Feed):
+    """The stretches by end: its time, and its rank."""
 
     def __init__(self, chunks: Iterator[tuple[list[float], list[int]]]) -> None:
+        super().__init__()
         self.chunks = chunks
         self.times: list[float] = []
         self.ranks: list[int] = []
-        self.position = self.size = 0
-        self.more = True
         self.time, self.rank = 0.0, 0
         self.load()
 
-    def load(self) -> None:
-        while self.more:
-            chunk = next(self.chunks, None)
-            if chunk is None:
-                self.more = False
-                return
-            self.times, self.ranks = chunk
-            self.position, self.size = 0, len(self.times)
-            if self.size:
-                self.read()
-                return
+    def take_next(self) -> bool:
+        chunk = next(self.chunks, None)
+        if chunk is None:
+            return False
+        self.times, self.ranks = chunk
+        self.size = len(self.times)
+        return True
 
     def read(self) -> None:
         self.time, self.rank = self.times[self.position], self.ranks[self.position]
-
-    def advance(self) -> None:
-        self.position += 1
-        if self.position < self.size:
-            self.read()
-        else:
-            self.load()
 
 
 def recount(pool: Pool) -> None:
