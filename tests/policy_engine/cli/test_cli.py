@@ -91,7 +91,8 @@ def test_the_console_process_freezes_what_start_up_loaded_and_in_process_callers
 
     before = gc.get_freeze_count()
     assert CliRunner().invoke(main, ["check"]).exit_code == 0
-    assert gc.get_freeze_count() == before
+    # nothing newly frozen; the count may fall when an object another test froze is freed meanwhile
+    assert gc.get_freeze_count() <= before
     probe = ("import atexit, gc, os, sys\n"
              "atexit.register(lambda: os.write(2, f'frozen={gc.get_freeze_count()}'.encode()))\n"
              "sys.argv = ['batch-quota', 'check']\n"
