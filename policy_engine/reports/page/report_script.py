@@ -37,8 +37,10 @@ SCRIPT = r"""
 (function () {
   'use strict';
   const data = JSON.parse(document.getElementById('report-data').textContent);
-  const KINDS = ['own use', 'borrowed', 'lent to others', 'idle'];
-  const COLORS = ['#4c72b0', '#dd8452', '#55a868', '#d9d9d9'];
+  // held for plan: quota a SCHEDULED plan job holds while it waits for its plan's window (usage[4]), not own use
+  const KINDS = ['own use', 'held for plan', 'borrowed', 'lent to others', 'idle'];
+  const COLORS = ['#4c72b0', '#c5b0d5', '#dd8452', '#55a868', '#d9d9d9'];
+  const SERIES = [0, 4, 1, 2, 3];  // where each kind is in a series' usage
   const unit = data.unit;
   const x = {field: 't', type: 'quantitative', title: 'simulated time (' + unit + ')', scale: {nice: false}};
   const zoom = [{name: 'zoom', select: {type: 'interval', encodings: ['x']}, bind: 'scales'}];
@@ -48,7 +50,10 @@ SCRIPT = r"""
     const n = data.edges.length - 1;
     for (let i = 0; i <= n; i++) {
       const b = Math.min(i, n - 1);
-      for (let k = 0; k < 4; k++) rows.push({t: data.edges[i], kind: KINDS[k], order: k, value: s.usage[k][b]});
+      for (let k = 0; k < KINDS.length; k++) {
+        const values = s.usage[SERIES[k]];
+        if (values) rows.push({t: data.edges[i], kind: KINDS[k], order: k, value: values[b]});
+      }
     }
     return rows;
   }

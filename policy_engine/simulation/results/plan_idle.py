@@ -26,7 +26,7 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from policy_engine.simulation.results.plan_lines import Line, PlanLines, Stretch
 
@@ -156,7 +156,7 @@ def attribute_window(plan: PlanFigures, window: WindowFigures, lines: Iterable[L
     lines = [line for line in lines if any(s.plan == plan.name for s in line.stretches)]
     sweep = _Sweep(plan.name, lines, {line.share: line.limit for line in lines})
     # events inside the Active part: (time, order, kind, payload); ends before starts at the same instant
-    events: list[tuple[float, int, int, object]] = []
+    events: list[tuple[float, int, int, Any]] = []
     for use in window.uses:
         if use.end > lo and use.start < hi:
             events += [(max(use.start, lo), 1, 0, use.instances), (min(use.end, hi), 0, 0, -use.instances)]
@@ -200,18 +200,18 @@ def attribute_window(plan: PlanFigures, window: WindowFigures, lines: Iterable[L
                     shares[share] = shares.get(share, 0.0) + charged / len(named)
             time = at
         if kind == 0:
-            sweep.in_use += payload  # type: ignore[operator]
+            sweep.in_use += payload
         elif kind == 1:
-            number, hold = payload  # type: ignore[misc]
+            number, hold = payload
             if hold is None:
                 sweep.holds.pop(number, None)
             else:
                 sweep.holds[number] = hold
         elif kind == 2:
-            share, delta = payload  # type: ignore[misc]
+            share, delta = payload
             sweep.used[share] += delta
         elif kind == 3:
-            number, stretch = payload  # type: ignore[misc]
+            number, stretch = payload
             if stretch is None:
                 gone = sweep.live.pop(number)
                 if gone.plan == plan.name:

@@ -108,10 +108,11 @@ def read_lines(result: SimulationResult, topology: Topology) -> PlanLines:
         waits: list[tuple[float, float]] = []
         for attempt in ended:
             waits.append((since, attempt.start))
-            line.stays.append(Stay(attempt.start, attempt.end, n))
+            end = now if attempt.end is None else attempt.end  # an ended attempt has its end
+            line.stays.append(Stay(attempt.start, end, n))
             if plan is not None:
                 attempts.append(PlanAttempt(spec.name, spec.share, plan, n, spec.checkpoint_interval, attempt))
-            since = attempt.end
+            since = end
         if status is Status.SUCCEEDED or status in ACTIVE:
             waits.append((since, attempt_start))
             line.stays.append(Stay(attempt_start, now if finished_at is None else finished_at, n))
