@@ -87,8 +87,9 @@ def hazard_sentences(plans: PlanAccount, share: str | None = None) -> list[str]:
     for held in plans.hazards.held:
         if share is not None and held.share != share:
             continue
-        sentence = (f"{held.share}'s plan jobs SCHEDULED for an instance of plan {held.plan} (before its window, or while it was full) held "
-                    f"{held.quota_seconds / HOUR:,.2f} instance-hours of its quota SCHEDULED ({held.jobs_held} "
+        sentence = (f"{held.share}'s plan jobs SCHEDULED for an instance of plan {held.plan} (before its window, "
+                    f"or while it was full) held {held.quota_seconds / HOUR:,.2f} instance-hours of its quota "
+                    f"({held.jobs_held} "
                     f"job(s), {duration_text(held.hold_seconds)} of plan_hold_seconds)")
         if held.waited_jobs:
             longest = ", ".join(f"{name} {duration_text(seconds)}" for name, seconds in list(held.waited.items())[:3])
