@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from policy_engine.simulation.results.plan_lines import Line, PlanLines, Stretch
 
 if TYPE_CHECKING:
-    from policy_engine.simulation.plan_windows import Hold, PlanFigures, WindowFigures
+    from policy_engine.simulation.plan_windows import PlanFigures, WindowFigures
 
 
 class IdleCause(Enum):
@@ -100,46 +100,97 @@ class WindowIdle:
     waited: dict[str, tuple[str, float]] = field(default_factory=dict)
 
 
-class _Sweep:
-    """The state of one window's sweep: instances in use, plan jobs SCHEDULED for one, each line's waiting jobs."""
+_CAUSES = tuple(IdleCause)
+_LAST, _NONE_WAITING, _QUOTA, _BEHIND, _LARGER, _BATCH = (_CAUSES.index(cause) for cause in (
+    IdleCause.LAST_30_MINUTES, IdleCause.NO_PLAN_JOB_WAITING, IdleCause.SHARE_QUOTA, IdleCause.BEHIND_OTHER_HEAD,
+    IdleCause.LARGER_THAN_FREE, IdleCause.BATCH_CAPACITY))
+#: the kinds of a sweep's events
+_USE, _HOLD, _STAY, _WAIT = range(4)
 
-    def __init__(self, plan: str, lines: list[Line], limits: dict[str, int]):
+
+class _Sweep:
+    """The state of one window's sweep, kept so that an instant costs a few operations whatever the shares.
+
+    Per share, the cause its line holds (``line_cause``: its waiting plan jobs' head, its use against its limit) and
+    whether its plan jobs wait SCHEDULED for an instance (``holds``); per cause, the shares it holds for. A
+    share's part of a cause is kept lazily: ``acc[cause]`` grows by what each member is charged per instant, and a
+    share leaving the cause takes ``acc`` less what it was when it joined.
+    """
+
+    def __init__(self, plan: str, lines: list[Line]):
         self.plan = plan
         self.in_use = 0
-        self.holds: dict[int, Hold] = {}
-        self.used = dict.fromkeys(limits, 0)
-        self.limits = limits
+        self.used = {line.share: 0 for line in lines}
+        self.limits = {line.share: line.limit for line in lines}
         #: per share, its waiting jobs as a heap of (rank, stretch number); ``live`` says which are still waiting
         self.heaps: dict[str, list[tuple[tuple[int, float, int], int]]] = {line.share: [] for line in lines}
         self.live: dict[int, Stretch] = {}
-        self.plan_waiting = dict.fromkeys(limits, 0)
+        self.plan_waiting = {line.share: 0 for line in lines}
+        self.holds: dict[str, int] = {}
+        self.line_cause: dict[str, int] = {}
+        self.members: list[dict[str, float]] = [{} for _ in _CAUSES]  # cause -> share -> ``acc`` when it joined
+        self.acc = [0.0] * len(_CAUSES)
+        self.by_share: list[dict[str, float]] = [{} for _ in _CAUSES]
 
-    def head(self, share: str) -> Stretch:
-        heap = self.heaps[share]
-        while heap[0][1] not in self.live:
-            heapq.heappop(heap)
-        return self.live[heap[0][1]]
+    def join(self, cause: int, share: str) -> None:
+        self.members[cause][share] = self.acc[cause]
 
-    def holding(self, idle: int) -> dict[IdleCause, list[str]]:
-        """What holds now, and for which shares."""
-        out: dict[IdleCause, list[str]] = {}
-        for share, count in self.plan_waiting.items():
-            if not count:
-                continue
-            head = self.head(share)
+    def leave(self, cause: int, share: str) -> None:
+        joined = self.members[cause].pop(share)
+        part = self.acc[cause] - joined
+        if part:
+            shares = self.by_share[cause]
+            shares[share] = shares.get(share, 0.0) + part
+
+    def relook(self, share: str) -> None:
+        """The cause the share's line holds now (its head, its use), and its membership moved accordingly."""
+        cause = -1
+        if self.plan_waiting.get(share, 0):
+            heap = self.heaps[share]
+            while heap[0][1] not in self.live:
+                heapq.heappop(heap)
+            head = self.live[heap[0][1]]
             if head.plan != self.plan:
-                cause = IdleCause.BEHIND_OTHER_HEAD
+                cause = _BEHIND
             elif self.used[share] + head.instances > self.limits[share]:
-                cause = IdleCause.SHARE_QUOTA
+                cause = _QUOTA
             else:
-                cause = IdleCause.BATCH_CAPACITY
-            out.setdefault(cause, []).append(share)
-        for hold in self.holds.values():
-            cause = IdleCause.LARGER_THAN_FREE if hold.instances > idle else IdleCause.BATCH_CAPACITY
-            shares = out.setdefault(cause, [])
-            if hold.share not in shares:
-                shares.append(hold.share)
-        return out or {IdleCause.NO_PLAN_JOB_WAITING: []}
+                cause = _BATCH
+        before = self.line_cause.get(share, -1)
+        if cause == before:
+            return
+        if before >= 0:
+            self.leave(before, share)
+            del self.line_cause[share]
+        if cause >= 0:
+            self.join(cause, share)
+            self.line_cause[share] = cause
+
+    def hold(self, share: str, delta: int) -> None:
+        """A plan job of the share starts or stops waiting SCHEDULED for an instance while the window is Active:
+        it does not fit the free instances (the gate starts every waiting job that fits, first fit in dispatch
+        order), so it holds for ``LARGER_THAN_FREE``."""
+        count = self.holds.get(share, 0) + delta
+        if count and not self.holds.get(share, 0):
+            self.join(_LARGER, share)
+        elif not count:
+            self.leave(_LARGER, share)
+        self.holds[share] = count
+
+    def charge(self, rank: list[int], idle_seconds: float, by_cause: list[float]) -> None:
+        """``idle_seconds`` (instances x seconds) to the first cause of ``rank`` that holds, split among its shares."""
+        members = self.members
+        for cause in rank:
+            if members[cause]:
+                by_cause[cause] += idle_seconds
+                self.acc[cause] += idle_seconds / len(members[cause])
+                return
+        by_cause[_NONE_WAITING] += idle_seconds  # no job naming the plan waits: no other cause holds
+
+    def close(self) -> None:
+        for cause, shares in enumerate(self.members):
+            for share in list(shares):
+                self.leave(cause, share)
 
 
 def _overlap(start: float, end: float, lo: float, hi: float) -> float:
@@ -149,81 +200,83 @@ def _overlap(start: float, end: float, lo: float, hi: float) -> float:
 def attribute_window(plan: PlanFigures, window: WindowFigures, lines: Iterable[Line],
                      order: IdleOrder = QUOTA_FIRST) -> WindowIdle:
     """Charge each idle instance-second of ``window`` of ``plan`` to one cause (``lines``: the plan's type's)."""
-    by_cause = dict.fromkeys(IdleCause, 0.0)
-    by_share: dict[IdleCause, dict[str, float]] = {}
+    by_cause = [0.0] * len(_CAUSES)
     lo, hi = window.start, window.cutoff
-    by_cause[IdleCause.LAST_30_MINUTES] = window.instances * (window.end - hi)
+    by_cause[_LAST] = window.instances * (window.end - hi)
     lines = [line for line in lines if any(s.plan == plan.name for s in line.stretches)]
-    sweep = _Sweep(plan.name, lines, {line.share: line.limit for line in lines})
-    # events inside the Active part: (time, order, kind, payload); ends before starts at the same instant
-    events: list[tuple[float, int, int, Any]] = []
+    sweep = _Sweep(plan.name, lines)
+    # "no plan job waiting" holds exactly when no other cause does, "the last 30 minutes" only after the cutoff: the
+    # order ranks the others
+    rank = [_CAUSES.index(cause) for cause in order.order
+            if cause not in (IdleCause.LAST_30_MINUTES, IdleCause.NO_PLAN_JOB_WAITING)]
+    # events inside the Active part: (time, order, number, kind, payload); ends before starts at the same instant
+    events: list[tuple[float, int, int, int, Any]] = []
+    add = events.append
     for use in window.uses:
         if use.end > lo and use.start < hi:
-            events += [(max(use.start, lo), 1, 0, use.instances), (min(use.end, hi), 0, 0, -use.instances)]
-    for number, hold in enumerate(plan.holds):
-        if hold.end > lo and hold.start < hi and hold.end > hold.start:
-            events += [(max(hold.start, lo), 1, 1, (number, hold)), (min(hold.end, hi), 0, 1, (number, None))]
+            add((max(use.start, lo), 1, len(events), _USE, use.instances))
+            add((min(use.end, hi), 0, len(events), _USE, -use.instances))
     waited: dict[str, tuple[str, float]] = {}
+    for hold in plan.holds:
+        if hold.end > lo and hold.start < hi and hold.end > hold.start:
+            add((max(hold.start, lo), 1, len(events), _HOLD, (hold.share, 1)))
+            add((min(hold.end, hi), 0, len(events), _HOLD, (hold.share, -1)))
+            _, before = waited.get(hold.job, (hold.share, 0.0))
+            waited[hold.job] = (hold.share, before + _overlap(hold.start, hold.end, lo, hi))
     stretch_number = 0
     for line in lines:
+        share = line.share
         for stay in line.stays:
             if stay.end > lo and stay.start < hi:
-                events += [(max(stay.start, lo), 1, 2, (line.share, stay.instances)),
-                           (min(stay.end, hi), 0, 2, (line.share, -stay.instances))]
+                add((max(stay.start, lo), 1, len(events), _STAY, (share, stay.instances)))
+                add((min(stay.end, hi), 0, len(events), _STAY, (share, -stay.instances)))
         for stretch in line.stretches:
             if stretch.end > lo and stretch.start < hi:
                 stretch_number += 1
-                events += [(max(stretch.start, lo), 1, 3, (stretch_number, stretch)),
-                           (min(stretch.end, hi), 0, 3, (stretch_number, None))]
+                add((max(stretch.start, lo), 1, len(events), _WAIT, (stretch_number, stretch)))
+                add((min(stretch.end, hi), 0, len(events), _WAIT, (stretch_number, None)))
                 if stretch.plan == plan.name:
                     _, seconds = waited.get(stretch.name, (stretch.share, 0.0))
                     waited[stretch.name] = (stretch.share, seconds + _overlap(stretch.start, stretch.end, lo, hi))
-    for hold in plan.holds:
-        seconds = _overlap(hold.start, hold.end, lo, hi)
-        if seconds > 0:
-            _, before = waited.get(hold.job, (hold.share, 0.0))
-            waited[hold.job] = (hold.share, before + seconds)
-    events.sort(key=lambda event: (event[0], event[1]))
-    events.append((hi, 0, -1, None))
+    events.sort()
+    events.append((hi, 0, len(events), -1, None))
     time = lo
-    for at, _, kind, payload in events:
+    touched: set[str] = set()
+    for at, _, _, kind, payload in events:
         if at > time:
+            for share in touched:
+                sweep.relook(share)
+            touched.clear()
             idle = window.instances - sweep.in_use
             if idle > 0:
-                holding = sweep.holding(idle)
-                cause = order.choose(frozenset(holding))
-                charged = idle * (at - time)
-                by_cause[cause] += charged
-                named = holding[cause]
-                for share in named:
-                    shares = by_share.setdefault(cause, {})
-                    shares[share] = shares.get(share, 0.0) + charged / len(named)
+                sweep.charge(rank, idle * (at - time), by_cause)
             time = at
-        if kind == 0:
+        if kind == _USE:
             sweep.in_use += payload
-        elif kind == 1:
-            number, hold = payload
-            if hold is None:
-                sweep.holds.pop(number, None)
-            else:
-                sweep.holds[number] = hold
-        elif kind == 2:
+        elif kind == _HOLD:
+            sweep.hold(*payload)
+        elif kind == _STAY:
             share, delta = payload
             sweep.used[share] += delta
-        elif kind == 3:
+            touched.add(share)
+        elif kind == _WAIT:
             number, stretch = payload
             if stretch is None:
                 gone = sweep.live.pop(number)
                 if gone.plan == plan.name:
                     sweep.plan_waiting[gone.share] -= 1
+                touched.add(gone.share)
             else:
                 sweep.live[number] = stretch
                 heapq.heappush(sweep.heaps[stretch.share], (stretch.rank, number))
                 if stretch.plan == plan.name:
                     sweep.plan_waiting[stretch.share] += 1
+                touched.add(stretch.share)
+    sweep.close()
     return WindowIdle(plan.name, window.index, window.paid, window.idle,
-                      {cause: seconds for cause, seconds in by_cause.items()},
-                      {cause: dict(sorted(shares.items())) for cause, shares in by_share.items()},
+                      {cause: by_cause[number] for number, cause in enumerate(_CAUSES)},
+                      {_CAUSES[number]: dict(sorted(shares.items())) for number, shares in enumerate(sweep.by_share)
+                       if shares},
                       dict(sorted(waited.items(), key=lambda item: (-item[1][1], item[0]))))
 
 

@@ -6,10 +6,10 @@ its share's quota the night before) through JSON, text, Markdown (a GFM renderer
 from __future__ import annotations
 
 import io
-import os
-import shutil
 import json
+import os
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -116,7 +116,7 @@ def test_the_usage_chart_draws_a_scheduled_plan_jobs_quota_as_held_for_plan_not_
     own, held = vision["usage"][0], vision["usage"][4]
     night = [b for b in range(len(edges) - 1) if edges[b + 1] <= 8]  # bins inside 0-8 h (the page's unit: hours)
     assert night and all(held[b] == 4 and own[b] == 0 for b in night)
-    later = [b for b in range(len(edges) - 1) if 8 <= edges[b] and edges[b + 1] <= 10]
+    later = [b for b in range(len(edges) - 1) if edges[b] >= 8 and edges[b + 1] <= 10]
     assert later and all(held[b] == 0 and own[b] == 4 for b in later)  # it runs from 8 h
     assert 'id="plan-idle"' in page and 'id="plan-held-waits"' in page and 'id="plan-notes"' in page
 
