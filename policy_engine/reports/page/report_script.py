@@ -145,7 +145,7 @@ SCRIPT = r"""
     };
   }
   function laneSpec(lanes) {
-    const states = ['waiting', 'own', 'borrowed'];
+    const states = ['waiting', 'held for plan', 'own', 'borrowed'];
     return {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: lanes.title,
       width: 1000, height: {step: 14}, data: {values: lanes.rows}, params: zoom,
@@ -153,7 +153,8 @@ SCRIPT = r"""
       encoding: {
         y: {field: 'job', type: 'nominal', sort: {field: 'order'}, title: null},
         x: {field: 'start', type: 'quantitative', title: 'simulated time (' + unit + ')'}, x2: {field: 'end'},
-        color: {field: 'state', type: 'nominal', scale: {domain: states, range: ['#cfcfcf', '#4c72b0', '#dd8452']},
+        color: {field: 'state', type: 'nominal',
+                scale: {domain: states, range: ['#cfcfcf', '#c5b0d5', '#4c72b0', '#dd8452']},
                 title: 'state'},
         tooltip: [{field: 'job'}, {field: 'state'}, {field: 'outcome'}, {field: 'start', format: '.3f'},
                   {field: 'end', format: '.3f'}, {field: 'reason'}]

@@ -366,6 +366,11 @@ def lanes(result: SimulationResult, share: str | None, window: tuple[float, floa
     start, end = window if window is not None else (0.0, result.time)
     rows: list[dict[str, Any]] = []
     shown = matched = 0
+    # a plan job's SCHEDULED wait for an instance of its plan, from its placement: held for plan, not own use
+    holds: dict[tuple[str, float], float] = {}
+    for plan in result.plans.plans if result.plans is not None else ():
+        for hold in plan.holds:
+            holds[(hold.job, hold.start)] = hold.end
     for record in result.jobs:
         if share is not None and record.share != share:
             continue
@@ -383,9 +388,16 @@ def lanes(result: SimulationResult, share: str | None, window: tuple[float, floa
                 rows.append({"job": label, "order": shown, "start": waiting_since, "end": attempt.start,
                              "state": "waiting", "outcome": "", "reason": ""})
             stop = result.time if attempt.end is None else attempt.end
-            rows.append({"job": label, "order": shown, "start": attempt.start, "end": stop,
-                         "state": "borrowed" if attempt.borrowed else "own", "outcome": attempt.outcome,
-                         "reason": ""})
+            placed = attempt.start
+            held_until = holds.get((record.name, placed)) if holds else None
+            if held_until is not None and held_until > placed:
+                rows.append({"job": label, "order": shown, "start": placed, "end": held_until,
+                             "state": "held for plan", "outcome": "", "reason": ""})
+                placed = held_until
+            if stop > placed or placed == attempt.start:
+                rows.append({"job": label, "order": shown, "start": placed, "end": stop,
+                             "state": "borrowed" if attempt.borrowed else "own", "outcome": attempt.outcome,
+                             "reason": ""})
             waiting_since = stop
         if record.status in ("RUNNABLE", "FAILED") and (record.finished_at or result.time) > waiting_since:
             rows.append({"job": label, "order": shown, "start": waiting_since,

@@ -119,6 +119,10 @@ def test_the_usage_chart_draws_a_scheduled_plan_jobs_quota_as_held_for_plan_not_
     later = [b for b in range(len(edges) - 1) if edges[b] >= 8 and edges[b + 1] <= 10]
     assert later and all(held[b] == 0 and own[b] == 4 for b in later)  # it runs from 8 h
     assert 'id="plan-idle"' in page and 'id="plan-held-waits"' in page and 'id="plan-notes"' in page
+    # its lane in the per-job timeline too: held for plan from 0 to 8 h, then own use until it is done at 10 h
+    lane = [(row["state"], row["start"], row["end"]) for row in data["lanes"]["rows"]
+            if row["job"].startswith("v-night")]
+    assert lane == [("held for plan", 0, 8), ("own", 8, 10)]
 
 
 @needs_browser
