@@ -100,51 +100,14 @@ def _label(series: agg.Series, scale: float, unit: str) -> str:
     return f"{series.share}: {series.instance_type} ({', '.join(limits)})"
 
 
-def held_for_plan(result: SimulationResult, edges: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
-    """Per share and instance type, the mean instances per bin its SCHEDULED plan jobs held while they waited for
-    an instance of their plan (``plan_windows.Hold``): quota held, not own use."""
-    if result.plans is None:
-        return {}
-    out: dict[tuple[str, str], np.ndarray] = {}
-    for plan in result.plans.plans:
-        by_share: dict[str, list[tuple[float, float, int]]] = {}
-        for hold in plan.holds:
-            if hold.end > hold.start:
-                by_share.setdefault(hold.share, []).append((hold.start, hold.end, hold.instances))
-        for share, holds in by_share.items():
-            times = np.array([t for start, end, _ in holds for t in (start, end)], dtype=np.float64)
-            deltas = np.array([d for _, _, n in holds for d in (n, -n)], dtype=np.float64)
-            order = np.argsort(times, kind="stable")
-            times, deltas = times[order], deltas[order]
-            level = np.cumsum(deltas)  # instances held after each change
-            # the integral of the held instances at each change: a piecewise-linear function of time
-            integral = np.concatenate(([0.0], np.cumsum(level[:-1] * np.diff(times))))
-            at_edges = np.interp(edges, times, integral, left=0.0, right=float(integral[-1]))
-            widths = np.diff(edges)
-            key = (share, plan.instance_type)
-            held = np.divide(np.diff(at_edges), widths, out=np.zeros(len(widths)), where=widths > 0)
-            out[key] = out.get(key, np.zeros(len(widths))) + held
-    return out
-
-
-def _split_held(own: np.ndarray, borrowed: np.ndarray, held: np.ndarray | None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Own use and borrowed less the quota held for a plan (taken from own use first), and the held part."""
-    if held is None:
-        return own, borrowed, np.zeros(len(own))
-    from_own = np.minimum(own, held)
-    from_borrowed = np.minimum(borrowed, held - from_own)
-    return own - from_own, borrowed - from_borrowed, from_own + from_borrowed
-
-
 def page_data(result: SimulationResult, aggregates: agg.Aggregates, lanes: agg.Lanes | None,
               lanes_title: str) -> dict[str, Any]:
     """The JSON the page's script draws from (times in the page's unit)."""
     scale, unit = agg.time_unit(result.time)
     series = aggregates.series
     instances = {figures.instance_type: figures.instances for figures in from_summary(result.summary)}
-    held = held_for_plan(result, aggregates.edges)
-    split = [_split_held(s.own, s.borrowed, held.get((s.share, s.instance_type))) for s in series]
+    held = agg.held_for_plan(result, aggregates.edges)
+    split = [agg.split_held(s.own, s.borrowed, held.get((s.share, s.instance_type))) for s in series]
     data: dict[str, Any] = {
         "unit": unit,
         "edges": _numbers(aggregates.edges / scale),
@@ -181,7 +144,7 @@ def _wait_json(w: agg.WaitStats) -> dict:
 def type_series(aggregates: agg.Aggregates, instance_type: str, instances: int | None,
                 split: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> dict:
     """Every share's use of one instance type, added bin by bin (never across types); ``split``: per series, own
-    use and borrowed less the quota held for a plan, and that (``_split_held``)."""
+    use and borrowed less the quota held for a plan, and that (``aggregates.split_held``)."""
     if split is None:
         split = [(s.own, s.borrowed, np.zeros(len(s.own))) for s in aggregates.series]
     chosen = [(s, parts) for s, parts in zip(aggregates.series, split, strict=True) if s.instance_type == instance_type]

@@ -404,3 +404,40 @@ def lanes(result: SimulationResult, share: str | None, window: tuple[float, floa
                          "end": record.finished_at if record.finished_at is not None else result.time,
                          "state": "waiting", "outcome": record.status, "reason": record.reason})
     return Lanes(rows, shown, matched)
+
+
+def held_for_plan(result: SimulationResult, edges: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+    """Per share and instance type, the mean instances per bin its SCHEDULED plan jobs held while they waited for
+    an instance of their plan (``plan_windows.Hold``): quota held, not own use."""
+    if result.plans is None:
+        return {}
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for plan in result.plans.plans:
+        by_share: dict[str, list[tuple[float, float, int]]] = {}
+        for hold in plan.holds:
+            if hold.end > hold.start:
+                by_share.setdefault(hold.share, []).append((hold.start, hold.end, hold.instances))
+        for share, holds in by_share.items():
+            times = np.array([t for start, end, _ in holds for t in (start, end)], dtype=np.float64)
+            deltas = np.array([d for _, _, n in holds for d in (n, -n)], dtype=np.float64)
+            order = np.argsort(times, kind="stable")
+            times, deltas = times[order], deltas[order]
+            level = np.cumsum(deltas)  # instances held after each change
+            # the integral of the held instances at each change: a piecewise-linear function of time
+            integral = np.concatenate(([0.0], np.cumsum(level[:-1] * np.diff(times))))
+            at_edges = np.interp(edges, times, integral, left=0.0, right=float(integral[-1]))
+            widths = np.diff(edges)
+            key = (share, plan.instance_type)
+            held = np.divide(np.diff(at_edges), widths, out=np.zeros(len(widths)), where=widths > 0)
+            out[key] = out.get(key, np.zeros(len(widths))) + held
+    return out
+
+
+def split_held(own: np.ndarray, borrowed: np.ndarray, held: np.ndarray | None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Own use and borrowed less the quota held for a plan (taken from own use first), and the held part."""
+    if held is None:
+        return own, borrowed, np.zeros(len(own))
+    from_own = np.minimum(own, held)
+    from_borrowed = np.minimum(borrowed, held - from_own)
+    return own - from_own, borrowed - from_borrowed, from_own + from_borrowed
