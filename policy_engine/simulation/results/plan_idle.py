@@ -23,6 +23,7 @@ them. ``sum(by_cause) == idle`` for every window (a property test asserts it).
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -280,10 +281,38 @@ def attribute_window(plan: PlanFigures, window: WindowFigures, lines: Iterable[L
                       dict(sorted(waited.items(), key=lambda item: (-item[1][1], item[0]))))
 
 
+def _per_window(plan: PlanFigures, lines: list[Line]) -> list[list[Line]]:
+    """Each window's part of the lines: the stays and stretches that overlap its Active part (read once, not once
+    per window; a plan's windows do not overlap, BQ604)."""
+    spans = sorted((window.start, window.cutoff, number) for number, window in enumerate(plan.windows))
+    starts = [start for start, _, _ in spans]
+    cutoffs = [cutoff for _, cutoff, _ in spans]
+    out = [[Line(line.share, line.instance_type, line.limit) for line in lines] for _ in plan.windows]
+
+    def windows(start: float, end: float) -> Iterable[int]:
+        at = bisect_right(cutoffs, start)  # the first window whose Active part ends after ``start``
+        while at < len(spans) and starts[at] < end:
+            if cutoffs[at] > start:
+                yield spans[at][2]
+            at += 1
+
+    for position, line in enumerate(lines):
+        for stay in line.stays:
+            for number in windows(stay.start, stay.end):
+                out[number][position].stays.append(stay)
+        for stretch in line.stretches:
+            for number in windows(stretch.start, stretch.end):
+                out[number][position].stretches.append(stretch)
+    return out
+
+
 def attribute(plans: Iterable[PlanFigures], lines: PlanLines, order: IdleOrder | str = DEFAULT_ORDER
               ) -> dict[str, list[WindowIdle]]:
     """Per plan (by name), each window's idle instance-seconds by cause."""
     policy = ORDERS[order] if isinstance(order, str) else order
-    return {plan.name: [attribute_window(plan, window, [line for (_, kind), line in lines.lines.items()
-                                                          if kind == plan.instance_type], policy)
-                        for window in plan.windows] for plan in plans}
+    out = {}
+    for plan in plans:
+        parts = _per_window(plan, [line for (_, kind), line in lines.lines.items() if kind == plan.instance_type])
+        out[plan.name] = [attribute_window(plan, window, part, policy)
+                          for window, part in zip(plan.windows, parts, strict=True)]
+    return out
