@@ -46,11 +46,6 @@ class IdleCause(Enum):
     BATCH_CAPACITY = "batch_capacity"
 
 
-#: Causes that name the shares whose plan jobs they held.
-NAMES_SHARE = frozenset({IdleCause.SHARE_QUOTA, IdleCause.BEHIND_OTHER_HEAD, IdleCause.LARGER_THAN_FREE,
-                         IdleCause.BATCH_CAPACITY})
-
-
 @dataclass(frozen=True)
 class IdleOrder:
     """Which cause an idle instance-second is charged to when several hold: the first of ``order`` that holds."""
