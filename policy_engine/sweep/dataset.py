@@ -146,22 +146,31 @@ class ResultsDataset:
             except Exception as error:  # pyarrow raises several types for a damaged file
                 raise DatasetError(f"{part}: cannot read this part file: {error}") from None
             for row in table.to_pylist():
-                if row["status"] not in tuple(RunStatus):
-                    raise DatasetError(f"{part}: run {row['run']} has status {row['status']!r}, not one of "
-                                       f"{', '.join(RunStatus)}: the file was not written by a sweep")
-                self.written[row["key"]] = RunRecord(
-                    index=row["run"],
-                    values={axis.path: row[axis.path] for axis in self.axes},
-                    status=RunStatus(row["status"]),
-                    findings=tuple(json.loads(row["findings"])),
-                    error=row["error"],
-                    summary=json.loads(row["summary"]),
-                    shares=tuple(json.loads(row["shares"])),
-                    costs=json.loads(row["costs"]) if row.get("costs") else None,  # the ledger cost metrics price
-                    targets=tuple(json.loads(row.get("targets") or "[]")),
-                )
+                self.written[row["key"]] = self._record(part, row)
             number = int(part.stem.split("-")[1])
             self._next_part = max(self._next_part, number + 1)
+
+    def _record(self, part: Path, row: dict[str, Any]) -> RunRecord:
+        """One row read back as the run it records; a row no sweep wrote is refused in one line (exit 2)."""
+        if row.get("status") not in tuple(RunStatus):
+            raise DatasetError(f"{part}: run {row.get('run')} has status {row.get('status')!r}, not one of "
+                               f"{', '.join(RunStatus)}: the file was not written by a sweep")
+        try:
+            return RunRecord(
+                index=int(row["run"]),
+                values={axis.path: row[axis.path] for axis in self.axes},
+                status=RunStatus(row["status"]),
+                findings=tuple(json.loads(row["findings"])),
+                error=row["error"],
+                summary=json.loads(row["summary"]),
+                shares=tuple(json.loads(row["shares"])),
+                costs=json.loads(row["costs"]) if row.get("costs") else None,  # the ledger cost metrics price
+                targets=tuple(json.loads(row.get("targets") or "[]")),
+            )
+        except (KeyError, TypeError, ValueError) as error:  # a column missing, or not the JSON text a sweep writes
+            what = f"no column {error}" if isinstance(error, KeyError) else f"{type(error).__name__}: {error}"
+            raise DatasetError(f"{part}: run {row.get('run')} cannot be read back ({what}): the file was not "
+                               "written by a sweep") from None
 
     def append(self, batch: Iterable[tuple[str, RunRecord]]) -> int:
         """Write one part file of ``(key, record)``; a key already written is skipped. Returns rows written."""
