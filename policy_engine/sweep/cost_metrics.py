@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.foundation.model import Topology
 from policy_engine.inputs.prices import Prices
 from policy_engine.simulation.results.billable import Period
@@ -98,7 +98,7 @@ class RunCosts:
         """``None`` for a run without a ledger (not simulated)."""
         return report_of(record, self.topology, self.pricing) if record.costs else None
 
-    def json(self, record: RunFigures) -> dict[str, Any] | None:
+    def json(self, record: RunFigures) -> JsonObject | None:
         report = self.report(record)
         return report.to_json() if report is not None else None
 

@@ -12,10 +12,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from policy_engine.analysis.checks import check_topology
 from policy_engine.foundation.findings import finding_to_dict
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.foundation.model import Topology
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
@@ -34,23 +34,23 @@ from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.samples import mean_record
 
 
-def targets_json(topology: Topology, result: SimulationResult) -> list[dict[str, Any]]:
+def targets_json(topology: Topology, result: SimulationResult) -> list[JsonObject]:
     """The topology's targets judged on the run (``simulate --format json``'s ``targets``)."""
     return plain([target.to_json() for target in evaluate_targets(topology, result)])
 
 
-def simulation_json(result: SimulationResult) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def simulation_json(result: SimulationResult) -> tuple[JsonObject, list[JsonObject]]:
     """``summary`` and ``shares`` of ``simulate --format json`` (``SimulationResult.write_json``)."""
     return plain(result.summary), plain([metrics.to_json() for metrics in result.shares])
 
 
 #: Candidates that differ only in settings or workload share a topology: check it once per worker.
-_CHECKED: OrderedDict[str, tuple[bool, list[dict[str, Any]]]] = OrderedDict()
+_CHECKED: OrderedDict[str, tuple[bool, list[JsonObject]]] = OrderedDict()
 _CHECK_CACHE_SIZE = 64
 _LOCK = threading.Lock()
 
 
-def checked(topology: Topology) -> tuple[bool, list[dict[str, Any]]]:
+def checked(topology: Topology) -> tuple[bool, list[JsonObject]]:
     """``(ok, findings as check --format json)`` of ``topology``, remembered for the last few topologies."""
     key = topology.model_dump_json()
     with _LOCK:  # a worker may run several tasks in threads

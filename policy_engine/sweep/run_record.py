@@ -16,12 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 from policy_engine.sweep.run_status import RunStatus
-
-#: A JSON object of simulate's or check's documents. ``Any``: its values are whatever JSON that document holds
-#: (numbers, text, nested objects per instance type), read by the name an expression or a renderer gives.
-JsonObject = dict[str, Any]
 
 #: The keys of one run in the JSON documents of ``sweep`` and ``tune`` (``RunRecord.to_json``).
 RUN_KEYS = ("values", "status", "findings", "error", "summary", "shares", "targets", "costs")
@@ -60,10 +57,6 @@ class RunRecord(RunFigures):
     error: str = ""
     #: ``tune --workload-samples``: each sample's own figures (the record's figures are their mean)
     samples: tuple[RunFigures, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return self.status is RunStatus.OK
 
     def errors(self) -> list[JsonObject]:
         """The findings of severity ``error`` (suppressed ones included, as ``check`` lists them)."""

@@ -21,9 +21,10 @@ from dataclasses import replace
 from statistics import fmean
 from typing import Any
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.results.targets import Criterion
-from policy_engine.sweep.run_record import JsonObject, RunFigures, RunRecord
+from policy_engine.sweep.run_record import RunFigures, RunRecord
 
 DAY = 86_400.0
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.foundation.model import Topology
 from policy_engine.foundation.units import Unit, duration_text, points_text
 from policy_engine.simulation.results.targets import Criterion
 from policy_engine.sweep.expressions import Constraint, Expression
-from policy_engine.sweep.run_record import JsonObject, RunFigures, RunRecord
+from policy_engine.sweep.run_record import RunFigures, RunRecord
 from policy_engine.sweep.run_status import RunStatus
 
 #: The violation of a run that was not simulated (invalid or failed): it meets no target.
