@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 from policy_engine.foundation.model import Topology, share_id
 from policy_engine.simulation.inputs.generate import GenerateOptions, ShareMix
@@ -75,7 +76,7 @@ def add_shares(profile: ResolvedProfile, topology: Topology,
                                 f"which {old.share_id}'s profile submits to")
             else:
                 shares[new.share_id] = template
-    return ResolvedProfile(shares, profile.timezone, profile.source), problems
+    return replace(profile, shares=shares), problems
 
 
 def _capacity(topology: Topology, sid: str) -> dict[str, int]:
@@ -121,4 +122,4 @@ def with_defaults(profile: ResolvedProfile, topology: Topology, options: Generat
     names = ", ".join(sid for sid, _ in others)
     note = (f"{len(others)} share(s) the profile does not name follow the generate options "
             f"(their part of --rate {options.arrival_rate:g}/h by --share-mix {options.share_mix.value}): {names}")
-    return ResolvedProfile(shares, profile.timezone, profile.source), [note]
+    return replace(profile, shares=shares), [note]
