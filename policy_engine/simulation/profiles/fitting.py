@@ -128,6 +128,8 @@ class ShareFit:
     #: how the daily and weekly cycles were read: ``peak/trough x3.2``, ``flat (p=0.4)``, ``too few jobs``
     daily: str = "flat"
     weekly: str = "flat"
+    #: plan -> how many of the share's jobs named it (the profile's ``training_plans`` says how they are drawn)
+    plan_jobs: dict[str, int] = field(default_factory=dict)
 
 
 def _cycle_text(cycle: tuple[float, ...] | None, p_value: float | None, reason: str) -> str:
@@ -587,10 +589,12 @@ def _fit_share(share: str, everything: np.ndarray, columns: Mapping[str, np.ndar
     all_hours = float((columns["instances"][everything] * columns["duration"][everything]).sum()) / 3600.0
     mask = everything
     plans: dict[str, PlanUse] | None = None
+    plan_jobs: dict[str, int] = {}
     if plan_of is not None and clocks:
         on_plan = everything & np.asarray(plan_of != None)  # noqa: E711 (elementwise)
         if on_plan.any():
             plans = _fit_plans(share, everything, on_plan, plan_of, columns, clock, status, known, clocks, rng, notes)
+            plan_jobs = dict(Counter(plan_of[on_plan].tolist()))
             if (everything & ~on_plan).any():
                 mask = everything & ~on_plan
     times = clock[mask]
@@ -669,7 +673,8 @@ def _fit_share(share: str, everything: np.ndarray, columns: Mapping[str, np.ndar
     fit = run_time.fit
     return ShareFit(share, jobs, int(completed.sum()), unknown, hours, sizes, p50, p95, family,
                     None if fit is None else fit.statistic, None if fit is None else fit.p_value, profile, notes,
-                    _cycle_text(daily, p_daily, few_daily), _cycle_text(weekly, p_weekly, few_weekly))
+                    _cycle_text(daily, p_daily, few_daily), _cycle_text(weekly, p_weekly, few_weekly),
+                    dict(sorted(plan_jobs.items())))
 
 
 def _completed(rows: np.ndarray, status: np.ndarray | None, known: np.ndarray | None) -> np.ndarray:

@@ -262,8 +262,32 @@ def test_fit_reads_the_plan_column_and_says_which_columns_it_does_not_use(tmp_pa
     assert any(note.startswith("column(s) not used by fit: name (job names); checkpoint_interval")
                for note in document["notes"]), document["notes"]
     assert document["profile"]["shares"]["training/vision"]["sizes"] == {"1": 1.0}  # the jobs off plans
+    assert document["shares"]["training/vision"]["training_plans"]["p5-plan"]["jobs"] == 40
     written = yaml.safe_load((tmp_path / "p.yaml").read_text())
     assert written["shares"]["training/vision"]["training_plans"]["p5-plan"]["timing"] == {"inside_window": 1.0}
+
+
+@pytest.mark.parametrize(("plan", "first_window"), [("p5-plan", 86400 + 8 * 3600), ("g5-plan", 345600)])
+def test_fit_reads_plan_timing_from_absolute_submission_times_too(tmp_path, plans, plan, first_window):
+    """With ``submitted_epoch_ms`` the dated windows are read on the same clock; windows in seconds count from the
+    instant ``submit_at`` 0 stands for (read from the rows)."""
+    origin_ms = 1_796_601_600_000  # 2026-12-07T00:00:00Z
+    offsets = {"inside_window": 3600.0, "night_before": -5 * 3600.0, "before_window": -30 * 3600.0}
+    rows = [{"name": f"{kind}{i}", "share": "vision" if plan == "p5-plan" else "research",
+             "instance_type": "ml.p5.48xlarge" if plan == "p5-plan" else "ml.g5.12xlarge", "instances": 2,
+             "submit_at": first_window + offset + i, "duration": 600, "training_plan": plan}
+            for kind, offset in offsets.items() for i in range(10)]
+    for row in rows:
+        row["submitted_epoch_ms"] = int(origin_ms + row["submit_at"] * 1000)
+    history = tmp_path / "epoch.jsonl"
+    history.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    result = fit_profile(read_columns(history, load_topology(plans)), str(history), load_topology(plans))
+    share = "training/vision" if plan == "p5-plan" else "training/research"
+    uses = result.shares[share].profile.training_plans
+    assert uses is not None and result.absolute_times
+    assert {str(t.value): w for t, w in uses[plan].timing.items()} == pytest.approx(
+        {"before_window": 1 / 3, "night_before": 1 / 3, "inside_window": 1 / 3}, abs=1e-3)
+    assert uses[plan].lead is not None and uses[plan].lead.quantiles[0.5] == pytest.approx(30 * 3600 - 4.5, abs=1)
 
 
 def test_fit_without_a_topology_or_with_an_unknown_plan_refuses_the_plan_column_in_one_line(tmp_path, plans):
