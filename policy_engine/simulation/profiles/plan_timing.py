@@ -1,5 +1,4 @@
-"""Plan jobs and their windows on a profile's clock: where each timing may submit a job, and which timing a
-submission had.
+"""Training plan windows on a profile's clock, the night before each, and which timing a plan job's submission had.
 
 A profile's clock counts seconds from a Monday 00:00 in its time zone (what ``generate`` writes, clock changes
 ignored); a plan's windows are put on it once (``plan_clock``), so ``sampling`` draws plan jobs and ``fitting``
