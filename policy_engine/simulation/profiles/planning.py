@@ -70,7 +70,10 @@ def add_shares(profile: ResolvedProfile, topology: Topology,
         else:
             template = profile.shares[old.share_id]
             capacity = _capacity(topology, new.share_id)
-            missing = [t for t in template.instance_types or {} if t not in capacity]
+            plan_types = [plan.instance_type for name in template.training_plans or {}
+                          if (plan := topology.plan(name)) is not None]
+            missing = list(dict.fromkeys(t for t in [*(template.instance_types or {}), *plan_types]
+                                         if t not in capacity))
             if missing:
                 problems.append(f"--add-share {item!r}: {new.share_id} has no limit for {', '.join(missing)}, "
                                 f"which {old.share_id}'s profile submits to")

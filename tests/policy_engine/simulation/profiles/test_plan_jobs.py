@@ -312,3 +312,11 @@ def test_fit_in_python_without_plan_jobs_writes_no_plan_fields(tmp_path, plans):
     result = fit_profile(columns, str(history), load_topology(plans))
     assert result.shares["training/vision"].profile.training_plans is None
     assert result.shares["training/vision"].jobs == 100
+
+
+def test_a_new_team_like_one_on_a_plan_needs_a_limit_for_the_plans_type(tmp_path, plans):
+    (tmp_path / "vision.yaml").write_text(SOURCE.split("  speech:")[0], encoding="utf-8")
+    out = CliRunner().invoke(main, ["generate", str(plans), "--workload-profile", str(tmp_path / "vision.yaml"),
+                                    "--days", "1", "-o", str(tmp_path / "jobs.csv"), "--add-share", "research=vision"])
+    assert out.exit_code == 2
+    assert "research has no limit for ml.p5.48xlarge, which training/vision's profile submits to" in out.output
