@@ -722,6 +722,9 @@ def _fit_plans(share: str, everything: np.ndarray, on_plan: np.ndarray, plan_of:
             notes.append(f"{name}: size(s) {', '.join(map(str, too_big))} of its plan jobs exceed the plan's largest "
                          f"window ({largest} instance(s)): left out of the plan's size mix, they could never start")
             sizes = {s: w for s, w in sizes.items() if s <= largest}
+            if not sizes:
+                notes.append(f"{name}: no size of its plan jobs fits the plan: not drawn on the plan")
+                continue
         run_values = columns["duration"][rows & _completed(rows, status, known)]
         run_time = None
         if run_values.shape[0] >= MIN_RUN_TIMES:
@@ -731,7 +734,7 @@ def _fit_plans(share: str, everything: np.ndarray, on_plan: np.ndarray, plan_of:
             notes.append(f"{name}: {run_values.shape[0]} completed plan job(s), fewer than {MIN_RUN_TIMES}: they draw "
                          "the share's run time")
         uses[name] = PlanUse(fraction=round(int(rows.sum()) / jobs, 4), timing=timing, lead=lead,
-                             sizes=sizes or None, run_time=run_time)
+                             sizes=sizes, run_time=run_time)
     return uses or None
 
 

@@ -99,19 +99,16 @@ class Timed:
 
 def classify(times: np.ndarray, plan: PlanClock, night: Night) -> Timed:
     """The timing of plan jobs submitted at ``times`` (seconds on the profile's clock) relative to ``plan``."""
-    timings: list[PlanTiming | None] = []
-    leads: list[float] = []
-    for at in times.tolist():
-        window = next((w for w in plan.windows if w.cutoff > at), None)
-        if window is None:
-            timings.append(None)
-        elif at >= window.start:
-            timings.append(PlanTiming.INSIDE_WINDOW)
-        else:
-            low, high = window.night(night)
-            if low <= at < high:
-                timings.append(PlanTiming.NIGHT_BEFORE)
-            else:
-                timings.append(PlanTiming.BEFORE_WINDOW)
-                leads.append(window.start - at)
-    return Timed(timings, np.asarray(leads, dtype=float))
+    position = np.full(times.shape[0], -1, dtype=np.int64)
+    for index in range(len(plan.windows) - 1, -1, -1):  # the first window whose cutoff is ahead wins
+        position[times < plan.windows[index].cutoff] = index
+    starts = np.asarray([w.start for w in plan.windows] + [np.inf])[position]
+    lows = np.asarray([w.night(night)[0] for w in plan.windows] + [np.inf])[position]
+    highs = np.asarray([w.night(night)[1] for w in plan.windows] + [np.inf])[position]
+    inside = (position >= 0) & (times >= starts)
+    in_night = (position >= 0) & ~inside & (times >= lows) & (times < highs)
+    before = (position >= 0) & ~inside & ~in_night
+    kinds = np.full(times.shape[0], None, dtype=object)
+    kinds[inside], kinds[in_night], kinds[before] = (PlanTiming.INSIDE_WINDOW, PlanTiming.NIGHT_BEFORE,
+                                                     PlanTiming.BEFORE_WINDOW)
+    return Timed(kinds.tolist(), (starts - times)[before])
