@@ -169,7 +169,14 @@ def _against_topology(profile: WorkloadProfile, topology: Topology,
                 have = ", ".join(model.capacity) or "none"
                 add(("shares", ref, "instance_types", instance_type),
                     f"{match.share_id} has no limit for {instance_type} (its instance types: {have})")
+        named: dict[str, str] = {}
         for name, use in (share.training_plans or {}).items():
+            plan = topology.plan(name)
+            if plan is not None and plan.name in named:
+                add(("shares", ref, "training_plans", name), f"names the same plan as {named[plan.name]!r}")
+                continue
+            if plan is not None:
+                named[plan.name] = name
             out += _plan_problems(topology, ref, match.share_id, model.capacity, share, name, use, lines)
     return out
 

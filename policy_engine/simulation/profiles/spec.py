@@ -170,9 +170,12 @@ class PlanUse(_Closed):
 
     @model_validator(mode="after")
     def _lead_for_before(self) -> PlanUse:
-        if self.timing.get(PlanTiming.BEFORE_WINDOW, 0) > 0 and self.lead is None:
+        before = self.timing.get(PlanTiming.BEFORE_WINDOW, 0) > 0
+        if before and self.lead is None:
             raise ValueError("a before_window timing needs lead: the law of how long before the window's start "
                              "(e.g. {law: {distribution: lognormal, median: 43200, sigma: 0.8}})")
+        if not before and self.lead is not None:
+            raise ValueError("lead is for a before_window timing, which has no weight here: it would draw nothing")
         return self
 
     def timing_weights(self) -> dict[PlanTiming, float]:

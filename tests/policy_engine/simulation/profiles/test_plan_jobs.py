@@ -40,6 +40,7 @@ job_queues:
       - {name: research, capacity: {ml.g5.12xlarge: 16}, strategy: LEND_AND_BORROW}
 training_plans:
   - name: p5-plan            # dated windows: generated second 0 is the Monday before the first (2026-12-07)
+    arn: arn:aws:sagemaker:us-east-1:123456789012:training-plan/p5-plan
     instance_type: ml.p5.48xlarge
     reserved_capacities:
       - {instances: 8, start: 2026-12-08T08:00:00Z, end: 2026-12-10T08:00:00Z}
@@ -200,6 +201,8 @@ def test_a_submission_is_inside_its_window_the_night_before_or_a_lead_before_it(
     ("{fraction: 0.1, timing: before_window}", "a before_window timing needs lead"),
     ("{fraction: 0.1, timing: inside_window, sizes: {16: 1}}", "size(s) 16 do not fit plan p5-plan, whose largest"),
     ("{fraction: 0.1, timing: inside_window, fractoin: 2}", "did you mean 'fraction'"),
+    ("{fraction: 0.1, timing: inside_window, lead: {law: {distribution: exponential, mean: 60}}}",
+     "lead is for a before_window timing"),
 ])
 def test_a_bad_plan_field_is_one_line_naming_the_file_and_the_field(tmp_path, plans, plan_use, expected):
     profile = tmp_path / "bad.yaml"
@@ -221,6 +224,9 @@ def test_a_bad_plan_field_is_one_line_naming_the_file_and_the_field(tmp_path, pl
      "plan p5-plan reserves ml.p5.48xlarge, for which training/research has no limit"),
     ("  vision:\n    jobs_per_day: 10\n    training_plans:\n      p5-plan: {fraction: 0.6, timing: inside_window}\n"
      "      g5-plan: {fraction: 0.6, timing: inside_window}\n", "fractions add up to 1.2; at most 1"),
+    ("  vision:\n    jobs_per_day: 10\n    training_plans:\n      p5-plan: {fraction: 0.1, timing: inside_window}\n"
+     "      arn:aws:sagemaker:us-east-1:123456789012:training-plan/p5-plan: {fraction: 0.1, timing: inside_window}\n",
+     "names the same plan as 'p5-plan'"),
 ])
 def test_a_plan_the_topology_cannot_give_the_share_is_one_line(tmp_path, plans, shares, expected):
     profile = tmp_path / "bad.yaml"
