@@ -411,9 +411,8 @@ def fit_profile(columns: Mapping[str, np.ndarray], source: str, topology: Topolo
     """Fit one ``ShareProfile`` per share of the file (resolved against ``topology`` when given).
 
     Plan jobs (the ``training_plan`` column, which needs ``topology``: ``plan_column_problems``) are fitted per
-    share and plan (``PlanUse``); the share's other laws come from its jobs off plans. ``start`` is the instant
-    ``submit_at`` 0 stands for (``start_instant``), where plan windows are dates and the file has no
-    ``submitted_epoch_ms``."""
+    share and plan (``PlanUse``); the share's other laws come from its jobs off plans. ``start_instant`` is the
+    instant ``submit_at`` 0 stands for, where plan windows are dates and the file has no ``submitted_epoch_ms``."""
     rng = np.random.default_rng(seed)
     count = columns["share"].shape[0]
     unused: dict[str, int] = {}
@@ -463,8 +462,12 @@ def fit_profile(columns: Mapping[str, np.ndarray], source: str, topology: Topolo
     plan_of = _plan_names(columns.get("training_plan"), topology)
     clocks: dict[str, PlanClock] = {}
     if plan_of is not None and topology is not None:
-        clocks = _plan_clocks_for(topology, columns, clock, usable, absolute, start_instant, timezone,
-                                  start_day, notes)
+        clocks = _plan_clocks_for(topology, columns, usable, absolute, start_instant, timezone, start_day, notes)
+    elif "training_plan" in columns and topology is None:  # the command refuses this (plan_column_problems)
+        named = sum(1 for ref in columns["training_plan"][usable].tolist() if ref not in (None, ""))
+        if named:
+            notes.append(f"{named} job(s) name a training plan, fitted as jobs off plans: without a topology their "
+                         "plans' windows are unknown")
     fits: dict[str, ShareFit] = {}
     for share in sorted(set(shares[usable].tolist())):
         mask = usable & (shares == share)
@@ -550,10 +553,11 @@ def _plan_names(plans: np.ndarray | None, topology: Topology | None) -> np.ndarr
     return np.asarray([names.get(ref) for ref in plans.tolist()], dtype=object)
 
 
-def _plan_clocks_for(topology: Topology, columns: Mapping[str, np.ndarray], clock: np.ndarray, usable: np.ndarray,
-                     absolute: bool, start_instant: datetime | None, timezone: str, start_day: int,
+def _plan_clocks_for(topology: Topology, columns: Mapping[str, np.ndarray], usable: np.ndarray, absolute: bool,
+                     start_instant: datetime | None, timezone: str, start_day: int,
                      notes: list[str]) -> dict[str, PlanClock]:
-    """The topology's plans on the fit's clock (``clock``: local seconds, from the first day or from submit_at)."""
+    """The topology's plans on the fit's clock: local seconds from the first day (``absolute``, from
+    ``submitted_epoch_ms``) or ``submit_at`` as generate writes it."""
     origin = start_instant
     if not absolute:
         if origin is None and (origin := default_origin(topology, timezone)) is not None:

@@ -326,3 +326,10 @@ def test_a_new_team_like_one_on_a_plan_needs_a_limit_for_the_plans_type(tmp_path
                                     "--days", "1", "-o", str(tmp_path / "jobs.csv"), "--add-share", "research=vision"])
     assert out.exit_code == 2
     assert "research has no limit for ml.p5.48xlarge, which training/vision's profile submits to" in out.output
+
+
+def test_fit_in_python_without_a_topology_says_its_plan_jobs_were_fitted_off_plans(tmp_path):
+    history = _history(tmp_path, ".csv")
+    result = fit_profile(read_columns(history), str(history))
+    assert "40 job(s) name a training plan, fitted as jobs off plans: without a topology their plans' windows are " \
+           "unknown" in result.notes
