@@ -333,3 +333,21 @@ def test_fit_in_python_without_a_topology_says_its_plan_jobs_were_fitted_off_pla
     result = fit_profile(read_columns(history), str(history))
     assert "40 job(s) name a training plan, fitted as jobs off plans: without a topology their plans' windows are " \
            "unknown" in result.notes
+
+
+@pytest.mark.parametrize(("extra", "start"), [([], "2026-12-07T00:00:00Z"),
+                                              (["--start", "2026-12-06T00:00:00+01:00"], "2026-12-06T00:00:00+01:00")])
+def test_generate_writes_the_start_dated_plan_windows_count_from_so_the_scenario_loads(tmp_path, plans, extra, start):
+    out = CliRunner().invoke(main, ["generate", str(plans), "--jobs", "5", "-o", str(tmp_path / "j.csv"),
+                                    "--scenario", str(tmp_path / "s.yaml"), *extra])
+    assert out.exit_code == 0, out.output
+    assert yaml.safe_load((tmp_path / "s.yaml").read_text())["start"] == start
+    assert len(load_scenario(tmp_path / "s.yaml").jobs) == 5
+
+
+def test_generate_refuses_a_start_without_a_time_zone_in_one_line(tmp_path, plans):
+    out = CliRunner().invoke(main, ["generate", str(plans), "--jobs", "5", "-o", str(tmp_path / "j.csv"),
+                                    "--start", "2026-12-07T00:00:00"])
+    assert out.exit_code == 2
+    assert out.output.splitlines() == ["error: --start '2026-12-07T00:00:00': must be an ISO 8601 time with a time "
+                                       "zone (2026-12-07T00:00:00Z)"]
