@@ -62,7 +62,7 @@ shares:
     run_time: {law: {distribution: lognormal, median: 3600, sigma: 1.0}}
     training_plans:
       p5-plan:
-        fraction: 0.06
+        fraction: 0.12
         timing: {before_window: 0.3, night_before: 0.4, inside_window: 0.3}
         lead: {law: {distribution: lognormal, median: 86400, sigma: 0.5}}
         sizes: {4: 0.5, 8: 0.5}
@@ -130,7 +130,7 @@ def test_generate_fit_generate_keeps_each_plans_jobs_and_instance_hours_within_1
     vision = fitted.shares["training/vision"]
     assert vision.training_plans is not None
     use = vision.training_plans["p5-plan"]
-    assert use.fraction == pytest.approx(0.06, abs=0.02)
+    assert use.fraction == pytest.approx(0.12, abs=0.03)
     assert set(use.timing) == set(PlanTiming) and use.lead is not None
     assert use.sizes == pytest.approx({4: 0.5, 8: 0.5}, abs=0.15)
     assert vision.sizes == pytest.approx({1: 0.6, 2: 0.4}, abs=0.05)  # off-plan jobs keep their own mix
