@@ -75,6 +75,15 @@ class PlanHazards:
         return [None if name is None else hold.get(name, 0.0) for name in lines.plan_jobs]
 
 
+@dataclass
+class _Loss:
+    """What preemption cost one share's plan jobs on one plan so far: [in-share, reclaim] each."""
+
+    lost: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    count: list[int] = field(default_factory=lambda: [0, 0])
+    jobs: dict[str, int] = field(default_factory=dict)
+
+
 def _union(holds: Iterable[Hold]) -> tuple[list[float], list[float]]:
     """The holds' intervals merged: sorted starts and ends of disjoint intervals."""
     starts: list[float] = []
@@ -105,25 +114,25 @@ def _cutoffs(plan: PlanFigures) -> set[float]:
 def hazards(plans: Iterable[PlanFigures], lines: PlanLines) -> PlanHazards:
     plans = list(plans)
     cutoffs = {plan.name: _cutoffs(plan) for plan in plans}
-    losses: dict[tuple[str, str], list] = {}
+    losses: dict[tuple[str, str], _Loss] = {}
     for item in lines.attempts:
         attempt = item.attempt
         if not preempted(attempt) or attempt.end is None or attempt.end in cutoffs.get(item.plan, ()):
             continue
-        entry = losses.setdefault((item.plan, item.share), [0.0, 0.0, 0, 0, {}])
+        entry = losses.setdefault((item.plan, item.share), _Loss())
         lost = 0.0
         if attempt.run_start is not None:
             done = attempt.end - attempt.run_start
             interval = item.checkpoint_interval
             kept = (done // interval) * interval if interval else 0.0
             lost = (done - kept) * item.instances
-        reclaim = 1 if attempt.borrowed else 0
-        entry[reclaim] += lost
-        entry[2 + reclaim] += 1
-        entry[4][item.job] = entry[4].get(item.job, 0) + 1
-    preemption = [PreemptionLoss(plan, share, in_share, reclaim, count_in, count_reclaim,
-                                 dict(sorted(jobs.items(), key=lambda item: (-item[1], item[0]))))
-                  for (plan, share), (in_share, reclaim, count_in, count_reclaim, jobs) in sorted(losses.items())]
+        reclaim = 1 if attempt.borrowed else 0  # reclaim takes borrowed attempts, in-share preemption own ones
+        entry.lost[reclaim] += lost
+        entry.count[reclaim] += 1
+        entry.jobs[item.job] = entry.jobs.get(item.job, 0) + 1
+    preemption = [PreemptionLoss(plan, share, loss.lost[0], loss.lost[1], loss.count[0], loss.count[1],
+                                 dict(sorted(loss.jobs.items(), key=lambda item: (-item[1], item[0]))))
+                  for (plan, share), loss in sorted(losses.items())]
     job_hold: dict[str, float] = {}
     held = []
     for plan in plans:
