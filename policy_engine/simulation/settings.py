@@ -79,12 +79,16 @@ class SimulationSettings:
     start: datetime | None = None
     #: Inputs of one instant in one scheduling pass, or one pass per input in call order (``SameInstant``).
     same_instant: SameInstant = SameInstant.TOGETHER
+    #: Every instant the engine computes (an attempt's end, a start-up's, a time limit's) rounded to the
+    #: millisecond, as AWS's API shows times: ``serve`` and ``history --scenario`` set it, so that a replay meets
+    #: the instants the endpoint met whatever its time 0 (float sums of other origins round apart).
+    millisecond_instants: bool = False
 
     def __post_init__(self) -> None:
         # the types the (compiled) engine reads: numpy scalars and 0/1 from a data frame become them exactly
         for name in ("startup_delay", "preemption_delay", "min_runtime"):
             object.__setattr__(self, name, exact_number(name, getattr(self, name)))
-        for name in ("backfill", "utilisation_series", "usage_log"):
+        for name in ("backfill", "utilisation_series", "usage_log", "millisecond_instants"):
             object.__setattr__(self, name, exact_flag(name, getattr(self, name)))
         if not self.min_runtime >= 0:
             raise ValueError(f"min_runtime must be a number of seconds >= 0, got {self.min_runtime}")

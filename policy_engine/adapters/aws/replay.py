@@ -374,7 +374,7 @@ def scenario_text(replay: Replay, topology_file: str, jobs_file: str, until: flo
     lines += [f"# note: {note}" for note in replay.notes]
     lines.append(safe_yaml.dump({"topology": topology_file, "jobs": jobs_file, "until": as_number(until)}).rstrip())
     # calls are handled one at a time, each with its own scheduling pass (docs/simulator.md, ``same_instant``)
-    lines.append(f"settings: {{same_instant: {SameInstant.ONE_BY_ONE.value}}}")
+    lines.append(f"settings: {{same_instant: {SameInstant.ONE_BY_ONE.value}, millisecond_instants: true}}")
     if replay.actions:
         lines.append("actions:")
         lines += [f"  - {safe_yaml.dump(action, default_flow_style=True, width=10_000).strip()}"

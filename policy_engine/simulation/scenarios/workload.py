@@ -320,7 +320,7 @@ def _settings(value: Any, here: _Located) -> SimulationSettings:
                 problem(_too_long(raw))
             else:
                 kwargs[key] = float(seconds)
-        elif key == "backfill":
+        elif key in ("backfill", "millisecond_instants"):
             if not isinstance(raw, bool):
                 problem(f"must be true or false, got {raw!r}")
             else:
