@@ -18,6 +18,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.util import load_yaml_guess_indent
 
+from policy_engine.foundation.file_data import topology_file_data
 from policy_engine.foundation.model import TARGET_DURATIONS, Topology
 from policy_engine.foundation.units import duration_spec
 
@@ -27,8 +28,9 @@ WRITABLE_SUFFIXES = (*YAML_SUFFIXES, ".json")
 
 
 def topology_data(topology: Topology) -> dict[str, Any]:
-    """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out, durations as ``12h``)."""
-    data = topology.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out but a queue's priority and
+    a LEND_AND_BORROW share's borrow limit, ``file_data``; durations as ``12h``)."""
+    data = topology_file_data(topology, exclude_none=True)
     for target in data.get("targets", []):
         target.update({key: duration_spec(target[key]) for key in TARGET_DURATIONS if key in target})
     return data

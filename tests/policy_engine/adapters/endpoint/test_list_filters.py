@@ -38,8 +38,8 @@ IGNORING = DOCUMENTED - COMBINED
 
 
 def test_the_rules_are_read_from_the_model():
-    assert DOCUMENTED == {"JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENTIFIER", "QUOTA_SHARE_NAME"}
-    assert COMBINED == {"SHARE_IDENTIFIER", "QUOTA_SHARE_NAME"}
+    assert {"JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENTIFIER", "QUOTA_SHARE_NAME"} == DOCUMENTED
+    assert {"SHARE_IDENTIFIER", "QUOTA_SHARE_NAME"} == COMBINED
     assert any("jobStatus is ignored" in s for s in _sentences(FILTERS_DOC))
     assert any("jobStatus parameter is ignored and jobs with any status are returned" in s
                for s in _sentences(STATUS_DOC))
