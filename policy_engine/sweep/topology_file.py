@@ -38,12 +38,14 @@ def topology_data(topology: Topology) -> dict[str, Any]:
 
 def _merge(node: Any, old: Any, new: Any) -> Any:
     """``node`` (the file's value for ``old``) changed to say ``new``: mappings and same-length lists are edited in
-    place, key by key and item by item; anything else is replaced."""
+    place, key by key and item by item; anything else is replaced. Unchanged mappings and lists are visited too,
+    so that a value every written file states (``file_data``: a queue's priority, a LEND_AND_BORROW share's borrow
+    limit) is added where the author left it out."""
     if isinstance(old, dict) and isinstance(new, dict) and isinstance(node, MutableMapping):
         for key, value in new.items():
             if key not in node:
                 node[key] = value
-            elif old.get(key) != value:
+            elif old.get(key) != value or isinstance(value, (dict, list)):
                 node[key] = _merge(node[key], old.get(key), value)
         for key in [key for key in old if key not in new and key in node]:
             del node[key]  # back to its default
@@ -51,7 +53,7 @@ def _merge(node: Any, old: Any, new: Any) -> Any:
     if (isinstance(old, list) and isinstance(new, list) and isinstance(node, MutableSequence)
             and len(old) == len(new) == len(node)):
         for index, (before, after) in enumerate(zip(old, new, strict=True)):
-            if before != after:
+            if before != after or isinstance(after, (dict, list)):
                 node[index] = _merge(node[index], before, after)
         return node
     return new
