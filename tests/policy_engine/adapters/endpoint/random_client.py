@@ -6,7 +6,8 @@ and jobs left waiting or running at the end. The clock advances between calls by
 ``Instants`` some calls share an instant (no advance between them) and some advances land exactly on a running
 job's end, so the replay must apply the calls of one instant one by one, in call order, as the endpoint did.
 
-``python -m tests.policy_engine.adapters.endpoint.random_client [SEED]`` prints the agreement figures.
+``python -m tests.policy_engine.adapters.endpoint.random_client [SEED ...]`` runs one run per seed (130 jobs, calls
+sharing instants) and prints the agreement figures; it exits 1 if any job of any run disagrees.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
-import yaml
 from botocore.config import Config
 
 INSTANCE = "ml.g5.xlarge"
@@ -208,9 +208,13 @@ def compare(jobs_csv: str, simulated: dict[str, Any]) -> tuple[int, int, list[st
     return len(rows), agreeing, differences
 
 
-def main(seed: int, instants: Instants = Instants(0.3, 0.2)) -> None:
+def main(seeds: list[int], jobs: int = 130, instants: Instants = Instants(0.3, 0.2)) -> int:
+    """Run, export and replay one random client run per seed; print each run's agreement and the total. Exit status
+    1 when any job of any run disagrees."""
     import os
+    import resource
     import tempfile
+    import time
 
     from click.testing import CliRunner
 
@@ -219,22 +223,35 @@ def main(seed: int, instants: Instants = Instants(0.3, 0.2)) -> None:
     from policy_engine.cli.app import main as cli
     from policy_engine.inputs.loading import topology_from_data
 
+    started, total, disagreeing = time.perf_counter(), 0, 0
     with start_in_thread(Service(Options(speed=0), topology_from_data(TOPOLOGY, "random client"))) as endpoint:
-        run = drive(endpoint, seed, instants=instants)
         os.environ.update({"AWS_ENDPOINT_URL_BATCH": endpoint.url, "AWS_ENDPOINT_URL_CLOUDTRAIL": endpoint.url,
                            "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                            "AWS_DEFAULT_REGION": "us-east-1"})
-        folder = tempfile.mkdtemp()
-        jobs, scenario = os.path.join(folder, "jobs.csv"), os.path.join(folder, "replay.yaml")
-        history = CliRunner().invoke(cli, ["history", "--queue", "training", "--since", "1d", "-o", jobs,
-                                           "--scenario", scenario])
-        print(history.stderr, file=sys.stderr)
-    simulated = CliRunner().invoke(cli, ["simulate", scenario, "--format", "json"])
-    exported, agreeing, differences = compare(jobs, json.loads(simulated.stdout))
-    print(yaml.safe_dump(run.calls), f"submitted {len(run.jobs)}, exported {exported}, agreeing {agreeing}")
-    for line in differences[:20]:
-        print(line)
+        for seed in seeds:
+            endpoint.load_topology(TOPOLOGY)
+            run = drive(endpoint, seed, jobs, instants=instants)
+            folder = tempfile.mkdtemp()
+            jobs_csv, scenario = os.path.join(folder, "jobs.csv"), os.path.join(folder, "replay.yaml")
+            history = CliRunner().invoke(cli, ["history", "--queue", "training", "--since", "1d", "-o", jobs_csv,
+                                               "--scenario", scenario])
+            if history.exit_code != 0:
+                print(history.output, file=sys.stderr)
+            simulated = CliRunner().invoke(cli, ["simulate", scenario, "--format", "json"])
+            exported, agreeing, differences = compare(jobs_csv, json.loads(simulated.stdout))
+            total += exported
+            disagreeing += exported - agreeing
+            print(f"seed {seed}: submitted {len(run.jobs)}, exported {exported}, agreeing {agreeing}; calls "
+                  f"{sum(run.calls.values())}")
+            for line in differences[:20]:
+                print("  " + line)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    wall = time.perf_counter() - started
+    print(f"{len(seeds)} run(s), {total} job(s), {disagreeing} disagreeing; wall {wall:.1f} s, "
+          f"CPU {usage.ru_utime + usage.ru_stime:.1f} s, load average {os.getloadavg()[0]:.1f}")
+    return 1 if disagreeing else 0
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+    arguments = [int(value) for value in sys.argv[1:]] or [7]
+    raise SystemExit(main(arguments))
