@@ -103,12 +103,15 @@ def topology_findings(topology: Topology, report: CheckReport | None) -> list[Fi
 
 
 def _colour(findings: Sequence[Finding]) -> str:
-    """Red for an unsuppressed error, orange for an unsuppressed warning, blue for notes alone, grey when all are
-    suppressed."""
+    """Red for an unsuppressed error, orange for an unsuppressed warning, grey when the others are suppressed, blue
+    for notes (info) alone."""
     open_findings = {f.severity for f in findings if f.suppressed is None}
-    if not open_findings:
+    for severity in (Severity.ERROR, Severity.WARNING):
+        if severity in open_findings:
+            return FINDING_COLOUR[severity]
+    if any(f.suppressed is not None for f in findings):
         return SUPPRESSED_COLOUR
-    return FINDING_COLOUR[next(s for s in (Severity.ERROR, Severity.WARNING, Severity.INFO) if s in open_findings)]
+    return FINDING_COLOUR[Severity.INFO]
 
 
 def _rule_ids(findings: list[Finding]) -> str:

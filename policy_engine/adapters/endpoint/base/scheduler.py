@@ -49,7 +49,7 @@ class Clock:
     def now(self) -> float:
         if not self.speed:
             return self._anchor_sim
-        return min(_millisecond(self._anchor_sim + (self._wall() - self._anchor_wall) * self.speed), self.latest)
+        return _millisecond(min(self._anchor_sim + (self._wall() - self._anchor_wall) * self.speed, self.latest))
 
     def set(self, seconds: float) -> None:
         if seconds > self.latest:
@@ -65,7 +65,11 @@ class Clock:
 def _millisecond(seconds: float) -> float:
     """The clock shows whole milliseconds, as the API's times do: a call is at the instant its record shows, so
     ``history`` carries it exactly (a sum of advances such as 0.1 + 0.2 is 0.30000000000000004 otherwise)."""
-    return round(seconds * 1000.0) / 1000.0
+    return round(seconds * 1000.0) / 1000.0 if abs(seconds) < _UNROUNDED else seconds
+
+
+#: Past this many seconds (far beyond any date) a time is kept as it is: ``seconds * 1000`` could overflow.
+_UNROUNDED = 1e15
 
 
 class ChangeWatcher(Protocol):
