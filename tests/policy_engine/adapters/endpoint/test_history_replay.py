@@ -92,12 +92,12 @@ def replayed_run(endpoint, folder, seed: int, jobs: int, instants: Instants):
     return run, (folder / "replay.yaml").read_text(encoding="utf-8"), exported, agreeing, differences
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                 HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), same=st.floats(0.2, 0.6), onto_end=st.floats(0.1, 0.4))
 def test_random_runs_with_same_instant_calls_replay_exactly(twin_endpoint, tmp_path_factory, seed, same, onto_end):
     folder = tmp_path_factory.mktemp("twin")
-    run, scenario, exported, agreeing, differences = replayed_run(twin_endpoint, folder, seed, 40,
+    run, scenario, exported, agreeing, differences = replayed_run(twin_endpoint, folder, seed, 30,
                                                                   Instants(same, onto_end))
     assert exported == len(run.jobs)
     # every job: its status, preemption count and end time (to 1 ms) as the endpoint had them
@@ -107,6 +107,6 @@ def test_random_runs_with_same_instant_calls_replay_exactly(twin_endpoint, tmp_p
 
 def test_calls_that_share_an_instant_are_replayed_in_call_order(twin_endpoint, tmp_path):
     """A run where most calls share an instant carries their order (``after_submissions``) and replays exactly."""
-    run, scenario, exported, agreeing, differences = replayed_run(twin_endpoint, tmp_path, 11, 60, Instants(0.6, 0.3))
+    run, scenario, exported, agreeing, differences = replayed_run(twin_endpoint, tmp_path, 11, 40, Instants(0.6, 0.3))
     assert "after_submissions" in scenario and run.calls.get("UpdateServiceJob", 0) >= 1
     assert differences == [] and agreeing == exported == len(run.jobs)
