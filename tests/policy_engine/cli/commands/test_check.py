@@ -128,7 +128,8 @@ def test_sarif_format_is_structurally_valid(write_file, monkeypatch, tmp_path):
     rule_ids = [rule["id"] for rule in driver["rules"]]
     assert sorted(rule_ids) == sorted(REGISTRY)
     for rule in driver["rules"]:
-        assert rule["shortDescription"]["text"] and rule["defaultConfiguration"]["level"] in ("error", "warning", "note")
+        assert rule["shortDescription"]["text"]
+        assert rule["defaultConfiguration"]["level"] in ("error", "warning", "note")
     # BQ304, a note: QS2 borrows without a stated borrow_limit
     assert {r["ruleId"]: r["level"] for r in run["results"]} == {"BQ201": "error", "BQ401": "error", "BQ304": "note"}
     for result_ in run["results"]:
