@@ -157,7 +157,12 @@ def handle(stacks: Stacks, operation: str, params: Params, read_url: Callable[[s
         stacks.execute(change_set, rollback=not params.get("DisableRollback"))
         return {}
     if operation == "DeleteChangeSet":
-        change_set = stacks.change_set(params["ChangeSetName"], params.get("StackName"))
+        # a change set that is not there: success, as CloudFormation answers (the CDK CLI deletes its previous
+        # change set by name before each deploy and expects no error)
+        try:
+            change_set = stacks.change_set(params["ChangeSetName"], params.get("StackName"))
+        except ApiError:
+            return {}
         del change_set.stack.change_sets[change_set.name]
         return {}
     if operation == "DeleteStack":

@@ -44,7 +44,8 @@ _last: list[datetime] = []
 def now() -> datetime:
     """The wall clock, each reading at least a millisecond after the previous one: events sort as they happened
     (the CLI orders them by time, and the query protocol's times carry milliseconds)."""
-    stamp = datetime.now(UTC).replace(microsecond=datetime.now(UTC).microsecond // 1000 * 1000)
+    current = datetime.now(UTC)
+    stamp = current.replace(microsecond=current.microsecond // 1000 * 1000)
     if _last and stamp <= _last[0]:
         stamp = _last[0] + timedelta(milliseconds=1)
     _last[:] = [stamp]
