@@ -105,6 +105,7 @@ class ChangeSet:
     capabilities: list[str]
     description: str | None
     changes: list[ResourceChange]
+    raw_parameters: Params = field(default_factory=dict)
     status: str = "CREATE_COMPLETE"
     execution: str = "AVAILABLE"
     reason: str = ""
@@ -119,6 +120,8 @@ class Stack:
     template: Params = field(default_factory=dict)
     body: str = ""
     parameters: Params = field(default_factory=dict)
+    #: the parameters as given (an SSM parameter type: the parameter's name), what ``UsePreviousValue`` reads
+    raw_parameters: Params = field(default_factory=dict)
     given_parameters: list[Params] = field(default_factory=list)
     tags: list[Params] = field(default_factory=list)
     capabilities: list[str] = field(default_factory=list)
@@ -226,8 +229,11 @@ class Stacks:
                            mappings=stack.template.get("Mappings") or {},
                            exports=lambda name: exports[name][1] if name in exports else None, lenient=lenient)
 
-    def _parameters(self, template: Params, given: list[Params], previous: Params) -> Params:
+    def _parameters(self, template: Params, given: list[Params], previous: Params) -> tuple[Params, Params]:
+        """The parameters' values (SSM parameter types read from the store) and their values as given (what
+        ``UsePreviousValue`` reads next time)."""
         values: Params = {}
+        raw: Params = {}
         declared = template.get("Parameters") or {}
         by_key = {p["ParameterKey"]: p for p in given}
         unknown = sorted(set(by_key) - set(declared))
@@ -245,6 +251,7 @@ class Stacks:
             if value is None:
                 missing.append(name)
                 continue
+            raw[name] = value
             kind = str(spec.get("Type", "String"))
             if kind.startswith(SSM_TYPE_PREFIX):
                 resolved = self.parameter(str(value))
@@ -259,7 +266,7 @@ class Stacks:
             values[name] = value
         if missing:
             raise ApiError(f"Parameters: {missing} must have values", "ValidationError", 400)
-        return values
+        return values, raw
 
     def create_change_set(self, params: Params, template: Params, body: str) -> ChangeSet:
         name = params["StackName"]
@@ -286,7 +293,7 @@ class Stacks:
         if params["ChangeSetName"] in stack.change_sets:
             raise ApiError(f"ChangeSet {params['ChangeSetName']} already exists", "AlreadyExistsException", 400)
         given = params.get("Parameters") or []
-        values = self._parameters(template, given, stack.parameters)
+        values, raw = self._parameters(template, given, stack.raw_parameters)
         ctx = self.context(stack, values, lenient=True)
         ctx.conditions = tpl.conditions(template, ctx)
         failures = tpl.rule_failures(template, ctx)
@@ -297,7 +304,7 @@ class Stacks:
             f"arn:aws:cloudformation:{self.region}:{self.account}:changeSet/{params['ChangeSetName']}/"
             f"{uuid.uuid4()}", params["ChangeSetName"], stack, kind, template, body, values, given,
             params.get("Tags") or [], params.get("Capabilities") or [], params.get("Description"),
-            self._changes(stack, template, values))
+            self._changes(stack, template, values), raw_parameters=raw)
         same_template = stack.status != "REVIEW_IN_PROGRESS" and template == stack.template
         if not change_set.changes and same_template and values == stack.parameters and (
                 change_set.tags == stack.tags or not change_set.tags):
@@ -377,8 +384,9 @@ class Stacks:
         change_set.execution = "EXECUTE_IN_PROGRESS"
         creating = stack.status == "REVIEW_IN_PROGRESS"
         previous = (copy.deepcopy(stack.template), stack.body, dict(stack.parameters), list(stack.tags),
-                    stack.description)
+                    stack.description, dict(stack.raw_parameters))
         stack.template, stack.body, stack.parameters = change_set.template, change_set.body, change_set.parameters
+        stack.raw_parameters = change_set.raw_parameters
         stack.given_parameters, stack.capabilities = change_set.given_parameters, change_set.capabilities
         stack.tags = change_set.tags or stack.tags
         stack.description = change_set.template.get("Description")
@@ -522,7 +530,7 @@ class Stacks:
 
     def _roll_back(self, stack: Stack, creating: bool, failure: Failed,
                    journal: list[tuple[str, str, StackResource | None]],
-                   previous: tuple[Params, str, Params, list[Params], str | None], rollback: bool) -> None:
+                   previous: tuple[Params, str, Params, list[Params], str | None, Params], rollback: bool) -> None:
         reason = f"The following resource(s) failed to {'create' if creating else 'update'}: [{failure.logical}]. "
         if not rollback:
             self.stack_event(stack, "CREATE_FAILED" if creating else "UPDATE_FAILED", reason)
@@ -548,9 +556,9 @@ class Stacks:
                     self.event(stack, logical, record.type_name, record.created.physical, "UPDATE_COMPLETE")
             except (Failed, ApiError) as error:
                 problems.append(str(error))
-        stack.template, stack.body, stack.parameters, stack.tags, stack.description = (
-            previous if not creating else (stack.template, stack.body, stack.parameters, stack.tags,
-                                           stack.description))
+        if not creating:
+            (stack.template, stack.body, stack.parameters, stack.tags, stack.description,
+             stack.raw_parameters) = previous
         if creating:
             self.stack_event(stack, "ROLLBACK_FAILED" if problems else "ROLLBACK_COMPLETE", "; ".join(problems))
         else:
