@@ -65,7 +65,8 @@ class Rehearsal:
         self.deliveries = Deliveries(region, account)
         self._rules_changed = rules_changed
         self.stacks = Stacks(region, account, self.provider,
-                             {k: list(v) for k, v in create_only_properties().items()}, self.parameters.get)
+                             {k: list(v) for k, v in create_only_properties().items()}, self.parameters.get,
+                             lambda type_name: type_name in BATCH_TYPES)
         #: where a queue URL points (``Ref`` of an ``AWS::SQS::Queue``), as AWS writes it
         self.url = f"https://sqs.{region}.amazonaws.com"
 
@@ -92,6 +93,8 @@ class Rehearsal:
             self.deliveries.put_log_group(name, str(properties["__arn"]).removesuffix(":*"), int(time.time() * 1000))
         elif type_name == "AWS::SSM::Parameter" and "Value" in properties:
             self.parameters.put(name, str(properties["Value"]))
+        elif type_name == "AWS::S3::Bucket":
+            self.buckets.buckets.setdefault(name, {})
 
     def _removed(self, type_name: str, name: str, properties: dict[str, Any]) -> None:
         if type_name == "AWS::Events::Rule":

@@ -140,7 +140,9 @@ def handle(stacks: Stacks, operation: str, params: Params, read_url: Callable[[s
                                for k, v in (template.get("Parameters") or {}).items()]}
     if operation == "CreateChangeSet":
         template, body = _body(params, read_url)
-        if params.get("ImportExistingResources") or params.get("ResourcesToImport"):
+        # ImportExistingResources (cdk bootstrap sets it) adopts named resources that exist outside any stack: the
+        # rehearsal's stored types never do, so it changes nothing; an explicit import is not served
+        if params.get("ResourcesToImport"):
             raise ApiError("Resource import is not served by the batch-quota rehearsal", "ValidationError", 400)
         change_set = stacks.create_change_set(params, template, body)
         return {"Id": change_set.id, "StackId": change_set.stack.id}

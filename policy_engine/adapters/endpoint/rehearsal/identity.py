@@ -16,9 +16,9 @@ from typing import Any
 
 from policy_engine.adapters.endpoint.base.errors import ApiError
 
-#: The bootstrap stack version the rehearsal reports (the CDK CLI 2.1148's bootstrap template is version 30;
-#: templates require at least 6).
-BOOTSTRAP_VERSION = "30"
+#: The bootstrap stack version the rehearsal reports before any ``cdk bootstrap`` (the pinned CDK CLI's bootstrap
+#: template, 2.1148, is version 33; templates require at least 6).
+BOOTSTRAP_VERSION = "33"
 BOOTSTRAP_PARAMETER = re.compile(r"/cdk-bootstrap/[A-Za-z0-9_-]+/version")
 
 

@@ -218,6 +218,9 @@ class StoredProvider:
             attributes.update(KeyId=name)
         elif self.type_name == "AWS::IAM::Role":
             attributes.update(RoleId=f"AROA{uuid.uuid4().hex[:17].upper()}")
+        elif self.type_name == "AWS::S3::Bucket":
+            attributes.update(DomainName=f"{name}.s3.amazonaws.com",
+                              RegionalDomainName=f"{name}.s3.{self.region}.amazonaws.com")
         elif self.type_name == "AWS::SSM::Parameter":
             attributes.update(Type=properties.get("Type", "String"), Value=properties.get("Value", ""))
         return name, Created(physical, attributes)

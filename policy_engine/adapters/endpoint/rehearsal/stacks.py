@@ -157,8 +157,10 @@ class Stacks:
     """Every stack of the account, its change sets and its exports."""
 
     def __init__(self, region: str, account: str, providers: Callable[[str], Provider],
-                 create_only: dict[str, list[str]], parameter: Callable[[str], str | None]) -> None:
+                 create_only: dict[str, list[str]], parameter: Callable[[str], str | None],
+                 runs: Callable[[str], bool] = lambda type_name: True) -> None:
         self.region = region
+        self.runs = runs
         self.account = account
         self.providers = providers
         self.create_only = create_only
@@ -227,7 +229,8 @@ class Stacks:
                            {k: r.created.physical for k, r in stack.resources.items()},
                            {k: dict(r.created.attributes) for k, r in stack.resources.items()},
                            mappings=stack.template.get("Mappings") or {},
-                           exports=lambda name: exports[name][1] if name in exports else None, lenient=lenient)
+                           exports=lambda name: exports[name][1] if name in exports else None, lenient=lenient,
+                           stored=frozenset(k for k, r in stack.resources.items() if not self.runs(r.type_name)))
 
     def _parameters(self, template: Params, given: list[Params], previous: Params) -> tuple[Params, Params]:
         """The parameters' values (SSM parameter types read from the store) and their values as given (what

@@ -136,6 +136,9 @@ class Context:
     conditions: dict[str, bool] = field(default_factory=dict)
     mappings: dict[str, Any] = field(default_factory=dict)
     exports: Callable[[str], str | None] = lambda name: None
+    #: resources of types the rehearsal only stores: any attribute reads as ``PHYSICAL.Attribute`` (AWS's value
+    #: is nothing the rehearsal could know, and nothing reads it)
+    stored: frozenset[str] = frozenset()
     #: resolving a change set: a resource not created yet gives ``UNKNOWN`` instead of an error
     lenient: bool = False
 
@@ -180,6 +183,8 @@ def _function(key: str, arg: Any, ctx: Context) -> Any:
         found = ctx.attributes.get(logical, {})
         if attribute in found:
             return found[attribute]
+        if logical in ctx.stored and logical in ctx.physical:
+            return f"{ctx.physical[logical]}.{attribute}"
         if ctx.lenient or logical not in ctx.physical:
             if ctx.lenient:
                 return UNKNOWN
