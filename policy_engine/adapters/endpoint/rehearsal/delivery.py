@@ -107,8 +107,8 @@ class Deliveries:
         if group is None:
             raise ApiError("The specified log group does not exist.", "ResourceNotFoundException", 400)
         if operation == "DescribeLogStreams":
-            streams = sorted({e["logStreamName"] for e in group.events})
-            return {"logStreams": [{"logStreamName": s, "creationTime": group.created_ms} for s in streams]}
+            names = sorted({e["logStreamName"] for e in group.events})
+            return {"logStreams": [{"logStreamName": s, "creationTime": group.created_ms} for s in names]}
         if operation == "FilterLogEvents":
             streams = set(params.get("logStreamNames") or ())
             words = str(params.get("filterPattern") or "").strip('"')

@@ -55,7 +55,8 @@ class Parameters:
         if operation == "GetParameter":
             return {"Parameter": self._record(params["Name"])}
         if operation == "GetParameters":
-            found, missing = [], []
+            found: list[str] = []
+            missing: list[str] = []
             for name in params.get("Names") or ():
                 (found if self.get(name) is not None else missing).append(name)
             return {"Parameters": [self._record(n) for n in found], "InvalidParameters": missing}

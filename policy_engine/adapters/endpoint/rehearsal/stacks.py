@@ -184,9 +184,9 @@ class Stacks:
                     if change_set.id == name:
                         return change_set
         elif stack_ref:
-            stack = self.by_name.get(stack_ref) or self.by_id.get(stack_ref)
-            if stack is not None and name in stack.change_sets:
-                return stack.change_sets[name]
+            owner = self.by_name.get(stack_ref) or self.by_id.get(stack_ref)
+            if owner is not None and name in owner.change_sets:
+                return owner.change_sets[name]
         raise ApiError(f"ChangeSet [{name}] does not exist", "ChangeSetNotFound", 404)
 
     def exports(self) -> dict[str, tuple[Stack, str]]:

@@ -234,12 +234,12 @@ def _function(key: str, arg: Any, ctx: Context) -> Any:
             raise validation(f"Template error: Unable to get mapping for {name}::{top}::{second}") from None
     if key == "Fn::ImportValue":
         name = resolve(arg, ctx)
-        found = ctx.exports(name)
-        if found is None:
+        exported = ctx.exports(name)
+        if exported is None:
             if ctx.lenient:
                 return UNKNOWN
             raise validation(f"No export named {name} found.")
-        return found
+        return exported
     if key == "Fn::GetAZs":
         return [f"{ctx.region}{letter}" for letter in "abc"]
     if key == "Fn::Base64":
