@@ -18,9 +18,9 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from policy_engine.adapters.endpoint import cloudtrail
-from policy_engine.adapters.endpoint.rehearsal.cloud import SERVICES as REHEARSED
 from policy_engine.adapters.endpoint.base.protocol import Router
 from policy_engine.adapters.endpoint.guard import GuardPolicy, RequestHead, host_of, is_loopback
+from policy_engine.adapters.endpoint.rehearsal.cloud import SERVICES as REHEARSED
 from policy_engine.adapters.endpoint.server import start_in_thread
 from policy_engine.adapters.endpoint.service import Options, Service
 from policy_engine.inputs.examples import example_topology
