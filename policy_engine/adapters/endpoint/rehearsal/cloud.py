@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policy_engine.adapters.endpoint.base.errors import ApiError
+from policy_engine.adapters.endpoint.base.protocol import service_model
 from policy_engine.adapters.endpoint.rehearsal import cloudformation, identity, objects, query
 from policy_engine.adapters.endpoint.rehearsal.delivery import Deliveries
 from policy_engine.adapters.endpoint.rehearsal.providers import (
@@ -138,6 +139,12 @@ class Rehearsal:
             params = json.loads(body) if body.strip() else {}
             if not isinstance(params, dict):
                 raise ApiError("The request body must be a JSON object", "SerializationException", 400)
+            model = service_model(service)
+            if operation not in model.operation_names:
+                raise ApiError(f"Unknown operation {target!r}", "UnknownOperationException", 400)
+            shape = model.operation_model(operation).input_shape
+            if shape is not None:
+                query.checked(shape, params)
             if service == "ssm":
                 result = self.parameters.handle(operation, params)
             else:

@@ -103,7 +103,10 @@ def handle(store: Buckets, method: str, path: str, query: bytes, body: bytes, ho
         if method == "GET":
             prefix = (args.get("prefix") or [""])[-1]
             keys = sorted(k for k in objects if k.startswith(prefix))
-            limit = int((args.get("max-keys") or ["1000"])[-1] or 1000)
+            text = (args.get("max-keys") or ["1000"])[-1]
+            if not text.isdigit():
+                return _error(400, "InvalidArgument", f"max-keys must be a whole number, got {text[:100]!r}")
+            limit = min(int(text), 1000)
             shown = keys[:limit]
             contents = "".join(f"<Contents><Key>{escape(k)}</Key><Size>{len(objects[k])}</Size>"
                                f"<ETag>&quot;{hashlib.md5(objects[k]).hexdigest()}&quot;</ETag></Contents>"

@@ -15,6 +15,7 @@ from botocore.model import ListShape, MapShape, OperationModel, Shape, Structure
 
 from policy_engine.adapters.endpoint.base.errors import ApiError
 from policy_engine.adapters.endpoint.base.protocol import service_model
+from policy_engine.adapters.endpoint.base.validation import validate
 
 Params = dict[str, Any]
 
@@ -29,7 +30,24 @@ def operation_of(service: str, body: bytes) -> tuple[OperationModel, Params]:
     operation = model.operation_model(action)
     form.pop("Version", None)
     shape = operation.input_shape
-    return operation, (_read_structure(shape, form, "") if shape is not None else {})
+    if shape is None:
+        return operation, {}
+    try:
+        params = _read_structure(shape, form, "")
+    except ValueError as error:
+        raise ApiError(f"1 validation error detected: {error}", "ValidationError", 400) from None
+    checked(shape, params)
+    return operation, params
+
+
+def checked(shape: Shape, params: Params) -> None:
+    """Refuse members that break the botocore input shape (required, types, enums, bounds, patterns), as the
+    endpoint's other services do (``validation.validate``)."""
+    problems = validate(shape, params)
+    if problems:
+        count = len(problems)
+        raise ApiError(f"{count} validation error{'s' if count > 1 else ''} detected: " + "; ".join(problems),
+                       "ValidationError", 400)
 
 
 def _read(shape: Shape, form: dict[str, str], prefix: str) -> Any:

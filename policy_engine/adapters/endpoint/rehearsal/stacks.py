@@ -238,7 +238,7 @@ class Stacks:
         values: Params = {}
         raw: Params = {}
         declared = template.get("Parameters") or {}
-        by_key = {p["ParameterKey"]: p for p in given}
+        by_key = {p.get("ParameterKey"): p for p in given}
         unknown = sorted(set(by_key) - set(declared))
         if unknown:
             raise ApiError(f"Parameters: {unknown} do not exist in the template", "ValidationError", 400)
@@ -578,6 +578,8 @@ class Stacks:
             if output.get("Condition") and not ctx.conditions.get(output["Condition"], False):
                 continue
             try:
+                if not isinstance(output, dict) or "Value" not in output:
+                    raise ApiError(f"Template format error: output {key} needs a Value", "ValidationError", 400)
                 value = tpl.resolve(output["Value"], ctx)
                 entry: Params = {"OutputKey": key, "OutputValue": str(value)}
                 if output.get("Description"):

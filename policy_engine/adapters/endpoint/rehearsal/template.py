@@ -37,6 +37,14 @@ def parse(text: bytes) -> dict[str, Any]:
         parsed = _yaml(text)
     if not isinstance(parsed, dict) or not isinstance(parsed.get("Resources"), dict) or not parsed["Resources"]:
         raise validation("Template format error: At least one Resources member must be defined.")
+    for name, resource in parsed["Resources"].items():
+        if not (isinstance(resource, dict) and isinstance(resource.get("Type"), str)
+                and isinstance(resource.get("Properties", {}), dict)):
+            raise validation(f"Template format error: resource {str(name)[:200]} needs a Type (text) and "
+                             "Properties (an object)")
+    for section in ("Parameters", "Conditions", "Outputs", "Mappings", "Rules"):
+        if not isinstance(parsed.get(section, {}), dict):
+            raise validation(f"Template format error: {section} must be an object")
     return parsed
 
 
@@ -178,6 +186,14 @@ def _ref(name: str, ctx: Context) -> Any:
 
 
 def _function(key: str, arg: Any, ctx: Context) -> Any:
+    try:
+        return _apply(key, arg, ctx)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+        shown = repr(arg)
+        raise validation(f"Template error: {key} is malformed: {shown[:200]}") from None
+
+
+def _apply(key: str, arg: Any, ctx: Context) -> Any:
     if key == "Fn::GetAtt":
         logical, attribute = arg.split(".", 1) if isinstance(arg, str) else (arg[0], resolve(arg[1], ctx))
         found = ctx.attributes.get(logical, {})
@@ -285,10 +301,14 @@ def rule_failures(template: dict[str, Any], ctx: Context) -> list[str]:
     """Each ``Rules`` assertion that does not hold, by its description (CloudFormation's ``ValidationError``)."""
     failures = []
     for name, rule in (template.get("Rules") or {}).items():
+        if not isinstance(rule, dict):
+            raise validation(f"Template format error: rule {name} must be an object")
         applies = resolve(rule.get("RuleCondition", True), ctx)
         if not applies:
             continue
         for assertion in rule.get("Assertions") or ():
+            if not isinstance(assertion, dict) or "Assert" not in assertion:
+                raise validation(f"Template format error: every assertion of rule {name} needs an Assert")
             if not resolve(assertion["Assert"], ctx):
                 failures.append(assertion.get("AssertDescription") or f"Rule {name} failed")
     return failures

@@ -270,3 +270,26 @@ def test_every_rehearsal_route_is_behind_the_request_guard(endpoint, service):
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(unsigned, timeout=10)
     assert refused.value.code == 403
+
+
+@pytest.mark.parametrize("body", [
+    "not a template: [", "[]", '{"Resources": {}}', '{"Resources": {"A": 1}}',
+    '{"Resources": {"A": {"Type": "AWS::SNS::Topic", "Properties": []}}}',
+    '{"Resources": {"A": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Fn::Join": 5}}}}}',
+    '{"Resources": {"A": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Fn::Select": [9, []]}}}}}',
+    '{"Resources": {"A": {"Type": "AWS::SNS::Topic", "DependsOn": "B"}}}',
+    '{"Resources": {"A": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Ref": "A"}}}}}',
+    '{"Resources": {"A": {"Type": "AWS::SNS::Topic"}}, "Outputs": {"X": {"Nope": 1}}}',
+    '{"Resources": {"A": {"Type": "AWS::SNS::Topic"}}, "Rules": {"R": {"Assertions": [{}]}}}',
+    '{"Resources": {"A": {"Type": "AWS::SNS::Topic"}}, "Parameters": {"P": {"Type": "String"}}}',
+])
+def test_a_template_cloudformation_would_refuse_is_a_validation_error_never_a_5xx(endpoint, body):
+    cloudformation = client(endpoint, "cloudformation")
+    try:
+        deploy(cloudformation, body)
+    except ClientError as error:
+        assert error.response["ResponseMetadata"]["HTTPStatusCode"] == 400, error.response
+        assert error.response["Error"]["Code"] == "ValidationError"
+        return
+    stack = cloudformation.describe_stacks(StackName="Stack")["Stacks"][0]  # or it fails and rolls back
+    assert stack["StackStatus"] == "ROLLBACK_COMPLETE", stack
