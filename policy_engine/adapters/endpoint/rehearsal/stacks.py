@@ -238,7 +238,7 @@ class Stacks:
         values: Params = {}
         raw: Params = {}
         declared = template.get("Parameters") or {}
-        by_key = {p.get("ParameterKey"): p for p in given}
+        by_key = {str(p.get("ParameterKey")): p for p in given}
         unknown = sorted(set(by_key) - set(declared))
         if unknown:
             raise ApiError(f"Parameters: {unknown} do not exist in the template", "ValidationError", 400)
