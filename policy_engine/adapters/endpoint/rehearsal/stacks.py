@@ -413,7 +413,8 @@ class Stacks:
                        if c.action == "Remove" and c.logical in stack.resources
                        and stack.resources[c.logical].created.physical == c.physical]
             for resource in self._reverse(previous[0], cleanup + removed):
-                self._delete(stack, resource, keep_record=False)
+                # a removed resource's DeletionPolicy is the old template's; a replaced one is always deleted
+                self._delete(stack, resource, previous[0] if resource in removed else None)
                 if stack.resources.get(resource.logical) is resource:
                     del stack.resources[resource.logical]
             self.stack_event(stack, "UPDATE_COMPLETE")
@@ -509,9 +510,10 @@ class Stacks:
         cleanup.append(current)
         self.event(stack, logical, type_name, created.physical, "UPDATE_COMPLETE", "", properties)
 
-    def _delete(self, stack: Stack, resource: StackResource, keep_record: bool = True) -> None:
-        """Delete one resource (``DeletionPolicy: Retain`` keeps it); a failure raises ``Failed``."""
-        declared = (stack.template.get("Resources") or {}).get(resource.logical) or {}
+    def _delete(self, stack: Stack, resource: StackResource, template: Params | None = None) -> None:
+        """Delete one resource (``DeletionPolicy: Retain`` in ``template``, the stack's by default, keeps the
+        current one); a failure raises ``Failed``."""
+        declared = ((template or stack.template).get("Resources") or {}).get(resource.logical) or {}
         physical = resource.created.physical
         if declared.get("DeletionPolicy") == "Retain" and resource is stack.resources.get(resource.logical):
             self.event(stack, resource.logical, resource.type_name, physical, "DELETE_SKIPPED")
