@@ -84,7 +84,7 @@ class Rehearsal:
         """Whether the rehearsal runs a type (Batch resources; rules and log groups deliver events; SSM
         parameters are read), or only stores it."""
         return type_name in BATCH_TYPES or type_name in ("AWS::Events::Rule", "AWS::Logs::LogGroup",
-                                                         "AWS::SSM::Parameter", "AWS::CDK::Metadata")
+                                                         "AWS::SSM::Parameter", "AWS::S3::Bucket")
 
     def _stored(self, type_name: str, name: str, properties: dict[str, Any]) -> None:
         if type_name == "AWS::Events::Rule":

@@ -190,12 +190,12 @@ class StoredProvider:
     in the served parameter store (``Fn::GetAtt``/``{{resolve:ssm}}`` read them) and log groups are kept as
     readable targets (``put_log_group``)."""
 
-    def __init__(self, type_name: str, region: str, account: str, port_url: str,
+    def __init__(self, type_name: str, region: str, account: str, queue_urls: str,
                  on_create: Callable[[str, str, Params], None], on_delete: Callable[[str, str, Params], None]) -> None:
         self.type_name = type_name
         self.region = region
         self.account = account
-        self.port_url = port_url
+        self.queue_urls = queue_urls
         self.on_create = on_create
         self.on_delete = on_delete
 
@@ -207,7 +207,7 @@ class StoredProvider:
         service = self.type_name.split("::")[1].lower()
         arn = pattern.format(region=self.region, account=self.account, name=name) if pattern else (
             f"arn:aws:{service}:{self.region}:{self.account}:{self.type_name.split('::')[2].lower()}/{name}")
-        url = f"{self.port_url}/{self.account}/{name}"
+        url = f"{self.queue_urls}/{self.account}/{name}"
         physical = {"name": name, "arn": arn, "url": url, "id": name}[ref]
         attributes: dict[str, Any] = {"Arn": arn, "Name": name}
         if self.type_name == "AWS::SNS::Topic":
