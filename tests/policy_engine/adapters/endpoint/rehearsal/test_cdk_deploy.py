@@ -230,3 +230,20 @@ def test_the_hand_built_app_with_monitoring_delivers_the_endpoints_events_to_its
     assert "not run" in function["ResourceStatusReason"]
     cdk(rehearsal, "destroy", "--app", str(assemblies["hand_built"]), "--all", "--force")
     nothing_left(batch)
+
+
+def test_cdk_bootstrap_works_against_the_rehearsal_and_a_deploy_follows(rehearsal, assemblies):
+    """The account reads as bootstrapped from the start; ``cdk bootstrap`` deploys the CLI's own bootstrap template
+    (S3, IAM, ECR, KMS, SSM: stored, the bucket and the version parameter served)."""
+    cdk(rehearsal, "bootstrap", "aws://123456789012/us-east-1")
+    _, cloudformation = clients(rehearsal)
+    toolkit = cloudformation.describe_stacks(StackName="CDKToolkit")["Stacks"][0]
+    assert toolkit["StackStatus"] == "CREATE_COMPLETE"
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in toolkit["Outputs"]}
+    assert outputs["BucketName"] == "cdk-hnb659fds-assets-123456789012-us-east-1"
+    ssm = boto3.client("ssm", endpoint_url=rehearsal.url, region_name="us-east-1",
+                       aws_access_key_id="rehearsal", aws_secret_access_key="rehearsal")
+    assert ssm.get_parameter(Name="/cdk-bootstrap/hnb659fds/version")["Parameter"]["Value"] == \
+        outputs["BootstrapVersion"]
+    cdk(rehearsal, "deploy", "--app", str(assemblies["default"]), "--require-approval", "never")
+    assert cloudformation.describe_stacks(StackName="BatchQuota")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
