@@ -293,3 +293,15 @@ def test_a_template_cloudformation_would_refuse_is_a_validation_error_never_a_5x
         return
     stack = cloudformation.describe_stacks(StackName="Stack")["Stacks"][0]  # or it fails and rolls back
     assert stack["StackStatus"] == "ROLLBACK_COMPLETE", stack
+
+
+def test_an_in_place_limit_change_reaches_the_running_scheduler_as_update_quota_share_does(endpoint):
+    cloudformation, batch = client(endpoint, "cloudformation"), client(endpoint, "batch")
+    deploy(cloudformation, template(share_limit=1, borrow=0))
+    jobs = [batch.submit_service_job(jobName=f"j{i}", jobQueue="training", quotaShareName="research",
+                                     serviceJobType="SAGEMAKER_TRAINING", serviceRequestPayload=payload())["jobId"]
+            for i in range(3)]
+    assert [batch.describe_service_job(jobId=j)["status"] for j in jobs] == ["RUNNING", "RUNNABLE", "RUNNABLE"]
+    deploy(cloudformation, template(share_limit=3, borrow=0), change_set="raise")
+    # the clock has not moved: the scheduling pass at the update's instant places the waiting jobs
+    assert [batch.describe_service_job(jobId=j)["status"] for j in jobs] == ["RUNNING"] * 3
