@@ -216,7 +216,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "policy_engine.analysis": (("borrow",), ("rules",), (".",)),
     "policy_engine.simulation": ((".", "core"), ("inputs",), ("profiles",), ("scenarios",), ("results",)),
     "policy_engine.adapters": (("aws",), ("endpoint",)),
-    "policy_engine.adapters.endpoint": (("base",), ("handlers",), (".",)),
+    "policy_engine.adapters.endpoint": (("base",), ("handlers",), ("rehearsal",), (".",)),
     "policy_engine.reports": (
         ("kit",),  # formats, Markdown, safe text, the terminal, Vega, what commands hand renderers
         ("tables",),  # tables several reports share

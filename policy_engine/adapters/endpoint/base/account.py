@@ -208,6 +208,22 @@ class Account:
                     self.resources.table(kind)[key][field_name] = final
         return removed
 
+    def complete(self, arn: str) -> bool:
+        """End the pending transition of the resource ``arn`` names now (the deploy rehearsal's resources reach
+        their final status at once); whether a resource went (the topology changed)."""
+        pending = self.resources.pending
+        for (kind, key), (_, field_name, final) in list(pending.items()):
+            record = self.resources.table(kind)[key]
+            if arn not in (record.get("serviceEnvironmentArn"), record.get("jobQueueArn") if kind == "queues"
+                           else None, record.get("quotaShareArn"), record.get("arn")):
+                continue
+            del pending[(kind, key)]
+            if final is None:
+                self.remove(self.resources, kind, key)
+                return True
+            record[field_name] = final
+        return False
+
     def remove(self, resources: Resources, kind: str, key: Key) -> None:
         """Drop a record, its pending transition and its tags."""
         record = resources.table(kind).pop(key, None)
