@@ -32,8 +32,10 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
             extra["costs"]["price_weighted_utilisation"] = None if weighted is None else round(weighted, 6)
     if output.targets:
         extra["targets"] = [result.to_json() for result in output.targets]
-    fields: dict[str, Sequence[object]] | None = None
+    fields: dict[str, Sequence[object]] = {}
     if output.waits is not None:  # per job, the cause it waited longest for (null: it never waited)
-        fields = {"wait_cause": [None if cause is None else cause.value for cause in output.waits.job_causes]}
-    output.result.write_json(stream, extra or None, fields)
+        fields["wait_cause"] = [None if cause is None else cause.value for cause in output.waits.job_causes]
+    if output.result.plans is not None:  # per job, its requeues after 2 days pending for its plan (docs/simulator.md)
+        fields["capacity_retries"] = [record.capacity_retries for record in output.result.jobs]
+    output.result.write_json(stream, extra or None, fields or None)
     stream.write("\n")

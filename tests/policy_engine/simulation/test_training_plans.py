@@ -134,11 +134,11 @@ def test_a_cut_with_its_retries_exhausted_fails_and_the_preempt_policy_counts_a_
 def test_a_job_pending_2_days_fails_with_insufficient_capacity_and_max_runtime_ends_it_sooner():
     topology = plan_topology(8, share("A", 8, "RESERVE", instance_type=P5), windows=((4, 0, 10 * 86400),))
     jobs = [pjob("hog", "A", duration=5 * 86400), pjob("late", "A", at=60)]
-    result = simulate(topology, jobs)
+    result = simulate(topology, jobs, plan_pending_end="retry")  # the default requeues it (test_plan_edges.py)
     late = result.job("late")
     assert late.status == "FAILED" and late.finished_at == 60 + limits.PLAN_PENDING_SECONDS
     assert late.reason == "InsufficientCapacityError: no instance of training plan plan for 2 days pending"
-    short = simulate(topology, [jobs[0], pjob("late", "A", at=60, max_runtime=7200)]).job("late")
+    short = simulate(topology, [jobs[0], pjob("late", "A", at=60, max_runtime=7200)]).job("late")  # never requeued
     assert short.finished_at == 60 + 7200
     assert short.reason == ("MaxRuntimeExceeded: pending for training plan plan longer than "
                             "StoppingCondition.MaxRuntimeSeconds (7200)")
