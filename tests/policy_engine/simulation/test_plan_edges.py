@@ -10,7 +10,7 @@ from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.results.records import build_result
 from policy_engine.simulation.settings import PlanEnd, SimulationSettings
 from tests.builders import job, share, simulate
-from tests.policy_engine.simulation.test_training_plans import HOUR, LEAD, P5, events_of, first, plan_topology, pjob
+from tests.policy_engine.simulation.test_training_plans import HOUR, LEAD, P5, events_of, first, pjob, plan_topology
 
 DAY = 86400.0
 PENDING = limits.PLAN_PENDING_SECONDS
@@ -55,7 +55,7 @@ def test_under_hold_it_fails_at_submission_or_when_the_last_cutoff_passes_while_
     topology = plan_topology(8, share("A", 4, "RESERVE", instance_type=P5), windows=((4, HOUR, 3 * HOUR),))
     jobs = [job("hog", "A", 4, at=HOUR, duration=10 * HOUR, instance_type=P5, training_plan="plan"),
             pjob("waits", "A", at=HOUR + 60), pjob("expired", "A", at=4 * HOUR)]
-    engine, seen = events_of(topology, jobs, plan_dispatch="hold")
+    engine, _ = events_of(topology, jobs, plan_dispatch="hold")
     result = build_result(engine)
     assert result.job("expired").finished_at == 4 * HOUR and result.job("expired").status == "FAILED"
     # "waits" joined A's line at the window's opening, A at its limit: RUNNABLE in line, it fails when dispatched
