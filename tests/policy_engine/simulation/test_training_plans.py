@@ -309,7 +309,8 @@ def test_sweep_and_tune_can_minimise_plan_idle_hours():
     engine = Engine(scenario.topology, scenario.jobs, scenario.updates, scenario.settings)
     engine.run()
     summary, shares = simulation_json(build_result(engine))
-    assert parse_expression("plan_idle_hours", scenario.topology)({"summary": summary, "shares": shares}) == 8
+    # paid 4 x 24 + 8 x 24 = 288 instance-hours; used 8 + 2 + 20 + 4 in window 0 and 2 in window 1
+    assert parse_expression("plan_idle_hours", scenario.topology)({"summary": summary, "shares": shares}) == 252
     no_plans = simulated_topology(1, share("A"))
     plain = simulate(no_plans, [job("a", "A")])
     assert "plan_idle_hours" not in simulation_json(plain)[0]  # simulate's JSON summary, as it is
@@ -322,7 +323,7 @@ def test_sweep_and_tune_can_minimise_plan_idle_hours():
 
     runs = json.loads(out.stdout)["runs"]
     assert [(run["values"]["settings.plan_dispatch"], run["summary"]["plan_idle_hours"]) for run in runs] == [
-        ("dispatch", 8), ("hold", 8)]
+        ("dispatch", 252), ("hold", 252)]
 
 
 def test_the_pending_end_policy_decides_what_becomes_of_a_job_pending_too_long():
