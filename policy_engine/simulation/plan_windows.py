@@ -108,7 +108,7 @@ PendingTimer = tuple[int, Cause, Detail]
 class PlanState:
     """A plan's windows and the jobs waiting for it: SCHEDULED ones (dispatched) and held RUNNABLE ones."""
 
-    __slots__ = ("held", "instance_type", "name", "unarmed", "waiting", "windows")
+    __slots__ = ("held", "instance_type", "last_cutoff", "name", "unarmed", "waiting", "windows")
 
     def __init__(self, plan: TrainingPlan, start: datetime | None):
         self.name = plan.name
@@ -116,6 +116,9 @@ class PlanState:
         self.windows = [Window(plan.name, index, window.instances, window.start_seconds(start),
                                window.end_seconds(start))
                         for index, window in enumerate(plan.reserved_capacities)]
+        #: when the plan's last startable window stops accepting jobs (``-inf``: no window ever accepts one)
+        self.last_cutoff = max((window.cutoff for window in self.windows if window.cutoff > window.start),
+                               default=float("-inf"))
         #: SCHEDULED jobs waiting for a free instance, in dispatch order -> (version, since)
         self.waiting: dict[Job, tuple[int, float]] = {}
         #: RUNNABLE jobs held out of their lines until a window opens (``hold``), in submission order
@@ -126,11 +129,6 @@ class PlanState:
 
     def open_window(self, now: float) -> Window | None:
         return next((window for window in self.windows if window.accepts(now)), None)
-
-    @property
-    def last_cutoff(self) -> float:
-        """When the plan's last startable window stops accepting jobs (``-inf``: no window ever accepts one)."""
-        return max((window.cutoff for window in self.windows if window.cutoff > window.start), default=float("-inf"))
 
     def has_window_left(self, now: float) -> bool:
         """A window whose cutoff (its end minus 30 minutes) is still ahead: a job naming the plan can still run."""
