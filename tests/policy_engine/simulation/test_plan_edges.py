@@ -122,3 +122,48 @@ def test_retry_preempt_and_fail_stay_settings(policy, status, preemptions):
 def test_a_windows_end_cannot_be_requeued():
     with pytest.raises(ValueError, match=r"unknown plan_window_end 'requeue' \(known: retry, preempt, fail\)"):
         SimulationSettings(plan_window_end="requeue")  # type: ignore[arg-type]
+
+
+def _scenario(tmp_path, settings: str) -> str:
+    (tmp_path / "topology.yaml").write_text(f"""\
+service_environments: [{{name: gpu, capacity: {{{P5}: 8}}}}]
+job_queues:
+  - name: training
+    service_environment: gpu
+    shares: [{{name: A, capacity: {{{P5}: 4}}, strategy: RESERVE}}]
+training_plans:
+  - name: plan
+    instance_type: {P5}
+    reserved_capacities: [{{instances: 4, start: {3 * DAY}, end: {4 * DAY}}}]
+""")
+    (tmp_path / "scenario.yaml").write_text(f"""\
+topology: topology.yaml
+settings: {settings}
+jobs:
+  - {{name: early, share: A, instance_type: {P5}, instances: 4, submit_at: 0, duration: 3600, training_plan: plan}}
+""")
+    return str(tmp_path / "scenario.yaml")
+
+
+def test_simulate_json_counts_capacity_retries_per_job(tmp_path):
+    from click.testing import CliRunner
+
+    from policy_engine.cli.app import main
+
+    out = CliRunner().invoke(main, ["simulate", _scenario(tmp_path, "{}"), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    import json
+
+    (early,) = json.loads(out.stdout)["jobs"]
+    assert (early["status"], early["capacity_retries"], early["started_at"]) == ("SUCCEEDED", 1, 3 * DAY)
+
+
+def test_a_scenario_asking_to_requeue_a_windows_end_is_one_line_and_exit_2(tmp_path):
+    from click.testing import CliRunner
+
+    from policy_engine.cli.app import main
+
+    out = CliRunner().invoke(main, ["simulate", _scenario(tmp_path, "{plan_window_end: requeue}")])
+    assert out.exit_code == 2
+    (line,) = out.output.strip().splitlines()
+    assert "plan_window_end" in line and "requeue" in line and "known: retry, preempt, fail" in line, line
