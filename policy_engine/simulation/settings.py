@@ -48,10 +48,10 @@ def _choice(name: str, value: object, kind: type[StrEnum], allowed: tuple[StrEnu
     known = [choice.value for choice in choices]
     if isinstance(value, kind) and value in choices:
         return value
-    if isinstance(value, StrEnum) or not isinstance(value, str) or value not in known:
-        raise ValueError(f"unknown {name} {str(value) if isinstance(value, StrEnum) else value!r} "
-                         f"(known: {', '.join(known)})")
-    return kind(value)
+    text = str(value) if isinstance(value, StrEnum) else value  # an enum member as its name in a file
+    if isinstance(value, StrEnum) or not isinstance(text, str) or text not in known:
+        raise ValueError(f"unknown {name} {text!r} (known: {', '.join(known)})")
+    return kind(text)
 
 
 @dataclass(frozen=True)
