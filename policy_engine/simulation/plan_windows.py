@@ -160,6 +160,9 @@ class PlanGate:
         self.window_end = settings.plan_window_end
         self.pending_end = settings.plan_pending_end
         self.plans = {plan.name: PlanState(plan, settings.start) for plan in topology.training_plans}
+        #: the first instant some plan has no window left: before it no placement needs ``refuses`` (the engine
+        #: compares, so that a run with plans pays a comparison per plan job placed, not a call)
+        self.horizon = min(state.last_cutoff for state in self.plans.values())
         #: job -> the window whose instances it holds
         self.on_window: dict[Job, Window] = {}
         #: instance-seconds of quota held by SCHEDULED plan jobs waiting for an instance, per share and plan
