@@ -7,7 +7,7 @@ is the engine plus its results, in a fresh process (the fastest of ``--repeat`` 
 machine disturbs less than the wall clock); the jobs are built in memory, so loading is not measured. Prints
 both times, the ratios and what the plans did.
 
-Target: at most 1.3x the time without plans at 1,000,000 jobs (the plan logic runs only for plan jobs, and
+Target: at most 1.25x the CPU time without plans at 1,000,000 jobs (the plan logic runs only for plan jobs, and
 a topology without plans runs no plan code at all). The machine's load changes the figures: the script
 prints ``uptime`` before and after.
 
@@ -112,8 +112,8 @@ def main() -> None:
     print(f"  plan jobs {planned['plan_jobs']:,}; reserved {planned['paid_h']:,.0f} instance-hours, used "
           f"{planned['used_h']:,.0f}; {planned['cut']:,} attempts cut at a window's end")
     ratio = planned["cpu"] / plain["cpu"]
-    print(f"  ratio {ratio:.2f}x CPU, {planned['seconds'] / plain['seconds']:.2f}x wall (target at most 1.3x): "
-          f"{'met' if ratio <= 1.3 else 'NOT met'}")
+    print(f"  ratio {ratio:.2f}x CPU, {planned['seconds'] / plain['seconds']:.2f}x wall (target at most 1.25x CPU): "
+          f"{'met' if ratio <= 1.25 else 'NOT met'}")
     print(f"  the plan account after the run (idle causes, hazards, plan_hold_seconds; not in the ratio): "
           f"{planned['account_cpu']:.1f} s CPU ({planned['account_seconds']:.1f} s wall), "
           f"{planned['account_cpu'] / planned['cpu']:.2f}x the run's CPU")

@@ -25,13 +25,17 @@ class PlanDispatch(StrEnum):
 
 class PlanEnd(StrEnum):
     """What becomes of a plan job's attempt that SageMaker ends (its window's end, or too long pending): AWS
-    documents nothing of how Batch reports it (docs/training_plans.md). ``RETRY``: a failed attempt, retried under
-    ``retryStrategy.attempts``; ``PREEMPT``: back to RUNNABLE as a preemption, counted against
-    ``preemptionRetriesBeforeTermination``; ``FAIL``: the job fails at once."""
+    documents nothing of how Batch reports a window's end (docs/training_plans.md). ``RETRY``: a failed attempt,
+    retried under ``retryStrategy.attempts``; ``PREEMPT``: back to RUNNABLE as a preemption, counted against
+    ``preemptionRetriesBeforeTermination``; ``FAIL``: the job fails at once. ``REQUEUE``, for the 2 days pending
+    only (``plan_pending_end``, its default): AWS Batch retries service jobs' "insufficient capacity errors, without
+    consuming your configured retry attempts": back to RUNNABLE, counted as a capacity retry, neither an attempt nor
+    a preemption."""
 
     RETRY = "retry"
     PREEMPT = "preempt"
     FAIL = "fail"
+    REQUEUE = "requeue"
 
 
 class SameInstant(StrEnum):
@@ -46,14 +50,20 @@ class SameInstant(StrEnum):
     ONE_BY_ONE = "one_by_one"
 
 
-def _choice(name: str, value: object, kind: type[StrEnum]) -> StrEnum:
-    """A setting's text as its enum value, once, or ``ValueError`` naming the choices."""
-    if isinstance(value, kind):
+#: The ``PlanEnd`` choices for a window's end: SageMaker terminated a running job, not a capacity error.
+WINDOW_END_CHOICES: tuple[PlanEnd, ...] = (PlanEnd.RETRY, PlanEnd.PREEMPT, PlanEnd.FAIL)
+
+
+def _choice(name: str, value: object, kind: type[StrEnum], allowed: tuple[StrEnum, ...] | None = None) -> StrEnum:
+    """A setting's text as its enum value, once, or ``ValueError`` naming the choices (``allowed``: a subset)."""
+    choices = tuple(kind) if allowed is None else allowed
+    known = [choice.value for choice in choices]
+    if isinstance(value, kind) and value in choices:
         return value
-    known = [choice.value for choice in kind]
-    if not isinstance(value, str) or value not in known:
-        raise ValueError(f"unknown {name} {value!r} (known: {', '.join(known)})")
-    return kind(value)
+    text = str(value) if isinstance(value, StrEnum) else value  # an enum member as its name in a file
+    if isinstance(value, StrEnum) or not isinstance(text, str) or text not in known:
+        raise ValueError(f"unknown {name} {text!r} (known: {', '.join(known)})")
+    return kind(text)
 
 
 @dataclass(frozen=True)
@@ -73,8 +83,9 @@ class SimulationSettings:
     #: A plan job dispatched before its window (SCHEDULED, holding quota) or held RUNNABLE until it opens.
     plan_dispatch: PlanDispatch = PlanDispatch.DISPATCH
     #: A plan job's attempt cut at its window's end (30 minutes before it) and one pending 2 days (``PlanEnd``).
+    #: ``plan_window_end`` is one of ``WINDOW_END_CHOICES``; ``plan_pending_end`` may also ``REQUEUE`` (its default).
     plan_window_end: PlanEnd = PlanEnd.RETRY
-    plan_pending_end: PlanEnd = PlanEnd.RETRY
+    plan_pending_end: PlanEnd = PlanEnd.REQUEUE
     #: The instant simulated second 0 stands for (a scenario's ``start:``): what ISO 8601 plan windows count from.
     start: datetime | None = None
     #: Inputs of one instant in one scheduling pass, or one pass per input in call order (``SameInstant``).
@@ -96,8 +107,9 @@ class SimulationSettings:
             raise ValueError(f"unknown victim policy {self.victim_policy!r} (known: {', '.join(POLICIES)})")
         # a file's text becomes the value here, once
         object.__setattr__(self, "plan_dispatch", _choice("plan_dispatch", self.plan_dispatch, PlanDispatch))
-        for name in ("plan_window_end", "plan_pending_end"):
-            object.__setattr__(self, name, _choice(name, getattr(self, name), PlanEnd))
+        object.__setattr__(self, "plan_window_end",
+                           _choice("plan_window_end", self.plan_window_end, PlanEnd, WINDOW_END_CHOICES))
+        object.__setattr__(self, "plan_pending_end", _choice("plan_pending_end", self.plan_pending_end, PlanEnd))
         object.__setattr__(self, "same_instant", _choice("same_instant", self.same_instant, SameInstant))
 
     def policy(self) -> VictimPolicy:

@@ -8,7 +8,9 @@ because nothing ever flows in or out of them. Shares (and guarantees) a check fl
 a red border and the rule IDs in their label; findings about a job queue or its service
 environment (BQ201, BQ203, AWS limits) colour the queue's cluster border and list their
 rule IDs in its label; findings about the whole topology go under the graph's title.
-Nothing a check found is left out of the picture.
+Nothing a check found is left out of the picture. Each training plan a drawn share is known to use
+(the plan's ``shares:``, a guarantee's ``during:``: ``analysis.borrow.plan_users``) is a purple node
+listing its windows, with a dotted edge to each such share, so it sits beside them.
 
 The DOT source never needs the ``dot`` program; SVG and PNG do, and a missing ``dot`` is
 reported as ``RenderError`` with one line the command prints.
@@ -21,17 +23,20 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
 import graphviz
 
 from policy_engine.analysis.borrow.graph import BorrowGraph
+from policy_engine.analysis.borrow.plan_users import PlanUser, plan_users
 from policy_engine.analysis.checks import CheckReport, borrow_graph
 from policy_engine.analysis.rules.objects import findings_by_share, locate
 from policy_engine.foundation.findings import Finding, Severity
-from policy_engine.foundation.model import UNLIMITED_BORROW, Topology, share_id
+from policy_engine.foundation.model import UNLIMITED_BORROW, Topology, TrainingPlan, plan_time_text, share_id
 from policy_engine.foundation.output_files import open_binary_output, open_output
+from policy_engine.foundation.units import duration_text
 from policy_engine.reports.kit.safe_text import visible
 
 #: Above this many edges Graphviz takes minutes and the picture is unreadable: ask for fewer queues instead.
@@ -233,6 +238,7 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
                                   color="#777777", fontsize="10")
                     for share in reserved:
                         _add_node(isolated, graph, share_id(queue, share), flagged)
+    _draw_plans(dot, [user for user in plan_users(topology) if not queues or user.queue.name in queues])
     if edge_mode is EdgeMode.POOL:
         _draw_pools(dot, pooled)
         return dot
@@ -248,6 +254,40 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
 
 
 POOL_FILL = "#fff4cc"
+#: The training plans' colour: the HTML report draws plan windows in purple too.
+PLAN_FILL, PLAN_COLOUR = "#eadcf8", "#6a3d9a"
+
+
+def plan_id(name: str) -> str:
+    """A plan's node ID: no share ID (``QUEUE/SHARE``, no space) nor pool ID (``Q pool T``) can be it."""
+    return _id(f"training plan {name}")
+
+
+def _window_lines(plan: TrainingPlan) -> list[str]:
+    """One line per reserved capacity: its instances and when (ISO 8601, or seconds from the scenario start)."""
+    lines = []
+    for index, window in enumerate(plan.reserved_capacities):
+        start, end = plan_time_text(window.start), plan_time_text(window.end)
+        if isinstance(window.start, datetime) and isinstance(window.end, datetime):
+            when = f"{start} → {end} ({duration_text((window.end - window.start).total_seconds())})"
+        else:
+            when = f"t={start} s → {end} s"
+        lines.append(f"window {index}: {window.instances} x {plan.instance_type}, {when}")
+    return lines
+
+
+def _draw_plans(dot: graphviz.Digraph, users: Sequence[PlanUser]) -> None:
+    """Each plan once, then a dotted edge to each of the drawn shares that use it."""
+    drawn: set[str] = set()
+    for user in users:
+        node = plan_id(user.plan.name)
+        if node not in drawn:
+            drawn.add(node)
+            dot.node(node, label=_label(f"training plan {user.plan.name}", *_window_lines(user.plan)),
+                     shape="note", style="filled", fillcolor=PLAN_FILL, color=PLAN_COLOUR, fontcolor=PLAN_COLOUR,
+                     tooltip=_label(f"training plan {user.plan.name}"))
+        dot.edge(node, _id(user.share_id), label=_label(f"plan jobs ({user.declared.value})"), color=PLAN_COLOUR,
+                 fontcolor=PLAN_COLOUR, style="dotted", arrowhead="none")
 
 
 def _draw_pools(dot: graphviz.Digraph, pooled: Sequence[PoolEdge]) -> None:

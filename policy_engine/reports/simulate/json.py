@@ -41,5 +41,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         fields["wait_cause"] = [None if cause is None else cause.value for cause in output.waits.job_causes]
     if output.plan_account is not None:  # per job, SCHEDULED seconds waiting for its plan's window (null: no plan)
         fields["plan_hold_seconds"] = output.plan_account.plan_hold
+    if output.result.plans is not None:  # per job, its requeues after 2 days pending for its plan (docs/simulator.md)
+        fields["capacity_retries"] = [record.capacity_retries for record in output.result.jobs]
     output.result.write_json(stream, extra or None, fields or None)
     stream.write("\n")

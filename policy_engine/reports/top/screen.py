@@ -56,10 +56,13 @@ def visible_rows(figures: QueueFigures, sort: SortKey, text: str) -> list[ShareR
 
 _SHARE_COLUMNS: tuple[tuple[str, Literal["left", "right"]], ...] = (
     ("SHARE", "left"), ("TYPE", "left"), ("STRATEGY", "left"), ("LIMIT", "right"), ("OWN", "right"),
-    ("BORROWED", "right"), ("LENT", "right"), ("WAITING", "right"), ("HEAD JOB", "left"), ("PRIO", "right"),
+    ("BORROWED", "right"), ("PLAN HELD", "right"), ("LENT", "right"), ("WAITING", "right"), ("HEAD JOB", "left"),
+    ("PRIO", "right"),
     ("AGE", "right"), ("REASON", "left"), ("PREEMPT 1h", "right"))
 _REASON = [name for name, _ in _SHARE_COLUMNS].index("REASON")
 _STRATEGY = [name for name, _ in _SHARE_COLUMNS].index("STRATEGY")
+_HEAD = [name for name, _ in _SHARE_COLUMNS].index("HEAD JOB")
+_PLAN_HELD = [name for name, _ in _SHARE_COLUMNS].index("PLAN HELD")
 
 
 class SharesTable:
@@ -70,17 +73,21 @@ class SharesTable:
     def __init__(self, figures: QueueFigures, rows: list[ShareRow]) -> None:
         self.title = f"job queue {figures.queue}: quota shares"
         self.cells = [_share_cells(row) for row in rows]
+        #: no SCHEDULED plan job holds quota anywhere (the column may go on a narrow terminal)
+        self.no_plan_held = not any(row.plan_held for row in rows)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         widths = [max([len(name), *(len(row[index]) for row in self.cells)])
                   for index, (name, _) in enumerate(_SHARE_COLUMNS)]
         # a cell is its text, one space either side and one border; the table adds its left border
-        others = 1 + sum(width + 3 for index, width in enumerate(widths) if index != _REASON)
+        others = 1 + sum(width + 3 for index, width in enumerate(widths)
+                         if index != _REASON and not (index == _PLAN_HELD and self.no_plan_held))
         narrow = options.max_width < others + REASON_MIN_WIDTH + 3
         reason = min(REASON_WIDTH, max(REASON_MIN_WIDTH, options.max_width - others - 3))
-        # narrow: no borders, no strategy (check and explain show it), and each head's reason on its own line
-        # under the table (a line longer than the terminal is cut at its edge, as top cuts it)
-        dropped = (_REASON, _STRATEGY) if narrow else ()
+        # narrow: no borders, no strategy (check and explain show it), no plan column while it holds nothing, and
+        # each head's reason on its own line under the table (a line longer than the terminal is cut at its edge,
+        # as top cuts it)
+        dropped = ((_REASON, _STRATEGY, *((_PLAN_HELD,) if self.no_plan_held else ())) if narrow else ())
         table = (Table(title=self.title, title_justify="left", expand=False, box=box.SIMPLE_HEAD,
                        padding=(0, 2, 0, 0), pad_edge=False) if narrow
                  else Table(title=self.title, title_justify="left", expand=False))
@@ -96,7 +103,7 @@ class SharesTable:
         if narrow:
             for row in self.cells:
                 if row[_REASON].plain:
-                    yield Text.assemble(row[0], " ", row[8], ": ", row[_REASON], overflow="fold")
+                    yield Text.assemble(row[0], " ", row[_HEAD], ": ", row[_REASON], overflow="fold")
 
 
 def shares_table(figures: QueueFigures, rows: list[ShareRow]) -> SharesTable:
@@ -108,7 +115,7 @@ def _share_cells(row: ShareRow) -> list[Text]:
     state = "" if row.state == "ENABLED" else f" ({row.state})"
     return [Text(text) for text in (
         row.share + state, row.instance_type, row.strategy, str(row.limit), str(row.own), str(row.borrowed),
-        _number(row.lent), _waiting(row.waiting, row.waiting_capped), head.name if head else "-",
+        str(row.plan_held), _number(row.lent), _waiting(row.waiting, row.waiting_capped), head.name if head else "-",
         str(head.priority) if head and head.priority is not None else "-",
         duration_text(head.age_seconds) if head else "-", head.reason if head else "",
         "-" if row.preemptions is None else str(row.preemptions))]
@@ -126,11 +133,12 @@ def front_table(figures: QueueFigures) -> Table:
 
 def totals_table(figures: QueueFigures) -> Table:
     table = Table(title="per instance type", title_justify="left")
-    for name in ("TYPE", "LIMITS", "USED", "OWN", "BORROWED", "LENT", "WAITING", "PREEMPT 1h"):
+    for name in ("TYPE", "LIMITS", "USED", "OWN", "BORROWED", "PLAN HELD", "LENT", "WAITING", "PREEMPT 1h"):
         table.add_column(name, justify="left" if name == "TYPE" else "right")
     for total in figures.totals:
         table.add_row(Text(total.instance_type), str(total.limit), str(total.used), str(total.own),
-                      str(total.borrowed), _number(total.lent), _waiting(total.waiting, total.waiting_capped),
+                      str(total.borrowed), str(total.plan_held), _number(total.lent),
+                      _waiting(total.waiting, total.waiting_capped),
                       "-" if total.preemptions is None else str(total.preemptions))
     return table
 

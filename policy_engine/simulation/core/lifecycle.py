@@ -261,6 +261,10 @@ class JobLifecycle:
             line.remove(job)
         else:
             line.pop_known_head()
+        plans = self.plans
+        if plans is not None and job.spec.training_plan is not None and self.now >= plans.horizon and plans.refuses(
+                job):
+            return  # its plan has no window left: SageMaker refuses the dispatched job, which fails holding nothing
         now = self.now
         # self._occupy(job, share), inline: once per placement
         share.pool.change(share, job.spec.instances, now)
