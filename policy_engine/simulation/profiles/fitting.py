@@ -699,12 +699,12 @@ def _fit_share(share: str, everything: np.ndarray, columns: Mapping[str, np.ndar
                      "to generate's default (exponential, mean 1h)")
         p50 = p95 = None
     by_size = _run_time_by_size(instances[completed], run_values, rng, min_jobs_per_size, notes)
-    pooled_values = run_values
+    pooled_values, pooled = run_values, run_time  # the table describes all completed jobs; the file the pooled law
     if by_size:  # the sizes without a law of their own draw the law of their completed jobs, the pooled one
         rest = ~np.isin(instances[completed], np.fromiter(by_size, np.int64))
         if rest.sum() >= MIN_RUN_TIMES:
             pooled_values = run_values[rest]
-            run_time, _, said = fit_run_time(pooled_values, rng, unknown)
+            pooled, _, said = fit_run_time(pooled_values, rng, unknown)
             notes += [f"pooled sizes: {note}" for note in said]
         elif rest.any():
             notes.append(f"the sizes without a law of their own have {int(rest.sum())} completed job(s), fewer than "
@@ -732,9 +732,9 @@ def _fit_share(share: str, everything: np.ndarray, columns: Mapping[str, np.ndar
             values, counts = np.unique(given.astype(np.int64), return_counts=True)
             retries = int(values[np.argmax(counts)])
     profile = ShareProfile(jobs_per_day=round(jobs / span_days, 3), daily_cycle=daily, weekly_cycle=weekly,
-                           bursts=bursts, sizes=sizes, instance_types=types, run_time=run_time,
-                           run_time_by_size=by_size or None, priorities=priorities, preemption_retries=retries, early_failures=early,
-                           training_plans=plans)
+                           bursts=bursts, sizes=sizes, instance_types=types, run_time=pooled,
+                           run_time_by_size=by_size or None, priorities=priorities, preemption_retries=retries,
+                           early_failures=early, training_plans=plans)
     hours = all_hours / span_days
     fit = run_time.fit
     return ShareFit(share, jobs, int(completed.sum()), unknown, hours, sizes, p50, p95, family,

@@ -215,14 +215,19 @@ def _size_class_problems(ref: str, share: ShareProfile,
     if not share.run_time_by_size:
         return []
     drawn = {size for size, weight in share.sizes.items() if weight > 0}
-    for use in (share.training_plans or {}).values():
-        if use.run_time is None and use.sizes is not None:
-            drawn |= {size for size, weight in use.sizes.items() if weight > 0}
+    own: dict[int, str] = {}  # a size only plans with their own run time draw: that law applies, not this one
+    for name, use in (share.training_plans or {}).items():
+        sizes = {size for size, weight in (use.sizes or {}).items() if weight > 0}
+        if use.run_time is None:
+            drawn |= sizes
+        else:
+            own.update(dict.fromkeys(sizes - set(own), name))
     out = []
     for size in share.run_time_by_size:
         if size not in drawn:
             at: tuple[str | int, ...] = ("shares", ref, "run_time_by_size", size)
+            why = (f"only plan {own[size]} draws it, with its own run_time" if size in own
+                   else "no job of it would draw this run time")
             out.append(RawProblem(line_of(lines, at), at, f"size {size} is not among the share's sizes "
-                                                          f"({', '.join(map(str, sorted(drawn)))}): no job of it "
-                                                          "would draw this run time"))
+                                                          f"({', '.join(map(str, sorted(drawn)))}): {why}"))
     return out

@@ -224,8 +224,8 @@ class ShareProfile(_Closed):
     @classmethod
     def _some_sizes(cls, laws: dict[int, RunTime] | None) -> dict[int, RunTime] | None:
         if laws is not None and not laws:
-            raise ValueError("no size given: name at least one size (e.g. 8: {law: ...}), or leave run_time_by_size "
-                             "out to draw every size from run_time")
+            raise ValueError("names no size: give at least one (e.g. 8: {law: ...}), or leave run_time_by_size out "
+                             "to draw every size from run_time")
         return laws
 
     def run_time_for(self, size: int) -> RunTime:
