@@ -49,7 +49,7 @@ class HelpsRule:
 class Trial:
     """One knob at one value: the ``--vary`` argument, its axis, and the knob's value before and after."""
 
-    knob: str  # borrow_limit | transfer | strategy | in_share_preemption | environment_capacity
+    knob: str  # borrow_limit | transfer | strategy | in_share_preemption | environment_capacity | limit
     vary: str  # exactly what a user would write: ``q/a.borrow_limit=100``
     axis: Axis
     value: Any
@@ -147,6 +147,9 @@ def trials(topology: Topology, node: str, waits: Sequence[ShareWaits], metrics: 
                 grown = was + max(1, share.capacity.get(kind, 0))
                 add("environment_capacity", f"{environment.name}.capacity.{kind}", grown, was,
                     "the environment grown by the share's limit")
+        if Cause.MISCONFIGURED in causes and item.largest_misconfigured > share.capacity.get(kind, 0):
+            add("limit", f"{node}.capacity.{kind}", item.largest_misconfigured, share.capacity.get(kind, 0),
+                "its largest job never fit")
         if Cause.REQUEUED_AFTER_PREEMPTION in causes and item.preempted_own and share.in_share_preemption:
             add("in_share_preemption", f"{node}.in_share_preemption", False, True,
                 "its own attempts were preempted")

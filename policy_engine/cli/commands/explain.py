@@ -25,10 +25,10 @@ from policy_engine.cli.commands.shared import (
     topology_or_exit,
 )
 from policy_engine.foundation.model import Topology, share_id
-from policy_engine.sweep.advice import Advice, HelpsRule
 from policy_engine.reports.kit.subjects import ExplainOutput
 from policy_engine.reports.registry import EXPLAIN_FORMATS
 from policy_engine.simulation.results.wait_orders import DEFAULT_ORDER, ORDERS
+from policy_engine.sweep.advice import Advice, HelpsRule
 
 if TYPE_CHECKING:
     from policy_engine.simulation.results.records import SimulationResult

@@ -26,6 +26,8 @@ def _change(item: Advice) -> str:
                 f"{item.was} -> {item.was + item.value})")
     if item.knob == "environment_capacity":
         return f"growing the environment's {item.instance_type} {item.was} -> {item.value}"
+    if item.knob == "limit":
+        return f"raising the limit of {item.instance_type} {item.was} -> {item.value}"
     if item.knob == "in_share_preemption":
         return "turning in_share_preemption off"
     return f"{item.knob} {item.was} -> {item.value}"
@@ -61,7 +63,7 @@ def advice_sentences(advice: tuple[Advice, ...] | None, rule: HelpsRule | None, 
                         f"explain {share} --scenario S tries each knob in a replay of S and states its effect.")]
     if not advice:
         return [(TOPIC, f"No knob was replayed: no job of {share} waited at its limit, for lendable capacity, for a "
-                        "full environment or after an in-share preemption.")]
+                        "full environment, after an in-share preemption or with a job larger than its limit.")]
     return [(TOPIC, advice_sentence(item, rule)) for item in advice]
 
 

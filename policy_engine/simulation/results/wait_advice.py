@@ -60,7 +60,7 @@ def _knob(topology: Topology, share: ShareWaits, cause: Cause, ctx: CauseContext
     if cause is Cause.MISCONFIGURED:
         reach = share.ceiling if share.ceiling is not None else "the environment's capacity"
         return (f"{share.misconfigured_jobs} job(s) can never fit (the largest asks for {share.largest_misconfigured} "
-                f"{kind}; the share reaches at most {reach}): no scheduling knob helps, only smaller jobs or a "
+                f"{kind}; the share reaches at most {reach}): no scheduling knob lets it run, only smaller jobs or a "
                 "larger limit or environment")
     if cause is Cause.TIME_LIMIT_ACTION_PENDING:
         return (f"{share.time_limited_jobs} job(s) waited as the head until the queue's jobStateTimeLimitActions "
@@ -70,7 +70,7 @@ def _knob(topology: Topology, share: ShareWaits, cause: Cause, ctx: CauseContext
         parts = []
         if share.preempted_borrowed:
             parts.append(f"{share.preempted_borrowed} attempt(s) on borrowed capacity were reclaimed by their lenders "
-                         "(the knobs: a larger limit, or a lower borrow_limit, to keep more of the work on own capacity)")
+                         "(the knobs: a larger limit, or a lower borrow_limit, to keep more work on own capacity)")
         if share.preempted_own:
             parts.append(f"{share.preempted_own} attempt(s) within its limit were preempted (in-share preemption by "
                          "higher-priority jobs, or reclaim after a limit change; the knob: in_share_preemption, "

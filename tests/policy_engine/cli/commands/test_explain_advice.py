@@ -19,7 +19,8 @@ ADVICE_SCHEMA = {
         "type": "object",
         "required": ["knob", "value", "figure", "before", "after", "helps"],
         "properties": {
-            "knob": {"enum": ["borrow_limit", "transfer", "strategy", "environment_capacity", "in_share_preemption"]},
+            "knob": {"enum": ["borrow_limit", "transfer", "strategy", "environment_capacity", "in_share_preemption",
+                               "limit"]},
             "figure": {"const": "wait_p50"},
             "before": {"type": "number", "minimum": 0},
             "after": {"type": "number", "minimum": 0},
