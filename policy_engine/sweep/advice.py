@@ -10,7 +10,7 @@ which miss what a change does over time (who borrows first, what is reclaimed, h
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,13 +161,15 @@ def one_change(topology: Topology, trial: Trial) -> Topology:
     return topology_for(topology, [trial.axis], {trial.axis.path: trial.value})
 
 
-def judged(trial: Trial, node: str, before: Sequence[ShareMetrics], after: Sequence[ShareMetrics],
-           ends: tuple[float, float], rule: HelpsRule, check_errors: Sequence[str] = ()) -> list[Advice]:
-    """The trial's advice per instance type the share ran jobs of: its wait p50 before and after the replay."""
+def judged(trial: Trial, node: str, waited: Collection[str], before: Sequence[ShareMetrics],
+           after: Sequence[ShareMetrics], ends: tuple[float, float], rule: HelpsRule, check_errors: Sequence[str] = ()
+           ) -> list[Advice]:
+    """The trial's advice per instance type the share's jobs ``waited`` for: its wait p50 before and after the
+    replay (a type nobody of the share waited for has nothing to cut)."""
     after_by_type = {m.instance_type: m for m in after if m.share == node}
     out = []
     for metric in before:
-        if metric.share != node or metric.jobs == 0 or metric.instance_type not in after_by_type:
+        if metric.share != node or metric.instance_type not in waited or metric.instance_type not in after_by_type:
             continue
         if trial.knob == "transfer" and trial.axis.instance_type != metric.instance_type:
             continue

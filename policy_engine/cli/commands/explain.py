@@ -137,7 +137,9 @@ def _replayed(scenario: Scenario, node: str, waits: WaitCauses, result: Simulati
     from policy_engine.sweep.advice import judged, one_change, trials
     from policy_engine.sweep.executor import usable_cores
 
-    tried = trials(scenario.topology, node, [w for w in waits.shares if w.share == node], result.shares)
+    mine = [w for w in waits.shares if w.share == node]
+    waited = {w.instance_type for w in mine if w.wait_seconds > 0}
+    tried = trials(scenario.topology, node, [w for w in mine if w.wait_seconds > 0], result.shares)
     if not tried:
         return ()
     designs = []
@@ -153,4 +155,5 @@ def _replayed(scenario: Scenario, node: str, waits: WaitCauses, result: Simulati
         runs = sorted(executor.map(run_design, Workload(scenario, scenario.until), list(enumerate(designs))),
                       key=lambda run: run.index)
     return tuple(advice for trial, run, rules in zip(tried, runs, errors, strict=True)
-                 for advice in judged(trial, node, result.shares, run.shares, (result.time, run.time), rule, rules))
+                 for advice in judged(trial, node, waited, result.shares, run.shares, (result.time, run.time), rule,
+                                     rules))
