@@ -155,3 +155,13 @@ def test_text_shows_the_advice_sentences(tmp_path: Path, output_format: str):
     assert result.exit_code == 0, result.output
     lines = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("advice")]
     assert any(line.removeprefix("advice").strip().startswith("raising borrow_limit 50 -> 100 cut") for line in lines)
+
+
+def test_the_replays_on_a_dask_cluster_started_here_give_the_same_advice(tmp_path: Path):
+    from dask.distributed import LocalCluster
+
+    month = str(_busy_lender_month(tmp_path))
+    in_process = _explain_json("q/llm", "--scenario", month, "--workers", "1")["advice"]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        on_cluster = _explain_json("q/llm", "--scenario", month, "--scheduler", cluster.scheduler_address)["advice"]
+    assert on_cluster == in_process and len(in_process) == 2
