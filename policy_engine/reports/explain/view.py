@@ -14,10 +14,11 @@ from policy_engine.analysis.rules.objects import findings_by_share
 from policy_engine.analysis.summary import ShareSummary
 from policy_engine.foundation.model import Topology
 from policy_engine.foundation.units import duration_text
+from policy_engine.reports.explain.advice import advice_figures, advice_sentences
 from policy_engine.reports.explain.plans import plan_figures, plan_sentences
 from policy_engine.reports.kit.subjects import ExplainOutput
 
-__all__ = ["Sentence", "explain_share", "plan_figures", "sentences"]
+__all__ = ["Sentence", "advice_figures", "explain_share", "plan_figures", "sentences"]
 
 Sentence = tuple[str, str]
 
@@ -168,7 +169,7 @@ def sentences(output: ExplainOutput) -> list[Sentence]:
 
         out += wait_sentences(output.topology, output.waits, output.share, output.backfill)
     if output.plan_account is not None:  # why the plans it uses sat idle, what their hazards cost it
-        from policy_engine.simulation.results.plan_advice import plan_sentences
+        from policy_engine.simulation.results.plan_advice import plan_sentences as plan_idle_sentences
 
-        out += plan_sentences(output.topology, output.plan_account, output.share)
-    return out
+        out += plan_idle_sentences(output.topology, output.plan_account, output.share)
+    return out + advice_sentences(output.advice, output.helps, output.share)

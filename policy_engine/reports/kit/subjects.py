@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.results.records import SimulationResult
     from policy_engine.simulation.results.targets import TargetResult
     from policy_engine.simulation.results.wait_causes import WaitCauses
+    from policy_engine.sweep.advice import Advice, HelpsRule
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,11 @@ class ExplainOutput:
     backfill: bool = False
     #: ``explain --scenario``: the run's plans accounted for (why they sat idle, what hazards cost); ``None``: no plans
     plan_account: PlanAccount | None = None
+    #: ``explain --scenario``: each knob the advice considers, replayed with that one change (``None``: no scenario,
+    #: so nothing was replayed and no knob is judged)
+    advice: tuple[Advice, ...] | None = None
+    #: what counts as helping in those replays
+    helps: HelpsRule | None = None
 
 
 @dataclass(frozen=True)
