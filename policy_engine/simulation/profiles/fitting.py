@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from policy_engine.foundation import limits
 from policy_engine.foundation.diagnostics import LoadError
@@ -363,17 +364,17 @@ def fit_run_time(values: np.ndarray, rng: np.random.Generator, unknown: int) -> 
         law: Exponential | LogNormal | Pareto
         if not all(math.isfinite(p) for p in params) or params[-1] <= 0:
             continue
-        if name == "exponential":
-            law = Exponential(distribution="exponential", mean=round(float(params[-1]), 3))
-        elif name == "lognormal":
-            if round(float(params[0]), 4) <= 0:
-                continue
-            law = LogNormal(distribution="lognormal", median=round(float(params[-1]), 3),
-                            sigma=round(float(params[0]), 4))
-        else:
-            if params[0] <= 1:
-                continue
-            law = Pareto(distribution="pareto", minimum=round(float(params[-1]), 3), alpha=round(float(params[0]), 4))
+        try:
+            if name == "exponential":
+                law = Exponential(distribution="exponential", mean=round(float(params[-1]), 3))
+            elif name == "lognormal":
+                law = LogNormal(distribution="lognormal", median=round(float(params[-1]), 3),
+                                sigma=round(float(params[0]), 4))
+            else:
+                law = Pareto(distribution="pareto", minimum=round(float(params[-1]), 3),
+                             alpha=round(float(params[0]), 4))
+        except ValidationError:  # parameters no profile may hold (a Pareto of alpha 105 on near-equal run times)
+            continue
         candidates.append((float(test.statistic), float(test.pvalue), name, law))
     accepted = sorted(c for c in candidates if c[1] >= ALPHA)
     best = accepted[0] if accepted else min(candidates, default=None)

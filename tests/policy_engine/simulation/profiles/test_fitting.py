@@ -157,6 +157,19 @@ def test_jobs_without_a_known_run_time_are_counted_not_fitted_and_short_windows_
                                                                                   rel=0.01)
 
 
+def test_near_equal_run_times_fit_no_law_a_profile_cannot_hold():
+    """Run times of 3600..3615 s fit a Pareto of alpha near 500, past what a profile holds (at most 100): that family
+    is left out (it raised a pydantic ValidationError, a traceback from ``fit``), and the law is one a profile holds."""
+    from scipy import stats
+
+    from policy_engine.simulation.profiles.fitting import fit_run_time
+
+    values = 3600.0 + np.arange(40) % 16
+    assert stats.pareto.fit(values, floc=0)[0] > 100  # the case: the unbounded fit is out of the profile's range
+    run_time, name, _ = fit_run_time(values, np.random.default_rng(0), 0)
+    assert name != "pareto" and run_time.quantiles[0.5] == pytest.approx(3607, abs=1)
+
+
 def test_fit_reads_cycles_in_the_time_zone_asked_for(tmp_path):
     path = tmp_path / "history.csv"
     with path.open("w", newline="", encoding="utf-8") as handle:
