@@ -1,5 +1,5 @@
 """``explain --format json``: the share, its sentences as ``{"topic", "text"}`` and its figures (the per-share
-summary ``check --format json`` writes), for scripts and bots."""
+summary ``check --format json`` writes), for scripts and bots (the document is read by ``reports.explain.view``)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,11 @@ from typing import Any, TextIO
 
 import click
 
-from policy_engine.analysis.checks import borrow_graph
-from policy_engine.reports.explain.view import plan_figures, sentences
-from policy_engine.reports.kit.subjects import ExplainOutput
+from policy_engine.reports.explain.view import ExplainOutput, document
 
 
 def to_dict(output: ExplainOutput) -> dict[str, Any]:
-    said = sentences(output)
-    return {"share": output.share,
-            "sentences": [{"topic": topic, "text": text} for topic, text in said],
-            "summary": output.report.summaries[output.share].to_dict(),
-            "training_plans": plan_figures(output.topology, borrow_graph(output.topology, output.report),
-                                           output.share)}
+    return document(output)
 
 
 def write(output: ExplainOutput, stream: TextIO) -> None:

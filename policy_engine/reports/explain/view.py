@@ -8,6 +8,8 @@ list of ``(topic, sentence)`` pairs; the command prints them, tests read them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from policy_engine.analysis.borrow.graph import BorrowGraph
 from policy_engine.analysis.checks import CheckReport, borrow_graph
 from policy_engine.analysis.rules.objects import findings_by_share
@@ -17,7 +19,7 @@ from policy_engine.foundation.units import duration_text
 from policy_engine.reports.explain.plans import plan_figures, plan_sentences
 from policy_engine.reports.kit.subjects import ExplainOutput
 
-__all__ = ["Sentence", "explain_share", "plan_figures", "sentences"]
+__all__ = ["ExplainOutput", "Sentence", "document", "explain_share", "plan_figures", "sentences"]
 
 Sentence = tuple[str, str]
 
@@ -168,3 +170,13 @@ def sentences(output: ExplainOutput) -> list[Sentence]:
 
         out += wait_sentences(output.topology, output.waits, output.share, output.backfill)
     return out
+
+
+def document(output: ExplainOutput) -> dict[str, Any]:
+    """``explain --format json``: the share, its sentences as ``{"topic", "text"}``, the per-share summary (as
+    ``check --format json`` writes it) and its training plans' figures."""
+    return {"share": output.share,
+            "sentences": [{"topic": topic, "text": text} for topic, text in sentences(output)],
+            "summary": output.report.summaries[output.share].to_dict(),
+            "training_plans": plan_figures(output.topology, borrow_graph(output.topology, output.report),
+                                           output.share)}
