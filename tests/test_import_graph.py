@@ -389,6 +389,9 @@ FORMAT_MAY_IMPORT = {
     "policy_engine.foundation.output_files":
         "the one way a format opens a file it writes (a device or FIFO written in place, never replaced or waited "
         "on): graph's pictures and compare's HTML page",
+    "policy_engine.foundation.units":
+        "how every output writes a figure (a duration, instance-hours, money, a percentage): one writing per unit, "
+        "shared with the domain's own messages, so a report and a finding never write 1h 05m two ways",
 }
 
 
