@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -79,7 +80,7 @@ class _Section:
         return head, ["", *([self.note, ""] if self.note else []), "</details>", ""]
 
 
-def _section(title: str, header: tuple[str, ...], rows: list[tuple], what: str, open_: bool = False,
+def _section(title: str, header: tuple[str, ...], rows: Sequence[Sequence[object]], what: str, open_: bool = False,
              note: str = "", align: str = "") -> _Section:
     return _Section(title, header, [table(header, [tuple(_cut(c) for c in row)])[2] for row in rows], what, open_,
                     note, align)

@@ -133,7 +133,7 @@ def preempted_counts(impact: Impact) -> str:
     return f"{more} more often, {less} less often (net {more - less:+d})"
 
 
-def worst_jobs(impact: Impact) -> tuple[list[dict], int]:
+def worst_jobs(impact: Impact) -> tuple[list[dict[str, Any]], int]:
     """The jobs preempted more often because of the change that a report lists (the worst first), and how many more
     there are (``--format json`` has every one)."""
     shown = impact.preempted[:WORST_JOBS]

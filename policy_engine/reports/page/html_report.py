@@ -87,7 +87,7 @@ def _numbers(values: np.ndarray) -> list[float]:
     return mixed.tolist()
 
 
-def _series_json(label: str, usage: list[np.ndarray], depth: np.ndarray, preemptions: np.ndarray) -> dict:
+def _series_json(label: str, usage: list[np.ndarray], depth: np.ndarray, preemptions: np.ndarray) -> dict[str, Any]:
     return {"label": label, "usage": [_numbers(u) for u in usage], "depth": _numbers(depth),
             "preemptions": _numbers(preemptions)}
 
@@ -131,14 +131,14 @@ def page_data(result: SimulationResult, aggregates: agg.Aggregates, lanes: agg.L
     return data
 
 
-def _wait_json(w: agg.WaitStats) -> dict:
+def _wait_json(w: agg.WaitStats) -> dict[str, Any]:
     """A share's wait quantiles in seconds (the chart's scale) and as people read them (its tooltips)."""
     figures = {"min": w.low, "p25": w.p25, "p50": w.p50, "p75": w.p75, "p95": w.p95, "max": w.high}
     return {"share": w.share, "jobs": w.jobs, **figures,
             **{f"{key}_text": duration_text(value) for key, value in figures.items()}}
 
 
-def type_series(aggregates: agg.Aggregates, instance_type: str, instances: int | None) -> dict:
+def type_series(aggregates: agg.Aggregates, instance_type: str, instances: int | None) -> dict[str, Any]:
     """Every share's use of one instance type, added bin by bin (never across types)."""
     mine = [s for s in aggregates.series if s.instance_type == instance_type]
     sums = [np.sum([getattr(s, m) for s in mine], axis=0) for m in agg.METRICS]

@@ -18,7 +18,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
@@ -126,7 +126,7 @@ def scale_of(values: Iterable[float], unit: Unit, unit_name: str = "") -> Scale:
     return Scale(1.0, unit_name or unit.value)
 
 
-def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
+def field_chart(records: Sequence[dict[str, Any]], axis: Axis, metric: str) -> Chart:
     """One line per share: the mean of ``metric`` (worst instance type) over the ok runs with each value."""
     ok = [r for r in records if r["status"] == RunStatus.OK]
     shares = list(dict.fromkeys(entry["share"] for r in ok for entry in r["shares"]))
@@ -155,7 +155,7 @@ def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
     return Chart(f"field-{_slug(axis.path)}.png", f"{name} per share against {axis.path}", _png(figure))
 
 
-def heatmap_chart(records: Sequence[dict], first: Axis, second: Axis, objective: Expression) -> Chart:
+def heatmap_chart(records: Sequence[dict[str, Any]], first: Axis, second: Axis, objective: Expression) -> Chart:
     """The objective (mean over the other fields) for every pair of values; blank where no run was ok."""
     grid = []
     for a in first.values:
@@ -225,7 +225,7 @@ def _page(title: str, source: str, body: list[str]) -> str:
         f"<style>{_CSS}</style></head><body>", f"<h1>{escape(title)} report</h1>", *body, "</body></html>"])
 
 
-def _constraints_cell(record: dict, constraints: Sequence[Constraint]) -> str:
+def _constraints_cell(record: dict[str, Any], constraints: Sequence[Constraint]) -> str:
     """``all hold``, or the constraints the run violates (the reason an ok run that looks better was not chosen)."""
     if record["status"] != RunStatus.OK:
         return "-"
@@ -233,7 +233,7 @@ def _constraints_cell(record: dict, constraints: Sequence[Constraint]) -> str:
     return "all hold" if not broken else "violates " + "; ".join(broken)
 
 
-def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Expression,
+def runs_table(records: Sequence[dict[str, Any]], axes: Sequence[Axis], objective: Expression,
                costs: RunCosts | None = None, constraints: Sequence[Constraint] | None = None) -> str:
     """The runs, best-first order kept as given: the varied values, the objective, utilisation per type, the
     waits, the targets met, and with ``costs`` what each run cost and left idle."""
@@ -265,7 +265,7 @@ def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Express
                       numeric={width + 1, *range(first, first + 2 + len(types) + len(cost_columns))})
 
 
-def _best_targets(record: dict, axes: Sequence[Axis]) -> list[str]:
+def _best_targets(record: dict[str, Any], axes: Sequence[Axis]) -> list[str]:
     """The first run's targets, each with its margin (the runs table only counts them)."""
     from policy_engine.reports.tables import target_tables
     from policy_engine.simulation.results.targets import from_json
@@ -284,7 +284,7 @@ def _write(directory: Path, charts: list[Chart], html: str) -> Path:
         return folder.write_text(PAGE, html)
 
 
-def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective: Expression, directory: Path,
+def write_sweep_report(records: Sequence[dict[str, Any]], axes: Sequence[Axis], objective: Expression, directory: Path,
                        source: str = "", costs: RunCosts | None = None, maximize: bool = False) -> Path:
     """Write ``index.html`` and the charts' PNG files; return the page's path. The runs table is ranked as the
     text summary is: ok runs best first (those missing a target last among them), then the others."""
@@ -311,7 +311,7 @@ def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective:
     return _write(directory, charts, _page("batch-quota sweep", source, body))
 
 
-def write_tune_report(evidence_html: str, front_html: str, charts: list[Chart], records: Sequence[dict],
+def write_tune_report(evidence_html: str, front_html: str, charts: list[Chart], records: Sequence[dict[str, Any]],
                       axes: Sequence[Axis], objective: Expression, directory: Path, source: str = "",
                       costs: RunCosts | None = None, decision: Sequence[str] = (),
                       constraints: Sequence[Constraint] = ()) -> Path:

@@ -162,7 +162,7 @@ def evidence_rows(output: TuneOutput) -> list[tuple[str, str, str]]:
     if result.samples and chosen is not None:
         first = objectives[0]
 
-        def spread(record: dict) -> str:
+        def spread(record: dict[str, Any]) -> str:
             values = [first.expression(sample) for sample in record.get("samples", [])]
             unit = first.expression.unit
             return f"{figure(min(values), unit)} .. {figure(max(values), unit)}" if values else "-"
