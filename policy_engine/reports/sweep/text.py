@@ -31,7 +31,7 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     if view.infeasible:
         console.print(f"{view.infeasible:,} ok run(s) miss a target of the topology (infeasible; ranked last)")
     for run in view.failed:
-        if run.status == "error":
+        if run.raised:
             console.print(f"  error  {run.values}: {run.message}", highlight=False)
         else:
             console.print(f"  invalid  {run.values}: {run.message}", highlight=False, soft_wrap=True)

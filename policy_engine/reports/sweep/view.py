@@ -59,9 +59,9 @@ def read_run(record: dict[str, Any]) -> Run:
 
 @dataclass(frozen=True)
 class FailedRun:
-    """A run that did not finish: ``error`` (it raised) or ``invalid`` (its topology has an error finding)."""
+    """A run that did not finish: it raised (``error``), or its topology has an error finding (``invalid``)."""
 
-    status: RunStatus
+    raised: bool
     values: str
     message: str  # the error, or the first error finding (``RULE OBJECT: message (+N more)``)
 
@@ -83,11 +83,11 @@ class SweepView:
 def _failed(run: Run) -> FailedRun:
     values = values_text(dict(run.values))
     if run.status is RunStatus.ERROR:
-        return FailedRun(run.status, values, str(run.error))
+        return FailedRun(True, values, str(run.error))
     errors = [f for f in run.findings if f["severity"] == "error"]
     first = errors[0] if errors else {"rule": "?", "object": "?", "message": "?"}
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    return FailedRun(run.status, values, f"{first['rule']} {first['object']}: {first['message']}{more}")
+    return FailedRun(False, values, f"{first['rule']} {first['object']}: {first['message']}{more}")
 
 
 def build(output: SweepOutput) -> SweepView:
