@@ -23,6 +23,7 @@ from policy_engine.sweep.expressions import type_figure
 from policy_engine.sweep.grammar import values_text, vary_text
 from policy_engine.sweep.grid import candidate_key
 from policy_engine.sweep.ranking import ranked
+from policy_engine.sweep.run_record import RunRecord
 from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import SweepOutput
 from policy_engine.sweep.target_constraints import missed_targets, targets_summary
@@ -40,21 +41,19 @@ class Run:
 
     values: Mapping[str, Any]
     status: RunStatus
-    summary: Mapping[str, Any] | None
-    findings: Sequence[Mapping[str, Any]]
-    error: str | None
+    summary: Mapping[str, Any]
+    errors: Sequence[Mapping[str, Any]]  # its findings of severity ``error``
+    error: str
     types: tuple[str, ...]  # the instance types of its summary
     targets: Sequence[Mapping[str, Any]]
     missed_targets: int
     targets_summary: str
 
 
-def read_run(record: dict[str, Any]) -> Run:
+def read_run(record: RunRecord) -> Run:
     """The one place the view reads a run record."""
-    summary = record.get("summary")
-    return Run(record["values"], RunStatus(record["status"]), summary, record.get("findings") or [],
-               record.get("error"), tuple((summary or {}).get(SUMMARY_KEY, {})), record.get("targets") or [],
-               missed_targets(record), targets_summary(record))
+    return Run(record.values, record.status, record.summary, record.errors(), record.error, tuple(record.types()),
+               record.targets, missed_targets(record), targets_summary(record))
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,7 @@ def _failed(run: Run) -> FailedRun:
     values = values_text(dict(run.values))
     if run.status is RunStatus.ERROR:
         return FailedRun(True, values, str(run.error))
-    errors = [f for f in run.findings if f["severity"] == "error"]
+    errors = run.errors
     first = errors[0] if errors else {"rule": "?", "object": "?", "message": "?"}
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
     return FailedRun(False, values, f"{first['rule']} {first['object']}: {first['message']}{more}")
@@ -106,7 +105,7 @@ def build(output: SweepOutput) -> SweepView:
     cost_columns = [f"{label} {costs.unit}" for _, label in cost_figures] if costs is not None else []
     rows = []
     for rank, (score, record, run) in enumerate(shown, start=1):
-        summary = run.summary or {}
+        summary = run.summary
         report = costs.report(record) if costs is not None else None
         priced = ([figure_text(cluster_figure(report, name), Unit.COST) for name, _ in cost_figures]
                   if report else ["-"] * len(cost_columns))
@@ -140,11 +139,11 @@ def build(output: SweepOutput) -> SweepView:
 
 
 def _type_columns(run: Run, types: list[str]) -> dict[str, Any]:
-    by_type = (run.summary or {}).get(SUMMARY_KEY, {})
+    by_type = run.summary.get(SUMMARY_KEY, {})
     return {f"{metric}({t})": by_type.get(t, {}).get(metric) for t in types for metric in TYPE_COLUMNS}
 
 
-def _cost_columns(output: SweepOutput, record: dict[str, Any], shares: list[str]) -> dict[str, Any]:
+def _cost_columns(output: SweepOutput, record: RunRecord, shares: list[str]) -> dict[str, Any]:
     costs = output.costs
     if costs is None:
         return {}
