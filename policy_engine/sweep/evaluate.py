@@ -93,9 +93,9 @@ def evaluate(scenario: Scenario, axes: Sequence[Axis], candidate: Candidate,
                 sample = variant(replace(scenario, jobs=list(jobs)), axes, candidate.values, guarantees)
                 result = simulate(sample.topology, sample.jobs, sample.updates, sample.settings, live=scenario.live)
                 summary, shares = simulation_json(result)
-                runs.append(replace(record, summary=summary, shares=tuple(shares),
-                                    targets=tuple(targets_json(sample.topology, result))))
                 kept.append(ledgers(result, period))
+                runs.append(replace(record, summary=summary, shares=tuple(shares), costs=kept[-1] or None,
+                                    targets=tuple(targets_json(sample.topology, result))))
             return replace(mean_record(runs), costs=mean_ledgers([k for k in kept if k]) or None)
     except Exception as error:  # one bad candidate must not end a sweep of thousands
         return replace(record, status=RunStatus.ERROR, error=f"{type(error).__name__}: {error}")

@@ -79,7 +79,8 @@ def _mean_of(values: list[Any]) -> Any:
 
 def mean_record(records: Sequence[RunRecord]) -> RunRecord:
     """One run record whose ``summary`` and ``shares`` hold the mean over ``records`` (ok runs of one candidate);
-    the samples' own ``summary`` and ``shares`` are kept in ``samples``."""
+    the samples' own ``summary``, ``shares`` and bill ledgers are kept in ``samples`` (the record's own
+    ``costs`` is set by the caller to the samples' mean ledger, ``costs.mean_ledgers``)."""
     first = records[0]
     summary = {key: _mean_of([r.summary.get(key) for r in records]) for key in first.summary}
     by_key: dict[tuple[str, str], list[JsonObject]] = {}
@@ -88,7 +89,7 @@ def mean_record(records: Sequence[RunRecord]) -> RunRecord:
             by_key.setdefault((entry["share"], entry["instance_type"]), []).append(entry)
     shares = tuple({key: _mean_of([e.get(key) for e in entries]) for key in entries[0]} for entries in by_key.values())
     return replace(first, summary=summary, shares=shares, targets=tuple(mean_targets(records)),
-                   samples=tuple(RunFigures(summary=r.summary, shares=r.shares) for r in records))
+                   samples=tuple(RunFigures(summary=r.summary, shares=r.shares, costs=r.costs) for r in records))
 
 
 def mean_targets(records: Sequence[RunRecord]) -> list[JsonObject]:
