@@ -10,7 +10,7 @@ MYPY   := $(VENV)/bin/mypy
 # sets the same unless it is set); JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION does not silence it.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20,22,24
 
-.PHONY: test test-sdk test-checkov synth check lint bench clean system-deps graph report compile
+.PHONY: test test-sdk test-checkov synth check lint bench clean system-deps graph report compile rehearse
 
 # The install compiles the simulator's hot path (setup.py, mypyc); `compile` rebuilds it after an edit.
 $(STAMP): pyproject.toml setup.py
@@ -59,6 +59,18 @@ $(CHECKOV_VENV)/.installed:
 
 test-checkov: $(STAMP) node_modules/.installed $(CHECKOV_VENV)/.installed
 	BATCH_QUOTA_CHECKOV=$(CURDIR)/$(CHECKOV_VENV)/bin/checkov $(PYTHON) -m pytest -q -m checkov tests/quota_constructs
+
+# The deploy rehearsal (docs/rehearsal.md): `cdk deploy`, `cdk diff` and `cdk destroy` of the default app against
+# `batch-quota serve`, no AWS account: only environment variables point the pinned CDK CLI at the endpoint.
+REHEARSE_PORT ?= 4598
+rehearse: compile node_modules/.installed
+	@$(VENV)/bin/batch-quota serve --port $(REHEARSE_PORT) --speed 0 & pid=$$!; trap "kill $$pid" EXIT; \
+	for i in $$(seq 100); do curl -sf http://127.0.0.1:$(REHEARSE_PORT)/_batch-quota/clock >/dev/null && break; \
+	  sleep 0.1; done; \
+	export AWS_ENDPOINT_URL=http://127.0.0.1:$(REHEARSE_PORT) AWS_ACCESS_KEY_ID=rehearsal \
+	  AWS_SECRET_ACCESS_KEY=rehearsal AWS_REGION=us-east-1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
+	npx --no-install cdk deploy --require-approval never && npx --no-install cdk diff && \
+	npx --no-install cdk destroy --force
 
 # ruff, then mypy over policy_engine and quota_constructs (settings in pyproject.toml [tool.mypy]).
 lint: $(STAMP)

@@ -7,7 +7,7 @@ is the engine plus its results, in a fresh process (the fastest of ``--repeat`` 
 machine disturbs less than the wall clock); the jobs are built in memory, so loading is not measured. Prints
 both times, the ratios and what the plans did.
 
-Target: at most 1.3x the time without plans at 1,000,000 jobs (the plan logic runs only for plan jobs, and
+Target: at most 1.25x the CPU time without plans at 1,000,000 jobs (the plan logic runs only for plan jobs, and
 a topology without plans runs no plan code at all). The machine's load changes the figures: the script
 prints ``uptime`` before and after.
 
@@ -33,6 +33,7 @@ from policy_engine.simulation.core.engine import Engine
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.inputs.generate import generate_jobs
+from policy_engine.simulation.results.plan_account import account
 from policy_engine.simulation.results.records import build_result
 
 WINDOWS = 5
@@ -74,6 +75,11 @@ def one_run(jobs: int, plans: bool) -> dict:
                        paid_h=sum(p.paid for p in result.plans.plans) / 3600,
                        used_h=sum(p.used for p in result.plans.plans) / 3600,
                        cut=sum(w.cut_jobs for p in result.plans.plans for w in p.windows))
+        # every reserved hour accounted for, after the run (what ``simulate`` adds for a topology with plans)
+        with gc_paused():
+            started, cpu = time.perf_counter(), time.process_time()
+            account(result, topology)
+            figures.update(account_seconds=time.perf_counter() - started, account_cpu=time.process_time() - cpu)
     return figures
 
 
@@ -106,8 +112,11 @@ def main() -> None:
     print(f"  plan jobs {planned['plan_jobs']:,}; reserved {planned['paid_h']:,.0f} instance-hours, used "
           f"{planned['used_h']:,.0f}; {planned['cut']:,} attempts cut at a window's end")
     ratio = planned["cpu"] / plain["cpu"]
-    print(f"  ratio {ratio:.2f}x CPU, {planned['seconds'] / plain['seconds']:.2f}x wall (target at most 1.3x): "
-          f"{'met' if ratio <= 1.3 else 'NOT met'}")
+    print(f"  ratio {ratio:.2f}x CPU, {planned['seconds'] / plain['seconds']:.2f}x wall (target at most 1.25x CPU): "
+          f"{'met' if ratio <= 1.25 else 'NOT met'}")
+    print(f"  the plan account after the run (idle causes, hazards, plan_hold_seconds; not in the ratio): "
+          f"{planned['account_cpu']:.1f} s CPU ({planned['account_seconds']:.1f} s wall), "
+          f"{planned['account_cpu'] / planned['cpu']:.2f}x the run's CPU")
     print(f"after: {uptime()}")
 
 

@@ -216,7 +216,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "policy_engine.analysis": (("borrow",), ("rules",), (".",)),
     "policy_engine.simulation": ((".", "core"), ("inputs",), ("profiles",), ("scenarios",), ("results",)),
     "policy_engine.adapters": (("aws",), ("endpoint",)),
-    "policy_engine.adapters.endpoint": (("base",), ("handlers",), (".",)),
+    "policy_engine.adapters.endpoint": (("base",), ("handlers",), ("rehearsal",), (".",)),
     "policy_engine.reports": (
         ("kit",),  # formats, Markdown, safe text, the terminal, Vega, what commands hand renderers
         ("tables",),  # tables several reports share
@@ -382,8 +382,9 @@ def test_an_import_up_the_layers_or_across_peers_is_caught_type_only_imports_too
 #: over); ``tables`` and ``page`` are shared report machinery: tables and the HTML page several commands draw alike
 #: (a format hands them what its view carries; only these and the views read the domain's types).
 REPORT_KIT = ("kit", "tables", "page")
-#: A command folder's modules that are not formats: its view, and what the view is built from.
-VIEW_MODULES = {"view", "plans"}
+#: A command folder's modules that are not formats: its view, and what the view is built from (``explain``'s plan
+#: windows' sentences and figures, ``plans``, and its replayed advice, ``advice``).
+VIEW_MODULES = {"view", "plans", "advice"}
 #: Modules outside ``reports`` a format may import, each with why: nothing else of ``policy_engine``.
 FORMAT_MAY_IMPORT = {
     "policy_engine.foundation.output_files":

@@ -121,6 +121,16 @@ PLAN_TERMINATION_LEAD_SECONDS = 30 * 60
 PLAN_PENDING_SECONDS = 2 * 86400
 PLAN_SOURCE = "SageMaker developer guide, training-plan-utilization-for-training-jobs"
 
+#: What AWS sells (developer guide, search-training-plan-offerings-api-cli-sdk): "Reservation durations are
+#: available in 1-day increments from 1 to 182 days. The reservation instance quantity options are 1, 2, 4, 8, 16,
+#: 32 or 64 instances." The API allows other shapes (``PLAN_INSTANCES``); rule BQ609 warns of a reserved capacity
+#: no offering has.
+PLAN_OFFERING_DAYS = Limit(1, 182, "days of a training plan offering's reserved capacity (whole days)",
+                           "SageMaker developer guide, search-training-plan-offerings")
+PLAN_OFFERING_DAY_SECONDS = 86400
+PLAN_OFFERING_INSTANCES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+PLAN_OFFERING_SOURCE = "SageMaker developer guide, search-training-plan-offerings-api-cli-sdk"
+
 #: An AWS account ID: exactly 12 digits (IAM user guide, "Your AWS account ID").
 ACCOUNT_ID = re.compile(r"[0-9]{12}")
 

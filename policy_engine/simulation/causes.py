@@ -62,6 +62,12 @@ class Cause(StrEnum):
     PLAN_PENDING_EXPIRED = "plan-pending-expired"
     #: pending for its plan's capacity past its ``StoppingCondition.MaxRuntimeSeconds``; detail: ``(plan, seconds)``
     PLAN_STOPPING_CONDITION = "plan-stopping-condition"
+    #: pending for its plan's capacity for 2 days, requeued without spending an attempt (``plan_pending_end:
+    #: requeue``, a capacity retry); detail: the plan
+    PLAN_CAPACITY_RETRY = "plan-capacity-retry"
+    #: its plan has no window left (Expired, or every window past its cutoff, 30 minutes before its end): the job
+    #: fails where it would be dispatched (or at once under ``plan_dispatch: hold``); detail: ``(plan, status)``
+    PLAN_NO_WINDOW_LEFT = "plan-no-window-left"
 
     # --- waiting (a RUNNABLE job; ``Waiting``) ------------------------------------------------------
     #: behind the head of its line, which blocks it; detail: the head's name
@@ -152,6 +158,12 @@ def describe(reason: Reason, name: Callable[[str], str] = _same) -> str:
             assert isinstance(detail, tuple)
             return (f"MaxRuntimeExceeded: pending for training plan {detail[0]} longer than "
                     f"StoppingCondition.MaxRuntimeSeconds ({detail[1]})")
+        case Cause.PLAN_CAPACITY_RETRY:
+            return (f"InsufficientCapacityError: no instance of training plan {detail} for 2 days pending; "
+                    "retried without consuming an attempt")
+        case Cause.PLAN_NO_WINDOW_LEFT:
+            assert isinstance(detail, tuple)
+            return f"ValidationException: training plan {detail[0]} has no window left ({detail[1]})"
         case Cause.WAITING_FOR_PLAN_WINDOW:
             return f"PLAN: held RUNNABLE until training plan {detail} has an Active window"
     return ""  # QUEUED, STARTED: the state says it all

@@ -60,6 +60,16 @@ class Use(NamedTuple):
     instances: int
 
 
+class Hold(NamedTuple):
+    """A SCHEDULED plan job's wait for an instance of its plan (``start`` to ``end``), holding its share's quota."""
+
+    job: str
+    share: str
+    start: float
+    end: float
+    instances: int
+
+
 @dataclass
 class ShareUse:
     """One share's figures in one window, in instance-seconds (reports show hours)."""
@@ -108,7 +118,7 @@ PendingTimer = tuple[int, Cause, Detail]
 class PlanState:
     """A plan's windows and the jobs waiting for it: SCHEDULED ones (dispatched) and held RUNNABLE ones."""
 
-    __slots__ = ("held", "instance_type", "name", "unarmed", "waiting", "windows")
+    __slots__ = ("held", "holds", "instance_type", "last_cutoff", "name", "unarmed", "waiting", "windows")
 
     def __init__(self, plan: TrainingPlan, start: datetime | None):
         self.name = plan.name
@@ -116,6 +126,9 @@ class PlanState:
         self.windows = [Window(plan.name, index, window.instances, window.start_seconds(start),
                                window.end_seconds(start))
                         for index, window in enumerate(plan.reserved_capacities)]
+        #: when the plan's last startable window stops accepting jobs (``-inf``: no window ever accepts one)
+        self.last_cutoff = max((window.cutoff for window in self.windows if window.cutoff > window.start),
+                               default=float("-inf"))
         #: SCHEDULED jobs waiting for a free instance, in dispatch order -> (version, since)
         self.waiting: dict[Job, tuple[int, float]] = {}
         #: RUNNABLE jobs held out of their lines until a window opens (``hold``), in submission order
@@ -123,9 +136,25 @@ class PlanState:
         #: pending timers not yet on the heap -> (deadline, the event's data): armed when no window event of the
         #: plan comes first, so that a job which gets an instance leaves no timer behind to prolong the run
         self.unarmed: dict[Job, tuple[float, PendingTimer]] = {}
+        #: every ended SCHEDULED wait for an instance (``Hold``): ``plan_hold_seconds`` and the idle attribution
+        self.holds: list[Hold] = []
 
     def open_window(self, now: float) -> Window | None:
         return next((window for window in self.windows if window.accepts(now)), None)
+
+    def has_window_left(self, now: float) -> bool:
+        """A window whose cutoff (its end minus 30 minutes) is still ahead: a job naming the plan can still run."""
+        return now < self.last_cutoff
+
+    def status(self, now: float) -> str:
+        """The plan's status as ``DescribeTrainingPlan`` would show it now, for a job refused for having no window
+        left: Expired after its last end, else Active in its last window's final 30 minutes (or Scheduled between
+        windows too short to start a job on)."""
+        if all(window.end <= now for window in self.windows):
+            return "Expired"
+        if any(window.start <= now < window.end for window in self.windows):
+            return "Active, in its last window's final 30 minutes"
+        return "Scheduled, no window long enough to start a job"
 
     def next_change(self, now: float) -> float | None:
         """When a window of the plan next opens or starts terminating its instances (``None``: never again)."""
@@ -143,6 +172,9 @@ class PlanGate:
         self.window_end = settings.plan_window_end
         self.pending_end = settings.plan_pending_end
         self.plans = {plan.name: PlanState(plan, settings.start) for plan in topology.training_plans}
+        #: the first instant some plan has no window left: before it no placement needs ``refuses`` (the engine
+        #: compares, so that a run with plans pays a comparison per plan job placed, not a call)
+        self.horizon = min(state.last_cutoff for state in self.plans.values())
         #: job -> the window whose instances it holds
         self.on_window: dict[Job, Window] = {}
         #: instance-seconds of quota held by SCHEDULED plan jobs waiting for an instance, per share and plan
@@ -158,12 +190,26 @@ class PlanGate:
     # --- the engine's calls, for plan jobs only ------------------------------------------------
 
     def holds(self, job: Job) -> bool:
-        """At submission (``hold``): keep the job RUNNABLE out of its line while its plan has no Active window."""
+        """At submission (``hold``): keep the job RUNNABLE out of its line while its plan has no Active window; a
+        job whose plan has no window left fails at once (``refuses``)."""
         state = self.plans[str(job.spec.training_plan)]
         if not self.hold or state.open_window(self.host.now) is not None:
             return False
+        if not state.has_window_left(self.host.now):
+            self._no_window_left(job, state)
+            return True
         self.host.transition(job, Status.RUNNABLE, Cause.WAITING_FOR_PLAN_WINDOW, state.name)
         state.held[job] = None
+        return True
+
+    def refuses(self, job: Job) -> bool:
+        """About to be dispatched (its line and quota allowed it): SageMaker takes a job only for a plan "in the
+        Scheduled or Active status", so a plan with no window left fails the job before it holds anything."""
+        state = self.plans[str(job.spec.training_plan)]
+        if state.has_window_left(self.host.now):
+            return False
+        self._no_window_left(job, state)
+        self.host.touch(job.share)  # its line has a new head
         return True
 
     def waits(self, job: Job) -> bool:
@@ -189,7 +235,7 @@ class PlanGate:
         waited = state.waiting.pop(job, None)
         now = self.host.now
         if waited is not None:
-            self._count_held(job, state, now - waited[1])
+            self._count_held(job, state, waited[1], now)
             return
         window = self.on_window.pop(job, None)
         if window is None:
@@ -228,6 +274,8 @@ class PlanGate:
                 self._opened(state)
             else:
                 self._cut(subject)
+                if not state.has_window_left(self.host.now):
+                    self._expire(state)
             self._arm(state, self.host.now)
             return
         job: Job = subject
@@ -241,7 +289,10 @@ class PlanGate:
         # a MaxRuntimeSeconds of 0) would wait and end forever: it fails instead (docs/training_plans.md)
         hopeless = waited[1] >= now or (state.open_window(now) is None and state.next_change(now) is None)
         self.host.release_attempt(job, FAILED)  # leaves ``waiting`` through ``released``
-        self._end_attempt(job, PlanEnd.FAIL if hopeless else self.pending_end, cause, detail, 0.0)
+        policy = self.pending_end
+        if policy is PlanEnd.REQUEUE and cause is not Cause.PLAN_PENDING_EXPIRED:
+            policy = PlanEnd.RETRY  # a MaxRuntimeExceeded is the job's own limit, not a capacity error
+        self._end_attempt(job, PlanEnd.FAIL if hopeless else policy, cause, detail, 0.0)
 
     # --- inside -------------------------------------------------------------------------------
 
@@ -280,7 +331,7 @@ class PlanGate:
                 continue
             if self._take(state, job, now):
                 del state.waiting[job]
-                self._count_held(job, state, now - since)
+                self._count_held(job, state, since, now)
                 self.host.start_scheduled(job)
 
     def _opened(self, state: PlanState) -> None:
@@ -321,7 +372,10 @@ class PlanGate:
         """SageMaker ended the attempt; the job retries, counts a preemption or fails, as ``policy`` says."""
         host = self.host
         failed = policy is PlanEnd.FAIL
-        if policy is PlanEnd.RETRY:
+        if policy is PlanEnd.REQUEUE:  # a capacity retry: neither an attempt nor a preemption (docs/training_plans.md)
+            job.capacity_retries += 1
+            cause = Cause.PLAN_CAPACITY_RETRY
+        elif policy is PlanEnd.RETRY:
             job.attempts_failed += 1
             failed = job.attempts_failed >= job.spec.attempts
         elif policy is PlanEnd.PREEMPT:
@@ -339,24 +393,54 @@ class PlanGate:
         host.transition(job, Status.RUNNABLE, cause, detail)
         state = self.plans[str(job.spec.training_plan)]
         if self.hold and state.open_window(host.now) is None:
+            if not state.has_window_left(host.now):
+                self._no_window_left(job, state)  # held, it would wait forever
+                return
             state.held[job] = None
             return
         self._join_line(job)
 
-    def _count_held(self, job: Job, state: PlanState, seconds: float) -> None:
-        key = (job.spec.share, state.name)
-        self.held_quota[key] = self.held_quota.get(key, 0.0) + seconds * job.spec.instances
+    def _no_window_left(self, job: Job, state: PlanState) -> None:
+        """The job fails: its plan can never start it (a status reason of the simulator's wording, AWS gives none)."""
+        host = self.host
+        detail = (state.name, state.status(host.now))
+        job.finished_at = host.now
+        job.end_reason = Reason(Cause.PLAN_NO_WINDOW_LEFT, detail)
+        host.transition(job, Status.FAILED, Cause.PLAN_NO_WINDOW_LEFT, detail)
+
+    def _expire(self, state: PlanState) -> None:
+        """The plan's last cutoff passed: jobs held for it (``hold``) or waiting SCHEDULED for an instance fail
+        now, so that no job holds quota, or waits, for a plan with no window left."""
+        host = self.host
+        held = list(state.held)
+        state.held.clear()
+        for job in held:
+            self._no_window_left(job, state)
+        for job, (version, _) in list(state.waiting.items()):
+            if job.version != version or job.status is not Status.SCHEDULED:
+                continue
+            host.release_attempt(job, FAILED)  # leaves ``waiting`` through ``released``
+            self._no_window_left(job, state)
+            host.wake(job.share.pool, host.now)
+
+    def _count_held(self, job: Job, state: PlanState, since: float, now: float) -> None:
+        spec = job.spec
+        key = (spec.share, state.name)
+        self.held_quota[key] = self.held_quota.get(key, 0.0) + (now - since) * spec.instances
+        state.holds.append(Hold(spec.name, spec.share, since, now, spec.instances))
 
     # --- figures -------------------------------------------------------------------------------
 
     def report(self, now: float) -> PlanReport:
         """Each plan's windows and each share's use of them, up to ``now`` (open attempts and waits counted)."""
         held = dict(self.held_quota)
+        holds: dict[str, list[Hold]] = {name: list(state.holds) for name, state in self.plans.items()}
         for state in self.plans.values():
             for job, (_, since) in state.waiting.items():
                 if job.status in ACTIVE:
                     key = (job.spec.share, state.name)
                     held[key] = held.get(key, 0.0) + (now - since) * job.spec.instances
+                    holds[state.name].append(Hold(job.spec.name, job.spec.share, since, now, job.spec.instances))
         plans = []
         for state in self.plans.values():
             windows = []
@@ -372,7 +456,7 @@ class PlanGate:
                                              tuple(window.cuts)))
             plans.append(PlanFigures(state.name, state.instance_type, windows,
                                      {share: seconds for (share, plan), seconds in sorted(held.items())
-                                      if plan == state.name}))
+                                      if plan == state.name}, tuple(holds[state.name])))
         return PlanReport(plans)
 
 
@@ -419,6 +503,8 @@ class PlanFigures:
     windows: list[WindowFigures]
     #: instance-seconds of quota SCHEDULED jobs of each share held while waiting for an instance of the plan
     held_quota: dict[str, float]
+    #: each of those waits, job by job (``Hold``), in the order they ended (those still on at the report time last)
+    holds: tuple[Hold, ...] = ()
 
     @property
     def paid(self) -> float:

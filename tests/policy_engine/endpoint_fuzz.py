@@ -218,6 +218,65 @@ def _json_11_request(rng: random.Random) -> Request:
                    {"Content-Type": JSON_11, "X-Amz-Target": target, "Authorization": SIGNED})
 
 
+#: A template of the walkthrough's kind for the deploy rehearsal's CloudFormation (a seed the campaign mutates).
+TEMPLATE = json.dumps({
+    "Parameters": {"Team": {"Type": "String", "Default": "ml"}},
+    "Resources": {
+        "Policy": {"Type": "AWS::Batch::SchedulingPolicy", "Properties": {
+            "Name": "fuzz", "QuotaSharePolicy": {"IdleResourceAssignmentStrategy": "FIFO"}}},
+        "Share": {"Type": "AWS::Batch::QuotaShare", "Properties": {
+            "QuotaShareName": {"Fn::Sub": "${Team}-share"}, "JobQueue": "training",
+            "CapacityLimits": [{"CapacityUnit": "ml.g5.xlarge", "MaxCapacity": 1}],
+            "ResourceSharingConfiguration": {"Strategy": "LEND"},
+            "PreemptionConfiguration": {"InSharePreemption": "DISABLED"}}},
+        "Topic": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Fn::Join": ["-", ["a", {"Ref": "Team"}]]}}}},
+    "Outputs": {"Arn": {"Value": {"Fn::GetAtt": ["Share", "QuotaShareArn"]}, "Export": {"Name": "FuzzArn"}}},
+}).encode()
+
+
+def _rehearsal_request(rng: random.Random) -> Request:
+    """A request of the deploy rehearsal (STS, SSM, S3, CloudFormation, Logs): a change set of a mutated
+    template, the calls around it, or a hostile body (docs/rehearsal.md)."""
+    from urllib.parse import urlencode
+
+    service = rng.choice(["cloudformation"] * 4 + ["sts", "ssm", "s3", "logs"])
+    signed = SIGNED.replace("/batch/", f"/{service}/")
+    if service in ("ssm", "logs"):
+        target = rng.choice(["AmazonSSM.GetParameter", "AmazonSSM.PutParameter", "Logs_20140328.FilterLogEvents",
+                             "Logs_20140328.DescribeLogGroups", "AmazonSSM.Nope"])
+        body = rng.choice([b'{"Name": "/cdk-bootstrap/hnb659fds/version"}', b'{"Name": 5}', b"[", b"{}",
+                           b'{"logGroupName": "x", "Name": "/p", "Value": "v", "Overwrite": true}'])
+        return Request(f"rehearsal {target}", "POST", "/", body,
+                       {"Content-Type": JSON_11, "X-Amz-Target": target, "Authorization": signed})
+    if service == "s3":
+        method = rng.choice(["GET", "PUT", "HEAD", "DELETE", "POST"])
+        path = rng.choice(["/cdk-hnb659fds-assets-123456789012-us-east-1/t.json", "/", "/nope/x",
+                           "/cdk-hnb659fds-assets-123456789012-us-east-1?list-type=2&max-keys=" +
+                           rng.choice(["1", "-1", "x", "99999999999999999999"]),
+                           "/cdk-hnb659fds-assets-123456789012-us-east-1?location", "/%2e%2e/%00"])
+        return Request(f"rehearsal s3 {method}", method, path, TEMPLATE if method == "PUT" else b"",
+                       {"Authorization": signed})
+    if service == "sts":
+        form = {"Action": rng.choice(["GetCallerIdentity", "AssumeRole", "Nope"]), "Version": "2011-06-15",
+                "RoleArn": "arn:aws:iam::123456789012:role/x", "RoleSessionName": rng.choice(["s", "", "x" * 70])}
+    else:
+        template = TEMPLATE if rng.random() < 0.3 else fuzz.mutate(TEMPLATE, rng)
+        action = rng.choice(["CreateChangeSet"] * 3 + ["ExecuteChangeSet", "DescribeStacks", "DeleteStack",
+                                                       "DescribeChangeSet", "GetTemplate", "DescribeStackEvents",
+                                                       "DeleteChangeSet", "ListExports"])
+        form = {"Action": action, "Version": "2010-05-15", "StackName": rng.choice(["Fuzz", "", "arn:aws:x"]),
+                "ChangeSetName": rng.choice(["cs", "cs2"]),
+                "ChangeSetType": rng.choice(["CREATE", "UPDATE", "BOTH"]),
+                "TemplateBody": template.decode("utf-8", "replace"),
+                "Parameters.member.1.ParameterKey": rng.choice(["Team", "Nope"]),
+                "Parameters.member.1.ParameterValue": rng.choice(["ml", "", "x" * 5000])}
+    body = urlencode(form).encode()
+    if rng.random() < 0.05:
+        body = rng.choice([b"\xff\xfe", b"Action=" + b"A" * 100_000, b"%%%", body[: len(body) // 2]])
+    return Request(f"rehearsal {service} {form['Action']}", "POST", "/", body,
+                   {"Content-Type": "application/x-www-form-urlencoded", "Authorization": signed})
+
+
 def _control_request(rng: random.Random) -> Request:
     method, route = rng.choice(CONTROL)
     path = f"/_batch-quota/{route}"
@@ -233,7 +292,7 @@ def _control_request(rng: random.Random) -> Request:
 
 def _guard_request(rng: random.Random) -> Request:
     """A request the guard must refuse: the rest of it is a valid request of some route."""
-    base = rng.choice([_batch_request, _json_11_request, _control_request])(rng)
+    base = rng.choice([_batch_request, _json_11_request, _control_request, _rehearsal_request])(rng)
     attack = rng.choice(["origin", "host", "unsigned", "form", "text", "none"])
     headers = dict(base.headers)
     if attack == "origin":
@@ -255,7 +314,7 @@ def _guard_request(rng: random.Random) -> Request:
 
 def requests(rng: random.Random, count: int) -> Iterator[Request]:
     makers = [_batch_request] * 4 + [_seed_request] * 6 + [_json_11_request] * 2 + [_control_request] * 2 + [
-        _guard_request] * 2
+        _guard_request] * 2 + [_rehearsal_request] * 3
     for _ in range(count):
         yield rng.choice(makers)(rng)
 
@@ -320,9 +379,11 @@ def _exchange(server: Server, request: Request) -> tuple[int, bytes]:
 
 
 def _state(server: Server) -> bytes:
-    """What a refused request must not change: the served account's export (jobs, topology, clock)."""
+    """What a refused request must not change: the served account's export (jobs, topology, clock) and the deploy
+    rehearsal's stacks."""
     status, body = _exchange(server, Request("state", "GET", "/_batch-quota/export"))
-    return body if status == 200 else b"unreadable"
+    stacks_status, stacks = _exchange(server, Request("stacks", "GET", "/_batch-quota/stacks"))
+    return body + stacks if status == stacks_status == 200 else b"unreadable"
 
 
 def send(server: Server, request: Request) -> Answer:
@@ -343,10 +404,16 @@ def judge(request: Request, status: int, body: bytes, seconds: float, before: by
         return f"HTTP {status}: {body[:300]!r}"
     if seconds > TIME_LIMIT:
         return f"over {TIME_LIMIT} s"
-    try:
-        json.loads(body)
-    except ValueError:
-        return f"not JSON (HTTP {status}): {body[:200]!r}"
+    if request.method == "HEAD" and not body:
+        pass  # a HEAD answer has no body
+    elif request.kind.startswith("rehearsal") and not request.refused and (
+            not body or body.lstrip().startswith(b"<")):
+        pass  # the query protocol and S3 answer XML (or nothing: PUT, DELETE)
+    else:
+        try:
+            json.loads(body)
+        except ValueError:
+            return f"not JSON (HTTP {status}): {body[:200]!r}"
     if request.refused:
         if status not in (401, 403, 431):  # 431: a head past the parser's bound, refused before the guard
             return f"the guard let it through: HTTP {status}"

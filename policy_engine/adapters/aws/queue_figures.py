@@ -6,9 +6,13 @@ standard library only (no pydantic, numpy or YAML; a test checks that importing 
 Per read at most: 1 ``GetJobQueueSnapshot``; 1 ``ListQuotaShares`` (its answer is kept
 ``share_ttl`` seconds: limits change rarely); 1 ``ListServiceJobs`` page of RUNNABLE jobs per
 share that has one (the count is capped at a page: ``waiting_capped``); 1 ``DescribeServiceJob``
-per share's head job. Own use is usage up to the share's limit, borrowed the rest; lent
-capacity is the pool's borrowed capacity attributed to lenders in proportion to their idle
-capacity, as the simulator attributes it (docs/simulator.md).
+per share's head job; 1 ``ListServiceJobs`` page of the queue's SCHEDULED jobs and 1
+``DescribeServiceJob`` per SCHEDULED job not seen at the previous read (whether its payload names a
+training plan, kept while it stays SCHEDULED). Own use is usage up to the share's limit, borrowed the
+rest, less the instances of SCHEDULED plan jobs (``plan_held``: quota held for a training plan's window,
+not in use; counted against the share's own part first); lent capacity is the pool's borrowed capacity
+attributed to lenders in proportion to their idle capacity, as the simulator attributes it
+(docs/simulator.md).
 """
 
 from __future__ import annotations
@@ -66,6 +70,9 @@ class ShareRow:
     waiting_capped: bool
     head: HeadJob | None
     preemptions: int | None
+    #: of ``used``, the instances SCHEDULED plan jobs hold while they wait for their plan's window (or a free
+    #: instance of it): quota held for the plan, not in use (``own`` and ``borrowed`` leave them out)
+    plan_held: int = 0
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,7 @@ class TypeTotals:
     waiting: int
     waiting_capped: bool
     preemptions: int | None
+    plan_held: int = 0
 
 
 @dataclass(frozen=True)
@@ -121,6 +129,8 @@ class QueueReader:
         self._clock = clock
         self._shares: list[dict[str, Any]] | None = None
         self._shares_read_at = 0.0
+        #: SCHEDULED jobs of the last read -> the training plan ARN their payload names (``None``: none)
+        self._plans: dict[str, str | None] = {}
 
     def shares(self) -> list[dict[str, Any]]:
         """The queue's quota shares (``ListQuotaShares``), read again after ``share_ttl`` seconds."""
@@ -161,7 +171,7 @@ class QueueReader:
         for share, head in head_jobs.items():
             known.setdefault(heads[share], (head.name, share))
         counted = dict(preemptions(now_ms)) if preemptions is not None else None
-        rows = _rows(shares, usage, waiting, capped, head_jobs, counted)
+        rows = _rows(shares, usage, waiting, capped, head_jobs, counted, self._plan_held())
         front = []
         for position, job in enumerate(snapshot.get("frontOfQueue", {}).get("jobs", [])[:self.front_size], 1):
             name, job_share = known.get(job["jobArn"], (None, None))
@@ -187,6 +197,31 @@ class QueueReader:
             described = {share: pool.submit(self._head, heads[share], now_ms) for share in shares}
             return ({share: future.result() for share, future in pages.items()},
                     {share: future.result() for share, future in described.items()})
+
+    def _plan_held(self) -> Counter[tuple[str, str]]:
+        """Instances of SCHEDULED plan jobs per (share, instance type): one page of the queue's SCHEDULED jobs, and
+        each one's payload read once (a job's ``ResourceConfig.TrainingPlanArn`` never changes)."""
+        page = self.api.call("ListServiceJobs", f"SCHEDULED jobs of job queue {self.queue}", jobQueue=self.queue,
+                             jobStatus="SCHEDULED", maxResults=PAGE)
+        held: Counter[tuple[str, str]] = Counter()
+        plans: dict[str, str | None] = {}
+        for summary in page.get("jobSummaryList", []):
+            arn = summary["jobArn"]
+            plan = self._plans[arn] if arn in self._plans else self._plan_of(arn)
+            plans[arn] = plan
+            if plan is not None:
+                for item in summary.get("capacityUsage") or []:
+                    held[(summary.get("quotaShareName", ""), item["capacityUnit"])] += round(item["quantity"])
+        self._plans = plans
+        return held
+
+    def _plan_of(self, arn: str) -> str | None:
+        job = self.api.call("DescribeServiceJob", f"service job {arn}", jobId=_job_id(arn))
+        try:
+            plan = json.loads(job.get("serviceRequestPayload") or "{}").get("ResourceConfig", {}).get("TrainingPlanArn")
+        except (ValueError, AttributeError):
+            return None
+        return plan if isinstance(plan, str) and plan else None
 
     def _head(self, arn: str, now_ms: int) -> HeadJob:
         job = self.api.call("DescribeServiceJob", f"service job {arn}", jobId=_job_id(arn))
@@ -216,7 +251,7 @@ def _share_usage(snapshot: Mapping[str, Any]) -> dict[str, dict[str, int]]:
 
 def _rows(shares: list[dict[str, Any]], usage: dict[str, dict[str, int]], waiting: dict[str, Counter[str]],
           capped: dict[str, bool], heads: dict[str, HeadJob], preemptions: dict[tuple[str, str], int] | None,
-          ) -> tuple[ShareRow, ...]:
+          plan_held: Counter[tuple[str, str]] | None = None) -> tuple[ShareRow, ...]:
     entries = []
     for share in shares:
         name = share["quotaShareName"]
@@ -240,9 +275,12 @@ def _rows(shares: list[dict[str, Any]], usage: dict[str, dict[str, int]], waitin
         head = heads.get(name)
         if head is not None and head.instance_type not in (None, unit):
             head = None  # shown on the row of its own instance type
-        rows.append(ShareRow(name, unit, strategy, state, limit, used, min(used, limit), max(0, used - limit),
+        own, above = min(used, limit), max(0, used - limit)
+        held = min(used, (plan_held or Counter())[(name, unit)])
+        held_own = min(held, own)  # held for a plan: out of the share's own part first, then the borrowed
+        rows.append(ShareRow(name, unit, strategy, state, limit, used, own - held_own, above - (held - held_own),
                              round(lent, 2), waiting.get(name, Counter())[unit], capped.get(name, False), head,
-                             None if preemptions is None else preemptions.get((name, unit), 0)))
+                             None if preemptions is None else preemptions.get((name, unit), 0), held))
     return tuple(rows)
 
 
@@ -254,7 +292,8 @@ def _totals(rows: tuple[ShareRow, ...]) -> tuple[TypeTotals, ...]:
         out.append(TypeTotals(unit, sum(r.limit for r in of), sum(r.used for r in of), sum(r.own for r in of),
                               sum(r.borrowed for r in of), round(sum(r.lent for r in of), 2),
                               sum(r.waiting for r in of), any(r.waiting_capped for r in of),
-                              None if None in counts else sum(c for c in counts if c is not None)))
+                              None if None in counts else sum(c for c in counts if c is not None),
+                              sum(r.plan_held for r in of)))
     return tuple(out)
 
 

@@ -24,6 +24,7 @@ from policy_engine.adapters.endpoint.base.protocol import Router, parse_request
 from policy_engine.adapters.endpoint.guard import GuardPolicy, Refusal, RefusalKind, RequestHead, RouteKind, route_of
 from policy_engine.adapters.endpoint.handlers.registry import Output
 from policy_engine.adapters.endpoint.operations import HANDLERS
+from policy_engine.adapters.endpoint.rehearsal.cloud import scope_service
 from policy_engine.adapters.endpoint.service import Service
 from policy_engine.foundation import limits
 from policy_engine.inputs import input_files
@@ -80,7 +81,9 @@ class EndpointApp:
                 status, payload, headers = self.too_large(size)
             else:
                 status, payload, headers = self.respond(scope["method"], raw_path, scope.get("query_string", b""),
-                                                        b"".join(chunks), head.header(b"x-amz-target") or "")
+                                                        b"".join(chunks), head.header(b"x-amz-target") or "",
+                                                        head.header(b"authorization") or "",
+                                                        head.header(b"host") or "")
             headers.append((b"content-length", str(len(payload)).encode()))
             headers.append((HANDLING_HEADER, str(round((time.perf_counter() - began) * 1e6)).encode()))
             await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -111,15 +114,17 @@ class EndpointApp:
             await asyncio.sleep(CLOCK_SAVE_SECONDS)
             self.service.save_clock()
 
-    def respond(self, method: str, path: str, query: bytes, body: bytes,
-                target: str = "") -> tuple[int, bytes, Headers]:
-        """One request: AWS Batch (REST-JSON), the control API, or CloudTrail or SageMaker (JSON 1.1, by
-        ``X-Amz-Target``)."""
+    def respond(self, method: str, path: str, query: bytes, body: bytes, target: str = "", authorization: str = "",
+                host: str = "") -> tuple[int, bytes, Headers]:
+        """One request: AWS Batch (REST-JSON), the control API, CloudTrail or SageMaker (JSON 1.1, by
+        ``X-Amz-Target``), or a service of the deploy rehearsal (by the credential scope of ``authorization``)."""
         self._requests += 1
         if not self._requests % FREEZE_EVERY:
             _age_heap()
         request_id = f"{self._boot}-{self._requests:016x}".encode()  # unique per server run, cheaper than uuid4
-        route = route_of(path, target)
+        route = route_of(path, target, authorization)
+        if route is RouteKind.REHEARSAL:
+            return self._rehearsal(method, path, query, body, target, authorization, host, request_id)
         if route is RouteKind.CLOUDTRAIL:
             return self._json_11("CloudTrail", cloudtrail.CONTENT_TYPE, target, request_id,
                                  lambda: cloudtrail.handle(self.service.trail, target, body))
@@ -141,6 +146,21 @@ class EndpointApp:
                                "ServerException", 500)
             return 500, _error_body(failure), [_JSON, (b"x-amzn-requestid", request_id),
                                                (b"x-amzn-errortype", b"ServerException")]
+
+    def _rehearsal(self, method: str, path: str, query: bytes, body: bytes, target: str, authorization: str,
+                   host: str, request_id: bytes) -> tuple[int, bytes, Headers]:
+        """STS, SSM, S3, CloudFormation or CloudWatch Logs (``rehearsal.cloud``), after the simulator caught up;
+        a bug is answered 500 in the service's error shape and logged with its traceback."""
+        service = scope_service(authorization)
+        try:
+            self.service.catch_up()
+            answer = self.service.rehearsal.handle(service, method, path.split("?", 1)[0], query, body, host, target)
+            return answer.status, answer.body, answer.headers
+        except Exception as error:  # a bug
+            log.exception("internal error on %s %s %s", service, method, path)
+            failure = ApiError(f"Internal error in batch-quota serve: {type(error).__name__}: {error}",
+                               "InternalFailure", 500)
+            return 500, _error_body(failure), [_JSON, (b"x-amzn-requestid", request_id)]
 
     def _json_11(self, service: str, content_type: bytes, target: str, request_id: bytes,
                  handle: Callable[[], Output]) -> tuple[int, bytes, Headers]:

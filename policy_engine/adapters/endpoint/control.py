@@ -7,6 +7,7 @@
     GET  /_batch-quota/export                     {"scenario": ..., "events": [...]}: the run so far
     GET  /_batch-quota/findings                   {"findings": [...]}: what ``check`` finds in the resources now
     GET  /_batch-quota/events                     where ``--events``/``--events-url`` send events, and counts
+    GET  /_batch-quota/stacks                     the deploy rehearsal: stacks, their resources, rules, log groups
 
 The exported scenario is what ``batch-quota simulate`` reads (save it as YAML or JSON),
 so ``simulate --report`` draws what happened; the events are the state changes in
@@ -61,6 +62,8 @@ def handle(service: Service, method: str, path: str, query: bytes, body: bytes) 
         if service.events is None:
             return {"sinks": []}
         return service.events.state()
+    if (method, route) == ("GET", "stacks"):
+        return service.rehearsal.state()
     if (method, route) == ("GET", "export"):
         service.catch_up()
         return export(service)

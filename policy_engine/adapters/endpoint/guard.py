@@ -31,6 +31,8 @@ from urllib.parse import urlsplit
 
 from policy_engine.adapters.endpoint import cloudtrail
 from policy_engine.adapters.endpoint.base import sagemaker
+from policy_engine.adapters.endpoint.rehearsal.cloud import SERVICES as REHEARSED
+from policy_engine.adapters.endpoint.rehearsal.cloud import scope_service
 
 #: Where the control API lives; everything else on the port is an AWS API.
 CONTROL_PREFIX = "/_batch-quota/"
@@ -53,6 +55,8 @@ class RouteKind(Enum):
     CONTROL = "control"
     CLOUDTRAIL = "cloudtrail"
     SAGEMAKER = "sagemaker"
+    #: STS, SSM, S3, CloudFormation, CloudWatch Logs: what ``cdk deploy`` drives (the deploy rehearsal)
+    REHEARSAL = "rehearsal"
     BATCH = "batch"
 
     @property
@@ -60,15 +64,18 @@ class RouteKind(Enum):
         return self is not RouteKind.CONTROL
 
 
-def route_of(path: str, target: str) -> RouteKind:
-    """The API a request is for: a JSON 1.1 service by its ``X-Amz-Target``, the control API by its path, else
-    AWS Batch (REST-JSON). The dispatch and the guard both call this."""
+def route_of(path: str, target: str, authorization: str = "") -> RouteKind:
+    """The API a request is for: a JSON 1.1 service by its ``X-Amz-Target``, the control API by its path, a
+    service of the deploy rehearsal by its SigV4 credential scope, else AWS Batch (REST-JSON). The dispatch
+    and the guard both call this."""
     if target.startswith(cloudtrail.TARGET_PREFIX):
         return RouteKind.CLOUDTRAIL
     if target.startswith(sagemaker.TARGET_PREFIX):
         return RouteKind.SAGEMAKER
     if path.startswith(CONTROL_PREFIX):
         return RouteKind.CONTROL
+    if authorization and scope_service(authorization) in REHEARSED:
+        return RouteKind.REHEARSAL
     return RouteKind.BATCH
 
 
@@ -113,7 +120,7 @@ class RequestHead:
 
     @property
     def route(self) -> RouteKind:
-        return route_of(self.path, self.header(TARGET_HEADER) or "")
+        return route_of(self.path, self.header(TARGET_HEADER) or "", self.header(b"authorization") or "")
 
 
 def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

@@ -28,6 +28,7 @@ from policy_engine.adapters.endpoint.base.scheduler import Clock, Scheduler
 from policy_engine.adapters.endpoint.cloudtrail import Trail
 from policy_engine.adapters.endpoint.events import EndpointEvents
 from policy_engine.adapters.endpoint.handlers.registry import Output, Params
+from policy_engine.adapters.endpoint.rehearsal.cloud import Rehearsal
 from policy_engine.adapters.endpoint.store import Store
 from policy_engine.events.service_events import EventFactory
 from policy_engine.events.sinks import EventSink
@@ -137,6 +138,10 @@ class Service:
         self.scheduler.engine.now = start
         self.audit = Audit()
         self.audit.refresh(self.scheduler.topology, quiet=self._restoring)
+        #: the deploy rehearsal (stacks, buckets, parameters, rules): rebuilt here, so ``reset`` drops it too
+        if getattr(self, "rehearsal", None) is not None:
+            self._watch_rules(False)  # the old stacks' rules deliver nothing more
+        self.rehearsal = Rehearsal(self, options.region, options.account_id, self._watch_rules)
 
     def _restore(self, store: Store, topology: Topology | None) -> None:
         """Replay the store's log (if any) on top of the initial topology; the clock resumes where it was."""
@@ -220,6 +225,24 @@ class Service:
         every = self.options.checkpoint_every
         if every and self._since_checkpoint >= every:
             self.checkpoint()
+
+    def finish_transition(self, arn: str) -> None:
+        """A deployed resource's CREATING / UPDATING / DELETING ends now: CloudFormation waits for the final
+        status, and the rehearsal does not wait for the clock (any ``--speed``, ``--transition-seconds``)."""
+        if self.account.complete(arn):
+            self.topology_changed()
+
+    def _watch_rules(self, active: bool) -> None:
+        """Deployed EventBridge rules get the endpoint's events (the ones ``--events`` writes) while any exist."""
+        sink = self.rehearsal.deliveries
+        if active and self.events is None:
+            factory = EventFactory(self.options.region, self.options.account_id, namespace=uuid.uuid4())
+            self.events = EndpointEvents(self, [sink], factory)
+            self.scheduler.watcher = self.events
+        elif active and self.events is not None and sink not in self.events.sinks:
+            self.events.sinks.append(sink)
+        elif not active and self.events is not None and sink in self.events.sinks:
+            self.events.sinks.remove(sink)
 
     def _record_creation(self, at: float) -> None:
         """The loaded topology in the trail as the Create calls that would have made it (docs/endpoint.md)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from policy_engine.analysis.borrow.plan_users import plan_users
 from policy_engine.analysis.rules.base import Context, RawFinding, rule
 from policy_engine.foundation import instance_types, limits
 from policy_engine.foundation.diagnostics import ObjectRef
@@ -20,6 +21,7 @@ from policy_engine.foundation.units import duration_text
 PLAN_API = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeTrainingPlan.html"
 PLAN_OFFERINGS = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_SearchTrainingPlanOfferings.html"
 PLAN_GUIDE = "https://docs.aws.amazon.com/sagemaker/latest/dg/training-plan-utilization-for-training-jobs.html"
+PLAN_OFFERINGS_GUIDE = "https://docs.aws.amazon.com/sagemaker/latest/dg/search-training-plan-offerings-api-cli-sdk.html"
 #: The type whose plans SageMaker reserves as UltraServers (``ReservedCapacityType: UltraServer``).
 ULTRASERVER_TYPE = "ml.p6e-gb200.36xlarge"
 
@@ -182,3 +184,77 @@ def plan_ultraservers(context: Context) -> Iterator[RawFinding]:
         if plan.instance_type == ULTRASERVER_TYPE:
             yield RawFinding(ref, f"{ULTRASERVER_TYPE} is reserved as UltraServers, which batch-quota does not model",
                              "leave the plan out of the topology (its capacity is not checked or simulated)")
+
+
+@rule("BQ609", Severity.WARNING, "A training plan's reserved capacities are shapes AWS sells",
+      source_url=PLAN_OFFERINGS_GUIDE)
+def plan_offerings(context: Context) -> Iterator[RawFinding]:
+    """SageMaker sells plans in whole days and a few instance counts: "Reservation durations are available in 1-day
+    increments from 1 to 182 days. The reservation instance quantity options are 1, 2, 4, 8, 16, 32 or 64
+    instances." The API allows other shapes (BQ605 checks its bounds), so such a window stays valid, but no
+    offering has it: a topology that plans on it plans on capacity it cannot buy. A window whose times mix ISO 8601
+    and seconds is left to BQ604."""
+    day = limits.PLAN_OFFERING_DAY_SECONDS
+    days, counts = limits.PLAN_OFFERING_DAYS, limits.PLAN_OFFERING_INSTANCES
+    sold = ", ".join(map(str, counts))
+    for ref, plan in plan_refs(context.topology):
+        windows = window_seconds(plan)
+        for index, capacity in enumerate(plan.reserved_capacities):
+            if capacity.instances not in counts and limits.PLAN_INSTANCES.allows(capacity.instances):
+                yield RawFinding(ref, f"reserved_capacities[{index}] holds {capacity.instances} instances; AWS sells "
+                                 f"{sold}", f"reserve {_nearest(capacity.instances, counts)} instances, or split it "
+                                 "into windows of sold sizes")
+            if windows is None:
+                continue
+            start, end = windows[index]
+            length = end - start
+            if length > 0 and (length % day or not days.allows(int(length // day))):
+                yield RawFinding(ref, f"reserved_capacities[{index}] lasts {duration_text(length)}; AWS sells "
+                                 f"whole days, {days.range_text()} days",
+                                 f"make it {max(days.minimum or 1, min(days.at_most, round(length / day)))} "
+                                 "day(s) long")
+
+
+def _nearest(value: int, choices: tuple[int, ...]) -> int:
+    """The sold count closest to ``value`` (the larger on a tie: a window too small is the worse surprise)."""
+    return min(choices, key=lambda choice: (abs(choice - value), -choice))
+
+
+@rule("BQ610", Severity.WARNING, "A share that uses a training plan does not preempt its own plan jobs",
+      source_url=PLAN_GUIDE)
+def plan_share_preempts_in_share(context: Context) -> Iterator[RawFinding]:
+    """A share known to use a plan (the plan lists it in ``shares:``, or a guarantee of the share names the plan with
+    ``during:``) with ``in_share_preemption`` on: a higher-priority job of the share can preempt a running plan job,
+    whose reserved hours are paid whether used or not; the work since its last checkpoint is thrown away, and the
+    plan instances sit idle until the job is dispatched again."""
+    for user in plan_users(context.topology):
+        if not user.share.in_share_preemption or user.share.capacity.get(user.plan.instance_type, 0) <= 0:
+            continue
+        yield RawFinding(ObjectRef.of_share(user.queue.name, user.share.name, user.queue.service_environment),
+                         f"uses training plan {user.plan.name} ({user.declared.value}) and has in_share_preemption "
+                         f"on: a higher-priority job can preempt its plan jobs and throw away paid reserved hours",
+                         "turn in_share_preemption off for this share, or give its plan jobs its highest priority")
+
+
+@rule("BQ611", Severity.WARNING, "Plan jobs dispatched before their window do not hold all of a share's quota",
+      source_url=PLAN_GUIDE)
+def plan_jobs_hold_quota(context: Context) -> Iterator[RawFinding]:
+    """Batch knows nothing of plans: a plan job submitted before its window (the "night before") is dispatched and
+    waits SCHEDULED, SageMaker's Pending, holding its share's quota until the window opens (the simulator's default,
+    ``plan_dispatch: dispatch``, docs/training_plans.md). ``check`` cannot know when jobs are submitted nor a
+    scenario's settings; it knows which shares use a plan (``shares:``, a guarantee's ``during:``) and their limits.
+    It reports a share whose limit for the plan's type is at most the plan's largest window: plan jobs that fill that
+    window, submitted before it, hold all of the share's quota of the type while they wait, and none of its other
+    jobs of that type runs meanwhile. ``simulate`` measures it (the quota held by SCHEDULED plan jobs)."""
+    for user in plan_users(context.topology):
+        plan = user.plan
+        limit = user.share.capacity.get(plan.instance_type, 0)
+        largest = max((capacity.instances for capacity in plan.reserved_capacities), default=0)
+        if limit <= 0 or largest < limit:
+            continue
+        yield RawFinding(ObjectRef.of_share(user.queue.name, user.share.name, user.queue.service_environment),
+                         f"uses training plan {plan.name} ({user.declared.value}); plan jobs filling its largest "
+                         f"window ({largest} x {plan.instance_type}) submitted before it would hold all {limit} of "
+                         "the share's instances of the type SCHEDULED until the window opens",
+                         "submit plan jobs once their window is Active, or give the share room beyond the window "
+                         f"(a {plan.instance_type} limit above {largest})")

@@ -8,25 +8,35 @@ share is one line on stderr and exit 2. ``--format`` chooses a renderer from
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from policy_engine.analysis.checks import check_topology
 from policy_engine.cli.commands.shared import (
     EXIT_OK,
+    LocalWorkers,
     SafePath,
+    executor_or_exit,
     fail_input,
     python_topologies,
     scenario_or_exit,
     topology_or_exit,
 )
+from policy_engine.comparison.parallel import IN_PROCESS_JOB_RUNS
 from policy_engine.foundation.model import Topology, share_id
 from policy_engine.reports.kit.subjects import ExplainOutput
 from policy_engine.reports.registry import EXPLAIN_FORMATS
 from policy_engine.simulation.results.wait_orders import DEFAULT_ORDER, ORDERS
+from policy_engine.sweep.advice import Advice, HelpsRule
+
+if TYPE_CHECKING:
+    from policy_engine.simulation.results.records import SimulationResult
+    from policy_engine.simulation.results.wait_causes import WaitCauses
+    from policy_engine.simulation.scenarios.workload import Scenario
 
 _TOPOLOGY_SUFFIXES = (".yaml", ".yml", ".json", ".py")
 
@@ -43,9 +53,19 @@ def _looks_like_topology(argument: str) -> bool:
               help="Also simulate SCENARIO (its topology is the one explained) and say why SHARE's jobs waited.")
 @click.option("--wait-attribution", type=click.Choice(sorted(ORDERS)), default=DEFAULT_ORDER, show_default=True,
               help="With --scenario: which cause a waiting second is charged to when several hold.")
+@click.option("--helps-above", type=click.FloatRange(0, 1, max_open=True), default=HelpsRule.fraction,
+              show_default=True, metavar="FRACTION",
+              help=f"With --scenario: a knob helps when its replay cuts the share's wait p50 by more than FRACTION of "
+                   f"it (and by at least {HelpsRule.seconds:g} s); docs/simulator.md \"Advice\".")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="With --scenario: replay the knobs on the Dask cluster at ADDRESS (tcp://HOST:8786); default "
+                   "$DASK_SCHEDULER_ADDRESS, else as compare: a local cluster, or in this process when that is "
+                   f"sooner (the replays beyond the first round times the jobs at most {IN_PROCESS_JOB_RUNS:,}).")
+@click.option("--workers", type=LocalWorkers(), metavar="N",
+              help="With --scenario: replay on a local cluster of N worker processes; 1 replays in-process.")
 @EXPLAIN_FORMATS.option()
-def command(share: str, topology: str | None, scenario: str | None, wait_attribution: str, allow_python: bool,
-            output_format: str) -> None:
+def command(share: str, topology: str | None, scenario: str | None, wait_attribution: str, helps_above: float,
+            scheduler: str | None, workers: int | None, allow_python: bool, output_format: str) -> None:
     """Explain SHARE (QUEUE/SHARE or a unique SHARE name) of TOPOLOGY (default: the embedded example).
 
     'explain TOPOLOGY SHARE', the order other commands put the file in, works too. With --scenario S the
@@ -57,7 +77,8 @@ def command(share: str, topology: str | None, scenario: str | None, wait_attribu
     if scenario is not None:
         if topology is not None:
             fail_input([_scenario_and_topology(share, topology, scenario)])
-        _explain_scenario(share, scenario, wait_attribution, allow_python, output_format)
+        _explain_scenario(share, scenario, wait_attribution, HelpsRule(fraction=helps_above), (scheduler, workers),
+                          allow_python, output_format)
     if topology is None and _looks_like_topology(share):
         fail_input([f"explain takes SHARE [TOPOLOGY]: {share!r} looks like a topology file; "
                     f"name the share too, e.g. batch-quota explain QUEUE/SHARE {share}"])
@@ -88,13 +109,15 @@ def _share_or_exit(loaded: Topology, share: str, where: str) -> str:
     return node
 
 
-def _explain_scenario(share: str, scenario: str, wait_attribution: str, allow_python: bool,
-                      output_format: str) -> NoReturn:
-    """Simulate the scenario (with the usage log the attribution reads) and explain the share with its waits."""
+def _explain_scenario(share: str, scenario: str, wait_attribution: str, rule: HelpsRule,
+                      where: tuple[str | None, int | None], allow_python: bool, output_format: str) -> NoReturn:
+    """Simulate the scenario (with the usage log the attribution reads), replay it once per knob the advice
+    considers, and explain the share with its waits and what each replay showed."""
     from dataclasses import replace
 
     from policy_engine.simulation.core.engine import Engine
     from policy_engine.simulation.gcpause import gc_paused
+    from policy_engine.simulation.results.plan_account import account
     from policy_engine.simulation.results.records import build_result
     from policy_engine.simulation.results.wait_causes import attribute
 
@@ -104,7 +127,51 @@ def _explain_scenario(share: str, scenario: str, wait_attribution: str, allow_py
         engine = Engine(loaded.topology, loaded.jobs, loaded.updates, replace(loaded.settings, usage_log=True),
                         loaded.live)
         engine.run(loaded.until)
-        waits = attribute(build_result(engine), loaded.topology, wait_attribution)
-    output = ExplainOutput(loaded.topology, node, check_topology(loaded.topology), waits, loaded.settings.backfill)
+        result = build_result(engine)
+        waits = attribute(result, loaded.topology, wait_attribution)
+        plans = account(result, loaded.topology)  # ``None`` without plans
+    advice = _replayed(loaded, node, waits, result, rule, *where)
+    output = ExplainOutput(loaded.topology, node, check_topology(loaded.topology), waits, loaded.settings.backfill,
+                           plan_account=plans, advice=advice, helps=rule)
     EXPLAIN_FORMATS.renderer(output_format)(output, sys.stdout)
     raise SystemExit(EXIT_OK)
+
+
+def _replayed(scenario: Scenario, node: str, waits: WaitCauses, result: SimulationResult, rule: HelpsRule,
+              scheduler: str | None = None, workers: int | None = None) -> tuple[Advice, ...]:
+    """Each knob the advice considers, replayed on the scenario's workload with that one change, on the executor
+    ``compare`` uses (in-process when a local cluster would not pay for its start), and judged by ``rule``."""
+    from policy_engine.comparison.designs import Design
+    from policy_engine.comparison.parallel import local_workers, runs_in_process
+    from policy_engine.comparison.runs import Workload, run_design
+    from policy_engine.simulation.gcpause import gc_paused
+    from policy_engine.sweep.advice import judged, one_change, trials
+    from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, usable_cores
+
+    mine = [w for w in waits.shares if w.share == node]
+    waited = {w.instance_type for w in mine if w.wait_seconds > 0}
+    tried = trials(scenario.topology, node, [w for w in mine if w.wait_seconds > 0], result.shares)
+    if not tried:
+        return ()
+    designs = []
+    errors = []
+    for trial in tried:
+        topology = one_change(scenario.topology, trial)
+        designs.append(Design(trial.vary, scenario.source, topology))
+        errors.append(tuple(sorted({f.rule for f in check_topology(topology).errors})))
+    if scheduler is None and workers is None and not os.environ.get(SCHEDULER_ENV):  # as compare chooses
+        jobs = len(scenario.jobs) + len(scenario.live or ())
+        small = runs_in_process(jobs, len(designs), usable_cores())
+        workers = 1 if small else local_workers(len(designs), usable_cores())
+    executor = executor_or_exit(scheduler, workers)
+    with executor, gc_paused():
+        try:
+            runs = sorted(executor.map(run_design, Workload(scenario, scenario.until), list(enumerate(designs))),
+                          key=lambda run: run.index)
+        except Exception as error:  # the cluster itself failed (a worker died too often, the scheduler is gone)
+            if not isinstance(executor, DaskExecutor):
+                raise
+            fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}"])
+    return tuple(advice for trial, run, rules in zip(tried, runs, errors, strict=True)
+                 for advice in judged(trial, node, waited, result.shares, run.shares, (result.time, run.time), rule,
+                                     rules))

@@ -41,9 +41,12 @@ MISSING_SCIPY = "fit needs scipy, which is not installed: pip install 'batch-quo
               help="The instant submit_at 0 stands for, where training plan windows are dates and the file has no "
                    "submitted_epoch_ms (default: as generate writes it, the Monday 00:00 on or before the first "
                    "window).")
+@click.option("--min-jobs-per-size", type=click.IntRange(1, None), default=None, metavar="N",
+              help="A size with at least N completed jobs gets a run-time law of its own; smaller sizes draw the "
+                   "share's pooled law (default 50; see docs/workloads.md).")
 @FIT_FORMATS.option()
 def command(workload: str, output: str | None, topology: str | None, timezone: str, seed: int, start: str | None,
-            output_format: str) -> None:
+            min_jobs_per_size: int | None, output_format: str) -> None:
     """Fit a per-share workload profile from WORKLOAD (a job file or `batch-quota history` output).
 
     Exit 0 when fitted (and written with -o), 2 for bad input.
@@ -72,7 +75,12 @@ def command(workload: str, output: str | None, topology: str | None, timezone: s
     if problems:
         fail_input(problems)
     loaded = topology_or_exit(topology) if topology is not None else None
-    from policy_engine.simulation.profiles.fitting import fit_profile, plan_column_problems, read_columns
+    from policy_engine.simulation.profiles.fitting import (
+        MIN_JOBS_PER_SIZE,
+        fit_profile,
+        plan_column_problems,
+        read_columns,
+    )
     from policy_engine.simulation.profiles.writing import profile_yaml
 
     try:
@@ -82,7 +90,8 @@ def command(workload: str, output: str | None, topology: str | None, timezone: s
     wrong = plan_column_problems(columns, workload, loaded)
     if wrong:
         fail_input(wrong)
-    result = fit_profile(columns, workload, loaded, timezone, seed, origin)
+    result = fit_profile(columns, workload, loaded, timezone, seed, origin,
+                         MIN_JOBS_PER_SIZE if min_jobs_per_size is None else min_jobs_per_size)
     if not result.shares:
         fail_input([f"{workload}: no usable job ({', '.join(f'{n} {why}' for why, n in result.unused.items())})"
                     if result.unused else f"{workload}: no job to fit"])

@@ -84,7 +84,8 @@ def command(topology: str | None, host: str, allowed_hosts: tuple[str, ...], tok
     is not verified). Requests a web page could send (a foreign Origin or Host, a
     form post) are refused 403: see docs/endpoint.md. TOPOLOGY's training plans are
     served as SageMaker's ListTrainingPlans and DescribeTrainingPlan (AWS_ENDPOINT_URL_SAGEMAKER; every
-    other SageMaker operation is refused).
+    other SageMaker operation is refused). With AWS_ENDPOINT_URL=http://HOST:PORT the CDK CLI deploys,
+    diffs and destroys apps against it (STS, SSM, S3, CloudFormation): see docs/rehearsal.md.
     """
     if walkthrough and topology:
         raise click.UsageError("give a TOPOLOGY or --walkthrough, not both")
@@ -147,6 +148,7 @@ def command(topology: str | None, host: str, allowed_hosts: tuple[str, ...], tok
     click.echo(f"  export AWS_ENDPOINT_URL_BATCH={url}", err=True)
     if service.account.plans:  # only plan reads are served: other SageMaker calls would be refused
         click.echo(f"  export AWS_ENDPOINT_URL_SAGEMAKER={url}   # training plans only", err=True)
+    click.echo(f"  export AWS_ENDPOINT_URL={url}   # every service: cdk deploy/diff/destroy rehearse on it", err=True)
     click.echo(url)
     import uvicorn
 

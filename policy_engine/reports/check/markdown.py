@@ -34,6 +34,7 @@ def render(report: CheckReport, *, source: str = "", strict: bool = False, decla
     icon = "✅" if view.passed else "❌"
     verdict = "passed" if view.passed else "failed"
     suppressed = f", **{len(view.suppressed)}** suppressed" if view.suppressed else ""
+    suppressed = (f", **{len(view.notes)}** note(s)" if view.notes else "") + suppressed
     promises = f", **{view.proven}** of **{view.declared}** declared guarantee(s) proven" if view.declared else ""
     lines = [f"### {icon} batch-quota check {verdict}" + (f": {code(source)}" if source else ""), "",
              f"**{len(view.errors)}** error(s), **{len(view.warnings)}** warning(s){suppressed}, "

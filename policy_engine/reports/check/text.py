@@ -19,8 +19,8 @@ from policy_engine.reports.check.view import CheckOutput, CheckReport, CheckView
 from policy_engine.reports.kit.safe_text import rich_text, visible
 
 #: Per severity (its word, as ``FindingRow.severity``): the style of its findings and the title over them.
-_STYLE = {"error": "bold red", "warning": "yellow"}
-_TITLE = {"error": "Errors", "warning": "Warnings"}
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+_TITLE = {"error": "Errors", "warning": "Warnings", "info": "Notes"}
 
 
 def _shares(names: tuple[str, ...], queue: str, shown: int | None = 2) -> str:
@@ -91,7 +91,7 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
                       soft_wrap=False)
     if source:
         console.print(f"batch-quota check {visible(source)}", markup=False)
-    for severity, findings in (("error", view.errors), ("warning", view.warnings)):
+    for severity, findings in (("error", view.errors), ("warning", view.warnings), ("info", view.notes)):
         if findings:
             console.print(f"{_TITLE[severity]} ({len(findings)})", style=_STYLE[severity])
             console.print(_findings_table(severity, findings))
@@ -107,6 +107,7 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
     verdict = "passed" if passed else "FAILED"
     strictly = " (--strict: warnings fail)" if strict and view.warnings else ""
     suppressed = f", {len(view.suppressed)} suppressed" if view.suppressed else ""
+    suppressed = (f", {len(view.notes)} note(s)" if view.notes else "") + suppressed
     promises = f", {view.proven} of {view.declared} declared guarantee(s) proven" if view.declared else ""
     console.print(f"{verdict}{strictly}: {len(view.errors)} error(s), {len(view.warnings)} warning(s){suppressed}, "
                   f"{view.shares} quota share(s){promises}", style="bold green" if passed else "bold red")

@@ -26,8 +26,8 @@ __all__ = ["LOAD_RULE", "SCHEMA", "CheckLoadFailure", "CheckOutput", "CheckRepor
 
 @dataclass(frozen=True)
 class FindingRow:
-    """A finding as every report names it: its severity's word (``error``, ``warning``), the object as text, and
-    the suppression's reason (``None``: not suppressed)."""
+    """A finding as every report names it: its severity's word (``error``, ``warning``, ``info``), the object as
+    text, and the suppression's reason (``None``: not suppressed)."""
 
     rule: str
     severity: str
@@ -60,6 +60,7 @@ class CheckView:
     passed: bool  # the exit code's verdict: no unsuppressed error (with ``strict``, no unsuppressed warning)
     errors: tuple[FindingRow, ...]
     warnings: tuple[FindingRow, ...]
+    notes: tuple[FindingRow, ...]  # ``info`` findings: a choice worth knowing, never failing anything
     suppressed: tuple[FindingRow, ...]
     findings: tuple[FindingRow, ...]  # every one, in the report's order
     shares: int
@@ -84,7 +85,8 @@ def report_view(report: CheckReport, *, source: str = "", strict: bool = False,
             summary.may_preempt, summary.preempted_by_type, summary.may_preempt_type))
     proven, declared = report.guarantees_proven(declared_guarantees)
     return CheckView(source, strict, report.passes(strict), tuple(map(_row, report.errors)),
-                     tuple(map(_row, report.warnings)), tuple(map(_row, report.suppressed)),
+                     tuple(map(_row, report.warnings)), tuple(map(_row, report.notes)),
+                     tuple(map(_row, report.suppressed)),
                      tuple(map(_row, report.findings)), len(report.summaries), proven, declared,
                      tuple((queue, tuple(rows)) for queue, rows in queues.items()))
 
@@ -110,6 +112,7 @@ def document(report: CheckReport, *, source: str = "", strict: bool = False, dec
         "load_errors": [],
         "errors": len(report.errors),
         "warnings": len(report.warnings),
+        "notes": len(report.notes),
         "suppressed": len(report.suppressed),
         "guarantees": {"declared": declared, "proven": proven},
         "findings": [finding_to_dict(f) for f in report.findings],
@@ -137,7 +140,7 @@ def load_failure_document(problems: list[str], *, source: str = "") -> dict[str,
 # --- check --format sarif ------------------------------------------------------------------------------------
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning"}
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 #: The pseudo-rule of load problems (exit 2): not a check rule, so not in the registry or the catalogue.
 LOAD_RULE = {

@@ -1,5 +1,6 @@
 """``explain --format json``: the share, its sentences as ``{"topic", "text"}`` and its figures (the per-share
-summary ``check --format json`` writes), for scripts and bots (the document is read by ``reports.explain.view``)."""
+summary ``check --format json`` writes), the training plans' windows and ``advice`` (each knob replayed,
+``sweep.advice``), for scripts and bots (the document is read by ``reports.explain.view``)."""
 
 from __future__ import annotations
 

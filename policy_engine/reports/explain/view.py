@@ -16,10 +16,11 @@ from policy_engine.analysis.rules.objects import findings_by_share
 from policy_engine.analysis.summary import ShareSummary
 from policy_engine.foundation.model import Topology
 from policy_engine.foundation.units import duration_text
+from policy_engine.reports.explain.advice import advice_figures, advice_sentences
 from policy_engine.reports.explain.plans import plan_figures, plan_sentences
 from policy_engine.reports.kit.subjects import ExplainOutput
 
-__all__ = ["ExplainOutput", "Sentence", "document", "explain_share", "plan_figures", "sentences"]
+__all__ = ["ExplainOutput", "Sentence", "advice_figures", "document", "explain_share", "plan_figures", "sentences"]
 
 Sentence = tuple[str, str]
 
@@ -169,14 +170,24 @@ def sentences(output: ExplainOutput) -> list[Sentence]:
         from policy_engine.simulation.results.wait_advice import wait_sentences
 
         out += wait_sentences(output.topology, output.waits, output.share, output.backfill)
-    return out
+    if output.plan_account is not None:  # why the plans it uses sat idle, what their hazards cost it
+        from policy_engine.simulation.results.plan_advice import plan_sentences as plan_idle_sentences
+
+        out += plan_idle_sentences(output.topology, output.plan_account, output.share)
+    return out + advice_sentences(output.advice, output.helps, output.share)
 
 
 def document(output: ExplainOutput) -> dict[str, Any]:
     """``explain --format json``: the share, its sentences as ``{"topic", "text"}``, the per-share summary (as
-    ``check --format json`` writes it) and its training plans' figures."""
+    ``check --format json`` writes it), its training plans' figures and ``advice`` (each knob replayed,
+    ``sweep.advice``)."""
     return {"share": output.share,
             "sentences": [{"topic": topic, "text": text} for topic, text in sentences(output)],
             "summary": output.report.summaries[output.share].to_dict(),
             "training_plans": plan_figures(output.topology, borrow_graph(output.topology, output.report),
-                                           output.share)}
+                                           output.share),
+            # every knob the advice considers, replayed (``advice_tested``: false without a scenario)
+            "advice": advice_figures(output.advice),
+            "advice_tested": output.advice is not None,
+            "helps_rule": ({"fraction": output.helps.fraction, "seconds": output.helps.seconds}
+                           if output.helps is not None else None)}

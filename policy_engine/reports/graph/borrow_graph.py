@@ -8,7 +8,9 @@ because nothing ever flows in or out of them. Shares (and guarantees) a check fl
 a red border and the rule IDs in their label; findings about a job queue or its service
 environment (BQ201, BQ203, AWS limits) colour the queue's cluster border and list their
 rule IDs in its label; findings about the whole topology go under the graph's title.
-Nothing a check found is left out of the picture.
+Nothing a check found is left out of the picture. Each training plan a drawn share is known to use
+(the plan's ``shares:``, a guarantee's ``during:``: ``analysis.borrow.plan_users``) is a purple node
+listing its windows, with a dotted edge to each such share, so it sits beside them.
 
 The DOT source never needs the ``dot`` program; SVG and PNG do, and a missing ``dot`` is
 reported as ``RenderError`` with one line the command prints.
@@ -34,6 +36,7 @@ from policy_engine.reports.graph.view import (
     EdgeView,
     Flag,
     NodeView,
+    PlanUseView,
     RenderError,
     Topology,
     build,
@@ -61,14 +64,15 @@ STRATEGY_STYLES = {
     "LEND": StrategyStyle("box", "#d1f2d1", "filled", "lends idle capacity"),
     "RESERVE": StrategyStyle("box", "#e6e6e6", "filled,dashed", "isolated: never lends or borrows"),
 }
-FINDING_COLOUR = {Flag.ERROR: "#d62728", Flag.WARNING: "#ff7f0e"}
+FINDING_COLOUR = {Flag.ERROR: "#d62728", Flag.WARNING: "#ff7f0e", Flag.INFO: "#1f77b4"}
 #: Findings a ``suppress`` entry accepted: still flagged, without the alarm colour.
 SUPPRESSED_COLOUR = "#7f7f7f"
 EDGE_COLOUR, BLOCKED_EDGE_COLOUR = "#1f4e9c", "#9e9e9e"
 
 
 def _colour(flag: Flag) -> str:
-    """Red for an unsuppressed error, orange for an unsuppressed warning, grey when all are suppressed."""
+    """Red for an unsuppressed error, orange for an unsuppressed warning, grey when the others are suppressed, blue
+    for notes (info) alone."""
     return SUPPRESSED_COLOUR if flag is Flag.SUPPRESSED else FINDING_COLOUR[flag]
 
 
@@ -100,6 +104,7 @@ def build_dot(topology: Topology, report: CheckReport | None = None, queues: tup
     }, node_attr={"fontname": "Helvetica", "fontsize": "11"}, edge_attr={"fontname": "Helvetica", "fontsize": "10"})
     for queue in view.clusters:
         _add_cluster(dot, queue)
+    _draw_plans(dot, view.plans)
     if edge_mode is EdgeMode.POOL:
         _draw_pools(dot, view.edges)
         return dot
@@ -132,6 +137,27 @@ def _add_cluster(dot: graphviz.Digraph, queue: ClusterView) -> None:
 
 
 POOL_FILL = "#fff4cc"
+#: The training plans' colour: the HTML report draws plan windows in purple too.
+PLAN_FILL, PLAN_COLOUR = "#eadcf8", "#6a3d9a"
+
+
+def plan_id(name: str) -> str:
+    """A plan's node ID: no share ID (``QUEUE/SHARE``, no space) nor pool ID (``Q pool T``) can be it."""
+    return _id(f"training plan {name}")
+
+
+def _draw_plans(dot: graphviz.Digraph, users: Sequence[PlanUseView]) -> None:
+    """Each plan once, then a dotted edge to each of the drawn shares that use it."""
+    drawn: set[str] = set()
+    for user in users:
+        node = plan_id(user.plan)
+        if node not in drawn:
+            drawn.add(node)
+            dot.node(node, label=_label(f"training plan {user.plan}", *user.windows),
+                     shape="note", style="filled", fillcolor=PLAN_FILL, color=PLAN_COLOUR, fontcolor=PLAN_COLOUR,
+                     tooltip=_label(f"training plan {user.plan}"))
+        dot.edge(node, _id(user.share), label=_label(f"plan jobs ({user.declared})"), color=PLAN_COLOUR,
+                 fontcolor=PLAN_COLOUR, style="dotted", arrowhead="none")
 
 
 def _draw_pools(dot: graphviz.Digraph, pooled: Sequence[EdgeView]) -> None:

@@ -1,24 +1,27 @@
 """``graph``'s view: the borrow graph as values to draw, read once from the topology, the check's report and the
 borrow graph: one cluster per job queue (its label lines, the findings about it), one node per share (its lines:
-name, capacity per type, strategy, flags), the edges (pairwise, or through a pool per queue and type) and the
-findings no share or queue shows. ``reports.graph.borrow_graph`` lays them out as DOT; how they look (colours,
-shapes) is decided there."""
+name, capacity per type, strategy, flags), the edges (pairwise, or through a pool per queue and type), the
+findings no share or queue shows, and each training plan a drawn share is known to use (its windows as lines).
+``reports.graph.borrow_graph`` lays them out as DOT; how they look (colours, shapes) is decided there."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from policy_engine.analysis.borrow.graph import BorrowGraph
+from policy_engine.analysis.borrow.plan_users import plan_users
 from policy_engine.analysis.checks import CheckReport, borrow_graph
 from policy_engine.analysis.rules.objects import findings_by_share, locate
 from policy_engine.foundation.findings import Finding, Severity
-from policy_engine.foundation.model import UNLIMITED_BORROW, Topology, share_id
+from policy_engine.foundation.model import UNLIMITED_BORROW, Topology, TrainingPlan, plan_time_text, share_id
+from policy_engine.foundation.units import duration_text
 
 __all__ = ["MAX_DOT_EDGES", "CheckReport", "ClusterView", "EdgeMode", "EdgeView", "Flag", "Flagged", "GraphView",
-           "NodeView", "PoolEdge", "RenderError", "Topology", "build", "findings_by_queue", "pool_edges", "pool_id",
-           "topology_findings"]
+           "NodeView", "PlanUseView", "PoolEdge", "RenderError", "Topology", "build", "findings_by_queue", "pool_edges",
+           "pool_id", "topology_findings", "window_lines"]
 
 #: Most edges even a .dot file gets: twice a topology at AWS's limits (50 queues x 20 shares x 5 types).
 MAX_DOT_EDGES = 200_000
@@ -38,12 +41,13 @@ class RenderError(Exception):
 
 
 class Flag(StrEnum):
-    """The worst of what a check found on an object: an unsuppressed error, else an unsuppressed warning, else only
-    findings a ``suppress`` entry accepted (still shown, without the alarm)."""
+    """The worst of what a check found on an object: an unsuppressed error, else an unsuppressed warning, else
+    findings a ``suppress`` entry accepted (still shown, without the alarm), else notes (info) alone."""
 
     ERROR = Severity.ERROR.value
     WARNING = Severity.WARNING.value
     SUPPRESSED = "suppressed"
+    INFO = Severity.INFO.value
 
 
 @dataclass(frozen=True)
@@ -94,12 +98,24 @@ class PoolEdge:
 
 
 @dataclass(frozen=True)
+class PlanUseView:
+    """A drawn share known to use a training plan (``analysis.borrow.plan_users``): the plan, its windows (one line
+    per reserved capacity), the share (``QUEUE/SHARE``) and how the use is declared (``shares``, ``during``)."""
+
+    plan: str
+    windows: tuple[str, ...]
+    share: str
+    declared: str
+
+
+@dataclass(frozen=True)
 class GraphView:
     mode: EdgeMode
     clusters: tuple[ClusterView, ...]
     edges: tuple[EdgeView, ...]  # pairwise: lender -> borrower; pool: lender -> pool and pool -> borrower
     #: findings about the whole topology (``RULE OBJECT: message``) and their flag; ``None`` when there are none
     elsewhere: tuple[Flag, tuple[str, ...]] | None
+    plans: tuple[PlanUseView, ...] = ()  # in ``plan_users`` order: a plan's node goes before its first edge
 
 
 def findings_by_queue(topology: Topology, report: CheckReport | None) -> dict[str, list[Finding]]:
@@ -133,10 +149,14 @@ def topology_findings(topology: Topology, report: CheckReport | None) -> list[Fi
 
 
 def _flag(findings: Sequence[Finding]) -> Flag:
-    open_findings = [f for f in findings if f.suppressed is None]
-    if not open_findings:
+    open_findings = {f.severity for f in findings if f.suppressed is None}
+    if Severity.ERROR in open_findings:
+        return Flag.ERROR
+    if Severity.WARNING in open_findings:
+        return Flag.WARNING
+    if any(f.suppressed is not None for f in findings):
         return Flag.SUPPRESSED
-    return Flag.ERROR if any(f.severity is Severity.ERROR for f in open_findings) else Flag.WARNING
+    return Flag.INFO
 
 
 def _flagged(findings: Sequence[Finding]) -> Flagged | None:
@@ -187,6 +207,19 @@ def pool_edges(graph: BorrowGraph, topology: Topology, queues: tuple[str, ...] =
     return out
 
 
+def window_lines(plan: TrainingPlan) -> tuple[str, ...]:
+    """One line per reserved capacity: its instances and when (ISO 8601, or seconds from the scenario start)."""
+    lines = []
+    for index, window in enumerate(plan.reserved_capacities):
+        start, end = plan_time_text(window.start), plan_time_text(window.end)
+        if isinstance(window.start, datetime) and isinstance(window.end, datetime):
+            when = f"{start} → {end} ({duration_text((window.end - window.start).total_seconds())})"
+        else:
+            when = f"t={start} s → {end} s"
+        lines.append(f"window {index}: {window.instances} x {plan.instance_type}, {when}")
+    return tuple(lines)
+
+
 def _node(graph: BorrowGraph, node: str, flagged: dict[str, list[Finding]]) -> NodeView:
     share = graph.share(node)
     lines = [share.name, *_capacity_lines(dict(share.capacity)), _strategy_line(graph, node)]
@@ -234,4 +267,6 @@ def build(topology: Topology, report: CheckReport | None = None, queues: tuple[s
                               or (instance_types and instance_type not in instance_types)))
     found = topology_findings(topology, report)
     elsewhere = (_flag(found), tuple(f"{f.rule} {f.object}: {f.message}" for f in found)) if found else None
-    return GraphView(edge_mode, tuple(clusters), drawn, elsewhere)
+    plans = tuple(PlanUseView(user.plan.name, window_lines(user.plan), user.share_id, user.declared.value)
+                  for user in plan_users(topology) if not queues or user.queue.name in queues)
+    return GraphView(edge_mode, tuple(clusters), drawn, elsewhere, plans)

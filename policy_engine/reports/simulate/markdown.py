@@ -82,6 +82,11 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     click.echo("\n".join(_lines(view.run, view.source, view.calibration)), file=stream, nl=False)
     if view.waits is not None and (waited := why_waited.markdown(view.waits)):
         click.echo("\n".join(["", *waited]), file=stream, nl=False)
+    if view.plan_account is not None and view.topology is not None:
+        from policy_engine.reports.tables import plan_account_tables
+
+        click.echo("\n".join(["", *plan_account_tables.markdown_lines(view.topology, view.plan_account)]),
+                   file=stream, nl=False)
     if view.deploy_note:
         click.echo(f"\n_{safe_text.markdown(view.deploy_note)}_", file=stream)
     if view.costs is not None:

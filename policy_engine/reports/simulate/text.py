@@ -105,6 +105,11 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
 
         for table in text_tables(view.run.plans):  # hours only: the plans' fees are in the bill
             console.print(table)
+        if view.plan_account is not None and view.topology is not None:
+            from policy_engine.reports.tables import plan_account_tables
+
+            for item in plan_account_tables.text_tables(view.topology, view.plan_account):
+                console.print(item)
     if view.waits is not None and (waited := why_waited.rich_table(view.waits)) is not None:
         console.print(waited)
     if view.deploy_note:

@@ -2,9 +2,10 @@
 utilisation phrase), the jobs' rows, one row per share and instance type, the per-type rows, observed against
 simulated per share, and the billing period, read once from ``SimulateOutput`` for every format.
 
-The sections several commands show (the training plans, why jobs waited, the bill, the targets) are drawn by the
-shared ``reports.tables`` modules, which read the run's own values: the view hands them over (``plans``,
-``waits``, ``costs``, ``targets``). The JSON document streams job by job from the result (``JsonDocument``)."""
+The sections several commands show (the training plans and their account, why jobs waited, the bill, the targets)
+are drawn by the shared ``reports.tables`` modules, which read the run's own values: the view hands them over
+(``plans``, ``plan_account`` with its ``topology``, ``waits``, ``costs``, ``targets``). The JSON document streams
+job by job from the result (``JsonDocument``)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ from policy_engine.simulation.results.records import SimulationResult
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY, from_summary, weighted_utilisation
 
 if TYPE_CHECKING:
+    from policy_engine.foundation.model import Topology
     from policy_engine.inputs.prices import Prices
     from policy_engine.simulation.plan_windows import PlanReport
     from policy_engine.simulation.results.costs import CostReport
+    from policy_engine.simulation.results.plan_account import PlanAccount
     from policy_engine.simulation.results.targets import TargetResult
     from policy_engine.simulation.results.wait_causes import WaitCauses
 
@@ -107,6 +110,10 @@ class SimulateView:
     waits: WaitCauses | None
     costs: CostReport | None
     targets: tuple[TargetResult, ...]
+    #: the run's training plans accounted for (idle causes per window, plan hazards); ``None`` without plans
+    plan_account: PlanAccount | None
+    #: the topology the run was on (the plan account's sentences name its shares' limits)
+    topology: Topology | None
 
 
 @dataclass(frozen=True)
@@ -165,7 +172,8 @@ def build(output: SimulateOutput, *, jobs: bool = True) -> SimulateView:
         period = period_text(costs.period)
     return SimulateView(output.source, run_view(output.result, _rates(costs.prices if costs else None), jobs=jobs),
                         period, calibration_rows(output.calibration) if output.calibration is not None else None,
-                        output.deploy_note(), output.waits, costs, tuple(output.targets))
+                        output.deploy_note(), output.waits, costs, tuple(output.targets), output.plan_account,
+                        output.topology)
 
 
 def json_document(output: SimulateOutput) -> JsonDocument:
@@ -178,6 +186,10 @@ def json_document(output: SimulateOutput) -> JsonDocument:
         from policy_engine.reports.tables.plan_tables import to_json
 
         extra["training_plans"] = to_json(output.result.plans)  # hours: the plans' fees are in ``costs.plans``
+        if output.plan_account is not None:
+            from policy_engine.reports.tables.plan_account_tables import add_to_json
+
+            add_to_json(extra["training_plans"], output.plan_account)
     if output.waits is not None:
         extra["wait_causes"] = output.waits.to_json()
     if output.named_at_deploy:
@@ -191,7 +203,11 @@ def json_document(output: SimulateOutput) -> JsonDocument:
             extra["costs"]["price_weighted_utilisation"] = None if weighted is None else round(weighted, 6)
     if output.targets:
         extra["targets"] = [result.to_json() for result in output.targets]
-    fields: dict[str, Sequence[object]] | None = None
+    fields: dict[str, Sequence[object]] = {}
     if output.waits is not None:  # per job, the cause it waited longest for (null: it never waited)
-        fields = {"wait_cause": [None if cause is None else cause.value for cause in output.waits.job_causes]}
-    return JsonDocument(extra or None, fields, output.result.write_json)
+        fields["wait_cause"] = [None if cause is None else cause.value for cause in output.waits.job_causes]
+    if output.plan_account is not None:  # per job, SCHEDULED seconds waiting for its plan's window (null: no plan)
+        fields["plan_hold_seconds"] = output.plan_account.plan_hold
+    if output.result.plans is not None:  # per job, its requeues after 2 days pending for its plan (docs/simulator.md)
+        fields["capacity_retries"] = [record.capacity_retries for record in output.result.jobs]
+    return JsonDocument(extra or None, fields or None, output.result.write_json)

@@ -19,6 +19,7 @@ from policy_engine.reports.top.view import (
     build,
     calls_line,
     document,
+    no_plan_held,
     share_cells,
     title,
     visible_rows,
@@ -34,10 +35,13 @@ REASON_MIN_WIDTH = 24
 
 _SHARE_COLUMNS: tuple[tuple[str, Literal["left", "right"]], ...] = (
     ("SHARE", "left"), ("TYPE", "left"), ("STRATEGY", "left"), ("LIMIT", "right"), ("OWN", "right"),
-    ("BORROWED", "right"), ("LENT", "right"), ("WAITING", "right"), ("HEAD JOB", "left"), ("PRIO", "right"),
+    ("BORROWED", "right"), ("PLAN HELD", "right"), ("LENT", "right"), ("WAITING", "right"), ("HEAD JOB", "left"),
+    ("PRIO", "right"),
     ("AGE", "right"), ("REASON", "left"), ("PREEMPT 1h", "right"))
 _REASON = [name for name, _ in _SHARE_COLUMNS].index("REASON")
 _STRATEGY = [name for name, _ in _SHARE_COLUMNS].index("STRATEGY")
+_HEAD = [name for name, _ in _SHARE_COLUMNS].index("HEAD JOB")
+_PLAN_HELD = [name for name, _ in _SHARE_COLUMNS].index("PLAN HELD")
 
 
 class SharesTable:
@@ -45,20 +49,24 @@ class SharesTable:
     narrow terminal only the reason is cut (the JSON output has it whole); every other column keeps its
     header and its widest cell whole (rich alone would squeeze the short columns to nothing)."""
 
-    def __init__(self, title: str, cells: Sequence[Sequence[str]]) -> None:
+    def __init__(self, title: str, cells: Sequence[Sequence[str]], no_plan_held: bool = False) -> None:
         self.title = title
         self.cells = [[Text(text) for text in row] for row in cells]
+        #: no SCHEDULED plan job holds quota anywhere (the column may go on a narrow terminal)
+        self.no_plan_held = no_plan_held
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         widths = [max([len(name), *(len(row[index]) for row in self.cells)])
                   for index, (name, _) in enumerate(_SHARE_COLUMNS)]
         # a cell is its text, one space either side and one border; the table adds its left border
-        others = 1 + sum(width + 3 for index, width in enumerate(widths) if index != _REASON)
+        others = 1 + sum(width + 3 for index, width in enumerate(widths)
+                         if index != _REASON and not (index == _PLAN_HELD and self.no_plan_held))
         narrow = options.max_width < others + REASON_MIN_WIDTH + 3
         reason = min(REASON_WIDTH, max(REASON_MIN_WIDTH, options.max_width - others - 3))
-        # narrow: no borders, no strategy (check and explain show it), and each head's reason on its own line
-        # under the table (a line longer than the terminal is cut at its edge, as top cuts it)
-        dropped = (_REASON, _STRATEGY) if narrow else ()
+        # narrow: no borders, no strategy (check and explain show it), no plan column while it holds nothing, and
+        # each head's reason on its own line under the table (a line longer than the terminal is cut at its edge,
+        # as top cuts it)
+        dropped = ((_REASON, _STRATEGY, *((_PLAN_HELD,) if self.no_plan_held else ())) if narrow else ())
         table = (Table(title=self.title, title_justify="left", expand=False, box=box.SIMPLE_HEAD,
                        padding=(0, 2, 0, 0), pad_edge=False) if narrow
                  else Table(title=self.title, title_justify="left", expand=False))
@@ -74,11 +82,11 @@ class SharesTable:
         if narrow:
             for row in self.cells:
                 if row[_REASON].plain:
-                    yield Text.assemble(row[0], " ", row[8], ": ", row[_REASON], overflow="fold")
+                    yield Text.assemble(row[0], " ", row[_HEAD], ": ", row[_REASON], overflow="fold")
 
 
 def shares_table(figures: QueueFigures, rows: list[ShareRow]) -> SharesTable:
-    return SharesTable(title(figures), share_cells(rows))
+    return SharesTable(title(figures), share_cells(rows), no_plan_held(rows))
 
 
 def front_table(rows: Sequence[Sequence[str]]) -> Table:
@@ -92,7 +100,7 @@ def front_table(rows: Sequence[Sequence[str]]) -> Table:
 
 def totals_table(rows: Sequence[Sequence[str]]) -> Table:
     table = Table(title="per instance type", title_justify="left")
-    for name in ("TYPE", "LIMITS", "USED", "OWN", "BORROWED", "LENT", "WAITING", "PREEMPT 1h"):
+    for name in ("TYPE", "LIMITS", "USED", "OWN", "BORROWED", "PLAN HELD", "LENT", "WAITING", "PREEMPT 1h"):
         table.add_column(name, justify="left" if name == "TYPE" else "right")
     for instance_type, *figures in rows:
         table.add_row(Text(instance_type), *figures)
@@ -102,7 +110,8 @@ def totals_table(rows: Sequence[Sequence[str]]) -> Table:
 def screen(figures: QueueFigures, sort: SortKey, text: str, footer: list[Text]) -> RenderableType:
     """The whole view: shares, front of the queue, totals, then the footer lines."""
     view = build(figures, sort, text)
-    return Group(SharesTable(view.title, view.shares), front_table(view.front), totals_table(view.totals), *footer)
+    return Group(SharesTable(view.title, view.shares, view.no_plan_held), front_table(view.front),
+                 totals_table(view.totals), *footer)
 
 
 def write_json(figures: QueueFigures, stream: TextIO) -> None:

@@ -12,7 +12,7 @@ from policy_engine.adapters.aws.queue_figures import QueueFigures, ShareRow
 from policy_engine.foundation.units import duration_text
 
 __all__ = ["SORTS", "QueueFigures", "ShareRow", "SortKey", "TopView", "build", "calls_line", "document",
-           "share_cells", "title", "visible_rows"]
+           "no_plan_held", "share_cells", "title", "visible_rows"]
 
 
 @dataclass(frozen=True)
@@ -49,18 +49,24 @@ def _waiting(count: int, capped: bool) -> str:
 
 
 def share_cells(rows: Sequence[ShareRow]) -> tuple[tuple[str, ...], ...]:
-    """Per row: share (and its state unless enabled), type, strategy, limit, own, borrowed, lent, waiting, head job,
-    its priority, its age, its reason, preemptions in the last hour."""
+    """Per row: share (and its state unless enabled), type, strategy, limit, own, borrowed, held by SCHEDULED plan
+    jobs, lent, waiting, head job, its priority, its age, its reason, preemptions in the last hour."""
     out = []
     for row in rows:
         head = row.head
         state = "" if row.state == "ENABLED" else f" ({row.state})"
         out.append((row.share + state, row.instance_type, row.strategy, str(row.limit), str(row.own),
-                    str(row.borrowed), _number(row.lent), _waiting(row.waiting, row.waiting_capped),
+                    str(row.borrowed), str(row.plan_held), _number(row.lent),
+                    _waiting(row.waiting, row.waiting_capped),
                     head.name if head else "-", str(head.priority) if head and head.priority is not None else "-",
                     duration_text(head.age_seconds) if head else "-", head.reason if head else "",
                     "-" if row.preemptions is None else str(row.preemptions)))
     return tuple(out)
+
+
+def no_plan_held(rows: Sequence[ShareRow]) -> bool:
+    """No SCHEDULED plan job holds quota in any of ``rows`` (the PLAN HELD column may go on a narrow terminal)."""
+    return not any(row.plan_held for row in rows)
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,8 @@ class TopView:
     title: str  # ``job queue Q: quota shares``
     shares: tuple[tuple[str, ...], ...]  # ``share_cells`` of the rows kept, in order
     front: tuple[tuple[str, ...], ...]  # position, job, share, at position for
-    totals: tuple[tuple[str, ...], ...]  # type, limits, used, own, borrowed, lent, waiting, preemptions
+    totals: tuple[tuple[str, ...], ...]  # type, limits, used, own, borrowed, plan held, lent, waiting, preemptions
+    no_plan_held: bool  # no SCHEDULED plan job holds quota in the shares kept (``no_plan_held``)
 
 
 def title(figures: QueueFigures) -> str:
@@ -80,9 +87,10 @@ def build(figures: QueueFigures, sort: SortKey = SORTS[0], text: str = "") -> To
     front = tuple((str(job.position), job.name or job.job_id, job.share or "?", duration_text(job.waiting_seconds))
                   for job in figures.front)
     totals = tuple((total.instance_type, str(total.limit), str(total.used), str(total.own), str(total.borrowed),
-                    _number(total.lent), _waiting(total.waiting, total.waiting_capped),
+                    str(total.plan_held), _number(total.lent), _waiting(total.waiting, total.waiting_capped),
                     "-" if total.preemptions is None else str(total.preemptions)) for total in figures.totals)
-    return TopView(title(figures), share_cells(visible_rows(figures, sort, text)), front, totals)
+    rows = visible_rows(figures, sort, text)
+    return TopView(title(figures), share_cells(rows), front, totals, no_plan_held(rows))
 
 
 def calls_line(figures: QueueFigures) -> str:

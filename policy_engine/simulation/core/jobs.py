@@ -134,6 +134,7 @@ class Job:
     __slots__ = (
         "attempt_start",
         "attempts_failed",
+        "capacity_retries",
         "end_reason",
         "finished_at",
         "misconfigured",
@@ -168,6 +169,9 @@ class Job:
         self.remaining = float(spec.duration)
         self.preemptions = 0
         self.attempts_failed = 0
+        #: times its plan's 2 days pending ended and it went back to RUNNABLE without spending an attempt
+        #: (``settings.plan_pending_end: requeue``): neither an attempt nor a preemption
+        self.capacity_retries = 0
         self.started_at: float | None = None  # first RUNNING
         self.placed_at: float | None = None  # first left RUNNABLE for capacity (the end of its wait)
         self.finished_at: float | None = None

@@ -65,6 +65,9 @@ SAMPLE = 5000
 ALPHA = 0.05
 #: Fewer completed jobs than this: the run time is generate's default (exponential, mean 1 h), and we say so.
 MIN_RUN_TIMES = 30
+#: A size class (jobs of one size) gets a run-time law of its own from this many completed jobs; smaller classes draw
+#: the share's pooled law (docs/workloads.md, "Run time by size", says why 50). ``fit --min-jobs-per-size``.
+MIN_JOBS_PER_SIZE = 50
 #: A daily cycle needs two days and this many jobs; a weekly one two weeks and ``MIN_WEEKLY_JOBS``.
 MIN_DAILY_JOBS = 240
 MIN_WEEKLY_JOBS = 140
@@ -388,6 +391,48 @@ def fit_run_time(values: np.ndarray, rng: np.random.Generator, unknown: int) -> 
     return RunTime(law=Empirical(distribution="empirical"), quantiles=quantiles, fit=record), "empirical", notes
 
 
+def _run_time_by_size(sizes: np.ndarray, run_values: np.ndarray, rng: np.random.Generator, least: int,
+                      notes: list[str]) -> dict[int, RunTime]:
+    """A run-time law per size with at least ``least`` completed jobs (``fit_run_time``, as for the share); smaller
+    sizes draw the share's pooled law. Empty when the share ran one size only (its law is the share's)."""
+    present, counts = np.unique(sizes, return_counts=True)
+    if present.shape[0] < 2:
+        return {}
+    laws: dict[int, RunTime] = {}
+    for size, count in zip(present.tolist(), counts.tolist(), strict=True):
+        if count >= least:
+            law, _, said = fit_run_time(run_values[sizes == size], rng, 0)
+            laws[int(size)] = law
+            notes += [f"size {size}: {note}" for note in said]
+    pooled = [f"{size} ({count})" for size, count in zip(present.tolist(), counts.tolist(), strict=True)
+              if count < least]
+    if laws:
+        own = ", ".join(f"{size} ({int((sizes == size).sum())} completed, {law.law.distribution})"
+                        for size, law in laws.items())
+        notes.append(f"run time by size: {own}" + (f"; size(s) {', '.join(pooled)} have fewer than {least} completed "
+                                                   "jobs and draw the pooled run time" if pooled else ""))
+    return laws
+
+
+def _failure_point_by_size(failed_sizes: np.ndarray, failed: np.ndarray, sizes: np.ndarray, completed: np.ndarray,
+                           classes: set[int], pooled: float, notes: list[str]) -> float:
+    """``after`` for a history whose run times are drawn by size: the failed jobs' instance-hours over what they
+    would hold at the mean completed run time of their size's law (its own size's, else the pooled one's).
+
+    A drawn failure runs ``after`` times a run time of its size's law, so this ratio keeps the instance-hours
+    failed jobs held (``_failure_point``'s ratio of means, weighted by size and taken per class)."""
+    means = {size: float(np.mean(completed[sizes == size])) for size in classes}
+    expected = np.asarray([means.get(int(size), pooled) for size in failed_sizes.tolist()])
+    held = float((failed_sizes * expected).sum())
+    if held <= 0:
+        return 0.1
+    ratio = float((failed_sizes * failed).sum()) / held
+    if ratio > 1:
+        notes.append(f"failed jobs held {ratio:.2f}x the instance-hours of completed jobs of their sizes; a profile "
+                     "fails a job at most at the end of its run time (after 1), so their hours are undercounted")
+    return min(1.0, ratio)
+
+
 def _failure_point(failed: np.ndarray, completed: np.ndarray, notes: list[str]) -> float:
     """``after`` for a history: the failed jobs' mean run over the completed jobs' mean run time.
 
@@ -407,12 +452,14 @@ def _failure_point(failed: np.ndarray, completed: np.ndarray, notes: list[str]) 
 
 
 def fit_profile(columns: Mapping[str, np.ndarray], source: str, topology: Topology | None = None,
-                timezone: str = "UTC", seed: int = 0, start_instant: datetime | None = None) -> FitResult:
+                timezone: str = "UTC", seed: int = 0, start_instant: datetime | None = None,
+                min_jobs_per_size: int = MIN_JOBS_PER_SIZE) -> FitResult:
     """Fit one ``ShareProfile`` per share of the file (resolved against ``topology`` when given).
 
     Plan jobs (the ``training_plan`` column, which needs ``topology``: ``plan_column_problems``) are fitted per
     share and plan (``PlanUse``); the share's other laws come from its jobs off plans. ``start_instant`` is the
-    instant ``submit_at`` 0 stands for, where plan windows are dates and the file has no ``submitted_epoch_ms``."""
+    instant ``submit_at`` 0 stands for, where plan windows are dates and the file has no ``submitted_epoch_ms``.
+    A size with at least ``min_jobs_per_size`` completed jobs gets a run-time law of its own (``run_time_by_size``)."""
     rng = np.random.default_rng(seed)
     count = columns["share"].shape[0]
     unused: dict[str, int] = {}
@@ -472,7 +519,7 @@ def fit_profile(columns: Mapping[str, np.ndarray], source: str, topology: Topolo
     for share in sorted(set(shares[usable].tolist())):
         mask = usable & (shares == share)
         fits[share] = _fit_share(share, mask, columns, clock, status, known, start, end, span_days,
-                                 weekday_offset, rng, plan_of, clocks)
+                                 weekday_offset, rng, plan_of, clocks, min_jobs_per_size)
     if topology is not None:  # a share with no job in the window submits nothing, rather than generate's defaults
         for queue, model in topology.shares():
             sid = f"{queue.name}/{model.name}"
@@ -585,7 +632,8 @@ def _plan_clocks_for(topology: Topology, columns: Mapping[str, np.ndarray], usab
 def _fit_share(share: str, everything: np.ndarray, columns: Mapping[str, np.ndarray], clock: np.ndarray,
                status: np.ndarray | None, known: np.ndarray | None, start: float, end: float, span_days: float,
                weekday_offset: int, rng: np.random.Generator, plan_of: np.ndarray | None = None,
-               clocks: Mapping[str, PlanClock] | None = None) -> ShareFit:
+               clocks: Mapping[str, PlanClock] | None = None,
+               min_jobs_per_size: int = MIN_JOBS_PER_SIZE) -> ShareFit:
     """One share's profile: its rate from every job, its plan jobs' ``PlanUse`` per plan, and its other laws from
     its jobs off plans (all of them when every job is on a plan)."""
     notes: list[str] = []
@@ -650,6 +698,17 @@ def _fit_share(share: str, everything: np.ndarray, columns: Mapping[str, np.ndar
         notes.append(f"{run_values.shape[0]} completed job(s), fewer than {MIN_RUN_TIMES}: run time falls back "
                      "to generate's default (exponential, mean 1h)")
         p50 = p95 = None
+    by_size = _run_time_by_size(instances[completed], run_values, rng, min_jobs_per_size, notes)
+    pooled_values, pooled = run_values, run_time  # the table describes all completed jobs; the file the pooled law
+    if by_size:  # the sizes without a law of their own draw the law of their completed jobs, the pooled one
+        rest = ~np.isin(instances[completed], np.fromiter(by_size, np.int64))
+        if rest.sum() >= MIN_RUN_TIMES:
+            pooled_values = run_values[rest]
+            pooled, _, said = fit_run_time(pooled_values, rng, unknown)
+            notes += [f"pooled sizes: {note}" for note in said]
+        elif rest.any():
+            notes.append(f"the sizes without a law of their own have {int(rest.sum())} completed job(s), fewer than "
+                         f"{MIN_RUN_TIMES}: they draw the law of all the share's completed jobs")
     if unknown:
         notes.append(f"{unknown} job(s) without a known run time (preempted or terminated before finishing, or "
                      "still running) are left out of the run-time law")
@@ -659,6 +718,9 @@ def _fit_share(share: str, everything: np.ndarray, columns: Mapping[str, np.ndar
         if planned and "fail_after" in columns:  # the failure point is in the file: a fraction of the run time
             points = columns["fail_after"][mask][failed] / np.maximum(durations[failed], 1e-9)
             after = min(1.0, float(np.nanmedian(points))) if np.isfinite(points).any() else 1.0
+        elif by_size:  # a history, run times by size: failed jobs' instance-hours over those of their sizes' means
+            after = _failure_point_by_size(instances[failed], durations[failed], instances[completed], run_values,
+                                           set(by_size), float(np.mean(pooled_values)), notes)
         else:  # a history: the mean time failed jobs ran over the completed ones' mean run time
             after = _failure_point(durations[failed], run_values, notes)
         early = EarlyFailures(fraction=round(float(failed.sum()) / finished, 4), after=round(after, 3))
@@ -670,9 +732,9 @@ def _fit_share(share: str, everything: np.ndarray, columns: Mapping[str, np.ndar
             values, counts = np.unique(given.astype(np.int64), return_counts=True)
             retries = int(values[np.argmax(counts)])
     profile = ShareProfile(jobs_per_day=round(jobs / span_days, 3), daily_cycle=daily, weekly_cycle=weekly,
-                           bursts=bursts, sizes=sizes, instance_types=types, run_time=run_time,
-                           priorities=priorities, preemption_retries=retries, early_failures=early,
-                           training_plans=plans)
+                           bursts=bursts, sizes=sizes, instance_types=types, run_time=pooled,
+                           run_time_by_size=by_size or None, priorities=priorities, preemption_retries=retries,
+                           early_failures=early, training_plans=plans)
     hours = all_hours / span_days
     fit = run_time.fit
     return ShareFit(share, jobs, int(completed.sum()), unknown, hours, sizes, p50, p95, family,

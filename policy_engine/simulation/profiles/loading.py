@@ -110,7 +110,8 @@ _NESTED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
     (PlanUse, "lead"): LeadTime, (PlanUse, "run_time"): RunTime, (LeadTime, "fit"): FitRecord,
 }
 #: Keys whose value is a mapping of names to records: ``training_plans.PLAN`` is a ``PlanUse``.
-_MAPPED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {(ShareProfile, "training_plans"): PlanUse}
+_MAPPED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {(ShareProfile, "training_plans"): PlanUse,
+                                                               (ShareProfile, "run_time_by_size"): RunTime}
 
 
 def _fields(loc: tuple[str | int, ...]) -> list[str]:
@@ -169,6 +170,7 @@ def _against_topology(profile: WorkloadProfile, topology: Topology,
                 have = ", ".join(model.capacity) or "none"
                 add(("shares", ref, "instance_types", instance_type),
                     f"{match.share_id} has no limit for {instance_type} (its instance types: {have})")
+        out += _size_class_problems(ref, share, lines)
         named: dict[str, str] = {}
         for name, use in (share.training_plans or {}).items():
             plan = topology.plan(name)
@@ -202,3 +204,30 @@ def _plan_problems(topology: Topology, ref: str, sid: str, capacity: Mapping[str
                                                          f"{plan.name}, whose largest window has {largest} "
                                                          f"instance(s){whose}")]
     return []
+
+
+def _size_class_problems(ref: str, share: ShareProfile,
+                         lines: Mapping[tuple[str | int, ...], int]) -> list[RawProblem]:
+    """A size of ``run_time_by_size`` no job of the share is drawn at: its law would draw nothing.
+
+    The sizes drawn with the share's run time: its ``sizes`` and those of its plans without a ``run_time`` of their
+    own (a plan's own run time is one law for all its sizes)."""
+    if not share.run_time_by_size:
+        return []
+    drawn = {size for size, weight in share.sizes.items() if weight > 0}
+    own: dict[int, str] = {}  # a size only plans with their own run time draw: that law applies, not this one
+    for name, use in (share.training_plans or {}).items():
+        sizes = {size for size, weight in (use.sizes or {}).items() if weight > 0}
+        if use.run_time is None:
+            drawn |= sizes
+        else:
+            own.update(dict.fromkeys(sizes - set(own), name))
+    out = []
+    for size in share.run_time_by_size:
+        if size not in drawn:
+            at: tuple[str | int, ...] = ("shares", ref, "run_time_by_size", size)
+            why = (f"only plan {own[size]} draws it, with its own run_time" if size in own
+                   else "no job of it would draw this run time")
+            out.append(RawProblem(line_of(lines, at), at, f"size {size} is not among the share's sizes "
+                                                          f"({', '.join(map(str, sorted(drawn)))}): {why}"))
+    return out

@@ -112,6 +112,26 @@ def draw_run_times(rng: np.random.Generator, run_time: RunTime, count: int) -> n
     return np.round(np.maximum(values, 1.0), 1)
 
 
+def draw_run_times_by_size(rng: np.random.Generator, share: ShareProfile, sizes: np.ndarray,
+                           own: RunTime | None = None) -> np.ndarray:
+    """A run time for each job of ``sizes`` instances: from ``own`` (a plan's law, for every size) when given, else
+    from the share's law of its size (``run_time_by_size``, the pooled ``run_time`` for a size not listed).
+
+    Without per-size laws it is one ``draw_run_times`` call, so a profile without them draws exactly as before."""
+    if own is not None or not share.run_time_by_size:
+        return draw_run_times(rng, own or share.run_time, int(sizes.shape[0]))
+    values = np.empty(sizes.shape[0])
+    listed = np.isin(sizes, np.fromiter(share.run_time_by_size, np.int64))
+    pooled = np.flatnonzero(~listed)
+    if pooled.size:
+        values[pooled] = draw_run_times(rng, share.run_time, int(pooled.size))
+    for size in sorted(share.run_time_by_size):  # a fixed order, so a seed draws the same jobs
+        rows = np.flatnonzero(sizes == size)
+        if rows.size:
+            values[rows] = draw_run_times(rng, share.run_time_by_size[size], int(rows.size))
+    return values
+
+
 def _choice(rng: np.random.Generator, weights: Mapping[Any, float], count: int) -> np.ndarray:
     keys = list(weights)
     p = np.fromiter((weights[k] for k in keys), float)
@@ -165,7 +185,7 @@ def draw_share(rng: np.random.Generator, share_id: str, share: ShareProfile, typ
         mask: np.ndarray = np.asarray(kinds == t)
         if mask.any():
             instances[mask] = _choice(rng, sizes, int(mask.sum()))
-    duration = draw_run_times(rng, share.run_time, count)
+    duration = draw_run_times_by_size(rng, share, instances)
     priority = _choice(rng, share.priorities, count)
     failures = np.zeros(count, dtype=np.int64)
     fail_after = np.full(count, np.nan)
@@ -201,7 +221,7 @@ def _on_plans(rng: np.random.Generator, columns: Columns, share_id: str, share: 
             continue
         plan = plans[name]
         most = reach.get((share_id, plan.instance_type), 0)
-        drawn = draw_plan_jobs(rng, use, plan, int(rows.size), horizon, night, most, share.sizes, share.run_time)
+        drawn = draw_plan_jobs(rng, use, plan, int(rows.size), horizon, night, most, share)
         if drawn.dropped:
             notes.append(f"{share_id} {name}: {drawn.dropped} of {rows.size} plan job(s) not drawn: no window of the "
                          f"plan can take them within the {horizon / SECONDS_PER_DAY:g} day(s) (their timing, lead or "
@@ -238,11 +258,12 @@ class PlanDraw:
 
 
 def draw_plan_jobs(rng: np.random.Generator, use: PlanUse, plan: PlanClock, count: int, horizon: float,
-                   night: Night, most: int, share_sizes: Mapping[int, float], share_run_time: RunTime) -> PlanDraw:
+                   night: Night, most: int, share: ShareProfile) -> PlanDraw:
     """``count`` jobs on ``plan``: a timing each (``use.timing``), a window where that timing can submit within
     ``[0, horizon)`` and a size of ``use.sizes`` (else the share's) fits (at most the window's instances and
     ``most``, what the share can reach), chosen in proportion to the window's startable instance-hours; then the
-    submission time (uniform in the window or its night, or its start minus a drawn lead) and a run time."""
+    submission time (uniform in the window or its night, or its start minus a drawn lead) and a run time (the plan's
+    own, else the share's for the drawn size)."""
     weights = use.timing_weights()
     kinds = list(weights)
     picked = rng.choice(len(kinds), size=count, p=np.fromiter(weights.values(), float))
@@ -251,7 +272,7 @@ def draw_plan_jobs(rng: np.random.Generator, use: PlanUse, plan: PlanClock, coun
     if before.size:
         assert use.lead is not None  # PlanUse requires it for a before_window weight
         leads[before] = draw_run_times(rng, use.lead, int(before.size))
-    sizes = {s: w for s, w in (use.sizes or share_sizes).items() if w > 0}
+    sizes = {s: w for s, w in (use.sizes or share.sizes).items() if w > 0}
     windows = plan.windows
     low = np.zeros((count, len(windows)))
     high = np.zeros((count, len(windows)))
@@ -289,7 +310,7 @@ def draw_plan_jobs(rng: np.random.Generator, use: PlanUse, plan: PlanClock, coun
             keys = list(fitting)
             p = np.fromiter(fitting.values(), float)
             drawn[mask] = np.asarray(keys, dtype=np.int64)[rng.choice(len(keys), size=int(mask.sum()), p=p / p.sum())]
-    durations = draw_run_times(rng, use.run_time or share_run_time, index.size)
+    durations = draw_run_times_by_size(rng, share, drawn, use.run_time)
     return PlanDraw(kept, np.round(times, 3), drawn, durations)
 
 

@@ -200,6 +200,8 @@ class ShareProfile(_Closed):
     instance_types: dict[str, NonNegativeFloat] | None = None
     run_time: RunTime = Field(default_factory=lambda: RunTime(law=Exponential(distribution="exponential",
                                                                               mean=3600.0)))
+    #: instances per job -> the run time of jobs of that size; a size not listed draws ``run_time`` (the pooled law)
+    run_time_by_size: dict[Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES, strict=True)], RunTime] | None = None
     #: priority -> weight
     priorities: dict[Annotated[int, Field(ge=0, le=9999, strict=True)], NonNegativeFloat] = Field(
         default_factory=lambda: {1: 1.0})
@@ -217,6 +219,18 @@ class ShareProfile(_Closed):
             raise ValueError(f"the plans' fractions add up to {total:g}; at most 1 (each is a part of the share's "
                              "jobs)")
         return plans
+
+    @field_validator("run_time_by_size")
+    @classmethod
+    def _some_sizes(cls, laws: dict[int, RunTime] | None) -> dict[int, RunTime] | None:
+        if laws is not None and not laws:
+            raise ValueError("names no size: give at least one (e.g. 8: {law: ...}), or leave run_time_by_size out "
+                             "to draw every size from run_time")
+        return laws
+
+    def run_time_for(self, size: int) -> RunTime:
+        """The law a job of ``size`` instances draws its run time from: its size's, else the pooled ``run_time``."""
+        return (self.run_time_by_size or {}).get(size, self.run_time)
 
     @field_validator("daily_cycle")
     @classmethod

@@ -57,6 +57,9 @@ class JobRecord(NamedTuple):
     training_plan: str | None = None
     #: seconds between its checkpoints (``None``: none): what a preempted attempt loses is read from it
     checkpoint_interval: float | None = None
+    #: times its plan's 2 days pending ended and it was requeued without spending an attempt (``plan_pending_end:
+    #: requeue``); in ``--format json`` for a topology with training plans
+    capacity_retries: int = 0
 
     def to_json(self) -> JsonObject:
         """The job object of ``--format json`` (exactly the documented keys)."""
@@ -119,16 +122,17 @@ class SimulationResult:
 
 _new = tuple.__new__  # JobRecord from one tuple, without _make's checks: a million times
 #: How many values ``_record`` builds a record from.
-_FIELDS = 12
+_FIELDS = 13
 
 
 def _record(spec: JobSpec, priority: int, status: Status, reason: str, started_at: float | None,
             finished_at: float | None, wait: float, preemptions: int, ended: tuple[AttemptRecord, ...],
-            attempt_start: float, borrowed: bool, run_started: float | None = None) -> JobRecord:
+            attempt_start: float, borrowed: bool, run_started: float | None = None,
+            capacity_retries: int = 0) -> JobRecord:
     return _new(JobRecord, (spec.name, spec.share, spec.instance_type, spec.instances, priority, status.value,
                             reason, spec.submit_at, started_at, finished_at, wait, preemptions,
                             attempts(ended, status, attempt_start, finished_at, borrowed, run_started),
-                            spec.training_plan, spec.checkpoint_interval))
+                            spec.training_plan, spec.checkpoint_interval, capacity_retries))
 
 
 #: A job's timeline: what its record's attempts are built from (``jobs.attempts``), without its reason's wording or
@@ -290,7 +294,7 @@ class JobRecords(RecordColumns):
         # a job still waiting or running: its fields now, and its reason worked out from the engine at this instant
         self._open = {index: (job.spec, job.priority, job.status, job_reason(engine, job), job.started_at,
                               job.finished_at, waits[index], job.preemptions, job.segments, job.attempt_start,
-                              job.placed_borrowed, job.run_started)
+                              job.placed_borrowed, job.run_started, job.capacity_retries)
                       for index, job in enumerate(jobs) if job.status not in FINAL}
         super().__init__(([job.priority for job in jobs], statuses, waits))
 
@@ -313,7 +317,7 @@ class JobRecords(RecordColumns):
         if fields is not None:
             return fields
         return (job.spec, priority, status, job.reason, job.started_at, job.finished_at, wait, job.preemptions,
-                job.segments, job.attempt_start, job.placed_borrowed, job.run_started)
+                job.segments, job.attempt_start, job.placed_borrowed, job.run_started, job.capacity_retries)
 
     def finished(self) -> bool:
         """Whether every job had finished at build time (then each job's fields are its own)."""

@@ -1,10 +1,12 @@
 """The knob advice of ``explain SHARE --scenario S``: why the share's jobs waited, in sentences derived from the
 attribution, kept beside the attribution it reads (``wait_causes``) so a new cause gets its advice here too.
 
-Each sentence states a cause's part of the share's waiting hours, then which knob would help and why,
-from the figures the attribution kept while that cause held (``wait_causes.CauseContext``: what the
+Each sentence states a cause's part of the share's waiting hours, then the figures that point at a knob,
+from what the attribution kept while that cause held (``wait_causes.CauseContext``: what the
 head needed, what the lenders had idle, what the environment had idle) and from the topology (the
 limits its environment's shares add up to). Causes under ``MINOR`` of the wait are named in one line.
+These sentences never say whether a knob helps: averages of idle capacity miss what a change does over time, so
+``explain`` replays each knob (``sweep.advice``) and only the replay's figures give a verdict.
 """
 
 from __future__ import annotations
@@ -39,30 +41,26 @@ def _environment(topology: Topology, share: ShareWaits) -> tuple[int, int]:
 
 
 def _room(topology: Topology, share: ShareWaits, ctx: CauseContext) -> str:
-    """Whether a larger own limit would find instances: the environment's idle instances against the need."""
+    """What a larger own limit would meet: the environment's idle instances against the need, and whether the
+    limits leave room for one (no verdict: the replays give it)."""
     capacity, limits = _environment(topology, share)
-    if ctx.environment_idle >= ctx.needs:
-        room = (f"a larger limit would, since the environment had {_n(ctx.environment_idle)} idle "
-                f"{share.instance_type} on average meanwhile")
-        if limits >= capacity:  # no room to raise one limit alone: check refuses limits above the environment
-            room += (f", but its shares' limits already add up to {limits} of its {capacity}: the limit has to be "
-                     f"moved from another share (--vary 'transfer(A,B).capacity.{share.instance_type}=...') or the "
-                     "environment grown with it")
-        return room
-    return (f"nor would a larger limit alone, since the environment had only {_n(ctx.environment_idle)} idle "
-            f"{share.instance_type} on average (its shares' limits add up to {limits} of its {capacity}): "
-            "it needs environment capacity")
+    room = (f"the environment had {_n(ctx.environment_idle)} idle {share.instance_type} on average meanwhile "
+            f"(its shares' limits add up to {limits} of its {capacity})")
+    if limits >= capacity:  # no room to raise one limit alone: check refuses limits above the environment
+        room += (f": a larger limit has to be moved from another share (--vary "
+                 f"'transfer(A,B).capacity.{share.instance_type}=...') or the environment grown with it")
+    return room
 
 
 def _knob(topology: Topology, share: ShareWaits, cause: Cause, ctx: CauseContext | None = None) -> str:
-    """Which knob would help against ``cause``, and why, from what held while it did (``ctx``: the share's heads
+    """The figures that point at a knob against ``cause``, from what held while it did (``ctx``: the share's heads
     while they waited for it, unless given)."""
     ctx = ctx or share.context.get(cause)
     kind = share.instance_type
     if cause is Cause.MISCONFIGURED:
         reach = share.ceiling if share.ceiling is not None else "the environment's capacity"
         return (f"{share.misconfigured_jobs} job(s) can never fit (the largest asks for {share.largest_misconfigured} "
-                f"{kind}; the share reaches at most {reach}): no scheduling knob helps, only smaller jobs or a "
+                f"{kind}; the share reaches at most {reach}): no scheduling knob lets it run, only smaller jobs or a "
                 "larger limit or environment")
     if cause is Cause.TIME_LIMIT_ACTION_PENDING:
         return (f"{share.time_limited_jobs} job(s) waited as the head until the queue's jobStateTimeLimitActions "
@@ -72,11 +70,11 @@ def _knob(topology: Topology, share: ShareWaits, cause: Cause, ctx: CauseContext
         parts = []
         if share.preempted_borrowed:
             parts.append(f"{share.preempted_borrowed} attempt(s) on borrowed capacity were reclaimed by their lenders "
-                         "(a larger limit, or a lower borrow_limit, keeps more of the work on own capacity)")
+                         "(the knobs: a larger limit, or a lower borrow_limit, to keep more work on own capacity)")
         if share.preempted_own:
             parts.append(f"{share.preempted_own} attempt(s) within its limit were preempted (in-share preemption by "
-                         "higher-priority jobs, or reclaim after a limit change; turning in_share_preemption off "
-                         "keeps them running)")
+                         "higher-priority jobs, or reclaim after a limit change; the knob: in_share_preemption, "
+                         "replayed off)")
         return "; ".join(parts) or "its jobs were preempted and waited again in line"
     if ctx is None:
         return ""
@@ -85,33 +83,24 @@ def _knob(topology: Topology, share: ShareWaits, cause: Cause, ctx: CauseContext
         capacity, limits = _environment(topology, share)
         over = (f"; its environment's shares hold limits of {limits} {kind} against {capacity} instances"
                 if limits > capacity else "")
-        return (f"raising limit or borrow_limit would not help because the share was within its limit and the "
-                f"environment had only {_n(ctx.environment_idle)} idle {kind} on average for {needs}: only more "
-                f"environment capacity would{over}")
+        return (f"the share was within its limit and the environment had {_n(ctx.environment_idle)} idle {kind} "
+                f"on average for {needs}{over}")
     if cause is Cause.WAITING_FOR_RECLAIM:
-        return ("raising limits would not help because the head was within its limit and reclaim could make room, "
-                "but waited for victims protected by min_runtime (or being evicted): a shorter min_runtime would help")
+        return ("the head was within its limit and reclaim could make room, but waited for victims protected by "
+                "min_runtime (or being evicted): min_runtime, a simulator assumption, is the knob (not replayed)")
     if cause is Cause.NOTHING_LENDABLE:
-        return (f"raising borrow_limit would not help because the lenders had only {_n(ctx.lender_idle)} idle {kind} "
-                f"on average for {needs}; {_room(topology, share, ctx)}")
-    if cause is Cause.LENDABLE_TAKEN:
-        return (f"raising borrow_limit would not help because the lenders' idle capacity ({_n(ctx.lender_idle)} {kind} "
-                f"on average) was already borrowed by earlier borrowers, first come first served; "
+        return (f"the lenders had {_n(ctx.lender_idle)} idle {kind} on average for {needs}; "
                 f"{_room(topology, share, ctx)}")
+    if cause is Cause.LENDABLE_TAKEN:
+        return (f"the lenders' idle capacity ({_n(ctx.lender_idle)} {kind} on average) was already borrowed by "
+                f"earlier borrowers, first come first served; {_room(topology, share, ctx)}")
     # SHARE_AT_LIMIT
     if share.strategy == "LEND_AND_BORROW":
-        if ctx.lendable >= ctx.needs:
-            return (f"raising borrow_limit would help: the share was at its ceiling ({share.ceiling} {kind}) while "
-                    f"the lenders had {_n(ctx.lendable)} lendable idle {kind} on average, enough for {needs}")
-        return (f"raising borrow_limit would not help because, at its ceiling ({share.ceiling} {kind}), the lenders "
-                f"had only {_n(ctx.lendable)} lendable idle {kind} on average for {needs}; "
-                f"{_room(topology, share, ctx)}")
-    if ctx.lendable >= ctx.needs:
-        return (f"raising borrow_limit would not help because a {share.strategy} share never borrows; strategy "
-                f"LEND_AND_BORROW would, since the lenders had {_n(ctx.lendable)} lendable idle {kind} on average "
-                f"for {needs}; or {_room(topology, share, ctx)}")
-    return (f"raising borrow_limit would not help because a {share.strategy} share never borrows (and the lenders had "
-            f"only {_n(ctx.lendable)} lendable idle {kind} on average); {_room(topology, share, ctx)}")
+        return (f"the share was at its ceiling ({share.ceiling} {kind}) while the lenders had {_n(ctx.lendable)} "
+                f"lendable idle {kind} on average for {needs}; {_room(topology, share, ctx)}")
+    return (f"a {share.strategy} share never borrows (its borrow_limit does nothing; strategy LEND_AND_BORROW would "
+            f"let it), and the lenders had {_n(ctx.lendable)} lendable idle {kind} on average for {needs}; "
+            f"{_room(topology, share, ctx)}")
 
 
 def _behind(topology: Topology, share: ShareWaits, fraction: float, backfill: bool) -> str:

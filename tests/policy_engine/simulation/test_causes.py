@@ -108,7 +108,8 @@ def test_every_transition_cause_is_worded():
                Cause.PREEMPTION_RETRIES_EXHAUSTED: 0, Cause.TIME_LIMIT_ACTION: MISCONFIG_QUOTA,
                Cause.TERMINATED: "asked", Cause.TOPOLOGY_CHANGE: ("q/A", "ml.g5.xlarge"),
                Cause.MISCONFIGURED: MISCONFIG_QUOTA, Cause.PLAN_WINDOW_ENDED: ("p", 0), Cause.PLAN_PENDING_EXPIRED: "p",
-               Cause.PLAN_STOPPING_CONDITION: ("p", 60), Cause.WAITING_FOR_PLAN_WINDOW: "p"}
+               Cause.PLAN_STOPPING_CONDITION: ("p", 60), Cause.WAITING_FOR_PLAN_WINDOW: "p",
+               Cause.PLAN_CAPACITY_RETRY: "p", Cause.PLAN_NO_WINDOW_LEFT: ("p", "Expired")}
     silent = {Cause.QUEUED, Cause.STARTED}  # the state says it all
     waiting_only = {Cause.BEHIND_HEAD, Cause.SHARE_AT_LIMIT, Cause.NOTHING_LENDABLE, Cause.LENDABLE_TAKEN,
                     Cause.ENVIRONMENT_FULL, Cause.WAITING_FOR_RECLAIM, Cause.REQUEUED_AFTER_PREEMPTION,

@@ -25,11 +25,12 @@ from policy_engine.foundation.model import (
     Topology,
     TrainingPlan,
 )
+from policy_engine.simulation.causes import Cause, Reason
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate, SimulationSettings
 from policy_engine.simulation.core.jobs import ACTIVE, JobSpec, Status
 from policy_engine.simulation.core.preemption import POLICIES, reclaim_victims
 from policy_engine.simulation.results.records import build_result
-from policy_engine.simulation.settings import PlanDispatch, PlanEnd
+from policy_engine.simulation.settings import WINDOW_END_CHOICES, PlanDispatch, PlanEnd
 
 TYPES = ("ml.g5.xlarge", "ml.p4d.24xlarge")
 PROPERTY_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -245,22 +246,24 @@ def test_the_room_bound_never_rules_out_a_victim_set_the_search_would_find():
 
 
 @st.composite
-def plan_scenarios(draw):
-    """The scenarios above with a training plan of the first type (one or two windows) that some jobs name."""
+def plan_scenarios(draw, far: bool = False):
+    """The scenarios above with a training plan of the first type (one or two windows) that some jobs name.
+    ``far``: its first window days away, every job of its type naming it, pending ends requeued."""
     topology, jobs, updates, chosen = draw(scenarios())
     plan_type = TYPES[0]
-    windows, start = [], draw(st.integers(0, 30))
+    # a window soon, or days away: jobs dispatched before it pend 2 days (limits.PLAN_PENDING_SECONDS) and end
+    windows, start = [], draw(st.sampled_from([180_000, 400_000] if far else [0, 5, 30, 180_000, 400_000]))
     for _ in range(draw(st.integers(1, 2))):
         length = draw(st.sampled_from([1800, 1830, 1900, 2400]))  # the last 1800 s of each are never startable
         windows.append(ReservedCapacity(instances=draw(st.integers(1, 4)), start=start, end=start + length))
         start += length + draw(st.integers(0, 60))
     plan = TrainingPlan(name="plan", instance_type=plan_type, reserved_capacities=tuple(windows))
     topology = topology.model_copy(update={"training_plans": (plan,)})
-    jobs = [job._replace(training_plan="plan", max_runtime=draw(st.sampled_from([None, 50, 5000])))
-            if job.instance_type == plan_type and draw(st.booleans()) else job for job in jobs]
+    jobs = [job._replace(training_plan="plan", max_runtime=None if far else draw(st.sampled_from([None, 50, 5000])))
+            if job.instance_type == plan_type and (far or draw(st.booleans())) else job for job in jobs]
     chosen = replace(chosen, plan_dispatch=draw(st.sampled_from(list(PlanDispatch))),
-                     plan_window_end=draw(st.sampled_from(list(PlanEnd))),
-                     plan_pending_end=draw(st.sampled_from(list(PlanEnd))))
+                     plan_window_end=draw(st.sampled_from(WINDOW_END_CHOICES)),
+                     plan_pending_end=PlanEnd.REQUEUE if far else draw(st.sampled_from(list(PlanEnd))))
     return topology, jobs, updates, chosen
 
 
@@ -275,6 +278,10 @@ def check_plans(engine: Engine) -> None:
             if window.running:
                 assert window.start <= engine.now < window.cutoff  # Active, before SageMaker terminates it
     for job in engine.jobs:
+        if job.spec.training_plan is not None and job.status in ACTIVE:
+            # "The training plan must be in the Scheduled or Active status to be used by a training job" (SageMaker):
+            # a job never holds quota for a plan with no window whose cutoff is still ahead
+            assert gate.plans[job.spec.training_plan].has_window_left(engine.now), job
         if job.spec.training_plan is None:
             assert job not in gate.on_window  # jobs without a plan never use plan instances
         elif job.status in (Status.STARTING, Status.RUNNING):
@@ -282,23 +289,55 @@ def check_plans(engine: Engine) -> None:
             assert window.accepts(engine.now) and job in window.running
 
 
-@PROPERTY_SETTINGS
-@given(plan_scenarios())
-def test_plan_jobs_run_only_on_free_instances_of_active_windows(scenario):
+def capacity_retry_costs_nothing(counts: dict, job, reason: Reason, seen: list[int]) -> None:
+    """AWS Batch: service jobs "automatically retry certain types of failures, such as insufficient capacity errors,
+    without consuming your configured retry attempts": a requeue after 2 days pending spends neither an attempt
+    nor a preemption, and is counted as a capacity retry."""
+    before = counts.get(job, (0, 0, 0))
+    now = (job.attempts_failed, job.preemptions, job.capacity_retries)
+    if reason.cause is Cause.PLAN_CAPACITY_RETRY:
+        assert now == (before[0], before[1], before[2] + 1), (job, before, now)
+        seen.append(1)
+    else:
+        assert now[2] == before[2], job
+    counts[job] = now
+
+
+def plan_run(scenario, seen: list[int]) -> None:
+    """Run a plan scenario checking every instant and transition, then how each unfinished job waits."""
     engine = Engine(*scenario)
     graph = BorrowGraph(scenario[0])
     burst = {key: graph.max_burst(*key) for key in engine.shares}
     engine.observers.append(lambda e: (check_instant(e, burst), check_plans(e)))
     engine.on_transition = lambda now, job, before, after, reason: never_a_victim_while_protected(
         engine, now, job, reason)
+    counts: dict = {}
+    engine.on_reason = lambda now, job, before, after, reason: capacity_retry_costs_nothing(counts, job, reason, seen)
     engine.run()
     for job in engine.jobs:
         if job.status in (Status.SUCCEEDED, Status.FAILED):
             continue
         assert job.status is Status.RUNNABLE, job  # a SCHEDULED plan job ends within 2 days of its dispatch
-        reason = engine.waiting_reason(job)
-        if engine.plans is not None and engine.plans.pending(job):
-            assert reason.startswith("PLAN: held RUNNABLE")  # hold, and no window opens again
-        elif not job.misconfigured:
+        assert not (engine.plans is not None and engine.plans.pending(job)), job  # no window left: it failed
+        if not job.misconfigured:
             head = job.share.line.first
-            assert head is not job and head is not None and head.misconfigured, reason
+            assert head is not job and head is not None and head.misconfigured, engine.waiting_reason(job)
+
+
+@PROPERTY_SETTINGS
+@given(plan_scenarios())
+def test_plan_jobs_run_only_on_free_instances_of_active_windows(scenario):
+    plan_run(scenario, [])
+
+
+def test_capacity_retries_never_consume_attempts_and_no_job_holds_quota_for_a_plan_without_a_window():
+    """Plans days away, jobs dispatched long before: the same checks, and the examples did requeue jobs."""
+    seen: list[int] = []
+
+    @PROPERTY_SETTINGS
+    @given(plan_scenarios(far=True))
+    def run(scenario):
+        plan_run(scenario, seen)
+
+    run()
+    assert seen  # not vacuous

@@ -134,11 +134,11 @@ def test_a_cut_with_its_retries_exhausted_fails_and_the_preempt_policy_counts_a_
 def test_a_job_pending_2_days_fails_with_insufficient_capacity_and_max_runtime_ends_it_sooner():
     topology = plan_topology(8, share("A", 8, "RESERVE", instance_type=P5), windows=((4, 0, 10 * 86400),))
     jobs = [pjob("hog", "A", duration=5 * 86400), pjob("late", "A", at=60)]
-    result = simulate(topology, jobs)
+    result = simulate(topology, jobs, plan_pending_end="retry")  # the default requeues it (test_plan_edges.py)
     late = result.job("late")
     assert late.status == "FAILED" and late.finished_at == 60 + limits.PLAN_PENDING_SECONDS
     assert late.reason == "InsufficientCapacityError: no instance of training plan plan for 2 days pending"
-    short = simulate(topology, [jobs[0], pjob("late", "A", at=60, max_runtime=7200)]).job("late")
+    short = simulate(topology, [jobs[0], pjob("late", "A", at=60, max_runtime=7200)]).job("late")  # never requeued
     assert short.finished_at == 60 + 7200
     assert short.reason == ("MaxRuntimeExceeded: pending for training plan plan longer than "
                             "StoppingCondition.MaxRuntimeSeconds (7200)")
@@ -311,7 +311,8 @@ def test_sweep_and_tune_can_minimise_plan_idle_hours():
     engine.run()
     summary, shares = simulation_json(build_result(engine))
     figures = RunFigures(summary=summary, shares=tuple(shares))
-    assert parse_expression("plan_idle_hours", scenario.topology)(figures) == 8
+    # paid 4 x 24 + 8 x 24 = 288 instance-hours; used 8 + 2 + 20 + 4 in window 0 and 2 in window 1
+    assert parse_expression("plan_idle_hours", scenario.topology)(figures) == 252
     no_plans = simulated_topology(1, share("A"))
     plain = simulate(no_plans, [job("a", "A")])
     assert "plan_idle_hours" not in simulation_json(plain)[0]  # simulate's JSON summary, as it is
@@ -324,7 +325,7 @@ def test_sweep_and_tune_can_minimise_plan_idle_hours():
 
     runs = json.loads(out.stdout)["runs"]
     assert [(run["values"]["settings.plan_dispatch"], run["summary"]["plan_idle_hours"]) for run in runs] == [
-        ("dispatch", 8), ("hold", 8)]
+        ("dispatch", 252), ("hold", 252)]
 
 
 def test_the_pending_end_policy_decides_what_becomes_of_a_job_pending_too_long():

@@ -15,6 +15,11 @@ from policy_engine.simulation.causes import Cause, Reason, describe
 #: job's attempt fails: the engine reports it as a failed attempt).
 TIMED_OUT = "Job attempt duration exceeded timeout"
 COMPLETED = "Training job completed"
+#: The ``statusReason`` of an unfinished job whose queue or quota share was deleted (AWS: "all jobs in the share
+#: are eventually terminated"; it documents no wording, and Batch has no TERMINATED state: the job ends FAILED).
+#: A replacing deploy deletes the old share at cleanup, so its jobs end with ``SHARE_DELETED`` too.
+QUEUE_DELETED = "Terminated: the job queue was deleted"
+SHARE_DELETED = "Terminated: the quota share was deleted"
 
 #: Why AWS preempted a job, by preemption cause (as Kueue's ``HumanReadablePreemptionReasons``).
 PREEMPTION_WORDS = {

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from policy_engine.adapters.endpoint.base.account import Resources
 from policy_engine.adapters.endpoint.base.errors import client_error
+from policy_engine.adapters.endpoint.base.status_reasons import QUEUE_DELETED
 from policy_engine.adapters.endpoint.handlers.registry import (
     Output,
     Params,
@@ -118,7 +119,7 @@ def delete_job_queue(service: Endpoint, params: Params) -> Output:
         raise client_error(f"Job queue {name} must be DISABLED before it is deleted")
     # AWS terminates the jobs of a deleted queue; its quota shares go with it
     for job in list(service.unfinished_jobs(name)):
-        service.scheduler.terminate(job, "Terminated: the job queue was deleted")
+        service.scheduler.terminate(job, QUEUE_DELETED)
 
     def change(res: Resources) -> None:
         for key in [key for key in res.shares if key[0] == name]:

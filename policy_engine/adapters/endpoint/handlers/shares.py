@@ -1,11 +1,13 @@
-"""Quota shares: attached to a VALID job queue with a quota share policy; deleted once DISABLED and idle."""
+"""Quota shares: attached to a VALID job queue with a quota share policy; deleted once DISABLED (its unfinished
+jobs are terminated)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from policy_engine.adapters.endpoint.base.account import Resources
+from policy_engine.adapters.endpoint.base.account import Resources, written_sharing
 from policy_engine.adapters.endpoint.base.errors import client_error
+from policy_engine.adapters.endpoint.base.status_reasons import SHARE_DELETED
 from policy_engine.adapters.endpoint.handlers.registry import (
     Output,
     Params,
@@ -67,7 +69,7 @@ def create_quota_share(service: Endpoint, params: Params) -> Output:
         res.shares[(queue_name, name)] = {
             "quotaShareName": name, "quotaShareArn": arn, "jobQueueArn": queue["jobQueueArn"],
             "capacityLimits": params["capacityLimits"],
-            "resourceSharingConfiguration": params["resourceSharingConfiguration"],
+            "resourceSharingConfiguration": written_sharing(params["resourceSharingConfiguration"]),
             "preemptionConfiguration": params["preemptionConfiguration"],
             "state": params.get("state", "ENABLED"), "status": "CREATING",
         }
@@ -101,6 +103,8 @@ def update_quota_share(service: Endpoint, params: Params) -> Output:
 
     def change(res: Resources) -> None:
         copy_members(res.shares[key], params, _UPDATABLE)
+        if "resourceSharingConfiguration" in params:
+            res.shares[key]["resourceSharingConfiguration"] = written_sharing(params["resourceSharingConfiguration"])
         account.begin(res, "shares", key, "status", "UPDATING", "VALID", service.now)
 
     commit(service, change)
@@ -114,9 +118,9 @@ def delete_quota_share(service: Endpoint, params: Params) -> Output:
     key = _key(record)
     if record["state"] != "DISABLED":
         raise client_error(f"Quota share {record['quotaShareName']} must be DISABLED before it is deleted")
-    unfinished = sum(1 for job in service.unfinished_jobs(key[0]) if job.share == key[1])
-    if unfinished:
-        raise client_error(f"Quota share {record['quotaShareName']} still has {unfinished} unfinished job(s): "
-                           "wait for them or terminate them first")
+    # AWS: "all jobs in the share are eventually terminated"; here at once, FAILED with SHARE_DELETED (a
+    # replacing deploy deletes the old share at cleanup the same way)
+    for job in [job for job in service.unfinished_jobs(key[0]) if job.share == key[1]]:
+        service.scheduler.terminate(job, SHARE_DELETED)
     commit(service, lambda res: account.begin(res, "shares", key, "status", "DELETING", None, service.now))
     return {}

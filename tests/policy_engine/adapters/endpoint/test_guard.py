@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 from policy_engine.adapters.endpoint import cloudtrail
 from policy_engine.adapters.endpoint.base.protocol import Router
 from policy_engine.adapters.endpoint.guard import GuardPolicy, RequestHead, host_of, is_loopback
+from policy_engine.adapters.endpoint.rehearsal.cloud import SERVICES as REHEARSED
 from policy_engine.adapters.endpoint.server import start_in_thread
 from policy_engine.adapters.endpoint.service import Options, Service
 from policy_engine.inputs.examples import example_topology
@@ -155,11 +156,15 @@ def _every_route() -> list[tuple[str, str, dict[str, str]]]:
         routes.append((route.method, path.replace("\\", ""), {}))
     routes += [(method, f"/_batch-quota/{name}", {}) for method, name in (
         ("GET", "clock"), ("POST", "clock/advance?seconds=1"), ("POST", "reset"), ("POST", "topology"),
-        ("GET", "export"), ("GET", "findings"), ("GET", "events"), ("GET", "no-such-route"))]
+        ("GET", "export"), ("GET", "findings"), ("GET", "events"), ("GET", "stacks"), ("GET", "no-such-route"))]
     routes += [("POST", "/", {"X-Amz-Target": target}) for target in (
         cloudtrail.TARGET_PREFIX + "LookupEvents", "SageMaker.ListTrainingPlans", "SageMaker.CreateTrainingJob",
         "AmazonSSM.GetParameter")]
-    # a route added later (the deploy rehearsal's STS, S3, CloudFormation) is guarded without a change here
+    # the deploy rehearsal's services, by the credential scope of a signed request (rehearsal.cloud.SERVICES)
+    for service in sorted(REHEARSED):
+        scoped = {"Authorization": SIGNED["Authorization"].replace("/batch/", f"/{service}/")}
+        routes += [("POST", "/", scoped), ("GET", "/cdk-assets/template.json", scoped), ("PUT", "/bucket/key", scoped)]
+    # a route added later is guarded without a change here
     routes += [("POST", "/", {}), ("GET", "/cdk-assets/template.json", {}), ("PUT", "/bucket/key", {})]
     return routes
 
@@ -167,12 +172,13 @@ def _every_route() -> list[tuple[str, str, dict[str, str]]]:
 @pytest.mark.parametrize(("method", "path", "headers"), _every_route())
 def test_every_route_refuses_a_cross_origin_or_rebinding_request(served, method, path, headers):
     json_type = {"Content-Type": "application/json", **SIGNED}
-    status, _, _ = _send(served.url, method, path, b"{}", {**headers, **json_type, "Origin": "http://evil.example"})
+    status, _, _ = _send(served.url, method, path, b"{}", {**json_type, **headers, "Origin": "http://evil.example"})
     assert status == 403
-    status, _, _ = _send(served.url, method, path, b"{}", {**headers, **json_type}, host="attacker.example")
+    status, _, _ = _send(served.url, method, path, b"{}", {**json_type, **headers}, host="attacker.example")
     assert status == 403
     if not path.startswith("/_batch-quota/"):  # AWS API routes, known or not, need an Authorization header
-        status, _, answer = _send(served.url, method, path, b"{}", {**headers, "Content-Type": "application/json"})
+        unsigned = {k: v for k, v in headers.items() if k != "Authorization"}
+        status, _, answer = _send(served.url, method, path, b"{}", {**unsigned, "Content-Type": "application/json"})
         assert status == 403 and json.loads(answer)["__type"] == "MissingAuthenticationTokenException"
 
 

@@ -157,7 +157,7 @@ class ServeMachine(RuleBasedStateMachine):
             return
         arn = self.shares[name]
         refused(self.batch.update_quota_share, quotaShareArn=arn, state="DISABLED")
-        if refused(self.batch.delete_quota_share, quotaShareArn=arn) is not None:  # refused while it has jobs
+        if refused(self.batch.delete_quota_share, quotaShareArn=arn) is not None:  # its unfinished jobs end FAILED
             del self.shares[name]
 
     @rule(first=st.integers(0, 8), second=st.integers(0, 4))

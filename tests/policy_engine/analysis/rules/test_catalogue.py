@@ -59,6 +59,7 @@ def test_figures_in_descriptions_are_filled_in():
 
 #: Figures of ``limits.py`` that also occur in the endpoint and the constructs for reasons of their own:
 #: ``(file, figure as written) -> why it is not an AWS figure written out by hand``.
+REHEARSAL = "policy_engine/adapters/endpoint/rehearsal/"
 NOT_AWS_FIGURES = {
     ("policy_engine/adapters/endpoint/app.py", "1000"): "FREEZE_EVERY, the endpoint's garbage-collector tuning",
     ("policy_engine/adapters/endpoint/app.py", "200"): "HTTP status 200",
@@ -72,9 +73,24 @@ NOT_AWS_FIGURES = {
     ("policy_engine/adapters/endpoint/cloudtrail.py", "1000"): "milliseconds per second",
     ("policy_engine/adapters/endpoint/base/sagemaker.py", "1000"): "milliseconds per second",
     ("policy_engine/adapters/endpoint/control.py", "1000"): "milliseconds per second",
+    ("policy_engine/adapters/endpoint/base/scheduler.py", "1000"): "milliseconds per second",
     ("quota_constructs/__init__.py", "20"): "Node.js major versions (SUPPORTED_NODE_MAJORS)",
     ("quota_constructs/monitoring.py", "5"): "the alarm's 5-minute period, a project default",
     ("policy_engine/adapters/endpoint/guard.py", "256"): "the Host check's cache size, the endpoint's tuning",
+    (REHEARSAL + "cloud.py", "1000"): "milliseconds per second",
+    (REHEARSAL + "cloud.py", "200"): "HTTP status 200",
+    (REHEARSAL + "delivery.py", "1000"): "milliseconds per second",
+    (REHEARSAL + "query.py", "1000"): "microseconds per millisecond",
+    (REHEARSAL + "query.py", "500"): "HTTP status 500 (server errors)",
+    (REHEARSAL + "stacks.py", "1000"): "microseconds per millisecond",
+    (REHEARSAL + "stacks.py", "500"): "HTTP status 500 (server errors)",
+    (REHEARSAL + "objects.py", "200"): "HTTP status 200",
+    (REHEARSAL + "objects.py", "100"): "characters of a refused value quoted",
+    (REHEARSAL + "objects.py", "1000"): "S3's ListObjectsV2 page (another service's figure, S3's documented max-keys)",
+    (REHEARSAL + "template.py", "200"): "characters of a malformed template value quoted",
+    (REHEARSAL + "cloudformation.py", "100"): "DescribeStackEvents page (undocumented): a choice",
+    (REHEARSAL + "providers.py", "128"): "the length of a name CloudFormation generates, the rehearsal's choice",
+    (REHEARSAL + "providers.py", "64"): "the length of a name generated for a stored type, the rehearsal's choice",
     ("quota_constructs/monitoring.py", "200"): "the log group name's length budget, a project choice",
     ("quota_constructs/monitoring.py", "50"): "the function's timeout in seconds, a project choice",
     ("quota_constructs/monitoring.py", "256"): "the function's memory in MB, a project choice",

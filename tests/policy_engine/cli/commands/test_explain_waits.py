@@ -31,7 +31,7 @@ def _waits(output: str) -> list[str]:
     return [line.split("waits", 1)[1].strip() for line in output.splitlines() if line.strip().startswith("waits")]
 
 
-def test_a_line_held_by_one_eight_instance_head_names_it_and_says_borrow_limit_would_not_help(tmp_path: Path):
+def test_a_line_held_by_one_eight_instance_head_names_it_and_the_figures_behind_its_wait(tmp_path: Path):
     # the head needs all 8 own instances while one of them runs, and the lenders have only 7 idle (its own)
     jobs = [{"name": "first", "share": "big", "instances": 1, "submit_at": 0, "duration": 3600},
             {"name": "lender-busy", "share": "idle", "instances": 1, "submit_at": 0, "duration": 7200},
@@ -45,14 +45,13 @@ def test_a_line_held_by_one_eight_instance_head_names_it_and_says_borrow_limit_w
     assert behind.startswith("79% of wait-hours were spent behind the head of the line, 89% of that behind one "
                              "8-instance head job (wide)")
     # while it blocked, wide waited above its limit to borrow: the lenders (the share's own idle) had 7, it needed 8
-    assert ("While it held the line it waited mostly (100%): at its limit, nothing lendable; raising borrow_limit "
-            "would not help because the lenders had only 7 idle ml.g5.xlarge on average for a head needing 8 "
-            "ml.g5.xlarge; nor would a larger limit alone, since the environment had only 7 idle") in behind
+    assert ("While it held the line it waited mostly (100%): at its limit, nothing lendable; the lenders had 7 idle "
+            "ml.g5.xlarge on average for a head needing 8 ml.g5.xlarge; the environment had 7 idle") in behind
     assert behind.endswith("the scenario runs without backfill, which would let a smaller job behind the head use "
                            "capacity the head cannot.")
 
 
-def test_an_environment_full_share_is_told_only_environment_capacity_helps(tmp_path: Path):
+def test_an_environment_full_share_is_told_the_environment_was_full(tmp_path: Path):
     shares = [{"name": "a", "capacity": {"ml.g5.xlarge": 2}, "strategy": "RESERVE"},
               {"name": "b", "capacity": {"ml.g5.xlarge": 2}, "strategy": "RESERVE"}]
     jobs = [{"name": "a1", "share": "a", "instances": 2, "submit_at": 0, "duration": 3600},
@@ -64,12 +63,12 @@ def test_an_environment_full_share_is_told_only_environment_capacity_helps(tmp_p
     result = CliRunner().invoke(main, ["explain", "q/b", "--scenario", str(path), "--format", "json"])
     assert result.exit_code == 0, result.output
     texts = [s["text"] for s in json.loads(result.output)["sentences"] if s["topic"] == "waits"]
-    assert texts[1].startswith("100% of wait-hours: environment full; raising limit or borrow_limit would not "
-                               "help because the share was within its limit and the environment had only 0 idle")
+    assert texts[1].startswith("100% of wait-hours: environment full; the share was within its limit and the "
+                               "environment had 0 idle")
     assert "its environment's shares hold limits of 4 ml.g5.xlarge against 2 instances" in texts[1]
 
 
-def test_a_share_that_could_borrow_more_is_told_raising_borrow_limit_would_help(tmp_path: Path):
+def test_a_share_that_could_borrow_more_is_told_the_lenders_had_room(tmp_path: Path):
     shares = [{"name": "a", "capacity": {"ml.g5.xlarge": 1}, "strategy": "LEND_AND_BORROW", "borrow_limit": 0},
               {"name": "l", "capacity": {"ml.g5.xlarge": 3}, "strategy": "LEND"}]
     jobs = [{"name": "a1", "share": "a", "instances": 1, "submit_at": 0, "duration": 600},
@@ -77,8 +76,8 @@ def test_a_share_that_could_borrow_more_is_told_raising_borrow_limit_would_help(
     result = CliRunner().invoke(main, ["explain", "q/a", "--scenario", str(_scenario(tmp_path, jobs, shares, 4))])
     assert result.exit_code == 0, result.output
     [_, sentence] = _waits(result.output)
-    assert sentence.startswith("100% of wait-hours: at its limit, cannot borrow more; raising borrow_limit would "
-                               "help: the share was at its ceiling (1 ml.g5.xlarge) while the lenders had 3")
+    assert sentence.startswith("100% of wait-hours: at its limit, cannot borrow more; the share was at its ceiling "
+                               "(1 ml.g5.xlarge) while the lenders had 3")
 
 
 def test_a_share_that_never_waited_says_so(tmp_path: Path):
@@ -134,11 +133,11 @@ def test_a_larger_limit_is_told_to_come_from_another_share_when_the_limits_fill_
         "job_queues": [{"name": "q", "service_environment": "env", "shares": SHARES}]})
     share = SimpleNamespace(share="q/big", instance_type="ml.g5.xlarge")
     full = _room(topology, share, SimpleNamespace(environment_idle=5.0, needs=2.0))  # type: ignore[arg-type]
-    assert full.startswith("a larger limit would, since the environment had 5 idle ml.g5.xlarge on average")
-    assert full.endswith("but its shares' limits already add up to 9 of its 9: the limit has to be moved from "
-                         "another share (--vary 'transfer(A,B).capacity.ml.g5.xlarge=...') or the environment "
-                         "grown with it")
+    assert full.startswith("the environment had 5 idle ml.g5.xlarge on average meanwhile (its shares' limits add "
+                           "up to 9 of its 9)")
+    assert full.endswith(": a larger limit has to be moved from another share (--vary "
+                         "'transfer(A,B).capacity.ml.g5.xlarge=...') or the environment grown with it")
     roomy = topology.model_copy(update={"service_environments": (
         topology.service_environments[0].model_copy(update={"capacity": {"ml.g5.xlarge": 12}}),)})
     assert _room(roomy, share, SimpleNamespace(environment_idle=5.0, needs=2.0)).endswith(  # type: ignore[arg-type]
-        "on average meanwhile")
+        "on average meanwhile (its shares' limits add up to 9 of its 12)")

@@ -89,7 +89,8 @@ def test_explain_json_keys(tmp_path):
     result = CliRunner().invoke(main, ["explain", "training/QS1", "--format", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert list(data) == ["share", "sentences", "summary", "training_plans"] and data["share"] == "training/QS1"
+    assert list(data) == ["share", "sentences", "summary", "training_plans", "advice", "advice_tested", "helps_rule"]
+    assert data["share"] == "training/QS1" and (data["advice"], data["advice_tested"]) == ([], False)
     assert all(list(s) == ["topic", "text"] for s in data["sentences"])
     assert data["sentences"][0]["topic"] == "what"
     assert set(data["summary"]) >= {"limit", "guaranteed", "max_burst"}

@@ -30,6 +30,7 @@ def test_serve_prints_its_url_and_answers_boto3_through_the_environment_variable
         _, err = process.communicate(timeout=20)
     assert process.returncode == 0, err
     assert f"export AWS_ENDPOINT_URL_BATCH={url}" in err
+    assert f"export AWS_ENDPOINT_URL={url}" in err  # the deploy rehearsal's one variable (docs/rehearsal.md)
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):

@@ -25,6 +25,7 @@ from policy_engine.events.sinks import FileSink
 from policy_engine.foundation.units import duration_text
 from policy_engine.inputs.examples import example_topology
 from tests.policy_engine.adapters.endpoint.conftest import client, submit
+from tests.policy_engine.adapters.endpoint.conftest import payload as payload_for
 
 TMUX = shutil.which("tmux")
 #: Skips on a developer machine without tmux; CI installs it (`make system-deps`), so there it fails instead.
@@ -70,8 +71,9 @@ def test_once_as_json_shows_the_reclaim(served):
     assert [job["name"] for job in figures["front"]] == ["qs1_job_med", "qs1_job_low"]
     (total,) = figures["totals"]
     assert (total["instance_type"], total["limit"], total["used"], total["waiting"]) == ("ml.g5.xlarge", 3, 2, 2)
-    # at most: 1 snapshot, 1 share list, 1 RUNNABLE page per share with waiting jobs, 1 describe per head
-    assert figures["calls"] == {"GetJobQueueSnapshot": 1, "ListQuotaShares": 1, "ListServiceJobs": 1,
+    # at most: 1 snapshot, 1 share list, 1 RUNNABLE page per share with waiting jobs, 1 describe per head, 1 page of
+    # SCHEDULED jobs (none here: nothing to describe)
+    assert figures["calls"] == {"GetJobQueueSnapshot": 1, "ListQuotaShares": 1, "ListServiceJobs": 2,
                                 "DescribeServiceJob": 1}
     assert set(figures["calls"]) <= set(operations(("top",)))  # `iam-policy --command top` grants them
 
@@ -171,10 +173,26 @@ def test_against_aws_shapes_the_preemption_column_is_unknown():
             "schedulingPriority": 7, "statusReason": "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY",
             "capacityUsage": [{"capacityUnit": "ml.p5.48xlarge", "quantity": 2.0}]},
             {"jobId": job.rsplit("/", 1)[1]})
+        night = job.replace("6271dfdf", "0000dfdf")
+        stub.add_response("list_service_jobs", {"jobSummaryList": [
+            {"jobArn": night, "jobId": night.rsplit("/", 1)[1], "jobName": "night",
+             "serviceJobType": "SAGEMAKER_TRAINING", "quotaShareName": "a", "status": "SCHEDULED",
+             "createdAt": 1_000_000,
+             "capacityUsage": [{"capacityUnit": "ml.p5.48xlarge", "quantity": 2.0}]}]},
+            {"jobQueue": queue, "jobStatus": "SCHEDULED", "maxResults": 100})
+        plan = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p5-plan"
+        stub.add_response("describe_service_job", {
+            "jobArn": night, "jobId": night.rsplit("/", 1)[1], "jobName": "night", "jobQueue": queue,
+            "serviceJobType": "SAGEMAKER_TRAINING", "status": "SCHEDULED", "startedAt": 0, "createdAt": 1_000_000,
+            "serviceRequestPayload": json.dumps({"ResourceConfig": {"InstanceType": "ml.p5.48xlarge",
+                                                                    "InstanceCount": 2, "TrainingPlanArn": plan}}),
+            "capacityUsage": [{"capacityUnit": "ml.p5.48xlarge", "quantity": 2.0}]},
+            {"jobId": night.rsplit("/", 1)[1]})
         figures = QueueReader(Api(batch), queue).read()
         stub.assert_no_pending_responses()
     a, b = figures.rows
-    assert (a.used, a.own, a.borrowed, a.waiting, a.waiting_capped) == (6, 4, 2, 1, True)
+    # the SCHEDULED plan job's 2 instances are held for its plan, not in use: out of a's own 4 first
+    assert (a.used, a.plan_held, a.own, a.borrowed, a.waiting, a.waiting_capped) == (6, 2, 2, 2, 1, True)
     assert (b.used, b.lent) == (0, 2.0)
     assert a.head is not None and (a.head.name, a.head.priority, a.head.age_seconds) == ("big", 7, 3600)
     assert a.preemptions is None and b.preemptions is None
@@ -269,12 +287,12 @@ def _tmux(*args: str) -> str:
                           check=True).stdout
 
 
-def _share_rows(screen: str) -> dict[str, list[str]]:
+def _share_rows(screen: str, prefix: str = "QS") -> dict[str, list[str]]:
     """The shares table's rows on the screen: share -> its cells."""
     rows = {}
     for line in screen.splitlines():
         cells = [cell.strip() for cell in line.split("│")[1:-1]]
-        if len(cells) == 13 and cells[0].startswith("QS"):
+        if len(cells) == 14 and cells[0].startswith(prefix):
             rows[cells[0]] = cells
     return rows
 
@@ -328,8 +346,8 @@ def test_top_in_tmux_against_serve_walkthrough(tmp_path):
         rows = _share_rows(screen)
         assert set(rows) == {"QS1", "QS2", "QS3"}, screen
         assert [rows[share][3] for share in ("QS1", "QS2", "QS3")] == ["1", "1", "1"]  # the limits
-        assert rows["QS1"][12] == "1"  # the reclaim: one preemption of QS1's job in the last hour
-        assert rows["QS1"][8] == "qs1_job_med" and rows["QS1"][7] == "2"
+        assert rows["QS1"][13] == "1"  # the reclaim: one preemption of QS1's job in the last hour
+        assert rows["QS1"][9] == "qs1_job_med" and rows["QS1"][8] == "2"
         _tmux("send-keys", "-t", pane, "s")
         _wait_for(pane, lambda s: "sort: used" in s)
         _tmux("send-keys", "-t", pane, "/", "QS2", "Enter")
@@ -369,3 +387,69 @@ def test_no_column_but_the_reason_is_cut_on_a_narrower_terminal(served, width):
     assert all(len(line) <= width for line in lines)
     reason = next(line for line in lines if "CAPACITY" in line)
     assert (reason is qs1) == (width == 200)  # in the row, or on its own line under the table
+
+
+@needs_tmux
+def test_top_in_tmux_shows_a_plan_job_waiting_for_its_window_as_held_for_plan(tmp_path):
+    """A plan job dispatched before its window sits SCHEDULED holding its share's quota (docs/training_plans.md):
+    top shows its instances under PLAN HELD, not as the share's own use."""
+    topology = tmp_path / "plans.yaml"
+    topology.write_text("""\
+service_environments:
+  - {name: gpu, capacity: {ml.p5.48xlarge: 8}}
+job_queues:
+  - name: training
+    service_environment: gpu
+    shares:
+      - {name: PA, capacity: {ml.p5.48xlarge: 4}, strategy: RESERVE}
+      - {name: PB, capacity: {ml.p5.48xlarge: 4}, strategy: RESERVE}
+training_plans:
+  - name: night
+    instance_type: ml.p5.48xlarge
+    reserved_capacities:
+      - {instances: 4, start: 86400, end: 172800}
+""")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    serve = subprocess.Popen([BATCH_QUOTA, "serve", str(topology), "--speed", "0", "--port", "0"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=ROOT)
+    session = f"top-plan-{os.getpid()}"
+    try:
+        assert serve.stdout is not None
+        url = serve.stdout.readline().strip()
+        assert url.startswith("http://"), url
+
+        class Running:
+            def __init__(self, url: str) -> None:
+                self.url = url
+
+        batch = client(Running(url))
+        request = json.loads(payload_for("ml.p5.48xlarge", 4))
+        request["ResourceConfig"]["TrainingPlanArn"] = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/night"
+        batch.submit_service_job(jobName="early", jobQueue="training", serviceJobType="SAGEMAKER_TRAINING",
+                                 serviceRequestPayload=json.dumps(request), quotaShareName="PA")
+        batch.submit_service_job(jobName="plain", jobQueue="training", serviceJobType="SAGEMAKER_TRAINING",
+                                 serviceRequestPayload=payload_for("ml.p5.48xlarge", 2), quotaShareName="PB")
+        status = tmp_path / "status"
+        command = (f"env -u COLUMNS -u LINES AWS_ENDPOINT_URL_BATCH={url} {BATCH_QUOTA} top --queue training "
+                   f"--interval 0.5; echo $? > {status}")
+        _tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "50", "-e", f"PYTHONPATH={ROOT}",
+              "-e", "AWS_DEFAULT_REGION=us-east-1", "-e", "AWS_ACCESS_KEY_ID=testing",
+              "-e", "AWS_SECRET_ACCESS_KEY=testing", "-c", str(ROOT), command)
+        pane = f"{session}:0.0"
+        screen = _wait_for(pane, lambda s: set(_share_rows(s, "P")) == {"PA", "PB"} and "sort: share" in s)
+        rows = _share_rows(screen, "P")
+        header = next(line for line in screen.splitlines() if "PLAN HELD" in line)
+        assert [cell.strip() for cell in header.replace("┃", "│").split("│")[1:-1]][4:7] == [
+            "OWN", "BORROWED", "PLAN HELD"]
+        assert rows["PA"][4:7] == ["0", "0", "4"], screen  # held for its plan's window, not in use
+        assert rows["PB"][4:7] == ["2", "0", "0"], screen  # a plain job runs: in use
+        _tmux("send-keys", "-t", pane, "q")
+        deadline = time.monotonic() + 30
+        while not (status.exists() and status.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert status.read_text().strip() == "0"
+    finally:
+        subprocess.run([TMUX or "tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+        serve.terminate()
+        serve.wait(timeout=10)
