@@ -378,40 +378,81 @@ def test_an_import_up_the_layers_or_across_peers_is_caught_type_only_imports_too
 
 
 #: The folders of ``policy_engine.reports`` that are not a command's: what every command's formats may build on.
+#: ``kit`` is the renderers' toolbox (formats, Markdown, safe text, the terminal, Vega, the subjects commands hand
+#: over); ``tables`` and ``page`` are shared report machinery: tables and the HTML page several commands draw alike
+#: (a format hands them what its view carries; only these and the views read the domain's types).
 REPORT_KIT = ("kit", "tables", "page")
-#: A command folder's modules that are not formats: its view, and what the view is built from.
-VIEW_MODULES = {"view", "plans"}
+#: A command folder's modules that are not formats: its view, and what the view is built from (``explain``'s plan
+#: windows' sentences and figures, ``plans``, and its replayed advice, ``advice``).
+VIEW_MODULES = {"view", "plans", "advice"}
+#: Modules outside ``reports`` a format may import, each with why: nothing else of ``policy_engine``.
+FORMAT_MAY_IMPORT = {
+    "policy_engine.foundation.output_files":
+        "the one way a format opens a file it writes (a device or FIFO written in place, never replaced or waited "
+        "on): graph's pictures and compare's HTML page",
+    "policy_engine.foundation.units":
+        "how every output writes a figure (a duration, instance-hours, money, a percentage): one writing per unit, "
+        "shared with the domain's own messages, so a report and a finding never write 1h 05m two ways",
+}
 
 
 def format_import_violations(imports: list[Import]) -> list[str]:
-    """Every import of a command's format module into ``reports`` other than its own view, the kit, the shared
-    tables and the page machinery (a format never imports a sibling format, nor another command's)."""
+    """Every import of ``policy_engine`` written in a command's format module (``reports/<command>/<format>.py``)
+    other than its own view (``reports.<command>.view``), the kit and the shared report machinery
+    (``REPORT_KIT``) and ``FORMAT_MAY_IMPORT``: never a sibling format, another command's module or a domain
+    module (the domain is read by the view), type-only and lazy imports included. The standard library and
+    third-party packages are free."""
     out = []
     for each in imports:
         parts = each.source.split(".")
         if len(parts) != 4 or parts[:2] != ["policy_engine", "reports"] or parts[2] in REPORT_KIT:
             continue
+        if parts[3] in VIEW_MODULES:
+            continue
         target = each.target.split(".")
-        if target[:2] != ["policy_engine", "reports"] or len(target) < 3 or target[2] in REPORT_KIT:
+        if target[0] != "policy_engine" or each.target in FORMAT_MAY_IMPORT:
             continue
-        if target[2] == parts[2] and (len(target) == 3 or target[3] in VIEW_MODULES):
-            continue
-        if parts[3] in VIEW_MODULES and target[2] == parts[2]:
+        if target[:2] == ["policy_engine", "reports"] and len(target) >= 3 and (
+                target[2] in REPORT_KIT or target[2:] in ([parts[2]], [parts[2], "view"])):
             continue
         out.append(f"{each.where()} imports {each.target}")
     return out
 
 
-def test_a_format_imports_only_its_view_and_the_reports_kit_never_another_format():
+def test_a_format_imports_only_its_view_and_the_reports_kit_never_another_format_or_the_domain():
     violations = format_import_violations(all_imports())
-    assert not violations, "a format imports another format:\n" + "\n".join(violations)
+    assert not violations, ("a format imports more than its view, reports' kit, tables and page "
+                            "(FORMAT_MAY_IMPORT):\n" + "\n".join(violations))
 
 
-def test_a_format_importing_a_sibling_format_is_caught():
-    imports = [Import("policy_engine.reports.diff.markdown", "policy_engine.reports.diff.text", 3, "load"),
-               Import("policy_engine.reports.diff.markdown", "policy_engine.reports.diff.view", 4, "load"),
-               Import("policy_engine.reports.tune.json", "policy_engine.reports.sweep.json", 5, "lazy"),
-               Import("policy_engine.reports.tune.json", "policy_engine.reports.tables.sweep_runs", 6, "load")]
-    assert format_import_violations(imports) == [
-        "policy_engine/reports/diff/markdown:3 (load) imports policy_engine.reports.diff.text",
-        "policy_engine/reports/tune/json:5 (lazy) imports policy_engine.reports.sweep.json"]
+def test_every_command_with_a_format_has_a_view():
+    commands = {name.split(".")[2] for name in modules() if name.startswith("policy_engine.reports.")
+                and len(name.split(".")) == 4 and name.split(".")[2] not in REPORT_KIT}
+    missing = sorted(command for command in commands if f"policy_engine.reports.{command}.view" not in modules())
+    assert not missing, f"reports/<command>/ without a view.py: {missing}"
+
+
+def test_a_format_importing_a_sibling_format_or_the_domain_is_caught(package, tmp_path):
+    """Read from a throwaway tree, as the other rules: each kind of import a format may not write, and each it may."""
+    for folder in ("reports", "reports/kit", "reports/tables", "reports/diff", "reports/tune", "reports/sweep",
+                   "changes", "foundation"):
+        (tmp_path / "policy_engine" / folder).mkdir(exist_ok=True)
+        (tmp_path / "policy_engine" / folder / "__init__.py").write_text("")
+    found = package({
+        "changes/report.py": "", "foundation/output_files.py": "", "reports/kit/markdown.py": "",
+        "reports/tables/sweep_runs.py": "", "reports/diff/view.py": "from policy_engine.changes.report import x\n",
+        "reports/diff/text.py": "", "reports/sweep/json.py": "",
+        "reports/diff/markdown.py": "import json\nfrom policy_engine.reports.diff.text import f\n"
+                                    "from policy_engine.reports.diff.view import v\n"
+                                    "from policy_engine.reports.kit.markdown import table\n"
+                                    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                    "    from policy_engine.changes.report import ChangeReport\n",
+        "reports/tune/json.py": "from policy_engine.reports.tables import sweep_runs\n"
+                                "from policy_engine.foundation import output_files\n"
+                                "def f():\n    from policy_engine.reports.sweep.json import run_json\n",
+    })
+    assert sorted(format_import_violations(found)) == [
+        "policy_engine/reports/diff/markdown:2 (load) imports policy_engine.reports.diff.text",
+        "policy_engine/reports/diff/markdown:7 (typing) imports policy_engine.changes.report",
+        "policy_engine/reports/tune/json:4 (lazy) imports policy_engine.reports.sweep.json",
+    ]

@@ -34,7 +34,7 @@ PREFIX_CALLS = {"startswith", "endswith", "split", "rsplit", "partition", "rpart
 #: (YAML scalars in ``safe_yaml``, ARNs in ``arns``/``shapes``, CSV cells) reads variables named for what
 #: they hold (``scalar``, ``arn``, ``value``), so it needs no entry; one named like a reason would go here.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("policy_engine/reports/check/sarif.py", "_load_problem"):
+    ("policy_engine/reports/check/view.py", "_load_problem"):
         "a plain line from a reader that does not locate its problems yet: only its leading SOURCE is dropped",
     ("policy_engine/simulation/profiles/fitting.py", "_read_json_lines"):
         "pyarrow's ArrowInvalid says which inference failed only in its text",

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 import click
 
-from policy_engine.analysis.checks import CheckReport
-from policy_engine.foundation.findings import Finding
+from policy_engine.reports.check.view import CheckLoadFailure, CheckOutput, CheckReport, FindingRow, report_view
 from policy_engine.reports.kit.markdown import cell, code, table
-from policy_engine.reports.kit.subjects import CheckLoadFailure, CheckOutput
 
 
-def _capacity(capacity: dict[str, int]) -> str:
+def _capacity(capacity: Mapping[str, int]) -> str:
     return ", ".join(f"{t}: {n}" for t, n in capacity.items())
 
 
-def _severity(finding: Finding) -> str:
+def _severity(finding: FindingRow) -> str:
     if finding.suppressed is None:
-        return finding.severity.value
-    return f"{finding.severity.value} (suppressed: {finding.suppressed})"
+        return finding.severity
+    return f"{finding.severity} (suppressed: {finding.suppressed})"
 
 
 def _names(names: tuple[str, ...], queue: str) -> str:
@@ -32,33 +30,29 @@ def _names(names: tuple[str, ...], queue: str) -> str:
 def render(report: CheckReport, *, source: str = "", strict: bool = False, declared_guarantees: int = 0) -> str:
     """The report as Markdown; ``strict``: the verdict fails on unsuppressed warnings too (``check --strict``);
     ``declared_guarantees``: how many the topology declares (the verdict says how many were proven)."""
-    passed = report.passes(strict)
-    icon = "✅" if passed else "❌"
-    verdict = "passed" if passed else "failed"
-    suppressed = f", **{len(report.suppressed)}** suppressed" if report.suppressed else ""
-    suppressed = (f", **{len(report.notes)}** note(s)" if report.notes else "") + suppressed
-    proven, declared = report.guarantees_proven(declared_guarantees)
-    promises = f", **{proven}** of **{declared}** declared guarantee(s) proven" if declared else ""
+    view = report_view(report, source=source, strict=strict, declared_guarantees=declared_guarantees)
+    icon = "✅" if view.passed else "❌"
+    verdict = "passed" if view.passed else "failed"
+    suppressed = f", **{len(view.suppressed)}** suppressed" if view.suppressed else ""
+    suppressed = (f", **{len(view.notes)}** note(s)" if view.notes else "") + suppressed
+    promises = f", **{view.proven}** of **{view.declared}** declared guarantee(s) proven" if view.declared else ""
     lines = [f"### {icon} batch-quota check {verdict}" + (f": {code(source)}" if source else ""), "",
-             f"**{len(report.errors)}** error(s), **{len(report.warnings)}** warning(s){suppressed}, "
-             f"**{len(report.summaries)}** quota share(s){promises}." + (" Strict: warnings fail." if strict else ""),
+             f"**{len(view.errors)}** error(s), **{len(view.warnings)}** warning(s){suppressed}, "
+             f"**{view.shares}** quota share(s){promises}." + (" Strict: warnings fail." if strict else ""),
              ""]
-    if report.findings:
+    if view.findings:
         lines += table(("severity", "rule", "object", "problem", "fix"),
-                       ((_severity(f), f.rule, str(f.object), f.message, f.hint) for f in report.findings))
+                       ((_severity(f), f.rule, f.object, f.message, f.hint) for f in view.findings))
         lines.append("")
-    if report.summaries:
-        by_queue: dict[str, list] = {}
-        for summary in report.summaries.values():
-            by_queue.setdefault(summary.share.partition("/")[0], []).append(summary)
+    if view.queues:
         lines += ["<details><summary>Quota shares</summary>", ""]
-        for queue, summaries in by_queue.items():  # the queue named once, in its table's heading
+        for queue, shares in view.queues:  # the queue named once, in its table's heading
             lines += [f"Job queue {cell(queue)}:", ""]
             lines += table(("share", "strategy", "limit", "guaranteed", "max burst", "may be preempted by",
                             "may preempt"),
-                           ((s.share.partition("/")[2], s.strategy, _capacity(s.limit), _capacity(s.guaranteed),
+                           ((s.name, s.strategy, _capacity(s.limit), _capacity(s.guaranteed),
                              _capacity(s.max_burst), _names(s.preempted_by, queue), _names(s.may_preempt, queue))
-                            for s in summaries))
+                            for s in shares))
             lines.append("")
         lines += ["</details>", ""]
     return "\n".join(lines)

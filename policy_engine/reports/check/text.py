@@ -15,13 +15,12 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from policy_engine.analysis.checks import CheckReport
-from policy_engine.foundation.findings import Finding, Severity
+from policy_engine.reports.check.view import CheckOutput, CheckReport, CheckView, FindingRow, report_view
 from policy_engine.reports.kit.safe_text import rich_text, visible
-from policy_engine.reports.kit.subjects import CheckOutput
 
-_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
-_TITLE = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO: "Notes"}
+#: Per severity (its word, as ``FindingRow.severity``): the style of its findings and the title over them.
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+_TITLE = {"error": "Errors", "warning": "Warnings", "info": "Notes"}
 
 
 def _shares(names: tuple[str, ...], queue: str, shown: int | None = 2) -> str:
@@ -37,7 +36,7 @@ def _shares(names: tuple[str, ...], queue: str, shown: int | None = 2) -> str:
     return ", ".join(map(visible, short[:shown])) + f", +{len(short) - shown} more"
 
 
-def _findings_table(severity: Severity | None, findings: list[Finding]) -> Table:
+def _findings_table(severity: str | None, findings: tuple[FindingRow, ...]) -> Table:
     """One severity's findings; ``None``: the suppressed ones, with their severity and the suppression's reason."""
     table = Table()
     columns = ("rule", "object", "problem", "fix") if severity else ("rule", "severity", "object", "problem",
@@ -45,8 +44,8 @@ def _findings_table(severity: Severity | None, findings: list[Finding]) -> Table
     for column in columns:
         table.add_column(column, overflow="fold")
     for finding in findings:
-        cells = ((finding.rule, str(finding.object), finding.message, finding.hint) if severity else
-                 (finding.rule, finding.severity.value, str(finding.object), finding.message, finding.suppressed or ""))
+        cells = ((finding.rule, finding.object, finding.message, finding.hint) if severity else
+                 (finding.rule, finding.severity, finding.object, finding.message, finding.suppressed or ""))
         table.add_row(*(rich_text(cell) for cell in cells), style=_STYLE[severity] if severity else "dim")
     return table
 
@@ -55,7 +54,7 @@ _SUMMARY_COLUMNS = ("share", "strategy", "instance type", "limit", "guaranteed",
                    "may preempt")
 
 
-def _summary_tables(report: CheckReport, shown: int | None) -> list[tuple[str, list[str]]]:
+def _summary_tables(view: CheckView, shown: int | None) -> list[tuple[str, list[str]]]:
     """Per job queue, one aligned line per share and instance type (kubectl-style, grep-friendly): the queue
     is named once, in the table's title, and the share columns name shares within it.
 
@@ -63,14 +62,14 @@ def _summary_tables(report: CheckReport, shown: int | None) -> list[tuple[str, l
     40,000 cells, longer than the check itself.
     """
     by_queue: dict[str, list[tuple[str, ...]]] = {}
-    for summary in report.summaries.values():
-        queue, _, name = summary.share.partition("/")
+    for queue, shares in view.queues:
         rows = by_queue.setdefault(queue, [_SUMMARY_COLUMNS])
-        for instance_type, limit in summary.limit.items():
-            rows.append((visible(name), summary.strategy, visible(instance_type), str(limit),
-                         str(summary.guaranteed[instance_type]), str(summary.max_burst[instance_type]),
-                         _shares(summary.preempted_by_type.get(instance_type, summary.preempted_by), queue, shown),
-                         _shares(summary.may_preempt_type.get(instance_type, summary.may_preempt), queue, shown)))
+        for summary in shares:
+            for instance_type, limit in summary.limit.items():
+                rows.append((visible(summary.name), summary.strategy, visible(instance_type), str(limit),
+                             str(summary.guaranteed[instance_type]), str(summary.max_burst[instance_type]),
+                             _shares(summary.preempted_by_type.get(instance_type, summary.preempted_by), queue, shown),
+                             _shares(summary.may_preempt_type.get(instance_type, summary.may_preempt), queue, shown)))
     tables = []
     numeric = {3, 4, 5}
     for queue, rows in by_queue.items():
@@ -86,33 +85,32 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
     ``strict``: the verdict fails on unsuppressed warnings too (``check --strict``); ``declared_guarantees``:
     how many the topology declares (the verdict says how many were proven); ``terminal``: cut long share
     lists to fit a screen (never in a pipe or a file)."""
+    view = report_view(report, source=source, strict=strict, declared_guarantees=declared_guarantees)
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False,
                       soft_wrap=False)
     if source:
         console.print(f"batch-quota check {visible(source)}", markup=False)
-    for severity, findings in ((Severity.ERROR, report.errors), (Severity.WARNING, report.warnings),
-                               (Severity.INFO, report.notes)):
+    for severity, findings in (("error", view.errors), ("warning", view.warnings), ("info", view.notes)):
         if findings:
             console.print(f"{_TITLE[severity]} ({len(findings)})", style=_STYLE[severity])
             console.print(_findings_table(severity, findings))
-    if report.suppressed:
-        console.print(f"Suppressed ({len(report.suppressed)})", style="bold")
-        console.print(_findings_table(None, report.suppressed))
-    for queue, (header, *lines) in _summary_tables(report, 2 if terminal else None):
+    if view.suppressed:
+        console.print(f"Suppressed ({len(view.suppressed)})", style="bold")
+        console.print(_findings_table(None, view.suppressed))
+    for queue, (header, *lines) in _summary_tables(view, 2 if terminal else None):
         console.print(f"Quota shares of job queue {visible(queue)}", style="bold", markup=False)
         # Like the rows, the header is never wrapped by rich: a narrow terminal wraps (or a pager cuts) both alike.
         console.print(header, style="bold", markup=False, soft_wrap=True)
         console.file.write("\n".join(lines) + "\n")
-    passed = report.passes(strict)
+    passed = view.passed
     verdict = "passed" if passed else "FAILED"
-    strictly = " (--strict: warnings fail)" if strict and report.warnings else ""
-    suppressed = f", {len(report.suppressed)} suppressed" if report.suppressed else ""
-    suppressed = (f", {len(report.notes)} note(s)" if report.notes else "") + suppressed
-    proven, declared = report.guarantees_proven(declared_guarantees)
-    promises = f", {proven} of {declared} declared guarantee(s) proven" if declared else ""
-    console.print(f"{verdict}{strictly}: {len(report.errors)} error(s), {len(report.warnings)} warning(s){suppressed}, "
-                  f"{len(report.summaries)} quota share(s){promises}", style="bold green" if passed else "bold red")
+    strictly = " (--strict: warnings fail)" if strict and view.warnings else ""
+    suppressed = f", {len(view.suppressed)} suppressed" if view.suppressed else ""
+    suppressed = (f", {len(view.notes)} note(s)" if view.notes else "") + suppressed
+    promises = f", {view.proven} of {view.declared} declared guarantee(s) proven" if view.declared else ""
+    console.print(f"{verdict}{strictly}: {len(view.errors)} error(s), {len(view.warnings)} warning(s){suppressed}, "
+                  f"{view.shares} quota share(s){promises}", style="bold green" if passed else "bold red")
     return buffer.getvalue()
 
 

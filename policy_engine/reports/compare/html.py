@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-
-from policy_engine.comparison.subjects import CompareOutput
 from policy_engine.foundation.output_files import write_files
-from policy_engine.reports.compare.view import costs_head, costs_legend, costs_rows, costs_title
+from policy_engine.reports.compare.view import (
+    CompareOutput,
+    costs_head,
+    costs_legend,
+    costs_rows,
+    costs_title,
+    page_data,
+)
 from policy_engine.reports.kit import vega
 from policy_engine.reports.page import report_script
 from policy_engine.reports.page.html_report import escape
 from policy_engine.reports.tables import share_comparison as sc
 from policy_engine.reports.tables import why_waited
-from policy_engine.simulation.results import aggregates as agg
-from policy_engine.simulation.results.side_by_side import WAIT_P95
 
 PAGE = "index.html"
 _CSP = "default-src 'none'; script-src 'unsafe-inline'; img-src data:; style-src 'unsafe-inline'"
@@ -74,35 +75,6 @@ SCRIPT = r"""
   }, """ + report_script.RENDER_FAILED + r""");
 })();
 """
-
-
-def _points(edges: np.ndarray, values: np.ndarray, scale: float, design: str) -> list[dict[str, Any]]:
-    """Step rows: each bin's value from its left edge, the last one repeated at the end."""
-    times = np.round(edges / scale, 4).tolist()
-    numbers = np.round(values.astype(np.float64), 4).tolist()
-    return [{"t": t, "value": numbers[min(i, len(numbers) - 1)], "design": design} for i, t in enumerate(times)]
-
-
-def page_data(output: CompareOutput) -> dict[str, Any]:
-    end = max(run.time for run in output.runs)
-    scale, unit = agg.time_unit(end)
-    types = list(dict.fromkeys(t for run in output.runs for t in run.utilisation))
-    charts = []
-    for instance_type in types:
-        rows: list[dict[str, Any]] = []
-        for run in output.runs:
-            over = run.over_time
-            if over is None or instance_type not in over.used or not over.capacity.get(instance_type):
-                continue
-            rows += _points(over.edges, over.used[instance_type] / over.capacity[instance_type], scale, run.label)
-        charts.append({"title": f"{instance_type}: instances in use over the environments' capacity", "rows": rows})
-    waiting = [row for run in output.runs if run.over_time is not None
-               for row in _points(run.over_time.edges, run.over_time.waiting, scale, run.label)]
-    deltas = [{"row": f"{row.share} · {row.instance_type}", "design": output.runs[run].label,
-               "hours": round(row.difference(run, WAIT_P95) / 3600, 4),
-               "text": sc.difference_text(WAIT_P95, row.difference(run, WAIT_P95))}
-              for row in output.shares.rows for run in range(1, len(output.runs))]
-    return {"unit": unit, "designs": list(output.labels), "types": charts, "waiting": waiting, "deltas": deltas}
 
 
 def render_page(output: CompareOutput) -> str:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from policy_engine.comparison.subjects import CompareOutput
-from policy_engine.simulation.results.numbers import plain
+from policy_engine.reports.compare.view import CompareOutput, document
 
 
 def write(output: CompareOutput, stream: TextIO) -> None:
-    stream.write(json.dumps(plain(output.to_json()), allow_nan=False))
+    stream.write(json.dumps(document(output), allow_nan=False))
     stream.write("\n")

@@ -6,8 +6,7 @@ from typing import TextIO
 
 import click
 
-from policy_engine.comparison.subjects import CompareOutput
-from policy_engine.reports.compare.view import costs_head, costs_legend, costs_rows, costs_title, verdict
+from policy_engine.reports.compare.view import CompareOutput, costs_head, costs_legend, costs_rows, costs_title, verdict
 from policy_engine.reports.kit.markdown import cell, code
 from policy_engine.reports.tables import share_comparison as sc
 

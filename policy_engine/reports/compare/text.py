@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from policy_engine.comparison.subjects import CompareOutput
-from policy_engine.reports.compare.view import costs_head, costs_legend, costs_rows, costs_title, verdict
+from policy_engine.reports.compare.view import CompareOutput, costs_head, costs_legend, costs_rows, costs_title, verdict
 from policy_engine.reports.kit import terminal
 from policy_engine.reports.tables import share_comparison as sc
 

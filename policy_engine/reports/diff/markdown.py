@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from policy_engine.changes.report import FAIL_ON, ChangeReport, GuaranteeChange
-from policy_engine.foundation.diagnostics import ObjectKind
 from policy_engine.foundation.units import duration_text, instance_hours_text
 from policy_engine.reports.diff.view import (
+    FAIL_ON,
     KIND_TITLES,
+    ChangeReport,
+    GuaranteeChange,
+    ObjectKind,
     bill_period,
     bill_sentence,
+    comparisons,
     declared,
     describe,
     harm_headline,
@@ -39,7 +43,7 @@ from policy_engine.reports.kit.markdown import cell, code, table
 from policy_engine.reports.kit.subjects import DiffLoadFailure, DiffOutput
 
 if TYPE_CHECKING:
-    from policy_engine.changes.impact import Impact
+    from policy_engine.reports.diff.view import Impact
 
 #: GitHub's limit on an issue or pull-request comment, in characters.
 GITHUB_COMMENT_LIMIT = 65_536
@@ -76,7 +80,7 @@ class _Section:
         return head, ["", *([self.note, ""] if self.note else []), "</details>", ""]
 
 
-def _section(title: str, header: tuple[str, ...], rows: list[tuple], what: str, open_: bool = False,
+def _section(title: str, header: tuple[str, ...], rows: Sequence[Sequence[object]], what: str, open_: bool = False,
              note: str = "", align: str = "") -> _Section:
     return _Section(title, header, [table(header, [tuple(_cut(c) for c in row)])[2] for row in rows], what, open_,
                     note, align)
@@ -126,11 +130,9 @@ def _guarantee_rows(changes: list[GuaranteeChange]) -> list[tuple[str, str, str,
 
 
 def _impact_sections(impact: Impact) -> list[_Section]:
-    from policy_engine.changes.impact import share_comparison, target_comparison
     from policy_engine.reports.tables import share_comparison as sc
 
-    per_share = share_comparison(impact)
-    targets = target_comparison(impact)
+    per_share, targets = comparisons(impact)
     worst, more = worst_jobs(impact)
     jobs = _section(f"Jobs preempted because of the change (the {len(worst)} worst"
                     + (f"; {more} more in `--format json`)" if more else ")"),

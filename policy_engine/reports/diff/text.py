@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from policy_engine.changes.report import FAIL_ON, ChangeReport
 from policy_engine.foundation.units import duration_text, instance_hours_text
 from policy_engine.reports.diff.view import (
+    FAIL_ON,
     KIND_TITLES,
+    ChangeReport,
     bill_period,
     bill_sentence,
+    comparisons,
     describe,
     guarantee_line,
     harm_headline,
@@ -28,7 +30,7 @@ from policy_engine.reports.diff.view import (
 from policy_engine.reports.kit.subjects import DiffOutput
 
 if TYPE_CHECKING:
-    from policy_engine.changes.impact import Impact
+    from policy_engine.reports.diff.view import Impact
 
 
 def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
@@ -107,10 +109,9 @@ def impact_lines(impact: Impact) -> list[str]:
 
 def comparison_lines(impact: Impact) -> list[str]:
     """The per-share and targets tables of the replay, drawn as ``compare`` draws its own (``share_comparison``)."""
-    from policy_engine.changes.impact import share_comparison, target_comparison
     from policy_engine.reports.tables import share_comparison as sc
 
-    per_share, targets = share_comparison(impact), target_comparison(impact)
+    per_share, targets = comparisons(impact)
     text = sc.text_table("Impact per share and instance type: without the change → with HEAD",
                          sc.share_header(per_share), sc.share_rows(per_share), caption=impact_legend(impact))
     if targets.rows:

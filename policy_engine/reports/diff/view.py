@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from policy_engine.changes.report import ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
+from policy_engine.changes.report import FAIL_ON, ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
 from policy_engine.foundation.diagnostics import ObjectKind
 from policy_engine.foundation.units import duration_text, money_text
 from policy_engine.reports.tables.promise_lines import declared, promise_line
 
 if TYPE_CHECKING:
     from policy_engine.changes.impact import Impact
+    from policy_engine.simulation.results.side_by_side import ShareComparison, TargetComparison
 
-__all__ = ["KIND_TITLES", "WORST_JOBS", "bill_sentence", "declared", "describe", "guarantee_line", "harm_headline",
-           "impact_legend", "lost_by_type", "object_line", "preempted_counts", "promise_line", "shares_title", "shown",
-           "verdict", "worst_jobs"]
+__all__ = ["FAIL_ON", "KIND_TITLES", "WORST_JOBS", "ChangeReport", "GuaranteeChange", "Impact", "ObjectKind",
+           "bill_sentence", "comparisons", "declared", "describe", "guarantee_line", "harm_headline", "impact_legend",
+           "lost_by_type", "object_line", "preempted_counts", "promise_line", "shares_title", "shown", "verdict",
+           "worst_jobs"]
 
 KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
                ObjectKind.SHARE: "Quota shares"}
@@ -131,7 +133,7 @@ def preempted_counts(impact: Impact) -> str:
     return f"{more} more often, {less} less often (net {more - less:+d})"
 
 
-def worst_jobs(impact: Impact) -> tuple[list[dict], int]:
+def worst_jobs(impact: Impact) -> tuple[list[dict[str, Any]], int]:
     """The jobs preempted more often because of the change that a report lists (the worst first), and how many more
     there are (``--format json`` has every one)."""
     shown = impact.preempted[:WORST_JOBS]
@@ -147,3 +149,10 @@ def lost_by_type(impact: Impact) -> dict[str, tuple[float, float]]:
         out[row["instance_type"]] = (before + row.get("instance_hours_lost_before", 0.0),
                                      after + row.get("instance_hours_lost_after", 0.0))
     return out
+
+
+def comparisons(impact: Impact) -> tuple[ShareComparison, TargetComparison]:
+    """The replay per share and instance type, and its targets, side by side as ``compare`` shows its designs."""
+    from policy_engine.changes.impact import share_comparison, target_comparison
+
+    return share_comparison(impact), target_comparison(impact)

@@ -8,12 +8,11 @@ from typing import Any, TextIO
 
 import click
 
-from policy_engine.reports.kit.subjects import DriftOutput
+from policy_engine.reports.drift.view import DriftOutput, build
 
 
 def to_dict(output: DriftOutput) -> dict[str, Any]:
-    return {"source": output.source, "region": output.region, "drift": bool(output.differences),
-            "differences": [d.to_dict() for d in output.differences], "unreadable": list(output.unreadable)}
+    return build(output).document
 
 
 def write(output: DriftOutput, stream: TextIO) -> None:

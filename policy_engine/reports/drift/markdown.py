@@ -6,28 +6,24 @@ name with a ``|``, a backtick or HTML cannot break the table or inject markup.
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TextIO
 
 import click
 
-from policy_engine.adapters.aws.drift import shown
+from policy_engine.reports.drift.view import DriftOutput, DriftVerdict, build
 from policy_engine.reports.kit.markdown import code, table
-from policy_engine.reports.kit.subjects import DriftOutput
-
-
-def _value(value: Any) -> str:
-    return "-" if value is None else shown(value)
 
 
 def render(output: DriftOutput) -> str:
-    differences, source, region = output.differences, code(output.source), code(output.region)
-    if not differences and output.unreadable:
-        return (f"### Incomplete\n\n{len(output.unreadable)} object(s) could not be read (Region {region}); "
+    view = build(output)
+    source, region = code(view.source), code(view.region)
+    if view.verdict is DriftVerdict.INCOMPLETE:
+        return (f"### Incomplete\n\n{view.unreadable} object(s) could not be read (Region {region}); "
                 f"no drift among the objects of {source} that were read.\n")
-    if not differences:
+    if view.verdict is DriftVerdict.NONE:
         return f"### No drift\n\nThe account (Region {region}) matches {source}.\n"
-    rows = [(d.kind, d.object, d.field or "-", _value(d.expected), _value(d.actual)) for d in differences]
-    lines = [f"### Drift: {len(differences)} difference(s)", "", f"{source} against the account (Region {region})",
+    rows = [(row.kind, row.object, row.field or "-", row.expected, row.actual) for row in view.rows]
+    lines = [f"### Drift: {len(view.rows)} difference(s)", "", f"{source} against the account (Region {region})",
              "", *table(("kind", "object", "field", "topology", "account"), rows)]
     return "\n".join(lines) + "\n"
 

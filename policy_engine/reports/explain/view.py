@@ -8,6 +8,8 @@ list of ``(topic, sentence)`` pairs; the command prints them, tests read them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from policy_engine.analysis.borrow.graph import BorrowGraph
 from policy_engine.analysis.checks import CheckReport, borrow_graph
 from policy_engine.analysis.rules.objects import findings_by_share
@@ -18,7 +20,7 @@ from policy_engine.reports.explain.advice import advice_figures, advice_sentence
 from policy_engine.reports.explain.plans import plan_figures, plan_sentences
 from policy_engine.reports.kit.subjects import ExplainOutput
 
-__all__ = ["Sentence", "advice_figures", "explain_share", "plan_figures", "sentences"]
+__all__ = ["ExplainOutput", "Sentence", "advice_figures", "document", "explain_share", "plan_figures", "sentences"]
 
 Sentence = tuple[str, str]
 
@@ -173,3 +175,19 @@ def sentences(output: ExplainOutput) -> list[Sentence]:
 
         out += plan_idle_sentences(output.topology, output.plan_account, output.share)
     return out + advice_sentences(output.advice, output.helps, output.share)
+
+
+def document(output: ExplainOutput) -> dict[str, Any]:
+    """``explain --format json``: the share, its sentences as ``{"topic", "text"}``, the per-share summary (as
+    ``check --format json`` writes it), its training plans' figures and ``advice`` (each knob replayed,
+    ``sweep.advice``)."""
+    return {"share": output.share,
+            "sentences": [{"topic": topic, "text": text} for topic, text in sentences(output)],
+            "summary": output.report.summaries[output.share].to_dict(),
+            "training_plans": plan_figures(output.topology, borrow_graph(output.topology, output.report),
+                                           output.share),
+            # every knob the advice considers, replayed (``advice_tested``: false without a scenario)
+            "advice": advice_figures(output.advice),
+            "advice_tested": output.advice is not None,
+            "helps_rule": ({"fraction": output.helps.fraction, "seconds": output.helps.seconds}
+                           if output.helps is not None else None)}

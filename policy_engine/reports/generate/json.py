@@ -8,11 +8,11 @@ from typing import Any, TextIO
 
 import click
 
-from policy_engine.reports.kit.subjects import GenerateOutput
+from policy_engine.reports.generate.view import GenerateOutput, build
 
 
 def to_dict(output: GenerateOutput) -> dict[str, Any]:
-    return {"jobs": output.jobs, "output": output.output, "scenario": output.scenario, "notes": list(output.notes)}
+    return build(output).to_dict()
 
 
 def write(output: GenerateOutput, stream: TextIO) -> None:

@@ -6,10 +6,11 @@ from typing import TextIO
 
 import click
 
-from policy_engine.reports.kit.subjects import GenerateOutput
+from policy_engine.reports.generate.view import GenerateOutput, build
 
 
 def write(output: GenerateOutput, stream: TextIO) -> None:
-    click.echo(f"wrote {output.jobs:,} job(s) to {output.output}", file=stream)
-    if output.scenario:
-        click.echo(f"wrote scenario {output.scenario}", file=stream)
+    view = build(output)
+    click.echo(f"wrote {view.jobs:,} job(s) to {view.output}", file=stream)
+    if view.scenario:
+        click.echo(f"wrote scenario {view.scenario}", file=stream)

@@ -88,7 +88,7 @@ def _numbers(values: np.ndarray) -> list[float]:
     return mixed.tolist()
 
 
-def _series_json(label: str, usage: list[np.ndarray], depth: np.ndarray, preemptions: np.ndarray) -> dict:
+def _series_json(label: str, usage: list[np.ndarray], depth: np.ndarray, preemptions: np.ndarray) -> dict[str, Any]:
     return {"label": label, "usage": [_numbers(u) for u in usage], "depth": _numbers(depth),
             "preemptions": _numbers(preemptions)}
 
@@ -134,7 +134,7 @@ def page_data(result: SimulationResult, aggregates: agg.Aggregates, lanes: agg.L
     return data
 
 
-def _wait_json(w: agg.WaitStats) -> dict:
+def _wait_json(w: agg.WaitStats) -> dict[str, Any]:
     """A share's wait quantiles in seconds (the chart's scale) and as people read them (its tooltips)."""
     figures = {"min": w.low, "p25": w.p25, "p50": w.p50, "p75": w.p75, "p95": w.p95, "max": w.high}
     return {"share": w.share, "jobs": w.jobs, **figures,
@@ -142,7 +142,7 @@ def _wait_json(w: agg.WaitStats) -> dict:
 
 
 def type_series(aggregates: agg.Aggregates, instance_type: str, instances: int | None,
-                split: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> dict:
+                split: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> dict[str, Any]:
     """Every share's use of one instance type, added bin by bin (never across types); ``split``: per series, own
     use and borrowed less the quota held for a plan, and that (``aggregates.split_held``)."""
     if split is None:

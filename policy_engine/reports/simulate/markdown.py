@@ -2,92 +2,99 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from policy_engine.foundation.units import duration_text, instance_hours_text
 from policy_engine.reports.kit import safe_text
 from policy_engine.reports.kit.markdown import code, table
-from policy_engine.reports.kit.subjects import SimulateOutput
+from policy_engine.reports.simulate.view import (
+    CalibrationRow,
+    ShareCalibration,
+    SimulateOutput,
+    SimulationResult,
+    build,
+    calibration_rows,
+    run_view,
+)
 from policy_engine.reports.tables import why_waited
-from policy_engine.reports.tables.type_tables import TYPE_HEADERS, all_types_text, type_rows
-from policy_engine.simulation.results.calibration import ShareCalibration
-from policy_engine.simulation.results.records import SimulationResult
+from policy_engine.reports.tables.type_tables import TYPE_HEADERS
 
 if TYPE_CHECKING:
-    from policy_engine.inputs.prices import Prices
+    from policy_engine.reports.simulate.view import RunView
 
 
-def render(result: SimulationResult, *, source: str = "",
-           calibration: Sequence[ShareCalibration] | None = None, prices: Prices | None = None) -> str:
-    """The run as Markdown; ``calibration`` adds observed vs simulated waits per share, ``prices`` the plans' costs."""
-    summary = result.summary
-    statuses = ", ".join(f"{status} {count:,}" for status, count in summary["by_status"].items()) or "none"
+def _lines(run: RunView, source: str, calibration: Sequence[CalibrationRow] | None) -> list[str]:
+    statuses = ", ".join(f"{status} {count:,}" for status, count in run.by_status.items()) or "none"
     lines = ["### batch-quota simulate" + (f": {code(source)}" if source else ""), "",
              *table(("jobs", "by status", "preemptions",  # instance-hours lost: per type, in the next table
                      "wait p50", "wait p95", "wait max", "simulated time"),
-                    [(f"{summary['jobs']:,}", statuses, f"{summary['preemptions']:,}",
-                      duration_text(summary["wait_p50"]), duration_text(summary["wait_p95"]),
-                      duration_text(summary["wait_max"]), duration_text(result.time))],
+                    [(f"{run.jobs:,}", statuses, f"{run.preemptions:,}", run.wait_p50, run.wait_p95, run.wait_max,
+                      run.time)],
                     align="rlrrrrr"),
              "", "Per instance type (never summed across types):", "",
-             *table(TYPE_HEADERS, type_rows(summary), align="l" + "r" * (len(TYPE_HEADERS) - 1)),
+             *table(TYPE_HEADERS, run.types, align="l" + "r" * (len(TYPE_HEADERS) - 1)),
              ""]
-    weighted = all_types_text(summary, prices.per_instance_hour) if prices is not None else "-"
-    if weighted != "-":
-        lines += [f"All types, weighted by your price per instance-hour: utilisation {weighted} (price-weighted).", ""]
+    if run.weighted_utilisation != "-":
+        lines += [f"All types, weighted by your price per instance-hour: utilisation {run.weighted_utilisation} "
+                  "(price-weighted).", ""]
     lines += ["Per share and instance type:", ""]
     lines += table(("share", "instance type", "strategy", "limit (instances)", "jobs", "own use",
                     "mean borrowed (instances)", "mean lent (instances)",
                     "wait p50", "wait p95", "preemptions", "instance-hours lost"),
                    ((m.share, m.instance_type, m.strategy, m.limit, f"{m.jobs:,}", f"{m.own_utilisation:.0%}",
-                     f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", duration_text(m.wait_p50),
-                     duration_text(m.wait_p95), f"{m.preemptions:,}", instance_hours_text(m.instance_hours_lost))
-                    for m in result.shares),
+                     f"{m.mean_borrowed:.2f}", f"{m.mean_lent:.2f}", m.wait_p50, m.wait_p95, f"{m.preemptions:,}",
+                     m.instance_hours_lost_text)
+                    for m in run.shares),
                    align="lllrrrrrrrrr")
     lines.append("")
-    if result.plans is not None:
+    if run.plans is not None:
         from policy_engine.reports.tables.plan_tables import markdown_lines
 
-        lines += markdown_lines(result.plans)  # hours only: the plans' fees are in the bill (cost section)
+        lines += markdown_lines(run.plans)  # hours only: the plans' fees are in the bill (cost section)
     if calibration:
         lines += ["Observed vs simulated (waits: jobs with an observed start; agree: same status, end and "
                   "preemptions):", ""]
         lines += table(("share", "jobs", "observed wait p50", "simulated wait p50", "observed wait p95",
                         "simulated wait p95", "observed preemptions", "simulated preemptions", "agree"),
-                       ((c.share, c.jobs, duration_text(c.observed_wait_p50), duration_text(c.simulated_wait_p50),
-                         duration_text(c.observed_wait_p95), duration_text(c.simulated_wait_p95),
-                         c.observed_preemptions, c.simulated_preemptions, f"{c.agreeing}/{c.observed_jobs}")
+                       ((c.share, c.jobs, c.observed_wait_p50, c.simulated_wait_p50, c.observed_wait_p95,
+                         c.simulated_wait_p95, c.observed_preemptions, c.simulated_preemptions,
+                         f"{c.agreeing}/{c.observed_jobs}")
                         for c in calibration),
                        align="lrrrrrrrr")
         lines.append("")
-    return "\n".join(lines)
+    return lines
+
+
+def render(result: SimulationResult, *, source: str = "", calibration: Sequence[ShareCalibration] | None = None,
+           rates: Mapping[str, float] | None = None) -> str:
+    """The run as Markdown; ``calibration`` adds observed vs simulated waits per share, ``rates`` (the prices per
+    instance-hour) the price-weighted utilisation of all types."""
+    run = run_view(result, rates, jobs=False)
+    return "\n".join(_lines(run, source, calibration_rows(calibration) if calibration is not None else None))
 
 
 def write(output: SimulateOutput, stream: TextIO) -> None:
-    if output.costs is not None:  # the billing period first: every figure below the bill is read over it
-        from policy_engine.reports.tables.cost_tables import period_text
-
-        click.echo(f"_Bill for {safe_text.markdown(period_text(output.costs.period))}_\n", file=stream)
-    click.echo(render(output.result, source=output.source, calibration=output.calibration,
-                      prices=output.costs.prices if output.costs else None), file=stream, nl=False)
-    if output.waits is not None and (waited := why_waited.markdown(output.waits)):
+    view = build(output, jobs=False)
+    if view.bill_period is not None:  # the billing period first: every figure below the bill is read over it
+        click.echo(f"_Bill for {safe_text.markdown(view.bill_period)}_\n", file=stream)
+    click.echo("\n".join(_lines(view.run, view.source, view.calibration)), file=stream, nl=False)
+    if view.waits is not None and (waited := why_waited.markdown(view.waits)):
         click.echo("\n".join(["", *waited]), file=stream, nl=False)
-    if output.plan_account is not None and output.topology is not None:
+    if view.plan_account is not None and view.topology is not None:
         from policy_engine.reports.tables import plan_account_tables
 
-        click.echo("\n".join(["", *plan_account_tables.markdown_lines(output.topology, output.plan_account)]),
+        click.echo("\n".join(["", *plan_account_tables.markdown_lines(view.topology, view.plan_account)]),
                    file=stream, nl=False)
-    if output.deploy_note():
-        click.echo(f"\n_{safe_text.markdown(output.deploy_note())}_", file=stream)
-    if output.costs is not None:
+    if view.deploy_note:
+        click.echo(f"\n_{safe_text.markdown(view.deploy_note)}_", file=stream)
+    if view.costs is not None:
         from policy_engine.reports.tables import cost_markdown
 
-        click.echo("\n".join(["", "#### The bill, who pays, waste", "", *cost_markdown.render(output.costs)]),
+        click.echo("\n".join(["", "#### The bill, who pays, waste", "", *cost_markdown.render(view.costs)]),
                    file=stream)
-    if output.targets:
+    if view.targets:
         from policy_engine.reports.tables.target_tables import markdown_lines
 
-        click.echo("\n".join(["", *markdown_lines(output.targets)]), file=stream)
+        click.echo("\n".join(["", *markdown_lines(view.targets)]), file=stream)

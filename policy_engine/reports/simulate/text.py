@@ -12,33 +12,39 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from policy_engine.foundation.units import duration_text, instance_hours_text
 from policy_engine.reports.kit import terminal
 from policy_engine.reports.kit.safe_text import rich_text, visible
-from policy_engine.reports.kit.subjects import SimulateOutput
+from policy_engine.reports.simulate.view import (
+    JOB_TABLE_LIMIT,
+    CalibrationRow,
+    RunView,
+    SimulateOutput,
+    SimulationResult,
+    build,
+    run_view,
+)
 from policy_engine.reports.tables import why_waited
 from policy_engine.reports.tables.jobs_table import jobs_table
-from policy_engine.reports.tables.type_tables import TYPE_HEADERS, type_rows, utilisation_phrase
-from policy_engine.simulation.results.calibration import ShareCalibration
-from policy_engine.simulation.results.records import SimulationResult
-from policy_engine.simulation.results.type_usage import SUMMARY_KEY
+from policy_engine.reports.tables.type_tables import TYPE_HEADERS
 
-#: Above this many jobs the text report shows shares and the summary only.
-JOB_TABLE_LIMIT = 200
+__all__ = ["JOB_TABLE_LIMIT", "calibration_table", "print_run", "print_tables", "types_table", "write"]
 
 
 def print_tables(result: SimulationResult, console: Console, rates: Mapping[str, float] | None = None) -> None:
     """The jobs (or their count, above ``JOB_TABLE_LIMIT``), the shares, and a one-line summary (with
     ``rates``, the prices per instance-hour, it adds the price-weighted utilisation of all types)."""
-    if len(result.jobs) <= JOB_TABLE_LIMIT:
-        console.print(jobs_table(result, f"Jobs at t={duration_text(result.time)}"))
+    print_run(run_view(result, rates), console)
+
+
+def print_run(run: RunView, console: Console) -> None:
+    if run.job_rows is not None:
+        console.print(jobs_table(run.job_rows, f"Jobs at t={run.time}"))
     else:
-        console.print(f"{len(result.jobs):,} job(s) (use --format json for each job)")
+        console.print(f"{run.jobs:,} job(s) (use --format json for each job)")
     shares = Table(title="Shares (time-weighted over the run)")
     rows = [(visible(s.share), visible(s.instance_type), s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
-             f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", duration_text(s.wait_p50),
-             duration_text(s.wait_p95), duration_text(s.wait_max), f"{s.preemptions:,}",
-             f"{s.instance_hours_lost:.2f}") for s in result.shares]
+             f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", s.wait_p50, s.wait_p95, s.wait_max, f"{s.preemptions:,}",
+             f"{s.instance_hours_lost:.2f}") for s in run.shares]
     for index, header in enumerate(("share", "type", "strategy", "limit (inst)", "own util",
                                     "mean borrowed (inst)", "mean lent (inst)", "wait p50", "wait p95", "wait max",
                                     "preemptions", "inst-h lost")):
@@ -56,34 +62,23 @@ def print_tables(result: SimulationResult, console: Console, rates: Mapping[str,
         for column in shares.columns[3:]:
             column.width = max(column.min_width or 1, 5)
     console.print(shares)
-    console.print(types_table(result))
-    summary = result.summary
-    counts = ", ".join(f"{count:,} {status}" for status, count in summary["by_status"].items())
-    console.print(f"t={duration_text(result.time)}: {summary['jobs']:,} job(s){f' ({counts})' if counts else ''}; "
-                  f"{summary['preemptions']:,} preemption(s); instance-hours lost "
-                  f"{_lost_by_type(summary)}; "
-                  f"{utilisation_phrase(summary, rates)}")
+    console.print(types_table(run))
+    counts = ", ".join(f"{count:,} {status}" for status, count in run.by_status.items())
+    console.print(f"t={run.time}: {run.jobs:,} job(s){f' ({counts})' if counts else ''}; "
+                  f"{run.preemptions:,} preemption(s); instance-hours lost {run.lost_by_type}; {run.utilisation}")
 
 
-def _lost_by_type(summary: dict) -> str:
-    """``ml.p4d.24xlarge 192.91, ml.g5.12xlarge 922.45``: the work preemptions threw away, per type (an hour of one
-    type is not worth one of another, so never one total)."""
-    by_type = summary.get(SUMMARY_KEY, {})
-    return ", ".join(f"{t} {instance_hours_text(figures.get('instance_hours_lost', 0.0))}"
-                     for t, figures in by_type.items()) or instance_hours_text(summary["instance_hours_lost"])
-
-
-def types_table(result: SimulationResult) -> Table:
+def types_table(run: RunView) -> Table:
     """One row per instance type: utilisation and instance-hours, never added across types."""
     table = Table(title="Instance types (never summed across types; instance-hours over the run)")
     for index, header in enumerate(TYPE_HEADERS):
         table.add_column(header, overflow="fold", justify="left" if index == 0 else "right")
-    for row in type_rows(result.summary):
+    for row in run.types:
         table.add_row(*map(rich_text, row))
     return table
 
 
-def calibration_table(rows: Sequence[ShareCalibration]) -> Table:
+def calibration_table(rows: Sequence[CalibrationRow]) -> Table:
     """Observed vs simulated wait and preemptions per share (a workload from ``batch-quota history``)."""
     table = Table(title="Observed vs simulated (waits: jobs with an observed start; agree: same status, end and "
                         "preemptions)")
@@ -92,44 +87,40 @@ def calibration_table(rows: Sequence[ShareCalibration]) -> Table:
                                     "agree")):
         table.add_column(column, overflow="fold", justify="left" if index == 0 else "right")
     for row in rows:
-        table.add_row(rich_text(row.share), f"{row.jobs:,}", duration_text(row.observed_wait_p50),
-                      duration_text(row.simulated_wait_p50), duration_text(row.observed_wait_p95),
-                      duration_text(row.simulated_wait_p95), duration_text(row.observed_wait_mean),
-                      duration_text(row.simulated_wait_mean), f"{row.observed_preemptions:,}",
-                      f"{row.simulated_preemptions:,}", f"{row.agreeing:,}/{row.observed_jobs:,}")
+        table.add_row(rich_text(row.share), f"{row.jobs:,}", row.observed_wait_p50, row.simulated_wait_p50,
+                      row.observed_wait_p95, row.simulated_wait_p95, row.observed_wait_mean, row.simulated_wait_mean,
+                      f"{row.observed_preemptions:,}", f"{row.simulated_preemptions:,}",
+                      f"{row.agreeing:,}/{row.observed_jobs:,}")
     return table
 
 
 def write(output: SimulateOutput, stream: TextIO) -> None:
     console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
-    costs = output.costs
-    if costs is not None:  # the billing period first: every figure below the bill is read over it
-        from policy_engine.reports.tables.cost_tables import period_text
-
-        console.print(f"Bill for {period_text(costs.period)}.", markup=False, highlight=False)
-    print_tables(output.result, console,
-                 costs.prices.per_instance_hour if costs is not None and costs.prices is not None else None)
-    if output.result.plans is not None:
+    view = build(output)
+    if view.bill_period is not None:  # the billing period first: every figure below the bill is read over it
+        console.print(f"Bill for {view.bill_period}.", markup=False, highlight=False)
+    print_run(view.run, console)
+    if view.run.plans is not None:
         from policy_engine.reports.tables.plan_tables import text_tables
 
-        for table in text_tables(output.result.plans):  # hours only: the plans' fees are in the bill
+        for table in text_tables(view.run.plans):  # hours only: the plans' fees are in the bill
             console.print(table)
-        if output.plan_account is not None and output.topology is not None:
+        if view.plan_account is not None and view.topology is not None:
             from policy_engine.reports.tables import plan_account_tables
 
-            for item in plan_account_tables.text_tables(output.topology, output.plan_account):
+            for item in plan_account_tables.text_tables(view.topology, view.plan_account):
                 console.print(item)
-    if output.waits is not None and (waited := why_waited.rich_table(output.waits)) is not None:
+    if view.waits is not None and (waited := why_waited.rich_table(view.waits)) is not None:
         console.print(waited)
-    if output.deploy_note():
-        console.print(output.deploy_note(), markup=False)
-    if output.calibration is not None:
-        console.print(calibration_table(output.calibration))
-    if output.costs is not None:
+    if view.deploy_note:
+        console.print(view.deploy_note, markup=False)
+    if view.calibration is not None:
+        console.print(calibration_table(view.calibration))
+    if view.costs is not None:
         from policy_engine.reports.tables.cost_text import print_costs
 
-        print_costs(output.costs, console)
-    if output.targets:
+        print_costs(view.costs, console)
+    if view.targets:
         from policy_engine.reports.tables.target_text import print_targets
 
-        print_targets(output.targets, console)
+        print_targets(view.targets, console)

@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from policy_engine.reports.sweep.view import SweepOutput, json_document
 from policy_engine.reports.tables.sweep_runs import RUN_KEYS, run_json
-from policy_engine.sweep.subjects import SweepOutput
 
 __all__ = ["RUN_KEYS", "run_json", "write"]
 
+
 def write(output: SweepOutput, stream: TextIO) -> None:
-    json.dump({"runs": [run_json(record, output.costs) for record in output.records]}, stream)
+    json.dump(json_document(output), stream)
     stream.write("\n")

@@ -5,6 +5,7 @@ numbers). Durations through ``units.duration_text``; a margin reads ``14m 50s to
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from policy_engine.foundation.units import Unit, duration_text, points_text
 from policy_engine.simulation.results.targets import Criterion, TargetResult
@@ -54,7 +55,7 @@ def summary_line(results: Sequence[TargetResult]) -> str:
     return line
 
 
-def to_json(results: Sequence[TargetResult]) -> list[dict]:
+def to_json(results: Sequence[TargetResult]) -> list[dict[str, Any]]:
     return [result.to_json() for result in results]
 
 

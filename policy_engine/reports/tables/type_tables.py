@@ -8,6 +8,7 @@ instance-hour of each type (``type_usage.weighted_utilisation``); without prices
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from policy_engine.foundation.units import instance_hours_text, percent_text
 from policy_engine.simulation.results.type_usage import TypeUsage, from_summary, weighted_utilisation
@@ -23,19 +24,19 @@ def type_row(figures: TypeUsage) -> tuple[str, ...]:
             f"{figures.preemptions:,}", instance_hours_text(figures.instance_hours_lost))
 
 
-def type_rows(summary: Mapping) -> list[tuple[str, ...]]:
+def type_rows(summary: Mapping[str, Any]) -> list[tuple[str, ...]]:
     """One row of ``TYPE_HEADERS`` per instance type of the run, in topology order."""
     return [type_row(figures) for figures in from_summary(summary)]
 
 
-def all_types_text(summary: Mapping, prices: Mapping[str, float] | None = None) -> str:
+def all_types_text(summary: Mapping[str, Any], prices: Mapping[str, float] | None = None) -> str:
     """The all-types utilisation weighted by ``prices`` (per instance-hour of each type), ``-`` without a price
     for every type: the hook a caller with prices (``--prices``) passes them through."""
     weighted = weighted_utilisation(from_summary(summary), prices) if prices else None
     return "-" if weighted is None else percent_text(weighted)
 
 
-def utilisation_phrase(summary: Mapping, prices: Mapping[str, float] | None = None) -> str:
+def utilisation_phrase(summary: Mapping[str, Any], prices: Mapping[str, float] | None = None) -> str:
     """``utilisation ml.p4d.24xlarge 93.4%, ml.g5.12xlarge 55.7%``: each type's own figure, side by side (and,
     with a price for every type, the price-weighted figure of all types)."""
     figures = from_summary(summary)

@@ -8,7 +8,7 @@ read the same rows.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from policy_engine.foundation.units import duration_text
 from policy_engine.reports.kit.markdown import table as markdown_table
@@ -80,7 +80,7 @@ def markdown(waits: WaitCauses) -> list[str]:
     return [f"#### {TITLE}", "", f"_{caption(waits)}_", "", *markdown_table(HEADER, body, align="lllrrr"), ""]
 
 
-def chart_data(waits: WaitCauses) -> dict:
+def chart_data(waits: WaitCauses) -> dict[str, Any]:
     """What the HTML page's stacked chart draws: hours per share and cause, every cause's words in order."""
     totals = {(s.share, s.instance_type): s.wait_seconds for s in waits.shares}
     values = [{"share": f"{row.share} · {row.instance_type} ({totals[row.share, row.instance_type] / 3600:,.0f} h)",

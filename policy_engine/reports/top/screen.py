@@ -3,56 +3,35 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any, Literal, TextIO
+from collections.abc import Sequence
+from typing import Literal, TextIO
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from policy_engine.adapters.aws.queue_figures import QueueFigures, ShareRow
-from policy_engine.foundation.units import duration_text
+from policy_engine.reports.top.view import (
+    SORTS,
+    QueueFigures,
+    ShareRow,
+    SortKey,
+    build,
+    calls_line,
+    document,
+    no_plan_held,
+    share_cells,
+    title,
+    visible_rows,
+)
+
+__all__ = ["PIPE_WIDTH", "SORTS", "SharesTable", "SortKey", "calls_line", "front_table", "screen", "shares_table",
+           "totals_table", "visible_rows", "write_json", "write_text"]
 
 #: Columns of a head job's reason on the screen (cut with an ellipsis; ``--format json`` has it whole).
 REASON_WIDTH = 70
 #: what the reason keeps on a narrow terminal (the other columns are never cut)
 REASON_MIN_WIDTH = 24
-
-
-def _number(value: float) -> str:
-    return f"{value:g}" if value == int(value) else f"{value:.1f}"
-
-
-def _waiting(count: int, capped: bool) -> str:
-    return f"{count}+" if capped else str(count)
-
-
-@dataclass(frozen=True)
-class SortKey:
-    """How ``s`` orders the rows: ``name`` (shown in the footer) and the key (largest first unless by share)."""
-
-    name: str
-    key: Callable[[ShareRow], Any]
-    descending: bool
-
-
-SORTS = (
-    SortKey("share", lambda r: (r.share, r.instance_type), False),
-    SortKey("used", lambda r: (r.used, r.borrowed), True),
-    SortKey("waiting", lambda r: (r.waiting_capped, r.waiting), True),
-    SortKey("borrowed", lambda r: (r.borrowed, r.used), True),
-    SortKey("head age", lambda r: r.head.age_seconds or 0 if r.head else -1, True),
-)
-
-
-def visible_rows(figures: QueueFigures, sort: SortKey, text: str) -> list[ShareRow]:
-    """The rows the filter ``text`` keeps (share name or instance type contains it, case-insensitive), sorted."""
-    needle = text.lower()
-    rows = [r for r in figures.rows if needle in r.share.lower() or needle in r.instance_type.lower()]
-    return sorted(rows, key=sort.key, reverse=sort.descending)
-
 
 _SHARE_COLUMNS: tuple[tuple[str, Literal["left", "right"]], ...] = (
     ("SHARE", "left"), ("TYPE", "left"), ("STRATEGY", "left"), ("LIMIT", "right"), ("OWN", "right"),
@@ -70,11 +49,11 @@ class SharesTable:
     narrow terminal only the reason is cut (the JSON output has it whole); every other column keeps its
     header and its widest cell whole (rich alone would squeeze the short columns to nothing)."""
 
-    def __init__(self, figures: QueueFigures, rows: list[ShareRow]) -> None:
-        self.title = f"job queue {figures.queue}: quota shares"
-        self.cells = [_share_cells(row) for row in rows]
+    def __init__(self, title: str, cells: Sequence[Sequence[str]], no_plan_held: bool = False) -> None:
+        self.title = title
+        self.cells = [[Text(text) for text in row] for row in cells]
         #: no SCHEDULED plan job holds quota anywhere (the column may go on a narrow terminal)
-        self.no_plan_held = not any(row.plan_held for row in rows)
+        self.no_plan_held = no_plan_held
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         widths = [max([len(name), *(len(row[index]) for row in self.cells)])
@@ -107,57 +86,37 @@ class SharesTable:
 
 
 def shares_table(figures: QueueFigures, rows: list[ShareRow]) -> SharesTable:
-    return SharesTable(figures, rows)
+    return SharesTable(title(figures), share_cells(rows), no_plan_held(rows))
 
 
-def _share_cells(row: ShareRow) -> list[Text]:
-    head = row.head
-    state = "" if row.state == "ENABLED" else f" ({row.state})"
-    return [Text(text) for text in (
-        row.share + state, row.instance_type, row.strategy, str(row.limit), str(row.own), str(row.borrowed),
-        str(row.plan_held), _number(row.lent), _waiting(row.waiting, row.waiting_capped), head.name if head else "-",
-        str(head.priority) if head and head.priority is not None else "-",
-        duration_text(head.age_seconds) if head else "-", head.reason if head else "",
-        "-" if row.preemptions is None else str(row.preemptions))]
-
-
-def front_table(figures: QueueFigures) -> Table:
+def front_table(rows: Sequence[Sequence[str]]) -> Table:
     table = Table(title="front of the queue", title_justify="left")
     for name in ("#", "JOB", "SHARE", "AT POSITION FOR"):
         table.add_column(name)
-    for job in figures.front:
-        table.add_row(str(job.position), Text(job.name or job.job_id), Text(job.share or "?"),
-                      duration_text(job.waiting_seconds))
+    for position, job, share, waiting in rows:
+        table.add_row(position, Text(job), Text(share), waiting)
     return table
 
 
-def totals_table(figures: QueueFigures) -> Table:
+def totals_table(rows: Sequence[Sequence[str]]) -> Table:
     table = Table(title="per instance type", title_justify="left")
     for name in ("TYPE", "LIMITS", "USED", "OWN", "BORROWED", "PLAN HELD", "LENT", "WAITING", "PREEMPT 1h"):
         table.add_column(name, justify="left" if name == "TYPE" else "right")
-    for total in figures.totals:
-        table.add_row(Text(total.instance_type), str(total.limit), str(total.used), str(total.own),
-                      str(total.borrowed), str(total.plan_held), _number(total.lent),
-                      _waiting(total.waiting, total.waiting_capped),
-                      "-" if total.preemptions is None else str(total.preemptions))
+    for instance_type, *figures in rows:
+        table.add_row(Text(instance_type), *figures)
     return table
 
 
 def screen(figures: QueueFigures, sort: SortKey, text: str, footer: list[Text]) -> RenderableType:
     """The whole view: shares, front of the queue, totals, then the footer lines."""
-    return Group(shares_table(figures, visible_rows(figures, sort, text)), front_table(figures),
-                 totals_table(figures), *footer)
-
-
-def calls_line(figures: QueueFigures) -> str:
-    """``--verbose``: the calls this refresh made."""
-    made = ", ".join(f"{op} {n}" for op, n in sorted(figures.calls.items())) or "none"
-    return f"calls this refresh: {made}"
+    view = build(figures, sort, text)
+    return Group(SharesTable(view.title, view.shares, view.no_plan_held), front_table(view.front),
+                 totals_table(view.totals), *footer)
 
 
 def write_json(figures: QueueFigures, stream: TextIO) -> None:
     """``--once --format json``: every figure, durations in seconds, times in epoch milliseconds."""
-    json.dump(asdict(figures), stream, indent=2, allow_nan=False)
+    json.dump(document(figures), stream, indent=2, allow_nan=False)
     stream.write("\n")
 
 

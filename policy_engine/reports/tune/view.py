@@ -3,6 +3,8 @@ answer and its details, the bill line, the evidence table (title, column, rows) 
 
 from __future__ import annotations
 
+from typing import Any
+
 from policy_engine.foundation.units import Unit, figure_text, money_text
 from policy_engine.simulation.results.worsening import most_harmed
 from policy_engine.sweep.expressions import UNITS, record_types, type_figure
@@ -10,7 +12,15 @@ from policy_engine.sweep.grammar import values_text, vary_text
 from policy_engine.sweep.run_record import RunRecord
 from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
-from policy_engine.sweep.tune import TuneResult, changes, invalid_reasons, share_evidence
+from policy_engine.sweep.tune import (
+    Objective,
+    SensitivityRow,
+    TuneResult,
+    changes,
+    feasible,
+    invalid_reasons,
+    share_evidence,
+)
 
 
 def figure(value: object, unit: Unit = Unit.NUMBER) -> str:
@@ -179,3 +189,125 @@ def front_rows(output: TuneOutput) -> list[tuple[str, ...]]:
     return [(str(rank), *(vary_text(r.values[a.path]) for a in axes),
              *(figure(o.expression(r), o.expression.unit) for o in objectives))
             for rank, r in enumerate(result.front, start=1)]
+
+
+# --- what the text format adds: the billing period, the counts, the promises changed, the sensitivity table --
+
+
+def bill_period(output: TuneOutput) -> str | None:
+    """What every run's bill covers (``--period``, docs/costs.md); ``None`` when nothing is priced over a part."""
+    costs = output.costs
+    if costs is not None and (costs.priced or not costs.pricing.period.whole):
+        from policy_engine.simulation.results.billable import period_text
+
+        return period_text(costs.pricing.period)
+    return None
+
+
+def counts_line(output: TuneOutput) -> str:
+    """``N candidate(s) simulated or checked: n ok, n meeting every constraint``."""
+    runs = output.result.runs
+    ok = sum(1 for r in runs if r.status == RunStatus.OK)
+    good = sum(1 for r in runs if feasible(r, output.constraints))
+    return f"{len(runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint"
+
+
+def promise_lines(output: TuneOutput) -> list[str]:
+    """The guarantee declarations the recommendation changes (``--guarantee-policy``): a heading, one line each."""
+    if not output.promises:
+        return []
+    from policy_engine.reports.tables.promise_lines import promise_line
+
+    named = output.policy.value if output.policy else "keep"
+    return [f"promise changes made by --guarantee-policy {named} (diff fails on them until reviewed):",
+            *(f"  {promise_line(change)}" for change in output.promises)]
+
+
+def sensitivity_title(output: TuneOutput) -> str:
+    return (f"Assumption sensitivity: {output.objectives[0].label} under each assumption (never written into "
+            f"the topology)")
+
+
+def sensitivity_columns(output: TuneOutput) -> tuple[str, ...]:
+    return ("assumption", "current", "recommended" if output.result.chosen else "best candidate", "best under it",
+            "best candidate's values")
+
+
+def sensitivity_rows(output: TuneOutput) -> list[tuple[str, str, str, str, str]]:
+    """Per assumption: the first objective for the current, the recommended (or best) and the best under it, and
+    the best candidate's values."""
+    result, first = output.result, output.objectives[0]
+
+    def shown(record: RunRecord | None) -> str:
+        if record is None or record.status != RunStatus.OK:
+            return "-"
+        return figure(first.expression(record), first.expression.unit)
+
+    return [(values_text(row.assumption), shown(row.current), shown(row.recommended), shown(row.best),
+             ", ".join(f"{k}={vary_text(v)}" for k, v in row.best.values.items()
+                       if k in result.current.values) if row.best else "-")
+            for row in result.sensitivity]
+
+
+# --- the page's chart, the JSON document -------------------------------------------------------------------
+
+
+def chart_points(output: TuneOutput) -> list[tuple[float, float, bool, bool]]:
+    """Per ok run: the first two objectives, whether it is on the Pareto front, whether it meets every constraint."""
+    result, objectives = output.result, output.objectives
+    on_front = {id(r) for r in result.front}
+    return [(objectives[0].expression(r), objectives[1].expression(r), id(r) in on_front,
+             feasible(r, output.constraints)) for r in result.runs if r.status == RunStatus.OK]
+
+
+def document(output: TuneOutput) -> dict[str, Any]:
+    """``tune --format json``'s document (each run as ``sweep --format json`` writes it)."""
+    from policy_engine.reports.tables.sweep_runs import run_json as run_record_json
+
+    result = output.result
+
+    def run_json(record: RunRecord) -> dict[str, Any]:
+        return run_record_json(record, output.costs)
+
+    return {
+        "objectives": [o.label for o in output.objectives],
+        "constraints": [c.text for c in output.constraints],
+        "cost_unit": output.costs.unit if output.costs is not None else None,
+        "recommended": run_json(result.chosen) if result.chosen else None,
+        "keep_current": bool(result.keep_reason),
+        "keep_reason": result.keep_reason or None,
+        "best": run_json(result.best) if result.best else None,
+        "gain": result.gain, "gain_relative": result.relative_gain, "min_gain": output.min_gain,
+        "workload_samples": result.samples, "wins": result.wins,
+        "spread": _spreads(result, output.objectives) if result.samples else None,
+        "nearest": ({"run": run_json(result.nearest),
+                     "misses": [{"constraint": text, "by": amount} for text, amount in result.misses]}
+                    if result.nearest else None),
+        "unmet": [{"constraint": text, "nearest": run_json(closest), "by": amount}
+                  for text, closest, amount in result.unmet],
+        "invalid_by_rule": dict(invalid_reasons(result.runs).most_common()),
+        "promise_changes": [p.to_dict() for p in output.promises],
+        "sensitivity": [_sensitivity_json(row, output.objectives) for row in result.sensitivity],
+        "current": run_json(result.current),
+        "front": [run_json(r) for r in result.front],
+        "runs": [run_json(r) for r in result.runs],
+    }
+
+
+def _spreads(result: TuneResult, objectives: list[Objective]) -> dict[str, Any]:
+    def spread(record: RunRecord | None) -> dict[str, Any] | None:
+        if not record or not record.samples:
+            return None
+        values = [objectives[0].expression(sample) for sample in record.samples]
+        return {"values": values, "min": min(values), "max": max(values)}
+
+    return {"current": spread(result.current), "best": spread(result.best)}
+
+
+def _sensitivity_json(row: SensitivityRow, objectives: list[Objective]) -> dict[str, Any]:
+    def value(record: RunRecord | None) -> float | None:
+        return objectives[0].expression(record) if record and record.status == RunStatus.OK else None
+
+    return {"assumption": row.assumption, "current": value(row.current),
+            "recommended": value(row.recommended), "best": value(row.best),
+            "best_values": row.best.values if row.best else None}

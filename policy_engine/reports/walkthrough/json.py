@@ -9,14 +9,11 @@ from typing import Any, TextIO
 
 import click
 
-from policy_engine.reports.kit.subjects import WalkthroughStep
-from policy_engine.simulation.results.numbers import as_number
+from policy_engine.reports.walkthrough.view import WalkthroughStep, build
 
 
 def to_dict(steps: Sequence[WalkthroughStep]) -> dict[str, Any]:
-    return {"steps": [{"time": as_number(step.time), "title": step.title, "expected": step.expected,
-                       "jobs": [{**job.to_json(), "priority": job.priority} for job in step.result.jobs]}
-                      for step in steps]}
+    return build(steps, rows=False).document
 
 
 def write(steps: Sequence[WalkthroughStep], stream: TextIO) -> None:

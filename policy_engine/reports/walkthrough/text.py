@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from policy_engine.foundation.units import duration_text
 from policy_engine.reports.kit import terminal
-from policy_engine.reports.kit.subjects import WalkthroughStep
 from policy_engine.reports.tables.jobs_table import jobs_table
+from policy_engine.reports.walkthrough.view import WalkthroughStep, build
 
 
 def write(steps: Sequence[WalkthroughStep], stream: TextIO) -> None:
     console = terminal.console(file=stream) if stream.isatty() else terminal.console(file=stream, width=160)
-    for step in steps:
-        console.print(jobs_table(step.result, f"{step.title} (t={duration_text(step.time)})",
-                                 caption=f"expected: {step.expected}", waits=False))
+    for step in build(steps, document=False).steps:
+        console.print(jobs_table(step.jobs, step.title, caption=f"expected: {step.expected}", waits=False))

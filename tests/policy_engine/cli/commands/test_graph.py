@@ -50,7 +50,7 @@ def test_graph_command_shows_environment_findings(tmp_path: Path):
 
 
 def test_graph_refuses_more_edges_than_a_picture_can_show(tmp_path, monkeypatch):
-    from policy_engine.reports.graph import borrow_graph as borrow_graph_render
+    from policy_engine.reports.graph import view as graph_view
 
-    monkeypatch.setattr(borrow_graph_render, "MAX_DOT_EDGES", 0)
+    monkeypatch.setattr(graph_view, "MAX_DOT_EDGES", 0)
     one_line(run("graph"), "the borrow graph has", "edges", "--queue NAME")

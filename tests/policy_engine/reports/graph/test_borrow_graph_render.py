@@ -116,7 +116,7 @@ def test_findings_are_highlighted_on_their_share():
     shares = nodes(build_dot(t, report).source)
     orphan_label, orphan_look = shares["b/orphan"]
     assert "BQ301" in orphan_label  # can never borrow: nobody in queue b lends
-    assert FINDING_COLOUR[borrow_graph_render.Severity.WARNING] in orphan_look and "penwidth=3" in orphan_look
+    assert FINDING_COLOUR[borrow_graph_render.Flag.WARNING] in orphan_look and "penwidth=3" in orphan_look
     assert "⚠" not in shares["a/both"][0] and "penwidth" not in shares["a/both"][1]
 
 
@@ -124,7 +124,7 @@ def test_refuted_guarantee_marks_its_share_in_error_colour():
     t = topology(share("A", 1, "LEND_AND_BORROW"), share("B", 1, "LEND"),
                  guarantees=[guarantee("A", burst_capacity={GPU: 5})])
     label, look = nodes(build_dot(t, check_topology(t)).source)["training/A"]
-    assert "BQ402" in label and FINDING_COLOUR[borrow_graph_render.Severity.ERROR] in look
+    assert "BQ402" in label and FINDING_COLOUR[borrow_graph_render.Flag.ERROR] in look
 
 
 def test_a_suppressed_finding_stays_flagged_in_grey():
@@ -135,7 +135,7 @@ def test_a_suppressed_finding_stays_flagged_in_grey():
     report = check_topology(t, suppress=[Suppression(rule="BQ402", object="training/A", reason="on paper")])
     label, look = nodes(build_dot(t, report).source)["training/A"]
     assert "BQ402 (suppressed)" in label and borrow_graph_render.SUPPRESSED_COLOUR in look
-    assert FINDING_COLOUR[borrow_graph_render.Severity.ERROR] not in look
+    assert FINDING_COLOUR[borrow_graph_render.Flag.ERROR] not in look
 
 
 def test_queue_filter_keeps_only_that_queue():
@@ -192,7 +192,7 @@ def test_environment_findings_colour_every_queue_cluster_on_that_environment():
     t = t.model_copy(update={"job_queues": (*t.job_queues, JobQueue(name="c", service_environment="env-a", shares=(
         QuotaShare(name="extra", capacity={GPU: 2}, strategy="RESERVE"),)))})
     source = build_dot(t, check_topology(t)).source
-    red = FINDING_COLOUR[borrow_graph_render.Severity.ERROR]
+    red = FINDING_COLOUR[borrow_graph_render.Flag.ERROR]
     for cluster in ("cluster_a", "cluster_c"):
         attrs = cluster_attrs(source, cluster)
         assert "BQ201" in flagged_rules(attrs) and f'color="{red}"' in attrs and "penwidth=3" in attrs
@@ -211,7 +211,7 @@ def test_queue_findings_are_on_their_cluster_and_warnings_are_orange():
     assert rule_id not in cluster_attrs(source, "cluster_a")
     idle = topology(share("A", 1, "LEND"), environment=3)  # BQ203 warning: 2 instances belong to no share
     attrs = cluster_attrs(build_dot(idle, check_topology(idle)).source, "cluster_training")
-    assert flagged_rules(attrs) == ["BQ203"] and FINDING_COLOUR[borrow_graph_render.Severity.WARNING] in attrs
+    assert flagged_rules(attrs) == ["BQ203"] and FINDING_COLOUR[borrow_graph_render.Flag.WARNING] in attrs
 
 
 def test_findings_about_the_whole_topology_are_under_the_title():

@@ -1,0 +1,213 @@
+"""``simulate``'s view: the run's headline (jobs by status, preemptions, waits, instance-hours lost per type, the
+utilisation phrase), the jobs' rows, one row per share and instance type, the per-type rows, observed against
+simulated per share, and the billing period, read once from ``SimulateOutput`` for every format.
+
+The sections several commands show (the training plans and their account, why jobs waited, the bill, the targets)
+are drawn by the shared ``reports.tables`` modules, which read the run's own values: the view hands them over
+(``plans``, ``plan_account`` with its ``topology``, ``waits``, ``costs``, ``targets``). The JSON document streams
+job by job from the result (``JsonDocument``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
+
+from policy_engine.foundation.units import duration_text, instance_hours_text
+from policy_engine.reports.kit.subjects import SimulateOutput
+from policy_engine.reports.tables.jobs_table import JobRow, job_rows
+from policy_engine.reports.tables.type_tables import all_types_text, type_rows, utilisation_phrase
+from policy_engine.simulation.results.calibration import ShareCalibration
+from policy_engine.simulation.results.records import SimulationResult
+from policy_engine.simulation.results.type_usage import SUMMARY_KEY, from_summary, weighted_utilisation
+
+if TYPE_CHECKING:
+    from policy_engine.foundation.model import Topology
+    from policy_engine.inputs.prices import Prices
+    from policy_engine.simulation.plan_windows import PlanReport
+    from policy_engine.simulation.results.costs import CostReport
+    from policy_engine.simulation.results.plan_account import PlanAccount
+    from policy_engine.simulation.results.targets import TargetResult
+    from policy_engine.simulation.results.wait_causes import WaitCauses
+
+__all__ = ["JOB_TABLE_LIMIT", "CalibrationRow", "JsonDocument", "RunView", "ShareCalibration", "ShareRow",
+           "SimulateOutput", "SimulateView", "SimulationResult", "build", "calibration_rows", "json_document",
+           "run_view"]
+
+#: Above this many jobs the text report shows shares and the summary only.
+JOB_TABLE_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class ShareRow:
+    """One share on one instance type over the run: figures as numbers, waits as text."""
+
+    share: str
+    instance_type: str
+    strategy: str
+    limit: int
+    jobs: int
+    own_utilisation: float
+    mean_borrowed: float
+    mean_lent: float
+    wait_p50: str
+    wait_p95: str
+    wait_max: str
+    preemptions: int
+    instance_hours_lost: float
+    instance_hours_lost_text: str  # as ``instance_hours_text`` writes it
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    """Observed against simulated for one share (waits as text)."""
+
+    share: str
+    jobs: int
+    observed_wait_p50: str
+    simulated_wait_p50: str
+    observed_wait_p95: str
+    simulated_wait_p95: str
+    observed_wait_mean: str
+    simulated_wait_mean: str
+    observed_preemptions: int
+    simulated_preemptions: int
+    agreeing: int
+    observed_jobs: int
+
+
+@dataclass(frozen=True)
+class RunView:
+    """The run's own figures: what ``simulate`` and the reports built on a run show of it."""
+
+    time: str  # the simulated time, as text
+    jobs: int
+    by_status: Mapping[str, int]
+    preemptions: int
+    wait_p50: str
+    wait_p95: str
+    wait_max: str
+    #: ``ml.p4d.24xlarge 192.91, ml.g5.12xlarge 922.45``: per type, never one total
+    lost_by_type: str
+    #: each type's utilisation side by side (and, priced, the price-weighted figure of all types)
+    utilisation: str
+    #: the all-types utilisation weighted by the prices (``-`` without a price for every type)
+    weighted_utilisation: str
+    job_rows: tuple[JobRow, ...] | None  # ``None``: more than ``JOB_TABLE_LIMIT`` jobs
+    shares: tuple[ShareRow, ...]
+    types: tuple[tuple[str, ...], ...]  # ``reports.tables.type_tables.TYPE_HEADERS`` rows
+    plans: PlanReport | None
+
+
+@dataclass(frozen=True)
+class SimulateView:
+    source: str
+    run: RunView
+    #: what every figure below the bill is read over (``--period``); ``None`` without ``--prices``/``--costs``
+    bill_period: str | None
+    calibration: tuple[CalibrationRow, ...] | None
+    deploy_note: str
+    waits: WaitCauses | None
+    costs: CostReport | None
+    targets: tuple[TargetResult, ...]
+    #: the run's training plans accounted for (idle causes per window, plan hazards); ``None`` without plans
+    plan_account: PlanAccount | None
+    #: the topology the run was on (the plan account's sentences name its shares' limits)
+    topology: Topology | None
+
+
+@dataclass(frozen=True)
+class JsonDocument:
+    """``simulate --format json``: what follows the summary (``extra``) and the per-job columns added (``fields``),
+    streamed job by job by ``write(stream, extra, fields)``."""
+
+    extra: dict[str, Any] | None
+    fields: dict[str, Sequence[object]] | None
+    write: Callable[[TextIO, dict[str, Any] | None, dict[str, Sequence[object]] | None], None]
+
+
+def _lost_by_type(summary: Mapping[str, Any]) -> str:
+    """The work preemptions threw away, per type (an hour of one type is not worth one of another, so never one
+    total)."""
+    by_type = summary.get(SUMMARY_KEY, {})
+    return ", ".join(f"{t} {instance_hours_text(figures.get('instance_hours_lost', 0.0))}"
+                     for t, figures in by_type.items()) or instance_hours_text(summary["instance_hours_lost"])
+
+
+def run_view(result: SimulationResult, rates: Mapping[str, float] | None = None, *, jobs: bool = True) -> RunView:
+    """A run's figures; ``rates``: the prices per instance-hour (the utilisation then weighs each type's); ``jobs``:
+    whether the jobs' rows are wanted (at most ``JOB_TABLE_LIMIT`` of them)."""
+    summary = result.summary
+    shares = tuple(ShareRow(s.share, s.instance_type, s.strategy, s.limit, s.jobs, s.own_utilisation,
+                            s.mean_borrowed, s.mean_lent, duration_text(s.wait_p50), duration_text(s.wait_p95),
+                            duration_text(s.wait_max), s.preemptions, s.instance_hours_lost,
+                            instance_hours_text(s.instance_hours_lost)) for s in result.shares)
+    return RunView(duration_text(result.time), summary["jobs"], summary["by_status"], summary["preemptions"],
+                   duration_text(summary["wait_p50"]), duration_text(summary["wait_p95"]),
+                   duration_text(summary["wait_max"]), _lost_by_type(summary), utilisation_phrase(summary, rates),
+                   all_types_text(summary, rates) if rates is not None else "-",
+                   job_rows(result) if jobs and len(result.jobs) <= JOB_TABLE_LIMIT else None, shares,
+                   tuple(type_rows(summary)), result.plans)
+
+
+def calibration_rows(rows: Sequence[ShareCalibration]) -> tuple[CalibrationRow, ...]:
+    return tuple(CalibrationRow(c.share, c.jobs, duration_text(c.observed_wait_p50),
+                                duration_text(c.simulated_wait_p50), duration_text(c.observed_wait_p95),
+                                duration_text(c.simulated_wait_p95), duration_text(c.observed_wait_mean),
+                                duration_text(c.simulated_wait_mean), c.observed_preemptions,
+                                c.simulated_preemptions, c.agreeing, c.observed_jobs) for c in rows)
+
+
+def _rates(prices: Prices | None) -> Mapping[str, float] | None:
+    return prices.per_instance_hour if prices is not None else None
+
+
+def build(output: SimulateOutput, *, jobs: bool = True) -> SimulateView:
+    """The view of a finished simulation; ``jobs``: whether a format shows the jobs' rows."""
+    costs = output.costs
+    period = None
+    if costs is not None:  # the billing period first: every figure below the bill is read over it
+        from policy_engine.reports.tables.cost_tables import period_text
+
+        period = period_text(costs.period)
+    return SimulateView(output.source, run_view(output.result, _rates(costs.prices if costs else None), jobs=jobs),
+                        period, calibration_rows(output.calibration) if output.calibration is not None else None,
+                        output.deploy_note(), output.waits, costs, tuple(output.targets), output.plan_account,
+                        output.topology)
+
+
+def json_document(output: SimulateOutput) -> JsonDocument:
+    """``observed_vs_simulated`` follows the summary when the workload carried observed jobs."""
+    calibration = output.calibration
+    extra: dict[str, Any] = {}
+    if calibration is not None:
+        extra["observed_vs_simulated"] = [row.to_json() for row in calibration]
+    if output.result.plans is not None:
+        from policy_engine.reports.tables.plan_tables import to_json
+
+        extra["training_plans"] = to_json(output.result.plans)  # hours: the plans' fees are in ``costs.plans``
+        if output.plan_account is not None:
+            from policy_engine.reports.tables.plan_account_tables import add_to_json
+
+            add_to_json(extra["training_plans"], output.plan_account)
+    if output.waits is not None:
+        extra["wait_causes"] = output.waits.to_json()
+    if output.named_at_deploy:
+        extra["named_at_deploy"] = list(output.named_at_deploy)
+    if output.costs is not None:
+        extra["costs"] = output.costs.to_json()
+        if output.costs.prices is not None:
+            # ``summary.cluster_utilisation`` counts every instance-hour the same; this one what each costs
+            weighted = weighted_utilisation(from_summary(output.result.summary), output.costs.prices.per_instance_hour)
+            # null when the capacity is worth nothing at the rates given (every type at 0 per instance-hour)
+            extra["costs"]["price_weighted_utilisation"] = None if weighted is None else round(weighted, 6)
+    if output.targets:
+        extra["targets"] = [result.to_json() for result in output.targets]
+    fields: dict[str, Sequence[object]] = {}
+    if output.waits is not None:  # per job, the cause it waited longest for (null: it never waited)
+        fields["wait_cause"] = [None if cause is None else cause.value for cause in output.waits.job_causes]
+    if output.plan_account is not None:  # per job, SCHEDULED seconds waiting for its plan's window (null: no plan)
+        fields["plan_hold_seconds"] = output.plan_account.plan_hold
+    if output.result.plans is not None:  # per job, its requeues after 2 days pending for its plan (docs/simulator.md)
+        fields["capacity_retries"] = [record.capacity_retries for record in output.result.jobs]
+    return JsonDocument(extra or None, fields or None, output.result.write_json)
