@@ -439,30 +439,39 @@ class Line:
         heapq.heappush(self.heap, rank)
 
     def first(self, by_rank: list[Stretch | None]) -> Stretch | None:
-        """The waiting stretch of the lowest rank (ended ones, ``None`` in ``by_rank``, passed over and let go)."""
-        best = -1
-        runs, run_at = self.runs, self.run_at
-        for number in range(len(runs)):
-            run = runs[number]
-            at = run_at[number]
-            size = len(run)
-            while at < size and by_rank[run[at]] is None:
-                at += 1
-            if at == size:
+        """The waiting stretch of the lowest rank: the lowest of the runs' fronts and the heap's top, passing over
+        (and letting go) ended ones, ``None`` in ``by_rank`` (looked up only for that lowest rank)."""
+        runs, run_at, heap = self.runs, self.run_at, self.heap
+        while True:
+            best = which = -1
+            for number in range(len(runs)):
+                run = runs[number]
+                at = run_at[number]
+                if at < len(run):
+                    rank = run[at]
+                    if best < 0 or rank < best:
+                        best, which = rank, number
+            if heap:
+                top = heap[0]
+                if best < 0 or top < best:
+                    best, which = top, len(runs)
+            if best < 0:
+                return None
+            wait = by_rank[best]
+            if wait is not None:
+                return wait
+            if which == len(runs):  # ended: passed over
+                heapq.heappop(heap)
+                continue
+            run = runs[which]
+            at = run_at[which] + 1
+            if at == len(run):
                 run.clear()
                 at = 0
-            elif at >= _COMPACT and 2 * at >= size:
+            elif at >= _COMPACT and 2 * at >= len(run):
                 del run[:at]
                 at = 0
-            run_at[number] = at
-            if run and (best < 0 or run[at] < best):
-                best = run[at]
-        heap = self.heap
-        while heap and by_rank[heap[0]] is None:
-            heapq.heappop(heap)
-        if heap and (best < 0 or heap[0] < best):
-            best = heap[0]
-        return by_rank[best] if best >= 0 else None
+            run_at[which] = at
 
 
 class Sweep:
