@@ -6,7 +6,8 @@ rules it applies are described in ``results.wait_causes`` (which builds its inpu
 results) and docs/simulator.md, "Why jobs waited".
 
 Its state is kept on objects, not in dictionaries keyed by them: a line (one share on one instance type)
-carries its heap of waiting stretches and its head's running sums. A stretch is an object only while it
+carries its waiting stretches' ranks (ascending runs, a heap for the rest: ``Line.push``) and its head's
+running sums. A stretch is an object only while it
 waits (a million of them would cost 170 MB): its events come in as columns, a chunk at a time (``Feed``s),
 and what the sweep finds goes out as typed arrays, one entry per piece of a head's wait (``Sweep.piece_stretch``
 and the other ``piece_`` arrays), that ``wait_causes`` charges with numpy.
@@ -348,7 +349,7 @@ class Stretch:
         #: its position among the stretches, its line, the instances it needs, misconfigured
         self.number, self.line, self.needs, self.bad = number, line, needs, bad
         #: its place in its line's order among all stretches (priority, then submission, then workload order, then
-        #: start), so that a line's heap compares integers
+        #: start), so that a line's runs and heap compare integers
         self.rank = rank
         #: its last stint and when it began are kept when it ends (``Sweep.watched``): a time-limit action may have
         #: ended it
