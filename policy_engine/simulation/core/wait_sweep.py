@@ -39,7 +39,7 @@ SHARE_AT_LIMIT: Final = 5
 #: A line's ascending runs of ranks (``Line.push``; priorities beyond go in its heap), and how far a run is read
 #: before the ranks passed over are let go.
 _RUNS: Final = 4
-_COMPACT: Final = 1024
+_COMPACT: Final = 64
 
 #: Pieces charged between two moves into the sweep's typed arrays (``Sweep.spill``).
 _PIECES: Final = 16_384
