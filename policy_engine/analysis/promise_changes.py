@@ -74,7 +74,8 @@ class PromiseChange:
         """Needs review and nobody accepted it."""
         return self.kind.rule is not None and self.accepted is None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
+        """The change as JSON writes it (``diff``'s and ``tune``'s ``promise_changes``)."""
         return {"share": self.share, "property": self.property, "instance_type": self.instance_type,
                 "kind": self.kind.value, "rule": self.kind.rule, "before": self.before, "after": self.after,
                 "proven_before": self.proven_before, "proven_after": self.proven_after, "accepted": self.accepted}

@@ -68,13 +68,13 @@ _KIND_OF_MODE = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named p
                  (stat.S_ISSOCK, "a socket"))
 
 
-def check_path_text(path: str | os.PathLike) -> None:
+def check_path_text(path: str | os.PathLike[str]) -> None:
     """Refuse a path that no file can have (a NUL byte), before the OS is asked."""
     if "\0" in os.fspath(path):
         raise InputFileError(f"{os.fspath(path)!r}: a file name cannot contain a NUL byte")
 
 
-def open_input(path: str | os.PathLike, kind: FileKind) -> BinaryIO:
+def open_input(path: str | os.PathLike[str], kind: FileKind) -> BinaryIO:
     """Open ``path`` for binary reading if it is a regular file within ``kind``'s size cap.
 
     ``O_NONBLOCK`` makes opening a FIFO return at once (it is then refused), instead of
@@ -101,7 +101,7 @@ def open_input(path: str | os.PathLike, kind: FileKind) -> BinaryIO:
         raise
 
 
-def read_bytes(path: str | os.PathLike, kind: FileKind) -> bytes:
+def read_bytes(path: str | os.PathLike[str], kind: FileKind) -> bytes:
     """The whole file, refused past the cap even if it grew after it was opened."""
     with open_input(path, kind) as handle:
         data = handle.read(kind.max_bytes + 1)
@@ -130,12 +130,12 @@ def not_utf8(name: str, byte: int, line: int) -> str:
     return f"{name}: not UTF-8 text (byte 0x{byte:02X} at line {line})"
 
 
-def read_text(path: str | os.PathLike, kind: FileKind) -> str:
+def read_text(path: str | os.PathLike[str], kind: FileKind) -> str:
     """A regular file within the cap, decoded as strict UTF-8."""
     return decode_utf8(read_bytes(path, kind), os.fspath(path))
 
 
-def locate_bad_utf8(path: str | os.PathLike, kind: FileKind) -> str:
+def locate_bad_utf8(path: str | os.PathLike[str], kind: FileKind) -> str:
     """The not-UTF-8 line for a streamed file whose decoding failed: re-read in binary to find the byte and line."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     line, name = 1, os.fspath(path)
@@ -153,7 +153,7 @@ def locate_bad_utf8(path: str | os.PathLike, kind: FileKind) -> str:
     return f"{name}: not UTF-8 text"
 
 
-def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     """``a`` and ``b`` name the same file (through symlinks, ``..`` or hard links)."""
     try:
         return os.path.samefile(a, b)
@@ -161,8 +161,8 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def refuse_overwriting_inputs(outputs: dict[str, str | os.PathLike | None],
-                              inputs: list[str | os.PathLike | None]) -> list[str]:
+def refuse_overwriting_inputs(outputs: dict[str, str | os.PathLike[str] | None],
+                              inputs: list[str | os.PathLike[str] | None]) -> list[str]:
     """One problem per output (``{"--events": path}``) that is also one of the command's inputs."""
     problems = []
     for option, output in outputs.items():
@@ -176,6 +176,6 @@ def refuse_overwriting_inputs(outputs: dict[str, str | os.PathLike | None],
     return problems
 
 
-def as_path(path: str | os.PathLike) -> Path:
+def as_path(path: str | os.PathLike[str]) -> Path:
     check_path_text(path)
     return Path(path)

@@ -82,7 +82,7 @@ def compose(text: str) -> yaml.Node | None:
             return None
         loader.get_event()  # DocumentStart
         anchors: dict[str, yaml.Node] = {}
-        stack: list[tuple[yaml.Node, list]] = []
+        stack: list[tuple[yaml.Node, list[yaml.Node]]] = []  # an open collection and the nodes read into it
         root: yaml.Node | None = None
 
         def attach(node: yaml.Node) -> None:
@@ -116,9 +116,8 @@ def compose(text: str) -> yaml.Node | None:
                             flow_style=event.flow_style)
             else:  # SequenceEnd / MappingEnd
                 finished, items = stack.pop()
-                if isinstance(finished, yaml.MappingNode):
-                    items = list(zip(items[::2], items[1::2], strict=True))
-                finished.value = items
+                finished.value = (list(zip(items[::2], items[1::2], strict=True))
+                                  if isinstance(finished, yaml.MappingNode) else items)
                 finished.end_mark = event.end_mark
                 continue
             anchor = getattr(event, "anchor", None)

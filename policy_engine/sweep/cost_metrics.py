@@ -1,7 +1,7 @@
 """``bill``, ``on_demand_cost``, ``plan_cost``, ``waste_cost``, ``share(X).bill`` and ``AGG(bill)``: sweep and tune
 metrics priced from a run's ledgers.
 
-A run record carries what AWS would bill in instance-hours (``record["costs"]``: the billable ledger over the
+A run record carries what AWS would bill in instance-hours (``RunRecord.costs``: the billable ledger over the
 billing period and the capacity ledger, price-free, so a dataset stays valid when prices change); the expression
 prices it with ``--prices`` when it is read. ``bill`` is on-demand spend + plan fees (docs/costs.md);
 ``on_demand_cost`` and ``plan_cost`` its two parts; ``waste_cost`` the spend that bought nothing (on-demand work
@@ -15,12 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.foundation.model import Topology
 from policy_engine.inputs.prices import Prices
 from policy_engine.simulation.results.billable import Period
 from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, CostReport, report_from_ledgers
+from policy_engine.sweep.run_record import RunFigures
 
 #: Cluster-wide bill metrics and the per-share one.
 CLUSTER_COST_METRICS = ("bill", "on_demand_cost", "plan_cost", "waste_cost")
@@ -58,8 +59,8 @@ class Pricing:
         return self.prices.currency if self.prices is not None else "instance-hours (all types alike)"
 
 
-def report_of(record: dict[str, Any], topology: Topology, pricing: Pricing) -> CostReport:
-    ledger = record.get("costs")
+def report_of(record: RunFigures, topology: Topology, pricing: Pricing) -> CostReport:
+    ledger = record.costs
     if not ledger:
         raise ValueError("the run record holds no billable ledger (a sweep dataset written before the bill existed: "
                          "run it again without --resume)")
@@ -93,11 +94,11 @@ class RunCosts:
     def unit(self) -> str:
         return self.pricing.prices.currency if self.pricing.prices is not None else INSTANCE_HOURS
 
-    def report(self, record: dict[str, Any]) -> CostReport | None:
+    def report(self, record: RunFigures) -> CostReport | None:
         """``None`` for a run without a ledger (not simulated)."""
-        return report_of(record, self.topology, self.pricing) if record.get("costs") else None
+        return report_of(record, self.topology, self.pricing) if record.costs else None
 
-    def json(self, record: dict[str, Any]) -> dict[str, Any] | None:
+    def json(self, record: RunFigures) -> JsonObject | None:
         report = self.report(record)
         return report.to_json() if report is not None else None
 
@@ -119,23 +120,23 @@ def share_figure(report: CostReport, share: str) -> float:
     return sum(value for (name, _), value in report.per_share_type().items() if name == share)
 
 
-def cluster_metric(name: str, topology: Topology, pricing: Pricing) -> Callable[[dict[str, Any]], float]:
-    def compute(record: dict[str, Any]) -> float:
+def cluster_metric(name: str, topology: Topology, pricing: Pricing) -> Callable[[RunFigures], float]:
+    def compute(record: RunFigures) -> float:
         return cluster_figure(report_of(record, topology, pricing), name)
 
     return compute
 
 
-def share_metric(share: str, topology: Topology, pricing: Pricing) -> Callable[[dict[str, Any]], float]:
-    def compute(record: dict[str, Any]) -> float:
+def share_metric(share: str, topology: Topology, pricing: Pricing) -> Callable[[RunFigures], float]:
+    def compute(record: RunFigures) -> float:
         return share_figure(report_of(record, topology, pricing), share)
 
     return compute
 
 
-def every_share(topology: Topology, pricing: Pricing) -> Callable[[dict[str, Any]], list[float]]:
+def every_share(topology: Topology, pricing: Pricing) -> Callable[[RunFigures], list[float]]:
     """Each share's bill, for ``max(bill)``, ``sum(bill)`` and the like."""
-    def compute(record: dict[str, Any]) -> list[float]:
+    def compute(record: RunFigures) -> list[float]:
         report = report_of(record, topology, pricing)
         return [share_figure(report, s.share) for s in report.shares]
 

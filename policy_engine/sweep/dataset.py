@@ -20,6 +20,7 @@ from policy_engine.foundation.model import Topology, share_id
 from policy_engine.foundation.output_files import OutputFolder
 from policy_engine.sweep.expressions import SHARE_METRICS, SUMMARY_METRICS
 from policy_engine.sweep.grammar import Axis
+from policy_engine.sweep.run_record import RunRecord
 from policy_engine.sweep.run_status import RunStatus
 
 if TYPE_CHECKING:
@@ -79,15 +80,15 @@ def schema(axes: Sequence[Axis], pairs: Sequence[tuple[str, str]]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def flat_row(record: dict[str, Any], key: str, axes: Sequence[Axis],
+def flat_row(record: RunRecord, key: str, axes: Sequence[Axis],
              pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
     """The run as one flat row (the CSV output and the Parquet columns, without the JSON text)."""
-    row: dict[str, Any] = {"run": record["index"], "key": key}
-    row.update({axis.path: record["values"][axis.path] for axis in axes})
-    row.update(status=record["status"], error=record["error"], findings=json.dumps(record["findings"]))
-    summary = record["summary"]
+    row: dict[str, Any] = {"run": record.index, "key": key}
+    row.update({axis.path: record.values[axis.path] for axis in axes})
+    row.update(status=record.status, error=record.error, findings=json.dumps(list(record.findings)))
+    summary = record.summary
     row.update({metric: summary.get(metric) for metric in SUMMARY_METRICS})
-    by_pair = {(entry["share"], entry["instance_type"]): entry for entry in record["shares"]}
+    by_pair = {(entry["share"], entry["instance_type"]): entry for entry in record.shares}
     for share, instance_type in pairs:
         entry = by_pair.get((share, instance_type), {})
         row.update({share_column(share, instance_type, m): entry.get(m) for m in SHARE_METRICS})
@@ -102,7 +103,7 @@ class ResultsDataset:
         self.directory = directory
         self.axes, self.pairs = list(axes), list(pairs)
         self.schema = schema(axes, pairs)
-        self.written: dict[str, dict[str, Any]] = {}
+        self.written: dict[str, RunRecord] = {}
         self._next_part = 1
         if directory.is_symlink():
             raise DatasetError(f"{directory}: cannot write results: is a symbolic link; give the real folder")
@@ -145,24 +146,33 @@ class ResultsDataset:
             except Exception as error:  # pyarrow raises several types for a damaged file
                 raise DatasetError(f"{part}: cannot read this part file: {error}") from None
             for row in table.to_pylist():
-                if row["status"] not in tuple(RunStatus):
-                    raise DatasetError(f"{part}: run {row['run']} has status {row['status']!r}, not one of "
-                                       f"{', '.join(RunStatus)}: the file was not written by a sweep")
-                self.written[row["key"]] = {
-                    "index": row["run"],
-                    "values": {axis.path: row[axis.path] for axis in self.axes},
-                    "status": RunStatus(row["status"]),
-                    "findings": json.loads(row["findings"]),
-                    "error": row["error"],
-                    "summary": json.loads(row["summary"]),
-                    "shares": json.loads(row["shares"]),
-                    "costs": json.loads(row["costs"]) if row.get("costs") else None,  # the ledger cost metrics price
-                    "targets": json.loads(row.get("targets") or "[]"),
-                }
+                self.written[row["key"]] = self._record(part, row)
             number = int(part.stem.split("-")[1])
             self._next_part = max(self._next_part, number + 1)
 
-    def append(self, batch: Iterable[tuple[str, dict[str, Any]]]) -> int:
+    def _record(self, part: Path, row: dict[str, Any]) -> RunRecord:
+        """One row read back as the run it records; a row no sweep wrote is refused in one line (exit 2)."""
+        if row.get("status") not in tuple(RunStatus):
+            raise DatasetError(f"{part}: run {row.get('run')} has status {row.get('status')!r}, not one of "
+                               f"{', '.join(RunStatus)}: the file was not written by a sweep")
+        try:
+            return RunRecord(
+                index=int(row["run"]),
+                values={axis.path: row[axis.path] for axis in self.axes},
+                status=RunStatus(row["status"]),
+                findings=tuple(json.loads(row["findings"])),
+                error=row["error"],
+                summary=json.loads(row["summary"]),
+                shares=tuple(json.loads(row["shares"])),
+                costs=json.loads(row["costs"]) if row.get("costs") else None,  # the ledger cost metrics price
+                targets=tuple(json.loads(row.get("targets") or "[]")),
+            )
+        except (KeyError, TypeError, ValueError) as error:  # a column missing, or not the JSON text a sweep writes
+            what = f"no column {error}" if isinstance(error, KeyError) else f"{type(error).__name__}: {error}"
+            raise DatasetError(f"{part}: run {row.get('run')} cannot be read back ({what}): the file was not "
+                               "written by a sweep") from None
+
+    def append(self, batch: Iterable[tuple[str, RunRecord]]) -> int:
         """Write one part file of ``(key, record)``; a key already written is skipped. Returns rows written."""
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -173,9 +183,9 @@ class ResultsDataset:
         rows = []
         for key, record in fresh.items():
             row = flat_row(record, key, self.axes, self.pairs)
-            row.update(summary=json.dumps(record["summary"]), shares=json.dumps(record["shares"]),
-                       costs=json.dumps(record["costs"]) if record.get("costs") else None,
-                       targets=json.dumps(record.get("targets", [])))
+            row.update(summary=json.dumps(record.summary), shares=json.dumps(list(record.shares)),
+                       costs=json.dumps(record.costs) if record.costs else None,
+                       targets=json.dumps(list(record.targets)))
             rows.append(row)
         table = pa.Table.from_pylist(rows, schema=self.schema)
         name = PART.format(self._next_part)

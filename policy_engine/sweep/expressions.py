@@ -24,7 +24,6 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from policy_engine.foundation.bounds import MAX_SECONDS
 from policy_engine.foundation.model import Topology, share_id
@@ -33,6 +32,7 @@ from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 from policy_engine.sweep import cost_metrics
 from policy_engine.sweep.cost_metrics import Pricing
 from policy_engine.sweep.grammar import find_share
+from policy_engine.sweep.run_record import RunFigures, RunRecord
 from policy_engine.sweep.run_status import RunStatus
 
 SUMMARY_METRICS = ("cluster_utilisation", "wait_p50", "wait_p95", "wait_max", "preemptions",
@@ -83,10 +83,10 @@ def _suggest(name: str, known: tuple[str, ...]) -> str:
 
 @dataclass(frozen=True)
 class Expression:
-    """A number computed from one ok run record (``summary`` and ``shares`` as simulate's JSON has them)."""
+    """A number computed from one ok run's figures (``summary`` and ``shares`` as simulate's JSON has them)."""
 
     text: str
-    compute: Callable[[dict[str, Any]], float]
+    compute: Callable[[RunFigures], float]
     #: What the number measures (how reports write it); JSON keeps the number itself.
     unit: Unit = Unit.NUMBER
     #: The unit as a header or an axis names it when the unit alone does not say (a cost's currency).
@@ -99,7 +99,7 @@ class Expression:
         """Whether it prices a run's ledger (then the command says the unit)."""
         return not self.metrics.isdisjoint(cost_metrics.CLUSTER_COST_METRICS)
 
-    def __call__(self, record: dict[str, Any]) -> float:
+    def __call__(self, record: RunFigures) -> float:
         return float(self.compute(record))
 
     @property
@@ -135,17 +135,18 @@ def _share(text: str, ref: str, topology: Topology) -> str:
     return found.share_id
 
 
-def type_figure(metric: str, instance_type: str) -> Callable[[dict[str, Any]], float]:
+def type_figure(metric: str, instance_type: str) -> Callable[[RunFigures], float]:
     """One instance type's figure of a run record (0 for a type the run has no capacity of: it used nothing)."""
-    def figure(record: dict[str, Any]) -> float:
-        return record["summary"].get(SUMMARY_KEY, {}).get(instance_type, {}).get(metric, 0.0)
+    def figure(record: RunFigures) -> float:
+        value: float = record.summary.get(SUMMARY_KEY, {}).get(instance_type, {}).get(metric, 0.0)
+        return value
 
     return figure
 
 
-def record_types(record: dict[str, Any] | None) -> list[str]:
+def record_types(record: RunFigures | None) -> list[str]:
     """The instance types a run record has figures for, in its order (none for a failed run)."""
-    return list(record["summary"].get(SUMMARY_KEY, {})) if record and record.get("summary") else []
+    return record.types() if record is not None else []
 
 
 def parse_expression(text: str, topology: Topology, pricing: Pricing | None = None) -> Expression:
@@ -158,10 +159,10 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
         return Expression(source, cost_metrics.cluster_metric(source, topology, pricing), Unit.COST, pricing.unit,
                           frozenset({source}))
     if source in OPTIONAL_SUMMARY_METRICS:  # only in a run that has what it counts: 0 in the others
-        return Expression(source, lambda record: record["summary"].get(source, 0.0), UNITS[source],
+        return Expression(source, lambda record: record.summary.get(source, 0.0), UNITS[source],
                           metrics=frozenset({source}))
     if source in SUMMARY_METRICS:
-        return Expression(source, lambda record: record["summary"][source], UNITS[source], metrics=frozenset({source}))
+        return Expression(source, lambda record: record.summary[source], UNITS[source], metrics=frozenset({source}))
     match = _SHARE_TYPE.fullmatch(source)
     if match:
         ref, metric, type_name = match.groups()
@@ -171,8 +172,8 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
             raise ExpressionError(f"{text!r}: {metric!r} is not a per-share metric" + _suggest(metric, known))
         name, instance_type = _share(text, ref, topology), _instance_type(text, type_name, topology)
 
-        def share_on_type(record: dict[str, Any]) -> float:
-            return next((entry[metric] for entry in record["shares"]
+        def share_on_type(record: RunFigures) -> float:
+            return next((entry[metric] for entry in record.shares
                          if entry["share"] == name and entry["instance_type"] == instance_type), 0.0)
 
         return Expression(source, share_on_type, UNITS[metric], metrics=frozenset({metric}))
@@ -186,8 +187,8 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
             return Expression(source, cost_metrics.share_metric(name, topology, pricing), Unit.COST, pricing.unit,
                               frozenset({metric}))
 
-        def one_share(record: dict[str, Any]) -> float:
-            return max((entry[metric] for entry in record["shares"] if entry["share"] == name), default=0.0)
+        def one_share(record: RunFigures) -> float:
+            return max((entry[metric] for entry in record.shares if entry["share"] == name), default=0.0)
 
         return Expression(source, one_share, UNITS[metric], metrics=frozenset({metric}))
     match = _TYPE.fullmatch(source)
@@ -208,7 +209,7 @@ def parse_expression(text: str, topology: Topology, pricing: Pricing | None = No
             bills = cost_metrics.every_share(topology, pricing)
             return Expression(source, lambda record: function(bills(record)), Unit.COST, pricing.unit,
                               frozenset({metric}))
-        return Expression(source, lambda record: function([entry[metric] for entry in record["shares"]]),
+        return Expression(source, lambda record: function([entry[metric] for entry in record.shares]),
                           UNITS[metric], metrics=frozenset({metric}))
     raise ExpressionError(f"{text!r}: expected METRIC, AGG(METRIC), METRIC(TYPE), share(QUEUE/SHARE).METRIC or "
                           "share(QUEUE/SHARE).METRIC(TYPE)"
@@ -220,7 +221,7 @@ class Constraint:
     """``violation(record) <= 0`` when the run satisfies it (optuna's convention for constraints)."""
 
     text: str
-    violation: Callable[[dict[str, Any]], float]
+    violation: Callable[[RunRecord], float]
     #: The number compared against (``None`` for ``guarantees``): what a miss is measured relative to.
     bound: float | None = None
     #: What the constrained figure measures (how a miss is written).
@@ -228,7 +229,7 @@ class Constraint:
     #: How a miss reads (a target's shortfall as a duration, a percentage); ``None``: as ``unit`` reads.
     shown: Callable[[float], str] | None = None
     #: The figure compared against the bound in an ok run (``None``: the constraint has no one figure).
-    measure: Callable[[dict[str, Any]], float] | None = None
+    measure: Callable[[RunRecord], float] | None = None
     #: The metrics the constraint reads, as parsed (``Expression.metrics``; none for ``guarantees`` or a target).
     metrics: frozenset[str] = frozenset()
 
@@ -237,14 +238,14 @@ class Constraint:
         """Whether it prices a run's ledger (then the command says the unit)."""
         return not self.metrics.isdisjoint(cost_metrics.CLUSTER_COST_METRICS)
 
-    def holds(self, record: dict[str, Any]) -> bool:
+    def holds(self, record: RunRecord) -> bool:
         return self.violation(record) <= 0
 
     def margin_text(self, amount: float) -> str:
         """A margin or a shortfall as people read it (a duration; points of a percentage, ...)."""
         return self.shown(amount) if self.shown is not None else figure_text(amount, self.unit)
 
-    def verdict(self, record: dict[str, Any]) -> str:
+    def verdict(self, record: RunRecord) -> str:
         """The figure and how it stands against the bound, for an ok run: ``8d 3h: holds, 1d 21h to spare``."""
         violation = self.violation(record)
         figure = f"{figure_text(self.measure(record), self.unit)}: " if self.measure is not None else ""
@@ -264,13 +265,13 @@ def never_preempted_shares(topology: Topology) -> list[str]:
     return names
 
 
-def _guarantees(topology: Topology) -> Callable[[dict[str, Any]], float]:
+def _guarantees(topology: Topology) -> Callable[[RunRecord], float]:
     protected = set(never_preempted_shares(topology))
 
-    def violation(record: dict[str, Any]) -> float:
-        if record.get("status") != RunStatus.OK:
+    def violation(record: RunRecord) -> float:
+        if record.status != RunStatus.OK:
             return 1.0  # a refuted guarantee is a check error: such a candidate is invalid
-        return float(sum(entry["preemptions"] for entry in record["shares"] if entry["share"] in protected))
+        return float(sum(entry["preemptions"] for entry in record.shares if entry["share"] in protected))
 
     return violation
 
@@ -329,6 +330,6 @@ def parse_constraint(text: str, topology: Topology, pricing: Pricing | None = No
                       measure=expression, metrics=expression.metrics)
 
 
-def objective_value(expression: Expression, record: dict[str, Any]) -> float | None:
+def objective_value(expression: Expression, record: RunRecord) -> float | None:
     """The objective of an ok run; ``None`` for an invalid or failed one."""
-    return expression(record) if record.get("status") == RunStatus.OK else None
+    return expression(record) if record.status == RunStatus.OK else None

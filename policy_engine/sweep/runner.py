@@ -12,7 +12,6 @@ import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.results.billable import Period
@@ -23,6 +22,7 @@ from policy_engine.sweep.executor import Executor
 from policy_engine.sweep.grammar import Axis
 from policy_engine.sweep.grid import Candidate
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
+from policy_engine.sweep.run_record import RunRecord
 
 Progress = Callable[[int, int], None]  # (runs done, runs in all)
 
@@ -40,7 +40,7 @@ class SweepInput:
     period: Period = field(default_factory=Period)
 
 
-def run_task(shared: SweepInput, candidate: Candidate) -> dict[str, Any]:
+def run_task(shared: SweepInput, candidate: Candidate) -> RunRecord:
     """One Dask task: evaluate ``candidate`` against the scattered scenario."""
     return evaluate(shared.scenario, shared.axes, candidate, shared.guarantees, shared.workloads, shared.period)
 
@@ -56,11 +56,11 @@ def scenario_digest(scenario: Scenario) -> str:
 
 def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Candidate], executor: Executor,
               dataset: ResultsDataset | None = None, progress: Progress | None = None, total: int | None = None,
-              on_result: Callable[[dict[str, Any]], None] | None = None, flush_runs: int = 64,
+              on_result: Callable[[RunRecord], None] | None = None, flush_runs: int = 64,
               flush_seconds: float = 2.0, period: Period | None = None,
-              guarantees: GuaranteePolicy = GuaranteePolicy.KEEP) -> list[dict[str, Any]]:
+              guarantees: GuaranteePolicy = GuaranteePolicy.KEEP) -> list[RunRecord]:
     """Every candidate's run record, sorted by grid index; ``dataset`` (if any) gets them in part files."""
-    done: dict[str, dict[str, Any]] = dict(dataset.written) if dataset is not None else {}
+    done: dict[str, RunRecord] = dict(dataset.written) if dataset is not None else {}
     todo = [candidate for candidate in candidates if candidate.key not in done]
     keep = {candidate.key for candidate in todo} | set(done)
     count = len(todo) + sum(1 for key in done if key in keep)
@@ -68,7 +68,7 @@ def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Can
     finished = count - len(todo)
     if progress:
         progress(finished, total)
-    batch: list[tuple[str, dict[str, Any]]] = []
+    batch: list[tuple[str, RunRecord]] = []
     last_flush = time.monotonic()
 
     def flush() -> None:
@@ -82,7 +82,7 @@ def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Can
     keys = {candidate.index: candidate.key for candidate in todo}
     try:
         for record in executor.map(run_task, shared, todo):
-            key = keys[record["index"]]
+            key = keys[record.index]
             if key in done:
                 continue  # a repeated run: the first result stands
             done[key] = record
@@ -96,4 +96,4 @@ def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Can
                 flush()
     finally:
         flush()
-    return sorted((record for key, record in done.items() if key in keep), key=lambda r: r["index"])
+    return sorted((record for key, record in done.items() if key in keep), key=lambda r: r.index)

@@ -17,11 +17,14 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from statistics import fmean
 from typing import Any
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.results.targets import Criterion
+from policy_engine.sweep.run_record import RunFigures, RunRecord
 
 DAY = 86_400.0
 
@@ -74,25 +77,26 @@ def _mean_of(values: list[Any]) -> Any:
     return fmean(numbers) if len(numbers) == len(values) and numbers else values[0]
 
 
-def mean_record(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def mean_record(records: Sequence[RunRecord]) -> RunRecord:
     """One run record whose ``summary`` and ``shares`` hold the mean over ``records`` (ok runs of one candidate);
-    the samples' own ``summary`` and ``shares`` are kept in ``samples``."""
+    the samples' own ``summary``, ``shares`` and bill ledgers are kept in ``samples`` (the record's own
+    ``costs`` is set by the caller to the samples' mean ledger, ``costs.mean_ledgers``)."""
     first = records[0]
-    summary = {key: _mean_of([r["summary"].get(key) for r in records]) for key in first["summary"]}
-    by_key: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    summary = {key: _mean_of([r.summary.get(key) for r in records]) for key in first.summary}
+    by_key: dict[tuple[str, str], list[JsonObject]] = {}
     for record in records:
-        for entry in record["shares"]:
+        for entry in record.shares:
             by_key.setdefault((entry["share"], entry["instance_type"]), []).append(entry)
-    shares = [{key: _mean_of([e.get(key) for e in entries]) for key in entries[0]} for entries in by_key.values()]
-    return {**first, "summary": summary, "shares": shares, "targets": mean_targets(records),
-            "samples": [{"summary": r["summary"], "shares": r["shares"]} for r in records]}
+    shares = tuple({key: _mean_of([e.get(key) for e in entries]) for key in entries[0]} for entries in by_key.values())
+    return replace(first, summary=summary, shares=shares, targets=tuple(mean_targets(records)),
+                   samples=tuple(RunFigures(summary=r.summary, shares=r.shares, costs=r.costs) for r in records))
 
 
-def mean_targets(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def mean_targets(records: Sequence[RunRecord]) -> list[JsonObject]:
     """Each target criterion judged on the mean of its figure over the samples (``targets`` of each record)."""
-    by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    by_key: dict[tuple[object, ...], list[JsonObject]] = {}
     for record in records:
-        for entry in record.get("targets", []):
+        for entry in record.targets:
             by_key.setdefault((entry["target"], entry["criterion"], entry["instance_type"]), []).append(entry)
     out = []
     for entries in by_key.values():

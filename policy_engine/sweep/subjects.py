@@ -7,7 +7,7 @@ Kept in this package, beside what they hold, so that the reports' own subjects n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from policy_engine.analysis.promise_changes import PromiseChange
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from policy_engine.sweep.expressions import Constraint, Expression
     from policy_engine.sweep.grammar import Axis
     from policy_engine.sweep.guarantee_policy import GuaranteePolicy
+    from policy_engine.sweep.run_record import RunRecord
     from policy_engine.sweep.tune import Objective, TuneResult
 
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 class SweepOutput:
     """Every run of a sweep, ranked by ``objective`` for the text summary (``top`` rows)."""
 
-    records: list[dict[str, Any]]
+    records: list[RunRecord]
     axes: list[Axis]
     pairs: list[tuple[str, str]]
     objective: Expression

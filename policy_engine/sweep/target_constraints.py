@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.foundation.model import Topology
 from policy_engine.foundation.units import Unit, duration_text, points_text
 from policy_engine.simulation.results.targets import Criterion
 from policy_engine.sweep.expressions import Constraint, Expression
+from policy_engine.sweep.run_record import RunFigures, RunRecord
 from policy_engine.sweep.run_status import RunStatus
 
 #: The violation of a run that was not simulated (invalid or failed): it meets no target.
@@ -36,23 +37,23 @@ def _goal(criterion: Criterion, goal: float) -> str:
     return f"{goal:.0%}" if criterion.unit is Unit.FRACTION else f"{goal:g}"
 
 
-def _judged(record: dict[str, Any], index: int, criterion: Criterion) -> list[dict[str, Any]]:
-    return [entry for entry in record.get("targets", [])
+def _judged(record: RunRecord, index: int, criterion: Criterion) -> list[JsonObject]:
+    return [entry for entry in record.targets
             if entry["target"] == index and entry["criterion"] == criterion.value]
 
 
-def _violation(index: int, criterion: Criterion) -> Callable[[dict[str, Any]], float]:
-    def violation(record: dict[str, Any]) -> float:
-        if record.get("status") != RunStatus.OK:
+def _violation(index: int, criterion: Criterion) -> Callable[[RunRecord], float]:
+    def violation(record: RunRecord) -> float:
+        if record.status != RunStatus.OK:
             return UNJUDGED
         return max((-float(entry["margin"]) for entry in _judged(record, index, criterion)), default=0.0)
 
     return violation
 
 
-def _actual(index: int, criterion: Criterion) -> Callable[[dict[str, Any]], float]:
+def _actual(index: int, criterion: Criterion) -> Callable[[RunRecord], float]:
     """The figure of the worst-placed judgement (the instance type that counts)."""
-    def actual(record: dict[str, Any]) -> float:
+    def actual(record: RunRecord) -> float:
         judged = _judged(record, index, criterion)
         worst = min(judged, key=lambda entry: float(entry["margin"]), default=None)
         return float(worst["actual"]) if worst is not None else float("nan")
@@ -87,15 +88,15 @@ class TargetUse(StrEnum):
     IGNORE = "ignore"
 
 
-def missed_targets(record: dict[str, Any]) -> int:
+def missed_targets(record: RunFigures) -> int:
     """How many target criteria an ok run misses (0 for a run without targets)."""
-    return sum(1 for entry in record.get("targets", []) if not entry["met"])
+    return sum(1 for entry in record.targets if not entry["met"])
 
 
-def targets_summary(record: dict[str, Any]) -> str:
+def targets_summary(record: RunRecord) -> str:
     """``all met``, ``2 of 5 missed``, or ``-`` for a run that judged none (no targets, or not simulated)."""
-    judged = len(record.get("targets") or [])
-    if record.get("status") != RunStatus.OK or not judged:
+    judged = len(record.targets)
+    if record.status != RunStatus.OK or not judged:
         return "-"
     missed = missed_targets(record)
     return "all met" if not missed else f"{missed} of {judged} missed"

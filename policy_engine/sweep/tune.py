@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from policy_engine.foundation.units import figure_text
@@ -42,6 +42,7 @@ from policy_engine.sweep.expressions import Constraint, Expression
 from policy_engine.sweep.grammar import Axis, base_value
 from policy_engine.sweep.grid import Candidate, candidate_key, expand, grid_size
 from policy_engine.sweep.guarantee_policy import GuaranteePolicy
+from policy_engine.sweep.run_record import RunRecord
 from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.runner import SweepInput, run_task
 from policy_engine.sweep.samples import samples_for
@@ -74,15 +75,26 @@ DEFAULT_MIN_GAIN = 0.05
 ABSOLUTE_GAIN_AT_ZERO = 1.0
 
 
+@dataclass(frozen=True)
+class SensitivityRow:
+    """``--assume``: one combination of assumed values, and the runs under it of the current topology, the
+    recommended candidate (``None``: none, or it failed) and the best candidate under it (``None``: none feasible)."""
+
+    assumption: dict[str, Any]
+    current: RunRecord
+    recommended: RunRecord | None
+    best: RunRecord | None
+
+
 @dataclass
 class TuneResult:
-    runs: list[dict[str, Any]]  # distinct candidates, in the order they were evaluated
-    current: dict[str, Any]  # the scenario's own topology, for the evidence
-    chosen: dict[str, Any] | None  # the recommended run (None: nothing feasible, or keep the current topology)
+    runs: list[RunRecord]  # distinct candidates, in the order they were evaluated
+    current: RunRecord  # the scenario's own topology, for the evidence
+    chosen: RunRecord | None  # the recommended run (None: nothing feasible, or keep the current topology)
     #: feasible, non-dominated runs (sorted by the first objective)
-    front: list[dict[str, Any]] = field(default_factory=list)
+    front: list[RunRecord] = field(default_factory=list)
     #: The best feasible candidate, recommended or not (shown when the answer is to keep the current topology).
-    best: dict[str, Any] | None = None
+    best: RunRecord | None = None
     #: Why the best candidate is not recommended (below the margin, or it wins on too few samples); else "".
     keep_reason: str = ""
     #: The best candidate's gain on the first objective over the current topology (relative, or absolute at 0).
@@ -93,19 +105,19 @@ class TuneResult:
     wins: int | None = None
     samples: int = 0
     #: With no feasible candidate: the nearest one and, per constraint, by how much it misses.
-    nearest: dict[str, Any] | None = None
+    nearest: RunRecord | None = None
     misses: list[tuple[str, float]] = field(default_factory=list)
     #: With no feasible candidate: each constraint no candidate meets, with the candidate that comes closest to
     #: it and its shortfall (``never_met``).
-    unmet: list[tuple[str, dict[str, Any], float]] = field(default_factory=list)
+    unmet: list[tuple[str, RunRecord, float]] = field(default_factory=list)
     #: ``--assume``: per assumption (its values), the current topology's, the recommendation's and the best
     #: candidate's run under it.
-    sensitivity: list[dict[str, Any]] = field(default_factory=list)
+    sensitivity: list[SensitivityRow] = field(default_factory=list)
 
 
-def simulated(runs: dict[str, dict[str, Any]]) -> int:
+def simulated(runs: dict[str, RunRecord]) -> int:
     """Runs that cost a simulation (invalid candidates cost a check only)."""
-    return sum(1 for record in runs.values() if record["status"] != RunStatus.INVALID)
+    return sum(1 for record in runs.values() if record.status != RunStatus.INVALID)
 
 
 def grid_index(axes: Sequence[Axis], values: dict[str, Any]) -> int:
@@ -115,30 +127,30 @@ def grid_index(axes: Sequence[Axis], values: dict[str, Any]) -> int:
     return index
 
 
-def feasible(record: dict[str, Any], constraints: Sequence[Constraint]) -> bool:
-    return record["status"] == RunStatus.OK and all(c.holds(record) for c in constraints)
+def feasible(record: RunRecord, constraints: Sequence[Constraint]) -> bool:
+    return record.status == RunStatus.OK and all(c.holds(record) for c in constraints)
 
 
-def scores(record: dict[str, Any], objectives: Sequence[Objective]) -> tuple[float, ...]:
+def scores(record: RunRecord, objectives: Sequence[Objective]) -> tuple[float, ...]:
     """Objective values, each turned so that smaller is better."""
     return tuple(-o.expression(record) if o.maximize else o.expression(record) for o in objectives)
 
 
-def changes(record: dict[str, Any], current: dict[str, Any] | None) -> int:
+def changes(record: RunRecord, current: RunRecord | None) -> int:
     """How many varied fields ``record`` sets to another value than the current topology has."""
     if current is None:
         return 0
-    return sum(1 for path, value in record["values"].items() if current["values"].get(path) != value)
+    return sum(1 for path, value in record.values.items() if current.values.get(path) != value)
 
 
-def pareto_front(records: Sequence[dict[str, Any]], objectives: Sequence[Objective],
-                 current: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def pareto_front(records: Sequence[RunRecord], objectives: Sequence[Objective],
+                 current: RunRecord | None = None) -> list[RunRecord]:
     """Runs no other run beats on every objective, by the first objective; equal points once, kept as the
     candidate that changes the fewest fields of ``current`` (then grid order): a knob that makes no difference
     to the objectives is never recommended to another team."""
     scored = [(scores(r, objectives), r) for r in records]
     front, seen = [], set()
-    for mine, record in sorted(scored, key=lambda pair: (pair[0], changes(pair[1], current), pair[1]["index"])):
+    for mine, record in sorted(scored, key=lambda pair: (pair[0], changes(pair[1], current), pair[1].index)):
         if mine in seen:
             continue
         if any(all(o <= m for o, m in zip(other, mine, strict=True)) and other != mine for other, _ in scored):
@@ -156,7 +168,7 @@ def _sampler(objectives: Sequence[Objective], seed: int, budget: int) -> optuna.
     return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(4, min(50, budget // 4)))
 
 
-def _tell(study: optuna.Study, trial: optuna.Trial, record: dict[str, Any] | None, objectives: Sequence[Objective],
+def _tell(study: optuna.Study, trial: optuna.Trial, record: RunRecord | None, objectives: Sequence[Objective],
           constraints: Sequence[Constraint]) -> None:
     """Invalid candidates are told as infeasible (the ``valid`` constraint) so the sampler learns to avoid them."""
     from optuna.trial import TrialState
@@ -164,14 +176,14 @@ def _tell(study: optuna.Study, trial: optuna.Trial, record: dict[str, Any] | Non
     if record is None:  # asked after the budget was spent
         study.tell(trial, state=TrialState.PRUNED)
         return
-    if record["status"] not in (RunStatus.OK, RunStatus.INVALID):
+    if record.status not in (RunStatus.OK, RunStatus.INVALID):
         study.tell(trial, state=TrialState.FAIL)
         return
-    errors = sum(1 for finding in record["findings"] if finding["severity"] == "error")
-    trial.set_constraint("valid", float(errors if record["status"] == RunStatus.INVALID else 0))
+    errors = len(record.errors())
+    trial.set_constraint("valid", float(errors if record.status == RunStatus.INVALID else 0))
     for number, constraint in enumerate(constraints):
-        trial.set_constraint(f"c{number}", constraint.violation(record) if record["status"] == RunStatus.OK else 1.0)
-    if record["status"] == RunStatus.OK:
+        trial.set_constraint(f"c{number}", constraint.violation(record) if record.status == RunStatus.OK else 1.0)
+    if record.status == RunStatus.OK:
         study.tell(trial, [o.expression(record) for o in objectives])
     else:
         study.tell(trial, [-_WORST if o.maximize else _WORST for o in objectives])
@@ -181,7 +193,7 @@ def _tell(study: optuna.Study, trial: optuna.Trial, record: dict[str, Any] | Non
 _WORST = 1e30
 
 
-def gain_over(current: dict[str, Any], best: dict[str, Any], objective: Objective) -> tuple[float, bool]:
+def gain_over(current: RunRecord, best: RunRecord, objective: Objective) -> tuple[float, bool]:
     """How much ``best`` improves the objective over ``current``: relative to the current value, or absolute
     (``relative`` False) when the current value is 0."""
     now, then = objective.expression(current), objective.expression(best)
@@ -191,54 +203,54 @@ def gain_over(current: dict[str, Any], best: dict[str, Any], objective: Objectiv
     return better / abs(now), True
 
 
-def sample_wins(current: dict[str, Any], best: dict[str, Any], objective: Objective) -> int:
+def sample_wins(current: RunRecord, best: RunRecord, objective: Objective) -> int:
     """On how many workload samples ``best`` is strictly better than ``current`` on the objective."""
     wins = 0
-    for mine, theirs in zip(best.get("samples", []), current.get("samples", []), strict=True):
+    for mine, theirs in zip(best.samples, current.samples, strict=True):
         ours, now = objective.expression(mine), objective.expression(theirs)
         wins += ours > now if objective.maximize else ours < now
     return wins
 
 
-def nearest_miss(records: Sequence[dict[str, Any]], constraints: Sequence[Constraint]) -> tuple[dict[str, Any] | None,
-                                                                                       list[tuple[str, float]]]:
+def nearest_miss(records: Sequence[RunRecord], constraints: Sequence[Constraint]) -> tuple[RunRecord | None,
+                                                                                         list[tuple[str, float]]]:
     """The ok run closest to meeting every constraint (the sum of its misses, each relative to its bound) and
     by how much it misses each one it misses."""
-    def misses(record: dict[str, Any]) -> list[tuple[Constraint, float]]:
+    def misses(record: RunRecord) -> list[tuple[Constraint, float]]:
         return [(c, c.violation(record)) for c in constraints if not c.holds(record)]
 
-    def distance(record: dict[str, Any]) -> float:
+    def distance(record: RunRecord) -> float:
         return sum(amount / max(1.0, abs(c.bound or 0.0)) for c, amount in misses(record))
 
-    ok = [record for record in records if record["status"] == RunStatus.OK]
+    ok = [record for record in records if record.status == RunStatus.OK]
     if not ok:
         return None, []
-    nearest = min(ok, key=lambda record: (distance(record), record["index"]))
+    nearest = min(ok, key=lambda record: (distance(record), record.index))
     return nearest, [(c.text, amount) for c, amount in misses(nearest)]
 
 
-def never_met(records: Sequence[dict[str, Any]], constraints: Sequence[Constraint],
-              ) -> list[tuple[str, dict[str, Any], float]]:
+def never_met(records: Sequence[RunRecord], constraints: Sequence[Constraint],
+              ) -> list[tuple[str, RunRecord, float]]:
     """Each constraint no ok run meets: ``(its text, the run closest to it, that run's shortfall)``."""
-    ok = [record for record in records if record["status"] == RunStatus.OK]
+    ok = [record for record in records if record.status == RunStatus.OK]
     found = []
     for constraint in constraints:
         if not ok or any(constraint.holds(record) for record in ok):
             continue
-        closest = min(ok, key=lambda record: (constraint.violation(record), record["index"]))
+        closest = min(ok, key=lambda record: (constraint.violation(record), record.index))
         found.append((constraint.text, closest, constraint.violation(closest)))
     return found
 
 
-def first_rule(record: dict[str, Any]) -> str:
+def first_rule(record: RunRecord) -> str:
     """Why a candidate is invalid: the rule of its first unsuppressed check error (``check``'s order)."""
-    errors = [f for f in record.get("findings", []) if f.get("severity") == "error" and not f.get("suppressed")]
+    errors = [f for f in record.errors() if not f.get("suppressed")]
     return str(errors[0]["rule"]) if errors else "check"
 
 
-def invalid_reasons(records: Sequence[dict[str, Any]]) -> Counter[str]:
+def invalid_reasons(records: Sequence[RunRecord]) -> Counter[str]:
     """The invalid candidates counted by their first rule, most first."""
-    return Counter(first_rule(record) for record in records if record["status"] == RunStatus.INVALID)
+    return Counter(first_rule(record) for record in records if record.status == RunStatus.INVALID)
 
 
 def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Sequence[Constraint],
@@ -254,7 +266,7 @@ def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Seq
     current = result.current
     first = objectives[0]
     if result.samples:
-        result.wins = sample_wins(current, best, first) if current["status"] == RunStatus.OK else result.samples
+        result.wins = sample_wins(current, best, first) if current.status == RunStatus.OK else result.samples
     if not feasible(current, constraints):
         return result  # the current topology misses a constraint (or is invalid): any feasible candidate is better
     result.gain, result.relative_gain = gain_over(current, best, first)
@@ -275,20 +287,20 @@ def decide(result: TuneResult, objectives: Sequence[Objective], constraints: Seq
 def _sensitivity(scenario: Scenario, axes: Sequence[Axis], assumptions: Sequence[Axis], result: TuneResult,
                  executor: Executor, guarantees: GuaranteePolicy, workloads: tuple[tuple[JobSpec, ...], ...],
                  objectives: Sequence[Objective], constraints: Sequence[Constraint],
-                 period: Period) -> list[dict[str, Any]]:
+                 period: Period) -> list[SensitivityRow]:
     """Every ok candidate and the current topology under each combination of assumptions."""
     combos = list(expand(assumptions))
-    candidates = [record for record in result.runs if record["status"] == RunStatus.OK]
+    candidates = [record for record in result.runs if record.status == RunStatus.OK]
     shared = executor.share(SweepInput(scenario, (*axes, *assumptions), guarantees, workloads, period))
-    current_values = dict(result.current["values"])
+    current_values = dict(result.current.values)
     tasks = []
     try:
         for number, combo in enumerate(combos):
             base = number * (len(candidates) + 1)
             tasks.append(Candidate(base, {**current_values, **combo.values}))
-            tasks += [Candidate(base + 1 + i, {**record["values"], **combo.values})
+            tasks += [Candidate(base + 1 + i, {**record.values, **combo.values})
                       for i, record in enumerate(candidates)]
-        done = {record["index"]: record for record in executor.map(run_task, shared, tasks)}
+        done = {record.index: record for record in executor.map(run_task, shared, tasks)}
     finally:
         executor.release(shared)
     rows = []
@@ -296,10 +308,10 @@ def _sensitivity(scenario: Scenario, axes: Sequence[Axis], assumptions: Sequence
         base = number * (len(candidates) + 1)
         runs = [done[base + 1 + i] for i in range(len(candidates))]
         good = [r for r in runs if feasible(r, constraints)]
-        best = min(good, key=lambda r: (scores(r, objectives[:1]), r["index"])) if good else None
+        best = min(good, key=lambda r: (scores(r, objectives[:1]), r.index)) if good else None
         chosen = result.chosen or result.best
         mine = next((r for r, record in zip(runs, candidates, strict=True) if record is chosen), None)
-        rows.append({"assumption": combo.values, "current": done[base], "recommended": mine, "best": best})
+        rows.append(SensitivityRow(combo.values, done[base], mine, best))
     return rows
 
 
@@ -320,13 +332,13 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
     workloads = samples_for(scenario, workload_samples, seed) if workload_samples else ()
     period = period or Period()
     shared = executor.share(SweepInput(scenario, tuple(axes), guarantees, workloads, period))
-    runs: dict[str, dict[str, Any]] = {}
+    runs: dict[str, RunRecord] = {}
     stale = 0
     current_values = {axis.path: base_value(axis, scenario.topology, scenario.settings) for axis in axes}
     try:
         # the scenario exactly as it is (its declared guarantees untouched), on the same workloads
-        current = evaluate(scenario, (), Candidate(-1, {}), GuaranteePolicy.KEEP, workloads, period)
-        current["values"] = current_values
+        current = replace(evaluate(scenario, (), Candidate(-1, {}), GuaranteePolicy.KEEP, workloads, period),
+                          values=current_values)
         if progress:
             progress(0, budget)
         while simulated(runs) < budget and len(runs) < size and stale < MAX_STALE_BATCHES:
@@ -341,7 +353,7 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
                 if key not in runs and key not in wanted and len(wanted) < room:
                     wanted[key] = Candidate(grid_index(axes, values), values)
             stale = 0 if wanted else stale + 1
-            finished = {record["index"]: record for record in executor.map(run_task, shared, wanted.values())}
+            finished = {record.index: record for record in executor.map(run_task, shared, wanted.values())}
             for key, candidate in wanted.items():  # ask order, whatever the completion order
                 runs[key] = finished[candidate.index]
             for trial, key in trials:
@@ -368,14 +380,14 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
 EVIDENCE_FIGURES = (JOBS, WAIT_P50, WAIT_P95, PREEMPTIONS, INSTANCE_HOURS_LOST)
 
 
-def share_evidence(current: dict[str, Any], other: dict[str, Any] | None) -> ShareComparison:
+def share_evidence(current: RunRecord, other: RunRecord | None) -> ShareComparison:
     """Per share and instance type, the current topology's run against ``other`` (the recommended, best or nearest
     candidate), the most harmed share first: the evidence is per share, not only totals."""
-    def values(record: dict[str, Any] | None) -> dict[tuple[str, str], dict[str, float]]:
-        if record is None or record.get("status") != RunStatus.OK:
+    def values(record: RunRecord | None) -> dict[tuple[str, str], dict[str, float]]:
+        if record is None or record.status != RunStatus.OK:
             return {}
         return {(row["share"], row["instance_type"]): {f.key: float(row.get(f.key, 0.0)) for f in EVIDENCE_FIGURES}
-                for row in record.get("shares", [])}
+                for row in record.shares}
 
     before, after = values(current), values(other)
     keys = list(dict.fromkeys([*before, *after]))

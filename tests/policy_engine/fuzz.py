@@ -254,9 +254,10 @@ def run_corpus_file(kind: str, path: Path) -> list[Outcome]:
 FLAG_VALUES = ["nan", "inf", "-inf", "1e999", "1e-308", "0", "-1", "1", "3.5", "9" * 5000, "", " ", "\x1b[2J",
                "1:nan", "1:inf", "1:-1", "a:b", "1:1,2:0", "0:1", "99999999999999999999:1", "1:1e308", ":", ",",
                "QS1=1:1", "training/QS1=5:1", "nope=1:1", "QS1=", "lowest-priority-newest", "x" * 300,
-               "0s..30d", "..", "1h..", "2h..1h", "nan..inf", "2026-01-01..2026-02-01", "0..1e999", "9999-99-99..1d"]
+               "0s..30d", "..", "1h..", "2h..1h", "nan..inf", "2026-01-01..2026-02-01", "0..1e999", "9999-99-99..1d",
+               "2026-12-07T00:00:00Z", "2026-12-07T00:00:00", "9999-12-31T23:59:59Z"]
 GENERATE_FLAGS = ["--jobs", "--rate", "--sizes", "--duration-mean", "--duration-distribution", "--priorities",
-                  "--share-priorities", "--seed"]
+                  "--share-priorities", "--seed", "--start"]
 SIMULATE_FLAGS = ["--until", "--victim-policy", "--period"]
 TOP_FLAGS = ["--queue", "--interval", "--region", "--events", "--max-attempts"]
 #: ``top`` talks to Batch: sent to a closed loopback port (refused at once), never to AWS.

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from policy_engine.adapters.aws.clients import Api, AwsError
+from policy_engine.adapters.aws.clients import Api, AwsError, Shape
 from policy_engine.inputs import api_shapes as shapes
 
 #: DescribeJobQueues / DescribeSchedulingPolicies / DescribeServiceEnvironments take up to 100 identifiers.
@@ -58,7 +58,7 @@ def _about_share(queue: str, share: str) -> tuple[str, ...]:
     return (queue, f"{queue}/{share}")
 
 
-def _unsettled(kind: str, name: str, detail: dict, call: str, about: tuple[str, ...]) -> AwsError | None:
+def _unsettled(kind: str, name: str, detail: Shape, call: str, about: tuple[str, ...]) -> AwsError | None:
     status = detail.get("status")
     if status is None or status in shapes.SETTLED:
         return None
@@ -70,7 +70,7 @@ def _unsettled(kind: str, name: str, detail: dict, call: str, about: tuple[str, 
 def read_account(api: Api, queues: Sequence[str] = ()) -> AccountRead:
     """Read ``queues`` (names or ARNs; every queue when empty) and their environments, policies and shares."""
     result = AccountRead({"service_environments": [], "job_queues": []})
-    details: list[dict] = []
+    details: list[Shape] = []
     if queues:
         for chunk in _chunks(list(dict.fromkeys(queues))):
             for page in api.pages("DescribeJobQueues", f"job queue(s) {', '.join(chunk)}",
@@ -94,7 +94,7 @@ def read_account(api: Api, queues: Sequence[str] = ()) -> AccountRead:
         else:
             quota_queues.append(detail)
 
-    policies: dict[str, dict] = {}
+    policies: dict[str, Shape] = {}
     policy_arns = list(dict.fromkeys(d["schedulingPolicyArn"] for d in quota_queues))
     for chunk in _chunks(policy_arns):
         try:
@@ -105,7 +105,7 @@ def read_account(api: Api, queues: Sequence[str] = ()) -> AccountRead:
             continue
         policies.update({p["arn"]: p for p in page.get("schedulingPolicies", [])})
 
-    environments: dict[str, dict] = {}
+    environments: dict[str, Shape] = {}
     env_refs = list(dict.fromkeys(o["serviceEnvironment"] for d in quota_queues
                                   for o in d.get("serviceEnvironmentOrder") or ()))
     for chunk in _chunks(env_refs):
@@ -145,7 +145,9 @@ def read_account(api: Api, queues: Sequence[str] = ()) -> AccountRead:
     return result
 
 
-def _read_queue(api: Api, detail: dict, policies: dict, environments: dict, result: AccountRead) -> dict | None:
+def _read_queue(api: Api, detail: Shape, policies: dict[str, Shape], environments: dict[str, Shape],
+                result: AccountRead) -> dict[str, Any] | None:
+    """The queue as the topology file spells it (``api_shapes.queue_data``), or ``None`` when it cannot be read."""
     name = detail["jobQueueName"]
     policy = policies.get(detail["schedulingPolicyArn"])
     if policy is None:

@@ -17,6 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 #: botocore's retry modes a user may choose (``legacy`` is not offered: it ignores modern throttling codes).
+#: A request or response of an AWS API as botocore parses it: the operation's shape in its service model, as
+#: plain data. ``Any``: a shape's members are strings, numbers, timestamps and nested shapes; the service model,
+#: not this annotation, says which (the API's own shapes are read at the edge, ``inputs.api_shapes``).
+Shape = dict[str, Any]
+
 RETRY_MODES = ("standard", "adaptive")
 DEFAULT_RETRY_MODE = "adaptive"
 DEFAULT_MAX_ATTEMPTS = 10
@@ -136,7 +141,7 @@ class Api:
         with self._lock:
             self.calls[operation] += 1
 
-    def call(self, operation: str, subject: str, about: tuple[str, ...] = (), **params: Any) -> dict:
+    def call(self, operation: str, subject: str, about: tuple[str, ...] = (), **params: Any) -> Shape:
         """One call of ``operation`` (e.g. ``"DescribeQuotaShare"``) about ``subject`` (the objects ``about``)."""
         method = getattr(self.client, _snake(operation))
         self._count(operation)
@@ -145,7 +150,7 @@ class Api:
         except Exception as error:
             raise _translate(operation, subject, error, about) from None
 
-    def pages(self, operation: str, subject: str, about: tuple[str, ...] = (), **params: Any) -> Iterator[dict]:
+    def pages(self, operation: str, subject: str, about: tuple[str, ...] = (), **params: Any) -> Iterator[Shape]:
         """Every page of a List/Describe call: botocore's paginator where one exists, else a ``nextToken`` loop."""
         name = _snake(operation)
         try:

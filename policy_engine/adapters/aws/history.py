@@ -24,10 +24,10 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 from policy_engine.adapters.aws import service_jobs
-from policy_engine.adapters.aws.clients import Api, AwsError
+from policy_engine.adapters.aws.clients import Api, AwsError, Shape
 from policy_engine.adapters.aws.replay import JobRef
 from policy_engine.foundation.units import parse_duration
 from policy_engine.inputs import input_files
@@ -66,7 +66,7 @@ class Duration:
     known: bool
 
 
-def duration_of(job: dict, payload: dict, served: bool, now_ms: int) -> Duration:
+def duration_of(job: Shape, payload: Shape, served: bool, now_ms: int) -> Duration:
     """The successful attempt's run time; else the ``batch-quota:duration`` tag; else, for a job served by
     ``batch-quota serve``, ``MaxRuntimeSeconds`` (its run time there); else the longest attempt so far, a lower
     bound (in AWS ``MaxRuntimeSeconds`` is only an upper bound)."""
@@ -147,7 +147,27 @@ def _seconds(ms: float) -> str:
     return str(int(value)) if value == int(value) else f"{value:.3f}"
 
 
-def _row(job: dict, summary: dict, queue: str, served: bool, now_ms: int, priorities: dict[str, int]) -> dict:
+class SpillRow(TypedDict):
+    """One job as the spill file holds it until the CSV is written oldest first: times in epoch milliseconds."""
+
+    name: str
+    share: str
+    priority: int
+    initial: bool
+    instance_type: str
+    instances: int
+    created: int
+    duration: float
+    known: bool
+    retries: int | str  # "" when the job does not say
+    attempts: int | str
+    start: int | None
+    end: int | None
+    preemptions: int
+    status: str
+
+
+def _row(job: Shape, summary: Shape, queue: str, served: bool, now_ms: int, priorities: dict[str, int]) -> SpillRow:
     """What a row needs, in absolute epoch milliseconds (the spill's form); ``AwsError`` when it cannot be used."""
     share = job.get("quotaShareName") or summary.get("quotaShareName")
     if not share:
@@ -177,7 +197,7 @@ def _row(job: dict, summary: dict, queue: str, served: bool, now_ms: int, priori
     }
 
 
-def _cells(row: dict, t0: int) -> list:
+def _cells(row: SpillRow, t0: int) -> list[object]:
     duration = row["duration"]
     return [
         row["name"], row["share"], row["priority"], row["instance_type"], row["instances"],
@@ -194,7 +214,8 @@ def parse_since(text: str) -> float:
     return parse_duration(text)
 
 
-def _add_duration(row: dict, queue: str | None, durations: dict[str, list[float]]) -> None:
+def _add_duration(row: dict[str, str], queue: str | None, durations: dict[str, list[float]]) -> None:
+    """One row of a history CSV (``csv.DictReader``: every cell text)."""
     share = row.get("share") or ""
     if (row.get("observed_status") or "SUCCEEDED") != "SUCCEEDED" or not row.get("duration"):
         return

@@ -14,6 +14,8 @@ Authorization Reference for Amazon SageMaker.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 #: Which API operations each command calls.
 COMMAND_OPERATIONS: dict[str, tuple[str, ...]] = {
     "import": ("DescribeJobQueues", "DescribeSchedulingPolicies", "DescribeServiceEnvironments", "ListQuotaShares",
@@ -62,8 +64,22 @@ def operations(commands: tuple[str, ...] | None = None) -> list[str]:
     return sorted({op for command in chosen for op in COMMAND_OPERATIONS[command]})
 
 
+class Statement(TypedDict):
+    """One IAM policy statement, as IAM's JSON spells it."""
+
+    Sid: str
+    Effect: str
+    Action: list[str]
+    Resource: str
+
+
+class PolicyDocument(TypedDict):
+    Version: str
+    Statement: list[Statement]
+
+
 def statements(commands: tuple[str, ...] | None = None, region: str = "*", account: str = "*",
-               partition: str = "aws") -> list[dict]:
+               partition: str = "aws") -> list[Statement]:
     """IAM statements: one for the ``*``-only actions, one per scoped resource kind (of its service)."""
     grouped: dict[str | None, list[str]] = {}
     service: dict[str | None, str] = {}
@@ -71,7 +87,7 @@ def statements(commands: tuple[str, ...] | None = None, region: str = "*", accou
         kind = RESOURCE_OF[operation]
         grouped.setdefault(kind, []).append(action(operation))
         service[kind] = SERVICE_OF.get(operation, "batch")
-    result = []
+    result: list[Statement] = []
     for kind, actions in sorted(grouped.items(), key=lambda item: item[0] or ""):
         sid = "BatchQuotaRead" + ("Any" if kind is None else "".join(
             part.title() for part in kind.replace("/*", "").replace("-", " ").replace("/", " ").split()))
@@ -80,5 +96,6 @@ def statements(commands: tuple[str, ...] | None = None, region: str = "*", accou
     return result
 
 
-def policy_document(commands: tuple[str, ...] | None = None, region: str = "*", account: str = "*") -> dict:
+def policy_document(commands: tuple[str, ...] | None = None, region: str = "*",
+                    account: str = "*") -> PolicyDocument:
     return {"Version": "2012-10-17", "Statement": statements(commands, region, account)}

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from policy_engine.adapters.aws.clients import Api, AwsError
+from policy_engine.adapters.aws.clients import Api, AwsError, Shape
 
 WAITING = ("SUBMITTED", "PENDING", "RUNNABLE")
 ON_CAPACITY = ("SCHEDULED", "STARTING", "RUNNING")
@@ -24,7 +24,7 @@ FINISHED = ("SUCCEEDED", "FAILED")
 DURATION_TAG = "batch-quota:duration"
 
 
-def list_jobs(api: Api, queue: str, statuses: Iterable[str]) -> Iterator[dict]:
+def list_jobs(api: Api, queue: str, statuses: Iterable[str]) -> Iterator[Shape]:
     """Every job summary of ``queue`` with one of ``statuses``, one paginated listing per status."""
     for status in statuses:
         for page in api.pages("ListServiceJobs", f"{status} jobs of job queue {queue}", jobQueue=queue,
@@ -37,7 +37,7 @@ def created_after_filter(since_ms: int) -> list[dict[str, Any]]:
     return [{"name": "AFTER_CREATED_AT", "values": [str(since_ms - 1)]}]
 
 
-def list_jobs_since(api: Api, queue: str, since_ms: int) -> Iterator[dict]:
+def list_jobs_since(api: Api, queue: str, since_ms: int) -> Iterator[Shape]:
     """Every job summary of ``queue`` created at or after ``since_ms``, whatever its status, newest first.
 
     The window is applied by AWS (``AFTER_CREATED_AT``), so a short window never pages through the
@@ -52,10 +52,10 @@ def list_jobs_since(api: Api, queue: str, since_ms: int) -> Iterator[dict]:
         yield from page.get("jobSummaryList", [])
 
 
-def describe_jobs(api: Api, summaries: Iterable[dict], workers: int) -> Iterator[tuple[dict, dict]]:
+def describe_jobs(api: Api, summaries: Iterable[Shape], workers: int) -> Iterator[tuple[Shape, Shape]]:
     """``(summary, DescribeServiceJob response)`` in the summaries' order, ``workers`` calls in flight."""
 
-    def describe(summary: dict) -> dict:
+    def describe(summary: Shape) -> Shape:
         return api.call("DescribeServiceJob", f"service job {summary.get('jobName', '?')} ({summary['jobId']})",
                         jobId=summary["jobId"])
 
@@ -64,7 +64,7 @@ def describe_jobs(api: Api, summaries: Iterable[dict], workers: int) -> Iterator
             yield summary, describe(summary)
         return
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="describe-service-job")
-    window: deque = deque()
+    window: deque[tuple[Shape, Future[Shape]]] = deque()
     try:
         for summary in summaries:
             window.append((summary, pool.submit(describe, summary)))
@@ -87,7 +87,7 @@ class Usage:
     source: str
 
 
-def payload_of(job: dict) -> dict:
+def payload_of(job: Shape) -> Shape:
     text = job.get("serviceRequestPayload")
     if not text:
         return {}
@@ -98,7 +98,7 @@ def payload_of(job: dict) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def usage_of(job: dict, payload: dict) -> Usage:
+def usage_of(job: Shape, payload: Shape) -> Usage:
     """From ``capacityUsage`` (what the scheduler counts), else the payload's ``ResourceConfig``."""
     usage = [u for u in job.get("capacityUsage") or () if u.get("capacityUnit")]
     if len(usage) > 1:
@@ -115,17 +115,17 @@ def usage_of(job: dict, payload: dict) -> Usage:
                    "neither capacityUsage nor the payload's ResourceConfig names an instance type", "UnexpectedShape")
 
 
-def max_runtime(payload: dict) -> float | None:
+def max_runtime(payload: Shape) -> float | None:
     value = (payload.get("StoppingCondition") or {}).get("MaxRuntimeSeconds")
     return float(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
-def job_name(job: dict) -> str:
+def job_name(job: Shape) -> str:
     """Job names repeat in AWS; the job ID makes them unique, as a workload needs."""
     return f"{job['jobName']}-{job['jobId']}"
 
 
-def retry_columns(job: dict) -> dict[str, Any]:
+def retry_columns(job: Shape) -> dict[str, Any]:
     columns: dict[str, Any] = {}
     retries = (job.get("preemptionConfiguration") or {}).get("preemptionRetriesBeforeTermination")
     if retries is not None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from policy_engine.adapters.aws import service_jobs
 from policy_engine.adapters.aws.account import read_account
-from policy_engine.adapters.aws.clients import Api, AwsError, AwsErrors
+from policy_engine.adapters.aws.clients import Api, AwsError, AwsErrors, Shape
 from policy_engine.foundation.diagnostics import Problem
 from policy_engine.foundation.model import JobQueue, Topology, share_id
 from policy_engine.foundation.units import duration_text
@@ -195,7 +195,7 @@ def _seconds(value: float) -> float | int:
 FRONT_OF_QUEUE_SIZE = 100
 
 
-def _cross_check(live: dict, used: dict[tuple[str, str], float], waiting: list[dict], queue: str) -> list[str]:
+def _cross_check(live: Shape, used: dict[tuple[str, str], float], waiting: list[Shape], queue: str) -> list[str]:
     """Where GetJobQueueSnapshot and the listed jobs disagree; agreement is claimed only with evidence for it."""
     notes = []
     utilisation = (live.get("queueUtilization") or {}).get("quotaShareUtilization") or {}

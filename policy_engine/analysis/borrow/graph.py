@@ -49,7 +49,7 @@ class BorrowGraph:
         self._on_environment: dict[str, list[str]] = defaultdict(list)
         self._bursts: dict[tuple[str, str], Burst] = {}
         #: Max-flow results by network shape (see ``_max_flow``): at AWS's limits most borrowers share one.
-        self._flows: dict[tuple, tuple[int, ...]] = {}
+        self._flows: dict[tuple[tuple[tuple[int, int], ...], int], tuple[int, ...]] = {}  # (edges, room) -> flow
         self._environment_limits: dict[tuple[str, str], int] = {}
         self._in: dict[tuple[str, str], list[str]] = defaultdict(list)
         self._out: dict[tuple[str, str], list[str]] = defaultdict(list)

@@ -26,7 +26,7 @@ from policy_engine.adapters.aws.clients import (
     ClientOptions,
     make_client,
 )
-from policy_engine.cli.commands.shared import EXIT_BAD_INPUT
+from policy_engine.cli.commands.shared import EXIT_BAD_INPUT, SecondsParamType
 from policy_engine.foundation.output_files import OutputError
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 EXIT_INTERRUPTED = 130
 
 
-def aws_options(function: Callable) -> Callable:
+def aws_options(function: Callable[..., None]) -> Callable[..., None]:
     """Add the connection options; the command receives them as ``client_options``."""
     options = [
         click.option("--region", default=None, help="AWS Region (default: AWS_DEFAULT_REGION or the profile's)."),
@@ -50,7 +50,7 @@ def aws_options(function: Callable) -> Callable:
     return function
 
 
-class FiniteFloat(click.ParamType):
+class FiniteFloat(SecondsParamType):
     """A number of seconds >= ``minimum``; NaN and infinity are refused (they would poison every sum)."""
 
     name = "seconds"
@@ -87,7 +87,7 @@ cloudtrail_factory: Callable[[ClientOptions], Any] = functools.partial(make_clie
 sagemaker_factory: Callable[[ClientOptions], Any] = functools.partial(make_client, service="sagemaker")
 
 
-def plans_option(function: Callable) -> Callable:
+def plans_option(function: Callable[..., None]) -> Callable[..., None]:
     """``--training-plans/--no-training-plans``: whether the command reads the account's SageMaker training plans."""
     return click.option("--training-plans/--no-training-plans", "training_plans", default=True, show_default=True,
                         help="Also read the account's SageMaker training plans (ListTrainingPlans, "

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import sys
 import zoneinfo
+from datetime import datetime
 from pathlib import Path
 
 import click
 
 from policy_engine.cli.commands.shared import SafePath, fail_input, python_topologies, topology_or_exit
 from policy_engine.foundation.diagnostics import LoadError
+from policy_engine.foundation.model import plan_time
 from policy_engine.foundation.output_files import atomic_write
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.reports.kit.subjects import FitOutput
@@ -35,8 +37,12 @@ MISSING_SCIPY = "fit needs scipy, which is not installed: pip install 'batch-quo
               help="Read daily and weekly cycles in this IANA time zone (from absolute submission times).")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Seed of the goodness-of-fit subsample.")
+@click.option("--start", metavar="ISO8601",
+              help="The instant submit_at 0 stands for, where training plan windows are dates and the file has no "
+                   "submitted_epoch_ms (default: as generate writes it, the Monday 00:00 on or before the first "
+                   "window).")
 @FIT_FORMATS.option()
-def command(workload: str, output: str | None, topology: str | None, timezone: str, seed: int,
+def command(workload: str, output: str | None, topology: str | None, timezone: str, seed: int, start: str | None,
             output_format: str) -> None:
     """Fit a per-share workload profile from WORKLOAD (a job file or `batch-quota history` output).
 
@@ -53,17 +59,30 @@ def command(workload: str, output: str | None, topology: str | None, timezone: s
         problems.append(f"--timezone {timezone!r}: not a known IANA time zone (e.g. UTC, Europe/Paris)")
     if output is not None and Path(output).suffix.lower() not in (".yaml", ".yml"):
         problems.append(f"--output {output}: a profile is written as .yaml or .yml")
+    origin = None
+    if start is not None:
+        try:
+            parsed = plan_time(start)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, datetime):
+            origin = parsed
+        else:
+            problems.append(f"--start {start!r}: must be an ISO 8601 time with a time zone (2026-12-07T00:00:00Z)")
     if problems:
         fail_input(problems)
     loaded = topology_or_exit(topology) if topology is not None else None
-    from policy_engine.simulation.profiles.fitting import fit_profile, read_columns
+    from policy_engine.simulation.profiles.fitting import fit_profile, plan_column_problems, read_columns
     from policy_engine.simulation.profiles.writing import profile_yaml
 
     try:
-        columns = read_columns(Path(workload))
+        columns = read_columns(Path(workload), loaded)
     except LoadError as error:
         fail_input(error.problems)
-    result = fit_profile(columns, workload, loaded, timezone, seed)
+    wrong = plan_column_problems(columns, workload, loaded)
+    if wrong:
+        fail_input(wrong)
+    result = fit_profile(columns, workload, loaded, timezone, seed, origin)
     if not result.shares:
         fail_input([f"{workload}: no usable job ({', '.join(f'{n} {why}' for why, n in result.unused.items())})"
                     if result.unused else f"{workload}: no job to fit"])

@@ -7,8 +7,10 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
+from zoneinfo import ZoneInfo
 
 import click
 
@@ -21,7 +23,7 @@ from policy_engine.cli.commands.shared import (
 )
 from policy_engine.foundation.diagnostics import LoadError
 from policy_engine.foundation.limits import JOB_PRIORITY
-from policy_engine.foundation.model import Topology
+from policy_engine.foundation.model import Topology, plan_time, plan_time_text
 from policy_engine.inputs import safe_yaml
 from policy_engine.inputs.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.reports.kit.subjects import GenerateOutput
@@ -38,6 +40,7 @@ from policy_engine.simulation.inputs.generate import (
     share_reach,
     write_jobs,
 )
+from policy_engine.simulation.profiles.plan_timing import default_origin
 from policy_engine.simulation.scenarios.workload import MAX_SECONDS
 
 #: Most jobs one run writes: the largest job file ``simulate`` is sized for.
@@ -89,13 +92,17 @@ MAX_DAYS = 3650.0
               help="Priority mix of one share, e.g. training/QS1=1:0.8,5:0.2 (repeatable).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--scenario", type=SafePath(dir_okay=False), help="Also write a scenario YAML using the jobs file.")
+@click.option("--start", metavar="ISO8601",
+              help="The instant generated second 0 stands for (with a time zone, e.g. 2026-12-07T00:00:00Z): what "
+                   "training plan windows written as dates count from; written as the scenario's start:. Default: "
+                   "the Monday 00:00 (the profile's time zone) on or before the first dated window.")
 @GENERATE_FORMATS.option()
 def command(topology: str | None, output: str, count: int | None, days: float | None, profile_path: str | None,
             scales: tuple[str, ...], added: tuple[str, ...], share_mix: str, rate: float, sizes: str,
             duration_mean: float,
             duration_distribution: str, duration_shape: float | None, duration_max: float | None,
             burst_mean: float, burst_spread: float, priorities: str, share_priorities: tuple[str, ...], seed: int,
-            scenario: str | None, output_format: str) -> None:
+            scenario: str | None, start: str | None, output_format: str) -> None:
     """Generate a seeded synthetic workload for TOPOLOGY (default: the embedded example).
 
     Exit 0 when the file is written; 2 for bad input (one line per problem).
@@ -148,6 +155,16 @@ def command(topology: str | None, output: str, count: int | None, days: float | 
         if wrong:
             problems.append(f"{what}: priorities must be integers {JOB_PRIORITY.range_text()}, "
                             f"got {', '.join(map(str, wrong))}")
+    origin = None
+    if start is not None:
+        try:
+            parsed = plan_time(start)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, datetime):
+            origin = parsed
+        else:
+            problems.append(f"--start {start!r}: must be an ISO 8601 time with a time zone (2026-12-07T00:00:00Z)")
     if problems:
         fail_input(problems)
     profile = GenerateOptions(jobs=count, arrival_rate=rate, sizes=size_weights, duration_mean=duration_mean,
@@ -159,9 +176,12 @@ def command(topology: str | None, output: str, count: int | None, days: float | 
     render = GENERATE_FORMATS.renderer(output_format)
     if profile_path is not None:
         assert days is not None
-        written, said = _from_profile(loaded, profile_path, profile, days, scales, added, reach, out, output)
-        _finish(render, GenerateOutput(written, output, notes=tuple(said)), scenario, topology, loaded, out)
+        written, said, origin = _from_profile(loaded, profile_path, profile, days, scales, added, reach, out, output,
+                                              origin)
+        _finish(render, GenerateOutput(written, output, notes=tuple(said)), scenario, topology, loaded, out, origin)
         return
+    if origin is None:
+        origin = default_origin(loaded, "UTC")
     enabled, notes = drawable(loaded, profile, reach)
     if not enabled:
         fail_input([f"--sizes: {note}" for note in notes] or ["no ENABLED quota share to draw jobs for"])
@@ -171,13 +191,15 @@ def command(topology: str | None, output: str, count: int | None, days: float | 
         written = write_jobs(out, generate_jobs(loaded, profile, reach))
     except OSError as error:
         fail_input([f"{output}: cannot write: {error.strerror or error}"])
-    _finish(render, GenerateOutput(written, output, notes=tuple(notes)), scenario, topology, loaded, out)
+    _finish(render, GenerateOutput(written, output, notes=tuple(notes)), scenario, topology, loaded, out, origin)
 
 
 def _from_profile(loaded: Topology, profile_path: str, options: GenerateOptions, days: float,
                   scales: tuple[str, ...], added: tuple[str, ...], reach: Reach, out: Path,
-                  output: str) -> tuple[int, list[str]]:
-    """``--workload-profile``: the profile's shares (scaled, added), the others from ``options``; write them."""
+                  output: str, origin: datetime | None) -> tuple[int, list[str], datetime | None]:
+    """``--workload-profile``: the profile's shares (scaled, added), the others from ``options``; write them.
+
+    Also the instant second 0 stands for: ``origin`` (``--start``), else the default for dated plan windows."""
     from policy_engine.simulation.profiles.loading import load_profile
     from policy_engine.simulation.profiles.planning import add_shares, parse_scales, with_defaults
     from policy_engine.simulation.profiles.sampling import draw_workload, expected_jobs, write_columns
@@ -195,19 +217,28 @@ def _from_profile(loaded: Topology, profile_path: str, options: GenerateOptions,
     if expected > MAX_JOBS:
         fail_input([f"--workload-profile {profile_path}: about {expected:,.0f} job(s) over {days:g} day(s), more "
                     f"than a workload may hold ({MAX_JOBS:,}); lower the rates, --scale or --days"])
-    columns = draw_workload(loaded, resolved, days, options.seed, reach, factors)
+    zone = ZoneInfo(resolved.timezone)
+    if origin is None and (origin := default_origin(loaded, resolved.timezone)) is not None:
+        notes.append(f"generated second 0 is {plan_time_text(origin)} (the Monday 00:00 in {resolved.timezone} on "
+                     "or before the first training plan window; --start to choose another)")
+    elif origin is not None and (local := origin.astimezone(zone)).weekday() + local.hour + local.minute \
+            + local.second + local.microsecond:
+        notes.append(f"--start {plan_time_text(origin)} is not a Monday 00:00 in {resolved.timezone}: the profile's "
+                     "daily and weekly cycles are still counted from second 0 as if it were")
+    columns = draw_workload(loaded, resolved, days, options.seed, reach, factors, origin)
     for note in notes + columns.notes:  # said, not silent
         click.echo(f"note: {note}", err=True)
     try:
         written = write_columns(out, columns)
     except OSError as error:
         fail_input([f"{output}: cannot write: {error.strerror or error}"])
-    return written, notes + columns.notes
+    return written, notes + columns.notes, origin
 
 
 def _finish(render: Callable[[GenerateOutput, TextIO], None], done: GenerateOutput, scenario: str | None,
-            topology: str | None, loaded: Topology, out: Path) -> None:
-    """Write the scenario beside the jobs (when asked for), then say what was written."""
+            topology: str | None, loaded: Topology, out: Path, origin: datetime | None) -> None:
+    """Write the scenario beside the jobs (when asked for, with ``start:`` when second 0 stands for an instant),
+    then say what was written."""
     if scenario:
         target = Path(scenario)
         # relative to the scenario as the user named it: resolving symlinks would climb out of the project
@@ -216,8 +247,10 @@ def _finish(render: Callable[[GenerateOutput, TextIO], None], done: GenerateOutp
                       else loaded.model_dump(mode="json", exclude_defaults=True))  # stdin cannot be named: inline
         jobs_value = Path(os.path.relpath(os.path.abspath(out), base)).as_posix()
         try:
-            target.write_text(safe_yaml.dump({"topology": topo_value, "jobs": jobs_value}),
-                              encoding="utf-8")
+            document: dict[str, object] = {"topology": topo_value, "jobs": jobs_value}
+            if origin is not None:
+                document["start"] = plan_time_text(origin)
+            target.write_text(safe_yaml.dump(document), encoding="utf-8")
         except OSError as error:
             render(done, sys.stdout)  # the jobs file was written
             fail_input([f"--scenario {scenario}: cannot write: {error.strerror or error}"])

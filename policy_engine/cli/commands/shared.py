@@ -20,6 +20,12 @@ if TYPE_CHECKING:
     from policy_engine.simulation.scenarios.workload import Scenario
     from policy_engine.sweep.executor import Executor
 
+    #: An option type whose value is seconds. click types ``ParamType`` by its value from 8.4 on; the lower bound
+    #: (8.1) cannot subscript it at run time, so only the type checker sees the argument.
+    SecondsParamType = click.ParamType[float]
+else:
+    SecondsParamType = click.ParamType
+
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
 #: The one rule for Python topology modules (README, "Reading files"): a ``.py`` named on the command line as the
@@ -96,7 +102,7 @@ class SafePath(click.Path):
         return super().convert(value, param, ctx)
 
 
-class DurationRange(click.ParamType):
+class DurationRange(SecondsParamType):
     """Seconds, or a duration as ``history --since`` and targets write it: ``30d``, ``12h``, ``90m``, ``3600s``;
     ``0`` and plain numbers are seconds. Bounded like ``FiniteFloatRange``."""
 

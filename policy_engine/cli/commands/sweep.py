@@ -122,10 +122,10 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
             dataset = ResultsDataset(Path(out_dir), axes, pairs, manifest, resume)
         except DatasetError as error:
             fail_input([str(error)])
-        stale = [record for record in dataset.written.values() if record.get("status") == RunStatus.OK
-                 and not (record.get("costs") or {}).get("billable")]
-        if stale or any((record.get("costs") or {}).get("billable", {}).get("period") != pricing.period.to_json()
-                        for record in dataset.written.values() if (record.get("costs") or {}).get("billable")):
+        stale = [record for record in dataset.written.values() if record.status == RunStatus.OK
+                 and not (record.costs or {}).get("billable")]
+        if stale or any((record.costs or {}).get("billable", {}).get("period") != pricing.period.to_json()
+                        for record in dataset.written.values() if (record.costs or {}).get("billable")):
             fail_input([f"--resume {out_dir}: its runs were priced " + (
                 "by the environments' capacity, before the bill replaced it (cost, idle_cost, share(X).cost are "
                 "now bill, waste_cost, share(X).bill)" if stale else "over another --period")
@@ -168,4 +168,4 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
         click.echo(f"wrote {page}", err=True)
     SWEEP_FORMATS.renderer(output)(SweepOutput(records, axes, pairs, objective, bool(maximize), top, out_dir, costs),
                                    sys.stdout)
-    raise SystemExit(EXIT_FINDINGS if any(r["status"] == RunStatus.ERROR for r in records) else EXIT_OK)
+    raise SystemExit(EXIT_FINDINGS if any(r.status == RunStatus.ERROR for r in records) else EXIT_OK)

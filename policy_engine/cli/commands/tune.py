@@ -180,7 +180,7 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         fail_input([f"--pick {pick}: the Pareto front has {len(result.front)} point(s)"])
     chosen = result.chosen
     policy = GuaranteePolicy(guarantee_policy)
-    recommended = topology_for(loaded.topology, axes, chosen["values"], policy) if chosen else None
+    recommended = topology_for(loaded.topology, axes, chosen.values, policy) if chosen else None
     promises = _promise_changes(loaded.topology, recommended) if recommended is not None else []
     if out_file and chosen is not None and recommended is not None:
         best_topology = recommended

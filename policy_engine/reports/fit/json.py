@@ -6,7 +6,17 @@ import json
 from typing import TextIO
 
 from policy_engine.reports.kit.subjects import FitOutput
+from policy_engine.simulation.profiles.fitting import ShareFit
 from policy_engine.simulation.profiles.writing import profile_data
+
+
+def _plan_use(fit: ShareFit, plan: str) -> dict[str, object]:
+    """What the profile says of the share's jobs on ``plan`` (nothing when no timing could be fitted)."""
+    use = (fit.profile.training_plans or {}).get(plan)
+    if use is None:
+        return {"fraction": None, "timing": None, "lead_p50_seconds": None}
+    return {"fraction": use.fraction, "timing": {str(t.value): w for t, w in use.timing.items()},
+            "lead_p50_seconds": None if use.lead is None else use.lead.quantiles.get(0.5)}
 
 
 def write(output: FitOutput, stream: TextIO) -> None:
@@ -25,6 +35,7 @@ def write(output: FitOutput, stream: TextIO) -> None:
             "run_time_p50_seconds": fit.run_time_p50, "run_time_p95_seconds": fit.run_time_p95,
             "law": fit.family, "ks_statistic": fit.statistic, "ks_p_value": fit.p_value, "notes": fit.notes,
             "daily_cycle": fit.daily, "weekly_cycle": fit.weekly,
+            "training_plans": {plan: {"jobs": jobs, **_plan_use(fit, plan)} for plan, jobs in fit.plan_jobs.items()},
         } for share, fit in result.shares.items()},
         "profile": json.loads(json.dumps(profile_data(result.profile()), default=str)),
     }

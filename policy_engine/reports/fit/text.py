@@ -38,6 +38,24 @@ def write(output: FitOutput, stream: TextIO) -> None:
                       "-" if fit.statistic is None else f"{fit.statistic:.3f} (p={fit.p_value:.2g})",
                       fit.daily, fit.weekly, _bursts(fit))
     console.print(table)
+    planned = [(share, fit) for share, fit in result.shares.items() if fit.plan_jobs]
+    if planned:
+        plans = Table(title="Plan jobs per share (training_plan column)")
+        for column in ("share", "plan", "jobs", "fraction", "timing", "lead p50", "size mix", "run time"):
+            plans.add_column(column, justify="right" if column in ("jobs", "fraction", "lead p50") else "left")
+        for share, fit in planned:
+            for plan, jobs in fit.plan_jobs.items():
+                use = (fit.profile.training_plans or {}).get(plan)
+                if use is None:
+                    plans.add_row(share, plan, f"{jobs:,}", "-", "not fitted (see the notes)", "-", "-", "-")
+                    continue
+                lead = None if use.lead is None else use.lead.quantiles.get(0.5)
+                plans.add_row(share, plan, f"{jobs:,}", f"{use.fraction:.1%}",
+                              ", ".join(f"{t.value} {w:.0%}" for t, w in use.timing.items()),
+                              "-" if lead is None else duration_text(lead),
+                              _mix(use.sizes) if use.sizes else "the share's",
+                              "the share's" if use.run_time is None else use.run_time.law.distribution)
+        console.print(plans)
     console.print(f"cycles: x = busiest over quietest slot; flat (p) = a chi-square test cannot tell it from flat at "
                   f"{ALPHA:g}; few jobs = fewer than {MIN_DAILY_JOBS} (day) or {MIN_WEEKLY_JOBS} (week) arrivals",
                   markup=False, style="dim")

@@ -28,6 +28,7 @@ from policy_engine.foundation.units import Unit, duration_axis, duration_text, f
 from policy_engine.sweep.expressions import SHARE_METRICS, UNITS, Expression, record_types, type_figure
 from policy_engine.sweep.grammar import Axis, values_text, vary_text
 from policy_engine.sweep.ranking import ranked
+from policy_engine.sweep.run_record import RunRecord
 from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.target_constraints import targets_summary
 
@@ -126,10 +127,10 @@ def scale_of(values: Iterable[float], unit: Unit, unit_name: str = "") -> Scale:
     return Scale(1.0, unit_name or unit.value)
 
 
-def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
+def field_chart(records: Sequence[RunRecord], axis: Axis, metric: str) -> Chart:
     """One line per share: the mean of ``metric`` (worst instance type) over the ok runs with each value."""
-    ok = [r for r in records if r["status"] == RunStatus.OK]
-    shares = list(dict.fromkeys(entry["share"] for r in ok for entry in r["shares"]))
+    ok = [r for r in records if r.status == RunStatus.OK]
+    shares = list(dict.fromkeys(entry["share"] for r in ok for entry in r.shares))
     figure = Figure(figsize=(8, 3.6))
     plot = figure.add_subplot()
     positions = list(range(len(axis.values)))  # values in the order written (-1 = unlimited is not a number here)
@@ -137,8 +138,8 @@ def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
     for share in shares:
         ys = []
         for value in axis.values:
-            per_run = [max(e[metric] for e in r["shares"] if e["share"] == share)
-                       for r in ok if r["values"][axis.path] == value and any(e["share"] == share for e in r["shares"])]
+            per_run = [max(e[metric] for e in r.shares if e["share"] == share)
+                       for r in ok if r.values[axis.path] == value and any(e["share"] == share for e in r.shares)]
             ys.append(_mean(per_run))
         lines[share] = ys
     scale = scale_of((y for ys in lines.values() for y in ys), UNITS[metric])
@@ -155,14 +156,14 @@ def field_chart(records: Sequence[dict], axis: Axis, metric: str) -> Chart:
     return Chart(f"field-{_slug(axis.path)}.png", f"{name} per share against {axis.path}", _png(figure))
 
 
-def heatmap_chart(records: Sequence[dict], first: Axis, second: Axis, objective: Expression) -> Chart:
+def heatmap_chart(records: Sequence[RunRecord], first: Axis, second: Axis, objective: Expression) -> Chart:
     """The objective (mean over the other fields) for every pair of values; blank where no run was ok."""
     grid = []
     for a in first.values:
         row = []
         for b in second.values:
-            scores = [objective(r) for r in records if r["status"] == RunStatus.OK and r["values"][first.path] == a
-                      and r["values"][second.path] == b]
+            scores = [objective(r) for r in records if r.status == RunStatus.OK and r.values[first.path] == a
+                      and r.values[second.path] == b]
             row.append(_mean(scores))
         grid.append(row)
     figure = Figure(figsize=(1.2 + 0.9 * len(second.values), 1.2 + 0.5 * len(first.values)))
@@ -225,35 +226,34 @@ def _page(title: str, source: str, body: list[str]) -> str:
         f"<style>{_CSS}</style></head><body>", f"<h1>{escape(title)} report</h1>", *body, "</body></html>"])
 
 
-def _constraints_cell(record: dict, constraints: Sequence[Constraint]) -> str:
+def _constraints_cell(record: RunRecord, constraints: Sequence[Constraint]) -> str:
     """``all hold``, or the constraints the run violates (the reason an ok run that looks better was not chosen)."""
-    if record["status"] != RunStatus.OK:
+    if record.status != RunStatus.OK:
         return "-"
     broken = [c.text for c in constraints if not c.holds(record)]
     return "all hold" if not broken else "violates " + "; ".join(broken)
 
 
-def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Expression,
+def runs_table(records: Sequence[RunRecord], axes: Sequence[Axis], objective: Expression,
                costs: RunCosts | None = None, constraints: Sequence[Constraint] | None = None) -> str:
     """The runs, best-first order kept as given: the varied values, the objective, utilisation per type, the
     waits, the targets met, and with ``costs`` what each run cost and left idle."""
     rows = []
     costs = costs if costs is not None and costs.priced else None  # instance-hours of different types never add up
     shown = records[:MAX_RUN_ROWS]
-    types = list(dict.fromkeys(t for record in shown if record["status"] == RunStatus.OK for t in record_types(record)))
+    types = list(dict.fromkeys(t for record in shown if record.status == RunStatus.OK for t in record_types(record)))
     for record in shown:
-        ok = record["status"] == RunStatus.OK
-        summary = record["summary"]
+        ok = record.status == RunStatus.OK
+        summary = record.summary
         priced = costs.report(record) if costs is not None and ok else None
-        rows.append((*(vary_text(record["values"][a.path]) for a in axes), record["status"],
+        rows.append((*(vary_text(record.values[a.path]) for a in axes), record.status,
                      figure_text(objective(record), objective.unit) if ok else "", targets_summary(record),
                      *((_constraints_cell(record, constraints),) if constraints is not None else ()),
                      *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) if ok else "" for t in types),
                      duration_text(summary["wait_p95"]) if ok else "", summary["preemptions"] if ok else "",
                      *((figure_text(priced.bill.total, Unit.COST) if priced else "",
                         figure_text(priced.waste.total, Unit.COST) if priced else "") if costs is not None else ()),
-                     "" if ok else record["error"] or "; ".join(f"{f['rule']} {f['object']}" for f in
-                                                                  record["findings"] if f["severity"] == "error")))
+                     "" if ok else record.error or "; ".join(f"{f['rule']} {f['object']}" for f in record.errors())))
     width = len(axes)
     cost_columns = (f"bill ({costs.unit})", f"waste ({costs.unit})") if costs is not None else ()
     # the verdicts (status, objective, targets) first, so a narrow window still shows them
@@ -265,13 +265,13 @@ def runs_table(records: Sequence[dict], axes: Sequence[Axis], objective: Express
                       numeric={width + 1, *range(first, first + 2 + len(types) + len(cost_columns))})
 
 
-def _best_targets(record: dict, axes: Sequence[Axis]) -> list[str]:
+def _best_targets(record: RunRecord, axes: Sequence[Axis]) -> list[str]:
     """The first run's targets, each with its margin (the runs table only counts them)."""
     from policy_engine.reports.tables import target_tables
     from policy_engine.simulation.results.targets import from_json
 
-    results = [from_json(entry) for entry in record["targets"]]
-    values = values_text({a.path: record["values"][a.path] for a in axes})
+    results = [from_json(entry) for entry in record.targets]
+    values = values_text({a.path: record.values[a.path] for a in axes})
     return [f"<h2>Targets of the first run</h2><p class=\"muted\">{escape(values)}: "
             f"{escape(target_tables.summary_line(results))}</p>", target_tables.html_table(results)]
 
@@ -284,7 +284,7 @@ def _write(directory: Path, charts: list[Chart], html: str) -> Path:
         return folder.write_text(PAGE, html)
 
 
-def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective: Expression, directory: Path,
+def write_sweep_report(records: Sequence[RunRecord], axes: Sequence[Axis], objective: Expression, directory: Path,
                        source: str = "", costs: RunCosts | None = None, maximize: bool = False) -> Path:
     """Write ``index.html`` and the charts' PNG files; return the page's path. The runs table is ranked as the
     text summary is: ok runs best first (those missing a target last among them), then the others."""
@@ -294,7 +294,7 @@ def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective:
         charts.append(heatmap_chart(records, axes[0], axes[1], objective))
     counts: dict[str, int] = {}
     for record in records:
-        counts[record["status"]] = counts.get(record["status"], 0) + 1
+        counts[record.status] = counts.get(record.status, 0) + 1
     body = [f'<p class="muted">{escape(source)} · {len(records)} run(s): '
             f"{escape(', '.join(f'{n} {s}' for s, n in sorted(counts.items())))}</p>",
             "<h2>Fields</h2>", *(chart.img() for chart in charts if chart.file.startswith("field-"))]
@@ -305,13 +305,13 @@ def write_sweep_report(records: Sequence[dict], axes: Sequence[Axis], objective:
     if len(records) > MAX_RUN_ROWS:
         body.append(f'<p class="muted">The first {MAX_RUN_ROWS} of {len(records)} runs.</p>')
     best = [record for _, record in ranked(list(records), objective, maximize)]
-    body.append(runs_table([*best, *(r for r in records if r["status"] != RunStatus.OK)], axes, objective, costs))
-    if best and best[0].get("targets"):
+    body.append(runs_table([*best, *(r for r in records if r.status != RunStatus.OK)], axes, objective, costs))
+    if best and best[0].targets:
         body += _best_targets(best[0], axes)
     return _write(directory, charts, _page("batch-quota sweep", source, body))
 
 
-def write_tune_report(evidence_html: str, front_html: str, charts: list[Chart], records: Sequence[dict],
+def write_tune_report(evidence_html: str, front_html: str, charts: list[Chart], records: Sequence[RunRecord],
                       axes: Sequence[Axis], objective: Expression, directory: Path, source: str = "",
                       costs: RunCosts | None = None, decision: Sequence[str] = (),
                       constraints: Sequence[Constraint] = ()) -> Path:

@@ -17,6 +17,7 @@ from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 from policy_engine.sweep.cost_metrics import CLUSTER_COST_METRICS, cluster_figure, share_figure
 from policy_engine.sweep.dataset import flat_row
 from policy_engine.sweep.grid import candidate_key
+from policy_engine.sweep.run_record import RunRecord
 from policy_engine.sweep.subjects import SweepOutput
 
 #: Per instance type, ``summary.instance_types`` figures as ``METRIC(TYPE)`` columns.
@@ -24,12 +25,12 @@ TYPE_COLUMNS = ("utilisation", "used_instance_hours", "idle_instance_hours", "bo
                 "lent_instance_hours")
 
 
-def _type_columns(record: dict[str, Any], types: list[str]) -> dict[str, Any]:
-    by_type = (record.get("summary") or {}).get(SUMMARY_KEY, {})
+def _type_columns(record: RunRecord, types: list[str]) -> dict[str, Any]:
+    by_type = record.summary.get(SUMMARY_KEY, {})
     return {f"{metric}({t})": by_type.get(t, {}).get(metric) for t in types for metric in TYPE_COLUMNS}
 
 
-def _cost_columns(output: SweepOutput, record: dict[str, Any], shares: list[str]) -> dict[str, Any]:
+def _cost_columns(output: SweepOutput, record: RunRecord, shares: list[str]) -> dict[str, Any]:
     costs = output.costs
     if costs is None:
         return {}
@@ -44,10 +45,9 @@ def _cost_columns(output: SweepOutput, record: dict[str, Any], shares: list[str]
 
 
 def write(output: SweepOutput, stream: TextIO) -> None:
-    types = list(dict.fromkeys(t for record in output.records
-                               for t in (record.get("summary") or {}).get(SUMMARY_KEY, {})))
+    types = list(dict.fromkeys(t for record in output.records for t in record.summary.get(SUMMARY_KEY, {})))
     shares = list(dict.fromkeys(share for share, _ in output.pairs))
-    rows = [{**flat_row(record, candidate_key(record["values"]), output.axes, output.pairs),
+    rows = [{**flat_row(record, candidate_key(record.values), output.axes, output.pairs),
              **_type_columns(record, types), **_cost_columns(output, record, shares)} for record in output.records]
     columns = [c for c in (rows[0] if rows else {"run": 0}) if c != "key"]
     writer = csv.DictWriter(stream, fieldnames=columns, extrasaction="ignore", lineterminator="\n")

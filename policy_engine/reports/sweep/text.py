@@ -45,11 +45,11 @@ def write(output: SweepOutput, stream: TextIO) -> None:
                    *(f"inst-h lost {t}" for t in types), *cost_columns, "targets"):
         table.add_column(column, justify="right", overflow="fold", no_wrap=column == heading)  # the ranking's own
     for rank, (score, record) in enumerate(best[:top], start=1):
-        summary = record["summary"]
+        summary = record.summary
         report = costs.report(record) if costs is not None else None
         priced = ([figure_text(cluster_figure(report, name), Unit.COST) for name, _ in cost_figures]
                   if report else ["-"] * len(cost_columns))
-        table.add_row(str(rank), *(vary_text(record["values"][axis.path]) for axis in axes),
+        table.add_row(str(rank), *(vary_text(record.values[axis.path]) for axis in axes),
                       figure_text(score, objective.unit),
                       *(figure_text(type_figure("utilisation", t)(record), Unit.FRACTION) for t in types),
                       duration_text(summary["wait_p95"]), duration_text(summary["wait_max"]),
@@ -57,26 +57,26 @@ def write(output: SweepOutput, stream: TextIO) -> None:
                       *(instance_hours_text(type_figure("instance_hours_lost", t)(record)) for t in types),
                       *priced, targets_summary(record))
     console.print(table)
-    if best and best[0][1].get("targets"):  # the margins of the run a reader would pick, not only a count
-        line = summary_line([from_json(entry) for entry in best[0][1]["targets"]])
+    if best and best[0][1].targets:  # the margins of the run a reader would pick, not only a count
+        line = summary_line([from_json(entry) for entry in best[0][1].targets])
         console.print(f"#1 {line}", highlight=False, soft_wrap=True)
     counts: dict[str, int] = {}
     for record in records:
-        counts[record["status"]] = counts.get(record["status"], 0) + 1
+        counts[record.status] = counts.get(record.status, 0) + 1
     where = f"; results in {output.out_dir}" if output.out_dir else ""
     console.print(f"{len(records):,} run(s): " + ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
                   + where)
-    infeasible = sum(1 for record in records if record["status"] == RunStatus.OK and missed_targets(record))
+    infeasible = sum(1 for record in records if record.status == RunStatus.OK and missed_targets(record))
     if infeasible:
         console.print(f"{infeasible:,} ok run(s) miss a target of the topology (infeasible; ranked last)")
     for record in records:
-        if record["status"] == RunStatus.OK:
+        if record.status == RunStatus.OK:
             continue
-        values = values_text(record["values"])
-        if record["status"] == RunStatus.ERROR:
-            console.print(f"  error  {values}: {record['error']}", highlight=False)
+        values = values_text(record.values)
+        if record.status == RunStatus.ERROR:
+            console.print(f"  error  {values}: {record.error}", highlight=False)
         else:
-            errors = [f for f in record["findings"] if f["severity"] == "error"]
+            errors = record.errors()
             first = errors[0] if errors else {"rule": "?", "object": "?", "message": "?"}
             more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
             console.print(f"  invalid  {values}: {first['rule']} {first['object']}: {first['message']}{more}",

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from policy_engine.sweep.run_record import RUN_KEYS, RunRecord
+
 if TYPE_CHECKING:
     from policy_engine.sweep.cost_metrics import RunCosts
 
-#: The keys of one run in the JSON documents of ``sweep`` and ``tune``.
-RUN_KEYS = ("values", "status", "findings", "error", "summary", "shares", "targets", "costs")
+__all__ = ["RUN_KEYS", "run_json"]
 
 
-def run_json(record: dict[str, Any], costs: RunCosts | None = None) -> dict[str, Any]:
-    """A run of the JSON contract: exactly ``RUN_KEYS``."""
-    out = {key: record[key] for key in RUN_KEYS if key != "costs"}
-    out["costs"] = costs.json(record) if costs is not None else None
-    return out
+def run_json(record: RunRecord, costs: RunCosts | None = None) -> dict[str, Any]:
+    """A run of the JSON contract: exactly ``RUN_KEYS``, ``costs`` priced by ``costs`` (else ``null``)."""
+    return record.to_json(costs.json(record) if costs is not None else None)

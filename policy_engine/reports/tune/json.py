@@ -6,18 +6,19 @@ json`` writes it), for scripts."""
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from typing import Any, TextIO
 
 from policy_engine.reports.tables.sweep_runs import run_json as run_record_json
+from policy_engine.sweep.run_record import RunRecord
 from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
-from policy_engine.sweep.tune import Objective, TuneResult, invalid_reasons
+from policy_engine.sweep.tune import Objective, SensitivityRow, TuneResult, invalid_reasons
 
 
 def write(output: TuneOutput, stream: TextIO) -> None:
     result = output.result
 
-    def run_json(record: dict) -> dict:
+    def run_json(record: RunRecord) -> dict[str, Any]:
         return run_record_json(record, output.costs)
 
     json.dump({
@@ -46,20 +47,20 @@ def write(output: TuneOutput, stream: TextIO) -> None:
     stream.write("\n")
 
 
-def _spreads(result: TuneResult, objectives: list[Objective]) -> dict:
-    def spread(record: dict | None) -> dict | None:
-        if not record or "samples" not in record:
+def _spreads(result: TuneResult, objectives: list[Objective]) -> dict[str, Any]:
+    def spread(record: RunRecord | None) -> dict[str, Any] | None:
+        if not record or not record.samples:
             return None
-        values = [objectives[0].expression(sample) for sample in record["samples"]]
+        values = [objectives[0].expression(sample) for sample in record.samples]
         return {"values": values, "min": min(values), "max": max(values)}
 
     return {"current": spread(result.current), "best": spread(result.best)}
 
 
-def _sensitivity_json(row: dict, objectives: list[Objective]) -> dict:
-    def value(record: dict | None) -> float | None:
-        return objectives[0].expression(record) if record and record["status"] == RunStatus.OK else None
+def _sensitivity_json(row: SensitivityRow, objectives: list[Objective]) -> dict[str, Any]:
+    def value(record: RunRecord | None) -> float | None:
+        return objectives[0].expression(record) if record and record.status == RunStatus.OK else None
 
-    return {"assumption": row["assumption"], "current": value(row["current"]),
-            "recommended": value(row["recommended"]), "best": value(row["best"]),
-            "best_values": row["best"]["values"] if row["best"] else None}
+    return {"assumption": row.assumption, "current": value(row.current),
+            "recommended": value(row.recommended), "best": value(row.best),
+            "best_values": row.best.values if row.best else None}

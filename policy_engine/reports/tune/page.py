@@ -25,7 +25,7 @@ def write_page(output: TuneOutput, directory: Path, source: str) -> Path:
             if points_on_front else '<p class="muted">No candidate meets every constraint: the front is empty.</p>'
         on_front = {id(r) for r in result.front}
         points = [(objectives[0].expression(r), objectives[1].expression(r), id(r) in on_front,
-                   feasible(r, output.constraints)) for r in result.runs if r["status"] == RunStatus.OK]
+                   feasible(r, output.constraints)) for r in result.runs if r.status == RunStatus.OK]
         charts.append(pareto_chart(points, (objectives[0], objectives[1])))
     return write_tune_report(evidence_html, front_html, charts, result.runs, axes, objectives[0].expression,
                              directory, source, output.costs, [*answer_lines(output), *detail_lines(output)],

@@ -19,6 +19,7 @@ from policy_engine.reports.tune.view import (
 )
 from policy_engine.simulation.results.billable import period_text
 from policy_engine.sweep.grammar import values_text, vary_text
+from policy_engine.sweep.run_record import RunRecord
 from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.subjects import TuneOutput
 from policy_engine.sweep.tune import feasible
@@ -31,7 +32,7 @@ def write(output: TuneOutput, stream: TextIO) -> None:
     if output.costs is not None and (output.costs.priced or not output.costs.pricing.period.whole):
         # what every run's bill covers, first, as simulate says it (--period, docs/costs.md)
         console.print(f"Bill for {period_text(output.costs.pricing.period)}.", markup=False, highlight=False)
-    ok = sum(1 for r in result.runs if r["status"] == RunStatus.OK)
+    ok = sum(1 for r in result.runs if r.status == RunStatus.OK)
     good = sum(1 for r in result.runs if feasible(r, output.constraints))
     console.print(f"{len(result.runs)} candidate(s) simulated or checked: {ok} ok, {good} meeting every constraint")
     for line in answer_lines(output):
@@ -80,13 +81,13 @@ def _decision(output: TuneOutput, console: Console) -> None:
             table.add_column(column, justify="left" if column in ("assumption", "best candidate's values")
                              else "right", overflow="fold")
         for row in result.sensitivity:
-            def shown(record: dict | None) -> str:
-                if record is None or record["status"] != RunStatus.OK:
+            def shown(record: RunRecord | None) -> str:
+                if record is None or record.status != RunStatus.OK:
                     return "-"
                 return figure(first.expression(record), first.expression.unit)
 
-            table.add_row(values_text(row["assumption"]),
-                          shown(row["current"]), shown(row["recommended"]), shown(row["best"]),
-                          ", ".join(f"{k}={vary_text(v)}" for k, v in row["best"]["values"].items()
-                                    if k in result.current["values"]) if row["best"] else "-")
+            table.add_row(values_text(row.assumption),
+                          shown(row.current), shown(row.recommended), shown(row.best),
+                          ", ".join(f"{k}={vary_text(v)}" for k, v in row.best.values.items()
+                                    if k in result.current.values) if row.best else "-")
         console.print(table)

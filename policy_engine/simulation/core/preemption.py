@@ -26,7 +26,9 @@ class VictimPolicy(Protocol):
 
     name: ClassVar[str]
 
-    def key(self, victim: Job, preemptor: Job) -> tuple: ...
+    def key(self, victim: Job, preemptor: Job) -> tuple[object, ...]:
+        """The victim's sort key, compared element by element: the smallest is preempted first."""
+        ...
 
 
 class LowestPriorityNewestFirst:
@@ -34,7 +36,7 @@ class LowestPriorityNewestFirst:
 
     name: ClassVar[str] = "lowest-priority-newest"
 
-    def key(self, victim: Job, preemptor: Job) -> tuple:
+    def key(self, victim: Job, preemptor: Job) -> tuple[int, ...]:
         return (victim.priority, -victim.start_order)
 
 
@@ -43,7 +45,7 @@ class FewestInstancesFirst:
 
     name: ClassVar[str] = "fewest-instances"
 
-    def key(self, victim: Job, preemptor: Job) -> tuple:
+    def key(self, victim: Job, preemptor: Job) -> tuple[int, ...]:
         return (victim.spec.instances, victim.priority, -victim.start_order)
 
 

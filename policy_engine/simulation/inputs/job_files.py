@@ -203,24 +203,27 @@ def collect_jobs(rows: Iterable[Row], shares: ShareIndex, problems: Problems, na
 
 class AnyShare(ShareIndex):
     """Resolves every share name to itself with no known instance types: for a job file read without a topology
-    (``fit``), where every other rule of the reader still holds."""
+    (``fit``), where every other rule of the reader still holds. A ``training_plan`` must name one of ``plans``'s
+    training plans when given, else any text is taken (``fit`` then says what it does with it)."""
 
-    def __init__(self) -> None:
-        super().__init__(Topology())
+    def __init__(self, plans: Topology | None = None) -> None:
+        super().__init__(Topology(training_plans=plans.training_plans) if plans is not None else Topology())
+        self.plans_known = plans is not None
 
     def resolve(self, ref: str) -> tuple[str, tuple[str, ...]] | str:
         return ref, ()
 
 
 def check_job_file(path: Path, topology: Topology | None = None, required: tuple[str, ...] = REQUIRED,
-                   csv_cells: bool = True) -> None:
+                   csv_cells: bool = True, plans: Topology | None = None) -> None:
     """Every rule the simulator reads a job file by (header, types, ranges, JSON Lines syntax), without keeping the
     jobs: ``fit`` reads its columns another way, and refuses what ``simulate`` refuses. ``LoadError`` otherwise.
 
     ``csv_cells=False`` checks a CSV file's header only: the caller checks its cells a column at a time against
-    the same bounds (``fit``: a million rows one by one would cost five times the fit)."""
+    the same bounds (``fit``: a million rows one by one would cost five times the fit). Without ``topology``, a
+    row's ``training_plan`` is checked against ``plans``'s training plans when given."""
     problems = Problems()
-    shares = ShareIndex(topology) if topology is not None else AnyShare()
+    shares = ShareIndex(topology) if topology is not None else AnyShare(plans)
     header_only = not csv_cells and path.suffix.lower() == ".csv"
     with gc_paused():
         rows = rows_from_file(path, str(path), problems, shares, required)

@@ -118,6 +118,9 @@ def integer(value: Any, text: bool = False) -> int | None:
 class ShareIndex:
     """A row's ``SHARE`` or ``QUEUE/SHARE`` as the canonical id and its instance types (``resolve_share``), cached."""
 
+    #: Whether a row's ``training_plan`` must name a plan of ``topology`` (``job_files.AnyShare`` without one: any)
+    plans_known = True
+
     def __init__(self, topology: Topology):
         self.topology = topology
         self.types = {share_id(q, s): tuple(s.capacity) for q, s in topology.shares()}
@@ -229,7 +232,7 @@ def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems
                                               f"(it has: {', '.join(types)})")
     elif ref not in (None, ""):
         read.problem("share", f"must be a string, got {ref!r}")
-    plan = _training_plan(read, shares.topology, instance_type)
+    plan = _training_plan(read, shares.topology if shares.plans_known else None, instance_type)
     live = _live_state(read, submit_at, duration)
     observed = _observed(read)
     epoch_ms = read.integer(EPOCH_FIELD, 0, bounds.MAX_INSTANT_SECONDS * 1000)
@@ -253,14 +256,17 @@ def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems
                    0 if failures is None else failures, fail_after, plan, max_runtime)
 
 
-def _training_plan(read: _Row, topology: Topology, instance_type: str | None) -> str | None:
-    """``training_plan``: a topology plan by name or ARN (its name kept), of the job's instance type."""
+def _training_plan(read: _Row, topology: Topology | None, instance_type: str | None) -> str | None:
+    """``training_plan``: a topology plan by name or ARN (its name kept), of the job's instance type; any text
+    without a topology (``fit`` says what it does with it)."""
     ref = read.row.get("training_plan")
     if ref in (None, ""):
         return None
     if not isinstance(ref, str):
         read.problem("training_plan", f"must be a plan's name or ARN, got {ref!r}")
         return None
+    if topology is None:
+        return ref
     plan = topology.plan(ref)
     if plan is None:
         known = ", ".join(p.name for p in topology.training_plans) or "none defined"

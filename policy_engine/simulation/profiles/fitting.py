@@ -17,7 +17,7 @@ import zoneinfo
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,21 @@ import numpy as np
 
 from policy_engine.foundation import limits
 from policy_engine.foundation.diagnostics import LoadError
-from policy_engine.foundation.model import Topology
+from policy_engine.foundation.model import Topology, plan_time_text
 from policy_engine.foundation.units import duration_text
 from policy_engine.inputs import input_files
 from policy_engine.simulation.inputs.job_files import check_job_file
 from policy_engine.simulation.inputs.job_rows import MAX_PRIORITY, OBSERVED_STATUSES
 from policy_engine.simulation.inputs.job_rows import MAX_SECONDS as MAX_JOB_SECONDS
+from policy_engine.simulation.profiles.plan_timing import (
+    DEFAULT_NIGHT,
+    ClockWindow,
+    PlanClock,
+    classify,
+    default_origin,
+    plan_clock,
+    plan_clocks,
+)
 from policy_engine.simulation.profiles.spec import (
     DAYS_PER_WEEK,
     HOURS_PER_DAY,
@@ -39,8 +48,11 @@ from policy_engine.simulation.profiles.spec import (
     Empirical,
     Exponential,
     FitRecord,
+    LeadTime,
     LogNormal,
     Pareto,
+    PlanTiming,
+    PlanUse,
     RunTime,
     ShareProfile,
     WorkloadProfile,
@@ -70,7 +82,17 @@ DEFAULTS = {"instances": 1.0, "submit_at": 0.0}
 _TYPES = {"name": "string", "share": "string", "instance_type": "string", "instances": "int64",
           "priority": "int64", "submit_at": "float64", "duration": "float64", "preemption_retries": "float64",
           "submitted_epoch_ms": "float64", "duration_known": "string", "observed_status": "string",
-          "status": "string", "attempts": "float64", "failures": "float64", "fail_after": "float64"}
+          "status": "string", "attempts": "float64", "failures": "float64", "fail_after": "float64",
+          "training_plan": "string",
+          # read only to say they are not used (nothing in a file is dropped without a line saying so)
+          "checkpoint_interval": "float64", "max_runtime": "float64", "started_at": "float64", "remaining": "float64",
+          "observed_start": "float64", "observed_end": "float64", "observed_preemptions": "float64"}
+#: Why ``fit`` does not use a column a job file may have (one line lists those the file has).
+_NOT_USED = {"name": "job names", "checkpoint_interval": "a profile does not model checkpoints",
+             "max_runtime": "a profile does not model StoppingCondition",
+             "started_at": "the live state of jobs on capacity at time 0", "remaining": "the live state",
+             "observed_start": "what was observed, not how the team submits", "observed_end": "what was observed",
+             "observed_preemptions": "what was observed"}
 
 
 #: The ranges the simulator's job-file reader holds cells to (``job_rows``): a file it refuses, fit refuses too.
@@ -106,6 +128,8 @@ class ShareFit:
     #: how the daily and weekly cycles were read: ``peak/trough x3.2``, ``flat (p=0.4)``, ``too few jobs``
     daily: str = "flat"
     weekly: str = "flat"
+    #: plan -> how many of the share's jobs named it (the profile's ``training_plans`` says how they are drawn)
+    plan_jobs: dict[str, int] = field(default_factory=dict)
 
 
 def _cycle_text(cycle: tuple[float, ...] | None, p_value: float | None, reason: str) -> str:
@@ -130,9 +154,10 @@ class FitResult:
         return WorkloadProfile(timezone=self.timezone, shares={s: f.profile for s, f in self.shares.items()})
 
 
-def read_columns(path: Path) -> dict[str, np.ndarray]:
+def read_columns(path: Path, plans: Topology | None = None) -> dict[str, np.ndarray]:
     """The job file's known columns as numpy arrays (CSV or JSON Lines, read by pyarrow); ``LoadError`` when
-    a required column is missing or a cell is not of its column's type."""
+    a required column is missing or a cell is not of its column's type (a JSON Lines row's ``training_plan`` must
+    name a plan of ``plans`` when given)."""
     source = str(path)
     try:  # the rules every job file is read by: a regular file within the size cap, UTF-8 without a BOM or NUL
         with input_files.open_input(path, input_files.JOBS) as handle:
@@ -150,7 +175,7 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
     # the simulator's own reader first: a file simulate refuses (a repeated or unknown column, a repeated JSON key,
     # deep nesting, a cell of the wrong type) is refused here with the same lines; a CSV's cells are then checked
     # a column at a time against the same bounds (NaN and infinity, the ranges, duration_known, observed_status)
-    check_job_file(path, required=REQUIRED, csv_cells=False)
+    check_job_file(path, required=REQUIRED, csv_cells=False, plans=plans)
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
@@ -382,8 +407,12 @@ def _failure_point(failed: np.ndarray, completed: np.ndarray, notes: list[str]) 
 
 
 def fit_profile(columns: Mapping[str, np.ndarray], source: str, topology: Topology | None = None,
-                timezone: str = "UTC", seed: int = 0) -> FitResult:
-    """Fit one ``ShareProfile`` per share of the file (resolved against ``topology`` when given)."""
+                timezone: str = "UTC", seed: int = 0, start_instant: datetime | None = None) -> FitResult:
+    """Fit one ``ShareProfile`` per share of the file (resolved against ``topology`` when given).
+
+    Plan jobs (the ``training_plan`` column, which needs ``topology``: ``plan_column_problems``) are fitted per
+    share and plan (``PlanUse``); the share's other laws come from its jobs off plans. ``start_instant`` is the
+    instant ``submit_at`` 0 stands for, where plan windows are dates and the file has no ``submitted_epoch_ms``."""
     rng = np.random.default_rng(seed)
     count = columns["share"].shape[0]
     unused: dict[str, int] = {}
@@ -422,7 +451,7 @@ def fit_profile(columns: Mapping[str, np.ndarray], source: str, topology: Topolo
         weekday_offset = (start_day + _EPOCH_WEEKDAY) % DAYS_PER_WEEK
     else:
         clock = columns["submit_at"].astype(float)
-        weekday_offset = 0
+        weekday_offset = start_day = 0
         notes.append("no submitted_epoch_ms column: daily and weekly cycles are read from submit_at as seconds "
                      "since a Monday 00:00 (as generate writes them)")
     times = clock[usable]
@@ -430,11 +459,20 @@ def fit_profile(columns: Mapping[str, np.ndarray], source: str, topology: Topolo
     span_days = max((end - start) / 86400.0, 1 / 24)
     status = columns.get("observed_status", columns.get("status"))
     known = columns.get("duration_known")
+    plan_of = _plan_names(columns.get("training_plan"), topology)
+    clocks: dict[str, PlanClock] = {}
+    if plan_of is not None and topology is not None:
+        clocks = _plan_clocks_for(topology, columns, usable, absolute, start_instant, timezone, start_day, notes)
+    elif "training_plan" in columns and topology is None:  # the command refuses this (plan_column_problems)
+        named = sum(1 for ref in columns["training_plan"][usable].tolist() if ref not in (None, ""))
+        if named:
+            notes.append(f"{named} job(s) name a training plan, fitted as jobs off plans: without a topology their "
+                         "plans' windows are unknown")
     fits: dict[str, ShareFit] = {}
     for share in sorted(set(shares[usable].tolist())):
         mask = usable & (shares == share)
         fits[share] = _fit_share(share, mask, columns, clock, status, known, start, end, span_days,
-                                 weekday_offset, rng)
+                                 weekday_offset, rng, plan_of, clocks)
     if topology is not None:  # a share with no job in the window submits nothing, rather than generate's defaults
         for queue, model in topology.shares():
             sid = f"{queue.name}/{model.name}"
@@ -443,19 +481,132 @@ def fit_profile(columns: Mapping[str, np.ndarray], source: str, topology: Topolo
                                      ShareProfile(jobs_per_day=0.0), ["no job in the window: submits nothing"])
     if span_days < 2 * DAYS_PER_WEEK:
         notes.append(f"the window is {span_days:.1f} day(s), shorter than two weeks: every share gets a flat week")
+    used = _used_columns(columns, absolute, status is not None)
+    ignored = [name for name in _TYPES if name in columns and name not in used]
+    if ignored:
+        notes.append("column(s) not used by fit: " + "; ".join(
+            f"{name} ({_NOT_USED.get(name, _ignored_why(name))})" for name in ignored))
     return FitResult(fits, timezone, span_days, absolute, unused, notes)
 
 
-def _fit_share(share: str, mask: np.ndarray, columns: Mapping[str, np.ndarray], clock: np.ndarray,
+def _used_columns(columns: Mapping[str, np.ndarray], absolute: bool, has_status: bool) -> set[str]:
+    """The columns this fit read something from."""
+    used = {"share", "duration", "instances", "instance_type", "priority", "preemption_retries", "duration_known",
+            "training_plan"}
+    used.add("submitted_epoch_ms" if absolute else "submit_at")
+    if absolute:
+        used.add("submit_at")  # plan windows in seconds count from submit_at's 0
+    if has_status:
+        used.add("observed_status" if "observed_status" in columns else "status")
+    else:
+        used |= {"failures", "attempts", "fail_after"}
+    return used
+
+
+def _ignored_why(name: str) -> str:
+    return {"status": "observed_status is read instead", "submitted_epoch_ms": "a cell is missing in a used row",
+            "failures": "observed_status says which jobs failed", "attempts": "observed_status says which failed",
+            "fail_after": "a failed job's run time is its duration"}.get(name, "not read")
+
+
+def plan_column_problems(columns: Mapping[str, np.ndarray], source: str, topology: Topology | None) -> list[str]:
+    """What is wrong with the ``training_plan`` column for ``fit``: a plan needs ``--topology`` (its windows say
+    when each job was submitted relative to them); a plan the topology lacks, or of another instance type than the
+    job's, is refused as ``simulate`` refuses it. One line per kind of problem, naming the first line."""
+    plans = columns.get("training_plan")
+    if plans is None:
+        return []
+    named = np.flatnonzero(np.asarray([p not in (None, "") for p in plans.tolist()], dtype=bool))
+    if not named.size:
+        return []
+    if topology is None:
+        return [f"{source}: line {int(named[0]) + 2}: training_plan: {named.size:,} job(s) name a training plan; give "
+                "--topology (its plans' windows say when each job was submitted relative to them)"]
+    problems: list[str] = []
+    unknown = [int(i) for i in named if topology.plan(str(plans[i])) is None]
+    if unknown:
+        known = ", ".join(p.name for p in topology.training_plans) or "none defined"
+        problems.append(f"{source}: line {unknown[0] + 2}: training_plan: no training plan {plans[unknown[0]]!r} in "
+                        f"the topology (known: {known})" + (f" ({len(unknown) - 1} more line(s) like it)"
+                                                              if len(unknown) > 1 else ""))
+    types = columns.get("instance_type")
+    if types is not None:
+        wrong = [int(i) for i in named if (plan := topology.plan(str(plans[i]))) is not None
+                 and types[i] not in (None, "") and types[i] != plan.instance_type]
+        if wrong:
+            plan = topology.plan(str(plans[wrong[0]]))
+            assert plan is not None
+            problems.append(f"{source}: line {wrong[0] + 2}: training_plan: plan {plan.name} reserves "
+                            f"{plan.instance_type}; the job runs on {types[wrong[0]]}"
+                            + (f" ({len(wrong) - 1} more line(s) like it)" if len(wrong) > 1 else ""))
+    return problems
+
+
+def _plan_names(plans: np.ndarray | None, topology: Topology | None) -> np.ndarray | None:
+    """Each row's plan by the topology's name (an ARN resolved), ``None`` off plans; ``None`` without plan jobs."""
+    if plans is None or topology is None:
+        return None
+    names = {ref: plan.name for ref in set(plans.tolist()) if ref not in (None, "")
+             and (plan := topology.plan(str(ref))) is not None}
+    if not names:
+        return None
+    return np.asarray([names.get(ref) for ref in plans.tolist()], dtype=object)
+
+
+def _plan_clocks_for(topology: Topology, columns: Mapping[str, np.ndarray], usable: np.ndarray, absolute: bool,
+                     start_instant: datetime | None, timezone: str, start_day: int,
+                     notes: list[str]) -> dict[str, PlanClock]:
+    """The topology's plans on the fit's clock: local seconds from the first day (``absolute``, from
+    ``submitted_epoch_ms``) or ``submit_at`` as generate writes it."""
+    origin = start_instant
+    if not absolute:
+        if origin is None and (origin := default_origin(topology, timezone)) is not None:
+            notes.append(f"plan windows are dates and the file has no submitted_epoch_ms: submit_at 0 is read as "
+                         f"{plan_time_text(origin)} (the Monday 00:00 in {timezone} on or before the first window, "
+                         "as generate writes it; --start to say otherwise)")
+        return plan_clocks(topology, origin)
+    epoch = columns["submitted_epoch_ms"] / 1000.0
+    if origin is None:  # plan windows in seconds count from submit_at's 0: the instant it stands for, from the rows
+        zero = float(np.median((epoch - columns["submit_at"])[usable])) if usable.any() else 0.0
+    else:
+        zero = origin.timestamp()
+    out = {}
+    for plan in topology.training_plans:
+        on_epoch = plan_clock(plan, datetime.fromtimestamp(zero, UTC))
+        windows = []
+        for window in on_epoch.windows:
+            start_local, cutoff_local = _local_seconds(np.asarray([window.start + zero, window.cutoff + zero]),
+                                                       timezone) - start_day * 86400.0
+            windows.append(ClockWindow(window.index, window.instances, float(start_local), float(cutoff_local)))
+        out[plan.name] = PlanClock(plan.name, plan.instance_type, tuple(windows))
+    return out
+
+
+def _fit_share(share: str, everything: np.ndarray, columns: Mapping[str, np.ndarray], clock: np.ndarray,
                status: np.ndarray | None, known: np.ndarray | None, start: float, end: float, span_days: float,
-               weekday_offset: int, rng: np.random.Generator) -> ShareFit:
+               weekday_offset: int, rng: np.random.Generator, plan_of: np.ndarray | None = None,
+               clocks: Mapping[str, PlanClock] | None = None) -> ShareFit:
+    """One share's profile: its rate from every job, its plan jobs' ``PlanUse`` per plan, and its other laws from
+    its jobs off plans (all of them when every job is on a plan)."""
     notes: list[str] = []
-    jobs = int(mask.sum())
+    jobs = int(everything.sum())
+    all_hours = float((columns["instances"][everything] * columns["duration"][everything]).sum()) / 3600.0
+    mask = everything
+    plans: dict[str, PlanUse] | None = None
+    plan_jobs: dict[str, int] = {}
+    if plan_of is not None and clocks:
+        on_plan = everything & np.asarray(plan_of != None)  # noqa: E711 (elementwise)
+        if on_plan.any():
+            plans = _fit_plans(share, everything, on_plan, plan_of, columns, clock, status, known, clocks, rng, notes)
+            plan_jobs = dict(Counter(plan_of[on_plan].tolist()))
+            if (everything & ~on_plan).any():
+                mask = everything & ~on_plan
     times = clock[mask]
     instances = columns["instances"][mask].astype(np.int64)
     durations = columns["duration"][mask]
-    completed = np.ones(jobs, dtype=bool)
-    failed = np.zeros(jobs, dtype=bool)
+    count = int(mask.sum())  # the jobs the laws below are read from (off plans)
+    completed = np.ones(count, dtype=bool)
+    failed = np.zeros(count, dtype=bool)
     if status is not None:
         st = status[mask]
         completed &= st == "SUCCEEDED"
@@ -467,13 +618,13 @@ def _fit_share(share: str, mask: np.ndarray, columns: Mapping[str, np.ndarray], 
                 completed &= np.asarray(cells != value)
     planned = "failures" in columns and status is None  # a job file (generate's): failures planned per job
     if planned:
-        attempts = np.nan_to_num(columns["attempts"][mask], nan=1.0) if "attempts" in columns else np.ones(jobs)
+        attempts = np.nan_to_num(columns["attempts"][mask], nan=1.0) if "attempts" in columns else np.ones(count)
         failed = np.nan_to_num(columns["failures"][mask], nan=0.0) >= attempts
         completed &= ~failed
-    unknown = int(jobs - completed.sum() - failed.sum())
+    unknown = int(count - completed.sum() - failed.sum())
     daily = weekly = None
     p_daily = p_weekly = None
-    bursts, arrivals = _bursts(times, jobs / (span_days * 86400.0))
+    bursts, arrivals = _bursts(times, times.shape[0] / (span_days * 86400.0))
     few_daily = "flat (few jobs)" if span_days >= 2 else "flat (< 2 days)"
     if span_days >= 2 and arrivals.shape[0] >= MIN_DAILY_JOBS:
         slots = (np.floor(arrivals / 3600.0).astype(np.int64)) % HOURS_PER_DAY
@@ -520,9 +671,78 @@ def _fit_share(share: str, mask: np.ndarray, columns: Mapping[str, np.ndarray], 
             retries = int(values[np.argmax(counts)])
     profile = ShareProfile(jobs_per_day=round(jobs / span_days, 3), daily_cycle=daily, weekly_cycle=weekly,
                            bursts=bursts, sizes=sizes, instance_types=types, run_time=run_time,
-                           priorities=priorities, preemption_retries=retries, early_failures=early)
-    hours = float((instances * durations).sum()) / 3600.0 / span_days
+                           priorities=priorities, preemption_retries=retries, early_failures=early,
+                           training_plans=plans)
+    hours = all_hours / span_days
     fit = run_time.fit
     return ShareFit(share, jobs, int(completed.sum()), unknown, hours, sizes, p50, p95, family,
                     None if fit is None else fit.statistic, None if fit is None else fit.p_value, profile, notes,
-                    _cycle_text(daily, p_daily, few_daily), _cycle_text(weekly, p_weekly, few_weekly))
+                    _cycle_text(daily, p_daily, few_daily), _cycle_text(weekly, p_weekly, few_weekly),
+                    dict(sorted(plan_jobs.items())))
+
+
+def _completed(rows: np.ndarray, status: np.ndarray | None, known: np.ndarray | None) -> np.ndarray:
+    """Which of ``rows`` completed (their duration is a run time): SUCCEEDED where a status is given, and
+    ``duration_known`` not false."""
+    done = rows.copy()
+    if status is not None:
+        done &= status == "SUCCEEDED"
+    if known is not None:
+        done &= ~np.isin(known, np.asarray(["false", "0", "no", "False"], dtype=object))
+    return done
+
+
+def _fit_plans(share: str, everything: np.ndarray, on_plan: np.ndarray, plan_of: np.ndarray,
+               columns: Mapping[str, np.ndarray], clock: np.ndarray, status: np.ndarray | None,
+               known: np.ndarray | None, clocks: Mapping[str, PlanClock], rng: np.random.Generator,
+               notes: list[str]) -> dict[str, PlanUse] | None:
+    """Per plan the share's jobs name: their part of the share's jobs, the timing mix (``plan_timing.classify``),
+    the lead of those submitted before a window, their sizes and run times."""
+    jobs = int(everything.sum())
+    uses: dict[str, PlanUse] = {}
+    for name in sorted(set(plan_of[on_plan].tolist())):
+        rows = on_plan & (plan_of == name)
+        plan = clocks[name]
+        timed = classify(clock[rows], plan, DEFAULT_NIGHT)
+        counted = Counter(t for t in timed.timings if t is not None)
+        late = sum(1 for t in timed.timings if t is None)
+        if late:
+            notes.append(f"{name}: {late} plan job(s) submitted after the plan's last window accepted jobs: counted in "
+                         "its fraction, not in its timing")
+        if not counted:
+            notes.append(f"{name}: no plan job of the share was submitted before a window's cutoff: no timing to fit, "
+                         f"so its {int(rows.sum())} job(s) are not drawn on the plan")
+            continue
+        timing = {t: round(counted[t] / sum(counted.values()), 4) for t in PlanTiming if counted[t]}
+        lead = None
+        if timed.leads.size:
+            fitted, _, _ = (fit_run_time(timed.leads, rng, 0) if timed.leads.size >= MIN_RUN_TIMES
+                            else (_quantiles_only(timed.leads), "empirical", []))
+            lead = LeadTime(law=fitted.law, quantiles=fitted.quantiles)
+        largest = max((w.instances for w in plan.windows), default=0)
+        sizes = _weights(columns["instances"][rows].astype(np.int64))
+        too_big = sorted(s for s in sizes if s > largest)
+        if too_big:
+            notes.append(f"{name}: size(s) {', '.join(map(str, too_big))} of its plan jobs exceed the plan's largest "
+                         f"window ({largest} instance(s)): left out of the plan's size mix, they could never start")
+            sizes = {s: w for s, w in sizes.items() if s <= largest}
+            if not sizes:
+                notes.append(f"{name}: no size of its plan jobs fits the plan: not drawn on the plan")
+                continue
+        run_values = columns["duration"][rows & _completed(rows, status, known)]
+        run_time = None
+        if run_values.shape[0] >= MIN_RUN_TIMES:
+            run_time, _, said = fit_run_time(run_values, rng, 0)
+            notes += [f"{name}: {note}" for note in said]
+        else:
+            notes.append(f"{name}: {run_values.shape[0]} completed plan job(s), fewer than {MIN_RUN_TIMES}: they draw "
+                         "the share's run time")
+        uses[name] = PlanUse(fraction=round(int(rows.sum()) / jobs, 4), timing=timing, lead=lead,
+                             sizes=sizes, run_time=run_time)
+    return uses or None
+
+
+def _quantiles_only(values: np.ndarray) -> RunTime:
+    quantiles = {q: max(round(float(v), 1), 0.1) for q, v in zip(QUANTILES, np.quantile(values, QUANTILES),
+                                                                  strict=True)}
+    return RunTime(law=Empirical(distribution="empirical"), quantiles=quantiles)

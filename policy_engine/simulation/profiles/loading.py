@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import zoneinfo
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,9 @@ from policy_engine.simulation.profiles.spec import (
     Bursts,
     EarlyFailures,
     FitRecord,
+    LeadTime,
+    Night,
+    PlanUse,
     RunTime,
     ShareProfile,
     WorkloadProfile,
@@ -37,6 +40,8 @@ class ResolvedProfile:
     shares: Mapping[str, ShareProfile]
     timezone: str = "UTC"
     source: str = "<profile>"
+    #: what ``night_before`` means for plan jobs
+    night: Night = field(default_factory=Night)
 
     def instance_weights(self, topology: Topology, share_id: str) -> dict[str, float]:
         """The share's instance types and their weights: the profile's, else the share's limits of each type."""
@@ -79,8 +84,11 @@ def profile_from_data(data: Any, source: str, lines: Mapping[tuple[str | int, ..
     for ref, share in profile.shares.items():
         share_id = topology.find_share(ref).share_id
         assert share_id is not None
+        if share.training_plans:  # a plan named by its ARN is kept by its name, as a job file's rows are
+            plans = {topology.plan(name).name: use for name, use in share.training_plans.items()}  # type: ignore[union-attr]
+            share = share.model_copy(update={"training_plans": plans})
         resolved[share_id] = share
-    return ResolvedProfile(resolved, profile.timezone, source)
+    return ResolvedProfile(resolved, profile.timezone, source, profile.night or Night())
 
 
 def _schema_problems(error: ValidationError, lines: Mapping[tuple[str | int, ...], int]) -> list[RawProblem]:
@@ -98,8 +106,11 @@ def _schema_problems(error: ValidationError, lines: Mapping[tuple[str | int, ...
 #: The model a key of the file leads to: ``shares.NAME`` is a share, then its nested records.
 _NESTED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
     (ShareProfile, "run_time"): RunTime, (ShareProfile, "bursts"): Bursts,
-    (ShareProfile, "early_failures"): EarlyFailures, (RunTime, "fit"): FitRecord,
+    (ShareProfile, "early_failures"): EarlyFailures, (RunTime, "fit"): FitRecord, (WorkloadProfile, "night"): Night,
+    (PlanUse, "lead"): LeadTime, (PlanUse, "run_time"): RunTime, (LeadTime, "fit"): FitRecord,
 }
+#: Keys whose value is a mapping of names to records: ``training_plans.PLAN`` is a ``PlanUse``.
+_MAPPED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {(ShareProfile, "training_plans"): PlanUse}
 
 
 def _fields(loc: tuple[str | int, ...]) -> list[str]:
@@ -110,11 +121,19 @@ def _fields(loc: tuple[str | int, ...]) -> list[str]:
         if len(parts) == 1:
             return []
         model, parts = ShareProfile, parts[2:]
-    for part in parts:
-        nested = _NESTED.get((model, str(part)))
+    index = 0
+    while index < len(parts):
+        part = str(parts[index])
+        mapped = _MAPPED.get((model, part))
+        if mapped is not None:  # the next part is a name of the mapping
+            if index + 1 == len(parts):
+                return []
+            model, index = mapped, index + 2
+            continue
+        nested = _NESTED.get((model, part))
         if nested is None:
             return []
-        model = nested
+        model, index = nested, index + 1
     return list(model.model_fields)
 
 
@@ -150,4 +169,36 @@ def _against_topology(profile: WorkloadProfile, topology: Topology,
                 have = ", ".join(model.capacity) or "none"
                 add(("shares", ref, "instance_types", instance_type),
                     f"{match.share_id} has no limit for {instance_type} (its instance types: {have})")
+        named: dict[str, str] = {}
+        for name, use in (share.training_plans or {}).items():
+            plan = topology.plan(name)
+            if plan is not None and plan.name in named:
+                add(("shares", ref, "training_plans", name), f"names the same plan as {named[plan.name]!r}")
+                continue
+            if plan is not None:
+                named[plan.name] = name
+            out += _plan_problems(topology, ref, match.share_id, model.capacity, share, name, use, lines)
     return out
+
+
+def _plan_problems(topology: Topology, ref: str, sid: str, capacity: Mapping[str, int], share: ShareProfile,
+                   name: str, use: PlanUse, lines: Mapping[tuple[str | int, ...], int]) -> list[RawProblem]:
+    """A plan the topology lacks, of a type the share has no limit for, or a size larger than its largest window."""
+    at: tuple[str | int, ...] = ("shares", ref, "training_plans", name)
+    plan = topology.plan(name)
+    if plan is None:
+        known = ", ".join(p.name for p in topology.training_plans) or "none defined"
+        return [RawProblem(line_of(lines, at), at, f"no training plan {name!r} in the topology (known: {known})")]
+    if capacity.get(plan.instance_type, 0) <= 0:
+        return [RawProblem(line_of(lines, at), at, f"plan {plan.name} reserves {plan.instance_type}, for which {sid} "
+                                                   "has no limit: none of its jobs could run on it")]
+    largest = max((w.instances for w in plan.reserved_capacities), default=0)
+    sizes = use.sizes if use.sizes is not None else share.sizes
+    too_big = sorted(size for size, weight in sizes.items() if weight > 0 and size > largest)
+    if too_big:
+        where = (*at, "sizes") if use.sizes is not None else at
+        whose = "" if use.sizes is not None else " (the share's sizes; give the plan its own sizes:)"
+        return [RawProblem(line_of(lines, where), where, f"size(s) {', '.join(map(str, too_big))} do not fit plan "
+                                                         f"{plan.name}, whose largest window has {largest} "
+                                                         f"instance(s){whose}")]
+    return []

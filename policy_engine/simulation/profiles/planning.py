@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 from policy_engine.foundation.model import Topology, share_id
 from policy_engine.simulation.inputs.generate import GenerateOptions, ShareMix
@@ -69,13 +70,16 @@ def add_shares(profile: ResolvedProfile, topology: Topology,
         else:
             template = profile.shares[old.share_id]
             capacity = _capacity(topology, new.share_id)
-            missing = [t for t in template.instance_types or {} if t not in capacity]
+            plan_types = [plan.instance_type for name in template.training_plans or {}
+                          if (plan := topology.plan(name)) is not None]
+            missing = list(dict.fromkeys(t for t in [*(template.instance_types or {}), *plan_types]
+                                         if t not in capacity))
             if missing:
                 problems.append(f"--add-share {item!r}: {new.share_id} has no limit for {', '.join(missing)}, "
                                 f"which {old.share_id}'s profile submits to")
             else:
                 shares[new.share_id] = template
-    return ResolvedProfile(shares, profile.timezone, profile.source), problems
+    return replace(profile, shares=shares), problems
 
 
 def _capacity(topology: Topology, sid: str) -> dict[str, int]:
@@ -121,4 +125,4 @@ def with_defaults(profile: ResolvedProfile, topology: Topology, options: Generat
     names = ", ".join(sid for sid, _ in others)
     note = (f"{len(others)} share(s) the profile does not name follow the generate options "
             f"(their part of --rate {options.arrival_rate:g}/h by --share-mix {options.share_mix.value}): {names}")
-    return ResolvedProfile(shares, profile.timezone, profile.source), [note]
+    return replace(profile, shares=shares), [note]

@@ -7,6 +7,7 @@ is normalised to mean 1, so ``jobs_per_day`` stays the mean rate whatever the cy
 
 from __future__ import annotations
 
+from enum import StrEnum
 from itertools import pairwise
 from typing import Annotated, Any, Literal
 
@@ -123,6 +124,66 @@ class EarlyFailures(_Closed):
     after: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)] = 0.1
 
 
+class PlanTiming(StrEnum):
+    """When a plan job is submitted relative to its window (docs/workloads.md, "Plan jobs", says why these three).
+
+    ``before_window``: a lead time before the window's start, drawn from ``PlanUse.lead``; ``night_before``: in the
+    night before the window's start day (``WorkloadProfile.night``), the pattern that holds a share's quota all
+    night under ``plan_dispatch: dispatch``; ``inside_window``: while the window is Active and still accepts jobs.
+    """
+
+    BEFORE_WINDOW = "before_window"
+    NIGHT_BEFORE = "night_before"
+    INSIDE_WINDOW = "inside_window"
+
+
+class LeadTime(RunTime):
+    """How long before its window's start a ``before_window`` plan job is submitted: a law of seconds, as a run time."""
+
+
+class PlanUse(_Closed):
+    """One share's jobs on one training plan: which part of its jobs, when they are submitted, their sizes and run
+    times (the share's own when not given)."""
+
+    #: the part of the share's jobs (``jobs_per_day``) that run on the plan, 0-1
+    fraction: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)]
+    #: timing -> weight (a single timing is a weight of 1)
+    timing: dict[PlanTiming, NonNegativeFloat]
+    #: the lead of ``before_window`` jobs (required when that timing has a weight)
+    lead: LeadTime | None = None
+    #: instances per plan job -> weight; default: the share's ``sizes`` (a size must fit the plan's largest window)
+    sizes: dict[Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES, strict=True)], NonNegativeFloat] | None = None
+    #: the plan jobs' run time; default: the share's ``run_time``
+    run_time: RunTime | None = None
+
+    @field_validator("timing", mode="before")
+    @classmethod
+    def _one_timing(cls, timing: Any) -> Any:
+        return {timing: 1.0} if isinstance(timing, str) else timing
+
+    @field_validator("timing", "sizes")
+    @classmethod
+    def _weights(cls, weights: dict[Any, float] | None) -> dict[Any, float] | None:
+        if weights is not None:
+            _positive_total(weights, "weights")
+        return weights
+
+    @model_validator(mode="after")
+    def _lead_for_before(self) -> PlanUse:
+        before = self.timing.get(PlanTiming.BEFORE_WINDOW, 0) > 0
+        if before and self.lead is None:
+            raise ValueError("a before_window timing needs lead: the law of how long before the window's start "
+                             "(e.g. {law: {distribution: lognormal, median: 43200, sigma: 0.8}})")
+        if not before and self.lead is not None:
+            raise ValueError("lead is for a before_window timing, which has no weight here: it would draw nothing")
+        return self
+
+    def timing_weights(self) -> dict[PlanTiming, float]:
+        """The timings with a positive weight, normalised to sum 1, in the enum's order."""
+        total = sum(self.timing.values())
+        return {t: self.timing[t] / total for t in PlanTiming if self.timing.get(t, 0) > 0}
+
+
 class ShareProfile(_Closed):
     """How one team submits: arrivals, sizes, instance types, run times, priorities, failures."""
 
@@ -145,6 +206,17 @@ class ShareProfile(_Closed):
     #: AWS's preemptionRetriesBeforeTermination for every job (None: unlimited)
     preemption_retries: Annotated[int, Field(ge=0, strict=True)] | None = None
     early_failures: EarlyFailures | None = None
+    #: training plan (its name in the topology) -> how the share's jobs use it (docs/workloads.md, "Plan jobs")
+    training_plans: dict[Annotated[str, Field(strict=True, min_length=1)], PlanUse] | None = None
+
+    @field_validator("training_plans")
+    @classmethod
+    def _plan_fractions(cls, plans: dict[str, PlanUse] | None) -> dict[str, PlanUse] | None:
+        if plans is not None and sum(use.fraction for use in plans.values()) > 1 + 1e-9:
+            total = sum(use.fraction for use in plans.values())
+            raise ValueError(f"the plans' fractions add up to {total:g}; at most 1 (each is a part of the share's "
+                             "jobs)")
+        return plans
 
     @field_validator("daily_cycle")
     @classmethod
@@ -168,9 +240,19 @@ class ShareProfile(_Closed):
         return weights
 
 
+class Night(_Closed):
+    """The night a ``night_before`` plan job is submitted in: from ``from_hour`` on the day before its window's start
+    day to ``to_hour`` on that day (the profile's time zone), and never after the window's start."""
+
+    from_hour: Annotated[int, Field(ge=0, le=HOURS_PER_DAY, strict=True)] = 18
+    to_hour: Annotated[int, Field(ge=0, le=HOURS_PER_DAY, strict=True)] = 6
+
+
 class WorkloadProfile(_Closed):
     """A profile file: the shares it describes (``QUEUE/SHARE``, or ``SHARE`` when unique)."""
 
     #: the zone the cycles are read in (an IANA name); generated time 0 is a Monday 00:00 there
     timezone: str = "UTC"
+    #: what ``night_before`` means for plan jobs (``None``: ``Night()``, 18:00 to 06:00; docs/workloads.md)
+    night: Night | None = None
     shares: dict[str, ShareProfile]

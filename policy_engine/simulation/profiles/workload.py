@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from policy_engine.foundation.model import Topology
 from policy_engine.simulation.core.jobs import JobSpec
@@ -27,6 +28,8 @@ class ProfileWorkload:
     seed: int = 0
     #: ``QUEUE/SHARE`` -> factor on its arrival rate
     scales: Mapping[str, float] = field(default_factory=dict)
+    #: the instant second 0 stands for (the scenario's ``start:``): what plan windows written as dates count from
+    start: datetime | None = None
 
     def jobs(self, topology: Topology, scales: Mapping[str, float] | None = None,
              seed: int | None = None) -> tuple[list[JobSpec], list[str]]:
@@ -35,5 +38,5 @@ class ProfileWorkload:
         profile, notes = with_defaults(self.profile, topology, GenerateOptions(jobs=1, arrival_rate=60.0))
         merged = {**self.scales, **(scales or {})}
         columns = draw_workload(topology, profile, self.days, self.seed if seed is None else seed,
-                                share_reach(topology), merged)
+                                share_reach(topology), merged, self.start)
         return list(columns.jobs()), notes + columns.notes

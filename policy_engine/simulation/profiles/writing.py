@@ -15,6 +15,8 @@ def profile_data(profile: WorkloadProfile) -> dict[str, Any]:
         for key in ("daily_cycle", "weekly_cycle"):
             if key in share:
                 share[key] = list(share[key])
+        for use in share.get("training_plans", {}).values():  # the timing enum's members as the file spells them
+            use["timing"] = {str(timing.value): weight for timing, weight in use["timing"].items()}
     return data
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.simulation.core.jobs import Observed
 from policy_engine.simulation.results.metrics import percentile
 from policy_engine.simulation.results.records import JobRecord, SimulationResult
@@ -35,7 +36,7 @@ class ShareCalibration:
     observed_jobs: int = 0
     agreeing: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         return asdict(self)
 
 

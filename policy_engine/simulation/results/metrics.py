@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.simulation.results import type_usage
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ class ShareMetrics:
     preemptions: int
     instance_hours_lost: float
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         return asdict(self)
 
 
@@ -88,7 +89,8 @@ class EnvironmentSpan(NamedTuple):
     correction: float  # capacity-seconds to add to ``capacity x time`` after topology changes
 
 
-def summary(engine: EngineView, statuses: Sequence[str], waits: Iterable[float], shares: list[ShareMetrics]) -> dict:
+def summary(engine: EngineView, statuses: Sequence[str], waits: Iterable[float],
+            shares: list[ShareMetrics]) -> JsonObject:
     """Cluster-wide figures of one engine at its clock (``cluster_summary`` of its pools)."""
     environments = {id(pool.env): pool.env for pool in engine.pools}
     spans = [EnvironmentSpan(env.capacity, engine.capacity_corrections.get(env, 0.0))
@@ -100,7 +102,7 @@ def summary(engine: EngineView, statuses: Sequence[str], waits: Iterable[float],
 
 
 def cluster_summary(now: float, environments: Iterable[EnvironmentSpan], used_seconds: Iterable[float],
-                    statuses: Sequence[str], waits: Iterable[float], shares: Sequence[ShareMetrics]) -> dict:
+                    statuses: Sequence[str], waits: Iterable[float], shares: Sequence[ShareMetrics]) -> JsonObject:
     """Cluster-wide figures: job counts by status, preemptions, utilisation (``used_seconds``: per pool).
 
     ``statuses`` and ``waits``: one per job record, in the same order (columns, not records: a million

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
 
 import numpy as np
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.simulation.core.jobs import ACTIVE, FINAL, SUCCEEDED, AttemptRecord, Job, JobSpec, Status, attempts
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.reasons import reason as job_reason
@@ -57,7 +58,7 @@ class JobRecord(NamedTuple):
     #: seconds between its checkpoints (``None``: none): what a preempted attempt loses is read from it
     checkpoint_interval: float | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         """The job object of ``--format json`` (exactly the documented keys)."""
         return {
             "name": self.name,
@@ -77,7 +78,8 @@ class SimulationResult:
     time: float
     jobs: Sequence[JobRecord]  # a ``JobRecords`` from the engine; a list after a merge
     shares: list[ShareMetrics]
-    summary: dict
+    #: cluster-wide figures, as ``simulate --format json``'s ``summary`` (docs/simulator.md)
+    summary: JsonObject
     #: Only with ``SimulationSettings(utilisation_series=True)``; sorted by time.
     utilisation: list[UtilisationSample] | None = field(default=None)
     #: Only with ``SimulationSettings(usage_log=True)``: every usage change, for the HTML report's aggregates.
@@ -90,7 +92,7 @@ class SimulationResult:
     def job(self, name: str) -> JobRecord:
         return next(record for record in self.jobs if record.name == name)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         return {
             "time": as_number(self.time),
             "jobs": [record.to_json() for record in self.jobs],
@@ -98,7 +100,7 @@ class SimulationResult:
             "summary": plain(self.summary),
         }
 
-    def write_json(self, handle: TextIO, extra: dict | None = None,
+    def write_json(self, handle: TextIO, extra: JsonObject | None = None,
                    job_fields: dict[str, Sequence[object]] | None = None) -> None:
         """Write ``json.dumps(self.to_json())``, the jobs a chunk at a time from columns (``job_json``): a million
         jobs never sit in memory twice.

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.foundation.units import Unit
 from policy_engine.simulation.results.metrics import ShareMetrics
 from policy_engine.simulation.results.targets import Criterion, TargetResult
@@ -77,7 +78,7 @@ class ShareComparison:
     def changed(self, row: ShareRow) -> bool:
         return any(row.difference(run, figure) != 0 for run in range(1, len(self.runs)) for figure in self.figures)
 
-    def to_json(self) -> list[dict]:
+    def to_json(self) -> list[JsonObject]:
         """Per row: each run's figures (null where the run lacks the share) and each later run's differences."""
         out = []
         for row in self.rows:
@@ -143,7 +144,7 @@ class TargetComparison:
         judged = [row.results[run] for row in self.rows if row.results[run] is not None]
         return sum(1 for result in judged if result is not None and result.met), len(judged)
 
-    def to_json(self) -> list[dict]:
+    def to_json(self) -> list[JsonObject]:
         return [{"share": row.share, "instance_type": row.instance_type, "criterion": row.criterion.value,
                  "runs": {label: (None if result is None else result.to_json())
                           for label, result in zip(self.runs, row.results, strict=True)},

@@ -10,11 +10,12 @@ type of the share (never summed across types), so it yields one result per type.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.foundation.units import Unit
 from policy_engine.simulation.results.metrics import percentile
 
@@ -74,7 +75,7 @@ class TargetResult:
         """``training/A ml.p4d.24xlarge``: what the target is about."""
         return self.share + (f" {self.instance_type}" if self.instance_type else "")
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         """Seconds, counts and fractions as numbers (``margin``: positive is headroom)."""
         return {"target": self.index, "share": self.share, "instance_type": self.instance_type,
                 "criterion": self.criterion.value, "goal": self.goal, "actual": self.actual, "jobs": self.jobs,
@@ -140,7 +141,7 @@ def evaluate_targets(topology: Topology, result: SimulationResult) -> list[Targe
     return out
 
 
-def from_json(entry: dict) -> TargetResult:
+def from_json(entry: Mapping[str, Any]) -> TargetResult:
     """A ``TargetResult`` back from its ``to_json`` (a report that carries runs as JSON, e.g. ``diff``'s impact)."""
     return TargetResult(int(entry["target"]), entry["share"], entry["instance_type"], Criterion(entry["criterion"]),
                         float(entry["goal"]), float(entry["actual"]), int(entry["jobs"]))

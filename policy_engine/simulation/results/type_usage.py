@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from policy_engine.simulation.view import EngineView
@@ -70,7 +70,7 @@ class TypeUsage:
     preemptions: int
     instance_hours_lost: float
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, float]:
         """The object under ``summary.instance_types[TYPE]`` (docs/simulator.md)."""
         return {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "instance_type"}
 
@@ -126,12 +126,12 @@ def type_usage(span: float, seconds: Mapping[str, TypeSeconds],
     return out
 
 
-def summary_json(usage: Mapping[str, TypeUsage]) -> dict[str, dict]:
+def summary_json(usage: Mapping[str, TypeUsage]) -> dict[str, dict[str, float]]:
     """``summary["instance_types"]``: the figures keyed by instance type."""
     return {instance_type: figures.to_json() for instance_type, figures in usage.items()}
 
 
-def from_summary(summary: Mapping) -> list[TypeUsage]:
+def from_summary(summary: Mapping[str, Any]) -> list[TypeUsage]:
     """The per-type figures of a run's ``summary`` (a result's, or a sweep record's JSON), in their order."""
     return [TypeUsage(instance_type=name, **figures) for name, figures in summary.get(SUMMARY_KEY, {}).items()]
 

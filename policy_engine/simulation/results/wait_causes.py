@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.simulation.causes import WAIT_CAUSES, Cause
 from policy_engine.simulation.core import placement, wait_sweep
 from policy_engine.simulation.core.capacity import build_pools
@@ -98,7 +99,7 @@ class ShareWaits:
     largest_misconfigured: int = 0
     time_limited_jobs: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         """Seconds as numbers, causes by their enum values, every waiting cause present (0 when none)."""
         return {"share": self.share, "instance_type": self.instance_type, "jobs_waited": self.jobs_waited,
                 "wait_seconds": self.wait_seconds,
@@ -118,7 +119,7 @@ class WaitCauses:
     def share(self, share: str, instance_type: str | None = None) -> list[ShareWaits]:
         return [s for s in self.shares if s.share == share and instance_type in (None, s.instance_type)]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         return {"attribution": self.order, "shares": [s.to_json() for s in self.shares]}
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from policy_engine.foundation.json_data import JsonObject
 from policy_engine.foundation.units import Unit, figure_text
 from policy_engine.simulation.results.side_by_side import Figure, ShareComparison, ShareRow
 
@@ -49,7 +50,7 @@ class Worsening:
         return (f"{self.share}: {self.instance_type} {self.figure.label} {figure_text(self.before, unit)} -> "
                 f"{figure_text(self.after, unit)}, {self.size:.1f}x")
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         return {"share": self.share, "instance_type": self.instance_type, "figure": self.figure.key,
                 "before": self.before, "after": self.after, "times": round(self.size, 6)}
 

@@ -134,7 +134,7 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
                  "workload profile")
         jobs: list[JobSpec] = []
     elif "workload" in data:
-        profile, jobs = _profile_workload(data["workload"], path, here, topology)
+        profile, jobs = _profile_workload(data["workload"], path, here, topology, start)
         named.update(job.name for job in jobs)
     elif jobs_data is None:
         problems.add(source, None, ("jobs",), "missing required key (a list of jobs or a .csv/.jsonl path, or "
@@ -179,7 +179,8 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
                     extras.submitted_epoch_ms, None if until is None else float(until), profile)
 
 
-def _profile_workload(value: Any, path: Path, here: _Located, topology: Topology) -> tuple[Any, list[JobSpec]]:
+def _profile_workload(value: Any, path: Path, here: _Located, topology: Topology,
+                      start: datetime | None) -> tuple[Any, list[JobSpec]]:
     """``workload: {profile: FILE, days: N, seed: N, scale: {SHARE: F}}``: the profile and the jobs it draws."""
     if not isinstance(value, dict):
         here.add(("workload",), ("workload",), f"must be a mapping with profile: and days:, got {type(value).__name__}")
@@ -222,7 +223,7 @@ def _profile_workload(value: Any, path: Path, here: _Located, topology: Topology
     if problems:
         return None, []
     assert days is not None
-    workload = ProfileWorkload(resolved, float(days), seed, factors)
+    workload = ProfileWorkload(resolved, float(days), seed, factors, start)
     jobs, _ = workload.jobs(topology)
     return workload, jobs
 

@@ -304,16 +304,18 @@ def test_the_example_shows_the_night_before_hazard_and_hold_avoids_it():
 def test_sweep_and_tune_can_minimise_plan_idle_hours():
     from policy_engine.sweep.evaluate import simulation_json
     from policy_engine.sweep.expressions import parse_expression
+    from policy_engine.sweep.run_record import RunFigures
 
     scenario = load_scenario(EXAMPLES / "night-before.yaml")
     engine = Engine(scenario.topology, scenario.jobs, scenario.updates, scenario.settings)
     engine.run()
     summary, shares = simulation_json(build_result(engine))
-    assert parse_expression("plan_idle_hours", scenario.topology)({"summary": summary, "shares": shares}) == 8
+    figures = RunFigures(summary=summary, shares=tuple(shares))
+    assert parse_expression("plan_idle_hours", scenario.topology)(figures) == 8
     no_plans = simulated_topology(1, share("A"))
     plain = simulate(no_plans, [job("a", "A")])
     assert "plan_idle_hours" not in simulation_json(plain)[0]  # simulate's JSON summary, as it is
-    assert parse_expression("plan_idle_hours", no_plans)({"summary": simulation_json(plain)[0], "shares": []}) == 0
+    assert parse_expression("plan_idle_hours", no_plans)(RunFigures(summary=simulation_json(plain)[0])) == 0
     out = CliRunner().invoke(main, ["sweep", str(EXAMPLES / "night-before.yaml"), "--vary",
                                     "settings.plan_dispatch=dispatch,hold", "--minimize", "plan_idle_hours",
                                     "--workers", "1", "--quiet", "--format", "json"])

@@ -24,6 +24,7 @@ from policy_engine.sweep.dataset import ResultsDataset, share_pairs
 from policy_engine.sweep.executor import DaskExecutor, InProcess, open_executor
 from policy_engine.sweep.grammar import parse_vary
 from policy_engine.sweep.grid import expand
+from policy_engine.sweep.run_record import RunRecord
 from policy_engine.sweep.runner import run_sweep
 from policy_engine.sweep.split import simulate_parallel
 from tests.policy_engine.sweep.scenarios import first_share, generated
@@ -83,12 +84,12 @@ def _sweep(executor, scenario_path: str = SMALL, vary=SMALL_VARY, **kwargs) -> l
 
 
 @pytest.fixture(scope="module")
-def sequential() -> list[dict]:
+def sequential() -> list[RunRecord]:
     return _sweep(InProcess())
 
 
 def test_local_cluster_and_a_real_scheduler_give_the_sequential_table(sequential, dask_cluster):
-    assert len(sequential) == 18 and {r["status"] for r in sequential} == {"ok", "invalid"}
+    assert len(sequential) == 18 and {r.status for r in sequential} == {"ok", "invalid"}
     with open_executor(None, 2) as local:  # the embedded LocalCluster, as sweep uses by default
         assert isinstance(local, DaskExecutor) and len(local.client.nthreads()) == 2
         assert _sweep(local) == sequential
@@ -143,8 +144,8 @@ def test_a_worker_killed_mid_sweep_loses_no_run_and_repeats_none(tmp_path: Path)
     killed: list[int] = []
     seen: list[int] = []
     with open_executor(None, 2) as local:
-        def kill_one_worker(record: dict) -> None:
-            seen.append(record["index"])
+        def kill_one_worker(record: RunRecord) -> None:
+            seen.append(record.index)
             if not killed:  # after the first result, while the other runs are in flight
                 pids = local.client.run(os.getpid)
                 victim = sorted(pids.values())[0]

@@ -21,6 +21,7 @@ from policy_engine.sweep.cost_metrics import Pricing, RunCosts
 from policy_engine.sweep.executor import InProcess
 from policy_engine.sweep.grammar import parse_vary
 from policy_engine.sweep.grid import expand
+from policy_engine.sweep.run_record import RunRecord
 from policy_engine.sweep.runner import run_sweep
 
 ROOT = Path(__file__).parents[3]
@@ -108,8 +109,8 @@ def test_parquet_dataset_opens_in_pandas_and_resume_runs_only_what_is_missing(tm
     class Interrupted(Exception):
         pass
 
-    def stop_after_three(record: dict) -> None:
-        if record["index"] == 2:
+    def stop_after_three(record: RunRecord) -> None:
+        if record.index == 2:
             raise Interrupted
 
     first = dataset_module.ResultsDataset(out, axes, pairs, manifest, resume=False)
@@ -122,7 +123,7 @@ def test_parquet_dataset_opens_in_pandas_and_resume_runs_only_what_is_missing(tm
     evaluated = []
     again = dataset_module.ResultsDataset(out, axes, pairs, manifest, resume=True)
     records = run_sweep(scenario, axes, candidates, InProcess(), again,
-                        on_result=lambda r: evaluated.append(r["index"]))
+                        on_result=lambda r: evaluated.append(r.index))
     assert evaluated == [3, 4, 5]  # finished runs are not repeated
     costs = RunCosts(scenario.topology, Pricing())
     assert [run_json(r, costs) for r in records] == runs  # the resumed runs read back exactly
@@ -147,6 +148,25 @@ def test_cli_resume_refuses_another_sweep_and_needs_out(tmp_path: Path):
     assert missing.exit_code == 2 and missing.stderr.strip() == "error: --resume needs --out DIR: the dataset of " \
                                                               "the sweep to continue"
 
+
+
+@pytest.mark.parametrize(("column", "value", "says"), [
+    ("status", "done", "run 0 has status 'done', not one of ok, invalid, error: the file was not written by a sweep"),
+    ("findings", "not json", "run 0 cannot be read back (JSONDecodeError: Expecting value: line 1 column 1 (char 0)): "
+                             "the file was not written by a sweep"),
+])
+def test_resume_refuses_a_row_no_sweep_wrote_in_one_line(tmp_path: Path, column: str, value: str, says: str):
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "results"
+    assert invoke("sweep", SCENARIO, *VARY, "--workers", "1", "--quiet", "--out", str(out)).exit_code == 0
+    (part,) = out.glob("part-*.parquet")
+    table = pq.read_table(part)
+    rows = table.to_pylist()
+    rows[0][column] = value
+    pq.write_table(table.from_pylist(rows, schema=table.schema), part)
+    again = invoke("sweep", SCENARIO, *VARY, "--workers", "1", "--quiet", "--out", str(out), "--resume")
+    assert again.exit_code == 2 and again.stderr == f"error: {part}: {says}\n"
 
 def test_bad_objective_and_bad_scheduler_are_one_line_exit_2():
     bad = invoke("sweep", SCENARIO, *VARY, "--workers", "1", "--minimize", "max(wait_p96)")
@@ -192,7 +212,8 @@ def test_a_sweep_from_a_live_snapshot_starts_every_candidate_from_it():
     axes = parse_vary(["settings.backfill=true"], topology)
     record = evaluate(scenario, axes, Candidate(0, {"settings.backfill": True}))
     expected = simulate(topology, jobs, settings=scenario.settings.__class__(backfill=True), live=live)
-    assert (record["summary"], record["shares"]) == simulation_json(expected)
+    summary, shares = simulation_json(expected)
+    assert (record.summary, record.shares) == (summary, tuple(shares))
     assert expected.job("a").finished_at == 100  # the live job's remaining work, not its whole duration
 
 

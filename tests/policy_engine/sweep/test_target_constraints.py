@@ -11,6 +11,8 @@ from click.testing import CliRunner
 
 from policy_engine.cli.app import main
 from policy_engine.simulation.scenarios.workload import load_scenario
+from policy_engine.sweep.run_record import RunRecord
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.samples import mean_targets
 from policy_engine.sweep.target_constraints import target_constraints
 
@@ -82,20 +84,21 @@ def test_constraints_are_one_per_criterion_and_read_the_worst_type():
     constraints = target_constraints(topology)
     assert [c.text for c in constraints] == ["target training/research wait p95 <= 1h 00m",
                                              "target training/research own utilisation >= 50%"]
-    record = {"status": "ok", "targets": [
+    record = RunRecord(index=0, values={}, targets=(
         {"target": 0, "criterion": "min_utilisation", "instance_type": "x", "margin": 0.1, "actual": 0.6,
          "met": True},
         {"target": 0, "criterion": "min_utilisation", "instance_type": "y", "margin": -0.2, "actual": 0.3,
-         "met": False}]}
+         "met": False}))
     assert constraints[1].violation(record) == 0.2 and not constraints[1].holds(record)
     assert constraints[1].verdict(record) == "30.0%: violated by 20.0 points"  # the worst type's figure
     assert constraints[1].shown is not None and constraints[1].shown(0.2) == "20.0 points"
-    assert not constraints[0].holds({"status": "invalid"})
+    assert not constraints[0].holds(RunRecord(index=0, values={}, status=RunStatus.INVALID))
 
 
 def test_over_workload_samples_a_target_is_judged_on_the_mean_figure():
-    runs = [{"targets": [{"target": 0, "criterion": "wait_p95", "instance_type": None, "goal": 100, "actual": a,
-                          "jobs": 2, "met": a <= 100, "margin": 100 - a}]} for a in (50, 170)]
+    runs = [RunRecord(index=0, values={}, targets=({"target": 0, "criterion": "wait_p95", "instance_type": None,
+                                                    "goal": 100, "actual": a, "jobs": 2, "met": a <= 100,
+                                                    "margin": 100 - a},)) for a in (50, 170)]
     (mean,) = mean_targets(runs)
     assert (mean["actual"], mean["margin"], mean["met"]) == (110, -10, False)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from policy_engine.simulation.scenarios.workload import load_scenario
 from policy_engine.sweep.executor import InProcess
 from policy_engine.sweep.expressions import parse_constraint, parse_expression
 from policy_engine.sweep.grammar import parse_vary
+from policy_engine.sweep.run_record import RunRecord
+from policy_engine.sweep.run_status import RunStatus
 from policy_engine.sweep.tune import Objective, tune
 from tests.policy_engine.sweep.scenarios import KNOWN_OPTIMUM
 
@@ -67,7 +70,7 @@ def test_the_search_is_deterministic_and_does_not_depend_on_completion_order(kno
 
     first = tune(scenario, axes, objective, [], 6, InProcess(), seed=3)
     second = tune(scenario, axes, objective, [], 6, Reversed(), seed=3)
-    assert [r["values"] for r in first.runs] == [r["values"] for r in second.runs]
+    assert [r.values for r in first.runs] == [r.values for r in second.runs]
 
 
 def test_two_objectives_give_the_pareto_front_and_pick_chooses_a_point(tmp_path: Path):
@@ -106,21 +109,21 @@ def test_two_objectives_give_the_pareto_front_and_pick_chooses_a_point(tmp_path:
 
 def test_constraints_read_share_metrics_and_guarantees(known: Path):
     scenario = load_scenario(known)
-    run = {"status": "ok", "summary": {"wait_p95": 10, "cluster_utilisation": 0.5},
-           "shares": [{"share": "q/A", "instance_type": "ml.g5.xlarge", "wait_p95": 700, "preemptions": 0},
-                      {"share": "q/B", "instance_type": "ml.g5.xlarge", "wait_p95": 5, "preemptions": 2}]}
+    run = RunRecord(index=0, values={}, summary={"wait_p95": 10, "cluster_utilisation": 0.5},
+                    shares=({"share": "q/A", "instance_type": "ml.g5.xlarge", "wait_p95": 700, "preemptions": 0},
+                            {"share": "q/B", "instance_type": "ml.g5.xlarge", "wait_p95": 5, "preemptions": 2}))
     assert parse_constraint("share(q/A).wait_p95 <= 600", scenario.topology).violation(run) == 100
     assert parse_constraint("share(B).wait_p95 <= 600", scenario.topology).holds(run)
     assert parse_constraint("max(preemptions) < 2", scenario.topology).holds(run) is False
     assert parse_constraint("guarantees", scenario.topology).holds(run)  # no share is promised never_preempted
     # a bound as people write it: a duration for a wait, a percentage for a utilisation
-    wait = run["summary"]["wait_p95"]
+    wait = run.summary["wait_p95"]
     hours = parse_constraint(f"wait_p95 <= {wait / 3600 + 1}h", scenario.topology)
     assert hours.bound == pytest.approx(wait + 3600) and hours.holds(run)
     assert hours.verdict(run).endswith("holds, 1h 00m to spare")
     assert parse_constraint("cluster_utilisation >= 60%", scenario.topology).verdict(run) == \
         "50.0%: violated by 10.0 points"
-    assert not parse_constraint("guarantees", scenario.topology).holds({"status": "invalid"})
+    assert not parse_constraint("guarantees", scenario.topology).holds(replace(run, status=RunStatus.INVALID))
 
 
 @pytest.mark.parametrize(("flag", "value", "expected"), [

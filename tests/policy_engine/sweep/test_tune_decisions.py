@@ -196,6 +196,26 @@ def test_workload_samples_rank_by_the_mean_and_count_wins_on_a_local_cluster(tmp
     assert "spread over 5 workload samples" in text and f"{out['wins']} of 5" in text
 
 
+def test_a_bill_objective_over_workload_samples_prices_each_sample(tmp_path: Path):
+    """Each sample keeps its own bill ledger: the spread lists each sample's bill and the run's bill is their
+    mean (it raised ``ValueError`` on a sample with no ledger)."""
+    data = yaml.safe_load(KNOWN_OPTIMUM)
+    data["jobs"] = [{"name": f"{team}{d}-{i}", "share": team.upper(), "submit_at": d * DAY + 10 * i,
+                     "duration": 3600 * (1 + i + d % 3)} for d in range(4) for team in "ab" for i in range(2)]
+    path = tmp_path / "days.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("currency: USD\nper_instance_hour: {ml.g5.xlarge: 2.5}\n", encoding="utf-8")
+    result = invoke("tune", str(path), "--vary", f"{TRANSFER}=0..1", "--budget", "2", "--workers", "1", "--quiet",
+                    "--workload-samples", "3", "--seed", "1", "--minimize", "bill", "--prices", str(prices),
+                    "--format", "json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    bills = out["spread"]["best"]["values"]
+    assert len(bills) == 3 and len(set(bills)) > 1  # the samples differ, so their bills do
+    assert out["best"]["costs"]["bill"]["total"] == pytest.approx(sum(bills) / 3)
+
+
 def test_a_scenario_whose_actions_name_jobs_cannot_be_resampled(tmp_path: Path):
     data = yaml.safe_load(KNOWN_OPTIMUM)
     data["actions"] = [{"at": 10, "update_priority": {"job": "a1", "priority": 5}}]

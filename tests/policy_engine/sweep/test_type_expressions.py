@@ -10,6 +10,7 @@ import pytest
 from policy_engine.foundation.units import Unit
 from policy_engine.inputs.loading import topology_from_data
 from policy_engine.sweep.expressions import ExpressionError, parse_constraint, parse_expression
+from policy_engine.sweep.run_record import RunRecord
 from tests.cli import invoke
 from tests.policy_engine.simulation.results.test_type_usage import G5, P4, TWO_TYPES, write_two_types
 
@@ -38,7 +39,8 @@ def test_a_sweep_ranks_by_one_types_utilisation(two_types: Path):
 
 def test_per_type_and_per_share_type_figures_read_the_run(two_types: Path):
     topology = topology_from_data(TWO_TYPES["topology"])
-    record = json.loads(invoke("simulate", str(two_types), "--format", "json").stdout)
+    simulated = json.loads(invoke("simulate", str(two_types), "--format", "json").stdout)
+    record = RunRecord(index=0, values={}, summary=simulated["summary"], shares=tuple(simulated["shares"]))
     assert parse_expression(f"utilisation({P4})", topology)(record) == 0.5
     assert parse_expression(f"idle_instance_hours({G5})", topology)(record) == 12
     # A's own 2 p4d instances were busy for 1 h of 2; B lent its 2 for that hour

@@ -11,6 +11,7 @@ import yaml
 from policy_engine.simulation.results.type_usage import from_summary, weighted_utilisation
 from policy_engine.simulation.scenarios.workload import load_scenario
 from policy_engine.sweep.executor import InProcess
+from policy_engine.sweep.run_record import RunRecord
 from policy_engine.sweep.samples import mean_record
 from policy_engine.sweep.split import simulate_parallel, split
 from tests.cli import invoke
@@ -109,9 +110,12 @@ def test_a_run_split_over_workers_gives_the_same_figures_per_type(tmp_path: Path
 
 
 def test_workload_samples_average_each_types_figures():
-    runs = [{"summary": {"jobs": jobs, "instance_types": {P4: {"utilisation": u, "jobs": jobs}}}, "shares": []}
+    runs = [RunRecord(index=0, values={},
+                      summary={"jobs": jobs, "instance_types": {P4: {"utilisation": u, "jobs": jobs}}})
             for jobs, u in ((2, 0.5), (4, 0.25))]
-    assert mean_record(runs)["summary"]["instance_types"] == {P4: {"utilisation": 0.375, "jobs": 3}}
+    mean = mean_record(runs)
+    assert mean.summary["instance_types"] == {P4: {"utilisation": 0.375, "jobs": 3}}
+    assert [sample.summary for sample in mean.samples] == [run.summary for run in runs]  # each sample's own
 
 
 def test_the_reports_hook_for_prices_shows_an_all_types_figure_only_when_every_type_has_one(two_types: Path):
