@@ -187,6 +187,8 @@ class BatchQuotaChecks:
         return self._report(violations)
 
     def _severity(self, finding: Finding) -> str:
+        if finding.severity is Severity.INFO:
+            return "info"
         if finding.severity is Severity.WARNING:
             return "error" if self._strict else "warning"
         return "error" if REGISTRY[finding.rule].can_suppress(finding.severity) else "fatal"

@@ -13,7 +13,7 @@ from constructs import Construct
 
 from policy_engine.foundation import limits
 from policy_engine.foundation import model as m
-from policy_engine.foundation.aws_rules import SharingProblem, sharing_problems
+from policy_engine.foundation.aws_rules import SharingProblem, sharing_problems, written_borrow_limit
 from quota_constructs.arns import split_quota_share_arn
 from quota_constructs.base import QuotaShareBase, TrainingJobQueueBase
 from quota_constructs.validation import STATES, STRATEGIES, Where, construct_path
@@ -23,7 +23,7 @@ class QuotaShare(QuotaShareBase):
     """A quota share: capacity per instance type, strategy, borrow limit and in-share preemption.
 
     ``borrow_limit`` (percent of ``capacity``, ``model.UNLIMITED_BORROW`` = unlimited) is only valid with
-    ``LEND_AND_BORROW``; ``None`` leaves AWS's default (-1).
+    ``LEND_AND_BORROW``; ``None`` is AWS's default (-1), written explicitly (``aws_rules.written_borrow_limit``).
     """
 
     def __init__(
@@ -69,7 +69,7 @@ class QuotaShare(QuotaShareBase):
                 for unit, count in capacity_limits
             ],
             resource_sharing_configuration=batch.CfnQuotaShare.QuotaShareResourceSharingConfigurationProperty(
-                strategy=strategy, borrow_limit=borrow_limit
+                strategy=strategy, borrow_limit=written_borrow_limit(strategy, borrow_limit)
             ),
             preemption_configuration=batch.CfnQuotaShare.QuotaSharePreemptionConfigurationProperty(
                 in_share_preemption="ENABLED" if in_share_preemption else "DISABLED"

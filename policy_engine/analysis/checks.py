@@ -17,7 +17,7 @@ from policy_engine.analysis.summary import ShareSummary, summarize_all
 from policy_engine.foundation.findings import Finding, Severity
 from policy_engine.foundation.model import Suppression, Topology
 
-_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1}
+_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,11 @@ class CheckReport:
     def warnings(self) -> list[Finding]:
         """Warnings not suppressed: each fails ``check --strict``."""
         return [f for f in self.findings if f.severity is Severity.WARNING and f.suppressed is None]
+
+    @property
+    def notes(self) -> list[Finding]:
+        """Notes (``info``) not suppressed: shown, never failing, not even with ``--strict``."""
+        return [f for f in self.findings if f.severity is Severity.INFO and f.suppressed is None]
 
     @property
     def suppressed(self) -> list[Finding]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from policy_engine.foundation import limits
+from policy_engine.foundation.model import UNLIMITED_BORROW
 
 
 class SharingProblem(Enum):
@@ -32,6 +33,16 @@ def sharing_problems(strategy: str, borrow_limit: object) -> tuple[SharingProble
             borrow_limit):
         problems.append(SharingProblem.OUT_OF_RANGE)
     return tuple(problems)
+
+
+def written_borrow_limit(strategy: str, borrow_limit: int | None) -> int | None:
+    """The ``borrowLimit`` everything the project writes gives a share (templates, ``import`` and ``tune -o`` files,
+    the endpoint's answers): every LEND_AND_BORROW share's explicitly, unset as -1 (unlimited, what AWS applies
+    anyway), so that no reader or client (the SageMaker notebook helper drops ``borrowLimit: 0``) falls back to a
+    default; never another share's (``None``: AWS refuses it)."""
+    if strategy != "LEND_AND_BORROW":
+        return None
+    return UNLIMITED_BORROW if borrow_limit is None else borrow_limit
 
 
 class TagRule(Enum):

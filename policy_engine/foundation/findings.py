@@ -10,10 +10,12 @@ from policy_engine.foundation.diagnostics import ObjectRef
 
 
 class Severity(StrEnum):
-    """``error`` fails ``check`` (exit 1) and ``cdk synth``; ``warning`` is reported only."""
+    """``error`` fails ``check`` (exit 1) and ``cdk synth``; ``warning`` is reported only (``--strict`` fails on it);
+    ``info`` notes a choice worth knowing, never failing anything."""
 
     ERROR = "error"
     WARNING = "warning"
+    INFO = "info"
 
 
 @dataclass(frozen=True)

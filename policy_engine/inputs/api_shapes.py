@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from policy_engine.foundation.aws_rules import written_borrow_limit
 from policy_engine.foundation.model import UNLIMITED_BORROW, split_system_tags
 
 #: The statuses in which an object's properties are settled and can be imported.
@@ -57,7 +58,7 @@ def share_data(summary: Mapping[str, Any], tags: Mapping[str, str] | None) -> di
     """A ``ListQuotaShares`` entry (or ``DescribeQuotaShare``) and its tags -> a ``shares`` item.
 
     A borrow limit is written only where it means something: AWS reports its default (-1)
-    on shares that cannot borrow, which the file leaves unset.
+    on shares that cannot borrow, which the file leaves unset; a LEND_AND_BORROW share's is always written.
     """
     sharing = summary.get("resourceSharingConfiguration") or {}
     strategy = sharing.get("strategy")
@@ -67,7 +68,9 @@ def share_data(summary: Mapping[str, Any], tags: Mapping[str, str] | None) -> di
         "strategy": strategy,
     }
     borrow = sharing.get("borrowLimit")
-    if borrow is not None and (strategy == "LEND_AND_BORROW" or borrow != UNLIMITED_BORROW):
+    if strategy == "LEND_AND_BORROW":  # explicit, unset as -1 (``aws_rules.written_borrow_limit``)
+        data["borrow_limit"] = written_borrow_limit(strategy, borrow)
+    elif borrow is not None and borrow != UNLIMITED_BORROW:
         data["borrow_limit"] = borrow
     if (summary.get("preemptionConfiguration") or {}).get("inSharePreemption") == "ENABLED":
         data["in_share_preemption"] = True
@@ -87,7 +90,7 @@ def queue_data(
     """A ``DescribeJobQueues`` entry, its environment's and policy's names and its shares -> a ``job_queues`` item."""
     name = detail["jobQueueName"]
     data: dict[str, Any] = {"name": name, "service_environment": environment}
-    if detail.get("priority", 1) != 1:
+    if "priority" in detail:  # explicit, 0 included (``file_data``)
         data["priority"] = detail["priority"]
     if detail.get("state", "ENABLED") != "ENABLED":
         data["state"] = detail["state"]

@@ -60,6 +60,16 @@ class Use(NamedTuple):
     instances: int
 
 
+class Hold(NamedTuple):
+    """A SCHEDULED plan job's wait for an instance of its plan (``start`` to ``end``), holding its share's quota."""
+
+    job: str
+    share: str
+    start: float
+    end: float
+    instances: int
+
+
 @dataclass
 class ShareUse:
     """One share's figures in one window, in instance-seconds (reports show hours)."""
@@ -108,7 +118,7 @@ PendingTimer = tuple[int, Cause, Detail]
 class PlanState:
     """A plan's windows and the jobs waiting for it: SCHEDULED ones (dispatched) and held RUNNABLE ones."""
 
-    __slots__ = ("held", "instance_type", "name", "unarmed", "waiting", "windows")
+    __slots__ = ("held", "holds", "instance_type", "name", "unarmed", "waiting", "windows")
 
     def __init__(self, plan: TrainingPlan, start: datetime | None):
         self.name = plan.name
@@ -123,6 +133,8 @@ class PlanState:
         #: pending timers not yet on the heap -> (deadline, the event's data): armed when no window event of the
         #: plan comes first, so that a job which gets an instance leaves no timer behind to prolong the run
         self.unarmed: dict[Job, tuple[float, PendingTimer]] = {}
+        #: every ended SCHEDULED wait for an instance (``Hold``): ``plan_hold_seconds`` and the idle attribution
+        self.holds: list[Hold] = []
 
     def open_window(self, now: float) -> Window | None:
         return next((window for window in self.windows if window.accepts(now)), None)
@@ -189,7 +201,7 @@ class PlanGate:
         waited = state.waiting.pop(job, None)
         now = self.host.now
         if waited is not None:
-            self._count_held(job, state, now - waited[1])
+            self._count_held(job, state, waited[1], now)
             return
         window = self.on_window.pop(job, None)
         if window is None:
@@ -280,7 +292,7 @@ class PlanGate:
                 continue
             if self._take(state, job, now):
                 del state.waiting[job]
-                self._count_held(job, state, now - since)
+                self._count_held(job, state, since, now)
                 self.host.start_scheduled(job)
 
     def _opened(self, state: PlanState) -> None:
@@ -343,20 +355,24 @@ class PlanGate:
             return
         self._join_line(job)
 
-    def _count_held(self, job: Job, state: PlanState, seconds: float) -> None:
-        key = (job.spec.share, state.name)
-        self.held_quota[key] = self.held_quota.get(key, 0.0) + seconds * job.spec.instances
+    def _count_held(self, job: Job, state: PlanState, since: float, now: float) -> None:
+        spec = job.spec
+        key = (spec.share, state.name)
+        self.held_quota[key] = self.held_quota.get(key, 0.0) + (now - since) * spec.instances
+        state.holds.append(Hold(spec.name, spec.share, since, now, spec.instances))
 
     # --- figures -------------------------------------------------------------------------------
 
     def report(self, now: float) -> PlanReport:
         """Each plan's windows and each share's use of them, up to ``now`` (open attempts and waits counted)."""
         held = dict(self.held_quota)
+        holds: dict[str, list[Hold]] = {name: list(state.holds) for name, state in self.plans.items()}
         for state in self.plans.values():
             for job, (_, since) in state.waiting.items():
                 if job.status in ACTIVE:
                     key = (job.spec.share, state.name)
                     held[key] = held.get(key, 0.0) + (now - since) * job.spec.instances
+                    holds[state.name].append(Hold(job.spec.name, job.spec.share, since, now, job.spec.instances))
         plans = []
         for state in self.plans.values():
             windows = []
@@ -372,7 +388,7 @@ class PlanGate:
                                              tuple(window.cuts)))
             plans.append(PlanFigures(state.name, state.instance_type, windows,
                                      {share: seconds for (share, plan), seconds in sorted(held.items())
-                                      if plan == state.name}))
+                                      if plan == state.name}, tuple(holds[state.name])))
         return PlanReport(plans)
 
 
@@ -419,6 +435,8 @@ class PlanFigures:
     windows: list[WindowFigures]
     #: instance-seconds of quota SCHEDULED jobs of each share held while waiting for an instance of the plan
     held_quota: dict[str, float]
+    #: each of those waits, job by job (``Hold``), in the order they ended (those still on at the report time last)
+    holds: tuple[Hold, ...] = ()
 
     @property
     def paid(self) -> float:

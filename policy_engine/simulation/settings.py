@@ -34,6 +34,18 @@ class PlanEnd(StrEnum):
     FAIL = "fail"
 
 
+class SameInstant(StrEnum):
+    """How a scenario's inputs that share an instant (submissions and actions) are applied (docs/simulator.md).
+
+    ``TOGETHER``: after the instant's completions, all in one scheduling pass (priority updates and topology
+    changes first, then the submissions in workload order). ``ONE_BY_ONE``: as calls to AWS Batch (and
+    ``batch-quota serve``) are handled: the instant's own events and their pass first, then each input with its
+    own pass, in call order (an action's ``after_submissions`` places it among the instant's submissions)."""
+
+    TOGETHER = "together"
+    ONE_BY_ONE = "one_by_one"
+
+
 def _choice(name: str, value: object, kind: type[StrEnum]) -> StrEnum:
     """A setting's text as its enum value, once, or ``ValueError`` naming the choices."""
     if isinstance(value, kind):
@@ -65,12 +77,18 @@ class SimulationSettings:
     plan_pending_end: PlanEnd = PlanEnd.RETRY
     #: The instant simulated second 0 stands for (a scenario's ``start:``): what ISO 8601 plan windows count from.
     start: datetime | None = None
+    #: Inputs of one instant in one scheduling pass, or one pass per input in call order (``SameInstant``).
+    same_instant: SameInstant = SameInstant.TOGETHER
+    #: Every instant the engine computes (an attempt's end, a start-up's, a time limit's) rounded to the
+    #: millisecond, as AWS's API shows times: ``serve`` and ``history --scenario`` set it, so that a replay meets
+    #: the instants the endpoint met whatever its time 0 (float sums of other origins round apart).
+    millisecond_instants: bool = False
 
     def __post_init__(self) -> None:
         # the types the (compiled) engine reads: numpy scalars and 0/1 from a data frame become them exactly
         for name in ("startup_delay", "preemption_delay", "min_runtime"):
             object.__setattr__(self, name, exact_number(name, getattr(self, name)))
-        for name in ("backfill", "utilisation_series", "usage_log"):
+        for name in ("backfill", "utilisation_series", "usage_log", "millisecond_instants"):
             object.__setattr__(self, name, exact_flag(name, getattr(self, name)))
         if not self.min_runtime >= 0:
             raise ValueError(f"min_runtime must be a number of seconds >= 0, got {self.min_runtime}")
@@ -80,6 +98,7 @@ class SimulationSettings:
         object.__setattr__(self, "plan_dispatch", _choice("plan_dispatch", self.plan_dispatch, PlanDispatch))
         for name in ("plan_window_end", "plan_pending_end"):
             object.__setattr__(self, name, _choice(name, getattr(self, name), PlanEnd))
+        object.__setattr__(self, "same_instant", _choice("same_instant", self.same_instant, SameInstant))
 
     def policy(self) -> VictimPolicy:
         return POLICIES[self.victim_policy]
@@ -92,10 +111,13 @@ class PriorityUpdate:
     at: float
     job: str
     priority: int
+    #: ``SameInstant.ONE_BY_ONE``: how many of the instant's submissions come before it (its call's place)
+    after_submissions: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "at", exact_number("at", self.at))
         object.__setattr__(self, "priority", exact_integer("priority", self.priority))
+        object.__setattr__(self, "after_submissions", exact_integer("after_submissions", self.after_submissions))
 
 
 @dataclass(frozen=True)
@@ -107,9 +129,12 @@ class JobTermination:
     at: float
     job: str
     reason: str = ""
+    #: ``SameInstant.ONE_BY_ONE``: how many of the instant's submissions come before it (its call's place)
+    after_submissions: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "at", exact_number("at", self.at))
+        object.__setattr__(self, "after_submissions", exact_integer("after_submissions", self.after_submissions))
 
     @property
     def status_reason(self) -> str:

@@ -25,6 +25,8 @@ class TimerHost(Protocol):
     def push(self, time: float, phase: Phase, kind: Kind, subject: object, data: object = None,
              order: int = 0) -> None: ...
 
+    def instant(self, time: float) -> float: ...
+
     def transition(self, job: Job, to: Status, cause: Cause, detail: Detail = None) -> None: ...
 
     def touch(self, share: ShareCapacity) -> None: ...
@@ -67,7 +69,8 @@ class TimeLimits:
                 self.timers.pop(share, None)
             elif timer is None or timer[0] is not head:
                 self.timers[share] = (head, action)
-                engine.push(engine.now + action.max_time_seconds, Phase.LIMIT, Kind.LIMIT, share, head, head.seq)
+                engine.push(engine.instant(engine.now + action.max_time_seconds), Phase.LIMIT, Kind.LIMIT, share, head,
+                            head.seq)
 
     def expired(self, share: ShareCapacity, job: Job) -> None:
         """A timer ran out: the head it was started for is terminated if it is still the waiting head."""

@@ -71,6 +71,8 @@ class ShareUpdate:
     at: float
     share: str
     changes: Mapping[str, Any] = field(default_factory=dict)
+    #: ``SameInstant.ONE_BY_ONE``: how many of the instant's submissions come before it (its call's place)
+    after_submissions: int = 0
 
     def apply(self, engine: RunningEngine) -> None:
         now = engine.now
@@ -111,6 +113,8 @@ class EnvironmentUpdate:
     at: float
     name: str
     capacity: Mapping[str, int] = field(default_factory=dict)
+    #: ``SameInstant.ONE_BY_ONE``: how many of the instant's submissions come before it (its call's place)
+    after_submissions: int = 0
 
     def apply(self, engine: RunningEngine) -> None:
         pools = environment_pools(engine.pools, self.name)

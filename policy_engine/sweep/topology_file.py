@@ -18,6 +18,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.util import load_yaml_guess_indent
 
+from policy_engine.foundation.file_data import topology_file_data
 from policy_engine.foundation.model import TARGET_DURATIONS, Topology
 from policy_engine.foundation.units import duration_spec
 
@@ -27,8 +28,9 @@ WRITABLE_SUFFIXES = (*YAML_SUFFIXES, ".json")
 
 
 def topology_data(topology: Topology) -> dict[str, Any]:
-    """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out, durations as ``12h``)."""
-    data = topology.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    """The topology in the file format ``check`` and ``cdk synth`` read (defaults left out but a queue's priority and
+    a LEND_AND_BORROW share's borrow limit, ``file_data``; durations as ``12h``)."""
+    data = topology_file_data(topology, exclude_none=True)
     for target in data.get("targets", []):
         target.update({key: duration_spec(target[key]) for key in TARGET_DURATIONS if key in target})
     return data
@@ -36,12 +38,14 @@ def topology_data(topology: Topology) -> dict[str, Any]:
 
 def _merge(node: Any, old: Any, new: Any) -> Any:
     """``node`` (the file's value for ``old``) changed to say ``new``: mappings and same-length lists are edited in
-    place, key by key and item by item; anything else is replaced."""
+    place, key by key and item by item; anything else is replaced. Unchanged mappings and lists are visited too,
+    so that a value every written file states (``file_data``: a queue's priority, a LEND_AND_BORROW share's borrow
+    limit) is added where the author left it out."""
     if isinstance(old, dict) and isinstance(new, dict) and isinstance(node, MutableMapping):
         for key, value in new.items():
             if key not in node:
                 node[key] = value
-            elif old.get(key) != value:
+            elif old.get(key) != value or isinstance(value, (dict, list)):
                 node[key] = _merge(node[key], old.get(key), value)
         for key in [key for key in old if key not in new and key in node]:
             del node[key]  # back to its default
@@ -49,7 +53,7 @@ def _merge(node: Any, old: Any, new: Any) -> Any:
     if (isinstance(old, list) and isinstance(new, list) and isinstance(node, MutableSequence)
             and len(old) == len(new) == len(node)):
         for index, (before, after) in enumerate(zip(old, new, strict=True)):
-            if before != after:
+            if before != after or isinstance(after, (dict, list)):
                 node[index] = _merge(node[index], before, after)
         return node
     return new

@@ -280,3 +280,23 @@ def test_tag_resource_cannot_retag_a_job_that_already_carries_a_share_tag(built)
     granted = [s["Action"] for role in ("tagged", "capped", "reader")
                for s in _statements(template, _role_id(template, role))]
     assert "batch:UntagResource" not in granted  # removing a tag would reopen the same hole
+
+
+def test_every_written_borrow_limit_and_priority_is_explicit():
+    """A LEND_AND_BORROW share without ``borrow_limit`` is written with -1 (AWS's default, explicit: a client that
+    drops an unset or zero value then changes nothing), the others with none (AWS refuses it); a queue's priority
+    0 is written too."""
+    stack = Stack(fast_app(), "Explicit")
+    env = ServiceEnvironment(stack, "Env", service_environment_name="gpu-env", capacity={G5: 3})
+    queue = TrainingJobQueue(stack, "Queue", job_queue_name="training", service_environment=env, priority=0)
+    queue.add_quota_share("Unset", quota_share_name="unset", capacity={G5: 1}, strategy="LEND_AND_BORROW")
+    queue.add_quota_share("Zero", quota_share_name="zero", capacity={G5: 1}, strategy="LEND_AND_BORROW",
+                          borrow_limit=0)
+    queue.add_quota_share("Lends", quota_share_name="lends", capacity={G5: 1}, strategy="LEND")
+    template = Template.from_stack(stack)
+    sharing = {share["Properties"]["QuotaShareName"]: share["Properties"]["ResourceSharingConfiguration"]
+               for share in template.find_resources("AWS::Batch::QuotaShare").values()}
+    assert sharing == {"unset": {"Strategy": "LEND_AND_BORROW", "BorrowLimit": -1},
+                       "zero": {"Strategy": "LEND_AND_BORROW", "BorrowLimit": 0}, "lends": {"Strategy": "LEND"}}
+    template.has_resource_properties("AWS::Batch::JobQueue", {"JobQueueName": "training", "Priority": 0})
+    assert cfn_lint_errors(template.to_json()) == []

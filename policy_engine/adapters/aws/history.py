@@ -56,6 +56,9 @@ class HistoryStats:
     initial_priorities: int = 0
     #: Jobs by id, for the ones the replay's actions name (``wanted``).
     jobs: dict[str, JobRef] = field(default_factory=dict)
+    #: The instants (epoch ms) of ``watch`` at which jobs were submitted, and how many: where changes and submissions
+    #: meet.
+    shared_instants: Counter[int] = field(default_factory=Counter)
 
 
 @dataclass(frozen=True)
@@ -91,11 +94,12 @@ def duration_of(job: Shape, payload: Shape, served: bool, now_ms: int) -> Durati
 def write_history(api: Api, queue: str, since_ms: int, handle: IO[str], workers: int = 8,
                   progress: Callable[[int], None] | None = None, now_ms: int | None = None,
                   initial_priority: dict[str, int] | None = None, wanted: Collection[str] = (),
-                  served: bool = False) -> HistoryStats:
+                  served: bool = False, watch: Collection[int] = ()) -> HistoryStats:
     """Write ``queue``'s jobs created at or after ``since_ms`` to ``handle`` as CSV, oldest first.
 
     ``initial_priority``: job id -> the priority it was submitted with (CloudTrail), for jobs whose priority
-    changed since; ``wanted``: job ids whose workload names the replay's actions need (``stats.jobs``).
+    changed since; ``wanted``: job ids whose workload names the replay's actions need (``stats.jobs``); ``watch``:
+    instants (epoch ms) of changes, to tell which a submission shares (``stats.shared_instants``).
     """
     import time
 
@@ -103,6 +107,7 @@ def write_history(api: Api, queue: str, since_ms: int, handle: IO[str], workers:
     stats = HistoryStats(end_ms=now_ms)
     priorities = initial_priority or {}
     wanted_ids = set(wanted)
+    watched = set(watch)
 
     def in_window() -> Iterator[dict[str, Any]]:
         for summary in service_jobs.list_jobs_since(api, queue, since_ms):
@@ -123,6 +128,8 @@ def write_history(api: Api, queue: str, since_ms: int, handle: IO[str], workers:
             offsets.append(spill.tell())
             spill.write(json.dumps(row, separators=(",", ":")) + "\n")
             created = row["created"]
+            if created in watched:
+                stats.shared_instants[created] += 1
             stats.t0_ms = created if stats.t0_ms is None else min(stats.t0_ms, created)
             stats.end_ms = max(stats.end_ms, created, row["start"] or 0, row["end"] or 0)
             stats.by_status[row["status"]] += 1

@@ -12,13 +12,14 @@ What cannot be replayed (job queue updates) is named too, never dropped in silen
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from policy_engine.adapters.aws.trail import QUEUE_EVENTS, Change, EventName, Trail
 from policy_engine.inputs import api_shapes as shapes
 from policy_engine.simulation.results.numbers import as_number
+from policy_engine.simulation.settings import SameInstant
 
 #: A share's fields a call may set, in the topology file's names.
 SHARE_FIELDS = ("capacity", "strategy", "borrow_limit", "in_share_preemption", "state")
@@ -32,6 +33,36 @@ class JobRef:
 
     name: str
     created_ms: int
+
+
+#: A timed action: (epoch ms, order among the changes when CloudTrail cannot tell, the call, the action, whether it
+#: was moved to its job's submission).
+Timed = tuple[int, int, Change, dict[str, Any], bool]
+
+
+@dataclass(frozen=True)
+class Calls:
+    """The order of the calls that share an instant (``trail.calls_at``), for the instants where it matters."""
+
+    queue: str
+    at: Mapping[int, Sequence[Change]] = field(default_factory=dict)
+    #: how many of the queue's jobs were submitted at each instant where a change was made (``watch``)
+    submissions: Mapping[int, int] = field(default_factory=dict)
+
+    def place(self, at_ms: int, event_id: str | None) -> tuple[int, int] | None:
+        """``(index among the instant's calls, this queue's submissions before it)``; ``None`` when the instant's
+        order is unknown. A call not found there (``event_id`` None: moved to the instant) comes after them all."""
+        seen = self.at.get(at_ms)
+        if seen is None:
+            return None
+        submissions = 0
+        for index, change in enumerate(seen):
+            if change.event_id == event_id:
+                return index, submissions
+            if change.name is EventName.SUBMIT_SERVICE_JOB and shapes.name_from_arn(
+                    str(change.request.get("jobQueue") or "")) == self.queue:
+                submissions += 1
+        return len(seen), submissions
 
 
 @dataclass
@@ -92,28 +123,43 @@ def stamp(ms: int) -> str:
 
 
 def build_replay(current: dict[str, Any], queue: str, trail: Trail, t0_ms: int,
-                 jobs: Mapping[str, JobRef]) -> Replay:
+                 jobs: Mapping[str, JobRef], calls: Calls | None = None) -> Replay:
     """The scenario of the window from time ``t0_ms`` on: ``current`` (the account's topology mapping now, for
-    ``queue`` only) unwound to ``t0_ms``, and the window's changes as actions. ``jobs``: job id -> its ref."""
+    ``queue`` only) unwound to ``t0_ms``, and the window's changes as actions. ``jobs``: job id -> its ref;
+    ``calls``: the order of calls at the instants where changes and submissions share a millisecond."""
     queue_data = next(q for q in current["job_queues"] if q["name"] == queue)
     environment = queue_data["service_environment"]
     replay = Replay(current)
-    timed: list[tuple[int, int, dict[str, Any]]] = []  # (ms, CloudTrail order, action)
+    calls = calls or Calls(queue)
+    timed: list[Timed] = []
     _jobs(trail, t0_ms, jobs, timed, replay)
-    _shares(trail, queue, queue_data, t0_ms, timed, replay)
+    _shares(trail, queue, queue_data, t0_ms, timed, replay, calls)
     _environment(trail, environment, current, t0_ms, timed, replay)
     for change in trail.of(*QUEUE_EVENTS):
         ref = str(change.request.get("jobQueue") or "")
         if shapes.name_from_arn(ref) == queue and change.at_ms >= t0_ms:
             replay.notes.append(f"{change.name} of job queue {queue} at {stamp(change.at_ms)} is not replayed "
                                 "(a scenario has no job queue action)")
-    timed.sort(key=lambda item: (item[0], item[1]))
-    replay.actions = [action for _, _, action in timed]
+    replay.actions = [action for _, action in sorted(_placed(item, calls) for item in timed)]
     return replay
 
 
-def _jobs(trail: Trail, t0_ms: int, jobs: Mapping[str, JobRef], timed: list[tuple[int, int, dict[str, Any]]],
-          replay: Replay) -> None:
+def _placed(item: Timed, calls: Calls) -> tuple[tuple[int, int, int], dict[str, Any]]:
+    """An action's sort key (its instant, its call's place there, CloudTrail's order) and the action with its
+    ``after_submissions`` (the replay's ``same_instant: one_by_one``) where submissions of the instant precede it."""
+    at_ms, order, change, action, moved = item
+    place = calls.place(at_ms, None if moved else change.event_id)
+    if place is None:  # the order is unknown: a job's own change after its submission, others before all
+        own = "update_priority" in action or "terminate_job" in action
+        place = (order, calls.submissions.get(at_ms, 0) if own else 0)
+    index, after = place
+    if after:
+        action = {"at": action["at"], "after_submissions": after,
+                  **{key: value for key, value in action.items() if key != "at"}}
+    return (at_ms, index, order), action
+
+
+def _jobs(trail: Trail, t0_ms: int, jobs: Mapping[str, JobRef], timed: list[Timed], replay: Replay) -> None:
     for order, change in enumerate(trail.of(EventName.UPDATE_SERVICE_JOB, EventName.TERMINATE_SERVICE_JOB,
                                             EventName.TERMINATE_SERVICE_JOBS)):
         request = change.request
@@ -126,7 +172,8 @@ def _jobs(trail: Trail, t0_ms: int, jobs: Mapping[str, JobRef], timed: list[tupl
             if job is None:  # another queue's job, or one outside the window
                 continue
             at_ms = change.at_ms
-            if at_ms < job.created_ms:
+            moved = at_ms < job.created_ms
+            if moved:
                 at_ms = job.created_ms
                 replay.moved += 1
             if change.name is EventName.UPDATE_SERVICE_JOB:
@@ -134,11 +181,11 @@ def _jobs(trail: Trail, t0_ms: int, jobs: Mapping[str, JobRef], timed: list[tupl
                                                             "priority": request.get("schedulingPriority", 0)}}
             else:
                 body = {"terminate_job": {"job": job.name, "reason": str(request.get("reason") or "")}}
-            timed.append((at_ms, order, {"at": _seconds(at_ms, t0_ms), **body}))
+            timed.append((at_ms, order, change, {"at": _seconds(at_ms, t0_ms), **body}, moved))
 
 
-def _shares(trail: Trail, queue: str, queue_data: dict[str, Any], t0_ms: int,
-            timed: list[tuple[int, int, dict[str, Any]]], replay: Replay) -> None:
+def _shares(trail: Trail, queue: str, queue_data: dict[str, Any], t0_ms: int, timed: list[Timed], replay: Replay,
+            calls: Calls) -> None:
     by_share: dict[str, list[Change]] = {}
     for change in trail.of(*_SHARE_EVENTS):
         name = _share_key(change, queue)
@@ -147,8 +194,10 @@ def _shares(trail: Trail, queue: str, queue_data: dict[str, Any], t0_ms: int,
     shares = {share["name"]: share for share in queue_data["shares"]}
     order = list(shares)
     for name, changes in by_share.items():
-        before = [c for c in changes if c.at_ms <= t0_ms]  # at time 0 a change precedes the submissions anyway
-        after = [c for c in changes if c.at_ms > t0_ms]
+        # at time 0 a change precedes the submissions, unless a submission of that instant came first
+        early = [c for c in changes if c.at_ms < t0_ms or (c.at_ms == t0_ms and not _after_submissions(c, calls))]
+        before = early
+        after = [c for c in changes if c not in early]
         start = _state_at(shares.get(name), before, after, f"quota share {queue}/{name}", replay)
         if start is None:
             shares.pop(name, None)
@@ -173,8 +222,14 @@ def _shares(trail: Trail, queue: str, queue_data: dict[str, Any], t0_ms: int,
                 if not fields:
                     continue
                 action = {"at": at, "update_share": {"share": ref, **fields}}
-            timed.append((change.at_ms, -1, action))  # a share change before a job change of the same instant
+            timed.append((change.at_ms, -1, change, action, False))  # before a job change of the instant, unless
+            # CloudTrail tells their order (``Calls``)
     queue_data["shares"] = [_written(shares[name]) for name in order if name in shares]
+
+
+def _after_submissions(change: Change, calls: Calls) -> int:
+    place = calls.place(change.at_ms, change.event_id)
+    return 0 if place is None else place[1]
 
 
 def _written(share: dict[str, Any]) -> dict[str, Any]:
@@ -232,8 +287,8 @@ def _state_at(now: dict[str, Any] | None, before: list[Change], after: list[Chan
     return base
 
 
-def _environment(trail: Trail, name: str, current: dict[str, Any], t0_ms: int,
-                 timed: list[tuple[int, int, dict[str, Any]]], replay: Replay) -> None:
+def _environment(trail: Trail, name: str, current: dict[str, Any], t0_ms: int, timed: list[Timed],
+                 replay: Replay) -> None:
     changes = [c for c in trail.of(*_ENVIRONMENT_EVENTS)
                if shapes.name_from_arn(str(c.request.get("serviceEnvironment")
                                            or c.request.get("serviceEnvironmentName") or "")) == name]
@@ -255,8 +310,9 @@ def _environment(trail: Trail, name: str, current: dict[str, Any], t0_ms: int,
         env["capacity"] = capacity
     for change in after:
         capacity_now = {c["capacityUnit"]: c["maxCapacity"] for c in change.request["capacityLimits"]}
-        timed.append((change.at_ms, -1, {"at": _seconds(change.at_ms, t0_ms),
-                                         "update_environment": {"name": name, "capacity": capacity_now}}))
+        timed.append((change.at_ms, -1, change, {"at": _seconds(change.at_ms, t0_ms),
+                                                 "update_environment": {"name": name, "capacity": capacity_now}},
+                      False))
     for change in changes:
         if change.at_ms > t0_ms and "state" in change.request:
             replay.notes.append(f"UpdateServiceEnvironment of {name} at {stamp(change.at_ms)} sets its state "
@@ -317,6 +373,8 @@ def scenario_text(replay: Replay, topology_file: str, jobs_file: str, until: flo
     lines = [f"# {line}" for line in header]
     lines += [f"# note: {note}" for note in replay.notes]
     lines.append(safe_yaml.dump({"topology": topology_file, "jobs": jobs_file, "until": as_number(until)}).rstrip())
+    # calls are handled one at a time, each with its own scheduling pass (docs/simulator.md, ``same_instant``)
+    lines.append(f"settings: {{same_instant: {SameInstant.ONE_BY_ONE.value}, millisecond_instants: true}}")
     if replay.actions:
         lines.append("actions:")
         lines += [f"  - {safe_yaml.dump(action, default_flow_style=True, width=10_000).strip()}"

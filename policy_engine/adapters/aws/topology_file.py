@@ -7,13 +7,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from policy_engine.foundation.file_data import topology_file_data
 from policy_engine.foundation.model import Topology
 from policy_engine.inputs import safe_yaml
 
 
 def topology_to_data(topology: Topology) -> dict[str, Any]:
-    """The mapping a topology file holds; defaults are left out, ``system_tags`` notes kept."""
-    return topology.model_dump(mode="json", exclude_defaults=True)
+    """The mapping a topology file holds; defaults are left out (not a queue's priority nor a LEND_AND_BORROW
+    share's borrow limit: ``file_data``), ``system_tags`` notes kept."""
+    return topology_file_data(topology)
 
 
 def topology_text(topology: Topology, path: str | Path | None, header: Sequence[str] = ()) -> str:

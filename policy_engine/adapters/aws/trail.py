@@ -47,6 +47,10 @@ class EventName(StrEnum):
     DELETE_JOB_QUEUE = "DeleteJobQueue"
 
 
+#: Where CloudTrail says Batch's calls come from (``eventSource``).
+EVENT_SOURCE = "batch.amazonaws.com"
+#: Every event name ``history`` reads.
+_NAMES = frozenset(str(name) for name in EventName)
 #: Events of jobs, read within the window.
 JOB_EVENTS = (EventName.UPDATE_SERVICE_JOB, EventName.TERMINATE_SERVICE_JOB, EventName.TERMINATE_SERVICE_JOBS)
 #: Events of the topology, read as far back as CloudTrail keeps them (the state at the window's start needs them).
@@ -139,7 +143,33 @@ def read_trail(api: Api, window_start_ms: int, now_ms: int, submissions: bool) -
     return trail
 
 
-def _read(trail: Trail, events: Iterable[dict[str, Any]], name: EventName) -> None:
+def calls_at(api: Api, instants: Iterable[int]) -> tuple[dict[int, list[Change]], dict[str, int]]:
+    """Every Batch call CloudTrail recorded at each instant (epoch ms), oldest first: the order of calls that share
+    a millisecond, which the per-name lookups of ``read_trail`` cannot tell across names. One lookup per instant
+    (``EventSource``, a window of a few milliseconds around it), so only instants where the order matters cost one.
+    Events that cannot be read are left out (``read_trail`` counted them); failed lookups are counted by reason."""
+    found: dict[int, list[Change]] = {}
+    failed: dict[str, int] = {}
+    for at_ms in sorted(set(instants)):
+        start = datetime.fromtimestamp((at_ms - 1) / 1000, UTC)
+        end = datetime.fromtimestamp((at_ms + 1) / 1000, UTC)
+        scratch = Trail()
+        try:
+            events = (event for page in api.pages(
+                "LookupEvents", f"CloudTrail events of {EVENT_SOURCE} at {start:%Y-%m-%dT%H:%M:%S}",
+                LookupAttributes=[{"AttributeKey": "EventSource", "AttributeValue": EVENT_SOURCE}],
+                StartTime=start, EndTime=end, PaginationConfig={"PageSize": PAGE}) for event in page.get("Events") or ()
+                if event.get("EventName") in _NAMES)
+            _read(scratch, events, None)
+        except AwsError as error:
+            failed[error.reason] = failed.get(error.reason, 0) + 1
+            continue
+        found[at_ms] = [change for change in scratch.changes if change.at_ms == at_ms]
+    return found, failed
+
+
+def _read(trail: Trail, events: Iterable[dict[str, Any]], name: EventName | None) -> None:
+    """``name``: the events' name (one lookup per name), or ``None``: each event's own (``calls_at``)."""
     found: list[Change] = []
     for event in events:
         at_ms = _epoch_ms(event.get("EventTime"))
@@ -150,11 +180,12 @@ def _read(trail: Trail, events: Iterable[dict[str, Any]], name: EventName) -> No
         if at_ms is None or not isinstance(record, dict):
             trail.unreadable += 1
             trail.unreadable_reason = trail.unreadable_reason or (
-                f"event {event.get('EventId', '?')} ({name}) has no readable CloudTrailEvent or EventTime")
+                f"event {event.get('EventId', '?')} ({name or event.get('EventName', '?')}) has no readable "
+                "CloudTrailEvent or EventTime")
             continue
         request = record.get("requestParameters") or {}
         response = record.get("responseElements") or {}
-        found.append(Change(at_ms, name, request if isinstance(request, dict) else {},
+        found.append(Change(at_ms, name or EventName(event["EventName"]), request if isinstance(request, dict) else {},
                             response if isinstance(response, dict) else {}, str(event.get("EventId") or "")))
     found.reverse()  # LookupEvents lists newest first
     trail.changes.extend(found)

@@ -97,8 +97,8 @@ class Rule:
     diff_only: bool = False
 
     def can_suppress(self, severity: Severity) -> bool:
-        """A finding of this severity may be accepted: a warning, or an error AWS would still deploy."""
-        return severity is Severity.WARNING or self.suppressible_errors
+        """A finding of this severity may be accepted: a warning or a note, or an error AWS would still deploy."""
+        return severity is not Severity.ERROR or self.suppressible_errors
 
     @property
     def blocks_synthesis(self) -> bool:

@@ -77,3 +77,16 @@ def borrow_limit_rounds_to_zero(context: Context) -> Iterator[RawFinding]:
                                  "the share can never borrow it",
                                  f"raise borrow_limit to at least {needed}, or use strategy LEND if it is not meant "
                                  "to borrow")
+
+
+@rule("BQ304", Severity.INFO, "A LEND_AND_BORROW share states its borrow limit")
+def borrow_limit_stated(context: Context) -> Iterator[RawFinding]:
+    """A LEND_AND_BORROW share without ``borrow_limit`` may borrow without bound: AWS's default is -1,
+    unlimited. Clients drop a limit they read as empty (the SageMaker notebook helper drops ``borrowLimit: 0``),
+    so what a share may borrow is best written down; everything batch-quota writes states it (-1 when unset)."""
+    for queue, share in context.topology.shares():
+        if share.borrows and share.borrow_limit is None:
+            yield RawFinding(share_ref(queue, share),
+                             "borrow_limit is unset: AWS's default -1 lets the share borrow without limit",
+                             "write borrow_limit: -1 if unlimited is meant, or the most it may borrow, in percent of "
+                             "its limits (0: never)")

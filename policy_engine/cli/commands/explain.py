@@ -95,6 +95,7 @@ def _explain_scenario(share: str, scenario: str, wait_attribution: str, allow_py
 
     from policy_engine.simulation.core.engine import Engine
     from policy_engine.simulation.gcpause import gc_paused
+    from policy_engine.simulation.results.plan_account import account
     from policy_engine.simulation.results.records import build_result
     from policy_engine.simulation.results.wait_causes import attribute
 
@@ -104,7 +105,10 @@ def _explain_scenario(share: str, scenario: str, wait_attribution: str, allow_py
         engine = Engine(loaded.topology, loaded.jobs, loaded.updates, replace(loaded.settings, usage_log=True),
                         loaded.live)
         engine.run(loaded.until)
-        waits = attribute(build_result(engine), loaded.topology, wait_attribution)
-    output = ExplainOutput(loaded.topology, node, check_topology(loaded.topology), waits, loaded.settings.backfill)
+        result = build_result(engine)
+        waits = attribute(result, loaded.topology, wait_attribution)
+        plans = account(result, loaded.topology)  # ``None`` without plans
+    output = ExplainOutput(loaded.topology, node, check_topology(loaded.topology), waits, loaded.settings.backfill,
+                           plans)
     EXPLAIN_FORMATS.renderer(output_format)(output, sys.stdout)
     raise SystemExit(EXIT_OK)

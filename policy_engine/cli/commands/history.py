@@ -33,6 +33,7 @@ from policy_engine.foundation.units import duration_text
 if TYPE_CHECKING:
     from policy_engine.adapters.aws.clients import Api
     from policy_engine.adapters.aws.history import HistoryStats
+    from policy_engine.adapters.aws.replay import Calls
     from policy_engine.adapters.aws.trail import Trail
 
 
@@ -96,13 +97,14 @@ def command(queue: str, since: str, output: str | None, scenario: str | None, cl
                 trail.blind.append(Blind((*JOB_EVENTS, *TOPOLOGY_EVENTS, *QUEUE_EVENTS), why))
         priorities = replay.initial_priorities(trail)
         wanted = replay.named_jobs(trail)
+        watch = {change.at_ms for change in trail.changes if change.at_ms >= since_ms}
         if output is None:
             stats = write_history(api, queue, since_ms, sys.stdout, workers, now_ms=now_ms,
-                                  initial_priority=priorities, wanted=wanted, served=served)
+                                  initial_priority=priorities, wanted=wanted, served=served, watch=watch)
         else:
             with atomic_write(output, newline="") as handle:
                 stats = write_history(api, queue, since_ms, handle, workers, now_ms=now_ms,
-                                      initial_priority=priorities, wanted=wanted, served=served)
+                                      initial_priority=priorities, wanted=wanted, served=served, watch=watch)
     by_status = ", ".join(f"{count:,} {status}" for status, count in sorted(stats.by_status.items()))
     click.echo(f"history of {queue}: {stats.written:,} job(s) since {since}{f' ({by_status})' if by_status else ''}; "
                f"{stats.outside_window:,} older skipped; {sum(api.calls.values()):,} API calls", err=True)
@@ -118,12 +120,35 @@ def command(queue: str, since: str, output: str | None, scenario: str | None, cl
         for line in replay.unseen(trail):
             click.echo(line, err=True)
     if scenario is not None and output is not None:
-        _write_scenario(api, queue, trail, stats, scenario, output, since, since_ms)
+        calls = replay.Calls(queue, submissions=stats.shared_instants)
+        if cloudtrail and not trail.blind:
+            calls = _calls(connect_cloudtrail(options), queue, trail, stats)
+        _write_scenario(api, queue, trail, stats, scenario, output, since, since_ms, calls)
     raise SystemExit(EXIT_OK)
 
 
+def _calls(api: Api, queue: str, trail: Trail, stats: HistoryStats) -> Calls:
+    """The order of the calls at each instant where a change meets a submission or another change (one CloudTrail
+    lookup each): the replay applies them one by one in that order, as the account did."""
+    from collections import Counter
+
+    from policy_engine.adapters.aws import replay
+    from policy_engine.adapters.aws.trail import calls_at
+
+    changes = Counter(change.at_ms for change in trail.changes if change.at_ms >= (stats.t0_ms or 0))
+    instants = {at for at, count in changes.items() if count > 1} | stats.shared_instants.keys()
+    instants |= {ref.created_ms for ref in stats.jobs.values()}  # a job's change moved to its submission
+    with exits_on_aws_errors():
+        found, failed = calls_at(api, instants)
+    for reason, count in failed.items():
+        click.echo(f"could not read the order of the calls at {count:,} instant(s) from CloudTrail (LookupEvents): "
+                   f"{reason}: there, a job's own change is replayed after the instant's submissions, any other "
+                   "before them", err=True)
+    return replay.Calls(queue, found, stats.shared_instants)
+
+
 def _write_scenario(api: Api, queue: str, trail: Trail, stats: HistoryStats, scenario: str, output: str,
-                    since: str, since_ms: int) -> None:
+                    since: str, since_ms: int, calls: Calls) -> None:
     """The replay: the topology at time 0 beside the scenario, and the scenario naming it and the job file."""
     from policy_engine.adapters.aws import replay
     from policy_engine.adapters.aws.account import read_account
@@ -139,7 +164,7 @@ def _write_scenario(api: Api, queue: str, trail: Trail, stats: HistoryStats, sce
         fail_aws(errors)
     queue_name = read.data["job_queues"][0]["name"]
     t0 = stats.t0_ms if stats.t0_ms is not None else since_ms
-    built = replay.build_replay(read.data, queue_name, trail, t0, stats.jobs)
+    built = replay.build_replay(read.data, queue_name, trail, t0, stats.jobs, calls)
     end_ms = max([stats.end_ms, *(change.at_ms for change in trail.changes)])
     scenario_path = Path(scenario)
     topology_path = scenario_path.with_name(scenario_path.stem + ".topology.yaml")

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.causes import Reason
     from policy_engine.simulation.core.jobs import Job
     from policy_engine.simulation.results.costs import CostReport
+    from policy_engine.simulation.results.plan_account import PlanAccount
     from policy_engine.simulation.scenarios.workload import Scenario
 
 #: Show a progress bar for workloads at least this large (and only on a terminal).
@@ -101,7 +102,8 @@ def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, Reaso
 
 def _write_report(result: SimulationResult, topology: Topology, directory: str, source: str, share: str | None,
                   window: tuple[float, float] | None, costs: CostReport | None,
-                  waits: WaitCauses | None = None, targets: Sequence[TargetResult] = ()) -> None:
+                  waits: WaitCauses | None = None, targets: Sequence[TargetResult] = (),
+                  plan_account: PlanAccount | None = None) -> None:
     """``--report DIR``; imported here so that plain runs never load matplotlib."""
     from pathlib import Path
 
@@ -109,7 +111,7 @@ def _write_report(result: SimulationResult, topology: Topology, directory: str, 
 
     try:
         written = write_report(result, topology, Path(directory), source=source, share=share, window=window,
-                               costs=costs, waits=waits, targets=targets)
+                               costs=costs, waits=waits, targets=targets, plan_account=plan_account)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
     click.echo(f"wrote {written[0]} and {len(written) - 1} summary chart(s): "
@@ -268,9 +270,14 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
                                 period)
     waits = attribute(result, loaded.topology, wait_attribution) if wait_attribution is not None else None
     targets = tuple(evaluate_targets(loaded.topology, result))
+    plan_account = None
+    if result.plans is not None:  # every reserved hour accounted for (after the run, never on its hot path)
+        from policy_engine.simulation.results.plan_account import account
+
+        plan_account = account(result, loaded.topology)
     if report_dir:
         _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window, cost_report,
-                      waits, targets)
+                      waits, targets, plan_account)
     calibration = None
     if loaded.observed:
         from policy_engine.simulation.results.calibration import calibrate
@@ -278,7 +285,8 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         calibration = calibrate(result, loaded.observed)
     SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy,
                                                      cost_report if costs.wanted else None, waits,
-                                                     targets=targets), sys.stdout)
+                                                     targets=targets, plan_account=plan_account,
+                                                     topology=loaded.topology), sys.stdout)
     return sum(1 for target in targets if not target.met)
 
 

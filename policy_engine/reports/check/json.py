@@ -25,6 +25,7 @@ def to_dict(report: CheckReport, *, source: str = "", strict: bool = False, decl
         "load_errors": [],
         "errors": len(report.errors),
         "warnings": len(report.warnings),
+        "notes": len(report.notes),
         "suppressed": len(report.suppressed),
         "guarantees": {"declared": declared, "proven": proven},
         "findings": [finding_to_dict(f) for f in report.findings],

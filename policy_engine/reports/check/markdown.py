@@ -36,6 +36,7 @@ def render(report: CheckReport, *, source: str = "", strict: bool = False, decla
     icon = "✅" if passed else "❌"
     verdict = "passed" if passed else "failed"
     suppressed = f", **{len(report.suppressed)}** suppressed" if report.suppressed else ""
+    suppressed = (f", **{len(report.notes)}** note(s)" if report.notes else "") + suppressed
     proven, declared = report.guarantees_proven(declared_guarantees)
     promises = f", **{proven}** of **{declared}** declared guarantee(s) proven" if declared else ""
     lines = [f"### {icon} batch-quota check {verdict}" + (f": {code(source)}" if source else ""), "",

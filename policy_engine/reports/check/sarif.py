@@ -25,7 +25,7 @@ from policy_engine.foundation.model import Topology
 from policy_engine.reports.kit.subjects import CheckLoadFailure, CheckOutput
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning"}
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 #: The pseudo-rule of load problems (exit 2): not a check rule, so not in the registry or the catalogue.
 LOAD_RULE = {

@@ -20,8 +20,8 @@ from policy_engine.foundation.findings import Finding, Severity
 from policy_engine.reports.kit.safe_text import rich_text, visible
 from policy_engine.reports.kit.subjects import CheckOutput
 
-_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow"}
-_TITLE = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings"}
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+_TITLE = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO: "Notes"}
 
 
 def _shares(names: tuple[str, ...], queue: str, shown: int | None = 2) -> str:
@@ -91,7 +91,8 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
                       soft_wrap=False)
     if source:
         console.print(f"batch-quota check {visible(source)}", markup=False)
-    for severity, findings in ((Severity.ERROR, report.errors), (Severity.WARNING, report.warnings)):
+    for severity, findings in ((Severity.ERROR, report.errors), (Severity.WARNING, report.warnings),
+                               (Severity.INFO, report.notes)):
         if findings:
             console.print(f"{_TITLE[severity]} ({len(findings)})", style=_STYLE[severity])
             console.print(_findings_table(severity, findings))
@@ -107,6 +108,7 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
     verdict = "passed" if passed else "FAILED"
     strictly = " (--strict: warnings fail)" if strict and report.warnings else ""
     suppressed = f", {len(report.suppressed)} suppressed" if report.suppressed else ""
+    suppressed = (f", {len(report.notes)} note(s)" if report.notes else "") + suppressed
     proven, declared = report.guarantees_proven(declared_guarantees)
     promises = f", {proven} of {declared} declared guarantee(s) proven" if declared else ""
     console.print(f"{verdict}{strictly}: {len(report.errors)} error(s), {len(report.warnings)} warning(s){suppressed}, "

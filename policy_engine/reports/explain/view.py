@@ -167,4 +167,8 @@ def sentences(output: ExplainOutput) -> list[Sentence]:
         from policy_engine.simulation.results.wait_advice import wait_sentences
 
         out += wait_sentences(output.topology, output.waits, output.share, output.backfill)
+    if output.plan_account is not None:  # why the plans it uses sat idle, what their hazards cost it
+        from policy_engine.simulation.results.plan_advice import plan_sentences
+
+        out += plan_sentences(output.topology, output.plan_account, output.share)
     return out

@@ -53,7 +53,7 @@ STRATEGY_STYLES = {
     "LEND": StrategyStyle("box", "#d1f2d1", "filled", "lends idle capacity"),
     "RESERVE": StrategyStyle("box", "#e6e6e6", "filled,dashed", "isolated: never lends or borrows"),
 }
-FINDING_COLOUR = {Severity.ERROR: "#d62728", Severity.WARNING: "#ff7f0e"}
+FINDING_COLOUR = {Severity.ERROR: "#d62728", Severity.WARNING: "#ff7f0e", Severity.INFO: "#1f77b4"}
 #: Findings a ``suppress`` entry accepted: still flagged, without the alarm colour.
 SUPPRESSED_COLOUR = "#7f7f7f"
 EDGE_COLOUR, BLOCKED_EDGE_COLOUR = "#1f4e9c", "#9e9e9e"
@@ -103,12 +103,15 @@ def topology_findings(topology: Topology, report: CheckReport | None) -> list[Fi
 
 
 def _colour(findings: Sequence[Finding]) -> str:
-    """Red for an unsuppressed error, orange for an unsuppressed warning, grey when all are suppressed."""
-    open_findings = [f for f in findings if f.suppressed is None]
-    if not open_findings:
+    """Red for an unsuppressed error, orange for an unsuppressed warning, grey when the others are suppressed, blue
+    for notes (info) alone."""
+    open_findings = {f.severity for f in findings if f.suppressed is None}
+    for severity in (Severity.ERROR, Severity.WARNING):
+        if severity in open_findings:
+            return FINDING_COLOUR[severity]
+    if any(f.suppressed is not None for f in findings):
         return SUPPRESSED_COLOUR
-    return FINDING_COLOUR[Severity.ERROR if any(f.severity is Severity.ERROR for f in open_findings)
-                          else Severity.WARNING]
+    return FINDING_COLOUR[Severity.INFO]
 
 
 def _rule_ids(findings: list[Finding]) -> str:

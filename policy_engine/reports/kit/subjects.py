@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.profiles.fitting import FitResult
     from policy_engine.simulation.results.calibration import ShareCalibration
     from policy_engine.simulation.results.costs import CostReport
+    from policy_engine.simulation.results.plan_account import PlanAccount
     from policy_engine.simulation.results.records import SimulationResult
     from policy_engine.simulation.results.targets import TargetResult
     from policy_engine.simulation.results.wait_causes import WaitCauses
@@ -98,6 +99,10 @@ class SimulateOutput:
     waits: WaitCauses | None = None
     #: the topology's targets judged on the run (``simulation.results.targets``), one per criterion
     targets: tuple[TargetResult, ...] = ()
+    #: the run's training plans accounted for (``results.plan_account``); ``None`` without plans
+    plan_account: PlanAccount | None = None
+    #: the topology the run was on (the plan account's sentences name its shares' limits)
+    topology: Topology | None = None
 
     def deploy_note(self) -> str:
         """One line saying which names are a template's logical IDs (empty when none is)."""
@@ -118,6 +123,8 @@ class ExplainOutput:
     waits: WaitCauses | None = None
     #: ``explain --scenario``: whether the scenario's scheduler backfills (the advice differs)
     backfill: bool = False
+    #: ``explain --scenario``: the run's plans accounted for (why they sat idle, what hazards cost); ``None``: no plans
+    plan_account: PlanAccount | None = None
 
 
 @dataclass(frozen=True)

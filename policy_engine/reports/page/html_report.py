@@ -46,6 +46,7 @@ from policy_engine.simulation.results.wait_causes import WaitCauses
 
 if TYPE_CHECKING:
     from policy_engine.inputs.prices import Prices
+    from policy_engine.simulation.results.plan_account import PlanAccount
 
 PAGE = "index.html"
 #: Without --report-share / --report-window, runs of at most this many jobs still get per-job timelines.
@@ -105,13 +106,15 @@ def page_data(result: SimulationResult, aggregates: agg.Aggregates, lanes: agg.L
     scale, unit = agg.time_unit(result.time)
     series = aggregates.series
     instances = {figures.instance_type: figures.instances for figures in from_summary(result.summary)}
+    held = agg.held_for_plan(result, aggregates.edges)
+    split = [agg.split_held(s.own, s.borrowed, held.get((s.share, s.instance_type))) for s in series]
     data: dict[str, Any] = {
         "unit": unit,
         "edges": _numbers(aggregates.edges / scale),
-        "types": [type_series(aggregates, instance_type, instances.get(instance_type))
+        "types": [type_series(aggregates, instance_type, instances.get(instance_type), split)
                   for instance_type in dict.fromkeys(s.instance_type for s in series)],
-        "series": [_series_json(_label(s, scale, unit),
-                                [s.own, s.borrowed, s.lent, s.idle], s.depth, s.preemptions) for s in series],
+        "series": [_series_json(_label(s, scale, unit), [own, borrowed, s.lent, s.idle, held_part], s.depth,
+                                s.preemptions) for s, (own, borrowed, held_part) in zip(series, split, strict=True)],
         "waits": [_wait_json(w) for w in aggregates.waits],
         "lanes": None,
         "plan_windows": [],
@@ -138,10 +141,18 @@ def _wait_json(w: agg.WaitStats) -> dict:
             **{f"{key}_text": duration_text(value) for key, value in figures.items()}}
 
 
-def type_series(aggregates: agg.Aggregates, instance_type: str, instances: int | None) -> dict:
-    """Every share's use of one instance type, added bin by bin (never across types)."""
-    mine = [s for s in aggregates.series if s.instance_type == instance_type]
+def type_series(aggregates: agg.Aggregates, instance_type: str, instances: int | None,
+                split: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> dict:
+    """Every share's use of one instance type, added bin by bin (never across types); ``split``: per series, own
+    use and borrowed less the quota held for a plan, and that (``aggregates.split_held``)."""
+    if split is None:
+        split = [(s.own, s.borrowed, np.zeros(len(s.own))) for s in aggregates.series]
+    chosen = [(s, parts) for s, parts in zip(aggregates.series, split, strict=True) if s.instance_type == instance_type]
+    mine = [s for s, _ in chosen]
     sums = [np.sum([getattr(s, m) for s in mine], axis=0) for m in agg.METRICS]
+    sums[0] = np.sum([parts[0] for _, parts in chosen], axis=0)
+    sums[1] = np.sum([parts[1] for _, parts in chosen], axis=0)
+    sums.append(np.sum([parts[2] for _, parts in chosen], axis=0))
     sums[2] = np.zeros(len(aggregates.edges) - 1)  # within a type every lent instance is some share's borrowed one
     size = f"{instances:,} instances, " if instances is not None else ""
     return {**_series_json(f"{instance_type}: all shares ({size}lent instances are the borrowed ones)", sums,
@@ -212,7 +223,8 @@ def _targets_section(targets: Sequence[TargetResult]) -> list[str]:
 def render_page(result: SimulationResult, topology: Topology, source: str = "", share: str | None = None,
                 window: tuple[float, float] | None = None, aggregates: agg.Aggregates | None = None,
                 pngs: tuple[str, ...] = (), costs: CostReport | None = None,
-                waits: WaitCauses | None = None, targets: Sequence[TargetResult] = ()) -> str:
+                waits: WaitCauses | None = None, targets: Sequence[TargetResult] = (),
+                plan_account: PlanAccount | None = None) -> str:
     """The HTML page (a string): tables in HTML, charts drawn by the inlined Vega from the embedded data."""
     aggregates = aggregates or agg.aggregate(result)
     summary = result.summary
@@ -283,6 +295,8 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
     ]
     if result.plans is not None:
         parts += _plan_section(result)  # hours only: the plans' fees are in the bill (the cost section)
+        if plan_account is not None:
+            parts += _plan_account_section(topology, plan_account)
     if costs is not None:
         parts += cost_html.section(costs)
     if pngs:
@@ -324,10 +338,59 @@ def _plan_section(result: SimulationResult, prices: Prices | None = None) -> lis
     return parts
 
 
+#: each idle cause's colour in the window bars (used is the plan windows' purple)
+_CAUSE_COLOURS = ("#7f7f7f", "#d9d9d9", "#d62728", "#ff7f0e", "#bcbd22", "#17becf")
+
+
+def _window_bar(paid: float, used: float, by_cause: Sequence[float], labels: Sequence[str]) -> str:
+    """One window's paid instance-hours as a bar: used, then each idle cause, widths in proportion."""
+    if paid <= 0:
+        return ""
+    segments = [("used", used, "#9467bd"), *zip(labels, by_cause, _CAUSE_COLOURS, strict=True)]
+    spans = "".join(f'<span title="{escape(label)}: {value / 3600:,.2f} inst-h" style="display:inline-block;'
+                    f'height:14px;width:{100 * value / paid:.3f}%;background:{colour}"></span>'
+                    for label, value, colour in segments if value > 0)
+    return f'<div class="plan-bar" style="width:420px;border:1px solid #999;line-height:0">{spans}</div>'
+
+
+def _plan_account_section(topology: Topology, plans: PlanAccount) -> list[str]:
+    """Each window's use and idle causes (a bar and a table), the jobs that waited, the hazards' cost, the notes."""
+    from policy_engine.reports.tables import plan_account_tables as account
+
+    labels = list(account.CAUSE_HEADINGS.values())
+    legend = " ".join(f'<span style="display:inline-block;width:10px;height:10px;background:{colour}"></span> '
+                      f"{escape(label)}" for label, colour in zip(["used", *labels], ["#9467bd", *_CAUSE_COLOURS],
+                                                                      strict=True))
+    rows = []
+    for row in account.idle_rows(plans):
+        causes = [row.by_cause.get(cause, 0.0) for cause in account.CAUSE_HEADINGS]
+        bar = _window_bar(row.paid, row.paid - row.idle, causes, labels)
+        rows.append(f"<tr><td>{escape(row.plan)} [{row.window}]</td><td>{bar}</td></tr>")
+    parts = ["<h3>Why the plans were idle</h3>",
+             f'<p class="muted">Each window\'s paid instance-hours: used, then idle by cause (attribution '
+             f"{escape(plans.order)}, docs/training_plans.md). {legend}</p>",
+             f'<table id="plan-idle-bars"><tbody>{"".join(rows)}</tbody></table>',
+             _table(account.IDLE_HEADER, map(account.idle_cells, account.idle_rows(plans)),
+                    numeric=set(range(1, 4 + len(labels))), attrs=' id="plan-idle"')]
+    preemption = account.preemption_cells(plans)
+    if preemption:
+        parts += ['<p class="muted">Reserved instance-hours lost to preemption of plan jobs (work since their last '
+                  "checkpoint, on instances already paid for).</p>",
+                  _table(account.PREEMPTION_HEADER, preemption, numeric={2, 3, 4, 5}, attrs=' id="plan-preempted"')]
+    held = account.held_cells(plans)
+    if held:
+        parts += ['<p class="muted">Quota held by SCHEDULED plan jobs before their window, and the share\'s jobs '
+                  "that waited meanwhile.</p>",
+                  _table(account.HELD_HEADER, held, numeric={2, 3, 4, 5, 6}, attrs=' id="plan-held-waits"')]
+    parts.append('<ul id="plan-notes">' + "".join(f"<li>{escape(sentence)}</li>"
+                                                  for sentence in account.notes(topology, plans)) + "</ul>")
+    return parts
+
+
 def write_report(result: SimulationResult, topology: Topology, directory: Path, source: str = "",
                  share: str | None = None, window: tuple[float, float] | None = None,
                  costs: CostReport | None = None, waits: WaitCauses | None = None,
-                 targets: Sequence[TargetResult] = ()) -> list[Path]:
+                 targets: Sequence[TargetResult] = (), plan_account: PlanAccount | None = None) -> list[Path]:
     """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written.
 
     Symlinks are never followed: neither ``directory`` itself nor a file in it, so a link someone
@@ -335,7 +398,8 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
     """
     aggregates = agg.aggregate(result)
     files = dict(summary_png.draw(result, aggregates))
-    page = render_page(result, topology, source, share, window, aggregates, tuple(files), costs, waits, targets)
+    page = render_page(result, topology, source, share, window, aggregates, tuple(files), costs, waits, targets,
+                       plan_account)
     files[PAGE] = page.encode("utf-8")
     write_files(directory, files)  # follows no symlink: output_files.OutputFolder
     return [directory / PAGE, *(directory / name for name in files if name != PAGE)]

@@ -37,8 +37,10 @@ SCRIPT = r"""
 (function () {
   'use strict';
   const data = JSON.parse(document.getElementById('report-data').textContent);
-  const KINDS = ['own use', 'borrowed', 'lent to others', 'idle'];
-  const COLORS = ['#4c72b0', '#dd8452', '#55a868', '#d9d9d9'];
+  // held for plan: quota a SCHEDULED plan job holds while it waits for its plan's window (usage[4]), not own use
+  const KINDS = ['own use', 'held for plan', 'borrowed', 'lent to others', 'idle'];
+  const COLORS = ['#4c72b0', '#c5b0d5', '#dd8452', '#55a868', '#d9d9d9'];
+  const SERIES = [0, 4, 1, 2, 3];  // where each kind is in a series' usage
   const unit = data.unit;
   const x = {field: 't', type: 'quantitative', title: 'simulated time (' + unit + ')', scale: {nice: false}};
   const zoom = [{name: 'zoom', select: {type: 'interval', encodings: ['x']}, bind: 'scales'}];
@@ -48,7 +50,10 @@ SCRIPT = r"""
     const n = data.edges.length - 1;
     for (let i = 0; i <= n; i++) {
       const b = Math.min(i, n - 1);
-      for (let k = 0; k < 4; k++) rows.push({t: data.edges[i], kind: KINDS[k], order: k, value: s.usage[k][b]});
+      for (let k = 0; k < KINDS.length; k++) {
+        const values = s.usage[SERIES[k]];
+        if (values) rows.push({t: data.edges[i], kind: KINDS[k], order: k, value: values[b]});
+      }
     }
     return rows;
   }
@@ -140,7 +145,7 @@ SCRIPT = r"""
     };
   }
   function laneSpec(lanes) {
-    const states = ['waiting', 'own', 'borrowed'];
+    const states = ['waiting', 'held for plan', 'own', 'borrowed'];
     return {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: lanes.title,
       width: 1000, height: {step: 14}, data: {values: lanes.rows}, params: zoom,
@@ -148,7 +153,8 @@ SCRIPT = r"""
       encoding: {
         y: {field: 'job', type: 'nominal', sort: {field: 'order'}, title: null},
         x: {field: 'start', type: 'quantitative', title: 'simulated time (' + unit + ')'}, x2: {field: 'end'},
-        color: {field: 'state', type: 'nominal', scale: {domain: states, range: ['#cfcfcf', '#4c72b0', '#dd8452']},
+        color: {field: 'state', type: 'nominal',
+                scale: {domain: states, range: ['#cfcfcf', '#c5b0d5', '#4c72b0', '#dd8452']},
                 title: 'state'},
         tooltip: [{field: 'job'}, {field: 'state'}, {field: 'outcome'}, {field: 'start', format: '.3f'},
                   {field: 'end', format: '.3f'}, {field: 'reason'}]

@@ -22,10 +22,19 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from policy_engine.foundation.units import duration_text
-from policy_engine.simulation.results.aggregates import Aggregates, Series, WaitStats, time_unit
+from policy_engine.simulation.results.aggregates import (
+    Aggregates,
+    Series,
+    WaitStats,
+    held_for_plan,
+    split_held,
+    time_unit,
+)
 from policy_engine.simulation.results.records import SimulationResult
 
 OWN, BORROWED, IDLE, DEPTH = "#4c72b0", "#dd8452", "#d9d9d9", "#8172b3"
+#: quota a SCHEDULED plan job holds while it waits for its plan's window (``aggregates.held_for_plan``)
+HELD = "#c5b0d5"
 GRID, AXIS, TEXT = "#e6e6e6", "#444444", "#222222"
 #: The waits chart shows this many shares (worst p95 first); its title says how many there are.
 MAX_WAIT_BOXES = 30
@@ -108,9 +117,10 @@ class _Plot:
         self.draw.text(((left + right) / 2, bottom + 24), title, fill=TEXT, font=font, anchor="ma")
 
 
-def cluster_png(aggregates: Aggregates, end: float) -> bytes:
-    """Per instance type (never added across types): own use, borrowed and idle instances over time (stacked),
-    waiting jobs below; one panel per type, one above the other."""
+def cluster_png(aggregates: Aggregates, end: float, held: dict[tuple[str, str], np.ndarray] | None = None) -> bytes:
+    """Per instance type (never added across types): own use, held for a plan (``held``: per share and type, the
+    mean instances SCHEDULED plan jobs held per bin), borrowed and idle instances over time (stacked), waiting
+    jobs below; one panel per type, one above the other."""
     scale, unit = time_unit(end)
     edges = aggregates.edges / scale
     types = list(dict.fromkeys(s.instance_type for s in aggregates.series)) or [""]
@@ -119,7 +129,7 @@ def cluster_png(aggregates: Aggregates, end: float) -> bytes:
     draw.text((WIDTH // 2, 10), "All shares over time, per instance type", fill=TEXT, font=_font(15), anchor="ma")
     for index, instance_type in enumerate(types):
         _type_panel(draw, 40 + PANEL * index, [s for s in aggregates.series if s.instance_type == instance_type],
-                    edges, unit, instance_type)
+                    edges, unit, instance_type, held or {})
     return _png(image)
 
 
@@ -128,7 +138,7 @@ PANEL = 470
 
 
 def _type_panel(draw: ImageDraw.ImageDraw, y0: int, series: list[Series], edges: np.ndarray, unit: str,
-                instance_type: str) -> None:
+                instance_type: str, held: dict[tuple[str, str], np.ndarray]) -> None:
     bins = len(edges) - 1
 
     def total(metric: str) -> np.ndarray:
@@ -136,15 +146,20 @@ def _type_panel(draw: ImageDraw.ImageDraw, y0: int, series: list[Series], edges:
         ordered = sorted(series, key=lambda s: (s.share, s.instance_type))
         return np.round(np.sum([getattr(s, metric) for s in ordered], axis=0), 6) if series else np.zeros(bins)
 
-    # within one type, lent instances are the borrowed ones: own + borrowed + idle
+    # within one type, lent instances are the borrowed ones: own + held for plan + borrowed + idle
     own, borrowed, idle = total("own"), total("borrowed"), total("idle")
+    kept = np.zeros(bins)
+    if held and series:
+        parts = [split_held(s.own, s.borrowed, held.get((s.share, s.instance_type)))
+                 for s in sorted(series, key=lambda s: (s.share, s.instance_type))]
+        own, borrowed, kept = (np.round(np.sum([part[k] for part in parts], axis=0), 6) for k in range(3))
     depth = total("depth")
     draw.text((WIDTH // 2, y0 + 4), instance_type or "no instance type", fill=TEXT, font=_font(14), anchor="ma")
-    stacked = np.cumsum([own, borrowed, idle], axis=0)
+    stacked = np.cumsum([own, kept, borrowed, idle], axis=0)
     top_ticks = nice_ticks(float(stacked[-1].max(initial=0)))
     top = _Plot(draw, (80, y0 + 30, 900, y0 + 260), float(edges[-1]), top_ticks[-1])
     lower = np.zeros(bins)
-    for upper, color in zip(stacked, (OWN, BORROWED, IDLE), strict=True):
+    for upper, color in zip(stacked, (OWN, HELD, BORROWED, IDLE), strict=True):
         top.steps(edges, lower, upper, color)
         lower = upper
     top.y_axis(top_ticks, "instances (bin mean)")
@@ -156,8 +171,9 @@ def _type_panel(draw: ImageDraw.ImageDraw, y0: int, series: list[Series], edges:
     x_ticks = [t for t in x_ticks if t <= edges[-1] + 1e-9]
     bottom.x_axis(x_ticks, bottom.x(np.array(x_ticks, dtype=float)).tolist(), f"simulated time ({unit})")
     font = _font(12)
-    for row, (color, text) in enumerate(((OWN, "own use"), (BORROWED, "borrowed (lent by others)"),
-                                         (IDLE, "idle"))):
+    legend = [(OWN, "own use"), *([(HELD, "held for plan")] if kept.any() else []),
+              (BORROWED, "borrowed (lent by others)"), (IDLE, "idle")]
+    for row, (color, text) in enumerate(legend):
         y = y0 + 35 + 22 * row
         draw.rectangle([915, y, 929, y + 12], fill=color)
         draw.text((936, y + 6), text, fill=TEXT, font=font, anchor="lm")
@@ -206,4 +222,5 @@ def waits_png(aggregates: Aggregates) -> bytes:
 
 def draw(result: SimulationResult, aggregates: Aggregates) -> list[tuple[str, bytes]]:
     """``(file name, PNG bytes)`` of each summary chart."""
-    return [(CLUSTER, cluster_png(aggregates, result.time)), (WAITS, waits_png(aggregates))]
+    held = held_for_plan(result, aggregates.edges)
+    return [(CLUSTER, cluster_png(aggregates, result.time, held)), (WAITS, waits_png(aggregates))]

@@ -19,6 +19,10 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
         from policy_engine.reports.tables.plan_tables import to_json
 
         extra["training_plans"] = to_json(output.result.plans)  # hours: the plans' fees are in ``costs.plans``
+        if output.plan_account is not None:
+            from policy_engine.reports.tables.plan_account_tables import add_to_json
+
+            add_to_json(extra["training_plans"], output.plan_account)
     if output.waits is not None:
         extra["wait_causes"] = output.waits.to_json()
     if output.named_at_deploy:
@@ -32,8 +36,10 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
             extra["costs"]["price_weighted_utilisation"] = None if weighted is None else round(weighted, 6)
     if output.targets:
         extra["targets"] = [result.to_json() for result in output.targets]
-    fields: dict[str, Sequence[object]] | None = None
+    fields: dict[str, Sequence[object]] = {}
     if output.waits is not None:  # per job, the cause it waited longest for (null: it never waited)
-        fields = {"wait_cause": [None if cause is None else cause.value for cause in output.waits.job_causes]}
-    output.result.write_json(stream, extra or None, fields)
+        fields["wait_cause"] = [None if cause is None else cause.value for cause in output.waits.job_causes]
+    if output.plan_account is not None:  # per job, SCHEDULED seconds waiting for its plan's window (null: no plan)
+        fields["plan_hold_seconds"] = output.plan_account.plan_hold
+    output.result.write_json(stream, extra or None, fields or None)
     stream.write("\n")

@@ -75,6 +75,11 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
                       prices=output.costs.prices if output.costs else None), file=stream, nl=False)
     if output.waits is not None and (waited := why_waited.markdown(output.waits)):
         click.echo("\n".join(["", *waited]), file=stream, nl=False)
+    if output.plan_account is not None and output.topology is not None:
+        from policy_engine.reports.tables import plan_account_tables
+
+        click.echo("\n".join(["", *plan_account_tables.markdown_lines(output.topology, output.plan_account)]),
+                   file=stream, nl=False)
     if output.deploy_note():
         click.echo(f"\n_{safe_text.markdown(output.deploy_note())}_", file=stream)
     if output.costs is not None:

@@ -114,6 +114,11 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
 
         for table in text_tables(output.result.plans):  # hours only: the plans' fees are in the bill
             console.print(table)
+        if output.plan_account is not None and output.topology is not None:
+            from policy_engine.reports.tables import plan_account_tables
+
+            for item in plan_account_tables.text_tables(output.topology, output.plan_account):
+                console.print(item)
     if output.waits is not None and (waited := why_waited.rich_table(output.waits)) is not None:
         console.print(waited)
     if output.deploy_note():

@@ -4,6 +4,9 @@ Order at one instant: completions (and failures), start-up completions, priority
 updates, submissions, then the scheduling pass (``steps``); only then
 ``jobStateTimeLimitActions`` timers of heads still waiting (``time_limits``, then the
 pass again); ties by workload order. The pass only visits pools touched at that instant.
+With ``same_instant: one_by_one`` the instant's own events and their pass come first, then each
+input (a submission or an action) with its own pass, in call order (``_run_calls``): what a live
+endpoint does with calls that share an instant.
 
 An engine can also be driven live (``batch-quota serve``, the account connectors): inputs
 arrive at the clock's time, and jobs carry over from an engine on the previous topology.
@@ -27,7 +30,13 @@ from policy_engine.simulation.core.lifecycle import JobLifecycle, Transition
 from policy_engine.simulation.exact_types import exact_number
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.reasons import waiting, waiting_reason
-from policy_engine.simulation.settings import Action, JobTermination, PriorityUpdate, SimulationSettings
+from policy_engine.simulation.settings import (
+    Action,
+    JobTermination,
+    PriorityUpdate,
+    SameInstant,
+    SimulationSettings,
+)
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
 __all__ = ["Action", "Agenda", "Engine", "PriorityUpdate", "SimulationSettings", "Transition"]
@@ -58,7 +67,13 @@ class Engine(JobLifecycle):
         #: Jobs already on capacity at time 0 (a live queue's snapshot): placed when the run starts.
         self._live = self._live_jobs(jobs, live or {})
         times = [job.spec.submit_at for job in self.jobs]
-        if not self._live and all(a <= b for a, b in pairwise(times)):
+        #: ``same_instant: one_by_one``: every input as a call, in call order (``_run_calls``); None otherwise
+        self._calls: list[tuple[float, int, int, int, Job | None, Action | None]] | None = None
+        self._next_call = 0
+        if self.settings.same_instant is SameInstant.ONE_BY_ONE:
+            self._calls = self._call_order(updates)
+            self._arrivals, self._arrival_times = [], []
+        elif not self._live and all(a <= b for a, b in pairwise(times)):
             self._arrivals, self._arrival_times = self.jobs, times  # in submission order already: no second list
         else:
             self._arrivals = sorted((j for j in self.jobs if j.seq not in self._live),
@@ -71,10 +86,24 @@ class Engine(JobLifecycle):
         self._handlers: tuple[Callable[[Event], None], ...] = (
             self._on_finish, self._on_advance, self._on_priority, self._on_topology, self._on_limit, self._on_wake,
             self._on_terminate, self._on_plan)
+        if self._calls is None:
+            for order, update in enumerate(updates):
+                self.push(update.at, Phase.UPDATE, _kind(update), update, order=order)
+
+    def _call_order(self, updates: Sequence[Action]) -> list[tuple[float, int, int, int, Job | None, Action | None]]:
+        """Every input as ``(time, place, 0 submission / 1 action, order, job, action)``, sorted: an instant's
+        submissions in workload order, each action after the ``after_submissions`` first of them."""
+        calls: list[tuple[float, int, int, int, Job | None, Action | None]] = []
+        counts: dict[float, int] = {}
+        for job in sorted((j for j in self.jobs if j.seq not in self._live), key=lambda j: (j.spec.submit_at, j.seq)):
+            at = job.spec.submit_at
+            place = counts.get(at, 0) + 1
+            counts[at] = place
+            calls.append((at, place, 0, job.seq, job, None))
         for order, update in enumerate(updates):
-            kind = (Kind.PRIORITY if isinstance(update, PriorityUpdate) else
-                    Kind.TERMINATE if isinstance(update, JobTermination) else Kind.TOPOLOGY)
-            self.push(update.at, Phase.UPDATE, kind, update, order=order)
+            calls.append((update.at, update.after_submissions, 1, order, None, update))
+        calls.sort(key=lambda call: (call[0], call[1], call[2], call[3]))
+        return calls
 
     def _live_jobs(self, specs: Sequence[JobSpec], live: Mapping[str, LiveState]) -> dict[int, LiveState]:
         """``seq -> LiveState`` of the jobs already on capacity; ``LiveStateError`` if they break an invariant."""
@@ -97,7 +126,31 @@ class Engine(JobLifecycle):
         driver calling ``run`` once per request does not read them.
         """
         with gc_paused():
-            return self._run_until(None if until is None else exact_number("until", until), progress, close)
+            end = None if until is None else exact_number("until", until)
+            if self._calls is not None:
+                return self._run_calls(end, progress, close)
+            return self._run_until(end, progress, close)
+
+    def _run_calls(self, until: float | None, progress: Callable[[int], None] | None, close: bool) -> float:
+        """``same_instant: one_by_one``: each input as a live endpoint takes a call: the engine first catches up
+        to the call's instant (its own events and their pass), then applies the call and runs that instant's
+        pass again."""
+        calls = self._calls
+        assert calls is not None
+        limit = _LATEST if until is None else until
+        index = self._next_call
+        while index < len(calls) and calls[index][0] <= limit:
+            at, _, _, order, job, action = calls[index]
+            index += 1
+            self._next_call = index
+            self._run_until(at, progress, False)
+            if job is not None:
+                self._arrivals.append(job)
+                self._arrival_times.append(at)
+            elif action is not None:
+                self.push(at, Phase.UPDATE, _kind(action), action, order=order)
+            self._run_until(at, progress, False)
+        return self._run_until(until, progress, close)
 
     def _run_until(self, until: float | None, progress: Callable[[int], None] | None, close: bool = True) -> float:
         if self._live and not self._live_started:
@@ -240,7 +293,8 @@ class Engine(JobLifecycle):
 
     def submitted_jobs(self) -> Iterable[Job]:
         """Jobs submitted by now, in workload order."""
-        if self._next_arrival >= len(self._arrivals):
+        calls = self._calls
+        if self._next_arrival >= len(self._arrivals) and (calls is None or self._next_call >= len(calls)):
             return iter(self.jobs)
         submitted = {job.seq for job in self._arrivals[: self._next_arrival]} | self._live.keys() | self._adopted
         return [job for job in self.jobs if job.seq in submitted]
@@ -356,3 +410,9 @@ class Engine(JobLifecycle):
         return {event.subject.spec.name: event.time for event in self._events
                 if event.kind is Kind.ADVANCE and event.subject.version == event.data}
 
+
+
+def _kind(update: Action) -> Kind:
+    """The event kind that applies a scenario action."""
+    return (Kind.PRIORITY if isinstance(update, PriorityUpdate) else
+            Kind.TERMINATE if isinstance(update, JobTermination) else Kind.TOPOLOGY)

@@ -68,6 +68,8 @@ class JobLifecycle:
         #: nothing delays a start (no start-up, no preemption delay): unless someone listens, a placed job runs
         #: at once (``place``)
         self._immediate = self.settings.startup_delay == 0 and self.settings.preemption_delay == 0
+        #: ``millisecond_instants``: computed instants are rounded to the millisecond (``instant``)
+        self._milliseconds = self.settings.millisecond_instants
         self.now = 0.0
         self.on_transition: Transition | None = None
         self.on_reason: ReasonListener | None = None
@@ -316,7 +318,7 @@ class JobLifecycle:
 
     def _advance_at(self, job: Job, time: float) -> None:
         """The job moves on (SCHEDULED -> STARTING -> RUNNING) at ``time``, unless it left capacity before."""
-        self.push(time, _ADVANCE, Kind.ADVANCE, job, job.version, job.seq)
+        self.push(self.instant(time), _ADVANCE, Kind.ADVANCE, job, job.version, job.seq)
 
     def _after_starting(self, job: Job) -> None:
         if self.settings.startup_delay > 0:
@@ -349,9 +351,16 @@ class JobLifecycle:
         work = job.remaining
         if fails and spec.fail_after is not None:
             work = min(work, spec.fail_after)
+        end = run_started + work
+        if self._milliseconds:
+            end = round(end * 1000.0) / 1000.0
         self._seq += 1
-        heapq.heappush(self._events, make_event(Event, (run_started + work, _FINISH, job.seq, self._seq, _FINISH_KIND,
+        heapq.heappush(self._events, make_event(Event, (end, _FINISH, job.seq, self._seq, _FINISH_KIND,
                                                         job, (job.version, fails))))
+
+    def instant(self, time: float) -> float:
+        """A computed instant as the engine keeps it: to the millisecond with ``millisecond_instants``."""
+        return round(time * 1000.0) / 1000.0 if self._milliseconds else time
 
     def _release(self, job: Job, outcome: str) -> None:
         share = job.share

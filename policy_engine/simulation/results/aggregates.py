@@ -366,6 +366,11 @@ def lanes(result: SimulationResult, share: str | None, window: tuple[float, floa
     start, end = window if window is not None else (0.0, result.time)
     rows: list[dict[str, Any]] = []
     shown = matched = 0
+    # a plan job's SCHEDULED wait for an instance of its plan, from its placement: held for plan, not own use
+    holds: dict[tuple[str, float], float] = {}
+    for plan in result.plans.plans if result.plans is not None else ():
+        for hold in plan.holds:
+            holds[(hold.job, hold.start)] = hold.end
     for record in result.jobs:
         if share is not None and record.share != share:
             continue
@@ -383,12 +388,56 @@ def lanes(result: SimulationResult, share: str | None, window: tuple[float, floa
                 rows.append({"job": label, "order": shown, "start": waiting_since, "end": attempt.start,
                              "state": "waiting", "outcome": "", "reason": ""})
             stop = result.time if attempt.end is None else attempt.end
-            rows.append({"job": label, "order": shown, "start": attempt.start, "end": stop,
-                         "state": "borrowed" if attempt.borrowed else "own", "outcome": attempt.outcome,
-                         "reason": ""})
+            placed = attempt.start
+            held_until = holds.get((record.name, placed)) if holds else None
+            if held_until is not None and held_until > placed:
+                rows.append({"job": label, "order": shown, "start": placed, "end": held_until,
+                             "state": "held for plan", "outcome": "", "reason": ""})
+                placed = held_until
+            if stop > placed or placed == attempt.start:
+                rows.append({"job": label, "order": shown, "start": placed, "end": stop,
+                             "state": "borrowed" if attempt.borrowed else "own", "outcome": attempt.outcome,
+                             "reason": ""})
             waiting_since = stop
         if record.status in ("RUNNABLE", "FAILED") and (record.finished_at or result.time) > waiting_since:
             rows.append({"job": label, "order": shown, "start": waiting_since,
                          "end": record.finished_at if record.finished_at is not None else result.time,
                          "state": "waiting", "outcome": record.status, "reason": record.reason})
     return Lanes(rows, shown, matched)
+
+
+def held_for_plan(result: SimulationResult, edges: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+    """Per share and instance type, the mean instances per bin its SCHEDULED plan jobs held while they waited for
+    an instance of their plan (``plan_windows.Hold``): quota held, not own use."""
+    if result.plans is None:
+        return {}
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for plan in result.plans.plans:
+        by_share: dict[str, list[tuple[float, float, int]]] = {}
+        for hold in plan.holds:
+            if hold.end > hold.start:
+                by_share.setdefault(hold.share, []).append((hold.start, hold.end, hold.instances))
+        for share, holds in by_share.items():
+            times = np.array([t for start, end, _ in holds for t in (start, end)], dtype=np.float64)
+            deltas = np.array([d for _, _, n in holds for d in (n, -n)], dtype=np.float64)
+            order = np.argsort(times, kind="stable")
+            times, deltas = times[order], deltas[order]
+            level = np.cumsum(deltas)  # instances held after each change
+            # the integral of the held instances at each change: a piecewise-linear function of time
+            integral = np.concatenate(([0.0], np.cumsum(level[:-1] * np.diff(times))))
+            at_edges = np.interp(edges, times, integral, left=0.0, right=float(integral[-1]))
+            widths = np.diff(edges)
+            key = (share, plan.instance_type)
+            held = np.divide(np.diff(at_edges), widths, out=np.zeros(len(widths)), where=widths > 0)
+            out[key] = out.get(key, np.zeros(len(widths))) + held
+    return out
+
+
+def split_held(own: np.ndarray, borrowed: np.ndarray, held: np.ndarray | None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Own use and borrowed less the quota held for a plan (taken from own use first), and the held part."""
+    if held is None:
+        return own, borrowed, np.zeros(len(own))
+    from_own = np.minimum(own, held)
+    from_borrowed = np.minimum(borrowed, held - from_own)
+    return own - from_own, borrowed - from_borrowed, from_own + from_borrowed

@@ -84,10 +84,13 @@ def _string_texts(values: Sequence[Any], distinct: bool) -> list[str]:
 
 
 def _raw_texts(values: Sequence[Any]) -> list[str]:
-    """Each value as ``json.dumps`` writes it, as it is (a count; a field per job a caller adds)."""
+    """Each value as ``json.dumps`` writes it (a count; a field per job a caller adds), numbers as ``as_number``
+    writes them (600.0 as 600): a column of numbers and nulls in bulk (``_number_texts``)."""
     kinds = set(map(type, values))
     if kinds == {int}:
         return list(map(int.__repr__, values))
+    if kinds <= {float, int, _NONE} and float in kinds:
+        return _number_texts(values)
     texts = _words(values, kinds)
     return [json.dumps(value, allow_nan=False) for value in values] if texts is None else texts
 
@@ -103,7 +106,8 @@ def _texts(key: str, values: Sequence[Any]) -> list[str]:
 def write_jobs(handle: Any, columns: Iterator[Mapping[str, Sequence[Any]]], job_fields: dict[str, Sequence[object]]
                ) -> None:
     """The job objects, separated by ``, ``: per chunk, the ``KEYS`` columns (``columns`` yields them a chunk at a
-    time), then each ``job_fields`` key with its value per job (any JSON value)."""
+    time), then each ``job_fields`` key with its value per job (any JSON value; numbers as ``as_number`` writes
+    them)."""
     extra = list(job_fields.items())
     template = "{" + ", ".join(json.dumps(key).replace("%", "%%") + ": %s"
                                for key in (*KEYS, *(name for name, _ in extra))) + "}"

@@ -25,7 +25,13 @@ from policy_engine.simulation.inputs.input_problems import MAX_PROBLEMS, Problem
 from policy_engine.simulation.inputs.job_files import Row, collect_jobs, load_jobs, rows_from_file
 from policy_engine.simulation.inputs.job_rows import MAX_PRIORITY, MAX_SECONDS, Extras, RowAt, ShareIndex, number
 from policy_engine.simulation.scenarios import change_actions
-from policy_engine.simulation.settings import Action, JobTermination, PriorityUpdate, SimulationSettings
+from policy_engine.simulation.settings import (
+    Action,
+    JobTermination,
+    PriorityUpdate,
+    SameInstant,
+    SimulationSettings,
+)
 
 __all__ = ["MAX_PROBLEMS", "MAX_SECONDS", "Extras", "LoadError", "PriorityUpdate", "Scenario", "load_jobs",
            "load_scenario"]
@@ -36,9 +42,11 @@ _WORKLOAD_KEYS = ("profile", "days", "seed", "scale")
 _SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings)
                        if f.name not in ("utilisation_series", "usage_log", "start"))
 #: Settings whose value is a choice among names (an enum): the one check is ``SimulationSettings``'s own.
-_CHOICE_KEYS = ("plan_dispatch", "plan_window_end", "plan_pending_end")
+_CHOICE_KEYS = ("plan_dispatch", "plan_window_end", "plan_pending_end", "same_instant")
 _ACTION_KINDS = ("update_priority", "terminate_job", "update_share", "create_share", "delete_share",
                  "update_environment")
+#: An action's place among the submissions of its instant (``same_instant: one_by_one``).
+_AFTER = "after_submissions"
 #: The actions that change the topology (``change_actions``); the others name a job.
 _TOPOLOGY_KINDS = ("update_share", "create_share", "delete_share", "update_environment")
 
@@ -161,6 +169,8 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
     actions = data.get("actions")  # jobs by name only for a scenario with actions: a million-entry dict otherwise
     updates = _actions(actions, {job.name: job for job in jobs} if actions is not None else {}, named, here, topology,
                        shares, created)
+    if actions is not None:
+        updates = _placed(actions, updates, jobs, settings, here)
     until = None
     if data.get("until") is not None:
         until = number(data["until"])
@@ -311,7 +321,7 @@ def _settings(value: Any, here: _Located) -> SimulationSettings:
                 problem(_too_long(raw))
             else:
                 kwargs[key] = float(seconds)
-        elif key == "backfill":
+        elif key in ("backfill", "millisecond_instants"):
             if not isinstance(raw, bool):
                 problem(f"must be true or false, got {raw!r}")
             else:
@@ -349,8 +359,8 @@ def _actions(value: Any, jobs: dict[str, JobSpec], named: set[str], here: _Locat
             problem(f"expected a mapping, got {type(action).__name__}")
             continue
         for key in action:
-            if key not in ("at", *_ACTION_KINDS):
-                problem(unknown_key(key, ("at", *_ACTION_KINDS)))
+            if key not in ("at", _AFTER, *_ACTION_KINDS):
+                problem(unknown_key(key, ("at", _AFTER, *_ACTION_KINDS)))
         time = number(action.get("at"))
         if time is None or time < 0:
             problem(f"must be a number of seconds >= 0, got {action.get('at')!r}", "at")
@@ -414,3 +424,43 @@ def _actions(value: Any, jobs: dict[str, JobSpec], named: set[str], here: _Locat
         elif timed and spec is not None and time is not None:
             updates.append(PriorityUpdate(time, spec.name, priority))
     return updates
+
+
+def _placed(value: list[Any], updates: list[Action], jobs: list[JobSpec], settings: SimulationSettings,
+            here: _Located) -> list[Action]:
+    """The actions with their ``after_submissions`` (``same_instant: one_by_one`` only): how many of the instant's
+    submissions (in workload order) come before each; a job's own action comes after its submission."""
+    given = [(index, action[_AFTER]) for index, action in enumerate(value)
+             if isinstance(action, dict) and _AFTER in action]
+    if not given:
+        return updates
+    if settings.same_instant is not SameInstant.ONE_BY_ONE:
+        for index, _ in given:
+            here.add(("actions", index), ("actions", index, _AFTER),
+                     "only with settings: {same_instant: one_by_one} (together, every action of an instant comes "
+                     "before its submissions)")
+        return updates
+    places = dict(given)
+    valid = [index for index, action in enumerate(value) if isinstance(action, dict)]
+    if len(valid) != len(updates):  # some actions were refused: their problems are reported already
+        return updates
+    counts: dict[float, int] = {}
+    place_of: dict[str, tuple[float, int]] = {}
+    for job in sorted(jobs, key=lambda j: j.submit_at):  # stable: workload order within an instant
+        counts[job.submit_at] = counts.get(job.submit_at, 0) + 1
+        place_of[job.name] = (job.submit_at, counts[job.submit_at])
+    placed: list[Action] = []
+    for index, update in zip(valid, updates, strict=True):
+        after = places.get(index, 0)
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            here.add(("actions", index), ("actions", index, _AFTER), f"must be an integer >= 0, got {after!r}")
+            continue
+        name = update.job if isinstance(update, (PriorityUpdate, JobTermination)) else None
+        submitted, place = place_of[name] if name is not None else (-1.0, 0)
+        if update.at == submitted and after < place:
+            here.add(("actions", index), ("actions", index, _AFTER),
+                     f"{after}: job {name!r} is submission {place} of its instant ({submitted:g}): an action on it "
+                     f"comes after it (after_submissions >= {place})")
+            continue
+        placed.append(replace(update, after_submissions=after))
+    return placed

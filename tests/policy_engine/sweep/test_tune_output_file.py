@@ -46,11 +46,13 @@ def test_yaml_is_edited_in_place_so_only_the_changed_values_differ(tmp_path: Pat
     written = out.read_text(encoding="utf-8")
     changed = [line for line in difflib.unified_diff(TOPOLOGY.splitlines(), written.splitlines(), lineterm="", n=0)
                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    # the transfer moved 2 g5 from B to A: those two lines, nothing else (comments, order, 604800 kept)
+    # the transfer moved 2 g5 from B to A: those two lines, and the queue's priority every written file states
+    # (``file_data``), nothing else (comments, order, 604800 kept)
     assert changed == [f"-      - {{name: A, capacity: {{{GPU}: 1}}, strategy: RESERVE}}",
                        f"-      - {{name: B, capacity: {{{GPU}: 5}}, strategy: RESERVE}}",
                        f"+      - {{name: A, capacity: {{{GPU}: 3}}, strategy: RESERVE}}",
-                       f"+      - {{name: B, capacity: {{{GPU}: 3}}, strategy: RESERVE}}"]
+                       f"+      - {{name: B, capacity: {{{GPU}: 3}}, strategy: RESERVE}}",
+                       "+    priority: 1"]
     assert "wait_p95: 604800}" in written
     check = CliRunner().invoke(main, ["check", str(out)])
     assert check.exit_code == 0, check.output
@@ -76,3 +78,17 @@ def test_a_python_output_is_refused_with_one_line_and_exit_2(tmp_path: Path, out
     assert code == 2 and not path.exists()
     [line] = [line for line in output.splitlines() if line.strip()]
     assert "not as a Python module" in line and f"-o {path.with_suffix('.yaml')}" in line
+
+
+def test_priorities_and_borrow_limits_are_written_explicitly(tmp_path: Path):
+    """A queue's priority and every LEND_AND_BORROW share's borrow limit are stated in the recommendation even where
+    the author left them out (unset borrow limit: -1, AWS's default), never a borrow limit on another share."""
+    source = TOPOLOGY.replace(f"{GPU}: 1}}, strategy: RESERVE", f"{GPU}: 1}}, strategy: LEND_AND_BORROW")
+    (tmp_path / "topology.yaml").write_text(source, encoding="utf-8")  # B lends nothing: A still waits
+    code, output, out = _tune(tmp_path, "recommended.yaml")
+    assert code == 0 and out.exists(), output
+    written = yaml.safe_load(out.read_text(encoding="utf-8"))
+    queue = written["job_queues"][0]
+    assert queue["priority"] == 1
+    assert [(s["name"], s["strategy"], s.get("borrow_limit")) for s in queue["shares"]] == [
+        ("A", "LEND_AND_BORROW", -1), ("B", "RESERVE", None)]

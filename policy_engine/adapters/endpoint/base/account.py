@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policy_engine.adapters.endpoint.base.errors import client_error
+from policy_engine.foundation.aws_rules import written_borrow_limit
 from policy_engine.foundation.findings import Finding, Severity
 from policy_engine.foundation.model import (
     JobQueue,
@@ -79,6 +80,13 @@ class Arns:
 
     def training_job(self, name: str) -> str:
         return f"arn:aws:sagemaker:{self.region}:{self.account}:training-job/{name}"
+
+
+def written_sharing(sharing: Record) -> Record:
+    """A share's ``resourceSharingConfiguration`` as the endpoint keeps and answers it: a LEND_AND_BORROW share's
+    ``borrowLimit`` always (unset: -1, what AWS applies), never another's (``aws_rules.written_borrow_limit``)."""
+    borrow = written_borrow_limit(sharing["strategy"], sharing.get("borrowLimit"))
+    return {"strategy": sharing["strategy"], **({"borrowLimit": borrow} if borrow is not None else {})}
 
 
 @dataclass
@@ -289,9 +297,7 @@ class Account:
                     for a in queue.job_state_time_limit_actions],
             }
             for share in queue.shares:
-                sharing: Record = {"strategy": share.strategy}
-                if share.borrow_limit is not None:
-                    sharing["borrowLimit"] = share.borrow_limit
+                sharing = written_sharing({"strategy": share.strategy, "borrowLimit": share.borrow_limit})
                 res.shares[(queue.name, share.name)] = {
                     "quotaShareName": share.name, "quotaShareArn": arns.share(queue.name, share.name),
                     "jobQueueArn": arns.queue(queue.name),

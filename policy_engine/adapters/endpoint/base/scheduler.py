@@ -49,17 +49,27 @@ class Clock:
     def now(self) -> float:
         if not self.speed:
             return self._anchor_sim
-        return min(self._anchor_sim + (self._wall() - self._anchor_wall) * self.speed, self.latest)
+        return _millisecond(min(self._anchor_sim + (self._wall() - self._anchor_wall) * self.speed, self.latest))
 
     def set(self, seconds: float) -> None:
         if seconds > self.latest:
             raise ValueError(f"the clock cannot be set to {seconds:g} s, past its latest instant {self.latest:g} s")
-        self._anchor_sim = seconds
+        self._anchor_sim = _millisecond(seconds)
         self._anchor_wall = self._wall()
 
     def advance(self, seconds: float) -> float:
         self.set(self.now() + seconds)
         return self._anchor_sim
+
+
+def _millisecond(seconds: float) -> float:
+    """The clock shows whole milliseconds, as the API's times do: a call is at the instant its record shows, so
+    ``history`` carries it exactly (a sum of advances such as 0.1 + 0.2 is 0.30000000000000004 otherwise)."""
+    return round(seconds * 1000.0) / 1000.0 if abs(seconds) < _UNROUNDED else seconds
+
+
+#: Past this many seconds (far beyond any date) a time is kept as it is: ``seconds * 1000`` could overflow.
+_UNROUNDED = 1e15
 
 
 class ChangeWatcher(Protocol):
@@ -83,7 +93,7 @@ class Scheduler:
         self.preemption_seconds = preemption_seconds
         #: ``start``: the instant simulated second 0 stands for (the account's start), what ISO 8601 plan windows
         #: count from
-        self.settings = SimulationSettings(preemption_delay=preemption_seconds, start=start)
+        self.settings = SimulationSettings(preemption_delay=preemption_seconds, start=start, millisecond_instants=True)
         #: victims in their PREEMPTION_IN_PROGRESS window: job id -> (ends at, the preemption)
         self._in_progress: dict[str, tuple[float, Reason]] = {}
         self.jobs = JobIndex()

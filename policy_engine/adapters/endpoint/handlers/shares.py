@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from policy_engine.adapters.endpoint.base.account import Resources
+from policy_engine.adapters.endpoint.base.account import Resources, written_sharing
 from policy_engine.adapters.endpoint.base.errors import client_error
 from policy_engine.adapters.endpoint.handlers.registry import (
     Output,
@@ -67,7 +67,7 @@ def create_quota_share(service: Endpoint, params: Params) -> Output:
         res.shares[(queue_name, name)] = {
             "quotaShareName": name, "quotaShareArn": arn, "jobQueueArn": queue["jobQueueArn"],
             "capacityLimits": params["capacityLimits"],
-            "resourceSharingConfiguration": params["resourceSharingConfiguration"],
+            "resourceSharingConfiguration": written_sharing(params["resourceSharingConfiguration"]),
             "preemptionConfiguration": params["preemptionConfiguration"],
             "state": params.get("state", "ENABLED"), "status": "CREATING",
         }
@@ -101,6 +101,8 @@ def update_quota_share(service: Endpoint, params: Params) -> Output:
 
     def change(res: Resources) -> None:
         copy_members(res.shares[key], params, _UPDATABLE)
+        if "resourceSharingConfiguration" in params:
+            res.shares[key]["resourceSharingConfiguration"] = written_sharing(params["resourceSharingConfiguration"])
         account.begin(res, "shares", key, "status", "UPDATING", "VALID", service.now)
 
     commit(service, change)

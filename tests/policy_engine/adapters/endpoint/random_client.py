@@ -2,10 +2,12 @@
 
 Many teams (shares of every strategy), priorities, preemptions (reclaims and in-share), priority
 updates, share updates, a share created and one deleted, environment capacity changes, terminations,
-and jobs left waiting or running at the end. Every call is at its own simulated millisecond (the clock
-advances between calls by whole milliseconds, as a real client's calls never share an instant).
+and jobs left waiting or running at the end. The clock advances between calls by whole milliseconds; with
+``Instants`` some calls share an instant (no advance between them) and some advances land exactly on a running
+job's end, so the replay must apply the calls of one instant one by one, in call order, as the endpoint did.
 
-``python -m tests.policy_engine.adapters.endpoint.random_client [SEED]`` prints the agreement figures.
+``python -m tests.policy_engine.adapters.endpoint.random_client [SEED ...]`` runs one run per seed (130 jobs, calls
+sharing instants) and prints the agreement figures; it exits 1 if any job of any run disagrees.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
-import yaml
 from botocore.config import Config
 
 INSTANCE = "ml.g5.xlarge"
@@ -67,9 +68,39 @@ def _payload(rng: random.Random, count: int, runtime: int | None) -> str:
     return json.dumps(request)
 
 
-def drive(endpoint: Any, seed: int = 7, jobs: int = 130) -> Run:
+@dataclass(frozen=True)
+class Instants:
+    """How often calls share an instant: ``same`` the chance of no advance before the next call, ``onto_end`` the
+    chance of advancing exactly onto a running job's end (its completion and the next call at one clock value)."""
+
+    same: float = 0.0
+    onto_end: float = 0.0
+
+
+def _advance(endpoint: Any, batch: Any, rng: random.Random, recent: list[str], instants: Instants,
+             durations: dict[str, float]) -> None:
+    roll = rng.random()
+    if roll < instants.same:
+        return
+    if roll < instants.same + instants.onto_end:
+        now_ms = endpoint.control("GET", "clock")["epochMillis"]
+        for job in rng.sample(recent, len(recent)):
+            detail = batch.describe_service_job(jobId=job)
+            if detail["status"] == "RUNNING" and detail.get("attempts"):
+                started = detail["attempts"][-1]["startedAt"]
+                end_ms = round(started.timestamp() * 1000 if hasattr(started, "timestamp") else started) \
+                    + round(durations[job] * 1000)
+                if end_ms > now_ms:
+                    endpoint.advance((end_ms - now_ms) / 1000)
+                    return
+    # whole milliseconds, as the API's times are
+    endpoint.advance(rng.randrange(1, 300_000) / 1000)
+
+
+def drive(endpoint: Any, seed: int = 7, jobs: int = 130, instants: Instants = Instants()) -> Run:
     """Run the random client against ``endpoint`` (a ``RunningEndpoint`` at speed 0, loaded with ``TOPOLOGY``)."""
     rng = random.Random(seed)
+    durations: dict[str, float] = {}
     batch, _ = clients(endpoint.url)
     run = Run()
     shares = {name: {"strategy": strategy, "limit": limit, "state": "ENABLED"}
@@ -97,6 +128,7 @@ def drive(endpoint: Any, seed: int = 7, jobs: int = 130) -> Run:
                 serviceRequestPayload=_payload(rng, count, None if tagged else duration),
                 **extra)["jobId"]
             run.jobs.append(job)
+            durations[job] = duration
             run.count("SubmitServiceJob")
         elif roll < 0.74 and unfinished:
             batch.update_service_job(jobId=rng.choice(unfinished), schedulingPriority=rng.randrange(10))
@@ -148,9 +180,7 @@ def drive(endpoint: Any, seed: int = 7, jobs: int = 130) -> Run:
                     del shares["infra"]
                     deleted = True
                     run.count("DeleteQuotaShare")
-        # whole milliseconds, as the API's times are: a call never lands on the very instant of a job's end
-        # (a real client's never does; see docs/endpoint.md for what a replay does with one that does)
-        endpoint.advance(rng.randrange(1, 300_000) / 1000)
+        _advance(endpoint, batch, rng, run.jobs[-40:], instants, durations)
     endpoint.advance(1200)  # some jobs finish, others are still running or waiting at the end
     return run
 
@@ -178,9 +208,13 @@ def compare(jobs_csv: str, simulated: dict[str, Any]) -> tuple[int, int, list[st
     return len(rows), agreeing, differences
 
 
-def main(seed: int) -> None:
+def main(seeds: list[int], jobs: int = 130, instants: Instants = Instants(0.3, 0.2)) -> int:
+    """Run, export and replay one random client run per seed; print each run's agreement and the total. Exit status
+    1 when any job of any run disagrees."""
     import os
+    import resource
     import tempfile
+    import time
 
     from click.testing import CliRunner
 
@@ -189,22 +223,35 @@ def main(seed: int) -> None:
     from policy_engine.cli.app import main as cli
     from policy_engine.inputs.loading import topology_from_data
 
+    started, total, disagreeing = time.perf_counter(), 0, 0
     with start_in_thread(Service(Options(speed=0), topology_from_data(TOPOLOGY, "random client"))) as endpoint:
-        run = drive(endpoint, seed)
         os.environ.update({"AWS_ENDPOINT_URL_BATCH": endpoint.url, "AWS_ENDPOINT_URL_CLOUDTRAIL": endpoint.url,
                            "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                            "AWS_DEFAULT_REGION": "us-east-1"})
-        folder = tempfile.mkdtemp()
-        jobs, scenario = os.path.join(folder, "jobs.csv"), os.path.join(folder, "replay.yaml")
-        history = CliRunner().invoke(cli, ["history", "--queue", "training", "--since", "1d", "-o", jobs,
-                                           "--scenario", scenario])
-        print(history.stderr, file=sys.stderr)
-    simulated = CliRunner().invoke(cli, ["simulate", scenario, "--format", "json"])
-    exported, agreeing, differences = compare(jobs, json.loads(simulated.stdout))
-    print(yaml.safe_dump(run.calls), f"submitted {len(run.jobs)}, exported {exported}, agreeing {agreeing}")
-    for line in differences[:20]:
-        print(line)
+        for seed in seeds:
+            endpoint.load_topology(TOPOLOGY)
+            run = drive(endpoint, seed, jobs, instants=instants)
+            folder = tempfile.mkdtemp()
+            jobs_csv, scenario = os.path.join(folder, "jobs.csv"), os.path.join(folder, "replay.yaml")
+            history = CliRunner().invoke(cli, ["history", "--queue", "training", "--since", "1d", "-o", jobs_csv,
+                                               "--scenario", scenario])
+            if history.exit_code != 0:
+                print(history.output, file=sys.stderr)
+            simulated = CliRunner().invoke(cli, ["simulate", scenario, "--format", "json"])
+            exported, agreeing, differences = compare(jobs_csv, json.loads(simulated.stdout))
+            total += exported
+            disagreeing += exported - agreeing
+            print(f"seed {seed}: submitted {len(run.jobs)}, exported {exported}, agreeing {agreeing}; calls "
+                  f"{sum(run.calls.values())}")
+            for line in differences[:20]:
+                print("  " + line)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    wall = time.perf_counter() - started
+    print(f"{len(seeds)} run(s), {total} job(s), {disagreeing} disagreeing; wall {wall:.1f} s, "
+          f"CPU {usage.ru_utime + usage.ru_stime:.1f} s, load average {os.getloadavg()[0]:.1f}")
+    return 1 if disagreeing else 0
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+    arguments = [int(value) for value in sys.argv[1:]] or [7]
+    raise SystemExit(main(arguments))

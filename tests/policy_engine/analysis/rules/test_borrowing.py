@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from policy_engine.analysis.checks import check_topology
 from policy_engine.foundation.findings import Severity
 from tests.builders import GPU, share, topology
 from tests.builders import run_rule as run
@@ -55,3 +56,17 @@ def test_borrow_limit_allowing_one_instance_or_unlimited_or_zero_passes():
     for percent in (34, -1, 0, None):
         assert run("BQ303", topology(share("B", 3, "LEND_AND_BORROW", borrow_limit=percent),
                                      share("L", 3, "LEND"))) == [], percent
+
+
+def test_bq304_notes_a_borrowing_share_that_leaves_its_borrow_limit_unset():
+    found = run("BQ304", topology(share("open", 2, "LEND_AND_BORROW"), share("capped", 2, "LEND_AND_BORROW",
+                                                                                  borrow_limit=0),
+                                       share("unlimited", 2, "LEND_AND_BORROW", borrow_limit=-1),
+                                       share("lender", 2, "LEND")))
+    assert [(str(f.object), f.severity.value) for f in found] == [("training/open", "info")]
+    assert "unlimited" in found[0].message or "without limit" in found[0].message
+
+
+def test_a_note_never_fails_check_not_even_strict():
+    report = check_topology(topology(share("open", 2, "LEND_AND_BORROW"), share("lender", 2, "LEND")))
+    assert [f.rule for f in report.notes] == ["BQ304"] and report.passes(strict=True)

@@ -72,6 +72,7 @@ NOT_AWS_FIGURES = {
     ("policy_engine/adapters/endpoint/cloudtrail.py", "1000"): "milliseconds per second",
     ("policy_engine/adapters/endpoint/base/sagemaker.py", "1000"): "milliseconds per second",
     ("policy_engine/adapters/endpoint/control.py", "1000"): "milliseconds per second",
+    ("policy_engine/adapters/endpoint/base/scheduler.py", "1000"): "milliseconds per second",
     ("quota_constructs/__init__.py", "20"): "Node.js major versions (SUPPORTED_NODE_MAJORS)",
     ("quota_constructs/monitoring.py", "5"): "the alarm's 5-minute period, a project default",
     ("policy_engine/adapters/endpoint/guard.py", "256"): "the Host check's cache size, the endpoint's tuning",

@@ -128,8 +128,10 @@ def test_sarif_format_is_structurally_valid(write_file, monkeypatch, tmp_path):
     rule_ids = [rule["id"] for rule in driver["rules"]]
     assert sorted(rule_ids) == sorted(REGISTRY)
     for rule in driver["rules"]:
-        assert rule["shortDescription"]["text"] and rule["defaultConfiguration"]["level"] in ("error", "warning")
-    assert {r["ruleId"] for r in run["results"]} == {"BQ201", "BQ401"}
+        assert rule["shortDescription"]["text"]
+        assert rule["defaultConfiguration"]["level"] in ("error", "warning", "note")
+    # BQ304, a note: QS2 borrows without a stated borrow_limit
+    assert {r["ruleId"]: r["level"] for r in run["results"]} == {"BQ201": "error", "BQ401": "error", "BQ304": "note"}
     for result_ in run["results"]:
         assert result_["ruleId"] in rule_ids
         assert rule_ids[result_["ruleIndex"]] == result_["ruleId"]
@@ -138,7 +140,7 @@ def test_sarif_format_is_structurally_valid(write_file, monkeypatch, tmp_path):
         (location,) = result_["locations"]
         assert location["physicalLocation"]["artifactLocation"]["uri"] == "over.yaml"
     lines = {r["ruleId"]: r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in run["results"]}
-    assert lines == {"BQ201": 2, "BQ401": 15}  # the environment's and the guarantee's list items
+    assert lines == {"BQ201": 2, "BQ401": 15, "BQ304": 11}  # the environment's, the guarantee's, QS2's list items
 
 
 def test_sarif_for_the_embedded_example_points_at_its_yaml():

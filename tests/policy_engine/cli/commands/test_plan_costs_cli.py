@@ -70,8 +70,9 @@ def test_json_charges_the_fee_once_and_its_idle_part_as_waste(files):
         ("training/vision", {"on_demand": 0, "plans": 150, "total": 150}, {"preempted_attempts": 0, "plan_idle": 87.5})]
     # the plan tables stay in hours: the fee is in the bill, never an on-demand rate on the plan's hours
     (hours,) = document["training_plans"]
-    assert hours["cost"] is None and hours["scheduled_quota_held"] == [{"share": "training/vision",
-                                                                        "instance_hours": 1.5}]
+    assert hours["cost"] is None and hours["scheduled_quota_held"] == [{
+        "share": "training/vision", "instance_hours": 1.5, "plan_jobs": 1, "plan_hold_seconds": 1800,
+        "waited_jobs": 0, "waited_seconds": 0, "longest_waits": []}]  # the hold's figures (docs/training_plans.md)
 
 
 def test_without_prices_the_plan_figures_stay_instance_hours(files):

@@ -18,7 +18,9 @@ def test_groups_errors_before_warnings_then_shares():
     text = check_text.render(_mixed(), source="t.yaml")
     errors, warnings, shares = text.index("Errors (1)"), text.index("Warnings (2)"), text.index("Quota shares")
     assert errors < text.index("BQ402") < warnings < text.index("BQ203") < text.index("BQ301") < shares
-    assert "FAILED: 1 error(s), 2 warning(s), 2 quota share(s)" in text
+    notes = text.index("Notes (1)")  # BQ304: B leaves its borrow_limit unset
+    assert shares > notes > text.index("BQ301") and text.index("BQ304") > notes
+    assert "FAILED: 1 error(s), 2 warning(s), 1 note(s), 2 quota share(s)" in text
     assert "\x1b[" not in text
 
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from policy_engine.simulation.core.engine import Engine, SimulationSettings
 from policy_engine.simulation.core.jobs import AttemptRecord
 from policy_engine.simulation.results import job_json
+from policy_engine.simulation.results.numbers import plain
 from policy_engine.simulation.results.records import JobRecord, build_result, json_chunks
 from tests.builders import job, share, simulated_topology
 from tests.policy_engine.simulation.test_properties import PROPERTY_SETTINGS, scenarios
@@ -27,7 +28,7 @@ def _expected(result, job_fields=None) -> str:
     document = result.to_json()
     for key, values in (job_fields or {}).items():
         for entry, value in zip(document["jobs"], values, strict=True):
-            entry[key] = value
+            entry[key] = plain(value)  # a number as ``results.numbers`` writes it (600.0 as 600)
     return json.dumps(document)
 
 
@@ -49,6 +50,9 @@ def test_the_jobs_are_written_as_json_dumps_writes_them_from_every_kind_of_recor
         again = replace(result, jobs=records)
         assert _written(again) == _expected(again)
         assert _written(again, {"wait_cause": causes}) == _expected(again, {"wait_cause": causes})
+        # a column of numbers and nulls (``plan_hold_seconds``): integral floats as ints, the rest as Python writes them
+        holds = [None if n % 4 == 0 else [600.0, 1.5, 1e-05, 3][n % 4 - 1] for n in range(len(result.jobs))]
+        assert _written(again, {"plan_hold_seconds": holds}) == _expected(again, {"plan_hold_seconds": holds})
 
 
 def _record(name="j", submitted=0.0, started=None, finished=None, wait=0.0, preemptions=0, reason="") -> JobRecord:
