@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import sys
 import zoneinfo
-from datetime import datetime
 from pathlib import Path
 
 import click
 
-from policy_engine.cli.commands.shared import SafePath, fail_input, python_topologies, topology_or_exit
+from policy_engine.cli.commands.shared import SafePath, fail_input, python_topologies, start_instant, topology_or_exit
 from policy_engine.foundation.diagnostics import LoadError
-from policy_engine.foundation.model import plan_time
 from policy_engine.foundation.output_files import atomic_write
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.reports.kit.subjects import FitOutput
@@ -62,16 +60,7 @@ def command(workload: str, output: str | None, topology: str | None, timezone: s
         problems.append(f"--timezone {timezone!r}: not a known IANA time zone (e.g. UTC, Europe/Paris)")
     if output is not None and Path(output).suffix.lower() not in (".yaml", ".yml"):
         problems.append(f"--output {output}: a profile is written as .yaml or .yml")
-    origin = None
-    if start is not None:
-        try:
-            parsed = plan_time(start)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, datetime):
-            origin = parsed
-        else:
-            problems.append(f"--start {start!r}: must be an ISO 8601 time with a time zone (2026-12-07T00:00:00Z)")
+    origin = start_instant(start, problems)
     if problems:
         fail_input(problems)
     loaded = topology_or_exit(topology) if topology is not None else None

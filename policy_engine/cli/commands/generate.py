@@ -19,11 +19,12 @@ from policy_engine.cli.commands.shared import (
     SafePath,
     fail_input,
     python_topologies,
+    start_instant,
     topology_or_exit,
 )
 from policy_engine.foundation.diagnostics import LoadError
 from policy_engine.foundation.limits import JOB_PRIORITY
-from policy_engine.foundation.model import Topology, plan_time, plan_time_text
+from policy_engine.foundation.model import Topology, plan_time_text
 from policy_engine.inputs import safe_yaml
 from policy_engine.inputs.input_files import refuse_overwriting_inputs, same_file
 from policy_engine.reports.kit.subjects import GenerateOutput
@@ -155,16 +156,7 @@ def command(topology: str | None, output: str, count: int | None, days: float | 
         if wrong:
             problems.append(f"{what}: priorities must be integers {JOB_PRIORITY.range_text()}, "
                             f"got {', '.join(map(str, wrong))}")
-    origin = None
-    if start is not None:
-        try:
-            parsed = plan_time(start)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, datetime):
-            origin = parsed
-        else:
-            problems.append(f"--start {start!r}: must be an ISO 8601 time with a time zone (2026-12-07T00:00:00Z)")
+    origin = start_instant(start, problems)
     if problems:
         fail_input(problems)
     profile = GenerateOptions(jobs=count, arrival_rate=rate, sizes=size_weights, duration_mean=duration_mean,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -170,3 +171,19 @@ class FiniteFloatRange(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
+
+
+def start_instant(start: str | None, problems: list[str]) -> datetime | None:
+    """``--start`` of ``fit`` and ``generate``: the instant generated second 0 stands for, or a problem line."""
+    from policy_engine.foundation.model import plan_time
+
+    if start is None:
+        return None
+    try:
+        parsed = plan_time(start)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, datetime):
+        return parsed
+    problems.append(f"--start {start!r}: must be an ISO 8601 time with a time zone (2026-12-07T00:00:00Z)")
+    return None
