@@ -70,7 +70,7 @@ class Advice:
     why: str
     share: str
     instance_type: str
-    figure: str  # ``wait_p50``
+    figure: str  # one of ``JUDGED_FIGURES``
     before: float
     after: float
     end_before: float
@@ -161,11 +161,21 @@ def one_change(topology: Topology, trial: Trial) -> Topology:
     return topology_for(topology, [trial.axis], {trial.axis.path: trial.value})
 
 
+#: The wait figures a replay is judged on, in order: the first the baseline has above 0 (a share whose median job
+#: never waited has a p50 of 0, which no knob can cut, while its waiting jobs' p95 or longest wait can fall).
+JUDGED_FIGURES = ("wait_p50", "wait_p95", "wait_max")
+
+
+def judged_figure(metric: ShareMetrics) -> str:
+    """The figure of ``JUDGED_FIGURES`` a replay of this share and type is judged on."""
+    return next((name for name in JUDGED_FIGURES if getattr(metric, name) > 0), JUDGED_FIGURES[0])
+
+
 def judged(trial: Trial, node: str, waited: Collection[str], before: Sequence[ShareMetrics],
            after: Sequence[ShareMetrics], ends: tuple[float, float], rule: HelpsRule, check_errors: Sequence[str] = ()
            ) -> list[Advice]:
-    """The trial's advice per instance type the share's jobs ``waited`` for: its wait p50 before and after the
-    replay (a type nobody of the share waited for has nothing to cut)."""
+    """The trial's advice per instance type the share's jobs ``waited`` for: its wait figure (``judged_figure``)
+    before and after the replay (a type nobody of the share waited for has nothing to cut)."""
     after_by_type = {m.instance_type: m for m in after if m.share == node}
     out = []
     for metric in before:
@@ -173,8 +183,9 @@ def judged(trial: Trial, node: str, waited: Collection[str], before: Sequence[Sh
             continue
         if trial.knob == "transfer" and trial.axis.instance_type != metric.instance_type:
             continue
-        was, now = metric.wait_p50, after_by_type[metric.instance_type].wait_p50
+        name = judged_figure(metric)
+        was, now = getattr(metric, name), getattr(after_by_type[metric.instance_type], name)
         out.append(Advice(trial.knob, trial.vary, trial.value, trial.was, trial.why, node, metric.instance_type,
-                          "wait_p50", was, now, ends[0], ends[1], rule.helps(was, now), rule.harms(was, now),
+                          name, was, now, ends[0], ends[1], rule.helps(was, now), rule.harms(was, now),
                           tuple(check_errors)))
     return out

@@ -15,6 +15,9 @@ TOPIC = "advice"
 _SAME_END = 1.0
 
 
+#: How a judged figure reads in a sentence (``sweep.advice.JUDGED_FIGURES``).
+FIGURE_WORDS = {"wait_p50": "wait p50", "wait_p95": "wait p95", "wait_max": "longest wait"}
+
 def _change(item: Advice) -> str:
     if item.knob == "borrow_limit":
         return f"raising borrow_limit {item.was} -> {item.value}"
@@ -42,7 +45,8 @@ def _end(item: Advice) -> str:
 
 def advice_sentence(item: Advice, rule: HelpsRule) -> str:
     """One knob, its replay's figures and the verdict the replay gives under ``rule``."""
-    figures = f"{item.instance_type} wait p50 {duration_text(item.before)} -> {duration_text(item.after)}"
+    figures = (f"{item.instance_type} {FIGURE_WORDS.get(item.figure, item.figure)} {duration_text(item.before)} -> "
+               f"{duration_text(item.after)}")
     if item.helps:
         said = f"{_change(item)} cut {item.share}'s {figures} in a replay of this scenario"
     elif item.harms:

@@ -165,3 +165,19 @@ def test_the_replays_on_a_dask_cluster_started_here_give_the_same_advice(tmp_pat
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         on_cluster = _explain_json("q/llm", "--scenario", month, "--scheduler", cluster.scheduler_address)["advice"]
     assert on_cluster == in_process and len(in_process) == 2
+
+
+def test_a_share_whose_median_job_never_waited_is_judged_on_its_p95(tmp_path: Path):
+    """In the shipped plan-idle week two of llm-pretrain's jobs wait 47 wait-hours but its median job never waits:
+    a p50 of 0 cannot fall, so every knob read "did not help". The replays are judged on the p95 instead, and the
+    limit moved from vision cuts it (the figures equal a plain ``simulate`` of the baseline)."""
+    scenario = Path(__file__).resolve().parents[4] / "scenarios" / "plan-idle-week.yaml"
+    document = _explain_json("training/llm-pretrain", "--scenario", str(scenario))
+    advice = document["advice"]
+    assert advice and all(row["figure"] == "wait_p95" for row in advice)
+    result = CliRunner().invoke(main, ["simulate", str(scenario), "--format", "json"])
+    [row] = [s for s in json.loads(result.stdout)["shares"] if s["share"] == "training/llm-pretrain"]
+    assert row["wait_p50"] == 0 and all(a["before"] == row["wait_p95"] > 0 for a in advice)
+    assert any(a["knob"] == "transfer" and a["helps"] and a["after"] < a["before"] for a in advice)
+    text = CliRunner().invoke(main, ["explain", "training/llm-pretrain", "--scenario", str(scenario)]).output
+    assert "wait p95" in text and "cut training/llm-pretrain's ml.p5.48xlarge wait p95" in text
