@@ -18,6 +18,7 @@ import click
 from policy_engine.analysis.checks import check_topology
 from policy_engine.cli.commands.shared import (
     EXIT_OK,
+    FiniteFloatRange,
     LocalWorkers,
     SafePath,
     executor_or_exit,
@@ -53,10 +54,11 @@ def _looks_like_topology(argument: str) -> bool:
               help="Also simulate SCENARIO (its topology is the one explained) and say why SHARE's jobs waited.")
 @click.option("--wait-attribution", type=click.Choice(sorted(ORDERS)), default=DEFAULT_ORDER, show_default=True,
               help="With --scenario: which cause a waiting second is charged to when several hold.")
-@click.option("--helps-above", type=click.FloatRange(0, 1, max_open=True), default=HelpsRule.fraction,
+@click.option("--helps-above", type=FiniteFloatRange(0, 1, max_open=True), default=HelpsRule.fraction,
               show_default=True, metavar="FRACTION",
-              help=f"With --scenario: a knob helps when its replay cuts the share's wait p50 by more than FRACTION of "
-                   f"it (and by at least {HelpsRule.seconds:g} s); docs/simulator.md \"Advice\".")
+              help=f"With --scenario: a knob helps when its replay cuts the share's wait p50 (p95 where the p50 "
+                   f"is 0) by more than FRACTION of it (and by at least {HelpsRule.seconds:g} s); "
+                   f"docs/simulator.md \"Advice\".")
 @click.option("--scheduler", metavar="ADDRESS",
               help="With --scenario: replay the knobs on the Dask cluster at ADDRESS (tcp://HOST:8786); default "
                    "$DASK_SCHEDULER_ADDRESS, else as compare: a local cluster, or in this process when that is "

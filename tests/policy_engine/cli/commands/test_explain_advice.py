@@ -127,8 +127,9 @@ def test_the_threshold_is_a_setting(tmp_path: Path):
     [raise_] = [a for a in _explain_json("q/llm", "--scenario", str(month), "--helps-above", "0.9")["advice"]
                 if a["knob"] == "borrow_limit"]
     assert raise_["after"] > raise_["before"] * 0.1 and raise_["helps"] is False
-    bad = CliRunner().invoke(main, ["explain", "q/llm", "--scenario", str(month), "--helps-above", "1.5"])
-    assert bad.exit_code == 2 and "--helps-above" in bad.output
+    for value in ("1.5", "nan"):  # nan passes any range check: refused as no finite number
+        bad = CliRunner().invoke(main, ["explain", "q/llm", "--scenario", str(month), "--helps-above", value])
+        assert bad.exit_code == 2 and "--helps-above" in bad.output, (value, bad.output)
 
 
 def test_the_json_advice_has_the_documented_shape(tmp_path: Path):
