@@ -92,7 +92,7 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
         fail_input(overwritten)
     prices = prices_or_exit(prices_path, [design.topology for design in designs])  # before any run
     period = period_or_exit(period_text, scenario.settings.start)
-    runs, description = _run(scenario, designs, until, bool(report_dir), scheduler, workers, period)
+    runs, description = run_designs(scenario, designs, until, bool(report_dir), scheduler, workers, period)
     from policy_engine.comparison.subjects import build
 
     built = build(scenarios[0], len(scenario.jobs), runs, designs, description, prices, convention(chargeback),
@@ -122,9 +122,9 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
     raise SystemExit(EXIT_FINDINGS if fail_on_target and result.last_misses() else EXIT_OK)
 
 
-def _run(scenario: Scenario, designs: list[Design], until: float | None, over_time: bool, scheduler: str | None,
+def run_designs(scenario: Scenario, designs: list[Design], until: float | None, over_time: bool, scheduler: str | None,
          workers: int | None, period: Period | None = None) -> tuple[list[DesignRun], str]:
-    """Every design on the executor, back in design order, and where they ran."""
+    """Every design on the executor, back in design order, and where they ran (``explain``'s replays too)."""
     from policy_engine.comparison.parallel import local_workers, runs_in_process
     from policy_engine.comparison.runs import Workload, run_design
     from policy_engine.simulation.gcpause import gc_paused

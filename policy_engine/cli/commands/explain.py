@@ -8,7 +8,6 @@ share is one line on stderr and exit 2. ``--format`` chooses a renderer from
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from typing import TYPE_CHECKING, NoReturn
@@ -21,7 +20,6 @@ from policy_engine.cli.commands.shared import (
     FiniteFloatRange,
     LocalWorkers,
     SafePath,
-    executor_or_exit,
     fail_input,
     python_topologies,
     scenario_or_exit,
@@ -143,12 +141,9 @@ def _replayed(scenario: Scenario, node: str, waits: WaitCauses, result: Simulati
               scheduler: str | None = None, workers: int | None = None) -> tuple[Advice, ...]:
     """Each knob the advice considers, replayed on the scenario's workload with that one change, on the executor
     ``compare`` uses (in-process when a local cluster would not pay for its start), and judged by ``rule``."""
+    from policy_engine.cli.commands.compare import run_designs
     from policy_engine.comparison.designs import Design
-    from policy_engine.comparison.parallel import local_workers, runs_in_process
-    from policy_engine.comparison.runs import Workload, run_design
-    from policy_engine.simulation.gcpause import gc_paused
     from policy_engine.sweep.advice import judged, one_change, trials
-    from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, usable_cores
 
     mine = [w for w in waits.shares if w.share == node]
     waited = {w.instance_type for w in mine if w.wait_seconds > 0}
@@ -161,19 +156,7 @@ def _replayed(scenario: Scenario, node: str, waits: WaitCauses, result: Simulati
         topology = one_change(scenario.topology, trial)
         designs.append(Design(trial.vary, scenario.source, topology))
         errors.append(tuple(sorted({f.rule for f in check_topology(topology).errors})))
-    if scheduler is None and workers is None and not os.environ.get(SCHEDULER_ENV):  # as compare chooses
-        jobs = len(scenario.jobs) + len(scenario.live or ())
-        small = runs_in_process(jobs, len(designs), usable_cores())
-        workers = 1 if small else local_workers(len(designs), usable_cores())
-    executor = executor_or_exit(scheduler, workers)
-    with executor, gc_paused():
-        try:
-            runs = sorted(executor.map(run_design, Workload(scenario, scenario.until), list(enumerate(designs))),
-                          key=lambda run: run.index)
-        except Exception as error:  # the cluster itself failed (a worker died too often, the scheduler is gone)
-            if not isinstance(executor, DaskExecutor):
-                raise
-            fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}"])
+    runs, _ = run_designs(scenario, designs, scenario.until, False, scheduler, workers)
     return tuple(advice for trial, run, rules in zip(tried, runs, errors, strict=True)
                  for advice in judged(trial, node, waited, result.shares, run.shares, (result.time, run.time), rule,
                                      rules))
