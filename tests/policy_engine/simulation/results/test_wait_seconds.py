@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from policy_engine.simulation.causes import Cause
 from policy_engine.simulation.core.jobs import AttemptRecord, Status, runnable_seconds
 from policy_engine.simulation.results.calibration import first_start_wait
 from policy_engine.simulation.results.wait_causes import attribute
@@ -89,3 +90,30 @@ def test_the_causes_add_up_to_the_jobs_waits_per_share():
 ])
 def test_runnable_seconds_sums_the_stretches_between_attempts(ended, status, attempt_start, finished_at, expected):
     assert runnable_seconds(10.0, ended, status, attempt_start, finished_at, 100.0) == expected
+
+
+def test_on_a_generated_fortnight_of_the_example_company_the_causes_equal_the_waits_per_share():
+    """The example company (examples/profiles: eight teams, two instance types, reclaims and early failures) drawn
+    for two weeks: before, a share's causes came to up to 1.054x its jobs' waits (they charged requeues the waits left
+    out); now each share's causes equal its waits within 1e-6."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from policy_engine.inputs.loading import load_topology
+    from policy_engine.simulation.profiles.loading import load_profile
+    from policy_engine.simulation.profiles.workload import ProfileWorkload
+    from policy_engine.simulation.results.records import simulate
+    from policy_engine.simulation.settings import SimulationSettings
+
+    examples = Path(__file__).resolve().parents[4] / "examples" / "profiles"
+    company = load_topology(examples / "company.yaml")
+    jobs, _ = ProfileWorkload(load_profile(examples / "teams.yaml", company), 14.0, 3, {}, None).jobs(company)
+    result = simulate(company, jobs, settings=replace(SimulationSettings(), usage_log=True))
+    waits = attribute(result, company)
+    requeued = 0.0
+    for item in waits.shares:
+        key = (item.share, item.instance_type)
+        total = sum(r.wait_seconds for r in result.jobs if (r.share, r.instance_type) == key)
+        assert sum(item.by_cause.values()) == pytest.approx(total, rel=1e-6, abs=1e-9), item
+        requeued += item.by_cause.get(Cause.REQUEUED_AFTER_PREEMPTION, 0.0)
+    assert requeued > 3600  # the fortnight does requeue jobs: the equality is not the old one by chance
