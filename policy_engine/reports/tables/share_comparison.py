@@ -7,7 +7,7 @@ A cell holds each run's value in order and each later run's difference from the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from policy_engine.foundation.units import (
@@ -91,8 +91,12 @@ def samples_legend(samples: int) -> str:
 
 def spread_text(figure: Figure, spread: Spread) -> str:
     """``12h 00m (8h 00m-19h 00m)``: the median across samples, then its p10-p90."""
-    return (f"{figure_text(figure, spread.p50)} "
-            f"({figure_text(figure, spread.p10)}-{figure_text(figure, spread.p90)})")
+    return spread_cell(lambda value: figure_text(figure, value), spread)
+
+
+def spread_cell(text: Callable[[float], str], spread: Spread) -> str:
+    """A spread as a cell, each value written by ``text``: ``median (p10-p90)``."""
+    return f"{text(spread.p50)} ({text(spread.p10)}-{text(spread.p90)})"
 
 
 def sampled_difference_text(figure: Figure, row: ShareRow, run: int) -> str:
