@@ -44,3 +44,160 @@ def files(tmp_path: Path) -> dict[str, Path]:
 def run(*args: object) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, [*map(str, args)])
     return result.exit_code, result.stdout, result.stderr
+
+
+def _sample_scenarios(files: dict[str, Path], count: int, seed: int) -> list[Path]:
+    """Each sample ``--samples`` draws, written as a scenario of its own (what one run of it would be)."""
+    from policy_engine.simulation.scenarios.samples import samples_for
+    from policy_engine.simulation.scenarios.workload import load_scenario
+
+    loaded = load_scenario(files["scenario"])
+    out = []
+    for number, jobs in enumerate(samples_for(loaded, count, seed)):
+        rows = [f"  - {{name: '{job.name}', share: {job.share.split('/')[1]}, instance_type: {job.instance_type}, "
+                f"instances: {job.instances}, submit_at: {job.submit_at}, duration: {job.duration}}}" for job in jobs]
+        path = files["scenario"].with_name(f"sample{number}.yaml")
+        path.write_text("topology: A.yaml\njobs:\n" + "\n".join(rows) + "\n")
+        out.append(path)
+    return out
+
+
+def test_compare_samples_are_medians_of_single_runs_and_differences_are_paired(files):
+    code, out, err = run("compare", files["scenario"], "--topology", files["A"], "--topology", files["B"],
+                         "--samples", "3", "--seed", "4", "--workers", "1", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["samples"] == 3 and data["seed"] == 4 and data["runs_sample"] == 1
+    singles = []
+    for path in _sample_scenarios(files, 3, 4):  # the same three workloads, one plain compare each
+        code, single, err = run("compare", path, "--topology", files["A"], "--topology", files["B"], "--workers",
+                                "1", "--format", "json")
+        assert code == 0, err
+        singles.append({(row["share"], row["instance_type"]): row for row in json.loads(single)["shares"]})
+    changed = 0
+    for row in data["shares"]:
+        key = (row["share"], row["instance_type"])
+        for figure, value in row["runs"]["A"].items():
+            found = row["spread"]["A"][figure]
+            assert found["p10"] <= found["p50"] <= found["p90"] and value == found["p50"]
+            per_sample = [single[key]["runs"]["A"][figure] if key in single else 0.0 for single in singles]
+            assert value == pytest.approx(sorted(per_sample)[1])  # the median of three
+            paired = [single[key]["differences"]["B"][figure] if key in single else 0.0 for single in singles]
+            difference = row["paired_differences"]["B"][figure]
+            assert row["differences"]["B"][figure] == pytest.approx(sorted(paired)[1])
+            low, high = difference["p10"], difference["p90"]
+            assert difference["significant"] == (low > 0 or high < 0)
+            changed += difference["significant"]
+    assert changed  # the designs do differ on this workload
+
+
+def test_compare_text_and_markdown_say_across_n_samples_and_never_call_noise_a_change(files):
+    code, out, err = run("compare", files["scenario"], "--topology", files["A"], "--topology", files["B"],
+                         "--samples", "5", "--workers", "1", "--format", "markdown")
+    assert code == 0, err
+    assert "across 5 samples" in out and "sample 1" in out
+    verdict = next(line for line in out.splitlines() if "against A, across 5 samples: wait p95" in line)
+    assert "no significant change for" in verdict
+    tables = gfm.tables(out)
+    shares = next(table for table in tables if table[0][:2] == ["share", "instance type"])
+    for row in shares[1:]:
+        for cell in row[2:]:
+            assert " (" in cell and ("(n.s.)" in cell or cell.endswith(")"))  # median (p10-p90) → ... (difference)
+            if cell.endswith("(n.s.)"):
+                assert "+" not in cell and "−" not in cell.rsplit("(", 1)[1]
+    code, text, err = run("compare", files["scenario"], "--topology", files["A"], "--topology", files["B"],
+                          "--samples", "5", "--workers", "1")
+    assert code == 0 and text.splitlines()[1].startswith("across 5 samples of the workload (seeds 0-4")
+
+
+def test_samples_one_is_the_output_of_today(files):
+    for args in (["compare", files["scenario"], "--topology", files["A"], "--topology", files["B"], "--workers", "1"],
+                 ["simulate", files["scenario"]],
+                 ["diff", files["A"], files["B"], "--scenario", files["scenario"], "--fail-on", "never"]):
+        for output in ("text", "json", "markdown"):
+            if args[0] == "compare" and output == "text":
+                continue  # compare's text names its executor; its JSON and markdown say the same figures
+            plain = run(*args, "--format", output)
+            assert run(*args, "--format", output, "--samples", "1") == plain
+            assert "across 1 sample" not in plain[1] and "p10" not in plain[1]
+
+
+def test_simulate_samples_give_each_shares_median_and_spread_and_name_the_first_sample(files):
+    code, out, err = run("simulate", files["scenario"], "--samples", "3", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["samples"]["count"] == 3 and "jobs" in data["samples"]["first_sample_shows"]
+    for share in data["shares"]:
+        for figure, found in share["spread"].items():
+            assert found["p10"] <= found["p50"] <= found["p90"]
+            assert share[figure] == found["p50"]
+    code, text, _ = run("simulate", files["scenario"], "--samples", "3")
+    assert code == 0 and "Shares across 3 samples: median (p10-p90)" in text
+    said = " ".join(text.split())
+    assert "the jobs, the summary, --events, --report, the bill and the targets are sample 1's" in said
+
+
+def test_diff_samples_pr_comment_says_across_n_samples(files):
+    args = ["diff", files["A"], files["B"], "--scenario", files["scenario"], "--samples", "5", "--fail-on", "never"]
+    code, out, err = run(*args, "--format", "markdown")
+    assert code == 0, err
+    html = gfm.html(out)
+    assert "across 5 samples" in html and "sample 1 of 5" in html
+    tables = gfm.tables(out)
+    impact = next(table for table in tables if table[0][:3] == ["share", "instance type", "jobs"])
+    assert all(" (" in cell for row in impact[1:] for cell in row[2:])
+    code, out, _ = run(*args, "--format", "json")
+    data = json.loads(out)["impact"]
+    assert data["samples"] == 5
+    rows = data["share_comparison"]
+    assert rows and all(isinstance(found["significant"], bool)
+                        for row in rows for found in row["paired_differences"]["with HEAD"].values())
+    for row in data["shares"]:
+        assert row["wait_p95_after"] == row["spread"]["wait_p95_after"]["p50"]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc"])
+@pytest.mark.parametrize("command", ["simulate", "compare", "diff", "tune"])
+def test_bad_sample_counts_are_one_line_and_exit_2(files, command, value):
+    args = {"simulate": ["simulate", files["scenario"]],
+            "compare": ["compare", files["scenario"], "--topology", files["A"], "--topology", files["B"]],
+            "diff": ["diff", files["A"], files["B"], "--scenario", files["scenario"]],
+            "tune": ["tune", files["scenario"], "--vary", "vision.borrow_limit=0,100", "--workers", "1"]}[command]
+    code, out, err = run(*args, "--samples", value)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "--samples" in err, err
+
+
+def test_a_seed_without_samples_is_refused_not_ignored(files):
+    code, _, err = run("simulate", files["scenario"], "--seed", "3")
+    assert code == 2
+    assert err.strip() == "error: --seed 3: it seeds the workload samples; add --samples N (N of at least 2)"
+
+
+def test_samples_run_on_a_real_dask_cluster_with_the_figures_of_an_in_process_run(files):
+    from dask.distributed import LocalCluster
+
+    compare = ["compare", files["scenario"], "--topology", files["A"], "--topology", files["B"], "--samples", "3",
+               "--format", "json"]
+    diff = ["diff", files["A"], files["B"], "--scenario", files["scenario"], "--samples", "3", "--fail-on", "never",
+            "--format", "json"]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      host="127.0.0.1") as cluster:
+        on_cluster = [run(*compare, "--scheduler", cluster.scheduler_address),
+                      run(*diff, "--scheduler", cluster.scheduler_address)]
+        assert len(cluster.scheduler_info["workers"]) == 2
+    here = [run(*compare, "--workers", "1"), run(*diff, "--workers", "1")]
+    assert all(code == 0 for code, _, _ in (*on_cluster, *here))
+    assert json.loads(on_cluster[0][1])["shares"] == json.loads(here[0][1])["shares"]
+    assert json.loads(on_cluster[1][1])["impact"] == json.loads(here[1][1])["impact"]
+
+
+def test_plan_jobs_keep_their_day_in_every_resample():
+    from policy_engine.simulation.core.jobs import JobSpec
+    from policy_engine.simulation.scenarios.samples import resample
+
+    jobs = [JobSpec(f"j{day}", "q/s", "ml.p5.48xlarge", 1, 1, day * DAY + 100.0, 3600.0) for day in range(5)]
+    plan = JobSpec("plan", "q/s", "ml.p5.48xlarge", 4, 1, 2 * DAY + 5.0, 3600.0, training_plan="p")
+    for sample in resample([*jobs, plan], 4, seed=9):
+        assert sample.count(plan) == 1  # the same job, same time, same name
+        assert len(sample) == 6 and all(job.name.rsplit("@", 1)[-1].isdigit() for job in sample if job is not plan)
