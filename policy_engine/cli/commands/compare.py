@@ -67,9 +67,9 @@ if TYPE_CHECKING:
               help="Run on a local cluster of N worker processes, whatever the size; 1 runs the designs one after "
                    "another in-process.")
 @cost_options
-@samples_option("every design runs on the same samples and each difference is paired (sample by sample) and "
-                "shown only when significant (its p10-p90 excludes 0); the runs' summaries, bills and --report show "
-                "sample 1.")
+@samples_option("each figure is the median with its p10-p90; every design runs on the same samples and each "
+                "difference is paired (sample by sample) and shown only when significant (its p10-p90 excludes 0); "
+                "the runs' summaries, bills and --report show sample 1.")
 @seed_option
 def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tuple[str, ...], output: str,
             report_dir: str | None, fail_on_target: bool, until: float | None, scheduler: str | None,

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 #: What ``--samples`` does, said the same in every command's help.
 SAMPLES_HELP = ("Run on N workloads drawn from the scenario: a profile's (workload: {profile: ...}) drawn with seeds "
                 "SEED..SEED+N-1, else the recorded jobs resampled by whole days (all shares together; training-plan "
-                "jobs keep their day). Each figure is then the median with its p10-p90")
+                "jobs keep their day)")
 
 
 def samples_option(what: str, *aliases: str, minimum: int = 1) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
