@@ -181,15 +181,16 @@ def test_samples_run_on_a_real_dask_cluster_with_the_figures_of_an_in_process_ru
                "--format", "json"]
     diff = ["diff", files["A"], files["B"], "--scenario", files["scenario"], "--samples", "3", "--fail-on", "never",
             "--format", "json"]
+    simulate = ["simulate", files["scenario"], "--samples", "3", "--format", "json"]
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       host="127.0.0.1") as cluster:
-        on_cluster = [run(*compare, "--scheduler", cluster.scheduler_address),
-                      run(*diff, "--scheduler", cluster.scheduler_address)]
+        on_cluster = [run(*command, "--scheduler", cluster.scheduler_address) for command in (compare, diff, simulate)]
         assert len(cluster.scheduler_info["workers"]) == 2
-    here = [run(*compare, "--workers", "1"), run(*diff, "--workers", "1")]
+    here = [run(*command, "--workers", "1") for command in (compare, diff, simulate)]
     assert all(code == 0 for code, _, _ in (*on_cluster, *here))
     assert json.loads(on_cluster[0][1])["shares"] == json.loads(here[0][1])["shares"]
     assert json.loads(on_cluster[1][1])["impact"] == json.loads(here[1][1])["impact"]
+    assert json.loads(on_cluster[2][1]) == json.loads(here[2][1])
 
 
 def test_plan_jobs_keep_their_day_in_every_resample():
