@@ -269,6 +269,11 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         from policy_engine.simulation.scenarios.samples import sample_for
 
         loaded = replace(loaded, jobs=list(sample_for(sampled, 0, first_seed)))
+        shown = " and ".join(name for name, given in (("--events", events), ("--report", report_dir)) if given)
+        if shown:
+            verb = "show" if events and report_dir else "shows"
+            click.echo(f"note: {shown} {verb} sample 1 of {samples} (seed {first_seed}); the shares' figures are "
+                       "the medians across all of them", err=True)
         result = _sequential(loaded, until, events, quiet, event_format)
     elif scheduler or workers is not None:
         result = _parallel(loaded, until, events, scheduler, workers)

@@ -147,8 +147,10 @@ def page_data(output: CompareOutput) -> dict[str, Any]:
         charts.append({"title": f"{instance_type}: instances in use over the environments' capacity", "rows": rows})
     waiting = [row for run in output.runs if run.over_time is not None
                for row in _points(run.over_time.edges, run.over_time.waiting, scale, run.label)]
+    # with samples, a difference inside the spread is drawn as none and labelled n.s. (never as a change)
     deltas = [{"row": f"{row.share} · {row.instance_type}", "design": output.runs[run].label,
-               "hours": round(row.difference(run, WAIT_P95) / 3600, 4),
-               "text": sc.difference_text(WAIT_P95, row.difference(run, WAIT_P95))}
+               "hours": round(row.difference(run, WAIT_P95) / 3600, 4) if row.significant(run, WAIT_P95) else 0.0,
+               "text": (sc.sampled_difference_text(WAIT_P95, row, run) if row.samples
+                        else sc.difference_text(WAIT_P95, row.difference(run, WAIT_P95)))}
               for row in output.shares.rows for run in range(1, len(output.runs))]
     return {"unit": unit, "designs": list(output.labels), "types": charts, "waiting": waiting, "deltas": deltas}

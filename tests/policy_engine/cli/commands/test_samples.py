@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 from policy_engine.cli import main
 from tests import gfm
+from tests.chromium import headless_chromium, needs_browser, open_page
 from tests.policy_engine.cli.commands.test_compare import DESIGN_A, DESIGN_B
 
 DAY = 86_400
@@ -202,3 +204,50 @@ def test_plan_jobs_keep_their_day_in_every_resample():
     for sample in resample([*jobs, plan], 4, seed=9):
         assert sample.count(plan) == 1  # the same job, same time, same name
         assert len(sample) == 6 and all(job.name.rsplit("@", 1)[-1].isdigit() for job in sample if job is not plan)
+
+
+def test_a_profile_scenario_samples_its_seeds_and_the_first_is_its_own_workload(tmp_path: Path):
+    (tmp_path / "topology.yaml").write_text(
+        "service_environments: [{name: e, capacity: {ml.g5.xlarge: 4}}]\n"
+        "job_queues: [{name: q, service_environment: e, shares: [\n"
+        "  {name: A, capacity: {ml.g5.xlarge: 2}, strategy: LEND_AND_BORROW},\n"
+        "  {name: B, capacity: {ml.g5.xlarge: 2}, strategy: LEND}]}]\n", encoding="utf-8")
+    (tmp_path / "profile.yaml").write_text("shares:\n  A: {jobs_per_day: 40}\n  B: {jobs_per_day: 20}\n",
+                                           encoding="utf-8")
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text("topology: topology.yaml\nworkload: {profile: profile.yaml, days: 2, seed: 7}\n",
+                        encoding="utf-8")
+    code, plain, err = run("simulate", scenario, "--format", "json")
+    assert code == 0, err
+    code, sampled, err = run("simulate", scenario, "--samples", "3", "--format", "json")
+    assert code == 0, err
+    plain_data, sampled_data = json.loads(plain), json.loads(sampled)
+    assert sampled_data["samples"]["seed"] == 7  # the profile's own seed: sample 1 is the scenario's jobs
+    assert sampled_data["jobs"] == plain_data["jobs"] and sampled_data["summary"] == plain_data["summary"]
+    assert len(set(sampled_data["samples"]["jobs"])) > 1  # seeds 7, 8, 9 draw different workloads
+    code, other, _ = run("simulate", scenario, "--samples", "3", "--seed", "8", "--format", "json")
+    assert json.loads(other)["jobs"] != plain_data["jobs"]
+
+
+@needs_browser
+def test_the_compare_page_with_samples_draws_and_marks_noise_in_chromium(files, tmp_path):
+    report = tmp_path / "report"
+    code, _, err = run("compare", files["scenario"], "--topology", files["A"], "--topology", files["B"],
+                       "--samples", "3", "--workers", "1", "--report", report)
+    assert code == 0, err
+    with headless_chromium() as driver:
+        open_page(driver, report / "index.html")
+        deadline = time.monotonic() + 30
+        while driver.execute_script("return document.documentElement.dataset.rendered") == "false" and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert driver.execute_script("return document.documentElement.dataset.rendered") == "true"
+        said = driver.execute_script("return document.querySelector('p.samples').textContent")
+        assert said.startswith("across 3 samples of the workload") and "show sample 1" in said
+        cells = driver.execute_script("return Array.from(document.querySelectorAll('#shares td.num'))"
+                                      ".map(c => c.textContent)")
+        assert cells and all(" (" in cell for cell in cells)
+        assert any(cell.endswith("(n.s.)") for cell in cells)
+        bars = driver.execute_script("return document.querySelectorAll('#chart-deltas svg path, "
+                                     "#chart-deltas svg rect').length")
+        assert bars > 0
