@@ -165,6 +165,8 @@ def _target_difference(row: TargetRow, run: int) -> str:
     difference = row.difference(run)
     if difference is None:
         return "–"
+    if row.samples and not row.significant(run):  # inside the samples' spread: no change
+        return NOT_SIGNIFICANT
     if difference == 0:
         return "±0"
     sign = "+" if difference > 0 else MINUS

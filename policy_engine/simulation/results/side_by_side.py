@@ -205,12 +205,34 @@ class TargetRow:
     instance_type: str | None
     criterion: Criterion
     results: tuple[TargetResult | None, ...]
+    #: with workload samples: per sample, each run's actual figure (``None`` where undeclared); ``results`` are
+    #: judged on their medians
+    samples: tuple[tuple[float | None, ...], ...] = ()
+
+    def paired(self, run: int) -> PairedDifference | None:
+        """The later run's figure minus the first's, sample by sample (``None`` without samples, or where either
+        run lacks the target in a sample)."""
+        pairs = [(sample[0], sample[run]) for sample in self.samples]
+        if not pairs or any(first is None or mine is None for first, mine in pairs):
+            return None
+        return paired([float(first) for first, _ in pairs if first is not None],
+                      [float(mine) for _, mine in pairs if mine is not None])
+
+    def significant(self, run: int) -> bool:
+        """Whether the difference is a change: with samples only a significant one."""
+        found = self.paired(run) if self.samples else None
+        difference = self.difference(run)
+        return bool(difference) if found is None else found.significant
 
     def difference(self, run: int) -> float | None:
-        """The later run's actual figure minus the first's (``None`` when either lacks the target)."""
+        """The later run's actual figure minus the first's (with samples: the median paired difference; ``None``
+        when either lacks the target)."""
         mine, first = self.results[run], self.results[0]
         if mine is None or first is None:
             return None
+        found = self.paired(run) if self.samples else None
+        if found is not None:
+            return round(found.value, 9) + 0.0
         return round(mine.actual - first.actual, 9) + 0.0
 
 
@@ -229,7 +251,9 @@ class TargetComparison:
                  "runs": {label: (None if result is None else result.to_json())
                           for label, result in zip(self.runs, row.results, strict=True)},
                  "differences": {label: ({"actual": row.difference(i)} if row.difference(i) is not None else None)
-                                 for i, label in enumerate(self.runs) if i > 0}}
+                                 for i, label in enumerate(self.runs) if i > 0},
+                 **({"paired_differences": {label: (found.to_json() if (found := row.paired(i)) else None)
+                                            for i, label in enumerate(self.runs) if i > 0}} if row.samples else {})}
                 for row in self.rows]
 
 
@@ -263,6 +287,8 @@ def combine_targets(samples: Sequence[TargetComparison]) -> TargetComparison:
     rows = []
     for key in order:
         found = [rows_of.get(key) for rows_of in keyed]
+        per_sample = tuple(tuple(result.actual if row is not None and (result := row.results[run]) is not None
+                                 else None for run in range(runs)) for row in found)
         rows.append(TargetRow(*key, tuple(_median_result([row.results[run] if row is not None else None
-                                                          for row in found]) for run in range(runs))))
+                                                          for row in found]) for run in range(runs)), per_sample))
     return TargetComparison(samples[0].runs, tuple(rows))

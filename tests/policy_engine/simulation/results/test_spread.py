@@ -93,3 +93,23 @@ def test_simulate_shares_hold_medians_and_spreads():
     data = share.to_json()
     assert data["spread"]["wait_p95"] == {"p10": 168.0, "p50": 600.0, "p90": 4920.0}
     assert set(data["spread"]) >= {"wait_p50", "wait_p95", "preemptions", "own_utilisation", "jobs"}
+
+
+def test_targets_are_judged_on_medians_and_their_differences_paired():
+    from policy_engine.simulation.results.side_by_side import combine_targets, compare_targets
+    from policy_engine.simulation.results.targets import Criterion, TargetResult
+
+    def judged(a: float, b: float):
+        return compare_targets(("A", "B"), [[TargetResult(0, "q/s", None, Criterion.WAIT_P95, 3600.0, a, 10)],
+                                            [TargetResult(0, "q/s", None, Criterion.WAIT_P95, 3600.0, b, 10)]])
+
+    noisy = combine_targets([judged(b, a) for b, a in zip([3_600.0, 7_200.0, 10_800.0, 14_400.0, 18_000.0],
+                                                          [18_000.0, 3_600.0, 14_400.0, 7_200.0, 21_600.0],
+                                                          strict=True)])
+    row = noisy.rows[0]
+    assert row.results[0] is not None and row.results[0].actual == 10_800.0 and not row.results[0].met
+    assert not row.significant(1) and sc.target_rows(noisy)[0][-1] == sc.NOT_SIGNIFICANT
+    assert noisy.to_json()[0]["paired_differences"]["B"]["significant"] is False
+    steady = combine_targets([judged(wait, wait - 1_800) for wait in (3_600.0, 36_000.0, 7_200.0)])
+    assert steady.rows[0].significant(1) and steady.rows[0].difference(1) == -1_800
+    assert sc.target_rows(steady)[0][-1] == "−30m 00s"
