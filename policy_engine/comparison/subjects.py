@@ -105,6 +105,8 @@ class CompareOutput:
     def span(self) -> str:
         """How far each design ran, for a report's first line: ``from time 0`` or ``from time 0 to 7d 0h``."""
         span = "from time 0" + (f" to {duration_text(self.until)} (--until)" if self.until is not None else "")
+        if self.samples > 1:
+            span += f", across {self.samples} samples"
         if self.priced or not self.period.whole:
             span += f"; bill for {period_text(self.period)}"
         return span
