@@ -227,7 +227,9 @@ def _type_summary(run: DesignRun, instance_type: str) -> dict[str, Any]:
 
 def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence[Design],
           executor: str = "", prices: Prices | None = None, convention: Convention = Convention.USAGE,
-          period: Period | None = None) -> CompareOutput:
+          period: Period | None = None, check_errors: tuple[tuple[Finding, ...], ...] | None = None
+          ) -> CompareOutput:
+    """The before/after tables of ``runs``; ``check_errors``: each design's, when already known (else checked)."""
     labels = tuple(run.label for run in runs)
     names = [design.shares for design in designs]
     overall = ShareComparison(labels, OVERALL_FIGURES, (ShareRow(ALL_SHARES, ALL_TYPES, tuple(
@@ -246,7 +248,11 @@ def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence
     return CompareOutput(scenario, jobs, tuple(runs), overall, per_type, shares,
                          compare_targets(labels, [run.targets for run in runs], names), cost_totals(labels, reports),
                          executor, unit, convention, period=period or Period(), reports=tuple(reports),
-                         check_errors=tuple(tuple(check_topology(design.topology).errors) for design in designs))
+                         check_errors=check_errors if check_errors is not None else _checked(designs))
+
+
+def _checked(designs: Sequence[Design]) -> tuple[tuple[Finding, ...], ...]:
+    return tuple(tuple(check_topology(design.topology).errors) for design in designs)
 
 
 def build_sampled(scenario: str, runs: Sequence[DesignRun], designs: Sequence[Design], executor: str = "",
@@ -258,7 +264,8 @@ def build_sampled(scenario: str, runs: Sequence[DesignRun], designs: Sequence[De
     by_sample: dict[int, list[DesignRun]] = {}
     for run in sorted(runs, key=lambda run: (run.sample, run.index)):
         by_sample.setdefault(run.sample, []).append(run)
-    outputs = [build(scenario, sample[0].jobs, sample, designs, executor, prices, convention, period)
+    checked = _checked(designs)  # once: the designs are the same in every sample
+    outputs = [build(scenario, sample[0].jobs, sample, designs, executor, prices, convention, period, checked)
                for sample in by_sample.values()]
     if len(outputs) == 1:
         return outputs[0]

@@ -23,6 +23,9 @@ def test_a_spread_is_ordered_and_its_middle_is_the_median(found):
     result = spread(found)
     assert result.p10 <= result.p50 <= result.p90
     assert abs(result.p50 - float(np.median(found))) <= 1e-6 * max(1.0, abs(result.p50))
+    expected = np.percentile(np.asarray(found, dtype=np.float64), [10, 50, 90], method="linear")
+    for mine, numpys in zip((result.p10, result.p50, result.p90), expected, strict=True):
+        assert abs(mine - float(numpys)) <= 1e-6 * max(1.0, abs(float(numpys)))
     assert min(found) - 1e-6 <= result.p10 and result.p90 <= max(found) + 1e-6
 
 
