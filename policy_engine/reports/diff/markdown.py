@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from policy_engine.foundation.units import duration_text, instance_hours_text
+from policy_engine.foundation.units import duration_text
 from policy_engine.reports.diff.view import (
     FAIL_ON,
     KIND_TITLES,
@@ -34,8 +34,10 @@ from policy_engine.reports.diff.view import (
     harm_headline,
     impact_legend,
     lost_by_type,
+    lost_difference,
     object_line,
     preempted_counts,
+    samples_sentence,
     verdict,
     worst_jobs,
 )
@@ -168,9 +170,10 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
              ""]
     impact = report.impact
     if impact is not None:
-        lost = "; ".join(f"**{instance_hours_text(after - before + 0.0)}** of {instance_type}"
+        lost = "; ".join(f"**{lost_difference(impact, instance_type, before, after)}** of {instance_type}"
                          for instance_type, (before, after) in lost_by_type(impact).items()) or "none"
         lines += [f"**{cell(harm_headline(impact))}**", "",
+                  *([f"_{cell(line[0].upper() + line[1:])}._", ""] if (line := samples_sentence(impact)) else []),
                   f"Replaying `{impact.scenario}` with HEAD deployed at t = {duration_text(impact.at)}: "
                   f"jobs preempted because of the change: **{preempted_counts(impact)}**; "
                   "instance-hours lost (work thrown away by the preemptions the change causes; negative means the "

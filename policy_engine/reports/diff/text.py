@@ -20,9 +20,11 @@ from policy_engine.reports.diff.view import (
     harm_headline,
     impact_legend,
     lost_by_type,
+    lost_difference,
     object_line,
     preempted_counts,
     promise_line,
+    samples_sentence,
     shares_title,
     verdict,
     worst_jobs,
@@ -84,10 +86,11 @@ def impact_lines(impact: Impact) -> list[str]:
     ``compare``'s cells, instance-hours lost."""
     lines = [f"Impact of applying HEAD at t={duration_text(impact.at)} to {impact.scenario}",
              f"  {harm_headline(impact)}",
+             *([f"  {line}"] if (line := samples_sentence(impact)) else []),
              *([f"  {bill}"] if (bill := bill_sentence(impact)) else []),
              f"  jobs preempted because of the change: {preempted_counts(impact)}",
              "  instance-hours lost because of the change (negative: it saves work): " + ("; ".join(
-                 f"{instance_type} {instance_hours_text(after - before + 0.0)} (without "
+                 f"{instance_type} {lost_difference(impact, instance_type, before, after)} (without "
                  f"{instance_hours_text(before)}, with {instance_hours_text(after)})"
                  for instance_type, (before, after) in lost_by_type(impact).items()) or "none")]
     shown, more = worst_jobs(impact)

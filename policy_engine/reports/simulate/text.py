@@ -102,6 +102,12 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if view.bill_period is not None:  # the billing period first: every figure below the bill is read over it
         console.print(f"Bill for {view.bill_period}.", markup=False, highlight=False)
     print_run(view.run, console)
+    if output.samples > 1:  # the shares table holds the medians; their spreads beside them
+        from policy_engine.reports.simulate.view import SPREAD_HEAD, spread_rows, spread_title
+        from policy_engine.reports.tables.share_comparison import rich_table
+
+        console.print(output.samples_line(), markup=False, highlight=False)
+        console.print(rich_table(spread_title(output), SPREAD_HEAD, spread_rows(output)))
     if view.run.plans is not None:
         from policy_engine.reports.tables.plan_tables import text_tables
 

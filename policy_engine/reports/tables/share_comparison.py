@@ -7,7 +7,7 @@ A cell holds each run's value in order and each later run's difference from the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from policy_engine.foundation.units import (
@@ -26,6 +26,7 @@ from policy_engine.simulation.results.side_by_side import (
     TargetComparison,
     TargetRow,
 )
+from policy_engine.simulation.results.spread import Spread
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -78,7 +79,42 @@ def header(figure: Figure) -> str:
     return figure.label  # durations read with their units (``3h 05m``), counts are counts
 
 
+#: What a cell says with workload samples (``--samples N``), under each table.
+NOT_SIGNIFICANT = "n.s."
+
+
+def samples_legend(samples: int) -> str:
+    """How a cell reads across ``samples`` workload samples, said once under each table."""
+    return (f"across {samples} samples: each value is the median with its p10-p90 in parentheses; each difference "
+            "is paired (the same sample under both runs), its median shown only when the p10-p90 of the paired "
+            f"differences excludes 0, else {NOT_SIGNIFICANT} (no significant change)")
+
+
+def spread_text(figure: Figure, spread: Spread) -> str:
+    """``12h 00m (8h 00m-19h 00m)``: the median across samples, then its p10-p90."""
+    return spread_cell(lambda value: figure_text(figure, value), spread)
+
+
+def spread_cell(text: Callable[[float], str], spread: Spread) -> str:
+    """A spread as a cell, each value written by ``text``: ``median (p10-p90)``."""
+    return f"{text(spread.p50)} ({text(spread.p10)}-{text(spread.p90)})"
+
+
+def sampled_difference_text(figure: Figure, row: ShareRow, run: int) -> str:
+    """A paired difference: its median when significant, else ``n.s.`` (never shown as a change)."""
+    if not row.significant(run, figure):
+        return NOT_SIGNIFICANT
+    return difference_text(figure, row.difference(run, figure))
+
+
 def cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
+    if row.samples:
+        values = ARROW.join(spread_text(figure, found) if (found := row.spread(run, figure)) is not None else "–"
+                            for run in range(len(row.values)))
+        if len(comparison.runs) < 2:
+            return values
+        paired = ", ".join(sampled_difference_text(figure, row, run) for run in range(1, len(comparison.runs)))
+        return f"{values} ({paired})"
     values = ARROW.join(figure_text(figure, row.value(run, figure)) if present else "–"
                         for run, present in enumerate(row.present))
     if len(comparison.runs) < 2:
@@ -130,6 +166,8 @@ def _target_difference(row: TargetRow, run: int) -> str:
     difference = row.difference(run)
     if difference is None:
         return "–"
+    if row.samples and not row.significant(run):  # inside the samples' spread: no change
+        return NOT_SIGNIFICANT
     if difference == 0:
         return "±0"
     sign = "+" if difference > 0 else MINUS
