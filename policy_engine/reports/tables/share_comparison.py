@@ -175,18 +175,17 @@ def rich_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], c
 
 
 def text_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "",
-               names: int = 2, width: int | None = None) -> str:
+               names: int = 2, width: int | None = None, fit_width: int | None = None) -> str:
     """``rich_table`` rendered to plain text (no escape codes), for a report built as a string: as wide as its
-    cells up to ``terminal.FILE_WIDTH``, so no value is folded mid-way."""
+    cells up to ``terminal.FILE_WIDTH``, so no value is folded mid-way; with ``fit_width`` (a terminal's), fitted
+    to it (``reports.kit.fitting``)."""
     import io
 
-    from rich.console import Console
+    from policy_engine.reports.kit import terminal
 
-    from policy_engine.reports.kit.terminal import FILE_WIDTH
-
-    width = width or FILE_WIDTH
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, force_terminal=False, highlight=False).print(
+    terminal.console(fit=fit_width is not None, file=buffer, width=fit_width or width or terminal.FILE_WIDTH,
+                     color_system=None, force_terminal=False, highlight=False).print(
         rich_table(title, head, rows, caption, names))
     return buffer.getvalue()
 
