@@ -12,16 +12,17 @@ instead of fitted). Figures only: no target is timed.
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests import tmux  # noqa: E402
+
 WIDE = ROOT / "tests" / "data" / "wide"
 CLI = str(Path(sys.executable).with_name("batch-quota"))
 
@@ -41,32 +42,8 @@ def commands(folder: Path) -> dict[str, list[str]]:
     }
 
 
-def longest(text: str) -> int:
-    return max((len(line.rstrip()) for line in text.splitlines()), default=0)
-
-
 def in_pipe(args: list[str]) -> str:
     return subprocess.run([CLI, *args], capture_output=True, text=True, check=False).stdout
-
-
-def in_tmux(args: list[str], width: int, folder: Path) -> str:
-    """The command's output as a terminal of ``width`` columns shows it (tmux's pane, joined lines unwrapped)."""
-    socket = str(folder / "tmux.sock")
-    done = folder / "done"
-    done.unlink(missing_ok=True)
-    line = f"{shlex.join([CLI, *args])}; touch {shlex.quote(str(done))}"
-    subprocess.run(["tmux", "-S", socket, "new-session", "-d", "-x", str(width), "-y", "50", "-e", "NO_COLOR=1",
-                    "bash", "--norc", "--noprofile"], check=True)
-    try:
-        subprocess.run(["tmux", "-S", socket, "set-option", "-g", "history-limit", "100000"], check=True)
-        subprocess.run(["tmux", "-S", socket, "send-keys", "clear; " + line, "Enter"], check=True)
-        deadline = time.monotonic() + 600
-        while not done.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        return subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-J", "-S", "-", "-E", "-"],
-                              capture_output=True, text=True, check=True).stdout
-    finally:
-        subprocess.run(["tmux", "-S", socket, "kill-server"], check=False)
 
 
 def main() -> None:
@@ -77,20 +54,18 @@ def main() -> None:
     widths = [int(w) for w in options.widths.split(",")]
     if shutil.which("tmux") is None:
         sys.exit("tmux is not installed (make system-deps installs it)")
-    os.environ.pop("COLUMNS", None)
-    with tempfile.TemporaryDirectory(prefix="readability-") as name:
-        folder = Path(name)
-        chosen = commands(folder)
-        if options.commands:
-            chosen = {k: v for k, v in chosen.items() if k in options.commands.split(",")}
-        print(f"{'command':<10} {'pipe':>6} " + " ".join(f"{f'tmux {w}':>16}" for w in widths))
-        for name_, args in chosen.items():
-            cells = []
-            for width in widths:
-                text = in_tmux(args, width, folder)
-                cells.append(f"{longest(text):>6}{' (over!)' if longest(text) > width else '        '}")
-            print(f"{name_:<10} {longest(in_pipe(args)):>6} " + " ".join(f"{c:>16}" for c in cells), flush=True)
-
+    chosen = [name for name in commands(Path()) if not options.commands or name in options.commands.split(",")]
+    print(f"{'command':<10} {'pipe':>6} " + " ".join(f"{f'tmux {w}':>16}" for w in widths))
+    for command in chosen:
+        cells = []
+        for width in widths:
+            with tempfile.TemporaryDirectory(prefix="readability-") as name:  # a fresh --out folder each run
+                _, screen = tmux.run([CLI, *commands(Path(name))[command]], width, env={"NO_COLOR": "1"}, cwd=ROOT)
+            longest = tmux.longest_line(screen)
+            cells.append(f"{longest:>6}{' (over!)' if longest > width else '        '}")
+        with tempfile.TemporaryDirectory(prefix="readability-") as name:
+            piped = tmux.longest_line(in_pipe(commands(Path(name))[command]))
+        print(f"{command:<10} {piped:>6} " + " ".join(f"{c:>16}" for c in cells), flush=True)
 
 if __name__ == "__main__":
     main()

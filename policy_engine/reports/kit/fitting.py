@@ -9,9 +9,9 @@ mid-word (``borro/wed``, ``preem/ption/s``) and a before/after figure mid-value 
    breaks at spaces only, and a figure (a right-aligned column) only between its parts (after ``→``, before
    ``(``, after ``,``), so ``2h 16m`` is never split;
 3. the same with a compact border (no outer edge, single padding);
-4. split: the leading name columns (left-aligned, at most ``MAX_KEYS``: share and instance type) repeated in
-   each part and the other columns spread in order over as few parts as fit, titled ``(part 1 of 3)``, the
-   caption under the last;
+4. split: the leading name columns (left-aligned, at most ``MAX_KEYS``: share and instance type; after a
+   rank ``#``) repeated in each part and the other columns spread in order over as few parts as fit, titled
+   ``(part 1 of 3)``, the caption under the last;
 5. stacked: one row per figure (``header | value``) under each row's names, when not even one figure column
    fits beside the names.
 
@@ -209,14 +209,14 @@ def _stacked(table: Table, columns: Sequence[_Cells], keys: int, width: int, con
     stacked.width = stacked.min_width = None
     stacked.add_column(overflow="fold")
     stacked.add_column(overflow="fold")
-    label = _Cells(Text(""), [c.header for c in columns[keys:]], figure=False)
+    names = [Text(" ").join(c.cells[row] for c in columns[:keys]) for row in range(len(table.rows))]
+    label = _Cells(Text(""), [*names, *(c.header for c in columns[keys:])], figure=False)
     value = _Cells(Text(""), [cell for c in columns[keys:] for cell in c.cells], figure=True)
     room = max(2, width - _overhead(stacked, 2, console))
     widths = _narrowed([label, value], room, squeeze=True)
     assert widths is not None
     for row in range(len(table.rows)):
-        names = Text(" ").join(c.cells[row] for c in columns[:keys]) if keys else Text(f"#{row + 1}")
-        stacked.add_row(Text.assemble(names, style="bold"), "")
+        stacked.add_row(Text.assemble(wrap(names[row], widths[0], figure=False), style="bold"), "")
         for index, column in enumerate(columns[keys:], start=keys):
             last = index == len(columns) - 1
             stacked.add_row(wrap(column.header, widths[0], figure=False),
@@ -238,7 +238,7 @@ def fit(table: Table, console: Console, width: int | None = None) -> list[Table]
         widths = _narrowed(columns, width - _overhead(style, len(columns), console))
         if widths is not None:
             return [_laid_out(style, columns, everything, widths, table.title, table.caption)]
-    keys = min(next((i for i, c in enumerate(columns) if c.figure), len(columns)), MAX_KEYS, len(columns) - 1)
+    keys = min(_keys(columns), len(columns) - 1)
     if keys == 0 or len(columns) - keys < 2:  # nothing to split off: the widest pieces fold
         compact = _compact(table)
         widths = _narrowed(columns, width - _overhead(compact, len(columns), console), squeeze=True)
@@ -257,6 +257,14 @@ def fit(table: Table, console: Console, width: int | None = None) -> list[Table]
         parts.append(_laid_out(style, columns, indices, widths, _part_title(table.title, number, len(groups)),
                                table.caption if number == len(groups) else None))
     return parts
+
+
+def _keys(columns: Sequence[_Cells]) -> int:
+    """How many leading columns name a row: text columns (a share, an instance type), after a rank (``#``) if
+    any, at most ``MAX_KEYS`` of them."""
+    rank = 1 if columns and columns[0].figure and columns[0].widest <= 3 else 0
+    names = next((i for i, c in enumerate(columns[rank:]) if c.figure), len(columns) - rank)
+    return rank + min(names, MAX_KEYS) if names else 0
 
 
 def _groups(columns: Sequence[_Cells], keys: int, width: int, style: Table, console: Console

@@ -39,10 +39,15 @@ class _Console(Console):
 
             objects = tuple(Group(*fit(o, self)) if isinstance(o, Table) else o for o in objects)
             options["soft_wrap"] = False
-        elif self.full_width_tables and len(objects) == 1 and isinstance(objects[0], Table) and "width" not in options:
+        elif self.full_width_tables and len(objects) == 1 and isinstance(objects[0], Table):
             natural = Measurement.get(self, self.options.update_width(_UNBOUNDED), objects[0]).maximum
-            if natural > self.width:
-                options["width"] = natural
+            if natural > self.width:  # rich's ``print(width=...)`` only narrows: widen the console for this table
+                width, self.width = self.width, natural
+                try:
+                    super().print(*objects, **options)
+                finally:
+                    self.width = width
+                return
         super().print(*objects, **options)
 
 
