@@ -28,7 +28,8 @@ def _commands(folder: Path) -> dict[str, tuple[list[str], int, tuple[str, ...]]]
                     ("preemptions", "utilisation", "instance-hours", "attempts")),
         "diff": (["diff", a, b, "--scenario", week, "--at", "0"], 1, ("preemptions", "utilisation")),
         "sweep": (["sweep", week, *VARY, "--out", str(folder / "sweep")], 0, ("preemptions",)),
-        "tune": (["tune", week, *VARY, "--minimize", "max(wait_p95)", "--budget", "2"], 1, ()),  # a target no candidate meets
+        # exit 1: a target of the wide case no candidate meets
+        "tune": (["tune", week, *VARY, "--minimize", "max(wait_p95)", "--budget", "2"], 1, ()),
         "explain": (["explain", "training/vision", "--scenario", week], 0, ()),
         "check": (["check", a], 0, ("preempted", "guaranteed")),
     }

@@ -67,7 +67,7 @@ def test_split_parts_repeat_the_names_and_the_caption_comes_last():
     assert len(parts) > 1
     assert all([str(c.header) for c in part.columns][:2] == ["share", "instance type"] for part in parts)
     assert [part.caption is not None for part in parts] == [False] * (len(parts) - 1) + [True]
-    assert [str(part.title) for part in parts][0].endswith(f"(part 1 of {len(parts)})")
+    assert str(parts[0].title).endswith(f"(part 1 of {len(parts)})")
     shown = [str(c.header) for part in parts for c in part.columns[2:]]
     assert [h.replace("\n", " ") for h in shown] == list(HEAD[2:])  # every figure once, in order
 
