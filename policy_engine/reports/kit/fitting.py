@@ -5,9 +5,9 @@ mid-word (``borro/wed``, ``preem/ption/s``) and a before/after figure mid-value 
 ``7h)``). ``fit`` lays a table out itself instead, in this order, and takes the first that fits:
 
 1. the table as it is, when its natural width fits;
-2. its columns narrowed, each no narrower than its longest unbreakable piece: text (the header, names, prose)
-   breaks at spaces only, and a figure (a right-aligned column) only between its parts (after ``→``, before
-   ``(``, after ``,``), so ``2h 16m`` is never split;
+2. its columns narrowed, each no narrower than its longest unbreakable piece (``reports.kit.breaks``): text
+   (the header, names, prose) breaks at spaces only, and a figure (a right-aligned column) only between its
+   parts (after ``→``, before ``(``, after ``,``), so ``2h 16m`` is never split;
 3. the same with a compact border (no outer edge, single padding);
 4. split: the leading name columns (left-aligned, at most ``MAX_KEYS``: share and instance type; after a
    rank ``#``) repeated in each part and the other columns spread in order over as few parts as fit, titled
@@ -23,7 +23,6 @@ when set (so a test or a user can choose it).
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -34,10 +33,8 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text, TextType
 
-#: Where a figure may break: after an arrow or a comma, before an opening parenthesis (``1h → 45m (−15m)``).
-_FIGURE_BREAKS = re.compile(r"(?<=→) |(?<=,) | (?=\()")
-#: Where text may break: at any space.
-_TEXT_BREAKS = re.compile(r" +")
+from policy_engine.reports.kit.breaks import TEXT_BREAKS, spans
+
 #: At most this many leading name columns are repeated in each part of a split table (share and instance type);
 #: a later text column (a strategy) is split off like a figure.
 MAX_KEYS = 2
@@ -55,12 +52,12 @@ class _Cells:
 
     def pieces(self, text: Text) -> list[str]:
         """The unbreakable pieces of each line of ``text``."""
-        return [line[a:b] for line in text.plain.split("\n") for a, b in _spans(line, self.figure)]
+        return [line[a:b] for line in text.plain.split("\n") for a, b in spans(line, self.figure)]
 
     @property
     def narrowest(self) -> int:
         """The longest unbreakable piece of the header (text: spaces only) and the cells."""
-        header = max((cell_len(p) for p in _TEXT_BREAKS.split(self.header.plain) if p), default=1)
+        header = max((cell_len(p) for p in TEXT_BREAKS.split(self.header.plain) if p), default=1)
         return max([header, 1, *(cell_len(p) for cell in self.cells for p in self.pieces(cell))])
 
     @property
@@ -90,18 +87,6 @@ def _columns(console: Console, table: Table) -> list[_Cells] | None:
     return out
 
 
-def _spans(line: str, figure: bool) -> list[tuple[int, int]]:
-    """Where the unbreakable pieces of one line start and end."""
-    spans, start = [], 0
-    for match in (_FIGURE_BREAKS if figure else _TEXT_BREAKS).finditer(line):
-        if match.start() > start:
-            spans.append((start, match.start()))
-        start = match.end()
-    if start < len(line):
-        spans.append((start, len(line)))
-    return spans
-
-
 def wrap(text: Text, width: int, figure: bool) -> Text:
     """``text`` broken into lines of at most ``width`` cells at its break points only (a piece longer than
     ``width`` stays whole); styles are kept."""
@@ -110,7 +95,7 @@ def wrap(text: Text, width: int, figure: bool) -> Text:
     for line in text.plain.split("\n"):
         first: int | None = None
         last = 0
-        for start, end in _spans(line, figure):
+        for start, end in spans(line, figure):
             if first is None:
                 first, last = start, end
             elif cell_len(line[first:end]) <= width:

@@ -50,7 +50,7 @@ h1 { font-size: 1.6rem; margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border
 table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
 th, td { border: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: left; }
 th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.scroll { overflow-x: auto; max-width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; } td.num.brk { white-space: normal; } .nb { white-space: nowrap; }
 figure { margin: 0.8rem 0 1.4rem; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #666; font-size: 0.85rem; }
 """
@@ -75,9 +75,13 @@ def _slug(text: str) -> str:
 
 
 def html_table(header: Sequence[str], rows: Iterable[Sequence[object]], numeric: AbstractSet[int] = frozenset()) -> str:
-    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
+    """A table that fits the page: figures whole, headers wrapped at spaces (a long axis path after its dots too,
+    ``reports.kit.breaks``)."""
+    from policy_engine.reports.kit.breaks import html_figure, html_header
+
+    head = "".join(f"<th>{html_header(h)}</th>" for h in header)
     body = "".join(
-        "<tr>" + "".join(f'<td class="num">{escape(str(v))}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
+        "<tr>" + "".join(f'<td class="num brk">{html_figure(v)}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
                          for i, v in enumerate(row)) + "</tr>"
         for row in rows)
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'

@@ -203,14 +203,18 @@ def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]], names: in
 
 
 def html_table(head: Sequence[str], rows: Sequence[Sequence[str]], attrs: str = "", names: int = 2) -> str:
-    """A table of rendered cells in its own horizontally scrolling box (``table-scroll``, ``report_script.STYLE``):
-    a wide table scrolls inside it, and the page never scrolls sideways (cells do not wrap: a figure's arrow and
-    difference stay on one line). The box takes the keyboard focus, so it scrolls without a mouse too."""
+    """A table of rendered cells that fits the page (1400 px): a figure wraps only between its parts (after
+    ``→``, before its difference in parentheses; ``reports.kit.breaks``), a name never (``llm-pretrain`` stays
+    whole), a header only at spaces (and a long dotted name after its dots). It stays in its own horizontally scrolling box (``table-scroll``,
+    ``report_script.STYLE``) for a window narrower than the table's narrowest layout; the box takes the keyboard
+    focus, so it scrolls without a mouse too."""
+    from policy_engine.reports.kit.breaks import html_figure, html_header
     from policy_engine.reports.kit.safe_text import html_text as escape
 
-    cells = "".join(f"<th>{escape(h)}</th>" for h in head)
-    numeric = ' class="num"'
-    body = "".join("<tr>" + "".join(f"<td{numeric if i >= names else ''}>{escape(v)}</td>" for i, v in enumerate(row))
+    cells = "".join(f"<th>{html_header(h)}</th>" for h in head)
+    numeric = ' class="num brk"'
+    body = "".join("<tr>" + "".join(f"<td{numeric}>{html_figure(v)}</td>" if i >= names
+                                    else f'<td class="nm">{escape(v)}</td>' for i, v in enumerate(row))
                    + "</tr>" for row in rows)
     return (f'<div class="table-scroll" tabindex="0"><table{attrs}><thead><tr>{cells}</tr></thead><tbody>{body}</tbody>'
             "</table></div>")
