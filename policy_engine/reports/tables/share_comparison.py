@@ -205,9 +205,9 @@ def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]], names: in
 def html_table(head: Sequence[str], rows: Sequence[Sequence[str]], attrs: str = "", names: int = 2) -> str:
     """A table of rendered cells that fits the page (1400 px): a figure wraps only between its parts (after
     ``→``, before its difference in parentheses; ``reports.kit.breaks``), a name never (``llm-pretrain`` stays
-    whole), a header only at spaces (and a long dotted name after its dots). It stays in its own horizontally scrolling box (``table-scroll``,
-    ``report_script.STYLE``) for a window narrower than the table's narrowest layout; the box takes the keyboard
-    focus, so it scrolls without a mouse too."""
+    whole), a header only at spaces (and a long dotted name after its dots). It stays in its own horizontally
+    scrolling box (``table-scroll``, ``report_script.STYLE``) for a window narrower than the table's narrowest
+    layout; the box takes the keyboard focus, so it scrolls without a mouse too."""
     from policy_engine.reports.kit.breaks import html_figure, html_header
     from policy_engine.reports.kit.safe_text import html_text as escape
 
