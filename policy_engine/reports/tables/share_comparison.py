@@ -87,6 +87,44 @@ def cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
     return f"{values} ({differences})"
 
 
+def compact_cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
+    """``cell``, except that a figure every run has alike shows once (``153``, ``0s``): for a pull request,
+    where the changed cells should stand out and every cell stay short."""
+    if all(row.present) and all(row.difference(run, figure) == 0 for run in range(1, len(comparison.runs))):
+        return figure_text(figure, row.value(0, figure))
+    return cell(comparison, row, figure)
+
+
+#: What a compact table's single values mean (a sentence said under it, after the legend).
+COMPACT = "A single value: the same in every run."
+
+
+def rows_by_type(comparison: ShareComparison) -> dict[str, list[tuple[str, ...]]]:
+    """Per instance type (in the rows' order), its shares' compact rows without the type: a pull request's
+    tables, one per type, narrower by a column and never mixing types."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for row in comparison.rows:
+        out.setdefault(row.instance_type, []).append(
+            (share_label(comparison, row), *(compact_cell(comparison, row, f) for f in comparison.figures)))
+    return out
+
+
+def markdown_parts(comparison: ShareComparison) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
+    """The per-share table for a pull request: per instance type (the most harmed first, as the rows come), its
+    compact rows, split by columns where a row would wrap (``markdown.split_columns``): ``(title, header, rows)``,
+    the title naming the type and the part (``ml.p4d.24xlarge, part 1 of 2``)."""
+    from policy_engine.reports.kit.markdown import split_columns
+
+    head = ("share", *(header(f) for f in comparison.figures))
+    out = []
+    for instance_type, rows in rows_by_type(comparison).items():
+        parts = split_columns(head, rows, names=1)
+        for number, (part_head, part_rows) in enumerate(parts, start=1):
+            out.append((instance_type + (f", part {number} of {len(parts)}" if len(parts) > 1 else ""),
+                        part_head, part_rows))
+    return out
+
+
 def share_label(comparison: ShareComparison, row: ShareRow) -> str:
     """The share as the first run names it, with its later names after a rename."""
     if not row.names:
