@@ -23,7 +23,8 @@ def _commands(folder: Path) -> dict[str, tuple[list[str], int, tuple[str, ...]]]
     """name -> (arguments, exit code, header words that must show whole)."""
     week, a, b = str(WIDE / "week.yaml"), str(WIDE / "a.yaml"), str(WIDE / "b.yaml")
     return {
-        "simulate": (["simulate", week], 0, ("borrowed", "preemptions", "utilisation", "inst-h")),
+        "simulate": (["simulate", week, "--prices", str(WIDE / "prices.yaml")], 0,
+                     ("borrowed", "preemptions", "utilisation", "inst-h", "attempts", "instance-hour")),
         "compare": (["compare", week, "--topology", a, "--topology", b, "--workers", "1"], 0,
                     ("preemptions", "utilisation", "instance-hours", "attempts")),
         "diff": (["diff", a, b, "--scenario", week, "--at", "0"], 1, ("preemptions", "utilisation")),

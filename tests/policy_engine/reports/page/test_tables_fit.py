@@ -20,9 +20,10 @@ VARY = ["--vary", "training/vision.capacity.ml.p4d.24xlarge=2,6", "--vary", "tra
 def pages(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pages")
     week, a, b = str(WIDE / "week.yaml"), str(WIDE / "a.yaml"), str(WIDE / "b.yaml")
+    priced = ["--prices", str(WIDE / "prices.yaml")]  # the cost columns too
     runs = {
-        "simulate": ["simulate", week],
-        "compare": ["compare", week, "--topology", a, "--topology", b, "--topology", a, "--workers", "1"],
+        "simulate": ["simulate", week, *priced],
+        "compare": ["compare", week, "--topology", a, "--topology", b, "--topology", a, "--workers", "1", *priced],
         "sweep": ["sweep", week, *VARY],
         "tune": ["tune", week, *VARY, "--budget", "4", "--minimize", "max(wait_p95)"],
     }
