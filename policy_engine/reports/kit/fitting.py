@@ -15,9 +15,12 @@ mid-word (``borro/wed``, ``preem/ption/s``) and a before/after figure mid-value 
 5. stacked: one row per figure (``header | value``) under each row's names, when not even one figure column
    fits beside the names.
 
+A table with no name column to repeat (or a single figure beside its names) takes the narrowest layout instead,
+a piece wider than the terminal folded (nothing narrower could show it whole).
+
 It is a pure function of the table and the width, used only on a terminal (``terminal.console(fit=True)``):
-files and pipes keep the full-width table, byte for byte. The width is rich's: the terminal's, or ``COLUMNS``
-when set (so a test or a user can choose it).
+files and pipes get the whole table, as wide as its cells (``terminal.for_stream``). The width is rich's: the
+terminal's, or ``COLUMNS`` when set (so a test or a user can choose it).
 """
 
 from __future__ import annotations
