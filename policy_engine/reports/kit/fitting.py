@@ -28,6 +28,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from rich import box
 from rich.cells import cell_len
@@ -45,7 +46,7 @@ MAX_KEYS = 2
 _UNBOUNDED = 100_000
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Cells:
     """One column's header and cells as ``Text``, and how they may break."""
 
@@ -57,13 +58,13 @@ class _Cells:
         """The unbreakable pieces of each line of ``text``."""
         return [line[a:b] for line in text.plain.split("\n") for a, b in spans(line, self.figure)]
 
-    @property
+    @cached_property
     def narrowest(self) -> int:
         """The longest unbreakable piece of the header (text: spaces only) and the cells."""
         header = max((cell_len(p) for p in TEXT_BREAKS.split(self.header.plain) if p), default=1)
         return max([header, 1, *(cell_len(p) for cell in self.cells for p in self.pieces(cell))])
 
-    @property
+    @cached_property
     def widest(self) -> int:
         return max([1, *(cell_len(line) for text in (self.header, *self.cells) for line in text.plain.split("\n"))])
 
@@ -93,6 +94,8 @@ def _columns(console: Console, table: Table) -> list[_Cells] | None:
 def wrap(text: Text, width: int, figure: bool) -> Text:
     """``text`` broken into lines of at most ``width`` cells at its break points only (a piece longer than
     ``width`` stays whole); styles are kept."""
+    if "\n" not in text.plain and cell_len(text.plain) <= width:
+        return text  # most cells: nothing to break
     out: list[Text] = []
     offset = 0
     for line in text.plain.split("\n"):
@@ -219,7 +222,8 @@ def fit(table: Table, console: Console, width: int | None = None) -> list[Table]
     columns = _columns(console, table)
     if columns is None or not columns:
         return [table]
-    if Measurement.get(console, console.options.update_width(_UNBOUNDED), table).maximum <= width:
+    if sum(c.widest for c in columns) + _overhead(table, len(columns), console) <= width or \
+            Measurement.get(console, console.options.update_width(_UNBOUNDED), table).maximum <= width:
         return [table]
     everything = list(range(len(columns)))
     for style in (table, _compact(table)):
