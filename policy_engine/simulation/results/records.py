@@ -66,6 +66,9 @@ class JobRecord(NamedTuple):
         return {
             "name": self.name,
             "share": self.share,
+            "instance_type": self.instance_type,
+            "instances": self.instances,
+            "training_plan": self.training_plan,
             "status": self.status,
             "preemptions": self.preemptions,
             "reason": self.reason,
@@ -183,6 +186,8 @@ def json_chunks(jobs: Sequence[JobRecord], size: int) -> Iterator[Mapping[str, S
 _RECORD_FIELDS = tuple((key, attrgetter(key)) for key in JSON_KEYS)  # a record's fields are named as its keys
 _name, _share, _submit_at, _preemptions, _reason, _started_at = (
     attrgetter(name) for name in ("name", "share", "submit_at", "preemptions", "reason", "started_at"))
+_instance_type, _instances, _training_plan = (
+    attrgetter(name) for name in ("instance_type", "instances", "training_plan"))
 
 
 #: What the bill reads of a job: ``(share, instance type, instances, training plan, checkpoint interval, attempts)``;
@@ -247,7 +252,9 @@ class RecordColumns(Sequence[JobRecord]):
         for begin in range(0, len(self), size):
             part = slice(begin, begin + size)
             chunk = specs[part]
-            yield {"name": list(map(_name, chunk)), "share": list(map(_share, chunk)), "status": statuses[part],
+            yield {"name": list(map(_name, chunk)), "share": list(map(_share, chunk)),
+                   "instance_type": list(map(_instance_type, chunk)), "instances": list(map(_instances, chunk)),
+                   "training_plan": list(map(_training_plan, chunk)), "status": statuses[part],
                    "preemptions": preemptions[part], "reason": reasons[part],
                    "submitted_at": list(map(_submit_at, chunk)), "started_at": started[part],
                    "finished_at": finished[part], "wait_seconds": waits[part]}
@@ -348,7 +355,9 @@ class JobRecords(RecordColumns):
             specs = list(map(_spec, chunk))
             columns: dict[str, list[Any]] = {
                 "name": list(map(_name, specs)), "share": list(map(_share, specs)),
-                "status": list(statuses[begin:begin + size]), "preemptions": list(map(_preemptions, chunk)),
+                "instance_type": list(map(_instance_type, specs)), "instances": list(map(_instances, specs)),
+                "training_plan": list(map(_training_plan, specs)), "status": list(statuses[begin:begin + size]),
+                "preemptions": list(map(_preemptions, chunk)),
                 "reason": list(map(_reason, chunk)), "submitted_at": list(map(_submit_at, specs)),
                 "started_at": list(map(_started_at, chunk)), "finished_at": list(map(_finished_at, chunk)),
                 "wait_seconds": list(waits[begin:begin + size])}
