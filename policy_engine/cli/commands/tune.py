@@ -166,14 +166,15 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         fail_input(problems)
     executor = executor_or_exit(scheduler, workers)
     try:
-        with executor, progress_bar("tune", not quiet) as update:
-            if not quiet:
+        with executor:
+            if not quiet:  # before the bar: a line written under a live bar leaves a piece of the bar behind
                 click.echo(f"tuning {len(axes)} field(s), budget {budget} run(s), on {executor.description}",
                            err=True)
-            result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick,
-                          update, guarantees=GuaranteePolicy(guarantee_policy),
-                          workload_samples=workload_samples, assumptions=assumptions, min_gain=min_gain,
-                          period=pricing.period)
+            with progress_bar("tune", not quiet) as update:
+                result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick,
+                              update, guarantees=GuaranteePolicy(guarantee_policy),
+                              workload_samples=workload_samples, assumptions=assumptions, min_gain=min_gain,
+                              period=pricing.period)
     except KeyboardInterrupt:
         click.echo("interrupted: nothing recommended (a smaller --budget ends sooner)", err=True)
         raise SystemExit(EXIT_INTERRUPTED) from None

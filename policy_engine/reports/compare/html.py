@@ -88,7 +88,7 @@ def render_page(output: CompareOutput) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>batch-quota compare: {escape(labels)}</title>",
-        f"<style>{report_script.STYLE} td.num {{ white-space: nowrap; }}</style></head><body>",
+        f"<style>{report_script.STYLE}</style></head><body>",
         f"<h1>batch-quota compare: {escape(labels)}</h1>",
         f'<p class="muted">{escape(output.scenario)} · {output.jobs:,} job(s), each design run {escape(output.span)} · '
         f"{escape(sc.runs_line(output.shares, output.marked_sources))}</p>",

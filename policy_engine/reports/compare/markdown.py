@@ -35,13 +35,19 @@ def render(output: CompareOutput) -> str:
              "**Per instance type** (never summed across types)", "",
              *sc.markdown_table(("instance type", *sc.share_header(output.types)[2:]),
                                 [r[1:] for r in sc.share_rows(output.types)], names=1),
-             "", "**Per share and instance type**", "",
-             *sc.markdown_table(sc.share_header(output.shares), sc.share_rows(output.shares)), "",
-             f"_{cell(legend(output))}_", ""]
+             "", *_per_share(output), f"_{cell(legend(output))}. {sc.COMPACT}_", ""]
     if output.targets.rows:
         lines += [f"**Targets** ({cell(sc.targets_met_line(output.targets))})", "",
                   *sc.markdown_table(sc.target_header(output.targets), sc.target_rows(output.targets), names=3), ""]
     return "\n".join(lines)
+
+
+def _per_share(output: CompareOutput) -> list[str]:
+    """One table per instance type, split where a row would wrap in a pull request (``sc.markdown_parts``)."""
+    lines = []
+    for title, head, rows in sc.markdown_parts(output.shares):
+        lines += [f"**Per share on {cell(title)}**", "", *sc.markdown_table(head, rows, names=1), ""]
+    return lines
 
 
 def _costs(output: CompareOutput) -> list[str]:

@@ -20,8 +20,7 @@ from policy_engine.reports.tables import share_comparison as sc
 
 
 def write(output: CompareOutput, stream: TextIO) -> None:
-    console = (terminal.console(file=stream, width=terminal.FILE_WIDTH) if not stream.isatty()
-               else terminal.console(file=stream))
+    console = terminal.for_stream(stream)
     console.print(f"batch-quota compare {output.scenario}: {len(output.runs)} designs on {output.jobs:,} job(s), "
                   f"each {output.span}" + (f" ({output.executor})" if output.executor else ""), markup=False,
                   highlight=False)

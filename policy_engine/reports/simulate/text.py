@@ -7,9 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
-from rich import box
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 
 from policy_engine.reports.kit import terminal
@@ -50,17 +48,11 @@ def print_run(run: RunView, console: Console) -> None:
                                     "preemptions", "inst-h lost")):
         if index < 3:  # names fold on a narrow terminal
             shares.add_column(header, overflow="fold")
-        else:  # numbers are never cut: as wide as the widest one; the header wraps instead
+        else:  # numbers are never cut: as wide as the widest one (on a terminal see ``reports.kit.fitting``)
             shares.add_column(header, justify="right", overflow="fold",
                               min_width=max((len(row[index]) for row in rows), default=1))
     for row in rows:
         shares.add_row(*map(rich_text, row))
-    if Measurement.get(console, console.options.update_width(10_000), shares).maximum > console.width:
-        # A narrow terminal: no box, single padding, numbers exactly as wide as the widest one (their headers
-        # wrap), and the names fold into what is left.
-        shares.box, shares.show_edge, shares.pad_edge, shares.collapse_padding = box.SIMPLE_HEAD, False, False, True
-        for column in shares.columns[3:]:
-            column.width = max(column.min_width or 1, 5)
     console.print(shares)
     console.print(types_table(run))
     counts = ", ".join(f"{count:,} {status}" for status, count in run.by_status.items())
@@ -97,7 +89,7 @@ def calibration_table(rows: Sequence[CalibrationRow]) -> Table:
 
 
 def write(output: SimulateOutput, stream: TextIO) -> None:
-    console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
+    console = terminal.for_stream(stream, file_width=200)
     view = build(output)
     if view.bill_period is not None:  # the billing period first: every figure below the bill is read over it
         console.print(f"Bill for {view.bill_period}.", markup=False, highlight=False)

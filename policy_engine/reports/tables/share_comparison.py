@@ -124,6 +124,44 @@ def cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
     return f"{values} ({differences})"
 
 
+def compact_cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
+    """``cell``, except that a figure every run has alike shows once (``153``, ``0s``): for a pull request,
+    where the changed cells should stand out and every cell stay short."""
+    if all(row.present) and all(row.difference(run, figure) == 0 for run in range(1, len(comparison.runs))):
+        return figure_text(figure, row.value(0, figure))
+    return cell(comparison, row, figure)
+
+
+#: What a compact table's single values mean (a sentence said under it, after the legend).
+COMPACT = "A single value: the same in every run."
+
+
+def rows_by_type(comparison: ShareComparison) -> dict[str, list[tuple[str, ...]]]:
+    """Per instance type (in the rows' order), its shares' compact rows without the type: a pull request's
+    tables, one per type, narrower by a column and never mixing types."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for row in comparison.rows:
+        out.setdefault(row.instance_type, []).append(
+            (share_label(comparison, row), *(compact_cell(comparison, row, f) for f in comparison.figures)))
+    return out
+
+
+def markdown_parts(comparison: ShareComparison) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
+    """The per-share table for a pull request: per instance type (the most harmed first, as the rows come), its
+    compact rows, split by columns where a row would wrap (``markdown.split_columns``): ``(title, header, rows)``,
+    the title naming the type and the part (``ml.p4d.24xlarge, part 1 of 2``)."""
+    from policy_engine.reports.kit.markdown import split_columns
+
+    head = ("share", *(header(f) for f in comparison.figures))
+    out = []
+    for instance_type, rows in rows_by_type(comparison).items():
+        parts = split_columns(head, rows, names=1)
+        for number, (part_head, part_rows) in enumerate(parts, start=1):
+            out.append((instance_type + (f", part {number} of {len(parts)}" if len(parts) > 1 else ""),
+                        part_head, part_rows))
+    return out
+
+
 def share_label(comparison: ShareComparison, row: ShareRow) -> str:
     """The share as the first run names it, with its later names after a rename."""
     if not row.names:
@@ -214,18 +252,17 @@ def rich_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], c
 
 
 def text_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "",
-               names: int = 2, width: int | None = None) -> str:
+               names: int = 2, width: int | None = None, fit_width: int | None = None) -> str:
     """``rich_table`` rendered to plain text (no escape codes), for a report built as a string: as wide as its
-    cells up to ``terminal.FILE_WIDTH``, so no value is folded mid-way."""
+    cells up to ``terminal.FILE_WIDTH``, so no value is folded mid-way; with ``fit_width`` (a terminal's), fitted
+    to it (``reports.kit.fitting``)."""
     import io
 
-    from rich.console import Console
+    from policy_engine.reports.kit import terminal
 
-    from policy_engine.reports.kit.terminal import FILE_WIDTH
-
-    width = width or FILE_WIDTH
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, force_terminal=False, highlight=False).print(
+    terminal.console(fit=fit_width is not None, file=buffer, width=fit_width or width or terminal.FILE_WIDTH,
+                     color_system=None, force_terminal=False, highlight=False).print(
         rich_table(title, head, rows, caption, names))
     return buffer.getvalue()
 
@@ -243,14 +280,18 @@ def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]], names: in
 
 
 def html_table(head: Sequence[str], rows: Sequence[Sequence[str]], attrs: str = "", names: int = 2) -> str:
-    """A table of rendered cells in its own horizontally scrolling box (``table-scroll``, ``report_script.STYLE``):
-    a wide table scrolls inside it, and the page never scrolls sideways (cells do not wrap: a figure's arrow and
-    difference stay on one line). The box takes the keyboard focus, so it scrolls without a mouse too."""
+    """A table of rendered cells that fits the page (1400 px): a figure wraps only between its parts (after
+    ``→``, before its difference in parentheses; ``reports.kit.breaks``), a name never (``llm-pretrain`` stays
+    whole), a header only at spaces (and a long dotted name after its dots). It stays in its own horizontally
+    scrolling box (``table-scroll``, ``report_script.STYLE``) for a window narrower than the table's narrowest
+    layout; the box takes the keyboard focus, so it scrolls without a mouse too."""
+    from policy_engine.reports.kit.breaks import html_figure, html_header
     from policy_engine.reports.kit.safe_text import html_text as escape
 
-    cells = "".join(f"<th>{escape(h)}</th>" for h in head)
-    numeric = ' class="num"'
-    body = "".join("<tr>" + "".join(f"<td{numeric if i >= names else ''}>{escape(v)}</td>" for i, v in enumerate(row))
+    cells = "".join(f"<th>{html_header(h)}</th>" for h in head)
+    numeric = ' class="num brk"'
+    body = "".join("<tr>" + "".join(f"<td{numeric}>{html_figure(v)}</td>" if i >= names
+                                    else f'<td class="nm">{escape(v)}</td>' for i, v in enumerate(row))
                    + "</tr>" for row in rows)
     return (f'<div class="table-scroll" tabindex="0"><table{attrs}><thead><tr>{cells}</tr></thead><tbody>{body}</tbody>'
             "</table></div>")
