@@ -126,8 +126,9 @@ def cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
 
 def compact_cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
     """``cell``, except that a figure every run has alike shows once (``153``, ``0s``): for a pull request,
-    where the changed cells should stand out and every cell stay short."""
-    if all(row.present) and all(row.difference(run, figure) == 0 for run in range(1, len(comparison.runs))):
+    where the changed cells should stand out and every cell stay short. A sampled row keeps its spreads."""
+    if not row.samples and all(row.present) and \
+            all(row.difference(run, figure) == 0 for run in range(1, len(comparison.runs))):
         return figure_text(figure, row.value(0, figure))
     return cell(comparison, row, figure)
 
