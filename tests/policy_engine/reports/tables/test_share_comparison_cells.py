@@ -32,3 +32,13 @@ def test_the_same_medians_but_other_samples_keep_both_runs_and_the_paired_verdic
 def test_a_figure_alike_in_every_sample_has_no_spread_to_show():
     row = _row([0.0] * 5, [0.0] * 5, "wait_p95")
     assert compact_cell(_comparison(row), row, WAIT_P95) == "0s"
+
+
+def test_a_listed_row_keeps_each_figures_header_when_the_row_is_named_by_its_first_cell():
+    from policy_engine.reports.kit.markdown import listed
+
+    header = ("share", "wait p95", "preemptions")
+    row = ("q/sim", "1h 11m (1h 05m-1h 39m) → 35m 27s (30m 10s-54m 09s) (−36m 39s)", "0")
+    assert listed(header, row, {1}, names=1) == \
+        "- q/sim: **wait p95:** 1h 11m (1h 05m-1h 39m) → 35m 27s (30m 10s-54m 09s) (−36m 39s); **preemptions:** 0"
+    assert listed(header, row, {1}).startswith("- q/sim · 0: ")  # without names every short cell names the row
