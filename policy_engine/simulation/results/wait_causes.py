@@ -145,8 +145,10 @@ class Stretches(NamedTuple):
     needs: np.ndarray
     failed: np.ndarray
     #: its place in its line's order (priority as the run ended, then submission, then workload order; a job's own
-    #: stretches by their start) among all stretches, so that the sweep's heaps compare integers
+    #: stretches by their start) among all stretches, so that the sweep's heaps compare integers; the sweep names
+    #: stretches by rank, ``order`` maps a rank back to its stretch
     rank: np.ndarray
+    order: np.ndarray
     preempted: list[int]
 
 
@@ -179,11 +181,11 @@ def read_stretches(result: SimulationResult, line_of: dict[tuple[str, str], int]
     job, line, start, end, requeued, needs, failed, priority, submitted = (column[:count] for column in columns)
     del columns
     # the stretches are in workload order, a job's by their start: the sort, stable, keeps that order among equals
-    by_rank = np.lexsort((submitted, -priority))
+    order = np.lexsort((submitted, -priority)).astype(np.int32)
     del priority, submitted
-    rank = np.empty(len(by_rank), dtype=np.int32)
-    rank[by_rank] = np.arange(len(by_rank), dtype=np.int32)
-    return Stretches(job, line, start, end, requeued, needs, failed, rank, preempted)
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return Stretches(job, line, start, end, requeued, needs, failed, rank, order, preempted)
 
 
 #: The columns' types as read (``wait_sweep.Waiting``): job, line, start, end, requeued, needs, failed, and the
@@ -209,9 +211,13 @@ def _sweep(sweep: wait_sweep.Sweep, waits: Stretches, bad: np.ndarray, log: Usag
              for at in map(chronological.__getitem__, _parts(len(times))))
     by_start = np.argsort(start, kind="stable").astype(np.int32)
     by_end = np.argsort(end, kind="stable").astype(np.int32)
-    starting = ((start[at].tolist(), at.tolist(), line[at].tolist(), needs[at].tolist(), bad[at].tolist(),
-                 rank[at].tolist(), failed[at].tolist()) for at in map(by_start.__getitem__, _parts(len(start))))
-    ending = ((end[at].tolist(), rank[at].tolist()) for at in map(by_end.__getitem__, _parts(len(end))))
+    # a stretch's needs, misconfigured and watched (a time-limit action may have ended it) packed in one int
+    # (``wait_sweep.stretch_code``): mostly small ints, which Python does not allocate
+    code = (needs.astype(np.int64) << 2) | (bad.astype(np.int64) << 1) | failed
+    starting = ((start[at].tolist(), line[at].tolist(), rank[at].tolist(), code[at].tolist())
+                for at in map(by_start.__getitem__, _parts(len(start))))
+    ending = ((end[at].tolist(), rank[at].tolist(), line[at].tolist()) for at in map(by_end.__getitem__,
+                                                                                        _parts(len(end))))
     changes = sorted(((c.time, int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes),
                      key=lambda change: change[0])
     sweep.expect(len(start))
@@ -320,13 +326,13 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     last_stint: dict[int, int] = {}  # of the stretches a timer may have ended
     if actions:
         for number in np.flatnonzero(waits.failed).tolist():
-            stint, head_since = sweep.watched.get(number, (-1, 0.0))
+            stint, head_since = sweep.watched.get(int(waits.rank[number]), (-1, 0.0))
             last_stint[number] = stint
             timer[number] = _timer_ended(stint, head_since, float(end[number]),
                                          sweep.lines[int(line[number])].share.queue.name,
                                          misconfigured.get(int(job[number]), ""), actions)
     # every piece in the smallest types that hold it: a million-job run has millions of pieces
-    piece = np.frombuffer(sweep.piece_stretch, dtype=np.int32)
+    piece = waits.order[np.frombuffer(sweep.piece_stretch, dtype=np.int32)]  # the sweep's ranks as stretch numbers
     seconds = np.frombuffer(sweep.piece_seconds, dtype=np.float64)
     timed = np.zeros(len(piece), dtype=bool)  # the pieces of a stretch's last stint, where a timer ended it
     for position, stint in sweep.watched_pieces.items():
@@ -380,7 +386,7 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
         blocker = None
         if item.blocker is not None:
             number, sums = max(item.blocker_sums.items(), key=lambda entry: entry[1].seconds)
-            blocker = Blocker(result.jobs[int(job[item.blocker.number])].name, item.blocker.needs,
+            blocker = Blocker(result.jobs[int(job[waits.order[item.blocker.rank]])].name, item.blocker.needs,
                               item.blocker_seconds, wait_sweep.HEAD_CAUSES[number], _context(sums.figures()))
         context = {wait_sweep.HEAD_CAUSES[number]: _context(item.context[number].figures())
                    for number in item.context_order}
