@@ -533,9 +533,12 @@ class Sweep:
         """How many stretches the feeds will bring (their ranks are 0 to ``stretches - 1``)."""
         self.state = [0] * stretches
 
-    def release_pieces(self) -> None:
-        """Let the pieces' arrays go (once read: a million-job run has millions of pieces)."""
+    def take_pieces(self) -> tuple[array[int], array[int], array[float]]:
+        """The pieces' arrays (stretch, cause, seconds), handed over: the sweep keeps none, so that the caller lets
+        each go once copied (a million-job run has millions of pieces)."""
+        taken = self.piece_stretch, self.piece_cause, self.piece_seconds
         self.piece_stretch, self.piece_cause, self.piece_seconds = array("i"), array("b"), array("d")
+        return taken
 
     def spill(self) -> None:
         """The pieces charged since the last spill, moved into the typed arrays."""
