@@ -23,7 +23,7 @@ from policy_engine.inputs.prices import Prices
 from policy_engine.inputs.renames import Renames
 from policy_engine.simulation.causes import Cause, Reason, describe
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate
-from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
+from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status, waits_of
 from policy_engine.simulation.results.billable import Period
 from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, CostReport, run_costs
 from policy_engine.simulation.results.metrics import ShareMetrics, percentile
@@ -65,8 +65,8 @@ class Impact:
     #: share, ...; ``never_finish_reasons`` says why).
     never_finish: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    #: Per share and instance type, without -> with the change: jobs, mean, p50 and p95 wait (seconds from
-    #: submission to the first start, or to the end of the run for a job that never starts), preemptions
+    #: Per share and instance type, without -> with the change: jobs, mean, p50 and p95 wait (seconds RUNNABLE:
+    #: submission to placement plus every requeue to the next, to the end of the run if never placed), preemptions
     #: at or after T, own utilisation and instance-hours lost over the replay (``ShareMetrics``, as ``compare``
     #: shows them) and the cost. Every share with jobs, changed or not (a zero difference is a finding too).
     shares: list[dict[str, Any]] = field(default_factory=list)
@@ -179,11 +179,11 @@ def _preempted_after(engine: Engine, at: float) -> dict[str, int]:
 
 
 def _waits(engine: Engine) -> dict[tuple[str, str], list[float]]:
+    """Each share's jobs' waits (time RUNNABLE, ``jobs.runnable_seconds``), as ``simulate`` reports them."""
     waits: dict[tuple[str, str], list[float]] = {}
-    for job in engine.submitted_jobs():  # a job due after the scenario's ``until`` has not waited
-        end = job.placed_at if job.placed_at is not None else (job.finished_at if job.finished_at is not None
-                                                               else engine.now)
-        waits.setdefault((job.spec.share, job.spec.instance_type), []).append(end - job.spec.submit_at)
+    jobs = list(engine.submitted_jobs())  # a job due after the scenario's ``until`` has not waited
+    for job, wait in zip(jobs, waits_of(jobs, [job.status for job in jobs], engine.now), strict=True):
+        waits.setdefault((job.spec.share, job.spec.instance_type), []).append(wait)
     return waits
 
 

@@ -83,8 +83,9 @@ def impact_legend(impact: Impact) -> str:
     from policy_engine.reports.tables import share_comparison as sc
 
     return ("runs: the replay without the change, then with HEAD deployed at "
-            f"t = {duration_text(impact.at)}; {sc.CELLS}; wait: from submission to a job's first start (to the "
-            "end of the replay for a job that never starts); p95: 95 % of the share's jobs waited at most this "
+            f"t = {duration_text(impact.at)}; {sc.CELLS}; wait: a job's time RUNNABLE, from submission to "
+            "placement plus every requeue to the next (to the end of the replay for a job never placed); "
+            "p95: 95 % of the share's jobs waited at most this "
             "long; preemptions: the share's jobs preempted at or after the deploy (the replays are the same before "
             "it); own utilisation, instance-hours lost and cost: over the whole replay; cost: what the share pays "
             "on the type (its jobs' on-demand RUNNING time x rate and its part of the plans' fees; instance-hours "

@@ -127,7 +127,7 @@ SCRIPT = r"""
     const high = Math.max(1, ...data.waits.map(function (w) { return w.max; }));
     return {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      title: 'Wait before first placement per share (log scale): min-max, quartiles, median, p95',
+      title: 'Wait (time RUNNABLE, requeues included) per share (log scale): min-max, quartiles, median, p95',
       width: 900, data: {values: data.waits},
       layer: [
         {params: zoom, mark: {type: 'rule', color: '#777'},

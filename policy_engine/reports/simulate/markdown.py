@@ -54,13 +54,13 @@ def _lines(run: RunView, source: str, calibration: Sequence[CalibrationRow] | No
 
         lines += markdown_lines(run.plans)  # hours only: the plans' fees are in the bill (cost section)
     if calibration:
-        lines += ["Observed vs simulated (waits: jobs with an observed start; agree: same status, end and "
-                  "preemptions):", ""]
+        lines += ["Observed vs simulated (waits: submission to the first start, all a history records, of jobs with "
+                  "an observed start; agree: same status, end and preemptions):", ""]
         lines += table(("share", "jobs", "observed wait p50", "simulated wait p50", "observed wait p95",
                         "simulated wait p95", "observed preemptions", "simulated preemptions", "agree"),
-                       ((c.share, c.jobs, c.observed_wait_p50, c.simulated_wait_p50, c.observed_wait_p95,
-                         c.simulated_wait_p95, c.observed_preemptions, c.simulated_preemptions,
-                         f"{c.agreeing}/{c.observed_jobs}")
+                       ((c.share, c.jobs, c.observed_first_start_wait_p50, c.simulated_first_start_wait_p50,
+                         c.observed_first_start_wait_p95, c.simulated_first_start_wait_p95, c.observed_preemptions,
+                         c.simulated_preemptions, f"{c.agreeing}/{c.observed_jobs}")
                         for c in calibration),
                        align="lrrrrrrrr")
         lines.append("")

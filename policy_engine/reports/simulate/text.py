@@ -79,18 +79,20 @@ def types_table(run: RunView) -> Table:
 
 
 def calibration_table(rows: Sequence[CalibrationRow]) -> Table:
-    """Observed vs simulated wait and preemptions per share (a workload from ``batch-quota history``)."""
-    table = Table(title="Observed vs simulated (waits: jobs with an observed start; agree: same status, end and "
-                        "preemptions)")
+    """Observed vs simulated wait to the first start, and preemptions, per share (a workload from ``batch-quota
+    history``, which records only a job's first start)."""
+    table = Table(title="Observed vs simulated (waits: submission to the first start, all a history records, of "
+                        "jobs with an observed start; agree: same status, end and preemptions)")
     for index, column in enumerate(("share", "jobs", "obs wait p50", "sim wait p50", "obs wait p95", "sim wait p95",
                                     "obs wait mean", "sim wait mean", "obs preemptions", "sim preemptions",
                                     "agree")):
         table.add_column(column, overflow="fold", justify="left" if index == 0 else "right")
     for row in rows:
-        table.add_row(rich_text(row.share), f"{row.jobs:,}", row.observed_wait_p50, row.simulated_wait_p50,
-                      row.observed_wait_p95, row.simulated_wait_p95, row.observed_wait_mean, row.simulated_wait_mean,
-                      f"{row.observed_preemptions:,}", f"{row.simulated_preemptions:,}",
-                      f"{row.agreeing:,}/{row.observed_jobs:,}")
+        table.add_row(rich_text(row.share), f"{row.jobs:,}", row.observed_first_start_wait_p50,
+                      row.simulated_first_start_wait_p50, row.observed_first_start_wait_p95,
+                      row.simulated_first_start_wait_p95, row.observed_first_start_wait_mean,
+                      row.simulated_first_start_wait_mean, f"{row.observed_preemptions:,}",
+                      f"{row.simulated_preemptions:,}", f"{row.agreeing:,}/{row.observed_jobs:,}")
     return table
 
 

@@ -60,16 +60,16 @@ class ShareRow:
 
 @dataclass(frozen=True)
 class CalibrationRow:
-    """Observed against simulated for one share (waits as text)."""
+    """Observed against simulated for one share (waits to the first start, as text)."""
 
     share: str
     jobs: int
-    observed_wait_p50: str
-    simulated_wait_p50: str
-    observed_wait_p95: str
-    simulated_wait_p95: str
-    observed_wait_mean: str
-    simulated_wait_mean: str
+    observed_first_start_wait_p50: str
+    simulated_first_start_wait_p50: str
+    observed_first_start_wait_p95: str
+    simulated_first_start_wait_p95: str
+    observed_first_start_wait_mean: str
+    simulated_first_start_wait_mean: str
     observed_preemptions: int
     simulated_preemptions: int
     agreeing: int
@@ -151,10 +151,12 @@ def run_view(result: SimulationResult, rates: Mapping[str, float] | None = None,
 
 
 def calibration_rows(rows: Sequence[ShareCalibration]) -> tuple[CalibrationRow, ...]:
-    return tuple(CalibrationRow(c.share, c.jobs, duration_text(c.observed_wait_p50),
-                                duration_text(c.simulated_wait_p50), duration_text(c.observed_wait_p95),
-                                duration_text(c.simulated_wait_p95), duration_text(c.observed_wait_mean),
-                                duration_text(c.simulated_wait_mean), c.observed_preemptions,
+    return tuple(CalibrationRow(c.share, c.jobs, duration_text(c.observed_first_start_wait_p50),
+                                duration_text(c.simulated_first_start_wait_p50),
+                                duration_text(c.observed_first_start_wait_p95),
+                                duration_text(c.simulated_first_start_wait_p95),
+                                duration_text(c.observed_first_start_wait_mean),
+                                duration_text(c.simulated_first_start_wait_mean), c.observed_preemptions,
                                 c.simulated_preemptions, c.agreeing, c.observed_jobs) for c in rows)
 
 

@@ -37,7 +37,8 @@ MINUS = "−"
 CELLS = ("each cell: the runs' values in order, then in parentheses each later run minus the first (for waits, "
          "preemptions and instance-hours lost a negative difference is better; for utilisation a positive one)")
 #: What the cells mean, said once under each table.
-LEGEND = (f"{CELLS}; wait: submission to first start; cost: the share's net chargeback, below zero when lending "
+LEGEND = (f"{CELLS}; wait: time RUNNABLE (submission to placement, plus every requeue to the next); cost: the "
+          "share's net chargeback, below zero when lending "
           "earned it more credit than it was charged; –: the run has no such share")
 
 

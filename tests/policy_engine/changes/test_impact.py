@@ -75,12 +75,15 @@ def test_cli_replay_in_every_format(write_file):
     assert rows["q/S2"][:6] == ["q/S2", "ml.g5.xlarge", "2 → 2 (±0)", "0s → 0s (±0)", "1m 10s → 0s (−1m 10s)",
                                 "0 → 0 (±0)"]
     assert rows["q/S1"][5] == "0 → 1 (+1)"
+    # b, preempted when y arrives at 30, is RUNNABLE again until a ends at 100: 70 s of wait (time RUNNABLE)
+    assert rows["q/S1"][4] == "0s → 1m 10s (+1m 10s)"
     markdown = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10",
                                     "--format", "markdown"]).output
     assert "jobs preempted because of the change: **1 more often, 0 less often (net +1)**" in markdown
-    # the harm first: the headline names the most harmed share and its figure, in text and markdown
-    assert "**Most harmed: q/S1: ml.g5.xlarge preemptions 0 -&gt; 1, 2.0x**" in markdown
-    assert "Most harmed: q/S1: ml.g5.xlarge preemptions 0 -> 1, 2.0x" in text
+    # the harm first: the headline names the most harmed share and its figure, in text and markdown (b's requeue
+    # wait now counts, and worsens S1 more than its one preemption)
+    assert "**Most harmed: q/S1: ml.g5.xlarge wait p95 0s -&gt; 1m 10s, 2.2x**" in markdown
+    assert "Most harmed: q/S1: ml.g5.xlarge wait p95 0s -> 1m 10s, 2.2x" in text
     assert "jobs preempted because of the change: 1 more often, 0 less often (net +1)" in text
 
 
