@@ -42,8 +42,8 @@ def served_plan_run(tmp_path):
                        "AWS_ENDPOINT_URL_SAGEMAKER": endpoint.url, "AWS_ACCESS_KEY_ID": "testing",
                        "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 
-        def history():
-            return CliRunner(env=environment).invoke(main, [
+        def history(**env):
+            return CliRunner(env=environment | env).invoke(main, [
                 "history", "--queue", "training", "--since", "1d", "-o", str(tmp_path / "jobs.csv"), "--scenario",
                 str(tmp_path / "replay.yaml")])
 
@@ -126,6 +126,16 @@ def test_a_plan_that_cannot_be_described_is_one_note_and_its_jobs_replay_on_dema
     _, agreeing, differences = compare(str(folder / "jobs.csv"), simulated)
     assert agreeing == 4 and len(differences) == 4  # on demand, the plan jobs no longer wait for the window
     assert all(name.startswith("plan") for name in (line.split(":")[0] for line in differences))
+
+
+def test_without_a_sagemaker_endpoint_beside_the_batch_one_the_plan_is_one_note_not_a_call_to_aws(served_plan_run):
+    history, folder = served_plan_run
+    result = history(AWS_ENDPOINT_URL_SAGEMAKER=None)
+    assert result.exit_code == 0, result.output
+    (note,) = [line for line in result.stderr.splitlines() if line.startswith("note:")]
+    assert f"training plan {ARN} (job plan" in note and "AWS_ENDPOINT_URL_SAGEMAKER is not" in note
+    assert yaml.safe_load((folder / "replay.yaml").read_text(encoding="utf-8"))["on_demand_plans"] == [ARN]
+    assert CliRunner().invoke(main, ["simulate", str(folder / "replay.yaml")]).exit_code == 0
 
 
 def test_on_demand_plans_naming_a_plan_of_the_topology_or_not_a_list_is_one_line(tmp_path):
