@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
 import numpy as np
 
 from policy_engine.foundation.json_data import JsonObject
-from policy_engine.simulation.core.jobs import ACTIVE, FINAL, SUCCEEDED, AttemptRecord, Job, JobSpec, Status, attempts
+from policy_engine.simulation.core.jobs import (
+    ACTIVE,
+    FINAL,
+    SUCCEEDED,
+    AttemptRecord,
+    Job,
+    JobSpec,
+    Status,
+    attempts,
+    waits_of,
+)
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.reasons import reason as job_reason
 from policy_engine.simulation.results.capacity_hours import CapacityHours, capacity_hours
@@ -50,6 +60,10 @@ class JobRecord(NamedTuple):
     submitted_at: float
     started_at: float | None
     finished_at: float | None
+    #: its time RUNNABLE (``core.jobs.runnable_seconds``): submission to its first placement, plus every requeue
+    #: (after a preemption, a failed attempt or a capacity retry) to the next placement, plus, if it never ran
+    #: again, to its end or the report time. Not its SCHEDULED time waiting for a plan's window (placed: that is
+    #: ``plan_hold_seconds``). Until this release it ran to the first placement only (README, "Changelog").
     wait_seconds: float
     preemptions: int
     attempts: tuple[AttemptRecord, ...]
@@ -294,9 +308,8 @@ class JobRecords(RecordColumns):
 
     def __init__(self, engine: EngineView, jobs: Sequence[Job]) -> None:
         now = engine.now
-        waits = array("d", [(job.placed_at if job.placed_at is not None else job.finished_at
-                             if job.finished_at is not None else now) - job.spec.submit_at for job in jobs])
         statuses = [job.status for job in jobs]
+        waits = array("d", waits_of(jobs if isinstance(jobs, list) else list(jobs), statuses, now))
         self._jobs = jobs
         # a job still waiting or running: its fields now, and its reason worked out from the engine at this instant
         self._open = {index: (job.spec, job.priority, job.status, job_reason(engine, job), job.started_at,

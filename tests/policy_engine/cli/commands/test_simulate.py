@@ -46,9 +46,10 @@ def test_json_has_exactly_the_documented_shape(write_file):
                                     "preemptions", "reason", "submitted_at", "started_at", "finished_at",
                                     "wait_seconds", "wait_cause"}
     causes = {cause.value for cause in WAIT_CAUSES}
-    # a job that waited names the cause it waited longest for (also after a preemption: its wait_seconds runs to
-    # its first placement only); one that never waited has null
+    # a job that waited (wait_seconds: its time RUNNABLE, requeues included) names the cause it waited longest
+    # for; one that never waited has null
     assert all(job["wait_cause"] in causes for job in data["jobs"] if job["wait_seconds"] > 0)
+    assert all((job["wait_cause"] is None) == (job["wait_seconds"] == 0) for job in data["jobs"])
     assert {job["wait_cause"] for job in data["jobs"]} <= causes | {None}
     assert None in {job["wait_cause"] for job in data["jobs"]}
     plain = json.loads(invoke("simulate", str(scenario(write_file, JOBS)), "--format", "json", "--no-wait-causes")
