@@ -253,6 +253,9 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
     if problems:
         fail_input(problems)
     _warn_inert_time_limit_actions(loaded.topology)
+    for ref, count in sorted(loaded.on_demand_jobs.items()):
+        click.echo(visible(f"note: {count:,} job(s) name training plan {ref}, run on demand (the scenario's "
+                           "on_demand_plans: its plan is not in the topology)"), err=True)
     settings = loaded.settings
     if backfill is not None:
         settings = replace(settings, backfill=backfill)
