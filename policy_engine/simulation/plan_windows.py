@@ -94,6 +94,8 @@ class Window:
         self.peak = 0
         #: jobs on the window's instances -> when they got them
         self.running: dict[Job, float] = {}
+        #: each share's cuts at the window's end; its ``used`` is summed from ``uses`` when reported (``PlanGate.report``),
+        #: not on every release
         self.shares: dict[str, ShareUse] = {}
         #: every stay of a job on the window's instances, and the work a cut at its end lost (``Use``, for the bill
         #: over a period: ``outputs.billable`` clips them)
@@ -111,6 +113,9 @@ class Window:
         return use
 
 
+#: ``Use`` from one tuple without the keyword constructor: one per plan job's stay on a window
+_use = tuple.__new__
+
 #: A pending plan job's timer: (the job's version when it was dispatched, the cause it fails with, its detail).
 PendingTimer = tuple[int, Cause, Detail]
 
@@ -118,7 +123,8 @@ PendingTimer = tuple[int, Cause, Detail]
 class PlanState:
     """A plan's windows and the jobs waiting for it: SCHEDULED ones (dispatched) and held RUNNABLE ones."""
 
-    __slots__ = ("held", "holds", "instance_type", "last_cutoff", "name", "unarmed", "waiting", "windows")
+    __slots__ = ("held", "holds", "instance_type", "last_cutoff", "name", "open", "open_from", "open_until", "unarmed",
+                 "waiting", "windows")
 
     def __init__(self, plan: TrainingPlan, start: datetime | None):
         self.name = plan.name
@@ -138,9 +144,27 @@ class PlanState:
         self.unarmed: dict[Job, tuple[float, PendingTimer]] = {}
         #: every ended SCHEDULED wait for an instance (``Hold``): ``plan_hold_seconds`` and the idle attribution
         self.holds: list[Hold] = []
+        #: ``open_window``'s last answer and the instants ``[open_from, open_until)`` it holds for: a placement
+        #: compares the clock twice instead of asking every window
+        self.open: Window | None = None
+        self.open_from = self.open_until = float("-inf")
 
     def open_window(self, now: float) -> Window | None:
-        return next((window for window in self.windows if window.accepts(now)), None)
+        if self.open_from <= now < self.open_until:
+            return self.open
+        return self.find_open(now)
+
+    def find_open(self, now: float) -> Window | None:
+        """The window accepting jobs at ``now`` (kept with the instants the answer holds for, ``open_window``)."""
+        window = next((window for window in self.windows if window.accepts(now)), None)
+        if window is not None:
+            self.open_from, self.open_until = window.start, window.cutoff
+        else:  # none until the next window that accepts a job opens (the clock never goes back)
+            self.open_from = now
+            self.open_until = min((w.start for w in self.windows if w.start > now and w.cutoff > w.start),
+                                  default=float("inf"))
+        self.open = window
+        return window
 
     def has_window_left(self, now: float) -> bool:
         """A window whose cutoff (its end minus 30 minutes) is still ahead: a job naming the plan can still run."""
@@ -216,7 +240,18 @@ class PlanGate:
         """Just placed (SCHEDULED): take a free instance of an Active window, or wait SCHEDULED for one."""
         state = self.plans[str(job.spec.training_plan)]
         now = self.host.now
-        if self._take(state, job, now):
+        # self._take(state, job, now), inline: once per plan job placed
+        if state.open_from <= now < state.open_until:
+            window = state.open
+        else:
+            window = state.find_open(now)
+        n = job.spec.instances
+        if window is not None and window.in_use + n <= window.instances:
+            in_use = window.in_use = window.in_use + n
+            if in_use > window.peak:
+                window.peak = in_use
+            window.running[job] = now
+            self.on_window[job] = window
             return False
         state.waiting[job] = (job.version, now)
         limit = float(limits.PLAN_PENDING_SECONDS)
@@ -231,19 +266,19 @@ class PlanGate:
 
     def released(self, job: Job) -> None:
         """The job leaves capacity (finished, failed, preempted, terminated): its plan instances go to the next."""
-        state = self.plans[str(job.spec.training_plan)]
-        waited = state.waiting.pop(job, None)
         now = self.host.now
-        if waited is not None:
-            self._count_held(job, state, waited[1], now)
-            return
         window = self.on_window.pop(job, None)
-        if window is None:
+        if window is None:  # it waited SCHEDULED for an instance, or never got that far
+            state = self.plans[str(job.spec.training_plan)]
+            waited = state.waiting.pop(job, None)
+            if waited is not None:
+                self._count_held(job, state, waited[1], now)
             return
         started = window.running.pop(job)
-        window.share(job.spec.share).used += (now - started) * job.spec.instances
-        window.uses.append(Use(job.spec.share, started, now, job.spec.instances))
-        window.in_use -= job.spec.instances
+        spec = job.spec
+        window.uses.append(_use(Use, (spec.share, started, now, spec.instances)))  # each share's ``used``: ``report``
+        window.in_use -= spec.instances
+        state = self.plans[window.plan]
         if state.waiting and state.name not in self.filling:  # the next ones start after this change, at this instant
             self.filling.add(state.name)
             self.host.push(now, Phase.FINISH, Kind.PLAN, state, "fill")
@@ -314,7 +349,8 @@ class PlanGate:
         if window is None or window.in_use + n > window.instances:
             return False
         window.in_use += n
-        window.peak = max(window.peak, window.in_use)
+        if window.in_use > window.peak:
+            window.peak = window.in_use
         window.running[job] = now
         self.on_window[job] = window
         return True
@@ -445,12 +481,15 @@ class PlanGate:
         for state in self.plans.values():
             windows = []
             for window in state.windows:
-                shares = {sid: ShareUse(use.used, use.cut_jobs, use.cut_seconds) for sid, use in window.shares.items()}
+                shares = {sid: ShareUse(0.0, use.cut_jobs, use.cut_seconds) for sid, use in window.shares.items()}
                 uses = list(window.uses)
                 for job, started in window.running.items():
-                    use = shares.setdefault(job.spec.share, ShareUse())
-                    use.used += (now - started) * job.spec.instances
                     uses.append(Use(job.spec.share, started, now, job.spec.instances))
+                for use_share, start, end, instances in uses:  # in the order the stays ended, as the run went
+                    figures = shares.get(use_share)
+                    if figures is None:
+                        figures = shares[use_share] = ShareUse()
+                    figures.used += (end - start) * instances
                 windows.append(WindowFigures(window.index, window.instances, window.start, window.end, window.cutoff,
                                              window.peak, dict(sorted(shares.items())), tuple(uses),
                                              tuple(window.cuts)))
