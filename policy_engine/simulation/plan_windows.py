@@ -260,8 +260,15 @@ class PlanGate:
         max_runtime = job.spec.max_runtime
         if max_runtime is not None and max_runtime < limit:
             limit, cause, detail = max_runtime, Cause.PLAN_STOPPING_CONDITION, (state.name, max_runtime)
-        state.unarmed[job] = (now + limit, (job.version, cause, detail))
-        self._arm(state, now)
+        # its timer goes on the heap now if due before the plan's next window event, else waits in ``unarmed`` for
+        # that event (``_arm``): the timers already there were weighed against the same next event, so only this one
+        upcoming = state.next_change(now)
+        deadline = now + limit
+        timer: PendingTimer = (job.version, cause, detail)
+        if upcoming is None or deadline < upcoming:
+            self.host.push(deadline, Phase.FINISH, Kind.PLAN, job, timer, job.seq)
+        else:
+            state.unarmed[job] = (deadline, timer)
         return True
 
     def released(self, job: Job) -> None:
@@ -332,8 +339,9 @@ class PlanGate:
     # --- inside -------------------------------------------------------------------------------
 
     def _arm(self, state: PlanState, now: float) -> None:
-        """Pending timers due before the plan's next window event go on the heap; a job can only get an instance
-        at a window event or while a window is Active, so a timer armed then goes stale before that event."""
+        """At a window event: pending timers due before the plan's next window event go on the heap; a job can only
+        get an instance at a window event or while a window is Active, so a timer armed then goes stale before that
+        event. Between two window events the next one stays the same, so a new timer is weighed alone (``waits``)."""
         upcoming = state.next_change(now)
         for job, (deadline, timer) in list(state.unarmed.items()):
             waited = state.waiting.get(job)
