@@ -108,8 +108,8 @@ def _overlap(start: float, end: float, lo: float, hi: float) -> float:
 class _LineArrays:
     """One line's stays and waiting stretches as arrays, read once for all the windows of a plan."""
 
-    __slots__ = ("limit", "line", "stay_end", "stay_n", "stay_start", "stretch_end", "stretch_n", "stretch_rank",
-                 "stretch_start")
+    __slots__ = ("limit", "line", "on_plan", "plans", "stay_end", "stay_n", "stay_start", "stretch_end", "stretch_n",
+                 "stretch_rank", "stretch_start")
 
     def __init__(self, line: Line):
         self.line = line
@@ -124,6 +124,16 @@ class _LineArrays:
         ranks = sorted({stretch.rank for stretch in stretches})
         place = {rank: number for number, rank in enumerate(ranks)}
         self.stretch_rank = [place[stretch.rank] for stretch in stretches]
+        self.plans = np.array([stretch.plan or "" for stretch in stretches], dtype=object)
+        #: per plan, which stretches are of jobs naming it
+        self.on_plan: dict[str, np.ndarray] = {}
+
+    def naming(self, plan: str) -> np.ndarray:
+        """Which stretches are of jobs naming ``plan``."""
+        found = self.on_plan.get(plan)
+        if found is None:
+            found = self.on_plan[plan] = self.plans == plan
+        return found
 
 
 def _index(times: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -182,8 +192,7 @@ def _line_segments(arrays: _LineArrays, plan: str, lo: float, hi: float, stays: 
     stay_end = np.minimum(arrays.stay_end[stays], hi)
     starts = np.maximum(arrays.stretch_start[keep], lo)
     ends = np.minimum(arrays.stretch_end[keep], hi)
-    stretches = [line.stretches[number] for number in keep.tolist()]
-    on_plan = np.array([stretch.plan == plan for stretch in stretches], dtype=bool)
+    on_plan = arrays.naming(plan)[keep]
     instants = np.unique(np.concatenate((stay_start, stay_end, starts, ends)))
     used = _level(instants, stay_start, stay_end, arrays.stay_n[stays])
     waiting = _level(instants, starts[on_plan], ends[on_plan], None)
@@ -247,15 +256,17 @@ def attribute_window(plan: PlanFigures, window: WindowFigures, lines: list[_Line
     # the lines where a job naming the plan waits during the Active part: only they can hold a cause
     parts: list[tuple[_LineArrays, np.ndarray, np.ndarray]] = []
     for arrays in lines:
-        keep = np.flatnonzero((arrays.stretch_end > lo) & (arrays.stretch_start < hi))
-        found = [arrays.line.stretches[number] for number in keep.tolist()]
-        if not any(stretch.plan == plan.name for stretch in found):
+        inside = (arrays.stretch_end > lo) & (arrays.stretch_start < hi)
+        naming = np.flatnonzero(inside & arrays.naming(plan.name))
+        if not len(naming):
             continue
-        parts.append((arrays, np.flatnonzero((arrays.stay_end > lo) & (arrays.stay_start < hi)), keep))
-        for stretch in found:
-            if stretch.plan == plan.name:
-                _, seconds = waited.get(stretch.name, (stretch.share, 0.0))
-                waited[stretch.name] = (stretch.share, seconds + _overlap(stretch.start, stretch.end, lo, hi))
+        parts.append((arrays, np.flatnonzero((arrays.stay_end > lo) & (arrays.stay_start < hi)),
+                      np.flatnonzero(inside)))
+        stretches = arrays.line.stretches
+        for number in naming.tolist():
+            stretch = stretches[number]
+            _, seconds = waited.get(stretch.name, (stretch.share, 0.0))
+            waited[stretch.name] = (stretch.share, seconds + _overlap(stretch.start, stretch.end, lo, hi))
     by_share: list[dict[str, float]] = [{} for _ in _CAUSES]
     if lo < hi:
         _sweep(window, plan.name, lo, hi, rank, holds, parts, by_cause, by_share)
