@@ -3,7 +3,8 @@
 Worked out after the run, like the wait attribution (``wait_causes``), from the plan's figures
 (``plan_windows.PlanReport``: each stay of a job on a window's instances, each SCHEDULED wait for one) and
 the lines plan jobs wait in (``plan_lines``). A window's idle instances at an instant are its instances
-less those its plan's jobs hold; what holds then is decided per window by one sweep over time:
+less those its plan's jobs hold; what holds then is decided per window, at each instant something changes
+(``attribute_window``: over arrays, each share's line looked at only at its own changes):
 
 - ``LAST_30_MINUTES``: from 30 minutes before the window's end SageMaker starts nothing on it and ends
   what runs (docs/training_plans.md), so those instances are idle whatever waits;
@@ -17,7 +18,8 @@ less those its plan's jobs hold; what holds then is decided per window by one sw
 
 When several hold at once an ``IdleOrder`` (a policy object, ``ORDERS``) picks the one charged; the share
 named (quota, head, size) is each share for which the charged cause holds, the instant split evenly among
-them. ``sum(by_cause) == idle`` for every window (a property test asserts it).
+them. ``sum(by_cause) == idle`` for every window (a property test asserts it, and another that the figures
+are the definitions above applied piece by piece).
 """
 
 from __future__ import annotations
