@@ -84,18 +84,19 @@ class Window:
     """One reserved capacity in simulated seconds: paid from ``start`` to ``end``, startable until ``cutoff``."""
 
     __slots__ = ("cutoff", "cuts", "end", "in_use", "index", "instances", "peak", "plan", "running", "shares", "start",
-                 "uses")
+                 "state", "uses")
 
-    def __init__(self, plan: str, index: int, instances: int, start: float, end: float):
-        self.plan, self.index, self.instances = plan, index, instances
+    def __init__(self, state: PlanState, index: int, instances: int, start: float, end: float):
+        self.state = state
+        self.plan, self.index, self.instances = state.name, index, instances
         self.start, self.end = start, end
         self.cutoff = max(start, end - limits.PLAN_TERMINATION_LEAD_SECONDS)
         self.in_use = 0
         self.peak = 0
         #: jobs on the window's instances -> when they got them
         self.running: dict[Job, float] = {}
-        #: each share's cuts at the window's end; its ``used`` is summed from ``uses`` when reported (``PlanGate.report``),
-        #: not on every release
+        #: each share's cuts at the window's end; its ``used`` is summed from ``uses`` when reported
+        #: (``PlanGate.report``), not on every release
         self.shares: dict[str, ShareUse] = {}
         #: every stay of a job on the window's instances, and the work a cut at its end lost (``Use``, for the bill
         #: over a period: ``outputs.billable`` clips them)
@@ -129,7 +130,7 @@ class PlanState:
     def __init__(self, plan: TrainingPlan, start: datetime | None):
         self.name = plan.name
         self.instance_type = plan.instance_type
-        self.windows = [Window(plan.name, index, window.instances, window.start_seconds(start),
+        self.windows = [Window(self, index, window.instances, window.start_seconds(start),
                                window.end_seconds(start))
                         for index, window in enumerate(plan.reserved_capacities)]
         #: when the plan's last startable window stops accepting jobs (``-inf``: no window ever accepts one)
@@ -196,6 +197,8 @@ class PlanGate:
         self.window_end = settings.plan_window_end
         self.pending_end = settings.plan_pending_end
         self.plans = {plan.name: PlanState(plan, settings.start) for plan in topology.training_plans}
+        #: the same, looked up by a job's ``training_plan`` as it is (the engine calls only for jobs naming one)
+        self.by_plan: dict[str | None, PlanState] = {name: state for name, state in self.plans.items()}
         #: the first instant some plan has no window left: before it no placement needs ``refuses`` (the engine
         #: compares, so that a run with plans pays a comparison per plan job placed, not a call)
         self.horizon = min(state.last_cutoff for state in self.plans.values())
@@ -236,15 +239,11 @@ class PlanGate:
         self.host.touch(job.share)  # its line has a new head
         return True
 
-    def waits(self, job: Job) -> bool:
-        """Just placed (SCHEDULED): take a free instance of an Active window, or wait SCHEDULED for one."""
-        state = self.plans[str(job.spec.training_plan)]
-        now = self.host.now
+    def waits(self, job: Job, now: float) -> bool:
+        """Just placed (SCHEDULED) at ``now``: take a free instance of an Active window, or wait SCHEDULED for one."""
+        state = self.by_plan[job.spec.training_plan]
         # self._take(state, job, now), inline: once per plan job placed
-        if state.open_from <= now < state.open_until:
-            window = state.open
-        else:
-            window = state.find_open(now)
+        window = state.open if state.open_from <= now < state.open_until else state.find_open(now)
         n = job.spec.instances
         if window is not None and window.in_use + n <= window.instances:
             in_use = window.in_use = window.in_use + n
@@ -285,7 +284,7 @@ class PlanGate:
         spec = job.spec
         window.uses.append(_use(Use, (spec.share, started, now, spec.instances)))  # each share's ``used``: ``report``
         window.in_use -= spec.instances
-        state = self.plans[window.plan]
+        state = window.state
         if state.waiting and state.name not in self.filling:  # the next ones start after this change, at this instant
             self.filling.add(state.name)
             self.host.push(now, Phase.FINISH, Kind.PLAN, state, "fill")

@@ -293,7 +293,7 @@ class JobLifecycle:
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
         if self._immediate and self.on_transition is None and self.on_reason is None:
-            if plans is not None and job.spec.training_plan is not None and plans.waits(job):
+            if plans is not None and job.spec.training_plan is not None and plans.waits(job, now):
                 job.run_started = None
                 job.status = _SCHEDULED
                 return  # SCHEDULED, holding its quota, until a window of its plan has a free instance
@@ -308,7 +308,7 @@ class JobLifecycle:
         delay = self.settings.preemption_delay if after_preemption else 0.0
         job.run_started = None
         self.transition(job, Status.SCHEDULED, _BORROWED if borrowed else _OWN)
-        if self.plans is not None and job.spec.training_plan is not None and self.plans.waits(job):
+        if self.plans is not None and job.spec.training_plan is not None and self.plans.waits(job, now):
             return  # SCHEDULED, holding its quota, until a window of its plan has a free instance
         if delay > 0:
             self._advance_at(job, self.now + delay)
