@@ -61,3 +61,33 @@ def open_page(driver: Any, page: Path) -> tuple[list[str], list[str], list[dict]
     ours = [p["request"]["url"] for p in sent if p.get("documentURL") == uri]
     remote = [p["request"]["url"] for p in sent if re.match(r"(?i)(https?|wss?|ftp):", p["request"]["url"])]
     return ours, remote, driver.get_log("browser")
+
+
+#: Each table of the page wider than what holds it: the table's width, its box's, the viewport's, and the first
+#: header. A table in a scrolling box (``.table-scroll``, ``.scroll``) counts when it overflows the box: its
+#: figures would need a sideways scroll.
+_OVERFLOWING = r"""
+const view = document.documentElement.clientWidth;
+return Array.from(document.querySelectorAll('table')).map(function (table) {
+  const box = table.parentElement;
+  const right = table.getBoundingClientRect().right;
+  return {id: table.id || '', width: Math.round(table.getBoundingClientRect().width),
+          box: Math.round(box.clientWidth), scroll: box.scrollWidth, right: Math.round(right), view: view,
+          first: table.tHead && table.tHead.rows[0] ? table.tHead.rows[0].cells[0].textContent : ''};
+}).filter(function (t) { return t.scroll > t.box + 1 || t.right > t.view + 1; });
+"""
+
+#: Every table's width on the page, the widest first.
+_WIDTHS = r"""
+return Array.from(document.querySelectorAll('table')).map(function (table) {
+  return {id: table.id || '', width: Math.round(table.getBoundingClientRect().width)};
+}).sort(function (a, b) { return b.width - a.width; });
+"""
+
+
+def overflowing_tables(driver: Any, page: Path, width: int = 1400) -> tuple[list[dict], list[dict]]:
+    """Open ``page`` in a window ``width`` pixels wide: the tables that need a sideways scroll, and every
+    table's width (the widest first)."""
+    driver.set_window_size(width, 1600)
+    driver.get(page.as_uri())
+    return driver.execute_script(_OVERFLOWING), driver.execute_script(_WIDTHS)

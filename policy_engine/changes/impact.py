@@ -14,7 +14,8 @@ running jobs become reclaim victims and its queued jobs never start (CloudFormat
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from policy_engine.foundation.model import QuotaShare, ServiceEnvironment, Topology, share_id
@@ -23,7 +24,7 @@ from policy_engine.inputs.prices import Prices
 from policy_engine.inputs.renames import Renames
 from policy_engine.simulation.causes import Cause, Reason, describe
 from policy_engine.simulation.core.engine import Engine, PriorityUpdate
-from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status
+from policy_engine.simulation.core.jobs import ACTIVE, PREEMPTED, Job, Status, waits_of
 from policy_engine.simulation.results.billable import Period
 from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, CostReport, run_costs
 from policy_engine.simulation.results.metrics import ShareMetrics, percentile
@@ -34,9 +35,11 @@ from policy_engine.simulation.results.side_by_side import (
     ShareComparison,
     ShareRow,
     TargetComparison,
+    combine,
     compare_targets,
     cost_figure,
 )
+from policy_engine.simulation.results.spread import spread
 from policy_engine.simulation.results.targets import evaluate_targets, from_json
 from policy_engine.simulation.results.worsening import by_worsening, most_harmed
 from policy_engine.simulation.scenarios.workload import Scenario
@@ -65,8 +68,8 @@ class Impact:
     #: share, ...; ``never_finish_reasons`` says why).
     never_finish: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    #: Per share and instance type, without -> with the change: jobs, mean, p50 and p95 wait (seconds from
-    #: submission to the first start, or to the end of the run for a job that never starts), preemptions
+    #: Per share and instance type, without -> with the change: jobs, mean, p50 and p95 wait (seconds RUNNABLE:
+    #: submission to placement plus every requeue to the next, to the end of the run if never placed), preemptions
     #: at or after T, own utilisation and instance-hours lost over the replay (``ShareMetrics``, as ``compare``
     #: shows them) and the cost. Every share with jobs, changed or not (a zero difference is a finding too).
     shares: list[dict[str, Any]] = field(default_factory=list)
@@ -85,6 +88,17 @@ class Impact:
     costs: dict[str, Any] = field(default_factory=dict)
     #: How many jobs the change preempts (at or after T) less often than without it: with ``preempted``, the net.
     preempted_less_often: int = 0
+    #: ``--samples N``: each sample's ``shares`` rows, in sample order (``shares`` then holds their medians, and the
+    #: job lists, notes, bills and targets are the first sample's); empty for one run of the scenario's own jobs
+    sample_shares: tuple[list[dict[str, Any]], ...] = ()
+    #: each sample's bills (``costs``), in sample order
+    sample_costs: tuple[dict[str, Any], ...] = ()
+    #: ``--seed``: sample ``n`` was drawn with ``seed + n``
+    seed: int = 0
+
+    @property
+    def samples(self) -> int:
+        return len(self.sample_shares) or 1
 
     @property
     def instance_hours_lost(self) -> float:
@@ -101,7 +115,48 @@ class Impact:
                 "cost_unit": self.cost_unit, "chargeback": self.chargeback, "targets": self.targets,
                 "never_finish_reasons": self.never_finish_reasons, "costs": self.costs,
                 "preempted_more_often": len(self.preempted), "preempted_less_often": self.preempted_less_often,
-                "most_harmed": (worst.to_json() if (worst := most_harmed(share_comparison(self))) else None)}
+                "most_harmed": (worst.to_json() if (worst := most_harmed(share_comparison(self))) else None),
+                **self._samples_dict()}
+
+    def _samples_dict(self) -> dict[str, Any]:
+        """With samples: how many, the seed, what shows the first sample, and each per-share figure's paired
+        difference with ``significant`` (``ShareComparison.to_json``)."""
+        if self.samples <= 1:
+            return {}
+        return {"samples": self.samples, "seed": self.seed, "first_sample_shows": FIRST_SAMPLE_SHOWS,
+                "share_comparison": share_comparison(self).to_json()}
+
+
+#: With ``--samples``, what is read from the first sample only (named in every format).
+FIRST_SAMPLE_SHOWS = ("preempted", "never_finish", "never_finish_reasons", "notes", "targets", "costs",
+                      "instance_hours_lost")
+
+
+def _median_rows(samples: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per share and instance type, each number the median over the samples (a sample without the row counts as
+    zero), with its p10-p90 in ``spread``."""
+    keyed = [{(row["share"], row["instance_type"]): row for row in rows} for rows in samples]
+    order = sorted({key for rows in keyed for key in rows})
+    out = []
+    for key in order:
+        found = [rows.get(key) for rows in keyed]
+        first = next(row for row in found if row is not None)
+        numbers = [name for name, value in first.items() if isinstance(value, (int, float))]
+        spreads = {name: spread([float(row[name]) if row is not None else 0.0 for row in found]) for name in numbers}
+        out.append({**first, **{name: found_spread.p50 for name, found_spread in spreads.items()},
+                    "spread": {name: found_spread.to_json() for name, found_spread in spreads.items()}})
+    return out
+
+
+def combine_impacts(impacts: Sequence[Impact], seed: int) -> Impact:
+    """One impact over several workload samples: the per-share rows are medians (keeping each sample's rows for the
+    spreads and the paired differences); what lists jobs is the first sample's (``FIRST_SAMPLE_SHOWS``)."""
+    if len(impacts) == 1:
+        return impacts[0]
+    first = impacts[0]
+    return replace(first, shares=_median_rows([impact.shares for impact in impacts]),
+                   sample_shares=tuple(impact.shares for impact in impacts),
+                   sample_costs=tuple(impact.costs for impact in impacts), seed=seed)
 
 
 def _check_against_base(scenario: Scenario, base: Topology) -> None:
@@ -179,11 +234,11 @@ def _preempted_after(engine: Engine, at: float) -> dict[str, int]:
 
 
 def _waits(engine: Engine) -> dict[tuple[str, str], list[float]]:
+    """Each share's jobs' waits (time RUNNABLE, ``jobs.runnable_seconds``), as ``simulate`` reports them."""
     waits: dict[tuple[str, str], list[float]] = {}
-    for job in engine.submitted_jobs():  # a job due after the scenario's ``until`` has not waited
-        end = job.placed_at if job.placed_at is not None else (job.finished_at if job.finished_at is not None
-                                                               else engine.now)
-        waits.setdefault((job.spec.share, job.spec.instance_type), []).append(end - job.spec.submit_at)
+    jobs = list(engine.submitted_jobs())  # a job due after the scenario's ``until`` has not waited
+    for job, wait in zip(jobs, waits_of(jobs, [job.status for job in jobs], engine.now), strict=True):
+        waits.setdefault((job.spec.share, job.spec.instance_type), []).append(wait)
     return waits
 
 
@@ -326,16 +381,23 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
 RUNS = ("without the change", "with HEAD")
 
 
-def share_comparison(impact: Impact) -> ShareComparison:
-    """The impact's per-share rows as a ``ShareComparison`` with ``compare``'s figures (``SHARE_FIGURES`` and the
-    cost, its unit in the header), rendered by the cells ``compare`` renders its tables with: the most harmed
-    share first (``worsening.by_worsening``)."""
-    figures = (*SHARE_FIGURES, cost_figure(impact.cost_unit))
+def _comparison(shares: list[dict[str, Any]], unit: str) -> ShareComparison:
+    figures = (*SHARE_FIGURES, cost_figure(unit))
     rows = tuple(ShareRow(row["share"], row["instance_type"], tuple(
         {JOBS.key: row["jobs"], **{f.key: row[f"{f.key}_{side}"] for f in figures[1:]}}
         for side in ("before", "after")))
-        for row in impact.shares)
-    return by_worsening(ShareComparison(RUNS, figures, rows))
+        for row in shares)
+    return ShareComparison(RUNS, figures, rows)
+
+
+def share_comparison(impact: Impact) -> ShareComparison:
+    """The impact's per-share rows as a ``ShareComparison`` with ``compare``'s figures (``SHARE_FIGURES`` and the
+    cost, its unit in the header), rendered by the cells ``compare`` renders its tables with: the most harmed
+    share first (``worsening.by_worsening``). With samples, the medians with every sample's values (``combine``):
+    each difference paired, sample by sample."""
+    if impact.sample_shares:
+        return by_worsening(combine([_comparison(shares, impact.cost_unit) for shares in impact.sample_shares]))
+    return by_worsening(_comparison(impact.shares, impact.cost_unit))
 
 
 def target_comparison(impact: Impact) -> TargetComparison:

@@ -45,6 +45,11 @@ class Workload:
     over_time: bool = False
     #: ``--period``: what each run's bill covers (``outputs.billable``; default the whole workload)
     period: Period = field(default_factory=Period)
+    #: ``--samples N``: more than 1 runs each design on N workloads drawn from the scenario
+    #: (``simulation.scenarios.samples``), each drawn on the worker that runs it; 1 runs the scenario's own jobs
+    samples: int = 1
+    #: ``--seed``: sample ``n`` is drawn with ``seed + n``
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,10 @@ class DesignRun:
     waits: WaitCauses | None = None
     #: what AWS bills, in instance-hours, over the workload's period (what the bill is priced from)
     billable: Billable | None = None
+    #: which workload sample it ran on (0: the first, or the scenario's own jobs without ``--samples``)
+    sample: int = 0
+    #: how many jobs that sample has
+    jobs: int = 0
 
 
 def _renamed_jobs(jobs: Sequence[JobSpec], design: Design) -> Sequence[JobSpec]:
@@ -128,23 +137,45 @@ def _over_time(result: SimulationResult, capacity: dict[str, int]) -> OverTime:
     return OverTime(aggregates.edges, dict(sorted(used.items())), capacity, waiting)
 
 
-def run_design(workload: Workload, task: tuple[int, Design]) -> DesignRun:
-    """Run one design on the shared workload (a task of ``sweep.executor``)."""
-    index, design = task
+#: The last sample drawn in this process: the designs of one sample, run one after another here, draw it once.
+_LAST_SAMPLE: dict[tuple[int, int, int], Sequence[JobSpec]] = {}
+
+
+def sample_jobs(workload: Workload, sample: int) -> Sequence[JobSpec]:
+    """The jobs of sample ``sample``: the scenario's own without ``--samples``, else drawn here (on the worker)."""
     scenario = workload.scenario
-    settings = replace(scenario.settings, usage_log=True) if workload.over_time else scenario.settings
+    if workload.samples <= 1:
+        return scenario.jobs
+    key = (id(scenario), workload.seed, sample)
+    if key not in _LAST_SAMPLE:
+        from policy_engine.simulation.scenarios.samples import sample_for
+
+        _LAST_SAMPLE.clear()
+        _LAST_SAMPLE[key] = sample_for(scenario, sample, workload.seed)
+    return _LAST_SAMPLE[key]
+
+
+def run_design(workload: Workload, task: tuple[int, Design] | tuple[int, Design, int]) -> DesignRun:
+    """Run one design on the shared workload, or on its sample ``task[2]`` (a task of ``sweep.executor``). Only
+    the first sample keeps the usage log and the wait causes (``--report`` draws sample 1)."""
+    index, design = task[0], task[1]
+    sample = task[2] if len(task) > 2 else 0
+    scenario = workload.scenario
+    over = workload.over_time and sample == 0
+    settings = replace(scenario.settings, usage_log=True) if over else scenario.settings
+    jobs = sample_jobs(workload, sample)
     with gc_paused():
-        engine = Engine(design.topology, _renamed_jobs(scenario.jobs, design),
+        engine = Engine(design.topology, _renamed_jobs(jobs, design),
                         _renamed_actions(scenario.updates, design), settings, scenario.live or None)
         engine.run(workload.until if workload.until is not None else scenario.until)
         result = build_result(engine)
         utilisation, capacity = type_utilisation(engine)
         targets = evaluate_targets(design.topology, result)
-        over_time = _over_time(result, capacity) if workload.over_time else None
-        waits = _waits(result, design) if workload.over_time else None
+        over_time = _over_time(result, capacity) if over else None
+        waits = _waits(result, design) if over else None
         ledger = billable(result, workload.period)
     return DesignRun(index, design.label, design.source, result.time, result.summary, result.shares, targets,
-                     utilisation, capacity, over_time, result.hours, waits, ledger)
+                     utilisation, capacity, over_time, result.hours, waits, ledger, sample, len(jobs))
 
 
 def _waits(result: SimulationResult, design: Design) -> WaitCauses:

@@ -31,6 +31,8 @@ from policy_engine.simulation.results.side_by_side import (
     ShareComparison,
     ShareRow,
     TargetComparison,
+    combine,
+    combine_targets,
     compare_targets,
     cost_figure,
     from_metrics,
@@ -82,11 +84,29 @@ class CompareOutput:
     #: each design's ``check`` errors (not suppressed), in design order: a design that fails is still run and
     #: compared, and every format says so beside it
     check_errors: tuple[tuple[Finding, ...], ...] = ()
+    #: ``--samples N``: each figure is the median over N workload samples (1: the scenario's own jobs, as before)
+    samples: int = 1
+    #: ``--seed``: sample ``n`` (from 0) was drawn with ``seed + n``
+    seed: int = 0
+    #: each sample's jobs, in sample order (``runs``, the bills and ``--report`` are the first sample's)
+    sample_jobs: tuple[int, ...] = ()
+
+    def samples_line(self) -> str:
+        """With samples, what the tables are: ``across 5 samples (seeds 0-4, 9,950-10,120 jobs): ...``; else ''."""
+        if self.samples <= 1:
+            return ""
+        jobs = (f"{min(self.sample_jobs):,}-{max(self.sample_jobs):,} jobs" if self.sample_jobs else "")
+        return (f"across {self.samples} samples of the workload (seeds {self.seed}-{self.seed + self.samples - 1}, "
+                f"{jobs}): every figure is the median with its p10-p90, every difference paired (the same sample "
+                "under each design) and shown only when significant; the runs' summaries, the bill per design "
+                "and --report show sample 1")
 
     @property
     def span(self) -> str:
         """How far each design ran, for a report's first line: ``from time 0`` or ``from time 0 to 7d 0h``."""
         span = "from time 0" + (f" to {duration_text(self.until)} (--until)" if self.until is not None else "")
+        if self.samples > 1:
+            span += f", across {self.samples} samples"
         if self.priced or not self.period.whole:
             span += f"; bill for {period_text(self.period)}"
         return span
@@ -139,6 +159,8 @@ class CompareOutput:
             "shares": self.shares.to_json(),
             "targets": self.targets.to_json(),
             "costs": self.costs.to_json(),
+            **({"samples": self.samples, "seed": self.seed, "sample_jobs": list(self.sample_jobs),
+                "runs_sample": 1} if self.samples > 1 else {}),
         }
 
 
@@ -205,7 +227,9 @@ def _type_summary(run: DesignRun, instance_type: str) -> dict[str, Any]:
 
 def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence[Design],
           executor: str = "", prices: Prices | None = None, convention: Convention = Convention.USAGE,
-          period: Period | None = None) -> CompareOutput:
+          period: Period | None = None, check_errors: tuple[tuple[Finding, ...], ...] | None = None
+          ) -> CompareOutput:
+    """The before/after tables of ``runs``; ``check_errors``: each design's, when already known (else checked)."""
     labels = tuple(run.label for run in runs)
     names = [design.shares for design in designs]
     overall = ShareComparison(labels, OVERALL_FIGURES, (ShareRow(ALL_SHARES, ALL_TYPES, tuple(
@@ -224,4 +248,31 @@ def build(scenario: str, jobs: int, runs: Sequence[DesignRun], designs: Sequence
     return CompareOutput(scenario, jobs, tuple(runs), overall, per_type, shares,
                          compare_targets(labels, [run.targets for run in runs], names), cost_totals(labels, reports),
                          executor, unit, convention, period=period or Period(), reports=tuple(reports),
-                         check_errors=tuple(tuple(check_topology(design.topology).errors) for design in designs))
+                         check_errors=check_errors if check_errors is not None else _checked(designs))
+
+
+def _checked(designs: Sequence[Design]) -> tuple[tuple[Finding, ...], ...]:
+    return tuple(tuple(check_topology(design.topology).errors) for design in designs)
+
+
+def build_sampled(scenario: str, runs: Sequence[DesignRun], designs: Sequence[Design], executor: str = "",
+                  prices: Prices | None = None, convention: Convention = Convention.USAGE,
+                  period: Period | None = None, seed: int = 0) -> CompareOutput:
+    """``build`` per workload sample (``DesignRun.sample``), combined: each before/after table's values are the
+    medians across the samples, keeping every sample's values for the spread and the paired differences; the
+    targets are judged on the medians; ``runs`` and the bills are the first sample's."""
+    by_sample: dict[int, list[DesignRun]] = {}
+    for run in sorted(runs, key=lambda run: (run.sample, run.index)):
+        by_sample.setdefault(run.sample, []).append(run)
+    checked = _checked(designs)  # once: the designs are the same in every sample
+    outputs = [build(scenario, sample[0].jobs, sample, designs, executor, prices, convention, period, checked)
+               for sample in by_sample.values()]
+    if len(outputs) == 1:
+        return outputs[0]
+    first = outputs[0]
+    return replace(first, overall=combine([output.overall for output in outputs]),
+                   types=combine([output.types for output in outputs]),
+                   shares=by_worsening(combine([output.shares for output in outputs])),
+                   costs=combine([output.costs for output in outputs]),
+                   targets=combine_targets([output.targets for output in outputs]),
+                   samples=len(outputs), seed=seed, sample_jobs=tuple(output.jobs for output in outputs))

@@ -257,7 +257,8 @@ class Target(_Frozen):
 
     share: str
     instance_type: str | None = None
-    #: 95 % of the share's jobs wait at most this long (seconds) from submission to their first start.
+    #: 95 % of the share's jobs wait at most this long (seconds RUNNABLE: submission to placement, plus every
+    #: requeue after a preemption, failed attempt or capacity retry to the next placement).
     wait_p95: Duration | None = None
     #: Half of the share's jobs wait at most this long (seconds).
     wait_p50: Duration | None = None

@@ -1,11 +1,6 @@
-"""Workload samples for robust choices (``tune --workload-samples K``): day-blocks resampled with replacement.
-
-A scenario's workload is cut into days (by submission time, from 0); a sample is as many days drawn
-with replacement (seeded: ``seed + sample number``), each block shifted to its new day, its jobs
-renamed ``NAME@DAY`` so a block drawn twice keeps unique names. This keeps the daily mix and burstiness
-of real submissions (a block bootstrap) where independent draws of jobs would not. A scenario whose
-workload is a profile (``workload: {profile: ...}``) draws its samples from the profile instead: sample
-``n`` is the profile drawn with seed ``seed + n`` (``profile_samples``).
+"""Workload samples for robust choices (``tune --samples K``, alias ``--workload-samples``): drawn by the one
+resampler every command uses (``simulation.scenarios.samples``: seeds of a profile, else whole days of the
+recorded workload resampled with replacement, plan jobs keeping their day).
 
 Each candidate is simulated once per sample; its record holds the mean of every figure (what
 objectives and constraints read) and each sample's figures (``samples``) for the spread and the
@@ -14,60 +9,17 @@ per-sample wins.
 
 from __future__ import annotations
 
-import math
-import random
 from collections.abc import Sequence
 from dataclasses import replace
 from statistics import fmean
 from typing import Any
 
 from policy_engine.foundation.json_data import JsonObject
-from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.results.targets import Criterion
+from policy_engine.simulation.scenarios.samples import DAY, day_blocks, profile_samples, resample, samples_for
 from policy_engine.sweep.run_record import RunFigures, RunRecord
 
-DAY = 86_400.0
-
-
-def day_blocks(jobs: Sequence[JobSpec]) -> list[list[JobSpec]]:
-    """The jobs of each day from 0 to the last submission (empty days included: quiet days are data too)."""
-    if not jobs:
-        return []
-    days = max(1, math.floor(max(job.submit_at for job in jobs) / DAY) + 1)
-    blocks: list[list[JobSpec]] = [[] for _ in range(days)]
-    for job in jobs:
-        blocks[min(days - 1, int(job.submit_at // DAY))].append(job)
-    return blocks
-
-
-def resample(jobs: Sequence[JobSpec], count: int, seed: int) -> list[tuple[JobSpec, ...]]:
-    """``count`` workloads of the same number of days, day-blocks drawn with replacement."""
-    blocks = day_blocks(jobs)
-    samples = []
-    for number in range(count):
-        rng = random.Random(seed + number)
-        drawn: list[JobSpec] = []
-        for day in range(len(blocks)):
-            source = rng.randrange(len(blocks))
-            shift = (day - source) * DAY
-            drawn += [job._replace(name=f"{job.name}@{day}", submit_at=job.submit_at + shift)
-                      for job in blocks[source]]
-        drawn.sort(key=lambda job: job.submit_at)
-        samples.append(tuple(drawn))
-    return samples
-
-
-def profile_samples(scenario: Any, count: int, seed: int) -> list[tuple[JobSpec, ...]]:
-    """``count`` workloads drawn from the scenario's profile (``ProfileWorkload``), seeds ``seed + n``, on the
-    scenario's topology: every candidate runs on the same samples."""
-    return [tuple(scenario.profile.jobs(scenario.topology, seed=seed + number)[0]) for number in range(count)]
-
-
-def samples_for(scenario: Any, count: int, seed: int) -> tuple[tuple[JobSpec, ...], ...]:
-    """The scenario's workload samples: seeds of its profile where it names one, else day-blocks resampled."""
-    if getattr(scenario, "profile", None) is not None:
-        return tuple(profile_samples(scenario, count, seed))
-    return tuple(resample(scenario.jobs, count, seed))
+__all__ = ["DAY", "day_blocks", "mean_record", "mean_targets", "profile_samples", "resample", "samples_for"]
 
 
 def _mean_of(values: list[Any]) -> Any:

@@ -12,7 +12,8 @@ training plan, kept while it stays SCHEDULED). Own use is usage up to the share'
 rest, less the instances of SCHEDULED plan jobs (``plan_held``: quota held for a training plan's window,
 not in use; counted against the share's own part first); lent capacity is the pool's borrowed capacity
 attributed to lenders in proportion to their idle capacity, as the simulator attributes it
-(docs/simulator.md).
+(docs/simulator.md), in whole instances (``largest_remainder``: at one instant an instance is lent or not).
+A ``serve`` endpoint marks its answers with ``CLOCK_HEADER``: its times are its simulated clock's.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ FRONT_SIZE = 10
 PREEMPTION_WINDOW_SECONDS = 3600.0
 #: Shares that lend their idle capacity (borrowers' use above their limit comes from these).
 LENDING = ("LEND", "LEND_AND_BORROW")
+#: The response header ``batch-quota serve`` adds to every answer, valued ``SIMULATED``: the snapshot's
+#: ``lastUpdatedAt`` is then the endpoint's simulated clock, not the account's.
+CLOCK_HEADER, SIMULATED = "x-batch-quota-clock", "simulated"
 _STARTED = "Batch Service Job Preemption Started"
 _STATE_CHANGE = "Batch Service Job State Change"
 
@@ -65,7 +69,8 @@ class ShareRow:
     used: int
     own: int
     borrowed: int
-    lent: float
+    #: whole instances of its idle limit borrowers use now (the reader's ``lent_split``)
+    lent: int
     waiting: int
     waiting_capped: bool
     head: HeadJob | None
@@ -95,7 +100,7 @@ class TypeTotals:
     used: int
     own: int
     borrowed: int
-    lent: float
+    lent: int
     waiting: int
     waiting_capped: bool
     preemptions: int | None
@@ -113,14 +118,40 @@ class QueueFigures:
     totals: tuple[TypeTotals, ...]
     #: operation -> calls made by this read
     calls: dict[str, int]
+    #: ``taken_at_ms`` is ``serve``'s simulated clock (its answers carry ``CLOCK_HEADER``), not the account's
+    simulated_clock: bool = False
+
+
+#: How a type's lent instances are split among its lending shares: ``(idle instances per lender, instances
+#: lent in all) -> whole instances per lender``. AWS does not say whose idle capacity a borrower takes.
+LentSplit = Callable[[Mapping[str, int], int], dict[str, int]]
+
+
+def largest_remainder(idle: Mapping[str, int], lent: int) -> dict[str, int]:
+    """``lent`` instances split in proportion to each lender's idle ones, in whole instances: each gets the whole
+    part of its share, then the instances left go one each to the largest fractions (ties: by name).
+    They add up to ``lent`` (at most the idle ones) and none passes its idle instances."""
+    total = sum(idle.values())
+    lent = min(lent, total)
+    if not lent:
+        return dict.fromkeys(idle, 0)
+    whole = {name: amount * lent // total for name, amount in idle.items()}
+    left = lent - sum(whole.values())
+    by_fraction = sorted(idle, key=lambda name: (-(idle[name] * lent % total), name))
+    for name in by_fraction[:left]:
+        whole[name] += 1
+    return whole
 
 
 class QueueReader:
-    """Reads ``queue``'s figures through ``api``; keeps the share list ``share_ttl`` seconds between reads."""
+    """Reads ``queue``'s figures through ``api``; keeps the share list ``share_ttl`` seconds between reads.
+    ``lent_split`` splits a type's lent instances among its lenders (``largest_remainder``)."""
 
     def __init__(self, api: Api, queue: str, share_ttl: float = SHARE_TTL_SECONDS,
-                 clock: Callable[[], float] = time.monotonic, front_size: int = FRONT_SIZE, workers: int = 8) -> None:
+                 clock: Callable[[], float] = time.monotonic, front_size: int = FRONT_SIZE, workers: int = 8,
+                 lent_split: LentSplit | None = None) -> None:
         self.api = api
+        self.lent_split = lent_split or largest_remainder
         #: calls in flight at once (botocore clients are thread-safe; ``ClientOptions.workers`` sizes the pool)
         self.workers = workers
         self.queue = queue
@@ -171,14 +202,16 @@ class QueueReader:
         for share, head in head_jobs.items():
             known.setdefault(heads[share], (head.name, share))
         counted = dict(preemptions(now_ms)) if preemptions is not None else None
-        rows = _rows(shares, usage, waiting, capped, head_jobs, counted, self._plan_held())
+        rows = _rows(shares, usage, waiting, capped, head_jobs, counted, self._plan_held(), self.lent_split)
         front = []
         for position, job in enumerate(snapshot.get("frontOfQueue", {}).get("jobs", [])[:self.front_size], 1):
             name, job_share = known.get(job["jobArn"], (None, None))
             front.append(FrontJob(position, _job_id(job["jobArn"]), name, job_share,
                                   _age(now_ms, job.get("earliestTimeAtPosition"))))
         calls = {op: n for op, n in (Counter(self.api.calls) - before).items() if n}
-        return QueueFigures(self.queue, now_ms, rows, tuple(front), _totals(rows), calls)
+        headers = (snapshot.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
+        return QueueFigures(self.queue, now_ms, rows, tuple(front), _totals(rows), calls,
+                            headers.get(CLOCK_HEADER) == SIMULATED)
 
     def _pages_and_heads(self, shares: list[str], heads: Mapping[str, str], now_ms: int
                          ) -> tuple[dict[str, dict[str, Any]], dict[str, HeadJob]]:
@@ -251,7 +284,8 @@ def _share_usage(snapshot: Mapping[str, Any]) -> dict[str, dict[str, int]]:
 
 def _rows(shares: list[dict[str, Any]], usage: dict[str, dict[str, int]], waiting: dict[str, Counter[str]],
           capped: dict[str, bool], heads: dict[str, HeadJob], preemptions: dict[tuple[str, str], int] | None,
-          plan_held: Counter[tuple[str, str]] | None = None) -> tuple[ShareRow, ...]:
+          plan_held: Counter[tuple[str, str]] | None = None, lent_split: LentSplit = largest_remainder
+          ) -> tuple[ShareRow, ...]:
     entries = []
     for share in shares:
         name = share["quotaShareName"]
@@ -263,15 +297,15 @@ def _rows(shares: list[dict[str, Any]], usage: dict[str, dict[str, int]], waitin
             used = usage.get(name, {}).get(unit, 0)
             entries.append((name, unit, strategy, share.get("state", "?"), limit, used))
     borrowed: Counter[str] = Counter()
-    lender_idle: Counter[str] = Counter()
-    for _, unit, strategy, _, limit, used in entries:
+    lender_idle: dict[str, dict[str, int]] = {}
+    for name, unit, strategy, _, limit, used in entries:
         borrowed[unit] += max(0, used - limit)
         if strategy in LENDING:
-            lender_idle[unit] += max(0, limit - used)
+            lender_idle.setdefault(unit, {})[name] = max(0, limit - used)
+    lent_now = {unit: lent_split(idle, borrowed[unit]) for unit, idle in lender_idle.items()}
     rows = []
     for name, unit, strategy, state, limit, used in entries:
-        idle = max(0, limit - used)
-        lent = idle * borrowed[unit] / lender_idle[unit] if strategy in LENDING and lender_idle[unit] else 0.0
+        lent = lent_now.get(unit, {}).get(name, 0)
         head = heads.get(name)
         if head is not None and head.instance_type not in (None, unit):
             head = None  # shown on the row of its own instance type
@@ -279,7 +313,7 @@ def _rows(shares: list[dict[str, Any]], usage: dict[str, dict[str, int]], waitin
         held = min(used, (plan_held or Counter())[(name, unit)])
         held_own = min(held, own)  # held for a plan: out of the share's own part first, then the borrowed
         rows.append(ShareRow(name, unit, strategy, state, limit, used, own - held_own, above - (held - held_own),
-                             round(lent, 2), waiting.get(name, Counter())[unit], capped.get(name, False), head,
+                             lent, waiting.get(name, Counter())[unit], capped.get(name, False), head,
                              None if preemptions is None else preemptions.get((name, unit), 0), held))
     return tuple(rows)
 
@@ -290,7 +324,7 @@ def _totals(rows: tuple[ShareRow, ...]) -> tuple[TypeTotals, ...]:
         of = [row for row in rows if row.instance_type == unit]
         counts = [row.preemptions for row in of]
         out.append(TypeTotals(unit, sum(r.limit for r in of), sum(r.used for r in of), sum(r.own for r in of),
-                              sum(r.borrowed for r in of), round(sum(r.lent for r in of), 2),
+                              sum(r.borrowed for r in of), sum(r.lent for r in of),
                               sum(r.waiting for r in of), any(r.waiting_capped for r in of),
                               None if None in counts else sum(c for c in counts if c is not None),
                               sum(r.plan_held for r in of)))

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from policy_engine.adapters.aws.queue_figures import CLOCK_HEADER, SIMULATED
 from policy_engine.adapters.endpoint import cloudtrail, control
 from policy_engine.adapters.endpoint.base import sagemaker
 from policy_engine.adapters.endpoint.base.errors import ApiError, client_error
@@ -42,6 +43,7 @@ CLOCK_SAVE_SECONDS = 1.0
 #: Response header: microseconds the server spent on the request (after reading its body, before writing the
 #: answer), so a client can tell the server's time from its own and the network's.
 HANDLING_HEADER = b"x-batch-quota-handling-us"
+_CLOCK = (CLOCK_HEADER.encode(), SIMULATED.encode())
 #: Every this many requests, young garbage is collected and what survives is frozen (see ``_age_heap``).
 FREEZE_EVERY = 1000
 #: Largest request body read: a topology file's cap, the largest legitimate body (the control API's topology;
@@ -86,6 +88,7 @@ class EndpointApp:
                                                         head.header(b"host") or "")
             headers.append((b"content-length", str(len(payload)).encode()))
             headers.append((HANDLING_HEADER, str(round((time.perf_counter() - began) * 1e6)).encode()))
+            headers.append(_CLOCK)  # every time it answers is its simulated clock's (``top`` labels it so)
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": payload})
         elif kind == "lifespan":

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import click
 
 from policy_engine.cli.commands.cost_options import convention, cost_options, period_or_exit, prices_or_exit
+from policy_engine.cli.commands.sample_options import sample_seed_or_exit, samples_option, seed_option
 from policy_engine.cli.commands.shared import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -66,10 +67,14 @@ if TYPE_CHECKING:
               help="Run on a local cluster of N worker processes, whatever the size; 1 runs the designs one after "
                    "another in-process.")
 @cost_options
+@samples_option("each figure is the median with its p10-p90; every design runs on the same samples and each "
+                "difference is paired (sample by sample) and shown only when significant (its p10-p90 excludes 0); "
+                "the runs' summaries, bills and --report show sample 1.")
+@seed_option
 def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tuple[str, ...], output: str,
             report_dir: str | None, fail_on_target: bool, until: float | None, scheduler: str | None,
             workers: int | None, allow_python: bool, prices_path: str | None, chargeback: str | None,
-            period_text: str | None) -> None:
+            period_text: str | None, samples: int = 1, seed: int | None = None) -> None:
     """Run each design from time 0 on one workload and report them side by side, per share."""
     from policy_engine.comparison import designs as chosen
     from policy_engine.inputs.input_files import refuse_overwriting_inputs
@@ -92,11 +97,17 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
         fail_input(overwritten)
     prices = prices_or_exit(prices_path, [design.topology for design in designs])  # before any run
     period = period_or_exit(period_text, scenario.settings.start)
-    runs, description = run_designs(scenario, designs, until, bool(report_dir), scheduler, workers, period)
-    from policy_engine.comparison.subjects import build
+    first_seed = sample_seed_or_exit(scenario, samples, seed)
+    runs, description = run_designs(scenario, designs, until, bool(report_dir), scheduler, workers, period,
+                                    samples=samples, seed=first_seed)
+    from policy_engine.comparison.subjects import build, build_sampled
 
-    built = build(scenarios[0], len(scenario.jobs), runs, designs, description, prices, convention(chargeback),
-                  period)
+    if samples > 1:
+        built = build_sampled(scenarios[0], runs, designs, description, prices, convention(chargeback), period,
+                              first_seed)
+    else:
+        built = build(scenarios[0], len(scenario.jobs), runs, designs, description, prices, convention(chargeback),
+                      period)
     result = replace(built, until=until)
     if report_dir:
         from pathlib import Path
@@ -123,8 +134,11 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
 
 
 def run_designs(scenario: Scenario, designs: list[Design], until: float | None, over_time: bool, scheduler: str | None,
-         workers: int | None, period: Period | None = None) -> tuple[list[DesignRun], str]:
-    """Every design on the executor, back in design order, and where they ran (``explain``'s replays too)."""
+         workers: int | None, period: Period | None = None, *, samples: int = 1, seed: int = 0
+                ) -> tuple[list[DesignRun], str]:
+    """Every design on the executor, back in design order, and where they ran (``explain``'s replays too). With
+    ``samples`` above 1, every design on every workload sample (one task each, the sample drawn by the worker),
+    back in sample then design order."""
     from policy_engine.comparison.parallel import local_workers, runs_in_process
     from policy_engine.comparison.runs import Workload, run_design
     from policy_engine.simulation.gcpause import gc_paused
@@ -135,16 +149,17 @@ def run_designs(scenario: Scenario, designs: list[Design], until: float | None, 
     small = False
     if chosen:  # nothing says where: in-process when a local cluster would not pay for its start
         jobs = len(scenario.jobs) + len(scenario.live or ())
-        small = runs_in_process(jobs, len(designs), usable_cores())
-        workers = 1 if small else local_workers(len(designs), usable_cores())
+        small = runs_in_process(jobs, len(designs) * samples, usable_cores())
+        workers = 1 if small else local_workers(len(designs) * samples, usable_cores())
     executor = executor_or_exit(scheduler, workers)
-    if small and len(designs) > 1 and usable_cores() > 1:
+    if small and len(designs) * samples > 1 and usable_cores() > 1:
         executor.description = ("in-process: a small comparison, done before a local cluster would have started; "
                                 "--workers N runs it on one")
     with executor, gc_paused():
         try:
-            workload = Workload(scenario, until, over_time, period or Period())
-            runs = sorted(executor.map(run_design, workload, list(enumerate(designs))), key=lambda run: run.index)
+            workload = Workload(scenario, until, over_time, period or Period(), samples, seed)
+            tasks = [(index, design, sample) for sample in range(samples) for index, design in enumerate(designs)]
+            runs = sorted(executor.map(run_design, workload, tasks), key=lambda run: (run.sample, run.index))
         except Exception as error:  # the cluster itself failed (a worker died too often, the scheduler is gone)
             if not isinstance(executor, DaskExecutor):
                 raise

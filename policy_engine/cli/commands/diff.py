@@ -9,17 +9,29 @@ bad input.
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from policy_engine.changes.report import FAIL_ON
 from policy_engine.cli.commands.cost_options import convention, cost_options, note_unused, period_or_exit
-from policy_engine.cli.commands.shared import EXIT_FINDINGS, EXIT_OK, FiniteFloatRange, fail_input, python_topologies
+from policy_engine.cli.commands.sample_options import sample_seed_or_exit, samples_option, seed_option
+from policy_engine.cli.commands.shared import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    FiniteFloatRange,
+    LocalWorkers,
+    fail_input,
+    python_topologies,
+)
 from policy_engine.inputs.loading import LoadError
 from policy_engine.reports.kit.subjects import DiffLoadFailure, DiffOutput
 from policy_engine.reports.registry import DIFF_FORMATS
 from policy_engine.simulation.scenarios.workload import MAX_SECONDS
+
+if TYPE_CHECKING:
+    from policy_engine.changes.impact import Impact
 
 _FAIL_ON = (*FAIL_ON, "never")
 
@@ -49,9 +61,20 @@ def _load_failure(output_format: str, problems: list[str], base: str, head: str)
 @click.option("--at", "at", type=FiniteFloatRange(min=0, max=MAX_SECONDS), default=None, metavar="SECONDS",
               help="When HEAD is deployed in the --scenario replay (default 0).")
 @cost_options
+@samples_option("each figure is the median with its p10-p90, each per-share difference is paired (without and "
+                "with the change on the same sample) and said only when significant (its p10-p90 excludes 0); the "
+                "jobs listed, the bill and the notes are sample 1's. Needs --scenario.")
+@seed_option
+@click.option("--scheduler", metavar="ADDRESS",
+              help="With --samples: replay the samples on the Dask cluster at ADDRESS (tcp://HOST:8786); default "
+                   "$DASK_SCHEDULER_ADDRESS, else a local cluster, or in this process when that is sooner "
+                   "(docs/compare.md).")
+@click.option("--workers", type=LocalWorkers(), metavar="N",
+              help="With --samples: replay them on a local cluster of N worker processes; 1 runs them here.")
 def command(base: str, head: str, renames: tuple[str, ...], output_format: str, fail_on: tuple[str, ...],
             scenario: str | None, at: float | None, prices_path: str | None, chargeback: str | None,
-            period_text: str | None, allow_python: bool = False) -> None:
+            period_text: str | None, allow_python: bool = False, samples: int = 1, seed: int | None = None,
+            scheduler: str | None = None, workers: int | None = None) -> None:
     """What changes from BASE to HEAD: per team, per guarantee, per finding, and what a deploy replaces."""
     from policy_engine.changes.compare import compare
     from policy_engine.changes.sources import load_side
@@ -63,6 +86,10 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
         raise click.UsageError("--at needs --scenario (the workload to replay)")
     if (prices_path or chargeback or period_text) and scenario is None:
         raise click.UsageError("--prices/--chargeback/--period price the --scenario replay: add --scenario")
+    if (samples > 1 or seed is not None or scheduler or workers is not None) and scenario is None:
+        raise click.UsageError("--samples/--seed/--scheduler/--workers sample the --scenario replay: add --scenario")
+    if (scheduler or workers is not None) and samples <= 1:
+        raise click.UsageError("--scheduler/--workers run the workload samples: add --samples N (N of at least 2)")
     effective = () if "never" in fail_on else (tuple(dict.fromkeys(fail_on)) or FAIL_ON)
     problems: list[str] = []
     sides = []
@@ -89,8 +116,14 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
             loaded = load_scenario(scenario, allow_python=allow_python)
             prices = load_prices(prices_path, [base_side.topology, head_side.topology]) if prices_path else None
             period = period_or_exit(period_text, loaded.settings.start)
-            impact = replay(loaded, base_side.topology, head_side.topology, declared, at or 0.0, prices,
-                            convention(chargeback), period)
+            first_seed = sample_seed_or_exit(loaded, samples, seed)
+            if samples > 1:
+                impact = _sampled(_Replay(loaded, base_side.topology, head_side.topology, declared, at or 0.0,
+                                          prices, convention(chargeback), period, first_seed), samples,
+                                  scheduler, workers)
+            else:
+                impact = replay(loaded, base_side.topology, head_side.topology, declared, at or 0.0, prices,
+                                convention(chargeback), period)
         except LoadError as error:
             _load_failure(output_format, error.problems, base, head)
         if prices is not None:
@@ -98,3 +131,53 @@ def command(base: str, head: str, renames: tuple[str, ...], output_format: str, 
         report = report.with_impact(impact)
     DIFF_FORMATS.renderer(output_format).render(DiffOutput(report, effective), sys.stdout)
     raise SystemExit(EXIT_FINDINGS if report.failures(effective) else EXIT_OK)
+
+
+@dataclass(frozen=True)
+class _Replay:
+    """What every sample's replay shares (scattered to the workers once)."""
+
+    scenario: Any
+    base: Any
+    head: Any
+    renames: Any
+    at: float
+    prices: Any
+    convention: Any
+    period: Any
+    seed: int
+
+
+def _replay_sample(shared: _Replay, sample: int) -> tuple[int, Impact]:
+    """One sample's replay, drawn here (on the worker): a task of the sweeps' executor."""
+    from policy_engine.changes.impact import replay
+    from policy_engine.simulation.scenarios.samples import sample_for
+
+    scenario = replace(shared.scenario, jobs=list(sample_for(shared.scenario, sample, shared.seed)))
+    return sample, replay(scenario, shared.base, shared.head, shared.renames, shared.at, shared.prices,
+                          shared.convention, shared.period)
+
+
+def _sampled(shared: _Replay, samples: int, scheduler: str | None, workers: int | None) -> Impact:
+    """Every sample's replay on the executor (in-process when a local cluster would not pay for its start, as
+    ``compare`` decides), combined (``impact.combine_impacts``)."""
+    import os
+
+    from policy_engine.changes.impact import combine_impacts
+    from policy_engine.cli.commands.shared import executor_or_exit
+    from policy_engine.comparison.parallel import local_workers, runs_in_process
+    from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, usable_cores
+
+    if scheduler is None and workers is None and not os.environ.get(SCHEDULER_ENV):
+        # two runs per sample (without and with the change): as many job-runs as compare's designs
+        small = runs_in_process(2 * len(shared.scenario.jobs), samples, usable_cores())
+        workers = 1 if small else local_workers(samples, usable_cores())
+    executor = executor_or_exit(scheduler, workers)
+    with executor:
+        try:
+            found = dict(executor.map(_replay_sample, shared, list(range(samples))))
+        except Exception as error:  # the cluster itself failed (a worker died too often, the scheduler is gone)
+            if not isinstance(executor, DaskExecutor) or isinstance(error, LoadError):
+                raise
+            fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}"])
+    return combine_impacts([found[sample] for sample in range(samples)], shared.seed)

@@ -7,6 +7,7 @@ the group that loads it.
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 from collections.abc import Callable
@@ -41,7 +42,9 @@ def python_topologies(flag_for: str | None = None) -> Callable[[click.Command], 
 
     def apply(command: click.Command) -> click.Command:
         needs = f" A .py topology {flag_for} needs --allow-python." if flag_for else ""
-        command.help = f"{command.help or ''}\n\n{RUNS_CODE}{needs}"
+        # cleandoc first: an unindented paragraph appended to an indented docstring would stop click's own
+        # cleandoc from removing the indentation (the help printed its paragraphs indented, lines gapped)
+        command.help = f"{inspect.cleandoc(command.help or '')}\n\n{RUNS_CODE}{needs}"
         if flag_for:
             command.params.append(click.Option(["--allow-python"], is_flag=True,
                                                help=f"Load a Python topology module {flag_for} (it runs its code)."))

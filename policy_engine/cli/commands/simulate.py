@@ -8,13 +8,14 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from policy_engine.cli.commands.cost_options import convention, cost_options, period_or_exit, prices_or_exit
+from policy_engine.cli.commands.sample_options import sample_seed_or_exit, samples_option, seed_option
 from policy_engine.cli.commands.shared import (
     EXIT_FINDINGS,
     DurationRange,
@@ -195,12 +196,16 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
               help=f"Whose idle capacity a borrowed instance is, for the lender -> borrower capacity flows, in "
                    f"instance-hours (never money: a borrower's jobs are billed to it; default {DEFAULT_ATTRIBUTION}: "
                    "in proportion to each lender's idle capacity; docs/costs.md).")
+@samples_option("each share's figures are the medians across the samples with their p10-p90; the jobs, --events, "
+                "--report, the bill and the targets are sample 1's. --scheduler/--workers then run the samples "
+                "(not the job queues) in parallel; by default in-process when that is sooner (docs/compare.md).")
+@seed_option
 def command(scenario: str, until: float | None, output: str, events: str | None, event_format: str | None,
             backfill: bool | None, victim_policy: str | None, wait_attribution: str, wait_causes: bool, quiet: bool,
             report_dir: str | None, report_share: str | None, report_window: str | None, scheduler: str | None,
             workers: int | None, allow_python: bool, with_costs: bool, prices_path: str | None,
             chargeback: str | None, period_text: str | None, lending_attribution: str | None,
-            fail_on_target: bool) -> None:
+            fail_on_target: bool, samples: int = 1, seed: int | None = None) -> None:
     """Replay SCENARIO (YAML: topology, jobs, actions) through the quota scheduler model.
 
     With --costs, --prices, --chargeback, --period or --lending-attribution, the report adds what AWS would
@@ -219,7 +224,7 @@ def command(scenario: str, until: float | None, output: str, events: str | None,
                            prices_path, chargeback, lending_attribution or DEFAULT_ATTRIBUTION, period_text)
         missed = _simulate(scenario, until, output, events, event_format or "changes", backfill, victim_policy,
                            quiet, report_dir, report_share, report_window, scheduler, workers, allow_python, costs,
-                           wait_attribution if wait_causes else None, fail_on_target)
+                           wait_attribution if wait_causes else None, fail_on_target, samples, seed)
     if fail_on_target and missed:
         click.echo(f"--fail-on-target: {missed} target criterion/criteria missed (the targets table says which and "
                    "by how much)", err=True)
@@ -230,7 +235,7 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
               backfill: bool | None, victim_policy: str | None, quiet: bool, report_dir: str | None,
               report_share: str | None, report_window: str | None, scheduler: str | None, workers: int | None,
               allow_python: bool, costs: CostChoice, wait_attribution: str | None = DEFAULT_ORDER,
-              fail_on_target: bool = False) -> int:
+              fail_on_target: bool = False, samples: int = 1, seed: int | None = None) -> int:
     """Run and report; returns how many target criteria the run missed. ``wait_attribution``: the order the
     waits are attributed in, ``None`` for no attribution."""
     loaded = scenario_or_exit(scenario, allow_python)
@@ -258,7 +263,19 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
     loaded = replace(loaded, settings=settings)
     if until is None:
         until = loaded.until  # a history's replay stops where its window ended
-    if scheduler or workers is not None:
+    first_seed = sample_seed_or_exit(loaded, samples, seed)
+    sampled = loaded
+    if samples > 1:  # the first sample runs here as a run without samples would; the others after it
+        from policy_engine.simulation.scenarios.samples import sample_for
+
+        loaded = replace(loaded, jobs=list(sample_for(sampled, 0, first_seed)))
+        shown = " and ".join(name for name, given in (("--events", events), ("--report", report_dir)) if given)
+        if shown:
+            verb = "show" if events and report_dir else "shows"
+            click.echo(f"note: {shown} {verb} sample 1 of {samples} (seed {first_seed}); the shares' figures are "
+                       "the medians across all of them", err=True)
+        result = _sequential(loaded, until, events, quiet, event_format)
+    elif scheduler or workers is not None:
         result = _parallel(loaded, until, events, scheduler, workers)
     else:
         result = _sequential(loaded, until, events, quiet, event_format)
@@ -283,11 +300,48 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         from policy_engine.simulation.results.calibration import calibrate
 
         calibration = calibrate(result, loaded.observed)
+    sample_jobs: tuple[int, ...] = ()
+    if samples > 1:  # each share's figures: the medians across the samples, with their spreads
+        from policy_engine.simulation.results.sampled_shares import sampled_shares
+
+        others = _other_samples(sampled, until, samples, first_seed, scheduler, workers)
+        sample_jobs = (len(loaded.jobs), *(jobs for jobs, _ in others))
+        result = replace(result, shares=sampled_shares([result.shares, *(shares for _, shares in others)]))
     SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy,
                                                      cost_report if costs.wanted else None, waits,
                                                      targets=targets, plan_account=plan_account,
-                                                     topology=loaded.topology), sys.stdout)
+                                                     topology=loaded.topology, samples=samples, seed=first_seed,
+                                                     sample_jobs=sample_jobs), sys.stdout)
     return sum(1 for target in targets if not target.met)
+
+
+def _other_samples(scenario: Scenario, until: float | None, samples: int, seed: int, scheduler: str | None,
+                   workers: int | None) -> list[tuple[int, list[Any]]]:
+    """Samples 2..N on the sweeps' executor (each drawn by its worker), in sample order: each one's jobs and
+    per-share figures. In-process unless asked, or unless a local cluster pays for its start (``compare``'s rule)."""
+    import os
+
+    from policy_engine.comparison.designs import Design
+    from policy_engine.comparison.parallel import local_workers, runs_in_process
+    from policy_engine.comparison.runs import Workload, run_design
+    from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, usable_cores
+
+    if scheduler is None and workers is None and not os.environ.get(SCHEDULER_ENV):
+        small = runs_in_process(len(scenario.jobs), samples - 1, usable_cores())
+        workers = 1 if small else local_workers(samples - 1, usable_cores())
+    executor = executor_or_exit(scheduler, workers)
+    design = Design(scenario.source, scenario.source, scenario.topology)
+    quiet = replace(scenario, settings=replace(scenario.settings, usage_log=False))
+    with executor, gc_paused():
+        try:
+            runs = sorted(executor.map(run_design, Workload(quiet, until, samples=samples, seed=seed),
+                                       [(0, design, sample) for sample in range(1, samples)]),
+                          key=lambda run: run.sample)
+        except Exception as error:  # the cluster itself failed (a worker died too often, the scheduler is gone)
+            if not isinstance(executor, DaskExecutor):
+                raise
+            fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}"])
+    return [(run.jobs, list(run.shares)) for run in runs]
 
 
 def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,

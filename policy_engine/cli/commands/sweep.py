@@ -136,24 +136,25 @@ def command(scenario: str, vary: tuple[str, ...], sample: int | None, seed: int,
                    err=True)
     executor = executor_or_exit(scheduler, workers)
     try:
-        with executor, progress_bar("sweep", not quiet) as update:
-            if not quiet:
+        with executor:
+            if not quiet:  # before the bar: a line written under a live bar leaves a piece of the bar behind
                 click.echo(f"{len(candidates):,} of {grid_size(axes):,} candidate(s) on {executor.description}",
                            err=True)
                 finished = sum(1 for c in candidates if dataset is not None and c.key in dataset.written)
                 if finished:
                     click.echo(f"resuming: {finished:,} run(s) already in {out_dir}, "
                                f"{len(candidates) - finished:,} to run", err=True)
-            try:
-                records = run_sweep(loaded, axes, candidates, executor, dataset, update, period=pricing.period,
-                                    guarantees=GuaranteePolicy(guarantee_policy))
-            except OSError as error:
-                fail_input([f"{out_dir}: cannot write results: {error.strerror or error}"])
-                raise
-            except Exception as error:  # the cluster itself failed (a task's worker died too often, scheduler gone)
-                kept = f"; the finished runs are in {out_dir}: --resume continues" if out_dir else ""
-                fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}{kept}"])
-                raise
+            with progress_bar("sweep", not quiet) as update:
+                try:
+                    records = run_sweep(loaded, axes, candidates, executor, dataset, update, period=pricing.period,
+                                        guarantees=GuaranteePolicy(guarantee_policy))
+                except OSError as error:
+                    fail_input([f"{out_dir}: cannot write results: {error.strerror or error}"])
+                    raise
+                except Exception as error:  # the cluster itself failed (a task's worker died too often, scheduler gone)
+                    kept = f"; the finished runs are in {out_dir}: --resume continues" if out_dir else ""
+                    fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}{kept}"])
+                    raise
     except KeyboardInterrupt:
         interrupted(dataset, out_dir, len(candidates))
     if report_dir:

@@ -112,8 +112,8 @@ class _Screen:
 
         from policy_engine.reports.top import screen as top_view
 
-        taken = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.figures.taken_at_ms / 1000))
-        footer = [Text(f"at {taken} UTC, every {self.interval:g}s; sort: {top_view.SORTS[self.sort].name}; "
+        footer = [Text(f"{top_view.clock_text(self.figures)}, every {self.interval:g}s; "
+                       f"sort: {top_view.SORTS[self.sort].name}; "
                        f"filter: {self.filter or '(none)'}   q quit  s sort  / filter")]
         if self.typing is not None:
             footer.append(Text(f"filter: {self.typing}_  (Enter applies, Esc cancels)"))

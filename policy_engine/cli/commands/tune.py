@@ -19,6 +19,7 @@ from policy_engine.analysis.checks import check_topology
 from policy_engine.analysis.promise_changes import PromiseChange
 from policy_engine.cli.commands.axis_options import axis_options
 from policy_engine.cli.commands.cost_options import cost_options, note_pricing, pricing_or_exit
+from policy_engine.cli.commands.sample_options import samples_option
 from policy_engine.cli.commands.shared import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -30,11 +31,12 @@ from policy_engine.cli.commands.shared import (
     scenario_or_exit,
 )
 from policy_engine.cli.commands.sweep import DEFAULT_OBJECTIVE, EXIT_INTERRUPTED, axes_or_exit
-from policy_engine.foundation.bounds import MAX_GRID, MAX_WORKLOAD_SAMPLES
+from policy_engine.foundation.bounds import MAX_GRID
 from policy_engine.foundation.model import Topology
 from policy_engine.foundation.output_files import atomic_write
 from policy_engine.inputs.input_files import refuse_overwriting_inputs
 from policy_engine.reports.registry import TUNE_FORMATS
+from policy_engine.simulation.scenarios.samples import sample_problems
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.sweep.candidate import topology_for
 from policy_engine.sweep.cost_metrics import RunCosts
@@ -96,11 +98,9 @@ def topology_yaml(topology: Topology, header: str) -> str:
               show_default=True,
               help="The topology's targets: constraints (a candidate that misses one is infeasible), objectives "
                    "(the criteria missed, minimized beside the other objectives) or ignore (not searched on).")
-@click.option("--workload-samples", "workload_samples", type=click.IntRange(2, MAX_WORKLOAD_SAMPLES), default=None,
-              metavar="K",
-              help="Evaluate every candidate on K workloads (day-blocks of the scenario's workload resampled with "
-                   "replacement, seeded by --seed); rank by the mean; recommend only a candidate that beats the "
-                   "current topology on more than K/2 of them.")
+@samples_option("every candidate is evaluated on the same K samples, seeded by --seed; rank by the mean; recommend "
+                "only a candidate that beats the current topology on more than K/2 of them. --workload-samples is "
+                "the older name of the same option.", "--workload-samples")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else local).")
 @click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Worker processes of the local cluster; 1 runs in-process.")
@@ -113,7 +113,7 @@ def topology_yaml(topology: Topology, header: str) -> str:
 def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: tuple[str, ...],
             maximize: tuple[str, ...], constraints: tuple[str, ...], budget: int, out_file: str | None, pick: int,
             seed: int, batch_size: int, assume: tuple[str, ...], min_gain: float, guarantee_policy: str,
-            workload_samples: int | None, scheduler: str | None, workers: int | None, output: str,
+            samples: int, scheduler: str | None, workers: int | None, output: str,
             report_dir: str | None, quiet: bool, prices_path: str | None, chargeback: str | None,
             period_text: str | None, targets: str, allow_python: bool = False) -> None:
     """Search the --vary space of SCENARIO for the best topology under objectives and constraints."""
@@ -124,8 +124,9 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         f"recommends topologies only: test it with --assume {axis.path}=..."
         for axis in axes if axis.assumption]
     assumptions = _assumptions_or_problems(assume, loaded, problems)
-    if workload_samples is not None:
-        problems += _sample_problems(loaded)
+    workload_samples = samples if samples > 1 else 0
+    if workload_samples:
+        problems += sample_problems(loaded)
     order = ctx.meta.get("objective_order") or [("minimize", DEFAULT_OBJECTIVE)]
     pricing = pricing_or_exit(prices_path, chargeback, loaded.topology, [text for _, text in order] + list(constraints),
                               axes, period_text, loaded.settings.start)
@@ -165,14 +166,15 @@ def command(ctx: click.Context, scenario: str, vary: tuple[str, ...], minimize: 
         fail_input(problems)
     executor = executor_or_exit(scheduler, workers)
     try:
-        with executor, progress_bar("tune", not quiet) as update:
-            if not quiet:
+        with executor:
+            if not quiet:  # before the bar: a line written under a live bar leaves a piece of the bar behind
                 click.echo(f"tuning {len(axes)} field(s), budget {budget} run(s), on {executor.description}",
                            err=True)
-            result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick,
-                          update, guarantees=GuaranteePolicy(guarantee_policy),
-                          workload_samples=workload_samples or 0, assumptions=assumptions, min_gain=min_gain,
-                          period=pricing.period)
+            with progress_bar("tune", not quiet) as update:
+                result = tune(loaded, axes, objectives, parsed_constraints, budget, executor, seed, batch_size, pick,
+                              update, guarantees=GuaranteePolicy(guarantee_policy),
+                              workload_samples=workload_samples, assumptions=assumptions, min_gain=min_gain,
+                              period=pricing.period)
     except KeyboardInterrupt:
         click.echo("interrupted: nothing recommended (a smaller --budget ends sooner)", err=True)
         raise SystemExit(EXIT_INTERRUPTED) from None
@@ -211,22 +213,6 @@ def _assumptions_or_problems(assume: tuple[str, ...], loaded: Scenario, problems
     problems += [f"--assume {axis.path}: an assumption is a settings.*, workload.* or profile.* path; {axis.path} is a "
                  f"topology knob: vary it with --vary" for axis in axes if not axis.assumption]
     return [axis for axis in axes if axis.assumption]
-
-
-
-def _sample_problems(loaded: Scenario) -> list[str]:
-    """A resampled workload renames jobs: what names a job cannot follow it."""
-    from policy_engine.simulation.settings import PriorityUpdate
-
-    named = sum(1 for action in loaded.updates if isinstance(action, PriorityUpdate))
-    problems = []
-    if named:
-        problems.append(f"--workload-samples: {loaded.source}: {named} action(s) change a named job's priority; "
-                        f"a resampled workload renames its jobs, so they would apply to nothing (leave out "
-                        f"--workload-samples, or the actions)")
-    if not loaded.jobs:
-        problems.append(f"--workload-samples: {loaded.source}: the scenario has no jobs to resample")
-    return problems
 
 
 

@@ -12,11 +12,12 @@ import shutil
 from typing import TextIO
 
 import click
-from rich.console import Console
+from rich import box
 from rich.table import Table
 
 from policy_engine.reports.check.view import CheckOutput, CheckReport, CheckView, FindingRow, report_view
 from policy_engine.reports.kit.safe_text import rich_text, visible
+from policy_engine.reports.kit.terminal import console as terminal_console
 
 #: Per severity (its word, as ``FindingRow.severity``): the style of its findings and the title over them.
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -54,6 +55,24 @@ _SUMMARY_COLUMNS = ("share", "strategy", "instance type", "limit", "guaranteed",
                    "may preempt")
 
 
+def _summary_rows(view: CheckView, shown: int | None) -> dict[str, list[tuple[str, ...]]]:
+    """Per job queue, one row of cells per share and instance type."""
+    by_queue: dict[str, list[tuple[str, ...]]] = {}
+    for queue, shares in view.queues:
+        rows = by_queue.setdefault(queue, [])
+        for summary in shares:
+            for instance_type, limit in summary.limit.items():
+                rows.append((visible(summary.name), summary.strategy, visible(instance_type), str(limit),
+                             str(summary.guaranteed[instance_type]), str(summary.max_burst[instance_type]),
+                             _shares(summary.preempted_by_type.get(instance_type, summary.preempted_by), queue, shown),
+                             _shares(summary.may_preempt_type.get(instance_type, summary.may_preempt), queue, shown)))
+    return by_queue
+
+
+#: The summary's columns of figures (right-aligned).
+_NUMERIC = {3, 4, 5}
+
+
 def _summary_tables(view: CheckView, shown: int | None) -> list[tuple[str, list[str]]]:
     """Per job queue, one aligned line per share and instance type (kubectl-style, grep-friendly): the queue
     is named once, in the table's title, and the share columns name shares within it.
@@ -61,22 +80,29 @@ def _summary_tables(view: CheckView, shown: int | None) -> list[tuple[str, list[
     Plain columns rather than a rich table: at 1,000 shares x 5 types rich needs seconds to lay out
     40,000 cells, longer than the check itself.
     """
-    by_queue: dict[str, list[tuple[str, ...]]] = {}
-    for queue, shares in view.queues:
-        rows = by_queue.setdefault(queue, [_SUMMARY_COLUMNS])
-        for summary in shares:
-            for instance_type, limit in summary.limit.items():
-                rows.append((visible(summary.name), summary.strategy, visible(instance_type), str(limit),
-                             str(summary.guaranteed[instance_type]), str(summary.max_burst[instance_type]),
-                             _shares(summary.preempted_by_type.get(instance_type, summary.preempted_by), queue, shown),
-                             _shares(summary.may_preempt_type.get(instance_type, summary.may_preempt), queue, shown)))
     tables = []
-    numeric = {3, 4, 5}
-    for queue, rows in by_queue.items():
+    for queue, cells in _summary_rows(view, shown).items():
+        rows = [_SUMMARY_COLUMNS, *cells]
         widths = [max(len(row[i]) for row in rows) for i in range(len(_SUMMARY_COLUMNS))]
-        tables.append((queue, ["  ".join(cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
+        tables.append((queue, ["  ".join(cell.rjust(widths[i]) if i in _NUMERIC else cell.ljust(widths[i])
                                          for i, cell in enumerate(row)).rstrip() for row in rows]))
     return tables
+
+
+#: Up to this many rows a summary wider than the terminal is drawn as a fitted table; beyond, rich's layout
+#: would take longer than the check (see ``_summary_tables``) and the aligned lines are kept.
+_FITTED_ROWS = 2_000
+
+
+def _summary_table(view: CheckView, queue: str) -> Table:
+    """One queue's summary as a table a terminal can fit (names left, figures right), its lists cut as on a
+    terminal."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for index, column in enumerate(_SUMMARY_COLUMNS):
+        table.add_column(column, justify="right" if index in _NUMERIC else "left")
+    for row in _summary_rows(view, 2)[queue]:
+        table.add_row(*(rich_text(cell) for cell in row))
+    return table
 
 
 def render(report: CheckReport, *, source: str = "", color: bool = False, width: int = 200,
@@ -87,8 +113,8 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
     lists to fit a screen (never in a pipe or a file)."""
     view = report_view(report, source=source, strict=strict, declared_guarantees=declared_guarantees)
     buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False,
-                      soft_wrap=False)
+    console = terminal_console(fit=terminal, file=buffer, force_terminal=color, no_color=not color, width=width,
+                               highlight=False, soft_wrap=False)
     if source:
         console.print(f"batch-quota check {visible(source)}", markup=False)
     for severity, findings in (("error", view.errors), ("warning", view.warnings), ("info", view.notes)):
@@ -100,7 +126,10 @@ def render(report: CheckReport, *, source: str = "", color: bool = False, width:
         console.print(_findings_table(None, view.suppressed))
     for queue, (header, *lines) in _summary_tables(view, 2 if terminal else None):
         console.print(f"Quota shares of job queue {visible(queue)}", style="bold", markup=False)
-        # Like the rows, the header is never wrapped by rich: a narrow terminal wraps (or a pager cuts) both alike.
+        if terminal and max(map(len, (header, *lines))) > width and len(lines) <= _FITTED_ROWS:
+            console.print(_summary_table(view, queue))  # fitted to the terminal (``reports.kit.fitting``)
+            continue
+        # Like the rows, the header is never wrapped by rich: a pager cuts both alike.
         console.print(header, style="bold", markup=False, soft_wrap=True)
         console.file.write("\n".join(lines) + "\n")
     passed = view.passed

@@ -20,7 +20,9 @@ from policy_engine.reports.compare.view import (
     costs_legend,
     costs_rows,
     costs_title,
+    legend,
     page_data,
+    samples_lines,
 )
 from policy_engine.reports.kit import vega
 from policy_engine.reports.page import report_script
@@ -86,10 +88,11 @@ def render_page(output: CompareOutput) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>batch-quota compare: {escape(labels)}</title>",
-        f"<style>{report_script.STYLE} td.num {{ white-space: nowrap; }}</style></head><body>",
+        f"<style>{report_script.STYLE}</style></head><body>",
         f"<h1>batch-quota compare: {escape(labels)}</h1>",
         f'<p class="muted">{escape(output.scenario)} · {output.jobs:,} job(s), each design run {escape(output.span)} · '
         f"{escape(sc.runs_line(output.shares, output.marked_sources))}</p>",
+        *(f'<p class="samples">{escape(line)}</p>' for line in samples_lines(output)),
         *(f'<p class="error check-error">{escape(line)}</p>' for line in output.check_lines()),
         '<p id="render-error" class="error" hidden></p>',
         "<h2>The whole run</h2>",
@@ -104,7 +107,7 @@ def render_page(output: CompareOutput) -> str:
         '<div id="chart-waiting" class="chart"></div>',
         "<h2>Per share and instance type</h2>",
         '<div id="chart-deltas" class="chart"></div>',
-        f'<p class="muted">{escape(sc.LEGEND)}</p>',
+        f'<p class="muted">{escape(legend(output))}</p>',
         sc.html_table(sc.share_header(output.shares), sc.share_rows(output.shares), ' id="shares"'),
     ]
     if output.targets.rows:

@@ -6,7 +6,16 @@ from typing import TextIO
 
 import click
 
-from policy_engine.reports.compare.view import CompareOutput, costs_head, costs_legend, costs_rows, costs_title, verdict
+from policy_engine.reports.compare.view import (
+    CompareOutput,
+    costs_head,
+    costs_legend,
+    costs_rows,
+    costs_title,
+    legend,
+    samples_lines,
+    verdict,
+)
 from policy_engine.reports.kit.markdown import cell, code
 from policy_engine.reports.tables import share_comparison as sc
 
@@ -16,7 +25,8 @@ def render(output: CompareOutput) -> str:
     lines = [f"### batch-quota compare: {labels} on {code(output.scenario)}", "",
              f"{output.jobs:,} job(s), each design run {output.span}. "
              f"{cell(sc.runs_line(output.shares, output.marked_sources))}",
-             "", *[f"- ❌ {cell(line)}" for line in output.check_lines()],
+             "", *[f"- {cell(line)}" for line in samples_lines(output)],
+             *[f"- ❌ {cell(line)}" for line in output.check_lines()],
              *[f"- {cell(line)}" for line in verdict(output)], "",
              "**The whole run**", "",
              *sc.markdown_table(sc.share_header(output.overall)[2:], [r[2:] for r in sc.share_rows(output.overall)],
@@ -25,13 +35,19 @@ def render(output: CompareOutput) -> str:
              "**Per instance type** (never summed across types)", "",
              *sc.markdown_table(("instance type", *sc.share_header(output.types)[2:]),
                                 [r[1:] for r in sc.share_rows(output.types)], names=1),
-             "", "**Per share and instance type**", "",
-             *sc.markdown_table(sc.share_header(output.shares), sc.share_rows(output.shares)), "",
-             f"_{cell(sc.LEGEND)}_", ""]
+             "", *_per_share(output), f"_{cell(legend(output))}. {sc.COMPACT}_", ""]
     if output.targets.rows:
         lines += [f"**Targets** ({cell(sc.targets_met_line(output.targets))})", "",
                   *sc.markdown_table(sc.target_header(output.targets), sc.target_rows(output.targets), names=3), ""]
     return "\n".join(lines)
+
+
+def _per_share(output: CompareOutput) -> list[str]:
+    """One table per instance type, split where a row would wrap in a pull request (``sc.markdown_parts``)."""
+    lines = []
+    for title, head, rows in sc.markdown_parts(output.shares):
+        lines += [f"**Per share on {cell(title)}**", "", *sc.markdown_table(head, rows, names=1), ""]
+    return lines
 
 
 def _costs(output: CompareOutput) -> list[str]:

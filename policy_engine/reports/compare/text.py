@@ -5,17 +5,27 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from policy_engine.reports.compare.view import CompareOutput, costs_head, costs_legend, costs_rows, costs_title, verdict
+from policy_engine.reports.compare.view import (
+    CompareOutput,
+    costs_head,
+    costs_legend,
+    costs_rows,
+    costs_title,
+    legend,
+    samples_lines,
+    verdict,
+)
 from policy_engine.reports.kit import terminal
 from policy_engine.reports.tables import share_comparison as sc
 
 
 def write(output: CompareOutput, stream: TextIO) -> None:
-    console = (terminal.console(file=stream, width=terminal.FILE_WIDTH) if not stream.isatty()
-               else terminal.console(file=stream))
+    console = terminal.for_stream(stream)
     console.print(f"batch-quota compare {output.scenario}: {len(output.runs)} designs on {output.jobs:,} job(s), "
                   f"each {output.span}" + (f" ({output.executor})" if output.executor else ""), markup=False,
                   highlight=False)
+    for line in samples_lines(output):
+        console.print(line, markup=False, highlight=False)
     for line in output.check_lines():
         console.print(line, markup=False, highlight=False)
     console.print(sc.runs_line(output.shares, output.marked_sources), markup=False, highlight=False)
@@ -28,7 +38,7 @@ def write(output: CompareOutput, stream: TextIO) -> None:
                                 ("instance type", *sc.share_header(output.types)[2:]),
                                 [row[1:] for row in sc.share_rows(output.types)], names=1))
     console.print(sc.rich_table("Per share and instance type", sc.share_header(output.shares),
-                                sc.share_rows(output.shares), caption=sc.LEGEND))
+                                sc.share_rows(output.shares), caption=legend(output)))
     if output.targets.rows:
         console.print(sc.rich_table(f"Targets ({sc.targets_met_line(output.targets)})",
                                     sc.target_header(output.targets), sc.target_rows(output.targets)))

@@ -11,10 +11,34 @@ from policy_engine.comparison.subjects import ALL_TYPES, PLAN_IDLE_COST, PREEMPT
 from policy_engine.reports.tables import share_comparison as sc
 from policy_engine.simulation.results import aggregates as agg
 from policy_engine.simulation.results.numbers import plain
-from policy_engine.simulation.results.side_by_side import WAIT_P95, ShareRow
+from policy_engine.simulation.results.side_by_side import WAIT_P95, Figure, ShareRow
+from policy_engine.simulation.results.spread import paired
 
-__all__ = ["CompareOutput", "costs_head", "costs_legend", "costs_rows", "costs_title", "document", "page_data",
-           "verdict"]
+__all__ = ["CompareOutput", "costs_head", "costs_legend", "costs_rows", "costs_title", "document", "legend",
+           "page_data", "samples_lines", "verdict"]
+
+
+def samples_lines(output: CompareOutput) -> list[str]:
+    """With ``--samples N``: the line saying what the tables are across the samples; else nothing."""
+    line = output.samples_line()
+    return [line] if line else []
+
+
+def legend(output: CompareOutput) -> str:
+    """What the before/after cells mean (with samples: medians, p10-p90, paired and significant differences)."""
+    return sc.LEGEND + (f"; {sc.samples_legend(output.samples)}" if output.samples > 1 else "")
+
+
+def _change_text(figure: Figure, row: ShareRow, run: int, figures: tuple[Figure, ...] = ()) -> str:
+    """A difference as a verdict says it (``figures``: their sum); with samples ``no significant change`` unless
+    its paired p10-p90 excludes 0."""
+    summed = figures or (figure,)
+    if not row.samples:
+        return sc.difference_text(figure, sum(row.difference(run, f) for f in summed))
+    before = [sum(values) for values in zip(*(row.sample_values(0, f) for f in summed), strict=True)]
+    after = [sum(values) for values in zip(*(row.sample_values(run, f) for f in summed), strict=True)]
+    found = paired(before, after)
+    return sc.difference_text(figure, found.value) if found.significant else "no significant change"
 
 
 def costs_title(output: CompareOutput) -> str:
@@ -46,16 +70,16 @@ def _cost_verdict(output: CompareOutput, run: int) -> str:
     """``b against a: bill +1,302.95 USD, waste -12.00 USD``; per instance type without prices."""
     against = f"{output.runs[run].label} against {output.runs[0].label}: "
 
-    def waste(row: ShareRow) -> float:
-        return row.difference(run, PREEMPTED_COST) + row.difference(run, PLAN_IDLE_COST)
+    def waste(row: ShareRow) -> str:
+        return _change_text(TOTAL_COST, row, run, (PREEMPTED_COST, PLAN_IDLE_COST))
 
     if output.priced:
         row = next(row for row in output.costs.rows if row.instance_type == ALL_TYPES)
-        return (against + f"bill {sc.difference_text(TOTAL_COST, row.difference(run, TOTAL_COST))} "
-                f"{output.cost_unit}, waste {sc.difference_text(TOTAL_COST, waste(row))} {output.cost_unit}")
+        return (against + f"bill {_change_text(TOTAL_COST, row, run)} "
+                f"{output.cost_unit}, waste {waste(row)} {output.cost_unit}")
     return against + "; ".join(
-        f"{row.instance_type} billed {sc.difference_text(TOTAL_COST, row.difference(run, TOTAL_COST))}, wasted "
-        f"{sc.difference_text(TOTAL_COST, waste(row))}" for row in output.costs.rows) + " instance-hours"
+        f"{row.instance_type} billed {_change_text(TOTAL_COST, row, run)}, wasted "
+        f"{waste(row)}" for row in output.costs.rows) + " instance-hours"
 
 
 def verdict(output: CompareOutput) -> list[str]:
@@ -64,6 +88,11 @@ def verdict(output: CompareOutput) -> list[str]:
     lines = []
     shares = output.shares
     for run in range(1, len(output.runs)):
+        if output.samples > 1:
+            lines.append(_sampled_verdict(output, run))
+            if output.costs.rows:
+                lines.append(_cost_verdict(output, run))
+            continue
         differences = [row.difference(run, WAIT_P95) for row in shares.rows]
         lower = sum(1 for d in differences if d < 0)
         higher = sum(1 for d in differences if d > 0)
@@ -74,6 +103,18 @@ def verdict(output: CompareOutput) -> list[str]:
             lines.append(_cost_verdict(output, run))
     lines.append(sc.targets_met_line(output.targets))
     return lines
+
+
+def _sampled_verdict(output: CompareOutput, run: int) -> str:
+    """``b against a, across 5 samples: wait p95 significantly lower for 2 of 9 ..., no significant change for 6``:
+    a difference inside the samples' spread is never counted as lower or higher."""
+    rows = output.shares.rows
+    significant = [row.difference(run, WAIT_P95) for row in rows if row.significant(run, WAIT_P95)]
+    lower = sum(1 for d in significant if d < 0)
+    higher = sum(1 for d in significant if d > 0)
+    return (f"{output.runs[run].label} against {output.runs[0].label}, across {output.samples} samples: wait p95 "
+            f"significantly lower for {lower} of {len(rows)} shares and instance types, significantly higher for "
+            f"{higher}, no significant change for {len(rows) - lower - higher}")
 
 
 def document(output: CompareOutput) -> dict[str, Any]:
@@ -106,8 +147,10 @@ def page_data(output: CompareOutput) -> dict[str, Any]:
         charts.append({"title": f"{instance_type}: instances in use over the environments' capacity", "rows": rows})
     waiting = [row for run in output.runs if run.over_time is not None
                for row in _points(run.over_time.edges, run.over_time.waiting, scale, run.label)]
+    # with samples, a difference inside the spread is drawn as none and labelled n.s. (never as a change)
     deltas = [{"row": f"{row.share} · {row.instance_type}", "design": output.runs[run].label,
-               "hours": round(row.difference(run, WAIT_P95) / 3600, 4),
-               "text": sc.difference_text(WAIT_P95, row.difference(run, WAIT_P95))}
+               "hours": round(row.difference(run, WAIT_P95) / 3600, 4) if row.significant(run, WAIT_P95) else 0.0,
+               "text": (sc.sampled_difference_text(WAIT_P95, row, run) if row.samples
+                        else sc.difference_text(WAIT_P95, row.difference(run, WAIT_P95)))}
               for row in output.shares.rows for run in range(1, len(output.runs))]
     return {"unit": unit, "designs": list(output.labels), "types": charts, "waiting": waiting, "deltas": deltas}

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from policy_engine.foundation.units import duration_text, instance_hours_text
+from policy_engine.foundation.units import duration_text
 from policy_engine.reports.diff.view import (
     FAIL_ON,
     KIND_TITLES,
@@ -34,12 +34,14 @@ from policy_engine.reports.diff.view import (
     harm_headline,
     impact_legend,
     lost_by_type,
+    lost_difference,
     object_line,
     preempted_counts,
+    samples_sentence,
     verdict,
     worst_jobs,
 )
-from policy_engine.reports.kit.markdown import cell, code, table
+from policy_engine.reports.kit.markdown import cell, code, listed, long_columns, table
 from policy_engine.reports.kit.subjects import DiffLoadFailure, DiffOutput
 
 if TYPE_CHECKING:
@@ -72,18 +74,26 @@ class _Section:
     note: str = ""
     #: one letter per column (``l``/``r``, ``markdown.table``): the before/after tables align as ``compare``'s
     align: str = ""
+    #: the rows are list items, not a table's (a column of long text: ``markdown.listed``)
+    items: bool = False
 
     def frame(self) -> tuple[list[str], list[str]]:
         # the summary's text is HTML: escaped here, as a table cell is
         head = [f"<details{' open' if self.open else ''}><summary>{html.escape(self.title, quote=False)} "
-                f"({len(self.rows)})</summary>", "", *table(self.header, [], self.align)]
+                f"({len(self.rows)})</summary>", "", *([] if self.items else table(self.header, [], self.align))]
         return head, ["", *([self.note, ""] if self.note else []), "</details>", ""]
 
 
 def _section(title: str, header: tuple[str, ...], rows: Sequence[Sequence[object]], what: str, open_: bool = False,
-             note: str = "", align: str = "") -> _Section:
-    return _Section(title, header, [table(header, [tuple(_cut(c) for c in row)])[2] for row in rows], what, open_,
-                    note, align)
+             note: str = "", align: str = "", names: int | None = None) -> _Section:
+    """A table, or, when a column holds text longer than ``markdown.LONG_CELL`` (a hazard's or a finding's message,
+    a share's changes), a list: GitHub would wrap such cells over many lines. ``names``: how many leading columns
+    name a row (the rest are figures, listed after their headers); default every short column."""
+    cut = [tuple(_cut(c) for c in row) for row in rows]
+    if long := long_columns(header, cut):
+        return _Section(title, header, [listed(header, row, long, names) for row in cut], what, open_, note,
+                        items=True)
+    return _Section(title, header, [table(header, [row])[2] for row in cut], what, open_, note, align)
 
 
 def _allocate(sections: list[_Section], budget: int) -> list[int]:
@@ -140,9 +150,11 @@ def _impact_sections(impact: Impact) -> list[_Section]:
                     [(job["name"], job["share"], f"{job['instances']} {job['instance_type']}",
                       f"{job['preemptions_before']} → {job['preemptions_after']}") for job in worst],
                     "preempted job(s)")
-    head = sc.share_header(per_share)
-    sections = [_section("Impact per share", head, sc.share_rows(per_share), "impact row(s)", open_=True,
-                         note=f"_{cell(impact_legend(impact))}_", align=sc.align(head))]
+    sections = [_section(f"Impact per share on {title}", head, rows, f"{title.split(',')[0]} impact row(s)",
+                         open_=True, align=sc.align(head, 1), names=1)
+                for title, head, rows in sc.markdown_parts(per_share)]  # one type per table, the most harmed first
+    if sections:  # the legend once, under the last of them
+        sections[-1].note = f"_{cell(impact_legend(impact))} {sc.COMPACT}_"
     if targets.rows:
         head = sc.target_header(targets)
         sections.append(_section(f"Targets, before → after ({sc.targets_met_line(targets)})", head,
@@ -168,9 +180,10 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
              ""]
     impact = report.impact
     if impact is not None:
-        lost = "; ".join(f"**{instance_hours_text(after - before + 0.0)}** of {instance_type}"
+        lost = "; ".join(f"**{lost_difference(impact, instance_type, before, after)}** of {instance_type}"
                          for instance_type, (before, after) in lost_by_type(impact).items()) or "none"
         lines += [f"**{cell(harm_headline(impact))}**", "",
+                  *([f"_{cell(line[0].upper() + line[1:])}._", ""] if (line := samples_sentence(impact)) else []),
                   f"Replaying `{impact.scenario}` with HEAD deployed at t = {duration_text(impact.at)}: "
                   f"jobs preempted because of the change: **{preempted_counts(impact)}**; "
                   "instance-hours lost (work thrown away by the preemptions the change causes; negative means the "

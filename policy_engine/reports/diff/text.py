@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from typing import TYPE_CHECKING, TextIO
 
 import click
@@ -20,9 +21,11 @@ from policy_engine.reports.diff.view import (
     harm_headline,
     impact_legend,
     lost_by_type,
+    lost_difference,
     object_line,
     preempted_counts,
     promise_line,
+    samples_sentence,
     shares_title,
     verdict,
     worst_jobs,
@@ -33,7 +36,25 @@ if TYPE_CHECKING:
     from policy_engine.reports.diff.view import Impact
 
 
-def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
+def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, width: int | None = None) -> str:
+    """The report as text; ``width``, a terminal's: every table fitted to it and every line wrapped at it
+    (``None``, a file or a pipe: tables at full width, one line per item)."""
+    text = "\n".join(_lines(report, fail_on, width))
+    return text if width is None else "\n".join(_wrapped(line, width) for line in text.split("\n"))
+
+
+def _wrapped(line: str, width: int) -> str:
+    """One line of prose wrapped at spaces to ``width``, its continuation indented like it; a table's line (it
+    fits already) as it is."""
+    import textwrap
+
+    if len(line) <= width:
+        return line
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+    return "\n".join(textwrap.wrap(line, width, subsequent_indent=indent[:width // 2], break_on_hyphens=False))
+
+
+def _lines(report: ChangeReport, fail_on: tuple[str, ...], width: int | None) -> list[str]:
     period = bill_period(report.impact)  # the billing period first, as every priced output says it
     lines = [f"batch-quota diff {report.base} -> {report.head}" + (f"; bill for {period}" if period else ""), "",
              verdict(report, fail_on), ""]
@@ -75,19 +96,20 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON) -> str:
             lines.append(f"      {hazard.message}")
         lines.append("")
     if report.impact is not None:
-        lines += impact_lines(report.impact)
-    return "\n".join(lines)
+        lines += impact_lines(report.impact, width)
+    return lines
 
 
-def impact_lines(impact: Impact) -> list[str]:
+def impact_lines(impact: Impact, width: int | None = None) -> list[str]:
     """The replay's figures: preempted jobs (the worst ``WORST_JOBS``), the per-share and targets tables in
     ``compare``'s cells, instance-hours lost."""
     lines = [f"Impact of applying HEAD at t={duration_text(impact.at)} to {impact.scenario}",
              f"  {harm_headline(impact)}",
+             *([f"  {line}"] if (line := samples_sentence(impact)) else []),
              *([f"  {bill}"] if (bill := bill_sentence(impact)) else []),
              f"  jobs preempted because of the change: {preempted_counts(impact)}",
              "  instance-hours lost because of the change (negative: it saves work): " + ("; ".join(
-                 f"{instance_type} {instance_hours_text(after - before + 0.0)} (without "
+                 f"{instance_type} {lost_difference(impact, instance_type, before, after)} (without "
                  f"{instance_hours_text(before)}, with {instance_hours_text(after)})"
                  for instance_type, (before, after) in lost_by_type(impact).items()) or "none")]
     shown, more = worst_jobs(impact)
@@ -103,22 +125,24 @@ def impact_lines(impact: Impact) -> list[str]:
         lines.append(f"  note: {note}")
     lines.append("")
     if impact.shares:
-        lines += comparison_lines(impact)
+        lines += comparison_lines(impact, width)
     return lines
 
 
-def comparison_lines(impact: Impact) -> list[str]:
+def comparison_lines(impact: Impact, width: int | None = None) -> list[str]:
     """The per-share and targets tables of the replay, drawn as ``compare`` draws its own (``share_comparison``)."""
     from policy_engine.reports.tables import share_comparison as sc
 
     per_share, targets = comparisons(impact)
     text = sc.text_table("Impact per share and instance type: without the change → with HEAD",
-                         sc.share_header(per_share), sc.share_rows(per_share), caption=impact_legend(impact))
+                         sc.share_header(per_share), sc.share_rows(per_share), caption=impact_legend(impact),
+                         fit_width=width)
     if targets.rows:
         text += sc.text_table(f"Targets, without the change → with HEAD ({sc.targets_met_line(targets)})",
-                              sc.target_header(targets), sc.target_rows(targets))
+                              sc.target_header(targets), sc.target_rows(targets), fit_width=width)
     return text.splitlines()
 
 
 def write(output: DiffOutput, stream: TextIO) -> None:
-    click.echo(render(output.report, output.fail_on), file=stream, nl=False)
+    width = shutil.get_terminal_size().columns if stream.isatty() else None  # COLUMNS first, as rich reads it
+    click.echo(render(output.report, output.fail_on, width), file=stream, nl=False)

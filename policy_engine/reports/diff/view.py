@@ -17,8 +17,41 @@ if TYPE_CHECKING:
 
 __all__ = ["FAIL_ON", "KIND_TITLES", "WORST_JOBS", "ChangeReport", "GuaranteeChange", "Impact", "ObjectKind",
            "bill_sentence", "comparisons", "declared", "describe", "guarantee_line", "harm_headline", "impact_legend",
-           "lost_by_type", "object_line", "preempted_counts", "promise_line", "shares_title", "shown", "verdict",
-           "worst_jobs"]
+           "lost_by_type", "lost_difference", "object_line", "preempted_counts", "promise_line", "samples_sentence",
+           "shares_title", "shown", "verdict", "worst_jobs"]
+
+#: What a paired difference inside the samples' spread is called, wherever a sentence would give a change.
+NO_SIGNIFICANT_CHANGE = "no significant change"
+
+
+def samples_sentence(impact: Impact) -> str | None:
+    """With ``--samples N``: what the replay's figures are across the samples, and which sample the jobs are."""
+    if impact.samples <= 1:
+        return None
+    return (f"across {impact.samples} samples of the workload (seeds {impact.seed}-{impact.seed + impact.samples - 1}):"
+            " the per-share table gives each figure's median with its p10-p90 and each difference paired (the same "
+            f"sample without and with the change), said only when significant, else {NO_SIGNIFICANT_CHANGE}; the "
+            "jobs listed and counted, the notes and the targets are sample 1's")
+
+
+def _paired_text(impact: Impact, before: list[float], after: list[float], text: Any) -> str:
+    from policy_engine.simulation.results.spread import paired
+
+    found = paired(before, after)
+    return text(found.value + 0.0) if found.significant else NO_SIGNIFICANT_CHANGE
+
+
+def lost_difference(impact: Impact, instance_type: str, before: float, after: float) -> str:
+    """Instance-hours lost on ``instance_type`` with minus without the change; with samples the paired median, or
+    ``no significant change``."""
+    from policy_engine.foundation.units import instance_hours_text
+
+    if impact.samples <= 1:
+        return instance_hours_text(after - before + 0.0)
+    sums = [tuple(sum(row.get(f"instance_hours_lost_{side}", 0.0) for row in rows
+                      if row["instance_type"] == instance_type) for side in ("before", "after"))
+            for rows in impact.sample_shares]
+    return _paired_text(impact, [b for b, _ in sums], [a for _, a in sums], instance_hours_text)
 
 KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
                ObjectKind.SHARE: "Quota shares"}
@@ -82,13 +115,15 @@ def impact_legend(impact: Impact) -> str:
     """What the per-share impact table's cells mean, said once under it (in text and markdown)."""
     from policy_engine.reports.tables import share_comparison as sc
 
+    samples = f" {sc.samples_legend(impact.samples)}." if impact.samples > 1 else ""
     return ("runs: the replay without the change, then with HEAD deployed at "
-            f"t = {duration_text(impact.at)}; {sc.CELLS}; wait: from submission to a job's first start (to the "
-            "end of the replay for a job that never starts); p95: 95 % of the share's jobs waited at most this "
+            f"t = {duration_text(impact.at)}; {sc.CELLS}; wait: a job's time RUNNABLE, from submission to "
+            "placement plus every requeue to the next (to the end of the replay for a job never placed); "
+            "p95: 95 % of the share's jobs waited at most this "
             "long; preemptions: the share's jobs preempted at or after the deploy (the replays are the same before "
             "it); own utilisation, instance-hours lost and cost: over the whole replay; cost: what the share pays "
             "on the type (its jobs' on-demand RUNNING time x rate and its part of the plans' fees; instance-hours "
-            "without --prices), over the billing period (docs/costs.md).")
+            "without --prices), over the billing period (docs/costs.md)." + samples)
 
 
 def bill_period(impact: Impact | None) -> str | None:
@@ -113,6 +148,13 @@ def bill_sentence(impact: Impact) -> str | None:
     period = period_text(Period.from_json(before.get("period")))
     total = (before["bill"]["total"], after["bill"]["total"])
     waste = tuple(sum(side["waste"].values()) for side in (before, after))
+    if impact.sample_costs:  # paired over the samples' bills: a change only when significant
+        totals = [(c["before"]["bill"]["total"], c["after"]["bill"]["total"]) for c in impact.sample_costs]
+        change = _paired_text(impact, [b for b, _ in totals], [a for _, a in totals],
+                              lambda value: ("+" if value >= 0 else "") + money_text(value))
+        return (f"bill for {period}, across {impact.samples} samples: {change} {before['currency']} (paired; "
+                f"sample 1: {money_text(total[0])} → {money_text(total[1])}); waste in sample 1 "
+                f"{money_text(waste[0])} → {money_text(waste[1])} (preempted attempts and plan idle)")
     return (f"bill for {period}: {money_text(total[0])} → {money_text(total[1])} {before['currency']} "
             f"({'+' if total[1] >= total[0] else ''}{money_text(total[1] - total[0])}); waste "
             f"{money_text(waste[0])} → {money_text(waste[1])} (preempted attempts and plan idle)")
@@ -124,13 +166,18 @@ def harm_headline(impact: Impact) -> str:
     from policy_engine.simulation.results.worsening import most_harmed
 
     worst = most_harmed(share_comparison(impact))
+    if impact.samples > 1:  # only a significant worsening counts (``worsening``)
+        across = f"across {impact.samples} samples"
+        return (f"Most harmed {across}: {worst.text()}" if worst
+                else f"No share fares significantly worse with the change {across}")
     return f"Most harmed: {worst.text()}" if worst else "No share fares worse with the change"
 
 
 def preempted_counts(impact: Impact) -> str:
     """Net: ``355 more often, 280 less often (net +75)``."""
     more, less = len(impact.preempted), impact.preempted_less_often
-    return f"{more} more often, {less} less often (net {more - less:+d})"
+    return (f"{more} more often, {less} less often (net {more - less:+d})"
+            + (f" in sample 1 of {impact.samples}" if impact.samples > 1 else ""))
 
 
 def worst_jobs(impact: Impact) -> tuple[list[dict[str, Any]], int]:

@@ -13,8 +13,7 @@ from policy_engine.reports.kit import terminal
 
 def write(output: FitOutput, stream: TextIO) -> None:
     view = build(output)
-    console: Console = (terminal.console(file=stream, width=200) if not stream.isatty()
-                        else terminal.console(file=stream))
+    console: Console = terminal.for_stream(stream, file_width=200)
     table = Table(title=view.title)
     for column in COLUMNS:
         table.add_column(column, justify="right" if column in NUMERIC else "left")

@@ -16,10 +16,12 @@ from policy_engine.simulation.profiles.writing import profile_data
 
 __all__ = ["COLUMNS", "NUMERIC", "PLAN_COLUMNS", "PLAN_NUMERIC", "FitOutput", "FitView", "build", "document"]
 
-COLUMNS = ("share", "jobs", "inst-h / day", "size mix", "run time p50", "run time p95", "law", "KS statistic",
+COLUMNS = ("share", "jobs", "inst-h / day per type", "size mix", "run time p50", "run time p95", "law", "KS statistic",
            "day cycle", "week cycle", "bursts")
 #: The columns aligned right.
-NUMERIC = frozenset({"jobs", "inst-h / day", "run time p50", "run time p95"})
+NUMERIC = frozenset({"jobs", "inst-h / day per type", "run time p50", "run time p95"})
+#: The jobs that name no instance type where the topology cannot tell it, in the per-type cell.
+NO_TYPE = "type not given"
 #: The plan jobs' table (the ``training_plan`` column of the history), and its columns aligned right.
 PLAN_COLUMNS = ("share", "plan", "jobs", "fraction", "timing", "lead p50", "size mix", "run time")
 PLAN_NUMERIC = frozenset({"jobs", "fraction", "lead p50"})
@@ -42,6 +44,12 @@ def _mix(weights: dict[int, float]) -> str:
 def _bursts(fit: ShareFit) -> str:
     bursts = fit.profile.bursts
     return "-" if bursts is None else f"{bursts.mean_jobs:.3g} in {duration_text(bursts.spread)}"
+
+
+def _hours_text(fit: ShareFit) -> str:
+    """One line per instance type, ``TYPE HOURS``: instance-hours of different types are never added."""
+    return "\n".join(f"{NO_TYPE if instance_type is None else instance_type} {hours:,.1f}"
+                     for instance_type, hours in fit.instance_hours_per_day.items()) or "-"
 
 
 def _plan_rows(share: str, fit: ShareFit) -> list[tuple[str, ...]]:
@@ -70,13 +78,15 @@ def _plan_use(fit: ShareFit, plan: str) -> dict[str, object]:
 
 def build(output: FitOutput) -> FitView:
     result = output.result
-    rows = tuple((share, f"{fit.jobs:,}", f"{fit.instance_hours_per_day:,.1f}", _mix(fit.sizes),
+    rows = tuple((share, f"{fit.jobs:,}", _hours_text(fit), _mix(fit.sizes),
                   "-" if fit.run_time_p50 is None else duration_text(fit.run_time_p50),
                   "-" if fit.run_time_p95 is None else duration_text(fit.run_time_p95), fit.family,
                   "-" if fit.statistic is None else f"{fit.statistic:.3f} (p={fit.p_value:.2g})",
                   fit.daily, fit.weekly, _bursts(fit)) for share, fit in result.shares.items())
-    legend = (f"cycles: x = busiest over quietest slot; flat (p) = a chi-square test cannot tell it from flat at "
-              f"{ALPHA:g}; few jobs = fewer than {MIN_DAILY_JOBS} (day) or {MIN_WEEKLY_JOBS} (week) arrivals")
+    legend = (f"inst-h / day: per instance type, never added across types ({NO_TYPE}: jobs naming no type where "
+              f"the topology cannot tell it); cycles: x = busiest over quietest slot; flat (p) = a chi-square test "
+              f"cannot tell it from flat at {ALPHA:g}; few jobs = fewer than {MIN_DAILY_JOBS} (day) or "
+              f"{MIN_WEEKLY_JOBS} (week) arrivals")
     notes = (*(f"not used: {count:,} row(s): {reason}" for reason, count in result.unused.items()),
              *(f"note: {note}" for note in result.notes),
              *(f"note: {share}: {note}" for share, fit in result.shares.items() for note in fit.notes))
@@ -97,7 +107,8 @@ def document(output: FitOutput) -> dict[str, Any]:
         "written": output.written,
         "shares": {share: {
             "jobs": fit.jobs, "completed": fit.completed, "unknown_run_times": fit.unknown_run_times,
-            "instance_hours_per_day": fit.instance_hours_per_day,
+            "instance_hours_per_day": {t: h for t, h in fit.instance_hours_per_day.items() if t is not None},
+            "instance_hours_per_day_no_type": fit.instance_hours_per_day.get(None, 0.0),
             "sizes": {str(k): v for k, v in fit.sizes.items()},
             "run_time_p50_seconds": fit.run_time_p50, "run_time_p95_seconds": fit.run_time_p95,
             "law": fit.family, "ks_statistic": fit.statistic, "ks_p_value": fit.p_value, "notes": fit.notes,

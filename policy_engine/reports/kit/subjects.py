@@ -104,6 +104,22 @@ class SimulateOutput:
     plan_account: PlanAccount | None = None
     #: the topology the run was on (the plan account's sentences name its shares' limits)
     topology: Topology | None = None
+    #: ``--samples N``: ``result.shares`` are the medians across N samples (``SampledShareMetrics``, with spreads);
+    #: everything else is the first sample's
+    samples: int = 1
+    #: ``--seed``: sample ``n`` was drawn with ``seed + n``
+    seed: int = 0
+    #: each sample's jobs, in sample order
+    sample_jobs: tuple[int, ...] = ()
+
+    def samples_line(self) -> str:
+        """With samples, what the shares' figures are and which sample the rest shows; else ''."""
+        if self.samples <= 1:
+            return ""
+        return (f"across {self.samples} samples of the workload (seeds {self.seed}-{self.seed + self.samples - 1}, "
+                f"{min(self.sample_jobs):,}-{max(self.sample_jobs):,} jobs): each share's figures are the medians "
+                "with their p10-p90 (the spread table); the jobs, the summary, --events, --report, the bill and "
+                "the targets are sample 1's")
 
     def deploy_note(self) -> str:
         """One line saying which names are a template's logical IDs (empty when none is)."""

@@ -11,27 +11,85 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Any
+from typing import Any, TextIO
 
-from rich.console import Console
+from rich.console import Console, Group
+from rich.measure import Measurement
+from rich.table import Table
 
 
 class _Console(Console):
     """rich's ``Console``, except that a closed pipe is the command line's to report (one line, exit 2):
     rich would end the process with exit 1, which means "a rule found an error"."""
 
+    #: Fit every table to the width and wrap every line at it (a terminal: see ``reports.kit.fitting``).
+    fit_tables = False
+    #: Print a table wider than the width at its own width (a file or a pipe: nothing folded, no header cut).
+    full_width_tables = False
+
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        """rich's ``print``; on a terminal each table fitted to the width and no line left to the terminal to
+        wrap (``soft_wrap`` would let it cut a word)."""
+        if self.fit_tables:
+            from policy_engine.reports.kit.fitting import fit
+
+            objects = tuple(Group(*fit(o, self)) if isinstance(o, Table) else o for o in objects)
+            options["soft_wrap"] = False
+        elif self.full_width_tables and len(objects) == 1 and isinstance(objects[0], Table) and \
+                _may_be_wider(objects[0], self.width):
+            natural = Measurement.get(self, self.options.update_width(_UNBOUNDED), objects[0]).maximum
+            if natural > self.width:  # rich's ``print(width=...)`` only narrows: widen the console for this table
+                width, self.width = self.width, natural
+                try:
+                    super().print(*objects, **options)
+                finally:
+                    self.width = width
+                return
+        super().print(*objects, **options)
+
+
+def _may_be_wider(table: Table, width: int) -> bool:
+    """Whether ``table`` may be wider than ``width``: its cells' plain lengths, padding and borders added (a bound
+    far cheaper than rich's measure, which a table of 5,000 rows would otherwise pay twice)."""
+    total = 1 + 3 * len(table.columns)
+    for column in table.columns:
+        total += max((len(str(value)) for value in (column.header, *column.cells)), default=0)
+        if total > width:
+            return True
+    return False
 
 
 #: How wide a wide table may be when written to a file or a pipe: as wide as its cells, so no value is folded
 #: mid-way (``4d 0h → 2d 18h (−1d`` / ``7h)``) for a reader or a ``grep``; a terminal keeps its own width.
 FILE_WIDTH = 400
+#: Wider than any table: a table's own width is measured against it.
+_UNBOUNDED = 100_000
 
 
-def console(**options: Any) -> Console:
-    """A ``Console`` (``options`` as rich's) that emits no ANSI escape when ``NO_COLOR`` is set."""
+def console(fit: bool = False, **options: Any) -> Console:
+    """A ``Console`` (``options`` as rich's) that emits no ANSI escape when ``NO_COLOR`` is set; with ``fit``, every
+    table it prints fits its width (``reports.kit.fitting``) and every line is wrapped at it."""
+    return _console(fit, **options)
+
+
+def _console(fit: bool, **options: Any) -> _Console:
     if "NO_COLOR" in os.environ:
         options["color_system"] = None
-    return _Console(**options)
+    out = _Console(**options)
+    out.fit_tables = fit
+    return out
+
+
+def for_stream(stream: TextIO, file_width: int = FILE_WIDTH, **options: Any) -> Console:
+    """The console a text report prints to ``stream`` with: on a terminal as wide as the terminal (or ``COLUMNS``),
+    every table fitted to it; in a file or a pipe ``file_width`` wide for text, and every table at its full width
+    however wide (a reader or a ``grep`` never meets a folded value or a header cut mid-word)."""
+    if stream.isatty():
+        return _console(True, file=stream, **options)
+    out = _console(False, file=stream, width=file_width, **options)
+    out.full_width_tables = True
+    return out

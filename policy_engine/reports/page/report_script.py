@@ -21,6 +21,7 @@ table.sortable th { cursor: pointer; user-select: none; } table.sortable th:hove
 tr.preempted td { background: #fff3f0; } input, select { font-size: 0.95rem; padding: 0.2rem 0.4rem; }
 .error { color: #b00020; font-weight: bold; } code { background: #f4f6f8; padding: 0 0.2rem; }
 .table-scroll { max-width: 100%; overflow-x: auto; } .table-scroll > table { margin: 0.4rem 0; }
+td.num.brk { white-space: normal; } .nb, td.nm { white-space: nowrap; }
 """
 
 #: A page's answer to a chart that fails to draw (the last argument of its ``Promise.all(...).then``): the page
@@ -127,7 +128,7 @@ SCRIPT = r"""
     const high = Math.max(1, ...data.waits.map(function (w) { return w.max; }));
     return {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      title: 'Wait before first placement per share (log scale): min-max, quartiles, median, p95',
+      title: 'Wait (time RUNNABLE, requeues included) per share (log scale): min-max, quartiles, median, p95',
       width: 900, data: {values: data.waits},
       layer: [
         {params: zoom, mark: {type: 'rule', color: '#777'},

@@ -215,7 +215,7 @@ def waits_png(aggregates: Aggregates) -> bytes:
         draw.text((left - 8, y), f"{wait.share} ({wait.jobs:,})", fill=TEXT, font=font, anchor="rm")
     draw.line([(left, top), (left, bottom), (right, bottom)], fill=AXIS)
     plot = _Plot(draw, (left, top, right, bottom), 1.0, 1.0)
-    plot.x_axis(ticks, positions, "wait before first placement (log scale): box quartiles, white median, "
+    plot.x_axis(ticks, positions, "wait, time RUNNABLE (log scale): box quartiles, white median, "
                                   "line min to p95, dot max", label=duration_text)
     return _png(image)
 

@@ -50,7 +50,7 @@ h1 { font-size: 1.6rem; margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border
 table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
 th, td { border: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: left; }
 th { background: #f4f6f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.scroll { overflow-x: auto; max-width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; } td.num.brk { white-space: normal; } .nb { white-space: nowrap; }
 figure { margin: 0.8rem 0 1.4rem; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #666; font-size: 0.85rem; }
 """
@@ -75,9 +75,13 @@ def _slug(text: str) -> str:
 
 
 def html_table(header: Sequence[str], rows: Iterable[Sequence[object]], numeric: AbstractSet[int] = frozenset()) -> str:
-    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
+    """A table that fits the page: figures whole, headers wrapped at spaces (a long axis path after its dots too,
+    ``reports.kit.breaks``)."""
+    from policy_engine.reports.kit.breaks import html_figure, html_header
+
+    head = "".join(f"<th>{html_header(h)}</th>" for h in header)
     body = "".join(
-        "<tr>" + "".join(f'<td class="num">{escape(str(v))}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
+        "<tr>" + "".join(f'<td class="num brk">{html_figure(v)}</td>' if i in numeric else f"<td>{escape(str(v))}</td>"
                          for i, v in enumerate(row)) + "</tr>"
         for row in rows)
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
@@ -127,12 +131,36 @@ def scale_of(values: Iterable[float], unit: Unit, unit_name: str = "") -> Scale:
     return Scale(1.0, unit_name or unit.value)
 
 
+#: Panels per row of a field chart's small multiples.
+PANEL_COLUMNS = 3
+
+
+def wrapped(text: str, width: int = 36) -> str:
+    """A long label (an axis path, a title) over several lines, broken at spaces and after ``/`` and ``.`` (never
+    inside a word), so it stays within its chart instead of running into another label."""
+    pieces = re.findall(r"[^ /.]*[ /.]?", text)
+    lines, line = [], ""
+    for piece in (p for p in pieces if p):
+        if line and len(line) + len(piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece
+    return "\n".join([*lines, line.rstrip()]) if line.strip() else "\n".join(lines)
+
+
 def field_chart(records: Sequence[RunRecord], axis: Axis, metric: str) -> Chart:
-    """One line per share: the mean of ``metric`` (worst instance type) over the ok runs with each value."""
+    """``field_figure`` as a PNG."""
+    name = metric.replace("_", " ")
+    return Chart(f"field-{_slug(axis.path)}.png", f"{name} per share against {axis.path}",
+                 _png(field_figure(records, axis, metric)))
+
+
+def field_figure(records: Sequence[RunRecord], axis: Axis, metric: str) -> Figure:
+    """Small multiples: one panel per share, each on its own scale, of the mean of ``metric`` (worst instance
+    type) over the ok runs with each value. On one shared axis a team waiting 20 days would flatten every other
+    team's line to zero; a log axis could not show the many waits of 0 s (docs/sweep.md)."""
     ok = [r for r in records if r.status == RunStatus.OK]
     shares = list(dict.fromkeys(entry["share"] for r in ok for entry in r.shares))
-    figure = Figure(figsize=(8, 3.6))
-    plot = figure.add_subplot()
     positions = list(range(len(axis.values)))  # values in the order written (-1 = unlimited is not a number here)
     lines = {}
     for share in shares:
@@ -142,21 +170,39 @@ def field_chart(records: Sequence[RunRecord], axis: Axis, metric: str) -> Chart:
                        for r in ok if r.values[axis.path] == value and any(e["share"] == share for e in r.shares)]
             ys.append(_mean(per_run))
         lines[share] = ys
-    scale = scale_of((y for ys in lines.values() for y in ys), UNITS[metric])
-    for share, ys in lines.items():
-        plot.plot(positions, [scale(y) for y in ys], marker="o", label=share)
-    plot.set_xticks(positions, [vary_text(v) for v in axis.values])
-    plot.set_xlabel(axis.path)
-    plot.set_ylabel(f"{metric.replace('_', ' ')} ({scale.name})")
-    plot.grid(alpha=0.3)
-    if shares:
-        plot.legend(fontsize=7, loc="best", ncol=max(1, len(shares) // 8))
+    columns = max(1, min(PANEL_COLUMNS, len(shares)))
+    rows = max(1, math.ceil(len(shares) / columns))
+    figure = Figure(figsize=(3.3 * columns, 1.25 + 1.9 * rows), layout="constrained")
+    panels = figure.subplots(rows, columns, sharex=True, squeeze=False).flatten()
     name = metric.replace("_", " ")
-    plot.set_title(f"{name} per share against {axis.path} (mean over the other fields)", fontsize=9)
-    return Chart(f"field-{_slug(axis.path)}.png", f"{name} per share against {axis.path}", _png(figure))
+    for panel, (share, ys) in zip(panels, lines.items(), strict=False):
+        scale = scale_of(ys, UNITS[metric])
+        panel.plot(positions, [scale(y) for y in ys], marker="o", color="#1f77b4")
+        panel.set_title(wrapped(f"{share} ({scale.name})", 40), fontsize=8)
+        panel.yaxis.set_major_formatter(_THOUSANDS)
+        panel.tick_params(labelsize=7)
+        panel.grid(alpha=0.3)
+        if all(not math.isnan(y) and y == 0 for y in ys):
+            panel.set_ylim(-0.05, 1)  # never waited: a flat line at 0, not one centred on a meaningless range
+    for panel in panels[len(lines):]:
+        panel.set_visible(False)
+    for panel in panels:
+        panel.set_xticks(positions, [vary_text(v) for v in axis.values])
+    figure.supxlabel(wrapped(axis.path, 60), fontsize=9)
+    figure.supylabel(name, fontsize=9)
+    figure.suptitle(wrapped(f"{name} per share against {axis.path} (mean over the other fields; each share on its "
+                            "own scale)", 90), fontsize=9)
+    return figure
 
 
 def heatmap_chart(records: Sequence[RunRecord], first: Axis, second: Axis, objective: Expression) -> Chart:
+    """``heatmap_figure`` as a PNG."""
+    return Chart(f"heatmap-{_slug(first.path)}-{_slug(second.path)}.png",
+                 f"{objective.text} by {first.path} and {second.path}",
+                 _png(heatmap_figure(records, first, second, objective)))
+
+
+def heatmap_figure(records: Sequence[RunRecord], first: Axis, second: Axis, objective: Expression) -> Figure:
     """The objective (mean over the other fields) for every pair of values; blank where no run was ok."""
     grid = []
     for a in first.values:
@@ -166,14 +212,15 @@ def heatmap_chart(records: Sequence[RunRecord], first: Axis, second: Axis, objec
                       and r.values[second.path] == b]
             row.append(_mean(scores))
         grid.append(row)
-    figure = Figure(figsize=(1.2 + 0.9 * len(second.values), 1.2 + 0.5 * len(first.values)))
+    figure = Figure(figsize=(max(5.0, 2.4 + 0.9 * len(second.values)), max(3.0, 1.6 + 0.5 * len(first.values))),
+                    layout="constrained")  # labels laid out around the cells, never over each other or the title
     plot = figure.add_subplot()
     scale = scale_of((value for row in grid for value in row), objective.unit, objective.unit_name)
     image = plot.imshow([[scale(value) for value in row] for row in grid], aspect="auto", cmap="viridis_r")
     plot.set_xticks(range(len(second.values)), [vary_text(v) for v in second.values], fontsize=8)
     plot.set_yticks(range(len(first.values)), [vary_text(v) for v in first.values], fontsize=8)
-    plot.set_xlabel(second.path)
-    plot.set_ylabel(first.path)
+    plot.set_xlabel(wrapped(second.path))
+    plot.set_ylabel(wrapped(first.path, 24), fontsize=8)
     finite = [value for row in grid for value in row if not math.isnan(value)]
     low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
     for i, row in enumerate(grid):
@@ -181,12 +228,11 @@ def heatmap_chart(records: Sequence[RunRecord], first: Axis, second: Axis, objec
             dark = not math.isnan(value) and high > low and (value - low) / (high - low) > 0.5  # viridis_r: dark
             plot.text(j, i, "no ok run" if math.isnan(value) else figure_text(value, objective.unit), ha="center",
                       va="center", fontsize=7, color="white" if dark else "black")
-    bar = figure.colorbar(image, ax=plot, label=f"{objective.text} ({scale.name})")
+    bar = figure.colorbar(image, ax=plot, label=wrapped(f"{objective.text} ({scale.name})", 30))
     bar.formatter = _THOUSANDS
     bar.update_ticks()
-    plot.set_title(f"{objective.text} by {first.path} and {second.path}", fontsize=9)
-    return Chart(f"heatmap-{_slug(first.path)}-{_slug(second.path)}.png",
-                 f"{objective.text} by {first.path} and {second.path}", _png(figure))
+    figure.suptitle(wrapped(f"{objective.text} by {first.path} and {second.path}", 60), fontsize=9)
+    return figure
 
 
 def pareto_chart(points: Sequence[tuple[float, float, bool, bool]], objectives: tuple[Objective, Objective]) -> Chart:

@@ -54,13 +54,13 @@ def _lines(run: RunView, source: str, calibration: Sequence[CalibrationRow] | No
 
         lines += markdown_lines(run.plans)  # hours only: the plans' fees are in the bill (cost section)
     if calibration:
-        lines += ["Observed vs simulated (waits: jobs with an observed start; agree: same status, end and "
-                  "preemptions):", ""]
+        lines += ["Observed vs simulated (waits: submission to the first start, all a history records, of jobs with "
+                  "an observed start; agree: same status, end and preemptions):", ""]
         lines += table(("share", "jobs", "observed wait p50", "simulated wait p50", "observed wait p95",
                         "simulated wait p95", "observed preemptions", "simulated preemptions", "agree"),
-                       ((c.share, c.jobs, c.observed_wait_p50, c.simulated_wait_p50, c.observed_wait_p95,
-                         c.simulated_wait_p95, c.observed_preemptions, c.simulated_preemptions,
-                         f"{c.agreeing}/{c.observed_jobs}")
+                       ((c.share, c.jobs, c.observed_first_start_wait_p50, c.simulated_first_start_wait_p50,
+                         c.observed_first_start_wait_p95, c.simulated_first_start_wait_p95, c.observed_preemptions,
+                         c.simulated_preemptions, f"{c.agreeing}/{c.observed_jobs}")
                         for c in calibration),
                        align="lrrrrrrrr")
         lines.append("")
@@ -80,6 +80,12 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if view.bill_period is not None:  # the billing period first: every figure below the bill is read over it
         click.echo(f"_Bill for {safe_text.markdown(view.bill_period)}_\n", file=stream)
     click.echo("\n".join(_lines(view.run, view.source, view.calibration)), file=stream, nl=False)
+    if output.samples > 1:  # the shares table holds the medians; their spreads beside them
+        from policy_engine.reports.simulate.view import SPREAD_HEAD, spread_rows, spread_title
+        from policy_engine.reports.tables.share_comparison import markdown_table
+
+        click.echo("\n".join([f"_{safe_text.markdown(output.samples_line())}_", "", f"{spread_title(output)}:", "",
+                              *markdown_table(SPREAD_HEAD, spread_rows(output)), ""]), file=stream, nl=False)
     if view.waits is not None and (waited := why_waited.markdown(view.waits)):
         click.echo("\n".join(["", *waited]), file=stream, nl=False)
     if view.plan_account is not None and view.topology is not None:

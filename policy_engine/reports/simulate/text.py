@@ -7,9 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
-from rich import box
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 
 from policy_engine.reports.kit import terminal
@@ -50,17 +48,11 @@ def print_run(run: RunView, console: Console) -> None:
                                     "preemptions", "inst-h lost")):
         if index < 3:  # names fold on a narrow terminal
             shares.add_column(header, overflow="fold")
-        else:  # numbers are never cut: as wide as the widest one; the header wraps instead
+        else:  # numbers are never cut: as wide as the widest one (on a terminal see ``reports.kit.fitting``)
             shares.add_column(header, justify="right", overflow="fold",
                               min_width=max((len(row[index]) for row in rows), default=1))
     for row in rows:
         shares.add_row(*map(rich_text, row))
-    if Measurement.get(console, console.options.update_width(10_000), shares).maximum > console.width:
-        # A narrow terminal: no box, single padding, numbers exactly as wide as the widest one (their headers
-        # wrap), and the names fold into what is left.
-        shares.box, shares.show_edge, shares.pad_edge, shares.collapse_padding = box.SIMPLE_HEAD, False, False, True
-        for column in shares.columns[3:]:
-            column.width = max(column.min_width or 1, 5)
     console.print(shares)
     console.print(types_table(run))
     counts = ", ".join(f"{count:,} {status}" for status, count in run.by_status.items())
@@ -79,27 +71,35 @@ def types_table(run: RunView) -> Table:
 
 
 def calibration_table(rows: Sequence[CalibrationRow]) -> Table:
-    """Observed vs simulated wait and preemptions per share (a workload from ``batch-quota history``)."""
-    table = Table(title="Observed vs simulated (waits: jobs with an observed start; agree: same status, end and "
-                        "preemptions)")
+    """Observed vs simulated wait to the first start, and preemptions, per share (a workload from ``batch-quota
+    history``, which records only a job's first start)."""
+    table = Table(title="Observed vs simulated (waits: submission to the first start, all a history records, of "
+                        "jobs with an observed start; agree: same status, end and preemptions)")
     for index, column in enumerate(("share", "jobs", "obs wait p50", "sim wait p50", "obs wait p95", "sim wait p95",
                                     "obs wait mean", "sim wait mean", "obs preemptions", "sim preemptions",
                                     "agree")):
         table.add_column(column, overflow="fold", justify="left" if index == 0 else "right")
     for row in rows:
-        table.add_row(rich_text(row.share), f"{row.jobs:,}", row.observed_wait_p50, row.simulated_wait_p50,
-                      row.observed_wait_p95, row.simulated_wait_p95, row.observed_wait_mean, row.simulated_wait_mean,
-                      f"{row.observed_preemptions:,}", f"{row.simulated_preemptions:,}",
-                      f"{row.agreeing:,}/{row.observed_jobs:,}")
+        table.add_row(rich_text(row.share), f"{row.jobs:,}", row.observed_first_start_wait_p50,
+                      row.simulated_first_start_wait_p50, row.observed_first_start_wait_p95,
+                      row.simulated_first_start_wait_p95, row.observed_first_start_wait_mean,
+                      row.simulated_first_start_wait_mean, f"{row.observed_preemptions:,}",
+                      f"{row.simulated_preemptions:,}", f"{row.agreeing:,}/{row.observed_jobs:,}")
     return table
 
 
 def write(output: SimulateOutput, stream: TextIO) -> None:
-    console = terminal.console(file=stream, width=200) if not stream.isatty() else terminal.console(file=stream)
+    console = terminal.for_stream(stream, file_width=200)
     view = build(output)
     if view.bill_period is not None:  # the billing period first: every figure below the bill is read over it
         console.print(f"Bill for {view.bill_period}.", markup=False, highlight=False)
     print_run(view.run, console)
+    if output.samples > 1:  # the shares table holds the medians; their spreads beside them
+        from policy_engine.reports.simulate.view import SPREAD_HEAD, spread_rows, spread_title
+        from policy_engine.reports.tables.share_comparison import rich_table
+
+        console.print(output.samples_line(), markup=False, highlight=False)
+        console.print(rich_table(spread_title(output), SPREAD_HEAD, spread_rows(output)))
     if view.run.plans is not None:
         from policy_engine.reports.tables.plan_tables import text_tables
 

@@ -30,9 +30,31 @@ if TYPE_CHECKING:
     from policy_engine.simulation.results.targets import TargetResult
     from policy_engine.simulation.results.wait_causes import WaitCauses
 
-__all__ = ["JOB_TABLE_LIMIT", "CalibrationRow", "JsonDocument", "RunView", "ShareCalibration", "ShareRow",
-           "SimulateOutput", "SimulateView", "SimulationResult", "build", "calibration_rows", "json_document",
-           "run_view"]
+__all__ = ["JOB_TABLE_LIMIT", "SPREAD_HEAD", "CalibrationRow", "JsonDocument", "RunView", "ShareCalibration",
+           "ShareRow", "SimulateOutput", "SimulateView", "SimulationResult", "build", "calibration_rows",
+           "json_document", "run_view", "spread_rows", "spread_title"]
+
+#: ``--samples N``: the spread table's columns after the share and type (``spread_rows``).
+SPREAD_HEAD = ("share", "type", "jobs", "own util", "mean borrowed (inst)", "mean lent (inst)", "wait p50",
+               "wait p95", "wait max", "preemptions", "inst-h lost")
+_SPREAD_TEXT: tuple[tuple[str, Callable[[float], str]], ...] = (
+    ("jobs", lambda v: f"{v:,.0f}"), ("own_utilisation", lambda v: f"{v:.1%}"),
+    ("mean_borrowed", lambda v: f"{v:.2f}"), ("mean_lent", lambda v: f"{v:.2f}"), ("wait_p50", duration_text),
+    ("wait_p95", duration_text), ("wait_max", duration_text), ("preemptions", lambda v: f"{v:,.0f}"),
+    ("instance_hours_lost", lambda v: f"{v:.2f}"))
+
+
+def spread_title(output: SimulateOutput) -> str:
+    return f"Shares across {output.samples} samples: median (p10-p90)"
+
+
+def spread_rows(output: SimulateOutput) -> list[tuple[str, ...]]:
+    """With ``--samples N``: per share and type, each figure as ``median (p10-p90)``; empty without samples."""
+    from policy_engine.reports.tables.share_comparison import spread_cell
+    from policy_engine.simulation.results.sampled_shares import SampledShareMetrics
+
+    return [(m.share, m.instance_type, *(spread_cell(text, m.spread[key]) for key, text in _SPREAD_TEXT))
+            for m in output.result.shares if isinstance(m, SampledShareMetrics)]
 
 #: Above this many jobs the text report shows shares and the summary only.
 JOB_TABLE_LIMIT = 200
@@ -60,16 +82,16 @@ class ShareRow:
 
 @dataclass(frozen=True)
 class CalibrationRow:
-    """Observed against simulated for one share (waits as text)."""
+    """Observed against simulated for one share (waits to the first start, as text)."""
 
     share: str
     jobs: int
-    observed_wait_p50: str
-    simulated_wait_p50: str
-    observed_wait_p95: str
-    simulated_wait_p95: str
-    observed_wait_mean: str
-    simulated_wait_mean: str
+    observed_first_start_wait_p50: str
+    simulated_first_start_wait_p50: str
+    observed_first_start_wait_p95: str
+    simulated_first_start_wait_p95: str
+    observed_first_start_wait_mean: str
+    simulated_first_start_wait_mean: str
     observed_preemptions: int
     simulated_preemptions: int
     agreeing: int
@@ -151,10 +173,12 @@ def run_view(result: SimulationResult, rates: Mapping[str, float] | None = None,
 
 
 def calibration_rows(rows: Sequence[ShareCalibration]) -> tuple[CalibrationRow, ...]:
-    return tuple(CalibrationRow(c.share, c.jobs, duration_text(c.observed_wait_p50),
-                                duration_text(c.simulated_wait_p50), duration_text(c.observed_wait_p95),
-                                duration_text(c.simulated_wait_p95), duration_text(c.observed_wait_mean),
-                                duration_text(c.simulated_wait_mean), c.observed_preemptions,
+    return tuple(CalibrationRow(c.share, c.jobs, duration_text(c.observed_first_start_wait_p50),
+                                duration_text(c.simulated_first_start_wait_p50),
+                                duration_text(c.observed_first_start_wait_p95),
+                                duration_text(c.simulated_first_start_wait_p95),
+                                duration_text(c.observed_first_start_wait_mean),
+                                duration_text(c.simulated_first_start_wait_mean), c.observed_preemptions,
                                 c.simulated_preemptions, c.agreeing, c.observed_jobs) for c in rows)
 
 
@@ -203,6 +227,11 @@ def json_document(output: SimulateOutput) -> JsonDocument:
             extra["costs"]["price_weighted_utilisation"] = None if weighted is None else round(weighted, 6)
     if output.targets:
         extra["targets"] = [result.to_json() for result in output.targets]
+    if output.samples > 1:
+        extra["samples"] = {"count": output.samples, "seed": output.seed, "jobs": list(output.sample_jobs),
+                            "shares": "median of each figure across the samples, its p10-p90-p50 in spread",
+                            "first_sample_shows": ["jobs", "summary", "events", "report", "costs", "targets",
+                                                   "wait_causes", "training_plans"]}
     fields: dict[str, Sequence[object]] = {}
     if output.waits is not None:  # per job, the cause it waited longest for (null: it never waited)
         fields["wait_cause"] = [None if cause is None else cause.value for cause in output.waits.job_causes]

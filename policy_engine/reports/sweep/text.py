@@ -12,8 +12,7 @@ from policy_engine.reports.sweep.view import SweepOutput, build
 
 def write(output: SweepOutput, stream: TextIO) -> None:
     view = build(output)
-    console = (terminal.console(file=stream, width=terminal.FILE_WIDTH) if not stream.isatty()
-               else terminal.console(file=stream))
+    console = terminal.for_stream(stream)
     if view.bill_period is not None:  # what every run's bill covers, first, as simulate says it
         console.print(f"Bill for {view.bill_period}.", markup=False, highlight=False)
     table = Table(title=view.title)

@@ -112,7 +112,8 @@ def add_to_json(training_plans: list[dict[str, Any]], plans: PlanAccount) -> Non
             window_json["idle_by_share"] = {cause.value: {share: as_number(seconds / _HOUR)
                                                           for share, seconds in shares.items()}
                                             for cause, shares in window.by_share.items()}
-            window_json["waited_jobs"] = [{"name": job, "share": share, "wait_seconds": as_number(seconds)}
+            # "seconds", not "wait_seconds": RUNNABLE or SCHEDULED within the window, not a job's wait (time RUNNABLE)
+            window_json["waited_jobs"] = [{"name": job, "share": share, "seconds": as_number(seconds)}
                                           for job, (share, seconds) in window.waited.items()]
         entry["preemption_lost"] = [
             {"share": loss.share, "in_share_instance_hours": as_number(loss.in_share / _HOUR),

@@ -7,7 +7,7 @@ A cell holds each run's value in order and each later run's difference from the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from policy_engine.foundation.units import (
@@ -26,6 +26,7 @@ from policy_engine.simulation.results.side_by_side import (
     TargetComparison,
     TargetRow,
 )
+from policy_engine.simulation.results.spread import Spread
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -37,7 +38,8 @@ MINUS = "−"
 CELLS = ("each cell: the runs' values in order, then in parentheses each later run minus the first (for waits, "
          "preemptions and instance-hours lost a negative difference is better; for utilisation a positive one)")
 #: What the cells mean, said once under each table.
-LEGEND = (f"{CELLS}; wait: submission to first start; cost: the share's net chargeback, below zero when lending "
+LEGEND = (f"{CELLS}; wait: time RUNNABLE (submission to placement, plus every requeue to the next); cost: the "
+          "share's net chargeback, below zero when lending "
           "earned it more credit than it was charged; –: the run has no such share")
 
 
@@ -77,7 +79,45 @@ def header(figure: Figure) -> str:
     return figure.label  # durations read with their units (``3h 05m``), counts are counts
 
 
+#: What a cell says with workload samples (``--samples N``), under each table.
+NOT_SIGNIFICANT = "n.s."
+
+
+def samples_legend(samples: int) -> str:
+    """How a cell reads across ``samples`` workload samples, said once under each table."""
+    return (f"across {samples} samples: each value is the median with its p10-p90 in parentheses (one value: "
+            "alike in every sample); each difference "
+            "is paired (the same sample under both runs), its median shown only when the p10-p90 of the paired "
+            f"differences excludes 0, else {NOT_SIGNIFICANT} (no significant change)")
+
+
+def spread_text(figure: Figure, spread: Spread) -> str:
+    """``12h 00m (8h 00m-19h 00m)``: the median across samples, then its p10-p90."""
+    return spread_cell(lambda value: figure_text(figure, value), spread)
+
+
+def spread_cell(text: Callable[[float], str], spread: Spread) -> str:
+    """A spread as a cell, each value written by ``text``: ``median (p10-p90)``; a figure alike in every sample
+    (``0s (0s-0s)``) has no spread to show: its one value."""
+    low, middle, high = text(spread.p10), text(spread.p50), text(spread.p90)
+    return middle if low == high else f"{middle} ({low}-{high})"
+
+
+def sampled_difference_text(figure: Figure, row: ShareRow, run: int) -> str:
+    """A paired difference: its median when significant, else ``n.s.`` (never shown as a change)."""
+    if not row.significant(run, figure):
+        return NOT_SIGNIFICANT
+    return difference_text(figure, row.difference(run, figure))
+
+
 def cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
+    if row.samples:
+        values = ARROW.join(spread_text(figure, found) if (found := row.spread(run, figure)) is not None else "–"
+                            for run in range(len(row.values)))
+        if len(comparison.runs) < 2:
+            return values
+        paired = ", ".join(sampled_difference_text(figure, row, run) for run in range(1, len(comparison.runs)))
+        return f"{values} ({paired})"
     values = ARROW.join(figure_text(figure, row.value(run, figure)) if present else "–"
                         for run, present in enumerate(row.present))
     if len(comparison.runs) < 2:
@@ -85,6 +125,53 @@ def cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
     differences = ", ".join(difference_text(figure, row.difference(run, figure))
                             for run in range(1, len(comparison.runs)))
     return f"{values} ({differences})"
+
+
+def compact_cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
+    """``cell``, except that a figure every run has alike shows once (``153``, ``0s``): for a pull request,
+    where the changed cells should stand out and every cell stay short. A sampled figure shows once (its
+    spread) only when every sample has it alike in every run."""
+    if not all(row.present):
+        return cell(comparison, row, figure)
+    if row.samples:  # alike only when alike in every sample: then the one spread, said once
+        first = row.sample_values(0, figure)
+        if all(row.sample_values(run, figure) == first for run in range(1, len(comparison.runs))) and \
+                (found := row.spread(0, figure)) is not None:
+            return spread_text(figure, found)
+        return cell(comparison, row, figure)
+    if all(row.difference(run, figure) == 0 for run in range(1, len(comparison.runs))):
+        return figure_text(figure, row.value(0, figure))
+    return cell(comparison, row, figure)
+
+
+#: What a compact table's single values mean (a sentence said under it, after the legend).
+COMPACT = "A single value: the same in every run."
+
+
+def rows_by_type(comparison: ShareComparison) -> dict[str, list[tuple[str, ...]]]:
+    """Per instance type (in the rows' order), its shares' compact rows without the type: a pull request's
+    tables, one per type, narrower by a column and never mixing types."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for row in comparison.rows:
+        out.setdefault(row.instance_type, []).append(
+            (share_label(comparison, row), *(compact_cell(comparison, row, f) for f in comparison.figures)))
+    return out
+
+
+def markdown_parts(comparison: ShareComparison) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
+    """The per-share table for a pull request: per instance type (the most harmed first, as the rows come), its
+    compact rows, split by columns where a row would wrap (``markdown.split_columns``): ``(title, header, rows)``,
+    the title naming the type and the part (``ml.p4d.24xlarge, part 1 of 2``)."""
+    from policy_engine.reports.kit.markdown import split_columns
+
+    head = ("share", *(header(f) for f in comparison.figures))
+    out = []
+    for instance_type, rows in rows_by_type(comparison).items():
+        parts = split_columns(head, rows, names=1)
+        for number, (part_head, part_rows) in enumerate(parts, start=1):
+            out.append((instance_type + (f", part {number} of {len(parts)}" if len(parts) > 1 else ""),
+                        part_head, part_rows))
+    return out
 
 
 def share_label(comparison: ShareComparison, row: ShareRow) -> str:
@@ -129,6 +216,8 @@ def _target_difference(row: TargetRow, run: int) -> str:
     difference = row.difference(run)
     if difference is None:
         return "–"
+    if row.samples and not row.significant(run):  # inside the samples' spread: no change
+        return NOT_SIGNIFICANT
     if difference == 0:
         return "±0"
     sign = "+" if difference > 0 else MINUS
@@ -175,18 +264,17 @@ def rich_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], c
 
 
 def text_table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "",
-               names: int = 2, width: int | None = None) -> str:
+               names: int = 2, width: int | None = None, fit_width: int | None = None) -> str:
     """``rich_table`` rendered to plain text (no escape codes), for a report built as a string: as wide as its
-    cells up to ``terminal.FILE_WIDTH``, so no value is folded mid-way."""
+    cells up to ``terminal.FILE_WIDTH``, so no value is folded mid-way; with ``fit_width`` (a terminal's), fitted
+    to it (``reports.kit.fitting``)."""
     import io
 
-    from rich.console import Console
+    from policy_engine.reports.kit import terminal
 
-    from policy_engine.reports.kit.terminal import FILE_WIDTH
-
-    width = width or FILE_WIDTH
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, force_terminal=False, highlight=False).print(
+    terminal.console(fit=fit_width is not None, file=buffer, width=fit_width or width or terminal.FILE_WIDTH,
+                     color_system=None, force_terminal=False, highlight=False).print(
         rich_table(title, head, rows, caption, names))
     return buffer.getvalue()
 
@@ -204,14 +292,18 @@ def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]], names: in
 
 
 def html_table(head: Sequence[str], rows: Sequence[Sequence[str]], attrs: str = "", names: int = 2) -> str:
-    """A table of rendered cells in its own horizontally scrolling box (``table-scroll``, ``report_script.STYLE``):
-    a wide table scrolls inside it, and the page never scrolls sideways (cells do not wrap: a figure's arrow and
-    difference stay on one line). The box takes the keyboard focus, so it scrolls without a mouse too."""
+    """A table of rendered cells that fits the page (1400 px): a figure wraps only between its parts (after
+    ``→``, before its difference in parentheses; ``reports.kit.breaks``), a name never (``llm-pretrain`` stays
+    whole), a header only at spaces (and a long dotted name after its dots). It stays in its own horizontally
+    scrolling box (``table-scroll``, ``report_script.STYLE``) for a window narrower than the table's narrowest
+    layout; the box takes the keyboard focus, so it scrolls without a mouse too."""
+    from policy_engine.reports.kit.breaks import html_figure, html_header
     from policy_engine.reports.kit.safe_text import html_text as escape
 
-    cells = "".join(f"<th>{escape(h)}</th>" for h in head)
-    numeric = ' class="num"'
-    body = "".join("<tr>" + "".join(f"<td{numeric if i >= names else ''}>{escape(v)}</td>" for i, v in enumerate(row))
+    cells = "".join(f"<th>{html_header(h)}</th>" for h in head)
+    numeric = ' class="num brk"'
+    body = "".join("<tr>" + "".join(f"<td{numeric}>{html_figure(v)}</td>" if i >= names
+                                    else f'<td class="nm">{escape(v)}</td>' for i, v in enumerate(row))
                    + "</tr>" for row in rows)
     return (f'<div class="table-scroll" tabindex="0"><table{attrs}><thead><tr>{cells}</tr></thead><tbody>{body}</tbody>'
             "</table></div>")

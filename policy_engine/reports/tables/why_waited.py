@@ -50,8 +50,9 @@ def row_cells(row: CauseRow) -> tuple[str, str, str, str, str, str]:
 
 
 def caption(waits: WaitCauses) -> str:
-    return (f"every waiting second (to the first placement and again after each preemption or failed attempt) "
-            f"charged to one cause and summed over the share's jobs, attribution order {waits.order}")
+    return (f"every waiting second (time RUNNABLE: to the first placement and again after each preemption, failed "
+            f"attempt or capacity retry) charged to one cause and summed over the share's jobs (their waits), "
+            f"attribution order {waits.order}")
 
 
 def rich_table(waits: WaitCauses) -> Table | None:

@@ -18,6 +18,7 @@ from policy_engine.reports.top.view import (
     SortKey,
     build,
     calls_line,
+    clock_text,
     document,
     no_plan_held,
     share_cells,
@@ -25,8 +26,8 @@ from policy_engine.reports.top.view import (
     visible_rows,
 )
 
-__all__ = ["PIPE_WIDTH", "SORTS", "SharesTable", "SortKey", "calls_line", "front_table", "screen", "shares_table",
-           "totals_table", "visible_rows", "write_json", "write_text"]
+__all__ = ["PIPE_WIDTH", "SORTS", "SharesTable", "SortKey", "calls_line", "clock_text", "front_table", "screen",
+           "shares_table", "totals_table", "visible_rows", "write_json", "write_text"]
 
 #: Columns of a head job's reason on the screen (cut with an ellipsis; ``--format json`` has it whole).
 REASON_WIDTH = 70
@@ -128,4 +129,4 @@ def write_text(figures: QueueFigures, stream: TextIO) -> None:
     """``top --once`` (or piped): the screen's tables, printed once."""
 
     console = Console(file=stream, width=None if stream.isatty() else PIPE_WIDTH, highlight=False)
-    console.print(screen(figures, SORTS[0], "", []))
+    console.print(screen(figures, SORTS[0], "", [Text(clock_text(figures))]))

@@ -4,6 +4,7 @@ document, read once per refresh. How ``s`` sorts and ``/`` filters the shares li
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from policy_engine.adapters.aws.queue_figures import QueueFigures, ShareRow
 from policy_engine.foundation.units import duration_text
 
-__all__ = ["SORTS", "QueueFigures", "ShareRow", "SortKey", "TopView", "build", "calls_line", "document",
+__all__ = ["SORTS", "QueueFigures", "ShareRow", "SortKey", "TopView", "build", "calls_line", "clock_text", "document",
            "no_plan_held", "share_cells", "title", "visible_rows"]
 
 
@@ -40,23 +41,19 @@ def visible_rows(figures: QueueFigures, sort: SortKey, text: str) -> list[ShareR
     return sorted(rows, key=sort.key, reverse=sort.descending)
 
 
-def _number(value: float) -> str:
-    return f"{value:g}" if value == int(value) else f"{value:.1f}"
-
-
 def _waiting(count: int, capped: bool) -> str:
     return f"{count}+" if capped else str(count)
 
 
 def share_cells(rows: Sequence[ShareRow]) -> tuple[tuple[str, ...], ...]:
     """Per row: share (and its state unless enabled), type, strategy, limit, own, borrowed, held by SCHEDULED plan
-    jobs, lent, waiting, head job, its priority, its age, its reason, preemptions in the last hour."""
+    jobs, lent (whole instances), waiting, head job, its priority, its age, its reason, preemptions in the last hour."""
     out = []
     for row in rows:
         head = row.head
         state = "" if row.state == "ENABLED" else f" ({row.state})"
         out.append((row.share + state, row.instance_type, row.strategy, str(row.limit), str(row.own),
-                    str(row.borrowed), str(row.plan_held), _number(row.lent),
+                    str(row.borrowed), str(row.plan_held), str(row.lent),
                     _waiting(row.waiting, row.waiting_capped),
                     head.name if head else "-", str(head.priority) if head and head.priority is not None else "-",
                     duration_text(head.age_seconds) if head else "-", head.reason if head else "",
@@ -87,10 +84,17 @@ def build(figures: QueueFigures, sort: SortKey = SORTS[0], text: str = "") -> To
     front = tuple((str(job.position), job.name or job.job_id, job.share or "?", duration_text(job.waiting_seconds))
                   for job in figures.front)
     totals = tuple((total.instance_type, str(total.limit), str(total.used), str(total.own), str(total.borrowed),
-                    str(total.plan_held), _number(total.lent), _waiting(total.waiting, total.waiting_capped),
+                    str(total.plan_held), str(total.lent), _waiting(total.waiting, total.waiting_capped),
                     "-" if total.preemptions is None else str(total.preemptions)) for total in figures.totals)
     rows = visible_rows(figures, sort, text)
     return TopView(title(figures), share_cells(rows), front, totals, no_plan_held(rows))
+
+
+def clock_text(figures: QueueFigures) -> str:
+    """The snapshot's instant, labelled with whose clock it is: ``serve``'s simulated clock is not wall time (it
+    moves at ``--speed`` or when advanced), the account's snapshot is."""
+    taken = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(figures.taken_at_ms / 1000))
+    return f"{'simulated clock' if figures.simulated_clock else 'snapshot at'} {taken} UTC"
 
 
 def calls_line(figures: QueueFigures) -> str:

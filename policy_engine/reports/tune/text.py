@@ -27,8 +27,7 @@ from policy_engine.reports.tune.view import (
 
 def write(output: TuneOutput, stream: TextIO) -> None:
     result = output.result
-    console = (terminal.console(file=stream, width=terminal.FILE_WIDTH) if not stream.isatty()
-               else terminal.console(file=stream))
+    console = terminal.for_stream(stream)
     if (period := bill_period(output)) is not None:
         # what every run's bill covers, first, as simulate says it (--period, docs/costs.md)
         console.print(f"Bill for {period}.", markup=False, highlight=False)

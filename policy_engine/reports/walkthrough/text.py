@@ -11,6 +11,6 @@ from policy_engine.reports.walkthrough.view import WalkthroughStep, build
 
 
 def write(steps: Sequence[WalkthroughStep], stream: TextIO) -> None:
-    console = terminal.console(file=stream) if stream.isatty() else terminal.console(file=stream, width=160)
+    console = terminal.for_stream(stream, file_width=160)
     for step in build(steps, document=False).steps:
         console.print(jobs_table(step.jobs, step.title, caption=f"expected: {step.expected}", waits=False))

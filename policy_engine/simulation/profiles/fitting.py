@@ -120,7 +120,9 @@ class ShareFit:
     jobs: int
     completed: int
     unknown_run_times: int
-    instance_hours_per_day: float
+    #: per instance type, never added across types (an instance-hour of one type is not one of another); ``None``:
+    #: the jobs that name no type where the topology cannot tell it (none given, or a share of several types)
+    instance_hours_per_day: dict[str | None, float]
     sizes: dict[int, float]
     run_time_p50: float | None
     run_time_p95: float | None
@@ -520,12 +522,13 @@ def fit_profile(columns: Mapping[str, np.ndarray], source: str, topology: Topolo
     for share in sorted(set(shares[usable].tolist())):
         mask = usable & (shares == share)
         fits[share] = _fit_share(share, mask, columns, clock, status, known, start, end, span_days,
-                                 weekday_offset, rng, plan_of, clocks, min_jobs_per_size)
+                                 weekday_offset, rng, plan_of, clocks, min_jobs_per_size,
+                                 _only_type(topology, share))
     if topology is not None:  # a share with no job in the window submits nothing, rather than generate's defaults
         for queue, model in topology.shares():
             sid = f"{queue.name}/{model.name}"
             if sid not in fits and model.state == "ENABLED":
-                fits[sid] = ShareFit(sid, 0, 0, 0, 0.0, {1: 1.0}, None, None, "none", None, None,
+                fits[sid] = ShareFit(sid, 0, 0, 0, {}, {1: 1.0}, None, None, "none", None, None,
                                      ShareProfile(jobs_per_day=0.0), ["no job in the window: submits nothing"])
     if span_days < 2 * DAYS_PER_WEEK:
         notes.append(f"the window is {span_days:.1f} day(s), shorter than two weeks: every share gets a flat week")
@@ -535,6 +538,32 @@ def fit_profile(columns: Mapping[str, np.ndarray], source: str, topology: Topolo
         notes.append("column(s) not used by fit: " + "; ".join(
             f"{name} ({_NOT_USED.get(name, _ignored_why(name))})" for name in ignored))
     return FitResult(fits, timezone, span_days, absolute, unused, notes)
+
+
+def _only_type(topology: Topology | None, share_id: str) -> str | None:
+    """The instance type of a share of one type (a job that names none runs on it, as ``simulate`` reads a job
+    file); ``None`` without a topology or for a share of several types."""
+    if topology is None:
+        return None
+    match = topology.find_share(share_id)
+    queue = None if match.queue is None else topology.queue(match.queue)
+    model = None if queue is None or match.share is None else queue.share(match.share)
+    return next(iter(model.capacity)) if model is not None and len(model.capacity) == 1 else None
+
+
+def _hours_by_type(columns: Mapping[str, np.ndarray], jobs: np.ndarray, only_type: str | None
+                   ) -> dict[str | None, float]:
+    """The jobs' instance-hours (instances x duration) per instance type, sorted by type (no type last); a job that
+    names no type counts under ``only_type``."""
+    hours = columns["instances"][jobs] * columns["duration"][jobs] / 3600.0
+    given = columns.get("instance_type")
+    types = np.full(hours.shape[0], None, dtype=object) if given is None else given[jobs].copy()
+    types[np.asarray(types == None) | np.asarray(types == "")] = only_type  # noqa: E711 (elementwise)
+    named, inverse = np.unique(np.asarray(["" if t is None else str(t) for t in types.tolist()], dtype=object),
+                               return_inverse=True)
+    sums = np.bincount(inverse.reshape(-1), weights=hours, minlength=named.shape[0])
+    by_type = {(name or None): float(total) for name, total in zip(named.tolist(), sums.tolist(), strict=True)}
+    return dict(sorted(by_type.items(), key=lambda item: (item[0] is None, item[0] or "")))
 
 
 def _used_columns(columns: Mapping[str, np.ndarray], absolute: bool, has_status: bool) -> set[str]:
@@ -634,12 +663,12 @@ def _fit_share(share: str, everything: np.ndarray, columns: Mapping[str, np.ndar
                status: np.ndarray | None, known: np.ndarray | None, start: float, end: float, span_days: float,
                weekday_offset: int, rng: np.random.Generator, plan_of: np.ndarray | None = None,
                clocks: Mapping[str, PlanClock] | None = None,
-               min_jobs_per_size: int = MIN_JOBS_PER_SIZE) -> ShareFit:
+               min_jobs_per_size: int = MIN_JOBS_PER_SIZE, only_type: str | None = None) -> ShareFit:
     """One share's profile: its rate from every job, its plan jobs' ``PlanUse`` per plan, and its other laws from
-    its jobs off plans (all of them when every job is on a plan)."""
+    its jobs off plans (all of them when every job is on a plan). ``only_type``: the type of a job that names none."""
     notes: list[str] = []
     jobs = int(everything.sum())
-    all_hours = float((columns["instances"][everything] * columns["duration"][everything]).sum()) / 3600.0
+    all_hours = _hours_by_type(columns, everything, only_type)
     mask = everything
     plans: dict[str, PlanUse] | None = None
     plan_jobs: dict[str, int] = {}
@@ -736,7 +765,7 @@ def _fit_share(share: str, everything: np.ndarray, columns: Mapping[str, np.ndar
                            bursts=bursts, sizes=sizes, instance_types=types, run_time=pooled,
                            run_time_by_size=by_size or None, priorities=priorities, preemption_retries=retries,
                            early_failures=early, training_plans=plans)
-    hours = all_hours / span_days
+    hours = {instance_type: total / span_days for instance_type, total in all_hours.items()}
     fit = run_time.fit
     return ShareFit(share, jobs, int(completed.sum()), unknown, hours, sizes, p50, p95, family,
                     None if fit is None else fit.statistic, None if fit is None else fit.p_value, profile, notes,

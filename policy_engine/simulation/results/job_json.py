@@ -23,10 +23,12 @@ from policy_engine.simulation.results.numbers import as_number
 CHUNK = 8_192
 
 #: The keys of a job's object, in ``JobRecord.to_json``'s order, and which of them are numbers.
-KEYS = ("name", "share", "status", "preemptions", "reason", "submitted_at", "started_at", "finished_at",
-        "wait_seconds")
+KEYS = ("name", "share", "instance_type", "instances", "training_plan", "status", "preemptions", "reason",
+        "submitted_at", "started_at", "finished_at", "wait_seconds")
 _NUMBERS = frozenset({"submitted_at", "started_at", "finished_at", "wait_seconds"})  # through ``as_number``
-_DISTINCT = frozenset({"share", "status", "reason"})  # few distinct values: each worded once per chunk
+_COUNTS = frozenset({"instances", "preemptions"})  # ints, as ``json.dumps`` writes them
+#: few distinct values: each worded once per chunk (``training_plan``: a plan's name or ``None``)
+_DISTINCT = frozenset({"share", "instance_type", "training_plan", "status", "reason"})
 _NONE = type(None)
 #: Below this magnitude Python writes a float in exponent form (``5e-05``) and orjson does not: those are
 #: written as Python writes them. At or above 2**53 every float is integral, written as an int.
@@ -96,7 +98,7 @@ def _raw_texts(values: Sequence[Any]) -> list[str]:
 
 
 def _texts(key: str, values: Sequence[Any]) -> list[str]:
-    if key == "preemptions":
+    if key in _COUNTS:
         return _raw_texts(values)
     if key in _NUMBERS:
         return _number_texts(values)

@@ -1,7 +1,8 @@
 """Summary metrics from the engine's integrals and the job records.
 
-Utilisation is time-weighted from time 0 to the report time. Waits are from
-submission to the first placement (or to the end: terminated, rejected, or still waiting).
+Utilisation is time-weighted from time 0 to the report time. Waits are each job's time RUNNABLE
+(``JobRecord.wait_seconds``): submission to placement, plus every requeue to the next placement, to
+its end (terminated, rejected) or the report time (still waiting) if never placed again.
 """
 
 from __future__ import annotations

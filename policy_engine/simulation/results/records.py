@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TextIO, overload
 import numpy as np
 
 from policy_engine.foundation.json_data import JsonObject
-from policy_engine.simulation.core.jobs import ACTIVE, FINAL, SUCCEEDED, AttemptRecord, Job, JobSpec, Status, attempts
+from policy_engine.simulation.core.jobs import (
+    ACTIVE,
+    FINAL,
+    SUCCEEDED,
+    AttemptRecord,
+    Job,
+    JobSpec,
+    Status,
+    attempts,
+    waits_of,
+)
 from policy_engine.simulation.gcpause import gc_paused
 from policy_engine.simulation.reasons import reason as job_reason
 from policy_engine.simulation.results.capacity_hours import CapacityHours, capacity_hours
@@ -50,6 +60,10 @@ class JobRecord(NamedTuple):
     submitted_at: float
     started_at: float | None
     finished_at: float | None
+    #: its time RUNNABLE (``core.jobs.runnable_seconds``): submission to its first placement, plus every requeue
+    #: (after a preemption, a failed attempt or a capacity retry) to the next placement, plus, if it never ran
+    #: again, to its end or the report time. Not its SCHEDULED time waiting for a plan's window (placed: that is
+    #: ``plan_hold_seconds``). Until this release it ran to the first placement only (README, "Changelog").
     wait_seconds: float
     preemptions: int
     attempts: tuple[AttemptRecord, ...]
@@ -66,6 +80,9 @@ class JobRecord(NamedTuple):
         return {
             "name": self.name,
             "share": self.share,
+            "instance_type": self.instance_type,
+            "instances": self.instances,
+            "training_plan": self.training_plan,
             "status": self.status,
             "preemptions": self.preemptions,
             "reason": self.reason,
@@ -183,6 +200,8 @@ def json_chunks(jobs: Sequence[JobRecord], size: int) -> Iterator[Mapping[str, S
 _RECORD_FIELDS = tuple((key, attrgetter(key)) for key in JSON_KEYS)  # a record's fields are named as its keys
 _name, _share, _submit_at, _preemptions, _reason, _started_at = (
     attrgetter(name) for name in ("name", "share", "submit_at", "preemptions", "reason", "started_at"))
+_instance_type, _instances, _training_plan = (
+    attrgetter(name) for name in ("instance_type", "instances", "training_plan"))
 
 
 #: What the bill reads of a job: ``(share, instance type, instances, training plan, checkpoint interval, attempts)``;
@@ -247,7 +266,9 @@ class RecordColumns(Sequence[JobRecord]):
         for begin in range(0, len(self), size):
             part = slice(begin, begin + size)
             chunk = specs[part]
-            yield {"name": list(map(_name, chunk)), "share": list(map(_share, chunk)), "status": statuses[part],
+            yield {"name": list(map(_name, chunk)), "share": list(map(_share, chunk)),
+                   "instance_type": list(map(_instance_type, chunk)), "instances": list(map(_instances, chunk)),
+                   "training_plan": list(map(_training_plan, chunk)), "status": statuses[part],
                    "preemptions": preemptions[part], "reason": reasons[part],
                    "submitted_at": list(map(_submit_at, chunk)), "started_at": started[part],
                    "finished_at": finished[part], "wait_seconds": waits[part]}
@@ -287,9 +308,8 @@ class JobRecords(RecordColumns):
 
     def __init__(self, engine: EngineView, jobs: Sequence[Job]) -> None:
         now = engine.now
-        waits = array("d", [(job.placed_at if job.placed_at is not None else job.finished_at
-                             if job.finished_at is not None else now) - job.spec.submit_at for job in jobs])
         statuses = [job.status for job in jobs]
+        waits = array("d", waits_of(jobs if isinstance(jobs, list) else list(jobs), statuses, now))
         self._jobs = jobs
         # a job still waiting or running: its fields now, and its reason worked out from the engine at this instant
         self._open = {index: (job.spec, job.priority, job.status, job_reason(engine, job), job.started_at,
@@ -348,7 +368,9 @@ class JobRecords(RecordColumns):
             specs = list(map(_spec, chunk))
             columns: dict[str, list[Any]] = {
                 "name": list(map(_name, specs)), "share": list(map(_share, specs)),
-                "status": list(statuses[begin:begin + size]), "preemptions": list(map(_preemptions, chunk)),
+                "instance_type": list(map(_instance_type, specs)), "instances": list(map(_instances, specs)),
+                "training_plan": list(map(_training_plan, specs)), "status": list(statuses[begin:begin + size]),
+                "preemptions": list(map(_preemptions, chunk)),
                 "reason": list(map(_reason, chunk)), "submitted_at": list(map(_submit_at, specs)),
                 "started_at": list(map(_started_at, chunk)), "finished_at": list(map(_finished_at, chunk)),
                 "wait_seconds": list(waits[begin:begin + size])}

@@ -6,16 +6,21 @@ replay without and with HEAD deployed mid-run) both build a ``ShareComparison`` 
 figure) is one more entry in the tuple a builder passes, and every format shows it. Differences are each later
 run minus the first; a share a run lacks counts as zero there (``present`` says which runs have it), so every
 difference is a number.
+
+With workload samples (``--samples N``, ``combine``) each row also keeps every sample's values (``samples``): a
+value is the median over the samples, its ``spread`` the p10, p50 and p90, and a difference is **paired**
+(``results.spread.paired``: per sample, the same workload under both runs) with whether it is significant.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from policy_engine.foundation.json_data import JsonObject
 from policy_engine.foundation.units import Unit
 from policy_engine.simulation.results.metrics import ShareMetrics
+from policy_engine.simulation.results.spread import PairedDifference, Spread, median, paired, spread
 from policy_engine.simulation.results.targets import Criterion, TargetResult
 
 
@@ -55,13 +60,42 @@ class ShareRow:
     values: tuple[Mapping[str, float] | None, ...]
     #: per run, the share's name there when it differs (a rename)
     names: tuple[str, ...] = ()
+    #: with workload samples: per sample, each run's values as ``values`` holds them (``values`` is their median)
+    samples: tuple[tuple[Mapping[str, float] | None, ...], ...] = ()
 
     def value(self, run: int, figure: Figure) -> float:
         found = self.values[run]
         return float(found.get(figure.key, 0.0)) if found is not None else 0.0
 
+    def sample_values(self, run: int, figure: Figure) -> list[float]:
+        """The run's value in each sample (0.0 in a sample without the share, as ``value`` counts it)."""
+        return [float(found.get(figure.key, 0.0)) if (found := sample[run]) is not None else 0.0
+                for sample in self.samples]
+
+    def spread(self, run: int, figure: Figure) -> Spread | None:
+        """The p10, p50 and p90 over the samples; ``None`` without samples or where the run lacks the share."""
+        if not self.samples or self.values[run] is None:
+            return None
+        return spread(self.sample_values(run, figure))
+
+    def paired(self, run: int, figure: Figure) -> PairedDifference | None:
+        """Run ``run`` minus the first, sample by sample; ``None`` without samples."""
+        if not self.samples:
+            return None
+        return paired(self.sample_values(0, figure), self.sample_values(run, figure))
+
+    def significant(self, run: int, figure: Figure) -> bool:
+        """Whether the difference is a change: without samples any difference is, with them only a significant
+        one (its paired p10-p90 excludes 0)."""
+        found = self.paired(run, figure)
+        return self.difference(run, figure) != 0 if found is None else found.significant
+
     def difference(self, run: int, figure: Figure) -> float:
-        """Run ``run`` minus the first; 0.0 (never -0.0) when equal."""
+        """Run ``run`` minus the first (with samples: the median of the paired differences); 0.0 (never -0.0)
+        when equal."""
+        if self.samples:
+            found = self.paired(run, figure)
+            return round(found.value, 9) + 0.0 if found is not None else 0.0
         return round(self.value(run, figure) - self.value(0, figure), 9) + 0.0
 
     @property
@@ -74,14 +108,28 @@ class ShareComparison:
     runs: tuple[str, ...]  # labels, the first is the baseline
     figures: tuple[Figure, ...]
     rows: tuple[ShareRow, ...]
+    #: how many workload samples each value is the median of (1: one run per design, no spread)
+    samples: int = 1
 
     def changed(self, row: ShareRow) -> bool:
-        return any(row.difference(run, figure) != 0 for run in range(1, len(self.runs)) for figure in self.figures)
+        """A difference in some figure (with samples: a significant one)."""
+        return any(row.significant(run, figure) for run in range(1, len(self.runs)) for figure in self.figures)
 
     def to_json(self) -> list[JsonObject]:
-        """Per row: each run's figures (null where the run lacks the share) and each later run's differences."""
+        """Per row: each run's figures (null where the run lacks the share) and each later run's differences; with
+        samples also each figure's ``spread`` per run and each difference's paired spread and ``significant``."""
         out = []
         for row in self.rows:
+            sampled: JsonObject = {}
+            if row.samples:
+                sampled = {
+                    "spread": {label: (None if row.values[i] is None else
+                                       {f.key: found.to_json() for f in self.figures
+                                        if (found := row.spread(i, f)) is not None})
+                               for i, label in enumerate(self.runs)},
+                    "paired_differences": {label: {f.key: pair.to_json() for f in self.figures
+                                                   if (pair := row.paired(i, f)) is not None}
+                                           for i, label in enumerate(self.runs) if i > 0}}
             out.append({
                 "share": row.share, "instance_type": row.instance_type,
                 "runs": {label: (None if row.values[i] is None else
@@ -90,8 +138,40 @@ class ShareComparison:
                 "differences": {label: {f.key: row.difference(i, f) for f in self.figures}
                                 for i, label in enumerate(self.runs) if i > 0},
                 **({"names": dict(zip(self.runs, row.names, strict=True))} if row.names else {}),
+                **sampled,
             })
         return out
+
+
+def _median_values(found: Sequence[Mapping[str, float] | None], figures: Sequence[Figure]
+                   ) -> Mapping[str, float] | None:
+    """Each figure's median over the samples that have the share; ``None`` when none has it."""
+    present = [values for values in found if values is not None]
+    if not present:
+        return None
+    return {f.key: median([float(values.get(f.key, 0.0)) for values in present]) for f in figures}
+
+
+def combine(samples: Sequence[ShareComparison]) -> ShareComparison:
+    """One comparison of the same runs over several workload samples (the same figures, in sample order): rows in
+    the first sample's order (then rows only later samples have), each value the median over the samples and each
+    row keeping every sample's values, so spreads and paired differences can be read from it. One sample is
+    returned as it is (no spread: the output is a single run's)."""
+    if len(samples) == 1:
+        return samples[0]
+    first = samples[0]
+    keyed = [{(row.share, row.instance_type): row for row in comparison.rows} for comparison in samples]
+    order = list(dict.fromkeys(key for rows in keyed for key in rows))
+    nothing: tuple[None, ...] = (None,) * len(first.runs)
+    rows = []
+    for key in order:
+        found = [rows_of.get(key) for rows_of in keyed]
+        per_sample = tuple(row.values if row is not None else nothing for row in found)
+        named = next(row for row in found if row is not None)
+        rows.append(ShareRow(key[0], key[1], tuple(_median_values([sample[run] for sample in per_sample],
+                                                                  first.figures) for run in range(len(first.runs))),
+                             named.names, per_sample))
+    return ShareComparison(first.runs, first.figures, tuple(rows), len(samples))
 
 
 def metrics_values(metrics: ShareMetrics, figures: Sequence[Figure]) -> dict[str, float]:
@@ -125,12 +205,34 @@ class TargetRow:
     instance_type: str | None
     criterion: Criterion
     results: tuple[TargetResult | None, ...]
+    #: with workload samples: per sample, each run's actual figure (``None`` where undeclared); ``results`` are
+    #: judged on their medians
+    samples: tuple[tuple[float | None, ...], ...] = ()
+
+    def paired(self, run: int) -> PairedDifference | None:
+        """The later run's figure minus the first's, sample by sample (``None`` without samples, or where either
+        run lacks the target in a sample)."""
+        pairs = [(sample[0], sample[run]) for sample in self.samples]
+        if not pairs or any(first is None or mine is None for first, mine in pairs):
+            return None
+        return paired([float(first) for first, _ in pairs if first is not None],
+                      [float(mine) for _, mine in pairs if mine is not None])
+
+    def significant(self, run: int) -> bool:
+        """Whether the difference is a change: with samples only a significant one."""
+        found = self.paired(run) if self.samples else None
+        difference = self.difference(run)
+        return bool(difference) if found is None else found.significant
 
     def difference(self, run: int) -> float | None:
-        """The later run's actual figure minus the first's (``None`` when either lacks the target)."""
+        """The later run's actual figure minus the first's (with samples: the median paired difference; ``None``
+        when either lacks the target)."""
         mine, first = self.results[run], self.results[0]
         if mine is None or first is None:
             return None
+        found = self.paired(run) if self.samples else None
+        if found is not None:
+            return round(found.value, 9) + 0.0
         return round(mine.actual - first.actual, 9) + 0.0
 
 
@@ -149,7 +251,9 @@ class TargetComparison:
                  "runs": {label: (None if result is None else result.to_json())
                           for label, result in zip(self.runs, row.results, strict=True)},
                  "differences": {label: ({"actual": row.difference(i)} if row.difference(i) is not None else None)
-                                 for i, label in enumerate(self.runs) if i > 0}}
+                                 for i, label in enumerate(self.runs) if i > 0},
+                 **({"paired_differences": {label: (found.to_json() if (found := row.paired(i)) else None)
+                                            for i, label in enumerate(self.runs) if i > 0}} if row.samples else {})}
                 for row in self.rows]
 
 
@@ -163,3 +267,28 @@ def compare_targets(runs: Sequence[str], results: Sequence[Sequence[TargetResult
     order = list(dict.fromkeys(key for run in keyed for key in run))
     return TargetComparison(tuple(runs), tuple(TargetRow(*key, tuple(run.get(key) for run in keyed))
                                                for key in order))
+
+
+def _median_result(found: Sequence[TargetResult | None]) -> TargetResult | None:
+    present = [result for result in found if result is not None]
+    if not present:
+        return None
+    return replace(present[0], actual=median([result.actual for result in present]),
+                   jobs=round(median([float(result.jobs) for result in present])))
+
+
+def combine_targets(samples: Sequence[TargetComparison]) -> TargetComparison:
+    """Each criterion judged on the median of its figure across the workload samples (as ``combine``'s values)."""
+    if len(samples) == 1:
+        return samples[0]
+    keyed = [{(row.share, row.instance_type, row.criterion): row for row in comparison.rows} for comparison in samples]
+    order = list(dict.fromkeys(key for rows in keyed for key in rows))
+    runs = len(samples[0].runs)
+    rows = []
+    for key in order:
+        found = [rows_of.get(key) for rows_of in keyed]
+        per_sample = tuple(tuple(result.actual if row is not None and (result := row.results[run]) is not None
+                                 else None for run in range(runs)) for row in found)
+        rows.append(TargetRow(*key, tuple(_median_result([row.results[run] if row is not None else None
+                                                          for row in found]) for run in range(runs)), per_sample))
+    return TargetComparison(samples[0].runs, tuple(rows))

@@ -2,8 +2,9 @@
 
 Read after the run from the job records and the share metrics, never on the hot path. A target holds
 one share (or its jobs of one instance type) to up to four criteria; each is one ``TargetResult``.
-Waits are the nearest-rank percentiles ``simulate`` reports (submission to first start, or to the end
-of the run for a job that never starts); a utilisation target without an instance type is judged per
+Waits are the nearest-rank percentiles ``simulate`` reports of each job's time RUNNABLE (``wait_seconds``:
+submission to placement plus every requeue to the next placement, to the end of the run for a job never
+placed again; before this release, to the first start only); a utilisation target without an instance type is judged per
 type of the share (never summed across types), so it yields one result per type.
 """
 

@@ -11,7 +11,7 @@ choice (docs/compare.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from policy_engine.foundation.json_data import JsonObject
 from policy_engine.foundation.units import Unit, figure_text
@@ -59,8 +59,10 @@ def worsening(comparison: ShareComparison, row: ShareRow, run: int = 1) -> Worse
     """The row's worst figure (``HARM_FIGURES``) in ``run`` against the first run, or ``None`` when none is worse."""
     if row.values[0] is None or row.values[run] is None:
         return None
+    # with workload samples, a difference within the samples' spread is no change (``ShareRow.significant``)
     found = [Worsening(row.share, row.instance_type, figure, row.value(0, figure), row.value(run, figure))
-             for figure in comparison.figures if figure.key in HARM_FIGURES]
+             for figure in comparison.figures if figure.key in HARM_FIGURES
+             and (not row.samples or row.significant(run, figure))]
     worse = [w for w in found if w.size > 1.0 + 1e-9]
     return max(worse, key=lambda w: w.size) if worse else None
 
@@ -78,7 +80,7 @@ def by_worsening(comparison: ShareComparison) -> ShareComparison:
         return comparison
     sizes = {index: _size(comparison, row) for index, row in enumerate(comparison.rows)}
     order = sorted(range(len(comparison.rows)), key=lambda index: (-sizes[index], index))
-    return ShareComparison(comparison.runs, comparison.figures, tuple(comparison.rows[i] for i in order))
+    return replace(comparison, rows=tuple(comparison.rows[i] for i in order))
 
 
 def most_harmed(comparison: ShareComparison, run: int = 1) -> Worsening | None:

@@ -75,12 +75,15 @@ def test_cli_replay_in_every_format(write_file):
     assert rows["q/S2"][:6] == ["q/S2", "ml.g5.xlarge", "2 → 2 (±0)", "0s → 0s (±0)", "1m 10s → 0s (−1m 10s)",
                                 "0 → 0 (±0)"]
     assert rows["q/S1"][5] == "0 → 1 (+1)"
+    # b, preempted when y arrives at 30, is RUNNABLE again until a ends at 100: 70 s of wait (time RUNNABLE)
+    assert rows["q/S1"][4] == "0s → 1m 10s (+1m 10s)"
     markdown = runner.invoke(main, ["diff", str(base), str(head), "--scenario", str(scenario), "--at", "10",
                                     "--format", "markdown"]).output
     assert "jobs preempted because of the change: **1 more often, 0 less often (net +1)**" in markdown
-    # the harm first: the headline names the most harmed share and its figure, in text and markdown
-    assert "**Most harmed: q/S1: ml.g5.xlarge preemptions 0 -&gt; 1, 2.0x**" in markdown
-    assert "Most harmed: q/S1: ml.g5.xlarge preemptions 0 -> 1, 2.0x" in text
+    # the harm first: the headline names the most harmed share and its figure, in text and markdown (b's requeue
+    # wait now counts, and worsens S1 more than its one preemption)
+    assert "**Most harmed: q/S1: ml.g5.xlarge wait p95 0s -&gt; 1m 10s, 2.2x**" in markdown
+    assert "Most harmed: q/S1: ml.g5.xlarge wait p95 0s -> 1m 10s, 2.2x" in text
     assert "jobs preempted because of the change: 1 more often, 0 less often (net +1)" in text
 
 
@@ -104,11 +107,12 @@ def test_the_replay_judges_each_side_against_its_own_targets_in_compares_cells(w
     table = next(t for t in gfm.tables(markdown) if t[0][:3] == ["share", "criterion", "goal"])
     assert table[1] == ["q/S2", "wait p95", "≤ 1m 00s", "1m 10s: MISSED, missed by 10s",
                         "0s: met, 1m 00s to spare", "−1m 10s"]
-    shares = next(t for t in gfm.tables(markdown) if t[0][:2] == ["share", "instance type"])
-    # what each share pays, in instance-hours without --prices (compare's header)
-    assert shares[0][-1] == "cost (instance-hours, its bill)"
-    assert ["q/S2", "ml.g5.xlarge", "2 → 2 (±0)", "0s → 0s (±0)", "1m 10s → 0s (−1m 10s)",
-            "0 → 0 (±0)"] in [row[:6] for row in shares]
+    assert f"<summary>Impact per share on {GPU}" in markdown  # one table per instance type: no type column
+    shares = [t for t in gfm.tables(markdown) if t[0][:2] == ["share", "jobs"]]
+    # what each share pays, in instance-hours without --prices (compare's header), in the type's last part
+    assert [t for t in gfm.tables(markdown) if t[0][0] == "share"][-2][0][-1] == "cost (instance-hours, its bill)"
+    # a figure alike in both runs once, a changed one before → after (difference)
+    assert ["q/S2", "2", "0s", "1m 10s → 0s (−1m 10s)", "0"] in [row[:5] for row in shares[0]]
 
 
 def _text_rows(text: str) -> list[list[str]]:
@@ -130,24 +134,26 @@ def test_the_per_share_impact_has_compares_columns_in_text_and_markdown(write_fi
     compare = ["compare", str(scenario), "--topology", str(base), "--topology", str(head), "--workers", "1"]
     runner = CliRunner()
 
-    def shares(markdown: str) -> list[list[str]]:
-        return next(t for t in gfm.tables(markdown) if t[0][:2] == ["share", "instance type"])
+    def shares(markdown: str) -> list[list[list[str]]]:
+        """The per-share tables: one per instance type, split where a row would wrap."""
+        return [t for t in gfm.tables(markdown) if t[0][0] == "share" and t[0][1] not in ("criterion",)]
 
     compared = shares(runner.invoke(main, [*compare, "--format", "markdown"]).output)
     replayed_markdown = runner.invoke(main, [*diff, "--format", "markdown"]).output
     replayed = shares(replayed_markdown)
-    assert replayed[0] == compared[0] == ["share", "instance type", "jobs", "wait p50", "wait p95", "preemptions",
-                                          "own utilisation (%)", "instance-hours lost",
-                                          "cost (instance-hours, its bill)"]
+    # the same figures in the same order (where a type's table splits depends on its cells' widths)
+    figures = ["jobs", "wait p50", "wait p95", "preemptions", "own utilisation (%)", "instance-hours lost",
+               "cost (instance-hours, its bill)"]
+    assert [h for t in compared for h in t[0][1:]] == [h for t in replayed for h in t[0][1:]] == figures
     # the same alignment as compare's: names left, figures right
-    separator = next(line for line in replayed_markdown.splitlines() if line.startswith("| --- | --- | ---:"))
-    assert separator.count("---:") == len(replayed[0]) - 2
+    separator = next(line for line in replayed_markdown.splitlines() if line.startswith("| --- | ---:"))
+    assert separator.count("---:") == len(replayed[0][0]) - 1
     # both run BASE's jobs on BASE first: q/S1's first cells agree (compare: from 0; diff: the replay without)
-    assert sorted(row[:3] for row in replayed[1:]) == sorted(row[:3] for row in compared[1:])
+    assert sorted(row[:2] for row in replayed[0][1:]) == sorted(row[:2] for row in compared[0][1:])
     page = gfm.html(replayed_markdown)
     legend = page[page.index("<em>runs: the replay without the change"):]
     legend = legend[:legend.index("</em>")]
-    assert legend.endswith("over the billing period (docs/costs.md).")
+    assert legend.endswith("over the billing period (docs/costs.md). A single value: the same in every run.")
     assert "then in parentheses each later run minus the first" in legend and "preempted at or after" in legend
     text = runner.invoke(main, diff).output
     header = next(line for line in text.splitlines() if "share" in line and "instance type" in line

@@ -136,9 +136,16 @@ def test_a_replay_at_0_is_heads_own_run_on_random_plan_scenarios(seed):
     impact = replay(Scenario(topology=base, jobs=jobs, settings=settings, until=until), base, head, Renames(), 0.0)
     engine = Engine(head, jobs, [], settings)
     engine.run(until)
-    own = {(m.share, m.instance_type): m for m in build_result(engine).shares}
+    result = build_result(engine)
+    own = {(m.share, m.instance_type): m for m in result.shares}
+    waits: dict[tuple[str, str], list[float]] = {}
+    for record in result.jobs:
+        waits.setdefault((record.share, record.instance_type), []).append(record.wait_seconds)
     for row in impact.shares:
-        metrics = own[(row["share"], row["instance_type"])]
+        key = (row["share"], row["instance_type"])
+        metrics = own[key]
         assert row["preemptions_after"] == metrics.preemptions
         assert row["wait_p95_after"] == pytest.approx(metrics.wait_p95)
         assert row["instance_hours_lost_after"] == pytest.approx(metrics.instance_hours_lost)
+        # the mean wait is the mean of simulate's wait_seconds (time RUNNABLE, requeues included): one definition
+        assert row["mean_wait_after"] == pytest.approx(sum(waits[key]) / len(waits[key])), key

@@ -136,7 +136,7 @@ def test_a_grid_past_the_bound_needs_sample(files):
 
 def test_tune_bounds_its_samples_batches_and_gain(files):
     tune = ["tune", str(files / "scenario.yaml"), "--vary", "QS1.borrow_limit=0,100", "--workers", "1"]
-    assert "1000000 is not in the range 2<=x<=1000" in refused(*tune, "--budget", "2", "--workload-samples",
+    assert "1000000 is not in the range 1<=x<=1000" in refused(*tune, "--budget", "2", "--workload-samples",
                                                                 "1000000")
     assert "--batch-size 5: larger than --budget 2" in refused(*tune, "--budget", "2", "--batch-size", "5")
     assert "is not in the range 1<=x<=100000" in refused(*tune, "--budget", "2", "--batch-size", str(10**9))

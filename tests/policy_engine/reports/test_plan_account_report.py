@@ -65,6 +65,7 @@ def test_json_windows_carry_their_idle_by_cause_adding_up_and_jobs_their_plan_ho
     assert first["idle_by_cause"]["share_quota"] == 252
     assert first["idle_by_share"] == {"share_quota": {"training/llm-pretrain": 252}}
     assert [job["name"] for job in first["waited_jobs"]] == ["plan-a", "plan-b"]
+    assert all(set(job) == {"name", "share", "seconds"} for job in first["waited_jobs"])  # seconds, not a wait
     assert second["idle_by_cause"]["no_plan_job_waiting"] == 340 and second["waited_jobs"] == []
     (lost,) = plan["preemption_lost"]
     assert (lost["share"], lost["in_share_preemptions"], lost["reclaim_preemptions"], lost["jobs"]) == (

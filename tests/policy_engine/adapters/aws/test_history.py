@@ -85,7 +85,7 @@ def test_the_workload_loader_reads_it_and_simulate_reports_observed_beside_simul
     rows = sorted(json.loads(result.output)["observed_vs_simulated"], key=lambda row: row["share"])
     assert [row["share"] for row in rows] == ["training/QS1", "training/QS2", "training/QS3"]
     assert all(row["jobs"] == 10 for row in rows)
-    assert rows[0]["observed_wait_p50"] == 33 and rows[0]["observed_preemptions"] == 5
+    assert rows[0]["observed_first_start_wait_p50"] == 33 and rows[0]["observed_preemptions"] == 5
     text_report = CliRunner().invoke(main, ["simulate", str(scenario)])
     assert "Observed vs simulated" in text_report.output
     markdown = CliRunner().invoke(main, ["simulate", str(scenario), "--format", "markdown"]).output

@@ -103,8 +103,9 @@ def test_walkthrough_json_keys():
     assert [s["time"] for s in steps] == [0, 100, 200]
     assert all(list(s) == ["time", "title", "expected", "jobs"] for s in steps)
     last = {job["name"]: job for job in steps[-1]["jobs"]}
-    assert set(last["qs1_job_low"]) == {"name", "share", "status", "preemptions", "reason", "submitted_at",
-                                        "started_at", "finished_at", "wait_seconds", "priority"}
+    assert set(last["qs1_job_low"]) == {"name", "share", "instance_type", "instances", "training_plan", "status",
+                                        "preemptions", "reason", "submitted_at", "started_at", "finished_at",
+                                        "wait_seconds", "priority"}
     # AWS's step 3: low raised to 4 runs, high goes back to RUNNABLE
     assert (last["qs1_job_low"]["priority"], last["qs1_job_low"]["status"]) == (4, "RUNNING")
     assert last["qs1_job_high"]["status"] == "RUNNABLE"

@@ -42,12 +42,14 @@ def test_json_has_exactly_the_documented_shape(write_file):
     assert set(data["wait_causes"]) == {"attribution", "shares"}
     assert set(data["wait_causes"]["shares"][0]) == {"share", "instance_type", "jobs_waited", "wait_seconds",
                                                      "by_cause", "jobs_by_cause"}
-    assert set(data["jobs"][0]) == {"name", "share", "status", "preemptions", "reason", "submitted_at",
-                                    "started_at", "finished_at", "wait_seconds", "wait_cause"}
+    assert set(data["jobs"][0]) == {"name", "share", "instance_type", "instances", "training_plan", "status",
+                                    "preemptions", "reason", "submitted_at", "started_at", "finished_at",
+                                    "wait_seconds", "wait_cause"}
     causes = {cause.value for cause in WAIT_CAUSES}
-    # a job that waited names the cause it waited longest for (also after a preemption: its wait_seconds runs to
-    # its first placement only); one that never waited has null
+    # a job that waited (wait_seconds: its time RUNNABLE, requeues included) names the cause it waited longest
+    # for; one that never waited has null
     assert all(job["wait_cause"] in causes for job in data["jobs"] if job["wait_seconds"] > 0)
+    assert all((job["wait_cause"] is None) == (job["wait_seconds"] == 0) for job in data["jobs"])
     assert {job["wait_cause"] for job in data["jobs"]} <= causes | {None}
     assert None in {job["wait_cause"] for job in data["jobs"]}
     plain = json.loads(invoke("simulate", str(scenario(write_file, JOBS)), "--format", "json", "--no-wait-causes")
@@ -55,6 +57,39 @@ def test_json_has_exactly_the_documented_shape(write_file):
     assert "wait_cause" not in plain["jobs"][0]
     assert {j["name"]: j["status"] for j in data["jobs"]} == dict.fromkeys("abc", "SUCCEEDED") | {"later": "SUCCEEDED"}
     assert data["summary"]["jobs"] == 4
+
+
+TWO_TYPES = """\
+service_environments:
+  - {name: gpu, capacity: {ml.g5.xlarge: 4, ml.p5.48xlarge: 4}}
+job_queues:
+  - name: training
+    service_environment: gpu
+    shares:
+      - {name: vision, capacity: {ml.g5.xlarge: 4, ml.p5.48xlarge: 4}, strategy: RESERVE}
+training_plans:
+  - name: p5-plan
+    instance_type: ml.p5.48xlarge
+    reserved_capacities:
+      - {instances: 4, start: 0, end: 7200}
+"""
+
+
+def test_each_job_names_its_instance_type_instances_and_training_plan(write_file):
+    write_file("topology.yaml", TWO_TYPES)
+    path = write_file("scenario.yaml", """topology: topology.yaml
+jobs:
+  - {name: small, share: vision, instance_type: ml.g5.xlarge, instances: 3, submit_at: 0, duration: 60}
+  - {name: planned, share: vision, instance_type: ml.p5.48xlarge, instances: 2, submit_at: 0, duration: 60,
+     training_plan: p5-plan}
+  - {name: on-demand, share: vision, instance_type: ml.p5.48xlarge, instances: 1, submit_at: 0, duration: 60}
+""")
+    out = invoke("simulate", str(path), "--format", "json")
+    assert out.exit_code == 0, out.output
+    jobs = {job["name"]: job for job in json.loads(out.output)["jobs"]}
+    assert {name: (job["instance_type"], job["instances"], job["training_plan"]) for name, job in jobs.items()} == {
+        "small": ("ml.g5.xlarge", 3, None), "planned": ("ml.p5.48xlarge", 2, "p5-plan"),
+        "on-demand": ("ml.p5.48xlarge", 1, None)}
 
 
 def test_until_reports_that_instant_and_leaves_out_later_submissions(write_file):

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -444,6 +447,117 @@ training_plans:
             "OWN", "BORROWED", "PLAN HELD"]
         assert rows["PA"][4:7] == ["0", "0", "4"], screen  # held for its plan's window, not in use
         assert rows["PB"][4:7] == ["2", "0", "0"], screen  # a plain job runs: in use
+        _tmux("send-keys", "-t", pane, "q")
+        deadline = time.monotonic() + 30
+        while not (status.exists() and status.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert status.read_text().strip() == "0"
+    finally:
+        subprocess.run([TMUX or "tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+        serve.terminate()
+        serve.wait(timeout=10)
+
+
+def test_lent_instances_are_whole_and_add_up_to_what_borrowers_use():
+    """Largest remainder: each lender the whole part of its idle share of the lent instances, the rest one each to
+    the largest fractions (ties by name); never more than a lender's idle instances, nor more than they all have."""
+    from policy_engine.adapters.aws.queue_figures import largest_remainder
+
+    assert largest_remainder({"L1": 1, "L2": 1, "L3": 1}, 1) == {"L1": 1, "L2": 0, "L3": 0}  # not 0.33 each
+    assert largest_remainder({"L1": 1, "L2": 1, "L3": 1}, 2) == {"L1": 1, "L2": 1, "L3": 0}
+    assert largest_remainder({"a": 6, "b": 3, "c": 1}, 5) == {"a": 3, "b": 2, "c": 0}  # 3, 1.5, 0.5: b's half first
+    assert largest_remainder({"a": 2, "b": 2}, 9) == {"a": 2, "b": 2}  # borrowed beyond the lenders' idle: not theirs
+    assert largest_remainder({"a": 0, "b": 0}, 3) == {"a": 0, "b": 0}
+    rng = __import__("random").Random(7)
+    for _ in range(500):
+        idle = {f"s{n}": rng.randint(0, 9) for n in range(rng.randint(1, 6))}
+        lent = rng.randint(0, 60)
+        split = largest_remainder(idle, lent)
+        assert sum(split.values()) == min(lent, sum(idle.values()))
+        assert all(0 <= split[name] <= idle[name] for name in idle)
+        # within one instance of the proportional share
+        assert all(abs(split[name] - idle[name] * min(lent, sum(idle.values())) / (sum(idle.values()) or 1)) < 1
+                   for name in idle)
+
+
+def test_the_clock_is_serves_simulated_one_or_the_accounts(served):
+    """``serve`` marks its answers (``CLOCK_HEADER``): its snapshot's time is its simulated clock, labelled so; an
+    answer without the mark (AWS) is the account's clock."""
+    from policy_engine.adapters.aws.clients import ClientOptions, make_client
+    from policy_engine.reports.top import view
+
+    running, _ = served
+    reader = QueueReader(Api(make_client(ClientOptions(endpoint_url=running.url))), "training")
+    before = reader.read()
+    running.advance(3 * 86400 + 100)  # the simulated clock moves; the wall clock barely does
+    figures = reader.read()
+    assert before.simulated_clock and figures.simulated_clock
+    assert figures.taken_at_ms - before.taken_at_ms == (3 * 86400 + 100) * 1000
+    taken = datetime.fromtimestamp(figures.taken_at_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    assert view.clock_text(figures) == f"simulated clock {taken} UTC"
+    once = CliRunner().invoke(main, ["top", "--queue", "training", "--once"])
+    assert f"simulated clock {taken} UTC" in once.output, once.output
+    assert json.loads(CliRunner().invoke(main, ["top", "--queue", "training", "--once", "--format", "json"])
+                      .output)["simulated_clock"] is True
+    assert view.clock_text(replace(figures, simulated_clock=False)) == f"snapshot at {taken} UTC"
+
+
+LENDERS = """\
+service_environments:
+  - {name: gpu, capacity: {ml.g5.xlarge: 4}}
+job_queues:
+  - name: training
+    service_environment: gpu
+    shares:
+      - {name: LA, capacity: {ml.g5.xlarge: 1}, strategy: LEND}
+      - {name: LB, capacity: {ml.g5.xlarge: 1}, strategy: LEND}
+      - {name: LC, capacity: {ml.g5.xlarge: 1}, strategy: LEND}
+      - {name: LD, capacity: {ml.g5.xlarge: 1}, strategy: LEND_AND_BORROW, borrow_limit: -1}
+"""
+
+
+@needs_tmux
+def test_top_in_tmux_shows_whole_lent_instances_and_the_simulated_clock(tmp_path):
+    """Three lenders idle, one instance borrowed: LENT reads 1, 0, 0 (whole instances, largest remainder; ties by
+    name), never 0.3 each; the footer names the endpoint's simulated clock."""
+    topology = tmp_path / "lenders.yaml"
+    topology.write_text(LENDERS)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    serve = subprocess.Popen([BATCH_QUOTA, "serve", str(topology), "--speed", "0", "--port", "0"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=ROOT)
+    session = f"top-lent-{os.getpid()}"
+    try:
+        assert serve.stdout is not None
+        url = serve.stdout.readline().strip()
+        assert url.startswith("http://"), url
+
+        class Running:
+            def __init__(self, url: str) -> None:
+                self.url = url
+
+        batch = client(Running(url))
+        for name in ("first", "second"):  # LD's own instance, then one borrowed
+            submit(batch, name, "LD")
+        status = tmp_path / "status"
+        command = (f"env -u COLUMNS -u LINES AWS_ENDPOINT_URL_BATCH={url} {BATCH_QUOTA} top --queue training "
+                   f"--interval 0.5; echo $? > {status}")
+        _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", f"PYTHONPATH={ROOT}",
+              "-e", "AWS_DEFAULT_REGION=us-east-1", "-e", "AWS_ACCESS_KEY_ID=testing",
+              "-e", "AWS_SECRET_ACCESS_KEY=testing", "-c", str(ROOT), command)
+        pane = f"{session}:0.0"
+        screen = _wait_for(pane, lambda s: "sort: share" in s and "LD" in s and "LC" in s)
+        lines = screen.splitlines()
+        header = next(line for line in lines if " LENT " in line and "SHARE" in line)
+        # 120 columns: the narrow layout (no borders, no strategy, no plan column while it holds nothing)
+        assert header.split()[:6] == ["SHARE", "TYPE", "LIMIT", "OWN", "BORROWED", "LENT"], screen
+        rows = {line.split()[0]: line.split() for line in lines if line.split()[:1] in (["LA"], ["LB"], ["LC"], ["LD"])}
+        assert {share: row[3:6] for share, row in rows.items()} == {  # own, borrowed, lent
+            "LA": ["0", "0", "1"], "LB": ["0", "0", "0"], "LC": ["0", "0", "0"], "LD": ["1", "1", "0"]}, screen
+        totals = next(line for line in lines if line.lstrip("│ ").startswith("ml.g5.xlarge") and "LEND" not in line)
+        cells = [cell.strip() for cell in totals.split("│")[1:-1]]
+        assert cells[6] == "1", screen  # the LENT total: one instance
+        assert re.search(r"simulated clock \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, every 0.5s", screen), screen
         _tmux("send-keys", "-t", pane, "q")
         deadline = time.monotonic() + 30
         while not (status.exists() and status.read_text().strip()) and time.monotonic() < deadline:

@@ -246,4 +246,5 @@ def test_the_wait_column_reads_as_durations_and_sorts_by_seconds(browser, report
     cells = browser.execute_script(f"return Array.from(document.querySelectorAll('#worst tbody tr'))"
                                    f".map(r => [r.cells[{wait}].textContent, Number(r.cells[{wait}].dataset.value)])")
     assert [seconds for _, seconds in cells] == sorted((seconds for _, seconds in cells), reverse=True)
-    assert cells[0] == ["3m 20s", 200.0]  # qs1_job_low waited 200 s
+    # qs1_job_med, reclaimed at 100, is RUNNABLE until low ends at 3800: a wait of 3700 s (requeues count)
+    assert cells[0] == ["1h 02m", 3700.0]

@@ -254,3 +254,45 @@ def test_fit_refuses_what_simulate_refuses_with_the_same_line(tmp_path):
         simulated = CliRunner().invoke(main, ["simulate", str(tmp_path / "s.yaml"), "--quiet"])
         assert fitted.exit_code == 2 and message in fitted.stderr, (name, fitted.output)
         assert simulated.exit_code == 2 and message in simulated.stderr, (name, simulated.output)
+
+
+TWO_TYPES = """\
+service_environments:
+  - {name: gpu, capacity: {ml.g5.xlarge: 8, ml.p4d.24xlarge: 4}}
+job_queues:
+  - name: training
+    service_environment: gpu
+    shares:
+      - {name: vision, capacity: {ml.g5.xlarge: 4, ml.p4d.24xlarge: 4}, strategy: RESERVE}
+      - {name: speech, capacity: {ml.g5.xlarge: 4}, strategy: RESERVE}
+"""
+
+
+def test_instance_hours_per_day_are_per_instance_type_never_added_across_types(tmp_path):
+    # two days; vision: 10 g5 jobs of 2 x 1 h (20 inst-h), 5 p4d jobs of 1 x 2 h (10), 2 jobs naming no type of a
+    # two-type share (2, type not given); speech, one type: 4 jobs naming none of 1 x 30 min (2 inst-h of g5)
+    rows = [*(("vision", "ml.g5.xlarge", 2, 3600),) * 10, *(("vision", "ml.p4d.24xlarge", 1, 7200),) * 5,
+            *(("vision", "", 1, 3600),) * 2, *(("speech", "", 1, 1800),) * 4]
+    path = tmp_path / "history.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["name", "share", "instance_type", "instances", "submit_at", "duration"])
+        for index, (team, instance_type, instances, duration) in enumerate(rows):
+            writer.writerow([f"j{index}", team, instance_type, instances,
+                             2 * 86400 if index == len(rows) - 1 else index * 1000, duration])
+    (tmp_path / "topology.yaml").write_text(TWO_TYPES, encoding="utf-8")
+    out = CliRunner().invoke(main, ["fit", str(path), "--topology", str(tmp_path / "topology.yaml"), "--format",
+                                    "json"])
+    assert out.exit_code == 0, out.output
+    shares = json.loads(out.output)["shares"]
+    assert shares["training/vision"]["instance_hours_per_day"] == {"ml.g5.xlarge": 10, "ml.p4d.24xlarge": 5}
+    assert shares["training/vision"]["instance_hours_per_day_no_type"] == 1
+    assert shares["training/speech"]["instance_hours_per_day"] == {"ml.g5.xlarge": 1}  # the share's only type
+    assert shares["training/speech"]["instance_hours_per_day_no_type"] == 0
+    # without a topology no type can be told: speech's hours are not given a type
+    alone = json.loads(CliRunner().invoke(main, ["fit", str(path), "--format", "json"]).output)["shares"]
+    assert (alone["speech"]["instance_hours_per_day"], alone["speech"]["instance_hours_per_day_no_type"]) == ({}, 1)
+    text = CliRunner().invoke(main, ["fit", str(path), "--topology", str(tmp_path / "topology.yaml")])
+    assert text.exit_code == 0, text.output
+    cells = [line.split("│")[3].strip() for line in text.output.splitlines() if line.count("│") > 3]
+    assert cells == ["ml.g5.xlarge 1.0", "ml.g5.xlarge 10.0", "ml.p4d.24xlarge 5.0", "type not given 1.0"]

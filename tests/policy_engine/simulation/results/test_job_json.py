@@ -85,6 +85,22 @@ def test_numbers_in_every_form_python_writes_them():
     assert _written(result) == _expected(result)
 
 
+def test_each_job_carries_its_instance_type_instances_and_plan_from_every_kind_of_records():
+    engine = Engine(simulated_topology(4, share("A", 4)), [job(f"j{n}", "A", at=n, duration=10) for n in range(5)], (),
+                    SimulationSettings())
+    engine.run()
+    columns = list(pickle.loads(pickle.dumps(build_result(engine))).jobs._columns)  # a worker's records
+    kinds = [("ml.g5.xlarge", 1, None), ("ml.p5.48xlarge", 4, "p5-plan"), ("ml.p4d.24xlarge", 2, "plan \"2\"")]
+    columns[0] = [spec._replace(instance_type=kind[0], instances=kind[1], training_plan=kind[2])
+                  for spec, kind in zip(columns[0], kinds * 2, strict=False)]
+    records = type(pickle.loads(pickle.dumps(build_result(engine))).jobs)(tuple(columns))
+    for jobs in (records, list(records)):
+        result = _result_of(jobs)
+        assert _written(result) == _expected(result)
+        written = json.loads(_written(result))["jobs"]
+        assert [(j["instance_type"], j["instances"], j["training_plan"]) for j in written] == (kinds * 2)[:5]
+
+
 def test_a_value_json_refuses_is_refused_as_json_dumps_refuses_it():
     for bad in (math.inf, math.nan):
         with pytest.raises(ValueError, match="Out of range float"):

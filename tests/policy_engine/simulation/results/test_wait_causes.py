@@ -8,11 +8,12 @@ Then one hand-built run per cause, asserting the cause of the job that waited an
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from policy_engine.simulation.causes import WAIT_CAUSES, Cause
 from policy_engine.simulation.core.engine import Engine, SimulationSettings
@@ -20,8 +21,9 @@ from policy_engine.simulation.core.jobs import Status
 from policy_engine.simulation.results.records import build_result
 from policy_engine.simulation.results.wait_causes import attribute
 from policy_engine.simulation.results.wait_orders import ORDERS, AttributionOrder, register_order
+from policy_engine.simulation.settings import JobTermination
 from tests.builders import job, share, simulated_topology
-from tests.policy_engine.simulation.test_properties import PROPERTY_SETTINGS, scenarios
+from tests.policy_engine.simulation.test_properties import PROPERTY_SETTINGS, contended, plan_scenarios, scenarios
 
 
 def _run(topology, jobs, until=None, updates=(), settings=None):
@@ -65,6 +67,74 @@ def test_each_shares_causes_add_up_to_the_time_its_jobs_were_runnable(scenario):
         # a job has the cause it waited longest for exactly when it waited at all
         for record, cause in zip(result.jobs, waits.job_causes, strict=True):
             assert (cause is not None) == (runnable.get(record.name, 0.0) > 0), record
+    _waits_are_runnable_time(result, runnable, attribute(result, topology))
+
+
+def _waits_are_runnable_time(result, runnable, waits) -> None:
+    """One definition of wait: each record's ``wait_seconds`` is its time RUNNABLE (measured from the engine's
+    transitions), and each share's causes add up to its jobs' ``wait_seconds`` (1e-6 relative)."""
+    per_share: defaultdict[tuple[str, str], float] = defaultdict(float)
+    for record in result.jobs:
+        assert math.isclose(record.wait_seconds, runnable.get(record.name, 0.0), rel_tol=1e-9, abs_tol=1e-9), record
+        per_share[(record.share, record.instance_type)] += record.wait_seconds
+    for item in waits.shares:
+        total = per_share.get((item.share, item.instance_type), 0.0)
+        assert math.isclose(sum(item.by_cause.values()), total, rel_tol=1e-6, abs_tol=1e-9), (item, total)
+        assert math.isclose(item.wait_seconds, total, rel_tol=1e-6, abs_tol=1e-9), (item, total)
+    # the figures every table reads come from the same waits (percentiles of a share's wait_seconds)
+    by_share: defaultdict[tuple[str, str], list[float]] = defaultdict(list)
+    for record in result.jobs:
+        by_share[(record.share, record.instance_type)].append(record.wait_seconds)
+    for metrics in result.shares:
+        values = sorted(by_share.get((metrics.share, metrics.instance_type), []))
+        assert metrics.wait_max == (values[-1] if values else 0.0), metrics
+
+
+@st.composite
+def _requeue_scenarios(draw):
+    """The plan scenarios (plan jobs SCHEDULED for their windows, capacity retries after 2 days pending) or contended
+    ones (in-share preemptions, reclaims), with jobs whose attempts fail and are retried, terminations, and a report
+    time that may come before every job is placed (jobs waiting at the end of the run)."""
+    topology, jobs, updates, chosen = draw(st.one_of(plan_scenarios(), plan_scenarios(far=True), contended()))
+    jobs = [job._replace(attempts=2, failures=draw(st.integers(1, 2)), fail_after=float(draw(st.integers(1, 20))))
+            if draw(st.integers(0, 3)) == 0 else job for job in jobs]
+    for target in draw(st.lists(st.sampled_from(jobs), max_size=2, unique_by=lambda j: j.name)):
+        updates = [*updates, JobTermination(target.submit_at + draw(st.integers(0, 200)), target.name, "test")]
+    updates.sort(key=lambda update: update.at)
+    until = draw(st.sampled_from([None, None, 30.0, 100.0, 200_000.0]))
+    return topology, jobs, updates, chosen, until
+
+
+def test_a_jobs_wait_is_its_time_runnable_and_the_causes_add_up_to_the_waits():
+    """On random scenarios with every kind of requeue, never-placed jobs and plan holds: the property above, and a
+    plan job's SCHEDULED wait for its window (``plan_hold_seconds``) is never part of its wait."""
+    seen: Counter[str] = Counter()  # what the examples went through: the property is not vacuous
+
+    @PROPERTY_SETTINGS
+    @given(_requeue_scenarios())
+    def run(scenario):
+        topology, jobs, updates, sim_settings, until = scenario
+        result, runnable = _run(topology, jobs, until, updates=updates, settings=sim_settings)
+        _waits_are_runnable_time(result, runnable, attribute(result, topology))
+        holds: defaultdict[str, float] = defaultdict(float)
+        for plan in result.plans.plans if result.plans is not None else ():
+            for hold in plan.holds:
+                holds[hold.job] += hold.end - hold.start
+        for record in result.jobs:
+            # SCHEDULED for a plan's window is placed, not waiting: wait and hold never overlap
+            end = record.finished_at if record.finished_at is not None else result.time
+            assert record.wait_seconds + holds.get(record.name, 0.0) <= end - record.submitted_at + 1e-6, record
+            ended = [attempt.outcome for attempt in record.attempts if attempt.end is not None]
+            seen["requeued after a preemption"] += record.preemptions > 0 and record.status != "FAILED"
+            seen["requeued after a failed attempt"] += "failed" in ended and record.status != "FAILED"
+            seen["capacity retry"] += record.capacity_retries > 0
+            seen["plan hold"] += holds.get(record.name, 0.0) > 0
+            seen["never placed, waiting at the end"] += record.status == "RUNNABLE" and not record.attempts
+
+    run()
+    print(dict(seen))
+    assert all(seen[kind] > 0 for kind in ("requeued after a preemption", "requeued after a failed attempt",
+                                           "capacity retry", "plan hold", "never placed, waiting at the end")), seen
 
 
 def _causes(topology, jobs, until=None, order="root-cause", **settings):
