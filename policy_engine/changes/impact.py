@@ -32,6 +32,7 @@ from policy_engine.simulation.results.records import SimulationResult, build_res
 from policy_engine.simulation.results.side_by_side import (
     JOBS,
     SHARE_FIGURES,
+    WAIT_HOURS,
     ShareComparison,
     ShareRow,
     TargetComparison,
@@ -41,7 +42,7 @@ from policy_engine.simulation.results.side_by_side import (
 )
 from policy_engine.simulation.results.spread import spread
 from policy_engine.simulation.results.targets import evaluate_targets, from_json
-from policy_engine.simulation.results.worsening import by_worsening, most_harmed
+from policy_engine.simulation.results.worsening import by_worsening, most_harmed, worsenings
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
 
@@ -116,6 +117,8 @@ class Impact:
                 "never_finish_reasons": self.never_finish_reasons, "costs": self.costs,
                 "preempted_more_often": len(self.preempted), "preempted_less_often": self.preempted_less_often,
                 "most_harmed": (worst.to_json() if (worst := most_harmed(share_comparison(self))) else None),
+                # every share the replay shows worse off, the most harmed first (``worsening.HARM``)
+                "harmed": [found.to_json() for found in worsenings(share_comparison(self))],
                 **self._samples_dict()}
 
     def _samples_dict(self) -> dict[str, Any]:
@@ -384,10 +387,12 @@ RUNS = ("without the change", "with HEAD")
 def _comparison(shares: list[dict[str, Any]], unit: str) -> ShareComparison:
     figures = (*SHARE_FIGURES, cost_figure(unit))
     rows = tuple(ShareRow(row["share"], row["instance_type"], tuple(
-        {JOBS.key: row["jobs"], **{f.key: row[f"{f.key}_{side}"] for f in figures[1:]}}
+        {JOBS.key: row["jobs"], **{f.key: row[f"{f.key}_{side}"] for f in figures[1:]},
+         # the jobs' waits added up (jobs x mean wait), for the harm measure (``worsening``)
+         WAIT_HOURS.key: row["jobs"] * row.get(f"mean_wait_{side}", 0.0) / 3600}
         for side in ("before", "after")))
         for row in shares)
-    return ShareComparison(RUNS, figures, rows)
+    return ShareComparison(RUNS, figures, rows, measured=(WAIT_HOURS,))
 
 
 def share_comparison(impact: Impact) -> ShareComparison:

@@ -239,6 +239,7 @@ class ChangeReport:
                     "hint": f.hint}
 
         failures = self.failures(fail_on)
+        impact = None if self.impact is None else self.impact.to_dict()
         return {
             "base": self.base,
             "head": self.head,
@@ -256,12 +257,14 @@ class ChangeReport:
                 "resolved_findings": len(self.resolved_findings),
                 "hazards": len(self.hazards),
                 "hazards_accepted": len(self.hazards) - len(self.failing_hazards),
+                # shares the replay (``--scenario``) shows worse off: ``ok`` may be true while this is not 0
+                "shares_harmed": 0 if impact is None else len(impact["harmed"]),
             },
             "objects": [change.to_dict() for change in self.objects],
             "guarantees": [change.to_dict() for change in self.guarantees],
             "new_findings": [finding(f) for f in self.new_findings],
             "resolved_findings": [finding(f) for f in self.resolved_findings],
             "hazards": [hazard.to_dict() for hazard in self.hazards],
-            "impact": None if self.impact is None else self.impact.to_dict(),
+            "impact": impact,
             "promises": [change.to_dict() for change in self.promises],
         }

@@ -217,7 +217,7 @@ def with_costs(shares: ShareComparison, costs: Sequence[dict[tuple[str, str], fl
             values.append(None if found is None else
                           {**found, figure.key: round(costs[run].get((name, row.instance_type), 0.0), 6) + 0.0})
         rows.append(replace(row, values=tuple(values)))
-    return ShareComparison(shares.runs, (*shares.figures, figure), tuple(rows))
+    return replace(shares, figures=(*shares.figures, figure), rows=tuple(rows))
 
 
 def _type_summary(run: DesignRun, instance_type: str) -> dict[str, Any]:

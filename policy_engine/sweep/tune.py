@@ -29,6 +29,7 @@ from policy_engine.simulation.results.side_by_side import (
     INSTANCE_HOURS_LOST,
     JOBS,
     PREEMPTIONS,
+    WAIT_HOURS,
     WAIT_P50,
     WAIT_P95,
     ShareComparison,
@@ -386,10 +387,11 @@ def share_evidence(current: RunRecord, other: RunRecord | None) -> ShareComparis
     def values(record: RunRecord | None) -> dict[tuple[str, str], dict[str, float]]:
         if record is None or record.status != RunStatus.OK:
             return {}
-        return {(row["share"], row["instance_type"]): {f.key: float(row.get(f.key, 0.0)) for f in EVIDENCE_FIGURES}
+        return {(row["share"], row["instance_type"]): {f.key: float(row.get(f.key, 0.0))
+                                                       for f in (*EVIDENCE_FIGURES, WAIT_HOURS)}
                 for row in record.shares}
 
     before, after = values(current), values(other)
     keys = list(dict.fromkeys([*before, *after]))
     rows = tuple(ShareRow(share, kind, (before.get((share, kind)), after.get((share, kind)))) for share, kind in keys)
-    return by_worsening(ShareComparison(("current", "candidate"), EVIDENCE_FIGURES, rows))
+    return by_worsening(ShareComparison(("current", "candidate"), EVIDENCE_FIGURES, rows, measured=(WAIT_HOURS,)))

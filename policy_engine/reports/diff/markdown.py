@@ -39,6 +39,7 @@ from policy_engine.reports.diff.view import (
     preempted_counts,
     samples_sentence,
     verdict,
+    verdict_icon,
     worst_jobs,
 )
 from policy_engine.reports.kit.markdown import cell, code, listed, long_columns, table
@@ -164,8 +165,7 @@ def _impact_sections(impact: Impact) -> list[_Section]:
 
 def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     """Verdict, then promise changes, deploy hazards and the impact per share (open), then the rest collapsed."""
-    failures = report.failures(fail_on)
-    icon = "❌" if failures else "✅"
+    icon = verdict_icon(report, fail_on)
     counts = report.to_dict(fail_on)["summary"]
     period = bill_period(report.impact)  # the billing period in the heading, as every priced output says it first
     lines = [MARKER, f"### {icon} batch-quota diff: {code(report.base)} → {code(report.head)}"

@@ -14,11 +14,37 @@ from policy_engine.reports.tables.promise_lines import declared, promise_line
 if TYPE_CHECKING:
     from policy_engine.changes.impact import Impact
     from policy_engine.simulation.results.side_by_side import ShareComparison, TargetComparison
+    from policy_engine.simulation.results.worsening import Worsening
 
-__all__ = ["FAIL_ON", "KIND_TITLES", "WORST_JOBS", "ChangeReport", "GuaranteeChange", "Impact", "ObjectKind",
-           "bill_sentence", "comparisons", "declared", "describe", "guarantee_line", "harm_headline", "impact_legend",
-           "lost_by_type", "lost_difference", "object_line", "preempted_counts", "promise_line", "samples_sentence",
-           "shares_title", "shown", "verdict", "worst_jobs"]
+__all__ = [
+    "FAIL_ON",
+    "KIND_TITLES",
+    "WORST_JOBS",
+    "ChangeReport",
+    "GuaranteeChange",
+    "Impact",
+    "ObjectKind",
+    "bill_sentence",
+    "comparisons",
+    "declared",
+    "describe",
+    "guarantee_line",
+    "harm_headline",
+    "harmed",
+    "harmed_text",
+    "impact_legend",
+    "lost_by_type",
+    "lost_difference",
+    "object_line",
+    "preempted_counts",
+    "promise_line",
+    "samples_sentence",
+    "shares_title",
+    "shown",
+    "verdict",
+    "verdict_icon",
+    "worst_jobs",
+]
 
 #: What a paired difference inside the samples' spread is called, wherever a sentence would give a change.
 NO_SIGNIFICANT_CHANGE = "no significant change"
@@ -102,9 +128,43 @@ def shares_title(report: ChangeReport) -> str:
             + (f", {affected} affected through the borrow graph)" if affected else ")"))
 
 
+#: The verdict names this many harmed shares (the most harmed first); the impact table lists them all.
+HARMED_NAMED = 3
+
+
+def harmed(report: ChangeReport) -> list[Worsening]:
+    """The shares the replay shows worse off with the change (with samples: significantly), the most harmed
+    first by the harm measure (``worsening.HARM``); empty without ``--scenario``."""
+    if report.impact is None:
+        return []
+    from policy_engine.changes.impact import share_comparison
+    from policy_engine.simulation.results.worsening import worsenings
+
+    return worsenings(share_comparison(report.impact))
+
+
+def harmed_text(found: list[Worsening]) -> str:
+    """``the replay harms 3 shares: q/a ml.p4d.24xlarge preemptions 19 -> 61, 3.2x; ...``."""
+    named = "; ".join(w.short() for w in found[:HARMED_NAMED])
+    more = f"; and {len(found) - HARMED_NAMED} more" if len(found) > HARMED_NAMED else ""
+    return f"the replay harms {len(found)} share(s): {named}{more}"
+
+
 def verdict(report: ChangeReport, fail_on: tuple[str, ...]) -> str:
+    """The exit code's verdict (``--fail-on``) in words that never contradict the replay: ``OK: nothing got
+    worse`` only when no finding or hazard fails the review and the replay (if any) harms no share."""
     failures = report.failures(fail_on)
-    return ("FAIL: " + ", ".join(failures)) if failures else "OK: nothing got worse"
+    found = harmed(report)
+    if failures:
+        return "FAIL: " + ", ".join(failures) + (f"; and {harmed_text(found)}" if found else "")
+    if found:
+        return f"PASS (no finding or hazard fails the review), but {harmed_text(found)}"
+    return "OK: nothing got worse"
+
+
+def verdict_icon(report: ChangeReport, fail_on: tuple[str, ...]) -> str:
+    """❌ fails the review, ⚠️ passes it but the replay harms a share, ✅ nothing got worse."""
+    return "❌" if report.failures(fail_on) else "⚠️" if harmed(report) else "✅"
 
 
 #: The per-job list of a replay shows the worst this many (by extra preemptions x instances); JSON has all.

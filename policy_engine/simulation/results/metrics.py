@@ -48,6 +48,9 @@ class ShareMetrics:
     wait_max: float
     preemptions: int
     instance_hours_lost: float
+    #: the share's jobs' waits added up, in hours (jobs x mean wait): what the harm measure weighs
+    #: (``worsening.WaitAndWorkLost``)
+    wait_hours: float = 0.0
 
     def to_json(self) -> JsonObject:
         return asdict(self)
@@ -78,6 +81,7 @@ def share_metrics(engine: EngineView, waits: dict[ShareCapacity, list[float]]) -
                 wait_max=float(values[-1]) if values else 0.0,
                 preemptions=engine.preemptions[share],
                 instance_hours_lost=round(engine.lost_instance_seconds[share] / 3600, 6),
+                wait_hours=round(sum(values) / 3600, 6),
             )
         )
     return out

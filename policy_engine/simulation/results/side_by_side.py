@@ -40,6 +40,9 @@ MEAN_WAIT = Figure("mean_wait", "mean wait", Unit.SECONDS)
 PREEMPTIONS = Figure("preemptions", "preemptions", Unit.COUNT)
 OWN_UTILISATION = Figure("own_utilisation", "own utilisation", Unit.FRACTION, higher_is_better=True)
 INSTANCE_HOURS_LOST = Figure("instance_hours_lost", "instance-hours lost", Unit.INSTANCE_HOURS)
+#: The share's jobs' waits added up (jobs x mean wait), in hours: measured for the harm a change does
+#: (``worsening``), not shown as a column.
+WAIT_HOURS = Figure("wait_hours", "wait-hours", Unit.NUMBER)
 
 #: What ``compare`` shows per share and instance type, from ``ShareMetrics`` (and ``diff --scenario`` per share, with
 #: ``cost_figure`` after them both).
@@ -110,6 +113,8 @@ class ShareComparison:
     rows: tuple[ShareRow, ...]
     #: how many workload samples each value is the median of (1: one run per design, no spread)
     samples: int = 1
+    #: figures the rows carry to judge a change by (``worsening``'s harm measure) but no table shows
+    measured: tuple[Figure, ...] = ()
 
     def changed(self, row: ShareRow) -> bool:
         """A difference in some figure (with samples: a significant one)."""
@@ -169,9 +174,10 @@ def combine(samples: Sequence[ShareComparison]) -> ShareComparison:
         per_sample = tuple(row.values if row is not None else nothing for row in found)
         named = next(row for row in found if row is not None)
         rows.append(ShareRow(key[0], key[1], tuple(_median_values([sample[run] for sample in per_sample],
-                                                                  first.figures) for run in range(len(first.runs))),
+                                                                  (*first.figures, *first.measured))
+                                                   for run in range(len(first.runs))),
                              named.names, per_sample))
-    return ShareComparison(first.runs, first.figures, tuple(rows), len(samples))
+    return ShareComparison(first.runs, first.figures, tuple(rows), len(samples), first.measured)
 
 
 def metrics_values(metrics: ShareMetrics, figures: Sequence[Figure]) -> dict[str, float]:
@@ -179,10 +185,10 @@ def metrics_values(metrics: ShareMetrics, figures: Sequence[Figure]) -> dict[str
 
 
 def from_metrics(runs: Sequence[str], metrics: Sequence[Sequence[ShareMetrics]],
-                 names: Sequence[Mapping[str, str]] = (), figures: tuple[Figure, ...] = SHARE_FIGURES
-                 ) -> ShareComparison:
+                 names: Sequence[Mapping[str, str]] = (), figures: tuple[Figure, ...] = SHARE_FIGURES,
+                 measured: tuple[Figure, ...] = (WAIT_HOURS,)) -> ShareComparison:
     """Rows in the first run's order, then shares only later runs have; ``names[i]`` maps the first run's share
-    names to run ``i``'s (renames)."""
+    names to run ``i``'s (renames); ``measured``: figures carried for the harm measure, not shown."""
     back: list[dict[str, str]] = [{new: old for old, new in (names[i] if i < len(names) else {}).items()}
                                   for i in range(len(runs))]
     keyed: list[dict[tuple[str, str], ShareMetrics]] = [
@@ -192,9 +198,10 @@ def from_metrics(runs: Sequence[str], metrics: Sequence[Sequence[ShareMetrics]],
     for key in order:
         found = [run.get(key) for run in keyed]
         renamed = tuple(m.share if m is not None else key[0] for m in found)
-        rows.append(ShareRow(key[0], key[1], tuple(None if m is None else metrics_values(m, figures) for m in found),
+        rows.append(ShareRow(key[0], key[1], tuple(None if m is None else metrics_values(m, (*figures, *measured))
+                                                   for m in found),
                              renamed if any(name != key[0] for name in renamed) else ()))
-    return ShareComparison(tuple(runs), figures, tuple(rows))
+    return ShareComparison(tuple(runs), figures, tuple(rows), measured=measured)
 
 
 @dataclass(frozen=True)
