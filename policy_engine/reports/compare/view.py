@@ -8,11 +8,13 @@ from typing import Any
 import numpy as np
 
 from policy_engine.comparison.subjects import ALL_TYPES, PLAN_IDLE_COST, PREEMPTED_COST, TOTAL_COST, CompareOutput
+from policy_engine.foundation.units import Unit, figure_text
 from policy_engine.reports.tables import share_comparison as sc
 from policy_engine.simulation.results import aggregates as agg
 from policy_engine.simulation.results.numbers import plain
-from policy_engine.simulation.results.side_by_side import WAIT_P95, Figure, ShareRow
+from policy_engine.simulation.results.side_by_side import PREEMPTIONS, WAIT_P95, Figure, ShareRow
 from policy_engine.simulation.results.spread import paired
+from policy_engine.simulation.results.worsening import headline
 
 __all__ = ["CompareOutput", "costs_head", "costs_legend", "costs_rows", "costs_title", "document", "legend",
            "page_data", "samples_lines", "verdict"]
@@ -88,6 +90,9 @@ def verdict(output: CompareOutput) -> list[str]:
     lines = []
     shares = output.shares
     for run in range(1, len(output.runs)):
+        # the harm first: the most harmed share by the measure ``diff`` judges a change by, and the preemptions
+        lines.append(f"{output.runs[run].label} against {output.runs[0].label}: {headline(shares, run)}")
+        lines.append(_preemptions_line(output, run))
         if output.samples > 1:
             lines.append(_sampled_verdict(output, run))
             if output.costs.rows:
@@ -103,6 +108,16 @@ def verdict(output: CompareOutput) -> list[str]:
             lines.append(_cost_verdict(output, run))
     lines.append(sc.targets_met_line(output.targets))
     return lines
+
+
+def _preemptions_line(output: CompareOutput, run: int) -> str:
+    """``mine against topology: preemptions 139 -> 174 (+26)``, over every share and type; with samples the
+    medians and the paired difference, or ``no significant change``."""
+    row = output.overall.rows[0]
+    before, after = row.value(0, PREEMPTIONS), row.value(run, PREEMPTIONS)
+    change = _change_text(PREEMPTIONS, row, run)
+    return (f"{output.runs[run].label} against {output.runs[0].label}: preemptions {figure_text(before, Unit.COUNT)} "
+            f"-> {figure_text(after, Unit.COUNT)} ({change})")
 
 
 def _sampled_verdict(output: CompareOutput, run: int) -> str:

@@ -221,16 +221,12 @@ def bill_sentence(impact: Impact) -> str | None:
 
 
 def harm_headline(impact: Impact) -> str:
-    """The most harmed share first: ``Most harmed: q/vision: ml.p4d.24xlarge preemptions 95 -> 239, 2.5x``."""
+    """The most harmed share first (``worsening.headline``, as ``compare`` says it):
+    ``Most harmed: q/vision: ml.p4d.24xlarge preemptions 95 -> 239, 2.5x; ... (harm +310.2 h)``."""
     from policy_engine.changes.impact import share_comparison
-    from policy_engine.simulation.results.worsening import most_harmed
+    from policy_engine.simulation.results.worsening import headline
 
-    worst = most_harmed(share_comparison(impact))
-    if impact.samples > 1:  # only a significant worsening counts (``worsening``)
-        across = f"across {impact.samples} samples"
-        return (f"Most harmed {across}: {worst.text()}" if worst
-                else f"No share fares significantly worse with the change {across}")
-    return f"Most harmed: {worst.text()}" if worst else "No share fares worse with the change"
+    return headline(share_comparison(impact))
 
 
 def preempted_counts(impact: Impact) -> str:
@@ -249,9 +245,23 @@ def worst_jobs(impact: Impact) -> tuple[list[dict[str, Any]], int]:
 
 def lost_by_type(impact: Impact) -> dict[str, tuple[float, float]]:
     """Instance type -> instance-hours lost without and with the change (an hour of one type is not worth one of
-    another, so they are never added across types)."""
+    another, so they are never added across types). With samples, the median over the samples of each sample's
+    total on the type, as ``compare``'s per-type table takes it (never a sum of per-share medians)."""
+    from policy_engine.simulation.results.spread import median
+
+    samples = impact.sample_shares or (impact.shares,)
+    per_sample = [_lost_totals(rows) for rows in samples]
+    types = list(dict.fromkeys(kind for totals in per_sample for kind in totals))
+    def side(kind: str, index: int) -> float:
+        return median([totals.get(kind, (0.0, 0.0))[index] for totals in per_sample])
+
+    return {kind: (side(kind, 0), side(kind, 1)) for kind in types}
+
+
+def _lost_totals(rows: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """One replay's instance-hours lost per type, without and with the change."""
     out: dict[str, tuple[float, float]] = {}
-    for row in impact.shares:
+    for row in rows:
         before, after = out.get(row["instance_type"], (0.0, 0.0))
         out[row["instance_type"]] = (before + row.get("instance_hours_lost_before", 0.0),
                                      after + row.get("instance_hours_lost_after", 0.0))

@@ -40,8 +40,15 @@ HARM_FIGURES = (PREEMPTIONS, WAIT_P95, INSTANCE_HOURS_LOST, WAIT_HOURS)
 class HarmMeasure(Protocol):
     """How big one share's worsening is: a number in some unit, positive when the share fares worse."""
 
-    key: str  # the JSON name
-    unit: str  # what ``size`` is in, for a sentence
+    @property
+    def key(self) -> str:
+        """The JSON name."""
+        ...
+
+    @property
+    def unit(self) -> str:
+        """What ``size`` is in, for a sentence."""
+        ...
 
     def size(self, before: Mapping[str, float], after: Mapping[str, float]) -> float:
         """``after``'s harm beyond ``before``'s (figure key -> value; a missing key counts as 0)."""
@@ -172,3 +179,14 @@ def most_harmed(comparison: ShareComparison, run: int = 1, measure: HarmMeasure 
     """The largest worsening of any share in ``run`` against the first: what a headline names first."""
     found = worsenings(comparison, run, measure)
     return found[0] if found else None
+
+
+def headline(comparison: ShareComparison, run: int = 1, measure: HarmMeasure = HARM) -> str:
+    """What every report that judges a change says first (``diff``, ``compare``): ``Most harmed: q/vision:
+    ml.p4d.24xlarge preemptions 95 -> 239, 2.5x; ... (harm +310.2 h)``, or that no share fares worse; with
+    samples only a significant worsening counts, and the line says so."""
+    across = f" across {comparison.samples} samples" if comparison.samples > 1 else ""
+    worst = most_harmed(comparison, run, measure)
+    if worst is None:
+        return f"No share fares {'significantly ' if across else ''}worse{across}"
+    return f"Most harmed{across}: {worst.text()}"
