@@ -106,7 +106,7 @@ class Worsening:
         """``q/vision: ml.p4d.24xlarge preemptions 95 -> 239, 2.5x; ... (harm +310.2 h)``."""
         shown = [c for c in self.changes if c.figure.key != WAIT_HOURS.key] or list(self.changes)
         what = "; ".join(change.text() for change in shown)
-        return f"{self.share}: {self.instance_type} {what} (harm {self.harm:+,.1f} {self.unit})"
+        return f"{self.share}: {self.instance_type} {what} (harm {self.harm:+,.2f} {self.unit})"
 
     def short(self) -> str:
         """The share, type and its first figure: for a list of several."""

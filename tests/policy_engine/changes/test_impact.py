@@ -82,8 +82,10 @@ def test_cli_replay_in_every_format(write_file):
     assert "jobs preempted because of the change: **1 more often, 0 less often (net +1)**" in markdown
     # the harm first: the headline names the most harmed share and its figure, in text and markdown (b's requeue
     # wait now counts, and worsens S1 more than its one preemption)
-    assert "**Most harmed: q/S1: ml.g5.xlarge wait p95 0s -&gt; 1m 10s, 2.2x**" in markdown
-    assert "Most harmed: q/S1: ml.g5.xlarge wait p95 0s -> 1m 10s, 2.2x" in text
+    # no ratio from a zero baseline; the harm in hours (70 s of added wait, 0.01 instance-hours of work lost)
+    assert ("**Most harmed: q/S1: ml.g5.xlarge preemptions 0 -&gt; 1 (+1); wait p95 0s -&gt; 1m 10s (+1m 10s); "
+            "instance-hours lost 0.00 -&gt; 0.01 (+0.01) (harm +0.03 h)**") in markdown
+    assert "Most harmed: q/S1: ml.g5.xlarge preemptions 0 -> 1 (+1); wait p95 0s -> 1m 10s (+1m 10s)" in text
     assert "jobs preempted because of the change: 1 more often, 0 less often (net +1)" in text
 
 
