@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from policy_engine.foundation.units import Unit, figure_text, money_text
-from policy_engine.simulation.results.worsening import most_harmed
+from policy_engine.simulation.results.worsening import most_harmed, worsenings
 from policy_engine.sweep.expressions import UNITS, record_types, type_figure
 from policy_engine.sweep.grammar import values_text, vary_text
 from policy_engine.sweep.run_record import RunRecord
@@ -260,6 +260,14 @@ def chart_points(output: TuneOutput) -> list[tuple[float, float, bool, bool]]:
              feasible(r, output.constraints)) for r in result.runs if r.status == RunStatus.OK]
 
 
+def _evidence_json(result: TuneResult) -> dict[str, Any]:
+    other = result.chosen or result.best or result.nearest
+    if other is None or result.current.status != RunStatus.OK:
+        return {"evidence": None, "harmed": []}
+    evidence = share_evidence(result.current, other)
+    return {"evidence": evidence.to_json(), "harmed": [w.to_json() for w in worsenings(evidence)]}
+
+
 def document(output: TuneOutput) -> dict[str, Any]:
     """``tune --format json``'s document (each run as ``sweep --format json`` writes it)."""
     from policy_engine.reports.tables.sweep_runs import run_json as run_record_json
@@ -289,6 +297,9 @@ def document(output: TuneOutput) -> dict[str, Any]:
         "promise_changes": [p.to_dict() for p in output.promises],
         "sensitivity": [_sensitivity_json(row, output.objectives) for row in result.sensitivity],
         "current": run_json(result.current),
+        # per share and type, the current topology against the recommended (or best, or nearest) candidate, the
+        # most harmed first, and every share it harms (``worsening``): the evidence is per share, not only totals
+        **_evidence_json(result),
         "front": [run_json(r) for r in result.front],
         "runs": [run_json(r) for r in result.runs],
     }

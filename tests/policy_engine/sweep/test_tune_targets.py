@@ -89,3 +89,17 @@ def test_the_evidence_is_per_share_with_the_most_harmed_share_first(tmp_path: Pa
             if line.startswith("│") and " ml.g5.xlarge wait p95 " in line]
     assert rows == [["q/B ml.g5.xlarge wait p95", "0s", "1h 00m"],  # the harmed share first
                     ["q/A ml.g5.xlarge wait p95", "2h 00m", "0s"]]
+
+
+def test_the_evidence_in_json_is_per_share_with_the_harm_measured_in_hours(tmp_path: Path):
+    import json
+
+    result = CliRunner().invoke(main, ["tune", str(_scenario(tmp_path, guarantee=False)), "--vary", f"{TRANSFER}=2",
+                                       "--budget", "1", "--workers", "1", "--quiet", "--targets", "ignore",
+                                       "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert [(row["share"], row["instance_type"]) for row in data["evidence"]] == [("q/B", "ml.g5.xlarge"),
+                                                                                  ("q/A", "ml.g5.xlarge")]
+    # B keeps 3 instances for its 4 one-hour jobs: the fourth waits an hour (1 wait-hour added), no work lost
+    assert [(w["share"], w["harm"], w["measure"]) for w in data["harmed"]] == [("q/B", 1.0, "wait_and_work_lost")]
