@@ -39,6 +39,7 @@ from policy_engine.simulation.results.side_by_side import (
 )
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 from policy_engine.simulation.results.worsening import by_worsening
+from policy_engine.simulation.results.window import WINDOW_KEY, common_window, window_legend
 
 ALL_SHARES = "all shares"
 ALL_TYPES = "all types"
@@ -112,6 +113,20 @@ class CompareOutput:
         return span
 
     @property
+    def window(self) -> float:
+        """The window the time-weighted figures are over (``comparison.runs.over_common_window``), of sample 1."""
+        return common_window(run.summary.get(WINDOW_KEY, run.time) for run in self.runs)
+
+    def window_text(self) -> str:
+        """``utilisation, own utilisation and mean borrowed/lent: time-weighted over 0 to 52d 21h, the longest run``."""
+        text = ("utilisation, own utilisation and mean borrowed/lent: "
+                + window_legend(self.window, (run.time for run in self.runs)))
+        if len({run.time for run in self.runs}) > 1:
+            text += (" (" + ", ".join(f"{run.label} ends at {duration_text(run.time)}" for run in self.runs)
+                     + "; idle time after a run's end counts as idle)")
+        return text + (", each sample over its own longest run" if self.samples > 1 else "")
+
+    @property
     def priced(self) -> bool:
         return self.cost_unit != INSTANCE_HOURS
 
@@ -154,6 +169,7 @@ class CompareOutput:
                      for index, (run, report) in enumerate(zip(self.runs, self.reports or (None,) * len(self.runs),
                                                                strict=True))],
             "period": self.period.to_json(),
+            WINDOW_KEY: self.window,
             "overall": self.overall.to_json()[0],
             "instance_types": self.types.to_json(),
             "shares": self.shares.to_json(),

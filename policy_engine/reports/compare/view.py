@@ -25,8 +25,10 @@ def samples_lines(output: CompareOutput) -> list[str]:
 
 
 def legend(output: CompareOutput) -> str:
-    """What the before/after cells mean (with samples: medians, p10-p90, paired and significant differences)."""
-    return sc.LEGEND + (f"; {sc.samples_legend(output.samples)}" if output.samples > 1 else "")
+    """What the before/after cells mean (with samples: medians, p10-p90, paired and significant differences), and
+    the one window the time-weighted figures are over."""
+    return (sc.LEGEND + (f"; {sc.samples_legend(output.samples)}" if output.samples > 1 else "")
+            + f"; {output.window_text()}")
 
 
 def _change_text(figure: Figure, row: ShareRow, run: int, figures: tuple[Figure, ...] = ()) -> str:
