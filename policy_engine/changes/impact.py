@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from policy_engine.foundation.units import duration_text
 from policy_engine.foundation.model import QuotaShare, ServiceEnvironment, Topology, share_id
+from policy_engine.foundation.units import duration_text
 from policy_engine.inputs.loading import LoadError
 from policy_engine.inputs.prices import Prices
 from policy_engine.inputs.renames import Renames
@@ -30,7 +30,6 @@ from policy_engine.simulation.results.billable import Period
 from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, CostReport, run_costs
 from policy_engine.simulation.results.metrics import ShareMetrics, percentile
 from policy_engine.simulation.results.records import SimulationResult, build_result
-from policy_engine.simulation.results.window import WINDOW_KEY, common_window, widened_result
 from policy_engine.simulation.results.side_by_side import (
     JOBS,
     SHARE_FIGURES,
@@ -43,6 +42,7 @@ from policy_engine.simulation.results.side_by_side import (
 )
 from policy_engine.simulation.results.spread import spread
 from policy_engine.simulation.results.targets import evaluate_targets, from_json
+from policy_engine.simulation.results.window import WINDOW_KEY, common_window, widened_result
 from policy_engine.simulation.results.worsening import by_worsening, most_harmed
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate

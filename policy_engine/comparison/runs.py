@@ -24,7 +24,7 @@ from policy_engine.simulation.results.metrics import ShareMetrics
 from policy_engine.simulation.results.records import build_result
 from policy_engine.simulation.results.targets import TargetResult, evaluate_targets
 from policy_engine.simulation.results.window import type_utilisation as type_utilisation_over
-from policy_engine.simulation.results.window import widened_shares, widened_summary
+from policy_engine.simulation.results.window import widened_shares, widened_summary, widened_targets
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.settings import Action
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
@@ -196,6 +196,7 @@ def _over_window(run: DesignRun, window: float) -> DesignRun:
         return run
     shares = widened_shares(run.shares, run.hours, window)
     return replace(run, shares=shares, summary=widened_summary(run.summary, shares, run.hours, window),
+                   targets=widened_targets(run.targets, shares),
                    utilisation=dict(sorted(type_utilisation_over(run.hours, run.capacity, window).items())))
 
 

@@ -38,8 +38,8 @@ from policy_engine.simulation.results.side_by_side import (
     from_metrics,
 )
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY
-from policy_engine.simulation.results.worsening import by_worsening
 from policy_engine.simulation.results.window import WINDOW_KEY, common_window, window_legend
+from policy_engine.simulation.results.worsening import by_worsening
 
 ALL_SHARES = "all shares"
 ALL_TYPES = "all types"
@@ -118,13 +118,17 @@ class CompareOutput:
         return common_window(run.summary.get(WINDOW_KEY, run.time) for run in self.runs)
 
     def window_text(self) -> str:
-        """``utilisation, own utilisation and mean borrowed/lent: time-weighted over 0 to 52d 21h, the longest run``."""
-        text = ("utilisation, own utilisation and mean borrowed/lent: "
-                + window_legend(self.window, (run.time for run in self.runs)))
-        if len({run.time for run in self.runs}) > 1:
-            text += (" (" + ", ".join(f"{run.label} ends at {duration_text(run.time)}" for run in self.runs)
-                     + "; idle time after a run's end counts as idle)")
-        return text + (", each sample over its own longest run" if self.samples > 1 else "")
+        """``utilisation, own utilisation and mean borrowed/lent: time-weighted over 0 to 52d 21h, the longest run``
+        (with samples, each sample over its own longest run, sample 1's named)."""
+        text = "utilisation, own utilisation and mean borrowed/lent: "
+        ends = [run.time for run in self.runs]
+        window = window_legend(self.window, ends)
+        if len(set(ends)) > 1:
+            window += (" (" + ", ".join(f"{run.label} ends at {duration_text(run.time)}" for run in self.runs)
+                       + "; idle time after a run's end counts as idle)")
+        if self.samples > 1:
+            return text + f"time-weighted over one window per sample, from 0 to its longest run (sample 1: {window})"
+        return text + window
 
     @property
     def priced(self) -> bool:

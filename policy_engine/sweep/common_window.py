@@ -30,6 +30,6 @@ def over_common_window(records: Sequence[RunRecord]) -> list[RunRecord]:
         if ledger is None:
             out.append(record)
             continue
-        summary, shares = widened_json(record.summary, record.shares, ledger, window)
-        out.append(replace(record, summary=summary, shares=tuple(shares)))
+        summary, shares, targets = widened_json(record.summary, record.shares, record.targets, ledger, window)
+        out.append(replace(record, summary=summary, shares=tuple(shares), targets=tuple(targets)))
     return out

@@ -26,6 +26,7 @@ from policy_engine.foundation.units import duration_text
 from policy_engine.simulation.results import type_usage
 from policy_engine.simulation.results.capacity_hours import HOUR, CapacityHours
 from policy_engine.simulation.results.metrics import ShareMetrics
+from policy_engine.simulation.results.targets import Criterion, TargetResult, from_json
 
 if TYPE_CHECKING:
     from policy_engine.simulation.results.records import SimulationResult
@@ -72,7 +73,8 @@ def widened_shares(shares: Sequence[ShareMetrics], hours: CapacityHours, window:
     return out
 
 
-def _type_seconds(hours: CapacityHours, instances: Mapping[str, int], window: float) -> dict[str, type_usage.TypeSeconds]:
+def _type_seconds(hours: CapacityHours, instances: Mapping[str, int],
+                  window: float) -> dict[str, type_usage.TypeSeconds]:
     """Each instance type's instance-seconds over ``[0, window]`` (``type_usage.engine_seconds``, widened)."""
     extra = _extra(hours, window)
     out: dict[str, type_usage.TypeSeconds] = {}
@@ -119,6 +121,14 @@ def widened_summary(summary: Mapping[str, Any], shares: Sequence[ShareMetrics], 
     return out
 
 
+def widened_targets(targets: Sequence[TargetResult], shares: Sequence[ShareMetrics]) -> list[TargetResult]:
+    """``targets`` with each ``min_utilisation`` criterion judged on ``shares`` (widened); the waits and
+    preemptions criteria are not time-weighted and stay."""
+    used = {(m.share, m.instance_type): m.own_utilisation for m in shares}
+    return [replace(t, actual=used.get((t.share, t.instance_type or ""), t.actual))
+            if t.criterion is Criterion.MIN_UTILISATION else t for t in targets]
+
+
 def widened_result(result: SimulationResult, window: float) -> SimulationResult:
     """``result`` with its shares' and summary's time-weighted figures over ``[0, window]``; its jobs, waits,
     preemptions, ledger and end (``time``) are the run's own."""
@@ -128,8 +138,10 @@ def widened_result(result: SimulationResult, window: float) -> SimulationResult:
     return replace(result, shares=shares, summary=widened_summary(result.summary, shares, result.hours, window))
 
 
-def widened_json(summary: Mapping[str, Any], shares: Sequence[Mapping[str, Any]], hours: CapacityHours,
-                 window: float) -> tuple[JsonObject, list[JsonObject]]:
-    """``widened_summary`` and ``widened_shares`` of a run kept as JSON (a sweep's run record)."""
+def widened_json(summary: Mapping[str, Any], shares: Sequence[Mapping[str, Any]], targets: Sequence[Mapping[str, Any]],
+                 hours: CapacityHours, window: float) -> tuple[JsonObject, list[JsonObject], list[JsonObject]]:
+    """``widened_summary``, ``widened_shares`` and ``widened_targets`` of a run kept as JSON (a sweep's record)."""
     metrics = widened_shares([ShareMetrics(**row) for row in shares], hours, window)
-    return widened_summary(summary, metrics, hours, window), [m.to_json() for m in metrics]
+    judged = widened_targets([from_json(dict(row)) for row in targets], metrics)
+    return (widened_summary(summary, metrics, hours, window), [m.to_json() for m in metrics],
+            [t.to_json() for t in judged])

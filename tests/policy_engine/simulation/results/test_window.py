@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from policy_engine.simulation.results.window import WINDOW_KEY, common_window, widened_result
+from policy_engine.simulation.results.targets import Criterion, TargetResult
+from policy_engine.simulation.results.window import WINDOW_KEY, common_window, widened_result, widened_targets
 from tests.builders import job, share, simulate, topology
 
 P4, G5 = "ml.p4d.24xlarge", "ml.g5.xlarge"
@@ -69,6 +70,18 @@ def test_runs_ending_at_different_times_agree_on_an_untouched_type():
     slow, fast = widened_result(slow, window), widened_result(fast, window)
     assert slow.summary["instance_types"][G5] == fast.summary["instance_types"][G5]
     assert [m for m in slow.shares if m.instance_type == G5] == [m for m in fast.shares if m.instance_type == G5]
+
+
+def test_min_utilisation_targets_are_judged_over_the_window():
+    result = simulate(_topology(2), _jobs())
+    wide = widened_result(result, 4 * HOUR)
+    targets = [TargetResult(0, m.share, m.instance_type, Criterion.MIN_UTILISATION, 0.2, m.own_utilisation, m.jobs)
+               for m in result.shares]
+    targets.append(TargetResult(1, result.shares[0].share, None, Criterion.WAIT_P95, 60.0, 0.0, 4))
+    judged = widened_targets(targets, wide.shares)
+    assert [t.actual for t in judged[:2]] == [0.5, 0.125] and [t.met for t in judged[:2]] == [True, False]
+    assert [t.actual for t in targets[:2]] == [1.0, 0.25]  # over the run's own 2 h, g5's target was met
+    assert judged[2] == targets[2]  # a wait is not time-weighted
 
 
 def test_a_window_shorter_than_the_run_is_refused():
