@@ -114,3 +114,11 @@ def test_sweep_untouched_type_exactly_equal(write_file):
     for one, two in zip(*shares, strict=True):
         for figure in SHARE_FIGURES:
             assert one[figure] == two[figure], (one["share"], figure)
+
+
+def test_sweep_text_says_the_window(write_file):
+    _, _, month = _files(write_file)
+    result = CliRunner().invoke(main, ["sweep", str(month), "--vary", f"q/a.capacity.{P4}=1,2", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert ("util: time-weighted over 0 to 20h 00m, the longest run; 1 run(s) ended sooner, idle after their end "
+            "counted as idle") in result.stdout
