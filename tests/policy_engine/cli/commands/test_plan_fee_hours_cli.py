@@ -21,6 +21,7 @@ capacity, not for the hours its jobs run. Worked out by hand (startup delay 0):
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,45 @@ def test_sweep_metrics_bill_the_reserved_hours(files, metric, value):
     assert out.exit_code == 0, out.output
     (row,) = [line for line in out.stdout.splitlines() if line.startswith("│ 1 ")]
     assert row.split("│")[3].strip() == value
+
+
+class _Tables(HTMLParser):
+    """Each ``<table id=...>``'s rows of cell texts, read by the standard library's HTML parser."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self._table = dict(attrs).get("id") or ""
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table is not None:
+            self.tables[self._table].append([])
+        elif tag in ("td", "th") and self._table is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._table is not None and self._cell is not None:
+            self.tables[self._table][-1].append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def test_the_html_report_bills_the_reserved_hours(files, tmp_path):
+    out = invoke("simulate", str(files["scenario"]), "--costs", "--report", str(tmp_path / "report"))
+    assert out.exit_code == 0, out.output
+    page = _Tables()
+    page.feed((tmp_path / "report" / "index.html").read_text(encoding="utf-8"))
+    header, *rows = page.tables["cost-plans"]
+    assert dict(zip(header, rows[0], strict=True))["fee: reserved"] == "48.00"
+    header, *rows = page.tables["cost-shares"]
+    assert {(row[0], row[1]): row[header.index("bill")] for row in rows} == {
+        ("training/vision", P5): "27.00", ("training/speech", P5): "24.00", ("training/speech", G5): "10.00"}
