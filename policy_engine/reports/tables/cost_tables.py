@@ -90,7 +90,7 @@ def _priced(report: CostReport) -> list[CostTable]:
 
 def _unpriced(report: CostReport) -> list[CostTable]:
     pays = report.per_share_type()
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for s in report.shares:
         types = dict.fromkeys([*(row.instance_type for row in s.rows),
                                *(p.hours.instance_type for p in report.plans if s.share in p.allocation)])
