@@ -134,10 +134,14 @@ def _unpriced(report: CostReport) -> list[CostTable]:
     if report.convention is Convention.LIMIT:
         tables.append(CostTable(
             "cost-budget", "Budget view (instance-hours)",
-            ("share", "instance type", "limit over the period", "on-demand", "budget use"),
-            [(s.share, row.instance_type, instance_hours_text(row.limit), instance_hours_text(row.on_demand),
-              percent_text(row.on_demand / row.limit) if row.limit > 0 else "-") for s in report.shares
-             for row in s.rows], 2))
+            ("share", "instance type", "limit over the period", "bill", "budget use"),
+            [(s.share, row.instance_type, instance_hours_text(row.limit),
+              instance_hours_text(pays.get((s.share, row.instance_type), 0.0)),
+              percent_text(pays.get((s.share, row.instance_type), 0.0) / row.limit) if row.limit > 0 else "-")
+             for s in report.shares for row in s.rows],
+            2, "a share's limit over the period is the most its own limit lets it run on demand; its bill is its "
+               "on-demand instance-hours and its part of the plans' reserved ones (above 100 %: it borrowed, or "
+               "pays plan hours)"))
     return tables
 
 

@@ -199,3 +199,13 @@ def test_the_html_report_bills_the_reserved_hours(files, tmp_path):
     header, *rows = page.tables["cost-shares"]
     assert {(row[0], row[1]): row[header.index("bill")] for row in rows} == {
         ("training/vision", P5): "27.00", ("training/speech", P5): "24.00", ("training/speech", G5): "10.00"}
+
+
+def test_the_budget_view_counts_the_share_part_of_the_reserved_hours(files):
+    out = invoke("simulate", str(files["scenario"]), "--costs", "--chargeback", "limit", "--format", "markdown")
+    assert out.exit_code == 0, out.output
+    (budget,) = [t for t in gfm.tables(out.stdout) if t[0][:3] == ["share", "instance type", "limit over the period"]]
+    rows = {(row[0], row[1]): row for row in budget[1:]}
+    vision = rows[("training/vision", P5)]
+    assert vision[3] == "27.00"  # 3 on demand + its 24 of the plan's 48 reserved hours, not its 3 + 12 used
+    assert vision[4] == f"{27 / float(vision[2]) * 100:.1f}%"
