@@ -57,7 +57,8 @@ def costs_legend(output: CompareOutput) -> str:
             "used costs nothing); plan fees: each training plan's upfront fee; waste, beside the bill: on-demand "
             "work lost to preemption, plan hours paid and not used (or cut at a window's end); in parentheses each "
             "later design minus the first (negative: cheaper)"
-            + ("" if output.priced else "; in instance-hours: give --prices FILE for the bill"))
+            + ("" if output.priced else "; in instance-hours, a plan's fee being its reserved instance-hours (used "
+               "or not): give --prices FILE for the bill in money"))
 
 
 def costs_head(output: CompareOutput) -> tuple[str, ...]:
