@@ -122,7 +122,7 @@ class Impact:
         """With samples: how many, the seed, what shows the first sample, and each per-share figure's paired
         difference with ``significant`` (``ShareComparison.to_json``)."""
         if self.samples <= 1:
-            return {}
+            return {"samples": 1}
         return {"samples": self.samples, "seed": self.seed, "first_sample_shows": FIRST_SAMPLE_SHOWS,
                 "share_comparison": share_comparison(self).to_json()}
 

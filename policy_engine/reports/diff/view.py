@@ -163,6 +163,7 @@ def bill_sentence(impact: Impact) -> str | None:
 def harm_headline(impact: Impact) -> str:
     """The most harmed share first: ``Most harmed: q/vision: ml.p4d.24xlarge preemptions 95 -> 239, 2.5x``."""
     from policy_engine.changes.impact import share_comparison
+    from policy_engine.simulation.results.spread import ONE_SAMPLE
     from policy_engine.simulation.results.worsening import most_harmed
 
     worst = most_harmed(share_comparison(impact))
@@ -170,7 +171,9 @@ def harm_headline(impact: Impact) -> str:
         across = f"across {impact.samples} samples"
         return (f"Most harmed {across}: {worst.text()}" if worst
                 else f"No share fares significantly worse with the change {across}")
-    return f"Most harmed: {worst.text()}" if worst else "No share fares worse with the change"
+    # one run per side: said, so a reader knows the figures carry no spread
+    return (f"Most harmed in {ONE_SAMPLE}: {worst.text()}" if worst
+            else f"No share fares worse with the change in {ONE_SAMPLE}")
 
 
 def preempted_counts(impact: Impact) -> str:

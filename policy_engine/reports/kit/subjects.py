@@ -112,6 +112,14 @@ class SimulateOutput:
     #: each sample's jobs, in sample order
     sample_jobs: tuple[int, ...] = ()
 
+    def shares_label(self) -> str:
+        """What the shares table is, said in its title: one sample of the workload, or the medians across N."""
+        from policy_engine.simulation.results.spread import ONE_SAMPLE
+
+        if self.samples <= 1:
+            return f"from {ONE_SAMPLE}"
+        return f"the medians across {self.samples} samples (their spread below)"
+
     def samples_line(self) -> str:
         """With samples, what the shares' figures are and which sample the rest shows; else ''."""
         if self.samples <= 1:

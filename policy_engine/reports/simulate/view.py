@@ -227,6 +227,7 @@ def json_document(output: SimulateOutput) -> JsonDocument:
             extra["costs"]["price_weighted_utilisation"] = None if weighted is None else round(weighted, 6)
     if output.targets:
         extra["targets"] = [result.to_json() for result in output.targets]
+    extra["samples"] = {"count": 1}  # one workload: figures without a spread (``--samples N`` gives one)
     if output.samples > 1:
         extra["samples"] = {"count": output.samples, "seed": output.seed, "jobs": list(output.sample_jobs),
                             "shares": "median of each figure across the samples, its p10-p90-p50 in spread",
