@@ -114,16 +114,25 @@ def test_compare_text_and_markdown_say_across_n_samples_and_never_call_noise_a_c
     assert code == 0 and text.splitlines()[1].startswith("across 5 samples of the workload (seeds 0-4")
 
 
-def test_samples_one_is_the_output_of_today(files):
+def test_samples_one_is_the_default_and_labelled_one_sample(files):
+    from policy_engine.simulation.results.spread import ONE_SAMPLE
+
     for args in (["compare", files["scenario"], "--topology", files["A"], "--topology", files["B"], "--workers", "1"],
                  ["simulate", files["scenario"]],
                  ["diff", files["A"], files["B"], "--scenario", files["scenario"], "--fail-on", "never"]):
         for output in ("text", "json", "markdown"):
-            if args[0] == "compare" and output == "text":
-                continue  # compare's text names its executor; its JSON and markdown say the same figures
             plain = run(*args, "--format", output)
-            assert run(*args, "--format", output, "--samples", "1") == plain
+            assert plain[0] == 0, plain[2]
+            assert run(*args, "--format", output, "--samples", "1") == plain  # the default, said or not
             assert "across 1 sample" not in plain[1] and "p10" not in plain[1]
+            if output == "json":
+                data = json.loads(plain[1])
+                found = {"compare": lambda: data["samples"], "simulate": lambda: data["samples"]["count"],
+                         "diff": lambda: data["impact"]["samples"]}[args[0]]()
+                assert found == 1
+            else:  # labelled where N samples say "across N samples": the first line, the headline, the table title
+                said = " ".join(gfm.html(plain[1]).split()) if output == "markdown" else " ".join(plain[1].split())
+                assert ONE_SAMPLE in said, (args[0], output)
 
 
 def test_simulate_samples_give_each_shares_median_and_spread_and_name_the_first_sample(files):
