@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.results.costs import CostReport
     from policy_engine.simulation.results.plan_account import PlanAccount
     from policy_engine.simulation.results.records import SimulationResult
+    from policy_engine.simulation.results.spread import Spread
     from policy_engine.simulation.results.targets import TargetResult
     from policy_engine.simulation.results.wait_causes import WaitCauses
     from policy_engine.sweep.advice import Advice, HelpsRule
@@ -111,6 +112,8 @@ class SimulateOutput:
     seed: int = 0
     #: each sample's jobs, in sample order
     sample_jobs: tuple[int, ...] = ()
+    #: with ``--samples N`` and prices: each bill and waste figure's spread over the samples (``costs.bill_spreads``)
+    bill_spread: dict[str, Spread] | None = None
 
     def shares_label(self) -> str:
         """What the shares table is, said in its title: one sample of the workload, or the medians across N."""

@@ -14,6 +14,7 @@ from policy_engine.reports.simulate.view import (
     ShareCalibration,
     SimulateOutput,
     SimulationResult,
+    bill_spread_line,
     build,
     calibration_rows,
     run_view,
@@ -99,7 +100,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if view.costs is not None:
         from policy_engine.reports.tables import cost_markdown
 
-        click.echo("\n".join(["", "#### The bill, who pays, waste", "", *cost_markdown.render(view.costs)]),
+        spread = [f"_{safe_text.markdown(line)}_", ""] if (line := bill_spread_line(output)) is not None else []
+        click.echo("\n".join(["", "#### The bill, who pays, waste", "", *spread, *cost_markdown.render(view.costs)]),
                    file=stream)
     if view.targets:
         from policy_engine.reports.tables.target_tables import markdown_lines
