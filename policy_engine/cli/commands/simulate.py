@@ -198,9 +198,10 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
               help=f"Whose idle capacity a borrowed instance is, for the lender -> borrower capacity flows, in "
                    f"instance-hours (never money: a borrower's jobs are billed to it; default {DEFAULT_ATTRIBUTION}: "
                    "in proportion to each lender's idle capacity; docs/costs.md).")
-@samples_option("each share's figures are the medians across the samples with their p10-p90; the jobs, --events, "
-                "--report, the bill and the targets are sample 1's. --scheduler/--workers then run the samples "
-                "(not the job queues) in parallel; by default in-process when that is sooner (docs/compare.md).")
+@samples_option("each share's figures are the medians across the samples with their p10-p90, the bill too; the "
+                "jobs, --events, --report, the cost tables and the targets are sample 1's. --scheduler/--workers "
+                "then run the samples (not the job queues) in parallel; by default in-process when that is sooner "
+                "(docs/compare.md).")
 @seed_option
 def command(scenario: str, until: float | None, output: str, events: str | None, event_format: str | None,
             backfill: bool | None, victim_policy: str | None, wait_attribution: str, wait_causes: bool, quiet: bool,

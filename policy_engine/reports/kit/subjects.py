@@ -129,8 +129,8 @@ class SimulateOutput:
             return ""
         return (f"across {self.samples} samples of the workload (seeds {self.seed}-{self.seed + self.samples - 1}, "
                 f"{min(self.sample_jobs):,}-{max(self.sample_jobs):,} jobs): each share's figures are the medians "
-                "with their p10-p90 (the spread table); the jobs, the summary, --events, --report, the bill and "
-                "the targets are sample 1's")
+                "with their p10-p90 (the spread table), the bill's beside its tables; the jobs, the summary, "
+                "--events, --report, the cost tables and the targets are sample 1's")
 
     def deploy_note(self) -> str:
         """One line saying which names are a template's logical IDs (empty when none is)."""
