@@ -76,7 +76,7 @@ def _change(row: ShareRow, figure: Figure, text: Callable[[float], str]) -> str:
     if row.samples and not row.significant(1, figure):
         return NO_SIGNIFICANT_CHANGE
     value = row.difference(1, figure)
-    return ("+" if value >= 0 else "") + text(value)
+    return ("+" if value >= 0 else "") + text(value) + (", paired" if row.samples else "")
 
 KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
                ObjectKind.SHARE: "Quota shares"}
@@ -177,9 +177,8 @@ def bill_sentence(impact: Impact) -> str | None:
         return None
     row = found.rows[0]
     across = f", across {impact.samples} samples" if impact.samples > 1 else ""
-    paired = " paired" if impact.samples > 1 else ""
     bill, waste = ((_figure(row, 0, figure, money_text), _figure(row, 1, figure, money_text),
-                    _change(row, figure, money_text) + paired) for figure in (BILL, WASTE))
+                    _change(row, figure, money_text)) for figure in (BILL, WASTE))
     return (f"bill for {period}{across}: {bill[0]} → {bill[1]} {before['currency']} ({bill[2]}); waste {waste[0]} → "
             f"{waste[1]} ({waste[2]}; preempted attempts and plan idle)")
 
