@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from policy_engine.cli.commands.shared import EXIT_BAD_INPUT
+from policy_engine.cli.commands.shared import EXIT_BAD_INPUT, KEPT_UNTIL_EXIT
 
 #: Errors writing the output that are the reader's or the disk's doing, not the command's.
 _OUTPUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EFBIG, errno.EIO, getattr(errno, "EDQUOT", errno.ENOSPC)}
@@ -109,9 +109,14 @@ class _LazyGroup(click.Group):
         if sys.stdout is None:  # started with stdout closed (``>&-``)
             click.echo("error: standard output is closed; redirect it to a file or /dev/null instead", err=True)
             raise SystemExit(EXIT_BAD_INPUT)
+        code: int | None = None
         try:
             try:
-                return super().invoke(ctx)
+                returned = super().invoke(ctx)
+            except SystemExit as stop:  # a command's own exit (1 for findings): ended here too if it kept a run
+                if not ctx.meta.get(KEPT_UNTIL_EXIT) or not (stop.code is None or isinstance(stop.code, int)):
+                    raise
+                code = stop.code or 0
             finally:
                 sys.stdout.flush()
         except OSError as error:
@@ -120,6 +125,10 @@ class _LazyGroup(click.Group):
             where = f" ({error.filename})" if error.filename else ""
             click.echo(f"error: {what}{where}: {error.strerror or error}", err=True)
             raise SystemExit(EXIT_BAD_INPUT) from None
+        if ctx.meta.get(KEPT_UNTIL_EXIT):  # the output is out: the process ends without freeing the run it kept
+            sys.stderr.flush()
+            os._exit(code if code is not None else returned if isinstance(returned, int) else 0)
+        return returned
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)

@@ -84,16 +84,19 @@ class Window:
     """One reserved capacity in simulated seconds: paid from ``start`` to ``end``, startable until ``cutoff``."""
 
     __slots__ = ("cutoff", "cuts", "end", "in_use", "index", "instances", "peak", "plan", "running", "shares", "start",
-                 "uses")
+                 "state", "uses")
 
-    def __init__(self, plan: str, index: int, instances: int, start: float, end: float):
-        self.plan, self.index, self.instances = plan, index, instances
+    def __init__(self, state: PlanState, index: int, instances: int, start: float, end: float):
+        self.state = state
+        self.plan, self.index, self.instances = state.name, index, instances
         self.start, self.end = start, end
         self.cutoff = max(start, end - limits.PLAN_TERMINATION_LEAD_SECONDS)
         self.in_use = 0
         self.peak = 0
         #: jobs on the window's instances -> when they got them
         self.running: dict[Job, float] = {}
+        #: each share's cuts at the window's end; its ``used`` is summed from ``uses`` when reported
+        #: (``PlanGate.report``), not on every release
         self.shares: dict[str, ShareUse] = {}
         #: every stay of a job on the window's instances, and the work a cut at its end lost (``Use``, for the bill
         #: over a period: ``outputs.billable`` clips them)
@@ -111,6 +114,9 @@ class Window:
         return use
 
 
+#: ``Use`` from one tuple without the keyword constructor: one per plan job's stay on a window
+_use = tuple.__new__
+
 #: A pending plan job's timer: (the job's version when it was dispatched, the cause it fails with, its detail).
 PendingTimer = tuple[int, Cause, Detail]
 
@@ -118,12 +124,13 @@ PendingTimer = tuple[int, Cause, Detail]
 class PlanState:
     """A plan's windows and the jobs waiting for it: SCHEDULED ones (dispatched) and held RUNNABLE ones."""
 
-    __slots__ = ("held", "holds", "instance_type", "last_cutoff", "name", "unarmed", "waiting", "windows")
+    __slots__ = ("held", "holds", "instance_type", "last_cutoff", "name", "open", "open_from", "open_until", "unarmed",
+                 "waiting", "windows")
 
     def __init__(self, plan: TrainingPlan, start: datetime | None):
         self.name = plan.name
         self.instance_type = plan.instance_type
-        self.windows = [Window(plan.name, index, window.instances, window.start_seconds(start),
+        self.windows = [Window(self, index, window.instances, window.start_seconds(start),
                                window.end_seconds(start))
                         for index, window in enumerate(plan.reserved_capacities)]
         #: when the plan's last startable window stops accepting jobs (``-inf``: no window ever accepts one)
@@ -138,9 +145,27 @@ class PlanState:
         self.unarmed: dict[Job, tuple[float, PendingTimer]] = {}
         #: every ended SCHEDULED wait for an instance (``Hold``): ``plan_hold_seconds`` and the idle attribution
         self.holds: list[Hold] = []
+        #: ``open_window``'s last answer and the instants ``[open_from, open_until)`` it holds for: a placement
+        #: compares the clock twice instead of asking every window
+        self.open: Window | None = None
+        self.open_from = self.open_until = float("-inf")
 
     def open_window(self, now: float) -> Window | None:
-        return next((window for window in self.windows if window.accepts(now)), None)
+        if self.open_from <= now < self.open_until:
+            return self.open
+        return self.find_open(now)
+
+    def find_open(self, now: float) -> Window | None:
+        """The window accepting jobs at ``now`` (kept with the instants the answer holds for, ``open_window``)."""
+        window = next((window for window in self.windows if window.accepts(now)), None)
+        if window is not None:
+            self.open_from, self.open_until = window.start, window.cutoff
+        else:  # none until the next window that accepts a job opens (the clock never goes back)
+            self.open_from = now
+            self.open_until = min((w.start for w in self.windows if w.start > now and w.cutoff > w.start),
+                                  default=float("inf"))
+        self.open = window
+        return window
 
     def has_window_left(self, now: float) -> bool:
         """A window whose cutoff (its end minus 30 minutes) is still ahead: a job naming the plan can still run."""
@@ -172,6 +197,8 @@ class PlanGate:
         self.window_end = settings.plan_window_end
         self.pending_end = settings.plan_pending_end
         self.plans = {plan.name: PlanState(plan, settings.start) for plan in topology.training_plans}
+        #: the same, looked up by a job's ``training_plan`` as it is (the engine calls only for jobs naming one)
+        self.by_plan: dict[str | None, PlanState] = {name: state for name, state in self.plans.items()}
         #: the first instant some plan has no window left: before it no placement needs ``refuses`` (the engine
         #: compares, so that a run with plans pays a comparison per plan job placed, not a call)
         self.horizon = min(state.last_cutoff for state in self.plans.values())
@@ -212,11 +239,18 @@ class PlanGate:
         self.host.touch(job.share)  # its line has a new head
         return True
 
-    def waits(self, job: Job) -> bool:
-        """Just placed (SCHEDULED): take a free instance of an Active window, or wait SCHEDULED for one."""
-        state = self.plans[str(job.spec.training_plan)]
-        now = self.host.now
-        if self._take(state, job, now):
+    def waits(self, job: Job, now: float) -> bool:
+        """Just placed (SCHEDULED) at ``now``: take a free instance of an Active window, or wait SCHEDULED for one."""
+        state = self.by_plan[job.spec.training_plan]
+        # self._take(state, job, now), inline: once per plan job placed
+        window = state.open if state.open_from <= now < state.open_until else state.find_open(now)
+        n = job.spec.instances
+        if window is not None and window.in_use + n <= window.instances:
+            in_use = window.in_use = window.in_use + n
+            if in_use > window.peak:
+                window.peak = in_use
+            window.running[job] = now
+            self.on_window[job] = window
             return False
         state.waiting[job] = (job.version, now)
         limit = float(limits.PLAN_PENDING_SECONDS)
@@ -225,25 +259,32 @@ class PlanGate:
         max_runtime = job.spec.max_runtime
         if max_runtime is not None and max_runtime < limit:
             limit, cause, detail = max_runtime, Cause.PLAN_STOPPING_CONDITION, (state.name, max_runtime)
-        state.unarmed[job] = (now + limit, (job.version, cause, detail))
-        self._arm(state, now)
+        # its timer goes on the heap now if due before the plan's next window event, else waits in ``unarmed`` for
+        # that event (``_arm``): the timers already there were weighed against the same next event, so only this one
+        upcoming = state.next_change(now)
+        deadline = now + limit
+        timer: PendingTimer = (job.version, cause, detail)
+        if upcoming is None or deadline < upcoming:
+            self.host.push(deadline, Phase.FINISH, Kind.PLAN, job, timer, job.seq)
+        else:
+            state.unarmed[job] = (deadline, timer)
         return True
 
     def released(self, job: Job) -> None:
         """The job leaves capacity (finished, failed, preempted, terminated): its plan instances go to the next."""
-        state = self.plans[str(job.spec.training_plan)]
-        waited = state.waiting.pop(job, None)
         now = self.host.now
-        if waited is not None:
-            self._count_held(job, state, waited[1], now)
-            return
         window = self.on_window.pop(job, None)
-        if window is None:
+        if window is None:  # it waited SCHEDULED for an instance, or never got that far
+            state = self.plans[str(job.spec.training_plan)]
+            waited = state.waiting.pop(job, None)
+            if waited is not None:
+                self._count_held(job, state, waited[1], now)
             return
         started = window.running.pop(job)
-        window.share(job.spec.share).used += (now - started) * job.spec.instances
-        window.uses.append(Use(job.spec.share, started, now, job.spec.instances))
-        window.in_use -= job.spec.instances
+        spec = job.spec
+        window.uses.append(_use(Use, (spec.share, started, now, spec.instances)))  # each share's ``used``: ``report``
+        window.in_use -= spec.instances
+        state = window.state
         if state.waiting and state.name not in self.filling:  # the next ones start after this change, at this instant
             self.filling.add(state.name)
             self.host.push(now, Phase.FINISH, Kind.PLAN, state, "fill")
@@ -297,8 +338,9 @@ class PlanGate:
     # --- inside -------------------------------------------------------------------------------
 
     def _arm(self, state: PlanState, now: float) -> None:
-        """Pending timers due before the plan's next window event go on the heap; a job can only get an instance
-        at a window event or while a window is Active, so a timer armed then goes stale before that event."""
+        """At a window event: pending timers due before the plan's next window event go on the heap; a job can only
+        get an instance at a window event or while a window is Active, so a timer armed then goes stale before that
+        event. Between two window events the next one stays the same, so a new timer is weighed alone (``waits``)."""
         upcoming = state.next_change(now)
         for job, (deadline, timer) in list(state.unarmed.items()):
             waited = state.waiting.get(job)
@@ -314,7 +356,8 @@ class PlanGate:
         if window is None or window.in_use + n > window.instances:
             return False
         window.in_use += n
-        window.peak = max(window.peak, window.in_use)
+        if window.in_use > window.peak:
+            window.peak = window.in_use
         window.running[job] = now
         self.on_window[job] = window
         return True
@@ -445,12 +488,15 @@ class PlanGate:
         for state in self.plans.values():
             windows = []
             for window in state.windows:
-                shares = {sid: ShareUse(use.used, use.cut_jobs, use.cut_seconds) for sid, use in window.shares.items()}
+                shares = {sid: ShareUse(0.0, use.cut_jobs, use.cut_seconds) for sid, use in window.shares.items()}
                 uses = list(window.uses)
                 for job, started in window.running.items():
-                    use = shares.setdefault(job.spec.share, ShareUse())
-                    use.used += (now - started) * job.spec.instances
                     uses.append(Use(job.spec.share, started, now, job.spec.instances))
+                for use_share, start, end, instances in uses:  # in the order the stays ended, as the run went
+                    figures = shares.get(use_share)
+                    if figures is None:
+                        figures = shares[use_share] = ShareUse()
+                    figures.used += (end - start) * instances
                 windows.append(WindowFigures(window.index, window.instances, window.start, window.end, window.cutoff,
                                              window.peak, dict(sorted(shares.items())), tuple(uses),
                                              tuple(window.cuts)))

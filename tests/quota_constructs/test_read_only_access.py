@@ -78,4 +78,4 @@ def test_iam_policy_command_prints_the_policy():
     assert sorted(a for s in only["Statement"] for a in s["Action"]) == [
         "batch:DescribeJobQueues", "batch:DescribeSchedulingPolicies", "batch:DescribeServiceEnvironments",
         "batch:DescribeServiceJob", "batch:ListQuotaShares", "batch:ListServiceJobs", "batch:ListTagsForResource",
-        "cloudtrail:LookupEvents"]
+        "cloudtrail:LookupEvents", "sagemaker:DescribeTrainingPlan"]  # --scenario: the plans its jobs ran on

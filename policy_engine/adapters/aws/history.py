@@ -5,7 +5,9 @@ the window's first submission (time 0: no idle prefix before it), ``submitted_ep
 instant in absolute time (daily and weekly cycles), ``duration`` as ``duration_of`` says (with
 ``duration_known`` false where it is only a lower bound), and ``observed_start`` (first placement,
 same clock), ``observed_end``, ``observed_preemptions``, ``observed_status`` (every status: jobs
-still waiting or running and terminated ones are written too). A job that cannot be used (several
+still waiting or running and terminated ones are written too). ``training_plan`` is the plan a job ran on, as its
+payload names it (``ResourceConfig.TrainingPlanArn``, an ARN: ``simulate`` and ``fit`` resolve it against the
+topology's plans by their ``arn:``), empty on demand. A job that cannot be used (several
 instance types, no quota share) is counted with its reason, never dropped in silence.
 
 AWS applies the window (``AFTER_CREATED_AT``) and lists newest first; rows are spilled to a
@@ -34,7 +36,7 @@ from policy_engine.inputs import input_files
 from policy_engine.simulation.core.jobs import DURATION_KNOWN_FIELD, EPOCH_FIELD, OBSERVED_FIELDS
 
 COLUMNS = ("name", "share", "priority", "instance_type", "instances", "submit_at", "duration", DURATION_KNOWN_FIELD,
-           "preemption_retries", "attempts", EPOCH_FIELD, *OBSERVED_FIELDS)
+           "preemption_retries", "attempts", "training_plan", EPOCH_FIELD, *OBSERVED_FIELDS)
 
 
 @dataclass
@@ -59,6 +61,9 @@ class HistoryStats:
     #: The instants (epoch ms) of ``watch`` at which jobs were submitted, and how many: where changes and submissions
     #: meet.
     shared_instants: Counter[int] = field(default_factory=Counter)
+    #: Written jobs per training plan ARN (``ResourceConfig.TrainingPlanArn``), and the first such job's name.
+    plan_jobs: Counter[str] = field(default_factory=Counter)
+    plan_first_job: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,9 @@ def write_history(api: Api, queue: str, since_ms: int, handle: IO[str], workers:
             stats.by_status[row["status"]] += 1
             stats.duration_unknown += not row["known"]
             stats.initial_priorities += row["initial"]
+            if row["plan"]:
+                stats.plan_jobs[row["plan"]] += 1
+                stats.plan_first_job.setdefault(row["plan"], row["name"])
             if job.get("jobId") in wanted_ids:
                 stats.jobs[job["jobId"]] = JobRef(row["name"], created)
             stats.written += 1
@@ -168,6 +176,7 @@ class SpillRow(TypedDict):
     known: bool
     retries: int | str  # "" when the job does not say
     attempts: int | str
+    plan: str  # the TrainingPlanArn, "" on demand
     start: int | None
     end: int | None
     preemptions: int
@@ -198,6 +207,7 @@ def _row(job: Shape, summary: Shape, queue: str, served: bool, now_ms: int, prio
         "initial": initial is not None, "instance_type": usage.instance_type, "instances": usage.instances,
         "created": created, "duration": duration.seconds, "known": duration.known,
         "retries": retry.get("preemption_retries", ""), "attempts": retry.get("attempts", ""),
+        "plan": service_jobs.training_plan_of(payload) or "",
         "start": min(starts) if starts else None, "end": job.get("stoppedAt") or None,
         "preemptions": (job.get("preemptionSummary") or {}).get("preemptedAttemptCount") or 0,
         "status": job.get("status") or summary.get("status") or "",
@@ -209,7 +219,7 @@ def _cells(row: SpillRow, t0: int) -> list[object]:
     return [
         row["name"], row["share"], row["priority"], row["instance_type"], row["instances"],
         _seconds(row["created"] - t0), str(int(duration)) if duration == int(duration) else f"{duration:.3f}",
-        "true" if row["known"] else "false", row["retries"], row["attempts"], row["created"],
+        "true" if row["known"] else "false", row["retries"], row["attempts"], row["plan"], row["created"],
         _seconds(row["start"] - t0) if row["start"] is not None else "",
         _seconds(row["end"] - t0) if row["end"] is not None else "",
         row["preemptions"], row["status"],

@@ -26,7 +26,8 @@ COMMAND_OPERATIONS: dict[str, tuple[str, ...]] = {
                  "ListTagsForResource", "ListServiceJobs", "DescribeServiceJob", "GetJobQueueSnapshot",
                  "ListTrainingPlans", "DescribeTrainingPlan"),
     "history": ("ListServiceJobs", "DescribeServiceJob", "DescribeJobQueues", "DescribeSchedulingPolicies",
-                "DescribeServiceEnvironments", "ListQuotaShares", "ListTagsForResource", "LookupEvents"),
+                "DescribeServiceEnvironments", "ListQuotaShares", "ListTagsForResource", "LookupEvents",
+                "DescribeTrainingPlan"),
     "top": ("GetJobQueueSnapshot", "ListQuotaShares", "ListServiceJobs", "DescribeServiceJob"),
 }
 

@@ -366,13 +366,21 @@ def named_jobs(trail: Trail) -> set[str]:
     return ids
 
 
-def scenario_text(replay: Replay, topology_file: str, jobs_file: str, until: float, header: list[str]) -> str:
-    """The scenario YAML: the topology and job files it names, the actions one per line, and where to stop."""
+def scenario_text(replay: Replay, topology_file: str, jobs_file: str, until: float, header: list[str],
+                  start_ms: int | None = None, on_demand_plans: Sequence[str] = ()) -> str:
+    """The scenario YAML: the topology and job files it names, the actions one per line, and where to stop;
+    ``start`` (time 0 as a date, which plan windows count from) when ``start_ms`` is given, and the plans whose
+    jobs replay on demand."""
     from policy_engine.inputs import safe_yaml
 
     lines = [f"# {line}" for line in header]
     lines += [f"# note: {note}" for note in replay.notes]
-    lines.append(safe_yaml.dump({"topology": topology_file, "jobs": jobs_file, "until": as_number(until)}).rstrip())
+    head: dict[str, Any] = {"topology": topology_file, "jobs": jobs_file, "until": as_number(until)}
+    if start_ms is not None:
+        head["start"] = stamp(start_ms)
+    if on_demand_plans:
+        head["on_demand_plans"] = list(on_demand_plans)
+    lines.append(safe_yaml.dump(head).rstrip())
     # calls are handled one at a time, each with its own scheduling pass (docs/simulator.md, ``same_instant``)
     lines.append(f"settings: {{same_instant: {SameInstant.ONE_BY_ONE.value}, millisecond_instants: true}}")
     if replay.actions:

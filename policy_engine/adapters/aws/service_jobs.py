@@ -115,6 +115,13 @@ def usage_of(job: Shape, payload: Shape) -> Usage:
                    "neither capacityUsage nor the payload's ResourceConfig names an instance type", "UnexpectedShape")
 
 
+def training_plan_of(payload: Shape) -> str | None:
+    """The training plan a job runs on: ``ResourceConfig.TrainingPlanArn`` of its CreateTrainingJob payload (an
+    ARN, ``arn:aws:sagemaker:REGION:ACCOUNT:training-plan/NAME``), ``None`` on demand."""
+    arn = (payload.get("ResourceConfig") or {}).get("TrainingPlanArn")
+    return arn if isinstance(arn, str) and arn else None
+
+
 def max_runtime(payload: Shape) -> float | None:
     value = (payload.get("StoppingCondition") or {}).get("MaxRuntimeSeconds")
     return float(value) if isinstance(value, (int, float)) and value > 0 else None

@@ -126,3 +126,36 @@ def read_plans(api: Api) -> PlansRead:
             result.errors.append(AwsError("DescribeTrainingPlan", f"training plan {name}", str(error),
                                           "UnexpectedShape"))
     return result
+
+
+def plan_name_of(arn: str) -> str:
+    """A plan's name from its ARN (``arn:aws:sagemaker:REGION:ACCOUNT:training-plan/NAME``); the text itself when it
+    is no plan ARN."""
+    head, sep, name = arn.rpartition(":training-plan/")
+    return name if sep and head.startswith("arn:") and name else arn
+
+
+def describe_used_plans(api: Api, arns: list[str]) -> PlansRead:
+    """The plans a window's jobs ran on (``history --scenario``), one DescribeTrainingPlan each by the name in
+    its ARN, whatever their status now: an Expired plan's windows are still the ones the jobs met. ``skipped``
+    holds ``(ARN, why)`` for each plan that cannot be replayed (deleted, access denied, not a training-job plan,
+    UltraServers, several instance types, another ARN than the jobs name); ``errors`` stays empty."""
+    result = PlansRead()
+    for arn in sorted(arns):
+        name = plan_name_of(arn)
+        try:
+            detail = api.call("DescribeTrainingPlan", f"training plan {name}", TrainingPlanName=name)
+        except AwsError as error:
+            result.skipped.append((arn, error.line))
+            continue
+        reason = skip_reason({**detail, "Status": None})  # an ended plan still replays its windows
+        if reason is None and detail.get("TrainingPlanArn") != arn:
+            reason = f"DescribeTrainingPlan answers with another plan ({detail.get('TrainingPlanArn')})"
+        if reason is None:
+            try:
+                result.plans.append(plan_data(detail))
+            except ValueError as error:
+                reason = str(error)
+        if reason is not None:
+            result.skipped.append((arn, reason))
+    return result

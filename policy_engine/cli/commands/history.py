@@ -22,8 +22,10 @@ from policy_engine.cli.commands.aws_options import (
     client_options,
     connect,
     connect_cloudtrail,
+    connect_sagemaker,
     exits_on_aws_errors,
     fail_aws,
+    sagemaker_unreachable,
 )
 from policy_engine.cli.commands.shared import EXIT_OK, SafePath, fail_input
 from policy_engine.foundation.bounds import MAX_SECONDS
@@ -31,7 +33,7 @@ from policy_engine.foundation.output_files import atomic_write
 from policy_engine.foundation.units import duration_text
 
 if TYPE_CHECKING:
-    from policy_engine.adapters.aws.clients import Api
+    from policy_engine.adapters.aws.clients import Api, ClientOptions
     from policy_engine.adapters.aws.history import HistoryStats
     from policy_engine.adapters.aws.replay import Calls
     from policy_engine.adapters.aws.trail import Trail
@@ -123,7 +125,7 @@ def command(queue: str, since: str, output: str | None, scenario: str | None, cl
         calls = replay.Calls(queue, submissions=stats.shared_instants)
         if cloudtrail and not trail.blind:
             calls = _calls(connect_cloudtrail(options), queue, trail, stats)
-        _write_scenario(api, queue, trail, stats, scenario, output, since, since_ms, calls)
+        _write_scenario(api, queue, trail, stats, scenario, output, since, since_ms, calls, options)
     raise SystemExit(EXIT_OK)
 
 
@@ -147,9 +149,31 @@ def _calls(api: Api, queue: str, trail: Trail, stats: HistoryStats) -> Calls:
     return replay.Calls(queue, found, stats.shared_instants)
 
 
+def _used_plans(options: ClientOptions, stats: HistoryStats) -> tuple[list[dict[str, Any]], list[str]]:
+    """The training plans the window's jobs ran on, as topology plans, and the ARNs of those that cannot be replayed
+    (one ``note:`` line each, naming a job and the plan: its jobs replay on demand, ``on_demand_plans``)."""
+    from policy_engine.adapters.aws.training_plans import describe_used_plans
+
+    if not stats.plan_jobs:
+        return [], []
+    why = sagemaker_unreachable()
+    if why is None:
+        read = describe_used_plans(connect_sagemaker(options), list(stats.plan_jobs))
+        plans, skipped = read.plans, read.skipped
+    else:
+        plans, skipped = [], [(arn, why) for arn in sorted(stats.plan_jobs)]
+    for arn, reason in skipped:
+        count = stats.plan_jobs[arn]
+        click.echo(f"note: training plan {arn} (job {stats.plan_first_job[arn]}"
+                   f"{f' and {count - 1:,} more' if count > 1 else ''}) cannot be replayed: {reason}; its jobs replay "
+                   "on demand (the scenario's on_demand_plans), the job file keeps their plan", err=True)
+    return plans, [arn for arn, _ in skipped]
+
+
 def _write_scenario(api: Api, queue: str, trail: Trail, stats: HistoryStats, scenario: str, output: str,
-                    since: str, since_ms: int, calls: Calls) -> None:
-    """The replay: the topology at time 0 beside the scenario, and the scenario naming it and the job file."""
+                    since: str, since_ms: int, calls: Calls, options: ClientOptions) -> None:
+    """The replay: the topology at time 0 beside the scenario, and the scenario naming it and the job file. The
+    plans the jobs ran on are in the topology (their windows are dates: the scenario's ``start`` is time 0)."""
     from policy_engine.adapters.aws import replay
     from policy_engine.adapters.aws.account import read_account
     from policy_engine.adapters.aws.clients import AwsError
@@ -163,6 +187,10 @@ def _write_scenario(api: Api, queue: str, trail: Trail, stats: HistoryStats, sce
     if errors:
         fail_aws(errors)
     queue_name = read.data["job_queues"][0]["name"]
+    with exits_on_aws_errors():
+        plans, on_demand = _used_plans(options, stats)
+    if plans:
+        read.data["training_plans"] = plans
     t0 = stats.t0_ms if stats.t0_ms is not None else since_ms
     built = replay.build_replay(read.data, queue_name, trail, t0, stats.jobs, calls)
     end_ms = max([stats.end_ms, *(change.at_ms for change in trail.changes)])
@@ -172,7 +200,11 @@ def _write_scenario(api: Api, queue: str, trail: Trail, stats: HistoryStats, sce
     header = [f"replay of job queue {queue_name} (Region {api.region}) since {since}, by batch-quota history",
               f"time 0 = the first submission, {replay.stamp(t0)}; the window ends at {replay.stamp(end_ms)} (until)",
               "topology: the account's, unwound to time 0 with the CloudTrail changes before it"]
-    text = replay.scenario_text(built, topology_path.name, jobs_ref, max(0.0, (end_ms - t0) / 1000), header)
+    if on_demand:
+        header.append(f"on_demand_plans: {len(on_demand)} training plan(s) the jobs name could not be described: "
+                      "their jobs replay on demand")
+    text = replay.scenario_text(built, topology_path.name, jobs_ref, max(0.0, (end_ms - t0) / 1000), header,
+                                start_ms=t0 if plans else None, on_demand_plans=on_demand)
     with exits_on_aws_errors():
         with atomic_write(topology_path) as handle:
             handle.write(f"# job queue {queue_name} at {replay.stamp(t0)} (time 0 of {scenario_path.name})\n")
@@ -184,5 +216,6 @@ def _write_scenario(api: Api, queue: str, trail: Trail, stats: HistoryStats, sce
     if built.moved:
         click.echo(f"note: {built.moved} job action(s) fell before their job's submission (CloudTrail records whole "
                    "seconds): moved to the submission", err=True)
-    click.echo(f"scenario {scenario}: {len(built.actions):,} action(s), topology {topology_path}; "
+    click.echo(f"scenario {scenario}: {len(built.actions):,} action(s), {len(plans)} training plan(s), topology "
+               f"{topology_path}; "
                f"replay with: batch-quota simulate {scenario}", err=True)

@@ -85,12 +85,14 @@ class _Section:
 
 
 def _section(title: str, header: tuple[str, ...], rows: Sequence[Sequence[object]], what: str, open_: bool = False,
-             note: str = "", align: str = "") -> _Section:
+             note: str = "", align: str = "", names: int | None = None) -> _Section:
     """A table, or, when a column holds text longer than ``markdown.LONG_CELL`` (a hazard's or a finding's message,
-    a share's changes), a list: GitHub would wrap such cells over many lines."""
+    a share's changes), a list: GitHub would wrap such cells over many lines. ``names``: how many leading columns
+    name a row (the rest are figures, listed after their headers); default every short column."""
     cut = [tuple(_cut(c) for c in row) for row in rows]
     if long := long_columns(header, cut):
-        return _Section(title, header, [listed(header, row, long) for row in cut], what, open_, note, items=True)
+        return _Section(title, header, [listed(header, row, long, names) for row in cut], what, open_, note,
+                        items=True)
     return _Section(title, header, [table(header, [row])[2] for row in cut], what, open_, note, align)
 
 
@@ -149,7 +151,7 @@ def _impact_sections(impact: Impact) -> list[_Section]:
                       f"{job['preemptions_before']} → {job['preemptions_after']}") for job in worst],
                     "preempted job(s)")
     sections = [_section(f"Impact per share on {title}", head, rows, f"{title.split(',')[0]} impact row(s)",
-                         open_=True, align=sc.align(head, 1))
+                         open_=True, align=sc.align(head, 1), names=1)
                 for title, head, rows in sc.markdown_parts(per_share)]  # one type per table, the most harmed first
     if sections:  # the legend once, under the last of them
         sections[-1].note = f"_{cell(impact_legend(impact))} {sc.COMPACT}_"

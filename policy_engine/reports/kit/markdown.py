@@ -47,9 +47,13 @@ def long_columns(header: Sequence[str], rows: Sequence[Sequence[object]]) -> set
             if any(len(str(row[index])) > LONG_CELL for row in rows)}
 
 
-def listed(header: Sequence[str], row: Sequence[object], long: set[int]) -> str:
+def listed(header: Sequence[str], row: Sequence[object], long: set[int], names: int | None = None) -> str:
     """One row as a list item, for a table whose long text would wrap its cells: the first cell and the short ones,
-    then each long one after its header (``- BQ703 · lowered_limit · training/vision: **what happens:** ...``)."""
+    then each long one after its header (``- BQ703 · lowered_limit · training/vision: **what happens:** ...``).
+    With ``names``, only the first ``names`` cells name the row: every other cell, a figure, keeps its header
+    (``- training/sim: **preemptions:** 0; **wait p95:** ...``), never a bare number."""
+    if names is not None:
+        long = set(range(names, len(row)))
     lead = {0} | (set(range(len(row))) - long)  # the first cell names the row, however long
     short = " · ".join(cell(row[index]) for index in sorted(lead) if str(row[index]).strip())
     rest = "; ".join(f"**{cell(header[index])}:** {cell(row[index])}" for index in sorted(long - {0})

@@ -85,7 +85,8 @@ NOT_SIGNIFICANT = "n.s."
 
 def samples_legend(samples: int) -> str:
     """How a cell reads across ``samples`` workload samples, said once under each table."""
-    return (f"across {samples} samples: each value is the median with its p10-p90 in parentheses; each difference "
+    return (f"across {samples} samples: each value is the median with its p10-p90 in parentheses (one value: "
+            "alike in every sample); each difference "
             "is paired (the same sample under both runs), its median shown only when the p10-p90 of the paired "
             f"differences excludes 0, else {NOT_SIGNIFICANT} (no significant change)")
 
@@ -96,8 +97,10 @@ def spread_text(figure: Figure, spread: Spread) -> str:
 
 
 def spread_cell(text: Callable[[float], str], spread: Spread) -> str:
-    """A spread as a cell, each value written by ``text``: ``median (p10-p90)``."""
-    return f"{text(spread.p50)} ({text(spread.p10)}-{text(spread.p90)})"
+    """A spread as a cell, each value written by ``text``: ``median (p10-p90)``; a figure alike in every sample
+    (``0s (0s-0s)``) has no spread to show: its one value."""
+    low, middle, high = text(spread.p10), text(spread.p50), text(spread.p90)
+    return middle if low == high else f"{middle} ({low}-{high})"
 
 
 def sampled_difference_text(figure: Figure, row: ShareRow, run: int) -> str:
@@ -126,9 +129,17 @@ def cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
 
 def compact_cell(comparison: ShareComparison, row: ShareRow, figure: Figure) -> str:
     """``cell``, except that a figure every run has alike shows once (``153``, ``0s``): for a pull request,
-    where the changed cells should stand out and every cell stay short. A sampled row keeps its spreads."""
-    if not row.samples and all(row.present) and \
-            all(row.difference(run, figure) == 0 for run in range(1, len(comparison.runs))):
+    where the changed cells should stand out and every cell stay short. A sampled figure shows once (its
+    spread) only when every sample has it alike in every run."""
+    if not all(row.present):
+        return cell(comparison, row, figure)
+    if row.samples:  # alike only when alike in every sample: then the one spread, said once
+        first = row.sample_values(0, figure)
+        if all(row.sample_values(run, figure) == first for run in range(1, len(comparison.runs))) and \
+                (found := row.spread(0, figure)) is not None:
+            return spread_text(figure, found)
+        return cell(comparison, row, figure)
+    if all(row.difference(run, figure) == 0 for run in range(1, len(comparison.runs))):
         return figure_text(figure, row.value(0, figure))
     return cell(comparison, row, figure)
 

@@ -38,6 +38,7 @@ from policy_engine.simulation.usage import LoggedShare, UsageLog
 
 _RUNNABLE: Final = Status.RUNNABLE
 _RUNNING: Final = Status.RUNNING
+_SCHEDULED: Final = Status.SCHEDULED
 _SUCCEEDED: Final = Status.SUCCEEDED
 _FINISH: Final = Phase.FINISH
 _ADVANCE: Final = Phase.ADVANCE
@@ -117,7 +118,6 @@ class JobLifecycle:
         self.plans: PlanGate | None = None
         if topology.training_plans:
             self.plans = PlanGate(self, topology, self.settings)
-            self._immediate = False  # a placed plan job may have to wait SCHEDULED for its window (``place``)
 
     @property
     def by_name(self) -> dict[str, Job]:
@@ -202,7 +202,7 @@ class JobLifecycle:
             job.finished_at = self.now
             self.transition(job, Status.FAILED, Cause.REJECTED_BY_DISABLED_SHARE, share.rejected)
             return
-        if self.plans is not None and job.spec.training_plan is not None and self.plans.holds(job):
+        if self.plans is not None and self.plans.hold and job.spec.training_plan is not None and self.plans.holds(job):
             return  # ``hold``: RUNNABLE out of its line until its plan has an Active window
         key = (share, job.spec.instances)
         misconfigured = self.misconfig_cache.get(key)
@@ -293,7 +293,12 @@ class JobLifecycle:
         if self.time_limits is not None:
             self.time_limits.touched[share] = None
         if self._immediate and self.on_transition is None and self.on_reason is None:
-            # self._run(job), inline: the common case, SCHEDULED, STARTING and RUNNING at this instant
+            if plans is not None and job.spec.training_plan is not None and plans.waits(job, now):
+                job.run_started = None
+                job.status = _SCHEDULED
+                return  # SCHEDULED, holding its quota, until a window of its plan has a free instance
+            # self._run(job), inline: the common case, SCHEDULED, STARTING and RUNNING at this instant (a plan job
+            # that got a free instance of its plan's Active window too)
             job.status = _RUNNING
             job.run_started = at
             if job.started_at is None:
@@ -303,7 +308,7 @@ class JobLifecycle:
         delay = self.settings.preemption_delay if after_preemption else 0.0
         job.run_started = None
         self.transition(job, Status.SCHEDULED, _BORROWED if borrowed else _OWN)
-        if self.plans is not None and job.spec.training_plan is not None and self.plans.waits(job):
+        if self.plans is not None and job.spec.training_plan is not None and self.plans.waits(job, now):
             return  # SCHEDULED, holding its quota, until a window of its plan has a free instance
         if delay > 0:
             self._advance_at(job, self.now + delay)

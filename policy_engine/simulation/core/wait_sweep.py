@@ -7,8 +7,9 @@ results) and docs/simulator.md, "Why jobs waited".
 
 Its state is kept on objects, not in dictionaries keyed by them: a line (one share on one instance type)
 carries its waiting stretches' ranks (ascending runs, a heap for the rest: ``Line.push``) and its head's
-running sums. A stretch is an object only while it
-waits (a million of them would cost 170 MB): its events come in as columns, a chunk at a time (``Feed``s),
+running sums. A stretch is known by its rank, and is an object (``Stretch``) only once it has been its line's head,
+until it ends: a heavy million-job run has some 300,000 stretches waiting at once, most of them never the head yet
+(objects for them cost 40 MB and a million allocations). Its events come in as columns, a chunk at a time (``Feed``s),
 and what the sweep finds goes out as typed arrays, one entry per piece of a head's wait (``Sweep.piece_stretch``
 and the other ``piece_`` arrays), that ``wait_causes`` charges with numpy.
 """
@@ -221,61 +222,61 @@ class UsageFeed(Feed):
         self.time, self.line, self.used = self.times[at], self.lines[at], self.used_after[at]
 
 
-class StartFeed(Feed):
-    """The stretches by start (its time, number, line number, instances needed, misconfigured, rank, watched: see
-    ``Stretch``)."""
+def stretch_code(needs: int, bad: bool, watched: bool) -> int:
+    """A waiting stretch's instances needed, misconfigured and watched (see ``Stretch``) as one positive int: what
+    ``Sweep.state`` keeps per rank while it waits (``wait_causes`` packs the same with numpy)."""
+    return (needs << 2) | (2 if bad else 0) | (1 if watched else 0)
 
-    def __init__(self, chunks: Iterator[tuple[list[float], list[int], list[int], list[int], list[bool], list[int],
-                                              list[bool]]]) -> None:
+
+class StartFeed(Feed):
+    """The stretches by start: its time, line number, rank and ``stretch_code``."""
+
+    def __init__(self, chunks: Iterator[tuple[list[float], list[int], list[int], list[int]]]) -> None:
         super().__init__()
         self.chunks = chunks
         self.times: list[float] = []
-        self.numbers: list[int] = []
         self.lines: list[int] = []
-        self.needs_column: list[int] = []
-        self.bad_column: list[bool] = []
         self.ranks: list[int] = []
-        self.watched_column: list[bool] = []
-        self.time, self.number, self.line, self.needs, self.bad, self.rank, self.watched = 0.0, 0, 0, 0, False, 0, False
+        self.codes: list[int] = []
+        self.time, self.line, self.rank, self.code = 0.0, 0, 0, 0
         self.load()
 
     def take_next(self) -> bool:
         chunk = next(self.chunks, None)
         if chunk is None:
             return False
-        (self.times, self.numbers, self.lines, self.needs_column, self.bad_column, self.ranks,
-         self.watched_column) = chunk
+        self.times, self.lines, self.ranks, self.codes = chunk
         self.size = len(self.times)
         return True
 
     def read(self) -> None:
         at = self.position
-        self.time, self.number, self.line, self.needs = self.times[at], self.numbers[at], self.lines[at], \
-            self.needs_column[at]
-        self.bad, self.rank, self.watched = self.bad_column[at], self.ranks[at], self.watched_column[at]
+        self.time, self.line, self.rank, self.code = self.times[at], self.lines[at], self.ranks[at], self.codes[at]
 
 
 class EndFeed(Feed):
-    """The stretches by end: its time, and its rank."""
+    """The stretches by end: its time, rank and line number."""
 
-    def __init__(self, chunks: Iterator[tuple[list[float], list[int]]]) -> None:
+    def __init__(self, chunks: Iterator[tuple[list[float], list[int], list[int]]]) -> None:
         super().__init__()
         self.chunks = chunks
         self.times: list[float] = []
         self.ranks: list[int] = []
-        self.time, self.rank = 0.0, 0
+        self.lines: list[int] = []
+        self.time, self.rank, self.line = 0.0, 0, 0
         self.load()
 
     def take_next(self) -> bool:
         chunk = next(self.chunks, None)
         if chunk is None:
             return False
-        self.times, self.ranks = chunk
+        self.times, self.ranks, self.lines = chunk
         self.size = len(self.times)
         return True
 
     def read(self) -> None:
-        self.time, self.rank = self.times[self.position], self.ranks[self.position]
+        at = self.position
+        self.time, self.rank, self.line = self.times[at], self.ranks[at], self.lines[at]
 
 
 def recount(pool: Pool) -> None:
@@ -340,17 +341,17 @@ class Sums:
 
 
 class Stretch:
-    """One stretch of waiting of one job, as the sweep follows it: made when it starts, let go when it ends."""
+    """One stretch of waiting of one job, as the sweep follows it: made when it first becomes its line's head, let go
+    when it ends."""
 
     __slots__ = ("bad", "blocked", "blocking", "first_blocked", "first_cause", "first_sums", "head_since", "line",
-                 "needs", "number", "rank", "stint", "watched")
+                 "needs", "rank", "stint", "watched")
 
-    def __init__(self, number: int, line: Line, needs: int, bad: bool, rank: int, watched: bool) -> None:
-        #: its position among the stretches, its line, the instances it needs, misconfigured
-        self.number, self.line, self.needs, self.bad = number, line, needs, bad
+    def __init__(self, rank: int, line: Line, needs: int, bad: bool, watched: bool) -> None:
         #: its place in its line's order among all stretches (priority, then submission, then workload order, then
-        #: start), so that a line's runs and heap compare integers
-        self.rank = rank
+        #: start), so that a line's runs and heap compare integers: what names it in the sweep's results (the
+        #: pieces, ``Sweep.watched``, a line's blocker); its line, the instances it needs, misconfigured
+        self.rank, self.line, self.needs, self.bad = rank, line, needs, bad
         #: its last stint and when it began are kept when it ends (``Sweep.watched``): a time-limit action may have
         #: ended it
         self.watched = watched
@@ -439,9 +440,10 @@ class Line:
             return
         heapq.heappush(self.heap, rank)
 
-    def first(self, by_rank: list[Stretch | None]) -> Stretch | None:
-        """The waiting stretch of the lowest rank: the lowest of the runs' fronts and the heap's top, passing over
-        (and letting go) ended ones, ``None`` in ``by_rank`` (looked up only for that lowest rank)."""
+    def first(self, state: list[int]) -> int:
+        """The rank of the waiting stretch of the lowest rank (-1: none waits): the lowest of the runs' fronts and the
+        heap's top, passing over (and letting go) ended ones, 0 in ``state`` (looked up only for that lowest
+        rank)."""
         runs, run_at, heap = self.runs, self.run_at, self.heap
         while True:
             best = which = -1
@@ -457,10 +459,9 @@ class Line:
                 if best < 0 or top < best:
                     best, which = top, len(runs)
             if best < 0:
-                return None
-            wait = by_rank[best]
-            if wait is not None:
-                return wait
+                return -1
+            if state[best]:
+                return best
             if which == len(runs):  # ended: passed over
                 heapq.heappop(heap)
                 continue
@@ -492,8 +493,10 @@ class Sweep:
             for share in pool.shares:
                 lines.append(Line(len(self.lines), share, region, environments[id(env)], lines))
                 self.lines.append(lines[-1])
-        #: the stretch of each rank while it waits (``None`` before and after)
-        self.by_rank: list[Stretch | None] = []
+        #: per rank, its ``stretch_code`` while it waits (0 before and after), and the ``Stretch`` of each waiting
+        #: one that has been its line's head
+        self.state: list[int] = []
+        self.known: dict[int, Stretch] = {}
         #: the first cause's sums of stretches that ended without blocking their line most, to be used again
         self.spare_sums: list[Sums] = []
         #: per watched stretch's number, its last stint and when it began (``Stretch.watched``)
@@ -501,7 +504,7 @@ class Sweep:
         self.stints = 0
         self.blocked_count = 0
         self.epoch = 0
-        #: every piece a head was charged, in the order charged: its stretch's number, its ``HEAD_CAUSES`` number and
+        #: every piece a head was charged, in the order charged: its stretch's rank, its ``HEAD_CAUSES`` number and
         #: its seconds (typed arrays, filled from the ``_pending`` lists a chunk at a time); for a watched stretch's
         #: pieces, by position, the stint each belongs to
         self.piece_stretch: array[int] = array("i")
@@ -516,19 +519,26 @@ class Sweep:
         self.usage_lines: list[Line] = []
         self.usage_used: list[int] = []
         self.limits: list[Line] = []
-        self.starts: list[Stretch] = []
-        self.ends: list[Stretch] = []
+        self.start_lines: list[Line] = []
+        self.start_ranks: list[int] = []
+        self.start_codes: list[int] = []
+        self.end_lines: list[Line] = []
+        self.end_ranks: list[int] = []
+        self.ending: list[Stretch] = []
         self.own: list[Line] = []
         self.changed: list[Line] = []
         self.again: list[Line] = []
 
     def expect(self, stretches: int) -> None:
         """How many stretches the feeds will bring (their ranks are 0 to ``stretches - 1``)."""
-        self.by_rank = [None] * stretches
+        self.state = [0] * stretches
 
-    def release_pieces(self) -> None:
-        """Let the pieces' arrays go (once read: a million-job run has millions of pieces)."""
+    def take_pieces(self) -> tuple[array[int], array[int], array[float]]:
+        """The pieces' arrays (stretch, cause, seconds), handed over: the sweep keeps none, so that the caller lets
+        each go once copied (a million-job run has millions of pieces)."""
+        taken = self.piece_stretch, self.piece_cause, self.piece_seconds
         self.piece_stretch, self.piece_cause, self.piece_seconds = array("i"), array("b"), array("d")
+        return taken
 
     def spill(self) -> None:
         """The pieces charged since the last spill, moved into the typed arrays."""
@@ -581,7 +591,7 @@ class Sweep:
             return
         cause = line.cause
         pending = self._pending_stretch
-        pending.append(wait.number)
+        pending.append(wait.rank)
         self._pending_cause.append(cause)
         self._pending_seconds.append(seconds)
         if wait.watched:
@@ -627,7 +637,7 @@ class Sweep:
     def ended(self, wait: Stretch) -> None:
         """``wait`` is over (its head retired): whether it blocked its line most is known; its sums are let go."""
         if wait.watched:
-            self.watched[wait.number] = (wait.stint, wait.head_since)
+            self.watched[wait.rank] = (wait.stint, wait.head_since)
         first = wait.first_sums
         if first is None:
             return
@@ -676,11 +686,10 @@ class Sweep:
 
     def finish(self) -> None:
         """Retire the heads still waiting and end their stretches (every stretch has ended by the report time, so
-        normally none)."""
+        normally none; of those never the head, nothing is kept)."""
         for line in self.lines:
             self.forget(line)
-        waiting = [wait for wait in self.by_rank if wait is not None]
-        for wait in sorted(waiting, key=lambda wait: wait.first_blocked):
+        for wait in sorted(self.known.values(), key=lambda wait: wait.first_blocked):
             self.ended(wait)
         self.spill()
 
@@ -693,7 +702,7 @@ class Sweep:
         line.environment.free.set(time, max(0, env.capacity - env.used))
 
     def instant(self, time: float) -> None:
-        """One instant (its events in ``usage_lines``/``usage_used``, ``limits``, ``starts`` and ``ends``): the heads
+        """One instant (its events in ``usage_lines``/``usage_used``, ``limits``, ``start_`` and ``end_``): the heads
         whose own share or line changes charged up to it, the changes applied, then the heads whose cause may have
         changed looked at again (and charged up to now first, where it did)."""
         epoch = self.epoch = self.epoch + 1
@@ -718,13 +727,11 @@ class Sweep:
                 if other.again_mark != epoch:
                     other.again_mark = epoch
                     again.append(other)
-        for wait in self.starts:
-            line = wait.line
+        for line in self.start_lines:
             if line.line_mark != epoch:
                 line.line_mark = epoch
                 changed.append(line)
-        for wait in self.ends:
-            line = wait.line
+        for line in self.end_lines:
             if line.line_mark != epoch:
                 line.line_mark = epoch
                 changed.append(line)
@@ -745,27 +752,39 @@ class Sweep:
             recount(line.share.pool)
             line.pool.excess = excess(line.share.pool)
             self.levels_changed(line, time)
-        by_rank = self.by_rank
-        for wait in self.starts:
-            by_rank[wait.rank] = wait
-            line = wait.line
+        state, known, ending = self.state, self.known, self.ending
+        start_ranks, start_codes, end_ranks = self.start_ranks, self.start_codes, self.end_ranks
+        for position, line in enumerate(self.start_lines):
+            rank = start_ranks[position]
+            state[rank] = start_codes[position]
             line.count += 1
-            line.push(wait.rank)
-        for wait in self.ends:
-            if by_rank[wait.rank] is wait:
-                by_rank[wait.rank] = None
-                wait.line.count -= 1
+            line.push(rank)
+        ending.clear()
+        for position, line in enumerate(self.end_lines):
+            rank = end_ranks[position]
+            assert state[rank], "a stretch ends after it starts, once"
+            state[rank] = 0
+            line.count -= 1
+            wait = known.pop(rank, None)
+            if wait is not None:
+                ending.append(wait)
         for line in changed:
-            first = line.first(by_rank)
-            if first is None:
+            first = line.first(state)
+            if first < 0:
                 self.forget(line)
                 line.own_mark = line.again_mark = -1
-            elif line.head is not first:
-                first.stint = self.stints
-                self.stints += 1
-                first.head_since = time
-                self.place(line, first, time, self.cause_of(line, first))
-                line.own_mark = line.again_mark = -1
+            else:
+                head = line.head
+                if head is None or head.rank != first:
+                    wait = known.get(first)
+                    if wait is None:
+                        code = state[first]
+                        wait = known[first] = Stretch(first, line, code >> 2, (code & 2) != 0, (code & 1) != 0)
+                    wait.stint = self.stints
+                    self.stints += 1
+                    wait.head_since = time
+                    self.place(line, wait, time, self.cause_of(line, wait))
+                    line.own_mark = line.again_mark = -1
         for line in own:  # charged up to now: a new head where its cause changed, else its share's use as now
             head = line.head
             if line.own_mark == epoch and head is not None:
@@ -782,7 +801,7 @@ class Sweep:
                 if cause != line.cause:
                     self.flush(line, time)
                     self.place(line, head, time, cause)
-        for wait in self.ends:
+        for wait in ending:
             self.ended(wait)
 
 
@@ -790,11 +809,12 @@ def run(sweep: Sweep, usage: UsageFeed, changes: list[tuple[float, int, int, boo
         ends: EndFeed) -> None:
     """The events, merged in time order from four streams each in time order, one ``Sweep.instant`` per instant:
     the usage log, the limit changes (time, line number, limit, lends), and the stretches by start and by end (made
-    into a ``Stretch`` as they start). Events of one instant are applied in that order of kinds, each kind in its
+    known by their ranks). Events of one instant are applied in that order of kinds, each kind in its
     stream's order."""
-    usage_lines, usage_used, limits, waits_starting, waits_ending = (sweep.usage_lines, sweep.usage_used, sweep.limits,
-                                                                     sweep.starts, sweep.ends)
-    lines, by_rank = sweep.lines, sweep.by_rank
+    usage_lines, usage_used, limits = sweep.usage_lines, sweep.usage_used, sweep.limits
+    start_lines, start_ranks, start_codes = sweep.start_lines, sweep.start_ranks, sweep.start_codes
+    end_lines, end_ranks = sweep.end_lines, sweep.end_ranks
+    lines = sweep.lines
     changed, change_count = 0, len(changes)
     # (a report time of infinity, ``engine.run(math.inf)``, ends stretches there: an instant like any other)
     while starts.more or ends.more or usage.more or changed < change_count:
@@ -810,8 +830,11 @@ def run(sweep: Sweep, usage: UsageFeed, changes: list[tuple[float, int, int, boo
         usage_lines.clear()
         usage_used.clear()
         limits.clear()
-        waits_starting.clear()
-        waits_ending.clear()
+        start_lines.clear()
+        start_ranks.clear()
+        start_codes.clear()
+        end_lines.clear()
+        end_ranks.clear()
         while usage.more and usage.time == time:
             usage_lines.append(lines[usage.line])
             usage_used.append(usage.used)
@@ -823,13 +846,13 @@ def run(sweep: Sweep, usage: UsageFeed, changes: list[tuple[float, int, int, boo
             limits.append(line)
             changed += 1
         while starts.more and starts.time == time:
-            waits_starting.append(Stretch(starts.number, lines[starts.line], starts.needs, starts.bad, starts.rank,
-                                          starts.watched))
+            start_lines.append(lines[starts.line])
+            start_ranks.append(starts.rank)
+            start_codes.append(starts.code)
             starts.advance()
         while ends.more and ends.time == time:
-            ending = by_rank[ends.rank]
-            assert ending is not None, "a stretch ends after it starts"
-            waits_ending.append(ending)
+            end_lines.append(lines[ends.line])
+            end_ranks.append(ends.rank)
             ends.advance()
         sweep.instant(time)
     sweep.finish()

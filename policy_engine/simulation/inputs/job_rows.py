@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -121,8 +122,12 @@ class ShareIndex:
     #: Whether a row's ``training_plan`` must name a plan of ``topology`` (``job_files.AnyShare`` without one: any)
     plans_known = True
 
-    def __init__(self, topology: Topology):
+    def __init__(self, topology: Topology, on_demand_plans: frozenset[str] = frozenset()):
         self.topology = topology
+        #: Plan names or ARNs whose jobs run on demand (a scenario's ``on_demand_plans``: plans ``history`` could not
+        #: describe), and how many rows named each.
+        self.on_demand_plans = on_demand_plans
+        self.on_demand_jobs: Counter[str] = Counter()
         self.types = {share_id(q, s): tuple(s.capacity) for q, s in topology.shares()}
         self.cache: dict[str, tuple[str, tuple[str, ...]] | str] = {}
 
@@ -232,7 +237,7 @@ def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems
                                               f"(it has: {', '.join(types)})")
     elif ref not in (None, ""):
         read.problem("share", f"must be a string, got {ref!r}")
-    plan = _training_plan(read, shares.topology if shares.plans_known else None, instance_type)
+    plan = _training_plan(read, shares, instance_type)
     live = _live_state(read, submit_at, duration)
     observed = _observed(read)
     epoch_ms = read.integer(EPOCH_FIELD, 0, bounds.MAX_INSTANT_SECONDS * 1000)
@@ -256,15 +261,20 @@ def job_from_row(row: Mapping[str, Any], at: RowAt, shares: ShareIndex, problems
                    0 if failures is None else failures, fail_after, plan, max_runtime)
 
 
-def _training_plan(read: _Row, topology: Topology | None, instance_type: str | None) -> str | None:
+def _training_plan(read: _Row, shares: ShareIndex, instance_type: str | None) -> str | None:
     """``training_plan``: a topology plan by name or ARN (its name kept), of the job's instance type; any text
-    without a topology (``fit`` says what it does with it)."""
+    without a topology (``fit`` says what it does with it); ``None`` (on demand) for a plan of the scenario's
+    ``on_demand_plans``, counted."""
     ref = read.row.get("training_plan")
     if ref in (None, ""):
         return None
     if not isinstance(ref, str):
         read.problem("training_plan", f"must be a plan's name or ARN, got {ref!r}")
         return None
+    if ref in shares.on_demand_plans:
+        shares.on_demand_jobs[ref] += 1
+        return None
+    topology = shares.topology if shares.plans_known else None
     if topology is None:
         return ref
     plan = topology.plan(ref)

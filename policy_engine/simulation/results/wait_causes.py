@@ -145,8 +145,10 @@ class Stretches(NamedTuple):
     needs: np.ndarray
     failed: np.ndarray
     #: its place in its line's order (priority as the run ended, then submission, then workload order; a job's own
-    #: stretches by their start) among all stretches, so that the sweep's heaps compare integers
+    #: stretches by their start) among all stretches, so that the sweep's heaps compare integers; the sweep names
+    #: stretches by rank, ``order`` maps a rank back to its stretch
     rank: np.ndarray
+    order: np.ndarray
     preempted: list[int]
 
 
@@ -179,11 +181,11 @@ def read_stretches(result: SimulationResult, line_of: dict[tuple[str, str], int]
     job, line, start, end, requeued, needs, failed, priority, submitted = (column[:count] for column in columns)
     del columns
     # the stretches are in workload order, a job's by their start: the sort, stable, keeps that order among equals
-    by_rank = np.lexsort((submitted, -priority))
+    order = np.lexsort((submitted, -priority)).astype(np.int32)
     del priority, submitted
-    rank = np.empty(len(by_rank), dtype=np.int32)
-    rank[by_rank] = np.arange(len(by_rank), dtype=np.int32)
-    return Stretches(job, line, start, end, requeued, needs, failed, rank, preempted)
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return Stretches(job, line, start, end, requeued, needs, failed, rank, order, preempted)
 
 
 #: The columns' types as read (``wait_sweep.Waiting``): job, line, start, end, requeued, needs, failed, and the
@@ -196,22 +198,54 @@ def _parts(count: int) -> Iterator[slice]:
     return (slice(begin, begin + _CHUNK) for begin in range(0, count, _CHUNK))
 
 
+def _usage_chunks(times: np.ndarray, who: np.ndarray, used: np.ndarray, logged_line: np.ndarray,
+                  size: int = _CHUNK) -> Iterator[tuple[list[float], list[int], list[int]]]:
+    """The usage log in time order as the sweep's feed reads it (times, line numbers, use), ``size`` changes at a time
+    cut at instants, one change per share and instant: its last use, in the place of its first change (the
+    sweep applies an instant's changes before it reads any: one share's add up to the last, and its lines are listed
+    in the order they first changed). A heavy 1,000,000-job run logs 2,000,000 changes on 1,000,000 pairs of an
+    instant and a share."""
+    if len(times) and np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
+        chronological = np.argsort(times, kind="stable")
+        times, who, used = times[chronological], who[chronological], used[chronological]
+        del chronological
+    begin, count = 0, len(times)
+    while begin < count:
+        end = count
+        if begin + size < count:  # at the first change of an instant, unless one instant fills the chunk
+            end = int(np.searchsorted(times, times[begin + size], side="left"))
+            if end <= begin:
+                end = int(np.searchsorted(times, times[begin], side="right"))
+        chunk_times, chunk_who = times[begin:end], who[begin:end]
+        by_pair = np.lexsort((chunk_who, chunk_times))  # stable: a pair's changes in log order, first to last
+        paired_times, paired_who = chunk_times[by_pair], chunk_who[by_pair]
+        new = np.empty(len(by_pair), dtype=bool)
+        new[0] = True
+        np.logical_or(paired_times[1:] != paired_times[:-1], paired_who[1:] != paired_who[:-1], out=new[1:])
+        begins = np.flatnonzero(new)
+        last = by_pair[np.append(begins[1:], len(by_pair)) - 1]
+        first = by_pair[begins]
+        chronological = np.argsort(first, kind="stable")  # an instant's shares by their first change
+        yield (paired_times[begins][chronological].tolist(), logged_line[paired_who[begins][chronological]].tolist(),
+               used[begin:end][last[chronological]].tolist())
+        begin = end
+
+
 def _sweep(sweep: wait_sweep.Sweep, waits: Stretches, bad: np.ndarray, log: UsageLog,
            line_of: dict[tuple[str, str], int]) -> None:
     """One sweep over time: usage changes, limit changes, stretches starting and ending, each fed in time order."""
     logged_line = np.array([line_of[(s.share, s.instance_type)] for s in log.shares], dtype=np.int64)
     start, end, line, needs, failed, rank = waits.start, waits.end, waits.line, waits.needs, waits.failed, waits.rank
-    times, who, used = log.columns()
-    chronological = np.arange(len(times))
-    if len(times) and np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
-        chronological = np.argsort(times, kind="stable")
-    usage = ((times[at].tolist(), logged_line[who[at]].tolist(), used[at].tolist())
-             for at in map(chronological.__getitem__, _parts(len(times))))
+    usage = _usage_chunks(*log.columns(), logged_line)
     by_start = np.argsort(start, kind="stable").astype(np.int32)
     by_end = np.argsort(end, kind="stable").astype(np.int32)
-    starting = ((start[at].tolist(), at.tolist(), line[at].tolist(), needs[at].tolist(), bad[at].tolist(),
-                 rank[at].tolist(), failed[at].tolist()) for at in map(by_start.__getitem__, _parts(len(start))))
-    ending = ((end[at].tolist(), rank[at].tolist()) for at in map(by_end.__getitem__, _parts(len(end))))
+    # a stretch's needs, misconfigured and watched (a time-limit action may have ended it) packed in one int
+    # (``wait_sweep.stretch_code``): mostly small ints, which Python does not allocate
+    code = (needs.astype(np.int64) << 2) | (bad.astype(np.int64) << 1) | failed
+    starting = ((start[at].tolist(), line[at].tolist(), rank[at].tolist(), code[at].tolist())
+                for at in map(by_start.__getitem__, _parts(len(start))))
+    ending = ((end[at].tolist(), rank[at].tolist(), line[at].tolist()) for at in map(by_end.__getitem__,
+                                                                                        _parts(len(end))))
     changes = sorted(((c.time, int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes),
                      key=lambda change: change[0])
     sweep.expect(len(start))
@@ -320,32 +354,42 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     last_stint: dict[int, int] = {}  # of the stretches a timer may have ended
     if actions:
         for number in np.flatnonzero(waits.failed).tolist():
-            stint, head_since = sweep.watched.get(number, (-1, 0.0))
+            stint, head_since = sweep.watched.get(int(waits.rank[number]), (-1, 0.0))
             last_stint[number] = stint
             timer[number] = _timer_ended(stint, head_since, float(end[number]),
                                          sweep.lines[int(line[number])].share.queue.name,
                                          misconfigured.get(int(job[number]), ""), actions)
-    # every piece in the smallest types that hold it: a million-job run has millions of pieces
-    piece = np.frombuffer(sweep.piece_stretch, dtype=np.int32)
-    seconds = np.frombuffer(sweep.piece_seconds, dtype=np.float64)
-    timed = np.zeros(len(piece), dtype=bool)  # the pieces of a stretch's last stint, where a timer ended it
+    # every piece in the smallest types that hold it (a million-job run has millions of pieces): the heads' pieces
+    # (the sweep's ranks as stretch numbers), then one behind its head per stretch, for the rest of it; each column
+    # filled in place, the sweep's array it is copied from let go at once (a copy never sits beside its source)
+    piece_stretch, piece_cause, piece_seconds = sweep.take_pieces()
+    heads = len(piece_stretch)
+    head_piece = waits.order[np.frombuffer(piece_stretch, dtype=np.int32)]
+    del piece_stretch
+    span = end - start
+    totals = np.bincount(line, weights=span, minlength=lines)
+    rest = span - np.bincount(head_piece, weights=np.frombuffer(piece_seconds, dtype=np.float64),
+                              minlength=stretch_count)
+    del span
+    behind = np.flatnonzero(rest > 0)
+    count = heads + len(behind)
+    piece = np.empty(count, dtype=np.int32)
+    piece[:heads] = head_piece
+    piece[heads:] = behind
+    del head_piece
+    seconds = np.empty(count, dtype=np.float64)
+    seconds[:heads] = np.frombuffer(piece_seconds, dtype=np.float64)
+    del piece_seconds
+    seconds[heads:] = rest[behind]
+    del rest, behind
+    held = np.empty(count, dtype=np.int8)
+    held[:heads] = _HEAD_NUMBER[np.frombuffer(piece_cause, dtype=np.int8)]
+    del piece_cause
+    held[heads:] = _BEHIND
+    timed = np.zeros(count, dtype=bool)  # the pieces of a stretch's last stint, where a timer ended it
     for position, stint in sweep.watched_pieces.items():
         number = int(piece[position])
         timed[position] = bool(timer[number]) and stint == last_stint.get(number)
-    # behind its head: the rest of each stretch
-    span = end - start
-    totals = np.bincount(line, weights=span, minlength=lines)
-    rest = span - np.bincount(piece, weights=seconds, minlength=stretch_count)
-    del span
-    behind = np.flatnonzero(rest > 0)
-    piece = np.concatenate((piece, behind.astype(np.int32)))
-    seconds = np.concatenate((seconds, rest[behind]))
-    del rest
-    held = np.concatenate((_HEAD_NUMBER[np.frombuffer(sweep.piece_cause, dtype=np.int8)],
-                           np.full(len(behind), _BEHIND, dtype=np.int8)))
-    timed = np.concatenate((timed, np.zeros(len(behind), dtype=bool)))
-    del behind
-    sweep.release_pieces()  # copied above: the sweep's arrays let go
     charged = _choose(policy, bad[piece], waits.requeued[piece], held, timed)
     del held, timed
     key = line[piece]  # per piece, its line and cause as one number (in place: one array of pieces, not three)
@@ -380,7 +424,7 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
         blocker = None
         if item.blocker is not None:
             number, sums = max(item.blocker_sums.items(), key=lambda entry: entry[1].seconds)
-            blocker = Blocker(result.jobs[int(job[item.blocker.number])].name, item.blocker.needs,
+            blocker = Blocker(result.jobs[int(job[waits.order[item.blocker.rank]])].name, item.blocker.needs,
                               item.blocker_seconds, wait_sweep.HEAD_CAUSES[number], _context(sums.figures()))
         context = {wait_sweep.HEAD_CAUSES[number]: _context(item.context[number].figures())
                    for number in item.context_order}

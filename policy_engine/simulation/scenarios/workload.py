@@ -36,7 +36,7 @@ from policy_engine.simulation.settings import (
 __all__ = ["MAX_PROBLEMS", "MAX_SECONDS", "Extras", "LoadError", "PriorityUpdate", "Scenario", "load_jobs",
            "load_scenario"]
 
-_SCENARIO_KEYS = ("topology", "jobs", "workload", "actions", "settings", "until", "start")
+_SCENARIO_KEYS = ("topology", "jobs", "workload", "actions", "settings", "until", "start", "on_demand_plans")
 _WORKLOAD_KEYS = ("profile", "days", "seed", "scale")
 #: ``SimulationSettings`` a scenario may set; ``utilisation_series`` and ``usage_log`` are report options.
 _SETTINGS_KEYS = tuple(f.name for f in fields(SimulationSettings)
@@ -71,6 +71,8 @@ class Scenario:
     until: float | None = None
     #: ``workload: {profile: ...}``: the profile the jobs were drawn from (``ProfileWorkload``), else ``None``.
     profile: Any = None
+    #: Jobs run on demand by the scenario's ``on_demand_plans``: plan name or ARN -> how many.
+    on_demand_jobs: dict[str, int] = field(default_factory=dict)
 
 
 class _Located:
@@ -132,7 +134,7 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
         problems.raise_if_any()
         raise LoadError([f"{source}: topology: missing required key (a path or an inline mapping)"])
     topology, created = change_actions.with_created_shares(topology, data.get("actions"))
-    shares = ShareIndex(topology)
+    shares = ShareIndex(topology, _on_demand_plans(data.get("on_demand_plans"), topology, here))
     jobs_data = data.get("jobs")
     named: set[str] = set()
     extras = Extras()
@@ -186,7 +188,8 @@ def load_scenario(path: str | Path, allow_python: bool = False) -> Scenario:
             problems.add(source, None, ("jobs",), problem)
     problems.raise_if_any()
     return Scenario(topology, jobs, updates, settings, source, extras.live, extras.observed, tuple(inputs),
-                    extras.submitted_epoch_ms, None if until is None else float(until), profile)
+                    extras.submitted_epoch_ms, None if until is None else float(until), profile,
+                    dict(shares.on_demand_jobs))
 
 
 def _profile_workload(value: Any, path: Path, here: _Located, topology: Topology,
@@ -258,6 +261,22 @@ def _scenario_topology(value: Any, path: Path, here: _Located, allow_python: boo
         return None
     here.add(("topology",), ("topology",), f"must be a path or a mapping, got {type(value).__name__}")
     return None
+
+
+def _on_demand_plans(value: Any, topology: Topology, here: _Located) -> frozenset[str]:
+    """``on_demand_plans:``: plan names or ARNs whose jobs run on demand, as ``history --scenario`` writes for plans
+    it could not describe (deleted, access denied); one that names a plan of the topology is a problem (its jobs
+    would silently leave a plan there is)."""
+    if value is None:
+        return frozenset()
+    if not isinstance(value, list) or not all(isinstance(ref, str) and ref for ref in value):
+        here.add(("on_demand_plans",), ("on_demand_plans",), f"must be a list of plan names or ARNs, got {value!r}")
+        return frozenset()
+    for index, ref in enumerate(value):
+        if (plan := topology.plan(ref)) is not None:
+            here.add(("on_demand_plans", index), ("on_demand_plans", index),
+                     f"{ref} is training plan {plan.name} of the topology: its jobs run on it (remove it here)")
+    return frozenset(value)
 
 
 def _start(value: Any, here: _Located) -> datetime | None:

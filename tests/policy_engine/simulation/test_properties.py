@@ -341,3 +341,18 @@ def test_capacity_retries_never_consume_attempts_and_no_job_holds_quota_for_a_pl
 
     run()
     assert seen  # not vacuous
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(plan_scenarios(), plan_scenarios(far=True)))
+def test_a_plan_run_is_the_same_whether_or_not_anyone_listens(scenario):
+    """Unheard, a placed plan job that gets a free instance of its plan runs at once, and one that does not waits
+    SCHEDULED, without the steps a listener hears (SCHEDULED, STARTING, RUNNING): the outcome is the same."""
+    heard: list[tuple[float, str, str, str]] = []
+    listened = Engine(*scenario)
+    listened.on_transition = lambda now, job, before, after, reason: heard.append((now, job.spec.name, after, reason))
+    listened.run()
+    alone = Engine(*scenario)
+    alone.run()
+    assert json.dumps(build_result(alone).to_json()) == json.dumps(build_result(listened).to_json())
+    assert heard or not scenario[1]

@@ -26,17 +26,17 @@ def _line() -> wait_sweep.Line:
 def _replay(steps: list[tuple[bool, int]]) -> wait_sweep.Line:
     """``(True, rank)`` starts a stretch of that rank, ``(False, k)`` ends the k-th waiting one (in start order)."""
     line = _line()
-    by_rank: list[wait_sweep.Stretch | None] = [None] * RANKS
+    state = [0] * RANKS  # per rank, its stretch code while it waits (as ``Sweep.state``)
     waiting: list[int] = []
     for starts, value in steps:
         if starts:
-            by_rank[value] = wait_sweep.Stretch(value, line, 1, False, value, False)
+            state[value] = wait_sweep.stretch_code(1, False, False)
             waiting.append(value)
             line.push(value)
         elif waiting:
-            by_rank[waiting.pop(value % len(waiting))] = None
-        head = line.first(by_rank)
-        assert (head.rank if head is not None else None) == min(waiting, default=None)
+            state[waiting.pop(value % len(waiting))] = 0
+        head = line.first(state)
+        assert (head if head >= 0 else None) == min(waiting, default=None)
     return line
 
 

@@ -223,3 +223,39 @@ def test_history_onto_a_device_writes_in_place_and_never_replaces_it(monkeypatch
                 f"error: {device}: cannot write the output file: No space left on device"]
         assert stat.S_ISCHR(os.stat(device).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "null"]
+
+
+def test_a_plan_job_carries_its_plan_arn_and_an_on_demand_job_none(stubbed, tmp_path):
+    """The payload's ``ResourceConfig.TrainingPlanArn`` (a CreateTrainingJob field; the Stubber checks the
+    DescribeServiceJob answer against the batch model) becomes the row's ``training_plan``, which ``simulate`` resolves
+    by the topology plan's ``arn:``."""
+    import time
+
+    from botocore.stub import ANY
+
+    from policy_engine.foundation.model import ReservedCapacity, TrainingPlan
+    from tests.policy_engine.adapters.aws.fake_account import ACCOUNT, REGION, service_job
+
+    _, stubber = stubbed
+    plan = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:training-plan/night"
+    now = int(time.time() * 1000)
+    on_plan = service_job("planned", "QS1", "SUCCEEDED", created_ms=now - 9000, started_ms=now - 8000,
+                          stopped_ms=now - 2000, job_id="1" * 8)
+    payload = json.loads(on_plan[1]["serviceRequestPayload"])
+    payload["ResourceConfig"]["TrainingPlanArn"] = plan
+    on_plan[1]["serviceRequestPayload"] = json.dumps(payload)
+    on_demand = service_job("plain", "QS2", "RUNNING", created_ms=now - 5000, started_ms=now - 4000, job_id="2" * 8)
+    stubber.add_response("list_service_jobs", {"jobSummaryList": [on_demand[0], on_plan[0]]},
+                         {"jobQueue": "training", "filters": ANY})
+    stubber.add_response("describe_service_job", on_demand[1], {"jobId": "2" * 8})
+    stubber.add_response("describe_service_job", on_plan[1], {"jobId": "1" * 8})
+    out = tmp_path / "jobs.csv"
+    result = CliRunner().invoke(main, ["history", "--queue", "training", "--since", "1h", "--workers", "1",
+                                       "--no-cloudtrail", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert [(row["name"][:7], row["training_plan"]) for row in rows] == [("planned", plan), ("plain-2", "")]
+    night = TrainingPlan(name="night", arn=plan, instance_type="ml.g5.xlarge",
+                         reserved_capacities=(ReservedCapacity(instances=1, start=0, end=86400),))
+    jobs = load_jobs(out, example_topology().model_copy(update={"training_plans": (night,)}))
+    assert [job.training_plan for job in jobs] == ["night", None]  # by its ARN, the name kept

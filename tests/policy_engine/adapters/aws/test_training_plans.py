@@ -190,3 +190,30 @@ def test_drift_compares_plans_with_list_training_plans(stubbed, plans_stubbed, t
         assert line in result.stdout
     if not lines:
         assert "no drift" in result.stdout
+
+
+def test_the_plans_a_history_used_are_described_by_name_whatever_their_status_and_the_rest_said(plans_stubbed):
+    """``history --scenario`` describes each plan its jobs named (by the name in the ARN): an Expired plan still
+    replays the windows the jobs met; a deleted plan, a denied call and an UltraServer plan are skipped with why."""
+    from policy_engine.adapters.aws.training_plans import describe_used_plans, plan_name_of
+
+    client, stubber = plans_stubbed
+    # one call per plan, in ARN order
+    stubber.add_client_error("describe_training_plan", "ResourceNotFound", "Training plan gone does not exist", 400,
+                             expected_params={"TrainingPlanName": "gone"})
+    stubber.add_response("describe_training_plan", NIGHT | {"UnhealthyInstanceCount": 0}, {"TrainingPlanName": "night"})
+    stubber.add_response("describe_training_plan", EXPIRED | {"UnhealthyInstanceCount": 0}, {"TrainingPlanName": "old"})
+    stubber.add_client_error("describe_training_plan", "AccessDeniedException", "not authorized", 403,
+                             expected_params={"TrainingPlanName": "secret"})
+    stubber.add_response("describe_training_plan", ULTRA | {"UnhealthyInstanceCount": 0}, {"TrainingPlanName": "ultra"})
+    arns = [plan_arn(name) for name in ("ultra", "night", "secret", "old", "gone")]
+    read = describe_used_plans(Api(client), arns)
+    assert [plan["name"] for plan in read.plans] == ["night", "old"] and not read.errors
+    assert read.plans[1]["reserved_capacities"][0]["start"] == "2026-11-03T22:00:00Z"  # Expired: its past window
+    skipped = dict(read.skipped)
+    assert list(skipped) == [plan_arn("gone"), plan_arn("secret"), plan_arn("ultra")]
+    assert "ResourceNotFound" in skipped[plan_arn("gone")] and "DescribeTrainingPlan (training plan gone)" in \
+        skipped[plan_arn("gone")]
+    assert "access denied" in skipped[plan_arn("secret")]
+    assert skipped[plan_arn("ultra")] == "reserved as UltraServers, which batch-quota does not model"
+    assert plan_name_of(plan_arn("night")) == "night" and plan_name_of("night") == "night"

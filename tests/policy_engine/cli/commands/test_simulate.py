@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,6 +60,34 @@ def test_json_has_exactly_the_documented_shape(write_file):
     assert "wait_cause" not in plain["jobs"][0]
     assert {j["name"]: j["status"] for j in data["jobs"]} == dict.fromkeys("abc", "SUCCEEDED") | {"later": "SUCCEEDED"}
     assert data["summary"]["jobs"] == 4
+
+
+def _process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``batch-quota ARGS`` as its own process (``main()`` reading ``sys.argv``), with an ``atexit`` probe that says
+    on stderr whether the interpreter was finalized."""
+    code = ("import atexit, sys\natexit.register(lambda: print('finalized', file=sys.stderr))\n"
+            "from policy_engine.cli.app import main\nsys.argv = ['batch-quota', *sys.argv[1:]]\nmain()")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_a_one_shot_process_ends_once_its_output_is_out_without_freeing_its_run(write_file):
+    """A million-job run's objects freed one by one cost over a second: the ``batch-quota simulate`` process keeps
+    them and ends with ``os._exit`` once its output is flushed (no finalization), with the same document and exit
+    code as in process; bad input found after the run still exits 2 with its line."""
+    path = scenario(write_file, JOBS)
+    ran = _process("simulate", str(path), "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    assert "finalized" not in ran.stderr
+    assert ran.stdout == invoke("simulate", str(path), "--format", "json").output
+    # the control: a run on workers (a cluster may hold threads) ends as usual, and the probe says so
+    parallel = _process("simulate", str(path), "--format", "json", "--workers", "1")
+    assert parallel.returncode == 0 and "finalized" in parallel.stderr
+    assert json.loads(parallel.stdout)["summary"] == json.loads(ran.stdout)["summary"]
+    # a report path refused after the run was kept: its one line, exit 2, still without finalization
+    blocked = write_file("blocked", "a file where the report's folder would go")
+    refused = _process("simulate", str(path), "--quiet", "--report", str(blocked / "report"))
+    assert refused.returncode == 2 and "cannot write the report" in refused.stderr and "Traceback" not in refused.stderr
+    assert "finalized" not in refused.stderr
 
 
 TWO_TYPES = """\

@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policy_engine.simulation.causes import WAIT_CAUSES, Cause
@@ -95,7 +95,9 @@ def _requeue_scenarios(draw):
     """The plan scenarios (plan jobs SCHEDULED for their windows, capacity retries after 2 days pending) or contended
     ones (in-share preemptions, reclaims), with jobs whose attempts fail and are retried, terminations, and a report
     time that may come before every job is placed (jobs waiting at the end of the run)."""
-    topology, jobs, updates, chosen = draw(st.one_of(plan_scenarios(), plan_scenarios(far=True), contended()))
+    # far plans drawn twice as often: only they make capacity retries, a rare kind
+    far, again = plan_scenarios(far=True), plan_scenarios(far=True)
+    topology, jobs, updates, chosen = draw(st.one_of(plan_scenarios(), far, again, contended()))
     jobs = [job._replace(attempts=2, failures=draw(st.integers(1, 2)), fail_after=float(draw(st.integers(1, 20))))
             if draw(st.integers(0, 3)) == 0 else job for job in jobs]
     for target in draw(st.lists(st.sampled_from(jobs), max_size=2, unique_by=lambda j: j.name)):
@@ -110,7 +112,9 @@ def test_a_jobs_wait_is_its_time_runnable_and_the_causes_add_up_to_the_waits():
     plan job's SCHEDULED wait for its window (``plan_hold_seconds``) is never part of its wait."""
     seen: Counter[str] = Counter()  # what the examples went through: the property is not vacuous
 
-    @PROPERTY_SETTINGS
+    # derandomized: the same examples every run, so "every kind was seen" is a fact of the test, not a draw
+    # (a random run saw no capacity retry now and then: a rare kind comes in clumps, from a few examples)
+    @settings(PROPERTY_SETTINGS, derandomize=True)
     @given(_requeue_scenarios())
     def run(scenario):
         topology, jobs, updates, sim_settings, until = scenario
