@@ -36,8 +36,12 @@ def test_a_bill_difference_inside_the_spread_is_never_a_change(bills):
     significant = low > 1e-6 or high < -1e-6
     head = sentence.split("; waste")[0]
     assert f"across {len(bills)} samples" in head
-    before_median = float(np.percentile([before for before, _ in bills], 50))
-    assert head.split(": ", 1)[1].startswith(money_text(before_median) + " (")  # median (p10-p90)
+    low_before, before_median, high_before = (float(v) for v in np.percentile([b for b, _ in bills], [10, 50, 90]))
+    shown = head.split(": ", 1)[1]
+    if money_text(low_before) == money_text(high_before):  # alike in every sample: its one value
+        assert shown.startswith(money_text(before_median) + " →")
+    else:  # median (p10-p90)
+        assert shown.startswith(f"{money_text(before_median)} ({money_text(low_before)}-{money_text(high_before)})")
     if not (abs(low) < 1e-6 or abs(high) < 1e-6):  # away from the bound, where rounding could tip it
         assert (NO_SIGNIFICANT_CHANGE in head) is not significant
     row = bill_comparison(_impact(bills)).to_json()[0]
