@@ -29,7 +29,7 @@ from policy_engine.simulation.results.side_by_side import (
     ShareComparison,
     ShareRow,
 )
-from policy_engine.simulation.results.spread import paired
+from policy_engine.simulation.results.spread import ONE_SAMPLE, paired
 
 #: The figures that say how a team fares and that a headline quotes when they get worse (in this order);
 #: utilisation and cost move with a share's limit and say what its capacity is worth, not what its jobs went
@@ -185,8 +185,10 @@ def headline(comparison: ShareComparison, run: int = 1, measure: HarmMeasure = H
     """What every report that judges a change says first (``diff``, ``compare``): ``Most harmed: q/vision:
     ml.p4d.24xlarge preemptions 95 -> 239, 2.5x; ... (harm +310.2 h)``, or that no share fares worse; with
     samples only a significant worsening counts, and the line says so."""
-    across = f" across {comparison.samples} samples" if comparison.samples > 1 else ""
+    # one run per side is said too, so a reader knows the figures carry no spread
+    sampled = comparison.samples > 1
+    across = f" across {comparison.samples} samples" if sampled else f" in {ONE_SAMPLE}"
     worst = most_harmed(comparison, run, measure)
     if worst is None:
-        return f"No share fares {'significantly ' if across else ''}worse{across}"
+        return f"No share fares {'significantly ' if sampled else ''}worse{across}"
     return f"Most harmed{across}: {worst.text()}"

@@ -9,9 +9,9 @@ import json
 import yaml
 from click.testing import CliRunner
 
-from policy_engine.changes.impact import Impact
+from policy_engine.changes.impact import Impact, lost_comparison
 from policy_engine.cli.app import main
-from policy_engine.reports.diff.view import lost_by_type
+from policy_engine.simulation.results.side_by_side import INSTANCE_HOURS_LOST
 from tests.builders import job, share
 from tests.builders import simulated_topology as topology
 from tests.gfm import html as gfm
@@ -86,6 +86,11 @@ def test_compare_names_the_most_harmed_share_as_diff_at_0_does(write_file):
     first = lines.index(f"head against base: {headline}")
     assert lines[first + 1].startswith("head against base: preemptions ")
     assert lines[first + 2].startswith("head against base: wait p95 lower for")
+
+
+def lost_by_type(impact: Impact) -> dict[str, tuple[float, float]]:
+    return {row.instance_type: (row.value(0, INSTANCE_HOURS_LOST), row.value(1, INSTANCE_HOURS_LOST))
+            for row in lost_comparison(impact).rows}
 
 
 def _rows(lost: dict[str, tuple[float, float]]) -> list[dict]:
