@@ -57,8 +57,10 @@ def test_shares_are_sorted_by_their_harm_not_by_a_ratio():
 
 
 def test_the_headline_names_the_most_harmed_share_with_a_ratio_only_from_a_baseline_above_zero():
-    assert headline(REVIEW) == ("Most harmed: q/perception: ml.p4d.24xlarge preemptions 19 -> 61, 3.2x; wait p95 "
-                                "59m 11s -> 5h 15m, 5.3x; instance-hours lost 11.98 -> 78.71, 6.6x (harm +376.73 h)")
+    assert headline(REVIEW) == (
+        "Most harmed in 1 sample of the workload (--samples N shows the spread): q/perception: ml.p4d.24xlarge "
+        "preemptions 19 -> 61, 3.2x; wait p95 59m 11s -> 5h 15m, 5.3x; instance-hours lost 11.98 -> 78.71, 6.6x "
+        "(harm +376.73 h)")
     manipulation = worsening(REVIEW, REVIEW.rows[2])
     assert manipulation is not None
     assert "wait p95 0s -> 58m 38s (+58m 38s)" in manipulation.text()  # never "59.6x" from a zero base
@@ -71,7 +73,7 @@ def test_the_headline_names_the_most_harmed_share_with_a_ratio_only_from_a_basel
 def test_better_is_never_a_worsening_and_no_harm_says_so():
     better = _comparison(_row("q/speech", {"wait_p95": 7200, "wait_hours": 5}, {"wait_p95": 60, "wait_hours": 1}))
     assert worsening(better, better.rows[0]) is None and most_harmed(better) is None
-    assert headline(better) == "No share fares worse"
+    assert headline(better) == "No share fares worse in 1 sample of the workload (--samples N shows the spread)"
 
 
 @dataclass(frozen=True)
