@@ -3,6 +3,7 @@ types, a training plan), headers whole; in a pipe the tables keep their full wid
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -73,3 +74,42 @@ def test_in_a_pipe_compare_keeps_each_table_at_full_width():
     row = next(line for line in out.splitlines() if "training/vision" in line and "ml.p4d.24xlarge" in line)
     assert re.search(r"4h 13m → \d+h \d+m \(\+1h \d+m\)", row)  # the whole row on one line, every cell whole
     assert "cost (instance-hours, its bill)" in out
+
+
+@tmux.needs_tmux
+@pytest.mark.parametrize("columns", ["0", "5", "abc", "-3"])
+@pytest.mark.parametrize("command", ["simulate", "explain", "compare"])
+def test_a_nonsense_columns_is_laid_out_at_the_minimum_never_a_traceback(command, columns, tmp_path):
+    args, code, _ = _commands(tmp_path)[command]
+    status, screen = tmux.run([CLI, *args], WIDTH, env={"NO_COLOR": "1", "COLUMNS": columns}, cwd=tmp_path)
+    assert status == code and "Traceback" not in screen, screen
+    assert "training/vision" in screen
+
+
+def test_explain_in_a_pipe_with_columns_0_prints_every_sentence():
+    args, _, _ = _commands(Path())["explain"]
+    out = subprocess.run([CLI, *args], capture_output=True, text=True, env={**os.environ, "COLUMNS": "0"})
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+    assert len(out.stdout.splitlines()) > 5 and "training/vision" in out.stdout
+
+
+@tmux.needs_tmux
+def test_explain_never_breaks_an_option_it_suggests(tmp_path):
+    args, _, _ = _commands(tmp_path)["explain"]
+    status, screen = tmux.run([CLI, *args], 80, env={"NO_COLOR": "1"}, cwd=tmp_path)
+    piped = subprocess.run([CLI, *args], capture_output=True, text=True, check=True).stdout
+    suggested = re.findall(r"--vary '[^']*'", piped)
+    assert status == 0 and suggested, piped
+    for option in suggested:
+        assert option in screen, (option, screen)  # whole on one line, to copy
+    assert all(len(line.rstrip()) <= 80 for line in screen.splitlines() if "--vary '" not in line)
+
+
+@tmux.needs_tmux
+@pytest.mark.parametrize("width", [80, 120])
+def test_a_stacked_sweep_run_names_each_axis_value(width, tmp_path):
+    args, _, _ = _commands(tmp_path)["sweep"]
+    status, screen = tmux.run([CLI, *args], width, env={"NO_COLOR": "1"}, cwd=tmp_path)
+    assert status == 0, screen
+    assert re.search(r"training/vision\.capacity\.ml\.p4d\.24xlarge", screen), screen
+    assert not re.search(r"^\s*\d+ [26]\s*$", screen, re.MULTILINE), screen  # never a bare "1 2" card title
