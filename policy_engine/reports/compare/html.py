@@ -3,7 +3,8 @@
 Charts are Vega-Lite specs drawn by the inlined Vega libraries with the CSP-safe interpreter, as the simulation
 report draws them (``reports.kit.vega``; no fetch, no ``eval``): per instance type, the share of its instances in use
 over time for each design (never summed across types); waiting jobs over time; and, per later design, its wait
-p95 difference from the first per share and instance type. The tables are the text report's cells
+p95 difference from the first per share and instance type, on a symmetric log axis (a −300 h bar would squeeze
+a +47 m one to nothing on a linear axis; docs/sweep.md says the same of sweep's charts). The tables are the text report's cells
 (``reports.tables.share_comparison``), then each design's "why jobs waited" table (``reports.tables.why_waited``, the
 attribution run on the worker). The page marks ``data-rendered="true"`` when every chart is drawn.
 """
@@ -51,7 +52,8 @@ SCRIPT = r"""
             title: 'wait p95: each later design minus the first, per share and instance type (negative is better)',
             width: 900, height: {step: 18}, data: {values: rows}, mark: 'bar',
             encoding: {y: {field: 'row', type: 'nominal', sort: null, title: null},
-                       x: {field: 'hours', type: 'quantitative', title: 'difference of wait p95 (hours)'},
+                       x: {field: 'hours', type: 'quantitative', scale: {type: 'symlog', constant: 1},
+                           title: 'difference of wait p95 (hours, symmetric log scale)'},
                        color: color, yOffset: {field: 'design'},
                        tooltip: [{field: 'row', title: 'share'}, {field: 'design'},
                                  {field: 'text', title: 'difference'}]}};

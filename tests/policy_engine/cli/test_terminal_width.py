@@ -106,10 +106,12 @@ def test_explain_never_breaks_an_option_it_suggests(tmp_path):
 
 
 @tmux.needs_tmux
-@pytest.mark.parametrize("width", [80, 120])
-def test_a_stacked_sweep_run_names_each_axis_value(width, tmp_path):
+def test_a_stacked_sweep_run_names_each_axis_value(tmp_path):
+    width = 80
     args, _, _ = _commands(tmp_path)["sweep"]
+    args = [*args, "--vary", "training/vision.borrow_limit=100,200"]
     status, screen = tmux.run([CLI, *args], width, env={"NO_COLOR": "1"}, cwd=tmp_path)
     assert status == 0, screen
-    assert re.search(r"training/vision\.capacity\.ml\.p4d\.24xlarge", screen), screen
-    assert not re.search(r"^\s*\d+ [26]\s*$", screen, re.MULTILINE), screen  # never a bare "1 2" card title
+    for axis in (r"training/vision\.capacity\.ml\.p4d\.24xlarge=[26]", r"training/vision\.borrow_limit=[12]00"):
+        assert len(re.findall(axis, screen)) == 4, (axis, screen)  # each of the 4 runs says which value is which
+    assert not re.search(r"^\s*\d+ [26] [12]00\s*$", screen, re.MULTILINE), screen  # never a bare "1 2 100"

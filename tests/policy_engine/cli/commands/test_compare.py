@@ -250,6 +250,12 @@ def test_the_html_page_draws_every_design_without_network_or_console_errors(file
                                            ".map(c => [c.id, c.querySelectorAll('svg path, svg rect').length])"))
         assert set(marks) == {"chart-type-0", "chart-type-1", "chart-waiting", "chart-deltas"}
         assert all(count > 5 for count in marks.values()), marks
+        # every nonzero difference is a visible bar, however far the largest is (a symmetric log axis)
+        deltas = json.loads(driver.execute_script("return document.getElementById('compare-data').textContent"))
+        nonzero = sum(1 for row in deltas["deltas"] if row["hours"])
+        widths = driver.execute_script("return Array.from(document.querySelectorAll('#chart-deltas .mark-rect path'))"
+                                       ".map(p => p.getBBox().width)")
+        assert nonzero and sum(1 for width in widths if width >= 1) == nonzero, (widths, deltas["deltas"])
         # one line per design in each chart over time
         legends = driver.execute_script("return Array.from(document.querySelectorAll('#chart-waiting .role-legend "
                                         "text')).map(t => t.textContent)")
