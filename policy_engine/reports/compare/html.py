@@ -47,12 +47,19 @@ SCRIPT = r"""
             encoding: {x: x, y: y, color: color,
                        tooltip: [{field: 'design'}, {field: 't', title: data.unit}, {field: 'value', format: '.3~f'}]}};
   }
+  function powers(rows) {  // ticks of the symmetric log axis: 0 and ±1, ±10, ±100 ... h up to the largest
+    const top = Math.max(1, ...rows.map(function (r) { return Math.abs(r.hours); }));
+    const out = [0];
+    for (let p = 1; p < top * 10; p *= 10) out.push(-p, p);
+    return out;
+  }
   function deltas(rows) {
     return {$schema: 'https://vega.github.io/schema/vega-lite/v6.json',
             title: 'wait p95: each later design minus the first, per share and instance type (negative is better)',
             width: 900, height: {step: 18}, data: {values: rows}, mark: 'bar',
             encoding: {y: {field: 'row', type: 'nominal', sort: null, title: null},
                        x: {field: 'hours', type: 'quantitative', scale: {type: 'symlog', constant: 1},
+                           axis: {values: powers(rows)},
                            title: 'difference of wait p95 (hours, symmetric log scale)'},
                        color: color, yOffset: {field: 'design'},
                        tooltip: [{field: 'row', title: 'share'}, {field: 'design'},
