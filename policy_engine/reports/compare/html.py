@@ -4,9 +4,10 @@ Charts are Vega-Lite specs drawn by the inlined Vega libraries with the CSP-safe
 report draws them (``reports.kit.vega``; no fetch, no ``eval``): per instance type, the share of its instances in use
 over time for each design (never summed across types); waiting jobs over time; and, per later design, its wait
 p95 difference from the first per share and instance type, on a symmetric log axis (a −300 h bar would squeeze
-a +47 m one to nothing on a linear axis; docs/sweep.md says the same of sweep's charts). The tables are the text report's cells
-(``reports.tables.share_comparison``), then each design's "why jobs waited" table (``reports.tables.why_waited``, the
-attribution run on the worker). The page marks ``data-rendered="true"`` when every chart is drawn.
+a +47 m one to nothing on a linear axis; docs/sweep.md says the same of sweep's charts). The tables are the text
+report's cells (``reports.tables.share_comparison``), then each design's "why jobs waited" table
+(``reports.tables.why_waited``, the attribution run on the worker).
+The page marks ``data-rendered="true"`` when every chart is drawn.
 """
 
 from __future__ import annotations

@@ -80,8 +80,8 @@ _UNBOUNDED = 100_000
 
 
 #: The narrowest width a report is laid out for: a terminal (or ``COLUMNS``) narrower than this gets this width,
-#: the terminal wrapping what is wider (README, "Read at a glance"). rich takes ``COLUMNS=0`` as zero columns and printed
-#: nothing (or failed); Python's ``shutil`` ignores a ``COLUMNS`` that is not a positive number, as we do.
+#: the terminal wrapping what is wider (README, "Read at a glance"). rich takes ``COLUMNS=0`` as zero columns
+#: and printed nothing (or failed); Python's ``shutil`` ignores a ``COLUMNS`` that is not a positive number, as we do.
 MIN_WIDTH = 20
 
 
