@@ -11,6 +11,7 @@ from rich.text import Text
 
 from policy_engine.reports.explain.view import sentences
 from policy_engine.reports.kit import terminal
+from policy_engine.reports.kit.fitting import Listed
 from policy_engine.reports.kit.safe_text import visible
 from policy_engine.reports.kit.subjects import ExplainOutput
 
@@ -66,13 +67,13 @@ def write(output: ExplainOutput, stream: TextIO) -> None:
             style = _TOPIC_STYLE.get(topic, "")
             if beside:
                 for index, piece in enumerate(_lines(visible(sentence), console.width - topic_width - 2)):
-                    text = Text(f"{topic if index == 0 else '':>{topic_width}}  ", style="dim")
+                    text = Listed(f"{topic if index == 0 else '':>{topic_width}}  ", style="dim")
                     text.append(piece, style=style)
-                    console.print(text, soft_wrap=True)
+                    console.print(text)
             else:
-                console.print(Text(topic, style="dim"), soft_wrap=True)
+                console.print(Listed(topic, style="dim"))
                 for piece in _lines(visible(sentence), console.width - 2):
-                    console.print(Text("  " + piece, style=style), soft_wrap=True)
+                    console.print(Listed("  " + piece, style=style))
         return
     out = terminal.console(file=stream, highlight=False, soft_wrap=True)
     for topic, sentence in sentences(output):

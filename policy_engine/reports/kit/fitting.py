@@ -246,7 +246,7 @@ def _row_names(columns: Sequence[_Cells], keys: int, row: int) -> Text:
 _NAMED = re.compile(r"[^\W\d_]")
 
 
-def _stacked(table: Table, columns: Sequence[_Cells], keys: int, width: int, console: Console) -> Table | Text:
+def _stacked(table: Table, columns: Sequence[_Cells], keys: int, width: int, console: Console) -> Table | Listed:
     """Each row as its names, then one line per figure (``header | value``): the last resort of a narrow terminal
     (``_listed`` when even that does not fit)."""
     stacked = _compact(table)
@@ -273,7 +273,12 @@ def _stacked(table: Table, columns: Sequence[_Cells], keys: int, width: int, con
     return stacked
 
 
-def _listed(table: Table, columns: Sequence[_Cells], keys: int, width: int, names: Sequence[Text]) -> Text:
+class Listed(Text):
+    """Lines already laid out (a table as ``_listed`` lines, ``explain``'s sentences): a fitting console prints them
+    as they are, never re-wrapped (``soft_wrap``), so a piece wider than the terminal is never cut by rich."""
+
+
+def _listed(table: Table, columns: Sequence[_Cells], keys: int, width: int, names: Sequence[Text]) -> Listed:
     """One line per name and per figure (``header: value``; the value on its own line when both do not fit):
     lines of whole words, a long name broken only after ``/``, ``_`` or ``.`` and otherwise longer than
     ``width`` (printed unwrapped: the terminal wraps it, nothing here cuts a word)."""
@@ -294,7 +299,9 @@ def _listed(table: Table, columns: Sequence[_Cells], keys: int, width: int, name
                 lines.append(Text.assemble("    ", wrap(value, width - 4, column.figure)))
     if table.caption:
         lines.append(wrap(Text(str(table.caption), style="dim"), width, figure=False))
-    return Text("\n").join(_indented(line) for line in lines)
+    listed = Listed()
+    listed.append_text(Text("\n").join(_indented(line) for line in lines))
+    return listed
 
 
 def _indented(line: Text) -> Text:
@@ -305,7 +312,7 @@ def _indented(line: Text) -> Text:
                                    for i, part in enumerate(line.split("\n")))
 
 
-def fit(table: Table, console: Console, width: int | None = None) -> list[Table | Text]:
+def fit(table: Table, console: Console, width: int | None = None) -> list[Table | Listed]:
     """``table`` as one or more tables, each at most ``width`` (default: the console's, never below ``MIN_WIDTH``)
     cells wide (see the module's docstring for the order tried), or, below the narrowest stack, as lines
     (``Text``, printed unwrapped); a table with cells other than text comes back as it is."""
@@ -336,7 +343,7 @@ def fit(table: Table, console: Console, width: int | None = None) -> list[Table 
     if not splits:
         return [_stacked(table, columns, keys, width, console)]
     style, groups = min(splits, key=lambda split: len(split[1]))  # the fewest parts; the table's own box on a tie
-    parts: list[Table | Text] = []
+    parts: list[Table | Listed] = []
     for number, group in enumerate(groups, start=1):
         indices = [*range(keys), *group]
         widths = _narrowed([columns[i] for i in indices], width - _overhead(style, len(indices), console))

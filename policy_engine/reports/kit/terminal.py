@@ -17,7 +17,6 @@ from typing import Any, TextIO
 from rich.console import Console, Group
 from rich.measure import Measurement
 from rich.table import Table
-from rich.text import Text
 
 
 class _Console(Console):
@@ -37,13 +36,13 @@ class _Console(Console):
         """rich's ``print``; on a terminal each table fitted to the width and no line left to the terminal to
         wrap (``soft_wrap`` would let it cut a word)."""
         if self.fit_tables:
-            from policy_engine.reports.kit.fitting import fit
+            from policy_engine.reports.kit.fitting import Listed, fit
 
             fitted = [fit(o, self) if isinstance(o, Table) else [o] for o in objects]
-            if any(isinstance(part, Text) for parts in fitted for part in parts):  # listed lines: never re-wrapped
+            if any(isinstance(part, Listed) for parts in fitted for part in parts):  # listed lines: never re-wrapped
                 for parts in fitted:
                     for part in parts:
-                        super().print(part, **{**options, "soft_wrap": isinstance(part, Text)})
+                        super().print(part, **{**options, "soft_wrap": isinstance(part, Listed)})
                 return
             objects = tuple(Group(*parts) if len(parts) > 1 or isinstance(o, Table) else parts[0]
                             for o, parts in zip(objects, fitted, strict=True))
