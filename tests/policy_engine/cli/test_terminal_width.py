@@ -115,3 +115,26 @@ def test_a_stacked_sweep_run_names_each_axis_value(tmp_path):
     for axis in (r"training/vision\.capacity\.ml\.p4d\.24xlarge=[26]", r"training/vision\.borrow_limit=[12]00"):
         assert len(re.findall(axis, screen)) == 4, (axis, screen)  # each of the 4 runs says which value is which
     assert not re.search(r"^\s*\d+ [26] [12]00\s*$", screen, re.MULTILINE), screen  # never a bare "1 2 100"
+
+
+@tmux.needs_tmux
+def test_at_80_columns_a_cause_of_waiting_is_never_squeezed_to_a_few_words_a_line(tmp_path):
+    status, screen = tmux.run([CLI, "simulate", str(WIDE / "week.yaml")], 80, env={"NO_COLOR": "1"}, cwd=tmp_path)
+    assert status == 0, screen
+    waited = screen[screen.index("Why jobs waited"):]
+    assert "behind the head of its" in waited, waited  # 22 characters on one line: the column kept >= 24 wide
+    assert tmux.longest_line(screen) <= 80
+
+
+@tmux.needs_tmux
+@pytest.mark.parametrize("command", ["simulate", "compare", "sweep"])
+def test_at_20_columns_no_header_or_name_breaks_inside_a_word(command, tmp_path):
+    args, code, words = _commands(tmp_path)[command]
+    status, screen = tmux.run([CLI, *args], 20, env={"NO_COLOR": "1"}, cwd=tmp_path, height=200)
+    assert status == code, screen
+    tokens = set(re.split(r"[\s│┃|:,]+", screen))
+    for word in words:  # each header word whole: "preemptions: 11", never "preempti" / "ons"
+        assert word in tokens, (word, screen)
+    assert "training/vision" in tokens or "training/" in tokens, screen  # a name breaks after its "/" only
+    for name in ("preempti", "foundat", "LEND_AND_B", "utilisati", "training/vis"):
+        assert name not in tokens, (name, screen)
