@@ -26,7 +26,7 @@ or the listed one when even that does not fit.
 
 It is a pure function of the table and the width, used only on a terminal (``terminal.console(fit=True)``):
 files and pipes get the whole table, as wide as its cells (``terminal.for_stream``). The width is rich's: the
-terminal's, or ``COLUMNS`` when set (so a test or a user can choose it), never below ``terminal.MIN_WIDTH``.
+terminal's, or ``COLUMNS`` when set (so a test or a user can choose it), never below ``MIN_WIDTH``.
 """
 
 from __future__ import annotations
@@ -46,11 +46,14 @@ from rich.table import Column, Table
 from rich.text import Text, TextType
 
 from policy_engine.reports.kit.breaks import TEXT_BREAKS, spans
-from policy_engine.reports.kit.terminal import MIN_WIDTH
 
 #: At most this many leading name columns are repeated in each part of a split table (share and instance type);
 #: a later text column (a strategy) is split off like a figure.
 MAX_KEYS = 2
+#: The narrowest width a report is laid out for: a terminal (or ``COLUMNS``) narrower than this gets this width,
+#: the terminal wrapping what is wider (README, "Read at a glance"). rich takes ``COLUMNS=0`` as zero columns
+#: and printed nothing (or failed); Python's ``shutil`` ignores a ``COLUMNS`` that is not a positive number, as we do.
+MIN_WIDTH = 20
 #: A prose column (cells of several words) is not narrowed below this many cells: the table is split or stacked.
 PROSE_WIDTH = 24
 #: Where a name too long for its line may break when nothing else fits: after a ``/``, ``_`` or ``.``.

@@ -18,6 +18,8 @@ from rich.console import Console, Group
 from rich.measure import Measurement
 from rich.table import Table
 
+from policy_engine.reports.kit.fitting import MIN_WIDTH, Listed, fit
+
 
 class _Console(Console):
     """rich's ``Console``, except that a closed pipe is the command line's to report (one line, exit 2):
@@ -36,8 +38,6 @@ class _Console(Console):
         """rich's ``print``; on a terminal each table fitted to the width and no line left to the terminal to
         wrap (``soft_wrap`` would let it cut a word)."""
         if self.fit_tables:
-            from policy_engine.reports.kit.fitting import Listed, fit
-
             fitted = [fit(o, self) if isinstance(o, Table) else [o] for o in objects]
             if any(isinstance(part, Listed) for parts in fitted for part in parts):  # listed lines: never re-wrapped
                 for parts in fitted:
@@ -78,10 +78,6 @@ FILE_WIDTH = 400
 _UNBOUNDED = 100_000
 
 
-#: The narrowest width a report is laid out for: a terminal (or ``COLUMNS``) narrower than this gets this width,
-#: the terminal wrapping what is wider (README, "Read at a glance"). rich takes ``COLUMNS=0`` as zero columns
-#: and printed nothing (or failed); Python's ``shutil`` ignores a ``COLUMNS`` that is not a positive number, as we do.
-MIN_WIDTH = 20
 
 
 def width(fallback: int = 80) -> int:
