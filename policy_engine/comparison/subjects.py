@@ -37,7 +37,9 @@ from policy_engine.simulation.results.side_by_side import (
     cost_figure,
     from_metrics,
 )
+from policy_engine.simulation.results.spread import ONE_SAMPLE
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY
+from policy_engine.simulation.results.window import WINDOW_KEY, common_window, window_legend
 from policy_engine.simulation.results.worsening import by_worsening
 
 ALL_SHARES = "all shares"
@@ -98,18 +100,35 @@ class CompareOutput:
         jobs = (f"{min(self.sample_jobs):,}-{max(self.sample_jobs):,} jobs" if self.sample_jobs else "")
         return (f"across {self.samples} samples of the workload (seeds {self.seed}-{self.seed + self.samples - 1}, "
                 f"{jobs}): every figure is the median with its p10-p90, every difference paired (the same sample "
-                "under each design) and shown only when significant; the runs' summaries, the bill per design "
-                "and --report show sample 1")
+                "under each design) and shown only when significant, the bill and instance-hours lost too; JSON's "
+                "runs (each design's summary and whole cost report) and --report show sample 1")
 
     @property
     def span(self) -> str:
         """How far each design ran, for a report's first line: ``from time 0`` or ``from time 0 to 7d 0h``."""
         span = "from time 0" + (f" to {duration_text(self.until)} (--until)" if self.until is not None else "")
-        if self.samples > 1:
-            span += f", across {self.samples} samples"
+        span += f", across {self.samples} samples" if self.samples > 1 else f", on {ONE_SAMPLE}"
         if self.priced or not self.period.whole:
             span += f"; bill for {period_text(self.period)}"
         return span
+
+    @property
+    def window(self) -> float:
+        """The window the time-weighted figures are over (``comparison.runs.over_common_window``), of sample 1."""
+        return common_window(run.summary.get(WINDOW_KEY, run.time) for run in self.runs)
+
+    def window_text(self) -> str:
+        """``utilisation, own utilisation and mean borrowed/lent: time-weighted over 0 to 52d 21h, the longest run``
+        (with samples, each sample over its own longest run, sample 1's named)."""
+        text = "utilisation, own utilisation and mean borrowed/lent: "
+        ends = [run.time for run in self.runs]
+        window = window_legend(self.window, ends)
+        if len(set(ends)) > 1:
+            window += (" (" + ", ".join(f"{run.label} ends at {duration_text(run.time)}" for run in self.runs)
+                       + "; idle time after a run's end counts as idle)")
+        if self.samples > 1:
+            return text + f"time-weighted over one window per sample, from 0 to its longest run (sample 1: {window})"
+        return text + window
 
     @property
     def priced(self) -> bool:
@@ -154,13 +173,15 @@ class CompareOutput:
                      for index, (run, report) in enumerate(zip(self.runs, self.reports or (None,) * len(self.runs),
                                                                strict=True))],
             "period": self.period.to_json(),
+            WINDOW_KEY: self.window,
             "overall": self.overall.to_json()[0],
             "instance_types": self.types.to_json(),
             "shares": self.shares.to_json(),
             "targets": self.targets.to_json(),
             "costs": self.costs.to_json(),
-            **({"samples": self.samples, "seed": self.seed, "sample_jobs": list(self.sample_jobs),
-                "runs_sample": 1} if self.samples > 1 else {}),
+            "samples": self.samples,
+            **({"seed": self.seed, "sample_jobs": list(self.sample_jobs), "runs_sample": 1}
+               if self.samples > 1 else {}),
         }
 
 

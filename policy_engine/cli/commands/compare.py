@@ -30,7 +30,7 @@ from policy_engine.cli.commands.shared import (
     fail_input,
     python_topologies,
 )
-from policy_engine.comparison.parallel import IN_PROCESS_JOB_RUNS
+from policy_engine.comparison.parallel import IN_PROCESS_JOB_RUNS, SAMPLE_DRAW_JOB_RUNS
 from policy_engine.inputs.loading import LoadError
 from policy_engine.reports.registry import COMPARE_FORMATS
 from policy_engine.simulation.scenarios.workload import MAX_SECONDS
@@ -62,7 +62,8 @@ if TYPE_CHECKING:
               help="Run the designs on the Dask cluster at ADDRESS (tcp://HOST:8786); default "
                    "$DASK_SCHEDULER_ADDRESS, else a local cluster with one worker process per design (up to the "
                    "cores), or in this process when that is sooner: one core, or a small comparison (the designs "
-                   f"beyond the first round times the jobs at most {IN_PROCESS_JOB_RUNS:,}; docs/compare.md).")
+                   f"beyond the first round times the jobs at most {IN_PROCESS_JOB_RUNS:,}, with --samples N also "
+                   f"{SAMPLE_DRAW_JOB_RUNS:g} x N x the jobs; docs/compare.md).")
 @click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Run on a local cluster of N worker processes, whatever the size; 1 runs the designs one after "
                    "another in-process.")
@@ -138,9 +139,10 @@ def run_designs(scenario: Scenario, designs: list[Design], until: float | None, 
                 ) -> tuple[list[DesignRun], str]:
     """Every design on the executor, back in design order, and where they ran (``explain``'s replays too). With
     ``samples`` above 1, every design on every workload sample (one task each, the sample drawn by the worker),
-    back in sample then design order."""
+    back in sample then design order. Their time-weighted figures are over one window per sample, from 0 to the
+    latest end among the designs (``comparison.runs.over_common_window``)."""
     from policy_engine.comparison.parallel import local_workers, runs_in_process
-    from policy_engine.comparison.runs import Workload, run_design
+    from policy_engine.comparison.runs import Workload, over_common_window, run_design
     from policy_engine.simulation.gcpause import gc_paused
     from policy_engine.simulation.results.billable import Period
     from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, usable_cores
@@ -149,7 +151,7 @@ def run_designs(scenario: Scenario, designs: list[Design], until: float | None, 
     small = False
     if chosen:  # nothing says where: in-process when a local cluster would not pay for its start
         jobs = len(scenario.jobs) + len(scenario.live or ())
-        small = runs_in_process(jobs, len(designs) * samples, usable_cores())
+        small = runs_in_process(jobs, len(designs) * samples, usable_cores(), samples)
         workers = 1 if small else local_workers(len(designs) * samples, usable_cores())
     executor = executor_or_exit(scheduler, workers)
     if small and len(designs) * samples > 1 and usable_cores() > 1:
@@ -164,4 +166,4 @@ def run_designs(scenario: Scenario, designs: list[Design], until: float | None, 
             if not isinstance(executor, DaskExecutor):
                 raise
             fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}"])
-        return runs, executor.description
+        return over_common_window(runs), executor.description

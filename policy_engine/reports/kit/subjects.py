@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.results.costs import CostReport
     from policy_engine.simulation.results.plan_account import PlanAccount
     from policy_engine.simulation.results.records import SimulationResult
+    from policy_engine.simulation.results.spread import Spread
     from policy_engine.simulation.results.targets import TargetResult
     from policy_engine.simulation.results.wait_causes import WaitCauses
     from policy_engine.sweep.advice import Advice, HelpsRule
@@ -111,6 +112,16 @@ class SimulateOutput:
     seed: int = 0
     #: each sample's jobs, in sample order
     sample_jobs: tuple[int, ...] = ()
+    #: with ``--samples N`` and prices: each bill and waste figure's spread over the samples (``costs.bill_spreads``)
+    bill_spread: dict[str, Spread] | None = None
+
+    def shares_label(self) -> str:
+        """What the shares table is, said in its title: one sample of the workload, or the medians across N."""
+        from policy_engine.simulation.results.spread import ONE_SAMPLE
+
+        if self.samples <= 1:
+            return f"from {ONE_SAMPLE}"
+        return f"the medians across {self.samples} samples (their spread below)"
 
     def samples_line(self) -> str:
         """With samples, what the shares' figures are and which sample the rest shows; else ''."""
@@ -118,8 +129,8 @@ class SimulateOutput:
             return ""
         return (f"across {self.samples} samples of the workload (seeds {self.seed}-{self.seed + self.samples - 1}, "
                 f"{min(self.sample_jobs):,}-{max(self.sample_jobs):,} jobs): each share's figures are the medians "
-                "with their p10-p90 (the spread table); the jobs, the summary, --events, --report, the bill and "
-                "the targets are sample 1's")
+                "with their p10-p90 (the spread table), the bill's beside its tables; the jobs, the summary, "
+                "--events, --report, the cost tables and the targets are sample 1's")
 
     def deploy_note(self) -> str:
         """One line saying which names are a template's logical IDs (empty when none is)."""

@@ -14,6 +14,7 @@ from policy_engine.reports.simulate.view import (
     ShareCalibration,
     SimulateOutput,
     SimulationResult,
+    bill_spread_line,
     build,
     calibration_rows,
     run_view,
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
     from policy_engine.reports.simulate.view import RunView
 
 
-def _lines(run: RunView, source: str, calibration: Sequence[CalibrationRow] | None) -> list[str]:
+def _lines(run: RunView, source: str, calibration: Sequence[CalibrationRow] | None, samples: str = "") -> list[str]:
+    """``samples``: what the shares table is across workload samples (``SimulateOutput.shares_label``)."""
     statuses = ", ".join(f"{status} {count:,}" for status, count in run.by_status.items()) or "none"
     lines = ["### batch-quota simulate" + (f": {code(source)}" if source else ""), "",
              *table(("jobs", "by status", "preemptions",  # instance-hours lost: per type, in the next table
@@ -39,7 +41,7 @@ def _lines(run: RunView, source: str, calibration: Sequence[CalibrationRow] | No
     if run.weighted_utilisation != "-":
         lines += [f"All types, weighted by your price per instance-hour: utilisation {run.weighted_utilisation} "
                   "(price-weighted).", ""]
-    lines += ["Per share and instance type:", ""]
+    lines += ["Per share and instance type" + (f", {safe_text.markdown(samples)}:" if samples else ":"), ""]
     lines += table(("share", "instance type", "strategy", "limit (instances)", "jobs", "own use",
                     "mean borrowed (instances)", "mean lent (instances)",
                     "wait p50", "wait p95", "preemptions", "instance-hours lost"),
@@ -79,7 +81,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     view = build(output, jobs=False)
     if view.bill_period is not None:  # the billing period first: every figure below the bill is read over it
         click.echo(f"_Bill for {safe_text.markdown(view.bill_period)}_\n", file=stream)
-    click.echo("\n".join(_lines(view.run, view.source, view.calibration)), file=stream, nl=False)
+    click.echo("\n".join(_lines(view.run, view.source, view.calibration, output.shares_label())), file=stream, nl=False)
     if output.samples > 1:  # the shares table holds the medians; their spreads beside them
         from policy_engine.reports.simulate.view import SPREAD_HEAD, spread_rows, spread_title
         from policy_engine.reports.tables.share_comparison import markdown_table
@@ -98,7 +100,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if view.costs is not None:
         from policy_engine.reports.tables import cost_markdown
 
-        click.echo("\n".join(["", "#### The bill, who pays, waste", "", *cost_markdown.render(view.costs)]),
+        spread = [f"_{safe_text.markdown(line)}_", ""] if (line := bill_spread_line(output)) is not None else []
+        click.echo("\n".join(["", "#### The bill, who pays, waste", "", *spread, *cost_markdown.render(view.costs)]),
                    file=stream)
     if view.targets:
         from policy_engine.reports.tables.target_tables import markdown_lines

@@ -18,6 +18,7 @@ from policy_engine.reports.simulate.view import (
     RunView,
     SimulateOutput,
     SimulationResult,
+    bill_spread_line,
     build,
     run_view,
 )
@@ -34,12 +35,13 @@ def print_tables(result: SimulationResult, console: Console, rates: Mapping[str,
     print_run(run_view(result, rates), console)
 
 
-def print_run(run: RunView, console: Console) -> None:
+def print_run(run: RunView, console: Console, samples: str = "") -> None:
+    """``samples``: what the shares table is across workload samples (``SimulateOutput.shares_label``), in its title."""
     if run.job_rows is not None:
         console.print(jobs_table(run.job_rows, f"Jobs at t={run.time}"))
     else:
         console.print(f"{run.jobs:,} job(s) (use --format json for each job)")
-    shares = Table(title="Shares (time-weighted over the run)")
+    shares = Table(title="Shares (time-weighted over the run)" + (f", {samples}" if samples else ""))
     rows = [(visible(s.share), visible(s.instance_type), s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
              f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", s.wait_p50, s.wait_p95, s.wait_max, f"{s.preemptions:,}",
              f"{s.instance_hours_lost:.2f}") for s in run.shares]
@@ -93,7 +95,7 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     view = build(output)
     if view.bill_period is not None:  # the billing period first: every figure below the bill is read over it
         console.print(f"Bill for {view.bill_period}.", markup=False, highlight=False)
-    print_run(view.run, console)
+    print_run(view.run, console, output.shares_label())
     if output.samples > 1:  # the shares table holds the medians; their spreads beside them
         from policy_engine.reports.simulate.view import SPREAD_HEAD, spread_rows, spread_title
         from policy_engine.reports.tables.share_comparison import rich_table
@@ -119,6 +121,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if view.costs is not None:
         from policy_engine.reports.tables.cost_text import print_costs
 
+        if (line := bill_spread_line(output)) is not None:
+            console.print(line, markup=False, highlight=False)
         print_costs(view.costs, console)
     if view.targets:
         from policy_engine.reports.tables.target_text import print_targets
