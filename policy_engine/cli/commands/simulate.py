@@ -42,6 +42,7 @@ from policy_engine.simulation.results.records import SimulationResult, build_res
 from policy_engine.simulation.results.targets import TargetResult, evaluate_targets
 from policy_engine.simulation.results.wait_causes import WaitCauses, attribute
 from policy_engine.simulation.results.wait_orders import DEFAULT_ORDER, ORDERS
+from policy_engine.simulation.scenarios.samples import recorded
 from policy_engine.simulation.scenarios.workload import MAX_SECONDS
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.core.jobs import Job
     from policy_engine.simulation.results.costs import CostReport
     from policy_engine.simulation.results.plan_account import PlanAccount
+    from policy_engine.simulation.results.sampled_types import SampledTypeUsage
     from policy_engine.simulation.scenarios.workload import Scenario
 
 #: Show a progress bar for workloads at least this large (and only on a terminal).
@@ -270,14 +272,14 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
     first_seed = sample_seed_or_exit(loaded, samples, seed)
     sampled = loaded
     if samples > 1:  # the first sample runs here as a run without samples would; the others after it
-        from policy_engine.simulation.scenarios.samples import sample_for
+        from policy_engine.simulation.scenarios.samples import sample_for, sample_one
 
         loaded = replace(loaded, jobs=list(sample_for(sampled, 0, first_seed)))
         shown = " and ".join(name for name, given in (("--events", events), ("--report", report_dir)) if given)
         if shown:
             verb = "show" if events and report_dir else "shows"
-            click.echo(f"note: {shown} {verb} sample 1 of {samples} (seed {first_seed}); the shares' figures are "
-                       "the medians across all of them", err=True)
+            click.echo(f"note: {shown} {verb} {sample_one(recorded(sampled), samples, first_seed)}; the shares' and "
+                       "instance types' figures are the medians across all of them", err=True)
         result = _sequential(loaded, until, events, quiet, event_format)
     elif scheduler or workers is not None:
         result = _parallel(loaded, until, events, scheduler, workers)
@@ -308,24 +310,28 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
 
         calibration = calibrate(result, loaded.observed)
     sample_jobs: tuple[int, ...] = ()
-    if samples > 1:  # each share's figures: the medians across the samples, with their spreads
+    sample_types: tuple[SampledTypeUsage, ...] = ()
+    if samples > 1:  # each share's and type's figures: the medians across the samples, with their spreads
         from policy_engine.simulation.results.sampled_shares import sampled_shares
+        from policy_engine.simulation.results.sampled_types import sampled_types
 
         others = _other_samples(sampled, until, samples, first_seed, scheduler, workers)
-        sample_jobs = (len(loaded.jobs), *(jobs for jobs, _ in others))
-        result = replace(result, shares=sampled_shares([result.shares, *(shares for _, shares in others)]))
+        sample_jobs = (len(loaded.jobs), *(jobs for jobs, _, _ in others))
+        sample_types = sampled_types([result.summary, *(summary for _, _, summary in others)])
+        result = replace(result, shares=sampled_shares([result.shares, *(shares for _, shares, _ in others)]))
     SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy,
                                                      cost_report if costs.wanted else None, waits,
                                                      targets=targets, plan_account=plan_account,
                                                      topology=loaded.topology, samples=samples, seed=first_seed,
-                                                     sample_jobs=sample_jobs), sys.stdout)
+                                                     sample_jobs=sample_jobs, sample_types=sample_types,
+                                                     recorded=recorded(sampled)), sys.stdout)
     return sum(1 for target in targets if not target.met)
 
 
 def _other_samples(scenario: Scenario, until: float | None, samples: int, seed: int, scheduler: str | None,
-                   workers: int | None) -> list[tuple[int, list[Any]]]:
-    """Samples 2..N on the sweeps' executor (each drawn by its worker), in sample order: each one's jobs and
-    per-share figures. In-process unless asked, or unless a local cluster pays for its start (``compare``'s rule)."""
+                   workers: int | None) -> list[tuple[int, list[Any], dict[str, Any]]]:
+    """Samples 2..N on the sweeps' executor (each drawn by its worker), in sample order: each one's jobs,
+    per-share figures and summary (its per-type figures). In-process unless asked, or unless a local cluster pays for its start (``compare``'s rule)."""
     import os
 
     from policy_engine.comparison.designs import Design
@@ -348,7 +354,7 @@ def _other_samples(scenario: Scenario, until: float | None, samples: int, seed: 
             if not isinstance(executor, DaskExecutor):
                 raise
             fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}"])
-    return [(run.jobs, list(run.shares)) for run in runs]
+    return [(run.jobs, list(run.shares), run.summary) for run in runs]
 
 
 def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,
