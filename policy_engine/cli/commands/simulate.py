@@ -331,7 +331,8 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
 def _other_samples(scenario: Scenario, until: float | None, samples: int, seed: int, scheduler: str | None,
                    workers: int | None) -> list[tuple[int, list[Any], dict[str, Any]]]:
     """Samples 2..N on the sweeps' executor (each drawn by its worker), in sample order: each one's jobs,
-    per-share figures and summary (its per-type figures). In-process unless asked, or unless a local cluster pays for its start (``compare``'s rule)."""
+    per-share figures and summary (its per-type figures). In-process unless asked, or unless a local cluster pays
+    for its start (``compare``'s rule)."""
     import os
 
     from policy_engine.comparison.designs import Design

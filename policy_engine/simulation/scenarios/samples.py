@@ -1,12 +1,13 @@
 """Workload samples: the one way every command draws N workloads of a scenario (``--samples N``).
 
 A scenario whose workload is a profile (``workload: {profile: ...}``) draws its samples from the profile: sample
-``n`` (from 0) is the profile drawn with seed ``seed + n``. A recorded job file's sample 1 (``n`` 0) is the
-recorded workload itself, so the jobs, ``--events``, ``--report`` and the bill describe the month that happened; samples
-2..N are resampled by whole days: the workload is cut into days (by submission time, from 0); a sample is as many days
-drawn with replacement (seeded: ``seed + n``, ``n`` from 1), each block shifted to its new day and its jobs renamed ``NAME@DAY``, so a block drawn twice keeps
-unique names. All shares' jobs of a day move together, so the contention between teams is kept (a block bootstrap),
-where independent draws of jobs would lose it. Jobs on a training plan keep their day, unrenamed, in every sample:
+``n`` (from 0) is the profile drawn with seed ``seed + n``. A recorded job file's sample 1 (``n`` 0) is
+the recorded workload itself, so the jobs, ``--events``, ``--report`` and the bill describe the month that happened;
+samples 2..N are resampled by whole days: the workload is cut into days (by submission time, from 0); a sample is as
+many days drawn with replacement (seeded: ``seed + n``, ``n`` from 1), each block shifted to its new day and its jobs
+renamed ``NAME@DAY`` (``DAY``: the day of the sample it was moved to, from 0), so a block drawn twice keeps unique
+names. All shares' jobs of a day move together, so the contention between teams is kept (a block bootstrap), where
+independent draws of jobs would lose it. Jobs on a training plan keep their day, unrenamed, in every sample:
 a plan's window is fixed in time, so its jobs are not moved to another day.
 
 ``simulate``, ``compare``, ``diff --scenario`` and ``tune`` all draw through ``samples_for`` (docs/simulator.md,

@@ -112,7 +112,8 @@ def test_compare_text_and_markdown_say_across_n_samples_and_never_call_noise_a_c
                 assert "+" not in cell and "−" not in cell.rsplit("(", 1)[1]
     code, text, err = run("compare", files["scenario"], "--topology", files["A"], "--topology", files["B"],
                           "--samples", "5", "--workers", "1")
-    assert code == 0 and text.splitlines()[1].startswith("across 5 samples of the workload (seeds 0-4")
+    assert code == 0 and text.splitlines()[1].startswith(
+        "across 5 samples of the workload (sample 1 the recorded jobs, then seeds 1-4 resampled by day")
 
 
 def test_samples_one_is_the_output_of_today(files):
@@ -139,7 +140,8 @@ def test_simulate_samples_give_each_shares_median_and_spread_and_name_the_first_
     code, text, _ = run("simulate", files["scenario"], "--samples", "3")
     assert code == 0 and "Shares across 3 samples: median (p10-p90)" in text
     said = " ".join(text.split())
-    assert "the jobs, the summary, --events, --report, the bill and the targets are sample 1's" in said
+    assert "every table titled sample 1 (the jobs, the summary, --events, --report, the bill, the targets) is the " \
+           "first sample's alone" in said
 
 
 def test_diff_samples_pr_comment_says_across_n_samples(files):
