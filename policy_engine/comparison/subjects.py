@@ -105,6 +105,15 @@ class CompareOutput:
                 "under each design) and shown only when significant; the runs' summaries, the bill per design "
                 "and --report show sample 1")
 
+    def page_sample_line(self) -> str:
+        """With samples, what ``--report``'s page draws of which sample, for a line under its title; else ''."""
+        if self.samples <= 1:
+            return ""
+        from policy_engine.simulation.scenarios.samples import sample_one
+
+        return (f"This page: the tables are medians across {self.samples} samples with their p10-p90; the charts "
+                f"over time and why jobs waited draw {sample_one(self.recorded, self.samples, self.seed)} alone.")
+
     @property
     def span(self) -> str:
         """How far each design ran, for a report's first line: ``from time 0`` or ``from time 0 to 7d 0h``."""

@@ -107,15 +107,17 @@ def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, Reaso
 def _write_report(result: SimulationResult, topology: Topology, directory: str, source: str, share: str | None,
                   window: tuple[float, float] | None, costs: CostReport | None,
                   waits: WaitCauses | None = None, targets: Sequence[TargetResult] = (),
-                  plan_account: PlanAccount | None = None) -> None:
-    """``--report DIR``; imported here so that plain runs never load matplotlib."""
+                  plan_account: PlanAccount | None = None, sample: str = "") -> None:
+    """``--report DIR``; imported here so that plain runs never load matplotlib. ``sample``: which workload
+    sample it draws (``--samples N``)."""
     from pathlib import Path
 
     from policy_engine.reports.page.html_report import write_report
 
     try:
         written = write_report(result, topology, Path(directory), source=source, share=share, window=window,
-                               costs=costs, waits=waits, targets=targets, plan_account=plan_account)
+                               costs=costs, waits=waits, targets=targets, plan_account=plan_account,
+                               sample=sample)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
     click.echo(f"wrote {written[0]} and {len(written) - 1} summary chart(s): "
@@ -302,8 +304,11 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
 
         plan_account = account(result, loaded.topology)
     if report_dir:
+        from policy_engine.simulation.scenarios.samples import sample_one
+
         _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window, cost_report,
-                      waits, targets, plan_account)
+                      waits, targets, plan_account,
+                      sample_one(recorded(sampled), samples, first_seed) if samples > 1 else "")
     calibration = None
     if loaded.observed:
         from policy_engine.simulation.results.calibration import calibrate

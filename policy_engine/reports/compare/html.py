@@ -92,6 +92,7 @@ def render_page(output: CompareOutput) -> str:
         f"<h1>batch-quota compare: {escape(labels)}</h1>",
         f'<p class="muted">{escape(output.scenario)} · {output.jobs:,} job(s), each design run {escape(output.span)} · '
         f"{escape(sc.runs_line(output.shares, output.marked_sources))}</p>",
+        *([f'<p class="sample-one">{escape(output.page_sample_line())}</p>'] if output.samples > 1 else []),
         *(f'<p class="samples">{escape(line)}</p>' for line in samples_lines(output)),
         *(f'<p class="error check-error">{escape(line)}</p>' for line in output.check_lines()),
         '<p id="render-error" class="error" hidden></p>',

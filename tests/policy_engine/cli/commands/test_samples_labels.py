@@ -11,6 +11,7 @@ from statistics import median
 
 import pytest
 
+from tests.chromium import needs_browser
 from tests.policy_engine.cli.commands.test_samples import _sample_scenarios, files, run
 
 __all__ = ["files"]
@@ -118,3 +119,37 @@ def test_a_seed_out_of_range_is_one_line_and_exit_2(files, command, seed):
     code, out, err = run(*args, "--samples", "3", "--seed", seed)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and f"--seed {seed}: must be from 0 to" in err, err
+
+
+def _page_text(path: Path, selector: str) -> str | None:
+    """``selector``'s text on the page as headless Chromium shows it (``None``: no such element)."""
+    from tests.chromium import headless_chromium, open_page
+
+    with headless_chromium() as driver:
+        open_page(driver, path)
+        return driver.execute_script(f"const e = document.querySelector({json.dumps(selector)});"
+                                     "return e === null ? null : e.innerText")
+
+
+@needs_browser
+def test_the_simulate_and_compare_pages_say_which_sample_they_show(files, tmp_path: Path):
+    code, _, err = run("simulate", files["scenario"], "--samples", "3", "--workers", "1", "--report",
+                       tmp_path / "sim")
+    assert code == 0, err
+    said = _page_text(tmp_path / "sim" / "index.html", "h1 ~ p.sample-one")
+    assert said is not None and said.startswith("This page shows sample 1 of 3 (the recorded jobs) alone")
+    longest = _page_text(tmp_path / "sim" / "index.html", "#worst-count")
+    assert longest is not None
+    code, _, err = run("simulate", files["scenario"], "--report", tmp_path / "one")
+    assert code == 0, err
+    page = (tmp_path / "one" / "index.html").read_text(encoding="utf-8")
+    assert "sample-one" not in page  # one run: nothing to say
+    assert "waited longest: their time RUNNABLE, from submission to placement plus each requeue" in page
+    assert "before their first placement" not in page
+
+    code, _, err = run("compare", files["scenario"], "--topology", files["A"], "--topology", files["B"],
+                       "--samples", "3", "--seed", "5", "--workers", "1", "--report", tmp_path / "cmp")
+    assert code == 0, err
+    said = _page_text(tmp_path / "cmp" / "index.html", "h1 ~ p.sample-one")
+    assert said == ("This page: the tables are medians across 3 samples with their p10-p90; the charts over time "
+                    "and why jobs waited draw sample 1 of 3 (the recorded jobs) alone.")
