@@ -253,7 +253,9 @@ def test_the_compare_page_with_samples_draws_and_marks_noise_in_chromium(files, 
         assert said.startswith("across 3 samples of the workload") and "show sample 1" in said
         cells = driver.execute_script("return Array.from(document.querySelectorAll('#shares td.num'))"
                                       ".map(c => c.textContent)")
-        assert cells and all(" (" in cell for cell in cells)
+        assert cells and all(cell.endswith(")") for cell in cells if "→" in cell)  # each change paired
+        assert all("(+" not in cell and "(−" not in cell for cell in cells if "→" not in cell)  # said once: alike
+        assert any(" (" in cell for cell in cells)  # spreads shown
         assert any(cell.endswith("(n.s.)") for cell in cells)
         bars = driver.execute_script("return document.querySelectorAll('#chart-deltas svg path, "
                                      "#chart-deltas svg rect').length")

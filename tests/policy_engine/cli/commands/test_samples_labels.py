@@ -51,6 +51,9 @@ def test_simulate_compare_and_diff_show_the_recorded_month_as_sample_1(files):
     plain_impact = json.loads(run(*change)[1])["impact"]
     sampled_impact = json.loads(run(*change, "--samples", "3", "--workers", "1")[1])["impact"]
     assert sampled_impact["preempted"] == plain_impact["preempted"]  # the jobs listed: the recorded ones
+    for output in ("text", "markdown"):  # so no resampled NAME@DAY name reaches a list of jobs
+        listed = run(*change[:-1], output, "--samples", "3", "--workers", "1")[1]
+        assert not re.search(r"d\dj\d+@\d", listed), listed
     assert sampled_impact["first_sample_recorded"] is True
 
 
