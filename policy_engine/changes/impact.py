@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from policy_engine.foundation.model import QuotaShare, ServiceEnvironment, Topology, share_id
+from policy_engine.foundation.units import duration_text
 from policy_engine.inputs.loading import LoadError
 from policy_engine.inputs.prices import Prices
 from policy_engine.inputs.renames import Renames
@@ -41,6 +42,7 @@ from policy_engine.simulation.results.side_by_side import (
 )
 from policy_engine.simulation.results.spread import spread
 from policy_engine.simulation.results.targets import evaluate_targets, from_json
+from policy_engine.simulation.results.window import WINDOW_KEY, common_window, widened_result
 from policy_engine.simulation.results.worsening import by_worsening, most_harmed
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
@@ -367,7 +369,11 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
     if never:
         notes.append(f"{len(never)} job(s) that succeed without the change do not with it: "
                      + "; ".join(f"{entry['reason']} ({entry['jobs']} job(s))" for entry in outcomes))
-    results = build_result(without), build_result(with_change)
+    results = _over_one_window(build_result(without), build_result(with_change))
+    if without.now != with_change.now:
+        notes.append(f"utilisation is time-weighted over 0 to {duration_text(results[0].summary[WINDOW_KEY])}, the "
+                     f"longer replay (without the change it ends at {duration_text(without.now)}, with HEAD at "
+                     f"{duration_text(with_change.now)}): idle time after a replay's end counts as idle")
     bills = (run_costs(results[0], base, prices, convention, period=period),
              run_costs(results[1], head, prices, convention, period=period))
     targets = {"before": [t.to_json() for t in evaluate_targets(base, results[0])] if base.targets else [],
@@ -379,6 +385,15 @@ def replay(scenario: Scenario, base: Topology, head: Topology, renames: Renames,
                   prices.currency if prices else INSTANCE_HOURS, convention.value,
                   targets, outcomes, {"before": bills[0].to_json(), "after": bills[1].to_json()},
                   sum(1 for name, count in after.items() if count < before[name]))
+
+
+def _over_one_window(without: SimulationResult, with_change: SimulationResult
+                     ) -> tuple[SimulationResult, SimulationResult]:
+    """Both replays with their time-weighted figures (own utilisation, per-type utilisation) over one window, from 0
+    to the later end (``results.window``): a change that ends the replay sooner does not raise the utilisation of
+    instance types it does not touch."""
+    window = common_window((without.time, with_change.time))
+    return widened_result(without, window), widened_result(with_change, window)
 
 
 #: The two runs of a replay, as the before/after tables name them.

@@ -23,6 +23,8 @@ from policy_engine.simulation.results.capacity_hours import CapacityHours
 from policy_engine.simulation.results.metrics import ShareMetrics
 from policy_engine.simulation.results.records import build_result
 from policy_engine.simulation.results.targets import TargetResult, evaluate_targets
+from policy_engine.simulation.results.window import type_utilisation as type_utilisation_over
+from policy_engine.simulation.results.window import widened_shares, widened_summary, widened_targets
 from policy_engine.simulation.scenarios.workload import Scenario
 from policy_engine.simulation.settings import Action
 from policy_engine.simulation.topology_changes import EnvironmentUpdate, ShareUpdate
@@ -71,7 +73,8 @@ class DesignRun:
     summary: dict[str, Any]
     shares: list[ShareMetrics]
     targets: list[TargetResult]
-    #: instance type -> instance-seconds used / capacity-seconds (time-weighted over the run)
+    #: instance type -> instance-seconds used / capacity-seconds (time-weighted over the run; over the comparison's
+    #: window after ``over_common_window``)
     utilisation: dict[str, float]
     #: instance type -> instances in the service environments at the end of the run
     capacity: dict[str, int] = field(default_factory=dict)
@@ -176,6 +179,25 @@ def run_design(workload: Workload, task: tuple[int, Design] | tuple[int, Design,
         ledger = billable(result, workload.period)
     return DesignRun(index, design.label, design.source, result.time, result.summary, result.shares, targets,
                      utilisation, capacity, over_time, result.hours, waits, ledger, sample, len(jobs))
+
+
+def over_common_window(runs: Sequence[DesignRun]) -> list[DesignRun]:
+    """The runs with their time-weighted figures over one window per workload sample: from 0 to the latest end
+    among the designs run on it (``results.window``), so a design that ends sooner is not credited with a higher
+    utilisation; ``summary["window_seconds"]`` says the window."""
+    windows: dict[int, float] = {}
+    for run in runs:
+        windows[run.sample] = max(windows.get(run.sample, 0.0), run.time)
+    return [_over_window(run, windows[run.sample]) for run in runs]
+
+
+def _over_window(run: DesignRun, window: float) -> DesignRun:
+    if run.hours is None:
+        return run
+    shares = widened_shares(run.shares, run.hours, window)
+    return replace(run, shares=shares, summary=widened_summary(run.summary, shares, run.hours, window),
+                   targets=widened_targets(run.targets, shares),
+                   utilisation=dict(sorted(type_utilisation_over(run.hours, run.capacity, window).items())))
 
 
 def _waits(result: SimulationResult, design: Design) -> WaitCauses:

@@ -38,6 +38,7 @@ from policy_engine.simulation.results.side_by_side import (
     from_metrics,
 )
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY
+from policy_engine.simulation.results.window import WINDOW_KEY, common_window, window_legend
 from policy_engine.simulation.results.worsening import by_worsening
 
 ALL_SHARES = "all shares"
@@ -125,6 +126,24 @@ class CompareOutput:
         return span
 
     @property
+    def window(self) -> float:
+        """The window the time-weighted figures are over (``comparison.runs.over_common_window``), of sample 1."""
+        return common_window(run.summary.get(WINDOW_KEY, run.time) for run in self.runs)
+
+    def window_text(self) -> str:
+        """``utilisation, own utilisation and mean borrowed/lent: time-weighted over 0 to 52d 21h, the longest run``
+        (with samples, each sample over its own longest run, sample 1's named)."""
+        text = "utilisation, own utilisation and mean borrowed/lent: "
+        ends = [run.time for run in self.runs]
+        window = window_legend(self.window, ends)
+        if len(set(ends)) > 1:
+            window += (" (" + ", ".join(f"{run.label} ends at {duration_text(run.time)}" for run in self.runs)
+                       + "; idle time after a run's end counts as idle)")
+        if self.samples > 1:
+            return text + f"time-weighted over one window per sample, from 0 to its longest run (sample 1: {window})"
+        return text + window
+
+    @property
     def priced(self) -> bool:
         return self.cost_unit != INSTANCE_HOURS
 
@@ -167,6 +186,7 @@ class CompareOutput:
                      for index, (run, report) in enumerate(zip(self.runs, self.reports or (None,) * len(self.runs),
                                                                strict=True))],
             "period": self.period.to_json(),
+            WINDOW_KEY: self.window,
             "overall": self.overall.to_json()[0],
             "instance_types": self.types.to_json(),
             "shares": self.shares.to_json(),

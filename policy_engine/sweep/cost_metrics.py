@@ -6,8 +6,9 @@ billing period and the capacity ledger, price-free, so a dataset stays valid whe
 prices it with ``--prices`` when it is read. ``bill`` is on-demand spend + plan fees (docs/costs.md);
 ``on_demand_cost`` and ``plan_cost`` its two parts; ``waste_cost`` the spend that bought nothing (on-demand work
 lost to preemption, plan hours idle or cut); ``share(X).bill`` what the share pays. Without prices each is in
-instance-hours, every instance type counted alike, and plan fees (money) count as the plans' used instance-hours
-(docs/sweep.md says so). The capacity-priced metrics this replaced are refused, naming the new one.
+instance-hours, every instance type counted alike, and a plan's fee counts as its reserved instance-hours, used or
+not (``CostReport`` computes the bill in that unit; docs/costs.md and docs/sweep.md say so). The capacity-priced
+metrics this replaced are refused, naming the new one.
 """
 
 from __future__ import annotations
@@ -67,15 +68,6 @@ def report_of(record: RunFigures, topology: Topology, pricing: Pricing) -> CostR
     return report_from_ledgers(ledger, topology, pricing.prices, pricing.convention)
 
 
-def _hours_view(report: CostReport) -> tuple[float, float, float]:
-    """Without prices: (on-demand, on plans, wasted) instance-hours, every type alike."""
-    on_demand = sum(row.on_demand for row in report.ledger.shares)
-    plans = sum(p.hours.used_total for p in report.plans)
-    waste = sum(row.preempted for row in report.ledger.shares) + sum(
-        p.hours.idle + sum(p.hours.cut.values()) for p in report.plans)
-    return on_demand, plans, waste
-
-
 @dataclass(frozen=True)
 class RunCosts:
     """Each run's cost report, as the reports show it: priced with ``--prices``, else in instance-hours.
@@ -104,20 +96,17 @@ class RunCosts:
 
 
 def cluster_figure(report: CostReport, name: str) -> float:
-    """``bill``, ``on_demand_cost``, ``plan_cost`` or ``waste_cost`` of a report (instance-hours without prices)."""
-    if report.priced:
-        bill = report.bill
-        return {"bill": bill.total, "on_demand_cost": bill.on_demand, "plan_cost": bill.plans,
-                "waste_cost": report.waste.total}[name]
-    on_demand, plans, waste = _hours_view(report)
-    return {"bill": on_demand + plans, "on_demand_cost": on_demand, "plan_cost": plans, "waste_cost": waste}[name]
+    """``bill``, ``on_demand_cost``, ``plan_cost`` or ``waste_cost`` of a report (without prices in instance-hours,
+    every type alike: on-demand RUNNING hours + the plans' reserved hours; waste: lost work + plan hours idle or
+    cut)."""
+    bill = report.bill
+    return {"bill": bill.total, "on_demand_cost": bill.on_demand, "plan_cost": bill.plans,
+            "waste_cost": report.waste.total}[name]
 
 
 def share_figure(report: CostReport, share: str) -> float:
-    """What ``share`` pays (instance-hours on-demand and on plans without prices)."""
-    if report.priced:
-        return report.share_bill(share)
-    return sum(value for (name, _), value in report.per_share_type().items() if name == share)
+    """What ``share`` pays (without prices: its on-demand instance-hours and its part of the plans' reserved ones)."""
+    return report.share_bill(share)
 
 
 def cluster_metric(name: str, topology: Topology, pricing: Pricing) -> Callable[[RunFigures], float]:

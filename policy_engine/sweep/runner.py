@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from policy_engine.simulation.core.jobs import JobSpec
 from policy_engine.simulation.results.billable import Period
 from policy_engine.simulation.scenarios.workload import Scenario
+from policy_engine.sweep.common_window import over_common_window
 from policy_engine.sweep.dataset import ResultsDataset
 from policy_engine.sweep.evaluate import evaluate
 from policy_engine.sweep.executor import Executor
@@ -59,7 +60,8 @@ def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Can
               on_result: Callable[[RunRecord], None] | None = None, flush_runs: int = 64,
               flush_seconds: float = 2.0, period: Period | None = None,
               guarantees: GuaranteePolicy = GuaranteePolicy.KEEP) -> list[RunRecord]:
-    """Every candidate's run record, sorted by grid index; ``dataset`` (if any) gets them in part files."""
+    """Every candidate's run record, sorted by grid index, its time-weighted figures over the latest end among
+    them (``common_window``); ``dataset`` (if any) gets them in part files as they ran."""
     done: dict[str, RunRecord] = dict(dataset.written) if dataset is not None else {}
     todo = [candidate for candidate in candidates if candidate.key not in done]
     keep = {candidate.key for candidate in todo} | set(done)
@@ -96,4 +98,5 @@ def run_sweep(scenario: Scenario, axes: Sequence[Axis], candidates: Iterable[Can
                 flush()
     finally:
         flush()
-    return sorted((record for key, record in done.items() if key in keep), key=lambda r: r.index)
+    # the dataset keeps each run as it ran; what is read from here is over the sweep's window (``common_window``)
+    return over_common_window(sorted((record for key, record in done.items() if key in keep), key=lambda r: r.index))

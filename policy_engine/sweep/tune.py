@@ -36,6 +36,7 @@ from policy_engine.simulation.results.side_by_side import (
 )
 from policy_engine.simulation.results.worsening import by_worsening
 from policy_engine.simulation.scenarios.workload import Scenario
+from policy_engine.sweep.common_window import over_common_window
 from policy_engine.sweep.evaluate import evaluate
 from policy_engine.sweep.executor import Executor
 from policy_engine.sweep.expressions import Constraint, Expression
@@ -362,7 +363,9 @@ def tune(scenario: Scenario, axes: Sequence[Axis], objectives: Sequence[Objectiv
                 progress(simulated(runs), budget)
     finally:
         executor.release(shared)
-    ordered = list(runs.values())
+    # the decision reads every run over one window, the current topology's included (``common_window``); the
+    # sampler was told each run's figures over its own end as it went
+    current, *ordered = over_common_window([current, *runs.values()])
     good = [record for record in ordered if feasible(record, constraints)]
     front = pareto_front(good, objectives, current) if good else []
     chosen = None

@@ -139,9 +139,10 @@ def run_designs(scenario: Scenario, designs: list[Design], until: float | None, 
                 ) -> tuple[list[DesignRun], str]:
     """Every design on the executor, back in design order, and where they ran (``explain``'s replays too). With
     ``samples`` above 1, every design on every workload sample (one task each, the sample drawn by the worker),
-    back in sample then design order."""
+    back in sample then design order. Their time-weighted figures are over one window per sample, from 0 to the
+    latest end among the designs (``comparison.runs.over_common_window``)."""
     from policy_engine.comparison.parallel import local_workers, runs_in_process
-    from policy_engine.comparison.runs import Workload, run_design
+    from policy_engine.comparison.runs import Workload, over_common_window, run_design
     from policy_engine.simulation.gcpause import gc_paused
     from policy_engine.simulation.results.billable import Period
     from policy_engine.sweep.executor import SCHEDULER_ENV, DaskExecutor, usable_cores
@@ -165,4 +166,4 @@ def run_designs(scenario: Scenario, designs: list[Design], until: float | None, 
             if not isinstance(executor, DaskExecutor):
                 raise
             fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}"])
-        return runs, executor.description
+        return over_common_window(runs), executor.description

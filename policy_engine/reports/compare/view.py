@@ -29,9 +29,10 @@ WHOLE_RUN = f"each cell as in the per-share table (its legend below); {sc.COMPAC
 
 
 def legend(output: CompareOutput) -> str:
-    """What the before/after cells mean (with samples: medians, p10-p90, paired and significant differences)."""
+    """What the before/after cells mean (with samples: medians, p10-p90, paired and significant differences), the
+    one window the time-weighted figures are over, and what a single value means (``compact_cell``)."""
     return (sc.LEGEND + (f"; {sc.samples_legend(output.samples)}" if output.samples > 1 else "")
-            + f". {sc.COMPACT}")
+            + f"; {output.window_text()}. {sc.COMPACT}")
 
 
 def _change_text(figure: Figure, row: ShareRow, run: int, figures: tuple[Figure, ...] = ()) -> str:
@@ -60,7 +61,8 @@ def costs_legend(output: CompareOutput) -> str:
             "used costs nothing); plan fees: each training plan's upfront fee; waste, beside the bill: on-demand "
             "work lost to preemption, plan hours paid and not used (or cut at a window's end); in parentheses each "
             "later design minus the first (negative: cheaper)"
-            + ("" if output.priced else "; in instance-hours: give --prices FILE for the bill"))
+            + ("" if output.priced else "; in instance-hours, a plan's fee being its reserved instance-hours (used "
+               "or not): give --prices FILE for the bill in money"))
 
 
 def costs_head(output: CompareOutput) -> tuple[str, ...]:

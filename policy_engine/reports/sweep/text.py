@@ -27,6 +27,8 @@ def write(output: SweepOutput, stream: TextIO) -> None:
     if view.best_targets is not None:
         console.print(f"#1 {view.best_targets}", highlight=False, soft_wrap=True)
     console.print(view.counts)
+    if view.window:
+        console.print(view.window, markup=False, highlight=False)
     if view.infeasible:
         console.print(f"{view.infeasible:,} ok run(s) miss a target of the topology (infeasible; ranked last)")
     for run in view.failed:

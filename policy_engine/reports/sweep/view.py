@@ -17,6 +17,7 @@ from policy_engine.reports.tables.target_tables import summary_line
 from policy_engine.simulation.results.billable import period_text
 from policy_engine.simulation.results.targets import from_json
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY
+from policy_engine.simulation.results.window import WINDOW_KEY, window_legend
 from policy_engine.sweep.cost_metrics import CLUSTER_COST_METRICS, cluster_figure, share_figure
 from policy_engine.sweep.dataset import flat_row
 from policy_engine.sweep.expressions import type_figure
@@ -77,6 +78,8 @@ class SweepView:
     counts: str  # ``N run(s): n error, n ok; results in DIR``
     infeasible: int  # ok runs that miss a target of the topology
     failed: tuple[FailedRun, ...]
+    #: ``util TYPE: time-weighted over 0 to 52d 21h, the longest run`` (``sweep.common_window``); '' without runs
+    window: str = ""
 
 
 def _failed(run: Run) -> FailedRun:
@@ -132,7 +135,20 @@ def build(output: SweepOutput) -> SweepView:
         tuple(rows), best_targets,
         f"{len(records):,} run(s): " + ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items())) + where,
         sum(1 for run in runs if run.status is RunStatus.OK and run.missed_targets),
-        tuple(_failed(run) for run in runs if run.status is not RunStatus.OK))
+        tuple(_failed(run) for run in runs if run.status is not RunStatus.OK), _window(records))
+
+
+def _window(records: Sequence[RunRecord]) -> str:
+    """The window every run's utilisation is over, and how many runs ended sooner (their idle tail counted)."""
+    windows = [record.summary[WINDOW_KEY] for record in records if record.summary and WINDOW_KEY in record.summary]
+    if not windows:
+        return ""
+    window = max(windows)
+    ends = [float((record.costs or {}).get("capacity", {}).get("span_seconds", window)) for record in records
+            if record.summary and WINDOW_KEY in record.summary]
+    sooner = sum(1 for end in ends if end < window)
+    return ("util: " + window_legend(window, ends)
+            + (f"; {sooner:,} run(s) ended sooner, idle after their end counted as idle" if sooner else ""))
 
 
 # --- sweep --format csv, sweep --format json ------------------------------------------------------------------

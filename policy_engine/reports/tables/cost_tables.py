@@ -2,8 +2,8 @@
 draw the same. Every figure comes computed from ``outputs.costs.CostReport``; this module only words it.
 
 Amounts are in the prices' currency; without prices, each instance type keeps its own row in instance-hours
-(instance-hours of different types are never added up, and a plan's fee is money). Lending is capacity, never
-money: its tables are in instance-hours and say so.
+(instance-hours of different types are never added up), a plan's fee being its reserved instance-hours. Lending is
+capacity, never money: its tables are in instance-hours and say so.
 """
 
 from __future__ import annotations
@@ -89,31 +89,59 @@ def _priced(report: CostReport) -> list[CostTable]:
 
 
 def _unpriced(report: CostReport) -> list[CostTable]:
+    pays = report.per_share_type()
+    rows: list[tuple[str, ...]] = []
+    for s in report.shares:
+        types = dict.fromkeys([*(row.instance_type for row in s.rows),
+                               *(p.hours.instance_type for p in report.plans if s.share in p.allocation)])
+        on_type = {row.instance_type: row for row in s.rows}
+        for kind in types:
+            row = on_type.get(kind)
+            on_demand = row.on_demand if row is not None else 0.0
+            rows.append((s.share, kind, instance_hours_text(on_demand),
+                         instance_hours_text(row.borrowing if row is not None else 0.0),
+                         instance_hours_text(row.preempted if row is not None else 0.0),
+                         instance_hours_text(sum(p.hours.used.get(s.share, 0.0) for p in report.plans
+                                                 if p.hours.instance_type == kind)),
+                         instance_hours_text(pays.get((s.share, kind), 0.0) - on_demand),
+                         instance_hours_text(pays.get((s.share, kind), 0.0))))
     tables = [CostTable(
         "cost-shares", "Who pays (instance-hours)",
         ("share", "instance type", "on-demand", "of which attempts placed borrowing", "preempted work lost",
-         "on training plans"),
-        [(s.share, row.instance_type, instance_hours_text(row.on_demand), instance_hours_text(row.borrowing),
-          instance_hours_text(row.preempted),
-          instance_hours_text(sum(p.hours.used.get(s.share, 0.0) for p in report.plans
-                                  if p.hours.instance_type == row.instance_type)))
-         for s in report.shares for row in s.rows],
-        2, "RUNNING time of every attempt, per instance type (instance-hours of different types are not added up; "
-           "give --prices FILE for the bill)")]
+         "used on training plans", "plan fees (reserved inst-h)", "bill"),
+        rows,
+        2, "on-demand: RUNNING time of every attempt; plan fees: its part of each plan's reserved instance-hours "
+           "(used part by use, idle part by the plan's idle_to), paid used or not; bill = on-demand + plan fees, per "
+           "instance type (instance-hours of different types are not added up; give --prices FILE for the bill in "
+           "money)")]
     if report.plans:
         tables.append(CostTable(
             "cost-plans", "Training plans (instance-hours)",
-            ("plan", "instance type", "reserved", "used", "idle", "cut at window end", "idle to"),
-            [(p.hours.plan, p.hours.instance_type, instance_hours_text(p.hours.reserved),
+            ("plan", "instance type", "fee: reserved", "used", "idle", "cut at window end", "waste", "idle to",
+             "unallocated"),
+            [(p.hours.plan, p.hours.instance_type, instance_hours_text(p.fee),
               instance_hours_text(p.hours.used_total), instance_hours_text(p.hours.idle),
-              instance_hours_text(sum(p.hours.cut.values())), p.idle_to.value) for p in report.plans], 2))
+              instance_hours_text(sum(p.hours.cut.values())), instance_hours_text(p.waste), p.idle_to.value,
+              instance_hours_text(p.unallocated)) for p in report.plans],
+            2, "a plan's fee in instance-hours is what it reserved (instances x window hours in the period), paid "
+               "upfront used or not; its jobs' hours are not billed again. Waste: reserved hours nobody used and "
+               "work a window's end cut"))
+        tables.append(CostTable(
+            "cost-plan-allocation", "Plan fees allocated (reserved instance-hours)",
+            ("plan", "share", "used part", "idle part", "total"),
+            [(p.hours.plan, share, instance_hours_text(use), instance_hours_text(idle), instance_hours_text(use + idle))
+             for p in report.plans for share, (use, idle) in p.allocation.items()], 2))
     if report.convention is Convention.LIMIT:
         tables.append(CostTable(
             "cost-budget", "Budget view (instance-hours)",
-            ("share", "instance type", "limit over the period", "on-demand", "budget use"),
-            [(s.share, row.instance_type, instance_hours_text(row.limit), instance_hours_text(row.on_demand),
-              percent_text(row.on_demand / row.limit) if row.limit > 0 else "-") for s in report.shares
-             for row in s.rows], 2))
+            ("share", "instance type", "limit over the period", "bill", "budget use"),
+            [(s.share, row.instance_type, instance_hours_text(row.limit),
+              instance_hours_text(pays.get((s.share, row.instance_type), 0.0)),
+              percent_text(pays.get((s.share, row.instance_type), 0.0) / row.limit) if row.limit > 0 else "-")
+             for s in report.shares for row in s.rows],
+            2, "a share's limit over the period is the most its own limit lets it run on demand; its bill is its "
+               "on-demand instance-hours and its part of the plans' reserved ones (above 100 %: it borrowed, or "
+               "pays plan hours)"))
     return tables
 
 
@@ -150,9 +178,13 @@ def summary_lines(report: CostReport) -> list[str]:
                      f"{money_text(waste.preempted_attempts)}, plan idle {money_text(waste.plan_idle)}"
                      f"{unallocated} (rates from {source}).")
         return lines
-    for kind, (_, _, hours) in report.by_type().items():
-        lines.append(f"{kind}: {instance_hours_text(hours['on_demand'])} on-demand instance-hours billed "
-                     f"({instance_hours_text(hours['preempted'])} of them work lost to preemption), "
-                     f"{instance_hours_text(hours['plans'])} on training plans")
-    lines.append("(instance-hours; give --prices FILE for the bill)")
+    for kind, (amounts, _, hours) in report.by_type().items():
+        plans = (f" + plan fees {instance_hours_text(hours['plans'])} reserved on training plans "
+                 f"({instance_hours_text(hours['plans_used'])} used, {instance_hours_text(hours['plan_idle'])} idle "
+                 "or cut)") if hours["plans"] or hours["plans_used"] else ""
+        lines.append(f"{kind}: bill {instance_hours_text(amounts.total)} instance-hours = "
+                     f"{instance_hours_text(hours['on_demand'])} on-demand instance-hours billed "
+                     f"({instance_hours_text(hours['preempted'])} of them work lost to preemption){plans}")
+    lines.append("(instance-hours, each type on its own; a plan's fee is its reserved instance-hours, used or not; "
+                 "give --prices FILE for the bill in money)")
     return lines

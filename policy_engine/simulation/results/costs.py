@@ -4,6 +4,9 @@
   plan, from its RUNNING start to its end, instances x its type's rate (``outputs.billable``). Plan fees: each
   plan's upfront fee once (prorated by its reserved instance-hours inside an explicit ``--period``). Capacity
   limits nobody used cost nothing: limits are caps, not provisioned capacity.
+- **Without prices** the same bill is in instance-hours: an on-demand instance-hour counts 1, and a plan's fee is
+  its reserved instance-hours (instances x window hours, prorated by the period as the money is), used or not,
+  so the bill is on-demand RUNNING hours + reserved plan hours and idle reserved hours are in it.
 - **Waste**, beside the bill: ``preempted_attempts`` (on-demand spend on work lost to preemption) and
   ``plan_idle`` (the fee's part for reserved hours nobody used, and for work a window's end cut).
 - **Who pays**: a share pays its own jobs' on-demand spend (borrowed use included: borrowing moves no money in an
@@ -110,7 +113,9 @@ class PlanCost:
     """One training plan's fee over the period and who pays it."""
 
     hours: PlanBillable
-    upfront_fee: float | None  # the whole fee; ``None`` without prices
+    #: the whole fee: money with prices, else its reserved instance-hours (what it paid for, in the report's unit);
+    #: ``None`` when it has no fee (a plan the topology does not know)
+    upfront_fee: float | None
     idle_to: IdleTo
     owners: tuple[str, ...]
     #: share -> (its use part, its idle part) of the fee in the period
@@ -118,7 +123,7 @@ class PlanCost:
 
     @property
     def rate(self) -> float:
-        """The fee per reserved instance-hour (0 when it reserves nothing or is unpriced)."""
+        """The fee per reserved instance-hour (1 in instance-hours; 0 when it reserves nothing or has no fee)."""
         if self.upfront_fee is None or self.hours.reserved_total <= 0:
             return 0.0
         return self.upfront_fee / self.hours.reserved_total
@@ -201,7 +206,8 @@ class CostReport:
         return self.ledger.period
 
     def rate(self, instance_type: str) -> float:
-        return self.prices.of(instance_type) if self.prices is not None else 0.0
+        """The report's unit per on-demand instance-hour: the type's price, or 1 in instance-hours."""
+        return self.prices.of(instance_type) if self.prices is not None else 1.0
 
     @property
     def bill(self) -> Amounts:
@@ -220,11 +226,13 @@ class CostReport:
         return next((s.bill.total for s in self.shares if s.share == share), 0.0)
 
     def by_type(self) -> dict[str, tuple[Amounts, Waste, dict[str, float]]]:
-        """Per instance type: its bill, its waste and its instance-hours (on-demand, borrowing, plans, preempted)."""
+        """Per instance type: its bill, its waste and its instance-hours (on-demand, borrowing, ``plans``: reserved
+        on its plans, the fee in instance-hours; ``plans_used``: of which used, preempted, ``plan_idle``: reserved
+        and not used or cut at a window's end). Without prices its bill is these instance-hours."""
         out: dict[str, tuple[Amounts, Waste, dict[str, float]]] = {}
+        keys = ("on_demand", "borrowing", "plans", "plans_used", "preempted", "plan_idle")
         for row in self.ledger.shares:
-            amounts, waste, hours = out.get(row.instance_type, (Amounts(), Waste(), dict.fromkeys(
-                ("on_demand", "borrowing", "plans", "preempted"), 0.0)))
+            amounts, waste, hours = out.get(row.instance_type, (Amounts(), Waste(), dict.fromkeys(keys, 0.0)))
             rate = self.rate(row.instance_type)
             hours = {**hours, "on_demand": hours["on_demand"] + row.on_demand,
                      "borrowing": hours["borrowing"] + row.borrowing, "preempted": hours["preempted"] + row.preempted}
@@ -232,28 +240,26 @@ class CostReport:
                                       Waste(waste.preempted_attempts + row.preempted * rate, waste.plan_idle), hours)
         for plan in self.plans:
             kind = plan.hours.instance_type
-            amounts, waste, hours = out.get(kind, (Amounts(), Waste(), dict.fromkeys(
-                ("on_demand", "borrowing", "plans", "preempted"), 0.0)))
+            amounts, waste, hours = out.get(kind, (Amounts(), Waste(), dict.fromkeys(keys, 0.0)))
             out[kind] = (Amounts(amounts.on_demand, amounts.plans + plan.fee),
                          Waste(waste.preempted_attempts, waste.plan_idle + plan.waste),
-                         {**hours, "plans": hours["plans"] + plan.hours.used_total})
+                         {**hours, "plans": hours["plans"] + plan.hours.reserved,
+                          "plans_used": hours["plans_used"] + plan.hours.used_total,
+                          "plan_idle": hours["plan_idle"] + plan.hours.idle + sum(plan.hours.cut.values())})
         return out
 
     def per_share_type(self) -> dict[tuple[str, str], float]:
         """``(share, instance type)`` -> what the share pays on that type (its on-demand spend and its part of the
-        fees of plans of that type); instance-hours without prices (on-demand and on plans)."""
+        fees of plans of that type); without prices in instance-hours (on-demand, and its part of the plans'
+        reserved instance-hours, allocated as the fees are)."""
         out: dict[tuple[str, str], float] = {}
         for row in self.ledger.shares:
             key = (row.share, row.instance_type)
-            out[key] = out.get(key, 0.0) + row.on_demand * (self.rate(row.instance_type) if self.priced else 1.0)
+            out[key] = out.get(key, 0.0) + row.on_demand * self.rate(row.instance_type)
         for plan in self.plans:
             for share, (use, idle) in plan.allocation.items():
                 key = (share, plan.hours.instance_type)
                 out[key] = out.get(key, 0.0) + use + idle
-            if not self.priced:
-                for share, hours in plan.hours.used.items():
-                    key = (share, plan.hours.instance_type)
-                    out[key] = out.get(key, 0.0) + hours
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -274,20 +280,20 @@ class CostReport:
                                     "instance_hours": ih({"on_demand": row.on_demand, "borrowing": row.borrowing,
                                                           "preempted": row.preempted, "limit": row.limit})}
                                    for row in s.rows]})
+        # one type's bill, and one plan's fee, are in instance-hours without prices: nothing of two types is added
         types = [{"instance_type": kind, "price_per_instance_hour": self.rate(kind) if priced else None,
-                  "bill": amounts.to_json(priced), "waste": waste.to_json(priced), "instance_hours": ih(hours)}
+                  "bill": amounts.to_json(), "waste": waste.to_json(), "instance_hours": ih(hours)}
                  for kind, (amounts, waste, hours) in self.by_type().items()]
         plans = [{"plan": p.hours.plan, "instance_type": p.hours.instance_type,
                   "upfront_fee": p.upfront_fee if priced else None,
-                  "fee": round(p.fee, 6) if priced else None, "waste": round(p.waste, 6) if priced else None,
+                  "fee": _rounded(p.fee), "waste": _rounded(p.waste),
                   "idle_to": p.idle_to.value, "owners": list(p.owners),
                   "instance_hours": ih({"reserved": p.hours.reserved, "used": p.hours.used_total,
                                         "idle": p.hours.idle, "cut": sum(p.hours.cut.values())}),
                   "used_by": ih(p.hours.used),
                   "allocation": [{"share": share, "use": round(use, 6), "idle": round(idle, 6),
-                                  "total": round(use + idle, 6)} for share, (use, idle) in p.allocation.items()]
-                  if priced else None,
-                  "unallocated": round(p.unallocated, 6) if priced else None} for p in self.plans]
+                                  "total": round(use + idle, 6)} for share, (use, idle) in p.allocation.items()],
+                  "unallocated": _rounded(p.unallocated)} for p in self.plans]
         flows = None if self.flows is None else [
             {"lender": f.lender, "borrower": f.borrower, "instance_type": f.instance_type,
              "instance_hours": round(f.instance_hours, 6)} for f in self.flows]
@@ -302,6 +308,10 @@ class CostReport:
                 "capacity": {"unit": INSTANCE_HOURS, "shares": capacity, "flows": flows}}
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6) + 0.0
+
+
 def cost_report(ledger: Billable, hours: CapacityHours, topology: Topology, prices: Prices | None = None,
                 convention: Convention = Convention.USAGE, flows: Sequence[Flow] | None = None,
                 attribution: str = DEFAULT_ATTRIBUTION) -> CostReport:
@@ -309,8 +319,8 @@ def cost_report(ledger: Billable, hours: CapacityHours, topology: Topology, pric
     tables (what lenders lent, in instance-hours)."""
     priced = prices is not None
 
-    def rate(instance_type: str) -> float:
-        return prices.of(instance_type) if prices is not None else 0.0
+    def rate(instance_type: str) -> float:  # without prices an on-demand instance-hour counts 1
+        return prices.of(instance_type) if prices is not None else 1.0
 
     plan_costs = tuple(_plan_cost(plan, topology, prices) for plan in ledger.plans)
     shares = []
@@ -345,9 +355,10 @@ def _plan_cost(plan: PlanBillable, topology: Topology, prices: Prices | None) ->
     model = next((p for p in topology.training_plans if p.name == plan.plan), None)
     idle_to = IdleTo(model.idle_to) if model is not None else IdleTo.USE
     owners = _owners(model, topology)
-    if prices is None or model is None:
+    if model is None:
         return PlanCost(plan, None, idle_to, owners)
-    cost = PlanCost(plan, prices.plan_fee(model), idle_to, owners)
+    # without prices the fee is what the plan paid for, in instance-hours: its reserved instances x window hours
+    cost = PlanCost(plan, prices.plan_fee(model) if prices is not None else plan.reserved_total, idle_to, owners)
     use_part = _split(cost.rate * plan.used_total, plan.used)
     eligible = [share_id(q, s) for q, s in topology.shares() if plan.instance_type in s.capacity]
     idle_part = _split(cost.rate * plan.idle, IDLE_POLICIES[idle_to](plan.used, owners, eligible))

@@ -75,7 +75,7 @@ def test_without_prices_the_tables_are_in_instance_hours_per_type(files):
     out = invoke("simulate", str(files["scenario"]), "--costs")
     assert out.exit_code == 0, out.output
     assert "Who pays (instance-hours)" in out.stdout
-    assert "ml.g5.xlarge: 6.00 on-demand instance-hours billed" in out.stdout
+    assert "ml.g5.xlarge: bill 6.00 instance-hours = 6.00 on-demand instance-hours billed" in out.stdout
     assert "USD" not in out.stdout
     assert out.stdout.splitlines()[0].startswith("Bill for the whole workload")  # the period, first
     plain = invoke("simulate", str(files["scenario"]))
