@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from policy_engine.foundation.model import QuotaShare, ServiceEnvironment, Topology, share_id
-from policy_engine.foundation.units import duration_text
+from policy_engine.foundation.units import Unit, duration_text
 from policy_engine.inputs.loading import LoadError
 from policy_engine.inputs.prices import Prices
 from policy_engine.inputs.renames import Renames
@@ -31,8 +31,10 @@ from policy_engine.simulation.results.costs import INSTANCE_HOURS, Convention, C
 from policy_engine.simulation.results.metrics import ShareMetrics, percentile
 from policy_engine.simulation.results.records import SimulationResult, build_result
 from policy_engine.simulation.results.side_by_side import (
+    INSTANCE_HOURS_LOST,
     JOBS,
     SHARE_FIGURES,
+    Figure,
     ShareComparison,
     ShareRow,
     TargetComparison,
@@ -40,7 +42,7 @@ from policy_engine.simulation.results.side_by_side import (
     compare_targets,
     cost_figure,
 )
-from policy_engine.simulation.results.spread import spread
+from policy_engine.simulation.results.spread import median, spread
 from policy_engine.simulation.results.targets import evaluate_targets, from_json
 from policy_engine.simulation.results.window import WINDOW_KEY, common_window, widened_result
 from policy_engine.simulation.results.worsening import by_worsening, most_harmed
@@ -120,21 +122,66 @@ class Impact:
                 "never_finish_reasons": self.never_finish_reasons, "costs": self.costs,
                 "preempted_more_often": len(self.preempted), "preempted_less_often": self.preempted_less_often,
                 "most_harmed": (worst.to_json() if (worst := most_harmed(share_comparison(self))) else None),
+                "bill_comparison": (found.to_json()[0] if (found := bill_comparison(self)) is not None else None),
+                "instance_hours_lost_by_type": lost_comparison(self).to_json(),
                 **self._samples_dict()}
 
     def _samples_dict(self) -> dict[str, Any]:
         """With samples: how many, the seed, what shows the first sample, and each per-share figure's paired
         difference with ``significant`` (``ShareComparison.to_json``)."""
         if self.samples <= 1:
-            return {}
+            return {"samples": 1}
         return {"samples": self.samples, "seed": self.seed, "first_sample_recorded": self.recorded,
                 "first_sample_shows": FIRST_SAMPLE_SHOWS,
                 "share_comparison": share_comparison(self).to_json()}
 
 
-#: With ``--samples``, what is read from the first sample only (named in every format).
-FIRST_SAMPLE_SHOWS = ("preempted", "never_finish", "never_finish_reasons", "notes", "targets", "costs",
-                      "instance_hours_lost")
+#: With ``--samples``, what is read from the first sample only (named in every format): the job lists and the
+#: whole cost reports (``bill_comparison`` has the bills' medians, spreads and paired difference).
+FIRST_SAMPLE_SHOWS = ("preempted", "never_finish", "never_finish_reasons", "notes", "targets", "costs")
+
+#: Each replay's bill (all types, priced) and its waste (preempted attempts and plan idle), as ``bill_comparison``
+#: holds them.
+BILL = Figure("total", "bill", Unit.COST)
+WASTE = Figure("waste", "waste", Unit.COST)
+
+
+def _bill_row(costs: dict[str, Any]) -> ShareRow | None:
+    before, after = costs.get("before"), costs.get("after")
+    if not before or not after or before.get("currency") is None:
+        return None
+    return ShareRow("all shares", "all types", tuple(
+        {BILL.key: float(side["bill"]["total"]), WASTE.key: float(sum(side["waste"].values()))}
+        for side in (before, after)))
+
+
+def bill_comparison(impact: Impact) -> ShareComparison | None:
+    """Both replays' bills and waste, one row; with samples the medians, spreads and paired differences
+    (``combine``); ``None`` when unpriced (instance-hours of different types are never added up)."""
+    per_sample = []
+    for costs in impact.sample_costs or (impact.costs,):
+        row = _bill_row(costs)
+        if row is None:
+            return None
+        per_sample.append(ShareComparison(RUNS, (BILL, WASTE), (row,)))
+    return combine(per_sample)
+
+
+def _lost_rows(shares: Sequence[dict[str, Any]]) -> ShareComparison:
+    totals: dict[str, tuple[float, float]] = {}
+    for row in shares:
+        before, after = totals.get(row["instance_type"], (0.0, 0.0))
+        totals[row["instance_type"]] = (before + row.get("instance_hours_lost_before", 0.0),
+                                        after + row.get("instance_hours_lost_after", 0.0))
+    return ShareComparison(RUNS, (INSTANCE_HOURS_LOST,), tuple(
+        ShareRow("all shares", kind, tuple({INSTANCE_HOURS_LOST.key: round(value, 6) + 0.0} for value in pair))
+        for kind, pair in totals.items()))
+
+
+def lost_comparison(impact: Impact) -> ShareComparison:
+    """Per instance type (never added across types), the instance-hours lost to preemption without and with the
+    change; with samples each type's medians, spreads and paired difference (``combine``)."""
+    return combine([_lost_rows(shares) for shares in impact.sample_shares or (impact.shares,)])
 
 
 def _median_rows(samples: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -160,6 +207,8 @@ def combine_impacts(impacts: Sequence[Impact], seed: int, recorded: bool = False
         return impacts[0]
     first = impacts[0]
     return replace(first, shares=_median_rows([impact.shares for impact in impacts]),
+                   instance_hours_lost_before=median([impact.instance_hours_lost_before for impact in impacts]),
+                   instance_hours_lost_after=median([impact.instance_hours_lost_after for impact in impacts]),
                    sample_shares=tuple(impact.shares for impact in impacts),
                    sample_costs=tuple(impact.costs for impact in impacts), seed=seed,
                    recorded=recorded)

@@ -37,6 +37,7 @@ from policy_engine.simulation.results.side_by_side import (
     cost_figure,
     from_metrics,
 )
+from policy_engine.simulation.results.spread import ONE_SAMPLE
 from policy_engine.simulation.results.type_usage import SUMMARY_KEY
 from policy_engine.simulation.results.window import WINDOW_KEY, common_window, window_legend
 from policy_engine.simulation.results.worsening import by_worsening
@@ -103,8 +104,8 @@ class CompareOutput:
 
         return (f"across {self.samples} samples of the workload ({seeds_text(self.recorded, self.samples, self.seed)}, "
                 f"{jobs}): every figure is the median with its p10-p90, every difference paired (the same sample "
-                "under each design) and shown only when significant; the runs' summaries, the bill per design "
-                "and --report show sample 1")
+                "under each design) and shown only when significant, the bill and instance-hours lost too; JSON's "
+                "runs (each design's summary and whole cost report) and --report show sample 1")
 
     def page_sample_line(self) -> str:
         """With samples, what ``--report``'s page draws of which sample, for a line under its title; else ''."""
@@ -119,8 +120,7 @@ class CompareOutput:
     def span(self) -> str:
         """How far each design ran, for a report's first line: ``from time 0`` or ``from time 0 to 7d 0h``."""
         span = "from time 0" + (f" to {duration_text(self.until)} (--until)" if self.until is not None else "")
-        if self.samples > 1:
-            span += f", across {self.samples} samples"
+        span += f", across {self.samples} samples" if self.samples > 1 else f", on {ONE_SAMPLE}"
         if self.priced or not self.period.whole:
             span += f"; bill for {period_text(self.period)}"
         return span
@@ -192,8 +192,9 @@ class CompareOutput:
             "shares": self.shares.to_json(),
             "targets": self.targets.to_json(),
             "costs": self.costs.to_json(),
-            **({"samples": self.samples, "seed": self.seed, "sample_jobs": list(self.sample_jobs),
-                "runs_sample": 1, "first_sample_recorded": self.recorded} if self.samples > 1 else {}),
+            "samples": self.samples,
+            **({"seed": self.seed, "sample_jobs": list(self.sample_jobs), "runs_sample": 1,
+                "first_sample_recorded": self.recorded} if self.samples > 1 else {}),
         }
 
 

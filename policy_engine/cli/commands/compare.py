@@ -30,7 +30,7 @@ from policy_engine.cli.commands.shared import (
     fail_input,
     python_topologies,
 )
-from policy_engine.comparison.parallel import IN_PROCESS_JOB_RUNS
+from policy_engine.comparison.parallel import IN_PROCESS_JOB_RUNS, SAMPLE_DRAW_JOB_RUNS
 from policy_engine.inputs.loading import LoadError
 from policy_engine.reports.registry import COMPARE_FORMATS
 from policy_engine.simulation.scenarios.workload import MAX_SECONDS
@@ -62,7 +62,8 @@ if TYPE_CHECKING:
               help="Run the designs on the Dask cluster at ADDRESS (tcp://HOST:8786); default "
                    "$DASK_SCHEDULER_ADDRESS, else a local cluster with one worker process per design (up to the "
                    "cores), or in this process when that is sooner: one core, or a small comparison (the designs "
-                   f"beyond the first round times the jobs at most {IN_PROCESS_JOB_RUNS:,}; docs/compare.md).")
+                   f"beyond the first round times the jobs at most {IN_PROCESS_JOB_RUNS:,}, with --samples N also "
+                   f"{SAMPLE_DRAW_JOB_RUNS:g} x N x the jobs; docs/compare.md).")
 @click.option("--workers", type=LocalWorkers(), metavar="N",
               help="Run on a local cluster of N worker processes, whatever the size; 1 runs the designs one after "
                    "another in-process.")
@@ -151,7 +152,7 @@ def run_designs(scenario: Scenario, designs: list[Design], until: float | None, 
     small = False
     if chosen:  # nothing says where: in-process when a local cluster would not pay for its start
         jobs = len(scenario.jobs) + len(scenario.live or ())
-        small = runs_in_process(jobs, len(designs) * samples, usable_cores())
+        small = runs_in_process(jobs, len(designs) * samples, usable_cores(), samples)
         workers = 1 if small else local_workers(len(designs) * samples, usable_cores())
     executor = executor_or_exit(scheduler, workers)
     if small and len(designs) * samples > 1 and usable_cores() > 1:

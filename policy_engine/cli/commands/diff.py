@@ -62,8 +62,9 @@ def _load_failure(output_format: str, problems: list[str], base: str, head: str)
               help="When HEAD is deployed in the --scenario replay (default 0).")
 @cost_options
 @samples_option("each figure is the median with its p10-p90, each per-share difference is paired (without and "
-                "with the change on the same sample) and said only when significant (its p10-p90 excludes 0); the "
-                "jobs listed, the bill and the notes are sample 1's. Needs --scenario.")
+                "with the change on the same sample) and said only when significant (its p10-p90 excludes 0), the "
+                "bill and instance-hours lost too; the jobs listed, the notes and the cost reports are sample 1's. "
+                "Needs --scenario.")
 @seed_option
 @click.option("--scheduler", metavar="ADDRESS",
               help="With --samples: replay the samples on the Dask cluster at ADDRESS (tcp://HOST:8786); default "

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 from rich.console import Console
@@ -46,9 +46,11 @@ from policy_engine.simulation.scenarios.samples import recorded
 from policy_engine.simulation.scenarios.workload import MAX_SECONDS
 
 if TYPE_CHECKING:
+    from policy_engine.comparison.runs import DesignRun
     from policy_engine.foundation.model import Topology
     from policy_engine.simulation.causes import Reason
     from policy_engine.simulation.core.jobs import Job
+    from policy_engine.simulation.results.billable import Period
     from policy_engine.simulation.results.costs import CostReport
     from policy_engine.simulation.results.plan_account import PlanAccount
     from policy_engine.simulation.results.sampled_types import SampledTypeUsage
@@ -201,9 +203,10 @@ def _warn_inert_time_limit_actions(topology: Topology) -> None:
               help=f"Whose idle capacity a borrowed instance is, for the lender -> borrower capacity flows, in "
                    f"instance-hours (never money: a borrower's jobs are billed to it; default {DEFAULT_ATTRIBUTION}: "
                    "in proportion to each lender's idle capacity; docs/costs.md).")
-@samples_option("each share's figures are the medians across the samples with their p10-p90; the jobs, --events, "
-                "--report, the bill and the targets are sample 1's. --scheduler/--workers then run the samples "
-                "(not the job queues) in parallel; by default in-process when that is sooner (docs/compare.md).")
+@samples_option("each share's figures are the medians across the samples with their p10-p90, the bill too; the "
+                "jobs, --events, --report, the cost tables and the targets are sample 1's. --scheduler/--workers "
+                "then run the samples (not the job queues) in parallel; by default in-process when that is sooner "
+                "(docs/compare.md).")
 @seed_option
 def command(scenario: str, until: float | None, output: str, events: str | None, event_format: str | None,
             backfill: bool | None, victim_policy: str | None, wait_attribution: str, wait_causes: bool, quiet: bool,
@@ -316,28 +319,36 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
         calibration = calibrate(result, loaded.observed)
     sample_jobs: tuple[int, ...] = ()
     sample_types: tuple[SampledTypeUsage, ...] = ()
+    bill_spread = None
     if samples > 1:  # each share's and type's figures: the medians across the samples, with their spreads
         from policy_engine.simulation.results.sampled_shares import sampled_shares
         from policy_engine.simulation.results.sampled_types import sampled_types
 
-        others = _other_samples(sampled, until, samples, first_seed, scheduler, workers)
-        sample_jobs = (len(loaded.jobs), *(jobs for jobs, _, _ in others))
-        sample_types = sampled_types([result.summary, *(summary for _, _, summary in others)])
-        result = replace(result, shares=sampled_shares([result.shares, *(shares for _, shares, _ in others)]))
+        others = _other_samples(sampled, until, samples, first_seed, scheduler, workers, period)
+        sample_jobs = (len(loaded.jobs), *(run.jobs for run in others))
+        sample_types = sampled_types([result.summary, *(run.summary for run in others)])
+        result = replace(result, shares=sampled_shares([result.shares, *(run.shares for run in others)]))
+        if cost_report is not None and costs.wanted and cost_report.priced:  # each sample's bill, priced here
+            from policy_engine.simulation.results.costs import bill_spreads
+            from policy_engine.simulation.results.costs import cost_report as priced
+
+            bill_spread = bill_spreads([cost_report, *(
+                priced(run.billable, run.hours, loaded.topology, prices, convention(costs.chargeback))
+                for run in others if run.billable is not None and run.hours is not None)])
     SIMULATE_FORMATS.renderer(output)(SimulateOutput(result, scenario, calibration, loaded.topology.named_at_deploy,
                                                      cost_report if costs.wanted else None, waits,
                                                      targets=targets, plan_account=plan_account,
                                                      topology=loaded.topology, samples=samples, seed=first_seed,
                                                      sample_jobs=sample_jobs, sample_types=sample_types,
-                                                     recorded=recorded(sampled)), sys.stdout)
+                                                     recorded=recorded(sampled), bill_spread=bill_spread), sys.stdout)
     return sum(1 for target in targets if not target.met)
 
 
 def _other_samples(scenario: Scenario, until: float | None, samples: int, seed: int, scheduler: str | None,
-                   workers: int | None) -> list[tuple[int, list[Any], dict[str, Any]]]:
-    """Samples 2..N on the sweeps' executor (each drawn by its worker), in sample order: each one's jobs,
-    per-share figures and summary (its per-type figures). In-process unless asked, or unless a local cluster pays
-    for its start (``compare``'s rule)."""
+                   workers: int | None, period: Period) -> list[DesignRun]:
+    """Samples 2..N on the sweeps' executor (each drawn by its worker), in sample order: each one's jobs, per-share
+    figures, summary (its per-type figures) and billable ledger over ``period``. In-process unless asked, or unless
+    a local cluster pays for its start (``compare``'s rule)."""
     import os
 
     from policy_engine.comparison.designs import Design
@@ -353,14 +364,14 @@ def _other_samples(scenario: Scenario, until: float | None, samples: int, seed: 
     quiet = replace(scenario, settings=replace(scenario.settings, usage_log=False))
     with executor, gc_paused():
         try:
-            runs = sorted(executor.map(run_design, Workload(quiet, until, samples=samples, seed=seed),
+            runs = sorted(executor.map(run_design, Workload(quiet, until, period=period, samples=samples, seed=seed),
                                        [(0, design, sample) for sample in range(1, samples)]),
                           key=lambda run: run.sample)
         except Exception as error:  # the cluster itself failed (a worker died too often, the scheduler is gone)
             if not isinstance(executor, DaskExecutor):
                 raise
             fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}"])
-    return [(run.jobs, list(run.shares), run.summary) for run in runs]
+    return runs
 
 
 def _parallel(loaded: Scenario, until: float | None, events: str | None, scheduler: str | None,

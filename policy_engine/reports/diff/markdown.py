@@ -180,8 +180,8 @@ def render(report: ChangeReport, fail_on: tuple[str, ...] = FAIL_ON, limit: int 
              ""]
     impact = report.impact
     if impact is not None:
-        lost = "; ".join(f"**{lost_difference(impact, instance_type, before, after)}** of {instance_type}"
-                         for instance_type, (before, after) in lost_by_type(impact).items()) or "none"
+        lost = "; ".join(f"**{lost_difference(impact, instance_type)}** of {instance_type} (without {before}, "
+                         f"with {after})" for instance_type, (before, after) in lost_by_type(impact).items()) or "none"
         lines += [f"**{cell(harm_headline(impact))}**", "",
                   *([f"_{cell(line[0].upper() + line[1:])}._", ""] if (line := samples_sentence(impact)) else []),
                   f"Replaying `{impact.scenario}` with HEAD deployed at t = {duration_text(impact.at)}: "

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from policy_engine.foundation.units import duration_text, instance_hours_text
+from policy_engine.foundation.units import duration_text
 from policy_engine.reports.diff.view import (
     FAIL_ON,
     KIND_TITLES,
@@ -109,8 +109,7 @@ def impact_lines(impact: Impact, width: int | None = None) -> list[str]:
              *([f"  {bill}"] if (bill := bill_sentence(impact)) else []),
              f"  jobs preempted because of the change: {preempted_counts(impact)}",
              "  instance-hours lost because of the change (negative: it saves work): " + ("; ".join(
-                 f"{instance_type} {lost_difference(impact, instance_type, before, after)} (without "
-                 f"{instance_hours_text(before)}, with {instance_hours_text(after)})"
+                 f"{instance_type} {lost_difference(impact, instance_type)} (without {before}, with {after})"
                  for instance_type, (before, after) in lost_by_type(impact).items()) or "none")]
     shown, more = worst_jobs(impact)
     for job in shown:

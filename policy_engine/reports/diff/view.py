@@ -4,16 +4,17 @@ bill sentence, the worst jobs, the instance-hours lost per type)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from policy_engine.changes.report import FAIL_ON, ChangeReport, ChangeStatus, FieldChange, GuaranteeChange, ObjectChange
 from policy_engine.foundation.diagnostics import ObjectKind
-from policy_engine.foundation.units import duration_text, money_text
+from policy_engine.foundation.units import duration_text, instance_hours_text, money_text
 from policy_engine.reports.tables.promise_lines import declared, promise_line
 
 if TYPE_CHECKING:
     from policy_engine.changes.impact import Impact
-    from policy_engine.simulation.results.side_by_side import ShareComparison, TargetComparison
+    from policy_engine.simulation.results.side_by_side import Figure, ShareComparison, ShareRow, TargetComparison
 
 __all__ = ["FAIL_ON", "KIND_TITLES", "WORST_JOBS", "ChangeReport", "GuaranteeChange", "Impact", "ObjectKind",
            "bill_sentence", "comparisons", "declared", "describe", "guarantee_line", "harm_headline", "impact_legend",
@@ -37,24 +38,48 @@ def samples_sentence(impact: Impact) -> str | None:
             "jobs listed and counted, the notes and the targets are sample 1's")
 
 
-def _paired_text(impact: Impact, before: list[float], after: list[float], text: Any) -> str:
-    from policy_engine.simulation.results.spread import paired
-
-    found = paired(before, after)
-    return text(found.value + 0.0) if found.significant else NO_SIGNIFICANT_CHANGE
-
-
-def lost_difference(impact: Impact, instance_type: str, before: float, after: float) -> str:
+def lost_difference(impact: Impact, instance_type: str) -> str:
     """Instance-hours lost on ``instance_type`` with minus without the change; with samples the paired median, or
     ``no significant change``."""
-    from policy_engine.foundation.units import instance_hours_text
+    from policy_engine.simulation.results.side_by_side import INSTANCE_HOURS_LOST
 
-    if impact.samples <= 1:
-        return instance_hours_text(after - before + 0.0)
-    sums = [tuple(sum(row.get(f"instance_hours_lost_{side}", 0.0) for row in rows
-                      if row["instance_type"] == instance_type) for side in ("before", "after"))
-            for rows in impact.sample_shares]
-    return _paired_text(impact, [b for b, _ in sums], [a for _, a in sums], instance_hours_text)
+    row = next(row for row in _lost_rows(impact) if row.instance_type == instance_type)
+    if row.samples and not row.significant(1, INSTANCE_HOURS_LOST):
+        return NO_SIGNIFICANT_CHANGE
+    return instance_hours_text(row.difference(1, INSTANCE_HOURS_LOST))
+
+
+def _lost_rows(impact: Impact) -> tuple[ShareRow, ...]:
+    from policy_engine.changes.impact import lost_comparison
+
+    return lost_comparison(impact).rows
+
+
+def lost_by_type(impact: Impact) -> dict[str, tuple[str, str]]:
+    """Instance type -> instance-hours lost without and with the change, as text (an hour of one type is not worth
+    one of another, so they are never added across types); with samples each one's median (p10-p90)."""
+    from policy_engine.simulation.results.side_by_side import INSTANCE_HOURS_LOST
+
+    return {row.instance_type: (_figure(row, 0, INSTANCE_HOURS_LOST, instance_hours_text),
+                                _figure(row, 1, INSTANCE_HOURS_LOST, instance_hours_text))
+            for row in _lost_rows(impact)}
+
+
+def _figure(row: ShareRow, run: int, figure: Figure, text: Callable[[float], str]) -> str:
+    """One run's figure: its value, or with samples its median (p10-p90)."""
+    from policy_engine.reports.tables.share_comparison import spread_cell
+
+    found = row.spread(run, figure)
+    return text(row.value(run, figure)) if found is None else spread_cell(text, found)
+
+
+def _change(row: ShareRow, figure: Figure, text: Callable[[float], str]) -> str:
+    """The later run minus the first, signed; with samples the paired median when significant, else ``no
+    significant change`` (never a change inside the spread)."""
+    if row.samples and not row.significant(1, figure):
+        return NO_SIGNIFICANT_CHANGE
+    value = row.difference(1, figure)
+    return ("+" if value >= 0 else "") + text(value) + (", paired" if row.samples else "")
 
 KIND_TITLES = {ObjectKind.ENVIRONMENT: "Service environments", ObjectKind.QUEUE: "Job queues",
                ObjectKind.SHARE: "Quota shares"}
@@ -145,27 +170,26 @@ def bill_sentence(impact: Impact) -> str | None:
     before, after = costs.get("before"), costs.get("after")
     if not before or not after or before.get("currency") is None:
         return None
+    from policy_engine.changes.impact import BILL, WASTE, bill_comparison
     from policy_engine.reports.tables.cost_tables import period_text
     from policy_engine.simulation.results.billable import Period
 
     period = period_text(Period.from_json(before.get("period")))
-    total = (before["bill"]["total"], after["bill"]["total"])
-    waste = tuple(sum(side["waste"].values()) for side in (before, after))
-    if impact.sample_costs:  # paired over the samples' bills: a change only when significant
-        totals = [(c["before"]["bill"]["total"], c["after"]["bill"]["total"]) for c in impact.sample_costs]
-        change = _paired_text(impact, [b for b, _ in totals], [a for _, a in totals],
-                              lambda value: ("+" if value >= 0 else "") + money_text(value))
-        return (f"bill for {period}, across {impact.samples} samples: {change} {before['currency']} (paired; "
-                f"sample 1: {money_text(total[0])} → {money_text(total[1])}); waste in sample 1 "
-                f"{money_text(waste[0])} → {money_text(waste[1])} (preempted attempts and plan idle)")
-    return (f"bill for {period}: {money_text(total[0])} → {money_text(total[1])} {before['currency']} "
-            f"({'+' if total[1] >= total[0] else ''}{money_text(total[1] - total[0])}); waste "
-            f"{money_text(waste[0])} → {money_text(waste[1])} (preempted attempts and plan idle)")
+    found = bill_comparison(impact)
+    if found is None:
+        return None
+    row = found.rows[0]
+    across = f", across {impact.samples} samples" if impact.samples > 1 else ""
+    bill, waste = ((_figure(row, 0, figure, money_text), _figure(row, 1, figure, money_text),
+                    _change(row, figure, money_text)) for figure in (BILL, WASTE))
+    return (f"bill for {period}{across}: {bill[0]} → {bill[1]} {before['currency']} ({bill[2]}); waste {waste[0]} → "
+            f"{waste[1]} ({waste[2]}; preempted attempts and plan idle)")
 
 
 def harm_headline(impact: Impact) -> str:
     """The most harmed share first: ``Most harmed: q/vision: ml.p4d.24xlarge preemptions 95 -> 239, 2.5x``."""
     from policy_engine.changes.impact import share_comparison
+    from policy_engine.simulation.results.spread import ONE_SAMPLE
     from policy_engine.simulation.results.worsening import most_harmed
 
     worst = most_harmed(share_comparison(impact))
@@ -173,7 +197,9 @@ def harm_headline(impact: Impact) -> str:
         across = f"across {impact.samples} samples"
         return (f"Most harmed {across}: {worst.text()}" if worst
                 else f"No share fares significantly worse with the change {across}")
-    return f"Most harmed: {worst.text()}" if worst else "No share fares worse with the change"
+    # one run per side: said, so a reader knows the figures carry no spread
+    return (f"Most harmed in {ONE_SAMPLE}: {worst.text()}" if worst
+            else f"No share fares worse with the change in {ONE_SAMPLE}")
 
 
 def preempted_counts(impact: Impact) -> str:
@@ -188,17 +214,6 @@ def worst_jobs(impact: Impact) -> tuple[list[dict[str, Any]], int]:
     there are (``--format json`` has every one)."""
     shown = impact.preempted[:WORST_JOBS]
     return shown, len(impact.preempted) - len(shown)
-
-
-def lost_by_type(impact: Impact) -> dict[str, tuple[float, float]]:
-    """Instance type -> instance-hours lost without and with the change (an hour of one type is not worth one of
-    another, so they are never added across types)."""
-    out: dict[str, tuple[float, float]] = {}
-    for row in impact.shares:
-        before, after = out.get(row["instance_type"], (0.0, 0.0))
-        out[row["instance_type"]] = (before + row.get("instance_hours_lost_before", 0.0),
-                                     after + row.get("instance_hours_lost_after", 0.0))
-    return out
 
 
 def comparisons(impact: Impact) -> tuple[ShareComparison, TargetComparison]:

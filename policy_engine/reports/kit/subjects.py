@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.results.plan_account import PlanAccount
     from policy_engine.simulation.results.records import SimulationResult
     from policy_engine.simulation.results.sampled_types import SampledTypeUsage
+    from policy_engine.simulation.results.spread import Spread
     from policy_engine.simulation.results.targets import TargetResult
     from policy_engine.simulation.results.wait_causes import WaitCauses
     from policy_engine.sweep.advice import Advice, HelpsRule
@@ -116,6 +117,16 @@ class SimulateOutput:
     recorded: bool = False
     #: ``--samples N``: each instance type's figures across the samples (medians and spreads), in topology order
     sample_types: tuple[SampledTypeUsage, ...] = ()
+    #: with ``--samples N`` and prices: each bill and waste figure's spread over the samples (``costs.bill_spreads``)
+    bill_spread: dict[str, Spread] | None = None
+
+    def shares_label(self) -> str:
+        """What the shares table is, said in its title: one sample of the workload, or the medians across N."""
+        from policy_engine.simulation.results.spread import ONE_SAMPLE
+
+        if self.samples <= 1:
+            return f"from {ONE_SAMPLE}"
+        return f"the medians across {self.samples} samples (their spread below)"
 
     def samples_line(self) -> str:
         """With samples, what the shares' figures are and which sample the rest shows; else ''."""
@@ -125,8 +136,9 @@ class SimulateOutput:
 
         return (f"across {self.samples} samples of the workload ({seeds_text(self.recorded, self.samples, self.seed)}"
                 f", {min(self.sample_jobs):,}-{max(self.sample_jobs):,} jobs): each share's and instance type's "
-                "figures are the medians with their p10-p90; every table titled sample 1 (the jobs, the summary, "
-                "--events, --report, the bill, the targets) is the first sample's alone")
+                "figures are the medians with their p10-p90, the bill's beside its tables; every table titled "
+                "sample 1 (the jobs, the summary, --events, --report, the cost tables, the targets) is the first "
+                "sample's alone")
 
     def sample_one(self) -> str:
         """``sample 1 of 5 (the recorded jobs)``: what a table of the first sample alone is titled; '' without

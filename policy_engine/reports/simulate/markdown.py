@@ -14,6 +14,7 @@ from policy_engine.reports.simulate.view import (
     ShareCalibration,
     SimulateOutput,
     SimulationResult,
+    bill_spread_line,
     build,
     calibration_rows,
     run_view,
@@ -25,17 +26,20 @@ if TYPE_CHECKING:
     from policy_engine.reports.simulate.view import RunView
 
 
-def _lines(run: RunView, source: str, calibration: Sequence[CalibrationRow] | None) -> list[str]:
-    return [*_run_lines(run, source), *_sample_lines(run, calibration)]
+def _lines(run: RunView, source: str, calibration: Sequence[CalibrationRow] | None, label: str = "") -> list[str]:
+    """``label``: what the shares table is across workload samples (``SimulateOutput.shares_label``)."""
+    return [*_run_lines(run, source, label=label), *_sample_lines(run, calibration)]
 
 
-def _run_lines(run: RunView, source: str, samples: int = 1, sample_one: str = "") -> list[str]:
+def _run_lines(run: RunView, source: str, samples: int = 1, sample_one: str = "", label: str = "") -> list[str]:
     """The headline, the per-type and the per-share tables; with ``samples`` (more than 1) the headline is titled
-    ``sample_one`` and the other two are the medians across the samples."""
+    ``sample_one`` and the other two are the medians across the samples; ``label`` (one sample): what the shares
+    table is, said in its title."""
     statuses = ", ".join(f"{status} {count:,}" for status, count in run.by_status.items()) or "none"
     types = ("Per instance type (never summed across types):" if samples <= 1 else
              f"Per instance type across {samples} samples, median (p10-p90) (never summed across types):")
-    shares = ("Per share and instance type:" if samples <= 1 else
+    one = "Per share and instance type" + (f", {safe_text.markdown(label)}:" if label else ":")
+    shares = (one if samples <= 1 else
               f"Per share and instance type across {samples} samples, medians (their p10-p90 in the spread table):")
     lines = ["### batch-quota simulate" + (f": {code(source)}" if source else ""), "",
              *([f"{safe_text.markdown(sample_one[0].upper() + sample_one[1:])}:", ""] if sample_one else []),
@@ -97,7 +101,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if view.bill_period is not None:  # the billing period first: every figure below the bill is read over it
         click.echo(f"_Bill for {safe_text.markdown(view.bill_period)}_\n", file=stream)
     if output.samples <= 1:
-        click.echo("\n".join(_lines(view.run, view.source, view.calibration)), file=stream, nl=False)
+        click.echo("\n".join(_lines(view.run, view.source, view.calibration, output.shares_label())), file=stream,
+                   nl=False)
     else:  # the medians (and their spreads), then every section of sample 1 alone under its own heading
         from policy_engine.reports.simulate.view import SPREAD_HEAD, spread_rows, spread_title
         from policy_engine.reports.tables.share_comparison import markdown_table
@@ -120,7 +125,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if view.costs is not None:
         from policy_engine.reports.tables import cost_markdown
 
-        click.echo("\n".join(["", "#### The bill, who pays, waste", "", *cost_markdown.render(view.costs)]),
+        spread = [f"_{safe_text.markdown(line)}_", ""] if (line := bill_spread_line(output)) is not None else []
+        click.echo("\n".join(["", "#### The bill, who pays, waste", "", *spread, *cost_markdown.render(view.costs)]),
                    file=stream)
     if view.targets:
         from policy_engine.reports.tables.target_tables import markdown_lines

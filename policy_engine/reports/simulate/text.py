@@ -18,6 +18,7 @@ from policy_engine.reports.simulate.view import (
     RunView,
     SimulateOutput,
     SimulationResult,
+    bill_spread_line,
     build,
     run_view,
 )
@@ -144,6 +145,8 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     if view.costs is not None:
         from policy_engine.reports.tables.cost_text import print_costs
 
+        if (line := bill_spread_line(output)) is not None:
+            console.print(line, markup=False, highlight=False)
         print_costs(view.costs, console)
     if view.targets:
         from policy_engine.reports.tables.target_text import print_targets

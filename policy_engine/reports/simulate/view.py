@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from policy_engine.simulation.results.wait_causes import WaitCauses
 
 __all__ = ["JOB_TABLE_LIMIT", "SPREAD_HEAD", "CalibrationRow", "JsonDocument", "RunView", "ShareCalibration",
-           "ShareRow", "SimulateOutput", "SimulateView", "SimulationResult", "build", "calibration_rows",
-           "json_document", "run_view", "sampled_type_rows", "shares_title", "spread_rows", "spread_title",
-           "types_title"]
+           "ShareRow", "SimulateOutput", "SimulateView", "SimulationResult", "bill_spread_line", "build",
+           "calibration_rows", "json_document", "run_view", "sampled_type_rows", "shares_title", "spread_rows",
+           "spread_title", "types_title"]
 
 #: ``--samples N``: the spread table's columns after the share and type (``spread_rows``).
 SPREAD_HEAD = ("share", "type", "jobs", "own util", "mean borrowed (inst)", "mean lent (inst)", "wait p50",
@@ -46,6 +46,21 @@ _SPREAD_TEXT: tuple[tuple[str, Callable[[float], str]], ...] = (
     ("instance_hours_lost", lambda v: f"{v:.2f}"))
 
 
+def bill_spread_line(output: SimulateOutput) -> str | None:
+    """With ``--samples N`` and prices: the bill and the waste across the samples, each a median (p10-p90), the
+    cost tables being sample 1's; ``None`` otherwise."""
+    from policy_engine.foundation.units import money_text
+    from policy_engine.reports.tables.share_comparison import spread_cell
+
+    found, report = output.bill_spread, output.costs
+    if found is None or report is None:
+        return None
+    return (f"The bill across {output.samples} samples: {spread_cell(money_text, found['total'])} {report.currency} "
+            f"(on-demand {spread_cell(money_text, found['on_demand'])}, plan fees "
+            f"{spread_cell(money_text, found['plans'])}); waste {spread_cell(money_text, found['waste'])}; the cost "
+            "tables below are sample 1's")
+
+
 def spread_title(output: SimulateOutput) -> str:
     return f"Shares across {output.samples} samples: median (p10-p90)"
 
@@ -55,7 +70,7 @@ def shares_title(output: SimulateOutput) -> str:
     if output.samples > 1:
         return (f"Shares across {output.samples} samples: medians (time-weighted over each run; the p10-p90 "
                 "in the spread table)")
-    return "Shares (time-weighted over the run)"
+    return f"Shares (time-weighted over the run), {output.shares_label()}"
 
 
 def types_title(output: SimulateOutput) -> str:
@@ -262,6 +277,8 @@ def json_document(output: SimulateOutput) -> JsonDocument:
         extra["named_at_deploy"] = list(output.named_at_deploy)
     if output.costs is not None:
         extra["costs"] = output.costs.to_json()
+        if output.bill_spread is not None:  # each bill and waste figure across the samples (the rest: sample 1's)
+            extra["costs"]["spread"] = {key: found.to_json() for key, found in output.bill_spread.items()}
         if output.costs.prices is not None:
             # ``summary.cluster_utilisation`` counts every instance-hour the same; this one what each costs
             weighted = weighted_utilisation(from_summary(output.result.summary), output.costs.prices.per_instance_hour)
@@ -269,6 +286,7 @@ def json_document(output: SimulateOutput) -> JsonDocument:
             extra["costs"]["price_weighted_utilisation"] = None if weighted is None else round(weighted, 6)
     if output.targets:
         extra["targets"] = [result.to_json() for result in output.targets]
+    extra["samples"] = {"count": 1}  # one workload: figures without a spread (``--samples N`` gives one)
     if output.samples > 1:
         extra["samples"] = {"count": output.samples, "seed": output.seed, "jobs": list(output.sample_jobs),
                             "first_sample_recorded": output.recorded,

@@ -33,6 +33,7 @@ from policy_engine.simulation.results.billable import Billable, Period, PlanBill
 from policy_engine.simulation.results.capacity_hours import CapacityHours, ShareHours, mean_hours
 from policy_engine.simulation.results.lending import ATTRIBUTIONS, DEFAULT_ATTRIBUTION, Flow, lending_flows
 from policy_engine.simulation.results.records import SimulationResult
+from policy_engine.simulation.results.spread import Spread, spread
 
 INSTANCE_HOURS = "instance-hours"
 
@@ -423,3 +424,16 @@ def report_from_ledgers(data: dict[str, Any], topology: Topology, prices: Prices
                          "capacity cost: run it again without --resume)")
     return cost_report(Billable.from_json(data["billable"]), CapacityHours.from_json(data["capacity"]), topology,
                        prices, convention)
+
+
+#: The bill's and the waste's figures a spread across workload samples is given for (``bill_spreads``).
+BILL_FIGURES = ("on_demand", "plans", "total", "preempted_attempts", "plan_idle", "waste")
+
+
+def bill_spreads(reports: Sequence[CostReport]) -> dict[str, Spread]:
+    """``simulate --samples N --prices``: each bill and waste figure's p10, p50 and p90 over the samples' reports
+    (one per sample, in sample order); ``waste`` is their sum, spread as a sum (not the sum of two spreads)."""
+    values = [{"on_demand": r.bill.on_demand, "plans": r.bill.plans, "total": r.bill.total,
+               "preempted_attempts": r.waste.preempted_attempts, "plan_idle": r.waste.plan_idle,
+               "waste": r.waste.preempted_attempts + r.waste.plan_idle} for r in reports]
+    return {key: spread([found[key] for found in values]) for key in BILL_FIGURES}

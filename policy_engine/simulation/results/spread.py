@@ -45,6 +45,9 @@ class Significance:
 #: The team's choice: the p10-p90 of the paired differences excludes 0.
 SIGNIFICANCE = Significance()
 
+#: How every report labels a run without ``--samples`` (one workload, figures to the minute and no spread).
+ONE_SAMPLE = "1 sample of the workload (--samples N shows the spread)"
+
 
 def _percentiles(values: Sequence[float], points: Sequence[float]) -> list[float]:
     """numpy's ``percentile(..., method="linear")``, in plain Python: a report takes tens of thousands of them over

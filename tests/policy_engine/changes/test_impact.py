@@ -82,8 +82,9 @@ def test_cli_replay_in_every_format(write_file):
     assert "jobs preempted because of the change: **1 more often, 0 less often (net +1)**" in markdown
     # the harm first: the headline names the most harmed share and its figure, in text and markdown (b's requeue
     # wait now counts, and worsens S1 more than its one preemption)
-    assert "**Most harmed: q/S1: ml.g5.xlarge wait p95 0s -&gt; 1m 10s, 2.2x**" in markdown
-    assert "Most harmed: q/S1: ml.g5.xlarge wait p95 0s -> 1m 10s, 2.2x" in text
+    one = "Most harmed in 1 sample of the workload (--samples N shows the spread): "
+    assert f"**{one}q/S1: ml.g5.xlarge wait p95 0s -&gt; 1m 10s, 2.2x**" in markdown
+    assert f"{one}q/S1: ml.g5.xlarge wait p95 0s -> 1m 10s, 2.2x" in text
     assert "jobs preempted because of the change: 1 more often, 0 less often (net +1)" in text
 
 

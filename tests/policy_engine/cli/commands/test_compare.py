@@ -476,7 +476,8 @@ def test_a_small_comparison_runs_in_process_unless_told_where(files, monkeypatch
     def header(out: str) -> str:  # the first line, folded at 200 columns
         return " ".join(out[:out.index("runs, in the order of every cell")].split())
 
-    assert header(out).endswith("each from time 0 (in-process: a small comparison, done before a local cluster "
+    assert header(out).endswith("each from time 0, on 1 sample of the workload (--samples N shows the spread) "
+                                "(in-process: a small comparison, done before a local cluster "
                                 "would have started; --workers N runs it on one)")
     code, out = run(*designs(files, "A", "B"), "--workers", "2")
     assert code == 0, out
@@ -503,7 +504,8 @@ def test_until_is_said_in_the_first_line_of_every_format(files):
     code, out = run(*designs(files, "A", "B"), "--workers", "1", "--until", "30m")
     assert code == 0 and "each from time 0 to 30m 00s (--until)" in out.splitlines()[0]
     code, out = run(*designs(files, "A", "B"), "--workers", "1", "--until", "30m", "--format", "markdown")
-    assert code == 0 and "each design run from time 0 to 30m 00s (--until)." in out
+    assert code == 0 and ("each design run from time 0 to 30m 00s (--until), on 1 sample of the workload "
+                          "(--samples N shows the spread).") in out
 
 
 def test_a_design_whose_run_ends_later_bills_the_same_work_the_same(files, tmp_path):

@@ -116,16 +116,24 @@ def test_compare_text_and_markdown_say_across_n_samples_and_never_call_noise_a_c
         "across 5 samples of the workload (sample 1 the recorded jobs, then seeds 1-4 resampled by day")
 
 
-def test_samples_one_is_the_output_of_today(files):
+def test_samples_one_is_the_default_and_labelled_one_sample(files):
+    from policy_engine.simulation.results.spread import ONE_SAMPLE
+
     for args in (["compare", files["scenario"], "--topology", files["A"], "--topology", files["B"], "--workers", "1"],
                  ["simulate", files["scenario"]],
                  ["diff", files["A"], files["B"], "--scenario", files["scenario"], "--fail-on", "never"]):
         for output in ("text", "json", "markdown"):
-            if args[0] == "compare" and output == "text":
-                continue  # compare's text names its executor; its JSON and markdown say the same figures
             plain = run(*args, "--format", output)
-            assert run(*args, "--format", output, "--samples", "1") == plain
+            assert plain[0] == 0, plain[2]
+            assert run(*args, "--format", output, "--samples", "1") == plain  # the default, said or not
             assert "across 1 sample" not in plain[1] and "p10" not in plain[1]
+            if output == "json":
+                data = json.loads(plain[1])
+                found = data["impact"] if args[0] == "diff" else data
+                assert found["samples"] == ({"count": 1} if args[0] == "simulate" else 1)
+            else:  # labelled where N samples say "across N samples": the first line, the headline, the table title
+                said = " ".join(gfm.html(plain[1]).split()) if output == "markdown" else " ".join(plain[1].split())
+                assert ONE_SAMPLE in said, (args[0], output)
 
 
 def test_simulate_samples_give_each_shares_median_and_spread_and_name_the_first_sample(files):
@@ -140,8 +148,8 @@ def test_simulate_samples_give_each_shares_median_and_spread_and_name_the_first_
     code, text, _ = run("simulate", files["scenario"], "--samples", "3")
     assert code == 0 and "Shares across 3 samples: median (p10-p90)" in text
     said = " ".join(text.split())
-    assert "every table titled sample 1 (the jobs, the summary, --events, --report, the bill, the targets) is the " \
-           "first sample's alone" in said
+    assert "every table titled sample 1 (the jobs, the summary, --events, --report, the cost tables, the targets) " \
+           "is the first sample's alone" in said
 
 
 def test_diff_samples_pr_comment_says_across_n_samples(files):
@@ -262,3 +270,76 @@ def test_the_compare_page_with_samples_draws_and_marks_noise_in_chromium(files, 
         bars = driver.execute_script("return document.querySelectorAll('#chart-deltas svg path, "
                                      "#chart-deltas svg rect').length")
         assert bars > 0
+
+
+PRICES = "currency: USD\nper_instance_hour: {ml.g5.12xlarge: 7, ml.p4d.24xlarge: 32}\n"
+
+
+def test_diff_bill_and_instance_hours_lost_are_medians_of_each_samples_replay_with_paired_significance(files):
+    prices = files["scenario"].with_name("prices.yaml")
+    prices.write_text(PRICES)
+    args = ["diff", files["A"], files["B"], "--fail-on", "never", "--prices", prices]
+    code, out, err = run(*args, "--scenario", files["scenario"], "--samples", "3", "--seed", "2", "--format", "json")
+    assert code == 0, err
+    impact = json.loads(out)["impact"]
+    singles = []
+    for path in _sample_scenarios(files, 3, 2):  # each sample replayed on its own: what the medians are of
+        code, single, err = run(*args, "--scenario", path, "--format", "json")
+        assert code == 0, err
+        singles.append(json.loads(single)["impact"])
+    bill = impact["bill_comparison"]
+    for side, label in (("before", "without the change"), ("after", "with HEAD")):
+        totals = sorted(single["costs"][side]["bill"]["total"] for single in singles)
+        assert bill["runs"][label]["total"] == pytest.approx(totals[1])
+        assert bill["spread"][label]["total"]["p10"] == pytest.approx(totals[0] + 0.2 * (totals[1] - totals[0]))
+    paired = sorted(s["costs"]["after"]["bill"]["total"] - s["costs"]["before"]["bill"]["total"] for s in singles)
+    found = bill["paired_differences"]["with HEAD"]["total"]
+    assert found["p50"] == pytest.approx(paired[1]) and found["significant"] == (found["p10"] > 0 or found["p90"] < 0)
+    lost = {row["instance_type"]: row for row in impact["instance_hours_lost_by_type"]}
+    for kind, row in lost.items():
+        per_sample = sorted(sum(r["instance_hours_lost_before"] for r in single["shares"] if r["instance_type"] == kind)
+                            for single in singles)
+        assert row["runs"]["without the change"]["instance_hours_lost"] == pytest.approx(per_sample[1], abs=1e-6)
+        assert set(row["paired_differences"]["with HEAD"]["instance_hours_lost"]) == {"p10", "p50", "p90",
+                                                                                      "significant"}
+    code, text, _ = run(*args, "--scenario", files["scenario"], "--samples", "3", "--seed", "2")
+    line = next(line for line in text.splitlines() if line.strip().startswith("bill for"))
+    assert "across 3 samples" in line and " (" in line.split("→")[0]  # a median (p10-p90) each side
+    assert ("no significant change" in line.split("; waste")[0]) != found["significant"]
+    lost_line = next(line for line in text.splitlines() if "instance-hours lost because of the change" in line)
+    for kind, row in lost.items():
+        part = lost_line.split(kind, 1)[1]
+        assert part.strip().startswith("no significant change") != row["paired_differences"]["with HEAD"][
+            "instance_hours_lost"]["significant"]
+
+
+def test_simulate_samples_bill_is_the_median_of_each_samples_bill(files):
+    prices = files["scenario"].with_name("prices.yaml")
+    prices.write_text(PRICES)
+    code, out, err = run("simulate", files["scenario"], "--samples", "3", "--prices", prices, "--format", "json")
+    assert code == 0, err
+    found = json.loads(out)["costs"]["spread"]
+    totals = []
+    for path in _sample_scenarios(files, 3, 0):
+        code, single, err = run("simulate", path, "--prices", prices, "--format", "json")
+        assert code == 0, err
+        totals.append(json.loads(single)["costs"]["bill"]["total"])
+    totals.sort()
+    assert found["total"]["p50"] == pytest.approx(totals[1]) and found["total"]["p90"] <= totals[2] + 1e-6
+    code, text, _ = run("simulate", files["scenario"], "--samples", "3", "--prices", prices)
+    assert "The bill across 3 samples: " in " ".join(text.split())
+
+
+def test_compare_samples_bill_and_instance_hours_lost_have_spreads_and_paired_differences(files):
+    prices = files["scenario"].with_name("prices.yaml")
+    prices.write_text(PRICES)
+    code, out, err = run("compare", files["scenario"], "--topology", files["A"], "--topology", files["B"],
+                         "--samples", "3", "--workers", "1", "--prices", prices, "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    everything = next(row for row in data["costs"] if row["instance_type"] == "all types")
+    assert set(everything["spread"]["A"]["total"]) == {"p10", "p50", "p90"}
+    assert "significant" in everything["paired_differences"]["B"]["total"]
+    for row in data["instance_types"]:
+        spread = row["spread"]["A"]["instance_hours_lost"]
+        assert spread["p10"] <= row["runs"]["A"]["instance_hours_lost"] == spread["p50"] <= spread["p90"]

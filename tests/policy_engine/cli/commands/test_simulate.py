@@ -40,7 +40,8 @@ def test_json_has_exactly_the_documented_shape(write_file):
     out = invoke("simulate", str(scenario(write_file, JOBS)), "--format", "json")
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert set(data) == {"time", "jobs", "shares", "summary", "wait_causes"}
+    assert set(data) == {"time", "jobs", "shares", "summary", "wait_causes", "samples"}
+    assert data["samples"] == {"count": 1}  # one workload, labelled (--samples N gives the spread)
     assert set(data["wait_causes"]) == {"attribution", "shares"}
     assert set(data["wait_causes"]["shares"][0]) == {"share", "instance_type", "jobs_waited", "wait_seconds",
                                                      "by_cause", "jobs_by_cause"}
