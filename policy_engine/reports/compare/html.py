@@ -17,6 +17,7 @@ from pathlib import Path
 
 from policy_engine.foundation.output_files import write_files
 from policy_engine.reports.compare.view import (
+    WHOLE_RUN,
     CompareOutput,
     costs_head,
     costs_legend,
@@ -102,23 +103,25 @@ def render_page(output: CompareOutput) -> str:
         f"<h1>batch-quota compare: {escape(labels)}</h1>",
         f'<p class="muted">{escape(output.scenario)} · {output.jobs:,} job(s), each design run {escape(output.span)} · '
         f"{escape(sc.runs_line(output.shares, output.marked_sources))}</p>",
+        *([f'<p class="sample-one">{escape(output.page_sample_line())}</p>'] if output.samples > 1 else []),
         *(f'<p class="samples">{escape(line)}</p>' for line in samples_lines(output)),
         *(f'<p class="error check-error">{escape(line)}</p>' for line in output.check_lines()),
         '<p id="render-error" class="error" hidden></p>',
         "<h2>The whole run</h2>",
-        sc.html_table(sc.share_header(output.overall)[2:], [r[2:] for r in sc.share_rows(output.overall)], names=0),
+        f'<p class="muted">{escape(WHOLE_RUN[0].upper() + WHOLE_RUN[1:])}</p>',
+        sc.html_table(sc.share_header(output.overall)[2:], _whole_run(output), names=0),
         *_costs(output),
         "<h2>Per instance type over time</h2>",
         '<p class="muted">Per instance type (never summed across types): the instances in use (own and borrowed) '
         "as a share of the environments' instances, per time bin, one line per design. Drag or scroll to zoom.</p>",
         sc.html_table(("instance type", *sc.share_header(output.types)[2:]),
-                      [r[1:] for r in sc.share_rows(output.types)], names=1),
+                      [r[1:] for r in sc.share_rows(output.types, compact=True)], names=1),
         *(f'<div id="chart-type-{i}" class="chart"></div>' for i in range(len(types))),
         '<div id="chart-waiting" class="chart"></div>',
         "<h2>Per share and instance type</h2>",
         '<div id="chart-deltas" class="chart"></div>',
         f'<p class="muted">{escape(legend(output))}</p>',
-        sc.html_table(sc.share_header(output.shares), sc.share_rows(output.shares), ' id="shares"'),
+        sc.html_table(sc.share_header(output.shares), sc.share_rows(output.shares, compact=True), ' id="shares"'),
     ]
     if output.targets.rows:
         parts += [f"<h2>Targets</h2><p class=\"muted\">{escape(sc.targets_met_line(output.targets))}</p>",
@@ -158,3 +161,8 @@ def write_page(output: CompareOutput, directory: Path) -> Path:
     """Write ``DIR/index.html`` (no symlink followed); return its path."""
     write_files(directory, {PAGE: render_page(output).encode("utf-8")})
     return directory / PAGE
+
+
+def _whole_run(output: CompareOutput) -> list[tuple[str, ...]]:
+    """The whole run's one row, its figures alike in every run said once."""
+    return [row[2:] for row in sc.share_rows(output.overall, compact=True)]

@@ -14,8 +14,8 @@ from policy_engine.simulation.results.numbers import plain
 from policy_engine.simulation.results.side_by_side import WAIT_P95, Figure, ShareRow
 from policy_engine.simulation.results.spread import paired
 
-__all__ = ["CompareOutput", "costs_head", "costs_legend", "costs_rows", "costs_title", "document", "legend",
-           "page_data", "samples_lines", "verdict"]
+__all__ = ["WHOLE_RUN", "CompareOutput", "costs_head", "costs_legend", "costs_rows", "costs_title", "document",
+           "legend", "page_data", "samples_lines", "verdict"]
 
 
 def samples_lines(output: CompareOutput) -> list[str]:
@@ -24,11 +24,15 @@ def samples_lines(output: CompareOutput) -> list[str]:
     return [line] if line else []
 
 
+#: Under the whole run's table: its cells read as the per-share table's (whose legend says how).
+WHOLE_RUN = f"each cell as in the per-share table (its legend below); {sc.COMPACT[0].lower()}{sc.COMPACT[1:]}"
+
+
 def legend(output: CompareOutput) -> str:
-    """What the before/after cells mean (with samples: medians, p10-p90, paired and significant differences), and
-    the one window the time-weighted figures are over."""
+    """What the before/after cells mean (with samples: medians, p10-p90, paired and significant differences), the
+    one window the time-weighted figures are over, and what a single value means (``compact_cell``)."""
     return (sc.LEGEND + (f"; {sc.samples_legend(output.samples)}" if output.samples > 1 else "")
-            + f"; {output.window_text()}")
+            + f"; {output.window_text()}. {sc.COMPACT}")
 
 
 def _change_text(figure: Figure, row: ShareRow, run: int, figures: tuple[Figure, ...] = ()) -> str:
