@@ -84,9 +84,15 @@ def _cost_verdict(output: CompareOutput, run: int) -> str:
         row = next(row for row in output.costs.rows if row.instance_type == ALL_TYPES)
         return (against + f"bill {_change_text(TOTAL_COST, row, run)} "
                 f"{output.cost_unit}, waste {waste(row)} {output.cost_unit}")
-    return against + "; ".join(
-        f"{row.instance_type} billed {_change_text(TOTAL_COST, row, run)}, wasted "
-        f"{waste(row)}" for row in output.costs.rows) + " instance-hours"
+    return against + "; ".join(  # "bill +12.00 instance-hours", "bill: no significant change": a unit after a number
+        f"{row.instance_type} {_with_unit('bill', _change_text(TOTAL_COST, row, run))}, "
+        f"{_with_unit('waste', waste(row))}" for row in output.costs.rows)
+
+
+def _with_unit(name: str, change: str) -> str:
+    """``bill +12.00 instance-hours``; a change that is a verdict, not a number, reads ``bill: no significant
+    change`` (no unit after words)."""
+    return f"{name} {change} instance-hours" if change[:1] in "+−-±≈" else f"{name}: {change}"
 
 
 def verdict(output: CompareOutput) -> list[str]:

@@ -416,7 +416,7 @@ def test_each_designs_bill_and_waste_with_the_difference(tmp_path, chargeback, p
     text = run(*args)[1]
     assert f"The bill ({unit}" in text
     assert ("B against A: bill ±0 USD, waste ±0 USD" if priced else
-            "B against A: ml.p4d.24xlarge billed ±0, wasted ±0 instance-hours") in text
+            "B against A: ml.p4d.24xlarge bill ±0 instance-hours, waste ±0 instance-hours") in text
 
 
 def test_without_prices_instance_hours_of_two_types_are_never_added_up(files, tmp_path):
@@ -589,3 +589,11 @@ def test_a_huge_wait_difference_leaves_every_small_one_a_visible_bar(files, tmp_
     assert len(bars) == 4, bars
     widths = sorted(width for _, width in bars)
     assert widths[0] < 1 and all(width >= 8 for width in widths[1:]), bars  # the zero flat, the rest visible
+
+
+def test_a_cost_verdict_puts_the_unit_after_a_number_never_after_words():
+    from policy_engine.reports.compare.view import _with_unit
+
+    assert _with_unit("bill", "+12.00") == "bill +12.00 instance-hours"
+    assert _with_unit("waste", "±0") == "waste ±0 instance-hours"
+    assert _with_unit("bill", "no significant change") == "bill: no significant change"
