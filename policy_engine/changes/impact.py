@@ -100,6 +100,8 @@ class Impact:
     sample_costs: tuple[dict[str, Any], ...] = ()
     #: ``--seed``: sample ``n`` was drawn with ``seed + n``
     seed: int = 0
+    #: the samples start from recorded jobs: sample 1 is them, samples 2..N resampled by day (seeds ``seed + n``)
+    recorded: bool = False
 
     @property
     def samples(self) -> int:
@@ -132,7 +134,8 @@ class Impact:
         difference with ``significant`` (``ShareComparison.to_json``)."""
         if self.samples <= 1:
             return {"samples": 1}
-        return {"samples": self.samples, "seed": self.seed, "first_sample_shows": FIRST_SAMPLE_SHOWS,
+        return {"samples": self.samples, "seed": self.seed, "first_sample_recorded": self.recorded,
+                "first_sample_shows": FIRST_SAMPLE_SHOWS,
                 "share_comparison": share_comparison(self).to_json()}
 
 
@@ -200,7 +203,7 @@ def _median_rows(samples: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]
     return out
 
 
-def combine_impacts(impacts: Sequence[Impact], seed: int) -> Impact:
+def combine_impacts(impacts: Sequence[Impact], seed: int, recorded: bool = False) -> Impact:
     """One impact over several workload samples: the per-share rows are medians (keeping each sample's rows for the
     spreads and the paired differences); what lists jobs is the first sample's (``FIRST_SAMPLE_SHOWS``)."""
     if len(impacts) == 1:
@@ -210,7 +213,8 @@ def combine_impacts(impacts: Sequence[Impact], seed: int) -> Impact:
                    instance_hours_lost_before=median([impact.instance_hours_lost_before for impact in impacts]),
                    instance_hours_lost_after=median([impact.instance_hours_lost_after for impact in impacts]),
                    sample_shares=tuple(impact.shares for impact in impacts),
-                   sample_costs=tuple(impact.costs for impact in impacts), seed=seed)
+                   sample_costs=tuple(impact.costs for impact in impacts), seed=seed,
+                   recorded=recorded)
 
 
 def _check_against_base(scenario: Scenario, base: Topology) -> None:

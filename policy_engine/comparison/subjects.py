@@ -92,16 +92,29 @@ class CompareOutput:
     seed: int = 0
     #: each sample's jobs, in sample order (``runs``, the bills and ``--report`` are the first sample's)
     sample_jobs: tuple[int, ...] = ()
+    #: the samples start from recorded jobs: sample 1 is them, samples 2..N resampled by day (seeds ``seed + n``)
+    recorded: bool = False
 
     def samples_line(self) -> str:
         """With samples, what the tables are: ``across 5 samples (seeds 0-4, 9,950-10,120 jobs): ...``; else ''."""
         if self.samples <= 1:
             return ""
         jobs = (f"{min(self.sample_jobs):,}-{max(self.sample_jobs):,} jobs" if self.sample_jobs else "")
-        return (f"across {self.samples} samples of the workload (seeds {self.seed}-{self.seed + self.samples - 1}, "
+        from policy_engine.simulation.scenarios.samples import seeds_text
+
+        return (f"across {self.samples} samples of the workload ({seeds_text(self.recorded, self.samples, self.seed)}, "
                 f"{jobs}): every figure is the median with its p10-p90, every difference paired (the same sample "
                 "under each design) and shown only when significant, the bill and instance-hours lost too; JSON's "
                 "runs (each design's summary and whole cost report) and --report show sample 1")
+
+    def page_sample_line(self) -> str:
+        """With samples, what ``--report``'s page draws of which sample, for a line under its title; else ''."""
+        if self.samples <= 1:
+            return ""
+        from policy_engine.simulation.scenarios.samples import sample_one
+
+        return (f"This page: the tables are medians across {self.samples} samples with their p10-p90; the charts "
+                f"over time and why jobs waited draw {sample_one(self.recorded, self.samples, self.seed)} alone.")
 
     @property
     def span(self) -> str:
@@ -180,8 +193,8 @@ class CompareOutput:
             "targets": self.targets.to_json(),
             "costs": self.costs.to_json(),
             "samples": self.samples,
-            **({"seed": self.seed, "sample_jobs": list(self.sample_jobs), "runs_sample": 1}
-               if self.samples > 1 else {}),
+            **({"seed": self.seed, "sample_jobs": list(self.sample_jobs), "runs_sample": 1,
+                "first_sample_recorded": self.recorded} if self.samples > 1 else {}),
         }
 
 
@@ -278,7 +291,7 @@ def _checked(designs: Sequence[Design]) -> tuple[tuple[Finding, ...], ...]:
 
 def build_sampled(scenario: str, runs: Sequence[DesignRun], designs: Sequence[Design], executor: str = "",
                   prices: Prices | None = None, convention: Convention = Convention.USAGE,
-                  period: Period | None = None, seed: int = 0) -> CompareOutput:
+                  period: Period | None = None, seed: int = 0, recorded: bool = False) -> CompareOutput:
     """``build`` per workload sample (``DesignRun.sample``), combined: each before/after table's values are the
     medians across the samples, keeping every sample's values for the spread and the paired differences; the
     targets are judged on the medians; ``runs`` and the bills are the first sample's."""
@@ -296,4 +309,5 @@ def build_sampled(scenario: str, runs: Sequence[DesignRun], designs: Sequence[De
                    shares=by_worsening(combine([output.shares for output in outputs])),
                    costs=combine([output.costs for output in outputs]),
                    targets=combine_targets([output.targets for output in outputs]),
-                   samples=len(outputs), seed=seed, sample_jobs=tuple(output.jobs for output in outputs))
+                   samples=len(outputs), seed=seed, sample_jobs=tuple(output.jobs for output in outputs),
+                   recorded=recorded)

@@ -42,6 +42,9 @@ MAX_GRID = 100_000
 MAX_AXIS_VALUES = 100_000
 #: The most resampled workloads ``tune --workload-samples`` runs every candidate on.
 MAX_WORKLOAD_SAMPLES = 1_000
+#: ``--seed``'s largest value: every sample's seed (``seed + n``) stays a non-negative 64-bit integer. Negative
+#: seeds are refused: Python's ``random.Random(-1)`` is ``Random(1)``, so samples would repeat unseen.
+MAX_SEED = 2**63 - 1 - MAX_WORKLOAD_SAMPLES
 
 
 @dataclass(frozen=True)

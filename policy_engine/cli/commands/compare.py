@@ -102,10 +102,11 @@ def command(scenarios: tuple[str, ...], topologies: tuple[str, ...], renames: tu
     runs, description = run_designs(scenario, designs, until, bool(report_dir), scheduler, workers, period,
                                     samples=samples, seed=first_seed)
     from policy_engine.comparison.subjects import build, build_sampled
+    from policy_engine.simulation.scenarios.samples import recorded
 
     if samples > 1:
         built = build_sampled(scenarios[0], runs, designs, description, prices, convention(chargeback), period,
-                              first_seed)
+                              first_seed, recorded(scenario))
     else:
         built = build(scenarios[0], len(scenario.jobs), runs, designs, description, prices, convention(chargeback),
                       period)

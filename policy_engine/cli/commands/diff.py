@@ -181,4 +181,6 @@ def _sampled(shared: _Replay, samples: int, scheduler: str | None, workers: int 
             if not isinstance(executor, DaskExecutor) or isinstance(error, LoadError):
                 raise
             fail_input([f"the Dask cluster failed: {type(error).__name__}: {error}"])
-    return combine_impacts([found[sample] for sample in range(samples)], shared.seed)
+    from policy_engine.simulation.scenarios.samples import recorded
+
+    return combine_impacts([found[sample] for sample in range(samples)], shared.seed, recorded(shared.scenario))

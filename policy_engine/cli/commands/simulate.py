@@ -42,6 +42,7 @@ from policy_engine.simulation.results.records import SimulationResult, build_res
 from policy_engine.simulation.results.targets import TargetResult, evaluate_targets
 from policy_engine.simulation.results.wait_causes import WaitCauses, attribute
 from policy_engine.simulation.results.wait_orders import DEFAULT_ORDER, ORDERS
+from policy_engine.simulation.scenarios.samples import recorded
 from policy_engine.simulation.scenarios.workload import MAX_SECONDS
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.results.billable import Period
     from policy_engine.simulation.results.costs import CostReport
     from policy_engine.simulation.results.plan_account import PlanAccount
+    from policy_engine.simulation.results.sampled_types import SampledTypeUsage
     from policy_engine.simulation.scenarios.workload import Scenario
 
 #: Show a progress bar for workloads at least this large (and only on a terminal).
@@ -107,15 +109,17 @@ def _eventbridge_writer(handle: TextIO) -> Callable[[float, Job, str, str, Reaso
 def _write_report(result: SimulationResult, topology: Topology, directory: str, source: str, share: str | None,
                   window: tuple[float, float] | None, costs: CostReport | None,
                   waits: WaitCauses | None = None, targets: Sequence[TargetResult] = (),
-                  plan_account: PlanAccount | None = None) -> None:
-    """``--report DIR``; imported here so that plain runs never load matplotlib."""
+                  plan_account: PlanAccount | None = None, sample: str = "") -> None:
+    """``--report DIR``; imported here so that plain runs never load matplotlib. ``sample``: which workload
+    sample it draws (``--samples N``)."""
     from pathlib import Path
 
     from policy_engine.reports.page.html_report import write_report
 
     try:
         written = write_report(result, topology, Path(directory), source=source, share=share, window=window,
-                               costs=costs, waits=waits, targets=targets, plan_account=plan_account)
+                               costs=costs, waits=waits, targets=targets, plan_account=plan_account,
+                               sample=sample)
     except OSError as error:
         fail_input([f"{directory}: cannot write the report: {error.strerror or error}"])
     click.echo(f"wrote {written[0]} and {len(written) - 1} summary chart(s): "
@@ -273,14 +277,14 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
     first_seed = sample_seed_or_exit(loaded, samples, seed)
     sampled = loaded
     if samples > 1:  # the first sample runs here as a run without samples would; the others after it
-        from policy_engine.simulation.scenarios.samples import sample_for
+        from policy_engine.simulation.scenarios.samples import sample_for, sample_one
 
         loaded = replace(loaded, jobs=list(sample_for(sampled, 0, first_seed)))
         shown = " and ".join(name for name, given in (("--events", events), ("--report", report_dir)) if given)
         if shown:
             verb = "show" if events and report_dir else "shows"
-            click.echo(f"note: {shown} {verb} sample 1 of {samples} (seed {first_seed}); the shares' figures are "
-                       "the medians across all of them", err=True)
+            click.echo(f"note: {shown} {verb} {sample_one(recorded(sampled), samples, first_seed)}; the shares' and "
+                       "instance types' figures are the medians across all of them", err=True)
         result = _sequential(loaded, until, events, quiet, event_format)
     elif scheduler or workers is not None:
         result = _parallel(loaded, until, events, scheduler, workers)
@@ -303,20 +307,26 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
 
         plan_account = account(result, loaded.topology)
     if report_dir:
+        from policy_engine.simulation.scenarios.samples import sample_one
+
         _write_report(result, loaded.topology, report_dir, scenario, chosen_share, chosen_window, cost_report,
-                      waits, targets, plan_account)
+                      waits, targets, plan_account,
+                      sample_one(recorded(sampled), samples, first_seed) if samples > 1 else "")
     calibration = None
     if loaded.observed:
         from policy_engine.simulation.results.calibration import calibrate
 
         calibration = calibrate(result, loaded.observed)
     sample_jobs: tuple[int, ...] = ()
+    sample_types: tuple[SampledTypeUsage, ...] = ()
     bill_spread = None
-    if samples > 1:  # each share's figures: the medians across the samples, with their spreads
+    if samples > 1:  # each share's and type's figures: the medians across the samples, with their spreads
         from policy_engine.simulation.results.sampled_shares import sampled_shares
+        from policy_engine.simulation.results.sampled_types import sampled_types
 
         others = _other_samples(sampled, until, samples, first_seed, scheduler, workers, period)
         sample_jobs = (len(loaded.jobs), *(run.jobs for run in others))
+        sample_types = sampled_types([result.summary, *(run.summary for run in others)])
         result = replace(result, shares=sampled_shares([result.shares, *(run.shares for run in others)]))
         if cost_report is not None and costs.wanted and cost_report.priced:  # each sample's bill, priced here
             from policy_engine.simulation.results.costs import bill_spreads
@@ -329,15 +339,16 @@ def _simulate(scenario: str, until: float | None, output: str, events: str | Non
                                                      cost_report if costs.wanted else None, waits,
                                                      targets=targets, plan_account=plan_account,
                                                      topology=loaded.topology, samples=samples, seed=first_seed,
-                                                     sample_jobs=sample_jobs, bill_spread=bill_spread), sys.stdout)
+                                                     sample_jobs=sample_jobs, sample_types=sample_types,
+                                                     recorded=recorded(sampled), bill_spread=bill_spread), sys.stdout)
     return sum(1 for target in targets if not target.met)
 
 
 def _other_samples(scenario: Scenario, until: float | None, samples: int, seed: int, scheduler: str | None,
                    workers: int | None, period: Period) -> list[DesignRun]:
     """Samples 2..N on the sweeps' executor (each drawn by its worker), in sample order: each one's jobs, per-share
-    figures and billable ledger over ``period``. In-process unless asked, or unless a local cluster pays for its
-    start (``compare``'s rule)."""
+    figures, summary (its per-type figures) and billable ledger over ``period``. In-process unless asked, or unless
+    a local cluster pays for its start (``compare``'s rule)."""
     import os
 
     from policy_engine.comparison.designs import Design

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 from typing import TextIO
 
 import click
@@ -16,6 +15,7 @@ from rich import box
 from rich.table import Table
 
 from policy_engine.reports.check.view import CheckOutput, CheckReport, CheckView, FindingRow, report_view
+from policy_engine.reports.kit import terminal
 from policy_engine.reports.kit.safe_text import rich_text, visible
 from policy_engine.reports.kit.terminal import console as terminal_console
 
@@ -150,7 +150,7 @@ def use_color(stream: TextIO) -> bool:
 
 def write(output: CheckOutput, stream: TextIO) -> None:
     """As wide as the terminal; 200 columns when piped, so CI logs do not wrap findings."""
-    width = shutil.get_terminal_size((200, 24)).columns if stream.isatty() else 200
+    width = terminal.width(200) if stream.isatty() else 200
     click.echo(render(output.report, source=output.source, color=use_color(stream), width=width,
                       strict=output.strict, declared_guarantees=len(output.topology.guarantees),
                       terminal=stream.isatty()), file=stream, nl=False)

@@ -3,9 +3,11 @@
 Charts are Vega-Lite specs drawn by the inlined Vega libraries with the CSP-safe interpreter, as the simulation
 report draws them (``reports.kit.vega``; no fetch, no ``eval``): per instance type, the share of its instances in use
 over time for each design (never summed across types); waiting jobs over time; and, per later design, its wait
-p95 difference from the first per share and instance type. The tables are the text report's cells
-(``reports.tables.share_comparison``), then each design's "why jobs waited" table (``reports.tables.why_waited``, the
-attribution run on the worker). The page marks ``data-rendered="true"`` when every chart is drawn.
+p95 difference from the first per share and instance type, on a symmetric log axis (a −300 h bar would squeeze
+a +47 m one to nothing on a linear axis; docs/sweep.md says the same of sweep's charts). The tables are the text
+report's cells (``reports.tables.share_comparison``), then each design's "why jobs waited" table
+(``reports.tables.why_waited``, the attribution run on the worker).
+The page marks ``data-rendered="true"`` when every chart is drawn.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from policy_engine.foundation.output_files import write_files
 from policy_engine.reports.compare.view import (
+    WHOLE_RUN,
     CompareOutput,
     costs_head,
     costs_legend,
@@ -46,12 +49,20 @@ SCRIPT = r"""
             encoding: {x: x, y: y, color: color,
                        tooltip: [{field: 'design'}, {field: 't', title: data.unit}, {field: 'value', format: '.3~f'}]}};
   }
+  function powers(rows) {  // ticks of the symmetric log axis: 0 and ±1, ±10, ±100 ... h up to the largest
+    const top = Math.max(1, ...rows.map(function (r) { return Math.abs(r.hours); }));
+    const out = [0];
+    for (let p = 1; p < top * 10; p *= 10) out.push(-p, p);
+    return out;
+  }
   function deltas(rows) {
     return {$schema: 'https://vega.github.io/schema/vega-lite/v6.json',
             title: 'wait p95: each later design minus the first, per share and instance type (negative is better)',
             width: 900, height: {step: 18}, data: {values: rows}, mark: 'bar',
             encoding: {y: {field: 'row', type: 'nominal', sort: null, title: null},
-                       x: {field: 'hours', type: 'quantitative', title: 'difference of wait p95 (hours)'},
+                       x: {field: 'hours', type: 'quantitative', scale: {type: 'symlog', constant: 1},
+                           axis: {values: powers(rows)},
+                           title: 'difference of wait p95 (hours, symmetric log scale)'},
                        color: color, yOffset: {field: 'design'},
                        tooltip: [{field: 'row', title: 'share'}, {field: 'design'},
                                  {field: 'text', title: 'difference'}]}};
@@ -92,23 +103,25 @@ def render_page(output: CompareOutput) -> str:
         f"<h1>batch-quota compare: {escape(labels)}</h1>",
         f'<p class="muted">{escape(output.scenario)} · {output.jobs:,} job(s), each design run {escape(output.span)} · '
         f"{escape(sc.runs_line(output.shares, output.marked_sources))}</p>",
+        *([f'<p class="sample-one">{escape(output.page_sample_line())}</p>'] if output.samples > 1 else []),
         *(f'<p class="samples">{escape(line)}</p>' for line in samples_lines(output)),
         *(f'<p class="error check-error">{escape(line)}</p>' for line in output.check_lines()),
         '<p id="render-error" class="error" hidden></p>',
         "<h2>The whole run</h2>",
-        sc.html_table(sc.share_header(output.overall)[2:], [r[2:] for r in sc.share_rows(output.overall)], names=0),
+        f'<p class="muted">{escape(WHOLE_RUN[0].upper() + WHOLE_RUN[1:])}</p>',
+        sc.html_table(sc.share_header(output.overall)[2:], _whole_run(output), names=0),
         *_costs(output),
         "<h2>Per instance type over time</h2>",
         '<p class="muted">Per instance type (never summed across types): the instances in use (own and borrowed) '
         "as a share of the environments' instances, per time bin, one line per design. Drag or scroll to zoom.</p>",
         sc.html_table(("instance type", *sc.share_header(output.types)[2:]),
-                      [r[1:] for r in sc.share_rows(output.types)], names=1),
+                      [r[1:] for r in sc.share_rows(output.types, compact=True)], names=1),
         *(f'<div id="chart-type-{i}" class="chart"></div>' for i in range(len(types))),
         '<div id="chart-waiting" class="chart"></div>',
         "<h2>Per share and instance type</h2>",
         '<div id="chart-deltas" class="chart"></div>',
         f'<p class="muted">{escape(legend(output))}</p>',
-        sc.html_table(sc.share_header(output.shares), sc.share_rows(output.shares), ' id="shares"'),
+        sc.html_table(sc.share_header(output.shares), sc.share_rows(output.shares, compact=True), ' id="shares"'),
     ]
     if output.targets.rows:
         parts += [f"<h2>Targets</h2><p class=\"muted\">{escape(sc.targets_met_line(output.targets))}</p>",
@@ -148,3 +161,8 @@ def write_page(output: CompareOutput, directory: Path) -> Path:
     """Write ``DIR/index.html`` (no symlink followed); return its path."""
     write_files(directory, {PAGE: render_page(output).encode("utf-8")})
     return directory / PAGE
+
+
+def _whole_run(output: CompareOutput) -> list[tuple[str, ...]]:
+    """The whole run's one row, its figures alike in every run said once."""
+    return [row[2:] for row in sc.share_rows(output.overall, compact=True)]

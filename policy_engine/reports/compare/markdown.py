@@ -7,6 +7,7 @@ from typing import TextIO
 import click
 
 from policy_engine.reports.compare.view import (
+    WHOLE_RUN,
     CompareOutput,
     costs_head,
     costs_legend,
@@ -29,13 +30,13 @@ def render(output: CompareOutput) -> str:
              *[f"- ❌ {cell(line)}" for line in output.check_lines()],
              *[f"- {cell(line)}" for line in verdict(output)], "",
              "**The whole run**", "",
-             *sc.markdown_table(sc.share_header(output.overall)[2:], [r[2:] for r in sc.share_rows(output.overall)],
+             *sc.markdown_table(sc.share_header(output.overall)[2:], _whole_run(output),
                                 names=0),
-             "", *_costs(output),
+             "", f"_{cell(WHOLE_RUN[0].upper() + WHOLE_RUN[1:])}_", "", *_costs(output),
              "**Per instance type** (never summed across types)", "",
              *sc.markdown_table(("instance type", *sc.share_header(output.types)[2:]),
-                                [r[1:] for r in sc.share_rows(output.types)], names=1),
-             "", *_per_share(output), f"_{cell(legend(output))}. {sc.COMPACT}_", ""]
+                                [r[1:] for r in sc.share_rows(output.types, compact=True)], names=1),
+             "", *_per_share(output), f"_{cell(legend(output))}_", ""]
     if output.targets.rows:
         lines += [f"**Targets** ({cell(sc.targets_met_line(output.targets))})", "",
                   *sc.markdown_table(sc.target_header(output.targets), sc.target_rows(output.targets), names=3), ""]
@@ -60,3 +61,8 @@ def _costs(output: CompareOutput) -> list[str]:
 
 def write(output: CompareOutput, stream: TextIO) -> None:
     click.echo(render(output), file=stream, nl=False)
+
+
+def _whole_run(output: CompareOutput) -> list[tuple[str, ...]]:
+    """The whole run's one row, its figures alike in every run said once."""
+    return [row[2:] for row in sc.share_rows(output.overall, compact=True)]

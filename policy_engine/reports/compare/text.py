@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from policy_engine.reports.compare.view import (
+    WHOLE_RUN,
     CompareOutput,
     costs_head,
     costs_legend,
@@ -30,15 +31,16 @@ def write(output: CompareOutput, stream: TextIO) -> None:
         console.print(line, markup=False, highlight=False)
     console.print(sc.runs_line(output.shares, output.marked_sources), markup=False, highlight=False)
     console.print(sc.rich_table("The whole run", sc.share_header(output.overall)[2:],
-                                [row[2:] for row in sc.share_rows(output.overall)], names=0))
+                                [row[2:] for row in sc.share_rows(output.overall, compact=True)], names=0,
+                                caption=WHOLE_RUN))
     if output.costs.rows:
         console.print(sc.rich_table(costs_title(output), costs_head(output), costs_rows(output),
                                     caption=costs_legend(output), names=1))
     console.print(sc.rich_table("Per instance type (never summed across types)",
                                 ("instance type", *sc.share_header(output.types)[2:]),
-                                [row[1:] for row in sc.share_rows(output.types)], names=1))
+                                [row[1:] for row in sc.share_rows(output.types, compact=True)], names=1))
     console.print(sc.rich_table("Per share and instance type", sc.share_header(output.shares),
-                                sc.share_rows(output.shares), caption=legend(output)))
+                                sc.share_rows(output.shares, compact=True), caption=legend(output)))
     if output.targets.rows:
         console.print(sc.rich_table(f"Targets ({sc.targets_met_line(output.targets)})",
                                     sc.target_header(output.targets), sc.target_rows(output.targets)))

@@ -16,8 +16,8 @@ from policy_engine.simulation.results.side_by_side import PREEMPTIONS, WAIT_P95,
 from policy_engine.simulation.results.spread import paired
 from policy_engine.simulation.results.worsening import headline
 
-__all__ = ["CompareOutput", "costs_head", "costs_legend", "costs_rows", "costs_title", "document", "legend",
-           "page_data", "samples_lines", "verdict"]
+__all__ = ["WHOLE_RUN", "CompareOutput", "costs_head", "costs_legend", "costs_rows", "costs_title", "document",
+           "legend", "page_data", "samples_lines", "verdict"]
 
 
 def samples_lines(output: CompareOutput) -> list[str]:
@@ -26,11 +26,15 @@ def samples_lines(output: CompareOutput) -> list[str]:
     return [line] if line else []
 
 
+#: Under the whole run's table: its cells read as the per-share table's (whose legend says how).
+WHOLE_RUN = f"each cell as in the per-share table (its legend below); {sc.COMPACT[0].lower()}{sc.COMPACT[1:]}"
+
+
 def legend(output: CompareOutput) -> str:
-    """What the before/after cells mean (with samples: medians, p10-p90, paired and significant differences), and
-    the one window the time-weighted figures are over."""
+    """What the before/after cells mean (with samples: medians, p10-p90, paired and significant differences), the
+    one window the time-weighted figures are over, and what a single value means (``compact_cell``)."""
     return (sc.LEGEND + (f"; {sc.samples_legend(output.samples)}" if output.samples > 1 else "")
-            + f"; {output.window_text()}")
+            + f"; {output.window_text()}. {sc.COMPACT}")
 
 
 def _change_text(figure: Figure, row: ShareRow, run: int, figures: tuple[Figure, ...] = ()) -> str:
@@ -82,9 +86,15 @@ def _cost_verdict(output: CompareOutput, run: int) -> str:
         row = next(row for row in output.costs.rows if row.instance_type == ALL_TYPES)
         return (against + f"bill {_change_text(TOTAL_COST, row, run)} "
                 f"{output.cost_unit}, waste {waste(row)} {output.cost_unit}")
-    return against + "; ".join(
-        f"{row.instance_type} billed {_change_text(TOTAL_COST, row, run)}, wasted "
-        f"{waste(row)}" for row in output.costs.rows) + " instance-hours"
+    return against + "; ".join(  # "bill +12.00 instance-hours", "bill: no significant change": a unit after a number
+        f"{row.instance_type} {_with_unit('bill', _change_text(TOTAL_COST, row, run))}, "
+        f"{_with_unit('waste', waste(row))}" for row in output.costs.rows)
+
+
+def _with_unit(name: str, change: str) -> str:
+    """``bill +12.00 instance-hours``; a change that is a verdict, not a number, reads ``bill: no significant
+    change`` (no unit after words)."""
+    return f"{name} {change} instance-hours" if change[:1] in "+−-±≈" else f"{name}: {change}"
 
 
 def verdict(output: CompareOutput) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from typing import TYPE_CHECKING, TextIO
 
 import click
@@ -30,6 +29,7 @@ from policy_engine.reports.diff.view import (
     verdict,
     worst_jobs,
 )
+from policy_engine.reports.kit import terminal
 from policy_engine.reports.kit.subjects import DiffOutput
 
 if TYPE_CHECKING:
@@ -143,5 +143,5 @@ def comparison_lines(impact: Impact, width: int | None = None) -> list[str]:
 
 
 def write(output: DiffOutput, stream: TextIO) -> None:
-    width = shutil.get_terminal_size().columns if stream.isatty() else None  # COLUMNS first, as rich reads it
+    width = terminal.width() if stream.isatty() else None  # COLUMNS first, as rich reads it
     click.echo(render(output.report, output.fail_on, width), file=stream, nl=False)

@@ -55,7 +55,10 @@ def samples_sentence(impact: Impact) -> str | None:
     """With ``--samples N``: what the replay's figures are across the samples, and which sample the jobs are."""
     if impact.samples <= 1:
         return None
-    return (f"across {impact.samples} samples of the workload (seeds {impact.seed}-{impact.seed + impact.samples - 1}):"
+    from policy_engine.simulation.scenarios.samples import seeds_text
+
+    seeds = seeds_text(impact.recorded, impact.samples, impact.seed)
+    return (f"across {impact.samples} samples of the workload ({seeds}):"
             " the per-share table gives each figure's median with its p10-p90 and each difference paired (the same "
             f"sample without and with the change), said only when significant, else {NO_SIGNIFICANT_CHANGE}; the "
             "jobs listed and counted, the notes and the targets are sample 1's")

@@ -12,20 +12,28 @@ mid-word (``borro/wed``, ``preem/ption/s``) and a before/after figure mid-value 
 4. split: the leading name columns (left-aligned, at most ``MAX_KEYS``: share and instance type; after a
    rank ``#``) repeated in each part and the other columns spread in order over as few parts as fit, titled
    ``(part 1 of 3)``, the caption under the last;
-5. stacked: one row per figure (``header | value``) under each row's names, when not even one figure column
-   fits beside the names.
+5. stacked: one row per figure (``header | value``) under each row's names (a name that is a bare number is
+   given its header: ``borrow_limit=100, transfer=0``), when not even one figure column fits beside the names;
+6. listed, below the narrowest stack: one line per name and per figure (``header: value``, or the value on the
+   next line), a long name broken only after its ``/``, ``_`` and ``.`` and otherwise left to overflow the
+   line (never folded inside a word).
+
+A prose column (text of several words: a cause of waiting) is never narrowed below ``PROSE_WIDTH`` (or its
+widest line): a split or a stack reads better than a cause wrapped over five lines of ten characters.
 
 A table with no name column to repeat (or a single figure beside its names) takes the narrowest layout instead,
-a piece wider than the terminal folded (nothing narrower could show it whole).
+or the listed one when even that does not fit.
 
 It is a pure function of the table and the width, used only on a terminal (``terminal.console(fit=True)``):
 files and pipes get the whole table, as wide as its cells (``terminal.for_stream``). The width is rich's: the
-terminal's, or ``COLUMNS`` when set (so a test or a user can choose it).
+terminal's, or ``COLUMNS`` when set (so a test or a user can choose it), never below ``MIN_WIDTH``.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -42,6 +50,14 @@ from policy_engine.reports.kit.breaks import TEXT_BREAKS, spans
 #: At most this many leading name columns are repeated in each part of a split table (share and instance type);
 #: a later text column (a strategy) is split off like a figure.
 MAX_KEYS = 2
+#: The narrowest width a report is laid out for: a terminal (or ``COLUMNS``) narrower than this gets this width,
+#: the terminal wrapping what is wider (README, "Read at a glance"). rich takes ``COLUMNS=0`` as zero columns
+#: and printed nothing (or failed); Python's ``shutil`` ignores a ``COLUMNS`` that is not a positive number, as we do.
+MIN_WIDTH = 20
+#: A prose column (cells of several words) is not narrowed below this many cells: the table is split or stacked.
+PROSE_WIDTH = 24
+#: Where a name too long for its line may break when nothing else fits: after a ``/``, ``_`` or ``.``.
+NAME_BREAKS = re.compile(r"(?<=[/_.])(?=.)")
 #: Wider than any terminal: a table's natural width is measured against it.
 _UNBOUNDED = 100_000
 
@@ -62,7 +78,17 @@ class _Cells:
     def narrowest(self) -> int:
         """The longest unbreakable piece of the header (text: spaces only) and the cells."""
         header = max((cell_len(p) for p in TEXT_BREAKS.split(self.header.plain) if p), default=1)
-        return max([header, 1, *(cell_len(p) for cell in self.cells for p in self.pieces(cell))])
+        piece = max([header, 1, *(cell_len(p) for cell in self.cells for p in self.pieces(cell))])
+        return max(piece, min(self.widest_cell, PROSE_WIDTH)) if self.prose else piece
+
+    @cached_property
+    def prose(self) -> bool:
+        """Whether this is a text column of sentences or phrases (a cause), not of names."""
+        return not self.figure and any(" " in cell.plain.strip() for cell in self.cells)
+
+    @cached_property
+    def widest_cell(self) -> int:
+        return max([1, *(cell_len(line) for text in self.cells for line in text.plain.split("\n"))])
 
     @cached_property
     def widest(self) -> int:
@@ -101,7 +127,7 @@ def wrap(text: Text, width: int, figure: bool) -> Text:
     for line in text.plain.split("\n"):
         first: int | None = None
         last = 0
-        for start, end in spans(line, figure):
+        for start, end in _name_spans(line, spans(line, figure), width, figure):
             if first is None:
                 first, last = start, end
             elif cell_len(line[first:end]) <= width:
@@ -112,6 +138,21 @@ def wrap(text: Text, width: int, figure: bool) -> Text:
         out.append(text[offset + first:offset + last] if first is not None else Text(""))
         offset += len(line) + 1
     return Text("\n").join(out)
+
+
+def _name_spans(line: str, pieces: list[tuple[int, int]], width: int, figure: bool) -> list[tuple[int, int]]:
+    """``pieces``, each text piece wider than ``width`` cut after its ``/``, ``_`` and ``.`` (``NAME_BREAKS``);
+    the parts are packed back together by ``wrap``, so a cut is only taken where the line needs it."""
+    if figure:
+        return pieces
+    out = []
+    for start, end in pieces:
+        if cell_len(line[start:end]) <= width:
+            out.append((start, end))
+            continue
+        cuts = [start, *(start + m.start() for m in NAME_BREAKS.finditer(line[start:end])), end]
+        out += [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
+    return out
 
 
 def _overhead(table: Table, columns: int, console: Console) -> int:
@@ -145,6 +186,8 @@ def _narrowed(columns: Sequence[_Cells], room: int, squeeze: bool = False) -> li
     excess = sum(widths) - room
     while excess > 0:
         shrinkable = [i for i, w in enumerate(widths) if w > floors[i]]
+        if not shrinkable:  # every column at its floor: the caller checked the floors fit
+            break
         top = max(widths[i] for i in shrinkable)
         widest = [i for i in shrinkable if widths[i] == top]
         below = max([floors[i] for i in widest] + [widths[i] for i in shrinkable if widths[i] < top])
@@ -192,18 +235,36 @@ def _part_title(title: TextType | None, part: int, parts: int) -> TextType | Non
     return f"{title}{suffix}" if title else suffix.strip()
 
 
-def _stacked(table: Table, columns: Sequence[_Cells], keys: int, width: int, console: Console) -> Table:
-    """Each row as its names, then one line per figure (``header | value``): the last resort of a narrow terminal."""
+def _row_names(columns: Sequence[_Cells], keys: int, row: int) -> Text:
+    """A row's names for a stacked layout: a name that is a bare number (a sweep's axis value) with its header
+    (``1 borrow_limit=100, transfer=0``), since no header row says which is which."""
+    rank = 1 if keys and columns[0].figure else 0
+    named = [c.cells[row] if _NAMED.search(c.cells[row].plain) or not c.header.plain.strip()
+             else Text.assemble(c.header.plain.strip(), "=", c.cells[row]) for c in columns[rank:keys]]
+    labelled = any(not _NAMED.search(c.cells[row].plain) for c in columns[rank:keys])
+    return Text(" ").join([*(c.cells[row] for c in columns[:rank]), Text(", " if labelled else " ").join(named)])
+
+
+#: A cell with a letter names itself (a share, an instance type); one without (``100``) needs its header.
+_NAMED = re.compile(r"[^\W\d_]")
+
+
+def _stacked(table: Table, columns: Sequence[_Cells], keys: int, width: int, console: Console) -> Table | Listed:
+    """Each row as its names, then one line per figure (``header | value``): the last resort of a narrow terminal
+    (``_listed`` when even that does not fit)."""
     stacked = _compact(table)
     stacked.columns, stacked.rows = [], []
     stacked.show_header = False
     stacked.width = stacked.min_width = None
     stacked.add_column(overflow="fold")
     stacked.add_column(overflow="fold")
-    names = [Text(" ").join(c.cells[row] for c in columns[:keys]) for row in range(len(table.rows))]
+    names = [_row_names(columns, keys, row) for row in range(len(table.rows))]
     label = _Cells(Text(""), [*names, *(c.header for c in columns[keys:])], figure=False)
     value = _Cells(Text(""), [cell for c in columns[keys:] for cell in c.cells], figure=True)
-    room = max(2, width - _overhead(stacked, 2, console))
+    room = width - _overhead(stacked, 2, console)
+    header_floor = max(_Cells(Text(""), [c.header for c in columns[keys:]], figure=False).narrowest, 1)
+    if header_floor + value.narrowest > room:
+        return _listed(table, columns, keys, width, names)
     widths = _narrowed([label, value], room, squeeze=True)
     assert widths is not None
     for row in range(len(table.rows)):
@@ -215,10 +276,50 @@ def _stacked(table: Table, columns: Sequence[_Cells], keys: int, width: int, con
     return stacked
 
 
-def fit(table: Table, console: Console, width: int | None = None) -> list[Table]:
-    """``table`` as one or more tables, each at most ``width`` (default: the console's) cells wide (see the
-    module's docstring for the order tried); a table with cells other than text comes back as it is."""
-    width = width or console.width
+class Listed(Text):
+    """Lines already laid out (a table as ``_listed`` lines, ``explain``'s sentences): a fitting console prints them
+    as they are, never re-wrapped (``soft_wrap``), so a piece wider than the terminal is never cut by rich."""
+
+
+def _listed(table: Table, columns: Sequence[_Cells], keys: int, width: int, names: Sequence[Text]) -> Listed:
+    """One line per name and per figure (``header: value``; the value on its own line when both do not fit):
+    lines of whole words, a long name broken only after ``/``, ``_`` or ``.`` and otherwise longer than
+    ``width`` (printed unwrapped: the terminal wraps it, nothing here cuts a word)."""
+    lines: list[Text] = []
+    if table.title:
+        lines.append(wrap(Text(str(table.title), style="bold"), width, figure=False))
+    for row in range(len(table.rows)):
+        if names[row].plain:
+            lines.append(Text.assemble(wrap(names[row], width, figure=False), style="bold"))
+        elif row:
+            lines.append(Text(""))
+        for column in columns[keys:]:
+            label, value = column.header.plain.replace("\n", " "), column.cells[row]
+            if cell_len(label) + 2 + cell_len(value.plain) <= width - 2 and "\n" not in value.plain:
+                lines.append(Text.assemble("  ", (label + ":", "dim"), " ", value))
+            else:
+                lines.append(Text.assemble("  ", wrap(Text(label + ":", style="dim"), width - 2, figure=False)))
+                lines.append(Text.assemble("    ", wrap(value, width - 4, column.figure)))
+    if table.caption:
+        lines.append(wrap(Text(str(table.caption), style="dim"), width, figure=False))
+    listed = Listed()
+    listed.append_text(Text("\n").join(_indented(line) for line in lines))
+    return listed
+
+
+def _indented(line: Text) -> Text:
+    """``line`` with every continuation line indented like its first."""
+    plain = line.plain
+    indent = plain[:len(plain) - len(plain.lstrip(" "))]
+    return Text(f"\n{indent}").join(part if i == 0 else part[len(indent):] if part.plain.startswith(indent) else part
+                                   for i, part in enumerate(line.split("\n")))
+
+
+def fit(table: Table, console: Console, width: int | None = None) -> list[Table | Listed]:
+    """``table`` as one or more tables, each at most ``width`` (default: the console's, never below ``MIN_WIDTH``)
+    cells wide (see the module's docstring for the order tried), or, below the narrowest stack, as lines
+    (``Text``, printed unwrapped); a table with cells other than text comes back as it is."""
+    width = max(MIN_WIDTH, width or console.width)
     columns = _columns(console, table)
     if columns is None or not columns:
         return [table]
@@ -233,7 +334,11 @@ def fit(table: Table, console: Console, width: int | None = None) -> list[Table]
     keys = min(_keys(columns), len(columns) - 1)
     if keys == 0 or len(columns) - keys < 2:  # nothing to split off: the widest pieces fold
         compact = _compact(table)
-        widths = _narrowed(columns, width - _overhead(compact, len(columns), console), squeeze=True)
+        room = width - _overhead(compact, len(columns), console)
+        if sum(c.narrowest for c in columns) > room:
+            names = [_row_names(columns, keys, row) for row in range(len(table.rows))]
+            return [_listed(table, columns, keys, width, names)]
+        widths = _narrowed(columns, room, squeeze=True)
         assert widths is not None
         return [_laid_out(compact, columns, everything, widths, table.title, table.caption)]
     splits = [(style, groups) for style in (table, _compact(table))
@@ -241,7 +346,7 @@ def fit(table: Table, console: Console, width: int | None = None) -> list[Table]
     if not splits:
         return [_stacked(table, columns, keys, width, console)]
     style, groups = min(splits, key=lambda split: len(split[1]))  # the fewest parts; the table's own box on a tie
-    parts = []
+    parts: list[Table | Listed] = []
     for number, group in enumerate(groups, start=1):
         indices = [*range(keys), *group]
         widths = _narrowed([columns[i] for i in indices], width - _overhead(style, len(indices), console))

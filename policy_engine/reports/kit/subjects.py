@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from policy_engine.simulation.results.costs import CostReport
     from policy_engine.simulation.results.plan_account import PlanAccount
     from policy_engine.simulation.results.records import SimulationResult
+    from policy_engine.simulation.results.sampled_types import SampledTypeUsage
     from policy_engine.simulation.results.spread import Spread
     from policy_engine.simulation.results.targets import TargetResult
     from policy_engine.simulation.results.wait_causes import WaitCauses
@@ -112,6 +113,10 @@ class SimulateOutput:
     seed: int = 0
     #: each sample's jobs, in sample order
     sample_jobs: tuple[int, ...] = ()
+    #: the samples start from recorded jobs: sample 1 is them, samples 2..N resampled by day (seeds ``seed + n``)
+    recorded: bool = False
+    #: ``--samples N``: each instance type's figures across the samples (medians and spreads), in topology order
+    sample_types: tuple[SampledTypeUsage, ...] = ()
     #: with ``--samples N`` and prices: each bill and waste figure's spread over the samples (``costs.bill_spreads``)
     bill_spread: dict[str, Spread] | None = None
 
@@ -127,10 +132,22 @@ class SimulateOutput:
         """With samples, what the shares' figures are and which sample the rest shows; else ''."""
         if self.samples <= 1:
             return ""
-        return (f"across {self.samples} samples of the workload (seeds {self.seed}-{self.seed + self.samples - 1}, "
-                f"{min(self.sample_jobs):,}-{max(self.sample_jobs):,} jobs): each share's figures are the medians "
-                "with their p10-p90 (the spread table), the bill's beside its tables; the jobs, the summary, "
-                "--events, --report, the cost tables and the targets are sample 1's")
+        from policy_engine.simulation.scenarios.samples import seeds_text
+
+        return (f"across {self.samples} samples of the workload ({seeds_text(self.recorded, self.samples, self.seed)}"
+                f", {min(self.sample_jobs):,}-{max(self.sample_jobs):,} jobs): each share's and instance type's "
+                "figures are the medians with their p10-p90, the bill's beside its tables; every table titled "
+                "sample 1 (the jobs, the summary, --events, --report, the cost tables, the targets) is the first "
+                "sample's alone")
+
+    def sample_one(self) -> str:
+        """``sample 1 of 5 (the recorded jobs)``: what a table of the first sample alone is titled; '' without
+        samples."""
+        if self.samples <= 1:
+            return ""
+        from policy_engine.simulation.scenarios.samples import sample_one
+
+        return sample_one(self.recorded, self.samples, self.seed)
 
     def deploy_note(self) -> str:
         """One line saying which names are a template's logical IDs (empty when none is)."""

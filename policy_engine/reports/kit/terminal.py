@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 from typing import Any, TextIO
 
 from rich.console import Console, Group
 from rich.measure import Measurement
 from rich.table import Table
+
+from policy_engine.reports.kit.fitting import MIN_WIDTH, Listed, fit
 
 
 class _Console(Console):
@@ -35,9 +38,14 @@ class _Console(Console):
         """rich's ``print``; on a terminal each table fitted to the width and no line left to the terminal to
         wrap (``soft_wrap`` would let it cut a word)."""
         if self.fit_tables:
-            from policy_engine.reports.kit.fitting import fit
-
-            objects = tuple(Group(*fit(o, self)) if isinstance(o, Table) else o for o in objects)
+            fitted = [fit(o, self) if isinstance(o, Table) else [o] for o in objects]
+            if any(isinstance(part, Listed) for parts in fitted for part in parts):  # listed lines: never re-wrapped
+                for parts in fitted:
+                    for part in parts:
+                        super().print(part, **{**options, "soft_wrap": isinstance(part, Listed)})
+                return
+            objects = tuple(Group(*parts) if len(parts) > 1 or isinstance(o, Table) else parts[0]
+                            for o, parts in zip(objects, fitted, strict=True))
             options["soft_wrap"] = False
         elif self.full_width_tables and len(objects) == 1 and isinstance(objects[0], Table) and \
                 _may_be_wider(objects[0], self.width):
@@ -70,6 +78,14 @@ FILE_WIDTH = 400
 _UNBOUNDED = 100_000
 
 
+
+
+def width(fallback: int = 80) -> int:
+    """The width a report is laid out for on a terminal: ``COLUMNS`` when it is a positive number, else the
+    terminal's own width (``fallback`` when there is none), never below ``MIN_WIDTH``."""
+    return max(MIN_WIDTH, shutil.get_terminal_size((fallback, 24)).columns)
+
+
 def console(fit: bool = False, **options: Any) -> Console:
     """A ``Console`` (``options`` as rich's) that emits no ANSI escape when ``NO_COLOR`` is set; with ``fit``, every
     table it prints fits its width (``reports.kit.fitting``) and every line is wrapped at it."""
@@ -80,6 +96,8 @@ def _console(fit: bool, **options: Any) -> _Console:
     if "NO_COLOR" in os.environ:
         options["color_system"] = None
     out = _Console(**options)
+    if out.width < MIN_WIDTH:  # ``COLUMNS=0`` or ``COLUMNS=5`` (or such a width asked for): see ``MIN_WIDTH``
+        out.width = max(MIN_WIDTH, options["width"]) if "width" in options else width()
     out.fit_tables = fit
     return out
 

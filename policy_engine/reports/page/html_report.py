@@ -224,8 +224,9 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
                 window: tuple[float, float] | None = None, aggregates: agg.Aggregates | None = None,
                 pngs: tuple[str, ...] = (), costs: CostReport | None = None,
                 waits: WaitCauses | None = None, targets: Sequence[TargetResult] = (),
-                plan_account: PlanAccount | None = None) -> str:
-    """The HTML page (a string): tables in HTML, charts drawn by the inlined Vega from the embedded data."""
+                plan_account: PlanAccount | None = None, sample: str = "") -> str:
+    """The HTML page (a string): tables in HTML, charts drawn by the inlined Vega from the embedded data.
+    ``sample`` (``simulate --samples N``): which sample the page draws, said under the title."""
     aggregates = aggregates or agg.aggregate(result)
     summary = result.summary
     lanes, lanes_title, lanes_note = _lanes_choice(result, share, window)
@@ -249,6 +250,9 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
         f"{summary['jobs']:,} job(s)"
         + (f' · <a href="#costs">bill</a> for {escape(period_text(costs.period))}' if costs is not None else "")
         + "</p>",
+        *([f'<p class="sample-one">This page shows {escape(sample)} alone: every figure, table and chart is that '
+           "one run's, not a median (the medians across the samples, with their p10-p90, are in simulate's text, "
+           "markdown and JSON output).</p>"] if sample else []),
         '<p id="render-error" class="error" hidden></p>',
         "<h2>Summary</h2>",
         '<p class="muted">Utilisation and instance-hours are given per instance type and never added across '
@@ -267,9 +271,10 @@ def render_page(result: SimulationResult, topology: Topology, source: str = "", 
         "<h2>Waits</h2>",
         '<div id="chart-waits" class="chart"></div>',
         *_why_waited_section(waits),
-        f"<h2>Longest waits</h2><p class=\"muted\">The {len(worst):,} jobs that waited longest before their first "
-        "placement (or until the report time), with the reason each one waited or ended (for a job that ended, "
-        "the cause it waited longest for). Click a header to sort; "
+        f"<h2>Longest waits</h2><p class=\"muted\">The {len(worst):,} jobs that waited longest: their time "
+        "RUNNABLE, from submission to placement plus each requeue (after a preemption, a failed attempt or a "
+        "capacity retry) to the next placement, up to the report time if never placed; with the reason each one "
+        "waited or ended (for a job that ended, the cause it waited longest for). Click a header to sort; "
         'type to filter (every word must match). <input id="worst-filter" type="search" placeholder="filter" '
         f'aria-label="filter the table">{_cause_filter(result, worst, waits)} '
         f'<span id="worst-count">{len(worst)} of {len(worst)} rows</span></p>',
@@ -390,8 +395,10 @@ def _plan_account_section(topology: Topology, plans: PlanAccount) -> list[str]:
 def write_report(result: SimulationResult, topology: Topology, directory: Path, source: str = "",
                  share: str | None = None, window: tuple[float, float] | None = None,
                  costs: CostReport | None = None, waits: WaitCauses | None = None,
-                 targets: Sequence[TargetResult] = (), plan_account: PlanAccount | None = None) -> list[Path]:
+                 targets: Sequence[TargetResult] = (), plan_account: PlanAccount | None = None,
+                 sample: str = "") -> list[Path]:
     """Write ``index.html`` and the summary PNGs into ``directory`` (created); return the paths written.
+    ``sample``: which workload sample the page draws (``simulate --samples N``), said under its title.
 
     Symlinks are never followed: neither ``directory`` itself nor a file in it, so a link someone
     else planted there cannot redirect the report over another file (``OutputError``, an ``OSError``, instead).
@@ -399,7 +406,7 @@ def write_report(result: SimulationResult, topology: Topology, directory: Path, 
     aggregates = agg.aggregate(result)
     files = dict(summary_png.draw(result, aggregates))
     page = render_page(result, topology, source, share, window, aggregates, tuple(files), costs, waits, targets,
-                       plan_account)
+                       plan_account, sample)
     files[PAGE] = page.encode("utf-8")
     write_files(directory, files)  # follows no symlink: output_files.OutputFolder
     return [directory / PAGE, *(directory / name for name in files if name != PAGE)]

@@ -21,7 +21,7 @@ table.sortable th { cursor: pointer; user-select: none; } table.sortable th:hove
 tr.preempted td { background: #fff3f0; } input, select { font-size: 0.95rem; padding: 0.2rem 0.4rem; }
 .error { color: #b00020; font-weight: bold; } code { background: #f4f6f8; padding: 0 0.2rem; }
 .table-scroll { max-width: 100%; overflow-x: auto; } .table-scroll > table { margin: 0.4rem 0; }
-td.num.brk { white-space: normal; } .nb, td.nm { white-space: nowrap; }
+td.num.brk { white-space: normal; padding: 0.3rem 0.45rem; } .nb, td.nm { white-space: nowrap; }
 """
 
 #: A page's answer to a chart that fails to draw (the last argument of its ``Promise.all(...).then``): the page

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
-from rich.console import Console
+from rich.console import Console, ConsoleRenderable, RenderHook
 from rich.table import Table
 
 from policy_engine.reports.kit import terminal
@@ -35,13 +35,17 @@ def print_tables(result: SimulationResult, console: Console, rates: Mapping[str,
     print_run(run_view(result, rates), console)
 
 
-def print_run(run: RunView, console: Console, samples: str = "") -> None:
-    """``samples``: what the shares table is across workload samples (``SimulateOutput.shares_label``), in its title."""
+def print_run(run: RunView, console: Console, *, sample_one: str = "",
+              shares_title: str = "Shares (time-weighted over the run)",
+              types_title: str = "Instance types (never summed across types; instance-hours over the run)") -> None:
+    """The run's tables; with ``sample_one`` (``--samples N``) the jobs and the summary line are titled as the first
+    sample's, the shares and types (medians across the samples) by ``shares_title`` and ``types_title``."""
+    label = f"{sample_one}: " if sample_one else ""
     if run.job_rows is not None:
-        console.print(jobs_table(run.job_rows, f"Jobs at t={run.time}"))
+        console.print(jobs_table(run.job_rows, f"{label}Jobs at t={run.time}"))
     else:
-        console.print(f"{run.jobs:,} job(s) (use --format json for each job)")
-    shares = Table(title="Shares (time-weighted over the run)" + (f", {samples}" if samples else ""))
+        console.print(f"{label}{run.jobs:,} job(s) (use --format json for each job)")
+    shares = Table(title=shares_title)
     rows = [(visible(s.share), visible(s.instance_type), s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
              f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", s.wait_p50, s.wait_p95, s.wait_max, f"{s.preemptions:,}",
              f"{s.instance_hours_lost:.2f}") for s in run.shares]
@@ -56,20 +60,37 @@ def print_run(run: RunView, console: Console, samples: str = "") -> None:
     for row in rows:
         shares.add_row(*map(rich_text, row))
     console.print(shares)
-    console.print(types_table(run))
+    console.print(types_table(run, types_title))
     counts = ", ".join(f"{count:,} {status}" for status, count in run.by_status.items())
-    console.print(f"t={run.time}: {run.jobs:,} job(s){f' ({counts})' if counts else ''}; "
+    console.print(f"{label}t={run.time}: {run.jobs:,} job(s){f' ({counts})' if counts else ''}; "
                   f"{run.preemptions:,} preemption(s); instance-hours lost {run.lost_by_type}; {run.utilisation}")
 
 
-def types_table(run: RunView) -> Table:
+def types_table(run: RunView,
+                title: str = "Instance types (never summed across types; instance-hours over the run)") -> Table:
     """One row per instance type: utilisation and instance-hours, never added across types."""
-    table = Table(title="Instance types (never summed across types; instance-hours over the run)")
+    table = Table(title=title)
     for index, header in enumerate(TYPE_HEADERS):
         table.add_column(header, overflow="fold", justify="left" if index == 0 else "right")
     for row in run.types:
         table.add_row(*map(rich_text, row))
     return table
+
+
+class _SampleOne(RenderHook):
+    """Titles every table printed after it as the first sample's (``sample 1 of 5 (seed 0)``): with ``--samples N``
+    the sections below the medians (plans, why jobs waited, the bill, the targets) describe sample 1 alone."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        for renderable in renderables:
+            if isinstance(renderable, Table):
+                title = renderable.title
+                if not (isinstance(title, str) and title.startswith(self.label)):
+                    renderable.title = f"{self.label}: {title}" if title else self.label
+        return renderables
 
 
 def calibration_table(rows: Sequence[CalibrationRow]) -> Table:
@@ -95,13 +116,16 @@ def write(output: SimulateOutput, stream: TextIO) -> None:
     view = build(output)
     if view.bill_period is not None:  # the billing period first: every figure below the bill is read over it
         console.print(f"Bill for {view.bill_period}.", markup=False, highlight=False)
-    print_run(view.run, console, output.shares_label())
+    if view.sample_one:
+        console.print(output.samples_line(), markup=False, highlight=False)
+    print_run(view.run, console, sample_one=view.sample_one, shares_title=view.shares_title,
+              types_title=view.types_title)
     if output.samples > 1:  # the shares table holds the medians; their spreads beside them
         from policy_engine.reports.simulate.view import SPREAD_HEAD, spread_rows, spread_title
         from policy_engine.reports.tables.share_comparison import rich_table
 
-        console.print(output.samples_line(), markup=False, highlight=False)
         console.print(rich_table(spread_title(output), SPREAD_HEAD, spread_rows(output)))
+        console.push_render_hook(_SampleOne(view.sample_one))  # every table below is the first sample's alone
     if view.run.plans is not None:
         from policy_engine.reports.tables.plan_tables import text_tables
 

@@ -10,10 +10,10 @@ job by job from the result (``JsonDocument``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
-from policy_engine.foundation.units import duration_text, instance_hours_text
+from policy_engine.foundation.units import duration_text, instance_hours_text, percent_text
 from policy_engine.reports.kit.subjects import SimulateOutput
 from policy_engine.reports.tables.jobs_table import JobRow, job_rows
 from policy_engine.reports.tables.type_tables import all_types_text, type_rows, utilisation_phrase
@@ -27,28 +27,14 @@ if TYPE_CHECKING:
     from policy_engine.simulation.plan_windows import PlanReport
     from policy_engine.simulation.results.costs import CostReport
     from policy_engine.simulation.results.plan_account import PlanAccount
+    from policy_engine.simulation.results.sampled_types import SampledTypeUsage
     from policy_engine.simulation.results.targets import TargetResult
     from policy_engine.simulation.results.wait_causes import WaitCauses
 
-__all__ = [
-    "JOB_TABLE_LIMIT",
-    "SPREAD_HEAD",
-    "CalibrationRow",
-    "JsonDocument",
-    "RunView",
-    "ShareCalibration",
-    "ShareRow",
-    "SimulateOutput",
-    "SimulateView",
-    "SimulationResult",
-    "bill_spread_line",
-    "build",
-    "calibration_rows",
-    "json_document",
-    "run_view",
-    "spread_rows",
-    "spread_title",
-]
+__all__ = ["JOB_TABLE_LIMIT", "SPREAD_HEAD", "CalibrationRow", "JsonDocument", "RunView", "ShareCalibration",
+           "ShareRow", "SimulateOutput", "SimulateView", "SimulationResult", "bill_spread_line", "build",
+           "calibration_rows", "json_document", "run_view", "sampled_type_rows", "shares_title", "spread_rows",
+           "spread_title", "types_title"]
 
 #: ``--samples N``: the spread table's columns after the share and type (``spread_rows``).
 SPREAD_HEAD = ("share", "type", "jobs", "own util", "mean borrowed (inst)", "mean lent (inst)", "wait p50",
@@ -77,6 +63,38 @@ def bill_spread_line(output: SimulateOutput) -> str | None:
 
 def spread_title(output: SimulateOutput) -> str:
     return f"Shares across {output.samples} samples: median (p10-p90)"
+
+
+def shares_title(output: SimulateOutput) -> str:
+    """The share table's title: over the run, or (``--samples N``) the medians across the samples."""
+    if output.samples > 1:
+        return (f"Shares across {output.samples} samples: medians (time-weighted over each run; the p10-p90 "
+                "in the spread table)")
+    return f"Shares (time-weighted over the run), {output.shares_label()}"
+
+
+def types_title(output: SimulateOutput) -> str:
+    """The instance-type table's title: over the run, or (``--samples N``) medians with their p10-p90."""
+    if output.samples > 1:
+        return (f"Instance types across {output.samples} samples: median (p10-p90) (never summed across types; "
+                "instance-hours over each run)")
+    return "Instance types (never summed across types; instance-hours over the run)"
+
+
+def sampled_type_rows(types: Sequence[SampledTypeUsage]) -> tuple[tuple[str, ...], ...]:
+    """``TYPE_HEADERS`` rows of the per-type medians across the samples, each cell ``median (p10-p90)``."""
+    from policy_engine.reports.tables.share_comparison import spread_cell
+
+    def count(value: float) -> str:
+        return f"{value:,.0f}"
+
+    texts: tuple[tuple[str, Callable[[float], str]], ...] = (
+        ("instances", count), ("jobs", count), ("utilisation", percent_text),
+        ("used_instance_hours", instance_hours_text), ("idle_instance_hours", instance_hours_text),
+        ("borrowed_instance_hours", instance_hours_text), ("lent_instance_hours", instance_hours_text),
+        ("preemptions", count), ("instance_hours_lost", instance_hours_text))
+    return tuple((usage.instance_type, *(spread_cell(text, usage.spread[name]) for name, text in texts))
+                 for usage in types)
 
 
 def spread_rows(output: SimulateOutput) -> list[tuple[str, ...]]:
@@ -167,6 +185,11 @@ class SimulateView:
     plan_account: PlanAccount | None
     #: the topology the run was on (the plan account's sentences name its shares' limits)
     topology: Topology | None
+    #: ``--samples N``: what every table of the first sample alone is titled with (``sample 1 of 5 (seed 0)``);
+    #: '' without samples
+    sample_one: str = ""
+    shares_title: str = "Shares (time-weighted over the run)"
+    types_title: str = "Instance types (never summed across types; instance-hours over the run)"
 
 
 @dataclass(frozen=True)
@@ -225,10 +248,13 @@ def build(output: SimulateOutput, *, jobs: bool = True) -> SimulateView:
         from policy_engine.reports.tables.cost_tables import period_text
 
         period = period_text(costs.period)
-    return SimulateView(output.source, run_view(output.result, _rates(costs.prices if costs else None), jobs=jobs),
-                        period, calibration_rows(output.calibration) if output.calibration is not None else None,
+    run = run_view(output.result, _rates(costs.prices if costs else None), jobs=jobs)
+    if output.sample_types:  # the per-type table reads the same samples as the shares' medians
+        run = replace(run, types=sampled_type_rows(output.sample_types))
+    return SimulateView(output.source, run, period,
+                        calibration_rows(output.calibration) if output.calibration is not None else None,
                         output.deploy_note(), output.waits, costs, tuple(output.targets), output.plan_account,
-                        output.topology)
+                        output.topology, output.sample_one(), shares_title(output), types_title(output))
 
 
 def json_document(output: SimulateOutput) -> JsonDocument:
@@ -263,6 +289,8 @@ def json_document(output: SimulateOutput) -> JsonDocument:
     extra["samples"] = {"count": 1}  # one workload: figures without a spread (``--samples N`` gives one)
     if output.samples > 1:
         extra["samples"] = {"count": output.samples, "seed": output.seed, "jobs": list(output.sample_jobs),
+                            "first_sample_recorded": output.recorded,
+                            "instance_types": [usage.to_json() for usage in output.sample_types],
                             "shares": "median of each figure across the samples, its p10-p90-p50 in spread",
                             "first_sample_shows": ["jobs", "summary", "events", "report", "costs", "targets",
                                                    "wait_causes", "training_plans"]}

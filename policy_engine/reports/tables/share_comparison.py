@@ -187,8 +187,12 @@ def share_header(comparison: ShareComparison) -> tuple[str, ...]:
     return ("share", "instance type", *(header(f) for f in comparison.figures))
 
 
-def share_rows(comparison: ShareComparison, only_changed: bool = False) -> list[tuple[str, ...]]:
-    return [(share_label(comparison, row), row.instance_type, *(cell(comparison, row, f) for f in comparison.figures))
+def share_rows(comparison: ShareComparison, only_changed: bool = False, compact: bool = False
+               ) -> list[tuple[str, ...]]:
+    """One row per share and type; ``compact``: a figure alike in every run (and sample) said once
+    (``compact_cell``; say ``COMPACT`` beside the table)."""
+    write = compact_cell if compact else cell
+    return [(share_label(comparison, row), row.instance_type, *(write(comparison, row, f) for f in comparison.figures))
             for row in comparison.rows if not only_changed or comparison.changed(row)]
 
 

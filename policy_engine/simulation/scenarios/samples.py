@@ -1,11 +1,13 @@
 """Workload samples: the one way every command draws N workloads of a scenario (``--samples N``).
 
 A scenario whose workload is a profile (``workload: {profile: ...}``) draws its samples from the profile: sample
-``n`` (from 0) is the profile drawn with seed ``seed + n``. A recorded job file is resampled by whole days: the
-workload is cut into days (by submission time, from 0); a sample is as many days drawn with replacement (seeded:
-``seed + n``), each block shifted to its new day and its jobs renamed ``NAME@DAY``, so a block drawn twice keeps
-unique names. All shares' jobs of a day move together, so the contention between teams is kept (a block bootstrap),
-where independent draws of jobs would lose it. Jobs on a training plan keep their day, unrenamed, in every sample:
+``n`` (from 0) is the profile drawn with seed ``seed + n``. A recorded job file's sample 1 (``n`` 0) is
+the recorded workload itself, so the jobs, ``--events``, ``--report`` and the bill describe the month that happened;
+samples 2..N are resampled by whole days: the workload is cut into days (by submission time, from 0); a sample is as
+many days drawn with replacement (seeded: ``seed + n``, ``n`` from 1), each block shifted to its new day and its jobs
+renamed ``NAME@DAY`` (``DAY``: the day of the sample it was moved to, from 0), so a block drawn twice keeps unique
+names. All shares' jobs of a day move together, so the contention between teams is kept (a block bootstrap), where
+independent draws of jobs would lose it. Jobs on a training plan keep their day, unrenamed, in every sample:
 a plan's window is fixed in time, so its jobs are not moved to another day.
 
 ``simulate``, ``compare``, ``diff --scenario`` and ``tune`` all draw through ``samples_for`` (docs/simulator.md,
@@ -64,14 +66,40 @@ def sample_for(scenario: Any, number: int, seed: int) -> tuple[JobSpec, ...]:
     """Sample ``number`` (from 0) alone, as ``samples_for`` draws it: what a worker draws for its own task."""
     if getattr(scenario, "profile", None) is not None:
         return tuple(scenario.profile.jobs(scenario.topology, seed=seed + number)[0])
+    if number == 0:  # a recorded workload's first sample is what was recorded, never a synthetic month
+        return tuple(scenario.jobs)
     return resample(scenario.jobs, 1, seed + number)[0]
 
 
 def samples_for(scenario: Any, count: int, seed: int) -> tuple[tuple[JobSpec, ...], ...]:
-    """The scenario's workload samples: seeds of its profile where it names one, else day-blocks resampled."""
+    """The scenario's workload samples: seeds of its profile where it names one, else the recorded jobs (sample 1)
+    and day-blocks resampled (samples 2..N, seeds ``seed + 1`` ..)."""
     if getattr(scenario, "profile", None) is not None:
         return tuple(profile_samples(scenario, count, seed))
-    return tuple(resample(scenario.jobs, count, seed))
+    if count <= 0:
+        return ()
+    return (tuple(scenario.jobs), *(resample(scenario.jobs, 1, seed + number)[0] for number in range(1, count)))
+
+
+def recorded(scenario: Any) -> bool:
+    """Whether the scenario's samples start from recorded jobs (sample 1 is them, unresampled), not a profile."""
+    return getattr(scenario, "profile", None) is None
+
+
+def sample_one(recorded_jobs: bool, count: int, seed: int) -> str:
+    """What the first of ``count`` samples is, for a title: ``sample 1 of 5 (the recorded jobs)``, ``... (seed 7)``."""
+    return f"sample 1 of {count} ({'the recorded jobs' if recorded_jobs else f'seed {seed}'})"
+
+
+def seeds_text(recorded_jobs: bool, count: int, seed: int) -> str:
+    """Which workloads the samples are, in words: ``seeds 7-11`` of a profile; ``sample 1 the recorded jobs, then
+    seeds 1-4 resampled by day`` of a job file."""
+    if not recorded_jobs:
+        return f"seed {seed}" if count == 1 else f"seeds {seed}-{seed + count - 1}"
+    if count <= 1:
+        return "the recorded jobs"
+    resampled = f"seed {seed + 1}" if count == 2 else f"seeds {seed + 1}-{seed + count - 1}"
+    return f"sample 1 the recorded jobs, then {resampled} resampled by day"
 
 
 def default_seed(scenario: Any) -> int:

@@ -3,6 +3,7 @@ types, a training plan), headers whole; in a pipe the tables keep their full wid
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -73,3 +74,67 @@ def test_in_a_pipe_compare_keeps_each_table_at_full_width():
     row = next(line for line in out.splitlines() if "training/vision" in line and "ml.p4d.24xlarge" in line)
     assert re.search(r"4h 13m → \d+h \d+m \(\+1h \d+m\)", row)  # the whole row on one line, every cell whole
     assert "cost (instance-hours, its bill)" in out
+
+
+@tmux.needs_tmux
+@pytest.mark.parametrize("columns", ["0", "5", "abc", "-3"])
+@pytest.mark.parametrize("command", ["simulate", "explain", "compare"])
+def test_a_nonsense_columns_is_laid_out_at_the_minimum_never_a_traceback(command, columns, tmp_path):
+    args, code, _ = _commands(tmp_path)[command]
+    status, screen = tmux.run([CLI, *args], WIDTH, env={"NO_COLOR": "1", "COLUMNS": columns}, cwd=tmp_path)
+    assert status == code and "Traceback" not in screen, screen
+    assert "training/vision" in screen
+
+
+def test_explain_in_a_pipe_with_columns_0_prints_every_sentence():
+    args, _, _ = _commands(Path())["explain"]
+    out = subprocess.run([CLI, *args], capture_output=True, text=True, env={**os.environ, "COLUMNS": "0"})
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+    assert len(out.stdout.splitlines()) > 5 and "training/vision" in out.stdout
+
+
+@tmux.needs_tmux
+def test_explain_never_breaks_an_option_it_suggests(tmp_path):
+    args, _, _ = _commands(tmp_path)["explain"]
+    status, screen = tmux.run([CLI, *args], 80, env={"NO_COLOR": "1"}, cwd=tmp_path)
+    piped = subprocess.run([CLI, *args], capture_output=True, text=True, check=True).stdout
+    suggested = re.findall(r"--vary '[^']*'", piped)
+    assert status == 0 and suggested, piped
+    for option in suggested:
+        assert option in screen, (option, screen)  # whole on one line, to copy
+    assert all(len(line.rstrip()) <= 80 for line in screen.splitlines() if "--vary '" not in line)
+
+
+@tmux.needs_tmux
+def test_a_stacked_sweep_run_names_each_axis_value(tmp_path):
+    width = 80
+    args, _, _ = _commands(tmp_path)["sweep"]
+    args = [*args, "--vary", "training/vision.borrow_limit=100,200"]
+    status, screen = tmux.run([CLI, *args], width, env={"NO_COLOR": "1"}, cwd=tmp_path)
+    assert status == 0, screen
+    for axis in (r"training/vision\.capacity\.ml\.p4d\.24xlarge=[26]", r"training/vision\.borrow_limit=[12]00"):
+        assert len(re.findall(axis, screen)) == 4, (axis, screen)  # each of the 4 runs says which value is which
+    assert not re.search(r"^\s*\d+ [26] [12]00\s*$", screen, re.MULTILINE), screen  # never a bare "1 2 100"
+
+
+@tmux.needs_tmux
+def test_at_80_columns_a_cause_of_waiting_is_never_squeezed_to_a_few_words_a_line(tmp_path):
+    status, screen = tmux.run([CLI, "simulate", str(WIDE / "week.yaml")], 80, env={"NO_COLOR": "1"}, cwd=tmp_path)
+    assert status == 0, screen
+    waited = screen[screen.index("Why jobs waited"):]
+    assert "behind the head of its" in waited, waited  # 22 characters on one line: the column kept >= 24 wide
+    assert tmux.longest_line(screen) <= 80
+
+
+@tmux.needs_tmux
+@pytest.mark.parametrize("command", ["simulate", "compare", "sweep"])
+def test_at_20_columns_no_header_or_name_breaks_inside_a_word(command, tmp_path):
+    args, code, words = _commands(tmp_path)[command]
+    status, screen = tmux.run([CLI, *args], 20, env={"NO_COLOR": "1"}, cwd=tmp_path, height=200)
+    assert status == code, screen
+    tokens = set(re.split(r"[\s│┃|:,]+", screen))
+    for word in words:  # each header word whole: "preemptions: 11", never "preempti" / "ons"
+        assert word in tokens, (word, screen)
+    assert "training/vision" in tokens or "training/" in tokens, screen  # a name breaks after its "/" only
+    for name in ("preempti", "foundat", "LEND_AND_B", "utilisati", "training/vis"):
+        assert name not in tokens, (name, screen)

@@ -250,6 +250,12 @@ def test_the_html_page_draws_every_design_without_network_or_console_errors(file
                                            ".map(c => [c.id, c.querySelectorAll('svg path, svg rect').length])"))
         assert set(marks) == {"chart-type-0", "chart-type-1", "chart-waiting", "chart-deltas"}
         assert all(count > 5 for count in marks.values()), marks
+        # every nonzero difference is a visible bar, however far the largest is (a symmetric log axis)
+        deltas = json.loads(driver.execute_script("return document.getElementById('compare-data').textContent"))
+        nonzero = sum(1 for row in deltas["deltas"] if row["hours"])
+        widths = driver.execute_script("return Array.from(document.querySelectorAll('#chart-deltas .mark-rect path'))"
+                                       ".map(p => p.getBBox().width)")
+        assert nonzero and sum(1 for width in widths if width >= 1) == nonzero, (widths, deltas["deltas"])
         # one line per design in each chart over time
         legends = driver.execute_script("return Array.from(document.querySelectorAll('#chart-waiting .role-legend "
                                         "text')).map(t => t.textContent)")
@@ -410,7 +416,7 @@ def test_each_designs_bill_and_waste_with_the_difference(tmp_path, chargeback, p
     text = run(*args)[1]
     assert f"The bill ({unit}" in text
     assert ("B against A: bill ±0 USD, waste ±0 USD" if priced else
-            "B against A: ml.p4d.24xlarge billed ±0, wasted ±0 instance-hours") in text
+            "B against A: ml.p4d.24xlarge bill ±0 instance-hours, waste ±0 instance-hours") in text
 
 
 def test_without_prices_instance_hours_of_two_types_are_never_added_up(files, tmp_path):
@@ -554,3 +560,40 @@ def test_a_design_that_fails_check_is_run_and_said_so_in_every_format(files, tmp
     assert lines and all("BQ201" in line and "B (" in line for line in lines)
     assert "FAILS CHECK: 1 error(s)" in out  # the design is marked where the runs are named
     assert not any("A (" in line for line in lines)
+
+
+@needs_browser
+def test_a_huge_wait_difference_leaves_every_small_one_a_visible_bar(files, tmp_path):
+    """The reviewer's month: foundation −300 h beside manipulation +47 m and perception +2 h 47 m. On a linear axis
+    the small bars were under a pixel; on the symmetric log axis each is a visible bar on its side of zero."""
+    report = tmp_path / "report"
+    code, out = run(*designs(files, "A", "B"), "--workers", "1", "--report", report)
+    assert code == 0, out
+    page = (report / "index.html").read_text()
+    found = re.search(r'(<script type="application/json" id="compare-data">)(.*?)(</script>)', page, re.DOTALL)
+    assert found
+    data = json.loads(found.group(2))
+    data["deltas"] = [{"row": row, "design": "B", "hours": hours, "text": f"{hours:+} h"}
+                      for row, hours in (("training/foundation", -300.0), ("training/manipulation", 0.7833),
+                                         ("training/perception", 2.7833), ("training/safety", 0.0))]
+    (report / "huge.html").write_text(page.replace(found.group(0), found.group(1) + json.dumps(data)
+                                                   + found.group(3)))
+    with headless_chromium() as driver:
+        open_page(driver, report / "huge.html")
+        deadline = time.monotonic() + 30
+        while driver.execute_script("return document.documentElement.dataset.rendered") != "true" and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        bars = driver.execute_script("return Array.from(document.querySelectorAll('#chart-deltas .mark-rect path'))"
+                                     ".map(p => { const b = p.getBoundingClientRect(); return [b.left, b.width]; })")
+    assert len(bars) == 4, bars
+    widths = sorted(width for _, width in bars)
+    assert widths[0] < 1 and all(width >= 8 for width in widths[1:]), bars  # the zero flat, the rest visible
+
+
+def test_a_cost_verdict_puts_the_unit_after_a_number_never_after_words():
+    from policy_engine.reports.compare.view import _with_unit
+
+    assert _with_unit("bill", "+12.00") == "bill +12.00 instance-hours"
+    assert _with_unit("waste", "±0") == "waste ±0 instance-hours"
+    assert _with_unit("bill", "no significant change") == "bill: no significant change"

@@ -112,7 +112,8 @@ def test_compare_text_and_markdown_say_across_n_samples_and_never_call_noise_a_c
                 assert "+" not in cell and "−" not in cell.rsplit("(", 1)[1]
     code, text, err = run("compare", files["scenario"], "--topology", files["A"], "--topology", files["B"],
                           "--samples", "5", "--workers", "1")
-    assert code == 0 and text.splitlines()[1].startswith("across 5 samples of the workload (seeds 0-4")
+    assert code == 0 and text.splitlines()[1].startswith(
+        "across 5 samples of the workload (sample 1 the recorded jobs, then seeds 1-4 resampled by day")
 
 
 def test_samples_one_is_the_default_and_labelled_one_sample(files):
@@ -147,7 +148,8 @@ def test_simulate_samples_give_each_shares_median_and_spread_and_name_the_first_
     code, text, _ = run("simulate", files["scenario"], "--samples", "3")
     assert code == 0 and "Shares across 3 samples: median (p10-p90)" in text
     said = " ".join(text.split())
-    assert "the jobs, the summary, --events, --report, the cost tables and the targets are sample 1's" in said
+    assert "every table titled sample 1 (the jobs, the summary, --events, --report, the cost tables, the targets) " \
+           "is the first sample's alone" in said
 
 
 def test_diff_samples_pr_comment_says_across_n_samples(files):
@@ -259,8 +261,12 @@ def test_the_compare_page_with_samples_draws_and_marks_noise_in_chromium(files, 
         assert said.startswith("across 3 samples of the workload") and "show sample 1" in said
         cells = driver.execute_script("return Array.from(document.querySelectorAll('#shares td.num'))"
                                       ".map(c => c.textContent)")
-        assert cells and all(" (" in cell for cell in cells)
-        assert any(cell.endswith("(n.s.)") for cell in cells)
+        assert cells and all(cell.endswith(")") for cell in cells if "→" in cell)  # each change paired
+        assert all("(+" not in cell and "(−" not in cell for cell in cells if "→" not in cell)  # said once: alike
+        assert any(" (" in cell for cell in cells)  # spreads shown
+        every = driver.execute_script("return Array.from(document.querySelectorAll('table td.num'))"
+                                      ".map(c => c.textContent)")
+        assert any(cell.endswith("(n.s.)") for cell in every)  # noise in some table, never called a change
         bars = driver.execute_script("return document.querySelectorAll('#chart-deltas svg path, "
                                      "#chart-deltas svg rect').length")
         assert bars > 0

@@ -60,3 +60,25 @@ def test_a_figure_wraps_only_between_its_parts_and_a_name_not_at_all(pages):
             assert "\n" not in cell.text, cell.text  # training/llm-pretrain stays on one line
         for piece in table.find_elements(By.CSS_SELECTOR, "td.num .nb"):
             assert "\n" not in piece.text, piece.text  # "4h 13m →", "(+1h 14m)": each on one line
+
+
+MONTH = Path(__file__).resolve().parents[3] / "data" / "samples_month"
+
+
+@needs_browser
+def test_the_sampled_compare_page_fits_its_box_with_room(tmp_path):
+    """A month of ten teams, two designs, five samples (issue 35 §1's review case): the per-share table was 1 to
+    2 px wider than the body even at its narrowest, so it scrolled sideways. Its narrowest (its width in a window
+    too narrow for it) now fits the body's 1280 px: figures alike in every run and sample are said once
+    (``compact_cell``) and the number cells' padding is tighter."""
+    result = invoke("compare", str(MONTH / "month.yaml"), "--topology", str(MONTH / "topology.yaml"),
+                    "--topology", str(MONTH / "mine.yaml"), "--samples", "5", "--workers", "1",
+                    "--report", str(tmp_path / "compare"))
+    assert result.exit_code == 0, result.output
+    page = tmp_path / "compare" / "index.html"
+    with headless_chromium() as driver:
+        overflowing, widths = overflowing_tables(driver, page, 1400)
+        assert widths and overflowing == []
+        _, narrowest = overflowing_tables(driver, page, 600)  # each table at its min-content width
+        shares = next(w for w in narrowest if w["id"] == "shares")
+        assert shares["width"] <= 1280 - 20, shares  # the body's width, with room to spare
