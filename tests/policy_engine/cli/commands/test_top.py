@@ -3,6 +3,7 @@ and the live view in a real terminal (tmux)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -311,24 +313,59 @@ def _wait_for(pane: str, check, timeout: float = 60.0) -> str:
     raise AssertionError(f"the pane never showed what was expected; it shows:\n{screen}")
 
 
-@needs_tmux
-def test_top_in_tmux_against_serve_walkthrough(tmp_path):
-    events = tmp_path / "events.jsonl"
+@contextlib.contextmanager
+def _serve_process(*args: str) -> Iterator[str]:
+    """``batch-quota serve ARGS`` at speed 0 on a free port in its own process: its URL. After the test, the tmux
+    server and the endpoint are stopped."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AWS_DEFAULT_REGION": "us-east-1",
            "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-    serve = subprocess.Popen([BATCH_QUOTA, "serve", "--walkthrough", "--speed", "0",
-                              "--port", "0", "--events", str(events)], stdout=subprocess.PIPE,
+    serve = subprocess.Popen([BATCH_QUOTA, "serve", *args, "--speed", "0", "--port", "0"], stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, text=True, env=env, cwd=ROOT)
-    session = f"top-{os.getpid()}"
     try:
         assert serve.stdout is not None
         url = serve.stdout.readline().strip()
         assert url.startswith("http://"), url
+        yield url
+    finally:
+        subprocess.run([TMUX or "tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+        serve.terminate()
+        serve.wait(timeout=10)
 
-        class Running:  # what ``reclaimed`` needs of an endpoint
-            def __init__(self, url: str) -> None:
-                self.url = url
 
+class _Endpoint:
+    """What the endpoint conftest's ``client`` needs of a running endpoint: its URL."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+
+def _top_in_tmux(session: str, url: str, status: Path, size: tuple[int, int], options: str = "") -> str:
+    """``top --queue training`` against ``url`` in a tmux pane of ``size`` (columns, lines): the pane. Its exit code
+    goes to ``status``; the terminal's own size, not one the test run's environment may carry (COLUMNS, LINES)."""
+    command = (f"env -u COLUMNS -u LINES AWS_ENDPOINT_URL_BATCH={url} {BATCH_QUOTA} top --queue training "
+               f"--interval 0.5{options}; echo $? > {status}")
+    _tmux("new-session", "-d", "-s", session, "-x", str(size[0]), "-y", str(size[1]), "-e", f"PYTHONPATH={ROOT}",
+          "-e", "AWS_DEFAULT_REGION=us-east-1", "-e", "AWS_ACCESS_KEY_ID=testing",
+          "-e", "AWS_SECRET_ACCESS_KEY=testing", "-c", str(ROOT), command)
+    return f"{session}:0.0"
+
+
+def _quit_top(pane: str, status: Path) -> None:
+    """Press q and see top exit 0."""
+    _tmux("send-keys", "-t", pane, "q")
+    deadline = time.monotonic() + 30
+    # the shell creates the file before echo writes the code into it: wait for the code, not the file
+    while not (status.exists() and status.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert status.read_text().strip() == "0"
+
+
+@needs_tmux
+def test_top_in_tmux_against_serve_walkthrough(tmp_path):
+    events = tmp_path / "events.jsonl"
+    with _serve_process("--walkthrough", "--events", str(events)) as url:
+
+        class Running(_Endpoint):  # what ``reclaimed`` needs of an endpoint
             def advance(self, seconds: float) -> None:
                 import urllib.request
 
@@ -338,13 +375,7 @@ def test_top_in_tmux_against_serve_walkthrough(tmp_path):
 
         reclaimed(Running(url))
         status = tmp_path / "status"
-        # the terminal's own size, not one the test run's environment may carry (COLUMNS, LINES)
-        command = (f"env -u COLUMNS -u LINES AWS_ENDPOINT_URL_BATCH={url} {BATCH_QUOTA} top --queue training "
-                   f"--interval 0.5 --events {events}; echo $? > {status}")
-        _tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "50", "-e", f"PYTHONPATH={ROOT}",
-              "-e", "AWS_DEFAULT_REGION=us-east-1", "-e", "AWS_ACCESS_KEY_ID=testing",
-              "-e", "AWS_SECRET_ACCESS_KEY=testing", "-c", str(ROOT), command)
-        pane = f"{session}:0.0"
+        pane = _top_in_tmux(f"top-{os.getpid()}", url, status, (220, 50), f" --events {events}")
         screen = _wait_for(pane, lambda s: "qs1_job_med" in s and "sort: share" in s)
         rows = _share_rows(screen)
         assert set(rows) == {"QS1", "QS2", "QS3"}, screen
@@ -355,16 +386,7 @@ def test_top_in_tmux_against_serve_walkthrough(tmp_path):
         _wait_for(pane, lambda s: "sort: used" in s)
         _tmux("send-keys", "-t", pane, "/", "QS2", "Enter")
         screen = _wait_for(pane, lambda s: "filter: QS2" in s and set(_share_rows(s)) == {"QS2"})
-        _tmux("send-keys", "-t", pane, "q")
-        deadline = time.monotonic() + 30
-        # the shell creates the file before echo writes the code into it: wait for the code, not the file
-        while not (status.exists() and status.read_text().strip()) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert status.read_text().strip() == "0"
-    finally:
-        subprocess.run([TMUX or "tmux", "-L", SOCKET, "kill-server"], capture_output=True)
-        serve.terminate()
-        serve.wait(timeout=10)
+        _quit_top(pane, status)
 
 
 @pytest.mark.parametrize("width", [200, 100])
@@ -412,21 +434,8 @@ training_plans:
     reserved_capacities:
       - {instances: 4, start: 86400, end: 172800}
 """)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "AWS_DEFAULT_REGION": "us-east-1",
-           "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-    serve = subprocess.Popen([BATCH_QUOTA, "serve", str(topology), "--speed", "0", "--port", "0"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=ROOT)
-    session = f"top-plan-{os.getpid()}"
-    try:
-        assert serve.stdout is not None
-        url = serve.stdout.readline().strip()
-        assert url.startswith("http://"), url
-
-        class Running:
-            def __init__(self, url: str) -> None:
-                self.url = url
-
-        batch = client(Running(url))
+    with _serve_process(str(topology)) as url:
+        batch = client(_Endpoint(url))
         request = json.loads(payload_for("ml.p5.48xlarge", 4))
         request["ResourceConfig"]["TrainingPlanArn"] = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/night"
         batch.submit_service_job(jobName="early", jobQueue="training", serviceJobType="SAGEMAKER_TRAINING",
@@ -434,12 +443,7 @@ training_plans:
         batch.submit_service_job(jobName="plain", jobQueue="training", serviceJobType="SAGEMAKER_TRAINING",
                                  serviceRequestPayload=payload_for("ml.p5.48xlarge", 2), quotaShareName="PB")
         status = tmp_path / "status"
-        command = (f"env -u COLUMNS -u LINES AWS_ENDPOINT_URL_BATCH={url} {BATCH_QUOTA} top --queue training "
-                   f"--interval 0.5; echo $? > {status}")
-        _tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "50", "-e", f"PYTHONPATH={ROOT}",
-              "-e", "AWS_DEFAULT_REGION=us-east-1", "-e", "AWS_ACCESS_KEY_ID=testing",
-              "-e", "AWS_SECRET_ACCESS_KEY=testing", "-c", str(ROOT), command)
-        pane = f"{session}:0.0"
+        pane = _top_in_tmux(f"top-plan-{os.getpid()}", url, status, (220, 50))
         screen = _wait_for(pane, lambda s: set(_share_rows(s, "P")) == {"PA", "PB"} and "sort: share" in s)
         rows = _share_rows(screen, "P")
         header = next(line for line in screen.splitlines() if "PLAN HELD" in line)
@@ -447,15 +451,7 @@ training_plans:
             "OWN", "BORROWED", "PLAN HELD"]
         assert rows["PA"][4:7] == ["0", "0", "4"], screen  # held for its plan's window, not in use
         assert rows["PB"][4:7] == ["2", "0", "0"], screen  # a plain job runs: in use
-        _tmux("send-keys", "-t", pane, "q")
-        deadline = time.monotonic() + 30
-        while not (status.exists() and status.read_text().strip()) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert status.read_text().strip() == "0"
-    finally:
-        subprocess.run([TMUX or "tmux", "-L", SOCKET, "kill-server"], capture_output=True)
-        serve.terminate()
-        serve.wait(timeout=10)
+        _quit_top(pane, status)
 
 
 def test_lent_instances_are_whole_and_add_up_to_what_borrowers_use():
@@ -522,30 +518,12 @@ def test_top_in_tmux_shows_whole_lent_instances_and_the_simulated_clock(tmp_path
     name), never 0.3 each; the footer names the endpoint's simulated clock."""
     topology = tmp_path / "lenders.yaml"
     topology.write_text(LENDERS)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "AWS_DEFAULT_REGION": "us-east-1",
-           "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-    serve = subprocess.Popen([BATCH_QUOTA, "serve", str(topology), "--speed", "0", "--port", "0"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=ROOT)
-    session = f"top-lent-{os.getpid()}"
-    try:
-        assert serve.stdout is not None
-        url = serve.stdout.readline().strip()
-        assert url.startswith("http://"), url
-
-        class Running:
-            def __init__(self, url: str) -> None:
-                self.url = url
-
-        batch = client(Running(url))
+    with _serve_process(str(topology)) as url:
+        batch = client(_Endpoint(url))
         for name in ("first", "second"):  # LD's own instance, then one borrowed
             submit(batch, name, "LD")
         status = tmp_path / "status"
-        command = (f"env -u COLUMNS -u LINES AWS_ENDPOINT_URL_BATCH={url} {BATCH_QUOTA} top --queue training "
-                   f"--interval 0.5; echo $? > {status}")
-        _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", f"PYTHONPATH={ROOT}",
-              "-e", "AWS_DEFAULT_REGION=us-east-1", "-e", "AWS_ACCESS_KEY_ID=testing",
-              "-e", "AWS_SECRET_ACCESS_KEY=testing", "-c", str(ROOT), command)
-        pane = f"{session}:0.0"
+        pane = _top_in_tmux(f"top-lent-{os.getpid()}", url, status, (120, 40))
         screen = _wait_for(pane, lambda s: "sort: share" in s and "LD" in s and "LC" in s)
         lines = screen.splitlines()
         header = next(line for line in lines if " LENT " in line and "SHARE" in line)
@@ -558,12 +536,4 @@ def test_top_in_tmux_shows_whole_lent_instances_and_the_simulated_clock(tmp_path
         cells = [cell.strip() for cell in totals.split("│")[1:-1]]
         assert cells[6] == "1", screen  # the LENT total: one instance
         assert re.search(r"simulated clock \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, every 0.5s", screen), screen
-        _tmux("send-keys", "-t", pane, "q")
-        deadline = time.monotonic() + 30
-        while not (status.exists() and status.read_text().strip()) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert status.read_text().strip() == "0"
-    finally:
-        subprocess.run([TMUX or "tmux", "-L", SOCKET, "kill-server"], capture_output=True)
-        serve.terminate()
-        serve.wait(timeout=10)
+        _quit_top(pane, status)
