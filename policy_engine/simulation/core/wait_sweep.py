@@ -20,7 +20,7 @@ import heapq
 import math
 from array import array
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from policy_engine.simulation.causes import Cause
 from policy_engine.simulation.core import placement
@@ -163,120 +163,10 @@ def read_jobs(jobs: list[Job], priorities: list[int], statuses: list[Status], li
     return out
 
 
-class Feed:
-    """A time-ordered stream handed over a chunk of columns at a time; ``more`` while an event is left, whose fields
-    a subclass's ``read`` copies out of the columns at ``position``. A subclass says how to take its next chunk."""
-
-    def __init__(self) -> None:
-        self.position = self.size = 0
-        self.more = True
-
-    def take_next(self) -> bool:
-        """Take the next chunk's columns and set ``size``; ``False`` when no chunk is left."""
-        raise NotImplementedError
-
-    def read(self) -> None:
-        raise NotImplementedError
-
-    def load(self) -> None:
-        """The next chunk's first event (the chunks may be empty)."""
-        while self.more:
-            if not self.take_next():
-                self.more = False
-                return
-            self.position = 0
-            if self.size:
-                self.read()
-                return
-
-    def advance(self) -> None:
-        self.position += 1
-        if self.position < self.size:
-            self.read()
-        else:
-            self.load()
-
-
-class UsageFeed(Feed):
-    """The usage log in time order: a change's time, its line's number, the instances used after it."""
-
-    def __init__(self, chunks: Iterator[tuple[list[float], list[int], list[int]]]) -> None:
-        super().__init__()
-        self.chunks = chunks
-        self.times: list[float] = []
-        self.lines: list[int] = []
-        self.used_after: list[int] = []
-        self.time, self.line, self.used = 0.0, 0, 0
-        self.load()
-
-    def take_next(self) -> bool:
-        chunk = next(self.chunks, None)
-        if chunk is None:
-            return False
-        self.times, self.lines, self.used_after = chunk
-        self.size = len(self.times)
-        return True
-
-    def read(self) -> None:
-        at = self.position
-        self.time, self.line, self.used = self.times[at], self.lines[at], self.used_after[at]
-
-
 def stretch_code(needs: int, bad: bool, watched: bool) -> int:
     """A waiting stretch's instances needed, misconfigured and watched (see ``Stretch``) as one positive int: what
     ``Sweep.state`` keeps per rank while it waits (``wait_causes`` packs the same with numpy)."""
     return (needs << 2) | (2 if bad else 0) | (1 if watched else 0)
-
-
-class StartFeed(Feed):
-    """The stretches by start: its time, line number, rank and ``stretch_code``."""
-
-    def __init__(self, chunks: Iterator[tuple[list[float], list[int], list[int], list[int]]]) -> None:
-        super().__init__()
-        self.chunks = chunks
-        self.times: list[float] = []
-        self.lines: list[int] = []
-        self.ranks: list[int] = []
-        self.codes: list[int] = []
-        self.time, self.line, self.rank, self.code = 0.0, 0, 0, 0
-        self.load()
-
-    def take_next(self) -> bool:
-        chunk = next(self.chunks, None)
-        if chunk is None:
-            return False
-        self.times, self.lines, self.ranks, self.codes = chunk
-        self.size = len(self.times)
-        return True
-
-    def read(self) -> None:
-        at = self.position
-        self.time, self.line, self.rank, self.code = self.times[at], self.lines[at], self.ranks[at], self.codes[at]
-
-
-class EndFeed(Feed):
-    """The stretches by end: its time, rank and line number."""
-
-    def __init__(self, chunks: Iterator[tuple[list[float], list[int], list[int]]]) -> None:
-        super().__init__()
-        self.chunks = chunks
-        self.times: list[float] = []
-        self.ranks: list[int] = []
-        self.lines: list[int] = []
-        self.time, self.rank, self.line = 0.0, 0, 0
-        self.load()
-
-    def take_next(self) -> bool:
-        chunk = next(self.chunks, None)
-        if chunk is None:
-            return False
-        self.times, self.ranks, self.lines = chunk
-        self.size = len(self.times)
-        return True
-
-    def read(self) -> None:
-        at = self.position
-        self.time, self.rank, self.line = self.times[at], self.ranks[at], self.lines[at]
 
 
 def recount(pool: Pool) -> None:
@@ -515,15 +405,13 @@ class Sweep:
         self._pending_stretch: list[int] = []
         self._pending_cause: list[int] = []
         self._pending_seconds: list[float] = []
-        # one instant's events and the lines it lists (reused, so that an instant allocates nothing)
-        self.usage_lines: list[Line] = []
-        self.usage_used: list[int] = []
-        self.limits: list[Line] = []
-        self.start_lines: list[Line] = []
-        self.start_ranks: list[int] = []
-        self.start_codes: list[int] = []
-        self.end_lines: list[Line] = []
-        self.end_ranks: list[int] = []
+        # one window of the event stream (``Window``): per event its line's number, its value and a start's code;
+        # the limit changes an event of that kind numbers; and the lists an instant fills (reused: it allocates
+        # nothing)
+        self.event_lines: list[int] = []
+        self.event_values: list[int] = []
+        self.event_codes: list[int] = []
+        self.changes: list[tuple[float, int, int, bool]] = []
         self.ending: list[Stretch] = []
         self.own: list[Line] = []
         self.changed: list[Line] = []
@@ -701,16 +589,23 @@ class Sweep:
         env = pool.env
         line.environment.free.set(time, max(0, env.capacity - env.used))
 
-    def instant(self, time: float) -> None:
-        """One instant (its events in ``usage_lines``/``usage_used``, ``limits``, ``start_`` and ``end_``): the heads
-        whose own share or line changes charged up to it, the changes applied, then the heads whose cause may have
-        changed looked at again (and charged up to now first, where it did)."""
+    def instant(self, time: float, begin: int, usage_end: int, limit_end: int, start_end: int, end: int) -> None:
+        """One instant: the window's events ``begin`` to ``end``, by kind (usage changes, limit changes, stretches
+        starting, stretches ending; see ``Window``). The heads whose own share or line changes are charged up to it,
+        the changes applied, then the heads whose cause may have changed looked at again (and charged up to now
+        first, where it did)."""
         epoch = self.epoch = self.epoch + 1
+        lines, event_lines, event_values = self.lines, self.event_lines, self.event_values
         own, changed, again = self.own, self.changed, self.again
         own.clear()  # its share's use or its line changes: charged now, whatever follows
         changed.clear()  # its line changes: its head may change
         again.clear()  # its pool or environment changes: its head's cause may change
-        for line in self.usage_lines:
+        for at in range(usage_end, limit_end):  # a limit in force from now (counters recounted below)
+            _, _, limit, lends = self.changes[event_values[at]]
+            share = lines[event_lines[at]].share
+            share.limit, share.lends = limit, lends
+        for at in range(begin, usage_end):
+            line = lines[event_lines[at]]
             if line.own_mark != epoch:
                 line.own_mark = epoch
                 own.append(line)
@@ -722,16 +617,13 @@ class Sweep:
                 if other.again_mark != epoch:
                     other.again_mark = epoch
                     again.append(other)
-        for line in self.limits:
-            for other in line.pool_lines:
+        for at in range(usage_end, limit_end):
+            for other in lines[event_lines[at]].pool_lines:
                 if other.again_mark != epoch:
                     other.again_mark = epoch
                     again.append(other)
-        for line in self.start_lines:
-            if line.line_mark != epoch:
-                line.line_mark = epoch
-                changed.append(line)
-        for line in self.end_lines:
+        for at in range(limit_end, end):  # stretches starting, then ending
+            line = lines[event_lines[at]]
             if line.line_mark != epoch:
                 line.line_mark = epoch
                 changed.append(line)
@@ -741,27 +633,29 @@ class Sweep:
                 own.append(line)
         for line in own:
             self.flush(line, time)
-        usage_used = self.usage_used
-        for position, line in enumerate(self.usage_lines):
-            share, used = line.share, usage_used[position]
+        for at in range(begin, usage_end):
+            line = lines[event_lines[at]]
+            share, used = line.share, event_values[at]
             limit = share.limit
             line.pool.excess += max(0, used - limit) - max(0, share.used - limit)
             share.pool.adjust(share, used - share.used)
             self.levels_changed(line, time)
-        for line in self.limits:
+        for at in range(usage_end, limit_end):
+            line = lines[event_lines[at]]
             recount(line.share.pool)
             line.pool.excess = excess(line.share.pool)
             self.levels_changed(line, time)
-        state, known, ending = self.state, self.known, self.ending
-        start_ranks, start_codes, end_ranks = self.start_ranks, self.start_codes, self.end_ranks
-        for position, line in enumerate(self.start_lines):
-            rank = start_ranks[position]
-            state[rank] = start_codes[position]
+        state, known, ending, event_codes = self.state, self.known, self.ending, self.event_codes
+        for at in range(limit_end, start_end):
+            line = lines[event_lines[at]]
+            rank = event_values[at]
+            state[rank] = event_codes[at]
             line.count += 1
             line.push(rank)
         ending.clear()
-        for position, line in enumerate(self.end_lines):
-            rank = end_ranks[position]
+        for at in range(start_end, end):
+            line = lines[event_lines[at]]
+            rank = event_values[at]
             assert state[rank], "a stretch ends after it starts, once"
             state[rank] = 0
             line.count -= 1
@@ -805,54 +699,37 @@ class Sweep:
             self.ended(wait)
 
 
-def run(sweep: Sweep, usage: UsageFeed, changes: list[tuple[float, int, int, bool]], starts: StartFeed,
-        ends: EndFeed) -> None:
-    """The events, merged in time order from four streams each in time order, one ``Sweep.instant`` per instant:
-    the usage log, the limit changes (time, line number, limit, lends), and the stretches by start and by end (made
-    known by their ranks). Events of one instant are applied in that order of kinds, each kind in its
-    stream's order."""
-    usage_lines, usage_used, limits = sweep.usage_lines, sweep.usage_used, sweep.limits
-    start_lines, start_ranks, start_codes = sweep.start_lines, sweep.start_ranks, sweep.start_codes
-    end_lines, end_ranks = sweep.end_lines, sweep.end_ranks
-    lines = sweep.lines
-    changed, change_count = 0, len(changes)
-    # (a report time of infinity, ``engine.run(math.inf)``, ends stretches there: an instant like any other)
-    while starts.more or ends.more or usage.more or changed < change_count:
-        time = math.inf
-        if starts.more:
-            time = starts.time
-        if ends.more and ends.time < time:
-            time = ends.time
-        if usage.more and usage.time < time:
-            time = usage.time
-        if changed < change_count and changes[changed][0] < time:
-            time = changes[changed][0]
-        usage_lines.clear()
-        usage_used.clear()
-        limits.clear()
-        start_lines.clear()
-        start_ranks.clear()
-        start_codes.clear()
-        end_lines.clear()
-        end_ranks.clear()
-        while usage.more and usage.time == time:
-            usage_lines.append(lines[usage.line])
-            usage_used.append(usage.used)
-            usage.advance()
-        while changed < change_count and changes[changed][0] == time:
-            _, line_number, limit, lends = changes[changed]
-            line = lines[line_number]
-            line.share.limit, line.share.lends = limit, lends  # counters recounted in ``instant``
-            limits.append(line)
-            changed += 1
-        while starts.more and starts.time == time:
-            start_lines.append(lines[starts.line])
-            start_ranks.append(starts.rank)
-            start_codes.append(starts.code)
-            starts.advance()
-        while ends.more and ends.time == time:
-            end_lines.append(lines[ends.line])
-            end_ranks.append(ends.rank)
-            ends.advance()
-        sweep.instant(time)
+class Window(NamedTuple):
+    """A stretch of time's events, merged in time order, as lists the sweep reads (``Sweep.instant``): per instant,
+    its time and how many events of each kind it has (counts, not positions: small ints, which Python does not
+    allocate); per event, its line's number, its value and, for a stretch starting, its ``stretch_code`` (0 for
+    the others). Events of one instant come in that order of kinds: usage changes (value: the instances used after
+    it), limit changes (value: its number in the sweep's ``changes``), stretches starting, then ending (value: the
+    stretch's rank)."""
+
+    times: list[float]
+    usages: list[int]
+    limits: list[int]
+    starts: list[int]
+    ends: list[int]
+    lines: list[int]
+    values: list[int]
+    codes: list[int]
+
+
+def run(sweep: Sweep, windows: Iterator[Window], changes: list[tuple[float, int, int, bool]]) -> None:
+    """Every instant of the windows, in time order (``changes``: the limit changes (time, line number, limit,
+    lends) the windows' limit events number), then the heads still waiting retired."""
+    sweep.changes = changes
+    for window in windows:
+        sweep.event_lines, sweep.event_values, sweep.event_codes = window.lines, window.values, window.codes
+        begin = 0
+        usages, limits, starts, ends = window.usages, window.limits, window.starts, window.ends
+        for at, time in enumerate(window.times):
+            usage_end = begin + usages[at]
+            limit_end = usage_end + limits[at]
+            start_end = limit_end + starts[at]
+            end = start_end + ends[at]
+            sweep.instant(time, begin, usage_end, limit_end, start_end, end)
+            begin = end
     sweep.finish()

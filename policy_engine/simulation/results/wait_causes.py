@@ -193,64 +193,106 @@ def read_stretches(result: SimulationResult, line_of: dict[tuple[str, str], int]
 _KINDS = (np.int32, np.int32, np.float64, np.float64, bool, np.int32, bool, np.int64, np.float64)
 
 
-def _parts(count: int) -> Iterator[slice]:
-    """``count`` positions a ``_CHUNK`` at a time: what a feed's lists are made of, as the sweep reaches them."""
-    return (slice(begin, begin + _CHUNK) for begin in range(0, count, _CHUNK))
-
-
-def _usage_chunks(times: np.ndarray, who: np.ndarray, used: np.ndarray, logged_line: np.ndarray,
-                  size: int = _CHUNK) -> Iterator[tuple[list[float], list[int], list[int]]]:
-    """The usage log in time order as the sweep's feed reads it (times, line numbers, use), ``size`` changes at a time
-    cut at instants, one change per share and instant: its last use, in the place of its first change (the
-    sweep applies an instant's changes before it reads any: one share's add up to the last, and its lines are listed
-    in the order they first changed). A heavy 1,000,000-job run logs 2,000,000 changes on 1,000,000 pairs of an
-    instant and a share."""
-    if len(times) and np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
+def _usage_changes(times: np.ndarray, who: np.ndarray, used: np.ndarray, logged_line: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The usage log in time order as the sweep reads it (times, line numbers, use), one change per share and
+    instant: its last use, in the place of its first change (the sweep applies an instant's changes before it reads
+    any: one share's add up to the last, and its lines are listed in the order they first changed). A heavy
+    1,000,000-job run logs 2,000,000 changes on 1,000,000 pairs of an instant and a share."""
+    if not len(times):
+        return times, logged_line[who], used
+    if np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
         chronological = np.argsort(times, kind="stable")
         times, who, used = times[chronological], who[chronological], used[chronological]
         del chronological
-    begin, count = 0, len(times)
-    while begin < count:
-        end = count
-        if begin + size < count:  # at the first change of an instant, unless one instant fills the chunk
-            end = int(np.searchsorted(times, times[begin + size], side="left"))
-            if end <= begin:
-                end = int(np.searchsorted(times, times[begin], side="right"))
-        chunk_times, chunk_who = times[begin:end], who[begin:end]
-        by_pair = np.lexsort((chunk_who, chunk_times))  # stable: a pair's changes in log order, first to last
-        paired_times, paired_who = chunk_times[by_pair], chunk_who[by_pair]
-        new = np.empty(len(by_pair), dtype=bool)
+    # a pair of an instant and a share as one number, ascending with the instant: nearly sorted, so the stable sort
+    # (a merge of runs) is fast, and keeps a pair's changes in log order, first to last
+    instant = np.empty(len(times), dtype=np.int64)
+    instant[0] = 0
+    np.cumsum(times[1:] != times[:-1], out=instant[1:])
+    instant *= int(who.max()) + 1
+    instant += who
+    by_pair = np.argsort(instant, kind="stable")
+    paired = instant[by_pair]
+    del instant
+    new = np.empty(len(by_pair), dtype=bool)
+    new[0] = True
+    np.not_equal(paired[1:], paired[:-1], out=new[1:])
+    del paired
+    begins = np.flatnonzero(new)
+    del new
+    last = by_pair[np.append(begins[1:], len(by_pair)) - 1]
+    first = by_pair[begins]
+    del by_pair, begins
+    chronological = np.argsort(first, kind="stable")  # an instant's shares by their first change
+    first, last = first[chronological], last[chronological]
+    return times[first], logged_line[who[first]], used[last]
+
+
+#: Events a window (``wait_sweep.Window``) holds at most per stream: what sits in Python lists at once.
+_WINDOW = _CHUNK
+
+
+def _windows(streams: list[tuple[np.ndarray, ...]], size: int = _WINDOW) -> Iterator[wait_sweep.Window]:
+    """The streams (each in time order: times, line numbers, values, and for the stretches starting their codes),
+    in the order of ``wait_sweep.Window``'s kinds, merged in time order, a window at a time: cut between instants,
+    about ``size`` events of each stream in each. Merged without a sort: an event's place is its place in its
+    stream plus the events of the other streams before it (of an earlier kind at its time, too)."""
+    cuts = np.unique(np.concatenate([stream[0][size::size] for stream in streams]))
+    bounds = [np.concatenate(([0], np.searchsorted(stream[0], cuts, side="left"), [len(stream[0])]))
+              for stream in streams]
+    kinds = len(streams)
+    for window in range(len(cuts) + 1):
+        parts = [tuple(column[bound[window]:bound[window + 1]] for column in stream)
+                 for stream, bound in zip(streams, bounds, strict=True)]
+        count = sum(len(part[0]) for part in parts)
+        if not count:
+            continue
+        times = np.empty(count, dtype=np.float64)
+        lines = np.empty(count, dtype=np.int64)
+        values = np.empty(count, dtype=np.int64)
+        codes = np.zeros(count, dtype=np.int64)
+        kind = np.empty(count, dtype=np.int64)
+        for number, part in enumerate(parts):
+            at = np.arange(len(part[0]))
+            for other, other_part in enumerate(parts):
+                if other != number:
+                    at += np.searchsorted(other_part[0], part[0], side="right" if other < number else "left")
+            times[at], lines[at], values[at], kind[at] = part[0], part[1], part[2], number
+            if len(part) > 3:
+                codes[at] = part[3]
+        new = np.empty(count, dtype=bool)
         new[0] = True
-        np.logical_or(paired_times[1:] != paired_times[:-1], paired_who[1:] != paired_who[:-1], out=new[1:])
-        begins = np.flatnonzero(new)
-        last = by_pair[np.append(begins[1:], len(by_pair)) - 1]
-        first = by_pair[begins]
-        chronological = np.argsort(first, kind="stable")  # an instant's shares by their first change
-        yield (paired_times[begins][chronological].tolist(), logged_line[paired_who[begins][chronological]].tolist(),
-               used[begin:end][last[chronological]].tolist())
-        begin = end
+        np.not_equal(times[1:], times[:-1], out=new[1:])
+        firsts = np.flatnonzero(new)
+        instant = np.cumsum(new) - 1
+        del new
+        # per instant and kind, how many events: one bincount over (instant, kind) pairs
+        counts = np.bincount(instant * kinds + kind, minlength=len(firsts) * kinds).reshape(len(firsts), kinds)
+        yield wait_sweep.Window(times[firsts].tolist(), *(counts[:, number].tolist() for number in range(kinds)),
+                                lines.tolist(), values.tolist(), codes.tolist())
 
 
 def _sweep(sweep: wait_sweep.Sweep, waits: Stretches, bad: np.ndarray, log: UsageLog,
            line_of: dict[tuple[str, str], int]) -> None:
-    """One sweep over time: usage changes, limit changes, stretches starting and ending, each fed in time order."""
+    """One sweep over time: usage changes, limit changes, stretches starting and ending, merged in time order."""
     logged_line = np.array([line_of[(s.share, s.instance_type)] for s in log.shares], dtype=np.int64)
     start, end, line, needs, failed, rank = waits.start, waits.end, waits.line, waits.needs, waits.failed, waits.rank
-    usage = _usage_chunks(*log.columns(), logged_line)
-    by_start = np.argsort(start, kind="stable").astype(np.int32)
-    by_end = np.argsort(end, kind="stable").astype(np.int32)
+    usage = _usage_changes(*log.columns(), logged_line)
+    by_start = np.argsort(start, kind="stable")
+    by_end = np.argsort(end, kind="stable")
     # a stretch's needs, misconfigured and watched (a time-limit action may have ended it) packed in one int
     # (``wait_sweep.stretch_code``): mostly small ints, which Python does not allocate
     code = (needs.astype(np.int64) << 2) | (bad.astype(np.int64) << 1) | failed
-    starting = ((start[at].tolist(), line[at].tolist(), rank[at].tolist(), code[at].tolist())
-                for at in map(by_start.__getitem__, _parts(len(start))))
-    ending = ((end[at].tolist(), rank[at].tolist(), line[at].tolist()) for at in map(by_end.__getitem__,
-                                                                                        _parts(len(end))))
     changes = sorted(((c.time, int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes),
                      key=lambda change: change[0])
+    limits = (np.array([change[0] for change in changes], dtype=np.float64),
+              np.array([change[1] for change in changes], dtype=np.int64), np.arange(len(changes)))
+    streams = [usage, limits, (start[by_start], line[by_start], rank[by_start], code[by_start]),
+               (end[by_end], line[by_end], rank[by_end])]
+    del by_start, by_end, code
     sweep.expect(len(start))
-    wait_sweep.run(sweep, wait_sweep.UsageFeed(usage), changes, wait_sweep.StartFeed(starting),
-                   wait_sweep.EndFeed(ending))
+    wait_sweep.run(sweep, _windows(streams), changes)
 
 
 def attribute(result: SimulationResult, topology: Topology, order: AttributionOrder | str = DEFAULT_ORDER
