@@ -17,7 +17,6 @@ and the other ``piece_`` arrays), that ``wait_causes`` charges with numpy.
 from __future__ import annotations
 
 import heapq
-import math
 from array import array
 from collections.abc import Iterator
 from typing import Any, Final, NamedTuple
