@@ -269,8 +269,9 @@ def _windows(streams: list[tuple[np.ndarray, ...]], size: int = _WINDOW) -> Iter
         del new
         # per instant and kind, how many events: one bincount over (instant, kind) pairs
         counts = np.bincount(instant * kinds + kind, minlength=len(firsts) * kinds).reshape(len(firsts), kinds)
-        yield wait_sweep.Window(times[firsts].tolist(), *(counts[:, number].tolist() for number in range(kinds)),
-                                lines.tolist(), values.tolist(), codes.tolist())
+        usages, limit_changes, starts, ends = (counts[:, number].tolist() for number in range(kinds))
+        yield wait_sweep.Window(times[firsts].tolist(), usages, limit_changes, starts, ends, lines.tolist(),
+                                values.tolist(), codes.tolist())
 
 
 def _sweep(sweep: wait_sweep.Sweep, waits: Stretches, bad: np.ndarray, log: UsageLog,
