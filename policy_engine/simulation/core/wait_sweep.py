@@ -588,6 +588,24 @@ class Sweep:
         env = pool.env
         line.environment.free.set(time, max(0, env.capacity - env.used))
 
+    def started(self, time: float, at: int) -> None:
+        """An instant whose one event, at ``at``, is a stretch starting (half of a heavy run's instants): what
+        ``instant`` does for it, without its lists. No counter changed, so the head's cause is as it was; only a new
+        head (the stretch, first in its line) is classified."""
+        line = self.lines[self.event_lines[at]]
+        rank = self.event_values[at]
+        self.flush(line, time)
+        code = self.state[rank] = self.event_codes[at]
+        line.count += 1
+        line.push(rank)
+        head = line.head
+        if head is None or rank < head.rank:  # no head: nothing else waits (``instant`` lets a head go only then)
+            wait = self.known[rank] = Stretch(rank, line, code >> 2, (code & 2) != 0, (code & 1) != 0)
+            wait.stint = self.stints
+            self.stints += 1
+            wait.head_since = time
+            self.place(line, wait, time, self.cause_of(line, wait))
+
     def instant(self, time: float, begin: int, usage_end: int, limit_end: int, start_end: int, end: int) -> None:
         """One instant: the window's events ``begin`` to ``end``, by kind (usage changes, limit changes, stretches
         starting, stretches ending; see ``Window``). The heads whose own share or line changes are charged up to it,
@@ -729,6 +747,9 @@ def run(sweep: Sweep, windows: Iterator[Window], changes: list[tuple[float, int,
             limit_end = usage_end + limits[at]
             start_end = limit_end + starts[at]
             end = start_end + ends[at]
-            sweep.instant(time, begin, usage_end, limit_end, start_end, end)
+            if limit_end == begin and start_end == end == begin + 1:
+                sweep.started(time, begin)
+            else:
+                sweep.instant(time, begin, usage_end, limit_end, start_end, end)
             begin = end
     sweep.finish()
