@@ -34,34 +34,77 @@ class LimitChange(NamedTuple):
     lends: bool
 
 
+#: Changes kept in the log's lists before they are moved into its arrays (``UsageLog.spill``): few, so that their
+#: floats' memory stays in the cache and is used again (at 65,536 the allocations cost what the lists saved).
+SPILL_AT = 1_024
+
+
 class UsageLog:
-    __slots__ = ("limit_changes", "shares", "times", "used", "who")
+    __slots__ = ("_times", "_used", "_who", "limit_changes", "pending_times", "pending_used", "pending_who",
+                 "shares", "spill_at")
 
     def __init__(self, shares: list[LoggedShare]):
         self.shares = shares
-        self.times = array("d")
-        self.who = array("i")  # a share number and a count of instances: a C int (4 bytes) holds them
-        self.used = array("i")
+        self._times = array("d")
+        self._who = array("i")  # a share number and a count of instances: a C int (4 bytes) holds them
+        self._used = array("i")
+        #: the latest changes, in lists the compiled engine appends to itself (``Pool.keep_log``): three list appends
+        #: cost it a few nanoseconds, a call into this class and three array appends about 100 (0.2 s at a million
+        #: jobs); moved into the arrays every ``spill_at`` changes and before any is read
+        self.pending_times: list[float] = []
+        self.pending_who: list[int] = []
+        self.pending_used: list[int] = []
+        self.spill_at = SPILL_AT
         #: Rare (one per share per ``update_share``): own limits in force after ``LoggedShare.limit``.
         self.limit_changes: list[LimitChange] = []
 
     def record(self, time: float, number: int, used: int) -> None:
-        self.times.append(time)
-        self.who.append(number)
-        self.used.append(used)
+        self.pending_times.append(time)
+        self.pending_who.append(number)
+        self.pending_used.append(used)
+        if len(self.pending_times) >= self.spill_at:
+            self.spill()
+
+    def spill(self) -> None:
+        """The pending changes moved into the arrays (``fromlist``: in bulk; the lists emptied in place, as the
+        engine holds them)."""
+        if self.pending_times:
+            self._times.fromlist(self.pending_times)
+            self._who.fromlist(self.pending_who)
+            self._used.fromlist(self.pending_used)
+            self.pending_times.clear()
+            self.pending_who.clear()
+            self.pending_used.clear()
+
+    @property
+    def times(self) -> array[float]:
+        """Every change's time (the pending ones moved in first); ``who`` and ``used`` alike."""
+        self.spill()
+        return self._times
+
+    @property
+    def who(self) -> array[int]:
+        self.spill()
+        return self._who
+
+    @property
+    def used(self) -> array[int]:
+        self.spill()
+        return self._used
 
     def record_limit(self, time: float, number: int, limit: int, lends: bool) -> None:
         self.limit_changes.append(LimitChange(time, number, limit, lends))
 
     def __len__(self) -> int:
-        return len(self.times)
+        return len(self._times) + len(self.pending_times)
 
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Times, share numbers and instances used after each change, as numpy arrays over the log's own memory."""
-        if not self.times:
+        self.spill()
+        if not self._times:
             return np.empty(0, dtype=np.float64), np.empty(0, dtype=np.intc), np.empty(0, dtype=np.intc)
-        return (np.frombuffer(self.times, dtype=np.float64), np.frombuffer(self.who, dtype=np.intc),
-                np.frombuffer(self.used, dtype=np.intc))
+        return (np.frombuffer(self._times, dtype=np.float64), np.frombuffer(self._who, dtype=np.intc),
+                np.frombuffer(self._used, dtype=np.intc))
 
 
 def merge_logs(logs: list[UsageLog | None]) -> UsageLog:

@@ -113,6 +113,9 @@ class Pool:
         "last_t",
         "lender_idle",
         "log",
+        "log_times",
+        "log_used",
+        "log_who",
         "r_int",
         "recorded",
         "series",
@@ -130,12 +133,23 @@ class Pool:
         self.r_int = 0.0  # integral of borrowed / lender_idle: attributes lending to lenders
         self.series: list[UtilisationSample] | None = None  # only when a report asked for samples
         self.log: UsageLog | None = None  # a compact log, only when a report asked for one
+        #: the log's lists of changes not yet moved into its arrays (``UsageLog.pending_times``), appended to here
+        #: (set by ``keep_log``)
+        self.log_times: list[float] = []
+        self.log_who: list[int] = []
+        self.log_used: list[int] = []
         #: ``series`` or ``log`` is kept (set with them): ``change`` records nothing otherwise
         self.recorded = False
         #: the only pool on its environment's instances (``build_pools`` says): freed capacity concerns it alone
         self.env_alone = True
         #: lines with a job behind the head (set by the line, dropped by backfill): backfill's candidates
         self.deep: dict[ShareCapacity, None] = {}
+
+    def keep_log(self, log: UsageLog | None) -> None:
+        """Record every change of a share's usage in ``log`` (``None``: no log)."""
+        self.log = log
+        if log is not None:
+            self.log_times, self.log_who, self.log_used = log.pending_times, log.pending_who, log.pending_used
 
     def add_share(self, share: ShareCapacity) -> None:
         self.shares.append(share)
@@ -204,8 +218,14 @@ class Pool:
         if self.recorded:
             if self.series is not None:
                 self.record(now)
-            if self.log is not None:
-                self.log.record(now, share.number, new)
+            log = self.log
+            if log is not None:  # ``log.record``, inline: three list appends, no call into the (interpreted) log
+                log_times = self.log_times
+                log_times.append(now)
+                self.log_who.append(share.number)
+                self.log_used.append(new)
+                if len(log_times) >= log.spill_at:
+                    log.spill()
 
     def lent_now(self, share: ShareCapacity) -> float:
         """Instances of ``share`` lent out at this instant (proportional attribution)."""

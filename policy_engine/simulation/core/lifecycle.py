@@ -81,7 +81,7 @@ class JobLifecycle:
             self.usage = UsageLog([LoggedShare(s.share_id, s.instance_type, s.limit, s.lends, pool.index)
                                    for pool in self.pools for s in pool.shares])
         for pool in self.pools:
-            pool.log = self.usage
+            pool.keep_log(self.usage)
             if self.settings.utilisation_series:
                 pool.series = []
             pool.recorded = pool.log is not None or pool.series is not None

@@ -1,0 +1,51 @@
+"""The usage log the engine keeps (``simulation.usage.UsageLog``): appended to by the compiled pools through lists
+(``Pool.keep_log``), moved into typed arrays every ``spill_at`` changes and before any is read.
+
+Whatever the spill size, the log holds every change once, in the order made: hypothesis runs the simulator's random
+scenarios with a log that spills after every 1 to 5 changes and with one that never spills mid-run, and compares
+them; and the log read while changes are pending has them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from policy_engine.simulation.core.engine import Engine
+from policy_engine.simulation.usage import LoggedShare, UsageLog
+from tests.policy_engine.simulation.test_properties import PROPERTY_SETTINGS, scenarios
+
+
+def _logged(scenario, spill_at: int) -> UsageLog:
+    topology, jobs, updates, sim_settings = scenario
+    engine = Engine(topology, jobs, updates, replace(sim_settings, usage_log=True))
+    assert engine.usage is not None
+    engine.usage.spill_at = spill_at
+    engine.run()
+    return engine.usage
+
+
+@PROPERTY_SETTINGS
+@given(scenarios(), st.integers(1, 5))
+def test_every_change_is_logged_once_in_order_whatever_the_spill_size(scenario, spill_at):
+    small, whole = _logged(scenario, spill_at), _logged(scenario, 10**9)
+    assert len(small) == len(whole)
+    assert not whole.pending_times or len(whole.pending_times) == len(whole)  # nothing moved before the read below
+    for mine, theirs in zip(small.columns(), whole.columns(), strict=True):
+        assert mine.tolist() == theirs.tolist()
+    assert not small.pending_times and not whole.pending_times  # read: everything moved into the arrays
+
+
+def test_pending_changes_are_read_with_the_others():
+    log = UsageLog([LoggedShare("q/a", "p5.48xlarge", 2, True, 0)])
+    log.spill_at = 3
+    for step in range(7):
+        log.record(float(step), 0, step)
+    assert len(log) == 7 and len(log.pending_times) == 1  # two spills of three, one change pending
+    times, who, used = log.columns()
+    assert times.tolist() == [float(step) for step in range(7)] and used.tolist() == list(range(7))
+    assert who.dtype == np.intc and not who.any()
+    assert list(log.times) == times.tolist() and list(log.used) == list(range(7))
