@@ -236,8 +236,8 @@ _WINDOW = _CHUNK
 def _windows(streams: list[tuple[np.ndarray, ...]], size: int = _WINDOW) -> Iterator[wait_sweep.Window]:
     """The streams (each in time order: times, line numbers, values, and for the stretches starting their codes),
     in the order of ``wait_sweep.Window``'s kinds, merged in time order, a window at a time: cut between instants,
-    about ``size`` events of each stream in each. Merged without a sort: an event's place is its place in its
-    stream plus the events of the other streams before it (of an earlier kind at its time, too)."""
+    about ``size`` events of each stream in each. Merged by a stable sort of the streams put one after the other
+    (a merge of four sorted runs): at one time, the events of an earlier kind first, each kind's in its order."""
     cuts = np.unique(np.concatenate([stream[0][size::size] for stream in streams]))
     bounds = [np.concatenate(([0], np.searchsorted(stream[0], cuts, side="left"), [len(stream[0])]))
               for stream in streams]
@@ -245,23 +245,19 @@ def _windows(streams: list[tuple[np.ndarray, ...]], size: int = _WINDOW) -> Iter
     for window in range(len(cuts) + 1):
         parts = [tuple(column[bound[window]:bound[window + 1]] for column in stream)
                  for stream, bound in zip(streams, bounds, strict=True)]
-        count = sum(len(part[0]) for part in parts)
-        if not count:
+        sizes = [len(part[0]) for part in parts]
+        if not sum(sizes):
             continue
-        times = np.empty(count, dtype=np.float64)
-        lines = np.empty(count, dtype=np.int64)
-        values = np.empty(count, dtype=np.int64)
-        codes = np.zeros(count, dtype=np.int64)
-        kind = np.empty(count, dtype=np.int64)
-        for number, part in enumerate(parts):
-            at = np.arange(len(part[0]))
-            for other, other_part in enumerate(parts):
-                if other != number:
-                    at += np.searchsorted(other_part[0], part[0], side="right" if other < number else "left")
-            times[at], lines[at], values[at], kind[at] = part[0], part[1], part[2], number
-            if len(part) > 3:
-                codes[at] = part[3]
-        new = np.empty(count, dtype=bool)
+        times = np.concatenate([part[0] for part in parts])
+        order = np.argsort(times, kind="stable")
+        times = times[order]
+        lines = np.concatenate([part[1] for part in parts])[order]
+        values = np.concatenate([part[2] for part in parts])[order]
+        codes = np.concatenate([part[3] if len(part) > 3 else np.zeros(len(part[0]), dtype=np.int64)
+                                for part in parts])[order]
+        kind = np.repeat(np.arange(kinds), sizes)[order]
+        del order
+        new = np.empty(len(times), dtype=bool)
         new[0] = True
         np.not_equal(times[1:], times[:-1], out=new[1:])
         firsts = np.flatnonzero(new)
