@@ -180,9 +180,18 @@ def read_stretches(result: SimulationResult, line_of: dict[tuple[str, str], int]
             break
     job, line, start, end, requeued, needs, failed, priority, submitted = (column[:count] for column in columns)
     del columns
-    # the stretches are in workload order, a job's by their start: the sort, stable, keeps that order among equals
-    order = np.lexsort((submitted, -priority)).astype(np.int32)
-    del priority, submitted
+    # the stretches are in workload order, a job's by their start: the sorts, stable, keep that order among equals.
+    # By submission (nearly sorted already: a merge of runs), then by priority (a few distinct values: as 16-bit
+    # integers a radix sort) rather than ``np.lexsort``: a third of its time at a million stretches
+    order = np.argsort(submitted, kind="stable")
+    del submitted
+    highest_first = -priority[order]
+    del priority
+    if len(highest_first) and np.iinfo(np.int16).min <= highest_first.min() and highest_first.max() <= \
+            np.iinfo(np.int16).max:
+        highest_first = highest_first.astype(np.int16)
+    order = order[np.argsort(highest_first, kind="stable")].astype(np.int32)
+    del highest_first
     rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
     return Stretches(job, line, start, end, requeued, needs, failed, rank, order, preempted)
@@ -209,7 +218,7 @@ def _usage_changes(times: np.ndarray, who: np.ndarray, used: np.ndarray, logged_
     # (a merge of runs) is fast, and keeps a pair's changes in log order, first to last
     instant = np.empty(len(times), dtype=np.int64)
     instant[0] = 0
-    np.cumsum(times[1:] != times[:-1], out=instant[1:])
+    np.cumsum((times[1:] != times[:-1]).view(np.int8), out=instant[1:])  # bytes: numpy sums bools 8x slower
     instant *= int(who.max()) + 1
     instant += who
     by_pair = np.argsort(instant, kind="stable")
@@ -261,7 +270,8 @@ def _windows(streams: list[tuple[np.ndarray, ...]], size: int = _WINDOW) -> Iter
         new[0] = True
         np.not_equal(times[1:], times[:-1], out=new[1:])
         firsts = np.flatnonzero(new)
-        instant = np.cumsum(new) - 1
+        instant = np.cumsum(new.view(np.int8), dtype=np.int32)  # bytes: numpy sums bools 8x slower
+        instant -= 1
         del new
         # per instant and kind, how many events: one bincount over (instant, kind) pairs
         counts = np.bincount(instant * kinds + kind, minlength=len(firsts) * kinds).reshape(len(firsts), kinds)
@@ -437,7 +447,8 @@ def _charge(result: SimulationResult, topology: Topology, policy: AttributionOrd
     by_share = np.bincount(key, weights=seconds, minlength=lines * causes).reshape(lines, causes)
     del key
     # the waiting jobs numbered in order, per stretch (a job's stretches share its line: a job counts once)
-    numbered = np.cumsum(np.concatenate(([False], job[1:] != job[:-1])), dtype=np.int32) if stretch_count else job
+    numbered = np.cumsum(np.concatenate(([False], job[1:] != job[:-1])).view(np.int8), dtype=np.int32) \
+        if stretch_count else job
     piece_job = numbered[piece]
     del piece
     job_line = line[first]
