@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from policy_engine.simulation.causes import WAIT_CAUSES
 from policy_engine.simulation.core.engine import Engine, SimulationSettings
@@ -90,6 +91,27 @@ def test_the_attribution_matches_its_oracle_on_random_scenarios(scenario):
     # a report time before the end: jobs still waiting and running
     cut = _result(topology, jobs, updates, sim_settings, until=30.0)
     assert_same_attribution(attribute(cut, topology), oracle.attribute(cut, topology))
+
+
+@PROPERTY_SETTINGS
+@given(scenarios(), st.data())
+def test_the_attribution_matches_its_oracle_when_limits_and_strategies_change_mid_run(scenario, data):
+    from policy_engine.simulation.topology_changes import ShareUpdate
+
+    topology, jobs, updates, sim_settings = scenario
+    shares = topology.job_queues[0].shares
+    changes = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        changed = data.draw(st.sampled_from(shares))
+        at = float(data.draw(st.integers(0, 60)))  # some at an instant of a submission or a placement
+        if data.draw(st.booleans()):
+            fields = {"capacity": {kind: data.draw(st.integers(0, 4)) for kind in sorted(changed.capacity)}}
+        else:
+            fields = {"strategy": data.draw(st.sampled_from(["RESERVE", "LEND"])), "borrow_limit": None}
+        changes.append(ShareUpdate(at, f"{topology.job_queues[0].name}/{changed.name}", fields))
+    result = _result(topology, jobs, [*updates, *changes], sim_settings)
+    assert result.usage is not None and result.usage.limit_changes
+    assert_same_attribution(attribute(result, topology), oracle.attribute(result, topology))
 
 
 def _workloads():
