@@ -383,9 +383,9 @@ class Sweep:
                 lines.append(Line(len(self.lines), share, region, environments[id(env)], lines))
                 self.lines.append(lines[-1])
         #: per rank, its ``stretch_code`` while it waits (0 before and after), and the ``Stretch`` of each waiting
-        #: one that has been its line's head
+        #: one that has been its line's head (``None`` for the others: a list, read twice per stretch, not a dict)
         self.state: list[int] = []
-        self.known: dict[int, Stretch] = {}
+        self.known: list[Stretch | None] = []
         #: the first cause's sums of stretches that ended without blocking their line most, to be used again
         self.spare_sums: list[Sums] = []
         #: per watched stretch's number, its last stint and when it began (``Stretch.watched``)
@@ -419,6 +419,7 @@ class Sweep:
     def expect(self, stretches: int) -> None:
         """How many stretches the feeds will bring (their ranks are 0 to ``stretches - 1``)."""
         self.state = [0] * stretches
+        self.known = [None] * stretches
 
     def take_pieces(self) -> tuple[array[int], array[int], array[float]]:
         """The pieces' arrays (stretch, cause, seconds), handed over: the sweep keeps none, so that the caller lets
@@ -576,7 +577,8 @@ class Sweep:
         normally none; of those never the head, nothing is kept)."""
         for line in self.lines:
             self.forget(line)
-        for wait in sorted(self.known.values(), key=lambda wait: wait.first_blocked):
+        waiting = [wait for wait in self.known if wait is not None]
+        for wait in sorted(waiting, key=lambda wait: wait.first_blocked):
             self.ended(wait)
         self.spill()
 
@@ -631,14 +633,15 @@ class Sweep:
         assert state[rank], "a stretch ends after it starts, once"
         state[rank] = 0
         line.count -= 1
-        ending = self.known.pop(rank, None)
+        ending = self.known[rank]
+        self.known[rank] = None
         line.again_mark = -1  # looked at here, not among ``again``
         first = line.first(state)
         head = line.head
         if first < 0:
             self.forget(line)
         elif head is None or head.rank != first:
-            wait = self.known.get(first)
+            wait = self.known[first]
             if wait is None:
                 code = state[first]
                 wait = self.known[first] = Stretch(first, line, code >> 2, (code & 2) != 0, (code & 1) != 0)
@@ -732,7 +735,8 @@ class Sweep:
             assert state[rank], "a stretch ends after it starts, once"
             state[rank] = 0
             line.count -= 1
-            wait = known.pop(rank, None)
+            wait = known[rank]
+            known[rank] = None
             if wait is not None:
                 ending.append(wait)
         for line in changed:
@@ -743,7 +747,7 @@ class Sweep:
             else:
                 head = line.head
                 if head is None or head.rank != first:
-                    wait = known.get(first)
+                    wait = known[first]
                     if wait is None:
                         code = state[first]
                         wait = known[first] = Stretch(first, line, code >> 2, (code & 2) != 0, (code & 1) != 0)
