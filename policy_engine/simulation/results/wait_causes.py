@@ -242,17 +242,35 @@ def _usage_changes(times: np.ndarray, who: np.ndarray, used: np.ndarray, logged_
 _WINDOW = _CHUNK
 
 
-def _windows(streams: list[tuple[np.ndarray, ...]], size: int = _WINDOW) -> Iterator[wait_sweep.Window]:
-    """The streams (each in time order: times, line numbers, values, and for the stretches starting their codes),
-    in the order of ``wait_sweep.Window``'s kinds, merged in time order, a window at a time: cut between instants,
-    about ``size`` events of each stream in each. Merged by a stable sort of the streams put one after the other
-    (a merge of four sorted runs): at one time, the events of an earlier kind first, each kind's in its order."""
-    cuts = np.unique(np.concatenate([stream[0][size::size] for stream in streams]))
-    bounds = [np.concatenate(([0], np.searchsorted(stream[0], cuts, side="left"), [len(stream[0])]))
+class Stream(NamedTuple):
+    """One kind of event for ``_windows``: its times in time order, and its line numbers, values and (stretches
+    starting) codes taken in the order ``take`` (``None``: theirs is time order), a window at a time, so that no
+    column is copied whole in time order (a million stretches' columns are 20 MB each way)."""
+
+    times: np.ndarray
+    lines: np.ndarray
+    values: np.ndarray
+    codes: np.ndarray | None = None
+    take: np.ndarray | None = None
+
+    def part(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Its events ``begin`` to ``end`` in time order: times, lines, values, codes (0 where it has none)."""
+        at: slice | np.ndarray = slice(begin, end) if self.take is None else self.take[begin:end]
+        codes = np.zeros(end - begin, dtype=np.int64) if self.codes is None else self.codes[at]
+        return self.times[begin:end], self.lines[at], self.values[at], codes
+
+
+def _windows(streams: list[Stream], size: int = _WINDOW) -> Iterator[wait_sweep.Window]:
+    """The streams, in the order of ``wait_sweep.Window``'s kinds, merged in time order, a window at a time: cut
+    between instants, about ``size`` events of each stream in each. Merged by a stable sort of the streams put one
+    after the other (a merge of four sorted runs): at one time, the events of an earlier kind first, each kind's in
+    its order."""
+    cuts = np.unique(np.concatenate([stream.times[size::size] for stream in streams]))
+    bounds = [np.concatenate(([0], np.searchsorted(stream.times, cuts, side="left"), [len(stream.times)]))
               for stream in streams]
     kinds = len(streams)
     for window in range(len(cuts) + 1):
-        parts = [tuple(column[bound[window]:bound[window + 1]] for column in stream)
+        parts = [stream.part(int(bound[window]), int(bound[window + 1]))
                  for stream, bound in zip(streams, bounds, strict=True)]
         sizes = [len(part[0]) for part in parts]
         if not sum(sizes):
@@ -260,10 +278,7 @@ def _windows(streams: list[tuple[np.ndarray, ...]], size: int = _WINDOW) -> Iter
         times = np.concatenate([part[0] for part in parts])
         order = np.argsort(times, kind="stable")
         times = times[order]
-        lines = np.concatenate([part[1] for part in parts])[order]
-        values = np.concatenate([part[2] for part in parts])[order]
-        codes = np.concatenate([part[3] if len(part) > 3 else np.zeros(len(part[0]), dtype=np.int64)
-                                for part in parts])[order]
+        lines, values, codes = (np.concatenate([part[column] for part in parts])[order] for column in (1, 2, 3))
         kind = np.repeat(np.arange(kinds), sizes)[order]
         del order
         new = np.empty(len(times), dtype=bool)
@@ -285,21 +300,20 @@ def _sweep(sweep: wait_sweep.Sweep, waits: Stretches, bad: np.ndarray, log: Usag
     """One sweep over time: usage changes, limit changes, stretches starting and ending, merged in time order."""
     logged_line = np.array([line_of[(s.share, s.instance_type)] for s in log.shares], dtype=np.int64)
     start, end, line, needs, failed, rank = waits.start, waits.end, waits.line, waits.needs, waits.failed, waits.rank
-    usage = _usage_changes(*log.columns(), logged_line)
-    by_start = np.argsort(start, kind="stable")
-    by_end = np.argsort(end, kind="stable")
+    usage = Stream(*_usage_changes(*log.columns(), logged_line))
+    changes = sorted(((c.time, int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes),
+                     key=lambda change: change[0])
+    limits = Stream(np.array([change[0] for change in changes], dtype=np.float64),
+                    np.array([change[1] for change in changes], dtype=np.int64), np.arange(len(changes)))
     # a stretch's needs, misconfigured and watched (a time-limit action may have ended it) packed in one int
     # (``wait_sweep.stretch_code``): mostly small ints, which Python does not allocate
     code = (needs.astype(np.int64) << 2) | (bad.astype(np.int64) << 1) | failed
-    changes = sorted(((c.time, int(logged_line[c.number]), c.limit, c.lends) for c in log.limit_changes),
-                     key=lambda change: change[0])
-    limits = (np.array([change[0] for change in changes], dtype=np.float64),
-              np.array([change[1] for change in changes], dtype=np.int64), np.arange(len(changes)))
-    streams = [usage, limits, (start[by_start], line[by_start], rank[by_start], code[by_start]),
-               (end[by_end], line[by_end], rank[by_end])]
-    del by_start, by_end, code
+    by_start = np.argsort(start, kind="stable")
+    starts = Stream(start[by_start], line, rank, code, by_start)
+    by_end = np.argsort(end, kind="stable")
+    ends = Stream(end[by_end], line, rank, None, by_end)
     sweep.expect(len(start))
-    wait_sweep.run(sweep, _windows(streams), changes)
+    wait_sweep.run(sweep, _windows([usage, limits, starts, ends]), changes)
 
 
 def attribute(result: SimulationResult, topology: Topology, order: AttributionOrder | str = DEFAULT_ORDER

@@ -52,15 +52,21 @@ def test_one_change_per_share_and_instant_in_time_order(log):
 
 
 @st.composite
-def streams(draw) -> list[tuple[np.ndarray, ...]]:
-    """Four streams in time order (the last but one with codes), on a few instants so that they share many."""
+def streams(draw) -> list[wait_causes.Stream]:
+    """Four streams in time order (the last but one with codes), on a few instants so that they share many; some
+    with their columns in their own order, taken in time order."""
     out = []
     for kind in range(4):
         times = sorted(draw(st.lists(st.integers(0, 12), max_size=40)))
         values = [draw(st.integers(0, 1000)) for _ in times]
-        stream = (np.array(times, dtype=np.float64), np.full(len(times), kind + 20), np.array(values))
-        if kind == 2:
-            stream += (np.array([value + 1 for value in values]),)
+        codes = np.array([value + 1 for value in values]) if kind == 2 else None
+        lines = np.full(len(times), kind + 20)
+        stream = wait_causes.Stream(np.array(times, dtype=np.float64), lines, np.array(values), codes)
+        if draw(st.booleans()):  # the columns shuffled, taken back in time order
+            mixed = np.array(draw(st.permutations(range(len(times)))), dtype=np.int64)
+            back = np.argsort(mixed)
+            stream = stream._replace(values=stream.values[mixed], codes=None if codes is None else codes[mixed],
+                                     take=back)
         out.append(stream)
     return out
 
@@ -68,10 +74,13 @@ def streams(draw) -> list[tuple[np.ndarray, ...]]:
 @settings(max_examples=120, deadline=None)
 @given(streams(), st.sampled_from([1, 2, 5, 16_384]))
 def test_windows_merge_the_streams_by_time_then_kind_cut_between_instants(drawn, size):
-    plain = sorted(((time, kind, place, value, code) for kind, stream in enumerate(drawn)
-                    for place, (time, value, code) in enumerate(zip(
-                        stream[0].tolist(), stream[2].tolist(),
-                        stream[3].tolist() if len(stream) > 3 else [0] * len(stream[0]), strict=True))))
+    plain = []  # every event as (time, kind, place in its stream's time order, value, code)
+    for kind, stream in enumerate(drawn):
+        for place, time in enumerate(stream.times.tolist()):
+            at = place if stream.take is None else int(stream.take[place])
+            code = 0 if stream.codes is None else int(stream.codes[at])
+            plain.append((time, kind, place, int(stream.values[at]), code))
+    plain.sort()
     got = []
     windows = list(wait_causes._windows(drawn, size))
     for window in windows:
