@@ -2,15 +2,18 @@
 
 Three typed arrays (time, share number, instances used after the change): 16 bytes per
 change, against a tuple per share per change for ``utilisation_series``; ``columns`` reads them
-as numpy arrays without a copy. Own use,
+as numpy arrays without a copy. A share changed twice at one instant (a job ends, the next starts)
+has one entry there, where it first changed, with its use as the instant ends: a change that lasts
+no time is no step of its use over time, and a heavy million-job run logs half as many. Own use,
 borrowed, lent and idle over time are derived from it afterwards (``reports.aggregates``),
 in bulk, instead of being sampled in the event loop.
 """
 
 from __future__ import annotations
 
+import math
 from array import array
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -39,9 +42,20 @@ class LimitChange(NamedTuple):
 SPILL_AT = 1_024
 
 
+def _extended(column: array[Any], values: list[Any]) -> array[Any]:
+    """``column`` with ``values`` appended: in place, or in a copy while a reader holds a view of it (``columns``
+    gives numpy views, and an array they look at cannot grow); their view stays as it was."""
+    try:
+        column.fromlist(values)
+    except BufferError:
+        column = array(column.typecode, column)
+        column.fromlist(values)
+    return column
+
+
 class UsageLog:
-    __slots__ = ("_times", "_used", "_who", "limit_changes", "pending_times", "pending_used", "pending_who",
-                 "shares", "spill_at")
+    __slots__ = ("_logged", "_times", "_used", "_who", "limit_changes", "pending_times", "pending_used",
+                 "pending_who", "shares", "spill_at")
 
     def __init__(self, shares: list[LoggedShare]):
         self.shares = shares
@@ -55,23 +69,34 @@ class UsageLog:
         self.pending_who: list[int] = []
         self.pending_used: list[int] = []
         self.spill_at = SPILL_AT
+        #: per share number, when ``record`` last logged it and where in the pending lists
+        self._logged: dict[int, tuple[float, int]] = {}
         #: Rare (one per share per ``update_share``): own limits in force after ``LoggedShare.limit``.
         self.limit_changes: list[LimitChange] = []
 
     def record(self, time: float, number: int, used: int) -> None:
-        self.pending_times.append(time)
+        """A change of share ``number``'s use at ``time`` (as ``Pool.change`` logs it, for logs made by hand): its
+        second change at one instant overwrites the first's use, so that the log has one entry per share and
+        instant, where it first changed (a change that lasts no time is no step of its use over time)."""
+        at = self._logged.get(number, (math.nan, -1))
+        pending = self.pending_times
+        if at[0] == time and at[1] < len(pending) and self.pending_who[at[1]] == number:
+            self.pending_used[at[1]] = used
+            return
+        if len(pending) >= self.spill_at and pending[-1] != time:  # between instants only
+            self.spill()
+        self._logged[number] = (time, len(pending))
+        pending.append(time)
         self.pending_who.append(number)
         self.pending_used.append(used)
-        if len(self.pending_times) >= self.spill_at:
-            self.spill()
 
     def spill(self) -> None:
         """The pending changes moved into the arrays (``fromlist``: in bulk; the lists emptied in place, as the
         engine holds them)."""
         if self.pending_times:
-            self._times.fromlist(self.pending_times)
-            self._who.fromlist(self.pending_who)
-            self._used.fromlist(self.pending_used)
+            self._times = _extended(self._times, self.pending_times)
+            self._who = _extended(self._who, self.pending_who)
+            self._used = _extended(self._used, self.pending_used)
             self.pending_times.clear()
             self.pending_who.clear()
             self.pending_used.clear()

@@ -14,6 +14,7 @@ integrated in O(1) per change through the running integral of that ratio.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from policy_engine.foundation.model import JobQueue, QuotaShare, Topology, share_id
@@ -55,6 +56,8 @@ class ShareCapacity:
         "lent_int",
         "limit",
         "line",
+        "log_at",
+        "log_time",
         "model",
         "number",
         "own_int",
@@ -90,6 +93,9 @@ class ShareCapacity:
         self.own_int = self.borrowed_int = self.lent_int = 0.0
         self.last_t = 0.0
         self.last_r = 0.0
+        #: when its use was last logged, and where in the log's pending lists (``Pool.change``)
+        self.log_time = math.nan
+        self.log_at = -1
 
     @property
     def idle(self) -> int:
@@ -219,13 +225,18 @@ class Pool:
             if self.series is not None:
                 self.record(now)
             log = self.log
-            if log is not None:  # ``log.record``, inline: three list appends, no call into the (interpreted) log
+            if log is not None:  # ``log.record``, inline: list appends, no call into the (interpreted) log
                 log_times = self.log_times
-                log_times.append(now)
-                self.log_who.append(share.number)
-                self.log_used.append(new)
-                if len(log_times) >= log.spill_at:
-                    log.spill()
+                at = share.log_at
+                if share.log_time == now and at < len(log_times) and self.log_who[at] == share.number:
+                    self.log_used[at] = new  # its second change this instant: one entry, its use as it ends
+                else:
+                    if len(log_times) >= log.spill_at and log_times[-1] != now:  # between instants only
+                        log.spill()
+                    share.log_time, share.log_at = now, len(log_times)
+                    log_times.append(now)
+                    self.log_who.append(share.number)
+                    self.log_used.append(new)
 
     def lent_now(self, share: ShareCapacity) -> float:
         """Instances of ``share`` lent out at this instant (proportional attribution)."""

@@ -204,38 +204,13 @@ _KINDS = (np.int32, np.int32, np.float64, np.float64, bool, np.int32, bool, np.i
 
 def _usage_changes(times: np.ndarray, who: np.ndarray, used: np.ndarray, logged_line: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The usage log in time order as the sweep reads it (times, line numbers, use), one change per share and
-    instant: its last use, in the place of its first change (the sweep applies an instant's changes before it reads
-    any: one share's add up to the last, and its lines are listed in the order they first changed). A heavy
-    1,000,000-job run logs 2,000,000 changes on 1,000,000 pairs of an instant and a share."""
-    if not len(times):
-        return times, logged_line[who], used
-    if np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
+    """The usage log in time order as the sweep reads it (times, line numbers, use), an instant's entries in log
+    order. A log has one entry per share and instant (``UsageLog``); a second one (a log read mid-instant) is
+    applied after the first, as the sweep applies an instant's changes before it reads any."""
+    if len(times) and np.any(times[1:] < times[:-1]):  # logs of runs in parallel, merged: one after the other
         chronological = np.argsort(times, kind="stable")
-        times, who, used = times[chronological], who[chronological], used[chronological]
-        del chronological
-    # a pair of an instant and a share as one number, ascending with the instant: nearly sorted, so the stable sort
-    # (a merge of runs) is fast, and keeps a pair's changes in log order, first to last
-    instant = np.empty(len(times), dtype=np.int64)
-    instant[0] = 0
-    np.cumsum((times[1:] != times[:-1]).view(np.int8), out=instant[1:])  # bytes: numpy sums bools 8x slower
-    instant *= int(who.max()) + 1
-    instant += who
-    by_pair = np.argsort(instant, kind="stable")
-    paired = instant[by_pair]
-    del instant
-    new = np.empty(len(by_pair), dtype=bool)
-    new[0] = True
-    np.not_equal(paired[1:], paired[:-1], out=new[1:])
-    del paired
-    begins = np.flatnonzero(new)
-    del new
-    last = by_pair[np.append(begins[1:], len(by_pair)) - 1]
-    first = by_pair[begins]
-    del by_pair, begins
-    chronological = np.argsort(first, kind="stable")  # an instant's shares by their first change
-    first, last = first[chronological], last[chronological]
-    return times[first], logged_line[who[first]], used[last]
+        return times[chronological], logged_line[who[chronological]], used[chronological]
+    return times, logged_line[who], used
 
 
 #: Events a window (``wait_sweep.Window``) holds at most per stream: what sits in Python lists at once.

@@ -49,3 +49,26 @@ def test_pending_changes_are_read_with_the_others():
     assert times.tolist() == [float(step) for step in range(7)] and used.tolist() == list(range(7))
     assert who.dtype == np.intc and not who.any()
     assert list(log.times) == times.tolist() and list(log.used) == list(range(7))
+
+
+def test_a_share_changed_twice_at_one_instant_has_one_entry_where_it_first_changed():
+    log = UsageLog([LoggedShare("q/a", "p5.48xlarge", 2, True, 0), LoggedShare("q/b", "p5.48xlarge", 2, True, 0)])
+    log.record(1.0, 0, 3)
+    log.record(1.0, 1, 1)
+    log.record(1.0, 0, 5)  # a job ends and the next starts: the share's use as the instant ends
+    log.record(2.0, 0, 4)
+    times, who, used = log.columns()
+    assert list(zip(times.tolist(), who.tolist(), used.tolist(), strict=True)) == [(1.0, 0, 5), (1.0, 1, 1),
+                                                                                    (2.0, 0, 4)]
+    log.record(2.0, 0, 6)  # read in the middle of an instant: the next change there is an entry of its own
+    assert log.columns()[2].tolist() == [5, 1, 4, 6]
+
+
+@PROPERTY_SETTINGS
+@given(scenarios())
+def test_the_engine_logs_a_share_once_per_instant(scenario):
+    log = _logged(scenario, 2)
+    times, who, _ = log.columns()
+    pairs = list(zip(times.tolist(), who.tolist(), strict=True))
+    assert len(set(pairs)) == len(pairs)
+    assert times.tolist() == sorted(times.tolist())

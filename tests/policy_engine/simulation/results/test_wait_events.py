@@ -1,12 +1,9 @@
-"""The events as the wait sweep reads them: the usage log one change per share and instant
-(``wait_causes._usage_changes``), and the four streams merged in time order a window at a time
-(``wait_causes._windows``).
+"""The events as the wait sweep reads them: the usage log in time order (``wait_causes._usage_changes``), and the
+four streams merged in time order a window at a time (``wait_causes._windows``).
 
-The sweep applies an instant's usage changes before it reads any, so a share's changes within one instant add up to
-its last; the log keeps that last use in the place of the share's first change of the instant, in time order.
 The windows hold every event once, by time, then kind, then place in its stream, cut only between instants.
-Hypothesis draws logs (several changes of a share at one instant, merged logs of runs in parallel out of time order)
-and streams (instants shared between streams, windows of one event), and compares with a plain replay.
+Hypothesis draws logs (merged logs of runs in parallel out of time order) and streams (instants shared between
+streams, windows of one event), and compares with a plain replay.
 """
 
 from __future__ import annotations
@@ -21,13 +18,9 @@ from policy_engine.simulation.results import wait_causes
 
 
 def _plain(times: list[float], who: list[int], used: list[int]) -> list[tuple[float, int, int]]:
-    """Per instant in time order (changes of one instant in log order), each share's last use, in the order the
-    shares first changed in that instant."""
-    order = sorted(range(len(times)), key=lambda at: times[at])  # stable: an instant's changes in log order
-    out: dict[tuple[float, int], int] = {}
-    for at in order:
-        out[(times[at], who[at])] = used[at]  # a key keeps the place it was first given
-    return [(time, share, value) for (time, share), value in out.items()]
+    """The log's entries by time, an instant's in log order."""
+    order = sorted(range(len(times)), key=lambda at: times[at])  # stable
+    return [(times[at], who[at], used[at]) for at in order]
 
 
 @st.composite
@@ -42,7 +35,7 @@ def logs(draw) -> tuple[list[float], list[int], list[int]]:
 
 @settings(max_examples=80, deadline=None)
 @given(logs())
-def test_one_change_per_share_and_instant_in_time_order(log):
+def test_the_log_in_time_order_an_instants_entries_in_log_order(log):
     times, who, used = log
     lines = np.array([10, 11, 12, 13, 14, 15])  # the log's share numbers as the sweep's line numbers
     got_times, got_lines, got_used = wait_causes._usage_changes(

@@ -114,6 +114,28 @@ def test_the_attribution_matches_its_oracle_when_limits_and_strategies_change_mi
     assert_same_attribution(attribute(result, topology), oracle.attribute(result, topology))
 
 
+@PROPERTY_SETTINGS
+@given(scenarios(), st.data())
+def test_a_share_logged_twice_at_an_instant_is_attributed_as_once(scenario, data):
+    """A log read in the middle of an instant gets a share's next change there as an entry of its own
+    (``UsageLog.spill``): the sweep applies an instant's changes before it reads any, so the figures are the same."""
+    from policy_engine.simulation.usage import UsageLog
+
+    topology, jobs, updates, sim_settings = scenario
+    result = _result(topology, jobs, updates, sim_settings)
+    assert result.usage is not None
+    times, who, used = (column.tolist() for column in result.usage.columns())
+    doubled = UsageLog(result.usage.shares)
+    doubled.limit_changes = result.usage.limit_changes
+    for time, number, value in zip(times, who, used, strict=True):
+        if data.draw(st.booleans()):  # an earlier use at the same instant, in an entry of its own
+            doubled.record(time, number, data.draw(st.integers(0, 6)))
+            doubled.spill()
+        doubled.record(time, number, value)
+    assert len(doubled) >= len(times)
+    assert_same_attribution(attribute(replace(result, usage=doubled), topology), attribute(result, topology))
+
+
 def _workloads():
     """``benchmarks/workloads.py``, the benchmarks' workloads (not a package: loaded from its file)."""
     path = Path(__file__).resolve().parents[4] / "benchmarks" / "workloads.py"
