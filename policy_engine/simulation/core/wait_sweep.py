@@ -9,9 +9,10 @@ Its state is kept on objects, not in dictionaries keyed by them: a line (one sha
 carries its waiting stretches' ranks (ascending runs, a heap for the rest: ``Line.push``) and its head's
 running sums. A stretch is known by its rank, and is an object (``Stretch``) only once it has been its line's head,
 until it ends: a heavy million-job run has some 300,000 stretches waiting at once, most of them never the head yet
-(objects for them cost 40 MB and a million allocations). Its events come in as columns, a chunk at a time (``Feed``s),
-and what the sweep finds goes out as typed arrays, one entry per piece of a head's wait (``Sweep.piece_stretch``
-and the other ``piece_`` arrays), that ``wait_causes`` charges with numpy.
+(objects for them cost 40 MB and a million allocations). Its events come in time order as lists, a window at a time
+(``Window``, merged by numpy in ``wait_causes``), the two commonest kinds of instant on short paths
+(``Sweep.started``, ``Sweep.placed``); what the sweep finds goes out as typed arrays, one entry per piece of a
+head's wait (``Sweep.piece_stretch`` and the other ``piece_`` arrays), that ``wait_causes`` charges with numpy.
 """
 
 from __future__ import annotations
@@ -417,7 +418,7 @@ class Sweep:
         self.again: list[Line] = []
 
     def expect(self, stretches: int) -> None:
-        """How many stretches the feeds will bring (their ranks are 0 to ``stretches - 1``)."""
+        """How many stretches the windows will bring (their ranks are 0 to ``stretches - 1``)."""
         self.state = [0] * stretches
         self.known = [None] * stretches
 
