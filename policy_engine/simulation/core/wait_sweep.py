@@ -591,6 +591,28 @@ class Sweep:
         env = pool.env
         line.environment.free.set(time, max(0, env.capacity - env.used))
 
+    def new_head(self, line: Line, rank: int, time: float) -> None:
+        """The waiting stretch ``rank`` is ``line``'s head from ``time`` on (an object from its first time)."""
+        wait = self.known[rank]
+        if wait is None:
+            code = self.state[rank]
+            wait = self.known[rank] = Stretch(rank, line, code >> 2, (code & 2) != 0, (code & 1) != 0)
+        wait.stint = self.stints
+        self.stints += 1
+        wait.head_since = time
+        self.place(line, wait, time, self.cause_of(line, wait))
+
+    def look_again(self, again: list[Line], epoch: int, time: float) -> None:
+        """The heads of ``again`` whose pool or environment changed, and nothing of their own (still marked for
+        this ``epoch``): charged up to now and placed again only where their cause changed."""
+        for line in again:
+            head = line.head
+            if line.again_mark == epoch and head is not None:
+                cause = self.cause_of(line, head)
+                if cause != line.cause:
+                    self.flush(line, time)
+                    self.place(line, head, time, cause)
+
     def started(self, time: float, at: int) -> None:
         """An instant whose one event, at ``at``, is a stretch starting (half of a heavy run's instants): what
         ``instant`` does for it, without its lists. No counter changed, so the head's cause is as it was; only a new
@@ -598,16 +620,12 @@ class Sweep:
         line = self.lines[self.event_lines[at]]
         rank = self.event_values[at]
         self.flush(line, time)
-        code = self.state[rank] = self.event_codes[at]
+        self.state[rank] = self.event_codes[at]
         line.count += 1
         line.push(rank)
         head = line.head
         if head is None or rank < head.rank:  # no head: nothing else waits (``instant`` lets a head go only then)
-            wait = self.known[rank] = Stretch(rank, line, code >> 2, (code & 2) != 0, (code & 1) != 0)
-            wait.stint = self.stints
-            self.stints += 1
-            wait.head_since = time
-            self.place(line, wait, time, self.cause_of(line, wait))
+            self.new_head(line, rank, time)
 
     def placed(self, time: float, at: int) -> None:
         """An instant whose events are a line's usage change, at ``at``, and a stretch of that line ending, at
@@ -642,27 +660,14 @@ class Sweep:
         if first < 0:
             self.forget(line)
         elif head is None or head.rank != first:
-            wait = self.known[first]
-            if wait is None:
-                code = state[first]
-                wait = self.known[first] = Stretch(first, line, code >> 2, (code & 2) != 0, (code & 1) != 0)
-            wait.stint = self.stints
-            self.stints += 1
-            wait.head_since = time
-            self.place(line, wait, time, self.cause_of(line, wait))
+            self.new_head(line, first, time)
         else:
             cause = self.cause_of(line, head)
             if cause == line.cause:
                 line.used = share.used
             else:
                 self.place(line, head, time, cause)
-        for other in again:
-            head = other.head
-            if other.again_mark == epoch and head is not None:
-                cause = self.cause_of(other, head)
-                if cause != other.cause:
-                    self.flush(other, time)
-                    self.place(other, head, time, cause)
+        self.look_again(again, epoch, time)
         if ending is not None:
             self.ended(ending)
 
@@ -748,14 +753,7 @@ class Sweep:
             else:
                 head = line.head
                 if head is None or head.rank != first:
-                    wait = known[first]
-                    if wait is None:
-                        code = state[first]
-                        wait = known[first] = Stretch(first, line, code >> 2, (code & 2) != 0, (code & 1) != 0)
-                    wait.stint = self.stints
-                    self.stints += 1
-                    wait.head_since = time
-                    self.place(line, wait, time, self.cause_of(line, wait))
+                    self.new_head(line, first, time)
                     line.own_mark = line.again_mark = -1
         for line in own:  # charged up to now: a new head where its cause changed, else its share's use as now
             head = line.head
@@ -766,13 +764,7 @@ class Sweep:
                     line.used = line.share.used
                 else:
                     self.place(line, head, time, cause)
-        for line in again:  # nothing of its own changed: charged and replaced only if its cause changed
-            head = line.head
-            if line.again_mark == epoch and head is not None:
-                cause = self.cause_of(line, head)
-                if cause != line.cause:
-                    self.flush(line, time)
-                    self.place(line, head, time, cause)
+        self.look_again(again, epoch, time)  # nothing of its own changed
         for wait in ending:
             self.ended(wait)
 
