@@ -591,6 +591,27 @@ class Sweep:
         env = pool.env
         line.environment.free.set(time, max(0, env.capacity - env.used))
 
+    def heads_around(self, line: Line, epoch: int) -> None:
+        """The heads of ``line``'s pool and environment, whose cause a change of its use may change, listed in
+        ``again`` (once per ``epoch``)."""
+        again = self.again
+        for other in line.pool.heads:
+            if other.again_mark != epoch:
+                other.again_mark = epoch
+                again.append(other)
+        for other in line.environment.heads:
+            if other.again_mark != epoch:
+                other.again_mark = epoch
+                again.append(other)
+
+    def use(self, line: Line, used: int, time: float) -> None:
+        """``line``'s share uses ``used`` instances from ``time`` on: its pool's counters and levels follow."""
+        share = line.share
+        limit = share.limit
+        line.pool.excess += max(0, used - limit) - max(0, share.used - limit)
+        share.pool.adjust(share, used - share.used)
+        self.levels_changed(line, time)
+
     def new_head(self, line: Line, rank: int, time: float) -> None:
         """The waiting stretch ``rank`` is ``line``'s head from ``time`` on (an object from its first time)."""
         wait = self.known[rank]
@@ -633,21 +654,10 @@ class Sweep:
         epoch = self.epoch = self.epoch + 1
         line = self.lines[self.event_lines[at]]
         again = self.again
-        again.clear()  # the heads whose cause its pool's or environment's change may change
-        for other in line.pool.heads:
-            if other.again_mark != epoch:
-                other.again_mark = epoch
-                again.append(other)
-        for other in line.environment.heads:
-            if other.again_mark != epoch:
-                other.again_mark = epoch
-                again.append(other)
+        again.clear()
+        self.heads_around(line, epoch)
         self.flush(line, time)
-        share, used = line.share, self.event_values[at]
-        limit = share.limit
-        line.pool.excess += max(0, used - limit) - max(0, share.used - limit)
-        share.pool.adjust(share, used - share.used)
-        self.levels_changed(line, time)
+        self.use(line, self.event_values[at], time)
         state, rank = self.state, self.event_values[at + 1]
         assert state[rank], "a stretch ends after it starts, once"
         state[rank] = 0
@@ -664,7 +674,7 @@ class Sweep:
         else:
             cause = self.cause_of(line, head)
             if cause == line.cause:
-                line.used = share.used
+                line.used = line.share.used
             else:
                 self.place(line, head, time, cause)
         self.look_again(again, epoch, time)
@@ -691,14 +701,7 @@ class Sweep:
             if line.own_mark != epoch:
                 line.own_mark = epoch
                 own.append(line)
-            for other in line.pool.heads:
-                if other.again_mark != epoch:
-                    other.again_mark = epoch
-                    again.append(other)
-            for other in line.environment.heads:
-                if other.again_mark != epoch:
-                    other.again_mark = epoch
-                    again.append(other)
+            self.heads_around(line, epoch)
         for at in range(usage_end, limit_end):
             for other in lines[event_lines[at]].pool_lines:
                 if other.again_mark != epoch:
@@ -716,12 +719,7 @@ class Sweep:
         for line in own:
             self.flush(line, time)
         for at in range(begin, usage_end):
-            line = lines[event_lines[at]]
-            share, used = line.share, event_values[at]
-            limit = share.limit
-            line.pool.excess += max(0, used - limit) - max(0, share.used - limit)
-            share.pool.adjust(share, used - share.used)
-            self.levels_changed(line, time)
+            self.use(lines[event_lines[at]], event_values[at], time)
         for at in range(usage_end, limit_end):
             line = lines[event_lines[at]]
             recount(line.share.pool)
