@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions
+from rich.console import Console, ConsoleOptions, JustifyMethod
 from rich.segment import Segment
 from rich.style import Style
 from rich.table import Column, Table
@@ -82,9 +82,8 @@ def segments(table: Table, console: Console, options: ConsoleOptions) -> list[Se
         out.extend(_annotation(console, annotation_options, table.title, Style.pick_first(table.title_style,
                                                                                           "table.title"),
                                table.title_justify))
-    box = table.box.substitute(options, safe=console.safe_box if table.safe_box is None else table.safe_box) \
-        if table.box is not None else None
-    assert box is not None  # ``supported``
+    assert table.box is not None  # ``supported``
+    box = table.box.substitute(options, safe=console.safe_box if table.safe_box is None else table.safe_box)
     if not table.show_header:
         box = box.get_plain_headed_box()
     lines = [box.get_top(widths)]
@@ -116,10 +115,10 @@ def _edges(table: Table) -> int:
 
 
 def _annotation(console: Console, options: ConsoleOptions, text: TextType, style: str | Style,
-                justify: str) -> list[Segment]:
+                justify: JustifyMethod) -> list[Segment]:
     """A title or caption as rich's ``Table`` renders it: wrapped and justified over the table's width."""
     rendered = console.render_str(text, style=style, highlight=False) if isinstance(text, str) else text
-    return list(console.render(rendered, options.update(justify=justify)))  # type: ignore[arg-type]
+    return list(console.render(rendered, options.update(justify=justify)))
 
 
 def _layout(table: Table, console: Console, options: ConsoleOptions, *, unbounded: bool) -> _Layout | None:
