@@ -46,7 +46,7 @@ def _cell(pieces: list[str]) -> st.SearchStrategy[str | Text]:
 
 
 def _text(plain: str, justify: str | None, overflow: str | None, no_wrap: bool | None, spanned: bool) -> Text:
-    text = Text(plain, style="bold", justify=justify, overflow=overflow, no_wrap=no_wrap)  # type: ignore[arg-type]
+    text = Text(plain, style="bold", justify=justify, overflow=overflow, no_wrap=no_wrap)
     if spanned and len(plain) > 1:
         text.stylize("italic red", 0, len(plain) // 2)
     return text
@@ -69,8 +69,8 @@ def tables(draw: st.DrawFn, odd: bool = True, limits: bool = True) -> Table:
     columns = draw(st.integers(1, 6))
     for _ in range(columns):
         width = st.one_of(st.none(), st.integers(0, 12)) if limits else st.none()
-        table.add_column(draw(_texts(pieces)), justify=draw(st.sampled_from(JUSTIFY)),  # type: ignore[arg-type]
-                         overflow=draw(st.sampled_from(OVERFLOW)), no_wrap=draw(st.booleans()),  # type: ignore[arg-type]
+        table.add_column(draw(_texts(pieces)), justify=draw(st.sampled_from(JUSTIFY)),
+                         overflow=draw(st.sampled_from(OVERFLOW)), no_wrap=draw(st.booleans()),
                          min_width=draw(width), max_width=draw(width),
                          width=draw(st.one_of(st.none(), st.integers(1, 12))) if limits and draw(st.booleans())
                          else None, style=draw(st.sampled_from(["", "green", "bold"])))
@@ -91,7 +91,7 @@ def _plain_console(width: int) -> Console:
 def _by_rich(table: Table, width: int) -> str:
     console = _plain_console(width)
     console.print(table)
-    return console.file.getvalue()  # type: ignore[attr-defined]
+    return console.file.getvalue()
 
 
 class _Laid(list[Segment]):
@@ -107,7 +107,7 @@ def _by_plain_tables(table: Table, width: int) -> str | None:
     if segments is None:
         return None
     console.print(_Laid(segments))
-    return console.file.getvalue()  # type: ignore[attr-defined]
+    return console.file.getvalue()
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -151,7 +151,7 @@ def _why_waited_like() -> Table:
                          ids=["multi-line", "tab", "renderable", "markup"])
 def test_what_is_not_one_plain_line_falls_back_to_rich(cell: object):
     table = _why_waited_like()
-    table.add_row(Text("queue-00/team-00-08"), Text("ml.g5.xlarge"), cell, Text("1.0"))  # type: ignore[arg-type]
+    table.add_row(Text("queue-00/team-00-08"), Text("ml.g5.xlarge"), cell, Text("1.0"))
     console = _plain_console(200)
     expected = _by_rich(table, 200)
     if isinstance(cell, str) and "[" in cell:  # markup is read as rich reads it, then laid out here
@@ -170,7 +170,7 @@ def test_a_colour_console_falls_back_to_rich_and_prints_its_escapes():
     assert plain_tables.segments(table, console, console.options) is None
     assert plain_tables.segments(table, _plain_console(200), _plain_console(200).options) is not None  # the control
     console.print(table)
-    assert "\x1b[1m" in console.file.getvalue()  # type: ignore[attr-defined]  # the bold header
+    assert "\x1b[1m" in console.file.getvalue()  # the bold header
 
 
 @pytest.mark.parametrize("option", [{"show_lines": True}, {"show_footer": True}, {"expand": True}, {"width": 150},
@@ -179,7 +179,7 @@ def test_a_colour_console_falls_back_to_rich_and_prints_its_escapes():
 def test_an_option_not_laid_out_here_falls_back_to_rich(option: dict[str, object]):
     table = _why_waited_like()
     for name, value in option.items():
-        setattr(table, name if name != "padding" else "padding", value)
+        setattr(table, name, value)
     console = _plain_console(200)
     assert plain_tables.segments(table, console, console.options) is None
 
@@ -198,7 +198,7 @@ def test_the_file_console_prints_a_wide_table_whole_and_as_rich_does():
     laid, plain = io.StringIO(), io.StringIO()
     terminal.for_stream(laid, file_width=120).print(table)
     rich_only = terminal.for_stream(plain, file_width=120)
-    rich_only.plain_tables = False  # type: ignore[attr-defined]
+    rich_only.plain_tables = False
     rich_only.print(table)
     assert laid.getvalue() == plain.getvalue()
     assert max(map(len, laid.getvalue().splitlines())) > 300  # printed whole, not folded at 120
@@ -211,7 +211,7 @@ def test_the_simulate_report_lays_its_tables_out_here_and_prints_what_rich_print
     from tests.policy_engine.reports.walkthrough import walkthrough
 
     scenario, result = walkthrough()
-    output = SimulateOutput(result, "walkthrough.yaml", waits=attribute(result, scenario.topology))  # type: ignore[arg-type]
+    output = SimulateOutput(result, "walkthrough.yaml", waits=attribute(result, scenario.topology))
     laid_out: list[str] = []
     segments = plain_tables.segments
 
@@ -227,8 +227,8 @@ def test_the_simulate_report_lays_its_tables_out_here_and_prints_what_rich_print
     for_stream = terminal.for_stream
 
     def rich_only(stream: io.StringIO, *args: object, **options: object) -> Console:
-        console = for_stream(stream, *args, **options)  # type: ignore[arg-type]
-        console.plain_tables = False  # type: ignore[attr-defined]
+        console = for_stream(stream, *args, **options)
+        console.plain_tables = False
         return console
 
     monkeypatch.setattr(terminal, "for_stream", rich_only)
