@@ -115,7 +115,9 @@ def _by_plain_tables(table: Table, width: int) -> str | None:
 def test_a_table_laid_out_here_is_what_rich_prints(table: Table, data: st.DataObject):
     """Any width, or the table's own width and a few cells more (the file console widens itself to a wide table's
     width, so the last column ends at the console's edge)."""
-    natural = Measurement.get(_plain_console(100), _plain_console(100).options.update_width(100_000), table).maximum
+    console = _plain_console(100)
+    natural = Measurement.get(console, console.options.update_width(100_000), table).maximum
+    assert plain_tables.natural_width(table, console, console.options) in (None, natural)
     width = data.draw(st.one_of(st.integers(20, 160), st.integers(0, 3).map(lambda slack: max(20, natural + slack))))
     ours = _by_plain_tables(table, width)
     if ours is not None:
