@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.errors import MarkupError
 from rich.measure import Measurement
 from rich.segment import Segment
 from rich.table import Table
@@ -31,11 +32,11 @@ JUSTIFY = ["left", "right", "center", "default", "full"]
 OVERFLOW = ["fold", "crop", "ellipsis", "ignore"]
 
 
-def _texts(pieces: list[str], max_size: int = 8) -> st.SearchStrategy[str]:
-    return st.lists(st.sampled_from(pieces), max_size=max_size).map("".join)
+def _texts(pieces: st.SearchStrategy[str], max_size: int = 8) -> st.SearchStrategy[str]:
+    return st.lists(pieces, max_size=max_size).map("".join)
 
 
-def _cell(pieces: list[str]) -> st.SearchStrategy[str | Text]:
+def _cell(pieces: st.SearchStrategy[str]) -> st.SearchStrategy[str | Text]:
     """A cell as a ``str`` or a ``Text`` (its own justification and overflow sometimes, a styled span sometimes)."""
     text = _texts(pieces)
     styled = st.builds(lambda plain, justify, overflow, no_wrap, spanned:
@@ -56,9 +57,10 @@ def _text(plain: str, justify: str | None, overflow: str | None, no_wrap: bool |
 def tables(draw: st.DrawFn, odd: bool = True, limits: bool = True) -> Table:
     """A table of 1-6 columns and 0-8 rows, some rows a group whose leading names are blank (as "why jobs waited"
     shows a share once), with or without a header, a title and a caption longer or shorter than the table; with
-    ``odd``, half the tables have ``ODD_PIECES`` in their text, with ``limits`` half have columns' minimum, maximum
-    and fixed widths."""
-    pieces = PLAIN_PIECES + ODD_PIECES if odd and draw(st.booleans()) else PLAIN_PIECES
+    ``odd``, half the tables have ``ODD_PIECES`` and any other character in their text, with ``limits`` half have
+    columns' minimum, maximum and fixed widths."""
+    pieces = st.one_of(st.sampled_from(PLAIN_PIECES + ODD_PIECES), st.characters(exclude_categories=["Cs"])) \
+        if odd and draw(st.booleans()) else st.sampled_from(PLAIN_PIECES)
     limits = limits and draw(st.booleans())
     words = _texts(pieces, max_size=60)
     table = Table(title=draw(st.one_of(st.none(), words, words.map(Text))), caption=draw(st.one_of(st.none(), words)),
@@ -116,12 +118,17 @@ def test_a_table_laid_out_here_is_what_rich_prints(table: Table, data: st.DataOb
     """Any width, or the table's own width and a few cells more (the file console widens itself to a wide table's
     width, so the last column ends at the console's edge)."""
     console = _plain_console(100)
-    natural = Measurement.get(console, console.options.update_width(100_000), table).maximum
+    try:
+        natural = Measurement.get(console, console.options.update_width(100_000), table).maximum
+        width = data.draw(st.one_of(st.integers(20, 160),
+                                    st.integers(0, 3).map(lambda slack: max(20, natural + slack))))
+        expected = _by_rich(table, width)
+    except MarkupError:  # drawn text that closes a tag never opened: rich refuses it, whoever lays it out
+        assume(False)
     assert plain_tables.natural_width(table, console, console.options) in (None, natural)
-    width = data.draw(st.one_of(st.integers(20, 160), st.integers(0, 3).map(lambda slack: max(20, natural + slack))))
     ours = _by_plain_tables(table, width)
     if ours is not None:
-        assert ours == _by_rich(table, width)
+        assert ours == expected
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
