@@ -4,7 +4,8 @@ string first, with its own ``Console``, and prints it with click.)
 
 rich already drops colour for a non-terminal and with ``NO_COLOR``, but keeps bold and dim under
 ``NO_COLOR``; no colour system at all means no ANSI escape of any kind, which is what people who
-set ``NO_COLOR`` (and the logs they paste) expect.
+set ``NO_COLOR`` (and the logs they paste) expect. In a file or a pipe a table is laid out by ``plain_tables`` when it
+can be (the bytes rich prints, without rich's per-cell work: a million-job ``simulate`` prints a 1,000-row table).
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+from collections.abc import Iterable
 from typing import Any, TextIO
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.table import Table
 
+from policy_engine.reports.kit import plain_tables
 from policy_engine.reports.kit.fitting import MIN_WIDTH, Listed, fit
 
 
@@ -29,6 +33,8 @@ class _Console(Console):
     fit_tables = False
     #: Print a table wider than the width at its own width (a file or a pipe: nothing folded, no header cut).
     full_width_tables = False
+    #: Lay out a table that needs none of rich's per-cell work itself (a file or a pipe: see ``plain_tables``).
+    plain_tables = False
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
@@ -49,7 +55,10 @@ class _Console(Console):
             options["soft_wrap"] = False
         elif self.full_width_tables and len(objects) == 1 and isinstance(objects[0], Table) and \
                 _may_be_wider(objects[0], self.width):
-            natural = Measurement.get(self, self.options.update_width(_UNBOUNDED), objects[0]).maximum
+            unbounded = self.options.update_width(_UNBOUNDED)
+            natural = plain_tables.natural_width(objects[0], self, unbounded) if self.plain_tables else None
+            if natural is None:
+                natural = Measurement.get(self, unbounded, objects[0]).maximum
             if natural > self.width:  # rich's ``print(width=...)`` only narrows: widen the console for this table
                 width, self.width = self.width, natural
                 try:
@@ -58,6 +67,14 @@ class _Console(Console):
                     self.width = width
                 return
         super().print(*objects, **options)
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        """rich's ``render``; a table that ``plain_tables`` lays out (the same bytes) skips rich's per-cell work."""
+        if self.plain_tables and isinstance(renderable, Table):
+            laid_out = plain_tables.segments(renderable, self, options or self.options)
+            if laid_out is not None:
+                return laid_out
+        return super().render(renderable, options)
 
 
 def _may_be_wider(table: Table, width: int) -> bool:
@@ -110,4 +127,5 @@ def for_stream(stream: TextIO, file_width: int = FILE_WIDTH, **options: Any) -> 
         return _console(True, file=stream, **options)
     out = _console(False, file=stream, width=file_width, **options)
     out.full_width_tables = True
+    out.plain_tables = True
     return out

@@ -26,7 +26,7 @@ from policy_engine.reports.tables import why_waited
 from policy_engine.reports.tables.jobs_table import jobs_table
 from policy_engine.reports.tables.type_tables import TYPE_HEADERS
 
-__all__ = ["JOB_TABLE_LIMIT", "calibration_table", "print_run", "print_tables", "types_table", "write"]
+__all__ = ["JOB_TABLE_LIMIT", "calibration_table", "print_run", "print_tables", "shares_table", "types_table", "write"]
 
 
 def print_tables(result: SimulationResult, console: Console, rates: Mapping[str, float] | None = None) -> None:
@@ -45,7 +45,16 @@ def print_run(run: RunView, console: Console, *, sample_one: str = "",
         console.print(jobs_table(run.job_rows, f"{label}Jobs at t={run.time}"))
     else:
         console.print(f"{label}{run.jobs:,} job(s) (use --format json for each job)")
-    shares = Table(title=shares_title)
+    console.print(shares_table(run, shares_title))
+    console.print(types_table(run, types_title))
+    counts = ", ".join(f"{count:,} {status}" for status, count in run.by_status.items())
+    console.print(f"{label}t={run.time}: {run.jobs:,} job(s){f' ({counts})' if counts else ''}; "
+                  f"{run.preemptions:,} preemption(s); instance-hours lost {run.lost_by_type}; {run.utilisation}")
+
+
+def shares_table(run: RunView, title: str = "Shares (time-weighted over the run)") -> Table:
+    """One row per share and instance type: utilisation, borrowing and lending, waits and preemptions."""
+    shares = Table(title=title)
     rows = [(visible(s.share), visible(s.instance_type), s.strategy, str(s.limit), f"{s.own_utilisation:.1%}",
              f"{s.mean_borrowed:.2f}", f"{s.mean_lent:.2f}", s.wait_p50, s.wait_p95, s.wait_max, f"{s.preemptions:,}",
              f"{s.instance_hours_lost:.2f}") for s in run.shares]
@@ -59,11 +68,7 @@ def print_run(run: RunView, console: Console, *, sample_one: str = "",
                               min_width=max((len(row[index]) for row in rows), default=1))
     for row in rows:
         shares.add_row(*map(rich_text, row))
-    console.print(shares)
-    console.print(types_table(run, types_title))
-    counts = ", ".join(f"{count:,} {status}" for status, count in run.by_status.items())
-    console.print(f"{label}t={run.time}: {run.jobs:,} job(s){f' ({counts})' if counts else ''}; "
-                  f"{run.preemptions:,} preemption(s); instance-hours lost {run.lost_by_type}; {run.utilisation}")
+    return shares
 
 
 def types_table(run: RunView,
