@@ -90,7 +90,7 @@ bench: compile node_modules/.installed
 	$(PYTHON) benchmarks/floor_bench.py
 	$(PYTHON) benchmarks/report_bench.py
 	$(PYTHON) benchmarks/wait_causes_bench.py
-	$(PYTHON) benchmarks/table_render_bench.py
+	$(PYTHON) benchmarks/table_render_bench.py --sizes 1000000
 	$(PYTHON) benchmarks/diff_bench.py
 	$(PYTHON) benchmarks/import_bench.py --history 50000
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PYTHON) benchmarks/synth_bench.py

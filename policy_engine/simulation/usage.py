@@ -103,19 +103,44 @@ class UsageLog:
 
     @property
     def times(self) -> array[float]:
-        """Every change's time (the pending ones moved in first); ``who`` and ``used`` alike."""
+        """Every change's time (the pending ones moved in first); ``who`` and ``used`` alike. Set, a column is
+        replaced (the pending changes moved in first)."""
         self.spill()
         return self._times
+
+    @times.setter
+    def times(self, column: array[float]) -> None:
+        self.spill()
+        self._times = column
 
     @property
     def who(self) -> array[int]:
         self.spill()
         return self._who
 
+    @who.setter
+    def who(self, column: array[int]) -> None:
+        self.spill()
+        self._who = column
+
     @property
     def used(self) -> array[int]:
         self.spill()
         return self._used
+
+    @used.setter
+    def used(self, column: array[int]) -> None:
+        self.spill()
+        self._used = column
+
+    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
+        """Unpickled: also a log pickled before its changes were kept pending (its columns named ``times``, ``who``
+        and ``used``, nothing pending)."""
+        _, slots = state
+        self.pending_times, self.pending_who, self.pending_used = [], [], []
+        self.spill_at, self._logged = SPILL_AT, {}
+        for name, value in slots.items():
+            setattr(self, {"times": "_times", "who": "_who", "used": "_used"}.get(name, name), value)
 
     def record_limit(self, time: float, number: int, limit: int, lends: bool) -> None:
         self.limit_changes.append(LimitChange(time, number, limit, lends))

@@ -146,6 +146,8 @@ def _layout(table: Table, console: Console, options: ConsoleOptions, *, unbounde
                 width = min(width, column.max_width + 2)
         if widest > width - 2:  # rich would wrap or cut a cell
             return None
+        if width == 2 and any(text for _, text in cells):  # rich prints nothing of a cell no cell wide (U+200B)
+            return None
         widths.append(width)
         plain_columns.append([_justified(column, cell, text, length, width - 2)
                               for (cell, text), length in zip(cells, lengths, strict=True)])

@@ -56,7 +56,8 @@ class _Console(Console):
         elif self.full_width_tables and len(objects) == 1 and isinstance(objects[0], Table) and \
                 _may_be_wider(objects[0], self.width):
             unbounded = self.options.update_width(_UNBOUNDED)
-            natural = plain_tables.natural_width(objects[0], self, unbounded) if self.plain_tables else None
+            natural = plain_tables.natural_width(objects[0], self, unbounded) \
+                if self.plain_tables and type(objects[0]) is Table else None
             if natural is None:
                 natural = Measurement.get(self, unbounded, objects[0]).maximum
             if natural > self.width:  # rich's ``print(width=...)`` only narrows: widen the console for this table
@@ -70,7 +71,7 @@ class _Console(Console):
 
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
         """rich's ``render``; a table that ``plain_tables`` lays out (the same bytes) skips rich's per-cell work."""
-        if self.plain_tables and isinstance(renderable, Table):
+        if self.plain_tables and type(renderable) is Table:  # a subclass may render itself otherwise
             laid_out = plain_tables.segments(renderable, self, options or self.options)
             if laid_out is not None:
                 return laid_out

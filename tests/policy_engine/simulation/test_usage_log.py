@@ -72,3 +72,23 @@ def test_the_engine_logs_a_share_once_per_instant(scenario):
     pairs = list(zip(times.tolist(), who.tolist(), strict=True))
     assert len(set(pairs)) == len(pairs)
     assert times.tolist() == sorted(times.tolist())
+
+
+def test_a_log_pickled_with_pending_changes_or_before_they_were_kept_pending_reads_back_whole():
+    import pickle
+    from array import array
+
+    log = UsageLog([LoggedShare("q/a", "p5.48xlarge", 2, True, 0)])
+    for step in range(3):
+        log.record(float(step), 0, step)
+    copy = pickle.loads(pickle.dumps(log))
+    copy.record(2.0, 0, 5)  # the same instant as the last, still pending: overwritten in place
+    assert [column.tolist() for column in copy.columns()] == [[0.0, 1.0, 2.0], [0, 0, 0], [0, 1, 5]]
+    # what ``pickle`` wrote of a log whose columns were its slots ``times``, ``who`` and ``used``
+    old = (None, {"limit_changes": [], "shares": log.shares, "times": array("d", [4.0]), "who": array("i", [0]),
+                  "used": array("i", [3])})
+    revived = UsageLog.__new__(UsageLog)
+    revived.__setstate__(old)
+    assert [column.tolist() for column in revived.columns()] == [[4.0], [0], [3]] and len(revived) == 1
+    revived.times = array("d", [6.0])  # a column set by hand
+    assert revived.columns()[0].tolist() == [6.0]

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.errors import MarkupError
 from rich.measure import Measurement
@@ -171,6 +172,34 @@ def test_what_is_not_one_plain_line_falls_back_to_rich(cell: object):
     out = io.StringIO()
     terminal.for_stream(out).print(table)  # the file console prints it through rich
     assert out.getvalue() == expected
+
+
+@pytest.mark.parametrize("zero_width", ["\u200b", "\xad", "e\u0301"[1:]], ids=["zero-width space", "soft hyphen",
+                                                                            "lone combining accent"])
+def test_a_column_of_text_no_cell_wide_is_printed_as_rich_prints_it(zero_width: str):
+    # rich prints nothing of a cell given no width; text of width 0 is not nothing
+    table = Table("share", zero_width)
+    table.add_row("a", zero_width)
+    out = io.StringIO()
+    terminal.for_stream(out).print(table)
+    assert out.getvalue() == _by_rich(table, terminal.FILE_WIDTH)
+    console = _plain_console(200)
+    if cell_len(zero_width) == 0:  # (rich counts a soft hyphen one cell wide: laid out here, as rich prints it)
+        assert plain_tables.segments(table, console, console.options) is None
+
+
+def test_a_table_subclass_renders_itself():
+    class Noted(Table):
+        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+            yield Segment("note: figures are medians\n")
+            yield from super().__rich_console__(console, options)
+
+    table = Noted("share", "wait")
+    table.add_row("a", "1h")
+    out = io.StringIO()
+    terminal.for_stream(out).print(table)
+    assert out.getvalue().startswith("note: figures are medians\n")
+    assert out.getvalue() == _by_rich(table, terminal.FILE_WIDTH)
 
 
 def test_a_colour_console_falls_back_to_rich_and_prints_its_escapes():
