@@ -129,6 +129,9 @@ _HEAD_NUMBER = np.array([_NUMBER[cause] for cause in wait_sweep.HEAD_CAUSES], dt
 _BEHIND = _NUMBER[Cause.BEHIND_HEAD]
 
 
+#: Pairs of a line and a size counted in a table rather than sorted, beyond four per waiting job.
+_PAIR_TABLE = 1 << 20
+
 #: Jobs read, and events handed to the sweep, a chunk at a time: what sits in Python lists at once.
 _CHUNK = 16_384
 
@@ -307,11 +310,17 @@ def attribute(result: SimulationResult, topology: Topology, order: AttributionOr
     first = _firsts(job)  # each job's first stretch (a job's stretches are together)
     if len(job):
         sizes = int(needs.max()) + 1
-        pairs, inverse = np.unique(line[first] * sizes + needs[first], return_inverse=True)
-        reasons = [placement.misconfiguration(sweep.lines[number].share.pool, sweep.lines[number].share, size)
-                   for number, size in zip((pairs // sizes).tolist(), (pairs % sizes).tolist(), strict=True)]
-        for position in np.flatnonzero(np.array([bool(reason) for reason in reasons])[inverse.ravel()]).tolist():
-            misconfigured[int(job[first[position]])] = reasons[int(inverse.ravel()[position])]
+        key = line[first].astype(np.int64) * sizes + needs[first]  # per waiting job, its line and size as one number
+        # each pair once: counted in a table when it is small (a sort of a million keys costs 20 times more)
+        pairs = np.flatnonzero(np.bincount(key)) if len(sweep.lines) * sizes <= _PAIR_TABLE + 4 * len(key) \
+            else np.unique(key)
+        reasons = {pair: reason for pair, number, size in zip(pairs.tolist(), (pairs // sizes).tolist(),
+                                                               (pairs % sizes).tolist(), strict=True)
+                   if (reason := placement.misconfiguration(sweep.lines[number].share.pool,
+                                                            sweep.lines[number].share, size))}
+        if reasons:
+            for position in np.flatnonzero(np.isin(key, np.fromiter(reasons, dtype=np.int64))).tolist():
+                misconfigured[int(job[first[position]])] = reasons[int(key[position])]
     bad = np.zeros(len(job), dtype=bool)  # per stretch
     if misconfigured:
         bad = np.isin(job, np.fromiter(misconfigured, dtype=np.int64))

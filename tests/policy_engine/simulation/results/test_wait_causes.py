@@ -223,6 +223,20 @@ def test_misconfigured_it_can_never_fit():
     assert (item.misconfigured_jobs, item.largest_misconfigured) == (1, 2)
 
 
+@pytest.mark.parametrize("instances", [2, 3_000_000], ids=["pairs counted", "pairs sorted"])
+def test_misconfigured_jobs_among_others_whatever_their_size(instances):
+    # a job far larger than any pool: its line and size are found by a sort, not a table as large as its size
+    topology = simulated_topology(2, share("A", 1), share("B", 2))
+    jobs = [job("big", "A", instances=instances), job("a1", "A", duration=50), job("a2", "A", at=1),
+            job("b1", "B", instances=2, duration=30), job("b2", "B", at=1)]
+    waits, by_job, _ = _causes(topology, jobs, until=300)
+    assert by_job["big"] is Cause.MISCONFIGURED and by_job["a2"] is not Cause.MISCONFIGURED
+    assert by_job["b2"] is not Cause.MISCONFIGURED
+    [item] = waits.share("q/A")
+    assert (item.misconfigured_jobs, item.largest_misconfigured) == (1, instances)
+    assert waits.share("q/B")[0].misconfigured_jobs == 0
+
+
 def test_a_time_limit_action_pending_until_it_terminates_the_head():
     topology = simulated_topology(1, share("A", 1), time_limit=60, reasons=("CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY",))
     waits, by_job, result = _causes(topology, [job("a1", "A", duration=1000), job("a2", "A", at=5)])
