@@ -57,6 +57,18 @@ def _design_b(topology: Topology) -> Topology:
     return topology.model_copy(update={"job_queues": queues})
 
 
+def two_designs(workdir: Path, jobs: str) -> tuple[Path, Path, Path]:
+    """In ``workdir``: the steady topology as A.yaml, it with every borrower's limit at 100 % as B.yaml, and a
+    scenario of A over the job file ``jobs`` (in ``workdir``); their paths: scenario, A, B."""
+    a, b = workdir / "A.yaml", workdir / "B.yaml"
+    topology = workloads.topology("steady")
+    a.write_text(topology_text(topology, a))
+    b.write_text(topology_text(_design_b(topology), b))
+    scenario = workdir / "scenario.yaml"
+    scenario.write_text(f"topology: A.yaml\njobs: {jobs}\n")
+    return scenario, a, b
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1_000_000)
@@ -69,12 +81,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         workdir = Path(name)
         csv = workloads.workload_csv("steady", args.jobs, workdir)
-        a, b = workdir / "A.yaml", workdir / "B.yaml"
-        topology = workloads.topology("steady")
-        a.write_text(topology_text(topology, a))
-        b.write_text(topology_text(_design_b(topology), b))
-        scenario = workdir / "scenario.yaml"
-        scenario.write_text(f"topology: A.yaml\njobs: {csv.name}\n")
+        scenario, a, b = two_designs(workdir, csv.name)
         print(f"before: {_uptime()}", flush=True)
         one_wall, one_cpu = _timed([*command, "simulate", str(scenario), "--quiet"])
         print(f"simulate (one run):  wall {one_wall:7.1f} s  cpu {one_cpu:7.1f} s   {_uptime()}", flush=True)

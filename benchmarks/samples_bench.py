@@ -32,9 +32,8 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import workloads
-from compare_bench import _design_b, _timed, _uptime
+from compare_bench import _timed, _uptime, two_designs
 
-from policy_engine.adapters.aws.topology_file import topology_text
 from policy_engine.simulation.inputs.generate import GenerateOptions, generate_jobs, write_jobs
 
 #: ``--samples 5`` at most this many times ``--samples 1``: 3x up to 10,000 jobs, 4x above.
@@ -77,12 +76,7 @@ def main() -> None:
         workdir = Path(name)
         csv = workdir / "steady.csv"
         write_jobs(csv, generate_jobs(workloads.topology("steady"), profile))
-        a, b = workdir / "A.yaml", workdir / "B.yaml"
-        topology = workloads.topology("steady")
-        a.write_text(topology_text(topology, a))
-        b.write_text(topology_text(_design_b(topology), b))
-        scenario = workdir / "scenario.yaml"
-        scenario.write_text(f"topology: A.yaml\njobs: {csv.name}\n")
+        scenario, a, b = two_designs(workdir, csv.name)
         compare = [*command, "compare", str(scenario), "--topology", str(a), "--topology", str(b),
                    "--format", "json"]
         print(f"before: {_uptime()}", flush=True)
